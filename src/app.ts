@@ -1,0 +1,88 @@
+import cookieParser from 'cookie-parser';
+import cors from 'cors';
+import express, { type Express, type RequestHandler } from 'express';
+import helmet from 'helmet';
+import { randomUUID } from 'node:crypto';
+import { pinoHttp } from 'pino-http';
+import { createAuthenticate } from './middleware/authenticate';
+import { createErrorHandler, notFoundHandler } from './middleware/error-handler';
+import { originCheck } from './middleware/origin-check';
+import { createRateLimit } from './middleware/rate-limit';
+import { mountRoutes } from './routes';
+import type { ServiceContext } from './services/context';
+
+export interface AppDeps {
+  ctx: ServiceContext;
+  /** The /api/* limiter; default an in-memory one built from config (server.ts passes the Redis-backed one). */
+  rateLimit?: RequestHandler;
+}
+
+const REQUEST_ID_PATTERN = /^[A-Za-z0-9._-]{8,128}$/;
+
+/** Builds the Express app: global middleware, the URL map, 404 and the single error handler. */
+export function createApp(deps: AppDeps): Express {
+  const { ctx } = deps;
+  const { config } = ctx;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  if (config.trustProxy !== undefined) app.set('trust proxy', config.trustProxy);
+
+  app.use(
+    pinoHttp({
+      logger: ctx.logger,
+      genReqId: (req, res) => {
+        const incoming = req.headers['x-request-id'];
+        const id = typeof incoming === 'string' && REQUEST_ID_PATTERN.test(incoming) ? incoming : randomUUID();
+        res.setHeader('X-Request-Id', id);
+        return id;
+      },
+      // The URL may carry codes and tokens in its query: log the path only.
+      serializers: {
+        req: (req: { id: unknown; method: string; url: string }) => ({ id: req.id, method: req.method, path: req.url.split('?')[0] }),
+        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+      },
+      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+      autoLogging: { ignore: (req) => req.url === '/health' },
+    }),
+  );
+
+  app.use(
+    helmet({
+      contentSecurityPolicy: {
+        directives: {
+          defaultSrc: ["'self'"],
+          styleSrc: ["'self'", "'unsafe-inline'"],
+          scriptSrc: ["'self'"],
+          imgSrc: ["'self'", 'data:'],
+          frameAncestors: ["'none'"],
+          // Form posts end in redirects to registered client callbacks on other origins.
+          formAction: null,
+        },
+      },
+      frameguard: { action: 'deny' },
+    }),
+  );
+
+  const allowedOrigins = new Set(config.allowedOrigins);
+  app.use(
+    cors((req, callback) => {
+      const origin = req.headers.origin;
+      // No Origin: command-line tools and servers are always allowed. Unlisted origins get no CORS headers.
+      if (origin && allowedOrigins.has(origin)) callback(null, { origin, credentials: true, maxAge: 600 });
+      else callback(null, { origin: false });
+    }),
+  );
+
+  app.use(cookieParser());
+  app.use(express.json({ limit: '100kb' }));
+  app.use(express.urlencoded({ extended: false, limit: '100kb' }));
+  app.use('/api', deps.rateLimit ?? createRateLimit(config));
+  app.use(originCheck(config));
+
+  mountRoutes(app, { ctx, authenticate: createAuthenticate(ctx) });
+
+  app.use(notFoundHandler);
+  app.use(createErrorHandler(ctx.logger));
+  return app;
+}

@@ -1,0 +1,256 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+
+const boolString = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const intString = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
+
+const urlString = z.url({ protocol: /^https?$/ });
+
+/**
+ * Every environment variable the service reads (CONTRACT §1). Parsed once at boot; code imports the
+ * resulting Config and never reads process.env.
+ */
+const envSchema = z.object({
+  // production | development | test: production requires explicit secrets and SMTP.
+  NODE_ENV: z.enum(['production', 'development', 'test']).default('development'),
+  // HTTP port the server listens on.
+  PORT: intString(0, 65535).default(3000),
+  // Public base address used in discovery, emails and redirects. Default http://localhost:$PORT.
+  BASE_URL: urlString.optional(),
+  // postgres:// URL. Unset: embedded PostgreSQL (PGlite) under DATA_DIR.
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+    .optional(),
+  // Embedded database files and generated development secrets.
+  DATA_DIR: z.string().min(1).default('./data'),
+  // HS256 keys for access and refresh tokens; generated into DATA_DIR outside production.
+  JWT_ACCESS_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  JWT_REFRESH_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  // `iss` of tokens and discovery.
+  ISSUER: z.string().min(1).default('service-sso'),
+  // Comma-separated browser origins allowed by CORS (with credentials).
+  ALLOWED_ORIGINS: z.string().default(''),
+  // JSON map app key -> base URL: the allow-list of post-login destinations.
+  LOGIN_APPS: z.string().default('{}'),
+  // App key used when only `path` is given; default the first key of LOGIN_APPS.
+  DEFAULT_LOGIN_APP: z.string().optional(),
+  // Per-IP limit on /api/*.
+  RATE_LIMIT_WINDOW_MS: intString(1000, 86_400_000).default(900_000),
+  RATE_LIMIT_MAX: intString(1, 10_000_000).default(300),
+  // Redis for shared rate-limit counters across instances.
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// URL')
+    .optional(),
+  // Express `trust proxy` (number of hops, true/false, or a subnet list).
+  TRUST_PROXY: z.string().optional(),
+  // nodemailer SMTP URL; unset: mails are written to the log (development only).
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')
+    .optional(),
+  // Sender address of every mail.
+  MAIL_FROM: z.string().min(3).default('no-reply@localhost'),
+  // Created (or promoted) at start as a verified super_admin.
+  BOOTSTRAP_ADMIN_EMAIL: z.email().optional(),
+  BOOTSTRAP_ADMIN_PASSWORD: z.string().min(6).optional(),
+  // bcrypt cost of user passwords.
+  BCRYPT_ROUNDS: intString(4, 15).default(10),
+  // Secure flag on cookies; default true in production.
+  COOKIE_SECURE: boolString.optional(),
+  // Domain attribute of the SSO cookies.
+  COOKIE_DOMAIN: z.string().min(1).optional(),
+  // pino level.
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // Bearer token for GET /metrics; unset: /metrics answers 404.
+  METRICS_TOKEN: z.string().min(16).optional(),
+});
+
+export interface Config {
+  nodeEnv: 'production' | 'development' | 'test';
+  isProduction: boolean;
+  port: number;
+  baseUrl: string;
+  baseOrigin: string;
+  databaseUrl?: string;
+  dataDir: string;
+  jwtAccessSecret: string;
+  jwtRefreshSecret: string;
+  issuer: string;
+  /** Audience of every token (spec §2.1). */
+  audience: string;
+  allowedOrigins: readonly string[];
+  loginApps: Readonly<Record<string, string>>;
+  defaultLoginApp?: string;
+  rateLimitWindowMs: number;
+  rateLimitMax: number;
+  redisUrl?: string;
+  trustProxy?: boolean | number | string;
+  smtpUrl?: string;
+  mailFrom: string;
+  bootstrapAdminEmail?: string;
+  bootstrapAdminPassword?: string;
+  bcryptRounds: number;
+  cookieSecure: boolean;
+  cookieDomain?: string;
+  logLevel: string;
+  metricsToken?: string;
+  accessTokenTtlSeconds: number;
+  refreshTokenTtlSeconds: number;
+  accessCookieMaxAgeSeconds: number;
+  refreshCookieMaxAgeSeconds: number;
+  authorizationCodeTtlSeconds: number;
+  pendingAuthorizationTtlSeconds: number;
+  oauthExpiresInSeconds: number;
+  loginTokenTtlSeconds: number;
+  verifyEmailTtlSeconds: number;
+  setPasswordTtlSeconds: number;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+function fail(variable: string, message: string): never {
+  throw new ConfigError(`${variable}: ${message}`);
+}
+
+function parseLoginApps(raw: string): Record<string, string> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    fail('LOGIN_APPS', 'must be a JSON object of app key to base URL');
+  }
+  const result = z.record(z.string().min(1), urlString).safeParse(parsed);
+  if (!result.success) fail('LOGIN_APPS', 'must be a JSON object of app key to http(s) base URL');
+  const apps: Record<string, string> = {};
+  for (const [key, value] of Object.entries(result.data)) apps[key] = new URL(value).origin;
+  return apps;
+}
+
+function parseOrigins(raw: string): string[] {
+  return raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((origin) => {
+      const parsed = urlString.safeParse(origin);
+      if (!parsed.success) fail('ALLOWED_ORIGINS', `"${origin}" is not an http(s) origin`);
+      return new URL(origin).origin;
+    });
+}
+
+function parseTrustProxy(raw: string | undefined): boolean | number | string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (raw === 'true') return true;
+  if (raw === 'false') return false;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  return raw;
+}
+
+/** Development secrets are generated once and kept in DATA_DIR so that restarts keep sessions valid. */
+function loadDevSecrets(dataDir: string): { access: string; refresh: string } {
+  const file = path.join(dataDir, 'dev-secrets.json');
+  try {
+    const stored = JSON.parse(fs.readFileSync(file, 'utf8')) as { access?: string; refresh?: string };
+    if (stored.access && stored.refresh) return { access: stored.access, refresh: stored.refresh };
+  } catch {
+    // not there yet: generate below
+  }
+  const secrets = { access: randomBytes(48).toString('base64url'), refresh: randomBytes(48).toString('base64url') };
+  fs.mkdirSync(dataDir, { recursive: true });
+  fs.writeFileSync(file, JSON.stringify(secrets), { mode: 0o600 });
+  return secrets;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
+  const cleaned: Record<string, string> = {};
+  for (const key of Object.keys(envSchema.shape)) {
+    const value = env[key];
+    if (value !== undefined && value !== '') cleaned[key] = value;
+  }
+  const result = envSchema.safeParse(cleaned);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    fail(String(issue.path[0] ?? 'environment'), issue.message);
+  }
+  const e = result.data;
+  const isProduction = e.NODE_ENV === 'production';
+  const baseUrl = (e.BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, '');
+  const dataDir = path.resolve(e.DATA_DIR);
+
+  let jwtAccessSecret = e.JWT_ACCESS_SECRET;
+  let jwtRefreshSecret = e.JWT_REFRESH_SECRET;
+  if (isProduction) {
+    if (!jwtAccessSecret) fail('JWT_ACCESS_SECRET', 'is required in production (at least 32 characters)');
+    if (!jwtRefreshSecret) fail('JWT_REFRESH_SECRET', 'is required in production (at least 32 characters)');
+    if (!e.SMTP_URL) fail('SMTP_URL', 'is required in production (mails cannot go to the log)');
+  } else if (!jwtAccessSecret || !jwtRefreshSecret) {
+    const generated = loadDevSecrets(dataDir);
+    jwtAccessSecret ??= generated.access;
+    jwtRefreshSecret ??= generated.refresh;
+  }
+  if (jwtAccessSecret === jwtRefreshSecret) fail('JWT_REFRESH_SECRET', 'must differ from JWT_ACCESS_SECRET');
+
+  const loginApps = parseLoginApps(e.LOGIN_APPS);
+  const defaultLoginApp = e.DEFAULT_LOGIN_APP ?? Object.keys(loginApps)[0];
+  if (e.DEFAULT_LOGIN_APP && !(e.DEFAULT_LOGIN_APP in loginApps)) {
+    fail('DEFAULT_LOGIN_APP', 'must be a key of LOGIN_APPS');
+  }
+  if ((e.BOOTSTRAP_ADMIN_EMAIL === undefined) !== (e.BOOTSTRAP_ADMIN_PASSWORD === undefined)) {
+    fail(e.BOOTSTRAP_ADMIN_EMAIL ? 'BOOTSTRAP_ADMIN_PASSWORD' : 'BOOTSTRAP_ADMIN_EMAIL', 'must be set together');
+  }
+
+  const config: Config = {
+    nodeEnv: e.NODE_ENV,
+    isProduction,
+    port: e.PORT,
+    baseUrl,
+    baseOrigin: new URL(baseUrl).origin,
+    databaseUrl: e.DATABASE_URL,
+    dataDir,
+    jwtAccessSecret: jwtAccessSecret!,
+    jwtRefreshSecret: jwtRefreshSecret!,
+    issuer: e.ISSUER,
+    audience: 'service',
+    allowedOrigins: Object.freeze(parseOrigins(e.ALLOWED_ORIGINS)),
+    loginApps: Object.freeze(loginApps),
+    defaultLoginApp,
+    rateLimitWindowMs: e.RATE_LIMIT_WINDOW_MS,
+    rateLimitMax: e.RATE_LIMIT_MAX,
+    redisUrl: e.REDIS_URL,
+    trustProxy: parseTrustProxy(e.TRUST_PROXY),
+    smtpUrl: e.SMTP_URL,
+    mailFrom: e.MAIL_FROM,
+    bootstrapAdminEmail: e.BOOTSTRAP_ADMIN_EMAIL?.trim().toLowerCase(),
+    bootstrapAdminPassword: e.BOOTSTRAP_ADMIN_PASSWORD,
+    bcryptRounds: e.BCRYPT_ROUNDS,
+    cookieSecure: e.COOKIE_SECURE ?? isProduction,
+    cookieDomain: e.COOKIE_DOMAIN,
+    logLevel: e.LOG_LEVEL,
+    metricsToken: e.METRICS_TOKEN,
+    accessTokenTtlSeconds: 24 * 3600,
+    refreshTokenTtlSeconds: 30 * 24 * 3600,
+    accessCookieMaxAgeSeconds: 3600,
+    refreshCookieMaxAgeSeconds: 7 * 24 * 3600,
+    authorizationCodeTtlSeconds: 600,
+    pendingAuthorizationTtlSeconds: 600,
+    oauthExpiresInSeconds: 3600,
+    loginTokenTtlSeconds: 300,
+    verifyEmailTtlSeconds: 24 * 3600,
+    setPasswordTtlSeconds: 3600,
+  };
+  return Object.freeze(config);
+}

@@ -1,0 +1,42 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import knexFactory, { Knex } from 'knex';
+import ClientPgLite from 'knex-pglite';
+import { migrationSource } from '../../migrations';
+import type { Config } from '../config';
+
+export type Db = Knex;
+/** A Knex instance or a transaction: repositories accept either. */
+export type DbOrTrx = Knex | Knex.Transaction;
+
+/**
+ * PostgreSQL through `pg` when DATABASE_URL is set, else embedded PostgreSQL (PGlite) under DATA_DIR.
+ * The acquire timeout is short so that /health answers within 2 s even when the database hangs.
+ */
+export function createDb(config: Pick<Config, 'databaseUrl' | 'dataDir'>, options: { poolMax?: number } = {}): Db {
+  if (config.databaseUrl) {
+    return knexFactory({
+      client: 'pg',
+      connection: { connectionString: config.databaseUrl, connectionTimeoutMillis: 1500 },
+      pool: { min: 0, max: options.poolMax ?? 10 },
+      acquireConnectionTimeout: 1500,
+    });
+  }
+  const filename = path.join(config.dataDir, 'pgdata');
+  fs.mkdirSync(filename, { recursive: true });
+  return knexFactory({
+    client: ClientPgLite,
+    dialect: 'postgres',
+    connection: { filename },
+    acquireConnectionTimeout: 10_000,
+  } as Knex.Config);
+}
+
+export async function migrateLatest(db: Db): Promise<string[]> {
+  const [, applied] = (await db.migrate.latest({ migrationSource })) as [number, string[]];
+  return applied;
+}
+
+export async function withTransaction<T>(db: Db, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+  return db.transaction(fn);
+}

@@ -1,0 +1,31 @@
+import { AppError, conflict, serviceUnavailable } from '../errors';
+
+/** The one place that maps driver errors to AppErrors. */
+export function isUniqueViolation(err: unknown, constraint?: string): boolean {
+  const e = err as { code?: string; constraint?: string };
+  return e?.code === '23505' && (!constraint || e.constraint === constraint);
+}
+
+/** Connection-level failures: the database is down, unreachable or overloaded. */
+export function isConnectionError(err: unknown): boolean {
+  const e = err as { code?: string; name?: string; message?: string };
+  if (!e) return false;
+  if (e.name === 'KnexTimeoutError') return true;
+  if (typeof e.code === 'string' && /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|57P0[1-3]|08\d{3}|53300)$/.test(e.code)) {
+    return true;
+  }
+  return typeof e.message === 'string' && /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect/i.test(e.message);
+}
+
+/** Maps a database error to what the client should see; unknown errors pass through untouched. */
+export function mapDbError(err: unknown, conflictMessage = 'Already exists'): unknown {
+  if (err instanceof AppError) return err;
+  if (isUniqueViolation(err)) return conflict(conflictMessage);
+  if (isConnectionError(err)) return serviceUnavailable(err);
+  const code = (err as { code?: string })?.code;
+  // invalid_text_representation (e.g. a malformed uuid) and friends: the input was bad, not the server.
+  if (code === '22P02' || code === '22001' || code === '22003' || code === '22007') {
+    return new AppError('validation_error', 'Invalid identifier or value', { cause: err });
+  }
+  return err;
+}

@@ -1,0 +1,41 @@
+import type { DbOrTrx } from '..';
+
+export interface LoginThrottlePolicy {
+  /** Consecutive failures that lock the address. */
+  threshold: number;
+  baseLockSeconds: number;
+  maxLockSeconds: number;
+}
+
+/**
+ * Counts a login attempt for an address in one atomic statement, before the password is compared: parallel
+ * guesses are serialised on the row, so none slips past the limit. The attempt that reaches the threshold
+ * sets the lock (1 min, doubling per further failure up to the maximum); a success clears the row.
+ * Returns `{ allowed: false, lockedUntil }` when the address is locked now.
+ */
+export async function countLoginAttempt(
+  db: DbOrTrx,
+  email: string,
+  now: Date,
+  policy: LoginThrottlePolicy,
+): Promise<{ allowed: true } | { allowed: false; lockedUntil: Date }> {
+  const result = await db.raw(
+    `insert into login_failures (email, failures, updated_at) values (?, 1, ?)
+     on conflict (email) do update set
+       failures = login_failures.failures + 1,
+       locked_until = case when login_failures.failures + 1 >= ?
+         then cast(? as timestamptz) + make_interval(secs => least(?, ? * power(2, login_failures.failures + 1 - ?)))
+         else null end,
+       updated_at = excluded.updated_at
+     where login_failures.locked_until is null or login_failures.locked_until <= ?
+     returning failures`,
+    [email, now, policy.threshold, now, policy.maxLockSeconds, policy.baseLockSeconds, policy.threshold, now],
+  );
+  if (result.rows.length === 1) return { allowed: true };
+  const row = await db('login_failures').where({ email }).first('locked_until');
+  return { allowed: false, lockedUntil: row?.locked_until ? new Date(row.locked_until) : now };
+}
+
+export async function clearLoginFailures(db: DbOrTrx, email: string): Promise<void> {
+  await db('login_failures').where({ email }).delete();
+}

@@ -1,0 +1,103 @@
+import type { DbOrTrx } from '..';
+
+export interface PrincipalRole {
+  id: string;
+  name: string;
+  application: string | null;
+}
+
+export interface PrincipalRecord {
+  id: string;
+  email: string;
+  firstName: string;
+  lastName: string;
+  isActive: boolean;
+  emailVerified: boolean;
+  /** Active roles, global and application-scoped. */
+  roles: PrincipalRole[];
+  /** Permissions granted by active global roles; every permission for a global super_admin. */
+  permissions: string[];
+}
+
+/** last_used_at is written at most once per this many seconds per session. */
+const TOUCH_INTERVAL_SECONDS = 60;
+
+/**
+ * The live check behind every authenticated request, in ONE round trip (CONTRACT §3): the session is active,
+ * the user is active, and their current roles and permissions. Also refreshes the session's last_used_at at
+ * most once a minute. Returns undefined when the session or user is not active.
+ */
+export async function loadPrincipal(
+  db: DbOrTrx,
+  sessionId: string,
+  userId: string,
+  now: Date,
+): Promise<PrincipalRecord | undefined> {
+  const stale = new Date(now.getTime() - TOUCH_INTERVAL_SECONDS * 1000);
+  const result = await db.raw(
+    `with s as (
+       select id, user_id from sessions
+        where id = :sid and user_id = :uid and revoked_at is null and expires_at > :now
+     ), touch as (
+       update sessions set last_used_at = :now
+        where id = (select id from s) and last_used_at < :stale
+     ), r as (
+       select ro.id, ro.name, ro.application
+         from user_roles ur join roles ro on ro.id = ur.role_id
+        where ur.user_id = :uid and ro.is_active
+     )
+     select u.id, u.email, u.first_name, u.last_name, u.is_active, u.email_verified,
+            coalesce((select json_agg(json_build_object('id', r.id, 'name', r.name, 'application', r.application)
+                                      order by r.application nulls first, r.name) from r), '[]'::json) as roles,
+            case when exists (select 1 from r where r.name = 'super_admin' and r.application is null)
+                 then coalesce((select json_agg(p.name order by p.name) from permissions p), '[]'::json)
+                 else coalesce((select json_agg(distinct rp.permission order by rp.permission)
+                                  from role_permissions rp join r on r.id = rp.role_id
+                                 where r.application is null), '[]'::json)
+            end as permissions
+       from users u join s on s.user_id = u.id
+      where u.is_active`,
+    { sid: sessionId, uid: userId, now, stale },
+  );
+  const row = result.rows?.[0];
+  if (!row) return undefined;
+  return {
+    id: row.id,
+    email: row.email,
+    firstName: row.first_name,
+    lastName: row.last_name,
+    isActive: row.is_active,
+    emailVerified: row.email_verified,
+    roles: parseJson(row.roles),
+    permissions: parseJson(row.permissions),
+  };
+}
+
+/** The same role and permission resolution for any user, without a session (user detail, check-permission). */
+export async function loadUserAccess(
+  db: DbOrTrx,
+  userId: string,
+): Promise<{ roles: PrincipalRole[]; permissions: string[] }> {
+  const result = await db.raw(
+    `with r as (
+       select ro.id, ro.name, ro.application
+         from user_roles ur join roles ro on ro.id = ur.role_id
+        where ur.user_id = :uid and ro.is_active
+     )
+     select coalesce((select json_agg(json_build_object('id', r.id, 'name', r.name, 'application', r.application)
+                                      order by r.application nulls first, r.name) from r), '[]'::json) as roles,
+            case when exists (select 1 from r where r.name = 'super_admin' and r.application is null)
+                 then coalesce((select json_agg(p.name order by p.name) from permissions p), '[]'::json)
+                 else coalesce((select json_agg(distinct rp.permission order by rp.permission)
+                                  from role_permissions rp join r on r.id = rp.role_id
+                                 where r.application is null), '[]'::json)
+            end as permissions`,
+    { uid: userId },
+  );
+  const row = result.rows[0];
+  return { roles: parseJson(row.roles), permissions: parseJson(row.permissions) };
+}
+
+function parseJson<T>(value: unknown): T {
+  return (typeof value === 'string' ? JSON.parse(value) : value) as T;
+}

@@ -1,0 +1,102 @@
+import type { DbOrTrx } from '..';
+
+export interface SessionRow {
+  id: string;
+  userId: string;
+  clientId: string | null;
+  scope: string | null;
+  ip: string | null;
+  userAgent: string | null;
+  createdAt: Date;
+  lastUsedAt: Date;
+  expiresAt: Date;
+  revokedAt: Date | null;
+}
+
+interface SessionRecord {
+  id: string;
+  user_id: string;
+  client_id: string | null;
+  scope: string | null;
+  ip: string | null;
+  user_agent: string | null;
+  created_at: Date;
+  last_used_at: Date;
+  expires_at: Date;
+  revoked_at: Date | null;
+}
+
+function toSessionRow(r: SessionRecord): SessionRow {
+  return {
+    id: r.id,
+    userId: r.user_id,
+    clientId: r.client_id,
+    scope: r.scope,
+    ip: r.ip,
+    userAgent: r.user_agent,
+    createdAt: new Date(r.created_at),
+    lastUsedAt: new Date(r.last_used_at),
+    expiresAt: new Date(r.expires_at),
+    revokedAt: r.revoked_at ? new Date(r.revoked_at) : null,
+  };
+}
+
+export async function insertSession(
+  db: DbOrTrx,
+  s: { id: string; userId: string; clientId?: string | null; scope?: string | null; ip?: string | null; userAgent?: string | null; now: Date; expiresAt: Date },
+): Promise<void> {
+  await db('sessions').insert({
+    id: s.id,
+    user_id: s.userId,
+    client_id: s.clientId ?? null,
+    scope: s.scope ?? null,
+    ip: s.ip ?? null,
+    user_agent: s.userAgent ? s.userAgent.slice(0, 512) : null,
+    created_at: s.now,
+    last_used_at: s.now,
+    expires_at: s.expiresAt,
+  });
+}
+
+export async function findSessionById(db: DbOrTrx, id: string): Promise<SessionRow | undefined> {
+  const row = await db<SessionRecord>('sessions').where({ id }).first();
+  return row ? toSessionRow(row) : undefined;
+}
+
+export async function listActiveSessionsOfUser(db: DbOrTrx, userId: string, now: Date): Promise<SessionRow[]> {
+  const rows = await db<SessionRecord>('sessions')
+    .where({ user_id: userId })
+    .whereNull('revoked_at')
+    .where('expires_at', '>', now)
+    .orderBy('last_used_at', 'desc');
+  return rows.map(toSessionRow);
+}
+
+export async function touchSession(db: DbOrTrx, id: string, now: Date, expiresAt?: Date): Promise<void> {
+  await db('sessions')
+    .where({ id })
+    .update(expiresAt ? { last_used_at: now, expires_at: expiresAt } : { last_used_at: now });
+}
+
+/** Revokes one session; returns whether it was active. */
+export async function revokeSession(db: DbOrTrx, id: string, now: Date): Promise<boolean> {
+  const n = await db('sessions').where({ id }).whereNull('revoked_at').update({ revoked_at: now });
+  return n > 0;
+}
+
+/** Revokes the user's sessions matching the filter; returns how many were active. */
+export async function revokeSessionsOfUser(
+  db: DbOrTrx,
+  userId: string,
+  now: Date,
+  filter: { exceptSessionId?: string; clientId?: string } = {},
+): Promise<number> {
+  const q = db('sessions').where({ user_id: userId }).whereNull('revoked_at');
+  if (filter.exceptSessionId) q.whereNot({ id: filter.exceptSessionId });
+  if (filter.clientId) q.where({ client_id: filter.clientId });
+  return q.update({ revoked_at: now });
+}
+
+export async function revokeSessionsOfClient(db: DbOrTrx, clientId: string, now: Date): Promise<number> {
+  return db('sessions').where({ client_id: clientId }).whereNull('revoked_at').update({ revoked_at: now });
+}

@@ -1,0 +1,113 @@
+import type { DbOrTrx } from '..';
+
+export interface UserRow {
+  id: string;
+  email: string;
+  firstName: string;
+  lastName: string;
+  passwordHash: string | null;
+  isActive: boolean;
+  emailVerified: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+  lastLoginAt: Date | null;
+}
+
+interface UserRecord {
+  id: string;
+  email: string;
+  first_name: string;
+  last_name: string;
+  password_hash: string | null;
+  is_active: boolean;
+  email_verified: boolean;
+  created_at: Date;
+  updated_at: Date;
+  last_login_at: Date | null;
+}
+
+export function toUserRow(r: UserRecord): UserRow {
+  return {
+    id: r.id,
+    email: r.email,
+    firstName: r.first_name,
+    lastName: r.last_name,
+    passwordHash: r.password_hash,
+    isActive: r.is_active,
+    emailVerified: r.email_verified,
+    createdAt: new Date(r.created_at),
+    updatedAt: new Date(r.updated_at),
+    lastLoginAt: r.last_login_at ? new Date(r.last_login_at) : null,
+  };
+}
+
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export async function findUserById(db: DbOrTrx, id: string): Promise<UserRow | undefined> {
+  if (!UUID_PATTERN.test(id)) return undefined;
+  const row = await db<UserRecord>('users').where({ id }).first();
+  return row ? toUserRow(row) : undefined;
+}
+
+export async function findUserByEmail(db: DbOrTrx, email: string): Promise<UserRow | undefined> {
+  const row = await db<UserRecord>('users').where({ email }).first();
+  return row ? toUserRow(row) : undefined;
+}
+
+export async function insertUser(
+  db: DbOrTrx,
+  user: {
+    id: string;
+    email: string;
+    firstName: string;
+    lastName: string;
+    passwordHash: string | null;
+    emailVerified?: boolean;
+    now: Date;
+  },
+): Promise<UserRow> {
+  const [row] = await db<UserRecord>('users')
+    .insert({
+      id: user.id,
+      email: user.email,
+      first_name: user.firstName,
+      last_name: user.lastName,
+      password_hash: user.passwordHash,
+      email_verified: user.emailVerified ?? false,
+      created_at: user.now,
+      updated_at: user.now,
+    })
+    .returning('*');
+  return toUserRow(row!);
+}
+
+export async function updateUser(
+  db: DbOrTrx,
+  id: string,
+  patch: Partial<{
+    firstName: string;
+    lastName: string;
+    email: string;
+    passwordHash: string;
+    isActive: boolean;
+    emailVerified: boolean;
+    lastLoginAt: Date;
+  }>,
+  now: Date,
+): Promise<UserRow | undefined> {
+  const record: Partial<UserRecord> = { updated_at: now };
+  if (patch.firstName !== undefined) record.first_name = patch.firstName;
+  if (patch.lastName !== undefined) record.last_name = patch.lastName;
+  if (patch.email !== undefined) record.email = patch.email;
+  if (patch.passwordHash !== undefined) record.password_hash = patch.passwordHash;
+  if (patch.isActive !== undefined) record.is_active = patch.isActive;
+  if (patch.emailVerified !== undefined) record.email_verified = patch.emailVerified;
+  if (patch.lastLoginAt !== undefined) record.last_login_at = patch.lastLoginAt;
+  const [row] = await db<UserRecord>('users').where({ id }).update(record).returning('*');
+  return row ? toUserRow(row) : undefined;
+}
+
+/** Records a sign-in without touching updated_at (that tracks profile changes). */
+export async function touchUserLogin(db: DbOrTrx, id: string, now: Date): Promise<void> {
+  await db('users').where({ id }).update({ last_login_at: now });
+}

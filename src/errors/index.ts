@@ -1,0 +1,97 @@
+/**
+ * The closed list of error codes a client can see (CONTRACT §2). A shipped code is never renamed.
+ */
+export const ERROR_STATUS = {
+  validation_error: 400,
+  invalid_target: 400,
+  invalid_credentials: 401,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  payload_too_large: 413,
+  rate_limited: 429,
+  too_many_attempts: 429,
+  internal_error: 500,
+  service_unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+export class AppError extends Error {
+  readonly status: number;
+  readonly expose: boolean;
+  readonly details?: ErrorDetail[];
+  readonly headers?: Record<string, string>;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    options: { details?: ErrorDetail[]; cause?: unknown; headers?: Record<string, string>; status?: number } = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.name = 'AppError';
+    this.status = options.status ?? ERROR_STATUS[code];
+    this.expose = this.status < 500 || code === 'service_unavailable';
+    this.details = options.details;
+    this.headers = options.headers;
+  }
+}
+
+export const badRequest = (message: string, details?: ErrorDetail[]) =>
+  new AppError('validation_error', message, { details });
+export const unauthorized = (message = 'Authentication required') => new AppError('unauthorized', message);
+export const forbidden = (message = 'You do not have permission to do this') => new AppError('forbidden', message);
+export const notFound = (what = 'Resource') => new AppError('not_found', `${what} not found`);
+export const conflict = (message: string) => new AppError('conflict', message);
+export const serviceUnavailable = (cause?: unknown) =>
+  new AppError('service_unavailable', 'The service is temporarily unavailable, try again', { cause });
+
+/** RFC 6749 §5.2 / RFC 7009 / RFC 6750 error codes used by the OAuth endpoints. */
+export type OAuthErrorCode =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unauthorized_client'
+  | 'unsupported_grant_type'
+  | 'unsupported_response_type'
+  | 'invalid_scope'
+  | 'access_denied'
+  | 'invalid_token'
+  | 'server_error'
+  | 'temporarily_unavailable';
+
+const OAUTH_STATUS: Record<OAuthErrorCode, number> = {
+  invalid_request: 400,
+  invalid_client: 401,
+  invalid_grant: 400,
+  unauthorized_client: 400,
+  unsupported_grant_type: 400,
+  unsupported_response_type: 400,
+  invalid_scope: 400,
+  access_denied: 403,
+  invalid_token: 401,
+  server_error: 500,
+  temporarily_unavailable: 503,
+};
+
+export class OAuthError extends Error {
+  readonly status: number;
+  readonly headers?: Record<string, string>;
+
+  constructor(
+    readonly error: OAuthErrorCode,
+    readonly description: string,
+    options: { status?: number; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
+    super(description, { cause: options.cause });
+    this.name = 'OAuthError';
+    this.status = options.status ?? OAUTH_STATUS[error];
+    this.headers = options.headers;
+  }
+}

@@ -1,0 +1,78 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { loadPrincipal } from '../db/repositories/principal.repo';
+import { unauthorized } from '../errors';
+import type { ServiceContext } from '../services/context';
+import { toPrincipal, type Principal } from '../services/principal';
+import { rotateRefreshToken } from '../services/sessions.service';
+import { ACCESS_COOKIE, REFRESH_COOKIE, setSessionCookies } from './session-cookies';
+
+export interface AuthenticateOptions {
+  /** Let the request through without a principal instead of answering 401. */
+  optional?: boolean;
+  /**
+   * Browser entry points (OAuth authorize, built-in pages): when the accessToken cookie has expired but the
+   * refreshToken cookie is valid, rotate it and carry on signed in (CONTRACT §3).
+   */
+  refreshFromCookie?: boolean;
+}
+
+function bearerToken(req: Request): string | undefined {
+  const header = req.headers.authorization;
+  if (!header) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1];
+}
+
+/** Verifies the access JWT, then checks session, user and live permissions in one database round trip. */
+export async function resolvePrincipal(
+  ctx: ServiceContext,
+  token: string,
+): Promise<Principal | undefined> {
+  const now = ctx.clock.now();
+  const payload = ctx.jwt.verifyAccess(token, now);
+  if (!payload) return undefined;
+  const record = await loadPrincipal(ctx.db, payload.sid, payload.userId, now);
+  return record ? toPrincipal(record, payload) : undefined;
+}
+
+export function createAuthenticate(ctx: ServiceContext) {
+  return function authenticate(options: AuthenticateOptions = {}): RequestHandler {
+    return async (req: Request, res: Response, next: NextFunction) => {
+      const bearer = bearerToken(req);
+      const cookieToken: unknown = req.cookies?.[ACCESS_COOKIE];
+      const token = bearer ?? (typeof cookieToken === 'string' ? cookieToken : undefined);
+      let principal = token ? await resolvePrincipal(ctx, token) : undefined;
+      if (principal) req.authMethod = bearer ? 'bearer' : 'cookie';
+
+      if (!principal && !bearer && options.refreshFromCookie) {
+        const refreshCookie: unknown = req.cookies?.[REFRESH_COOKIE];
+        if (typeof refreshCookie === 'string') {
+          const rotated = await rotateRefreshToken(ctx, refreshCookie, null, {
+            ip: req.ip,
+            userAgent: req.get('user-agent'),
+          });
+          if (rotated.ok) {
+            setSessionCookies(res, ctx.config, rotated.tokens);
+            principal = await resolvePrincipal(ctx, rotated.tokens.accessToken);
+            if (principal) req.authMethod = 'cookie';
+          }
+        }
+      }
+
+      if (!principal) {
+        if (options.optional) return next();
+        throw unauthorized(token ? 'Invalid or expired access token' : 'Authentication required');
+      }
+      req.principal = principal;
+      next();
+    };
+  };
+}
+
+export type Authenticate = ReturnType<typeof createAuthenticate>;
+
+/** The principal of a route behind `authenticate()`. */
+export function principalOf(req: Request): Principal {
+  if (!req.principal) throw unauthorized();
+  return req.principal;
+}

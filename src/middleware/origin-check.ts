@@ -1,0 +1,25 @@
+import type { RequestHandler } from 'express';
+import type { Config } from '../config';
+import { forbidden } from '../errors';
+import { ACCESS_COOKIE, REFRESH_COOKIE } from './session-cookies';
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * CSRF defence for cookie sessions (CONTRACT §3): a state-changing request that carries the SSO cookies (and no
+ * Bearer header) with an Origin that is neither BASE_URL's nor allow-listed is refused. Requests without Origin
+ * (non-browser clients) pass; SameSite=Lax keeps the cookies off cross-site subrequests in any case.
+ */
+export function originCheck(config: Pick<Config, 'baseOrigin' | 'allowedOrigins'>): RequestHandler {
+  const allowed = new Set([config.baseOrigin, ...config.allowedOrigins]);
+  return (req, _res, next) => {
+    if (SAFE_METHODS.has(req.method)) return next();
+    const origin = req.headers.origin;
+    if (!origin) return next();
+    if (req.headers.authorization?.toLowerCase().startsWith('bearer ')) return next();
+    const cookies = req.cookies as Record<string, unknown> | undefined;
+    if (!cookies?.[ACCESS_COOKIE] && !cookies?.[REFRESH_COOKIE]) return next();
+    if (allowed.has(origin)) return next();
+    next(forbidden('Cross-site request refused'));
+  };
+}

@@ -1,0 +1,31 @@
+import type { Express } from 'express';
+import { createAdminRouter } from './admin/admin.router';
+import { createAccountRouter } from './auth/account.router';
+import { createAppsRouter } from './auth/apps.router';
+import { createAuthRouter } from './auth/auth.router';
+import { createHealthRouter } from './health/health.router';
+import { createDiscoveryRouter, createOAuthRouter } from './oauth/oauth.router';
+import { createAccountPagesRouter } from './pages/account-pages.router';
+import { createOAuthPagesRouter } from './pages/oauth-pages.router';
+import { createRbacRouter } from './rbac/rbac.router';
+import type { RouteDeps } from './types';
+import { createUsersRouter } from './users/users.router';
+
+/** The one URL map of the service. */
+export function mountRoutes(app: Express, deps: RouteDeps): void {
+  app.use('/health', createHealthRouter(deps));
+
+  app.use('/api/auth', createAuthRouter(deps));
+  app.use('/api/auth', createAccountRouter(deps));
+  app.use('/api/auth', createAppsRouter(deps));
+  app.use('/api/oauth', createOAuthRouter(deps));
+  app.use('/api/users', createUsersRouter(deps));
+  app.use('/api/rbac', createRbacRouter(deps));
+  app.use('/api/admin', createAdminRouter(deps));
+
+  // RFC 8414 location, beyond the spec's /api/oauth/.well-known path (CONTRACT §5).
+  app.use('/.well-known', createDiscoveryRouter(deps));
+
+  app.use('/', createOAuthPagesRouter(deps));
+  app.use('/', createAccountPagesRouter(deps));
+}

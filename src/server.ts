@@ -1,0 +1,79 @@
+import http from 'node:http';
+import type { RequestHandler } from 'express';
+import { createApp } from './app';
+import { ConfigError, loadConfig } from './config';
+import { migrateLatest } from './db';
+import { createRateLimit, createRedisRateLimitStore } from './middleware/rate-limit';
+import { countSuperAdmins, ensureSuperAdmin } from './services/bootstrap.service';
+import { closeServiceContext, createServiceContext } from './services/create-context';
+import { startPruneTimer } from './services/prune.service';
+
+/** The only file that listens or exits: loadConfig -> createDb -> migrate -> createApp -> listen. */
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`Configuration error: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const ctx = createServiceContext(config);
+  const { logger } = ctx;
+  const applied = await migrateLatest(ctx.db);
+  if (applied.length) logger.info({ migrations: applied }, 'migrations applied');
+
+  if (config.bootstrapAdminEmail && config.bootstrapAdminPassword) {
+    const result = await ensureSuperAdmin(ctx, { email: config.bootstrapAdminEmail, password: config.bootstrapAdminPassword });
+    logger.info({ email: config.bootstrapAdminEmail, created: result.created }, 'bootstrap super_admin ensured');
+  } else if (!config.isProduction && (await countSuperAdmins(ctx)) === 0) {
+    logger.info(
+      'No super_admin yet. Create one with: npm run admin -- create-admin --email you@example.com --password <password> ' +
+        '(or set BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_PASSWORD)',
+    );
+  }
+
+  let rateLimit: RequestHandler | undefined;
+  let closeRedis = async () => {};
+  if (config.redisUrl) {
+    const redis = await createRedisRateLimitStore(config.redisUrl, logger);
+    rateLimit = createRateLimit(config, redis.store);
+    closeRedis = redis.close;
+  }
+
+  const app = createApp({ ctx, rateLimit });
+  const server = http.createServer(app);
+  const stopPruning = startPruneTimer(ctx);
+  server.listen(config.port, () => {
+    logger.info({ url: config.baseUrl, database: config.databaseUrl ? 'postgresql' : `embedded (${config.dataDir})` }, 'service-sso listening');
+  });
+
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: draining in-flight requests');
+    stopPruning();
+    const force = setTimeout(() => {
+      logger.warn('forced exit after 10 s');
+      process.exit(1);
+    }, 10_000);
+    force.unref();
+    server.close(async () => {
+      await closeRedis();
+      await closeServiceContext(ctx);
+      logger.info('stopped');
+      process.exit(0);
+    });
+    server.closeIdleConnections();
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+main().catch((err) => {
+  process.stderr.write(`Failed to start: ${(err as Error).message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,124 @@
+import { randomUUID } from 'node:crypto';
+import { withTransaction } from '../db';
+import { isUniqueViolation } from '../db/pg-errors';
+import { clearLoginFailures, countLoginAttempt } from '../db/repositories/login-failures.repo';
+import { loadUserAccess } from '../db/repositories/principal.repo';
+import { revokeSession } from '../db/repositories/sessions.repo';
+import { findUserByEmail, insertUser, touchUserLogin, updateUser, type UserRow } from '../db/repositories/users.repo';
+import { AppError, conflict, unauthorized } from '../errors';
+import type { RequestMeta, ServiceContext } from './context';
+import type { Principal } from './principal';
+import { globalRoleNames } from './principal';
+import { rotateRefreshToken, startSession, type IssuedTokens } from './sessions.service';
+
+/** CONTRACT §4: 10 consecutive failures lock an address for 1 minute, doubling per failure up to 15 minutes. */
+export const LOGIN_THROTTLE = { threshold: 10, baseLockSeconds: 60, maxLockSeconds: 900 } as const;
+
+/** Emails are trimmed and compared case-insensitively (CONTRACT §4). */
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+export interface AuthResult {
+  user: UserRow;
+  tokens: IssuedTokens;
+}
+
+/** Listeners for account events (the mailer hooks in here without the auth service knowing about email). */
+export interface AuthHooks {
+  onRegistered?: (ctx: ServiceContext, user: UserRow) => Promise<void> | void;
+}
+export const authHooks: AuthHooks = {};
+
+export async function register(
+  ctx: ServiceContext,
+  input: { first_name: string; last_name: string; email: string; password: string },
+  meta: RequestMeta,
+): Promise<AuthResult> {
+  const email = normalizeEmail(input.email);
+  const passwordHash = await ctx.passwords.hash(input.password);
+  const now = ctx.clock.now();
+  try {
+    const result = await withTransaction(ctx.db, async (trx) => {
+      const user = await insertUser(trx, {
+        id: randomUUID(),
+        email,
+        firstName: input.first_name.trim(),
+        lastName: input.last_name.trim(),
+        passwordHash,
+        now,
+      });
+      const tokens = await startSession(ctx, trx, { user, meta });
+      return { user, tokens };
+    });
+    await authHooks.onRegistered?.(ctx, result.user);
+    return result;
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict('An account with this email already exists');
+    throw err;
+  }
+}
+
+/**
+ * Unknown email, wrong password and inactive user answer the same 401 after the same bcrypt work
+ * (CONTRACT §4). The attempt is counted before the password is compared.
+ */
+export async function login(
+  ctx: ServiceContext,
+  input: { email: string; password: string },
+  meta: RequestMeta,
+): Promise<AuthResult> {
+  const email = normalizeEmail(input.email);
+  const now = ctx.clock.now();
+  const attempt = await countLoginAttempt(ctx.db, email, now, LOGIN_THROTTLE);
+  if (!attempt.allowed) {
+    const retryAfter = Math.max(1, Math.ceil((attempt.lockedUntil.getTime() - now.getTime()) / 1000));
+    throw new AppError('too_many_attempts', 'Too many failed sign-in attempts for this address, try again later', {
+      headers: { 'Retry-After': String(retryAfter) },
+    });
+  }
+  const user = await findUserByEmail(ctx.db, email);
+  const passwordOk = await ctx.passwords.verify(input.password, user?.passwordHash);
+  if (!user || !passwordOk || !user.isActive) {
+    throw new AppError('invalid_credentials', 'Invalid email or password');
+  }
+  await clearLoginFailures(ctx.db, email);
+  const tokens = await withTransaction(ctx.db, async (trx) => {
+    await touchUserLogin(trx, user.id, now);
+    return startSession(ctx, trx, { user, meta });
+  });
+  return { user: { ...user, lastLoginAt: now }, tokens };
+}
+
+/** First-party refresh (POST /api/auth/refresh-token): any failure is a plain 401. */
+export async function refresh(ctx: ServiceContext, refreshToken: string | undefined, meta: RequestMeta): Promise<IssuedTokens> {
+  if (!refreshToken) throw unauthorized('Refresh token required');
+  const result = await rotateRefreshToken(ctx, refreshToken, null, meta);
+  if (!result.ok) throw unauthorized('Invalid or expired refresh token');
+  return result.tokens;
+}
+
+export async function logout(ctx: ServiceContext, sessionId: string): Promise<void> {
+  await revokeSession(ctx.db, sessionId, ctx.clock.now());
+}
+
+export async function updateProfile(
+  ctx: ServiceContext,
+  principal: Principal,
+  patch: { first_name?: string; last_name?: string },
+): Promise<Principal> {
+  const updated = await updateUser(
+    ctx.db,
+    principal.userId,
+    { firstName: patch.first_name?.trim(), lastName: patch.last_name?.trim() },
+    ctx.clock.now(),
+  );
+  if (!updated) throw unauthorized();
+  return { ...principal, firstName: updated.firstName, lastName: updated.lastName };
+}
+
+/** Live roles and permissions of a user who just signed in (for the login/register response). */
+export async function loadAccessOf(ctx: ServiceContext, userId: string): Promise<{ roleNames: string[]; permissions: string[] }> {
+  const access = await loadUserAccess(ctx.db, userId);
+  return { roleNames: globalRoleNames(access.roles), permissions: access.permissions };
+}

@@ -1,0 +1,24 @@
+import type { Config } from '../config';
+import type { Db } from '../db';
+import type { Clock } from '../lib/clock';
+import type { JwtService } from '../lib/jwt';
+import type { Logger } from '../lib/logger';
+import type { PasswordHasher } from '../lib/password';
+import type { Mailer } from './mailer.service';
+
+/** What every service function receives: the process-wide dependencies, built once in server.ts or a test. */
+export interface ServiceContext {
+  config: Readonly<Config>;
+  db: Db;
+  clock: Clock;
+  logger: Logger;
+  jwt: JwtService;
+  passwords: PasswordHasher;
+  mailer: Mailer;
+}
+
+/** Where a request came from, recorded on the sessions it creates. */
+export interface RequestMeta {
+  ip?: string | null;
+  userAgent?: string | null;
+}

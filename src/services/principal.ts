@@ -1,0 +1,57 @@
+import type { PrincipalRecord, PrincipalRole } from '../db/repositories/principal.repo';
+
+export type { PrincipalRole };
+
+/** The signed-in caller of a request, with live roles and permissions (never read from the token). */
+export interface Principal {
+  userId: string;
+  sessionId: string;
+  email: string;
+  firstName: string;
+  lastName: string;
+  isActive: boolean;
+  emailVerified: boolean;
+  roles: PrincipalRole[];
+  /** Names of the active global roles: the ones that govern this server. */
+  roleNames: string[];
+  permissions: string[];
+  /** Set when the access token was issued to an OAuth client. */
+  clientId?: string;
+  scope?: string;
+}
+
+export const ADMIN_TIER = ['super_admin', 'admin', 'manager'] as const;
+
+export function toPrincipal(record: PrincipalRecord, token: { sid: string; client_id?: string; scope?: string }): Principal {
+  return {
+    userId: record.id,
+    sessionId: token.sid,
+    email: record.email,
+    firstName: record.firstName,
+    lastName: record.lastName,
+    isActive: record.isActive,
+    emailVerified: record.emailVerified,
+    roles: record.roles,
+    roleNames: globalRoleNames(record.roles),
+    permissions: record.permissions,
+    clientId: token.client_id,
+    scope: token.scope,
+  };
+}
+
+export function globalRoleNames(roles: PrincipalRole[]): string[] {
+  return roles.filter((r) => r.application === null).map((r) => r.name);
+}
+
+export function fullName(firstName: string, lastName: string): string {
+  return `${firstName} ${lastName}`.trim();
+}
+
+/** Highest admin-tier role held (super_admin > admin > manager), else "user" (CONTRACT §4). */
+export function adminRoleOf(roleNames: string[]): string {
+  return ADMIN_TIER.find((r) => roleNames.includes(r)) ?? 'user';
+}
+
+export function hasPermission(principal: Pick<Principal, 'roleNames' | 'permissions'>, permission: string): boolean {
+  return principal.roleNames.includes('super_admin') || principal.permissions.includes(permission);
+}

