@@ -7,6 +7,7 @@ import { revokeSession } from '../db/repositories/sessions.repo';
 import { findUserByEmail, insertUser, touchUserLogin, updateUser, type UserRow } from '../db/repositories/users.repo';
 import { AppError, conflict, unauthorized } from '../errors';
 import type { RequestMeta, ServiceContext } from './context';
+import { sendVerificationEmail } from './email-links.service';
 import type { Principal } from './principal';
 import { globalRoleNames } from './principal';
 import { rotateRefreshToken, startSession, type IssuedTokens } from './sessions.service';
@@ -23,12 +24,6 @@ export interface AuthResult {
   user: UserRow;
   tokens: IssuedTokens;
 }
-
-/** Listeners for account events (the mailer hooks in here without the auth service knowing about email). */
-export interface AuthHooks {
-  onRegistered?: (ctx: ServiceContext, user: UserRow) => Promise<void> | void;
-}
-export const authHooks: AuthHooks = {};
 
 export async function register(
   ctx: ServiceContext,
@@ -51,7 +46,7 @@ export async function register(
       const tokens = await startSession(ctx, trx, { user, meta });
       return { user, tokens };
     });
-    await authHooks.onRegistered?.(ctx, result.user);
+    await sendVerificationEmail(ctx, result.user);
     return result;
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict('An account with this email already exists');

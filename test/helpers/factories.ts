@@ -59,3 +59,23 @@ export async function makeSignedInUser(t: TestApp, roles: string[] = []) {
   const session = await signIn(t, user);
   return { user, ...session, bearer: `Bearer ${session.accessToken}` };
 }
+
+/** Inserts an OAuth client directly; returns the row and its plain secret. */
+export async function makeClient(
+  t: TestApp,
+  options: { name?: string; redirectUris?: string[]; scopes?: string[]; isActive?: boolean } = {},
+) {
+  const { generateClientId, generateClientSecret } = await import('../../src/services/oauth/client-secrets');
+  const { insertClient } = await import('../../src/db/repositories/oauth-clients.repo');
+  const { secret, secretHash } = generateClientSecret();
+  const client = await insertClient(t.db, {
+    clientId: generateClientId(),
+    name: options.name ?? 'Test App',
+    secretHash,
+    redirectUris: options.redirectUris ?? ['https://app.test/callback'],
+    scopes: options.scopes ?? ['openid', 'profile', 'email'],
+    isActive: options.isActive,
+    now: t.clock.now(),
+  });
+  return { ...client, clientSecret: secret };
+}

@@ -1,0 +1,85 @@
+import type { DbOrTrx } from '..';
+
+export interface OAuthClientRow {
+  clientId: string;
+  name: string;
+  secretHash: string;
+  redirectUris: string[];
+  scopes: string[];
+  isActive: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+interface OAuthClientRecord {
+  client_id: string;
+  name: string;
+  secret_hash: string;
+  redirect_uris: string[] | string;
+  scopes: string[] | string;
+  is_active: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+function parseList(value: string[] | string): string[] {
+  return typeof value === 'string' ? (JSON.parse(value) as string[]) : value;
+}
+
+function toClientRow(r: OAuthClientRecord): OAuthClientRow {
+  return {
+    clientId: r.client_id,
+    name: r.name,
+    secretHash: r.secret_hash,
+    redirectUris: parseList(r.redirect_uris),
+    scopes: parseList(r.scopes),
+    isActive: r.is_active,
+    createdAt: new Date(r.created_at),
+    updatedAt: new Date(r.updated_at),
+  };
+}
+
+export async function insertClient(
+  db: DbOrTrx,
+  c: { clientId: string; name: string; secretHash: string; redirectUris: string[]; scopes: string[]; isActive?: boolean; now: Date },
+): Promise<OAuthClientRow> {
+  const [row] = await db<OAuthClientRecord>('oauth_clients')
+    .insert({
+      client_id: c.clientId,
+      name: c.name,
+      secret_hash: c.secretHash,
+      redirect_uris: JSON.stringify(c.redirectUris),
+      scopes: JSON.stringify(c.scopes),
+      is_active: c.isActive ?? true,
+      created_at: c.now,
+      updated_at: c.now,
+    })
+    .returning('*');
+  return toClientRow(row!);
+}
+
+export async function findClientById(db: DbOrTrx, clientId: string): Promise<OAuthClientRow | undefined> {
+  const row = await db<OAuthClientRecord>('oauth_clients').where({ client_id: clientId }).first();
+  return row ? toClientRow(row) : undefined;
+}
+
+export async function listClients(db: DbOrTrx): Promise<OAuthClientRow[]> {
+  const rows = await db<OAuthClientRecord>('oauth_clients').orderBy('created_at', 'desc');
+  return rows.map(toClientRow);
+}
+
+export async function updateClient(
+  db: DbOrTrx,
+  clientId: string,
+  patch: Partial<{ name: string; secretHash: string; redirectUris: string[]; scopes: string[]; isActive: boolean }>,
+  now: Date,
+): Promise<OAuthClientRow | undefined> {
+  const record: Record<string, unknown> = { updated_at: now };
+  if (patch.name !== undefined) record.name = patch.name;
+  if (patch.secretHash !== undefined) record.secret_hash = patch.secretHash;
+  if (patch.redirectUris !== undefined) record.redirect_uris = JSON.stringify(patch.redirectUris);
+  if (patch.scopes !== undefined) record.scopes = JSON.stringify(patch.scopes);
+  if (patch.isActive !== undefined) record.is_active = patch.isActive;
+  const [row] = await db<OAuthClientRecord>('oauth_clients').where({ client_id: clientId }).update(record).returning('*');
+  return row ? toClientRow(row) : undefined;
+}

@@ -1,0 +1,19 @@
+import { randomToken, safeEqual, sha256Hex } from '../../lib/crypto';
+
+/** The scopes a client may hold and request (spec §2.10, §5.9). */
+export const SUPPORTED_SCOPES = ['openid', 'profile', 'email', 'read', 'write', 'admin'] as const;
+
+/** A new client secret: 256 bits of randomness, stored only as SHA-256 (CONTRACT §5: never bcrypt). */
+export function generateClientSecret(): { secret: string; secretHash: string } {
+  const secret = randomToken(32);
+  return { secret, secretHash: sha256Hex(secret) };
+}
+
+export function generateClientId(): string {
+  return `client_${randomToken(16)}`;
+}
+
+/** Constant-time check of a presented secret against the stored hash. */
+export function verifyClientSecret(presented: string, secretHash: string): boolean {
+  return safeEqual(sha256Hex(presented), secretHash);
+}
