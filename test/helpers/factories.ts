@@ -1,7 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
+import { insertClient } from '../../src/db/repositories/oauth-clients.repo';
 import { insertUser, type UserRow } from '../../src/db/repositories/users.repo';
+import { generateClientId, generateClientSecret } from '../../src/services/oauth/client-secrets';
 import type { TestApp } from './test-app';
 
 export const DEFAULT_PASSWORD = 'correct-horse-1';
@@ -65,8 +67,6 @@ export async function makeClient(
   t: TestApp,
   options: { name?: string; redirectUris?: string[]; scopes?: string[]; isActive?: boolean } = {},
 ) {
-  const { generateClientId, generateClientSecret } = await import('../../src/services/oauth/client-secrets');
-  const { insertClient } = await import('../../src/db/repositories/oauth-clients.repo');
   const { secret, secretHash } = generateClientSecret();
   const client = await insertClient(t.db, {
     clientId: generateClientId(),
