@@ -7,7 +7,7 @@ import { createApp } from '../../src/app';
 import { loadConfig, type Config } from '../../src/config';
 import { createDb } from '../../src/db';
 import { ManualClock } from '../../src/lib/clock';
-import { createLogger } from '../../src/lib/logger';
+import { createLogger, type Logger } from '../../src/lib/logger';
 import type { ServiceContext } from '../../src/services/context';
 import { closeServiceContext, createServiceContext } from '../../src/services/create-context';
 import type { Mailer, MailMessage } from '../../src/services/mailer.service';
@@ -80,7 +80,13 @@ export function createCapturingMailer(mails: MailMessage[]): Mailer {
  * `env` overrides TEST_ENV; `mailer: 'smtp'` keeps the real nodemailer mailer (set SMTP_URL in env).
  */
 export async function createTestApp(
-  options: { env?: Record<string, string>; mailer?: 'capture' | 'smtp'; rateLimit?: RequestHandler; poolMax?: number } = {},
+  options: {
+    env?: Record<string, string>;
+    mailer?: 'capture' | 'smtp';
+    rateLimit?: RequestHandler;
+    poolMax?: number;
+    logger?: Logger;
+  } = {},
 ): Promise<TestApp> {
   const database = await createTestDatabase();
   const config = loadConfig({
@@ -95,7 +101,7 @@ export async function createTestApp(
   const ctx = createServiceContext(config, {
     db,
     clock,
-    logger: createLogger(config.logLevel),
+    logger: options.logger ?? createLogger(config.logLevel),
     ...(options.mailer === 'smtp' ? {} : { mailer: createCapturingMailer(mails) }),
   });
   const app = createApp({ ctx, rateLimit: options.rateLimit });

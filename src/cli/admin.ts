@@ -1,0 +1,40 @@
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from '../config';
+import { migrateLatest } from '../db';
+import { ensureSuperAdmin } from '../services/bootstrap.service';
+import { closeServiceContext, createServiceContext } from '../services/create-context';
+
+const USAGE = 'Usage: npm run admin -- create-admin --email <email> --password <password>';
+
+/**
+ * `npm run admin -- create-admin --email E --password P`: creates a verified super_admin, or promotes the existing
+ * account with that email (and sets the given password).
+ */
+async function main(): Promise<void> {
+  const { positionals, values } = parseArgs({
+    allowPositionals: true,
+    options: { email: { type: 'string' }, password: { type: 'string' } },
+  });
+  if (positionals[0] !== 'create-admin' || !values.email || !values.password) {
+    process.stderr.write(`${USAGE}\n`);
+    process.exit(2);
+  }
+  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(values.email)) throw new Error('--email is not a valid email address');
+  if (values.password.length < 6 || Buffer.byteLength(values.password, 'utf8') > 72) {
+    throw new Error('--password must be 6 characters to 72 bytes');
+  }
+  const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
+  const ctx = createServiceContext(config);
+  try {
+    await migrateLatest(ctx.db);
+    const result = await ensureSuperAdmin(ctx, { email: values.email, password: values.password, resetPassword: true });
+    process.stdout.write(`${result.created ? 'Created' : 'Promoted'} super_admin ${values.email.trim().toLowerCase()} (${result.userId})\n`);
+  } finally {
+    await closeServiceContext(ctx);
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`${err instanceof ConfigError ? 'Configuration error' : 'Error'}: ${(err as Error).message}\n`);
+  process.exit(1);
+});
