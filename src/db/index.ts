@@ -4,6 +4,7 @@ import knexFactory, { Knex } from 'knex';
 import ClientPgLite from 'knex-pglite';
 import { migrationSource } from '../../migrations';
 import type { Config } from '../config';
+import type { Logger } from '../lib/logger';
 
 export type Db = Knex;
 /** A Knex instance or a transaction: repositories accept either. */
@@ -13,9 +14,20 @@ export type DbOrTrx = Knex | Knex.Transaction;
  * PostgreSQL through `pg` when DATABASE_URL is set, else embedded PostgreSQL (PGlite) under DATA_DIR.
  * The acquire timeout is short so that /health answers within 2 s even when the database hangs.
  */
-export function createDb(config: Pick<Config, 'databaseUrl' | 'dataDir'>, options: { poolMax?: number } = {}): Db {
+export function createDb(
+  config: Pick<Config, 'databaseUrl' | 'dataDir'>,
+  options: { poolMax?: number; logger?: Logger } = {},
+): Db {
+  // Knex logs connection trouble with console.log by default; route it to the service log (no SQL bindings).
+  const log = {
+    warn: (m: unknown) => options.logger?.warn({ knex: String(m) }, 'database warning'),
+    error: (m: unknown) => options.logger?.error({ knex: String(m) }, 'database error'),
+    deprecate: () => undefined,
+    debug: () => undefined,
+  };
   if (config.databaseUrl) {
     return knexFactory({
+      log,
       client: 'pg',
       connection: { connectionString: config.databaseUrl, connectionTimeoutMillis: 1500 },
       pool: { min: 0, max: options.poolMax ?? 10 },
@@ -27,6 +39,7 @@ export function createDb(config: Pick<Config, 'databaseUrl' | 'dataDir'>, option
   return knexFactory({
     client: ClientPgLite,
     dialect: 'postgres',
+    log,
     connection: { filename },
     acquireConnectionTimeout: 10_000,
   } as Knex.Config);

@@ -16,7 +16,7 @@ export function createServiceContext(
   return {
     config,
     logger,
-    db: overrides.db ?? createDb(config),
+    db: overrides.db ?? createDb(config, { logger }),
     clock: overrides.clock ?? systemClock,
     jwt: new JwtService({
       accessSecret: config.jwtAccessSecret,

@@ -97,11 +97,12 @@ export async function createTestApp(
   });
   const clock = new ManualClock();
   const mails: MailMessage[] = [];
-  const db = createDb(config, { poolMax: options.poolMax ?? 20 });
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const db = createDb(config, { poolMax: options.poolMax ?? 20, logger });
   const ctx = createServiceContext(config, {
     db,
     clock,
-    logger: options.logger ?? createLogger(config.logLevel),
+    logger,
     ...(options.mailer === 'smtp' ? {} : { mailer: createCapturingMailer(mails) }),
   });
   const app = createApp({ ctx, rateLimit: options.rateLimit });
