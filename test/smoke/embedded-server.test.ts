@@ -1,0 +1,112 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+/**
+ * `npm start` on the embedded database (PGlite under DATA_DIR), as a newcomer runs it: the real server process,
+ * real HTTP. Start, register, login, me, graceful SIGTERM, restart on the same data.
+ */
+const ROOT = path.resolve(__dirname, '../..');
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}
+
+interface Running {
+  proc: ChildProcess;
+  output: () => string;
+  base: string;
+}
+
+async function startServer(dataDir: string, port: number, extraEnv: Record<string, string> = {}): Promise<Running> {
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'info', ...extraEnv };
+  delete env.DATABASE_URL;
+  delete env.NODE_ENV;
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout!.on('data', (d) => (out += d));
+  proc.stderr!.on('data', (d) => (out += d));
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (proc.exitCode !== null) throw new Error(`server exited early: ${out}`);
+    try {
+      const res = await fetch(`${base}/health`);
+      if (res.status === 200) return { proc, output: () => out, base };
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  proc.kill('SIGKILL');
+  throw new Error(`server did not become healthy: ${out}`);
+}
+
+async function stop(running: Running): Promise<number | null> {
+  const exited = new Promise<number | null>((resolve) => running.proc.on('exit', (code) => resolve(code)));
+  running.proc.kill('SIGTERM');
+  return exited;
+}
+
+const json = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+test('npm start on the embedded database: register, login, me, graceful stop, data kept across restarts', async () => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sso-smoke-'));
+  const port = await freePort();
+  const first = await startServer(dataDir, port, {
+    BOOTSTRAP_ADMIN_EMAIL: 'boss@example.test',
+    BOOTSTRAP_ADMIN_PASSWORD: 'boss-password',
+  });
+  try {
+    const health = await fetch(`${first.base}/health`);
+    expect(await health.json()).toEqual({ status: 'OK' });
+
+    const reg = await fetch(`${first.base}/api/auth/register`, json({ first_name: 'Smoke', last_name: 'Test', email: 'smoke@example.test', password: 'smoke-pass' }));
+    expect(reg.status).toBe(201);
+    const login = await fetch(`${first.base}/api/auth/login`, json({ email: 'smoke@example.test', password: 'smoke-pass' }));
+    expect(login.status).toBe(200);
+    const { accessToken } = (await login.json()) as { accessToken: string };
+    const me = await fetch(`${first.base}/api/auth/me`, { headers: { authorization: `Bearer ${accessToken}` } });
+    expect(me.status).toBe(200);
+    expect(((await me.json()) as { user: { email: string } }).user.email).toBe('smoke@example.test');
+
+    const boss = await fetch(`${first.base}/api/auth/login`, json({ email: 'boss@example.test', password: 'boss-password' }));
+    expect(boss.status).toBe(200);
+    const bossBody = (await boss.json()) as { accessToken: string; user: { adminRole: string; email_verified: boolean } };
+    expect(bossBody.user).toMatchObject({ adminRole: 'super_admin', email_verified: true });
+  } finally {
+    expect(await stop(first)).toBe(0);
+  }
+  expect(first.output()).not.toContain('smoke-pass');
+  expect(first.output()).not.toContain('boss-password');
+  expect(first.output()).toMatch(/draining in-flight requests/);
+
+  const second = await startServer(dataDir, port);
+  try {
+    const login = await fetch(`${second.base}/api/auth/login`, json({ email: 'smoke@example.test', password: 'smoke-pass' }));
+    expect(login.status).toBe(200);
+    expect(second.output()).not.toMatch(/migrations applied/);
+  } finally {
+    expect(await stop(second)).toBe(0);
+  }
+  fs.rmSync(dataDir, { recursive: true, force: true });
+}, 120_000);
+
+test('a bad configuration value stops the process with one line naming the variable', async () => {
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: 'not-a-port' };
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  proc.stderr!.on('data', (d) => (err += d));
+  const code = await new Promise<number | null>((resolve) => proc.on('exit', resolve));
+  expect(code).toBe(1);
+  expect(err.trim()).toBe('Configuration error: PORT: must be a whole number');
+}, 30_000);

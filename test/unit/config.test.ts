@@ -1,0 +1,99 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ConfigError, loadConfig } from '../../src/config';
+
+const secrets = {
+  JWT_ACCESS_SECRET: 'a'.repeat(32),
+  JWT_REFRESH_SECRET: 'b'.repeat(32),
+};
+
+function tmpDir(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'sso-config-'));
+}
+
+describe('loadConfig', () => {
+  test('defaults follow CONTRACT §1', () => {
+    const config = loadConfig({ DATA_DIR: tmpDir() });
+    expect(config).toMatchObject({
+      port: 3000,
+      baseUrl: 'http://localhost:3000',
+      issuer: 'service-sso',
+      audience: 'service',
+      rateLimitWindowMs: 900000,
+      rateLimitMax: 300,
+      bcryptRounds: 10,
+      cookieSecure: false,
+      mailFrom: 'no-reply@localhost',
+      logLevel: 'info',
+      allowedOrigins: [],
+      loginApps: {},
+    });
+    expect(config.databaseUrl).toBeUndefined();
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  test('development secrets are generated once into DATA_DIR and reused', () => {
+    const dir = tmpDir();
+    const a = loadConfig({ DATA_DIR: dir });
+    const b = loadConfig({ DATA_DIR: dir });
+    expect(a.jwtAccessSecret).toHaveLength(64);
+    expect(a.jwtAccessSecret).not.toBe(a.jwtRefreshSecret);
+    expect(b.jwtAccessSecret).toBe(a.jwtAccessSecret);
+    expect(fs.statSync(path.join(dir, 'dev-secrets.json')).mode & 0o077).toBe(0);
+  });
+
+  test('BASE_URL defaults to the port and loses its trailing slash', () => {
+    expect(loadConfig({ ...secrets, PORT: '8080' }).baseUrl).toBe('http://localhost:8080');
+    expect(loadConfig({ ...secrets, BASE_URL: 'https://sso.example.com/' }).baseUrl).toBe('https://sso.example.com');
+  });
+
+  test('production: cookies are Secure by default', () => {
+    const config = loadConfig({ ...secrets, NODE_ENV: 'production', SMTP_URL: 'smtp://mail:25' });
+    expect(config.cookieSecure).toBe(true);
+  });
+
+  test.each([
+    [{ PORT: 'abc' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ BASE_URL: 'not a url' }, 'BASE_URL'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
+    [{ JWT_ACCESS_SECRET: 'short' }, 'JWT_ACCESS_SECRET'],
+    [{ JWT_ACCESS_SECRET: 'c'.repeat(40), JWT_REFRESH_SECRET: 'c'.repeat(40) }, 'JWT_REFRESH_SECRET'],
+    [{ LOGIN_APPS: '{not json' }, 'LOGIN_APPS'],
+    [{ LOGIN_APPS: '{"portal":"ftp://x"}' }, 'LOGIN_APPS'],
+    [{ LOGIN_APPS: '{"portal":"https://p.test"}', DEFAULT_LOGIN_APP: 'other' }, 'DEFAULT_LOGIN_APP'],
+    [{ ALLOWED_ORIGINS: 'https://ok.test,nope' }, 'ALLOWED_ORIGINS'],
+    [{ RATE_LIMIT_MAX: '-1' }, 'RATE_LIMIT_MAX'],
+    [{ REDIS_URL: 'http://redis' }, 'REDIS_URL'],
+    [{ SMTP_URL: 'mail.example.com' }, 'SMTP_URL'],
+    [{ BCRYPT_ROUNDS: '40' }, 'BCRYPT_ROUNDS'],
+    [{ COOKIE_SECURE: 'maybe' }, 'COOKIE_SECURE'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ NODE_ENV: 'staging' }, 'NODE_ENV'],
+    [{ BOOTSTRAP_ADMIN_EMAIL: 'admin@example.com' }, 'BOOTSTRAP_ADMIN_PASSWORD'],
+    [{ BOOTSTRAP_ADMIN_EMAIL: 'nope', BOOTSTRAP_ADMIN_PASSWORD: 'secret1' }, 'BOOTSTRAP_ADMIN_EMAIL'],
+  ])('%j stops with a message naming %s', (env, variable) => {
+    expect(() => loadConfig({ ...secrets, ...env })).toThrow(ConfigError);
+    expect(() => loadConfig({ ...secrets, ...env })).toThrow(new RegExp(`^${variable}: `));
+  });
+
+  test('production requires both JWT secrets and SMTP_URL', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production', SMTP_URL: 'smtp://m:25' })).toThrow(/^JWT_ACCESS_SECRET: /);
+    expect(() => loadConfig({ NODE_ENV: 'production', JWT_ACCESS_SECRET: 'a'.repeat(32), SMTP_URL: 'smtp://m:25' })).toThrow(
+      /^JWT_REFRESH_SECRET: /,
+    );
+    expect(() => loadConfig({ ...secrets, NODE_ENV: 'production' })).toThrow(/^SMTP_URL: /);
+  });
+
+  test('lists are parsed to origins', () => {
+    const config = loadConfig({
+      ...secrets,
+      ALLOWED_ORIGINS: ' https://a.test , https://b.test:8443/ignored-path ',
+      LOGIN_APPS: '{"portal":"https://portal.test/app","admin":"https://admin.test"}',
+    });
+    expect(config.allowedOrigins).toEqual(['https://a.test', 'https://b.test:8443']);
+    expect(config.loginApps).toEqual({ portal: 'https://portal.test', admin: 'https://admin.test' });
+    expect(config.defaultLoginApp).toBe('portal');
+  });
+});
