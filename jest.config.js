@@ -10,4 +10,5 @@ module.exports = {
   globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
   testTimeout: 30000,
   maxWorkers: process.env.CI ? 2 : '50%',
+  reporters: ['default', '<rootDir>/test/helpers/summary-reporter.js'],
 };
