@@ -1,0 +1,78 @@
+import type { DbOrTrx } from '..';
+
+/** A user's approval of a client (a connected app). */
+export interface GrantRow {
+  userId: string;
+  clientId: string;
+  scopes: string[];
+  grantedAt: Date;
+  lastUsedAt: Date | null;
+}
+
+export interface GrantWithClientRow extends GrantRow {
+  clientName: string;
+}
+
+interface GrantRecord {
+  user_id: string;
+  client_id: string;
+  scope: string;
+  granted_at: Date;
+  last_used_at: Date | null;
+}
+
+function splitScope(scope: string): string[] {
+  return scope.split(' ').filter(Boolean);
+}
+
+function toRow(r: GrantRecord): GrantRow {
+  return {
+    userId: r.user_id,
+    clientId: r.client_id,
+    scopes: splitScope(r.scope),
+    grantedAt: new Date(r.granted_at),
+    lastUsedAt: r.last_used_at ? new Date(r.last_used_at) : null,
+  };
+}
+
+export async function findGrant(db: DbOrTrx, userId: string, clientId: string): Promise<GrantRow | undefined> {
+  const row = await db<GrantRecord>('oauth_grants').where({ user_id: userId, client_id: clientId }).first();
+  return row ? toRow(row) : undefined;
+}
+
+/** Creates the grant, or replaces its scopes; granted_at keeps the first approval. */
+export async function upsertGrant(db: DbOrTrx, g: { userId: string; clientId: string; scopes: string[]; now: Date }): Promise<void> {
+  await db('oauth_grants')
+    .insert({ user_id: g.userId, client_id: g.clientId, scope: g.scopes.join(' '), granted_at: g.now })
+    .onConflict(['user_id', 'client_id'])
+    .merge(['scope']);
+}
+
+export async function listGrantsOfUser(db: DbOrTrx, userId: string): Promise<GrantWithClientRow[]> {
+  const rows = await db('oauth_grants as g')
+    .join('oauth_clients as c', 'c.client_id', 'g.client_id')
+    .where('g.user_id', userId)
+    .orderBy('g.granted_at', 'desc')
+    .select('g.user_id', 'g.client_id', 'g.scope', 'g.granted_at', 'g.last_used_at', 'c.name as client_name');
+  return rows.map((r: GrantRecord & { client_name: string }) => ({ ...toRow(r), clientName: r.client_name }));
+}
+
+/** Returns whether a grant was there to delete. */
+export async function deleteGrant(db: DbOrTrx, userId: string, clientId: string): Promise<boolean> {
+  const n = await db('oauth_grants').where({ user_id: userId, client_id: clientId }).del();
+  return n > 0;
+}
+
+export async function touchGrant(db: DbOrTrx, userId: string, clientId: string, now: Date): Promise<void> {
+  await db('oauth_grants').where({ user_id: userId, client_id: clientId }).update({ last_used_at: now });
+}
+
+/** The same, found through the OAuth session a refresh token belongs to (one statement). */
+export async function touchGrantOfSession(db: DbOrTrx, sessionId: string, now: Date): Promise<void> {
+  await db.raw(
+    `update oauth_grants g set last_used_at = ?
+       from sessions s
+      where s.id = ? and g.user_id = s.user_id and g.client_id = s.client_id`,
+    [now, sessionId],
+  );
+}

@@ -1,0 +1,160 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { findClientById, type OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
+import { insertAuthorizationCode } from '../../db/repositories/oauth-codes.repo';
+import { findGrant } from '../../db/repositories/oauth-grants.repo';
+import { insertAuthorizationRequest } from '../../db/repositories/oauth-requests.repo';
+import type { OAuthErrorCode } from '../../errors';
+import { addSeconds } from '../../lib/clock';
+import { randomToken, sha256Hex } from '../../lib/crypto';
+import { CODE_CHALLENGE_PATTERN } from '../../lib/pkce';
+import type { ServiceContext } from '../context';
+import type { Principal } from '../principal';
+import { formatScope, isSubset, parseScope } from './scopes';
+
+const MAX_STATE_LENGTH = 2048;
+
+/** What GET /api/oauth/authorize does next. */
+export type AuthorizeOutcome =
+  /** RFC 6749 §4.1.2.1: client or redirect_uri not verified: answer 400 here, never redirect. */
+  | { kind: 'error'; error: OAuthErrorCode; description: string }
+  /** Any other outcome is a 302 to `url`. */
+  | { kind: 'redirect'; url: string };
+
+type Single = { ok: true; value: string | undefined } | { ok: false };
+
+/** RFC 6749 §3.1: a parameter sent more than once is invalid. */
+function single(value: unknown): Single {
+  if (value === undefined) return { ok: true, value: undefined };
+  if (typeof value === 'string') return { ok: true, value };
+  return { ok: false };
+}
+
+/** `redirect_uri` with the given parameters added to its query (its own query parameters are kept). */
+export function buildRedirectUrl(redirectUri: string, params: Record<string, string | null | undefined>): string {
+  const url = new URL(redirectUri);
+  for (const [key, value] of Object.entries(params)) {
+    if (value !== undefined && value !== null) url.searchParams.set(key, value);
+  }
+  return url.toString();
+}
+
+export function errorRedirect(redirectUri: string, error: OAuthErrorCode, description: string, state: string | null | undefined): string {
+  return buildRedirectUrl(redirectUri, { error, error_description: description, state });
+}
+
+/** Issues a one-time code (spec §2.7): only its SHA-256 is stored. Returns the plain code. */
+export async function issueAuthorizationCode(
+  ctx: ServiceContext,
+  db: Knex | Knex.Transaction,
+  input: { clientId: string; userId: string; redirectUri: string; scope: string; codeChallenge: string },
+): Promise<string> {
+  const code = randomToken(32);
+  const now = ctx.clock.now();
+  await insertAuthorizationCode(db, {
+    codeHash: sha256Hex(code),
+    ...input,
+    now,
+    expiresAt: addSeconds(now, ctx.config.authorizationCodeTtlSeconds),
+  });
+  return code;
+}
+
+/** Client and redirect URI checks that must pass before anything may be sent to the redirect URI. */
+async function verifyClientAndRedirect(
+  ctx: ServiceContext,
+  query: Record<string, unknown>,
+): Promise<{ ok: true; client: OAuthClientRow; redirectUri: string } | { ok: false; outcome: AuthorizeOutcome }> {
+  const fail = (description: string) => ({ ok: false as const, outcome: { kind: 'error' as const, error: 'invalid_request' as const, description } });
+  const clientId = single(query.client_id);
+  if (!clientId.ok) return fail('client_id must be sent once');
+  if (!clientId.value) return fail('client_id is required');
+  const client = clientId.value.length <= 200 ? await findClientById(ctx.db, clientId.value) : undefined;
+  if (!client || !client.isActive) return fail('Unknown or inactive client');
+
+  const redirectUri = single(query.redirect_uri);
+  if (!redirectUri.ok) return fail('redirect_uri must be sent once');
+  if (!redirectUri.value) return fail('redirect_uri is required');
+  // Exact string comparison, no normalisation: a trailing slash, case change or :443 is another URI (RFC 9700 §4.1.3).
+  if (!client.redirectUris.includes(redirectUri.value)) return fail('redirect_uri is not registered for this client');
+  return { ok: true, client, redirectUri: redirectUri.value };
+}
+
+/**
+ * GET /api/oauth/authorize (spec §4.3, CONTRACT §5). `principal` is the browser's first-party session, if any;
+ * `authorizeUrl` is the full URL of this request, where the login page sends the browser back.
+ */
+export async function startAuthorization(
+  ctx: ServiceContext,
+  query: Record<string, unknown>,
+  principal: Principal | undefined,
+  authorizeUrl: string,
+): Promise<AuthorizeOutcome> {
+  const verified = await verifyClientAndRedirect(ctx, query);
+  if (!verified.ok) return verified.outcome;
+  const { client, redirectUri } = verified;
+
+  const stateParam = single(query.state);
+  const state = stateParam.ok ? stateParam.value : undefined;
+  const redirectError = (error: OAuthErrorCode, description: string): AuthorizeOutcome => ({
+    kind: 'redirect',
+    url: errorRedirect(redirectUri, error, description, state),
+  });
+  if (!stateParam.ok) return redirectError('invalid_request', 'state must be sent once');
+  if (state !== undefined && state.length > MAX_STATE_LENGTH) return redirectError('invalid_request', 'state is too long');
+
+  const responseType = single(query.response_type);
+  if (!responseType.ok || !responseType.value) return redirectError('invalid_request', 'response_type is required and must be sent once');
+  if (responseType.value !== 'code') return redirectError('unsupported_response_type', 'Only response_type=code is supported');
+
+  const method = single(query.code_challenge_method);
+  const challenge = single(query.code_challenge);
+  if (!method.ok || !challenge.ok) return redirectError('invalid_request', 'PKCE parameters must be sent once');
+  if (!challenge.value) return redirectError('invalid_request', 'code_challenge is required (PKCE with S256)');
+  if (method.value !== 'S256') {
+    return redirectError('invalid_request', method.value === undefined ? 'code_challenge_method is required and must be S256' : 'code_challenge_method must be S256');
+  }
+  if (!CODE_CHALLENGE_PATTERN.test(challenge.value)) {
+    return redirectError('invalid_request', 'code_challenge must be 43 base64url characters (SHA-256 of the verifier)');
+  }
+
+  const scopeParam = single(query.scope);
+  if (!scopeParam.ok) return redirectError('invalid_request', 'scope must be sent once');
+  // RFC 6749 §3.3: without scope the client's registered scopes are the documented default (docs/oauth.md).
+  const scopes = scopeParam.value?.trim() ? parseScope(scopeParam.value) : parseScope(formatScope(client.scopes));
+  if (scopes.length === 0) return redirectError('invalid_scope', 'The client has no scopes');
+  if (!isSubset(scopes, client.scopes)) return redirectError('invalid_scope', 'scope contains a value this client may not request');
+
+  // Tokens issued to OAuth clients never stand for the user here: only a first-party session may authorize.
+  if (!principal || principal.clientId) {
+    return { kind: 'redirect', url: `${ctx.config.baseUrl}/login?${new URLSearchParams({ return_to: authorizeUrl })}` };
+  }
+
+  const scope = formatScope(scopes);
+  const grant = await findGrant(ctx.db, principal.userId, client.clientId);
+  if (grant && isSubset(scopes, grant.scopes)) {
+    const code = await issueAuthorizationCode(ctx, ctx.db, {
+      clientId: client.clientId,
+      userId: principal.userId,
+      redirectUri,
+      scope,
+      codeChallenge: challenge.value,
+    });
+    return { kind: 'redirect', url: buildRedirectUrl(redirectUri, { code, state }) };
+  }
+
+  const now = ctx.clock.now();
+  const requestId = randomUUID();
+  await insertAuthorizationRequest(ctx.db, {
+    id: requestId,
+    userId: principal.userId,
+    clientId: client.clientId,
+    redirectUri,
+    scope,
+    state: state ?? null,
+    codeChallenge: challenge.value,
+    now,
+    expiresAt: addSeconds(now, ctx.config.pendingAuthorizationTtlSeconds),
+  });
+  return { kind: 'redirect', url: `${ctx.config.baseUrl}/consent?${new URLSearchParams({ request_id: requestId })}` };
+}

@@ -1,0 +1,77 @@
+import { findClientById, type OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
+import { OAuthError } from '../../errors';
+import { sha256Hex } from '../../lib/crypto';
+import type { ServiceContext } from '../context';
+import { verifyClientSecret } from './client-secrets';
+
+/** Compared against when the client is unknown, so that the answer takes the same time. */
+const DUMMY_SECRET_HASH = sha256Hex('no-such-client');
+
+export interface ClientCredentialsInput {
+  authorization?: string;
+  clientId?: unknown;
+  clientSecret?: unknown;
+}
+
+function decodeFormComponent(value: string): string | undefined {
+  try {
+    return decodeURIComponent(value.replace(/\+/g, ' '));
+  } catch {
+    return undefined;
+  }
+}
+
+/** RFC 6749 §2.3.1: Basic credentials are application/x-www-form-urlencoded before base64. */
+function parseBasic(header: string): { clientId: string; clientSecret: string } | undefined {
+  const match = /^Basic\s+([A-Za-z0-9+/=._~-]+)\s*$/i.exec(header);
+  if (!match) return undefined;
+  const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return undefined;
+  const clientId = decodeFormComponent(decoded.slice(0, colon));
+  const clientSecret = decodeFormComponent(decoded.slice(colon + 1));
+  if (clientId === undefined || clientSecret === undefined) return undefined;
+  return { clientId, clientSecret };
+}
+
+function invalidClient(usedBasic: boolean, description = 'Client authentication failed'): OAuthError {
+  // RFC 6749 §5.2: 401 with WWW-Authenticate matching the scheme the client used.
+  return new OAuthError('invalid_client', description, usedBasic ? { headers: { 'WWW-Authenticate': 'Basic realm="oauth"' } } : {});
+}
+
+/**
+ * client_secret_basic or client_secret_post (spec §5.6), never both (RFC 6749 §2.3: one method per request).
+ * Unknown, inactive and wrong-secret clients answer the same 401 invalid_client.
+ */
+export async function authenticateClient(ctx: ServiceContext, input: ClientCredentialsInput): Promise<OAuthClientRow> {
+  const header = input.authorization;
+  const usesBasic = typeof header === 'string' && /^Basic\b/i.test(header.trim());
+  const bodyId = input.clientId;
+  const bodySecret = input.clientSecret;
+  if ((bodyId !== undefined && typeof bodyId !== 'string') || (bodySecret !== undefined && typeof bodySecret !== 'string')) {
+    throw new OAuthError('invalid_request', 'client_id and client_secret must be single strings');
+  }
+
+  let clientId: string;
+  let clientSecret: string;
+  if (usesBasic) {
+    if (bodySecret !== undefined) {
+      throw new OAuthError('invalid_request', 'Use one client authentication method: HTTP Basic or client_secret in the body, not both');
+    }
+    const basic = parseBasic(header!);
+    if (!basic) throw invalidClient(true, 'Malformed HTTP Basic credentials');
+    if (bodyId !== undefined && bodyId !== basic.clientId) {
+      throw new OAuthError('invalid_request', 'client_id in the body does not match the HTTP Basic credentials');
+    }
+    ({ clientId, clientSecret } = basic);
+  } else {
+    if (!bodyId || bodySecret === undefined) throw invalidClient(false, 'Client authentication required');
+    clientId = bodyId;
+    clientSecret = bodySecret;
+  }
+
+  const client = clientId.length <= 200 ? await findClientById(ctx.db, clientId) : undefined;
+  const secretOk = verifyClientSecret(clientSecret, client?.secretHash ?? DUMMY_SECRET_HASH);
+  if (!client || !secretOk || !client.isActive) throw invalidClient(usesBasic);
+  return client;
+}

@@ -1,0 +1,72 @@
+import { withTransaction } from '../../db';
+import { findClientById, type OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
+import { findGrant, upsertGrant } from '../../db/repositories/oauth-grants.repo';
+import {
+  consumeAuthorizationRequest,
+  findPendingAuthorizationRequest,
+  type AuthorizationRequestRow,
+} from '../../db/repositories/oauth-requests.repo';
+import { forbidden, notFound } from '../../errors';
+import type { ServiceContext } from '../context';
+import type { Principal } from '../principal';
+import { buildRedirectUrl, errorRedirect, issueAuthorizationCode } from './authorize.service';
+import { parseScope, unionScopes } from './scopes';
+
+export interface ConsentInfo {
+  request: AuthorizationRequestRow;
+  client: OAuthClientRow;
+  scopes: string[];
+}
+
+/** A pending request is visible only to the user it was created for; anything else is a 404 (CONTRACT §5). */
+const requestNotFound = () => notFound('Authorization request');
+
+/** Consent is given by the user in person: a token issued to an OAuth client cannot approve anything. */
+function assertFirstParty(principal: Principal): void {
+  if (principal.clientId) throw forbidden('Consent requires a first-party session');
+}
+
+export async function getConsentInfo(ctx: ServiceContext, principal: Principal, requestId: string): Promise<ConsentInfo> {
+  assertFirstParty(principal);
+  const request = await findPendingAuthorizationRequest(ctx.db, requestId, principal.userId, ctx.clock.now());
+  if (!request) throw requestNotFound();
+  const client = await findClientById(ctx.db, request.clientId);
+  if (!client?.isActive) throw requestNotFound();
+  return { request, client, scopes: parseScope(request.scope) };
+}
+
+/** Approve: the pending request is consumed (one conditional UPDATE), the grant recorded and a code issued. */
+export async function approveAuthorization(ctx: ServiceContext, principal: Principal, requestId: string): Promise<string> {
+  assertFirstParty(principal);
+  const now = ctx.clock.now();
+  return withTransaction(ctx.db, async (trx) => {
+    const request = await consumeAuthorizationRequest(trx, requestId, principal.userId, now);
+    if (!request) throw requestNotFound();
+    const client = await findClientById(trx, request.clientId);
+    if (!client?.isActive) throw requestNotFound();
+    const requested = parseScope(request.scope);
+    const existing = await findGrant(trx, principal.userId, client.clientId);
+    await upsertGrant(trx, {
+      userId: principal.userId,
+      clientId: client.clientId,
+      scopes: existing ? unionScopes(existing.scopes, requested) : requested,
+      now,
+    });
+    const code = await issueAuthorizationCode(ctx, trx, {
+      clientId: client.clientId,
+      userId: principal.userId,
+      redirectUri: request.redirectUri,
+      scope: request.scope,
+      codeChallenge: request.codeChallenge,
+    });
+    return buildRedirectUrl(request.redirectUri, { code, state: request.state });
+  });
+}
+
+/** Deny: the request is consumed and the client learns access_denied with its state (spec §4.3). */
+export async function denyAuthorization(ctx: ServiceContext, principal: Principal, requestId: string): Promise<string> {
+  assertFirstParty(principal);
+  const request = await consumeAuthorizationRequest(ctx.db, requestId, principal.userId, ctx.clock.now());
+  if (!request) throw requestNotFound();
+  return errorRedirect(request.redirectUri, 'access_denied', 'The user denied the request', request.state);
+}

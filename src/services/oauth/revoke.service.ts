@@ -1,0 +1,26 @@
+import type { OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
+import { revokeSession } from '../../db/repositories/sessions.repo';
+import { OAuthError } from '../../errors';
+import type { ServiceContext } from '../context';
+
+/**
+ * RFC 7009. Refresh and access tokens are both accepted (token_type_hint only changes which is tried first);
+ * either revokes the session it belongs to, so the pair dies together. An unknown, expired or already revoked
+ * token answers 200 (§2.2); a valid token issued to another client (or first-party) is refused with
+ * unauthorized_client and stays valid (spec §4.3: a client may revoke only tokens it issued).
+ */
+export async function revokeToken(
+  ctx: ServiceContext,
+  client: OAuthClientRow,
+  input: { token: string; tokenTypeHint?: string },
+): Promise<void> {
+  const now = ctx.clock.now();
+  const asRefresh = () => ctx.jwt.verifyRefresh(input.token, now);
+  const asAccess = () => ctx.jwt.verifyAccess(input.token, now);
+  const payload = input.tokenTypeHint === 'access_token' ? (asAccess() ?? asRefresh()) : (asRefresh() ?? asAccess());
+  if (!payload) return;
+  if (payload.client_id !== client.clientId) {
+    throw new OAuthError('unauthorized_client', 'This token was not issued to this client');
+  }
+  await revokeSession(ctx.db, payload.sid, now);
+}

@@ -1,0 +1,105 @@
+import { withTransaction } from '../../db';
+import type { OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
+import {
+  consumeAuthorizationCode,
+  findAuthorizationCode,
+  setAuthorizationCodeSession,
+} from '../../db/repositories/oauth-codes.repo';
+import { touchGrant, touchGrantOfSession } from '../../db/repositories/oauth-grants.repo';
+import { revokeSession } from '../../db/repositories/sessions.repo';
+import { findUserById } from '../../db/repositories/users.repo';
+import { OAuthError } from '../../errors';
+import { sha256Hex } from '../../lib/crypto';
+import { verifyPkceS256 } from '../../lib/pkce';
+import type { RequestMeta, ServiceContext } from '../context';
+import { rotateRefreshToken, startSession, type IssuedTokens } from '../sessions.service';
+import { isSubset, parseScope } from './scopes';
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  refresh_token: string;
+  scope: string;
+}
+
+/** Spec §4.3: exactly these fields; expires_in is the fixed 3600 although the JWT lives 24 h. */
+function presentTokens(ctx: ServiceContext, tokens: IssuedTokens, scope: string): TokenResponse {
+  return {
+    access_token: tokens.accessToken,
+    token_type: 'Bearer',
+    expires_in: ctx.config.oauthExpiresInSeconds,
+    refresh_token: tokens.refreshToken,
+    scope,
+  };
+}
+
+type Exchange = { ok: true; tokens: IssuedTokens; scope: string } | { ok: false; description: string };
+
+const INVALID_CODE = 'Authorization code is invalid, expired or already used';
+
+/**
+ * authorization_code grant (RFC 6749 §4.1.3, RFC 7636 §4.6). The code is consumed with one conditional UPDATE,
+ * so of N concurrent exchanges exactly one wins. A failed check after consumption still burns the code (it was
+ * presented once); a database failure rolls everything back and burns nothing (CONTRACT §3).
+ */
+export async function exchangeAuthorizationCode(
+  ctx: ServiceContext,
+  client: OAuthClientRow,
+  input: { code: string; redirectUri: string; codeVerifier: string },
+  meta: RequestMeta,
+): Promise<TokenResponse> {
+  const now = ctx.clock.now();
+  const codeHash = sha256Hex(input.code);
+  const result = await withTransaction(ctx.db, async (trx): Promise<Exchange> => {
+    const code = await consumeAuthorizationCode(trx, codeHash, client.clientId, now);
+    if (!code) {
+      const previous = await findAuthorizationCode(trx, codeHash);
+      // RFC 6749 §4.1.2: a replayed code revokes the tokens its first exchange issued.
+      if (previous?.usedAt && previous.clientId === client.clientId && previous.sessionId) {
+        await revokeSession(trx, previous.sessionId, now);
+        ctx.logger.warn({ clientId: client.clientId, sessionId: previous.sessionId }, 'authorization code replay: session revoked');
+      }
+      return { ok: false, description: INVALID_CODE };
+    }
+    if (code.redirectUri !== input.redirectUri) return { ok: false, description: 'redirect_uri does not match the authorization request' };
+    if (!verifyPkceS256(input.codeVerifier, code.codeChallenge)) return { ok: false, description: 'Invalid PKCE verifier' };
+    const user = await findUserById(trx, code.userId);
+    if (!user?.isActive) return { ok: false, description: INVALID_CODE };
+    const tokens = await startSession(ctx, trx, { user, client: { clientId: client.clientId, scope: code.scope }, meta });
+    await setAuthorizationCodeSession(trx, codeHash, tokens.sessionId);
+    await touchGrant(trx, user.id, client.clientId, now);
+    return { ok: true, tokens, scope: code.scope };
+  });
+  if (!result.ok) throw new OAuthError('invalid_grant', result.description);
+  return presentTokens(ctx, result.tokens, result.scope);
+}
+
+/**
+ * refresh_token grant: rotation, reuse detection (whole session revoked) and client binding live in
+ * rotateRefreshToken. Narrowing the scope is not supported: a `scope` parameter must name the granted scope.
+ */
+export async function refreshAccessToken(
+  ctx: ServiceContext,
+  client: OAuthClientRow,
+  input: { refreshToken: string; scope?: string },
+  meta: RequestMeta,
+): Promise<TokenResponse> {
+  if (input.scope !== undefined) {
+    // Checked before rotation so that a refused request burns nothing.
+    const granted = parseScope(ctx.jwt.verifyRefresh(input.refreshToken, ctx.clock.now())?.scope ?? '');
+    const asked = parseScope(input.scope);
+    if (granted.length > 0 && (!isSubset(asked, granted) || !isSubset(granted, asked))) {
+      throw new OAuthError('invalid_scope', 'The refresh grant keeps the scope originally granted');
+    }
+  }
+  const result = await rotateRefreshToken(ctx, input.refreshToken, client.clientId, meta);
+  if (!result.ok) throw new OAuthError('invalid_grant', 'Refresh token is invalid, expired or already used');
+  try {
+    await touchGrantOfSession(ctx.db, result.tokens.sessionId, ctx.clock.now());
+  } catch (err) {
+    // The rotation is committed: a failed bookkeeping write must not turn it into an error (tokens would be lost).
+    ctx.logger.warn({ err: (err as Error)?.message }, 'could not update connected app last_used_at');
+  }
+  return presentTokens(ctx, result.tokens, result.scope ?? '');
+}

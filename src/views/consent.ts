@@ -1,0 +1,40 @@
+import { escapeHtml, renderPage } from './layout';
+
+/** The consent screen (spec §4.3): who asks, for what, in plain words; Approve and Deny are plain form posts. */
+export function renderConsentPage(options: {
+  csrf: string;
+  requestId: string;
+  clientName: string;
+  scopes: Array<{ scope: string; description: string }>;
+  userEmail: string;
+}): string {
+  const items = options.scopes.map((s) => `<li>${escapeHtml(s.description)}</li>`).join('\n    ');
+  return renderPage({
+    title: `Allow ${options.clientName}?`,
+    body: `<h1><span id="client-name">${escapeHtml(options.clientName)}</span> wants to access your account</h1>
+<p class="muted">Signed in as ${escapeHtml(options.userEmail)}</p>
+<p id="scopes-heading">If you allow it, this app will be able to:</p>
+<ul class="scopes" aria-labelledby="scopes-heading">
+    ${items}
+</ul>
+<form method="post" action="/consent">
+  <input type="hidden" name="csrf" value="${escapeHtml(options.csrf)}">
+  <input type="hidden" name="request_id" value="${escapeHtml(options.requestId)}">
+  <div class="actions">
+    <button type="submit" name="decision" value="approve">Approve</button>
+    <button type="submit" name="decision" value="deny" class="secondary">Deny</button>
+  </div>
+</form>
+<p class="muted">You can remove this app's access at any time from your connected apps.</p>`,
+  });
+}
+
+/** A small error page for the browser flow (bad authorize link, expired request, refused form). */
+export function renderOAuthErrorPage(options: { title: string; message: string }): string {
+  return renderPage({
+    title: options.title,
+    body: `<h1>${escapeHtml(options.title)}</h1>
+<p role="alert">${escapeHtml(options.message)}</p>
+<p class="muted">Go back to the app you came from and try again.</p>`,
+  });
+}
