@@ -83,3 +83,10 @@ export async function updateClient(
   const [row] = await db<OAuthClientRecord>('oauth_clients').where({ client_id: clientId }).update(record).returning('*');
   return row ? toClientRow(row) : undefined;
 }
+
+export async function countClients(db: DbOrTrx): Promise<{ total: number; active: number }> {
+  const row = await db('oauth_clients')
+    .select(db.raw('count(*) as total'), db.raw('count(*) filter (where is_active) as active'))
+    .first();
+  return { total: Number(row?.total ?? 0), active: Number(row?.active ?? 0) };
+}

@@ -111,3 +111,44 @@ export async function updateUser(
 export async function touchUserLogin(db: DbOrTrx, id: string, now: Date): Promise<void> {
   await db('users').where({ id }).update({ last_login_at: now });
 }
+
+/** `%`, `_` and `\` match literally in a search term. */
+function likePattern(term: string): string {
+  return `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/**
+ * A page of users, newest first, with the total matching `search` (case-insensitive, in email, first name, last
+ * name or full name).
+ */
+export async function listUsers(
+  db: DbOrTrx,
+  query: { search?: string; limit: number; offset: number },
+): Promise<{ users: UserRow[]; total: number }> {
+  const matching = () => {
+    const q = db<UserRecord>('users');
+    if (query.search) {
+      const pattern = likePattern(query.search);
+      q.where((w) =>
+        w
+          .whereILike('email', pattern)
+          .orWhereILike('first_name', pattern)
+          .orWhereILike('last_name', pattern)
+          .orWhereRaw(`(first_name || ' ' || last_name) ilike ?`, [pattern]),
+      );
+    }
+    return q;
+  };
+  const [rows, count] = await Promise.all([
+    matching().orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id' }]).limit(query.limit).offset(query.offset),
+    matching().count<{ count: string }[]>('* as count').first(),
+  ]);
+  return { users: rows.map(toUserRow), total: Number(count?.count ?? 0) };
+}
+
+export async function countUsers(db: DbOrTrx): Promise<{ total: number; active: number }> {
+  const row = await db('users')
+    .select(db.raw('count(*) as total'), db.raw('count(*) filter (where is_active) as active'))
+    .first();
+  return { total: Number(row?.total ?? 0), active: Number(row?.active ?? 0) };
+}

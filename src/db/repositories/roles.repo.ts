@@ -1,0 +1,157 @@
+import type { DbOrTrx } from '..';
+import { UUID_PATTERN } from './users.repo';
+
+export interface RoleRow {
+  id: string;
+  name: string;
+  description: string;
+  /** null = a global role. */
+  application: string | null;
+  /** Sorted; every catalogue permission for the global super_admin (CONTRACT §6). */
+  permissions: string[];
+  isActive: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface PermissionRow {
+  name: string;
+  description: string;
+}
+
+interface RoleRecord {
+  id: string;
+  name: string;
+  description: string;
+  application: string | null;
+  permissions: string[] | string;
+  is_active: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+function toRoleRow(r: RoleRecord): RoleRow {
+  return {
+    id: r.id,
+    name: r.name,
+    description: r.description,
+    application: r.application,
+    permissions: typeof r.permissions === 'string' ? (JSON.parse(r.permissions) as string[]) : r.permissions,
+    isActive: r.is_active,
+    createdAt: new Date(r.created_at),
+    updatedAt: new Date(r.updated_at),
+  };
+}
+
+/**
+ * Roles with their permissions in one statement. The global super_admin is shown with the whole catalogue, the
+ * same rule loadUserAccess applies (CONTRACT §6: super_admin holds every permission).
+ */
+function selectRoles(db: DbOrTrx) {
+  return db('roles as ro').select(
+    'ro.id',
+    'ro.name',
+    'ro.description',
+    'ro.application',
+    'ro.is_active',
+    'ro.created_at',
+    'ro.updated_at',
+    db.raw(
+      `case when ro.name = 'super_admin' and ro.application is null
+            then coalesce((select json_agg(p.name order by p.name) from permissions p), '[]'::json)
+            else coalesce((select json_agg(rp.permission order by rp.permission)
+                             from role_permissions rp where rp.role_id = ro.id), '[]'::json)
+       end as permissions`,
+    ),
+  );
+}
+
+/** Every role, global first, then by application and name; `activeOnly` drops deactivated ones. */
+export async function listRoles(db: DbOrTrx, filter: { activeOnly?: boolean } = {}): Promise<RoleRow[]> {
+  const q = selectRoles(db).orderByRaw('ro.application nulls first, ro.name');
+  if (filter.activeOnly) q.where('ro.is_active', true);
+  const rows = (await q) as RoleRecord[];
+  return rows.map(toRoleRow);
+}
+
+export async function findRoleById(db: DbOrTrx, id: string): Promise<RoleRow | undefined> {
+  if (!UUID_PATTERN.test(id)) return undefined;
+  const row = (await selectRoles(db).where('ro.id', id).first()) as RoleRecord | undefined;
+  return row ? toRoleRow(row) : undefined;
+}
+
+/** The roles assigned to a user, deactivated ones included (they grant nothing while inactive). */
+export async function listRolesOfUser(db: DbOrTrx, userId: string): Promise<RoleRow[]> {
+  const rows = (await selectRoles(db)
+    .join('user_roles as ur', 'ur.role_id', 'ro.id')
+    .where('ur.user_id', userId)
+    .orderByRaw('ro.application nulls first, ro.name')) as RoleRecord[];
+  return rows.map(toRoleRow);
+}
+
+/** `application` null = the global role of that name. */
+export async function findRoleByName(db: DbOrTrx, name: string, application: string | null): Promise<RoleRow | undefined> {
+  const q = selectRoles(db).where('ro.name', name);
+  if (application === null) q.whereNull('ro.application');
+  else q.where('ro.application', application);
+  const row = (await q.first()) as RoleRecord | undefined;
+  return row ? toRoleRow(row) : undefined;
+}
+
+/** Unique violation `roles_name_application_unique` when the name is taken in that application. */
+export async function insertRole(
+  db: DbOrTrx,
+  role: { id: string; name: string; description: string; application: string | null; now: Date },
+): Promise<void> {
+  await db('roles').insert({
+    id: role.id,
+    name: role.name,
+    description: role.description,
+    application: role.application,
+    is_active: true,
+    created_at: role.now,
+    updated_at: role.now,
+  });
+}
+
+/** Returns whether the role exists. */
+export async function updateRole(
+  db: DbOrTrx,
+  id: string,
+  patch: Partial<{ name: string; description: string; isActive: boolean }>,
+  now: Date,
+): Promise<boolean> {
+  const record: Record<string, unknown> = { updated_at: now };
+  if (patch.name !== undefined) record.name = patch.name;
+  if (patch.description !== undefined) record.description = patch.description;
+  if (patch.isActive !== undefined) record.is_active = patch.isActive;
+  const n = await db('roles').where({ id }).update(record);
+  return n > 0;
+}
+
+/** Replaces the role's permission set. */
+export async function setRolePermissions(db: DbOrTrx, roleId: string, permissions: string[]): Promise<void> {
+  await db('role_permissions').where({ role_id: roleId }).delete();
+  if (permissions.length > 0) {
+    await db('role_permissions').insert(permissions.map((permission) => ({ role_id: roleId, permission })));
+  }
+}
+
+/**
+ * Takes a row lock on the global super_admin role for the rest of the transaction. Every change that can take
+ * super_admin away from someone takes it first, so two concurrent requests cannot both remove "one of the two
+ * remaining" super_admins.
+ */
+export async function lockSuperAdminRole(trx: DbOrTrx): Promise<void> {
+  await trx('roles').where({ name: 'super_admin' }).whereNull('application').forUpdate().first('id');
+}
+
+export async function countActiveRoles(db: DbOrTrx): Promise<number> {
+  const row = await db('roles').where({ is_active: true }).count<{ count: string }[]>('* as count').first();
+  return Number(row?.count ?? 0);
+}
+
+/** The permission catalogue of spec §2.9 (the seeded `permissions` table). */
+export async function listPermissions(db: DbOrTrx): Promise<PermissionRow[]> {
+  return db('permissions').select('name', 'description').orderBy('name');
+}

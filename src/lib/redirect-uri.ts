@@ -1,0 +1,50 @@
+/** Longest redirect URI accepted at client registration. */
+export const REDIRECT_URI_MAX_LENGTH = 2048;
+
+/** Loopback hosts that may use plain http (RFC 8252 §7.3: native apps listen on the loopback interface). */
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1']);
+
+export type RedirectUriCheck = { ok: true } | { ok: false; reason: string };
+
+/**
+ * Rules for a redirect URI registered on an OAuth client. The URI is stored exactly as given, because authorize
+ * compares it by exact string match (RFC 6749 §3.1.2, RFC 9700 §4.1.3), so anything ambiguous is refused here:
+ * - absolute http(s) URL (no javascript:, data:, custom schemes, relative references);
+ * - https, except http on the loopback hosts localhost and 127.0.0.1, any port (RFC 6749 §3.1.2.1, RFC 8252 §7.3);
+ * - no fragment (RFC 6749 §3.1.2);
+ * - no userinfo and no `@` in the authority (`https://good.example@evil.example/` misleads the reader);
+ * - no wildcard `*`, no backslash, whitespace or control characters (parsers disagree about them).
+ */
+export function checkRedirectUri(uri: string): RedirectUriCheck {
+  if (uri.length === 0) return { ok: false, reason: 'redirect URI is empty' };
+  if (uri.length > REDIRECT_URI_MAX_LENGTH) {
+    return { ok: false, reason: `redirect URI is longer than ${REDIRECT_URI_MAX_LENGTH} characters` };
+  }
+  if (/[\s\x00-\x1f\x7f\\]/.test(uri)) {
+    return { ok: false, reason: 'redirect URI must not contain whitespace, control characters or backslashes' };
+  }
+  if (uri.includes('*')) return { ok: false, reason: 'redirect URI must not contain wildcards' };
+  if (uri.includes('#')) return { ok: false, reason: 'redirect URI must not contain a fragment' };
+
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(uri)?.[1]?.toLowerCase();
+  if (!scheme) return { ok: false, reason: 'redirect URI must be an absolute URL' };
+  if (scheme !== 'https' && scheme !== 'http') {
+    return { ok: false, reason: 'redirect URI must use https (or http on localhost / 127.0.0.1)' };
+  }
+  if (!/^https?:\/\/[^/?]/i.test(uri)) return { ok: false, reason: 'redirect URI must be an absolute URL with a host' };
+
+  const authority = /^https?:\/\/([^/?]*)/i.exec(uri)?.[1] ?? '';
+  if (authority.includes('@')) return { ok: false, reason: 'redirect URI must not contain user information' };
+
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return { ok: false, reason: 'redirect URI is not a valid URL' };
+  }
+  if (!url.hostname) return { ok: false, reason: 'redirect URI must be an absolute URL with a host' };
+  if (url.protocol === 'http:' && !LOOPBACK_HOSTS.has(url.hostname)) {
+    return { ok: false, reason: 'redirect URI must use https (http is allowed only on localhost and 127.0.0.1)' };
+  }
+  return { ok: true };
+}

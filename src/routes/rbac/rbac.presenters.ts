@@ -1,0 +1,19 @@
+import type { PermissionRow, RoleRow } from '../../db/repositories/roles.repo';
+
+/** Role (CONTRACT §6). Fields are listed one by one: nothing else leaks. */
+export function presentRole(role: RoleRow) {
+  return {
+    id: role.id,
+    name: role.name,
+    description: role.description,
+    application: role.application,
+    permissions: role.permissions,
+    is_active: role.isActive,
+    created_at: role.createdAt,
+    updated_at: role.updatedAt,
+  };
+}
+
+export function presentPermission(permission: PermissionRow) {
+  return { name: permission.name, description: permission.description };
+}

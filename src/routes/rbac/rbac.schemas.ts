@@ -1,0 +1,64 @@
+import { z } from 'zod';
+import type { RoleRef } from '../../services/roles.service';
+
+const IDENTIFIER = /^[A-Za-z0-9][A-Za-z0-9_.:-]*$/;
+
+export const roleNameField = z
+  .string({ error: 'name must be a string' })
+  .trim()
+  .min(1, 'name is required')
+  .max(64, 'name is too long')
+  .regex(IDENTIFIER, 'name may contain letters, digits and _ . : - only');
+
+/** null (or absent) = a global role. */
+export const applicationField = z
+  .string({ error: 'application must be a string or null' })
+  .trim()
+  .min(1, 'application must not be empty (use null for a global role)')
+  .max(100, 'application is too long')
+  .regex(IDENTIFIER, 'application may contain letters, digits and _ . : - only')
+  .nullable();
+
+const descriptionField = z.string({ error: 'description must be a string' }).trim().max(500, 'description is too long');
+
+const permissionsField = z
+  .array(z.string({ error: 'each permission must be a string' }).trim().min(1).max(100), { error: 'permissions must be an array of strings' })
+  .max(100, 'too many permissions');
+
+export const uuidField = (name: string) => z.uuid({ error: `${name} must be a uuid` });
+
+export const roleIdParams = z.object({ roleId: uuidField('roleId') });
+export const userIdParams = z.object({ userId: uuidField('userId') });
+export const userRoleParams = z.object({ userId: uuidField('userId'), roleId: uuidField('roleId') });
+
+export const createRoleBody = z.object({
+  name: roleNameField,
+  description: descriptionField.optional(),
+  application: applicationField.optional(),
+  permissions: permissionsField.optional(),
+});
+
+export const updateRoleBody = z
+  .object({
+    name: roleNameField.optional(),
+    description: descriptionField.optional(),
+    permissions: permissionsField.optional(),
+    is_active: z.boolean({ error: 'is_active must be a boolean' }).optional(),
+  })
+  .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'Nothing to update' });
+
+/** CONTRACT §6: `{ role_id }` or `{ role: name, application? }`. */
+export const assignRoleBody = z
+  .object({
+    role_id: uuidField('role_id').optional(),
+    role: roleNameField.optional(),
+    application: applicationField.optional(),
+  })
+  .refine((b) => (b.role_id === undefined) !== (b.role === undefined), {
+    message: 'Give either role_id or role (with an optional application)',
+  })
+  .transform((b): RoleRef => (b.role_id !== undefined ? { role_id: b.role_id } : { role: b.role!, application: b.application ?? null }));
+
+export const checkPermissionBody = z.object({
+  permission: z.string({ error: 'permission is required' }).trim().min(1, 'permission is required').max(100),
+});

@@ -1,0 +1,49 @@
+import type { PrincipalRole } from '../../db/repositories/principal.repo';
+import type { UserRow } from '../../db/repositories/users.repo';
+import { adminRoleOf, fullName, globalRoleNames } from '../../services/principal';
+
+/** `{ id, name, application }`: how a user's roles appear inside user objects (CONTRACT §6). */
+export function presentRoleRef(role: PrincipalRole) {
+  return { id: role.id, name: role.name, application: role.application };
+}
+
+/** A user in listings: the user detail without resolved permissions. Never the password hash. */
+export function presentUserSummary(user: UserRow, roles: PrincipalRole[]) {
+  return {
+    id: user.id,
+    email: user.email,
+    name: fullName(user.firstName, user.lastName),
+    first_name: user.firstName,
+    last_name: user.lastName,
+    is_active: user.isActive,
+    email_verified: user.emailVerified,
+    roles: roles.map(presentRoleRef),
+    created_at: user.createdAt,
+    updated_at: user.updatedAt,
+    last_login_at: user.lastLoginAt,
+  };
+}
+
+/** User detail (CONTRACT §6). */
+export function presentUserDetail(detail: { user: UserRow; roles: PrincipalRole[]; permissions: string[] }) {
+  const { user, roles, permissions } = detail;
+  return {
+    id: user.id,
+    email: user.email,
+    name: fullName(user.firstName, user.lastName),
+    first_name: user.firstName,
+    last_name: user.lastName,
+    is_active: user.isActive,
+    email_verified: user.emailVerified,
+    roles: roles.map(presentRoleRef),
+    permissions,
+    created_at: user.createdAt,
+    updated_at: user.updatedAt,
+    last_login_at: user.lastLoginAt,
+  };
+}
+
+/** An administrator in the admin lists: the summary plus the highest admin-tier role held. */
+export function presentAdminUser(entry: { user: UserRow; roles: PrincipalRole[] }) {
+  return { ...presentUserSummary(entry.user, entry.roles), adminRole: adminRoleOf(globalRoleNames(entry.roles)) };
+}

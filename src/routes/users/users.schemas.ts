@@ -1,0 +1,34 @@
+import { z } from 'zod';
+import { emailField, nameField } from '../common.schemas';
+import { uuidField } from '../rbac/rbac.schemas';
+
+export const USERS_PAGE_MAX = 100;
+
+export const listUsersQuery = z.object({
+  search: z.string({ error: 'search must be a single string' }).trim().max(200, 'search is too long').optional(),
+  page: z.coerce.number({ error: 'page must be a number' }).int('page must be an integer').min(1, 'page starts at 1').max(1_000_000).default(1),
+  // A larger limit is capped rather than refused; the response echoes the limit applied.
+  limit: z.coerce
+    .number({ error: 'limit must be a number' })
+    .int('limit must be an integer')
+    .min(1, 'limit must be at least 1')
+    .default(20)
+    .transform((n) => Math.min(n, USERS_PAGE_MAX)),
+});
+
+export const inviteUserBody = z.object({
+  email: emailField,
+  first_name: nameField('first_name'),
+  last_name: nameField('last_name'),
+  role_ids: z.array(uuidField('role_ids[]'), { error: 'role_ids must be an array of uuids' }).max(20).optional(),
+});
+
+export const updateUserBody = z
+  .object({
+    first_name: nameField('first_name').optional(),
+    last_name: nameField('last_name').optional(),
+    email: emailField.optional(),
+    is_active: z.boolean({ error: 'is_active must be a boolean' }).optional(),
+    email_verified: z.boolean({ error: 'email_verified must be a boolean' }).optional(),
+  })
+  .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'Nothing to update' });

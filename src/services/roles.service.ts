@@ -1,0 +1,246 @@
+import { randomUUID } from 'node:crypto';
+import { withTransaction, type DbOrTrx } from '../db';
+import { mapDbError } from '../db/pg-errors';
+import { loadUserAccess, type PrincipalRole } from '../db/repositories/principal.repo';
+import {
+  findRoleById,
+  findRoleByName,
+  insertRole,
+  listPermissions,
+  listRoles as listRoleRows,
+  listRolesOfUser,
+  lockSuperAdminRole,
+  setRolePermissions,
+  updateRole as updateRoleRow,
+  type PermissionRow,
+  type RoleRow,
+} from '../db/repositories/roles.repo';
+import {
+  assignRoleToUser,
+  countUsersWithGlobalRoles,
+  listActiveRolesOfUsers,
+  listUsersWithGlobalRoles,
+  removeRoleFromUser,
+} from '../db/repositories/user-roles.repo';
+import { findUserById, type UserRow } from '../db/repositories/users.repo';
+import { badRequest, conflict, forbidden, notFound } from '../errors';
+import type { ServiceContext } from './context';
+import { ADMIN_TIER, globalRoleNames, hasPermission, type Principal } from './principal';
+
+/** Who is asking: the live principal of the request. */
+export type Actor = Pick<Principal, 'userId' | 'roleNames' | 'permissions'>;
+
+export const SUPER_ADMIN = 'super_admin';
+
+/** The seeded global roles whose names the server itself relies on (requireAdmin, adminRole, verify-admin). */
+const BUILT_IN_ROLES = new Set<string>(ADMIN_TIER);
+
+const ROLE_NAME_TAKEN = 'A role with this name already exists in this application';
+
+export type RoleRef = { role_id: string } | { role: string; application?: string | null };
+
+export interface UserWithRoles {
+  user: UserRow;
+  roles: PrincipalRole[];
+}
+
+export function isGlobalSuperAdmin(role: { name: string; application: string | null }): boolean {
+  return role.name === SUPER_ADMIN && role.application === null;
+}
+
+function isBuiltIn(role: RoleRow): boolean {
+  return role.application === null && BUILT_IN_ROLES.has(role.name);
+}
+
+export function actorIsSuperAdmin(actor: Actor): boolean {
+  return actor.roleNames.includes(SUPER_ADMIN);
+}
+
+/**
+ * Only a super_admin may change a super_admin's account (profile, email, activity, roles): otherwise a holder of
+ * users:write could point a super_admin's email at an address they read and take the account over (docs/rbac.md).
+ */
+export function assertMayManageUser(actor: Actor, target: { roles: PrincipalRole[] }): void {
+  if (target.roles.some(isGlobalSuperAdmin) && !actorIsSuperAdmin(actor)) {
+    throw forbidden('Only a super_admin may change a super_admin account');
+  }
+}
+
+/**
+ * Refuses a change that would leave no active user holding super_admin (docs/rbac.md). Call inside the transaction
+ * that makes the change: the super_admin role row is locked first, so concurrent removals are serialised.
+ */
+export async function assertNotLastSuperAdmin(trx: DbOrTrx, userId: string, what: string): Promise<void> {
+  await lockSuperAdminRole(trx);
+  const others = await countUsersWithGlobalRoles(trx, [SUPER_ADMIN], { exceptUserId: userId });
+  if (others === 0) throw conflict(`${what} would leave no active super_admin`);
+}
+
+async function assertKnownPermissions(db: DbOrTrx, permissions: string[]): Promise<void> {
+  const catalogue = new Set((await listPermissions(db)).map((p) => p.name));
+  const unknown = permissions.filter((p) => !catalogue.has(p));
+  if (unknown.length > 0) {
+    throw badRequest(
+      'Unknown permission',
+      unknown.map((p) => ({ path: 'permissions', message: `${p} is not in the permission catalogue` })),
+    );
+  }
+}
+
+async function requireRole(db: DbOrTrx, roleId: string): Promise<RoleRow> {
+  const role = await findRoleById(db, roleId);
+  if (!role) throw notFound('Role');
+  return role;
+}
+
+async function requireUser(db: DbOrTrx, userId: string): Promise<UserRow> {
+  const user = await findUserById(db, userId);
+  if (!user) throw notFound('User');
+  return user;
+}
+
+export async function listPermissionCatalogue(ctx: ServiceContext): Promise<PermissionRow[]> {
+  return listPermissions(ctx.db);
+}
+
+/** Global and application-scoped roles alike (spec §4.5). */
+export async function listRoles(ctx: ServiceContext, filter: { activeOnly?: boolean } = {}): Promise<RoleRow[]> {
+  return listRoleRows(ctx.db, filter);
+}
+
+export async function createRole(
+  ctx: ServiceContext,
+  input: { name: string; description?: string; application?: string | null; permissions?: string[] },
+): Promise<RoleRow> {
+  const permissions = [...new Set(input.permissions ?? [])];
+  await assertKnownPermissions(ctx.db, permissions);
+  const id = randomUUID();
+  try {
+    return await withTransaction(ctx.db, async (trx) => {
+      await insertRole(trx, {
+        id,
+        name: input.name,
+        description: input.description ?? '',
+        application: input.application ?? null,
+        now: ctx.clock.now(),
+      });
+      await setRolePermissions(trx, id, permissions);
+      return (await findRoleById(trx, id))!;
+    });
+  } catch (err) {
+    throw mapDbError(err, ROLE_NAME_TAKEN);
+  }
+}
+
+/**
+ * Name, description, permissions and is_active can change; the application a role is scoped to is fixed at
+ * creation. The built-in global roles keep their names, and super_admin keeps every permission and stays active.
+ */
+export async function updateRole(
+  ctx: ServiceContext,
+  roleId: string,
+  patch: { name?: string; description?: string; permissions?: string[]; is_active?: boolean },
+): Promise<RoleRow> {
+  const permissions = patch.permissions ? [...new Set(patch.permissions)] : undefined;
+  if (permissions) await assertKnownPermissions(ctx.db, permissions);
+  try {
+    return await withTransaction(ctx.db, async (trx) => {
+      const role = await requireRole(trx, roleId);
+      if (isBuiltIn(role) && patch.name !== undefined && patch.name !== role.name) {
+        throw conflict(`The built-in role ${role.name} cannot be renamed`);
+      }
+      if (isGlobalSuperAdmin(role) && permissions) {
+        throw conflict('super_admin always holds every permission; its permissions cannot be edited');
+      }
+      if (isGlobalSuperAdmin(role) && patch.is_active === false) {
+        throw conflict('The super_admin role cannot be deactivated');
+      }
+      await updateRoleRow(trx, roleId, { name: patch.name, description: patch.description, isActive: patch.is_active }, ctx.clock.now());
+      if (permissions) await setRolePermissions(trx, roleId, permissions);
+      return (await findRoleById(trx, roleId))!;
+    });
+  } catch (err) {
+    throw mapDbError(err, ROLE_NAME_TAKEN);
+  }
+}
+
+/**
+ * Roles are deactivated, never deleted (spec §2.9): assignments stay, but grant nothing from the next request on,
+ * because permissions are resolved live.
+ */
+export async function deactivateRole(ctx: ServiceContext, roleId: string): Promise<RoleRow> {
+  return updateRole(ctx, roleId, { is_active: false });
+}
+
+export async function listUserRoles(ctx: ServiceContext, userId: string): Promise<RoleRow[]> {
+  await requireUser(ctx.db, userId);
+  return listRolesOfUser(ctx.db, userId);
+}
+
+async function resolveRoleRef(db: DbOrTrx, ref: RoleRef): Promise<RoleRow> {
+  const role = 'role_id' in ref ? await findRoleById(db, ref.role_id) : await findRoleByName(db, ref.role, ref.application ?? null);
+  if (!role) throw notFound('Role');
+  return role;
+}
+
+/** Checks a role may be granted by this actor: it exists, is active, and super_admin is granted only by a super_admin. */
+export function assertGrantable(actor: Actor, role: RoleRow): void {
+  if (!role.isActive) throw conflict(`Role ${role.name} is deactivated and cannot be assigned`);
+  if (isGlobalSuperAdmin(role) && !actorIsSuperAdmin(actor)) throw forbidden('Only a super_admin may grant super_admin');
+}
+
+/** Idempotent: `assigned` is false when the user already held the role. */
+export async function assignUserRole(
+  ctx: ServiceContext,
+  actor: Actor,
+  userId: string,
+  ref: RoleRef,
+): Promise<{ assigned: boolean; roles: RoleRow[] }> {
+  return withTransaction(ctx.db, async (trx) => {
+    await requireUser(trx, userId);
+    const role = await resolveRoleRef(trx, ref);
+    assertGrantable(actor, role);
+    assertMayManageUser(actor, await loadUserAccess(trx, userId));
+    const assigned = await assignRoleToUser(trx, userId, role.id, ctx.clock.now());
+    return { assigned, roles: await listRolesOfUser(trx, userId) };
+  });
+}
+
+export async function removeUserRole(ctx: ServiceContext, actor: Actor, userId: string, roleId: string): Promise<void> {
+  await withTransaction(ctx.db, async (trx) => {
+    const user = await requireUser(trx, userId);
+    const role = await requireRole(trx, roleId);
+    assertMayManageUser(actor, await loadUserAccess(trx, userId));
+    if (isGlobalSuperAdmin(role)) {
+      if (!actorIsSuperAdmin(actor)) throw forbidden('Only a super_admin may remove super_admin');
+      if (user.isActive) await assertNotLastSuperAdmin(trx, userId, 'Removing this role');
+    }
+    const removed = await removeRoleFromUser(trx, userId, roleId);
+    if (!removed) throw notFound('Role assignment');
+  });
+}
+
+/** Resolved roles and permissions of any user (only active global roles grant server permissions). */
+export async function getUserAccess(ctx: ServiceContext, userId: string): Promise<{ user: UserRow; roles: PrincipalRole[]; permissions: string[] }> {
+  const user = await requireUser(ctx.db, userId);
+  const access = await loadUserAccess(ctx.db, userId);
+  return { user, ...access };
+}
+
+/** The same rule as requirePermission on a live request; a deactivated user holds nothing. */
+export async function checkUserPermission(ctx: ServiceContext, userId: string, permission: string): Promise<boolean> {
+  const { user, roles, permissions } = await getUserAccess(ctx, userId);
+  if (!user.isActive) return false;
+  return hasPermission({ roleNames: globalRoleNames(roles), permissions }, permission);
+}
+
+/** Active users holding an active global admin-tier role (super_admin, admin, manager: spec §2.9). */
+export async function listAdminUsers(ctx: ServiceContext): Promise<UserWithRoles[]> {
+  const users = await listUsersWithGlobalRoles(ctx.db, ADMIN_TIER);
+  const roles = await listActiveRolesOfUsers(ctx.db, users.map((u) => u.id));
+  return users.map((user) => ({ user, roles: roles.get(user.id) ?? [] }));
+}
+
+export async function countAdminUsers(ctx: ServiceContext): Promise<number> {
+  return countUsersWithGlobalRoles(ctx.db, ADMIN_TIER);
+}

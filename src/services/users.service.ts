@@ -1,0 +1,143 @@
+import { randomUUID } from 'node:crypto';
+import { withTransaction } from '../db';
+import { mapDbError } from '../db/pg-errors';
+import { loadUserAccess, type PrincipalRole } from '../db/repositories/principal.repo';
+import { findRoleById } from '../db/repositories/roles.repo';
+import { revokeSessionsOfUser } from '../db/repositories/sessions.repo';
+import { assignRoleToUser, listActiveRolesOfUsers } from '../db/repositories/user-roles.repo';
+import { findUserById, insertUser, listUsers as listUserRows, updateUser as updateUserRow, type UserRow } from '../db/repositories/users.repo';
+import { conflict, forbidden, notFound } from '../errors';
+import { normalizeEmail } from './auth.service';
+import type { ServiceContext } from './context';
+import { sendSetPasswordEmail } from './email-links.service';
+import { hasPermission } from './principal';
+import {
+  assertGrantable,
+  assertMayManageUser,
+  assertNotLastSuperAdmin,
+  isGlobalSuperAdmin,
+  type Actor,
+  type UserWithRoles,
+} from './roles.service';
+
+const EMAIL_TAKEN = 'An account with this email already exists';
+
+export interface UserDetail {
+  user: UserRow;
+  roles: PrincipalRole[];
+  permissions: string[];
+}
+
+export async function listUsers(
+  ctx: ServiceContext,
+  query: { search?: string; page: number; limit: number },
+): Promise<{ users: UserWithRoles[]; total: number }> {
+  const { users, total } = await listUserRows(ctx.db, {
+    search: query.search || undefined,
+    limit: query.limit,
+    offset: (query.page - 1) * query.limit,
+  });
+  const roles = await listActiveRolesOfUsers(ctx.db, users.map((u) => u.id));
+  return { users: users.map((user) => ({ user, roles: roles.get(user.id) ?? [] })), total };
+}
+
+export async function getUserDetail(ctx: ServiceContext, userId: string): Promise<UserDetail> {
+  const user = await findUserById(ctx.db, userId);
+  if (!user) throw notFound('User');
+  return { user, ...(await loadUserAccess(ctx.db, userId)) };
+}
+
+/**
+ * Admin invite (CONTRACT §6, beyond the spec): an unverified user without a password, who chooses one through
+ * the set-password link mailed to them. Roles given here are granted under the same rules as the role endpoints,
+ * so they also need users:manage_roles.
+ */
+export async function inviteUser(
+  ctx: ServiceContext,
+  actor: Actor,
+  input: { email: string; first_name: string; last_name: string; role_ids?: string[] },
+): Promise<UserDetail> {
+  const roleIds = [...new Set(input.role_ids ?? [])];
+  if (roleIds.length > 0 && !hasPermission(actor, 'users:manage_roles')) {
+    throw forbidden('Assigning roles requires permission users:manage_roles');
+  }
+  const now = ctx.clock.now();
+  let user: UserRow;
+  try {
+    user = await withTransaction(ctx.db, async (trx) => {
+      const created = await insertUser(trx, {
+        id: randomUUID(),
+        email: normalizeEmail(input.email),
+        firstName: input.first_name.trim(),
+        lastName: input.last_name.trim(),
+        passwordHash: null,
+        emailVerified: false,
+        now,
+      });
+      for (const roleId of roleIds) {
+        const role = await findRoleById(trx, roleId);
+        if (!role) throw notFound('Role');
+        assertGrantable(actor, role);
+        await assignRoleToUser(trx, created.id, role.id, now);
+      }
+      return created;
+    });
+  } catch (err) {
+    throw mapDbError(err, EMAIL_TAKEN);
+  }
+  // After the commit: the link token is written outside the transaction (the embedded database has one connection).
+  await sendSetPasswordEmail(ctx, user, 'invite');
+  return getUserDetail(ctx, user.id);
+}
+
+/**
+ * Admin update of a user. `is_active: false` is a deactivation (CONTRACT §6): it needs users:delete, is refused
+ * on one's own account and on the last active super_admin (409), and revokes every session of the user.
+ */
+export async function updateUser(
+  ctx: ServiceContext,
+  actor: Actor,
+  userId: string,
+  patch: { first_name?: string; last_name?: string; email?: string; is_active?: boolean; email_verified?: boolean },
+): Promise<UserDetail> {
+  const deactivate = patch.is_active === false;
+  if (deactivate && !hasPermission(actor, 'users:delete')) {
+    throw forbidden('Deactivating a user requires permission users:delete');
+  }
+  const now = ctx.clock.now();
+  try {
+    await withTransaction(ctx.db, async (trx) => {
+      const user = await findUserById(trx, userId);
+      if (!user) throw notFound('User');
+      const access = await loadUserAccess(trx, userId);
+      assertMayManageUser(actor, access);
+      if (deactivate) {
+        if (userId === actor.userId) throw conflict('You cannot deactivate your own account');
+        if (user.isActive && access.roles.some(isGlobalSuperAdmin)) {
+          await assertNotLastSuperAdmin(trx, userId, 'Deactivating this user');
+        }
+      }
+      await updateUserRow(
+        trx,
+        userId,
+        {
+          firstName: patch.first_name?.trim(),
+          lastName: patch.last_name?.trim(),
+          email: patch.email === undefined ? undefined : normalizeEmail(patch.email),
+          isActive: patch.is_active,
+          emailVerified: patch.email_verified,
+        },
+        now,
+      );
+      if (deactivate) await revokeSessionsOfUser(trx, userId, now);
+    });
+  } catch (err) {
+    throw mapDbError(err, EMAIL_TAKEN);
+  }
+  return getUserDetail(ctx, userId);
+}
+
+/** Deactivates, never deletes (spec §3): the row stays, every session is revoked. */
+export async function deactivateUser(ctx: ServiceContext, actor: Actor, userId: string): Promise<UserDetail> {
+  return updateUser(ctx, actor, userId, { is_active: false });
+}
