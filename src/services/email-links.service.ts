@@ -1,14 +1,46 @@
-import type { DbOrTrx } from '../db';
+import { withTransaction, type DbOrTrx } from '../db';
+import {
+  burnEmailTokensOfUser,
+  consumeEmailToken,
+  findLiveEmailToken,
+  insertEmailToken,
+  insertEmailTokenForAddress,
+  type EmailTokenPurpose,
+  type LinkRecipient,
+} from '../db/repositories/email-tokens.repo';
+import { clearLoginFailures } from '../db/repositories/login-failures.repo';
+import { revokeSessionsOfUser } from '../db/repositories/sessions.repo';
+import { updateUser } from '../db/repositories/users.repo';
+import { AppError } from '../errors';
 import { addSeconds } from '../lib/clock';
 import { randomToken, sha256Hex } from '../lib/crypto';
 import type { ServiceContext } from './context';
 
-export type EmailLinkPurpose = 'verify_email' | 'set_password';
+export type EmailLinkPurpose = EmailTokenPurpose;
 
 interface LinkUser {
   id: string;
   email: string;
   firstName: string;
+}
+
+/**
+ * Links that POST /api/auth/set-password accepts. A verification link proves control of the mailbox just as a
+ * set-password link does, and spec §3 lists set-password as the transition that burns an "email link" and marks
+ * the address verified, so both purposes are accepted (docs/self-service.md).
+ */
+export const SET_PASSWORD_PURPOSES: readonly EmailLinkPurpose[] = ['set_password', 'verify_email'];
+
+/** Anonymous resend / forgot-password requests mint at most this many links per user, purpose and hour. */
+export const MAX_ANONYMOUS_LINKS_PER_HOUR = 5;
+
+/** Our tokens are 43 base64url characters; anything else is refused without a database lookup. */
+const TOKEN_SHAPE = /^[A-Za-z0-9_-]{20,128}$/;
+
+const invalidLink = () => new AppError('validation_error', 'This link is invalid, has expired or was already used');
+
+function ttlOf(ctx: ServiceContext, purpose: EmailLinkPurpose): number {
+  return purpose === 'verify_email' ? ctx.config.verifyEmailTtlSeconds : ctx.config.setPasswordTtlSeconds;
 }
 
 /**
@@ -23,20 +55,109 @@ export async function createEmailLinkToken(
 ): Promise<string> {
   const token = randomToken(32);
   const now = ctx.clock.now();
-  const ttl = purpose === 'verify_email' ? ctx.config.verifyEmailTtlSeconds : ctx.config.setPasswordTtlSeconds;
-  await db('email_tokens').insert({
-    token_hash: sha256Hex(token),
-    user_id: userId,
-    purpose,
-    created_at: now,
-    expires_at: addSeconds(now, ttl),
-  });
+  await insertEmailToken(db, { tokenHash: sha256Hex(token), userId, purpose, now, expiresAt: addSeconds(now, ttlOf(ctx, purpose)) });
   return token;
 }
 
 /** Sends the address-verification link: {BASE_URL}/verify-email?token=… */
 export async function sendVerificationEmail(ctx: ServiceContext, user: LinkUser): Promise<void> {
   const token = await createEmailLinkToken(ctx, ctx.db, user.id, 'verify_email');
+  queueVerificationMail(ctx, user, token);
+}
+
+/** Sends a set-password link (admin invite or forgot-password): {BASE_URL}/set-password?token=… */
+export async function sendSetPasswordEmail(ctx: ServiceContext, user: LinkUser, reason: 'invite' | 'reset'): Promise<void> {
+  const token = await createEmailLinkToken(ctx, ctx.db, user.id, 'set_password');
+  queueSetPasswordMail(ctx, user, token, reason);
+}
+
+/**
+ * POST /api/auth/verify-email/resend. The answer never depends on the address: lookup and link creation are one
+ * statement whether or not the address exists, and the mail is only queued (CONTRACT §4). Only an active,
+ * unverified account gets a new link.
+ */
+export async function requestVerificationResend(ctx: ServiceContext, email: string): Promise<void> {
+  const { recipient, token } = await mintForAddress(ctx, email, 'verify_email', true);
+  if (recipient) queueVerificationMail(ctx, recipient, token);
+}
+
+/** POST /api/auth/forgot-password (beyond the spec): an existing active user gets a set-password link. */
+export async function requestPasswordReset(ctx: ServiceContext, email: string): Promise<void> {
+  const { recipient, token } = await mintForAddress(ctx, email, 'set_password', false);
+  if (recipient) queueSetPasswordMail(ctx, recipient, token, 'reset');
+}
+
+async function mintForAddress(
+  ctx: ServiceContext,
+  email: string,
+  purpose: EmailLinkPurpose,
+  onlyUnverified: boolean,
+): Promise<{ recipient: LinkRecipient | undefined; token: string }> {
+  const token = randomToken(32);
+  const now = ctx.clock.now();
+  const recipient = await insertEmailTokenForAddress(ctx.db, {
+    email,
+    tokenHash: sha256Hex(token),
+    purpose,
+    now,
+    expiresAt: addSeconds(now, ttlOf(ctx, purpose)),
+    onlyUnverified,
+    windowStart: addSeconds(now, -3600),
+    maxPerWindow: MAX_ANONYMOUS_LINKS_PER_HOUR,
+  });
+  return { recipient, token };
+}
+
+/** POST /api/auth/verify-email: checks a link without consuming it (spec §3: the link stays unchanged). */
+export async function inspectEmailLink(ctx: ServiceContext, token: string): Promise<{ email: string; purpose: EmailLinkPurpose }> {
+  if (!TOKEN_SHAPE.test(token)) throw invalidLink();
+  const link = await findLiveEmailToken(ctx.db, sha256Hex(token), ctx.clock.now());
+  if (!link) throw invalidLink();
+  return { email: link.email, purpose: link.purpose };
+}
+
+/**
+ * POST /api/auth/set-password (spec §3): sets the password, marks the address verified and burns the link in one
+ * transaction; the burn is one conditional UPDATE, so a link works exactly once. Every session of the user is
+ * revoked (whoever held one before the mailbox owner chose a password, e.g. an attacker who registered the
+ * address first, is signed out), every other outstanding link is burned, and the login throttle is cleared.
+ */
+export async function setPasswordWithLink(ctx: ServiceContext, token: string, password: string): Promise<{ email: string }> {
+  if (!TOKEN_SHAPE.test(token)) throw invalidLink();
+  const tokenHash = sha256Hex(token);
+  // Cheap pre-check so that a bad link does not cost a bcrypt hash; the consuming UPDATE below decides.
+  const live = await findLiveEmailToken(ctx.db, tokenHash, ctx.clock.now());
+  if (!live || !SET_PASSWORD_PURPOSES.includes(live.purpose)) throw invalidLink();
+  const passwordHash = await ctx.passwords.hash(password);
+  const now = ctx.clock.now();
+  return withTransaction(ctx.db, async (trx) => {
+    const link = await consumeEmailToken(trx, tokenHash, SET_PASSWORD_PURPOSES, now);
+    if (!link) throw invalidLink();
+    await updateUser(trx, link.userId, { passwordHash, emailVerified: true }, now);
+    await burnEmailTokensOfUser(trx, link.userId, ['verify_email', 'set_password'], now);
+    await revokeSessionsOfUser(trx, link.userId, now);
+    await clearLoginFailures(trx, link.email);
+    return { email: link.email };
+  });
+}
+
+/**
+ * Marks the address verified from a verification link and burns it (beyond the spec: the /verify-email page's
+ * confirm button and POST /api/auth/verify-email/confirm). The password and sessions are left alone.
+ */
+export async function confirmEmailWithLink(ctx: ServiceContext, token: string): Promise<{ email: string }> {
+  if (!TOKEN_SHAPE.test(token)) throw invalidLink();
+  const now = ctx.clock.now();
+  return withTransaction(ctx.db, async (trx) => {
+    const link = await consumeEmailToken(trx, sha256Hex(token), ['verify_email'], now);
+    if (!link) throw invalidLink();
+    await updateUser(trx, link.userId, { emailVerified: true }, now);
+    await burnEmailTokensOfUser(trx, link.userId, ['verify_email'], now);
+    return { email: link.email };
+  });
+}
+
+function queueVerificationMail(ctx: ServiceContext, user: LinkUser, token: string): void {
   const url = `${ctx.config.baseUrl}/verify-email?token=${encodeURIComponent(token)}`;
   ctx.mailer.send({
     to: user.email,
@@ -46,9 +167,7 @@ export async function sendVerificationEmail(ctx: ServiceContext, user: LinkUser)
   });
 }
 
-/** Sends a set-password link (admin invite or forgot-password): {BASE_URL}/set-password?token=… */
-export async function sendSetPasswordEmail(ctx: ServiceContext, user: LinkUser, reason: 'invite' | 'reset'): Promise<void> {
-  const token = await createEmailLinkToken(ctx, ctx.db, user.id, 'set_password');
+function queueSetPasswordMail(ctx: ServiceContext, user: LinkUser, token: string, reason: 'invite' | 'reset'): void {
   const url = `${ctx.config.baseUrl}/set-password?token=${encodeURIComponent(token)}`;
   const intro = reason === 'invite' ? 'An account has been created for you.' : 'Someone asked to reset the password of your account.';
   const outro = reason === 'invite' ? '' : '\nIf it was not you, ignore this message: your password stays as it is.\n';

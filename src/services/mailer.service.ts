@@ -16,13 +16,16 @@ export interface Mailer {
   close(): Promise<void>;
 }
 
+/** A hung SMTP server must not hold a queued mail (and graceful shutdown) forever. */
+const SMTP_TIMEOUTS_MS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 } as const;
+
 /**
  * nodemailer over SMTP_URL; without it (development only, enforced by config) each mail is written to the log
  * so that a developer can follow its link.
  */
 export function createMailer(options: { smtpUrl?: string; from: string; logger: Logger }): Mailer {
   const { smtpUrl, from, logger } = options;
-  const transport = smtpUrl ? nodemailer.createTransport(smtpUrl) : undefined;
+  const transport = smtpUrl ? nodemailer.createTransport({ url: smtpUrl, ...SMTP_TIMEOUTS_MS }) : undefined;
   const pending = new Set<Promise<void>>();
 
   const deliver = async (message: MailMessage): Promise<void> => {
@@ -33,7 +36,8 @@ export function createMailer(options: { smtpUrl?: string; from: string; logger: 
     try {
       await transport.sendMail({ from, to: message.to, subject: message.subject, text: message.text, html: message.html });
     } catch (err) {
-      logger.error({ err: { message: (err as Error).message }, subject: message.subject }, 'mail delivery failed');
+      // The body carries link tokens and SMTP_URL may carry credentials: log neither, only what went wrong.
+      logger.error({ err: describeMailError(err, smtpUrl), subject: message.subject, toDomain: domainOf(message.to) }, 'mail delivery failed');
     }
   };
 
@@ -50,4 +54,35 @@ export function createMailer(options: { smtpUrl?: string; from: string; logger: 
       transport?.close();
     },
   };
+}
+
+function domainOf(address: string): string {
+  const at = address.lastIndexOf('@');
+  return at === -1 ? '' : address.slice(at + 1);
+}
+
+/** nodemailer error fields worth logging, with any URL userinfo or the configured password masked. */
+export function describeMailError(err: unknown, smtpUrl?: string): Record<string, unknown> {
+  const e = err as { message?: unknown; code?: unknown; responseCode?: unknown; command?: unknown };
+  let message = typeof e?.message === 'string' ? e.message : String(err);
+  message = message.replace(/(\w+:\/\/)[^@\s/]*@/g, '$1***@');
+  const password = smtpPassword(smtpUrl);
+  if (password) message = message.split(password).join('***');
+  return {
+    message,
+    code: typeof e?.code === 'string' ? e.code : undefined,
+    responseCode: typeof e?.responseCode === 'number' ? e.responseCode : undefined,
+    command: typeof e?.command === 'string' ? e.command : undefined,
+  };
+}
+
+function smtpPassword(smtpUrl?: string): string | undefined {
+  if (!smtpUrl) return undefined;
+  try {
+    const url = new URL(smtpUrl);
+    const password = decodeURIComponent(url.password);
+    return password.length >= 3 ? password : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -1,6 +1,71 @@
+import { deleteExpiredBatch, PRUNE_TABLES, type PruneTable } from '../db/repositories/prune.repo';
+import { addSeconds } from '../lib/clock';
 import type { ServiceContext } from './context';
 
-/** Expired-row pruning - issue 5 (not built yet). Returns a function that stops the timer. */
-export function startPruneTimer(_ctx: ServiceContext): () => void {
-  return () => {};
+/** Rows per DELETE: small enough to hold locks only briefly. */
+export const PRUNE_BATCH_SIZE = 500;
+/** Revoked sessions stay this long before deletion. */
+export const REVOKED_SESSION_RETENTION_SECONDS = 7 * 24 * 3600;
+/** Login-failure counters idle this long (and not locked) are deleted. */
+export const LOGIN_FAILURE_IDLE_SECONDS = 24 * 3600;
+export const PRUNE_INTERVAL_MS = 15 * 60 * 1000;
+const FIRST_RUN_DELAY_MS = 60 * 1000;
+
+/**
+ * Deletes expired and long-revoked rows of every table with an expiry (CONTRACT §3), each in batches of
+ * PRUNE_BATCH_SIZE until a batch comes back short. Returns the number of rows deleted per table.
+ */
+export async function pruneExpired(
+  ctx: ServiceContext,
+  options: { batchSize?: number } = {},
+): Promise<Record<PruneTable, number>> {
+  const batchSize = options.batchSize ?? PRUNE_BATCH_SIZE;
+  const now = ctx.clock.now();
+  const cutoffs = {
+    now,
+    revokedBefore: addSeconds(now, -REVOKED_SESSION_RETENTION_SECONDS),
+    idleBefore: addSeconds(now, -LOGIN_FAILURE_IDLE_SECONDS),
+  };
+  const counts = {} as Record<PruneTable, number>;
+  for (const table of PRUNE_TABLES) {
+    let total = 0;
+    let deleted: number;
+    do {
+      deleted = await deleteExpiredBatch(ctx.db, table, cutoffs, batchSize);
+      total += deleted;
+    } while (deleted >= batchSize);
+    counts[table] = total;
+  }
+  return counts;
+}
+
+/**
+ * Prunes a minute after start and then every PRUNE_INTERVAL_MS. The timers are unref()'d so they never keep the
+ * process alive; runs never overlap; a failure is logged and retried at the next tick. Returns the stop function.
+ */
+export function startPruneTimer(ctx: ServiceContext, intervalMs = PRUNE_INTERVAL_MS): () => void {
+  let running = false;
+  let stopped = false;
+  const run = async () => {
+    if (running || stopped) return;
+    running = true;
+    try {
+      const counts = await pruneExpired(ctx);
+      const total = Object.values(counts).reduce((a, b) => a + b, 0);
+      if (total > 0) ctx.logger.info({ pruned: counts }, 'expired rows pruned');
+    } catch (err) {
+      ctx.logger.warn({ err: { message: (err as Error).message, code: (err as { code?: string }).code } }, 'pruning failed');
+    } finally {
+      running = false;
+    }
+  };
+  const first = setTimeout(() => void run(), Math.min(FIRST_RUN_DELAY_MS, intervalMs));
+  const timer = setInterval(() => void run(), intervalMs);
+  first.unref();
+  timer.unref();
+  return () => {
+    stopped = true;
+    clearTimeout(first);
+    clearInterval(timer);
+  };
 }

@@ -1,7 +1,130 @@
-import { Router } from 'express';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
+import type { Config } from '../../config';
+import { AppError } from '../../errors';
+import { randomToken, safeEqual } from '../../lib/crypto';
+import { PASSWORD_MIN_LENGTH } from '../../lib/password';
+import { clearSessionCookies } from '../../middleware/session-cookies';
+import * as links from '../../services/email-links.service';
+import { passwordField } from '../common.schemas';
 import type { RouteDeps } from '../types';
+import { renderSetPasswordDone, renderSetPasswordForm, renderSetPasswordInvalid } from '../../views/set-password';
+import { renderFormExpired, renderVerifyEmailDone, renderVerifyEmailForm, renderVerifyEmailInvalid } from '../../views/verify-email';
 
-/** /verify-email and /set-password pages - issue 5 (not built yet). */
-export function createAccountPagesRouter(_deps: RouteDeps): Router {
-  return Router();
+/**
+ * Double-submit CSRF defence of the account pages (CONTRACT §5): a random value in an HttpOnly SameSite=Strict
+ * cookie and the same value in a hidden field, compared in constant time. Another site can neither read the
+ * cookie nor make the browser send it with a cross-site post.
+ */
+export const CSRF_COOKIE = 'csrf_acct';
+const CSRF_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+const CSRF_MAX_AGE_MS = 3600 * 1000;
+
+function issueCsrf(req: Request, res: Response, config: Pick<Config, 'cookieSecure'>): string {
+  const existing: unknown = req.cookies?.[CSRF_COOKIE];
+  const value = typeof existing === 'string' && CSRF_SHAPE.test(existing) ? existing : randomToken(32);
+  res.cookie(CSRF_COOKIE, value, { httpOnly: true, sameSite: 'strict', secure: config.cookieSecure, path: '/', maxAge: CSRF_MAX_AGE_MS });
+  return value;
+}
+
+function csrfValid(req: Request): boolean {
+  const cookie: unknown = req.cookies?.[CSRF_COOKIE];
+  const field: unknown = req.body?.csrf;
+  return typeof cookie === 'string' && typeof field === 'string' && CSRF_SHAPE.test(cookie) && safeEqual(cookie, field);
+}
+
+function stringField(value: unknown): string {
+  return typeof value === 'string' ? value : '';
+}
+
+/** A link that is invalid, expired or used: the services say so with validation_error. */
+function isInvalidLink(err: unknown): boolean {
+  return err instanceof AppError && err.code === 'validation_error';
+}
+
+/** Pages carry link tokens and CSRF values: never cached, never stored by a shared cache. */
+const noStore: RequestHandler = (_req, res, next) => {
+  res.set('Cache-Control', 'no-store');
+  res.set('Pragma', 'no-cache');
+  next();
+};
+
+/** /verify-email and /set-password: server-rendered, no JavaScript, form posts answered with 303 (CONTRACT §5). */
+export function createAccountPagesRouter({ ctx }: RouteDeps): Router {
+  const router = Router();
+  router.use(['/verify-email', '/set-password'], noStore);
+
+  router.get('/verify-email', async (req, res) => {
+    if (req.query.verified === '1') return void res.type('html').send(renderVerifyEmailDone());
+    const token = stringField(req.query.token);
+    let link;
+    try {
+      link = await links.inspectEmailLink(ctx, token);
+    } catch (err) {
+      if (!isInvalidLink(err)) throw err;
+    }
+    if (!link || link.purpose !== 'verify_email') return void res.status(400).type('html').send(renderVerifyEmailInvalid());
+    res.type('html').send(renderVerifyEmailForm({ email: link.email, token, csrf: issueCsrf(req, res, ctx.config) }));
+  });
+
+  router.post('/verify-email', async (req, res) => {
+    if (!csrfValid(req)) return void res.status(403).type('html').send(renderFormExpired('/verify-email'));
+    try {
+      await links.confirmEmailWithLink(ctx, stringField(req.body?.token));
+    } catch (err) {
+      if (!isInvalidLink(err)) throw err;
+      return void res.status(400).type('html').send(renderVerifyEmailInvalid());
+    }
+    res.redirect(303, '/verify-email?verified=1');
+  });
+
+  router.get('/set-password', async (req, res) => {
+    if (req.query.done === '1') return void res.type('html').send(renderSetPasswordDone());
+    const token = stringField(req.query.token);
+    let link;
+    try {
+      link = await links.inspectEmailLink(ctx, token);
+    } catch (err) {
+      if (!isInvalidLink(err)) throw err;
+    }
+    if (!link) return void res.status(400).type('html').send(renderSetPasswordInvalid());
+    res.type('html').send(
+      renderSetPasswordForm({ email: link.email, token, csrf: issueCsrf(req, res, ctx.config), minLength: PASSWORD_MIN_LENGTH }),
+    );
+  });
+
+  router.post('/set-password', async (req, res) => {
+    if (!csrfValid(req)) return void res.status(403).type('html').send(renderFormExpired('/set-password'));
+    const token = stringField(req.body?.token);
+    const password = stringField(req.body?.password);
+    let link;
+    try {
+      link = await links.inspectEmailLink(ctx, token);
+    } catch (err) {
+      if (!isInvalidLink(err)) throw err;
+    }
+    if (!link) return void res.status(400).type('html').send(renderSetPasswordInvalid());
+
+    const checked = passwordField.safeParse(password);
+    const problem = !checked.success
+      ? checked.error.issues[0]?.message ?? 'Invalid password'
+      : password !== stringField(req.body?.password_confirm)
+        ? 'The two passwords are not the same'
+        : undefined;
+    if (problem) {
+      const csrf = issueCsrf(req, res, ctx.config);
+      return void res.status(400).type('html').send(renderSetPasswordForm({ email: link.email, token, csrf, minLength: PASSWORD_MIN_LENGTH, error: problem }));
+    }
+
+    try {
+      await links.setPasswordWithLink(ctx, token, password);
+    } catch (err) {
+      if (!isInvalidLink(err)) throw err;
+      return void res.status(400).type('html').send(renderSetPasswordInvalid());
+    }
+    // Every session of the account was just revoked: drop this browser's now-dead SSO cookies too.
+    clearSessionCookies(res, ctx.config);
+    res.redirect(303, '/set-password?done=1');
+  });
+
+  return router;
 }

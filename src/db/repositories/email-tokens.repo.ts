@@ -1,0 +1,135 @@
+import type { DbOrTrx } from '..';
+
+export type EmailTokenPurpose = 'verify_email' | 'set_password';
+
+/** A live (unused, unexpired) link of an active user, with the address it was sent to. */
+export interface EmailLinkRow {
+  userId: string;
+  email: string;
+  purpose: EmailTokenPurpose;
+  expiresAt: Date;
+}
+
+export interface LinkRecipient {
+  id: string;
+  email: string;
+  firstName: string;
+}
+
+export async function insertEmailToken(
+  db: DbOrTrx,
+  t: { tokenHash: string; userId: string; purpose: EmailTokenPurpose; now: Date; expiresAt: Date },
+): Promise<void> {
+  await db('email_tokens').insert({
+    token_hash: t.tokenHash,
+    user_id: t.userId,
+    purpose: t.purpose,
+    created_at: t.now,
+    expires_at: t.expiresAt,
+  });
+}
+
+/**
+ * Looks up an email address and, when it belongs to an eligible user, stores a link for them, all in ONE
+ * statement: a known and an unknown address cost the same single round trip (no timing oracle).
+ * Eligible: active, `onlyUnverified` respected, and fewer than `maxPerWindow` links of this purpose created
+ * since `windowStart` (so the endpoint cannot be used to flood a mailbox). Returns the recipient, or undefined.
+ */
+export async function insertEmailTokenForAddress(
+  db: DbOrTrx,
+  t: {
+    email: string;
+    tokenHash: string;
+    purpose: EmailTokenPurpose;
+    now: Date;
+    expiresAt: Date;
+    onlyUnverified: boolean;
+    windowStart: Date;
+    maxPerWindow: number;
+  },
+): Promise<LinkRecipient | undefined> {
+  const result = await db.raw(
+    `with u as (
+       select id, email, first_name from users
+        where email = :email and is_active and (not :onlyUnverified or not email_verified)
+          and (select count(*) from email_tokens et
+                where et.user_id = users.id and et.purpose = :purpose and et.created_at > :windowStart) < :max
+     ), ins as (
+       insert into email_tokens (token_hash, user_id, purpose, created_at, expires_at)
+       select :hash, u.id, :purpose, :now, :expiresAt from u
+       returning user_id
+     )
+     select u.id, u.email, u.first_name from u join ins on ins.user_id = u.id`,
+    {
+      email: t.email,
+      onlyUnverified: t.onlyUnverified,
+      purpose: t.purpose,
+      windowStart: t.windowStart,
+      max: t.maxPerWindow,
+      hash: t.tokenHash,
+      now: t.now,
+      expiresAt: t.expiresAt,
+    },
+  );
+  const row = result.rows?.[0];
+  return row ? { id: row.id, email: row.email, firstName: row.first_name } : undefined;
+}
+
+/** Reads a live link without consuming it (spec §3: verify-email leaves the link unchanged). */
+export async function findLiveEmailToken(
+  db: DbOrTrx,
+  tokenHash: string,
+  now: Date,
+): Promise<EmailLinkRow | undefined> {
+  const row = await db('email_tokens as et')
+    .join('users as u', 'u.id', 'et.user_id')
+    .where('et.token_hash', tokenHash)
+    .whereNull('et.used_at')
+    .where('et.expires_at', '>', now)
+    .where('u.is_active', true)
+    .first('et.user_id', 'u.email', 'et.purpose', 'et.expires_at');
+  return row
+    ? { userId: row.user_id, email: row.email, purpose: row.purpose as EmailTokenPurpose, expiresAt: new Date(row.expires_at) }
+    : undefined;
+}
+
+/**
+ * Burns a live link of one of `purposes` in ONE conditional UPDATE (ARCHITECTURE §6): of N concurrent uses
+ * exactly one gets the row back. The user must still be active.
+ */
+export async function consumeEmailToken(
+  db: DbOrTrx,
+  tokenHash: string,
+  purposes: readonly EmailTokenPurpose[],
+  now: Date,
+): Promise<EmailLinkRow | undefined> {
+  if (purposes.length === 0) return undefined;
+  const placeholders = purposes.map(() => '?').join(', ');
+  const result = await db.raw(
+    `update email_tokens et set used_at = ?
+       from users u
+      where et.token_hash = ? and u.id = et.user_id and u.is_active
+        and et.purpose in (${placeholders}) and et.used_at is null and et.expires_at > ?
+      returning et.user_id, u.email, et.purpose, et.expires_at`,
+    [now, tokenHash, ...purposes, now],
+  );
+  const row = result.rows?.[0];
+  return row
+    ? { userId: row.user_id, email: row.email, purpose: row.purpose as EmailTokenPurpose, expiresAt: new Date(row.expires_at) }
+    : undefined;
+}
+
+/** Burns every other live link of a user (of the given purposes); returns how many. */
+export async function burnEmailTokensOfUser(
+  db: DbOrTrx,
+  userId: string,
+  purposes: readonly EmailTokenPurpose[],
+  now: Date,
+): Promise<number> {
+  return db('email_tokens')
+    .where({ user_id: userId })
+    .whereIn('purpose', [...purposes])
+    .whereNull('used_at')
+    .where('expires_at', '>', now)
+    .update({ used_at: now });
+}

@@ -1,0 +1,46 @@
+import type { DbOrTrx } from '..';
+
+export interface PruneCutoffs {
+  now: Date;
+  /** Revoked sessions are kept this long (refresh-token reuse still finds them), then deleted. */
+  revokedBefore: Date;
+  /** Login-failure counters idle since before this (and not locked) are deleted. */
+  idleBefore: Date;
+}
+
+/**
+ * What "expired" means per table, each condition served by the expiry index of the create_schema migration
+ * (CONTRACT §3: pruned in small batches on an index over their expiry). A closed list of constant SQL.
+ */
+const TARGETS = {
+  sessions: {
+    key: 'id',
+    where: 'expires_at <= :now or revoked_at <= :revokedBefore',
+  },
+  refresh_tokens: { key: 'id', where: 'expires_at <= :now' },
+  oauth_codes: { key: 'code_hash', where: 'expires_at <= :now' },
+  oauth_authorization_requests: { key: 'id', where: 'expires_at <= :now' },
+  email_tokens: { key: 'token_hash', where: 'expires_at <= :now' },
+  login_tokens: { key: 'token_hash', where: 'expires_at <= :now' },
+  login_failures: {
+    key: 'email',
+    where: 'updated_at < :idleBefore and (locked_until is null or locked_until <= :now)',
+  },
+} as const;
+
+export type PruneTable = keyof typeof TARGETS;
+
+export const PRUNE_TABLES = Object.keys(TARGETS) as PruneTable[];
+
+/**
+ * Deletes at most `limit` expired rows of one table in one short statement (a bounded batch keeps locks and
+ * WAL small); returns how many went. Deleting a session cascades to its refresh tokens.
+ */
+export async function deleteExpiredBatch(db: DbOrTrx, table: PruneTable, cutoffs: PruneCutoffs, limit: number): Promise<number> {
+  const { key, where } = TARGETS[table];
+  const result = await db.raw(
+    `delete from ${table} where ${key} in (select ${key} from ${table} where ${where} limit :limit) returning ${key}`,
+    { now: cutoffs.now, revokedBefore: cutoffs.revokedBefore, idleBefore: cutoffs.idleBefore, limit },
+  );
+  return (result.rows ?? []).length;
+}

@@ -1,0 +1,71 @@
+import { withTransaction } from '../db';
+import { burnEmailTokensOfUser } from '../db/repositories/email-tokens.repo';
+import { clearLoginFailures, countLoginAttempt } from '../db/repositories/login-failures.repo';
+import {
+  findSessionById,
+  listActiveSessionsOfUser,
+  revokeSession,
+  revokeSessionsOfUser,
+  type SessionRow,
+} from '../db/repositories/sessions.repo';
+import { findUserById, updateUser } from '../db/repositories/users.repo';
+import { AppError, notFound } from '../errors';
+import { LOGIN_THROTTLE } from './auth.service';
+import type { ServiceContext } from './context';
+import type { Principal } from './principal';
+
+/** GET /api/auth/sessions: the caller's active (unrevoked, unexpired) sessions, most recently used first. */
+export async function listOwnSessions(ctx: ServiceContext, principal: Principal): Promise<SessionRow[]> {
+  return listActiveSessionsOfUser(ctx.db, principal.userId, ctx.clock.now());
+}
+
+/** POST /api/auth/sessions/revoke-others (spec §3): every session but the current one. */
+export async function revokeOtherSessions(ctx: ServiceContext, principal: Principal): Promise<number> {
+  return revokeSessionsOfUser(ctx.db, principal.userId, ctx.clock.now(), { exceptSessionId: principal.sessionId });
+}
+
+/**
+ * DELETE /api/auth/sessions/:sessionId: one of the caller's own active sessions. Another user's session and an
+ * inactive one answer the same 404, so ids of other users cannot be probed. Returns whether it was the current.
+ */
+export async function revokeOwnSession(ctx: ServiceContext, principal: Principal, sessionId: string): Promise<{ current: boolean }> {
+  const now = ctx.clock.now();
+  const session = await findSessionById(ctx.db, sessionId);
+  if (!session || session.userId !== principal.userId || session.revokedAt || session.expiresAt <= now) {
+    throw notFound('Session');
+  }
+  if (!(await revokeSession(ctx.db, sessionId, now))) throw notFound('Session');
+  return { current: sessionId === principal.sessionId };
+}
+
+/**
+ * POST /api/auth/change-password (spec §3): checks the current password under the same per-address throttle as
+ * login (CONTRACT §4: a stolen session must not become an unlimited password oracle), then sets the new one,
+ * revokes every other session, keeps this one, and burns outstanding set-password links.
+ */
+export async function changePassword(
+  ctx: ServiceContext,
+  principal: Principal,
+  input: { current_password: string; new_password: string },
+): Promise<void> {
+  const now = ctx.clock.now();
+  const attempt = await countLoginAttempt(ctx.db, principal.email, now, LOGIN_THROTTLE);
+  if (!attempt.allowed) {
+    const retryAfter = Math.max(1, Math.ceil((attempt.lockedUntil.getTime() - now.getTime()) / 1000));
+    throw new AppError('too_many_attempts', 'Too many failed attempts for this address, try again later', {
+      headers: { 'Retry-After': String(retryAfter) },
+    });
+  }
+  const user = await findUserById(ctx.db, principal.userId);
+  const ok = await ctx.passwords.verify(input.current_password, user?.passwordHash);
+  if (!user || !ok) throw new AppError('invalid_credentials', 'Current password is incorrect');
+  await clearLoginFailures(ctx.db, principal.email);
+
+  const passwordHash = await ctx.passwords.hash(input.new_password);
+  const changedAt = ctx.clock.now();
+  await withTransaction(ctx.db, async (trx) => {
+    await updateUser(trx, user.id, { passwordHash }, changedAt);
+    await revokeSessionsOfUser(trx, user.id, changedAt, { exceptSessionId: principal.sessionId });
+    await burnEmailTokensOfUser(trx, user.id, ['set_password'], changedAt);
+  });
+}
