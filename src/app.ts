@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { pinoHttp } from 'pino-http';
 import { createAuthenticate } from './middleware/authenticate';
 import { createErrorHandler, notFoundHandler } from './middleware/error-handler';
+import { createMetrics, createMetricsRouter } from './middleware/metrics';
 import { originCheck } from './middleware/origin-check';
 import { createRateLimit } from './middleware/rate-limit';
 import { mountRoutes } from './routes';
@@ -27,6 +28,10 @@ export function createApp(deps: AppDeps): Express {
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
   if (config.trustProxy !== undefined) app.set('trust proxy', config.trustProxy);
+
+  const metrics = createMetrics();
+  app.use(metrics.middleware);
+  app.use('/metrics', createMetricsRouter(metrics, config.metricsToken));
 
   app.use(
     pinoHttp({

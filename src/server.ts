@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import http from 'node:http';
 import type { RequestHandler } from 'express';
 import { createApp } from './app';
@@ -12,6 +13,8 @@ import { startPruneTimer } from './services/prune.service';
 async function main(): Promise<void> {
   let config;
   try {
+    // A .env file in the working directory is read when present; real environment variables win.
+    if (fs.existsSync('.env')) process.loadEnvFile('.env');
     config = loadConfig();
   } catch (err) {
     if (err instanceof ConfigError) {

@@ -318,3 +318,25 @@ describe('createDb', () => {
     await db.destroy();
   });
 });
+
+describe('GET /metrics', () => {
+  test('404 when METRICS_TOKEN is unset', async () => {
+    await request(t.app).get('/metrics').expect(404);
+  });
+
+  test('requires the token; with it, Prometheus text labelled by route pattern', async () => {
+    const token = 'metrics-token-0123456789';
+    const withMetrics = await createTestApp({ env: { METRICS_TOKEN: token } });
+    try {
+      await request(withMetrics.app).get('/metrics').expect(401);
+      await request(withMetrics.app).get('/metrics').set('Authorization', 'Bearer wrong-token-000000000').expect(401);
+      await request(withMetrics.app).get('/api/auth/me').expect(401);
+      const res = await request(withMetrics.app).get('/metrics').set('Authorization', `Bearer ${token}`);
+      expect(res.status).toBe(200);
+      expect(res.text).toContain('http_request_duration_seconds_count{method="GET",route="/api/auth/me",status="401"} 1');
+      expect(res.text).toContain('process_cpu_user_seconds_total');
+    } finally {
+      await withMetrics.close();
+    }
+  });
+});

@@ -1,0 +1,58 @@
+import type { Request, RequestHandler } from 'express';
+import { Router } from 'express';
+import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { safeEqual } from '../lib/crypto';
+
+export interface Metrics {
+  registry: Registry;
+  /** Times every request, labelled by route pattern (never the raw URL, which may carry ids or tokens). */
+  middleware: RequestHandler;
+}
+
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const duration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request duration by method, route and status',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+  const middleware: RequestHandler = (req, res, next) => {
+    const end = duration.startTimer();
+    res.on('finish', () => {
+      end({ method: req.method, route: routeLabel(req), status: String(res.statusCode) });
+    });
+    next();
+  };
+  return { registry, middleware };
+}
+
+/**
+ * The matched path with identifiers folded to `:id`, so that label cardinality stays bounded (Express resets
+ * req.baseUrl once the router is left, so the mount path cannot be read back at 'finish').
+ */
+function routeLabel(req: Request): string {
+  if (!req.route) return 'unmatched';
+  const path = req.originalUrl.split('?')[0] ?? '/';
+  return path
+    .split('/')
+    .map((segment) => (/^[0-9a-f-]{36}$|^\d+$|^[A-Za-z0-9_-]{20,}$/i.test(segment) ? ':id' : segment))
+    .join('/');
+}
+
+/** GET /metrics (Prometheus text) behind `Authorization: Bearer METRICS_TOKEN`; 404 when no token is set. */
+export function createMetricsRouter(metrics: Metrics, token: string | undefined): Router {
+  const router = Router();
+  router.get('/', async (req, res, next) => {
+    if (!token) return next();
+    const presented = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1] ?? '';
+    if (!safeEqual(presented, token)) {
+      res.set('WWW-Authenticate', 'Bearer').status(401).json({ error: 'unauthorized', message: 'Metrics token required' });
+      return;
+    }
+    res.set('Content-Type', metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
+  return router;
+}
