@@ -89,11 +89,10 @@ export function createOAuthPagesRouter({ ctx, authenticate }: RouteDeps): Router
       return html(res, 400, renderLoginPage({ csrf, returnTo, email, error: 'Enter your email address and password.' }));
     }
     try {
-      const { user, tokens } = await auth.login(ctx, { email, password: password.slice(0, 1024) }, requestMeta(req));
+      const { tokens } = await auth.login(ctx, { email, password: password.slice(0, 1024) }, requestMeta(req));
       setSessionCookies(res, config, tokens);
-      const target = resolveReturnTo(config, returnTo);
-      if (target) return res.redirect(303, target);
-      return html(res, 200, renderSignedInPage({ email: user.email }));
+      // Open-redirect defence: anything not allow-listed ends on the neutral signed-in page (GET /login).
+      return res.redirect(303, resolveReturnTo(config, returnTo) ?? '/login');
     } catch (err) {
       if (err instanceof AppError && err.code === 'invalid_credentials') {
         // CONTRACT §4: the same answer whether the email, the password or the account state was wrong.
