@@ -3,6 +3,7 @@ import { createAdminRouter } from './admin/admin.router';
 import { createAccountRouter } from './auth/account.router';
 import { createAppsRouter } from './auth/apps.router';
 import { createAuthRouter } from './auth/auth.router';
+import { createDocsRouter } from './docs/docs.router';
 import { createHealthRouter } from './health/health.router';
 import { createDiscoveryRouter, createOAuthRouter } from './oauth/oauth.router';
 import { createAccountPagesRouter } from './pages/account-pages.router';
@@ -22,6 +23,7 @@ export function mountRoutes(app: Express, deps: RouteDeps): void {
   app.use('/api/users', createUsersRouter(deps));
   app.use('/api/rbac', createRbacRouter(deps));
   app.use('/api/admin', createAdminRouter(deps));
+  app.use('/api', createDocsRouter(deps));
 
   // RFC 8414 location, beyond the spec's /api/oauth/.well-known path (CONTRACT §5).
   app.use('/.well-known', createDiscoveryRouter(deps));
