@@ -1,0 +1,200 @@
+import request from 'supertest';
+import { sendSetPasswordEmail, sendVerificationEmail } from '../../src/services/email-links.service';
+import { makeUser, signIn } from '../helpers/factories';
+import { createTestApp, type TestApp } from '../helpers/test-app';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
+
+function tokenFromLastMail(path: '/verify-email' | '/set-password'): string {
+  const mail = t.mails[t.mails.length - 1]!;
+  const match = new RegExp(`${path}\\?token=([A-Za-z0-9_-]+)`).exec(mail.text);
+  if (!match) throw new Error(`no ${path} link in ${mail.text}`);
+  return match[1]!;
+}
+
+async function setPasswordLink(user: { id: string; email: string; firstName: string }): Promise<string> {
+  await sendSetPasswordEmail(t.ctx, user, 'reset');
+  return tokenFromLastMail('/set-password');
+}
+
+function hiddenField(html: string, name: string): string {
+  const match = new RegExp(`name="${name}" value="([^"]*)"`).exec(html);
+  if (!match) throw new Error(`no hidden field ${name}`);
+  return match[1]!;
+}
+
+function cookieLine(res: request.Response, name: string): string | undefined {
+  return ((res.headers['set-cookie'] as unknown as string[] | undefined) ?? []).find((c) => c.startsWith(`${name}=`));
+}
+
+/** Opens the page with an agent (keeps the CSRF cookie) and returns the form's CSRF value. */
+async function openForm(agent: ReturnType<typeof request.agent>, url: string) {
+  const page = await agent.get(url);
+  expect(page.status).toBe(200);
+  return { page, csrf: hiddenField(page.text, 'csrf') };
+}
+
+describe('GET /set-password', () => {
+  test('renders the form with a CSRF field matching an HttpOnly SameSite=Strict cookie, never cached, not frameable', async () => {
+    const user = await makeUser(t);
+    const token = await setPasswordLink(user);
+    const res = await request(t.app).get(`/set-password?token=${token}`);
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.headers['cache-control']).toBe('no-store');
+    expect(res.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+    expect(res.text).toContain('<form method="post" action="/set-password">');
+    expect(res.text).toContain(user.email);
+    expect(res.text).not.toContain('<script');
+    expect(hiddenField(res.text, 'token')).toBe(token);
+    const cookie = cookieLine(res, 'csrf_acct')!;
+    expect(cookie).toBeDefined();
+    expect(cookie).toMatch(/HttpOnly/i);
+    expect(cookie).toMatch(/SameSite=Strict/i);
+    expect(cookie).toMatch(/Path=\//);
+    expect(cookie.split(';')[0]).toBe(`csrf_acct=${hiddenField(res.text, 'csrf')}`);
+  });
+
+  test('an invalid or missing token -> 400 page, no form', async () => {
+    for (const url of ['/set-password?token=nope', '/set-password', `/set-password?token=${'A'.repeat(43)}`]) {
+      const res = await request(t.app).get(url);
+      expect(res.status).toBe(400);
+      expect(res.headers['cache-control']).toBe('no-store');
+      expect(res.text).toContain('This link is not valid');
+      expect(res.text).not.toContain('<form');
+    }
+  });
+});
+
+describe('POST /set-password', () => {
+  test('a valid post sets the password, verifies the address, burns the link and answers 303', async () => {
+    const user = await makeUser(t, { emailVerified: false });
+    const token = await setPasswordLink(user);
+    const agent = request.agent(t.app);
+    const { csrf } = await openForm(agent, `/set-password?token=${token}`);
+    const res = await agent.post('/set-password').type('form').send({ token, csrf, password: 'page-secret-1', password_confirm: 'page-secret-1' });
+    expect(res.status).toBe(303);
+    expect(res.headers.location).toBe('/set-password?done=1');
+    expect(res.headers['cache-control']).toBe('no-store');
+
+    const done = await agent.get(res.headers.location!);
+    expect(done.status).toBe(200);
+    expect(done.text).toContain('Password set');
+
+    expect((await t.db('users').where({ id: user.id }).first()).email_verified).toBe(true);
+    expect((await request(t.app).post('/api/auth/login').send({ email: user.email, password: 'page-secret-1' })).status).toBe(200);
+    expect((await agent.get(`/set-password?token=${token}`)).status).toBe(400);
+  });
+
+  test('without the CSRF cookie -> 403 and the link stays usable', async () => {
+    const user = await makeUser(t);
+    const token = await setPasswordLink(user);
+    const { csrf } = await openForm(request.agent(t.app), `/set-password?token=${token}`);
+    const res = await request(t.app).post('/set-password').type('form').send({ token, csrf, password: 'page-secret-1', password_confirm: 'page-secret-1' });
+    expect(res.status).toBe(403);
+    expect(res.text).toContain('Please try again');
+    expect((await request(t.app).post('/api/auth/verify-email').send({ token })).status).toBe(200);
+    expect((await request(t.app).post('/api/auth/login').send({ email: user.email, password: user.password })).status).toBe(200);
+  });
+
+  test('without the CSRF field, or with another value -> 403', async () => {
+    const user = await makeUser(t);
+    const token = await setPasswordLink(user);
+    const agent = request.agent(t.app);
+    const { csrf } = await openForm(agent, `/set-password?token=${token}`);
+    const base = { token, password: 'page-secret-1', password_confirm: 'page-secret-1' };
+    expect((await agent.post('/set-password').type('form').send(base)).status).toBe(403);
+    const forged = csrf.slice(0, -1) + (csrf.endsWith('A') ? 'B' : 'A');
+    expect((await agent.post('/set-password').type('form').send({ ...base, csrf: forged })).status).toBe(403);
+    expect((await request(t.app).post('/api/auth/verify-email').send({ token })).status).toBe(200);
+  });
+
+  test('an attacker’s own cookie+field pair does not help without the victim’s link', async () => {
+    const agent = request.agent(t.app);
+    const user = await makeUser(t);
+    const { csrf } = await openForm(agent, `/set-password?token=${await setPasswordLink(user)}`);
+    const res = await agent.post('/set-password').type('form').send({ token: 'B'.repeat(43), csrf, password: 'page-secret-1', password_confirm: 'page-secret-1' });
+    expect(res.status).toBe(400);
+    expect(res.text).toContain('This link is not valid');
+  });
+
+  test('passwords that differ or are too short -> 400 with the form and the error, link kept', async () => {
+    const user = await makeUser(t);
+    const token = await setPasswordLink(user);
+    const agent = request.agent(t.app);
+    const { csrf } = await openForm(agent, `/set-password?token=${token}`);
+    const differ = await agent.post('/set-password').type('form').send({ token, csrf, password: 'page-secret-1', password_confirm: 'page-secret-2' });
+    expect(differ.status).toBe(400);
+    expect(differ.text).toContain('The two passwords are not the same');
+    expect(differ.text).toContain('<form method="post" action="/set-password">');
+    const short = await agent.post('/set-password').type('form').send({ token, csrf: hiddenField(differ.text, 'csrf'), password: '123', password_confirm: '123' });
+    expect(short.status).toBe(400);
+    expect(short.text).toContain('at least 6 characters');
+    expect((await request(t.app).post('/api/auth/verify-email').send({ token })).status).toBe(200);
+  });
+
+  test('a valid post signs out every session of the account', async () => {
+    const user = await makeUser(t);
+    const session = await signIn(t, user);
+    const token = await setPasswordLink(user);
+    const agent = request.agent(t.app);
+    const { csrf } = await openForm(agent, `/set-password?token=${token}`);
+    const res = await agent.post('/set-password').type('form').send({ token, csrf, password: 'page-secret-1', password_confirm: 'page-secret-1' });
+    expect(res.status).toBe(303);
+    expect((await session.agent.get('/api/auth/me')).status).toBe(401);
+  });
+});
+
+describe('/verify-email page', () => {
+  test('GET shows a confirm form; a valid POST marks the address verified and answers 303', async () => {
+    const user = await makeUser(t, { emailVerified: false });
+    await sendVerificationEmail(t.ctx, user);
+    const token = tokenFromLastMail('/verify-email');
+    const agent = request.agent(t.app);
+    const { page, csrf } = await openForm(agent, `/verify-email?token=${token}`);
+    expect(page.headers['cache-control']).toBe('no-store');
+    expect(page.text).toContain('<form method="post" action="/verify-email">');
+    expect(page.text).toContain(user.email);
+    expect(cookieLine(page, 'csrf_acct')).toMatch(/SameSite=Strict/i);
+    // Opening the page (what a mail scanner does) changes nothing.
+    expect((await t.db('users').where({ id: user.id }).first()).email_verified).toBe(false);
+
+    const res = await agent.post('/verify-email').type('form').send({ token, csrf });
+    expect(res.status).toBe(303);
+    expect(res.headers.location).toBe('/verify-email?verified=1');
+    expect((await t.db('users').where({ id: user.id }).first()).email_verified).toBe(true);
+    const done = await agent.get('/verify-email?verified=1');
+    expect(done.status).toBe(200);
+    expect(done.text).toContain('Email address confirmed');
+    expect((await agent.get(`/verify-email?token=${token}`)).status).toBe(400);
+  });
+
+  test('POST without the CSRF cookie or field -> 403, address stays unverified', async () => {
+    const user = await makeUser(t, { emailVerified: false });
+    await sendVerificationEmail(t.ctx, user);
+    const token = tokenFromLastMail('/verify-email');
+    const agent = request.agent(t.app);
+    const { csrf } = await openForm(agent, `/verify-email?token=${token}`);
+    expect((await request(t.app).post('/verify-email').type('form').send({ token, csrf })).status).toBe(403);
+    expect((await agent.post('/verify-email').type('form').send({ token })).status).toBe(403);
+    expect((await t.db('users').where({ id: user.id }).first()).email_verified).toBe(false);
+  });
+
+  test('a set-password link or an expired link is not a verification link -> 400', async () => {
+    const user = await makeUser(t, { emailVerified: false });
+    const setToken = await setPasswordLink(user);
+    expect((await request(t.app).get(`/verify-email?token=${setToken}`)).status).toBe(400);
+    await sendVerificationEmail(t.ctx, user);
+    const token = tokenFromLastMail('/verify-email');
+    t.clock.advance(24 * 3600 + 1);
+    const res = await request(t.app).get(`/verify-email?token=${token}`);
+    expect(res.status).toBe(400);
+    expect(res.text).toContain('This link is not valid');
+  });
+});
