@@ -2,7 +2,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
 import { makeClient } from './factories';
-import type { TestApp } from './test-app';
+import type { Server } from 'node:http';
+import net from 'node:net';
+import { createTestApp, type TestApp } from './test-app';
 
 export type TestClient = Awaited<ReturnType<typeof makeClient>>;
 
@@ -96,4 +98,46 @@ export async function issueOAuthTokens(
   const res = await exchangeCode(t, client, { code, verifier, redirectUri });
   if (res.status !== 200) throw new Error(`token answered ${res.status} ${JSON.stringify(res.body)}`);
   return res.body;
+}
+
+/**
+ * oauth4webapi is ESM-only and jest's CommonJS module registry cannot load it (`export` syntax error). Node's own
+ * loader (Module._load) bypasses jest's registry, and Node >= 20.19 loads ESM through require(), so the library
+ * runs unmodified, with Node's real fetch. Types come from the package with resolution-mode import.
+ */
+export function loadOAuth4WebApi(): typeof import('oauth4webapi', { with: { 'resolution-mode': 'import' } }) {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const nodeModule = require('node:module') as { _load(request: string, parent: unknown, isMain: boolean): unknown };
+  return nodeModule._load(require.resolve('oauth4webapi'), null, false) as typeof import('oauth4webapi', { with: { 'resolution-mode': 'import' } });
+}
+
+/** A free TCP port on 127.0.0.1 (BASE_URL must name it before the app is built). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The app listening on a real 127.0.0.1 port with BASE_URL pointing at it (libraries and browsers do real HTTP). */
+export async function createListeningTestApp(): Promise<{ t: TestApp; baseUrl: string; stop: () => Promise<void> }> {
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const t = await createTestApp({ env: { BASE_URL: baseUrl } });
+  const server = await new Promise<Server>((resolve) => {
+    const s = t.app.listen(port, '127.0.0.1', () => resolve(s));
+  });
+  return {
+    t,
+    baseUrl,
+    stop: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await t.close();
+    },
+  };
 }
