@@ -87,13 +87,13 @@ async function assertKnownPermissions(db: DbOrTrx, permissions: string[]): Promi
   }
 }
 
-async function requireRole(db: DbOrTrx, roleId: string): Promise<RoleRow> {
+async function roleOr404(db: DbOrTrx, roleId: string): Promise<RoleRow> {
   const role = await findRoleById(db, roleId);
   if (!role) throw notFound('Role');
   return role;
 }
 
-async function requireUser(db: DbOrTrx, userId: string): Promise<UserRow> {
+async function userOr404(db: DbOrTrx, userId: string): Promise<UserRow> {
   const user = await findUserById(db, userId);
   if (!user) throw notFound('User');
   return user;
@@ -145,7 +145,7 @@ export async function updateRole(
   if (permissions) await assertKnownPermissions(ctx.db, permissions);
   try {
     return await withTransaction(ctx.db, async (trx) => {
-      const role = await requireRole(trx, roleId);
+      const role = await roleOr404(trx, roleId);
       if (isBuiltIn(role) && patch.name !== undefined && patch.name !== role.name) {
         throw conflict(`The built-in role ${role.name} cannot be renamed`);
       }
@@ -173,7 +173,7 @@ export async function deactivateRole(ctx: ServiceContext, roleId: string): Promi
 }
 
 export async function listUserRoles(ctx: ServiceContext, userId: string): Promise<RoleRow[]> {
-  await requireUser(ctx.db, userId);
+  await userOr404(ctx.db, userId);
   return listRolesOfUser(ctx.db, userId);
 }
 
@@ -197,7 +197,7 @@ export async function assignUserRole(
   ref: RoleRef,
 ): Promise<{ assigned: boolean; roles: RoleRow[] }> {
   return withTransaction(ctx.db, async (trx) => {
-    await requireUser(trx, userId);
+    await userOr404(trx, userId);
     const role = await resolveRoleRef(trx, ref);
     assertGrantable(actor, role);
     assertMayManageUser(actor, await loadUserAccess(trx, userId));
@@ -208,8 +208,8 @@ export async function assignUserRole(
 
 export async function removeUserRole(ctx: ServiceContext, actor: Actor, userId: string, roleId: string): Promise<void> {
   await withTransaction(ctx.db, async (trx) => {
-    const user = await requireUser(trx, userId);
-    const role = await requireRole(trx, roleId);
+    const user = await userOr404(trx, userId);
+    const role = await roleOr404(trx, roleId);
     assertMayManageUser(actor, await loadUserAccess(trx, userId));
     if (isGlobalSuperAdmin(role)) {
       if (!actorIsSuperAdmin(actor)) throw forbidden('Only a super_admin may remove super_admin');
@@ -222,7 +222,7 @@ export async function removeUserRole(ctx: ServiceContext, actor: Actor, userId: 
 
 /** Resolved roles and permissions of any user (only active global roles grant server permissions). */
 export async function getUserAccess(ctx: ServiceContext, userId: string): Promise<{ user: UserRow; roles: PrincipalRole[]; permissions: string[] }> {
-  const user = await requireUser(ctx.db, userId);
+  const user = await userOr404(ctx.db, userId);
   const access = await loadUserAccess(ctx.db, userId);
   return { user, ...access };
 }

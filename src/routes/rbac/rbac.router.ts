@@ -3,7 +3,7 @@ import { requireAdmin, requirePermission, requireRole } from '../../middleware/a
 import { validate } from '../../middleware/validate';
 import * as roles from '../../services/roles.service';
 import type { RouteDeps } from '../types';
-import { presentAdminUser, presentRoleRef } from '../users/users.presenters';
+import { presentRoleRef } from '../users/users.presenters';
 import { presentPermission } from './rbac.presenters';
 import {
   assignRoleBody,
@@ -59,9 +59,7 @@ export function createRbacRouter({ ctx, authenticate }: RouteDeps): Router {
     },
   );
 
-  router.get('/admin-users', requirePermission('system:manage_users'), async (_req, res) => {
-    res.json({ users: (await roles.listAdminUsers(ctx)).map(presentAdminUser) });
-  });
+  router.get('/admin-users', requirePermission('system:manage_users'), role.adminUsers);
 
   return router;
 }

@@ -1,41 +1,45 @@
-import type { Request, RequestHandler, Response } from 'express';
+import type { RequestHandler } from 'express';
 import { principalOf } from '../../middleware/authenticate';
 import type { ServiceContext } from '../../services/context';
 import * as roles from '../../services/roles.service';
+import { presentAdminUser } from '../users/users.presenters';
 import { presentRole } from './rbac.presenters';
 
 /**
- * The role and role-assignment handlers behind both URL sets, /api/users/* (spec §4.4) and /api/rbac/* (§4.5):
- * one implementation, each router only declares its paths and guards. Params and bodies are validated by the route.
+ * The role, role-assignment and admin-list handlers behind both URL sets, /api/users/* (spec §4.4) and /api/rbac/*
+ * (§4.5): one implementation, each router only declares its paths and guards. Params and bodies are validated by
+ * the route.
  */
 export function createRoleHandlers(ctx: ServiceContext) {
-  const handler = (fn: (req: Request, res: Response) => Promise<void>): RequestHandler => fn;
   return {
-    listAll: handler(async (_req, res) => {
+    listAll: async (_req, res) => {
       res.json({ roles: (await roles.listRoles(ctx)).map(presentRole) });
-    }),
-    listActive: handler(async (_req, res) => {
+    },
+    listActive: async (_req, res) => {
       res.json({ roles: (await roles.listRoles(ctx, { activeOnly: true })).map(presentRole) });
-    }),
-    create: handler(async (req, res) => {
+    },
+    create: async (req, res) => {
       res.status(201).json({ role: presentRole(await roles.createRole(ctx, req.body)) });
-    }),
-    update: handler(async (req, res) => {
+    },
+    update: async (req, res) => {
       res.json({ role: presentRole(await roles.updateRole(ctx, req.params.roleId as string, req.body)) });
-    }),
-    deactivate: handler(async (req, res) => {
+    },
+    deactivate: async (req, res) => {
       res.json({ role: presentRole(await roles.deactivateRole(ctx, req.params.roleId as string)) });
-    }),
-    listOfUser: handler(async (req, res) => {
+    },
+    listOfUser: async (req, res) => {
       res.json({ roles: (await roles.listUserRoles(ctx, req.params.userId as string)).map(presentRole) });
-    }),
-    assignToUser: handler(async (req, res) => {
+    },
+    assignToUser: async (req, res) => {
       const result = await roles.assignUserRole(ctx, principalOf(req), req.params.userId as string, req.body);
       res.status(result.assigned ? 201 : 200).json({ roles: result.roles.map(presentRole) });
-    }),
-    removeFromUser: handler(async (req, res) => {
+    },
+    removeFromUser: async (req, res) => {
       await roles.removeUserRole(ctx, principalOf(req), req.params.userId as string, req.params.roleId as string);
       res.status(204).end();
-    }),
-  };
+    },
+    adminUsers: async (_req, res) => {
+      res.json({ users: (await roles.listAdminUsers(ctx)).map(presentAdminUser) });
+    },
+  } satisfies Record<string, RequestHandler>;
 }

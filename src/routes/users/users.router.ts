@@ -2,12 +2,11 @@ import { Router } from 'express';
 import { principalOf } from '../../middleware/authenticate';
 import { requirePermission, requireRole } from '../../middleware/authorize';
 import { validate } from '../../middleware/validate';
-import * as roles from '../../services/roles.service';
 import * as users from '../../services/users.service';
 import { assignRoleBody, createRoleBody, roleIdParams, updateRoleBody, userIdParams, userRoleParams } from '../rbac/rbac.schemas';
 import { createRoleHandlers } from '../rbac/roles.handlers';
 import type { RouteDeps } from '../types';
-import { presentAdminUser, presentUserDetail, presentUserSummary } from './users.presenters';
+import { presentUserDetail, presentUserSummary } from './users.presenters';
 import { inviteUserBody, listUsersQuery, updateUserBody } from './users.schemas';
 
 /** Users (spec §4.4). The fixed paths (admin/list, roles/*) come before /:userId, which must be a uuid. */
@@ -16,9 +15,7 @@ export function createUsersRouter({ ctx, authenticate }: RouteDeps): Router {
   const role = createRoleHandlers(ctx);
   router.use(authenticate());
 
-  router.get('/admin/list', requirePermission('system:manage_users'), async (_req, res) => {
-    res.json({ users: (await roles.listAdminUsers(ctx)).map(presentAdminUser) });
-  });
+  router.get('/admin/list', requirePermission('system:manage_users'), role.adminUsers);
 
   router.get('/roles/list', requirePermission('system:manage_roles'), role.listActive);
   router.post('/roles', requireRole('super_admin'), validate({ body: createRoleBody }), role.create);
