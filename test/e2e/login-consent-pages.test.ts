@@ -33,6 +33,7 @@ describe('GET /login', () => {
     expect(res.headers['content-type']).toMatch(/text\/html/);
     expect(res.headers['cache-control']).toBe('no-store');
     expect(res.headers['content-security-policy']).toMatch(/frame-ancestors 'none'/);
+    expect(res.headers['referrer-policy']).toBe('same-origin');
     expect(res.text).toContain('<label for="email">');
     expect(res.text).toContain('<label for="password">');
     expect(res.text).toContain('method="post" action="/login"');
