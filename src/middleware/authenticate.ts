@@ -1,6 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { loadPrincipal } from '../db/repositories/principal.repo';
-import { unauthorized } from '../errors';
+import { forbidden, unauthorized } from '../errors';
 import type { ServiceContext } from '../services/context';
 import { toPrincipal, type Principal } from '../services/principal';
 import { rotateRefreshToken } from '../services/sessions.service';
@@ -14,6 +14,12 @@ export interface AuthenticateOptions {
    * refreshToken cookie is valid, rotate it and carry on signed in (CONTRACT §3).
    */
   refreshFromCookie?: boolean;
+  /**
+   * Accept access tokens issued to OAuth clients. Off by default: a third-party app holding a user's token may
+   * read who the user is (GET /api/auth/me, userinfo) and sign out, but never act as the user's first-party
+   * session: no self-service, no admin API, no consent approval (which would let it grant itself scopes).
+   */
+  allowClientTokens?: boolean;
 }
 
 function bearerToken(req: Request): string | undefined {
@@ -42,6 +48,10 @@ export function createAuthenticate(ctx: ServiceContext) {
       const cookieToken: unknown = req.cookies?.[ACCESS_COOKIE];
       const token = bearer ?? (typeof cookieToken === 'string' ? cookieToken : undefined);
       let principal = token ? await resolvePrincipal(ctx, token) : undefined;
+      if (principal?.clientId && !options.allowClientTokens) {
+        if (!options.optional) throw forbidden('This endpoint does not accept tokens issued to OAuth clients');
+        principal = undefined;
+      }
       if (principal) req.authMethod = bearer ? 'bearer' : 'cookie';
 
       if (!principal && !bearer && options.refreshFromCookie) {

@@ -38,7 +38,7 @@ export function createAuthRouter({ ctx, authenticate }: RouteDeps): Router {
     });
   });
 
-  router.get('/me', authenticate(), (req, res) => {
+  router.get('/me', authenticate({ allowClientTokens: true }), (req, res) => {
     res.json({ user: presentPrincipal(principalOf(req)) });
   });
 
@@ -55,13 +55,13 @@ export function createAuthRouter({ ctx, authenticate }: RouteDeps): Router {
     res.json({ accessToken: tokens.accessToken, refreshToken: tokens.refreshToken });
   });
 
-  router.post('/logout', authenticate(), async (req, res) => {
+  router.post('/logout', authenticate({ allowClientTokens: true }), async (req, res) => {
     await auth.logout(ctx, principalOf(req).sessionId);
     clearSessionCookies(res, ctx.config);
     res.json({ success: true });
   });
 
-  router.get('/verify-admin', authenticate(), requireRole(...ADMIN_TIER), (req, res) => {
+  router.get('/verify-admin', authenticate({ allowClientTokens: true }), requireRole(...ADMIN_TIER), (req, res) => {
     res.json({ user: presentPrincipal(principalOf(req)) });
   });
 
