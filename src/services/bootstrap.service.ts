@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { withTransaction } from '../db';
+import { countUsersWithGlobalRoles } from '../db/repositories/user-roles.repo';
 import { findUserByEmail, insertUser, updateUser } from '../db/repositories/users.repo';
 import { normalizeEmail } from './auth.service';
 import type { ServiceContext } from './context';
@@ -42,12 +43,5 @@ export async function ensureSuperAdmin(
 }
 
 export async function countSuperAdmins(ctx: ServiceContext): Promise<number> {
-  const row = await ctx.db('user_roles as ur')
-    .join('roles as r', 'r.id', 'ur.role_id')
-    .join('users as u', 'u.id', 'ur.user_id')
-    .where({ 'r.name': 'super_admin', 'r.is_active': true, 'u.is_active': true })
-    .whereNull('r.application')
-    .count<{ count: string }[]>('* as count')
-    .first();
-  return Number(row?.count ?? 0);
+  return countUsersWithGlobalRoles(ctx.db, ['super_admin']);
 }

@@ -19,6 +19,25 @@ export interface PrincipalRecord {
   permissions: string[];
 }
 
+/**
+ * The active roles of user :uid as CTE `r`, and the columns that resolve them: every role, and the permissions of
+ * the active GLOBAL roles (application-scoped roles never grant this server's permissions); a global super_admin
+ * holds the whole catalogue.
+ */
+const ROLES_CTE = `r as (
+       select ro.id, ro.name, ro.application
+         from user_roles ur join roles ro on ro.id = ur.role_id
+        where ur.user_id = :uid and ro.is_active
+     )`;
+const ACCESS_COLUMNS = `coalesce((select json_agg(json_build_object('id', r.id, 'name', r.name, 'application', r.application)
+                                      order by r.application nulls first, r.name) from r), '[]'::json) as roles,
+            case when exists (select 1 from r where r.name = 'super_admin' and r.application is null)
+                 then coalesce((select json_agg(p.name order by p.name) from permissions p), '[]'::json)
+                 else coalesce((select json_agg(distinct rp.permission order by rp.permission)
+                                  from role_permissions rp join r on r.id = rp.role_id
+                                 where r.application is null), '[]'::json)
+            end as permissions`;
+
 /** last_used_at is written at most once per this many seconds per session. */
 const TOUCH_INTERVAL_SECONDS = 60;
 
@@ -41,20 +60,9 @@ export async function loadPrincipal(
      ), touch as (
        update sessions set last_used_at = :now
         where id = (select id from s) and last_used_at < :stale
-     ), r as (
-       select ro.id, ro.name, ro.application
-         from user_roles ur join roles ro on ro.id = ur.role_id
-        where ur.user_id = :uid and ro.is_active
-     )
+     ), ${ROLES_CTE}
      select u.id, u.email, u.first_name, u.last_name, u.is_active, u.email_verified,
-            coalesce((select json_agg(json_build_object('id', r.id, 'name', r.name, 'application', r.application)
-                                      order by r.application nulls first, r.name) from r), '[]'::json) as roles,
-            case when exists (select 1 from r where r.name = 'super_admin' and r.application is null)
-                 then coalesce((select json_agg(p.name order by p.name) from permissions p), '[]'::json)
-                 else coalesce((select json_agg(distinct rp.permission order by rp.permission)
-                                  from role_permissions rp join r on r.id = rp.role_id
-                                 where r.application is null), '[]'::json)
-            end as permissions
+            ${ACCESS_COLUMNS}
        from users u join s on s.user_id = u.id
       where u.is_active`,
     { sid: sessionId, uid: userId, now, stale },
@@ -79,19 +87,8 @@ export async function loadUserAccess(
   userId: string,
 ): Promise<{ roles: PrincipalRole[]; permissions: string[] }> {
   const result = await db.raw(
-    `with r as (
-       select ro.id, ro.name, ro.application
-         from user_roles ur join roles ro on ro.id = ur.role_id
-        where ur.user_id = :uid and ro.is_active
-     )
-     select coalesce((select json_agg(json_build_object('id', r.id, 'name', r.name, 'application', r.application)
-                                      order by r.application nulls first, r.name) from r), '[]'::json) as roles,
-            case when exists (select 1 from r where r.name = 'super_admin' and r.application is null)
-                 then coalesce((select json_agg(p.name order by p.name) from permissions p), '[]'::json)
-                 else coalesce((select json_agg(distinct rp.permission order by rp.permission)
-                                  from role_permissions rp join r on r.id = rp.role_id
-                                 where r.application is null), '[]'::json)
-            end as permissions`,
+    `with ${ROLES_CTE}
+     select ${ACCESS_COLUMNS}`,
     { uid: userId },
   );
   const row = result.rows[0];
