@@ -63,9 +63,14 @@ export function createApp(deps: AppDeps): Express {
           frameAncestors: ["'none'"],
           // Form posts end in redirects to registered client callbacks on other origins.
           formAction: null,
+          upgradeInsecureRequests: config.baseUrl.startsWith('https:') ? [] : null,
         },
       },
       frameguard: { action: 'deny' },
+      // Not helmet's no-referrer: under it browsers send `Origin: null` on our own form posts, which the cookie
+      // origin check (CONTRACT §3) must refuse. same-origin keeps the real Origin on our posts and still sends no
+      // Referer (which may carry a code or token) to any other site.
+      referrerPolicy: { policy: 'same-origin' },
     }),
   );
 

@@ -340,3 +340,17 @@ describe('GET /metrics', () => {
     }
   });
 });
+
+describe('referrer policy', () => {
+  test('same-origin everywhere, so our own form posts keep a real Origin and nothing leaks to other sites', async () => {
+    for (const path of ['/health', '/login', '/set-password?token=x', '/api/auth/me']) {
+      const res = await request(t.app).get(path);
+      expect(res.headers['referrer-policy']).toBe('same-origin');
+    }
+  });
+
+  test('plain-http deployments are not told to upgrade requests', async () => {
+    const res = await request(t.app).get('/login');
+    expect(res.headers['content-security-policy']).not.toContain('upgrade-insecure-requests');
+  });
+});

@@ -67,10 +67,7 @@ export function createOAuthPagesRouter({ ctx, authenticate }: RouteDeps): Router
   const consentUrlFor = (requestId: string) => `${config.baseUrl}/consent?${new URLSearchParams({ request_id: requestId })}`;
 
   router.use(['/login', '/consent'], (_req, res, next) => {
-    // helmet's global no-referrer makes browsers send `Origin: null` on these forms' posts, which the origin
-    // check (CONTRACT §3) must refuse once the SSO cookies exist; same-origin keeps the real Origin on our own
-    // posts and still sends no Referer to other sites (the client's callback).
-    res.set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'same-origin' });
+    res.set('Cache-Control', 'no-store');
     next();
   });
 
