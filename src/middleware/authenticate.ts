@@ -22,7 +22,8 @@ export interface AuthenticateOptions {
   allowClientTokens?: boolean;
 }
 
-function bearerToken(req: Request): string | undefined {
+/** The token of an `Authorization: Bearer <token>` header (RFC 6750 §2.1). */
+export function bearerTokenOf(req: Request): string | undefined {
   const header = req.headers.authorization;
   if (!header) return undefined;
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
@@ -44,7 +45,7 @@ export async function resolvePrincipal(
 export function createAuthenticate(ctx: ServiceContext) {
   return function authenticate(options: AuthenticateOptions = {}): RequestHandler {
     return async (req: Request, res: Response, next: NextFunction) => {
-      const bearer = bearerToken(req);
+      const bearer = bearerTokenOf(req);
       const cookieToken: unknown = req.cookies?.[ACCESS_COOKIE];
       const token = bearer ?? (typeof cookieToken === 'string' ? cookieToken : undefined);
       let principal = token ? await resolvePrincipal(ctx, token) : undefined;

@@ -53,12 +53,12 @@ describe('GET /set-password', () => {
     expect(res.text).toContain(user.email);
     expect(res.text).not.toContain('<script');
     expect(hiddenField(res.text, 'token')).toBe(token);
-    const cookie = cookieLine(res, 'csrf_acct')!;
+    const cookie = cookieLine(res, 'csrf')!;
     expect(cookie).toBeDefined();
     expect(cookie).toMatch(/HttpOnly/i);
     expect(cookie).toMatch(/SameSite=Strict/i);
     expect(cookie).toMatch(/Path=\//);
-    expect(cookie.split(';')[0]).toBe(`csrf_acct=${hiddenField(res.text, 'csrf')}`);
+    expect(cookie.split(';')[0]).toBe(`csrf=${hiddenField(res.text, 'csrf')}`);
   });
 
   test('an invalid or missing token -> 400 page, no form', async () => {
@@ -161,7 +161,7 @@ describe('/verify-email page', () => {
     expect(page.headers['cache-control']).toBe('no-store');
     expect(page.text).toContain('<form method="post" action="/verify-email">');
     expect(page.text).toContain(user.email);
-    expect(cookieLine(page, 'csrf_acct')).toMatch(/SameSite=Strict/i);
+    expect(cookieLine(page, 'csrf')).toMatch(/SameSite=Strict/i);
     // Opening the page (what a mail scanner does) changes nothing.
     expect((await t.db('users').where({ id: user.id }).first()).email_verified).toBe(false);
 

@@ -1,5 +1,5 @@
 import { Router, type Request, type Response } from 'express';
-import { principalOf, resolvePrincipal } from '../../middleware/authenticate';
+import { bearerTokenOf, principalOf, resolvePrincipal } from '../../middleware/authenticate';
 import { validate } from '../../middleware/validate';
 import { OAuthError } from '../../errors';
 import { startAuthorization } from '../../services/oauth/authorize.service';
@@ -7,12 +7,13 @@ import { authenticateClient } from '../../services/oauth/client-auth.service';
 import { approveAuthorization, denyAuthorization, getConsentInfo } from '../../services/oauth/consent.service';
 import { buildDiscoveryDocument } from '../../services/oauth/discovery.service';
 import { revokeToken } from '../../services/oauth/revoke.service';
-import { exchangeAuthorizationCode, refreshAccessToken } from '../../services/oauth/token.service';
+import { requireParam } from '../../services/oauth/params';
+import { grantTokens } from '../../services/oauth/token.service';
 import { getUserInfo, invalidToken } from '../../services/oauth/userinfo.service';
 import { renderOAuthErrorPage } from '../../views/consent';
 import { requestMeta } from '../auth/auth.router';
 import type { RouteDeps } from '../types';
-import { consentRequestBody, parseOAuthParams, requireParam, revokeParams, tokenParams } from './oauth.schemas';
+import { consentRequestBody, parseOAuthParams, revokeParams, tokenParams } from './oauth.schemas';
 
 /** The query string of the request as sent, with its leading `?` (empty when there is none). */
 export function rawQueryOf(req: Request): string {
@@ -23,10 +24,6 @@ export function rawQueryOf(req: Request): string {
 /** RFC 6749 §5.1: token responses (and their errors) must not be cached. */
 function noStore(res: Response): void {
   res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
-}
-
-function bearerOf(req: Request): string | undefined {
-  return /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
 }
 
 /** OAuth 2.0 endpoints (spec §4.3, CONTRACT §5). */
@@ -67,43 +64,33 @@ export function createOAuthRouter({ ctx, authenticate }: RouteDeps): Router {
     res.set('Cache-Control', 'no-store').json({ redirect_url: redirectUrl });
   });
 
+  /** client_secret_basic or client_secret_post (RFC 6749 §2.3.1), shared by the token and revocation endpoints. */
+  const authenticatedClient = (req: Request, params: { client_id?: unknown; client_secret?: unknown }) =>
+    authenticateClient(ctx, { authorization: req.headers.authorization, clientId: params.client_id, clientSecret: params.client_secret });
+
   router.post('/token', async (req, res) => {
     noStore(res);
     const params = parseOAuthParams(tokenParams, req.body);
-    const client = await authenticateClient(ctx, {
-      authorization: req.headers.authorization,
-      clientId: params.client_id,
-      clientSecret: params.client_secret,
-    });
-    const grantType = requireParam(params.grant_type, 'grant_type');
-    if (grantType === 'authorization_code') {
-      const tokens = await exchangeAuthorizationCode(
-        ctx,
-        client,
-        {
-          code: requireParam(params.code, 'code'),
-          redirectUri: requireParam(params.redirect_uri, 'redirect_uri'),
-          codeVerifier: requireParam(params.code_verifier, 'code_verifier'),
-        },
-        requestMeta(req),
-      );
-      return res.json(tokens);
-    }
-    if (grantType === 'refresh_token') {
-      const tokens = await refreshAccessToken(
-        ctx,
-        client,
-        { refreshToken: requireParam(params.refresh_token, 'refresh_token'), scope: params.scope },
-        requestMeta(req),
-      );
-      return res.json(tokens);
-    }
-    throw new OAuthError('unsupported_grant_type', 'Supported grant types: authorization_code, refresh_token');
+    const client = await authenticatedClient(req, params);
+    const tokens = await grantTokens(
+      ctx,
+      client,
+      {
+        grantType: params.grant_type,
+        code: params.code,
+        redirectUri: params.redirect_uri,
+        codeVerifier: params.code_verifier,
+        refreshToken: params.refresh_token,
+        scope: params.scope,
+      },
+      requestMeta(req),
+    );
+    res.json(tokens);
   });
 
   const userinfo = async (req: Request, res: Response) => {
     noStore(res);
-    const token = bearerOf(req);
+    const token = bearerTokenOf(req);
     if (!token) {
       throw new OAuthError('invalid_token', 'A Bearer access token is required', { headers: { 'WWW-Authenticate': 'Bearer' } });
     }
@@ -117,11 +104,7 @@ export function createOAuthRouter({ ctx, authenticate }: RouteDeps): Router {
   router.post('/revoke', async (req, res) => {
     noStore(res);
     const params = parseOAuthParams(revokeParams, req.body);
-    const client = await authenticateClient(ctx, {
-      authorization: req.headers.authorization,
-      clientId: params.client_id,
-      clientSecret: params.client_secret,
-    });
+    const client = await authenticatedClient(req, params);
     await revokeToken(ctx, client, { token: requireParam(params.token, 'token'), tokenTypeHint: params.token_type_hint });
     res.status(200).end();
   });

@@ -42,7 +42,3 @@ export function parseOAuthParams<S extends z.ZodType>(schema: S, value: unknown)
   return result.data;
 }
 
-export function requireParam(value: string | undefined, name: string): string {
-  if (!value) throw new OAuthError('invalid_request', `${name} is required`);
-  return value;
-}

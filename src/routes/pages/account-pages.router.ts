@@ -1,36 +1,13 @@
 import { Router, type Request, type RequestHandler, type Response } from 'express';
-import type { Config } from '../../config';
 import { AppError } from '../../errors';
-import { randomToken, safeEqual } from '../../lib/crypto';
 import { PASSWORD_MIN_LENGTH } from '../../lib/password';
+import { csrfValid, issueCsrf } from '../../middleware/csrf';
 import { clearSessionCookies } from '../../middleware/session-cookies';
 import * as links from '../../services/email-links.service';
 import { passwordField } from '../common.schemas';
 import type { RouteDeps } from '../types';
 import { renderSetPasswordDone, renderSetPasswordForm, renderSetPasswordInvalid } from '../../views/set-password';
 import { renderFormExpired, renderVerifyEmailDone, renderVerifyEmailForm, renderVerifyEmailInvalid } from '../../views/verify-email';
-
-/**
- * Double-submit CSRF defence of the account pages (CONTRACT §5): a random value in an HttpOnly SameSite=Strict
- * cookie and the same value in a hidden field, compared in constant time. Another site can neither read the
- * cookie nor make the browser send it with a cross-site post.
- */
-export const CSRF_COOKIE = 'csrf_acct';
-const CSRF_SHAPE = /^[A-Za-z0-9_-]{43}$/;
-const CSRF_MAX_AGE_MS = 3600 * 1000;
-
-function issueCsrf(req: Request, res: Response, config: Pick<Config, 'cookieSecure'>): string {
-  const existing: unknown = req.cookies?.[CSRF_COOKIE];
-  const value = typeof existing === 'string' && CSRF_SHAPE.test(existing) ? existing : randomToken(32);
-  res.cookie(CSRF_COOKIE, value, { httpOnly: true, sameSite: 'strict', secure: config.cookieSecure, path: '/', maxAge: CSRF_MAX_AGE_MS });
-  return value;
-}
-
-function csrfValid(req: Request): boolean {
-  const cookie: unknown = req.cookies?.[CSRF_COOKIE];
-  const field: unknown = req.body?.csrf;
-  return typeof cookie === 'string' && typeof field === 'string' && CSRF_SHAPE.test(cookie) && safeEqual(cookie, field);
-}
 
 function stringField(value: unknown): string {
   return typeof value === 'string' ? value : '';
@@ -51,17 +28,21 @@ const noStore: RequestHandler = (_req, res, next) => {
 /** /verify-email and /set-password: server-rendered, no JavaScript, form posts answered with 303 (CONTRACT §5). */
 export function createAccountPagesRouter({ ctx }: RouteDeps): Router {
   const router = Router();
+  /** The link behind a token, or undefined when it is invalid, expired or used. */
+  const inspectLink = async (token: string) => {
+    try {
+      return await links.inspectEmailLink(ctx, token);
+    } catch (err) {
+      if (!isInvalidLink(err)) throw err;
+      return undefined;
+    }
+  };
   router.use(['/verify-email', '/set-password'], noStore);
 
   router.get('/verify-email', async (req, res) => {
     if (req.query.verified === '1') return void res.type('html').send(renderVerifyEmailDone());
     const token = stringField(req.query.token);
-    let link;
-    try {
-      link = await links.inspectEmailLink(ctx, token);
-    } catch (err) {
-      if (!isInvalidLink(err)) throw err;
-    }
+    const link = await inspectLink(token);
     if (!link || link.purpose !== 'verify_email') return void res.status(400).type('html').send(renderVerifyEmailInvalid());
     res.type('html').send(renderVerifyEmailForm({ email: link.email, token, csrf: issueCsrf(req, res, ctx.config) }));
   });
@@ -80,12 +61,7 @@ export function createAccountPagesRouter({ ctx }: RouteDeps): Router {
   router.get('/set-password', async (req, res) => {
     if (req.query.done === '1') return void res.type('html').send(renderSetPasswordDone());
     const token = stringField(req.query.token);
-    let link;
-    try {
-      link = await links.inspectEmailLink(ctx, token);
-    } catch (err) {
-      if (!isInvalidLink(err)) throw err;
-    }
+    const link = await inspectLink(token);
     if (!link) return void res.status(400).type('html').send(renderSetPasswordInvalid());
     res.type('html').send(
       renderSetPasswordForm({ email: link.email, token, csrf: issueCsrf(req, res, ctx.config), minLength: PASSWORD_MIN_LENGTH }),
@@ -96,12 +72,7 @@ export function createAccountPagesRouter({ ctx }: RouteDeps): Router {
     if (!csrfValid(req)) return void res.status(403).type('html').send(renderFormExpired('/set-password'));
     const token = stringField(req.body?.token);
     const password = stringField(req.body?.password);
-    let link;
-    try {
-      link = await links.inspectEmailLink(ctx, token);
-    } catch (err) {
-      if (!isInvalidLink(err)) throw err;
-    }
+    const link = await inspectLink(token);
     if (!link) return void res.status(400).type('html').send(renderSetPasswordInvalid());
 
     const checked = passwordField.safeParse(password);

@@ -1,8 +1,7 @@
 import { Router, type Request, type Response } from 'express';
-import type { Config } from '../../config';
+import { csrfValid, issueCsrf } from '../../middleware/csrf';
 import { setSessionCookies } from '../../middleware/session-cookies';
 import { AppError } from '../../errors';
-import { randomToken, safeEqual } from '../../lib/crypto';
 import * as auth from '../../services/auth.service';
 import { approveAuthorization, denyAuthorization, getConsentInfo } from '../../services/oauth/consent.service';
 import { resolveReturnTo } from '../../services/oauth/return-to';
@@ -13,8 +12,6 @@ import { renderLoginPage, renderSignedInPage } from '../../views/login';
 import { requestMeta } from '../auth/auth.router';
 import type { RouteDeps } from '../types';
 
-const CSRF_COOKIE = 'csrf';
-const CSRF_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function field(req: Request, name: string): string | undefined {
@@ -25,24 +22,6 @@ function field(req: Request, name: string): string | undefined {
 function queryField(req: Request, name: string): string | undefined {
   const value: unknown = (req.query as Record<string, unknown>)[name];
   return typeof value === 'string' ? value : undefined;
-}
-
-/**
- * CSRF defence for the hosted forms (CONTRACT §5), double-submit: a random token in an HttpOnly SameSite=Strict
- * cookie, echoed in a hidden field. The token is reused while the cookie is there, so two open tabs both work.
- */
-function issueCsrf(req: Request, res: Response, config: Pick<Config, 'cookieSecure'>): string {
-  const existing: unknown = req.cookies?.[CSRF_COOKIE];
-  const token = typeof existing === 'string' && CSRF_PATTERN.test(existing) ? existing : randomToken(32);
-  res.cookie(CSRF_COOKIE, token, { httpOnly: true, sameSite: 'strict', secure: config.cookieSecure, path: '/' });
-  return token;
-}
-
-function csrfValid(req: Request): boolean {
-  const cookie: unknown = req.cookies?.[CSRF_COOKIE];
-  const submitted = field(req, 'csrf');
-  if (typeof cookie !== 'string' || !submitted || !CSRF_PATTERN.test(cookie)) return false;
-  return safeEqual(cookie, submitted);
 }
 
 function html(res: Response, status: number, body: string): void {

@@ -24,23 +24,9 @@ export function presentUserSummary(user: UserRow, roles: PrincipalRole[]) {
   };
 }
 
-/** User detail (CONTRACT §6). */
+/** User detail (CONTRACT §6): the listing fields plus the resolved permissions. */
 export function presentUserDetail(detail: { user: UserRow; roles: PrincipalRole[]; permissions: string[] }) {
-  const { user, roles, permissions } = detail;
-  return {
-    id: user.id,
-    email: user.email,
-    name: fullName(user.firstName, user.lastName),
-    first_name: user.firstName,
-    last_name: user.lastName,
-    is_active: user.isActive,
-    email_verified: user.emailVerified,
-    roles: roles.map(presentRoleRef),
-    permissions,
-    created_at: user.createdAt,
-    updated_at: user.updatedAt,
-    last_login_at: user.lastLoginAt,
-  };
+  return { ...presentUserSummary(detail.user, detail.roles), permissions: detail.permissions };
 }
 
 /** An administrator in the admin lists: the summary plus the highest admin-tier role held. */

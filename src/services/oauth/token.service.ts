@@ -13,6 +13,7 @@ import { sha256Hex } from '../../lib/crypto';
 import { verifyPkceS256 } from '../../lib/pkce';
 import type { RequestMeta, ServiceContext } from '../context';
 import { rotateRefreshToken, startSession, type IssuedTokens } from '../sessions.service';
+import { requireParam } from './params';
 import { isSubset, parseScope } from './scopes';
 
 export interface TokenResponse {
@@ -102,4 +103,40 @@ export async function refreshAccessToken(
     ctx.logger.warn({ err: (err as Error)?.message }, 'could not update connected app last_used_at');
   }
   return presentTokens(ctx, result.tokens, result.scope ?? '');
+}
+
+/** The parameters of a token request (RFC 6749 §4.1.3, §6), already authenticated as `client`. */
+export interface TokenRequest {
+  grantType?: string;
+  code?: string;
+  redirectUri?: string;
+  codeVerifier?: string;
+  refreshToken?: string;
+  scope?: string;
+}
+
+/** POST /api/oauth/token: dispatches on grant_type (spec §5.8: authorization_code and refresh_token only). */
+export async function grantTokens(
+  ctx: ServiceContext,
+  client: OAuthClientRow,
+  request: TokenRequest,
+  meta: RequestMeta,
+): Promise<TokenResponse> {
+  switch (requireParam(request.grantType, 'grant_type')) {
+    case 'authorization_code':
+      return exchangeAuthorizationCode(
+        ctx,
+        client,
+        {
+          code: requireParam(request.code, 'code'),
+          redirectUri: requireParam(request.redirectUri, 'redirect_uri'),
+          codeVerifier: requireParam(request.codeVerifier, 'code_verifier'),
+        },
+        meta,
+      );
+    case 'refresh_token':
+      return refreshAccessToken(ctx, client, { refreshToken: requireParam(request.refreshToken, 'refresh_token'), scope: request.scope }, meta);
+    default:
+      throw new OAuthError('unsupported_grant_type', 'Supported grant types: authorization_code, refresh_token');
+  }
 }

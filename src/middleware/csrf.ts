@@ -1,0 +1,28 @@
+import type { Request, Response } from 'express';
+import type { Config } from '../config';
+import { randomToken, safeEqual } from '../lib/crypto';
+
+/**
+ * CSRF defence of the built-in HTML forms (CONTRACT §5), double-submit: a random value in an HttpOnly
+ * SameSite=Strict cookie, echoed in a hidden `csrf` field and compared in constant time. Another site can neither
+ * read the cookie nor make the browser send it with a cross-site post. The value is reused while the cookie
+ * lives, so two open tabs both work.
+ */
+export const CSRF_COOKIE = 'csrf';
+const CSRF_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+const CSRF_MAX_AGE_MS = 3600 * 1000;
+
+/** Sets (or renews) the cookie and returns the value to put in the form's hidden `csrf` field. */
+export function issueCsrf(req: Request, res: Response, config: Pick<Config, 'cookieSecure'>): string {
+  const existing: unknown = req.cookies?.[CSRF_COOKIE];
+  const value = typeof existing === 'string' && CSRF_SHAPE.test(existing) ? existing : randomToken(32);
+  res.cookie(CSRF_COOKIE, value, { httpOnly: true, sameSite: 'strict', secure: config.cookieSecure, path: '/', maxAge: CSRF_MAX_AGE_MS });
+  return value;
+}
+
+/** True when the posted `csrf` field matches the cookie. */
+export function csrfValid(req: Request): boolean {
+  const cookie: unknown = req.cookies?.[CSRF_COOKIE];
+  const field: unknown = (req.body as Record<string, unknown> | undefined)?.csrf;
+  return typeof cookie === 'string' && typeof field === 'string' && CSRF_SHAPE.test(cookie) && safeEqual(cookie, field);
+}
