@@ -28,6 +28,8 @@ export function mountRoutes(app: Express, deps: RouteDeps): void {
   // RFC 8414 location, beyond the spec's /api/oauth/.well-known path (CONTRACT §5).
   app.use('/.well-known', createDiscoveryRouter(deps));
 
+  // A person who opens the base address lands on the sign-in page.
+  app.get('/', (_req, res) => res.redirect(302, '/login'));
   app.use('/', createOAuthPagesRouter(deps));
   app.use('/', createAccountPagesRouter(deps));
 }

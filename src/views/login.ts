@@ -21,7 +21,8 @@ ${signedIn}${error}
   <label for="password">Password</label>
   <input type="password" id="password" name="password" autocomplete="current-password" required${describedBy}>
   <div class="actions"><button type="submit">Sign in</button></div>
-</form>`,
+</form>
+<p class="muted"><a href="/forgot-password">Forgot your password?</a></p>`,
   });
 }
 

@@ -198,3 +198,64 @@ describe('/verify-email page', () => {
     expect(res.text).toContain('This link is not valid');
   });
 });
+
+describe('/forgot-password page', () => {
+  test('the login page links to it', async () => {
+    const res = await request(t.app).get('/login');
+    expect(res.text).toContain('href="/forgot-password"');
+  });
+
+  test('known and unknown addresses get the same answer; only the known one gets a set-password mail', async () => {
+    const user = await makeUser(t);
+    const agent = request.agent(t.app);
+    const { page, csrf } = await openForm(agent, '/forgot-password');
+    expect(page.headers['cache-control']).toBe('no-store');
+    expect(page.text).toContain('<label for="email">');
+
+    t.mails.length = 0;
+    const unknown = await agent.post('/forgot-password').type('form').send({ csrf, email: 'nobody-here@example.test' });
+    const known = await agent.post('/forgot-password').type('form').send({ csrf, email: user.email.toUpperCase() });
+    for (const res of [unknown, known]) {
+      expect(res.status).toBe(303);
+      expect(res.headers.location).toBe('/forgot-password?sent=1');
+    }
+    expect(t.mails.map((m) => m.to)).toEqual([user.email]);
+    const token = tokenFromLastMail('/set-password');
+    const sent = await agent.get('/forgot-password?sent=1');
+    expect(sent.text).toContain('If an account exists');
+
+    // the mailed link really sets the password
+    const form = await openForm(agent, `/set-password?token=${token}`);
+    await agent
+      .post('/set-password')
+      .type('form')
+      .send({ token, csrf: form.csrf, password: 'brand-new-pass', password_confirm: 'brand-new-pass' })
+      .expect(303);
+    await request(t.app).post('/api/auth/login').send({ email: user.email, password: 'brand-new-pass' }).expect(200);
+  });
+
+  test('a post without the CSRF cookie and field is refused and sends nothing', async () => {
+    const user = await makeUser(t);
+    t.mails.length = 0;
+    const res = await request(t.app).post('/forgot-password').type('form').send({ email: user.email, csrf: 'x'.repeat(43) });
+    expect(res.status).toBe(403);
+    expect(t.mails).toHaveLength(0);
+  });
+
+  test('an invalid address re-renders the form with an error', async () => {
+    const agent = request.agent(t.app);
+    const { csrf } = await openForm(agent, '/forgot-password');
+    const res = await agent.post('/forgot-password').type('form').send({ csrf, email: 'not-an-address' });
+    expect(res.status).toBe(400);
+    expect(res.text).toContain('Enter a valid email address.');
+    expect(res.text).toContain('value="not-an-address"');
+  });
+});
+
+describe('GET /', () => {
+  test('sends a person who opens the base address to the sign-in page', async () => {
+    const res = await request(t.app).get('/');
+    expect(res.status).toBe(302);
+    expect(res.headers.location).toBe('/login');
+  });
+});

@@ -4,7 +4,9 @@ import { PASSWORD_MIN_LENGTH } from '../../lib/password';
 import { csrfValid, issueCsrf } from '../../middleware/csrf';
 import { clearSessionCookies } from '../../middleware/session-cookies';
 import * as links from '../../services/email-links.service';
-import { passwordField } from '../common.schemas';
+import { normalizeEmail } from '../../services/auth.service';
+import { emailField, passwordField } from '../common.schemas';
+import { renderForgotPasswordForm, renderForgotPasswordSent } from '../../views/forgot-password';
 import type { RouteDeps } from '../types';
 import { renderSetPasswordDone, renderSetPasswordForm, renderSetPasswordInvalid } from '../../views/set-password';
 import { renderFormExpired, renderVerifyEmailDone, renderVerifyEmailForm, renderVerifyEmailInvalid } from '../../views/verify-email';
@@ -37,7 +39,7 @@ export function createAccountPagesRouter({ ctx }: RouteDeps): Router {
       return undefined;
     }
   };
-  router.use(['/verify-email', '/set-password'], noStore);
+  router.use(['/verify-email', '/set-password', '/forgot-password'], noStore);
 
   router.get('/verify-email', async (req, res) => {
     if (req.query.verified === '1') return void res.type('html').send(renderVerifyEmailDone());
@@ -95,6 +97,25 @@ export function createAccountPagesRouter({ ctx }: RouteDeps): Router {
     // Every session of the account was just revoked: drop this browser's now-dead SSO cookies too.
     clearSessionCookies(res, ctx.config);
     res.redirect(303, '/set-password?done=1');
+  });
+
+  router.get('/forgot-password', (req, res) => {
+    if (req.query.sent === '1') return void res.type('html').send(renderForgotPasswordSent());
+    res.type('html').send(renderForgotPasswordForm({ csrf: issueCsrf(req, res, ctx.config) }));
+  });
+
+  router.post('/forgot-password', async (req, res) => {
+    if (!csrfValid(req)) return void res.status(403).type('html').send(renderFormExpired('/forgot-password'));
+    const email = emailField.safeParse(stringField(req.body?.email));
+    if (!email.success) {
+      const csrf = issueCsrf(req, res, ctx.config);
+      return void res
+        .status(400)
+        .type('html')
+        .send(renderForgotPasswordForm({ csrf, email: stringField(req.body?.email), error: 'Enter a valid email address.' }));
+    }
+    await links.requestPasswordReset(ctx, normalizeEmail(email.data));
+    res.redirect(303, '/forgot-password?sent=1');
   });
 
   return router;
