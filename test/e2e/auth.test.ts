@@ -140,6 +140,17 @@ describe('POST /api/auth/login', () => {
     }
   });
 
+  test('an unknown email still spends one password comparison (no timing oracle)', async () => {
+    const spy = jest.spyOn(t.ctx.passwords, 'verify');
+    try {
+      await request(t.app).post('/api/auth/login').send({ email: uniqueEmail('ghost'), password: 'whatever1' }).expect(401);
+      expect(spy).toHaveBeenCalledTimes(1);
+      expect(spy.mock.calls[0]![1]).toBeUndefined();
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   test('a user without a password (invited) cannot sign in', async () => {
     const user = await makeUser(t);
     await t.db('users').where({ id: user.id }).update({ password_hash: null });

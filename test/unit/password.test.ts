@@ -1,0 +1,38 @@
+import { createPasswordHasher, type PasswordHasher } from '../../src/lib/password';
+
+let hasher: PasswordHasher;
+beforeAll(() => {
+  hasher = createPasswordHasher(10);
+});
+afterAll(async () => {
+  await hasher.close();
+});
+
+describe('password hasher (bcryptjs in worker threads)', () => {
+  test('hash then verify: right password true, wrong false; the hash never contains the password', async () => {
+    const hash = await hasher.hash('s3cret-pass');
+    expect(hash).toMatch(/^\$2[aby]\$10\$/);
+    expect(hash).not.toContain('s3cret-pass');
+    expect(await hasher.verify('s3cret-pass', hash)).toBe(true);
+    expect(await hasher.verify('s3cret-pasS', hash)).toBe(false);
+  });
+
+  test('no stored hash (unknown email, invited user) is always false', async () => {
+    expect(await hasher.verify('anything', undefined)).toBe(false);
+    expect(await hasher.verify('anything', null)).toBe(false);
+  });
+
+  test('a storm of hashes does not stall the event loop', async () => {
+    let maxGapMs = 0;
+    let last = Date.now();
+    const timer = setInterval(() => {
+      const now = Date.now();
+      maxGapMs = Math.max(maxGapMs, now - last);
+      last = now;
+    }, 5);
+    // 12 bcrypt(10) hashes cost several hundred ms of CPU: on the main thread the timer could not fire meanwhile.
+    await Promise.all(Array.from({ length: 12 }, (_, i) => hasher.hash(`storm-${i}`)));
+    clearInterval(timer);
+    expect(maxGapMs).toBeLessThan(150);
+  });
+});
