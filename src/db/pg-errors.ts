@@ -24,7 +24,8 @@ export function mapDbError(err: unknown, conflictMessage = 'Already exists'): un
   if (isConnectionError(err)) return serviceUnavailable(err);
   const code = (err as { code?: string })?.code;
   // invalid_text_representation (e.g. a malformed uuid) and friends: the input was bad, not the server.
-  if (code === '22P02' || code === '22001' || code === '22003' || code === '22007') {
+  // 22021/22P05: a NUL byte or unencodable character in text input.
+  if (code === '22P02' || code === '22001' || code === '22003' || code === '22007' || code === '22021' || code === '22P05') {
     return new AppError('validation_error', 'Invalid identifier or value', { cause: err });
   }
   return err;
