@@ -11,6 +11,7 @@ import {
 import { findUserById, updateUser } from '../db/repositories/users.repo';
 import { AppError, notFound } from '../errors';
 import { LOGIN_THROTTLE } from './auth.service';
+import { SET_PASSWORD_PURPOSES } from './email-links.service';
 import type { ServiceContext } from './context';
 import type { Principal } from './principal';
 
@@ -41,7 +42,8 @@ export async function revokeOwnSession(ctx: ServiceContext, principal: Principal
 /**
  * POST /api/auth/change-password (spec §3): checks the current password under the same per-address throttle as
  * login (CONTRACT §4: a stolen session must not become an unlimited password oracle), then sets the new one,
- * revokes every other session, keeps this one, and burns outstanding set-password links.
+ * revokes every other session, keeps this one, and burns every outstanding link that could set a password
+ * (SET_PASSWORD_PURPOSES: verification links too), so no link mailed before the change can undo it.
  */
 export async function changePassword(
   ctx: ServiceContext,
@@ -66,6 +68,6 @@ export async function changePassword(
   await withTransaction(ctx.db, async (trx) => {
     await updateUser(trx, user.id, { passwordHash }, changedAt);
     await revokeSessionsOfUser(trx, user.id, changedAt, { exceptSessionId: principal.sessionId });
-    await burnEmailTokensOfUser(trx, user.id, ['set_password'], changedAt);
+    await burnEmailTokensOfUser(trx, user.id, SET_PASSWORD_PURPOSES, changedAt);
   });
 }

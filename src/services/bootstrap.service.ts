@@ -1,14 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { withTransaction } from '../db';
+import { revokeSessionsOfUser } from '../db/repositories/sessions.repo';
 import { countUsersWithGlobalRoles } from '../db/repositories/user-roles.repo';
 import { findUserByEmail, insertUser, updateUser } from '../db/repositories/users.repo';
 import { normalizeEmail } from './auth.service';
 import type { ServiceContext } from './context';
 
 /**
- * Creates a verified, active super_admin, or promotes the existing account with that email (CONTRACT §1).
- * `password` replaces an existing account's password only when `resetPassword` is set (the CLI); the boot-time
- * bootstrap never overwrites a password the admin may have changed since.
+ * Creates a verified, active super_admin. The boot-time bootstrap does only that (CONTRACT §1: "if no user with that
+ * email exists"): an existing account is left alone, because it may be one that anybody self-registered with that
+ * address (unverified, with their own password) or a bootstrap admin deliberately deactivated since. Only the CLI
+ * (`resetPassword`, an operator's explicit act) promotes an existing account; it replaces its password and signs
+ * out every session it had.
  */
 export async function ensureSuperAdmin(
   ctx: ServiceContext,
@@ -17,12 +20,15 @@ export async function ensureSuperAdmin(
   const email = normalizeEmail(input.email);
   const now = ctx.clock.now();
   const existing = await findUserByEmail(ctx.db, email);
-  const passwordHash = !existing || input.resetPassword ? await ctx.passwords.hash(input.password) : undefined;
+  if (existing && !input.resetPassword) return { userId: existing.id, created: false };
+  const passwordHash = await ctx.passwords.hash(input.password);
   return withTransaction(ctx.db, async (trx) => {
     let userId: string;
     if (existing) {
       userId = existing.id;
-      await updateUser(trx, userId, { isActive: true, emailVerified: true, ...(passwordHash ? { passwordHash } : {}) }, now);
+      await updateUser(trx, userId, { isActive: true, emailVerified: true, passwordHash }, now);
+      // Whoever held a session under the old password must not inherit super_admin through it.
+      await revokeSessionsOfUser(trx, userId, now);
     } else {
       const [localPart] = email.split('@');
       const user = await insertUser(trx, {
@@ -30,7 +36,7 @@ export async function ensureSuperAdmin(
         email,
         firstName: 'Admin',
         lastName: localPart === 'admin' ? '' : (localPart ?? ''),
-        passwordHash: passwordHash!,
+        passwordHash,
         emailVerified: true,
         now,
       });

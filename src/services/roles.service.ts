@@ -56,13 +56,28 @@ export function actorIsSuperAdmin(actor: Actor): boolean {
   return actor.roleNames.includes(SUPER_ADMIN);
 }
 
+/** super_admin 3, admin 2, manager 1, anyone else 0: the admin tier decides requireAdmin/verify-admin by name. */
+function adminRank(roleNames: readonly string[]): number {
+  const i = ADMIN_TIER.findIndex((r) => roleNames.includes(r));
+  return i === -1 ? 0 : ADMIN_TIER.length - i;
+}
+
+/** True when the actor holds every one of `permissions` (a super_admin holds them all). */
+function holdsAll(actor: Actor, permissions: readonly string[]): boolean {
+  return permissions.every((p) => hasPermission(actor, p));
+}
+
 /**
- * Only a super_admin may change a super_admin's account (profile, email, activity, roles): otherwise a holder of
- * users:write could point a super_admin's email at an address they read and take the account over (docs/rbac.md).
+ * The actor may change an account (profile, email, activity, roles) only if the target has no right the actor
+ * lacks: no higher admin-tier role and no permission the actor does not hold. Otherwise a holder of users:write
+ * (a manager) could point an admin's email at an address they read, reset its password and climb (docs/rbac.md).
  */
-export function assertMayManageUser(actor: Actor, target: { roles: PrincipalRole[] }): void {
+export function assertMayManageUser(actor: Actor, target: { roles: PrincipalRole[]; permissions: string[] }): void {
   if (target.roles.some(isGlobalSuperAdmin) && !actorIsSuperAdmin(actor)) {
     throw forbidden('Only a super_admin may change a super_admin account');
+  }
+  if (adminRank(globalRoleNames(target.roles)) > adminRank(actor.roleNames) || !holdsAll(actor, target.permissions)) {
+    throw forbidden('You cannot change an account that holds rights you do not hold');
   }
 }
 
@@ -183,10 +198,17 @@ async function resolveRoleRef(db: DbOrTrx, ref: RoleRef): Promise<RoleRow> {
   return role;
 }
 
-/** Checks a role may be granted by this actor: it exists, is active, and super_admin is granted only by a super_admin. */
+/**
+ * Checks a role may be granted by this actor: it is active, super_admin is granted only by a super_admin, and a
+ * global role (the only kind that grants rights here) carries no admin tier above the actor's and no permission the
+ * actor lacks, so users:manage_roles alone cannot promote anyone, the actor included, above the actor (docs/rbac.md).
+ */
 export function assertGrantable(actor: Actor, role: RoleRow): void {
   if (!role.isActive) throw conflict(`Role ${role.name} is deactivated and cannot be assigned`);
   if (isGlobalSuperAdmin(role) && !actorIsSuperAdmin(actor)) throw forbidden('Only a super_admin may grant super_admin');
+  if (role.application === null && (adminRank([role.name]) > adminRank(actor.roleNames) || !holdsAll(actor, role.permissions))) {
+    throw forbidden(`Granting ${role.name} requires holding every right it grants`);
+  }
 }
 
 /** Idempotent: `assigned` is false when the user already held the role. */
