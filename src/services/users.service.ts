@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { withTransaction } from '../db';
 import { mapDbError } from '../db/pg-errors';
+import { burnEmailTokensOfUser } from '../db/repositories/email-tokens.repo';
 import { loadUserAccess, type PrincipalRole } from '../db/repositories/principal.repo';
 import { findRoleById } from '../db/repositories/roles.repo';
 import { revokeSessionsOfUser } from '../db/repositories/sessions.repo';
@@ -92,7 +93,8 @@ export async function inviteUser(
 
 /**
  * Admin update of a user. `is_active: false` is a deactivation (CONTRACT §6): it needs users:delete, is refused
- * on one's own account and on the last active super_admin (409), and revokes every session of the user.
+ * on one's own account and on the last active super_admin (409), and revokes every session of the user. A new
+ * email burns every outstanding link of the user.
  */
 export async function updateUser(
   ctx: ServiceContext,
@@ -130,6 +132,11 @@ export async function updateUser(
         now,
       );
       if (deactivate) await revokeSessionsOfUser(trx, userId, now);
+      // Links mailed to the old address must not set a password on the account now at the new one (a corrected
+      // invite typo, or an address that was lost).
+      if (patch.email !== undefined && normalizeEmail(patch.email) !== user.email) {
+        await burnEmailTokensOfUser(trx, userId, ['verify_email', 'set_password'], now);
+      }
     });
   } catch (err) {
     throw mapDbError(err, EMAIL_TAKEN);
