@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config';
+import { PASSWORD_MAX_BYTES, PASSWORD_MIN_LENGTH } from '../lib/password';
 import { migrateLatest } from '../db';
 import { ensureSuperAdmin } from '../services/bootstrap.service';
 import { closeServiceContext, createServiceContext } from '../services/create-context';
@@ -20,7 +21,7 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(values.email)) throw new Error('--email is not a valid email address');
-  if (values.password.length < 6 || Buffer.byteLength(values.password, 'utf8') > 72) {
+  if ([...values.password].length < PASSWORD_MIN_LENGTH || Buffer.byteLength(values.password, 'utf8') > PASSWORD_MAX_BYTES) {
     throw new Error('--password must be 6 characters to 72 bytes');
   }
   const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });

@@ -10,7 +10,8 @@ export const emailField = z
 
 export const passwordField = z
   .string({ error: 'password is required' })
-  .min(PASSWORD_MIN_LENGTH, `password must be at least ${PASSWORD_MIN_LENGTH} characters`)
+  // Characters are code points: three emoji are three characters, not six UTF-16 units.
+  .refine((p) => [...p].length >= PASSWORD_MIN_LENGTH, { message: `password must be at least ${PASSWORD_MIN_LENGTH} characters` })
   .refine((p) => Buffer.byteLength(p, 'utf8') <= PASSWORD_MAX_BYTES, {
     message: `password must be at most ${PASSWORD_MAX_BYTES} bytes`,
   });

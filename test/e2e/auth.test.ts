@@ -83,6 +83,7 @@ describe('POST /api/auth/register', () => {
 
   test.each([
     ['short password', { password: '12345' }, 'password'],
+    ['three emoji are three characters, not six', { password: '\u{1F600}\u{1F600}\u{1F600}' }, 'password'],
     ['73-byte password', { password: 'a'.repeat(73) }, 'password'],
     ['multi-byte password over 72 bytes', { password: 'é'.repeat(37) }, 'password'],
     ['bad email', { email: 'not-an-email' }, 'email'],
