@@ -87,7 +87,11 @@ export function createApp(deps: AppDeps): Express {
   app.use(cookieParser());
   app.use(express.json({ limit: '100kb' }));
   app.use(express.urlencoded({ extended: false, limit: '100kb' }));
-  app.use('/api', deps.rateLimit ?? createRateLimit(config));
+  const rateLimit = deps.rateLimit ?? createRateLimit(config);
+  app.use('/api', rateLimit);
+  // The hosted sign-in form checks passwords like POST /api/auth/login, so it spends the same per-IP budget: the
+  // per-address throttle alone does not slow one password tried against many addresses.
+  app.post('/login', rateLimit);
   app.use(originCheck(config));
 
   mountRoutes(app, { ctx, authenticate: createAuthenticate(ctx) });

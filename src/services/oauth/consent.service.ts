@@ -1,4 +1,4 @@
-import { withTransaction } from '../../db';
+import { withTransaction, type DbOrTrx } from '../../db';
 import { findClientById, type OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
 import { findGrant, upsertGrant } from '../../db/repositories/oauth-grants.repo';
 import {
@@ -10,7 +10,7 @@ import { forbidden, notFound } from '../../errors';
 import type { ServiceContext } from '../context';
 import type { Principal } from '../principal';
 import { buildRedirectUrl, errorRedirect, issueAuthorizationCode } from './authorize.service';
-import { parseScope, unionScopes } from './scopes';
+import { isSubset, parseScope, unionScopes } from './scopes';
 
 export interface ConsentInfo {
   request: AuthorizationRequestRow;
@@ -26,12 +26,24 @@ function assertFirstParty(principal: Principal): void {
   if (principal.clientId) throw forbidden('Consent requires a first-party session');
 }
 
+/**
+ * The client of a pending request, re-checked against its current registration: the request was verified at
+ * authorize, but an admin may since have deactivated the client or removed the redirect URI or a scope. Nothing may
+ * then be sent to that URI (RFC 6749 §3.1.2, §4.1.2.1), so such a request is answered like an unknown one.
+ */
+async function clientStillAllowing(db: DbOrTrx, request: AuthorizationRequestRow): Promise<OAuthClientRow> {
+  const client = await findClientById(db, request.clientId);
+  if (!client?.isActive) throw requestNotFound();
+  if (!client.redirectUris.includes(request.redirectUri)) throw requestNotFound();
+  if (!isSubset(parseScope(request.scope), client.scopes)) throw requestNotFound();
+  return client;
+}
+
 export async function getConsentInfo(ctx: ServiceContext, principal: Principal, requestId: string): Promise<ConsentInfo> {
   assertFirstParty(principal);
   const request = await findPendingAuthorizationRequest(ctx.db, requestId, principal.userId, ctx.clock.now());
   if (!request) throw requestNotFound();
-  const client = await findClientById(ctx.db, request.clientId);
-  if (!client?.isActive) throw requestNotFound();
+  const client = await clientStillAllowing(ctx.db, request);
   return { request, client, scopes: parseScope(request.scope) };
 }
 
@@ -42,8 +54,7 @@ export async function approveAuthorization(ctx: ServiceContext, principal: Princ
   return withTransaction(ctx.db, async (trx) => {
     const request = await consumeAuthorizationRequest(trx, requestId, principal.userId, now);
     if (!request) throw requestNotFound();
-    const client = await findClientById(trx, request.clientId);
-    if (!client?.isActive) throw requestNotFound();
+    const client = await clientStillAllowing(trx, request);
     const requested = parseScope(request.scope);
     const existing = await findGrant(trx, principal.userId, client.clientId);
     await upsertGrant(trx, {
@@ -66,7 +77,11 @@ export async function approveAuthorization(ctx: ServiceContext, principal: Princ
 /** Deny: the request is consumed and the client learns access_denied with its state (spec §4.3). */
 export async function denyAuthorization(ctx: ServiceContext, principal: Principal, requestId: string): Promise<string> {
   assertFirstParty(principal);
-  const request = await consumeAuthorizationRequest(ctx.db, requestId, principal.userId, ctx.clock.now());
-  if (!request) throw requestNotFound();
-  return errorRedirect(request.redirectUri, 'access_denied', 'The user denied the request', request.state);
+  const now = ctx.clock.now();
+  return withTransaction(ctx.db, async (trx) => {
+    const request = await consumeAuthorizationRequest(trx, requestId, principal.userId, now);
+    if (!request) throw requestNotFound();
+    await clientStillAllowing(trx, request);
+    return errorRedirect(request.redirectUri, 'access_denied', 'The user denied the request', request.state);
+  });
 }
