@@ -20,8 +20,15 @@ export function issueCsrf(req: Request, res: Response, config: Pick<Config, 'coo
   return value;
 }
 
-/** True when the posted `csrf` field matches the cookie. */
-export function csrfValid(req: Request): boolean {
+/**
+ * True when the posted `csrf` field matches the cookie AND the post comes from our own pages. The pair alone proves
+ * nothing against a sibling subdomain, which can plant the cookie on the parent domain (OWASP CSRF cheat sheet,
+ * "naive double-submit"); browsers send Origin on every form post, ours from BASE_URL. A post without Origin
+ * (no browser) still needs the pair.
+ */
+export function csrfValid(req: Request, config: Pick<Config, 'baseOrigin'>): boolean {
+  const origin = req.headers.origin;
+  if (origin !== undefined && origin !== config.baseOrigin) return false;
   const cookie: unknown = req.cookies?.[CSRF_COOKIE];
   const field: unknown = (req.body as Record<string, unknown> | undefined)?.csrf;
   return typeof cookie === 'string' && typeof field === 'string' && CSRF_SHAPE.test(cookie) && safeEqual(cookie, field);

@@ -259,3 +259,16 @@ describe('GET /', () => {
     expect(res.headers.location).toBe('/login');
   });
 });
+
+describe('account forms refuse posts from another origin even with a planted CSRF pair', () => {
+  test('forgot-password from a sibling origin -> 403, nothing sent', async () => {
+    const user = await makeUser(t);
+    const agent = request.agent(t.app);
+    const { csrf } = await openForm(agent, '/forgot-password');
+    t.mails.length = 0;
+    const res = await agent.post('/forgot-password').set('Origin', 'https://evil.sso.test').type('form').send({ csrf, email: user.email });
+    expect(res.status).toBe(403);
+    expect(t.mails).toHaveLength(0);
+    await agent.post('/forgot-password').set('Origin', 'http://sso.test').type('form').send({ csrf, email: user.email }).expect(303);
+  });
+});

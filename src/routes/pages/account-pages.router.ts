@@ -50,7 +50,7 @@ export function createAccountPagesRouter({ ctx }: RouteDeps): Router {
   });
 
   router.post('/verify-email', async (req, res) => {
-    if (!csrfValid(req)) return void res.status(403).type('html').send(renderFormExpired('/verify-email'));
+    if (!csrfValid(req, ctx.config)) return void res.status(403).type('html').send(renderFormExpired('/verify-email'));
     try {
       await links.confirmEmailWithLink(ctx, stringField(req.body?.token));
     } catch (err) {
@@ -71,7 +71,7 @@ export function createAccountPagesRouter({ ctx }: RouteDeps): Router {
   });
 
   router.post('/set-password', async (req, res) => {
-    if (!csrfValid(req)) return void res.status(403).type('html').send(renderFormExpired('/set-password'));
+    if (!csrfValid(req, ctx.config)) return void res.status(403).type('html').send(renderFormExpired('/set-password'));
     const token = stringField(req.body?.token);
     const password = stringField(req.body?.password);
     const link = await inspectLink(token);
@@ -105,7 +105,7 @@ export function createAccountPagesRouter({ ctx }: RouteDeps): Router {
   });
 
   router.post('/forgot-password', async (req, res) => {
-    if (!csrfValid(req)) return void res.status(403).type('html').send(renderFormExpired('/forgot-password'));
+    if (!csrfValid(req, ctx.config)) return void res.status(403).type('html').send(renderFormExpired('/forgot-password'));
     const email = emailField.safeParse(stringField(req.body?.email));
     if (!email.success) {
       const csrf = issueCsrf(req, res, ctx.config);

@@ -32,16 +32,6 @@ function refuseCsrf(res: Response): void {
   html(res, 403, renderOAuthErrorPage({ title: 'Request refused', message: 'This form has expired or was not sent from this site. Reload the page and try again.' }));
 }
 
-/**
- * The double-submit pair alone proves nothing against a sibling subdomain, which can plant the csrf cookie on the
- * parent domain (OWASP CSRF cheat sheet, "naive double-submit"). Browsers send Origin on every form post, and ours
- * come from BASE_URL's own pages; a post without Origin (no browser) still needs the pair.
- */
-function fromOwnOrigin(req: Request, baseOrigin: string): boolean {
-  const origin = req.headers.origin;
-  return origin === undefined || origin === baseOrigin;
-}
-
 /** Only the user's own first-party browser session counts on these pages. */
 function firstParty(req: Request): Principal | undefined {
   return req.principal && !req.principal.clientId ? req.principal : undefined;
@@ -70,7 +60,7 @@ export function createOAuthPagesRouter({ ctx, authenticate }: RouteDeps): Router
 
   router.post('/login', async (req, res) => {
     const returnTo = field(req, 'return_to')?.slice(0, 4096);
-    if (!csrfValid(req) || !fromOwnOrigin(req, config.baseOrigin)) return refuseCsrf(res);
+    if (!csrfValid(req, config)) return refuseCsrf(res);
     const csrf = issueCsrf(req, res, config);
     const email = field(req, 'email')?.trim().slice(0, 254) ?? '';
     const password = field(req, 'password') ?? '';
@@ -116,7 +106,7 @@ export function createOAuthPagesRouter({ ctx, authenticate }: RouteDeps): Router
   });
 
   router.post('/consent', browserSession, async (req, res) => {
-    if (!csrfValid(req) || !fromOwnOrigin(req, config.baseOrigin)) return refuseCsrf(res);
+    if (!csrfValid(req, config)) return refuseCsrf(res);
     const requestId = field(req, 'request_id') ?? '';
     const principal = firstParty(req);
     if (!principal) return res.redirect(303, loginUrlFor(consentUrlFor(requestId)));
