@@ -1,7 +1,6 @@
 import request from 'supertest';
-import type TestAgent from 'supertest/lib/agent';
 import { makeClient, makeUser, signIn } from '../helpers/factories';
-import { authorizeParams, authorizePath } from '../helpers/oauth';
+import { authorizeParams, authorizePath, csrfFrom } from '../helpers/oauth';
 import { createTestApp, type TestApp } from '../helpers/test-app';
 import { updateClient } from '../../src/services/oauth/clients.service';
 
@@ -12,13 +11,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await t.close();
 });
-
-async function csrfFrom(agent: TestAgent, path: string): Promise<string> {
-  const res = await agent.get(path);
-  const match = /name="csrf" value="([^"]+)"/.exec(res.text);
-  if (!match) throw new Error(`no csrf field on ${path}: ${res.status}`);
-  return match[1]!;
-}
 
 /** A signed-in user with a pending request of a client registered with two callbacks (the first one is used). */
 async function pendingRequest(scope = 'openid email') {

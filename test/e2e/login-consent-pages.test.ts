@@ -1,7 +1,7 @@
 import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
 import { makeClient, makeUser, signIn } from '../helpers/factories';
-import { authorizeParams, authorizePath, locationParams } from '../helpers/oauth';
+import { authorizeParams, authorizePath, csrfFrom, locationParams } from '../helpers/oauth';
 import { createTestApp, type TestApp } from '../helpers/test-app';
 
 let t: TestApp;
@@ -11,14 +11,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await t.close();
 });
-
-/** GET a page with a form and return its hidden csrf field (the agent keeps the csrf cookie). */
-async function csrfFrom(agent: TestAgent, path: string): Promise<string> {
-  const res = await agent.get(path);
-  const match = /name="csrf" value="([^"]+)"/.exec(res.text);
-  if (!match) throw new Error(`no csrf field on ${path}: ${res.status}`);
-  return match[1]!;
-}
 
 function cookieHeader(res: request.Response, name: string): string | undefined {
   const cookies = (res.headers['set-cookie'] as unknown as string[] | undefined) ?? [];

@@ -141,3 +141,11 @@ export async function createListeningTestApp(): Promise<{ t: TestApp; baseUrl: s
     },
   };
 }
+
+/** GET a page with a form and return its hidden csrf field (the agent keeps the csrf cookie). */
+export async function csrfFrom(agent: TestAgent, path: string): Promise<string> {
+  const res = await agent.get(path);
+  const match = /name="csrf" value="([^"]+)"/.exec(res.text);
+  if (!match) throw new Error(`no csrf field on ${path}: ${res.status}`);
+  return match[1]!;
+}
