@@ -23,3 +23,18 @@ export function originCheck(config: Pick<Config, 'baseOrigin' | 'allowedOrigins'
     next(forbidden('Cross-site request refused'));
   };
 }
+
+/**
+ * Login CSRF: register, login and refresh-token set the SSO cookies without needing any, so `originCheck` never sees
+ * them, and a cross-site form post (form-urlencoded needs no CORS preflight) could sign the victim's browser into the
+ * attacker's account. A present Origin must be ours or allow-listed; clients that send none (CLI, servers, mobile)
+ * are unaffected.
+ */
+export function requireAllowedOrigin(config: Pick<Config, 'baseOrigin' | 'allowedOrigins'>): RequestHandler {
+  const allowed = new Set([config.baseOrigin, ...config.allowedOrigins]);
+  return (req, _res, next) => {
+    const origin = req.headers.origin;
+    if (origin === undefined || allowed.has(origin)) return next();
+    next(forbidden('Cross-site sign-in refused'));
+  };
+}

@@ -1,8 +1,7 @@
-import { Router, type Request, type RequestHandler } from 'express';
-import type { Config } from '../../config';
-import { forbidden } from '../../errors';
+import { Router, type Request } from 'express';
 import { clearSessionCookies, REFRESH_COOKIE, setSessionCookies } from '../../middleware/session-cookies';
 import { principalOf } from '../../middleware/authenticate';
+import { requireAllowedOrigin } from '../../middleware/origin-check';
 import { requireRole } from '../../middleware/authorize';
 import { validate } from '../../middleware/validate';
 import * as auth from '../../services/auth.service';
@@ -16,25 +15,10 @@ export function requestMeta(req: Request): RequestMeta {
   return { ip: req.ip ?? null, userAgent: req.get('user-agent') ?? null };
 }
 
-/**
- * Login CSRF: register, login and refresh-token set the SSO cookies without needing any, so the cookie origin check
- * (CONTRACT §3) never sees them, and a cross-site form post (form-urlencoded needs no CORS preflight) could sign the
- * victim's browser into the attacker's account. A present Origin must be ours or allow-listed, as for cookie
- * requests; clients that send no Origin (CLI, servers, mobile) are unaffected.
- */
-function sameOriginSignIn(config: Pick<Config, 'baseOrigin' | 'allowedOrigins'>): RequestHandler {
-  const allowed = new Set([config.baseOrigin, ...config.allowedOrigins]);
-  return (req, _res, next) => {
-    const origin = req.headers.origin;
-    if (origin === undefined || allowed.has(origin)) return next();
-    next(forbidden('Cross-site sign-in refused'));
-  };
-}
-
 /** Accounts and first-party sessions (spec §4.2, CONTRACT §4). */
 export function createAuthRouter({ ctx, authenticate }: RouteDeps): Router {
   const router = Router();
-  router.use(['/register', '/login', '/refresh-token'], sameOriginSignIn(ctx.config));
+  router.use(['/register', '/login', '/refresh-token'], requireAllowedOrigin(ctx.config));
 
   router.post('/register', validate({ body: registerBody }), async (req, res) => {
     const { user, tokens } = await auth.register(ctx, req.body, requestMeta(req));
