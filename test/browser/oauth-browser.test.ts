@@ -1,12 +1,13 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import { chromium, type Browser } from 'playwright-core';
+import { CHROMIUM_PATH } from '../helpers/ensure-chromium';
 import request from 'supertest';
 import { makeClient, makeUser } from '../helpers/factories';
 import { basicAuth, createListeningTestApp, freePort, pkcePair } from '../helpers/oauth';
 import type { TestApp } from '../helpers/test-app';
 
-const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM = CHROMIUM_PATH;
 
 let t: TestApp;
 let baseUrl: string;

