@@ -65,7 +65,10 @@ test('npm start on the embedded database: register, login, me, graceful stop, da
   const first = await startServer(dataDir, port, {
     BOOTSTRAP_ADMIN_EMAIL: 'boss@example.test',
     BOOTSTRAP_ADMIN_PASSWORD: 'boss-password',
+    // A slow hash keeps a login in flight long enough to send SIGTERM in the middle of it.
+    BCRYPT_ROUNDS: '12',
   });
+  let firstExit: Promise<number | null> | undefined;
   try {
     const health = await fetch(`${first.base}/health`);
     expect(await health.json()).toEqual({ status: 'OK' });
@@ -83,8 +86,14 @@ test('npm start on the embedded database: register, login, me, graceful stop, da
     expect(boss.status).toBe(200);
     const bossBody = (await boss.json()) as { accessToken: string; user: { adminRole: string; email_verified: boolean } };
     expect(bossBody.user).toMatchObject({ adminRole: 'super_admin', email_verified: true });
+
+    // SIGTERM drains: a request in flight when the signal arrives still gets its answer.
+    const inFlight = fetch(`${first.base}/api/auth/login`, json({ email: 'smoke@example.test', password: 'smoke-pass' }));
+    await new Promise((r) => setTimeout(r, 100));
+    firstExit = stop(first);
+    expect((await inFlight).status).toBe(200);
   } finally {
-    expect(await stop(first)).toBe(0);
+    expect(await (firstExit ?? stop(first))).toBe(0);
   }
   expect(first.output()).not.toContain('smoke-pass');
   expect(first.output()).not.toContain('boss-password');
