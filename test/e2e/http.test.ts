@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import request from 'supertest';
@@ -42,6 +43,27 @@ describe('GET /health', () => {
       await closeServiceContext(ctx);
     }
   });
+});
+
+test('GET /health answers 503 within 2 s when the database hangs (accepts the connection, never answers)', async () => {
+  const sockets = new Set<net.Socket>();
+  const silent = net.createServer((socket) => {
+    sockets.add(socket);
+  });
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  const { port } = silent.address() as net.AddressInfo;
+  const config = loadConfig({ ...TEST_ENV, DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/hang` });
+  const ctx = createServiceContext(config, { mailer: createCapturingMailer([]), logger: pino({ level: 'silent' }) });
+  try {
+    const started = Date.now();
+    const res = await request(createApp({ ctx })).get('/health');
+    expect(res.status).toBe(503);
+    expect(Date.now() - started).toBeLessThan(2000);
+  } finally {
+    for (const socket of sockets) socket.destroy();
+    silent.close();
+    await closeServiceContext(ctx);
+  }
 });
 
 describe('database failure during refresh', () => {
