@@ -2,14 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { withTransaction } from '../db';
 import { isUniqueViolation } from '../db/pg-errors';
 import { clearLoginFailures, countLoginAttempt } from '../db/repositories/login-failures.repo';
-import { loadUserAccess } from '../db/repositories/principal.repo';
 import { revokeSession } from '../db/repositories/sessions.repo';
 import { findUserByEmail, insertUser, touchUserLogin, updateUser, type UserRow } from '../db/repositories/users.repo';
 import { AppError, conflict, unauthorized } from '../errors';
 import type { RequestMeta, ServiceContext } from './context';
 import { sendVerificationEmail } from './email-links.service';
 import type { Principal } from './principal';
-import { globalRoleNames } from './principal';
 import { rotateRefreshToken, startSession, type IssuedTokens } from './sessions.service';
 
 /** CONTRACT §4: 10 consecutive failures lock an address for 1 minute, doubling per failure up to 15 minutes. */
@@ -110,10 +108,4 @@ export async function updateProfile(
   );
   if (!updated) throw unauthorized();
   return { ...principal, firstName: updated.firstName, lastName: updated.lastName };
-}
-
-/** Live roles and permissions of a user who just signed in (for the login/register response). */
-export async function loadAccessOf(ctx: ServiceContext, userId: string): Promise<{ roleNames: string[]; permissions: string[] }> {
-  const access = await loadUserAccess(ctx.db, userId);
-  return { roleNames: globalRoleNames(access.roles), permissions: access.permissions };
 }

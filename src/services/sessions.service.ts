@@ -15,8 +15,8 @@ export interface IssuedTokens {
   refreshToken: string;
   accessExpiresAt: Date;
   refreshExpiresAt: Date;
-  /** Names of the global roles put in the token. */
-  roles: string[];
+  /** The live access the tokens were issued with: global role names (the `roles` claim) and permissions. */
+  access: { roleNames: string[]; permissions: string[] };
 }
 
 interface SessionUser {
@@ -51,7 +51,7 @@ export async function startSession(
   const sessionId = randomUUID();
   const tokenId = randomUUID();
   const refreshExpiresAt = addSeconds(now, ctx.config.refreshTokenTtlSeconds);
-  const { roles } = await loadUserAccess(trx, input.user.id);
+  const { roles, permissions } = await loadUserAccess(trx, input.user.id);
   const roleNames = globalRoleNames(roles);
   await insertSession(trx, {
     id: sessionId,
@@ -73,7 +73,7 @@ export async function startSession(
     refreshToken: refresh.token,
     accessExpiresAt: access.expiresAt,
     refreshExpiresAt: refresh.expiresAt,
-    roles: roleNames,
+    access: { roleNames, permissions },
   };
 }
 
@@ -129,7 +129,7 @@ export async function rotateRefreshToken(
         refreshToken: refresh.token,
         accessExpiresAt: access.expiresAt,
         refreshExpiresAt: refresh.expiresAt,
-        roles,
+        access: { roleNames: roles, permissions: principal.permissions },
       },
     };
   });

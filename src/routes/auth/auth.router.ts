@@ -24,7 +24,7 @@ export function createAuthRouter({ ctx, authenticate }: RouteDeps): Router {
     const { user, tokens } = await auth.register(ctx, req.body, requestMeta(req));
     setSessionCookies(res, ctx.config, tokens);
     res.status(201).json({
-      user: presentAuthUser(user, await auth.loadAccessOf(ctx, user.id)),
+      user: presentAuthUser(user, tokens.access),
       accessToken: tokens.accessToken,
       refreshToken: tokens.refreshToken,
     });
@@ -34,7 +34,7 @@ export function createAuthRouter({ ctx, authenticate }: RouteDeps): Router {
     const { user, tokens } = await auth.login(ctx, req.body, requestMeta(req));
     setSessionCookies(res, ctx.config, tokens);
     res.json({
-      user: presentAuthUser(user, await auth.loadAccessOf(ctx, user.id)),
+      user: presentAuthUser(user, tokens.access),
       accessToken: tokens.accessToken,
       refreshToken: tokens.refreshToken,
     });
