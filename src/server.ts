@@ -30,7 +30,7 @@ async function main(): Promise<void> {
 
   if (config.bootstrapAdminEmail && config.bootstrapAdminPassword) {
     const result = await ensureSuperAdmin(ctx, { email: config.bootstrapAdminEmail, password: config.bootstrapAdminPassword });
-    logger.info({ email: config.bootstrapAdminEmail, created: result.created }, 'bootstrap super_admin ensured');
+    logger.info({ email: config.bootstrapAdminEmail, created: result.created, promoted: result.promoted }, 'bootstrap super_admin');
   } else if (!config.isProduction && (await countSuperAdmins(ctx)) === 0) {
     logger.info(
       'No super_admin yet. Create one with: npm run admin -- create-admin --email you@example.com --password <password> ' +

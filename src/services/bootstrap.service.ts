@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { withTransaction } from '../db';
+import { withTransaction, type DbOrTrx } from '../db';
 import { revokeSessionsOfUser } from '../db/repositories/sessions.repo';
 import { countUsersWithGlobalRoles } from '../db/repositories/user-roles.repo';
 import { findUserByEmail, insertUser, updateUser } from '../db/repositories/users.repo';
@@ -7,20 +7,29 @@ import { normalizeEmail } from './auth.service';
 import type { ServiceContext } from './context';
 
 /**
- * Creates a verified, active super_admin. The boot-time bootstrap does only that (CONTRACT §1: "if no user with that
- * email exists"): an existing account is left alone, because it may be one that anybody self-registered with that
- * address (unverified, with their own password) or a bootstrap admin deliberately deactivated since. Only the CLI
- * (`resetPassword`, an operator's explicit act) promotes an existing account; it replaces its password and signs
- * out every session it had.
+ * Creates a verified, active super_admin, or promotes the account with that email.
+ *
+ * At boot (no `resetPassword`) an existing account is promoted only when its address is verified and it is active:
+ * an unverified one may have been self-registered by anybody with that address (and their own password), and an
+ * inactive one was deliberately deactivated; both are left alone. Its password is never touched. The CLI
+ * (`resetPassword`, an operator's explicit act) promotes any existing account, replaces its password, verifies and
+ * reactivates it, and signs out every session it had.
  */
 export async function ensureSuperAdmin(
   ctx: ServiceContext,
   input: { email: string; password: string; resetPassword?: boolean },
-): Promise<{ userId: string; created: boolean }> {
+): Promise<{ userId: string; created: boolean; promoted: boolean }> {
   const email = normalizeEmail(input.email);
   const now = ctx.clock.now();
   const existing = await findUserByEmail(ctx.db, email);
-  if (existing && !input.resetPassword) return { userId: existing.id, created: false };
+  if (existing && !input.resetPassword) {
+    if (!existing.emailVerified || !existing.isActive) {
+      ctx.logger.warn({ userId: existing.id }, 'bootstrap admin: an unverified or inactive account has this email; left alone');
+      return { userId: existing.id, created: false, promoted: false };
+    }
+    await grantSuperAdmin(ctx.db, existing.id, now);
+    return { userId: existing.id, created: false, promoted: true };
+  }
   const passwordHash = await ctx.passwords.hash(input.password);
   return withTransaction(ctx.db, async (trx) => {
     let userId: string;
@@ -42,10 +51,14 @@ export async function ensureSuperAdmin(
       });
       userId = user.id;
     }
-    const role = await trx('roles').where({ name: 'super_admin' }).whereNull('application').first('id');
-    await trx('user_roles').insert({ user_id: userId, role_id: role.id, created_at: now }).onConflict(['user_id', 'role_id']).ignore();
-    return { userId, created: !existing };
+    await grantSuperAdmin(trx, userId, now);
+    return { userId, created: !existing, promoted: true };
   });
+}
+
+async function grantSuperAdmin(db: DbOrTrx, userId: string, now: Date): Promise<void> {
+  const role = await db('roles').where({ name: 'super_admin' }).whereNull('application').first('id');
+  await db('user_roles').insert({ user_id: userId, role_id: role.id, created_at: now }).onConflict(['user_id', 'role_id']).ignore();
 }
 
 export async function countSuperAdmins(ctx: ServiceContext): Promise<number> {

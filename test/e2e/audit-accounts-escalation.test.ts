@@ -112,7 +112,35 @@ describe('email links after a password change', () => {
   });
 });
 
-describe('boot-time bootstrap admin (CONTRACT §1: created only if no user with that email exists)', () => {
+describe('boot-time bootstrap admin (created, or an existing verified and active account promoted)', () => {
+  test('no account with that email: a verified super_admin is created', async () => {
+    const email = uniqueEmail('fresh-boss');
+    const result = await ensureSuperAdmin(t.ctx, { email, password: 'operator-chosen-pass' });
+    expect(result).toMatchObject({ created: true, promoted: true });
+    const row = await t.db('users').where({ email }).first();
+    expect(row).toMatchObject({ email_verified: true, is_active: true });
+    expect(await globalRoleNamesOf(row.id)).toEqual(['super_admin']);
+    await api().post('/api/auth/login').send({ email, password: 'operator-chosen-pass' }).expect(200);
+  });
+
+  test('an existing verified, active account is promoted and keeps its own password', async () => {
+    const owner = await makeSignedInUser(t);
+    const result = await ensureSuperAdmin(t.ctx, { email: owner.user.email, password: 'not-applied-pass' });
+    expect(result).toMatchObject({ created: false, promoted: true });
+    expect(await globalRoleNamesOf(owner.user.id)).toEqual(['super_admin']);
+    await api().post('/api/auth/login').send({ email: owner.user.email, password: owner.user.password }).expect(200);
+    await api().post('/api/auth/login').send({ email: owner.user.email, password: 'not-applied-pass' }).expect(401);
+  });
+
+  test('a deactivated account with that address stays deactivated and unpromoted', async () => {
+    const user = await makeUser(t, { isActive: false });
+    const result = await ensureSuperAdmin(t.ctx, { email: user.email, password: 'operator-chosen-pass' });
+    expect(result.promoted).toBe(false);
+    const row = await t.db('users').where({ id: user.id }).first();
+    expect(row.is_active).toBe(false);
+    expect(await globalRoleNamesOf(user.id)).toEqual([]);
+  });
+
   test('an existing self-registered, unverified account with that address is not promoted, verified or reactivated', async () => {
     const email = uniqueEmail('bootstrap');
     const reg = await api().post('/api/auth/register').send({ first_name: 'Squat', last_name: 'Ter', email, password: 'squatter-pass' });
