@@ -53,3 +53,8 @@ export async function migrateLatest(db: Db): Promise<string[]> {
 export async function withTransaction<T>(db: Db, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
   return db.transaction(fn);
 }
+
+/** `select 1`: is the database reachable and answering? */
+export async function pingDatabase(db: Db): Promise<void> {
+  await db.raw('select 1');
+}

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { withTransaction, type DbOrTrx } from '../db';
 import { revokeSessionsOfUser } from '../db/repositories/sessions.repo';
-import { countUsersWithGlobalRoles } from '../db/repositories/user-roles.repo';
+import { findRoleByName } from '../db/repositories/roles.repo';
+import { assignRoleToUser, countUsersWithGlobalRoles } from '../db/repositories/user-roles.repo';
 import { findUserByEmail, insertUser, updateUser } from '../db/repositories/users.repo';
 import { normalizeEmail } from './auth.service';
 import type { ServiceContext } from './context';
@@ -57,8 +58,9 @@ export async function ensureSuperAdmin(
 }
 
 async function grantSuperAdmin(db: DbOrTrx, userId: string, now: Date): Promise<void> {
-  const role = await db('roles').where({ name: 'super_admin' }).whereNull('application').first('id');
-  await db('user_roles').insert({ user_id: userId, role_id: role.id, created_at: now }).onConflict(['user_id', 'role_id']).ignore();
+  const role = await findRoleByName(db, 'super_admin', null);
+  if (!role) throw new Error('the seeded super_admin role is missing: run the migrations');
+  await assignRoleToUser(db, userId, role.id, now);
 }
 
 export async function countSuperAdmins(ctx: ServiceContext): Promise<number> {

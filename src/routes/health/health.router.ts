@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { pingDatabase } from '../../db';
 import type { RouteDeps } from '../types';
 
 const HEALTH_TIMEOUT_MS = 1500;
@@ -11,8 +12,7 @@ export function createHealthRouter({ ctx }: RouteDeps): Router {
     const timeout = new Promise<false>((resolve) => {
       timer = setTimeout(() => resolve(false), HEALTH_TIMEOUT_MS);
     });
-    const probe = ctx.db
-      .raw('select 1')
+    const probe = pingDatabase(ctx.db)
       .then(() => true)
       .catch(() => false);
     const ok = await Promise.race([probe, timeout]);
