@@ -26,11 +26,25 @@ ${signedIn}${error}
   });
 }
 
-/** Where a sign-in without an allowed destination ends. */
-export function renderSignedInPage(options: { email: string }): string {
+/** Where a sign-in without an allowed destination ends; also the way to sign out of the SSO session. */
+export function renderSignedInPage(options: { email: string; csrf: string }): string {
   return renderPage({
     title: 'Signed in',
     body: `<h1>You are signed in</h1>
-<p>Signed in as <strong>${escapeHtml(options.email)}</strong>. You can close this page and return to the app you came from.</p>`,
+<p>Signed in as <strong>${escapeHtml(options.email)}</strong>. You can close this page and return to the app you came from.</p>
+<form method="post" action="/logout">
+  <input type="hidden" name="csrf" value="${escapeHtml(options.csrf)}">
+  <div class="actions"><button type="submit" class="secondary">Sign out</button></div>
+</form>`,
+  });
+}
+
+/** After signing out through the page. */
+export function renderSignedOutPage(): string {
+  return renderPage({
+    title: 'Signed out',
+    body: `<h1>You are signed out</h1>
+<p>This browser's single sign-on session has ended.</p>
+<p><a href="/login">Sign in again</a></p>`,
   });
 }

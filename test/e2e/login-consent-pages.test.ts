@@ -194,3 +194,30 @@ describe('GET /consent and POST /consent', () => {
     expect(res.text).toContain('expired');
   });
 });
+
+describe('signing out from the browser', () => {
+  test('the signed-in page offers Sign out; it revokes the session and clears both cookies', async () => {
+    const user = await makeUser(t);
+    const { agent, accessToken } = await signIn(t, user);
+    const page = await agent.get('/login');
+    expect(page.text).toContain('You are signed in');
+    expect(page.text).toContain('action="/logout"');
+    const csrf = await csrfFrom(agent, '/login');
+
+    const res = await agent.post('/logout').type('form').send({ csrf });
+    expect(res.status).toBe(303);
+    expect(res.headers.location).toBe('/logout');
+    const cleared = (res.headers['set-cookie'] as unknown as string[]).filter((c) => /^(accessToken|refreshToken)=;/.test(c));
+    expect(cleared).toHaveLength(2);
+    await request(t.app).get('/api/auth/me').set('Authorization', `Bearer ${accessToken}`).expect(401);
+    expect((await agent.get('/logout')).text).toContain('You are signed out');
+  });
+
+  test('without the CSRF pair the session survives', async () => {
+    const user = await makeUser(t);
+    const { agent, accessToken } = await signIn(t, user);
+    const res = await agent.post('/logout').type('form').send({ csrf: 'x'.repeat(43) });
+    expect(res.status).toBe(403);
+    await request(t.app).get('/api/auth/me').set('Authorization', `Bearer ${accessToken}`).expect(200);
+  });
+});

@@ -1,6 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import { csrfValid, issueCsrf } from '../../middleware/csrf';
-import { setSessionCookies } from '../../middleware/session-cookies';
+import { clearSessionCookies, setSessionCookies } from '../../middleware/session-cookies';
 import { AppError } from '../../errors';
 import * as auth from '../../services/auth.service';
 import { approveAuthorization, denyAuthorization, getConsentInfo } from '../../services/oauth/consent.service';
@@ -8,7 +8,7 @@ import { resolveReturnTo } from '../../services/oauth/return-to';
 import { SCOPE_DESCRIPTIONS } from '../../services/oauth/scopes';
 import type { Principal } from '../../services/principal';
 import { renderConsentPage, renderOAuthErrorPage } from '../../views/consent';
-import { renderLoginPage, renderSignedInPage } from '../../views/login';
+import { renderLoginPage, renderSignedInPage, renderSignedOutPage } from '../../views/login';
 import { requestMeta } from '../auth/auth.router';
 import type { RouteDeps } from '../types';
 
@@ -45,7 +45,7 @@ export function createOAuthPagesRouter({ ctx, authenticate }: RouteDeps): Router
   const loginUrlFor = (returnTo: string) => `${config.baseUrl}/login?${new URLSearchParams({ return_to: returnTo })}`;
   const consentUrlFor = (requestId: string) => `${config.baseUrl}/consent?${new URLSearchParams({ request_id: requestId })}`;
 
-  router.use(['/login', '/consent'], (_req, res, next) => {
+  router.use(['/login', '/consent', '/logout'], (_req, res, next) => {
     res.set('Cache-Control', 'no-store');
     next();
   });
@@ -54,7 +54,7 @@ export function createOAuthPagesRouter({ ctx, authenticate }: RouteDeps): Router
     const csrf = issueCsrf(req, res, config);
     const returnTo = queryField(req, 'return_to');
     const principal = firstParty(req);
-    if (principal && !returnTo) return html(res, 200, renderSignedInPage({ email: principal.email }));
+    if (principal && !returnTo) return html(res, 200, renderSignedInPage({ email: principal.email, csrf }));
     html(res, 200, renderLoginPage({ csrf, returnTo, signedInAs: principal?.email }));
   });
 
@@ -84,6 +84,17 @@ export function createOAuthPagesRouter({ ctx, authenticate }: RouteDeps): Router
       throw err;
     }
   });
+
+  /** Signing out of the SSO session from the browser: the session is revoked and both cookies cleared. */
+  router.post('/logout', browserSession, async (req, res) => {
+    if (!csrfValid(req, config)) return refuseCsrf(res);
+    const principal = firstParty(req);
+    if (principal) await auth.logout(ctx, principal.sessionId);
+    clearSessionCookies(res, config);
+    res.redirect(303, '/logout');
+  });
+
+  router.get('/logout', (_req, res) => html(res, 200, renderSignedOutPage()));
 
   router.get('/consent', browserSession, async (req, res) => {
     const requestId = queryField(req, 'request_id') ?? '';
