@@ -38,6 +38,8 @@ interface Operation {
   guard?: string;
   auth?: 'bearer' | 'cookie-or-bearer' | 'client' | 'none';
   body?: z.ZodType;
+  /** The body may be omitted (e.g. the refresh token comes from the cookie). */
+  bodyOptional?: boolean;
   form?: boolean;
   ok?: { status: number; description: string; schema?: Json };
   errors?: number[];
@@ -50,19 +52,19 @@ const roleId = { name: 'roleId', in: 'path', required: true, schema: { type: 'st
 const OPERATIONS: Operation[] = [
   { method: 'get', path: '/health', tag: 'Health', summary: 'Liveness with a database probe', auth: 'none', ok: { status: 200, description: '{ status: "OK" }', schema: { type: 'object', properties: { status: { const: 'OK' } } } }, errors: [503] },
 
-  { method: 'post', path: '/api/auth/register', tag: 'Auth', summary: 'Register; returns tokens and sets the SSO cookies', auth: 'none', body: registerBody, ok: { status: 201, description: 'Signed in', schema: ref('AuthResult') }, errors: [400, 409] },
-  { method: 'post', path: '/api/auth/login', tag: 'Auth', summary: 'Sign in with email and password', auth: 'none', body: loginBody, ok: { status: 200, description: 'Signed in', schema: ref('AuthResult') }, errors: [400, 401, 429] },
+  { method: 'post', path: '/api/auth/register', tag: 'Auth', summary: 'Register; returns tokens and sets the SSO cookies', auth: 'none', body: registerBody, ok: { status: 201, description: 'Signed in', schema: ref('AuthResult') }, errors: [400, 403, 409] },
+  { method: 'post', path: '/api/auth/login', tag: 'Auth', summary: 'Sign in with email and password', auth: 'none', body: loginBody, ok: { status: 200, description: 'Signed in', schema: ref('AuthResult') }, errors: [400, 401, 403, 429] },
   { method: 'get', path: '/api/auth/me', tag: 'Auth', summary: 'The caller with live roles and permissions', ok: { status: 200, description: '{ user }', schema: { type: 'object', properties: { user: ref('User') } } }, errors: [401] },
-  { method: 'put', path: '/api/auth/me', tag: 'Auth', summary: 'Update own name', body: updateMeBody, ok: { status: 200, description: '{ user }' }, errors: [400, 401] },
-  { method: 'post', path: '/api/auth/refresh-token', tag: 'Auth', summary: 'Rotate the refresh token (cookie or body)', auth: 'none', body: refreshBody, ok: { status: 200, description: '{ accessToken, refreshToken } and new cookies' }, errors: [401, 503] },
+  { method: 'put', path: '/api/auth/me', tag: 'Auth', summary: 'Update own name', body: updateMeBody, ok: { status: 200, description: '{ user }', schema: { type: 'object', properties: { user: ref('User') } } }, errors: [400, 401, 403] },
+  { method: 'post', path: '/api/auth/refresh-token', tag: 'Auth', summary: 'Rotate the refresh token (refreshToken cookie, else body { refreshToken })', auth: 'none', body: refreshBody, bodyOptional: true, ok: { status: 200, description: '{ accessToken, refreshToken } and new cookies' }, errors: [401, 403, 503] },
   { method: 'post', path: '/api/auth/logout', tag: 'Auth', summary: 'Revoke the session and clear the cookies', ok: { status: 200, description: '{ success: true }' }, errors: [401] },
   { method: 'get', path: '/api/auth/verify-admin', tag: 'Auth', summary: 'Identity if the caller holds admin, super_admin or manager', guard: 'role admin, super_admin or manager', ok: { status: 200, description: '{ user }' }, errors: [401, 403] },
   { method: 'post', path: '/api/auth/change-password', tag: 'Account', summary: 'Change own password; revokes every other session', body: changePasswordBody, ok: { status: 200, description: '{ success: true }' }, errors: [400, 401, 403] },
-  { method: 'get', path: '/api/auth/sessions', tag: 'Account', summary: 'Own active sessions', ok: { status: 200, description: '{ sessions: [{ id, created_at, last_used_at, expires_at, ip, user_agent, client_id, current }] }' }, errors: [401] },
-  { method: 'post', path: '/api/auth/sessions/revoke-others', tag: 'Account', summary: 'Sign out every other session', ok: { status: 200, description: '{ revoked: n }' }, errors: [401] },
-  { method: 'delete', path: '/api/auth/sessions/{sessionId}', tag: 'Account', summary: 'Revoke one own session', ok: { status: 204, description: 'Revoked' }, errors: [401, 404] },
-  { method: 'get', path: '/api/auth/apps', tag: 'Account', summary: 'Apps approved to sign in with this account', ok: { status: 200, description: '{ apps: [{ client_id, name, scopes, granted_at, last_used_at }] }' }, errors: [401] },
-  { method: 'delete', path: '/api/auth/apps/{clientId}', tag: 'Account', summary: "Drop an app's grant and revoke its sessions", ok: { status: 204, description: 'Dropped' }, errors: [401, 404] },
+  { method: 'get', path: '/api/auth/sessions', tag: 'Account', summary: 'Own active sessions', ok: { status: 200, description: '{ sessions: [{ id, created_at, last_used_at, expires_at, ip, user_agent, client_id, current }] }' }, errors: [401, 403] },
+  { method: 'post', path: '/api/auth/sessions/revoke-others', tag: 'Account', summary: 'Sign out every other session', ok: { status: 200, description: '{ revoked: n }' }, errors: [401, 403] },
+  { method: 'delete', path: '/api/auth/sessions/{sessionId}', tag: 'Account', summary: 'Revoke one own session', ok: { status: 204, description: 'Revoked' }, errors: [401, 403, 404] },
+  { method: 'get', path: '/api/auth/apps', tag: 'Account', summary: 'Apps approved to sign in with this account', ok: { status: 200, description: '{ apps: [{ client_id, name, scopes, granted_at, last_used_at }] }' }, errors: [401, 403] },
+  { method: 'delete', path: '/api/auth/apps/{clientId}', tag: 'Account', summary: "Drop an app's grant and revoke its sessions", ok: { status: 204, description: 'Dropped' }, errors: [401, 403, 404] },
   { method: 'post', path: '/api/auth/verify-email', tag: 'Account', summary: 'Validate an email link without consuming it', auth: 'none', body: linkTokenBody, ok: { status: 200, description: '{ valid: true, email, purpose }' }, errors: [400] },
   { method: 'post', path: '/api/auth/verify-email/confirm', tag: 'Account', summary: 'Mark the address verified and burn the verification link (beyond the spec)', auth: 'none', body: linkTokenBody, ok: { status: 200, description: '{ success: true, email, email_verified: true }' }, errors: [400] },
   { method: 'post', path: '/api/auth/set-password', tag: 'Account', summary: 'Set the password from an email link; marks the address verified', auth: 'none', body: setPasswordBody, ok: { status: 200, description: '{ success: true }' }, errors: [400] },
@@ -74,46 +76,47 @@ const OPERATIONS: Operation[] = [
   { method: 'get', path: '/api/auth/authorize', tag: 'OAuth 2.0', summary: 'Legacy: 302 to /api/oauth/authorize with the same query', auth: 'none', ok: { status: 302, description: 'Redirect' } },
 
   { method: 'get', path: '/api/oauth/authorize', tag: 'OAuth 2.0', summary: 'Authorization endpoint (code + PKCE S256); browser redirect', auth: 'none', ok: { status: 302, description: 'To the login page, the consent page, or redirect_uri with code and state' }, errors: [400] },
-  { method: 'get', path: '/api/oauth/consent-info', tag: 'OAuth 2.0', summary: 'Client and scopes of a pending authorization (query request_id)', ok: { status: 200, description: '{ request_id, client: { client_id, name }, scopes, redirect_uri }' }, errors: [401, 404] },
-  { method: 'post', path: '/api/oauth/authorize/approve', tag: 'OAuth 2.0', summary: 'Approve; returns the redirect carrying the one-time code', body: consentRequestBody, ok: { status: 200, description: '{ redirect_url }' }, errors: [401, 404] },
-  { method: 'post', path: '/api/oauth/authorize/deny', tag: 'OAuth 2.0', summary: 'Deny; returns the redirect carrying error=access_denied', body: consentRequestBody, ok: { status: 200, description: '{ redirect_url }' }, errors: [401, 404] },
+  { method: 'get', path: '/api/oauth/consent-info', tag: 'OAuth 2.0', summary: 'Client and scopes of a pending authorization (query request_id)', ok: { status: 200, description: '{ request_id, client: { client_id, name }, scopes, redirect_uri }' }, errors: [400, 401, 403, 404] },
+  { method: 'post', path: '/api/oauth/authorize/approve', tag: 'OAuth 2.0', summary: 'Approve; returns the redirect carrying the one-time code', body: consentRequestBody, ok: { status: 200, description: '{ redirect_url }' }, errors: [400, 401, 403, 404] },
+  { method: 'post', path: '/api/oauth/authorize/deny', tag: 'OAuth 2.0', summary: 'Deny; returns the redirect carrying error=access_denied', body: consentRequestBody, ok: { status: 200, description: '{ redirect_url }' }, errors: [400, 401, 403, 404] },
   { method: 'post', path: '/api/oauth/token', tag: 'OAuth 2.0', summary: 'Token endpoint: authorization_code and refresh_token grants', auth: 'client', body: tokenParams, form: true, ok: { status: 200, description: 'Tokens', schema: ref('TokenResponse') }, oauthErrors: true },
-  { method: 'get', path: '/api/oauth/userinfo', tag: 'OAuth 2.0', summary: 'OpenID profile of the token holder, by scope', auth: 'bearer', ok: { status: 200, description: '{ sub, name, email, email_verified, updated_at }' }, oauthErrors: true },
-  { method: 'post', path: '/api/oauth/revoke', tag: 'OAuth 2.0', summary: 'Token revocation (RFC 7009)', auth: 'client', body: revokeParams, form: true, ok: { status: 200, description: 'Revoked (or unknown)' }, oauthErrors: true },
+  { method: 'get', path: '/api/oauth/userinfo', tag: 'OAuth 2.0', summary: 'OpenID profile of the token holder, by scope', auth: 'bearer', ok: { status: 200, description: '{ sub } plus name, updated_at (profile) and email, email_verified (email); all for first-party tokens' }, oauthErrors: true },
+  { method: 'post', path: '/api/oauth/userinfo', tag: 'OAuth 2.0', summary: 'Same as GET (Bearer header only)', auth: 'bearer', ok: { status: 200, description: 'As GET' }, oauthErrors: true },
+  { method: 'post', path: '/api/oauth/revoke', tag: 'OAuth 2.0', summary: 'Token revocation (RFC 7009)', auth: 'client', body: revokeParams, form: true, ok: { status: 200, description: 'Revoked, or unknown / already revoked (empty body)' }, oauthErrors: true },
   { method: 'get', path: '/api/oauth/.well-known/oauth-authorization-server', tag: 'OAuth 2.0', summary: 'Discovery document (also at /.well-known/oauth-authorization-server)', auth: 'none', ok: { status: 200, description: 'RFC 8414 metadata' } },
 
-  { method: 'get', path: '/api/users', tag: 'Users', summary: 'List users (query search, page, limit <= 100)', guard: 'users:read', ok: { status: 200, description: '{ users, total, page, limit }' } },
-  { method: 'post', path: '/api/users', tag: 'Users', summary: 'Invite a user (beyond the spec): emails a set-password link', guard: 'users:write', body: inviteUserBody, ok: { status: 201, description: '{ user }' }, errors: [400, 409] },
-  { method: 'get', path: '/api/users/{userId}', tag: 'Users', summary: 'User detail with roles and permissions', guard: 'users:read', ok: { status: 200, description: '{ user }', schema: { type: 'object', properties: { user: ref('UserDetail') } } }, errors: [404] },
+  { method: 'get', path: '/api/users', tag: 'Users', summary: 'List users (query search, page, limit <= 100)', guard: 'users:read', ok: { status: 200, description: '{ users, total, page, limit }' }, errors: [400] },
+  { method: 'post', path: '/api/users', tag: 'Users', summary: 'Invite a user (beyond the spec): emails a set-password link', guard: 'users:write', body: inviteUserBody, ok: { status: 201, description: '{ user }', schema: { type: 'object', properties: { user: ref('UserDetail') } } }, errors: [400, 404, 409] },
+  { method: 'get', path: '/api/users/{userId}', tag: 'Users', summary: 'User detail with roles and permissions', guard: 'users:read', ok: { status: 200, description: '{ user }', schema: { type: 'object', properties: { user: ref('UserDetail') } } }, errors: [400, 404] },
   { method: 'put', path: '/api/users/{userId}', tag: 'Users', summary: 'Update a user', guard: 'users:write', body: updateUserBody, ok: { status: 200, description: '{ user }' }, errors: [400, 404, 409] },
-  { method: 'delete', path: '/api/users/{userId}', tag: 'Users', summary: 'Deactivate a user and revoke their sessions', guard: 'users:delete', ok: { status: 200, description: '{ user } (is_active false)' }, errors: [404, 409] },
-  { method: 'get', path: '/api/users/{userId}/roles', tag: 'Users', summary: "A user's roles", guard: 'users:read', ok: { status: 200, description: '{ roles }' }, errors: [404] },
-  { method: 'post', path: '/api/users/{userId}/roles', tag: 'Users', summary: 'Assign a role ({ role_id } or { role, application? })', guard: 'users:manage_roles', body: assignRoleBody, ok: { status: 201, description: '{ roles } (200 when already held)' }, errors: [400, 404] },
-  { method: 'delete', path: '/api/users/{userId}/roles/{roleId}', tag: 'Users', summary: 'Remove a role', guard: 'users:manage_roles', ok: { status: 204, description: 'Removed' }, errors: [404] },
-  { method: 'get', path: '/api/users/admin/list', tag: 'Users', summary: 'Users holding admin-tier roles', guard: 'system:manage_users', ok: { status: 200, description: 'Admins' } },
+  { method: 'delete', path: '/api/users/{userId}', tag: 'Users', summary: 'Deactivate a user and revoke their sessions', guard: 'users:delete', ok: { status: 200, description: '{ user } (is_active false)' }, errors: [400, 404, 409] },
+  { method: 'get', path: '/api/users/{userId}/roles', tag: 'Users', summary: "A user's roles", guard: 'users:read', ok: { status: 200, description: '{ roles } (Role objects)' }, errors: [400, 404] },
+  { method: 'post', path: '/api/users/{userId}/roles', tag: 'Users', summary: 'Assign a role ({ role_id } or { role, application? })', guard: 'users:manage_roles', body: assignRoleBody, ok: { status: 201, description: '{ roles } (200 when already held)' }, errors: [400, 404, 409] },
+  { method: 'delete', path: '/api/users/{userId}/roles/{roleId}', tag: 'Users', summary: 'Remove a role', guard: 'users:manage_roles', ok: { status: 204, description: 'Removed' }, errors: [400, 404, 409] },
+  { method: 'get', path: '/api/users/admin/list', tag: 'Users', summary: 'Users holding admin-tier roles', guard: 'system:manage_users', ok: { status: 200, description: '{ users } (each with adminRole)' } },
   { method: 'get', path: '/api/users/roles/list', tag: 'Users', summary: 'Active roles', guard: 'system:manage_roles', ok: { status: 200, description: '{ roles }' } },
   { method: 'post', path: '/api/users/roles', tag: 'Users', summary: 'Create a role', guard: 'role super_admin', body: createRoleBody, ok: { status: 201, description: '{ role }', schema: { type: 'object', properties: { role: ref('Role') } } }, errors: [400, 409] },
   { method: 'put', path: '/api/users/roles/{roleId}', tag: 'Users', summary: 'Update a role', guard: 'role super_admin', body: updateRoleBody, ok: { status: 200, description: '{ role }' }, errors: [400, 404, 409] },
-  { method: 'delete', path: '/api/users/roles/{roleId}', tag: 'Users', summary: 'Deactivate a role', guard: 'role super_admin', ok: { status: 200, description: '{ role } (is_active false)' }, errors: [404] },
+  { method: 'delete', path: '/api/users/roles/{roleId}', tag: 'Users', summary: 'Deactivate a role', guard: 'role super_admin', ok: { status: 200, description: '{ role } (is_active false)' }, errors: [400, 404, 409] },
 
-  { method: 'get', path: '/api/rbac/permissions', tag: 'RBAC', summary: 'Permission catalogue', guard: 'role admin or super_admin', ok: { status: 200, description: 'Catalogue' } },
+  { method: 'get', path: '/api/rbac/permissions', tag: 'RBAC', summary: 'Permission catalogue', guard: 'role admin or super_admin', ok: { status: 200, description: '{ permissions: [{ name, description }] }' } },
   { method: 'get', path: '/api/rbac/roles', tag: 'RBAC', summary: 'Roles, including application-scoped ones', guard: 'role admin or super_admin', ok: { status: 200, description: '{ roles }' } },
   { method: 'post', path: '/api/rbac/roles', tag: 'RBAC', summary: 'Create a role', guard: 'role super_admin', body: createRoleBody, ok: { status: 201, description: '{ role }' }, errors: [400, 409] },
   { method: 'put', path: '/api/rbac/roles/{roleId}', tag: 'RBAC', summary: 'Update a role', guard: 'role super_admin', body: updateRoleBody, ok: { status: 200, description: '{ role }' }, errors: [400, 404, 409] },
-  { method: 'delete', path: '/api/rbac/roles/{roleId}', tag: 'RBAC', summary: 'Deactivate a role', guard: 'role super_admin', ok: { status: 200, description: '{ role } (is_active false)' }, errors: [404] },
-  { method: 'get', path: '/api/rbac/users/{userId}/roles', tag: 'RBAC', summary: "A user's roles", guard: 'users:read', ok: { status: 200, description: '{ roles }' }, errors: [404] },
-  { method: 'post', path: '/api/rbac/users/{userId}/roles', tag: 'RBAC', summary: 'Assign a role', guard: 'users:manage_roles', body: assignRoleBody, ok: { status: 201, description: '{ roles } (200 when already held)' }, errors: [400, 404] },
-  { method: 'delete', path: '/api/rbac/users/{userId}/roles/{roleId}', tag: 'RBAC', summary: 'Remove a role', guard: 'users:manage_roles', ok: { status: 204, description: 'Removed' }, errors: [404] },
-  { method: 'get', path: '/api/rbac/users/{userId}/permissions', tag: 'RBAC', summary: 'Resolved roles and permissions', guard: 'users:read', ok: { status: 200, description: '{ roles, permissions }' }, errors: [404] },
-  { method: 'post', path: '/api/rbac/users/{userId}/check-permission', tag: 'RBAC', summary: 'Does the user hold a permission?', guard: 'users:read', body: checkPermissionBody, ok: { status: 200, description: '{ hasPermission }' }, errors: [400, 404] },
-  { method: 'get', path: '/api/rbac/admin-users', tag: 'RBAC', summary: 'Admin users', guard: 'system:manage_users', ok: { status: 200, description: 'Admins' } },
+  { method: 'delete', path: '/api/rbac/roles/{roleId}', tag: 'RBAC', summary: 'Deactivate a role', guard: 'role super_admin', ok: { status: 200, description: '{ role } (is_active false)' }, errors: [400, 404, 409] },
+  { method: 'get', path: '/api/rbac/users/{userId}/roles', tag: 'RBAC', summary: "A user's roles", guard: 'users:read', ok: { status: 200, description: '{ roles } (Role objects)' }, errors: [400, 404] },
+  { method: 'post', path: '/api/rbac/users/{userId}/roles', tag: 'RBAC', summary: 'Assign a role', guard: 'users:manage_roles', body: assignRoleBody, ok: { status: 201, description: '{ roles } (200 when already held)' }, errors: [400, 404, 409] },
+  { method: 'delete', path: '/api/rbac/users/{userId}/roles/{roleId}', tag: 'RBAC', summary: 'Remove a role', guard: 'users:manage_roles', ok: { status: 204, description: 'Removed' }, errors: [400, 404, 409] },
+  { method: 'get', path: '/api/rbac/users/{userId}/permissions', tag: 'RBAC', summary: 'Resolved roles and permissions', guard: 'users:read', ok: { status: 200, description: '{ user_id, roles: [{ id, name, application }], permissions }' }, errors: [400, 404] },
+  { method: 'post', path: '/api/rbac/users/{userId}/check-permission', tag: 'RBAC', summary: 'Does the user hold a permission?', guard: 'users:read', body: checkPermissionBody, ok: { status: 200, description: '{ hasPermission }', schema: { type: 'object', properties: { hasPermission: { type: 'boolean' } } } }, errors: [400, 404] },
+  { method: 'get', path: '/api/rbac/admin-users', tag: 'RBAC', summary: 'Admin users', guard: 'system:manage_users', ok: { status: 200, description: '{ users } (each with adminRole)' } },
 
   { method: 'get', path: '/api/admin/summary', tag: 'Admin', summary: 'Counts of users, clients, roles, admins', guard: 'role admin or super_admin', ok: { status: 200, description: '{ users, active_users, clients, active_clients, roles, admins }' } },
   { method: 'get', path: '/api/admin/oauth-clients', tag: 'Admin', summary: 'List OAuth clients', guard: 'oauth_clients:read', ok: { status: 200, description: '{ clients }' } },
   { method: 'get', path: '/api/admin/oauth-clients/{clientId}', tag: 'Admin', summary: 'Client detail (secret redacted)', guard: 'oauth_clients:read', ok: { status: 200, description: '{ client }', schema: { type: 'object', properties: { client: ref('OAuthClient') } } }, errors: [404] },
-  { method: 'post', path: '/api/admin/oauth-clients', tag: 'Admin', summary: 'Create a client; the secret is returned once', guard: 'oauth_clients:write', body: createClientBody, ok: { status: 201, description: '{ client, client_secret }' }, errors: [400] },
+  { method: 'post', path: '/api/admin/oauth-clients', tag: 'Admin', summary: 'Create a client; the secret is returned once', guard: 'oauth_clients:write', body: createClientBody, ok: { status: 201, description: '{ client, client_secret } (Cache-Control: no-store)' }, errors: [400] },
   { method: 'put', path: '/api/admin/oauth-clients/{clientId}', tag: 'Admin', summary: 'Update a client', guard: 'oauth_clients:write', body: updateClientBody, ok: { status: 200, description: '{ client }' }, errors: [400, 404] },
-  { method: 'post', path: '/api/admin/oauth-clients/{clientId}/rotate-secret', tag: 'Admin', summary: 'Rotate the secret (the old one stops working at once)', guard: 'oauth_clients:rotate_secret', ok: { status: 200, description: '{ client_id, client_secret }' }, errors: [404] },
+  { method: 'post', path: '/api/admin/oauth-clients/{clientId}/rotate-secret', tag: 'Admin', summary: 'Rotate the secret (the old one stops working at once)', guard: 'oauth_clients:rotate_secret', ok: { status: 200, description: '{ client_id, client_secret } (Cache-Control: no-store)' }, errors: [404] },
   { method: 'delete', path: '/api/admin/oauth-clients/{clientId}', tag: 'Admin', summary: 'Deactivate a client and revoke its sessions', guard: 'oauth_clients:delete', ok: { status: 200, description: '{ client } (is_active false)' }, errors: [404] },
 ];
 
@@ -208,7 +211,7 @@ const COMPONENT_SCHEMAS: Json = {
 const STATUS_TEXT: Record<number, string> = {
   400: 'Invalid input (validation_error)',
   401: 'Not authenticated',
-  403: 'Lacks the required role or permission',
+  403: 'Forbidden: lacks the required role or permission, a token issued to an OAuth client, or a cross-site request',
   404: 'Not found',
   409: 'Conflict',
   429: 'Rate limited or too many attempts',
@@ -273,7 +276,7 @@ export function buildOpenApiDocument(config: Pick<Config, 'baseUrl'>): Json {
     if (op.body) {
       const schema = input(op.body);
       operation.requestBody = {
-        required: true,
+        required: !op.bodyOptional,
         content: op.form ? { 'application/x-www-form-urlencoded': { schema }, 'application/json': { schema } } : jsonContent(schema),
       };
     }
