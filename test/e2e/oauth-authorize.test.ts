@@ -98,6 +98,10 @@ describe('GET /api/oauth/authorize > other errors redirect to redirect_uri with 
   test('scope outside the client scopes -> invalid_scope', () => expectRedirectError({ scope: 'openid admin' }, 'invalid_scope'));
   test('unknown scope -> invalid_scope', () => expectRedirectError({ scope: 'openid bogus' }, 'invalid_scope'));
   test('without state the error carries no state', () => expectRedirectError({ state: undefined, code_challenge_method: 'plain' }, 'invalid_request'));
+  test('missing state -> invalid_request (spec §4.3: every parameter is required)', () =>
+    expectRedirectError({ state: undefined }, 'invalid_request', /state is required/));
+  test('missing scope -> invalid_request', () => expectRedirectError({ scope: undefined }, 'invalid_request', /scope is required/));
+  test('empty scope -> invalid_request', () => expectRedirectError({ scope: '  ' }, 'invalid_request', /scope is required/));
 
   test('a registered redirect_uri with its own query keeps it', async () => {
     const client = await makeClient(t, { redirectUris: ['https://app.test/cb?tenant=7'] });
@@ -142,14 +146,6 @@ describe('GET /api/oauth/authorize > sign-in and consent', () => {
       consumed_at: null,
     });
     expect(new Date(row.expires_at).getTime() - new Date(row.created_at).getTime()).toBe(600_000);
-  });
-
-  test('missing scope defaults to every scope registered on the client', async () => {
-    const { agent } = await signIn(t, await makeUser(t));
-    const client = await makeClient(t, { scopes: ['profile', 'openid'] });
-    const res = await agent.get(authorizePath(authorizeParams(client, { scope: undefined }).params));
-    const row = await t.db('oauth_authorization_requests').where({ id: new URL(res.headers.location).searchParams.get('request_id') }).first();
-    expect(row.scope).toBe('openid profile');
   });
 
   test('only a refreshToken cookie (access cookie expired) still counts as signed in', async () => {

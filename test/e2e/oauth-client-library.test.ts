@@ -115,17 +115,19 @@ test('oauth4webapi: a wrong verifier is rejected as invalid_grant "Invalid PKCE 
   const user = await makeUser(t);
   const oauthClient = { client_id: client.clientId };
   const verifier = oauth.generateRandomCodeVerifier();
+  const state = oauth.generateRandomState();
   const authorizationUrl = new URL(as.authorization_endpoint!);
   authorizationUrl.search = new URLSearchParams({
     client_id: client.clientId,
     redirect_uri: client.redirectUris[0]!,
     response_type: 'code',
     scope: 'openid',
+    state,
     code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
     code_challenge_method: 'S256',
   }).toString();
   const callback = await browserApproves(authorizationUrl, user);
-  const params = oauth.validateAuthResponse(as, oauthClient, callback, oauth.expectNoState);
+  const params = oauth.validateAuthResponse(as, oauthClient, callback, state);
   const response = await oauth.authorizationCodeGrantRequest(
     as,
     oauthClient,

@@ -118,11 +118,12 @@ export async function startAuthorization(
     return redirectError('invalid_request', 'code_challenge must be 43 base64url characters (SHA-256 of the verifier)');
   }
 
+  // Spec §4.3: every authorize parameter is required, state and scope included.
+  if (!state) return redirectError('invalid_request', 'state is required');
   const scopeParam = single(query.scope);
   if (!scopeParam.ok) return redirectError('invalid_request', 'scope must be sent once');
-  // RFC 6749 §3.3: without scope the client's registered scopes are the documented default (docs/oauth.md).
-  const scopes = scopeParam.value?.trim() ? parseScope(scopeParam.value) : parseScope(formatScope(client.scopes));
-  if (scopes.length === 0) return redirectError('invalid_scope', 'The client has no scopes');
+  const scopes = parseScope(scopeParam.value ?? '');
+  if (scopes.length === 0) return redirectError('invalid_request', 'scope is required');
   if (!isSubset(scopes, client.scopes)) return redirectError('invalid_scope', 'scope contains a value this client may not request');
 
   // Tokens issued to OAuth clients never stand for the user here: only a first-party session may authorize.
