@@ -19,4 +19,4 @@ export const passwordField = z
 export const nameField = (field: string) =>
   z.string({ error: `${field} is required` }).trim().min(1, `${field} is required`).max(100, `${field} is too long`);
 
-export const uuidParam = (name: string) => z.object({ [name]: z.uuid({ error: `${name} must be a uuid` }) });
+export const uuidField = (name: string) => z.uuid({ error: `${name} must be a uuid` });

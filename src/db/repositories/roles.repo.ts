@@ -1,5 +1,5 @@
 import type { DbOrTrx } from '..';
-import { UUID_PATTERN } from './users.repo';
+import { UUID_PATTERN } from '../../lib/ids';
 
 export interface RoleRow {
   id: string;

@@ -1,4 +1,5 @@
 import type { DbOrTrx } from '..';
+import { UUID_PATTERN } from '../../lib/ids';
 
 export interface UserRow {
   id: string;
@@ -41,7 +42,6 @@ export function toUserRow(r: UserRecord): UserRow {
   };
 }
 
-export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export async function findUserById(db: DbOrTrx, id: string): Promise<UserRow | undefined> {
   if (!UUID_PATTERN.test(id)) return undefined;

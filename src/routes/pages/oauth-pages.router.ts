@@ -1,4 +1,5 @@
 import { Router, type Request, type Response } from 'express';
+import { UUID_PATTERN } from '../../lib/ids';
 import { csrfValid, issueCsrf } from '../../middleware/csrf';
 import { clearSessionCookies, setSessionCookies } from '../../middleware/session-cookies';
 import { AppError } from '../../errors';
@@ -12,7 +13,6 @@ import { renderLoginPage, renderSignedInPage, renderSignedOutPage } from '../../
 import { requestMeta } from '../auth/auth.router';
 import type { RouteDeps } from '../types';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function field(req: Request, name: string): string | undefined {
   const value: unknown = (req.body as Record<string, unknown> | undefined)?.[name];
@@ -101,7 +101,7 @@ export function createOAuthPagesRouter({ ctx, authenticate }: RouteDeps): Router
     const principal = firstParty(req);
     if (!principal) return res.redirect(303, loginUrlFor(consentUrlFor(requestId)));
     const csrf = issueCsrf(req, res, config);
-    const info = UUID.test(requestId) ? await getConsentInfo(ctx, principal, requestId).catch(notFoundAsUndefined) : undefined;
+    const info = UUID_PATTERN.test(requestId) ? await getConsentInfo(ctx, principal, requestId).catch(notFoundAsUndefined) : undefined;
     if (!info) return html(res, 404, expiredPage());
     html(
       res,
@@ -121,7 +121,7 @@ export function createOAuthPagesRouter({ ctx, authenticate }: RouteDeps): Router
     const requestId = field(req, 'request_id') ?? '';
     const principal = firstParty(req);
     if (!principal) return res.redirect(303, loginUrlFor(consentUrlFor(requestId)));
-    if (!UUID.test(requestId)) return html(res, 404, expiredPage());
+    if (!UUID_PATTERN.test(requestId)) return html(res, 404, expiredPage());
     const decision = field(req, 'decision');
     if (decision !== 'approve' && decision !== 'deny') {
       return html(res, 400, renderOAuthErrorPage({ title: 'Choose Approve or Deny', message: 'The form was sent without a decision.' }));

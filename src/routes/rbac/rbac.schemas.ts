@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { uuidField } from '../common.schemas';
 import type { RoleRef } from '../../services/roles.service';
 
 const IDENTIFIER = /^[A-Za-z0-9][A-Za-z0-9_.:-]*$/;
@@ -25,7 +26,6 @@ const permissionsField = z
   .array(z.string({ error: 'each permission must be a string' }).trim().min(1).max(100), { error: 'permissions must be an array of strings' })
   .max(100, 'too many permissions');
 
-export const uuidField = (name: string) => z.uuid({ error: `${name} must be a uuid` });
 
 export const roleIdParams = z.object({ roleId: uuidField('roleId') });
 export const userIdParams = z.object({ userId: uuidField('userId') });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { emailField, nameField } from '../common.schemas';
-import { uuidField } from '../rbac/rbac.schemas';
+import { uuidField } from '../common.schemas';
 
 export const USERS_PAGE_MAX = 100;
 
