@@ -88,9 +88,11 @@ export async function findLiveEmailToken(
     .where('et.expires_at', '>', now)
     .where('u.is_active', true)
     .first('et.user_id', 'u.email', 'et.purpose', 'et.expires_at');
-  return row
-    ? { userId: row.user_id, email: row.email, purpose: row.purpose as EmailTokenPurpose, expiresAt: new Date(row.expires_at) }
-    : undefined;
+  return row ? toLinkRow(row) : undefined;
+}
+
+function toLinkRow(row: { user_id: string; email: string; purpose: string; expires_at: Date }): EmailLinkRow {
+  return { userId: row.user_id, email: row.email, purpose: row.purpose as EmailTokenPurpose, expiresAt: new Date(row.expires_at) };
 }
 
 /**
@@ -114,9 +116,7 @@ export async function consumeEmailToken(
     [now, tokenHash, ...purposes, now],
   );
   const row = result.rows?.[0];
-  return row
-    ? { userId: row.user_id, email: row.email, purpose: row.purpose as EmailTokenPurpose, expiresAt: new Date(row.expires_at) }
-    : undefined;
+  return row ? toLinkRow(row) : undefined;
 }
 
 /** Burns every other live link of a user (of the given purposes); returns how many. */

@@ -120,6 +120,11 @@ const OPERATIONS: Operation[] = [
   { method: 'delete', path: '/api/admin/oauth-clients/{clientId}', tag: 'Admin', summary: 'Deactivate a client and revoke its sessions', guard: 'oauth_clients:delete', ok: { status: 200, description: '{ client } (is_active false)' }, errors: [404] },
 ];
 
+const TIMESTAMPS = {
+  created_at: { type: 'string', format: 'date-time' },
+  updated_at: { type: 'string', format: 'date-time' },
+};
+
 const COMPONENT_SCHEMAS: Json = {
   Error: {
     type: 'object',
@@ -166,8 +171,7 @@ const COMPONENT_SCHEMAS: Json = {
       email_verified: { type: 'boolean' },
       roles: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' }, application: { type: ['string', 'null'] } } } },
       permissions: { type: 'array', items: { type: 'string' } },
-      created_at: { type: 'string', format: 'date-time' },
-      updated_at: { type: 'string', format: 'date-time' },
+      ...TIMESTAMPS,
       last_login_at: { type: ['string', 'null'], format: 'date-time' },
     },
   },
@@ -180,8 +184,7 @@ const COMPONENT_SCHEMAS: Json = {
       application: { type: ['string', 'null'] },
       permissions: { type: 'array', items: { type: 'string' } },
       is_active: { type: 'boolean' },
-      created_at: { type: 'string', format: 'date-time' },
-      updated_at: { type: 'string', format: 'date-time' },
+      ...TIMESTAMPS,
     },
   },
   OAuthClient: {
@@ -192,8 +195,7 @@ const COMPONENT_SCHEMAS: Json = {
       redirect_uris: { type: 'array', items: { type: 'string', format: 'uri' } },
       scopes: { type: 'array', items: { type: 'string' } },
       is_active: { type: 'boolean' },
-      created_at: { type: 'string', format: 'date-time' },
-      updated_at: { type: 'string', format: 'date-time' },
+      ...TIMESTAMPS,
     },
   },
   TokenResponse: {
