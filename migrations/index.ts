@@ -1,11 +1,15 @@
 import type { Knex } from 'knex';
 import * as createSchema from './20261121000000_create_schema';
+import * as addSessionAuthContext from './20261122000000_add_session_auth_context';
 
 /**
  * Migrations are listed here (in order) rather than discovered on disk, so that the same list runs under
  * tsx, ts-jest and compiled JavaScript. Add new files to the end; never edit one that has landed.
  */
-const MIGRATIONS: Array<[string, Knex.Migration]> = [['20261121000000_create_schema', createSchema]];
+const MIGRATIONS: Array<[string, Knex.Migration]> = [
+  ['20261121000000_create_schema', createSchema],
+  ['20261122000000_add_session_auth_context', addSessionAuthContext],
+];
 
 export const migrationSource: Knex.MigrationSource<[string, Knex.Migration]> = {
   getMigrations: async () => MIGRATIONS,

@@ -75,6 +75,23 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // Bearer token for GET /metrics; unset: /metrics answers 404.
   METRICS_TOKEN: z.string().min(16).optional(),
+  // CONTRACT §8: seconds within which a rotated refresh token presented again gets its unused successor (0 = strict).
+  REFRESH_REUSE_GRACE_S: intString(0, 300).default(10),
+  // CONTRACT §8: absolute session lifetime; rotation never extends a session past it.
+  SESSION_MAX_AGE_DAYS: intString(1, 3650).default(90),
+  // CONTRACT §8: allow plain-http client redirect URIs on non-loopback hosts (internal networks).
+  ALLOW_HTTP_REDIRECT_URIS: boolString.default(false),
+  // CONTRACT §9: secret from which the at-rest encryption key (signing keys, TOTP secrets) is derived;
+  // default derived from JWT_REFRESH_SECRET.
+  KEYS_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  // CONTRACT §9: `iss` of id_tokens and the OpenID discovery document; default BASE_URL.
+  OIDC_ISSUER: urlString.optional(),
+  // CONTRACT §9: id_token signing algorithm.
+  ID_TOKEN_ALG: z.enum(['RS256', 'ES256']).default('RS256'),
+  // CONTRACT §10: admin-tier tokens without a second factor get 403 mfa_required on the admin APIs.
+  MFA_REQUIRED_FOR_ADMINS: boolString.default(false),
+  // Issue 13: audit events older than this are pruned.
+  AUDIT_RETENTION_DAYS: intString(1, 36_500).default(180),
 });
 
 export interface Config {
@@ -116,6 +133,15 @@ export interface Config {
   loginTokenTtlSeconds: number;
   verifyEmailTtlSeconds: number;
   setPasswordTtlSeconds: number;
+  refreshReuseGraceSeconds: number;
+  sessionMaxAgeDays: number;
+  allowHttpRedirectUris: boolean;
+  /** Secret the at-rest encryption key is derived from (lib/sealed.ts). */
+  keysSecret: string;
+  oidcIssuer: string;
+  idTokenAlg: 'RS256' | 'ES256';
+  mfaRequiredForAdmins: boolean;
+  auditRetentionDays: number;
 }
 
 export class ConfigError extends Error {
@@ -251,6 +277,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     loginTokenTtlSeconds: 300,
     verifyEmailTtlSeconds: 24 * 3600,
     setPasswordTtlSeconds: 3600,
+    refreshReuseGraceSeconds: e.REFRESH_REUSE_GRACE_S,
+    sessionMaxAgeDays: e.SESSION_MAX_AGE_DAYS,
+    allowHttpRedirectUris: e.ALLOW_HTTP_REDIRECT_URIS,
+    keysSecret: e.KEYS_SECRET ?? `keys:${jwtRefreshSecret!}`,
+    oidcIssuer: (e.OIDC_ISSUER ?? baseUrl).replace(/\/+$/, ''),
+    idTokenAlg: e.ID_TOKEN_ALG,
+    mfaRequiredForAdmins: e.MFA_REQUIRED_FOR_ADMINS,
+    auditRetentionDays: e.AUDIT_RETENTION_DAYS,
   };
   return Object.freeze(config);
 }

@@ -4,6 +4,8 @@ import type { Clock } from '../lib/clock';
 import type { JwtService } from '../lib/jwt';
 import type { Logger } from '../lib/logger';
 import type { PasswordHasher } from '../lib/password';
+import type { Sealer } from '../lib/sealed';
+import type { EventSink } from './events';
 import type { Mailer } from './mailer.service';
 
 /** What every service function receives: the process-wide dependencies, built once in server.ts or a test. */
@@ -15,6 +17,10 @@ export interface ServiceContext {
   jwt: JwtService;
   passwords: PasswordHasher;
   mailer: Mailer;
+  /** Security events: log, audit trail, metrics (services/events.ts). */
+  events: EventSink;
+  /** AES-GCM for secrets at rest (lib/sealed.ts). */
+  sealer: Sealer;
 }
 
 /** Where a request came from, recorded on the sessions it creates. */

@@ -1,0 +1,78 @@
+import type { Logger } from '../lib/logger';
+
+/**
+ * The one seam through which services say what happened (ARCHITECTURE "Audit trail and metrics"): a service
+ * emits an event once; the sinks (log line, audit table, metrics) each take what they need. `detail` is small
+ * and never carries a secret, password, token, code or hash.
+ */
+export const SECURITY_EVENT_TYPES = [
+  'auth.login.succeeded',
+  'auth.login.failed',
+  'auth.login.throttled',
+  'auth.login.mfa_required',
+  'auth.logout',
+  'auth.register',
+  'auth.refresh.reuse_detected',
+  'auth.password.changed',
+  'auth.password.reset',
+  'auth.email.verified',
+  'auth.email.changed',
+  'auth.session.revoked',
+  'mfa.factor.added',
+  'mfa.factor.removed',
+  'mfa.recovery_code.used',
+  'oauth.token.issued',
+  'oauth.code.replayed',
+  'oauth.grant.dropped',
+  'oauth.client.created',
+  'oauth.client.changed',
+  'oauth.client.secret_rotated',
+  'oauth.client.deactivated',
+  'user.created',
+  'user.changed',
+  'user.activated',
+  'user.deactivated',
+  'role.assigned',
+  'role.removed',
+  'role.created',
+  'role.changed',
+  'mail.send_failed',
+] as const;
+
+export type SecurityEventType = (typeof SECURITY_EVENT_TYPES)[number];
+
+export interface SecurityEvent {
+  type: SecurityEventType;
+  /** Who did it (user id); null for anonymous or system actions. */
+  actorId?: string | null;
+  /** Whom or what it concerns (user id, role id, client id …). */
+  subjectId?: string | null;
+  clientId?: string | null;
+  ip?: string | null;
+  userAgent?: string | null;
+  requestId?: string | null;
+  detail?: Record<string, unknown>;
+}
+
+export interface EventSink {
+  /** Never throws and never blocks the caller; sinks that write do it in the background. */
+  emit(event: SecurityEvent): void;
+}
+
+/** Fans one event out to several sinks. */
+export function combineSinks(...sinks: EventSink[]): EventSink {
+  return {
+    emit(event) {
+      for (const sink of sinks) sink.emit(event);
+    },
+  };
+}
+
+/** Every security event is logged once, at info, without secrets. */
+export function createLogEventSink(logger: Logger): EventSink {
+  return {
+    emit(event) {
+      logger.info({ event: { ...event } }, `security event ${event.type}`);
+    },
+  };
+}
