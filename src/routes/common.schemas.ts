@@ -16,7 +16,20 @@ export const passwordField = z
     message: `password must be at most ${PASSWORD_MAX_BYTES} bytes`,
   });
 
+/** C0/C1 controls, line and paragraph separators, and bidi overrides: a name is one plain line of text. */
+const NAME_FORBIDDEN = /[\p{Cc}\u2028\u2029\u202A-\u202E\u2066-\u2069]/u;
+export const NAME_MAX_CHARACTERS = 100;
+
+/**
+ * Names (users' first/last name, client name; CONTRACT §8): one line, no control characters, at most 100
+ * characters (code points), so a name can never add lines or links to a mail or a page that shows it.
+ */
 export const nameField = (field: string) =>
-  z.string({ error: `${field} is required` }).trim().min(1, `${field} is required`).max(100, `${field} is too long`);
+  z
+    .string({ error: `${field} is required` })
+    .trim()
+    .min(1, `${field} is required`)
+    .refine((v) => [...v].length <= NAME_MAX_CHARACTERS, { message: `${field} is too long (at most ${NAME_MAX_CHARACTERS} characters)` })
+    .refine((v) => !NAME_FORBIDDEN.test(v), { message: `${field} must be one line without control characters` });
 
 export const uuidField = (name: string) => z.uuid({ error: `${name} must be a uuid` });

@@ -8,13 +8,14 @@ import { normalizeEmail } from './auth.service';
 import type { ServiceContext } from './context';
 
 /**
- * Creates a verified, active super_admin, or promotes the account with that email.
+ * Creates a verified, active super_admin, or (CLI only) promotes the account with that email.
  *
- * At boot (no `resetPassword`) an existing account is promoted only when its address is verified and it is active:
- * an unverified one may have been self-registered by anybody with that address (and their own password), and an
- * inactive one was deliberately deactivated; both are left alone. Its password is never touched. The CLI
- * (`resetPassword`, an operator's explicit act) promotes any existing account, replaces its password, verifies and
- * reactivates it, and signs out every session it had.
+ * At boot (no `resetPassword`, CONTRACT §8) the account is only ever *created*: an existing account with that
+ * address, whatever its state, is left exactly as it is and a warning is logged. Otherwise anyone who can get an
+ * address into BOOTSTRAP_ADMIN_EMAIL's account (a users:write holder changing an email, a self-registration
+ * before the operator's first start) would become super_admin at the next restart. The CLI (`resetPassword`, an
+ * operator's explicit act) promotes any existing account, replaces its password, verifies and reactivates it, and
+ * signs out every session it had.
  */
 export async function ensureSuperAdmin(
   ctx: ServiceContext,
@@ -24,12 +25,11 @@ export async function ensureSuperAdmin(
   const now = ctx.clock.now();
   const existing = await findUserByEmail(ctx.db, email);
   if (existing && !input.resetPassword) {
-    if (!existing.emailVerified || !existing.isActive) {
-      ctx.logger.warn({ userId: existing.id }, 'bootstrap admin: an unverified or inactive account has this email; left alone');
-      return { userId: existing.id, created: false, promoted: false };
-    }
-    await grantSuperAdmin(ctx.db, existing.id, now);
-    return { userId: existing.id, created: false, promoted: true };
+    ctx.logger.warn(
+      { userId: existing.id },
+      'bootstrap admin: an account with BOOTSTRAP_ADMIN_EMAIL already exists; left unchanged (promote it with npm run admin -- create-admin)',
+    );
+    return { userId: existing.id, created: false, promoted: false };
   }
   const passwordHash = await ctx.passwords.hash(input.password);
   return withTransaction(ctx.db, async (trx) => {

@@ -179,6 +179,27 @@ function queueSetPasswordMail(ctx: ServiceContext, user: LinkUser, token: string
   });
 }
 
+/**
+ * Tells the previous address that the account's email was changed by an administrator (CONTRACT §8), so that an
+ * owner whose account was moved away from them learns it at once. No link: the old address has no power any more.
+ */
+export function sendEmailChangedNotice(ctx: ServiceContext, user: LinkUser, newEmail: string): void {
+  const text =
+    `Hello ${user.firstName || 'there'},\n\nThe email address of your account at ${ctx.config.baseUrl} was changed by an ` +
+    `administrator from ${user.email} to ${newEmail}. Links sent to this address no longer work.\n\n` +
+    `If you did not ask for this, contact your administrator at once.\n`;
+  ctx.mailer.send({
+    to: user.email,
+    subject: 'The email address of your account was changed',
+    text,
+    html: text
+      .trim()
+      .split('\n\n')
+      .map((p) => `<p>${escapeHtml(p)}</p>`)
+      .join(''),
+  });
+}
+
 function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }

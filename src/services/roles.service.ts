@@ -82,6 +82,33 @@ export function assertMayManageUser(actor: Actor, target: { roles: PrincipalRole
 }
 
 /**
+ * Strictly more rights than the role: nobody outranks the global super_admin; a super_admin outranks every other
+ * role; anyone else must hold every permission of the role and be above it (a higher admin tier, or a
+ * permission the role lacks) while never below its admin tier. Peers (a manager and a manager) never outrank each
+ * other.
+ */
+function strictlyOutranks(actor: Actor, role: { name: string; application: string | null; permissions: string[] }): boolean {
+  if (isGlobalSuperAdmin(role)) return false;
+  if (actorIsSuperAdmin(actor)) return true;
+  const roleRank = adminRank([role.name]);
+  const actorRank = adminRank(actor.roleNames);
+  if (actorRank < roleRank || !holdsAll(actor, role.permissions)) return false;
+  return actorRank > roleRank || actor.permissions.some((p) => !role.permissions.includes(p));
+}
+
+/**
+ * CONTRACT §8: changing another account's email or password, or re-activating it, hands the account (and every
+ * app it signs in to) to whoever reads the new mailbox, so it needs strictly more rights than EVERY role the
+ * target holds, deactivated roles and application-scoped roles included (a deactivated role may be re-activated
+ * later, and an application role is power in another app). Call inside the transaction that makes the change.
+ */
+export async function assertMayTakeOverUser(db: DbOrTrx, actor: Actor, userId: string, what: string): Promise<void> {
+  const roles = await listRolesOfUser(db, userId);
+  const above = roles.find((role) => !strictlyOutranks(actor, role));
+  if (above) throw forbidden(`${what} needs strictly more rights than the account's role ${above.name}`);
+}
+
+/**
  * Refuses a change that would leave no active user holding super_admin (docs/rbac.md). Call inside the transaction
  * that makes the change: the super_admin role row is locked first, so concurrent removals are serialised.
  */

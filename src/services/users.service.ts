@@ -10,11 +10,12 @@ import { findUserById, insertUser, listUsers as listUserRows, updateUser as upda
 import { conflict, forbidden, notFound } from '../errors';
 import { normalizeEmail } from './auth.service';
 import type { ServiceContext } from './context';
-import { sendSetPasswordEmail } from './email-links.service';
+import { sendEmailChangedNotice, sendSetPasswordEmail } from './email-links.service';
 import { hasPermission } from './principal';
 import {
   assertGrantable,
   assertMayManageUser,
+  assertMayTakeOverUser,
   assertNotLastSuperAdmin,
   isGlobalSuperAdmin,
   type Actor,
@@ -93,8 +94,10 @@ export async function inviteUser(
 
 /**
  * Admin update of a user. `is_active: false` is a deactivation (CONTRACT §6): it needs users:delete, is refused
- * on one's own account and on the last active super_admin (409), and revokes every session of the user. A new
- * email burns every outstanding link of the user.
+ * on one's own account and on the last active super_admin (409), revokes every session of the user and burns
+ * their email links. Re-activation also needs users:delete (CONTRACT §8). A new email, or a re-activation, of
+ * another account needs strictly more rights than every role it holds; a new email burns every outstanding link
+ * and tells the old address.
  */
 export async function updateUser(
   ctx: ServiceContext,
@@ -103,16 +106,24 @@ export async function updateUser(
   patch: { first_name?: string; last_name?: string; email?: string; is_active?: boolean; email_verified?: boolean },
 ): Promise<UserDetail> {
   const deactivate = patch.is_active === false;
-  if (deactivate && !hasPermission(actor, 'users:delete')) {
-    throw forbidden('Deactivating a user requires permission users:delete');
+  if (patch.is_active !== undefined && !hasPermission(actor, 'users:delete')) {
+    throw forbidden(`${deactivate ? 'Deactivating' : 'Re-activating'} a user requires permission users:delete`);
   }
   const now = ctx.clock.now();
+  let emailChange: { from: UserRow; to: string } | undefined;
+  let reactivated = false;
   try {
     await withTransaction(ctx.db, async (trx) => {
       const user = await findUserById(trx, userId);
       if (!user) throw notFound('User');
       const access = await loadUserAccess(trx, userId);
       assertMayManageUser(actor, access);
+      const newEmail = patch.email === undefined ? undefined : normalizeEmail(patch.email);
+      emailChange = newEmail !== undefined && newEmail !== user.email ? { from: user, to: newEmail } : undefined;
+      reactivated = patch.is_active === true && !user.isActive;
+      if (userId !== actor.userId && (emailChange || reactivated)) {
+        await assertMayTakeOverUser(trx, actor, userId, emailChange ? 'Changing the email of this account' : 'Re-activating this account');
+      }
       if (deactivate) {
         if (userId === actor.userId) throw conflict('You cannot deactivate your own account');
         if (user.isActive && access.roles.some(isGlobalSuperAdmin)) {
@@ -125,7 +136,7 @@ export async function updateUser(
         {
           firstName: patch.first_name?.trim(),
           lastName: patch.last_name?.trim(),
-          email: patch.email === undefined ? undefined : normalizeEmail(patch.email),
+          email: newEmail,
           isActive: patch.is_active,
           emailVerified: patch.email_verified,
         },
@@ -133,14 +144,18 @@ export async function updateUser(
       );
       if (deactivate) await revokeSessionsOfUser(trx, userId, now);
       // Links mailed to the old address must not set a password on the account now at the new one (a corrected
-      // invite typo, or an address that was lost).
-      if (patch.email !== undefined && normalizeEmail(patch.email) !== user.email) {
-        await burnEmailTokensOfUser(trx, userId, ['verify_email', 'set_password'], now);
-      }
+      // invite typo, or an address that was lost); a deactivated account's links must not outlive it either.
+      if (emailChange || deactivate) await burnEmailTokensOfUser(trx, userId, ['verify_email', 'set_password'], now);
     });
   } catch (err) {
     throw mapDbError(err, EMAIL_TAKEN);
   }
+  if (emailChange) {
+    sendEmailChangedNotice(ctx, emailChange.from, emailChange.to);
+    ctx.events.emit({ type: 'auth.email.changed', actorId: actor.userId, subjectId: userId });
+  }
+  if (deactivate) ctx.events.emit({ type: 'user.deactivated', actorId: actor.userId, subjectId: userId });
+  if (reactivated) ctx.events.emit({ type: 'user.activated', actorId: actor.userId, subjectId: userId });
   return getUserDetail(ctx, userId);
 }
 

@@ -112,7 +112,7 @@ describe('email links after a password change', () => {
   });
 });
 
-describe('boot-time bootstrap admin (created, or an existing verified and active account promoted)', () => {
+describe('boot-time bootstrap admin only ever creates (CONTRACT §8)', () => {
   test('no account with that email: a verified super_admin is created', async () => {
     const email = uniqueEmail('fresh-boss');
     const result = await ensureSuperAdmin(t.ctx, { email, password: 'operator-chosen-pass' });
@@ -123,13 +123,25 @@ describe('boot-time bootstrap admin (created, or an existing verified and active
     await api().post('/api/auth/login').send({ email, password: 'operator-chosen-pass' }).expect(200);
   });
 
-  test('an existing verified, active account is promoted and keeps its own password', async () => {
+  test('an existing verified, active account is NOT promoted (a users:write holder pointed its email there) and keeps its password', async () => {
     const owner = await makeSignedInUser(t);
+    const before = await t.db('users').where({ id: owner.user.id }).first();
     const result = await ensureSuperAdmin(t.ctx, { email: owner.user.email, password: 'not-applied-pass' });
-    expect(result).toMatchObject({ created: false, promoted: true });
-    expect(await globalRoleNamesOf(owner.user.id)).toEqual(['super_admin']);
+    expect(result).toMatchObject({ created: false, promoted: false });
+    expect(await globalRoleNamesOf(owner.user.id)).toEqual([]);
+    expect(await t.db('users').where({ id: owner.user.id }).first()).toEqual(before);
+    const me = await api().get('/api/auth/me').set('Authorization', owner.bearer);
+    expect(me.body.user.roles).toEqual([]);
     await api().post('/api/auth/login').send({ email: owner.user.email, password: owner.user.password }).expect(200);
     await api().post('/api/auth/login').send({ email: owner.user.email, password: 'not-applied-pass' }).expect(401);
+  });
+
+  test('a manager who moves their own address to BOOTSTRAP_ADMIN_EMAIL gains nothing at the next start', async () => {
+    const manager = await makeSignedInUser(t, ['manager']);
+    const target = uniqueEmail('bootstrap-target');
+    await t.db('users').where({ id: manager.user.id }).update({ email: target });
+    await ensureSuperAdmin(t.ctx, { email: target, password: 'operator-chosen-pass' });
+    expect(await globalRoleNamesOf(manager.user.id)).toEqual(['manager']);
   });
 
   test('a deactivated account with that address stays deactivated and unpromoted', async () => {

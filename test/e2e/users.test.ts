@@ -1,3 +1,4 @@
+import { ensureSuperAdmin } from '../../src/services/bootstrap.service';
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { makeSignedInUser, makeUser, signIn, uniqueEmail } from '../helpers/factories';
@@ -363,8 +364,10 @@ describe('last active super_admin', () => {
     const deactivateLast = await request(tt.app).put(`/api/users/${other.user.id}`).set('Authorization', other.bearer).send({ is_active: false });
     expect(deactivateLast.status).toBe(409);
 
-    // Reactivate `only`: now `other` may drop the role.
-    await request(tt.app).put(`/api/users/${only.user.id}`).set('Authorization', other.bearer).send({ is_active: true }).expect(200);
+    // A peer super_admin cannot re-activate `only` (CONTRACT §8: strictly more rights needed); the operator's CLI can.
+    await request(tt.app).put(`/api/users/${only.user.id}`).set('Authorization', other.bearer).send({ is_active: true }).expect(403);
+    await ensureSuperAdmin(tt.ctx, { email: only.user.email, password: 'operator-reset-pass', resetPassword: true });
+    // Now `other` may drop the role.
     await request(tt.app).delete(`/api/users/${other.user.id}/roles/${superRole}`).set('Authorization', other.bearer).expect(204);
     expect((await request(tt.app).get('/api/users').set('Authorization', other.bearer)).status).toBe(403);
   });

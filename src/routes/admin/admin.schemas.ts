@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { checkRedirectUri } from '../../lib/redirect-uri';
 import { SUPPORTED_SCOPES } from '../../services/oauth/client-secrets';
+import { nameField } from '../common.schemas';
 
 export const clientIdParams = z.object({
   clientId: z.string().min(1, 'clientId is required').max(200, 'clientId is too long'),
@@ -28,7 +29,7 @@ const scopesField = z
   .transform((scopes) => SUPPORTED_SCOPES.filter((s) => scopes.includes(s)));
 
 const clientFields = {
-  name: z.string({ error: 'name is required' }).trim().min(1, 'name is required').max(100, 'name is too long'),
+  name: nameField('name'),
   redirect_uri: redirectUriField.optional(),
   redirect_uris: redirectUrisField.optional(),
   scopes: scopesField.optional(),
