@@ -89,12 +89,10 @@ export function createApp(deps: AppDeps): Express {
   app.use(express.urlencoded({ extended: false, limit: '100kb' }));
   const rateLimit = deps.rateLimit ?? createRateLimit(config);
   app.use('/api', rateLimit);
-  // The hosted sign-in form checks passwords like POST /api/auth/login, so it spends the same per-IP budget: the
-  // per-address throttle alone does not slow one password tried against many addresses.
-  app.post('/login', rateLimit);
   app.use(originCheck(config));
 
-  mountRoutes(app, { ctx, authenticate: createAuthenticate(ctx) });
+  // Routes outside /api that need the same budget (the hosted sign-in form) declare `rateLimit` on their line.
+  mountRoutes(app, { ctx, authenticate: createAuthenticate(ctx), rateLimit });
 
   app.use(notFoundHandler);
   app.use(createErrorHandler(ctx.logger));

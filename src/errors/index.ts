@@ -43,6 +43,17 @@ export class AppError extends Error {
   }
 }
 
+/**
+ * An email link (or login token) that is invalid, expired or already used. On the API it is the contract's
+ * 400 validation_error; pages tell it apart from other validation errors by its class.
+ */
+export class InvalidLinkError extends AppError {
+  constructor(message = 'This link is invalid, has expired or was already used') {
+    super('validation_error', message);
+    this.name = 'InvalidLinkError';
+  }
+}
+
 export const badRequest = (message: string, details?: ErrorDetail[]) =>
   new AppError('validation_error', message, { details });
 export const unauthorized = (message = 'Authentication required') => new AppError('unauthorized', message);

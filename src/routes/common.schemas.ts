@@ -33,3 +33,22 @@ export const nameField = (field: string) =>
     .refine((v) => !NAME_FORBIDDEN.test(v), { message: `${field} must be one line without control characters` });
 
 export const uuidField = (name: string) => z.uuid({ error: `${name} must be a uuid` });
+
+/** A timestamp as the client reads it (a Date serialised by res.json). */
+export const timestampField = z.iso.datetime();
+export const timestampFields = { created_at: timestampField, updated_at: timestampField };
+
+/** The error body of CONTRACT §2. */
+export const errorBody = z
+  .object({
+    error: z.string().meta({ description: 'Stable machine code (CONTRACT §2)' }),
+    message: z.string(),
+    details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+  })
+  .meta({ id: 'Error' });
+
+/** RFC 6749 §5.2 error body of the OAuth protocol endpoints. */
+export const oauthErrorBody = z.object({ error: z.string(), error_description: z.string() }).meta({ id: 'OAuthError' });
+
+/** `{ success: true }`. */
+export const successBody = z.strictObject({ success: z.literal(true) });

@@ -12,7 +12,10 @@ import { createRbacRouter } from './rbac/rbac.router';
 import type { RouteDeps } from './types';
 import { createUsersRouter } from './users/users.router';
 
-/** The one URL map of the service. */
+/**
+ * The one URL map of the service: where each router mounts. What each route requires, accepts and answers is its
+ * declaration (src/routes/route.ts), which the OpenAPI document and the permission matrix read back from the app.
+ */
 export function mountRoutes(app: Express, deps: RouteDeps): void {
   app.use('/health', createHealthRouter(deps));
 
@@ -28,8 +31,6 @@ export function mountRoutes(app: Express, deps: RouteDeps): void {
   // RFC 8414 location, beyond the spec's /api/oauth/.well-known path (CONTRACT §5).
   app.use('/.well-known', createDiscoveryRouter(deps));
 
-  // A person who opens the base address lands on the sign-in page.
-  app.get('/', (_req, res) => res.redirect(302, '/login'));
   app.use('/', createOAuthPagesRouter(deps));
   app.use('/', createAccountPagesRouter(deps));
 }

@@ -1,3 +1,4 @@
+import type { RequestHandler } from 'express';
 import type { Authenticate } from '../middleware/authenticate';
 import type { ServiceContext } from '../services/context';
 
@@ -5,4 +6,6 @@ import type { ServiceContext } from '../services/context';
 export interface RouteDeps {
   ctx: ServiceContext;
   authenticate: Authenticate;
+  /** The app's per-IP limiter, for routes outside /api that declare `rateLimit` (the hosted sign-in form). */
+  rateLimit?: RequestHandler;
 }

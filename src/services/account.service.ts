@@ -48,7 +48,7 @@ export async function revokeOwnSession(ctx: ServiceContext, principal: Principal
 export async function changePassword(
   ctx: ServiceContext,
   principal: Principal,
-  input: { current_password: string; new_password: string },
+  input: { currentPassword: string; newPassword: string },
 ): Promise<void> {
   const now = ctx.clock.now();
   const attempt = await countLoginAttempt(ctx.db, principal.email, now, LOGIN_THROTTLE);
@@ -59,11 +59,11 @@ export async function changePassword(
     });
   }
   const user = await findUserById(ctx.db, principal.userId);
-  const ok = await ctx.passwords.verify(input.current_password, user?.passwordHash);
+  const ok = await ctx.passwords.verify(input.currentPassword, user?.passwordHash);
   if (!user || !ok) throw new AppError('invalid_credentials', 'Current password is incorrect');
   await clearLoginFailures(ctx.db, principal.email);
 
-  const passwordHash = await ctx.passwords.hash(input.new_password);
+  const passwordHash = await ctx.passwords.hash(input.newPassword);
   const changedAt = ctx.clock.now();
   await withTransaction(ctx.db, async (trx) => {
     await updateUser(trx, user.id, { passwordHash }, changedAt);

@@ -25,7 +25,7 @@ export interface AuthResult {
 
 export async function register(
   ctx: ServiceContext,
-  input: { first_name: string; last_name: string; email: string; password: string },
+  input: { firstName: string; lastName: string; email: string; password: string },
   meta: RequestMeta,
 ): Promise<AuthResult> {
   const email = normalizeEmail(input.email);
@@ -36,8 +36,8 @@ export async function register(
       const user = await insertUser(trx, {
         id: randomUUID(),
         email,
-        firstName: input.first_name.trim(),
-        lastName: input.last_name.trim(),
+        firstName: input.firstName.trim(),
+        lastName: input.lastName.trim(),
         passwordHash,
         now,
       });
@@ -98,12 +98,12 @@ export async function logout(ctx: ServiceContext, sessionId: string): Promise<vo
 export async function updateProfile(
   ctx: ServiceContext,
   principal: Principal,
-  patch: { first_name?: string; last_name?: string },
+  patch: { firstName?: string; lastName?: string },
 ): Promise<Principal> {
   const updated = await updateUser(
     ctx.db,
     principal.userId,
-    { firstName: patch.first_name?.trim(), lastName: patch.last_name?.trim() },
+    { firstName: patch.firstName?.trim(), lastName: patch.lastName?.trim() },
     ctx.clock.now(),
   );
   if (!updated) throw unauthorized();

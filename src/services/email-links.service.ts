@@ -11,7 +11,7 @@ import {
 import { clearLoginFailures } from '../db/repositories/login-failures.repo';
 import { revokeSessionsOfUser } from '../db/repositories/sessions.repo';
 import { updateUser } from '../db/repositories/users.repo';
-import { AppError } from '../errors';
+import { InvalidLinkError } from '../errors';
 import { addSeconds } from '../lib/clock';
 import { randomToken, sha256Hex } from '../lib/crypto';
 import type { ServiceContext } from './context';
@@ -37,7 +37,7 @@ export const MAX_ANONYMOUS_LINKS_PER_HOUR = 5;
 /** Our tokens are 43 base64url characters; anything else is refused without a database lookup. */
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{20,128}$/;
 
-const invalidLink = () => new AppError('validation_error', 'This link is invalid, has expired or was already used');
+const invalidLink = () => new InvalidLinkError();
 
 function ttlOf(ctx: ServiceContext, purpose: EmailLinkPurpose): number {
   return purpose === 'verify_email' ? ctx.config.verifyEmailTtlSeconds : ctx.config.setPasswordTtlSeconds;

@@ -1,5 +1,5 @@
 import { consumeLoginToken, insertLoginToken } from '../db/repositories/login-tokens.repo';
-import { AppError } from '../errors';
+import { AppError, InvalidLinkError } from '../errors';
 import { addSeconds } from '../lib/clock';
 import { randomToken, sha256Hex } from '../lib/crypto';
 import { isAllowListedUrl, resolveLoginTarget, type LoginApps, type LoginTargetInput } from '../lib/login-target';
@@ -35,7 +35,7 @@ export async function createLoginRequest(ctx: ServiceContext, input: LoginTarget
  */
 export async function resolveLoginRequest(ctx: ServiceContext, loginToken: string): Promise<string> {
   const url = await consumeLoginToken(ctx.db, sha256Hex(loginToken), ctx.clock.now());
-  if (!url) throw new AppError('validation_error', 'Invalid, expired or already used login token');
+  if (!url) throw new InvalidLinkError('Invalid, expired or already used login token');
   if (!isAllowListedUrl(url, loginAppsOf(ctx))) throw new AppError('invalid_target', 'The destination is no longer allowed');
   return url;
 }

@@ -37,7 +37,7 @@ const BUILT_IN_ROLES = new Set<string>(ADMIN_TIER);
 
 const ROLE_NAME_TAKEN = 'A role with this name already exists in this application';
 
-export type RoleRef = { role_id: string } | { role: string; application?: string | null };
+export type RoleRef = { roleId: string } | { role: string; application: string | null };
 
 export interface UserWithRoles {
   user: UserRow;
@@ -181,7 +181,7 @@ export async function createRole(
 export async function updateRole(
   ctx: ServiceContext,
   roleId: string,
-  patch: { name?: string; description?: string; permissions?: string[]; is_active?: boolean },
+  patch: { name?: string; description?: string; permissions?: string[]; isActive?: boolean },
 ): Promise<RoleRow> {
   const permissions = patch.permissions ? [...new Set(patch.permissions)] : undefined;
   if (permissions) await assertKnownPermissions(ctx.db, permissions);
@@ -194,10 +194,10 @@ export async function updateRole(
       if (isGlobalSuperAdmin(role) && permissions) {
         throw conflict('super_admin always holds every permission; its permissions cannot be edited');
       }
-      if (isGlobalSuperAdmin(role) && patch.is_active === false) {
+      if (isGlobalSuperAdmin(role) && patch.isActive === false) {
         throw conflict('The super_admin role cannot be deactivated');
       }
-      await updateRoleRow(trx, roleId, { name: patch.name, description: patch.description, isActive: patch.is_active }, ctx.clock.now());
+      await updateRoleRow(trx, roleId, { name: patch.name, description: patch.description, isActive: patch.isActive }, ctx.clock.now());
       if (permissions) await setRolePermissions(trx, roleId, permissions);
       return (await findRoleById(trx, roleId))!;
     });
@@ -211,7 +211,7 @@ export async function updateRole(
  * because permissions are resolved live.
  */
 export async function deactivateRole(ctx: ServiceContext, roleId: string): Promise<RoleRow> {
-  return updateRole(ctx, roleId, { is_active: false });
+  return updateRole(ctx, roleId, { isActive: false });
 }
 
 export async function listUserRoles(ctx: ServiceContext, userId: string): Promise<RoleRow[]> {
@@ -220,7 +220,7 @@ export async function listUserRoles(ctx: ServiceContext, userId: string): Promis
 }
 
 async function resolveRoleRef(db: DbOrTrx, ref: RoleRef): Promise<RoleRow> {
-  const role = 'role_id' in ref ? await findRoleById(db, ref.role_id) : await findRoleByName(db, ref.role, ref.application ?? null);
+  const role = 'roleId' in ref ? await findRoleById(db, ref.roleId) : await findRoleByName(db, ref.role, ref.application);
   if (!role) throw notFound('Role');
   return role;
 }

@@ -57,9 +57,9 @@ export async function getUserDetail(ctx: ServiceContext, userId: string): Promis
 export async function inviteUser(
   ctx: ServiceContext,
   actor: Actor,
-  input: { email: string; first_name: string; last_name: string; role_ids?: string[] },
+  input: { email: string; firstName: string; lastName: string; roleIds?: string[] },
 ): Promise<UserDetail> {
-  const roleIds = [...new Set(input.role_ids ?? [])];
+  const roleIds = [...new Set(input.roleIds ?? [])];
   if (roleIds.length > 0 && !hasPermission(actor, 'users:manage_roles')) {
     throw forbidden('Assigning roles requires permission users:manage_roles');
   }
@@ -70,8 +70,8 @@ export async function inviteUser(
       const created = await insertUser(trx, {
         id: randomUUID(),
         email: normalizeEmail(input.email),
-        firstName: input.first_name.trim(),
-        lastName: input.last_name.trim(),
+        firstName: input.firstName.trim(),
+        lastName: input.lastName.trim(),
         passwordHash: null,
         emailVerified: false,
         now,
@@ -103,10 +103,10 @@ export async function updateUser(
   ctx: ServiceContext,
   actor: Actor,
   userId: string,
-  patch: { first_name?: string; last_name?: string; email?: string; is_active?: boolean; email_verified?: boolean },
+  patch: { firstName?: string; lastName?: string; email?: string; isActive?: boolean; emailVerified?: boolean },
 ): Promise<UserDetail> {
-  const deactivate = patch.is_active === false;
-  if (patch.is_active !== undefined && !hasPermission(actor, 'users:delete')) {
+  const deactivate = patch.isActive === false;
+  if (patch.isActive !== undefined && !hasPermission(actor, 'users:delete')) {
     throw forbidden(`${deactivate ? 'Deactivating' : 'Re-activating'} a user requires permission users:delete`);
   }
   const now = ctx.clock.now();
@@ -120,7 +120,7 @@ export async function updateUser(
       assertMayManageUser(actor, access);
       const newEmail = patch.email === undefined ? undefined : normalizeEmail(patch.email);
       emailChange = newEmail !== undefined && newEmail !== user.email ? { from: user, to: newEmail } : undefined;
-      reactivated = patch.is_active === true && !user.isActive;
+      reactivated = patch.isActive === true && !user.isActive;
       if (userId !== actor.userId && (emailChange || reactivated)) {
         await assertMayTakeOverUser(trx, actor, userId, emailChange ? 'Changing the email of this account' : 'Re-activating this account');
       }
@@ -134,11 +134,11 @@ export async function updateUser(
         trx,
         userId,
         {
-          firstName: patch.first_name?.trim(),
-          lastName: patch.last_name?.trim(),
+          firstName: patch.firstName?.trim(),
+          lastName: patch.lastName?.trim(),
           email: newEmail,
-          isActive: patch.is_active,
-          emailVerified: patch.email_verified,
+          isActive: patch.isActive,
+          emailVerified: patch.emailVerified,
         },
         now,
       );
@@ -161,5 +161,5 @@ export async function updateUser(
 
 /** Deactivates, never deletes (spec §3): the row stays, every session is revoked. */
 export async function deactivateUser(ctx: ServiceContext, actor: Actor, userId: string): Promise<UserDetail> {
-  return updateUser(ctx, actor, userId, { is_active: false });
+  return updateUser(ctx, actor, userId, { isActive: false });
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { checkRedirectUri } from '../../lib/redirect-uri';
 import { SUPPORTED_SCOPES } from '../../services/oauth/client-secrets';
-import { nameField } from '../common.schemas';
+import { nameField, timestampFields } from '../common.schemas';
 
 export const clientIdParams = z.object({
   clientId: z.string().min(1, 'clientId is required').max(200, 'clientId is too long'),
@@ -53,7 +53,7 @@ export const createClientBody = z
   })
   .transform((b) => ({
     name: b.name,
-    redirectUris: mergeRedirectUris(b)!,
+    redirectUris: mergeRedirectUris(b) ?? [],
     scopes: b.scopes ?? DEFAULT_CLIENT_SCOPES,
     isActive: b.is_active,
   }));
@@ -62,3 +62,32 @@ export const updateClientBody = z
   .object({ ...clientFields, name: clientFields.name.optional() })
   .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'Nothing to update' })
   .transform((b) => ({ name: b.name, redirectUris: mergeRedirectUris(b), scopes: b.scopes, isActive: b.is_active }));
+
+/** OAuth client (CONTRACT §6): never the secret or its hash. */
+export const clientBody = z
+  .strictObject({
+    client_id: z.string(),
+    name: z.string(),
+    redirect_uris: z.array(z.string().meta({ format: 'uri' })),
+    scopes: z.array(z.string()),
+    is_active: z.boolean(),
+    ...timestampFields,
+  })
+  .meta({ id: 'OAuthClient' });
+
+export const clientEnvelope = z.strictObject({ client: clientBody });
+
+export const clientsBody = z.strictObject({ clients: z.array(clientBody) });
+
+export const createdClientBody = z.strictObject({ client: clientBody, client_secret: z.string() });
+
+export const clientSecretBody = z.strictObject({ client_id: z.string(), client_secret: z.string() });
+
+export const summaryBody = z.strictObject({
+  users: z.number().int(),
+  active_users: z.number().int(),
+  clients: z.number().int(),
+  active_clients: z.number().int(),
+  roles: z.number().int(),
+  admins: z.number().int(),
+});

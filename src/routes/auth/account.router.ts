@@ -1,23 +1,28 @@
-import { Router } from 'express';
-import { principalOf } from '../../middleware/authenticate';
-import { clearSessionCookies } from '../../middleware/session-cookies';
-import { validate } from '../../middleware/validate';
 import type { SessionRow } from '../../db/repositories/sessions.repo';
 import { notFound } from '../../errors';
+import { clearSessionCookies } from '../../middleware/session-cookies';
 import * as account from '../../services/account.service';
 import { normalizeEmail } from '../../services/auth.service';
 import * as links from '../../services/email-links.service';
 import * as loginTargets from '../../services/login-targets.service';
+import { successBody } from '../common.schemas';
+import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
 import {
   changePasswordBody,
   emailBody,
+  emailConfirmedBody,
+  linkInfoBody,
   linkTokenBody,
   loginRequestBody,
   loginResolveBody,
   loginTargetQuery,
+  loginTokenBody,
+  revokedCountBody,
   sessionIdParam,
+  sessionsBody,
   setPasswordBody,
+  urlBody,
 } from './account.schemas';
 
 /** One session of GET /api/auth/sessions (CONTRACT §4); fields listed one by one. */
@@ -34,75 +39,176 @@ export function presentSession(session: SessionRow, currentSessionId: string) {
   };
 }
 
+const accepted = { status: 202, description: '{ success: true }', schema: successBody } as const;
+
 /** Account self-service: sessions, password, email links, post-login destinations (spec §4.2, CONTRACT §4). */
-export function createAccountRouter({ ctx, authenticate }: RouteDeps): Router {
-  const router = Router();
-
-  router.get('/sessions', authenticate(), async (req, res) => {
-    const principal = principalOf(req);
-    const sessions = await account.listOwnSessions(ctx, principal);
-    res.json({ sessions: sessions.map((s) => presentSession(s, principal.sessionId)) });
-  });
-
-  router.post('/sessions/revoke-others', authenticate(), async (req, res) => {
-    res.json({ revoked: await account.revokeOtherSessions(ctx, principalOf(req)) });
-  });
-
-  router.delete('/sessions/:sessionId', authenticate(), async (req, res) => {
-    // A malformed id cannot be one of the caller's sessions: the same 404 as another user's.
-    const params = sessionIdParam.safeParse(req.params);
-    if (!params.success) throw notFound('Session');
-    const { current } = await account.revokeOwnSession(ctx, principalOf(req), params.data.sessionId);
-    if (current && req.authMethod === 'cookie') clearSessionCookies(res, ctx.config);
-    res.status(204).end();
-  });
-
-  router.post('/change-password', authenticate(), validate({ body: changePasswordBody }), async (req, res) => {
-    await account.changePassword(ctx, principalOf(req), req.body);
-    res.json({ success: true });
-  });
-
-  router.post('/verify-email', validate({ body: linkTokenBody }), async (req, res) => {
-    const link = await links.inspectEmailLink(ctx, req.body.token);
-    res.json({ valid: true, email: link.email, purpose: link.purpose });
-  });
-
-  // Beyond the spec: marks the address verified and burns the verification link, password untouched.
-  router.post('/verify-email/confirm', validate({ body: linkTokenBody }), async (req, res) => {
-    const { email } = await links.confirmEmailWithLink(ctx, req.body.token);
-    res.json({ success: true, email, email_verified: true });
-  });
-
-  router.post('/verify-email/resend', validate({ body: emailBody }), async (req, res) => {
-    await links.requestVerificationResend(ctx, normalizeEmail(req.body.email));
-    res.status(202).json({ success: true });
-  });
-
-  router.post('/set-password', validate({ body: setPasswordBody }), async (req, res) => {
-    await links.setPasswordWithLink(ctx, req.body.token, req.body.password);
-    res.json({ success: true });
-  });
-
-  router.post('/forgot-password', validate({ body: emailBody }), async (req, res) => {
-    await links.requestPasswordReset(ctx, normalizeEmail(req.body.email));
-    res.status(202).json({ success: true });
-  });
-
-  router.get('/login-target', validate({ query: loginTargetQuery }), (req, res) => {
-    res.json({ url: loginTargets.resolveTarget(ctx, req.query) });
-  });
-
-  router.post('/login-request', validate({ body: loginRequestBody }), async (req, res) => {
-    const { loginToken, expiresIn } = await loginTargets.createLoginRequest(ctx, req.body);
-    res.set('Cache-Control', 'no-store');
-    res.json({ login_token: loginToken, expires_in: expiresIn });
-  });
-
-  router.post('/login-resolve', validate({ body: loginResolveBody }), async (req, res) => {
-    const url = await loginTargets.resolveLoginRequest(ctx, req.body.login_token);
-    res.set('Cache-Control', 'no-store');
-    res.json({ url });
-  });
-
-  return router;
+export function createAccountRouter(deps: RouteDeps) {
+  const { ctx } = deps;
+  return declareRouter(
+    deps,
+    [
+      route(
+        {
+          method: 'get',
+          path: '/sessions',
+          summary: 'Own active sessions',
+          auth: 'user',
+          response: { description: '{ sessions: [{ id, created_at, last_used_at, expires_at, ip, user_agent, client_id, current }] }', schema: sessionsBody },
+        },
+        async ({ principal }) => ({
+          sessions: (await account.listOwnSessions(ctx, principal)).map((s) => presentSession(s, principal.sessionId)),
+        }),
+      ),
+      route(
+        {
+          method: 'post',
+          path: '/sessions/revoke-others',
+          summary: 'Sign out every other session',
+          auth: 'user',
+          response: { description: '{ revoked: n }', schema: revokedCountBody },
+        },
+        async ({ principal }) => ({ revoked: await account.revokeOtherSessions(ctx, principal) }),
+      ),
+      route(
+        {
+          method: 'delete',
+          path: '/sessions/:sessionId',
+          summary: 'Revoke one own session',
+          auth: 'user',
+          params: sessionIdParam,
+          // A malformed id cannot be one of the caller's sessions: the same 404 as another user's.
+          invalid: () => notFound('Session'),
+          response: { status: 204, description: 'Revoked', kind: 'empty' },
+        },
+        async ({ principal, params }, req, res) => {
+          const { current } = await account.revokeOwnSession(ctx, principal, params.sessionId);
+          if (current && req.authMethod === 'cookie') clearSessionCookies(res, ctx.config);
+        },
+      ),
+      route(
+        {
+          method: 'post',
+          path: '/change-password',
+          summary: 'Change own password; revokes every other session',
+          auth: 'user',
+          body: changePasswordBody,
+          response: { description: '{ success: true }', schema: successBody },
+          errors: [401],
+        },
+        async ({ principal, body }) => {
+          await account.changePassword(ctx, principal, body);
+          return { success: true };
+        },
+      ),
+      route(
+        {
+          method: 'post',
+          path: '/verify-email',
+          summary: 'Validate an email link without consuming it',
+          auth: 'none',
+          body: linkTokenBody,
+          response: { description: '{ valid: true, email, purpose }', schema: linkInfoBody },
+        },
+        async ({ body }) => {
+          const link = await links.inspectEmailLink(ctx, body.token);
+          return { valid: true, email: link.email, purpose: link.purpose };
+        },
+      ),
+      route(
+        {
+          method: 'post',
+          path: '/verify-email/confirm',
+          summary: 'Mark the address verified and burn the verification link (beyond the spec)',
+          auth: 'none',
+          body: linkTokenBody,
+          response: { description: '{ success: true, email, email_verified: true }', schema: emailConfirmedBody },
+        },
+        async ({ body }) => {
+          const { email } = await links.confirmEmailWithLink(ctx, body.token);
+          return { success: true, email, email_verified: true };
+        },
+      ),
+      route(
+        {
+          method: 'post',
+          path: '/verify-email/resend',
+          summary: 'Resend the verification email (same answer for unknown addresses)',
+          auth: 'none',
+          body: emailBody,
+          response: accepted,
+        },
+        async ({ body }) => {
+          await links.requestVerificationResend(ctx, normalizeEmail(body.email));
+          return { success: true };
+        },
+      ),
+      route(
+        {
+          method: 'post',
+          path: '/set-password',
+          summary: 'Set the password from an email link; marks the address verified',
+          auth: 'none',
+          body: setPasswordBody,
+          response: { description: '{ success: true }', schema: successBody },
+        },
+        async ({ body }) => {
+          await links.setPasswordWithLink(ctx, body.token, body.password);
+          return { success: true };
+        },
+      ),
+      route(
+        {
+          method: 'post',
+          path: '/forgot-password',
+          summary: 'Email a set-password link (beyond the spec; same answer for unknown addresses)',
+          auth: 'none',
+          body: emailBody,
+          response: accepted,
+        },
+        async ({ body }) => {
+          await links.requestPasswordReset(ctx, normalizeEmail(body.email));
+          return { success: true };
+        },
+      ),
+      route(
+        {
+          method: 'get',
+          path: '/login-target',
+          summary: 'Resolve an allow-listed post-login destination (query app=, redirect_to= or path=)',
+          auth: 'none',
+          query: loginTargetQuery,
+          response: { description: '{ url }', schema: urlBody },
+        },
+        ({ query }) => ({ url: loginTargets.resolveTarget(ctx, query) }),
+      ),
+      route(
+        {
+          method: 'post',
+          path: '/login-request',
+          summary: 'Mint a single-use login token bound to a destination',
+          auth: 'none',
+          noStore: true,
+          body: loginRequestBody,
+          response: { description: '{ login_token, expires_in: 300 }', schema: loginTokenBody },
+        },
+        async ({ body }) => {
+          const { loginToken, expiresIn } = await loginTargets.createLoginRequest(ctx, body);
+          return { login_token: loginToken, expires_in: expiresIn };
+        },
+      ),
+      route(
+        {
+          method: 'post',
+          path: '/login-resolve',
+          summary: 'Redeem a login token',
+          auth: 'none',
+          noStore: true,
+          body: loginResolveBody,
+          response: { description: '{ url }', schema: urlBody },
+        },
+        async ({ body }) => ({ url: await loginTargets.resolveLoginRequest(ctx, body.login_token) }),
+      ),
+    ],
+    { tags: ['Account'] },
+  );
 }

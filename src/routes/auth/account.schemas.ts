@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { emailField, passwordField } from '../common.schemas';
+import { emailField, passwordField, timestampField } from '../common.schemas';
 
 /** Our link and login tokens are 43 characters; the cap only keeps absurd input away from the database. */
 const tokenField = (field: string) =>
@@ -8,11 +8,13 @@ const tokenField = (field: string) =>
 /** Malformed ids answer 404 like another user's session (never 500, and no oracle): see account.router. */
 export const sessionIdParam = z.object({ sessionId: z.uuid() });
 
-export const changePasswordBody = z.object({
-  // Not the full password rule: a wrong current password of any length is just wrong (401, not a 400 oracle).
-  current_password: z.string({ error: 'current_password is required' }).min(1, 'current_password is required').max(1024),
-  new_password: passwordField,
-});
+export const changePasswordBody = z
+  .object({
+    // Not the full password rule: a wrong current password of any length is just wrong (401, not a 400 oracle).
+    current_password: z.string({ error: 'current_password is required' }).min(1, 'current_password is required').max(1024),
+    new_password: passwordField,
+  })
+  .transform((b) => ({ currentPassword: b.current_password, newPassword: b.new_password }));
 
 export const linkTokenBody = z.object({ token: tokenField('token') });
 
@@ -33,3 +35,28 @@ export const loginTargetQuery = z.object(loginTargetShape);
 export const loginRequestBody = z.object(loginTargetShape);
 
 export const loginResolveBody = z.object({ login_token: tokenField('login_token') });
+
+export const sessionsBody = z.strictObject({
+  sessions: z.array(
+    z.strictObject({
+      id: z.uuid(),
+      created_at: timestampField,
+      last_used_at: timestampField,
+      expires_at: timestampField,
+      ip: z.string().nullable(),
+      user_agent: z.string().nullable(),
+      client_id: z.string().nullable(),
+      current: z.boolean(),
+    }),
+  ),
+});
+
+export const revokedCountBody = z.strictObject({ revoked: z.number().int() });
+
+export const linkInfoBody = z.strictObject({ valid: z.literal(true), email: z.string(), purpose: z.string() });
+
+export const emailConfirmedBody = z.strictObject({ success: z.literal(true), email: z.string(), email_verified: z.literal(true) });
+
+export const urlBody = z.strictObject({ url: z.string() });
+
+export const loginTokenBody = z.strictObject({ login_token: z.string(), expires_in: z.number().int() });

@@ -1,15 +1,26 @@
-import { Router } from 'express';
 import { z } from 'zod';
-import { principalOf } from '../../middleware/authenticate';
-import { validate } from '../../middleware/validate';
-import { forbidden } from '../../errors';
 import type { GrantWithClientRow } from '../../db/repositories/oauth-grants.repo';
+import { forbidden } from '../../errors';
 import { disconnectApp, listConnectedApps } from '../../services/oauth/apps.service';
 import type { Principal } from '../../services/principal';
+import { timestampField } from '../common.schemas';
 import { rawQueryOf } from '../oauth/oauth.router';
+import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
 
 const clientIdParam = z.object({ clientId: z.string().min(1).max(200, 'clientId is too long') });
+
+const appsBody = z.strictObject({
+  apps: z.array(
+    z.strictObject({
+      client_id: z.string(),
+      name: z.string(),
+      scopes: z.array(z.string()),
+      granted_at: timestampField,
+      last_used_at: timestampField.nullable(),
+    }),
+  ),
+});
 
 function presentApp(grant: GrantWithClientRow) {
   return {
@@ -28,23 +39,45 @@ function firstPartyUserId(principal: Principal): string {
 }
 
 /** Connected apps (CONTRACT §4) and the legacy /authorize redirect. */
-export function createAppsRouter({ ctx, authenticate }: RouteDeps): Router {
-  const router = Router();
-
-  router.get('/apps', authenticate(), async (req, res) => {
-    const apps = await listConnectedApps(ctx, firstPartyUserId(principalOf(req)));
-    res.json({ apps: apps.map(presentApp) });
-  });
-
-  router.delete('/apps/:clientId', authenticate(), validate({ params: clientIdParam }), async (req, res) => {
-    await disconnectApp(ctx, firstPartyUserId(principalOf(req)), String(req.params.clientId));
-    res.status(204).end();
-  });
-
-  // Legacy entry point (spec §4.2): the same query goes to /api/oauth/authorize, so every PKCE rule still applies.
-  router.get('/authorize', (req, res) => {
-    res.redirect(302, `/api/oauth/authorize${rawQueryOf(req)}`);
-  });
-
-  return router;
+export function createAppsRouter(deps: RouteDeps) {
+  const { ctx } = deps;
+  return declareRouter(deps, [
+    route(
+      {
+        method: 'get',
+        path: '/apps',
+        summary: 'Apps approved to sign in with this account',
+        tags: ['Account'],
+        auth: 'user',
+        response: { description: '{ apps: [{ client_id, name, scopes, granted_at, last_used_at }] }', schema: appsBody },
+      },
+      async ({ principal }) => ({ apps: (await listConnectedApps(ctx, firstPartyUserId(principal))).map(presentApp) }),
+    ),
+    route(
+      {
+        method: 'delete',
+        path: '/apps/:clientId',
+        summary: "Drop an app's grant and revoke its sessions",
+        tags: ['Account'],
+        auth: 'user',
+        params: clientIdParam,
+        response: { status: 204, description: 'Dropped', kind: 'empty' },
+      },
+      async ({ principal, params }) => {
+        await disconnectApp(ctx, firstPartyUserId(principal), params.clientId);
+      },
+    ),
+    // Legacy entry point (spec §4.2): the same query goes to /api/oauth/authorize, so every PKCE rule still applies.
+    route(
+      {
+        method: 'get',
+        path: '/authorize',
+        summary: 'Legacy: 302 to /api/oauth/authorize with the same query',
+        tags: ['OAuth 2.0'],
+        auth: 'none',
+        response: { status: 302, description: 'Redirect', kind: 'redirect' },
+      },
+      (_input, req, res) => res.redirect(302, `/api/oauth/authorize${rawQueryOf(req)}`),
+    ),
+  ]);
 }

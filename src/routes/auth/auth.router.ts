@@ -1,71 +1,128 @@
-import { Router, type Request } from 'express';
+import type { Request } from 'express';
 import { clearSessionCookies, REFRESH_COOKIE, setSessionCookies } from '../../middleware/session-cookies';
-import { principalOf } from '../../middleware/authenticate';
-import { requireAllowedOrigin } from '../../middleware/origin-check';
-import { requireRole } from '../../middleware/authorize';
-import { validate } from '../../middleware/validate';
 import * as auth from '../../services/auth.service';
 import type { RequestMeta } from '../../services/context';
 import { ADMIN_TIER } from '../../services/principal';
+import { successBody } from '../common.schemas';
+import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
 import { presentAuthUser, presentPrincipal } from './auth.presenters';
-import { loginBody, refreshBody, registerBody, updateMeBody } from './auth.schemas';
+import { authResult, authUserEnvelope, loginBody, refreshBody, registerBody, tokenPair, updateMeBody } from './auth.schemas';
 
 export function requestMeta(req: Request): RequestMeta {
   return { ip: req.ip ?? null, userAgent: req.get('user-agent') ?? null };
 }
 
-/** Accounts and first-party sessions (spec §4.2, CONTRACT §4). */
-export function createAuthRouter({ ctx, authenticate }: RouteDeps): Router {
-  const router = Router();
-  router.use(['/register', '/login', '/refresh-token'], requireAllowedOrigin(ctx.config));
-
-  router.post('/register', validate({ body: registerBody }), async (req, res) => {
-    const { user, tokens } = await auth.register(ctx, req.body, requestMeta(req));
-    setSessionCookies(res, ctx.config, tokens);
-    res.status(201).json({
-      user: presentAuthUser(user, tokens.access),
-      accessToken: tokens.accessToken,
-      refreshToken: tokens.refreshToken,
-    });
-  });
-
-  router.post('/login', validate({ body: loginBody }), async (req, res) => {
-    const { user, tokens } = await auth.login(ctx, req.body, requestMeta(req));
-    setSessionCookies(res, ctx.config, tokens);
-    res.json({
-      user: presentAuthUser(user, tokens.access),
-      accessToken: tokens.accessToken,
-      refreshToken: tokens.refreshToken,
-    });
-  });
-
-  router.get('/me', authenticate({ allowClientTokens: true }), (req, res) => {
-    res.json({ user: presentPrincipal(principalOf(req)) });
-  });
-
-  router.put('/me', authenticate(), validate({ body: updateMeBody }), async (req, res) => {
-    const principal = await auth.updateProfile(ctx, principalOf(req), req.body);
-    res.json({ user: presentPrincipal(principal) });
-  });
-
-  router.post('/refresh-token', validate({ body: refreshBody }), async (req, res) => {
-    const cookie: unknown = req.cookies?.[REFRESH_COOKIE];
-    const presented = (typeof cookie === 'string' ? cookie : undefined) ?? req.body?.refreshToken;
-    const tokens = await auth.refresh(ctx, presented, requestMeta(req));
-    setSessionCookies(res, ctx.config, tokens);
-    res.json({ accessToken: tokens.accessToken, refreshToken: tokens.refreshToken });
-  });
-
-  router.post('/logout', authenticate({ allowClientTokens: true }), async (req, res) => {
-    await auth.logout(ctx, principalOf(req).sessionId);
-    clearSessionCookies(res, ctx.config);
-    res.json({ success: true });
-  });
-
-  router.get('/verify-admin', authenticate({ allowClientTokens: true }), requireRole(...ADMIN_TIER), (req, res) => {
-    res.json({ user: presentPrincipal(principalOf(req)) });
-  });
-
-  return router;
+/** Accounts and first-party sessions (spec §4.2, CONTRACT §4). Token responses are never cached. */
+export function createAuthRouter(deps: RouteDeps) {
+  const { ctx } = deps;
+  return declareRouter(
+    deps,
+    [
+      route(
+        {
+          method: 'post',
+          path: '/register',
+          summary: 'Register; returns tokens and sets the SSO cookies',
+          auth: 'none',
+          originCheck: true,
+          noStore: true,
+          body: registerBody,
+          response: { status: 201, description: 'Signed in', schema: authResult },
+          errors: [409],
+        },
+        async ({ body }, req, res) => {
+          const { user, tokens } = await auth.register(ctx, body, requestMeta(req));
+          setSessionCookies(res, ctx.config, tokens);
+          return { user: presentAuthUser(user, tokens.access), accessToken: tokens.accessToken, refreshToken: tokens.refreshToken };
+        },
+      ),
+      route(
+        {
+          method: 'post',
+          path: '/login',
+          summary: 'Sign in with email and password',
+          auth: 'none',
+          originCheck: true,
+          noStore: true,
+          body: loginBody,
+          response: { description: 'Signed in', schema: authResult },
+          errors: [401],
+        },
+        async ({ body }, req, res) => {
+          const { user, tokens } = await auth.login(ctx, body, requestMeta(req));
+          setSessionCookies(res, ctx.config, tokens);
+          return { user: presentAuthUser(user, tokens.access), accessToken: tokens.accessToken, refreshToken: tokens.refreshToken };
+        },
+      ),
+      route(
+        {
+          method: 'get',
+          path: '/me',
+          summary: 'The caller with live roles and permissions',
+          auth: 'user-or-client',
+          response: { description: '{ user }', schema: authUserEnvelope },
+        },
+        ({ principal }) => ({ user: presentPrincipal(principal) }),
+      ),
+      route(
+        {
+          method: 'put',
+          path: '/me',
+          summary: 'Update own name',
+          auth: 'user',
+          body: updateMeBody,
+          response: { description: '{ user }', schema: authUserEnvelope },
+        },
+        async ({ principal, body }) => ({ user: presentPrincipal(await auth.updateProfile(ctx, principal, body)) }),
+      ),
+      route(
+        {
+          method: 'post',
+          path: '/refresh-token',
+          summary: 'Rotate the refresh token (refreshToken cookie, else body { refreshToken })',
+          auth: 'none',
+          originCheck: true,
+          noStore: true,
+          body: refreshBody,
+          bodyOptional: true,
+          response: { description: '{ accessToken, refreshToken } and new cookies', schema: tokenPair },
+          errors: [401, 503],
+        },
+        async ({ body }, req, res) => {
+          const cookie: unknown = req.cookies?.[REFRESH_COOKIE];
+          const presented = (typeof cookie === 'string' ? cookie : undefined) ?? body?.refreshToken;
+          const tokens = await auth.refresh(ctx, presented, requestMeta(req));
+          setSessionCookies(res, ctx.config, tokens);
+          return { accessToken: tokens.accessToken, refreshToken: tokens.refreshToken };
+        },
+      ),
+      route(
+        {
+          method: 'post',
+          path: '/logout',
+          summary: 'Revoke the session and clear the cookies',
+          auth: 'user-or-client',
+          response: { description: '{ success: true }', schema: successBody },
+        },
+        async ({ principal }, _req, res) => {
+          await auth.logout(ctx, principal.sessionId);
+          clearSessionCookies(res, ctx.config);
+          return { success: true };
+        },
+      ),
+      route(
+        {
+          method: 'get',
+          path: '/verify-admin',
+          summary: 'Identity if the caller holds admin, super_admin or manager',
+          auth: 'user-or-client',
+          role: ADMIN_TIER,
+          response: { description: '{ user }', schema: authUserEnvelope },
+        },
+        ({ principal }) => ({ user: presentPrincipal(principal) }),
+      ),
+    ],
+    { tags: ['Auth'] },
+  );
 }

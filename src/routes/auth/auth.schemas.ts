@@ -1,12 +1,14 @@
 import { z } from 'zod';
 import { emailField, nameField, passwordField } from '../common.schemas';
 
-export const registerBody = z.object({
-  first_name: nameField('first_name'),
-  last_name: nameField('last_name'),
-  email: emailField,
-  password: passwordField,
-});
+export const registerBody = z
+  .object({
+    first_name: nameField('first_name'),
+    last_name: nameField('last_name'),
+    email: emailField,
+    password: passwordField,
+  })
+  .transform((b) => ({ firstName: b.first_name, lastName: b.last_name, email: b.email, password: b.password }));
 
 export const loginBody = z.object({
   email: emailField,
@@ -16,6 +18,29 @@ export const loginBody = z.object({
 
 export const updateMeBody = z
   .object({ first_name: nameField('first_name').optional(), last_name: nameField('last_name').optional() })
-  .refine((b) => b.first_name !== undefined || b.last_name !== undefined, { message: 'Nothing to update' });
+  .refine((b) => b.first_name !== undefined || b.last_name !== undefined, { message: 'Nothing to update' })
+  .transform((b) => ({ firstName: b.first_name, lastName: b.last_name }));
 
 export const refreshBody = z.object({ refreshToken: z.string().max(8192).optional() }).optional();
+
+/** The user object of me, login and register (CONTRACT §4). */
+export const authUser = z
+  .strictObject({
+    id: z.uuid(),
+    email: z.string(),
+    name: z.string(),
+    first_name: z.string(),
+    last_name: z.string(),
+    roles: z.array(z.string()),
+    permissions: z.array(z.string()),
+    adminRole: z.enum(['super_admin', 'admin', 'manager', 'user']),
+    is_active: z.boolean(),
+    email_verified: z.boolean(),
+  })
+  .meta({ id: 'User' });
+
+export const authUserEnvelope = z.strictObject({ user: authUser });
+
+export const tokenPair = z.strictObject({ accessToken: z.string(), refreshToken: z.string() });
+
+export const authResult = z.strictObject({ user: authUser, ...tokenPair.shape }).meta({ id: 'AuthResult' });

@@ -1,5 +1,7 @@
-import express, { Router } from 'express';
+import express from 'express';
 import { absolutePath } from 'swagger-ui-dist';
+import { z } from 'zod';
+import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
 import { buildOpenApiDocument } from './openapi';
 
@@ -23,18 +25,33 @@ const DOCS_PAGE = `<!doctype html>
 const INIT_SCRIPT = `window.ui = SwaggerUIBundle({ url: '/api/openapi.json', dom_id: '#swagger-ui', deepLinking: true });\n`;
 
 /** GET /api/openapi.json (OpenAPI 3.1) and the browsable page /api/docs (CONTRACT §7). */
-export function createDocsRouter({ ctx }: RouteDeps): Router {
-  const router = Router();
-  const document = buildOpenApiDocument(ctx.config);
-  router.get('/openapi.json', (_req, res) => {
-    res.json(document);
-  });
-  router.get('/docs', (_req, res) => {
-    res.type('html').send(DOCS_PAGE);
-  });
-  router.get('/docs/init.js', (_req, res) => {
-    res.type('application/javascript').send(INIT_SCRIPT);
-  });
+export function createDocsRouter(deps: RouteDeps) {
+  // Generated on first request, when every router of the app is mounted; the app does not change afterwards.
+  let document: Record<string, unknown> | undefined;
+  const router = declareRouter(
+    deps,
+    [
+      route(
+        {
+          method: 'get',
+          path: '/openapi.json',
+          summary: 'This OpenAPI 3.1 description, generated from the route declarations',
+          auth: 'none',
+          response: { description: 'OpenAPI document', schema: z.looseObject({ openapi: z.literal('3.1.0') }) },
+        },
+        (_input, req) => (document ??= buildOpenApiDocument(req.app, deps.ctx.config)),
+      ),
+      route(
+        { method: 'get', path: '/docs', summary: 'Browsable API documentation (Swagger UI)', auth: 'none', response: { description: 'HTML page', kind: 'html' } },
+        (_input, _req, res) => void res.type('html').send(DOCS_PAGE),
+      ),
+      route(
+        { method: 'get', path: '/docs/init.js', summary: 'Start-up script of the documentation page', auth: 'none', document: false },
+        (_input, _req, res) => void res.type('application/javascript').send(INIT_SCRIPT),
+      ),
+    ],
+    { tags: ['Docs'] },
+  );
   router.use('/docs/assets', express.static(absolutePath(), { index: false, maxAge: '1d' }));
   return router;
 }

@@ -1,19 +1,30 @@
-import { Router, type Request, type Response } from 'express';
-import { bearerTokenOf, principalOf, resolvePrincipal } from '../../middleware/authenticate';
-import { validate } from '../../middleware/validate';
+import type { Request } from 'express';
 import { OAuthError } from '../../errors';
+import { bearerTokenOf, resolvePrincipal } from '../../middleware/authenticate';
 import { startAuthorization } from '../../services/oauth/authorize.service';
 import { authenticateClient } from '../../services/oauth/client-auth.service';
 import { approveAuthorization, denyAuthorization, getConsentInfo } from '../../services/oauth/consent.service';
 import { buildDiscoveryDocument } from '../../services/oauth/discovery.service';
-import { revokeToken } from '../../services/oauth/revoke.service';
 import { requireParam } from '../../services/oauth/params';
+import { revokeToken } from '../../services/oauth/revoke.service';
 import { grantTokens } from '../../services/oauth/token.service';
 import { getUserInfo, invalidToken } from '../../services/oauth/userinfo.service';
 import { renderOAuthErrorPage } from '../../views/consent';
 import { requestMeta } from '../auth/auth.router';
+import { declareRouter, route, type DeclaredRoute, type HttpMethod } from '../route';
 import type { RouteDeps } from '../types';
-import { consentRequestBody, parseOAuthParams, revokeParams, tokenParams } from './oauth.schemas';
+import {
+  authorizeQuery,
+  consentInfoBody,
+  consentRequestBody,
+  discoveryBody,
+  invalidOAuthRequest,
+  redirectUrlBody,
+  revokeParams,
+  tokenParams,
+  tokenResponseBody,
+  userInfoBody,
+} from './oauth.schemas';
 
 /** The query string of the request as sent, with its leading `?` (empty when there is none). */
 export function rawQueryOf(req: Request): string {
@@ -21,107 +32,165 @@ export function rawQueryOf(req: Request): string {
   return i < 0 ? '' : req.originalUrl.slice(i);
 }
 
-/** RFC 6749 §5.1: token responses (and their errors) must not be cached. */
-function noStore(res: Response): void {
-  res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
+/** The discovery document route (RFC 8414), served at two locations. */
+function discoveryRoute(deps: RouteDeps, path: string, summary: string): DeclaredRoute {
+  const discovery = buildDiscoveryDocument(deps.ctx.config);
+  return route(
+    { method: 'get', path, summary, tags: ['OAuth 2.0'], auth: 'none', response: { description: 'RFC 8414 metadata', schema: discoveryBody } },
+    (_input, _req, res) => {
+      res.set('Cache-Control', 'public, max-age=300');
+      return discovery;
+    },
+  );
 }
 
-/** OAuth 2.0 endpoints (spec §4.3, CONTRACT §5). */
-export function createOAuthRouter({ ctx, authenticate }: RouteDeps): Router {
-  const router = Router();
-  const discovery = buildDiscoveryDocument(ctx.config);
-
-  router.get('/authorize', authenticate({ optional: true, refreshFromCookie: true }), async (req, res) => {
-    noStore(res);
-    const authorizeUrl = `${ctx.config.baseUrl}/api/oauth/authorize${rawQueryOf(req)}`;
-    const outcome = await startAuthorization(ctx, req.query as Record<string, unknown>, req.principal, authorizeUrl);
-    if (outcome.kind === 'redirect') return res.redirect(302, outcome.url);
-    // RFC 6749 §4.1.2.1: the client or redirect URI is not verified, so the error is shown here, never redirected.
-    if (req.accepts(['json', 'html']) === 'html') {
-      return res.status(400).type('html').send(renderOAuthErrorPage({ title: 'This sign-in link is not valid', message: outcome.description }));
-    }
-    throw new OAuthError(outcome.error, outcome.description, { status: 400 });
-  });
-
-  router.get('/consent-info', authenticate(), validate({ query: consentRequestBody }), async (req, res) => {
-    const { request_id } = req.query as unknown as { request_id: string };
-    const info = await getConsentInfo(ctx, principalOf(req), request_id);
-    res.set('Cache-Control', 'no-store').json({
-      request_id: info.request.id,
-      client: { client_id: info.client.clientId, name: info.client.name },
-      scopes: info.scopes,
-      redirect_uri: info.request.redirectUri,
-    });
-  });
-
-  router.post('/authorize/approve', authenticate(), validate({ body: consentRequestBody }), async (req, res) => {
-    const redirectUrl = await approveAuthorization(ctx, principalOf(req), req.body.request_id);
-    res.set('Cache-Control', 'no-store').json({ redirect_url: redirectUrl });
-  });
-
-  router.post('/authorize/deny', authenticate(), validate({ body: consentRequestBody }), async (req, res) => {
-    const redirectUrl = await denyAuthorization(ctx, principalOf(req), req.body.request_id);
-    res.set('Cache-Control', 'no-store').json({ redirect_url: redirectUrl });
-  });
+/** OAuth 2.0 endpoints (spec §4.3, CONTRACT §5). Token responses and their errors are never cached (RFC 6749 §5.1). */
+export function createOAuthRouter(deps: RouteDeps) {
+  const { ctx } = deps;
 
   /** client_secret_basic or client_secret_post (RFC 6749 §2.3.1), shared by the token and revocation endpoints. */
-  const authenticatedClient = (req: Request, params: { client_id?: unknown; client_secret?: unknown }) =>
-    authenticateClient(ctx, { authorization: req.headers.authorization, clientId: params.client_id, clientSecret: params.client_secret });
+  const authenticatedClient = (req: Request, body: { clientId?: unknown; clientSecret?: unknown }) =>
+    authenticateClient(ctx, { authorization: req.headers.authorization, ...body });
 
-  router.post('/token', async (req, res) => {
-    noStore(res);
-    const params = parseOAuthParams(tokenParams, req.body);
-    const client = await authenticatedClient(req, params);
-    const tokens = await grantTokens(
-      ctx,
-      client,
+  const userinfo = (method: HttpMethod, summary: string, description: string) =>
+    route(
       {
-        grantType: params.grant_type,
-        code: params.code,
-        redirectUri: params.redirect_uri,
-        codeVerifier: params.code_verifier,
-        refreshToken: params.refresh_token,
-        scope: params.scope,
+        method,
+        path: '/userinfo',
+        summary,
+        auth: 'token',
+        dialect: 'oauth',
+        noStore: true,
+        response: { description, schema: userInfoBody },
       },
-      requestMeta(req),
+      async (_input, req) => {
+        const token = bearerTokenOf(req);
+        if (!token) {
+          throw new OAuthError('invalid_token', 'A Bearer access token is required', { headers: { 'WWW-Authenticate': 'Bearer' } });
+        }
+        const principal = await resolvePrincipal(ctx, token);
+        if (!principal) throw invalidToken();
+        return getUserInfo(ctx, principal);
+      },
     );
-    res.json(tokens);
-  });
 
-  const userinfo = async (req: Request, res: Response) => {
-    noStore(res);
-    const token = bearerTokenOf(req);
-    if (!token) {
-      throw new OAuthError('invalid_token', 'A Bearer access token is required', { headers: { 'WWW-Authenticate': 'Bearer' } });
-    }
-    const principal = await resolvePrincipal(ctx, token);
-    if (!principal) throw invalidToken();
-    res.json(await getUserInfo(ctx, principal));
-  };
-  router.get('/userinfo', userinfo);
-  router.post('/userinfo', userinfo);
-
-  router.post('/revoke', async (req, res) => {
-    noStore(res);
-    const params = parseOAuthParams(revokeParams, req.body);
-    const client = await authenticatedClient(req, params);
-    await revokeToken(ctx, client, { token: requireParam(params.token, 'token'), tokenTypeHint: params.token_type_hint });
-    res.status(200).end();
-  });
-
-  router.get('/.well-known/oauth-authorization-server', (_req, res) => {
-    res.set('Cache-Control', 'public, max-age=300').json(discovery);
-  });
-
-  return router;
+  return declareRouter(
+    deps,
+    [
+      route(
+        {
+          method: 'get',
+          path: '/authorize',
+          summary: 'Authorization endpoint (code + PKCE S256); browser redirect',
+          auth: 'browser',
+          noStore: true,
+          query: authorizeQuery,
+          response: { status: 302, description: 'To the login page, the consent page, or redirect_uri with code and state', kind: 'redirect' },
+        },
+        async ({ query, principal }, req, res) => {
+          const authorizeUrl = `${ctx.config.baseUrl}/api/oauth/authorize${rawQueryOf(req)}`;
+          const outcome = await startAuthorization(ctx, query, principal, authorizeUrl);
+          if (outcome.kind === 'redirect') return res.redirect(302, outcome.url);
+          // RFC 6749 §4.1.2.1: the client or redirect URI is not verified, so the error is shown here, never redirected.
+          if (req.accepts(['json', 'html']) === 'html') {
+            return res.status(400).type('html').send(renderOAuthErrorPage({ title: 'This sign-in link is not valid', message: outcome.description }));
+          }
+          throw new OAuthError(outcome.error, outcome.description, { status: 400 });
+        },
+      ),
+      route(
+        {
+          method: 'get',
+          path: '/consent-info',
+          summary: 'Client and scopes of a pending authorization (query request_id)',
+          auth: 'user',
+          noStore: true,
+          query: consentRequestBody,
+          response: { description: '{ request_id, client: { client_id, name }, scopes, redirect_uri }', schema: consentInfoBody },
+          errors: [404],
+        },
+        async ({ principal, query }) => {
+          const info = await getConsentInfo(ctx, principal, query.requestId);
+          return {
+            request_id: info.request.id,
+            client: { client_id: info.client.clientId, name: info.client.name },
+            scopes: info.scopes,
+            redirect_uri: info.request.redirectUri,
+          };
+        },
+      ),
+      route(
+        {
+          method: 'post',
+          path: '/authorize/approve',
+          summary: 'Approve; returns the redirect carrying the one-time code',
+          auth: 'user',
+          noStore: true,
+          body: consentRequestBody,
+          response: { description: '{ redirect_url }', schema: redirectUrlBody },
+          errors: [404],
+        },
+        async ({ principal, body }) => ({ redirect_url: await approveAuthorization(ctx, principal, body.requestId) }),
+      ),
+      route(
+        {
+          method: 'post',
+          path: '/authorize/deny',
+          summary: 'Deny; returns the redirect carrying error=access_denied',
+          auth: 'user',
+          noStore: true,
+          body: consentRequestBody,
+          response: { description: '{ redirect_url }', schema: redirectUrlBody },
+          errors: [404],
+        },
+        async ({ principal, body }) => ({ redirect_url: await denyAuthorization(ctx, principal, body.requestId) }),
+      ),
+      route(
+        {
+          method: 'post',
+          path: '/token',
+          summary: 'Token endpoint: authorization_code and refresh_token grants',
+          auth: 'client',
+          dialect: 'oauth',
+          noStore: true,
+          form: true,
+          body: tokenParams,
+          invalid: invalidOAuthRequest,
+          response: { description: 'Tokens', schema: tokenResponseBody },
+        },
+        async ({ body }, req) => grantTokens(ctx, await authenticatedClient(req, body.client), body.request, requestMeta(req)),
+      ),
+      userinfo(
+        'get',
+        'OpenID profile of the token holder, by scope',
+        '{ sub } plus name, updated_at (profile) and email, email_verified (email); all for first-party tokens',
+      ),
+      userinfo('post', 'Same as GET (Bearer header only)', 'As GET'),
+      route(
+        {
+          method: 'post',
+          path: '/revoke',
+          summary: 'Token revocation (RFC 7009)',
+          auth: 'client',
+          dialect: 'oauth',
+          noStore: true,
+          form: true,
+          body: revokeParams,
+          invalid: invalidOAuthRequest,
+          response: { description: 'Revoked, or unknown / already revoked (empty body)', kind: 'empty' },
+        },
+        async ({ body }, req) => {
+          const client = await authenticatedClient(req, body.client);
+          await revokeToken(ctx, client, { token: requireParam(body.token, 'token'), tokenTypeHint: body.tokenTypeHint });
+        },
+      ),
+      discoveryRoute(deps, '/.well-known/oauth-authorization-server', 'Discovery document (also at /.well-known/oauth-authorization-server)'),
+    ],
+    { tags: ['OAuth 2.0'] },
+  );
 }
 
 /** Discovery document at the RFC 8414 location /.well-known/oauth-authorization-server (CONTRACT §5). */
-export function createDiscoveryRouter({ ctx }: RouteDeps): Router {
-  const router = Router();
-  const discovery = buildDiscoveryDocument(ctx.config);
-  router.get('/oauth-authorization-server', (_req, res) => {
-    res.set('Cache-Control', 'public, max-age=300').json(discovery);
-  });
-  return router;
+export function createDiscoveryRouter(deps: RouteDeps) {
+  return declareRouter(deps, [discoveryRoute(deps, '/oauth-authorization-server', 'Discovery document at the RFC 8414 location')]);
 }

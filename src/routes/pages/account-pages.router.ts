@@ -1,122 +1,108 @@
-import { Router, type Request, type RequestHandler, type Response } from 'express';
-import { AppError } from '../../errors';
+import { z } from 'zod';
+import { InvalidLinkError } from '../../errors';
 import { PASSWORD_MIN_LENGTH } from '../../lib/password';
-import { csrfValid, issueCsrf } from '../../middleware/csrf';
+import { issueCsrf } from '../../middleware/csrf';
 import { clearSessionCookies } from '../../middleware/session-cookies';
-import * as links from '../../services/email-links.service';
 import { normalizeEmail } from '../../services/auth.service';
-import { emailField, passwordField } from '../common.schemas';
+import * as links from '../../services/email-links.service';
 import { renderForgotPasswordForm, renderForgotPasswordSent } from '../../views/forgot-password';
-import type { RouteDeps } from '../types';
 import { renderSetPasswordDone, renderSetPasswordForm, renderSetPasswordInvalid } from '../../views/set-password';
 import { renderFormExpired, renderVerifyEmailDone, renderVerifyEmailForm, renderVerifyEmailInvalid } from '../../views/verify-email';
+import { emailField, passwordField } from '../common.schemas';
+import { declareRouter, route } from '../route';
+import type { RouteDeps } from '../types';
+import { html, optionalText, PAGE, requireCsrf, text } from './page-kit';
 
-function stringField(value: unknown): string {
-  return typeof value === 'string' ? value : '';
+/** Runs `action`; a link that is invalid, expired or used answers `invalidPage` with 400 instead. */
+async function orInvalidLink<T>(action: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await action();
+  } catch (err) {
+    if (err instanceof InvalidLinkError) return undefined;
+    throw err;
+  }
 }
 
-/** A link that is invalid, expired or used: the services say so with validation_error. */
-function isInvalidLink(err: unknown): boolean {
-  return err instanceof AppError && err.code === 'validation_error';
-}
 
-/** Pages carry link tokens and CSRF values: never cached, never stored by a shared cache. */
-const noStore: RequestHandler = (_req, res, next) => {
-  res.set('Cache-Control', 'no-store');
-  res.set('Pragma', 'no-cache');
-  next();
-};
+/** /verify-email, /set-password, /forgot-password: server-rendered, no JavaScript, posts answered with 303 (CONTRACT §5). */
+export function createAccountPagesRouter(deps: RouteDeps) {
+  const { ctx } = deps;
+  const page = { ...PAGE, auth: 'none', response: { description: 'HTML page', kind: 'html' } } as const;
+  const expired = (path: string) => requireCsrf(() => renderFormExpired(path));
 
-/** /verify-email and /set-password: server-rendered, no JavaScript, form posts answered with 303 (CONTRACT §5). */
-export function createAccountPagesRouter({ ctx }: RouteDeps): Router {
-  const router = Router();
-  /** The link behind a token, or undefined when it is invalid, expired or used. */
-  const inspectLink = async (token: string) => {
-    try {
-      return await links.inspectEmailLink(ctx, token);
-    } catch (err) {
-      if (!isInvalidLink(err)) throw err;
-      return undefined;
-    }
-  };
-  router.use(['/verify-email', '/set-password', '/forgot-password'], noStore);
+  return declareRouter(deps, [
+    route({ ...page, method: 'get', path: '/verify-email', summary: 'Confirm an email address', query: z.object({ token: text(), verified: optionalText() }) }, async ({ query }, req, res) => {
+      if (query.verified === '1') return html(res, 200, renderVerifyEmailDone());
+      const link = await orInvalidLink(() => links.inspectEmailLink(ctx, query.token));
+      if (!link || link.purpose !== 'verify_email') return html(res, 400, renderVerifyEmailInvalid());
+      html(res, 200, renderVerifyEmailForm({ email: link.email, token: query.token, csrf: issueCsrf(req, res, ctx.config) }));
+    }),
 
-  router.get('/verify-email', async (req, res) => {
-    if (req.query.verified === '1') return void res.type('html').send(renderVerifyEmailDone());
-    const token = stringField(req.query.token);
-    const link = await inspectLink(token);
-    if (!link || link.purpose !== 'verify_email') return void res.status(400).type('html').send(renderVerifyEmailInvalid());
-    res.type('html').send(renderVerifyEmailForm({ email: link.email, token, csrf: issueCsrf(req, res, ctx.config) }));
-  });
+    route(
+      { ...page, method: 'post', path: '/verify-email', summary: 'Confirm an email address (form post)', csrf: expired('/verify-email'), body: z.object({ token: text() }) },
+      async ({ body }, _req, res) => {
+        const confirmed = await orInvalidLink(() => links.confirmEmailWithLink(ctx, body.token));
+        if (!confirmed) return html(res, 400, renderVerifyEmailInvalid());
+        res.redirect(303, '/verify-email?verified=1');
+      },
+    ),
 
-  router.post('/verify-email', async (req, res) => {
-    if (!csrfValid(req, ctx.config)) return void res.status(403).type('html').send(renderFormExpired('/verify-email'));
-    try {
-      await links.confirmEmailWithLink(ctx, stringField(req.body?.token));
-    } catch (err) {
-      if (!isInvalidLink(err)) throw err;
-      return void res.status(400).type('html').send(renderVerifyEmailInvalid());
-    }
-    res.redirect(303, '/verify-email?verified=1');
-  });
+    route({ ...page, method: 'get', path: '/set-password', summary: 'Choose a password from an email link', query: z.object({ token: text(), done: optionalText() }) }, async ({ query }, req, res) => {
+      if (query.done === '1') return html(res, 200, renderSetPasswordDone());
+      const link = await orInvalidLink(() => links.inspectEmailLink(ctx, query.token));
+      if (!link) return html(res, 400, renderSetPasswordInvalid());
+      html(res, 200, renderSetPasswordForm({ email: link.email, token: query.token, csrf: issueCsrf(req, res, ctx.config), minLength: PASSWORD_MIN_LENGTH }));
+    }),
 
-  router.get('/set-password', async (req, res) => {
-    if (req.query.done === '1') return void res.type('html').send(renderSetPasswordDone());
-    const token = stringField(req.query.token);
-    const link = await inspectLink(token);
-    if (!link) return void res.status(400).type('html').send(renderSetPasswordInvalid());
-    res.type('html').send(
-      renderSetPasswordForm({ email: link.email, token, csrf: issueCsrf(req, res, ctx.config), minLength: PASSWORD_MIN_LENGTH }),
-    );
-  });
+    route(
+      {
+        ...page,
+        method: 'post',
+        path: '/set-password',
+        summary: 'Choose a password (form post)',
+        csrf: expired('/set-password'),
+        body: z.object({ token: text(), password: text(), password_confirm: text() }),
+      },
+      async ({ body }, req, res) => {
+        const { token, password } = body;
+        const link = await orInvalidLink(() => links.inspectEmailLink(ctx, token));
+        if (!link) return html(res, 400, renderSetPasswordInvalid());
 
-  router.post('/set-password', async (req, res) => {
-    if (!csrfValid(req, ctx.config)) return void res.status(403).type('html').send(renderFormExpired('/set-password'));
-    const token = stringField(req.body?.token);
-    const password = stringField(req.body?.password);
-    const link = await inspectLink(token);
-    if (!link) return void res.status(400).type('html').send(renderSetPasswordInvalid());
+        const checked = passwordField.safeParse(password);
+        const problem = !checked.success
+          ? (checked.error.issues[0]?.message ?? 'Invalid password')
+          : password !== body.password_confirm
+            ? 'The two passwords are not the same'
+            : undefined;
+        if (problem) {
+          const csrf = issueCsrf(req, res, ctx.config);
+          return html(res, 400, renderSetPasswordForm({ email: link.email, token, csrf, minLength: PASSWORD_MIN_LENGTH, error: problem }));
+        }
 
-    const checked = passwordField.safeParse(password);
-    const problem = !checked.success
-      ? checked.error.issues[0]?.message ?? 'Invalid password'
-      : password !== stringField(req.body?.password_confirm)
-        ? 'The two passwords are not the same'
-        : undefined;
-    if (problem) {
-      const csrf = issueCsrf(req, res, ctx.config);
-      return void res.status(400).type('html').send(renderSetPasswordForm({ email: link.email, token, csrf, minLength: PASSWORD_MIN_LENGTH, error: problem }));
-    }
+        const done = await orInvalidLink(() => links.setPasswordWithLink(ctx, token, password));
+        if (!done) return html(res, 400, renderSetPasswordInvalid());
+        // Every session of the account was just revoked: drop this browser's now-dead SSO cookies too.
+        clearSessionCookies(res, ctx.config);
+        res.redirect(303, '/set-password?done=1');
+      },
+    ),
 
-    try {
-      await links.setPasswordWithLink(ctx, token, password);
-    } catch (err) {
-      if (!isInvalidLink(err)) throw err;
-      return void res.status(400).type('html').send(renderSetPasswordInvalid());
-    }
-    // Every session of the account was just revoked: drop this browser's now-dead SSO cookies too.
-    clearSessionCookies(res, ctx.config);
-    res.redirect(303, '/set-password?done=1');
-  });
+    route({ ...page, method: 'get', path: '/forgot-password', summary: 'Ask for a set-password link', query: z.object({ sent: optionalText() }) }, ({ query }, req, res) => {
+      if (query.sent === '1') return html(res, 200, renderForgotPasswordSent());
+      html(res, 200, renderForgotPasswordForm({ csrf: issueCsrf(req, res, ctx.config) }));
+    }),
 
-  router.get('/forgot-password', (req, res) => {
-    if (req.query.sent === '1') return void res.type('html').send(renderForgotPasswordSent());
-    res.type('html').send(renderForgotPasswordForm({ csrf: issueCsrf(req, res, ctx.config) }));
-  });
-
-  router.post('/forgot-password', async (req, res) => {
-    if (!csrfValid(req, ctx.config)) return void res.status(403).type('html').send(renderFormExpired('/forgot-password'));
-    const email = emailField.safeParse(stringField(req.body?.email));
-    if (!email.success) {
-      const csrf = issueCsrf(req, res, ctx.config);
-      return void res
-        .status(400)
-        .type('html')
-        .send(renderForgotPasswordForm({ csrf, email: stringField(req.body?.email), error: 'Enter a valid email address.' }));
-    }
-    await links.requestPasswordReset(ctx, normalizeEmail(email.data));
-    res.redirect(303, '/forgot-password?sent=1');
-  });
-
-  return router;
+    route(
+      { ...page, method: 'post', path: '/forgot-password', summary: 'Ask for a set-password link (form post)', csrf: expired('/forgot-password'), body: z.object({ email: text() }) },
+      async ({ body }, req, res) => {
+        const email = emailField.safeParse(body.email);
+        if (!email.success) {
+          const csrf = issueCsrf(req, res, ctx.config);
+          return html(res, 400, renderForgotPasswordForm({ csrf, email: body.email, error: 'Enter a valid email address.' }));
+        }
+        await links.requestPasswordReset(ctx, normalizeEmail(email.data));
+        res.redirect(303, '/forgot-password?sent=1');
+      },
+    ),
+  ]);
 }

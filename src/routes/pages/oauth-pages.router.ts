@@ -1,8 +1,8 @@
-import { Router, type Request, type Response } from 'express';
-import { UUID_PATTERN } from '../../lib/ids';
-import { csrfValid, issueCsrf } from '../../middleware/csrf';
-import { clearSessionCookies, setSessionCookies } from '../../middleware/session-cookies';
+import { z } from 'zod';
 import { AppError } from '../../errors';
+import { UUID_PATTERN } from '../../lib/ids';
+import { issueCsrf } from '../../middleware/csrf';
+import { clearSessionCookies, setSessionCookies } from '../../middleware/session-cookies';
 import * as auth from '../../services/auth.service';
 import { approveAuthorization, denyAuthorization, getConsentInfo } from '../../services/oauth/consent.service';
 import { resolveReturnTo } from '../../services/oauth/return-to';
@@ -11,128 +11,131 @@ import type { Principal } from '../../services/principal';
 import { renderConsentPage, renderOAuthErrorPage } from '../../views/consent';
 import { renderLoginPage, renderSignedInPage, renderSignedOutPage } from '../../views/login';
 import { requestMeta } from '../auth/auth.router';
+import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
+import { html, optionalText, PAGE, requireCsrf, text } from './page-kit';
 
-
-function field(req: Request, name: string): string | undefined {
-  const value: unknown = (req.body as Record<string, unknown> | undefined)?.[name];
-  return typeof value === 'string' ? value : undefined;
-}
-
-function queryField(req: Request, name: string): string | undefined {
-  const value: unknown = (req.query as Record<string, unknown>)[name];
-  return typeof value === 'string' ? value : undefined;
-}
-
-function html(res: Response, status: number, body: string): void {
-  res.status(status).type('html').send(body);
-}
-
-function refuseCsrf(res: Response): void {
-  html(res, 403, renderOAuthErrorPage({ title: 'Request refused', message: 'This form has expired or was not sent from this site. Reload the page and try again.' }));
-}
+const refusal = requireCsrf(() =>
+  renderOAuthErrorPage({ title: 'Request refused', message: 'This form has expired or was not sent from this site. Reload the page and try again.' }),
+);
 
 /** Only the user's own first-party browser session counts on these pages. */
-function firstParty(req: Request): Principal | undefined {
-  return req.principal && !req.principal.clientId ? req.principal : undefined;
+function firstParty(principal: Principal | undefined): Principal | undefined {
+  return principal && !principal.clientId ? principal : undefined;
 }
 
-/** /login and /consent: server-rendered, no JavaScript, 303 after every post (CONTRACT §5). */
-export function createOAuthPagesRouter({ ctx, authenticate }: RouteDeps): Router {
-  const router = Router();
+const requestIdField = { request_id: text() };
+
+/** /login, /logout and /consent: server-rendered, no JavaScript, 303 after every post (CONTRACT §5). */
+export function createOAuthPagesRouter(deps: RouteDeps) {
+  const { ctx } = deps;
   const { config } = ctx;
-  const browserSession = authenticate({ optional: true, refreshFromCookie: true });
   const loginUrlFor = (returnTo: string) => `${config.baseUrl}/login?${new URLSearchParams({ return_to: returnTo })}`;
   const consentUrlFor = (requestId: string) => `${config.baseUrl}/consent?${new URLSearchParams({ request_id: requestId })}`;
+  const page = { ...PAGE, response: { description: 'HTML page', kind: 'html' } } as const;
 
-  router.use(['/login', '/consent', '/logout'], (_req, res, next) => {
-    res.set('Cache-Control', 'no-store');
-    next();
-  });
+  return declareRouter(deps, [
+    // A person who opens the base address lands on the sign-in page.
+    route({ ...page, method: 'get', path: '/', summary: 'The base address: to the sign-in page', auth: 'none', noStore: false }, (_input, _req, res) =>
+      res.redirect(302, '/login'),
+    ),
 
-  router.get('/login', browserSession, (req, res) => {
-    const csrf = issueCsrf(req, res, config);
-    const returnTo = queryField(req, 'return_to');
-    const principal = firstParty(req);
-    if (principal && !returnTo) return html(res, 200, renderSignedInPage({ email: principal.email, csrf }));
-    html(res, 200, renderLoginPage({ csrf, returnTo, signedInAs: principal?.email }));
-  });
+    route({ ...page, method: 'get', path: '/login', summary: 'Sign-in page', auth: 'browser', query: z.object({ return_to: optionalText() }) }, ({ query, principal }, req, res) => {
+      const csrf = issueCsrf(req, res, config);
+      const returnTo = query.return_to;
+      const signedIn = firstParty(principal);
+      if (signedIn && !returnTo) return html(res, 200, renderSignedInPage({ email: signedIn.email, csrf }));
+      html(res, 200, renderLoginPage({ csrf, returnTo, signedInAs: signedIn?.email }));
+    }),
 
-  router.post('/login', async (req, res) => {
-    const returnTo = field(req, 'return_to')?.slice(0, 4096);
-    if (!csrfValid(req, config)) return refuseCsrf(res);
-    const csrf = issueCsrf(req, res, config);
-    const email = field(req, 'email')?.trim().slice(0, 254) ?? '';
-    const password = field(req, 'password') ?? '';
-    if (!email || !password) {
-      return html(res, 400, renderLoginPage({ csrf, returnTo, email, error: 'Enter your email address and password.' }));
-    }
-    try {
-      const { tokens } = await auth.login(ctx, { email, password: password.slice(0, 1024) }, requestMeta(req));
-      setSessionCookies(res, config, tokens);
-      // Open-redirect defence: anything not allow-listed ends on the neutral signed-in page (GET /login).
-      return res.redirect(303, resolveReturnTo(config, returnTo) ?? '/login');
-    } catch (err) {
-      if (err instanceof AppError && err.code === 'invalid_credentials') {
-        // CONTRACT §4: the same answer whether the email, the password or the account state was wrong.
-        return html(res, 401, renderLoginPage({ csrf, returnTo, email, error: 'Incorrect email or password.' }));
-      }
-      if (err instanceof AppError && err.code === 'too_many_attempts') {
-        if (err.headers) res.set(err.headers);
-        return html(res, 429, renderLoginPage({ csrf, returnTo, email, error: 'Too many failed sign-in attempts for this address. Wait a few minutes and try again.' }));
-      }
-      throw err;
-    }
-  });
+    // The form checks passwords like POST /api/auth/login, so it spends the same per-IP budget: the per-address
+    // throttle alone does not slow one password tried against many addresses.
+    route(
+      {
+        ...page,
+        method: 'post',
+        path: '/login',
+        summary: 'Sign in (form post)',
+        auth: 'none',
+        rateLimit: true,
+        csrf: refusal,
+        body: z.object({ return_to: optionalText(4096), email: text(), password: text() }),
+      },
+      async ({ body }, req, res) => {
+        const returnTo = body.return_to;
+        const csrf = issueCsrf(req, res, config);
+        const email = body.email.trim().slice(0, 254);
+        const password = body.password;
+        if (!email || !password) {
+          return html(res, 400, renderLoginPage({ csrf, returnTo, email, error: 'Enter your email address and password.' }));
+        }
+        try {
+          const { tokens } = await auth.login(ctx, { email, password: password.slice(0, 1024) }, requestMeta(req));
+          setSessionCookies(res, config, tokens);
+          // Open-redirect defence: anything not allow-listed ends on the neutral signed-in page (GET /login).
+          return res.redirect(303, resolveReturnTo(config, returnTo) ?? '/login');
+        } catch (err) {
+          if (err instanceof AppError && err.code === 'invalid_credentials') {
+            // CONTRACT §4: the same answer whether the email, the password or the account state was wrong.
+            return html(res, 401, renderLoginPage({ csrf, returnTo, email, error: 'Incorrect email or password.' }));
+          }
+          if (err instanceof AppError && err.code === 'too_many_attempts') {
+            if (err.headers) res.set(err.headers);
+            return html(res, 429, renderLoginPage({ csrf, returnTo, email, error: 'Too many failed sign-in attempts for this address. Wait a few minutes and try again.' }));
+          }
+          throw err;
+        }
+      },
+    ),
 
-  /** Signing out of the SSO session from the browser: the session is revoked and both cookies cleared. */
-  router.post('/logout', browserSession, async (req, res) => {
-    if (!csrfValid(req, config)) return refuseCsrf(res);
-    const principal = firstParty(req);
-    if (principal) await auth.logout(ctx, principal.sessionId);
-    clearSessionCookies(res, config);
-    res.redirect(303, '/logout');
-  });
+    /** Signing out of the SSO session from the browser: the session is revoked and both cookies cleared. */
+    route({ ...page, method: 'post', path: '/logout', summary: 'Sign out (form post)', auth: 'browser', csrf: refusal }, async ({ principal }, _req, res) => {
+      const signedIn = firstParty(principal);
+      if (signedIn) await auth.logout(ctx, signedIn.sessionId);
+      clearSessionCookies(res, config);
+      res.redirect(303, '/logout');
+    }),
 
-  router.get('/logout', (_req, res) => html(res, 200, renderSignedOutPage()));
+    route({ ...page, method: 'get', path: '/logout', summary: 'Signed-out page', auth: 'none' }, (_input, _req, res) => html(res, 200, renderSignedOutPage())),
 
-  router.get('/consent', browserSession, async (req, res) => {
-    const requestId = queryField(req, 'request_id') ?? '';
-    const principal = firstParty(req);
-    if (!principal) return res.redirect(303, loginUrlFor(consentUrlFor(requestId)));
-    const csrf = issueCsrf(req, res, config);
-    const info = UUID_PATTERN.test(requestId) ? await getConsentInfo(ctx, principal, requestId).catch(notFoundAsUndefined) : undefined;
-    if (!info) return html(res, 404, expiredPage());
-    html(
-      res,
-      200,
-      renderConsentPage({
-        csrf,
-        requestId: info.request.id,
-        clientName: info.client.name,
-        scopes: info.scopes.map((scope) => ({ scope, description: SCOPE_DESCRIPTIONS[scope] ?? scope })),
-        userEmail: principal.email,
-      }),
-    );
-  });
+    route({ ...page, method: 'get', path: '/consent', summary: 'Consent page', auth: 'browser', query: z.object(requestIdField) }, async ({ query, principal }, req, res) => {
+      const requestId = query.request_id;
+      const signedIn = firstParty(principal);
+      if (!signedIn) return res.redirect(303, loginUrlFor(consentUrlFor(requestId)));
+      const csrf = issueCsrf(req, res, config);
+      const info = UUID_PATTERN.test(requestId) ? await getConsentInfo(ctx, signedIn, requestId).catch(notFoundAsUndefined) : undefined;
+      if (!info) return html(res, 404, expiredPage());
+      html(
+        res,
+        200,
+        renderConsentPage({
+          csrf,
+          requestId: info.request.id,
+          clientName: info.client.name,
+          scopes: info.scopes.map((scope) => ({ scope, description: SCOPE_DESCRIPTIONS[scope] ?? scope })),
+          userEmail: signedIn.email,
+        }),
+      );
+    }),
 
-  router.post('/consent', browserSession, async (req, res) => {
-    if (!csrfValid(req, config)) return refuseCsrf(res);
-    const requestId = field(req, 'request_id') ?? '';
-    const principal = firstParty(req);
-    if (!principal) return res.redirect(303, loginUrlFor(consentUrlFor(requestId)));
-    if (!UUID_PATTERN.test(requestId)) return html(res, 404, expiredPage());
-    const decision = field(req, 'decision');
-    if (decision !== 'approve' && decision !== 'deny') {
-      return html(res, 400, renderOAuthErrorPage({ title: 'Choose Approve or Deny', message: 'The form was sent without a decision.' }));
-    }
-    const act = decision === 'approve' ? approveAuthorization : denyAuthorization;
-    const redirectUrl = await act(ctx, principal, requestId).catch(notFoundAsUndefined);
-    if (!redirectUrl) return html(res, 404, expiredPage());
-    res.redirect(303, redirectUrl);
-  });
-
-  return router;
+    route(
+      { ...page, method: 'post', path: '/consent', summary: 'Approve or deny (form post)', auth: 'browser', csrf: refusal, body: z.object({ ...requestIdField, decision: text() }) },
+      async ({ body, principal }, _req, res) => {
+        const requestId = body.request_id;
+        const signedIn = firstParty(principal);
+        if (!signedIn) return res.redirect(303, loginUrlFor(consentUrlFor(requestId)));
+        if (!UUID_PATTERN.test(requestId)) return html(res, 404, expiredPage());
+        const { decision } = body;
+        if (decision !== 'approve' && decision !== 'deny') {
+          return html(res, 400, renderOAuthErrorPage({ title: 'Choose Approve or Deny', message: 'The form was sent without a decision.' }));
+        }
+        const act = decision === 'approve' ? approveAuthorization : denyAuthorization;
+        const redirectUrl = await act(ctx, signedIn, requestId).catch(notFoundAsUndefined);
+        if (!redirectUrl) return html(res, 404, expiredPage());
+        res.redirect(303, redirectUrl);
+      },
+    ),
+  ]);
 }
 
 function notFoundAsUndefined(err: unknown): undefined {
@@ -146,4 +149,3 @@ function expiredPage(): string {
     message: 'The authorization request does not exist, was already answered, or has expired.',
   });
 }
-

@@ -1,65 +1,76 @@
-import { Router } from 'express';
-import { requireAdmin, requirePermission, requireRole } from '../../middleware/authorize';
-import { validate } from '../../middleware/validate';
 import * as roles from '../../services/roles.service';
+import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
 import { presentRoleRef } from '../users/users.presenters';
-import { presentPermission } from './rbac.presenters';
-import {
-  assignRoleBody,
-  checkPermissionBody,
-  createRoleBody,
-  roleIdParams,
-  updateRoleBody,
-  userIdParams,
-  userRoleParams,
-} from './rbac.schemas';
-import { createRoleHandlers } from './roles.handlers';
+import { presentPermission, presentRole } from './rbac.presenters';
+import { checkPermissionBody, hasPermissionBody, permissionsBody, rolesBody, userAccessBody, userIdParams } from './rbac.schemas';
+import { createRoleRoutes } from './roles.routes';
 
 /** RBAC (spec §4.5). Permissions come from the live lookup of `authenticate`, never from the token. */
-export function createRbacRouter({ ctx, authenticate }: RouteDeps): Router {
-  const router = Router();
-  const role = createRoleHandlers(ctx);
-  router.use(authenticate());
-
-  router.get('/permissions', requireAdmin(), async (_req, res) => {
-    res.json({ permissions: (await roles.listPermissionCatalogue(ctx)).map(presentPermission) });
-  });
-
-  router.get('/roles', requireAdmin(), role.listAll);
-  router.post('/roles', requireRole('super_admin'), validate({ body: createRoleBody }), role.create);
-  router.put('/roles/:roleId', requireRole('super_admin'), validate({ params: roleIdParams, body: updateRoleBody }), role.update);
-  router.delete('/roles/:roleId', requireRole('super_admin'), validate({ params: roleIdParams }), role.deactivate);
-
-  router.get('/users/:userId/roles', requirePermission('users:read'), validate({ params: userIdParams }), role.listOfUser);
-  router.post(
-    '/users/:userId/roles',
-    requirePermission('users:manage_roles'),
-    validate({ params: userIdParams, body: assignRoleBody }),
-    role.assignToUser,
+export function createRbacRouter(deps: RouteDeps) {
+  const { ctx } = deps;
+  const role = createRoleRoutes(ctx);
+  return declareRouter(
+    deps,
+    [
+      route(
+        {
+          method: 'get',
+          path: '/permissions',
+          summary: 'Permission catalogue',
+          auth: 'user',
+          admin: true,
+          response: { description: '{ permissions: [{ name, description }] }', schema: permissionsBody },
+        },
+        async () => ({ permissions: (await roles.listPermissionCatalogue(ctx)).map(presentPermission) }),
+      ),
+      route(
+        {
+          method: 'get',
+          path: '/roles',
+          summary: 'Roles, including application-scoped ones',
+          auth: 'user',
+          admin: true,
+          response: { description: '{ roles }', schema: rolesBody },
+        },
+        async () => ({ roles: (await roles.listRoles(ctx)).map(presentRole) }),
+      ),
+      role.create('/roles'),
+      role.update('/roles/:roleId'),
+      role.deactivate('/roles/:roleId'),
+      role.listOfUser('/users/:userId/roles'),
+      role.assignToUser('/users/:userId/roles'),
+      role.removeFromUser('/users/:userId/roles/:roleId'),
+      route(
+        {
+          method: 'get',
+          path: '/users/:userId/permissions',
+          summary: 'Resolved roles and permissions',
+          auth: 'user',
+          permission: 'users:read',
+          params: userIdParams,
+          response: { description: '{ user_id, roles: [{ id, name, application }], permissions }', schema: userAccessBody },
+        },
+        async ({ params }) => {
+          const access = await roles.getUserAccess(ctx, params.userId);
+          return { user_id: access.user.id, roles: access.roles.map(presentRoleRef), permissions: access.permissions };
+        },
+      ),
+      route(
+        {
+          method: 'post',
+          path: '/users/:userId/check-permission',
+          summary: 'Does the user hold a permission?',
+          auth: 'user',
+          permission: 'users:read',
+          params: userIdParams,
+          body: checkPermissionBody,
+          response: { description: '{ hasPermission }', schema: hasPermissionBody },
+        },
+        async ({ params, body }) => ({ hasPermission: await roles.checkUserPermission(ctx, params.userId, body.permission) }),
+      ),
+      role.adminUsers('/admin-users'),
+    ],
+    { tags: ['RBAC'] },
   );
-  router.delete(
-    '/users/:userId/roles/:roleId',
-    requirePermission('users:manage_roles'),
-    validate({ params: userRoleParams }),
-    role.removeFromUser,
-  );
-
-  router.get('/users/:userId/permissions', requirePermission('users:read'), validate({ params: userIdParams }), async (req, res) => {
-    const access = await roles.getUserAccess(ctx, req.params.userId as string);
-    res.json({ user_id: access.user.id, roles: access.roles.map(presentRoleRef), permissions: access.permissions });
-  });
-
-  router.post(
-    '/users/:userId/check-permission',
-    requirePermission('users:read'),
-    validate({ params: userIdParams, body: checkPermissionBody }),
-    async (req, res) => {
-      res.json({ hasPermission: await roles.checkUserPermission(ctx, req.params.userId as string, req.body.permission) });
-    },
-  );
-
-  router.get('/admin-users', requirePermission('system:manage_users'), role.adminUsers);
-
-  return router;
 }

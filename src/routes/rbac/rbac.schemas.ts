@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { uuidField } from '../common.schemas';
+import { timestampFields, uuidField } from '../common.schemas';
 import type { RoleRef } from '../../services/roles.service';
+import { roleRefBody } from '../users/users.schemas';
 
 const IDENTIFIER = /^[A-Za-z0-9][A-Za-z0-9_.:-]*$/;
 
@@ -45,7 +46,8 @@ export const updateRoleBody = z
     permissions: permissionsField.optional(),
     is_active: z.boolean({ error: 'is_active must be a boolean' }).optional(),
   })
-  .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'Nothing to update' });
+  .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'Nothing to update' })
+  .transform((b) => ({ name: b.name, description: b.description, permissions: b.permissions, isActive: b.is_active }));
 
 /** CONTRACT §6: `{ role_id }` or `{ role: name, application? }`. */
 export const assignRoleBody = z
@@ -57,8 +59,31 @@ export const assignRoleBody = z
   .refine((b) => (b.role_id === undefined) !== (b.role === undefined), {
     message: 'Give either role_id or role (with an optional application)',
   })
-  .transform((b): RoleRef => (b.role_id !== undefined ? { role_id: b.role_id } : { role: b.role!, application: b.application ?? null }));
+  .transform((b): RoleRef => (b.role_id !== undefined ? { roleId: b.role_id } : { role: b.role ?? '', application: b.application ?? null }));
 
 export const checkPermissionBody = z.object({
   permission: z.string({ error: 'permission is required' }).trim().min(1, 'permission is required').max(100),
 });
+
+/** Role (CONTRACT §6). */
+export const roleBody = z
+  .strictObject({
+    id: z.uuid(),
+    name: z.string(),
+    description: z.string(),
+    application: z.string().nullable(),
+    permissions: z.array(z.string()),
+    is_active: z.boolean(),
+    ...timestampFields,
+  })
+  .meta({ id: 'Role' });
+
+export const roleEnvelope = z.strictObject({ role: roleBody });
+
+export const rolesBody = z.strictObject({ roles: z.array(roleBody) });
+
+export const permissionsBody = z.strictObject({ permissions: z.array(z.strictObject({ name: z.string(), description: z.string() })) });
+
+export const userAccessBody = z.strictObject({ user_id: z.uuid(), roles: z.array(roleRefBody), permissions: z.array(z.string()) });
+
+export const hasPermissionBody = z.strictObject({ hasPermission: z.boolean() });

@@ -1,58 +1,107 @@
-import { Router } from 'express';
-import { principalOf } from '../../middleware/authenticate';
-import { requirePermission, requireRole } from '../../middleware/authorize';
-import { validate } from '../../middleware/validate';
 import * as users from '../../services/users.service';
-import { assignRoleBody, createRoleBody, roleIdParams, updateRoleBody, userIdParams, userRoleParams } from '../rbac/rbac.schemas';
-import { createRoleHandlers } from '../rbac/roles.handlers';
+import * as roles from '../../services/roles.service';
+import { presentRole } from '../rbac/rbac.presenters';
+import { rolesBody, userIdParams } from '../rbac/rbac.schemas';
+import { createRoleRoutes } from '../rbac/roles.routes';
+import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
 import { presentUserDetail, presentUserSummary } from './users.presenters';
-import { inviteUserBody, listUsersQuery, updateUserBody } from './users.schemas';
+import { inviteUserBody, listUsersQuery, updateUserBody, userDetailEnvelope, usersPageBody } from './users.schemas';
 
 /** Users (spec §4.4). The fixed paths (admin/list, roles/*) come before /:userId, which must be a uuid. */
-export function createUsersRouter({ ctx, authenticate }: RouteDeps): Router {
-  const router = Router();
-  const role = createRoleHandlers(ctx);
-  router.use(authenticate());
-
-  router.get('/admin/list', requirePermission('system:manage_users'), role.adminUsers);
-
-  router.get('/roles/list', requirePermission('system:manage_roles'), role.listActive);
-  router.post('/roles', requireRole('super_admin'), validate({ body: createRoleBody }), role.create);
-  router.put('/roles/:roleId', requireRole('super_admin'), validate({ params: roleIdParams, body: updateRoleBody }), role.update);
-  router.delete('/roles/:roleId', requireRole('super_admin'), validate({ params: roleIdParams }), role.deactivate);
-
-  router.get('/', requirePermission('users:read'), validate({ query: listUsersQuery }), async (req, res) => {
-    const query = req.query as unknown as { search?: string; page: number; limit: number };
-    const { users: page, total } = await users.listUsers(ctx, query);
-    res.json({ users: page.map((u) => presentUserSummary(u.user, u.roles)), total, page: query.page, limit: query.limit });
-  });
-
-  // Beyond the spec (CONTRACT §6): invite a user, who sets a password through the mailed link.
-  router.post('/', requirePermission('users:write'), validate({ body: inviteUserBody }), async (req, res) => {
-    res.status(201).json({ user: presentUserDetail(await users.inviteUser(ctx, principalOf(req), req.body)) });
-  });
-
-  router.get('/:userId', requirePermission('users:read'), validate({ params: userIdParams }), async (req, res) => {
-    res.json({ user: presentUserDetail(await users.getUserDetail(ctx, req.params.userId as string)) });
-  });
-
-  router.put('/:userId', requirePermission('users:write'), validate({ params: userIdParams, body: updateUserBody }), async (req, res) => {
-    res.json({ user: presentUserDetail(await users.updateUser(ctx, principalOf(req), req.params.userId as string, req.body)) });
-  });
-
-  router.delete('/:userId', requirePermission('users:delete'), validate({ params: userIdParams }), async (req, res) => {
-    res.json({ user: presentUserDetail(await users.deactivateUser(ctx, principalOf(req), req.params.userId as string)) });
-  });
-
-  router.get('/:userId/roles', requirePermission('users:read'), validate({ params: userIdParams }), role.listOfUser);
-  router.post(
-    '/:userId/roles',
-    requirePermission('users:manage_roles'),
-    validate({ params: userIdParams, body: assignRoleBody }),
-    role.assignToUser,
+export function createUsersRouter(deps: RouteDeps) {
+  const { ctx } = deps;
+  const role = createRoleRoutes(ctx);
+  return declareRouter(
+    deps,
+    [
+      role.adminUsers('/admin/list'),
+      route(
+        {
+          method: 'get',
+          path: '/roles/list',
+          summary: 'Active roles',
+          auth: 'user',
+          permission: 'system:manage_roles',
+          response: { description: '{ roles }', schema: rolesBody },
+        },
+        async () => ({ roles: (await roles.listRoles(ctx, { activeOnly: true })).map(presentRole) }),
+      ),
+      role.create('/roles'),
+      role.update('/roles/:roleId'),
+      role.deactivate('/roles/:roleId'),
+      route(
+        {
+          method: 'get',
+          path: '/',
+          summary: 'List users (query search, page, limit <= 100)',
+          auth: 'user',
+          permission: 'users:read',
+          query: listUsersQuery,
+          response: { description: '{ users, total, page, limit }', schema: usersPageBody },
+        },
+        async ({ query }) => {
+          const { users: page, total } = await users.listUsers(ctx, query);
+          return { users: page.map((u) => presentUserSummary(u.user, u.roles)), total, page: query.page, limit: query.limit };
+        },
+      ),
+      // Beyond the spec (CONTRACT §6): invite a user, who sets a password through the mailed link.
+      route(
+        {
+          method: 'post',
+          path: '/',
+          summary: 'Invite a user (beyond the spec): emails a set-password link',
+          auth: 'user',
+          permission: 'users:write',
+          body: inviteUserBody,
+          response: { status: 201, description: '{ user }', schema: userDetailEnvelope },
+          errors: [404, 409],
+        },
+        async ({ principal, body }) => ({ user: presentUserDetail(await users.inviteUser(ctx, principal, body)) }),
+      ),
+      route(
+        {
+          method: 'get',
+          path: '/:userId',
+          summary: 'User detail with roles and permissions',
+          auth: 'user',
+          permission: 'users:read',
+          params: userIdParams,
+          response: { description: '{ user }', schema: userDetailEnvelope },
+        },
+        async ({ params }) => ({ user: presentUserDetail(await users.getUserDetail(ctx, params.userId)) }),
+      ),
+      route(
+        {
+          method: 'put',
+          path: '/:userId',
+          summary: 'Update a user',
+          auth: 'user',
+          permission: 'users:write',
+          params: userIdParams,
+          body: updateUserBody,
+          response: { description: '{ user }', schema: userDetailEnvelope },
+          errors: [409],
+        },
+        async ({ principal, params, body }) => ({ user: presentUserDetail(await users.updateUser(ctx, principal, params.userId, body)) }),
+      ),
+      route(
+        {
+          method: 'delete',
+          path: '/:userId',
+          summary: 'Deactivate a user and revoke their sessions',
+          auth: 'user',
+          permission: 'users:delete',
+          params: userIdParams,
+          response: { description: '{ user } (is_active false)', schema: userDetailEnvelope },
+          errors: [409],
+        },
+        async ({ principal, params }) => ({ user: presentUserDetail(await users.deactivateUser(ctx, principal, params.userId)) }),
+      ),
+      role.listOfUser('/:userId/roles'),
+      role.assignToUser('/:userId/roles'),
+      role.removeFromUser('/:userId/roles/:roleId'),
+    ],
+    { tags: ['Users'] },
   );
-  router.delete('/:userId/roles/:roleId', requirePermission('users:manage_roles'), validate({ params: userRoleParams }), role.removeFromUser);
-
-  return router;
 }

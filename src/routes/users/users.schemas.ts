@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { emailField, nameField } from '../common.schemas';
-import { uuidField } from '../common.schemas';
+import { emailField, nameField, timestampField, timestampFields, uuidField } from '../common.schemas';
 
 export const USERS_PAGE_MAX = 100;
 
@@ -16,12 +15,14 @@ export const listUsersQuery = z.object({
     .transform((n) => Math.min(n, USERS_PAGE_MAX)),
 });
 
-export const inviteUserBody = z.object({
-  email: emailField,
-  first_name: nameField('first_name'),
-  last_name: nameField('last_name'),
-  role_ids: z.array(uuidField('role_ids[]'), { error: 'role_ids must be an array of uuids' }).max(20).optional(),
-});
+export const inviteUserBody = z
+  .object({
+    email: emailField,
+    first_name: nameField('first_name'),
+    last_name: nameField('last_name'),
+    role_ids: z.array(uuidField('role_ids[]'), { error: 'role_ids must be an array of uuids' }).max(20).optional(),
+  })
+  .transform((b) => ({ email: b.email, firstName: b.first_name, lastName: b.last_name, roleIds: b.role_ids }));
 
 export const updateUserBody = z
   .object({
@@ -31,4 +32,44 @@ export const updateUserBody = z
     is_active: z.boolean({ error: 'is_active must be a boolean' }).optional(),
     email_verified: z.boolean({ error: 'email_verified must be a boolean' }).optional(),
   })
-  .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'Nothing to update' });
+  .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'Nothing to update' })
+  .transform((b) => ({
+    firstName: b.first_name,
+    lastName: b.last_name,
+    email: b.email,
+    isActive: b.is_active,
+    emailVerified: b.email_verified,
+  }));
+
+/** `{ id, name, application }`: a role inside user objects (CONTRACT §6). */
+export const roleRefBody = z.strictObject({ id: z.uuid(), name: z.string(), application: z.string().nullable() });
+
+const userSummaryShape = {
+  id: z.uuid(),
+  email: z.string(),
+  name: z.string(),
+  first_name: z.string(),
+  last_name: z.string(),
+  is_active: z.boolean(),
+  email_verified: z.boolean(),
+  roles: z.array(roleRefBody),
+  ...timestampFields,
+  last_login_at: timestampField.nullable(),
+};
+
+export const userSummaryBody = z.strictObject(userSummaryShape).meta({ id: 'UserSummary' });
+
+export const userDetailBody = z.strictObject({ ...userSummaryShape, permissions: z.array(z.string()) }).meta({ id: 'UserDetail' });
+
+export const userDetailEnvelope = z.strictObject({ user: userDetailBody });
+
+export const usersPageBody = z.strictObject({
+  users: z.array(userSummaryBody),
+  total: z.number().int(),
+  page: z.number().int(),
+  limit: z.number().int(),
+});
+
+export const adminUsersBody = z.strictObject({
+  users: z.array(z.strictObject({ ...userSummaryShape, adminRole: z.enum(['super_admin', 'admin', 'manager', 'user']) })),
+});
