@@ -1,219 +1,63 @@
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
+import { guardOf, listDeclaredRoutes, type DeclaredAppRoute, type Guard } from '../../src/routes/route-table';
+import { ADMIN_TIER } from '../../src/services/principal';
 import { makeClient, makeSignedInUser, makeUser, uniqueEmail } from '../helpers/factories';
 import { CATALOGUE, makeRole, makeUserWithPermissions } from '../helpers/rbac';
 import { createTestApp, type TestApp } from '../helpers/test-app';
 
 /**
- * Every endpoint of spec §4.4-4.6 against its guard: no token -> 401, signed in without the permission -> 403,
- * the holder -> 2xx. Permission holders get a fresh role with exactly that permission, so the permission (not an
- * admin-tier role name) is what opens the door.
+ * Every guarded route of the real app, read from its declarations (src/routes/route.ts), against its guard: no
+ * token -> 401, signed in with too few rights -> 403, exactly enough -> the declared success status. Permission
+ * holders get a fresh role with exactly that permission, so the permission (not an admin-tier role name) is what
+ * opens the door. A new guarded route is in the matrix by being declared; only its fixtures are listed here, and a
+ * route whose fixtures are missing fails the first test.
  */
 
-type Guard = { permission: string } | 'admin' | 'super_admin';
-type Method = 'get' | 'post' | 'put' | 'delete';
-interface Prepared {
-  path: string;
-  body?: Record<string, unknown>;
-}
-interface Row {
-  method: Method;
-  /** The spec's path, for the test name. */
-  route: string;
-  guard: Guard;
-  status: number;
-  /** Builds fresh fixtures, so a destructive success case never affects another case. */
-  prepare: (t: TestApp) => Promise<Prepared>;
+const suffix = () => randomBytes(4).toString('hex');
+
+/** Fresh fixtures for one call, created on demand. */
+interface Fixtures {
+  role(): Promise<{ id: string; name: string }>;
+  appRole(application: string): Promise<{ id: string; name: string }>;
 }
 
-const suffix = () => randomBytes(4).toString('hex');
-const fixed = (path: string, body?: Record<string, unknown>) => async (): Promise<Prepared> => ({ path, body });
-const withUser = (build: (userId: string) => Prepared) => async (t: TestApp) => build((await makeUser(t)).id);
-const withRole = (build: (roleId: string) => Prepared) => async (t: TestApp) => build((await makeRole(t)).id);
-const withClient = (build: (clientId: string) => Prepared) => async (t: TestApp) => build((await makeClient(t)).clientId);
-const withUserAndRole = (build: (userId: string, roleId: string) => Prepared) => async (t: TestApp) => {
-  const user = await makeUser(t);
-  const role = await makeRole(t);
-  await t.db('user_roles').insert({ user_id: user.id, role_id: role.id });
-  return build(user.id, role.id);
+/** Request bodies of the guarded routes that take one, by `METHOD path` as declared. */
+const BODIES: Record<string, (f: Fixtures) => Promise<Record<string, unknown>> | Record<string, unknown>> = {
+  'POST /api/users': () => ({ email: uniqueEmail('invite'), first_name: 'In', last_name: 'Vited' }),
+  'PUT /api/users/:userId': () => ({ first_name: 'Renamed' }),
+  'POST /api/users/roles': () => ({ name: `matrix-${suffix()}` }),
+  'PUT /api/users/roles/:roleId': () => ({ description: 'changed' }),
+  'POST /api/users/:userId/roles': async (f) => ({ role_id: (await f.role()).id }),
+  'POST /api/rbac/roles': () => ({ name: `matrix-${suffix()}`, application: 'crm' }),
+  'PUT /api/rbac/roles/:roleId': () => ({ permissions: ['users:read'] }),
+  'POST /api/rbac/users/:userId/roles': async (f) => ({ role: (await f.appRole('crm')).name, application: 'crm' }),
+  'POST /api/rbac/users/:userId/check-permission': () => ({ permission: 'users:read' }),
+  'POST /api/admin/oauth-clients': () => ({ name: 'Matrix', redirect_uri: 'https://matrix.test/cb', scopes: 'openid' }),
+  'PUT /api/admin/oauth-clients/:clientId': () => ({ name: 'Renamed' }),
 };
 
-const ROWS: Row[] = [
-  // §4.4 Users
-  { method: 'get', route: '/api/users', guard: { permission: 'users:read' }, status: 200, prepare: fixed('/api/users') },
-  {
-    method: 'post',
-    route: '/api/users',
-    guard: { permission: 'users:write' },
-    status: 201,
-    prepare: async () => ({ path: '/api/users', body: { email: uniqueEmail('invite'), first_name: 'In', last_name: 'Vited' } }),
-  },
-  { method: 'get', route: '/api/users/admin/list', guard: { permission: 'system:manage_users' }, status: 200, prepare: fixed('/api/users/admin/list') },
-  { method: 'get', route: '/api/users/roles/list', guard: { permission: 'system:manage_roles' }, status: 200, prepare: fixed('/api/users/roles/list') },
-  {
-    method: 'post',
-    route: '/api/users/roles',
-    guard: 'super_admin',
-    status: 201,
-    prepare: async () => ({ path: '/api/users/roles', body: { name: `matrix-${suffix()}` } }),
-  },
-  {
-    method: 'put',
-    route: '/api/users/roles/:roleId',
-    guard: 'super_admin',
-    status: 200,
-    prepare: withRole((id) => ({ path: `/api/users/roles/${id}`, body: { description: 'changed' } })),
-  },
-  { method: 'delete', route: '/api/users/roles/:roleId', guard: 'super_admin', status: 200, prepare: withRole((id) => ({ path: `/api/users/roles/${id}` })) },
-  { method: 'get', route: '/api/users/:userId', guard: { permission: 'users:read' }, status: 200, prepare: withUser((id) => ({ path: `/api/users/${id}` })) },
-  {
-    method: 'put',
-    route: '/api/users/:userId',
-    guard: { permission: 'users:write' },
-    status: 200,
-    prepare: withUser((id) => ({ path: `/api/users/${id}`, body: { first_name: 'Renamed' } })),
-  },
-  { method: 'delete', route: '/api/users/:userId', guard: { permission: 'users:delete' }, status: 200, prepare: withUser((id) => ({ path: `/api/users/${id}` })) },
-  {
-    method: 'get',
-    route: '/api/users/:userId/roles',
-    guard: { permission: 'users:read' },
-    status: 200,
-    prepare: withUser((id) => ({ path: `/api/users/${id}/roles` })),
-  },
-  {
-    method: 'post',
-    route: '/api/users/:userId/roles',
-    guard: { permission: 'users:manage_roles' },
-    status: 201,
-    prepare: async (t) => {
-      const user = await makeUser(t);
-      const role = await makeRole(t);
-      return { path: `/api/users/${user.id}/roles`, body: { role_id: role.id } };
-    },
-  },
-  {
-    method: 'delete',
-    route: '/api/users/:userId/roles/:roleId',
-    guard: { permission: 'users:manage_roles' },
-    status: 204,
-    prepare: withUserAndRole((userId, roleId) => ({ path: `/api/users/${userId}/roles/${roleId}` })),
-  },
-
-  // §4.5 RBAC
-  { method: 'get', route: '/api/rbac/permissions', guard: 'admin', status: 200, prepare: fixed('/api/rbac/permissions') },
-  { method: 'get', route: '/api/rbac/roles', guard: 'admin', status: 200, prepare: fixed('/api/rbac/roles') },
-  {
-    method: 'post',
-    route: '/api/rbac/roles',
-    guard: 'super_admin',
-    status: 201,
-    prepare: async () => ({ path: '/api/rbac/roles', body: { name: `matrix-${suffix()}`, application: 'crm' } }),
-  },
-  {
-    method: 'put',
-    route: '/api/rbac/roles/:roleId',
-    guard: 'super_admin',
-    status: 200,
-    prepare: withRole((id) => ({ path: `/api/rbac/roles/${id}`, body: { permissions: ['users:read'] } })),
-  },
-  { method: 'delete', route: '/api/rbac/roles/:roleId', guard: 'super_admin', status: 200, prepare: withRole((id) => ({ path: `/api/rbac/roles/${id}` })) },
-  {
-    method: 'get',
-    route: '/api/rbac/users/:userId/roles',
-    guard: { permission: 'users:read' },
-    status: 200,
-    prepare: withUser((id) => ({ path: `/api/rbac/users/${id}/roles` })),
-  },
-  {
-    method: 'post',
-    route: '/api/rbac/users/:userId/roles',
-    guard: { permission: 'users:manage_roles' },
-    status: 201,
-    prepare: async (t) => {
-      const user = await makeUser(t);
-      const role = await makeRole(t, { application: 'crm' });
-      return { path: `/api/rbac/users/${user.id}/roles`, body: { role: role.name, application: 'crm' } };
-    },
-  },
-  {
-    method: 'delete',
-    route: '/api/rbac/users/:userId/roles/:roleId',
-    guard: { permission: 'users:manage_roles' },
-    status: 204,
-    prepare: withUserAndRole((userId, roleId) => ({ path: `/api/rbac/users/${userId}/roles/${roleId}` })),
-  },
-  {
-    method: 'get',
-    route: '/api/rbac/users/:userId/permissions',
-    guard: { permission: 'users:read' },
-    status: 200,
-    prepare: withUser((id) => ({ path: `/api/rbac/users/${id}/permissions` })),
-  },
-  {
-    method: 'post',
-    route: '/api/rbac/users/:userId/check-permission',
-    guard: { permission: 'users:read' },
-    status: 200,
-    prepare: withUser((id) => ({ path: `/api/rbac/users/${id}/check-permission`, body: { permission: 'users:read' } })),
-  },
-  { method: 'get', route: '/api/rbac/admin-users', guard: { permission: 'system:manage_users' }, status: 200, prepare: fixed('/api/rbac/admin-users') },
-
-  // §4.6 Admin
-  { method: 'get', route: '/api/admin/summary', guard: 'admin', status: 200, prepare: fixed('/api/admin/summary') },
-  { method: 'get', route: '/api/admin/oauth-clients', guard: { permission: 'oauth_clients:read' }, status: 200, prepare: fixed('/api/admin/oauth-clients') },
-  {
-    method: 'get',
-    route: '/api/admin/oauth-clients/:clientId',
-    guard: { permission: 'oauth_clients:read' },
-    status: 200,
-    prepare: withClient((id) => ({ path: `/api/admin/oauth-clients/${id}` })),
-  },
-  {
-    method: 'post',
-    route: '/api/admin/oauth-clients',
-    guard: { permission: 'oauth_clients:write' },
-    status: 201,
-    prepare: fixed('/api/admin/oauth-clients', { name: 'Matrix', redirect_uri: 'https://matrix.test/cb', scopes: 'openid' }),
-  },
-  {
-    method: 'put',
-    route: '/api/admin/oauth-clients/:clientId',
-    guard: { permission: 'oauth_clients:write' },
-    status: 200,
-    prepare: withClient((id) => ({ path: `/api/admin/oauth-clients/${id}`, body: { name: 'Renamed' } })),
-  },
-  {
-    method: 'post',
-    route: '/api/admin/oauth-clients/:clientId/rotate-secret',
-    guard: { permission: 'oauth_clients:rotate_secret' },
-    status: 200,
-    prepare: withClient((id) => ({ path: `/api/admin/oauth-clients/${id}/rotate-secret` })),
-  },
-  {
-    method: 'delete',
-    route: '/api/admin/oauth-clients/:clientId',
-    guard: { permission: 'oauth_clients:delete' },
-    status: 200,
-    prepare: withClient((id) => ({ path: `/api/admin/oauth-clients/${id}` })),
-  },
-];
+/** Path parameters by name: a fresh row each call. */
+const PARAMS = ['userId', 'roleId', 'clientId'] as const;
 
 let t: TestApp;
+let routes: Array<DeclaredAppRoute & { guard: Guard; key: string; status: number }>;
 let plain: string;
-let admin: string;
-let manager: string;
 let superAdmin: string;
 /** Holds every catalogue permission through a custom role, but no admin-tier role. */
 let everyPermissionNoAdminRole: string;
+const byRole = new Map<string, string>();
 const holders = new Map<string, string>();
 
 beforeAll(async () => {
   t = await createTestApp();
+  routes = listDeclaredRoutes(t.app).flatMap((r) => {
+    const guard = guardOf(r.decl);
+    return guard ? [{ ...r, guard, key: `${r.method.toUpperCase()} ${r.path}`, status: r.decl.response?.status ?? 200 }] : [];
+  });
   plain = (await makeSignedInUser(t)).bearer;
-  admin = (await makeSignedInUser(t, ['admin'])).bearer;
-  manager = (await makeSignedInUser(t, ['manager'])).bearer;
-  superAdmin = (await makeSignedInUser(t, ['super_admin'])).bearer;
+  for (const role of ADMIN_TIER) byRole.set(role, (await makeSignedInUser(t, [role])).bearer);
+  superAdmin = byRole.get('super_admin')!;
   everyPermissionNoAdminRole = (await makeUserWithPermissions(t, [...CATALOGUE])).bearer;
 });
 afterAll(async () => {
@@ -225,87 +69,129 @@ async function holderOf(permission: string): Promise<string> {
   return holders.get(permission)!;
 }
 
-async function call(row: Row, bearer?: string) {
-  const { path, body } = await row.prepare(t);
-  let req = request(t.app)[row.method](path);
+/** The concrete path and body of one call, on fixtures of its own (a destructive success affects no other case). */
+async function prepare(route: DeclaredAppRoute): Promise<{ path: string; body?: Record<string, unknown> }> {
+  const fixtures: Fixtures = { role: () => makeRole(t), appRole: (application) => makeRole(t, { application }) };
+  const ids: Record<string, string> = {};
+  const names = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
+  if (names.includes('userId')) ids.userId = (await makeUser(t)).id;
+  if (names.includes('roleId')) ids.roleId = (await makeRole(t)).id;
+  if (names.includes('clientId')) ids.clientId = (await makeClient(t)).clientId;
+  // A role in the path of a user's route is one the user holds (removal).
+  if (ids.userId && ids.roleId) await t.db('user_roles').insert({ user_id: ids.userId, role_id: ids.roleId });
+  const path = route.path.replace(/:(\w+)/g, (_m, name: string) => ids[name] ?? `:${name}`);
+  const body = BODIES[`${route.method.toUpperCase()} ${route.path}`];
+  return { path, body: body ? await body(fixtures) : undefined };
+}
+
+async function call(route: DeclaredAppRoute, bearer?: string) {
+  const { path, body } = await prepare(route);
+  let req = request(t.app)[route.method](path);
   if (bearer) req = req.set('Authorization', bearer);
   return body ? req.send(body) : req;
 }
 
-function guardName(guard: Guard): string {
-  return typeof guard === 'string' ? `role ${guard}` : `permission ${guard.permission}`;
+/** Runs `check` on every route `which` selects and lists every route whose answer was not `expected`. */
+async function expectEvery(
+  which: (r: (typeof routes)[number]) => boolean,
+  who: (r: (typeof routes)[number]) => Promise<string | undefined> | string | undefined,
+  expected: (r: (typeof routes)[number]) => { status: number; error?: string },
+): Promise<number> {
+  const selected = routes.filter(which);
+  const wrong: string[] = [];
+  for (const route of selected) {
+    const res = await call(route, await who(route));
+    const want = expected(route);
+    if (res.status !== want.status || (want.error !== undefined && res.body.error !== want.error)) {
+      wrong.push(`${route.key}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)} (expected ${want.status})`);
+    }
+  }
+  expect(wrong).toEqual([]);
+  return selected.length;
 }
 
-test('the table covers all 31 endpoints of spec §4.4-4.6 once', () => {
-  const keys = ROWS.map((r) => `${r.method} ${r.route}`);
-  expect(new Set(keys).size).toBe(31);
+const isPermission = (r: { guard: Guard }) => 'permission' in r.guard;
+const isAdmin = (r: { guard: Guard }) => 'admin' in r.guard;
+const rolesOf = (r: { guard: Guard }) => ('roles' in r.guard ? r.guard.roles : []);
+const permissionOf = (r: { guard: Guard }) => ('permission' in r.guard ? r.guard.permission : '');
+const ok = (r: { status: number }) => ({ status: r.status });
+const refused = () => ({ status: 403, error: 'forbidden' });
+
+test('the app declares guarded routes of every kind, and each has its fixtures', () => {
+  expect(routes.filter(isPermission).length).toBeGreaterThan(0);
+  expect(routes.filter(isAdmin).length).toBeGreaterThan(0);
+  expect(routes.filter((r) => rolesOf(r).length > 0).length).toBeGreaterThan(0);
+  const missing = routes.flatMap((r) => [
+    ...[...r.path.matchAll(/:(\w+)/g)].map((m) => m[1]!).filter((p) => !PARAMS.some((known) => known === p)).map((p) => `${r.key}: no fixture for :${p}`),
+    ...(r.decl.body && !r.decl.bodyOptional && !BODIES[r.key] ? [`${r.key}: no request body in BODIES`] : []),
+  ]);
+  expect(missing).toEqual([]);
+  // Every fixture belongs to a guarded route (a renamed route must not leave a stale entry behind).
+  expect(Object.keys(BODIES).filter((key) => !routes.some((r) => r.key === key))).toEqual([]);
 });
 
-describe.each(ROWS)('$method $route', (row) => {
+describe('every guarded route', () => {
   test('no access token -> 401 unauthorized', async () => {
-    const res = await call(row);
-    expect(res.status).toBe(401);
-    expect(res.body.error).toBe('unauthorized');
+    await expectEvery(() => true, () => undefined, () => ({ status: 401, error: 'unauthorized' }));
   });
 
-  test('a garbage access token -> 401 unauthorized', async () => {
-    const res = await call(row, 'Bearer not-a-jwt');
-    expect(res.status).toBe(401);
+  test('a garbage access token -> 401', async () => {
+    await expectEvery(() => true, () => 'Bearer not-a-jwt', () => ({ status: 401 }));
   });
 
-  test(`signed in without ${guardName(row.guard)} -> 403 forbidden`, async () => {
-    const res = await call(row, plain);
-    expect(res.status).toBe(403);
-    expect(res.body.error).toBe('forbidden');
+  test('signed in without any right -> 403 forbidden', async () => {
+    await expectEvery(() => true, () => plain, refused);
+  });
+});
+
+describe('routes guarded by a permission', () => {
+  test('the holder of exactly that permission -> the declared success status', async () => {
+    await expectEvery(isPermission, (r) => holderOf(permissionOf(r)), ok);
   });
 
-  if (typeof row.guard === 'object') {
-    const { permission } = row.guard;
+  test('every other permission but not that one -> 403', async () => {
+    await expectEvery(
+      isPermission,
+      async (r) => (await makeUserWithPermissions(t, CATALOGUE.filter((p) => p !== permissionOf(r)))).bearer,
+      refused,
+    );
+  });
 
-    test(`holder of ${permission} (and nothing else) -> ${row.status}`, async () => {
-      const res = await call(row, await holderOf(permission));
-      expect(res.status).toBe(row.status);
-    });
+  test('the permission through an application-scoped role only -> 403 (only global roles govern this server)', async () => {
+    await expectEvery(isPermission, async (r) => (await makeUserWithPermissions(t, [permissionOf(r)], 'some-app')).bearer, refused);
+  });
 
-    test(`every other permission but not ${permission} -> 403`, async () => {
-      const { bearer } = await makeUserWithPermissions(t, CATALOGUE.filter((p) => p !== permission));
-      expect((await call(row, bearer)).status).toBe(403);
-    });
+  test('super_admin (holds every permission) -> the declared success status', async () => {
+    await expectEvery(isPermission, () => superAdmin, ok);
+  });
+});
 
-    test(`${permission} through an application-scoped role only -> 403 (only global roles govern this server)`, async () => {
-      const { bearer } = await makeUserWithPermissions(t, [permission], 'some-app');
-      expect((await call(row, bearer)).status).toBe(403);
-    });
+describe("routes guarded by the spec's permission admin (role admin or super_admin)", () => {
+  test('role admin and role super_admin -> the declared success status', async () => {
+    await expectEvery(isAdmin, () => byRole.get('admin'), ok);
+    await expectEvery(isAdmin, () => superAdmin, ok);
+  });
 
-    test(`super_admin (holds every permission) -> ${row.status}`, async () => {
-      expect((await call(row, superAdmin)).status).toBe(row.status);
-    });
-  }
+  test('role manager, or every catalogue permission without an admin role -> 403', async () => {
+    await expectEvery(isAdmin, () => byRole.get('manager'), refused);
+    await expectEvery(isAdmin, () => everyPermissionNoAdminRole, refused);
+  });
+});
 
-  if (row.guard === 'admin') {
-    test(`role admin -> ${row.status}`, async () => {
-      expect((await call(row, admin)).status).toBe(row.status);
-    });
-    test(`role super_admin -> ${row.status}`, async () => {
-      expect((await call(row, superAdmin)).status).toBe(row.status);
-    });
-    test('role manager -> 403', async () => {
-      expect((await call(row, manager)).status).toBe(403);
-    });
-    test('every catalogue permission without the admin role -> 403', async () => {
-      expect((await call(row, everyPermissionNoAdminRole)).status).toBe(403);
-    });
-  }
+describe('routes guarded by roles', () => {
+  test('each listed role -> the declared success status', async () => {
+    for (const role of ADMIN_TIER) {
+      await expectEvery((r) => rolesOf(r).includes(role), () => byRole.get(role), ok);
+    }
+  });
 
-  if (row.guard === 'super_admin') {
-    test(`role super_admin -> ${row.status}`, async () => {
-      expect((await call(row, superAdmin)).status).toBe(row.status);
-    });
-    test('role admin -> 403', async () => {
-      expect((await call(row, admin)).status).toBe(403);
-    });
-    test('every catalogue permission without the super_admin role -> 403', async () => {
-      expect((await call(row, everyPermissionNoAdminRole)).status).toBe(403);
-    });
-  }
+  test('an admin-tier role that is not listed -> 403', async () => {
+    for (const role of ADMIN_TIER) {
+      await expectEvery((r) => rolesOf(r).length > 0 && !rolesOf(r).includes(role), () => byRole.get(role), refused);
+    }
+  });
+
+  test('every catalogue permission without the role -> 403', async () => {
+    await expectEvery((r) => rolesOf(r).length > 0, () => everyPermissionNoAdminRole, refused);
+  });
 });
