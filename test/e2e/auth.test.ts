@@ -425,3 +425,21 @@ describe('GET /api/auth/verify-admin', () => {
     await request(t.app).get('/api/auth/verify-admin').expect(401);
   });
 });
+
+describe('first-party token responses are never cached (like the OAuth ones, RFC 6749 §5.1)', () => {
+  test('register, login and refresh-token answer Cache-Control: no-store and Pragma: no-cache, errors included', async () => {
+    const email = uniqueEmail('nostore');
+    const registered = await request(t.app)
+      .post('/api/auth/register')
+      .send({ email, password: DEFAULT_PASSWORD, first_name: 'No', last_name: 'Store' });
+    const login = await request(t.app).post('/api/auth/login').send({ email, password: DEFAULT_PASSWORD });
+    const refreshed = await request(t.app).post('/api/auth/refresh-token').send({ refreshToken: login.body.refreshToken });
+    const refused = await request(t.app).post('/api/auth/login').send({ email, password: 'wrong-password-1' });
+    expect([registered.status, login.status, refreshed.status, refused.status]).toEqual([201, 200, 200, 401]);
+    for (const res of [registered, login, refreshed, refused]) {
+      expect(res.headers['cache-control']).toBe('no-store');
+      expect(res.headers.pragma).toBe('no-cache');
+    }
+    expect(refreshed.body.accessToken).toEqual(expect.any(String));
+  });
+});
