@@ -1,6 +1,8 @@
 import type { Knex } from 'knex';
 import * as createSchema from './20261121000000_create_schema';
 import * as addSessionAuthContext from './20261122000000_add_session_auth_context';
+import * as createAuditEvents from './20261122130000_create_audit_events';
+import * as createSetupToken from './20261122130001_create_setup_token';
 
 /**
  * Migrations are listed here (in order) rather than discovered on disk, so that the same list runs under
@@ -9,6 +11,8 @@ import * as addSessionAuthContext from './20261122000000_add_session_auth_contex
 const MIGRATIONS: Array<[string, Knex.Migration]> = [
   ['20261121000000_create_schema', createSchema],
   ['20261122000000_add_session_auth_context', addSessionAuthContext],
+  ['20261122130000_create_audit_events', createAuditEvents],
+  ['20261122130001_create_setup_token', createSetupToken],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Knex.Migration]> = {

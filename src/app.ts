@@ -9,6 +9,7 @@ import { createErrorHandler, notFoundHandler } from './middleware/error-handler'
 import { createMetrics, createMetricsRouter } from './middleware/metrics';
 import { originCheck } from './middleware/origin-check';
 import { createRateLimit } from './middleware/rate-limit';
+import { requestContext } from './lib/request-context';
 import { mountRoutes } from './routes';
 import type { ServiceContext } from './services/context';
 
@@ -29,7 +30,7 @@ export function createApp(deps: AppDeps): Express {
   app.set('query parser', 'simple');
   if (config.trustProxy !== undefined) app.set('trust proxy', config.trustProxy);
 
-  const metrics = createMetrics();
+  const metrics = createMetrics(ctx.metrics);
   app.use(metrics.middleware);
   app.use('/metrics', createMetricsRouter(metrics, config.metricsToken));
 
@@ -87,6 +88,9 @@ export function createApp(deps: AppDeps): Express {
   app.use(cookieParser());
   app.use(express.json({ limit: '100kb' }));
   app.use(express.urlencoded({ extended: false, limit: '100kb' }));
+  // After the body parsers (their stream callbacks would lose it): security events learn the request id, IP,
+  // user agent and caller from here (lib/request-context.ts).
+  app.use(requestContext);
   const rateLimit = deps.rateLimit ?? createRateLimit(config);
   app.use('/api', rateLimit);
   app.use(originCheck(config));

@@ -4,10 +4,12 @@ import type { RequestHandler } from 'express';
 import { createApp } from './app';
 import { ConfigError, loadConfig } from './config';
 import { migrateLatest } from './db';
+import { acquireDataDirLock, DataDirLockedError, type DataDirLock } from './lib/data-dir-lock';
 import { createRateLimit, createRedisRateLimitStore } from './middleware/rate-limit';
-import { countSuperAdmins, ensureSuperAdmin } from './services/bootstrap.service';
+import { ensureSuperAdmin } from './services/bootstrap.service';
 import { closeServiceContext, createServiceContext } from './services/create-context';
 import { startPruneTimer } from './services/prune.service';
+import { ensureSetupLink } from './services/setup.service';
 
 /** The only file that listens or exits: loadConfig -> createDb -> migrate -> createApp -> listen. */
 async function main(): Promise<void> {
@@ -23,6 +25,19 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+  // The embedded database is one process's at a time (lib/data-dir-lock.ts); PostgreSQL needs no such lock.
+  let lock: DataDirLock | undefined;
+  if (!config.databaseUrl) {
+    try {
+      lock = acquireDataDirLock(config.dataDir, 'server');
+    } catch (err) {
+      if (!(err instanceof DataDirLockedError)) throw err;
+      process.stderr.write(
+        `Failed to start: ${err.message}. Stop it first, or set DATABASE_URL (PostgreSQL) to run several processes.\n`,
+      );
+      process.exit(1);
+    }
+  }
   const ctx = createServiceContext(config);
   const { logger } = ctx;
   const applied = await migrateLatest(ctx.db);
@@ -31,11 +46,11 @@ async function main(): Promise<void> {
   if (config.bootstrapAdminEmail && config.bootstrapAdminPassword) {
     const result = await ensureSuperAdmin(ctx, { email: config.bootstrapAdminEmail, password: config.bootstrapAdminPassword });
     logger.info({ email: config.bootstrapAdminEmail, created: result.created, promoted: result.promoted }, 'bootstrap super_admin');
-  } else if (!config.isProduction && (await countSuperAdmins(ctx)) === 0) {
-    logger.info(
-      'No super_admin yet. Create one with: npm run admin -- create-admin --email you@example.com --password <password> ' +
-        '(or set BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_PASSWORD)',
-    );
+  }
+  // First run: no super_admin yet. The one-time link is the way in (it dies once an admin exists).
+  const setupLink = await ensureSetupLink(ctx);
+  if (setupLink) {
+    logger.warn({ setupUrl: setupLink }, `No administrator yet: open ${setupLink} to create the first one (valid until an administrator exists)`);
   }
 
   let rateLimit: RequestHandler | undefined;
@@ -67,6 +82,7 @@ async function main(): Promise<void> {
     server.close(async () => {
       await closeRedis();
       await closeServiceContext(ctx);
+      lock?.release();
       logger.info('stopped');
       process.exit(0);
     });

@@ -4,6 +4,7 @@ import { PASSWORD_MAX_BYTES, PASSWORD_MIN_LENGTH } from '../lib/password';
 import { migrateLatest } from '../db';
 import { ensureSuperAdmin } from '../services/bootstrap.service';
 import { closeServiceContext, createServiceContext } from '../services/create-context';
+import { withDatabaseLock } from './embedded-lock';
 
 const USAGE = 'Usage: npm run admin -- create-admin --email <email> --password <password>';
 
@@ -25,14 +26,17 @@ async function main(): Promise<void> {
     throw new Error('--password must be 6 characters to 72 bytes');
   }
   const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
-  const ctx = createServiceContext(config);
-  try {
-    await migrateLatest(ctx.db);
-    const result = await ensureSuperAdmin(ctx, { email: values.email, password: values.password, resetPassword: true });
-    process.stdout.write(`${result.created ? 'Created' : 'Promoted'} super_admin ${values.email.trim().toLowerCase()} (${result.userId})\n`);
-  } finally {
-    await closeServiceContext(ctx);
-  }
+  const { email, password } = values;
+  await withDatabaseLock(config, async () => {
+    const ctx = createServiceContext(config);
+    try {
+      await migrateLatest(ctx.db);
+      const result = await ensureSuperAdmin(ctx, { email, password, resetPassword: true });
+      process.stdout.write(`${result.created ? 'Created' : 'Promoted'} super_admin ${email.trim().toLowerCase()} (${result.userId})\n`);
+    } finally {
+      await closeServiceContext(ctx);
+    }
+  });
 }
 
 main().catch((err) => {

@@ -1,16 +1,19 @@
 import { ConfigError, loadConfig } from '../config';
 import { createDb, migrateLatest } from '../db';
+import { withDatabaseLock } from './embedded-lock';
 
 /** `npm run migrate`: applies pending migrations to DATABASE_URL (or the embedded database) and exits. */
 async function main(): Promise<void> {
   const config = loadConfig();
-  const db = createDb(config);
-  try {
-    const applied = await migrateLatest(db);
-    process.stdout.write(applied.length ? `Applied: ${applied.join(', ')}\n` : 'Already up to date\n');
-  } finally {
-    await db.destroy();
-  }
+  await withDatabaseLock(config, async () => {
+    const db = createDb(config);
+    try {
+      const applied = await migrateLatest(db);
+      process.stdout.write(applied.length ? `Applied: ${applied.join(', ')}\n` : 'Already up to date\n');
+    } finally {
+      await db.destroy();
+    }
+  });
 }
 
 main().catch((err) => {

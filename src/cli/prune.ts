@@ -2,18 +2,21 @@ import { ConfigError, loadConfig } from '../config';
 import { migrateLatest } from '../db';
 import { closeServiceContext, createServiceContext } from '../services/create-context';
 import { pruneExpired } from '../services/prune.service';
+import { withDatabaseLock } from './embedded-lock';
 
 /** `npm run prune`: deletes expired and long-revoked rows once (the server also does it on a timer) and exits. */
 async function main(): Promise<void> {
   const config = loadConfig();
-  const ctx = createServiceContext(config);
-  try {
-    await migrateLatest(ctx.db);
-    const counts = await pruneExpired(ctx);
-    for (const [table, n] of Object.entries(counts)) process.stdout.write(`${table}: ${n}\n`);
-  } finally {
-    await closeServiceContext(ctx);
-  }
+  await withDatabaseLock(config, async () => {
+    const ctx = createServiceContext(config);
+    try {
+      await migrateLatest(ctx.db);
+      const counts = await pruneExpired(ctx);
+      for (const [table, n] of Object.entries(counts)) process.stdout.write(`${table}: ${n}\n`);
+    } finally {
+      await closeServiceContext(ctx);
+    }
+  });
 }
 
 main().catch((err) => {

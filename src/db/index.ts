@@ -58,3 +58,10 @@ export async function withTransaction<T>(db: Db, fn: (trx: Knex.Transaction) => 
 export async function pingDatabase(db: Db): Promise<void> {
   await db.raw('select 1');
 }
+
+/** Connections in use, idle, and acquisitions waiting, for the pool gauges (undefined before the pool exists). */
+export function poolStats(db: Db): { inUse: number; idle: number; waiting: number } | undefined {
+  const pool = db.client.pool as Partial<Record<'numUsed' | 'numFree' | 'numPendingAcquires', () => number>> | undefined;
+  if (!pool?.numUsed || !pool.numFree || !pool.numPendingAcquires) return undefined;
+  return { inUse: pool.numUsed(), idle: pool.numFree(), waiting: pool.numPendingAcquires() };
+}

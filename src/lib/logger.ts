@@ -21,6 +21,15 @@ const REDACT = [
   '*.login_token',
 ];
 
-export function createLogger(level: string): Logger {
-  return pino({ level, redact: { paths: REDACT, remove: true }, base: undefined });
+/**
+ * JSON lines, one per event (what log shippers read). With `pretty` and a terminal on stdout (`npm start` in
+ * development) the same lines are rendered readable by pino-pretty, loaded only then.
+ */
+export function createLogger(level: string, options: { pretty?: boolean } = {}): Logger {
+  const base = { level, redact: { paths: REDACT, remove: true }, base: undefined };
+  if (options.pretty && process.stdout.isTTY) {
+    const pretty = require('pino-pretty') as typeof import('pino-pretty');
+    return pino(base, pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', sync: true }));
+  }
+  return pino(base);
 }

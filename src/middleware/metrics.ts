@@ -1,7 +1,8 @@
 import type { Request, RequestHandler } from 'express';
 import { Router } from 'express';
-import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Histogram, type Registry } from 'prom-client';
 import { safeEqual } from '../lib/crypto';
+import type { OperatorMetrics } from '../lib/metrics';
 
 export interface Metrics {
   registry: Registry;
@@ -9,9 +10,9 @@ export interface Metrics {
   middleware: RequestHandler;
 }
 
-export function createMetrics(): Metrics {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+/** The request histogram, on the registry of the operator metrics (lib/metrics.ts), which also counts 429s. */
+export function createMetrics(operator: OperatorMetrics): Metrics {
+  const { registry } = operator;
   const duration = new Histogram({
     name: 'http_request_duration_seconds',
     help: 'HTTP request duration by method, route and status',
@@ -23,6 +24,7 @@ export function createMetrics(): Metrics {
     const end = duration.startTimer();
     res.on('finish', () => {
       end({ method: req.method, route: routeLabel(req), status: String(res.statusCode) });
+      if (res.statusCode === 429) operator.rateLimited.inc();
     });
     next();
   };

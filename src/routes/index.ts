@@ -1,6 +1,7 @@
 import type { Express } from 'express';
 import { createAdminRouter } from './admin/admin.router';
 import { createAccountRouter } from './auth/account.router';
+import { createActivityRouter, createAuditRouter } from './audit/audit.router';
 import { createAppsRouter } from './auth/apps.router';
 import { createAuthRouter } from './auth/auth.router';
 import { createDocsRouter } from './docs/docs.router';
@@ -8,6 +9,7 @@ import { createHealthRouter } from './health/health.router';
 import { createDiscoveryRouter, createOAuthRouter } from './oauth/oauth.router';
 import { createAccountPagesRouter } from './pages/account-pages.router';
 import { createOAuthPagesRouter } from './pages/oauth-pages.router';
+import { createSetupPagesRouter } from './pages/setup-pages.router';
 import { createRbacRouter } from './rbac/rbac.router';
 import type { RouteDeps } from './types';
 import { createUsersRouter } from './users/users.router';
@@ -22,9 +24,11 @@ export function mountRoutes(app: Express, deps: RouteDeps): void {
   app.use('/api/auth', createAuthRouter(deps));
   app.use('/api/auth', createAccountRouter(deps));
   app.use('/api/auth', createAppsRouter(deps));
+  app.use('/api/auth', createActivityRouter(deps));
   app.use('/api/oauth', createOAuthRouter(deps));
   app.use('/api/users', createUsersRouter(deps));
   app.use('/api/rbac', createRbacRouter(deps));
+  app.use('/api/admin', createAuditRouter(deps));
   app.use('/api/admin', createAdminRouter(deps));
   app.use('/api', createDocsRouter(deps));
 
@@ -33,4 +37,5 @@ export function mountRoutes(app: Express, deps: RouteDeps): void {
 
   app.use('/', createOAuthPagesRouter(deps));
   app.use('/', createAccountPagesRouter(deps));
+  app.use('/', createSetupPagesRouter(deps));
 }

@@ -22,7 +22,9 @@ export async function listOwnSessions(ctx: ServiceContext, principal: Principal)
 
 /** POST /api/auth/sessions/revoke-others (spec §3): every session but the current one. */
 export async function revokeOtherSessions(ctx: ServiceContext, principal: Principal): Promise<number> {
-  return revokeSessionsOfUser(ctx.db, principal.userId, ctx.clock.now(), { exceptSessionId: principal.sessionId });
+  const count = await revokeSessionsOfUser(ctx.db, principal.userId, ctx.clock.now(), { exceptSessionId: principal.sessionId });
+  ctx.events.emit({ type: 'auth.session.revoked', actorId: principal.userId, subjectId: principal.userId, detail: { others: true, count } });
+  return count;
 }
 
 /**
@@ -36,6 +38,7 @@ export async function revokeOwnSession(ctx: ServiceContext, principal: Principal
     throw notFound('Session');
   }
   if (!(await revokeSession(ctx.db, sessionId, now))) throw notFound('Session');
+  ctx.events.emit({ type: 'auth.session.revoked', actorId: principal.userId, subjectId: principal.userId, detail: { session_id: sessionId } });
   return { current: sessionId === principal.sessionId };
 }
 
@@ -70,4 +73,5 @@ export async function changePassword(
     await revokeSessionsOfUser(trx, user.id, changedAt, { exceptSessionId: principal.sessionId });
     await burnEmailTokensOfUser(trx, user.id, SET_PASSWORD_PURPOSES, changedAt);
   });
+  ctx.events.emit({ type: 'auth.password.changed', actorId: user.id, subjectId: user.id });
 }

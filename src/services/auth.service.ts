@@ -44,6 +44,7 @@ export async function register(
       const tokens = await startSession(ctx, trx, { user, meta });
       return { user, tokens };
     });
+    ctx.events.emit({ type: 'auth.register', actorId: result.user.id, subjectId: result.user.id, detail: { session_id: result.tokens.sessionId } });
     await sendVerificationEmail(ctx, result.user);
     return result;
   } catch (err) {
@@ -65,6 +66,7 @@ export async function login(
   const now = ctx.clock.now();
   const attempt = await countLoginAttempt(ctx.db, email, now, LOGIN_THROTTLE);
   if (!attempt.allowed) {
+    ctx.events.emit({ type: 'auth.login.throttled', actorId: null, detail: { email } });
     const retryAfter = Math.max(1, Math.ceil((attempt.lockedUntil.getTime() - now.getTime()) / 1000));
     throw new AppError('too_many_attempts', 'Too many failed sign-in attempts for this address, try again later', {
       headers: { 'Retry-After': String(retryAfter) },
@@ -73,6 +75,9 @@ export async function login(
   const user = await findUserByEmail(ctx.db, email);
   const passwordOk = await ctx.passwords.verify(input.password, user?.passwordHash);
   if (!user || !passwordOk || !user.isActive) {
+    const reason = !user ? 'unknown_email' : !passwordOk ? 'bad_password' : 'inactive';
+    ctx.events.emit({ type: 'auth.login.failed', actorId: null, subjectId: user?.id ?? null, detail: { email, reason } });
+    if (attempt.failures >= LOGIN_THROTTLE.threshold) ctx.events.emit({ type: 'auth.login.locked', actorId: null, subjectId: user?.id ?? null, detail: { email } });
     throw new AppError('invalid_credentials', 'Invalid email or password');
   }
   await clearLoginFailures(ctx.db, email);
@@ -80,6 +85,7 @@ export async function login(
     await touchUserLogin(trx, user.id, now);
     return startSession(ctx, trx, { user, meta });
   });
+  ctx.events.emit({ type: 'auth.login.succeeded', actorId: user.id, subjectId: user.id, detail: { session_id: tokens.sessionId } });
   return { user: { ...user, lastLoginAt: now }, tokens };
 }
 
@@ -93,6 +99,7 @@ export async function refresh(ctx: ServiceContext, refreshToken: string | undefi
 
 export async function logout(ctx: ServiceContext, sessionId: string): Promise<void> {
   await revokeSession(ctx.db, sessionId, ctx.clock.now());
+  ctx.events.emit({ type: 'auth.logout', detail: { session_id: sessionId } });
 }
 
 export async function updateProfile(

@@ -32,7 +32,7 @@ export async function ensureSuperAdmin(
     return { userId: existing.id, created: false, promoted: false };
   }
   const passwordHash = await ctx.passwords.hash(input.password);
-  return withTransaction(ctx.db, async (trx) => {
+  const result = await withTransaction(ctx.db, async (trx) => {
     let userId: string;
     if (existing) {
       userId = existing.id;
@@ -55,9 +55,15 @@ export async function ensureSuperAdmin(
     await grantSuperAdmin(trx, userId, now);
     return { userId, created: !existing, promoted: true };
   });
+  const via = input.resetPassword ? 'cli' : 'bootstrap';
+  if (result.created) ctx.events.emit({ type: 'user.created', actorId: null, subjectId: result.userId, detail: { via } });
+  else ctx.events.emit({ type: 'auth.password.reset', actorId: null, subjectId: result.userId, detail: { via } });
+  ctx.events.emit({ type: 'role.assigned', actorId: null, subjectId: result.userId, detail: { role: 'super_admin', via } });
+  return result;
 }
 
-async function grantSuperAdmin(db: DbOrTrx, userId: string, now: Date): Promise<void> {
+/** Assigns the seeded global super_admin role (idempotent); the caller's transaction when given one. */
+export async function grantSuperAdmin(db: DbOrTrx, userId: string, now: Date): Promise<void> {
   const role = await findRoleByName(db, 'super_admin', null);
   if (!role) throw new Error('the seeded super_admin role is missing: run the migrations');
   await assignRoleToUser(db, userId, role.id, now);

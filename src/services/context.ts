@@ -3,6 +3,7 @@ import type { Db } from '../db';
 import type { Clock } from '../lib/clock';
 import type { JwtService } from '../lib/jwt';
 import type { Logger } from '../lib/logger';
+import type { OperatorMetrics } from '../lib/metrics';
 import type { PasswordHasher } from '../lib/password';
 import type { Sealer } from '../lib/sealed';
 import type { EventSink } from './events';
@@ -19,6 +20,8 @@ export interface ServiceContext {
   mailer: Mailer;
   /** Security events: log, audit trail, metrics (services/events.ts). */
   events: EventSink;
+  /** The Prometheus registry and operator counters GET /metrics serves (lib/metrics.ts). */
+  metrics: OperatorMetrics;
   /** AES-GCM for secrets at rest (lib/sealed.ts). */
   sealer: Sealer;
 }

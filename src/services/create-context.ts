@@ -1,12 +1,14 @@
 import type { Config } from '../config';
-import { createDb, type Db } from '../db';
+import { createDb, poolStats, type Db } from '../db';
 import { systemClock, type Clock } from '../lib/clock';
 import { JwtService } from '../lib/jwt';
 import { createLogger, type Logger } from '../lib/logger';
+import { createOperatorMetrics } from '../lib/metrics';
 import { createPasswordHasher, type PasswordHasher } from '../lib/password';
 import { createSealer } from '../lib/sealed';
 import type { ServiceContext } from './context';
-import { createLogEventSink, type EventSink } from './events';
+import { createAuditEventSink, createMetricsEventSink } from './event-sinks';
+import { createEventBus, createLogEventSink, type EventSink } from './events';
 import { createMailer, type Mailer } from './mailer.service';
 
 /** Builds the process-wide dependencies from config; tests override any of them. */
@@ -14,12 +16,20 @@ export function createServiceContext(
   config: Readonly<Config>,
   overrides: Partial<{ db: Db; clock: Clock; logger: Logger; passwords: PasswordHasher; mailer: Mailer; events: EventSink }> = {},
 ): ServiceContext {
-  const logger = overrides.logger ?? createLogger(config.logLevel);
+  const logger = overrides.logger ?? createLogger(config.logLevel, { pretty: !config.isProduction && config.nodeEnv !== 'test' });
+  const db = overrides.db ?? createDb(config, { logger });
+  const clock = overrides.clock ?? systemClock;
+  const metrics = createOperatorMetrics({ poolStats: () => poolStats(db) });
+  // Log line, audit trail and metrics: every security event goes to all three (services/events.ts).
+  const events =
+    overrides.events ??
+    createEventBus([createLogEventSink(logger), createAuditEventSink(db, clock, logger), createMetricsEventSink(metrics)]);
   return {
     config,
     logger,
-    db: overrides.db ?? createDb(config, { logger }),
-    clock: overrides.clock ?? systemClock,
+    db,
+    clock,
+    metrics,
     jwt: new JwtService({
       accessSecret: config.jwtAccessSecret,
       refreshSecret: config.jwtRefreshSecret,
@@ -29,15 +39,16 @@ export function createServiceContext(
       refreshTtlSeconds: config.refreshTokenTtlSeconds,
     }),
     passwords: overrides.passwords ?? createPasswordHasher(config.bcryptRounds),
-    mailer: overrides.mailer ?? createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, logger }),
-    events: overrides.events ?? createLogEventSink(logger),
+    mailer: overrides.mailer ?? createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, logger, events }),
+    events,
     sealer: createSealer(config.keysSecret),
   };
 }
 
-/** Releases what the context holds: mail queue, worker threads, database pool. */
+/** Releases what the context holds: mail queue, audit writes, worker threads, database pool. */
 export async function closeServiceContext(ctx: ServiceContext): Promise<void> {
   await ctx.mailer.close();
+  await ctx.events.idle?.();
   await ctx.passwords.close();
   await ctx.db.destroy();
 }

@@ -130,15 +130,17 @@ export async function setPasswordWithLink(ctx: ServiceContext, token: string, pa
   if (!live || !SET_PASSWORD_PURPOSES.includes(live.purpose)) throw invalidLink();
   const passwordHash = await ctx.passwords.hash(password);
   const now = ctx.clock.now();
-  return withTransaction(ctx.db, async (trx) => {
-    const link = await consumeEmailToken(trx, tokenHash, SET_PASSWORD_PURPOSES, now);
-    if (!link) throw invalidLink();
-    await updateUser(trx, link.userId, { passwordHash, emailVerified: true }, now);
-    await burnEmailTokensOfUser(trx, link.userId, ['verify_email', 'set_password'], now);
-    await revokeSessionsOfUser(trx, link.userId, now);
-    await clearLoginFailures(trx, link.email);
-    return { email: link.email };
+  const link = await withTransaction(ctx.db, async (trx) => {
+    const consumed = await consumeEmailToken(trx, tokenHash, SET_PASSWORD_PURPOSES, now);
+    if (!consumed) throw invalidLink();
+    await updateUser(trx, consumed.userId, { passwordHash, emailVerified: true }, now);
+    await burnEmailTokensOfUser(trx, consumed.userId, ['verify_email', 'set_password'], now);
+    await revokeSessionsOfUser(trx, consumed.userId, now);
+    await clearLoginFailures(trx, consumed.email);
+    return consumed;
   });
+  ctx.events.emit({ type: 'auth.password.reset', actorId: link.userId, subjectId: link.userId, detail: { link: link.purpose } });
+  return { email: link.email };
 }
 
 /**
@@ -148,13 +150,15 @@ export async function setPasswordWithLink(ctx: ServiceContext, token: string, pa
 export async function confirmEmailWithLink(ctx: ServiceContext, token: string): Promise<{ email: string }> {
   if (!TOKEN_SHAPE.test(token)) throw invalidLink();
   const now = ctx.clock.now();
-  return withTransaction(ctx.db, async (trx) => {
-    const link = await consumeEmailToken(trx, sha256Hex(token), ['verify_email'], now);
-    if (!link) throw invalidLink();
-    await updateUser(trx, link.userId, { emailVerified: true }, now);
-    await burnEmailTokensOfUser(trx, link.userId, ['verify_email'], now);
-    return { email: link.email };
+  const link = await withTransaction(ctx.db, async (trx) => {
+    const consumed = await consumeEmailToken(trx, sha256Hex(token), ['verify_email'], now);
+    if (!consumed) throw invalidLink();
+    await updateUser(trx, consumed.userId, { emailVerified: true }, now);
+    await burnEmailTokensOfUser(trx, consumed.userId, ['verify_email'], now);
+    return consumed;
   });
+  ctx.events.emit({ type: 'auth.email.verified', actorId: link.userId, subjectId: link.userId });
+  return { email: link.email };
 }
 
 function queueVerificationMail(ctx: ServiceContext, user: LinkUser, token: string): void {

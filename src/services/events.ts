@@ -1,4 +1,5 @@
 import type { Logger } from '../lib/logger';
+import { currentRequestOrigin } from '../lib/request-context';
 
 /**
  * The one seam through which services say what happened (ARCHITECTURE "Audit trail and metrics"): a service
@@ -10,6 +11,7 @@ export const SECURITY_EVENT_TYPES = [
   'auth.login.failed',
   'auth.login.throttled',
   'auth.login.mfa_required',
+  'auth.login.locked',
   'auth.logout',
   'auth.register',
   'auth.refresh.reuse_detected',
@@ -57,6 +59,8 @@ export interface SecurityEvent {
 export interface EventSink {
   /** Never throws and never blocks the caller; sinks that write do it in the background. */
   emit(event: SecurityEvent): void;
+  /** Resolves when everything emitted so far is written (reads of the audit trail, tests, shutdown). */
+  idle?(): Promise<void>;
 }
 
 /** Fans one event out to several sinks. */
@@ -65,6 +69,40 @@ export function combineSinks(...sinks: EventSink[]): EventSink {
     emit(event) {
       for (const sink of sinks) sink.emit(event);
     },
+    async idle() {
+      await Promise.all(sinks.map((sink) => sink.idle?.()));
+    },
+  };
+}
+
+/** Keys a `detail` must never carry; dropped (with a warning in development) rather than stored or logged. */
+const SECRET_KEY = /password|secret|token|hash|verifier|^code$|otp|cookie|authorization/i;
+
+/**
+ * The seam services emit through: fills in what the service did not say from the request being served (request
+ * id, IP, user agent, and the authenticated caller as actor and client), drops secret-looking `detail` keys,
+ * and fans the event out to the sinks. An explicit null (e.g. `actorId: null` for an anonymous sign-in) is kept.
+ */
+export function createEventBus(sinks: EventSink[]): EventSink {
+  const fanOut = combineSinks(...sinks);
+  return {
+    emit(event) {
+      const origin = currentRequestOrigin();
+      let detail = event.detail;
+      if (detail && Object.keys(detail).some((key) => SECRET_KEY.test(key))) {
+        detail = Object.fromEntries(Object.entries(detail).filter(([key]) => !SECRET_KEY.test(key)));
+      }
+      fanOut.emit({
+        ...event,
+        actorId: event.actorId !== undefined ? event.actorId : (origin?.userId ?? null),
+        clientId: event.clientId !== undefined ? event.clientId : (origin?.clientId ?? null),
+        ip: event.ip ?? origin?.ip ?? null,
+        userAgent: event.userAgent ?? origin?.userAgent ?? null,
+        requestId: event.requestId ?? origin?.requestId ?? null,
+        detail: detail ?? {},
+      });
+    },
+    idle: () => fanOut.idle!(),
   };
 }
 

@@ -1,5 +1,6 @@
 import nodemailer from 'nodemailer';
 import type { Logger } from '../lib/logger';
+import type { EventSink } from './events';
 
 export interface MailMessage {
   to: string;
@@ -23,8 +24,8 @@ const SMTP_TIMEOUTS_MS = { connectionTimeout: 10_000, greetingTimeout: 10_000, s
  * nodemailer over SMTP_URL; without it (development only, enforced by config) each mail is written to the log
  * so that a developer can follow its link.
  */
-export function createMailer(options: { smtpUrl?: string; from: string; logger: Logger }): Mailer {
-  const { smtpUrl, from, logger } = options;
+export function createMailer(options: { smtpUrl?: string; from: string; logger: Logger; events?: EventSink }): Mailer {
+  const { smtpUrl, from, logger, events } = options;
   const transport = smtpUrl ? nodemailer.createTransport({ url: smtpUrl, ...SMTP_TIMEOUTS_MS }) : undefined;
   const pending = new Set<Promise<void>>();
 
@@ -38,6 +39,7 @@ export function createMailer(options: { smtpUrl?: string; from: string; logger: 
     } catch (err) {
       // The body carries link tokens and SMTP_URL may carry credentials: log neither, only what went wrong.
       logger.error({ err: describeMailError(err, smtpUrl), subject: message.subject, toDomain: domainOf(message.to) }, 'mail delivery failed');
+      events?.emit({ type: 'mail.send_failed', detail: { subject: message.subject, to_domain: domainOf(message.to) } });
     }
   };
 

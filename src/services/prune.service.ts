@@ -1,5 +1,6 @@
 import { deleteExpiredBatch, PRUNE_TABLES, type PruneTable } from '../db/repositories/prune.repo';
 import { addSeconds } from '../lib/clock';
+import { pruneAuditEvents } from './audit.service';
 import type { ServiceContext } from './context';
 
 /** Rows per DELETE: small enough to hold locks only briefly. */
@@ -13,12 +14,13 @@ const FIRST_RUN_DELAY_MS = 60 * 1000;
 
 /**
  * Deletes expired and long-revoked rows of every table with an expiry (CONTRACT §3), each in batches of
- * PRUNE_BATCH_SIZE until a batch comes back short. Returns the number of rows deleted per table.
+ * PRUNE_BATCH_SIZE until a batch comes back short, and audit events past AUDIT_RETENTION_DAYS. Returns the number
+ * of rows deleted per table.
  */
 export async function pruneExpired(
   ctx: ServiceContext,
   options: { batchSize?: number } = {},
-): Promise<Record<PruneTable, number>> {
+): Promise<Record<PruneTable | 'audit_events', number>> {
   const batchSize = options.batchSize ?? PRUNE_BATCH_SIZE;
   const now = ctx.clock.now();
   const cutoffs = {
@@ -26,7 +28,7 @@ export async function pruneExpired(
     revokedBefore: addSeconds(now, -REVOKED_SESSION_RETENTION_SECONDS),
     idleBefore: addSeconds(now, -LOGIN_FAILURE_IDLE_SECONDS),
   };
-  const counts = {} as Record<PruneTable, number>;
+  const counts = {} as Record<PruneTable | 'audit_events', number>;
   for (const table of PRUNE_TABLES) {
     let total = 0;
     let deleted: number;
@@ -36,6 +38,7 @@ export async function pruneExpired(
     } while (deleted >= batchSize);
     counts[table] = total;
   }
+  counts.audit_events = await pruneAuditEvents(ctx, batchSize);
   return counts;
 }
 

@@ -157,8 +157,9 @@ export async function createRole(
   const permissions = [...new Set(input.permissions ?? [])];
   await assertKnownPermissions(ctx.db, permissions);
   const id = randomUUID();
+  let role: RoleRow;
   try {
-    return await withTransaction(ctx.db, async (trx) => {
+    role = await withTransaction(ctx.db, async (trx) => {
       await insertRole(trx, {
         id,
         name: input.name,
@@ -172,6 +173,8 @@ export async function createRole(
   } catch (err) {
     throw mapDbError(err, ROLE_NAME_TAKEN);
   }
+  ctx.events.emit({ type: 'role.created', subjectId: role.id, detail: { name: role.name, application: role.application, permissions } });
+  return role;
 }
 
 /**
@@ -185,8 +188,9 @@ export async function updateRole(
 ): Promise<RoleRow> {
   const permissions = patch.permissions ? [...new Set(patch.permissions)] : undefined;
   if (permissions) await assertKnownPermissions(ctx.db, permissions);
+  let updated: RoleRow;
   try {
-    return await withTransaction(ctx.db, async (trx) => {
+    updated = await withTransaction(ctx.db, async (trx) => {
       const role = await roleOr404(trx, roleId);
       if (isBuiltIn(role) && patch.name !== undefined && patch.name !== role.name) {
         throw conflict(`The built-in role ${role.name} cannot be renamed`);
@@ -204,6 +208,9 @@ export async function updateRole(
   } catch (err) {
     throw mapDbError(err, ROLE_NAME_TAKEN);
   }
+  const fields = Object.keys(patch).filter((k) => patch[k as keyof typeof patch] !== undefined);
+  ctx.events.emit({ type: 'role.changed', subjectId: roleId, detail: { name: updated.name, fields, ...(permissions ? { permissions } : {}) } });
+  return updated;
 }
 
 /**
@@ -245,18 +252,22 @@ export async function assignUserRole(
   userId: string,
   ref: RoleRef,
 ): Promise<{ assigned: boolean; roles: RoleRow[] }> {
-  return withTransaction(ctx.db, async (trx) => {
+  const result = await withTransaction(ctx.db, async (trx) => {
     await userOr404(trx, userId);
     const role = await resolveRoleRef(trx, ref);
     assertGrantable(actor, role);
     assertMayManageUser(actor, await loadUserAccess(trx, userId));
     const assigned = await assignRoleToUser(trx, userId, role.id, ctx.clock.now());
-    return { assigned, roles: await listRolesOfUser(trx, userId) };
+    return { assigned, role, roles: await listRolesOfUser(trx, userId) };
   });
+  if (result.assigned) {
+    ctx.events.emit({ type: 'role.assigned', actorId: actor.userId, subjectId: userId, detail: { role_id: result.role.id, role: result.role.name, application: result.role.application } });
+  }
+  return { assigned: result.assigned, roles: result.roles };
 }
 
 export async function removeUserRole(ctx: ServiceContext, actor: Actor, userId: string, roleId: string): Promise<void> {
-  await withTransaction(ctx.db, async (trx) => {
+  const role = await withTransaction(ctx.db, async (trx) => {
     const user = await userOr404(trx, userId);
     const role = await roleOr404(trx, roleId);
     assertMayManageUser(actor, await loadUserAccess(trx, userId));
@@ -266,7 +277,9 @@ export async function removeUserRole(ctx: ServiceContext, actor: Actor, userId: 
     }
     const removed = await removeRoleFromUser(trx, userId, roleId);
     if (!removed) throw notFound('Role assignment');
+    return role;
   });
+  ctx.events.emit({ type: 'role.removed', actorId: actor.userId, subjectId: userId, detail: { role_id: role.id, role: role.name, application: role.application } });
 }
 
 /** Resolved roles and permissions of any user (only active global roles grant server permissions). */

@@ -133,8 +133,12 @@ export async function rotateRefreshToken(
       },
     };
   });
+  const clientOfToken = payload.client_id ?? null;
   if (!result.ok && result.reason === 'reused') {
     ctx.logger.warn({ sessionId: payload.sid, userId: payload.userId }, 'refresh token reuse: session revoked');
+    ctx.events.emit({ type: 'auth.refresh.reuse_detected', actorId: null, subjectId: payload.userId, clientId: clientOfToken, detail: { session_id: payload.sid } });
+  } else if (result.ok) {
+    ctx.events.emit({ type: 'oauth.token.issued', actorId: payload.userId, subjectId: payload.userId, clientId: clientOfToken, detail: { grant_type: 'refresh_token' } });
   }
   return result;
 }

@@ -87,6 +87,7 @@ export async function inviteUser(
   } catch (err) {
     throw mapDbError(err, EMAIL_TAKEN);
   }
+  ctx.events.emit({ type: 'user.created', actorId: actor.userId, subjectId: user.id, detail: { invited: true, role_ids: roleIds } });
   // After the commit: the link token is written outside the transaction (the embedded database has one connection).
   await sendSetPasswordEmail(ctx, user, 'invite');
   return getUserDetail(ctx, user.id);
@@ -156,8 +157,11 @@ export async function updateUser(
   }
   if (deactivate) ctx.events.emit({ type: 'user.deactivated', actorId: actor.userId, subjectId: userId });
   if (reactivated) ctx.events.emit({ type: 'user.activated', actorId: actor.userId, subjectId: userId });
+  const fields = Object.keys(patch).filter((k) => patch[k as keyof typeof patch] !== undefined);
+  ctx.events.emit({ type: 'user.changed', actorId: actor.userId, subjectId: userId, detail: { fields } });
   return getUserDetail(ctx, userId);
 }
+
 
 /** Deactivates, never deletes (spec §3): the row stays, every session is revoked. */
 export async function deactivateUser(ctx: ServiceContext, actor: Actor, userId: string): Promise<UserDetail> {

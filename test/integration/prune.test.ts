@@ -116,6 +116,7 @@ describe('pruneExpired', () => {
       email_tokens: 1,
       login_tokens: 1,
       login_failures: 1,
+      audit_events: 0,
     });
 
     expect(await ids('sessions', 'id')).toEqual([live, recentlyRevoked].sort());
@@ -191,4 +192,23 @@ describe('npm run prune (src/cli/prune.ts)', () => {
     expect(stdout).toMatch(/^sessions: \d+$/m);
     expect(await t.db('login_tokens').where({ token_hash: expired }).first()).toBeUndefined();
   }, 90_000);
+});
+
+describe('audit retention (AUDIT_RETENTION_DAYS, default 180)', () => {
+  test('events older than the retention go, batch by batch; the rest stay; nothing else may delete them', async () => {
+    const now = t.clock.now();
+    const row = (daysAgo: number, i: number) => ({ type: 'auth.login.failed', occurred_at: addSeconds(now, -daysAgo * DAY), detail: JSON.stringify({ i }) });
+    await t.db('audit_events').insert([
+      ...Array.from({ length: 23 }, (_, i) => row(181 + i, i)),
+      row(179, 100),
+      row(1, 101),
+    ]);
+    expect(t.config.auditRetentionDays).toBe(180);
+    const counts = await pruneExpired(t.ctx, { batchSize: 10 });
+    expect(counts.audit_events).toBe(23);
+    const left = (await t.db('audit_events').where({ type: 'auth.login.failed' }).select('detail')) as Array<{ detail: { i: number } }>;
+    expect(left.map((r) => r.detail.i).sort()).toEqual([100, 101]);
+    // Outside the pruning transaction the trigger refuses the same DELETE.
+    await expect(t.db('audit_events').where('occurred_at', '<', now).delete()).rejects.toThrow(/append-only/);
+  });
 });

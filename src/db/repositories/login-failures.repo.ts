@@ -11,14 +11,15 @@ export interface LoginThrottlePolicy {
  * Counts a login attempt for an address in one atomic statement, before the password is compared: parallel
  * guesses are serialised on the row, so none slips past the limit. The attempt that reaches the threshold
  * sets the lock (1 min, doubling per further failure up to the maximum); a success clears the row.
- * Returns `{ allowed: false, lockedUntil }` when the address is locked now.
+ * Returns `{ allowed: false, lockedUntil }` when the address is locked now, else the failures counted so far
+ * (this attempt included: `failures >= threshold` means a failure now locks the address).
  */
 export async function countLoginAttempt(
   db: DbOrTrx,
   email: string,
   now: Date,
   policy: LoginThrottlePolicy,
-): Promise<{ allowed: true } | { allowed: false; lockedUntil: Date }> {
+): Promise<{ allowed: true; failures: number } | { allowed: false; lockedUntil: Date }> {
   const result = await db.raw(
     `insert into login_failures (email, failures, updated_at) values (?, 1, ?)
      on conflict (email) do update set
@@ -31,7 +32,7 @@ export async function countLoginAttempt(
      returning failures`,
     [email, now, policy.threshold, now, policy.maxLockSeconds, policy.baseLockSeconds, policy.threshold, now],
   );
-  if (result.rows.length === 1) return { allowed: true };
+  if (result.rows.length === 1) return { allowed: true, failures: Number(result.rows[0].failures) };
   const row = await db('login_failures').where({ email }).first('locked_until');
   return { allowed: false, lockedUntil: row?.locked_until ? new Date(row.locked_until) : now };
 }

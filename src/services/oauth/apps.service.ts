@@ -22,4 +22,5 @@ export async function disconnectApp(ctx: ServiceContext, userId: string, clientI
     await revokeSessionsOfUser(trx, userId, now, { clientId });
     await burnUnusedCodesOf(trx, userId, clientId, now);
   });
+  ctx.events.emit({ type: 'oauth.grant.dropped', actorId: userId, subjectId: userId, clientId });
 }

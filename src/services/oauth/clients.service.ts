@@ -31,6 +31,7 @@ export async function createClient(ctx: ServiceContext, input: ClientInput): Pro
     isActive: input.isActive ?? true,
     now: ctx.clock.now(),
   });
+  ctx.events.emit({ type: 'oauth.client.created', subjectId: client.clientId, clientId: client.clientId, detail: { name: client.name } });
   return { client, clientSecret: secret };
 }
 
@@ -47,12 +48,16 @@ export async function getClient(ctx: ServiceContext, clientId: string): Promise<
 /** `isActive: false` deactivates: the client's sessions are revoked with it (CONTRACT §6). */
 export async function updateClient(ctx: ServiceContext, clientId: string, patch: Partial<ClientInput>): Promise<OAuthClientRow> {
   const now = ctx.clock.now();
-  return withTransaction(ctx.db, async (trx) => {
-    const client = await updateClientRow(trx, clientId, patch, now);
-    if (!client) throw notFound('OAuth client');
+  const client = await withTransaction(ctx.db, async (trx) => {
+    const updated = await updateClientRow(trx, clientId, patch, now);
+    if (!updated) throw notFound('OAuth client');
     if (patch.isActive === false) await revokeSessionsOfClient(trx, clientId, now);
-    return client;
+    return updated;
   });
+  const fields = Object.keys(patch).filter((k) => patch[k as keyof typeof patch] !== undefined);
+  ctx.events.emit({ type: 'oauth.client.changed', subjectId: clientId, clientId, detail: { fields } });
+  if (patch.isActive === false) ctx.events.emit({ type: 'oauth.client.deactivated', subjectId: clientId, clientId });
+  return client;
 }
 
 /** The old secret stops working at once: its hash is overwritten in the same statement (spec §5.11). */
@@ -60,6 +65,7 @@ export async function rotateClientSecret(ctx: ServiceContext, clientId: string):
   const { secret, secretHash } = generateClientSecret();
   const client = await updateClientRow(ctx.db, clientId, { secretHash }, ctx.clock.now());
   if (!client) throw notFound('OAuth client');
+  ctx.events.emit({ type: 'oauth.client.secret_rotated', subjectId: clientId, clientId });
   return { clientId: client.clientId, clientSecret: secret };
 }
 

@@ -35,7 +35,7 @@ function presentTokens(ctx: ServiceContext, tokens: IssuedTokens, scope: string)
   };
 }
 
-type Exchange = { ok: true; tokens: IssuedTokens; scope: string } | { ok: false; description: string };
+type Exchange = { ok: true; tokens: IssuedTokens; scope: string; userId: string } | { ok: false; description: string };
 
 const INVALID_CODE = 'Authorization code is invalid, expired or already used';
 
@@ -60,6 +60,7 @@ export async function exchangeAuthorizationCode(
       if (previous?.usedAt && previous.clientId === client.clientId && previous.sessionId) {
         await revokeSession(trx, previous.sessionId, now);
         ctx.logger.warn({ clientId: client.clientId, sessionId: previous.sessionId }, 'authorization code replay: session revoked');
+        ctx.events.emit({ type: 'oauth.code.replayed', actorId: null, subjectId: previous.userId, clientId: client.clientId, detail: { session_id: previous.sessionId } });
       }
       return { ok: false, description: INVALID_CODE };
     }
@@ -70,9 +71,16 @@ export async function exchangeAuthorizationCode(
     const tokens = await startSession(ctx, trx, { user, client: { clientId: client.clientId, scope: code.scope }, meta });
     await setAuthorizationCodeSession(trx, codeHash, tokens.sessionId);
     await touchGrant(trx, user.id, client.clientId, now);
-    return { ok: true, tokens, scope: code.scope };
+    return { ok: true, tokens, scope: code.scope, userId: user.id };
   });
   if (!result.ok) throw new OAuthError('invalid_grant', result.description);
+  ctx.events.emit({
+    type: 'oauth.token.issued',
+    actorId: result.userId,
+    subjectId: result.userId,
+    clientId: client.clientId,
+    detail: { grant_type: 'authorization_code', session_id: result.tokens.sessionId, scope: result.scope },
+  });
   return presentTokens(ctx, result.tokens, result.scope);
 }
 

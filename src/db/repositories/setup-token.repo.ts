@@ -1,0 +1,20 @@
+import type { DbOrTrx } from '..';
+
+/** Stores the sealed setup token unless one is already there; returns the stored one (this or an earlier). */
+export async function ensureSetupToken(db: DbOrTrx, tokenSealed: string, now: Date): Promise<string> {
+  await db('setup_token').insert({ id: 1, token_sealed: tokenSealed, created_at: now }).onConflict('id').ignore();
+  const row = (await db('setup_token').where({ id: 1 }).first('token_sealed')) as { token_sealed: string } | undefined;
+  return row?.token_sealed ?? tokenSealed;
+}
+
+/** The sealed token, read with a row lock when `forUpdate` (the /setup transaction). */
+export async function findSetupToken(db: DbOrTrx, options: { forUpdate?: boolean } = {}): Promise<string | undefined> {
+  const q = db('setup_token').where({ id: 1 }).first('token_sealed');
+  if (options.forUpdate) q.forUpdate();
+  const row = (await q) as { token_sealed: string } | undefined;
+  return row?.token_sealed;
+}
+
+export async function deleteSetupToken(db: DbOrTrx): Promise<void> {
+  await db('setup_token').where({ id: 1 }).delete();
+}

@@ -1,0 +1,94 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+
+/**
+ * The operator metrics (docs/operations.md "Metrics" lists every name), on the registry that GET /metrics serves.
+ * Counters are fed by the metrics sink of the security events (services/event-sinks.ts); the pool gauges are read
+ * at scrape time. Default process metrics include `nodejs_eventloop_lag_seconds`.
+ */
+export interface OperatorMetrics {
+  registry: Registry;
+  signIns: Counter<'outcome'>;
+  lockouts: Counter;
+  rateLimited: Counter;
+  tokensIssued: Counter<'grant_type'>;
+  refreshReuse: Counter;
+  codeReplays: Counter;
+  mailFailures: Counter;
+  securityEvents: Counter<'type'>;
+}
+
+export const SIGN_IN_OUTCOMES = ['success', 'bad_password', 'throttled', 'mfa_required'] as const;
+export const GRANT_TYPES = ['password', 'registration', 'authorization_code', 'refresh_token'] as const;
+
+export interface PoolStats {
+  inUse: number;
+  idle: number;
+  waiting: number;
+}
+
+export function createOperatorMetrics(options: { poolStats?: () => PoolStats | undefined } = {}): OperatorMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+
+  const signIns = new Counter({
+    name: 'sso_sign_ins_total',
+    help: 'Password sign-in attempts by outcome (success, bad_password, throttled, mfa_required)',
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+  for (const outcome of SIGN_IN_OUTCOMES) signIns.inc({ outcome }, 0);
+  const tokensIssued = new Counter({
+    name: 'sso_tokens_issued_total',
+    help: 'Token pairs issued, by grant type (password and registration are the first-party sign-ins)',
+    labelNames: ['grant_type'] as const,
+    registers,
+  });
+  for (const grant_type of GRANT_TYPES) tokensIssued.inc({ grant_type }, 0);
+
+  const pool = (pick: (s: PoolStats) => number) =>
+    function collect(this: Gauge) {
+      const stats = options.poolStats?.();
+      if (stats) this.set(pick(stats));
+    };
+  new Gauge({ name: 'sso_db_pool_in_use', help: 'Database connections checked out of the pool', registers, collect: pool((s) => s.inUse) });
+  new Gauge({ name: 'sso_db_pool_idle', help: 'Idle database connections in the pool', registers, collect: pool((s) => s.idle) });
+  new Gauge({ name: 'sso_db_pool_waiting', help: 'Queries waiting for a database connection', registers, collect: pool((s) => s.waiting) });
+
+  const build = new Gauge({
+    name: 'sso_build_info',
+    help: 'Always 1; the labels say which build runs',
+    labelNames: ['version', 'node_version'] as const,
+    registers,
+  });
+  build.set({ version: packageVersion(), node_version: process.version }, 1);
+
+  return {
+    registry,
+    signIns,
+    tokensIssued,
+    lockouts: new Counter({ name: 'sso_login_lockouts_total', help: 'Addresses locked after repeated failed sign-ins', registers }),
+    rateLimited: new Counter({ name: 'sso_rate_limited_total', help: 'Requests answered 429 (per-IP limit or locked address)', registers }),
+    refreshReuse: new Counter({ name: 'sso_refresh_token_reuse_total', help: 'Refresh tokens presented again after rotation (session revoked)', registers }),
+    codeReplays: new Counter({ name: 'sso_authorization_code_replays_total', help: 'Authorization codes presented again (tokens revoked)', registers }),
+    mailFailures: new Counter({ name: 'sso_email_send_failures_total', help: 'Mails the SMTP server did not accept', registers }),
+    securityEvents: new Counter({ name: 'sso_security_events_total', help: 'Security events by type', labelNames: ['type'] as const, registers }),
+  };
+}
+
+let version: string | undefined;
+/** The version of package.json, found upward from this file (src/lib under tsx, dist/src/lib when compiled). */
+function packageVersion(): string {
+  if (version) return version;
+  for (let dir = __dirname, i = 0; i < 5; i++, dir = path.dirname(dir)) {
+    try {
+      const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'service-sso' && pkg.version) return (version = pkg.version);
+    } catch {
+      // not here: one level up
+    }
+  }
+  return (version = 'unknown');
+}

@@ -1,0 +1,34 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Request, RequestHandler } from 'express';
+
+/**
+ * The request being served, available to code that runs on its behalf (services emitting security events) without
+ * threading it through every signature. Mounted after the body parsers: their stream callbacks would lose it.
+ */
+const storage = new AsyncLocalStorage<Request>();
+
+export const requestContext: RequestHandler = (req, _res, next) => {
+  storage.run(req, next);
+};
+
+export interface RequestOrigin {
+  requestId: string | null;
+  ip: string | null;
+  userAgent: string | null;
+  /** The authenticated caller, once `authenticate` has run. */
+  userId: string | null;
+  clientId: string | null;
+}
+
+/** Who is asking, for the request in whose async context this runs; undefined outside a request (CLI, timers). */
+export function currentRequestOrigin(): RequestOrigin | undefined {
+  const req = storage.getStore();
+  if (!req) return undefined;
+  return {
+    requestId: typeof req.id === 'string' ? req.id : req.id !== undefined ? String(req.id) : null,
+    ip: req.ip ?? null,
+    userAgent: req.get('user-agent') ?? null,
+    userId: req.principal?.userId ?? null,
+    clientId: req.principal?.clientId ?? null,
+  };
+}

@@ -1,0 +1,61 @@
+import * as audit from '../../services/audit.service';
+import { declareRouter, route } from '../route';
+import type { RouteDeps } from '../types';
+import { presentActivity, presentAuditEvent, presentPage } from './audit.presenters';
+import { activityBody, activityQuery, auditEventsBody, auditEventsQuery } from './audit.schemas';
+
+/** GET /api/admin/audit-events (system:manage_users): the audit trail, filtered, newest first, cursor-paginated. */
+export function createAuditRouter(deps: RouteDeps) {
+  const { ctx } = deps;
+  return declareRouter(deps, [
+    route(
+      {
+        method: 'get',
+        path: '/audit-events',
+        summary: 'The audit trail of security events, newest first (docs/operations.md "Audit trail")',
+        tags: ['Admin'],
+        auth: 'user',
+        permission: 'system:manage_users',
+        query: auditEventsQuery,
+        noStore: true,
+        response: { description: '{ events, next_cursor }', schema: auditEventsBody },
+      },
+      async ({ query }) =>
+        presentPage(
+          await audit.searchAuditEvents(ctx, {
+            actor: query.actor,
+            subject: query.subject,
+            types: query.type,
+            from: query.from,
+            to: query.to,
+            cursor: query.cursor,
+            limit: query.limit,
+          }),
+          presentAuditEvent,
+        ),
+    ),
+  ]);
+}
+
+/** GET /api/auth/activity: the caller's own security events (sign-ins, password and email changes, …). */
+export function createActivityRouter(deps: RouteDeps) {
+  const { ctx } = deps;
+  return declareRouter(deps, [
+    route(
+      {
+        method: 'get',
+        path: '/activity',
+        summary: 'Own security events (sign-ins, password and email changes, sessions, roles), newest first',
+        tags: ['Account'],
+        auth: 'user',
+        query: activityQuery,
+        noStore: true,
+        response: { description: '{ events: [{ id, type, occurred_at, actor ("self" | "other" | "system"), client_id, ip, user_agent, detail }], next_cursor }', schema: activityBody },
+      },
+      async ({ query, principal }) =>
+        presentPage(await audit.listOwnActivity(ctx, principal.userId, { cursor: query.cursor, limit: query.limit }), (e) =>
+          presentActivity(e, principal.userId),
+        ),
+    ),
+  ]);
+}

@@ -1,0 +1,75 @@
+import { z } from 'zod';
+import { SECURITY_EVENT_TYPES } from '../../services/events';
+import { timestampField } from '../common.schemas';
+
+export const AUDIT_PAGE_MAX = 200;
+
+const limitField = z.coerce
+  .number({ error: 'limit must be a number' })
+  .int('limit must be an integer')
+  .min(1, 'limit must be at least 1')
+  .default(50)
+  .transform((n) => Math.min(n, AUDIT_PAGE_MAX))
+  .meta({ description: 'Events per page (default 50; more than 200 is capped to 200)' });
+
+const cursorField = z
+  .string({ error: 'cursor must be a single string' })
+  .regex(/^[A-Za-z0-9_-]{1,40}$/, 'cursor is not one this server gave out')
+  .meta({ description: 'next_cursor of the previous page (opaque)' });
+
+const timeField = (name: string, description: string) =>
+  z.iso
+    .datetime({ offset: true, error: `${name} must be an ISO 8601 date-time, e.g. 2026-11-22T10:00:00Z` })
+    .transform((s) => new Date(s))
+    .meta({ description });
+
+const idField = (name: string, description: string) =>
+  z.string({ error: `${name} must be a single string` }).trim().min(1).max(200, `${name} is too long`).meta({ description });
+
+/** `type` takes one type or several separated by commas. */
+const typesField = z
+  .string({ error: 'type must be a single string (several types separated by commas)' })
+  .transform((s) => s.split(',').map((t) => t.trim()).filter(Boolean))
+  .pipe(z.array(z.enum(SECURITY_EVENT_TYPES, { error: 'type must name security event types (see docs/operations.md)' })).min(1).max(20))
+  .meta({ description: 'One event type, or several separated by commas (e.g. auth.login.failed,auth.login.throttled)' });
+
+export const auditEventsQuery = z
+  .object({
+    actor: idField('actor', 'Only events done by this user id').optional(),
+    subject: idField('subject', 'Only events concerning this user, role or client id').optional(),
+    type: typesField.optional(),
+    from: timeField('from', 'Events at or after this time').optional(),
+    to: timeField('to', 'Events before this time').optional(),
+    cursor: cursorField.optional(),
+    limit: limitField,
+  })
+  .refine((q) => !q.from || !q.to || q.from < q.to, { message: 'from must be before to', path: ['from'] });
+
+export const activityQuery = z.object({ cursor: cursorField.optional(), limit: limitField });
+
+const common = {
+  id: z.string(),
+  type: z.string(),
+  occurred_at: timestampField,
+  client_id: z.string().nullable(),
+  ip: z.string().nullable(),
+  user_agent: z.string().nullable(),
+  detail: z.record(z.string(), z.unknown()),
+};
+
+export const auditEventsBody = z.strictObject({
+  events: z.array(
+    z.strictObject({
+      ...common,
+      actor_id: z.string().nullable(),
+      subject_id: z.string().nullable(),
+      request_id: z.string().nullable(),
+    }),
+  ),
+  next_cursor: z.string().nullable(),
+});
+
+export const activityBody = z.strictObject({
+  events: z.array(z.strictObject({ ...common, actor: z.enum(['self', 'other', 'system']) })),
+  next_cursor: z.string().nullable(),
+});

@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import { AppError } from '../../errors';
+import { PASSWORD_MIN_LENGTH } from '../../lib/password';
+import { issueCsrf } from '../../middleware/csrf';
+import { completeSetup, isSetupTokenValid, SetupLinkInvalid } from '../../services/setup.service';
+import { renderSetupDone, renderSetupForm, renderSetupInvalid } from '../../views/setup';
+import { renderFormExpired } from '../../views/verify-email';
+import { emailField, nameField, passwordField } from '../common.schemas';
+import { declareRouter, route } from '../route';
+import type { RouteDeps } from '../types';
+import { html, optionalText, PAGE, requireCsrf, text } from './page-kit';
+
+const setupForm = z.object({
+  email: emailField,
+  first_name: nameField('First name'),
+  last_name: nameField('Last name'),
+  password: passwordField,
+});
+
+/** /setup: the first-run page that creates the first super_admin from the one-time link (services/setup.service). */
+export function createSetupPagesRouter(deps: RouteDeps) {
+  const { ctx } = deps;
+  const page = { ...PAGE, auth: 'none', response: { description: 'HTML page', kind: 'html' } } as const;
+
+  return declareRouter(deps, [
+    route({ ...page, method: 'get', path: '/setup', summary: 'First-run setup: create the first administrator', query: z.object({ token: text(), done: optionalText() }) }, async ({ query }, req, res) => {
+      if (query.done === '1') return html(res, 200, renderSetupDone());
+      if (!(await isSetupTokenValid(ctx, query.token))) return html(res, 404, renderSetupInvalid());
+      html(res, 200, renderSetupForm({ token: query.token, csrf: issueCsrf(req, res, ctx.config), minLength: PASSWORD_MIN_LENGTH }));
+    }),
+
+    route(
+      {
+        ...page,
+        method: 'post',
+        path: '/setup',
+        summary: 'First-run setup (form post)',
+        csrf: requireCsrf(() => renderFormExpired('/setup')),
+        body: z.object({ token: text(), email: text(300), first_name: text(300), last_name: text(300), password: text(), password_confirm: text() }),
+      },
+      async ({ body }, req, res) => {
+        const { token } = body;
+        const values = { email: body.email, first_name: body.first_name, last_name: body.last_name };
+        const again = (status: number, error: string) =>
+          html(res, status, renderSetupForm({ token, csrf: issueCsrf(req, res, ctx.config), minLength: PASSWORD_MIN_LENGTH, values, error }));
+
+        if (!(await isSetupTokenValid(ctx, token))) return html(res, 404, renderSetupInvalid());
+        const parsed = setupForm.safeParse(body);
+        if (!parsed.success) return again(400, parsed.error.issues[0]?.message ?? 'Check the form');
+        if (body.password !== body.password_confirm) return again(400, 'The two passwords are not the same');
+        try {
+          await completeSetup(ctx, token, {
+            email: parsed.data.email,
+            firstName: parsed.data.first_name,
+            lastName: parsed.data.last_name,
+            password: parsed.data.password,
+          });
+        } catch (err) {
+          if (err instanceof SetupLinkInvalid) return html(res, 404, renderSetupInvalid());
+          if (err instanceof AppError && err.code === 'conflict') return again(409, err.message);
+          throw err;
+        }
+        res.redirect(303, '/setup?done=1');
+      },
+    ),
+  ]);
+}

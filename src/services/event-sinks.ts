@@ -1,0 +1,95 @@
+import type { Db } from '../db';
+import { insertAuditEvents, type NewAuditEvent } from '../db/repositories/audit-events.repo';
+import type { Clock } from '../lib/clock';
+import type { Logger } from '../lib/logger';
+import type { OperatorMetrics } from '../lib/metrics';
+import type { EventSink, SecurityEventType } from './events';
+
+/**
+ * Types counted in the metrics but not kept in the audit trail: one per token request, far too many to be worth
+ * a row each (the session a sign-in creates is in the trail already).
+ */
+export const NOT_AUDITED: ReadonlySet<SecurityEventType> = new Set<SecurityEventType>(['oauth.token.issued']);
+
+/**
+ * Appends events to the audit_events table in the background, in the order emitted: one writer drains a queue in
+ * batches, so a burst costs few round trips and a slow database never holds a request. A failed write is logged
+ * (type only) and dropped; the log sink has the event anyway.
+ */
+export function createAuditEventSink(db: Db, clock: Clock, logger: Logger): EventSink {
+  const queue: NewAuditEvent[] = [];
+  let writing: Promise<void> | undefined;
+
+  const drain = async () => {
+    while (queue.length) {
+      const batch = queue.splice(0, 100);
+      try {
+        await insertAuditEvents(db, batch);
+      } catch (err) {
+        logger.error({ err: { message: (err as Error).message }, types: batch.map((e) => e.type) }, 'audit trail write failed');
+      }
+    }
+  };
+
+  return {
+    emit(event) {
+      if (NOT_AUDITED.has(event.type)) return;
+      queue.push({ ...event, occurredAt: clock.now() });
+      writing ??= drain().finally(() => {
+        writing = undefined;
+      });
+    },
+    async idle() {
+      while (writing) await writing;
+    },
+  };
+}
+
+/** Label values must stay a small set: an unexpected grant type is counted as `other`. */
+const LABEL_VALUE = /^[A-Za-z0-9_:.-]{1,100}$/;
+
+/** Counts what an operator alerts on (lib/metrics.ts names them). */
+export function createMetricsEventSink(metrics: OperatorMetrics): EventSink {
+  return {
+    emit(event) {
+      metrics.securityEvents.inc({ type: event.type });
+      switch (event.type) {
+        case 'auth.login.succeeded':
+          metrics.signIns.inc({ outcome: 'success' });
+          metrics.tokensIssued.inc({ grant_type: 'password' });
+          break;
+        case 'auth.login.failed':
+          metrics.signIns.inc({ outcome: 'bad_password' });
+          break;
+        case 'auth.login.throttled':
+          metrics.signIns.inc({ outcome: 'throttled' });
+          break;
+        case 'auth.login.mfa_required':
+          metrics.signIns.inc({ outcome: 'mfa_required' });
+          break;
+        case 'auth.login.locked':
+          metrics.lockouts.inc();
+          break;
+        case 'auth.register':
+          metrics.tokensIssued.inc({ grant_type: 'registration' });
+          break;
+        case 'oauth.token.issued': {
+          const grant = event.detail?.grant_type;
+          metrics.tokensIssued.inc({ grant_type: typeof grant === 'string' && LABEL_VALUE.test(grant) ? grant : 'other' });
+          break;
+        }
+        case 'auth.refresh.reuse_detected':
+          metrics.refreshReuse.inc();
+          break;
+        case 'oauth.code.replayed':
+          metrics.codeReplays.inc();
+          break;
+        case 'mail.send_failed':
+          metrics.mailFailures.inc();
+          break;
+        default:
+          break;
+      }
+    },
+  };
+}

@@ -1,0 +1,59 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+
+/** The repository root: server and CLI processes run from here, as `npm start` and `npm run admin` do. */
+export const ROOT = path.resolve(__dirname, '../..');
+
+export interface RunningServer {
+  proc: ChildProcess;
+  base: string;
+  output: () => string;
+  /** SIGTERM and wait for the exit code. */
+  stop: () => Promise<number | null>;
+}
+
+/** `npm start` as a real process (tsx), on `port`; resolves once /health answers 200. */
+export async function startServerProcess(env: NodeJS.ProcessEnv, port: number, timeoutMs = 60_000): Promise<RunningServer> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    cwd: ROOT,
+    env: { ...env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  proc.stdout!.on('data', (d) => (out += d));
+  proc.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  const base = `http://127.0.0.1:${port}`;
+  const running: RunningServer = {
+    proc,
+    base,
+    output: () => out,
+    stop: async () => {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
+      return exited;
+    },
+  };
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (proc.exitCode !== null) throw new Error(`server exited early (${proc.exitCode}): ${out}`);
+    try {
+      if ((await fetch(`${base}/health`)).status === 200) return running;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  proc.kill('SIGKILL');
+  throw new Error(`server did not become healthy: ${out}`);
+}
+
+/** Runs a CLI script (src/cli/<name>.ts) to its end: exit code, stdout, stderr. */
+export async function runCli(script: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', `src/cli/${script}.ts`, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  proc.stdout!.on('data', (d) => (stdout += d));
+  proc.stderr!.on('data', (d) => (stderr += d));
+  const code = await new Promise<number | null>((resolve) => proc.on('exit', resolve));
+  return { code, stdout, stderr };
+}

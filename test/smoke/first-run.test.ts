@@ -1,0 +1,102 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+import { CHROMIUM_PATH } from '../helpers/ensure-chromium';
+import { freePort } from '../helpers/oauth';
+import { ROOT, runCli, startServerProcess } from '../helpers/processes';
+
+/**
+ * A newcomer's first hour on the embedded database, with real processes: `npm start` logs a one-time setup link;
+ * the CLI refuses to open the database the server holds (one line, nothing written); the /setup page in Chromium
+ * creates the first super_admin, after which the link is dead; after a crash (SIGKILL) the stale lock does not
+ * block the CLI.
+ */
+const json = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+test('npm start -> setup link -> /setup in a browser -> working admin; the CLI cannot touch a held database', async () => {
+  if (!fs.existsSync(CHROMIUM_PATH)) throw new Error(`Chromium not found at ${CHROMIUM_PATH}: apt-get install -y chromium`);
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sso-first-run-'));
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'info' };
+  delete env.DATABASE_URL;
+  delete env.NODE_ENV;
+  delete env.REDIS_URL;
+  const port = await freePort();
+  const server = await startServerProcess({ ...env, BASE_URL: `http://127.0.0.1:${port}` }, port);
+  try {
+    const link = /(http:\/\/127\.0\.0\.1:\d+\/setup\?token=[A-Za-z0-9_-]{43})/.exec(server.output())?.[1];
+    expect(link).toBeDefined();
+
+    // The CLI, while the server holds the embedded database: one line, exit 1, nothing created.
+    for (const [script, args] of [
+      ['admin', ['create-admin', '--email', 'cli@example.test', '--password', 'cli-password']],
+      ['migrate', []],
+      ['prune', []],
+    ] as const) {
+      const cli = await runCli(script, [...args], env);
+      expect(cli.code).toBe(1);
+      expect(cli.stderr.trim().split('\n')).toHaveLength(1);
+      expect(cli.stderr).toMatch(/in use by a running server \(pid \d+\): stop the server first, or create the first admin at \/setup/);
+    }
+    expect((await fetch(`${server.base}/api/auth/login`, json({ email: 'cli@example.test', password: 'cli-password' }))).status).toBe(401);
+
+    // A second server on the same directory refuses to start as well.
+    const second = await runCli('../server', [], { ...env, PORT: String(await freePort()) }).catch((e: Error) => ({ code: -1, stderr: e.message, stdout: '' }));
+    expect(second.code).toBe(1);
+    expect(second.stderr).toMatch(/is in use by process \d+ \(server\)/);
+
+    const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
+    try {
+      const page = await browser.newPage();
+      await page.goto(link!);
+      await page.getByRole('heading', { name: 'Create the first administrator' }).waitFor();
+      fs.mkdirSync(path.join(ROOT, 'test-output'), { recursive: true });
+      await page.screenshot({ path: path.join(ROOT, 'test-output', 'setup-form.png'), fullPage: true });
+      await page.getByLabel('Email').fill('Owner@Example.test');
+      await page.getByLabel('First name').fill('Olga');
+      await page.getByLabel('Last name').fill('Owner');
+      await page.getByLabel('Password', { exact: true }).fill('owner-password');
+      await page.getByLabel('Repeat the password').fill('owner-password');
+      await page.getByRole('button', { name: 'Create administrator' }).click();
+      await page.getByRole('heading', { name: 'Administrator created' }).waitFor();
+      await page.screenshot({ path: path.join(ROOT, 'test-output', 'setup-done.png'), fullPage: true });
+
+      // The link is dead now.
+      const again = await page.goto(link!);
+      expect(again?.status()).toBe(404);
+      await page.getByRole('heading', { name: 'This setup link is not valid' }).waitFor();
+    } finally {
+      await browser.close();
+    }
+
+    const login = await fetch(`${server.base}/api/auth/login`, json({ email: 'owner@example.test', password: 'owner-password' }));
+    expect(login.status).toBe(200);
+    expect(((await login.json()) as { user: { adminRole: string; email_verified: boolean } }).user).toMatchObject({ adminRole: 'super_admin', email_verified: true });
+    expect(server.output()).not.toContain('owner-password');
+  } finally {
+    // A crash, not a clean stop: the lock file stays behind.
+    server.proc.kill('SIGKILL');
+    await server.stop();
+  }
+  expect(fs.existsSync(path.join(dataDir, 'sso.lock'))).toBe(true);
+
+  // The stale lock (its process is gone) does not block the CLI; the CLI releases it when done.
+  const migrate = await runCli('migrate', [], env);
+  expect(migrate).toMatchObject({ code: 0, stdout: 'Already up to date\n' });
+  const admin = await runCli('admin', ['create-admin', '--email', 'second@example.test', '--password', 'second-password'], env);
+  expect(admin.code).toBe(0);
+  expect(admin.stdout).toMatch(/^Created super_admin second@example\.test/m);
+  expect(fs.existsSync(path.join(dataDir, 'sso.lock'))).toBe(false);
+
+  // Admins exist: a restarted server logs no setup link.
+  const port2 = await freePort();
+  const restarted = await startServerProcess({ ...env, BASE_URL: `http://127.0.0.1:${port2}` }, port2);
+  try {
+    expect(restarted.output()).not.toMatch(/setup\?token=/);
+    expect((await fetch(`${restarted.base}/api/auth/login`, json({ email: 'second@example.test', password: 'second-password' }))).status).toBe(200);
+  } finally {
+    expect(await restarted.stop()).toBe(0);
+  }
+  expect(fs.existsSync(path.join(dataDir, 'sso.lock'))).toBe(false);
+  fs.rmSync(dataDir, { recursive: true, force: true });
+}, 180_000);
