@@ -3,51 +3,55 @@ import { isConnectionError, mapDbError } from '../db/pg-errors';
 import { AppError, notFound, OAuthError } from '../errors';
 import type { Logger } from '../lib/logger';
 
-const OAUTH_JSON_PATHS = /^\/api\/oauth\/(token|revoke|userinfo)\b/;
-
 export const notFoundHandler: RequestHandler = (req, _res, next) => {
   next(notFound(`Route ${req.method} ${req.path}`));
 };
 
-/** The single place that writes error bodies (CONTRACT §2). Never a stack trace or SQL text. */
+/**
+ * The contract error an error stands for, when it is one: an AppError, a body-parser failure, or a database error
+ * with a known meaning (connection lost -> service_unavailable, bad identifier -> validation_error). Undefined for
+ * anything else, which is a bug (500).
+ */
+export function toAppError(err: unknown): AppError | undefined {
+  if (err instanceof AppError) return err;
+  const bodyParserType = (err as { type?: string })?.type;
+  if (bodyParserType === 'entity.parse.failed') return new AppError('validation_error', 'Malformed JSON body');
+  if (bodyParserType === 'entity.too.large') return new AppError('payload_too_large', 'Request body is too large');
+  if (typeof bodyParserType === 'string' && (err as { status?: number }).status === 400) {
+    return new AppError('validation_error', 'Unreadable request body');
+  }
+  if (bodyParserType === 'encoding.unsupported' || bodyParserType === 'charset.unsupported') {
+    return new AppError('validation_error', 'Unsupported body encoding', { status: 415 });
+  }
+  const mapped = mapDbError(err);
+  return mapped instanceof AppError ? mapped : undefined;
+}
+
+/** Retry-After of a 503 service_unavailable (the database is expected back soon). */
+export const RETRY_AFTER_UNAVAILABLE = '5';
+
+/**
+ * The single place that writes error bodies (CONTRACT §2). Never a stack trace or SQL text. Errors arrive in the
+ * contract's dialect `{ error, message, details? }`, or already in the OAuth dialect `{ error, error_description }`
+ * when a router translated them at its boundary (src/routes/oauth/oauth-errors.ts).
+ */
 export function createErrorHandler(logger: Logger): ErrorRequestHandler {
   return (err, req, res, next) => {
     if (res.headersSent) return next(err);
-    const isOAuthEndpoint = OAUTH_JSON_PATHS.test(req.path);
 
     if (err instanceof OAuthError) {
+      if (err.error === 'temporarily_unavailable') logger.warn({ reqId: req.id, err: describe(err.cause ?? err) }, 'database unavailable');
+      else if (err.status >= 500) logger.error({ reqId: req.id, err: describe(err.cause ?? err), dbDown: isConnectionError(err.cause) }, 'unhandled error');
       if (err.headers) res.set(err.headers);
       res.set('Cache-Control', 'no-store');
       return res.status(err.status).json({ error: err.error, error_description: err.description });
     }
 
-    let appError: AppError | undefined;
-    const bodyParserType = (err as { type?: string })?.type;
-    if (err instanceof AppError) appError = err;
-    else if (bodyParserType === 'entity.parse.failed') appError = new AppError('validation_error', 'Malformed JSON body');
-    else if (bodyParserType === 'entity.too.large') appError = new AppError('payload_too_large', 'Request body is too large');
-    else if (typeof bodyParserType === 'string' && (err as { status?: number }).status === 400) {
-      appError = new AppError('validation_error', 'Unreadable request body');
-    } else if (bodyParserType === 'encoding.unsupported' || bodyParserType === 'charset.unsupported') {
-      appError = new AppError('validation_error', 'Unsupported body encoding', { status: 415 });
-    } else {
-      const mapped = mapDbError(err);
-      if (mapped instanceof AppError) appError = mapped;
-    }
-
-    if (appError && isOAuthEndpoint && (appError.code === 'service_unavailable' || appError.status >= 400)) {
-      const error =
-        appError.code === 'service_unavailable' ? 'temporarily_unavailable' : appError.status === 401 ? 'invalid_client' : 'invalid_request';
-      if (appError.code === 'service_unavailable') logger.warn({ reqId: req.id, err: describe(err) }, 'database unavailable');
-      res.set('Cache-Control', 'no-store');
-      if (appError.code === 'service_unavailable') res.set('Retry-After', '5');
-      return res.status(appError.status).json({ error, error_description: appError.message });
-    }
-
+    const appError = toAppError(err);
     if (appError) {
       if (appError.headers) res.set(appError.headers);
       if (appError.code === 'service_unavailable') {
-        res.set('Retry-After', '5');
+        res.set('Retry-After', RETRY_AFTER_UNAVAILABLE);
         logger.warn({ reqId: req.id, err: describe(err) }, 'database unavailable');
       }
       const body: Record<string, unknown> = { error: appError.code, message: appError.message };
@@ -56,9 +60,6 @@ export function createErrorHandler(logger: Logger): ErrorRequestHandler {
     }
 
     logger.error({ reqId: req.id, err: describe(err), dbDown: isConnectionError(err) }, 'unhandled error');
-    if (isOAuthEndpoint) {
-      return res.status(500).json({ error: 'server_error', error_description: 'Internal server error' });
-    }
     res.status(500).json({ error: 'internal_error', message: 'Internal server error' });
   };
 }

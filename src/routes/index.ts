@@ -6,6 +6,7 @@ import { createAppsRouter } from './auth/apps.router';
 import { createAuthRouter } from './auth/auth.router';
 import { createDocsRouter } from './docs/docs.router';
 import { createHealthRouter } from './health/health.router';
+import { oauthErrorBoundary } from './oauth/oauth-errors';
 import { createDiscoveryRouter, createOAuthRouter } from './oauth/oauth.router';
 import { createAccountPagesRouter } from './pages/account-pages.router';
 import { createOAuthPagesRouter } from './pages/oauth-pages.router';
@@ -25,7 +26,10 @@ export function mountRoutes(app: Express, deps: RouteDeps): void {
   app.use('/api/auth', createAccountRouter(deps));
   app.use('/api/auth', createAppsRouter(deps));
   app.use('/api/auth', createActivityRouter(deps));
-  app.use('/api/oauth', createOAuthRouter(deps));
+  // The OAuth protocol endpoints answer in RFC 6749's dialect: their errors, raised inside the router or before it
+  // (rate limit, body parser), are translated at the router's boundary.
+  const oauth = createOAuthRouter(deps);
+  app.use('/api/oauth', oauth, oauthErrorBoundary(oauth));
   app.use('/api/users', createUsersRouter(deps));
   app.use('/api/rbac', createRbacRouter(deps));
   app.use('/api/admin', createAuditRouter(deps));

@@ -50,8 +50,13 @@ function walk(stack: unknown, prefix: string, out: AppRoute[]): void {
  * order Express tries them. Declared routes carry their declaration.
  */
 export function listAppRoutes(app: Application): AppRoute[] {
+  return listRouterRoutes(app.router);
+}
+
+/** The routes of one router, paths relative to where it is mounted. */
+export function listRouterRoutes(router: { stack: unknown }): AppRoute[] {
   const out: AppRoute[] = [];
-  walk(app.router.stack, '/', out);
+  walk(router.stack, '/', out);
   return out;
 }
 

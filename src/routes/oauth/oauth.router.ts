@@ -18,7 +18,6 @@ import {
   consentInfoBody,
   consentRequestBody,
   discoveryBody,
-  invalidOAuthRequest,
   redirectUrlBody,
   revokeParams,
   tokenParams,
@@ -155,7 +154,6 @@ export function createOAuthRouter(deps: RouteDeps) {
           noStore: true,
           form: true,
           body: tokenParams,
-          invalid: invalidOAuthRequest,
           response: { description: 'Tokens', schema: tokenResponseBody },
         },
         async ({ body }, req) => grantTokens(ctx, await authenticatedClient(req, body.client), body.request, requestMeta(req)),
@@ -176,7 +174,6 @@ export function createOAuthRouter(deps: RouteDeps) {
           noStore: true,
           form: true,
           body: revokeParams,
-          invalid: invalidOAuthRequest,
           response: { description: 'Revoked, or unknown / already revoked (empty body)', kind: 'empty' },
         },
         async ({ body }, req) => {

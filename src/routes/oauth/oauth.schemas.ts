@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { OAuthError } from '../../errors';
 
 const param = (name: string, max = 4096) =>
   z.string({ error: `${name} must be a single string` }).max(max, `${name} is too long`).optional();
@@ -59,11 +58,6 @@ export const authorizeQuery = z.looseObject({
   code_challenge: authorizeParam('PKCE: BASE64URL(SHA-256(code_verifier))'),
   code_challenge_method: authorizeParam('S256'),
 });
-
-/** Problems with OAuth parameters are RFC 6749 invalid_request (never the generic validation_error body). */
-export function invalidOAuthRequest(issues: readonly z.core.$ZodIssue[]): OAuthError {
-  return new OAuthError('invalid_request', issues[0]?.message ?? 'Invalid request');
-}
 
 export const tokenResponseBody = z
   .strictObject({
