@@ -1,0 +1,146 @@
+// A small third-party web app that signs people in through service-sso with a standard client library
+// (openid-client): authorization code + PKCE S256, confidential client (client_secret_basic), userinfo, refresh
+// once on 401, revocation on sign-out. Copy this folder, `npm install`, set the variables below, `npm start`.
+//
+//   SSO_URL         base address of service-sso (its BASE_URL), e.g. https://sso.example.com
+//   CLIENT_ID       from POST /api/admin/oauth-clients
+//   CLIENT_SECRET   shown once by that call
+//   APP_URL         this app's own base address; APP_URL/callback must be a registered redirect URI
+//   PORT            where this app listens (default 4000)
+//
+// When service-sso publishes OpenID Connect discovery (/.well-known/openid-configuration), the app uses it and
+// checks the id_token (nonce included); until then it uses the OAuth 2.0 metadata (RFC 8414). Nothing else changes.
+import { randomBytes } from 'node:crypto';
+import express from 'express';
+import * as client from 'openid-client';
+
+const { SSO_URL, CLIENT_ID, CLIENT_SECRET } = process.env;
+const PORT = Number(process.env.PORT ?? 4000);
+const APP_URL = (process.env.APP_URL ?? `http://localhost:${PORT}`).replace(/\/+$/, '');
+if (!SSO_URL || !CLIENT_ID || !CLIENT_SECRET) {
+  console.error('Set SSO_URL, CLIENT_ID and CLIENT_SECRET (see the top of server.mjs)');
+  process.exit(1);
+}
+const REDIRECT_URI = `${APP_URL}/callback`;
+const SCOPE = 'openid profile email';
+// Plain http is for a local try-out only (the library refuses it otherwise).
+const insecure = new URL(SSO_URL).protocol === 'http:';
+
+/** The authorization server's metadata: OpenID discovery when published, else the RFC 8414 document. */
+async function discover() {
+  const options = insecure ? { execute: [client.allowInsecureRequests] } : undefined;
+  const oidc = await fetch(new URL('/.well-known/openid-configuration', SSO_URL)).catch(() => undefined);
+  if (oidc?.ok) {
+    return { config: await client.discovery(new URL(SSO_URL), CLIENT_ID, CLIENT_SECRET, undefined, options), oidc: true };
+  }
+  // The OAuth metadata's `issuer` may be a plain name rather than a URL (service-sso's ISSUER default), so the
+  // document is read here and handed to the library as it is.
+  const res = await fetch(new URL('/.well-known/oauth-authorization-server', SSO_URL));
+  if (!res.ok) throw new Error(`no authorization server metadata at ${SSO_URL} (${res.status})`);
+  const config = new client.Configuration(await res.json(), CLIENT_ID, CLIENT_SECRET);
+  if (insecure) client.allowInsecureRequests(config);
+  return { config, oidc: false };
+}
+const { config, oidc } = await discover();
+const metadata = config.serverMetadata();
+
+// Sessions: an in-memory map behind a random HttpOnly cookie. Enough for an example; use a real session store
+// (express-session with Redis, …) in production.
+const sessions = new Map();
+const COOKIE = 'example_sid';
+function session(req, res) {
+  const id = /(?:^|;\s*)example_sid=([A-Za-z0-9_-]{43})/.exec(req.headers.cookie ?? '')?.[1];
+  if (id && sessions.has(id)) return sessions.get(id);
+  const fresh = randomBytes(32).toString('base64url');
+  sessions.set(fresh, {});
+  res.cookie(COOKIE, fresh, { httpOnly: true, sameSite: 'lax', secure: APP_URL.startsWith('https:'), path: '/' });
+  return sessions.get(fresh);
+}
+
+const escape = (s) => String(s ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const page = (body) => `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Example app</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem}button,a.button{font:inherit;padding:.5rem 1rem}</style>
+</head><body>${body}</body></html>`;
+
+/** GET userinfo with the access token; on 401 refresh once (rotation: keep the new refresh token) and retry. */
+async function userInfo(s) {
+  const call = () => client.fetchProtectedResource(config, s.tokens.access_token, new URL(metadata.userinfo_endpoint), 'GET');
+  let res;
+  try {
+    res = await call();
+  } catch (err) {
+    // A 401 with a WWW-Authenticate challenge (expired or revoked token) arrives as an error.
+    if (err.code !== 'OAUTH_WWW_AUTHENTICATE_CHALLENGE' || err.status !== 401 || !s.tokens.refresh_token) throw err;
+    s.tokens = await client.refreshTokenGrant(config, s.tokens.refresh_token);
+    res = await call();
+  }
+  if (!res.ok) throw new Error(`userinfo answered ${res.status}`);
+  return res.json();
+}
+
+const app = express();
+app.disable('x-powered-by');
+
+app.get('/', async (req, res) => {
+  const s = session(req, res);
+  if (!s.tokens) {
+    return res.send(page(`<h1>Example app</h1><p>You are not signed in.</p><p><a class="button" href="/login">Sign in with service-sso</a></p>`));
+  }
+  try {
+    const user = await userInfo(s);
+    res.send(
+      page(`<h1>Example app</h1><p>Signed in as <strong>${escape(user.name)}</strong> (${escape(user.email)}).</p>
+<p class="muted">Protocol: ${oidc ? 'OpenID Connect' : 'OAuth 2.0'}; scope: ${escape(s.tokens.scope)}</p>
+<form method="post" action="/logout"><button type="submit">Sign out</button></form>`),
+    );
+  } catch {
+    // The grant was revoked (e.g. the user disconnected the app in their account): start over.
+    delete s.tokens;
+    res.redirect('/');
+  }
+});
+
+app.get('/login', async (req, res) => {
+  const s = session(req, res);
+  s.verifier = client.randomPKCECodeVerifier();
+  s.state = client.randomState();
+  const params = {
+    redirect_uri: REDIRECT_URI,
+    scope: SCOPE,
+    state: s.state,
+    code_challenge: await client.calculatePKCECodeChallenge(s.verifier),
+    code_challenge_method: 'S256',
+  };
+  if (oidc) params.nonce = s.nonce = client.randomNonce();
+  res.redirect(client.buildAuthorizationUrl(config, params).href);
+});
+
+app.get('/callback', async (req, res) => {
+  const s = session(req, res);
+  if (!s.verifier) return res.status(400).send(page('<p>No sign-in in progress. <a href="/">Start again</a></p>'));
+  try {
+    s.tokens = await client.authorizationCodeGrant(config, new URL(req.originalUrl, APP_URL), {
+      pkceCodeVerifier: s.verifier,
+      expectedState: s.state,
+      ...(oidc ? { expectedNonce: s.nonce, idTokenExpected: true } : {}),
+    });
+  } catch (err) {
+    // access_denied (the user said no), an expired code, a state mismatch…
+    return res.status(400).send(page(`<p>Sign-in failed: ${escape(err.error ?? err.message)}. <a href="/">Start again</a></p>`));
+  } finally {
+    delete s.verifier;
+    delete s.state;
+    delete s.nonce;
+  }
+  res.redirect('/');
+});
+
+app.post('/logout', async (req, res) => {
+  const s = session(req, res);
+  // Revoking the refresh token ends the whole session at service-sso (its access tokens die with it).
+  if (s.tokens?.refresh_token) await client.tokenRevocation(config, s.tokens.refresh_token).catch(() => undefined);
+  delete s.tokens;
+  res.redirect(303, '/');
+});
+
+app.listen(PORT, () => console.log(`example app on ${APP_URL} (service-sso at ${SSO_URL}, ${oidc ? 'OIDC' : 'OAuth 2.0'})`));
