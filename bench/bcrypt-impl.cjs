@@ -1,5 +1,9 @@
-// The bcrypt implementation the server uses, for the ceiling measurement.
+// The bcrypt implementation the server uses (src/lib/password.ts), for the ceiling measurement.
 'use strict';
-const bcrypt = require('bcryptjs');
+const bcrypt = require('@node-rs/bcrypt');
 
-module.exports = { name: 'bcryptjs', hashSync: (p, c) => bcrypt.hashSync(p, c), compareSync: (p, h) => bcrypt.compareSync(p, h) };
+module.exports = {
+  name: '@node-rs/bcrypt',
+  hashSync: (password, cost) => bcrypt.hashSync(password, { cost }),
+  compareSync: (password, hash) => bcrypt.verifySync(password, hash),
+};

@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import knexFactory, { Knex } from 'knex';
-import ClientPgLite from 'knex-pglite';
 import { migrationSource } from '../../migrations';
 import type { Config } from '../config';
 import type { Logger } from '../lib/logger';
@@ -34,6 +33,8 @@ export function createDb(
       acquireConnectionTimeout: 1500,
     });
   }
+  // Loaded only without DATABASE_URL: PGlite's WebAssembly PostgreSQL is never needed next to a real server.
+  const ClientPgLite = require('knex-pglite') as typeof import('knex-pglite');
   const filename = path.join(config.dataDir, 'pgdata');
   fs.mkdirSync(filename, { recursive: true });
   return knexFactory({

@@ -1,6 +1,5 @@
-import os from 'node:os';
-import path from 'node:path';
-import { Piscina } from 'piscina';
+import { hash as bcryptHash, verify as bcryptVerify } from '@node-rs/bcrypt';
+import { randomBytes } from 'node:crypto';
 
 /** bcrypt reads at most 72 bytes; longer passwords are refused rather than silently truncated. */
 export const PASSWORD_MAX_BYTES = 72;
@@ -12,30 +11,28 @@ export interface PasswordHasher {
   close(): Promise<void>;
 }
 
-/** bcryptjs in a worker_threads pool sized to the CPU count (CONTRACT §4: a login storm never stalls). */
+/**
+ * bcrypt ($2b$, the format bcryptjs wrote: existing hashes keep working) in native code on libuv's thread pool, off
+ * the event loop (CONTRACT §4: a login storm never stalls). No worker threads to start or keep in memory; the pool
+ * has UV_THREADPOOL_SIZE threads (default 4), so hashing uses up to four cores.
+ */
 export function createPasswordHasher(rounds: number): PasswordHasher {
-  const pool = new Piscina({
-    filename: path.join(__dirname, 'password.worker.js'),
-    maxThreads: Math.max(1, os.availableParallelism?.() ?? os.cpus().length),
-    minThreads: 1,
-    idleTimeout: 30_000,
-  });
   // A valid hash of a random string at the configured cost: comparing against it costs the same as a real
   // comparison, so an unknown email answers in the same time as a wrong password.
   let dummyHash: Promise<string> | undefined;
-  const hash = (password: string) => pool.run({ op: 'hash', password, rounds }) as Promise<string>;
+  const hash = (password: string) => bcryptHash(password, { cost: rounds });
   return {
     hash,
     async verify(password, storedHash) {
       if (!storedHash) {
-        dummyHash ??= hash(`dummy-${Math.random()}`);
-        await pool.run({ op: 'compare', password, hash: await dummyHash });
+        dummyHash ??= hash(randomBytes(16).toString('base64url'));
+        await bcryptVerify(password, await dummyHash);
         return false;
       }
-      return (await pool.run({ op: 'compare', password, hash: storedHash })) as boolean;
+      return bcryptVerify(password, storedHash);
     },
     async close() {
-      await pool.destroy();
+      // Nothing held: the native work runs on libuv's shared pool.
     },
   };
 }

@@ -1,7 +1,5 @@
 import type { RequestHandler } from 'express';
 import { rateLimit, type Store } from 'express-rate-limit';
-import { RedisStore } from 'rate-limit-redis';
-import { createClient } from 'redis';
 import type { Config } from '../config';
 import { AppError } from '../errors';
 import type { Logger } from '../lib/logger';
@@ -38,6 +36,9 @@ export async function createRedisRateLimitStore(
   logger: Logger,
   prefix = 'sso:rl:',
 ): Promise<{ store: Store; close: () => Promise<void> }> {
+  // Loaded only when REDIS_URL is set: the Redis client is a large module tree a single instance never needs.
+  const { createClient } = require('redis') as typeof import('redis');
+  const { RedisStore } = require('rate-limit-redis') as typeof import('rate-limit-redis');
   const client = createClient({ url: redisUrl });
   client.on('error', (err: Error) => logger.warn({ err: { message: err.message } }, 'redis error'));
   await client.connect();

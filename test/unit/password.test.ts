@@ -8,7 +8,7 @@ afterAll(async () => {
   await hasher.close();
 });
 
-describe('password hasher (bcryptjs in worker threads)', () => {
+describe('password hasher (native bcrypt off the event loop)', () => {
   test('hash then verify: right password true, wrong false; the hash never contains the password', async () => {
     const hash = await hasher.hash('s3cret-pass');
     expect(hash).toMatch(/^\$2[aby]\$10\$/);
@@ -36,3 +36,14 @@ describe('password hasher (bcryptjs in worker threads)', () => {
     expect(maxGapMs).toBeLessThan(150);
   });
 });
+
+test('hashes written by bcryptjs (the previous implementation) still verify', async () => {
+  // bcryptjs 3 hashSync('legacy-pass', 10) and a $2a$ hash of the same password: both prefixes stay valid.
+  expect(await hasher.verify('legacy-pass', LEGACY_2B)).toBe(true);
+  expect(await hasher.verify('legacy-pasS', LEGACY_2B)).toBe(false);
+  expect(await hasher.verify('legacy-pass', LEGACY_2A)).toBe(true);
+});
+
+const LEGACY_2B = '$2b$10$mevdoRmUfmfb1CGKk1DBtuM8ESe39l3QYySXUbgfTJFCdk9ygVpim';
+// $2a$ and $2b$ differ only for passwords of 255 bytes or more: the same digest under the older prefix.
+const LEGACY_2A = LEGACY_2B.replace('$2b$', '$2a$');

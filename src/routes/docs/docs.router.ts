@@ -1,5 +1,5 @@
-import express from 'express';
-import { absolutePath } from 'swagger-ui-dist';
+import express, { type RequestHandler } from 'express';
+import path from 'node:path';
 import { z } from 'zod';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
@@ -52,6 +52,12 @@ export function createDocsRouter(deps: RouteDeps) {
     ],
     { tags: ['Docs'] },
   );
-  router.use('/docs/assets', express.static(absolutePath(), { index: false, maxAge: '1d' }));
+  // swagger-ui-dist's entry module loads its 1.5 MB bundles: its directory is resolved on the first page view, and
+  // the entry module is never loaded.
+  let assets: RequestHandler | undefined;
+  router.use('/docs/assets', (req, res, next) => {
+    assets ??= express.static(path.dirname(require.resolve('swagger-ui-dist/package.json')), { index: false, maxAge: '1d' });
+    assets(req, res, next);
+  });
   return router;
 }

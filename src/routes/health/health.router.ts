@@ -1,15 +1,16 @@
 import { z } from 'zod';
-import { pingDatabase } from '../../db';
+import { createHealthProbe } from '../../services/health.service';
 import { declareRouter, reply, route } from '../route';
 import type { RouteDeps } from '../types';
 
-const HEALTH_TIMEOUT_MS = 1500;
-
 const healthBody = z.strictObject({ status: z.literal('OK') });
 
-/** GET /health: 200 {status:"OK"} when `select 1` succeeds within the timeout, else 503 (spec §4.1). */
+/**
+ * GET /health: 200 {status:"OK"} when the database answered a `select 1` probe started at most 1 s ago, else 503
+ * (spec §4.1). Concurrent requests share one probe (services/health.service.ts).
+ */
 export function createHealthRouter(deps: RouteDeps) {
-  const { ctx } = deps;
+  const probe = createHealthProbe(deps.ctx.db);
   return declareRouter(deps, [
     route(
       {
@@ -23,16 +24,7 @@ export function createHealthRouter(deps: RouteDeps) {
         errors: [503],
       },
       async () => {
-        let timer: NodeJS.Timeout | undefined;
-        const timeout = new Promise<false>((resolve) => {
-          timer = setTimeout(() => resolve(false), HEALTH_TIMEOUT_MS);
-        });
-        const probe = pingDatabase(ctx.db)
-          .then(() => true)
-          .catch(() => false);
-        const ok = await Promise.race([probe, timeout]);
-        clearTimeout(timer);
-        if (ok) return { status: 'OK' };
+        if (await probe.check()) return { status: 'OK' };
         return reply(503, { status: 'unavailable', error: 'service_unavailable', message: 'Database unreachable' });
       },
     ),

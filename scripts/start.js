@@ -1,0 +1,57 @@
+#!/usr/bin/env node
+// `npm start`: runs the compiled server (dist/), which is what production runs, in this same process. When a source
+// file is newer than the build (a fresh clone, a pull, an edit), it builds first with `tsc -p tsconfig.build.json`.
+// `node scripts/start.js --build-only` builds when stale and exits (npm run bench uses it).
+'use strict';
+const { spawnSync } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const root = path.resolve(__dirname, '..');
+const dist = path.join(root, 'dist');
+const entry = path.join(dist, 'src', 'server.js');
+const SOURCES = ['src', 'migrations', 'knexfile.ts', 'tsconfig.json', 'tsconfig.build.json', 'package.json'];
+
+function newerThan(file, since) {
+  let stat;
+  try {
+    stat = fs.statSync(file);
+  } catch {
+    return false;
+  }
+  if (!stat.isDirectory()) return stat.mtimeMs > since;
+  return fs.readdirSync(file).some((name) => newerThan(path.join(file, name), since));
+}
+
+function isStale() {
+  if (!fs.existsSync(entry)) return true;
+  const builtAt = fs.statSync(entry).mtimeMs;
+  return SOURCES.some((name) => newerThan(path.join(root, name), builtAt));
+}
+
+if (isStale()) {
+  let tsc;
+  try {
+    tsc = require.resolve('typescript/bin/tsc', { paths: [root] });
+  } catch {
+    tsc = undefined;
+  }
+  if (!tsc) {
+    if (!fs.existsSync(entry)) {
+      process.stderr.write('No build in dist/ and no TypeScript to make one: run `npm install` (with dev dependencies), then `npm start`.\n');
+      process.exit(1);
+    }
+    process.stderr.write('Sources are newer than dist/ but TypeScript is not installed: starting the existing build.\n');
+  } else {
+    process.stderr.write('Building (sources newer than dist/) ...\n');
+    // A clean build: no compiled file outlives its deleted source.
+    fs.rmSync(dist, { recursive: true, force: true });
+    const result = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+    if (result.status !== 0) {
+      process.stderr.write('Build failed: fix the errors above, or run `npm run dev` to start from the TypeScript sources.\n');
+      process.exit(result.status ?? 1);
+    }
+  }
+}
+
+if (!process.argv.includes('--build-only')) require(entry);
