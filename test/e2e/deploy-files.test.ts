@@ -70,3 +70,10 @@ test('docker-compose runs two instances on one PostgreSQL and Redis behind deplo
   expect(nginx).toContain('server sso1:3000');
   expect(nginx).toContain('server sso2:3000');
 });
+
+test('docs/operations.md covers every variable the server reads', () => {
+  const variables = [...read('src/config/index.ts').matchAll(/^ {2}([A-Z][A-Z0-9_]+): /gm)].map((m) => m[1]!);
+  expect(variables.length).toBeGreaterThan(25);
+  const docs = read('docs/operations.md');
+  expect(variables.filter((v) => !docs.includes(`\`${v}\``))).toEqual([]);
+});
