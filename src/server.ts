@@ -7,6 +7,7 @@ import { migrateLatest } from './db';
 import { acquireDataDirLock, DataDirLockedError, type DataDirLock } from './lib/data-dir-lock';
 import { createRateLimit, createRedisRateLimitStore } from './middleware/rate-limit';
 import { ensureSuperAdmin } from './services/bootstrap.service';
+import { currentSigningKey } from './services/oidc/signing-keys.service';
 import { closeServiceContext, createServiceContext } from './services/create-context';
 import { startPruneTimer } from './services/prune.service';
 import { ensureSetupLink } from './services/setup.service';
@@ -42,6 +43,8 @@ async function main(): Promise<void> {
   const { logger } = ctx;
   const applied = await migrateLatest(ctx.db);
   if (applied.length) logger.info({ migrations: applied }, 'migrations applied');
+  // CONTRACT §9: the id_token signing key exists from the first start (generated once, shared through the database).
+  await currentSigningKey(ctx);
 
   if (config.bootstrapAdminEmail && config.bootstrapAdminPassword) {
     const result = await ensureSuperAdmin(ctx, { email: config.bootstrapAdminEmail, password: config.bootstrapAdminPassword });

@@ -4,9 +4,31 @@ import { PASSWORD_MAX_BYTES, PASSWORD_MIN_LENGTH } from '../lib/password';
 import { migrateLatest } from '../db';
 import { ensureSuperAdmin } from '../services/bootstrap.service';
 import { closeServiceContext, createServiceContext } from '../services/create-context';
+import { rotateSigningKey } from '../services/oidc/signing-keys.service';
 import { withDatabaseLock } from './embedded-lock';
 
-const USAGE = 'Usage: npm run admin -- create-admin --email <email> --password <password>';
+const USAGE = [
+  'Usage: npm run admin -- create-admin --email <email> --password <password>',
+  '       npm run admin -- rotate-signing-key',
+].join('\n');
+
+/**
+ * `npm run admin -- rotate-signing-key` (CONTRACT §9): a new current id_token signing key of ID_TOKEN_ALG; the old
+ * ones stay in the JWKS until the id_tokens they signed have expired. Running servers switch within 30 seconds.
+ */
+async function rotateSigningKeyCommand(): Promise<void> {
+  const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
+  await withDatabaseLock(config, async () => {
+    const ctx = createServiceContext(config);
+    try {
+      await migrateLatest(ctx.db);
+      const { kid, alg, retired } = await rotateSigningKey(ctx);
+      process.stdout.write(`New current signing key ${kid} (${alg}); retired: ${retired.length ? retired.join(', ') : 'none'}\n`);
+    } finally {
+      await closeServiceContext(ctx);
+    }
+  });
+}
 
 /**
  * `npm run admin -- create-admin --email E --password P`: creates a verified super_admin, or promotes the existing
@@ -17,6 +39,7 @@ async function main(): Promise<void> {
     allowPositionals: true,
     options: { email: { type: 'string' }, password: { type: 'string' } },
   });
+  if (positionals[0] === 'rotate-signing-key') return rotateSigningKeyCommand();
   if (positionals[0] !== 'create-admin' || !values.email || !values.password) {
     process.stderr.write(`${USAGE}\n`);
     process.exit(2);

@@ -75,7 +75,11 @@ export type OAuthErrorCode =
   | 'access_denied'
   | 'invalid_token'
   | 'server_error'
-  | 'temporarily_unavailable';
+  | 'temporarily_unavailable'
+  // OIDC Core 3.1.2.6 (redirected only, never a response status of ours).
+  | 'login_required'
+  | 'consent_required'
+  | 'interaction_required';
 
 const OAUTH_STATUS: Record<OAuthErrorCode, number> = {
   invalid_request: 400,
@@ -89,6 +93,9 @@ const OAUTH_STATUS: Record<OAuthErrorCode, number> = {
   invalid_token: 401,
   server_error: 500,
   temporarily_unavailable: 503,
+  login_required: 400,
+  consent_required: 400,
+  interaction_required: 400,
 };
 
 export class OAuthError extends Error {

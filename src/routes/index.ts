@@ -8,6 +8,7 @@ import { createDocsRouter } from './docs/docs.router';
 import { createHealthRouter } from './health/health.router';
 import { oauthErrorBoundary } from './oauth/oauth-errors';
 import { createDiscoveryRouter, createOAuthRouter } from './oauth/oauth.router';
+import { createOidcDiscoveryRouter, createOidcRouter } from './oauth/oidc.router';
 import { createAccountPagesRouter } from './pages/account-pages.router';
 import { createOAuthPagesRouter } from './pages/oauth-pages.router';
 import { createSetupPagesRouter } from './pages/setup-pages.router';
@@ -30,6 +31,8 @@ export function mountRoutes(app: Express, deps: RouteDeps): void {
   // (rate limit, body parser), are translated at the router's boundary.
   const oauth = createOAuthRouter(deps);
   app.use('/api/oauth', oauth, oauthErrorBoundary(oauth));
+  const oidc = createOidcRouter(deps);
+  app.use('/api/oauth', oidc, oauthErrorBoundary(oidc));
   app.use('/api/users', createUsersRouter(deps));
   app.use('/api/rbac', createRbacRouter(deps));
   app.use('/api/admin', createAuditRouter(deps));
@@ -38,6 +41,8 @@ export function mountRoutes(app: Express, deps: RouteDeps): void {
 
   // RFC 8414 location, beyond the spec's /api/oauth/.well-known path (CONTRACT §5).
   app.use('/.well-known', createDiscoveryRouter(deps));
+  // OpenID Connect Discovery 1.0 §4 (CONTRACT §9).
+  app.use('/.well-known', createOidcDiscoveryRouter(deps));
 
   app.use('/', createOAuthPagesRouter(deps));
   app.use('/', createAccountPagesRouter(deps));

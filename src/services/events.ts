@@ -30,6 +30,8 @@ export const SECURITY_EVENT_TYPES = [
   'oauth.client.changed',
   'oauth.client.secret_rotated',
   'oauth.client.deactivated',
+  'oidc.signing_key_rotated',
+  'oidc.logout',
   'user.created',
   'user.changed',
   'user.activated',

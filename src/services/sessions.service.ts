@@ -45,7 +45,13 @@ function claimsFor(user: SessionUser, roles: string[], sessionId: string, client
 export async function startSession(
   ctx: ServiceContext,
   trx: Knex | Knex.Transaction,
-  input: { user: SessionUser; client?: { clientId: string; scope: string }; meta?: RequestMeta },
+  input: {
+    user: SessionUser;
+    client?: { clientId: string; scope: string };
+    meta?: RequestMeta;
+    /** When and how the user authenticated, if not right now with a password (a code exchange inherits it). */
+    auth?: { time: Date; amr: string[] };
+  },
 ): Promise<IssuedTokens> {
   const now = ctx.clock.now();
   const sessionId = randomUUID();
@@ -62,6 +68,8 @@ export async function startSession(
     userAgent: input.meta?.userAgent,
     now,
     expiresAt: refreshExpiresAt,
+    authTime: input.auth?.time,
+    amr: input.auth?.amr,
   });
   await insertRefreshToken(trx, { id: tokenId, sessionId, now, expiresAt: refreshExpiresAt });
   const claims = claimsFor(input.user, roleNames, sessionId, input.client);

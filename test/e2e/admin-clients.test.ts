@@ -18,7 +18,7 @@ afterAll(async () => {
 });
 
 const api = () => request(t.app);
-const CLIENT_FIELDS = ['client_id', 'created_at', 'is_active', 'name', 'redirect_uris', 'scopes', 'updated_at'];
+const CLIENT_FIELDS = ['client_id', 'created_at', 'is_active', 'name', 'post_logout_redirect_uris', 'redirect_uris', 'scopes', 'updated_at'];
 
 async function createClient(body: Record<string, unknown> = {}) {
   const res = await api()

@@ -65,7 +65,10 @@ async function runFlow(client: TestClient, clientAuth: ReturnType<typeof oauth.C
   authorizationUrl.searchParams.set('client_id', client.clientId);
   authorizationUrl.searchParams.set('redirect_uri', redirectUri);
   authorizationUrl.searchParams.set('response_type', 'code');
-  authorizationUrl.searchParams.set('scope', 'openid profile email');
+  // Plain OAuth 2.0: a client that asks for `openid` gets an id_token (CONTRACT §9) whose iss is the OpenID issuer, so
+  // it must be configured from /.well-known/openid-configuration (test/e2e/oidc-openid-client.test.ts), not from
+  // this RFC 8414 document whose issuer is `service-sso`.
+  authorizationUrl.searchParams.set('scope', 'profile email');
   authorizationUrl.searchParams.set('code_challenge', codeChallenge);
   authorizationUrl.searchParams.set('code_challenge_method', 'S256');
   authorizationUrl.searchParams.set('state', state);
@@ -75,7 +78,8 @@ async function runFlow(client: TestClient, clientAuth: ReturnType<typeof oauth.C
 
   const tokenResponse = await oauth.authorizationCodeGrantRequest(as, oauthClient, clientAuth, params, redirectUri, codeVerifier, insecure);
   const tokens = await oauth.processAuthorizationCodeResponse(as, oauthClient, tokenResponse);
-  expect(tokens).toMatchObject({ token_type: 'bearer', expires_in: 3600, scope: 'openid profile email' });
+  expect(tokens).toMatchObject({ token_type: 'bearer', expires_in: 3600, scope: 'profile email' });
+  expect(tokens.id_token).toBeUndefined();
 
   const userinfoResponse = await oauth.userInfoRequest(as, oauthClient, tokens.access_token, insecure);
   const info = await oauth.processUserInfoResponse(as, oauthClient, user.id, userinfoResponse);
@@ -84,7 +88,7 @@ async function runFlow(client: TestClient, clientAuth: ReturnType<typeof oauth.C
   const refreshResponse = await oauth.refreshTokenGrantRequest(as, oauthClient, clientAuth, tokens.refresh_token!, insecure);
   const refreshed = await oauth.processRefreshTokenResponse(as, oauthClient, refreshResponse);
   expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
-  expect(refreshed.scope).toBe('openid profile email');
+  expect(refreshed.scope).toBe('profile email');
 
   const revokeResponse = await oauth.revocationRequest(as, oauthClient, clientAuth, refreshed.refresh_token!, {
     ...insecure,

@@ -24,14 +24,14 @@ async function setup() {
 const me = (accessToken: string) => request(t.app).get('/api/auth/me').set('Authorization', `Bearer ${accessToken}`);
 
 describe('POST /api/oauth/token > authorization_code', () => {
-  test('Basic auth, form body: exactly the spec fields, no-store, session bound to the client', async () => {
+  test('Basic auth, form body: exactly the spec fields (+ id_token for openid, CONTRACT §9), no-store, session bound to the client', async () => {
     const { user, agent, client } = await setup();
     const { code, verifier } = await obtainCode(agent, client);
     const res = await exchangeCode(t, client, { code, verifier });
     expect(res.status).toBe(200);
     expect(res.headers['cache-control']).toBe('no-store');
     expect(res.headers.pragma).toBe('no-cache');
-    expect(Object.keys(res.body).sort()).toEqual(['access_token', 'expires_in', 'refresh_token', 'scope', 'token_type']);
+    expect(Object.keys(res.body).sort()).toEqual(['access_token', 'expires_in', 'id_token', 'refresh_token', 'scope', 'token_type']);
     expect(res.body).toMatchObject({ token_type: 'Bearer', expires_in: 3600, scope: 'openid profile email' });
     const claims = JSON.parse(Buffer.from(res.body.access_token.split('.')[1], 'base64url').toString());
     expect(claims).toMatchObject({ userId: user.id, client_id: client.clientId, scope: 'openid profile email', iss: 'service-sso', aud: 'service' });

@@ -65,7 +65,7 @@ export async function makeSignedInUser(t: TestApp, roles: string[] = []) {
 /** Inserts an OAuth client directly; returns the row and its plain secret. */
 export async function makeClient(
   t: TestApp,
-  options: { name?: string; redirectUris?: string[]; scopes?: string[]; isActive?: boolean } = {},
+  options: { name?: string; redirectUris?: string[]; scopes?: string[]; postLogoutRedirectUris?: string[]; isActive?: boolean } = {},
 ) {
   const { secret, secretHash } = generateClientSecret();
   const client = await insertClient(t.db, {
@@ -74,6 +74,7 @@ export async function makeClient(
     secretHash,
     redirectUris: options.redirectUris ?? ['https://app.test/callback'],
     scopes: options.scopes ?? ['openid', 'profile', 'email'],
+    postLogoutRedirectUris: options.postLogoutRedirectUris,
     isActive: options.isActive,
     now: t.clock.now(),
   });

@@ -6,6 +6,8 @@ export interface OAuthClientRow {
   secretHash: string;
   redirectUris: string[];
   scopes: string[];
+  /** OIDC RP-Initiated Logout: where /api/oauth/logout may send the browser afterwards (CONTRACT §9). */
+  postLogoutRedirectUris: string[];
   isActive: boolean;
   createdAt: Date;
   updatedAt: Date;
@@ -17,6 +19,7 @@ interface OAuthClientRecord {
   secret_hash: string;
   redirect_uris: string[] | string;
   scopes: string[] | string;
+  post_logout_redirect_uris: string[] | string | null;
   is_active: boolean;
   created_at: Date;
   updated_at: Date;
@@ -33,6 +36,7 @@ function toClientRow(r: OAuthClientRecord): OAuthClientRow {
     secretHash: r.secret_hash,
     redirectUris: parseList(r.redirect_uris),
     scopes: parseList(r.scopes),
+    postLogoutRedirectUris: parseList(r.post_logout_redirect_uris ?? []),
     isActive: r.is_active,
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
@@ -41,7 +45,16 @@ function toClientRow(r: OAuthClientRecord): OAuthClientRow {
 
 export async function insertClient(
   db: DbOrTrx,
-  c: { clientId: string; name: string; secretHash: string; redirectUris: string[]; scopes: string[]; isActive?: boolean; now: Date },
+  c: {
+    clientId: string;
+    name: string;
+    secretHash: string;
+    redirectUris: string[];
+    scopes: string[];
+    postLogoutRedirectUris?: string[];
+    isActive?: boolean;
+    now: Date;
+  },
 ): Promise<OAuthClientRow> {
   const [row] = await db<OAuthClientRecord>('oauth_clients')
     .insert({
@@ -50,6 +63,7 @@ export async function insertClient(
       secret_hash: c.secretHash,
       redirect_uris: JSON.stringify(c.redirectUris),
       scopes: JSON.stringify(c.scopes),
+      post_logout_redirect_uris: JSON.stringify(c.postLogoutRedirectUris ?? []),
       is_active: c.isActive ?? true,
       created_at: c.now,
       updated_at: c.now,
@@ -71,7 +85,7 @@ export async function listClients(db: DbOrTrx): Promise<OAuthClientRow[]> {
 export async function updateClient(
   db: DbOrTrx,
   clientId: string,
-  patch: Partial<{ name: string; secretHash: string; redirectUris: string[]; scopes: string[]; isActive: boolean }>,
+  patch: Partial<{ name: string; secretHash: string; redirectUris: string[]; scopes: string[]; postLogoutRedirectUris: string[]; isActive: boolean }>,
   now: Date,
 ): Promise<OAuthClientRow | undefined> {
   const record: Record<string, unknown> = { updated_at: now };
@@ -79,6 +93,7 @@ export async function updateClient(
   if (patch.secretHash !== undefined) record.secret_hash = patch.secretHash;
   if (patch.redirectUris !== undefined) record.redirect_uris = JSON.stringify(patch.redirectUris);
   if (patch.scopes !== undefined) record.scopes = JSON.stringify(patch.scopes);
+  if (patch.postLogoutRedirectUris !== undefined) record.post_logout_redirect_uris = JSON.stringify(patch.postLogoutRedirectUris);
   if (patch.isActive !== undefined) record.is_active = patch.isActive;
   const [row] = await db<OAuthClientRecord>('oauth_clients').where({ client_id: clientId }).update(record).returning('*');
   return row ? toClientRow(row) : undefined;

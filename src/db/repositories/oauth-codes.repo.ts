@@ -1,5 +1,17 @@
 import type { DbOrTrx } from '..';
 
+/** What an OpenID Connect authorization carries from the authorize request to the id_token (CONTRACT §9). */
+export interface OidcRequestContext {
+  nonce: string | null;
+  authTime: Date;
+  amr: string[];
+}
+
+/** The columns of an OidcRequestContext, shared by pending authorizations and codes. */
+export function oidcColumns(oidc: OidcRequestContext | undefined): Record<string, unknown> {
+  return oidc ? { nonce: oidc.nonce, auth_time: oidc.authTime, amr: oidc.amr } : {};
+}
+
 /** An authorization code, known only by its SHA-256 (spec §2.7). */
 export interface AuthorizationCodeRow {
   codeHash: string;
@@ -8,6 +20,10 @@ export interface AuthorizationCodeRow {
   redirectUri: string;
   scope: string;
   codeChallenge: string;
+  /** OIDC: the authorize request's nonce, and when/how the browser session authenticated (for the id_token). */
+  nonce: string | null;
+  authTime: Date | null;
+  amr: string[] | null;
   createdAt: Date;
   expiresAt: Date;
   usedAt: Date | null;
@@ -21,6 +37,9 @@ interface AuthorizationCodeRecord {
   redirect_uri: string;
   scope: string;
   code_challenge: string;
+  nonce: string | null;
+  auth_time: Date | null;
+  amr: string[] | null;
   created_at: Date;
   expires_at: Date;
   used_at: Date | null;
@@ -35,6 +54,9 @@ function toRow(r: AuthorizationCodeRecord): AuthorizationCodeRow {
     redirectUri: r.redirect_uri,
     scope: r.scope,
     codeChallenge: r.code_challenge,
+    nonce: r.nonce,
+    authTime: r.auth_time ? new Date(r.auth_time) : null,
+    amr: r.amr,
     createdAt: new Date(r.created_at),
     expiresAt: new Date(r.expires_at),
     usedAt: r.used_at ? new Date(r.used_at) : null,
@@ -44,7 +66,7 @@ function toRow(r: AuthorizationCodeRecord): AuthorizationCodeRow {
 
 export async function insertAuthorizationCode(
   db: DbOrTrx,
-  c: { codeHash: string; clientId: string; userId: string; redirectUri: string; scope: string; codeChallenge: string; now: Date; expiresAt: Date },
+  c: { codeHash: string; clientId: string; userId: string; redirectUri: string; scope: string; codeChallenge: string; now: Date; expiresAt: Date; oidc?: OidcRequestContext },
 ): Promise<void> {
   await db('oauth_codes').insert({
     code_hash: c.codeHash,
@@ -53,6 +75,7 @@ export async function insertAuthorizationCode(
     redirect_uri: c.redirectUri,
     scope: c.scope,
     code_challenge: c.codeChallenge,
+    ...oidcColumns(c.oidc),
     created_at: c.now,
     expires_at: c.expiresAt,
   });

@@ -1,4 +1,5 @@
 import type { DbOrTrx } from '..';
+import { oidcColumns, type OidcRequestContext } from './oauth-codes.repo';
 
 /** A pending authorization: what the user is asked to approve on the consent screen (CONTRACT §5). */
 export interface AuthorizationRequestRow {
@@ -9,6 +10,10 @@ export interface AuthorizationRequestRow {
   scope: string;
   state: string | null;
   codeChallenge: string;
+  /** OIDC: the authorize request's nonce, and when/how the browser session authenticated (for the id_token). */
+  nonce: string | null;
+  authTime: Date | null;
+  amr: string[] | null;
   createdAt: Date;
   expiresAt: Date;
   consumedAt: Date | null;
@@ -22,6 +27,9 @@ interface AuthorizationRequestRecord {
   scope: string;
   state: string | null;
   code_challenge: string;
+  nonce: string | null;
+  auth_time: Date | null;
+  amr: string[] | null;
   created_at: Date;
   expires_at: Date;
   consumed_at: Date | null;
@@ -36,6 +44,9 @@ function toRow(r: AuthorizationRequestRecord): AuthorizationRequestRow {
     scope: r.scope,
     state: r.state,
     codeChallenge: r.code_challenge,
+    nonce: r.nonce,
+    authTime: r.auth_time ? new Date(r.auth_time) : null,
+    amr: r.amr,
     createdAt: new Date(r.created_at),
     expiresAt: new Date(r.expires_at),
     consumedAt: r.consumed_at ? new Date(r.consumed_at) : null,
@@ -44,7 +55,7 @@ function toRow(r: AuthorizationRequestRecord): AuthorizationRequestRow {
 
 export async function insertAuthorizationRequest(
   db: DbOrTrx,
-  r: { id: string; userId: string; clientId: string; redirectUri: string; scope: string; state: string | null; codeChallenge: string; now: Date; expiresAt: Date },
+  r: { id: string; userId: string; clientId: string; redirectUri: string; scope: string; state: string | null; codeChallenge: string; now: Date; expiresAt: Date; oidc?: OidcRequestContext },
 ): Promise<void> {
   await db('oauth_authorization_requests').insert({
     id: r.id,
@@ -54,6 +65,7 @@ export async function insertAuthorizationRequest(
     scope: r.scope,
     state: r.state,
     code_challenge: r.codeChallenge,
+    ...oidcColumns(r.oidc),
     created_at: r.now,
     expires_at: r.expiresAt,
   });

@@ -11,6 +11,10 @@ export interface SessionRow {
   lastUsedAt: Date;
   expiresAt: Date;
   revokedAt: Date | null;
+  /** When the user last proved who they are (password or passkey); kept through refresh (OIDC `auth_time`). */
+  authTime: Date;
+  /** How they did (OIDC `amr`, CONTRACT §10). */
+  amr: string[];
 }
 
 interface SessionRecord {
@@ -24,6 +28,8 @@ interface SessionRecord {
   last_used_at: Date;
   expires_at: Date;
   revoked_at: Date | null;
+  auth_time: Date;
+  amr: string[] | null;
 }
 
 function toSessionRow(r: SessionRecord): SessionRow {
@@ -38,12 +44,26 @@ function toSessionRow(r: SessionRecord): SessionRow {
     lastUsedAt: new Date(r.last_used_at),
     expiresAt: new Date(r.expires_at),
     revokedAt: r.revoked_at ? new Date(r.revoked_at) : null,
+    authTime: new Date(r.auth_time),
+    amr: r.amr ?? ['pwd'],
   };
 }
 
 export async function insertSession(
   db: DbOrTrx,
-  s: { id: string; userId: string; clientId?: string | null; scope?: string | null; ip?: string | null; userAgent?: string | null; now: Date; expiresAt: Date },
+  s: {
+    id: string;
+    userId: string;
+    clientId?: string | null;
+    scope?: string | null;
+    ip?: string | null;
+    userAgent?: string | null;
+    now: Date;
+    expiresAt: Date;
+    /** Defaults: now, ['pwd']. A session created by a code exchange inherits the browser session's. */
+    authTime?: Date;
+    amr?: string[];
+  },
 ): Promise<void> {
   await db('sessions').insert({
     id: s.id,
@@ -55,6 +75,8 @@ export async function insertSession(
     created_at: s.now,
     last_used_at: s.now,
     expires_at: s.expiresAt,
+    auth_time: s.authTime ?? s.now,
+    ...(s.amr ? { amr: s.amr } : {}),
   });
 }
 

@@ -8,6 +8,7 @@ export function presentClient(client: OAuthClientRow) {
     name: client.name,
     redirect_uris: client.redirectUris,
     scopes: client.scopes,
+    post_logout_redirect_uris: client.postLogoutRedirectUris,
     is_active: client.isActive,
     created_at: client.createdAt,
     updated_at: client.updatedAt,

@@ -28,11 +28,18 @@ const scopesField = z
   )
   .transform((scopes) => SUPPORTED_SCOPES.filter((s) => scopes.includes(s)));
 
+/** CONTRACT §9: OIDC post-logout redirect URIs, under the same rules as redirect URIs; may be empty. */
+const postLogoutRedirectUrisField = z
+  .array(redirectUriField, { error: 'post_logout_redirect_uris must be an array of strings' })
+  .max(20, 'at most 20 post-logout redirect URIs')
+  .transform((uris) => [...new Set(uris)]);
+
 const clientFields = {
   name: nameField('name'),
   redirect_uri: redirectUriField.optional(),
   redirect_uris: redirectUrisField.optional(),
   scopes: scopesField.optional(),
+  post_logout_redirect_uris: postLogoutRedirectUrisField.optional(),
   is_active: z.boolean({ error: 'is_active must be a boolean' }).optional(),
 };
 
@@ -55,13 +62,20 @@ export const createClientBody = z
     name: b.name,
     redirectUris: mergeRedirectUris(b) ?? [],
     scopes: b.scopes ?? DEFAULT_CLIENT_SCOPES,
+    postLogoutRedirectUris: b.post_logout_redirect_uris ?? [],
     isActive: b.is_active,
   }));
 
 export const updateClientBody = z
   .object({ ...clientFields, name: clientFields.name.optional() })
   .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'Nothing to update' })
-  .transform((b) => ({ name: b.name, redirectUris: mergeRedirectUris(b), scopes: b.scopes, isActive: b.is_active }));
+  .transform((b) => ({
+    name: b.name,
+    redirectUris: mergeRedirectUris(b),
+    scopes: b.scopes,
+    postLogoutRedirectUris: b.post_logout_redirect_uris,
+    isActive: b.is_active,
+  }));
 
 /** OAuth client (CONTRACT §6): never the secret or its hash. */
 export const clientBody = z
@@ -70,6 +84,7 @@ export const clientBody = z
     name: z.string(),
     redirect_uris: z.array(z.string().meta({ format: 'uri' })),
     scopes: z.array(z.string()),
+    post_logout_redirect_uris: z.array(z.string().meta({ format: 'uri' })),
     is_active: z.boolean(),
     ...timestampFields,
   })

@@ -38,6 +38,28 @@ export const revokeParams = z
     tokenTypeHint: p.token_type_hint,
   }));
 
+/** RFC 7662 §2.1. */
+export const introspectParams = revokeParams;
+
+/**
+ * RP-Initiated Logout 1.0 §2 (GET query or POST form), plus the confirmation form's own fields. A browser page never
+ * answers JSON: a repeated or oversized value is treated as absent, and the logout service judges the rest.
+ */
+const logoutField = (max: number, description: string) =>
+  z
+    .unknown()
+    .transform((v) => (typeof v === 'string' && v.length <= max ? v : undefined))
+    .optional()
+    .meta({ type: 'string', description });
+export const logoutParams = z.object({
+  id_token_hint: logoutField(8192, 'An id_token this server issued to the client (an expired one is accepted)'),
+  post_logout_redirect_uri: logoutField(2048, "One of the client's registered post_logout_redirect_uris, exactly"),
+  state: logoutField(2048, 'Returned unchanged on the post-logout redirect'),
+  client_id: logoutField(200, 'The client, when no id_token_hint is sent'),
+  confirm: logoutField(10, 'Confirmation form only: yes'),
+  csrf: logoutField(100, 'Confirmation form only: the CSRF field'),
+});
+
 /** Body of approve / deny and the query of consent-info. */
 export const consentRequestBody = z
   .object({ request_id: z.uuid({ error: 'request_id must be a uuid' }) })
@@ -57,6 +79,10 @@ export const authorizeQuery = z.looseObject({
   state: authorizeParam('Returned unchanged with the code'),
   code_challenge: authorizeParam('PKCE: BASE64URL(SHA-256(code_verifier))'),
   code_challenge_method: authorizeParam('S256'),
+  nonce: authorizeParam('OpenID Connect: echoed in the id_token'),
+  prompt: authorizeParam('OpenID Connect: none, login or consent (space-separated)'),
+  max_age: authorizeParam('OpenID Connect: seconds since the last sign-in beyond which the user signs in again'),
+  login_hint: authorizeParam('OpenID Connect: prefills the email on the login page'),
 });
 
 export const tokenResponseBody = z
@@ -66,6 +92,7 @@ export const tokenResponseBody = z
     expires_in: z.number().int(),
     refresh_token: z.string(),
     scope: z.string(),
+    id_token: z.string().optional().meta({ description: 'Only when the granted scope contains openid (CONTRACT §9)' }),
   })
   .meta({ id: 'TokenResponse' });
 
@@ -93,3 +120,39 @@ export const discoveryBody = z.looseObject({
   token_endpoint: z.string(),
   response_types_supported: z.array(z.string()),
 });
+
+/** OpenID Connect Discovery 1.0 metadata (CONTRACT §9); further members may be added. */
+export const openIdConfigurationBody = z.looseObject({
+  issuer: z.string(),
+  authorization_endpoint: z.string(),
+  token_endpoint: z.string(),
+  userinfo_endpoint: z.string(),
+  jwks_uri: z.string(),
+  end_session_endpoint: z.string(),
+  introspection_endpoint: z.string(),
+  response_types_supported: z.array(z.string()),
+  subject_types_supported: z.array(z.string()),
+  id_token_signing_alg_values_supported: z.array(z.string()),
+});
+
+/** RFC 7517 JWK Set: public keys only. */
+export const jwksBody = z.strictObject({
+  keys: z.array(z.looseObject({ kty: z.string(), kid: z.string(), alg: z.string(), use: z.literal('sig') })),
+});
+
+/** RFC 7662 §2.2 (CONTRACT §9). */
+export const introspectionBody = z
+  .union([
+    z.strictObject({ active: z.literal(false) }),
+    z.strictObject({
+      active: z.literal(true),
+      scope: z.string().nullable().meta({ description: 'null for first-party tokens' }),
+      client_id: z.string().nullable().meta({ description: 'null for first-party tokens' }),
+      sub: z.string(),
+      exp: z.number().int(),
+      iat: z.number().int(),
+      token_type: z.enum(['Bearer', 'refresh_token']),
+      sid: z.string(),
+    }),
+  ])
+  .meta({ id: 'IntrospectionResponse' });

@@ -40,13 +40,17 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
       res.redirect(302, '/login'),
     ),
 
-    route({ ...page, method: 'get', path: '/login', summary: 'Sign-in page', auth: 'browser', query: z.object({ return_to: optionalText() }) }, ({ query, principal }, req, res) => {
-      const csrf = issueCsrf(req, res, config);
-      const returnTo = query.return_to;
-      const signedIn = firstParty(principal);
-      if (signedIn && !returnTo) return html(res, 200, renderSignedInPage({ email: signedIn.email, csrf }));
-      html(res, 200, renderLoginPage({ csrf, returnTo, signedInAs: signedIn?.email }));
-    }),
+    route(
+      { ...page, method: 'get', path: '/login', summary: 'Sign-in page', auth: 'browser', query: z.object({ return_to: optionalText(), login_hint: optionalText(254) }) },
+      ({ query, principal }, req, res) => {
+        const csrf = issueCsrf(req, res, config);
+        const returnTo = query.return_to;
+        const signedIn = firstParty(principal);
+        if (signedIn && !returnTo) return html(res, 200, renderSignedInPage({ email: signedIn.email, csrf }));
+        // OIDC login_hint (CONTRACT §9) prefills the email field; it is only ever shown back, escaped.
+        html(res, 200, renderLoginPage({ csrf, returnTo, email: query.login_hint?.trim(), signedInAs: signedIn?.email }));
+      },
+    ),
 
     // The form checks passwords like POST /api/auth/login, so it spends the same per-IP budget: the per-address
     // throttle alone does not slow one password tried against many addresses.

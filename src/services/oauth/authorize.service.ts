@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { findClientById, type OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
-import { insertAuthorizationCode } from '../../db/repositories/oauth-codes.repo';
+import { insertAuthorizationCode, type OidcRequestContext } from '../../db/repositories/oauth-codes.repo';
+import { findSessionById } from '../../db/repositories/sessions.repo';
 import { findGrant } from '../../db/repositories/oauth-grants.repo';
 import { insertAuthorizationRequest } from '../../db/repositories/oauth-requests.repo';
 import type { OAuthErrorCode } from '../../errors';
@@ -10,6 +11,7 @@ import { randomToken, sha256Hex } from '../../lib/crypto';
 import { CODE_CHALLENGE_PATTERN } from '../../lib/pkce';
 import type { ServiceContext } from '../context';
 import type { Principal } from '../principal';
+import { authorizeUrlAfterSignIn, needsFreshSignIn, parseOidcAuthorizeParams } from '../oidc/authorize-params';
 import { formatScope, isSubset, parseScope } from './scopes';
 
 const MAX_STATE_LENGTH = 2048;
@@ -47,7 +49,7 @@ export function errorRedirect(redirectUri: string, error: OAuthErrorCode, descri
 export async function issueAuthorizationCode(
   ctx: ServiceContext,
   db: Knex | Knex.Transaction,
-  input: { clientId: string; userId: string; redirectUri: string; scope: string; codeChallenge: string },
+  input: { clientId: string; userId: string; redirectUri: string; scope: string; codeChallenge: string; oidc?: OidcRequestContext },
 ): Promise<string> {
   const code = randomToken(32);
   const now = ctx.clock.now();
@@ -126,25 +128,45 @@ export async function startAuthorization(
   if (scopes.length === 0) return redirectError('invalid_request', 'scope is required');
   if (!isSubset(scopes, client.scopes)) return redirectError('invalid_scope', 'scope contains a value this client may not request');
 
+  const oidc = parseOidcAuthorizeParams(query);
+  if (!oidc.ok) return redirectError(oidc.error, oidc.description);
+  const { prompt, loginHint } = oidc.params;
+  const loginRedirect = (returnTo: string): AuthorizeOutcome => ({
+    kind: 'redirect',
+    url: `${ctx.config.baseUrl}/login?${new URLSearchParams({ return_to: returnTo, ...(loginHint ? { login_hint: loginHint } : {}) })}`,
+  });
+
   // Tokens issued to OAuth clients never stand for the user here: only a first-party session may authorize.
   if (!principal || principal.clientId) {
-    return { kind: 'redirect', url: `${ctx.config.baseUrl}/login?${new URLSearchParams({ return_to: authorizeUrl })}` };
+    // OIDC Core 3.1.2.6: prompt=none never shows a page.
+    if (prompt.none) return redirectError('login_required', 'The user is not signed in');
+    return loginRedirect(authorizeUrl);
   }
+
+  const now = ctx.clock.now();
+  const browserSession = await findSessionById(ctx.db, principal.sessionId);
+  const authTime = browserSession?.authTime ?? now;
+  if (needsFreshSignIn(oidc.params, authTime, now)) {
+    if (prompt.none) return redirectError('login_required', 'The user must sign in again');
+    return loginRedirect(authorizeUrlAfterSignIn(authorizeUrl));
+  }
+  const oidcContext: OidcRequestContext = { nonce: oidc.params.nonce ?? null, authTime, amr: browserSession?.amr ?? ['pwd'] };
 
   const scope = formatScope(scopes);
   const grant = await findGrant(ctx.db, principal.userId, client.clientId);
-  if (grant && isSubset(scopes, grant.scopes)) {
+  if (grant && isSubset(scopes, grant.scopes) && !prompt.consent) {
     const code = await issueAuthorizationCode(ctx, ctx.db, {
       clientId: client.clientId,
       userId: principal.userId,
       redirectUri,
       scope,
       codeChallenge: challenge.value,
+      oidc: oidcContext,
     });
     return { kind: 'redirect', url: buildRedirectUrl(redirectUri, { code, state }) };
   }
+  if (prompt.none) return redirectError('consent_required', 'The user has not granted this client every requested scope');
 
-  const now = ctx.clock.now();
   const requestId = randomUUID();
   await insertAuthorizationRequest(ctx.db, {
     id: requestId,
@@ -156,6 +178,7 @@ export async function startAuthorization(
     codeChallenge: challenge.value,
     now,
     expiresAt: addSeconds(now, ctx.config.pendingAuthorizationTtlSeconds),
+    oidc: oidcContext,
   });
   return { kind: 'redirect', url: `${ctx.config.baseUrl}/consent?${new URLSearchParams({ request_id: requestId })}` };
 }

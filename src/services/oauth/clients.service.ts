@@ -16,6 +16,8 @@ export interface ClientInput {
   name: string;
   redirectUris: string[];
   scopes: string[];
+  /** OIDC RP-Initiated Logout targets, checked like redirect URIs (CONTRACT §9). */
+  postLogoutRedirectUris?: string[];
   isActive?: boolean;
 }
 
@@ -28,6 +30,7 @@ export async function createClient(ctx: ServiceContext, input: ClientInput): Pro
     secretHash,
     redirectUris: input.redirectUris,
     scopes: input.scopes,
+    postLogoutRedirectUris: input.postLogoutRedirectUris ?? [],
     isActive: input.isActive ?? true,
     now: ctx.clock.now(),
   });

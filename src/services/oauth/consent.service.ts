@@ -69,6 +69,7 @@ export async function approveAuthorization(ctx: ServiceContext, principal: Princ
       redirectUri: request.redirectUri,
       scope: request.scope,
       codeChallenge: request.codeChallenge,
+      oidc: request.authTime ? { nonce: request.nonce, authTime: request.authTime, amr: request.amr ?? ['pwd'] } : undefined,
     });
     return buildRedirectUrl(request.redirectUri, { code, state: request.state });
   });

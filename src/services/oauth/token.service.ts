@@ -12,6 +12,7 @@ import { OAuthError } from '../../errors';
 import { sha256Hex } from '../../lib/crypto';
 import { verifyPkceS256 } from '../../lib/pkce';
 import type { RequestMeta, ServiceContext } from '../context';
+import { isOpenIdScope, issueIdToken } from '../oidc/id-token.service';
 import { rotateRefreshToken, startSession, type IssuedTokens } from '../sessions.service';
 import { requireParam } from './params';
 import { isSubset, parseScope } from './scopes';
@@ -22,20 +23,23 @@ export interface TokenResponse {
   expires_in: number;
   refresh_token: string;
   scope: string;
+  /** CONTRACT §9: only for grants whose scope contains `openid`. */
+  id_token?: string;
 }
 
-/** Spec §4.3: exactly these fields; expires_in is the fixed 3600 although the JWT lives 24 h. */
-function presentTokens(ctx: ServiceContext, tokens: IssuedTokens, scope: string): TokenResponse {
+/** Spec §4.3: exactly these fields (plus the id_token of an OpenID grant); expires_in is the fixed 3600 although the JWT lives 24 h. */
+function presentTokens(ctx: ServiceContext, tokens: IssuedTokens, scope: string, idToken?: string): TokenResponse {
   return {
     access_token: tokens.accessToken,
     token_type: 'Bearer',
     expires_in: ctx.config.oauthExpiresInSeconds,
     refresh_token: tokens.refreshToken,
     scope,
+    ...(idToken ? { id_token: idToken } : {}),
   };
 }
 
-type Exchange = { ok: true; tokens: IssuedTokens; scope: string; userId: string } | { ok: false; description: string };
+type Exchange = { ok: true; tokens: IssuedTokens; scope: string; userId: string; idToken?: string } | { ok: false; description: string };
 
 const INVALID_CODE = 'Authorization code is invalid, expired or already used';
 
@@ -68,10 +72,14 @@ export async function exchangeAuthorizationCode(
     if (!verifyPkceS256(input.codeVerifier, code.codeChallenge)) return { ok: false, description: 'Invalid PKCE verifier' };
     const user = await findUserById(trx, code.userId);
     if (!user?.isActive) return { ok: false, description: INVALID_CODE };
-    const tokens = await startSession(ctx, trx, { user, client: { clientId: client.clientId, scope: code.scope }, meta });
+    const auth = code.authTime ? { time: code.authTime, amr: code.amr ?? ['pwd'] } : undefined;
+    const tokens = await startSession(ctx, trx, { user, client: { clientId: client.clientId, scope: code.scope }, meta, auth });
     await setAuthorizationCodeSession(trx, codeHash, tokens.sessionId);
     await touchGrant(trx, user.id, client.clientId, now);
-    return { ok: true, tokens, scope: code.scope, userId: user.id };
+    const idToken = isOpenIdScope(code.scope)
+      ? await issueIdToken(ctx, trx, { sessionId: tokens.sessionId, clientId: client.clientId, scope: code.scope, accessToken: tokens.accessToken, nonce: code.nonce })
+      : undefined;
+    return { ok: true, tokens, scope: code.scope, userId: user.id, idToken };
   });
   if (!result.ok) throw new OAuthError('invalid_grant', result.description);
   ctx.events.emit({
@@ -81,7 +89,7 @@ export async function exchangeAuthorizationCode(
     clientId: client.clientId,
     detail: { grant_type: 'authorization_code', session_id: result.tokens.sessionId, scope: result.scope },
   });
-  return presentTokens(ctx, result.tokens, result.scope);
+  return presentTokens(ctx, result.tokens, result.scope, result.idToken);
 }
 
 /**
@@ -110,7 +118,11 @@ export async function refreshAccessToken(
     // The rotation is committed: a failed bookkeeping write must not turn it into an error (tokens would be lost).
     ctx.logger.warn({ err: (err as Error)?.message }, 'could not update connected app last_used_at');
   }
-  return presentTokens(ctx, result.tokens, result.scope ?? '');
+  const scope = result.scope ?? '';
+  const idToken = isOpenIdScope(scope)
+    ? await issueIdToken(ctx, ctx.db, { sessionId: result.tokens.sessionId, clientId: client.clientId, scope, accessToken: result.tokens.accessToken })
+    : undefined;
+  return presentTokens(ctx, result.tokens, scope, idToken);
 }
 
 /** The parameters of a token request (RFC 6749 §4.1.3, §6), already authenticated as `client`. */

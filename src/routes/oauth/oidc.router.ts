@@ -1,0 +1,135 @@
+import type { Request, Response } from 'express';
+import { csrfValid, issueCsrf } from '../../middleware/csrf';
+import { clearSessionCookies } from '../../middleware/session-cookies';
+import { authenticateClient } from '../../services/oauth/client-auth.service';
+import { requireParam } from '../../services/oauth/params';
+import { buildOpenIdConfiguration } from '../../services/oidc/discovery.service';
+import { introspectToken } from '../../services/oidc/introspection.service';
+import { planLogout } from '../../services/oidc/logout.service';
+import { publicJwks } from '../../services/oidc/signing-keys.service';
+import type { Principal } from '../../services/principal';
+import { renderOAuthErrorPage } from '../../views/consent';
+import { renderSignedOutPage } from '../../views/login';
+import { renderLogoutConfirmPage } from '../../views/logout';
+import { html } from '../pages/page-kit';
+import { declareRouter, route, type DeclaredRoute, type HttpMethod } from '../route';
+import type { RouteDeps } from '../types';
+import { introspectionBody, introspectParams, jwksBody, logoutParams, openIdConfigurationBody } from './oauth.schemas';
+import type { z } from 'zod';
+
+const TAGS = ['OpenID Connect'] as const;
+
+/** The OpenID Provider metadata, served at the root and under /api/oauth (CONTRACT §9). */
+function openIdConfigurationRoute(deps: RouteDeps, path: string, summary: string): DeclaredRoute {
+  const document = buildOpenIdConfiguration(deps.ctx.config);
+  return route(
+    { method: 'get', path, summary, tags: TAGS, auth: 'none', response: { description: 'OpenID Provider metadata', schema: openIdConfigurationBody } },
+    (_input, _req, res) => {
+      res.set('Cache-Control', 'public, max-age=300');
+      return document;
+    },
+  );
+}
+
+const refusedPage = () =>
+  renderOAuthErrorPage({ title: 'Request refused', message: 'This form has expired or was not sent from this site. Reload the page and try again.' });
+const invalidPage = (message: string) => renderOAuthErrorPage({ title: 'This sign-out link is not valid', message });
+
+/** OpenID Connect endpoints under /api/oauth (CONTRACT §9): discovery, JWKS, RP-initiated logout, introspection. */
+export function createOidcRouter(deps: RouteDeps) {
+  const { ctx } = deps;
+  const { config } = ctx;
+
+  /**
+   * RP-Initiated Logout 1.0: GET (query) or POST (form). The confirmation page posts back here with `confirm=yes` and
+   * its CSRF field; a client's own form post has neither.
+   */
+  const logout = async (params: z.output<typeof logoutParams>, principal: Principal | undefined, req: Request, res: Response) => {
+    const { confirm, csrf: _csrf, ...wire } = params;
+    const confirming = req.method === 'POST' && confirm === 'yes';
+    if (confirming && !csrfValid(req, config)) return html(res, 403, refusedPage());
+    const browser = principal && !principal.clientId ? principal : undefined;
+    if (req.method === 'POST' && !confirming && !browser) {
+      // A client's cross-site form post carries no SameSite=Lax cookie: continue as a top-level GET, which does.
+      const query = new URLSearchParams(Object.entries(wire).filter((e): e is [string, string] => typeof e[1] === 'string'));
+      return res.redirect(303, `/api/oauth/logout?${query}`);
+    }
+    const outcome = await planLogout(
+      ctx,
+      { idTokenHint: wire.id_token_hint, postLogoutRedirectUri: wire.post_logout_redirect_uri, state: wire.state, clientId: wire.client_id },
+      browser,
+      confirming,
+    );
+    if (outcome.kind === 'error') return html(res, 400, invalidPage(outcome.message));
+    if (outcome.kind === 'confirm') {
+      const csrf = issueCsrf(req, res, config);
+      return html(res, 200, renderLogoutConfirmPage({ csrf, userEmail: outcome.userEmail, clientName: outcome.clientName, params: wire }));
+    }
+    if (outcome.endBrowserSession) clearSessionCookies(res, config);
+    if (outcome.redirectUrl) return res.redirect(req.method === 'POST' ? 303 : 302, outcome.redirectUrl);
+    html(res, 200, renderSignedOutPage());
+  };
+  const logoutRoute = (method: HttpMethod, summary: string) =>
+    route(
+      {
+        method,
+        path: '/logout',
+        summary,
+        auth: 'browser',
+        noStore: true,
+        form: method === 'post',
+        ...(method === 'post' ? { body: logoutParams } : { query: logoutParams }),
+        response: {
+          status: 302,
+          kind: 'redirect',
+          description: "To the client's registered post_logout_redirect_uri with state; or 200 with the confirmation page or the signed-out page (400 page for a bad request)",
+        },
+      },
+      ({ query, body, principal }, req, res) => logout((query ?? body)!, principal, req, res),
+    );
+
+  return declareRouter(
+    deps,
+    [
+      openIdConfigurationRoute(deps, '/.well-known/openid-configuration', 'OpenID Connect Discovery 1.0 (also at /.well-known/openid-configuration)'),
+      route(
+        {
+          method: 'get',
+          path: '/jwks',
+          summary: 'Public keys that verify id_tokens: the current ones and those retired less than an id_token lifetime ago',
+          auth: 'none',
+          response: { description: 'RFC 7517 JWK Set (Cache-Control: public, max-age=300)', schema: jwksBody },
+        },
+        async (_input, _req, res) => {
+          res.set('Cache-Control', 'public, max-age=300');
+          return publicJwks(ctx);
+        },
+      ),
+      logoutRoute('get', 'RP-Initiated Logout 1.0 (browser): ends the SSO session, asking first unless id_token_hint names the signed-in user'),
+      logoutRoute('post', 'RP-Initiated Logout 1.0, form post (also the confirmation form, with csrf and confirm=yes)'),
+      route(
+        {
+          method: 'post',
+          path: '/introspect',
+          summary: 'Token introspection (RFC 7662) for resource servers authenticated as any active client',
+          auth: 'client',
+          dialect: 'oauth',
+          noStore: true,
+          form: true,
+          body: introspectParams,
+          response: { description: '{ active: false }, or the live token described', schema: introspectionBody },
+        },
+        async ({ body }, req) => {
+          await authenticateClient(ctx, { authorization: req.headers.authorization, ...body.client });
+          return introspectToken(ctx, { token: requireParam(body.token, 'token'), tokenTypeHint: body.tokenTypeHint });
+        },
+      ),
+    ],
+    { tags: TAGS },
+  );
+}
+
+/** /.well-known/openid-configuration at the root, where OpenID Connect Discovery 1.0 §4 looks for the issuer BASE_URL. */
+export function createOidcDiscoveryRouter(deps: RouteDeps) {
+  return declareRouter(deps, [openIdConfigurationRoute(deps, '/openid-configuration', 'OpenID Connect Discovery 1.0 at the issuer location')]);
+}

@@ -1,0 +1,36 @@
+import type { Config } from '../../config';
+import { SUPPORTED_SCOPES } from '../oauth/client-secrets';
+import { PROMPT_VALUES } from './authorize-params';
+
+/** Every claim an id_token or userinfo response may carry (CONTRACT §9). */
+export const OIDC_CLAIMS = [
+  'iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'sid', 'at_hash', 'amr',
+  'name', 'given_name', 'family_name', 'updated_at', 'email', 'email_verified',
+] as const;
+
+/**
+ * OpenID Connect Discovery 1.0 (CONTRACT §9), served at /.well-known/openid-configuration and under
+ * /api/oauth/.well-known/. Its issuer is OIDC_ISSUER (default BASE_URL), unlike the spec's RFC 8414 document.
+ */
+export function buildOpenIdConfiguration(config: Pick<Config, 'baseUrl' | 'oidcIssuer'>) {
+  const api = `${config.baseUrl}/api/oauth`;
+  return {
+    issuer: config.oidcIssuer,
+    authorization_endpoint: `${api}/authorize`,
+    token_endpoint: `${api}/token`,
+    userinfo_endpoint: `${api}/userinfo`,
+    jwks_uri: `${api}/jwks`,
+    end_session_endpoint: `${api}/logout`,
+    revocation_endpoint: `${api}/revoke`,
+    introspection_endpoint: `${api}/introspect`,
+    response_types_supported: ['code'],
+    subject_types_supported: ['public'],
+    id_token_signing_alg_values_supported: ['RS256', 'ES256'],
+    scopes_supported: [...SUPPORTED_SCOPES],
+    claims_supported: [...OIDC_CLAIMS],
+    grant_types_supported: ['authorization_code', 'refresh_token'],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    code_challenge_methods_supported: ['S256'],
+    prompt_values_supported: [...PROMPT_VALUES],
+  };
+}

@@ -1,0 +1,69 @@
+import { createHash } from 'node:crypto';
+import { SignJWT } from 'jose';
+import type { DbOrTrx } from '../../db';
+import { findSessionById } from '../../db/repositories/sessions.repo';
+import { findUserById } from '../../db/repositories/users.repo';
+import type { ServiceContext } from '../context';
+import { fullName } from '../principal';
+import { parseScope } from '../oauth/scopes';
+import { currentSigningKey, ID_TOKEN_TTL_SECONDS } from './signing-keys.service';
+
+/**
+ * OIDC Core 3.1.3.6: at_hash is the base64url of the left half of the hash of the access token's ASCII octets, the
+ * hash being the one of the id_token's alg (SHA-256 for both RS256 and ES256).
+ */
+export function accessTokenHash(accessToken: string): string {
+  const digest = createHash('sha256').update(accessToken, 'ascii').digest();
+  return digest.subarray(0, digest.length / 2).toString('base64url');
+}
+
+const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
+
+/** True when the granted scope makes this an OpenID Connect grant (an id_token is due). */
+export function isOpenIdScope(scope: string | undefined): boolean {
+  return parseScope(scope ?? '').includes('openid');
+}
+
+/**
+ * The id_token of an OAuth session (CONTRACT §9), asked for by the token service after the code grant and each
+ * refresh of an `openid` grant. `auth_time` and `amr` come from the session, which inherited them from the browser
+ * session that authorized; `nonce` only with the code grant (OIDC Core 12.2 keeps it out of refreshed tokens).
+ * Returns undefined when the session or user is gone (the caller's grant then fails anyway).
+ */
+export async function issueIdToken(
+  ctx: ServiceContext,
+  db: DbOrTrx,
+  input: { sessionId: string; clientId: string; scope: string; accessToken: string; nonce?: string | null },
+): Promise<string | undefined> {
+  const session = await findSessionById(db, input.sessionId);
+  const user = session ? await findUserById(db, session.userId) : undefined;
+  if (!session || !user) return undefined;
+  const scopes = parseScope(input.scope);
+  const claims: Record<string, unknown> = {
+    auth_time: seconds(session.authTime),
+    sid: session.id,
+    at_hash: accessTokenHash(input.accessToken),
+    amr: session.amr,
+  };
+  if (input.nonce) claims.nonce = input.nonce;
+  if (scopes.includes('profile')) {
+    claims.name = fullName(user.firstName, user.lastName);
+    claims.given_name = user.firstName;
+    claims.family_name = user.lastName;
+    claims.updated_at = seconds(user.updatedAt);
+  }
+  if (scopes.includes('email')) {
+    claims.email = user.email;
+    claims.email_verified = user.emailVerified;
+  }
+  const key = await currentSigningKey(ctx, db);
+  const iat = seconds(ctx.clock.now());
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
+    .setIssuer(ctx.config.oidcIssuer)
+    .setSubject(user.id)
+    .setAudience(input.clientId)
+    .setIssuedAt(iat)
+    .setExpirationTime(iat + ID_TOKEN_TTL_SECONDS)
+    .sign(key.privateKey);
+}

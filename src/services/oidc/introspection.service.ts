@@ -1,0 +1,61 @@
+import { findClientById } from '../../db/repositories/oauth-clients.repo';
+import { loadPrincipal } from '../../db/repositories/principal.repo';
+import { findRefreshToken } from '../../db/repositories/refresh-tokens.repo';
+import type { AccessTokenPayload, RefreshTokenPayload } from '../../lib/jwt';
+import type { ServiceContext } from '../context';
+
+export type IntrospectionResponse =
+  | { active: false }
+  | {
+      active: true;
+      scope: string | null;
+      client_id: string | null;
+      sub: string;
+      exp: number;
+      iat: number;
+      token_type: 'Bearer' | 'refresh_token';
+      sid: string;
+    };
+
+const INACTIVE: IntrospectionResponse = { active: false };
+
+/**
+ * RFC 7662 (CONTRACT §9), for a resource server authenticated as any active client. A token is active only while
+ * everything that makes it usable holds right now: valid signature and expiry, session not revoked, user and
+ * client active, and for a refresh token, not yet rotated. Anything else, garbage included, is `{ active: false }`
+ * (RFC 7662 §2.2: no reason is given).
+ */
+export async function introspectToken(ctx: ServiceContext, input: { token: string; tokenTypeHint?: string }): Promise<IntrospectionResponse> {
+  const now = ctx.clock.now();
+  const asAccess = () => {
+    const p = ctx.jwt.verifyAccess(input.token, now);
+    return p ? { payload: p as AccessTokenPayload | RefreshTokenPayload, refresh: false } : undefined;
+  };
+  const asRefresh = () => {
+    const p = ctx.jwt.verifyRefresh(input.token, now);
+    return p ? { payload: p as AccessTokenPayload | RefreshTokenPayload, refresh: true } : undefined;
+  };
+  const found = input.tokenTypeHint === 'refresh_token' ? (asRefresh() ?? asAccess()) : (asAccess() ?? asRefresh());
+  if (!found) return INACTIVE;
+  const { payload, refresh } = found;
+
+  if (refresh) {
+    const row = await findRefreshToken(ctx.db, (payload as RefreshTokenPayload).tokenId);
+    if (!row || row.usedAt || row.sessionId !== payload.sid) return INACTIVE;
+  }
+  if (!(await loadPrincipal(ctx.db, payload.sid, payload.userId, now))) return INACTIVE;
+  if (payload.client_id) {
+    const client = await findClientById(ctx.db, payload.client_id);
+    if (!client?.isActive) return INACTIVE;
+  }
+  return {
+    active: true,
+    scope: payload.client_id ? (payload.scope ?? '') : null,
+    client_id: payload.client_id ?? null,
+    sub: payload.userId,
+    exp: payload.exp,
+    iat: payload.iat,
+    token_type: refresh ? 'refresh_token' : 'Bearer',
+    sid: payload.sid,
+  };
+}
