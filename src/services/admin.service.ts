@@ -2,7 +2,7 @@ import { countClients } from '../db/repositories/oauth-clients.repo';
 import { countActiveRoles } from '../db/repositories/roles.repo';
 import { countUsers } from '../db/repositories/users.repo';
 import type { ServiceContext } from './context';
-import { countAdminUsers } from './roles.service';
+import { countAdminUsers } from './role-assignment.service';
 
 export interface AdminSummary {
   users: number;

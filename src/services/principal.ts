@@ -1,6 +1,9 @@
 import type { PrincipalRecord, PrincipalRole } from '../db/repositories/principal.repo';
+import { ADMIN_TIER, hasPermission } from './rbac-policy';
 
 export type { PrincipalRole };
+// The rules live in rbac-policy.ts; these two are re-exported for the callers that only need the principal.
+export { ADMIN_TIER, hasPermission };
 
 /** The signed-in caller of a request, with live roles and permissions (never read from the token). */
 export interface Principal {
@@ -20,7 +23,6 @@ export interface Principal {
   scope?: string;
 }
 
-export const ADMIN_TIER = ['super_admin', 'admin', 'manager'] as const;
 
 export function toPrincipal(record: PrincipalRecord, token: { sid: string; client_id?: string; scope?: string }): Principal {
   return {
@@ -50,8 +52,4 @@ export function fullName(firstName: string, lastName: string): string {
 /** Highest admin-tier role held (super_admin > admin > manager), else "user" (CONTRACT §4). */
 export function adminRoleOf(roleNames: string[]): string {
   return ADMIN_TIER.find((r) => roleNames.includes(r)) ?? 'user';
-}
-
-export function hasPermission(principal: Pick<Principal, 'roleNames' | 'permissions'>, permission: string): boolean {
-  return principal.roleNames.includes('super_admin') || principal.permissions.includes(permission);
 }

@@ -3,24 +3,21 @@ import { withTransaction } from '../db';
 import { mapDbError } from '../db/pg-errors';
 import { burnEmailTokensOfUser } from '../db/repositories/email-tokens.repo';
 import { loadUserAccess, type PrincipalRole } from '../db/repositories/principal.repo';
-import { findRoleById } from '../db/repositories/roles.repo';
 import { revokeSessionsOfUser } from '../db/repositories/sessions.repo';
-import { assignRoleToUser, listActiveRolesOfUsers } from '../db/repositories/user-roles.repo';
+import { listActiveRolesOfUsers } from '../db/repositories/user-roles.repo';
 import { findUserById, insertUser, listUsers as listUserRows, updateUser as updateUserRow, type UserRow } from '../db/repositories/users.repo';
 import { conflict, forbidden, notFound } from '../errors';
 import { normalizeEmail } from './auth.service';
 import type { ServiceContext } from './context';
 import { sendEmailChangedNotice, sendSetPasswordEmail } from './email-links.service';
-import { hasPermission } from './principal';
+import { hasPermission, isGlobalSuperAdmin, type Actor } from './rbac-policy';
 import {
-  assertGrantable,
   assertMayManageUser,
   assertMayTakeOverUser,
   assertNotLastSuperAdmin,
-  isGlobalSuperAdmin,
-  type Actor,
+  grantRolesOnCreate,
   type UserWithRoles,
-} from './roles.service';
+} from './role-assignment.service';
 
 const EMAIL_TAKEN = 'An account with this email already exists';
 
@@ -76,12 +73,7 @@ export async function inviteUser(
         emailVerified: false,
         now,
       });
-      for (const roleId of roleIds) {
-        const role = await findRoleById(trx, roleId);
-        if (!role) throw notFound('Role');
-        assertGrantable(actor, role);
-        await assignRoleToUser(trx, created.id, role.id, now);
-      }
+      await grantRolesOnCreate(trx, actor, created.id, roleIds, now);
       return created;
     });
   } catch (err) {
@@ -117,8 +109,7 @@ export async function updateUser(
     await withTransaction(ctx.db, async (trx) => {
       const user = await findUserById(trx, userId);
       if (!user) throw notFound('User');
-      const access = await loadUserAccess(trx, userId);
-      assertMayManageUser(actor, access);
+      const access = await assertMayManageUser(trx, actor, userId);
       const newEmail = patch.email === undefined ? undefined : normalizeEmail(patch.email);
       emailChange = newEmail !== undefined && newEmail !== user.email ? { from: user, to: newEmail } : undefined;
       reactivated = patch.isActive === true && !user.isActive;

@@ -1,4 +1,5 @@
-import * as roles from '../../services/roles.service';
+import * as access from '../../services/role-assignment.service';
+import * as catalogue from '../../services/role-catalogue.service';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
 import { presentRoleRef } from '../users/users.presenters';
@@ -22,7 +23,7 @@ export function createRbacRouter(deps: RouteDeps) {
           admin: true,
           response: { description: '{ permissions: [{ name, description }] }', schema: permissionsBody },
         },
-        async () => ({ permissions: (await roles.listPermissionCatalogue(ctx)).map(presentPermission) }),
+        async () => ({ permissions: (await catalogue.listPermissionCatalogue(ctx)).map(presentPermission) }),
       ),
       route(
         {
@@ -33,7 +34,7 @@ export function createRbacRouter(deps: RouteDeps) {
           admin: true,
           response: { description: '{ roles }', schema: rolesBody },
         },
-        async () => ({ roles: (await roles.listRoles(ctx)).map(presentRole) }),
+        async () => ({ roles: (await catalogue.listRoles(ctx)).map(presentRole) }),
       ),
       role.create('/roles'),
       role.update('/roles/:roleId'),
@@ -52,8 +53,8 @@ export function createRbacRouter(deps: RouteDeps) {
           response: { description: '{ user_id, roles: [{ id, name, application }], permissions }', schema: userAccessBody },
         },
         async ({ params }) => {
-          const access = await roles.getUserAccess(ctx, params.userId);
-          return { user_id: access.user.id, roles: access.roles.map(presentRoleRef), permissions: access.permissions };
+          const held = await access.getUserAccess(ctx, params.userId);
+          return { user_id: held.user.id, roles: held.roles.map(presentRoleRef), permissions: held.permissions };
         },
       ),
       route(
@@ -67,7 +68,7 @@ export function createRbacRouter(deps: RouteDeps) {
           body: checkPermissionBody,
           response: { description: '{ hasPermission }', schema: hasPermissionBody },
         },
-        async ({ params, body }) => ({ hasPermission: await roles.checkUserPermission(ctx, params.userId, body.permission) }),
+        async ({ params, body }) => ({ hasPermission: await access.checkUserPermission(ctx, params.userId, body.permission) }),
       ),
       role.adminUsers('/admin-users'),
     ],

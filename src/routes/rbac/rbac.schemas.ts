@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { timestampFields, uuidField } from '../common.schemas';
-import type { RoleRef } from '../../services/roles.service';
+import type { RoleRef } from '../../services/role-assignment.service';
 import { roleRefBody } from '../users/users.schemas';
 
 const IDENTIFIER = /^[A-Za-z0-9][A-Za-z0-9_.:-]*$/;

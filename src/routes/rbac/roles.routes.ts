@@ -1,5 +1,7 @@
 import type { ServiceContext } from '../../services/context';
-import * as roles from '../../services/roles.service';
+import { SUPER_ADMIN } from '../../services/rbac-policy';
+import * as assignments from '../../services/role-assignment.service';
+import * as catalogue from '../../services/role-catalogue.service';
 import { reply, route, type DeclaredRoute } from '../route';
 import { presentAdminUser } from '../users/users.presenters';
 import { adminUsersBody } from '../users/users.schemas';
@@ -22,12 +24,12 @@ export function createRoleRoutes(ctx: ServiceContext) {
           path: '/roles',
           summary: 'Create a role',
           auth: 'user',
-          role: roles.SUPER_ADMIN,
+          role: SUPER_ADMIN,
           body: createRoleBody,
           response: { status: 201, description: '{ role }', schema: roleEnvelope },
           errors: [409],
         },
-        async ({ body }) => ({ role: presentRole(await roles.createRole(ctx, body)) }),
+        async ({ body }) => ({ role: presentRole(await catalogue.createRole(ctx, body)) }),
       ),
     ),
     update: at(
@@ -37,13 +39,13 @@ export function createRoleRoutes(ctx: ServiceContext) {
           path: '/roles/:roleId',
           summary: 'Update a role',
           auth: 'user',
-          role: roles.SUPER_ADMIN,
+          role: SUPER_ADMIN,
           params: roleIdParams,
           body: updateRoleBody,
           response: { description: '{ role }', schema: roleEnvelope },
           errors: [409],
         },
-        async ({ params, body }) => ({ role: presentRole(await roles.updateRole(ctx, params.roleId, body)) }),
+        async ({ params, body }) => ({ role: presentRole(await catalogue.updateRole(ctx, params.roleId, body)) }),
       ),
     ),
     deactivate: at(
@@ -53,12 +55,12 @@ export function createRoleRoutes(ctx: ServiceContext) {
           path: '/roles/:roleId',
           summary: 'Deactivate a role',
           auth: 'user',
-          role: roles.SUPER_ADMIN,
+          role: SUPER_ADMIN,
           params: roleIdParams,
           response: { description: '{ role } (is_active false)', schema: roleEnvelope },
           errors: [409],
         },
-        async ({ params }) => ({ role: presentRole(await roles.deactivateRole(ctx, params.roleId)) }),
+        async ({ params }) => ({ role: presentRole(await catalogue.deactivateRole(ctx, params.roleId)) }),
       ),
     ),
     listOfUser: at(
@@ -72,7 +74,7 @@ export function createRoleRoutes(ctx: ServiceContext) {
           params: userIdParams,
           response: { description: '{ roles } (Role objects)', schema: rolesBody },
         },
-        async ({ params }) => ({ roles: (await roles.listUserRoles(ctx, params.userId)).map(presentRole) }),
+        async ({ params }) => ({ roles: (await assignments.listUserRoles(ctx, params.userId)).map(presentRole) }),
       ),
     ),
     assignToUser: at(
@@ -89,7 +91,7 @@ export function createRoleRoutes(ctx: ServiceContext) {
           errors: [409],
         },
         async ({ principal, params, body }) => {
-          const result = await roles.assignUserRole(ctx, principal, params.userId, body);
+          const result = await assignments.assignUserRole(ctx, principal, params.userId, body);
           return reply(result.assigned ? 201 : 200, { roles: result.roles.map(presentRole) });
         },
       ),
@@ -107,7 +109,7 @@ export function createRoleRoutes(ctx: ServiceContext) {
           errors: [409],
         },
         async ({ principal, params }) => {
-          await roles.removeUserRole(ctx, principal, params.userId, params.roleId);
+          await assignments.removeUserRole(ctx, principal, params.userId, params.roleId);
         },
       ),
     ),
@@ -121,7 +123,7 @@ export function createRoleRoutes(ctx: ServiceContext) {
           permission: 'system:manage_users',
           response: { description: '{ users } (each with adminRole)', schema: adminUsersBody },
         },
-        async () => ({ users: (await roles.listAdminUsers(ctx)).map(presentAdminUser) }),
+        async () => ({ users: (await assignments.listAdminUsers(ctx)).map(presentAdminUser) }),
       ),
     ),
   };

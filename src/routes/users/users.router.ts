@@ -1,5 +1,5 @@
 import * as users from '../../services/users.service';
-import * as roles from '../../services/roles.service';
+import { listRoles } from '../../services/role-catalogue.service';
 import { presentRole } from '../rbac/rbac.presenters';
 import { rolesBody, userIdParams } from '../rbac/rbac.schemas';
 import { createRoleRoutes } from '../rbac/roles.routes';
@@ -25,7 +25,7 @@ export function createUsersRouter(deps: RouteDeps) {
           permission: 'system:manage_roles',
           response: { description: '{ roles }', schema: rolesBody },
         },
-        async () => ({ roles: (await roles.listRoles(ctx, { activeOnly: true })).map(presentRole) }),
+        async () => ({ roles: (await listRoles(ctx, { activeOnly: true })).map(presentRole) }),
       ),
       role.create('/roles'),
       role.update('/roles/:roleId'),

@@ -1,0 +1,138 @@
+/**
+ * The RBAC rules as pure functions (docs/rbac.md): ranks, who may manage or take over an account, who may grant
+ * or remove a role, who holds a permission. No database: the services load the rows, ask here, and enforce the
+ * verdict; test/unit/rbac-policy.test.ts checks every rule as a table of actor × target × expected.
+ */
+import { AppError } from '../errors';
+
+/** The admin tier, highest first: the only role names the server itself relies on (requireAdmin, adminRole). */
+export const ADMIN_TIER = ['super_admin', 'admin', 'manager'] as const;
+
+export const SUPER_ADMIN = 'super_admin';
+
+/** Who is asking: the live principal of the request (global role names and resolved permissions). */
+export interface Actor {
+  userId: string;
+  roleNames: readonly string[];
+  permissions: readonly string[];
+}
+
+/** A role as the rules see it. */
+export interface RoleFacts {
+  name: string;
+  application: string | null;
+  permissions: readonly string[];
+  isActive?: boolean;
+}
+
+/** The rights of an account: its roles (application and activity included) and resolved permissions. */
+export interface AccountFacts {
+  roles: ReadonlyArray<{ name: string; application: string | null }>;
+  permissions: readonly string[];
+}
+
+export type Verdict = { allowed: true } | { allowed: false; code: 'forbidden' | 'conflict'; reason: string };
+
+const ALLOWED: Verdict = { allowed: true };
+const forbid = (reason: string): Verdict => ({ allowed: false, code: 'forbidden', reason });
+const conflictWith = (reason: string): Verdict => ({ allowed: false, code: 'conflict', reason });
+
+/** Throws the verdict's 403 or 409 when it refuses. */
+export function enforce(verdict: Verdict): void {
+  if (!verdict.allowed) throw new AppError(verdict.code, verdict.reason);
+}
+
+/** super_admin holds every permission; anyone else holds what their active global roles grant. */
+export function hasPermission(principal: Pick<Actor, 'roleNames' | 'permissions'>, permission: string): boolean {
+  return principal.roleNames.includes(SUPER_ADMIN) || principal.permissions.includes(permission);
+}
+
+export function isGlobalSuperAdmin(role: { name: string; application: string | null }): boolean {
+  return role.name === SUPER_ADMIN && role.application === null;
+}
+
+/** The seeded global roles whose names the server relies on: they keep their names. */
+export function isBuiltInRole(role: { name: string; application: string | null }): boolean {
+  return role.application === null && (ADMIN_TIER as readonly string[]).includes(role.name);
+}
+
+export function actorIsSuperAdmin(actor: Pick<Actor, 'roleNames'>): boolean {
+  return actor.roleNames.includes(SUPER_ADMIN);
+}
+
+/** super_admin 3, admin 2, manager 1, anyone else 0. */
+export function adminRank(roleNames: readonly string[]): number {
+  const i = ADMIN_TIER.findIndex((r) => roleNames.includes(r));
+  return i === -1 ? 0 : ADMIN_TIER.length - i;
+}
+
+/** True when the actor holds every one of `permissions` (a super_admin holds them all). */
+export function holdsAll(actor: Pick<Actor, 'roleNames' | 'permissions'>, permissions: readonly string[]): boolean {
+  return permissions.every((p) => hasPermission(actor, p));
+}
+
+const globalNames = (roles: AccountFacts['roles']) => roles.filter((r) => r.application === null).map((r) => r.name);
+
+/**
+ * The actor may change an account (profile, email, activity, roles) only if the target has no right the actor
+ * lacks: no higher admin-tier role and no permission the actor does not hold. Otherwise a holder of users:write
+ * (a manager) could point an admin's email at an address they read, reset its password and climb.
+ */
+export function mayManageUser(actor: Actor, target: AccountFacts): Verdict {
+  if (target.roles.some(isGlobalSuperAdmin) && !actorIsSuperAdmin(actor)) return forbid('Only a super_admin may change a super_admin account');
+  if (adminRank(globalNames(target.roles)) > adminRank(actor.roleNames) || !holdsAll(actor, target.permissions)) {
+    return forbid('You cannot change an account that holds rights you do not hold');
+  }
+  return ALLOWED;
+}
+
+/**
+ * Strictly more rights than the role: nobody outranks the global super_admin; a super_admin outranks every other
+ * role; anyone else must hold every permission of the role and be above it (a higher admin tier, or a permission
+ * the role lacks) while never below its admin tier. Peers (a manager and a manager) never outrank each other.
+ */
+export function strictlyOutranks(actor: Actor, role: RoleFacts): boolean {
+  if (isGlobalSuperAdmin(role)) return false;
+  if (actorIsSuperAdmin(actor)) return true;
+  const roleRank = adminRank([role.name]);
+  const actorRank = adminRank(actor.roleNames);
+  if (actorRank < roleRank || !holdsAll(actor, role.permissions)) return false;
+  return actorRank > roleRank || actor.permissions.some((p) => !role.permissions.includes(p));
+}
+
+/**
+ * CONTRACT §8: changing another account's email or re-activating it hands the account to whoever reads the
+ * mailbox, so it needs strictly more rights than EVERY role the target holds, deactivated and application-scoped
+ * roles included.
+ */
+export function mayTakeOverUser(actor: Actor, targetRoles: readonly RoleFacts[], what: string): Verdict {
+  const above = targetRoles.find((role) => !strictlyOutranks(actor, role));
+  return above ? forbid(`${what} needs strictly more rights than the account's role ${above.name}`) : ALLOWED;
+}
+
+/**
+ * A role may be granted by this actor when it is active, super_admin only by a super_admin, and a global role
+ * (the only kind that grants rights here) carries no admin tier above the actor's and no permission the actor
+ * lacks, so users:manage_roles alone cannot promote anyone, the actor included, above the actor.
+ */
+export function mayGrantRole(actor: Actor, role: RoleFacts): Verdict {
+  if (role.isActive === false) return conflictWith(`Role ${role.name} is deactivated and cannot be assigned`);
+  if (isGlobalSuperAdmin(role) && !actorIsSuperAdmin(actor)) return forbid('Only a super_admin may grant super_admin');
+  if (role.application === null && (adminRank([role.name]) > adminRank(actor.roleNames) || !holdsAll(actor, role.permissions))) {
+    return forbid(`Granting ${role.name} requires holding every right it grants`);
+  }
+  return ALLOWED;
+}
+
+/** super_admin is removed only by a super_admin (and never from the last one: a database question, see the service). */
+export function mayRemoveRole(actor: Actor, role: { name: string; application: string | null }): Verdict {
+  return isGlobalSuperAdmin(role) && !actorIsSuperAdmin(actor) ? forbid('Only a super_admin may remove super_admin') : ALLOWED;
+}
+
+/** What may change on a role: built-in names are fixed; super_admin keeps every permission and stays active. */
+export function mayUpdateRole(role: { name: string; application: string | null }, patch: { name?: string; permissions?: readonly string[]; isActive?: boolean }): Verdict {
+  if (isBuiltInRole(role) && patch.name !== undefined && patch.name !== role.name) return conflictWith(`The built-in role ${role.name} cannot be renamed`);
+  if (isGlobalSuperAdmin(role) && patch.permissions) return conflictWith('super_admin always holds every permission; its permissions cannot be edited');
+  if (isGlobalSuperAdmin(role) && patch.isActive === false) return conflictWith('The super_admin role cannot be deactivated');
+  return ALLOWED;
+}
