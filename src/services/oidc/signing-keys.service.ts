@@ -95,6 +95,8 @@ async function publishedKeys(ctx: ServiceContext, db: DbOrTrx): Promise<SigningK
 
 /** GET /api/oauth/jwks (RFC 7517): public halves only. Read from the database, so every instance publishes the same set. */
 export async function publicJwks(ctx: ServiceContext): Promise<{ keys: JWK[] }> {
+  // Never an empty set: a relying party may fetch the keys before the first id_token is signed.
+  await currentSigningKey(ctx);
   return { keys: (await publishedKeys(ctx, ctx.db)).map((k) => k.publicJwk) };
 }
 
