@@ -5,6 +5,8 @@ export const ERROR_STATUS = {
   validation_error: 400,
   invalid_target: 400,
   invalid_credentials: 401,
+  // CONTRACT §10: 401 at sign-in (with mfa_token and methods), 403 from the MFA_REQUIRED_FOR_ADMINS policy.
+  mfa_required: 401,
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,

@@ -8,6 +8,8 @@ export interface TokenClaims {
   name: string;
   roles: string[];
   sid: string;
+  /** Authentication methods of the session (RFC 8176; CONTRACT §10). */
+  amr?: string[];
   client_id?: string;
   scope?: string;
 }

@@ -4,14 +4,17 @@ import { createAccountRouter } from './auth/account.router';
 import { createActivityRouter, createAuditRouter } from './audit/audit.router';
 import { createAppsRouter } from './auth/apps.router';
 import { createAuthRouter } from './auth/auth.router';
+import { createMfaRouter } from './auth/mfa.router';
 import { createDocsRouter } from './docs/docs.router';
 import { createHealthRouter } from './health/health.router';
 import { oauthErrorBoundary } from './oauth/oauth-errors';
 import { createDiscoveryRouter, createOAuthRouter } from './oauth/oauth.router';
 import { createOidcDiscoveryRouter, createOidcRouter } from './oauth/oidc.router';
 import { createAccountPagesRouter } from './pages/account-pages.router';
+import { createMfaPagesRouter } from './pages/mfa-pages.router';
 import { createOAuthPagesRouter } from './pages/oauth-pages.router';
 import { createSetupPagesRouter } from './pages/setup-pages.router';
+import { createStaticRouter } from './pages/static.router';
 import { createRbacRouter } from './rbac/rbac.router';
 import type { RouteDeps } from './types';
 import { createUsersRouter } from './users/users.router';
@@ -33,6 +36,7 @@ export function mountRoutes(app: Express, deps: RouteDeps): void {
   app.use('/api/oauth', oauth, oauthErrorBoundary(oauth));
   const oidc = createOidcRouter(deps);
   app.use('/api/oauth', oidc, oauthErrorBoundary(oidc));
+  app.use('/api/auth', createMfaRouter(deps));
   app.use('/api/users', createUsersRouter(deps));
   app.use('/api/rbac', createRbacRouter(deps));
   app.use('/api/admin', createAuditRouter(deps));
@@ -44,7 +48,9 @@ export function mountRoutes(app: Express, deps: RouteDeps): void {
   // OpenID Connect Discovery 1.0 §4 (CONTRACT §9).
   app.use('/.well-known', createOidcDiscoveryRouter(deps));
 
+  app.use('/static', createStaticRouter(deps));
   app.use('/', createOAuthPagesRouter(deps));
+  app.use('/', createMfaPagesRouter(deps));
   app.use('/', createAccountPagesRouter(deps));
   app.use('/', createSetupPagesRouter(deps));
 }

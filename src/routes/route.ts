@@ -22,6 +22,7 @@ import { Router, type Request, type RequestHandler, type Response } from 'expres
 import { z } from 'zod';
 import { AppError } from '../errors';
 import { csrfValid } from '../middleware/csrf';
+import { requireAdminSecondFactor } from '../middleware/mfa-policy';
 import { requireAllowedOrigin } from '../middleware/origin-check';
 import { requireAdmin, requirePermission, requireRole } from '../middleware/authorize';
 import { zodDetails } from '../middleware/validate';
@@ -80,6 +81,8 @@ export interface RouteDecl<P extends Schema = Schema, Q extends Schema = Schema,
   response?: ResponseDecl;
   /** Further documented statuses beyond what the declaration implies (400/401/403/404/429 are derived). */
   errors?: number[];
+  /** A status that can also answer with another body than `{ error, message }` (documented as oneOf). */
+  errorBodies?: Partial<Record<number, { description: string; schema: z.ZodType }>>;
   /** Errors in the RFC 6749 dialect `{ error, error_description }` (OAuth protocol endpoints). */
   dialect?: 'oauth';
   /** The app's rate limiter on this route (the /api limiter already covers every /api path: pages only). */
@@ -92,6 +95,11 @@ export interface RouteDecl<P extends Schema = Schema, Q extends Schema = Schema,
   csrf?: (req: Request, res: Response) => void;
   /** Left out of the OpenAPI document (HTML pages). */
   document?: boolean;
+  /**
+   * MFA_REQUIRED_FOR_ADMINS applies (CONTRACT §10): an admin-tier caller whose session has no second factor gets 403
+   * mfa_required. Set for whole routers (users, RBAC, admin) through `declareRouter`'s `secondFactorForAdmins`.
+   */
+  secondFactorForAdmins?: boolean;
 }
 
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
@@ -134,13 +142,16 @@ export interface RouterOptions {
   tags?: readonly string[];
   /** Existing router to add the routes to. */
   router?: Router;
+  /** Every route of the router is under the MFA_REQUIRED_FOR_ADMINS policy (RouteDecl.secondFactorForAdmins). */
+  secondFactorForAdmins?: boolean;
 }
 
 /** Builds an Express router from declarations, in order (fixed paths before parameterised ones). */
 export function declareRouter(deps: RouteDeps, routes: DeclaredRoute[], options: RouterOptions = {}): Router {
   const router = options.router ?? Router();
   for (const declared of routes) {
-    const decl: RouteDecl = declared.decl.tags || !options.tags ? declared.decl : { ...declared.decl, tags: options.tags };
+    let decl: RouteDecl = declared.decl.tags || !options.tags ? declared.decl : { ...declared.decl, tags: options.tags };
+    if (options.secondFactorForAdmins) decl = { ...decl, secondFactorForAdmins: true };
     router[decl.method](decl.path, ...chainOf(deps, decl, declared.handler));
   }
   return router;
@@ -175,6 +186,7 @@ function chainOf(deps: RouteDeps, decl: RouteDecl, handler: DeclaredRoute['handl
   if (decl.originCheck) chain.push(requireAllowedOrigin(deps.ctx.config));
   const authenticate = authenticatorFor(deps, decl.auth);
   if (authenticate) chain.push(authenticate);
+  if (decl.secondFactorForAdmins) chain.push(requireAdminSecondFactor(deps.ctx.config));
   if (decl.permission !== undefined) chain.push(requirePermission(decl.permission));
   if (decl.role !== undefined) chain.push(requireRole(...(typeof decl.role === 'string' ? [decl.role] : decl.role)));
   if (decl.admin) chain.push(requireAdmin());

@@ -8,9 +8,9 @@ import {
   revokeSessionsOfUser,
   type SessionRow,
 } from '../db/repositories/sessions.repo';
-import { findUserById, updateUser } from '../db/repositories/users.repo';
+import { findUserById, updateUser, type UserRow } from '../db/repositories/users.repo';
 import { AppError, notFound } from '../errors';
-import { LOGIN_THROTTLE } from './auth.service';
+import { LOGIN_THROTTLE, tooManyAttempts } from './auth.service';
 import { SET_PASSWORD_PURPOSES } from './email-links.service';
 import type { ServiceContext } from './context';
 import type { Principal } from './principal';
@@ -43,8 +43,22 @@ export async function revokeOwnSession(ctx: ServiceContext, principal: Principal
 }
 
 /**
- * POST /api/auth/change-password (spec §3): checks the current password under the same per-address throttle as
- * login (CONTRACT §4: a stolen session must not become an unlimited password oracle), then sets the new one,
+ * The signed-in user's current password, checked under the same per-address throttle as login (CONTRACT §4: a
+ * stolen session must not become an unlimited password oracle). Returns the user row; wrong: 401.
+ */
+export async function checkOwnPassword(ctx: ServiceContext, principal: Principal, password: string): Promise<UserRow> {
+  const now = ctx.clock.now();
+  const attempt = await countLoginAttempt(ctx.db, principal.email, now, LOGIN_THROTTLE);
+  if (!attempt.allowed) throw tooManyAttempts(attempt.lockedUntil, now);
+  const user = await findUserById(ctx.db, principal.userId);
+  const ok = await ctx.passwords.verify(password, user?.passwordHash);
+  if (!user || !ok) throw new AppError('invalid_credentials', 'Current password is incorrect');
+  await clearLoginFailures(ctx.db, principal.email);
+  return user;
+}
+
+/**
+ * POST /api/auth/change-password (spec §3): checks the current password (checkOwnPassword), then sets the new one,
  * revokes every other session, keeps this one, and burns every outstanding link that could set a password
  * (SET_PASSWORD_PURPOSES: verification links too), so no link mailed before the change can undo it.
  */
@@ -53,19 +67,7 @@ export async function changePassword(
   principal: Principal,
   input: { currentPassword: string; newPassword: string },
 ): Promise<void> {
-  const now = ctx.clock.now();
-  const attempt = await countLoginAttempt(ctx.db, principal.email, now, LOGIN_THROTTLE);
-  if (!attempt.allowed) {
-    const retryAfter = Math.max(1, Math.ceil((attempt.lockedUntil.getTime() - now.getTime()) / 1000));
-    throw new AppError('too_many_attempts', 'Too many failed attempts for this address, try again later', {
-      headers: { 'Retry-After': String(retryAfter) },
-    });
-  }
-  const user = await findUserById(ctx.db, principal.userId);
-  const ok = await ctx.passwords.verify(input.currentPassword, user?.passwordHash);
-  if (!user || !ok) throw new AppError('invalid_credentials', 'Current password is incorrect');
-  await clearLoginFailures(ctx.db, principal.email);
-
+  const user = await checkOwnPassword(ctx, principal, input.currentPassword);
   const passwordHash = await ctx.passwords.hash(input.newPassword);
   const changedAt = ctx.clock.now();
   await withTransaction(ctx.db, async (trx) => {

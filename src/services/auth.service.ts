@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { withTransaction } from '../db';
 import { isUniqueViolation } from '../db/pg-errors';
-import { clearLoginFailures, countLoginAttempt } from '../db/repositories/login-failures.repo';
+import { clearLoginFailures, countLoginAttempt, releaseLoginAttempt } from '../db/repositories/login-failures.repo';
 import { revokeSession } from '../db/repositories/sessions.repo';
 import { findUserByEmail, insertUser, touchUserLogin, updateUser, type UserRow } from '../db/repositories/users.repo';
 import { AppError, conflict, unauthorized } from '../errors';
 import type { RequestMeta, ServiceContext } from './context';
 import { sendVerificationEmail } from './email-links.service';
 import type { Principal } from './principal';
+import { loadFactors, methodsOf, type SecondFactorMethod } from './mfa/factors.service';
+import { createMfaToken } from './mfa/mfa-token';
 import { rotateRefreshToken, startSession, type IssuedTokens } from './sessions.service';
 
 /** CONTRACT §4: 10 consecutive failures lock an address for 1 minute, doubling per failure up to 15 minutes. */
@@ -18,9 +20,25 @@ export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
+/** 429 too_many_attempts with Retry-After until the address's lock ends (CONTRACT §4). */
+export function tooManyAttempts(lockedUntil: Date, now: Date): AppError {
+  const retryAfter = Math.max(1, Math.ceil((lockedUntil.getTime() - now.getTime()) / 1000));
+  return new AppError('too_many_attempts', 'Too many failed sign-in attempts for this address, try again later', {
+    headers: { 'Retry-After': String(retryAfter) },
+  });
+}
+
 export interface AuthResult {
   user: UserRow;
   tokens: IssuedTokens;
+  mfaRequired?: undefined;
+}
+
+/** A correct password for an account with a second factor: no session yet, only the token of the second step. */
+export interface SecondFactorRequired {
+  mfaRequired: true;
+  mfaToken: string;
+  methods: SecondFactorMethod[];
 }
 
 export async function register(
@@ -61,16 +79,13 @@ export async function login(
   ctx: ServiceContext,
   input: { email: string; password: string },
   meta: RequestMeta,
-): Promise<AuthResult> {
+): Promise<AuthResult | SecondFactorRequired> {
   const email = normalizeEmail(input.email);
   const now = ctx.clock.now();
   const attempt = await countLoginAttempt(ctx.db, email, now, LOGIN_THROTTLE);
   if (!attempt.allowed) {
     ctx.events.emit({ type: 'auth.login.throttled', actorId: null, detail: { email } });
-    const retryAfter = Math.max(1, Math.ceil((attempt.lockedUntil.getTime() - now.getTime()) / 1000));
-    throw new AppError('too_many_attempts', 'Too many failed sign-in attempts for this address, try again later', {
-      headers: { 'Retry-After': String(retryAfter) },
-    });
+    throw tooManyAttempts(attempt.lockedUntil, now);
   }
   const user = await findUserByEmail(ctx.db, email);
   const passwordOk = await ctx.passwords.verify(input.password, user?.passwordHash);
@@ -79,6 +94,15 @@ export async function login(
     ctx.events.emit({ type: 'auth.login.failed', actorId: null, subjectId: user?.id ?? null, detail: { email, reason } });
     if (attempt.failures >= LOGIN_THROTTLE.threshold) ctx.events.emit({ type: 'auth.login.locked', actorId: null, subjectId: user?.id ?? null, detail: { email } });
     throw new AppError('invalid_credentials', 'Invalid email or password');
+  }
+  // CONTRACT §10: with a second factor the password only earns an mfa_token. The failures are cleared by the
+  // completed sign-in, not here, so wrong codes keep adding to them.
+  const methods = methodsOf(await loadFactors(ctx.db, user.id));
+  if (methods.length > 0) {
+    await releaseLoginAttempt(ctx.db, email);
+    const mfaToken = await createMfaToken(ctx, user.id);
+    ctx.events.emit({ type: 'auth.login.mfa_required', subjectId: user.id, ip: meta.ip, userAgent: meta.userAgent, detail: { methods } });
+    return { mfaRequired: true, mfaToken, methods };
   }
   await clearLoginFailures(ctx.db, email);
   const tokens = await withTransaction(ctx.db, async (trx) => {

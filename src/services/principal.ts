@@ -18,6 +18,8 @@ export interface Principal {
   /** Names of the active global roles: the ones that govern this server. */
   roleNames: string[];
   permissions: string[];
+  /** How the user signed in to this session (CONTRACT §10): live from the session row. */
+  amr: string[];
   /** Set when the access token was issued to an OAuth client. */
   clientId?: string;
   scope?: string;
@@ -36,6 +38,7 @@ export function toPrincipal(record: PrincipalRecord, token: { sid: string; clien
     roles: record.roles,
     roleNames: globalRoleNames(record.roles),
     permissions: record.permissions,
+    amr: record.amr,
     clientId: token.client_id,
     scope: token.scope,
   };

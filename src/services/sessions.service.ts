@@ -17,6 +17,8 @@ export interface IssuedTokens {
   refreshExpiresAt: Date;
   /** The live access the tokens were issued with: global role names (the `roles` claim) and permissions. */
   access: { roleNames: string[]; permissions: string[] };
+  /** How the user authenticated for this session (the `amr` claim, CONTRACT §10). */
+  amr: string[];
 }
 
 interface SessionUser {
@@ -26,13 +28,20 @@ interface SessionUser {
   lastName: string;
 }
 
-function claimsFor(user: SessionUser, roles: string[], sessionId: string, client?: { clientId: string; scope: string }): TokenClaims {
+function claimsFor(
+  user: SessionUser,
+  roles: string[],
+  sessionId: string,
+  amr: string[],
+  client?: { clientId: string; scope: string },
+): TokenClaims {
   return {
     userId: user.id,
     email: user.email,
     name: fullName(user.firstName, user.lastName),
     roles,
     sid: sessionId,
+    amr,
     client_id: client?.clientId,
     scope: client?.scope,
   };
@@ -49,7 +58,10 @@ export async function startSession(
     user: SessionUser;
     client?: { clientId: string; scope: string };
     meta?: RequestMeta;
-    /** When and how the user authenticated, if not right now with a password (a code exchange inherits it). */
+    /**
+     * When and how the user authenticated, if not right now with a password alone: a code exchange inherits the
+     * browser session's, a second-factor or passkey sign-in says which methods (CONTRACT §10).
+     */
     auth?: { time: Date; amr: string[] };
   },
 ): Promise<IssuedTokens> {
@@ -59,6 +71,7 @@ export async function startSession(
   const refreshExpiresAt = addSeconds(now, ctx.config.refreshTokenTtlSeconds);
   const { roles, permissions } = await loadUserAccess(trx, input.user.id);
   const roleNames = globalRoleNames(roles);
+  const amr = input.auth?.amr ?? ['pwd'];
   await insertSession(trx, {
     id: sessionId,
     userId: input.user.id,
@@ -69,10 +82,10 @@ export async function startSession(
     now,
     expiresAt: refreshExpiresAt,
     authTime: input.auth?.time,
-    amr: input.auth?.amr,
+    amr,
   });
   await insertRefreshToken(trx, { id: tokenId, sessionId, now, expiresAt: refreshExpiresAt });
-  const claims = claimsFor(input.user, roleNames, sessionId, input.client);
+  const claims = claimsFor(input.user, roleNames, sessionId, amr, input.client);
   const access = ctx.jwt.signAccess(claims, now);
   const refresh = ctx.jwt.signRefresh(claims, tokenId, now);
   return {
@@ -82,6 +95,7 @@ export async function startSession(
     accessExpiresAt: access.expiresAt,
     refreshExpiresAt: refresh.expiresAt,
     access: { roleNames, permissions },
+    amr,
   };
 }
 
@@ -124,7 +138,7 @@ export async function rotateRefreshToken(
     await touchSession(trx, payload.sid, now, refreshExpiresAt);
     const roles = globalRoleNames(principal.roles);
     const client = payload.client_id ? { clientId: payload.client_id, scope: payload.scope ?? '' } : undefined;
-    const claims = claimsFor(principal, roles, payload.sid, client);
+    const claims = claimsFor(principal, roles, payload.sid, principal.amr, client);
     const access = ctx.jwt.signAccess(claims, now);
     const refresh = ctx.jwt.signRefresh(claims, tokenId, now);
     return {
@@ -138,6 +152,7 @@ export async function rotateRefreshToken(
         accessExpiresAt: access.expiresAt,
         refreshExpiresAt: refresh.expiresAt,
         access: { roleNames: roles, permissions: principal.permissions },
+        amr: principal.amr,
       },
     };
   });

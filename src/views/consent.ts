@@ -25,7 +25,7 @@ export function renderConsentPage(options: {
     <button type="submit" name="decision" value="deny" class="secondary">Deny</button>
   </div>
 </form>
-<p class="muted">You can remove this app's access at any time from your connected apps.</p>`,
+<p class="muted">You can remove this app's access at any time from your <a href="/account#apps">connected apps</a>.</p>`,
   });
 }
 

@@ -7,13 +7,15 @@ export function escapeHtml(value: unknown): string {
  * The shared frame of every built-in page: small, accessible, readable on a phone, no JavaScript.
  * `body` must already be escaped HTML.
  */
-export function renderPage(options: { title: string; body: string }): string {
+export function renderPage(options: { title: string; body: string; scripts?: string[]; wide?: boolean }): string {
+  const scripts = (options.scripts ?? []).map((src) => `<script src="${escapeHtml(src)}" defer></script>`).join('\n');
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(options.title)}</title>
+${scripts}
 <style>
   :root { color-scheme: light dark; --accent: #2563eb; --border: #d0d5dd; --muted: #667085; --danger: #b42318; }
   * { box-sizing: border-box; }
@@ -30,10 +32,25 @@ export function renderPage(options: { title: string; body: string }): string {
   .error { color: var(--danger); border: 1px solid var(--danger); border-radius: 8px; padding: .5rem .75rem; }
   .muted { color: var(--muted); font-size: .9rem; }
   ul.scopes { padding-left: 1.2rem; }
+  main.wide { max-width: 44rem; }
+  h2 { font-size: 1.1rem; margin: 2rem 0 .5rem; }
+  section { border-top: 1px solid var(--border); margin-top: 1.5rem; }
+  table { width: 100%; border-collapse: collapse; font-size: .95rem; }
+  th, td { text-align: left; padding: .4rem .3rem; border-bottom: 1px solid var(--border); vertical-align: top; overflow-wrap: anywhere; }
+  .inline { display: inline; }
+  .row { display: flex; gap: .5rem; flex-wrap: wrap; align-items: end; }
+  .row > * { margin: 0; }
+  .ok { border: 1px solid #067647; border-radius: 8px; padding: .5rem .75rem; }
+  code, .secret { font-family: ui-monospace, monospace; overflow-wrap: anywhere; }
+  ol.codes { columns: 2; font-family: ui-monospace, monospace; }
+  .qr svg { width: 12rem; height: 12rem; background: #fff; padding: .5rem; border-radius: 8px; }
+  details { margin: 1rem 0; }
+  summary { cursor: pointer; color: var(--accent); }
+  @media (max-width: 30rem) { main { margin: 0; border: 0; border-radius: 0; padding: 1.25rem 1rem; } ol.codes { columns: 1; } }
 </style>
 </head>
 <body>
-<main>
+<main${options.wide ? ' class="wide"' : ''}>
 ${options.body}
 </main>
 </body>

@@ -40,3 +40,14 @@ export async function countLoginAttempt(
 export async function clearLoginFailures(db: DbOrTrx, email: string): Promise<void> {
   await db('login_failures').where({ email }).delete();
 }
+
+/**
+ * Takes back the attempt counted for a password that turned out right but only opens the second step (CONTRACT
+ * §10): it is not a failure, yet the failures earned by wrong codes must stay. The attempt was allowed, so any lock
+ * on the row now was set by that attempt reaching the threshold: it goes too.
+ */
+export async function releaseLoginAttempt(db: DbOrTrx, email: string): Promise<void> {
+  await db('login_failures')
+    .where({ email })
+    .update({ failures: db.raw('greatest(failures - 1, 0)'), locked_until: null });
+}

@@ -17,6 +17,8 @@ export interface PrincipalRecord {
   roles: PrincipalRole[];
   /** Permissions granted by active global roles; every permission for a global super_admin. */
   permissions: string[];
+  /** How the session's user authenticated (sessions.amr, CONTRACT §10). */
+  amr: string[];
 }
 
 /**
@@ -55,13 +57,13 @@ export async function loadPrincipal(
   const stale = new Date(now.getTime() - TOUCH_INTERVAL_SECONDS * 1000);
   const result = await db.raw(
     `with s as (
-       select id, user_id from sessions
+       select id, user_id, amr from sessions
         where id = :sid and user_id = :uid and revoked_at is null and expires_at > :now
      ), touch as (
        update sessions set last_used_at = :now
         where id = (select id from s) and last_used_at < :stale
      ), ${ROLES_CTE}
-     select u.id, u.email, u.first_name, u.last_name, u.is_active, u.email_verified,
+     select u.id, u.email, u.first_name, u.last_name, u.is_active, u.email_verified, s.amr,
             ${ACCESS_COLUMNS}
        from users u join s on s.user_id = u.id
       where u.is_active`,
@@ -78,6 +80,7 @@ export async function loadPrincipal(
     emailVerified: row.email_verified,
     roles: parseJson(row.roles),
     permissions: parseJson(row.permissions),
+    amr: parseTextArray(row.amr),
   };
 }
 
@@ -97,4 +100,11 @@ export async function loadUserAccess(
 
 function parseJson<T>(value: unknown): T {
   return (typeof value === 'string' ? JSON.parse(value) : value) as T;
+}
+
+/** A text[] column: an array from pg, the literal `{a,b}` from drivers that do not parse arrays. */
+export function parseTextArray(value: unknown): string[] {
+  if (Array.isArray(value)) return value.map(String);
+  if (typeof value === 'string') return value.replace(/^\{|\}$/g, '').split(',').filter(Boolean);
+  return [];
 }

@@ -122,3 +122,8 @@ export async function revokeSessionsOfUser(
 export async function revokeSessionsOfClient(db: DbOrTrx, clientId: string, now: Date): Promise<number> {
   return db('sessions').where({ client_id: clientId }).whereNull('revoked_at').update({ revoked_at: now });
 }
+
+/** Adds a method to the session's `amr` (a second factor proved while signed in, e.g. at enrolment). */
+export async function addSessionAmr(db: DbOrTrx, id: string, method: string): Promise<void> {
+  await db.raw(`update sessions set amr = array_append(amr, :method) where id = :id and not (:method = any(amr))`, { id, method });
+}

@@ -11,7 +11,7 @@ interface UserLike {
 }
 
 /** The user object of me, login and register (CONTRACT §4). Fields are listed one by one: nothing else leaks. */
-export function presentAuthUser(user: UserLike, access: { roleNames: string[]; permissions: string[] }) {
+export function presentAuthUser(user: UserLike, access: { roleNames: string[]; permissions: string[]; amr?: string[] }) {
   return {
     id: user.id,
     email: user.email,
@@ -23,6 +23,8 @@ export function presentAuthUser(user: UserLike, access: { roleNames: string[]; p
     adminRole: adminRoleOf(access.roleNames),
     is_active: user.isActive,
     email_verified: user.emailVerified,
+    // CONTRACT §10 (beyond the spec): how the user signed in to this session.
+    ...(access.amr ? { amr: access.amr } : {}),
   };
 }
 

@@ -1,16 +1,23 @@
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
+import type { Config } from '../../config';
 import { clearSessionCookies, REFRESH_COOKIE, setSessionCookies } from '../../middleware/session-cookies';
 import * as auth from '../../services/auth.service';
 import type { RequestMeta } from '../../services/context';
 import { ADMIN_TIER } from '../../services/principal';
 import { successBody } from '../common.schemas';
-import { declareRouter, route } from '../route';
+import { declareRouter, reply, route } from '../route';
 import type { RouteDeps } from '../types';
 import { presentAuthUser, presentPrincipal } from './auth.presenters';
-import { authResult, authUserEnvelope, loginBody, refreshBody, registerBody, tokenPair, updateMeBody } from './auth.schemas';
+import { authResult, authUserEnvelope, loginBody, mfaRequiredBody, refreshBody, registerBody, tokenPair, updateMeBody } from './auth.schemas';
 
 export function requestMeta(req: Request): RequestMeta {
   return { ip: req.ip ?? null, userAgent: req.get('user-agent') ?? null };
+}
+
+/** Every successful sign-in (register, login, its second step, passkey): the SSO cookies and the `authResult` body. */
+export function signedIn(config: Config, res: Response, result: auth.AuthResult) {
+  setSessionCookies(res, config, result.tokens);
+  return { user: presentAuthUser(result.user, result.tokens.access), accessToken: result.tokens.accessToken, refreshToken: result.tokens.refreshToken };
 }
 
 /** Accounts and first-party sessions (spec §4.2, CONTRACT §4). Token responses are never cached. */
@@ -31,11 +38,7 @@ export function createAuthRouter(deps: RouteDeps) {
           response: { status: 201, description: 'Signed in', schema: authResult },
           errors: [409],
         },
-        async ({ body }, req, res) => {
-          const { user, tokens } = await auth.register(ctx, body, requestMeta(req));
-          setSessionCookies(res, ctx.config, tokens);
-          return { user: presentAuthUser(user, tokens.access), accessToken: tokens.accessToken, refreshToken: tokens.refreshToken };
-        },
+        async ({ body }, req, res) => signedIn(ctx.config, res, await auth.register(ctx, body, requestMeta(req))),
       ),
       route(
         {
@@ -48,11 +51,20 @@ export function createAuthRouter(deps: RouteDeps) {
           body: loginBody,
           response: { description: 'Signed in', schema: authResult },
           errors: [401],
+          errorBodies: { 401: { description: 'invalid_credentials, or mfa_required with the mfa_token of the second step (CONTRACT §10)', schema: mfaRequiredBody } },
         },
         async ({ body }, req, res) => {
-          const { user, tokens } = await auth.login(ctx, body, requestMeta(req));
-          setSessionCookies(res, ctx.config, tokens);
-          return { user: presentAuthUser(user, tokens.access), accessToken: tokens.accessToken, refreshToken: tokens.refreshToken };
+          const result = await auth.login(ctx, body, requestMeta(req));
+          if (result.mfaRequired) {
+            // CONTRACT §10: no cookie and no session until the second step (POST /api/auth/login/mfa).
+            return reply(401, {
+              error: 'mfa_required',
+              message: 'A second factor is required to finish signing in',
+              mfa_token: result.mfaToken,
+              methods: result.methods,
+            });
+          }
+          return signedIn(ctx.config, res, result);
         },
       ),
       route(

@@ -36,6 +36,8 @@ export const authUser = z
     adminRole: z.enum(['super_admin', 'admin', 'manager', 'user']),
     is_active: z.boolean(),
     email_verified: z.boolean(),
+    /** How the user signed in to this session (CONTRACT §10): in GET /me. */
+    amr: z.array(z.enum(['pwd', 'otp', 'hwk', 'rec'])).optional(),
   })
   .meta({ id: 'User' });
 
@@ -44,3 +46,13 @@ export const authUserEnvelope = z.strictObject({ user: authUser });
 export const tokenPair = z.strictObject({ accessToken: z.string(), refreshToken: z.string() });
 
 export const authResult = z.strictObject({ user: authUser, ...tokenPair.shape }).meta({ id: 'AuthResult' });
+
+/** POST /login for an account with a second factor (CONTRACT §10): 401, no cookie, no session. */
+export const mfaRequiredBody = z
+  .strictObject({
+    error: z.literal('mfa_required'),
+    message: z.string(),
+    mfa_token: z.string().meta({ description: 'For POST /api/auth/login/mfa; 5 minutes, dies after 5 wrong codes' }),
+    methods: z.array(z.enum(['totp', 'passkey', 'recovery_code'])),
+  })
+  .meta({ id: 'MfaRequired' });

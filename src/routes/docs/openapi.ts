@@ -33,7 +33,7 @@ const jsonContent = (schema: JsonSchema) => ({ 'application/json': { schema } })
 const STATUS_TEXT: Record<number, string> = {
   400: 'Invalid input (validation_error)',
   401: 'Not authenticated',
-  403: 'Forbidden: lacks the required role or permission, a token issued to an OAuth client, or a cross-site request',
+  403: 'Forbidden: lacks the required role or permission, a token issued to an OAuth client, a cross-site request, or mfa_required (MFA_REQUIRED_FOR_ADMINS)',
   404: 'Not found',
   409: 'Conflict',
   429: 'Rate limited or too many attempts',
@@ -107,7 +107,15 @@ function operation(route: DeclaredAppRoute, openApiPath: string, components: Jso
       ? { description: ok.description, content: jsonContent(jsonSchema(ok.schema, 'output', components)) }
       : { description: ok.description },
   };
-  for (const status of errorStatuses(route.path, decl)) responses[String(status)] = errorResponse(status);
+  for (const status of errorStatuses(route.path, decl)) {
+    const alternative = decl.errorBodies?.[status];
+    responses[String(status)] = alternative
+      ? {
+          description: alternative.description,
+          content: jsonContent({ oneOf: [jsonSchema(errorBody, 'output', components), jsonSchema(alternative.schema, 'output', components)] }),
+        }
+      : errorResponse(status);
+  }
   if (oauth) responses.default = errorResponse(0);
 
   const op: Json = {
@@ -117,7 +125,10 @@ function operation(route: DeclaredAppRoute, openApiPath: string, components: Jso
     security: security(decl),
     responses,
   };
-  const description = [guardText(decl), decl.description].filter(Boolean).join(' ');
+  const mfaPolicy = decl.secondFactorForAdmins
+    ? 'With MFA_REQUIRED_FOR_ADMINS=true, an admin-tier caller whose session has no second factor gets 403 mfa_required.'
+    : undefined;
+  const description = [guardText(decl), decl.description, mfaPolicy].filter(Boolean).join(' ');
   if (description) op.description = description;
   const params = parameters(openApiPath, decl, components);
   if (params.length) op.parameters = params;

@@ -2,18 +2,20 @@ import { z } from 'zod';
 import { AppError } from '../../errors';
 import { UUID_PATTERN } from '../../lib/ids';
 import { issueCsrf } from '../../middleware/csrf';
-import { clearSessionCookies, setSessionCookies } from '../../middleware/session-cookies';
+import { clearSessionCookies } from '../../middleware/session-cookies';
+import { needsSecondFactorForAdmin } from '../../services/mfa/policy';
 import * as auth from '../../services/auth.service';
 import { approveAuthorization, denyAuthorization, getConsentInfo } from '../../services/oauth/consent.service';
 import { resolveReturnTo } from '../../services/oauth/return-to';
 import { SCOPE_DESCRIPTIONS } from '../../services/oauth/scopes';
 import type { Principal } from '../../services/principal';
 import { renderConsentPage, renderOAuthErrorPage } from '../../views/consent';
-import { renderLoginPage, renderSignedInPage, renderSignedOutPage } from '../../views/login';
+import { renderLoginPage, renderSecondStepPage, renderSignedInPage, renderSignedOutPage } from '../../views/login';
 import { requestMeta } from '../auth/auth.router';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
 import { html, optionalText, PAGE, requireCsrf, text } from './page-kit';
+import { enrolUrlFor, finishSignIn } from './sign-in-flow';
 
 const refusal = requireCsrf(() =>
   renderOAuthErrorPage({ title: 'Request refused', message: 'This form has expired or was not sent from this site. Reload the page and try again.' }),
@@ -46,6 +48,7 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
         const csrf = issueCsrf(req, res, config);
         const returnTo = query.return_to;
         const signedIn = firstParty(principal);
+        if (signedIn && needsSecondFactorForAdmin(config, signedIn)) return res.redirect(303, enrolUrlFor(resolveReturnTo(config, returnTo)));
         if (signedIn && !returnTo) return html(res, 200, renderSignedInPage({ email: signedIn.email, csrf }));
         // OIDC login_hint (CONTRACT §9) prefills the email field; it is only ever shown back, escaped.
         html(res, 200, renderLoginPage({ csrf, returnTo, email: query.login_hint?.trim(), signedInAs: signedIn?.email }));
@@ -74,10 +77,11 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
           return html(res, 400, renderLoginPage({ csrf, returnTo, email, error: 'Enter your email address and password.' }));
         }
         try {
-          const { tokens } = await auth.login(ctx, { email, password: password.slice(0, 1024) }, requestMeta(req));
-          setSessionCookies(res, config, tokens);
-          // Open-redirect defence: anything not allow-listed ends on the neutral signed-in page (GET /login).
-          return res.redirect(303, resolveReturnTo(config, returnTo) ?? '/login');
+          const result = await auth.login(ctx, { email, password: password.slice(0, 1024) }, requestMeta(req));
+          if (result.mfaRequired) {
+            return html(res, 200, renderSecondStepPage({ csrf, returnTo, mfaToken: result.mfaToken, methods: result.methods }));
+          }
+          return finishSignIn(res, config, result, returnTo);
         } catch (err) {
           if (err instanceof AppError && err.code === 'invalid_credentials') {
             // CONTRACT §4: the same answer whether the email, the password or the account state was wrong.
@@ -106,6 +110,7 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
       const requestId = query.request_id;
       const signedIn = firstParty(principal);
       if (!signedIn) return res.redirect(303, loginUrlFor(consentUrlFor(requestId)));
+      if (needsSecondFactorForAdmin(config, signedIn)) return res.redirect(303, enrolUrlFor(consentUrlFor(requestId)));
       const csrf = issueCsrf(req, res, config);
       const info = UUID_PATTERN.test(requestId) ? await getConsentInfo(ctx, signedIn, requestId).catch(notFoundAsUndefined) : undefined;
       if (!info) return html(res, 404, expiredPage());

@@ -1,0 +1,46 @@
+import type { DbOrTrx } from '..';
+
+export interface MfaTokenRow {
+  tokenHash: string;
+  userId: string;
+  failures: number;
+  expiresAt: Date;
+}
+
+export async function insertMfaToken(db: DbOrTrx, t: { tokenHash: string; userId: string; now: Date; expiresAt: Date }): Promise<void> {
+  await db('mfa_tokens').insert({ token_hash: t.tokenHash, user_id: t.userId, created_at: t.now, expires_at: t.expiresAt });
+}
+
+/** The token while it is usable: unused, unexpired, fewer than `maxFailures` wrong codes. */
+export async function findLiveMfaToken(db: DbOrTrx, tokenHash: string, now: Date, maxFailures: number): Promise<MfaTokenRow | undefined> {
+  const row = await db('mfa_tokens')
+    .where({ token_hash: tokenHash })
+    .whereNull('used_at')
+    .where('expires_at', '>', now)
+    .where('failures', '<', maxFailures)
+    .first();
+  return row ? { tokenHash: row.token_hash, userId: row.user_id, failures: row.failures, expiresAt: new Date(row.expires_at) } : undefined;
+}
+
+/** Counts a wrong code atomically; returns the new failure count (0 when the token is no longer live). */
+export async function countMfaTokenFailure(db: DbOrTrx, tokenHash: string, now: Date): Promise<number> {
+  const rows = await db('mfa_tokens')
+    .where({ token_hash: tokenHash })
+    .whereNull('used_at')
+    .where('expires_at', '>', now)
+    .increment('failures', 1)
+    .returning('failures');
+  return (rows[0] as { failures: number } | undefined)?.failures ?? 0;
+}
+
+/** Burns the token in ONE conditional UPDATE: of N concurrent completions exactly one gets a session. */
+export async function consumeMfaToken(db: DbOrTrx, tokenHash: string, userId: string, now: Date, maxFailures: number): Promise<boolean> {
+  const rows = await db('mfa_tokens')
+    .where({ token_hash: tokenHash, user_id: userId })
+    .whereNull('used_at')
+    .where('expires_at', '>', now)
+    .where('failures', '<', maxFailures)
+    .update({ used_at: now })
+    .returning('token_hash');
+  return rows.length === 1;
+}

@@ -1,0 +1,97 @@
+import type { DbOrTrx } from '..';
+import { parseTextArray } from './principal.repo';
+
+export interface PasskeyRow {
+  id: string;
+  userId: string;
+  /** base64url credential ID. */
+  credentialId: string;
+  publicKey: Uint8Array<ArrayBuffer>;
+  counter: number;
+  transports: string[];
+  name: string;
+  backedUp: boolean;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+}
+
+interface PasskeyRecord {
+  id: string;
+  user_id: string;
+  credential_id: string;
+  public_key: Buffer;
+  counter: string | number;
+  transports: string[] | string;
+  name: string;
+  backed_up: boolean;
+  created_at: Date;
+  last_used_at: Date | null;
+}
+
+function toRow(r: PasskeyRecord): PasskeyRow {
+  return {
+    id: r.id,
+    userId: r.user_id,
+    credentialId: r.credential_id,
+    publicKey: new Uint8Array(r.public_key),
+    counter: Number(r.counter),
+    transports: parseTextArray(r.transports),
+    name: r.name,
+    backedUp: r.backed_up,
+    createdAt: new Date(r.created_at),
+    lastUsedAt: r.last_used_at ? new Date(r.last_used_at) : null,
+  };
+}
+
+export async function insertPasskey(
+  db: DbOrTrx,
+  p: { id: string; userId: string; credentialId: string; publicKey: Uint8Array; counter: number; transports: string[]; name: string; backedUp: boolean; now: Date },
+): Promise<PasskeyRow> {
+  const [row] = await db<PasskeyRecord>('webauthn_credentials')
+    .insert({
+      id: p.id,
+      user_id: p.userId,
+      credential_id: p.credentialId,
+      public_key: Buffer.from(p.publicKey),
+      counter: p.counter,
+      transports: p.transports,
+      name: p.name,
+      backed_up: p.backedUp,
+      created_at: p.now,
+    })
+    .returning('*');
+  return toRow(row as PasskeyRecord);
+}
+
+export async function listPasskeysOfUser(db: DbOrTrx, userId: string): Promise<PasskeyRow[]> {
+  const rows = await db<PasskeyRecord>('webauthn_credentials').where({ user_id: userId }).orderBy('created_at', 'asc');
+  return rows.map(toRow);
+}
+
+export async function findPasskeyByCredentialId(db: DbOrTrx, credentialId: string): Promise<PasskeyRow | undefined> {
+  const row = await db<PasskeyRecord>('webauthn_credentials').where({ credential_id: credentialId }).first();
+  return row ? toRow(row) : undefined;
+}
+
+/**
+ * Records a verified assertion: the signature counter only moves forward, checked again in the UPDATE so that two
+ * concurrent assertions with the same counter cannot both pass (a cloned authenticator, W3C WebAuthn §6.1.1).
+ * Authenticators that do not count (counter 0) are always accepted. Returns whether the update applied.
+ */
+export async function recordPasskeyUse(db: DbOrTrx, id: string, newCounter: number, now: Date): Promise<boolean> {
+  const n = await db('webauthn_credentials')
+    .where({ id })
+    .where((w) => w.where('counter', '<', newCounter).orWhere((z) => z.where('counter', 0).andWhere(db.raw('? = 0', [newCounter]))))
+    .update({ counter: newCounter, last_used_at: now });
+  return n > 0;
+}
+
+export async function renamePasskey(db: DbOrTrx, userId: string, id: string, name: string): Promise<PasskeyRow | undefined> {
+  const [row] = await db<PasskeyRecord>('webauthn_credentials').where({ id, user_id: userId }).update({ name }).returning('*');
+  return row ? toRow(row as PasskeyRecord) : undefined;
+}
+
+export async function deletePasskey(db: DbOrTrx, userId: string, id: string): Promise<PasskeyRow | undefined> {
+  const [row] = await db<PasskeyRecord>('webauthn_credentials').where({ id, user_id: userId }).delete().returning('*');
+  return row ? toRow(row as PasskeyRecord) : undefined;
+}

@@ -1,0 +1,99 @@
+import { z } from 'zod';
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
+import type { SecondFactorProof } from '../../services/mfa/sign-in.service';
+import { uuidField } from '../common.schemas';
+
+const b64url = (field: string, max = 16384) =>
+  z.string({ error: `${field} is required` }).max(max, `${field} is too long`).regex(/^[A-Za-z0-9_-]*={0,2}$/, `${field} must be base64url`);
+
+const codeField = z.string({ error: 'code is required' }).trim().min(1, 'code is required').max(16, 'code is too long');
+const recoveryCodeField = z.string({ error: 'recovery_code is required' }).trim().min(1, 'recovery_code is required').max(64, 'recovery_code is too long');
+const mfaTokenField = z.string({ error: 'mfa_token is required' }).min(1, 'mfa_token is required').max(512, 'mfa_token is too long');
+const passwordProof = z.string({ error: 'password is required' }).min(1, 'password is required').max(1024);
+
+/** A passkey's name: one line of at most 64 characters. */
+export const passkeyNameField = z
+  .string()
+  .trim()
+  .max(64, 'name must be at most 64 characters')
+  // eslint-disable-next-line no-control-regex
+  .regex(/^[^\u0000-\u001f\u007f]*$/, 'name must be one line without control characters');
+
+const credentialBase = {
+  id: b64url('id', 1024),
+  rawId: b64url('rawId', 1024),
+  type: z.literal('public-key', { error: 'type must be public-key' }),
+  clientExtensionResults: z.record(z.string(), z.unknown()).default({}),
+  authenticatorAttachment: z.enum(['platform', 'cross-platform']).optional(),
+};
+
+/** The JSON form of a PublicKeyCredential from navigator.credentials.create() (WebAuthn Level 3 toJSON). */
+export const registrationResponseField = z.object({
+  ...credentialBase,
+  response: z.looseObject({
+    clientDataJSON: b64url('response.clientDataJSON'),
+    attestationObject: b64url('response.attestationObject'),
+    transports: z.array(z.string().max(32)).max(10).optional(),
+  }),
+}) as unknown as z.ZodType<RegistrationResponseJSON>;
+
+/** The JSON form of a PublicKeyCredential from navigator.credentials.get(). */
+export const authenticationResponseField = z.object({
+  ...credentialBase,
+  response: z.looseObject({
+    clientDataJSON: b64url('response.clientDataJSON'),
+    authenticatorData: b64url('response.authenticatorData'),
+    signature: b64url('response.signature'),
+    userHandle: b64url('response.userHandle', 1024).optional(),
+  }),
+}) as unknown as z.ZodType<AuthenticationResponseJSON>;
+
+export const totpConfirmBody = z.object({ code: codeField });
+
+export const totpRemoveBody = z
+  .object({ password: passwordProof.optional(), code: codeField.optional() })
+  .refine((b) => (b.password === undefined) !== (b.code === undefined), { message: 'Send either password or code' });
+
+export const recoveryCodesBody = z.object({ password: passwordProof });
+
+export const mfaLoginBody = z
+  .object({
+    mfa_token: mfaTokenField,
+    code: codeField.optional(),
+    recovery_code: recoveryCodeField.optional(),
+    passkey: authenticationResponseField.optional(),
+  })
+  .refine((b) => [b.code, b.recovery_code, b.passkey].filter((v) => v !== undefined).length === 1, {
+    message: 'Send exactly one of code, recovery_code or passkey',
+  })
+  .transform((b): { mfa_token: string } & SecondFactorProof => {
+    if (b.code !== undefined) return { mfa_token: b.mfa_token, code: b.code };
+    if (b.recovery_code !== undefined) return { mfa_token: b.mfa_token, recovery_code: b.recovery_code };
+    return { mfa_token: b.mfa_token, passkey: b.passkey! };
+  });
+
+export const mfaTokenBody = z.object({ mfa_token: mfaTokenField });
+
+export const passkeyRegisterBody = z.object({ response: registrationResponseField, name: passkeyNameField.optional() });
+
+export const passkeyLoginBody = z.object({ response: authenticationResponseField });
+
+export const passkeyRenameBody = z.object({ name: passkeyNameField.pipe(z.string().min(1, 'name is required')) });
+
+/** Malformed ids answer 404 like another user's passkey. */
+export const passkeyIdParam = z.object({ id: uuidField('id') });
+
+const passkeySummary = z.strictObject({ id: z.uuid(), name: z.string(), created_at: z.iso.datetime(), last_used_at: z.iso.datetime().nullable() });
+
+export const mfaStatusBody = z.strictObject({ totp: z.boolean(), passkeys: z.array(passkeySummary), recovery_codes_left: z.number().int() });
+
+export const totpSetupResponse = z.strictObject({ secret: z.string(), otpauth_url: z.string() });
+
+export const recoveryCodesResponse = z.strictObject({ recovery_codes: z.array(z.string()).length(10) });
+
+export const passkeyCreatedBody = z.strictObject({ passkey: z.strictObject({ id: z.uuid(), name: z.string(), created_at: z.iso.datetime() }) });
+
+export const passkeyEnvelope = z.strictObject({ passkey: passkeySummary });
+
+/** WebAuthn options as @simplewebauthn/server makes them (PublicKeyCredentialCreation/RequestOptionsJSON). */
+export const webauthnOptionsBody = z.looseObject({ challenge: z.string() });

@@ -1,0 +1,105 @@
+import { z } from 'zod';
+import { AppError } from '../../errors';
+import { issueCsrf } from '../../middleware/csrf';
+import { completeSecondFactor, methodsOfMfaToken, signInWithPasskey, type SecondFactorProof } from '../../services/mfa/sign-in.service';
+import { renderOAuthErrorPage } from '../../views/consent';
+import { renderLoginPage, renderSecondStepPage } from '../../views/login';
+import { requestMeta } from '../auth/auth.router';
+import { authenticationResponseField } from '../auth/mfa.schemas';
+import { declareRouter, route } from '../route';
+import type { RouteDeps } from '../types';
+import { html, optionalText, PAGE, requireCsrf, text } from './page-kit';
+import { finishSignIn } from './sign-in-flow';
+
+const refusal = requireCsrf(() =>
+  renderOAuthErrorPage({ title: 'Request refused', message: 'This form has expired or was not sent from this site. Reload the page and try again.' }),
+);
+
+/** A JSON-encoded form field checked against its schema; undefined when absent or malformed. */
+function parseJsonField<T>(value: string | undefined, schema: z.ZodType<T>): T | undefined {
+  if (!value || value.length > 65536) return undefined;
+  try {
+    const parsed = schema.safeParse(JSON.parse(value));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The proof fields of the hosted second step; undefined when none (or more than one) is filled in. */
+function proofOf(body: { code: string; recovery_code: string; passkey: string }): SecondFactorProof | undefined {
+  const code = body.code.trim();
+  const recovery = body.recovery_code.trim();
+  const passkey = parseJsonField(body.passkey, authenticationResponseField);
+  if ([code, recovery, passkey].filter(Boolean).length !== 1) return undefined;
+  if (code) return { code };
+  if (recovery) return { recovery_code: recovery };
+  return passkey ? { passkey } : undefined;
+}
+
+/**
+ * The hosted second step (CONTRACT §10) and the password-less passkey sign-in: form posts of the /login flow, with
+ * the same per-IP budget as the password form.
+ */
+export function createMfaPagesRouter(deps: RouteDeps) {
+  const { ctx } = deps;
+  const { config } = ctx;
+  const post = { ...PAGE, method: 'post', auth: 'none', rateLimit: true, csrf: refusal, response: { description: 'HTML page or 303', kind: 'html' } } as const;
+
+  return declareRouter(deps, [
+    route(
+      {
+        ...post,
+        path: '/login/mfa',
+        summary: 'Second step of the hosted sign-in (form post: code, recovery_code or passkey, with the mfa_token)',
+        body: z.object({ return_to: optionalText(4096), mfa_token: text(512), code: text(16), recovery_code: text(64), passkey: text(65536) }),
+      },
+      async ({ body }, req, res) => {
+        const returnTo = body.return_to;
+        const mfaToken = body.mfa_token;
+        const csrf = issueCsrf(req, res, config);
+        const startOver = () => html(res, 401, renderLoginPage({ csrf, returnTo, error: 'This sign-in has expired. Sign in again.' }));
+        const methods = mfaToken ? await methodsOfMfaToken(ctx, mfaToken) : undefined;
+        if (!methods) return startOver();
+        const again = (status: number, error: string) => html(res, status, renderSecondStepPage({ csrf, returnTo, mfaToken, methods, error }));
+        const proof = proofOf(body);
+        if (!proof) return again(400, 'Enter the code from your authenticator app.');
+        try {
+          return finishSignIn(res, config, await completeSecondFactor(ctx, { mfa_token: mfaToken, ...proof }, requestMeta(req)), returnTo);
+        } catch (err) {
+          if (err instanceof AppError && err.code === 'invalid_credentials') {
+            if (!(await methodsOfMfaToken(ctx, mfaToken))) return startOver();
+            return again(401, proof.passkey ? 'That passkey could not be verified.' : 'That code is not valid. Try again.');
+          }
+          if (err instanceof AppError && err.code === 'too_many_attempts') {
+            if (err.headers) res.set(err.headers);
+            return again(429, 'Too many failed attempts for this account. Wait a few minutes and try again.');
+          }
+          if (err instanceof AppError && err.code === 'unauthorized') return startOver();
+          throw err;
+        }
+      },
+    ),
+    route(
+      {
+        ...post,
+        path: '/login/passkey',
+        summary: 'Password-less sign-in (form post of the assertion made by the page script)',
+        body: z.object({ return_to: optionalText(4096), response: text(65536) }),
+      },
+      async ({ body }, req, res) => {
+        const csrf = issueCsrf(req, res, config);
+        const failed = () =>
+          html(res, 401, renderLoginPage({ csrf, returnTo: body.return_to, error: 'The passkey could not be verified. Try again or use your password.' }));
+        const response = parseJsonField(body.response, authenticationResponseField);
+        if (!response) return failed();
+        try {
+          return finishSignIn(res, config, await signInWithPasskey(ctx, response, requestMeta(req)), body.return_to);
+        } catch (err) {
+          if (err instanceof AppError && err.code === 'invalid_credentials') return failed();
+          throw err;
+        }
+      },
+    ),
+  ]);
+}

@@ -1,0 +1,61 @@
+import { countUnusedRecoveryCodes } from '../../db/repositories/mfa-recovery-codes.repo';
+import { findTotp } from '../../db/repositories/mfa-totp.repo';
+import { listPasskeysOfUser, type PasskeyRow } from '../../db/repositories/webauthn-credentials.repo';
+import type { DbOrTrx } from '../../db';
+import { AppError } from '../../errors';
+import type { RequestMeta, ServiceContext } from '../context';
+import type { SecurityEventType } from '../events';
+import type { Principal } from '../principal';
+import { hasSecondFactor } from './policy';
+
+export interface Factors {
+  /** A confirmed TOTP (a pending enrolment does not count). */
+  totp: boolean;
+  passkeys: PasskeyRow[];
+  recoveryCodesLeft: number;
+}
+
+export type SecondFactorMethod = 'totp' | 'passkey' | 'recovery_code';
+
+export async function loadFactors(db: DbOrTrx, userId: string): Promise<Factors> {
+  const [totp, passkeys, recoveryCodesLeft] = await Promise.all([
+    findTotp(db, userId),
+    listPasskeysOfUser(db, userId),
+    countUnusedRecoveryCodes(db, userId),
+  ]);
+  return { totp: Boolean(totp?.confirmedAt), passkeys, recoveryCodesLeft };
+}
+
+export function hasAnyFactor(factors: Factors): boolean {
+  return factors.totp || factors.passkeys.length > 0;
+}
+
+/** The methods the second step of sign-in offers (CONTRACT §10 `methods`). */
+export function methodsOf(factors: Factors): SecondFactorMethod[] {
+  const methods: SecondFactorMethod[] = [];
+  if (factors.totp) methods.push('totp');
+  if (factors.passkeys.length > 0) methods.push('passkey');
+  if (hasAnyFactor(factors) && factors.recoveryCodesLeft > 0) methods.push('recovery_code');
+  return methods;
+}
+
+/**
+ * Step-up rule for changing second factors: once an account has one, only a session that was opened with a second
+ * factor may add, rename or remove factors or replace recovery codes. Otherwise a stolen password-only session
+ * (opened before the first enrolment) could plant its own passkey and bypass the owner's second factor.
+ */
+export function assertMayManageFactors(principal: Principal, factors: Factors): void {
+  if (hasAnyFactor(factors) && !hasSecondFactor(principal.amr)) {
+    throw new AppError('mfa_required', 'Sign in again with your second factor to change your sign-in methods', { status: 403 });
+  }
+}
+
+export function emitFactorEvent(
+  ctx: ServiceContext,
+  type: Extract<SecurityEventType, 'mfa.factor.added' | 'mfa.factor.removed' | 'mfa.recovery_code.used'>,
+  userId: string,
+  detail: Record<string, unknown>,
+  meta?: RequestMeta,
+): void {
+  ctx.events.emit({ type, actorId: userId, subjectId: userId, ip: meta?.ip ?? null, userAgent: meta?.userAgent ?? null, detail });
+}

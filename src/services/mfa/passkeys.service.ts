@@ -1,0 +1,217 @@
+import { randomUUID } from 'node:crypto';
+import {
+  generateAuthenticationOptions,
+  generateRegistrationOptions,
+  verifyAuthenticationResponse,
+  verifyRegistrationResponse,
+  type AuthenticationResponseJSON,
+  type PublicKeyCredentialCreationOptionsJSON,
+  type PublicKeyCredentialRequestOptionsJSON,
+  type RegistrationResponseJSON,
+} from '@simplewebauthn/server';
+import { withTransaction, type DbOrTrx } from '../../db';
+import { isUniqueViolation } from '../../db/pg-errors';
+import { deleteRecoveryCodes } from '../../db/repositories/mfa-recovery-codes.repo';
+import { addSessionAmr } from '../../db/repositories/sessions.repo';
+import { consumeChallenge, insertChallenge, type ChallengePurpose } from '../../db/repositories/webauthn-challenges.repo';
+import {
+  deletePasskey,
+  findPasskeyByCredentialId,
+  insertPasskey,
+  listPasskeysOfUser,
+  recordPasskeyUse,
+  renamePasskey,
+  type PasskeyRow,
+} from '../../db/repositories/webauthn-credentials.repo';
+import { AppError, conflict, notFound } from '../../errors';
+import { addSeconds } from '../../lib/clock';
+import type { RequestMeta, ServiceContext } from '../context';
+import { fullName, type Principal } from '../principal';
+import { assertMayManageFactors, emitFactorEvent, loadFactors } from './factors.service';
+import { mailFactorAdded, mailFactorRemoved } from './notifications';
+import { AMR } from './policy';
+
+/** WebAuthn challenges are single use and live this long (also the ceremony timeout the browser gets). */
+export const CHALLENGE_TTL_SECONDS = 300;
+const DEFAULT_NAME = 'Passkey';
+
+/** RP ID = BASE_URL's host name, origin = BASE_URL's origin (CONTRACT §10). */
+function relyingParty(ctx: ServiceContext) {
+  const url = new URL(ctx.config.baseUrl);
+  return { rpID: url.hostname, origin: ctx.config.baseOrigin, rpName: url.host };
+}
+
+/** The WebAuthn user handle: the user id's bytes (no email or name, W3C WebAuthn §14.6.1). */
+function userHandleOf(userId: string): Uint8Array<ArrayBuffer> {
+  return new Uint8Array(Buffer.from(userId, 'utf8'));
+}
+
+/** The challenge the browser signed, read from clientDataJSON; undefined when it is not readable. */
+function challengeOf(response: { response: { clientDataJSON: string } }): string | undefined {
+  try {
+    const data: unknown = JSON.parse(Buffer.from(response.response.clientDataJSON, 'base64url').toString('utf8'));
+    const challenge = (data as { challenge?: unknown })?.challenge;
+    return typeof challenge === 'string' && challenge.length <= 512 ? challenge : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function storeChallenge(ctx: ServiceContext, challenge: string, purpose: ChallengePurpose, userId: string | null): Promise<void> {
+  const now = ctx.clock.now();
+  await insertChallenge(ctx.db, { challenge, purpose, userId, now, expiresAt: addSeconds(now, CHALLENGE_TTL_SECONDS) });
+}
+
+export function presentPasskeyName(name: string | undefined): string {
+  const trimmed = name?.trim();
+  return trimmed ? trimmed : DEFAULT_NAME;
+}
+
+/** POST /api/auth/passkeys/register/options: creation options for a discoverable credential of the caller. */
+export async function passkeyRegistrationOptions(ctx: ServiceContext, principal: Principal): Promise<PublicKeyCredentialCreationOptionsJSON> {
+  const factors = await loadFactors(ctx.db, principal.userId);
+  assertMayManageFactors(principal, factors);
+  const rp = relyingParty(ctx);
+  const options = await generateRegistrationOptions({
+    rpName: rp.rpName,
+    rpID: rp.rpID,
+    userName: principal.email,
+    userDisplayName: fullName(principal.firstName, principal.lastName) || principal.email,
+    userID: userHandleOf(principal.userId),
+    timeout: CHALLENGE_TTL_SECONDS * 1000,
+    attestationType: 'none',
+    excludeCredentials: factors.passkeys.map((p) => ({ id: p.credentialId, transports: p.transports })),
+    // Discoverable, so that it also signs in without an email (CONTRACT §10).
+    authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
+  });
+  await storeChallenge(ctx, options.challenge, 'register', principal.userId);
+  return options;
+}
+
+/**
+ * POST /api/auth/passkeys/register { response, name? }: verifies the attestation against a challenge this user was
+ * given (burnt here, once) and stores the credential. Creating it counts as proof of the factor for this session.
+ */
+export async function registerPasskey(
+  ctx: ServiceContext,
+  principal: Principal,
+  input: { response: RegistrationResponseJSON; name?: string },
+  meta?: RequestMeta,
+): Promise<PasskeyRow> {
+  const factors = await loadFactors(ctx.db, principal.userId);
+  assertMayManageFactors(principal, factors);
+  const challenge = challengeOf(input.response);
+  const now = ctx.clock.now();
+  const rejected = () => new AppError('validation_error', 'The passkey could not be verified; start again');
+  if (!challenge || !(await consumeChallenge(ctx.db, { challenge, purpose: 'register', userId: principal.userId, now }))) throw rejected();
+  const rp = relyingParty(ctx);
+  const verification = await verifyRegistrationResponse({
+    response: input.response,
+    expectedChallenge: challenge,
+    expectedOrigin: rp.origin,
+    expectedRPID: rp.rpID,
+    requireUserVerification: false,
+  }).catch(() => undefined);
+  if (!verification?.verified) throw rejected();
+  const { credential, credentialBackedUp } = verification.registrationInfo;
+  let passkey: PasskeyRow;
+  try {
+    passkey = await withTransaction(ctx.db, async (trx) => {
+      const row = await insertPasskey(trx, {
+        id: randomUUID(),
+        userId: principal.userId,
+        credentialId: credential.id,
+        publicKey: credential.publicKey,
+        counter: credential.counter,
+        transports: credential.transports ?? input.response.response.transports ?? [],
+        name: presentPasskeyName(input.name),
+        backedUp: credentialBackedUp,
+        now,
+      });
+      await addSessionAmr(trx, principal.sessionId, AMR.passkey);
+      return row;
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict('This passkey is already registered');
+    throw err;
+  }
+  emitFactorEvent(ctx, 'mfa.factor.added', principal.userId, { factor: 'passkey', passkey_id: passkey.id }, meta);
+  mailFactorAdded(ctx, { email: principal.email, firstName: principal.firstName }, `A passkey ("${passkey.name}")`);
+  return passkey;
+}
+
+export async function listPasskeys(ctx: ServiceContext, principal: Principal): Promise<PasskeyRow[]> {
+  return listPasskeysOfUser(ctx.db, principal.userId);
+}
+
+export async function renameOwnPasskey(ctx: ServiceContext, principal: Principal, id: string, name: string): Promise<PasskeyRow> {
+  assertMayManageFactors(principal, await loadFactors(ctx.db, principal.userId));
+  const row = await renamePasskey(ctx.db, principal.userId, id, presentPasskeyName(name));
+  if (!row) throw notFound('Passkey');
+  return row;
+}
+
+/** DELETE /api/auth/passkeys/:id. Without any factor left, the recovery codes go too. */
+export async function removePasskey(ctx: ServiceContext, principal: Principal, id: string, meta?: RequestMeta): Promise<void> {
+  const factors = await loadFactors(ctx.db, principal.userId);
+  assertMayManageFactors(principal, factors);
+  const removed = await withTransaction(ctx.db, async (trx) => {
+    const row = await deletePasskey(trx, principal.userId, id);
+    if (row && !factors.totp && factors.passkeys.length === 1) await deleteRecoveryCodes(trx, principal.userId);
+    return row;
+  });
+  if (!removed) throw notFound('Passkey');
+  emitFactorEvent(ctx, 'mfa.factor.removed', principal.userId, { factor: 'passkey', passkey_id: removed.id }, meta);
+  mailFactorRemoved(ctx, { email: principal.email, firstName: principal.firstName }, `A passkey ("${removed.name}")`);
+}
+
+/**
+ * Request options for an assertion. `userId` null: password-less sign-in with a discoverable credential (any
+ * account, user verification required); else the second step for that user's passkeys.
+ */
+export async function passkeyAssertionOptions(ctx: ServiceContext, userId: string | null): Promise<PublicKeyCredentialRequestOptionsJSON> {
+  const passkeys = userId ? await listPasskeysOfUser(ctx.db, userId) : [];
+  const options = await generateAuthenticationOptions({
+    rpID: relyingParty(ctx).rpID,
+    timeout: CHALLENGE_TTL_SECONDS * 1000,
+    userVerification: userId ? 'preferred' : 'required',
+    allowCredentials: passkeys.map((p) => ({ id: p.credentialId, transports: p.transports })),
+  });
+  await storeChallenge(ctx, options.challenge, userId ? 'mfa' : 'login', userId);
+  return options;
+}
+
+/**
+ * Verifies an assertion against a challenge issued for the same purpose (and user), burning the challenge, and
+ * moves the credential's signature counter forward (a counter that does not grow means a cloned authenticator:
+ * refused). Returns the passkey used, or undefined for anything that does not verify.
+ */
+export async function verifyPasskeyAssertion(
+  ctx: ServiceContext,
+  db: DbOrTrx,
+  response: AuthenticationResponseJSON,
+  expected: { userId: string | null },
+): Promise<PasskeyRow | undefined> {
+  const now = ctx.clock.now();
+  const challenge = challengeOf(response);
+  const purpose: ChallengePurpose = expected.userId ? 'mfa' : 'login';
+  if (!challenge || !(await consumeChallenge(db, { challenge, purpose, userId: expected.userId, now }))) return undefined;
+  const passkey = await findPasskeyByCredentialId(db, response.id);
+  if (!passkey) return undefined;
+  if (expected.userId && passkey.userId !== expected.userId) return undefined;
+  // A discoverable credential names its account: it must be the one the credential was registered to.
+  const userHandle = response.response.userHandle;
+  if (userHandle && userHandle !== Buffer.from(userHandleOf(passkey.userId)).toString('base64url')) return undefined;
+  const rp = relyingParty(ctx);
+  const verification = await verifyAuthenticationResponse({
+    response,
+    expectedChallenge: challenge,
+    expectedOrigin: rp.origin,
+    expectedRPID: rp.rpID,
+    credential: { id: passkey.credentialId, publicKey: passkey.publicKey, counter: passkey.counter, transports: passkey.transports },
+    requireUserVerification: expected.userId === null,
+  }).catch(() => undefined);
+  if (!verification?.verified) return undefined;
+  if (!(await recordPasskeyUse(db, passkey.id, verification.authenticationInfo.newCounter, now))) return undefined;
+  return passkey;
+}

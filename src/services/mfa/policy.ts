@@ -1,0 +1,23 @@
+import type { Config } from '../../config';
+import { adminRoleOf } from '../principal';
+
+/** RFC 8176 values this server writes into `amr` (CONTRACT §10). */
+export const AMR = { password: 'pwd', totp: 'otp', passkey: 'hwk', recoveryCode: 'rec' } as const;
+
+/** The methods that count as a second factor: a TOTP code, a passkey (possession + user verification), a recovery code. */
+const SECOND_FACTORS: ReadonlySet<string> = new Set([AMR.totp, AMR.passkey, AMR.recoveryCode]);
+
+export function hasSecondFactor(amr: readonly string[]): boolean {
+  return amr.some((m) => SECOND_FACTORS.has(m));
+}
+
+/**
+ * MFA_REQUIRED_FOR_ADMINS (CONTRACT §10): an admin-tier caller (super_admin, admin, manager) whose session was
+ * opened without a second factor must enrol / sign in with one before using the users, RBAC and admin APIs.
+ */
+export function needsSecondFactorForAdmin(
+  config: Pick<Config, 'mfaRequiredForAdmins'>,
+  principal: { roleNames: string[]; amr: string[] },
+): boolean {
+  return config.mfaRequiredForAdmins && adminRoleOf(principal.roleNames) !== 'user' && !hasSecondFactor(principal.amr);
+}

@@ -1,0 +1,125 @@
+import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
+import { withTransaction } from '../../db';
+import { clearLoginFailures, countLoginAttempt } from '../../db/repositories/login-failures.repo';
+import { consumeMfaToken, countMfaTokenFailure, findLiveMfaToken } from '../../db/repositories/mfa-tokens.repo';
+import { listPasskeysOfUser } from '../../db/repositories/webauthn-credentials.repo';
+import { findUserById, touchUserLogin, type UserRow } from '../../db/repositories/users.repo';
+import { AppError, badRequest } from '../../errors';
+import { LOGIN_THROTTLE, tooManyAttempts, type AuthResult } from '../auth.service';
+import type { RequestMeta, ServiceContext } from '../context';
+import { startSession } from '../sessions.service';
+import { loadFactors, methodsOf, type SecondFactorMethod } from './factors.service';
+import { hashMfaToken, MFA_TOKEN_MAX_FAILURES } from './mfa-token';
+import { passkeyAssertionOptions, verifyPasskeyAssertion } from './passkeys.service';
+import { AMR } from './policy';
+import { useRecoveryCode } from './recovery-codes.service';
+import { verifyTotpCode } from './totp.service';
+
+export type SecondFactorProof =
+  | { code: string; recovery_code?: undefined; passkey?: undefined }
+  | { recovery_code: string; code?: undefined; passkey?: undefined }
+  | { passkey: AuthenticationResponseJSON; code?: undefined; recovery_code?: undefined };
+
+const expiredStep = () => new AppError('unauthorized', 'This sign-in step has expired or was already used; sign in again');
+
+/** The live mfa_token's user, or 401. */
+async function userOfMfaToken(ctx: ServiceContext, mfaToken: string): Promise<UserRow> {
+  const token = await findLiveMfaToken(ctx.db, hashMfaToken(mfaToken), ctx.clock.now(), MFA_TOKEN_MAX_FAILURES);
+  const user = token ? await findUserById(ctx.db, token.userId) : undefined;
+  if (!user?.isActive) throw expiredStep();
+  return user;
+}
+
+/** The methods still open to a live mfa_token (the hosted second step shows them again after a wrong code). */
+export async function methodsOfMfaToken(ctx: ServiceContext, mfaToken: string): Promise<SecondFactorMethod[] | undefined> {
+  try {
+    const user = await userOfMfaToken(ctx, mfaToken);
+    return methodsOf(await loadFactors(ctx.db, user.id));
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'unauthorized') return undefined;
+    throw err;
+  }
+}
+
+/** POST /api/auth/login/mfa/passkey-options { mfa_token }: assertion options limited to that account's passkeys. */
+export async function passkeyOptionsForMfaToken(ctx: ServiceContext, mfaToken: string): Promise<PublicKeyCredentialRequestOptionsJSON> {
+  const user = await userOfMfaToken(ctx, mfaToken);
+  if ((await listPasskeysOfUser(ctx.db, user.id)).length === 0) throw badRequest('This account has no passkey');
+  return passkeyAssertionOptions(ctx, user.id);
+}
+
+class StepAlreadyUsed extends Error {}
+
+/**
+ * POST /api/auth/login/mfa: the second step of a password sign-in (CONTRACT §10). Each attempt is counted on the
+ * account's address before the proof is checked, like a password (§4), so wrong codes feed the same throttle; a
+ * wrong proof also counts against the mfa_token, which dies at the fifth. The proof is checked, the token burnt
+ * and the session started in one transaction: a code, recovery code or token is only ever spent by a sign-in
+ * that happened.
+ */
+export async function completeSecondFactor(
+  ctx: ServiceContext,
+  input: { mfa_token: string } & SecondFactorProof,
+  meta: RequestMeta,
+): Promise<AuthResult> {
+  const user = await userOfMfaToken(ctx, input.mfa_token);
+  const tokenHash = hashMfaToken(input.mfa_token);
+  const now = ctx.clock.now();
+  const attempt = await countLoginAttempt(ctx.db, user.email, now, LOGIN_THROTTLE);
+  if (!attempt.allowed) throw tooManyAttempts(attempt.lockedUntil, now);
+
+  let outcome;
+  try {
+    outcome = await withTransaction(ctx.db, async (trx) => {
+      let method: string | undefined;
+      let afterCommit: ((meta?: RequestMeta) => Promise<void>) | undefined;
+      if (input.code !== undefined) {
+        if (await verifyTotpCode(ctx, trx, user.id, input.code)) method = AMR.totp;
+      } else if (input.recovery_code !== undefined) {
+        const used = await useRecoveryCode(ctx, trx, user.id, input.recovery_code);
+        if (used.ok) [method, afterCommit] = [AMR.recoveryCode, used.afterCommit];
+      } else if (await verifyPasskeyAssertion(ctx, trx, input.passkey, { userId: user.id })) {
+        method = AMR.passkey;
+      }
+      if (!method) return undefined;
+      if (!(await consumeMfaToken(trx, tokenHash, user.id, now, MFA_TOKEN_MAX_FAILURES))) throw new StepAlreadyUsed();
+      await touchUserLogin(trx, user.id, now);
+      const tokens = await startSession(ctx, trx, { user, meta, auth: { time: now, amr: [AMR.password, method] } });
+      return { tokens, afterCommit };
+    });
+  } catch (err) {
+    if (err instanceof StepAlreadyUsed) throw expiredStep();
+    throw err;
+  }
+
+  if (!outcome) {
+    const failures = await countMfaTokenFailure(ctx.db, tokenHash, now);
+    ctx.events.emit({ type: 'auth.login.failed', subjectId: user.id, ip: meta.ip, userAgent: meta.userAgent, detail: { step: 'second_factor' } });
+    throw new AppError(
+      'invalid_credentials',
+      failures >= MFA_TOKEN_MAX_FAILURES ? 'Too many wrong codes; sign in again' : 'The code is not valid',
+    );
+  }
+  await clearLoginFailures(ctx.db, user.email);
+  ctx.events.emit({ type: 'auth.login.succeeded', actorId: user.id, subjectId: user.id, detail: { session_id: outcome.tokens.sessionId, amr: outcome.tokens.amr } });
+  await outcome.afterCommit?.(meta);
+  return { user: { ...user, lastLoginAt: now }, tokens: outcome.tokens };
+}
+
+/**
+ * POST /api/auth/passkeys/login: password-less sign-in with a discoverable credential (user verification
+ * required). A passkey is possession plus a PIN or biometric: it needs no further factor (amr ["hwk"]).
+ */
+export async function signInWithPasskey(ctx: ServiceContext, response: AuthenticationResponseJSON, meta: RequestMeta): Promise<AuthResult> {
+  const now = ctx.clock.now();
+  const result = await withTransaction(ctx.db, async (trx) => {
+    const passkey = await verifyPasskeyAssertion(ctx, trx, response, { userId: null });
+    const user = passkey ? await findUserById(trx, passkey.userId) : undefined;
+    if (!user?.isActive) return undefined;
+    await touchUserLogin(trx, user.id, now);
+    return { user, tokens: await startSession(ctx, trx, { user, meta, auth: { time: now, amr: [AMR.passkey] } }) };
+  });
+  if (!result) throw new AppError('invalid_credentials', 'The passkey could not be verified');
+  ctx.events.emit({ type: 'auth.login.succeeded', actorId: result.user.id, subjectId: result.user.id, detail: { session_id: result.tokens.sessionId, amr: result.tokens.amr } });
+  return { user: { ...result.user, lastLoginAt: now }, tokens: result.tokens };
+}

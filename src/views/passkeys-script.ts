@@ -1,0 +1,72 @@
+/**
+ * The browser half of the WebAuthn ceremonies on /login and /account, served as /static/passkeys.js (CSP
+ * script-src 'self': no inline script). It only runs navigator.credentials through @simplewebauthn/browser
+ * (served as /static/simplewebauthn-browser.js) and then submits the page's own CSRF-protected form, so the server
+ * side of every page stays a plain form post.
+ *
+ *   [data-passkey-login=FORM]     password-less sign-in: options from POST /api/auth/passkeys/login/options
+ *   [data-passkey-mfa=FORM]       second step: options from POST /api/auth/login/mfa/passkey-options (FORM's mfa_token)
+ *   [data-passkey-register=FORM]  add a passkey: options from POST /api/auth/passkeys/register/options
+ */
+export const PASSKEYS_SCRIPT = `'use strict';
+(function () {
+  var lib = window.SimpleWebAuthnBrowser;
+  if (!lib || !lib.browserSupportsWebAuthn()) return;
+
+  function postJson(url, body) {
+    return fetch(url, {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+      body: JSON.stringify(body || {}),
+    }).then(function (res) {
+      return res.json().then(function (json) {
+        if (!res.ok) throw new Error(json && json.message ? json.message : 'Request failed');
+        return json;
+      });
+    });
+  }
+
+  function showError(form, message) {
+    var el = form.querySelector('[data-passkey-error]');
+    if (!el) return;
+    el.textContent = message;
+    el.hidden = false;
+  }
+
+  function wire(attribute, field, getOptions, ceremony) {
+    document.querySelectorAll('[' + attribute + ']').forEach(function (button) {
+      var form = document.getElementById(button.getAttribute(attribute));
+      if (!form) return;
+      button.hidden = false;
+      button.addEventListener('click', function () {
+        button.disabled = true;
+        getOptions(form)
+          .then(function (optionsJSON) { return ceremony({ optionsJSON: optionsJSON }); })
+          .then(function (credential) {
+            form.elements[field].value = JSON.stringify(credential);
+            form.submit();
+          })
+          .catch(function (err) {
+            button.disabled = false;
+            showError(form, err && err.name === 'NotAllowedError'
+              ? 'The passkey request was cancelled or timed out.'
+              : (err && err.message) || 'The passkey request failed.');
+          });
+      });
+    });
+  }
+
+  wire('data-passkey-login', 'response', function () {
+    return postJson('/api/auth/passkeys/login/options');
+  }, lib.startAuthentication);
+
+  wire('data-passkey-mfa', 'passkey', function (form) {
+    return postJson('/api/auth/login/mfa/passkey-options', { mfa_token: form.elements.mfa_token.value });
+  }, lib.startAuthentication);
+
+  wire('data-passkey-register', 'response', function () {
+    return postJson('/api/auth/passkeys/register/options');
+  }, lib.startRegistration);
+})();
+`;
