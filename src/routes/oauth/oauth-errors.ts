@@ -12,6 +12,7 @@ export const OAUTH_DIALECT: Readonly<Record<ErrorCode, OAuthErrorCode>> = {
   validation_error: 'invalid_request',
   invalid_target: 'invalid_request',
   invalid_credentials: 'invalid_client',
+  mfa_required: 'access_denied',
   unauthorized: 'invalid_client',
   forbidden: 'invalid_request',
   not_found: 'invalid_request',
