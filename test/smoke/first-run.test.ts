@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,22 +27,23 @@ test('npm start -> setup link -> /setup in a browser -> working admin; the CLI c
   try {
     const link = /(http:\/\/127\.0\.0\.1:\d+\/setup\?token=[A-Za-z0-9_-]{43})/.exec(server.output())?.[1];
     expect(link).toBeDefined();
+    // Not a terminal: one JSON object per line.
+    expect(server.output()).toMatch(/^\{"level":40,.*"msg":"No administrator yet: open http/m);
 
-    // The CLI, while the server holds the embedded database: one line, exit 1, nothing created.
-    for (const [script, args] of [
-      ['admin', ['create-admin', '--email', 'cli@example.test', '--password', 'cli-password']],
-      ['migrate', []],
-      ['prune', []],
-    ] as const) {
-      const cli = await runCli(script, [...args], env);
+    // The CLI, while the server holds the embedded database: one line, exit 1, nothing created. A second server on
+    // the same directory refuses to start as well. (Run side by side: each is its own process.)
+    const [admin, migrate, prune, second] = await Promise.all([
+      runCli('admin', ['create-admin', '--email', 'cli@example.test', '--password', 'cli-password'], env),
+      runCli('migrate', [], env),
+      runCli('prune', [], env),
+      freePort().then((p) => runCli('../server', [], { ...env, PORT: String(p) })),
+    ]);
+    for (const cli of [admin, migrate, prune]) {
       expect(cli.code).toBe(1);
       expect(cli.stderr.trim().split('\n')).toHaveLength(1);
       expect(cli.stderr).toMatch(/in use by a running server \(pid \d+\): stop the server first, or create the first admin at \/setup/);
     }
     expect((await fetch(`${server.base}/api/auth/login`, json({ email: 'cli@example.test', password: 'cli-password' }))).status).toBe(401);
-
-    // A second server on the same directory refuses to start as well.
-    const second = await runCli('../server', [], { ...env, PORT: String(await freePort()) }).catch((e: Error) => ({ code: -1, stderr: e.message, stdout: '' }));
     expect(second.code).toBe(1);
     expect(second.stderr).toMatch(/is in use by process \d+ \(server\)/);
 
@@ -100,3 +102,34 @@ test('npm start -> setup link -> /setup in a browser -> working admin; the CLI c
   expect(fs.existsSync(path.join(dataDir, 'sso.lock'))).toBe(false);
   fs.rmSync(dataDir, { recursive: true, force: true });
 }, 180_000);
+
+test('npm start in a terminal writes readable log lines (JSON when not a terminal)', async () => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sso-tty-'));
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'info', PORT: String(port), BASE_URL: `http://127.0.0.1:${port}` };
+  delete env.DATABASE_URL;
+  delete env.NODE_ENV;
+  delete env.REDIS_URL;
+  // util-linux `script` gives the server a pseudo-terminal, as a developer's shell does.
+  const proc = spawn('script', ['-qfec', `${process.execPath} --import tsx src/server.ts`, '/dev/null'], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout!.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => proc.on('exit', resolve));
+  try {
+    const deadline = Date.now() + 60_000;
+    while (!/service-sso listening/.test(out)) {
+      if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`server did not start: ${out}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  } finally {
+    // The lock file names the server's pid: stop it gracefully; `script` ends with it.
+    const { pid } = JSON.parse(fs.readFileSync(path.join(dataDir, 'sso.lock'), 'utf8')) as { pid: number };
+    process.kill(pid, 'SIGTERM');
+    await exited;
+  }
+  const plain = out.replace(/\u001b\[[0-9;]*m/g, '');
+  expect(plain).toMatch(/\d\d:\d\d:\d\d\.\d{3}\] WARN: No administrator yet: open http:\/\/127\.0\.0\.1:\d+\/setup\?token=/);
+  expect(plain).toMatch(/INFO: service-sso listening/);
+  expect(plain).not.toContain('{"level"');
+  fs.rmSync(dataDir, { recursive: true, force: true });
+}, 90_000);
