@@ -1,15 +1,13 @@
-// A small third-party web app that signs people in through service-sso with a standard client library
-// (openid-client): authorization code + PKCE S256, confidential client (client_secret_basic), userinfo, refresh
-// once on 401, revocation on sign-out. Copy this folder, `npm install`, set the variables below, `npm start`.
+// A small third-party web app that signs people in through service-sso with OpenID Connect and a standard client
+// library (openid-client): discovery, authorization code + PKCE S256 + nonce, a confidential client
+// (client_secret_basic), the id_token checked by the library, userinfo, one refresh on 401, revocation on sign-out.
+// Copy this folder, `npm install`, set the variables below, `npm start`.
 //
-//   SSO_URL         base address of service-sso (its BASE_URL), e.g. https://sso.example.com
+//   SSO_URL         the OpenID issuer of service-sso (its OIDC_ISSUER, by default its BASE_URL)
 //   CLIENT_ID       from POST /api/admin/oauth-clients
 //   CLIENT_SECRET   shown once by that call
 //   APP_URL         this app's own base address; APP_URL/callback must be a registered redirect URI
 //   PORT            where this app listens (default 4000)
-//
-// When service-sso publishes OpenID Connect discovery (/.well-known/openid-configuration), the app uses it and
-// checks the id_token (nonce included); until then it uses the OAuth 2.0 metadata (RFC 8414). Nothing else changes.
 import { randomBytes } from 'node:crypto';
 import express from 'express';
 import * as client from 'openid-client';
@@ -26,22 +24,8 @@ const SCOPE = 'openid profile email';
 // Plain http is for a local try-out only (the library refuses it otherwise).
 const insecure = new URL(SSO_URL).protocol === 'http:';
 
-/** The authorization server's metadata: OpenID discovery when published, else the RFC 8414 document. */
-async function discover() {
-  const options = insecure ? { execute: [client.allowInsecureRequests] } : undefined;
-  const oidc = await fetch(new URL('/.well-known/openid-configuration', SSO_URL)).catch(() => undefined);
-  if (oidc?.ok) {
-    return { config: await client.discovery(new URL(SSO_URL), CLIENT_ID, CLIENT_SECRET, undefined, options), oidc: true };
-  }
-  // The OAuth metadata's `issuer` may be a plain name rather than a URL (service-sso's ISSUER default), so the
-  // document is read here and handed to the library as it is.
-  const res = await fetch(new URL('/.well-known/oauth-authorization-server', SSO_URL));
-  if (!res.ok) throw new Error(`no authorization server metadata at ${SSO_URL} (${res.status})`);
-  const config = new client.Configuration(await res.json(), CLIENT_ID, CLIENT_SECRET);
-  if (insecure) client.allowInsecureRequests(config);
-  return { config, oidc: false };
-}
-const { config, oidc } = await discover();
+// OpenID Connect Discovery: endpoints, signing keys (jwks_uri) and the issuer the id_token must name.
+const config = await client.discovery(new URL(SSO_URL), CLIENT_ID, CLIENT_SECRET, undefined, insecure ? { execute: [client.allowInsecureRequests] } : undefined);
 const metadata = config.serverMetadata();
 
 // Sessions: an in-memory map behind a random HttpOnly cookie. Enough for an example; use a real session store
@@ -90,7 +74,7 @@ app.get('/', async (req, res) => {
     const user = await userInfo(s);
     res.send(
       page(`<h1>Example app</h1><p>Signed in as <strong>${escape(user.name)}</strong> (${escape(user.email)}).</p>
-<p class="muted">Protocol: ${oidc ? 'OpenID Connect' : 'OAuth 2.0'}; scope: ${escape(s.tokens.scope)}</p>
+<p>Account id (id_token <code>sub</code>): <code>${escape(s.claims.sub)}</code>; scope: ${escape(s.tokens.scope)}</p>
 <form method="post" action="/logout"><button type="submit">Sign out</button></form>`),
     );
   } catch {
@@ -111,7 +95,7 @@ app.get('/login', async (req, res) => {
     code_challenge: await client.calculatePKCECodeChallenge(s.verifier),
     code_challenge_method: 'S256',
   };
-  if (oidc) params.nonce = s.nonce = client.randomNonce();
+  params.nonce = s.nonce = client.randomNonce();
   res.redirect(client.buildAuthorizationUrl(config, params).href);
 });
 
@@ -122,8 +106,11 @@ app.get('/callback', async (req, res) => {
     s.tokens = await client.authorizationCodeGrant(config, new URL(req.originalUrl, APP_URL), {
       pkceCodeVerifier: s.verifier,
       expectedState: s.state,
-      ...(oidc ? { expectedNonce: s.nonce, idTokenExpected: true } : {}),
+      expectedNonce: s.nonce,
+      idTokenExpected: true,
     });
+    // The id_token, verified by the library (signature, issuer, audience, expiry, nonce): who signed in.
+    s.claims = s.tokens.claims();
   } catch (err) {
     // access_denied (the user said no), an expired code, a state mismatch…
     return res.status(400).send(page(`<p>Sign-in failed: ${escape(err.error ?? err.message)}. <a href="/">Start again</a></p>`));
@@ -140,7 +127,8 @@ app.post('/logout', async (req, res) => {
   // Revoking the refresh token ends the whole session at service-sso (its access tokens die with it).
   if (s.tokens?.refresh_token) await client.tokenRevocation(config, s.tokens.refresh_token).catch(() => undefined);
   delete s.tokens;
+  delete s.claims;
   res.redirect(303, '/');
 });
 
-app.listen(PORT, () => console.log(`example app on ${APP_URL} (service-sso at ${SSO_URL}, ${oidc ? 'OIDC' : 'OAuth 2.0'})`));
+app.listen(PORT, () => console.log(`example app on ${APP_URL} (OpenID provider ${metadata.issuer})`));

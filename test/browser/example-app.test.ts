@@ -9,7 +9,7 @@ import { ROOT } from '../helpers/processes';
 import type { TestApp } from '../helpers/test-app';
 
 /**
- * examples/express-app as a newcomer runs it: its own process, openid-client against this server, a real browser
+ * examples/express-app as a newcomer runs it: its own process, openid-client (OpenID Connect) against this server, a real browser
  * signing in through the hosted login and consent pages, an expired access token refreshed once, and sign-out
  * revoking the session at the server.
  */
@@ -67,6 +67,8 @@ test('sign in through service-sso, stay signed in past the access token, sign ou
     await page.getByRole('button', { name: 'Approve' }).click();
     await page.getByText('Signed in as Ada Example').waitFor();
     expect(new URL(page.url()).origin).toBe(appUrl);
+    // The id_token the library verified names this user.
+    await page.getByText(`Account id (id_token sub): ${user.id}`).waitFor();
     fs.mkdirSync(path.join(ROOT, 'test-output'), { recursive: true });
     await page.screenshot({ path: path.join(ROOT, 'test-output', 'example-app-signed-in.png'), fullPage: true });
 
