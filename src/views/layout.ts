@@ -3,6 +3,16 @@ export function escapeHtml(value: unknown): string {
   return String(value ?? '').replace(/[&<>"'`=]/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
+/** A new password typed twice (set-password, setup): labels, length hint, autocomplete for password managers. */
+export function newPasswordFields(options: { minLength: number; label: string; repeatLabel: string; describedBy?: string }): string {
+  const described = options.describedBy ? ` aria-describedby="${escapeHtml(options.describedBy)}"` : '';
+  return `<label for="password">${escapeHtml(options.label)}</label>
+  <input type="password" id="password" name="password" autocomplete="new-password" minlength="${options.minLength}" required${described}>
+  <p class="muted">At least ${options.minLength} characters.</p>
+  <label for="password_confirm">${escapeHtml(options.repeatLabel)}</label>
+  <input type="password" id="password_confirm" name="password_confirm" autocomplete="new-password" minlength="${options.minLength}" required>`;
+}
+
 /**
  * The shared frame of every built-in page: small, accessible, readable on a phone, no JavaScript.
  * `body` must already be escaped HTML.

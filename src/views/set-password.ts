@@ -1,4 +1,4 @@
-import { escapeHtml, renderPage } from './layout';
+import { escapeHtml, newPasswordFields, renderPage } from './layout';
 
 /** /set-password with a live link: choose a password (twice), no JavaScript needed. */
 export function renderSetPasswordForm(options: {
@@ -9,7 +9,6 @@ export function renderSetPasswordForm(options: {
   error?: string;
 }): string {
   const error = options.error ? `<p class="error" role="alert" id="form-error">${escapeHtml(options.error)}</p>` : '';
-  const describedBy = options.error ? ' aria-describedby="form-error"' : '';
   return renderPage({
     title: 'Choose a password',
     body: `<h1>Choose a password</h1>
@@ -19,11 +18,7 @@ ${error}
   <input type="hidden" name="token" value="${escapeHtml(options.token)}">
   <input type="hidden" name="csrf" value="${escapeHtml(options.csrf)}">
   <input type="email" name="username" value="${escapeHtml(options.email)}" autocomplete="username" readonly hidden>
-  <label for="password">New password</label>
-  <input type="password" id="password" name="password" autocomplete="new-password" minlength="${options.minLength}" required${describedBy}>
-  <p class="muted">At least ${options.minLength} characters.</p>
-  <label for="password_confirm">Repeat the new password</label>
-  <input type="password" id="password_confirm" name="password_confirm" autocomplete="new-password" minlength="${options.minLength}" required>
+  ${newPasswordFields({ minLength: options.minLength, label: 'New password', repeatLabel: 'Repeat the new password', describedBy: options.error ? 'form-error' : undefined })}
   <div class="actions"><button type="submit">Set password</button></div>
 </form>`,
   });

@@ -1,4 +1,4 @@
-import { escapeHtml, renderPage } from './layout';
+import { escapeHtml, newPasswordFields, renderPage } from './layout';
 
 /** /setup with a live link: the first administrator's account, no JavaScript needed. */
 export function renderSetupForm(options: {
@@ -25,11 +25,7 @@ ${error}
   <input type="text" id="first_name" name="first_name" value="${escapeHtml(v.first_name)}" autocomplete="given-name" required>
   <label for="last_name">Last name</label>
   <input type="text" id="last_name" name="last_name" value="${escapeHtml(v.last_name)}" autocomplete="family-name" required>
-  <label for="password">Password</label>
-  <input type="password" id="password" name="password" autocomplete="new-password" minlength="${options.minLength}" required>
-  <p class="muted">At least ${options.minLength} characters.</p>
-  <label for="password_confirm">Repeat the password</label>
-  <input type="password" id="password_confirm" name="password_confirm" autocomplete="new-password" minlength="${options.minLength}" required>
+  ${newPasswordFields({ minLength: options.minLength, label: 'Password', repeatLabel: 'Repeat the password' })}
   <div class="actions"><button type="submit">Create administrator</button></div>
 </form>`,
   });

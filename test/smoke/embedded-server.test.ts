@@ -1,61 +1,22 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from '../helpers/oauth';
+import { ROOT, startServerProcess, type RunningServer } from '../helpers/processes';
 
 /**
  * `npm start` on the embedded database (PGlite under DATA_DIR), as a newcomer runs it: the real server process,
  * real HTTP. Start, register, login, me, graceful SIGTERM, restart on the same data.
  */
-const ROOT = path.resolve(__dirname, '../..');
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-    srv.on('error', reject);
-  });
-}
-
-interface Running {
-  proc: ChildProcess;
-  output: () => string;
-  base: string;
-}
-
-async function startServer(dataDir: string, port: number, extraEnv: Record<string, string> = {}): Promise<Running> {
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'info', ...extraEnv };
+async function startServer(dataDir: string, port: number, extraEnv: Record<string, string> = {}): Promise<RunningServer> {
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'info', ...extraEnv };
   delete env.DATABASE_URL;
   delete env.NODE_ENV;
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  proc.stdout!.on('data', (d) => (out += d));
-  proc.stderr!.on('data', (d) => (out += d));
-  const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    if (proc.exitCode !== null) throw new Error(`server exited early: ${out}`);
-    try {
-      const res = await fetch(`${base}/health`);
-      if (res.status === 200) return { proc, output: () => out, base };
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  proc.kill('SIGKILL');
-  throw new Error(`server did not become healthy: ${out}`);
+  return startServerProcess(env, port);
 }
 
-async function stop(running: Running): Promise<number | null> {
-  const exited = new Promise<number | null>((resolve) => running.proc.on('exit', (code) => resolve(code)));
-  running.proc.kill('SIGTERM');
-  return exited;
-}
+const stop = (running: RunningServer) => running.stop();
 
 const json = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
