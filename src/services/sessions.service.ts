@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Knex } from 'knex';
-import { withTransaction } from '../db';
+import { withTransaction, type DbOrTrx } from '../db';
 import { loadPrincipal, loadUserAccess } from '../db/repositories/principal.repo';
 import { consumeRefreshToken, findRefreshToken, insertRefreshToken } from '../db/repositories/refresh-tokens.repo';
 import { insertSession, revokeSession, touchSession } from '../db/repositories/sessions.repo';
@@ -53,7 +52,7 @@ function claimsFor(
  */
 export async function startSession(
   ctx: ServiceContext,
-  trx: Knex | Knex.Transaction,
+  trx: DbOrTrx,
   input: {
     user: SessionUser;
     client?: { clientId: string; scope: string };

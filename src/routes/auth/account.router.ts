@@ -5,6 +5,7 @@ import * as account from '../../services/account.service';
 import { normalizeEmail } from '../../services/auth.service';
 import * as links from '../../services/email-links.service';
 import * as loginTargets from '../../services/login-targets.service';
+import type { ServiceContext } from '../../services/context';
 import { successBody } from '../common.schemas';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
@@ -39,11 +40,19 @@ export function presentSession(session: SessionRow, currentSessionId: string) {
   };
 }
 
-const accepted = { status: 202, description: '{ success: true }', schema: successBody } as const;
 
 /** Account self-service: sessions, password, email links, post-login destinations (spec §4.2, CONTRACT §4). */
 export function createAccountRouter(deps: RouteDeps) {
   const { ctx } = deps;
+  /** A mail asked for by address: 202 whether or not the address has an account (no enumeration). */
+  const mailRequest = (path: string, summary: string, send: (ctx: ServiceContext, email: string) => Promise<void>) =>
+    route(
+      { method: 'post', path, summary, auth: 'none', body: emailBody, response: { status: 202, description: '{ success: true }', schema: successBody } },
+      async ({ body }) => {
+        await send(ctx, normalizeEmail(body.email));
+        return { success: true };
+      },
+    );
   return declareRouter(
     deps,
     [
@@ -128,20 +137,7 @@ export function createAccountRouter(deps: RouteDeps) {
           return { success: true, email, email_verified: true };
         },
       ),
-      route(
-        {
-          method: 'post',
-          path: '/verify-email/resend',
-          summary: 'Resend the verification email (same answer for unknown addresses)',
-          auth: 'none',
-          body: emailBody,
-          response: accepted,
-        },
-        async ({ body }) => {
-          await links.requestVerificationResend(ctx, normalizeEmail(body.email));
-          return { success: true };
-        },
-      ),
+      mailRequest('/verify-email/resend', 'Resend the verification email (same answer for unknown addresses)', links.requestVerificationResend),
       route(
         {
           method: 'post',
@@ -156,20 +152,7 @@ export function createAccountRouter(deps: RouteDeps) {
           return { success: true };
         },
       ),
-      route(
-        {
-          method: 'post',
-          path: '/forgot-password',
-          summary: 'Email a set-password link (beyond the spec; same answer for unknown addresses)',
-          auth: 'none',
-          body: emailBody,
-          response: accepted,
-        },
-        async ({ body }) => {
-          await links.requestPasswordReset(ctx, normalizeEmail(body.email));
-          return { success: true };
-        },
-      ),
+      mailRequest('/forgot-password', 'Email a set-password link (beyond the spec; same answer for unknown addresses)', links.requestPasswordReset),
       route(
         {
           method: 'get',

@@ -23,19 +23,26 @@ export const updateMeBody = z
 
 export const refreshBody = z.object({ refreshToken: z.string().max(8192).optional() }).optional();
 
+/** Who a user is, in every user object (auth.presenters presentIdentity). */
+export const identityShape = {
+  id: z.uuid(),
+  email: z.string(),
+  name: z.string(),
+  first_name: z.string(),
+  last_name: z.string(),
+  is_active: z.boolean(),
+  email_verified: z.boolean(),
+};
+
+export const adminRoleField = z.enum(['super_admin', 'admin', 'manager', 'user']);
+
 /** The user object of me, login and register (CONTRACT §4). */
 export const authUser = z
   .strictObject({
-    id: z.uuid(),
-    email: z.string(),
-    name: z.string(),
-    first_name: z.string(),
-    last_name: z.string(),
+    ...identityShape,
     roles: z.array(z.string()),
     permissions: z.array(z.string()),
-    adminRole: z.enum(['super_admin', 'admin', 'manager', 'user']),
-    is_active: z.boolean(),
-    email_verified: z.boolean(),
+    adminRole: adminRoleField,
     /** How the user signed in to this session (CONTRACT §10): in GET /me. */
     amr: z.array(z.enum(['pwd', 'otp', 'hwk', 'rec'])).optional(),
   })

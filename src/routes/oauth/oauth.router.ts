@@ -51,6 +51,22 @@ export function createOAuthRouter(deps: RouteDeps) {
   const authenticatedClient = (req: Request, body: { clientId?: unknown; clientSecret?: unknown }) =>
     authenticateClient(ctx, { authorization: req.headers.authorization, ...body });
 
+  /** The consent UI's answer to a pending authorization: the redirect the browser follows next. */
+  const consentDecision = (path: string, summary: string, decide: typeof approveAuthorization) =>
+    route(
+      {
+        method: 'post',
+        path,
+        summary,
+        auth: 'user',
+        noStore: true,
+        body: consentRequestBody,
+        response: { description: '{ redirect_url }', schema: redirectUrlBody },
+        errors: [404],
+      },
+      async ({ principal, body }) => ({ redirect_url: await decide(ctx, principal, body.requestId) }),
+    );
+
   const userinfo = (method: HttpMethod, summary: string, description: string) =>
     route(
       {
@@ -118,32 +134,8 @@ export function createOAuthRouter(deps: RouteDeps) {
           };
         },
       ),
-      route(
-        {
-          method: 'post',
-          path: '/authorize/approve',
-          summary: 'Approve; returns the redirect carrying the one-time code',
-          auth: 'user',
-          noStore: true,
-          body: consentRequestBody,
-          response: { description: '{ redirect_url }', schema: redirectUrlBody },
-          errors: [404],
-        },
-        async ({ principal, body }) => ({ redirect_url: await approveAuthorization(ctx, principal, body.requestId) }),
-      ),
-      route(
-        {
-          method: 'post',
-          path: '/authorize/deny',
-          summary: 'Deny; returns the redirect carrying error=access_denied',
-          auth: 'user',
-          noStore: true,
-          body: consentRequestBody,
-          response: { description: '{ redirect_url }', schema: redirectUrlBody },
-          errors: [404],
-        },
-        async ({ principal, body }) => ({ redirect_url: await denyAuthorization(ctx, principal, body.requestId) }),
-      ),
+      consentDecision('/authorize/approve', 'Approve; returns the redirect carrying the one-time code', approveAuthorization),
+      consentDecision('/authorize/deny', 'Deny; returns the redirect carrying error=access_denied', denyAuthorization),
       route(
         {
           method: 'post',

@@ -1,6 +1,7 @@
 import type { PrincipalRole } from '../../db/repositories/principal.repo';
 import type { UserRow } from '../../db/repositories/users.repo';
-import { adminRoleOf, fullName, globalRoleNames } from '../../services/principal';
+import { adminRoleOf, globalRoleNames } from '../../services/principal';
+import { presentIdentity } from '../auth/auth.presenters';
 
 /** `{ id, name, application }`: how a user's roles appear inside user objects (CONTRACT §6). */
 export function presentRoleRef(role: PrincipalRole) {
@@ -10,13 +11,7 @@ export function presentRoleRef(role: PrincipalRole) {
 /** A user in listings: the user detail without resolved permissions. Never the password hash. */
 export function presentUserSummary(user: UserRow, roles: PrincipalRole[]) {
   return {
-    id: user.id,
-    email: user.email,
-    name: fullName(user.firstName, user.lastName),
-    first_name: user.firstName,
-    last_name: user.lastName,
-    is_active: user.isActive,
-    email_verified: user.emailVerified,
+    ...presentIdentity(user),
     roles: roles.map(presentRoleRef),
     created_at: user.createdAt,
     updated_at: user.updatedAt,

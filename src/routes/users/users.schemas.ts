@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { adminRoleField, identityShape } from '../auth/auth.schemas';
 import { emailField, nameField, timestampField, timestampFields, uuidField } from '../common.schemas';
 
 export const USERS_PAGE_MAX = 100;
@@ -45,13 +46,7 @@ export const updateUserBody = z
 export const roleRefBody = z.strictObject({ id: z.uuid(), name: z.string(), application: z.string().nullable() });
 
 const userSummaryShape = {
-  id: z.uuid(),
-  email: z.string(),
-  name: z.string(),
-  first_name: z.string(),
-  last_name: z.string(),
-  is_active: z.boolean(),
-  email_verified: z.boolean(),
+  ...identityShape,
   roles: z.array(roleRefBody),
   ...timestampFields,
   last_login_at: timestampField.nullable(),
@@ -71,5 +66,5 @@ export const usersPageBody = z.strictObject({
 });
 
 export const adminUsersBody = z.strictObject({
-  users: z.array(z.strictObject({ ...userSummaryShape, adminRole: z.enum(['super_admin', 'admin', 'manager', 'user']) })),
+  users: z.array(z.strictObject({ ...userSummaryShape, adminRole: adminRoleField })),
 });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Knex } from 'knex';
+import type { DbOrTrx } from '../../db';
 import { findClientById, type OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
 import { insertAuthorizationCode, type OidcRequestContext } from '../../db/repositories/oauth-codes.repo';
 import { findSessionById } from '../../db/repositories/sessions.repo';
@@ -48,7 +48,7 @@ export function errorRedirect(redirectUri: string, error: OAuthErrorCode, descri
 /** Issues a one-time code (spec §2.7): only its SHA-256 is stored. Returns the plain code. */
 export async function issueAuthorizationCode(
   ctx: ServiceContext,
-  db: Knex | Knex.Transaction,
+  db: DbOrTrx,
   input: { clientId: string; userId: string; redirectUri: string; scope: string; codeChallenge: string; oidc?: OidcRequestContext },
 ): Promise<string> {
   const code = randomToken(32);

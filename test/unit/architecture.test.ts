@@ -1,0 +1,42 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+
+/** The layering rules of docs/architecture.md that a reader of the imports can check. */
+const SRC = path.join(__dirname, '../../src');
+
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) return sources(full);
+    return entry.name.endsWith('.ts') ? [full] : [];
+  });
+}
+
+const files = sources(SRC).map((file) => ({ file: path.relative(SRC, file), text: readFileSync(file, 'utf8') }));
+
+test('only src/db (repositories and the pool) imports knex', () => {
+  const offenders = files.filter((f) => !f.file.startsWith(`db${path.sep}`) && /from 'knex'|require\('knex'\)/.test(f.text)).map((f) => f.file);
+  expect(files.length).toBeGreaterThan(50);
+  expect(offenders).toEqual([]);
+});
+
+test('routes never reach a repository: they call services', () => {
+  const offenders = files.filter((f) => f.file.startsWith(`routes${path.sep}`) && /from '(\.\.\/)+db\/repositories\/[^']+'/.test(f.text.replace(/import type[^;]+;/g, '')));
+  expect(offenders.map((f) => f.file)).toEqual([]);
+});
+
+/** The code of a file without comments and string literals (prose may say "any"). */
+const codeOf = (text: string) =>
+  text
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .replace(/\/\/.*$/gm, '')
+    .replace(/'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|`(?:[^`\\]|\\.)*`/g, "''");
+
+test('no `any` between routers and services', () => {
+  expect(codeOf("const a = 'as any'; // x: any\nlet b: any = 1 as any;")).toMatch(/b: any = 1 as any/);
+  const offenders = files
+    .filter((f) => f.file.startsWith(`routes${path.sep}`) || f.file.startsWith(`services${path.sep}`))
+    .filter((f) => /\bas any\b|:\s*any\b|<any>/.test(codeOf(f.text)))
+    .map((f) => f.file);
+  expect(offenders).toEqual([]);
+});
