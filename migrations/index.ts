@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import * as createSchema from './20261121000000_create_schema';
 import * as addSessionAuthContext from './20261122000000_add_session_auth_context';
+import * as addRefreshTokenSuccessor from './20261122080000_add_refresh_token_successor';
 import * as addOpenIdConnect from './20261122110000_add_openid_connect';
 import * as createMfaTables from './20261122120000_create_mfa_tables';
 import * as createAuditEvents from './20261122130000_create_audit_events';
@@ -13,6 +14,7 @@ import * as createSetupToken from './20261122130001_create_setup_token';
 const MIGRATIONS: Array<[string, Knex.Migration]> = [
   ['20261121000000_create_schema', createSchema],
   ['20261122000000_add_session_auth_context', addSessionAuthContext],
+  ['20261122080000_add_refresh_token_successor', addRefreshTokenSuccessor],
   ['20261122110000_add_openid_connect', addOpenIdConnect],
   ['20261122120000_create_mfa_tables', createMfaTables],
   ['20261122130000_create_audit_events', createAuditEvents],

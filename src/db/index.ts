@@ -3,7 +3,9 @@ import path from 'node:path';
 import knexFactory, { Knex } from 'knex';
 import { migrationSource } from '../../migrations';
 import type { Config } from '../config';
+import { serviceUnavailable } from '../errors';
 import type { Logger } from '../lib/logger';
+import { isRetryableTransactionError } from './pg-errors';
 
 export type Db = Knex;
 /** A Knex instance or a transaction: repositories accept either. */
@@ -51,8 +53,25 @@ export async function migrateLatest(db: Db): Promise<string[]> {
   return applied;
 }
 
+/** Attempts of a transaction that keeps losing deadlock or serialization races before the caller gets a 503. */
+export const TRANSACTION_ATTEMPTS = 4;
+
+/**
+ * Runs `fn` in one transaction. A deadlock or serialization failure (the transaction was rolled back, so nothing
+ * happened) is retried after a short random pause, then reported as 503 service_unavailable, never a 500
+ * (CONTRACT §8). `fn` must therefore have no side effect outside the database: mail, events and logs of the
+ * outcome belong after the commit.
+ */
 export async function withTransaction<T>(db: Db, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
-  return db.transaction(fn);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await db.transaction(fn);
+    } catch (err) {
+      if (!isRetryableTransactionError(err)) throw err;
+      if (attempt >= TRANSACTION_ATTEMPTS) throw serviceUnavailable(err);
+      await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20 * attempt));
+    }
+  }
 }
 
 /** `select 1`: is the database reachable and answering? */

@@ -17,11 +17,20 @@ export function isConnectionError(err: unknown): boolean {
   return typeof e.message === 'string' && /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect/i.test(e.message);
 }
 
+/**
+ * serialization_failure (40001) and deadlock_detected (40P01): the transaction lost a race and changed nothing;
+ * running it again is safe (CONTRACT §8).
+ */
+export function isRetryableTransactionError(err: unknown): boolean {
+  const code = (err as { code?: string })?.code;
+  return code === '40001' || code === '40P01';
+}
+
 /** Maps a database error to what the client should see; unknown errors pass through untouched. */
 export function mapDbError(err: unknown, conflictMessage = 'Already exists'): unknown {
   if (err instanceof AppError) return err;
   if (isUniqueViolation(err)) return conflict(conflictMessage);
-  if (isConnectionError(err)) return serviceUnavailable(err);
+  if (isConnectionError(err) || isRetryableTransactionError(err)) return serviceUnavailable(err);
   const code = (err as { code?: string })?.code;
   // invalid_text_representation (e.g. a malformed uuid) and friends: the input was bad, not the server.
   // 22021/22P05: a NUL byte or unencodable character in text input.

@@ -60,9 +60,10 @@ export class JwtService {
     return { token, jti, expiresAt: new Date(exp * 1000) };
   }
 
-  signRefresh(claims: TokenClaims, tokenId: string, now: Date): { token: string; expiresAt: Date } {
+  /** `expiresAt` caps the lifetime (the session's absolute end, or the row of a re-issued successor). */
+  signRefresh(claims: TokenClaims, tokenId: string, now: Date, expiresAt?: Date): { token: string; expiresAt: Date } {
     const iat = Math.floor(now.getTime() / 1000);
-    const exp = iat + this.options.refreshTtlSeconds;
+    const exp = Math.min(iat + this.options.refreshTtlSeconds, expiresAt ? Math.floor(expiresAt.getTime() / 1000) : Infinity);
     const token = jwt.sign({ ...stripUndefined(claims), tokenId, jti: tokenId, iat, exp }, this.refreshKey, {
       algorithm: 'HS256',
       issuer: this.options.issuer,

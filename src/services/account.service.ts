@@ -71,9 +71,10 @@ export async function changePassword(
   const passwordHash = await ctx.passwords.hash(input.newPassword);
   const changedAt = ctx.clock.now();
   await withTransaction(ctx.db, async (trx) => {
+    // Lock order users -> email_tokens -> sessions (docs/security.md).
     await updateUser(trx, user.id, { passwordHash }, changedAt);
-    await revokeSessionsOfUser(trx, user.id, changedAt, { exceptSessionId: principal.sessionId });
     await burnEmailTokensOfUser(trx, user.id, SET_PASSWORD_PURPOSES, changedAt);
+    await revokeSessionsOfUser(trx, user.id, changedAt, { exceptSessionId: principal.sessionId });
   });
   ctx.events.emit({ type: 'auth.password.changed', actorId: user.id, subjectId: user.id });
 }

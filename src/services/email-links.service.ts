@@ -10,7 +10,7 @@ import {
 } from '../db/repositories/email-tokens.repo';
 import { clearLoginFailures } from '../db/repositories/login-failures.repo';
 import { revokeSessionsOfUser } from '../db/repositories/sessions.repo';
-import { updateUser } from '../db/repositories/users.repo';
+import { lockUser, updateUser } from '../db/repositories/users.repo';
 import { InvalidLinkError } from '../errors';
 import { addSeconds } from '../lib/clock';
 import { randomToken, sha256Hex } from '../lib/crypto';
@@ -109,11 +109,17 @@ async function mintForAddress(
 }
 
 /** POST /api/auth/verify-email: checks a link without consuming it (spec §3: the link stays unchanged). */
-export async function inspectEmailLink(ctx: ServiceContext, token: string): Promise<{ email: string; purpose: EmailLinkPurpose }> {
+export async function inspectEmailLink(
+  ctx: ServiceContext,
+  token: string,
+  confirmer: { signedInUserId?: string } = {},
+): Promise<{ email: string; purpose: EmailLinkPurpose; needsPassword: boolean }> {
   if (!TOKEN_SHAPE.test(token)) throw invalidLink();
   const link = await findLiveEmailToken(ctx.db, sha256Hex(token), ctx.clock.now());
   if (!link) throw invalidLink();
-  return { email: link.email, purpose: link.purpose };
+  // The same rule confirmEmailWithLink applies: a never-verified account confirmed by someone not signed in as it.
+  const needsPassword = link.purpose === 'verify_email' && !link.emailVerified && confirmer.signedInUserId !== link.userId;
+  return { email: link.email, purpose: link.purpose, needsPassword };
 }
 
 /**
@@ -130,44 +136,75 @@ export async function setPasswordWithLink(ctx: ServiceContext, token: string, pa
   if (!live || !SET_PASSWORD_PURPOSES.includes(live.purpose)) throw invalidLink();
   const passwordHash = await ctx.passwords.hash(password);
   const now = ctx.clock.now();
-  const link = await withTransaction(ctx.db, async (trx) => {
-    const consumed = await consumeEmailToken(trx, tokenHash, SET_PASSWORD_PURPOSES, now);
-    if (!consumed) throw invalidLink();
-    await updateUser(trx, consumed.userId, { passwordHash, emailVerified: true }, now);
-    await burnEmailTokensOfUser(trx, consumed.userId, ['verify_email', 'set_password'], now);
-    await revokeSessionsOfUser(trx, consumed.userId, now);
-    await clearLoginFailures(trx, consumed.email);
-    return consumed;
+  const result = await withTransaction(ctx.db, async (trx) => {
+    // Lock order users -> email_tokens -> sessions -> login_failures (docs/security.md).
+    await lockUser(trx, live.userId);
+    const link = await consumeEmailToken(trx, tokenHash, SET_PASSWORD_PURPOSES, now);
+    if (!link) throw invalidLink();
+    await updateUser(trx, link.userId, { passwordHash, emailVerified: true }, now);
+    await burnEmailTokensOfUser(trx, link.userId, ['verify_email', 'set_password'], now);
+    await revokeSessionsOfUser(trx, link.userId, now);
+    await clearLoginFailures(trx, link.email);
+    return link;
   });
-  ctx.events.emit({ type: 'auth.password.reset', actorId: link.userId, subjectId: link.userId, detail: { link: link.purpose } });
-  return { email: link.email };
+  ctx.events.emit({ type: 'auth.password.reset', actorId: result.userId, subjectId: result.userId, detail: { link: result.purpose } });
+  return { email: result.email };
 }
 
+export type ConfirmEmailResult = { confirmed: true; email: string; userId: string } | { confirmed: false; needsPassword: true; email: string };
+
 /**
- * Marks the address verified from a verification link and burns it (beyond the spec: the /verify-email page's
- * confirm button and POST /api/auth/verify-email/confirm). The password and sessions are left alone.
+ * Marks the address verified from a verification link and burns it (the /verify-email page's confirm button and
+ * POST /api/auth/verify-email/confirm). Whoever controls the mailbox wins the account (CONTRACT §8):
+ * - every session of the account ends, so a registrant who signed up with someone else's address is signed out
+ *   the moment the owner confirms it;
+ * - an account that was never verified, confirmed from a browser not signed in as it, is NOT verified with the
+ *   registrant's password: nothing is consumed and the caller is asked to choose a password through the same
+ *   link (set-password semantics), which makes the registrant's password stop working.
  */
-export async function confirmEmailWithLink(ctx: ServiceContext, token: string): Promise<{ email: string }> {
+export async function confirmEmailWithLink(
+  ctx: ServiceContext,
+  token: string,
+  confirmer: { signedInUserId?: string } = {},
+): Promise<ConfirmEmailResult> {
   if (!TOKEN_SHAPE.test(token)) throw invalidLink();
+  const tokenHash = sha256Hex(token);
   const now = ctx.clock.now();
-  const link = await withTransaction(ctx.db, async (trx) => {
-    const consumed = await consumeEmailToken(trx, sha256Hex(token), ['verify_email'], now);
-    if (!consumed) throw invalidLink();
-    await updateUser(trx, consumed.userId, { emailVerified: true }, now);
-    await burnEmailTokensOfUser(trx, consumed.userId, ['verify_email'], now);
-    return consumed;
+  const live = await findLiveEmailToken(ctx.db, tokenHash, now);
+  if (!live || live.purpose !== 'verify_email') throw invalidLink();
+  const result = await withTransaction(ctx.db, async (trx): Promise<ConfirmEmailResult> => {
+    const user = await lockUser(trx, live.userId);
+    if (!user) throw invalidLink();
+    if (!user.emailVerified && confirmer.signedInUserId !== user.id) {
+      return { confirmed: false, needsPassword: true, email: user.email };
+    }
+    const link = await consumeEmailToken(trx, tokenHash, ['verify_email'], now);
+    if (!link) throw invalidLink();
+    await updateUser(trx, link.userId, { emailVerified: true }, now);
+    await burnEmailTokensOfUser(trx, link.userId, ['verify_email'], now);
+    await revokeSessionsOfUser(trx, link.userId, now);
+    return { confirmed: true, email: link.email, userId: link.userId };
   });
-  ctx.events.emit({ type: 'auth.email.verified', actorId: link.userId, subjectId: link.userId });
-  return { email: link.email };
+  if (result.confirmed) ctx.events.emit({ type: 'auth.email.verified', actorId: confirmer.signedInUserId ?? null, subjectId: live.userId });
+  return result;
 }
 
 function queueVerificationMail(ctx: ServiceContext, user: LinkUser, token: string): void {
   const url = `${ctx.config.baseUrl}/verify-email?token=${encodeURIComponent(token)}`;
+  // CONTRACT §8: say plainly whom the mail is for and what to do if the account was not theirs. The registrant's
+  // name is not shown: whoever registered chose it.
+  const paragraphs = [
+    `This message is for ${user.email}. An account was created with this address at ${ctx.config.baseUrl}.`,
+    'If it was you, confirm your email address by opening this link (valid 24 hours):',
+  ];
+  const warning =
+    'If it was not you, someone else used your address. Ignore this message, or open the link and choose a password: ' +
+    'the account then becomes yours and whoever created it is signed out.';
   ctx.mailer.send({
     to: user.email,
     subject: 'Confirm your email address',
-    text: `Hello ${user.firstName || 'there'},\n\nConfirm your email address by opening this link (valid 24 hours):\n\n${url}\n\nIf you did not create an account, ignore this message.\n`,
-    html: `<p>Hello ${escapeHtml(user.firstName || 'there')},</p><p>Confirm your email address by opening this link (valid 24 hours):</p><p><a href="${escapeHtml(url)}">Confirm my email address</a></p><p>If you did not create an account, ignore this message.</p>`,
+    text: `Hello,\n\n${paragraphs.join('\n\n')}\n\n${url}\n\n${warning}\n`,
+    html: `<p>Hello,</p>${paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`).join('')}<p><a href="${escapeHtml(url)}">Confirm my email address</a></p><p>${escapeHtml(warning)}</p>`,
   });
 }
 

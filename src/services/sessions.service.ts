@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { withTransaction, type DbOrTrx } from '../db';
 import { loadPrincipal, loadUserAccess } from '../db/repositories/principal.repo';
-import { consumeRefreshToken, findRefreshToken, insertRefreshToken } from '../db/repositories/refresh-tokens.repo';
-import { insertSession, revokeSession, touchSession } from '../db/repositories/sessions.repo';
+import { consumeRefreshToken, findRefreshTokenWithSuccessor, insertRefreshToken } from '../db/repositories/refresh-tokens.repo';
+import { insertSession, lockLiveSession, revokeSession, touchSession } from '../db/repositories/sessions.repo';
 import { addSeconds } from '../lib/clock';
 import type { TokenClaims } from '../lib/jwt';
 import type { RequestMeta, ServiceContext } from './context';
@@ -46,6 +46,18 @@ function claimsFor(
   };
 }
 
+/** CONTRACT §8: a session never lives past SESSION_MAX_AGE_DAYS after its sign-in, whatever the rotations. */
+export function sessionEndOf(ctx: ServiceContext, createdAt: Date): Date {
+  return addSeconds(createdAt, ctx.config.sessionMaxAgeDays * 24 * 3600);
+}
+
+/** A refresh token lives the earlier of its TTL (30 days) and the session's absolute end (CONTRACT §8). */
+function refreshExpiryFor(ctx: ServiceContext, now: Date, sessionCreatedAt: Date): Date {
+  const ttlEnd = addSeconds(now, ctx.config.refreshTokenTtlSeconds);
+  const sessionEnd = sessionEndOf(ctx, sessionCreatedAt);
+  return ttlEnd < sessionEnd ? ttlEnd : sessionEnd;
+}
+
 /**
  * Every sign-in (login, register, OAuth code exchange) creates a session; its first refresh token and an access
  * token are issued with it (CONTRACT §3). Runs inside the caller's transaction when given one.
@@ -67,7 +79,7 @@ export async function startSession(
   const now = ctx.clock.now();
   const sessionId = randomUUID();
   const tokenId = randomUUID();
-  const refreshExpiresAt = addSeconds(now, ctx.config.refreshTokenTtlSeconds);
+  const refreshExpiresAt = refreshExpiryFor(ctx, now, now);
   const { roles, permissions } = await loadUserAccess(trx, input.user.id);
   const roleNames = globalRoleNames(roles);
   const amr = input.auth?.amr ?? ['pwd'];
@@ -86,7 +98,7 @@ export async function startSession(
   await insertRefreshToken(trx, { id: tokenId, sessionId, now, expiresAt: refreshExpiresAt });
   const claims = claimsFor(input.user, roleNames, sessionId, amr, input.client);
   const access = ctx.jwt.signAccess(claims, now);
-  const refresh = ctx.jwt.signRefresh(claims, tokenId, now);
+  const refresh = ctx.jwt.signRefresh(claims, tokenId, now, refreshExpiresAt);
   return {
     sessionId,
     accessToken: access.token,
@@ -99,51 +111,84 @@ export async function startSession(
 }
 
 export type RotateResult =
-  | { ok: true; tokens: IssuedTokens; scope?: string; clientId?: string }
-  | { ok: false; reason: 'invalid' | 'reused' | 'wrong_client' };
+  | { ok: true; tokens: IssuedTokens; scope?: string; clientId?: string; grace: boolean }
+  | { ok: false; reason: 'invalid' | 'reused' | 'wrong_client' | 'invalid_scope' };
+
+/** The OAuth client a refresh grant is made by (its current registration), or null for the first-party endpoint. */
+export interface RefreshingClient {
+  clientId: string;
+  scopes: readonly string[];
+}
 
 /**
- * Refresh rotation (spec §2.2, CONTRACT §3): the presented token is consumed with one conditional UPDATE, so of N
- * concurrent uses exactly one wins. A token that was already used revokes its whole session (RFC 9700 §4.14.2).
- * `clientId` is the authenticated OAuth client, or null for the first-party endpoint: a token only refreshes
- * where it was issued. Everything runs in one transaction, so a database failure burns nothing.
+ * CONTRACT §8: a granted scope that is no longer all within the client's registered scopes is narrowed to the
+ * intersection; undefined when nothing is left.
+ */
+function narrowScope(granted: string | undefined, client: RefreshingClient | null): string | undefined {
+  if (!client || granted === undefined) return granted;
+  const kept = granted.split(' ').filter((s) => s && client.scopes.includes(s));
+  return kept.length > 0 ? kept.join(' ') : undefined;
+}
+
+/**
+ * Refresh rotation (spec §2.2, CONTRACT §3 and §8), in one transaction that first locks the session row, then
+ * consumes the presented token with one conditional UPDATE that names its successor: of N concurrent uses exactly
+ * one rotates. The others (and a retried request) find the token used:
+ * - within REFRESH_REUSE_GRACE_S of its rotation, while the successor is unused, they get the SAME successor (a
+ *   new JWT for its tokenId, expiring with its row) and a fresh access token of the same session;
+ * - otherwise it is reuse of a stolen token (RFC 9700 §4.14.2): the whole session is revoked.
+ * `client` is the authenticated OAuth client, or null for the first-party endpoint: a token only refreshes where
+ * it was issued. A database failure rolls everything back and burns nothing (CONTRACT §3).
  */
 export async function rotateRefreshToken(
   ctx: ServiceContext,
   presented: string,
-  clientId: string | null,
+  client: RefreshingClient | null,
   meta?: RequestMeta,
 ): Promise<RotateResult> {
   const now = ctx.clock.now();
   const payload = ctx.jwt.verifyRefresh(presented, now);
   if (!payload) return { ok: false, reason: 'invalid' };
-  if ((payload.client_id ?? null) !== clientId) return { ok: false, reason: 'wrong_client' };
+  if ((payload.client_id ?? null) !== (client?.clientId ?? null)) return { ok: false, reason: 'wrong_client' };
+  const scope = narrowScope(payload.scope, client);
+  if (payload.scope !== undefined && scope === undefined) return { ok: false, reason: 'invalid_scope' };
 
   const result = await withTransaction(ctx.db, async (trx): Promise<RotateResult> => {
-    const consumed = await consumeRefreshToken(trx, payload.tokenId, payload.sid, now);
-    if (!consumed) {
-      const row = await findRefreshToken(trx, payload.tokenId);
-      if (row?.usedAt && row.sessionId === payload.sid) {
+    const session = await lockLiveSession(trx, payload.sid, now);
+    if (!session || session.userId !== payload.userId) return { ok: false, reason: 'invalid' };
+    const successorId = randomUUID();
+    const consumed = await consumeRefreshToken(trx, { id: payload.tokenId, sessionId: payload.sid, now, successorId });
+    let refreshId: string;
+    let refreshExpiresAt: Date;
+    if (consumed) {
+      refreshId = successorId;
+      refreshExpiresAt = refreshExpiryFor(ctx, now, session.createdAt);
+      await insertRefreshToken(trx, { id: refreshId, sessionId: payload.sid, now, expiresAt: refreshExpiresAt });
+      await touchSession(trx, payload.sid, now, { expiresAt: refreshExpiresAt, scope: scope !== payload.scope ? scope : undefined });
+    } else {
+      const row = await findRefreshTokenWithSuccessor(trx, payload.tokenId);
+      if (!row?.usedAt || row.sessionId !== payload.sid) return { ok: false, reason: 'invalid' };
+      const successor = row.successor;
+      const graceEnd = addSeconds(row.usedAt, ctx.config.refreshReuseGraceSeconds);
+      if (!successor || successor.usedAt || successor.expiresAt <= now || now >= graceEnd) {
         await revokeSession(trx, payload.sid, now);
         return { ok: false, reason: 'reused' };
       }
-      return { ok: false, reason: 'invalid' };
+      refreshId = successor.id;
+      refreshExpiresAt = successor.expiresAt;
     }
     const principal = await loadPrincipal(trx, payload.sid, payload.userId, now);
     if (!principal) return { ok: false, reason: 'invalid' };
-    const tokenId = randomUUID();
-    const refreshExpiresAt = addSeconds(now, ctx.config.refreshTokenTtlSeconds);
-    await insertRefreshToken(trx, { id: tokenId, sessionId: payload.sid, now, expiresAt: refreshExpiresAt });
-    await touchSession(trx, payload.sid, now, refreshExpiresAt);
     const roles = globalRoleNames(principal.roles);
-    const client = payload.client_id ? { clientId: payload.client_id, scope: payload.scope ?? '' } : undefined;
-    const claims = claimsFor(principal, roles, payload.sid, principal.amr, client);
+    const oauth = payload.client_id ? { clientId: payload.client_id, scope: scope ?? '' } : undefined;
+    const claims = claimsFor(principal, roles, payload.sid, principal.amr, oauth);
     const access = ctx.jwt.signAccess(claims, now);
-    const refresh = ctx.jwt.signRefresh(claims, tokenId, now);
+    const refresh = ctx.jwt.signRefresh(claims, refreshId, now, refreshExpiresAt);
     return {
       ok: true,
+      grace: !consumed,
       clientId: payload.client_id,
-      scope: payload.scope,
+      scope,
       tokens: {
         sessionId: payload.sid,
         accessToken: access.token,
@@ -157,6 +202,15 @@ export async function rotateRefreshToken(
   });
   const clientOfToken = payload.client_id ?? null;
   if (!result.ok && result.reason === 'reused') {
+    ctx.events.emit({
+      type: 'auth.refresh.reuse_detected',
+      actorId: payload.userId,
+      subjectId: payload.userId,
+      clientId: payload.client_id ?? null,
+      ip: meta?.ip ?? null,
+      userAgent: meta?.userAgent ?? null,
+      detail: { sessionId: payload.sid },
+    });
     ctx.logger.warn({ sessionId: payload.sid, userId: payload.userId }, 'refresh token reuse: session revoked');
     ctx.events.emit({ type: 'auth.refresh.reuse_detected', actorId: null, subjectId: payload.userId, clientId: clientOfToken, detail: { session_id: payload.sid } });
   } else if (result.ok) {

@@ -134,10 +134,11 @@ export async function updateUser(
         },
         now,
       );
-      if (deactivate) await revokeSessionsOfUser(trx, userId, now);
       // Links mailed to the old address must not set a password on the account now at the new one (a corrected
       // invite typo, or an address that was lost); a deactivated account's links must not outlive it either.
+      // Lock order users -> email_tokens -> sessions (docs/security.md).
       if (emailChange || deactivate) await burnEmailTokensOfUser(trx, userId, ['verify_email', 'set_password'], now);
+      if (deactivate) await revokeSessionsOfUser(trx, userId, now);
     });
   } catch (err) {
     throw mapDbError(err, EMAIL_TAKEN);

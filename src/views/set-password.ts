@@ -7,12 +7,15 @@ export function renderSetPasswordForm(options: {
   csrf: string;
   minLength: number;
   error?: string;
+  /** Shown above the form, e.g. why confirming an address asks for a password (CONTRACT §8). */
+  intro?: string;
 }): string {
   const error = options.error ? `<p class="error" role="alert" id="form-error">${escapeHtml(options.error)}</p>` : '';
   return renderPage({
     title: 'Choose a password',
     body: `<h1>Choose a password</h1>
 <p>Account: <strong>${escapeHtml(options.email)}</strong></p>
+${options.intro ? `<p>${escapeHtml(options.intro)}</p>` : ''}
 ${error}
 <form method="post" action="/set-password">
   <input type="hidden" name="token" value="${escapeHtml(options.token)}">

@@ -152,11 +152,11 @@ describe('POST /set-password', () => {
 });
 
 describe('/verify-email page', () => {
-  test('GET shows a confirm form; a valid POST marks the address verified and answers 303', async () => {
+  test('signed in as the account: GET shows a confirm form; a valid POST marks the address verified, ends the session and answers 303', async () => {
     const user = await makeUser(t, { emailVerified: false });
     await sendVerificationEmail(t.ctx, user);
     const token = tokenFromLastMail('/verify-email');
-    const agent = request.agent(t.app);
+    const { agent, accessToken } = await signIn(t, user);
     const { page, csrf } = await openForm(agent, `/verify-email?token=${token}`);
     expect(page.headers['cache-control']).toBe('no-store');
     expect(page.text).toContain('<form method="post" action="/verify-email">');
@@ -169,10 +169,35 @@ describe('/verify-email page', () => {
     expect(res.status).toBe(303);
     expect(res.headers.location).toBe('/verify-email?verified=1');
     expect((await t.db('users').where({ id: user.id }).first()).email_verified).toBe(true);
+    expect(cookieLine(res, 'accessToken')).toMatch(/Expires=Thu, 01 Jan 1970/);
+    expect((await request(t.app).get('/api/auth/me').set('Authorization', `Bearer ${accessToken}`)).status).toBe(401);
     const done = await agent.get('/verify-email?verified=1');
     expect(done.status).toBe(200);
     expect(done.text).toContain('Email address confirmed');
     expect((await agent.get(`/verify-email?token=${token}`)).status).toBe(400);
+  });
+
+  test('not signed in as a never-verified account: the page asks to choose a password, which locks the registrant out (CONTRACT §8)', async () => {
+    const registrant = await makeUser(t, { emailVerified: false, password: 'squatter-pass-1' });
+    const squatter = await signIn(t, registrant);
+    await sendVerificationEmail(t.ctx, registrant);
+    const token = tokenFromLastMail('/verify-email');
+    const owner = request.agent(t.app);
+    const { page, csrf } = await openForm(owner, `/verify-email?token=${token}`);
+    expect(page.text).toContain('<form method="post" action="/set-password">');
+    expect(page.text).toContain('choose a password for the account');
+    // A forged confirm post (the old form) verifies nothing either: it answers with the same password form.
+    const forged = await owner.post('/verify-email').type('form').send({ token, csrf });
+    expect(forged.status).toBe(200);
+    expect(forged.text).toContain('action="/set-password"');
+    expect((await t.db('users').where({ id: registrant.id }).first()).email_verified).toBe(false);
+
+    const csrf2 = hiddenField(forged.text, 'csrf');
+    const set = await owner.post('/set-password').type('form').send({ token, csrf: csrf2, password: 'owner-pass-123', password_confirm: 'owner-pass-123' });
+    expect(set.status).toBe(303);
+    expect((await t.db('users').where({ id: registrant.id }).first()).email_verified).toBe(true);
+    expect((await request(t.app).get('/api/auth/me').set('Authorization', `Bearer ${squatter.accessToken}`)).status).toBe(401);
+    expect((await request(t.app).post('/api/auth/login').send({ email: registrant.email, password: 'squatter-pass-1' })).status).toBe(401);
   });
 
   test('POST without the CSRF cookie or field -> 403, address stays unverified', async () => {

@@ -78,19 +78,45 @@ describe('verification link from registration (real SMTP)', () => {
     expect(me.status).toBe(401);
   });
 
-  test('verify-email/confirm marks the address verified, burns the link and keeps the password', async () => {
+  test('verify-email/confirm by the signed-in registrant marks the address verified, burns the link, keeps the password and ends every session', async () => {
     const email = uniqueEmail('confirm');
-    await register(email, 'keep-this-secret');
+    const registered = await register(email, 'keep-this-secret');
     const { token } = linkIn(smtp.mailsTo(email)[0]!, '/verify-email');
 
-    const res = await request(t.app).post('/api/auth/verify-email/confirm').send({ token });
+    const bearer = `Bearer ${registered.body.accessToken}`;
+    const res = await request(t.app).post('/api/auth/verify-email/confirm').set('Authorization', bearer).send({ token });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ success: true, email, email_verified: true });
     expect((await t.db('users').where({ email }).first()).email_verified).toBe(true);
+    // CONTRACT §8: confirming through the link ends every session of the account.
+    expect((await request(t.app).get('/api/auth/me').set('Authorization', bearer)).status).toBe(401);
 
     expect((await request(t.app).post('/api/auth/verify-email').send({ token })).status).toBe(400);
     expect((await request(t.app).post('/api/auth/verify-email/confirm').send({ token })).status).toBe(400);
     expect((await request(t.app).post('/api/auth/login').send({ email, password: 'keep-this-secret' })).status).toBe(200);
+  });
+
+  test('pre-account hijack: the mailbox owner (not signed in) must choose a password; the registrant is locked out (CONTRACT §8)', async () => {
+    const email = uniqueEmail('victim');
+    const squatter = await register(email, 'squatter-pass-1');
+    const mail = smtp.mailsTo(email)[0]!;
+    // The mail says whom it is for and what to do if it was not them; it does not echo the registrant's name.
+    expect(mail.text).toContain(`This message is for ${email}`);
+    expect(mail.text).toMatch(/If it was not you/);
+    expect(mail.text).not.toContain('Ada');
+    const { token } = linkIn(mail, '/verify-email');
+
+    const confirm = await request(t.app).post('/api/auth/verify-email/confirm').send({ token });
+    expect(confirm.status).toBe(409);
+    expect(confirm.body.error).toBe('conflict');
+    // Nothing was consumed or verified: the link still works to choose a password.
+    expect((await t.db('users').where({ email }).first()).email_verified).toBe(false);
+    expect((await request(t.app).post('/api/auth/set-password').send({ token, password: 'owner-pass-123' })).status).toBe(200);
+
+    expect((await request(t.app).get('/api/auth/me').set('Authorization', `Bearer ${squatter.body.accessToken}`)).status).toBe(401);
+    expect((await request(t.app).post('/api/auth/refresh-token').send({ refreshToken: squatter.body.refreshToken })).status).toBe(401);
+    expect((await request(t.app).post('/api/auth/login').send({ email, password: 'squatter-pass-1' })).status).toBe(401);
+    expect((await request(t.app).post('/api/auth/login').send({ email, password: 'owner-pass-123' })).status).toBe(200);
   });
 
   test('verify-email/confirm refuses a set-password link', async () => {

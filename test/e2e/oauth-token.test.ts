@@ -276,11 +276,12 @@ describe('POST /api/oauth/token > refresh_token', () => {
     expect((await me(res.body.access_token)).status).toBe(200);
   });
 
-  test('refresh reuse -> invalid_grant and the whole session is revoked', async () => {
+  test('refresh reuse after the grace window -> invalid_grant and the whole session is revoked', async () => {
     const { agent, client } = await setup();
     const tokens = await issueOAuthTokens(t, agent, client);
     const second = await refresh(client, tokens.refresh_token);
     expect(second.status).toBe(200);
+    t.clock.advance(t.config.refreshReuseGraceSeconds + 1);
     const reuse = await refresh(client, tokens.refresh_token);
     expect(reuse.status).toBe(400);
     expect(reuse.body.error).toBe('invalid_grant');

@@ -80,15 +80,15 @@ export async function findLiveEmailToken(
   db: DbOrTrx,
   tokenHash: string,
   now: Date,
-): Promise<EmailLinkRow | undefined> {
+): Promise<(EmailLinkRow & { emailVerified: boolean }) | undefined> {
   const row = await db('email_tokens as et')
     .join('users as u', 'u.id', 'et.user_id')
     .where('et.token_hash', tokenHash)
     .whereNull('et.used_at')
     .where('et.expires_at', '>', now)
     .where('u.is_active', true)
-    .first('et.user_id', 'u.email', 'et.purpose', 'et.expires_at');
-  return row ? toLinkRow(row) : undefined;
+    .first('et.user_id', 'u.email', 'u.email_verified', 'et.purpose', 'et.expires_at');
+  return row ? { ...toLinkRow(row), emailVerified: row.email_verified } : undefined;
 }
 
 function toLinkRow(row: { user_id: string; email: string; purpose: string; expires_at: Date }): EmailLinkRow {

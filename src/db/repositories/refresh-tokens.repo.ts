@@ -8,31 +8,43 @@ export async function insertRefreshToken(
 }
 
 /**
- * Marks a refresh token used in one conditional statement, so that of N concurrent presentations exactly one
- * wins. The session must still be active. Returns the session id on success.
+ * Marks a live refresh token used, and names its successor, in one conditional statement: of N concurrent
+ * presentations exactly one wins. Call it with the session row locked (lockLiveSession), the lock order of every
+ * rotation (sessions, then refresh_tokens).
  */
 export async function consumeRefreshToken(
   db: DbOrTrx,
-  id: string,
-  sessionId: string,
-  now: Date,
+  t: { id: string; sessionId: string; now: Date; successorId: string },
 ): Promise<boolean> {
-  const result = await db.raw(
-    `update refresh_tokens rt set used_at = ?
-       from sessions s
-      where rt.id = ? and rt.session_id = ? and s.id = rt.session_id
-        and rt.used_at is null and rt.expires_at > ?
-        and s.revoked_at is null and s.expires_at > ?
-      returning rt.id`,
-    [now, id, sessionId, now, now],
-  );
-  return (result.rows ?? []).length === 1;
+  const n = await db('refresh_tokens')
+    .where({ id: t.id, session_id: t.sessionId })
+    .whereNull('used_at')
+    .where('expires_at', '>', t.now)
+    .update({ used_at: t.now, replaced_by: t.successorId });
+  return n === 1;
 }
 
-export async function findRefreshToken(
-  db: DbOrTrx,
-  id: string,
-): Promise<{ id: string; sessionId: string; usedAt: Date | null } | undefined> {
-  const row = await db('refresh_tokens').where({ id }).first();
-  return row ? { id: row.id, sessionId: row.session_id, usedAt: row.used_at ? new Date(row.used_at) : null } : undefined;
+export interface RotatedRefreshToken {
+  id: string;
+  sessionId: string;
+  usedAt: Date | null;
+  /** The token that replaced it, while that row still exists. */
+  successor: { id: string; usedAt: Date | null; expiresAt: Date } | null;
+}
+
+/** A refresh token with the state of its successor: what reuse detection and the grace window decide on. */
+export async function findRefreshTokenWithSuccessor(db: DbOrTrx, id: string): Promise<RotatedRefreshToken | undefined> {
+  const row = await db('refresh_tokens as rt')
+    .leftJoin('refresh_tokens as nx', 'nx.id', 'rt.replaced_by')
+    .where('rt.id', id)
+    .first('rt.id', 'rt.session_id', 'rt.used_at', 'nx.id as next_id', 'nx.used_at as next_used_at', 'nx.expires_at as next_expires_at');
+  if (!row) return undefined;
+  return {
+    id: row.id,
+    sessionId: row.session_id,
+    usedAt: row.used_at ? new Date(row.used_at) : null,
+    successor: row.next_id
+      ? { id: row.next_id, usedAt: row.next_used_at ? new Date(row.next_used_at) : null, expiresAt: new Date(row.next_expires_at) }
+      : null,
+  };
 }

@@ -94,10 +94,29 @@ export async function listActiveSessionsOfUser(db: DbOrTrx, userId: string, now:
   return rows.map(toSessionRow);
 }
 
-export async function touchSession(db: DbOrTrx, id: string, now: Date, expiresAt?: Date): Promise<void> {
-  await db('sessions')
+/**
+ * Locks a live session row for the rest of the transaction (FOR NO KEY UPDATE: inserts that reference it still
+ * proceed). The first lock of every rotation, so that rotations and revocations of one session queue in one order.
+ */
+export async function lockLiveSession(
+  db: DbOrTrx,
+  id: string,
+  now: Date,
+): Promise<{ id: string; userId: string; createdAt: Date; clientId: string | null; scope: string | null } | undefined> {
+  const row = await db<SessionRecord>('sessions')
     .where({ id })
-    .update(expiresAt ? { last_used_at: now, expires_at: expiresAt } : { last_used_at: now });
+    .whereNull('revoked_at')
+    .where('expires_at', '>', now)
+    .forNoKeyUpdate()
+    .first('id', 'user_id', 'created_at', 'client_id', 'scope');
+  return row ? { id: row.id, userId: row.user_id, createdAt: new Date(row.created_at), clientId: row.client_id, scope: row.scope } : undefined;
+}
+
+export async function touchSession(db: DbOrTrx, id: string, now: Date, patch: { expiresAt?: Date; scope?: string } = {}): Promise<void> {
+  const record: Record<string, unknown> = { last_used_at: now };
+  if (patch.expiresAt) record.expires_at = patch.expiresAt;
+  if (patch.scope !== undefined) record.scope = patch.scope;
+  await db('sessions').where({ id }).update(record);
 }
 
 /** Revokes one session; returns whether it was active. */

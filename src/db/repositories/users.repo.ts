@@ -107,6 +107,15 @@ export async function updateUser(
   return row ? toUserRow(row) : undefined;
 }
 
+/**
+ * Locks a user row for the rest of the transaction and returns it. The first lock of the email-link flows, so that
+ * they and the admin update (which writes the user row first) take users before email_tokens and sessions.
+ */
+export async function lockUser(db: DbOrTrx, id: string): Promise<UserRow | undefined> {
+  const row = await db<UserRecord>('users').where({ id }).forNoKeyUpdate().first();
+  return row ? toUserRow(row) : undefined;
+}
+
 /** Records a sign-in without touching updated_at (that tracks profile changes). */
 export async function touchUserLogin(db: DbOrTrx, id: string, now: Date): Promise<void> {
   await db('users').where({ id }).update({ last_login_at: now });

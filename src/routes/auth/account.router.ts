@@ -1,5 +1,5 @@
 import type { SessionRow } from '../../db/repositories/sessions.repo';
-import { notFound } from '../../errors';
+import { conflict, notFound } from '../../errors';
 import { clearSessionCookies } from '../../middleware/session-cookies';
 import * as account from '../../services/account.service';
 import { normalizeEmail } from '../../services/auth.service';
@@ -127,14 +127,23 @@ export function createAccountRouter(deps: RouteDeps) {
         {
           method: 'post',
           path: '/verify-email/confirm',
-          summary: 'Mark the address verified and burn the verification link (beyond the spec)',
-          auth: 'none',
+          summary: 'Mark the address verified and burn the verification link; ends every session of the account (beyond the spec)',
+          description:
+            'An account that was never verified, confirmed by a caller not signed in as it, answers 409 and changes nothing: ' +
+            'choose a password with POST /api/auth/set-password and the same token (CONTRACT §8).',
+          auth: 'browser',
           body: linkTokenBody,
           response: { description: '{ success: true, email, email_verified: true }', schema: emailConfirmedBody },
+          errors: [409],
         },
-        async ({ body }) => {
-          const { email } = await links.confirmEmailWithLink(ctx, body.token);
-          return { success: true, email, email_verified: true };
+        async ({ body, principal }, req, res) => {
+          const signedInUserId = principal && !principal.clientId ? principal.userId : undefined;
+          const result = await links.confirmEmailWithLink(ctx, body.token, { signedInUserId });
+          if (!result.confirmed) {
+            throw conflict('This account was never verified: choose a password with POST /api/auth/set-password and this token');
+          }
+          if (req.authMethod === 'cookie' && signedInUserId === result.userId) clearSessionCookies(res, ctx.config);
+          return { success: true, email: result.email, email_verified: true };
         },
       ),
       mailRequest('/verify-email/resend', 'Resend the verification email (same answer for unknown addresses)', links.requestVerificationResend),

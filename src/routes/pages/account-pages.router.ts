@@ -1,3 +1,4 @@
+import type { Request, Response } from 'express';
 import { z } from 'zod';
 import { InvalidLinkError } from '../../errors';
 import { PASSWORD_MIN_LENGTH } from '../../lib/password';
@@ -5,6 +6,7 @@ import { issueCsrf } from '../../middleware/csrf';
 import { clearSessionCookies } from '../../middleware/session-cookies';
 import { normalizeEmail } from '../../services/auth.service';
 import * as links from '../../services/email-links.service';
+import type { Principal } from '../../services/principal';
 import { renderForgotPasswordForm, renderForgotPasswordSent } from '../../views/forgot-password';
 import { renderSetPasswordDone, renderSetPasswordForm, renderSetPasswordInvalid } from '../../views/set-password';
 import { renderFormExpired, renderVerifyEmailDone, renderVerifyEmailForm, renderVerifyEmailInvalid } from '../../views/verify-email';
@@ -24,25 +26,50 @@ async function orInvalidLink<T>(action: () => Promise<T>): Promise<T | undefined
 }
 
 
+/** The signed-in first-party user of a page request (client tokens never sign a browser in here). */
+function firstPartyUserId(principal: Principal | undefined): string | undefined {
+  return principal && !principal.clientId ? principal.userId : undefined;
+}
+
 /** /verify-email, /set-password, /forgot-password: server-rendered, no JavaScript, posts answered with 303 (CONTRACT §5). */
 export function createAccountPagesRouter(deps: RouteDeps) {
   const { ctx } = deps;
   const page = { ...PAGE, auth: 'none', response: { description: 'HTML page', kind: 'html' } } as const;
   const expired = (path: string) => requireCsrf(() => renderFormExpired(path));
+  /** CONTRACT §8: confirming a never-verified account from a browser not signed in as it means choosing a password. */
+  const choosePasswordInstead = (req: Request, res: Response, email: string, token: string) =>
+    html(
+      res,
+      200,
+      renderSetPasswordForm({
+        email,
+        token,
+        csrf: issueCsrf(req, res, ctx.config),
+        minLength: PASSWORD_MIN_LENGTH,
+        intro:
+          'To confirm this address, choose a password for the account. If you did not create this account, choosing a ' +
+          'password makes it yours and signs out whoever created it.',
+      }),
+    );
 
   return declareRouter(deps, [
-    route({ ...page, method: 'get', path: '/verify-email', summary: 'Confirm an email address', query: z.object({ token: text(), verified: optionalText() }) }, async ({ query }, req, res) => {
+    route({ ...page, auth: 'browser', method: 'get', path: '/verify-email', summary: 'Confirm an email address', query: z.object({ token: text(), verified: optionalText() }) }, async ({ query, principal }, req, res) => {
       if (query.verified === '1') return html(res, 200, renderVerifyEmailDone());
-      const link = await orInvalidLink(() => links.inspectEmailLink(ctx, query.token));
+      const link = await orInvalidLink(() => links.inspectEmailLink(ctx, query.token, { signedInUserId: firstPartyUserId(principal) }));
       if (!link || link.purpose !== 'verify_email') return html(res, 400, renderVerifyEmailInvalid());
+      if (link.needsPassword) return choosePasswordInstead(req, res, link.email, query.token);
       html(res, 200, renderVerifyEmailForm({ email: link.email, token: query.token, csrf: issueCsrf(req, res, ctx.config) }));
     }),
 
     route(
-      { ...page, method: 'post', path: '/verify-email', summary: 'Confirm an email address (form post)', csrf: expired('/verify-email'), body: z.object({ token: text() }) },
-      async ({ body }, _req, res) => {
-        const confirmed = await orInvalidLink(() => links.confirmEmailWithLink(ctx, body.token));
-        if (!confirmed) return html(res, 400, renderVerifyEmailInvalid());
+      { ...page, auth: 'browser', method: 'post', path: '/verify-email', summary: 'Confirm an email address (form post)', csrf: expired('/verify-email'), body: z.object({ token: text() }) },
+      async ({ body, principal }, req, res) => {
+        const signedInUserId = firstPartyUserId(principal);
+        const result = await orInvalidLink(() => links.confirmEmailWithLink(ctx, body.token, { signedInUserId }));
+        if (!result) return html(res, 400, renderVerifyEmailInvalid());
+        if (!result.confirmed) return choosePasswordInstead(req, res, result.email, body.token);
+        // Every session of the account was just ended: drop this browser's dead cookies when they were its own.
+        if (signedInUserId === result.userId) clearSessionCookies(res, ctx.config);
         res.redirect(303, '/verify-email?verified=1');
       },
     ),

@@ -17,10 +17,11 @@ export async function listConnectedApps(ctx: ServiceContext, userId: string): Pr
 export async function disconnectApp(ctx: ServiceContext, userId: string, clientId: string): Promise<void> {
   const now = ctx.clock.now();
   await withTransaction(ctx.db, async (trx) => {
+    // Lock order oauth_codes -> sessions -> oauth_grants, as the code exchange takes them (docs/security.md).
+    await burnUnusedCodesOf(trx, userId, clientId, now);
+    await revokeSessionsOfUser(trx, userId, now, { clientId });
     const deleted = await deleteGrant(trx, userId, clientId);
     if (!deleted) throw notFound('Connected app');
-    await revokeSessionsOfUser(trx, userId, now, { clientId });
-    await burnUnusedCodesOf(trx, userId, clientId, now);
   });
   ctx.events.emit({ type: 'oauth.grant.dropped', actorId: userId, subjectId: userId, clientId });
 }

@@ -93,8 +93,9 @@ export async function exchangeAuthorizationCode(
 }
 
 /**
- * refresh_token grant: rotation, reuse detection (whole session revoked) and client binding live in
- * rotateRefreshToken. Narrowing the scope is not supported: a `scope` parameter must name the granted scope.
+ * refresh_token grant: rotation, the grace window, reuse detection (whole session revoked), client binding and
+ * narrowing to the client's current scopes (CONTRACT §8) live in rotateRefreshToken. Narrowing on request is not
+ * supported: a `scope` parameter must name the scope the refresh would carry.
  */
 export async function refreshAccessToken(
   ctx: ServiceContext,
@@ -104,14 +105,17 @@ export async function refreshAccessToken(
 ): Promise<TokenResponse> {
   if (input.scope !== undefined) {
     // Checked before rotation so that a refused request burns nothing.
-    const granted = parseScope(ctx.jwt.verifyRefresh(input.refreshToken, ctx.clock.now())?.scope ?? '');
+    const granted = parseScope(ctx.jwt.verifyRefresh(input.refreshToken, ctx.clock.now())?.scope ?? '').filter((s) => client.scopes.includes(s));
     const asked = parseScope(input.scope);
     if (granted.length > 0 && (!isSubset(asked, granted) || !isSubset(granted, asked))) {
       throw new OAuthError('invalid_scope', 'The refresh grant keeps the scope originally granted');
     }
   }
-  const result = await rotateRefreshToken(ctx, input.refreshToken, client.clientId, meta);
-  if (!result.ok) throw new OAuthError('invalid_grant', 'Refresh token is invalid, expired or already used');
+  const result = await rotateRefreshToken(ctx, input.refreshToken, { clientId: client.clientId, scopes: client.scopes }, meta);
+  if (!result.ok) {
+    if (result.reason === 'invalid_scope') throw new OAuthError('invalid_scope', 'The client is no longer registered for any scope of this grant');
+    throw new OAuthError('invalid_grant', 'Refresh token is invalid, expired or already used');
+  }
   try {
     await touchGrantOfSession(ctx.db, result.tokens.sessionId, ctx.clock.now());
   } catch (err) {
