@@ -202,15 +202,6 @@ export async function rotateRefreshToken(
   });
   const clientOfToken = payload.client_id ?? null;
   if (!result.ok && result.reason === 'reused') {
-    ctx.events.emit({
-      type: 'auth.refresh.reuse_detected',
-      actorId: payload.userId,
-      subjectId: payload.userId,
-      clientId: payload.client_id ?? null,
-      ip: meta?.ip ?? null,
-      userAgent: meta?.userAgent ?? null,
-      detail: { sessionId: payload.sid },
-    });
     ctx.logger.warn({ sessionId: payload.sid, userId: payload.userId }, 'refresh token reuse: session revoked');
     ctx.events.emit({ type: 'auth.refresh.reuse_detected', actorId: null, subjectId: payload.userId, clientId: clientOfToken, detail: { session_id: payload.sid } });
   } else if (result.ok) {

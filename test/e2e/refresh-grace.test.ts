@@ -62,7 +62,7 @@ describe('POST /api/auth/refresh-token > grace window (CONTRACT §8, REFRESH_REU
     const stolen = await firstPartyRefresh(refreshToken);
     expect(stolen.status).toBe(401);
     expect(await sessionRevoked(sidOf(accessToken))).toBe(true);
-    expect(events).toContainEqual(expect.objectContaining({ type: 'auth.refresh.reuse_detected', detail: { sessionId: sidOf(accessToken) } }));
+    expect(events).toContainEqual(expect.objectContaining({ type: 'auth.refresh.reuse_detected', detail: { session_id: sidOf(accessToken) } }));
     expect(JSON.stringify(events)).not.toContain(refreshToken);
   });
 
