@@ -1,6 +1,6 @@
 import { findClientById } from '../../db/repositories/oauth-clients.repo';
 import { loadPrincipal } from '../../db/repositories/principal.repo';
-import { findRefreshToken } from '../../db/repositories/refresh-tokens.repo';
+import { findRefreshTokenWithSuccessor } from '../../db/repositories/refresh-tokens.repo';
 import type { AccessTokenPayload, RefreshTokenPayload } from '../../lib/jwt';
 import type { ServiceContext } from '../context';
 
@@ -40,7 +40,7 @@ export async function introspectToken(ctx: ServiceContext, input: { token: strin
   const { payload, refresh } = found;
 
   if (refresh) {
-    const row = await findRefreshToken(ctx.db, (payload as RefreshTokenPayload).tokenId);
+    const row = await findRefreshTokenWithSuccessor(ctx.db, (payload as RefreshTokenPayload).tokenId);
     if (!row || row.usedAt || row.sessionId !== payload.sid) return INACTIVE;
   }
   if (!(await loadPrincipal(ctx.db, payload.sid, payload.userId, now))) return INACTIVE;
