@@ -75,7 +75,7 @@ describe('POST /api/auth/refresh-token > grace window (CONTRACT §8, REFRESH_REU
   });
 
   test('a burst spread over two server instances (shared database only) still yields one successor', async () => {
-    const db2 = createDb(t.config, { poolMax: 10 });
+    const db2 = createDb(t.config, { poolMax: 20 });
     const ctx2 = createServiceContext(t.config, { db: db2, clock: t.clock, mailer: t.ctx.mailer, logger: t.ctx.logger });
     const app2 = createApp({ ctx: ctx2 });
     try {
