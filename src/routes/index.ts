@@ -14,6 +14,7 @@ import { createAccountPagesRouter } from './pages/account-pages.router';
 import { createMfaPagesRouter } from './pages/mfa-pages.router';
 import { createOAuthPagesRouter } from './pages/oauth-pages.router';
 import { createSetupPagesRouter } from './pages/setup-pages.router';
+import { createSelfServicePagesRouter } from './pages/self-service-pages.router';
 import { createStaticRouter } from './pages/static.router';
 import { createRbacRouter } from './rbac/rbac.router';
 import type { RouteDeps } from './types';
@@ -51,6 +52,7 @@ export function mountRoutes(app: Express, deps: RouteDeps): void {
   app.use('/static', createStaticRouter(deps));
   app.use('/', createOAuthPagesRouter(deps));
   app.use('/', createMfaPagesRouter(deps));
+  app.use('/', createSelfServicePagesRouter(deps));
   app.use('/', createAccountPagesRouter(deps));
   app.use('/', createSetupPagesRouter(deps));
 }

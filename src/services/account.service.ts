@@ -20,6 +20,12 @@ export async function listOwnSessions(ctx: ServiceContext, principal: Principal)
   return listActiveSessionsOfUser(ctx.db, principal.userId, ctx.clock.now());
 }
 
+/** The caller's current session row as it is now (its amr may have grown since the request's token was issued). */
+export async function findOwnSession(ctx: ServiceContext, principal: Principal): Promise<SessionRow | undefined> {
+  const session = await findSessionById(ctx.db, principal.sessionId);
+  return session?.userId === principal.userId ? session : undefined;
+}
+
 /** POST /api/auth/sessions/revoke-others (spec §3): every session but the current one. */
 export async function revokeOtherSessions(ctx: ServiceContext, principal: Principal): Promise<number> {
   const count = await revokeSessionsOfUser(ctx.db, principal.userId, ctx.clock.now(), { exceptSessionId: principal.sessionId });

@@ -44,6 +44,8 @@ ${scripts}
   ul.scopes { padding-left: 1.2rem; }
   main.wide { max-width: 44rem; }
   h2 { font-size: 1.1rem; margin: 2rem 0 .5rem; }
+  h3 { font-size: 1rem; margin: 1.25rem 0 .5rem; }
+  .row label { margin-top: .5rem; }
   section { border-top: 1px solid var(--border); margin-top: 1.5rem; }
   table { width: 100%; border-collapse: collapse; font-size: .95rem; }
   th, td { text-align: left; padding: .4rem .3rem; border-bottom: 1px solid var(--border); vertical-align: top; overflow-wrap: anywhere; }

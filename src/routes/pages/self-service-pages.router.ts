@@ -1,0 +1,250 @@
+import type { Request, Response } from 'express';
+import QRCode from 'qrcode';
+import { z } from 'zod';
+import { AppError } from '../../errors';
+import { UUID_PATTERN } from '../../lib/ids';
+import { issueCsrf } from '../../middleware/csrf';
+import { clearSessionCookies } from '../../middleware/session-cookies';
+import * as account from '../../services/account.service';
+import * as auth from '../../services/auth.service';
+import { loadFactors } from '../../services/mfa/factors.service';
+import * as passkeys from '../../services/mfa/passkeys.service';
+import { hasSecondFactor } from '../../services/mfa/policy';
+import { regenerateRecoveryCodes } from '../../services/mfa/recovery-codes.service';
+import * as totp from '../../services/mfa/totp.service';
+import { disconnectApp, listConnectedApps } from '../../services/oauth/apps.service';
+import { resolveReturnTo } from '../../services/oauth/return-to';
+import type { Principal } from '../../services/principal';
+import { renderAccountPage, type AccountPageData, type AccountSection } from '../../views/account';
+import { renderOAuthErrorPage } from '../../views/consent';
+import { requestMeta } from '../auth/auth.router';
+import { registrationResponseField } from '../auth/mfa.schemas';
+import { nameField, passwordField } from '../common.schemas';
+import { declareRouter, route, type DeclaredRoute } from '../route';
+import type { RouteDeps } from '../types';
+import { html, optionalText, PAGE, requireCsrf, text } from './page-kit';
+
+const refusal = requireCsrf(() =>
+  renderOAuthErrorPage({ title: 'Request refused', message: 'This form has expired or was not sent from this site. Reload the page and try again.' }),
+);
+
+/** The enrolment context MFA_REQUIRED_FOR_ADMINS sends along (kept on every form of the page). */
+const contextQuery = z.object({ enrol: optionalText(16), return_to: optionalText(4096), done: optionalText(32) });
+type Context = z.output<typeof contextQuery>;
+
+const NOTICES: Record<string, string> = {
+  profile: 'Your profile was saved.',
+  password: 'Your password was changed. Every other session was signed out.',
+  session: 'The session was signed out.',
+  others: 'Every other session was signed out.',
+  app: "The app's access was removed.",
+  totp_setup: 'Scan the QR code, then enter a code to finish.',
+  totp_removed: 'The authenticator app was removed.',
+  passkey: 'The passkey was added.',
+  passkey_renamed: 'The passkey was renamed.',
+  passkey_removed: 'The passkey was removed.',
+};
+
+/** What a form post did: a notice key (303 back to the page) or something to show once (rendered at once). */
+type Outcome = { done: keyof typeof NOTICES } | { show: Partial<AccountPageData> };
+
+function contextQs(context: Context, done?: string): string {
+  const params = new URLSearchParams();
+  if (done) params.set('done', done);
+  if (context.enrol === 'required') params.set('enrol', 'required');
+  if (context.return_to) params.set('return_to', context.return_to);
+  const qs = params.toString();
+  return qs ? `?${qs}` : '';
+}
+
+const SECTION_ANCHOR: Record<AccountSection, string> = {
+  profile: '',
+  password: '',
+  sessions: '#sessions',
+  apps: '#apps',
+  'second-factors': '#second-factors',
+};
+
+/**
+ * /account (CONTRACT §10): profile, password, sessions, connected apps, second factors and passkeys, for the signed-in
+ * person. Server-rendered; every change is a CSRF-protected form post calling the same services as the JSON API,
+ * answered with 303 back to the page (or the page itself when something is shown once, like recovery codes).
+ */
+export function createSelfServicePagesRouter(deps: RouteDeps) {
+  const { ctx } = deps;
+  const { config } = ctx;
+
+  async function render(req: Request, res: Response, principal: Principal, context: Context, status: number, extra: Partial<AccountPageData> = {}) {
+    const [sessions, apps, factors, pending] = await Promise.all([
+      account.listOwnSessions(ctx, principal),
+      listConnectedApps(ctx, principal.userId),
+      loadFactors(ctx.db, principal.userId),
+      totp.pendingTotp(ctx, principal),
+    ]);
+    const appNames = new Map(apps.map((a) => [a.clientId, a.clientName]));
+    const enrolRequired = context.enrol === 'required';
+    const returnTo = resolveReturnTo(config, context.return_to);
+    html(
+      res,
+      status,
+      renderAccountPage({
+        csrf: issueCsrf(req, res, config),
+        email: principal.email,
+        firstName: principal.firstName,
+        lastName: principal.lastName,
+        sessions: sessions.map((s) => ({
+          id: s.id,
+          userAgent: s.userAgent,
+          ip: s.ip,
+          lastUsedAt: s.lastUsedAt,
+          clientName: s.clientId ? (appNames.get(s.clientId) ?? s.clientId) : null,
+          current: s.id === principal.sessionId,
+        })),
+        apps: apps.map((a) => ({ clientId: a.clientId, name: a.clientName, scopes: a.scopes, grantedAt: a.grantedAt })),
+        totp: factors.totp ? 'on' : pending ? 'pending' : 'off',
+        pendingTotp: pending ? { ...pending, qrSvg: await QRCode.toString(pending.otpauthUrl, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' }) } : undefined,
+        passkeys: factors.passkeys.map((p) => ({ id: p.id, name: p.name, createdAt: p.createdAt, lastUsedAt: p.lastUsedAt })),
+        recoveryCodesLeft: factors.recoveryCodesLeft,
+        notice: context.done ? NOTICES[context.done] : undefined,
+        enrolRequired,
+        continueTo: enrolRequired && hasSecondFactor(principal.amr) ? (returnTo ?? '/login') : undefined,
+        formQuery: contextQs(context),
+        ...extra,
+      }),
+    );
+  }
+
+  const signInFirst = (res: Response) => res.redirect(303, `/login?${new URLSearchParams({ return_to: `${config.baseUrl}/account` })}`);
+
+  /** One form post of the page: its fields, the section its errors show in, and what it does. */
+  function action<B extends z.ZodType>(
+    path: string,
+    summary: string,
+    section: AccountSection,
+    body: B,
+    run: (principal: Principal, body: z.output<B>, req: Request, res: Response) => Promise<Outcome>,
+  ): DeclaredRoute {
+    return route(
+      { ...PAGE, method: 'post', path: `/account/${path}`, summary, auth: 'browser', csrf: refusal, query: contextQuery, body, response: { description: '303 to /account, or the page', kind: 'html' } },
+      async ({ principal, query, body: input }, req, res) => {
+        if (!principal || principal.clientId) return signInFirst(res);
+        try {
+          const outcome = await run(principal, input as z.output<B>, req, res);
+          if (res.headersSent) return;
+          if ('done' in outcome) return res.redirect(303, `/account${contextQs(query, outcome.done)}${SECTION_ANCHOR[section]}`);
+          // The page shows the session as it is now (e.g. a factor just proved adds to its amr).
+          const amr = (await account.findOwnSession(ctx, principal))?.amr ?? principal.amr;
+          return render(req, res, { ...principal, amr }, query, 200, outcome.show);
+        } catch (err) {
+          if (!(err instanceof AppError) || err.status >= 500) throw err;
+          if (err.headers) res.set(err.headers);
+          return render(req, res, principal, query, err.status, { error: { section, message: err.message } });
+        }
+      },
+    );
+  }
+
+  const fail = (message: string) => new AppError('validation_error', message);
+  const checked = <T>(schema: z.ZodType<T>, value: unknown): T => {
+    const result = schema.safeParse(value);
+    if (!result.success) throw fail(result.error.issues[0]?.message ?? 'Invalid input');
+    return result.data;
+  };
+
+  return declareRouter(deps, [
+    route({ ...PAGE, method: 'get', path: '/account', summary: 'Account page', auth: 'browser', query: contextQuery, response: { description: 'HTML page', kind: 'html' } }, async ({ principal, query }, req, res) => {
+      if (!principal || principal.clientId) return signInFirst(res);
+      await render(req, res, principal, query, 200);
+    }),
+
+    action('profile', 'Save name (form post)', 'profile', z.object({ first_name: text(200), last_name: text(200) }), async (principal, body) => {
+      const firstName = checked(nameField('First name'), body.first_name);
+      const lastName = checked(nameField('Last name'), body.last_name);
+      await auth.updateProfile(ctx, principal, { firstName, lastName });
+      return { done: 'profile' };
+    }),
+
+    action(
+      'password',
+      'Change password (form post)',
+      'password',
+      z.object({ current_password: text(1024), new_password: text(1024), new_password_confirm: text(1024) }),
+      async (principal, body) => {
+        if (!body.current_password) throw fail('Enter your current password.');
+        const newPassword = checked(passwordField, body.new_password);
+        if (newPassword !== body.new_password_confirm) throw fail('The two new passwords are not the same.');
+        await account.changePassword(ctx, principal, { currentPassword: body.current_password, newPassword });
+        return { done: 'password' };
+      },
+    ),
+
+    action('sessions/revoke', 'Sign out one session (form post)', 'sessions', z.object({ session_id: text(64) }), async (principal, body, _req, res) => {
+      if (!UUID_PATTERN.test(body.session_id)) throw new AppError('not_found', 'That session does not exist or has ended');
+      const { current } = await account.revokeOwnSession(ctx, principal, body.session_id);
+      if (current) {
+        clearSessionCookies(res, config);
+        res.redirect(303, '/logout');
+      }
+      return { done: 'session' };
+    }),
+
+    action('sessions/revoke-others', 'Sign out every other session (form post)', 'sessions', z.object({}), async (principal) => {
+      await account.revokeOtherSessions(ctx, principal);
+      return { done: 'others' };
+    }),
+
+    action('apps/remove', "Remove an app's access (form post)", 'apps', z.object({ client_id: text(200) }), async (principal, body) => {
+      await disconnectApp(ctx, principal.userId, body.client_id);
+      return { done: 'app' };
+    }),
+
+    action('totp/setup', 'Start authenticator app setup (form post)', 'second-factors', z.object({}), async (principal) => {
+      await totp.setupTotp(ctx, principal);
+      return { done: 'totp_setup' };
+    }),
+
+    action('totp/confirm', 'Turn on the authenticator app (form post)', 'second-factors', z.object({ code: text(16) }), async (principal, body, req) => {
+      const recoveryCodes = await totp.confirmTotp(ctx, principal, body.code.trim(), requestMeta(req));
+      return { show: { recoveryCodes, notice: 'The authenticator app is on.' } };
+    }),
+
+    action('totp/remove', 'Remove the authenticator app (form post)', 'second-factors', z.object({ code: text(16), password: text(1024) }), async (principal, body, req) => {
+      const code = body.code.trim();
+      await totp.removeTotp(ctx, principal, code ? { code } : { password: body.password || undefined }, requestMeta(req));
+      return { done: 'totp_removed' };
+    }),
+
+    action('recovery-codes', 'Make new recovery codes (form post)', 'second-factors', z.object({ password: text(1024) }), async (principal, body, req) => {
+      const recoveryCodes = await regenerateRecoveryCodes(ctx, principal, body.password, requestMeta(req));
+      return { show: { recoveryCodes, notice: 'New recovery codes were made; the old ones no longer work.' } };
+    }),
+
+    action('passkeys', 'Add a passkey (form post of the page script)', 'second-factors', z.object({ response: text(65536), name: text(200) }), async (principal, body, req) => {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(body.response);
+      } catch {
+        throw fail('The passkey could not be created; try again.');
+      }
+      const response = checked(registrationResponseField, parsed);
+      const name = body.name.trim();
+      if (name.length > 64) throw fail('The name must be at most 64 characters.');
+      await passkeys.registerPasskey(ctx, principal, { response, name }, requestMeta(req));
+      return { done: 'passkey' };
+    }),
+
+    action('passkeys/rename', 'Rename a passkey (form post)', 'second-factors', z.object({ id: text(64), name: text(200) }), async (principal, body) => {
+      if (!UUID_PATTERN.test(body.id)) throw new AppError('not_found', 'Passkey not found');
+      const name = body.name.trim();
+      if (!name || name.length > 64 || /[\u0000-\u001f\u007f]/.test(name)) throw fail('Give the passkey a name of 1 to 64 characters.');
+      await passkeys.renameOwnPasskey(ctx, principal, body.id, name);
+      return { done: 'passkey_renamed' };
+    }),
+
+    action('passkeys/remove', 'Remove a passkey (form post)', 'second-factors', z.object({ id: text(64) }), async (principal, body, req) => {
+      if (!UUID_PATTERN.test(body.id)) throw new AppError('not_found', 'Passkey not found');
+      await passkeys.removePasskey(ctx, principal, body.id, requestMeta(req));
+      return { done: 'passkey_removed' };
+    }),
+  ]);
+}
