@@ -40,3 +40,14 @@ test('no `any` between routers and services', () => {
     .map((f) => f.file);
   expect(offenders).toEqual([]);
 });
+
+test('no `as` cast in routers, schemas and presenters: handlers get typed input from their declaration', () => {
+  const casts = (text: string) => (codeOf(text).replace(/^import \* as .*$/gm, '').match(/\bas\s+(?!const\b)[A-Za-z{([]/g) ?? []).length;
+  expect(casts('const x = y as unknown as Z; const k = [1] as const;')).toBe(2);
+  const offenders = files
+    .filter((f) => f.file.startsWith(`routes${path.sep}`))
+    .map((f) => ({ file: f.file, casts: casts(f.text) }))
+    // route.ts erases each declaration's input type once, where it builds exactly that input at runtime.
+    .filter((f) => f.casts > (f.file === path.join('routes', 'route.ts') ? 1 : 0));
+  expect(offenders).toEqual([]);
+});

@@ -28,17 +28,17 @@ const credentialBase = {
 };
 
 /** The JSON form of a PublicKeyCredential from navigator.credentials.create() (WebAuthn Level 3 toJSON). */
-export const registrationResponseField = z.object({
+export const registrationResponseField: z.ZodType<RegistrationResponseJSON> = z.object({
   ...credentialBase,
   response: z.looseObject({
     clientDataJSON: b64url('response.clientDataJSON'),
     attestationObject: b64url('response.attestationObject'),
     transports: z.array(z.string().max(32)).max(10).optional(),
   }),
-}) as unknown as z.ZodType<RegistrationResponseJSON>;
+});
 
 /** The JSON form of a PublicKeyCredential from navigator.credentials.get(). */
-export const authenticationResponseField = z.object({
+export const authenticationResponseField: z.ZodType<AuthenticationResponseJSON> = z.object({
   ...credentialBase,
   response: z.looseObject({
     clientDataJSON: b64url('response.clientDataJSON'),
@@ -46,7 +46,7 @@ export const authenticationResponseField = z.object({
     signature: b64url('response.signature'),
     userHandle: b64url('response.userHandle', 1024).optional(),
   }),
-}) as unknown as z.ZodType<AuthenticationResponseJSON>;
+});
 
 export const totpConfirmBody = z.object({ code: codeField });
 
