@@ -1,14 +1,13 @@
-import cookieParser from 'cookie-parser';
 import cors from 'cors';
 import express, { type Express, type RequestHandler } from 'express';
 import helmet from 'helmet';
-import { randomUUID } from 'node:crypto';
-import { pinoHttp } from 'pino-http';
 import { createAuthenticate } from './middleware/authenticate';
+import { installLazyCookies } from './middleware/cookies';
 import { createErrorHandler, notFoundHandler } from './middleware/error-handler';
 import { createMetrics, createMetricsRouter } from './middleware/metrics';
 import { originCheck } from './middleware/origin-check';
 import { createRateLimit } from './middleware/rate-limit';
+import { requestLog } from './middleware/request-log';
 import { requestContext } from './lib/request-context';
 import { mountRoutes } from './routes';
 import type { ServiceContext } from './services/context';
@@ -19,8 +18,6 @@ export interface AppDeps {
   rateLimit?: RequestHandler;
 }
 
-const REQUEST_ID_PATTERN = /^[A-Za-z0-9._-]{8,128}$/;
-
 /** Builds the Express app: global middleware, the URL map, 404 and the single error handler. */
 export function createApp(deps: AppDeps): Express {
   const { ctx } = deps;
@@ -28,30 +25,15 @@ export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  // No ETag: the answers are per-caller and mostly no-store, so a SHA-1 of every JSON body buys no revalidation.
+  app.set('etag', false);
   if (config.trustProxy !== undefined) app.set('trust proxy', config.trustProxy);
 
   const metrics = createMetrics(ctx.metrics);
   app.use(metrics.middleware);
   app.use('/metrics', createMetricsRouter(metrics, config.metricsToken));
 
-  app.use(
-    pinoHttp({
-      logger: ctx.logger,
-      genReqId: (req, res) => {
-        const incoming = req.headers['x-request-id'];
-        const id = typeof incoming === 'string' && REQUEST_ID_PATTERN.test(incoming) ? incoming : randomUUID();
-        res.setHeader('X-Request-Id', id);
-        return id;
-      },
-      // The URL may carry codes and tokens in its query: log the path only.
-      serializers: {
-        req: (req: { id: unknown; method: string; url: string }) => ({ id: req.id, method: req.method, path: req.url.split('?')[0] }),
-        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-      },
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-      autoLogging: { ignore: (req) => req.url === '/health' },
-    }),
-  );
+  app.use(requestLog(ctx.logger));
 
   app.use(
     helmet({
@@ -76,16 +58,16 @@ export function createApp(deps: AppDeps): Express {
   );
 
   const allowedOrigins = new Set(config.allowedOrigins);
-  app.use(
-    cors((req, callback) => {
-      const origin = req.headers.origin;
-      // No Origin: command-line tools and servers are always allowed. Unlisted origins get no CORS headers.
-      if (origin && allowedOrigins.has(origin)) callback(null, { origin, credentials: true, maxAge: 600 });
-      else callback(null, { origin: false });
-    }),
-  );
+  const corsHeaders = cors((req, callback) => {
+    const origin = req.headers.origin;
+    // Unlisted origins get no CORS headers.
+    if (origin && allowedOrigins.has(origin)) callback(null, { origin, credentials: true, maxAge: 600 });
+    else callback(null, { origin: false });
+  });
+  // No Origin: command-line tools and servers, always allowed, and nothing for CORS to answer.
+  app.use((req, res, next) => (req.headers.origin === undefined ? next() : corsHeaders(req, res, next)));
 
-  app.use(cookieParser());
+  installLazyCookies(app);
   app.use(express.json({ limit: '100kb' }));
   app.use(express.urlencoded({ extended: false, limit: '100kb' }));
   // After the body parsers (their stream callbacks would lose it): security events learn the request id, IP,

@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express';
-import { rateLimit, type Store } from 'express-rate-limit';
+import { ipKeyGenerator, rateLimit, type Store } from 'express-rate-limit';
+import { isIPv4 } from 'node:net';
 import type { Config } from '../config';
 import { AppError } from '../errors';
 import type { Logger } from '../lib/logger';
@@ -20,6 +21,7 @@ export function createRateLimit(
     legacyHeaders: false,
     passOnStoreError: true,
     store,
+    keyGenerator: (req) => rateLimitKey(req.ip),
     handler: (req, _res, next, options) => {
       const resetTime = (req as { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
       const retryAfter = resetTime
@@ -28,6 +30,21 @@ export function createRateLimit(
       next(new AppError('rate_limited', 'Too many requests, slow down', { headers: { 'Retry-After': String(retryAfter) } }));
     },
   });
+}
+
+const MAPPED_IPV4 = /^::ffff:(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})$/i;
+
+/**
+ * The limiter's key, as express-rate-limit's own ipKeyGenerator makes it (an IPv4 address; an IPv4-mapped IPv6
+ * address as its IPv4; other IPv6 addresses by /56 network), with the two common cases answered without parsing
+ * the address as IPv6: a dual-stack server sees every IPv4 client as `::ffff:a.b.c.d`.
+ */
+export function rateLimitKey(ip: string | undefined): string {
+  if (!ip) return '';
+  if (isIPv4(ip)) return ip;
+  const mapped = MAPPED_IPV4.exec(ip)?.[1];
+  if (mapped && isIPv4(mapped)) return mapped;
+  return ipKeyGenerator(ip);
 }
 
 /** A Redis-backed store for REDIS_URL, and how to close its connection. */

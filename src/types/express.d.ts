@@ -7,7 +7,7 @@ declare global {
       principal?: Principal;
       /** How the caller authenticated. */
       authMethod?: 'cookie' | 'bearer';
-      /** Request id (X-Request-Id), set by pino-http. */
+      /** Request id (X-Request-Id), set by middleware/request-log.ts. */
       id: string | number | object;
     }
   }
