@@ -85,3 +85,31 @@ export function poolStats(db: Db): { inUse: number; idle: number; waiting: numbe
   if (!pool?.numUsed || !pool.numFree || !pool.numPendingAcquires) return undefined;
   return { inUse: pool.numUsed(), idle: pool.numFree(), waiting: pool.numPendingAcquires() };
 }
+
+interface PgConnection {
+  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: Record<string, unknown>[] }>;
+}
+
+/**
+ * Runs `text` (with $1… placeholders) as a named prepared statement on a pooled `pg` connection: PostgreSQL parses and
+ * plans it once per connection instead of once per call, and the query builder is skipped. Inside a transaction or on
+ * the embedded database it runs through Knex as an ordinary parameterised query. For the hottest statements only.
+ */
+export async function preparedRows(db: DbOrTrx, name: string, text: string, values: unknown[]): Promise<Record<string, unknown>[]> {
+  const isPg = db.client.config?.client === 'pg';
+  if (!isPg || db.isTransaction) {
+    const bindings: unknown[] = [];
+    const sql = text.replace(/\$(\d+)/g, (_m, n: string) => {
+      bindings.push(values[Number(n) - 1]);
+      return '?';
+    });
+    const result = (await db.raw(sql, bindings as Knex.RawBinding[])) as { rows: Record<string, unknown>[] };
+    return result.rows;
+  }
+  const connection = (await db.client.acquireConnection()) as PgConnection;
+  try {
+    return (await connection.query({ name, text, values })).rows;
+  } finally {
+    await db.client.releaseConnection(connection);
+  }
+}

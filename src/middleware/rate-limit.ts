@@ -22,6 +22,9 @@ export function createRateLimit(
     passOnStoreError: true,
     store,
     keyGenerator: (req) => rateLimitKey(req.ip),
+    // That check reads the key generator's source for an ipKeyGenerator call; rateLimitKey makes it (and a unit
+    // test proves it gives ipKeyGenerator's keys).
+    validate: { keyGeneratorIpFallback: false },
     handler: (req, _res, next, options) => {
       const resetTime = (req as { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
       const retryAfter = resetTime

@@ -1,4 +1,4 @@
-import type { DbOrTrx } from '..';
+import { preparedRows, type DbOrTrx } from '..';
 
 export interface PrincipalRole {
   id: string;
@@ -55,34 +55,33 @@ export async function loadPrincipal(
   now: Date,
 ): Promise<PrincipalRecord | undefined> {
   const stale = new Date(now.getTime() - TOUCH_INTERVAL_SECONDS * 1000);
-  const result = await db.raw(
-    `with s as (
-       select id, user_id, amr from sessions
-        where id = :sid and user_id = :uid and revoked_at is null and expires_at > :now
-     ), touch as (
-       update sessions set last_used_at = :now
-        where id = (select id from s) and last_used_at < :stale
-     ), ${ROLES_CTE}
-     select u.id, u.email, u.first_name, u.last_name, u.is_active, u.email_verified, s.amr,
-            ${ACCESS_COLUMNS}
-       from users u join s on s.user_id = u.id
-      where u.is_active`,
-    { sid: sessionId, uid: userId, now, stale },
-  );
-  const row = result.rows?.[0];
+  const [row] = await preparedRows(db, 'sso_load_principal_2', LOAD_PRINCIPAL_SQL, [sessionId, userId, now, stale]);
   if (!row) return undefined;
   return {
-    id: row.id,
-    email: row.email,
-    firstName: row.first_name,
-    lastName: row.last_name,
-    isActive: row.is_active,
-    emailVerified: row.email_verified,
+    id: row.id as string,
+    email: row.email as string,
+    firstName: row.first_name as string,
+    lastName: row.last_name as string,
+    isActive: row.is_active as boolean,
+    emailVerified: row.email_verified as boolean,
     roles: parseJson(row.roles),
     permissions: parseJson(row.permissions),
     amr: parseTextArray(row.amr),
   };
 }
+
+/** loadPrincipal's statement ($1 session id, $2 user id, $3 now, $4 the last_used_at older than which it is touched). */
+const LOAD_PRINCIPAL_SQL = `with s as (
+       select id, user_id, amr from sessions
+        where id = $1 and user_id = $2 and revoked_at is null and expires_at > $3
+     ), touch as (
+       update sessions set last_used_at = $3
+        where id = (select id from s) and last_used_at < $4
+     ), ${ROLES_CTE.replaceAll(':uid', '$2')}
+     select u.id, u.email, u.first_name, u.last_name, u.is_active, u.email_verified, s.amr,
+            ${ACCESS_COLUMNS}
+       from users u join s on s.user_id = u.id
+      where u.is_active`;
 
 /** The same role and permission resolution for any user, without a session (user detail, check-permission). */
 export async function loadUserAccess(
