@@ -47,6 +47,12 @@ async function runAutocannon(job) {
     p99: r.latency.p99,
     max: r.latency.max,
     bad: r.non2xx + r.errors + r.timeouts,
+    // What the failures were, so that a non-2xx is never a mystery.
+    failures: {
+      ...Object.fromEntries(Object.entries(r.statusCodeStats ?? {}).filter(([code]) => !code.startsWith('2')).map(([code, v]) => [code, v.count])),
+      ...(r.errors ? { errors: r.errors } : {}),
+      ...(r.timeouts ? { timeouts: r.timeouts } : {}),
+    },
   };
 }
 
@@ -58,7 +64,7 @@ function runLoops(job, windows) {
   const started = performance.now();
   const measureFrom = started + warmupMs;
   const end = measureFrom + durationMs;
-  const stats = { latencies: [], count: 0, bad: 0 };
+  const stats = { latencies: [], count: 0, bad: 0, failures: {} };
   const send = (body) =>
     new Promise((resolve) => {
       const t0 = performance.now();
@@ -91,6 +97,7 @@ function runLoops(job, windows) {
         windows?.current.latencies.push(r.ms);
       }
       record(now, ok);
+      if (!ok && now >= measureFrom) stats.failures[r.status || 'errors'] = (stats.failures[r.status || 'errors'] ?? 0) + 1;
       if (job.tool === 'chain') {
         const next = ok ? JSON.parse(r.body)[job.field] : undefined;
         if (typeof next !== 'string') {
@@ -105,7 +112,7 @@ function runLoops(job, windows) {
   const workers = job.tool === 'chain' ? job.tokens.map((t) => worker(t)) : Array.from({ length: connections }, () => worker());
   return Promise.all(workers).then(() => {
     agent.destroy();
-    return { name: job.name, ...summarize(stats.latencies, stats.count, stats.bad, durationMs / 1000) };
+    return { name: job.name, ...summarize(stats.latencies, stats.count, stats.bad, durationMs / 1000), failures: stats.failures };
   });
 }
 

@@ -402,6 +402,7 @@ interface JobResult {
   p99: number;
   max: number;
   bad: number;
+  failures?: Record<string, number>;
 }
 
 interface Window {
@@ -458,7 +459,11 @@ async function measure(name: string, targetPid: number, job: Omit<Job, 'name'>, 
   const peakRss = sampler.stop();
   const out = results.map((r) => ({ ...r, target: String(targetPid), peakRss }));
   scenarios.push(...out);
-  process.stdout.write(` ${Math.round(out[0]!.rps)} req/s, p99 ${out[0]!.p99.toFixed(1)} ms, ${out[0]!.bad} non-2xx\n`);
+  for (const r of out) {
+    const failures = r.failures && Object.keys(r.failures).length ? ` ${JSON.stringify(r.failures)}` : '';
+    process.stdout.write(`${r === out[0] ? '' : `\n  ${r.name} ...`} ${Math.round(r.rps)} req/s, p99 ${r.p99.toFixed(1)} ms, ${r.bad} non-2xx${failures}`);
+  }
+  process.stdout.write('\n');
   return out;
 }
 

@@ -7,6 +7,11 @@ export const HEALTH_MAX_AGE_MS = 1000;
  * turns /health into 503 within HEALTH_MAX_AGE_MS + HEALTH_TIMEOUT_MS < 2 s.
  */
 export const HEALTH_TIMEOUT_MS = 900;
+/**
+ * From this age on, a request still gets the current result but starts the next probe in the background, so that
+ * under steady traffic no request waits for a probe.
+ */
+export const HEALTH_REFRESH_AFTER_MS = 500;
 
 export interface HealthProbe {
   /** True when the database answered `select 1` in a probe started at most HEALTH_MAX_AGE_MS ago. */
@@ -16,7 +21,8 @@ export interface HealthProbe {
 /**
  * The database probe behind GET /health, shared by concurrent requests: at most one probe in flight, and its result
  * answers every request for HEALTH_MAX_AGE_MS counted from the moment the probe started (so no answer describes the
- * database as it was more than that long ago).
+ * database as it was more than that long ago). Past HEALTH_REFRESH_AFTER_MS the next probe starts in the background;
+ * a request waits for a probe only when the last result is too old (after a quiet second, or a probe that hangs).
  */
 export function createHealthProbe(db: Db, now: () => number = () => performance.now()): HealthProbe {
   let last: { ok: boolean; startedAt: number } | undefined;
@@ -38,13 +44,19 @@ export function createHealthProbe(db: Db, now: () => number = () => performance.
     return ok;
   };
 
+  const next = (): Promise<boolean> =>
+    (inFlight ??= probe().finally(() => {
+      inFlight = undefined;
+    }));
+
   return {
     check() {
-      if (last && now() - last.startedAt < HEALTH_MAX_AGE_MS) return Promise.resolve(last.ok);
-      inFlight ??= probe().finally(() => {
-        inFlight = undefined;
-      });
-      return inFlight;
+      const age = last ? now() - last.startedAt : Infinity;
+      if (last && age < HEALTH_MAX_AGE_MS) {
+        if (age >= HEALTH_REFRESH_AFTER_MS) void next();
+        return Promise.resolve(last.ok);
+      }
+      return next();
     },
   };
 }
