@@ -4,6 +4,6 @@ const bcrypt = require('@node-rs/bcrypt');
 
 module.exports = {
   name: '@node-rs/bcrypt',
-  hashSync: (password, cost) => bcrypt.hashSync(password, { cost }),
+  hashSync: (password, cost) => bcrypt.hashSync(password, cost),
   compareSync: (password, hash) => bcrypt.verifySync(password, hash),
 };

@@ -20,7 +20,7 @@ export function createPasswordHasher(rounds: number): PasswordHasher {
   // A valid hash of a random string at the configured cost: comparing against it costs the same as a real
   // comparison, so an unknown email answers in the same time as a wrong password.
   let dummyHash: Promise<string> | undefined;
-  const hash = (password: string) => bcryptHash(password, { cost: rounds });
+  const hash = (password: string) => bcryptHash(password, rounds);
   return {
     hash,
     async verify(password, storedHash) {
