@@ -102,7 +102,8 @@ export interface RouteDecl<P extends Schema = Schema, Q extends Schema = Schema,
   secondFactorForAdmins?: boolean;
 }
 
-type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
+/** The parsed value of a declared schema (`unknown` when the route declares none, so nothing undeclared is read). */
+type Out<S> = z.output<S>;
 type PrincipalFor<A extends AuthMode> = A extends 'user' | 'user-or-client' ? Principal : A extends 'browser' ? Principal | undefined : undefined;
 
 export interface RouteInput<D extends RouteDecl> {

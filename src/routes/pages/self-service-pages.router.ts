@@ -129,7 +129,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       async ({ principal, query, body: input }, req, res) => {
         if (!principal || principal.clientId) return signInFirst(res);
         try {
-          const outcome = await run(principal, input as z.output<B>, req, res);
+          const outcome = await run(principal, input, req, res);
           if (res.headersSent) return;
           if ('done' in outcome) return res.redirect(303, `/account${contextQs(query, outcome.done)}${SECTION_ANCHOR[section]}`);
           // The page shows the session as it is now (e.g. a factor just proved adds to its amr).
