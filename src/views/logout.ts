@@ -25,10 +25,8 @@ export function renderLogoutConfirmPage(options: {
   <input type="hidden" name="csrf" value="${escapeHtml(options.csrf)}">
   <input type="hidden" name="confirm" value="yes">
 ${hidden}
-  <div class="actions">
-    <button type="submit">Sign out</button>
-    <a href="/login" class="muted">Stay signed in</a>
-  </div>
-</form>`,
+  <div class="actions"><button type="submit">Sign out</button></div>
+</form>
+<div class="actions muted"><a href="/login">Stay signed in</a></div>`,
   });
 }
