@@ -1,6 +1,5 @@
-import fs from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { CHROMIUM_PATH } from '../helpers/ensure-chromium';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../helpers/ensure-chromium';
 import { createListeningTestApp } from '../helpers/oauth';
 import type { TestApp } from '../helpers/test-app';
 
@@ -14,16 +13,10 @@ let stopApp: () => Promise<void>;
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!fs.existsSync(CHROMIUM_PATH)) {
-    throw new Error(`Chromium not found at ${CHROMIUM_PATH}: install it (apt-get install -y chromium) to run the browser tests`);
-  }
   const listening = await createListeningTestApp();
   ({ t, baseUrl } = listening);
   stopApp = listening.stop;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM_PATH,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
-  });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
-import { CHROMIUM_PATH } from '../helpers/ensure-chromium';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../helpers/ensure-chromium';
 import { makeClient, makeUser } from '../helpers/factories';
 import { createListeningTestApp } from '../helpers/oauth';
 import type { TestApp } from '../helpers/test-app';
@@ -15,12 +15,8 @@ let stop: () => Promise<void>;
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!fs.existsSync(CHROMIUM_PATH)) throw new Error(`Chromium not found at ${CHROMIUM_PATH}: install it (apt-get install -y chromium)`);
+  browser = await launchChromium();
   ({ t, baseUrl, stop } = await createListeningTestApp());
-  browser = await chromium.launch({
-    executablePath: CHROMIUM_PATH,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
-  });
 }, 60_000);
 afterAll(async () => {
   await browser?.close();

@@ -7,7 +7,7 @@ import { ManualClock } from '../../src/lib/clock';
 import { createLogger } from '../../src/lib/logger';
 import { closeServiceContext, createServiceContext } from '../../src/services/create-context';
 import type { ServiceContext } from '../../src/services/context';
-import { currentSigningKey } from '../../src/services/oidc/signing-keys.service';
+import { currentSigningKey, rotateSigningKey } from '../../src/services/oidc/signing-keys.service';
 import { makeClient, makeUser, signIn } from '../helpers/factories';
 import { basicAuth, exchangeCode, obtainCode } from '../helpers/oauth';
 import { runCli } from '../helpers/processes';
@@ -93,4 +93,17 @@ test('rotate-signing-key: old id_tokens still validate on both instances; the ol
   // After an id_token lifetime (plus the margin) nothing the old key signed is live: it leaves the JWKS.
   a.clock.advance(3600 + 301);
   expect((await jwksOf(a.app)).keys.map((k) => k.kid)).toEqual([newKid]);
+});
+
+test('a changed KEYS_SECRET: signing says to rotate, and rotating makes a key that opens', async () => {
+  const config = loadConfig({ ...TEST_ENV, DATABASE_URL: a.databaseUrl, KEYS_SECRET: 'another-keys-secret-0123456789abcdefghij' });
+  const logger = createLogger(config.logLevel);
+  const ctx = createServiceContext(config, { db: createDb(config, { logger }), logger });
+  try {
+    await expect(currentSigningKey(ctx)).rejects.toThrow(/does not open with this KEYS_SECRET: run npm run admin -- rotate-signing-key/);
+    const { kid } = await rotateSigningKey(ctx);
+    expect((await currentSigningKey(ctx)).kid).toBe(kid);
+  } finally {
+    await closeServiceContext(ctx);
+  }
 });

@@ -47,7 +47,14 @@ function cacheOf(ctx: ServiceContext): KeyCache {
 const sealPurpose = (kid: string) => `oidc-signing-key:${kid}`;
 
 async function openSigningKey(ctx: ServiceContext, row: SigningKeyRow): Promise<SigningKey> {
-  const jwk = JSON.parse(ctx.sealer.open(row.privateJwkSealed, sealPurpose(row.kid))) as JWK;
+  let opened: string;
+  try {
+    opened = ctx.sealer.open(row.privateJwkSealed, sealPurpose(row.kid));
+  } catch (err) {
+    // KEYS_SECRET changed (or differs between instances): say what to do rather than fail obscurely.
+    throw new Error(`OpenID Connect signing key ${row.kid} does not open with this KEYS_SECRET: run npm run admin -- rotate-signing-key`, { cause: err });
+  }
+  const jwk = JSON.parse(opened) as JWK;
   return { kid: row.kid, alg: row.alg as IdTokenAlg, privateKey: (await importJWK(jwk, row.alg)) as KeyLike };
 }
 
