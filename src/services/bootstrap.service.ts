@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { withTransaction, type DbOrTrx } from '../db';
+import { isUniqueViolation } from '../db/pg-errors';
 import { revokeSessionsOfUser } from '../db/repositories/sessions.repo';
 import { findRoleByName } from '../db/repositories/roles.repo';
 import { assignRoleToUser, countUsersWithGlobalRoles } from '../db/repositories/user-roles.repo';
@@ -54,7 +55,14 @@ export async function ensureSuperAdmin(
     }
     await grantSuperAdmin(trx, userId, now);
     return { userId, created: !existing, promoted: true };
+  }).catch(async (err: unknown) => {
+    // Several instances starting together with the same BOOTSTRAP_ADMIN_*: one creates the account, the others
+    // find it taken (docs/operations.md "Several instances"). Theirs is the same account: nothing left to do.
+    const created = !existing && isUniqueViolation(err) ? await findUserByEmail(ctx.db, email) : undefined;
+    if (!created) throw err;
+    return { userId: created.id, created: false, promoted: false, concurrent: true };
   });
+  if ('concurrent' in result) return { userId: result.userId, created: false, promoted: false };
   const via = input.resetPassword ? 'cli' : 'bootstrap';
   if (result.created) ctx.events.emit({ type: 'user.created', actorId: null, subjectId: result.userId, detail: { via } });
   else ctx.events.emit({ type: 'auth.password.reset', actorId: null, subjectId: result.userId, detail: { via } });

@@ -63,7 +63,7 @@ test('sign in through service-sso, stay signed in past the access token, sign ou
     // The hosted sign-in page of the server, then its consent page.
     await page.getByLabel('Email address').fill(user.email);
     await page.getByLabel('Password').fill(user.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByRole('button', { name: 'Approve' }).click();
     await page.getByText('Signed in as Ada Example').waitFor();
     expect(new URL(page.url()).origin).toBe(appUrl);
@@ -100,7 +100,7 @@ test('a person who denies consent lands back in the app with a clear message', a
     await page.goto(`${appUrl}/login`);
     await page.getByLabel('Email address').fill(user.email);
     await page.getByLabel('Password').fill(user.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByRole('button', { name: 'Deny' }).click();
     await page.getByText('Sign-in failed: access_denied').waitFor();
   } finally {

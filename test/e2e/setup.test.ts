@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { ensureSuperAdmin } from '../../src/services/bootstrap.service';
 import { ensureSetupLink } from '../../src/services/setup.service';
 import { makeUser } from '../helpers/factories';
 import { createTestApp, type TestApp } from '../helpers/test-app';
@@ -109,4 +110,14 @@ test('CSRF, validation and a taken address answer with the form again; nothing i
   expect(await superAdmins()).toEqual([]);
   // The link still works after all of that.
   expect((await agent.post('/setup').type('form').send(form(token, csrf))).status).toBe(303);
+});
+
+test('two instances starting together with the same BOOTSTRAP_ADMIN_*: both start, one admin exists', async () => {
+  const input = { email: 'boot@example.test', password: 'boot-password' };
+  const results = await Promise.all([ensureSuperAdmin(t.ctx, input), ensureSuperAdmin(t.ctx, input), ensureSuperAdmin(t.ctx, input)]);
+  expect(results.filter((r) => r.created)).toHaveLength(1);
+  expect(new Set(results.map((r) => r.userId)).size).toBe(1);
+  expect(await superAdmins()).toEqual(['boot@example.test']);
+  // With an admin there, the setup link is dead.
+  expect(await ensureSetupLink(t.ctx)).toBeUndefined();
 });
