@@ -86,7 +86,7 @@ function sessionsSection(data: AccountPageData): string {
       const action = s.current
         ? '<strong>This browser</strong>'
         : `<form method="post" action="${act(data, 'sessions/revoke')}" class="inline">${csrfField(data.csrf)}<input type="hidden" name="session_id" value="${escapeHtml(s.id)}"><button type="submit" class="secondary" aria-label="Sign out session last used ${escapeHtml(s.lastUsedAt.toISOString())}">Sign out</button></form>`;
-      return `<tr><td>${what}</td><td>${escapeHtml(s.ip ?? '')}</td><td>${date(s.lastUsedAt)}</td><td>${action}</td></tr>`;
+      return `<tr><td data-label="Where">${what}</td><td data-label="IP address">${escapeHtml(s.ip ?? '')}</td><td data-label="Last used">${date(s.lastUsedAt)}</td><td>${action}</td></tr>`;
     })
     .join('\n');
   return `<section aria-labelledby="sessions-h" id="sessions">

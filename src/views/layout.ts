@@ -58,7 +58,15 @@ ${scripts}
   .qr svg { width: 12rem; height: 12rem; background: #fff; padding: .5rem; border-radius: 8px; }
   details { margin: 1rem 0; }
   summary { cursor: pointer; color: var(--accent); }
-  @media (max-width: 30rem) { main { margin: 0; border: 0; border-radius: 0; padding: 1.25rem 1rem; } ol.codes { columns: 1; } }
+  @media (max-width: 30rem) {
+    main { margin: 0; border: 0; border-radius: 0; padding: 1.25rem 1rem; }
+    ol.codes { columns: 1; }
+    table, tbody, tr, td { display: block; }
+    thead { position: absolute; left: -10000px; }
+    tr { border-bottom: 1px solid var(--border); padding: .5rem 0; }
+    td { border: 0; padding: .1rem 0; }
+    td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); }
+  }
 </style>
 </head>
 <body>
