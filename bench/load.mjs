@@ -3,7 +3,7 @@
 // for windows, then the result as the last line ({"result": …}).
 //
 // Spec: { jobs: Job[], duration: s, warmup: s, windowSeconds?: s }, every job running at the same time, where Job is
-//   { name, tool: 'autocannon', url, method?, headers?, body?, connections, rate? }  (stateless requests, fastest), or
+//   { name, tool: 'autocannon', url, method?, headers?, body? | bodies?, connections, rate? }  (stateless, fastest), or
 //   { name, tool: 'loop', url, method?, headers?, body?, connections }               (stateless, keep-alive http), or
 //   { name, tool: 'chain', url, method, headers, bodyTemplate, field, tokens }       (one connection per token: each
 //     request presents the token its connection got last, `{token}` in bodyTemplate, the next one read from the
@@ -36,6 +36,11 @@ async function runAutocannon(job) {
     connections: job.connections,
     overallRate: job.rate,
   };
+  if (job.bodies) {
+    // One of several bodies per request, in turn (e.g. several accounts signing in).
+    let next = 0;
+    options.requests = [{ method: options.method, setupRequest: (req) => ({ ...req, body: job.bodies[next++ % job.bodies.length] }) }];
+  }
   if (warmupMs > 0) await autocannon({ ...options, duration: warmupMs / 1000 });
   const r = await autocannon({ ...options, duration: durationMs / 1000 });
   const seconds = durationMs / 1000;

@@ -40,6 +40,7 @@ const WARMUP = Math.min(3, Math.max(1, Math.round(SECONDS / 4)));
 const CONNECTIONS = Number(opts.connections);
 const SOAK = opts.soak ? Number(opts.soak) : 0;
 const LOGIN_CONNECTIONS = 8;
+const LOGIN_ACCOUNTS = 16;
 
 const PINNING = os.availableParallelism() >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
 const SERVER_CPU = 0;
@@ -277,6 +278,8 @@ const REDIRECT_URI = 'http://127.0.0.1:9/callback';
 
 interface SsoFixtures {
   userAccessToken: string;
+  /** Accounts of the login storm: one login per account in turn, as a storm of many users signs in. */
+  loginBodies: string[];
   firstPartyRefreshTokens: string[];
   oauthRefreshTokens: string[];
   client: { id: string; secret: string };
@@ -342,7 +345,14 @@ async function ssoFixtures(sso: string, admin: { email: string; password: string
     expectStatus('code exchange', token, 200);
     oauthRefreshTokens.push(token.body.refresh_token);
   }
-  return { userAccessToken: reg.body.accessToken, firstPartyRefreshTokens, oauthRefreshTokens, client, email, password };
+  const loginBodies: string[] = [];
+  for (let i = 0; i < LOGIN_ACCOUNTS; i++) {
+    const account = { email: `bench-login-${i}@example.test`, password: `bench-password-${i}` };
+    const r = await call(`${sso}/api/auth/register`, { method: 'POST', json: { first_name: 'Login', last_name: `User ${i}`, ...account } });
+    expectStatus('register a login-storm account', r, 201);
+    loginBodies.push(JSON.stringify(account));
+  }
+  return { userAccessToken: reg.body.accessToken, loginBodies, firstPartyRefreshTokens, oauthRefreshTokens, client, email, password };
 }
 
 /** Refresh tokens from node-oidc-provider's own authorization code flow (PKCE, offline_access, consent). */
@@ -506,6 +516,8 @@ async function main(): Promise<void> {
     RATE_LIMIT_MAX: '10000000',
   };
   const serverJs = path.join(ROOT, 'dist/src/server.js');
+  // BENCH_SERVER_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the server through the whole run.
+  const serverArgs = [...(process.env.BENCH_SERVER_ARGS?.split(/\s+/).filter(Boolean) ?? []), serverJs];
 
   // Startup: the first start migrates the fresh database; the next starts are what a restart costs.
   process.stdout.write(`startup (${PINNING ? 'pinned to CPU 0' : 'not pinned'}) ...\n`);
@@ -522,7 +534,7 @@ async function main(): Promise<void> {
   await stop(server.child);
   const npmStart = await startProcess('sso-npm', 'npm', ['start', '--silent', '--prefix', ROOT], env, '/health', sso);
   await stop(npmStart.child);
-  server = await startProcess('sso', process.execPath, [serverJs], env, '/health', sso);
+  server = await startProcess('sso', process.execPath, serverArgs, env, '/health', sso);
   const startupMs = [...restarts].sort((a, b) => a - b)[1]!;
   const startupCpuMs = [...restartsCpu].sort((a, b) => a - b)[1]!;
   const idleRss = currentRss(server.pid);
@@ -621,7 +633,7 @@ async function runScenarios(server: Server, fx: SsoFixtures, b: Baselines): Prom
       url: `${sso}/api/auth/login`,
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: fx.email, password: fx.password }),
+      bodies: fx.loginBodies,
       connections: LOGIN_CONNECTIONS,
     },
     [{ name: 'GET /health during the login storm', tool: 'autocannon', url: `${sso}/health`, connections: 1, rate: 20 }],

@@ -1,5 +1,6 @@
 import { hash as bcryptHash, verify as bcryptVerify } from '@node-rs/bcrypt';
 import { randomBytes } from 'node:crypto';
+import os from 'node:os';
 
 /** bcrypt reads at most 72 bytes; longer passwords are refused rather than silently truncated. */
 export const PASSWORD_MAX_BYTES = 72;
@@ -13,26 +14,50 @@ export interface PasswordHasher {
 
 /**
  * bcrypt ($2b$, the format bcryptjs wrote: existing hashes keep working) in native code on libuv's thread pool, off
- * the event loop (CONTRACT §4: a login storm never stalls). No worker threads to start or keep in memory; the pool
- * has UV_THREADPOOL_SIZE threads (default 4), so hashing uses up to four cores.
+ * the event loop (CONTRACT §4: a login storm never stalls). At most one hash per core runs at a time and the rest
+ * wait their turn: more would not finish sooner, and would take CPU time from the event loop (every other request)
+ * and threads from the pool (file and DNS work).
  */
-export function createPasswordHasher(rounds: number): PasswordHasher {
+export function createPasswordHasher(rounds: number, concurrency = Math.max(1, os.availableParallelism())): PasswordHasher {
+  const limit = createLimiter(concurrency);
   // A valid hash of a random string at the configured cost: comparing against it costs the same as a real
   // comparison, so an unknown email answers in the same time as a wrong password.
   let dummyHash: Promise<string> | undefined;
-  const hash = (password: string) => bcryptHash(password, rounds);
+  const hash = (password: string) => limit(() => bcryptHash(password, rounds));
   return {
     hash,
     async verify(password, storedHash) {
       if (!storedHash) {
         dummyHash ??= hash(randomBytes(16).toString('base64url'));
-        await bcryptVerify(password, await dummyHash);
+        const dummy = await dummyHash;
+        await limit(() => bcryptVerify(password, dummy));
         return false;
       }
-      return bcryptVerify(password, storedHash);
+      return limit(() => bcryptVerify(password, storedHash));
     },
     async close() {
       // Nothing held: the native work runs on libuv's shared pool.
     },
+  };
+}
+
+/** Runs at most `max` tasks at a time, the others in arrival order. */
+function createLimiter(max: number): <T>(task: () => Promise<T>) => Promise<T> {
+  let running = 0;
+  const waiting: Array<() => void> = [];
+  // A finishing task hands its slot to the next waiting one, if any.
+  const release = () => {
+    const next = waiting.shift();
+    if (next) next();
+    else running--;
+  };
+  return async <T>(task: () => Promise<T>): Promise<T> => {
+    if (running >= max) await new Promise<void>((resolve) => waiting.push(resolve));
+    else running++;
+    try {
+      return await task();
+    } finally {
+      release();
+    }
   };
 }

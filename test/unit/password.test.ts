@@ -47,3 +47,19 @@ test('hashes written by bcryptjs (the previous implementation) still verify', as
 const LEGACY_2B = '$2b$10$mevdoRmUfmfb1CGKk1DBtuM8ESe39l3QYySXUbgfTJFCdk9ygVpim';
 // $2a$ and $2b$ differ only for passwords of 255 bytes or more: the same digest under the older prefix.
 const LEGACY_2A = LEGACY_2B.replace('$2b$', '$2a$');
+
+test('with a concurrency of one, hashes run one after another and every one completes', async () => {
+  const one = createPasswordHasher(4, 1);
+  const order: number[] = [];
+  const hashes = await Promise.all(
+    Array.from({ length: 6 }, (_, i) =>
+      one.hash(`pass-${i}`).then((h) => {
+        order.push(i);
+        return h;
+      }),
+    ),
+  );
+  expect(order).toEqual([0, 1, 2, 3, 4, 5]);
+  for (const [i, h] of hashes.entries()) expect(await one.verify(`pass-${i}`, h)).toBe(true);
+  expect(await one.verify('anything', null)).toBe(false);
+});
