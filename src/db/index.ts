@@ -63,9 +63,14 @@ export const TRANSACTION_ATTEMPTS = 4;
  * outcome belong after the commit.
  */
 export async function withTransaction<T>(db: Db, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+  return retryingConflicts(() => db.transaction(fn));
+}
+
+/** The retry of withTransaction for work that is atomic on its own (a single statement). */
+export async function retryingConflicts<T>(run: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await db.transaction(fn);
+      return await run();
     } catch (err) {
       if (!isRetryableTransactionError(err)) throw err;
       if (attempt >= TRANSACTION_ATTEMPTS) throw serviceUnavailable(err);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { withTransaction, type DbOrTrx } from '../db';
-import { loadPrincipal, loadUserAccess } from '../db/repositories/principal.repo';
-import { consumeRefreshToken, findRefreshTokenWithSuccessor, insertRefreshToken } from '../db/repositories/refresh-tokens.repo';
+import { loadPrincipal, loadUserAccess, type PrincipalRecord } from '../db/repositories/principal.repo';
+import { consumeRefreshToken, findRefreshTokenWithSuccessor, insertRefreshToken, rotateLiveRefreshToken } from '../db/repositories/refresh-tokens.repo';
 import { insertSession, lockLiveSession, revokeSession, touchSession } from '../db/repositories/sessions.repo';
 import { addSeconds } from '../lib/clock';
 import type { TokenClaims } from '../lib/jwt';
@@ -153,32 +153,7 @@ export async function rotateRefreshToken(
   const scope = narrowScope(payload.scope, client);
   if (payload.scope !== undefined && scope === undefined) return { ok: false, reason: 'invalid_scope' };
 
-  const result = await withTransaction(ctx.db, async (trx): Promise<RotateResult> => {
-    const session = await lockLiveSession(trx, payload.sid, now);
-    if (!session || session.userId !== payload.userId) return { ok: false, reason: 'invalid' };
-    const successorId = randomUUID();
-    const consumed = await consumeRefreshToken(trx, { id: payload.tokenId, sessionId: payload.sid, now, successorId });
-    let refreshId: string;
-    let refreshExpiresAt: Date;
-    if (consumed) {
-      refreshId = successorId;
-      refreshExpiresAt = refreshExpiryFor(ctx, now, session.createdAt);
-      await insertRefreshToken(trx, { id: refreshId, sessionId: payload.sid, now, expiresAt: refreshExpiresAt });
-      await touchSession(trx, payload.sid, now, { expiresAt: refreshExpiresAt, scope: scope !== payload.scope ? scope : undefined });
-    } else {
-      const row = await findRefreshTokenWithSuccessor(trx, payload.tokenId);
-      if (!row?.usedAt || row.sessionId !== payload.sid) return { ok: false, reason: 'invalid' };
-      const successor = row.successor;
-      const graceEnd = addSeconds(row.usedAt, ctx.config.refreshReuseGraceSeconds);
-      if (!successor || successor.usedAt || successor.expiresAt <= now || now >= graceEnd) {
-        await revokeSession(trx, payload.sid, now);
-        return { ok: false, reason: 'reused' };
-      }
-      refreshId = successor.id;
-      refreshExpiresAt = successor.expiresAt;
-    }
-    const principal = await loadPrincipal(trx, payload.sid, payload.userId, now);
-    if (!principal) return { ok: false, reason: 'invalid' };
+  const issue = (principal: PrincipalRecord, refreshId: string, refreshExpiresAt: Date, grace: boolean): RotateResult => {
     const roles = globalRoleNames(principal.roles);
     const oauth = payload.client_id ? { clientId: payload.client_id, scope: scope ?? '' } : undefined;
     const claims = claimsFor(principal, roles, payload.sid, principal.amr, oauth);
@@ -186,7 +161,7 @@ export async function rotateRefreshToken(
     const refresh = ctx.jwt.signRefresh(claims, refreshId, now, refreshExpiresAt);
     return {
       ok: true,
-      grace: !consumed,
+      grace,
       clientId: payload.client_id,
       scope,
       tokens: {
@@ -199,7 +174,52 @@ export async function rotateRefreshToken(
         amr: principal.amr,
       },
     };
+  };
+
+  // The common case in one statement: a live token of a live session, presented for the first time.
+  const successorId = randomUUID();
+  const fast = await rotateLiveRefreshToken(ctx.db, {
+    sessionId: payload.sid,
+    userId: payload.userId,
+    tokenId: payload.tokenId,
+    successorId,
+    now,
+    ttlSeconds: ctx.config.refreshTokenTtlSeconds,
+    sessionMaxAgeSeconds: ctx.config.sessionMaxAgeDays * 24 * 3600,
+    scope: scope !== payload.scope ? (scope ?? null) : null,
   });
+  const result = fast
+    ? fast.principal
+      ? issue(fast.principal, successorId, fast.refreshExpiresAt, false)
+      : ({ ok: false, reason: 'invalid' } as const)
+    : await withTransaction(ctx.db, async (trx): Promise<RotateResult> => {
+        // Nothing was consumed: a token presented again (grace window or reuse), or one that is not live.
+        const session = await lockLiveSession(trx, payload.sid, now);
+        if (!session || session.userId !== payload.userId) return { ok: false, reason: 'invalid' };
+        const consumed = await consumeRefreshToken(trx, { id: payload.tokenId, sessionId: payload.sid, now, successorId });
+        let refreshId: string;
+        let refreshExpiresAt: Date;
+        if (consumed) {
+          refreshId = successorId;
+          refreshExpiresAt = refreshExpiryFor(ctx, now, session.createdAt);
+          await insertRefreshToken(trx, { id: refreshId, sessionId: payload.sid, now, expiresAt: refreshExpiresAt });
+          await touchSession(trx, payload.sid, now, { expiresAt: refreshExpiresAt, scope: scope !== payload.scope ? scope : undefined });
+        } else {
+          const row = await findRefreshTokenWithSuccessor(trx, payload.tokenId);
+          if (!row?.usedAt || row.sessionId !== payload.sid) return { ok: false, reason: 'invalid' };
+          const successor = row.successor;
+          const graceEnd = addSeconds(row.usedAt, ctx.config.refreshReuseGraceSeconds);
+          if (!successor || successor.usedAt || successor.expiresAt <= now || now >= graceEnd) {
+            await revokeSession(trx, payload.sid, now);
+            return { ok: false, reason: 'reused' };
+          }
+          refreshId = successor.id;
+          refreshExpiresAt = successor.expiresAt;
+        }
+        const principal = await loadPrincipal(trx, payload.sid, payload.userId, now);
+        if (!principal) return { ok: false, reason: 'invalid' };
+        return issue(principal, refreshId, refreshExpiresAt, !consumed);
+      });
   const clientOfToken = payload.client_id ?? null;
   if (!result.ok && result.reason === 'reused') {
     ctx.logger.warn({ sessionId: payload.sid, userId: payload.userId }, 'refresh token reuse: session revoked');

@@ -56,7 +56,11 @@ export async function loadPrincipal(
 ): Promise<PrincipalRecord | undefined> {
   const stale = new Date(now.getTime() - TOUCH_INTERVAL_SECONDS * 1000);
   const [row] = await preparedRows(db, 'sso_load_principal_2', LOAD_PRINCIPAL_SQL, [sessionId, userId, now, stale]);
-  if (!row) return undefined;
+  return row ? toPrincipalRecord(row) : undefined;
+}
+
+/** A row with PRINCIPAL_COLUMNS (users `u`, sessions `s`, roles CTE `r`) as a PrincipalRecord. */
+export function toPrincipalRecord(row: Record<string, unknown>): PrincipalRecord {
   return {
     id: row.id as string,
     email: row.email as string,
@@ -70,6 +74,15 @@ export async function loadPrincipal(
   };
 }
 
+/** The principal's columns, from users `u`, sessions `s` (amr) and the roles CTE of `rolesCte(userParam)`. */
+export const PRINCIPAL_COLUMNS = `u.id, u.email, u.first_name, u.last_name, u.is_active, u.email_verified, s.amr,
+            ${ACCESS_COLUMNS}`;
+
+/** The roles CTE `r` for the user id in the given $n parameter. */
+export function rolesCte(userParam: string): string {
+  return ROLES_CTE.replaceAll(':uid', userParam);
+}
+
 /** loadPrincipal's statement ($1 session id, $2 user id, $3 now, $4 the last_used_at older than which it is touched). */
 const LOAD_PRINCIPAL_SQL = `with s as (
        select id, user_id, amr from sessions
@@ -77,9 +90,8 @@ const LOAD_PRINCIPAL_SQL = `with s as (
      ), touch as (
        update sessions set last_used_at = $3
         where id = (select id from s) and last_used_at < $4
-     ), ${ROLES_CTE.replaceAll(':uid', '$2')}
-     select u.id, u.email, u.first_name, u.last_name, u.is_active, u.email_verified, s.amr,
-            ${ACCESS_COLUMNS}
+     ), ${rolesCte('$2')}
+     select ${PRINCIPAL_COLUMNS}
        from users u join s on s.user_id = u.id
       where u.is_active`;
 

@@ -1,4 +1,5 @@
-import type { DbOrTrx } from '..';
+import { preparedRows, retryingConflicts, type DbOrTrx } from '..';
+import { PRINCIPAL_COLUMNS, rolesCte, toPrincipalRecord, type PrincipalRecord } from './principal.repo';
 
 export async function insertRefreshToken(
   db: DbOrTrx,
@@ -48,3 +49,61 @@ export async function findRefreshTokenWithSuccessor(db: DbOrTrx, id: string): Pr
       : null,
   };
 }
+
+export interface FastRotation {
+  /** Expiry of the successor token. */
+  refreshExpiresAt: Date;
+  /** The live principal, undefined when the user is no longer active (the token was consumed all the same). */
+  principal: PrincipalRecord | undefined;
+}
+
+/**
+ * The common case of a refresh rotation in ONE statement (one round trip, a prepared statement, atomic on its own):
+ * lock the live session row (the lock order of every rotation: sessions, then refresh_tokens), consume the live
+ * token naming its successor, insert the successor expiring at the earlier of its TTL and the session's absolute end,
+ * extend the session (and narrow its scope when asked), and read the principal. Undefined when nothing was consumed
+ * (session not live, token already used or expired): the caller then takes the transactional path, which decides
+ * between the grace window, reuse detection and a plain refusal exactly as before.
+ */
+export async function rotateLiveRefreshToken(
+  db: DbOrTrx,
+  t: {
+    sessionId: string;
+    userId: string;
+    tokenId: string;
+    successorId: string;
+    now: Date;
+    ttlSeconds: number;
+    sessionMaxAgeSeconds: number;
+    /** The session's new (narrowed) scope, or null to keep it. */
+    scope: string | null;
+  },
+): Promise<FastRotation | undefined> {
+  const [row] = await retryingConflicts(() =>
+    preparedRows(db, 'sso_rotate_refresh_1', ROTATE_SQL, [t.sessionId, t.userId, t.tokenId, t.now, t.successorId, t.ttlSeconds, t.sessionMaxAgeSeconds, t.scope]),
+  );
+  if (!row) return undefined;
+  return { refreshExpiresAt: new Date(row.refresh_expires_at as string | Date), principal: row.id ? toPrincipalRecord(row) : undefined };
+}
+
+/** $1 session, $2 user, $3 presented token id, $4 now, $5 successor id, $6 token TTL s, $7 session max age s, $8 scope. */
+const ROTATE_SQL = `with s as (
+       select id, user_id, amr, created_at from sessions
+        where id = $1 and user_id = $2 and revoked_at is null and expires_at > $4
+        for no key update
+     ), c as (
+       update refresh_tokens rt set used_at = $4, replaced_by = $5
+         from s
+        where rt.id = $3 and rt.session_id = s.id and rt.used_at is null and rt.expires_at > $4
+       returning rt.id
+     ), n as (
+       insert into refresh_tokens (id, session_id, created_at, expires_at)
+       select $5, s.id, $4, least($4::timestamptz + make_interval(secs => $6), s.created_at + make_interval(secs => $7))
+         from s join c on true
+       returning expires_at
+     ), t as (
+       update sessions set last_used_at = $4, expires_at = (select expires_at from n), scope = coalesce($8, sessions.scope)
+        where id = $1 and exists (select 1 from n)
+     ), ${rolesCte('$2')}
+     select n.expires_at as refresh_expires_at, ${PRINCIPAL_COLUMNS}
+       from n cross join s left join users u on u.id = s.user_id and u.is_active`;
