@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
-import { CHROMIUM_PATH } from '../helpers/ensure-chromium';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../helpers/ensure-chromium';
 import { makeClient, makeUser } from '../helpers/factories';
 import { createListeningTestApp, freePort } from '../helpers/oauth';
 import { ROOT } from '../helpers/processes';
@@ -22,7 +22,6 @@ let appOutput = '';
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!fs.existsSync(CHROMIUM_PATH)) throw new Error(`Chromium not found at ${CHROMIUM_PATH}: apt-get install -y chromium`);
   const listening = await createListeningTestApp();
   ({ t, baseUrl: ssoUrl } = listening);
   stopSso = listening.stop;
@@ -40,7 +39,7 @@ beforeAll(async () => {
     if (app.exitCode !== null || Date.now() > deadline) throw new Error(`example app did not start: ${appOutput}`);
     await new Promise((r) => setTimeout(r, 100));
   }
-  browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {

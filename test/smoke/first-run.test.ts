@@ -2,8 +2,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
-import { CHROMIUM_PATH } from '../helpers/ensure-chromium';
+import { launchChromium } from '../helpers/ensure-chromium';
 import { freePort } from '../helpers/oauth';
 import { ROOT, runCli, startServerProcess } from '../helpers/processes';
 
@@ -16,7 +15,6 @@ import { ROOT, runCli, startServerProcess } from '../helpers/processes';
 const json = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
 test('npm start -> setup link -> /setup in a browser -> working admin; the CLI cannot touch a held database', async () => {
-  if (!fs.existsSync(CHROMIUM_PATH)) throw new Error(`Chromium not found at ${CHROMIUM_PATH}: apt-get install -y chromium`);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sso-first-run-'));
   const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'info' };
   delete env.DATABASE_URL;
@@ -47,7 +45,7 @@ test('npm start -> setup link -> /setup in a browser -> working admin; the CLI c
     expect(second.code).toBe(1);
     expect(second.stderr).toMatch(/is in use by process \d+ \(server\)/);
 
-    const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
+    const browser = await launchChromium();
     try {
       const page = await browser.newPage();
       await page.goto(link!);
