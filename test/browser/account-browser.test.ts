@@ -35,7 +35,7 @@ async function signInThroughForm(page: Page, email: string, password: string): P
   await page.goto(`${baseUrl}/login`);
   await page.getByLabel('Email address').fill(email);
   await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.getByRole('heading', { name: 'You are signed in' }).waitFor();
 }
 

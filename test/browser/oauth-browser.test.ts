@@ -71,7 +71,7 @@ test('a real browser signs in, approves, and the app exchanges the code, reads u
     expect(new URL(page.url()).pathname).toBe('/login');
     await page.getByLabel('Email address').fill(user.email);
     await page.getByLabel('Password').fill(user.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
 
     await page.waitForURL((url) => url.pathname === '/consent');
     await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toContain('Browser Test App');
@@ -125,7 +125,7 @@ test('a real browser denying consent lands on the callback with error=access_den
     await page.goto(authorizationUrl(client.clientId, pkcePair().challenge, 'st-deny'));
     await page.getByLabel('Email address').fill(user.email);
     await page.getByLabel('Password').fill(user.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.waitForURL((url) => url.pathname === '/consent');
     await page.getByRole('button', { name: 'Deny' }).click();
     await page.waitForURL((url) => url.href.startsWith(callbackUrl));
@@ -157,7 +157,7 @@ test('a wrong password in the browser shows the error on the form', async () => 
     await page.goto(authorizationUrl(client.clientId, pkcePair().challenge, 's'));
     await page.getByLabel('Email address').fill(user.email);
     await page.getByLabel('Password').fill('definitely-wrong');
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await expect(page.getByRole('alert').textContent()).resolves.toContain('Incorrect email or password.');
     expect(new URL(page.url()).pathname).toBe('/login');
   } finally {
