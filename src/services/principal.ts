@@ -56,3 +56,12 @@ export function fullName(firstName: string, lastName: string): string {
 export function adminRoleOf(roleNames: string[]): string {
   return ADMIN_TIER.find((r) => roleNames.includes(r)) ?? 'user';
 }
+
+/**
+ * CONTRACT §8: what an access token may see of its user. First-party tokens (no client) see everything; a token
+ * issued to an OAuth client only what its granted scope names.
+ */
+export function scopeAllows(principal: Pick<Principal, 'clientId' | 'scope'>, scope: 'email' | 'profile' | 'read'): boolean {
+  if (!principal.clientId) return true;
+  return (principal.scope ?? '').split(' ').includes(scope);
+}

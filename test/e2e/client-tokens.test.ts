@@ -14,8 +14,8 @@ afterAll(async () => {
 /** An access token as the OAuth token endpoint issues it: bound to a client and a scope. */
 async function oauthTokenFor(roles: string[]) {
   const user = await makeUser(t, { roles });
-  const client = await makeClient(t, { scopes: ['openid', 'profile', 'email', 'admin'] });
-  const tokens = await startSession(t.ctx, t.db, { user, client: { clientId: client.clientId, scope: 'openid profile email admin' } });
+  const client = await makeClient(t, { scopes: ['openid', 'profile', 'email', 'read', 'admin'] });
+  const tokens = await startSession(t.ctx, t.db, { user, client: { clientId: client.clientId, scope: 'openid profile email read admin' } });
   return { user, client, bearer: `Bearer ${tokens.accessToken}` };
 }
 

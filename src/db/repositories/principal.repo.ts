@@ -55,7 +55,7 @@ export async function loadPrincipal(
   now: Date,
 ): Promise<PrincipalRecord | undefined> {
   const stale = new Date(now.getTime() - TOUCH_INTERVAL_SECONDS * 1000);
-  const [row] = await preparedRows(db, 'sso_load_principal_2', LOAD_PRINCIPAL_SQL, [sessionId, userId, now, stale]);
+  const [row] = await preparedRows(db, 'sso_load_principal_3', LOAD_PRINCIPAL_SQL, [sessionId, userId, now, stale]);
   return row ? toPrincipalRecord(row) : undefined;
 }
 
@@ -85,8 +85,11 @@ export function rolesCte(userParam: string): string {
 
 /** loadPrincipal's statement ($1 session id, $2 user id, $3 now, $4 the last_used_at older than which it is touched). */
 const LOAD_PRINCIPAL_SQL = `with s as (
-       select id, user_id, amr from sessions
-        where id = $1 and user_id = $2 and revoked_at is null and expires_at > $3
+       select se.id, se.user_id, se.amr from sessions se
+         left join oauth_clients c on c.client_id = se.client_id
+        where se.id = $1 and se.user_id = $2 and se.revoked_at is null and se.expires_at > $3
+          -- CONTRACT §8: a deactivated client's tokens die at once, whatever happened to its sessions.
+          and (se.client_id is null or c.is_active)
      ), touch as (
        update sessions set last_used_at = $3
         where id = (select id from s) and last_used_at < $4

@@ -1,6 +1,6 @@
 import type { PrincipalRecord } from '../../db/repositories/principal.repo';
 import type { Principal } from '../../services/principal';
-import { adminRoleOf, fullName } from '../../services/principal';
+import { adminRoleOf, fullName, scopeAllows } from '../../services/principal';
 
 type UserLike = Pick<PrincipalRecord, 'id' | 'email' | 'firstName' | 'lastName' | 'isActive' | 'emailVerified'>;
 
@@ -41,4 +41,23 @@ export function presentPrincipal(principal: Principal) {
     },
     principal,
   );
+}
+
+/**
+ * GET /me and /verify-admin (CONTRACT §8): a token issued to an OAuth client sees only what its scope allows:
+ * `email`, `email_verified` with `email`; `name`, `first_name`, `last_name` with `profile`; `roles`,
+ * `permissions`, `adminRole` (and `amr`) with `read`; `id` and `is_active` always. First-party tokens see all.
+ */
+export function presentPrincipalForToken(principal: Principal) {
+  const full = presentPrincipal(principal);
+  if (!principal.clientId) return full;
+  return {
+    id: full.id,
+    is_active: full.is_active,
+    ...(scopeAllows(principal, 'email') ? { email: full.email, email_verified: full.email_verified } : {}),
+    ...(scopeAllows(principal, 'profile') ? { name: full.name, first_name: full.first_name, last_name: full.last_name } : {}),
+    ...(scopeAllows(principal, 'read')
+      ? { roles: full.roles, permissions: full.permissions, adminRole: full.adminRole, ...(full.amr ? { amr: full.amr } : {}) }
+      : {}),
+  };
 }

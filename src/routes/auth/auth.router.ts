@@ -3,12 +3,13 @@ import type { Config } from '../../config';
 import { clearSessionCookies, REFRESH_COOKIE, setSessionCookies } from '../../middleware/session-cookies';
 import * as auth from '../../services/auth.service';
 import type { RequestMeta } from '../../services/context';
-import { ADMIN_TIER } from '../../services/principal';
+import { forbidden } from '../../errors';
+import { ADMIN_TIER, scopeAllows } from '../../services/principal';
 import { successBody } from '../common.schemas';
 import { declareRouter, reply, route } from '../route';
 import type { RouteDeps } from '../types';
-import { presentAuthUser, presentPrincipal } from './auth.presenters';
-import { authResult, authUserEnvelope, loginBody, mfaRequiredBody, refreshBody, registerBody, tokenPair, updateMeBody } from './auth.schemas';
+import { presentAuthUser, presentPrincipal, presentPrincipalForToken } from './auth.presenters';
+import { authResult, authUserEnvelope, loginBody, mfaRequiredBody, refreshBody, registerBody, tokenPair, tokenUserEnvelope, updateMeBody } from './auth.schemas';
 
 export function requestMeta(req: Request): RequestMeta {
   return { ip: req.ip ?? null, userAgent: req.get('user-agent') ?? null };
@@ -72,10 +73,11 @@ export function createAuthRouter(deps: RouteDeps) {
           method: 'get',
           path: '/me',
           summary: 'The caller with live roles and permissions',
+          description: 'A token issued to an OAuth client sees only the fields its scope allows (CONTRACT §8).',
           auth: 'user-or-client',
-          response: { description: '{ user }', schema: authUserEnvelope },
+          response: { description: '{ user }', schema: tokenUserEnvelope },
         },
-        ({ principal }) => ({ user: presentPrincipal(principal) }),
+        ({ principal }) => ({ user: presentPrincipalForToken(principal) }),
       ),
       route(
         {
@@ -130,9 +132,13 @@ export function createAuthRouter(deps: RouteDeps) {
           summary: 'Identity if the caller holds admin, super_admin or manager',
           auth: 'user-or-client',
           role: ADMIN_TIER,
-          response: { description: '{ user }', schema: authUserEnvelope },
+          description: 'A token issued to an OAuth client also needs the `read` scope (CONTRACT §8).',
+          response: { description: '{ user }', schema: tokenUserEnvelope },
         },
-        ({ principal }) => ({ user: presentPrincipal(principal) }),
+        ({ principal }) => {
+          if (!scopeAllows(principal, 'read')) throw forbidden('A client token needs the read scope for verify-admin');
+          return { user: presentPrincipalForToken(principal) };
+        },
       ),
     ],
     { tags: ['Auth'] },

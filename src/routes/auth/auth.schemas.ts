@@ -50,6 +50,11 @@ export const authUser = z
 
 export const authUserEnvelope = z.strictObject({ user: authUser });
 
+/** GET /me and /verify-admin: the whole user for first-party tokens, the scope-limited one for client tokens (CONTRACT §8). */
+export const tokenUserEnvelope = z.strictObject({
+  user: z.union([authUser, authUser.partial().required({ id: true, is_active: true }).meta({ id: 'ScopedUser' })]),
+});
+
 export const tokenPair = z.strictObject({ accessToken: z.string(), refreshToken: z.string() });
 
 export const authResult = z.strictObject({ user: authUser, ...tokenPair.shape }).meta({ id: 'AuthResult' });

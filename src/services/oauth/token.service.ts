@@ -69,6 +69,8 @@ export async function exchangeAuthorizationCode(
       return { ok: false, description: INVALID_CODE };
     }
     if (code.redirectUri !== input.redirectUri) return { ok: false, description: 'redirect_uri does not match the authorization request' };
+    // CONTRACT §8: a redirect URI removed from the client since the code was issued invalidates the code.
+    if (!client.redirectUris.includes(code.redirectUri)) return { ok: false, description: 'redirect_uri is no longer registered for this client' };
     if (!verifyPkceS256(input.codeVerifier, code.codeChallenge)) return { ok: false, description: 'Invalid PKCE verifier' };
     const user = await findUserById(trx, code.userId);
     if (!user?.isActive) return { ok: false, description: INVALID_CODE };
