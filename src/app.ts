@@ -8,6 +8,7 @@ import { createMetrics, createMetricsRouter } from './middleware/metrics';
 import { originCheck } from './middleware/origin-check';
 import { createRateLimit } from './middleware/rate-limit';
 import { requestLog } from './middleware/request-log';
+import { AppError } from './errors';
 import { requestContext } from './lib/request-context';
 import { mountRoutes } from './routes';
 import type { ServiceContext } from './services/context';
@@ -16,6 +17,35 @@ export interface AppDeps {
   ctx: ServiceContext;
   /** The /api/* limiter; default an in-memory one built from config (server.ts passes the Redis-backed one). */
   rateLimit?: RequestHandler;
+}
+
+/** CONTRACT §8: at most this many query or form parameters; more is a 4xx, never silently truncated. */
+const MAX_PARAMETERS = 1000;
+
+/**
+ * The query parser would silently drop parameters past its limit (and its work grows with their number): more
+ * than MAX_PARAMETERS `&`-separated pairs answer 400 before anything parses them.
+ */
+const limitQueryParameters: RequestHandler = (req, _res, next) => {
+  const q = req.url.indexOf('?');
+  if (q < 0) return next();
+  let pairs = 1;
+  for (let i = req.url.indexOf('&', q); i !== -1; i = req.url.indexOf('&', i + 1)) {
+    if (++pairs > MAX_PARAMETERS) return next(new AppError('validation_error', `Too many query parameters (at most ${MAX_PARAMETERS})`));
+  }
+  next();
+};
+
+/**
+ * RFC 9700 §2.6 / CONTRACT §8: CORS headers only on the JSON API (and discovery, health), never on the authorization
+ * endpoints or HTML pages, whatever the origin: a page or an authorize redirect must not be readable cross-origin.
+ * Paths compare case-insensitively, as Express routes them.
+ */
+export function corsAppliesTo(path: string): boolean {
+  const p = path.toLowerCase();
+  if (/^\/api\/(oauth|auth)\/authorize\/?$/.test(p)) return false;
+  if (p === '/api/docs' || p.startsWith('/api/docs/')) return false;
+  return p.startsWith('/api/') || p.startsWith('/.well-known/') || p === '/health' || p.startsWith('/health/');
 }
 
 /** Builds the Express app: global middleware, the URL map, 404 and the single error handler. */
@@ -32,6 +62,7 @@ export function createApp(deps: AppDeps): Express {
   const metrics = createMetrics(ctx.metrics);
   app.use(metrics.middleware);
   app.use('/metrics', createMetricsRouter(metrics, config.metricsToken));
+  app.use(limitQueryParameters);
 
   app.use(requestLog(ctx.logger));
 
@@ -58,10 +89,10 @@ export function createApp(deps: AppDeps): Express {
   );
 
   const allowedOrigins = new Set(config.allowedOrigins);
-  const corsHeaders = cors((req, callback) => {
+  const corsHeaders = cors<express.Request>((req, callback) => {
     const origin = req.headers.origin;
     // Unlisted origins get no CORS headers.
-    if (origin && allowedOrigins.has(origin)) callback(null, { origin, credentials: true, maxAge: 600 });
+    if (origin && allowedOrigins.has(origin) && corsAppliesTo(req.path)) callback(null, { origin, credentials: true, maxAge: 600 });
     else callback(null, { origin: false });
   });
   // No Origin: command-line tools and servers, always allowed, and nothing for CORS to answer.
@@ -69,7 +100,7 @@ export function createApp(deps: AppDeps): Express {
 
   installLazyCookies(app);
   app.use(express.json({ limit: '100kb' }));
-  app.use(express.urlencoded({ extended: false, limit: '100kb' }));
+  app.use(express.urlencoded({ extended: false, limit: '100kb', parameterLimit: MAX_PARAMETERS }));
   // After the body parsers (their stream callbacks would lose it): security events learn the request id, IP,
   // user agent and caller from here (lib/request-context.ts).
   app.use(requestContext);

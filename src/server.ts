@@ -1,7 +1,7 @@
 import fs from 'node:fs';
-import http from 'node:http';
 import type { RequestHandler } from 'express';
 import { createApp } from './app';
+import { createHttpServer } from './lib/http-server';
 import { ConfigError, loadConfig } from './config';
 import { migrateLatest } from './db';
 import { acquireDataDirLock, DataDirLockedError, type DataDirLock } from './lib/data-dir-lock';
@@ -65,8 +65,11 @@ async function main(): Promise<void> {
   }
 
   const app = createApp({ ctx, rateLimit });
-  const server = http.createServer(app);
+  const server = createHttpServer(app);
   const stopPruning = startPruneTimer(ctx);
+  if (config.allowHttpRedirectUris) {
+    logger.warn('ALLOW_HTTP_REDIRECT_URIS=true: OAuth clients may register plain-http redirect URIs (internal networks only)');
+  }
   server.listen(config.port, () => {
     logger.info({ url: config.baseUrl, database: config.databaseUrl ? 'postgresql' : `embedded (${config.dataDir})` }, 'service-sso listening');
   });

@@ -2,7 +2,7 @@
 export const REDIRECT_URI_MAX_LENGTH = 2048;
 
 /** Loopback hosts that may use plain http (RFC 8252 §7.3: native apps listen on the loopback interface). */
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1']);
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 export type RedirectUriCheck = { ok: true } | { ok: false; reason: string };
 
@@ -10,12 +10,13 @@ export type RedirectUriCheck = { ok: true } | { ok: false; reason: string };
  * Rules for a redirect URI registered on an OAuth client. The URI is stored exactly as given, because authorize
  * compares it by exact string match (RFC 6749 §3.1.2, RFC 9700 §4.1.3), so anything ambiguous is refused here:
  * - absolute http(s) URL (no javascript:, data:, custom schemes, relative references);
- * - https, except http on the loopback hosts localhost and 127.0.0.1, any port (RFC 6749 §3.1.2.1, RFC 8252 §7.3);
+ * - https, except http on the loopback hosts localhost, 127.0.0.1 and [::1], any port (RFC 6749 §3.1.2.1, RFC 8252
+ *   §7.3), or anywhere when `allowHttp` (ALLOW_HTTP_REDIRECT_URIS, internal plain-http deployments, CONTRACT §8);
  * - no fragment (RFC 6749 §3.1.2);
  * - no userinfo and no `@` in the authority (`https://good.example@evil.example/` misleads the reader);
  * - no wildcard `*`, no backslash, whitespace or control characters (parsers disagree about them).
  */
-export function checkRedirectUri(uri: string): RedirectUriCheck {
+export function checkRedirectUri(uri: string, options: { allowHttp?: boolean } = {}): RedirectUriCheck {
   if (uri.length === 0) return { ok: false, reason: 'redirect URI is empty' };
   if (uri.length > REDIRECT_URI_MAX_LENGTH) {
     return { ok: false, reason: `redirect URI is longer than ${REDIRECT_URI_MAX_LENGTH} characters` };
@@ -29,7 +30,7 @@ export function checkRedirectUri(uri: string): RedirectUriCheck {
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(uri)?.[1]?.toLowerCase();
   if (!scheme) return { ok: false, reason: 'redirect URI must be an absolute URL' };
   if (scheme !== 'https' && scheme !== 'http') {
-    return { ok: false, reason: 'redirect URI must use https (or http on localhost / 127.0.0.1)' };
+    return { ok: false, reason: 'redirect URI must use https (or http on localhost / 127.0.0.1 / [::1])' };
   }
   if (!/^https?:\/\/[^/?]/i.test(uri)) return { ok: false, reason: 'redirect URI must be an absolute URL with a host' };
 
@@ -43,8 +44,8 @@ export function checkRedirectUri(uri: string): RedirectUriCheck {
     return { ok: false, reason: 'redirect URI is not a valid URL' };
   }
   if (!url.hostname) return { ok: false, reason: 'redirect URI must be an absolute URL with a host' };
-  if (url.protocol === 'http:' && !LOOPBACK_HOSTS.has(url.hostname)) {
-    return { ok: false, reason: 'redirect URI must use https (http is allowed only on localhost and 127.0.0.1)' };
+  if (url.protocol === 'http:' && !options.allowHttp && !LOOPBACK_HOSTS.has(url.hostname)) {
+    return { ok: false, reason: 'redirect URI must use https (http is allowed only on localhost, 127.0.0.1 and [::1])' };
   }
   return { ok: true };
 }

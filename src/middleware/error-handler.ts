@@ -14,7 +14,11 @@ export const notFoundHandler: RequestHandler = (req, _res, next) => {
  */
 export function toAppError(err: unknown): AppError | undefined {
   if (err instanceof AppError) return err;
+  // CONTRACT §8: a path parameter with a malformed percent-escape (`/api/users/%E0%A4%A`) is the client's error.
+  if (err instanceof URIError) return new AppError('validation_error', 'Malformed percent-encoding in the URL');
   const bodyParserType = (err as { type?: string })?.type;
+  // More than 1000 form parameters (body-parser's parameterLimit, CONTRACT §8).
+  if (bodyParserType === 'parameters.too.many') return new AppError('payload_too_large', 'Too many form parameters (at most 1000)');
   if (bodyParserType === 'entity.parse.failed') return new AppError('validation_error', 'Malformed JSON body');
   if (bodyParserType === 'entity.too.large') return new AppError('payload_too_large', 'Request body is too large');
   if (typeof bodyParserType === 'string' && (err as { status?: number }).status === 400) {

@@ -33,8 +33,9 @@ export function createMetrics(operator: OperatorMetrics): Metrics {
   };
   const middleware: RequestHandler = (req, res, next) => {
     const started = performance.now();
+    const route = captureRoutePattern(req);
     res.once('finish', () => {
-      observe(req.method, routeLabel(req), res.statusCode, (performance.now() - started) / 1000);
+      observe(req.method, route.label, res.statusCode, (performance.now() - started) / 1000);
       if (res.statusCode === 429) operator.rateLimited.inc();
     });
     next();
@@ -42,30 +43,28 @@ export function createMetrics(operator: OperatorMetrics): Metrics {
   return { registry, middleware };
 }
 
-const ID_SEGMENT = /^[0-9a-f-]{36}$|^\d+$|^[A-Za-z0-9_-]{20,}$/i;
-/** Labels of recently seen paths; cleared when full, so ids in paths cannot grow it without bound. */
-const labelCache = new Map<string, string>();
-const LABEL_CACHE_MAX = 1000;
+/** The label of every request no route matched (404s, probes of random paths): one series, whatever the path. */
+export const UNMATCHED_ROUTE = 'unmatched';
 
 /**
- * The matched path with identifiers folded to `:id`, so that label cardinality stays bounded (Express resets
- * req.baseUrl once the router is left, so the mount path cannot be read back at 'finish').
+ * The route label of a request: the declared pattern (`/api/auth/sessions/:sessionId`), never the raw path, so the
+ * label set is bounded by the routes the app declares (CONTRACT §8). The router assigns `req.route` when a route
+ * matches, while `req.baseUrl` is still the mount path; it resets `baseUrl` when the request leaves the router, so
+ * the pattern is captured at that assignment.
  */
-function routeLabel(req: Request): string {
-  if (!req.route) return 'unmatched';
-  const url = req.originalUrl;
-  const q = url.indexOf('?');
-  const path = q === -1 ? url : url.slice(0, q);
-  let label = labelCache.get(path);
-  if (label === undefined) {
-    label = path
-      .split('/')
-      .map((segment) => (ID_SEGMENT.test(segment) ? ':id' : segment))
-      .join('/');
-    if (labelCache.size >= LABEL_CACHE_MAX) labelCache.clear();
-    labelCache.set(path, label);
-  }
-  return label;
+function captureRoutePattern(req: Request): { label: string } {
+  const captured = { label: UNMATCHED_ROUTE };
+  let route: unknown;
+  Object.defineProperty(req, 'route', {
+    configurable: true,
+    enumerable: true,
+    get: () => route,
+    set: (value: { path?: unknown } | undefined) => {
+      route = value;
+      if (value && typeof value.path === 'string') captured.label = `${req.baseUrl}${value.path}`;
+    },
+  });
+  return captured;
 }
 
 /** GET /metrics (Prometheus text) behind `Authorization: Bearer METRICS_TOKEN`; 404 when no token is set. */

@@ -14,6 +14,14 @@ export interface LoginThrottlePolicy {
  * Returns `{ allowed: false, lockedUntil }` when the address is locked now, else the failures counted so far
  * (this attempt included: `failures >= threshold` means a failure now locks the address).
  */
+/**
+ * CONTRACT §8: however many failures pile up, the arithmetic stays in range. The counter stops at FAILURES_CAP
+ * (far below integer overflow) and the doubling exponent at EXPONENT_CAP (2^30 * base is far above any
+ * maxLockSeconds, and far below double-precision overflow at 2^1024), so the lock just stays at its maximum.
+ */
+const FAILURES_CAP = 1_000_000;
+const EXPONENT_CAP = 30;
+
 export async function countLoginAttempt(
   db: DbOrTrx,
   email: string,
@@ -23,9 +31,9 @@ export async function countLoginAttempt(
   const result = await db.raw(
     `insert into login_failures (email, failures, updated_at) values (?, 1, ?)
      on conflict (email) do update set
-       failures = login_failures.failures + 1,
+       failures = least(login_failures.failures + 1, ${FAILURES_CAP}),
        locked_until = case when login_failures.failures + 1 >= ?
-         then cast(? as timestamptz) + make_interval(secs => least(?, ? * power(2, login_failures.failures + 1 - ?)))
+         then cast(? as timestamptz) + make_interval(secs => least(?, ? * power(2, least(login_failures.failures + 1 - ?, ${EXPONENT_CAP}))))
          else null end,
        updated_at = excluded.updated_at
      where login_failures.locked_until is null or login_failures.locked_until <= ?

@@ -7,8 +7,9 @@ export const clientIdParams = z.object({
   clientId: z.string().min(1, 'clientId is required').max(200, 'clientId is too long'),
 });
 
+/** Every rule of checkRedirectUri but plain http, which depends on ALLOW_HTTP_REDIRECT_URIS (clients.service checks it). */
 const redirectUriField = z.string({ error: 'redirect URI must be a string' }).superRefine((uri, ctx) => {
-  const check = checkRedirectUri(uri);
+  const check = checkRedirectUri(uri, { allowHttp: true });
   if (!check.ok) ctx.addIssue({ code: 'custom', message: check.reason });
 });
 

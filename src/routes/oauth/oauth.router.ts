@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { Request } from 'express';
 import { OAuthError } from '../../errors';
 import { bearerTokenOf, resolvePrincipal } from '../../middleware/authenticate';
@@ -166,11 +167,13 @@ export function createOAuthRouter(deps: RouteDeps) {
           noStore: true,
           form: true,
           body: revokeParams,
-          response: { description: 'Revoked, or unknown / already revoked (empty body)', kind: 'empty' },
+          // CONTRACT §8: `{}` as JSON rather than an empty body, which some client libraries refuse to parse.
+          response: { description: 'Revoked, or unknown / already revoked: `{}`', schema: z.strictObject({}) },
         },
         async ({ body }, req) => {
           const client = await authenticatedClient(req, body.client);
           await revokeToken(ctx, client, { token: requireParam(body.token, 'token'), tokenTypeHint: body.tokenTypeHint });
+          return {};
         },
       ),
       discoveryRoute(deps, '/.well-known/oauth-authorization-server', 'Discovery document (also at /.well-known/oauth-authorization-server)'),

@@ -62,7 +62,7 @@ export function createAccountPagesRouter(deps: RouteDeps) {
     }),
 
     route(
-      { ...page, auth: 'browser', method: 'post', path: '/verify-email', summary: 'Confirm an email address (form post)', csrf: expired('/verify-email'), body: z.object({ token: text() }) },
+      { ...page, auth: 'browser', rateLimit: true, method: 'post', path: '/verify-email', summary: 'Confirm an email address (form post)', csrf: expired('/verify-email'), body: z.object({ token: text() }) },
       async ({ body, principal }, req, res) => {
         const signedInUserId = firstPartyUserId(principal);
         const result = await orInvalidLink(() => links.confirmEmailWithLink(ctx, body.token, { signedInUserId }));
@@ -86,6 +86,7 @@ export function createAccountPagesRouter(deps: RouteDeps) {
         ...page,
         method: 'post',
         path: '/set-password',
+        rateLimit: true,
         summary: 'Choose a password (form post)',
         csrf: expired('/set-password'),
         body: z.object({ token: text(), password: text(), password_confirm: text() }),
@@ -120,7 +121,7 @@ export function createAccountPagesRouter(deps: RouteDeps) {
     }),
 
     route(
-      { ...page, method: 'post', path: '/forgot-password', summary: 'Ask for a set-password link (form post)', csrf: expired('/forgot-password'), body: z.object({ email: text() }) },
+      { ...page, rateLimit: true, method: 'post', path: '/forgot-password', summary: 'Ask for a set-password link (form post)', csrf: expired('/forgot-password'), body: z.object({ email: text() }) },
       async ({ body }, req, res) => {
         const email = emailField.safeParse(body.email);
         if (!email.success) {

@@ -128,7 +128,7 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
     }),
 
     route(
-      { ...page, method: 'post', path: '/consent', summary: 'Approve or deny (form post)', auth: 'browser', csrf: refusal, body: z.object({ ...requestIdField, decision: text() }) },
+      { ...page, method: 'post', path: '/consent', rateLimit: true, summary: 'Approve or deny (form post)', auth: 'browser', csrf: refusal, body: z.object({ ...requestIdField, decision: text() }) },
       async ({ body, principal }, _req, res) => {
         const requestId = body.request_id;
         const signedIn = firstParty(principal);

@@ -7,7 +7,8 @@ import {
   type OAuthClientRow,
 } from '../../db/repositories/oauth-clients.repo';
 import { revokeSessionsOfClient } from '../../db/repositories/sessions.repo';
-import { notFound } from '../../errors';
+import { badRequest, notFound } from '../../errors';
+import { checkRedirectUri } from '../../lib/redirect-uri';
 import type { ServiceContext } from '../context';
 import { generateClientId, generateClientSecret } from './client-secrets';
 
@@ -21,8 +22,26 @@ export interface ClientInput {
   isActive?: boolean;
 }
 
+/**
+ * Plain-http redirect URIs off the loopback hosts need ALLOW_HTTP_REDIRECT_URIS=true (CONTRACT §8); the edge schema
+ * has checked every other rule already.
+ */
+function assertRedirectUrisAllowed(ctx: ServiceContext, input: Partial<ClientInput>): void {
+  const fields = [
+    ['redirect_uris', input.redirectUris],
+    ['post_logout_redirect_uris', input.postLogoutRedirectUris],
+  ] as const;
+  for (const [path, uris] of fields) {
+    for (const uri of uris ?? []) {
+      const check = checkRedirectUri(uri, { allowHttp: ctx.config.allowHttpRedirectUris });
+      if (!check.ok) throw badRequest('Invalid redirect URI', [{ path, message: check.reason }]);
+    }
+  }
+}
+
 /** The plain secret is returned here and by rotateClientSecret only; the database keeps its SHA-256 (spec §2.6). */
 export async function createClient(ctx: ServiceContext, input: ClientInput): Promise<{ client: OAuthClientRow; clientSecret: string }> {
+  assertRedirectUrisAllowed(ctx, input);
   const { secret, secretHash } = generateClientSecret();
   const client = await insertClient(ctx.db, {
     clientId: generateClientId(),
@@ -50,6 +69,7 @@ export async function getClient(ctx: ServiceContext, clientId: string): Promise<
 
 /** `isActive: false` deactivates: the client's sessions are revoked with it (CONTRACT §6). */
 export async function updateClient(ctx: ServiceContext, clientId: string, patch: Partial<ClientInput>): Promise<OAuthClientRow> {
+  assertRedirectUrisAllowed(ctx, patch);
   const now = ctx.clock.now();
   const client = await withTransaction(ctx.db, async (trx) => {
     const updated = await updateClientRow(trx, clientId, patch, now);

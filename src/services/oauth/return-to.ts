@@ -11,6 +11,9 @@ const OWN_RETURN_PATHS = new Set(['/api/oauth/authorize', '/consent', '/account'
  */
 export function resolveReturnTo(config: Pick<Config, 'baseUrl' | 'baseOrigin' | 'loginApps'>, returnTo: string | undefined): string | undefined {
   if (!returnTo || returnTo.length > 4096) return undefined;
+  // CONTRACT §8: like login-target, a protocol-relative `//host` or `/\host` is refused outright, even when it
+  // would resolve to an allow-listed origin.
+  if (/^[/\\]{2}/.test(returnTo.trim())) return undefined;
   let url: URL;
   try {
     url = new URL(returnTo, `${config.baseUrl}/`);
@@ -19,6 +22,7 @@ export function resolveReturnTo(config: Pick<Config, 'baseUrl' | 'baseOrigin' | 
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
   if (url.username || url.password) return undefined;
+  if (url.pathname.startsWith('//')) return undefined;
   if (url.origin === config.baseOrigin && OWN_RETURN_PATHS.has(url.pathname)) return url.href;
   if (Object.values(config.loginApps).includes(url.origin)) return url.href;
   return undefined;
