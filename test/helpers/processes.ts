@@ -12,8 +12,12 @@ export interface RunningServer {
   stop: () => Promise<number | null>;
 }
 
-/** `npm start` as a real process (tsx), on `port`; resolves once /health answers 200. */
-export async function startServerProcess(env: NodeJS.ProcessEnv, port: number, timeoutMs = 60_000): Promise<RunningServer> {
+/**
+ * `npm start` as a real process (tsx), on `port`; resolves once /health answers 200. The wait is generous: on a
+ * loaded 2-core CI machine compiling through tsx and opening PGlite can take a minute; it bounds a hang, it is not
+ * a speed check.
+ */
+export async function startServerProcess(env: NodeJS.ProcessEnv, port: number, timeoutMs = 150_000): Promise<RunningServer> {
   const proc = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     cwd: ROOT,
     env: { ...env, PORT: String(port) },

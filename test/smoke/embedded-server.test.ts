@@ -69,7 +69,7 @@ test('npm start on the embedded database: register, login, me, graceful stop, da
     expect(await stop(second)).toBe(0);
   }
   fs.rmSync(dataDir, { recursive: true, force: true });
-}, 120_000);
+}, 330_000);
 
 test('a bad configuration value stops the process with one line naming the variable', async () => {
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: 'not-a-port' };

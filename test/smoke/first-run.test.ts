@@ -99,7 +99,7 @@ test('npm start -> setup link -> /setup in a browser -> working admin; the CLI c
   }
   expect(fs.existsSync(path.join(dataDir, 'sso.lock'))).toBe(false);
   fs.rmSync(dataDir, { recursive: true, force: true });
-}, 180_000);
+}, 330_000);
 
 test('npm start in a terminal writes readable log lines (JSON when not a terminal)', async () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sso-tty-'));

@@ -122,7 +122,7 @@ beforeAll(async () => {
     if (Date.now() > deadline) throw new Error(`nginx did not answer: ${nginxLog}`);
     await new Promise((r) => setTimeout(r, 100));
   }
-}, 120_000);
+}, 180_000);
 
 afterAll(async () => {
   if (nginx && nginx.exitCode === null) {
