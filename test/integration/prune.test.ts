@@ -116,6 +116,8 @@ describe('pruneExpired', () => {
       email_tokens: 1,
       login_tokens: 1,
       login_failures: 1,
+      mfa_tokens: 0,
+      webauthn_challenges: 0,
       audit_events: 0,
     });
 
@@ -148,6 +150,25 @@ describe('pruneExpired', () => {
     const counts = await pruneExpired(t.ctx, { batchSize: 500 });
     expect(counts.login_tokens).toBe(1203);
     expect(await ids('login_tokens', 'token_hash')).toEqual([keep]);
+  });
+});
+
+describe('second-factor rows (CONTRACT §10)', () => {
+  test('expired mfa_tokens and WebAuthn challenges are pruned, live ones kept', async () => {
+    const now = t.clock.now();
+    const user = await makeUser(t);
+    await t.db('mfa_tokens').insert([
+      { token_hash: 'live-mfa', user_id: user.id, created_at: now, expires_at: addSeconds(now, 300) },
+      { token_hash: 'old-mfa', user_id: user.id, created_at: now, expires_at: addSeconds(now, -1) },
+    ]);
+    await t.db('webauthn_challenges').insert([
+      { challenge: 'live-challenge', purpose: 'login', created_at: now, expires_at: addSeconds(now, 300) },
+      { challenge: 'old-challenge', purpose: 'mfa', user_id: user.id, created_at: now, expires_at: addSeconds(now, -1) },
+    ]);
+    const counts = await pruneExpired(t.ctx);
+    expect(counts).toMatchObject({ mfa_tokens: 1, webauthn_challenges: 1 });
+    expect(await ids('mfa_tokens', 'token_hash')).toEqual(['live-mfa']);
+    expect(await ids('webauthn_challenges', 'challenge')).toEqual(['live-challenge']);
   });
 });
 

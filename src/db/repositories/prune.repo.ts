@@ -22,6 +22,8 @@ const TARGETS = {
   oauth_authorization_requests: { key: 'id', where: 'expires_at <= :now' },
   email_tokens: { key: 'token_hash', where: 'expires_at <= :now' },
   login_tokens: { key: 'token_hash', where: 'expires_at <= :now' },
+  mfa_tokens: { key: 'token_hash', where: 'expires_at <= :now' },
+  webauthn_challenges: { key: 'challenge', where: 'expires_at <= :now' },
   login_failures: {
     key: 'email',
     where: 'updated_at < :idleBefore and (locked_until is null or locked_until <= :now)',
