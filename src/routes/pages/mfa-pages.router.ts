@@ -2,18 +2,14 @@ import { z } from 'zod';
 import { AppError } from '../../errors';
 import { issueCsrf } from '../../middleware/csrf';
 import { completeSecondFactor, methodsOfMfaToken, signInWithPasskey, type SecondFactorProof } from '../../services/mfa/sign-in.service';
-import { renderOAuthErrorPage } from '../../views/consent';
 import { renderLoginPage, renderSecondStepPage } from '../../views/login';
 import { requestMeta } from '../auth/auth.router';
 import { authenticationResponseField } from '../auth/mfa.schemas';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
-import { html, optionalText, PAGE, requireCsrf, text } from './page-kit';
+import { html, optionalText, PAGE, refuseForm, text } from './page-kit';
 import { finishSignIn } from './sign-in-flow';
 
-const refusal = requireCsrf(() =>
-  renderOAuthErrorPage({ title: 'Request refused', message: 'This form has expired or was not sent from this site. Reload the page and try again.' }),
-);
 
 /** A JSON-encoded form field checked against its schema; undefined when absent or malformed. */
 function parseJsonField<T>(value: string | undefined, schema: z.ZodType<T>): T | undefined {
@@ -44,7 +40,7 @@ function proofOf(body: { code: string; recovery_code: string; passkey: string })
 export function createMfaPagesRouter(deps: RouteDeps) {
   const { ctx } = deps;
   const { config } = ctx;
-  const post = { ...PAGE, method: 'post', auth: 'none', rateLimit: true, csrf: refusal, response: { description: 'HTML page or 303', kind: 'html' } } as const;
+  const post = { ...PAGE, method: 'post', auth: 'none', rateLimit: true, csrf: refuseForm, response: { description: 'HTML page or 303', kind: 'html' } } as const;
 
   return declareRouter(deps, [
     route(

@@ -14,12 +14,9 @@ import { renderLoginPage, renderSecondStepPage, renderSignedInPage, renderSigned
 import { requestMeta } from '../auth/auth.router';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
-import { html, optionalText, PAGE, requireCsrf, text } from './page-kit';
+import { html, optionalText, PAGE, refuseForm, text } from './page-kit';
 import { enrolUrlFor, finishSignIn } from './sign-in-flow';
 
-const refusal = requireCsrf(() =>
-  renderOAuthErrorPage({ title: 'Request refused', message: 'This form has expired or was not sent from this site. Reload the page and try again.' }),
-);
 
 /** Only the user's own first-party browser session counts on these pages. */
 function firstParty(principal: Principal | undefined): Principal | undefined {
@@ -65,7 +62,7 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
         summary: 'Sign in (form post)',
         auth: 'none',
         rateLimit: true,
-        csrf: refusal,
+        csrf: refuseForm,
         body: z.object({ return_to: optionalText(4096), email: text(), password: text() }),
       },
       async ({ body }, req, res) => {
@@ -97,7 +94,7 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
     ),
 
     /** Signing out of the SSO session from the browser: the session is revoked and both cookies cleared. */
-    route({ ...page, method: 'post', path: '/logout', summary: 'Sign out (form post)', auth: 'browser', csrf: refusal }, async ({ principal }, _req, res) => {
+    route({ ...page, method: 'post', path: '/logout', summary: 'Sign out (form post)', auth: 'browser', csrf: refuseForm }, async ({ principal }, _req, res) => {
       const signedIn = firstParty(principal);
       if (signedIn) await auth.logout(ctx, signedIn.sessionId);
       clearSessionCookies(res, config);
@@ -128,7 +125,7 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
     }),
 
     route(
-      { ...page, method: 'post', path: '/consent', rateLimit: true, summary: 'Approve or deny (form post)', auth: 'browser', csrf: refusal, body: z.object({ ...requestIdField, decision: text() }) },
+      { ...page, method: 'post', path: '/consent', rateLimit: true, summary: 'Approve or deny (form post)', auth: 'browser', csrf: refuseForm, body: z.object({ ...requestIdField, decision: text() }) },
       async ({ body, principal }, _req, res) => {
         const requestId = body.request_id;
         const signedIn = firstParty(principal);

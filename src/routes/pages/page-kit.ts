@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
+import { renderOAuthErrorPage } from '../../views/consent';
 
 /**
  * What the server-rendered pages share: the HTML answer, form and query fields that never fail validation (a page
@@ -28,3 +29,8 @@ export function requireCsrf(renderRefusal: (req: Request) => string): (req: Requ
 
 /** Shared part of every page's declaration: HTML, never cached, not in the API description. */
 export const PAGE = { noStore: true, document: false, tags: ['Pages'] } as const;
+
+/** The refusal of a sign-in, consent or account form whose CSRF pair is missing or wrong (403 page). */
+export const refuseForm = requireCsrf(() =>
+  renderOAuthErrorPage({ title: 'Request refused', message: 'This form has expired or was not sent from this site. Reload the page and try again.' }),
+);

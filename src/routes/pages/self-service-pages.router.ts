@@ -16,17 +16,13 @@ import { disconnectApp, listConnectedApps } from '../../services/oauth/apps.serv
 import { resolveReturnTo } from '../../services/oauth/return-to';
 import type { Principal } from '../../services/principal';
 import { renderAccountPage, type AccountPageData, type AccountSection } from '../../views/account';
-import { renderOAuthErrorPage } from '../../views/consent';
 import { requestMeta } from '../auth/auth.router';
 import { registrationResponseField } from '../auth/mfa.schemas';
 import { nameField, passwordField } from '../common.schemas';
 import { declareRouter, route, type DeclaredRoute } from '../route';
 import type { RouteDeps } from '../types';
-import { html, optionalText, PAGE, requireCsrf, text } from './page-kit';
+import { html, optionalText, PAGE, refuseForm, text } from './page-kit';
 
-const refusal = requireCsrf(() =>
-  renderOAuthErrorPage({ title: 'Request refused', message: 'This form has expired or was not sent from this site. Reload the page and try again.' }),
-);
 
 /** The enrolment context MFA_REQUIRED_FOR_ADMINS sends along (kept on every form of the page). */
 const contextQuery = z.object({ enrol: optionalText(16), return_to: optionalText(4096), done: optionalText(32) });
@@ -125,7 +121,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
     run: (principal: Principal, body: z.output<B>, req: Request, res: Response) => Promise<Outcome>,
   ): DeclaredRoute {
     return route(
-      { ...PAGE, method: 'post', path: `/account/${path}`, summary, auth: 'browser', csrf: refusal, query: contextQuery, body, response: { description: '303 to /account, or the page', kind: 'html' } },
+      { ...PAGE, method: 'post', path: `/account/${path}`, summary, auth: 'browser', csrf: refuseForm, query: contextQuery, body, response: { description: '303 to /account, or the page', kind: 'html' } },
       async ({ principal, query, body: input }, req, res) => {
         if (!principal || principal.clientId) return signInFirst(res);
         try {
