@@ -424,7 +424,8 @@ interface Window {
   rss?: number;
 }
 
-type Job = Record<string, unknown> & { name: string; tool: 'autocannon' | 'loop' | 'chain' };
+type JobSpec = Record<string, unknown> & { tool: 'autocannon' | 'loop' | 'chain' };
+type Job = JobSpec & { name: string };
 
 async function runLoad(
   spec: { jobs: Job[]; duration: number; warmup: number; windowSeconds?: number },
@@ -462,7 +463,7 @@ interface Scenario extends JobResult {
 
 const scenarios: Scenario[] = [];
 
-async function measure(name: string, targetPid: number, job: Omit<Job, 'name'>, extra: Job[] = []): Promise<Scenario[]> {
+async function measure(name: string, targetPid: number, job: JobSpec, extra: Job[] = []): Promise<Scenario[]> {
   process.stdout.write(`  ${name} ...`);
   const sampler = rssSampler(targetPid);
   const results = await runLoad({ jobs: [{ name, ...job } as Job, ...extra], duration: SECONDS, warmup: WARMUP });
@@ -563,6 +564,32 @@ async function main(): Promise<void> {
   process.stdout.write(`bench finished in ${fmt((performance.now() - benchStarted) / 1000)} s; no process left behind\n`);
 }
 
+/** A refresh_token grant chain (RFC 6749 §6, client_secret_basic): each connection presents the token it got last. */
+function oauthRefreshChain(url: string, client: { id: string; secret: string }, tokens: string[]): JobSpec {
+  return {
+    tool: 'chain',
+    url,
+    method: 'POST',
+    headers: { authorization: basic(client.id, client.secret), 'content-type': 'application/x-www-form-urlencoded' },
+    bodyTemplate: 'grant_type=refresh_token&refresh_token={token}',
+    field: 'refresh_token',
+    tokens,
+  };
+}
+
+/** The first-party POST /api/auth/refresh-token chain (token in the JSON body, no cookie). */
+function firstPartyRefreshChain(sso: string, tokens: string[]): JobSpec {
+  return {
+    tool: 'chain',
+    url: `${sso}/api/auth/refresh-token`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    bodyTemplate: '{"refreshToken":"{token}"}',
+    field: 'refreshToken',
+    tokens,
+  };
+}
+
 interface Baselines {
   bare: Server;
   oidc: Server;
@@ -586,34 +613,9 @@ async function runScenarios(server: Server, fx: SsoFixtures, b: Baselines): Prom
   [results.jwt] = await measure('baseline: Express + jsonwebtoken HS256 verify', b.jwt.pid, get(`${b.jwt.url}/`, bearer));
   [results.me] = await measure('GET /api/auth/me (Bearer, live permissions)', server.pid, get(`${sso}/api/auth/me`, bearer));
 
-  const form = 'application/x-www-form-urlencoded';
-  [results.oidcRefresh] = await measure('baseline: node-oidc-provider 9 refresh_token grant', b.oidc.pid, {
-    tool: 'chain',
-    url: `${b.oidcBase}/token`,
-    method: 'POST',
-    headers: { authorization: basic(b.oidcClient.id, b.oidcClient.secret), 'content-type': form },
-    bodyTemplate: 'grant_type=refresh_token&refresh_token={token}',
-    field: 'refresh_token',
-    tokens: b.oidcTokens,
-  });
-  [results.oauthRefresh] = await measure('POST /api/oauth/token refresh_token grant', server.pid, {
-    tool: 'chain',
-    url: `${sso}/api/oauth/token`,
-    method: 'POST',
-    headers: { authorization: basic(fx.client.id, fx.client.secret), 'content-type': form },
-    bodyTemplate: 'grant_type=refresh_token&refresh_token={token}',
-    field: 'refresh_token',
-    tokens: fx.oauthRefreshTokens,
-  });
-  [results.firstPartyRefresh] = await measure('POST /api/auth/refresh-token', server.pid, {
-    tool: 'chain',
-    url: `${sso}/api/auth/refresh-token`,
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    bodyTemplate: '{"refreshToken":"{token}"}',
-    field: 'refreshToken',
-    tokens: fx.firstPartyRefreshTokens,
-  });
+  [results.oidcRefresh] = await measure('baseline: node-oidc-provider 9 refresh_token grant', b.oidc.pid, oauthRefreshChain(`${b.oidcBase}/token`, b.oidcClient, b.oidcTokens));
+  [results.oauthRefresh] = await measure('POST /api/oauth/token refresh_token grant', server.pid, oauthRefreshChain(`${sso}/api/oauth/token`, fx.client, fx.oauthRefreshTokens));
+  [results.firstPartyRefresh] = await measure('POST /api/auth/refresh-token', server.pid, firstPartyRefreshChain(sso, fx.firstPartyRefreshTokens));
 
   process.stdout.write('  bcrypt ceiling on the server CPU ...');
   const ceiling = (cost: number) => {
@@ -710,7 +712,7 @@ function report(s: Summary): void {
   if (opts.json) {
     fs.writeFileSync(
       opts.json,
-      JSON.stringify({ machine, seconds: SECONDS, warmup: WARMUP, connections: CONNECTIONS, scenarios, bcrypt, startup: s, serverPeakRss: serverPeak, oidcPeakRss: oidcPeak, targets }, null, 2),
+      JSON.stringify({ when: new Date().toISOString(), machine, seconds: SECONDS, warmup: WARMUP, connections: CONNECTIONS, scenarios, bcrypt, startup: s, serverPeakRss: serverPeak, oidcPeakRss: oidcPeak, targets }, null, 2),
     );
     console.log(`figures written to ${opts.json}`);
   }
@@ -718,33 +720,14 @@ function report(s: Summary): void {
 
 async function soak(server: Server, fx: SsoFixtures): Promise<void> {
   const sso = server.url;
-  const form = 'application/x-www-form-urlencoded';
   const quarter = Math.max(1, Math.floor(CONNECTIONS / 4));
   process.stdout.write(`soak: ${SOAK} s of mixed traffic (health, me, both refresh grants, logins); a line per 10 s window\n`);
   const windows: Window[] = [];
   const jobs: Job[] = [
     { name: 'health', tool: 'loop', url: `${sso}/health`, connections: 2 },
     { name: 'me', tool: 'loop', url: `${sso}/api/auth/me`, headers: { authorization: `Bearer ${fx.userAccessToken}` }, connections: quarter },
-    {
-      name: 'oauth refresh',
-      tool: 'chain',
-      url: `${sso}/api/oauth/token`,
-      method: 'POST',
-      headers: { authorization: basic(fx.client.id, fx.client.secret), 'content-type': form },
-      bodyTemplate: 'grant_type=refresh_token&refresh_token={token}',
-      field: 'refresh_token',
-      tokens: fx.oauthRefreshTokens.slice(0, quarter),
-    },
-    {
-      name: 'first-party refresh',
-      tool: 'chain',
-      url: `${sso}/api/auth/refresh-token`,
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      bodyTemplate: '{"refreshToken":"{token}"}',
-      field: 'refreshToken',
-      tokens: fx.firstPartyRefreshTokens.slice(0, quarter),
-    },
+    { name: 'oauth refresh', ...oauthRefreshChain(`${sso}/api/oauth/token`, fx.client, fx.oauthRefreshTokens.slice(0, quarter)) },
+    { name: 'first-party refresh', ...firstPartyRefreshChain(sso, fx.firstPartyRefreshTokens.slice(0, quarter)) },
     {
       name: 'login',
       tool: 'loop',
