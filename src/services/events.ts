@@ -1,3 +1,4 @@
+import type { NewAuditEvent } from '../db/repositories/audit-events.repo';
 import type { Logger } from '../lib/logger';
 import { currentRequestOrigin } from '../lib/request-context';
 
@@ -45,17 +46,9 @@ export const SECURITY_EVENT_TYPES = [
 
 export type SecurityEventType = (typeof SECURITY_EVENT_TYPES)[number];
 
-export interface SecurityEvent {
+/** What a service says happened: the audit row's fields (repositories/audit-events.repo.ts) minus its time. */
+export interface SecurityEvent extends Omit<NewAuditEvent, 'occurredAt' | 'type'> {
   type: SecurityEventType;
-  /** Who did it (user id); null for anonymous or system actions. */
-  actorId?: string | null;
-  /** Whom or what it concerns (user id, role id, client id …). */
-  subjectId?: string | null;
-  clientId?: string | null;
-  ip?: string | null;
-  userAgent?: string | null;
-  requestId?: string | null;
-  detail?: Record<string, unknown>;
 }
 
 export interface EventSink {

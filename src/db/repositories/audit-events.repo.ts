@@ -44,7 +44,9 @@ function toAuditEventRow(r: AuditEventRecord): AuditEventRow {
 export interface NewAuditEvent {
   occurredAt: Date;
   type: string;
+  /** Who did it (user id); null for anonymous or system actions. */
   actorId?: string | null;
+  /** Whom or what it concerns (user id, role id, client id …). */
   subjectId?: string | null;
   clientId?: string | null;
   ip?: string | null;
