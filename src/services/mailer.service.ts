@@ -1,4 +1,4 @@
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { Logger } from '../lib/logger';
 import type { EventSink } from './events';
 
@@ -26,16 +26,19 @@ const SMTP_TIMEOUTS_MS = { connectionTimeout: 10_000, greetingTimeout: 10_000, s
  */
 export function createMailer(options: { smtpUrl?: string; from: string; logger: Logger; events?: EventSink }): Mailer {
   const { smtpUrl, from, logger, events } = options;
-  const transport = smtpUrl ? nodemailer.createTransport({ url: smtpUrl, ...SMTP_TIMEOUTS_MS }) : undefined;
+  // nodemailer is loaded with the first mail, not at start (issue 10); the transport then lives as long as the mailer.
+  let transport: Transporter | undefined;
+  const transportOf = (url: string) =>
+    (transport ??= (require('nodemailer') as typeof import('nodemailer')).createTransport({ url, ...SMTP_TIMEOUTS_MS }));
   const pending = new Set<Promise<void>>();
 
   const deliver = async (message: MailMessage): Promise<void> => {
-    if (!transport) {
+    if (!smtpUrl) {
       logger.info({ mail: { to: message.to, subject: message.subject, text: message.text } }, 'mail (SMTP_URL unset, not sent)');
       return;
     }
     try {
-      await transport.sendMail({ from, to: message.to, subject: message.subject, text: message.text, html: message.html });
+      await transportOf(smtpUrl).sendMail({ from, to: message.to, subject: message.subject, text: message.text, html: message.html });
     } catch (err) {
       // The body carries link tokens and SMTP_URL may carry credentials: log neither, only what went wrong.
       logger.error({ err: describeMailError(err, smtpUrl), subject: message.subject, toDomain: domainOf(message.to) }, 'mail delivery failed');

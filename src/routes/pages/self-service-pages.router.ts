@@ -1,5 +1,4 @@
 import type { Request, Response } from 'express';
-import QRCode from 'qrcode';
 import { z } from 'zod';
 import { AppError } from '../../errors';
 import { UUID_PATTERN } from '../../lib/ids';
@@ -98,7 +97,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
         })),
         apps: apps.map((a) => ({ clientId: a.clientId, name: a.clientName, scopes: a.scopes, grantedAt: a.grantedAt })),
         totp: factors.totp ? 'on' : pending ? 'pending' : 'off',
-        pendingTotp: pending ? { ...pending, qrSvg: await QRCode.toString(pending.otpauthUrl, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' }) } : undefined,
+        pendingTotp: pending ? { ...pending, qrSvg: await (require('qrcode') as typeof import('qrcode')).toString(pending.otpauthUrl, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' }) } : undefined,
         passkeys: factors.passkeys.map((p) => ({ id: p.id, name: p.name, createdAt: p.createdAt, lastUsedAt: p.lastUsedAt })),
         recoveryCodesLeft: factors.recoveryCodesLeft,
         notice: context.done ? NOTICES[context.done] : undefined,

@@ -1,13 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
+import type {
+  AuthenticationResponseJSON,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import { withTransaction, type DbOrTrx } from '../../db';
 import { isUniqueViolation } from '../../db/pg-errors';
@@ -30,6 +26,9 @@ import { fullName, type Principal } from '../principal';
 import { assertMayManageFactors, emitFactorEvent, loadFactors } from './factors.service';
 import { mailFactorAdded, mailFactorRemoved } from './notifications';
 import { AMR } from './policy';
+
+/** Loaded on the first passkey ceremony, not at start: the WebAuthn stack is the largest module tree we have (issue 10). */
+const webauthn = () => require('@simplewebauthn/server') as typeof import('@simplewebauthn/server');
 
 /** WebAuthn challenges are single use and live this long (also the ceremony timeout the browser gets). */
 export const CHALLENGE_TTL_SECONDS = 300;
@@ -72,7 +71,7 @@ export async function passkeyRegistrationOptions(ctx: ServiceContext, principal:
   const factors = await loadFactors(ctx.db, principal.userId);
   assertMayManageFactors(principal, factors);
   const rp = relyingParty(ctx);
-  const options = await generateRegistrationOptions({
+  const options = await webauthn().generateRegistrationOptions({
     rpName: rp.rpName,
     rpID: rp.rpID,
     userName: principal.email,
@@ -105,7 +104,7 @@ export async function registerPasskey(
   const rejected = () => new AppError('validation_error', 'The passkey could not be verified; start again');
   if (!challenge || !(await consumeChallenge(ctx.db, { challenge, purpose: 'register', userId: principal.userId, now }))) throw rejected();
   const rp = relyingParty(ctx);
-  const verification = await verifyRegistrationResponse({
+  const verification = await webauthn().verifyRegistrationResponse({
     response: input.response,
     expectedChallenge: challenge,
     expectedOrigin: rp.origin,
@@ -171,7 +170,7 @@ export async function removePasskey(ctx: ServiceContext, principal: Principal, i
  */
 export async function passkeyAssertionOptions(ctx: ServiceContext, userId: string | null): Promise<PublicKeyCredentialRequestOptionsJSON> {
   const passkeys = userId ? await listPasskeysOfUser(ctx.db, userId) : [];
-  const options = await generateAuthenticationOptions({
+  const options = await webauthn().generateAuthenticationOptions({
     rpID: relyingParty(ctx).rpID,
     timeout: CHALLENGE_TTL_SECONDS * 1000,
     userVerification: userId ? 'preferred' : 'required',
@@ -203,7 +202,7 @@ export async function verifyPasskeyAssertion(
   const userHandle = response.response.userHandle;
   if (userHandle && userHandle !== Buffer.from(userHandleOf(passkey.userId)).toString('base64url')) return undefined;
   const rp = relyingParty(ctx);
-  const verification = await verifyAuthenticationResponse({
+  const verification = await webauthn().verifyAuthenticationResponse({
     response,
     expectedChallenge: challenge,
     expectedOrigin: rp.origin,

@@ -1,4 +1,4 @@
-import * as OTPAuth from 'otpauth';
+import type * as OTPAuthTypes from 'otpauth';
 import { withTransaction, type DbOrTrx } from '../../db';
 import { deleteRecoveryCodes } from '../../db/repositories/mfa-recovery-codes.repo';
 import { deleteTotp, findTotp, upsertPendingTotp, useTotpStep } from '../../db/repositories/mfa-totp.repo';
@@ -12,6 +12,9 @@ import { mailFactorAdded, mailFactorRemoved } from './notifications';
 import { AMR } from './policy';
 import { issueRecoveryCodes } from './recovery-codes.service';
 
+/** Loaded on first use, not at start (issue 10: nothing loaded that a request has not needed yet). */
+const otpauth = () => require('otpauth') as typeof import('otpauth');
+
 /** RFC 6238 as CONTRACT §10 fixes it: SHA-1, 6 digits, 30 s steps, one step of drift either way. */
 const TOTP_PARAMS = { algorithm: 'SHA1', digits: 6, period: 30 } as const;
 const DRIFT_STEPS = 1;
@@ -19,12 +22,12 @@ const DRIFT_STEPS = 1;
 const SEAL_PURPOSE = 'mfa.totp.secret';
 const CODE_SHAPE = /^\d{6}$/;
 
-function totpOf(ctx: ServiceContext, secretBase32: string, label: string): OTPAuth.TOTP {
-  return new OTPAuth.TOTP({
+function totpOf(ctx: ServiceContext, secretBase32: string, label: string): OTPAuthTypes.TOTP {
+  return new (otpauth().TOTP)({
     ...TOTP_PARAMS,
     issuer: new URL(ctx.config.baseUrl).host,
     label,
-    secret: OTPAuth.Secret.fromBase32(secretBase32),
+    secret: otpauth().Secret.fromBase32(secretBase32),
   });
 }
 
@@ -36,7 +39,7 @@ function matchingStep(ctx: ServiceContext, secretBase32: string, code: string): 
   // otpauth compares in constant time.
   const delta = totpOf(ctx, secretBase32, '').validate({ token, timestamp, window: DRIFT_STEPS });
   if (delta === null) return undefined;
-  return OTPAuth.TOTP.counter({ period: TOTP_PARAMS.period, timestamp }) + delta;
+  return otpauth().TOTP.counter({ period: TOTP_PARAMS.period, timestamp }) + delta;
 }
 
 const invalidCode = () => new AppError('invalid_credentials', 'The code is not valid');
@@ -46,7 +49,7 @@ export async function setupTotp(ctx: ServiceContext, principal: Principal): Prom
   const factors = await loadFactors(ctx.db, principal.userId);
   if (factors.totp) throw conflict('An authenticator app is already set up; remove it first to set up another');
   assertMayManageFactors(principal, factors);
-  const secret = new OTPAuth.Secret({ size: 20 }).base32;
+  const secret = new (otpauth().Secret)({ size: 20 }).base32;
   const stored = await upsertPendingTotp(ctx.db, principal.userId, ctx.sealer.seal(secret, SEAL_PURPOSE), ctx.clock.now());
   if (!stored) throw conflict('An authenticator app is already set up; remove it first to set up another');
   return { secret, otpauthUrl: totpOf(ctx, secret, principal.email).toString() };

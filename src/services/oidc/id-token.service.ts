@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { SignJWT } from 'jose';
 import type { DbOrTrx } from '../../db';
 import { findSessionById } from '../../db/repositories/sessions.repo';
 import { findUserById } from '../../db/repositories/users.repo';
@@ -7,6 +6,9 @@ import type { ServiceContext } from '../context';
 import { fullName } from '../principal';
 import { parseScope } from '../oauth/scopes';
 import { currentSigningKey, ID_TOKEN_TTL_SECONDS } from './signing-keys.service';
+
+/** jose is loaded with the first id_token, not at start (issue 10). */
+const jose = () => require('jose') as typeof import('jose');
 
 /**
  * OIDC Core 3.1.3.6: at_hash is the base64url of the left half of the hash of the access token's ASCII octets, the
@@ -58,7 +60,7 @@ export async function issueIdToken(
   }
   const key = await currentSigningKey(ctx, db);
   const iat = seconds(ctx.clock.now());
-  return new SignJWT(claims)
+  return new (jose().SignJWT)(claims)
     .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
     .setIssuer(ctx.config.oidcIssuer)
     .setSubject(user.id)

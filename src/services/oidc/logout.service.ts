@@ -1,10 +1,12 @@
-import { compactVerify, decodeProtectedHeader, errors as joseErrors } from 'jose';
 import { findClientById } from '../../db/repositories/oauth-clients.repo';
 import { findSessionById, revokeSession } from '../../db/repositories/sessions.repo';
 import type { ServiceContext } from '../context';
 import type { Principal } from '../principal';
 import { buildRedirectUrl } from '../oauth/authorize.service';
 import { publicKeyFor } from './signing-keys.service';
+
+/** jose is loaded with the first id_token_hint, not at start (issue 10). */
+const jose = () => require('jose') as typeof import('jose');
 
 /** The parameters of an RP-Initiated Logout 1.0 request (§2), GET query or POST form. */
 export interface LogoutRequest {
@@ -38,15 +40,15 @@ const MAX_HINT_LENGTH = 8192;
 async function verifyIdTokenHint(ctx: ServiceContext, token: string): Promise<IdTokenHint | undefined> {
   if (token.length > MAX_HINT_LENGTH) return undefined;
   try {
-    const { kid } = decodeProtectedHeader(token);
+    const { kid } = jose().decodeProtectedHeader(token);
     const published = typeof kid === 'string' ? await publicKeyFor(ctx, kid) : undefined;
     if (!published) return undefined;
-    const { payload } = await compactVerify(token, published.key, { algorithms: [published.alg] });
+    const { payload } = await jose().compactVerify(token, published.key, { algorithms: [published.alg] });
     const claims = JSON.parse(new TextDecoder().decode(payload)) as Record<string, unknown>;
     if (claims.iss !== ctx.config.oidcIssuer || typeof claims.sub !== 'string' || typeof claims.aud !== 'string') return undefined;
     return { sub: claims.sub, aud: claims.aud, sid: typeof claims.sid === 'string' ? claims.sid : undefined };
   } catch (err) {
-    if (err instanceof joseErrors.JOSEError || err instanceof SyntaxError || err instanceof TypeError) return undefined;
+    if (err instanceof jose().errors.JOSEError || err instanceof SyntaxError || err instanceof TypeError) return undefined;
     throw err;
   }
 }

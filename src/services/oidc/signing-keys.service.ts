@@ -1,4 +1,5 @@
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK, type KeyLike } from 'jose';
+import { createPrivateKey, createPublicKey, type JsonWebKey } from 'node:crypto';
+import type { JWK, KeyLike } from 'jose';
 import type { DbOrTrx } from '../../db';
 import {
   deleteSigningKeysRetiredBefore,
@@ -12,6 +13,14 @@ import {
 import { withTransaction } from '../../db';
 import { addSeconds } from '../../lib/clock';
 import type { ServiceContext } from '../context';
+
+/**
+ * jose is loaded only to generate a key (first start, rotation); opening a stored key is Node's own JWK import, so
+ * a restart does not load it (issue 10). Node's KeyObjects are what jose signs and verifies with.
+ */
+const jose = () => require('jose') as typeof import('jose');
+/** A stored JWK as Node's key import reads it (the same JSON shape under Node's own type). */
+const nodeJwk = (jwk: JWK): JsonWebKey => ({ ...jwk });
 
 /** CONTRACT §9: an id_token lives one hour. */
 export const ID_TOKEN_TTL_SECONDS = 3600;
@@ -55,11 +64,12 @@ async function openSigningKey(ctx: ServiceContext, row: SigningKeyRow): Promise<
     throw new Error(`OpenID Connect signing key ${row.kid} does not open with this KEYS_SECRET: run npm run admin -- rotate-signing-key`, { cause: err });
   }
   const jwk = JSON.parse(opened) as JWK;
-  return { kid: row.kid, alg: row.alg as IdTokenAlg, privateKey: (await importJWK(jwk, row.alg)) as KeyLike };
+  return { kid: row.kid, alg: row.alg as IdTokenAlg, privateKey: createPrivateKey({ key: nodeJwk(jwk), format: 'jwk' }) };
 }
 
 /** A fresh key pair; the kid is the RFC 7638 thumbprint of its public JWK. */
 async function generateSigningKey(ctx: ServiceContext, alg: IdTokenAlg) {
+  const { generateKeyPair, exportJWK, calculateJwkThumbprint } = jose();
   const { publicKey, privateKey } = await generateKeyPair(alg, { extractable: true });
   const publicJwk = await exportJWK(publicKey);
   const kid = await calculateJwkThumbprint(publicJwk);
@@ -114,7 +124,7 @@ export async function publicKeyFor(ctx: ServiceContext, kid: string): Promise<{ 
   const cache = cacheOf(ctx);
   let key = cache.publicKeys.get(kid);
   if (!key) {
-    key = (await importJWK(row.publicJwk, row.alg)) as KeyLike;
+    key = createPublicKey({ key: nodeJwk(row.publicJwk), format: 'jwk' });
     cache.publicKeys.set(kid, key);
   }
   return { key, alg: row.alg };
