@@ -7,6 +7,7 @@ import { addSeconds } from '../lib/clock';
 import type { TokenClaims } from '../lib/jwt';
 import type { RequestMeta, ServiceContext } from './context';
 import { fullName, globalRoleNames } from './principal';
+import type { IdTokenSubject } from './oidc/id-token.service';
 
 export interface IssuedTokens {
   sessionId: string;
@@ -111,7 +112,17 @@ export async function startSession(
 }
 
 export type RotateResult =
-  | { ok: true; tokens: IssuedTokens; scope?: string; clientId?: string; grace: boolean }
+  | {
+      ok: true;
+      tokens: IssuedTokens;
+      scope?: string;
+      clientId?: string;
+      grace: boolean;
+      /** The session and user an id_token needs, when the rotation read them (its one-statement path). */
+      idTokenSubject?: IdTokenSubject;
+      /** Whether the connected app's last use was updated with the rotation (its one-statement path). */
+      grantTouched: boolean;
+    }
   | { ok: false; reason: 'invalid' | 'reused' | 'wrong_client' | 'invalid_scope' };
 
 /** The OAuth client a refresh grant is made by (its current registration), or null for the first-party endpoint. */
@@ -153,15 +164,29 @@ export async function rotateRefreshToken(
   const scope = narrowScope(payload.scope, client);
   if (payload.scope !== undefined && scope === undefined) return { ok: false, reason: 'invalid_scope' };
 
-  const issue = (principal: PrincipalRecord, refreshId: string, refreshExpiresAt: Date, grace: boolean): RotateResult => {
+  const issue = (
+    principal: PrincipalRecord,
+    refreshId: string,
+    refreshExpiresAt: Date,
+    grace: boolean,
+    read?: { authTime: Date; userUpdatedAt: Date | undefined },
+  ): RotateResult => {
     const roles = globalRoleNames(principal.roles);
     const oauth = payload.client_id ? { clientId: payload.client_id, scope: scope ?? '' } : undefined;
     const claims = claimsFor(principal, roles, payload.sid, principal.amr, oauth);
     const access = ctx.jwt.signAccess(claims, now);
     const refresh = ctx.jwt.signRefresh(claims, refreshId, now, refreshExpiresAt);
+    const subjectRead = read?.userUpdatedAt ? { authTime: read.authTime, updatedAt: read.userUpdatedAt } : undefined;
     return {
       ok: true,
       grace,
+      grantTouched: read !== undefined,
+      idTokenSubject: subjectRead && {
+        sessionId: payload.sid,
+        authTime: subjectRead.authTime,
+        amr: principal.amr,
+        user: { ...principal, updatedAt: subjectRead.updatedAt },
+      },
       clientId: payload.client_id,
       scope,
       tokens: {
@@ -190,7 +215,7 @@ export async function rotateRefreshToken(
   });
   const result = fast
     ? fast.principal
-      ? issue(fast.principal, successorId, fast.refreshExpiresAt, false)
+      ? issue(fast.principal, successorId, fast.refreshExpiresAt, false, fast)
       : ({ ok: false, reason: 'invalid' } as const)
     : await withTransaction(ctx.db, async (trx): Promise<RotateResult> => {
         // Nothing was consumed: a token presented again (grace window or reuse), or one that is not live.

@@ -81,6 +81,42 @@ describe('id_token', () => {
     expect(Math.abs((claims.auth_time as number) - signedInAt)).toBeLessThanOrEqual(2);
     expect((claims.iat as number) - (claims.auth_time as number)).toBeGreaterThanOrEqual(118);
   });
+
+  test("a refresh's id_token keeps the session's claims (sid, auth_time, amr) and carries the user's current profile", async () => {
+    const user = await makeUser(t);
+    const client = await makeClient(t, { scopes: ['openid', 'profile', 'email'] });
+    const { agent } = await signIn(t, user);
+    const first = await exchangeCode(t, client, await obtainCode(agent, client, { scope: 'openid profile email', nonce: 'n-1' }));
+    const original = decodeJwt(first.body.id_token);
+
+    t.clock.advance(300);
+    await t.db('users').where({ id: user.id }).update({ first_name: 'Renamed', updated_at: t.clock.now() });
+    const refresh = () =>
+      api()
+        .post('/api/oauth/token')
+        .set('Authorization', basicAuth(client.clientId, client.clientSecret))
+        .type('form');
+    const rotated = await refresh().send({ grant_type: 'refresh_token', refresh_token: first.body.refresh_token });
+    expect(rotated.status).toBe(200);
+    const claims = decodeJwt(rotated.body.id_token);
+    expect(claims).toMatchObject({
+      sub: user.id,
+      aud: client.clientId,
+      sid: original.sid,
+      auth_time: original.auth_time,
+      amr: original.amr,
+      email: user.email,
+      email_verified: original.email_verified,
+      given_name: 'Renamed',
+      updated_at: Math.floor(t.clock.now().getTime() / 1000),
+    });
+    expect(claims).not.toHaveProperty('nonce');
+    expect(claims.at_hash).toBe(accessTokenHash(rotated.body.access_token));
+    // A retry inside the grace window (the transactional path) answers the same claims.
+    const retried = await refresh().send({ grant_type: 'refresh_token', refresh_token: first.body.refresh_token });
+    expect(retried.status).toBe(200);
+    expect(decodeJwt(retried.body.id_token)).toMatchObject({ sid: original.sid, auth_time: original.auth_time, given_name: 'Renamed' });
+  });
 });
 
 describe('authorize: prompt, max_age, login_hint', () => {

@@ -55,6 +55,9 @@ export interface FastRotation {
   refreshExpiresAt: Date;
   /** The live principal, undefined when the user is no longer active (the token was consumed all the same). */
   principal: PrincipalRecord | undefined;
+  /** What an id_token of the rotated session says beyond the principal (read in the same statement). */
+  authTime: Date;
+  userUpdatedAt: Date | undefined;
 }
 
 /**
@@ -80,17 +83,28 @@ export async function rotateLiveRefreshToken(
   },
 ): Promise<FastRotation | undefined> {
   const [row] = await retryingConflicts(() =>
-    preparedRows(db, 'sso_rotate_refresh_1', ROTATE_SQL, [t.sessionId, t.userId, t.tokenId, t.now, t.successorId, t.ttlSeconds, t.sessionMaxAgeSeconds, t.scope]),
+    preparedRows(db, 'sso_rotate_refresh_2', ROTATE_SQL, [t.sessionId, t.userId, t.tokenId, t.now, t.successorId, t.ttlSeconds, t.sessionMaxAgeSeconds, t.scope]),
   );
   if (!row) return undefined;
-  return { refreshExpiresAt: new Date(row.refresh_expires_at as string | Date), principal: row.id ? toPrincipalRecord(row) : undefined };
+  return {
+    refreshExpiresAt: new Date(row.refresh_expires_at as string | Date),
+    principal: row.id ? toPrincipalRecord(row) : undefined,
+    authTime: new Date(row.auth_time as string | Date),
+    userUpdatedAt: row.user_updated_at ? new Date(row.user_updated_at as string | Date) : undefined,
+  };
 }
 
-/** $1 session, $2 user, $3 presented token id, $4 now, $5 successor id, $6 token TTL s, $7 session max age s, $8 scope. */
+/**
+ * $1 session, $2 user, $3 presented token id, $4 now, $5 successor id, $6 token TTL s, $7 session max age s, $8 scope.
+ * An OAuth session's client must be active (CONTRACT §8, as in loadPrincipal); its connected app's last use is
+ * updated in the same statement (`g`, after refresh_tokens in the lock order of docs/security.md).
+ */
 const ROTATE_SQL = `with s as (
-       select id, user_id, amr, created_at from sessions
-        where id = $1 and user_id = $2 and revoked_at is null and expires_at > $4
-        for no key update
+       select se.id, se.user_id, se.amr, se.created_at, se.auth_time, se.client_id from sessions se
+         left join oauth_clients oc on oc.client_id = se.client_id
+        where se.id = $1 and se.user_id = $2 and se.revoked_at is null and se.expires_at > $4
+          and (se.client_id is null or oc.is_active)
+        for no key update of se
      ), c as (
        update refresh_tokens rt set used_at = $4, replaced_by = $5
          from s
@@ -104,6 +118,10 @@ const ROTATE_SQL = `with s as (
      ), t as (
        update sessions set last_used_at = $4, expires_at = (select expires_at from n), scope = coalesce($8, sessions.scope)
         where id = $1 and exists (select 1 from n)
+     ), g as (
+       update oauth_grants og set last_used_at = $4
+         from s
+        where s.client_id is not null and og.user_id = s.user_id and og.client_id = s.client_id and exists (select 1 from n)
      ), ${rolesCte('$2')}
-     select n.expires_at as refresh_expires_at, ${PRINCIPAL_COLUMNS}
+     select n.expires_at as refresh_expires_at, s.auth_time, u.updated_at as user_updated_at, ${PRINCIPAL_COLUMNS}
        from n cross join s left join users u on u.id = s.user_id and u.is_active`;

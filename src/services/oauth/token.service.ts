@@ -12,7 +12,7 @@ import { OAuthError } from '../../errors';
 import { sha256Hex } from '../../lib/crypto';
 import { verifyPkceS256 } from '../../lib/pkce';
 import type { RequestMeta, ServiceContext } from '../context';
-import { isOpenIdScope, issueIdToken } from '../oidc/id-token.service';
+import { isOpenIdScope, issueIdToken, signIdToken } from '../oidc/id-token.service';
 import { rotateRefreshToken, startSession, type IssuedTokens } from '../sessions.service';
 import { requireParam } from './params';
 import { isSubset, parseScope } from './scopes';
@@ -118,16 +118,21 @@ export async function refreshAccessToken(
     if (result.reason === 'invalid_scope') throw new OAuthError('invalid_scope', 'The client is no longer registered for any scope of this grant');
     throw new OAuthError('invalid_grant', 'Refresh token is invalid, expired or already used');
   }
-  try {
-    await touchGrantOfSession(ctx.db, result.tokens.sessionId, ctx.clock.now());
-  } catch (err) {
-    // The rotation is committed: a failed bookkeeping write must not turn it into an error (tokens would be lost).
-    ctx.logger.warn({ err: (err as Error)?.message }, 'could not update connected app last_used_at');
+  if (!result.grantTouched) {
+    try {
+      await touchGrantOfSession(ctx.db, result.tokens.sessionId, ctx.clock.now());
+    } catch (err) {
+      // The rotation is committed: a failed bookkeeping write must not turn it into an error (tokens would be lost).
+      ctx.logger.warn({ err: (err as Error)?.message }, 'could not update connected app last_used_at');
+    }
   }
   const scope = result.scope ?? '';
-  const idToken = isOpenIdScope(scope)
-    ? await issueIdToken(ctx, ctx.db, { sessionId: result.tokens.sessionId, clientId: client.clientId, scope, accessToken: result.tokens.accessToken })
-    : undefined;
+  const idTokenInput = { sessionId: result.tokens.sessionId, clientId: client.clientId, scope, accessToken: result.tokens.accessToken };
+  const idToken = !isOpenIdScope(scope)
+    ? undefined
+    : result.idTokenSubject
+      ? await signIdToken(ctx, result.idTokenSubject, idTokenInput)
+      : await issueIdToken(ctx, ctx.db, idTokenInput);
   return presentTokens(ctx, result.tokens, scope, idToken);
 }
 

@@ -40,12 +40,34 @@ export async function issueIdToken(
   const session = await findSessionById(db, input.sessionId);
   const user = session ? await findUserById(db, session.userId) : undefined;
   if (!session || !user) return undefined;
+  return signIdToken(ctx, { sessionId: session.id, authTime: session.authTime, amr: session.amr, user }, input, db);
+}
+
+/** What an id_token says about its session and user, however the caller read them. */
+export interface IdTokenSubject {
+  sessionId: string;
+  authTime: Date;
+  amr: string[];
+  user: { id: string; email: string; emailVerified: boolean; firstName: string; lastName: string; updatedAt: Date };
+}
+
+/**
+ * Signs the id_token of `subject` (the refresh grant passes the session and user its rotation statement already
+ * read, so the grant makes no further query: issue 10).
+ */
+export async function signIdToken(
+  ctx: ServiceContext,
+  subject: IdTokenSubject,
+  input: { clientId: string; scope: string; accessToken: string; nonce?: string | null },
+  db: DbOrTrx = ctx.db,
+): Promise<string> {
+  const { user } = subject;
   const scopes = parseScope(input.scope);
   const claims: Record<string, unknown> = {
-    auth_time: seconds(session.authTime),
-    sid: session.id,
+    auth_time: seconds(subject.authTime),
+    sid: subject.sessionId,
     at_hash: accessTokenHash(input.accessToken),
-    amr: session.amr,
+    amr: subject.amr,
   };
   if (input.nonce) claims.nonce = input.nonce;
   if (scopes.includes('profile')) {
