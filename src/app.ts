@@ -60,6 +60,7 @@ export function createApp(deps: AppDeps): Express {
   if (config.trustProxy !== undefined) app.set('trust proxy', config.trustProxy);
 
   const metrics = createMetrics(ctx.metrics);
+  metrics.install(app);
   app.use(metrics.middleware);
   app.use('/metrics', createMetricsRouter(metrics, config.metricsToken));
   app.use(limitQueryParameters);

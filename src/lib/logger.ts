@@ -24,6 +24,11 @@ const REDACT = [
 /**
  * JSON lines, one per event (what log shippers read). With `pretty` and a terminal on stdout (`npm start` in
  * development) the same lines are rendered readable by pino-pretty, loaded only then.
+ *
+ * Written asynchronously (issue 10): a line is handed to the stream at once, and lines logged while a write is in
+ * flight go out together in the next one, so a busy server makes one write per batch rather than one blocking write
+ * per line. Nothing waits for a buffer to fill: a quiet server writes each line as it comes. pino flushes what is
+ * pending when the process exits (also on process.exit and uncaught errors); only a SIGKILL can lose the last lines.
  */
 export function createLogger(level: string, options: { pretty?: boolean } = {}): Logger {
   const base = { level, redact: { paths: REDACT, remove: true }, base: undefined };
@@ -31,5 +36,5 @@ export function createLogger(level: string, options: { pretty?: boolean } = {}):
     const pretty = require('pino-pretty') as typeof import('pino-pretty');
     return pino(base, pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', sync: true }));
   }
-  return pino(base);
+  return pino(base, pino.destination({ dest: 1, sync: false }));
 }

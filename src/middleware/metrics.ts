@@ -1,4 +1,4 @@
-import type { Request, RequestHandler } from 'express';
+import type { Express, Request, RequestHandler } from 'express';
 import { Router } from 'express';
 import { Histogram, type Registry } from 'prom-client';
 import { safeEqual } from '../lib/crypto';
@@ -8,6 +8,8 @@ export interface Metrics {
   registry: Registry;
   /** Times every request, labelled by route pattern (never the raw URL, which may carry ids or tokens). */
   middleware: RequestHandler;
+  /** Makes the app's requests remember their route pattern (call once on the app the middleware serves). */
+  install(app: Express): void;
 }
 
 /** The request histogram, on the registry of the operator metrics (lib/metrics.ts), which also counts 429s. */
@@ -33,38 +35,45 @@ export function createMetrics(operator: OperatorMetrics): Metrics {
   };
   const middleware: RequestHandler = (req, res, next) => {
     const started = performance.now();
-    const route = captureRoutePattern(req);
     res.once('finish', () => {
-      observe(req.method, route.label, res.statusCode, (performance.now() - started) / 1000);
+      observe(req.method, routeLabelOf(req), res.statusCode, (performance.now() - started) / 1000);
       if (res.statusCode === 429) operator.rateLimited.inc();
     });
     next();
   };
-  return { registry, middleware };
+  return { registry, middleware, install: installRouteCapture };
 }
 
 /** The label of every request no route matched (404s, probes of random paths): one series, whatever the path. */
 export const UNMATCHED_ROUTE = 'unmatched';
 
+const ROUTE = Symbol('route');
+const ROUTE_LABEL = Symbol('routeLabel');
+type WithRoute = Request & { [ROUTE]?: unknown; [ROUTE_LABEL]?: string };
+
 /**
  * The route label of a request: the declared pattern (`/api/auth/sessions/:sessionId`), never the raw path, so the
  * label set is bounded by the routes the app declares (CONTRACT §8). The router assigns `req.route` when a route
  * matches, while `req.baseUrl` is still the mount path; it resets `baseUrl` when the request leaves the router, so
- * the pattern is captured at that assignment.
+ * the pattern is captured at that assignment, by an accessor defined once on the app's request prototype (issue 10:
+ * not a property defined on every request object, which costs time and turns the object into a slow dictionary).
  */
-function captureRoutePattern(req: Request): { label: string } {
-  const captured = { label: UNMATCHED_ROUTE };
-  let route: unknown;
-  Object.defineProperty(req, 'route', {
+function installRouteCapture(app: Express): void {
+  Object.defineProperty(app.request, 'route', {
     configurable: true,
     enumerable: true,
-    get: () => route,
-    set: (value: { path?: unknown } | undefined) => {
-      route = value;
-      if (value && typeof value.path === 'string') captured.label = `${req.baseUrl}${value.path}`;
+    get(this: WithRoute) {
+      return this[ROUTE];
+    },
+    set(this: WithRoute, value: { path?: unknown } | undefined) {
+      this[ROUTE] = value;
+      if (value && typeof value.path === 'string') this[ROUTE_LABEL] = `${this.baseUrl}${value.path}`;
     },
   });
-  return captured;
+}
+
+function routeLabelOf(req: Request): string {
+  return (req as WithRoute)[ROUTE_LABEL] ?? UNMATCHED_ROUTE;
 }
 
 /** GET /metrics (Prometheus text) behind `Authorization: Bearer METRICS_TOKEN`; 404 when no token is set. */

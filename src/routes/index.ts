@@ -25,7 +25,13 @@ import { createUsersRouter } from './users/users.router';
  * declaration (src/routes/route.ts), which the OpenAPI document and the permission matrix read back from the app.
  */
 export function mountRoutes(app: Express, deps: RouteDeps): void {
+  // The unauthenticated documents polled most (load balancers, relying parties) first: a request walks the mounts in
+  // order, and these never share a path with the ones below.
   app.use('/health', createHealthRouter(deps));
+  // RFC 8414 location, beyond the spec's /api/oauth/.well-known path (CONTRACT §5).
+  app.use('/.well-known', createDiscoveryRouter(deps));
+  // OpenID Connect Discovery 1.0 §4 (CONTRACT §9).
+  app.use('/.well-known', createOidcDiscoveryRouter(deps));
 
   app.use('/api/auth', createAuthRouter(deps));
   app.use('/api/auth', createAccountRouter(deps));
@@ -43,11 +49,6 @@ export function mountRoutes(app: Express, deps: RouteDeps): void {
   app.use('/api/admin', createAuditRouter(deps));
   app.use('/api/admin', createAdminRouter(deps));
   app.use('/api', createDocsRouter(deps));
-
-  // RFC 8414 location, beyond the spec's /api/oauth/.well-known path (CONTRACT §5).
-  app.use('/.well-known', createDiscoveryRouter(deps));
-  // OpenID Connect Discovery 1.0 §4 (CONTRACT §9).
-  app.use('/.well-known', createOidcDiscoveryRouter(deps));
 
   app.use('/static', createStaticRouter(deps));
   app.use('/', createOAuthPagesRouter(deps));

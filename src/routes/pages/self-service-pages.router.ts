@@ -21,6 +21,7 @@ import { nameField, passwordField } from '../common.schemas';
 import { declareRouter, route, type DeclaredRoute } from '../route';
 import type { RouteDeps } from '../types';
 import { html, optionalText, PAGE, refuseForm, text } from './page-kit';
+import { qrCodeSvg } from '../../lib/qr-code';
 
 
 /** The enrolment context MFA_REQUIRED_FOR_ADMINS sends along (kept on every form of the page). */
@@ -97,7 +98,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
         })),
         apps: apps.map((a) => ({ clientId: a.clientId, name: a.clientName, scopes: a.scopes, grantedAt: a.grantedAt })),
         totp: factors.totp ? 'on' : pending ? 'pending' : 'off',
-        pendingTotp: pending ? { ...pending, qrSvg: await (require('qrcode') as typeof import('qrcode')).toString(pending.otpauthUrl, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' }) } : undefined,
+        pendingTotp: pending ? { ...pending, qrSvg: await qrCodeSvg(pending.otpauthUrl) } : undefined,
         passkeys: factors.passkeys.map((p) => ({ id: p.id, name: p.name, createdAt: p.createdAt, lastUsedAt: p.lastUsedAt })),
         recoveryCodesLeft: factors.recoveryCodesLeft,
         notice: context.done ? NOTICES[context.done] : undefined,
