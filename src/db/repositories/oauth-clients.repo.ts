@@ -1,4 +1,4 @@
-import type { DbOrTrx } from '..';
+import { preparedRows, type DbOrTrx } from '..';
 
 export interface OAuthClientRow {
   clientId: string;
@@ -72,9 +72,14 @@ export async function insertClient(
   return toClientRow(row!);
 }
 
+/**
+ * One client by id: behind every token, revocation and introspection request (client authentication), so a named
+ * prepared statement rather than a built query (issue 10).
+ */
 export async function findClientById(db: DbOrTrx, clientId: string): Promise<OAuthClientRow | undefined> {
-  const row = await db<OAuthClientRecord>('oauth_clients').where({ client_id: clientId }).first();
-  return row ? toClientRow(row) : undefined;
+  const [row] = await preparedRows(db, 'sso_find_client_1', `select client_id, name, secret_hash, redirect_uris, scopes, post_logout_redirect_uris, is_active, created_at, updated_at
+       from oauth_clients where client_id = $1`, [clientId]);
+  return row ? toClientRow(row as unknown as OAuthClientRecord) : undefined;
 }
 
 export async function listClients(db: DbOrTrx): Promise<OAuthClientRow[]> {
