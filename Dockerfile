@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 
-# --- build: compile TypeScript ---
+# --- build: compile TypeScript, then bundle the server into one file (scripts/bundle.js) ---
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -8,6 +8,7 @@ RUN npm ci
 COPY tsconfig.json tsconfig.build.json knexfile.ts ./
 COPY migrations ./migrations
 COPY src ./src
+COPY scripts ./scripts
 RUN npm run build
 
 # --- runtime: production dependencies and compiled code only, as a non-root user ---

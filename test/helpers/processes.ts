@@ -17,8 +17,16 @@ export interface RunningServer {
  * loaded 2-core CI machine compiling through tsx and opening PGlite can take a minute; it bounds a hang, it is not
  * a speed check.
  */
-export async function startServerProcess(env: NodeJS.ProcessEnv, port: number, timeoutMs = 150_000): Promise<RunningServer> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+export async function startServerProcess(
+  env: NodeJS.ProcessEnv,
+  port: number,
+  timeoutMs = 150_000,
+  options: { build?: boolean } = {},
+): Promise<RunningServer> {
+  // `build`: the production build (dist/src/server.js, the one-file bundle of scripts/bundle.js), as production and
+  // the Dockerfile run it; call buildOnce() first.
+  const args = options.build ? [path.join(ROOT, 'dist/src/server.js')] : ['--import', 'tsx', 'src/server.ts'];
+  const proc = spawn(process.execPath, args, {
     cwd: ROOT,
     env: { ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -60,4 +68,17 @@ export async function runCli(script: string, args: string[], env: NodeJS.Process
   proc.stderr!.on('data', (d) => (stderr += d));
   const code = await new Promise<number | null>((resolve) => proc.on('exit', resolve));
   return { code, stdout, stderr };
+}
+
+/**
+ * `npm run build` when a source is newer than dist/ (scripts/start.js --build-only, the step `npm start` takes):
+ * a fresh clone builds once; a CI run that already built reuses it.
+ */
+export async function buildOnce(): Promise<void> {
+  const proc = spawn(process.execPath, [path.join(ROOT, 'scripts/start.js'), '--build-only'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout!.on('data', (d) => (out += d));
+  proc.stderr!.on('data', (d) => (out += d));
+  const code = await new Promise<number | null>((resolve) => proc.on('exit', resolve));
+  if (code !== 0) throw new Error(`build failed (${code}): ${out}`);
 }
