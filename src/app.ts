@@ -1,6 +1,5 @@
 import cors from 'cors';
 import express, { type Express, type RequestHandler } from 'express';
-import helmet from 'helmet';
 import { createAuthenticate } from './middleware/authenticate';
 import { installLazyCookies } from './middleware/cookies';
 import { createErrorHandler, notFoundHandler } from './middleware/error-handler';
@@ -8,9 +7,10 @@ import { createMetrics, createMetricsRouter } from './middleware/metrics';
 import { originCheck } from './middleware/origin-check';
 import { createRateLimit } from './middleware/rate-limit';
 import { requestLog } from './middleware/request-log';
+import { securityHeaderOptions, securityHeaders } from './middleware/security-headers';
 import { AppError } from './errors';
 import { requestContext } from './lib/request-context';
-import { mountRoutes } from './routes';
+import { mountPublicDocuments, mountRoutes } from './routes';
 import type { ServiceContext } from './services/context';
 
 export interface AppDeps {
@@ -67,27 +67,7 @@ export function createApp(deps: AppDeps): Express {
 
   app.use(requestLog(ctx.logger));
 
-  app.use(
-    helmet({
-      contentSecurityPolicy: {
-        directives: {
-          defaultSrc: ["'self'"],
-          styleSrc: ["'self'", "'unsafe-inline'"],
-          scriptSrc: ["'self'"],
-          imgSrc: ["'self'", 'data:'],
-          frameAncestors: ["'none'"],
-          // Form posts end in redirects to registered client callbacks on other origins.
-          formAction: null,
-          upgradeInsecureRequests: config.baseUrl.startsWith('https:') ? [] : null,
-        },
-      },
-      frameguard: { action: 'deny' },
-      // Not helmet's no-referrer: under it browsers send `Origin: null` on our own form posts, which the cookie
-      // origin check (CONTRACT §3) must refuse. same-origin keeps the real Origin on our posts and still sends no
-      // Referer (which may carry a code or token) to any other site.
-      referrerPolicy: { policy: 'same-origin' },
-    }),
-  );
+  app.use(securityHeaders(securityHeaderOptions(config.baseUrl)));
 
   const allowedOrigins = new Set(config.allowedOrigins);
   const corsHeaders = cors<express.Request>((req, callback) => {
@@ -99,18 +79,21 @@ export function createApp(deps: AppDeps): Express {
   // No Origin: command-line tools and servers, always allowed, and nothing for CORS to answer.
   app.use((req, res, next) => (req.headers.origin === undefined ? next() : corsHeaders(req, res, next)));
 
+  const rateLimit = deps.rateLimit ?? createRateLimit(config);
+  const routeDeps = { ctx, authenticate: createAuthenticate(ctx), rateLimit };
+  mountPublicDocuments(app, routeDeps);
+
   installLazyCookies(app);
   app.use(express.json({ limit: '100kb' }));
   app.use(express.urlencoded({ extended: false, limit: '100kb', parameterLimit: MAX_PARAMETERS }));
   // After the body parsers (their stream callbacks would lose it): security events learn the request id, IP,
   // user agent and caller from here (lib/request-context.ts).
   app.use(requestContext);
-  const rateLimit = deps.rateLimit ?? createRateLimit(config);
   app.use('/api', rateLimit);
   app.use(originCheck(config));
 
   // Routes outside /api that need the same budget (the hosted sign-in form) declare `rateLimit` on their line.
-  mountRoutes(app, { ctx, authenticate: createAuthenticate(ctx), rateLimit });
+  mountRoutes(app, routeDeps);
 
   app.use(notFoundHandler);
   app.use(createErrorHandler(ctx.logger));

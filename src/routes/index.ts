@@ -21,18 +21,23 @@ import type { RouteDeps } from './types';
 import { createUsersRouter } from './users/users.router';
 
 /**
- * The one URL map of the service: where each router mounts. What each route requires, accepts and answers is its
- * declaration (src/routes/route.ts), which the OpenAPI document and the permission matrix read back from the app.
+ * The documents polled most, by load balancers and relying parties: GET only, no body, no cookie, no session, no
+ * security event, outside /api (so outside its rate limit). createApp mounts them before the body parsers, the
+ * request context and the origin check, none of which they need (issue 10: a probe storm costs as little as it can).
  */
-export function mountRoutes(app: Express, deps: RouteDeps): void {
-  // The unauthenticated documents polled most (load balancers, relying parties) first: a request walks the mounts in
-  // order, and these never share a path with the ones below.
+export function mountPublicDocuments(app: Express, deps: RouteDeps): void {
   app.use('/health', createHealthRouter(deps));
   // RFC 8414 location, beyond the spec's /api/oauth/.well-known path (CONTRACT §5).
   app.use('/.well-known', createDiscoveryRouter(deps));
   // OpenID Connect Discovery 1.0 §4 (CONTRACT §9).
   app.use('/.well-known', createOidcDiscoveryRouter(deps));
+}
 
+/**
+ * The one URL map of the service: where each router mounts. What each route requires, accepts and answers is its
+ * declaration (src/routes/route.ts), which the OpenAPI document and the permission matrix read back from the app.
+ */
+export function mountRoutes(app: Express, deps: RouteDeps): void {
   app.use('/api/auth', createAuthRouter(deps));
   app.use('/api/auth', createAccountRouter(deps));
   app.use('/api/auth', createAppsRouter(deps));
