@@ -550,7 +550,7 @@ async function main(): Promise<void> {
   const oidcTokens = await oidcProviderRefreshTokens(oidcBase, oidcClient, CONNECTIONS);
 
   if (SOAK > 0) {
-    await soak(server, fx);
+    await soak(server, fx, { env, dbUrl: db.url });
   } else {
     const barePort = await freePort();
     const bare = await startProcess('express-bare', process.execPath, [path.join(ROOT, 'bench/baselines/express-bare.cjs'), String(barePort)], { PATH: process.env.PATH, NODE_ENV: 'production' }, '/', `http://127.0.0.1:${barePort}`);
@@ -718,9 +718,44 @@ function report(s: Summary): void {
   }
 }
 
-async function soak(server: Server, fx: SsoFixtures): Promise<void> {
+/** Expired sessions (each with one expired refresh token) seeded before the soak, for the prune run in its middle. */
+const SOAK_EXPIRED_SESSIONS = 100_000;
+
+/** Seeds SOAK_EXPIRED_SESSIONS expired sessions and their refresh tokens straight into the bench database. */
+async function seedExpiredRows(dbUrl: string): Promise<void> {
+  const db = knexFactory({ client: 'pg', connection: dbUrl, pool: { min: 0, max: 1 } });
+  try {
+    await db.raw(
+      `with u as (select id from users order by created_at limit 1),
+            s as (insert into sessions (id, user_id, created_at, last_used_at, expires_at)
+                  select gen_random_uuid(), u.id, now() - interval '40 days', now() - interval '40 days', now() - interval '10 days'
+                    from u, generate_series(1, ?) returning id)
+       insert into refresh_tokens (id, session_id, created_at, expires_at)
+       select gen_random_uuid(), s.id, now() - interval '40 days', now() - interval '10 days' from s`,
+      [SOAK_EXPIRED_SESSIONS],
+    );
+  } finally {
+    await db.destroy();
+  }
+}
+
+async function soak(server: Server, fx: SsoFixtures, prune: { env: NodeJS.ProcessEnv; dbUrl: string }): Promise<void> {
   const sso = server.url;
   const quarter = Math.max(1, Math.floor(CONNECTIONS / 4));
+  // Tables that grow with traffic are pruned while it runs: `npm run prune`'s compiled CLI in its own process, on the
+  // server's CPU, halfway through, against rows seeded as already expired (the soak is shorter than any TTL).
+  process.stdout.write(`seeding ${SOAK_EXPIRED_SESSIONS} expired sessions and refresh tokens ...\n`);
+  await seedExpiredRows(prune.dbUrl);
+  let pruned: { from: number; to: number; output: string } | undefined;
+  const soakStarted = performance.now() + WARMUP * 1000;
+  const pruneTimer = setTimeout(() => {
+    const from = (performance.now() - soakStarted) / 1000;
+    const child = launch(process.execPath, [path.join(ROOT, 'dist/src/cli/prune.js')], { cpu: SERVER_CPU, env: prune.env });
+    let output = '';
+    child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+    child.once('exit', () => (pruned = { from, to: (performance.now() - soakStarted) / 1000, output: output.trim() }));
+  }, (WARMUP + SOAK / 2) * 1000);
   process.stdout.write(`soak: ${SOAK} s of mixed traffic (health, me, both refresh grants, logins); a line per 10 s window\n`);
   const windows: Window[] = [];
   const jobs: Job[] = [
@@ -744,7 +779,29 @@ async function soak(server: Server, fx: SsoFixtures): Promise<void> {
     windows.push(w);
     console.log(`  ${String(w.at).padStart(5)} | ${String(Math.round(w.rps)).padStart(5)} | ${w.p99.toFixed(1).padStart(6)} | ${String(w.bad).padStart(7)} | ${Math.round(w.rss / MB)}`);
   });
+  clearTimeout(pruneTimer);
   console.table(totals.map((t) => ({ job: t.name, 'req/s': Math.round(t.rps), 'p50 ms': +t.p50.toFixed(1), 'p99 ms': +t.p99.toFixed(1), 'non-2xx': t.bad })));
+  let pruneSummary: Record<string, unknown> | undefined;
+  if (pruned) {
+    const during = windows.filter((w) => w.at > pruned!.from && w.at - 10 < pruned!.to);
+    const others = windows.filter((w) => !during.includes(w));
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+    pruneSummary = {
+      from: pruned.from,
+      to: pruned.to,
+      output: pruned.output,
+      p99During: mean(during.map((w) => w.p99)),
+      p99Otherwise: mean(others.map((w) => w.p99)),
+      badDuring: during.reduce((a, w) => a + w.bad, 0),
+    };
+    console.log(
+      `prune under load: ran from ${fmt(pruned.from, 1)} s to ${fmt(pruned.to, 1)} s (${pruned.output.replace(/\n/g, ', ')}); ` +
+        `p99 in its windows ${fmt(pruneSummary.p99During as number, 1)} ms vs ${fmt(pruneSummary.p99Otherwise as number, 1)} ms in the others, ` +
+        `${pruneSummary.badDuring as number} non-2xx`,
+    );
+  } else {
+    console.log('prune under load: did not finish within the soak');
+  }
   const rss = windows.map((w) => w.rss ?? 0);
   const p99 = windows.map((w) => w.p99);
   const half = Math.floor(windows.length / 2);
@@ -753,7 +810,7 @@ async function soak(server: Server, fx: SsoFixtures): Promise<void> {
     `RSS: first half ${fmt(avg(rss.slice(0, half)) / MB)} MB, second half ${fmt(avg(rss.slice(half)) / MB)} MB; ` +
       `p99: first half ${fmt(avg(p99.slice(0, half)), 1)} ms, second half ${fmt(avg(p99.slice(half)), 1)} ms`,
   );
-  if (opts.json) fs.writeFileSync(opts.json, JSON.stringify({ soakSeconds: SOAK, windows, totals }, null, 2));
+  if (opts.json) fs.writeFileSync(opts.json, JSON.stringify({ soakSeconds: SOAK, windows, totals, prune: pruneSummary }, null, 2));
 }
 
 main().catch(async (err) => {
