@@ -718,21 +718,25 @@ function report(s: Summary): void {
   }
 }
 
-/** Expired sessions (each with one expired refresh token) seeded before the soak, for the prune run in its middle. */
+/** Sessions (each with one refresh token) seeded before the soak, expiring in its middle, for the prune run then. */
 const SOAK_EXPIRED_SESSIONS = 100_000;
 
-/** Seeds SOAK_EXPIRED_SESSIONS expired sessions and their refresh tokens straight into the bench database. */
-async function seedExpiredRows(dbUrl: string): Promise<void> {
+/**
+ * Seeds SOAK_EXPIRED_SESSIONS sessions and their refresh tokens straight into the bench database, expiring in
+ * `expireInSeconds`: the server's own prune task (first run a minute after start) finds nothing to delete, and the
+ * prune run in the middle of the soak deletes them all.
+ */
+async function seedExpiringRows(dbUrl: string, expireInSeconds: number): Promise<void> {
   const db = knexFactory({ client: 'pg', connection: dbUrl, pool: { min: 0, max: 1 } });
   try {
     await db.raw(
       `with u as (select id from users order by created_at limit 1),
             s as (insert into sessions (id, user_id, created_at, last_used_at, expires_at)
-                  select gen_random_uuid(), u.id, now() - interval '40 days', now() - interval '40 days', now() - interval '10 days'
+                  select gen_random_uuid(), u.id, now() - interval '30 days', now() - interval '1 day', now() + make_interval(secs => ?)
                     from u, generate_series(1, ?) returning id)
        insert into refresh_tokens (id, session_id, created_at, expires_at)
-       select gen_random_uuid(), s.id, now() - interval '40 days', now() - interval '10 days' from s`,
-      [SOAK_EXPIRED_SESSIONS],
+       select gen_random_uuid(), s.id, now() - interval '30 days', now() + make_interval(secs => ?) from s`,
+      [expireInSeconds, SOAK_EXPIRED_SESSIONS, expireInSeconds],
     );
   } finally {
     await db.destroy();
@@ -744,8 +748,8 @@ async function soak(server: Server, fx: SsoFixtures, prune: { env: NodeJS.Proces
   const quarter = Math.max(1, Math.floor(CONNECTIONS / 4));
   // Tables that grow with traffic are pruned while it runs: `npm run prune`'s compiled CLI in its own process, on the
   // server's CPU, halfway through, against rows seeded as already expired (the soak is shorter than any TTL).
-  process.stdout.write(`seeding ${SOAK_EXPIRED_SESSIONS} expired sessions and refresh tokens ...\n`);
-  await seedExpiredRows(prune.dbUrl);
+  process.stdout.write(`seeding ${SOAK_EXPIRED_SESSIONS} sessions and refresh tokens that expire halfway through ...\n`);
+  await seedExpiringRows(prune.dbUrl, WARMUP + SOAK / 2 - 2);
   let pruned: { from: number; to: number; output: string } | undefined;
   const soakStarted = performance.now() + WARMUP * 1000;
   const pruneTimer = setTimeout(() => {

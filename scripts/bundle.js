@@ -6,7 +6,7 @@
 //
 // Left outside the bundle, loaded from node_modules when first used:
 // - native or WebAssembly code and packages that read their own files (bcrypt, PGlite, swagger-ui-dist, the
-//   WebAuthn browser script, pino-pretty and pino's worker transport);
+//   WebAuthn browser script, pino-pretty, and thread-stream, which pino requires at load for worker transports);
 // - what a start does not need, so that it is not even parsed at start (the WebAuthn server stack, jose, nodemailer,
 //   qrcode, otpauth, the Redis client);
 // - the drivers of other databases that knex names but never loads here.
@@ -19,7 +19,8 @@ const entry = path.join(root, 'dist', 'src', 'server.js');
 
 const EXTERNAL = [
   '@node-rs/bcrypt',
-  'knex-pglite',
+  // PGlite itself (WebAssembly and data files next to its module); knex-pglite is bundled so that it and the server
+  // share the one bundled knex.
   '@electric-sql/pglite',
   'swagger-ui-dist',
   '@simplewebauthn/browser',
@@ -47,6 +48,18 @@ const EXTERNAL = [
 async function bundle() {
   const esbuild = require('esbuild');
   const out = `${entry}.bundle`;
+  try {
+    await build(esbuild, out);
+  } catch (err) {
+    // Never leave tsc's unbundled entry looking like a finished build (scripts/start.js would run it as one).
+    fs.rmSync(entry, { force: true });
+    fs.rmSync(out, { force: true });
+    throw err;
+  }
+  fs.renameSync(out, entry);
+}
+
+async function build(esbuild, out) {
   await esbuild.build({
     entryPoints: [entry],
     outfile: out,
@@ -55,11 +68,11 @@ async function bundle() {
     target: 'node20',
     format: 'cjs',
     external: EXTERNAL,
-    // Function and class names stay as written: error logs and `err.name` read them.
+    // No name-preserving wrappers (they cost start-up time): the error classes set `name` themselves, which is what
+    // error logs and checks read; a name esbuild renames on a collision only shows in a stack trace.
     keepNames: false,
     logLevel: 'error',
   });
-  fs.renameSync(out, entry);
 }
 
 module.exports = { bundle, EXTERNAL };

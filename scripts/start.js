@@ -11,7 +11,7 @@ const path = require('node:path');
 const root = path.resolve(__dirname, '..');
 const dist = path.join(root, 'dist');
 const entry = path.join(dist, 'src', 'server.js');
-const SOURCES = ['src', 'migrations', 'knexfile.ts', 'tsconfig.json', 'tsconfig.build.json', 'package.json'];
+const SOURCES = ['src', 'migrations', 'scripts', 'knexfile.ts', 'tsconfig.json', 'tsconfig.build.json', 'package.json'];
 
 function newerThan(file, since) {
   let stat;

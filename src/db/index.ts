@@ -93,7 +93,12 @@ export function poolStats(db: Db): { inUse: number; idle: number; waiting: numbe
 
 interface PgConnection {
   query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: Record<string, unknown>[] }>;
+  /** Knex's mark of a connection its pool must destroy rather than reuse. */
+  __knex__disposed?: unknown;
 }
+
+/** PostgreSQL's "cached plan must not change result type": a prepared statement outlived a schema change. */
+const STALE_PREPARED_STATEMENT = '0A000';
 
 /**
  * Runs `text` (with $1… placeholders) as a named prepared statement on a pooled `pg` connection: PostgreSQL parses and
@@ -111,10 +116,17 @@ export async function preparedRows(db: DbOrTrx, name: string, text: string, valu
     const result = (await db.raw(sql, bindings as Knex.RawBinding[])) as { rows: Record<string, unknown>[] };
     return result.rows;
   }
-  const connection = (await db.client.acquireConnection()) as PgConnection;
-  try {
-    return (await connection.query({ name, text, values })).rows;
-  } finally {
-    await db.client.releaseConnection(connection);
+  for (let attempt = 1; ; attempt++) {
+    const connection = (await db.client.acquireConnection()) as PgConnection;
+    try {
+      return (await connection.query({ name, text, values })).rows;
+    } catch (err) {
+      // Another instance migrated the schema under this connection's prepared statement (a rolling deploy): the
+      // connection is dropped, so the next one prepares the statement afresh, and the call is tried once more.
+      if ((err as { code?: unknown })?.code !== STALE_PREPARED_STATEMENT || attempt > 1) throw err;
+      connection.__knex__disposed = err;
+    } finally {
+      await db.client.releaseConnection(connection);
+    }
   }
 }

@@ -28,7 +28,10 @@ const REDACT = [
  * Written asynchronously (issue 10): a line is handed to the stream at once, and lines logged while a write is in
  * flight go out together in the next one, so a busy server makes one write per batch rather than one blocking write
  * per line. Nothing waits for a buffer to fill: a quiet server writes each line as it comes. pino flushes what is
- * pending when the process exits (also on process.exit and uncaught errors); only a SIGKILL can lose the last lines.
+ * pending when the process exits normally, on process.exit and on an uncaught exception; a process killed outright
+ * (SIGKILL, out of memory, a native crash) can lose the lines not yet written. If stdout stops draining, at most
+ * LOG_BUFFER_MAX_BYTES wait in memory and later lines are dropped (and counted in a warning once it drains) rather
+ * than growing the heap without bound.
  */
 export function createLogger(level: string, options: { pretty?: boolean } = {}): Logger {
   const base = { level, redact: { paths: REDACT, remove: true }, base: undefined };
@@ -36,5 +39,20 @@ export function createLogger(level: string, options: { pretty?: boolean } = {}):
     const pretty = require('pino-pretty') as typeof import('pino-pretty');
     return pino(base, pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', sync: true }));
   }
-  return pino(base, pino.destination({ dest: 1, sync: false }));
+  const destination = pino.destination({ dest: 1, sync: false, maxLength: LOG_BUFFER_MAX_BYTES });
+  const logger = pino(base, destination);
+  let dropped = 0;
+  destination.on('drop', () => {
+    if (dropped++ === 0) {
+      // Reported once stdout drains again (a line written now would be dropped too).
+      destination.once('drain', () => {
+        logger.warn({ droppedLines: dropped }, 'log lines dropped: stdout did not keep up');
+        dropped = 0;
+      });
+    }
+  });
+  return logger;
 }
+
+/** At most this much log output waits for a stalled stdout before lines are dropped. */
+const LOG_BUFFER_MAX_BYTES = 16 * 1024 * 1024;

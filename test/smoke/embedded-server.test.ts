@@ -3,18 +3,21 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../helpers/oauth';
-import { ROOT, startServerProcess, type RunningServer } from '../helpers/processes';
+import { buildOnce, ROOT, startServerProcess, type RunningServer } from '../helpers/processes';
 
 /**
- * `npm start` on the embedded database (PGlite under DATA_DIR), as a newcomer runs it: the real server process,
- * real HTTP. Start, register, login, me, graceful SIGTERM, restart on the same data.
+ * `npm start` on the embedded database (PGlite under DATA_DIR), as a newcomer runs it: the real server process of
+ * the bundled build (what `npm start` runs), real HTTP. Start, register, login, me, graceful SIGTERM, restart on the
+ * same data.
  */
 async function startServer(dataDir: string, port: number, extraEnv: Record<string, string> = {}): Promise<RunningServer> {
   const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'info', ...extraEnv };
   delete env.DATABASE_URL;
   delete env.NODE_ENV;
-  return startServerProcess(env, port);
+  return startServerProcess(env, port, undefined, { build: true });
 }
+
+beforeAll(() => buildOnce(), 300_000);
 
 const stop = (running: RunningServer) => running.stop();
 

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { createClient } from 'redis';
 import { NGINX_PATH } from '../helpers/ensure-nginx';
 import { basicAuth, freePort } from '../helpers/oauth';
-import { ROOT, runCli, startServerProcess, type RunningServer } from '../helpers/processes';
+import { buildOnce, ROOT, runCli, startServerProcess, type RunningServer } from '../helpers/processes';
 import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp';
 import { createTestDatabase } from '../helpers/test-app';
 
@@ -105,7 +105,9 @@ beforeAll(async () => {
   // which runs beside them on PostgreSQL).
   expect((await runCli('migrate', [], env)).code).toBe(0);
   expect((await runCli('admin', ['create-admin', '--email', 'ops@example.test', '--password', 'ops-password'], env)).code).toBe(0);
-  instances = await Promise.all([startServerProcess(env, p1), startServerProcess(env, p2)]);
+  // Production runs the bundled build (npm run build): so do these two instances.
+  await buildOnce();
+  instances = await Promise.all([startServerProcess(env, p1, undefined, { build: true }), startServerProcess(env, p2, undefined, { build: true })]);
 
   const conf = path.join(tmp, 'nginx.conf');
   fs.writeFileSync(conf, nginxConfig({ listen, upstreams: [p1, p2] }));
@@ -203,7 +205,18 @@ test('sign-in, OAuth code flow and revocations through nginx, served by both ins
     body: new URLSearchParams({ grant_type: 'authorization_code', code: redirect.searchParams.get('code')!, code_verifier: verifier, redirect_uri: redirectUri }),
   });
   expect(token.status).toBe(200);
-  const tokens = (await token.json()) as { access_token: string; refresh_token: string };
+  const exchanged = (await token.json()) as { access_token: string; refresh_token: string; id_token: string };
+  expect(exchanged.id_token.split('.')).toHaveLength(3);
+  // The one-statement refresh rotation with an openid grant: a new id_token for the same session, on either instance.
+  const refreshed = await via('/api/oauth/token', {
+    method: 'POST',
+    headers: { authorization: basicAuth(client.client.client_id, client.client_secret), 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: exchanged.refresh_token }),
+  });
+  expect(refreshed.status).toBe(200);
+  const tokens = (await refreshed.json()) as { access_token: string; refresh_token: string; id_token: string };
+  const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8')) as Record<string, unknown>;
+  expect(claimsOf(tokens.id_token)).toMatchObject({ sid: claimsOf(exchanged.id_token).sid, auth_time: claimsOf(exchanged.id_token).auth_time, email });
   for (let i = 0; i < 2; i++) {
     const info = await via('/api/oauth/userinfo', { headers: { authorization: `Bearer ${tokens.access_token}` } });
     expect(info.status).toBe(200);
