@@ -139,6 +139,9 @@ async function main() {
       }, spec.windowSeconds * 1000);
     }, warmupMs);
   }
+  // Marks of the measured period, for the caller's CPU-time reading of the process under test.
+  setTimeout(() => process.stdout.write(`${JSON.stringify({ mark: 'measuring' })}\n`), warmupMs);
+  setTimeout(() => process.stdout.write(`${JSON.stringify({ mark: 'measured' })}\n`), warmupMs + durationMs);
   const results = await Promise.all(spec.jobs.map((job) => (job.tool === 'autocannon' ? runAutocannon(job) : runLoops(job, windows))));
   clearInterval(timer);
   process.stdout.write(`${JSON.stringify({ result: results })}\n`);
