@@ -8,6 +8,7 @@ import type { TokenClaims } from '../lib/jwt';
 import type { RequestMeta, ServiceContext } from './context';
 import { fullName, globalRoleNames } from './principal';
 import type { IdTokenSubject } from './oidc/id-token.service';
+import { touchGrantOfSession } from '../db/repositories/oauth-grants.repo';
 
 export interface IssuedTokens {
   sessionId: string;
@@ -120,8 +121,6 @@ export type RotateResult =
       grace: boolean;
       /** The session and user an id_token needs, when the rotation read them (its one-statement path). */
       idTokenSubject?: IdTokenSubject;
-      /** Whether the connected app's last use was updated with the rotation (its one-statement path). */
-      grantTouched: boolean;
     }
   | { ok: false; reason: 'invalid' | 'reused' | 'wrong_client' | 'invalid_scope' };
 
@@ -169,23 +168,21 @@ export async function rotateRefreshToken(
     refreshId: string,
     refreshExpiresAt: Date,
     grace: boolean,
-    read?: { authTime: Date; userUpdatedAt: Date | undefined },
+    read?: { authTime: Date; userUpdatedAt: Date },
   ): RotateResult => {
     const roles = globalRoleNames(principal.roles);
     const oauth = payload.client_id ? { clientId: payload.client_id, scope: scope ?? '' } : undefined;
     const claims = claimsFor(principal, roles, payload.sid, principal.amr, oauth);
     const access = ctx.jwt.signAccess(claims, now);
     const refresh = ctx.jwt.signRefresh(claims, refreshId, now, refreshExpiresAt);
-    const subjectRead = read?.userUpdatedAt ? { authTime: read.authTime, updatedAt: read.userUpdatedAt } : undefined;
     return {
       ok: true,
       grace,
-      grantTouched: read !== undefined,
-      idTokenSubject: subjectRead && {
+      idTokenSubject: read && {
         sessionId: payload.sid,
-        authTime: subjectRead.authTime,
+        authTime: read.authTime,
         amr: principal.amr,
-        user: { ...principal, updatedAt: subjectRead.updatedAt },
+        user: { ...principal, updatedAt: read.userUpdatedAt },
       },
       clientId: payload.client_id,
       scope,
@@ -215,7 +212,7 @@ export async function rotateRefreshToken(
   });
   const result = fast
     ? fast.principal
-      ? issue(fast.principal, successorId, fast.refreshExpiresAt, false, fast)
+      ? issue(fast.principal, successorId, fast.refreshExpiresAt, false, fast.idTokenReads)
       : ({ ok: false, reason: 'invalid' } as const)
     : await withTransaction(ctx.db, async (trx): Promise<RotateResult> => {
         // Nothing was consumed: a token presented again (grace window or reuse), or one that is not live.
@@ -243,6 +240,8 @@ export async function rotateRefreshToken(
         }
         const principal = await loadPrincipal(trx, payload.sid, payload.userId, now);
         if (!principal) return { ok: false, reason: 'invalid' };
+        // The connected app's last use, as the one-statement path updates it (oauth_grants after refresh_tokens).
+        if (payload.client_id) await touchGrantOfSession(trx, payload.sid, now);
         return issue(principal, refreshId, refreshExpiresAt, !consumed);
       });
   const clientOfToken = payload.client_id ?? null;

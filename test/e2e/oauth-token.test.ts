@@ -314,6 +314,11 @@ describe('POST /api/oauth/token > refresh_token', () => {
     await refresh(client, tokens.refresh_token);
     const grant = await t.db('oauth_grants').where({ user_id: user.id, client_id: client.clientId }).first();
     expect(grant.last_used_at).not.toBeNull();
+    // A retry within the grace window (the rotation's transactional path) updates it too.
+    await t.db('oauth_grants').where({ user_id: user.id }).update({ last_used_at: null });
+    expect((await refresh(client, tokens.refresh_token)).status).toBe(200);
+    const retried = await t.db('oauth_grants').where({ user_id: user.id, client_id: client.clientId }).first();
+    expect(retried.last_used_at).not.toBeNull();
   });
 
   test('a garbage refresh token -> invalid_grant', async () => {

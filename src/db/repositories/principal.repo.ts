@@ -40,6 +40,16 @@ const ACCESS_COLUMNS = `coalesce((select json_agg(json_build_object('id', r.id, 
                                  where r.application is null), '[]'::json)
             end as permissions`;
 
+/**
+ * CONTRACT §8: an OAuth session whose client was deactivated is not live, whatever happened to the session row.
+ * The SQL condition on the sessions row aliased `session` (the client's row is read, not locked), shared by the
+ * live check, the one-statement refresh rotation and the rotation's transactional path.
+ */
+export function sessionClientIsActive(session: string): string {
+  return `(${session}.client_id is null
+          or exists (select 1 from oauth_clients oc where oc.client_id = ${session}.client_id and oc.is_active))`;
+}
+
 /** last_used_at is written at most once per this many seconds per session. */
 const TOUCH_INTERVAL_SECONDS = 60;
 
@@ -55,7 +65,7 @@ export async function loadPrincipal(
   now: Date,
 ): Promise<PrincipalRecord | undefined> {
   const stale = new Date(now.getTime() - TOUCH_INTERVAL_SECONDS * 1000);
-  const [row] = await preparedRows(db, 'sso_load_principal_3', LOAD_PRINCIPAL_SQL, [sessionId, userId, now, stale]);
+  const [row] = await preparedRows(db, 'sso_load_principal_4', LOAD_PRINCIPAL_SQL, [sessionId, userId, now, stale]);
   return row ? toPrincipalRecord(row) : undefined;
 }
 
@@ -86,10 +96,8 @@ export function rolesCte(userParam: string): string {
 /** loadPrincipal's statement ($1 session id, $2 user id, $3 now, $4 the last_used_at older than which it is touched). */
 const LOAD_PRINCIPAL_SQL = `with s as (
        select se.id, se.user_id, se.amr from sessions se
-         left join oauth_clients c on c.client_id = se.client_id
         where se.id = $1 and se.user_id = $2 and se.revoked_at is null and se.expires_at > $3
-          -- CONTRACT §8: a deactivated client's tokens die at once, whatever happened to its sessions.
-          and (se.client_id is null or c.is_active)
+          and ${sessionClientIsActive('se')}
      ), touch as (
        update sessions set last_used_at = $3
         where id = (select id from s) and last_used_at < $4

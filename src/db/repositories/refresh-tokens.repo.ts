@@ -1,5 +1,5 @@
 import { preparedRows, retryingConflicts, type DbOrTrx } from '..';
-import { PRINCIPAL_COLUMNS, rolesCte, toPrincipalRecord, type PrincipalRecord } from './principal.repo';
+import { PRINCIPAL_COLUMNS, rolesCte, sessionClientIsActive, toPrincipalRecord, type PrincipalRecord } from './principal.repo';
 
 export async function insertRefreshToken(
   db: DbOrTrx,
@@ -55,9 +55,8 @@ export interface FastRotation {
   refreshExpiresAt: Date;
   /** The live principal, undefined when the user is no longer active (the token was consumed all the same). */
   principal: PrincipalRecord | undefined;
-  /** What an id_token of the rotated session says beyond the principal (read in the same statement). */
-  authTime: Date;
-  userUpdatedAt: Date | undefined;
+  /** With the principal: what an id_token of the rotated session says beyond it (read in the same statement). */
+  idTokenReads: { authTime: Date; userUpdatedAt: Date } | undefined;
 }
 
 /**
@@ -83,14 +82,15 @@ export async function rotateLiveRefreshToken(
   },
 ): Promise<FastRotation | undefined> {
   const [row] = await retryingConflicts(() =>
-    preparedRows(db, 'sso_rotate_refresh_2', ROTATE_SQL, [t.sessionId, t.userId, t.tokenId, t.now, t.successorId, t.ttlSeconds, t.sessionMaxAgeSeconds, t.scope]),
+    preparedRows(db, 'sso_rotate_refresh_3', ROTATE_SQL, [t.sessionId, t.userId, t.tokenId, t.now, t.successorId, t.ttlSeconds, t.sessionMaxAgeSeconds, t.scope]),
   );
   if (!row) return undefined;
   return {
     refreshExpiresAt: new Date(row.refresh_expires_at as string | Date),
     principal: row.id ? toPrincipalRecord(row) : undefined,
-    authTime: new Date(row.auth_time as string | Date),
-    userUpdatedAt: row.user_updated_at ? new Date(row.user_updated_at as string | Date) : undefined,
+    idTokenReads: row.id
+      ? { authTime: new Date(row.auth_time as string | Date), userUpdatedAt: new Date(row.user_updated_at as string | Date) }
+      : undefined,
   };
 }
 
@@ -101,10 +101,9 @@ export async function rotateLiveRefreshToken(
  */
 const ROTATE_SQL = `with s as (
        select se.id, se.user_id, se.amr, se.created_at, se.auth_time, se.client_id from sessions se
-         left join oauth_clients oc on oc.client_id = se.client_id
         where se.id = $1 and se.user_id = $2 and se.revoked_at is null and se.expires_at > $4
-          and (se.client_id is null or oc.is_active)
-        for no key update of se
+          and ${sessionClientIsActive('se')}
+        for no key update
      ), c as (
        update refresh_tokens rt set used_at = $4, replaced_by = $5
          from s

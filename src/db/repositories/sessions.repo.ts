@@ -1,4 +1,5 @@
 import type { DbOrTrx } from '..';
+import { sessionClientIsActive } from './principal.repo';
 
 export interface SessionRow {
   id: string;
@@ -103,13 +104,11 @@ export async function lockLiveSession(
   id: string,
   now: Date,
 ): Promise<{ id: string; userId: string; createdAt: Date; clientId: string | null; scope: string | null } | undefined> {
-  // CONTRACT §8: an OAuth session of a deactivated client is not live, as in loadPrincipal and the one-statement
-  // rotation (the client's row is read, not locked).
   const row = await db<SessionRecord>('sessions')
     .where({ id })
     .whereNull('revoked_at')
     .where('expires_at', '>', now)
-    .where((q) => q.whereNull('client_id').orWhereExists((c) => c.select(db.raw('1')).from('oauth_clients').whereRaw('oauth_clients.client_id = sessions.client_id').andWhere('oauth_clients.is_active', true)))
+    .whereRaw(sessionClientIsActive('sessions'))
     .forNoKeyUpdate()
     .first('id', 'user_id', 'created_at', 'client_id', 'scope');
   return row ? { id: row.id, userId: row.user_id, createdAt: new Date(row.created_at), clientId: row.client_id, scope: row.scope } : undefined;

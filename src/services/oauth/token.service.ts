@@ -5,7 +5,7 @@ import {
   findAuthorizationCode,
   setAuthorizationCodeSession,
 } from '../../db/repositories/oauth-codes.repo';
-import { touchGrant, touchGrantOfSession } from '../../db/repositories/oauth-grants.repo';
+import { touchGrant } from '../../db/repositories/oauth-grants.repo';
 import { revokeSession } from '../../db/repositories/sessions.repo';
 import { findUserById } from '../../db/repositories/users.repo';
 import { OAuthError } from '../../errors';
@@ -117,14 +117,6 @@ export async function refreshAccessToken(
   if (!result.ok) {
     if (result.reason === 'invalid_scope') throw new OAuthError('invalid_scope', 'The client is no longer registered for any scope of this grant');
     throw new OAuthError('invalid_grant', 'Refresh token is invalid, expired or already used');
-  }
-  if (!result.grantTouched) {
-    try {
-      await touchGrantOfSession(ctx.db, result.tokens.sessionId, ctx.clock.now());
-    } catch (err) {
-      // The rotation is committed: a failed bookkeeping write must not turn it into an error (tokens would be lost).
-      ctx.logger.warn({ err: (err as Error)?.message }, 'could not update connected app last_used_at');
-    }
   }
   const scope = result.scope ?? '';
   const idTokenInput = { sessionId: result.tokens.sessionId, clientId: client.clientId, scope, accessToken: result.tokens.accessToken };
