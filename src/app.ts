@@ -6,8 +6,9 @@ import { createErrorHandler, notFoundHandler } from './middleware/error-handler'
 import { createMetrics, createMetricsRouter } from './middleware/metrics';
 import { originCheck } from './middleware/origin-check';
 import { createRateLimit } from './middleware/rate-limit';
-import { requestLog } from './middleware/request-log';
-import { securityHeaderOptions, securityHeaders } from './middleware/security-headers';
+import { installPublicLane } from './middleware/public-lane';
+import { createAccessLog } from './middleware/request-log';
+import { recordSecurityHeaders, securityHeaderOptions, securityHeaders } from './middleware/security-headers';
 import { AppError } from './errors';
 import { requestContext } from './lib/request-context';
 import { mountPublicDocuments, mountRoutes } from './routes';
@@ -65,9 +66,11 @@ export function createApp(deps: AppDeps): Express {
   app.use('/metrics', createMetricsRouter(metrics, config.metricsToken));
   app.use(limitQueryParameters);
 
-  app.use(requestLog(ctx.logger));
+  const accessLog = createAccessLog(ctx.logger);
+  app.use(accessLog.middleware);
 
-  app.use(securityHeaders(securityHeaderOptions(config.baseUrl)));
+  const recordedHeaders = recordSecurityHeaders(securityHeaderOptions(config.baseUrl));
+  app.use(securityHeaders(recordedHeaders));
 
   const allowedOrigins = new Set(config.allowedOrigins);
   const corsHeaders = cors<express.Request>((req, callback) => {
@@ -97,5 +100,6 @@ export function createApp(deps: AppDeps): Express {
 
   app.use(notFoundHandler);
   app.use(createErrorHandler(ctx.logger));
+  installPublicLane(app, { metrics, accessLog, securityHeaders: recordedHeaders });
   return app;
 }

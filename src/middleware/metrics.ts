@@ -10,6 +10,8 @@ export interface Metrics {
   middleware: RequestHandler;
   /** Makes the app's requests remember their route pattern (call once on the app the middleware serves). */
   install(app: Express): void;
+  /** Records one answer given outside the middleware (src/middleware/public-lane.ts). */
+  observe(method: string, route: string, status: number, seconds: number): void;
 }
 
 /** The request histogram, on the registry of the operator metrics (lib/metrics.ts), which also counts 429s. */
@@ -41,7 +43,7 @@ export function createMetrics(operator: OperatorMetrics): Metrics {
     });
     next();
   };
-  return { registry, middleware, install: installRouteCapture };
+  return { registry, middleware, install: installRouteCapture, observe };
 }
 
 /** The label of every request no route matched (404s, probes of random paths): one series, whatever the path. */
@@ -67,9 +69,15 @@ function installRouteCapture(app: Express): void {
     },
     set(this: WithRoute, value: { path?: unknown } | undefined) {
       this[ROUTE] = value;
-      if (value && typeof value.path === 'string') this[ROUTE_LABEL] = `${this.baseUrl}${value.path}`;
+      if (value && typeof value.path === 'string') this[ROUTE_LABEL] = routeLabel(this.baseUrl, value.path);
     },
   });
+}
+
+/** The mount path and the route's path, as the OpenAPI document writes it: `/health`, not `/health/`. */
+export function routeLabel(mountPath: string, routePath: string): string {
+  const label = `${mountPath}${routePath}`;
+  return label.length > 1 && label.endsWith('/') ? label.slice(0, -1) : label;
 }
 
 function routeLabelOf(req: Request): string {

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { RequestHandler } from 'express';
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
@@ -5,40 +6,55 @@ import type { Logger } from '../lib/logger';
 
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._-]{8,128}$/;
 
+/** A sane incoming X-Request-Id is kept, else a UUID is made. */
+export function requestIdOf(req: IncomingMessage): string {
+  const incoming = req.headers['x-request-id'];
+  return typeof incoming === 'string' && REQUEST_ID_PATTERN.test(incoming) ? incoming : randomUUID();
+}
+
+/** GET /health (polled by load balancers) is not logged. */
+export const isUnloggedUrl = (url: string): boolean => url === '/health';
+
+export interface AccessLog {
+  /** Request id and the access-log line of every request through Express. */
+  middleware: RequestHandler;
+  /** The line of a request answered before Express (src/middleware/public-lane.ts), written the same way. */
+  write(id: string, method: string, path: string, status: number, responseTimeMs: number, finished: boolean): void;
+}
+
 /**
- * Request id and one access-log line per request, at the cost of a single log call: a sane incoming X-Request-Id is
- * kept, else a UUID is made; either is sent back and set as `req.id` (error logs and security events carry it). The
- * line has the path only (the query may carry codes and tokens); 5xx answers log at error, requests the client
- * abandoned at warn, the rest at info. GET /health (polled by load balancers) is not logged.
+ * Request id and one access-log line per request, at the cost of a single log call: the request id (requestIdOf) is
+ * sent back and set as `req.id` (error logs and security events carry it). The line has the path only (the query may
+ * carry codes and tokens); 5xx answers log at error, requests the client abandoned at warn, the rest at info.
+ * GET /health is not logged (isUnloggedUrl).
  *
  * The line is written by a logger on the same stream without the service logger's redaction (which walks every
  * object logged): its fields are fixed here and never carry a credential. The service logger's level decides.
  */
-export function requestLog(logger: Logger): RequestHandler {
+export function createAccessLog(logger: Logger): AccessLog {
   const access = pino({ level: 'trace', base: undefined }, Reflect.get(logger, pino.symbols.streamSym) as pino.DestinationStream);
-  return (req, res, next) => {
-    const incoming = req.headers['x-request-id'];
-    const id = typeof incoming === 'string' && REQUEST_ID_PATTERN.test(incoming) ? incoming : randomUUID();
+  const write: AccessLog['write'] = (id, method, path, status, responseTimeMs, finished) => {
+    const level = status >= 500 ? 'error' : finished ? 'info' : 'warn';
+    if (!logger.isLevelEnabled(level)) return;
+    access[level]({ req: { id, method, path }, res: { statusCode: status }, responseTime: Math.round(responseTimeMs) }, finished ? 'request completed' : 'request aborted');
+  };
+  const middleware: RequestHandler = (req, res, next) => {
+    const id = requestIdOf(req);
     req.id = id;
     res.setHeader('X-Request-Id', id);
-    if (req.url === '/health') return next();
+    if (isUnloggedUrl(req.url)) return next();
     const started = performance.now();
     res.once('close', () => {
-      const status = res.statusCode;
-      const finished = res.writableFinished;
-      const level = status >= 500 ? 'error' : finished ? 'info' : 'warn';
-      if (!logger.isLevelEnabled(level)) return;
       const url = req.originalUrl;
       const q = url.indexOf('?');
-      access[level](
-        {
-          req: { id, method: req.method, path: q === -1 ? url : url.slice(0, q) },
-          res: { statusCode: status },
-          responseTime: Math.round(performance.now() - started),
-        },
-        finished ? 'request completed' : 'request aborted',
-      );
+      write(id, req.method, q === -1 ? url : url.slice(0, q), res.statusCode, performance.now() - started, res.writableFinished);
     });
     next();
   };
+  return { middleware, write };
+}
+
+/** The access-log middleware alone. */
+export function requestLog(logger: Logger): RequestHandler {
+  return createAccessLog(logger).middleware;
 }

@@ -8,19 +8,32 @@ import helmet, { type HelmetOptions } from 'helmet';
  * value, without its chain of thirteen middlewares per request. A configuration that would vary per request is
  * refused here rather than frozen.
  */
-export function securityHeaders(options: HelmetOptions): RequestHandler {
-  const middleware = helmet(options);
-  const first = record(middleware);
-  // Two runs that differ (a nonce, anything per request) mean the headers cannot be computed once.
-  if (JSON.stringify(record(middleware)) !== JSON.stringify(first)) {
-    throw new Error('helmet configuration varies per request: it cannot be recorded once');
-  }
-  const { set, removed } = first;
+export function securityHeaders(options: HelmetOptions | RecordedSecurityHeaders): RequestHandler {
+  const { set, removed } = 'set' in options && 'removed' in options ? options : recordSecurityHeaders(options as HelmetOptions);
   return (_req, res, next) => {
     for (let i = 0; i < set.length; i++) res.setHeader(set[i]![0], set[i]![1]);
     for (let i = 0; i < removed.length; i++) res.removeHeader(removed[i]!);
     next();
   };
+}
+
+/** The headers helmet sets and removes on every response, recorded once. */
+export interface RecordedSecurityHeaders {
+  readonly set: ReadonlyArray<readonly [string, string]>;
+  readonly removed: readonly string[];
+}
+
+/**
+ * Runs helmet's middleware once against a recorder (twice: a configuration whose two runs differ, such as a nonce,
+ * is refused, since its headers cannot be computed once).
+ */
+export function recordSecurityHeaders(options: HelmetOptions): RecordedSecurityHeaders {
+  const middleware = helmet(options);
+  const first = record(middleware);
+  if (JSON.stringify(record(middleware)) !== JSON.stringify(first)) {
+    throw new Error('helmet configuration varies per request: it cannot be recorded once');
+  }
+  return first;
 }
 
 /** What one run of helmet's middleware does to a response. */

@@ -89,6 +89,15 @@ export interface RouteDecl<P extends Schema = Schema, Q extends Schema = Schema,
   rateLimit?: boolean;
   /** Cache-Control: no-store and Pragma: no-cache on every answer, errors included (tokens, secrets, forms). */
   noStore?: boolean;
+  /** Cache-Control of a successful answer (public documents: `public, max-age=300`). */
+  cacheControl?: string;
+  /**
+   * Also answered before the Express stack (src/middleware/public-lane.ts) when the request is exactly `GET <path>`
+   * with no query and no Origin: for public documents polled at high rates (/health, discovery). The handler reads
+   * nothing from the request (it gets no `req`/`res`), the route has `auth: 'none'` and no inputs, guards, limiter
+   * or CSRF check, so both ways give the same answer, headers included (test/e2e/public-lane.test.ts).
+   */
+  lane?: boolean;
   /** A present Origin must be BASE_URL's or allow-listed (login CSRF defence of endpoints that set cookies). */
   originCheck?: boolean;
   /** HTML form post: the double-submit CSRF pair must match, else `refuse` answers (usually 403 with a page). */
@@ -113,7 +122,9 @@ export interface RouteInput<D extends RouteDecl> {
   principal: PrincipalFor<D['auth']>;
 }
 
-export type RouteHandler<D extends RouteDecl> = (input: RouteInput<D>, req: Request, res: Response) => unknown;
+export type RouteHandler<D extends RouteDecl> = [D] extends [{ lane: true }]
+  ? (input: RouteInput<D>) => unknown
+  : (input: RouteInput<D>, req: Request, res: Response) => unknown;
 
 export interface DeclaredRoute {
   decl: RouteDecl;
@@ -126,9 +137,32 @@ export function route<const D extends RouteDecl>(decl: D, handler: RouteHandler<
   if (guarded && decl.auth !== 'user' && decl.auth !== 'user-or-client') {
     throw new Error(`${decl.method.toUpperCase()} ${decl.path}: a guard needs auth 'user' or 'user-or-client'`);
   }
+  if (decl.lane) assertLaneable(decl);
   // The one cast of the edge: RouteInput<D> is computed from D, and the chain builds exactly that shape at runtime
   // (params, query and body parsed by D's own schemas, the principal guaranteed by D's auth mode).
   return { decl, handler: handler as DeclaredRoute['handler'] };
+}
+
+/** What a `lane` route may not have: anything that reads the request or guards it. */
+function assertLaneable(decl: RouteDecl): void {
+  const reads = ['params', 'query', 'body', 'permission', 'role', 'admin', 'rateLimit', 'originCheck', 'csrf', 'secondFactorForAdmins'] as const;
+  const found = reads.filter((key) => decl[key] !== undefined && decl[key] !== false);
+  if (decl.method !== 'get' || decl.auth !== 'none' || found.length > 0) {
+    throw new Error(`${decl.method.toUpperCase()} ${decl.path}: a lane route is a GET with auth 'none' and no ${found.join(', ') || 'inputs'}`);
+  }
+}
+
+/** A lane route's answer, computed the way its Express handler computes it. */
+export interface LaneResult {
+  status: number;
+  body: unknown;
+}
+
+const laneAnswers = new WeakMap<RouteDecl, () => Promise<LaneResult>>();
+
+/** How the public lane answers a declared `lane` route (undefined for any other route). */
+export function laneAnswerOf(decl: RouteDecl): (() => Promise<LaneResult>) | undefined {
+  return laneAnswers.get(decl);
 }
 
 /** The declaration of each route's last handler, where route-table.ts finds it when it walks the app. */
@@ -153,6 +187,7 @@ export function declareRouter(deps: RouteDeps, routes: DeclaredRoute[], options:
   for (const declared of routes) {
     let decl: RouteDecl = declared.decl.tags || !options.tags ? declared.decl : { ...declared.decl, tags: options.tags };
     if (options.secondFactorForAdmins) decl = { ...decl, secondFactorForAdmins: true };
+    if (decl.lane) assertLaneable(decl);
     router[decl.method](decl.path, ...chainOf(deps, decl, declared.handler));
   }
   return router;
@@ -199,6 +234,16 @@ function chainOf(deps: RouteDeps, decl: RouteDecl, handler: DeclaredRoute['handl
 
   const checkResponse = deps.ctx.config.nodeEnv === 'test' && decl.response?.schema ? decl.response.schema : undefined;
   const status = decl.response?.status ?? 200;
+  const { cacheControl } = decl;
+  if (decl.lane) {
+    const input: RouteInput<RouteDecl> = { params: undefined, query: undefined, body: undefined, principal: undefined };
+    laneAnswers.set(decl, async () => {
+      const result = await (handler as (input: RouteInput<RouteDecl>) => unknown)(input);
+      const [code, body] = result instanceof Reply ? [result.status, result.body] : [status, result];
+      if (checkResponse && code < 400) assertResponse(decl, checkResponse, body);
+      return { status: code, body };
+    });
+  }
   const final: RequestHandler = async (req, res) => {
     const input: RouteInput<RouteDecl> = {
       params: decl.params ? parse(decl, 'params', req.params) : undefined,
@@ -214,6 +259,7 @@ function chainOf(deps: RouteDeps, decl: RouteDecl, handler: DeclaredRoute['handl
     }
     const [code, body] = result instanceof Reply ? [result.status, result.body] : [status, result];
     if (checkResponse && code < 400) assertResponse(decl, checkResponse, body);
+    if (cacheControl !== undefined && code < 400) res.set('Cache-Control', cacheControl);
     res.status(code).json(body);
   };
   declarations.set(final, decl);

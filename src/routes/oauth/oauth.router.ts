@@ -33,14 +33,20 @@ export function rawQueryOf(req: Request): string {
 }
 
 /** The discovery document route (RFC 8414), served at two locations. */
-function discoveryRoute(deps: RouteDeps, path: string, summary: string): DeclaredRoute {
+function discoveryRoute(deps: RouteDeps, path: string, summary: string, lane = false): DeclaredRoute {
   const discovery = buildDiscoveryDocument(deps.ctx.config);
   return route(
-    { method: 'get', path, summary, tags: ['OAuth 2.0'], auth: 'none', response: { description: 'RFC 8414 metadata', schema: discoveryBody } },
-    (_input, _req, res) => {
-      res.set('Cache-Control', 'public, max-age=300');
-      return discovery;
+    {
+      method: 'get',
+      path,
+      summary,
+      tags: ['OAuth 2.0'],
+      auth: 'none',
+      cacheControl: 'public, max-age=300',
+      lane,
+      response: { description: 'RFC 8414 metadata', schema: discoveryBody },
     },
+    () => discovery,
   );
 }
 
@@ -184,5 +190,5 @@ export function createOAuthRouter(deps: RouteDeps) {
 
 /** Discovery document at the RFC 8414 location /.well-known/oauth-authorization-server (CONTRACT §5). */
 export function createDiscoveryRouter(deps: RouteDeps) {
-  return declareRouter(deps, [discoveryRoute(deps, '/oauth-authorization-server', 'Discovery document at the RFC 8414 location')]);
+  return declareRouter(deps, [discoveryRoute(deps, '/oauth-authorization-server', 'Discovery document at the RFC 8414 location', true)]);
 }

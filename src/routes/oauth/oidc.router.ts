@@ -20,14 +20,20 @@ import type { z } from 'zod';
 const TAGS = ['OpenID Connect'] as const;
 
 /** The OpenID Provider metadata, served at the root and under /api/oauth (CONTRACT §9). */
-function openIdConfigurationRoute(deps: RouteDeps, path: string, summary: string): DeclaredRoute {
+function openIdConfigurationRoute(deps: RouteDeps, path: string, summary: string, lane = false): DeclaredRoute {
   const document = buildOpenIdConfiguration(deps.ctx.config);
   return route(
-    { method: 'get', path, summary, tags: TAGS, auth: 'none', response: { description: 'OpenID Provider metadata', schema: openIdConfigurationBody } },
-    (_input, _req, res) => {
-      res.set('Cache-Control', 'public, max-age=300');
-      return document;
+    {
+      method: 'get',
+      path,
+      summary,
+      tags: TAGS,
+      auth: 'none',
+      cacheControl: 'public, max-age=300',
+      lane,
+      response: { description: 'OpenID Provider metadata', schema: openIdConfigurationBody },
     },
+    () => document,
   );
 }
 
@@ -131,5 +137,5 @@ export function createOidcRouter(deps: RouteDeps) {
 
 /** /.well-known/openid-configuration at the root, where OpenID Connect Discovery 1.0 §4 looks for the issuer BASE_URL. */
 export function createOidcDiscoveryRouter(deps: RouteDeps) {
-  return declareRouter(deps, [openIdConfigurationRoute(deps, '/openid-configuration', 'OpenID Connect Discovery 1.0 at the issuer location')]);
+  return declareRouter(deps, [openIdConfigurationRoute(deps, '/openid-configuration', 'OpenID Connect Discovery 1.0 at the issuer location', true)]);
 }
