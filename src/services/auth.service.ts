@@ -3,12 +3,12 @@ import { withTransaction } from '../db';
 import { isUniqueViolation } from '../db/pg-errors';
 import { clearLoginFailures, countLoginAttempt, releaseLoginAttempt } from '../db/repositories/login-failures.repo';
 import { revokeSession } from '../db/repositories/sessions.repo';
-import { findUserByEmail, insertUser, touchUserLogin, updateUser, type UserRow } from '../db/repositories/users.repo';
+import { findSignInAccount, findUserByEmail, insertUser, touchUserLogin, updateUser, type UserRow } from '../db/repositories/users.repo';
 import { AppError, conflict, unauthorized } from '../errors';
 import type { RequestMeta, ServiceContext } from './context';
 import { sendVerificationEmail } from './email-links.service';
 import type { Principal } from './principal';
-import { loadFactors, methodsOf, type SecondFactorMethod } from './mfa/factors.service';
+import { loadFactors, methodsOf, signInMethods, type SecondFactorMethod } from './mfa/factors.service';
 import { createMfaToken } from './mfa/mfa-token';
 import { rotateRefreshToken, startSession, type IssuedTokens } from './sessions.service';
 
@@ -87,17 +87,19 @@ export async function login(
     ctx.events.emit({ type: 'auth.login.throttled', actorId: null, detail: { email } });
     throw tooManyAttempts(attempt.lockedUntil, now);
   }
-  const user = await findUserByEmail(ctx.db, email);
-  const passwordOk = await ctx.passwords.verify(input.password, user?.passwordHash);
-  if (!user || !passwordOk || !user.isActive) {
-    const reason = !user ? 'unknown_email' : !passwordOk ? 'bad_password' : 'inactive';
-    ctx.events.emit({ type: 'auth.login.failed', actorId: null, subjectId: user?.id ?? null, detail: { email, reason } });
-    if (attempt.failures >= LOGIN_THROTTLE.threshold) ctx.events.emit({ type: 'auth.login.locked', actorId: null, subjectId: user?.id ?? null, detail: { email } });
+  const account = await findSignInAccount(ctx.db, email);
+  const passwordOk = await ctx.passwords.verify(input.password, account?.user.passwordHash);
+  if (!account || !passwordOk || !account.user.isActive) {
+    const reason = !account ? 'unknown_email' : !passwordOk ? 'bad_password' : 'inactive';
+    const subjectId = account?.user.id ?? null;
+    ctx.events.emit({ type: 'auth.login.failed', actorId: null, subjectId, detail: { email, reason } });
+    if (attempt.failures >= LOGIN_THROTTLE.threshold) ctx.events.emit({ type: 'auth.login.locked', actorId: null, subjectId, detail: { email } });
     throw new AppError('invalid_credentials', 'Invalid email or password');
   }
+  const { user } = account;
   // CONTRACT §10: with a second factor the password only earns an mfa_token. The failures are cleared by the
   // completed sign-in, not here, so wrong codes keep adding to them.
-  const methods = methodsOf(await loadFactors(ctx.db, user.id));
+  const methods = signInMethods(account);
   if (methods.length > 0) {
     await releaseLoginAttempt(ctx.db, email);
     const mfaToken = await createMfaToken(ctx, user.id);

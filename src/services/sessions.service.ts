@@ -96,8 +96,7 @@ export async function startSession(
     expiresAt: refreshExpiresAt,
     authTime: input.auth?.time,
     amr,
-  });
-  await insertRefreshToken(trx, { id: tokenId, sessionId, now, expiresAt: refreshExpiresAt });
+  }, tokenId);
   const claims = claimsFor(input.user, roleNames, sessionId, amr, input.client);
   const access = ctx.jwt.signAccess(claims, now);
   const refresh = ctx.jwt.signRefresh(claims, tokenId, now, refreshExpiresAt);

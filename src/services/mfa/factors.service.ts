@@ -32,10 +32,15 @@ export function hasAnyFactor(factors: Factors): boolean {
 
 /** The methods the second step of sign-in offers (CONTRACT §10 `methods`). */
 export function methodsOf(factors: Factors): SecondFactorMethod[] {
+  return signInMethods({ totp: factors.totp, passkeys: factors.passkeys.length, recoveryCodesLeft: factors.recoveryCodesLeft });
+}
+
+/** methodsOf from counts (the sign-in lookup reads counts, not the passkeys themselves). */
+export function signInMethods(factors: { totp: boolean; passkeys: number; recoveryCodesLeft: number }): SecondFactorMethod[] {
   const methods: SecondFactorMethod[] = [];
   if (factors.totp) methods.push('totp');
-  if (factors.passkeys.length > 0) methods.push('passkey');
-  if (hasAnyFactor(factors) && factors.recoveryCodesLeft > 0) methods.push('recovery_code');
+  if (factors.passkeys > 0) methods.push('passkey');
+  if (methods.length > 0 && factors.recoveryCodesLeft > 0) methods.push('recovery_code');
   return methods;
 }
 
