@@ -10,6 +10,13 @@ import { closeServiceContext, createServiceContext } from '../../src/services/cr
 import { makeUser, signIn, uniqueEmail } from '../helpers/factories';
 import { createCapturingMailer, createTestApp, TEST_ENV, type TestApp } from '../helpers/test-app';
 
+/**
+ * Explicit jest timeout of the tests where the database is unreachable or hangs. They assert no elapsed time (speed is
+ * `npm run bench`'s business; the 2 s /health guarantee is proved on a fake clock in test/unit/health-probe.test.ts):
+ * a request that hangs instead of answering 503 fails them through this timeout.
+ */
+const DB_DOWN_TEST_TIMEOUT_MS = 10_000;
+
 let t: TestApp;
 beforeAll(async () => {
   t = await createTestApp();
@@ -25,14 +32,12 @@ describe('GET /health', () => {
     expect(res.body).toEqual({ status: 'OK' });
   });
 
-  test('503 within 2 s when the database is unreachable', async () => {
+  test('503 when the database is unreachable', async () => {
     const config = loadConfig({ ...TEST_ENV, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/nowhere' });
     const ctx = createServiceContext(config, { mailer: createCapturingMailer([]) });
     try {
       const app = createApp({ ctx });
-      const started = Date.now();
       const res = await request(app).get('/health');
-      expect(Date.now() - started).toBeLessThan(2000);
       expect(res.status).toBe(503);
       expect(res.body.status).not.toBe('OK');
       // and an API call that needs the database is a 503 in the contract shape, not a 500
@@ -42,10 +47,10 @@ describe('GET /health', () => {
     } finally {
       await closeServiceContext(ctx);
     }
-  });
+  }, DB_DOWN_TEST_TIMEOUT_MS);
 });
 
-test('GET /health answers 503 within 2 s when the database hangs (accepts the connection, never answers)', async () => {
+test('GET /health answers 503 when the database hangs (accepts the connection, never answers)', async () => {
   const sockets = new Set<net.Socket>();
   const silent = net.createServer((socket) => {
     sockets.add(socket);
@@ -55,16 +60,15 @@ test('GET /health answers 503 within 2 s when the database hangs (accepts the co
   const config = loadConfig({ ...TEST_ENV, DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/hang` });
   const ctx = createServiceContext(config, { mailer: createCapturingMailer([]), logger: pino({ level: 'silent' }) });
   try {
-    const started = Date.now();
     const res = await request(createApp({ ctx })).get('/health');
     expect(res.status).toBe(503);
-    expect(Date.now() - started).toBeLessThan(2000);
+    expect(res.body.status).not.toBe('OK');
   } finally {
     for (const socket of sockets) socket.destroy();
     silent.close();
     await closeServiceContext(ctx);
   }
-});
+}, DB_DOWN_TEST_TIMEOUT_MS);
 
 describe('database failure during refresh', () => {
   test('answers 503, burns nothing and does not sign the user out', async () => {
@@ -244,18 +248,34 @@ describe('rate limiting on /api/*', () => {
 });
 
 describe('per-address login throttle', () => {
+  /**
+   * Signs in to a locked address and checks the 429 against the stored lock, which must last exactly `lockSeconds` from
+   * the failure that set it (locked_until and updated_at come from the same clock reading). Retry-After counts down to
+   * the lock's end from the server's clock at some instant between sending the request and reading the answer, so it
+   * is checked against that bracket: no elapsed time is assumed, however slow the machine.
+   */
+  async function expectLockedFor(email: string, password: string, lockSeconds: number): Promise<void> {
+    const sentAt = t.clock.now().getTime();
+    const res = await request(t.app).post('/api/auth/login').send({ email, password });
+    const answeredAt = t.clock.now().getTime();
+    expect(res.status).toBe(429);
+    expect(res.body.error).toBe('too_many_attempts');
+    const row = await t.db('login_failures').where({ email }).first();
+    const lockedUntil = new Date(row.locked_until).getTime();
+    expect(lockedUntil - new Date(row.updated_at).getTime()).toBe(lockSeconds * 1000);
+    const retryAfter = Number(res.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThanOrEqual(Math.max(1, Math.ceil((lockedUntil - answeredAt) / 1000)));
+    expect(retryAfter).toBeLessThanOrEqual(Math.ceil((lockedUntil - sentAt) / 1000));
+    expect(retryAfter).toBeLessThanOrEqual(lockSeconds);
+  }
+
   test('10 failures lock the address for 1 minute, even for the right password; success resets', async () => {
     const user = await makeUser(t);
     for (let i = 0; i < 10; i++) {
       const res = await request(t.app).post('/api/auth/login').send({ email: user.email, password: `wrong-${i}` });
       expect(res.status).toBe(401);
     }
-    const locked = await request(t.app).post('/api/auth/login').send({ email: user.email, password: user.password });
-    expect(locked.status).toBe(429);
-    expect(locked.body.error).toBe('too_many_attempts');
-    const retryAfter = Number(locked.headers['retry-after']);
-    expect(retryAfter).toBeGreaterThan(50);
-    expect(retryAfter).toBeLessThanOrEqual(60);
+    await expectLockedFor(user.email, user.password, 60);
 
     t.clock.advance(61);
     await request(t.app).post('/api/auth/login').send({ email: user.email, password: user.password }).expect(200);
@@ -269,10 +289,7 @@ describe('per-address login throttle', () => {
     for (let i = 0; i < 10; i++) await request(t.app).post('/api/auth/login').send({ email: user.email, password: 'nope' });
     t.clock.advance(61);
     await request(t.app).post('/api/auth/login').send({ email: user.email, password: 'nope' }).expect(401);
-    const res = await request(t.app).post('/api/auth/login').send({ email: user.email, password: user.password });
-    expect(res.status).toBe(429);
-    expect(Number(res.headers['retry-after'])).toBeGreaterThan(100);
-    expect(Number(res.headers['retry-after'])).toBeLessThanOrEqual(120);
+    await expectLockedFor(user.email, user.password, 120);
   });
 
   test('unknown addresses are throttled the same way (no account oracle)', async () => {
@@ -332,13 +349,35 @@ describe('logs', () => {
 });
 
 describe('createDb', () => {
-  test('an unreachable database fails fast instead of hanging', async () => {
+  test('an unreachable database fails instead of hanging: the driver and the pool get timeouts of at most 2 s', async () => {
     const db = createDb({ databaseUrl: 'postgres://postgres@127.0.0.1:1/x', dataDir: '/tmp' }, { logger: pino({ level: 'silent' }) });
-    const started = Date.now();
-    await expect(db.raw('select 1')).rejects.toBeDefined();
-    expect(Date.now() - started).toBeLessThan(2000);
-    await db.destroy();
-  });
+    // Records the settings every pg.Client this Knex instance opens is given: what the driver really gets, whatever
+    // shape createDb's configuration has. Only this instance's driver is wrapped, not the shared `pg` module.
+    const pg = db.client.driver as typeof import('pg');
+    const clientSettings: import('pg').ClientConfig[] = [];
+    class RecordingClient extends pg.Client {
+      constructor(config: import('pg').ClientConfig) {
+        super(config);
+        clientSettings.push(config);
+      }
+    }
+    db.client.driver = Object.create(pg, { Client: { value: RecordingClient } });
+    try {
+      await expect(db.raw('select 1')).rejects.toBeDefined();
+      // A server that accepts the connection and never answers is given up on after pg's connection timeout, and a
+      // query waiting for a pooled connection after the pool's acquire timeout (0 would mean: wait forever).
+      expect(clientSettings.length).toBeGreaterThan(0);
+      for (const settings of clientSettings) {
+        expect(settings.connectionTimeoutMillis).toBeGreaterThan(0);
+        expect(settings.connectionTimeoutMillis).toBeLessThanOrEqual(2000);
+      }
+      const pool = db.client.pool as { acquireTimeoutMillis: number };
+      expect(pool.acquireTimeoutMillis).toBeGreaterThan(0);
+      expect(pool.acquireTimeoutMillis).toBeLessThanOrEqual(2000);
+    } finally {
+      await db.destroy();
+    }
+  }, DB_DOWN_TEST_TIMEOUT_MS);
 });
 
 describe('GET /metrics', () => {
