@@ -355,6 +355,25 @@ async function ssoFixtures(sso: string, admin: { email: string; password: string
   return { userAccessToken: reg.body.accessToken, loginBodies, firstPartyRefreshTokens, oauthRefreshTokens, client, email, password };
 }
 
+/**
+ * Like for like: one refresh_token grant on the first token of a chain must answer with an RS256 id_token (both
+ * servers sign one on every refresh of an openid grant), else the comparison would not be the same work. The chain
+ * continues from the rotated token.
+ */
+async function checkRefreshSignsIdToken(label: string, url: string, client: { id: string; secret: string }, tokens: string[]): Promise<void> {
+  const r = await call(url, {
+    method: 'POST',
+    headers: { authorization: basic(client.id, client.secret), 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: tokens[0]! }).toString(),
+  });
+  expectStatus(`${label} refresh`, r, 200);
+  const idToken = r.body.id_token;
+  const header = typeof idToken === 'string' ? (JSON.parse(Buffer.from(idToken.split('.')[0]!, 'base64url').toString()) as { alg?: string }) : {};
+  if (header.alg !== 'RS256') throw new Error(`${label}: a refresh answered without an RS256 id_token; the comparison would not be like for like`);
+  if (typeof r.body.refresh_token !== 'string') throw new Error(`${label}: a refresh answered without a rotated refresh token`);
+  tokens[0] = r.body.refresh_token;
+}
+
 /** Refresh tokens from node-oidc-provider's own authorization code flow (PKCE, offline_access, consent). */
 async function oidcProviderRefreshTokens(base: string, client: { id: string; secret: string }, count: number): Promise<string[]> {
   const tokens: string[] = [];
@@ -561,6 +580,8 @@ async function main(): Promise<void> {
   const oidc = await startProcess('oidc-provider', process.execPath, [path.join(ROOT, 'bench/baselines/oidc-provider.mjs'), String(oidcPort)], { PATH: process.env.PATH, NODE_ENV: 'production' }, '/.well-known/openid-configuration', oidcBase);
   const oidcClient = { id: 'bench-client', secret: 'bench-client-secret-0123456789abcdef' };
   const oidcTokens = await oidcProviderRefreshTokens(oidcBase, oidcClient, CONNECTIONS);
+  await checkRefreshSignsIdToken('node-oidc-provider', `${oidcBase}/token`, oidcClient, oidcTokens);
+  await checkRefreshSignsIdToken('this server', `${sso}/api/oauth/token`, fx.client, fx.oauthRefreshTokens);
 
   if (SOAK > 0) {
     await soak(server, fx, { env, dbUrl: db.url });

@@ -56,7 +56,32 @@ async function bundle() {
     fs.rmSync(out, { force: true });
     throw err;
   }
+  asciiOnly(out);
   fs.renameSync(out, entry);
+}
+
+/**
+ * V8 keeps a script's source in memory for as long as the script lives, one byte per character when it is all
+ * Latin-1 and two bytes otherwise: a single `—` in a comment doubled the bundle's 4.4 million characters to 8.4 MB
+ * of heap (issue 10, heap snapshot). esbuild already escapes strings, templates and regular expressions
+ * (charset ascii), so what is left outside ASCII is comment text, written here as `\u{…}`; a line that is not a
+ * comment fails the build instead.
+ */
+function asciiOnly(file) {
+  const text = fs.readFileSync(file, 'utf8');
+  let inBlock = false;
+  const lines = text.split('\n').map((line, i) => {
+    const trimmed = line.trimStart();
+    const comment = inBlock || trimmed.startsWith('//') || trimmed.startsWith('/*') || trimmed.startsWith('*');
+    if (trimmed.startsWith('/*') && !trimmed.includes('*/')) inBlock = true;
+    else if (inBlock && line.includes('*/')) inBlock = false;
+    const first = line.search(/[^\x00-\x7f]/);
+    if (first === -1) return line;
+    const slashes = line.indexOf('//');
+    if (!comment && !(slashes !== -1 && slashes < first)) throw new Error(`bundle line ${i + 1} has a non-ASCII character outside a comment`);
+    return line.replace(/[^\x00-\x7f]/gu, (c) => `\\u{${c.codePointAt(0).toString(16)}}`);
+  });
+  fs.writeFileSync(file, lines.join('\n'));
 }
 
 async function build(esbuild, out) {
@@ -71,11 +96,12 @@ async function build(esbuild, out) {
     // No name-preserving wrappers (they cost start-up time): the error classes set `name` themselves, which is what
     // error logs and checks read; a name esbuild renames on a collision only shows in a stack trace.
     keepNames: false,
+    charset: 'ascii',
     logLevel: 'error',
   });
 }
 
-module.exports = { bundle, EXTERNAL };
+module.exports = { bundle, EXTERNAL, asciiOnly };
 
 if (require.main === module) {
   bundle().catch((err) => {

@@ -5,6 +5,7 @@ import { createHttpServer } from './lib/http-server';
 import { ConfigError, loadConfig } from './config';
 import { migrateLatest } from './db';
 import { acquireDataDirLock, DataDirLockedError, type DataDirLock } from './lib/data-dir-lock';
+import { tuneHeap } from './lib/heap-tuning';
 import { createRateLimit, createRedisRateLimitStore } from './middleware/rate-limit';
 import { ensureSuperAdmin } from './services/bootstrap.service';
 import { currentSigningKey } from './services/oidc/signing-keys.service';
@@ -14,6 +15,7 @@ import { ensureSetupLink } from './services/setup.service';
 
 /** The only file that listens or exits: loadConfig -> createDb -> migrate -> createApp -> listen. */
 async function main(): Promise<void> {
+  tuneHeap();
   let config;
   try {
     // A .env file in the working directory is read when present; real environment variables win.

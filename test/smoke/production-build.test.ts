@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import { freePort } from '../helpers/oauth';
 import { buildOnce, startServerProcess, type RunningServer } from '../helpers/processes';
 import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp';
@@ -48,6 +50,12 @@ afterAll(async () => {
 const get = (path: string, init: RequestInit = {}) => fetch(`${server!.base}${path}`, { redirect: 'manual', ...init });
 const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
   get(path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+
+test('the bundle is pure ASCII, so V8 holds its source at one byte per character (not two)', () => {
+  const bundle = fs.readFileSync(path.resolve(__dirname, '../../dist/src/server.js')).toString('latin1');
+  expect(bundle.length).toBeGreaterThan(1_000_000);
+  expect(bundle.match(/[^\x00-\x7f]/g) ?? []).toEqual([]);
+});
 
 test('the bundle serves health, discovery and the lazily loaded assets', async () => {
   expect((await get('/health')).status).toBe(200);
