@@ -128,7 +128,8 @@ export type RouteHandler<D extends RouteDecl> = [D] extends [{ lane: true }]
 
 export interface DeclaredRoute {
   decl: RouteDecl;
-  handler: (input: RouteInput<RouteDecl>, req: Request, res: Response) => unknown;
+  /** Called without `req` and `res` only for a `lane` route, whose handler type takes none. */
+  handler: (input: RouteInput<RouteDecl>, req?: Request, res?: Response) => unknown;
 }
 
 /** Declares a route; mount it with `declareRouter`. */
@@ -238,7 +239,7 @@ function chainOf(deps: RouteDeps, decl: RouteDecl, handler: DeclaredRoute['handl
   if (decl.lane) {
     const input: RouteInput<RouteDecl> = { params: undefined, query: undefined, body: undefined, principal: undefined };
     laneAnswers.set(decl, async () => {
-      const result = await (handler as (input: RouteInput<RouteDecl>) => unknown)(input);
+      const result = await handler(input);
       const [code, body] = result instanceof Reply ? [result.status, result.body] : [status, result];
       if (checkResponse && code < 400) assertResponse(decl, checkResponse, body);
       return { status: code, body };
