@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { withTransaction } from '../db';
 import { isUniqueViolation } from '../db/pg-errors';
-import { clearLoginFailures, countLoginAttempt, releaseLoginAttempt } from '../db/repositories/login-failures.repo';
+import { countLoginAttempt, releaseLoginAttempt } from '../db/repositories/login-failures.repo';
 import { revokeSession } from '../db/repositories/sessions.repo';
-import { findSignInAccount, findUserByEmail, insertUser, touchUserLogin, updateUser, type UserRow } from '../db/repositories/users.repo';
+import { findSignInAccount, findUserByEmail, insertUser, updateUser, type UserRow } from '../db/repositories/users.repo';
 import { AppError, conflict, unauthorized } from '../errors';
 import type { RequestMeta, ServiceContext } from './context';
 import { sendVerificationEmail } from './email-links.service';
@@ -106,11 +106,8 @@ export async function login(
     ctx.events.emit({ type: 'auth.login.mfa_required', subjectId: user.id, ip: meta.ip, userAgent: meta.userAgent, detail: { methods } });
     return { mfaRequired: true, mfaToken, methods };
   }
-  await clearLoginFailures(ctx.db, email);
-  const tokens = await withTransaction(ctx.db, async (trx) => {
-    await touchUserLogin(trx, user.id, now);
-    return startSession(ctx, trx, { user, meta });
-  });
+  // One statement: failures cleared, last_login_at, the session and its refresh token, the user's roles.
+  const tokens = await startSession(ctx, ctx.db, { user, meta, signIn: { clearFailuresOf: email } });
   ctx.events.emit({ type: 'auth.login.succeeded', actorId: user.id, subjectId: user.id, detail: { session_id: tokens.sessionId } });
   return { user: { ...user, lastLoginAt: now }, tokens };
 }

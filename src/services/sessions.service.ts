@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { withTransaction, type DbOrTrx } from '../db';
-import { loadPrincipal, loadUserAccess, type PrincipalRecord } from '../db/repositories/principal.repo';
+import { loadPrincipal, type PrincipalRecord } from '../db/repositories/principal.repo';
 import { consumeRefreshToken, findRefreshTokenWithSuccessor, insertRefreshToken, rotateLiveRefreshToken } from '../db/repositories/refresh-tokens.repo';
 import { insertSession, lockLiveSession, revokeSession, touchSession } from '../db/repositories/sessions.repo';
 import { addSeconds } from '../lib/clock';
@@ -76,16 +76,19 @@ export async function startSession(
      * browser session's, a second-factor or passkey sign-in says which methods (CONTRACT §10).
      */
     auth?: { time: Date; amr: string[] };
+    /**
+     * The session opens a sign-in: the user's last_login_at is recorded in the same statement and, with
+     * `clearFailuresOf`, that address's failed attempts are cleared.
+     */
+    signIn?: { clearFailuresOf?: string };
   },
 ): Promise<IssuedTokens> {
   const now = ctx.clock.now();
   const sessionId = randomUUID();
   const tokenId = randomUUID();
   const refreshExpiresAt = refreshExpiryFor(ctx, now, now);
-  const { roles, permissions } = await loadUserAccess(trx, input.user.id);
-  const roleNames = globalRoleNames(roles);
   const amr = input.auth?.amr ?? ['pwd'];
-  await insertSession(trx, {
+  const { roles, permissions } = await insertSession(trx, {
     id: sessionId,
     userId: input.user.id,
     clientId: input.client?.clientId ?? null,
@@ -96,7 +99,8 @@ export async function startSession(
     expiresAt: refreshExpiresAt,
     authTime: input.auth?.time,
     amr,
-  }, tokenId);
+  }, tokenId, input.signIn);
+  const roleNames = globalRoleNames(roles);
   const claims = claimsFor(input.user, roleNames, sessionId, amr, input.client);
   const access = ctx.jwt.signAccess(claims, now);
   const refresh = ctx.jwt.signRefresh(claims, tokenId, now, refreshExpiresAt);

@@ -31,7 +31,7 @@ const ROLES_CTE = `r as (
          from user_roles ur join roles ro on ro.id = ur.role_id
         where ur.user_id = :uid and ro.is_active
      )`;
-const ACCESS_COLUMNS = `coalesce((select json_agg(json_build_object('id', r.id, 'name', r.name, 'application', r.application)
+export const ACCESS_COLUMNS = `coalesce((select json_agg(json_build_object('id', r.id, 'name', r.name, 'application', r.application)
                                       order by r.application nulls first, r.name) from r), '[]'::json) as roles,
             case when exists (select 1 from r where r.name = 'super_admin' and r.application is null)
                  then coalesce((select json_agg(p.name order by p.name) from permissions p), '[]'::json)
@@ -116,7 +116,11 @@ export async function loadUserAccess(
      select ${ACCESS_COLUMNS}`,
     { uid: userId },
   );
-  const row = result.rows[0];
+  return toUserAccess(result.rows[0]);
+}
+
+/** A row with ACCESS_COLUMNS as the user's roles and permissions. */
+export function toUserAccess(row: Record<string, unknown>): { roles: PrincipalRole[]; permissions: string[] } {
   return { roles: parseJson(row.roles), permissions: parseJson(row.permissions) };
 }
 

@@ -1,5 +1,5 @@
 import type { DbOrTrx } from '..';
-import { sessionClientIsActive } from './principal.repo';
+import { ACCESS_COLUMNS, rolesCte, sessionClientIsActive, toUserAccess, type PrincipalRole } from './principal.repo';
 
 export interface SessionRow {
   id: string;
@@ -51,7 +51,9 @@ function toSessionRow(r: SessionRecord): SessionRow {
 }
 
 /**
- * A new session and its first refresh token, in one statement (one round trip for every sign-in and code exchange).
+ * A new session and its first refresh token, and the user's active roles and permissions read by the same statement
+ * (one round trip for every sign-in and code exchange, issue 10). For a sign-in (`signIn`) the statement also records
+ * the user's last_login_at and, with `clearFailuresOf`, clears that address's failed attempts.
  */
 export async function insertSession(
   db: DbOrTrx,
@@ -69,17 +71,25 @@ export async function insertSession(
     amr?: string[];
   },
   firstRefreshTokenId: string,
-): Promise<void> {
-  await db.raw(
-    `with s as (
+  signIn?: { clearFailuresOf?: string },
+): Promise<{ roles: PrincipalRole[]; permissions: string[] }> {
+  const signInCtes = [
+    ...(signIn ? ['touched as (update users set last_login_at = :now where id = :uid)'] : []),
+    ...(signIn?.clearFailuresOf !== undefined ? ['cleared as (delete from login_failures where email = :email)'] : []),
+  ];
+  const result = await db.raw(
+    `with ${signInCtes.map((cte) => `${cte},`).join('\n')}
+     s as (
        insert into sessions (id, user_id, client_id, scope, ip, user_agent, created_at, last_used_at, expires_at, auth_time, amr)
-       values (:id, :userId, :clientId, :scope, :ip, :userAgent, :now, :now, :expiresAt, :authTime, cast(:amr as text[]))
+       values (:id, :uid, :clientId, :scope, :ip, :userAgent, :now, :now, :expiresAt, :authTime, cast(:amr as text[]))
        returning id
-     )
-     insert into refresh_tokens (id, session_id, created_at, expires_at) select :tokenId, s.id, :now, :expiresAt from s`,
+     ), t as (
+       insert into refresh_tokens (id, session_id, created_at, expires_at) select :tokenId, s.id, :now, :expiresAt from s
+     ), ${rolesCte(':uid')}
+     select ${ACCESS_COLUMNS}`,
     {
       id: s.id,
-      userId: s.userId,
+      uid: s.userId,
       clientId: s.clientId ?? null,
       scope: s.scope ?? null,
       ip: s.ip ?? null,
@@ -89,8 +99,10 @@ export async function insertSession(
       authTime: s.authTime ?? s.now,
       amr: s.amr ?? ['pwd'],
       tokenId: firstRefreshTokenId,
+      ...(signIn?.clearFailuresOf !== undefined ? { email: signIn.clearFailuresOf } : {}),
     },
   );
+  return toUserAccess(result.rows[0]);
 }
 
 export async function findSessionById(db: DbOrTrx, id: string): Promise<SessionRow | undefined> {

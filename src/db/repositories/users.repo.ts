@@ -151,10 +151,6 @@ export async function lockUser(db: DbOrTrx, id: string): Promise<UserRow | undef
 }
 
 /** Records a sign-in without touching updated_at (that tracks profile changes). */
-export async function touchUserLogin(db: DbOrTrx, id: string, now: Date): Promise<void> {
-  await db('users').where({ id }).update({ last_login_at: now });
-}
-
 /** `%`, `_` and `\` match literally in a search term. */
 function likePattern(term: string): string {
   return `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

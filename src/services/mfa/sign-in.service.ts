@@ -3,7 +3,7 @@ import { withTransaction } from '../../db';
 import { clearLoginFailures, countLoginAttempt } from '../../db/repositories/login-failures.repo';
 import { consumeMfaToken, countMfaTokenFailure, findLiveMfaToken } from '../../db/repositories/mfa-tokens.repo';
 import { listPasskeysOfUser } from '../../db/repositories/webauthn-credentials.repo';
-import { findUserById, touchUserLogin, type UserRow } from '../../db/repositories/users.repo';
+import { findUserById, type UserRow } from '../../db/repositories/users.repo';
 import { AppError, badRequest } from '../../errors';
 import { LOGIN_THROTTLE, tooManyAttempts, type AuthResult } from '../auth.service';
 import type { RequestMeta, ServiceContext } from '../context';
@@ -83,8 +83,7 @@ export async function completeSecondFactor(
       }
       if (!method) return undefined;
       if (!(await consumeMfaToken(trx, tokenHash, user.id, now, MFA_TOKEN_MAX_FAILURES))) throw new StepAlreadyUsed();
-      await touchUserLogin(trx, user.id, now);
-      const tokens = await startSession(ctx, trx, { user, meta, auth: { time: now, amr: [AMR.password, method] } });
+      const tokens = await startSession(ctx, trx, { user, meta, auth: { time: now, amr: [AMR.password, method] }, signIn: {} });
       return { tokens, afterCommit };
     });
   } catch (err) {
@@ -116,8 +115,7 @@ export async function signInWithPasskey(ctx: ServiceContext, response: Authentic
     const passkey = await verifyPasskeyAssertion(ctx, trx, response, { userId: null });
     const user = passkey ? await findUserById(trx, passkey.userId) : undefined;
     if (!user?.isActive) return undefined;
-    await touchUserLogin(trx, user.id, now);
-    return { user, tokens: await startSession(ctx, trx, { user, meta, auth: { time: now, amr: [AMR.passkey] } }) };
+    return { user, tokens: await startSession(ctx, trx, { user, meta, auth: { time: now, amr: [AMR.passkey] }, signIn: {} }) };
   });
   if (!result) throw new AppError('invalid_credentials', 'The passkey could not be verified');
   ctx.events.emit({ type: 'auth.login.succeeded', actorId: result.user.id, subjectId: result.user.id, detail: { session_id: result.tokens.sessionId, amr: result.tokens.amr } });
