@@ -105,6 +105,32 @@ async function stop(child: ChildProcess): Promise<void> {
   const timer = setTimeout(() => killGroup(child), 5000);
   await exited(child);
   clearTimeout(timer);
+  // `npm start` exits at once on SIGTERM while the server it started drains its requests: the next server on the same
+  // port would fail to listen while the draining one still answered /health. Wait for the whole process group.
+  if (child.pid !== undefined) await groupGone(child.pid);
+}
+
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function groupGone(pgid: number): Promise<void> {
+  const deadline = performance.now() + 5000;
+  while (groupAlive(pgid)) {
+    if (performance.now() > deadline) {
+      try {
+        process.kill(-pgid, 'SIGKILL');
+      } catch {
+        // gone meanwhile
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 async function freePort(): Promise<number> {
