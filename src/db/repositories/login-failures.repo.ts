@@ -1,4 +1,4 @@
-import type { DbOrTrx } from '..';
+import { preparedRows, type DbOrTrx } from '..';
 
 export interface LoginThrottlePolicy {
   /** Consecutive failures that lock the address. */
@@ -28,19 +28,21 @@ export async function countLoginAttempt(
   now: Date,
   policy: LoginThrottlePolicy,
 ): Promise<{ allowed: true; failures: number } | { allowed: false; lockedUntil: Date }> {
-  const result = await db.raw(
-    `insert into login_failures (email, failures, updated_at) values (?, 1, ?)
+  const rows = await preparedRows(
+    db,
+    'sso_count_login_attempt_1',
+    `insert into login_failures (email, failures, updated_at) values ($1, 1, $2)
      on conflict (email) do update set
        failures = least(login_failures.failures + 1, ${FAILURES_CAP}),
-       locked_until = case when login_failures.failures + 1 >= ?
-         then cast(? as timestamptz) + make_interval(secs => least(?, ? * power(2, least(login_failures.failures + 1 - ?, ${EXPONENT_CAP}))))
+       locked_until = case when login_failures.failures + 1 >= $3
+         then cast($2 as timestamptz) + make_interval(secs => least($4, $5 * power(2, least(login_failures.failures + 1 - $3, ${EXPONENT_CAP}))))
          else null end,
        updated_at = excluded.updated_at
-     where login_failures.locked_until is null or login_failures.locked_until <= ?
+     where login_failures.locked_until is null or login_failures.locked_until <= $2
      returning failures`,
-    [email, now, policy.threshold, now, policy.maxLockSeconds, policy.baseLockSeconds, policy.threshold, now],
+    [email, now, policy.threshold, policy.maxLockSeconds, policy.baseLockSeconds],
   );
-  if (result.rows.length === 1) return { allowed: true, failures: Number(result.rows[0].failures) };
+  if (rows.length === 1) return { allowed: true, failures: Number(rows[0]!.failures) };
   const row = await db('login_failures').where({ email }).first('locked_until');
   return { allowed: false, lockedUntil: row?.locked_until ? new Date(row.locked_until) : now };
 }

@@ -1,4 +1,4 @@
-import type { DbOrTrx } from '..';
+import { preparedRows, type DbOrTrx } from '..';
 import { ACCESS_COLUMNS, rolesCte, sessionClientIsActive, toUserAccess, type PrincipalRole } from './principal.repo';
 
 export interface SessionRow {
@@ -73,36 +73,41 @@ export async function insertSession(
   firstRefreshTokenId: string,
   signIn?: { clearFailuresOf?: string },
 ): Promise<{ roles: PrincipalRole[]; permissions: string[] }> {
+  const clearing = signIn?.clearFailuresOf !== undefined;
   const signInCtes = [
-    ...(signIn ? ['touched as (update users set last_login_at = :now where id = :uid)'] : []),
-    ...(signIn?.clearFailuresOf !== undefined ? ['cleared as (delete from login_failures where email = :email)'] : []),
+    ...(signIn ? ['touched as (update users set last_login_at = $7 where id = $2)'] : []),
+    ...(clearing ? ['cleared as (delete from login_failures where email = $12)'] : []),
   ];
-  const result = await db.raw(
+  // A named prepared statement per shape (a password sign-in runs it outside a transaction: issue 10).
+  const name = clearing ? 'sso_insert_session_password_sign_in_1' : signIn ? 'sso_insert_session_sign_in_1' : 'sso_insert_session_1';
+  const [row] = await preparedRows(
+    db,
+    name,
     `with ${signInCtes.map((cte) => `${cte},`).join('\n')}
      s as (
        insert into sessions (id, user_id, client_id, scope, ip, user_agent, created_at, last_used_at, expires_at, auth_time, amr)
-       values (:id, :uid, :clientId, :scope, :ip, :userAgent, :now, :now, :expiresAt, :authTime, cast(:amr as text[]))
+       values ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, cast($10 as text[]))
        returning id
      ), t as (
-       insert into refresh_tokens (id, session_id, created_at, expires_at) select :tokenId, s.id, :now, :expiresAt from s
-     ), ${rolesCte(':uid')}
+       insert into refresh_tokens (id, session_id, created_at, expires_at) select $11, s.id, $7, $8 from s
+     ), ${rolesCte('$2')}
      select ${ACCESS_COLUMNS}`,
-    {
-      id: s.id,
-      uid: s.userId,
-      clientId: s.clientId ?? null,
-      scope: s.scope ?? null,
-      ip: s.ip ?? null,
-      userAgent: s.userAgent ? s.userAgent.slice(0, 512) : null,
-      now: s.now,
-      expiresAt: s.expiresAt,
-      authTime: s.authTime ?? s.now,
-      amr: s.amr ?? ['pwd'],
-      tokenId: firstRefreshTokenId,
-      ...(signIn?.clearFailuresOf !== undefined ? { email: signIn.clearFailuresOf } : {}),
-    },
+    [
+      s.id,
+      s.userId,
+      s.clientId ?? null,
+      s.scope ?? null,
+      s.ip ?? null,
+      s.userAgent ? s.userAgent.slice(0, 512) : null,
+      s.now,
+      s.expiresAt,
+      s.authTime ?? s.now,
+      s.amr ?? ['pwd'],
+      firstRefreshTokenId,
+      ...(clearing ? [signIn.clearFailuresOf] : []),
+    ],
   );
-  return toUserAccess(result.rows[0]);
+  return toUserAccess(row!);
 }
 
 export async function findSessionById(db: DbOrTrx, id: string): Promise<SessionRow | undefined> {
