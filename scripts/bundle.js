@@ -50,6 +50,11 @@ async function bundle() {
   const out = `${entry}.bundle`;
   try {
     await build(esbuild, out);
+    asciiOnly(out);
+    // The map was written for the temporary name: point the bundle at the final one.
+    const text = fs.readFileSync(out, 'utf8').replace(/\/\/# sourceMappingURL=\S+\s*$/, `//# sourceMappingURL=${path.basename(entry)}.map\n`);
+    fs.writeFileSync(out, text);
+    fs.renameSync(`${out}.map`, `${entry}.map`);
   } catch (err) {
     // Never leave tsc's unbundled entry looking like a finished build (scripts/start.js would run it as one).
     fs.rmSync(entry, { force: true });
@@ -57,11 +62,6 @@ async function bundle() {
     fs.rmSync(`${out}.map`, { force: true });
     throw err;
   }
-  asciiOnly(out);
-  // The map was written for the temporary name: point the bundle at the final one.
-  const text = fs.readFileSync(out, 'utf8').replace(/\/\/# sourceMappingURL=\S+\s*$/, `//# sourceMappingURL=${path.basename(entry)}.map\n`);
-  fs.writeFileSync(out, text);
-  fs.renameSync(`${out}.map`, `${entry}.map`);
   fs.renameSync(out, entry);
 }
 

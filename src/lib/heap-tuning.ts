@@ -9,12 +9,15 @@ import v8 from 'node:v8';
  */
 export const HEAP_GROWING_PERCENT = 30;
 
-/** The V8 flags an operator may set to size the heap themselves; any of them turns the default off. */
-const OPERATOR_HEAP_FLAGS = /^--(heap-growing-percent|max-old-space-size|max-semi-space-size|min-semi-space-size|semi-space-growth-factor|optimize-for-size)\b/;
+/**
+ * The V8 flags by which an operator decides the heap's growth themselves; either turns the default off. Size limits
+ * (`--max-old-space-size`, `--max-semi-space-size`) do not: they bound the heap, the growth percent still applies.
+ */
+const OPERATOR_HEAP_FLAGS = /^--(heap-growing-percent|optimize-for-size)\b/;
 
 /**
- * Sets the server's default heap growth unless the operator sized the heap (through the node command line or
- * NODE_OPTIONS). V8 reads `--heap-growing-percent` at every collection, so setting it at start-up, before the heap
+ * Sets the server's default heap growth unless the operator chose the growth (`--heap-growing-percent` or
+ * `--optimize-for-size` on the node command line or in NODE_OPTIONS). V8 reads `--heap-growing-percent` at every collection, so setting it at start-up, before the heap
  * has grown, has the effect of the command-line flag (test/unit/heap-tuning.test.ts pins that). Returns whether it
  * was set.
  */

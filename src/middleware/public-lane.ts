@@ -32,14 +32,18 @@ interface LaneRoute {
  * request id, the route's Cache-Control (no-store + Pragma, or its declared cacheControl), the duration histogram
  * with the same route label, and the same access-log line. test/e2e/public-lane.test.ts compares both ways.
  *
- * A lane route must not live under /api (the /api limiter would be bypassed): installing one there throws.
+ * A lane route is /health or a fixed path under /.well-known: anything else (under /api, the limiter would be
+ * bypassed; /metrics, its token) throws when the lane is installed.
  */
 export function installPublicLane(app: Express, deps: PublicLaneDeps): void {
   const routes = new Map<string, LaneRoute>();
   for (const r of listDeclaredRoutes(app)) {
     const answer = laneAnswerOf(r.decl);
     if (!answer) continue;
-    if (r.path.toLowerCase().startsWith('/api/') || r.path.includes(':')) throw new Error(`${r.path}: a lane route is a fixed path outside /api`);
+    // Only public documents: nothing under /api (its limiter) or /metrics (its token) can take the lane.
+    if (!(r.path === '/health' || r.path.startsWith('/.well-known/')) || r.path.includes(':')) {
+      throw new Error(`${r.path}: a lane route is /health or a fixed path under /.well-known, outside /api`);
+    }
     if (routes.has(r.path)) throw new Error(`${r.path}: declared twice in the lane`);
     routes.set(r.path, { label: r.path, logged: !isUnloggedUrl(r.path), noStore: r.decl.noStore === true, cacheControl: r.decl.cacheControl, answer });
   }
@@ -58,14 +62,25 @@ export function installPublicLane(app: Express, deps: PublicLaneDeps): void {
     return bytes;
   };
 
-  const write = (route: LaneRoute, res: ServerResponse, id: string, started: number, result: LaneResult): void => {
-    const bytes = bytesOf(result.body);
+  /** The answer's bytes and headers, or undefined when it cannot be sent as JSON with that status (Express decides). */
+  const prepare = (route: LaneRoute, id: string, result: LaneResult): { bytes: Buffer; headers: string[] } | undefined => {
+    if (result.body === undefined || !Number.isInteger(result.status) || result.status < 200 || result.status > 599) return undefined;
+    let bytes: Buffer;
+    try {
+      bytes = bytesOf(result.body);
+    } catch {
+      return undefined;
+    }
     const headers = security.slice();
     headers.push('X-Request-Id', id, 'Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(bytes.length));
     if (route.noStore) headers.push('Cache-Control', 'no-store', 'Pragma', 'no-cache');
     else if (route.cacheControl !== undefined && result.status < 400) headers.push('Cache-Control', route.cacheControl);
-    res.writeHead(result.status, headers);
-    res.end(bytes);
+    return { bytes, headers };
+  };
+
+  const write = (route: LaneRoute, res: ServerResponse, started: number, id: string, result: LaneResult, answer: { bytes: Buffer; headers: string[] }): void => {
+    res.writeHead(result.status, answer.headers);
+    res.end(answer.bytes);
     const ms = performance.now() - started;
     deps.metrics.observe('GET', route.label, result.status, ms / 1000);
     if (route.logged) deps.accessLog.write(id, 'GET', route.label, result.status, ms, true);
@@ -80,17 +95,21 @@ export function installPublicLane(app: Express, deps: PublicLaneDeps): void {
     if (!route) return handle(req, res, callback);
     const started = performance.now();
     const id = requestIdOf(req);
-    route.answer().then(
-      (result) => {
-        if (result.body === undefined || res.headersSent || res.destroyed) {
-          if (!res.headersSent && !res.destroyed) handle(req, res, callback);
-          return;
-        }
-        write(route, res, id, started, result);
-      },
-      // Nothing was written: Express runs the same handler again and answers whatever it throws in the contract's shape.
-      () => handle(req, res, callback),
-    );
+    route
+      .answer()
+      .then(
+        (result) => {
+          if (res.headersSent || res.destroyed) return;
+          const answer = prepare(route, id, result);
+          // Not sendable as prepared (no body, an odd status, a body JSON cannot write): Express answers it.
+          if (!answer) return handle(req, res, callback);
+          write(route, res, started, id, result, answer);
+        },
+        // Nothing was written: Express runs the same handler again and answers whatever it throws in the contract's shape.
+        () => handle(req, res, callback),
+      )
+      // Whatever still fails (a socket error while writing) ends this response, never the process.
+      .catch(() => res.destroy());
   };
   express.handle = serve;
 }

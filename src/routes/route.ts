@@ -138,7 +138,15 @@ export function route<const D extends RouteDecl>(decl: D, handler: RouteHandler<
   if (guarded && decl.auth !== 'user' && decl.auth !== 'user-or-client') {
     throw new Error(`${decl.method.toUpperCase()} ${decl.path}: a guard needs auth 'user' or 'user-or-client'`);
   }
-  if (decl.lane) assertLaneable(decl);
+  if (decl.noStore && decl.cacheControl !== undefined) {
+    throw new Error(`${decl.method.toUpperCase()} ${decl.path}: noStore and cacheControl are two answers to one question`);
+  }
+  if (decl.lane) {
+    assertLaneable(decl);
+    // Declared with a `lane` that is not the literal true, the handler's type would allow req/res, which the lane
+    // does not pass.
+    if (handler.length > 1) throw new Error(`${decl.method.toUpperCase()} ${decl.path}: a lane route's handler takes no req or res`);
+  }
   // The one cast of the edge: RouteInput<D> is computed from D, and the chain builds exactly that shape at runtime
   // (params, query and body parsed by D's own schemas, the principal guaranteed by D's auth mode).
   return { decl, handler: handler as DeclaredRoute['handler'] };

@@ -106,7 +106,7 @@ describe('a lane route on its own app', () => {
     const logger = pino({ level: 'silent' });
     const app = express();
     const deps = { ctx: { config: { nodeEnv: 'production' } } } as never;
-    app.use('/doc', declareRouter(deps, [route({ method: 'get', path: '/', summary: 'doc', auth: 'none', lane: true, ...decl } as never, handler as never)]));
+    app.use('/.well-known/doc', declareRouter(deps, [route({ method: 'get', path: '/', summary: 'doc', auth: 'none', lane: true, ...decl } as never, handler as never)]));
     app.use((err: Error, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
       res.status(500).json({ error: 'internal', message: err.message });
     });
@@ -120,14 +120,22 @@ describe('a lane route on its own app', () => {
       calls += 1;
       throw new Error('boom');
     });
-    const res = await request(app).get('/doc');
+    const res = await request(app).get('/.well-known/doc');
     expect(res.status).toBe(500);
     expect(res.body).toEqual({ error: 'internal', message: 'boom' });
     expect(calls).toBe(2);
   });
 
+  test('an answer JSON cannot write, or an impossible status, is left to Express: an error answer, not a crash', async () => {
+    const bigint = await request(build(() => ({ n: BigInt(1) }))).get('/.well-known/doc');
+    expect(bigint.status).toBe(500);
+    expect(bigint.body.error).toBe('internal');
+    const status = await request(build(() => reply(1000, { x: 1 }))).get('/.well-known/doc');
+    expect(status.status).toBe(500);
+  });
+
   test('a Reply status and body are sent as declared', async () => {
-    const res = await request(build(() => reply(503, { status: 'unavailable' }), { noStore: true })).get('/doc');
+    const res = await request(build(() => reply(503, { status: 'unavailable' }), { noStore: true })).get('/.well-known/doc');
     expect(res.status).toBe(503);
     expect(res.body).toEqual({ status: 'unavailable' });
     expect(res.headers['cache-control']).toBe('no-store');
@@ -137,12 +145,20 @@ describe('a lane route on its own app', () => {
   test('a declaration that reads the request cannot be a lane route', () => {
     expect(() => route({ method: 'get', path: '/', summary: 'x', auth: 'user', lane: true } as never, () => null)).toThrow(/lane route/);
     expect(() => route({ method: 'post', path: '/', summary: 'x', auth: 'none', lane: true } as never, () => null)).toThrow(/lane route/);
+    // A handler that would read req or res (possible when `lane` is not the literal true).
+    expect(() => route({ method: 'get', path: '/', summary: 'x', auth: 'none', lane: true } as never, ((_input: unknown, _req: unknown) => null) as never)).toThrow(
+      /takes no req or res/,
+    );
   });
 
-  test('a lane route under /api is refused (the /api limiter would be bypassed)', () => {
+  test('noStore and cacheControl on one route are refused (two answers to one question)', () => {
+    expect(() => route({ method: 'get', path: '/', summary: 'x', auth: 'none', noStore: true, cacheControl: 'public, max-age=60' }, () => null)).toThrow(/noStore and cacheControl/);
+  });
+
+  test.each(['/api/doc', '/api', '/metrics', '/doc'])('a lane route at %s is refused (only /health and /.well-known documents)', (mount) => {
     const app = express();
     const deps = { ctx: { config: { nodeEnv: 'production' } } } as never;
-    app.use('/api/doc', declareRouter(deps, [route({ method: 'get', path: '/', summary: 'doc', auth: 'none', lane: true } as never, (() => ({})) as never)]));
+    app.use(mount, declareRouter(deps, [route({ method: 'get', path: '/', summary: 'doc', auth: 'none', lane: true } as never, (() => ({})) as never)]));
     const metrics = createMetrics(createOperatorMetrics());
     expect(() =>
       installPublicLane(app, { metrics, accessLog: createAccessLog(pino({ level: 'silent' })), securityHeaders: recordSecurityHeaders(securityHeaderOptions('http://localhost')) }),

@@ -74,12 +74,14 @@ export async function insertSession(
   signIn?: { clearFailuresOf?: string },
 ): Promise<{ roles: PrincipalRole[]; permissions: string[] }> {
   const clearing = signIn?.clearFailuresOf !== undefined;
+  // The lock order of docs/security.md, users before login_failures: PostgreSQL runs data-modifying CTEs that nothing
+  // reads in no set order (in practice last, in reverse), so `cleared` reads `touched` to run after it.
   const signInCtes = [
-    ...(signIn ? ['touched as (update users set last_login_at = $7 where id = $2)'] : []),
-    ...(clearing ? ['cleared as (delete from login_failures where email = $12)'] : []),
+    ...(signIn ? ['touched as (update users set last_login_at = $7 where id = $2 returning id)'] : []),
+    ...(clearing ? ['cleared as (delete from login_failures where email = $12 and exists (select 1 from touched))'] : []),
   ];
   // A named prepared statement per shape (a password sign-in runs it outside a transaction: issue 10).
-  const name = clearing ? 'sso_insert_session_password_sign_in_1' : signIn ? 'sso_insert_session_sign_in_1' : 'sso_insert_session_1';
+  const name = clearing ? 'sso_insert_session_password_sign_in_2' : signIn ? 'sso_insert_session_sign_in_2' : 'sso_insert_session_1';
   const [row] = await preparedRows(
     db,
     name,
