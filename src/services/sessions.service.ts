@@ -233,8 +233,11 @@ export async function rotateRefreshToken(
           const row = await findRefreshTokenWithSuccessor(trx, payload.tokenId);
           if (!row?.usedAt || row.sessionId !== payload.sid) return { ok: false, reason: 'invalid' };
           const successor = row.successor;
-          const graceEnd = addSeconds(row.usedAt, ctx.config.refreshReuseGraceSeconds);
-          if (!successor || successor.usedAt || successor.expiresAt <= now || now >= graceEnd) {
+          const graceSeconds = ctx.config.refreshReuseGraceSeconds;
+          const graceEnd = addSeconds(row.usedAt, graceSeconds);
+          // REFRESH_REUSE_GRACE_S=0 is no window at all: a concurrent presenter that read the clock before the winner
+          // did (now < used_at) must not pass as a retry inside a zero-length window.
+          if (!successor || successor.usedAt || successor.expiresAt <= now || graceSeconds <= 0 || now >= graceEnd) {
             await revokeSession(trx, payload.sid, now);
             return { ok: false, reason: 'reused' };
           }

@@ -110,6 +110,16 @@ describe('REFRESH_REUSE_GRACE_S=0 is strict rotation', () => {
     await request(strict.app).post('/api/auth/refresh-token').send({ refreshToken }).expect(401);
     await request(strict.app).get('/api/auth/me').set('Authorization', `Bearer ${accessToken}`).expect(401);
   });
+
+  test("a concurrent presentation whose clock reading came before the winner's is reuse too, not a retry inside a zero window", async () => {
+    const { refreshToken, accessToken } = await signIn(strict, await makeUser(strict));
+    await request(strict.app).post('/api/auth/refresh-token').send({ refreshToken }).expect(200);
+    // As when 30 requests race: the winner read the clock after this loser did, so its used_at is later than the
+    // loser's `now` (found by test/e2e/concurrency.test.ts, two 200s out of 30 in one run).
+    await strict.db('refresh_tokens').where({ id: tokenIdOf(refreshToken) }).update({ used_at: new Date(Date.now() + 5000) });
+    await request(strict.app).post('/api/auth/refresh-token').send({ refreshToken }).expect(401);
+    expect(await strict.db('sessions').where({ id: sidOf(accessToken) }).first()).toMatchObject({ revoked_at: expect.any(Date) });
+  });
 });
 
 describe('POST /api/oauth/token grant_type=refresh_token > grace window', () => {
