@@ -27,6 +27,7 @@ import { requireAllowedOrigin } from '../middleware/origin-check';
 import { requireAdmin, requirePermission, requireRole } from '../middleware/authorize';
 import { zodDetails } from '../middleware/validate';
 import type { Principal } from '../services/principal';
+import { renderOAuthErrorPage } from '../views/consent';
 import type { RouteDeps } from './types';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -225,7 +226,7 @@ function chainOf(deps: RouteDeps, decl: RouteDecl, handler: DeclaredRoute['handl
   const chain: RequestHandler[] = [];
   if (decl.rateLimit) {
     if (!deps.rateLimit) throw new Error(`${decl.path}: rateLimit declared but the router has no limiter`);
-    chain.push(deps.rateLimit);
+    chain.push(decl.document === false || decl.response?.kind === 'html' ? pageRateLimit(deps.rateLimit) : deps.rateLimit);
   }
   if (decl.noStore) chain.push(NO_STORE);
   if (decl.originCheck) chain.push(requireAllowedOrigin(deps.ctx.config));
@@ -274,6 +275,23 @@ function chainOf(deps: RouteDeps, decl: RouteDecl, handler: DeclaredRoute['handl
   declarations.set(final, decl);
   chain.push(final);
   return chain;
+}
+
+/**
+ * The limiter in front of an HTML page's form post: over the limit, the person gets a 429 page (Retry-After kept), not
+ * the API's JSON body in their browser.
+ */
+function pageRateLimit(limit: RequestHandler): RequestHandler {
+  return (req, res, next) =>
+    limit(req, res, (err?: unknown) => {
+      if (!(err instanceof AppError) || err.code !== 'rate_limited') return next(err);
+      if (err.headers) res.set(err.headers);
+      noStore(res);
+      res
+        .status(429)
+        .type('html')
+        .send(renderOAuthErrorPage({ title: 'Too many requests', message: 'Too many requests from your network. Wait a minute, then try again.' }));
+    });
 }
 
 function authenticatorFor(deps: RouteDeps, auth: AuthMode): RequestHandler | undefined {

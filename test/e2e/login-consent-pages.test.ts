@@ -221,3 +221,28 @@ describe('signing out from the browser', () => {
     await request(t.app).get('/api/auth/me').set('Authorization', `Bearer ${accessToken}`).expect(200);
   });
 });
+
+describe('the per-IP limit on the hosted forms', () => {
+  let limited: TestApp;
+  beforeAll(async () => {
+    limited = await createTestApp({ env: { RATE_LIMIT_MAX: '2' } });
+  });
+  afterAll(() => limited.close());
+
+  test('over the limit, POST /login answers a 429 page with Retry-After, not the JSON of the API', async () => {
+    const agent = request.agent(limited.app);
+    const csrf = await csrfFrom(agent, '/login');
+    for (let i = 0; i < 2; i++) await agent.post('/login').type('form').send({ email: 'nobody@example.test', password: 'wrong-pass', csrf });
+    const res = await agent.post('/login').type('form').send({ email: 'nobody@example.test', password: 'wrong-pass', csrf });
+    expect(res.status).toBe(429);
+    expect(res.headers['content-type']).toMatch(/text\/html/);
+    expect(res.headers['retry-after']).toMatch(/^\d+$/);
+    expect(res.headers['cache-control']).toBe('no-store');
+    expect(res.text).toContain('Too many requests');
+    expect(res.text).not.toContain('"error"');
+    // The JSON API keeps its contract shape under the same limit.
+    const api = await request(limited.app).post('/api/auth/login').send({ email: 'nobody@example.test', password: 'wrong-pass' });
+    expect(api.status).toBe(429);
+    expect(api.body.error).toBe('rate_limited');
+  });
+});
