@@ -2,7 +2,8 @@ import request from 'supertest';
 import { sha256Hex } from '../../src/lib/crypto';
 import { verifyClientSecret } from '../../src/services/oauth/client-secrets';
 import { startSession } from '../../src/services/sessions.service';
-import { makeClient, makeSignedInUser, makeUser } from '../helpers/factories';
+import { makeClient, makeSignedInUser, makeUser, signIn } from '../helpers/factories';
+import { authorizeParams, authorizePath, basicAuth, obtainCode } from '../helpers/oauth';
 import { makeRole } from '../helpers/rbac';
 import { createTestApp, type TestApp } from '../helpers/test-app';
 
@@ -229,6 +230,40 @@ describe('DELETE /api/admin/oauth-clients/:clientId', () => {
 
     const listed = await api().get('/api/admin/oauth-clients').set('Authorization', admin);
     expect(listed.body.clients.find((c: { client_id: string }) => c.client_id === client.client_id).is_active).toBe(false);
+  });
+});
+
+describe('deactivation ends what the client was given before it', () => {
+  test('a code issued before a deactivation does not work after the re-activation; nor does a pending consent', async () => {
+    const client = await makeClient(t);
+    const { agent } = await signIn(t, await makeUser(t));
+    const { code, verifier, redirectUri } = await obtainCode(agent, client);
+    // A consent screen left open: a pending authorization request of the same client (a new user, never consented).
+    const { agent: other } = await signIn(t, await makeUser(t));
+    const pending = await other.get(authorizePath(authorizeParams(client).params));
+    const requestId = new URL(pending.headers.location).searchParams.get('request_id');
+    expect(requestId).toBeTruthy();
+
+    await api().delete(`/api/admin/oauth-clients/${client.clientId}`).set('Authorization', admin).expect(200);
+    await api().put(`/api/admin/oauth-clients/${client.clientId}`).set('Authorization', admin).send({ is_active: true }).expect(200);
+
+    const exchange = await api()
+      .post('/api/oauth/token')
+      .set('Authorization', basicAuth(client.clientId, client.clientSecret))
+      .type('form')
+      .send({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirectUri });
+    expect(exchange.status).toBe(400);
+    expect(exchange.body.error).toBe('invalid_grant');
+    const approve = await other.post('/api/oauth/authorize/approve').send({ request_id: requestId });
+    expect(approve.status).toBe(404);
+    // The client itself works again: a fresh code exchanges.
+    const fresh = await obtainCode(agent, client);
+    await api()
+      .post('/api/oauth/token')
+      .set('Authorization', basicAuth(client.clientId, client.clientSecret))
+      .type('form')
+      .send({ grant_type: 'authorization_code', code: fresh.code, code_verifier: fresh.verifier, redirect_uri: fresh.redirectUri })
+      .expect(200);
   });
 });
 

@@ -110,6 +110,11 @@ export async function setAuthorizationCodeSession(db: DbOrTrx, codeHash: string,
   await db('oauth_codes').where({ code_hash: codeHash }).update({ session_id: sessionId });
 }
 
+/** Burns every unused code of a client (the client was deactivated). */
+export async function burnUnusedCodesOfClient(db: DbOrTrx, clientId: string, now: Date): Promise<number> {
+  return db('oauth_codes').where({ client_id: clientId }).whereNull('used_at').update({ used_at: now });
+}
+
 /** Burns every unused code of this user for this client (the user disconnected the app). */
 export async function burnUnusedCodesOf(db: DbOrTrx, userId: string, clientId: string, now: Date): Promise<number> {
   return db('oauth_codes').where({ user_id: userId, client_id: clientId }).whereNull('used_at').update({ used_at: now });

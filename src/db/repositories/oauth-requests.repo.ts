@@ -101,3 +101,8 @@ export async function consumeAuthorizationRequest(
     .returning('*');
   return row ? toRow(row as AuthorizationRequestRecord) : undefined;
 }
+
+/** Ends every pending authorization request of a client (the client was deactivated): none can be approved later. */
+export async function consumePendingRequestsOfClient(db: DbOrTrx, clientId: string, now: Date): Promise<number> {
+  return db('oauth_authorization_requests').where({ client_id: clientId }).whereNull('consumed_at').update({ consumed_at: now });
+}

@@ -6,6 +6,8 @@ import {
   updateClient as updateClientRow,
   type OAuthClientRow,
 } from '../../db/repositories/oauth-clients.repo';
+import { burnUnusedCodesOfClient } from '../../db/repositories/oauth-codes.repo';
+import { consumePendingRequestsOfClient } from '../../db/repositories/oauth-requests.repo';
 import { revokeSessionsOfClient } from '../../db/repositories/sessions.repo';
 import { badRequest, notFound } from '../../errors';
 import { checkRedirectUri } from '../../lib/redirect-uri';
@@ -67,14 +69,20 @@ export async function getClient(ctx: ServiceContext, clientId: string): Promise<
   return client;
 }
 
-/** `isActive: false` deactivates: the client's sessions are revoked with it (CONTRACT §6). */
+/** `isActive: false` deactivates: the client's sessions are revoked with it (CONTRACT §6), its unused codes and pending consents end. */
 export async function updateClient(ctx: ServiceContext, clientId: string, patch: Partial<ClientInput>): Promise<OAuthClientRow> {
   assertRedirectUrisAllowed(ctx, patch);
   const now = ctx.clock.now();
   const client = await withTransaction(ctx.db, async (trx) => {
     const updated = await updateClientRow(trx, clientId, patch, now);
     if (!updated) throw notFound('OAuth client');
-    if (patch.isActive === false) await revokeSessionsOfClient(trx, clientId, now);
+    if (patch.isActive === false) {
+      // Nothing issued before the deactivation works after a re-activation either: pending consents, unused codes and
+      // sessions end with it (lock order of docs/security.md: requests, codes, sessions).
+      await consumePendingRequestsOfClient(trx, clientId, now);
+      await burnUnusedCodesOfClient(trx, clientId, now);
+      await revokeSessionsOfClient(trx, clientId, now);
+    }
     return updated;
   });
   const fields = Object.keys(patch).filter((k) => patch[k as keyof typeof patch] !== undefined);
