@@ -3,12 +3,12 @@ import { withTransaction } from '../db';
 import { isUniqueViolation } from '../db/pg-errors';
 import { countLoginAttempt, releaseLoginAttempt } from '../db/repositories/login-failures.repo';
 import { revokeSession } from '../db/repositories/sessions.repo';
-import { findSignInAccount, findUserByEmail, insertUser, updateUser, type UserRow } from '../db/repositories/users.repo';
+import { findSignInAccount, insertUser, updateUser, type UserRow } from '../db/repositories/users.repo';
 import { AppError, conflict, unauthorized } from '../errors';
 import type { RequestMeta, ServiceContext } from './context';
 import { sendVerificationEmail } from './email-links.service';
 import type { Principal } from './principal';
-import { loadFactors, methodsOf, signInMethods, type SecondFactorMethod } from './mfa/factors.service';
+import { signInMethods, type SecondFactorMethod } from './mfa/factors.service';
 import { createMfaToken } from './mfa/mfa-token';
 import { rotateRefreshToken, startSession, type IssuedTokens } from './sessions.service';
 
