@@ -113,7 +113,7 @@ async function build(esbuild, out) {
   });
 }
 
-module.exports = { bundle, EXTERNAL, asciiOnly };
+module.exports = { bundle, EXTERNAL };
 
 if (require.main === module) {
   bundle().catch((err) => {

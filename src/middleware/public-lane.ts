@@ -12,6 +12,13 @@ export interface PublicLaneDeps {
   securityHeaders: RecordedSecurityHeaders;
 }
 
+/** A lane answer ready to write: status, body bytes and every header. */
+interface Prepared {
+  status: number;
+  bytes: Buffer;
+  headers: string[];
+}
+
 interface LaneRoute {
   /** The metrics route label (the declared path, as the Express path labels it). */
   label: string;
@@ -62,8 +69,8 @@ export function installPublicLane(app: Express, deps: PublicLaneDeps): void {
     return bytes;
   };
 
-  /** The answer's bytes and headers, or undefined when it cannot be sent as JSON with that status (Express decides). */
-  const prepare = (route: LaneRoute, id: string, result: LaneResult): { bytes: Buffer; headers: string[] } | undefined => {
+  /** The answer as sent, or undefined when it cannot be sent as JSON with that status (Express decides). */
+  const prepare = (route: LaneRoute, id: string, result: LaneResult): Prepared | undefined => {
     if (result.body === undefined || !Number.isInteger(result.status) || result.status < 200 || result.status > 599) return undefined;
     let bytes: Buffer;
     try {
@@ -75,15 +82,15 @@ export function installPublicLane(app: Express, deps: PublicLaneDeps): void {
     headers.push('X-Request-Id', id, 'Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(bytes.length));
     if (route.noStore) headers.push('Cache-Control', 'no-store', 'Pragma', 'no-cache');
     else if (route.cacheControl !== undefined && result.status < 400) headers.push('Cache-Control', route.cacheControl);
-    return { bytes, headers };
+    return { status: result.status, bytes, headers };
   };
 
-  const write = (route: LaneRoute, res: ServerResponse, started: number, id: string, result: LaneResult, answer: { bytes: Buffer; headers: string[] }): void => {
-    res.writeHead(result.status, answer.headers);
+  const write = (route: LaneRoute, res: ServerResponse, started: number, id: string, answer: Prepared): void => {
+    res.writeHead(answer.status, answer.headers);
     res.end(answer.bytes);
     const ms = performance.now() - started;
-    deps.metrics.observe('GET', route.label, result.status, ms / 1000);
-    if (route.logged) deps.accessLog.write(id, 'GET', route.label, result.status, ms, true);
+    deps.metrics.observe('GET', route.label, answer.status, ms / 1000);
+    if (route.logged) deps.accessLog.write(id, 'GET', route.label, answer.status, ms, true);
   };
 
   // Express's app function calls app.handle for every request (the HTTP server's and supertest's alike); its types
@@ -103,7 +110,7 @@ export function installPublicLane(app: Express, deps: PublicLaneDeps): void {
           const answer = prepare(route, id, result);
           // Not sendable as prepared (no body, an odd status, a body JSON cannot write): Express answers it.
           if (!answer) return handle(req, res, callback);
-          write(route, res, started, id, result, answer);
+          write(route, res, started, id, answer);
         },
         // Nothing was written: Express runs the same handler again and answers whatever it throws in the contract's shape.
         () => handle(req, res, callback),

@@ -53,8 +53,3 @@ export function createAccessLog(logger: Logger): AccessLog {
   };
   return { middleware, write };
 }
-
-/** The access-log middleware alone. */
-export function requestLog(logger: Logger): RequestHandler {
-  return createAccessLog(logger).middleware;
-}
