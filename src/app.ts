@@ -1,11 +1,11 @@
 import cors from 'cors';
 import express, { type Express, type RequestHandler } from 'express';
-import { createAuthenticate } from './middleware/authenticate';
+import { createAuthenticate, resolvePrincipal } from './middleware/authenticate';
 import { installLazyCookies } from './middleware/cookies';
 import { createErrorHandler, notFoundHandler } from './middleware/error-handler';
 import { createMetrics, createMetricsRouter } from './middleware/metrics';
 import { originCheck } from './middleware/origin-check';
-import { createRateLimit } from './middleware/rate-limit';
+import { createRateLimit, laneRateLimit } from './middleware/rate-limit';
 import { installPublicLane } from './middleware/public-lane';
 import { createAccessLog } from './middleware/request-log';
 import { recordSecurityHeaders, securityHeaderOptions, securityHeaders } from './middleware/security-headers';
@@ -82,7 +82,9 @@ export function createApp(deps: AppDeps): Express {
   // No Origin: command-line tools and servers, always allowed, and nothing for CORS to answer.
   app.use((req, res, next) => (req.headers.origin === undefined ? next() : corsHeaders(req, res, next)));
 
-  const rateLimit = deps.rateLimit ?? createRateLimit(config);
+  // One limiter for /api and the lane's authenticated routes, counting each request once (LaneRateLimit).
+  const limiter = laneRateLimit(deps.rateLimit ?? createRateLimit(config));
+  const rateLimit = limiter.middleware;
   const routeDeps = { ctx, authenticate: createAuthenticate(ctx), rateLimit };
   mountPublicDocuments(app, routeDeps);
 
@@ -100,6 +102,11 @@ export function createApp(deps: AppDeps): Express {
 
   app.use(notFoundHandler);
   app.use(createErrorHandler(ctx.logger));
-  installPublicLane(app, { metrics, accessLog, securityHeaders: recordedHeaders });
+  installPublicLane(app, {
+    metrics,
+    accessLog,
+    securityHeaders: recordedHeaders,
+    api: { rateLimit: limiter, resolvePrincipal: (token) => resolvePrincipal(ctx, token), trustProxy: app.get('trust proxy fn') as (address: string, hop: number) => boolean },
+  });
   return app;
 }

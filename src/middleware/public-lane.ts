@@ -1,8 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Express } from 'express';
-import { laneAnswerOf, type LaneResult } from '../routes/route';
+import proxyaddr from 'proxy-addr';
+import { laneAnswerOf, type LaneAnswer, type LaneResult } from '../routes/route';
 import { listDeclaredRoutes } from '../routes/route-table';
+import type { Principal } from '../services/principal';
 import type { Metrics } from './metrics';
+import type { LaneRateLimit } from './rate-limit';
 import { isUnloggedUrl, requestIdOf, type AccessLog } from './request-log';
 import type { RecordedSecurityHeaders } from './security-headers';
 
@@ -10,6 +13,14 @@ export interface PublicLaneDeps {
   metrics: Metrics;
   accessLog: AccessLog;
   securityHeaders: RecordedSecurityHeaders;
+  /** What an authenticated lane route (under /api) needs: the /api limiter and the live check of a Bearer token. */
+  api?: {
+    rateLimit: LaneRateLimit;
+    /** The principal of an access token, as `authenticate` resolves it (resolvePrincipal). */
+    resolvePrincipal: (token: string) => Promise<Principal | undefined>;
+    /** The app's compiled `trust proxy` setting: `req.ip` as Express computes it. */
+    trustProxy: (address: string, hop: number) => boolean;
+  };
 }
 
 /** A lane answer ready to write: status, body bytes and every header. */
@@ -25,45 +36,69 @@ interface LaneRoute {
   logged: boolean;
   noStore: boolean;
   cacheControl: string | undefined;
-  answer: () => Promise<LaneResult>;
+  /** Authenticated (under /api): a Bearer header, the /api limiter, the live check; `allowClientTokens` as declared. */
+  bearer: { allowClientTokens: boolean } | undefined;
+  answer: LaneAnswer;
 }
 
+/** `Authorization: Bearer <token>` as bearerTokenOf reads it. */
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
 /**
- * The public lane (issue 10): the routes declared `lane: true` (GET /health, the discovery documents at /.well-known)
- * answered before the Express stack, because load balancers and clients poll them at rates where Express's router,
- * prototype swaps and a dozen middlewares cost more than the answer itself.
+ * The lane (issue 10): the routes declared `lane: true` answered before the Express stack, because they are called
+ * at rates where Express's router, prototype swaps and a dozen middlewares cost more than the answer itself: GET
+ * /health and the discovery documents at /.well-known (public), and GET /api/auth/me (authenticated).
  *
- * Only a request that is exactly `GET <declared path>` (no query string, no trailing slash, no Origin header) takes
- * the lane; anything else, HEAD and CORS requests included, goes through Express to the same declared handler. An
- * answer in the lane carries what the Express path gives every answer: helmet's recorded security headers, the
- * request id, the route's Cache-Control (no-store + Pragma, or its declared cacheControl), the duration histogram
- * with the same route label, and the same access-log line. test/e2e/public-lane.test.ts compares both ways.
+ * Only a request that is exactly `GET <declared path>` (no query string, no trailing slash, no Origin header, no
+ * body) takes the lane, and for an authenticated route only one with a Bearer header; anything else, HEAD, CORS and
+ * cookie-authenticated requests included, goes through Express to the same declared handler. An answer in the lane
+ * carries what the Express path gives every answer: helmet's recorded security headers, the request id, the route's
+ * Cache-Control (no-store + Pragma, or its declared cacheControl), the duration histogram with the same route label,
+ * and the same access-log line. test/e2e/public-lane.test.ts compares both ways.
  *
- * A lane route is /health or a fixed path under /.well-known: anything else (under /api, the limiter would be
- * bypassed; /metrics, its token) throws when the lane is installed.
+ * An authenticated lane route runs what the Express path runs before its handler: the /api limiter (counted once:
+ * LaneRateLimit) with `req.ip` as Express computes it, then the live check of the Bearer token (resolvePrincipal, one
+ * round trip). Whatever is not a success there (rate limited, no valid token, a client token where the route takes
+ * none, an error) goes to Express, which answers it in the contract's shape.
+ *
+ * A public lane route is /health or a fixed path under /.well-known; an authenticated one a fixed path under /api/.
+ * Anything else (/metrics, its token) throws when the lane is installed.
  */
 export function installPublicLane(app: Express, deps: PublicLaneDeps): void {
   const routes = new Map<string, LaneRoute>();
   for (const r of listDeclaredRoutes(app)) {
     const answer = laneAnswerOf(r.decl);
     if (!answer) continue;
-    // Only public documents: nothing under /api (its limiter) or /metrics (its token) can take the lane.
-    if (!(r.path === '/health' || r.path.startsWith('/.well-known/')) || r.path.includes(':')) {
-      throw new Error(`${r.path}: a lane route is /health or a fixed path under /.well-known, outside /api`);
+    const authenticated = r.decl.auth !== 'none';
+    if (r.path.includes(':')) throw new Error(`${r.path}: a lane route has a fixed path`);
+    if (authenticated) {
+      if (!r.path.startsWith('/api/')) throw new Error(`${r.path}: an authenticated lane route is under /api (its limiter)`);
+      if (!deps.api) throw new Error(`${r.path}: an authenticated lane route needs the /api limiter and the live check`);
+    } else if (!(r.path === '/health' || r.path.startsWith('/.well-known/'))) {
+      // Only public documents: nothing under /api (its limiter) or /metrics (its token) can take the public lane.
+      throw new Error(`${r.path}: a public lane route is /health or a fixed path under /.well-known, outside /api`);
     }
     if (routes.has(r.path)) throw new Error(`${r.path}: declared twice in the lane`);
-    routes.set(r.path, { label: r.path, logged: !isUnloggedUrl(r.path), noStore: r.decl.noStore === true, cacheControl: r.decl.cacheControl, answer });
+    routes.set(r.path, {
+      label: r.path,
+      logged: !isUnloggedUrl(r.path),
+      noStore: r.decl.noStore === true,
+      cacheControl: r.decl.cacheControl,
+      bearer: authenticated ? { allowClientTokens: r.decl.auth === 'user-or-client' } : undefined,
+      answer,
+    });
   }
   if (routes.size === 0) return;
 
   const security: string[] = deps.securityHeaders.set.flat();
   const serialized = new WeakMap<object, Buffer>();
-  const bytesOf = (body: unknown): Buffer => {
-    if (typeof body !== 'object' || body === null) return Buffer.from(JSON.stringify(body));
+  const bytesOf = (route: LaneRoute, body: unknown): Buffer => {
+    // A principal's answer is new every time; a public body the handler returns again and again (a document built
+    // once) is serialised once.
+    if (route.bearer || typeof body !== 'object' || body === null) return Buffer.from(JSON.stringify(body));
     let bytes = serialized.get(body);
     if (!bytes) {
       bytes = Buffer.from(JSON.stringify(body));
-      // A body the handler returns again and again (a document built once) is serialised once.
       serialized.set(body, bytes);
     }
     return bytes;
@@ -74,7 +109,7 @@ export function installPublicLane(app: Express, deps: PublicLaneDeps): void {
     if (result.body === undefined || !Number.isInteger(result.status) || result.status < 200 || result.status > 599) return undefined;
     let bytes: Buffer;
     try {
-      bytes = bytesOf(result.body);
+      bytes = bytesOf(route, result.body);
     } catch {
       return undefined;
     }
@@ -86,6 +121,7 @@ export function installPublicLane(app: Express, deps: PublicLaneDeps): void {
   };
 
   const write = (route: LaneRoute, res: ServerResponse, started: number, id: string, answer: Prepared): void => {
+    // Headers the limiter set on the response (RateLimit, RateLimit-Policy) are merged in by writeHead.
     res.writeHead(answer.status, answer.headers);
     res.end(answer.bytes);
     const ms = performance.now() - started;
@@ -97,26 +133,62 @@ export function installPublicLane(app: Express, deps: PublicLaneDeps): void {
   // do not describe it.
   const express = app as unknown as { handle: (req: IncomingMessage, res: ServerResponse, callback?: (err?: unknown) => void) => void };
   const handle = express.handle.bind(app);
+
+  /**
+   * An authenticated route runs first what the Express path runs before its handler: the /api limiter (with `req.ip`
+   * as Express's getter computes it, which reads the same value after a hand-over), then the live check of the Bearer
+   * token. Whatever is not a success goes to Express: the limiter's error, no principal, a client token the route
+   * does not take, a handler that throws, an answer that cannot be written as prepared. The limiter's outcome goes
+   * with the request, so Express does not count it again.
+   */
+  const answerInLane = async (route: LaneRoute, req: IncomingMessage, res: ServerResponse, callback: ((err?: unknown) => void) | undefined, token: string | undefined): Promise<void> => {
+    const started = performance.now();
+    const id = requestIdOf(req);
+    const api = deps.api;
+    let counted: { limited: unknown } | undefined;
+    const toExpress = () => {
+      if (counted) api!.rateLimit.handOver(req, counted.limited);
+      handle(req, res, callback);
+    };
+    let result: LaneResult;
+    try {
+      let principal: Principal | undefined;
+      if (token !== undefined && api) {
+        Object.defineProperty(req, 'ip', { value: proxyaddr(req, api.trustProxy), configurable: true, enumerable: true, writable: true });
+        counted = { limited: await api.rateLimit.count(req, res) };
+        if (counted.limited !== undefined) return toExpress();
+        principal = await api.resolvePrincipal(token);
+        if (!principal || (principal.clientId && !route.bearer?.allowClientTokens)) return toExpress();
+      }
+      result = await route.answer(principal);
+    } catch {
+      // Nothing was written: Express runs the same route again and answers whatever it throws in the contract's shape.
+      return toExpress();
+    }
+    if (res.headersSent || res.destroyed) return;
+    const answer = prepare(route, id, result);
+    // Not sendable as prepared (no body, an odd status, a body JSON cannot write): Express answers it.
+    if (!answer) return toExpress();
+    write(route, res, started, id, answer);
+  };
   const serve = (req: IncomingMessage, res: ServerResponse, callback?: (err?: unknown) => void): void => {
     const route = req.method === 'GET' && req.headers.origin === undefined ? routes.get(req.url ?? '') : undefined;
     if (!route) return handle(req, res, callback);
-    const started = performance.now();
-    const id = requestIdOf(req);
-    route
-      .answer()
-      .then(
-        (result) => {
-          if (res.headersSent || res.destroyed) return;
-          const answer = prepare(route, id, result);
-          // Not sendable as prepared (no body, an odd status, a body JSON cannot write): Express answers it.
-          if (!answer) return handle(req, res, callback);
-          write(route, res, started, id, answer);
-        },
-        // Nothing was written: Express runs the same handler again and answers whatever it throws in the contract's shape.
-        () => handle(req, res, callback),
-      )
-      // Whatever still fails (a socket error while writing) ends this response, never the process.
-      .catch(() => res.destroy());
+    let token: string | undefined;
+    if (route.bearer) {
+      // A body (Express's parsers would read it) or no Bearer header (a cookie session): Express.
+      const { authorization } = req.headers;
+      token = authorization === undefined ? undefined : BEARER.exec(authorization)?.[1];
+      if (token === undefined || hasBody(req)) return handle(req, res, callback);
+    }
+    // Whatever still fails (a socket error while writing) ends this response, never the process.
+    answerInLane(route, req, res, callback, token).catch(() => res.destroy());
   };
   express.handle = serve;
+}
+
+/** A request that announces a body (RFC 9112 §6.3): Content-Length other than 0, or Transfer-Encoding. */
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
 }

@@ -94,9 +94,13 @@ export interface RouteDecl<P extends Schema = Schema, Q extends Schema = Schema,
   cacheControl?: string;
   /**
    * Also answered before the Express stack (src/middleware/public-lane.ts) when the request is exactly `GET <path>`
-   * with no query and no Origin: for public documents polled at high rates (/health, discovery). The handler reads
-   * nothing from the request (it gets no `req`/`res`), the route has `auth: 'none'` and no inputs, guards, limiter
-   * or CSRF check, so both ways give the same answer, headers included (test/e2e/public-lane.test.ts).
+   * with no query, no body and no Origin: for routes called at high rates. The handler reads nothing from the request
+   * but the principal (it gets no `req`/`res`), has no inputs, guards or CSRF check, and only reads. Two kinds:
+   * - `auth: 'none'`, a public document at /health or under /.well-known (/health, discovery), with no limiter;
+   * - `auth: 'user'` or `'user-or-client'` under /api (GET /api/auth/me): only a request with a Bearer header takes
+   *   the lane, which runs the /api limiter and the same live check as `authenticate`; anything that is not a
+   *   success there (429, 401, 403, an error) is answered by Express, without counting the request twice.
+   * Both ways give the same answer, headers included (test/e2e/public-lane.test.ts).
    */
   lane?: boolean;
   /** A present Origin must be BASE_URL's or allow-listed (login CSRF defence of endpoints that set cookies). */
@@ -157,8 +161,11 @@ export function route<const D extends RouteDecl>(decl: D, handler: RouteHandler<
 function assertLaneable(decl: RouteDecl): void {
   const reads = ['params', 'query', 'body', 'permission', 'role', 'admin', 'rateLimit', 'originCheck', 'csrf', 'secondFactorForAdmins'] as const;
   const found = reads.filter((key) => decl[key] !== undefined && decl[key] !== false);
-  if (decl.method !== 'get' || decl.auth !== 'none' || found.length > 0) {
-    throw new Error(`${decl.method.toUpperCase()} ${decl.path}: a lane route is a GET with auth 'none' and no ${found.join(', ') || 'inputs'}`);
+  const auth = decl.auth === 'none' || decl.auth === 'user' || decl.auth === 'user-or-client';
+  if (decl.method !== 'get' || !auth || found.length > 0) {
+    throw new Error(
+      `${decl.method.toUpperCase()} ${decl.path}: a lane route is a GET with auth 'none', 'user' or 'user-or-client' and no ${found.join(', ') || 'inputs'}`,
+    );
   }
 }
 
@@ -168,10 +175,13 @@ export interface LaneResult {
   body: unknown;
 }
 
-const laneAnswers = new WeakMap<RouteDecl, () => Promise<LaneResult>>();
+/** A lane route's handler: the principal of an authenticated lane route, undefined for a public one. */
+export type LaneAnswer = (principal: Principal | undefined) => Promise<LaneResult>;
 
-/** How the public lane answers a declared `lane` route (undefined for any other route). */
-export function laneAnswerOf(decl: RouteDecl): (() => Promise<LaneResult>) | undefined {
+const laneAnswers = new WeakMap<RouteDecl, LaneAnswer>();
+
+/** How the lane answers a declared `lane` route (undefined for any other route). */
+export function laneAnswerOf(decl: RouteDecl): LaneAnswer | undefined {
   return laneAnswers.get(decl);
 }
 
@@ -246,9 +256,8 @@ function chainOf(deps: RouteDeps, decl: RouteDecl, handler: DeclaredRoute['handl
   const status = decl.response?.status ?? 200;
   const { cacheControl } = decl;
   if (decl.lane) {
-    const input: RouteInput<RouteDecl> = { params: undefined, query: undefined, body: undefined, principal: undefined };
-    laneAnswers.set(decl, async () => {
-      const result = await handler(input);
+    laneAnswers.set(decl, async (principal) => {
+      const result = await handler({ params: undefined, query: undefined, body: undefined, principal });
       const [code, body] = result instanceof Reply ? [result.status, result.body] : [status, result];
       if (checkResponse && code < 400) assertResponse(decl, checkResponse, body);
       return { status: code, body };

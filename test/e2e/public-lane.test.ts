@@ -4,10 +4,13 @@ import pino from 'pino';
 import request from 'supertest';
 import { createMetrics } from '../../src/middleware/metrics';
 import { installPublicLane } from '../../src/middleware/public-lane';
+import { laneRateLimit } from '../../src/middleware/rate-limit';
 import { createAccessLog } from '../../src/middleware/request-log';
 import { recordSecurityHeaders, securityHeaderOptions } from '../../src/middleware/security-headers';
 import { declareRouter, reply, route } from '../../src/routes/route';
 import { createOperatorMetrics } from '../../src/lib/metrics';
+import { makeClient, makeSignedInUser } from '../helpers/factories';
+import { issueOAuthTokens } from '../helpers/oauth';
 import { createTestApp, type TestApp } from '../helpers/test-app';
 
 /**
@@ -143,7 +146,9 @@ describe('a lane route on its own app', () => {
   });
 
   test('a declaration that reads the request cannot be a lane route', () => {
-    expect(() => route({ method: 'get', path: '/', summary: 'x', auth: 'user', lane: true } as never, () => null)).toThrow(/lane route/);
+    expect(() => route({ method: 'get', path: '/', summary: 'x', auth: 'browser', lane: true } as never, () => null)).toThrow(/lane route/);
+    expect(() => route({ method: 'get', path: '/', summary: 'x', auth: 'user', permission: 'users:read', lane: true } as never, () => null)).toThrow(/lane route/);
+    expect(() => route({ method: 'get', path: '/:id', summary: 'x', auth: 'user', params: {} as never, lane: true } as never, () => null)).toThrow(/lane route/);
     expect(() => route({ method: 'post', path: '/', summary: 'x', auth: 'none', lane: true } as never, () => null)).toThrow(/lane route/);
     // A handler that would read req or res (possible when `lane` is not the literal true).
     expect(() => route({ method: 'get', path: '/', summary: 'x', auth: 'none', lane: true } as never, ((_input: unknown, _req: unknown) => null) as never)).toThrow(
@@ -155,6 +160,67 @@ describe('a lane route on its own app', () => {
     expect(() => route({ method: 'get', path: '/', summary: 'x', auth: 'none', noStore: true, cacheControl: 'public, max-age=60' }, () => null)).toThrow(/noStore and cacheControl/);
   });
 
+  test('an authenticated lane route: the lane runs the limiter once and the live check, and Express only what the lane cannot answer', async () => {
+    const calls = { limiter: 0, check: 0, expressAuth: 0, handler: [] as string[] };
+    const principal = (clientId?: string) => ({ userId: 'u1', sessionId: 's1', email: 'a@b.test', firstName: 'A', lastName: 'B', isActive: true, emailVerified: true, roles: [], roleNames: [], permissions: [], amr: ['pwd'], clientId });
+    const principals: Record<string, ReturnType<typeof principal>> = { first: principal(), client: principal('client-1') };
+    const limiter = laneRateLimit((_req, _res, next) => {
+      calls.limiter += 1;
+      next();
+    });
+    const app = express();
+    const deps = {
+      ctx: { config: { nodeEnv: 'production' } },
+      // The Express path's authenticate: 401 for everything (only the lane knows these tokens).
+      authenticate: () => (_req: express.Request, res: express.Response) => {
+        calls.expressAuth += 1;
+        res.status(401).json({ error: 'unauthorized', message: 'via express' });
+      },
+    } as never;
+    app.use('/api', limiter.middleware);
+    app.use(
+      '/api/me',
+      declareRouter(deps, [
+        route({ method: 'get', path: '/', summary: 'me', auth: 'user', lane: true }, ({ principal: p }) => {
+          calls.handler.push(p.userId);
+          return { id: p.userId };
+        }),
+      ]),
+    );
+    installPublicLane(app, {
+      metrics: createMetrics(createOperatorMetrics()),
+      accessLog: createAccessLog(pino({ level: 'silent' })),
+      securityHeaders: recordSecurityHeaders(securityHeaderOptions('http://localhost')),
+      api: {
+        rateLimit: limiter,
+        resolvePrincipal: async (token) => {
+          calls.check += 1;
+          return principals[token];
+        },
+        trustProxy: () => false,
+      },
+    });
+    const ok = await request(app).get('/api/me').set('Authorization', 'Bearer first');
+    expect([ok.status, ok.body]).toEqual([200, { id: 'u1' }]);
+    expect(calls).toEqual({ limiter: 1, check: 1, expressAuth: 0, handler: ['u1'] });
+    // A client token on a route with auth 'user', and an unknown token: Express answers, the limiter is not run again.
+    for (const token of ['client', 'unknown']) {
+      const res = await request(app).get('/api/me').set('Authorization', `Bearer ${token}`);
+      expect([res.status, res.body.message]).toEqual([401, 'via express']);
+    }
+    expect(calls).toEqual({ limiter: 3, check: 3, expressAuth: 2, handler: ['u1'] });
+  });
+
+  test('an authenticated lane route outside /api is refused (it would escape the /api limiter)', () => {
+    const app = express();
+    const deps = { ctx: { config: { nodeEnv: 'production' } }, authenticate: () => () => undefined } as never;
+    app.use('/.well-known/me', declareRouter(deps, [route({ method: 'get', path: '/', summary: 'me', auth: 'user', lane: true } as never, (() => ({})) as never)]));
+    const metrics = createMetrics(createOperatorMetrics());
+    expect(() =>
+      installPublicLane(app, { metrics, accessLog: createAccessLog(pino({ level: 'silent' })), securityHeaders: recordSecurityHeaders(securityHeaderOptions('http://localhost')) }),
+    ).toThrow(/under \/api/);
+  });
+
   test.each(['/api/doc', '/api', '/metrics', '/doc'])('a lane route at %s is refused (only /health and /.well-known documents)', (mount) => {
     const app = express();
     const deps = { ctx: { config: { nodeEnv: 'production' } } } as never;
@@ -163,5 +229,129 @@ describe('a lane route on its own app', () => {
     expect(() =>
       installPublicLane(app, { metrics, accessLog: createAccessLog(pino({ level: 'silent' })), securityHeaders: recordSecurityHeaders(securityHeaderOptions('http://localhost')) }),
     ).toThrow(/outside \/api/);
+  });
+});
+
+/**
+ * GET /api/auth/me takes the lane when it carries a Bearer token: the /api limiter and the live check run there, and
+ * everything that is not a success is answered by Express, without counting the request twice.
+ */
+describe('the authenticated lane: GET /api/auth/me with a Bearer token', () => {
+  /** The draft-7 RateLimit header's remaining count. */
+  const remaining = (res: request.Response) => Number(/remaining=(\d+)/.exec(String(res.headers.ratelimit))?.[1]);
+  /** Headers but the per-response ones, and the RateLimit header whose remaining count moves with every request. */
+  const comparable = (res: request.Response) => {
+    const { ratelimit: _ratelimit, ...rest } = stableHeaders(res);
+    return rest;
+  };
+
+  test('answers the same as through Express: status, body and headers, the limiter headers included', async () => {
+    const { bearer } = await makeSignedInUser(t, ['admin']);
+    const lane = await request(t.app).get('/api/auth/me').set('Authorization', bearer);
+    const viaExpress = await request(t.app).get('/api/auth/me?via=express').set('Authorization', bearer);
+    expect(lane.status).toBe(200);
+    expect(lane.body.user.roles).toEqual(['admin']);
+    expect(lane.body).toEqual(viaExpress.body);
+    expect(comparable(lane)).toEqual(comparable(viaExpress));
+    expect(lane.headers['ratelimit-policy']).toBeDefined();
+    expect(lane.headers.ratelimit).toMatch(/^limit=\d+, remaining=\d+, reset=\d+$/);
+    expect(lane.headers['x-content-type-options']).toBe('nosniff');
+    expect(lane.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  test('the lane counts every request once in the /api limiter, also those it hands to Express', async () => {
+    const { bearer } = await makeSignedInUser(t);
+    const seen: number[] = [];
+    const steps: Array<() => request.Test> = [
+      () => request(t.app).get('/api/auth/me').set('Authorization', bearer), // lane, 200
+      () => request(t.app).get('/api/auth/me').set('Authorization', 'Bearer not-a-token'), // lane, handed over: 401
+      () => request(t.app).get('/api/auth/me?via=express').set('Authorization', bearer), // Express, 200
+      () => request(t.app).get('/api/auth/me').set('Authorization', bearer), // lane, 200
+    ];
+    for (const step of steps) seen.push(remaining(await step()));
+    expect(seen.every(Number.isFinite)).toBe(true);
+    expect(seen.map((n, i) => (i === 0 ? 0 : seen[i - 1]! - n))).toEqual([0, 1, 1, 1]);
+  });
+
+  test('a revoked session, an unknown token and no token answer 401 in the contract shape, logged and counted as through Express', async () => {
+    const { bearer, accessToken } = await makeSignedInUser(t);
+    await request(t.app).post('/api/auth/logout').set('Authorization', bearer).expect(200);
+    const revoked = await request(t.app).get('/api/auth/me').set('Authorization', bearer).set('X-Request-Id', 'lane-revoked-0001');
+    expect(revoked.status).toBe(401);
+    expect(revoked.body).toEqual({ error: 'unauthorized', message: 'Invalid or expired access token' });
+    const viaExpress = await request(t.app).get('/api/auth/me?via=express').set('Authorization', bearer);
+    expect(comparable(revoked)).toEqual(comparable(viaExpress));
+    expect(lines.filter((l) => l.req?.id === 'lane-revoked-0001')).toEqual([
+      { level: 30, time: expect.any(Number), req: { id: 'lane-revoked-0001', method: 'GET', path: '/api/auth/me' }, res: { statusCode: 401 }, responseTime: expect.any(Number), msg: 'request completed' },
+    ]);
+    expect((await request(t.app).get('/api/auth/me').set('Authorization', `Bearer ${accessToken}x`)).status).toBe(401);
+    expect((await request(t.app).get('/api/auth/me')).body).toEqual({ error: 'unauthorized', message: 'Authentication required' });
+  });
+
+  test('an OAuth client token sees only what its scope allows, in the lane as through Express', async () => {
+    const { agent } = await makeSignedInUser(t);
+    const client = await makeClient(t, { scopes: ['openid', 'email'] });
+    const tokens = await issueOAuthTokens(t, agent, client, { scope: 'openid email' });
+    const lane = await request(t.app).get('/api/auth/me').set('Authorization', `Bearer ${tokens.access_token}`);
+    const viaExpress = await request(t.app).get('/api/auth/me?via=express').set('Authorization', `Bearer ${tokens.access_token}`);
+    expect(lane.status).toBe(200);
+    expect(Object.keys(lane.body.user).sort()).toEqual(['email', 'email_verified', 'id', 'is_active']);
+    expect(lane.body).toEqual(viaExpress.body);
+  });
+
+  test('a role change and a deactivation show on the very next lane request', async () => {
+    const { user, bearer } = await makeSignedInUser(t);
+    expect((await request(t.app).get('/api/auth/me').set('Authorization', bearer)).body.user.roles).toEqual([]);
+    const role = await t.db('roles').where({ name: 'admin' }).whereNull('application').first();
+    await t.db('user_roles').insert({ user_id: user.id, role_id: role.id });
+    expect((await request(t.app).get('/api/auth/me').set('Authorization', bearer)).body.user.roles).toEqual(['admin']);
+    await t.db('users').where({ id: user.id }).update({ is_active: false });
+    expect((await request(t.app).get('/api/auth/me').set('Authorization', bearer)).status).toBe(401);
+  });
+
+  test('cookie sessions, CORS requests, HEAD and requests with a body go through Express to the same route', async () => {
+    const { bearer, agent } = await makeSignedInUser(t);
+    const cookie = await agent.get('/api/auth/me');
+    expect(cookie.status).toBe(200);
+    const origin = t.config.allowedOrigins[0]!;
+    const cors = await request(t.app).get('/api/auth/me').set('Authorization', bearer).set('Origin', origin);
+    expect(cors.status).toBe(200);
+    expect(cors.headers['access-control-allow-origin']).toBe(origin);
+    expect(cors.body).toEqual(cookie.body);
+    // Express's JSON parser reads a GET's body too: a malformed one is its 400, never ignored by the lane.
+    const malformed = await request(t.app).get('/api/auth/me').set('Authorization', bearer).set('Content-Type', 'application/json').send('{"x":');
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.error).toBe('validation_error');
+    expect((await request(t.app).head('/api/auth/me').set('Authorization', bearer)).status).toBe(200);
+  });
+
+  test('over the limit the lane hands the request to Express: 429 rate_limited with Retry-After, counted once', async () => {
+    const limited = await createTestApp({ env: { RATE_LIMIT_MAX: '3' } });
+    try {
+      const user = await makeSignedInUser(limited);
+      // Signing in used one of the three.
+      expect(remaining(await request(limited.app).get('/api/auth/me').set('Authorization', user.bearer).expect(200))).toBe(1);
+      expect(remaining(await request(limited.app).get('/api/auth/me').set('Authorization', user.bearer).expect(200))).toBe(0);
+      const res = await request(limited.app).get('/api/auth/me').set('Authorization', user.bearer);
+      expect(res.status).toBe(429);
+      expect(res.body).toEqual({ error: 'rate_limited', message: 'Too many requests, slow down' });
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+      expect(res.headers['ratelimit-policy']).toBe(`3;w=${limited.config.rateLimitWindowMs / 1000}`);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  test('lane answers are in the request histogram under the route label of the Express path', async () => {
+    const { bearer } = await makeSignedInUser(t);
+    const count = async () => {
+      const res = await request(t.app).get('/metrics').set('Authorization', `Bearer ${METRICS_TOKEN}`);
+      const line = res.text.split('\n').find((l) => l.startsWith('http_request_duration_seconds_count{method="GET",route="/api/auth/me",status="200"}'));
+      return line ? Number(line.split(' ')[1]) : 0;
+    };
+    const before = await count();
+    await request(t.app).get('/api/auth/me').set('Authorization', bearer).expect(200);
+    await request(t.app).get('/api/auth/me?via=express').set('Authorization', bearer).expect(200);
+    expect(await count()).toBe(before + 2);
   });
 });

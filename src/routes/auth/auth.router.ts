@@ -75,6 +75,8 @@ export function createAuthRouter(deps: RouteDeps) {
           summary: 'The caller with live roles and permissions',
           description: 'A token issued to an OAuth client sees only the fields its scope allows (CONTRACT §8).',
           auth: 'user-or-client',
+          // Called by every app on every page: answered before Express when the request carries a Bearer token.
+          lane: true,
           response: { description: '{ user }', schema: tokenUserEnvelope },
         },
         ({ principal }) => ({ user: presentPrincipalForToken(principal) }),
