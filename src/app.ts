@@ -106,7 +106,7 @@ export function createApp(deps: AppDeps): Express {
     metrics,
     accessLog,
     securityHeaders: recordedHeaders,
-    api: { rateLimit: limiter, resolvePrincipal: (token) => resolvePrincipal(ctx, token), trustProxy: app.get('trust proxy fn') as (address: string, hop: number) => boolean },
+    api: { rateLimit: limiter, resolvePrincipal: (token) => resolvePrincipal(ctx, token), trustProxy: () => app.get('trust proxy fn') as (address: string, hop: number) => boolean },
   });
   return app;
 }

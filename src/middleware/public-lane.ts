@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Express } from 'express';
 import proxyaddr from 'proxy-addr';
+import { AppError } from '../errors';
 import { laneAnswerOf, type LaneAnswer, type LaneResult } from '../routes/route';
 import { listDeclaredRoutes } from '../routes/route-table';
 import type { Principal } from '../services/principal';
@@ -18,8 +19,8 @@ export interface PublicLaneDeps {
     rateLimit: LaneRateLimit;
     /** The principal of an access token, as `authenticate` resolves it (resolvePrincipal). */
     resolvePrincipal: (token: string) => Promise<Principal | undefined>;
-    /** The app's compiled `trust proxy` setting: `req.ip` as Express computes it. */
-    trustProxy: (address: string, hop: number) => boolean;
+    /** The app's compiled `trust proxy` setting, read per request as Express's `req.ip` getter does. */
+    trustProxy: () => (address: string, hop: number) => boolean;
   };
 }
 
@@ -137,40 +138,54 @@ export function installPublicLane(app: Express, deps: PublicLaneDeps): void {
   /**
    * An authenticated route runs first what the Express path runs before its handler: the /api limiter (with `req.ip`
    * as Express's getter computes it, which reads the same value after a hand-over), then the live check of the Bearer
-   * token. Whatever is not a success goes to Express: the limiter's error, no principal, a client token the route
-   * does not take, a handler that throws, an answer that cannot be written as prepared. The limiter's outcome goes
-   * with the request, so Express does not count it again.
+   * token. Whatever is not a success goes to Express: the limiter's 429, no principal, a client token the route does
+   * not take, a handler that throws, an answer that cannot be written as prepared. The limiter's outcome goes with
+   * the request, so Express does not count it again. A client that went away meanwhile gets the access-log line
+   * Express gives it (`request aborted`), and no further work.
    */
   const answerInLane = async (route: LaneRoute, req: IncomingMessage, res: ServerResponse, callback: ((err?: unknown) => void) | undefined, token: string | undefined): Promise<void> => {
     const started = performance.now();
     const id = requestIdOf(req);
+    const outcome = await laneOutcome(route, req, res, token);
+    if (res.destroyed || res.headersSent) {
+      if (route.logged && !res.headersSent) deps.accessLog.write(id, 'GET', route.label, res.statusCode, performance.now() - started, false);
+      return;
+    }
+    const answer = outcome.result && prepare(route, id, outcome.result);
+    if (answer) return write(route, res, started, id, answer);
+    // Not answered here (see above; also no body, an odd status or a body JSON cannot write): Express answers it.
+    if (outcome.counted) deps.api!.rateLimit.handOver(req, outcome.counted.limited);
+    handle(req, res, callback);
+  };
+
+  /** The lane's result, or none (Express answers), and whether the limiter counted the request. */
+  const laneOutcome = async (
+    route: LaneRoute,
+    req: IncomingMessage,
+    res: ServerResponse,
+    token: string | undefined,
+  ): Promise<{ result?: LaneResult; counted?: { limited: unknown } }> => {
     const api = deps.api;
     let counted: { limited: unknown } | undefined;
-    const toExpress = () => {
-      if (counted) api!.rateLimit.handOver(req, counted.limited);
-      handle(req, res, callback);
-    };
-    let result: LaneResult;
     try {
       let principal: Principal | undefined;
       if (token !== undefined && api) {
-        Object.defineProperty(req, 'ip', { value: proxyaddr(req, api.trustProxy), configurable: true, enumerable: true, writable: true });
-        counted = { limited: await api.rateLimit.count(req, res) };
-        if (counted.limited !== undefined) return toExpress();
+        Object.defineProperty(req, 'ip', { value: proxyaddr(req, api.trustProxy()), configurable: true, enumerable: true, writable: true });
+        const limited = await api.rateLimit.count(req, res);
+        // Only the limiter's own answer (429) is an outcome to pass on; anything else it threw, Express runs it again.
+        if (limited !== undefined && !isRateLimited(limited)) return {};
+        counted = { limited };
+        if (limited !== undefined || res.destroyed) return { counted };
         principal = await api.resolvePrincipal(token);
-        if (!principal || (principal.clientId && !route.bearer?.allowClientTokens)) return toExpress();
+        if (!principal || (principal.clientId && !route.bearer?.allowClientTokens)) return { counted };
       }
-      result = await route.answer(principal);
+      return { result: await route.answer(principal), counted };
     } catch {
       // Nothing was written: Express runs the same route again and answers whatever it throws in the contract's shape.
-      return toExpress();
+      return { counted };
     }
-    if (res.headersSent || res.destroyed) return;
-    const answer = prepare(route, id, result);
-    // Not sendable as prepared (no body, an odd status, a body JSON cannot write): Express answers it.
-    if (!answer) return toExpress();
-    write(route, res, started, id, answer);
   };
+
   const serve = (req: IncomingMessage, res: ServerResponse, callback?: (err?: unknown) => void): void => {
     const route = req.method === 'GET' && req.headers.origin === undefined ? routes.get(req.url ?? '') : undefined;
     if (!route) return handle(req, res, callback);
@@ -187,8 +202,15 @@ export function installPublicLane(app: Express, deps: PublicLaneDeps): void {
   express.handle = serve;
 }
 
-/** A request that announces a body (RFC 9112 §6.3): Content-Length other than 0, or Transfer-Encoding. */
+/**
+ * A request Express's body parsers would look at: any Content-Length (even 0: they still check its type, charset and
+ * encoding, and answer 415 for ones they cannot read) or Transfer-Encoding, as type-is' hasBody decides.
+ */
 function hasBody(req: IncomingMessage): boolean {
-  const length = req.headers['content-length'];
-  return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
+  return req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
+}
+
+/** The /api limiter's refusal (createRateLimit's handler), as opposed to anything else it might throw. */
+function isRateLimited(err: unknown): boolean {
+  return err instanceof AppError && err.code === 'rate_limited';
 }

@@ -94,7 +94,7 @@ export interface RouteDecl<P extends Schema = Schema, Q extends Schema = Schema,
   cacheControl?: string;
   /**
    * Also answered before the Express stack (src/middleware/public-lane.ts) when the request is exactly `GET <path>`
-   * with no query, no body and no Origin: for routes called at high rates. The handler reads nothing from the request
+   * with no query and no Origin (an authenticated route: also no body): for routes called at high rates. The handler reads nothing from the request
    * but the principal (it gets no `req`/`res`), has no inputs, guards or CSRF check, and only reads. Two kinds:
    * - `auth: 'none'`, a public document at /health or under /.well-known (/health, discovery), with no limiter;
    * - `auth: 'user'` or `'user-or-client'` under /api (GET /api/auth/me): only a request with a Bearer header takes

@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { Writable } from 'node:stream';
 import express from 'express';
 import pino from 'pino';
@@ -30,7 +31,21 @@ beforeAll(async () => {
     },
   });
   t = await createTestApp({ logger: pino({ level: 'info', base: undefined }, sink), env: { METRICS_TOKEN } });
+  // Every request the lane does not answer reaches Express's router: counting its calls tells the two ways apart.
+  const router = t.app.router as unknown as { handle: (...args: unknown[]) => unknown };
+  const handle = router.handle.bind(router);
+  router.handle = (...args: unknown[]) => {
+    expressCalls += 1;
+    return handle(...args);
+  };
 });
+let expressCalls = 0;
+/** The requests `run` makes that Express's router served (the rest the lane answered). */
+async function throughExpress(run: () => Promise<unknown>): Promise<number> {
+  const before = expressCalls;
+  await run();
+  return expressCalls - before;
+}
 afterAll(() => t.close());
 
 /** Every header except the ones that differ per response. */
@@ -197,7 +212,7 @@ describe('a lane route on its own app', () => {
           calls.check += 1;
           return principals[token];
         },
-        trustProxy: () => false,
+        trustProxy: () => () => false,
       },
     });
     const ok = await request(app).get('/api/me').set('Authorization', 'Bearer first');
@@ -209,6 +224,91 @@ describe('a lane route on its own app', () => {
       expect([res.status, res.body.message]).toEqual([401, 'via express']);
     }
     expect(calls).toEqual({ limiter: 3, check: 3, expressAuth: 2, handler: ['u1'] });
+  });
+
+  /** An app with one authenticated lane route at /api/me, whose Express path answers through its own authenticate. */
+  const buildAuthenticated = (options: { limit: express.RequestHandler; resolve: (token: string) => Promise<unknown>; logger?: pino.Logger }) => {
+    const limiter = laneRateLimit(options.limit);
+    const app = express();
+    const deps = {
+      ctx: { config: { nodeEnv: 'production' } },
+      authenticate: () => async (req: express.Request, res: express.Response, next: express.NextFunction) => {
+        const principal = await options.resolve(String(req.headers.authorization).slice(7));
+        if (!principal) return res.status(401).json({ error: 'unauthorized', message: 'via express' });
+        req.principal = principal as never;
+        next();
+      },
+    } as never;
+    app.use('/api', limiter.middleware);
+    app.use('/api/me', declareRouter(deps, [route({ method: 'get', path: '/', summary: 'me', auth: 'user', lane: true }, ({ principal: p }) => ({ id: p.userId }))]));
+    installPublicLane(app, {
+      metrics: createMetrics(createOperatorMetrics()),
+      accessLog: createAccessLog(options.logger ?? pino({ level: 'silent' })),
+      securityHeaders: recordSecurityHeaders(securityHeaderOptions('http://localhost')),
+      api: { rateLimit: limiter, resolvePrincipal: options.resolve as never, trustProxy: () => () => false },
+    });
+    return app;
+  };
+
+  test('a limiter that fails in the lane for another reason than a 429 leaves the request to Express, which runs it itself', async () => {
+    let limiterCalls = 0;
+    const app = buildAuthenticated({
+      // Fails on a plain Node response (as express-rate-limit's draft-8 headers or default handler would), works in Express.
+      limit: (_req, res, next) => {
+        limiterCalls += 1;
+        if (typeof (res as { append?: unknown }).append !== 'function') return next(new TypeError('response.append is not a function'));
+        next();
+      },
+      resolve: async () => ({ userId: 'u1' }),
+    });
+    const res = await request(app).get('/api/me').set('Authorization', 'Bearer first');
+    expect([res.status, res.body]).toEqual([200, { id: 'u1' }]);
+    expect(limiterCalls).toBe(2);
+  });
+
+  test('a client that goes away while the lane waits gets the access-log line Express gives it, and no further work', async () => {
+    const logged: Array<Record<string, unknown>> = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) logged.push(JSON.parse(line));
+        callback();
+      },
+    });
+    let release!: () => void;
+    const checked = new Promise<void>((resolve) => (release = resolve));
+    let entered!: () => void;
+    const waiting = new Promise<void>((resolve) => (entered = resolve));
+    let checks = 0;
+    const app = buildAuthenticated({
+      limit: (_req, _res, next) => next(),
+      resolve: async () => {
+        checks += 1;
+        entered();
+        await checked;
+        return { userId: 'u1' };
+      },
+      logger: pino({ level: 'info', base: undefined }, sink),
+    });
+    const server = app.listen(0);
+    // The server's side of the connection closing: the lane's request is then aborted.
+    const socketClosed = new Promise<void>((resolve) => server.once('connection', (socket) => socket.once('close', () => resolve())));
+    try {
+      const port = (server.address() as import('node:net').AddressInfo).port;
+      const client = http.get({ port, path: '/api/me', headers: { authorization: 'Bearer first', 'x-request-id': 'lane-aborted-0001' } });
+      client.on('error', () => undefined);
+      await waiting;
+      client.destroy();
+      await socketClosed;
+      release();
+      const line = () => logged.filter((l) => (l.req as { id?: string } | undefined)?.id === 'lane-aborted-0001');
+      for (let turn = 0; turn < 100 && line().length === 0; turn++) await new Promise((resolve) => setImmediate(resolve));
+      expect(line()).toEqual([
+        { level: 40, time: expect.any(Number), req: { id: 'lane-aborted-0001', method: 'GET', path: '/api/me' }, res: { statusCode: 200 }, responseTime: expect.any(Number), msg: 'request aborted' },
+      ]);
+      expect(checks).toBe(1);
+    } finally {
+      server.close();
+    }
   });
 
   test('an authenticated lane route outside /api is refused (it would escape the /api limiter)', () => {
@@ -247,8 +347,10 @@ describe('the authenticated lane: GET /api/auth/me with a Bearer token', () => {
 
   test('answers the same as through Express: status, body and headers, the limiter headers included', async () => {
     const { bearer } = await makeSignedInUser(t, ['admin']);
-    const lane = await request(t.app).get('/api/auth/me').set('Authorization', bearer);
-    const viaExpress = await request(t.app).get('/api/auth/me?via=express').set('Authorization', bearer);
+    let lane!: request.Response;
+    let viaExpress!: request.Response;
+    expect(await throughExpress(async () => (lane = await request(t.app).get('/api/auth/me').set('Authorization', bearer)))).toBe(0);
+    expect(await throughExpress(async () => (viaExpress = await request(t.app).get('/api/auth/me?via=express').set('Authorization', bearer)))).toBe(1);
     expect(lane.status).toBe(200);
     expect(lane.body.user.roles).toEqual(['admin']);
     expect(lane.body).toEqual(viaExpress.body);
@@ -292,7 +394,8 @@ describe('the authenticated lane: GET /api/auth/me with a Bearer token', () => {
     const { agent } = await makeSignedInUser(t);
     const client = await makeClient(t, { scopes: ['openid', 'email'] });
     const tokens = await issueOAuthTokens(t, agent, client, { scope: 'openid email' });
-    const lane = await request(t.app).get('/api/auth/me').set('Authorization', `Bearer ${tokens.access_token}`);
+    let lane!: request.Response;
+    expect(await throughExpress(async () => (lane = await request(t.app).get('/api/auth/me').set('Authorization', `Bearer ${tokens.access_token}`)))).toBe(0);
     const viaExpress = await request(t.app).get('/api/auth/me?via=express').set('Authorization', `Bearer ${tokens.access_token}`);
     expect(lane.status).toBe(200);
     expect(Object.keys(lane.body.user).sort()).toEqual(['email', 'email_verified', 'id', 'is_active']);
@@ -301,12 +404,14 @@ describe('the authenticated lane: GET /api/auth/me with a Bearer token', () => {
 
   test('a role change and a deactivation show on the very next lane request', async () => {
     const { user, bearer } = await makeSignedInUser(t);
-    expect((await request(t.app).get('/api/auth/me').set('Authorization', bearer)).body.user.roles).toEqual([]);
+    const me = () => request(t.app).get('/api/auth/me').set('Authorization', bearer);
+    expect(await throughExpress(async () => expect((await me()).body.user.roles).toEqual([]))).toBe(0);
     const role = await t.db('roles').where({ name: 'admin' }).whereNull('application').first();
     await t.db('user_roles').insert({ user_id: user.id, role_id: role.id });
-    expect((await request(t.app).get('/api/auth/me').set('Authorization', bearer)).body.user.roles).toEqual(['admin']);
+    expect(await throughExpress(async () => expect((await me()).body.user.roles).toEqual(['admin']))).toBe(0);
     await t.db('users').where({ id: user.id }).update({ is_active: false });
-    expect((await request(t.app).get('/api/auth/me').set('Authorization', bearer)).status).toBe(401);
+    // Refused in the lane's live check, then answered by Express (the contract's 401).
+    expect(await throughExpress(async () => expect((await me()).status).toBe(401))).toBe(1);
   });
 
   test('cookie sessions, CORS requests, HEAD and requests with a body go through Express to the same route', async () => {
@@ -322,7 +427,26 @@ describe('the authenticated lane: GET /api/auth/me with a Bearer token', () => {
     const malformed = await request(t.app).get('/api/auth/me').set('Authorization', bearer).set('Content-Type', 'application/json').send('{"x":');
     expect(malformed.status).toBe(400);
     expect(malformed.body.error).toBe('validation_error');
+    // Even an empty body: the parsers check its type and charset (415 for one they cannot read).
+    const charset = await request(t.app).get('/api/auth/me').set('Authorization', bearer).set('Content-Type', 'application/json; charset=foo').set('Content-Length', '0');
+    const charsetViaExpress = await request(t.app).get('/api/auth/me?via=express').set('Authorization', bearer).set('Content-Type', 'application/json; charset=foo').set('Content-Length', '0');
+    expect(charset.status).toBe(415);
+    expect(charset.body).toEqual(charsetViaExpress.body);
     expect((await request(t.app).head('/api/auth/me').set('Authorization', bearer)).status).toBe(200);
+  });
+
+  test('behind a trusted proxy the lane keys the limiter on the client address from X-Forwarded-For, as Express does', async () => {
+    const proxied = await createTestApp({ env: { TRUST_PROXY: '1', RATE_LIMIT_MAX: '50' } });
+    try {
+      const { bearer } = await makeSignedInUser(proxied);
+      const me = (client: string, query = '') => request(proxied.app).get(`/api/auth/me${query}`).set('Authorization', bearer).set('X-Forwarded-For', client);
+      const [a1, b1, a2, a3] = [await me('203.0.113.7'), await me('198.51.100.9'), await me('203.0.113.7', '?via=express'), await me('203.0.113.7')];
+      expect([a1, b1, a2, a3].map((r) => r.status)).toEqual([200, 200, 200, 200]);
+      // One bucket per client address, shared by the lane and Express.
+      expect([remaining(a1), remaining(b1), remaining(a2), remaining(a3)]).toEqual([49, 49, 48, 47]);
+    } finally {
+      await proxied.close();
+    }
   });
 
   test('over the limit the lane hands the request to Express: 429 rate_limited with Retry-After, counted once', async () => {
