@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { loadPrincipal } from '../db/repositories/principal.repo';
 import { forbidden, unauthorized } from '../errors';
@@ -23,7 +24,7 @@ export interface AuthenticateOptions {
 }
 
 /** The token of an `Authorization: Bearer <token>` header (RFC 6750 §2.1). */
-export function bearerTokenOf(req: Request): string | undefined {
+export function bearerTokenOf(req: Pick<IncomingMessage, 'headers'>): string | undefined {
   const header = req.headers.authorization;
   if (!header) return undefined;
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Express } from 'express';
 import proxyaddr from 'proxy-addr';
 import { AppError } from '../errors';
+import { bearerTokenOf } from './authenticate';
 import { laneAnswerOf, type LaneAnswer, type LaneResult } from '../routes/route';
 import { listDeclaredRoutes } from '../routes/route-table';
 import type { Principal } from '../services/principal';
@@ -41,9 +42,6 @@ interface LaneRoute {
   bearer: { allowClientTokens: boolean } | undefined;
   answer: LaneAnswer;
 }
-
-/** `Authorization: Bearer <token>` as bearerTokenOf reads it. */
-const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
 /**
  * The lane (issue 10): the routes declared `lane: true` answered before the Express stack, because they are called
@@ -192,8 +190,7 @@ export function installPublicLane(app: Express, deps: PublicLaneDeps): void {
     let token: string | undefined;
     if (route.bearer) {
       // A body (Express's parsers would read it) or no Bearer header (a cookie session): Express.
-      const { authorization } = req.headers;
-      token = authorization === undefined ? undefined : BEARER.exec(authorization)?.[1];
+      token = bearerTokenOf(req);
       if (token === undefined || hasBody(req)) return handle(req, res, callback);
     }
     // Whatever still fails (a socket error while writing) ends this response, never the process.
