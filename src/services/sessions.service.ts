@@ -125,12 +125,18 @@ export type RotateResult =
       /** The session and user an id_token needs, when the rotation read them (its one-statement path). */
       idTokenSubject?: IdTokenSubject;
     }
-  | { ok: false; reason: 'invalid' | 'reused' | 'wrong_client' | 'invalid_scope' };
+  | { ok: false; reason: 'invalid' | 'reused' | 'wrong_client' | 'invalid_scope' | 'unconfirmed_client' };
 
 /** The OAuth client a refresh grant is made by (its current registration), or null for the first-party endpoint. */
 export interface RefreshingClient {
   clientId: string;
   scopes: readonly string[];
+  /**
+   * Set when the client was taken from the token endpoint's per-instance cache (client-auth.service.ts): the rotation
+   * then consumes nothing unless the client row still has this version, and every refusal that the cached scopes
+   * decided is reported as `unconfirmed_client` instead, for the caller to decide again from a fresh read.
+   */
+  cachedVersion?: string;
 }
 
 /**
@@ -164,7 +170,8 @@ export async function rotateRefreshToken(
   if (!payload) return { ok: false, reason: 'invalid' };
   if ((payload.client_id ?? null) !== (client?.clientId ?? null)) return { ok: false, reason: 'wrong_client' };
   const scope = narrowScope(payload.scope, client);
-  if (payload.scope !== undefined && scope === undefined) return { ok: false, reason: 'invalid_scope' };
+  const cached = client?.cachedVersion !== undefined;
+  if (payload.scope !== undefined && scope === undefined) return { ok: false, reason: cached ? 'unconfirmed_client' : 'invalid_scope' };
 
   const issue = (
     principal: PrincipalRecord,
@@ -212,7 +219,11 @@ export async function rotateRefreshToken(
     ttlSeconds: ctx.config.refreshTokenTtlSeconds,
     sessionMaxAgeSeconds: ctx.config.sessionMaxAgeDays * 24 * 3600,
     scope: scope !== payload.scope ? (scope ?? null) : null,
+    clientVersion: client?.cachedVersion ?? null,
   });
+  // Nothing consumed with a cached client: maybe only because the client changed. The caller reads it again and
+  // retries before the transactional path decides between the grace window, reuse detection and a refusal.
+  if (!fast && cached) return { ok: false, reason: 'unconfirmed_client' };
   const result = fast
     ? fast.principal
       ? issue(fast.principal, successorId, fast.refreshExpiresAt, false, fast.idTokenReads)

@@ -8,7 +8,7 @@ import { approveAuthorization, denyAuthorization, getConsentInfo } from '../../s
 import { buildDiscoveryDocument } from '../../services/oauth/discovery.service';
 import { requireParam } from '../../services/oauth/params';
 import { revokeToken } from '../../services/oauth/revoke.service';
-import { grantTokens } from '../../services/oauth/token.service';
+import { tokenEndpoint } from '../../services/oauth/token.service';
 import { getUserInfo, invalidToken } from '../../services/oauth/userinfo.service';
 import { renderOAuthErrorPage } from '../../views/consent';
 import { requestMeta } from '../auth/auth.router';
@@ -155,7 +155,8 @@ export function createOAuthRouter(deps: RouteDeps) {
           body: tokenParams,
           response: { description: 'Tokens', schema: tokenResponseBody },
         },
-        async ({ body }, req) => grantTokens(ctx, await authenticatedClient(req, body.client), body.request, requestMeta(req)),
+        async ({ body }, req) =>
+          tokenEndpoint(ctx, (options) => authenticateClient(ctx, { authorization: req.headers.authorization, ...body.client }, options), body.request, requestMeta(req)),
       ),
       userinfo(
         'get',

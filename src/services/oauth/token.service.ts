@@ -14,6 +14,7 @@ import { verifyPkceS256 } from '../../lib/pkce';
 import type { RequestMeta, ServiceContext } from '../context';
 import { isOpenIdScope, issueIdToken, signIdToken } from '../oidc/id-token.service';
 import { rotateRefreshToken, startSession, type IssuedTokens } from '../sessions.service';
+import { forgetClient, type AuthenticatedClient } from './client-auth.service';
 import { requireParam } from './params';
 import { isSubset, parseScope } from './scopes';
 
@@ -101,19 +102,27 @@ export async function exchangeAuthorizationCode(
  */
 export async function refreshAccessToken(
   ctx: ServiceContext,
-  client: OAuthClientRow,
+  client: AuthenticatedClient,
   input: { refreshToken: string; scope?: string },
   meta: RequestMeta,
 ): Promise<TokenResponse> {
+  /** A cached client's data decided a refusal: nothing was consumed; the caller authenticates afresh and retries. */
+  const unconfirmed = () => {
+    forgetClient(ctx, client.clientId);
+    return new UnconfirmedClient();
+  };
   if (input.scope !== undefined) {
     // Checked before rotation so that a refused request burns nothing.
     const granted = parseScope(ctx.jwt.verifyRefresh(input.refreshToken, ctx.clock.now())?.scope ?? '').filter((s) => client.scopes.includes(s));
     const asked = parseScope(input.scope);
     if (granted.length > 0 && (!isSubset(asked, granted) || !isSubset(granted, asked))) {
+      if (client.cached) throw unconfirmed();
       throw new OAuthError('invalid_scope', 'The refresh grant keeps the scope originally granted');
     }
   }
-  const result = await rotateRefreshToken(ctx, input.refreshToken, { clientId: client.clientId, scopes: client.scopes }, meta);
+  const refreshing = { clientId: client.clientId, scopes: client.scopes, cachedVersion: client.cached ? client.version : undefined };
+  const result = await rotateRefreshToken(ctx, input.refreshToken, refreshing, meta);
+  if (!result.ok && result.reason === 'unconfirmed_client') throw unconfirmed();
   if (!result.ok) {
     if (result.reason === 'invalid_scope') throw new OAuthError('invalid_scope', 'The client is no longer registered for any scope of this grant');
     throw new OAuthError('invalid_grant', 'Refresh token is invalid, expired or already used');
@@ -138,10 +147,40 @@ export interface TokenRequest {
   scope?: string;
 }
 
+/**
+ * Thrown by the refresh grant made with a cached client (client-auth.service.ts) when the database did not confirm the
+ * cached version, or the cached scopes refused the request: nothing was consumed, and the token endpoint runs the
+ * request again with the client read afresh (`tokenEndpoint`).
+ */
+export class UnconfirmedClient extends Error {
+  constructor() {
+    super('cached OAuth client not confirmed by the database');
+  }
+}
+
+/**
+ * POST /api/oauth/token after client authentication (`authenticate`): the refresh grant takes the client from this
+ * instance's cache (no read of the client when its version still holds), every other grant reads it.
+ */
+export async function tokenEndpoint(
+  ctx: ServiceContext,
+  authenticate: (options: { cached: boolean }) => Promise<AuthenticatedClient>,
+  request: TokenRequest,
+  meta: RequestMeta,
+): Promise<TokenResponse> {
+  const cached = request.grantType === 'refresh_token';
+  try {
+    return await grantTokens(ctx, await authenticate({ cached }), request, meta);
+  } catch (err) {
+    if (!(err instanceof UnconfirmedClient)) throw err;
+    return grantTokens(ctx, await authenticate({ cached: false }), request, meta);
+  }
+}
+
 /** POST /api/oauth/token: dispatches on grant_type (spec §5.8: authorization_code and refresh_token only). */
 export async function grantTokens(
   ctx: ServiceContext,
-  client: OAuthClientRow,
+  client: AuthenticatedClient,
   request: TokenRequest,
   meta: RequestMeta,
 ): Promise<TokenResponse> {
