@@ -13,7 +13,9 @@
  *   comparisons/s on one core with the server's bcrypt.
  *
  * Options: --json FILE (write every figure), --soak SECONDS (mixed traffic, RSS and p99 per 10 s window),
- * --seconds N (measured seconds per scenario, default 8), --connections N (default 16).
+ * --seconds N (measured seconds per scenario, default 8), --connections N (default 16), --only KEYS (a comma-separated
+ * subset of the scenarios: bare, health, discovery, jwt, me, oidcRefresh, oauthRefresh, firstPartyRefresh, login; the
+ * targets whose figures are missing are left out).
  * Every child runs in its own process group and is killed on exit, error or signal; every run is time-bounded.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -33,8 +35,14 @@ const { values: opts } = parseArgs({
     soak: { type: 'string' },
     seconds: { type: 'string', default: process.env.BENCH_SECONDS ?? '8' },
     connections: { type: 'string', default: process.env.BENCH_CONNECTIONS ?? '16' },
+    only: { type: 'string' },
   },
 });
+const SCENARIO_KEYS = ['bare', 'health', 'discovery', 'jwt', 'me', 'oidcRefresh', 'oauthRefresh', 'firstPartyRefresh', 'login'];
+const ONLY = opts.only ? new Set(opts.only.split(',').map((k) => k.trim())) : undefined;
+for (const key of ONLY ?? []) if (!SCENARIO_KEYS.includes(key)) throw new Error(`--only: unknown scenario ${key} (${SCENARIO_KEYS.join(', ')})`);
+/** Whether the run measures this scenario (all of them without --only). */
+const wanted = (key: string) => !ONLY || ONLY.has(key);
 const SECONDS = Number(opts.seconds);
 const WARMUP = Math.min(3, Math.max(1, Math.round(SECONDS / 4)));
 const CONNECTIONS = Number(opts.connections);
@@ -575,7 +583,9 @@ async function main(): Promise<void> {
     // it into 429s after a fraction of a second. The limiter still runs on every request.
     RATE_LIMIT_MAX: '10000000',
   };
-  const serverJs = path.join(ROOT, 'dist/src/server.js');
+  // BENCH_SERVER_JS: another build of the server (an A/B comparison of two commits), e.g. a copy of an older dist/
+  // inside this checkout so that it finds the same node_modules.
+  const serverJs = process.env.BENCH_SERVER_JS ? path.resolve(process.env.BENCH_SERVER_JS) : path.join(ROOT, 'dist/src/server.js');
   // BENCH_SERVER_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the server through the whole run.
   const serverArgs = [...(process.env.BENCH_SERVER_ARGS?.split(/\s+/).filter(Boolean) ?? []), serverJs];
 
@@ -667,17 +677,18 @@ async function runScenarios(server: Server, fx: SsoFixtures, b: Baselines): Prom
   const sso = server.url;
   const get = (url: string, headers?: Record<string, string>) => ({ tool: 'autocannon' as const, url, headers, connections: CONNECTIONS });
   process.stdout.write(`scenarios: ${SECONDS} s each after ${WARMUP} s warm-up, ${CONNECTIONS} connections\n`);
-  [results.bare] = await measure('baseline: bare Express 5 JSON', b.bare.pid, get(`${b.bare.url}/`));
-  [results.health] = await measure('GET /health', server.pid, get(`${sso}/health`));
-  [results.discovery] = await measure('GET /.well-known/oauth-authorization-server', server.pid, get(`${sso}/.well-known/oauth-authorization-server`));
+  if (wanted('bare')) [results.bare] = await measure('baseline: bare Express 5 JSON', b.bare.pid, get(`${b.bare.url}/`));
+  if (wanted('health')) [results.health] = await measure('GET /health', server.pid, get(`${sso}/health`));
+  if (wanted('discovery')) [results.discovery] = await measure('GET /.well-known/oauth-authorization-server', server.pid, get(`${sso}/.well-known/oauth-authorization-server`));
   const bearer = { authorization: `Bearer ${fx.userAccessToken}` };
-  [results.jwt] = await measure('baseline: Express + jsonwebtoken HS256 verify', b.jwt.pid, get(`${b.jwt.url}/`, bearer));
-  [results.me] = await measure('GET /api/auth/me (Bearer, live permissions)', server.pid, get(`${sso}/api/auth/me`, bearer));
+  if (wanted('jwt')) [results.jwt] = await measure('baseline: Express + jsonwebtoken HS256 verify', b.jwt.pid, get(`${b.jwt.url}/`, bearer));
+  if (wanted('me')) [results.me] = await measure('GET /api/auth/me (Bearer, live permissions)', server.pid, get(`${sso}/api/auth/me`, bearer));
 
-  [results.oidcRefresh] = await measure('baseline: node-oidc-provider 9 refresh_token grant', b.oidc.pid, oauthRefreshChain(`${b.oidcBase}/token`, b.oidcClient, b.oidcTokens));
-  [results.oauthRefresh] = await measure('POST /api/oauth/token refresh_token grant', server.pid, oauthRefreshChain(`${sso}/api/oauth/token`, fx.client, fx.oauthRefreshTokens));
-  [results.firstPartyRefresh] = await measure('POST /api/auth/refresh-token', server.pid, firstPartyRefreshChain(sso, fx.firstPartyRefreshTokens));
+  if (wanted('oidcRefresh')) [results.oidcRefresh] = await measure('baseline: node-oidc-provider 9 refresh_token grant', b.oidc.pid, oauthRefreshChain(`${b.oidcBase}/token`, b.oidcClient, b.oidcTokens));
+  if (wanted('oauthRefresh')) [results.oauthRefresh] = await measure('POST /api/oauth/token refresh_token grant', server.pid, oauthRefreshChain(`${sso}/api/oauth/token`, fx.client, fx.oauthRefreshTokens));
+  if (wanted('firstPartyRefresh')) [results.firstPartyRefresh] = await measure('POST /api/auth/refresh-token', server.pid, firstPartyRefreshChain(sso, fx.firstPartyRefreshTokens));
 
+  if (!wanted('login')) return;
   process.stdout.write('  bcrypt ceiling on the server CPU ...');
   const ceiling = (cost: number) => {
     const argv = [path.join(ROOT, 'bench/bcrypt-ceiling.cjs'), String(cost), '4'];
@@ -719,7 +730,7 @@ interface Summary {
 function report(s: Summary): void {
   const r = results;
   const serverPeak = Math.max(...scenarios.filter((x) => x.target === String(s.serverPid)).map((x) => x.peakRss));
-  const oidcPeak = r.oidcRefresh!.peakRss;
+  const oidcPeak = r.oidcRefresh?.peakRss ?? NaN;
   const bad = scenarios.reduce((n, x) => n + x.bad, 0);
   console.log('\nScenarios');
   console.table(
@@ -733,21 +744,21 @@ function report(s: Summary): void {
       'CPU ms/req': x.cpuMsPerRequest ? +x.cpuMsPerRequest.toFixed(3) : '-',
     })),
   );
-  const ratio = (a: number, b: number) => (b > 0 ? a / b : 0);
+  const ratio = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined || Number.isNaN(a) || Number.isNaN(b) ? NaN : b > 0 ? a / b : 0);
   const targets = [
-    { scenario: 'GET /health vs bare Express 5', value: ratio(r.health!.rps, r.bare!.rps), target: 0.8, unit: '×', higher: true },
-    { scenario: 'discovery document vs bare Express 5', value: ratio(r.discovery!.rps, r.bare!.rps), target: 0.8, unit: '×', higher: true },
-    { scenario: 'GET /api/auth/me vs bare Express 5', value: ratio(r.me!.rps, r.bare!.rps), target: 0.5, unit: '×', higher: true },
-    { scenario: '(GET /api/auth/me vs Express + jsonwebtoken)', value: ratio(r.me!.rps, r.jwt!.rps), target: undefined, unit: '×', higher: true },
-    { scenario: 'OAuth refresh grant vs node-oidc-provider 9', value: ratio(r.oauthRefresh!.rps, r.oidcRefresh!.rps), target: 1.0, unit: '×', higher: true },
+    { scenario: 'GET /health vs bare Express 5', value: ratio(r.health?.rps, r.bare?.rps), target: 0.8, unit: '×', higher: true },
+    { scenario: 'discovery document vs bare Express 5', value: ratio(r.discovery?.rps, r.bare?.rps), target: 0.8, unit: '×', higher: true },
+    { scenario: 'GET /api/auth/me vs bare Express 5', value: ratio(r.me?.rps, r.bare?.rps), target: 0.5, unit: '×', higher: true },
+    { scenario: '(GET /api/auth/me vs Express + jsonwebtoken)', value: ratio(r.me?.rps, r.jwt?.rps), target: undefined, unit: '×', higher: true },
+    { scenario: 'OAuth refresh grant vs node-oidc-provider 9', value: ratio(r.oauthRefresh?.rps, r.oidcRefresh?.rps), target: 1.0, unit: '×', higher: true },
     // The same comparisons by CPU time per request of each process (baseline's ÷ ours): less moved by a noisy machine.
-    { scenario: '(by CPU per request: GET /health vs bare Express 5)', value: ratio(r.bare!.cpuMsPerRequest, r.health!.cpuMsPerRequest), target: undefined, unit: '×', higher: true },
-    { scenario: '(by CPU per request: discovery vs bare Express 5)', value: ratio(r.bare!.cpuMsPerRequest, r.discovery!.cpuMsPerRequest), target: undefined, unit: '×', higher: true },
-    { scenario: '(by CPU per request: GET /api/auth/me vs bare Express 5, PostgreSQL not counted)', value: ratio(r.bare!.cpuMsPerRequest, r.me!.cpuMsPerRequest), target: undefined, unit: '×', higher: true },
-    { scenario: '(by CPU per request: OAuth refresh vs node-oidc-provider 9, PostgreSQL not counted)', value: ratio(r.oidcRefresh!.cpuMsPerRequest, r.oauthRefresh!.cpuMsPerRequest), target: undefined, unit: '×', higher: true },
-    { scenario: 'POST /api/auth/refresh-token vs node-oidc-provider 9', value: ratio(r.firstPartyRefresh!.rps, r.oidcRefresh!.rps), target: 1.2, unit: '×', higher: true },
-    { scenario: `logins/s vs bcrypt ceiling (${fmt(bcrypt.cost10, 1)}/s, cost 10, 1 core)`, value: ratio(r.login!.rps, bcrypt.cost10), target: 0.95, unit: '×', higher: true },
-    { scenario: 'GET /health p99 during the login storm', value: r.healthDuringStorm!.p99, target: 50, unit: 'ms', higher: false },
+    { scenario: '(by CPU per request: GET /health vs bare Express 5)', value: ratio(r.bare?.cpuMsPerRequest, r.health?.cpuMsPerRequest), target: undefined, unit: '×', higher: true },
+    { scenario: '(by CPU per request: discovery vs bare Express 5)', value: ratio(r.bare?.cpuMsPerRequest, r.discovery?.cpuMsPerRequest), target: undefined, unit: '×', higher: true },
+    { scenario: '(by CPU per request: GET /api/auth/me vs bare Express 5, PostgreSQL not counted)', value: ratio(r.bare?.cpuMsPerRequest, r.me?.cpuMsPerRequest), target: undefined, unit: '×', higher: true },
+    { scenario: '(by CPU per request: OAuth refresh vs node-oidc-provider 9, PostgreSQL not counted)', value: ratio(r.oidcRefresh?.cpuMsPerRequest, r.oauthRefresh?.cpuMsPerRequest), target: undefined, unit: '×', higher: true },
+    { scenario: 'POST /api/auth/refresh-token vs node-oidc-provider 9', value: ratio(r.firstPartyRefresh?.rps, r.oidcRefresh?.rps), target: 1.2, unit: '×', higher: true },
+    { scenario: `logins/s vs bcrypt ceiling (${fmt(bcrypt.cost10, 1)}/s, cost 10, 1 core)`, value: ratio(r.login?.rps, bcrypt.cost10), target: 0.95, unit: '×', higher: true },
+    { scenario: 'GET /health p99 during the login storm', value: r.healthDuringStorm?.p99 ?? NaN, target: 50, unit: 'ms', higher: false },
     { scenario: `peak RSS under load (${Math.round(serverPeak / MB)} MB) vs node-oidc-provider (${Math.round(oidcPeak / MB)} MB)`, value: ratio(serverPeak, oidcPeak), target: 1.0, unit: '×', higher: false },
     { scenario: 'start to first /health 200 (migrated database, node dist/src/server.js)', value: s.startupMs / 1000, target: 1.0, unit: 's', higher: false },
     { scenario: '(CPU time of that start)', value: s.startupCpuMs / 1000, target: undefined, unit: 's', higher: false },
@@ -756,7 +767,7 @@ function report(s: Summary): void {
   ];
   console.log('\nTargets (issue 10)');
   console.table(
-    targets.map((t) => ({
+    targets.filter((t) => !Number.isNaN(t.value)).map((t) => ({
       measure: t.scenario,
       value: `${fmt(t.value, t.unit === '×' || t.unit === 's' ? 2 : t.unit === 'ms' ? 1 : 0)} ${t.unit}`.trim(),
       target: t.target === undefined ? '' : `${t.higher ? '≥' : t.unit === '' ? '=' : '≤'} ${t.target} ${t.unit}`.trim(),

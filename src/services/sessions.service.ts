@@ -137,6 +137,8 @@ export interface RefreshingClient {
    * decided is reported as `unconfirmed_client` instead, for the caller to decide again from a fresh read.
    */
   cachedVersion?: string;
+  /** With cachedVersion: the cached secret hash the presented secret matched. */
+  cachedSecretHash?: string;
 }
 
 /**
@@ -166,12 +168,15 @@ export async function rotateRefreshToken(
   meta?: RequestMeta,
 ): Promise<RotateResult> {
   const now = ctx.clock.now();
-  const payload = ctx.jwt.verifyRefresh(presented, now);
-  if (!payload) return { ok: false, reason: 'invalid' };
-  if ((payload.client_id ?? null) !== (client?.clientId ?? null)) return { ok: false, reason: 'wrong_client' };
-  const scope = narrowScope(payload.scope, client);
+  // A cached client is not confirmed until the rotation statement below has checked its version: every refusal
+  // before that is the caller's to decide again with the client read afresh (the secret may have been rotated away).
   const cached = client?.cachedVersion !== undefined;
-  if (payload.scope !== undefined && scope === undefined) return { ok: false, reason: cached ? 'unconfirmed_client' : 'invalid_scope' };
+  const refuse = (reason: 'invalid' | 'wrong_client' | 'invalid_scope'): RotateResult => ({ ok: false, reason: cached ? 'unconfirmed_client' : reason });
+  const payload = ctx.jwt.verifyRefresh(presented, now);
+  if (!payload) return refuse('invalid');
+  if ((payload.client_id ?? null) !== (client?.clientId ?? null)) return refuse('wrong_client');
+  const scope = narrowScope(payload.scope, client);
+  if (payload.scope !== undefined && scope === undefined) return refuse('invalid_scope');
 
   const issue = (
     principal: PrincipalRecord,
@@ -220,6 +225,7 @@ export async function rotateRefreshToken(
     sessionMaxAgeSeconds: ctx.config.sessionMaxAgeDays * 24 * 3600,
     scope: scope !== payload.scope ? (scope ?? null) : null,
     clientVersion: client?.cachedVersion ?? null,
+    clientSecretHash: client?.cachedVersion !== undefined ? (client.cachedSecretHash ?? null) : null,
   });
   // Nothing consumed with a cached client: maybe only because the client changed. The caller reads it again and
   // retries before the transactional path decides between the grace window, reuse detection and a refusal.

@@ -9,7 +9,8 @@ import { createLogger } from '../../src/lib/logger';
 import type { ServiceContext } from '../../src/services/context';
 import { closeServiceContext, createServiceContext } from '../../src/services/create-context';
 import { createCapturingMailer } from '../helpers/test-app';
-import { makeSignedInUser } from '../helpers/factories';
+import { generateClientSecret } from '../../src/services/oauth/client-secrets';
+import { makeSignedInUser, makeUser, signIn } from '../helpers/factories';
 import { basicAuth, issueOAuthTokens, obtainCode, exchangeCode } from '../helpers/oauth';
 import { createTestApp, TEST_ENV, type TestApp } from '../helpers/test-app';
 
@@ -86,6 +87,67 @@ test('a secret rotated on another instance: the old one is refused at once here,
   expect((await refreshOn(a.app, client, newSecret, fresh.body.refresh_token)).status).toBe(200);
 });
 
+test.each([
+  ['a token that is no JWT', () => ({ refresh_token: 'not-a-token' })],
+  ['no refresh_token', () => ({})],
+  ["another client's token", (other: string) => ({ refresh_token: other })],
+  ['a scope it does not hold', (_other: string, own: string) => ({ refresh_token: own, scope: 'openid offline_access' })],
+] as Array<[string, (other: string, own: string) => Record<string, string>]>)(
+  'with a secret rotated away, a refresh with the old secret is 401 invalid_client, also with %s',
+  async (_what, form) => {
+    const { client, tokens } = await clientWithTokens();
+    const other = await clientWithTokens();
+    // Instance A caches the client with the secret that is about to be rotated away.
+    const warm = await refreshOn(a.app, client, client.clientSecret, tokens.refresh_token);
+    expect(warm.status).toBe(200);
+    await request(b.app).post(`/api/admin/oauth-clients/${client.clientId}/rotate-secret`).set('Authorization', adminOnB).expect(200);
+    const res = await request(a.app)
+      .post('/api/oauth/token')
+      .set('Authorization', basicAuth(client.clientId, client.clientSecret))
+      .type('form')
+      .send({ grant_type: 'refresh_token', ...form(other.tokens.refresh_token, warm.body.refresh_token) });
+    expect([res.status, res.body.error, res.headers['www-authenticate']]).toEqual([401, 'invalid_client', 'Basic realm="oauth"']);
+  },
+);
+
+test('a client row deleted and inserted again under the same id with a new secret: the old secret is refused', async () => {
+  const { client, tokens } = await clientWithTokens();
+  const warm = await refreshOn(a.app, client, client.clientSecret, tokens.refresh_token);
+  expect(warm.status).toBe(200);
+  // An operator's SQL: the row (and its sessions, by cascade) goes, the same client_id comes back with a new secret.
+  const row = await a.db('oauth_clients').where({ client_id: client.clientId }).first();
+  await a.db('oauth_clients').where({ client_id: client.clientId }).delete();
+  const renewed = generateClientSecret();
+  await clientsRepo.insertClient(a.db, { clientId: client.clientId, name: row.name, secretHash: renewed.secretHash, redirectUris: client.redirectUris, scopes: client.scopes, now: a.clock.now() });
+  // A new grant, made through instance B (instance A's cache still holds the old row).
+  const user = await makeUser(a);
+  const { agent } = await signIn({ ...a, app: b.app }, user);
+  const renewedClient = { ...client, clientSecret: renewed.secret };
+  const { code, verifier, redirectUri } = await obtainCode(agent, renewedClient as never, { scope: 'openid profile email' });
+  const exchanged = await exchangeCode({ ...a, app: b.app }, renewedClient as never, { code, verifier, redirectUri });
+  expect(exchanged.status).toBe(200);
+  const old = await refreshOn(a.app, client, client.clientSecret, exchanged.body.refresh_token);
+  expect([old.status, old.body.error]).toEqual([401, 'invalid_client']);
+  expect((await refreshOn(a.app, client, renewed.secret, exchanged.body.refresh_token)).status).toBe(200);
+});
+
+test('a row brought back with a version this instance has cached but another secret (a restore): the old secret is refused', async () => {
+  const { client, tokens } = await clientWithTokens();
+  const warm = await refreshOn(a.app, client, client.clientSecret, tokens.refresh_token);
+  expect(warm.status).toBe(200);
+  const { version } = await a.db('oauth_clients').where({ client_id: client.clientId }).first();
+  const renewed = generateClientSecret();
+  // What a restore of an older backup can do: the same version number, another secret.
+  await a.db.transaction(async (trx) => {
+    await trx.raw('alter table oauth_clients disable trigger oauth_clients_bump_version');
+    await trx('oauth_clients').where({ client_id: client.clientId }).update({ secret_hash: renewed.secretHash, version });
+    await trx.raw('alter table oauth_clients enable trigger oauth_clients_bump_version');
+  });
+  const old = await refreshOn(a.app, client, client.clientSecret, warm.body.refresh_token);
+  expect([old.status, old.body.error]).toEqual([401, 'invalid_client']);
+  expect((await refreshOn(a.app, client, renewed.secret, warm.body.refresh_token)).status).toBe(200);
+});
+
 test('scopes narrowed on another instance apply to the very next refresh here', async () => {
   const { client, tokens } = await clientWithTokens();
   const warm = await refreshOn(a.app, client, client.clientSecret, tokens.refresh_token);
@@ -160,11 +222,17 @@ test('the code exchange never takes the client from the cache', async () => {
   expect(res.body.error).toBe('invalid_client');
 });
 
-test('the database bumps a client version on every update of its row, whoever writes it', async () => {
+test('the database renews a client version on every update of its row, whoever writes it, and never hands one out twice', async () => {
   const { client } = await clientWithTokens();
-  const version = async () => (await a.db('oauth_clients').where({ client_id: client.clientId }).first()).version as string;
-  const before = BigInt(await version());
-  await a.db('oauth_clients').where({ client_id: client.clientId }).update({ name: 'Renamed by SQL' });
-  await a.db('oauth_clients').where({ client_id: client.clientId }).update({ name: 'Renamed by SQL' });
-  expect(BigInt(await version())).toBe(before + 2n);
+  const version = async () => BigInt((await a.db('oauth_clients').where({ client_id: client.clientId }).first()).version as string);
+  const seen = [await version()];
+  for (let i = 0; i < 2; i++) {
+    await a.db('oauth_clients').where({ client_id: client.clientId }).update({ name: 'Renamed by SQL' });
+    seen.push(await version());
+  }
+  expect(seen[1]! > seen[0]! && seen[2]! > seen[1]!).toBe(true);
+  // A row inserted again does not start over.
+  await a.db('oauth_clients').where({ client_id: client.clientId }).delete();
+  await clientsRepo.insertClient(a.db, { clientId: client.clientId, name: 'Again', secretHash: 'x', redirectUris: client.redirectUris, scopes: client.scopes, now: a.clock.now() });
+  expect(await version()).toBeGreaterThan(seen[2]!);
 });

@@ -120,7 +120,9 @@ export async function refreshAccessToken(
       throw new OAuthError('invalid_scope', 'The refresh grant keeps the scope originally granted');
     }
   }
-  const refreshing = { clientId: client.clientId, scopes: client.scopes, cachedVersion: client.cached ? client.version : undefined };
+  const refreshing = client.cached
+    ? { clientId: client.clientId, scopes: client.scopes, cachedVersion: client.version, cachedSecretHash: client.secretHash }
+    : { clientId: client.clientId, scopes: client.scopes };
   const result = await rotateRefreshToken(ctx, input.refreshToken, refreshing, meta);
   if (!result.ok && result.reason === 'unconfirmed_client') throw unconfirmed();
   if (!result.ok) {
@@ -197,6 +199,8 @@ export async function grantTokens(
         meta,
       );
     case 'refresh_token':
+      // A cached client is confirmed by the rotation statement only: a refusal before it is decided with a fresh read.
+      if (client.cached && !request.refreshToken) throw new UnconfirmedClient();
       return refreshAccessToken(ctx, client, { refreshToken: requireParam(request.refreshToken, 'refresh_token'), scope: request.scope }, meta);
     default:
       throw new OAuthError('unsupported_grant_type', 'Supported grant types: authorization_code, refresh_token');
