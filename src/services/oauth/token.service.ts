@@ -150,9 +150,10 @@ export interface TokenRequest {
 }
 
 /**
- * Thrown by the refresh grant made with a cached client (client-auth.service.ts) when the database did not confirm the
- * cached version, or the cached scopes refused the request: nothing was consumed, and the token endpoint runs the
- * request again with the client read afresh (`tokenEndpoint`).
+ * Thrown by the refresh grant made with a cached client (client-auth.service.ts) for any refusal before the rotation
+ * statement confirmed the client's version (no refresh_token, a token that is no JWT or another client's, a scope the
+ * cached client lacks) and when that statement consumed nothing: the token endpoint runs the request again with the
+ * client read afresh (`tokenEndpoint`), so the answer is the one a fresh read gives.
  */
 export class UnconfirmedClient extends Error {
   constructor() {
