@@ -23,7 +23,10 @@ test('npm start -> setup link -> /setup in a browser -> working admin; the CLI c
   const port = await freePort();
   const server = await startServerProcess({ ...env, BASE_URL: `http://127.0.0.1:${port}` }, port);
   try {
-    const link = /(http:\/\/127\.0\.0\.1:\d+\/setup\?token=[A-Za-z0-9_-]{43})/.exec(server.output())?.[1];
+    // The log is written asynchronously (SonicBoom): the line may reach the pipe a moment after /health answers.
+    const linkIn = () => /(http:\/\/127\.0\.0\.1:\d+\/setup\?token=[A-Za-z0-9_-]{43})/.exec(server.output())?.[1];
+    for (let waited = 0; !linkIn() && waited < 100; waited++) await new Promise((resolve) => setTimeout(resolve, 100));
+    const link = linkIn();
     expect(link).toBeDefined();
     // Not a terminal: one JSON object per line.
     expect(server.output()).toMatch(/^\{"level":40,.*"msg":"No administrator yet: open http/m);
