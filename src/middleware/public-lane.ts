@@ -48,9 +48,10 @@ interface LaneRoute {
  * at rates where Express's router, prototype swaps and a dozen middlewares cost more than the answer itself: GET
  * /health and the discovery documents at /.well-known (public), and GET /api/auth/me (authenticated).
  *
- * Only a request that is exactly `GET <declared path>` (no query string, no trailing slash, no Origin header, no
- * body) takes the lane, and for an authenticated route only one with a Bearer header; anything else, HEAD, CORS and
- * cookie-authenticated requests included, goes through Express to the same declared handler. An answer in the lane
+ * Only a request that is exactly `GET <declared path>` (no query string, no trailing slash, no Origin header) takes
+ * the lane, and for an authenticated route only one with a Bearer header and no body (no Content-Length or
+ * Transfer-Encoding: Express's parsers would read it); anything else, HEAD, CORS and cookie-authenticated requests
+ * included, goes through Express to the same declared handler. An answer in the lane
  * carries what the Express path gives every answer: helmet's recorded security headers, the request id, the route's
  * Cache-Control (no-store + Pragma, or its declared cacheControl), the duration histogram with the same route label,
  * and the same access-log line. test/e2e/public-lane.test.ts compares both ways.
