@@ -50,8 +50,12 @@ async function clientWithTokens(scopes = 'openid profile email') {
   return { client, tokens, agent };
 }
 
-const refreshOn = (app: Express, client: { clientId: string }, secret: string, refreshToken: string) =>
-  request(app).post('/api/oauth/token').set('Authorization', basicAuth(client.clientId, secret)).type('form').send({ grant_type: 'refresh_token', refresh_token: refreshToken });
+const refreshOn = (app: Express, client: { clientId: string }, secret: string, refreshToken: string, form: Record<string, string> = {}) =>
+  request(app)
+    .post('/api/oauth/token')
+    .set('Authorization', basicAuth(client.clientId, secret))
+    .type('form')
+    .send({ grant_type: 'refresh_token', refresh_token: refreshToken, ...form });
 
 test('a refresh with a client this instance authenticated before reads no client row; its version is checked in the rotation', async () => {
   const { client, tokens } = await clientWithTokens();
@@ -181,11 +185,7 @@ test('a refresh naming its scope is not refused from a cached scope list that an
   // Another user's refresh makes instance A cache the client as it is now: `openid` only.
   expect((await refreshOn(a.app, client, client.clientSecret, otherTokens.refresh_token)).body.scope).toBe('openid');
   await request(b.app).put(`/api/admin/oauth-clients/${client.clientId}`).set('Authorization', adminOnB).send({ scopes: 'openid profile' }).expect(200);
-  const res = await request(a.app)
-    .post('/api/oauth/token')
-    .set('Authorization', basicAuth(client.clientId, client.clientSecret))
-    .type('form')
-    .send({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token, scope: 'openid profile' });
+  const res = await refreshOn(a.app, client, client.clientSecret, tokens.refresh_token, { scope: 'openid profile' });
   expect(res.status).toBe(200);
   expect(res.body.scope).toBe('openid profile');
 });

@@ -55,8 +55,8 @@ export function createOAuthRouter(deps: RouteDeps) {
   const { ctx } = deps;
 
   /** client_secret_basic or client_secret_post (RFC 6749 §2.3.1), shared by the token and revocation endpoints. */
-  const authenticatedClient = (req: Request, body: { clientId?: unknown; clientSecret?: unknown }) =>
-    authenticateClient(ctx, { authorization: req.headers.authorization, ...body });
+  const authenticatedClient = (req: Request, body: { clientId?: unknown; clientSecret?: unknown }, options?: { cached: boolean }) =>
+    authenticateClient(ctx, { authorization: req.headers.authorization, ...body }, options);
 
   /** The consent UI's answer to a pending authorization: the redirect the browser follows next. */
   const consentDecision = (path: string, summary: string, decide: typeof approveAuthorization) =>
@@ -156,7 +156,7 @@ export function createOAuthRouter(deps: RouteDeps) {
           response: { description: 'Tokens', schema: tokenResponseBody },
         },
         async ({ body }, req) =>
-          tokenEndpoint(ctx, (options) => authenticateClient(ctx, { authorization: req.headers.authorization, ...body.client }, options), body.request, requestMeta(req)),
+          tokenEndpoint(ctx, (options) => authenticatedClient(req, body.client, options), body.request, requestMeta(req)),
       ),
       userinfo(
         'get',
