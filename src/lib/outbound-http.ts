@@ -1,0 +1,209 @@
+import dns from 'node:dns';
+import net from 'node:net';
+import ipaddr from 'ipaddr.js';
+import { Agent, fetch as undiciFetch, type Dispatcher } from 'undici';
+
+/**
+ * The one way the server makes HTTP requests to addresses that users supply (client metadata documents,
+ * webhook receivers, upstream identity providers). It exists because such a URL is an SSRF vector: a name can
+ * resolve to 127.0.0.1, 169.254.169.254 (cloud metadata) or an internal service, and a second lookup at connect
+ * time can answer differently from the first (DNS rebinding).
+ *
+ * So every request here:
+ * - resolves the host itself and classifies every address with ipaddr.js (no hand-written IP parsing); anything
+ *   but a public unicast address is refused unless the policy allows private targets or lists the host;
+ * - connects to the address it vetted (the connector's `lookup` is the vetting step, so there is no second
+ *   resolution to race);
+ * - follows no redirects (a 3xx is returned to the caller as it is), gives up after `timeoutMs`, and reads at
+ *   most `maxBytes` of the body.
+ */
+export interface OutboundPolicy {
+  /** Allow private, loopback, link-local and other non-public addresses (tests, WEBHOOK_ALLOW_PRIVATE). */
+  allowPrivate: boolean;
+  /** Host names (lower case) exempt from the address check, e.g. CIMD_ALLOWED_HOSTS. */
+  allowedHosts?: ReadonlySet<string>;
+  /** Whether plain http is acceptable; callers decide (e.g. loopback only outside production). Default false. */
+  allowHttp?: boolean;
+  timeoutMs: number;
+  maxBytes: number;
+  /** Resolver override for tests (same shape as dns.promises.lookup with all: true). */
+  resolve?: (host: string) => Promise<Array<{ address: string; family: number }>>;
+}
+
+export type OutboundRefusalReason = 'bad_url' | 'scheme' | 'private_address' | 'dns' | 'timeout' | 'too_large' | 'network';
+
+export class OutboundRefused extends Error {
+  override name = 'OutboundRefused';
+  constructor(
+    readonly reason: OutboundRefusalReason,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface OutboundResponse {
+  status: number;
+  headers: Headers;
+  body: Buffer;
+}
+
+/** ipaddr.js range names that are ordinary internet addresses; everything else is refused. */
+const PUBLIC_RANGES = new Set(['unicast']);
+
+/** True when `address` (an IP literal) is a public unicast address; IPv4-mapped IPv6 is judged as IPv4. */
+export function isPublicAddress(address: string): boolean {
+  if (!ipaddr.isValid(address)) return false;
+  let parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
+    parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  }
+  return PUBLIC_RANGES.has(parsed.range());
+}
+
+const defaultResolve = (host: string) => dns.promises.lookup(host, { all: true, verbatim: true });
+
+function hostOf(url: URL): string {
+  return url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+}
+
+/** Checks scheme and (for IP literals) the address before any connection is made. */
+export function checkOutboundUrl(raw: string | URL, policy: OutboundPolicy): URL {
+  let url: URL;
+  try {
+    url = typeof raw === 'string' ? new URL(raw) : raw;
+  } catch {
+    throw new OutboundRefused('bad_url', 'not an absolute URL');
+  }
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && policy.allowHttp)) {
+    throw new OutboundRefused('scheme', `${url.protocol.replace(':', '')} URLs are not allowed here`);
+  }
+  if (url.username || url.password) throw new OutboundRefused('bad_url', 'URLs with credentials are not allowed');
+  const host = hostOf(url);
+  if (net.isIP(host) && !policy.allowPrivate && !policy.allowedHosts?.has(host) && !isPublicAddress(host)) {
+    throw new OutboundRefused('private_address', `${host} is not a public address`);
+  }
+  return url;
+}
+
+function createVettingAgent(policy: OutboundPolicy): Dispatcher {
+  const resolve = policy.resolve ?? defaultResolve;
+  return new Agent({
+    connect: {
+      timeout: policy.timeoutMs,
+      // The connector resolves through this function and connects to what it returns: vetting here means the
+      // address connected to is the address checked.
+      lookup(hostname, options, callback) {
+        const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+        const exempt = policy.allowPrivate || policy.allowedHosts?.has(host) === true;
+        resolve(host).then(
+          (addresses) => {
+            const usable = exempt ? addresses : addresses.filter((a) => isPublicAddress(a.address));
+            if (!addresses.length) return callback(new OutboundRefused('dns', `${host} does not resolve`), '', 4);
+            // Any private answer refuses the whole name: a name that mixes public and private answers is a
+            // rebinding setup, not an accident.
+            if (usable.length !== addresses.length || !usable.length) {
+              return callback(new OutboundRefused('private_address', `${host} resolves to a non-public address`), '', 4);
+            }
+            // Node asks for every address when it races IPv4 and IPv6 (autoSelectFamily), one otherwise.
+            if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: typeof usable) => void)(null, usable);
+            callback(null, usable[0]!.address, usable[0]!.family);
+          },
+          (err: Error) => callback(new OutboundRefused('dns', `${host} does not resolve (${(err as NodeJS.ErrnoException).code ?? 'error'})`), '', 4),
+        );
+      },
+    },
+  });
+}
+
+function refusalFrom(err: unknown, timedOut: boolean): OutboundRefused {
+  if (err instanceof OutboundRefused) return err;
+  let cause: unknown = err;
+  for (let i = 0; i < 5 && cause; i++) {
+    if (cause instanceof OutboundRefused) return cause;
+    cause = (cause as { cause?: unknown }).cause;
+  }
+  if (timedOut) return new OutboundRefused('timeout', 'the request timed out');
+  const code = (err as { cause?: { code?: string } })?.cause?.code;
+  return new OutboundRefused('network', `the request failed${code ? ` (${code})` : ''}`);
+}
+
+async function readCapped(body: ReadableStream<Uint8Array> | null, maxBytes: number, controller: AbortController): Promise<Buffer> {
+  if (!body) return Buffer.alloc(0);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const reader = body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      controller.abort();
+      await reader.cancel().catch(() => {});
+      throw new OutboundRefused('too_large', `the response is larger than ${maxBytes} bytes`);
+    }
+    chunks.push(Buffer.from(value));
+  }
+  return Buffer.concat(chunks);
+}
+
+export interface OutboundRequest {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+}
+
+/**
+ * One request under `policy`. Resolves with the status, headers and (capped) body whatever the status, 3xx
+ * included (never followed); rejects with OutboundRefused for a refused target, a timeout, an oversized body or a
+ * network failure. Nothing of the request or response is logged here.
+ */
+export async function outboundRequest(url: string | URL, request: OutboundRequest, policy: OutboundPolicy): Promise<OutboundResponse> {
+  const target = checkOutboundUrl(url, policy);
+  const dispatcher = createVettingAgent(policy);
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, policy.timeoutMs);
+  try {
+    const response = await undiciFetch(target, {
+      method: request.method ?? 'GET',
+      headers: request.headers,
+      body: request.body,
+      redirect: 'manual',
+      signal: controller.signal,
+      dispatcher,
+    });
+    const body = await readCapped(response.body as ReadableStream<Uint8Array> | null, policy.maxBytes, controller);
+    return { status: response.status, headers: response.headers as unknown as Headers, body };
+  } catch (err) {
+    throw refusalFrom(err, timedOut);
+  } finally {
+    clearTimeout(timer);
+    void dispatcher.close().catch(() => {});
+  }
+}
+
+const NULL_BODY_STATUS = new Set([101, 103, 204, 205, 304]);
+
+/**
+ * A `fetch` with the same guarantees, for libraries that take a custom fetch (openid-client's `customFetch`).
+ * The body is read (capped) before the Response is handed back.
+ */
+export function createOutboundFetch(policy: OutboundPolicy): (input: string | URL, init?: RequestInit) => Promise<Response> {
+  return async (input, init = {}) => {
+    const headers: Record<string, string> = {};
+    new Headers(init.headers).forEach((value, key) => {
+      headers[key] = value;
+    });
+    let body: string | Buffer | undefined;
+    if (typeof init.body === 'string') body = init.body;
+    else if (init.body instanceof URLSearchParams) body = init.body.toString();
+    else if (init.body instanceof Uint8Array) body = Buffer.from(init.body);
+    else if (init.body != null) throw new OutboundRefused('bad_url', 'unsupported request body type');
+    const res = await outboundRequest(String(input), { method: init.method, headers, body }, policy);
+    return new Response(NULL_BODY_STATUS.has(res.status) ? null : new Uint8Array(res.body), { status: res.status, headers: res.headers });
+  };
+}

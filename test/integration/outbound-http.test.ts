@@ -1,0 +1,175 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  checkOutboundUrl,
+  createOutboundFetch,
+  isPublicAddress,
+  OutboundRefused,
+  outboundRequest,
+  type OutboundPolicy,
+} from '../../src/lib/outbound-http';
+
+let server: http.Server;
+let port: number;
+let hits = 0;
+
+beforeAll(async () => {
+  server = http.createServer((req, res) => {
+    hits++;
+    if (req.url === '/redirect') {
+      res.writeHead(302, { location: 'http://127.0.0.1:1/elsewhere' });
+      return res.end();
+    }
+    if (req.url === '/big') {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      return res.end('x'.repeat(10_000));
+    }
+    if (req.url === '/slow') {
+      setTimeout(() => res.end('late'), 2_000);
+      return;
+    }
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ method: req.method, body, host: req.headers.host }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  port = (server.address() as AddressInfo).port;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+const strict: OutboundPolicy = { allowPrivate: false, allowHttp: true, timeoutMs: 1_000, maxBytes: 1_024 };
+const open: OutboundPolicy = { ...strict, allowPrivate: true };
+
+async function refusal(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).toBeInstanceOf(OutboundRefused);
+    return (err as OutboundRefused).reason;
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('isPublicAddress', () => {
+  it.each([
+    ['127.0.0.1', false],
+    ['10.1.2.3', false],
+    ['172.16.0.1', false],
+    ['192.168.1.1', false],
+    ['169.254.169.254', false],
+    ['100.64.0.1', false],
+    ['0.0.0.0', false],
+    ['::1', false],
+    ['fe80::1', false],
+    ['fc00::1', false],
+    ['::ffff:127.0.0.1', false],
+    ['::ffff:10.0.0.1', false],
+    ['224.0.0.1', false],
+    ['8.8.8.8', true],
+    ['2001:4860:4860::8888', true],
+    ['::ffff:8.8.8.8', true],
+    ['not-an-ip', false],
+  ])('%s -> %s', (address, expected) => {
+    expect(isPublicAddress(address)).toBe(expected);
+  });
+});
+
+describe('outboundRequest', () => {
+  it('refuses a loopback literal before connecting', async () => {
+    const before = hits;
+    expect(await refusal(outboundRequest(`http://127.0.0.1:${port}/`, {}, strict))).toBe('private_address');
+    expect(await refusal(outboundRequest(`http://[::1]:${port}/`, {}, strict))).toBe('private_address');
+    expect(hits).toBe(before);
+  });
+
+  it('refuses a name that resolves to loopback (localhost) and never connects', async () => {
+    const before = hits;
+    expect(await refusal(outboundRequest(`http://localhost:${port}/`, {}, strict))).toBe('private_address');
+    expect(hits).toBe(before);
+  });
+
+  it('refuses a name with one private answer among public ones (rebinding set-up)', async () => {
+    const policy: OutboundPolicy = {
+      ...strict,
+      resolve: async () => [
+        { address: '8.8.8.8', family: 4 },
+        { address: '127.0.0.1', family: 4 },
+      ],
+    };
+    expect(await refusal(outboundRequest(`http://rebind.example:${port}/`, {}, policy))).toBe('private_address');
+  });
+
+  it('connects to the address it vetted, not a second lookup', async () => {
+    // The resolver is consulted once per connection and its answer is what the socket connects to: a name that
+    // only this resolver knows reaches the local server.
+    let lookups = 0;
+    const policy: OutboundPolicy = {
+      ...strict,
+      allowedHosts: new Set(['only-here.example']),
+      resolve: async () => {
+        lookups++;
+        return [{ address: '127.0.0.1', family: 4 }];
+      },
+    };
+    const res = await outboundRequest(`http://only-here.example:${port}/x`, {}, policy);
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body.toString()).host).toBe(`only-here.example:${port}`);
+    expect(lookups).toBe(1);
+  });
+
+  it('refuses http unless the policy allows it, and URLs with credentials', async () => {
+    expect(await refusal(outboundRequest(`http://127.0.0.1:${port}/`, {}, { ...open, allowHttp: false }))).toBe('scheme');
+    expect(await refusal(outboundRequest('ftp://example.com/', {}, open))).toBe('scheme');
+    expect(await refusal(outboundRequest(`http://u:p@127.0.0.1:${port}/`, {}, open))).toBe('bad_url');
+    expect(await refusal(outboundRequest('not a url', {}, open))).toBe('bad_url');
+  });
+
+  it('sends method, headers and body when the target is allowed', async () => {
+    const res = await outboundRequest(
+      `http://127.0.0.1:${port}/echo`,
+      { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' },
+      open,
+    );
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body.toString())).toMatchObject({ method: 'POST', body: 'hello' });
+  });
+
+  it('does not follow redirects', async () => {
+    const res = await outboundRequest(`http://127.0.0.1:${port}/redirect`, {}, open);
+    expect(res.status).toBe(302);
+    expect(res.headers.get('location')).toBe('http://127.0.0.1:1/elsewhere');
+  });
+
+  it('caps the body size', async () => {
+    expect(await refusal(outboundRequest(`http://127.0.0.1:${port}/big`, {}, open))).toBe('too_large');
+  });
+
+  it('times out', async () => {
+    expect(await refusal(outboundRequest(`http://127.0.0.1:${port}/slow`, {}, { ...open, timeoutMs: 200 }))).toBe('timeout');
+  });
+
+  it('reports a connection failure as network', async () => {
+    expect(await refusal(outboundRequest('http://127.0.0.1:1/', {}, open))).toBe('network');
+  });
+
+  it('checkOutboundUrl refuses link-local literals (cloud metadata)', () => {
+    expect(() => checkOutboundUrl('https://169.254.169.254/latest/meta-data', strict)).toThrow(OutboundRefused);
+  });
+});
+
+describe('createOutboundFetch', () => {
+  it('behaves as fetch under the same policy', async () => {
+    const guarded = createOutboundFetch(open);
+    const res = await guarded(`http://127.0.0.1:${port}/echo`, { method: 'POST', body: new URLSearchParams({ a: '1' }) });
+    expect(res.status).toBe(200);
+    expect((await res.json()).body).toBe('a=1');
+    await expect(createOutboundFetch(strict)(`http://localhost:${port}/`)).rejects.toBeInstanceOf(OutboundRefused);
+  });
+});
