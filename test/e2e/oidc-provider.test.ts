@@ -42,10 +42,41 @@ describe('discovery', () => {
     expect(res.body.claims_supported).toEqual(expect.arrayContaining(['sub', 'auth_time', 'nonce', 'at_hash', 'amr', 'sid', 'given_name']));
   });
 
-  test('the spec RFC 8414 document is unchanged (issuer service-sso)', async () => {
-    const res = await api().get('/.well-known/oauth-authorization-server');
-    expect(res.body.issuer).toBe('service-sso');
-    expect(res.body).not.toHaveProperty('jwks_uri');
+  test.each(['/.well-known/oauth-authorization-server', '/api/oauth/.well-known/oauth-authorization-server'])(
+    '%s: one issuer identifier with the OpenID document and the id_tokens, jwks_uri and introspection listed',
+    async (path) => {
+      const res = await api().get(path);
+      const openid = await api().get('/.well-known/openid-configuration');
+      expect(res.body.issuer).toBe('http://sso.test');
+      expect(res.body.issuer).toBe(openid.body.issuer);
+      expect(res.body).toMatchObject({
+        jwks_uri: 'http://sso.test/api/oauth/jwks',
+        introspection_endpoint: 'http://sso.test/api/oauth/introspect',
+        authorization_response_iss_parameter_supported: true,
+      });
+      expect(openid.body.authorization_response_iss_parameter_supported).toBe(true);
+      expect(res.body.scopes_supported).toContain('offline_access');
+      expect(openid.body.scopes_supported).toContain('offline_access');
+    },
+  );
+
+  test('OIDC_ISSUER names the issuer of both documents and the id_token; the HS256 tokens keep iss service-sso', async () => {
+    const custom = await createTestApp({ env: { OIDC_ISSUER: 'https://id.example.com/' } });
+    try {
+      const spec = await request(custom.app).get('/.well-known/oauth-authorization-server');
+      const openid = await request(custom.app).get('/.well-known/openid-configuration');
+      expect(spec.body.issuer).toBe('https://id.example.com');
+      expect(openid.body.issuer).toBe('https://id.example.com');
+      const user = await makeUser(custom);
+      const client = await makeClient(custom);
+      const { agent } = await signIn(custom, user);
+      const tokens = (await exchangeCode(custom, client, await obtainCode(agent, client))).body;
+      expect(decodeJwt(tokens.id_token).iss).toBe('https://id.example.com');
+      expect(decodeJwt(tokens.access_token)).toMatchObject({ iss: 'service-sso', aud: 'service' });
+      expect(decodeJwt(tokens.refresh_token).iss).toBe('service-sso');
+    } finally {
+      await custom.close();
+    }
   });
 });
 
@@ -212,11 +243,11 @@ describe('POST /api/oauth/introspect (RFC 7662)', () => {
       .type('form')
       .send({ token, ...(hint ? { token_type_hint: hint } : {}) });
 
-  test('live access and refresh tokens of any client are described; dead ones are inactive', async () => {
+  test('live access tokens of any client, and refresh tokens to their own client, are described; dead ones are inactive', async () => {
     const user = await makeUser(t);
     const app = await makeClient(t);
     const resourceServer = await makeClient(t, { name: 'Resource server' });
-    const { agent, accessToken: firstParty } = await signIn(t, user);
+    const { agent, accessToken: firstParty, refreshToken: firstPartyRefresh } = await signIn(t, user);
     const tokens = (await exchangeCode(t, app, await obtainCode(agent, app))).body;
 
     const access = await introspect(resourceServer, tokens.access_token);
@@ -232,8 +263,12 @@ describe('POST /api/oauth/introspect (RFC 7662)', () => {
       token_type: 'Bearer',
       sid: expect.any(String),
     });
-    expect((await introspect(resourceServer, tokens.refresh_token, 'refresh_token')).body).toMatchObject({ active: true, token_type: 'refresh_token' });
+    // CONTRACT §11: a refresh token is live only to its own client; to a resource server it is nothing.
+    expect((await introspect(app, tokens.refresh_token, 'refresh_token')).body).toMatchObject({ active: true, token_type: 'refresh_token' });
+    expect((await introspect(resourceServer, tokens.refresh_token, 'refresh_token')).body).toEqual({ active: false });
+    expect((await introspect(resourceServer, tokens.refresh_token)).body).toEqual({ active: false });
     expect((await introspect(resourceServer, firstParty)).body).toMatchObject({ active: true, client_id: null, scope: null, sub: user.id });
+    expect((await introspect(resourceServer, firstPartyRefresh, 'refresh_token')).body).toEqual({ active: false });
     expect((await introspect(resourceServer, 'garbage')).body).toEqual({ active: false });
 
     // A rotated refresh token is no longer live; revoking the session kills the rest.
@@ -242,7 +277,7 @@ describe('POST /api/oauth/introspect (RFC 7662)', () => {
       .set('Authorization', basicAuth(app.clientId, app.clientSecret))
       .type('form')
       .send({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
-    expect((await introspect(resourceServer, tokens.refresh_token)).body).toEqual({ active: false });
+    expect((await introspect(app, tokens.refresh_token)).body).toEqual({ active: false });
     await api().post('/api/oauth/revoke').set('Authorization', basicAuth(app.clientId, app.clientSecret)).type('form').send({ token: rotated.body.refresh_token });
     expect((await introspect(resourceServer, rotated.body.access_token)).body).toEqual({ active: false });
   });

@@ -126,8 +126,8 @@ export function createOidcRouter(deps: RouteDeps) {
           response: { description: '{ active: false }, or the live token described', schema: introspectionBody },
         },
         async ({ body }, req) => {
-          await authenticateClient(ctx, { authorization: req.headers.authorization, ...body.client });
-          return introspectToken(ctx, { token: requireParam(body.token, 'token'), tokenTypeHint: body.tokenTypeHint });
+          const caller = await authenticateClient(ctx, { authorization: req.headers.authorization, ...body.client });
+          return introspectToken(ctx, caller, { token: requireParam(body.token, 'token'), tokenTypeHint: body.tokenTypeHint });
         },
       ),
     ],

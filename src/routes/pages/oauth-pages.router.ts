@@ -23,7 +23,12 @@ function firstParty(principal: Principal | undefined): Principal | undefined {
   return principal && !principal.clientId ? principal : undefined;
 }
 
-const requestIdField = { request_id: text() };
+/**
+ * A pending request's id is a UUID. Anything else is answered with the expired page before it can be echoed anywhere:
+ * the signed-out branch puts the id into the login page's return_to, and an unbounded form field would make a
+ * Location header as long as the request body (a 90 kB header that proxies refuse).
+ */
+const requestIdField = { request_id: text(64) };
 
 /** /login, /logout and /consent: server-rendered, no JavaScript, 303 after every post (CONTRACT §5). */
 export function createOAuthPagesRouter(deps: RouteDeps) {
@@ -105,11 +110,12 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
 
     route({ ...page, method: 'get', path: '/consent', summary: 'Consent page', auth: 'browser', query: z.object(requestIdField) }, async ({ query, principal }, req, res) => {
       const requestId = query.request_id;
+      if (!UUID_PATTERN.test(requestId)) return html(res, 404, expiredPage());
       const signedIn = firstParty(principal);
       if (!signedIn) return res.redirect(303, loginUrlFor(consentUrlFor(requestId)));
       if (needsSecondFactorForAdmin(config, signedIn)) return res.redirect(303, enrolUrlFor(consentUrlFor(requestId)));
       const csrf = issueCsrf(req, res, config);
-      const info = UUID_PATTERN.test(requestId) ? await getConsentInfo(ctx, signedIn, requestId).catch(notFoundAsUndefined) : undefined;
+      const info = await getConsentInfo(ctx, signedIn, requestId).catch(notFoundAsUndefined);
       if (!info) return html(res, 404, expiredPage());
       html(
         res,
@@ -128,9 +134,9 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
       { ...page, method: 'post', path: '/consent', rateLimit: true, summary: 'Approve or deny (form post)', auth: 'browser', csrf: refuseForm, body: z.object({ ...requestIdField, decision: text() }) },
       async ({ body, principal }, _req, res) => {
         const requestId = body.request_id;
+        if (!UUID_PATTERN.test(requestId)) return html(res, 404, expiredPage());
         const signedIn = firstParty(principal);
         if (!signedIn) return res.redirect(303, loginUrlFor(consentUrlFor(requestId)));
-        if (!UUID_PATTERN.test(requestId)) return html(res, 404, expiredPage());
         const { decision } = body;
         if (decision !== 'approve' && decision !== 'deny') {
           return html(res, 400, renderOAuthErrorPage({ title: 'Choose Approve or Deny', message: 'The form was sent without a decision.' }));

@@ -12,7 +12,7 @@ import { CODE_CHALLENGE_PATTERN } from '../../lib/pkce';
 import type { ServiceContext } from '../context';
 import type { Principal } from '../principal';
 import { authorizeUrlAfterSignIn, needsFreshSignIn, parseOidcAuthorizeParams } from '../oidc/authorize-params';
-import { formatScope, isSubset, parseScope } from './scopes';
+import { formatScope, isSubset, resolveRequestedScopes } from './scopes';
 
 const MAX_STATE_LENGTH = 2048;
 
@@ -41,8 +41,21 @@ export function buildRedirectUrl(redirectUri: string, params: Record<string, str
   return url.toString();
 }
 
-export function errorRedirect(redirectUri: string, error: OAuthErrorCode, description: string, state: string | null | undefined): string {
-  return buildRedirectUrl(redirectUri, { error, error_description: description, state });
+/**
+ * An authorization response (RFC 6749 §4.1.2 / §4.1.2.1) to the client's redirect URI. RFC 9207: every one, success or
+ * error, carries `iss` = the issuer both discovery documents advertise, so a client talking to several servers can
+ * tell which one answered (mix-up defence); discovery says `authorization_response_iss_parameter_supported: true`.
+ */
+export function authorizationResponseUrl(
+  issuer: string,
+  redirectUri: string,
+  params: { code: string; state: string | null | undefined } | { error: OAuthErrorCode; error_description: string; state: string | null | undefined },
+): string {
+  return buildRedirectUrl(redirectUri, { ...params, iss: issuer });
+}
+
+export function errorRedirect(issuer: string, redirectUri: string, error: OAuthErrorCode, description: string, state: string | null | undefined): string {
+  return authorizationResponseUrl(issuer, redirectUri, { error, error_description: description, state });
 }
 
 /** Issues a one-time code (spec §2.7): only its SHA-256 is stored. Returns the plain code. */
@@ -100,7 +113,7 @@ export async function startAuthorization(
   const state = stateParam.ok ? stateParam.value : undefined;
   const redirectError = (error: OAuthErrorCode, description: string): AuthorizeOutcome => ({
     kind: 'redirect',
-    url: errorRedirect(redirectUri, error, description, state),
+    url: errorRedirect(ctx.config.oidcIssuer, redirectUri, error, description, state),
   });
   if (!stateParam.ok) return redirectError('invalid_request', 'state must be sent once');
   if (state !== undefined && state.length > MAX_STATE_LENGTH) return redirectError('invalid_request', 'state is too long');
@@ -124,9 +137,9 @@ export async function startAuthorization(
   if (!state) return redirectError('invalid_request', 'state is required');
   const scopeParam = single(query.scope);
   if (!scopeParam.ok) return redirectError('invalid_request', 'scope must be sent once');
-  const scopes = parseScope(scopeParam.value ?? '');
-  if (scopes.length === 0) return redirectError('invalid_request', 'scope is required');
-  if (!isSubset(scopes, client.scopes)) return redirectError('invalid_scope', 'scope contains a value this client may not request');
+  const requested = resolveRequestedScopes(scopeParam.value ?? '', client.scopes);
+  if (!requested.ok) return redirectError(requested.error, requested.description);
+  const { scopes } = requested;
 
   const oidc = parseOidcAuthorizeParams(query);
   if (!oidc.ok) return redirectError(oidc.error, oidc.description);
@@ -163,7 +176,7 @@ export async function startAuthorization(
       codeChallenge: challenge.value,
       oidc: oidcContext,
     });
-    return { kind: 'redirect', url: buildRedirectUrl(redirectUri, { code, state }) };
+    return { kind: 'redirect', url: authorizationResponseUrl(ctx.config.oidcIssuer, redirectUri, { code, state }) };
   }
   if (prompt.none) return redirectError('consent_required', 'The user has not granted this client every requested scope');
 

@@ -9,7 +9,7 @@ import {
 import { forbidden, notFound } from '../../errors';
 import type { ServiceContext } from '../context';
 import type { Principal } from '../principal';
-import { buildRedirectUrl, errorRedirect, issueAuthorizationCode } from './authorize.service';
+import { authorizationResponseUrl, errorRedirect, issueAuthorizationCode } from './authorize.service';
 import { isSubset, parseScope, unionScopes } from './scopes';
 
 export interface ConsentInfo {
@@ -71,7 +71,7 @@ export async function approveAuthorization(ctx: ServiceContext, principal: Princ
       codeChallenge: request.codeChallenge,
       oidc: request.authTime ? { nonce: request.nonce, authTime: request.authTime, amr: request.amr ?? ['pwd'] } : undefined,
     });
-    return buildRedirectUrl(request.redirectUri, { code, state: request.state });
+    return authorizationResponseUrl(ctx.config.oidcIssuer, request.redirectUri, { code, state: request.state });
   });
 }
 
@@ -83,6 +83,6 @@ export async function denyAuthorization(ctx: ServiceContext, principal: Principa
     const request = await consumeAuthorizationRequest(trx, requestId, principal.userId, now);
     if (!request) throw requestNotFound();
     await clientStillAllowing(trx, request);
-    return errorRedirect(request.redirectUri, 'access_denied', 'The user denied the request', request.state);
+    return errorRedirect(ctx.config.oidcIssuer, request.redirectUri, 'access_denied', 'The user denied the request', request.state);
   });
 }

@@ -1,19 +1,29 @@
 import type { Config } from '../../config';
 import { SUPPORTED_SCOPES } from './client-secrets';
 
-/** The discovery document of spec §2.10; endpoints are absolute URLs on BASE_URL. */
-export function buildDiscoveryDocument(config: Pick<Config, 'baseUrl' | 'issuer'>) {
+/**
+ * The discovery document of spec §2.10 (RFC 8414); endpoints are absolute URLs on BASE_URL.
+ *
+ * `issuer` is OIDC_ISSUER (default BASE_URL), not the spec's literal `service-sso` (CONTRACT §11): RFC 8414 §3.3 makes
+ * a client check that the advertised issuer is the URL it asked, and OIDC Core §3.1.3.7 that it equals the id_token's
+ * `iss`; with `service-sso` here every strict client library refused the id_token of the spec's own example scope.
+ * The HS256 access and refresh tokens keep `iss: service-sso` (ISSUER).
+ */
+export function buildDiscoveryDocument(config: Pick<Config, 'baseUrl' | 'oidcIssuer'>) {
   return {
-    issuer: config.issuer,
+    issuer: config.oidcIssuer,
     authorization_endpoint: `${config.baseUrl}/api/oauth/authorize`,
     token_endpoint: `${config.baseUrl}/api/oauth/token`,
     userinfo_endpoint: `${config.baseUrl}/api/oauth/userinfo`,
     revocation_endpoint: `${config.baseUrl}/api/oauth/revoke`,
+    jwks_uri: `${config.baseUrl}/api/oauth/jwks`,
+    introspection_endpoint: `${config.baseUrl}/api/oauth/introspect`,
     response_types_supported: ['code'],
     grant_types_supported: ['authorization_code', 'refresh_token'],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     code_challenge_methods_supported: ['S256'],
     scopes_supported: [...SUPPORTED_SCOPES],
     claims_supported: ['sub', 'name', 'email', 'email_verified', 'updated_at'],
+    authorization_response_iss_parameter_supported: true,
   };
 }

@@ -20,6 +20,26 @@ export function unionScopes(a: readonly string[], b: readonly string[]): string[
   return parseScope(formatScope([...a, ...b]));
 }
 
+export type RequestedScopeVerdict =
+  | { ok: true; scopes: string[] }
+  | { ok: false; error: 'invalid_request' | 'invalid_scope'; description: string };
+
+/**
+ * The scope an authorization request is granted, or why it is refused.
+ * - OpenID requests (scope contains `openid`) ignore values this server does not understand (OIDC Core §3.1.2.1:
+ *   "Scope values used that are not understood by an implementation SHOULD be ignored"), so an RP configured for
+ *   another provider's extra scopes still signs in. A value this server knows but the client may not hold is still
+ *   `invalid_scope`: ignoring it would hand the client less than it believes it was granted without saying so.
+ * - Plain OAuth 2.0 requests refuse any value outside the client's scopes (RFC 6749 §4.1.2.1 `invalid_scope`).
+ */
+export function resolveRequestedScopes(scope: string, clientScopes: readonly string[]): RequestedScopeVerdict {
+  const asked = parseScope(scope);
+  const scopes = asked.includes('openid') ? asked.filter((s) => (SUPPORTED_SCOPES as readonly string[]).includes(s)) : asked;
+  if (scopes.length === 0) return { ok: false, error: 'invalid_request', description: 'scope is required' };
+  if (!isSubset(scopes, clientScopes)) return { ok: false, error: 'invalid_scope', description: 'scope contains a value this client may not request' };
+  return { ok: true, scopes };
+}
+
 /** Plain words for the consent screen. */
 export const SCOPE_DESCRIPTIONS: Readonly<Record<string, string>> = {
   openid: 'Confirm your identity',
@@ -28,4 +48,5 @@ export const SCOPE_DESCRIPTIONS: Readonly<Record<string, string>> = {
   read: 'Read your data',
   write: 'Create and change your data',
   admin: 'Perform administrative actions on your behalf',
+  offline_access: 'Stay connected to your account while you are not using the app',
 };

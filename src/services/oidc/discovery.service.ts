@@ -10,7 +10,7 @@ export const OIDC_CLAIMS = [
 
 /**
  * OpenID Connect Discovery 1.0 (CONTRACT §9), served at /.well-known/openid-configuration and under
- * /api/oauth/.well-known/. Its issuer is OIDC_ISSUER (default BASE_URL), unlike the spec's RFC 8414 document.
+ * /api/oauth/.well-known/. Its issuer is OIDC_ISSUER (default BASE_URL), like the spec's RFC 8414 document (CONTRACT §11).
  */
 export function buildOpenIdConfiguration(config: Pick<Config, 'baseUrl' | 'oidcIssuer'>) {
   const api = `${config.baseUrl}/api/oauth`;
@@ -32,5 +32,7 @@ export function buildOpenIdConfiguration(config: Pick<Config, 'baseUrl' | 'oidcI
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     code_challenge_methods_supported: ['S256'],
     prompt_values_supported: [...PROMPT_VALUES],
+    // RFC 9207: authorization responses carry `iss` (authorize.service.ts).
+    authorization_response_iss_parameter_supported: true,
   };
 }

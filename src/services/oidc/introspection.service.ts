@@ -25,7 +25,11 @@ const INACTIVE: IntrospectionResponse = { active: false };
  * client active, and for a refresh token, not yet rotated. Anything else, garbage included, is `{ active: false }`
  * (RFC 7662 §2.2: no reason is given).
  */
-export async function introspectToken(ctx: ServiceContext, input: { token: string; tokenTypeHint?: string }): Promise<IntrospectionResponse> {
+export async function introspectToken(
+  ctx: ServiceContext,
+  caller: { clientId: string },
+  input: { token: string; tokenTypeHint?: string },
+): Promise<IntrospectionResponse> {
   const now = ctx.clock.now();
   const asAccess = () => {
     const p = ctx.jwt.verifyAccess(input.token, now);
@@ -40,6 +44,9 @@ export async function introspectToken(ctx: ServiceContext, input: { token: strin
   const { payload, refresh } = found;
 
   if (refresh) {
+    // CONTRACT §11: a refresh token is described only to the client it was issued to (first-party ones to nobody), so
+    // a resource server can never take a refresh token someone presents as a bearer credential for an access token.
+    if (payload.client_id !== caller.clientId) return INACTIVE;
     const row = await findRefreshTokenWithSuccessor(ctx.db, (payload as RefreshTokenPayload).tokenId);
     if (!row || row.usedAt || row.sessionId !== payload.sid) return INACTIVE;
   }
