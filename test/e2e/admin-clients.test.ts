@@ -95,7 +95,7 @@ describe('POST /api/admin/oauth-clients', () => {
   test.each([
     [{ name: 'X', scopes: 'openid' }, 'redirect_uris'],
     [{ name: 'X', redirect_uris: [], scopes: 'openid' }, 'redirect_uris'],
-    [{ name: 'X', redirect_uri: 'https://a.test/cb', scopes: 'openid offline_access' }, 'scopes'],
+    [{ name: 'X', redirect_uri: 'https://a.test/cb', scopes: 'openid offline' }, 'scopes'],
     [{ name: 'X', redirect_uri: 'https://a.test/cb', scopes: ['openid', 'superuser'] }, 'scopes'],
     [{ name: 'X', redirect_uri: 'https://a.test/cb', scopes: '' }, 'scopes'],
     [{ redirect_uri: 'https://a.test/cb' }, 'name'],

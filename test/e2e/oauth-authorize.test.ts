@@ -96,7 +96,8 @@ describe('GET /api/oauth/authorize > other errors redirect to redirect_uri with 
   test('response_type=token -> unsupported_response_type', () => expectRedirectError({ response_type: 'token' }, 'unsupported_response_type'));
   test('missing response_type -> invalid_request', () => expectRedirectError({ response_type: undefined }, 'invalid_request'));
   test('scope outside the client scopes -> invalid_scope', () => expectRedirectError({ scope: 'openid admin' }, 'invalid_scope'));
-  test('unknown scope -> invalid_scope', () => expectRedirectError({ scope: 'openid bogus' }, 'invalid_scope'));
+  // OpenID requests ignore unknown values (OIDC Core 3.1.2.1, test/e2e/oauth-standards.test.ts); plain OAuth ones refuse them.
+  test('unknown scope without openid -> invalid_scope', () => expectRedirectError({ scope: 'profile bogus' }, 'invalid_scope'));
   test('without state the error carries no state', () => expectRedirectError({ state: undefined, code_challenge_method: 'plain' }, 'invalid_request'));
   test('missing state -> invalid_request (spec §4.3: every parameter is required)', () =>
     expectRedirectError({ state: undefined }, 'invalid_request', /state is required/));

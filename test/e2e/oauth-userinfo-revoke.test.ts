@@ -149,18 +149,24 @@ describe('POST /api/oauth/revoke', () => {
 });
 
 describe('discovery', () => {
+  // Spec §2.10's constants, with CONTRACT §11's amendments: the issuer is OIDC_ISSUER (default BASE_URL) like the
+  // OpenID document and the id_tokens, jwks_uri and introspection_endpoint are listed, offline_access is supported,
+  // and RFC 9207's iss parameter is announced.
   const expected = {
-    issuer: 'service-sso',
+    issuer: 'http://sso.test',
     authorization_endpoint: 'http://sso.test/api/oauth/authorize',
     token_endpoint: 'http://sso.test/api/oauth/token',
     userinfo_endpoint: 'http://sso.test/api/oauth/userinfo',
     revocation_endpoint: 'http://sso.test/api/oauth/revoke',
+    jwks_uri: 'http://sso.test/api/oauth/jwks',
+    introspection_endpoint: 'http://sso.test/api/oauth/introspect',
     response_types_supported: ['code'],
     grant_types_supported: ['authorization_code', 'refresh_token'],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     code_challenge_methods_supported: ['S256'],
-    scopes_supported: ['openid', 'profile', 'email', 'read', 'write', 'admin'],
+    scopes_supported: ['openid', 'profile', 'email', 'read', 'write', 'admin', 'offline_access'],
     claims_supported: ['sub', 'name', 'email', 'email_verified', 'updated_at'],
+    authorization_response_iss_parameter_supported: true,
   };
   test.each(['/api/oauth/.well-known/oauth-authorization-server', '/.well-known/oauth-authorization-server'])('%s has every constant of spec §2.10', async (path) => {
     const res = await request(t.app).get(path);
@@ -168,8 +174,8 @@ describe('discovery', () => {
     expect(res.body).toEqual(expected);
   });
 
-  test('values follow BASE_URL and ISSUER', async () => {
-    const other = await createTestApp({ env: { BASE_URL: 'https://login.example.com', ISSUER: 'https://login.example.com' } });
+  test('values follow BASE_URL; the issuer is OIDC_ISSUER, never ISSUER (the HS256 tokens\' iss)', async () => {
+    const other = await createTestApp({ env: { BASE_URL: 'https://login.example.com/', ISSUER: 'something-else' } });
     try {
       const res = await request(other.app).get('/.well-known/oauth-authorization-server');
       expect(res.body.issuer).toBe('https://login.example.com');
