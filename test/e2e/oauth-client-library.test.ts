@@ -4,8 +4,10 @@ import { createListeningTestApp, loadOAuth4WebApi, type TestClient } from '../he
 import type { TestApp } from '../helpers/test-app';
 
 /**
- * The whole flow driven by an independent OAuth client library (oauth4webapi) over real HTTP:
- * authorize -> login -> consent -> code -> token -> userinfo -> refresh -> revoke.
+ * The whole flow driven by an independent OAuth client library (oauth4webapi) over real HTTP, configured from the
+ * spec's RFC 8414 discovery document with the default configuration and the spec's example scope
+ * `openid profile email`: authorize -> login -> consent -> code -> token (id_token validated) -> userinfo -> refresh
+ * -> revoke.
  */
 const oauth = loadOAuth4WebApi();
 
@@ -16,10 +18,11 @@ let as: import('oauth4webapi', { with: { 'resolution-mode': 'import' } }).Author
 
 beforeAll(async () => {
   ({ t, baseUrl, stop } = await createListeningTestApp());
-  // The default issuer "service-sso" is not a URL, so RFC 8414 discovery validation (issuer == URL) cannot be
-  // used: the metadata object is built from the discovery document instead.
-  const discovery = await fetch(`${baseUrl}/.well-known/oauth-authorization-server`).then((r) => r.json());
-  as = discovery as typeof as;
+  // The spec's discovery document, as a strict RFC 8414 client reads it with the default configuration: the library
+  // checks that its `issuer` is the URL it was told (RFC 8414 §3.3), then holds every id_token and RFC 9207 `iss`
+  // authorization-response parameter to that issuer.
+  const response = await fetch(`${baseUrl}/api/oauth/.well-known/oauth-authorization-server`);
+  as = await oauth.processDiscoveryResponse(new URL(baseUrl), response);
 });
 afterAll(async () => {
   await stop();
@@ -60,26 +63,28 @@ async function runFlow(client: TestClient, clientAuth: ReturnType<typeof oauth.C
   const codeVerifier = oauth.generateRandomCodeVerifier();
   const codeChallenge = await oauth.calculatePKCECodeChallenge(codeVerifier);
   const state = oauth.generateRandomState();
+  const nonce = oauth.generateRandomNonce();
 
   const authorizationUrl = new URL(as.authorization_endpoint!);
   authorizationUrl.searchParams.set('client_id', client.clientId);
   authorizationUrl.searchParams.set('redirect_uri', redirectUri);
   authorizationUrl.searchParams.set('response_type', 'code');
-  // Plain OAuth 2.0: a client that asks for `openid` gets an id_token (CONTRACT §9) whose iss is the OpenID issuer, so
-  // it must be configured from /.well-known/openid-configuration (test/e2e/oidc-openid-client.test.ts), not from
-  // this RFC 8414 document whose issuer is `service-sso`.
-  authorizationUrl.searchParams.set('scope', 'profile email');
+  authorizationUrl.searchParams.set('scope', 'openid profile email');
+  authorizationUrl.searchParams.set('nonce', nonce);
   authorizationUrl.searchParams.set('code_challenge', codeChallenge);
   authorizationUrl.searchParams.set('code_challenge_method', 'S256');
   authorizationUrl.searchParams.set('state', state);
 
   const callback = await browserApproves(authorizationUrl, user);
+  // RFC 9207: discovery announced the iss parameter, so the library requires it and compares it with the issuer.
+  expect(callback.searchParams.get('iss')).toBe(baseUrl);
   const params = oauth.validateAuthResponse(as, oauthClient, callback, state);
 
   const tokenResponse = await oauth.authorizationCodeGrantRequest(as, oauthClient, clientAuth, params, redirectUri, codeVerifier, insecure);
-  const tokens = await oauth.processAuthorizationCodeResponse(as, oauthClient, tokenResponse);
-  expect(tokens).toMatchObject({ token_type: 'bearer', expires_in: 3600, scope: 'profile email' });
-  expect(tokens.id_token).toBeUndefined();
+  const tokens = await oauth.processAuthorizationCodeResponse(as, oauthClient, tokenResponse, { expectedNonce: nonce, requireIdToken: true });
+  expect(tokens).toMatchObject({ token_type: 'bearer', expires_in: 3600, scope: 'openid profile email' });
+  const claims = oauth.getValidatedIdTokenClaims(tokens)!;
+  expect(claims).toMatchObject({ iss: baseUrl, sub: user.id, aud: client.clientId, nonce, email: user.email });
 
   const userinfoResponse = await oauth.userInfoRequest(as, oauthClient, tokens.access_token, insecure);
   const info = await oauth.processUserInfoResponse(as, oauthClient, user.id, userinfoResponse);
@@ -88,7 +93,8 @@ async function runFlow(client: TestClient, clientAuth: ReturnType<typeof oauth.C
   const refreshResponse = await oauth.refreshTokenGrantRequest(as, oauthClient, clientAuth, tokens.refresh_token!, insecure);
   const refreshed = await oauth.processRefreshTokenResponse(as, oauthClient, refreshResponse);
   expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
-  expect(refreshed.scope).toBe('profile email');
+  expect(refreshed.scope).toBe('openid profile email');
+  expect(oauth.getValidatedIdTokenClaims(refreshed)).toMatchObject({ iss: baseUrl, sub: user.id });
 
   const revokeResponse = await oauth.revocationRequest(as, oauthClient, clientAuth, refreshed.refresh_token!, {
     ...insecure,

@@ -151,7 +151,7 @@ describe('POST /api/oauth/revoke', () => {
 describe('discovery', () => {
   // Spec §2.10's constants, with CONTRACT §11's amendments: the issuer is OIDC_ISSUER (default BASE_URL) like the
   // OpenID document and the id_tokens, jwks_uri and introspection_endpoint are listed, offline_access is supported,
-  // and RFC 9207's iss parameter is announced.
+  // RFC 9207's iss parameter is announced, and the OpenID fields an id_token's validation needs are there too.
   const expected = {
     issuer: 'http://sso.test',
     authorization_endpoint: 'http://sso.test/api/oauth/authorize',
@@ -160,12 +160,15 @@ describe('discovery', () => {
     revocation_endpoint: 'http://sso.test/api/oauth/revoke',
     jwks_uri: 'http://sso.test/api/oauth/jwks',
     introspection_endpoint: 'http://sso.test/api/oauth/introspect',
+    end_session_endpoint: 'http://sso.test/api/oauth/logout',
     response_types_supported: ['code'],
     grant_types_supported: ['authorization_code', 'refresh_token'],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     code_challenge_methods_supported: ['S256'],
     scopes_supported: ['openid', 'profile', 'email', 'read', 'write', 'admin', 'offline_access'],
     claims_supported: ['sub', 'name', 'email', 'email_verified', 'updated_at'],
+    subject_types_supported: ['public'],
+    id_token_signing_alg_values_supported: ['RS256', 'ES256'],
     authorization_response_iss_parameter_supported: true,
   };
   test.each(['/api/oauth/.well-known/oauth-authorization-server', '/.well-known/oauth-authorization-server'])('%s has every constant of spec §2.10', async (path) => {

@@ -5,8 +5,8 @@ import { loadEsm, signInAndApprove, type OpenIdClient } from '../helpers/oidc';
 import type { TestApp } from '../helpers/test-app';
 
 /**
- * Interop (issue 11): openid-client v6, unchanged, drives the whole OpenID Connect flow against the real listening
- * server: discovery -> authorize -> hosted login -> consent -> callback -> id_token validated by the library
+ * Interop: openid-client v6, unchanged, drives the whole OpenID Connect flow against the real listening server with
+ * the default configuration: the spec's discovery document -> authorize -> hosted login -> consent -> callback -> id_token validated by the library
  * (signature from jwks_uri, iss, aud, exp, nonce, at_hash) -> userinfo -> refresh -> RP-initiated logout.
  * allowInsecureRequests is openid-client's documented switch for a plain-http issuer: the test server has no TLS.
  */
@@ -26,8 +26,13 @@ afterAll(async () => {
 const REDIRECT_URI = 'http://localhost:8765/callback';
 const AFTER_LOGOUT = 'http://localhost:8765/signed-out';
 
+/**
+ * Configured from the spec's RFC 8414 discovery document at its /api/oauth path, with the default configuration: its
+ * issuer (BASE_URL) is the one the library then requires of the id_token and of the RFC 9207 `iss` parameter.
+ */
 async function discover(rp: { clientId: string; clientSecret: string }) {
-  return client.discovery(new URL(baseUrl), rp.clientId, rp.clientSecret, undefined, { execute: [client.allowInsecureRequests] });
+  const documentUrl = new URL(`${baseUrl}/api/oauth/.well-known/oauth-authorization-server`);
+  return client.discovery(documentUrl, rp.clientId, rp.clientSecret, undefined, { execute: [client.allowInsecureRequests] });
 }
 
 describe('openid-client v6 as relying party', () => {
@@ -105,7 +110,13 @@ describe('openid-client v6 as relying party', () => {
     try {
       const user = await makeUser(es.t);
       const rp = await makeClient(es.t, { redirectUris: [REDIRECT_URI] });
-      const config = await client.discovery(new URL(es.baseUrl), rp.clientId, rp.clientSecret, undefined, { execute: [client.allowInsecureRequests] });
+      // RFC 8414 discovery from the issuer identifier (/.well-known/oauth-authorization-server at the root): the
+      // library checks that the document's issuer is the URL it was given.
+      const config = await client.discovery(new URL(es.baseUrl), rp.clientId, rp.clientSecret, undefined, {
+        algorithm: 'oauth2',
+        execute: [client.allowInsecureRequests],
+      });
+      expect(config.serverMetadata().issuer).toBe(es.baseUrl);
       const codeVerifier = client.randomPKCECodeVerifier();
       const state = client.randomState();
       const authorizationUrl = client.buildAuthorizationUrl(config, {

@@ -8,6 +8,10 @@ import { SUPPORTED_SCOPES } from './client-secrets';
  * a client check that the advertised issuer is the URL it asked, and OIDC Core §3.1.3.7 that it equals the id_token's
  * `iss`; with `service-sso` here every strict client library refused the id_token of the spec's own example scope.
  * The HS256 access and refresh tokens keep `iss: service-sso` (ISSUER).
+ *
+ * Beyond spec §2.10's constants it lists what a client needs for the id_token a request with `openid` gets (RFC 8414
+ * §2 admits OpenID metadata): jwks_uri, the signing algorithms (a library otherwise expects RS256 only),
+ * end_session_endpoint, and introspection_endpoint.
  */
 export function buildDiscoveryDocument(config: Pick<Config, 'baseUrl' | 'oidcIssuer'>) {
   return {
@@ -18,12 +22,15 @@ export function buildDiscoveryDocument(config: Pick<Config, 'baseUrl' | 'oidcIss
     revocation_endpoint: `${config.baseUrl}/api/oauth/revoke`,
     jwks_uri: `${config.baseUrl}/api/oauth/jwks`,
     introspection_endpoint: `${config.baseUrl}/api/oauth/introspect`,
+    end_session_endpoint: `${config.baseUrl}/api/oauth/logout`,
     response_types_supported: ['code'],
     grant_types_supported: ['authorization_code', 'refresh_token'],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     code_challenge_methods_supported: ['S256'],
     scopes_supported: [...SUPPORTED_SCOPES],
     claims_supported: ['sub', 'name', 'email', 'email_verified', 'updated_at'],
+    subject_types_supported: ['public'],
+    id_token_signing_alg_values_supported: ['RS256', 'ES256'],
     authorization_response_iss_parameter_supported: true,
   };
 }
