@@ -5,10 +5,11 @@ import { loadEsm, signInAndApprove } from '../helpers/oidc';
 import type { TestApp } from '../helpers/test-app';
 
 /**
- * Interop (issue 11): Auth.js (@auth/core) with a `type: "oidc"` provider configured from the issuer alone, unchanged,
- * as a Next.js/SvelteKit app would run it: sign-in POST -> our authorize -> hosted login -> consent -> Auth.js
- * callback (code exchange, id_token validated by Auth.js through oauth4webapi: signature via jwks_uri, iss, aud,
- * nonce) -> Auth.js session. Then what an Auth.js app does by hand (its documented patterns): userinfo with the
+ * Interop: Auth.js (@auth/core) with a `type: "oidc"` provider configured from the spec's discovery document
+ * (/.well-known/oauth-authorization-server) with the default configuration and Auth.js's default scope
+ * `openid profile email`, unchanged, as a Next.js/SvelteKit app would run it: sign-in POST -> our authorize -> hosted
+ * login -> consent -> Auth.js callback (RFC 9207 iss checked, code exchange, id_token claims validated by Auth.js
+ * through oauth4webapi: iss, aud, exp, nonce) -> Auth.js session. Then what an Auth.js app does by hand (its documented patterns): userinfo with the
  * access token, refresh-token rotation, and federated sign-out through end_session_endpoint.
  *
  * `checks: ["pkce", "state", "nonce"]`: Auth.js sends PKCE only by default, but spec §4.3 makes `state` required on
@@ -57,6 +58,8 @@ test('Auth.js type "oidc": sign-in, session from the validated id_token, userinf
   const user = await makeUser(t, { firstName: 'Auth', lastName: 'Js' });
   const rp = await makeClient(t, { redirectUris: [REDIRECT_URI], postLogoutRedirectUris: [AFTER_LOGOUT] });
   let account: Record<string, unknown> | undefined;
+  const metadata = (await (await fetch(`${baseUrl}/.well-known/oauth-authorization-server`)).json()) as Record<string, string>;
+  expect(metadata.issuer).toBe(baseUrl);
   const config = {
     secret: 'an-auth-js-secret-for-the-interop-test-0123456789',
     trustHost: true,
@@ -66,7 +69,12 @@ test('Auth.js type "oidc": sign-in, session from the validated id_token, userinf
         id: 'sso',
         name: 'Company SSO',
         type: 'oidc' as const,
-        issuer: baseUrl,
+        // The spec's discovery document, read as an Auth.js app configures a provider from RFC 8414 metadata: its
+        // issuer is what Auth.js then requires of the id_token's iss and of the RFC 9207 `iss` callback parameter.
+        issuer: metadata.issuer,
+        authorization: metadata.authorization_endpoint,
+        token: metadata.token_endpoint,
+        userinfo: metadata.userinfo_endpoint,
         clientId: rp.clientId,
         clientSecret: rp.clientSecret,
         checks: ['pkce' as const, 'state' as const, 'nonce' as const],

@@ -1,4 +1,5 @@
-"""A Python relying party on Authlib (Debian's python3-authlib), unchanged, against a running server.
+"""A Python relying party on Authlib (Debian's python3-authlib), unchanged, against a running server, configured from
+the spec's RFC 8414 discovery document (DISCOVERY_PATH) with scope `openid profile email`.
 
 Driven by test/e2e/oidc-authlib.test.ts. It plays both the relying party (Authlib's OAuth2Session with PKCE S256,
 id_token validation with Authlib's CodeIDToken: signature from jwks_uri, iss, aud, exp, iat, nonce, at_hash) and the
@@ -9,6 +10,7 @@ import json
 import os
 import re
 import sys
+from urllib.parse import parse_qs, urlsplit
 
 import requests
 from authlib.common.security import generate_token
@@ -23,6 +25,7 @@ REDIRECT_URI = os.environ["REDIRECT_URI"]
 POST_LOGOUT_REDIRECT_URI = os.environ["POST_LOGOUT_REDIRECT_URI"]
 EMAIL = os.environ["USER_EMAIL"]
 PASSWORD = os.environ["USER_PASSWORD"]
+DISCOVERY_PATH = os.environ.get("DISCOVERY_PATH", "/api/oauth/.well-known/oauth-authorization-server")
 
 
 def csrf_of(page):
@@ -71,7 +74,8 @@ def validate_id_token(id_token, jwks, issuer, access_token, nonce=None):
 
 
 def main():
-    metadata = requests.get(BASE_URL + "/.well-known/openid-configuration").json()
+    # The spec's RFC 8414 discovery document (default configuration): its issuer is what the id_token must carry.
+    metadata = requests.get(BASE_URL + DISCOVERY_PATH).json()
     jwks = requests.get(metadata["jwks_uri"]).json()
     rp = OAuth2Session(
         CLIENT_ID,
@@ -89,6 +93,10 @@ def main():
 
     browser = requests.Session()
     callback = follow_browser(browser, authorization_url)
+    # RFC 9207 (announced by authorization_response_iss_parameter_supported): the response names its issuer.
+    callback_iss = parse_qs(urlsplit(callback).query).get("iss", [None])[0]
+    if metadata.get("authorization_response_iss_parameter_supported") and callback_iss != metadata["issuer"]:
+        raise SystemExit("authorization response iss %r is not the issuer %r" % (callback_iss, metadata["issuer"]))
     token = rp.fetch_token(
         metadata["token_endpoint"], authorization_response=callback, state=state, code_verifier=code_verifier
     )
@@ -116,6 +124,7 @@ def main():
     json.dump(
         {
             "issuer": metadata["issuer"],
+            "callback_iss": callback_iss,
             "claims": claims,
             "userinfo": userinfo,
             "refreshed_claims": refreshed_claims,
