@@ -1,12 +1,15 @@
 // A small third-party web app that signs people in through service-sso with OpenID Connect and a standard client
 // library (openid-client): discovery, authorization code + PKCE S256 + nonce, a confidential client
-// (client_secret_basic), the id_token checked by the library, userinfo, one refresh on 401, revocation on sign-out.
+// (client_secret_basic), the id_token checked by the library, userinfo, one refresh on 401, and on sign-out both
+// revocation and RP-initiated logout (the browser leaves service-sso signed out too).
 // Copy this folder, `npm install`, set the variables below, `npm start`.
 //
-//   SSO_URL         the OpenID issuer of service-sso (its OIDC_ISSUER, by default its BASE_URL)
+//   SSO_URL         the OpenID issuer of service-sso: its OIDC_ISSUER, by default its BASE_URL, exactly (no trailing
+//                   slash); the library checks that the discovery document names this same issuer
 //   CLIENT_ID       from POST /api/admin/oauth-clients
 //   CLIENT_SECRET   shown once by that call
-//   APP_URL         this app's own base address; APP_URL/callback must be a registered redirect URI
+//   APP_URL         this app's own base address. Two addresses built from it must be registered on the client, exactly:
+//                   APP_URL/callback in redirect_uris and APP_URL/ in post_logout_redirect_uris
 //   PORT            where this app listens (default 4000)
 import { randomBytes } from 'node:crypto';
 import express from 'express';
@@ -20,6 +23,7 @@ if (!SSO_URL || !CLIENT_ID || !CLIENT_SECRET) {
   process.exit(1);
 }
 const REDIRECT_URI = `${APP_URL}/callback`;
+const POST_LOGOUT_REDIRECT_URI = `${APP_URL}/`;
 const SCOPE = 'openid profile email';
 // Plain http is for a local try-out only (the library refuses it otherwise).
 const insecure = new URL(SSO_URL).protocol === 'http:';
@@ -56,6 +60,8 @@ async function userInfo(s) {
     // A 401 with a WWW-Authenticate challenge (expired or revoked token) arrives as an error.
     if (err.code !== 'OAUTH_WWW_AUTHENTICATE_CHALLENGE' || err.status !== 401 || !s.tokens.refresh_token) throw err;
     s.tokens = await client.refreshTokenGrant(config, s.tokens.refresh_token);
+    // The refresh grant of an openid grant brings a new id_token: keep the latest for sign-out's id_token_hint.
+    if (s.tokens.id_token) s.idToken = s.tokens.id_token;
     res = await call();
   }
   if (!res.ok) throw new Error(`userinfo answered ${res.status}`);
@@ -111,6 +117,7 @@ app.get('/callback', async (req, res) => {
     });
     // The id_token, verified by the library (signature, issuer, audience, expiry, nonce): who signed in.
     s.claims = s.tokens.claims();
+    s.idToken = s.tokens.id_token;
   } catch (err) {
     // access_denied (the user said no), an expired code, a state mismatch…
     return res.status(400).send(page(`<p>Sign-in failed: ${escape(err.error ?? err.message)}. <a href="/">Start again</a></p>`));
@@ -124,11 +131,17 @@ app.get('/callback', async (req, res) => {
 
 app.post('/logout', async (req, res) => {
   const s = session(req, res);
-  // Revoking the refresh token ends the whole session at service-sso (its access tokens die with it).
+  // Revoking the refresh token ends this app's session at service-sso (its access tokens die with it), even if the
+  // browser never reaches the step below.
   if (s.tokens?.refresh_token) await client.tokenRevocation(config, s.tokens.refresh_token).catch(() => undefined);
+  const idTokenHint = s.idToken;
   delete s.tokens;
   delete s.claims;
-  res.redirect(303, '/');
+  delete s.idToken;
+  if (!idTokenHint) return res.redirect(303, '/');
+  // RP-Initiated Logout 1.0: the browser goes to service-sso's end_session_endpoint, which ends its SSO session (no
+  // question asked, since the id_token_hint names the signed-in user) and sends it back to POST_LOGOUT_REDIRECT_URI.
+  res.redirect(303, client.buildEndSessionUrl(config, { id_token_hint: idTokenHint, post_logout_redirect_uri: POST_LOGOUT_REDIRECT_URI }).href);
 });
 
 app.listen(PORT, () => console.log(`example app on ${APP_URL} (OpenID provider ${metadata.issuer})`));

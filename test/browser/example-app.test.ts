@@ -11,7 +11,7 @@ import type { TestApp } from '../helpers/test-app';
 /**
  * examples/express-app as a newcomer runs it: its own process, openid-client (OpenID Connect) against this server, a real browser
  * signing in through the hosted login and consent pages, an expired access token refreshed once, and sign-out
- * revoking the session at the server.
+ * revoking the app's session at the server and signing the browser out of the SSO too (RP-initiated logout).
  */
 let t: TestApp;
 let ssoUrl: string;
@@ -27,7 +27,12 @@ beforeAll(async () => {
   stopSso = listening.stop;
   const port = await freePort();
   appUrl = `http://127.0.0.1:${port}`;
-  const client = await makeClient(t, { name: 'Example app', redirectUris: [`${appUrl}/callback`], scopes: ['openid', 'profile', 'email'] });
+  const client = await makeClient(t, {
+    name: 'Example app',
+    redirectUris: [`${appUrl}/callback`],
+    postLogoutRedirectUris: [`${appUrl}/`],
+    scopes: ['openid', 'profile', 'email'],
+  });
   app = spawn(process.execPath, [path.join(ROOT, 'examples/express-app/server.mjs')], {
     env: { ...process.env, SSO_URL: ssoUrl, CLIENT_ID: client.clientId, CLIENT_SECRET: client.clientSecret, APP_URL: appUrl, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -84,8 +89,17 @@ test('sign in through service-sso, stay signed in past the access token, sign ou
 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByText('You are not signed in.').waitFor();
+    // Back in the app through the registered post_logout_redirect_uri, with no confirmation page on the way.
+    expect(page.url()).toBe(`${appUrl}/`);
     const [session] = await sessions();
     expect(session!.revoked_at).not.toBeNull();
+    // The browser's own SSO session ended too: every session of the user is revoked, and signing in again asks for
+    // the password instead of going straight to the app.
+    const live = await t.db('sessions').where({ user_id: user.id }).whereNull('revoked_at').select('id');
+    expect(live).toEqual([]);
+    await page.getByRole('link', { name: 'Sign in with service-sso' }).click();
+    await page.getByLabel('Password').waitFor();
+    expect(new URL(page.url()).origin).toBe(ssoUrl);
   } finally {
     await context.close();
   }
