@@ -141,7 +141,8 @@ app.post('/logout', async (req, res) => {
   if (!idTokenHint) return res.redirect(303, '/');
   // RP-Initiated Logout 1.0: the browser goes to service-sso's end_session_endpoint, which ends its SSO session (no
   // question asked, since the id_token_hint names the signed-in user) and sends it back to POST_LOGOUT_REDIRECT_URI.
-  res.redirect(303, client.buildEndSessionUrl(config, { id_token_hint: idTokenHint, post_logout_redirect_uri: POST_LOGOUT_REDIRECT_URI }).href);
+  const endSession = client.buildEndSessionUrl(config, { id_token_hint: idTokenHint, post_logout_redirect_uri: POST_LOGOUT_REDIRECT_URI });
+  res.redirect(303, endSession.href);
 });
 
 app.listen(PORT, () => console.log(`example app on ${APP_URL} (OpenID provider ${metadata.issuer})`));

@@ -53,7 +53,9 @@ test('README: the commands table is one table (no row falls out of it into plain
   while (end < lines.length && lines[end]!.startsWith('|')) end++;
   const table = lines.slice(start, end);
   expect(lines.filter((l) => l.startsWith('|'))).toEqual(table);
-  for (const command of ['npm start', 'npm run dev', 'npm test', 'npm run migrate', 'npm run prune', 'npm run admin', 'npm run bench', 'npm run build']) {
+  const commands = ['npm start', 'npm run dev', 'npm test', 'npm run migrate', 'npm run prune', 'npm run admin', 'npm run bench'];
+  commands.push('npm run build');
+  for (const command of commands) {
     expect(table.some((row) => row.startsWith(`| \`${command}`))).toBe(true);
   }
 });
@@ -70,21 +72,24 @@ test('$ADMIN_TOKEN is explained wherever it is used: the README shows both sign-
 });
 
 test('token lifetimes in the guides are the ones the tokens carry', () => {
-  const config = loadConfig({ DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'sso-docs-')), JWT_ACCESS_SECRET: 'a'.repeat(32), JWT_REFRESH_SECRET: 'b'.repeat(32) });
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sso-docs-'));
+  const config = loadConfig({ DATA_DIR: dataDir, JWT_ACCESS_SECRET: 'a'.repeat(32), JWT_REFRESH_SECRET: 'b'.repeat(32) });
   const accessHours = config.accessTokenTtlSeconds / 3600;
   const refreshDays = config.refreshTokenTtlSeconds / 86400;
   const cookieHours = config.accessCookieMaxAgeSeconds / 3600;
   const cookieDays = config.refreshCookieMaxAgeSeconds / 86400;
   const firstParty = read('docs/guide-first-party-apps.md');
-  expect(firstParty).toContain(`| \`accessToken\` | ${cookieHours} hour (\`Max-Age=${config.accessCookieMaxAgeSeconds}\`) | ${accessHours} hours`);
-  expect(firstParty).toContain(`| \`refreshToken\` | ${cookieDays} days (\`Max-Age=${config.refreshCookieMaxAgeSeconds}\`) | ${refreshDays} days`);
+  const { accessCookieMaxAgeSeconds: accessMaxAge, refreshCookieMaxAgeSeconds: refreshMaxAge } = config;
+  expect(firstParty).toContain(`| \`accessToken\` | ${cookieHours} hour (\`Max-Age=${accessMaxAge}\`) | ${accessHours} hours`);
+  expect(firstParty).toContain(`| \`refreshToken\` | ${cookieDays} days (\`Max-Age=${refreshMaxAge}\`) | ${refreshDays} days`);
   const foundation = read('docs/foundation.md');
   expect(foundation).toMatch(new RegExp(`Access token \\(HS256 JWT.*\\| ${accessHours} hours`));
   expect(foundation).toMatch(new RegExp(`Refresh token \\(HS256 JWT\\) \\| ${refreshDays} days`));
   expect(read('docs/guide-third-party-apps.md')).toContain(`access token's own \`exp\` is ${accessHours} hours`);
   // Nothing still calls the access token a one-hour token or the refresh token a seven-day one.
   for (const file of FILES) {
-    expect({ file, match: /`accessToken` \(1 hour\)|`refreshToken` \(7 days/.exec(read(file))?.[0] ?? null }).toEqual({ file, match: null });
+    const stale = /`accessToken` \(1 hour\)|`refreshToken` \(7 days/.exec(read(file));
+    expect({ file, match: stale?.[0] ?? null }).toEqual({ file, match: null });
   }
 });
 
@@ -107,7 +112,9 @@ describe('permissions named in the guides exist', () => {
     const catalogue = (await request(t.app).get('/api/rbac/permissions').set('Authorization', bearer)).body.permissions.map(
       (p: { name: string }) => p.name,
     ) as string[];
-    const named = FILES.flatMap((file) => [...read(file).matchAll(/permissions\.includes\('([^']+)'\)/g)].map((m) => ({ file, permission: m[1]! })));
+    const named = FILES.flatMap((file) =>
+      [...read(file).matchAll(/permissions\.includes\('([^']+)'\)/g)].map((m) => ({ file, permission: m[1]! })),
+    );
     for (const use of named) expect({ ...use, known: catalogue.includes(use.permission) }).toEqual({ ...use, known: true });
     expect(read('docs/guide-verifying-tokens.md')).not.toContain('reports:read');
   });

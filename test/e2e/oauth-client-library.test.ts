@@ -81,7 +81,10 @@ async function runFlow(client: TestClient, clientAuth: ReturnType<typeof oauth.C
   const params = oauth.validateAuthResponse(as, oauthClient, callback, state);
 
   const tokenResponse = await oauth.authorizationCodeGrantRequest(as, oauthClient, clientAuth, params, redirectUri, codeVerifier, insecure);
-  const tokens = await oauth.processAuthorizationCodeResponse(as, oauthClient, tokenResponse, { expectedNonce: nonce, requireIdToken: true });
+  const tokens = await oauth.processAuthorizationCodeResponse(as, oauthClient, tokenResponse, {
+    expectedNonce: nonce,
+    requireIdToken: true,
+  });
   expect(tokens).toMatchObject({ token_type: 'bearer', expires_in: 3600, scope: 'openid profile email' });
   const claims = oauth.getValidatedIdTokenClaims(tokens)!;
   expect(claims).toMatchObject({ iss: baseUrl, sub: user.id, aud: client.clientId, nonce, email: user.email });

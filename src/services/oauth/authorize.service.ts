@@ -49,12 +49,20 @@ export function buildRedirectUrl(redirectUri: string, params: Record<string, str
 export function authorizationResponseUrl(
   issuer: string,
   redirectUri: string,
-  params: { code: string; state: string | null | undefined } | { error: OAuthErrorCode; error_description: string; state: string | null | undefined },
+  params:
+    | { code: string; state: string | null | undefined }
+    | { error: OAuthErrorCode; error_description: string; state: string | null | undefined },
 ): string {
   return buildRedirectUrl(redirectUri, { ...params, iss: issuer });
 }
 
-export function errorRedirect(issuer: string, redirectUri: string, error: OAuthErrorCode, description: string, state: string | null | undefined): string {
+export function errorRedirect(
+  issuer: string,
+  redirectUri: string,
+  error: OAuthErrorCode,
+  description: string,
+  state: string | null | undefined,
+): string {
   return authorizationResponseUrl(issuer, redirectUri, { error, error_description: description, state });
 }
 

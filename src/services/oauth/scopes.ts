@@ -36,7 +36,9 @@ export function resolveRequestedScopes(scope: string, clientScopes: readonly str
   const asked = parseScope(scope);
   const scopes = asked.includes('openid') ? asked.filter((s) => (SUPPORTED_SCOPES as readonly string[]).includes(s)) : asked;
   if (scopes.length === 0) return { ok: false, error: 'invalid_request', description: 'scope is required' };
-  if (!isSubset(scopes, clientScopes)) return { ok: false, error: 'invalid_scope', description: 'scope contains a value this client may not request' };
+  if (!isSubset(scopes, clientScopes)) {
+    return { ok: false, error: 'invalid_scope', description: 'scope contains a value this client may not request' };
+  }
   return { ok: true, scopes };
 }
 
