@@ -3,8 +3,11 @@ import type { RequestHandler } from 'express';
 import { createApp } from './app';
 import { createHttpServer } from './lib/http-server';
 import { ConfigError, loadConfig } from './config';
-import { migrateLatest } from './db';
-import { acquireDataDirLock, DataDirLockedError, type DataDirLock } from './lib/data-dir-lock';
+import { createDb, migrateLatest } from './db';
+import { openEmbeddedForServer, type OpenedDatabase } from './db/embedded-database';
+import { EMBEDDED_POOL_MAX, EmbeddedDatabaseError } from './db/embedded-postgres';
+import { DataDirLockedError } from './lib/data-dir-lock';
+import { createLogger } from './lib/logger';
 import { tuneHeap } from './lib/heap-tuning';
 import { createRateLimit, createRedisRateLimitStore } from './middleware/rate-limit';
 import { ensureSuperAdmin } from './services/bootstrap.service';
@@ -28,21 +31,28 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  // The embedded database is one process's at a time (lib/data-dir-lock.ts); PostgreSQL needs no such lock.
-  let lock: DataDirLock | undefined;
+  const logger = createLogger(config.logLevel, { pretty: !config.isProduction && config.nodeEnv !== 'test' });
+  // DATABASE_URL unset: the embedded PostgreSQL of DATA_DIR, owned by this server (db/embedded-database.ts).
+  let embedded: OpenedDatabase | undefined;
   if (!config.databaseUrl) {
     try {
-      lock = acquireDataDirLock(config.dataDir, 'server');
+      embedded = await openEmbeddedForServer(config.dataDir, {
+        logger,
+        onUnexpectedExit: (code, signal) => {
+          logger.fatal({ code, signal }, 'the embedded PostgreSQL stopped: stopping the server');
+          process.exit(1);
+        },
+      });
     } catch (err) {
-      if (!(err instanceof DataDirLockedError)) throw err;
-      process.stderr.write(
-        `Failed to start: ${err.message}. Stop it first, or set DATABASE_URL (PostgreSQL) to run several processes.\n`,
-      );
+      if (!(err instanceof DataDirLockedError) && !(err instanceof EmbeddedDatabaseError)) throw err;
+      const hint = err instanceof DataDirLockedError ? ' Stop it first, or set DATABASE_URL (PostgreSQL) to run several servers.' : '';
+      process.stderr.write(`Failed to start: ${err.message}.${hint}\n`);
       process.exit(1);
     }
+    config = { ...config, databaseUrl: embedded.url };
   }
-  const ctx = createServiceContext(config);
-  const { logger } = ctx;
+  const db = createDb(config, { logger, poolMax: embedded ? EMBEDDED_POOL_MAX : undefined });
+  const ctx = createServiceContext(config, { logger, db });
   const applied = await migrateLatest(ctx.db);
   if (applied.length) logger.info({ migrations: applied }, 'migrations applied');
   // CONTRACT §9: the id_token signing key exists from the first start (generated once, shared through the database).
@@ -73,7 +83,7 @@ async function main(): Promise<void> {
     logger.warn('ALLOW_HTTP_REDIRECT_URIS=true: OAuth clients may register plain-http redirect URIs (internal networks only)');
   }
   server.listen(config.port, () => {
-    logger.info({ url: config.baseUrl, database: config.databaseUrl ? 'postgresql' : `embedded (${config.dataDir})` }, 'service-sso listening');
+    logger.info({ url: config.baseUrl, database: embedded ? `embedded PostgreSQL (${config.dataDir})` : 'postgresql' }, 'service-sso listening');
   });
 
   let stopping = false;
@@ -90,7 +100,7 @@ async function main(): Promise<void> {
     server.close(async () => {
       await closeRedis();
       await closeServiceContext(ctx);
-      lock?.release();
+      await embedded?.close();
       logger.info('stopped');
       process.exit(0);
     });

@@ -5,7 +5,7 @@ import { migrateLatest } from '../db';
 import { ensureSuperAdmin } from '../services/bootstrap.service';
 import { closeServiceContext, createServiceContext } from '../services/create-context';
 import { rotateSigningKey } from '../services/oidc/signing-keys.service';
-import { withDatabaseLock } from './embedded-lock';
+import { withDatabase } from './with-database';
 
 const USAGE = [
   'Usage: npm run admin -- create-admin --email <email> --password <password>',
@@ -18,7 +18,7 @@ const USAGE = [
  */
 async function rotateSigningKeyCommand(): Promise<void> {
   const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
-  await withDatabaseLock(config, async () => {
+  await withDatabase(config, async (config) => {
     const ctx = createServiceContext(config);
     try {
       await migrateLatest(ctx.db);
@@ -50,7 +50,7 @@ async function main(): Promise<void> {
   }
   const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
   const { email, password } = values;
-  await withDatabaseLock(config, async () => {
+  await withDatabase(config, async (config) => {
     const ctx = createServiceContext(config);
     try {
       await migrateLatest(ctx.db);

@@ -1,11 +1,11 @@
 import { ConfigError, loadConfig } from '../config';
 import { createDb, migrateLatest } from '../db';
-import { withDatabaseLock } from './embedded-lock';
+import { withDatabase } from './with-database';
 
 /** `npm run migrate`: applies pending migrations to DATABASE_URL (or the embedded database) and exits. */
 async function main(): Promise<void> {
   const config = loadConfig();
-  await withDatabaseLock(config, async () => {
+  await withDatabase(config, async (config) => {
     const db = createDb(config);
     try {
       const applied = await migrateLatest(db);

@@ -2,12 +2,12 @@ import { ConfigError, loadConfig } from '../config';
 import { migrateLatest } from '../db';
 import { closeServiceContext, createServiceContext } from '../services/create-context';
 import { pruneExpired } from '../services/prune.service';
-import { withDatabaseLock } from './embedded-lock';
+import { withDatabase } from './with-database';
 
 /** `npm run prune`: deletes expired and long-revoked rows once (the server also does it on a timer) and exits. */
 async function main(): Promise<void> {
   const config = loadConfig();
-  await withDatabaseLock(config, async () => {
+  await withDatabase(config, async (config) => {
     const ctx = createServiceContext(config);
     try {
       await migrateLatest(ctx.db);

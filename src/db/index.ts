@@ -1,5 +1,3 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import knexFactory, { Knex } from 'knex';
 import { migrationSource } from '../../migrations';
 import type { Config } from '../config';
@@ -12,13 +10,12 @@ export type Db = Knex;
 export type DbOrTrx = Knex | Knex.Transaction;
 
 /**
- * PostgreSQL through `pg` when DATABASE_URL is set, else embedded PostgreSQL (PGlite) under DATA_DIR.
- * The acquire timeout is short so that /health answers within 2 s even when the database hangs.
+ * PostgreSQL through `pg`: DATABASE_URL, or the embedded PostgreSQL's URL (db/embedded-database.ts opens it for the
+ * server and the CLI before this is called). The acquire timeout is short so that /health answers within 2 s even
+ * when the database hangs.
  */
-export function createDb(
-  config: Pick<Config, 'databaseUrl' | 'dataDir'>,
-  options: { poolMax?: number; logger?: Logger } = {},
-): Db {
+export function createDb(config: Pick<Config, 'databaseUrl'>, options: { poolMax?: number; logger?: Logger } = {}): Db {
+  if (!config.databaseUrl) throw new Error('createDb: no database URL (the embedded database is opened first, db/embedded-database.ts)');
   // Knex logs connection trouble with console.log by default; route it to the service log (no SQL bindings).
   const log = {
     warn: (m: unknown) => options.logger?.warn({ knex: String(m) }, 'database warning'),
@@ -26,26 +23,13 @@ export function createDb(
     deprecate: () => undefined,
     debug: () => undefined,
   };
-  if (config.databaseUrl) {
-    return knexFactory({
-      log,
-      client: 'pg',
-      connection: { connectionString: config.databaseUrl, connectionTimeoutMillis: 1500 },
-      pool: { min: 0, max: options.poolMax ?? 10 },
-      acquireConnectionTimeout: 1500,
-    });
-  }
-  // Loaded only without DATABASE_URL: PGlite's WebAssembly PostgreSQL is never needed next to a real server.
-  const ClientPgLite = require('knex-pglite') as typeof import('knex-pglite');
-  const filename = path.join(config.dataDir, 'pgdata');
-  fs.mkdirSync(filename, { recursive: true });
   return knexFactory({
-    client: ClientPgLite,
-    dialect: 'postgres',
     log,
-    connection: { filename },
-    acquireConnectionTimeout: 10_000,
-  } as Knex.Config);
+    client: 'pg',
+    connection: { connectionString: config.databaseUrl, connectionTimeoutMillis: 1500 },
+    pool: { min: 0, max: options.poolMax ?? 10 },
+    acquireConnectionTimeout: 1500,
+  });
 }
 
 export async function migrateLatest(db: Db): Promise<string[]> {
@@ -102,8 +86,8 @@ const STALE_PREPARED_STATEMENT = '0A000';
 
 /**
  * Runs `text` (with $1… placeholders) as a named prepared statement on a pooled `pg` connection: PostgreSQL parses and
- * plans it once per connection instead of once per call, and the query builder is skipped. Inside a transaction or on
- * the embedded database it runs through Knex as an ordinary parameterised query. For the hottest statements only.
+ * plans it once per connection instead of once per call, and the query builder is skipped. Inside a transaction it
+ * runs through Knex as an ordinary parameterised query. For the hottest statements only.
  */
 export async function preparedRows(db: DbOrTrx, name: string, text: string, values: unknown[]): Promise<Record<string, unknown>[]> {
   const isPg = db.client.config?.client === 'pg';

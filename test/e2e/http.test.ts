@@ -350,7 +350,7 @@ describe('logs', () => {
 
 describe('createDb', () => {
   test('an unreachable database fails instead of hanging: the driver and the pool get timeouts of at most 2 s', async () => {
-    const db = createDb({ databaseUrl: 'postgres://postgres@127.0.0.1:1/x', dataDir: '/tmp' }, { logger: pino({ level: 'silent' }) });
+    const db = createDb({ databaseUrl: 'postgres://postgres@127.0.0.1:1/x' }, { logger: pino({ level: 'silent' }) });
     // Records the settings every pg.Client this Knex instance opens is given: what the driver really gets, whatever
     // shape createDb's configuration has. Only this instance's driver is wrapped, not the shared `pg` module.
     const pg = db.client.driver as typeof import('pg');

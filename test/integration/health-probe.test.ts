@@ -27,7 +27,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
   const url = new URL(target);
   url.host = `127.0.0.1:${(relay.address() as net.AddressInfo).port}`;
-  db = createDb({ databaseUrl: url.toString(), dataDir: '/nonexistent' });
+  db = createDb({ databaseUrl: url.toString() });
   db.on('query', () => queries++);
 });
 

