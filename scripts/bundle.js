@@ -5,7 +5,7 @@
 // the start to first /health 200 falls by about a third (docs/performance.md). The CLIs (dist/src/cli/*) stay unbundled.
 //
 // Left outside the bundle, loaded from node_modules when first used:
-// - native or WebAssembly code and packages that read their own files (bcrypt, PGlite, swagger-ui-dist, the
+// - native or WebAssembly code and packages that read their own files (bcrypt, swagger-ui-dist, the
 //   WebAuthn browser script, pino-pretty, and thread-stream, which pino requires at load for worker transports);
 // - what a start does not need, so that it is not even parsed at start (the WebAuthn server stack, jose, nodemailer,
 //   qrcode, otpauth, the Redis client);
@@ -19,9 +19,6 @@ const entry = path.join(root, 'dist', 'src', 'server.js');
 
 const EXTERNAL = [
   '@node-rs/bcrypt',
-  // PGlite itself (WebAssembly and data files next to its module); knex-pglite is bundled so that it and the server
-  // share the one bundled knex.
-  '@electric-sql/pglite',
   'swagger-ui-dist',
   '@simplewebauthn/browser',
   'pino-pretty',

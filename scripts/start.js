@@ -3,6 +3,9 @@
 // file is newer than the build (a fresh clone, a pull, an edit), it builds first with `tsc -p tsconfig.build.json`,
 // then bundles the server into one file (scripts/bundle.js).
 // `node scripts/start.js --build-only` builds when stale and exits (npm run bench uses it).
+// `node scripts/start.js --install` is the `prepare` step of `npm install` / `npm ci`: the build happens at install,
+// saying so, rather than silently at the first `npm start`. It does nothing where there is nothing to build with (no
+// sources yet, or no TypeScript: `npm ci --omit=dev` in the Docker image, which copies a finished dist/).
 'use strict';
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -30,6 +33,11 @@ function isStale() {
   return SOURCES.some((name) => newerThan(path.join(root, name), builtAt));
 }
 
+const installing = process.argv.includes('--install');
+const canBuild = fs.existsSync(path.join(root, 'src')) && fs.existsSync(path.join(root, 'node_modules', 'typescript'));
+
+if (installing && !canBuild) process.exit(0);
+
 if (isStale()) {
   let tsc;
   try {
@@ -44,7 +52,8 @@ if (isStale()) {
     }
     process.stderr.write('Sources are newer than dist/ but TypeScript is not installed: starting the existing build.\n');
   } else {
-    process.stderr.write('Building (sources newer than dist/) ...\n');
+    const why = installing ? 'after npm install' : fs.existsSync(entry) ? 'sources newer than dist/' : 'no build in dist/ yet';
+    process.stderr.write(`Building the server into dist/ (${why}): TypeScript, then one bundled file; this takes up to a minute ...\n`);
     // A clean build: no compiled file outlives its deleted source.
     fs.rmSync(dist, { recursive: true, force: true });
     const result = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
@@ -57,4 +66,4 @@ if (isStale()) {
   }
 }
 
-if (!process.argv.includes('--build-only')) require(entry);
+if (!process.argv.includes('--build-only') && !installing) require(entry);
