@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 
 /** The repository root: server and CLI processes run from here, as `npm start` and `npm run admin` do. */
@@ -14,8 +15,8 @@ export interface RunningServer {
 
 /**
  * `npm start` as a real process (tsx), on `port`; resolves once /health answers 200. The wait is generous: on a
- * loaded 2-core CI machine compiling through tsx and opening PGlite can take a minute; it bounds a hang, it is not
- * a speed check.
+ * loaded 2-core CI machine compiling through tsx and a first start of the embedded PostgreSQL (initdb) can take a
+ * minute; it bounds a hang, it is not a speed check.
  */
 export async function startServerProcess(
   env: NodeJS.ProcessEnv,
@@ -81,4 +82,20 @@ export async function buildOnce(): Promise<void> {
   proc.stderr!.on('data', (d) => (out += d));
   const code = await new Promise<number | null>((resolve) => proc.on('exit', resolve));
   if (code !== 0) throw new Error(`build failed (${code}): ${out}`);
+}
+
+/** Live PostgreSQL processes of DATA_DIR's embedded cluster (their command line names `-D DATA_DIR/pgdata`; Linux). */
+export function postgresOf(dataDir: string): number[] {
+  const pgdata = path.join(dataDir, 'pgdata');
+  return fs
+    .readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(pgdata);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 }

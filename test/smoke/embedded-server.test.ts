@@ -3,12 +3,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../helpers/oauth';
-import { buildOnce, ROOT, startServerProcess, type RunningServer } from '../helpers/processes';
+import { buildOnce, postgresOf, ROOT, startServerProcess, type RunningServer } from '../helpers/processes';
 
 /**
- * `npm start` on the embedded database (PGlite under DATA_DIR), as a newcomer runs it: the real server process of
- * the bundled build (what `npm start` runs), real HTTP. Start, register, login, me, graceful SIGTERM, restart on the
- * same data.
+ * `npm start` on the embedded database (real PostgreSQL under DATA_DIR, a child of the server), as a newcomer runs it:
+ * the real server process of the bundled build (what `npm start` runs), real HTTP. Start, register, login, me,
+ * graceful SIGTERM (PostgreSQL stops with the server), restart on the same data; two servers started at the same
+ * instant on one DATA_DIR (one runs, the other is refused in one line); a DATA_DIR written by PGlite (earlier versions).
  */
 async function startServer(dataDir: string, port: number, extraEnv: Record<string, string> = {}): Promise<RunningServer> {
   const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'info', ...extraEnv };
@@ -20,6 +21,7 @@ async function startServer(dataDir: string, port: number, extraEnv: Record<strin
 beforeAll(() => buildOnce(), 300_000);
 
 const stop = (running: RunningServer) => running.stop();
+
 
 const json = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
@@ -62,6 +64,9 @@ test('npm start on the embedded database: register, login, me, graceful stop, da
   expect(first.output()).not.toContain('smoke-pass');
   expect(first.output()).not.toContain('boss-password');
   expect(first.output()).toMatch(/draining in-flight requests/);
+  // PostgreSQL stopped with the server, and DATA_DIR is free.
+  expect(postgresOf(dataDir)).toEqual([]);
+  expect(fs.existsSync(path.join(dataDir, 'sso.lock'))).toBe(false);
 
   const second = await startServer(dataDir, port);
   try {
@@ -71,8 +76,67 @@ test('npm start on the embedded database: register, login, me, graceful stop, da
   } finally {
     expect(await stop(second)).toBe(0);
   }
+  expect(postgresOf(dataDir)).toEqual([]);
   fs.rmSync(dataDir, { recursive: true, force: true });
 }, 330_000);
+
+test('two servers started at the same instant on one fresh DATA_DIR: one serves, the other is refused in one line', async () => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sso-twins-'));
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
+  delete env.DATABASE_URL;
+  delete env.NODE_ENV;
+  const ports = [await freePort(), await freePort()];
+  const procs = ports.map((port) =>
+    spawn(process.execPath, [path.join(ROOT, 'dist/src/server.js')], { cwd: ROOT, env: { ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] }),
+  );
+  const stderr = ['', ''];
+  procs.forEach((proc, i) => proc.stderr!.on('data', (d) => (stderr[i] += d)));
+  const exits = procs.map((proc) => new Promise<number | null>((resolve) => proc.on('exit', resolve)));
+  try {
+    // One of them exits (refused); the other answers /health.
+    const refused = await Promise.race(exits.map((exit, i) => exit.then((code) => ({ i, code }))));
+    expect(refused.code).toBe(1);
+    const winner = 1 - refused.i;
+    expect(stderr[refused.i].trim().split('\n')).toHaveLength(1);
+    expect(stderr[refused.i]).toMatch(
+      new RegExp(`^Failed to start: the embedded database in .* is in use by process ${procs[winner].pid} \\(server\\)\\. Stop it first`),
+    );
+    let healthy = false;
+    for (let waited = 0; !healthy && waited < 600; waited++) {
+      healthy = await fetch(`http://127.0.0.1:${ports[winner]}/health`).then((r) => r.ok, () => false);
+      if (!healthy) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(healthy).toBe(true);
+  } finally {
+    for (const proc of procs) if (proc.exitCode === null) proc.kill('SIGTERM');
+    await Promise.all(exits);
+  }
+  expect(postgresOf(dataDir)).toEqual([]);
+  fs.rmSync(dataDir, { recursive: true, force: true });
+}, 180_000);
+
+test('a DATA_DIR written by PGlite (earlier versions) stops the start with one line saying what to do', async () => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sso-pglite-'));
+  // What PGlite leaves in DATA_DIR/pgdata: a PostgreSQL 18 layout written by a 32-bit WebAssembly build (no
+  // embedded-postgres.json beside it).
+  fs.mkdirSync(path.join(dataDir, 'pgdata', 'global'), { recursive: true });
+  fs.writeFileSync(path.join(dataDir, 'pgdata', 'PG_VERSION'), '18\n');
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(await freePort()) };
+  delete env.DATABASE_URL;
+  delete env.NODE_ENV;
+  const proc = spawn(process.execPath, [path.join(ROOT, 'dist/src/server.js')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  proc.stderr!.on('data', (d) => (err += d));
+  const code = await new Promise<number | null>((resolve) => proc.on('exit', resolve));
+  expect(code).toBe(1);
+  expect(err.trim().split('\n')).toHaveLength(1);
+  const pgdata = path.join(dataDir, 'pgdata');
+  expect(err).toContain(`Failed to start: ${pgdata} was written by PGlite, the embedded database of earlier versions`);
+  expect(err).toContain(`mv ${pgdata} ${pgdata}-pglite`);
+  // Nothing was changed in it.
+  expect(fs.readdirSync(pgdata).sort()).toEqual(['PG_VERSION', 'global']);
+  fs.rmSync(dataDir, { recursive: true, force: true });
+}, 60_000);
 
 test('a bad configuration value stops the process with one line naming the variable', async () => {
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: 'not-a-port' };

@@ -4,17 +4,19 @@ import os from 'node:os';
 import path from 'node:path';
 import { launchChromium } from '../helpers/ensure-chromium';
 import { freePort } from '../helpers/oauth';
-import { ROOT, runCli, startServerProcess } from '../helpers/processes';
+import { postgresOf, ROOT, runCli, startServerProcess } from '../helpers/processes';
 
 /**
- * A newcomer's first hour on the embedded database, with real processes: `npm start` logs a one-time setup link;
- * the CLI refuses to open the database the server holds (one line, nothing written); the /setup page in Chromium
- * creates the first super_admin, after which the link is dead; after a crash (SIGKILL) the stale lock does not
- * block the CLI.
+ * A newcomer's first hour on the embedded database (real PostgreSQL under DATA_DIR), with real processes: `npm start`
+ * logs a one-time setup link; the CLI works beside the running server (it connects to the server's PostgreSQL); a
+ * second server on the same DATA_DIR is refused in one line; the /setup page in Chromium creates the first super_admin,
+ * after which the link is dead; after a crash (SIGKILL) of the server, the PostgreSQL it left running does not block
+ * the CLI or the next start.
  */
 const json = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
-test('npm start -> setup link -> /setup in a browser -> working admin; the CLI cannot touch a held database', async () => {
+
+test('npm start -> setup link -> /setup in a browser -> working admin; the CLI beside the server; a crash leaves nothing blocking', async () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sso-first-run-'));
   const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'info' };
   delete env.DATABASE_URL;
@@ -30,23 +32,22 @@ test('npm start -> setup link -> /setup in a browser -> working admin; the CLI c
     expect(link).toBeDefined();
     // Not a terminal: one JSON object per line.
     expect(server.output()).toMatch(/^\{"level":40,.*"msg":"No administrator yet: open http/m);
+    expect(postgresOf(dataDir).length).toBeGreaterThan(0);
 
-    // The CLI, while the server holds the embedded database: one line, exit 1, nothing created. A second server on
-    // the same directory refuses to start as well. (Run side by side: each is its own process.)
-    const [admin, migrate, prune, second] = await Promise.all([
-      runCli('admin', ['create-admin', '--email', 'cli@example.test', '--password', 'cli-password'], env),
+    // The CLI beside the running server: migrate and prune use the server's database; a second server on the same
+    // DATA_DIR is refused in one line. (Run side by side: each is its own process.)
+    const [migrate, prune, second] = await Promise.all([
       runCli('migrate', [], env),
       runCli('prune', [], env),
       freePort().then((p) => runCli('../server', [], { ...env, PORT: String(p) })),
     ]);
-    for (const cli of [admin, migrate, prune]) {
-      expect(cli.code).toBe(1);
-      expect(cli.stderr.trim().split('\n')).toHaveLength(1);
-      expect(cli.stderr).toMatch(/in use by a running server \(pid \d+\): stop the server first, or create the first admin at \/setup/);
-    }
-    expect((await fetch(`${server.base}/api/auth/login`, json({ email: 'cli@example.test', password: 'cli-password' }))).status).toBe(401);
+    expect(migrate).toMatchObject({ code: 0, stdout: 'Already up to date\n', stderr: '' });
+    expect(prune.code).toBe(0);
+    expect(prune.stdout).toMatch(/^sessions: 0$/m);
     expect(second.code).toBe(1);
-    expect(second.stderr).toMatch(/is in use by process \d+ \(server\)/);
+    expect(second.stderr.trim().split('\n')).toHaveLength(1);
+    expect(second.stderr).toMatch(/^Failed to start: the embedded database in .* is in use by process \d+ \(server\)\. Stop it first/);
+    expect((await fetch(`${server.base}/health`)).status).toBe(200);
 
     const browser = await launchChromium();
     try {
@@ -76,20 +77,30 @@ test('npm start -> setup link -> /setup in a browser -> working admin; the CLI c
     expect(login.status).toBe(200);
     expect(((await login.json()) as { user: { adminRole: string; email_verified: boolean } }).user).toMatchObject({ adminRole: 'super_admin', email_verified: true });
     expect(server.output()).not.toContain('owner-password');
+
+    // `npm run admin` while the server runs: the account it creates signs in through the running server at once.
+    const admin = await runCli('admin', ['create-admin', '--email', 'cli@example.test', '--password', 'cli-password'], env);
+    expect(admin.code).toBe(0);
+    expect(admin.stdout).toMatch(/^Created super_admin cli@example\.test/m);
+    expect((await fetch(`${server.base}/api/auth/login`, json({ email: 'cli@example.test', password: 'cli-password' }))).status).toBe(200);
   } finally {
-    // A crash, not a clean stop: the lock file stays behind.
+    // A crash, not a clean stop: the lock file and the server's PostgreSQL stay behind.
     server.proc.kill('SIGKILL');
     await server.stop();
   }
   expect(fs.existsSync(path.join(dataDir, 'sso.lock'))).toBe(true);
+  const leftover = postgresOf(dataDir);
+  expect(leftover.length).toBeGreaterThan(0);
 
-  // The stale lock (its process is gone) does not block the CLI; the CLI releases it when done.
+  // Neither blocks the CLI: it stops the PostgreSQL left running, runs on its own, stops it and releases DATA_DIR.
   const migrate = await runCli('migrate', [], env);
   expect(migrate).toMatchObject({ code: 0, stdout: 'Already up to date\n' });
+  expect(leftover.filter((pid) => fs.existsSync(`/proc/${pid}`))).toEqual([]);
   const admin = await runCli('admin', ['create-admin', '--email', 'second@example.test', '--password', 'second-password'], env);
   expect(admin.code).toBe(0);
   expect(admin.stdout).toMatch(/^Created super_admin second@example\.test/m);
   expect(fs.existsSync(path.join(dataDir, 'sso.lock'))).toBe(false);
+  expect(postgresOf(dataDir)).toEqual([]);
 
   // Admins exist: a restarted server logs no setup link.
   const port2 = await freePort();
@@ -101,6 +112,7 @@ test('npm start -> setup link -> /setup in a browser -> working admin; the CLI c
     expect(await restarted.stop()).toBe(0);
   }
   expect(fs.existsSync(path.join(dataDir, 'sso.lock'))).toBe(false);
+  expect(postgresOf(dataDir)).toEqual([]);
   fs.rmSync(dataDir, { recursive: true, force: true });
 }, 330_000);
 
