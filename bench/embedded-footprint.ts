@@ -108,7 +108,6 @@ interface Row {
   meRps: number;
   loginRps: number;
   non2xx: number;
-  leftovers: number;
 }
 
 async function measure(name: string): Promise<Row> {
@@ -184,7 +183,6 @@ async function measure(name: string): Promise<Row> {
       meRps: me.rps,
       loginRps: signIn.rps,
       non2xx: me.non2xx + signIn.non2xx,
-      leftovers: 0,
     };
   } finally {
     if (proc.exitCode === null) proc.kill('SIGTERM');
@@ -207,9 +205,14 @@ async function main(): Promise<void> {
   const built = spawnSync(process.execPath, [path.join(ROOT, 'scripts/start.js'), '--build-only'], { cwd: ROOT, stdio: 'inherit' });
   if (built.status !== 0) throw new Error('build failed');
   const names = opts.only ? opts.only.split(',').map((n) => n.trim()) : Object.keys(CANDIDATES);
-  for (const name of names) if (!CANDIDATES[name]) throw new Error(`--only: unknown candidate ${name} (${Object.keys(CANDIDATES).join(', ')})`);
-  console.log(`${os.cpus().length} CPUs, node ${process.version}; load: ${SECONDS} s GET /api/auth/me, then ${SECONDS} s POST /api/auth/login, ${CONNECTIONS} connections`);
-  console.log('candidate          | start s | PSS after start | peak PSS under load | PSS after load | processes | /me req/s | login req/s | non-2xx');
+  for (const name of names) {
+    if (!CANDIDATES[name]) throw new Error(`--only: unknown candidate ${name} (${Object.keys(CANDIDATES).join(', ')})`);
+  }
+  const load = `${SECONDS} s GET /api/auth/me, then ${SECONDS} s POST /api/auth/login, ${CONNECTIONS} connections`;
+  console.log(`${os.cpus().length} CPUs, load average ${os.loadavg()[0].toFixed(1)}, node ${process.version}; load: ${load}`);
+  console.log(
+    'candidate          | start s | PSS after start | peak PSS under load | PSS after load | processes | /me req/s | login req/s | non-2xx',
+  );
   for (const name of names) {
     const r = await measure(name);
     const mb = (n: number) => `${(n / MB).toFixed(0)} MB`;

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // The PGlite candidate of bench/embedded-footprint.ts: the compiled server's own modules (dist/src, `npm run build`)
 // on the embedded database this project used before embedded PostgreSQL, PGlite (WebAssembly PostgreSQL in this
-// process, one connection through knex-pglite). PGLITE_TUNED=1 applies the memory options (small shared_buffers, work_mem,
-// temp_buffers; `initialMemory` cannot go below PGlite's 128 MB: its WebAssembly module declares that minimum); unset, PGlite's defaults (what `npm start` ran before).
+// process, one connection through knex-pglite). PGLITE_TUNED=1 applies the memory options (small shared_buffers,
+// work_mem, temp_buffers; `initialMemory` cannot go below PGlite's 128 MB: its WebAssembly module declares that
+// minimum); unset, PGlite's defaults (what `npm start` ran before).
 // Not part of the product: @electric-sql/pglite and knex-pglite are dev dependencies kept for this comparison.
 'use strict';
 const path = require('node:path');

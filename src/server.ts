@@ -83,7 +83,8 @@ async function main(): Promise<void> {
     logger.warn('ALLOW_HTTP_REDIRECT_URIS=true: OAuth clients may register plain-http redirect URIs (internal networks only)');
   }
   server.listen(config.port, () => {
-    logger.info({ url: config.baseUrl, database: embedded ? `embedded PostgreSQL (${config.dataDir})` : 'postgresql' }, 'service-sso listening');
+    const database = embedded ? `embedded PostgreSQL (${config.dataDir})` : 'postgresql';
+    logger.info({ url: config.baseUrl, database }, 'service-sso listening');
   });
 
   let stopping = false;

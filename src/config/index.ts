@@ -27,7 +27,7 @@ const envSchema = z.object({
   PORT: intString(0, 65535).default(3000),
   // Public base address used in discovery, emails and redirects. Default http://localhost:$PORT.
   BASE_URL: urlString.optional(),
-  // postgres:// URL. Unset: embedded PostgreSQL (PGlite) under DATA_DIR.
+  // postgres:// URL. Unset: embedded PostgreSQL (the server runs it) under DATA_DIR.
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')

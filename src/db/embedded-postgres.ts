@@ -88,7 +88,8 @@ export function runningEmbeddedUrl(dataDir: string, port: number): string {
 function readCredentials(dataDir: string): Credentials | undefined {
   try {
     const parsed = JSON.parse(fs.readFileSync(path.join(dataDir, CREDENTIALS_FILE), 'utf8')) as Partial<Credentials>;
-    return typeof parsed.user === 'string' && typeof parsed.password === 'string' ? { user: parsed.user, password: parsed.password } : undefined;
+    if (typeof parsed.user !== 'string' || typeof parsed.password !== 'string') return undefined;
+    return { user: parsed.user, password: parsed.password };
   } catch {
     return undefined;
   }
@@ -149,7 +150,10 @@ function run(command: string, args: string[], ids: { uid?: number; gid?: number 
     child.stdout!.on('data', (d) => (out += d));
     child.stderr!.on('data', (d) => (out += d));
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve() : reject(new EmbeddedDatabaseError(`${path.basename(command)} failed: ${out.trim()}`))));
+    child.on('exit', (code) => {
+      if (code === 0) resolve();
+      else reject(new EmbeddedDatabaseError(`${path.basename(command)} failed: ${out.trim()}`));
+    });
   });
 }
 
@@ -160,10 +164,11 @@ function run(command: string, args: string[], ids: { uid?: number; gid?: number 
  */
 async function ensureCluster(dataDir: string, initdb: string, ids: { uid?: number; gid?: number }): Promise<Credentials> {
   const pgdata = pgdataOf(dataDir);
+  // An empty pgdata (made by hand) is no cluster yet.
+  if (fs.existsSync(pgdata) && fs.readdirSync(pgdata).length === 0) fs.rmdirSync(pgdata);
   if (fs.existsSync(pgdata)) {
     const credentials = readCredentials(dataDir);
-    if (credentials && fs.existsSync(path.join(pgdata, 'postmaster.opts'))) return credentials;
-    if (credentials && fs.existsSync(path.join(pgdata, 'PG_VERSION'))) return credentials;
+    if (credentials) return credentials;
     throw new EmbeddedDatabaseError(
       `${pgdata} was written by PGlite, the embedded database of earlier versions, which PostgreSQL cannot open. ` +
         `Move it aside to start with an empty database (mv ${pgdata} ${pgdata}-pglite), or set DATABASE_URL (docs/operations.md)`,

@@ -23,7 +23,10 @@ async function race(n: number): Promise<{ pid: number; answer: string }[]> {
   const ready: Promise<void>[] = [];
   const done: Promise<void>[] = [];
   for (let i = 0; i < n; i++) {
-    const proc = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/lock-contender.ts', dir], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
+    const proc = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/lock-contender.ts', dir], {
+      cwd: ROOT,
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
     procs.push(proc);
     outputs.push('');
     ready.push(
@@ -64,7 +67,8 @@ test('a held lock names its holder; update records the database port; release fr
   const holder = JSON.parse(fs.readFileSync(path.join(dir, LOCK_FILE), 'utf8')) as { pid: number; role: string };
   expect(holder).toMatchObject({ pid: process.pid, role: 'cli' });
   lock.update({ databasePort: 5555 });
-  expect(JSON.parse(fs.readFileSync(path.join(dir, LOCK_FILE), 'utf8'))).toMatchObject({ pid: process.pid, role: 'cli', databasePort: 5555 });
+  const updated = JSON.parse(fs.readFileSync(path.join(dir, LOCK_FILE), 'utf8')) as unknown;
+  expect(updated).toMatchObject({ pid: process.pid, role: 'cli', databasePort: 5555 });
   // This very process counts as gone (a container restarted with the same pid): readLockHolder sees no live holder.
   expect(readLockHolder(dir)).toBeUndefined();
   lock.release();

@@ -87,7 +87,11 @@ test('two servers started at the same instant on one fresh DATA_DIR: one serves,
   delete env.NODE_ENV;
   const ports = [await freePort(), await freePort()];
   const procs = ports.map((port) =>
-    spawn(process.execPath, [path.join(ROOT, 'dist/src/server.js')], { cwd: ROOT, env: { ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] }),
+    spawn(process.execPath, [path.join(ROOT, 'dist/src/server.js')], {
+      cwd: ROOT,
+      env: { ...env, PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
   );
   const stderr = ['', ''];
   procs.forEach((proc, i) => proc.stderr!.on('data', (d) => (stderr[i] += d)));
