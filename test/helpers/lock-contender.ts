@@ -1,20 +1,23 @@
-import { acquireDataDirLock, DataDirLockedError } from '../../src/lib/data-dir-lock';
+import { acquireDataDirLock, DataDirLockedError, type LockRole } from '../../src/lib/data-dir-lock';
 
 /**
- * One contender of test/integration/data-dir-lock.test.ts: `node --import tsx lock-contender.ts DATA_DIR`. Prints
- * "ready", waits for a line on stdin (the test releases every contender at once), tries to take DATA_DIR's lock, prints
- * "acquired" or "locked <holder pid>", holds a taken lock for a moment so the others meet it, releases it and exits.
+ * A contender for DATA_DIR's lock: `node --import tsx lock-contender.ts DATA_DIR [ROLE] [hold]`. Prints "ready",
+ * waits for a line on stdin (a test releases several contenders at once), tries to take the lock as ROLE (default
+ * server), prints "acquired" or "locked <holder pid>". A taken lock is held for a moment so that the others meet it,
+ * or with `hold` until the next line on stdin; then released.
  */
-const dataDir = process.argv[2];
+const [dataDir, role = 'server', mode] = process.argv.slice(2);
 process.stdout.write('ready\n');
 process.stdin.once('data', () => {
   try {
-    const lock = acquireDataDirLock(dataDir, 'server');
+    const lock = acquireDataDirLock(dataDir, role as LockRole);
     process.stdout.write('acquired\n');
-    setTimeout(() => {
+    const done = () => {
       lock.release();
       process.exit(0);
-    }, 1500);
+    };
+    if (mode === 'hold') process.stdin.once('data', done);
+    else setTimeout(done, 1500);
   } catch (err) {
     if (!(err instanceof DataDirLockedError)) throw err;
     process.stdout.write(`locked ${err.holder.pid}\n`);

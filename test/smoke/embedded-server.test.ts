@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../helpers/oauth';
-import { buildOnce, postgresOf, ROOT, startServerProcess, type RunningServer } from '../helpers/processes';
+import { buildOnce, postgresOf, ROOT, runCli, startServerProcess, type RunningServer } from '../helpers/processes';
 
 /**
  * `npm start` on the embedded database (real PostgreSQL under DATA_DIR, a child of the server), as a newcomer runs it:
@@ -114,6 +114,86 @@ test('two servers started at the same instant on one fresh DATA_DIR: one serves,
   } finally {
     for (const proc of procs) if (proc.exitCode === null) proc.kill('SIGTERM');
     await Promise.all(exits);
+  }
+  expect(postgresOf(dataDir)).toEqual([]);
+  fs.rmSync(dataDir, { recursive: true, force: true });
+}, 180_000);
+
+test('a command holding DATA_DIR: a second command is refused in one line, a starting server waits for it', async () => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sso-busy-'));
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'info' };
+  delete env.DATABASE_URL;
+  delete env.NODE_ENV;
+  // Stands for `npm run migrate` in progress: holds DATA_DIR's lock as a command until told to finish.
+  const command = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/lock-contender.ts', dataDir, 'cli', 'hold'], {
+    cwd: ROOT,
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  let said = '';
+  command.stdout!.on('data', (d) => (said += d));
+  const commandExit = new Promise((resolve) => command.on('exit', resolve));
+  const until = async (check: () => boolean, what: string) => {
+    for (let waited = 0; !check(); waited++) {
+      if (waited > 600) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+  let server: ChildProcess | undefined;
+  try {
+    await until(() => said.includes('ready'), 'the command');
+    command.stdin!.write('go\n');
+    await until(() => said.includes('acquired'), 'the lock');
+
+    const second = await runCli('migrate', [], env);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toBe(
+      `The embedded database in ${dataDir} is in use by another command (pid ${command.pid}): run this one when it has finished.\n`,
+    );
+
+    const port = await freePort();
+    const proc = spawn(process.execPath, [path.join(ROOT, 'dist/src/server.js')], {
+      cwd: ROOT,
+      env: { ...env, PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    server = proc;
+    let output = '';
+    proc.stdout!.on('data', (d) => (output += d));
+    proc.stderr!.on('data', (d) => (output += d));
+    // The server says what it waits for, and waits; when the command finishes, it starts.
+    await until(() => /waiting for a command \(npm run …\) using the embedded database to finish/.test(output), 'the server to wait');
+    expect(proc.exitCode).toBeNull();
+    command.stdin!.write('done\n');
+    await commandExit;
+    await until(() => /service-sso listening/.test(output), 'the server to start');
+    expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
+  } finally {
+    if (command.exitCode === null) command.kill('SIGTERM');
+    if (server && server.exitCode === null) {
+      const exited = new Promise((resolve) => server!.on('exit', resolve));
+      server.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    }
+  }
+  expect(postgresOf(dataDir)).toEqual([]);
+  fs.rmSync(dataDir, { recursive: true, force: true });
+}, 180_000);
+
+test('PostgreSQL dying under the server stops the server; the next start runs', async () => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sso-pgdies-'));
+  const port = await freePort();
+  const first = await startServer(dataDir, port);
+  const exited = new Promise<number | null>((resolve) => first.proc.on('exit', resolve));
+  const [postmaster] = fs.readFileSync(path.join(dataDir, 'pgdata', 'postmaster.pid'), 'utf8').split('\n');
+  process.kill(Number(postmaster), 'SIGKILL');
+  expect(await exited).toBe(1);
+  expect(first.output()).toMatch(/the embedded PostgreSQL stopped: stopping the server/);
+
+  const second = await startServer(dataDir, port);
+  try {
+    expect((await fetch(`${second.base}/health`)).status).toBe(200);
+  } finally {
+    expect(await stop(second)).toBe(0);
   }
   expect(postgresOf(dataDir)).toEqual([]);
   fs.rmSync(dataDir, { recursive: true, force: true });
