@@ -5,7 +5,8 @@
 // `node scripts/start.js --build-only` builds when stale and exits (npm run bench uses it).
 // `node scripts/start.js --install` is the `prepare` step of `npm install` / `npm ci`: the build happens at install,
 // saying so, rather than silently at the first `npm start`. It does nothing where there is nothing to build with (no
-// sources yet, or no TypeScript: `npm ci --omit=dev` in the Docker image, which copies a finished dist/).
+// sources yet, or no TypeScript: `npm ci --omit=dev` in the Docker image, which copies a finished dist/). The
+// `prepare` script runs this file only when it exists: the Dockerfile's `npm ci` runs before scripts/ is copied.
 'use strict';
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
