@@ -32,8 +32,10 @@ async function own(
 ): Promise<OpenedDatabase> {
   const lock = acquireDataDirLock(dataDir, role);
   try {
+    const started = Date.now();
     const postgres = await startEmbeddedPostgres(dataDir, options);
     lock.update({ databasePort: postgres.port });
+    options.logger?.info({ port: postgres.port, ms: Date.now() - started }, 'embedded PostgreSQL started');
     return {
       url: postgres.url,
       owned: true,
