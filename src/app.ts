@@ -1,22 +1,25 @@
 import cors from 'cors';
-import express, { type Express, type RequestHandler } from 'express';
-import { createAuthenticate, resolvePrincipal } from './middleware/authenticate';
+import express, { Router, type Express, type RequestHandler } from 'express';
+import { createAuthenticate } from './middleware/authenticate';
 import { installLazyCookies } from './middleware/cookies';
 import { createErrorHandler, notFoundHandler } from './middleware/error-handler';
 import { createMetrics, createMetricsRouter } from './middleware/metrics';
 import { originCheck } from './middleware/origin-check';
-import { createRateLimit, laneRateLimit } from './middleware/rate-limit';
-import { installPublicLane } from './middleware/public-lane';
+import { createRateLimit } from './middleware/rate-limit';
 import { createAccessLog } from './middleware/request-log';
-import { recordSecurityHeaders, securityHeaderOptions, securityHeaders } from './middleware/security-headers';
+import { securityHeaderOptions, securityHeaders } from './middleware/security-headers';
 import { AppError } from './errors';
 import { requestContext } from './lib/request-context';
-import { mountPublicDocuments, mountRoutes } from './routes';
+import { mountRoutes, type Scopes } from './routes';
+import { oauthDialect } from './routes/oauth/oauth-errors';
+import { pageErrors } from './routes/pages/page-errors';
+import { registerRouteTable, type DeclaredAppRoute } from './routes/route-table';
+import { Scope } from './routes/scope';
 import type { ServiceContext } from './services/context';
 
 export interface AppDeps {
   ctx: ServiceContext;
-  /** The /api/* limiter; default an in-memory one built from config (server.ts passes the Redis-backed one). */
+  /** The per-IP limiter; default an in-memory one built from config (server.ts passes the Redis-backed one). */
   rateLimit?: RequestHandler;
 }
 
@@ -38,18 +41,69 @@ const limitQueryParameters: RequestHandler = (req, _res, next) => {
 };
 
 /**
- * RFC 9700 §2.6 / CONTRACT §8: CORS headers only on the JSON API (and discovery, health), never on the authorization
- * endpoints or HTML pages, whatever the origin: a page or an authorize redirect must not be readable cross-origin.
- * Paths compare case-insensitively, as Express routes them.
+ * The scopes of the app (issue 22: node-oidc-provider's per-route step lists in Express): documents, /api (with its
+ * OAuth protocol and administration scopes) and pages, each mounted with exactly the steps it needs. A scope's steps
+ * run inside each of its routes, so a request runs those of one scope, once. `finish` closes the scopes: requests no
+ * route matched (under /api: counted by the limiter, as every /api request is) end in 404, then the one error handler.
+ * Exported for tests that mount a router of their own in a scope (what a new route gets without declaring it).
  */
-export function corsAppliesTo(path: string): boolean {
-  const p = path.toLowerCase();
-  if (/^\/api\/(oauth|auth)\/authorize\/?$/.test(p)) return false;
-  if (p === '/api/docs' || p.startsWith('/api/docs/')) return false;
-  return p.startsWith('/api/') || p.startsWith('/.well-known/') || p === '/health' || p.startsWith('/health/');
+export function createScopes(app: Express, deps: AppDeps): { scopes: Scopes; finish: () => void } {
+  const { ctx } = deps;
+  const { config } = ctx;
+  const table: DeclaredAppRoute[] = [];
+  registerRouteTable(app, table);
+  const base = { ctx, authenticate: createAuthenticate(ctx) };
+  const limiter = deps.rateLimit ?? createRateLimit(config);
+
+  // RFC 9700 §2.6 / CONTRACT §8: CORS headers only for allow-listed origins, on the JSON API and the documents, never on
+  // pages or browser redirects (their routes declare `cors: false`). No Origin (command-line tools, servers): nothing
+  // for CORS to answer.
+  const allowedOrigins = new Set(config.allowedOrigins);
+  const corsHeaders = cors<express.Request>((req, callback) => {
+    const origin = req.headers.origin;
+    if (origin && allowedOrigins.has(origin)) callback(null, { origin, credentials: true, maxAge: 600 });
+    else callback(null, { origin: false });
+  });
+  const corsStep: RequestHandler = (req, res, next) => (req.headers.origin === undefined ? next() : corsHeaders(req, res, next));
+
+  const json = express.json({ limit: '100kb' });
+  const form = express.urlencoded({ extended: false, limit: '100kb', parameterLimit: MAX_PARAMETERS });
+  const origins = originCheck(config);
+  // The request context comes after the body parsers (their stream callbacks would lose it): security events learn
+  // the request id, IP, user agent and caller from there (lib/request-context.ts).
+  const apiSteps = [limitQueryParameters, limiter, json, form, requestContext, origins];
+  const pageSteps = [limitQueryParameters, form, requestContext, origins];
+
+  const documents = new Scope(app, '', { cors: corsStep }, table, base);
+  const apiRouter = Router();
+  app.use('/api', apiRouter);
+  const api = new Scope(apiRouter, '/api', { steps: apiSteps, cors: corsStep }, table, base);
+  const pagesRouter = Router();
+  app.use(pagesRouter);
+  // Routes outside /api that need the per-IP budget (the hosted forms) declare `rateLimit`; the boundary answers 429
+  // with a page.
+  const pages = new Scope(pagesRouter, '', { steps: pageSteps, boundary: pageErrors }, table, { ...base, rateLimit: limiter });
+
+  const scopes: Scopes = {
+    documents,
+    apiDocuments: documents.with({ steps: [limiter] }),
+    api,
+    oauthProtocol: api.with({ boundary: oauthDialect, dialect: 'oauth' }),
+    administration: api.with({ secondFactorForAdmins: true }),
+    pages,
+  };
+  const finish = () => {
+    apiRouter.use(limiter, notFoundHandler);
+    app.use(notFoundHandler);
+    app.use(createErrorHandler(ctx.logger));
+  };
+  return { scopes, finish };
 }
 
-/** Builds the Express app: global middleware, the URL map, 404 and the single error handler. */
+/**
+ * Builds the Express app: the global steps every answer needs (duration histogram, request id and access log,
+ * security headers), the scopes with their routes, 404 and the single error handler.
+ */
 export function createApp(deps: AppDeps): Express {
   const { ctx } = deps;
   const { config } = ctx;
@@ -59,54 +113,17 @@ export function createApp(deps: AppDeps): Express {
   // No ETag: the answers are per-caller and mostly no-store, so a SHA-1 of every JSON body buys no revalidation.
   app.set('etag', false);
   if (config.trustProxy !== undefined) app.set('trust proxy', config.trustProxy);
+  // `req.cookies` is parsed on first read (session cookies, CSRF, the origin check); routes that never read it pay nothing.
+  installLazyCookies(app);
 
   const metrics = createMetrics(ctx.metrics);
-  metrics.install(app);
   app.use(metrics.middleware);
+  app.use(createAccessLog(ctx.logger));
+  app.use(securityHeaders(securityHeaderOptions(config.baseUrl)));
   app.use('/metrics', createMetricsRouter(metrics, config.metricsToken));
-  app.use(limitQueryParameters);
 
-  const accessLog = createAccessLog(ctx.logger);
-  app.use(accessLog.middleware);
-
-  const recordedHeaders = recordSecurityHeaders(securityHeaderOptions(config.baseUrl));
-  app.use(securityHeaders(recordedHeaders));
-
-  const allowedOrigins = new Set(config.allowedOrigins);
-  const corsHeaders = cors<express.Request>((req, callback) => {
-    const origin = req.headers.origin;
-    // Unlisted origins get no CORS headers.
-    if (origin && allowedOrigins.has(origin) && corsAppliesTo(req.path)) callback(null, { origin, credentials: true, maxAge: 600 });
-    else callback(null, { origin: false });
-  });
-  // No Origin: command-line tools and servers, always allowed, and nothing for CORS to answer.
-  app.use((req, res, next) => (req.headers.origin === undefined ? next() : corsHeaders(req, res, next)));
-
-  // One limiter for /api and the lane's authenticated routes, counting each request once (LaneRateLimit).
-  const limiter = laneRateLimit(deps.rateLimit ?? createRateLimit(config));
-  const rateLimit = limiter.middleware;
-  const routeDeps = { ctx, authenticate: createAuthenticate(ctx), rateLimit };
-  mountPublicDocuments(app, routeDeps);
-
-  installLazyCookies(app);
-  app.use(express.json({ limit: '100kb' }));
-  app.use(express.urlencoded({ extended: false, limit: '100kb', parameterLimit: MAX_PARAMETERS }));
-  // After the body parsers (their stream callbacks would lose it): security events learn the request id, IP,
-  // user agent and caller from here (lib/request-context.ts).
-  app.use(requestContext);
-  app.use('/api', rateLimit);
-  app.use(originCheck(config));
-
-  // Routes outside /api that need the same budget (the hosted sign-in form) declare `rateLimit` on their line.
-  mountRoutes(app, routeDeps);
-
-  app.use(notFoundHandler);
-  app.use(createErrorHandler(ctx.logger));
-  installPublicLane(app, {
-    metrics,
-    accessLog,
-    securityHeaders: recordedHeaders,
-    api: { rateLimit: limiter, resolvePrincipal: (token) => resolvePrincipal(ctx, token), trustProxy: () => app.get('trust proxy fn') as (address: string, hop: number) => boolean },
-  });
+  const { scopes, finish } = createScopes(app, deps);
+  mountRoutes(scopes);
+  finish();
   return app;
 }

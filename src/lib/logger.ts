@@ -37,10 +37,14 @@ export function createLogger(level: string, options: { pretty?: boolean } = {}):
   const base = { level, redact: { paths: REDACT, remove: true }, base: undefined };
   if (options.pretty && process.stdout.isTTY) {
     const pretty = require('pino-pretty') as typeof import('pino-pretty');
-    return pino(base, pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', sync: true }));
+    const stream = pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', sync: true });
+    const logger = pino(base, stream);
+    streams.set(logger, stream);
+    return logger;
   }
   const destination = pino.destination({ dest: 1, sync: false, maxLength: LOG_BUFFER_MAX_BYTES });
   const logger = pino(base, destination);
+  streams.set(logger, destination);
   let dropped = 0;
   destination.on('drop', () => {
     if (dropped++ === 0) {
@@ -52,6 +56,19 @@ export function createLogger(level: string, options: { pretty?: boolean } = {}):
     }
   });
   return logger;
+}
+
+/** The stream each logger of createLogger writes to, for the access log's logger on the same stream. */
+const streams = new WeakMap<Logger, pino.DestinationStream>();
+
+/**
+ * A logger on the same stream as `logger` without its redaction (which walks every object logged), for lines whose
+ * fields are fixed by the caller and never carry a credential (the access log). Its level is `trace`: the caller
+ * asks `logger.isLevelEnabled` first. A logger not made by createLogger (a test's) is returned as it is.
+ */
+export function createUnredactedLogger(logger: Logger): Logger {
+  const stream = streams.get(logger);
+  return stream ? pino({ level: 'trace', base: undefined }, stream) : logger;
 }
 
 /** At most this much log output waits for a stalled stdout before lines are dropped. */

@@ -1,4 +1,4 @@
-import type { Express, Request, RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { Router } from 'express';
 import { Histogram, type Registry } from 'prom-client';
 import { safeEqual } from '../lib/crypto';
@@ -8,10 +8,6 @@ export interface Metrics {
   registry: Registry;
   /** Times every request, labelled by route pattern (never the raw URL, which may carry ids or tokens). */
   middleware: RequestHandler;
-  /** Makes the app's requests remember their route pattern (call once on the app the middleware serves). */
-  install(app: Express): void;
-  /** Records one answer given outside the middleware (src/middleware/public-lane.ts). */
-  observe(method: string, route: string, status: number, seconds: number): void;
 }
 
 /** The request histogram, on the registry of the operator metrics (lib/metrics.ts), which also counts 429s. */
@@ -43,51 +39,35 @@ export function createMetrics(operator: OperatorMetrics): Metrics {
     });
     next();
   };
-  return { registry, middleware, install: installRouteCapture, observe };
+  return { registry, middleware };
 }
 
 /** The label of every request no route matched (404s, probes of random paths): one series, whatever the path. */
 export const UNMATCHED_ROUTE = 'unmatched';
 
-const ROUTE = Symbol('route');
 const ROUTE_LABEL = Symbol('routeLabel');
-type WithRoute = Request & { [ROUTE]?: unknown; [ROUTE_LABEL]?: string };
+type WithRouteLabel = Request & { [ROUTE_LABEL]?: string };
 
 /**
- * The route label of a request: the declared pattern (`/api/auth/sessions/:sessionId`), never the raw path, so the
- * label set is bounded by the routes the app declares (CONTRACT §8). The router assigns `req.route` when a route
- * matches, while `req.baseUrl` is still the mount path; it resets `baseUrl` when the request leaves the router, so
- * the pattern is captured at that assignment, by an accessor defined once on the app's request prototype (issue 10:
- * not a property defined on every request object, which costs time and turns the object into a slow dictionary).
+ * The first step of every declared route (src/routes/scope.ts): the request's route label is the route's full declared
+ * pattern (`/api/auth/sessions/:sessionId`), never the raw path, so the label set is bounded by the routes the app
+ * declares (CONTRACT §8). The label comes from the declaration, not from Express's `req.route`.
  */
-function installRouteCapture(app: Express): void {
-  Object.defineProperty(app.request, 'route', {
-    configurable: true,
-    enumerable: true,
-    get(this: WithRoute) {
-      return this[ROUTE];
-    },
-    set(this: WithRoute, value: { path?: unknown } | undefined) {
-      this[ROUTE] = value;
-      if (value && typeof value.path === 'string') this[ROUTE_LABEL] = routeLabel(this.baseUrl, value.path);
-    },
-  });
-}
-
-/** The mount path and the route's path, as the OpenAPI document writes it: `/health`, not `/health/`. */
-export function routeLabel(mountPath: string, routePath: string): string {
-  const label = `${mountPath}${routePath}`;
-  return label.length > 1 && label.endsWith('/') ? label.slice(0, -1) : label;
+export function labelRoute(label: string): RequestHandler {
+  return (req, _res, next) => {
+    (req as WithRouteLabel)[ROUTE_LABEL] = label;
+    next();
+  };
 }
 
 function routeLabelOf(req: Request): string {
-  return (req as WithRoute)[ROUTE_LABEL] ?? UNMATCHED_ROUTE;
+  return (req as WithRouteLabel)[ROUTE_LABEL] ?? UNMATCHED_ROUTE;
 }
 
 /** GET /metrics (Prometheus text) behind `Authorization: Bearer METRICS_TOKEN`; 404 when no token is set. */
 export function createMetricsRouter(metrics: Metrics, token: string | undefined): Router {
   const router = Router();
-  router.get('/', async (req, res, next) => {
+  router.get('/', labelRoute('/metrics'), async (req, res, next) => {
     if (!token) return next();
     const presented = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1] ?? '';
     if (!safeEqual(presented, token)) {

@@ -1,6 +1,5 @@
 import type { RequestHandler } from 'express';
 import { ipKeyGenerator, rateLimit, type Store } from 'express-rate-limit';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIPv4 } from 'node:net';
 import type { Config } from '../config';
 import { AppError } from '../errors';
@@ -68,39 +67,6 @@ export async function createRedisRateLimitStore(
     store,
     close: async () => {
       await client.quit().catch(() => undefined);
-    },
-  };
-}
-
-/**
- * The /api limiter as two entry points that count a request once: `middleware` in the Express stack, and `count`
- * for the lane (src/middleware/public-lane.ts), which runs the same limiter before Express. A request the lane
- * counted and then hands to Express (a 429, a token that does not authenticate, an error) is marked with `handOver`:
- * the middleware then passes on the lane's outcome, the rate_limited error included, instead of counting it again;
- * the RateLimit headers the limiter set on the response stay on it.
- */
-export interface LaneRateLimit {
-  middleware: RequestHandler;
-  /** Runs the limiter on a request outside Express (`req.ip` set); resolves to its error (rate_limited) or undefined. */
-  count(req: IncomingMessage, res: ServerResponse): Promise<unknown>;
-  /** The request `count` counted goes to Express, which must not count it again: the limiter's outcome was `err`. */
-  handOver(req: IncomingMessage, err: unknown): void;
-}
-
-export function laneRateLimit(limit: RequestHandler): LaneRateLimit {
-  const counted = new WeakMap<IncomingMessage, { err: unknown }>();
-  return {
-    middleware: (req, res, next) => {
-      const outcome = counted.get(req);
-      if (!outcome) return limit(req, res, next);
-      counted.delete(req);
-      next(outcome.err);
-    },
-    // express-rate-limit reads `ip` and `headers` and sets `rateLimit` on the request, and calls setHeader on the
-    // response: all there before Express (`ip` is set by the lane as Express computes it).
-    count: (req, res) => new Promise((resolve) => void limit(req as never, res as never, resolve)),
-    handOver: (req, err) => {
-      counted.set(req, { err });
     },
   };
 }

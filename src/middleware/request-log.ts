@@ -1,8 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { RequestHandler } from 'express';
 import { randomUUID } from 'node:crypto';
-import pino from 'pino';
-import type { Logger } from '../lib/logger';
+import { createUnredactedLogger, type Logger } from '../lib/logger';
 
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._-]{8,128}$/;
 
@@ -15,12 +14,6 @@ export function requestIdOf(req: IncomingMessage): string {
 /** GET /health (polled by load balancers) is not logged. */
 export const isUnloggedUrl = (url: string): boolean => url === '/health';
 
-export interface AccessLog {
-  /** Request id and the access-log line of every request through Express. */
-  middleware: RequestHandler;
-  /** The line of a request answered before Express (src/middleware/public-lane.ts), written the same way. */
-  write(id: string, method: string, path: string, status: number, responseTimeMs: number, finished: boolean): void;
-}
 
 /**
  * Request id and one access-log line per request, at the cost of a single log call: the request id (requestIdOf) is
@@ -31,9 +24,9 @@ export interface AccessLog {
  * The line is written by a logger on the same stream without the service logger's redaction (which walks every
  * object logged): its fields are fixed here and never carry a credential. The service logger's level decides.
  */
-export function createAccessLog(logger: Logger): AccessLog {
-  const access = pino({ level: 'trace', base: undefined }, Reflect.get(logger, pino.symbols.streamSym) as pino.DestinationStream);
-  const write: AccessLog['write'] = (id, method, path, status, responseTimeMs, finished) => {
+export function createAccessLog(logger: Logger): RequestHandler {
+  const access = createUnredactedLogger(logger);
+  const write = (id: string, method: string, path: string, status: number, responseTimeMs: number, finished: boolean): void => {
     const level = status >= 500 ? 'error' : finished ? 'info' : 'warn';
     if (!logger.isLevelEnabled(level)) return;
     access[level]({ req: { id, method, path }, res: { statusCode: status }, responseTime: Math.round(responseTimeMs) }, finished ? 'request completed' : 'request aborted');
@@ -51,5 +44,5 @@ export function createAccessLog(logger: Logger): AccessLog {
     });
     next();
   };
-  return { middleware, write };
+  return middleware;
 }

@@ -1,4 +1,3 @@
-import type { Express } from 'express';
 import { createAdminRouter } from './admin/admin.router';
 import { createAccountRouter } from './auth/account.router';
 import { createActivityRouter, createAuditRouter } from './audit/audit.router';
@@ -7,9 +6,8 @@ import { createAuthRouter } from './auth/auth.router';
 import { createMfaRouter } from './auth/mfa.router';
 import { createDocsRouter } from './docs/docs.router';
 import { createHealthRouter } from './health/health.router';
-import { oauthErrorBoundary } from './oauth/oauth-errors';
-import { createDiscoveryRouter, createOAuthRouter } from './oauth/oauth.router';
-import { createOidcDiscoveryRouter, createOidcRouter } from './oauth/oidc.router';
+import { createDiscoveryRouter, createOAuthProtocolRouter, createOAuthRouter } from './oauth/oauth.router';
+import { createOidcDiscoveryRouter, createOidcProtocolRouter, createOidcRouter } from './oauth/oidc.router';
 import { createAccountPagesRouter } from './pages/account-pages.router';
 import { createMfaPagesRouter } from './pages/mfa-pages.router';
 import { createOAuthPagesRouter } from './pages/oauth-pages.router';
@@ -17,48 +15,59 @@ import { createSetupPagesRouter } from './pages/setup-pages.router';
 import { createSelfServicePagesRouter } from './pages/self-service-pages.router';
 import { createStaticRouter } from './pages/static.router';
 import { createRbacRouter } from './rbac/rbac.router';
-import type { RouteDeps } from './types';
+import type { Scope } from './scope';
 import { createUsersRouter } from './users/users.router';
 
-/**
- * The documents polled most, by load balancers and relying parties: GET only, no body, no cookie, no session, no
- * security event, outside /api (so outside its rate limit). createApp mounts them before the body parsers, the
- * request context and the origin check, none of which they need (issue 10: a probe storm costs as little as it can).
- */
-export function mountPublicDocuments(app: Express, deps: RouteDeps): void {
-  app.use('/health', createHealthRouter(deps));
-  // RFC 8414 location, beyond the spec's /api/oauth/.well-known path (CONTRACT §5).
-  app.use('/.well-known', createDiscoveryRouter(deps));
-  // OpenID Connect Discovery 1.0 §4 (CONTRACT §9).
-  app.use('/.well-known', createOidcDiscoveryRouter(deps));
+/** The scopes of the app (built by createScopes in src/app.ts), each with its own steps. */
+export interface Scopes {
+  /** Public documents (/health, discovery): no step but CORS. */
+  documents: Scope;
+  /** The public documents under /api (the spec's discovery path): CORS and the per-IP limiter of every /api path (spec §8). */
+  apiDocuments: Scope;
+  /** /api: CORS, the per-IP limiter, body parsers, request context, the origin check. */
+  api: Scope;
+  /** /api with RFC 6749's error dialect: the OAuth protocol endpoints. */
+  oauthProtocol: Scope;
+  /** /api under MFA_REQUIRED_FOR_ADMINS: users, RBAC and everything under /api/admin. */
+  administration: Scope;
+  /** HTML pages: form parser, request context, origin check, the page error boundary (the 429 page). */
+  pages: Scope;
 }
 
 /**
- * The one URL map of the service: where each router mounts. What each route requires, accepts and answers is its
- * declaration (src/routes/route.ts), which the OpenAPI document and the permission matrix read back from the app.
+ * The one URL map of the service: which scope each router is mounted in, and where. What each route requires, accepts
+ * and answers is its declaration (src/routes/route.ts); the app's route table (src/routes/route-table.ts), which the
+ * OpenAPI document and the permission matrix read, is recorded as they are mounted.
  */
-export function mountRoutes(app: Express, deps: RouteDeps): void {
-  app.use('/api/auth', createAuthRouter(deps));
-  app.use('/api/auth', createAccountRouter(deps));
-  app.use('/api/auth', createAppsRouter(deps));
-  app.use('/api/auth', createActivityRouter(deps));
-  // The OAuth protocol endpoints answer in RFC 6749's dialect: their errors, raised inside the router or before it
-  // (rate limit, body parser), are translated at the router's boundary.
-  const oauth = createOAuthRouter(deps);
-  app.use('/api/oauth', oauth, oauthErrorBoundary(oauth));
-  const oidc = createOidcRouter(deps);
-  app.use('/api/oauth', oidc, oauthErrorBoundary(oidc));
-  app.use('/api/auth', createMfaRouter(deps));
-  app.use('/api/users', createUsersRouter(deps));
-  app.use('/api/rbac', createRbacRouter(deps));
-  app.use('/api/admin', createAuditRouter(deps));
-  app.use('/api/admin', createAdminRouter(deps));
-  app.use('/api', createDocsRouter(deps));
+export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, administration, pages }: Scopes): void {
+  // Polled most, by load balancers and relying parties: GET only, no body, no cookie, no session, no security event.
+  documents.mount('/health', createHealthRouter);
+  // The spec's discovery path, and the RFC 8414 location (CONTRACT §5).
+  apiDocuments.mount('/api/oauth/.well-known', createDiscoveryRouter);
+  documents.mount('/.well-known', createDiscoveryRouter);
+  // OpenID Connect Discovery 1.0 §4 at the issuer, and under /api/oauth (CONTRACT §9).
+  apiDocuments.mount('/api/oauth/.well-known', createOidcDiscoveryRouter);
+  documents.mount('/.well-known', createOidcDiscoveryRouter);
 
-  app.use('/static', createStaticRouter(deps));
-  app.use('/', createOAuthPagesRouter(deps));
-  app.use('/', createMfaPagesRouter(deps));
-  app.use('/', createSelfServicePagesRouter(deps));
-  app.use('/', createAccountPagesRouter(deps));
-  app.use('/', createSetupPagesRouter(deps));
+  api.mount('/auth', createAuthRouter);
+  api.mount('/auth', createAccountRouter);
+  api.mount('/auth', createAppsRouter);
+  api.mount('/auth', createActivityRouter);
+  api.mount('/auth', createMfaRouter);
+  oauthProtocol.mount('/oauth', createOAuthProtocolRouter);
+  oauthProtocol.mount('/oauth', createOidcProtocolRouter);
+  api.mount('/oauth', createOAuthRouter);
+  api.mount('/oauth', createOidcRouter);
+  administration.mount('/users', createUsersRouter);
+  administration.mount('/rbac', createRbacRouter);
+  administration.mount('/admin', createAuditRouter);
+  administration.mount('/admin', createAdminRouter);
+  api.mount('/', createDocsRouter);
+
+  pages.mount('/static', createStaticRouter);
+  pages.mount('/', createOAuthPagesRouter);
+  pages.mount('/', createMfaPagesRouter);
+  pages.mount('/', createSelfServicePagesRouter);
+  pages.mount('/', createAccountPagesRouter);
+  pages.mount('/', createSetupPagesRouter);
 }

@@ -1,5 +1,6 @@
 /**
- * One typed declaration per route: guard, validation, cache policy and documentation in one place.
+ * The route declaration and its handler adapter: one typed declaration per route (guard, validation, cache policy
+ * and documentation in one place), turned into the Express steps that enforce it.
  *
  *   route(
  *     {
@@ -14,11 +15,12 @@
  *
  * The handler receives the `z.output<>` of params, query and body (camelCase domain input when the schema
  * transforms) and the principal the `auth` mode guarantees; what it returns is sent as JSON with the declared
- * status. `declareRouter(deps, [route(...), ...])` mounts the routes on an Express router, and
- * src/routes/route-table.ts reads the declarations back from the app to build the OpenAPI document and the
- * permission matrix test. A route mounted any other way under /api fails test/e2e/route-declarations.test.ts.
+ * status. `declareRouter(deps, [route(...), ...])` builds the Express router; where it is mounted (a scope,
+ * src/routes/scope.ts) decides the steps every route of it runs first, its error dialect and its admin policy, and
+ * records each route in the app's route table (src/routes/route-table.ts), which the OpenAPI document and the
+ * permission matrix test read.
  */
-import { Router, type Request, type RequestHandler, type Response } from 'express';
+import { Router, type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
 import { z } from 'zod';
 import { AppError } from '../errors';
 import { csrfValid } from '../middleware/csrf';
@@ -27,7 +29,7 @@ import { requireAllowedOrigin } from '../middleware/origin-check';
 import { requireAdmin, requirePermission, requireRole } from '../middleware/authorize';
 import { zodDetails } from '../middleware/validate';
 import type { Principal } from '../services/principal';
-import { renderOAuthErrorPage } from '../views/consent';
+import { responseChecker } from './docs/response-check';
 import type { RouteDeps } from './types';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -84,34 +86,32 @@ export interface RouteDecl<P extends Schema = Schema, Q extends Schema = Schema,
   errors?: number[];
   /** A status that can also answer with another body than `{ error, message }` (documented as oneOf). */
   errorBodies?: Partial<Record<number, { description: string; schema: z.ZodType }>>;
-  /** Errors in the RFC 6749 dialect `{ error, error_description }` (OAuth protocol endpoints). */
-  dialect?: 'oauth';
   /** The app's rate limiter on this route (the /api limiter already covers every /api path: pages only). */
   rateLimit?: boolean;
   /** Cache-Control: no-store and Pragma: no-cache on every answer, errors included (tokens, secrets, forms). */
   noStore?: boolean;
   /** Cache-Control of a successful answer (public documents: `public, max-age=300`). */
   cacheControl?: string;
-  /**
-   * Also answered before the Express stack (src/middleware/public-lane.ts) when the request is exactly `GET <path>`
-   * with no query and no Origin (an authenticated route: also no body): for routes called at high rates. The handler reads nothing from the request
-   * but the principal (it gets no `req`/`res`), has no inputs, guards or CSRF check, and only reads. Two kinds:
-   * - `auth: 'none'`, a public document at /health or under /.well-known (/health, discovery), with no limiter;
-   * - `auth: 'user'` or `'user-or-client'` under /api (GET /api/auth/me): only a request with a Bearer header takes
-   *   the lane, which runs the /api limiter and the same live check as `authenticate`; anything that is not a
-   *   success there (429, 401, 403, an error) is answered by Express, without counting the request twice.
-   * Both ways give the same answer, headers included (test/e2e/public-lane.test.ts).
-   */
-  lane?: boolean;
   /** A present Origin must be BASE_URL's or allow-listed (login CSRF defence of endpoints that set cookies). */
   originCheck?: boolean;
   /** HTML form post: the double-submit CSRF pair must match, else `refuse` answers (usually 403 with a page). */
   csrf?: (req: Request, res: Response) => void;
   /** Left out of the OpenAPI document (HTML pages). */
   document?: boolean;
+  /** CORS headers for allow-listed origins where the scope gives them; `false`: never (browser redirects, pages). */
+  cors?: false;
+}
+
+/**
+ * A declaration as mounted: what the scope adds to every route of it (src/routes/scope.ts), never declared on a route,
+ * so that no route of an admin router or an OAuth protocol router can leave it out.
+ */
+export interface MountedRouteDecl extends RouteDecl {
+  /** Errors in the RFC 6749 dialect `{ error, error_description }` (the OAuth protocol scope). */
+  dialect?: 'oauth';
   /**
    * MFA_REQUIRED_FOR_ADMINS applies (CONTRACT §10): an admin-tier caller whose session has no second factor gets 403
-   * mfa_required. Set for whole routers (users, RBAC, admin) through `declareRouter`'s `secondFactorForAdmins`.
+   * mfa_required (the administration scope: users, RBAC, admin).
    */
   secondFactorForAdmins?: boolean;
 }
@@ -127,14 +127,11 @@ export interface RouteInput<D extends RouteDecl> {
   principal: PrincipalFor<D['auth']>;
 }
 
-export type RouteHandler<D extends RouteDecl> = [D] extends [{ lane: true }]
-  ? (input: RouteInput<D>) => unknown
-  : (input: RouteInput<D>, req: Request, res: Response) => unknown;
+export type RouteHandler<D extends RouteDecl> = (input: RouteInput<D>, req: Request, res: Response) => unknown;
 
 export interface DeclaredRoute {
   decl: RouteDecl;
-  /** Called without `req` and `res` only for a `lane` route, whose handler type takes none. */
-  handler: (input: RouteInput<RouteDecl>, req?: Request, res?: Response) => unknown;
+  handler: (input: RouteInput<RouteDecl>, req: Request, res: Response) => unknown;
 }
 
 /** Declares a route; mount it with `declareRouter`. */
@@ -146,69 +143,46 @@ export function route<const D extends RouteDecl>(decl: D, handler: RouteHandler<
   if (decl.noStore && decl.cacheControl !== undefined) {
     throw new Error(`${decl.method.toUpperCase()} ${decl.path}: noStore and cacheControl are two answers to one question`);
   }
-  if (decl.lane) {
-    assertLaneable(decl);
-    // Declared with a `lane` that is not the literal true, the handler's type would allow req/res, which the lane
-    // does not pass.
-    if (handler.length > 1) throw new Error(`${decl.method.toUpperCase()} ${decl.path}: a lane route's handler takes no req or res`);
-  }
   // The one cast of the edge: RouteInput<D> is computed from D, and the chain builds exactly that shape at runtime
   // (params, query and body parsed by D's own schemas, the principal guaranteed by D's auth mode).
   return { decl, handler: handler as DeclaredRoute['handler'] };
 }
 
-/** What a `lane` route may not have: anything that reads the request or guards it. */
-function assertLaneable(decl: RouteDecl): void {
-  const reads = ['params', 'query', 'body', 'permission', 'role', 'admin', 'rateLimit', 'originCheck', 'csrf', 'secondFactorForAdmins'] as const;
-  const found = reads.filter((key) => decl[key] !== undefined && decl[key] !== false);
-  const auth = decl.auth === 'none' || decl.auth === 'user' || decl.auth === 'user-or-client';
-  if (decl.method !== 'get' || !auth || found.length > 0) {
-    throw new Error(
-      `${decl.method.toUpperCase()} ${decl.path}: a lane route is a GET with auth 'none', 'user' or 'user-or-client' and no ${found.join(', ') || 'inputs'}`,
-    );
-  }
-}
-
-/** A lane route's answer, computed the way its Express handler computes it. */
-export interface LaneResult {
-  status: number;
-  body: unknown;
-}
-
-/** A lane route's handler: the principal of an authenticated lane route, undefined for a public one. */
-export type LaneAnswer = (principal: Principal | undefined) => Promise<LaneResult>;
-
-const laneAnswers = new WeakMap<RouteDecl, LaneAnswer>();
-
-/** How the lane answers a declared `lane` route (undefined for any other route). */
-export function laneAnswerOf(decl: RouteDecl): LaneAnswer | undefined {
-  return laneAnswers.get(decl);
-}
-
-/** The declaration of each route's last handler, where route-table.ts finds it when it walks the app. */
-const declarations = new WeakMap<object, RouteDecl>();
-
-export function declarationOf(fn: unknown): RouteDecl | undefined {
-  return typeof fn === 'function' ? declarations.get(fn) : undefined;
-}
-
 export interface RouterOptions {
   /** Default tags of the router's routes. */
   tags?: readonly string[];
-  /** Existing router to add the routes to. */
-  router?: Router;
-  /** Every route of the router is under the MFA_REQUIRED_FOR_ADMINS policy (RouteDecl.secondFactorForAdmins). */
-  secondFactorForAdmins?: boolean;
 }
 
-/** Builds an Express router from declarations, in order (fixed paths before parameterised ones). */
+/**
+ * Builds an Express router from declarations, in order (fixed paths before parameterised ones). Each route runs the
+ * steps of the scope it is declared for (`deps.scope`, src/routes/scope.ts) and then its own; the scope records it in
+ * the app's route table.
+ */
 export function declareRouter(deps: RouteDeps, routes: DeclaredRoute[], options: RouterOptions = {}): Router {
-  const router = options.router ?? Router();
+  const router = Router();
+  const scope = deps.scope;
+  const preflights = new Set<string>();
   for (const declared of routes) {
-    let decl: RouteDecl = declared.decl.tags || !options.tags ? declared.decl : { ...declared.decl, tags: options.tags };
-    if (options.secondFactorForAdmins) decl = { ...decl, secondFactorForAdmins: true };
-    if (decl.lane) assertLaneable(decl);
-    router[decl.method](decl.path, ...chainOf(deps, decl, declared.handler));
+    const decl: MountedRouteDecl = {
+      ...declared.decl,
+      ...(declared.decl.tags || !options.tags ? {} : { tags: options.tags }),
+      ...(scope?.dialect ? { dialect: scope.dialect } : {}),
+      ...(scope?.secondFactorForAdmins ? { secondFactorForAdmins: true } : {}),
+    };
+    const cors = scope?.cors && decl.cors !== false ? scope.cors : undefined;
+    const chain: Array<RequestHandler | ErrorRequestHandler> = [];
+    if (scope) chain.push(scope.label(decl));
+    if (cors) chain.push(cors);
+    if (scope) chain.push(...scope.steps);
+    chain.push(...chainOf(deps, decl, declared.handler));
+    if (scope?.boundary) chain.push(scope.boundary);
+    router[decl.method](decl.path, ...chain);
+    // A CORS preflight (OPTIONS) matches no declared method: the route's path answers it with the same CORS step.
+    if (cors && !preflights.has(decl.path)) {
+      preflights.add(decl.path);
+      router.options(decl.path, cors);
+    }
+    scope?.record(decl);
   }
   return router;
 }
@@ -232,13 +206,13 @@ const NO_STORE: RequestHandler = (_req, res, next) => {
   next();
 };
 
-function chainOf(deps: RouteDeps, decl: RouteDecl, handler: DeclaredRoute['handler']): RequestHandler[] {
+function chainOf(deps: RouteDeps, decl: MountedRouteDecl, handler: DeclaredRoute['handler']): RequestHandler[] {
   const chain: RequestHandler[] = [];
+  if (decl.noStore) chain.push(NO_STORE);
   if (decl.rateLimit) {
     if (!deps.rateLimit) throw new Error(`${decl.path}: rateLimit declared but the router has no limiter`);
-    chain.push(decl.document === false || decl.response?.kind === 'html' ? pageRateLimit(deps.rateLimit) : deps.rateLimit);
+    chain.push(deps.rateLimit);
   }
-  if (decl.noStore) chain.push(NO_STORE);
   if (decl.originCheck) chain.push(requireAllowedOrigin(deps.ctx.config));
   const authenticate = authenticatorFor(deps, decl.auth);
   if (authenticate) chain.push(authenticate);
@@ -252,17 +226,10 @@ function chainOf(deps: RouteDeps, decl: RouteDecl, handler: DeclaredRoute['handl
     chain.push((req, res, next) => (csrfValid(req, config) ? next() : refuse(req, res)));
   }
 
-  const checkResponse = deps.ctx.config.nodeEnv === 'test' && decl.response?.schema ? decl.response.schema : undefined;
+  // Test runs only: the body sent must match the declared response schema (never in production).
+  const checkResponse = deps.ctx.config.nodeEnv === 'test' ? responseChecker(decl) : undefined;
   const status = decl.response?.status ?? 200;
   const { cacheControl } = decl;
-  if (decl.lane) {
-    laneAnswers.set(decl, async (principal) => {
-      const result = await handler({ params: undefined, query: undefined, body: undefined, principal });
-      const [code, body] = result instanceof Reply ? [result.status, result.body] : [status, result];
-      if (checkResponse && code < 400) assertResponse(decl, checkResponse, body);
-      return { status: code, body };
-    });
-  }
   const final: RequestHandler = async (req, res) => {
     const input: RouteInput<RouteDecl> = {
       params: decl.params ? parse(decl, 'params', req.params) : undefined,
@@ -277,30 +244,12 @@ function chainOf(deps: RouteDeps, decl: RouteDecl, handler: DeclaredRoute['handl
       return;
     }
     const [code, body] = result instanceof Reply ? [result.status, result.body] : [status, result];
-    if (checkResponse && code < 400) assertResponse(decl, checkResponse, body);
+    if (checkResponse && code < 400) checkResponse(body);
     if (cacheControl !== undefined && code < 400) res.set('Cache-Control', cacheControl);
     res.status(code).json(body);
   };
-  declarations.set(final, decl);
   chain.push(final);
   return chain;
-}
-
-/**
- * The limiter in front of an HTML page's form post: over the limit, the person gets a 429 page (Retry-After kept), not
- * the API's JSON body in their browser.
- */
-function pageRateLimit(limit: RequestHandler): RequestHandler {
-  return (req, res, next) =>
-    limit(req, res, (err?: unknown) => {
-      if (!(err instanceof AppError) || err.code !== 'rate_limited') return next(err);
-      if (err.headers) res.set(err.headers);
-      noStore(res);
-      res
-        .status(429)
-        .type('html')
-        .send(renderOAuthErrorPage({ title: 'Too many requests', message: 'Too many requests from your network. Wait a minute, then try again.' }));
-    });
 }
 
 function authenticatorFor(deps: RouteDeps, auth: AuthMode): RequestHandler | undefined {
@@ -324,13 +273,4 @@ function parse(decl: RouteDecl, where: 'params' | 'query' | 'body', value: unkno
   if (result.success) return result.data;
   if (decl.invalid) throw decl.invalid(result.error.issues, where);
   throw new AppError('validation_error', `${WHAT[where]} is invalid`, { details: zodDetails(result.error) });
-}
-
-/** Test runs only: the body sent must match the declared response schema (as a client would read it). */
-function assertResponse(decl: RouteDecl, schema: z.ZodType, body: unknown): void {
-  const parsed = schema.safeParse(JSON.parse(JSON.stringify(body)));
-  if (!parsed.success) {
-    const problems = zodDetails(parsed.error).map((d) => `${d.path}: ${d.message}`).join('; ');
-    throw new Error(`${decl.method.toUpperCase()} ${decl.path} answered outside its declared response schema: ${problems}`);
-  }
 }

@@ -13,7 +13,8 @@ afterAll(async () => {
   await Promise.all([t.close(), relaxed.close()]);
 });
 
-const ADMIN_ENDPOINTS = ['/api/users', '/api/rbac/roles', '/api/admin/summary'];
+// Issue 19: every /api/admin/* route, the audit listing included (the policy is the administration scope's).
+const ADMIN_ENDPOINTS = ['/api/users', '/api/rbac/roles', '/api/admin/summary', '/api/admin/audit-events'];
 
 describe('MFA_REQUIRED_FOR_ADMINS=true', () => {
   test.each(['super_admin', 'admin'])('%s signed in with the password only: 403 mfa_required on users, RBAC and admin APIs', async (role) => {

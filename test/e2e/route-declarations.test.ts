@@ -3,12 +3,14 @@ import request from 'supertest';
 import { z } from 'zod';
 import { createAuthenticate } from '../../src/middleware/authenticate';
 import { declareRouter, route } from '../../src/routes/route';
-import { listAppRoutes } from '../../src/routes/route-table';
+import { createScopes } from '../../src/app';
+import { listDeclaredRoutes } from '../../src/routes/route-table';
 import { createTestApp, type TestApp } from '../helpers/test-app';
 
 /**
- * Every route is declared once (src/routes/route.ts): the OpenAPI document and the permission matrix are read back
- * from the declarations, so a route mounted any other way would be undocumented and untested.
+ * Every route is declared once (src/routes/route.ts) and mounted by a scope (src/routes/scope.ts), which records it in
+ * the app's route table: the OpenAPI document and the permission matrix read that table, so a scope refuses a router
+ * mounted any other way (it would be undocumented and untested).
  */
 let t: TestApp;
 beforeAll(async () => {
@@ -19,26 +21,34 @@ afterAll(async () => {
 });
 
 describe('route declarations', () => {
-  test('every route of the app under /api has a declaration', () => {
-    const routes = listAppRoutes(t.app).filter((r) => r.path.startsWith('/api/'));
-    expect(routes.length).toBeGreaterThan(50);
-    const undeclared = routes.filter((r) => !r.decl).map((r) => `${r.method.toUpperCase()} ${r.path}`);
-    expect(undeclared).toEqual([]);
+  test('the route table lists the declared routes, with their full paths and what their scope added', () => {
+    const routes = listDeclaredRoutes(t.app);
+    expect(routes.filter((r) => r.path.startsWith('/api/')).length).toBeGreaterThan(50);
+    const find = (method: string, path: string) => routes.find((r) => r.method === method && r.path === path)?.decl;
+    expect(find('get', '/api/users/:userId')?.secondFactorForAdmins).toBe(true);
+    expect(find('get', '/api/admin/audit-events')?.secondFactorForAdmins).toBe(true);
+    expect(find('post', '/api/oauth/token')?.dialect).toBe('oauth');
+    expect(find('get', '/api/auth/me')?.dialect).toBeUndefined();
+    expect(find('get', '/health')).toBeDefined();
   });
 
-  test('the walk finds a router mounted without declarations (so the check above can fail)', () => {
+  test('a scope refuses a router that was not built from declarations with its deps', () => {
     const app = express();
+    const { scopes } = createScopes(app, { ctx: t.ctx });
     const plain = Router();
     plain.get('/widgets/:id', (_req, res) => void res.end());
-    app.use('/api/extra', plain);
-    expect(listAppRoutes(app)).toEqual([{ method: 'get', path: '/api/extra/widgets/:id', decl: undefined }]);
+    expect(() => scopes.api.mount('/extra', () => plain)).toThrow(/only routers built by declareRouter/);
+    // Built from declarations but without the scope's deps: refused too (it would miss the scope's steps).
+    const deps = { ctx: t.ctx, authenticate: createAuthenticate(t.ctx) };
+    const detached = declareRouter(deps, [route({ method: 'get', path: '/w', summary: 'w', auth: 'none' }, () => ({}))]);
+    expect(() => scopes.api.mount('/extra', () => detached)).toThrow(/only routers built by declareRouter/);
   });
 
   test('every declared /api route is in the OpenAPI document with its method, and nothing else is', async () => {
     const doc = (await request(t.app).get('/api/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
     const documented = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m} ${path}`));
-    const declared = listAppRoutes(t.app)
-      .filter((r) => r.decl && r.decl.document !== false)
+    const declared = listDeclaredRoutes(t.app)
+      .filter((r) => r.decl.document !== false)
       .map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`);
     expect(documented.sort()).toEqual([...new Set(declared)].sort());
     expect(declared.filter((d) => d.includes(' /api/')).length).toBeGreaterThan(50);

@@ -115,6 +115,6 @@ export function createAdminRouter(deps: RouteDeps) {
         async ({ params }) => ({ client: presentClient(await clients.deactivateClient(ctx, params.clientId)) }),
       ),
     ],
-    { tags: ['Admin'], secondFactorForAdmins: true },
+    { tags: ['Admin'] },
   );
 }

@@ -4,7 +4,7 @@ import { forbidden } from '../../errors';
 import { disconnectApp, listConnectedApps } from '../../services/oauth/apps.service';
 import type { Principal } from '../../services/principal';
 import { timestampField } from '../common.schemas';
-import { rawQueryOf } from '../oauth/oauth.router';
+import { rawQueryOf } from '../shared';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
 
@@ -75,6 +75,8 @@ export function createAppsRouter(deps: RouteDeps) {
         summary: 'Legacy: 302 to /api/oauth/authorize with the same query',
         tags: ['OAuth 2.0'],
         auth: 'none',
+        // RFC 9700 §2.6 / CONTRACT §8: an authorization redirect is never readable cross-origin.
+        cors: false,
         response: { status: 302, description: 'Redirect', kind: 'redirect' },
       },
       (_input, req, res) => res.redirect(302, `/api/oauth/authorize${rawQueryOf(req)}`),

@@ -1,25 +1,13 @@
-import type { Request, Response } from 'express';
-import type { Config } from '../../config';
 import { clearSessionCookies, REFRESH_COOKIE, setSessionCookies } from '../../middleware/session-cookies';
 import * as auth from '../../services/auth.service';
-import type { RequestMeta } from '../../services/context';
 import { forbidden } from '../../errors';
 import { ADMIN_TIER, scopeAllows } from '../../services/principal';
 import { successBody } from '../common.schemas';
 import { declareRouter, reply, route } from '../route';
 import type { RouteDeps } from '../types';
-import { presentAuthUser, presentPrincipal, presentPrincipalForToken } from './auth.presenters';
+import { presentPrincipal, presentPrincipalForToken } from './auth.presenters';
+import { requestMeta, signedIn } from '../shared';
 import { authResult, authUserEnvelope, loginBody, mfaRequiredBody, refreshBody, registerBody, tokenPair, tokenUserEnvelope, updateMeBody } from './auth.schemas';
-
-export function requestMeta(req: Request): RequestMeta {
-  return { ip: req.ip ?? null, userAgent: req.get('user-agent') ?? null };
-}
-
-/** Every successful sign-in (register, login, its second step, passkey): the SSO cookies and the `authResult` body. */
-export function signedIn(config: Config, res: Response, result: auth.AuthResult) {
-  setSessionCookies(res, config, result.tokens);
-  return { user: presentAuthUser(result.user, result.tokens.access), accessToken: result.tokens.accessToken, refreshToken: result.tokens.refreshToken };
-}
 
 /** Accounts and first-party sessions (spec §4.2, CONTRACT §4). Token responses are never cached. */
 export function createAuthRouter(deps: RouteDeps) {
@@ -75,8 +63,8 @@ export function createAuthRouter(deps: RouteDeps) {
           summary: 'The caller with live roles and permissions',
           description: 'A token issued to an OAuth client sees only the fields its scope allows (CONTRACT §8).',
           auth: 'user-or-client',
-          // Called by every app on every page: answered before Express when the request carries a Bearer token.
-          lane: true,
+          // Issue 19: the caller's identity and permissions, never kept by a cache.
+          noStore: true,
           response: { description: '{ user }', schema: tokenUserEnvelope },
         },
         ({ principal }) => ({ user: presentPrincipalForToken(principal) }),

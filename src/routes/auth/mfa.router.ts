@@ -7,7 +7,7 @@ import { completeSecondFactor, passkeyOptionsForMfaToken, signInWithPasskey } fr
 import * as totp from '../../services/mfa/totp.service';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
-import { requestMeta, signedIn } from './auth.router';
+import { requestMeta, signedIn } from '../shared';
 import { authResult } from './auth.schemas';
 import {
   mfaLoginBody,

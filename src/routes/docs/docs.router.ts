@@ -42,11 +42,19 @@ export function createDocsRouter(deps: RouteDeps) {
         (_input, req) => (document ??= buildOpenApiDocument(req.app, deps.ctx.config)),
       ),
       route(
-        { method: 'get', path: '/docs', summary: 'Browsable API documentation (Swagger UI)', auth: 'none', response: { description: 'HTML page', kind: 'html' } },
+        {
+          method: 'get',
+          path: '/docs',
+          summary: 'Browsable API documentation (Swagger UI)',
+          auth: 'none',
+          // An HTML page: no CORS headers (CONTRACT §8).
+          cors: false,
+          response: { description: 'HTML page', kind: 'html' },
+        },
         (_input, _req, res) => void res.type('html').send(DOCS_PAGE),
       ),
       route(
-        { method: 'get', path: '/docs/init.js', summary: 'Start-up script of the documentation page', auth: 'none', document: false },
+        { method: 'get', path: '/docs/init.js', summary: 'Start-up script of the documentation page', auth: 'none', cors: false, document: false },
         (_input, _req, res) => void res.type('application/javascript').send(INIT_SCRIPT),
       ),
     ],

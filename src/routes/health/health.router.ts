@@ -7,8 +7,8 @@ const healthBody = z.strictObject({ status: z.literal('OK') });
 
 /**
  * GET /health: 200 {status:"OK"} when the database answered a `select 1` probe started at most 1 s ago, else 503
- * (spec §4.1). Concurrent requests share one probe (services/health.service.ts). Answered in the public lane too
- * (src/middleware/public-lane.ts): load balancers poll it.
+ * (spec §4.1). Concurrent requests share one probe (services/health.service.ts). Mounted in the documents scope (no
+ * step but CORS): load balancers poll it.
  */
 export function createHealthRouter(deps: RouteDeps) {
   const probe = createHealthProbe(deps.ctx.db);
@@ -21,7 +21,6 @@ export function createHealthRouter(deps: RouteDeps) {
         tags: ['Health'],
         auth: 'none',
         noStore: true,
-        lane: true,
         response: { description: '{ status: "OK" }', schema: healthBody },
         errors: [503],
       },

@@ -1,7 +1,6 @@
 import type { ErrorRequestHandler } from 'express';
 import { OAuthError, type ErrorCode, type OAuthErrorCode } from '../../errors';
 import { RETRY_AFTER_UNAVAILABLE, toAppError } from '../../middleware/error-handler';
-import { listRouterRoutes } from '../route-table';
 
 /**
  * How the contract's error codes read on the OAuth protocol endpoints (RFC 6749 §5.2, RFC 7009 §2.2.1,
@@ -36,19 +35,10 @@ export function toOAuthError(err: unknown): OAuthError {
 }
 
 /**
- * The OAuth router's error boundary, mounted right after it: errors of the routes declared with `dialect: 'oauth'`
- * (token, revoke, userinfo) are translated by the table above, whether they were raised inside the route or before
- * it (the /api rate limit, the body parser). Every other route keeps the contract's dialect.
+ * The error boundary of the OAuth protocol scope (token, revoke, introspect, userinfo: src/routes/index.ts): every
+ * error of a route mounted there is translated by the table above, whether it was raised by the route or by a step
+ * of the scope before it (the /api rate limit, the body parser). Where a router is mounted decides its dialect.
  */
-export function oauthErrorBoundary(router: { stack: unknown }): ErrorRequestHandler {
-  const dialectRoutes = new Set(
-    listRouterRoutes(router)
-      .filter((r) => r.decl?.dialect === 'oauth')
-      .map((r) => `${r.method} ${r.path.toLowerCase()}`),
-  );
-  return (err, req, _res, next) => {
-    const method = req.method === 'HEAD' ? 'get' : req.method.toLowerCase();
-    const path = req.path.replace(/\/+$/, '').toLowerCase() || '/';
-    next(dialectRoutes.has(`${method} ${path}`) ? toOAuthError(err) : err);
-  };
-}
+export const oauthDialect: ErrorRequestHandler = (err, _req, _res, next) => {
+  next(toOAuthError(err));
+};

@@ -8,10 +8,10 @@ import { approveAuthorization, denyAuthorization, getConsentInfo } from '../../s
 import { buildDiscoveryDocument } from '../../services/oauth/discovery.service';
 import { requireParam } from '../../services/oauth/params';
 import { revokeToken } from '../../services/oauth/revoke.service';
-import { tokenEndpoint } from '../../services/oauth/token.service';
+import { grantTokens } from '../../services/oauth/token.service';
 import { getUserInfo, invalidToken } from '../../services/oauth/userinfo.service';
 import { renderOAuthErrorPage } from '../../views/consent';
-import { requestMeta } from '../auth/auth.router';
+import { rawQueryOf, requestMeta } from '../shared';
 import { declareRouter, route, type DeclaredRoute, type HttpMethod } from '../route';
 import type { RouteDeps } from '../types';
 import {
@@ -26,14 +26,8 @@ import {
   userInfoBody,
 } from './oauth.schemas';
 
-/** The query string of the request as sent, with its leading `?` (empty when there is none). */
-export function rawQueryOf(req: Request): string {
-  const i = req.originalUrl.indexOf('?');
-  return i < 0 ? '' : req.originalUrl.slice(i);
-}
-
 /** The discovery document route (RFC 8414), served at two locations. */
-function discoveryRoute(deps: RouteDeps, path: string, summary: string, lane = false): DeclaredRoute {
+function discoveryRoute(deps: RouteDeps, path: string, summary: string): DeclaredRoute {
   const discovery = buildDiscoveryDocument(deps.ctx.config);
   return route(
     {
@@ -43,20 +37,18 @@ function discoveryRoute(deps: RouteDeps, path: string, summary: string, lane = f
       tags: ['OAuth 2.0'],
       auth: 'none',
       cacheControl: 'public, max-age=300',
-      lane,
       response: { description: 'RFC 8414 metadata', schema: discoveryBody },
     },
     () => discovery,
   );
 }
 
-/** OAuth 2.0 endpoints (spec §4.3, CONTRACT §5). Token responses and their errors are never cached (RFC 6749 §5.1). */
+/**
+ * The OAuth 2.0 endpoints a browser or the consent UI calls (spec §4.3, CONTRACT §5): authorize and the consent
+ * decisions, in the contract's error dialect. The protocol endpoints are createOAuthProtocolRouter.
+ */
 export function createOAuthRouter(deps: RouteDeps) {
   const { ctx } = deps;
-
-  /** client_secret_basic or client_secret_post (RFC 6749 §2.3.1), shared by the token and revocation endpoints. */
-  const authenticatedClient = (req: Request, body: { clientId?: unknown; clientSecret?: unknown }, options?: { cached: boolean }) =>
-    authenticateClient(ctx, { authorization: req.headers.authorization, ...body }, options);
 
   /** The consent UI's answer to a pending authorization: the redirect the browser follows next. */
   const consentDecision = (path: string, summary: string, decide: typeof approveAuthorization) =>
@@ -74,28 +66,6 @@ export function createOAuthRouter(deps: RouteDeps) {
       async ({ principal, body }) => ({ redirect_url: await decide(ctx, principal, body.requestId) }),
     );
 
-  const userinfo = (method: HttpMethod, summary: string, description: string) =>
-    route(
-      {
-        method,
-        path: '/userinfo',
-        summary,
-        auth: 'token',
-        dialect: 'oauth',
-        noStore: true,
-        response: { description, schema: userInfoBody },
-      },
-      async (_input, req) => {
-        const token = bearerTokenOf(req);
-        if (!token) {
-          throw new OAuthError('invalid_token', 'A Bearer access token is required', { headers: { 'WWW-Authenticate': 'Bearer' } });
-        }
-        const principal = await resolvePrincipal(ctx, token);
-        if (!principal) throw invalidToken();
-        return getUserInfo(ctx, principal);
-      },
-    );
-
   return declareRouter(
     deps,
     [
@@ -106,6 +76,8 @@ export function createOAuthRouter(deps: RouteDeps) {
           summary: 'Authorization endpoint (code + PKCE S256); browser redirect',
           auth: 'browser',
           noStore: true,
+          // RFC 9700 §2.6 / CONTRACT §8: an authorization redirect is never readable cross-origin.
+          cors: false,
           query: authorizeQuery,
           response: { status: 302, description: 'To the login page, the consent page, or redirect_uri with code and state', kind: 'redirect' },
         },
@@ -143,20 +115,61 @@ export function createOAuthRouter(deps: RouteDeps) {
       ),
       consentDecision('/authorize/approve', 'Approve; returns the redirect carrying the one-time code', approveAuthorization),
       consentDecision('/authorize/deny', 'Deny; returns the redirect carrying error=access_denied', denyAuthorization),
+    ],
+    { tags: ['OAuth 2.0'] },
+  );
+}
+
+/**
+ * The OAuth 2.0 protocol endpoints (token, revocation, userinfo), mounted in the OAuth protocol scope: every error,
+ * theirs or a step's before them, answers in RFC 6749's dialect. Token responses and their errors are never cached
+ * (RFC 6749 §5.1).
+ */
+export function createOAuthProtocolRouter(deps: RouteDeps) {
+  const { ctx } = deps;
+
+  /** client_secret_basic or client_secret_post (RFC 6749 §2.3.1), shared by the token and revocation endpoints. */
+  const authenticatedClient = (req: Request, body: { clientId?: unknown; clientSecret?: unknown }) =>
+    authenticateClient(ctx, { authorization: req.headers.authorization, ...body });
+
+  const userinfo = (method: HttpMethod, summary: string, description: string) =>
+    route(
+      {
+        method,
+        path: '/userinfo',
+        summary,
+        auth: 'token',
+        dialect: 'oauth',
+        noStore: true,
+        response: { description, schema: userInfoBody },
+      },
+      async (_input, req) => {
+        const token = bearerTokenOf(req);
+        if (!token) {
+          throw new OAuthError('invalid_token', 'A Bearer access token is required', { headers: { 'WWW-Authenticate': 'Bearer' } });
+        }
+        const principal = await resolvePrincipal(ctx, token);
+        if (!principal) throw invalidToken();
+        return getUserInfo(ctx, principal);
+      },
+    );
+
+  return declareRouter(
+    deps,
+    [
       route(
         {
           method: 'post',
           path: '/token',
           summary: 'Token endpoint: authorization_code and refresh_token grants',
           auth: 'client',
-          dialect: 'oauth',
           noStore: true,
           form: true,
           body: tokenParams,
           response: { description: 'Tokens', schema: tokenResponseBody },
         },
         async ({ body }, req) =>
-          tokenEndpoint(ctx, (options) => authenticatedClient(req, body.client, options), body.request, requestMeta(req)),
+          grantTokens(ctx, await authenticatedClient(req, body.client), body.request, requestMeta(req)),
       ),
       userinfo(
         'get',
@@ -170,7 +183,6 @@ export function createOAuthRouter(deps: RouteDeps) {
           path: '/revoke',
           summary: 'Token revocation (RFC 7009)',
           auth: 'client',
-          dialect: 'oauth',
           noStore: true,
           form: true,
           body: revokeParams,
@@ -183,13 +195,15 @@ export function createOAuthRouter(deps: RouteDeps) {
           return {};
         },
       ),
-      discoveryRoute(deps, '/.well-known/oauth-authorization-server', 'Discovery document (also at /.well-known/oauth-authorization-server)'),
     ],
     { tags: ['OAuth 2.0'] },
   );
 }
 
-/** Discovery document at the RFC 8414 location /.well-known/oauth-authorization-server (CONTRACT §5). */
+/**
+ * The discovery document (RFC 8414), a public document: at the spec's /api/oauth/.well-known/oauth-authorization-server
+ * and at the RFC 8414 location /.well-known/oauth-authorization-server (CONTRACT §5).
+ */
 export function createDiscoveryRouter(deps: RouteDeps) {
-  return declareRouter(deps, [discoveryRoute(deps, '/oauth-authorization-server', 'Discovery document at the RFC 8414 location', true)]);
+  return declareRouter(deps, [discoveryRoute(deps, '/oauth-authorization-server', 'Discovery document (RFC 8414 metadata)')]);
 }

@@ -20,7 +20,7 @@ import type { z } from 'zod';
 const TAGS = ['OpenID Connect'] as const;
 
 /** The OpenID Provider metadata, served at the root and under /api/oauth (CONTRACT §9). */
-function openIdConfigurationRoute(deps: RouteDeps, path: string, summary: string, lane = false): DeclaredRoute {
+function openIdConfigurationRoute(deps: RouteDeps, path: string, summary: string): DeclaredRoute {
   const document = buildOpenIdConfiguration(deps.ctx.config);
   return route(
     {
@@ -30,7 +30,6 @@ function openIdConfigurationRoute(deps: RouteDeps, path: string, summary: string
       tags: TAGS,
       auth: 'none',
       cacheControl: 'public, max-age=300',
-      lane,
       response: { description: 'OpenID Provider metadata', schema: openIdConfigurationBody },
     },
     () => document,
@@ -41,7 +40,7 @@ const refusedPage = () =>
   renderOAuthErrorPage({ title: 'Request refused', message: 'This form has expired or was not sent from this site. Reload the page and try again.' });
 const invalidPage = (message: string) => renderOAuthErrorPage({ title: 'This sign-out link is not valid', message });
 
-/** OpenID Connect endpoints under /api/oauth (CONTRACT §9): discovery, JWKS, RP-initiated logout, introspection. */
+/** OpenID Connect endpoints under /api/oauth (CONTRACT §9): JWKS and RP-initiated logout. */
 export function createOidcRouter(deps: RouteDeps) {
   const { ctx } = deps;
   const { config } = ctx;
@@ -83,6 +82,8 @@ export function createOidcRouter(deps: RouteDeps) {
         summary,
         auth: 'browser',
         noStore: true,
+        // Issue 19: a browser page that ends the session, never readable cross-origin (CONTRACT §8), whatever the origin.
+        cors: false,
         form: method === 'post',
         ...(method === 'post' ? { body: logoutParams } : { query: logoutParams }),
         response: {
@@ -97,7 +98,6 @@ export function createOidcRouter(deps: RouteDeps) {
   return declareRouter(
     deps,
     [
-      openIdConfigurationRoute(deps, '/.well-known/openid-configuration', 'OpenID Connect Discovery 1.0 (also at /.well-known/openid-configuration)'),
       route(
         {
           method: 'get',
@@ -113,13 +113,23 @@ export function createOidcRouter(deps: RouteDeps) {
       ),
       logoutRoute('get', 'RP-Initiated Logout 1.0 (browser): ends the SSO session, asking first unless id_token_hint names the signed-in user'),
       logoutRoute('post', 'RP-Initiated Logout 1.0, form post (also the confirmation form, with csrf and confirm=yes)'),
+    ],
+    { tags: TAGS },
+  );
+}
+
+/** Token introspection (RFC 7662), mounted in the OAuth protocol scope (RFC 6749's error dialect). */
+export function createOidcProtocolRouter(deps: RouteDeps) {
+  const { ctx } = deps;
+  return declareRouter(
+    deps,
+    [
       route(
         {
           method: 'post',
           path: '/introspect',
           summary: 'Token introspection (RFC 7662) for resource servers authenticated as any active client',
           auth: 'client',
-          dialect: 'oauth',
           noStore: true,
           form: true,
           body: introspectParams,
@@ -135,7 +145,10 @@ export function createOidcRouter(deps: RouteDeps) {
   );
 }
 
-/** /.well-known/openid-configuration at the root, where OpenID Connect Discovery 1.0 §4 looks for the issuer BASE_URL. */
+/**
+ * The OpenID Provider metadata, a public document: at /.well-known/openid-configuration, where OpenID Connect
+ * Discovery 1.0 §4 looks for the issuer BASE_URL, and under /api/oauth/.well-known (CONTRACT §9).
+ */
 export function createOidcDiscoveryRouter(deps: RouteDeps) {
-  return declareRouter(deps, [openIdConfigurationRoute(deps, '/openid-configuration', 'OpenID Connect Discovery 1.0 at the issuer location', true)]);
+  return declareRouter(deps, [openIdConfigurationRoute(deps, '/openid-configuration', 'OpenID Connect Discovery 1.0')]);
 }

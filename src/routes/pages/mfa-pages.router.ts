@@ -3,7 +3,7 @@ import { AppError } from '../../errors';
 import { issueCsrf } from '../../middleware/csrf';
 import { completeSecondFactor, methodsOfMfaToken, signInWithPasskey, type SecondFactorProof } from '../../services/mfa/sign-in.service';
 import { renderLoginPage, renderSecondStepPage } from '../../views/login';
-import { requestMeta } from '../auth/auth.router';
+import { requestMeta } from '../shared';
 import { authenticationResponseField } from '../auth/mfa.schemas';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';

@@ -11,7 +11,7 @@ import { SCOPE_DESCRIPTIONS } from '../../services/oauth/scopes';
 import type { Principal } from '../../services/principal';
 import { renderConsentPage, renderOAuthErrorPage } from '../../views/consent';
 import { renderLoginPage, renderSecondStepPage, renderSignedInPage, renderSignedOutPage } from '../../views/login';
-import { requestMeta } from '../auth/auth.router';
+import { requestMeta } from '../shared';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
 import { html, optionalText, PAGE, refuseForm, text } from './page-kit';

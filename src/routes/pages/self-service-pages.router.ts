@@ -15,7 +15,7 @@ import { disconnectApp, listConnectedApps } from '../../services/oauth/apps.serv
 import { resolveReturnTo } from '../../services/oauth/return-to';
 import type { Principal } from '../../services/principal';
 import { renderAccountPage, type AccountPageData, type AccountSection } from '../../views/account';
-import { requestMeta } from '../auth/auth.router';
+import { requestMeta } from '../shared';
 import { registrationResponseField } from '../auth/mfa.schemas';
 import { nameField, passwordField } from '../common.schemas';
 import { declareRouter, route, type DeclaredRoute } from '../route';

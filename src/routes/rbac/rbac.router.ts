@@ -72,6 +72,6 @@ export function createRbacRouter(deps: RouteDeps) {
       ),
       role.adminUsers('/admin-users'),
     ],
-    { tags: ['RBAC'], secondFactorForAdmins: true },
+    { tags: ['RBAC'] },
   );
 }

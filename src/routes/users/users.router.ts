@@ -102,6 +102,6 @@ export function createUsersRouter(deps: RouteDeps) {
       role.assignToUser('/:userId/roles'),
       role.removeFromUser('/:userId/roles/:roleId'),
     ],
-    { tags: ['Users'], secondFactorForAdmins: true },
+    { tags: ['Users'] },
   );
 }
