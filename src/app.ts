@@ -74,7 +74,10 @@ export function createScopes(app: Express, deps: AppDeps): { scopes: Scopes; fin
   const apiSteps = [limitQueryParameters, limiter, json, form, requestContext, origins];
   const pageSteps = [limitQueryParameters, form, requestContext, origins];
 
-  const documents = new Scope(app, '', { cors: corsStep }, table, base);
+  // One router per scope, mounted in this order now: the scopes' routers are filled by mountRoutes afterwards.
+  const documentsRouter = Router();
+  app.use(documentsRouter);
+  const documents = new Scope(documentsRouter, '', { cors: corsStep }, table, base);
   const apiRouter = Router();
   app.use('/api', apiRouter);
   const api = new Scope(apiRouter, '/api', { steps: apiSteps, cors: corsStep }, table, base);
