@@ -125,20 +125,12 @@ export type RotateResult =
       /** The session and user an id_token needs, when the rotation read them (its one-statement path). */
       idTokenSubject?: IdTokenSubject;
     }
-  | { ok: false; reason: 'invalid' | 'reused' | 'wrong_client' | 'invalid_scope' | 'unconfirmed_client' };
+  | { ok: false; reason: 'invalid' | 'reused' | 'wrong_client' | 'invalid_scope' };
 
 /** The OAuth client a refresh grant is made by (its current registration), or null for the first-party endpoint. */
 export interface RefreshingClient {
   clientId: string;
   scopes: readonly string[];
-  /**
-   * Set when the client was taken from the token endpoint's per-instance cache (client-auth.service.ts): the rotation
-   * then consumes nothing unless the client row still has this version, and every refusal that the cached scopes
-   * decided is reported as `unconfirmed_client` instead, for the caller to decide again from a fresh read.
-   */
-  cachedVersion?: string;
-  /** With cachedVersion: the cached secret hash the presented secret matched. */
-  cachedSecretHash?: string;
 }
 
 /**
@@ -168,10 +160,7 @@ export async function rotateRefreshToken(
   meta?: RequestMeta,
 ): Promise<RotateResult> {
   const now = ctx.clock.now();
-  // A cached client is not confirmed until the rotation statement below has checked its version: every refusal
-  // before that is the caller's to decide again with the client read afresh (the secret may have been rotated away).
-  const cached = client?.cachedVersion !== undefined;
-  const refuse = (reason: 'invalid' | 'wrong_client' | 'invalid_scope'): RotateResult => ({ ok: false, reason: cached ? 'unconfirmed_client' : reason });
+  const refuse = (reason: 'invalid' | 'wrong_client' | 'invalid_scope'): RotateResult => ({ ok: false, reason });
   const payload = ctx.jwt.verifyRefresh(presented, now);
   if (!payload) return refuse('invalid');
   if ((payload.client_id ?? null) !== (client?.clientId ?? null)) return refuse('wrong_client');
@@ -224,12 +213,7 @@ export async function rotateRefreshToken(
     ttlSeconds: ctx.config.refreshTokenTtlSeconds,
     sessionMaxAgeSeconds: ctx.config.sessionMaxAgeDays * 24 * 3600,
     scope: scope !== payload.scope ? (scope ?? null) : null,
-    clientVersion: client?.cachedVersion ?? null,
-    clientSecretHash: client?.cachedVersion !== undefined ? (client.cachedSecretHash ?? null) : null,
   });
-  // Nothing consumed with a cached client: maybe only because the client changed. The caller reads it again and
-  // retries before the transactional path decides between the grace window, reuse detection and a refusal.
-  if (!fast && cached) return { ok: false, reason: 'unconfirmed_client' };
   const result = fast
     ? fast.principal
       ? issue(fast.principal, successorId, fast.refreshExpiresAt, false, fast.idTokenReads)

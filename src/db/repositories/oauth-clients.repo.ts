@@ -11,8 +11,6 @@ export interface OAuthClientRow {
   isActive: boolean;
   createdAt: Date;
   updatedAt: Date;
-  /** Bumped by the database on every update of the row (migration 20261123000000): what a cached copy is checked against. */
-  version: string;
 }
 
 interface OAuthClientRecord {
@@ -25,7 +23,6 @@ interface OAuthClientRecord {
   is_active: boolean;
   created_at: Date;
   updated_at: Date;
-  version: string | number;
 }
 
 function parseList(value: string[] | string): string[] {
@@ -43,7 +40,6 @@ function toClientRow(r: OAuthClientRecord): OAuthClientRow {
     isActive: r.is_active,
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
-    version: String(r.version),
   };
 }
 
@@ -81,7 +77,7 @@ export async function insertClient(
  * prepared statement rather than a built query (issue 10).
  */
 export async function findClientById(db: DbOrTrx, clientId: string): Promise<OAuthClientRow | undefined> {
-  const [row] = await preparedRows(db, 'sso_find_client_2', `select client_id, name, secret_hash, redirect_uris, scopes, post_logout_redirect_uris, is_active, created_at, updated_at, version
+  const [row] = await preparedRows(db, 'sso_find_client_3', `select client_id, name, secret_hash, redirect_uris, scopes, post_logout_redirect_uris, is_active, created_at, updated_at
        from oauth_clients where client_id = $1`, [clientId]);
   return row ? toClientRow(row as unknown as OAuthClientRecord) : undefined;
 }

@@ -79,17 +79,10 @@ export async function rotateLiveRefreshToken(
     sessionMaxAgeSeconds: number;
     /** The session's new (narrowed) scope, or null to keep it. */
     scope: string | null;
-    /**
-     * The version of the client as the caller read it from its cache, or null: with a version, nothing is consumed
-     * unless the client row still has it (a rotated secret, changed scopes or a deactivation bump it).
-     */
-    clientVersion: string | null;
-    /** With clientVersion: the secret hash the caller compared the presented secret with, which must still be the client's. */
-    clientSecretHash: string | null;
   },
 ): Promise<FastRotation | undefined> {
   const [row] = await retryingConflicts(() =>
-    preparedRows(db, 'sso_rotate_refresh_5', ROTATE_SQL, [t.sessionId, t.userId, t.tokenId, t.now, t.successorId, t.ttlSeconds, t.sessionMaxAgeSeconds, t.scope, t.clientVersion, t.clientSecretHash]),
+    preparedRows(db, 'sso_rotate_refresh_6', ROTATE_SQL, [t.sessionId, t.userId, t.tokenId, t.now, t.successorId, t.ttlSeconds, t.sessionMaxAgeSeconds, t.scope]),
   );
   if (!row) return undefined;
   return {
@@ -102,21 +95,14 @@ export async function rotateLiveRefreshToken(
 }
 
 /**
- * $1 session, $2 user, $3 presented token id, $4 now, $5 successor id, $6 token TTL s, $7 session max age s, $8 scope,
- * $9 the client version the caller authenticated against (null: not checked), $10 the secret hash it compared the
- * presented secret with (two server-side values: the presented secret itself is compared in constant time, in
- * client-auth.service.ts). An OAuth session's client must be active (CONTRACT §8, as in loadPrincipal) and, with $9,
- * still at that version with that secret hash (its row is read, not locked); its
- * connected app's last use is updated in the same statement (`g`, after refresh_tokens in the lock order of
+ * $1 session, $2 user, $3 presented token id, $4 now, $5 successor id, $6 token TTL s, $7 session max age s, $8 scope.
+ * An OAuth session's client must be active (CONTRACT §8, as in loadPrincipal); its connected app's last use is updated in the same statement (`g`, after refresh_tokens in the lock order of
  * docs/security.md).
  */
 const ROTATE_SQL = `with s as (
        select se.id, se.user_id, se.amr, se.created_at, se.auth_time, se.client_id from sessions se
         where se.id = $1 and se.user_id = $2 and se.revoked_at is null and se.expires_at > $4
           and ${sessionClientIsActive('se')}
-          and ($9::bigint is null
-               or exists (select 1 from oauth_clients ov
-                           where ov.client_id = se.client_id and ov.version = $9::bigint and ov.secret_hash = $10::text))
         for no key update
      ), c as (
        update refresh_tokens rt set used_at = $4, replaced_by = $5

@@ -39,45 +39,13 @@ function invalidClient(usedBasic: boolean, description = 'Client authentication 
   return new OAuthError('invalid_client', description, usedBasic ? { headers: { 'WWW-Authenticate': 'Basic realm="oauth"' } } : {});
 }
 
-/** A client as authenticated; `cached` when it came from this instance's cache (its version not yet confirmed). */
-export type AuthenticatedClient = OAuthClientRow & { cached?: true };
-
-/** Clients kept per instance: enough for every client of a deployment; the oldest goes first past it. */
-const CLIENT_CACHE_SIZE = 1000;
-const clientCaches = new WeakMap<ServiceContext, Map<string, OAuthClientRow>>();
-
-function clientCacheOf(ctx: ServiceContext): Map<string, OAuthClientRow> {
-  let cache = clientCaches.get(ctx);
-  if (!cache) {
-    cache = new Map();
-    clientCaches.set(ctx, cache);
-  }
-  return cache;
-}
-
-function rememberClient(ctx: ServiceContext, client: OAuthClientRow): void {
-  const cache = clientCacheOf(ctx);
-  cache.delete(client.clientId);
-  cache.set(client.clientId, client);
-  if (cache.size > CLIENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
-}
-
-/** Drops a cached client whose version the database did not confirm (or that failed authentication). */
-export function forgetClient(ctx: ServiceContext, clientId: string): void {
-  clientCacheOf(ctx).delete(clientId);
-}
-
 /**
  * client_secret_basic or client_secret_post (spec §5.6), never both (RFC 6749 §2.3: one method per request).
- * Unknown, inactive and wrong-secret clients answer the same 401 invalid_client.
- *
- * `cached` (the refresh grant only, issue 10): a client this instance authenticated before is taken from its cache
- * when the presented secret matches the cached hash (compared in constant time, as always), without reading the
- * client. The caller must then have the database confirm the cached `version` where it uses the client (the refresh
- * rotation statement does) and decide again from a fresh read when it does not. A secret that does not match the
- * cached hash is checked against a fresh read, so a secret rotated on another instance works at once.
+ * Unknown, inactive and wrong-secret clients answer the same 401 invalid_client. The client is read on every request
+ * (one prepared statement), so a secret rotated, a scope changed or a client deactivated on any instance applies to the
+ * very next request everywhere.
  */
-export async function authenticateClient(ctx: ServiceContext, input: ClientCredentialsInput, options: { cached?: boolean } = {}): Promise<AuthenticatedClient> {
+export async function authenticateClient(ctx: ServiceContext, input: ClientCredentialsInput): Promise<OAuthClientRow> {
   const header = input.authorization;
   const usesBasic = typeof header === 'string' && /^Basic\b/i.test(header.trim());
   const bodyId = input.clientId;
@@ -104,16 +72,8 @@ export async function authenticateClient(ctx: ServiceContext, input: ClientCrede
     clientSecret = bodySecret;
   }
 
-  if (options.cached) {
-    const known = clientCacheOf(ctx).get(clientId);
-    if (known && verifyClientSecret(clientSecret, known.secretHash)) return { ...known, cached: true };
-  }
   const client = clientId.length <= 200 ? await findClientById(ctx.db, clientId) : undefined;
   const secretOk = verifyClientSecret(clientSecret, client?.secretHash ?? DUMMY_SECRET_HASH);
-  if (!client || !secretOk || !client.isActive) {
-    forgetClient(ctx, clientId);
-    throw invalidClient(usesBasic);
-  }
-  rememberClient(ctx, client);
+  if (!client || !secretOk || !client.isActive) throw invalidClient(usesBasic);
   return client;
 }

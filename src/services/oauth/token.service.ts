@@ -14,7 +14,6 @@ import { verifyPkceS256 } from '../../lib/pkce';
 import type { RequestMeta, ServiceContext } from '../context';
 import { isOpenIdScope, issueIdToken, signIdToken } from '../oidc/id-token.service';
 import { rotateRefreshToken, startSession, type IssuedTokens } from '../sessions.service';
-import { forgetClient, type AuthenticatedClient } from './client-auth.service';
 import { requireParam } from './params';
 import { isSubset, parseScope } from './scopes';
 
@@ -102,29 +101,19 @@ export async function exchangeAuthorizationCode(
  */
 export async function refreshAccessToken(
   ctx: ServiceContext,
-  client: AuthenticatedClient,
+  client: OAuthClientRow,
   input: { refreshToken: string; scope?: string },
   meta: RequestMeta,
 ): Promise<TokenResponse> {
-  /** A cached client's data decided a refusal: nothing was consumed; the caller authenticates afresh and retries. */
-  const unconfirmed = () => {
-    forgetClient(ctx, client.clientId);
-    return new UnconfirmedClient();
-  };
   if (input.scope !== undefined) {
     // Checked before rotation so that a refused request burns nothing.
     const granted = parseScope(ctx.jwt.verifyRefresh(input.refreshToken, ctx.clock.now())?.scope ?? '').filter((s) => client.scopes.includes(s));
     const asked = parseScope(input.scope);
     if (granted.length > 0 && (!isSubset(asked, granted) || !isSubset(granted, asked))) {
-      if (client.cached) throw unconfirmed();
       throw new OAuthError('invalid_scope', 'The refresh grant keeps the scope originally granted');
     }
   }
-  const refreshing = client.cached
-    ? { clientId: client.clientId, scopes: client.scopes, cachedVersion: client.version, cachedSecretHash: client.secretHash }
-    : { clientId: client.clientId, scopes: client.scopes };
-  const result = await rotateRefreshToken(ctx, input.refreshToken, refreshing, meta);
-  if (!result.ok && result.reason === 'unconfirmed_client') throw unconfirmed();
+  const result = await rotateRefreshToken(ctx, input.refreshToken, { clientId: client.clientId, scopes: client.scopes }, meta);
   if (!result.ok) {
     if (result.reason === 'invalid_scope') throw new OAuthError('invalid_scope', 'The client is no longer registered for any scope of this grant');
     throw new OAuthError('invalid_grant', 'Refresh token is invalid, expired or already used');
@@ -149,41 +138,10 @@ export interface TokenRequest {
   scope?: string;
 }
 
-/**
- * Thrown by the refresh grant made with a cached client (client-auth.service.ts) for any refusal before the rotation
- * statement confirmed the client's version (no refresh_token, a token that is no JWT or another client's, a scope the
- * cached client lacks) and when that statement consumed nothing: the token endpoint runs the request again with the
- * client read afresh (`tokenEndpoint`), so the answer is the one a fresh read gives.
- */
-export class UnconfirmedClient extends Error {
-  constructor() {
-    super('cached OAuth client not confirmed by the database');
-  }
-}
-
-/**
- * POST /api/oauth/token after client authentication (`authenticate`): the refresh grant takes the client from this
- * instance's cache (no read of the client when its version still holds), every other grant reads it.
- */
-export async function tokenEndpoint(
-  ctx: ServiceContext,
-  authenticate: (options: { cached: boolean }) => Promise<AuthenticatedClient>,
-  request: TokenRequest,
-  meta: RequestMeta,
-): Promise<TokenResponse> {
-  const cached = request.grantType === 'refresh_token';
-  try {
-    return await grantTokens(ctx, await authenticate({ cached }), request, meta);
-  } catch (err) {
-    if (!(err instanceof UnconfirmedClient)) throw err;
-    return grantTokens(ctx, await authenticate({ cached: false }), request, meta);
-  }
-}
-
 /** POST /api/oauth/token: dispatches on grant_type (spec §5.8: authorization_code and refresh_token only). */
 export async function grantTokens(
   ctx: ServiceContext,
-  client: AuthenticatedClient,
+  client: OAuthClientRow,
   request: TokenRequest,
   meta: RequestMeta,
 ): Promise<TokenResponse> {
@@ -200,8 +158,6 @@ export async function grantTokens(
         meta,
       );
     case 'refresh_token':
-      // A cached client is confirmed by the rotation statement only: a refusal before it is decided with a fresh read.
-      if (client.cached && !request.refreshToken) throw new UnconfirmedClient();
       return refreshAccessToken(ctx, client, { refreshToken: requireParam(request.refreshToken, 'refresh_token'), scope: request.scope }, meta);
     default:
       throw new OAuthError('unsupported_grant_type', 'Supported grant types: authorization_code, refresh_token');
