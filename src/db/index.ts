@@ -6,6 +6,7 @@ import type { Logger } from '../lib/logger';
 import { isRetryableTransactionError } from './pg-errors';
 
 export type Db = Knex;
+
 /** A Knex instance or a transaction: repositories accept either. */
 export type DbOrTrx = Knex | Knex.Transaction;
 
@@ -68,7 +69,11 @@ export async function pingDatabase(db: Db): Promise<void> {
   await db.raw('select 1');
 }
 
-/** Connections in use, idle, and acquisitions waiting, for the pool gauges (undefined before the pool exists). */
+/**
+ * Connections in use, idle, and acquisitions waiting, for the pool gauges (undefined before the pool exists). Knex has
+ * no public API for its pool: this reads `client.pool`, its tarn.js pool, whose counting methods are tarn's public
+ * API. test/integration/prepared-statements.test.ts pins it, so a Knex upgrade that moves the pool fails there.
+ */
 export function poolStats(db: Db): { inUse: number; idle: number; waiting: number } | undefined {
   const pool = db.client.pool as Partial<Record<'numUsed' | 'numFree' | 'numPendingAcquires', () => number>> | undefined;
   if (!pool?.numUsed || !pool.numFree || !pool.numPendingAcquires) return undefined;
@@ -77,9 +82,13 @@ export function poolStats(db: Db): { inUse: number; idle: number; waiting: numbe
 
 interface PgConnection {
   query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: Record<string, unknown>[] }>;
-  /** Knex's mark of a connection its pool must destroy rather than reuse. */
-  __knex__disposed?: unknown;
 }
+
+/**
+ * The generation of each statement name: bumped when PostgreSQL refused a prepared plan after a schema change, so every
+ * connection prepares the statement afresh under the next name (the stale one is never used again).
+ */
+const generations = new Map<string, number>();
 
 /** PostgreSQL's "cached plan must not change result type": a prepared statement outlived a schema change. */
 const STALE_PREPARED_STATEMENT = '0A000';
@@ -88,10 +97,13 @@ const STALE_PREPARED_STATEMENT = '0A000';
  * Runs `text` (with $1… placeholders) as a named prepared statement on a pooled `pg` connection: PostgreSQL parses and
  * plans it once per connection instead of once per call, and the query builder is skipped. Inside a transaction it
  * runs through Knex as an ordinary parameterised query. For the hottest statements only.
+ *
+ * Knex has no API for a named statement: the connection is taken from its pool with `client.acquireConnection()` and
+ * given back with `client.releaseConnection()` (what Knex's own query runner calls), and the statement goes to `pg`'s
+ * public `query({ name, text, values })`. test/integration/prepared-statements.test.ts pins both.
  */
 export async function preparedRows(db: DbOrTrx, name: string, text: string, values: unknown[]): Promise<Record<string, unknown>[]> {
-  const isPg = db.client.config?.client === 'pg';
-  if (!isPg || db.isTransaction) {
+  if (db.isTransaction) {
     const bindings: unknown[] = [];
     const sql = text.replace(/\$(\d+)/g, (_m, n: string) => {
       bindings.push(values[Number(n) - 1]);
@@ -101,14 +113,15 @@ export async function preparedRows(db: DbOrTrx, name: string, text: string, valu
     return result.rows;
   }
   for (let attempt = 1; ; attempt++) {
+    const generation = generations.get(name) ?? 0;
     const connection = (await db.client.acquireConnection()) as PgConnection;
     try {
-      return (await connection.query({ name, text, values })).rows;
+      return (await connection.query({ name: generation ? `${name}_g${generation}` : name, text, values })).rows;
     } catch (err) {
-      // Another instance migrated the schema under this connection's prepared statement (a rolling deploy): the
-      // connection is dropped, so the next one prepares the statement afresh, and the call is tried once more.
+      // Another instance migrated the schema under this prepared statement (a rolling deploy): the statement is
+      // prepared afresh under its next name, on this connection and every other, and the call is tried once more.
       if ((err as { code?: unknown })?.code !== STALE_PREPARED_STATEMENT || attempt > 1) throw err;
-      connection.__knex__disposed = err;
+      if (generations.get(name) === undefined || generations.get(name) === generation) generations.set(name, generation + 1);
     } finally {
       await db.client.releaseConnection(connection);
     }

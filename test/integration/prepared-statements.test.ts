@@ -1,4 +1,4 @@
-import { createDb, preparedRows, type Db } from '../../src/db';
+import { createDb, poolStats, preparedRows, type Db } from '../../src/db';
 import { createTestDatabase } from '../helpers/test-app';
 
 /**
@@ -19,7 +19,7 @@ afterAll(async () => {
   await drop();
 });
 
-test('a prepared statement whose result type changed under it is prepared again, once, on a fresh connection', async () => {
+test('a prepared statement whose result type changed under it is prepared again, once, under its next name', async () => {
   await db.raw('create table prepared_probe (a int)');
   await db.raw('insert into prepared_probe values (1)');
   const read = () => preparedRows(db, 'test_prepared_probe', 'select * from prepared_probe where a = $1', [1]);
@@ -33,4 +33,13 @@ test('a prepared statement whose result type changed under it is prepared again,
 
 test('other errors are not retried', async () => {
   await expect(preparedRows(db, 'test_missing_table', 'select * from no_such_table where a = $1', [1])).rejects.toMatchObject({ code: '42P01' });
+});
+
+test('the Knex pool internals this server reads are where it reads them (db/index.ts: poolStats, acquire/release)', async () => {
+  await db.raw('select 1');
+  expect(poolStats(db)).toEqual({ inUse: 0, idle: 1, waiting: 0 });
+  const connection = await db.client.acquireConnection();
+  expect(poolStats(db)).toEqual({ inUse: 1, idle: 0, waiting: 0 });
+  await db.client.releaseConnection(connection);
+  expect(poolStats(db)).toEqual({ inUse: 0, idle: 1, waiting: 0 });
 });

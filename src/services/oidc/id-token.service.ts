@@ -6,9 +6,8 @@ import type { ServiceContext } from '../context';
 import { fullName } from '../principal';
 import { parseScope } from '../oauth/scopes';
 import { currentSigningKey, ID_TOKEN_TTL_SECONDS } from './signing-keys.service';
+import { jose } from '../../lib/jose';
 
-/** jose is loaded with the first id_token, not at start (issue 10). */
-const jose = () => require('jose') as typeof import('jose');
 
 /**
  * OIDC Core 3.1.3.6: at_hash is the base64url of the left half of the hash of the access token's ASCII octets, the

@@ -4,9 +4,8 @@ import type { ServiceContext } from '../context';
 import type { Principal } from '../principal';
 import { buildRedirectUrl } from '../oauth/authorize.service';
 import { publicKeyFor } from './signing-keys.service';
+import { jose } from '../../lib/jose';
 
-/** jose is loaded with the first id_token_hint, not at start (issue 10). */
-const jose = () => require('jose') as typeof import('jose');
 
 /** The parameters of an RP-Initiated Logout 1.0 request (§2), GET query or POST form. */
 export interface LogoutRequest {

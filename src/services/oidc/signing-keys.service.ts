@@ -13,12 +13,12 @@ import {
 import { withTransaction } from '../../db';
 import { addSeconds } from '../../lib/clock';
 import type { ServiceContext } from '../context';
+import { jose } from '../../lib/jose';
 
 /**
  * jose is loaded only to generate a key (first start, rotation); opening a stored key is Node's own JWK import, so
  * a restart does not load it (issue 10). Node's KeyObjects are what jose signs and verifies with.
  */
-const jose = () => require('jose') as typeof import('jose');
 /** A stored JWK as Node's key import reads it (the same JSON shape under Node's own type). */
 const nodeJwk = (jwk: JWK): JsonWebKey => ({ ...jwk });
 
