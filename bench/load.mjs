@@ -83,7 +83,9 @@ function runLoops(job, windows) {
         (res) => {
           const chunks = [];
           res.on('data', (c) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - t0 }));
+          res.on('end', () =>
+            resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - t0 }),
+          );
         },
       );
       req.on('error', (err) => resolve({ status: 0, body: String(err.message), ms: performance.now() - t0 }));
@@ -139,7 +141,13 @@ async function main() {
         const w = windows.current;
         windows.current = fresh();
         index++;
-        const line = { window: { index, at: index * spec.windowSeconds, ...summarize(w.latencies, w.count, w.bad, (performance.now() - w.started) / 1000) } };
+        const line = {
+          window: {
+            index,
+            at: index * spec.windowSeconds,
+            ...summarize(w.latencies, w.count, w.bad, (performance.now() - w.started) / 1000),
+          },
+        };
         process.stdout.write(`${JSON.stringify(line)}\n`);
       }, spec.windowSeconds * 1000);
     }, warmupMs);

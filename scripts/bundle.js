@@ -49,7 +49,9 @@ async function bundle() {
     await build(esbuild, out);
     asciiOnly(out);
     // The map was written for the temporary name: point the bundle at the final one.
-    const text = fs.readFileSync(out, 'utf8').replace(/\/\/# sourceMappingURL=\S+\s*$/, `//# sourceMappingURL=${path.basename(entry)}.map\n`);
+    const text = fs
+      .readFileSync(out, 'utf8')
+      .replace(/\/\/# sourceMappingURL=\S+\s*$/, `//# sourceMappingURL=${path.basename(entry)}.map\n`);
     fs.writeFileSync(out, text);
     fs.renameSync(`${out}.map`, `${entry}.map`);
   } catch (err) {
@@ -80,7 +82,8 @@ function asciiOnly(file) {
     const first = line.search(/[^\x00-\x7f]/);
     if (first === -1) return line;
     const slashes = line.indexOf('//');
-    if (!comment && !(slashes !== -1 && slashes < first)) throw new Error(`bundle line ${i + 1} has a non-ASCII character outside a comment`);
+    if (!comment && !(slashes !== -1 && slashes < first))
+      throw new Error(`bundle line ${i + 1} has a non-ASCII character outside a comment`);
     return line.replace(/[^\x00-\x7f]/gu, (c) => `\\u{${c.codePointAt(0).toString(16)}}`);
   });
   fs.writeFileSync(file, lines.join('\n'));

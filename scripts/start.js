@@ -48,7 +48,9 @@ if (isStale()) {
   }
   if (!tsc) {
     if (!fs.existsSync(entry)) {
-      process.stderr.write('No build in dist/ and no TypeScript to make one: run `npm install` (with dev dependencies), then `npm start`.\n');
+      process.stderr.write(
+        'No build in dist/ and no TypeScript to make one: run `npm install` (with dev dependencies), then `npm start`.\n',
+      );
       process.exit(1);
     }
     process.stderr.write('Sources are newer than dist/ but TypeScript is not installed: starting the existing build.\n');
@@ -59,7 +61,8 @@ if (isStale()) {
     fs.rmSync(dist, { recursive: true, force: true });
     const result = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
     // The server's module graph becomes one file (scripts/bundle.js: a start reads one file instead of hundreds).
-    const bundled = result.status === 0 ? spawnSync(process.execPath, [path.join(__dirname, 'bundle.js')], { cwd: root, stdio: 'inherit' }) : result;
+    const bundled =
+      result.status === 0 ? spawnSync(process.execPath, [path.join(__dirname, 'bundle.js')], { cwd: root, stdio: 'inherit' }) : result;
     if (bundled.status !== 0) {
       process.stderr.write('Build failed: fix the errors above, or run `npm run dev` to start from the TypeScript sources.\n');
       process.exit(bundled.status ?? 1);

@@ -36,7 +36,9 @@ async function interaction(req, res) {
     await provider.interactionFinished(req, res, { login: { accountId: ACCOUNT } }, { mergeWithLastSubmission: false });
     return;
   }
-  const grant = details.grantId ? await provider.Grant.find(details.grantId) : new provider.Grant({ accountId: ACCOUNT, clientId: CLIENT.client_id });
+  const grant = details.grantId
+    ? await provider.Grant.find(details.grantId)
+    : new provider.Grant({ accountId: ACCOUNT, clientId: CLIENT.client_id });
   grant.addOIDCScope('openid offline_access');
   const grantId = await grant.save();
   await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });

@@ -29,7 +29,13 @@ const SCOPE = 'openid profile email';
 const insecure = new URL(SSO_URL).protocol === 'http:';
 
 // OpenID Connect Discovery: endpoints, signing keys (jwks_uri) and the issuer the id_token must name.
-const config = await client.discovery(new URL(SSO_URL), CLIENT_ID, CLIENT_SECRET, undefined, insecure ? { execute: [client.allowInsecureRequests] } : undefined);
+const config = await client.discovery(
+  new URL(SSO_URL),
+  CLIENT_ID,
+  CLIENT_SECRET,
+  undefined,
+  insecure ? { execute: [client.allowInsecureRequests] } : undefined,
+);
 const metadata = config.serverMetadata();
 
 // Sessions: an in-memory map behind a random HttpOnly cookie. Enough for an example; use a real session store
@@ -74,7 +80,9 @@ app.disable('x-powered-by');
 app.get('/', async (req, res) => {
   const s = session(req, res);
   if (!s.tokens) {
-    return res.send(page(`<h1>Example app</h1><p>You are not signed in.</p><p><a class="button" href="/login">Sign in with service-sso</a></p>`));
+    return res.send(
+      page(`<h1>Example app</h1><p>You are not signed in.</p><p><a class="button" href="/login">Sign in with service-sso</a></p>`),
+    );
   }
   try {
     const user = await userInfo(s);

@@ -11,10 +11,15 @@ export function isConnectionError(err: unknown): boolean {
   const e = err as { code?: string; name?: string; message?: string };
   if (!e) return false;
   if (e.name === 'KnexTimeoutError') return true;
-  if (typeof e.code === 'string' && /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|57P0[1-3]|08\d{3}|53300)$/.test(e.code)) {
+  if (
+    typeof e.code === 'string' &&
+    /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|57P0[1-3]|08\d{3}|53300)$/.test(e.code)
+  ) {
     return true;
   }
-  return typeof e.message === 'string' && /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect/i.test(e.message);
+  return (
+    typeof e.message === 'string' && /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect/i.test(e.message)
+  );
 }
 
 /**

@@ -17,9 +17,9 @@ const OPERATOR_HEAP_FLAGS = /^--(heap-growing-percent|optimize-for-size)\b/;
 
 /**
  * Sets the server's default heap growth unless the operator chose the growth (`--heap-growing-percent` or
- * `--optimize-for-size` on the node command line or in NODE_OPTIONS). V8 reads `--heap-growing-percent` at every collection, so setting it at start-up, before the heap
- * has grown, has the effect of the command-line flag (test/unit/heap-tuning.test.ts pins that). Returns whether it
- * was set.
+ * `--optimize-for-size` on the node command line or in NODE_OPTIONS). V8 reads `--heap-growing-percent` at every
+ * collection, so setting it at start-up, before the heap has grown, has the effect of the command-line flag
+ * (test/unit/heap-tuning.test.ts pins that). Returns whether it was set.
  */
 export function tuneHeap(execArgv: readonly string[] = process.execArgv, nodeOptions = process.env.NODE_OPTIONS ?? ''): boolean {
   const given = [...execArgv, ...nodeOptions.split(/\s+/)].map((flag) => flag.replace(/_/g, '-'));

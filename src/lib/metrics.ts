@@ -71,10 +71,23 @@ export function createOperatorMetrics(options: { poolStats?: () => PoolStats | u
     tokensIssued,
     lockouts: new Counter({ name: 'sso_login_lockouts_total', help: 'Addresses locked after repeated failed sign-ins', registers }),
     rateLimited: new Counter({ name: 'sso_rate_limited_total', help: 'Requests answered 429 (per-IP limit or locked address)', registers }),
-    refreshReuse: new Counter({ name: 'sso_refresh_token_reuse_total', help: 'Refresh tokens presented again after rotation (session revoked)', registers }),
-    codeReplays: new Counter({ name: 'sso_authorization_code_replays_total', help: 'Authorization codes presented again (tokens revoked)', registers }),
+    refreshReuse: new Counter({
+      name: 'sso_refresh_token_reuse_total',
+      help: 'Refresh tokens presented again after rotation (session revoked)',
+      registers,
+    }),
+    codeReplays: new Counter({
+      name: 'sso_authorization_code_replays_total',
+      help: 'Authorization codes presented again (tokens revoked)',
+      registers,
+    }),
     mailFailures: new Counter({ name: 'sso_email_send_failures_total', help: 'Mails the SMTP server did not accept', registers }),
-    securityEvents: new Counter({ name: 'sso_security_events_total', help: 'Security events by type', labelNames: ['type'] as const, registers }),
+    securityEvents: new Counter({
+      name: 'sso_security_events_total',
+      help: 'Security events by type',
+      labelNames: ['type'] as const,
+      registers,
+    }),
   };
 }
 

@@ -45,7 +45,8 @@ export function createErrorHandler(logger: Logger): ErrorRequestHandler {
 
     if (err instanceof OAuthError) {
       if (err.error === 'temporarily_unavailable') logger.warn({ reqId: req.id, err: describe(err.cause ?? err) }, 'database unavailable');
-      else if (err.status >= 500) logger.error({ reqId: req.id, err: describe(err.cause ?? err), dbDown: isConnectionError(err.cause) }, 'unhandled error');
+      else if (err.status >= 500)
+        logger.error({ reqId: req.id, err: describe(err.cause ?? err), dbDown: isConnectionError(err.cause) }, 'unhandled error');
       if (err.headers) res.set(err.headers);
       res.set('Cache-Control', 'no-store');
       return res.status(err.status).json({ error: err.error, error_description: err.description });

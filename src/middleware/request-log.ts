@@ -29,7 +29,10 @@ export function createAccessLog(logger: Logger): RequestHandler {
   const write = (id: string, method: string, path: string, status: number, responseTimeMs: number, finished: boolean): void => {
     const level = status >= 500 ? 'error' : finished ? 'info' : 'warn';
     if (!logger.isLevelEnabled(level)) return;
-    access[level]({ req: { id, method, path }, res: { statusCode: status }, responseTime: Math.round(responseTimeMs) }, finished ? 'request completed' : 'request aborted');
+    access[level](
+      { req: { id, method, path }, res: { statusCode: status }, responseTime: Math.round(responseTimeMs) },
+      finished ? 'request completed' : 'request aborted',
+    );
   };
   const middleware: RequestHandler = (req, res, next) => {
     const id = requestIdOf(req);

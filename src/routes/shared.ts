@@ -18,7 +18,11 @@ export function requestMeta(req: Request): RequestMeta {
 /** Every successful sign-in (register, login, its second step, passkey): the SSO cookies and the `authResult` body. */
 export function signedIn(config: Config, res: Response, result: AuthResult) {
   setSessionCookies(res, config, result.tokens);
-  return { user: presentAuthUser(result.user, result.tokens.access), accessToken: result.tokens.accessToken, refreshToken: result.tokens.refreshToken };
+  return {
+    user: presentAuthUser(result.user, result.tokens.access),
+    accessToken: result.tokens.accessToken,
+    refreshToken: result.tokens.refreshToken,
+  };
 }
 
 /** The query string of the request as sent, with its leading `?` (empty when there is none). */

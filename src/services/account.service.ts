@@ -29,7 +29,12 @@ export async function findOwnSession(ctx: ServiceContext, principal: Principal):
 /** POST /api/auth/sessions/revoke-others (spec §3): every session but the current one. */
 export async function revokeOtherSessions(ctx: ServiceContext, principal: Principal): Promise<number> {
   const count = await revokeSessionsOfUser(ctx.db, principal.userId, ctx.clock.now(), { exceptSessionId: principal.sessionId });
-  ctx.events.emit({ type: 'auth.session.revoked', actorId: principal.userId, subjectId: principal.userId, detail: { others: true, count } });
+  ctx.events.emit({
+    type: 'auth.session.revoked',
+    actorId: principal.userId,
+    subjectId: principal.userId,
+    detail: { others: true, count },
+  });
   return count;
 }
 
@@ -44,7 +49,12 @@ export async function revokeOwnSession(ctx: ServiceContext, principal: Principal
     throw notFound('Session');
   }
   if (!(await revokeSession(ctx.db, sessionId, now))) throw notFound('Session');
-  ctx.events.emit({ type: 'auth.session.revoked', actorId: principal.userId, subjectId: principal.userId, detail: { session_id: sessionId } });
+  ctx.events.emit({
+    type: 'auth.session.revoked',
+    actorId: principal.userId,
+    subjectId: principal.userId,
+    detail: { session_id: sessionId },
+  });
   return { current: sessionId === principal.sessionId };
 }
 

@@ -34,7 +34,12 @@ export async function searchAuditEvents(
   ctx: ServiceContext,
   query: { actor?: string; subject?: string; types?: string[]; from?: Date; to?: Date; cursor?: string; limit: number },
 ): Promise<AuditPage> {
-  return page(ctx, { actorId: query.actor, subjectId: query.subject, types: query.types, from: query.from, to: query.to }, query.cursor, query.limit);
+  return page(
+    ctx,
+    { actorId: query.actor, subjectId: query.subject, types: query.types, from: query.from, to: query.to },
+    query.cursor,
+    query.limit,
+  );
 }
 
 /** GET /api/auth/activity: the security events a user did or that concern them, newest first. */

@@ -62,7 +62,12 @@ export async function register(
       const tokens = await startSession(ctx, trx, { user, meta });
       return { user, tokens };
     });
-    ctx.events.emit({ type: 'auth.register', actorId: result.user.id, subjectId: result.user.id, detail: { session_id: result.tokens.sessionId } });
+    ctx.events.emit({
+      type: 'auth.register',
+      actorId: result.user.id,
+      subjectId: result.user.id,
+      detail: { session_id: result.tokens.sessionId },
+    });
     await sendVerificationEmail(ctx, result.user);
     return result;
   } catch (err) {
@@ -93,7 +98,8 @@ export async function login(
     const reason = !account ? 'unknown_email' : !passwordOk ? 'bad_password' : 'inactive';
     const subjectId = account?.user.id ?? null;
     ctx.events.emit({ type: 'auth.login.failed', actorId: null, subjectId, detail: { email, reason } });
-    if (attempt.failures >= LOGIN_THROTTLE.threshold) ctx.events.emit({ type: 'auth.login.locked', actorId: null, subjectId, detail: { email } });
+    if (attempt.failures >= LOGIN_THROTTLE.threshold)
+      ctx.events.emit({ type: 'auth.login.locked', actorId: null, subjectId, detail: { email } });
     throw new AppError('invalid_credentials', 'Invalid email or password');
   }
   const { user } = account;

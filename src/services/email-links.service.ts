@@ -151,7 +151,8 @@ export async function setPasswordWithLink(ctx: ServiceContext, token: string, pa
   return { email: result.email };
 }
 
-export type ConfirmEmailResult = { confirmed: true; email: string; userId: string } | { confirmed: false; needsPassword: true; email: string };
+export type ConfirmEmailResult =
+  { confirmed: true; email: string; userId: string } | { confirmed: false; needsPassword: true; email: string };
 
 /**
  * Marks the address verified from a verification link and burns it (the /verify-email page's confirm button and

@@ -41,7 +41,10 @@ export function createMailer(options: { smtpUrl?: string; from: string; logger: 
       await transportOf(smtpUrl).sendMail({ from, to: message.to, subject: message.subject, text: message.text, html: message.html });
     } catch (err) {
       // The body carries link tokens and SMTP_URL may carry credentials: log neither, only what went wrong.
-      logger.error({ err: describeMailError(err, smtpUrl), subject: message.subject, toDomain: domainOf(message.to) }, 'mail delivery failed');
+      logger.error(
+        { err: describeMailError(err, smtpUrl), subject: message.subject, toDomain: domainOf(message.to) },
+        'mail delivery failed',
+      );
       events?.emit({ type: 'mail.send_failed', detail: { subject: message.subject, to_domain: domainOf(message.to) } });
     }
   };

@@ -79,7 +79,8 @@ const globalNames = (roles: AccountFacts['roles']) => roles.filter((r) => r.appl
  * (a manager) could point an admin's email at an address they read, reset its password and climb.
  */
 export function mayManageUser(actor: Actor, target: AccountFacts): Verdict {
-  if (target.roles.some(isGlobalSuperAdmin) && !actorIsSuperAdmin(actor)) return forbid('Only a super_admin may change a super_admin account');
+  if (target.roles.some(isGlobalSuperAdmin) && !actorIsSuperAdmin(actor))
+    return forbid('Only a super_admin may change a super_admin account');
   if (adminRank(globalNames(target.roles)) > adminRank(actor.roleNames) || !holdsAll(actor, target.permissions)) {
     return forbid('You cannot change an account that holds rights you do not hold');
   }
@@ -130,9 +131,14 @@ export function mayRemoveRole(actor: Actor, role: { name: string; application: s
 }
 
 /** What may change on a role: built-in names are fixed; super_admin keeps every permission and stays active. */
-export function mayUpdateRole(role: { name: string; application: string | null }, patch: { name?: string; permissions?: readonly string[]; isActive?: boolean }): Verdict {
-  if (isBuiltInRole(role) && patch.name !== undefined && patch.name !== role.name) return conflictWith(`The built-in role ${role.name} cannot be renamed`);
-  if (isGlobalSuperAdmin(role) && patch.permissions) return conflictWith('super_admin always holds every permission; its permissions cannot be edited');
+export function mayUpdateRole(
+  role: { name: string; application: string | null },
+  patch: { name?: string; permissions?: readonly string[]; isActive?: boolean },
+): Verdict {
+  if (isBuiltInRole(role) && patch.name !== undefined && patch.name !== role.name)
+    return conflictWith(`The built-in role ${role.name} cannot be renamed`);
+  if (isGlobalSuperAdmin(role) && patch.permissions)
+    return conflictWith('super_admin always holds every permission; its permissions cannot be edited');
   if (isGlobalSuperAdmin(role) && patch.isActive === false) return conflictWith('The super_admin role cannot be deactivated');
   return ALLOWED;
 }

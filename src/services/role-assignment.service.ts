@@ -90,7 +90,12 @@ export async function assignUserRole(
     return { assigned, role, roles: await listRolesOfUser(trx, userId) };
   });
   if (result.assigned) {
-    ctx.events.emit({ type: 'role.assigned', actorId: actor.userId, subjectId: userId, detail: { role_id: result.role.id, role: result.role.name, application: result.role.application } });
+    ctx.events.emit({
+      type: 'role.assigned',
+      actorId: actor.userId,
+      subjectId: userId,
+      detail: { role_id: result.role.id, role: result.role.name, application: result.role.application },
+    });
   }
   return { assigned: result.assigned, roles: result.roles };
 }
@@ -110,16 +115,25 @@ export async function removeUserRole(ctx: ServiceContext, actor: Actor, userId: 
     const role = await roleOr404(trx, roleId);
     await assertMayManageUser(trx, actor, userId);
     enforce(mayRemoveRole(actor, role));
-    if (role.name === SUPER_ADMIN && role.application === null && user.isActive) await assertNotLastSuperAdmin(trx, userId, 'Removing this role');
+    if (role.name === SUPER_ADMIN && role.application === null && user.isActive)
+      await assertNotLastSuperAdmin(trx, userId, 'Removing this role');
     const removed = await removeRoleFromUser(trx, userId, roleId);
     if (!removed) throw notFound('Role assignment');
     return role;
   });
-  ctx.events.emit({ type: 'role.removed', actorId: actor.userId, subjectId: userId, detail: { role_id: role.id, role: role.name, application: role.application } });
+  ctx.events.emit({
+    type: 'role.removed',
+    actorId: actor.userId,
+    subjectId: userId,
+    detail: { role_id: role.id, role: role.name, application: role.application },
+  });
 }
 
 /** Resolved roles and permissions of any user (only active global roles grant server permissions). */
-export async function getUserAccess(ctx: ServiceContext, userId: string): Promise<{ user: UserRow; roles: PrincipalRole[]; permissions: string[] }> {
+export async function getUserAccess(
+  ctx: ServiceContext,
+  userId: string,
+): Promise<{ user: UserRow; roles: PrincipalRole[]; permissions: string[] }> {
   const user = await userOr404(ctx.db, userId);
   const access = await loadUserAccess(ctx.db, userId);
   return { user, ...access };

@@ -98,7 +98,11 @@ export async function updateRole(
   const fields = Object.entries(patch)
     .filter(([, value]) => value !== undefined)
     .map(([key]) => key);
-  ctx.events.emit({ type: 'role.changed', subjectId: roleId, detail: { name: updated.name, fields, ...(permissions ? { permissions } : {}) } });
+  ctx.events.emit({
+    type: 'role.changed',
+    subjectId: roleId,
+    detail: { name: updated.name, fields, ...(permissions ? { permissions } : {}) },
+  });
   return updated;
 }
 

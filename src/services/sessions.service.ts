@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { withTransaction, type DbOrTrx } from '../db';
 import { loadPrincipal, type PrincipalRecord } from '../db/repositories/principal.repo';
-import { consumeRefreshToken, findRefreshTokenWithSuccessor, insertRefreshToken, rotateLiveRefreshToken } from '../db/repositories/refresh-tokens.repo';
+import {
+  consumeRefreshToken,
+  findRefreshTokenWithSuccessor,
+  insertRefreshToken,
+  rotateLiveRefreshToken,
+} from '../db/repositories/refresh-tokens.repo';
 import { insertSession, lockLiveSession, revokeSession, touchSession } from '../db/repositories/sessions.repo';
 import { addSeconds } from '../lib/clock';
 import type { TokenClaims } from '../lib/jwt';
@@ -157,7 +162,7 @@ export async function rotateRefreshToken(
   ctx: ServiceContext,
   presented: string,
   client: RefreshingClient | null,
-  meta?: RequestMeta,
+  _meta?: RequestMeta,
 ): Promise<RotateResult> {
   const now = ctx.clock.now();
   const refuse = (reason: 'invalid' | 'wrong_client' | 'invalid_scope'): RotateResult => ({ ok: false, reason });
@@ -254,9 +259,21 @@ export async function rotateRefreshToken(
   const clientOfToken = payload.client_id ?? null;
   if (!result.ok && result.reason === 'reused') {
     ctx.logger.warn({ sessionId: payload.sid, userId: payload.userId }, 'refresh token reuse: session revoked');
-    ctx.events.emit({ type: 'auth.refresh.reuse_detected', actorId: null, subjectId: payload.userId, clientId: clientOfToken, detail: { session_id: payload.sid } });
+    ctx.events.emit({
+      type: 'auth.refresh.reuse_detected',
+      actorId: null,
+      subjectId: payload.userId,
+      clientId: clientOfToken,
+      detail: { session_id: payload.sid },
+    });
   } else if (result.ok) {
-    ctx.events.emit({ type: 'oauth.token.issued', actorId: payload.userId, subjectId: payload.userId, clientId: clientOfToken, detail: { grant_type: 'refresh_token' } });
+    ctx.events.emit({
+      type: 'oauth.token.issued',
+      actorId: payload.userId,
+      subjectId: payload.userId,
+      clientId: clientOfToken,
+      detail: { grant_type: 'refresh_token' },
+    });
   }
   return result;
 }

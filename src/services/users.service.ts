@@ -5,7 +5,13 @@ import { burnEmailTokensOfUser } from '../db/repositories/email-tokens.repo';
 import { loadUserAccess, type PrincipalRole } from '../db/repositories/principal.repo';
 import { revokeSessionsOfUser } from '../db/repositories/sessions.repo';
 import { listActiveRolesOfUsers } from '../db/repositories/user-roles.repo';
-import { findUserById, insertUser, listUsers as listUserRows, updateUser as updateUserRow, type UserRow } from '../db/repositories/users.repo';
+import {
+  findUserById,
+  insertUser,
+  listUsers as listUserRows,
+  updateUser as updateUserRow,
+  type UserRow,
+} from '../db/repositories/users.repo';
 import { conflict, forbidden, notFound } from '../errors';
 import { normalizeEmail } from './auth.service';
 import type { ServiceContext } from './context';

@@ -8,7 +8,14 @@ export interface AccountPageData {
   email: string;
   firstName: string;
   lastName: string;
-  sessions: Array<{ id: string; userAgent: string | null; ip: string | null; lastUsedAt: Date; clientName: string | null; current: boolean }>;
+  sessions: Array<{
+    id: string;
+    userAgent: string | null;
+    ip: string | null;
+    lastUsedAt: Date;
+    clientName: string | null;
+    current: boolean;
+  }>;
   apps: Array<{ clientId: string; name: string; scopes: string[]; grantedAt: Date }>;
   totp: 'on' | 'pending' | 'off';
   /** While an enrolment is pending: the secret as text and its QR code (server-made SVG). */

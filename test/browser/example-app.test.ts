@@ -34,7 +34,14 @@ beforeAll(async () => {
     scopes: ['openid', 'profile', 'email'],
   });
   app = spawn(process.execPath, [path.join(ROOT, 'examples/express-app/server.mjs')], {
-    env: { ...process.env, SSO_URL: ssoUrl, CLIENT_ID: client.clientId, CLIENT_SECRET: client.clientSecret, APP_URL: appUrl, PORT: String(port) },
+    env: {
+      ...process.env,
+      SSO_URL: ssoUrl,
+      CLIENT_ID: client.clientId,
+      CLIENT_SECRET: client.clientSecret,
+      APP_URL: appUrl,
+      PORT: String(port),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   app.stdout!.on('data', (d) => (appOutput += d));

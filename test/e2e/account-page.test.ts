@@ -49,7 +49,16 @@ describe('GET /account', () => {
     const res = await agent.get('/account');
     expect(res.status).toBe(200);
     expect(res.headers['cache-control']).toMatch(/no-store/);
-    for (const text of ['Profile', 'Password', 'Second factors and passkeys', 'Authenticator app', 'Passkeys', 'Recovery codes', 'Sessions', 'Connected apps']) {
+    for (const text of [
+      'Profile',
+      'Password',
+      'Second factors and passkeys',
+      'Authenticator app',
+      'Passkeys',
+      'Recovery codes',
+      'Sessions',
+      'Connected apps',
+    ]) {
       expect(res.text).toContain(text);
     }
     expect(res.text).toContain(user.email);
@@ -80,12 +89,21 @@ describe('account forms', () => {
   test('password: mismatch -> 400, wrong current -> 401, right -> 303 and other sessions signed out', async () => {
     const { user, agent, csrf } = await signedInAgent();
     const other = await signIn(t, user);
-    const mismatch = await agent.post('/account/password').type('form').send({ csrf, current_password: user.password, new_password: 'new-pass-1', new_password_confirm: 'new-pass-2' });
+    const mismatch = await agent
+      .post('/account/password')
+      .type('form')
+      .send({ csrf, current_password: user.password, new_password: 'new-pass-1', new_password_confirm: 'new-pass-2' });
     expect(mismatch.status).toBe(400);
     expect(mismatch.text).toContain('The two new passwords are not the same.');
-    const wrong = await agent.post('/account/password').type('form').send({ csrf, current_password: 'nope-nope', new_password: 'new-pass-1', new_password_confirm: 'new-pass-1' });
+    const wrong = await agent
+      .post('/account/password')
+      .type('form')
+      .send({ csrf, current_password: 'nope-nope', new_password: 'new-pass-1', new_password_confirm: 'new-pass-1' });
     expect(wrong.status).toBe(401);
-    const ok = await agent.post('/account/password').type('form').send({ csrf, current_password: user.password, new_password: 'new-pass-1', new_password_confirm: 'new-pass-1' });
+    const ok = await agent
+      .post('/account/password')
+      .type('form')
+      .send({ csrf, current_password: user.password, new_password: 'new-pass-1', new_password_confirm: 'new-pass-1' });
     expect(ok.status).toBe(303);
     expect((await other.agent.get('/api/auth/me')).status).toBe(401);
     expect((await agent.get('/api/auth/me')).status).toBe(200);
@@ -94,7 +112,10 @@ describe('account forms', () => {
   test('no CSRF field, or a foreign Origin -> 403 and nothing changes', async () => {
     const { user, agent, csrf } = await signedInAgent();
     expect((await agent.post('/account/profile').type('form').send({ first_name: 'X', last_name: 'Y' })).status).toBe(403);
-    expect((await agent.post('/account/profile').set('Origin', 'https://evil.test').type('form').send({ csrf, first_name: 'X', last_name: 'Y' })).status).toBe(403);
+    expect(
+      (await agent.post('/account/profile').set('Origin', 'https://evil.test').type('form').send({ csrf, first_name: 'X', last_name: 'Y' }))
+        .status,
+    ).toBe(403);
     expect((await t.db('users').where({ id: user.id }).first()).first_name).toBe('Test');
   });
 
@@ -109,7 +130,10 @@ describe('account forms', () => {
     expect((await phone.agent.get('/api/auth/me')).status).toBe(401);
     expect((await tablet.agent.get('/api/auth/me')).status).toBe(200);
     const stranger = await signIn(t, await makeUser(t));
-    const foreign = await agent.post('/account/sessions/revoke').type('form').send({ csrf, session_id: t.ctx.jwt.verifyAccess(stranger.accessToken, t.clock.now())!.sid });
+    const foreign = await agent
+      .post('/account/sessions/revoke')
+      .type('form')
+      .send({ csrf, session_id: t.ctx.jwt.verifyAccess(stranger.accessToken, t.clock.now())!.sid });
     expect(foreign.status).toBe(404);
     const others = await agent.post('/account/sessions/revoke-others').type('form').send({ csrf });
     expect(others.status).toBe(303);
@@ -145,10 +169,16 @@ describe('account forms', () => {
     const login = await request(t.app).post('/api/auth/login').send({ email: user.email, password: user.password });
     expect(login.body.error).toBe('mfa_required');
 
-    const wrong = await agent.post('/account/totp/remove').type('form').send({ csrf, code: '000000' === totpCode(t, secret) ? '111111' : '000000' });
+    const wrong = await agent
+      .post('/account/totp/remove')
+      .type('form')
+      .send({ csrf, code: '000000' === totpCode(t, secret) ? '111111' : '000000' });
     expect(wrong.status).toBe(401);
     expect(wrong.text).toContain('id="second-factors-error"');
-    const removed = await agent.post('/account/totp/remove').type('form').send({ csrf, code: totpCode(t, secret) });
+    const removed = await agent
+      .post('/account/totp/remove')
+      .type('form')
+      .send({ csrf, code: totpCode(t, secret) });
     expect(removed.status).toBe(303);
     expect((await agent.get('/account')).text).toContain('Set up an authenticator app');
   });
@@ -167,7 +197,10 @@ describe('account forms', () => {
     const { agent, csrf } = await signedInAgent();
     const options = await agent.post('/api/auth/passkeys/register/options');
     const response = new SoftAuthenticator('http://sso.test').create(options.body);
-    const added = await agent.post('/account/passkeys').type('form').send({ csrf, response: JSON.stringify(response), name: 'Work laptop' });
+    const added = await agent
+      .post('/account/passkeys')
+      .type('form')
+      .send({ csrf, response: JSON.stringify(response), name: 'Work laptop' });
     expect(added.status).toBe(303);
     const page = await agent.get('/account');
     expect(page.text).toContain('<strong>Work laptop</strong>');

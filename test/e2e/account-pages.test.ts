@@ -78,7 +78,10 @@ describe('POST /set-password', () => {
     const token = await setPasswordLink(user);
     const agent = request.agent(t.app);
     const { csrf } = await openForm(agent, `/set-password?token=${token}`);
-    const res = await agent.post('/set-password').type('form').send({ token, csrf, password: 'page-secret-1', password_confirm: 'page-secret-1' });
+    const res = await agent
+      .post('/set-password')
+      .type('form')
+      .send({ token, csrf, password: 'page-secret-1', password_confirm: 'page-secret-1' });
     expect(res.status).toBe(303);
     expect(res.headers.location).toBe('/set-password?done=1');
     expect(res.headers['cache-control']).toBe('no-store');
@@ -96,7 +99,10 @@ describe('POST /set-password', () => {
     const user = await makeUser(t);
     const token = await setPasswordLink(user);
     const { csrf } = await openForm(request.agent(t.app), `/set-password?token=${token}`);
-    const res = await request(t.app).post('/set-password').type('form').send({ token, csrf, password: 'page-secret-1', password_confirm: 'page-secret-1' });
+    const res = await request(t.app)
+      .post('/set-password')
+      .type('form')
+      .send({ token, csrf, password: 'page-secret-1', password_confirm: 'page-secret-1' });
     expect(res.status).toBe(403);
     expect(res.text).toContain('Please try again');
     expect((await request(t.app).post('/api/auth/verify-email').send({ token })).status).toBe(200);
@@ -119,7 +125,10 @@ describe('POST /set-password', () => {
     const agent = request.agent(t.app);
     const user = await makeUser(t);
     const { csrf } = await openForm(agent, `/set-password?token=${await setPasswordLink(user)}`);
-    const res = await agent.post('/set-password').type('form').send({ token: 'B'.repeat(43), csrf, password: 'page-secret-1', password_confirm: 'page-secret-1' });
+    const res = await agent
+      .post('/set-password')
+      .type('form')
+      .send({ token: 'B'.repeat(43), csrf, password: 'page-secret-1', password_confirm: 'page-secret-1' });
     expect(res.status).toBe(400);
     expect(res.text).toContain('This link is not valid');
   });
@@ -129,11 +138,17 @@ describe('POST /set-password', () => {
     const token = await setPasswordLink(user);
     const agent = request.agent(t.app);
     const { csrf } = await openForm(agent, `/set-password?token=${token}`);
-    const differ = await agent.post('/set-password').type('form').send({ token, csrf, password: 'page-secret-1', password_confirm: 'page-secret-2' });
+    const differ = await agent
+      .post('/set-password')
+      .type('form')
+      .send({ token, csrf, password: 'page-secret-1', password_confirm: 'page-secret-2' });
     expect(differ.status).toBe(400);
     expect(differ.text).toContain('The two passwords are not the same');
     expect(differ.text).toContain('<form method="post" action="/set-password">');
-    const short = await agent.post('/set-password').type('form').send({ token, csrf: hiddenField(differ.text, 'csrf'), password: '123', password_confirm: '123' });
+    const short = await agent
+      .post('/set-password')
+      .type('form')
+      .send({ token, csrf: hiddenField(differ.text, 'csrf'), password: '123', password_confirm: '123' });
     expect(short.status).toBe(400);
     expect(short.text).toContain('at least 6 characters');
     expect((await request(t.app).post('/api/auth/verify-email').send({ token })).status).toBe(200);
@@ -193,7 +208,10 @@ describe('/verify-email page', () => {
     expect((await t.db('users').where({ id: registrant.id }).first()).email_verified).toBe(false);
 
     const csrf2 = hiddenField(forged.text, 'csrf');
-    const set = await owner.post('/set-password').type('form').send({ token, csrf: csrf2, password: 'owner-pass-123', password_confirm: 'owner-pass-123' });
+    const set = await owner
+      .post('/set-password')
+      .type('form')
+      .send({ token, csrf: csrf2, password: 'owner-pass-123', password_confirm: 'owner-pass-123' });
     expect(set.status).toBe(303);
     expect((await t.db('users').where({ id: registrant.id }).first()).email_verified).toBe(true);
     expect((await request(t.app).get('/api/auth/me').set('Authorization', `Bearer ${squatter.accessToken}`)).status).toBe(401);

@@ -19,7 +19,16 @@ afterAll(async () => {
 });
 
 const api = () => request(t.app);
-const CLIENT_FIELDS = ['client_id', 'created_at', 'is_active', 'name', 'post_logout_redirect_uris', 'redirect_uris', 'scopes', 'updated_at'];
+const CLIENT_FIELDS = [
+  'client_id',
+  'created_at',
+  'is_active',
+  'name',
+  'post_logout_redirect_uris',
+  'redirect_uris',
+  'scopes',
+  'updated_at',
+];
 
 async function createClient(body: Record<string, unknown> = {}) {
   const res = await api()
@@ -39,7 +48,11 @@ describe('POST /api/admin/oauth-clients', () => {
     const res = await api()
       .post('/api/admin/oauth-clients')
       .set('Authorization', admin)
-      .send({ name: ' Portal ', redirect_uris: ['https://portal.test/callback', 'http://localhost:5173/cb'], scopes: 'openid profile email' });
+      .send({
+        name: ' Portal ',
+        redirect_uris: ['https://portal.test/callback', 'http://localhost:5173/cb'],
+        scopes: 'openid profile email',
+      });
     expect(res.status).toBe(201);
     expect(res.headers['cache-control']).toBe('no-store');
     expect(Object.keys(res.body).sort()).toEqual(['client', 'client_secret']);
@@ -64,7 +77,11 @@ describe('POST /api/admin/oauth-clients', () => {
     const one = await createClient({ redirect_uris: undefined, redirect_uri: 'https://one.test/cb', scopes: ['email', 'openid', 'email'] });
     expect(one.client.redirect_uris).toEqual(['https://one.test/cb']);
     expect(one.client.scopes).toEqual(['openid', 'email']);
-    const both = await createClient({ redirect_uri: 'https://a.test/cb', redirect_uris: ['https://b.test/cb', 'https://a.test/cb'], scopes: undefined });
+    const both = await createClient({
+      redirect_uri: 'https://a.test/cb',
+      redirect_uris: ['https://b.test/cb', 'https://a.test/cb'],
+      scopes: undefined,
+    });
     expect(both.client.redirect_uris).toEqual(['https://a.test/cb', 'https://b.test/cb']);
     expect(both.client.scopes).toEqual(['openid', 'profile', 'email']);
     const inactive = await createClient({ is_active: false });

@@ -15,7 +15,11 @@ afterAll(async () => {
 });
 
 async function globalRoleNamesOf(userId: string): Promise<string[]> {
-  const rows = await t.db('user_roles as ur').join('roles as r', 'r.id', 'ur.role_id').where('ur.user_id', userId).whereNull('r.application');
+  const rows = await t
+    .db('user_roles as ur')
+    .join('roles as r', 'r.id', 'ur.role_id')
+    .where('ur.user_id', userId)
+    .whereNull('r.application');
   return rows.map((r: { name: string }) => r.name).sort();
 }
 
@@ -218,12 +222,17 @@ describe('email links after an admin changes the address', () => {
   test('an invite link mailed to a mistyped address stops working once the admin corrects the email', async () => {
     const admin = await makeSignedInUser(t, ['admin']);
     const wrong = uniqueEmail('typo');
-    const invite = await api().post('/api/users').set('Authorization', admin.bearer).send({ email: wrong, first_name: 'Bob', last_name: 'B' });
+    const invite = await api()
+      .post('/api/users')
+      .set('Authorization', admin.bearer)
+      .send({ email: wrong, first_name: 'Bob', last_name: 'B' });
     expect(invite.status).toBe(201);
     const token = /token=([A-Za-z0-9_-]+)/.exec(t.mails.find((m) => m.to === wrong)!.text)![1]!;
 
     const right = uniqueEmail('right');
-    expect((await api().put(`/api/users/${invite.body.user.id}`).set('Authorization', admin.bearer).send({ email: right })).status).toBe(200);
+    expect((await api().put(`/api/users/${invite.body.user.id}`).set('Authorization', admin.bearer).send({ email: right })).status).toBe(
+      200,
+    );
 
     expect((await api().post('/api/auth/set-password').send({ token, password: 'typo-owner-pass' })).status).toBe(400);
     expect((await t.db('users').where({ id: invite.body.user.id }).first()).password_hash).toBeNull();

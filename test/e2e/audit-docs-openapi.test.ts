@@ -8,7 +8,9 @@ import { createTestApp, type TestApp } from '../helpers/test-app';
  * success status of an operation is the one it returns, and the documented body fields are the real ones.
  */
 let t: TestApp;
-let doc: { paths: Record<string, Record<string, { responses: Record<string, { description: string }>; requestBody?: { required: boolean } }>> };
+let doc: {
+  paths: Record<string, Record<string, { responses: Record<string, { description: string }>; requestBody?: { required: boolean } }>>;
+};
 let superAdmin: string;
 
 beforeAll(async () => {
@@ -62,7 +64,10 @@ describe('OpenAPI success statuses and bodies match the routes', () => {
   });
 
   test('POST /api/users answers 201 { user }; client creation 201, rotation 200', async () => {
-    const invited = await api().post('/api/users').set('Authorization', superAdmin).send({ email: uniqueEmail('invite'), first_name: 'A', last_name: 'B' });
+    const invited = await api()
+      .post('/api/users')
+      .set('Authorization', superAdmin)
+      .send({ email: uniqueEmail('invite'), first_name: 'A', last_name: 'B' });
     expect(String(invited.status)).toBe(successOf('/api/users', 'post'));
     expect(Object.keys(invited.body)).toEqual(['user']);
 
@@ -71,7 +76,9 @@ describe('OpenAPI success statuses and bodies match the routes', () => {
       .set('Authorization', superAdmin)
       .send({ name: 'Docs', redirect_uri: 'https://docs.test/cb' });
     expect(String(created.status)).toBe(successOf('/api/admin/oauth-clients', 'post'));
-    const rotated = await api().post(`/api/admin/oauth-clients/${created.body.client.client_id}/rotate-secret`).set('Authorization', superAdmin);
+    const rotated = await api()
+      .post(`/api/admin/oauth-clients/${created.body.client.client_id}/rotate-secret`)
+      .set('Authorization', superAdmin);
     expect(String(rotated.status)).toBe(successOf('/api/admin/oauth-clients/{clientId}/rotate-secret', 'post'));
     expect(Object.keys(rotated.body).sort()).toEqual(['client_id', 'client_secret']);
   });

@@ -116,7 +116,12 @@ describe('hosted sign-in form and the per-IP limit', () => {
       const csrf = await csrfFrom(agent, '/login');
       const attempts: request.Response[] = [];
       for (let i = 0; i < 4; i++) {
-        attempts.push(await agent.post('/login').type('form').send({ csrf, email: `spray-${i}@example.test`, password: 'Winter2025!', return_to: '' }));
+        attempts.push(
+          await agent
+            .post('/login')
+            .type('form')
+            .send({ csrf, email: `spray-${i}@example.test`, password: 'Winter2025!', return_to: '' }),
+        );
       }
       expect(attempts.map((r) => r.status)).toEqual([401, 401, 401, 429]);
       expect(Number(attempts[3]!.headers['retry-after'])).toBeGreaterThan(0);

@@ -55,7 +55,9 @@ test('sign-ins, password change, sessions, logout: recorded with actor, subject,
     .send({ current_password: user.password, new_password: 'new-password-2' });
   expect(change.status).toBe(200);
   const other = await signIn(t, { email: user.email, password: 'new-password-2' });
-  expect((await request(t.app).post('/api/auth/sessions/revoke-others').set('Authorization', `Bearer ${other.accessToken}`)).status).toBe(200);
+  expect((await request(t.app).post('/api/auth/sessions/revoke-others').set('Authorization', `Bearer ${other.accessToken}`)).status).toBe(
+    200,
+  );
   expect((await request(t.app).post('/api/auth/logout').set('Authorization', `Bearer ${other.accessToken}`)).status).toBe(200);
 
   const { events } = await audit({ subject: user.id });
@@ -103,7 +105,14 @@ test('admin actions: roles, users and clients, each with the admin as actor', as
   expect((await request(t.app).post(`/api/rbac/users/${target.id}/roles`).set(auth).send({ role_id: roleId })).status).toBeLessThan(300);
   expect((await request(t.app).delete(`/api/rbac/users/${target.id}/roles/${roleId}`).set(auth)).status).toBeLessThan(300);
   expect((await request(t.app).put(`/api/users/${target.id}`).set(auth).send({ is_active: false })).status).toBe(200);
-  expect((await request(t.app).put(`/api/users/${target.id}`).set(auth).send({ is_active: true, email: uniqueEmail('moved') })).status).toBe(200);
+  expect(
+    (
+      await request(t.app)
+        .put(`/api/users/${target.id}`)
+        .set(auth)
+        .send({ is_active: true, email: uniqueEmail('moved') })
+    ).status,
+  ).toBe(200);
 
   const created = await request(t.app)
     .post('/api/admin/oauth-clients')
@@ -165,7 +174,11 @@ test('filters by type and time range, and walks every page with the cursor exact
   let cursor: string | null = null;
   let pages = 0;
   do {
-    const page: { events: EventBody[]; next_cursor: string | null } = await audit({ subject: user.id, limit: '2', ...(cursor ? { cursor } : {}) });
+    const page: { events: EventBody[]; next_cursor: string | null } = await audit({
+      subject: user.id,
+      limit: '2',
+      ...(cursor ? { cursor } : {}),
+    });
     expect(page.events.length).toBeLessThanOrEqual(2);
     seen.push(...page.events.map((e) => e.id));
     cursor = page.next_cursor;
@@ -180,7 +193,13 @@ test('filters by type and time range, and walks every page with the cursor exact
 });
 
 test('bad queries answer 400; only system:manage_users reads the trail', async () => {
-  for (const query of [{ type: 'no.such.type' }, { cursor: 'bm90LWFuLWlk' }, { from: 'yesterday' }, { from: '2026-11-22T10:00:00Z', to: '2026-11-22T09:00:00Z' }, { limit: 'x' }]) {
+  for (const query of [
+    { type: 'no.such.type' },
+    { cursor: 'bm90LWFuLWlk' },
+    { from: 'yesterday' },
+    { from: '2026-11-22T10:00:00Z', to: '2026-11-22T09:00:00Z' },
+    { limit: 'x' },
+  ]) {
     const res = await request(t.app).get('/api/admin/audit-events').query(query).set('Authorization', admin.bearer);
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('validation_error');
@@ -197,7 +216,9 @@ test('GET /api/auth/activity: a user sees their own events (and an admin acting 
   await request(t.app).post('/api/auth/login').send({ email: me.email, password: 'not-my-password' });
   await request(t.app).post('/api/auth/login').send({ email: someone.email, password: 'not-their-password' });
   const session = await signIn(t, me);
-  expect((await request(t.app).put(`/api/users/${me.id}`).set('Authorization', admin.bearer).send({ first_name: 'Renamed' })).status).toBe(200);
+  expect((await request(t.app).put(`/api/users/${me.id}`).set('Authorization', admin.bearer).send({ first_name: 'Renamed' })).status).toBe(
+    200,
+  );
 
   const res = await request(t.app).get('/api/auth/activity').set('Authorization', `Bearer ${session.accessToken}`);
   expect(res.status).toBe(200);

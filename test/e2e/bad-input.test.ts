@@ -43,7 +43,14 @@ const HOSTILE_BODIES: unknown[] = [
   JSON.parse('{"__proto__": {"isAdmin": true}, "constructor": {"prototype": {"x": 1}}}'),
 ];
 
-const HOSTILE_PATH_VALUES = ['not-a-uuid', '00000000-0000-4000-8000-000000000000', '%00', "1'%20or%201=1", 'x'.repeat(300), '..%2F..%2Fetc'];
+const HOSTILE_PATH_VALUES = [
+  'not-a-uuid',
+  '00000000-0000-4000-8000-000000000000',
+  '%00',
+  "1'%20or%201=1",
+  'x'.repeat(300),
+  '..%2F..%2Fetc',
+];
 
 function concrete(path: string, value: string): string {
   return path.replace(/\{(\w+)\}/g, value);
@@ -62,7 +69,8 @@ test('no hostile JSON body gets a 5xx from any operation', async () => {
       const res = await send(method, concrete(path, '00000000-0000-4000-8000-000000000000'), body);
       if (res.status >= 500) failures.push(`${method.toUpperCase()} ${path} ${JSON.stringify(body)} -> ${res.status}`);
       else if (res.status >= 400 && res.type === 'application/json') {
-        const shapeOk = typeof res.body.error === 'string' && (typeof res.body.message === 'string' || typeof res.body.error_description === 'string');
+        const shapeOk =
+          typeof res.body.error === 'string' && (typeof res.body.message === 'string' || typeof res.body.error_description === 'string');
         if (!shapeOk) failures.push(`${method.toUpperCase()} ${path} -> ${res.status} with body ${JSON.stringify(res.body)}`);
       }
     }
@@ -91,7 +99,7 @@ test('no hostile query string gets a 5xx', async () => {
     `response_type=code&client_id=${client.clientId}&redirect_uri=https://app.test/callback&code_challenge=${'a'.repeat(43)}&code_challenge_method=S256&scope[]=openid`,
   ];
   const failures: string[] = [];
-  for (const { method, path } of operations.filter((o) => o.method === 'get')) {
+  for (const { path } of operations.filter((o) => o.method === 'get')) {
     for (const q of queries) {
       const res = await send('get', `${concrete(path, '00000000-0000-4000-8000-000000000000')}?${q}`);
       if (res.status >= 500) failures.push(`GET ${path}?${q} -> ${res.status}`);

@@ -110,7 +110,9 @@ describe(`${N} concurrent uses of one single-use or rotating thing`, () => {
     const mail = [...t.mails].reverse().find((m) => m.to === user.email)!;
     const token = /verify-email\?token=([A-Za-z0-9_-]+)/.exec(mail.text)![1]!;
     const results = await Promise.all(
-      Array.from({ length: N }, () => api().post('/api/auth/verify-email/confirm').set('Authorization', `Bearer ${accessToken}`).send({ token })),
+      Array.from({ length: N }, () =>
+        api().post('/api/auth/verify-email/confirm').set('Authorization', `Bearer ${accessToken}`).send({ token }),
+      ),
     );
     const statuses = tally(results.map((r) => r.status));
     expect(statuses[200]).toBe(1);

@@ -36,10 +36,14 @@ function metricNames(expressions: string[]): string[] {
 }
 
 test('every metric the Grafana dashboard queries is exposed', () => {
-  const dashboard = JSON.parse(read('deploy/grafana-dashboard.json')) as { panels: Array<{ title: string; targets: Array<{ expr: string }> }> };
+  const dashboard = JSON.parse(read('deploy/grafana-dashboard.json')) as {
+    panels: Array<{ title: string; targets: Array<{ expr: string }> }>;
+  };
   expect(dashboard.panels.length).toBeGreaterThan(10);
   const names = metricNames(dashboard.panels.flatMap((p) => p.targets.map((target) => target.expr)));
-  expect(names).toEqual(expect.arrayContaining(['sso_sign_ins_total', 'sso_tokens_issued_total', 'sso_db_pool_waiting', 'nodejs_eventloop_lag_p99_seconds']));
+  expect(names).toEqual(
+    expect.arrayContaining(['sso_sign_ins_total', 'sso_tokens_issued_total', 'sso_db_pool_waiting', 'nodejs_eventloop_lag_p99_seconds']),
+  );
   expect(names.filter((n) => !exposed.has(n))).toEqual([]);
 });
 
@@ -63,7 +67,8 @@ test('docs/operations.md documents exactly the sso_* metrics the server exposes'
 test('docker-compose runs two instances on one PostgreSQL and Redis behind deploy/nginx.conf', () => {
   const compose = read('deploy/docker-compose.yml');
   const nginx = read('deploy/nginx.conf');
-  for (const service of ['postgres', 'redis', 'migrate', 'sso1', 'sso2', 'nginx']) expect(compose).toMatch(new RegExp(`^  ${service}:$`, 'm'));
+  for (const service of ['postgres', 'redis', 'migrate', 'sso1', 'sso2', 'nginx'])
+    expect(compose).toMatch(new RegExp(`^  ${service}:$`, 'm'));
   expect(compose).toContain('./nginx.conf:/etc/nginx/conf.d/default.conf:ro');
   expect(compose).toContain('TRUST_PROXY: "1"');
   expect(compose).toContain('REDIS_URL: redis://redis:6379');

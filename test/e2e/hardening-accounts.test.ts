@@ -121,10 +121,20 @@ describe('deactivation burns the user\'s email links (CONTRACT §8)', () => {
 });
 
 describe('names are one line, no control characters, at most 100 characters (CONTRACT §8)', () => {
-  const BAD_NAMES = ['Eve\nClick https://evil.test', 'Eve\r\nBcc: x@y', 'Eve\u0000', 'Eve\u0007', 'Eve\u2028line', 'Eve\u202Egnp.exe', 'x'.repeat(101)];
+  const BAD_NAMES = [
+    'Eve\nClick https://evil.test',
+    'Eve\r\nBcc: x@y',
+    'Eve\u0000',
+    'Eve\u0007',
+    'Eve\u2028line',
+    'Eve\u202Egnp.exe',
+    'x'.repeat(101),
+  ];
 
   test.each(BAD_NAMES.map((n) => [JSON.stringify(n).slice(0, 30), n]))('register refuses %s', async (_label, name) => {
-    const res = await api().post('/api/auth/register').send({ first_name: name, last_name: 'L', email: uniqueEmail('n'), password: 'good-pass-1' });
+    const res = await api()
+      .post('/api/auth/register')
+      .send({ first_name: name, last_name: 'L', email: uniqueEmail('n'), password: 'good-pass-1' });
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('validation_error');
     expect(res.body.details[0].path).toBe('first_name');
@@ -138,9 +148,15 @@ describe('names are one line, no control characters, at most 100 characters (CON
     const bad = 'Legit\nSecond line';
     const responses = await Promise.all([
       api().put('/api/auth/me').set('Authorization', admin.bearer).send({ last_name: bad }),
-      api().post('/api/users').set('Authorization', admin.bearer).send({ email: uniqueEmail('inv'), first_name: bad, last_name: 'L' }),
+      api()
+        .post('/api/users')
+        .set('Authorization', admin.bearer)
+        .send({ email: uniqueEmail('inv'), first_name: bad, last_name: 'L' }),
       api().put(`/api/users/${user.id}`).set('Authorization', admin.bearer).send({ first_name: bad }),
-      api().post('/api/admin/oauth-clients').set('Authorization', admin.bearer).send({ name: bad, redirect_uri: 'https://app.test/cb', scopes: 'openid' }),
+      api()
+        .post('/api/admin/oauth-clients')
+        .set('Authorization', admin.bearer)
+        .send({ name: bad, redirect_uri: 'https://app.test/cb', scopes: 'openid' }),
       api().put(`/api/admin/oauth-clients/${client.clientId}`).set('Authorization', admin.bearer).send({ name: bad }),
     ]);
     for (const res of responses) {
@@ -152,7 +168,9 @@ describe('names are one line, no control characters, at most 100 characters (CON
 
   test('100 characters (code points, emoji included) and inner spaces are fine', async () => {
     const name = `${'é'.repeat(50)}${'🙂'.repeat(48)} `;
-    const res = await api().post('/api/auth/register').send({ first_name: 'Anne Marie', last_name: `${name}x`, email: uniqueEmail('ok'), password: 'good-pass-1' });
+    const res = await api()
+      .post('/api/auth/register')
+      .send({ first_name: 'Anne Marie', last_name: `${name}x`, email: uniqueEmail('ok'), password: 'good-pass-1' });
     expect(res.status).toBe(201);
     expect(res.body.user.first_name).toBe('Anne Marie');
   });

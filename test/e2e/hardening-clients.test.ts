@@ -111,7 +111,18 @@ describe('client tokens see only their scopes at /api/auth/me and /verify-admin 
     const { bearer } = await makeSignedInUser(t, ['manager']);
     const me = await api().get('/api/auth/me').set('Authorization', bearer).expect(200);
     expect(Object.keys(me.body.user)).toEqual(
-      expect.arrayContaining(['id', 'email', 'name', 'first_name', 'last_name', 'roles', 'permissions', 'adminRole', 'is_active', 'email_verified']),
+      expect.arrayContaining([
+        'id',
+        'email',
+        'name',
+        'first_name',
+        'last_name',
+        'roles',
+        'permissions',
+        'adminRole',
+        'is_active',
+        'email_verified',
+      ]),
     );
     await api().get('/api/auth/verify-admin').set('Authorization', bearer).expect(200);
   });

@@ -25,7 +25,9 @@ describe('bad transport input is a 4xx, never a 5xx (CONTRACT §8)', () => {
     ['put', '/api/admin/oauth-clients/%FF'],
   ])('%s %s (malformed percent-escape in a path parameter) -> 400 validation_error', async (method, path) => {
     const { bearer } = await makeSignedInUser(t, ['super_admin']);
-    const res = await (api() as unknown as Record<string, (p: string) => request.Test>)[method]!(path).set('Authorization', bearer).send({});
+    const res = await (api() as unknown as Record<string, (p: string) => request.Test>)[method]!(path)
+      .set('Authorization', bearer)
+      .send({});
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: 'validation_error', message: expect.any(String) });
     expect(JSON.stringify(res.body)).not.toMatch(/URIError|at \w+ \(/);
@@ -53,7 +55,11 @@ describe('bad transport input is a 4xx, never a 5xx (CONTRACT §8)', () => {
   test('the per-address throttle cannot overflow however many failures pile up', async () => {
     const user = await makeUser(t);
     for (const failures of [1100, 2_147_483_000]) {
-      await t.db('login_failures').insert({ email: user.email, failures, locked_until: null, updated_at: t.clock.now() }).onConflict('email').merge();
+      await t
+        .db('login_failures')
+        .insert({ email: user.email, failures, locked_until: null, updated_at: t.clock.now() })
+        .onConflict('email')
+        .merge();
       const res = await api().post('/api/auth/login').send({ email: user.email, password: 'wrong-password' });
       expect(res.status).toBe(401);
       const row = await t.db('login_failures').where({ email: user.email }).first();
@@ -103,16 +109,23 @@ describe('metrics labels are route patterns, bounded whatever the traffic (CONTR
 
 describe('CORS never on the authorization endpoints or HTML pages (RFC 9700 §2.6, CONTRACT §8)', () => {
   const origin = 'https://portal.test';
-  test.each(['/api/oauth/authorize', '/API/OAuth/Authorize', '/api/auth/authorize', '/login', '/consent', '/verify-email', '/set-password', '/forgot-password', '/api/docs'])(
-    'GET and OPTIONS %s from an allowed origin carry no CORS headers',
-    async (path) => {
-      const get = await api().get(path).set('Origin', origin);
-      expect(get.headers['access-control-allow-origin']).toBeUndefined();
-      expect(get.headers['access-control-allow-credentials']).toBeUndefined();
-      const preflight = await api().options(path).set('Origin', origin).set('Access-Control-Request-Method', 'GET');
-      expect(preflight.headers['access-control-allow-origin']).toBeUndefined();
-    },
-  );
+  test.each([
+    '/api/oauth/authorize',
+    '/API/OAuth/Authorize',
+    '/api/auth/authorize',
+    '/login',
+    '/consent',
+    '/verify-email',
+    '/set-password',
+    '/forgot-password',
+    '/api/docs',
+  ])('GET and OPTIONS %s from an allowed origin carry no CORS headers', async (path) => {
+    const get = await api().get(path).set('Origin', origin);
+    expect(get.headers['access-control-allow-origin']).toBeUndefined();
+    expect(get.headers['access-control-allow-credentials']).toBeUndefined();
+    const preflight = await api().options(path).set('Origin', origin).set('Access-Control-Request-Method', 'GET');
+    expect(preflight.headers['access-control-allow-origin']).toBeUndefined();
+  });
 
   test('the JSON API keeps CORS for allowed origins (the control)', async () => {
     const res = await api().get('/api/oauth/.well-known/oauth-authorization-server').set('Origin', origin);
@@ -125,7 +138,10 @@ describe('CORS never on the authorization endpoints or HTML pages (RFC 9700 §2.
 describe('redirect URIs (CONTRACT §8)', () => {
   const create = (app: TestApp, redirectUri: string) =>
     makeSignedInUser(app, ['super_admin']).then(({ bearer }) =>
-      request(app.app).post('/api/admin/oauth-clients').set('Authorization', bearer).send({ name: 'App', redirect_uri: redirectUri, scopes: 'openid' }),
+      request(app.app)
+        .post('/api/admin/oauth-clients')
+        .set('Authorization', bearer)
+        .send({ name: 'App', redirect_uri: redirectUri, scopes: 'openid' }),
     );
 
   test('http://[::1] is a loopback host like localhost and 127.0.0.1; other plain http is refused by default', async () => {

@@ -338,7 +338,14 @@ describe('logs', () => {
       await request(logged.app).post('/api/auth/login').send({ email, password: 'wrong-password-123' });
       const text = lines.join('');
       expect(lines.length).toBeGreaterThan(3);
-      for (const secret of [password, 'wrong-password-123', reg.body.accessToken, reg.body.refreshToken, login.body.accessToken, login.body.refreshToken]) {
+      for (const secret of [
+        password,
+        'wrong-password-123',
+        reg.body.accessToken,
+        reg.body.refreshToken,
+        login.body.accessToken,
+        login.body.refreshToken,
+      ]) {
         expect(text).not.toContain(secret);
       }
       expect(text).not.toMatch(/eyJhbGci/);

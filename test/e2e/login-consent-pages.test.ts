@@ -44,7 +44,10 @@ describe('POST /login', () => {
     const client = await makeClient(t);
     const returnTo = `http://sso.test${authorizePath(authorizeParams(client).params)}`;
     const csrf = await csrfFrom(agent, `/login?${new URLSearchParams({ return_to: returnTo })}`);
-    const res = await agent.post('/login').type('form').send({ email: user.email.toUpperCase(), password: user.password, return_to: returnTo, csrf });
+    const res = await agent
+      .post('/login')
+      .type('form')
+      .send({ email: user.email.toUpperCase(), password: user.password, return_to: returnTo, csrf });
     expect(res.status).toBe(303);
     expect(res.headers.location).toBe(returnTo);
     expect(cookieHeader(res, 'accessToken')).toMatch(/HttpOnly/);
@@ -76,7 +79,10 @@ describe('POST /login', () => {
     const user = await makeUser(t);
     const agent = request.agent(t.app);
     const csrf = await csrfFrom(agent, '/login');
-    const res = await agent.post('/login').type('form').send({ email: user.email, password: user.password, return_to: 'https://portal.test/home?a=1', csrf });
+    const res = await agent
+      .post('/login')
+      .type('form')
+      .send({ email: user.email, password: user.password, return_to: 'https://portal.test/home?a=1', csrf });
     expect(res.status).toBe(303);
     expect(res.headers.location).toBe('https://portal.test/home?a=1');
   });
@@ -112,7 +118,10 @@ describe('POST /login', () => {
     await csrfFrom(agent, '/login');
     const missing = await agent.post('/login').type('form').send({ email: user.email, password: user.password });
     const wrong = await agent.post('/login').type('form').send({ email: user.email, password: user.password, csrf: 'A'.repeat(43) });
-    const noCookie = await request(t.app).post('/login').type('form').send({ email: user.email, password: user.password, csrf: 'A'.repeat(43) });
+    const noCookie = await request(t.app)
+      .post('/login')
+      .type('form')
+      .send({ email: user.email, password: user.password, csrf: 'A'.repeat(43) });
     for (const res of [missing, wrong, noCookie]) {
       expect(res.status).toBe(403);
       expect(res.headers['content-type']).toMatch(/text\/html/);
@@ -232,7 +241,8 @@ describe('the per-IP limit on the hosted forms', () => {
   test('over the limit, POST /login answers a 429 page with Retry-After, not the JSON of the API', async () => {
     const agent = request.agent(limited.app);
     const csrf = await csrfFrom(agent, '/login');
-    for (let i = 0; i < 2; i++) await agent.post('/login').type('form').send({ email: 'nobody@example.test', password: 'wrong-pass', csrf });
+    for (let i = 0; i < 2; i++)
+      await agent.post('/login').type('form').send({ email: 'nobody@example.test', password: 'wrong-pass', csrf });
     const res = await agent.post('/login').type('form').send({ email: 'nobody@example.test', password: 'wrong-pass', csrf });
     expect(res.status).toBe(429);
     expect(res.headers['content-type']).toMatch(/text\/html/);

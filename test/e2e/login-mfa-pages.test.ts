@@ -57,7 +57,10 @@ describe('hosted /login with a second factor', () => {
     const returnTo = `http://sso.test${authorizePath(authorizeParams(client).params)}`;
     const agent = request.agent(t.app);
     const { csrf, mfaToken } = await passwordPage(agent, user, returnTo);
-    const res = await agent.post('/login/mfa').type('form').send({ csrf, mfa_token: mfaToken, return_to: returnTo, code: totpCode(t, secret) });
+    const res = await agent
+      .post('/login/mfa')
+      .type('form')
+      .send({ csrf, mfa_token: mfaToken, return_to: returnTo, code: totpCode(t, secret) });
     expect(res.status).toBe(303);
     expect(res.headers.location).toBe(returnTo);
     expect(sessionCookies(res)).toHaveLength(2);
@@ -73,7 +76,10 @@ describe('hosted /login with a second factor', () => {
     const { user, secret } = await userWithTotp();
     const agent = request.agent(t.app);
     const { csrf, mfaToken } = await passwordPage(agent, user);
-    const wrong = await agent.post('/login/mfa').type('form').send({ csrf, mfa_token: mfaToken, code: '000000' === totpCode(t, secret) ? '111111' : '000000' });
+    const wrong = await agent
+      .post('/login/mfa')
+      .type('form')
+      .send({ csrf, mfa_token: mfaToken, code: '000000' === totpCode(t, secret) ? '111111' : '000000' });
     expect(wrong.status).toBe(401);
     expect(wrong.text).toContain('That code is not valid');
     expect(wrong.text).toContain('role="alert"');

@@ -87,13 +87,16 @@ describe('POST /api/auth/login-request and /login-resolve', () => {
     expect(resolved.body).toEqual({ url: 'https://portal.test/x?y=1' });
   });
 
-  test.each(OFF_SITE.map((q) => [JSON.stringify(q), q] as const))('off-site %s -> 400 invalid_target, nothing stored', async (_name, body) => {
-    const before = await t.db('login_tokens').count({ n: '*' });
-    const res = await request(t.app).post('/api/auth/login-request').send(body);
-    expect(res.status).toBe(400);
-    expect(res.body.error).toBe('invalid_target');
-    expect(await t.db('login_tokens').count({ n: '*' })).toEqual(before);
-  });
+  test.each(OFF_SITE.map((q) => [JSON.stringify(q), q] as const))(
+    'off-site %s -> 400 invalid_target, nothing stored',
+    async (_name, body) => {
+      const before = await t.db('login_tokens').count({ n: '*' });
+      const res = await request(t.app).post('/api/auth/login-request').send(body);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe('invalid_target');
+      expect(await t.db('login_tokens').count({ n: '*' })).toEqual(before);
+    },
+  );
 
   test('non-string destinations in JSON -> 400 invalid_target', async () => {
     for (const body of [{ app: ['portal'] }, { path: 5 }, { redirect_to: { href: 'https://portal.test' } }]) {

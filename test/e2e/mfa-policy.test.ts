@@ -17,18 +17,21 @@ afterAll(async () => {
 const ADMIN_ENDPOINTS = ['/api/users', '/api/rbac/roles', '/api/admin/summary', '/api/admin/audit-events'];
 
 describe('MFA_REQUIRED_FOR_ADMINS=true', () => {
-  test.each(['super_admin', 'admin'])('%s signed in with the password only: 403 mfa_required on users, RBAC and admin APIs', async (role) => {
-    const user = await makeUser(t, { roles: [role] });
-    const { accessToken } = await signIn(t, user);
-    for (const path of ADMIN_ENDPOINTS) {
-      const res = await request(t.app).get(path).set('Authorization', `Bearer ${accessToken}`);
-      expect(res.status).toBe(403);
-      expect(res.body.error).toBe('mfa_required');
-    }
-    // Their own account stays reachable, so they can enrol.
-    expect((await request(t.app).get('/api/auth/me').set('Authorization', `Bearer ${accessToken}`)).status).toBe(200);
-    expect((await request(t.app).post('/api/auth/mfa/totp/setup').set('Authorization', `Bearer ${accessToken}`)).status).toBe(200);
-  });
+  test.each(['super_admin', 'admin'])(
+    '%s signed in with the password only: 403 mfa_required on users, RBAC and admin APIs',
+    async (role) => {
+      const user = await makeUser(t, { roles: [role] });
+      const { accessToken } = await signIn(t, user);
+      for (const path of ADMIN_ENDPOINTS) {
+        const res = await request(t.app).get(path).set('Authorization', `Bearer ${accessToken}`);
+        expect(res.status).toBe(403);
+        expect(res.body.error).toBe('mfa_required');
+      }
+      // Their own account stays reachable, so they can enrol.
+      expect((await request(t.app).get('/api/auth/me').set('Authorization', `Bearer ${accessToken}`)).status).toBe(200);
+      expect((await request(t.app).post('/api/auth/mfa/totp/setup').set('Authorization', `Bearer ${accessToken}`)).status).toBe(200);
+    },
+  );
 
   test('a manager (admin tier) is held too; a plain user still gets the ordinary 403 forbidden', async () => {
     const manager = await makeUser(t, { roles: ['manager'] });

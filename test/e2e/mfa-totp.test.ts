@@ -43,7 +43,9 @@ describe('TOTP enrolment', () => {
     expect(row.confirmed_at).toBeNull();
     expect((await agent.get('/api/auth/mfa')).body).toEqual({ totp: false, passkeys: [], recovery_codes_left: 0 });
 
-    const wrong = await agent.post('/api/auth/mfa/totp/confirm').send({ code: '000000' === totpCode(t, setup.body.secret) ? '111111' : '000000' });
+    const wrong = await agent
+      .post('/api/auth/mfa/totp/confirm')
+      .send({ code: '000000' === totpCode(t, setup.body.secret) ? '111111' : '000000' });
     expect(wrong.status).toBe(401);
     expect(wrong.body.error).toBe('invalid_credentials');
 
@@ -82,7 +84,12 @@ describe('POST /api/auth/login with a second factor', () => {
     const sessionsBefore = await t.db('sessions').where({ user_id: user.id }).count<{ n: string }[]>({ n: '*' });
     const res = await request(t.app).post('/api/auth/login').send({ email: user.email, password: user.password });
     expect(res.status).toBe(401);
-    expect(res.body).toEqual({ error: 'mfa_required', message: expect.any(String), mfa_token: expect.any(String), methods: ['totp', 'recovery_code'] });
+    expect(res.body).toEqual({
+      error: 'mfa_required',
+      message: expect.any(String),
+      mfa_token: expect.any(String),
+      methods: ['totp', 'recovery_code'],
+    });
     expect(res.body.mfa_token.length).toBeGreaterThanOrEqual(43);
     expect(setCookies(res).filter((c) => /^(accessToken|refreshToken)=/.test(c))).toEqual([]);
     const sessionsAfter = await t.db('sessions').where({ user_id: user.id }).count<{ n: string }[]>({ n: '*' });
@@ -146,14 +153,22 @@ describe('POST /api/auth/login with a second factor', () => {
   test('one step of drift either way is accepted; two steps is not', async () => {
     const { user, secret } = await userWithTotp();
     nextStep(t); // the enrolment spent the previous step
-    const old = await request(t.app).post('/api/auth/login/mfa').send({ mfa_token: await passwordStep(t, user), code: totpCode(t, secret, -2) });
+    const old = await request(t.app)
+      .post('/api/auth/login/mfa')
+      .send({ mfa_token: await passwordStep(t, user), code: totpCode(t, secret, -2) });
     expect(old.status).toBe(401);
-    const previous = await request(t.app).post('/api/auth/login/mfa').send({ mfa_token: await passwordStep(t, user), code: totpCode(t, secret, -1) });
+    const previous = await request(t.app)
+      .post('/api/auth/login/mfa')
+      .send({ mfa_token: await passwordStep(t, user), code: totpCode(t, secret, -1) });
     expect(previous.status).toBe(200);
-    const ahead = await request(t.app).post('/api/auth/login/mfa').send({ mfa_token: await passwordStep(t, user), code: totpCode(t, secret, 1) });
+    const ahead = await request(t.app)
+      .post('/api/auth/login/mfa')
+      .send({ mfa_token: await passwordStep(t, user), code: totpCode(t, secret, 1) });
     expect(ahead.status).toBe(200);
     // Step +1 is spent now: the current step's code is older and refused as a replay.
-    const current = await request(t.app).post('/api/auth/login/mfa').send({ mfa_token: await passwordStep(t, user), code: totpCode(t, secret) });
+    const current = await request(t.app)
+      .post('/api/auth/login/mfa')
+      .send({ mfa_token: await passwordStep(t, user), code: totpCode(t, secret) });
     expect(current.status).toBe(401);
   });
 
@@ -199,7 +214,9 @@ describe('POST /api/auth/login with a second factor', () => {
     expect(res.status).toBe(401);
     expect(res.body.error).toBe('invalid_credentials');
     // Bob's code is still his to use (it was checked against Alice's secret only).
-    const bobRes = await request(t.app).post('/api/auth/login/mfa').send({ mfa_token: await passwordStep(t, bob.user), code: totpCode(t, bob.secret) });
+    const bobRes = await request(t.app)
+      .post('/api/auth/login/mfa')
+      .send({ mfa_token: await passwordStep(t, bob.user), code: totpCode(t, bob.secret) });
     expect(bobRes.status).toBe(200);
     expect(bobRes.body.user.id).toBe(bob.user.id);
   });
@@ -220,7 +237,10 @@ describe('POST /api/auth/login with a second factor', () => {
   });
 
   test('a foreign Origin cannot complete a sign-in (login CSRF)', async () => {
-    const res = await request(t.app).post('/api/auth/login/mfa').set('Origin', 'https://evil.test').send({ mfa_token: 'x', code: '123456' });
+    const res = await request(t.app)
+      .post('/api/auth/login/mfa')
+      .set('Origin', 'https://evil.test')
+      .send({ mfa_token: 'x', code: '123456' });
     expect(res.status).toBe(403);
   });
 });
@@ -258,7 +278,9 @@ describe('recovery codes', () => {
     const code = recoveryCodes[3]!;
     const mailsBefore = t.mails.length;
     // Typed back in upper case with spaces: still the same code.
-    const res = await request(t.app).post('/api/auth/login/mfa').send({ mfa_token: await passwordStep(t, user), recovery_code: ` ${code.toUpperCase()} ` });
+    const res = await request(t.app)
+      .post('/api/auth/login/mfa')
+      .send({ mfa_token: await passwordStep(t, user), recovery_code: ` ${code.toUpperCase()} ` });
     expect(res.status).toBe(200);
     const me = await request(t.app).get('/api/auth/me').set('Authorization', `Bearer ${res.body.accessToken}`);
     expect(me.body.user.amr).toEqual(['pwd', 'rec']);
@@ -283,9 +305,13 @@ describe('recovery codes', () => {
     const res = await agent.post('/api/auth/mfa/recovery-codes').send({ password: user.password });
     expect(res.status).toBe(200);
     expect(res.body.recovery_codes).toHaveLength(10);
-    const old = await request(t.app).post('/api/auth/login/mfa').send({ mfa_token: await passwordStep(t, user), recovery_code: recoveryCodes[0] });
+    const old = await request(t.app)
+      .post('/api/auth/login/mfa')
+      .send({ mfa_token: await passwordStep(t, user), recovery_code: recoveryCodes[0] });
     expect(old.status).toBe(401);
-    const fresh = await request(t.app).post('/api/auth/login/mfa').send({ mfa_token: await passwordStep(t, user), recovery_code: res.body.recovery_codes[0] });
+    const fresh = await request(t.app)
+      .post('/api/auth/login/mfa')
+      .send({ mfa_token: await passwordStep(t, user), recovery_code: res.body.recovery_codes[0] });
     expect(fresh.status).toBe(200);
   });
 

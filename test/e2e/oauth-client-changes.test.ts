@@ -4,7 +4,6 @@ import { createApp } from '../../src/app';
 import { loadConfig } from '../../src/config';
 import { createDb } from '../../src/db';
 import * as clientsRepo from '../../src/db/repositories/oauth-clients.repo';
-import { ManualClock } from '../../src/lib/clock';
 import { createLogger } from '../../src/lib/logger';
 import type { ServiceContext } from '../../src/services/context';
 import { closeServiceContext, createServiceContext } from '../../src/services/create-context';
@@ -43,7 +42,12 @@ async function clientWithTokens(scopes = 'openid profile email') {
     .set('Authorization', adminOnB)
     .send({ name: 'Changing', redirect_uris: ['https://changing.test/callback'], scopes });
   expect(created.status).toBe(201);
-  const client = { clientId: created.body.client.client_id as string, clientSecret: created.body.client_secret as string, redirectUris: ['https://changing.test/callback'], scopes: scopes.split(' ') };
+  const client = {
+    clientId: created.body.client.client_id as string,
+    clientSecret: created.body.client_secret as string,
+    redirectUris: ['https://changing.test/callback'],
+    scopes: scopes.split(' '),
+  };
   const { agent } = await makeSignedInUser(a);
   const tokens = await issueOAuthTokens(a, agent, client as never, { scope: scopes });
   return { client, tokens, agent };
@@ -106,7 +110,14 @@ test('a client row deleted and inserted again under the same id with a new secre
   const row = await a.db('oauth_clients').where({ client_id: client.clientId }).first();
   await a.db('oauth_clients').where({ client_id: client.clientId }).delete();
   const renewed = generateClientSecret();
-  await clientsRepo.insertClient(a.db, { clientId: client.clientId, name: row.name, secretHash: renewed.secretHash, redirectUris: client.redirectUris, scopes: client.scopes, now: a.clock.now() });
+  await clientsRepo.insertClient(a.db, {
+    clientId: client.clientId,
+    name: row.name,
+    secretHash: renewed.secretHash,
+    redirectUris: client.redirectUris,
+    scopes: client.scopes,
+    now: a.clock.now(),
+  });
   // A new grant, made through instance B.
   const user = await makeUser(a);
   const { agent } = await signIn({ ...a, app: b.app }, user);
@@ -123,7 +134,10 @@ test('scopes narrowed on another instance apply to the very next refresh here', 
   const { client, tokens } = await clientWithTokens();
   const warm = await refreshOn(a.app, client, client.clientSecret, tokens.refresh_token);
   expect(warm.body.scope).toBe('openid profile email');
-  const updated = await request(b.app).put(`/api/admin/oauth-clients/${client.clientId}`).set('Authorization', adminOnB).send({ scopes: 'openid email' });
+  const updated = await request(b.app)
+    .put(`/api/admin/oauth-clients/${client.clientId}`)
+    .set('Authorization', adminOnB)
+    .send({ scopes: 'openid email' });
   expect(updated.status).toBe(200);
   const next = await refreshOn(a.app, client, client.clientSecret, warm.body.refresh_token);
   expect(next.status).toBe(200);
@@ -133,11 +147,19 @@ test('scopes narrowed on another instance apply to the very next refresh here', 
 test('a client whose scopes were narrowed and widened again elsewhere is decided from the database', async () => {
   const { client, tokens } = await clientWithTokens('openid profile');
   // While the client holds only `email`, the grant's scope is entirely outside it.
-  await request(b.app).put(`/api/admin/oauth-clients/${client.clientId}`).set('Authorization', adminOnB).send({ scopes: 'email' }).expect(200);
+  await request(b.app)
+    .put(`/api/admin/oauth-clients/${client.clientId}`)
+    .set('Authorization', adminOnB)
+    .send({ scopes: 'email' })
+    .expect(200);
   const refused = await refreshOn(a.app, client, client.clientSecret, tokens.refresh_token);
   expect(refused.status).toBe(400);
   expect(refused.body.error).toBe('invalid_scope');
-  await request(b.app).put(`/api/admin/oauth-clients/${client.clientId}`).set('Authorization', adminOnB).send({ scopes: 'openid profile' }).expect(200);
+  await request(b.app)
+    .put(`/api/admin/oauth-clients/${client.clientId}`)
+    .set('Authorization', adminOnB)
+    .send({ scopes: 'openid profile' })
+    .expect(200);
   const allowed = await refreshOn(a.app, client, client.clientSecret, tokens.refresh_token);
   expect(allowed.status).toBe(200);
   expect(allowed.body.scope).toBe('openid profile');
@@ -147,7 +169,11 @@ test('a refresh naming its scope is decided from the scope list another instance
   const { client, tokens } = await clientWithTokens('openid profile');
   const { agent: other } = await makeSignedInUser(a);
   const otherTokens = await issueOAuthTokens(a, other, client as never, { scope: 'openid profile' });
-  await request(b.app).put(`/api/admin/oauth-clients/${client.clientId}`).set('Authorization', adminOnB).send({ scopes: 'openid' }).expect(200);
+  await request(b.app)
+    .put(`/api/admin/oauth-clients/${client.clientId}`)
+    .set('Authorization', adminOnB)
+    .send({ scopes: 'openid' })
+    .expect(200);
   // Another user's refresh on instance A while the client holds `openid` only.
   expect((await refreshOn(a.app, client, client.clientSecret, otherTokens.refresh_token)).body.scope).toBe('openid');
   await request(b.app).put(`/api/admin/oauth-clients/${client.clientId}`).set('Authorization', adminOnB).send({ scopes: 'openid profile' }).expect(200);

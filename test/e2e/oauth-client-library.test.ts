@@ -40,7 +40,10 @@ async function browserApproves(authorizationUrl: URL, user: { email: string; pas
   const loginPage = await browser.get(loginUrl.pathname + loginUrl.search);
   const csrf = /name="csrf" value="([^"]+)"/.exec(loginPage.text)![1];
   const returnTo = loginUrl.searchParams.get('return_to')!;
-  const signedIn = await browser.post('/login').type('form').send({ email: user.email, password: user.password, return_to: returnTo, csrf });
+  const signedIn = await browser
+    .post('/login')
+    .type('form')
+    .send({ email: user.email, password: user.password, return_to: returnTo, csrf });
   expect(signedIn.status).toBe(303);
   expect(signedIn.headers.location).toBe(authorizationUrl.href);
   const toConsent = await browser.get(authorizationUrl.pathname + authorizationUrl.search);

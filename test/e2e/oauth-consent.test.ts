@@ -81,7 +81,11 @@ describe('POST /api/oauth/authorize/approve', () => {
     expect(codes).toHaveLength(1);
     expect(codes[0].code_hash).not.toBe(code);
     expect(codes[0].code_hash).toMatch(/^[0-9a-f]{64}$/);
-    expect(codes[0]).toMatchObject({ client_id: p.client.clientId, redirect_uri: p.client.redirectUris[0], code_challenge: p.params.code_challenge });
+    expect(codes[0]).toMatchObject({
+      client_id: p.client.clientId,
+      redirect_uri: p.client.redirectUris[0],
+      code_challenge: p.params.code_challenge,
+    });
     expect(new Date(codes[0].expires_at).getTime() - new Date(codes[0].created_at).getTime()).toBe(600_000);
   });
 

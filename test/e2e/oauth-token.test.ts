@@ -34,10 +34,19 @@ describe('POST /api/oauth/token > authorization_code', () => {
     expect(Object.keys(res.body).sort()).toEqual(['access_token', 'expires_in', 'id_token', 'refresh_token', 'scope', 'token_type']);
     expect(res.body).toMatchObject({ token_type: 'Bearer', expires_in: 3600, scope: 'openid profile email' });
     const claims = JSON.parse(Buffer.from(res.body.access_token.split('.')[1], 'base64url').toString());
-    expect(claims).toMatchObject({ userId: user.id, client_id: client.clientId, scope: 'openid profile email', iss: 'service-sso', aud: 'service' });
+    expect(claims).toMatchObject({
+      userId: user.id,
+      client_id: client.clientId,
+      scope: 'openid profile email',
+      iss: 'service-sso',
+      aud: 'service',
+    });
     const session = await t.db('sessions').where({ id: claims.sid }).first();
     expect(session).toMatchObject({ user_id: user.id, client_id: client.clientId, revoked_at: null });
-    const codeRow = await t.db('oauth_codes').where({ code_hash: sha256Hex(code) }).first();
+    const codeRow = await t
+      .db('oauth_codes')
+      .where({ code_hash: sha256Hex(code) })
+      .first();
     expect(codeRow.used_at).not.toBeNull();
     expect(codeRow.session_id).toBe(claims.sid);
     expect((await me(res.body.access_token)).status).toBe(200);
@@ -143,7 +152,9 @@ describe('POST /api/oauth/token > authorization_code', () => {
   test('a database failure answers 503 temporarily_unavailable and burns nothing', async () => {
     const { agent, client } = await setup();
     const { code, verifier } = await obtainCode(agent, client);
-    const spy = jest.spyOn(codesRepo, 'setAuthorizationCodeSession').mockRejectedValueOnce(Object.assign(new Error('Connection terminated'), { code: 'ECONNRESET' }));
+    const spy = jest
+      .spyOn(codesRepo, 'setAuthorizationCodeSession')
+      .mockRejectedValueOnce(Object.assign(new Error('Connection terminated'), { code: 'ECONNRESET' }));
     try {
       const failed = await exchangeCode(t, client, { code, verifier });
       expect(failed.status).toBe(503);

@@ -171,11 +171,14 @@ describe('discovery', () => {
     id_token_signing_alg_values_supported: ['RS256', 'ES256'],
     authorization_response_iss_parameter_supported: true,
   };
-  test.each(['/api/oauth/.well-known/oauth-authorization-server', '/.well-known/oauth-authorization-server'])('%s has every constant of spec §2.10', async (path) => {
-    const res = await request(t.app).get(path);
-    expect(res.status).toBe(200);
-    expect(res.body).toEqual(expected);
-  });
+  test.each(['/api/oauth/.well-known/oauth-authorization-server', '/.well-known/oauth-authorization-server'])(
+    '%s has every constant of spec §2.10',
+    async (path) => {
+      const res = await request(t.app).get(path);
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual(expected);
+    },
+  );
 
   test('values follow BASE_URL; the issuer is OIDC_ISSUER, never ISSUER (the HS256 tokens\' iss)', async () => {
     const other = await createTestApp({ env: { BASE_URL: 'https://login.example.com/', ISSUER: 'something-else' } });

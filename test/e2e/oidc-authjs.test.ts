@@ -88,7 +88,10 @@ test('Auth.js type "oidc": sign-in, session from the validated id_token, userinf
     },
   };
   const app = async (path: string, init: RequestInit = {}) => {
-    const res = await Auth(new Request(`${APP}${path}`, { ...init, headers: { ...(init.headers as Record<string, string>), cookie: jar.header() } }), config);
+    const res = await Auth(
+      new Request(`${APP}${path}`, { ...init, headers: { ...(init.headers as Record<string, string>), cookie: jar.header() } }),
+      config,
+    );
     jar.take(res);
     return res;
   };

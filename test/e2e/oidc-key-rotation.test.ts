@@ -68,7 +68,12 @@ test('rotate-signing-key: old id_tokens still validate on both instances; the ol
   expect(before.status).toBe(200);
   const oldKid = kidOf(before.body.id_token);
 
-  const rotated = await runCli('admin', ['rotate-signing-key'], { ...process.env, ...TEST_ENV, DATABASE_URL: a.databaseUrl, LOG_LEVEL: 'silent' });
+  const rotated = await runCli('admin', ['rotate-signing-key'], {
+    ...process.env,
+    ...TEST_ENV,
+    DATABASE_URL: a.databaseUrl,
+    LOG_LEVEL: 'silent',
+  });
   expect(rotated.stderr).toBe('');
   expect(rotated.code).toBe(0);
   expect(rotated.stdout).toMatch(new RegExp(`New current signing key \\S+ \\(RS256\\); retired: ${oldKid}`));

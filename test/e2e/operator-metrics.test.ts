@@ -38,7 +38,13 @@ test('before any traffic every documented series exists (alerts see 0, not "no d
   for (const outcome of ['success', 'bad_password', 'throttled', 'mfa_required']) {
     expect(value(text, `sso_sign_ins_total{outcome="${outcome}"}`)).toBe(0);
   }
-  for (const name of ['sso_login_lockouts_total', 'sso_rate_limited_total', 'sso_refresh_token_reuse_total', 'sso_authorization_code_replays_total', 'sso_email_send_failures_total']) {
+  for (const name of [
+    'sso_login_lockouts_total',
+    'sso_rate_limited_total',
+    'sso_refresh_token_reuse_total',
+    'sso_authorization_code_replays_total',
+    'sso_email_send_failures_total',
+  ]) {
     expect(value(text, name)).toBe(0);
   }
   expect(value(text, 'sso_tokens_issued_total{grant_type="authorization_code"}')).toBe(0);
@@ -87,7 +93,9 @@ test('tokens by grant type, authorization-code replay and refresh-token reuse', 
   t.clock.advance(3600);
   expect((await refresh()).status).toBe(400);
 
-  const reg = await request(t.app).post('/api/auth/register').send({ first_name: 'M', last_name: 'X', email: uniqueEmail(), password: 'register-pass' });
+  const reg = await request(t.app)
+    .post('/api/auth/register')
+    .send({ first_name: 'M', last_name: 'X', email: uniqueEmail(), password: 'register-pass' });
   expect(reg.status).toBe(201);
 
   const after = await scrape();
@@ -102,7 +110,12 @@ test('tokens by grant type, authorization-code replay and refresh-token reuse', 
 
 test('a mail the SMTP server does not take is counted', async () => {
   // Nothing listens on port 9 of 127.0.0.1: the connection is refused.
-  const mailer = createMailer({ smtpUrl: 'smtp://127.0.0.1:9', from: 'sso@example.test', logger: createLogger('silent'), events: t.ctx.events });
+  const mailer = createMailer({
+    smtpUrl: 'smtp://127.0.0.1:9',
+    from: 'sso@example.test',
+    logger: createLogger('silent'),
+    events: t.ctx.events,
+  });
   mailer.send({ to: 'someone@example.test', subject: 'Hello', text: 'secret link https://x/set-password?token=abc' });
   await mailer.close();
   expect(value(await scrape(), 'sso_email_send_failures_total')).toBe(1);

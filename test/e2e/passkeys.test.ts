@@ -18,7 +18,9 @@ const ORIGIN = 'http://sso.test';
 async function registerPasskey(agent: TestAgent, authenticator: SoftAuthenticator, name?: string) {
   const options = await agent.post('/api/auth/passkeys/register/options');
   if (options.status !== 200) throw new Error(`register/options answered ${options.status} ${JSON.stringify(options.body)}`);
-  const res = await agent.post('/api/auth/passkeys/register').send({ response: authenticator.create(options.body), ...(name ? { name } : {}) });
+  const res = await agent
+    .post('/api/auth/passkeys/register')
+    .send({ response: authenticator.create(options.body), ...(name ? { name } : {}) });
   if (res.status !== 201) throw new Error(`register answered ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.passkey as { id: string; name: string };
 }
@@ -101,7 +103,15 @@ describe('passkey registration', () => {
 
   test('bad bodies -> 400; not signed in -> 401', async () => {
     const { agent } = await signIn(t, await makeUser(t));
-    for (const body of [{}, { response: 'x' }, { response: { id: 'a', rawId: 'a', type: 'nope', response: {} } }, { response: { id: 'a', rawId: 'a', type: 'public-key', response: { clientDataJSON: 'AA', attestationObject: 'AA' } }, name: 'x'.repeat(65) }]) {
+    for (const body of [
+      {},
+      { response: 'x' },
+      { response: { id: 'a', rawId: 'a', type: 'nope', response: {} } },
+      {
+        response: { id: 'a', rawId: 'a', type: 'public-key', response: { clientDataJSON: 'AA', attestationObject: 'AA' } },
+        name: 'x'.repeat(65),
+      },
+    ]) {
       const res = await agent.post('/api/auth/passkeys/register').send(body);
       expect(res.status).toBe(400);
       expect(res.body.error).toBe('validation_error');
@@ -170,8 +180,12 @@ describe('passkey as the second factor of a password sign-in', () => {
     expect(login.body.methods).toEqual(['passkey']);
     const options = await request(t.app).post('/api/auth/login/mfa/passkey-options').send({ mfa_token: login.body.mfa_token });
     expect(options.status).toBe(200);
-    expect(options.body.allowCredentials.map((c: { id: string }) => c.id)).toEqual([authenticator.credentials[0]!.id.toString('base64url')]);
-    const res = await request(t.app).post('/api/auth/login/mfa').send({ mfa_token: login.body.mfa_token, passkey: authenticator.get(options.body) });
+    expect(options.body.allowCredentials.map((c: { id: string }) => c.id)).toEqual([
+      authenticator.credentials[0]!.id.toString('base64url'),
+    ]);
+    const res = await request(t.app)
+      .post('/api/auth/login/mfa')
+      .send({ mfa_token: login.body.mfa_token, passkey: authenticator.get(options.body) });
     expect(res.status).toBe(200);
     const me = await request(t.app).get('/api/auth/me').set('Authorization', `Bearer ${res.body.accessToken}`);
     expect(me.body.user.amr).toEqual(['pwd', 'hwk']);
@@ -184,20 +198,32 @@ describe('passkey as the second factor of a password sign-in', () => {
     const bobToken = await passwordStep(t, bob.user);
     const aliceOptions = await request(t.app).post('/api/auth/login/mfa/passkey-options').send({ mfa_token: aliceToken });
     // Bob's passkey signing Alice's challenge.
-    const wrongKey = await request(t.app).post('/api/auth/login/mfa').send({ mfa_token: aliceToken, passkey: bob.authenticator.get({ ...aliceOptions.body, allowCredentials: [] }) });
+    const wrongKey = await request(t.app)
+      .post('/api/auth/login/mfa')
+      .send({ mfa_token: aliceToken, passkey: bob.authenticator.get({ ...aliceOptions.body, allowCredentials: [] }) });
     expect(wrongKey.status).toBe(401);
     expect(wrongKey.body.error).toBe('invalid_credentials');
     // Alice's challenge presented with Bob's token.
     const bobOptions = await request(t.app).post('/api/auth/login/mfa/passkey-options').send({ mfa_token: aliceToken });
-    const crossed = await request(t.app).post('/api/auth/login/mfa').send({ mfa_token: bobToken, passkey: bob.authenticator.get({ ...bobOptions.body, allowCredentials: [] }) });
+    const crossed = await request(t.app)
+      .post('/api/auth/login/mfa')
+      .send({ mfa_token: bobToken, passkey: bob.authenticator.get({ ...bobOptions.body, allowCredentials: [] }) });
     expect(crossed.status).toBe(401);
     // A password-less challenge is not a second-step challenge.
     const loginOptions = await request(t.app).post('/api/auth/passkeys/login/options');
-    const wrongPurpose = await request(t.app).post('/api/auth/login/mfa').send({ mfa_token: bobToken, passkey: bob.authenticator.get(loginOptions.body) });
+    const wrongPurpose = await request(t.app)
+      .post('/api/auth/login/mfa')
+      .send({ mfa_token: bobToken, passkey: bob.authenticator.get(loginOptions.body) });
     expect(wrongPurpose.status).toBe(401);
     // Bob still signs in with his own.
     const mine = await request(t.app).post('/api/auth/login/mfa/passkey-options').send({ mfa_token: bobToken });
-    expect((await request(t.app).post('/api/auth/login/mfa').send({ mfa_token: bobToken, passkey: bob.authenticator.get(mine.body) })).status).toBe(200);
+    expect(
+      (
+        await request(t.app)
+          .post('/api/auth/login/mfa')
+          .send({ mfa_token: bobToken, passkey: bob.authenticator.get(mine.body) })
+      ).status,
+    ).toBe(200);
   });
 
   test('passkey-options: dead token -> 401; account without passkeys -> 400', async () => {

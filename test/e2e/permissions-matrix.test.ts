@@ -122,7 +122,10 @@ test('the app declares guarded routes of every kind, and each has its fixtures',
   expect(routes.filter(isAdmin).length).toBeGreaterThan(0);
   expect(routes.filter((r) => rolesOf(r).length > 0).length).toBeGreaterThan(0);
   const missing = routes.flatMap((r) => [
-    ...[...r.path.matchAll(/:(\w+)/g)].map((m) => m[1]!).filter((p) => !PARAMS.some((known) => known === p)).map((p) => `${r.key}: no fixture for :${p}`),
+    ...[...r.path.matchAll(/:(\w+)/g)]
+      .map((m) => m[1]!)
+      .filter((p) => !PARAMS.some((known) => known === p))
+      .map((p) => `${r.key}: no fixture for :${p}`),
     ...(r.decl.body && !r.decl.bodyOptional && !BODIES[r.key] ? [`${r.key}: no request body in BODIES`] : []),
   ]);
   expect(missing).toEqual([]);

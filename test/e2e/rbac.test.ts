@@ -45,7 +45,16 @@ describe('role listings', () => {
     const seeded = res.body.roles.filter((r: RoleBody) => r.application === null).map((r: RoleBody) => r.name);
     expect(seeded).toEqual(expect.arrayContaining(['super_admin', 'admin', 'manager']));
     const role = res.body.roles[0];
-    expect(Object.keys(role).sort()).toEqual(['application', 'created_at', 'description', 'id', 'is_active', 'name', 'permissions', 'updated_at']);
+    expect(Object.keys(role).sort()).toEqual([
+      'application',
+      'created_at',
+      'description',
+      'id',
+      'is_active',
+      'name',
+      'permissions',
+      'updated_at',
+    ]);
   });
 
   test('/api/users/roles/list lists active roles only, application-scoped ones included', async () => {
@@ -75,7 +84,13 @@ describe('role create, update, deactivate', () => {
       .set('Authorization', superAdmin)
       .send({ name, description: 'Support desk', permissions: ['users:read', 'users:write', 'users:read'] });
     expect(res.status).toBe(201);
-    expect(res.body.role).toMatchObject({ name, description: 'Support desk', application: null, permissions: ['users:read', 'users:write'], is_active: true });
+    expect(res.body.role).toMatchObject({
+      name,
+      description: 'Support desk',
+      application: null,
+      permissions: ['users:read', 'users:write'],
+      is_active: true,
+    });
     expect(res.body.role.id).toMatch(/^[0-9a-f-]{36}$/);
     const rows = await t.db('role_permissions').where({ role_id: res.body.role.id });
     expect(rows).toHaveLength(2);
@@ -102,7 +117,10 @@ describe('role create, update, deactivate', () => {
     const created = await api().post('/api/users/roles').set('Authorization', superAdmin).send({ name, application: 'crm' });
     expect(created.status).toBe(201);
     expect((await api().post('/api/rbac/roles').set('Authorization', superAdmin).send({ name, application: 'crm' })).status).toBe(409);
-    const updated = await api().put(`/api/rbac/roles/${created.body.role.id}`).set('Authorization', superAdmin).send({ description: 'via rbac' });
+    const updated = await api()
+      .put(`/api/rbac/roles/${created.body.role.id}`)
+      .set('Authorization', superAdmin)
+      .send({ description: 'via rbac' });
     expect(updated.body.role.description).toBe('via rbac');
   });
 
@@ -143,7 +161,9 @@ describe('role create, update, deactivate', () => {
   test('PUT with nothing to update -> 400; unknown role -> 404; malformed id -> 400', async () => {
     const role = await makeRole(t);
     expect((await api().put(`/api/rbac/roles/${role.id}`).set('Authorization', superAdmin).send({})).status).toBe(400);
-    expect((await api().put(`/api/rbac/roles/${randomUUID()}`).set('Authorization', superAdmin).send({ description: 'x' })).status).toBe(404);
+    expect((await api().put(`/api/rbac/roles/${randomUUID()}`).set('Authorization', superAdmin).send({ description: 'x' })).status).toBe(
+      404,
+    );
     expect((await api().put('/api/rbac/roles/123').set('Authorization', superAdmin).send({ description: 'x' })).status).toBe(400);
     expect((await api().delete(`/api/users/roles/${randomUUID()}`).set('Authorization', superAdmin)).status).toBe(404);
   });
@@ -156,7 +176,10 @@ describe('role create, update, deactivate', () => {
     const del = await api().delete(`/api/rbac/roles/${superRole}`).set('Authorization', superAdmin);
     expect(del.status).toBe(409);
     expect((await t.db('roles').where({ id: superRole }).first()).is_active).toBe(true);
-    const described = await api().put(`/api/rbac/roles/${managerRole}`).set('Authorization', superAdmin).send({ description: 'Reads and updates users' });
+    const described = await api()
+      .put(`/api/rbac/roles/${managerRole}`)
+      .set('Authorization', superAdmin)
+      .send({ description: 'Reads and updates users' });
     expect(described.status).toBe(200);
   });
 
@@ -241,9 +264,16 @@ describe('role assignment', () => {
     expect(deactivated.status).toBe(409);
     const byName = await api().post(`/api/users/${user.id}/roles`).set('Authorization', admin).send({ role: off.name });
     expect(byName.status).toBe(409);
-    expect((await api().post(`/api/rbac/users/${user.id}/roles`).set('Authorization', admin).send({ role_id: randomUUID() })).status).toBe(404);
-    expect((await api().post(`/api/rbac/users/${user.id}/roles`).set('Authorization', admin).send({ role: 'no-such-role' })).status).toBe(404);
-    expect((await api().post(`/api/rbac/users/${user.id}/roles`).set('Authorization', admin).send({ role: 'manager', application: 'crm' })).status).toBe(404);
+    expect((await api().post(`/api/rbac/users/${user.id}/roles`).set('Authorization', admin).send({ role_id: randomUUID() })).status).toBe(
+      404,
+    );
+    expect((await api().post(`/api/rbac/users/${user.id}/roles`).set('Authorization', admin).send({ role: 'no-such-role' })).status).toBe(
+      404,
+    );
+    expect(
+      (await api().post(`/api/rbac/users/${user.id}/roles`).set('Authorization', admin).send({ role: 'manager', application: 'crm' }))
+        .status,
+    ).toBe(404);
     expect(await t.db('user_roles').where({ user_id: user.id })).toHaveLength(0);
   });
 
@@ -281,7 +311,10 @@ describe('resolved permissions and check-permission', () => {
     const user = await makeUser(t, { roles: ['super_admin'] });
     const perms = await api().get(`/api/rbac/users/${user.id}/permissions`).set('Authorization', admin);
     expect(perms.body.permissions).toEqual([...CATALOGUE].sort());
-    const check = await api().post(`/api/rbac/users/${user.id}/check-permission`).set('Authorization', admin).send({ permission: 'oauth_clients:delete' });
+    const check = await api()
+      .post(`/api/rbac/users/${user.id}/check-permission`)
+      .set('Authorization', admin)
+      .send({ permission: 'oauth_clients:delete' });
     expect(check.body).toEqual({ hasPermission: true });
   });
 
@@ -298,7 +331,10 @@ describe('resolved permissions and check-permission', () => {
 
   test('a deactivated user holds nothing', async () => {
     const user = await makeUser(t, { roles: ['admin'], isActive: false });
-    const res = await api().post(`/api/rbac/users/${user.id}/check-permission`).set('Authorization', admin).send({ permission: 'users:read' });
+    const res = await api()
+      .post(`/api/rbac/users/${user.id}/check-permission`)
+      .set('Authorization', admin)
+      .send({ permission: 'users:read' });
     expect(res.body).toEqual({ hasPermission: false });
   });
 
@@ -306,7 +342,8 @@ describe('resolved permissions and check-permission', () => {
     const user = await makeUser(t);
     expect((await api().post(`/api/rbac/users/${user.id}/check-permission`).set('Authorization', admin).send({})).status).toBe(400);
     expect(
-      (await api().post(`/api/rbac/users/${randomUUID()}/check-permission`).set('Authorization', admin).send({ permission: 'users:read' })).status,
+      (await api().post(`/api/rbac/users/${randomUUID()}/check-permission`).set('Authorization', admin).send({ permission: 'users:read' }))
+        .status,
     ).toBe(404);
     expect((await api().get(`/api/rbac/users/${randomUUID()}/permissions`).set('Authorization', admin)).status).toBe(404);
   });
@@ -317,7 +354,9 @@ describe('admin users', () => {
     const manager = await makeUser(t, { roles: ['manager'] });
     const retired = await makeUser(t, { roles: ['admin'], isActive: false });
     const appAdmin = await makeUser(t);
-    await makeRole(t, { name: 'admin', application: 'crm' }).then((r) => t.db('user_roles').insert({ user_id: appAdmin.id, role_id: r.id }));
+    await makeRole(t, { name: 'admin', application: 'crm' }).then((r) =>
+      t.db('user_roles').insert({ user_id: appAdmin.id, role_id: r.id }),
+    );
     const nobody = await makeUser(t);
 
     const rbac = await api().get('/api/rbac/admin-users').set('Authorization', admin);

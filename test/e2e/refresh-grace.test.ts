@@ -2,7 +2,7 @@ import jwt from 'jsonwebtoken';
 import request from 'supertest';
 import { createApp } from '../../src/app';
 import { createDb } from '../../src/db';
-import { createServiceContext, closeServiceContext } from '../../src/services/create-context';
+import { createServiceContext } from '../../src/services/create-context';
 import type { SecurityEvent } from '../../src/services/events';
 import { makeClient, makeUser, signIn } from '../helpers/factories';
 import { authorizeParams, authorizePath, basicAuth, issueOAuthTokens } from '../helpers/oauth';
@@ -51,7 +51,9 @@ describe('POST /api/auth/refresh-token > grace window (CONTRACT §8, REFRESH_REU
     const retry = await firstPartyRefresh(refreshToken).expect(200);
     expect(tokenIdOf(retry.body.refreshToken)).toBe(tokenIdOf(lost.body.refreshToken));
     // The re-issued JWT expires with the successor's row, not later.
-    expect((jwt.decode(retry.body.refreshToken) as { exp: number }).exp).toBeLessThanOrEqual((jwt.decode(lost.body.refreshToken) as { exp: number }).exp);
+    expect((jwt.decode(retry.body.refreshToken) as { exp: number }).exp).toBeLessThanOrEqual(
+      (jwt.decode(lost.body.refreshToken) as { exp: number }).exp,
+    );
     await firstPartyRefresh(retry.body.refreshToken).expect(200);
   });
 
@@ -62,7 +64,9 @@ describe('POST /api/auth/refresh-token > grace window (CONTRACT §8, REFRESH_REU
     const stolen = await firstPartyRefresh(refreshToken);
     expect(stolen.status).toBe(401);
     expect(await sessionRevoked(sidOf(accessToken))).toBe(true);
-    expect(events).toContainEqual(expect.objectContaining({ type: 'auth.refresh.reuse_detected', detail: { session_id: sidOf(accessToken) } }));
+    expect(events).toContainEqual(
+      expect.objectContaining({ type: 'auth.refresh.reuse_detected', detail: { session_id: sidOf(accessToken) } }),
+    );
     expect(JSON.stringify(events)).not.toContain(refreshToken);
   });
 
@@ -116,9 +120,17 @@ describe('REFRESH_REUSE_GRACE_S=0 is strict rotation', () => {
     await request(strict.app).post('/api/auth/refresh-token').send({ refreshToken }).expect(200);
     // As when 30 requests race: the winner read the clock after this loser did, so its used_at is later than the
     // loser's `now` (found by test/e2e/concurrency.test.ts, two 200s out of 30 in one run).
-    await strict.db('refresh_tokens').where({ id: tokenIdOf(refreshToken) }).update({ used_at: new Date(Date.now() + 5000) });
+    await strict
+      .db('refresh_tokens')
+      .where({ id: tokenIdOf(refreshToken) })
+      .update({ used_at: new Date(Date.now() + 5000) });
     await request(strict.app).post('/api/auth/refresh-token').send({ refreshToken }).expect(401);
-    expect(await strict.db('sessions').where({ id: sidOf(accessToken) }).first()).toMatchObject({ revoked_at: expect.any(Date) });
+    expect(
+      await strict
+        .db('sessions')
+        .where({ id: sidOf(accessToken) })
+        .first(),
+    ).toMatchObject({ revoked_at: expect.any(Date) });
   });
 });
 

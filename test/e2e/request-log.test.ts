@@ -21,7 +21,9 @@ afterAll(() => t.close());
 const accessLines = () => lines.filter((l) => l.msg === 'request completed' || l.msg === 'request aborted');
 
 test('a request is logged once with its id, path without query, status and time; the query never reaches the log', async () => {
-  const res = await request(t.app).get('/api/auth/login-target?redirect_to=https%3A%2F%2Fportal.test%2Fx&code=secret-code-123').set('X-Request-Id', 'trace-id-0001');
+  const res = await request(t.app)
+    .get('/api/auth/login-target?redirect_to=https%3A%2F%2Fportal.test%2Fx&code=secret-code-123')
+    .set('X-Request-Id', 'trace-id-0001');
   const logged = accessLines().filter((l) => l.req?.id === 'trace-id-0001');
   expect(logged).toHaveLength(1);
   expect(logged[0]).toMatchObject({ level: 30, req: { method: 'GET', path: '/api/auth/login-target' }, res: { statusCode: res.status } });

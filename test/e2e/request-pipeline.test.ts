@@ -27,7 +27,10 @@ beforeAll(async () => {
       callback();
     },
   });
-  t = await createTestApp({ logger: pino({ level: 'info', base: undefined }, sink), env: { METRICS_TOKEN, MFA_REQUIRED_FOR_ADMINS: 'true' } });
+  t = await createTestApp({
+    logger: pino({ level: 'info', base: undefined }, sink),
+    env: { METRICS_TOKEN, MFA_REQUIRED_FOR_ADMINS: 'true' },
+  });
 });
 afterAll(() => t.close());
 
@@ -102,7 +105,11 @@ describe('the scopes', () => {
     const res = await request(t.app).get('/.well-known/openid-configuration').set('X-Request-Id', 'pipeline-trace-0001');
     expect(res.headers['x-request-id']).toBe('pipeline-trace-0001');
     expect(lines.filter((l) => l.req?.id === 'pipeline-trace-0001')).toEqual([
-      expect.objectContaining({ req: { id: 'pipeline-trace-0001', method: 'GET', path: '/.well-known/openid-configuration' }, res: { statusCode: 200 }, msg: 'request completed' }),
+      expect.objectContaining({
+        req: { id: 'pipeline-trace-0001', method: 'GET', path: '/.well-known/openid-configuration' },
+        res: { statusCode: 200 },
+        msg: 'request completed',
+      }),
     ]);
     await request(t.app).get('/health').set('X-Request-Id', 'pipeline-trace-0002');
     expect(lines.find((l) => l.req?.id === 'pipeline-trace-0002')).toBeUndefined();
@@ -134,9 +141,19 @@ describe('the scopes', () => {
 
 describe('what a scope adds reaches a route mounted there without it declaring anything', () => {
   const widget = (path: string) =>
-    route({ method: 'get', path, summary: 'A new route', auth: 'user', admin: true, response: { description: 'ok', schema: z.object({ ok: z.literal(true) }) } }, () => ({
-      ok: true as const,
-    }));
+    route(
+      {
+        method: 'get',
+        path,
+        summary: 'A new route',
+        auth: 'user',
+        admin: true,
+        response: { description: 'ok', schema: z.object({ ok: z.literal(true) }) },
+      },
+      () => ({
+        ok: true as const,
+      }),
+    );
   const failing = route({ method: 'post', path: '/fail', summary: 'fails', auth: 'none' }, () => {
     throw new AppError('conflict', 'Nope');
   });

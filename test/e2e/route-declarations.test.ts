@@ -86,7 +86,8 @@ describe('route declarations', () => {
             body: z.object({ first_name: z.string() }).transform((b) => ({ firstName: b.first_name })),
             response: { description: 'echo', schema: z.strictObject({ n: z.number(), firstName: z.string() }) },
           },
-          ({ params, body }) => (params.n === 0 ? { n: params.n, firstName: body.firstName, leaked: 'x' } : { n: params.n + 1, firstName: body.firstName }),
+          ({ params, body }) =>
+            params.n === 0 ? { n: params.n, firstName: body.firstName, leaked: 'x' } : { n: params.n + 1, firstName: body.firstName },
         ),
       ]),
     );

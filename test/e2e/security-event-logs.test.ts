@@ -24,12 +24,25 @@ afterAll(async () => {
   await t.close();
 });
 
-type Logged = { msg: string; event: { type: string; actorId: string | null; subjectId: string | null; clientId: string | null; requestId: string | null; ip: string | null } };
+type Logged = {
+  msg: string;
+  event: {
+    type: string;
+    actorId: string | null;
+    subjectId: string | null;
+    clientId: string | null;
+    requestId: string | null;
+    ip: string | null;
+  };
+};
 const eventLines = (type: string) => lines.filter((l) => l.msg === `security event ${type}`) as unknown as Logged[];
 
 test('a sign-in and an OAuth code exchange are each logged once with request id, user and client', async () => {
   const user = await makeUser(t);
-  const res = await request(t.app).post('/api/auth/login').set('X-Request-Id', 'log-test-request-1').send({ email: user.email, password: user.password });
+  const res = await request(t.app)
+    .post('/api/auth/login')
+    .set('X-Request-Id', 'log-test-request-1')
+    .send({ email: user.email, password: user.password });
   expect(res.status).toBe(200);
   const signIns = eventLines('auth.login.succeeded');
   expect(signIns).toHaveLength(1);
@@ -46,13 +59,26 @@ test('a sign-in and an OAuth code exchange are each logged once with request id,
   await request(t.app).post('/api/auth/login').send({ email: user.email, password: 'a-wrong-password' });
   expect(eventLines('auth.login.failed')).toHaveLength(1);
 
-  for (const secret of [user.password, 'a-wrong-password', res.body.accessToken, res.body.refreshToken, tokens.access_token, tokens.refresh_token, client.clientSecret]) {
+  for (const secret of [
+    user.password,
+    'a-wrong-password',
+    res.body.accessToken,
+    res.body.refreshToken,
+    tokens.access_token,
+    tokens.refresh_token,
+    client.clientSecret,
+  ]) {
     expect(raw).not.toContain(secret);
   }
 });
 
 test('a detail key that looks like a secret never reaches a sink', async () => {
-  t.ctx.events.emit({ type: 'user.changed', actorId: null, subjectId: 'x', detail: { fields: ['name'], password: 'leak-1', new_token: 'leak-2', code: 'leak-3' } });
+  t.ctx.events.emit({
+    type: 'user.changed',
+    actorId: null,
+    subjectId: 'x',
+    detail: { fields: ['name'], password: 'leak-1', new_token: 'leak-2', code: 'leak-3' },
+  });
   await t.ctx.events.idle?.();
   expect(eventLines('user.changed').at(-1)!.event).toMatchObject({ subjectId: 'x' });
   expect(raw).not.toMatch(/leak-[123]/);

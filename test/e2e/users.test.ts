@@ -37,7 +37,11 @@ describe('GET /api/users', () => {
     const first = await api().get(`/api/users?search=${tag}&page=1&limit=3`).set('Authorization', superAdmin.bearer);
     expect(first.status).toBe(200);
     expect(first.body).toMatchObject({ total: 7, page: 1, limit: 3 });
-    expect(first.body.users.map((u: { email: string }) => u.email)).toEqual([`${tag}-6@example.test`, `${tag}-5@example.test`, `${tag}-4@example.test`]);
+    expect(first.body.users.map((u: { email: string }) => u.email)).toEqual([
+      `${tag}-6@example.test`,
+      `${tag}-5@example.test`,
+      `${tag}-4@example.test`,
+    ]);
 
     const last = await api().get(`/api/users?search=${tag}&page=3&limit=3`).set('Authorization', superAdmin.bearer);
     expect(last.body).toMatchObject({ total: 7, page: 3, limit: 3 });
@@ -72,18 +76,33 @@ describe('GET /api/users', () => {
     expect(capped.body.limit).toBe(100);
   });
 
-  test.each(['page=0', 'page=abc', 'limit=0', 'limit=-5', 'limit=2.5', 'page=1&page=2'])('bad query %s -> 400 validation_error', async (q) => {
-    const res = await api().get(`/api/users?${q}`).set('Authorization', superAdmin.bearer);
-    expect(res.status).toBe(400);
-    expect(res.body.error).toBe('validation_error');
-  });
+  test.each(['page=0', 'page=abc', 'limit=0', 'limit=-5', 'limit=2.5', 'page=1&page=2'])(
+    'bad query %s -> 400 validation_error',
+    async (q) => {
+      const res = await api().get(`/api/users?${q}`).set('Authorization', superAdmin.bearer);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe('validation_error');
+    },
+  );
 
   test('list items carry roles but never a password hash', async () => {
     const res = await api().get(`/api/users?search=${encodeURIComponent(superAdmin.user.email)}`).set('Authorization', superAdmin.bearer);
     expect(res.body.users).toHaveLength(1);
     const item = res.body.users[0];
     expect(Object.keys(item).sort()).toEqual(
-      ['created_at', 'email', 'email_verified', 'first_name', 'id', 'is_active', 'last_login_at', 'last_name', 'name', 'roles', 'updated_at'].sort(),
+      [
+        'created_at',
+        'email',
+        'email_verified',
+        'first_name',
+        'id',
+        'is_active',
+        'last_login_at',
+        'last_name',
+        'name',
+        'roles',
+        'updated_at',
+      ].sort(),
     );
     expect(item.roles).toEqual([{ id: await roleIdByName(t, 'super_admin'), name: 'super_admin', application: null }]);
     expect(JSON.stringify(res.body)).not.toMatch(/password|\$2[aby]\$/);
@@ -103,7 +122,20 @@ describe('GET /api/users/:userId', () => {
     const res = await api().get(`/api/users/${user.id}`).set('Authorization', superAdmin.bearer);
     expect(res.status).toBe(200);
     expect(Object.keys(res.body.user).sort()).toEqual(
-      ['created_at', 'email', 'email_verified', 'first_name', 'id', 'is_active', 'last_login_at', 'last_name', 'name', 'permissions', 'roles', 'updated_at'].sort(),
+      [
+        'created_at',
+        'email',
+        'email_verified',
+        'first_name',
+        'id',
+        'is_active',
+        'last_login_at',
+        'last_name',
+        'name',
+        'permissions',
+        'roles',
+        'updated_at',
+      ].sort(),
     );
     expect(res.body.user).toMatchObject({
       id: user.id,
@@ -247,7 +279,9 @@ describe('PUT /api/users/:userId', () => {
   test('an empty body -> 400; unknown user -> 404', async () => {
     const user = await makeUser(t);
     expect((await api().put(`/api/users/${user.id}`).set('Authorization', superAdmin.bearer).send({})).status).toBe(400);
-    expect((await api().put(`/api/users/${randomUUID()}`).set('Authorization', superAdmin.bearer).send({ first_name: 'A' })).status).toBe(404);
+    expect((await api().put(`/api/users/${randomUUID()}`).set('Authorization', superAdmin.bearer).send({ first_name: 'A' })).status).toBe(
+      404,
+    );
   });
 
   test('is_active=false deactivates: sessions revoked, the token stops working', async () => {
@@ -361,7 +395,10 @@ describe('last active super_admin', () => {
     // A deactivated super_admin does not count: `other` is still the last one.
     const third = await makeSignedInUser(tt, ['super_admin']);
     await request(tt.app).delete(`/api/users/${third.user.id}`).set('Authorization', other.bearer).expect(200);
-    const deactivateLast = await request(tt.app).put(`/api/users/${other.user.id}`).set('Authorization', other.bearer).send({ is_active: false });
+    const deactivateLast = await request(tt.app)
+      .put(`/api/users/${other.user.id}`)
+      .set('Authorization', other.bearer)
+      .send({ is_active: false });
     expect(deactivateLast.status).toBe(409);
 
     // A peer super_admin cannot re-activate `only` (CONTRACT §8: strictly more rights needed); the operator's CLI can.
@@ -401,7 +438,12 @@ describe('roles of a user through /api/users', () => {
     const assigned = await api().post(`/api/users/${user.id}/roles`).set('Authorization', superAdmin.bearer).send({ role_id: role.id });
     expect(assigned.status).toBe(201);
     expect(assigned.body.roles.map((r: { id: string }) => r.id)).toEqual([role.id]);
-    expect(assigned.body.roles[0]).toMatchObject({ name: role.name, permissions: ['oauth_clients:read'], is_active: true, application: null });
+    expect(assigned.body.roles[0]).toMatchObject({
+      name: role.name,
+      permissions: ['oauth_clients:read'],
+      is_active: true,
+      application: null,
+    });
 
     const again = await api().post(`/api/users/${user.id}/roles`).set('Authorization', superAdmin.bearer).send({ role_id: role.id });
     expect(again.status).toBe(200);
@@ -421,7 +463,9 @@ describe('roles of a user through /api/users', () => {
 
   test('unknown user -> 404; malformed roleId -> 400', async () => {
     const role = await makeRole(t);
-    expect((await api().post(`/api/users/${randomUUID()}/roles`).set('Authorization', superAdmin.bearer).send({ role_id: role.id })).status).toBe(404);
+    expect(
+      (await api().post(`/api/users/${randomUUID()}/roles`).set('Authorization', superAdmin.bearer).send({ role_id: role.id })).status,
+    ).toBe(404);
     expect((await api().get(`/api/users/${randomUUID()}/roles`).set('Authorization', superAdmin.bearer)).status).toBe(404);
     const user = await makeUser(t);
     expect((await api().delete(`/api/users/${user.id}/roles/nope`).set('Authorization', superAdmin.bearer)).status).toBe(400);

@@ -22,7 +22,9 @@ export function ensureAuthlib(): void {
   if (fs.existsSync(DEBIAN_PYTHON) && authlibImports()) return;
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   if (!isRoot || !fs.existsSync('/usr/bin/apt-get')) {
-    process.stderr.write('\nPython Authlib is missing: the Authlib interop test will fail. Install it with: sudo apt-get install -y python3-authlib python3-requests\n');
+    process.stderr.write(
+      '\nPython Authlib is missing: the Authlib interop test will fail. Install it with: sudo apt-get install -y python3-authlib python3-requests\n',
+    );
     return;
   }
   process.stderr.write('\nInstalling Debian python3-authlib for the Authlib interop test (first run only)...\n');

@@ -13,7 +13,9 @@ export function ensureChromium(): void {
   if (fs.existsSync(CHROMIUM_PATH)) return;
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   if (!isRoot || !fs.existsSync('/usr/bin/apt-get')) {
-    process.stderr.write(`\nChromium is missing at ${CHROMIUM_PATH}: the browser test will fail. Install it with: sudo apt-get install -y chromium\n`);
+    process.stderr.write(
+      `\nChromium is missing at ${CHROMIUM_PATH}: the browser test will fail. Install it with: sudo apt-get install -y chromium\n`,
+    );
     return;
   }
   process.stderr.write('\nInstalling Debian chromium for the browser test (first run only)...\n');
@@ -35,6 +37,15 @@ export async function launchChromium(): Promise<Browser> {
   }
   return chromium.launch({
     executablePath: CHROMIUM_PATH,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-quic',
+    ],
   });
 }

@@ -12,13 +12,18 @@ export function ensureNginx(): void {
   if (fs.existsSync(NGINX_PATH)) return;
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   if (!isRoot || !fs.existsSync('/usr/bin/apt-get')) {
-    process.stderr.write(`\nnginx is missing at ${NGINX_PATH}: the two-instance test will fail. Install it with: sudo apt-get install -y nginx\n`);
+    process.stderr.write(
+      `\nnginx is missing at ${NGINX_PATH}: the two-instance test will fail. Install it with: sudo apt-get install -y nginx\n`,
+    );
     return;
   }
   process.stderr.write('\nInstalling Debian nginx for the two-instance test (first run only)...\n');
   try {
     execFileSync('apt-get', ['update', '-qq'], { stdio: 'ignore' });
-    execFileSync('apt-get', ['install', '-y', '-qq', 'nginx'], { stdio: 'ignore', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    execFileSync('apt-get', ['install', '-y', '-qq', 'nginx'], {
+      stdio: 'ignore',
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
   } catch (err) {
     process.stderr.write(`Could not install nginx: ${(err as Error).message}\n`);
   }

@@ -15,7 +15,15 @@ export function uniqueEmail(prefix = 'user'): string {
 /** Inserts a user directly (verified unless told otherwise), optionally with global roles by name. */
 export async function makeUser(
   t: TestApp,
-  options: { email?: string; password?: string; roles?: string[]; firstName?: string; lastName?: string; emailVerified?: boolean; isActive?: boolean } = {},
+  options: {
+    email?: string;
+    password?: string;
+    roles?: string[];
+    firstName?: string;
+    lastName?: string;
+    emailVerified?: boolean;
+    isActive?: boolean;
+  } = {},
 ): Promise<UserRow & { password: string }> {
   const password = options.password ?? DEFAULT_PASSWORD;
   const user = await insertUser(t.db, {

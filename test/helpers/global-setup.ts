@@ -8,9 +8,9 @@ import { ensureNginx } from './ensure-nginx';
 import { ensureOidcAgent } from './ensure-oidc-agent';
 
 /**
- * Once per `npm test`: make sure Chromium (browser test) and a PostgreSQL server are there (DATABASE_URL, or a throwaway embedded one), then
- * build a template database with every migration applied. Each test file clones it (CREATE DATABASE … TEMPLATE),
- * so every file runs against its own fresh database.
+ * Once per `npm test`: make sure Chromium (browser test) and a PostgreSQL server are there (DATABASE_URL, or a
+ * throwaway embedded one), then build a template database with every migration applied. Each test file clones it
+ * (CREATE DATABASE … TEMPLATE), so every file runs against its own fresh database.
  */
 export default async function globalSetup(): Promise<void> {
   ensureChromium();

@@ -106,9 +106,10 @@ export async function issueOAuthTokens(
  * runs unmodified, with Node's real fetch. Types come from the package with resolution-mode import.
  */
 export function loadOAuth4WebApi(): typeof import('oauth4webapi', { with: { 'resolution-mode': 'import' } }) {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const nodeModule = require('node:module') as { _load(request: string, parent: unknown, isMain: boolean): unknown };
-  return nodeModule._load(require.resolve('oauth4webapi'), null, false) as typeof import('oauth4webapi', { with: { 'resolution-mode': 'import' } });
+  return nodeModule._load(require.resolve('oauth4webapi'), null, false) as typeof import('oauth4webapi', {
+    with: { 'resolution-mode': 'import' },
+  });
 }
 
 /** A free TCP port on 127.0.0.1 (BASE_URL must name it before the app is built). */

@@ -6,7 +6,6 @@ import type TestAgent from 'supertest/lib/agent';
  * loadOAuth4WebApi): the library runs unmodified, with Node's real fetch.
  */
 export function loadEsm<T>(specifier: string): T {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const nodeModule = require('node:module') as { _load(request: string, parent: unknown, isMain: boolean): unknown };
   return nodeModule._load(require.resolve(specifier), null, false) as T;
 }

@@ -61,8 +61,16 @@ export async function startServerProcess(
 }
 
 /** Runs a CLI script (src/cli/<name>.ts) to its end: exit code, stdout, stderr. */
-export async function runCli(script: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', `src/cli/${script}.ts`, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function runCli(
+  script: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', `src/cli/${script}.ts`, ...args], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   proc.stdout!.on('data', (d) => (stdout += d));
@@ -76,7 +84,10 @@ export async function runCli(script: string, args: string[], env: NodeJS.Process
  * a fresh clone builds once; a CI run that already built reuses it.
  */
 export async function buildOnce(): Promise<void> {
-  const proc = spawn(process.execPath, [path.join(ROOT, 'scripts/start.js'), '--build-only'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [path.join(ROOT, 'scripts/start.js'), '--build-only'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   proc.stdout!.on('data', (d) => (out += d));
   proc.stderr!.on('data', (d) => (out += d));

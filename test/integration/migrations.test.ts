@@ -31,10 +31,14 @@ async function schemaOf(k: Knex): Promise<unknown> {
   return {
     columns: await q(`select table_name, column_name, data_type, is_nullable, column_default from information_schema.columns
                        where table_schema = 'public' and table_name not like 'knex_%' order by table_name, column_name`),
-    indexes: await q(`select tablename, indexname, indexdef from pg_indexes where schemaname = 'public' and tablename not like 'knex_%' order by 1, 2`),
+    indexes: await q(
+      `select tablename, indexname, indexdef from pg_indexes where schemaname = 'public' and tablename not like 'knex_%' order by 1, 2`,
+    ),
     constraints: await q(`select conrelid::regclass::text as tbl, conname, pg_get_constraintdef(oid) as def from pg_constraint
                            where connamespace = 'public'::regnamespace and conrelid::regclass::text not like 'knex_%' order by 1, 2`),
-    sequences: await q(`select sequence_name from information_schema.sequences where sequence_schema = 'public' and sequence_name not like 'knex_%' order by 1`),
+    sequences: await q(
+      `select sequence_name from information_schema.sequences where sequence_schema = 'public' and sequence_name not like 'knex_%' order by 1`,
+    ),
     functions: await q(`select proname from pg_proc where pronamespace = 'public'::regnamespace order by 1`),
     triggers: await q(`select event_object_table, trigger_name, action_statement from information_schema.triggers
                         where trigger_schema = 'public' order by 1, 2`),

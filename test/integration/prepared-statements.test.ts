@@ -32,7 +32,9 @@ test('a prepared statement whose result type changed under it is prepared again,
 });
 
 test('other errors are not retried', async () => {
-  await expect(preparedRows(db, 'test_missing_table', 'select * from no_such_table where a = $1', [1])).rejects.toMatchObject({ code: '42P01' });
+  await expect(preparedRows(db, 'test_missing_table', 'select * from no_such_table where a = $1', [1])).rejects.toMatchObject({
+    code: '42P01',
+  });
 });
 
 test('the Knex pool internals this server reads are where it reads them (db/index.ts: poolStats, acquire/release)', async () => {

@@ -35,13 +35,17 @@ async function insertSession(userId: string, o: { expiresIn: number; revokedAgo?
 
 async function insertRefreshToken(sessionId: string, expiresIn: number): Promise<string> {
   const id = randomUUID();
-  await t.db('refresh_tokens').insert({ id, session_id: sessionId, created_at: t.clock.now(), expires_at: addSeconds(t.clock.now(), expiresIn) });
+  await t
+    .db('refresh_tokens')
+    .insert({ id, session_id: sessionId, created_at: t.clock.now(), expires_at: addSeconds(t.clock.now(), expiresIn) });
   return id;
 }
 
 async function insertLoginToken(expiresIn: number): Promise<string> {
   const hash = sha256Hex(randomToken());
-  await t.db('login_tokens').insert({ token_hash: hash, url: 'https://portal.test/', created_at: t.clock.now(), expires_at: addSeconds(t.clock.now(), expiresIn) });
+  await t
+    .db('login_tokens')
+    .insert({ token_hash: hash, url: 'https://portal.test/', created_at: t.clock.now(), expires_at: addSeconds(t.clock.now(), expiresIn) });
   return hash;
 }
 
@@ -200,7 +204,14 @@ describe('npm run prune (src/cli/prune.ts)', () => {
     // The CLI runs on the system clock (the test clock was moved forward above).
     const expired = sha256Hex(randomToken());
     const realNow = new Date();
-    await t.db('login_tokens').insert({ token_hash: expired, url: 'https://portal.test/', created_at: addSeconds(realNow, -600), expires_at: addSeconds(realNow, -60) });
+    await t
+      .db('login_tokens')
+      .insert({
+        token_hash: expired,
+        url: 'https://portal.test/',
+        created_at: addSeconds(realNow, -600),
+        expires_at: addSeconds(realNow, -60),
+      });
     const { stdout } = await promisify(execFile)(
       path.resolve(__dirname, '../../node_modules/.bin/tsx'),
       [path.resolve(__dirname, '../../src/cli/prune.ts')],
@@ -218,7 +229,11 @@ describe('npm run prune (src/cli/prune.ts)', () => {
 describe('audit retention (AUDIT_RETENTION_DAYS, default 180)', () => {
   test('events older than the retention go, batch by batch; the rest stay; nothing else may delete them', async () => {
     const now = t.clock.now();
-    const row = (daysAgo: number, i: number) => ({ type: 'auth.login.failed', occurred_at: addSeconds(now, -daysAgo * DAY), detail: JSON.stringify({ i }) });
+    const row = (daysAgo: number, i: number) => ({
+      type: 'auth.login.failed',
+      occurred_at: addSeconds(now, -daysAgo * DAY),
+      detail: JSON.stringify({ i }),
+    });
     await t.db('audit_events').insert([
       ...Array.from({ length: 23 }, (_, i) => row(181 + i, i)),
       row(179, 100),

@@ -39,7 +39,10 @@ test('npm start on the embedded database: register, login, me, graceful stop, da
     const health = await fetch(`${first.base}/health`);
     expect(await health.json()).toEqual({ status: 'OK' });
 
-    const reg = await fetch(`${first.base}/api/auth/register`, json({ first_name: 'Smoke', last_name: 'Test', email: 'smoke@example.test', password: 'smoke-pass' }));
+    const reg = await fetch(
+      `${first.base}/api/auth/register`,
+      json({ first_name: 'Smoke', last_name: 'Test', email: 'smoke@example.test', password: 'smoke-pass' }),
+    );
     expect(reg.status).toBe(201);
     const login = await fetch(`${first.base}/api/auth/login`, json({ email: 'smoke@example.test', password: 'smoke-pass' }));
     expect(login.status).toBe(200);

@@ -75,7 +75,10 @@ test('npm start -> setup link -> /setup in a browser -> working admin; the CLI b
 
     const login = await fetch(`${server.base}/api/auth/login`, json({ email: 'owner@example.test', password: 'owner-password' }));
     expect(login.status).toBe(200);
-    expect(((await login.json()) as { user: { adminRole: string; email_verified: boolean } }).user).toMatchObject({ adminRole: 'super_admin', email_verified: true });
+    expect(((await login.json()) as { user: { adminRole: string; email_verified: boolean } }).user).toMatchObject({
+      adminRole: 'super_admin',
+      email_verified: true,
+    });
     expect(server.output()).not.toContain('owner-password');
 
     // `npm run admin` while the server runs: the account it creates signs in through the running server at once.
@@ -107,7 +110,9 @@ test('npm start -> setup link -> /setup in a browser -> working admin; the CLI b
   const restarted = await startServerProcess({ ...env, BASE_URL: `http://127.0.0.1:${port2}` }, port2);
   try {
     expect(restarted.output()).not.toMatch(/setup\?token=/);
-    expect((await fetch(`${restarted.base}/api/auth/login`, json({ email: 'second@example.test', password: 'second-password' }))).status).toBe(200);
+    expect(
+      (await fetch(`${restarted.base}/api/auth/login`, json({ email: 'second@example.test', password: 'second-password' }))).status,
+    ).toBe(200);
   } finally {
     expect(await restarted.stop()).toBe(0);
   }
@@ -119,12 +124,22 @@ test('npm start -> setup link -> /setup in a browser -> working admin; the CLI b
 test('npm start in a terminal writes readable log lines (JSON when not a terminal)', async () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sso-tty-'));
   const port = await freePort();
-  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'info', PORT: String(port), BASE_URL: `http://127.0.0.1:${port}` };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'info',
+    PORT: String(port),
+    BASE_URL: `http://127.0.0.1:${port}`,
+  };
   delete env.DATABASE_URL;
   delete env.NODE_ENV;
   delete env.REDIS_URL;
   // util-linux `script` gives the server a pseudo-terminal, as a developer's shell does.
-  const proc = spawn('script', ['-qfec', `${process.execPath} --import tsx src/server.ts`, '/dev/null'], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const proc = spawn('script', ['-qfec', `${process.execPath} --import tsx src/server.ts`, '/dev/null'], {
+    cwd: ROOT,
+    env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let out = '';
   proc.stdout!.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((resolve) => proc.on('exit', resolve));

@@ -107,7 +107,10 @@ beforeAll(async () => {
   expect((await runCli('admin', ['create-admin', '--email', 'ops@example.test', '--password', 'ops-password'], env)).code).toBe(0);
   // Production runs the bundled build (npm run build): so do these two instances.
   await buildOnce();
-  instances = await Promise.all([startServerProcess(env, p1, undefined, { build: true }), startServerProcess(env, p2, undefined, { build: true })]);
+  instances = await Promise.all([
+    startServerProcess(env, p1, undefined, { build: true }),
+    startServerProcess(env, p2, undefined, { build: true }),
+  ]);
 
   const conf = path.join(tmp, 'nginx.conf');
   fs.writeFileSync(conf, nginxConfig({ listen, upstreams: [p1, p2] }));
@@ -168,11 +171,16 @@ test('sign-in, OAuth code flow and revocations through nginx, served by both ins
   }
 
   // An admin registers an OAuth client.
-  const admin = (await (await via('/api/auth/login', json({ email: 'ops@example.test', password: 'ops-password' }))).json()) as { accessToken: string };
+  const admin = (await (await via('/api/auth/login', json({ email: 'ops@example.test', password: 'ops-password' }))).json()) as {
+    accessToken: string;
+  };
   const redirectUri = 'http://127.0.0.1:9/callback';
   const created = await via(
     '/api/admin/oauth-clients',
-    json({ name: 'Behind nginx', redirect_uris: [redirectUri], scopes: ['openid', 'profile', 'email'] }, { authorization: `Bearer ${admin.accessToken}` }),
+    json(
+      { name: 'Behind nginx', redirect_uris: [redirectUri], scopes: ['openid', 'profile', 'email'] },
+      { authorization: `Bearer ${admin.accessToken}` },
+    ),
   );
   expect(created.status).toBe(201);
   const client = (await created.json()) as { client: { client_id: string }; client_secret: string };
@@ -195,14 +203,25 @@ test('sign-in, OAuth code flow and revocations through nginx, served by both ins
   expect(authorize.status).toBe(302);
   const consent = new URL(authorize.headers.get('location')!, base);
   expect(consent.pathname).toBe('/consent');
-  const approve = await via('/api/oauth/authorize/approve', json({ request_id: consent.searchParams.get('request_id') }, { authorization: `Bearer ${accessToken}` }));
+  const approve = await via(
+    '/api/oauth/authorize/approve',
+    json({ request_id: consent.searchParams.get('request_id') }, { authorization: `Bearer ${accessToken}` }),
+  );
   expect(approve.status).toBe(200);
   const redirect = new URL(((await approve.json()) as { redirect_url: string }).redirect_url);
   expect(redirect.searchParams.get('state')).toBe('state-1');
   const token = await via('/api/oauth/token', {
     method: 'POST',
-    headers: { authorization: basicAuth(client.client.client_id, client.client_secret), 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'authorization_code', code: redirect.searchParams.get('code')!, code_verifier: verifier, redirect_uri: redirectUri }),
+    headers: {
+      authorization: basicAuth(client.client.client_id, client.client_secret),
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code: redirect.searchParams.get('code')!,
+      code_verifier: verifier,
+      redirect_uri: redirectUri,
+    }),
   });
   expect(token.status).toBe(200);
   const exchanged = (await token.json()) as { access_token: string; refresh_token: string; id_token: string };
@@ -216,7 +235,11 @@ test('sign-in, OAuth code flow and revocations through nginx, served by both ins
   expect(refreshed.status).toBe(200);
   const tokens = (await refreshed.json()) as { access_token: string; refresh_token: string; id_token: string };
   const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8')) as Record<string, unknown>;
-  expect(claimsOf(tokens.id_token)).toMatchObject({ sid: claimsOf(exchanged.id_token).sid, auth_time: claimsOf(exchanged.id_token).auth_time, email });
+  expect(claimsOf(tokens.id_token)).toMatchObject({
+    sid: claimsOf(exchanged.id_token).sid,
+    auth_time: claimsOf(exchanged.id_token).auth_time,
+    email,
+  });
   for (let i = 0; i < 2; i++) {
     const info = await via('/api/oauth/userinfo', { headers: { authorization: `Bearer ${tokens.access_token}` } });
     expect(info.status).toBe(200);
@@ -245,7 +268,9 @@ test('sign-in, OAuth code flow and revocations through nginx, served by both ins
   expect(Math.min(...served)).toBeGreaterThanOrEqual(8);
 
   // The audit trail holds what both instances did, with the client address nginx passed on.
-  const trail = await via(`/api/admin/audit-events?type=auth.login.succeeded,oauth.client.created&limit=10`, { headers: { authorization: `Bearer ${admin.accessToken}` } });
+  const trail = await via(`/api/admin/audit-events?type=auth.login.succeeded,oauth.client.created&limit=10`, {
+    headers: { authorization: `Bearer ${admin.accessToken}` },
+  });
   expect(trail.status).toBe(200);
   const events = ((await trail.json()) as { events: Array<{ type: string; ip: string; request_id: string }> }).events;
   expect(events.map((e) => e.type).sort()).toEqual(['auth.login.succeeded', 'auth.login.succeeded', 'oauth.client.created']);

@@ -15,13 +15,18 @@ function sources(dir: string): string[] {
 const files = sources(SRC).map((file) => ({ file: path.relative(SRC, file), text: readFileSync(file, 'utf8') }));
 
 test('only src/db (repositories and the pool) imports knex', () => {
-  const offenders = files.filter((f) => !f.file.startsWith(`db${path.sep}`) && /from 'knex'|require\('knex'\)/.test(f.text)).map((f) => f.file);
+  const offenders = files
+    .filter((f) => !f.file.startsWith(`db${path.sep}`) && /from 'knex'|require\('knex'\)/.test(f.text))
+    .map((f) => f.file);
   expect(files.length).toBeGreaterThan(50);
   expect(offenders).toEqual([]);
 });
 
 test('routes never reach a repository: they call services', () => {
-  const offenders = files.filter((f) => f.file.startsWith(`routes${path.sep}`) && /from '(\.\.\/)+db\/repositories\/[^']+'/.test(f.text.replace(/import type[^;]+;/g, '')));
+  const offenders = files.filter(
+    (f) =>
+      f.file.startsWith(`routes${path.sep}`) && /from '(\.\.\/)+db\/repositories\/[^']+'/.test(f.text.replace(/import type[^;]+;/g, '')),
+  );
   expect(offenders.map((f) => f.file)).toEqual([]);
 });
 

@@ -29,7 +29,11 @@ const WORKLOAD = `
 function oldSpacePeak(mode: 'default' | 'tuned'): number {
   // A fixed old-space limit: V8's own growth factor depends on it (derived from the machine's memory otherwise), and
   // the untuned run must show V8's large-heap behaviour whatever machine runs the test.
-  const r = spawnSync(process.execPath, ['--max-old-space-size=4096', '-e', WORKLOAD, mode], { cwd: ROOT, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: process.env.HOME } });
+  const r = spawnSync(process.execPath, ['--max-old-space-size=4096', '-e', WORKLOAD, mode], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH, HOME: process.env.HOME },
+  });
   if (r.status !== 0) throw new Error(`workload failed: ${r.stderr}`);
   return (JSON.parse(r.stdout) as { oldSpacePeak: number }).oldSpacePeak;
 }

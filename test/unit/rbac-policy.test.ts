@@ -102,7 +102,11 @@ describe('strictlyOutranks / mayTakeOverUser: strictly more rights than every ro
   test('an account without roles can be taken over by anyone with a right; the refusal names the role', () => {
     expect(outcome(mayTakeOverUser(WRITER, [], 'Changing the email'))).toBe('allowed');
     const refused = mayTakeOverUser(MANAGER, [role('custom', ['users:read']), role('admin')], 'Changing the email');
-    expect(refused).toEqual({ allowed: false, code: 'forbidden', reason: "Changing the email needs strictly more rights than the account's role admin" });
+    expect(refused).toEqual({
+      allowed: false,
+      code: 'forbidden',
+      reason: "Changing the email needs strictly more rights than the account's role admin",
+    });
   });
 });
 

@@ -22,18 +22,23 @@ async function answer(middleware: express.RequestHandler) {
   return request(app).get('/');
 }
 
-test.each(['http://localhost:3000', 'https://sso.example.com'])('the recorded headers are exactly what helmet sets itself (%s)', async (baseUrl) => {
-  const options = securityHeaderOptions(baseUrl);
-  const viaHelmet = await answer(helmet(options));
-  const recorded = await answer(securityHeaders(options));
-  expect(headersOf(recorded)).toEqual(headersOf(viaHelmet));
-  expect(recorded.headers['content-security-policy']).toContain("frame-ancestors 'none'");
-  expect(recorded.headers['x-powered-by']).toBeUndefined();
-  expect(Object.keys(recorded.headers).filter((h) => h.startsWith('x-') || h.includes('policy')).length).toBeGreaterThan(8);
-});
+test.each(['http://localhost:3000', 'https://sso.example.com'])(
+  'the recorded headers are exactly what helmet sets itself (%s)',
+  async (baseUrl) => {
+    const options = securityHeaderOptions(baseUrl);
+    const viaHelmet = await answer(helmet(options));
+    const recorded = await answer(securityHeaders(options));
+    expect(headersOf(recorded)).toEqual(headersOf(viaHelmet));
+    expect(recorded.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+    expect(recorded.headers['x-powered-by']).toBeUndefined();
+    expect(Object.keys(recorded.headers).filter((h) => h.startsWith('x-') || h.includes('policy')).length).toBeGreaterThan(8);
+  },
+);
 
 test('a configuration that varies per request (a nonce function) is refused, not frozen', () => {
   expect(() =>
-    securityHeaders({ contentSecurityPolicy: { directives: { scriptSrc: ["'self'", () => `'nonce-${Math.random().toString(36).slice(2)}'`] } } }),
+    securityHeaders({
+      contentSecurityPolicy: { directives: { scriptSrc: ["'self'", () => `'nonce-${Math.random().toString(36).slice(2)}'`] } },
+    }),
   ).toThrow(/varies per request/);
 });

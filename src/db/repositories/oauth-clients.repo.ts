@@ -77,8 +77,13 @@ export async function insertClient(
  * prepared statement rather than a built query (issue 10).
  */
 export async function findClientById(db: DbOrTrx, clientId: string): Promise<OAuthClientRow | undefined> {
-  const [row] = await preparedRows(db, 'sso_find_client_3', `select client_id, name, secret_hash, redirect_uris, scopes, post_logout_redirect_uris, is_active, created_at, updated_at
-       from oauth_clients where client_id = $1`, [clientId]);
+  const [row] = await preparedRows(
+    db,
+    'sso_find_client_3',
+    `select client_id, name, secret_hash, redirect_uris, scopes, post_logout_redirect_uris, is_active, created_at, updated_at
+       from oauth_clients where client_id = $1`,
+    [clientId],
+  );
   return row ? toClientRow(row as unknown as OAuthClientRecord) : undefined;
 }
 
@@ -90,7 +95,14 @@ export async function listClients(db: DbOrTrx): Promise<OAuthClientRow[]> {
 export async function updateClient(
   db: DbOrTrx,
   clientId: string,
-  patch: Partial<{ name: string; secretHash: string; redirectUris: string[]; scopes: string[]; postLogoutRedirectUris: string[]; isActive: boolean }>,
+  patch: Partial<{
+    name: string;
+    secretHash: string;
+    redirectUris: string[];
+    scopes: string[];
+    postLogoutRedirectUris: string[];
+    isActive: boolean;
+  }>,
   now: Date,
 ): Promise<OAuthClientRow | undefined> {
   const record: Record<string, unknown> = { updated_at: now };

@@ -66,7 +66,17 @@ function toRow(r: AuthorizationCodeRecord): AuthorizationCodeRow {
 
 export async function insertAuthorizationCode(
   db: DbOrTrx,
-  c: { codeHash: string; clientId: string; userId: string; redirectUri: string; scope: string; codeChallenge: string; now: Date; expiresAt: Date; oidc?: OidcRequestContext },
+  c: {
+    codeHash: string;
+    clientId: string;
+    userId: string;
+    redirectUri: string;
+    scope: string;
+    codeChallenge: string;
+    now: Date;
+    expiresAt: Date;
+    oidc?: OidcRequestContext;
+  },
 ): Promise<void> {
   await db('oauth_codes').insert({
     code_hash: c.codeHash,

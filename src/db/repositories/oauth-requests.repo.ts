@@ -55,7 +55,18 @@ function toRow(r: AuthorizationRequestRecord): AuthorizationRequestRow {
 
 export async function insertAuthorizationRequest(
   db: DbOrTrx,
-  r: { id: string; userId: string; clientId: string; redirectUri: string; scope: string; state: string | null; codeChallenge: string; now: Date; expiresAt: Date; oidc?: OidcRequestContext },
+  r: {
+    id: string;
+    userId: string;
+    clientId: string;
+    redirectUri: string;
+    scope: string;
+    state: string | null;
+    codeChallenge: string;
+    now: Date;
+    expiresAt: Date;
+    oidc?: OidcRequestContext;
+  },
 ): Promise<void> {
   await db('oauth_authorization_requests').insert({
     id: r.id,

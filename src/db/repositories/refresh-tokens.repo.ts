@@ -82,7 +82,16 @@ export async function rotateLiveRefreshToken(
   },
 ): Promise<FastRotation | undefined> {
   const [row] = await retryingConflicts(() =>
-    preparedRows(db, 'sso_rotate_refresh_6', ROTATE_SQL, [t.sessionId, t.userId, t.tokenId, t.now, t.successorId, t.ttlSeconds, t.sessionMaxAgeSeconds, t.scope]),
+    preparedRows(db, 'sso_rotate_refresh_6', ROTATE_SQL, [
+      t.sessionId,
+      t.userId,
+      t.tokenId,
+      t.now,
+      t.successorId,
+      t.ttlSeconds,
+      t.sessionMaxAgeSeconds,
+      t.scope,
+    ]),
   );
   if (!row) return undefined;
   return {
@@ -96,8 +105,8 @@ export async function rotateLiveRefreshToken(
 
 /**
  * $1 session, $2 user, $3 presented token id, $4 now, $5 successor id, $6 token TTL s, $7 session max age s, $8 scope.
- * An OAuth session's client must be active (CONTRACT §8, as in loadPrincipal); its connected app's last use is updated in the same statement (`g`, after refresh_tokens in the lock order of
- * docs/security.md).
+ * An OAuth session's client must be active (CONTRACT §8, as in loadPrincipal); its connected app's last use is updated
+ * in the same statement (`g`, after refresh_tokens in the lock order of docs/security.md).
  */
 const ROTATE_SQL = `with s as (
        select se.id, se.user_id, se.amr, se.created_at, se.auth_time, se.client_id from sessions se

@@ -142,7 +142,9 @@ export async function lockLiveSession(
     .whereRaw(sessionClientIsActive('sessions'))
     .forNoKeyUpdate()
     .first('id', 'user_id', 'created_at', 'client_id', 'scope');
-  return row ? { id: row.id, userId: row.user_id, createdAt: new Date(row.created_at), clientId: row.client_id, scope: row.scope } : undefined;
+  return row
+    ? { id: row.id, userId: row.user_id, createdAt: new Date(row.created_at), clientId: row.client_id, scope: row.scope }
+    : undefined;
 }
 
 export async function touchSession(db: DbOrTrx, id: string, now: Date, patch: { expiresAt?: Date; scope?: string } = {}): Promise<void> {

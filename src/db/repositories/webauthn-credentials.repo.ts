@@ -45,7 +45,17 @@ function toRow(r: PasskeyRecord): PasskeyRow {
 
 export async function insertPasskey(
   db: DbOrTrx,
-  p: { id: string; userId: string; credentialId: string; publicKey: Uint8Array; counter: number; transports: string[]; name: string; backedUp: boolean; now: Date },
+  p: {
+    id: string;
+    userId: string;
+    credentialId: string;
+    publicKey: Uint8Array;
+    counter: number;
+    transports: string[];
+    name: string;
+    backedUp: boolean;
+    now: Date;
+  },
 ): Promise<PasskeyRow> {
   const [row] = await db<PasskeyRecord>('webauthn_credentials')
     .insert({

@@ -50,7 +50,11 @@ export function createActivityRouter(deps: RouteDeps) {
         auth: 'user',
         query: activityQuery,
         noStore: true,
-        response: { description: '{ events: [{ id, type, occurred_at, actor ("self" | "other" | "system"), client_id, ip, user_agent, detail }], next_cursor }', schema: activityBody },
+        response: {
+          description:
+            '{ events: [{ id, type, occurred_at, actor ("self" | "other" | "system"), client_id, ip, user_agent, detail }], next_cursor }',
+          schema: activityBody,
+        },
       },
       async ({ query, principal }) =>
         presentPage(await audit.listOwnActivity(ctx, principal.userId, { cursor: query.cursor, limit: query.limit }), (e) =>

@@ -47,7 +47,14 @@ export function createAccountRouter(deps: RouteDeps) {
   /** A mail asked for by address: 202 whether or not the address has an account (no enumeration). */
   const mailRequest = (path: string, summary: string, send: (ctx: ServiceContext, email: string) => Promise<void>) =>
     route(
-      { method: 'post', path, summary, auth: 'none', body: emailBody, response: { status: 202, description: '{ success: true }', schema: successBody } },
+      {
+        method: 'post',
+        path,
+        summary,
+        auth: 'none',
+        body: emailBody,
+        response: { status: 202, description: '{ success: true }', schema: successBody },
+      },
       async ({ body }) => {
         await send(ctx, normalizeEmail(body.email));
         return { success: true };
@@ -62,7 +69,10 @@ export function createAccountRouter(deps: RouteDeps) {
           path: '/sessions',
           summary: 'Own active sessions',
           auth: 'user',
-          response: { description: '{ sessions: [{ id, created_at, last_used_at, expires_at, ip, user_agent, client_id, current }] }', schema: sessionsBody },
+          response: {
+            description: '{ sessions: [{ id, created_at, last_used_at, expires_at, ip, user_agent, client_id, current }] }',
+            schema: sessionsBody,
+          },
         },
         async ({ principal }) => ({
           sessions: (await account.listOwnSessions(ctx, principal)).map((s) => presentSession(s, principal.sessionId)),
@@ -146,7 +156,11 @@ export function createAccountRouter(deps: RouteDeps) {
           return { success: true, email: result.email, email_verified: true };
         },
       ),
-      mailRequest('/verify-email/resend', 'Resend the verification email (same answer for unknown addresses)', links.requestVerificationResend),
+      mailRequest(
+        '/verify-email/resend',
+        'Resend the verification email (same answer for unknown addresses)',
+        links.requestVerificationResend,
+      ),
       route(
         {
           method: 'post',
@@ -161,7 +175,11 @@ export function createAccountRouter(deps: RouteDeps) {
           return { success: true };
         },
       ),
-      mailRequest('/forgot-password', 'Email a set-password link (beyond the spec; same answer for unknown addresses)', links.requestPasswordReset),
+      mailRequest(
+        '/forgot-password',
+        'Email a set-password link (beyond the spec; same answer for unknown addresses)',
+        links.requestPasswordReset,
+      ),
       route(
         {
           method: 'get',

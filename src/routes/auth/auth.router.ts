@@ -7,7 +7,17 @@ import { declareRouter, reply, route } from '../route';
 import type { RouteDeps } from '../types';
 import { presentPrincipal, presentPrincipalForToken } from './auth.presenters';
 import { requestMeta, signedIn } from '../shared';
-import { authResult, authUserEnvelope, loginBody, mfaRequiredBody, refreshBody, registerBody, tokenPair, tokenUserEnvelope, updateMeBody } from './auth.schemas';
+import {
+  authResult,
+  authUserEnvelope,
+  loginBody,
+  mfaRequiredBody,
+  refreshBody,
+  registerBody,
+  tokenPair,
+  tokenUserEnvelope,
+  updateMeBody,
+} from './auth.schemas';
 
 /** Accounts and first-party sessions (spec §4.2, CONTRACT §4). Token responses are never cached. */
 export function createAuthRouter(deps: RouteDeps) {
@@ -40,7 +50,12 @@ export function createAuthRouter(deps: RouteDeps) {
           body: loginBody,
           response: { description: 'Signed in', schema: authResult },
           errors: [401],
-          errorBodies: { 401: { description: 'invalid_credentials, or mfa_required with the mfa_token of the second step (CONTRACT §10)', schema: mfaRequiredBody } },
+          errorBodies: {
+            401: {
+              description: 'invalid_credentials, or mfa_required with the mfa_token of the second step (CONTRACT §10)',
+              schema: mfaRequiredBody,
+            },
+          },
         },
         async ({ body }, req, res) => {
           const result = await auth.login(ctx, body, requestMeta(req));

@@ -73,7 +73,13 @@ export function createMfaRouter(deps: RouteDeps) {
         async ({ body }) => passkeyOptionsForMfaToken(ctx, body.mfa_token),
       ),
       route(
-        { ...own, method: 'get', path: '/mfa', summary: 'Own second factors', response: { description: '{ totp, passkeys, recovery_codes_left }', schema: mfaStatusBody } },
+        {
+          ...own,
+          method: 'get',
+          path: '/mfa',
+          summary: 'Own second factors',
+          response: { description: '{ totp, passkeys, recovery_codes_left }', schema: mfaStatusBody },
+        },
         async ({ principal }) => {
           const factors = await loadFactors(ctx.db, principal.userId);
           return { totp: factors.totp, passkeys: factors.passkeys.map(presentPasskey), recovery_codes_left: factors.recoveryCodesLeft };
@@ -106,7 +112,15 @@ export function createMfaRouter(deps: RouteDeps) {
         async ({ principal, body }, req) => ({ recovery_codes: await totp.confirmTotp(ctx, principal, body.code, requestMeta(req)) }),
       ),
       route(
-        { ...own, method: 'delete', path: '/mfa/totp', summary: 'Remove TOTP (body { password } or { code })', body: totpRemoveBody, response: removed, errors: [404] },
+        {
+          ...own,
+          method: 'delete',
+          path: '/mfa/totp',
+          summary: 'Remove TOTP (body { password } or { code })',
+          body: totpRemoveBody,
+          response: removed,
+          errors: [404],
+        },
         async ({ principal, body }, req) => {
           await totp.removeTotp(ctx, principal, body, requestMeta(req));
         },
@@ -121,7 +135,9 @@ export function createMfaRouter(deps: RouteDeps) {
           response: { description: '{ recovery_codes }', schema: recoveryCodesResponse },
           errors: [409],
         },
-        async ({ principal, body }, req) => ({ recovery_codes: await regenerateRecoveryCodes(ctx, principal, body.password, requestMeta(req)) }),
+        async ({ principal, body }, req) => ({
+          recovery_codes: await regenerateRecoveryCodes(ctx, principal, body.password, requestMeta(req)),
+        }),
       ),
       route(
         {
@@ -178,14 +194,29 @@ export function createMfaRouter(deps: RouteDeps) {
           summary: 'Rename a passkey (beyond CONTRACT §10)',
           params: passkeyIdParam,
           invalid: (issues, where) =>
-            where === 'params' ? passkeyNotFound() : badRequest('Body is invalid', issues.map((i) => ({ path: i.path.join('.') || '(root)', message: i.message }))),
+            where === 'params'
+              ? passkeyNotFound()
+              : badRequest(
+                  'Body is invalid',
+                  issues.map((i) => ({ path: i.path.join('.') || '(root)', message: i.message })),
+                ),
           body: passkeyRenameBody,
           response: { description: '{ passkey }', schema: passkeyEnvelope },
         },
-        async ({ principal, params, body }) => ({ passkey: presentPasskey(await passkeys.renameOwnPasskey(ctx, principal, params.id, body.name)) }),
+        async ({ principal, params, body }) => ({
+          passkey: presentPasskey(await passkeys.renameOwnPasskey(ctx, principal, params.id, body.name)),
+        }),
       ),
       route(
-        { ...own, method: 'delete', path: '/passkeys/:id', summary: 'Remove a passkey', params: passkeyIdParam, invalid: passkeyNotFound, response: removed },
+        {
+          ...own,
+          method: 'delete',
+          path: '/passkeys/:id',
+          summary: 'Remove a passkey',
+          params: passkeyIdParam,
+          invalid: passkeyNotFound,
+          response: removed,
+        },
         async ({ principal, params }, req) => {
           await passkeys.removePasskey(ctx, principal, params.id, requestMeta(req));
         },

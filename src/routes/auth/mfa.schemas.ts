@@ -4,10 +4,17 @@ import type { SecondFactorProof } from '../../services/mfa/sign-in.service';
 import { uuidField } from '../common.schemas';
 
 const b64url = (field: string, max = 16384) =>
-  z.string({ error: `${field} is required` }).max(max, `${field} is too long`).regex(/^[A-Za-z0-9_-]*={0,2}$/, `${field} must be base64url`);
+  z
+    .string({ error: `${field} is required` })
+    .max(max, `${field} is too long`)
+    .regex(/^[A-Za-z0-9_-]*={0,2}$/, `${field} must be base64url`);
 
 const codeField = z.string({ error: 'code is required' }).trim().min(1, 'code is required').max(16, 'code is too long');
-const recoveryCodeField = z.string({ error: 'recovery_code is required' }).trim().min(1, 'recovery_code is required').max(64, 'recovery_code is too long');
+const recoveryCodeField = z
+  .string({ error: 'recovery_code is required' })
+  .trim()
+  .min(1, 'recovery_code is required')
+  .max(64, 'recovery_code is too long');
 const mfaTokenField = z.string({ error: 'mfa_token is required' }).min(1, 'mfa_token is required').max(512, 'mfa_token is too long');
 const passwordProof = z.string({ error: 'password is required' }).min(1, 'password is required').max(1024);
 
@@ -16,7 +23,6 @@ export const passkeyNameField = z
   .string()
   .trim()
   .max(64, 'name must be at most 64 characters')
-  // eslint-disable-next-line no-control-regex
   .regex(/^[^\u0000-\u001f\u007f]*$/, 'name must be one line without control characters');
 
 const credentialBase = {
@@ -83,15 +89,26 @@ export const passkeyRenameBody = z.object({ name: passkeyNameField.pipe(z.string
 /** Malformed ids answer 404 like another user's passkey. */
 export const passkeyIdParam = z.object({ id: uuidField('id') });
 
-const passkeySummary = z.strictObject({ id: z.uuid(), name: z.string(), created_at: z.iso.datetime(), last_used_at: z.iso.datetime().nullable() });
+const passkeySummary = z.strictObject({
+  id: z.uuid(),
+  name: z.string(),
+  created_at: z.iso.datetime(),
+  last_used_at: z.iso.datetime().nullable(),
+});
 
-export const mfaStatusBody = z.strictObject({ totp: z.boolean(), passkeys: z.array(passkeySummary), recovery_codes_left: z.number().int() });
+export const mfaStatusBody = z.strictObject({
+  totp: z.boolean(),
+  passkeys: z.array(passkeySummary),
+  recovery_codes_left: z.number().int(),
+});
 
 export const totpSetupResponse = z.strictObject({ secret: z.string(), otpauth_url: z.string() });
 
 export const recoveryCodesResponse = z.strictObject({ recovery_codes: z.array(z.string()).length(10) });
 
-export const passkeyCreatedBody = z.strictObject({ passkey: z.strictObject({ id: z.uuid(), name: z.string(), created_at: z.iso.datetime() }) });
+export const passkeyCreatedBody = z.strictObject({
+  passkey: z.strictObject({ id: z.uuid(), name: z.string(), created_at: z.iso.datetime() }),
+});
 
 export const passkeyEnvelope = z.strictObject({ passkey: passkeySummary });
 

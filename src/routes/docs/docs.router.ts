@@ -54,7 +54,14 @@ export function createDocsRouter(deps: RouteDeps) {
         (_input, _req, res) => void res.type('html').send(DOCS_PAGE),
       ),
       route(
-        { method: 'get', path: '/docs/init.js', summary: 'Start-up script of the documentation page', auth: 'none', cors: false, document: false },
+        {
+          method: 'get',
+          path: '/docs/init.js',
+          summary: 'Start-up script of the documentation page',
+          auth: 'none',
+          cors: false,
+          document: false,
+        },
         (_input, _req, res) => void res.type('application/javascript').send(INIT_SCRIPT),
       ),
     ],

@@ -84,7 +84,13 @@ function parameters(path: string, decl: RouteDecl, components: Json): Json[] {
     const required = new Set(json.required ?? []);
     for (const [name, property] of Object.entries(json.properties ?? {})) {
       const { description, ...rest } = typeof property === 'boolean' ? {} : property;
-      out.push({ name, in: where, required: where === 'path' || required.has(name), schema: rest, ...(description ? { description } : {}) });
+      out.push({
+        name,
+        in: where,
+        required: where === 'path' || required.has(name),
+        schema: rest,
+        ...(description ? { description } : {}),
+      });
     }
   };
   if (decl.params) fromObject(decl.params, 'path');
@@ -112,7 +118,9 @@ function operation(route: DeclaredAppRoute, openApiPath: string, components: Jso
     responses[String(status)] = alternative
       ? {
           description: alternative.description,
-          content: jsonContent({ oneOf: [jsonSchema(errorBody, 'output', components), jsonSchema(alternative.schema, 'output', components)] }),
+          content: jsonContent({
+            oneOf: [jsonSchema(errorBody, 'output', components), jsonSchema(alternative.schema, 'output', components)],
+          }),
         }
       : errorResponse(status);
   }

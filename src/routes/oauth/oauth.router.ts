@@ -79,7 +79,11 @@ export function createOAuthRouter(deps: RouteDeps) {
           // RFC 9700 §2.6 / CONTRACT §8: an authorization redirect is never readable cross-origin.
           cors: false,
           query: authorizeQuery,
-          response: { status: 302, description: 'To the login page, the consent page, or redirect_uri with code and state', kind: 'redirect' },
+          response: {
+            status: 302,
+            description: 'To the login page, the consent page, or redirect_uri with code and state',
+            kind: 'redirect',
+          },
         },
         async ({ query, principal }, req, res) => {
           const authorizeUrl = `${ctx.config.baseUrl}/api/oauth/authorize${rawQueryOf(req)}`;
@@ -87,7 +91,10 @@ export function createOAuthRouter(deps: RouteDeps) {
           if (outcome.kind === 'redirect') return res.redirect(302, outcome.url);
           // RFC 6749 §4.1.2.1: the client or redirect URI is not verified, so the error is shown here, never redirected.
           if (req.accepts(['json', 'html']) === 'html') {
-            return res.status(400).type('html').send(renderOAuthErrorPage({ title: 'This sign-in link is not valid', message: outcome.description }));
+            return res
+              .status(400)
+              .type('html')
+              .send(renderOAuthErrorPage({ title: 'This sign-in link is not valid', message: outcome.description }));
           }
           throw new OAuthError(outcome.error, outcome.description, { status: 400 });
         },

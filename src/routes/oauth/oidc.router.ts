@@ -37,7 +37,10 @@ function openIdConfigurationRoute(deps: RouteDeps, path: string, summary: string
 }
 
 const refusedPage = () =>
-  renderOAuthErrorPage({ title: 'Request refused', message: 'This form has expired or was not sent from this site. Reload the page and try again.' });
+  renderOAuthErrorPage({
+    title: 'Request refused',
+    message: 'This form has expired or was not sent from this site. Reload the page and try again.',
+  });
 const invalidPage = (message: string) => renderOAuthErrorPage({ title: 'This sign-out link is not valid', message });
 
 /** OpenID Connect endpoints under /api/oauth (CONTRACT §9): JWKS and RP-initiated logout. */
@@ -61,7 +64,12 @@ export function createOidcRouter(deps: RouteDeps) {
     }
     const outcome = await planLogout(
       ctx,
-      { idTokenHint: wire.id_token_hint, postLogoutRedirectUri: wire.post_logout_redirect_uri, state: wire.state, clientId: wire.client_id },
+      {
+        idTokenHint: wire.id_token_hint,
+        postLogoutRedirectUri: wire.post_logout_redirect_uri,
+        state: wire.state,
+        clientId: wire.client_id,
+      },
       browser,
       confirming,
     );
@@ -89,7 +97,8 @@ export function createOidcRouter(deps: RouteDeps) {
         response: {
           status: 302,
           kind: 'redirect',
-          description: "To the client's registered post_logout_redirect_uri with state; or 200 with the confirmation page or the signed-out page (400 page for a bad request)",
+          description:
+            "To the client's registered post_logout_redirect_uri with state; or 200 with the confirmation page or the signed-out page (400 page for a bad request)",
         },
       },
       ({ query, body, principal }, req, res) => logout((query ?? body)!, principal, req, res),
@@ -111,7 +120,10 @@ export function createOidcRouter(deps: RouteDeps) {
           return publicJwks(ctx);
         },
       ),
-      logoutRoute('get', 'RP-Initiated Logout 1.0 (browser): ends the SSO session, asking first unless id_token_hint names the signed-in user'),
+      logoutRoute(
+        'get',
+        'RP-Initiated Logout 1.0 (browser): ends the SSO session, asking first unless id_token_hint names the signed-in user',
+      ),
       logoutRoute('post', 'RP-Initiated Logout 1.0, form post (also the confirmation form, with csrf and confirm=yes)'),
     ],
     { tags: TAGS },

@@ -53,16 +53,35 @@ export function createAccountPagesRouter(deps: RouteDeps) {
     );
 
   return declareRouter(deps, [
-    route({ ...page, auth: 'browser', method: 'get', path: '/verify-email', summary: 'Confirm an email address', query: z.object({ token: text(), verified: optionalText() }) }, async ({ query, principal }, req, res) => {
-      if (query.verified === '1') return html(res, 200, renderVerifyEmailDone());
-      const link = await orInvalidLink(() => links.inspectEmailLink(ctx, query.token, { signedInUserId: firstPartyUserId(principal) }));
-      if (!link || link.purpose !== 'verify_email') return html(res, 400, renderVerifyEmailInvalid());
-      if (link.needsPassword) return choosePasswordInstead(req, res, link.email, query.token);
-      html(res, 200, renderVerifyEmailForm({ email: link.email, token: query.token, csrf: issueCsrf(req, res, ctx.config) }));
-    }),
+    route(
+      {
+        ...page,
+        auth: 'browser',
+        method: 'get',
+        path: '/verify-email',
+        summary: 'Confirm an email address',
+        query: z.object({ token: text(), verified: optionalText() }),
+      },
+      async ({ query, principal }, req, res) => {
+        if (query.verified === '1') return html(res, 200, renderVerifyEmailDone());
+        const link = await orInvalidLink(() => links.inspectEmailLink(ctx, query.token, { signedInUserId: firstPartyUserId(principal) }));
+        if (!link || link.purpose !== 'verify_email') return html(res, 400, renderVerifyEmailInvalid());
+        if (link.needsPassword) return choosePasswordInstead(req, res, link.email, query.token);
+        html(res, 200, renderVerifyEmailForm({ email: link.email, token: query.token, csrf: issueCsrf(req, res, ctx.config) }));
+      },
+    ),
 
     route(
-      { ...page, auth: 'browser', rateLimit: true, method: 'post', path: '/verify-email', summary: 'Confirm an email address (form post)', csrf: expired('/verify-email'), body: z.object({ token: text() }) },
+      {
+        ...page,
+        auth: 'browser',
+        rateLimit: true,
+        method: 'post',
+        path: '/verify-email',
+        summary: 'Confirm an email address (form post)',
+        csrf: expired('/verify-email'),
+        body: z.object({ token: text() }),
+      },
       async ({ body, principal }, req, res) => {
         const signedInUserId = firstPartyUserId(principal);
         const result = await orInvalidLink(() => links.confirmEmailWithLink(ctx, body.token, { signedInUserId }));
@@ -74,12 +93,30 @@ export function createAccountPagesRouter(deps: RouteDeps) {
       },
     ),
 
-    route({ ...page, method: 'get', path: '/set-password', summary: 'Choose a password from an email link', query: z.object({ token: text(), done: optionalText() }) }, async ({ query }, req, res) => {
-      if (query.done === '1') return html(res, 200, renderSetPasswordDone());
-      const link = await orInvalidLink(() => links.inspectEmailLink(ctx, query.token));
-      if (!link) return html(res, 400, renderSetPasswordInvalid());
-      html(res, 200, renderSetPasswordForm({ email: link.email, token: query.token, csrf: issueCsrf(req, res, ctx.config), minLength: PASSWORD_MIN_LENGTH }));
-    }),
+    route(
+      {
+        ...page,
+        method: 'get',
+        path: '/set-password',
+        summary: 'Choose a password from an email link',
+        query: z.object({ token: text(), done: optionalText() }),
+      },
+      async ({ query }, req, res) => {
+        if (query.done === '1') return html(res, 200, renderSetPasswordDone());
+        const link = await orInvalidLink(() => links.inspectEmailLink(ctx, query.token));
+        if (!link) return html(res, 400, renderSetPasswordInvalid());
+        html(
+          res,
+          200,
+          renderSetPasswordForm({
+            email: link.email,
+            token: query.token,
+            csrf: issueCsrf(req, res, ctx.config),
+            minLength: PASSWORD_MIN_LENGTH,
+          }),
+        );
+      },
+    ),
 
     route(
       {
@@ -115,13 +152,30 @@ export function createAccountPagesRouter(deps: RouteDeps) {
       },
     ),
 
-    route({ ...page, method: 'get', path: '/forgot-password', summary: 'Ask for a set-password link', query: z.object({ sent: optionalText() }) }, ({ query }, req, res) => {
-      if (query.sent === '1') return html(res, 200, renderForgotPasswordSent());
-      html(res, 200, renderForgotPasswordForm({ csrf: issueCsrf(req, res, ctx.config) }));
-    }),
+    route(
+      {
+        ...page,
+        method: 'get',
+        path: '/forgot-password',
+        summary: 'Ask for a set-password link',
+        query: z.object({ sent: optionalText() }),
+      },
+      ({ query }, req, res) => {
+        if (query.sent === '1') return html(res, 200, renderForgotPasswordSent());
+        html(res, 200, renderForgotPasswordForm({ csrf: issueCsrf(req, res, ctx.config) }));
+      },
+    ),
 
     route(
-      { ...page, rateLimit: true, method: 'post', path: '/forgot-password', summary: 'Ask for a set-password link (form post)', csrf: expired('/forgot-password'), body: z.object({ email: text() }) },
+      {
+        ...page,
+        rateLimit: true,
+        method: 'post',
+        path: '/forgot-password',
+        summary: 'Ask for a set-password link (form post)',
+        csrf: expired('/forgot-password'),
+        body: z.object({ email: text() }),
+      },
       async ({ body }, req, res) => {
         const email = emailField.safeParse(body.email);
         if (!email.success) {

@@ -40,7 +40,14 @@ function proofOf(body: { code: string; recovery_code: string; passkey: string })
 export function createMfaPagesRouter(deps: RouteDeps) {
   const { ctx } = deps;
   const { config } = ctx;
-  const post = { ...PAGE, method: 'post', auth: 'none', rateLimit: true, csrf: refuseForm, response: { description: 'HTML page or 303', kind: 'html' } } as const;
+  const post = {
+    ...PAGE,
+    method: 'post',
+    auth: 'none',
+    rateLimit: true,
+    csrf: refuseForm,
+    response: { description: 'HTML page or 303', kind: 'html' },
+  } as const;
 
   return declareRouter(deps, [
     route(
@@ -48,7 +55,13 @@ export function createMfaPagesRouter(deps: RouteDeps) {
         ...post,
         path: '/login/mfa',
         summary: 'Second step of the hosted sign-in (form post: code, recovery_code or passkey, with the mfa_token)',
-        body: z.object({ return_to: optionalText(4096), mfa_token: text(512), code: text(16), recovery_code: text(64), passkey: text(65536) }),
+        body: z.object({
+          return_to: optionalText(4096),
+          mfa_token: text(512),
+          code: text(16),
+          recovery_code: text(64),
+          passkey: text(65536),
+        }),
       },
       async ({ body }, req, res) => {
         const returnTo = body.return_to;
@@ -57,7 +70,8 @@ export function createMfaPagesRouter(deps: RouteDeps) {
         const startOver = () => html(res, 401, renderLoginPage({ csrf, returnTo, error: 'This sign-in has expired. Sign in again.' }));
         const methods = mfaToken ? await methodsOfMfaToken(ctx, mfaToken) : undefined;
         if (!methods) return startOver();
-        const again = (status: number, error: string) => html(res, status, renderSecondStepPage({ csrf, returnTo, mfaToken, methods, error }));
+        const again = (status: number, error: string) =>
+          html(res, status, renderSecondStepPage({ csrf, returnTo, mfaToken, methods, error }));
         const proof = proofOf(body);
         if (!proof) return again(400, 'Enter the code from your authenticator app.');
         try {
@@ -86,7 +100,15 @@ export function createMfaPagesRouter(deps: RouteDeps) {
       async ({ body }, req, res) => {
         const csrf = issueCsrf(req, res, config);
         const failed = () =>
-          html(res, 401, renderLoginPage({ csrf, returnTo: body.return_to, error: 'The passkey could not be verified. Try again or use your password.' }));
+          html(
+            res,
+            401,
+            renderLoginPage({
+              csrf,
+              returnTo: body.return_to,
+              error: 'The passkey could not be verified. Try again or use your password.',
+            }),
+          );
         const response = parseJsonField(body.response, authenticationResponseField);
         if (!response) return failed();
         try {

@@ -32,5 +32,8 @@ export const PAGE = { noStore: true, document: false, tags: ['Pages'] } as const
 
 /** The refusal of a sign-in, consent or account form whose CSRF pair is missing or wrong (403 page). */
 export const refuseForm = requireCsrf(() =>
-  renderOAuthErrorPage({ title: 'Request refused', message: 'This form has expired or was not sent from this site. Reload the page and try again.' }),
+  renderOAuthErrorPage({
+    title: 'Request refused',
+    message: 'This form has expired or was not sent from this site. Reload the page and try again.',
+  }),
 );

@@ -70,7 +70,14 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
   const { ctx } = deps;
   const { config } = ctx;
 
-  async function render(req: Request, res: Response, principal: Principal, context: Context, status: number, extra: Partial<AccountPageData> = {}) {
+  async function render(
+    req: Request,
+    res: Response,
+    principal: Principal,
+    context: Context,
+    status: number,
+    extra: Partial<AccountPageData> = {},
+  ) {
     const [sessions, apps, factors, pending] = await Promise.all([
       account.listOwnSessions(ctx, principal),
       listConnectedApps(ctx, principal.userId),
@@ -121,7 +128,17 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
     run: (principal: Principal, body: z.output<B>, req: Request, res: Response) => Promise<Outcome>,
   ): DeclaredRoute {
     return route(
-      { ...PAGE, method: 'post', path: `/account/${path}`, summary, auth: 'browser', csrf: refuseForm, query: contextQuery, body, response: { description: '303 to /account, or the page', kind: 'html' } },
+      {
+        ...PAGE,
+        method: 'post',
+        path: `/account/${path}`,
+        summary,
+        auth: 'browser',
+        csrf: refuseForm,
+        query: contextQuery,
+        body,
+        response: { description: '303 to /account, or the page', kind: 'html' },
+      },
       async ({ principal, query, body: input }, req, res) => {
         if (!principal || principal.clientId) return signInFirst(res);
         try {
@@ -148,17 +165,34 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
   };
 
   return declareRouter(deps, [
-    route({ ...PAGE, method: 'get', path: '/account', summary: 'Account page', auth: 'browser', query: contextQuery, response: { description: 'HTML page', kind: 'html' } }, async ({ principal, query }, req, res) => {
-      if (!principal || principal.clientId) return signInFirst(res);
-      await render(req, res, principal, query, 200);
-    }),
+    route(
+      {
+        ...PAGE,
+        method: 'get',
+        path: '/account',
+        summary: 'Account page',
+        auth: 'browser',
+        query: contextQuery,
+        response: { description: 'HTML page', kind: 'html' },
+      },
+      async ({ principal, query }, req, res) => {
+        if (!principal || principal.clientId) return signInFirst(res);
+        await render(req, res, principal, query, 200);
+      },
+    ),
 
-    action('profile', 'Save name (form post)', 'profile', z.object({ first_name: text(200), last_name: text(200) }), async (principal, body) => {
-      const firstName = checked(nameField('First name'), body.first_name);
-      const lastName = checked(nameField('Last name'), body.last_name);
-      await auth.updateProfile(ctx, principal, { firstName, lastName });
-      return { done: 'profile' };
-    }),
+    action(
+      'profile',
+      'Save name (form post)',
+      'profile',
+      z.object({ first_name: text(200), last_name: text(200) }),
+      async (principal, body) => {
+        const firstName = checked(nameField('First name'), body.first_name);
+        const lastName = checked(nameField('Last name'), body.last_name);
+        await auth.updateProfile(ctx, principal, { firstName, lastName });
+        return { done: 'profile' };
+      },
+    ),
 
     action(
       'password',
@@ -174,15 +208,21 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       },
     ),
 
-    action('sessions/revoke', 'Sign out one session (form post)', 'sessions', z.object({ session_id: text(64) }), async (principal, body, _req, res) => {
-      if (!UUID_PATTERN.test(body.session_id)) throw new AppError('not_found', 'That session does not exist or has ended');
-      const { current } = await account.revokeOwnSession(ctx, principal, body.session_id);
-      if (current) {
-        clearSessionCookies(res, config);
-        res.redirect(303, '/logout');
-      }
-      return { done: 'session' };
-    }),
+    action(
+      'sessions/revoke',
+      'Sign out one session (form post)',
+      'sessions',
+      z.object({ session_id: text(64) }),
+      async (principal, body, _req, res) => {
+        if (!UUID_PATTERN.test(body.session_id)) throw new AppError('not_found', 'That session does not exist or has ended');
+        const { current } = await account.revokeOwnSession(ctx, principal, body.session_id);
+        if (current) {
+          clearSessionCookies(res, config);
+          res.redirect(303, '/logout');
+        }
+        return { done: 'session' };
+      },
+    ),
 
     action('sessions/revoke-others', 'Sign out every other session (form post)', 'sessions', z.object({}), async (principal) => {
       await account.revokeOtherSessions(ctx, principal);
@@ -199,48 +239,84 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       return { done: 'totp_setup' };
     }),
 
-    action('totp/confirm', 'Turn on the authenticator app (form post)', 'second-factors', z.object({ code: text(16) }), async (principal, body, req) => {
-      const recoveryCodes = await totp.confirmTotp(ctx, principal, body.code.trim(), requestMeta(req));
-      return { show: { recoveryCodes, notice: 'The authenticator app is on.' } };
-    }),
+    action(
+      'totp/confirm',
+      'Turn on the authenticator app (form post)',
+      'second-factors',
+      z.object({ code: text(16) }),
+      async (principal, body, req) => {
+        const recoveryCodes = await totp.confirmTotp(ctx, principal, body.code.trim(), requestMeta(req));
+        return { show: { recoveryCodes, notice: 'The authenticator app is on.' } };
+      },
+    ),
 
-    action('totp/remove', 'Remove the authenticator app (form post)', 'second-factors', z.object({ code: text(16), password: text(1024) }), async (principal, body, req) => {
-      const code = body.code.trim();
-      await totp.removeTotp(ctx, principal, code ? { code } : { password: body.password || undefined }, requestMeta(req));
-      return { done: 'totp_removed' };
-    }),
+    action(
+      'totp/remove',
+      'Remove the authenticator app (form post)',
+      'second-factors',
+      z.object({ code: text(16), password: text(1024) }),
+      async (principal, body, req) => {
+        const code = body.code.trim();
+        await totp.removeTotp(ctx, principal, code ? { code } : { password: body.password || undefined }, requestMeta(req));
+        return { done: 'totp_removed' };
+      },
+    ),
 
-    action('recovery-codes', 'Make new recovery codes (form post)', 'second-factors', z.object({ password: text(1024) }), async (principal, body, req) => {
-      const recoveryCodes = await regenerateRecoveryCodes(ctx, principal, body.password, requestMeta(req));
-      return { show: { recoveryCodes, notice: 'New recovery codes were made; the old ones no longer work.' } };
-    }),
+    action(
+      'recovery-codes',
+      'Make new recovery codes (form post)',
+      'second-factors',
+      z.object({ password: text(1024) }),
+      async (principal, body, req) => {
+        const recoveryCodes = await regenerateRecoveryCodes(ctx, principal, body.password, requestMeta(req));
+        return { show: { recoveryCodes, notice: 'New recovery codes were made; the old ones no longer work.' } };
+      },
+    ),
 
-    action('passkeys', 'Add a passkey (form post of the page script)', 'second-factors', z.object({ response: text(65536), name: text(200) }), async (principal, body, req) => {
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(body.response);
-      } catch {
-        throw fail('The passkey could not be created; try again.');
-      }
-      const response = checked(registrationResponseField, parsed);
-      const name = body.name.trim();
-      if (name.length > 64) throw fail('The name must be at most 64 characters.');
-      await passkeys.registerPasskey(ctx, principal, { response, name }, requestMeta(req));
-      return { done: 'passkey' };
-    }),
+    action(
+      'passkeys',
+      'Add a passkey (form post of the page script)',
+      'second-factors',
+      z.object({ response: text(65536), name: text(200) }),
+      async (principal, body, req) => {
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(body.response);
+        } catch {
+          throw fail('The passkey could not be created; try again.');
+        }
+        const response = checked(registrationResponseField, parsed);
+        const name = body.name.trim();
+        if (name.length > 64) throw fail('The name must be at most 64 characters.');
+        await passkeys.registerPasskey(ctx, principal, { response, name }, requestMeta(req));
+        return { done: 'passkey' };
+      },
+    ),
 
-    action('passkeys/rename', 'Rename a passkey (form post)', 'second-factors', z.object({ id: text(64), name: text(200) }), async (principal, body) => {
-      if (!UUID_PATTERN.test(body.id)) throw new AppError('not_found', 'Passkey not found');
-      const name = body.name.trim();
-      if (!name || name.length > 64 || /[\u0000-\u001f\u007f]/.test(name)) throw fail('Give the passkey a name of 1 to 64 characters.');
-      await passkeys.renameOwnPasskey(ctx, principal, body.id, name);
-      return { done: 'passkey_renamed' };
-    }),
+    action(
+      'passkeys/rename',
+      'Rename a passkey (form post)',
+      'second-factors',
+      z.object({ id: text(64), name: text(200) }),
+      async (principal, body) => {
+        if (!UUID_PATTERN.test(body.id)) throw new AppError('not_found', 'Passkey not found');
+        const name = body.name.trim();
+        if (!name || name.length > 64 || /[\u0000-\u001f\u007f]/.test(name)) throw fail('Give the passkey a name of 1 to 64 characters.');
+        await passkeys.renameOwnPasskey(ctx, principal, body.id, name);
+        return { done: 'passkey_renamed' };
+      },
+    ),
 
-    action('passkeys/remove', 'Remove a passkey (form post)', 'second-factors', z.object({ id: text(64) }), async (principal, body, req) => {
-      if (!UUID_PATTERN.test(body.id)) throw new AppError('not_found', 'Passkey not found');
-      await passkeys.removePasskey(ctx, principal, body.id, requestMeta(req));
-      return { done: 'passkey_removed' };
-    }),
+    action(
+      'passkeys/remove',
+      'Remove a passkey (form post)',
+      'second-factors',
+      z.object({ id: text(64) }),
+      async (principal, body, req) => {
+        if (!UUID_PATTERN.test(body.id)) throw new AppError('not_found', 'Passkey not found');
+        await passkeys.removePasskey(ctx, principal, body.id, requestMeta(req));
+        return { done: 'passkey_removed' };
+      },
+    ),
   ]);
 }

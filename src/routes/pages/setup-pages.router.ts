@@ -23,11 +23,20 @@ export function createSetupPagesRouter(deps: RouteDeps) {
   const page = { ...PAGE, auth: 'none', response: { description: 'HTML page', kind: 'html' } } as const;
 
   return declareRouter(deps, [
-    route({ ...page, method: 'get', path: '/setup', summary: 'First-run setup: create the first administrator', query: z.object({ token: text(), done: optionalText() }) }, async ({ query }, req, res) => {
-      if (query.done === '1') return html(res, 200, renderSetupDone());
-      if (!(await isSetupTokenValid(ctx, query.token))) return html(res, 404, renderSetupInvalid());
-      html(res, 200, renderSetupForm({ token: query.token, csrf: issueCsrf(req, res, ctx.config), minLength: PASSWORD_MIN_LENGTH }));
-    }),
+    route(
+      {
+        ...page,
+        method: 'get',
+        path: '/setup',
+        summary: 'First-run setup: create the first administrator',
+        query: z.object({ token: text(), done: optionalText() }),
+      },
+      async ({ query }, req, res) => {
+        if (query.done === '1') return html(res, 200, renderSetupDone());
+        if (!(await isSetupTokenValid(ctx, query.token))) return html(res, 404, renderSetupInvalid());
+        html(res, 200, renderSetupForm({ token: query.token, csrf: issueCsrf(req, res, ctx.config), minLength: PASSWORD_MIN_LENGTH }));
+      },
+    ),
 
     route(
       {
@@ -36,13 +45,24 @@ export function createSetupPagesRouter(deps: RouteDeps) {
         path: '/setup',
         summary: 'First-run setup (form post)',
         csrf: requireCsrf(() => renderFormExpired('/setup')),
-        body: z.object({ token: text(), email: text(300), first_name: text(300), last_name: text(300), password: text(), password_confirm: text() }),
+        body: z.object({
+          token: text(),
+          email: text(300),
+          first_name: text(300),
+          last_name: text(300),
+          password: text(),
+          password_confirm: text(),
+        }),
       },
       async ({ body }, req, res) => {
         const { token } = body;
         const values = { email: body.email, first_name: body.first_name, last_name: body.last_name };
         const again = (status: number, error: string) =>
-          html(res, status, renderSetupForm({ token, csrf: issueCsrf(req, res, ctx.config), minLength: PASSWORD_MIN_LENGTH, values, error }));
+          html(
+            res,
+            status,
+            renderSetupForm({ token, csrf: issueCsrf(req, res, ctx.config), minLength: PASSWORD_MIN_LENGTH, values, error }),
+          );
 
         if (!(await isSetupTokenValid(ctx, token))) return html(res, 404, renderSetupInvalid());
         const parsed = setupForm.safeParse(body);

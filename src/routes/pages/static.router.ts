@@ -18,9 +18,12 @@ export function createStaticRouter(deps: RouteDeps) {
   const send = (body: string, res: Response) =>
     res.type('application/javascript').set('Cache-Control', 'public, max-age=3600').send(body);
   return declareRouter(deps, [
-    route({ ...script, method: 'get', path: '/simplewebauthn-browser.js', summary: '@simplewebauthn/browser bundle' }, (_input, _req, res) =>
-      send((bundle ??= loadWebAuthnBundle()), res),
+    route(
+      { ...script, method: 'get', path: '/simplewebauthn-browser.js', summary: '@simplewebauthn/browser bundle' },
+      (_input, _req, res) => send((bundle ??= loadWebAuthnBundle()), res),
     ),
-    route({ ...script, method: 'get', path: '/passkeys.js', summary: 'WebAuthn glue of /login and /account' }, (_input, _req, res) => send(PASSKEYS_SCRIPT, res)),
+    route({ ...script, method: 'get', path: '/passkeys.js', summary: 'WebAuthn glue of /login and /account' }, (_input, _req, res) =>
+      send(PASSKEYS_SCRIPT, res),
+    ),
   ]);
 }

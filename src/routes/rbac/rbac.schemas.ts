@@ -24,7 +24,9 @@ export const applicationField = z
 const descriptionField = z.string({ error: 'description must be a string' }).trim().max(500, 'description is too long');
 
 const permissionsField = z
-  .array(z.string({ error: 'each permission must be a string' }).trim().min(1).max(100), { error: 'permissions must be an array of strings' })
+  .array(z.string({ error: 'each permission must be a string' }).trim().min(1).max(100), {
+    error: 'permissions must be an array of strings',
+  })
   .max(100, 'too many permissions');
 
 
@@ -59,7 +61,9 @@ export const assignRoleBody = z
   .refine((b) => (b.role_id === undefined) !== (b.role === undefined), {
     message: 'Give either role_id or role (with an optional application)',
   })
-  .transform((b): RoleRef => (b.role_id !== undefined ? { roleId: b.role_id } : { role: b.role ?? '', application: b.application ?? null }));
+  .transform((b): RoleRef =>
+    b.role_id !== undefined ? { roleId: b.role_id } : { role: b.role ?? '', application: b.application ?? null },
+  );
 
 export const checkPermissionBody = z.object({
   permission: z.string({ error: 'permission is required' }).trim().min(1, 'permission is required').max(100),

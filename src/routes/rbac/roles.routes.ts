@@ -6,7 +6,16 @@ import { reply, route, type DeclaredRoute } from '../route';
 import { presentAdminUser } from '../users/users.presenters';
 import { adminUsersBody } from '../users/users.schemas';
 import { presentRole } from './rbac.presenters';
-import { assignRoleBody, createRoleBody, roleEnvelope, roleIdParams, rolesBody, updateRoleBody, userIdParams, userRoleParams } from './rbac.schemas';
+import {
+  assignRoleBody,
+  createRoleBody,
+  roleEnvelope,
+  roleIdParams,
+  rolesBody,
+  updateRoleBody,
+  userIdParams,
+  userRoleParams,
+} from './rbac.schemas';
 
 /**
  * The role, role-assignment and admin-list routes served under both URL sets, /api/users/* (spec §4.4) and

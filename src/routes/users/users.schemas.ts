@@ -6,7 +6,12 @@ export const USERS_PAGE_MAX = 100;
 
 export const listUsersQuery = z.object({
   search: z.string({ error: 'search must be a single string' }).trim().max(200, 'search is too long').optional(),
-  page: z.coerce.number({ error: 'page must be a number' }).int('page must be an integer').min(1, 'page starts at 1').max(1_000_000).default(1),
+  page: z.coerce
+    .number({ error: 'page must be a number' })
+    .int('page must be an integer')
+    .min(1, 'page starts at 1')
+    .max(1_000_000)
+    .default(1),
   // A larger limit is capped rather than refused; the response echoes the limit applied.
   limit: z.coerce
     .number({ error: 'limit must be a number' })

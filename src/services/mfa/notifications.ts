@@ -39,5 +39,10 @@ export function mailRecoveryCodeUsed(ctx: ServiceContext, user: MailUser, left: 
 }
 
 export function mailRecoveryCodesRegenerated(ctx: ServiceContext, user: MailUser): void {
-  notify(ctx, user, 'New recovery codes were generated', 'New recovery codes were generated for your account; the old ones no longer work.');
+  notify(
+    ctx,
+    user,
+    'New recovery codes were generated',
+    'New recovery codes were generated for your account; the old ones no longer work.',
+  );
 }

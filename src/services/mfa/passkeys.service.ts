@@ -67,7 +67,10 @@ export function presentPasskeyName(name: string | undefined): string {
 }
 
 /** POST /api/auth/passkeys/register/options: creation options for a discoverable credential of the caller. */
-export async function passkeyRegistrationOptions(ctx: ServiceContext, principal: Principal): Promise<PublicKeyCredentialCreationOptionsJSON> {
+export async function passkeyRegistrationOptions(
+  ctx: ServiceContext,
+  principal: Principal,
+): Promise<PublicKeyCredentialCreationOptionsJSON> {
   const factors = await loadFactors(ctx.db, principal.userId);
   assertMayManageFactors(principal, factors);
   const rp = relyingParty(ctx);

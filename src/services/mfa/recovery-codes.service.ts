@@ -36,7 +36,12 @@ export async function issueRecoveryCodes(ctx: ServiceContext, trx: DbOrTrx, user
 }
 
 /** POST /api/auth/mfa/recovery-codes { password }: new codes replace the old ones. */
-export async function regenerateRecoveryCodes(ctx: ServiceContext, principal: Principal, password: string, meta?: RequestMeta): Promise<string[]> {
+export async function regenerateRecoveryCodes(
+  ctx: ServiceContext,
+  principal: Principal,
+  password: string,
+  meta?: RequestMeta,
+): Promise<string[]> {
   const factors = await loadFactors(ctx.db, principal.userId);
   if (!hasAnyFactor(factors)) throw conflict('Set up an authenticator app or a passkey before generating recovery codes');
   assertMayManageFactors(principal, factors);

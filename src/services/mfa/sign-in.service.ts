@@ -93,14 +93,25 @@ export async function completeSecondFactor(
 
   if (!outcome) {
     const failures = await countMfaTokenFailure(ctx.db, tokenHash, now);
-    ctx.events.emit({ type: 'auth.login.failed', subjectId: user.id, ip: meta.ip, userAgent: meta.userAgent, detail: { step: 'second_factor' } });
+    ctx.events.emit({
+      type: 'auth.login.failed',
+      subjectId: user.id,
+      ip: meta.ip,
+      userAgent: meta.userAgent,
+      detail: { step: 'second_factor' },
+    });
     throw new AppError(
       'invalid_credentials',
       failures >= MFA_TOKEN_MAX_FAILURES ? 'Too many wrong codes; sign in again' : 'The code is not valid',
     );
   }
   await clearLoginFailures(ctx.db, user.email);
-  ctx.events.emit({ type: 'auth.login.succeeded', actorId: user.id, subjectId: user.id, detail: { session_id: outcome.tokens.sessionId, amr: outcome.tokens.amr } });
+  ctx.events.emit({
+    type: 'auth.login.succeeded',
+    actorId: user.id,
+    subjectId: user.id,
+    detail: { session_id: outcome.tokens.sessionId, amr: outcome.tokens.amr },
+  });
   await outcome.afterCommit?.(meta);
   return { user: { ...user, lastLoginAt: now }, tokens: outcome.tokens };
 }
@@ -118,6 +129,11 @@ export async function signInWithPasskey(ctx: ServiceContext, response: Authentic
     return { user, tokens: await startSession(ctx, trx, { user, meta, auth: { time: now, amr: [AMR.passkey] }, signIn: {} }) };
   });
   if (!result) throw new AppError('invalid_credentials', 'The passkey could not be verified');
-  ctx.events.emit({ type: 'auth.login.succeeded', actorId: result.user.id, subjectId: result.user.id, detail: { session_id: result.tokens.sessionId, amr: result.tokens.amr } });
+  ctx.events.emit({
+    type: 'auth.login.succeeded',
+    actorId: result.user.id,
+    subjectId: result.user.id,
+    detail: { session_id: result.tokens.sessionId, amr: result.tokens.amr },
+  });
   return { user: { ...result.user, lastLoginAt: now }, tokens: result.tokens };
 }

@@ -88,7 +88,10 @@ async function verifyClientAndRedirect(
   ctx: ServiceContext,
   query: Record<string, unknown>,
 ): Promise<{ ok: true; client: OAuthClientRow; redirectUri: string } | { ok: false; outcome: AuthorizeOutcome }> {
-  const fail = (description: string) => ({ ok: false as const, outcome: { kind: 'error' as const, error: 'invalid_request' as const, description } });
+  const fail = (description: string) => ({
+    ok: false as const,
+    outcome: { kind: 'error' as const, error: 'invalid_request' as const, description },
+  });
   const clientId = single(query.client_id);
   if (!clientId.ok) return fail('client_id must be sent once');
   if (!clientId.value) return fail('client_id is required');
@@ -135,7 +138,10 @@ export async function startAuthorization(
   if (!method.ok || !challenge.ok) return redirectError('invalid_request', 'PKCE parameters must be sent once');
   if (!challenge.value) return redirectError('invalid_request', 'code_challenge is required (PKCE with S256)');
   if (method.value !== 'S256') {
-    return redirectError('invalid_request', method.value === undefined ? 'code_challenge_method is required and must be S256' : 'code_challenge_method must be S256');
+    return redirectError(
+      'invalid_request',
+      method.value === undefined ? 'code_challenge_method is required and must be S256' : 'code_challenge_method must be S256',
+    );
   }
   if (!CODE_CHALLENGE_PATTERN.test(challenge.value)) {
     return redirectError('invalid_request', 'code_challenge must be 43 base64url characters (SHA-256 of the verifier)');

@@ -9,7 +9,10 @@ const OWN_RETURN_PATHS = new Set(['/api/oauth/authorize', '/consent', '/account'
  * The value is resolved against BASE_URL and the resolved href is returned, so "//evil.test" or "/\evil.test"
  * cannot slip through as relative paths.
  */
-export function resolveReturnTo(config: Pick<Config, 'baseUrl' | 'baseOrigin' | 'loginApps'>, returnTo: string | undefined): string | undefined {
+export function resolveReturnTo(
+  config: Pick<Config, 'baseUrl' | 'baseOrigin' | 'loginApps'>,
+  returnTo: string | undefined,
+): string | undefined {
   if (!returnTo || returnTo.length > 4096) return undefined;
   // CONTRACT §8: like login-target, a protocol-relative `//host` or `/\host` is refused outright, even when it
   // would resolve to an allow-listed origin.

@@ -64,13 +64,20 @@ export async function exchangeAuthorizationCode(
       if (previous?.usedAt && previous.clientId === client.clientId && previous.sessionId) {
         await revokeSession(trx, previous.sessionId, now);
         ctx.logger.warn({ clientId: client.clientId, sessionId: previous.sessionId }, 'authorization code replay: session revoked');
-        ctx.events.emit({ type: 'oauth.code.replayed', actorId: null, subjectId: previous.userId, clientId: client.clientId, detail: { session_id: previous.sessionId } });
+        ctx.events.emit({
+          type: 'oauth.code.replayed',
+          actorId: null,
+          subjectId: previous.userId,
+          clientId: client.clientId,
+          detail: { session_id: previous.sessionId },
+        });
       }
       return { ok: false, description: INVALID_CODE };
     }
     if (code.redirectUri !== input.redirectUri) return { ok: false, description: 'redirect_uri does not match the authorization request' };
     // CONTRACT §8: a redirect URI removed from the client since the code was issued invalidates the code.
-    if (!client.redirectUris.includes(code.redirectUri)) return { ok: false, description: 'redirect_uri is no longer registered for this client' };
+    if (!client.redirectUris.includes(code.redirectUri))
+      return { ok: false, description: 'redirect_uri is no longer registered for this client' };
     if (!verifyPkceS256(input.codeVerifier, code.codeChallenge)) return { ok: false, description: 'Invalid PKCE verifier' };
     const user = await findUserById(trx, code.userId);
     if (!user?.isActive) return { ok: false, description: INVALID_CODE };
@@ -79,7 +86,13 @@ export async function exchangeAuthorizationCode(
     await setAuthorizationCodeSession(trx, codeHash, tokens.sessionId);
     await touchGrant(trx, user.id, client.clientId, now);
     const idToken = isOpenIdScope(code.scope)
-      ? await issueIdToken(ctx, trx, { sessionId: tokens.sessionId, clientId: client.clientId, scope: code.scope, accessToken: tokens.accessToken, nonce: code.nonce })
+      ? await issueIdToken(ctx, trx, {
+          sessionId: tokens.sessionId,
+          clientId: client.clientId,
+          scope: code.scope,
+          accessToken: tokens.accessToken,
+          nonce: code.nonce,
+        })
       : undefined;
     return { ok: true, tokens, scope: code.scope, userId: user.id, idToken };
   });
@@ -107,7 +120,9 @@ export async function refreshAccessToken(
 ): Promise<TokenResponse> {
   if (input.scope !== undefined) {
     // Checked before rotation so that a refused request burns nothing.
-    const granted = parseScope(ctx.jwt.verifyRefresh(input.refreshToken, ctx.clock.now())?.scope ?? '').filter((s) => client.scopes.includes(s));
+    const granted = parseScope(ctx.jwt.verifyRefresh(input.refreshToken, ctx.clock.now())?.scope ?? '').filter((s) =>
+      client.scopes.includes(s),
+    );
     const asked = parseScope(input.scope);
     if (granted.length > 0 && (!isSubset(asked, granted) || !isSubset(granted, asked))) {
       throw new OAuthError('invalid_scope', 'The refresh grant keeps the scope originally granted');
@@ -115,7 +130,8 @@ export async function refreshAccessToken(
   }
   const result = await rotateRefreshToken(ctx, input.refreshToken, { clientId: client.clientId, scopes: client.scopes }, meta);
   if (!result.ok) {
-    if (result.reason === 'invalid_scope') throw new OAuthError('invalid_scope', 'The client is no longer registered for any scope of this grant');
+    if (result.reason === 'invalid_scope')
+      throw new OAuthError('invalid_scope', 'The client is no longer registered for any scope of this grant');
     throw new OAuthError('invalid_grant', 'Refresh token is invalid, expired or already used');
   }
   const scope = result.scope ?? '';
@@ -158,7 +174,12 @@ export async function grantTokens(
         meta,
       );
     case 'refresh_token':
-      return refreshAccessToken(ctx, client, { refreshToken: requireParam(request.refreshToken, 'refresh_token'), scope: request.scope }, meta);
+      return refreshAccessToken(
+        ctx,
+        client,
+        { refreshToken: requireParam(request.refreshToken, 'refresh_token'), scope: request.scope },
+        meta,
+      );
     default:
       throw new OAuthError('unsupported_grant_type', 'Supported grant types: authorization_code, refresh_token');
   }

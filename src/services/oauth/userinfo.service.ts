@@ -13,7 +13,9 @@ export interface UserInfo {
 
 /** RFC 6750 §3.1: the challenge names the error when a token was presented. */
 export function invalidToken(description = 'The access token is invalid, expired or revoked'): OAuthError {
-  return new OAuthError('invalid_token', description, { headers: { 'WWW-Authenticate': `Bearer error="invalid_token", error_description="${description}"` } });
+  return new OAuthError('invalid_token', description, {
+    headers: { 'WWW-Authenticate': `Bearer error="invalid_token", error_description="${description}"` },
+  });
 }
 
 /**

@@ -15,11 +15,7 @@ import { addSeconds } from '../../lib/clock';
 import type { ServiceContext } from '../context';
 import { jose } from '../../lib/jose';
 
-/**
- * jose is loaded only to generate a key (first start, rotation); opening a stored key is Node's own JWK import, so
- * a restart does not load it (issue 10). Node's KeyObjects are what jose signs and verifies with.
- */
-/** A stored JWK as Node's key import reads it (the same JSON shape under Node's own type). */
+/** A stored JWK as Node's key import reads it (the same JSON shape): a restart does not load jose (lib/jose.ts). */
 const nodeJwk = (jwk: JWK): JsonWebKey => ({ ...jwk });
 
 /** CONTRACT §9: an id_token lives one hour. */
@@ -61,7 +57,9 @@ async function openSigningKey(ctx: ServiceContext, row: SigningKeyRow): Promise<
     opened = ctx.sealer.open(row.privateJwkSealed, sealPurpose(row.kid));
   } catch (err) {
     // KEYS_SECRET changed (or differs between instances): say what to do rather than fail obscurely.
-    throw new Error(`OpenID Connect signing key ${row.kid} does not open with this KEYS_SECRET: run npm run admin -- rotate-signing-key`, { cause: err });
+    throw new Error(`OpenID Connect signing key ${row.kid} does not open with this KEYS_SECRET: run npm run admin -- rotate-signing-key`, {
+      cause: err,
+    });
   }
   const jwk = JSON.parse(opened) as JWK;
   return { kid: row.kid, alg: row.alg as IdTokenAlg, privateKey: createPrivateKey({ key: nodeJwk(jwk), format: 'jwk' }) };
