@@ -8,13 +8,16 @@
  * - Fixtures (admin, OAuth client, user, token chains) are made through the public HTTP API.
  * - The load generator (bench/load.mjs: autocannon, or keep-alive loops for token chains) runs in its own process.
  *   With `taskset` and two or more CPUs, servers run on CPU 0 and the load generator on CPU 1.
- * - Baselines, each its own process on the server's CPU: bare Express 5; Express + jsonwebtoken HS256 verify;
- *   node-oidc-provider 9 (in-memory adapter, PKCE required, rotation, tokens from its own code flow); bcrypt
- *   comparisons/s on one core with the server's bcrypt.
+ * - Baselines, each its own process on the server's CPU: bare Express 5; Express + jsonwebtoken HS256 verify; the
+ *   fair ceiling of GET /api/auth/me (Express + jsonwebtoken + one prepared `pg` query loading the session's user with
+ *   roles and permissions, on the same database: bench/baselines/express-me.cjs); node-oidc-provider 9 (in-memory
+ *   adapter, PKCE required, rotation, tokens from its own code flow); bcrypt comparisons/s on one core with the
+ *   server's bcrypt.
  *
  * Options: --json FILE (write every figure), --soak SECONDS (mixed traffic, RSS and p99 per 10 s window),
  * --seconds N (measured seconds per scenario, default 8), --connections N (default 16), --only KEYS (a comma-separated
- * subset of the scenarios: bare, health, discovery, jwt, me, oidcRefresh, oauthRefresh, firstPartyRefresh, login; the
+ * subset of the scenarios: bare, health, discovery, oidcDiscovery, jwt, meCeiling, me, oidcRefresh, oauthRefresh,
+ * firstPartyRefresh, login; the
  * targets whose figures are missing are left out).
  * Every child runs in its own process group and is killed on exit, error or signal; every run is time-bounded.
  */
@@ -38,7 +41,19 @@ const { values: opts } = parseArgs({
     only: { type: 'string' },
   },
 });
-const SCENARIO_KEYS = ['bare', 'health', 'discovery', 'jwt', 'me', 'oidcRefresh', 'oauthRefresh', 'firstPartyRefresh', 'login'];
+const SCENARIO_KEYS = [
+  'bare',
+  'health',
+  'discovery',
+  'oidcDiscovery',
+  'jwt',
+  'meCeiling',
+  'me',
+  'oidcRefresh',
+  'oauthRefresh',
+  'firstPartyRefresh',
+  'login',
+];
 const ONLY = opts.only ? new Set(opts.only.split(',').map((k) => k.trim())) : undefined;
 for (const key of ONLY ?? [])
   if (!SCENARIO_KEYS.includes(key)) throw new Error(`--only: unknown scenario ${key} (${SCENARIO_KEYS.join(', ')})`);
@@ -670,7 +685,16 @@ async function main(): Promise<void> {
       '/ready',
       `http://127.0.0.1:${jwtPort}`,
     );
-    await runScenarios(server, fx, { bare, oidc, oidcBase, oidcClient, oidcTokens, jwt });
+    const mePort = await freePort();
+    const meCeiling = await startProcess(
+      'express-me',
+      process.execPath,
+      [path.join(ROOT, 'bench/baselines/express-me.cjs'), String(mePort), jwtAccessSecret, db.url],
+      { PATH: process.env.PATH, NODE_ENV: 'production' },
+      '/ready',
+      `http://127.0.0.1:${mePort}`,
+    );
+    await runScenarios(server, fx, { bare, oidc, oidcBase, oidcClient, oidcTokens, jwt, meCeiling });
     report({
       startupMs,
       startupCpuMs,
@@ -720,6 +744,7 @@ interface Baselines {
   oidcClient: { id: string; secret: string };
   oidcTokens: string[];
   jwt: Server;
+  meCeiling: Server;
 }
 
 const results: Record<string, Scenario> = {};
@@ -731,15 +756,28 @@ async function runScenarios(server: Server, fx: SsoFixtures, b: Baselines): Prom
   process.stdout.write(`scenarios: ${SECONDS} s each after ${WARMUP} s warm-up, ${CONNECTIONS} connections\n`);
   if (wanted('bare')) [results.bare] = await measure('baseline: bare Express 5 JSON', b.bare.pid, get(`${b.bare.url}/`));
   if (wanted('health')) [results.health] = await measure('GET /health', server.pid, get(`${sso}/health`));
+  // Both discovery paths of the issue's targets: the spec's (under /api, behind its limiter) and OpenID's at the root.
   if (wanted('discovery'))
     [results.discovery] = await measure(
-      'GET /.well-known/oauth-authorization-server',
+      'GET /api/oauth/.well-known/oauth-authorization-server',
       server.pid,
-      get(`${sso}/.well-known/oauth-authorization-server`),
+      get(`${sso}/api/oauth/.well-known/oauth-authorization-server`),
+    );
+  if (wanted('oidcDiscovery'))
+    [results.oidcDiscovery] = await measure(
+      'GET /.well-known/openid-configuration',
+      server.pid,
+      get(`${sso}/.well-known/openid-configuration`),
     );
   const bearer = { authorization: `Bearer ${fx.userAccessToken}` };
   if (wanted('jwt'))
     [results.jwt] = await measure('baseline: Express + jsonwebtoken HS256 verify', b.jwt.pid, get(`${b.jwt.url}/`, bearer));
+  if (wanted('meCeiling'))
+    [results.meCeiling] = await measure(
+      'baseline: /me ceiling (Express + jsonwebtoken + one prepared pg query)',
+      b.meCeiling.pid,
+      get(`${b.meCeiling.url}/`, bearer),
+    );
   if (wanted('me'))
     [results.me] = await measure('GET /api/auth/me (Bearer, live permissions)', server.pid, get(`${sso}/api/auth/me`, bearer));
 
@@ -822,8 +860,28 @@ function report(s: Summary): void {
     a === undefined || b === undefined || Number.isNaN(a) || Number.isNaN(b) ? NaN : b > 0 ? a / b : 0;
   const targets = [
     { scenario: 'GET /health vs bare Express 5', value: ratio(r.health?.rps, r.bare?.rps), target: 0.8, unit: '×', higher: true },
-    { scenario: 'discovery document vs bare Express 5', value: ratio(r.discovery?.rps, r.bare?.rps), target: 0.8, unit: '×', higher: true },
-    { scenario: 'GET /api/auth/me vs bare Express 5', value: ratio(r.me?.rps, r.bare?.rps), target: 0.5, unit: '×', higher: true },
+    {
+      scenario: 'GET /api/oauth/.well-known/oauth-authorization-server vs bare Express 5',
+      value: ratio(r.discovery?.rps, r.bare?.rps),
+      target: 0.8,
+      unit: '×',
+      higher: true,
+    },
+    {
+      scenario: 'GET /.well-known/openid-configuration vs bare Express 5',
+      value: ratio(r.oidcDiscovery?.rps, r.bare?.rps),
+      target: 0.8,
+      unit: '×',
+      higher: true,
+    },
+    {
+      scenario: 'GET /api/auth/me vs its ceiling (Express + jsonwebtoken + one prepared pg query)',
+      value: ratio(r.me?.rps, r.meCeiling?.rps),
+      target: 0.8,
+      unit: '×',
+      higher: true,
+    },
+    { scenario: '(GET /api/auth/me vs bare Express 5)', value: ratio(r.me?.rps, r.bare?.rps), target: undefined, unit: '×', higher: true },
     {
       scenario: '(GET /api/auth/me vs Express + jsonwebtoken)',
       value: ratio(r.me?.rps, r.jwt?.rps),
@@ -854,8 +912,15 @@ function report(s: Summary): void {
       higher: true,
     },
     {
-      scenario: '(by CPU per request: GET /api/auth/me vs bare Express 5, PostgreSQL not counted)',
-      value: ratio(r.bare?.cpuMsPerRequest, r.me?.cpuMsPerRequest),
+      scenario: '(by CPU per request: OpenID discovery vs bare Express 5)',
+      value: ratio(r.bare?.cpuMsPerRequest, r.oidcDiscovery?.cpuMsPerRequest),
+      target: undefined,
+      unit: '×',
+      higher: true,
+    },
+    {
+      scenario: '(by CPU per request: GET /api/auth/me vs its ceiling, PostgreSQL not counted)',
+      value: ratio(r.meCeiling?.cpuMsPerRequest, r.me?.cpuMsPerRequest),
       target: undefined,
       unit: '×',
       higher: true,
@@ -900,7 +965,7 @@ function report(s: Summary): void {
     { scenario: '(npm start to first /health 200)', value: s.npmStartMs / 1000, target: undefined, unit: 's', higher: false },
     { scenario: 'non-2xx answers in every scenario', value: bad, target: 0, unit: '', higher: false },
   ];
-  console.log('\nTargets (issue 10)');
+  console.log('\nTargets (issue 22)');
   console.table(
     targets.filter((t) => !Number.isNaN(t.value)).map((t) => ({
       measure: t.scenario,
