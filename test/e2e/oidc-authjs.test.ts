@@ -9,8 +9,9 @@ import type { TestApp } from '../helpers/test-app';
  * (/.well-known/oauth-authorization-server) with the default configuration and Auth.js's default scope
  * `openid profile email`, unchanged, as a Next.js/SvelteKit app would run it: sign-in POST -> our authorize -> hosted
  * login -> consent -> Auth.js callback (RFC 9207 iss checked, code exchange, id_token claims validated by Auth.js
- * through oauth4webapi: iss, aud, exp, nonce) -> Auth.js session. Then what an Auth.js app does by hand (its documented patterns): userinfo with the
- * access token, refresh-token rotation, and federated sign-out through end_session_endpoint.
+ * through oauth4webapi: iss, aud, exp, nonce) -> Auth.js session. Then what an Auth.js app does by hand (its
+ * documented patterns): userinfo with the access token, refresh-token rotation, and federated sign-out through
+ * end_session_endpoint.
  *
  * `checks: ["pkce", "state", "nonce"]`: Auth.js sends PKCE only by default, but spec §4.3 makes `state` required on
  * every authorization request, so the provider must ask for it (docs/oidc.md says so).

@@ -8,9 +8,10 @@ import type { TestApp } from '../helpers/test-app';
 
 /**
  * Interop: Python Authlib (Debian's python3-authlib), unchanged, as the relying party of the whole flow against the
- * real listening server with the default configuration: the spec's discovery document (both paths) -> authorize (PKCE S256, nonce) -> hosted login -> consent ->
- * callback -> token -> id_token validated by Authlib's CodeIDToken (signature via jwks_uri, iss, aud, nonce,
- * at_hash) -> userinfo -> refresh (a new id_token, validated again) -> RP-initiated logout -> refresh refused.
+ * real listening server with the default configuration: the spec's discovery document (both paths) -> authorize
+ * (PKCE S256, nonce) -> hosted login -> consent -> callback -> token -> id_token validated by Authlib's CodeIDToken
+ * (signature via jwks_uri, iss, aud, nonce, at_hash) -> userinfo -> refresh (a new id_token, validated again) ->
+ * RP-initiated logout -> refresh refused.
  */
 const run = promisify(execFile);
 

@@ -6,8 +6,8 @@ import type { TestApp } from '../helpers/test-app';
 
 /**
  * Interop: openid-client v6, unchanged, drives the whole OpenID Connect flow against the real listening server with
- * the default configuration: the spec's discovery document -> authorize -> hosted login -> consent -> callback -> id_token validated by the library
- * (signature from jwks_uri, iss, aud, exp, nonce, at_hash) -> userinfo -> refresh -> RP-initiated logout.
+ * the default configuration: the spec's discovery document -> authorize -> hosted login -> consent -> callback ->
+ * id_token validated by the library (signature from jwks_uri, iss, aud, exp, nonce, at_hash) -> userinfo -> refresh -> RP-initiated logout.
  * allowInsecureRequests is openid-client's documented switch for a plain-http issuer: the test server has no TLS.
  */
 const client = loadEsm<OpenIdClient>('openid-client');
@@ -127,7 +127,11 @@ describe('openid-client v6 as relying party', () => {
         state,
       });
       const { callback } = await signInAndApprove(es.baseUrl, authorizationUrl, user);
-      const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: codeVerifier, expectedState: state, idTokenExpected: true });
+      const tokens = await client.authorizationCodeGrant(config, callback, {
+        pkceCodeVerifier: codeVerifier,
+        expectedState: state,
+        idTokenExpected: true,
+      });
       const header = JSON.parse(Buffer.from(tokens.id_token!.split('.')[0]!, 'base64url').toString()) as { alg: string; kid: string };
       expect(header.alg).toBe('ES256');
       const jwks = await request(es.baseUrl).get('/api/oauth/jwks');

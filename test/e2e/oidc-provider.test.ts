@@ -18,29 +18,34 @@ afterAll(async () => {
 const api = () => request(t.app);
 
 describe('discovery', () => {
-  test.each(['/.well-known/openid-configuration', '/api/oauth/.well-known/openid-configuration'])('%s: the CONTRACT §9 fields', async (path) => {
-    const res = await api().get(path);
-    expect(res.status).toBe(200);
-    expect(res.headers['cache-control']).toBe('public, max-age=300');
-    expect(res.body).toMatchObject({
-      issuer: 'http://sso.test',
-      authorization_endpoint: 'http://sso.test/api/oauth/authorize',
-      token_endpoint: 'http://sso.test/api/oauth/token',
-      userinfo_endpoint: 'http://sso.test/api/oauth/userinfo',
-      jwks_uri: 'http://sso.test/api/oauth/jwks',
-      end_session_endpoint: 'http://sso.test/api/oauth/logout',
-      revocation_endpoint: 'http://sso.test/api/oauth/revoke',
-      introspection_endpoint: 'http://sso.test/api/oauth/introspect',
-      response_types_supported: ['code'],
-      subject_types_supported: ['public'],
-      id_token_signing_alg_values_supported: ['RS256', 'ES256'],
-      code_challenge_methods_supported: ['S256'],
-      prompt_values_supported: ['none', 'login', 'consent'],
-      grant_types_supported: ['authorization_code', 'refresh_token'],
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-    });
-    expect(res.body.claims_supported).toEqual(expect.arrayContaining(['sub', 'auth_time', 'nonce', 'at_hash', 'amr', 'sid', 'given_name']));
-  });
+  test.each(['/.well-known/openid-configuration', '/api/oauth/.well-known/openid-configuration'])(
+    '%s: the CONTRACT §9 fields',
+    async (path) => {
+      const res = await api().get(path);
+      expect(res.status).toBe(200);
+      expect(res.headers['cache-control']).toBe('public, max-age=300');
+      expect(res.body).toMatchObject({
+        issuer: 'http://sso.test',
+        authorization_endpoint: 'http://sso.test/api/oauth/authorize',
+        token_endpoint: 'http://sso.test/api/oauth/token',
+        userinfo_endpoint: 'http://sso.test/api/oauth/userinfo',
+        jwks_uri: 'http://sso.test/api/oauth/jwks',
+        end_session_endpoint: 'http://sso.test/api/oauth/logout',
+        revocation_endpoint: 'http://sso.test/api/oauth/revoke',
+        introspection_endpoint: 'http://sso.test/api/oauth/introspect',
+        response_types_supported: ['code'],
+        subject_types_supported: ['public'],
+        id_token_signing_alg_values_supported: ['RS256', 'ES256'],
+        code_challenge_methods_supported: ['S256'],
+        prompt_values_supported: ['none', 'login', 'consent'],
+        grant_types_supported: ['authorization_code', 'refresh_token'],
+        token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      });
+      expect(res.body.claims_supported).toEqual(
+        expect.arrayContaining(['sub', 'auth_time', 'nonce', 'at_hash', 'amr', 'sid', 'given_name']),
+      );
+    },
+  );
 
   test.each(['/.well-known/oauth-authorization-server', '/api/oauth/.well-known/oauth-authorization-server'])(
     '%s: one issuer identifier with the OpenID document and the id_tokens, jwks_uri and introspection listed',
@@ -154,7 +159,11 @@ describe('id_token', () => {
 });
 
 describe('authorize: prompt, max_age, login_hint', () => {
-  const authorize = (agent: ReturnType<typeof request.agent> | undefined, client: { clientId: string; redirectUris: string[] }, extra: Record<string, string>) => {
+  const authorize = (
+    agent: ReturnType<typeof request.agent> | undefined,
+    client: { clientId: string; redirectUris: string[] },
+    extra: Record<string, string>,
+  ) => {
     const { params } = authorizeParams(client, extra);
     return (agent ?? api()).get(authorizePath(params));
   };
@@ -264,7 +273,10 @@ describe('POST /api/oauth/introspect (RFC 7662)', () => {
       sid: expect.any(String),
     });
     // CONTRACT §11: a refresh token is live only to its own client; to a resource server it is nothing.
-    expect((await introspect(app, tokens.refresh_token, 'refresh_token')).body).toMatchObject({ active: true, token_type: 'refresh_token' });
+    expect((await introspect(app, tokens.refresh_token, 'refresh_token')).body).toMatchObject({
+      active: true,
+      token_type: 'refresh_token',
+    });
     expect((await introspect(resourceServer, tokens.refresh_token, 'refresh_token')).body).toEqual({ active: false });
     expect((await introspect(resourceServer, tokens.refresh_token)).body).toEqual({ active: false });
     expect((await introspect(resourceServer, firstParty)).body).toMatchObject({ active: true, client_id: null, scope: null, sub: user.id });
@@ -278,18 +290,30 @@ describe('POST /api/oauth/introspect (RFC 7662)', () => {
       .type('form')
       .send({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
     expect((await introspect(app, tokens.refresh_token)).body).toEqual({ active: false });
-    await api().post('/api/oauth/revoke').set('Authorization', basicAuth(app.clientId, app.clientSecret)).type('form').send({ token: rotated.body.refresh_token });
+    await api()
+      .post('/api/oauth/revoke')
+      .set('Authorization', basicAuth(app.clientId, app.clientSecret))
+      .type('form')
+      .send({ token: rotated.body.refresh_token });
     expect((await introspect(resourceServer, rotated.body.access_token)).body).toEqual({ active: false });
   });
 
   test('client authentication is required; token is required', async () => {
     const client = await makeClient(t);
-    const bad = await api().post('/api/oauth/introspect').set('Authorization', basicAuth(client.clientId, 'wrong')).type('form').send({ token: 'x' });
+    const bad = await api()
+      .post('/api/oauth/introspect')
+      .set('Authorization', basicAuth(client.clientId, 'wrong'))
+      .type('form')
+      .send({ token: 'x' });
     expect(bad.status).toBe(401);
     expect(bad.body.error).toBe('invalid_client');
     const inactive = await makeClient(t, { isActive: false });
     expect((await introspect(inactive, 'x')).status).toBe(401);
-    const missing = await api().post('/api/oauth/introspect').set('Authorization', basicAuth(client.clientId, client.clientSecret)).type('form').send({});
+    const missing = await api()
+      .post('/api/oauth/introspect')
+      .set('Authorization', basicAuth(client.clientId, client.clientSecret))
+      .type('form')
+      .send({});
     expect(missing.status).toBe(400);
     expect(missing.body.error).toBe('invalid_request');
   });
@@ -317,7 +341,10 @@ describe('RP-initiated logout', () => {
     expect((await agent.get('/api/auth/me')).status).toBe(200);
 
     const csrf = await csrfFrom(agent, path);
-    const forged = await agent.post('/api/oauth/logout').type('form').send({ confirm: 'yes', csrf: 'x'.repeat(43), client_id: client.clientId });
+    const forged = await agent
+      .post('/api/oauth/logout')
+      .type('form')
+      .send({ confirm: 'yes', csrf: 'x'.repeat(43), client_id: client.clientId });
     expect(forged.status).toBe(403);
     expect((await agent.get('/api/auth/me')).status).toBe(200);
 
@@ -332,11 +359,15 @@ describe('RP-initiated logout', () => {
 
   test('an unregistered post_logout_redirect_uri or a forged hint is a 400 page, never a redirect', async () => {
     const { client, agent, tokens } = await signedInWithIdToken();
-    const evil = await agent.get(`/api/oauth/logout?${new URLSearchParams({ id_token_hint: tokens.id_token, post_logout_redirect_uri: 'https://evil.test/' })}`);
+    const evil = await agent.get(
+      `/api/oauth/logout?${new URLSearchParams({ id_token_hint: tokens.id_token, post_logout_redirect_uri: 'https://evil.test/' })}`,
+    );
     expect(evil.status).toBe(400);
     expect(evil.headers.location).toBeUndefined();
     const [h, p] = tokens.id_token.split('.');
-    const forged = await agent.get(`/api/oauth/logout?${new URLSearchParams({ id_token_hint: `${h}.${p}.AAAA`, post_logout_redirect_uri: AFTER })}`);
+    const forged = await agent.get(
+      `/api/oauth/logout?${new URLSearchParams({ id_token_hint: `${h}.${p}.AAAA`, post_logout_redirect_uri: AFTER })}`,
+    );
     expect(forged.status).toBe(400);
     const noClient = await agent.get(`/api/oauth/logout?${new URLSearchParams({ post_logout_redirect_uri: AFTER })}`);
     expect(noClient.status).toBe(400);

@@ -40,17 +40,26 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
 
   return declareRouter(deps, [
     // A person who opens the base address lands on the sign-in page.
-    route({ ...page, method: 'get', path: '/', summary: 'The base address: to the sign-in page', auth: 'none', noStore: false }, (_input, _req, res) =>
-      res.redirect(302, '/login'),
+    route(
+      { ...page, method: 'get', path: '/', summary: 'The base address: to the sign-in page', auth: 'none', noStore: false },
+      (_input, _req, res) => res.redirect(302, '/login'),
     ),
 
     route(
-      { ...page, method: 'get', path: '/login', summary: 'Sign-in page', auth: 'browser', query: z.object({ return_to: optionalText(), login_hint: optionalText(254) }) },
+      {
+        ...page,
+        method: 'get',
+        path: '/login',
+        summary: 'Sign-in page',
+        auth: 'browser',
+        query: z.object({ return_to: optionalText(), login_hint: optionalText(254) }),
+      },
       ({ query, principal }, req, res) => {
         const csrf = issueCsrf(req, res, config);
         const returnTo = query.return_to;
         const signedIn = firstParty(principal);
-        if (signedIn && needsSecondFactorForAdmin(config, signedIn)) return res.redirect(303, enrolUrlFor(resolveReturnTo(config, returnTo)));
+        if (signedIn && needsSecondFactorForAdmin(config, signedIn))
+          return res.redirect(303, enrolUrlFor(resolveReturnTo(config, returnTo)));
         if (signedIn && !returnTo) return html(res, 200, renderSignedInPage({ email: signedIn.email, csrf }));
         // OIDC login_hint (CONTRACT §9) prefills the email field; it is only ever shown back, escaped.
         html(res, 200, renderLoginPage({ csrf, returnTo, email: query.login_hint?.trim(), signedInAs: signedIn?.email }));
@@ -91,7 +100,16 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
           }
           if (err instanceof AppError && err.code === 'too_many_attempts') {
             if (err.headers) res.set(err.headers);
-            return html(res, 429, renderLoginPage({ csrf, returnTo, email, error: 'Too many failed sign-in attempts for this address. Wait a few minutes and try again.' }));
+            return html(
+              res,
+              429,
+              renderLoginPage({
+                csrf,
+                returnTo,
+                email,
+                error: 'Too many failed sign-in attempts for this address. Wait a few minutes and try again.',
+              }),
+            );
           }
           throw err;
         }
@@ -99,39 +117,56 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
     ),
 
     /** Signing out of the SSO session from the browser: the session is revoked and both cookies cleared. */
-    route({ ...page, method: 'post', path: '/logout', summary: 'Sign out (form post)', auth: 'browser', csrf: refuseForm }, async ({ principal }, _req, res) => {
-      const signedIn = firstParty(principal);
-      if (signedIn) await auth.logout(ctx, signedIn.sessionId);
-      clearSessionCookies(res, config);
-      res.redirect(303, '/logout');
-    }),
+    route(
+      { ...page, method: 'post', path: '/logout', summary: 'Sign out (form post)', auth: 'browser', csrf: refuseForm },
+      async ({ principal }, _req, res) => {
+        const signedIn = firstParty(principal);
+        if (signedIn) await auth.logout(ctx, signedIn.sessionId);
+        clearSessionCookies(res, config);
+        res.redirect(303, '/logout');
+      },
+    ),
 
-    route({ ...page, method: 'get', path: '/logout', summary: 'Signed-out page', auth: 'none' }, (_input, _req, res) => html(res, 200, renderSignedOutPage())),
-
-    route({ ...page, method: 'get', path: '/consent', summary: 'Consent page', auth: 'browser', query: z.object(requestIdField) }, async ({ query, principal }, req, res) => {
-      const requestId = query.request_id;
-      if (!UUID_PATTERN.test(requestId)) return html(res, 404, expiredPage());
-      const signedIn = firstParty(principal);
-      if (!signedIn) return res.redirect(303, loginUrlFor(consentUrlFor(requestId)));
-      if (needsSecondFactorForAdmin(config, signedIn)) return res.redirect(303, enrolUrlFor(consentUrlFor(requestId)));
-      const csrf = issueCsrf(req, res, config);
-      const info = await getConsentInfo(ctx, signedIn, requestId).catch(notFoundAsUndefined);
-      if (!info) return html(res, 404, expiredPage());
-      html(
-        res,
-        200,
-        renderConsentPage({
-          csrf,
-          requestId: info.request.id,
-          clientName: info.client.name,
-          scopes: info.scopes.map((scope) => ({ scope, description: SCOPE_DESCRIPTIONS[scope] ?? scope })),
-          userEmail: signedIn.email,
-        }),
-      );
-    }),
+    route({ ...page, method: 'get', path: '/logout', summary: 'Signed-out page', auth: 'none' }, (_input, _req, res) =>
+      html(res, 200, renderSignedOutPage()),
+    ),
 
     route(
-      { ...page, method: 'post', path: '/consent', rateLimit: true, summary: 'Approve or deny (form post)', auth: 'browser', csrf: refuseForm, body: z.object({ ...requestIdField, decision: text() }) },
+      { ...page, method: 'get', path: '/consent', summary: 'Consent page', auth: 'browser', query: z.object(requestIdField) },
+      async ({ query, principal }, req, res) => {
+        const requestId = query.request_id;
+        if (!UUID_PATTERN.test(requestId)) return html(res, 404, expiredPage());
+        const signedIn = firstParty(principal);
+        if (!signedIn) return res.redirect(303, loginUrlFor(consentUrlFor(requestId)));
+        if (needsSecondFactorForAdmin(config, signedIn)) return res.redirect(303, enrolUrlFor(consentUrlFor(requestId)));
+        const csrf = issueCsrf(req, res, config);
+        const info = await getConsentInfo(ctx, signedIn, requestId).catch(notFoundAsUndefined);
+        if (!info) return html(res, 404, expiredPage());
+        html(
+          res,
+          200,
+          renderConsentPage({
+            csrf,
+            requestId: info.request.id,
+            clientName: info.client.name,
+            scopes: info.scopes.map((scope) => ({ scope, description: SCOPE_DESCRIPTIONS[scope] ?? scope })),
+            userEmail: signedIn.email,
+          }),
+        );
+      },
+    ),
+
+    route(
+      {
+        ...page,
+        method: 'post',
+        path: '/consent',
+        rateLimit: true,
+        summary: 'Approve or deny (form post)',
+        auth: 'browser',
+        csrf: refuseForm,
+        body: z.object({ ...requestIdField, decision: text() }),
+      },
       async ({ body, principal }, _req, res) => {
         const requestId = body.request_id;
         if (!UUID_PATTERN.test(requestId)) return html(res, 404, expiredPage());
@@ -139,7 +174,11 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
         if (!signedIn) return res.redirect(303, loginUrlFor(consentUrlFor(requestId)));
         const { decision } = body;
         if (decision !== 'approve' && decision !== 'deny') {
-          return html(res, 400, renderOAuthErrorPage({ title: 'Choose Approve or Deny', message: 'The form was sent without a decision.' }));
+          return html(
+            res,
+            400,
+            renderOAuthErrorPage({ title: 'Choose Approve or Deny', message: 'The form was sent without a decision.' }),
+          );
         }
         const act = decision === 'approve' ? approveAuthorization : denyAuthorization;
         const redirectUrl = await act(ctx, signedIn, requestId).catch(notFoundAsUndefined);
