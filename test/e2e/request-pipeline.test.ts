@@ -84,6 +84,10 @@ describe('the scopes', () => {
     // Documents outside /api are outside its limiter; the spec's discovery path under /api is inside it (spec §8).
     expect((await request(t.app).get('/health')).headers['ratelimit']).toBeUndefined();
     expect((await request(t.app).get('/api/oauth/.well-known/oauth-authorization-server')).headers['ratelimit']).toBeDefined();
+    // Static files under /api (the documentation page's assets) too.
+    const asset = await request(t.app).get('/api/docs/assets/swagger-ui.css');
+    expect(asset.status).toBe(200);
+    expect(asset.headers['ratelimit']).toBeDefined();
   });
 
   test('the documents carry the global steps: security headers, request id, Cache-Control; CORS for listed origins only', async () => {

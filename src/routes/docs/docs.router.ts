@@ -69,8 +69,9 @@ export function createDocsRouter(deps: RouteDeps) {
   );
   // swagger-ui-dist's entry module loads its 1.5 MB bundles: its directory is resolved on the first page view, and
   // the entry module is never loaded.
+  // Static files, not routes: they run the scope's steps (under /api: its limiter) but are no declared route.
   let assets: RequestHandler | undefined;
-  router.use('/docs/assets', (req, res, next) => {
+  router.use('/docs/assets', ...(deps.scope?.steps ?? []), (req, res, next) => {
     assets ??= express.static(path.dirname(require.resolve('swagger-ui-dist/package.json')), { index: false, maxAge: '1d' });
     assets(req, res, next);
   });
