@@ -9,6 +9,10 @@ export const ERROR_STATUS = {
   mfa_required: 401,
   unauthorized: 401,
   forbidden: 403,
+  // CONTRACT §11: a factor change without a recent sign-in or a proof in the request; a wrong proof from a signed-in
+  // caller (not 401: that tells a client to refresh its token and retry, spec §7).
+  reauthentication_required: 403,
+  reauthentication_failed: 403,
   not_found: 404,
   conflict: 409,
   payload_too_large: 413,

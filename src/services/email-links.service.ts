@@ -15,6 +15,8 @@ import { InvalidLinkError } from '../errors';
 import { addSeconds } from '../lib/clock';
 import { randomToken, sha256Hex } from '../lib/crypto';
 import type { ServiceContext } from './context';
+import { anyFactorRemoved, removeEveryFactor } from './mfa/factor-reset.service';
+import { mailFactorsReset } from './mfa/notifications';
 
 export type EmailLinkPurpose = EmailTokenPurpose;
 
@@ -137,18 +139,22 @@ export async function setPasswordWithLink(ctx: ServiceContext, token: string, pa
   const passwordHash = await ctx.passwords.hash(password);
   const now = ctx.clock.now();
   const result = await withTransaction(ctx.db, async (trx) => {
-    // Lock order users -> email_tokens -> sessions -> login_failures (docs/security.md).
-    await lockUser(trx, live.userId);
+    // Lock order users -> factor tables -> email_tokens -> sessions -> login_failures (docs/security.md).
+    const user = await lockUser(trx, live.userId);
     const link = await consumeEmailToken(trx, tokenHash, SET_PASSWORD_PURPOSES, now);
-    if (!link) throw invalidLink();
+    if (!link || !user) throw invalidLink();
     await updateUser(trx, link.userId, { passwordHash, emailVerified: true }, now);
+    // CONTRACT §11: the mailbox owner takes back an address someone else registered; whatever factor that
+    // registrant enrolled (a passkey signs in on its own) goes with the registrant's password and sessions.
+    const removed = user.emailVerified ? undefined : await removeEveryFactor(ctx, trx, link.userId, { via: 'set_password_link', actorId: link.userId });
     await burnEmailTokensOfUser(trx, link.userId, ['verify_email', 'set_password'], now);
     await revokeSessionsOfUser(trx, link.userId, now);
     await clearLoginFailures(trx, link.email);
-    return link;
+    await ctx.events.record(trx, { type: 'auth.password.reset', actorId: link.userId, subjectId: link.userId, detail: { link: link.purpose } });
+    return { link, user, removed };
   });
-  ctx.events.emit({ type: 'auth.password.reset', actorId: result.userId, subjectId: result.userId, detail: { link: result.purpose } });
-  return { email: result.email };
+  if (result.removed && anyFactorRemoved(result.removed)) mailFactorsReset(ctx, result.user, result.removed, 'set_password_link');
+  return { email: result.link.email };
 }
 
 export type ConfirmEmailResult = { confirmed: true; email: string; userId: string } | { confirmed: false; needsPassword: true; email: string };
@@ -183,9 +189,9 @@ export async function confirmEmailWithLink(
     await updateUser(trx, link.userId, { emailVerified: true }, now);
     await burnEmailTokensOfUser(trx, link.userId, ['verify_email'], now);
     await revokeSessionsOfUser(trx, link.userId, now);
+    await ctx.events.record(trx, { type: 'auth.email.verified', actorId: confirmer.signedInUserId ?? null, subjectId: live.userId });
     return { confirmed: true, email: link.email, userId: link.userId };
   });
-  if (result.confirmed) ctx.events.emit({ type: 'auth.email.verified', actorId: confirmer.signedInUserId ?? null, subjectId: live.userId });
   return result;
 }
 

@@ -15,6 +15,8 @@ export interface AccountPageData {
   pendingTotp?: { secret: string; otpauthUrl: string; qrSvg: string };
   passkeys: Array<{ id: string; name: string; createdAt: Date; lastUsedAt: Date | null }>;
   recoveryCodesLeft: number;
+  /** The sign-in is more than 10 minutes old: forms that add or remove a factor ask for the password (CONTRACT §11). */
+  reauthenticate?: boolean;
   /** Shown once, right after they were made. */
   recoveryCodes?: string[];
   notice?: string;
@@ -35,6 +37,16 @@ function act(data: AccountPageData, path: string): string {
 
 function csrfField(csrf: string): string {
   return `<input type="hidden" name="csrf" value="${escapeHtml(csrf)}">`;
+}
+
+/**
+ * The password field of a form that adds or removes a factor once the sign-in is older than 10 minutes (its `name`
+ * is the API's proof field, `password`); nothing while the sign-in is recent.
+ */
+function reauthField(data: AccountPageData, id: string): string {
+  if (!data.reauthenticate) return '';
+  return `<label for="${id}">Your password (you signed in more than 10 minutes ago)</label>
+  <input type="password" id="${id}" name="password" autocomplete="current-password" required${describedBy(data, 'second-factors')}>`;
 }
 
 function errorFor(data: AccountPageData, section: AccountSection): string {
@@ -150,6 +162,7 @@ function totpPart(data: AccountPageData): string {
   ${csrfField(data.csrf)}
   <label for="totp_code">Code from the app</label>
   <input type="text" id="totp_code" name="code" inputmode="numeric" pattern="[0-9]*" maxlength="6" autocomplete="one-time-code" required${d}>
+  ${reauthField(data, 'totp_confirm_password')}
   <div class="actions"><button type="submit">Turn on</button></div>
 </form>
 <form method="post" action="${act(data, 'totp/remove')}">
@@ -161,6 +174,7 @@ function totpPart(data: AccountPageData): string {
 <p class="muted">Use codes from an app such as a password manager or an authenticator on your phone.</p>
 <form method="post" action="${act(data, 'totp/setup')}">
   ${csrfField(data.csrf)}
+  ${reauthField(data, 'totp_setup_password')}
   <div class="actions"><button type="submit">Set up an authenticator app</button></div>
 </form>`;
 }
@@ -179,7 +193,10 @@ function recoveryPart(data: AccountPageData): string {
 <form method="post" action="${act(data, 'recovery-codes')}">
   ${csrfField(data.csrf)}
   <label for="recovery_password">Your password</label>
-  <input type="password" id="recovery_password" name="password" autocomplete="current-password" required>
+  <input type="password" id="recovery_password" name="password" autocomplete="current-password">
+  <p class="muted">Or, instead of the password:</p>
+  <label for="recovery_code_proof">Current code from the authenticator app</label>
+  <input type="text" id="recovery_code_proof" name="code" inputmode="numeric" autocomplete="one-time-code" maxlength="6">
   <div class="actions"><button type="submit" class="secondary">Make new codes</button></div>
 </form>
 </details>`
@@ -198,7 +215,7 @@ function passkeysPart(data: AccountPageData): string {
   <div><label for="rename-${escapeHtml(p.id)}">New name for ${escapeHtml(p.name)}</label><input type="text" id="rename-${escapeHtml(p.id)}" name="name" maxlength="64" required value="${escapeHtml(p.name)}"></div>
   <button type="submit" class="secondary">Rename</button>
 </form>
-<form method="post" action="${act(data, 'passkeys/remove')}" class="inline">${csrfField(data.csrf)}<input type="hidden" name="id" value="${escapeHtml(p.id)}"><button type="submit" class="secondary" aria-label="Remove passkey ${escapeHtml(p.name)}">Remove</button></form></li>`,
+<form method="post" action="${act(data, 'passkeys/remove')}" class="inline">${csrfField(data.csrf)}<input type="hidden" name="id" value="${escapeHtml(p.id)}">${reauthField(data, `remove-password-${escapeHtml(p.id)}`)}<button type="submit" class="secondary" aria-label="Remove passkey ${escapeHtml(p.name)}">Remove</button></form></li>`,
         )
         .join('\n')}\n</ul>`
     : '<p class="muted">No passkey yet. A passkey signs you in with your device\'s screen lock, without a password.</p>';
@@ -209,6 +226,7 @@ ${list}
   <input type="hidden" name="response" value="">
   <label for="passkey_name">Name of the new passkey</label>
   <input type="text" id="passkey_name" name="name" maxlength="64" placeholder="e.g. Laptop">
+  ${reauthField(data, 'passkey_add_password')}
   <div class="actions"><button type="button" data-passkey-register="passkey-add-form" hidden>Add a passkey</button></div>
   <p class="error" role="alert" data-passkey-error hidden></p>
   <noscript><p class="muted">Adding a passkey needs JavaScript.</p></noscript>

@@ -38,6 +38,30 @@ export function mailRecoveryCodeUsed(ctx: ServiceContext, user: MailUser, left: 
   );
 }
 
+const RESET_CAUSE = {
+  set_password_link: 'A password was chosen for your account through a link sent to this address, before the address had ever been confirmed.',
+  create_admin: 'An operator made your account an administrator with the server\'s command line and set its password.',
+  admin: 'An administrator reset the second factors of your account.',
+} as const;
+
+/**
+ * CONTRACT §11: taking an account back (or an administrator's reset) removed every second factor; the owner is told
+ * what went and why, so that a factor planted by someone else is known to be gone, and a lost one can be set up again.
+ */
+export function mailFactorsReset(ctx: ServiceContext, user: MailUser, removed: { passkeys: number; totp: boolean; recoveryCodes: number }, via: keyof typeof RESET_CAUSE): void {
+  const what: string[] = [];
+  if (removed.passkeys > 0) what.push(`${removed.passkeys} passkey${removed.passkeys === 1 ? '' : 's'}`);
+  if (removed.totp) what.push('the authenticator app');
+  if (removed.recoveryCodes > 0) what.push('the recovery codes');
+  notify(
+    ctx,
+    user,
+    'The second factors of your account were removed',
+    `${RESET_CAUSE[via]} Every second factor of the account was removed with it (${what.join(', ')}), and its sessions may have been ` +
+      'signed out. Set up a passkey or an authenticator app again on your account page.',
+  );
+}
+
 export function mailRecoveryCodesRegenerated(ctx: ServiceContext, user: MailUser): void {
   notify(ctx, user, 'New recovery codes were generated', 'New recovery codes were generated for your account; the old ones no longer work.');
 }

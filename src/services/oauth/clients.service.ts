@@ -45,17 +45,20 @@ function assertRedirectUrisAllowed(ctx: ServiceContext, input: Partial<ClientInp
 export async function createClient(ctx: ServiceContext, input: ClientInput): Promise<{ client: OAuthClientRow; clientSecret: string }> {
   assertRedirectUrisAllowed(ctx, input);
   const { secret, secretHash } = generateClientSecret();
-  const client = await insertClient(ctx.db, {
-    clientId: generateClientId(),
-    name: input.name,
-    secretHash,
-    redirectUris: input.redirectUris,
-    scopes: input.scopes,
-    postLogoutRedirectUris: input.postLogoutRedirectUris ?? [],
-    isActive: input.isActive ?? true,
-    now: ctx.clock.now(),
+  const client = await withTransaction(ctx.db, async (trx) => {
+    const row = await insertClient(trx, {
+      clientId: generateClientId(),
+      name: input.name,
+      secretHash,
+      redirectUris: input.redirectUris,
+      scopes: input.scopes,
+      postLogoutRedirectUris: input.postLogoutRedirectUris ?? [],
+      isActive: input.isActive ?? true,
+      now: ctx.clock.now(),
+    });
+    await ctx.events.record(trx, { type: 'oauth.client.created', subjectId: row.clientId, clientId: row.clientId, detail: { name: row.name } });
+    return row;
   });
-  ctx.events.emit({ type: 'oauth.client.created', subjectId: client.clientId, clientId: client.clientId, detail: { name: client.name } });
   return { client, clientSecret: secret };
 }
 
@@ -83,20 +86,23 @@ export async function updateClient(ctx: ServiceContext, clientId: string, patch:
       await burnUnusedCodesOfClient(trx, clientId, now);
       await revokeSessionsOfClient(trx, clientId, now);
     }
+    const fields = Object.keys(patch).filter((k) => patch[k as keyof typeof patch] !== undefined);
+    await ctx.events.record(trx, { type: 'oauth.client.changed', subjectId: clientId, clientId, detail: { fields } });
+    if (patch.isActive === false) await ctx.events.record(trx, { type: 'oauth.client.deactivated', subjectId: clientId, clientId });
     return updated;
   });
-  const fields = Object.keys(patch).filter((k) => patch[k as keyof typeof patch] !== undefined);
-  ctx.events.emit({ type: 'oauth.client.changed', subjectId: clientId, clientId, detail: { fields } });
-  if (patch.isActive === false) ctx.events.emit({ type: 'oauth.client.deactivated', subjectId: clientId, clientId });
   return client;
 }
 
 /** The old secret stops working at once: its hash is overwritten in the same statement (spec §5.11). */
 export async function rotateClientSecret(ctx: ServiceContext, clientId: string): Promise<{ clientId: string; clientSecret: string }> {
   const { secret, secretHash } = generateClientSecret();
-  const client = await updateClientRow(ctx.db, clientId, { secretHash }, ctx.clock.now());
-  if (!client) throw notFound('OAuth client');
-  ctx.events.emit({ type: 'oauth.client.secret_rotated', subjectId: clientId, clientId });
+  const client = await withTransaction(ctx.db, async (trx) => {
+    const row = await updateClientRow(trx, clientId, { secretHash }, ctx.clock.now());
+    if (!row) throw notFound('OAuth client');
+    await ctx.events.record(trx, { type: 'oauth.client.secret_rotated', subjectId: clientId, clientId });
+    return row;
+  });
   return { clientId: client.clientId, clientSecret: secret };
 }
 

@@ -65,7 +65,7 @@ export async function exchangeAuthorizationCode(
       if (previous?.usedAt && previous.clientId === client.clientId && previous.sessionId) {
         await revokeSession(trx, previous.sessionId, now);
         ctx.logger.warn({ clientId: client.clientId, sessionId: previous.sessionId }, 'authorization code replay: session revoked');
-        ctx.events.emit({ type: 'oauth.code.replayed', actorId: null, subjectId: previous.userId, clientId: client.clientId, detail: { session_id: previous.sessionId } });
+        await ctx.events.record(trx, { type: 'oauth.code.replayed', actorId: null, subjectId: previous.userId, clientId: client.clientId, detail: { session_id: previous.sessionId } });
       }
       return { ok: false, description: INVALID_CODE };
     }
@@ -85,7 +85,8 @@ export async function exchangeAuthorizationCode(
     return { ok: true, tokens, scope: code.scope, userId: user.id, idToken };
   });
   if (!result.ok) throw new OAuthError('invalid_grant', result.description);
-  ctx.events.emit({
+  // Counted in the metrics only (NOT_AUDITED): nothing is written, so no transaction to join.
+  await ctx.events.record(ctx.db, {
     type: 'oauth.token.issued',
     actorId: result.userId,
     subjectId: result.userId,
