@@ -77,14 +77,15 @@ describe('account forms', () => {
     expect(bad.text).toContain('id="profile-error"');
   });
 
-  test('password: mismatch -> 400, wrong current -> 401, right -> 303 and other sessions signed out', async () => {
+  test('password: mismatch -> 400, wrong current -> 403, right -> 303 and other sessions signed out', async () => {
     const { user, agent, csrf } = await signedInAgent();
     const other = await signIn(t, user);
     const mismatch = await agent.post('/account/password').type('form').send({ csrf, current_password: user.password, new_password: 'new-pass-1', new_password_confirm: 'new-pass-2' });
     expect(mismatch.status).toBe(400);
     expect(mismatch.text).toContain('The two new passwords are not the same.');
     const wrong = await agent.post('/account/password').type('form').send({ csrf, current_password: 'nope-nope', new_password: 'new-pass-1', new_password_confirm: 'new-pass-1' });
-    expect(wrong.status).toBe(401);
+    expect(wrong.status).toBe(403);
+    expect(wrong.text).toContain('Current password is incorrect');
     const ok = await agent.post('/account/password').type('form').send({ csrf, current_password: user.password, new_password: 'new-pass-1', new_password_confirm: 'new-pass-1' });
     expect(ok.status).toBe(303);
     expect((await other.agent.get('/api/auth/me')).status).toBe(401);
@@ -146,7 +147,7 @@ describe('account forms', () => {
     expect(login.body.error).toBe('mfa_required');
 
     const wrong = await agent.post('/account/totp/remove').type('form').send({ csrf, code: '000000' === totpCode(t, secret) ? '111111' : '000000' });
-    expect(wrong.status).toBe(401);
+    expect(wrong.status).toBe(403);
     expect(wrong.text).toContain('id="second-factors-error"');
     const removed = await agent.post('/account/totp/remove').type('form').send({ csrf, code: totpCode(t, secret) });
     expect(removed.status).toBe(303);
@@ -157,7 +158,7 @@ describe('account forms', () => {
     const { user, agent, csrf } = await signedInAgent();
     await enrolThroughPage(agent, csrf);
     const wrong = await agent.post('/account/recovery-codes').type('form').send({ csrf, password: 'wrong-pass' });
-    expect(wrong.status).toBe(401);
+    expect(wrong.status).toBe(403);
     const res = await agent.post('/account/recovery-codes').type('form').send({ csrf, password: user.password });
     expect(res.status).toBe(200);
     expect([...res.text.matchAll(/<li><code>([a-z0-9-]+)<\/code><\/li>/g)]).toHaveLength(10);
@@ -168,7 +169,9 @@ describe('account forms', () => {
     const options = await agent.post('/api/auth/passkeys/register/options');
     const response = new SoftAuthenticator('http://sso.test').create(options.body);
     const added = await agent.post('/account/passkeys').type('form').send({ csrf, response: JSON.stringify(response), name: 'Work laptop' });
-    expect(added.status).toBe(303);
+    // The account's first factor: its recovery codes are shown once, on the page itself (CONTRACT §11).
+    expect(added.status).toBe(200);
+    expect([...added.text.matchAll(/<li><code>([a-z0-9-]+)<\/code><\/li>/g)]).toHaveLength(10);
     const page = await agent.get('/account');
     expect(page.text).toContain('<strong>Work laptop</strong>');
     const id = /name="id" value="([0-9a-f-]{36})"/.exec(page.text)![1]!;

@@ -19,11 +19,10 @@ export type SecondFactorMethod = 'totp' | 'passkey' | 'recovery_code';
 
 /** The user's factors; `except` leaves one passkey out (the one being added, to ask whether it is the first). */
 export async function loadFactors(db: DbOrTrx, userId: string, options: { except?: string } = {}): Promise<Factors> {
-  const [totp, passkeys, recoveryCodesLeft] = await Promise.all([
-    findTotp(db, userId),
-    listPasskeysOfUser(db, userId),
-    countUnusedRecoveryCodes(db, userId),
-  ]);
+  // A transaction is one connection: its queries go one after another (pg refuses overlapping ones).
+  const [totp, passkeys, recoveryCodesLeft] = db.isTransaction
+    ? [await findTotp(db, userId), await listPasskeysOfUser(db, userId), await countUnusedRecoveryCodes(db, userId)]
+    : await Promise.all([findTotp(db, userId), listPasskeysOfUser(db, userId), countUnusedRecoveryCodes(db, userId)]);
   return { totp: Boolean(totp?.confirmedAt), passkeys: passkeys.filter((p) => p.id !== options.except), recoveryCodesLeft };
 }
 
