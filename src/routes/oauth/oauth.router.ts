@@ -55,8 +55,11 @@ export function createOAuthRouter(deps: RouteDeps) {
   const { ctx } = deps;
 
   /** client_secret_basic or client_secret_post (RFC 6749 §2.3.1), shared by the token and revocation endpoints. */
-  const authenticatedClient = (req: Request, body: { clientId?: unknown; clientSecret?: unknown }, options?: { cached: boolean }) =>
-    authenticateClient(ctx, { authorization: req.headers.authorization, ...body }, options);
+  const authenticatedClient = (
+    req: Request,
+    body: { clientId?: unknown; clientSecret?: unknown },
+    options: { cached?: boolean; endpoint: 'token' | 'revoke' },
+  ) => authenticateClient(ctx, { authorization: req.headers.authorization, ...body }, options);
 
   /** The consent UI's answer to a pending authorization: the redirect the browser follows next. */
   const consentDecision = (path: string, summary: string, decide: typeof approveAuthorization) =>
@@ -156,7 +159,7 @@ export function createOAuthRouter(deps: RouteDeps) {
           response: { description: 'Tokens', schema: tokenResponseBody },
         },
         async ({ body }, req) =>
-          tokenEndpoint(ctx, (options) => authenticatedClient(req, body.client, options), body.request, requestMeta(req)),
+          tokenEndpoint(ctx, (options) => authenticatedClient(req, body.client, { ...options, endpoint: 'token' }), body.request, requestMeta(req)),
       ),
       userinfo(
         'get',
@@ -178,7 +181,7 @@ export function createOAuthRouter(deps: RouteDeps) {
           response: { description: 'Revoked, or unknown / already revoked: `{}`', schema: z.strictObject({}) },
         },
         async ({ body }, req) => {
-          const client = await authenticatedClient(req, body.client);
+          const client = await authenticatedClient(req, body.client, { endpoint: 'revoke' });
           await revokeToken(ctx, client, { token: requireParam(body.token, 'token'), tokenTypeHint: body.tokenTypeHint });
           return {};
         },

@@ -1,3 +1,4 @@
+import { resetUserFactors } from '../../services/mfa/factor-reset.service';
 import * as users from '../../services/users.service';
 import { listRoles } from '../../services/role-catalogue.service';
 import { presentRole } from '../rbac/rbac.presenters';
@@ -97,6 +98,24 @@ export function createUsersRouter(deps: RouteDeps) {
           errors: [409],
         },
         async ({ principal, params }) => ({ user: presentUserDetail(await users.deactivateUser(ctx, principal, params.userId)) }),
+      ),
+      // CONTRACT §11: an administrator resets a user's second factors (e.g. a lost phone); audited and mailed.
+      route(
+        {
+          method: 'delete',
+          path: '/:userId/mfa',
+          summary: "Reset a user's second factors: every passkey, the authenticator app and the recovery codes",
+          description:
+            'Needs users:write and strictly more rights than every role the account holds (as for changing its email). Not for ' +
+            'one\'s own account (403: use the account page, under its re-authentication rule). The user is mailed; sessions stay.',
+          auth: 'user',
+          permission: 'users:write',
+          params: userIdParams,
+          response: { status: 204, description: 'Reset (also when there was nothing to remove)', kind: 'empty' },
+        },
+        async ({ principal, params }) => {
+          await resetUserFactors(ctx, principal, params.userId);
+        },
       ),
       role.listOfUser('/:userId/roles'),
       role.assignToUser('/:userId/roles'),

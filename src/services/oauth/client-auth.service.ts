@@ -77,7 +77,43 @@ export function forgetClient(ctx: ServiceContext, clientId: string): void {
  * rotation statement does) and decide again from a fresh read when it does not. A secret that does not match the
  * cached hash is checked against a fresh read, so a secret rotated on another instance works at once.
  */
-export async function authenticateClient(ctx: ServiceContext, input: ClientCredentialsInput, options: { cached?: boolean } = {}): Promise<AuthenticatedClient> {
+export async function authenticateClient(
+  ctx: ServiceContext,
+  input: ClientCredentialsInput,
+  options: { cached?: boolean; endpoint: ClientAuthEndpoint },
+): Promise<AuthenticatedClient> {
+  try {
+    return await authenticate(ctx, input, options);
+  } catch (err) {
+    if (err instanceof ClientAuthFailure) {
+      // CONTRACT §11: every failed client authentication leaves an audit row, naming the client when it exists.
+      await ctx.events.record(ctx.db, {
+        type: 'oauth.client.auth_failed',
+        actorId: null,
+        subjectId: err.knownClientId ?? null,
+        clientId: err.knownClientId ?? null,
+        detail: { endpoint: options.endpoint, reason: err.reason },
+      });
+      throw err.error;
+    }
+    throw err;
+  }
+}
+
+/** Where a client authenticated (the audit row's `detail.endpoint`). */
+export type ClientAuthEndpoint = 'token' | 'revoke' | 'introspect';
+
+class ClientAuthFailure extends Error {
+  constructor(
+    readonly error: OAuthError,
+    readonly reason: 'no_credentials' | 'malformed' | 'unknown_client' | 'wrong_secret' | 'inactive',
+    readonly knownClientId?: string,
+  ) {
+    super(error.message);
+  }
+}
+
+async function authenticate(ctx: ServiceContext, input: ClientCredentialsInput, options: { cached?: boolean }): Promise<AuthenticatedClient> {
   const header = input.authorization;
   const usesBasic = typeof header === 'string' && /^Basic\b/i.test(header.trim());
   const bodyId = input.clientId;
@@ -93,13 +129,13 @@ export async function authenticateClient(ctx: ServiceContext, input: ClientCrede
       throw new OAuthError('invalid_request', 'Use one client authentication method: HTTP Basic or client_secret in the body, not both');
     }
     const basic = parseBasic(header!);
-    if (!basic) throw invalidClient(true, 'Malformed HTTP Basic credentials');
+    if (!basic) throw new ClientAuthFailure(invalidClient(true, 'Malformed HTTP Basic credentials'), 'malformed');
     if (bodyId !== undefined && bodyId !== basic.clientId) {
       throw new OAuthError('invalid_request', 'client_id in the body does not match the HTTP Basic credentials');
     }
     ({ clientId, clientSecret } = basic);
   } else {
-    if (!bodyId || bodySecret === undefined) throw invalidClient(false, 'Client authentication required');
+    if (!bodyId || bodySecret === undefined) throw new ClientAuthFailure(invalidClient(false, 'Client authentication required'), 'no_credentials');
     clientId = bodyId;
     clientSecret = bodySecret;
   }
@@ -112,7 +148,8 @@ export async function authenticateClient(ctx: ServiceContext, input: ClientCrede
   const secretOk = verifyClientSecret(clientSecret, client?.secretHash ?? DUMMY_SECRET_HASH);
   if (!client || !secretOk || !client.isActive) {
     forgetClient(ctx, clientId);
-    throw invalidClient(usesBasic);
+    const reason = !client ? 'unknown_client' : !secretOk ? 'wrong_secret' : 'inactive';
+    throw new ClientAuthFailure(invalidClient(usesBasic), reason, client?.clientId);
   }
   rememberClient(ctx, client);
   return client;

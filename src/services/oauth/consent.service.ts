@@ -57,11 +57,14 @@ export async function approveAuthorization(ctx: ServiceContext, principal: Princ
     const client = await clientStillAllowing(trx, request);
     const requested = parseScope(request.scope);
     const existing = await findGrant(trx, principal.userId, client.clientId);
-    await upsertGrant(trx, {
-      userId: principal.userId,
+    const scopes = existing ? unionScopes(existing.scopes, requested) : requested;
+    await upsertGrant(trx, { userId: principal.userId, clientId: client.clientId, scopes, now });
+    await ctx.events.record(trx, {
+      type: 'oauth.consent.granted',
+      actorId: principal.userId,
+      subjectId: principal.userId,
       clientId: client.clientId,
-      scopes: existing ? unionScopes(existing.scopes, requested) : requested,
-      now,
+      detail: { scopes: requested, granted_scopes: scopes },
     });
     const code = await issueAuthorizationCode(ctx, trx, {
       clientId: client.clientId,

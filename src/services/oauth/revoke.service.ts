@@ -1,3 +1,4 @@
+import { withTransaction } from '../../db';
 import type { OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
 import { revokeSession } from '../../db/repositories/sessions.repo';
 import { OAuthError } from '../../errors';
@@ -15,12 +16,23 @@ export async function revokeToken(
   input: { token: string; tokenTypeHint?: string },
 ): Promise<void> {
   const now = ctx.clock.now();
-  const asRefresh = () => ctx.jwt.verifyRefresh(input.token, now);
-  const asAccess = () => ctx.jwt.verifyAccess(input.token, now);
-  const payload = input.tokenTypeHint === 'access_token' ? (asAccess() ?? asRefresh()) : (asRefresh() ?? asAccess());
+  const access = { payload: ctx.jwt.verifyAccess(input.token, now), type: 'access_token' } as const;
+  const refresh = { payload: ctx.jwt.verifyRefresh(input.token, now), type: 'refresh_token' } as const;
+  const found = input.tokenTypeHint === 'access_token' ? (access.payload ? access : refresh) : refresh.payload ? refresh : access;
+  const payload = found.payload;
   if (!payload) return;
   if (payload.client_id !== client.clientId) {
     throw new OAuthError('unauthorized_client', 'This token was not issued to this client');
   }
-  await revokeSession(ctx.db, payload.sid, now);
+  await withTransaction(ctx.db, async (trx) => {
+    // CONTRACT §11: an RFC 7009 revocation leaves a row naming the user whose session ended (only when one did).
+    if (!(await revokeSession(trx, payload.sid, now))) return;
+    await ctx.events.record(trx, {
+      type: 'oauth.token.revoked',
+      actorId: null,
+      subjectId: payload.userId,
+      clientId: client.clientId,
+      detail: { session_id: payload.sid, token_type: found.type },
+    });
+  });
 }
