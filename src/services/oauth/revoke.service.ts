@@ -32,7 +32,7 @@ export async function revokeToken(
       actorId: null,
       subjectId: payload.userId,
       clientId: client.clientId,
-      detail: { session_id: payload.sid, token_type: found.type },
+      detail: { session_id: payload.sid, kind: found.type },
     });
   });
 }
