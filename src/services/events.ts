@@ -1,5 +1,4 @@
-import type { Knex } from 'knex';
-import type { DbOrTrx } from '../db';
+import { commitOf, type DbOrTrx } from '../db';
 import { insertAuditEvents, type NewAuditEvent } from '../db/repositories/audit-events.repo';
 import type { Clock } from '../lib/clock';
 import type { Logger } from '../lib/logger';
@@ -110,11 +109,6 @@ export function completeEvent(event: SecurityEvent): SecurityEvent {
   };
 }
 
-/** Whether `db` is a transaction (Knex marks them), and the promise that settles when it commits or rolls back. */
-function transactionOf(db: DbOrTrx): Knex.Transaction | undefined {
-  return (db as Knex.Transaction).isTransaction ? (db as Knex.Transaction) : undefined;
-}
-
 /**
  * The bus: the audit row goes to audit_events with the caller's `db` (one table, the single place rows land, which
  * the webhook outbox reads); `NOT_AUDITED` types skip the row. The sinks (log, metrics) get the event after the
@@ -127,12 +121,12 @@ export function createEventBus(options: { clock: Clock; sinks: EventSink[]; notA
     async record(db, event) {
       const complete = completeEvent(event);
       if (!options.notAudited?.has(complete.type)) await insertAuditEvents(db, [{ ...complete, occurredAt: options.clock.now() }]);
-      const trx = transactionOf(db);
-      if (!trx?.executionPromise) {
+      const committed = commitOf(db);
+      if (!committed) {
         fanOut.emit(complete);
         return;
       }
-      const after = trx.executionPromise.then(
+      const after = committed.then(
         () => fanOut.emit(complete),
         () => undefined,
       );
