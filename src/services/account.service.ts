@@ -29,7 +29,12 @@ export async function findOwnSession(ctx: ServiceContext, principal: Principal):
 export async function revokeOtherSessions(ctx: ServiceContext, principal: Principal): Promise<number> {
   return withTransaction(ctx.db, async (trx) => {
     const count = await revokeSessionsOfUser(trx, principal.userId, ctx.clock.now(), { exceptSessionId: principal.sessionId });
-    await ctx.events.record(trx, { type: 'auth.session.revoked', actorId: principal.userId, subjectId: principal.userId, detail: { others: true, count } });
+    await ctx.events.record(trx, {
+      type: 'auth.session.revoked',
+      actorId: principal.userId,
+      subjectId: principal.userId,
+      detail: { others: true, count },
+    });
     return count;
   });
 }
@@ -46,7 +51,12 @@ export async function revokeOwnSession(ctx: ServiceContext, principal: Principal
   }
   await withTransaction(ctx.db, async (trx) => {
     if (!(await revokeSession(trx, sessionId, now))) throw notFound('Session');
-    await ctx.events.record(trx, { type: 'auth.session.revoked', actorId: principal.userId, subjectId: principal.userId, detail: { session_id: sessionId } });
+    await ctx.events.record(trx, {
+      type: 'auth.session.revoked',
+      actorId: principal.userId,
+      subjectId: principal.userId,
+      detail: { session_id: sessionId },
+    });
   });
   return { current: sessionId === principal.sessionId };
 }

@@ -60,7 +60,12 @@ export async function register(
         now,
       });
       const tokens = await startSession(ctx, trx, { user, meta });
-      await ctx.events.record(trx, { type: 'auth.register', actorId: user.id, subjectId: user.id, detail: { session_id: tokens.sessionId } });
+      await ctx.events.record(trx, {
+        type: 'auth.register',
+        actorId: user.id,
+        subjectId: user.id,
+        detail: { session_id: tokens.sessionId },
+      });
       return { user, tokens };
     });
     await sendVerificationEmail(ctx, result.user);
@@ -93,7 +98,9 @@ export async function login(
     const reason = !account ? 'unknown_email' : !passwordOk ? 'bad_password' : 'inactive';
     const subjectId = account?.user.id ?? null;
     await ctx.events.record(ctx.db, { type: 'auth.login.failed', actorId: null, subjectId, detail: { email, reason } });
-    if (attempt.failures >= LOGIN_THROTTLE.threshold) await ctx.events.record(ctx.db, { type: 'auth.login.locked', actorId: null, subjectId, detail: { email } });
+    if (attempt.failures >= LOGIN_THROTTLE.threshold) {
+      await ctx.events.record(ctx.db, { type: 'auth.login.locked', actorId: null, subjectId, detail: { email } });
+    }
     throw new AppError('invalid_credentials', 'Invalid email or password');
   }
   const { user } = account;
@@ -103,13 +110,24 @@ export async function login(
   if (methods.length > 0) {
     await releaseLoginAttempt(ctx.db, email);
     const mfaToken = await createMfaToken(ctx, user.id);
-    await ctx.events.record(ctx.db, { type: 'auth.login.mfa_required', subjectId: user.id, ip: meta.ip, userAgent: meta.userAgent, detail: { methods } });
+    await ctx.events.record(ctx.db, {
+      type: 'auth.login.mfa_required',
+      subjectId: user.id,
+      ip: meta.ip,
+      userAgent: meta.userAgent,
+      detail: { methods },
+    });
     return { mfaRequired: true, mfaToken, methods };
   }
   // One statement: failures cleared, last_login_at, the session and its refresh token, the user's roles.
   const tokens = await startSession(ctx, ctx.db, { user, meta, signIn: { clearFailuresOf: email } });
   // The sign-in is one statement (no transaction): its event is written right after it.
-  await ctx.events.record(ctx.db, { type: 'auth.login.succeeded', actorId: user.id, subjectId: user.id, detail: { session_id: tokens.sessionId } });
+  await ctx.events.record(ctx.db, {
+    type: 'auth.login.succeeded',
+    actorId: user.id,
+    subjectId: user.id,
+    detail: { session_id: tokens.sessionId },
+  });
   return { user: { ...user, lastLoginAt: now }, tokens };
 }
 

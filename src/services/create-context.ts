@@ -22,7 +22,11 @@ export function createServiceContext(
   const metrics = createOperatorMetrics({ poolStats: () => poolStats(db) });
   // Audit trail (in the change's transaction), log line and metrics: every security event goes to all three (services/events.ts).
   const events =
-    overrides.events ?? createEventBus({ clock, sinks: [createLogEventSink(logger), createMetricsEventSink(metrics)], notAudited: NOT_AUDITED });
+    overrides.events ?? createEventBus({
+      clock,
+      sinks: [createLogEventSink(logger), createMetricsEventSink(metrics)],
+      notAudited: NOT_AUDITED,
+    });
   return {
     config,
     logger,
@@ -38,7 +42,12 @@ export function createServiceContext(
       refreshTtlSeconds: config.refreshTokenTtlSeconds,
     }),
     passwords: overrides.passwords ?? createPasswordHasher(config.bcryptRounds),
-    mailer: overrides.mailer ?? createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, logger, recordFailure: (event) => events.record(db, event) }),
+    mailer: overrides.mailer ?? createMailer({
+      smtpUrl: config.smtpUrl,
+      from: config.mailFrom,
+      logger,
+      recordFailure: (event) => events.record(db, event),
+    }),
     events,
     sealer: createSealer(config.keysSecret),
   };

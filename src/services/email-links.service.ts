@@ -146,11 +146,19 @@ export async function setPasswordWithLink(ctx: ServiceContext, token: string, pa
     await updateUser(trx, link.userId, { passwordHash, emailVerified: true }, now);
     // CONTRACT §11: the mailbox owner takes back an address someone else registered; whatever factor that
     // registrant enrolled (a passkey signs in on its own) goes with the registrant's password and sessions.
-    const removed = user.emailVerified ? undefined : await removeEveryFactor(ctx, trx, link.userId, { via: 'set_password_link', actorId: link.userId });
+    const removed = user.emailVerified ? undefined : await removeEveryFactor(ctx, trx, link.userId, {
+      via: 'set_password_link',
+      actorId: link.userId,
+    });
     await burnEmailTokensOfUser(trx, link.userId, ['verify_email', 'set_password'], now);
     await revokeSessionsOfUser(trx, link.userId, now);
     await clearLoginFailures(trx, link.email);
-    await ctx.events.record(trx, { type: 'auth.password.reset', actorId: link.userId, subjectId: link.userId, detail: { link: link.purpose } });
+    await ctx.events.record(trx, {
+      type: 'auth.password.reset',
+      actorId: link.userId,
+      subjectId: link.userId,
+      detail: { link: link.purpose },
+    });
     return { link, user, removed };
   });
   if (result.removed && anyFactorRemoved(result.removed)) mailFactorsReset(ctx, result.user, result.removed, 'set_password_link');

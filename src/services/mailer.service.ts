@@ -24,7 +24,13 @@ const SMTP_TIMEOUTS_MS = { connectionTimeout: 10_000, greetingTimeout: 10_000, s
  * nodemailer over SMTP_URL; without it (development only, enforced by config) each mail is written to the log
  * so that a developer can follow its link.
  */
-export function createMailer(options: { smtpUrl?: string; from: string; logger: Logger; recordFailure?: (event: SecurityEvent) => Promise<void> }): Mailer {
+export function createMailer(options: {
+  smtpUrl?: string;
+  from: string;
+  logger: Logger;
+  /** Writes the `mail.send_failed` audit row. */
+  recordFailure?: (event: SecurityEvent) => Promise<void>;
+}): Mailer {
   const { smtpUrl, from, logger, recordFailure } = options;
   // nodemailer is loaded with the first mail, not at start (issue 10); the transport then lives as long as the mailer.
   let transport: Transporter | undefined;
@@ -43,9 +49,10 @@ export function createMailer(options: { smtpUrl?: string; from: string; logger: 
       // The body carries link tokens and SMTP_URL may carry credentials: log neither, only what went wrong.
       logger.error({ err: describeMailError(err, smtpUrl), subject: message.subject, toDomain: domainOf(message.to) }, 'mail delivery failed');
       // No transaction here (mail goes out after the change committed): the row is written directly.
-      await recordFailure?.({ type: 'mail.send_failed', detail: { subject: message.subject, to_domain: domainOf(message.to) } }).catch((failure: Error) =>
-        logger.error({ err: { message: failure.message } }, 'audit trail write failed (mail.send_failed)'),
-      );
+      const event = { type: 'mail.send_failed', detail: { subject: message.subject, to_domain: domainOf(message.to) } } as const;
+      await recordFailure?.(event).catch((failure: Error) => {
+        logger.error({ err: { message: failure.message } }, 'audit trail write failed (mail.send_failed)');
+      });
     }
   };
 

@@ -88,7 +88,12 @@ export async function assignUserRole(
     await assertMayManageUser(trx, actor, userId);
     const assigned = await assignRoleToUser(trx, userId, role.id, ctx.clock.now());
     if (assigned) {
-      await ctx.events.record(trx, { type: 'role.assigned', actorId: actor.userId, subjectId: userId, detail: { role_id: role.id, role: role.name, application: role.application } });
+      await ctx.events.record(trx, {
+        type: 'role.assigned',
+        actorId: actor.userId,
+        subjectId: userId,
+        detail: { role_id: role.id, role: role.name, application: role.application },
+      });
     }
     return { assigned, role, roles: await listRolesOfUser(trx, userId) };
   });
@@ -113,7 +118,12 @@ export async function removeUserRole(ctx: ServiceContext, actor: Actor, userId: 
     if (role.name === SUPER_ADMIN && role.application === null && user.isActive) await assertNotLastSuperAdmin(trx, userId, 'Removing this role');
     const removed = await removeRoleFromUser(trx, userId, roleId);
     if (!removed) throw notFound('Role assignment');
-    await ctx.events.record(trx, { type: 'role.removed', actorId: actor.userId, subjectId: userId, detail: { role_id: role.id, role: role.name, application: role.application } });
+    await ctx.events.record(trx, {
+      type: 'role.removed',
+      actorId: actor.userId,
+      subjectId: userId,
+      detail: { role_id: role.id, role: role.name, application: role.application },
+    });
   });
 }
 

@@ -64,7 +64,11 @@ export async function createRole(
       });
       await setRolePermissions(trx, id, permissions);
       const created = await roleOr404(trx, id);
-      await ctx.events.record(trx, { type: 'role.created', subjectId: created.id, detail: { name: created.name, application: created.application, permissions } });
+      await ctx.events.record(trx, {
+        type: 'role.created',
+        subjectId: created.id,
+        detail: { name: created.name, application: created.application, permissions },
+      });
       return created;
     });
   } catch (err) {
@@ -95,7 +99,8 @@ export async function updateRole(
       const fields = Object.entries(patch)
         .filter(([, value]) => value !== undefined)
         .map(([key]) => key);
-      await ctx.events.record(trx, { type: 'role.changed', subjectId: roleId, detail: { name: changed.name, fields, ...(permissions ? { permissions } : {}) } });
+      const detail = { name: changed.name, fields, ...(permissions ? { permissions } : {}) };
+      await ctx.events.record(trx, { type: 'role.changed', subjectId: roleId, detail });
       return changed;
     });
   } catch (err) {

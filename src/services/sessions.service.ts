@@ -279,7 +279,13 @@ export async function rotateRefreshToken(
     ctx.logger.warn({ sessionId: payload.sid, userId: payload.userId }, 'refresh token reuse: session revoked');
   } else if (result.ok) {
     // Counted in the metrics only (NOT_AUDITED): nothing is written, so no transaction to join.
-    await ctx.events.record(ctx.db, { type: 'oauth.token.issued', actorId: payload.userId, subjectId: payload.userId, clientId: clientOfToken, detail: { grant_type: 'refresh_token' } });
+    await ctx.events.record(ctx.db, {
+      type: 'oauth.token.issued',
+      actorId: payload.userId,
+      subjectId: payload.userId,
+      clientId: clientOfToken,
+      detail: { grant_type: 'refresh_token' },
+    });
   }
   return result;
 }

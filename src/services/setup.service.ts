@@ -96,7 +96,12 @@ export async function completeSetup(
       await grantSuperAdmin(trx, user.id, now);
       await deleteSetupToken(trx);
       await ctx.events.record(trx, { type: 'user.created', actorId: null, subjectId: user.id, detail: { via: 'setup' } });
-      await ctx.events.record(trx, { type: 'role.assigned', actorId: null, subjectId: user.id, detail: { role: 'super_admin', via: 'setup' } });
+      await ctx.events.record(trx, {
+        type: 'role.assigned',
+        actorId: null,
+        subjectId: user.id,
+        detail: { role: 'super_admin', via: 'setup' },
+      });
       return user.id;
     });
   } catch (err) {

@@ -74,7 +74,12 @@ export async function inviteUser(
         now,
       });
       await grantRolesOnCreate(trx, actor, created.id, roleIds, now);
-      await ctx.events.record(trx, { type: 'user.created', actorId: actor.userId, subjectId: created.id, detail: { invited: true, role_ids: roleIds } });
+      await ctx.events.record(trx, {
+        type: 'user.created',
+        actorId: actor.userId,
+        subjectId: created.id,
+        detail: { invited: true, role_ids: roleIds },
+      });
       return created;
     });
   } catch (err) {

@@ -55,7 +55,10 @@ describe('passkey registration', () => {
     const res = await agent.post('/api/auth/passkeys/register').send({ response: authenticator.create(options.body), name: '  Laptop  ' });
     expect(res.status).toBe(201);
     // CONTRACT §11: the account's first factor, of any kind, comes with its 10 recovery codes (shown once).
-    expect(res.body).toEqual({ passkey: { id: expect.any(String), name: 'Laptop', created_at: expect.any(String) }, recovery_codes: expect.any(Array) });
+    expect(res.body).toEqual({
+      passkey: { id: expect.any(String), name: 'Laptop', created_at: expect.any(String) },
+      recovery_codes: expect.any(Array),
+    });
     expect(res.body.recovery_codes).toHaveLength(10);
     expect(await t.db('mfa_recovery_codes').where({ user_id: user.id }).whereNull('used_at')).toHaveLength(10);
     expect(t.mails.slice(mailsBefore).find((m) => m.to === user.email)?.subject).toBe('A sign-in method was added to your account');

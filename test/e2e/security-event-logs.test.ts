@@ -52,7 +52,12 @@ test('a sign-in and an OAuth code exchange are each logged once with request id,
 });
 
 test('a detail key that looks like a secret never reaches a sink', async () => {
-  await t.ctx.events.record(t.db, { type: 'user.changed', actorId: null, subjectId: 'x', detail: { fields: ['name'], password: 'leak-1', new_token: 'leak-2', code: 'leak-3' } });
+  await t.ctx.events.record(t.db, {
+    type: 'user.changed',
+    actorId: null,
+    subjectId: 'x',
+    detail: { fields: ['name'], password: 'leak-1', new_token: 'leak-2', code: 'leak-3' },
+  });
   await t.ctx.events.idle?.();
   expect(eventLines('user.changed').at(-1)!.event).toMatchObject({ subjectId: 'x' });
   expect(raw).not.toMatch(/leak-[123]/);

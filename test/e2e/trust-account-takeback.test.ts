@@ -97,7 +97,10 @@ describe('set-password through a mailed link on a never-verified account', () =>
     const { agent } = await signIn(t, user);
     await addPasskey(agent);
     await api().post('/api/auth/forgot-password').send({ email: user.email }).expect(202);
-    const res = await api().post('/api/auth/set-password').send({ token: lastLinkTo(user.email, '/set-password'), password: 'new-pass-456' });
+    const res = await api().post('/api/auth/set-password').send({
+      token: lastLinkTo(user.email, '/set-password'),
+      password: 'new-pass-456',
+    });
     expect(res.status).toBe(200);
     expect((await factorRows(user.id)).passkeys).toBe(1);
     expect(await t.db('audit_events').where({ type: 'mfa.factors.reset', subject_id: user.id })).toHaveLength(0);

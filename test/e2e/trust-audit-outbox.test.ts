@@ -106,7 +106,10 @@ describe('the trail is complete', () => {
       { endpoint: 'revoke', reason: 'wrong_secret' },
       { endpoint: 'introspect', reason: 'wrong_secret' },
     ]);
-    await api().post('/api/oauth/token').set('Authorization', basicAuth('no-such-client', 'x')).type('form').send({ grant_type: 'refresh_token', refresh_token: 'x' });
+    await api().post('/api/oauth/token').set('Authorization', basicAuth('no-such-client', 'x')).type('form').send({
+      grant_type: 'refresh_token',
+      refresh_token: 'x',
+    });
     const unknown = await t.db('audit_events').where({ type: 'oauth.client.auth_failed' }).whereNull('subject_id');
     expect(unknown.map((r) => r.detail)).toContainEqual({ endpoint: 'token', reason: 'unknown_client' });
   });

@@ -68,7 +68,9 @@ export async function useTotpStep(
   const q = db('mfa_totp')
     .where({ user_id: userId })
     .where((w) => w.whereNull('last_used_step').orWhere('last_used_step', '<', step));
-  if (options.confirm) q.whereNull('confirmed_at').where({ pending_session_id: options.sessionId }).where('created_at', '>', options.startedAfter);
+  if (options.confirm) {
+    q.whereNull('confirmed_at').where({ pending_session_id: options.sessionId }).where('created_at', '>', options.startedAfter);
+  }
   else q.whereNotNull('confirmed_at');
   const rows = await q
     .update(options.confirm ? { last_used_step: step, confirmed_at: now, pending_session_id: null } : { last_used_step: step })

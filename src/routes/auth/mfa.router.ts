@@ -113,12 +113,16 @@ export function createMfaRouter(deps: RouteDeps) {
           method: 'post',
           path: '/mfa/totp/confirm',
           summary: 'Confirm TOTP with a first code; returns 10 recovery codes (shown once)',
-          description: `${REAUTH} Here \`code\` is the new app's first code; a wrong one counts like a wrong password (403 reauthentication_failed).`,
+          description:
+            `${REAUTH} Here \`code\` is the new app's first code; a wrong one counts like a wrong password ` +
+            '(403 reauthentication_failed).',
           body: totpConfirmBody,
           response: { description: '{ recovery_codes }', schema: recoveryCodesResponse },
           errors: [409],
         },
-        async ({ principal, body }, req) => ({ recovery_codes: await totp.confirmTotp(ctx, principal, body.code, body.proof, requestMeta(req)) }),
+        async ({ principal, body }, req) => ({
+          recovery_codes: await totp.confirmTotp(ctx, principal, body.code, body.proof, requestMeta(req)),
+        }),
       ),
       route(
         {
@@ -146,7 +150,9 @@ export function createMfaRouter(deps: RouteDeps) {
           response: { description: '{ recovery_codes }', schema: recoveryCodesResponse },
           errors: [409],
         },
-        async ({ principal, body }, req) => ({ recovery_codes: await regenerateRecoveryCodes(ctx, principal, body.proof, requestMeta(req)) }),
+        async ({ principal, body }, req) => ({
+          recovery_codes: await regenerateRecoveryCodes(ctx, principal, body.proof, requestMeta(req)),
+        }),
       ),
       route(
         {

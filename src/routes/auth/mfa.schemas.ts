@@ -63,7 +63,12 @@ const proofShape = {
 type ProofFields = { password?: string; code?: string; recovery_code?: string; passkey?: AuthenticationResponseJSON };
 const PROOF_KEYS = ['password', 'code', 'recovery_code', 'passkey'] as const;
 const proofCount = (b: ProofFields) => PROOF_KEYS.filter((k) => b[k] !== undefined).length;
-const toProof = (b: ProofFields): ReauthProof => ({ password: b.password, code: b.code, recoveryCode: b.recovery_code, passkey: b.passkey });
+const toProof = (b: ProofFields): ReauthProof => ({
+  password: b.password,
+  code: b.code,
+  recoveryCode: b.recovery_code,
+  passkey: b.passkey,
+});
 const AT_MOST_ONE = { message: 'Send at most one of password, code, recovery_code or passkey' };
 const EXACTLY_ONE = { message: 'Send one of password, code, recovery_code or passkey' };
 

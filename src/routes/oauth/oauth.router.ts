@@ -159,7 +159,12 @@ export function createOAuthRouter(deps: RouteDeps) {
           response: { description: 'Tokens', schema: tokenResponseBody },
         },
         async ({ body }, req) =>
-          tokenEndpoint(ctx, (options) => authenticatedClient(req, body.client, { ...options, endpoint: 'token' }), body.request, requestMeta(req)),
+          tokenEndpoint(
+            ctx,
+            (options) => authenticatedClient(req, body.client, { ...options, endpoint: 'token' }),
+            body.request,
+            requestMeta(req),
+          ),
       ),
       userinfo(
         'get',

@@ -126,7 +126,8 @@ export function createOidcRouter(deps: RouteDeps) {
           response: { description: '{ active: false }, or the live token described', schema: introspectionBody },
         },
         async ({ body }, req) => {
-          const caller = await authenticateClient(ctx, { authorization: req.headers.authorization, ...body.client }, { endpoint: 'introspect' });
+          const credentials = { authorization: req.headers.authorization, ...body.client };
+          const caller = await authenticateClient(ctx, credentials, { endpoint: 'introspect' });
           return introspectToken(ctx, caller, { token: requireParam(body.token, 'token'), tokenTypeHint: body.tokenTypeHint });
         },
       ),

@@ -222,7 +222,8 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
     }),
 
     action('totp/confirm', 'Turn on the authenticator app (form post)', 'second-factors', z.object({ code: text(16), ...proofFields }), async (principal, body, req) => {
-      const recoveryCodes = await totp.confirmTotp(ctx, principal, body.code.trim(), proofOf(optionalProofBody, { password: body.password }), requestMeta(req));
+      const proof = proofOf(optionalProofBody, { password: body.password });
+      const recoveryCodes = await totp.confirmTotp(ctx, principal, body.code.trim(), proof, requestMeta(req));
       return { show: { recoveryCodes, notice: 'The authenticator app is on.' } };
     }),
 
@@ -253,7 +254,8 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
         }
         const response = checked(registrationResponseField, parsed);
         const name = checked(passkeyNameField, body.name);
-        const created = await passkeys.registerPasskey(ctx, principal, { response, name }, proofOf(optionalProofBody, body), requestMeta(req));
+        const proof = proofOf(optionalProofBody, body);
+        const created = await passkeys.registerPasskey(ctx, principal, { response, name }, proof, requestMeta(req));
         // The account's first factor comes with its recovery codes (CONTRACT §11), shown once like after TOTP setup.
         if (created.recoveryCodes) return { show: { recoveryCodes: created.recoveryCodes, notice: NOTICES.passkey } };
         return { done: 'passkey' };

@@ -64,5 +64,12 @@ export async function recordFactorEvent(
   detail: Record<string, unknown>,
   meta?: RequestMeta,
 ): Promise<void> {
-  await ctx.events.record(db, { type, actorId: userId, subjectId: userId, ip: meta?.ip ?? null, userAgent: meta?.userAgent ?? null, detail });
+  await ctx.events.record(db, {
+    type,
+    actorId: userId,
+    subjectId: userId,
+    ip: meta?.ip ?? null,
+    userAgent: meta?.userAgent ?? null,
+    detail,
+  });
 }

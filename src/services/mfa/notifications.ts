@@ -39,7 +39,8 @@ export function mailRecoveryCodeUsed(ctx: ServiceContext, user: MailUser, left: 
 }
 
 const RESET_CAUSE = {
-  set_password_link: 'A password was chosen for your account through a link sent to this address, before the address had ever been confirmed.',
+  set_password_link:
+    'A password was chosen for your account through a link sent to this address, before the address had ever been confirmed.',
   create_admin: 'An operator made your account an administrator with the server\'s command line and set its password.',
   admin: 'An administrator reset the second factors of your account.',
 } as const;
@@ -48,7 +49,12 @@ const RESET_CAUSE = {
  * CONTRACT §11: taking an account back (or an administrator's reset) removed every second factor; the owner is told
  * what went and why, so that a factor planted by someone else is known to be gone, and a lost one can be set up again.
  */
-export function mailFactorsReset(ctx: ServiceContext, user: MailUser, removed: { passkeys: number; totp: boolean; recoveryCodes: number }, via: keyof typeof RESET_CAUSE): void {
+export function mailFactorsReset(
+  ctx: ServiceContext,
+  user: MailUser,
+  removed: { passkeys: number; totp: boolean; recoveryCodes: number },
+  via: keyof typeof RESET_CAUSE,
+): void {
   const what: string[] = [];
   if (removed.passkeys > 0) what.push(`${removed.passkeys} passkey${removed.passkeys === 1 ? '' : 's'}`);
   if (removed.totp) what.push('the authenticator app');

@@ -171,7 +171,13 @@ export async function renameOwnPasskey(ctx: ServiceContext, principal: Principal
  * DELETE /api/auth/passkeys/:id, with a recent sign-in or a proof (CONTRACT §11). Without any factor left, the
  * recovery codes go too.
  */
-export async function removePasskey(ctx: ServiceContext, principal: Principal, id: string, proof: ReauthProof = {}, meta?: RequestMeta): Promise<void> {
+export async function removePasskey(
+  ctx: ServiceContext,
+  principal: Principal,
+  id: string,
+  proof: ReauthProof = {},
+  meta?: RequestMeta,
+): Promise<void> {
   const factors = await loadFactors(ctx.db, principal.userId);
   if (!factors.passkeys.some((p) => p.id === id)) throw notFound('Passkey');
   await requireFactorChangeAllowed(ctx, principal, proof, factors, { meta });

@@ -41,7 +41,11 @@ const ALLOWED: ReauthVerdict = { allowed: true };
 export function factorChangeVerdict(facts: FactorChangeFacts): ReauthVerdict {
   if (facts.proof === 'factor') return ALLOWED;
   if (facts.accountHasFactor && !facts.sessionHasSecondFactor) {
-    return { allowed: false, code: 'mfa_required', reason: 'Confirm with your second factor (a code, a recovery code or a passkey) to change your sign-in methods' };
+    return {
+      allowed: false,
+      code: 'mfa_required',
+      reason: 'Confirm with your second factor (a code, a recovery code or a passkey) to change your sign-in methods',
+    };
   }
   if (facts.proof === 'password') return ALLOWED;
   if (facts.proofRequired) {

@@ -43,7 +43,12 @@ const WRONG: Record<ProofMethod, string> = {
   passkey: 'The passkey could not be verified',
 };
 
-const AMR_OF: Record<ProofMethod, string> = { password: AMR.password, totp: AMR.totp, recovery_code: AMR.recoveryCode, passkey: AMR.passkey };
+const AMR_OF: Record<ProofMethod, string> = {
+  password: AMR.password,
+  totp: AMR.totp,
+  recovery_code: AMR.recoveryCode,
+  passkey: AMR.passkey,
+};
 
 /**
  * Counts one guess of a signed-in caller on the account's address, the sign-in throttle of CONTRACT §4, before the
@@ -53,7 +58,12 @@ async function countGuess(ctx: ServiceContext, principal: Principal, method: str
   const now = ctx.clock.now();
   const attempt = await countLoginAttempt(ctx.db, principal.email, now, LOGIN_THROTTLE);
   if (!attempt.allowed) {
-    await ctx.events.record(ctx.db, { type: 'auth.login.throttled', actorId: principal.userId, subjectId: principal.userId, detail: { step: 'reauthentication', method } });
+    await ctx.events.record(ctx.db, {
+      type: 'auth.login.throttled',
+      actorId: principal.userId,
+      subjectId: principal.userId,
+      detail: { step: 'reauthentication', method },
+    });
     throw tooManyAttempts(attempt.lockedUntil, now);
   }
   return attempt.failures;
@@ -63,10 +73,24 @@ async function countGuess(ctx: ServiceContext, principal: Principal, method: str
  * A wrong password or code from a signed-in caller (CONTRACT §11): audited, and 403 `reauthentication_failed` (a 401
  * would tell the client to refresh its token and retry, spec §7). The guess was already counted by countGuess.
  */
-export async function refuseGuess(ctx: ServiceContext, principal: Principal, method: string, failures: number, message: string, meta?: RequestMeta): Promise<never> {
-  const who = { actorId: principal.userId, subjectId: principal.userId, ip: meta?.ip ?? undefined, userAgent: meta?.userAgent ?? undefined };
+export async function refuseGuess(
+  ctx: ServiceContext,
+  principal: Principal,
+  method: string,
+  failures: number,
+  message: string,
+  meta?: RequestMeta,
+): Promise<never> {
+  const who = {
+    actorId: principal.userId,
+    subjectId: principal.userId,
+    ip: meta?.ip ?? undefined,
+    userAgent: meta?.userAgent ?? undefined,
+  };
   await ctx.events.record(ctx.db, { type: 'auth.reauthentication.failed', ...who, detail: { method } });
-  if (failures >= LOGIN_THROTTLE.threshold) await ctx.events.record(ctx.db, { type: 'auth.login.locked', ...who, detail: { step: 'reauthentication' } });
+  if (failures >= LOGIN_THROTTLE.threshold) {
+    await ctx.events.record(ctx.db, { type: 'auth.login.locked', ...who, detail: { step: 'reauthentication' } });
+  }
   throw new AppError('reauthentication_failed', message);
 }
 

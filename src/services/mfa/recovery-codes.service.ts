@@ -39,7 +39,12 @@ export async function issueRecoveryCodes(ctx: ServiceContext, trx: DbOrTrx, user
  * POST /api/auth/mfa/recovery-codes with a proof (`password`, `code`, `recovery_code` or `passkey`, CONTRACT §10/§11):
  * new codes replace the old ones. A recovery code given as the proof is spent like any other.
  */
-export async function regenerateRecoveryCodes(ctx: ServiceContext, principal: Principal, proof: ReauthProof, meta?: RequestMeta): Promise<string[]> {
+export async function regenerateRecoveryCodes(
+  ctx: ServiceContext,
+  principal: Principal,
+  proof: ReauthProof,
+  meta?: RequestMeta,
+): Promise<string[]> {
   const factors = await loadFactors(ctx.db, principal.userId);
   if (!hasAnyFactor(factors)) throw conflict('Set up an authenticator app or a passkey before generating recovery codes');
   await requireFactorChangeAllowed(ctx, principal, proof, factors, { proofRequired: true, meta });

@@ -84,7 +84,12 @@ export async function completeSecondFactor(
       if (!method) return undefined;
       if (!(await consumeMfaToken(trx, tokenHash, user.id, now, MFA_TOKEN_MAX_FAILURES))) throw new StepAlreadyUsed();
       const tokens = await startSession(ctx, trx, { user, meta, auth: { time: now, amr: [AMR.password, method] }, signIn: {} });
-      await ctx.events.record(trx, { type: 'auth.login.succeeded', actorId: user.id, subjectId: user.id, detail: { session_id: tokens.sessionId, amr: tokens.amr } });
+      await ctx.events.record(trx, {
+        type: 'auth.login.succeeded',
+        actorId: user.id,
+        subjectId: user.id,
+        detail: { session_id: tokens.sessionId, amr: tokens.amr },
+      });
       return { tokens, afterCommit };
     });
   } catch (err) {
@@ -95,7 +100,13 @@ export async function completeSecondFactor(
   if (!outcome) {
     const failures = await countMfaTokenFailure(ctx.db, tokenHash, now);
     const method = input.code !== undefined ? 'totp' : input.recovery_code !== undefined ? 'recovery_code' : 'passkey';
-    await ctx.events.record(ctx.db, { type: 'auth.login.failed', subjectId: user.id, ip: meta.ip, userAgent: meta.userAgent, detail: { step: 'second_factor', method } });
+    await ctx.events.record(ctx.db, {
+      type: 'auth.login.failed',
+      subjectId: user.id,
+      ip: meta.ip,
+      userAgent: meta.userAgent,
+      detail: { step: 'second_factor', method },
+    });
     throw new AppError(
       'invalid_credentials',
       failures >= MFA_TOKEN_MAX_FAILURES ? 'Too many wrong codes; sign in again' : 'The code is not valid',
@@ -117,7 +128,12 @@ export async function signInWithPasskey(ctx: ServiceContext, response: Authentic
     const user = passkey ? await findUserById(trx, passkey.userId) : undefined;
     if (!user?.isActive) return undefined;
     const tokens = await startSession(ctx, trx, { user, meta, auth: { time: now, amr: [AMR.passkey] }, signIn: {} });
-    await ctx.events.record(trx, { type: 'auth.login.succeeded', actorId: user.id, subjectId: user.id, detail: { session_id: tokens.sessionId, amr: tokens.amr } });
+    await ctx.events.record(trx, {
+      type: 'auth.login.succeeded',
+      actorId: user.id,
+      subjectId: user.id,
+      detail: { session_id: tokens.sessionId, amr: tokens.amr },
+    });
     return { user, tokens };
   });
   if (!result) {

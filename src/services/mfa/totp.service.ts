@@ -66,7 +66,8 @@ export async function setupTotp(
   if (factors.totp) throw conflict('An authenticator app is already set up; remove it first to set up another');
   await requireFactorChangeAllowed(ctx, principal, proof, factors, { meta });
   const secret = new (otpauth().Secret)({ size: 20 }).base32;
-  const stored = await upsertPendingTotp(ctx.db, principal.userId, ctx.sealer.seal(secret, SEAL_PURPOSE), ctx.clock.now(), principal.sessionId);
+  const sealed = ctx.sealer.seal(secret, SEAL_PURPOSE);
+  const stored = await upsertPendingTotp(ctx.db, principal.userId, sealed, ctx.clock.now(), principal.sessionId);
   if (!stored) throw conflict('An authenticator app is already set up; remove it first to set up another');
   return { secret, otpauthUrl: totpOf(ctx, secret, principal.email).toString() };
 }

@@ -113,7 +113,11 @@ class ClientAuthFailure extends Error {
   }
 }
 
-async function authenticate(ctx: ServiceContext, input: ClientCredentialsInput, options: { cached?: boolean }): Promise<AuthenticatedClient> {
+async function authenticate(
+  ctx: ServiceContext,
+  input: ClientCredentialsInput,
+  options: { cached?: boolean },
+): Promise<AuthenticatedClient> {
   const header = input.authorization;
   const usesBasic = typeof header === 'string' && /^Basic\b/i.test(header.trim());
   const bodyId = input.clientId;
@@ -135,7 +139,9 @@ async function authenticate(ctx: ServiceContext, input: ClientCredentialsInput, 
     }
     ({ clientId, clientSecret } = basic);
   } else {
-    if (!bodyId || bodySecret === undefined) throw new ClientAuthFailure(invalidClient(false, 'Client authentication required'), 'no_credentials');
+    if (!bodyId || bodySecret === undefined) {
+      throw new ClientAuthFailure(invalidClient(false, 'Client authentication required'), 'no_credentials');
+    }
     clientId = bodyId;
     clientSecret = bodySecret;
   }

@@ -56,7 +56,12 @@ export async function createClient(ctx: ServiceContext, input: ClientInput): Pro
       isActive: input.isActive ?? true,
       now: ctx.clock.now(),
     });
-    await ctx.events.record(trx, { type: 'oauth.client.created', subjectId: row.clientId, clientId: row.clientId, detail: { name: row.name } });
+    await ctx.events.record(trx, {
+      type: 'oauth.client.created',
+      subjectId: row.clientId,
+      clientId: row.clientId,
+      detail: { name: row.name },
+    });
     return row;
   });
   return { client, clientSecret: secret };

@@ -63,9 +63,18 @@ export async function exchangeAuthorizationCode(
       const previous = await findAuthorizationCode(trx, codeHash);
       // RFC 6749 §4.1.2: a replayed code revokes the tokens its first exchange issued.
       if (previous?.usedAt && previous.clientId === client.clientId && previous.sessionId) {
-        await revokeSession(trx, previous.sessionId, now);
-        ctx.logger.warn({ clientId: client.clientId, sessionId: previous.sessionId }, 'authorization code replay: session revoked');
-        await ctx.events.record(trx, { type: 'oauth.code.replayed', actorId: null, subjectId: previous.userId, clientId: client.clientId, detail: { session_id: previous.sessionId } });
+        // One event per revocation: of a burst of replays only the one that ended the session writes a row (the
+        // others would only queue behind it on the session row).
+        if (await revokeSession(trx, previous.sessionId, now)) {
+          ctx.logger.warn({ clientId: client.clientId, sessionId: previous.sessionId }, 'authorization code replay: session revoked');
+          await ctx.events.record(trx, {
+            type: 'oauth.code.replayed',
+            actorId: null,
+            subjectId: previous.userId,
+            clientId: client.clientId,
+            detail: { session_id: previous.sessionId },
+          });
+        }
       }
       return { ok: false, description: INVALID_CODE };
     }
