@@ -2,6 +2,7 @@ import { findClientById, type OAuthClientRow } from '../../db/repositories/oauth
 import { OAuthError } from '../../errors';
 import { sha256Hex } from '../../lib/crypto';
 import type { ServiceContext } from '../context';
+import { clientAuthentication, type ClientEndpoint } from './client-policy';
 import { verifyClientSecret } from './client-secrets';
 
 /** Compared against when the client is unknown, so that the answer takes the same time. */
@@ -77,7 +78,11 @@ export function forgetClient(ctx: ServiceContext, clientId: string): void {
  * rotation statement does) and decide again from a fresh read when it does not. A secret that does not match the
  * cached hash is checked against a fresh read, so a secret rotated on another instance works at once.
  */
-export async function authenticateClient(ctx: ServiceContext, input: ClientCredentialsInput, options: { cached?: boolean } = {}): Promise<AuthenticatedClient> {
+export async function authenticateClient(
+  ctx: ServiceContext,
+  input: ClientCredentialsInput,
+  options: { cached?: boolean; endpoint?: ClientEndpoint } = {},
+): Promise<AuthenticatedClient> {
   const header = input.authorization;
   const usesBasic = typeof header === 'string' && /^Basic\b/i.test(header.trim());
   const bodyId = input.clientId;
@@ -87,7 +92,7 @@ export async function authenticateClient(ctx: ServiceContext, input: ClientCrede
   }
 
   let clientId: string;
-  let clientSecret: string;
+  let clientSecret: string | undefined;
   if (usesBasic) {
     if (bodySecret !== undefined) {
       throw new OAuthError('invalid_request', 'Use one client authentication method: HTTP Basic or client_secret in the body, not both');
@@ -99,16 +104,24 @@ export async function authenticateClient(ctx: ServiceContext, input: ClientCrede
     }
     ({ clientId, clientSecret } = basic);
   } else {
-    if (!bodyId || bodySecret === undefined) throw invalidClient(false, 'Client authentication required');
+    if (!bodyId) throw invalidClient(false, 'Client authentication required');
     clientId = bodyId;
     clientSecret = bodySecret;
   }
 
-  if (options.cached) {
+  if (options.cached && clientSecret !== undefined) {
     const known = clientCacheOf(ctx).get(clientId);
-    if (known && verifyClientSecret(clientSecret, known.secretHash)) return { ...known, cached: true };
+    if (known?.secretHash && verifyClientSecret(clientSecret, known.secretHash)) return { ...known, cached: true };
   }
   const client = clientId.length <= 200 ? await findClientById(ctx.db, clientId) : undefined;
+  // CONTRACT §12: a public client presents its client_id alone (token_endpoint_auth_method none).
+  const judged = clientAuthentication(client?.type ?? 'confidential', { secret: clientSecret !== undefined }, options.endpoint ?? 'token');
+  if (client?.isActive && judged.verdict === 'id_only') return client;
+  if (judged.verdict === 'refuse' && client?.isActive && client.type === 'public') {
+    forgetClient(ctx, clientId);
+    throw invalidClient(usesBasic, judged.reason);
+  }
+  if (clientSecret === undefined) throw invalidClient(usesBasic, 'Client authentication required');
   const secretOk = verifyClientSecret(clientSecret, client?.secretHash ?? DUMMY_SECRET_HASH);
   if (!client || !secretOk || !client.isActive) {
     forgetClient(ctx, clientId);

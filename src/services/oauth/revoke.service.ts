@@ -2,6 +2,7 @@ import type { OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
 import { revokeSession } from '../../db/repositories/sessions.repo';
 import { OAuthError } from '../../errors';
 import type { ServiceContext } from '../context';
+import { verifyResourceToken } from './resource-tokens.service';
 
 /**
  * RFC 7009. Refresh and access tokens are both accepted (token_type_hint only changes which is tried first);
@@ -18,7 +19,15 @@ export async function revokeToken(
   const asRefresh = () => ctx.jwt.verifyRefresh(input.token, now);
   const asAccess = () => ctx.jwt.verifyAccess(input.token, now);
   const payload = input.tokenTypeHint === 'access_token' ? (asAccess() ?? asRefresh()) : (asRefresh() ?? asAccess());
-  if (!payload) return;
+  if (!payload) {
+    // CONTRACT §12: an RFC 9068 token with a user session behind it revokes that session; a client_credentials token
+    // has none (it lives its short life; RFC 7009 §2.2 lets a server not revoke a token type).
+    const resourceToken = await verifyResourceToken(ctx, input.token);
+    if (!resourceToken?.sid) return;
+    if (resourceToken.client_id !== client.clientId) throw new OAuthError('unauthorized_client', 'This token was not issued to this client');
+    await revokeSession(ctx.db, resourceToken.sid, now);
+    return;
+  }
   if (payload.client_id !== client.clientId) {
     throw new OAuthError('unauthorized_client', 'This token was not issued to this client');
   }
