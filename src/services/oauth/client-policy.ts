@@ -17,9 +17,10 @@ export type GrantType = (typeof GRANT_TYPES)[number];
 /** The spec's clients: what every client created without `grant_types` (and every client before issue 20) has. */
 export const DEFAULT_GRANT_TYPES: readonly GrantType[] = ['authorization_code', 'refresh_token'];
 
-export type PolicyVerdict = { allowed: true } | { allowed: false; reason: string };
+/** A refusal names the registration field it is about. */
+export type PolicyVerdict = { allowed: true } | { allowed: false; field: 'grant_types' | 'redirect_uris'; reason: string };
 const ALLOWED: PolicyVerdict = { allowed: true };
-const refuse = (reason: string): PolicyVerdict => ({ allowed: false, reason });
+const refuse = (reason: string, field: 'grant_types' | 'redirect_uris' = 'grant_types'): PolicyVerdict => ({ allowed: false, field, reason });
 
 /** What a registration must satisfy, whatever created it (admin API, console, dynamic registration). */
 export interface ClientShape {
@@ -43,13 +44,13 @@ export function checkClientShape(client: ClientShape): PolicyVerdict {
     return refuse('client_credentials is for confidential clients only (a public client has no secret)');
   }
   if (grants.includes('authorization_code') && client.redirectUris.length === 0) {
-    return refuse('authorization_code needs at least one redirect URI');
+    return refuse('at least one redirect URI is required (authorization_code)', 'redirect_uris');
   }
   if (grants.includes('refresh_token') && !grants.includes('authorization_code') && !grants.includes(DEVICE_CODE_GRANT)) {
     return refuse('refresh_token needs authorization_code or the device grant');
   }
   if (client.type !== 'public' && client.redirectUris.some(isPrivateUseRedirectUri)) {
-    return refuse('private-use scheme redirect URIs are for public (native) clients only');
+    return refuse('private-use scheme redirect URIs are for public (native) clients only', 'redirect_uris');
   }
   return ALLOWED;
 }

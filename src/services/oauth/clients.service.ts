@@ -33,7 +33,7 @@ export interface ClientInput {
 /** The registration as it will be, judged by the client policy, and every allowed resource registered. */
 async function assertClientShape(ctx: ServiceContext, client: { type: ClientType; grantTypes: string[]; redirectUris: string[]; allowedResources: string[] }): Promise<void> {
   const verdict = checkClientShape(client);
-  if (!verdict.allowed) throw badRequest('Invalid client', [{ path: 'grant_types', message: verdict.reason }]);
+  if (!verdict.allowed) throw badRequest('Invalid client', [{ path: verdict.field, message: verdict.reason }]);
   for (const identifier of client.allowedResources) {
     if (!(await findApiResourceByIdentifier(ctx.db, identifier))) {
       throw badRequest('Invalid client', [{ path: 'allowed_resources', message: `${identifier} is not a registered API resource` }]);
