@@ -19,10 +19,32 @@ import type { TestApp } from '../helpers/test-app';
  */
 const run = promisify(execFile);
 const EXAMPLES = path.join(__dirname, '../../examples/apps');
-const spa = loadEsm<typeof import('../../examples/apps/spa.mjs')>(path.join(EXAMPLES, 'spa.mjs'));
-const cli = loadEsm<typeof import('../../examples/apps/cli-login.mjs')>(path.join(EXAMPLES, 'cli-login.mjs'));
-const machine = loadEsm<typeof import('../../examples/apps/machine.mjs')>(path.join(EXAMPLES, 'machine.mjs'));
-const resourceServer = loadEsm<typeof import('../../examples/apps/resource-server.mjs')>(path.join(EXAMPLES, 'resource-server.mjs'));
+type OpenIdClientModule = typeof import('openid-client', { with: { 'resolution-mode': 'import' } });
+type Tokens = Awaited<ReturnType<OpenIdClientModule['clientCredentialsGrant']>>;
+type AuthorizationServer = { issuer: string };
+type SpaSettings = { clientId: string; redirectUri: string; resource?: string; scope?: string; insecure?: boolean };
+type Keep = { codeVerifier: string; state: string; nonce: string };
+type OAuthTokens = { access_token: string; refresh_token?: string };
+/** The examples' exports, as the guides document them (plain JavaScript modules). */
+interface Examples {
+  spa: {
+    discover(issuer: string, options: { insecure: boolean }): Promise<AuthorizationServer>;
+    startSignIn(as: AuthorizationServer, settings: SpaSettings): Promise<{ url: URL; keep: Keep }>;
+    finishSignIn(as: AuthorizationServer, settings: SpaSettings, callback: URL, keep: Keep): Promise<{ tokens: OAuthTokens; claims: Record<string, unknown> }>;
+    refresh(as: AuthorizationServer, settings: SpaSettings, refreshToken: string): Promise<OAuthTokens>;
+  };
+  cli: {
+    loginWithLoopback(options: { issuer: string; clientId: string; insecure: boolean; openBrowser: (url: URL) => Promise<void> }): Promise<{ tokens: Tokens; redirectUri: string }>;
+  };
+  machine: {
+    serviceToken(options: { issuer: string; clientId: string; clientSecret?: string; resource?: string; scope?: string; insecure: boolean }): Promise<Tokens>;
+  };
+  resourceServer: { createApi(options: { issuer: string; audience: string; insecure: boolean }): Promise<Express> };
+}
+const spa = loadEsm<Examples['spa']>(path.join(EXAMPLES, 'spa.mjs'));
+const cli = loadEsm<Examples['cli']>(path.join(EXAMPLES, 'cli-login.mjs'));
+const machine = loadEsm<Examples['machine']>(path.join(EXAMPLES, 'machine.mjs'));
+const resourceServer = loadEsm<Examples['resourceServer']>(path.join(EXAMPLES, 'resource-server.mjs'));
 
 let t: TestApp;
 let baseUrl: string;
@@ -34,7 +56,7 @@ let audience: string;
 beforeAll(async () => {
   ({ t, baseUrl, stop } = await createListeningTestApp());
   audience = (await makeApiResource(t, { identifier: 'https://invoices.example.test/', scopes: ['invoices:read', 'invoices:write'], ttlSeconds: 600 })).identifier;
-  const app = (await resourceServer.createApi({ issuer: baseUrl, audience, insecure: true })) as Express;
+  const app = await resourceServer.createApi({ issuer: baseUrl, audience, insecure: true });
   apiServer = await new Promise<Server>((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
@@ -102,7 +124,7 @@ test('machine-to-machine with openid-client: client_credentials, an RFC 9068 tok
   const otherClient = await makeAppClient(t, { grantTypes: ['client_credentials'], redirectUris: [], allowedResources: [other.identifier] });
   const otherToken = await machine.serviceToken({ issuer: baseUrl, clientId: otherClient.clientId, clientSecret: otherClient.clientSecret, insecure: true });
   expect((await callApi(otherToken.access_token)).status).toBe(401);
-  const config = await loadEsm<typeof import('openid-client', { with: { 'resolution-mode': 'import' } })>('openid-client');
+  const config = loadEsm<OpenIdClientModule>('openid-client');
   const rpConfig = await config.discovery(new URL(baseUrl), rp.clientId, rp.clientSecret, undefined, { execute: [config.allowInsecureRequests] });
   const verifier = config.randomPKCECodeVerifier();
   const url = config.buildAuthorizationUrl(rpConfig, {
