@@ -134,7 +134,7 @@ export const createdClientBody = z.strictObject({
 });
 
 /** API resources (CONTRACT §12, RFC 8707). */
-export const apiResourceIdParams = z.object({ id: z.uuid({ error: 'id must be a uuid' }) });
+export const apiResourceIdParams = z.object({ resourceId: z.uuid({ error: 'resourceId must be a uuid' }) });
 
 const resourceScopeField = z
   .string({ error: 'each scope must be a string' })
