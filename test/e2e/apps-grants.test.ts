@@ -257,6 +257,28 @@ describe('client_credentials', () => {
     expect(res.body).not.toHaveProperty('access_token');
   });
 
+  test('the per-instance client cache: a secret rotated, an API withdrawn or a client deactivated elsewhere applies at once', async () => {
+    const resource = await makeApiResource(t);
+    const client = await makeAppClient(t, { grantTypes: ['client_credentials'], redirectUris: [], scopes: ['read'], allowedResources: [resource.identifier] });
+    const auth = basicAuth(client.clientId, client.clientSecret!);
+    const form = { grant_type: 'client_credentials', resource: resource.identifier };
+    expect((await token(form, auth)).status).toBe(200);
+    expect((await token(form, auth)).status).toBe(200);
+    // Another instance (or an operator's SQL) changes the client: the cached copy must not decide.
+    await t.db('oauth_clients').where({ client_id: client.clientId }).update({ allowed_resources: JSON.stringify([]) });
+    expect((await token(form, auth)).body.error).toBe('invalid_target');
+    await t.db('oauth_clients').where({ client_id: client.clientId }).update({ allowed_resources: JSON.stringify([resource.identifier]) });
+    expect((await token(form, auth)).status).toBe(200);
+    await t.db('api_resources').where({ id: resource.id }).delete();
+    expect((await token(form, auth)).body.error).toBe('invalid_target');
+    const defaulted = await token({ grant_type: 'client_credentials' }, auth);
+    expect(jose.decodeJwt(defaulted.body.access_token).aud).toBe(t.config.oidcIssuer);
+    await t.db('oauth_clients').where({ client_id: client.clientId }).update({ secret_hash: 'f'.repeat(64) });
+    const rotated = await token({ grant_type: 'client_credentials', scope: 'read' }, auth);
+    expect(rotated.status).toBe(401);
+    expect(rotated.body.error).toBe('invalid_client');
+  });
+
   test('two resource parameters -> invalid_request', async () => {
     const client = await makeAppClient(t, { grantTypes: ['client_credentials'], redirectUris: [], scopes: ['read'] });
     const res = await api()

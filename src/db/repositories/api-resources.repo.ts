@@ -1,4 +1,4 @@
-import type { DbOrTrx } from '..';
+import { preparedRows, type DbOrTrx } from '..';
 
 /** An API that accepts our RFC 9068 access tokens (CONTRACT §12, RFC 8707). */
 export interface ApiResourceRow {
@@ -70,9 +70,34 @@ export async function findApiResourceById(db: DbOrTrx, id: string): Promise<ApiR
   return row ? toRow(row as ApiResourceRecord) : undefined;
 }
 
+/** Behind every token request that names a resource: a named prepared statement rather than a built query (issue 10). */
 export async function findApiResourceByIdentifier(db: DbOrTrx, identifier: string): Promise<ApiResourceRow | undefined> {
-  const row = await db<ApiResourceRecord>('api_resources').where({ identifier }).first();
-  return row ? toRow(row as ApiResourceRecord) : undefined;
+  const [row] = await preparedRows(db, 'sso_find_api_resource_1', `${SELECT_RESOURCE} where identifier = $1`, [identifier]);
+  return row ? toRow(row as unknown as ApiResourceRecord) : undefined;
+}
+
+const SELECT_RESOURCE = 'select id, identifier, name, scopes, access_token_ttl_s, open_registration, created_at, updated_at from api_resources';
+
+/**
+ * client_credentials with a client from the token endpoint's per-instance cache (client-auth.service.ts), in one round
+ * trip: the resource (when one is named) and whether the cached client still holds, i.e. is active with the same
+ * version and secret hash. `confirmed: false` means the caller must decide again from a fresh read of the client.
+ */
+export async function findApiResourceConfirmingClient(
+  db: DbOrTrx,
+  identifier: string | undefined,
+  client: { clientId: string; version: string; secretHash: string | null },
+): Promise<{ resource: ApiResourceRow | undefined; confirmed: boolean }> {
+  const [row] = await preparedRows(
+    db,
+    'sso_find_api_resource_confirming_client_1',
+    `select r.id, r.identifier, r.name, r.scopes, r.access_token_ttl_s, r.open_registration, r.created_at, r.updated_at,
+            exists(select 1 from oauth_clients c where c.client_id = $2 and c.version = $3::bigint and c.secret_hash = $4 and c.is_active) as confirmed
+       from (select 1) one left join api_resources r on r.identifier = $1`,
+    [identifier ?? null, client.clientId, client.version, client.secretHash],
+  );
+  const resource = row?.id ? toRow(row as unknown as ApiResourceRecord) : undefined;
+  return { resource, confirmed: row?.confirmed === true };
 }
 
 export async function updateApiResource(db: DbOrTrx, id: string, patch: Partial<ApiResourceFields>, now: Date): Promise<ApiResourceRow | undefined> {

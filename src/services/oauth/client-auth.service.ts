@@ -130,3 +130,15 @@ export async function authenticateClient(
   rememberClient(ctx, client);
   return client;
 }
+
+/**
+ * Thrown by the refresh and client_credentials grants made with a cached client for any refusal before the rotation
+ * statement confirmed the client's version (no refresh_token, a token that is no JWT or another client's, a scope the
+ * cached client lacks) and when that statement consumed nothing: the token endpoint runs the request again with the
+ * client read afresh (`tokenEndpoint`), so the answer is the one a fresh read gives.
+ */
+export class UnconfirmedClient extends Error {
+  constructor() {
+    super('cached OAuth client not confirmed by the database');
+  }
+}

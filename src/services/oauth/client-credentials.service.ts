@@ -1,8 +1,9 @@
-import type { OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
+import { findApiResourceConfirmingClient } from '../../db/repositories/api-resources.repo';
 import { OAuthError } from '../../errors';
 import type { ServiceContext } from '../context';
+import { forgetClient, UnconfirmedClient, type AuthenticatedClient } from './client-auth.service';
 import { signResourceToken } from './resource-tokens.service';
-import { findResourceByIdentifier, permittedScopes, resolveTarget } from './resources.service';
+import { findResourceByIdentifier, isResourceIdentifier, permittedScopes, resolveTarget } from './resources.service';
 import type { TokenResponse } from './token-response';
 import { formatScope, isSubset, parseScope } from './scopes';
 
@@ -17,14 +18,28 @@ const DEFAULT_TTL_SECONDS = 3600;
  */
 export async function exchangeClientCredentials(
   ctx: ServiceContext,
-  client: OAuthClientRow,
+  client: AuthenticatedClient,
   input: { scope?: string; resource?: string },
 ): Promise<TokenResponse> {
   // Also enforced by the client's registration (client-policy.ts); a public client never holds this grant.
   if (client.type !== 'confidential') throw new OAuthError('unauthorized_client', 'client_credentials is for confidential clients only');
-  const named = await resolveTarget(ctx, client, input.resource);
-  const resource =
-    named ?? (input.resource === undefined && client.allowedResources.length === 1 ? await findResourceByIdentifier(ctx, client.allowedResources[0]!) : undefined);
+  const defaulted = input.resource === undefined && client.allowedResources.length === 1 ? client.allowedResources[0] : undefined;
+  let resource;
+  if (client.cached) {
+    // One round trip: the resource and the cached client's confirmation. Anything unconfirmed, or any refusal the
+    // cached data would decide, is decided again from a fresh read (tokenEndpoint retries).
+    const identifier = input.resource ?? defaulted;
+    const usable = identifier === undefined || isResourceIdentifier(identifier);
+    const found = usable ? await findApiResourceConfirmingClient(ctx.db, identifier, client) : undefined;
+    if (!found?.confirmed || (identifier !== undefined && !found.resource)) {
+      forgetClient(ctx, client.clientId);
+      throw new UnconfirmedClient();
+    }
+    resource = found.resource;
+    if (resource && !client.allowedResources.includes(resource.identifier)) throw new OAuthError('invalid_target', 'This client may not ask for tokens for this resource');
+  } else {
+    resource = (await resolveTarget(ctx, client, input.resource)) ?? (defaulted ? await findResourceByIdentifier(ctx, defaulted) : undefined);
+  }
   const allowed = permittedScopes(client, resource).filter((s) => s !== 'openid');
   const asked = input.scope === undefined ? allowed : parseScope(input.scope);
   // OpenID Connect scopes describe a user: a client acting for itself has none to consent to.

@@ -17,7 +17,9 @@ import { rotateRefreshToken, startSession, type IssuedTokens } from '../sessions
 
 export type { TokenResponse } from './token-response';
 import { redirectUriMatches } from '../../lib/redirect-uri';
-import { forgetClient, type AuthenticatedClient } from './client-auth.service';
+import { forgetClient, UnconfirmedClient, type AuthenticatedClient } from './client-auth.service';
+
+export { UnconfirmedClient } from './client-auth.service';
 import { exchangeClientCredentials } from './client-credentials.service';
 import { DEVICE_CODE_GRANT, grantAllowed } from './client-policy';
 import { exchangeDeviceCode } from './device.service';
@@ -167,18 +169,6 @@ export interface TokenRequest {
 }
 
 /**
- * Thrown by the refresh grant made with a cached client (client-auth.service.ts) for any refusal before the rotation
- * statement confirmed the client's version (no refresh_token, a token that is no JWT or another client's, a scope the
- * cached client lacks) and when that statement consumed nothing: the token endpoint runs the request again with the
- * client read afresh (`tokenEndpoint`), so the answer is the one a fresh read gives.
- */
-export class UnconfirmedClient extends Error {
-  constructor() {
-    super('cached OAuth client not confirmed by the database');
-  }
-}
-
-/**
  * POST /api/oauth/token after client authentication (`authenticate`): the refresh grant takes the client from this
  * instance's cache (no read of the client when its version still holds), every other grant reads it.
  */
@@ -188,7 +178,8 @@ export async function tokenEndpoint(
   request: TokenRequest,
   meta: RequestMeta,
 ): Promise<TokenResponse> {
-  const cached = request.grantType === 'refresh_token';
+  // The grants called at high rates by the same clients (issue 10, issue 20): refresh and client_credentials.
+  const cached = request.grantType === 'refresh_token' || request.grantType === 'client_credentials';
   try {
     return await grantTokens(ctx, await authenticate({ cached }), request, meta);
   } catch (err) {
