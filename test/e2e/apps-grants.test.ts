@@ -396,6 +396,8 @@ describe('device authorization grant', () => {
 
     const user = await makeUser(t);
     const { agent } = await signIn(t, user);
+    const signedInAt = Math.floor(t.clock.now().getTime() / 1000);
+    t.clock.advance(120);
     const entry = await agent.get('/device');
     const confirm = await agent.post('/device').type('form').send({ user_code: userCode.toLowerCase().replace('-', ''), csrf: csrfOf(entry.text) });
     expect(confirm.status).toBe(200);
@@ -412,7 +414,10 @@ describe('device authorization grant', () => {
     const tokens = await poll(client.clientId, deviceCode);
     expect(tokens.status).toBe(200);
     expect(tokens.body).toMatchObject({ token_type: 'Bearer', scope: 'openid profile', refresh_token: expect.any(String), id_token: expect.any(String) });
-    expect(jose.decodeJwt(tokens.body.id_token)).toMatchObject({ sub: user.id, aud: client.clientId });
+    const idClaims = jose.decodeJwt(tokens.body.id_token);
+    expect(idClaims).toMatchObject({ sub: user.id, aud: client.clientId, amr: ['pwd'] });
+    // auth_time is the sign-in's, two minutes before the approval.
+    expect(Math.abs((idClaims.auth_time as number) - signedInAt)).toBeLessThanOrEqual(1);
     t.clock.advance(11);
     const again = await poll(client.clientId, deviceCode);
     expect(again.status).toBe(400);

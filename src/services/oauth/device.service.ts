@@ -11,6 +11,7 @@ import {
   takeDeviceCodeAttempt,
   type DeviceCodeRow,
 } from '../../db/repositories/oauth-device-codes.repo';
+import { findSessionById } from '../../db/repositories/sessions.repo';
 import { findUserById } from '../../db/repositories/users.repo';
 import { findClientById } from '../../db/repositories/oauth-clients.repo';
 import { touchGrant, upsertGrant, findGrant } from '../../db/repositories/oauth-grants.repo';
@@ -132,8 +133,10 @@ export async function decideUserCode(
 ): Promise<{ ok: true; clientName: string } | { ok: false; reason: 'not_found' | 'too_many' }> {
   const result = await withAttempt(ctx, principal, typed, async (userCode) => {
     const now = ctx.clock.now();
+    // OIDC Core: auth_time is when the person signed in (the browser session's), not when they approved.
+    const authTime = (await findSessionById(ctx.db, principal.sessionId))?.authTime ?? now;
     return withTransaction(ctx.db, async (trx) => {
-      const row = await decideDeviceCode(trx, sha256Hex(userCode), { approve, userId: principal.userId, authTime: now, amr: principal.amr }, now);
+      const row = await decideDeviceCode(trx, sha256Hex(userCode), { approve, userId: principal.userId, authTime, amr: principal.amr }, now);
       if (!row) return undefined;
       const client = await findClientById(trx, row.clientId);
       if (!client?.isActive) throw new DeviceCodeGone();
