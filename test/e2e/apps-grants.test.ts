@@ -182,6 +182,10 @@ describe('public clients at the token, revocation and introspection endpoints', 
     const machine = await makeAppClient(t, { grantTypes: ['client_credentials'], redirectUris: [] });
     const code = await token({ grant_type: 'authorization_code', code: 'x', code_verifier: 'y', redirect_uri: 'https://app.test/callback' }, basicAuth(machine.clientId, machine.clientSecret!));
     expect(code.body.error).toBe('unauthorized_client');
+    const spa = await makeAppClient(t, { type: 'public' });
+    const publicCc = await token({ grant_type: 'client_credentials', client_id: spa.clientId });
+    expect(publicCc.status).toBe(400);
+    expect(publicCc.body).toEqual({ error: 'unauthorized_client', error_description: expect.any(String) });
     const deviceOnly = await makeAppClient(t, { type: 'public', grantTypes: [DEVICE_GRANT, 'refresh_token'], redirectUris: ['https://app.test/callback'] });
     const authorize = await api().get(authorizePath(authorizeParams(deviceOnly).params));
     expect(locationParams(authorize.headers.location).get('error')).toBe('unauthorized_client');
