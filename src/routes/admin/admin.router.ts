@@ -64,7 +64,11 @@ export function createAdminRouter(deps: RouteDeps) {
           permission: 'oauth_clients:write',
           noStore: true,
           body: createClientBody,
-          response: { status: 201, description: '{ client, client_secret } (no client_secret for a public client; Cache-Control: no-store)', schema: createdClientBody },
+          response: {
+            status: 201,
+            description: '{ client, client_secret } (no client_secret for a public client; Cache-Control: no-store)',
+            schema: createdClientBody,
+          },
         },
         async ({ body }) => {
           const { client, clientSecret } = await clients.createClient(ctx, body);

@@ -31,7 +31,9 @@ const grantTypesField = z
 
 const allowedResourcesField = z
   .array(
-    z.string({ error: 'each resource must be a string' }).refine(isResourceIdentifier, { message: 'each resource must be an absolute URI without a fragment' }),
+    z
+      .string({ error: 'each resource must be a string' })
+      .refine(isResourceIdentifier, { message: 'each resource must be an absolute URI without a fragment' }),
     { error: 'allowed_resources must be an array of strings' },
   )
   .max(50, 'at most 50 allowed resources')
@@ -77,7 +79,7 @@ export const DEFAULT_CLIENT_SCOPES = ['openid', 'profile', 'email'];
 export const createClientBody = z
   .object({ ...clientFields, type: z.enum(CLIENT_TYPES, { error: 'type must be confidential or public' }).optional() })
   // Spec §4.6: a client is created with its redirect URI(s); only a client without the code grant may have none.
-  .refine((b) => b.redirect_uri !== undefined || b.redirect_uris !== undefined || (b.grant_types !== undefined && !b.grant_types.includes('authorization_code')), {
+  .refine((b) => b.redirect_uri !== undefined || b.redirect_uris !== undefined || !(b.grant_types ?? DEFAULT_GRANT_TYPES).includes('authorization_code'), {
     message: 'redirect_uri or redirect_uris is required',
     path: ['redirect_uris'],
   })
@@ -119,7 +121,10 @@ export const clientBody = z
     type: z.enum(CLIENT_TYPES).optional().meta({ description: 'confidential (default) or public; absent means confidential' }),
     token_endpoint_auth_method: z.enum(['client_secret_basic', 'none']).optional().meta({ description: 'none for public clients' }),
     grant_types: z.array(z.string()).optional().meta({ description: 'absent means ["authorization_code","refresh_token"]' }),
-    allowed_resources: z.array(z.string()).optional().meta({ description: 'RFC 8707 identifiers of the APIs the client may ask tokens for; absent means none' }),
+    allowed_resources: z
+      .array(z.string())
+      .optional()
+      .meta({ description: 'RFC 8707 identifiers of the APIs the client may ask tokens for; absent means none' }),
     ...timestampFields,
   })
   .meta({ id: 'OAuthClient' });

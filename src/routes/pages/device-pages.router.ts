@@ -46,7 +46,16 @@ export function createDevicePagesRouter(deps: RouteDeps) {
       },
     ),
     route(
-      { ...page, method: 'post', path: '/device', rateLimit: true, summary: 'Device code entry (form post)', auth: 'browser', csrf: refuseForm, body: z.object({ user_code: text(32) }) },
+      {
+        ...page,
+        method: 'post',
+        path: '/device',
+        rateLimit: true,
+        summary: 'Device code entry (form post)',
+        auth: 'browser',
+        csrf: refuseForm,
+        body: z.object({ user_code: text(32) }),
+      },
       async ({ body, principal }, req, res) => {
         const next = await detour(principal, body.user_code);
         if (next) return res.redirect(303, next);
@@ -54,10 +63,12 @@ export function createDevicePagesRouter(deps: RouteDeps) {
         const found = await lookUpUserCode(ctx, principal!, body.user_code);
         if (!found.ok) {
           const tooMany = found.reason === 'too_many';
-          return html(res, tooMany ? 429 : 400, renderDeviceEntryPage({ csrf, userCode: body.user_code, userEmail: principal!.email, error: tooMany ? TOO_MANY : WRONG_CODE }));
+          const error = tooMany ? TOO_MANY : WRONG_CODE;
+          return html(res, tooMany ? 429 : 400, renderDeviceEntryPage({ csrf, userCode: body.user_code, userEmail: principal!.email, error }));
         }
         const { info } = found;
-        html(res, 200, renderDeviceConfirmPage({ csrf, userCode: info.userCode, clientName: info.clientName, scopes: scopeItems(info.scopes), userEmail: principal!.email }));
+        const scopes = scopeItems(info.scopes);
+        html(res, 200, renderDeviceConfirmPage({ csrf, userCode: info.userCode, clientName: info.clientName, scopes, userEmail: principal!.email }));
       },
     ),
     route(

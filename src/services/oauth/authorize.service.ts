@@ -134,7 +134,9 @@ export async function startAuthorization(
   const responseType = single(query.response_type);
   if (!responseType.ok || !responseType.value) return redirectError('invalid_request', 'response_type is required and must be sent once');
   if (responseType.value !== 'code') return redirectError('unsupported_response_type', 'Only response_type=code is supported');
-  if (!grantAllowed(client, 'authorization_code')) return redirectError('unauthorized_client', 'This client is not registered for the authorization_code grant');
+  if (!grantAllowed(client, 'authorization_code')) {
+    return redirectError('unauthorized_client', 'This client is not registered for the authorization_code grant');
+  }
 
   const method = single(query.code_challenge_method);
   const challenge = single(query.code_challenge);

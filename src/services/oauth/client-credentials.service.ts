@@ -36,7 +36,9 @@ export async function exchangeClientCredentials(
       throw new UnconfirmedClient();
     }
     resource = found.resource;
-    if (resource && !client.allowedResources.includes(resource.identifier)) throw new OAuthError('invalid_target', 'This client may not ask for tokens for this resource');
+    if (resource && !client.allowedResources.includes(resource.identifier)) {
+      throw new OAuthError('invalid_target', 'This client may not ask for tokens for this resource');
+    }
   } else {
     resource = (await resolveTarget(ctx, client, input.resource)) ?? (defaulted ? await findResourceByIdentifier(ctx, defaulted) : undefined);
   }

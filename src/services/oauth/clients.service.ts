@@ -31,7 +31,10 @@ export interface ClientInput {
 }
 
 /** The registration as it will be, judged by the client policy, and every allowed resource registered. */
-async function assertClientShape(ctx: ServiceContext, client: { type: ClientType; grantTypes: string[]; redirectUris: string[]; allowedResources: string[] }): Promise<void> {
+async function assertClientShape(
+  ctx: ServiceContext,
+  client: { type: ClientType; grantTypes: string[]; redirectUris: string[]; allowedResources: string[] },
+): Promise<void> {
   const verdict = checkClientShape(client);
   if (!verdict.allowed) throw badRequest('Invalid client', [{ path: verdict.field, message: verdict.reason }]);
   for (const identifier of client.allowedResources) {

@@ -143,7 +143,8 @@ export async function decideUserCode(
       if (approve) {
         const existing = await findGrant(trx, principal.userId, client.clientId);
         const scopes = parseScope(row.scope);
-        await upsertGrant(trx, { userId: principal.userId, clientId: client.clientId, scopes: existing ? unionScopes(existing.scopes, scopes) : scopes, now });
+        const granted = existing ? unionScopes(existing.scopes, scopes) : scopes;
+        await upsertGrant(trx, { userId: principal.userId, clientId: client.clientId, scopes: granted, now });
       }
       return { clientName: client.name, clientId: client.clientId };
     }).catch((err) => {

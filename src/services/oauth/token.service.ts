@@ -89,7 +89,13 @@ export async function exchangeAuthorizationCode(
     await touchGrant(trx, user.id, client.clientId, now);
     const { tokens, expiresIn } = await withResourceToken(ctx, started, { resource, userId: user.id, clientId: client.clientId, scope: code.scope });
     const idToken = isOpenIdScope(code.scope)
-      ? await issueIdToken(ctx, trx, { sessionId: tokens.sessionId, clientId: client.clientId, scope: code.scope, accessToken: tokens.accessToken, nonce: code.nonce })
+      ? await issueIdToken(ctx, trx, {
+          sessionId: tokens.sessionId,
+          clientId: client.clientId,
+          scope: code.scope,
+          accessToken: tokens.accessToken,
+          nonce: code.nonce,
+        })
       : undefined;
     return { ok: true, tokens, scope: code.scope, userId: user.id, idToken, expiresIn };
   });
@@ -144,7 +150,12 @@ export async function refreshAccessToken(
   }
   const scope = result.scope ?? '';
   const userId = resource ? ctx.jwt.verifyRefresh(input.refreshToken, ctx.clock.now())?.userId : undefined;
-  const { tokens, expiresIn } = await withResourceToken(ctx, result.tokens, { resource: userId ? resource : undefined, userId: userId ?? '', clientId: client.clientId, scope });
+  const { tokens, expiresIn } = await withResourceToken(ctx, result.tokens, {
+    resource: userId ? resource : undefined,
+    userId: userId ?? '',
+    clientId: client.clientId,
+    scope,
+  });
   const idTokenInput = { sessionId: tokens.sessionId, clientId: client.clientId, scope, accessToken: tokens.accessToken };
   const idToken = !isOpenIdScope(scope)
     ? undefined
