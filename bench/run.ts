@@ -14,7 +14,8 @@
  *
  * Options: --json FILE (write every figure), --soak SECONDS (mixed traffic, RSS and p99 per 10 s window),
  * --seconds N (measured seconds per scenario, default 8), --connections N (default 16), --only KEYS (a comma-separated
- * subset of the scenarios: bare, health, discovery, jwt, me, oidcRefresh, oauthRefresh, firstPartyRefresh, login; the
+ * subset of the scenarios: bare, health, discovery, jwt, me, oidcRefresh, oauthRefresh, firstPartyRefresh, oidcClientCredentials,
+ * clientCredentials, login; the
  * targets whose figures are missing are left out).
  * Every child runs in its own process group and is killed on exit, error or signal; every run is time-bounded.
  */
@@ -38,7 +39,7 @@ const { values: opts } = parseArgs({
     only: { type: 'string' },
   },
 });
-const SCENARIO_KEYS = ['bare', 'health', 'discovery', 'jwt', 'me', 'oidcRefresh', 'oauthRefresh', 'firstPartyRefresh', 'login'];
+const SCENARIO_KEYS = ['bare', 'health', 'discovery', 'jwt', 'me', 'oidcRefresh', 'oauthRefresh', 'firstPartyRefresh', 'oidcClientCredentials', 'clientCredentials', 'login'];
 const ONLY = opts.only ? new Set(opts.only.split(',').map((k) => k.trim())) : undefined;
 for (const key of ONLY ?? []) if (!SCENARIO_KEYS.includes(key)) throw new Error(`--only: unknown scenario ${key} (${SCENARIO_KEYS.join(', ')})`);
 /** Whether the run measures this scenario (all of them without --only). */
@@ -318,6 +319,9 @@ interface SsoFixtures {
   firstPartyRefreshTokens: string[];
   oauthRefreshTokens: string[];
   client: { id: string; secret: string };
+  /** A machine client allowed one API (issue 20): client_credentials answers an RFC 9068 JWT. */
+  ccClient: { id: string; secret: string };
+  ccResource: string;
   email: string;
   password: string;
 }
@@ -333,6 +337,20 @@ async function ssoFixtures(sso: string, admin: { email: string; password: string
   });
   expectStatus('create OAuth client', created, 201);
   const client = { id: created.body.client.client_id as string, secret: created.body.client_secret as string };
+  const ccResource = 'https://bench-api.example.test/';
+  const resource = await call(`${sso}/api/admin/api-resources`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${adminToken}` },
+    json: { identifier: ccResource, name: 'Bench API', scopes: ['bench:read'] },
+  });
+  expectStatus('create API resource', resource, 201);
+  const machine = await call(`${sso}/api/admin/oauth-clients`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${adminToken}` },
+    json: { name: 'Bench machine', grant_types: ['client_credentials'], scopes: ['read'], allowed_resources: [ccResource] },
+  });
+  expectStatus('create machine client', machine, 201);
+  const ccClient = { id: machine.body.client.client_id as string, secret: machine.body.client_secret as string };
 
   const email = 'bench-user@example.test';
   const password = 'bench-password-1';
@@ -387,7 +405,7 @@ async function ssoFixtures(sso: string, admin: { email: string; password: string
     expectStatus('register a login-storm account', r, 201);
     loginBodies.push(JSON.stringify(account));
   }
-  return { userAccessToken: reg.body.accessToken, loginBodies, firstPartyRefreshTokens, oauthRefreshTokens, client, email, password };
+  return { userAccessToken: reg.body.accessToken, loginBodies, firstPartyRefreshTokens, oauthRefreshTokens, client, ccClient, ccResource, email, password };
 }
 
 /**
@@ -407,6 +425,29 @@ async function checkRefreshSignsIdToken(label: string, url: string, client: { id
   if (header.alg !== 'RS256') throw new Error(`${label}: a refresh answered without an RS256 id_token; the comparison would not be like for like`);
   if (typeof r.body.refresh_token !== 'string') throw new Error(`${label}: a refresh answered without a rotated refresh token`);
   tokens[0] = r.body.refresh_token;
+}
+
+/** The client_credentials request both servers answer (RFC 6749 §4.4.2 with an RFC 8707 resource). */
+function clientCredentialsJob(url: string, client: { id: string; secret: string }, resource: string, scope: string): JobSpec {
+  return {
+    tool: 'autocannon',
+    url,
+    method: 'POST',
+    headers: { authorization: basic(client.id, client.secret), 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'client_credentials', resource, scope }).toString(),
+    connections: CONNECTIONS,
+  };
+}
+
+/** Like for like: both servers answer client_credentials with an RS256 `typ: at+jwt` JWT for the same kind of API. */
+async function checkClientCredentialsJwt(label: string, job: JobSpec): Promise<void> {
+  const r = await call(job.url as string, { method: 'POST', headers: job.headers as Record<string, string>, body: job.body as string });
+  expectStatus(`${label} client_credentials`, r, 200);
+  const token = String(r.body.access_token ?? '');
+  const header = JSON.parse(Buffer.from(token.split('.')[0] ?? '', 'base64url').toString() || '{}') as { alg?: string; typ?: string };
+  if (header.alg !== 'RS256' || header.typ !== 'at+jwt' || r.body.refresh_token !== undefined) {
+    throw new Error(`${label}: client_credentials did not answer an RS256 at+jwt token alone; the comparison would not be like for like`);
+  }
 }
 
 /** Refresh tokens from node-oidc-provider's own authorization code flow (PKCE, offline_access, consent). */
@@ -690,6 +731,15 @@ async function runScenarios(server: Server, fx: SsoFixtures, b: Baselines): Prom
   if (wanted('oauthRefresh')) [results.oauthRefresh] = await measure('POST /api/oauth/token refresh_token grant', server.pid, oauthRefreshChain(`${sso}/api/oauth/token`, fx.client, fx.oauthRefreshTokens));
   if (wanted('firstPartyRefresh')) [results.firstPartyRefresh] = await measure('POST /api/auth/refresh-token', server.pid, firstPartyRefreshChain(sso, fx.firstPartyRefreshTokens));
 
+  const oidcCc = clientCredentialsJob(`${b.oidcBase}/token`, { id: 'bench-cc-client', secret: 'bench-cc-client-secret-0123456789abcdef' }, 'https://bench-api.example.test/', 'bench:read');
+  const ssoCc = clientCredentialsJob(`${sso}/api/oauth/token`, fx.ccClient, fx.ccResource, 'bench:read');
+  if (wanted('oidcClientCredentials') || wanted('clientCredentials')) {
+    await checkClientCredentialsJwt('node-oidc-provider', oidcCc);
+    await checkClientCredentialsJwt('this server', ssoCc);
+  }
+  if (wanted('oidcClientCredentials')) [results.oidcClientCredentials] = await measure('baseline: node-oidc-provider 9 client_credentials (RFC 9068 JWT)', b.oidc.pid, oidcCc);
+  if (wanted('clientCredentials')) [results.clientCredentials] = await measure('POST /api/oauth/token client_credentials (RFC 9068 JWT)', server.pid, ssoCc);
+
   if (!wanted('login')) return;
   process.stdout.write('  bcrypt ceiling on the server CPU ...');
   const ceiling = (cost: number) => {
@@ -758,6 +808,8 @@ function report(s: Summary): void {
     { scenario: '(by CPU per request: discovery vs bare Express 5)', value: ratio(r.bare?.cpuMsPerRequest, r.discovery?.cpuMsPerRequest), target: undefined, unit: '×', higher: true },
     { scenario: '(by CPU per request: GET /api/auth/me vs bare Express 5, PostgreSQL not counted)', value: ratio(r.bare?.cpuMsPerRequest, r.me?.cpuMsPerRequest), target: undefined, unit: '×', higher: true },
     { scenario: '(by CPU per request: OAuth refresh vs node-oidc-provider 9, PostgreSQL not counted)', value: ratio(r.oidcRefresh?.cpuMsPerRequest, r.oauthRefresh?.cpuMsPerRequest), target: undefined, unit: '×', higher: true },
+    { scenario: 'client_credentials (RFC 9068 JWT) vs node-oidc-provider 9', value: ratio(r.clientCredentials?.rps, r.oidcClientCredentials?.rps), target: 1.0, unit: '×', higher: true },
+    { scenario: '(by CPU per request: client_credentials vs node-oidc-provider 9, PostgreSQL not counted)', value: ratio(r.oidcClientCredentials?.cpuMsPerRequest, r.clientCredentials?.cpuMsPerRequest), target: undefined, unit: '×', higher: true },
     { scenario: 'POST /api/auth/refresh-token vs node-oidc-provider 9', value: ratio(r.firstPartyRefresh?.rps, r.oidcRefresh?.rps), target: 1.2, unit: '×', higher: true },
     { scenario: `logins/s vs bcrypt ceiling (${fmt(bcrypt.cost10, 1)}/s, cost 10, 1 core)`, value: ratio(r.login?.rps, bcrypt.cost10), target: 0.95, unit: '×', higher: true },
     { scenario: 'GET /health p99 during the login storm', value: r.healthDuringStorm?.p99 ?? NaN, target: 50, unit: 'ms', higher: false },

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { guardOf, listDeclaredRoutes, type DeclaredAppRoute, type Guard } from '../../src/routes/route-table';
 import { ADMIN_TIER } from '../../src/services/principal';
+import { makeApiResource } from '../helpers/apps';
 import { makeClient, makeSignedInUser, makeUser, uniqueEmail } from '../helpers/factories';
 import { CATALOGUE, makeRole, makeUserWithPermissions } from '../helpers/rbac';
 import { createTestApp, type TestApp } from '../helpers/test-app';
@@ -35,10 +36,12 @@ const BODIES: Record<string, (f: Fixtures) => Promise<Record<string, unknown>> |
   'POST /api/rbac/users/:userId/check-permission': () => ({ permission: 'users:read' }),
   'POST /api/admin/oauth-clients': () => ({ name: 'Matrix', redirect_uri: 'https://matrix.test/cb', scopes: 'openid' }),
   'PUT /api/admin/oauth-clients/:clientId': () => ({ name: 'Renamed' }),
+  'POST /api/admin/api-resources': () => ({ identifier: `https://matrix-${suffix()}.test/`, name: 'Matrix API' }),
+  'PUT /api/admin/api-resources/:resourceId': () => ({ name: 'Renamed API' }),
 };
 
 /** Path parameters by name: a fresh row each call. */
-const PARAMS = ['userId', 'roleId', 'clientId'] as const;
+const PARAMS = ['userId', 'roleId', 'clientId', 'resourceId'] as const;
 
 let t: TestApp;
 let routes: Array<DeclaredAppRoute & { guard: Guard; key: string; status: number }>;
@@ -77,6 +80,7 @@ async function prepare(route: DeclaredAppRoute): Promise<{ path: string; body?: 
   if (names.includes('userId')) ids.userId = (await makeUser(t)).id;
   if (names.includes('roleId')) ids.roleId = (await makeRole(t)).id;
   if (names.includes('clientId')) ids.clientId = (await makeClient(t)).clientId;
+  if (names.includes('resourceId')) ids.resourceId = (await makeApiResource(t)).id;
   // A role in the path of a user's route is one the user holds (removal).
   if (ids.userId && ids.roleId) await t.db('user_roles').insert({ user_id: ids.userId, role_id: ids.roleId });
   const path = route.path.replace(/:(\w+)/g, (_m, name: string) => ids[name] ?? `:${name}`);

@@ -102,7 +102,7 @@ export function createOidcRouter(deps: RouteDeps) {
         {
           method: 'get',
           path: '/jwks',
-          summary: 'Public keys that verify id_tokens: the current ones and those retired less than an id_token lifetime ago',
+          summary: 'Public keys that verify id_tokens and RFC 9068 access tokens: the current ones and those retired less than an hour ago',
           auth: 'none',
           response: { description: 'RFC 7517 JWK Set (Cache-Control: public, max-age=300)', schema: jwksBody },
         },

@@ -2,6 +2,7 @@ import { findClientById, type OAuthClientRow } from '../../db/repositories/oauth
 import { OAuthError } from '../../errors';
 import { sha256Hex } from '../../lib/crypto';
 import type { ServiceContext } from '../context';
+import { clientAuthentication, type ClientEndpoint } from './client-policy';
 import { verifyClientSecret } from './client-secrets';
 
 /** Compared against when the client is unknown, so that the answer takes the same time. */
@@ -101,12 +102,12 @@ export async function authenticateClient(
 }
 
 /** Where a client authenticated (the audit row's `detail.endpoint`). */
-export type ClientAuthEndpoint = 'token' | 'revoke' | 'introspect';
+export type ClientAuthEndpoint = ClientEndpoint;
 
 class ClientAuthFailure extends Error {
   constructor(
     readonly error: OAuthError,
-    readonly reason: 'no_credentials' | 'malformed' | 'unknown_client' | 'wrong_secret' | 'inactive',
+    readonly reason: 'no_credentials' | 'malformed' | 'unknown_client' | 'wrong_secret' | 'inactive' | 'public_client_refused',
     readonly knownClientId?: string,
   ) {
     super(error.message);
@@ -116,7 +117,7 @@ class ClientAuthFailure extends Error {
 async function authenticate(
   ctx: ServiceContext,
   input: ClientCredentialsInput,
-  options: { cached?: boolean },
+  options: { cached?: boolean; endpoint: ClientAuthEndpoint },
 ): Promise<AuthenticatedClient> {
   const header = input.authorization;
   const usesBasic = typeof header === 'string' && /^Basic\b/i.test(header.trim());
@@ -127,7 +128,7 @@ async function authenticate(
   }
 
   let clientId: string;
-  let clientSecret: string;
+  let clientSecret: string | undefined;
   if (usesBasic) {
     if (bodySecret !== undefined) {
       throw new OAuthError('invalid_request', 'Use one client authentication method: HTTP Basic or client_secret in the body, not both');
@@ -139,18 +140,28 @@ async function authenticate(
     }
     ({ clientId, clientSecret } = basic);
   } else {
-    if (!bodyId || bodySecret === undefined) {
+    if (!bodyId) {
       throw new ClientAuthFailure(invalidClient(false, 'Client authentication required'), 'no_credentials');
     }
     clientId = bodyId;
     clientSecret = bodySecret;
   }
 
-  if (options.cached) {
+  if (options.cached && clientSecret !== undefined) {
     const known = clientCacheOf(ctx).get(clientId);
-    if (known && verifyClientSecret(clientSecret, known.secretHash)) return { ...known, cached: true };
+    if (known?.secretHash && verifyClientSecret(clientSecret, known.secretHash)) return { ...known, cached: true };
   }
   const client = clientId.length <= 200 ? await findClientById(ctx.db, clientId) : undefined;
+  // CONTRACT §12: a public client presents its client_id alone (token_endpoint_auth_method none).
+  const judged = clientAuthentication(client?.type ?? 'confidential', { secret: clientSecret !== undefined }, options.endpoint);
+  if (client?.isActive && judged.verdict === 'id_only') return client;
+  if (judged.verdict === 'refuse' && client?.isActive && client.type === 'public') {
+    forgetClient(ctx, clientId);
+    throw new ClientAuthFailure(invalidClient(usesBasic, judged.reason), 'public_client_refused', client.clientId);
+  }
+  if (clientSecret === undefined) {
+    throw new ClientAuthFailure(invalidClient(usesBasic, 'Client authentication required'), 'no_credentials', client?.clientId);
+  }
   const secretOk = verifyClientSecret(clientSecret, client?.secretHash ?? DUMMY_SECRET_HASH);
   if (!client || !secretOk || !client.isActive) {
     forgetClient(ctx, clientId);
@@ -159,4 +170,16 @@ async function authenticate(
   }
   rememberClient(ctx, client);
   return client;
+}
+
+/**
+ * Thrown by the refresh and client_credentials grants made with a cached client for any refusal before the rotation
+ * statement confirmed the client's version (no refresh_token, a token that is no JWT or another client's, a scope the
+ * cached client lacks) and when that statement consumed nothing: the token endpoint runs the request again with the
+ * client read afresh (`tokenEndpoint`), so the answer is the one a fresh read gives.
+ */
+export class UnconfirmedClient extends Error {
+  constructor() {
+    super('cached OAuth client not confirmed by the database');
+  }
 }

@@ -1,7 +1,7 @@
 import type { Config } from '../../config';
 
-/** This server's own pages a sign-in may return to: the authorize endpoint, the consent screen, the account page. */
-const OWN_RETURN_PATHS = new Set(['/api/oauth/authorize', '/consent', '/account']);
+/** This server's own pages a sign-in may return to: the authorize endpoint, the consent screen, the account page, /device. */
+const OWN_RETURN_PATHS = new Set(['/api/oauth/authorize', '/consent', '/account', '/device']);
 
 /**
  * The post-login destination, or undefined when it is not allowed (open redirect defence, CONTRACT §4/§5):
