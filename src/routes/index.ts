@@ -10,6 +10,7 @@ import { createHealthRouter } from './health/health.router';
 import { oauthErrorBoundary } from './oauth/oauth-errors';
 import { createDiscoveryRouter, createOAuthRouter } from './oauth/oauth.router';
 import { createOidcDiscoveryRouter, createOidcRouter } from './oauth/oidc.router';
+import { createConsoleRouter } from './console/console.router';
 import { createAccountPagesRouter } from './pages/account-pages.router';
 import { createMfaPagesRouter } from './pages/mfa-pages.router';
 import { createOAuthPagesRouter } from './pages/oauth-pages.router';
@@ -61,4 +62,5 @@ export function mountRoutes(app: Express, deps: RouteDeps): void {
   app.use('/', createSelfServicePagesRouter(deps));
   app.use('/', createAccountPagesRouter(deps));
   app.use('/', createSetupPagesRouter(deps));
+  app.use('/admin', createConsoleRouter(deps));
 }
