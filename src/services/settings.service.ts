@@ -1,15 +1,15 @@
 import type { Config } from '../config';
 
 /** Config keys whose value is a secret: shown as set or unset, never the value (CONTRACT §14 Settings). */
-const SECRET_KEY = /secret|password|token/i;
+const SECRET_KEY = /secret|password|token$/i;
 
 /** Connection URLs may carry a password in their userinfo part. */
 function maskUrlPassword(value: string): string {
   try {
     const url = new URL(value);
     if (!url.password) return value;
-    url.password = '••••••';
-    return url.toString();
+    url.password = 'MASKED';
+    return url.toString().replace('MASKED', '••••••');
   } catch {
     return '••••••';
   }

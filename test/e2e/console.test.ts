@@ -381,7 +381,7 @@ describe('applications', () => {
     const rotated = await postForm(agent, `/admin/applications/${client.clientId}/rotate`, csrf, { confirm: 'yes' });
     expect(rotated.status).toBe(200);
     const secret = /id="client-secret">([^<]+)</.exec(rotated.text)![1]!;
-    expect(secret).not.toBe(client.secret);
+    expect(secret).not.toBe(client.clientSecret);
     expect((await t.db('oauth_clients').where({ client_id: client.clientId }).first()).secret_hash).toBe(createHash('sha256').update(secret).digest('hex'));
 
     const off = await postForm(agent, `/admin/applications/${client.clientId}/deactivate`, csrf, { confirm: 'yes' });

@@ -49,7 +49,7 @@ function safeJson(raw: string): unknown {
 }
 
 /** The frame of a console page: who is signed in, the CSRF value of its forms, and the flash of the last action. */
-export function frameOf(req: Request, res: Response, config: Config, principal: Principal, section: ConsoleSection, title: string): ConsoleFrame {
+export function frameOf(req: Request, res: Response, config: Config, principal: Principal, section: ConsoleSection | undefined, title: string): ConsoleFrame {
   return { title, section, email: principal.email, csrf: issueCsrf(req, res, config), flash: takeFlash(req, res) };
 }
 
@@ -113,13 +113,13 @@ export function consoleRefusals(config: Config): ErrorRequestHandler {
           }),
         );
       }
-      return html(res, 403, renderConsoleError(frameOf(req, res, config, principal, 'overview', 'Not allowed'), { title: 'Not allowed', message: err.message }));
+      return html(res, 403, renderConsoleError(frameOf(req, res, config, principal, undefined, 'Not allowed'), { title: 'Not allowed', message: err.message }));
     }
     if ((err.status === 404 || err.code === 'validation_error') && principal && isAdminTier) {
       return html(
         res,
         404,
-        renderConsoleError(frameOf(req, res, config, principal, 'overview', 'Not found'), {
+        renderConsoleError(frameOf(req, res, config, principal, undefined, 'Not found'), {
           title: 'Not found',
           message: 'This page does not exist, or what it showed was deleted.',
         }),

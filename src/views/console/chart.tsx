@@ -43,7 +43,7 @@ export function SignInChart(props: { days: DailySignIns[]; labelledBy: string })
             <g>
               <rect class="succeeded" x={x} y={y(d.succeeded)} width={bar} height={height - bottom - y(d.succeeded)} />
               <rect class="failed" x={x + bar + 1} y={y(d.failed)} width={bar} height={height - bottom - y(d.failed)} />
-              {i % 7 === 0 || i === props.days.length - 1 ? (
+              {i % 7 === 0 || (i === props.days.length - 1 && i % 7 >= 4) ? (
                 <text x={x} y={height - 6}>
                   {d.day.slice(5)}
                 </text>

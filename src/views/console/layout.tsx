@@ -28,7 +28,8 @@ const CONSOLE_CSS = `
   nav.main a[aria-current="page"] { background: var(--accent); color: var(--accent-fg); }
   .who { margin-left: auto; display: flex; gap: .75rem; align-items: center; flex-wrap: wrap; font-size: .9rem; }
   main { max-width: 80rem; margin: 0 auto; padding: 1.25rem 1rem 3rem; }
-  h1 { font-size: 1.5rem; margin: .25rem 0 1rem; }
+  h1 { font-size: 1.5rem; margin: .25rem 0 1rem; overflow-wrap: anywhere; }
+  p, dd, li { overflow-wrap: anywhere; }
   h2 { font-size: 1.15rem; margin: 2rem 0 .5rem; }
   p { margin: 0 0 1rem; }
   label { display: block; font-weight: 600; margin: .9rem 0 .25rem; }
@@ -38,6 +39,8 @@ const CONSOLE_CSS = `
     width: 100%; max-width: 36rem; padding: .5rem .65rem; font: inherit; color: var(--fg); background: var(--bg);
     border: 1px solid var(--border); border-radius: 6px; }
   textarea { min-height: 5rem; }
+  fieldset { border: 1px solid var(--border); border-radius: 6px; max-width: 48rem; margin: 1rem 0 0; padding: .5rem 1rem; }
+  legend { font-weight: 600; padding: 0 .25rem; }
   input:focus-visible, button:focus-visible, a:focus-visible, select:focus-visible, textarea:focus-visible, summary:focus-visible {
     outline: 3px solid var(--focus); outline-offset: 2px; }
   button, .button { display: inline-block; font: inherit; font-weight: 600; padding: .45rem 1rem; border-radius: 6px;
@@ -86,7 +89,7 @@ const CONSOLE_CSS = `
   section.panel { border-top: 1px solid var(--border); margin-top: 1.5rem; }
   @media (max-width: 40rem) {
     .who { margin-left: 0; }
-    table.collapse, table.collapse tbody, table.collapse tr, table.collapse td { display: block; }
+    table.collapse, table.collapse caption, table.collapse tbody, table.collapse tr, table.collapse td { display: block; }
     table.collapse thead { position: absolute; left: -10000px; }
     table.collapse tr { border-bottom: 1px solid var(--border); padding: .5rem 0; }
     table.collapse td { border: 0; padding: .1rem 0; overflow-wrap: anywhere; }
@@ -110,7 +113,8 @@ const NAV: Array<{ id: ConsoleSection; href: string; label: string }> = [
 
 export interface ConsoleFrame {
   title: string;
-  section: ConsoleSection;
+  /** The navigation entry marked current; none on error pages. */
+  section?: ConsoleSection;
   email: string;
   csrf: string;
   flash?: { kind: 'ok' | 'error'; message: string };
