@@ -465,3 +465,37 @@ describe('signing keys and settings', () => {
     expect(res.text).toContain('•••••• (set)');
   });
 });
+
+describe('the REST twins of the console-only actions', () => {
+  test("GET and DELETE /api/users/:userId/sessions, GET /api/users/:userId/mfa, POST /api/users/:userId/set-password-link", async () => {
+    const admin = await makeSignedInUser(t, ['admin']);
+    const target = await makeSignedInUser(t);
+    await enrolTotp(t, target.agent);
+    const sessions = await request(t.app).get(`/api/users/${target.user.id}/sessions`).set('Authorization', admin.bearer);
+    expect(sessions.status).toBe(200);
+    expect(sessions.body.sessions).toHaveLength(1);
+    const mfa = await request(t.app).get(`/api/users/${target.user.id}/mfa`).set('Authorization', admin.bearer);
+    expect(mfa.body).toEqual({ totp: true, passkeys: [], recovery_codes_left: 10 });
+    const revoke = await request(t.app).delete(`/api/users/${target.user.id}/sessions/${sessions.body.sessions[0].id}`).set('Authorization', admin.bearer);
+    expect(revoke.status).toBe(204);
+    expect((await request(t.app).get('/api/auth/me').set('Authorization', target.bearer)).status).toBe(401);
+    const other = await makeSignedInUser(t);
+    const otherSession = (await t.db('sessions').where({ user_id: other.user.id }).first()).id;
+    expect((await request(t.app).delete(`/api/users/${target.user.id}/sessions/${otherSession}`).set('Authorization', admin.bearer)).status).toBe(404);
+    const mails = t.mails.length;
+    const link = await request(t.app).post(`/api/users/${target.user.id}/set-password-link`).set('Authorization', admin.bearer);
+    expect(link.status).toBe(202);
+    expect(t.mails.slice(mails).some((m) => m.to === target.user.email)).toBe(true);
+    // A manager may not send a link to an admin's mailbox (CONTRACT §8 take-over rule) -- users:write is not enough.
+    const manager = await makeUserWithPermissionsAndTier(['users:write']);
+    const refused = await request(t.app).post(`/api/users/${admin.user.id}/set-password-link`).set('Authorization', manager);
+    expect(refused.status).toBe(403);
+  });
+});
+
+async function makeUserWithPermissionsAndTier(permissions: string[]): Promise<string> {
+  const user = await makeUser(t, { roles: ['manager'] });
+  const role = await makeRole(t, { permissions });
+  await t.db('user_roles').insert({ user_id: user.id, role_id: role.id });
+  return `Bearer ${(await signIn(t, user)).accessToken}`;
+}

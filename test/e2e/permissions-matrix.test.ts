@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { guardOf, listDeclaredRoutes, type DeclaredAppRoute, type Guard } from '../../src/routes/route-table';
 import { ADMIN_TIER } from '../../src/services/principal';
-import { makeClient, makeSignedInUser, makeUser, uniqueEmail } from '../helpers/factories';
+import { makeClient, makeSignedInUser, makeUser, signIn, uniqueEmail } from '../helpers/factories';
 import { CATALOGUE, makeRole, makeUserWithPermissions } from '../helpers/rbac';
 import { createTestApp, type TestApp } from '../helpers/test-app';
 
@@ -38,7 +38,7 @@ const BODIES: Record<string, (f: Fixtures) => Promise<Record<string, unknown>> |
 };
 
 /** Path parameters by name: a fresh row each call. */
-const PARAMS = ['userId', 'roleId', 'clientId'] as const;
+const PARAMS = ['userId', 'roleId', 'clientId', 'sessionId'] as const;
 
 let t: TestApp;
 let routes: Array<DeclaredAppRoute & { guard: Guard; key: string; status: number }>;
@@ -75,7 +75,15 @@ async function prepare(route: DeclaredAppRoute): Promise<{ path: string; body?: 
   const fixtures: Fixtures = { role: () => makeRole(t), appRole: (application) => makeRole(t, { application }) };
   const ids: Record<string, string> = {};
   const names = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
-  if (names.includes('userId')) ids.userId = (await makeUser(t)).id;
+  if (names.includes('userId')) {
+    const user = await makeUser(t);
+    ids.userId = user.id;
+    // A session in the path of a user's route is one of that user's.
+    if (names.includes('sessionId')) {
+      await signIn(t, user);
+      ids.sessionId = (await t.db('sessions').where({ user_id: user.id }).first('id')).id as string;
+    }
+  }
   if (names.includes('roleId')) ids.roleId = (await makeRole(t)).id;
   if (names.includes('clientId')) ids.clientId = (await makeClient(t)).clientId;
   // A role in the path of a user's route is one the user holds (removal).

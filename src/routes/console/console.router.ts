@@ -289,9 +289,15 @@ export function createConsoleRouter(deps: RouteDeps) {
         },
       ),
       route(
-        // No REST twin: an administrator's session list of another account is console-only (docs/console.md); the
-        // rule is the one for editing the account (users:write and §8 mayManageUser).
-        { ...post, path: '/users/:userId/sessions/:sessionId/revoke', summary: 'Console: revoke a session of a user', permission: 'users:write', params: sessionParams, body: confirmBody },
+        {
+          ...post,
+          path: '/users/:userId/sessions/:sessionId/revoke',
+          summary: 'Console: revoke a session of a user',
+          permission: 'users:write',
+          twin: 'DELETE /api/users/:userId/sessions/:sessionId',
+          params: sessionParams,
+          body: confirmBody,
+        },
         async ({ params, body, principal }, req, res) => {
           if (body.confirm !== 'yes') {
             return html(
@@ -336,8 +342,7 @@ export function createConsoleRouter(deps: RouteDeps) {
         },
       ),
       route(
-        // No REST twin yet (the API's invitation sends the first link): same rule as changing the account's email.
-        { ...post, path: '/users/:userId/password-link', summary: 'Console: send a set-password link', permission: 'users:write', params: userIdParams },
+        { ...post, path: '/users/:userId/password-link', summary: 'Console: send a set-password link', permission: 'users:write', twin: 'POST /api/users/:userId/set-password-link', params: userIdParams },
         async ({ params, principal }, _req, res) =>
           act(res, userBase(params.userId), async () => {
             await userAdmin.sendPasswordLinkToUser(ctx, principal, params.userId);
