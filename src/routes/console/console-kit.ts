@@ -3,7 +3,8 @@ import { z } from 'zod';
 import type { Config } from '../../config';
 import { AppError } from '../../errors';
 import { issueCsrf } from '../../middleware/csrf';
-import { ADMIN_TIER, type Principal } from '../../services/principal';
+import type { Principal } from '../../services/principal';
+import { adminRank } from '../../services/rbac-policy';
 import { renderOAuthErrorPage } from '../../views/consent';
 import type { FieldErrors } from '../../views/console/components';
 import type { ConsoleFrame, ConsoleSection } from '../../views/console/layout';
@@ -98,7 +99,7 @@ export function consoleRefusals(config: Config): ErrorRequestHandler {
       return res.redirect(303, `/login?${new URLSearchParams({ return_to: back })}`);
     }
     const principal = req.principal;
-    const isAdminTier = principal !== undefined && principal.roleNames.some((r) => (ADMIN_TIER as readonly string[]).includes(r));
+    const isAdminTier = principal !== undefined && adminRank(principal.roleNames) > 0;
     if (err.status === 403) {
       const mfa = err.code === 'mfa_required';
       if (!principal || !isAdminTier || mfa) {

@@ -8,7 +8,8 @@ import * as auth from '../../services/auth.service';
 import { approveAuthorization, denyAuthorization, getConsentInfo } from '../../services/oauth/consent.service';
 import { resolveReturnTo } from '../../services/oauth/return-to';
 import { SCOPE_DESCRIPTIONS } from '../../services/oauth/scopes';
-import { ADMIN_TIER, type Principal } from '../../services/principal';
+import type { Principal } from '../../services/principal';
+import { adminRank } from '../../services/rbac-policy';
 import { renderConsentPage, renderOAuthErrorPage } from '../../views/consent';
 import { renderLoginPage, renderSecondStepPage, renderSignedInPage, renderSignedOutPage } from '../../views/login';
 import { requestMeta } from '../auth/auth.router';
@@ -51,7 +52,7 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
         const returnTo = query.return_to;
         const signedIn = firstParty(principal);
         if (signedIn && needsSecondFactorForAdmin(config, signedIn)) return res.redirect(303, enrolUrlFor(resolveReturnTo(config, returnTo)));
-        if (signedIn && !returnTo) return html(res, 200, renderSignedInPage({ email: signedIn.email, csrf, consoleLink: signedIn.roleNames.some((r) => (ADMIN_TIER as readonly string[]).includes(r)) }));
+        if (signedIn && !returnTo) return html(res, 200, renderSignedInPage({ email: signedIn.email, csrf, consoleLink: adminRank(signedIn.roleNames) > 0 }));
         // OIDC login_hint (CONTRACT §9) prefills the email field; it is only ever shown back, escaped.
         html(res, 200, renderLoginPage({ csrf, returnTo, email: query.login_hint?.trim(), signedInAs: signedIn?.email }));
       },
