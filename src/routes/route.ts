@@ -126,7 +126,11 @@ export interface RouteDecl<P extends Schema = Schema, Q extends Schema = Schema,
 
 /** The parsed value of a declared schema (`unknown` when the route declares none, so nothing undeclared is read). */
 type Out<S> = z.output<S>;
-type PrincipalFor<A extends AuthMode> = A extends 'user' | 'user-or-client' | 'page' ? Principal : A extends 'browser' ? Principal | undefined : undefined;
+type PrincipalFor<A extends AuthMode> = A extends 'user' | 'user-or-client' | 'page'
+  ? Principal
+  : A extends 'browser'
+    ? Principal | undefined
+    : undefined;
 
 export interface RouteInput<D extends RouteDecl> {
   params: Out<D['params']>;

@@ -23,7 +23,10 @@ import { assertMayManageUser, assertMayTakeOverUser, type UserWithRoles } from '
 export async function findUsers(ctx: ServiceContext, query: UserSearch): Promise<{ users: UserWithRoles[]; hasNext: boolean }> {
   const rows = await searchUsers(ctx.db, query);
   const page = rows.slice(0, query.limit);
-  const roles = await listActiveRolesOfUsers(ctx.db, page.map((u) => u.id));
+  const roles = await listActiveRolesOfUsers(
+    ctx.db,
+    page.map((u) => u.id),
+  );
   return { users: page.map((user) => ({ user, roles: roles.get(user.id) ?? [] })), hasNext: rows.length > query.limit };
 }
 
@@ -38,7 +41,12 @@ export async function revokeSessionOfUser(ctx: ServiceContext, actor: Actor, use
   const session = await findSessionById(ctx.db, sessionId);
   if (!session || session.userId !== userId) throw notFound('Session');
   if (!(await revokeSession(ctx.db, sessionId, ctx.clock.now()))) throw notFound('Session');
-  ctx.events.emit({ type: 'auth.session.revoked', actorId: actor.userId, subjectId: userId, detail: { session_id: sessionId, by_admin: true } });
+  ctx.events.emit({
+    type: 'auth.session.revoked',
+    actorId: actor.userId,
+    subjectId: userId,
+    detail: { session_id: sessionId, by_admin: true },
+  });
 }
 
 export interface FactorsOfUser {

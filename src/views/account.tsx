@@ -9,7 +9,14 @@ export interface AccountPageData {
   email: string;
   firstName: string;
   lastName: string;
-  sessions: Array<{ id: string; userAgent: string | null; ip: string | null; lastUsedAt: Date; clientName: string | null; current: boolean }>;
+  sessions: Array<{
+    id: string;
+    userAgent: string | null;
+    ip: string | null;
+    lastUsedAt: Date;
+    clientName: string | null;
+    current: boolean;
+  }>;
   apps: Array<{ clientId: string; name: string; scopes: string[]; grantedAt: Date }>;
   totp: 'on' | 'pending' | 'off';
   /** While an enrolment is pending: the secret as text and its QR code (server-made SVG). */
@@ -47,9 +54,27 @@ function ProfileSection({ data }: Props) {
       <form method="post" action={act(data, 'profile')}>
         <CsrfField csrf={data.csrf} />
         <label for="first_name">First name</label>
-        <input type="text" id="first_name" name="first_name" autocomplete="given-name" maxlength={100} required value={data.firstName} aria-describedby={d} />
+        <input
+          type="text"
+          id="first_name"
+          name="first_name"
+          autocomplete="given-name"
+          maxlength={100}
+          required
+          value={data.firstName}
+          aria-describedby={d}
+        />
         <label for="last_name">Last name</label>
-        <input type="text" id="last_name" name="last_name" autocomplete="family-name" maxlength={100} required value={data.lastName} aria-describedby={d} />
+        <input
+          type="text"
+          id="last_name"
+          name="last_name"
+          autocomplete="family-name"
+          maxlength={100}
+          required
+          value={data.lastName}
+          aria-describedby={d}
+        />
         <Actions>
           <button type="submit">Save profile</button>
         </Actions>
@@ -68,11 +93,34 @@ function PasswordSection({ data }: Props) {
         <CsrfField csrf={data.csrf} />
         <input type="text" name="username" autocomplete="username" value={data.email} hidden />
         <label for="current_password">Current password</label>
-        <input type="password" id="current_password" name="current_password" autocomplete="current-password" required aria-describedby={d} />
+        <input
+          type="password"
+          id="current_password"
+          name="current_password"
+          autocomplete="current-password"
+          required
+          aria-describedby={d}
+        />
         <label for="new_password">New password</label>
-        <input type="password" id="new_password" name="new_password" autocomplete="new-password" minlength={6} required aria-describedby={d} />
+        <input
+          type="password"
+          id="new_password"
+          name="new_password"
+          autocomplete="new-password"
+          minlength={6}
+          required
+          aria-describedby={d}
+        />
         <label for="new_password_confirm">New password again</label>
-        <input type="password" id="new_password_confirm" name="new_password_confirm" autocomplete="new-password" minlength={6} required aria-describedby={d} />
+        <input
+          type="password"
+          id="new_password_confirm"
+          name="new_password_confirm"
+          autocomplete="new-password"
+          minlength={6}
+          required
+          aria-describedby={d}
+        />
         <p class="muted">Changing the password signs out every other session.</p>
         <Actions>
           <button type="submit">Change password</button>
@@ -175,7 +223,15 @@ function TotpPart({ data }: Props) {
           <form method="post" action={act(data, 'totp/remove')}>
             <CsrfField csrf={data.csrf} />
             <label for="totp_remove_code">Current code from the app</label>
-            <input type="text" id="totp_remove_code" name="code" inputmode="numeric" autocomplete="one-time-code" maxlength={6} aria-describedby={d} />
+            <input
+              type="text"
+              id="totp_remove_code"
+              name="code"
+              inputmode="numeric"
+              autocomplete="one-time-code"
+              maxlength={6}
+              aria-describedby={d}
+            />
             <p class="muted">Or, without the app:</p>
             <label for="totp_remove_password">Your password</label>
             <input type="password" id="totp_remove_password" name="password" autocomplete="current-password" aria-describedby={d} />
@@ -211,7 +267,17 @@ function TotpPart({ data }: Props) {
         <form method="post" action={act(data, 'totp/confirm')}>
           <CsrfField csrf={data.csrf} />
           <label for="totp_code">Code from the app</label>
-          <input type="text" id="totp_code" name="code" inputmode="numeric" pattern="[0-9]*" maxlength={6} autocomplete="one-time-code" required aria-describedby={d} />
+          <input
+            type="text"
+            id="totp_code"
+            name="code"
+            inputmode="numeric"
+            pattern="[0-9]*"
+            maxlength={6}
+            autocomplete="one-time-code"
+            required
+            aria-describedby={d}
+          />
           <Actions>
             <button type="submit">Turn on</button>
           </Actions>
@@ -249,7 +315,8 @@ function RecoveryPart({ data }: Props) {
       {data.recoveryCodes ? (
         <div class="ok" role="status" id="recovery-codes">
           <p>
-            <strong>Your recovery codes.</strong> Save them somewhere safe now: they are shown only once. Each works once if you lose your authenticator.
+            <strong>Your recovery codes.</strong> Save them somewhere safe now: they are shown only once. Each works once if you lose your
+            authenticator.
           </p>
           <ol class="codes">
             {data.recoveryCodes.map((c) => (

@@ -59,10 +59,25 @@ export function NewPasswordFields(props: { minLength: number; label: string; rep
   return (
     <>
       <label for="password">{props.label}</label>
-      <input type="password" id="password" name="password" autocomplete="new-password" minlength={props.minLength} required aria-describedby={props.describedBy} />
+      <input
+        type="password"
+        id="password"
+        name="password"
+        autocomplete="new-password"
+        minlength={props.minLength}
+        required
+        aria-describedby={props.describedBy}
+      />
       <p class="muted">At least {props.minLength} characters.</p>
       <label for="password_confirm">{props.repeatLabel}</label>
-      <input type="password" id="password_confirm" name="password_confirm" autocomplete="new-password" minlength={props.minLength} required />
+      <input
+        type="password"
+        id="password_confirm"
+        name="password_confirm"
+        autocomplete="new-password"
+        minlength={props.minLength}
+        required
+      />
     </>
   );
 }

@@ -14,7 +14,16 @@ export function renderLoginPage(options: { csrf: string; returnTo?: string; emai
       <form method="post" action="/login" novalidate>
         {hidden}
         <label for="email">Email address</label>
-        <input type="email" id="email" name="email" autocomplete="username" required autofocus value={options.email ?? ''} aria-describedby={describedBy} />
+        <input
+          type="email"
+          id="email"
+          name="email"
+          autocomplete="username"
+          required
+          autofocus
+          value={options.email ?? ''}
+          aria-describedby={describedBy}
+        />
         <label for="password">Password</label>
         <input type="password" id="password" name="password" autocomplete="current-password" required aria-describedby={describedBy} />
         <Actions>
@@ -100,7 +109,15 @@ export function renderSecondStepPage(options: {
           <form method="post" action="/login/mfa" novalidate>
             {hidden}
             <label for="recovery_code">Recovery code</label>
-            <input type="text" id="recovery_code" name="recovery_code" autocomplete="off" autocapitalize="none" spellcheck={false} required />
+            <input
+              type="text"
+              id="recovery_code"
+              name="recovery_code"
+              autocomplete="off"
+              autocapitalize="none"
+              spellcheck={false}
+              required
+            />
             <Actions>
               <button type="submit" class="secondary">
                 Use recovery code

@@ -19,7 +19,15 @@ export function renderSetupForm(options: {
       <form method="post" action="/setup">
         <Hidden fields={{ token: options.token, csrf: options.csrf }} />
         <label for="email">Email</label>
-        <input type="email" id="email" name="email" value={v.email ?? ''} autocomplete="username" required aria-describedby={options.error ? 'form-error' : undefined} />
+        <input
+          type="email"
+          id="email"
+          name="email"
+          value={v.email ?? ''}
+          autocomplete="username"
+          required
+          aria-describedby={options.error ? 'form-error' : undefined}
+        />
         <label for="first_name">First name</label>
         <input type="text" id="first_name" name="first_name" value={v.first_name ?? ''} autocomplete="given-name" required />
         <label for="last_name">Last name</label>

@@ -50,7 +50,8 @@ async function checkPage(page: Page, name: string): Promise<void> {
         const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
         return result.violations;
       })) as AxeViolation[];
-      for (const v of violations) problems.push(`${name} ${colorScheme} ${width}px: ${v.id} (${v.help}) at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+      for (const v of violations)
+        problems.push(`${name} ${colorScheme} ${width}px: ${v.id} (${v.help}) at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
       // Nothing may overflow sideways at 320 px except inside scrolling blocks.
       if (width === 320) {
         const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
@@ -81,7 +82,11 @@ async function api(pathname: string, bearer: string): Promise<{ status: number; 
 }
 
 async function bearerOf(email: string, password: string): Promise<string> {
-  const res = await fetch(`${baseUrl}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
+  const res = await fetch(`${baseUrl}/api/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password }),
+  });
   return `Bearer ${((await res.json()) as { accessToken: string }).accessToken}`;
 }
 
@@ -114,7 +119,9 @@ test('an admin signs in, lands in the console and manages users, roles, applicat
     await page.getByLabel('Role to assign').selectOption({ label: 'manager' });
     await page.getByRole('button', { name: 'Assign role' }).click();
     await page.getByRole('status').filter({ hasText: 'Role manager assigned.' }).waitFor();
-    expect(((await api(`/api/users/${member.id}`, bearer)).body.user as { roles: Array<{ name: string }> }).roles.map((r) => r.name)).toEqual(['manager']);
+    expect(
+      ((await api(`/api/users/${member.id}`, bearer)).body.user as { roles: Array<{ name: string }> }).roles.map((r) => r.name),
+    ).toEqual(['manager']);
 
     await page.getByRole('button', { name: 'Deactivate' }).click();
     await page.getByRole('heading', { name: `Deactivate ${member.email}?` }).waitFor();
@@ -149,7 +156,10 @@ test('an admin signs in, lands in the console and manages users, roles, applicat
     const secret = (await page.locator('#client-secret').textContent())!;
     const token = await fetch(`${baseUrl}/api/oauth/token`, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}` },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`,
+      },
       body: 'grant_type=refresh_token&refresh_token=not-a-token',
     });
     // The client authenticated (the grant is refused, not the client).

@@ -33,7 +33,10 @@ async function auditTypes(subjectId: string): Promise<string[]> {
 
 /** Posts a console form (the agent holds the csrf cookie) and expects the post-redirect-get. */
 async function postForm(agent: TestAgent, path: string, csrf: string, fields: Record<string, string | string[]> = {}) {
-  return agent.post(path).type('form').send({ csrf, ...fields });
+  return agent
+    .post(path)
+    .type('form')
+    .send({ csrf, ...fields });
 }
 
 /** The flash shown on the page a post redirected to. */
@@ -66,7 +69,15 @@ describe('who gets in', () => {
 
   test('every console page answers no-store and frame-ancestors none', async () => {
     const { agent } = await adminAgent();
-    for (const path of ['/admin', '/admin/users', '/admin/roles', '/admin/applications', '/admin/audit', '/admin/signing-keys', '/admin/settings']) {
+    for (const path of [
+      '/admin',
+      '/admin/users',
+      '/admin/roles',
+      '/admin/applications',
+      '/admin/audit',
+      '/admin/signing-keys',
+      '/admin/settings',
+    ]) {
       const res = await agent.get(path);
       expect([path, res.status]).toEqual([path, 200]);
       expect(res.headers['cache-control']).toContain('no-store');
@@ -132,7 +143,9 @@ describe('every console route declares the guard of its REST twin', () => {
         continue;
       }
       if (JSON.stringify(guardOf(twin.decl)) !== JSON.stringify(guardOf(r.decl))) {
-        wrong.push(`${r.method} ${r.path}: ${JSON.stringify(guardOf(r.decl))} but ${r.decl.twin} has ${JSON.stringify(guardOf(twin.decl))}`);
+        wrong.push(
+          `${r.method} ${r.path}: ${JSON.stringify(guardOf(r.decl))} but ${r.decl.twin} has ${JSON.stringify(guardOf(twin.decl))}`,
+        );
       }
     }
     expect(wrong).toEqual([]);
@@ -145,14 +158,22 @@ describe('CSRF and bad input', () => {
     const target = await makeUser(t);
     const none = await agent.post(`/admin/users/${target.id}/deactivate`).type('form').send({ confirm: 'yes' });
     expect(none.status).toBe(403);
-    const foreign = await agent.post(`/admin/users/${target.id}/deactivate`).set('Origin', 'https://evil.test').type('form').send({ csrf, confirm: 'yes' });
+    const foreign = await agent
+      .post(`/admin/users/${target.id}/deactivate`)
+      .set('Origin', 'https://evil.test')
+      .type('form')
+      .send({ csrf, confirm: 'yes' });
     expect(foreign.status).toBe(403);
     expect((await t.db('users').where({ id: target.id }).first()).is_active).toBe(true);
   });
 
   test('a bad form re-renders with the API schema errors next to the fields (400, never 500)', async () => {
     const { agent, csrf } = await adminAgent();
-    const res = await postForm(agent, '/admin/applications', csrf, { name: 'Bad', redirect_uris: 'javascript:alert(1)', scopes: ['openid'] });
+    const res = await postForm(agent, '/admin/applications', csrf, {
+      name: 'Bad',
+      redirect_uris: 'javascript:alert(1)',
+      scopes: ['openid'],
+    });
     expect(res.status).toBe(400);
     expect(res.text).toContain('aria-invalid="true"');
     expect(res.text).toContain('class="field-error"');
@@ -214,7 +235,12 @@ describe('users', () => {
   test('profile edit goes through the API rules: saved, audited; a manager may not change an admin (§8)', async () => {
     const { agent, csrf } = await adminAgent();
     const target = await makeUser(t);
-    const res = await postForm(agent, `/admin/users/${target.id}/profile`, csrf, { first_name: 'Renamed', last_name: target.lastName, email: target.email, email_verified: 'true' });
+    const res = await postForm(agent, `/admin/users/${target.id}/profile`, csrf, {
+      first_name: 'Renamed',
+      last_name: target.lastName,
+      email: target.email,
+      email_verified: 'true',
+    });
     expect(await flashAfter(agent, res)).toBe('ok: Profile saved.');
     expect((await t.db('users').where({ id: target.id }).first()).first_name).toBe('Renamed');
     expect(await auditTypes(target.id)).toContain('user.changed');
@@ -236,11 +262,15 @@ describe('users', () => {
     const { agent, csrf } = await adminAgent();
     const target = await makeUser(t);
     const role = await makeRole(t, { application: 'crm', permissions: ['users:read'] });
-    expect(await flashAfter(agent, await postForm(agent, `/admin/users/${target.id}/roles`, csrf, { role_id: role.id }))).toBe(`ok: Role ${role.name} assigned.`);
+    expect(await flashAfter(agent, await postForm(agent, `/admin/users/${target.id}/roles`, csrf, { role_id: role.id }))).toBe(
+      `ok: Role ${role.name} assigned.`,
+    );
     expect(await t.db('user_roles').where({ user_id: target.id, role_id: role.id }).first()).toBeDefined();
     expect((await agent.get(`/admin/users/${target.id}`)).text).toContain('crm');
     expect((await postForm(agent, `/admin/users/${target.id}/roles/${role.id}/remove`, csrf)).status).toBe(200);
-    expect(await flashAfter(agent, await postForm(agent, `/admin/users/${target.id}/roles/${role.id}/remove`, csrf, { confirm: 'yes' }))).toBe('ok: Role removed.');
+    expect(
+      await flashAfter(agent, await postForm(agent, `/admin/users/${target.id}/roles/${role.id}/remove`, csrf, { confirm: 'yes' })),
+    ).toBe('ok: Role removed.');
     expect(await t.db('user_roles').where({ user_id: target.id, role_id: role.id }).first()).toBeUndefined();
     expect(await auditTypes(target.id)).toEqual(expect.arrayContaining(['role.assigned', 'role.removed']));
   });
@@ -316,20 +346,34 @@ describe('roles', () => {
   test('a super_admin creates, edits permissions of and deactivates a role; an admin only reads', async () => {
     const { agent, csrf } = await adminAgent();
     const name = `console-${Date.now()}`;
-    const created = await postForm(agent, '/admin/roles', csrf, { name, description: 'Made here', application: '', permissions: ['users:read'] });
+    const created = await postForm(agent, '/admin/roles', csrf, {
+      name,
+      description: 'Made here',
+      application: '',
+      permissions: ['users:read'],
+    });
     expect(created.status).toBe(303);
     const role = await t.db('roles').where({ name }).first();
     expect(role).toBeDefined();
-    const edit = await postForm(agent, `/admin/roles/${role.id}`, csrf, { name, description: 'Changed', permissions: ['users:read', 'users:write'] });
+    const edit = await postForm(agent, `/admin/roles/${role.id}`, csrf, {
+      name,
+      description: 'Changed',
+      permissions: ['users:read', 'users:write'],
+    });
     expect(await flashAfter(agent, edit)).toBe('ok: Role saved.');
-    expect((await t.db('role_permissions').where({ role_id: role.id })).map((r: { permission: string }) => r.permission).sort()).toEqual(['users:read', 'users:write']);
+    expect((await t.db('role_permissions').where({ role_id: role.id })).map((r: { permission: string }) => r.permission).sort()).toEqual([
+      'users:read',
+      'users:write',
+    ]);
     const off = await postForm(agent, `/admin/roles/${role.id}/deactivate`, csrf, { confirm: 'yes' });
     expect(await flashAfter(agent, off)).toBe('ok: Role deactivated.');
     expect((await t.db('roles').where({ id: role.id }).first()).is_active).toBe(false);
 
     const admin = await adminAgent(['admin']);
     expect((await admin.agent.get(`/admin/roles/${role.id}`)).status).toBe(200);
-    expect((await postForm(admin.agent, `/admin/roles/${role.id}`, admin.csrf, { name, description: 'x', permissions: [] })).status).toBe(403);
+    expect((await postForm(admin.agent, `/admin/roles/${role.id}`, admin.csrf, { name, description: 'x', permissions: [] })).status).toBe(
+      403,
+    );
   });
 
   test('a stale form on a deleted role gives a clear message', async () => {
@@ -361,7 +405,14 @@ describe('applications', () => {
     expect(detail.status).toBe(200);
     expect(detail.text).not.toContain(secret);
     await t.ctx.events.idle?.();
-    expect(await t.db('audit_events').where({ type: 'oauth.client.created' }).whereRaw(`detail::text like ?`, [`%${clientId}%`]).orWhere({ type: 'oauth.client.created', subject_id: clientId }).first()).toBeDefined();
+    expect(
+      await t
+        .db('audit_events')
+        .where({ type: 'oauth.client.created' })
+        .whereRaw(`detail::text like ?`, [`%${clientId}%`])
+        .orWhere({ type: 'oauth.client.created', subject_id: clientId })
+        .first(),
+    ).toBeDefined();
   });
 
   test('edit, rotate (new secret once, old one dead) and deactivate', async () => {
@@ -382,14 +433,16 @@ describe('applications', () => {
     expect(rotated.status).toBe(200);
     const secret = /id="client-secret">([^<]+)</.exec(rotated.text)![1]!;
     expect(secret).not.toBe(client.clientSecret);
-    expect((await t.db('oauth_clients').where({ client_id: client.clientId }).first()).secret_hash).toBe(createHash('sha256').update(secret).digest('hex'));
+    expect((await t.db('oauth_clients').where({ client_id: client.clientId }).first()).secret_hash).toBe(
+      createHash('sha256').update(secret).digest('hex'),
+    );
 
     const off = await postForm(agent, `/admin/applications/${client.clientId}/deactivate`, csrf, { confirm: 'yes' });
     expect(await flashAfter(agent, off)).toBe('ok: Application deactivated.');
     expect((await t.db('oauth_clients').where({ client_id: client.clientId }).first()).is_active).toBe(false);
   });
 
-  test('a holder of oauth_clients:read alone sees applications but no edit, rotate or deactivate controls, and is refused them', async () => {
+  test('oauth_clients:read alone: applications shown without edit, rotate or deactivate controls, and those refused', async () => {
     const admin = await makeUser(t, { roles: ['manager'] });
     const role = await makeRole(t, { permissions: ['oauth_clients:read'] });
     await t.db('user_roles').insert({ user_id: admin.id, role_id: role.id });
@@ -467,7 +520,7 @@ describe('signing keys and settings', () => {
 });
 
 describe('the REST twins of the console-only actions', () => {
-  test("GET and DELETE /api/users/:userId/sessions, GET /api/users/:userId/mfa, POST /api/users/:userId/set-password-link", async () => {
+  test('GET and DELETE /api/users/:userId/sessions, GET /api/users/:userId/mfa, POST /api/users/:userId/set-password-link', async () => {
     const admin = await makeSignedInUser(t, ['admin']);
     const target = await makeSignedInUser(t);
     await enrolTotp(t, target.agent);
@@ -476,12 +529,16 @@ describe('the REST twins of the console-only actions', () => {
     expect(sessions.body.sessions).toHaveLength(1);
     const mfa = await request(t.app).get(`/api/users/${target.user.id}/mfa`).set('Authorization', admin.bearer);
     expect(mfa.body).toEqual({ totp: true, passkeys: [], recovery_codes_left: 10 });
-    const revoke = await request(t.app).delete(`/api/users/${target.user.id}/sessions/${sessions.body.sessions[0].id}`).set('Authorization', admin.bearer);
+    const revoke = await request(t.app)
+      .delete(`/api/users/${target.user.id}/sessions/${sessions.body.sessions[0].id}`)
+      .set('Authorization', admin.bearer);
     expect(revoke.status).toBe(204);
     expect((await request(t.app).get('/api/auth/me').set('Authorization', target.bearer)).status).toBe(401);
     const other = await makeSignedInUser(t);
     const otherSession = (await t.db('sessions').where({ user_id: other.user.id }).first()).id;
-    expect((await request(t.app).delete(`/api/users/${target.user.id}/sessions/${otherSession}`).set('Authorization', admin.bearer)).status).toBe(404);
+    expect(
+      (await request(t.app).delete(`/api/users/${target.user.id}/sessions/${otherSession}`).set('Authorization', admin.bearer)).status,
+    ).toBe(404);
     const mails = t.mails.length;
     const link = await request(t.app).post(`/api/users/${target.user.id}/set-password-link`).set('Authorization', admin.bearer);
     expect(link.status).toBe(202);

@@ -118,7 +118,11 @@ export async function deleteAuditEventsBefore(db: DbOrTrx, before: Date, limit: 
 }
 
 /** Events of each type per UTC day since `from` (the console's sign-in chart); days without events are absent. */
-export async function countEventsPerDay(db: DbOrTrx, types: readonly string[], from: Date): Promise<Array<{ day: string; type: string; count: number }>> {
+export async function countEventsPerDay(
+  db: DbOrTrx,
+  types: readonly string[],
+  from: Date,
+): Promise<Array<{ day: string; type: string; count: number }>> {
   const rows: Array<{ day: string; type: string; count: string }> = await db('audit_events')
     .select(db.raw(`to_char(date_trunc('day', occurred_at at time zone 'UTC'), 'YYYY-MM-DD') as day`), 'type', db.raw('count(*) as count'))
     .whereIn('type', types)

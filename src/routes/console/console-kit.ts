@@ -50,7 +50,14 @@ function safeJson(raw: string): unknown {
 }
 
 /** The frame of a console page: who is signed in, the CSRF value of its forms, and the flash of the last action. */
-export function frameOf(req: Request, res: Response, config: Config, principal: Principal, section: ConsoleSection | undefined, title: string): ConsoleFrame {
+export function frameOf(
+  req: Request,
+  res: Response,
+  config: Config,
+  principal: Principal,
+  section: ConsoleSection | undefined,
+  title: string,
+): ConsoleFrame {
   return { title, section, email: principal.email, csrf: issueCsrf(req, res, config), flash: takeFlash(req, res) };
 }
 
@@ -114,7 +121,11 @@ export function consoleRefusals(config: Config): ErrorRequestHandler {
           }),
         );
       }
-      return html(res, 403, renderConsoleError(frameOf(req, res, config, principal, undefined, 'Not allowed'), { title: 'Not allowed', message: err.message }));
+      return html(
+        res,
+        403,
+        renderConsoleError(frameOf(req, res, config, principal, undefined, 'Not allowed'), { title: 'Not allowed', message: err.message }),
+      );
     }
     if ((err.status === 404 || err.code === 'validation_error') && principal && isAdminTier) {
       return html(
@@ -135,6 +146,9 @@ export function refuseConsoleForm(req: Request, res: Response): void {
   html(
     res,
     403,
-    renderOAuthErrorPage({ title: 'Request refused', message: 'This form has expired or was not sent from this site. Go back, reload the page and try again.' }),
+    renderOAuthErrorPage({
+      title: 'Request refused',
+      message: 'This form has expired or was not sent from this site. Go back, reload the page and try again.',
+    }),
   );
 }

@@ -24,7 +24,18 @@ import { createRoleBody, roleIdParams, updateRoleBody, userIdParams, userRolePar
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
 import { inviteUserBody, updateUserBody } from '../users/users.schemas';
-import { CONSOLE, confirmBody, consoleRefusals, fieldErrors, frameOf, lines, list, refuseConsoleForm, refusalOf, setFlash } from './console-kit';
+import {
+  CONSOLE,
+  confirmBody,
+  consoleRefusals,
+  fieldErrors,
+  frameOf,
+  lines,
+  list,
+  refuseConsoleForm,
+  refusalOf,
+  setFlash,
+} from './console-kit';
 
 const USERS_PAGE = 50;
 const AUDIT_PAGE = 50;
@@ -33,7 +44,14 @@ const CSV_MAX_ROWS = 100_000;
 
 const sessionParams = z.object({ userId: userIdParams.shape.userId, sessionId: z.uuid() });
 const usersQuery = z.object({ q: text(200), status: text(20), tier: text(20), page: text(6) });
-const auditForm = z.object({ type: text(100), actor: text(200), subject: text(200), from: text(10), to: text(10), cursor: optionalText(60) });
+const auditForm = z.object({
+  type: text(100),
+  actor: text(200),
+  subject: text(200),
+  from: text(10),
+  to: text(10),
+  cursor: optionalText(60),
+});
 
 /** A form's date (YYYY-MM-DD, UTC) as the API's ISO time; `nextDay` for an inclusive upper bound. */
 function isoDay(day: string, nextDay = false): string | undefined {
@@ -77,7 +95,12 @@ export function createConsoleRouter(deps: RouteDeps) {
 
   const userBase = (userId: string) => `/admin/users/${userId}`;
 
-  async function userDetailPage(principal: Principal, userId: string, errors: views.UserDetailData['errors'] = {}, values?: Record<string, string>) {
+  async function userDetailPage(
+    principal: Principal,
+    userId: string,
+    errors: views.UserDetailData['errors'] = {},
+    values?: Record<string, string>,
+  ) {
     const detail = await users.getUserDetail(ctx, userId);
     const [allRoles, sessions, apps, factors, events] = await Promise.all([
       catalogue.listRoles(ctx),
@@ -86,10 +109,26 @@ export function createConsoleRouter(deps: RouteDeps) {
       userAdmin.listFactorsOfUser(ctx, userId),
       audit.listOwnActivity(ctx, userId, { limit: 10 }),
     ]);
-    return { user: detail.user, roles: detail.roles, allRoles, sessions, apps, factors, events: events.events, errors, values, isSelf: userId === principal.userId };
+    return {
+      user: detail.user,
+      roles: detail.roles,
+      allRoles,
+      sessions,
+      apps,
+      factors,
+      events: events.events,
+      errors,
+      values,
+      isSelf: userId === principal.userId,
+    };
   }
 
-  const clientValues = (c?: { name: string; redirectUris: string[]; postLogoutRedirectUris: string[]; scopes: string[] }): views.ApplicationValues => ({
+  const clientValues = (c?: {
+    name: string;
+    redirectUris: string[];
+    postLogoutRedirectUris: string[];
+    scopes: string[];
+  }): views.ApplicationValues => ({
     name: c?.name ?? '',
     redirect_uris: (c?.redirectUris ?? []).join('\n'),
     post_logout_redirect_uris: (c?.postLogoutRedirectUris ?? []).join('\n'),
@@ -115,14 +154,25 @@ export function createConsoleRouter(deps: RouteDeps) {
     deps,
     [
       // Overview
-      route({ ...CONSOLE, method: 'get', path: '/', summary: 'Console: overview', admin: true, twin: 'GET /api/admin/summary' }, async ({ principal }, req, res) => {
-        const [summary, days] = await Promise.all([admin.getSummary(ctx), userAdmin.signInsPerDay(ctx, 30)]);
-        html(res, 200, views.renderOverview(frame(req, res, principal, 'overview', 'Overview'), { summary, days }));
-      }),
+      route(
+        { ...CONSOLE, method: 'get', path: '/', summary: 'Console: overview', admin: true, twin: 'GET /api/admin/summary' },
+        async ({ principal }, req, res) => {
+          const [summary, days] = await Promise.all([admin.getSummary(ctx), userAdmin.signInsPerDay(ctx, 30)]);
+          html(res, 200, views.renderOverview(frame(req, res, principal, 'overview', 'Overview'), { summary, days }));
+        },
+      ),
 
       // Users
       route(
-        { ...CONSOLE, method: 'get', path: '/users', summary: 'Console: users', permission: 'users:read', twin: 'GET /api/users', query: usersQuery },
+        {
+          ...CONSOLE,
+          method: 'get',
+          path: '/users',
+          summary: 'Console: users',
+          permission: 'users:read',
+          twin: 'GET /api/users',
+          query: usersQuery,
+        },
         async ({ query, principal }, req, res) => {
           const page = Math.max(1, Math.min(10_000, Number.parseInt(query.page, 10) || 1));
           const status = query.status === 'active' || query.status === 'inactive' ? query.status : undefined;
@@ -147,11 +197,27 @@ export function createConsoleRouter(deps: RouteDeps) {
           );
         },
       ),
-      route({ ...CONSOLE, method: 'get', path: '/users/new', summary: 'Console: invite a user (form)', permission: 'users:write', twin: 'POST /api/users' }, ({ principal }, req, res) =>
-        html(res, 200, views.renderInviteUser(frame(req, res, principal, 'users', 'Invite a user'), { values: {}, errors: {} })),
+      route(
+        {
+          ...CONSOLE,
+          method: 'get',
+          path: '/users/new',
+          summary: 'Console: invite a user (form)',
+          permission: 'users:write',
+          twin: 'POST /api/users',
+        },
+        ({ principal }, req, res) =>
+          html(res, 200, views.renderInviteUser(frame(req, res, principal, 'users', 'Invite a user'), { values: {}, errors: {} })),
       ),
       route(
-        { ...post, path: '/users', summary: 'Console: invite a user', permission: 'users:write', twin: 'POST /api/users', body: z.object({ email: text(300), first_name: text(300), last_name: text(300) }) },
+        {
+          ...post,
+          path: '/users',
+          summary: 'Console: invite a user',
+          permission: 'users:write',
+          twin: 'POST /api/users',
+          body: z.object({ email: text(300), first_name: text(300), last_name: text(300) }),
+        },
         async ({ body, principal }, req, res) => {
           const parsed = inviteUserBody.safeParse(body);
           const again = (errors: Record<string, string | undefined>, status = 400) =>
@@ -169,7 +235,15 @@ export function createConsoleRouter(deps: RouteDeps) {
         },
       ),
       route(
-        { ...CONSOLE, method: 'get', path: '/users/:userId', summary: 'Console: a user', permission: 'users:read', twin: 'GET /api/users/:userId', params: userIdParams },
+        {
+          ...CONSOLE,
+          method: 'get',
+          path: '/users/:userId',
+          summary: 'Console: a user',
+          permission: 'users:read',
+          twin: 'GET /api/users/:userId',
+          params: userIdParams,
+        },
         async ({ params, principal }, req, res) => {
           const data = await userDetailPage(principal, params.userId);
           html(res, 200, views.renderUserDetail(frame(req, res, principal, 'users', data.user.email), data));
@@ -215,7 +289,15 @@ export function createConsoleRouter(deps: RouteDeps) {
         },
       ),
       route(
-        { ...post, path: '/users/:userId/deactivate', summary: 'Console: deactivate a user', permission: 'users:delete', twin: 'DELETE /api/users/:userId', params: userIdParams, body: confirmBody },
+        {
+          ...post,
+          path: '/users/:userId/deactivate',
+          summary: 'Console: deactivate a user',
+          permission: 'users:delete',
+          twin: 'DELETE /api/users/:userId',
+          params: userIdParams,
+          body: confirmBody,
+        },
         async ({ params, body, principal }, req, res) => {
           if (body.confirm !== 'yes') {
             const { user } = await users.getUserDetail(ctx, params.userId);
@@ -239,7 +321,14 @@ export function createConsoleRouter(deps: RouteDeps) {
       ),
       route(
         // CONTRACT §8: re-activation needs users:delete, like deactivation (the API's PUT checks it in the service).
-        { ...post, path: '/users/:userId/activate', summary: 'Console: re-activate a user', permission: 'users:delete', twin: 'DELETE /api/users/:userId', params: userIdParams },
+        {
+          ...post,
+          path: '/users/:userId/activate',
+          summary: 'Console: re-activate a user',
+          permission: 'users:delete',
+          twin: 'DELETE /api/users/:userId',
+          params: userIdParams,
+        },
         async ({ params, principal }, _req, res) =>
           act(res, userBase(params.userId), async () => {
             await users.updateUser(ctx, principal, params.userId, { isActive: true });
@@ -247,7 +336,15 @@ export function createConsoleRouter(deps: RouteDeps) {
           }),
       ),
       route(
-        { ...post, path: '/users/:userId/roles', summary: 'Console: assign a role', permission: 'users:manage_roles', twin: 'POST /api/users/:userId/roles', params: userIdParams, body: z.object({ role_id: text(100) }) },
+        {
+          ...post,
+          path: '/users/:userId/roles',
+          summary: 'Console: assign a role',
+          permission: 'users:manage_roles',
+          twin: 'POST /api/users/:userId/roles',
+          params: userIdParams,
+          body: z.object({ role_id: text(100) }),
+        },
         async ({ params, body, principal }, _req, res) =>
           act(res, userBase(params.userId), async () => {
             const roleId = z.uuid().safeParse(body.role_id);
@@ -269,7 +366,10 @@ export function createConsoleRouter(deps: RouteDeps) {
         },
         async ({ params, body, principal }, req, res) => {
           if (body.confirm !== 'yes') {
-            const [{ user }, role] = await Promise.all([users.getUserDetail(ctx, params.userId), catalogue.roleOr404(ctx.db, params.roleId)]);
+            const [{ user }, role] = await Promise.all([
+              users.getUserDetail(ctx, params.userId),
+              catalogue.roleOr404(ctx.db, params.roleId),
+            ]);
             return html(
               res,
               200,
@@ -319,7 +419,15 @@ export function createConsoleRouter(deps: RouteDeps) {
         },
       ),
       route(
-        { ...post, path: '/users/:userId/mfa/reset', summary: "Console: reset a user's second factors", permission: 'users:write', twin: 'DELETE /api/users/:userId/mfa', params: userIdParams, body: confirmBody },
+        {
+          ...post,
+          path: '/users/:userId/mfa/reset',
+          summary: "Console: reset a user's second factors",
+          permission: 'users:write',
+          twin: 'DELETE /api/users/:userId/mfa',
+          params: userIdParams,
+          body: confirmBody,
+        },
         async ({ params, body, principal }, req, res) => {
           if (body.confirm !== 'yes') {
             const { user } = await users.getUserDetail(ctx, params.userId);
@@ -328,7 +436,9 @@ export function createConsoleRouter(deps: RouteDeps) {
               200,
               views.renderConfirm(frame(req, res, principal, 'users', 'Reset second factors'), {
                 title: `Reset the second factors of ${user.email}?`,
-                message: 'Their authenticator app, passkeys and recovery codes are removed; they sign in with their password alone until they set up new ones. They are told by email.',
+                message:
+                  'Their authenticator app, passkeys and recovery codes are removed; they sign in with their password alone ' +
+                  'until they set up new ones. They are told by email.',
                 action: `/admin/users/${user.id}/mfa/reset`,
                 button: 'Reset second factors',
                 cancel: userBase(user.id),
@@ -342,7 +452,14 @@ export function createConsoleRouter(deps: RouteDeps) {
         },
       ),
       route(
-        { ...post, path: '/users/:userId/password-link', summary: 'Console: send a set-password link', permission: 'users:write', twin: 'POST /api/users/:userId/set-password-link', params: userIdParams },
+        {
+          ...post,
+          path: '/users/:userId/password-link',
+          summary: 'Console: send a set-password link',
+          permission: 'users:write',
+          twin: 'POST /api/users/:userId/set-password-link',
+          params: userIdParams,
+        },
         async ({ params, principal }, _req, res) =>
           act(res, userBase(params.userId), async () => {
             await userAdmin.sendPasswordLinkToUser(ctx, principal, params.userId);
@@ -351,35 +468,85 @@ export function createConsoleRouter(deps: RouteDeps) {
       ),
 
       // Roles
-      route({ ...CONSOLE, method: 'get', path: '/roles', summary: 'Console: roles', admin: true, twin: 'GET /api/rbac/roles' }, async ({ principal }, req, res) => {
-        const roles = await catalogue.listRoles(ctx);
-        html(res, 200, views.renderRoles(frame(req, res, principal, 'roles', 'Roles'), { roles, canEdit: isSuperAdmin(principal) }));
-      }),
-      route({ ...CONSOLE, method: 'get', path: '/roles/new', summary: 'Console: create a role (form)', role: SUPER_ADMIN, twin: 'POST /api/rbac/roles' }, async ({ principal }, req, res) => {
-        const permissions = await catalogue.listPermissionCatalogue(ctx);
-        html(res, 200, views.renderRoleForm(frame(req, res, principal, 'roles', 'Create a role'), { permissions, values: { permissions: [] }, errors: {}, canEdit: true }));
-      }),
-      route({ ...post, path: '/roles', summary: 'Console: create a role', role: SUPER_ADMIN, twin: 'POST /api/rbac/roles', body: roleForm }, async ({ body, principal }, req, res) => {
-        const parsed = createRoleBody.safeParse({ name: body.name, description: body.description, application: body.application.trim() || undefined, permissions: body.permissions });
-        const again = async (errors: Record<string, string | undefined>, status = 400) => {
-          const permissions = await catalogue.listPermissionCatalogue(ctx);
-          html(res, status, views.renderRoleForm(frame(req, res, principal, 'roles', 'Create a role'), { permissions, values: body, errors, canEdit: true }));
-        };
-        if (!parsed.success) return again(fieldErrors(parsed.error.issues));
-        try {
-          const role = await catalogue.createRole(ctx, parsed.data);
-          setFlash(res, config, 'ok', `Role ${role.name} created.`);
-          res.redirect(303, `/admin/roles/${role.id}`);
-        } catch (err) {
-          const refusal = refusalOf(err);
-          if (refusal === undefined) throw err;
-          return again({ name: refusal }, err instanceof AppError ? err.status : 400);
-        }
-      }),
       route(
-        { ...CONSOLE, method: 'get', path: '/roles/:roleId', summary: 'Console: a role', admin: true, twin: 'GET /api/rbac/roles', params: roleIdParams },
+        { ...CONSOLE, method: 'get', path: '/roles', summary: 'Console: roles', admin: true, twin: 'GET /api/rbac/roles' },
+        async ({ principal }, req, res) => {
+          const roles = await catalogue.listRoles(ctx);
+          html(res, 200, views.renderRoles(frame(req, res, principal, 'roles', 'Roles'), { roles, canEdit: isSuperAdmin(principal) }));
+        },
+      ),
+      route(
+        {
+          ...CONSOLE,
+          method: 'get',
+          path: '/roles/new',
+          summary: 'Console: create a role (form)',
+          role: SUPER_ADMIN,
+          twin: 'POST /api/rbac/roles',
+        },
+        async ({ principal }, req, res) => {
+          const permissions = await catalogue.listPermissionCatalogue(ctx);
+          html(
+            res,
+            200,
+            views.renderRoleForm(frame(req, res, principal, 'roles', 'Create a role'), {
+              permissions,
+              values: { permissions: [] },
+              errors: {},
+              canEdit: true,
+            }),
+          );
+        },
+      ),
+      route(
+        { ...post, path: '/roles', summary: 'Console: create a role', role: SUPER_ADMIN, twin: 'POST /api/rbac/roles', body: roleForm },
+        async ({ body, principal }, req, res) => {
+          const parsed = createRoleBody.safeParse({
+            name: body.name,
+            description: body.description,
+            application: body.application.trim() || undefined,
+            permissions: body.permissions,
+          });
+          const again = async (errors: Record<string, string | undefined>, status = 400) => {
+            const permissions = await catalogue.listPermissionCatalogue(ctx);
+            html(
+              res,
+              status,
+              views.renderRoleForm(frame(req, res, principal, 'roles', 'Create a role'), {
+                permissions,
+                values: body,
+                errors,
+                canEdit: true,
+              }),
+            );
+          };
+          if (!parsed.success) return again(fieldErrors(parsed.error.issues));
+          try {
+            const role = await catalogue.createRole(ctx, parsed.data);
+            setFlash(res, config, 'ok', `Role ${role.name} created.`);
+            res.redirect(303, `/admin/roles/${role.id}`);
+          } catch (err) {
+            const refusal = refusalOf(err);
+            if (refusal === undefined) throw err;
+            return again({ name: refusal }, err instanceof AppError ? err.status : 400);
+          }
+        },
+      ),
+      route(
+        {
+          ...CONSOLE,
+          method: 'get',
+          path: '/roles/:roleId',
+          summary: 'Console: a role',
+          admin: true,
+          twin: 'GET /api/rbac/roles',
+          params: roleIdParams,
+        },
         async ({ params, principal }, req, res) => {
-          const [role, permissions] = await Promise.all([catalogue.roleOr404(ctx.db, params.roleId), catalogue.listPermissionCatalogue(ctx)]);
+          const [role, permissions] = await Promise.all([
+            catalogue.roleOr404(ctx.db, params.roleId),
+            catalogue.listPermissionCatalogue(ctx),
+          ]);
           html(
             res,
             200,
@@ -394,7 +561,15 @@ export function createConsoleRouter(deps: RouteDeps) {
         },
       ),
       route(
-        { ...post, path: '/roles/:roleId', summary: 'Console: edit a role', role: SUPER_ADMIN, twin: 'PUT /api/rbac/roles/:roleId', params: roleIdParams, body: roleForm },
+        {
+          ...post,
+          path: '/roles/:roleId',
+          summary: 'Console: edit a role',
+          role: SUPER_ADMIN,
+          twin: 'PUT /api/rbac/roles/:roleId',
+          params: roleIdParams,
+          body: roleForm,
+        },
         async ({ params, body, principal }, req, res) => {
           const role = await catalogue.roleOr404(ctx.db, params.roleId);
           const parsed = updateRoleBody.safeParse({
@@ -404,7 +579,17 @@ export function createConsoleRouter(deps: RouteDeps) {
           });
           const again = async (errors: Record<string, string | undefined>, status = 400) => {
             const permissions = await catalogue.listPermissionCatalogue(ctx);
-            html(res, status, views.renderRoleForm(frame(req, res, principal, 'roles', `Role ${role.name}`), { role, permissions, values: body, errors, canEdit: true }));
+            html(
+              res,
+              status,
+              views.renderRoleForm(frame(req, res, principal, 'roles', `Role ${role.name}`), {
+                role,
+                permissions,
+                values: body,
+                errors,
+                canEdit: true,
+              }),
+            );
           };
           if (!parsed.success) return again(fieldErrors(parsed.error.issues));
           try {
@@ -419,7 +604,15 @@ export function createConsoleRouter(deps: RouteDeps) {
         },
       ),
       route(
-        { ...post, path: '/roles/:roleId/deactivate', summary: 'Console: deactivate a role', role: SUPER_ADMIN, twin: 'DELETE /api/rbac/roles/:roleId', params: roleIdParams, body: confirmBody },
+        {
+          ...post,
+          path: '/roles/:roleId/deactivate',
+          summary: 'Console: deactivate a role',
+          role: SUPER_ADMIN,
+          twin: 'DELETE /api/rbac/roles/:roleId',
+          params: roleIdParams,
+          body: confirmBody,
+        },
         async ({ params, body, principal }, req, res) => {
           if (body.confirm !== 'yes') {
             const role = await catalogue.roleOr404(ctx.db, params.roleId);
@@ -443,23 +636,55 @@ export function createConsoleRouter(deps: RouteDeps) {
       ),
 
       // Applications
-      route({ ...CONSOLE, method: 'get', path: '/applications', summary: 'Console: applications', permission: 'oauth_clients:read', twin: 'GET /api/admin/oauth-clients' }, async ({ principal }, req, res) => {
-        html(res, 200, views.renderApplications(frame(req, res, principal, 'applications', 'Applications'), { clients: await clients.listClients(ctx) }));
-      }),
-      route({ ...CONSOLE, method: 'get', path: '/applications/new', summary: 'Console: create an application (form)', permission: 'oauth_clients:write', twin: 'POST /api/admin/oauth-clients' }, ({ principal }, req, res) =>
-        html(
-          res,
-          200,
-          views.renderApplicationForm(frame(req, res, principal, 'applications', 'Create an application'), {
-            values: clientValues(),
-            errors: {},
-            scopes: SUPPORTED_SCOPES,
-            may: { write: true, rotate: false, delete: false },
-          }),
-        ),
+      route(
+        {
+          ...CONSOLE,
+          method: 'get',
+          path: '/applications',
+          summary: 'Console: applications',
+          permission: 'oauth_clients:read',
+          twin: 'GET /api/admin/oauth-clients',
+        },
+        async ({ principal }, req, res) => {
+          html(
+            res,
+            200,
+            views.renderApplications(frame(req, res, principal, 'applications', 'Applications'), {
+              clients: await clients.listClients(ctx),
+            }),
+          );
+        },
       ),
       route(
-        { ...post, path: '/applications', summary: 'Console: create an application', permission: 'oauth_clients:write', twin: 'POST /api/admin/oauth-clients', body: clientForm },
+        {
+          ...CONSOLE,
+          method: 'get',
+          path: '/applications/new',
+          summary: 'Console: create an application (form)',
+          permission: 'oauth_clients:write',
+          twin: 'POST /api/admin/oauth-clients',
+        },
+        ({ principal }, req, res) =>
+          html(
+            res,
+            200,
+            views.renderApplicationForm(frame(req, res, principal, 'applications', 'Create an application'), {
+              values: clientValues(),
+              errors: {},
+              scopes: SUPPORTED_SCOPES,
+              may: { write: true, rotate: false, delete: false },
+            }),
+          ),
+      ),
+      route(
+        {
+          ...post,
+          path: '/applications',
+          summary: 'Console: create an application',
+          permission: 'oauth_clients:write',
+          twin: 'POST /api/admin/oauth-clients',
+          body: clientForm,
+        },
         async ({ body, principal }, req, res) => {
           const parsed = createClientBody.safeParse(asClientBody(body));
           const again = (errors: Record<string, string | undefined>, status = 400) =>
@@ -497,7 +722,15 @@ export function createConsoleRouter(deps: RouteDeps) {
         },
       ),
       route(
-        { ...CONSOLE, method: 'get', path: '/applications/:clientId', summary: 'Console: an application', permission: 'oauth_clients:read', twin: 'GET /api/admin/oauth-clients/:clientId', params: clientIdParams },
+        {
+          ...CONSOLE,
+          method: 'get',
+          path: '/applications/:clientId',
+          summary: 'Console: an application',
+          permission: 'oauth_clients:read',
+          twin: 'GET /api/admin/oauth-clients/:clientId',
+          params: clientIdParams,
+        },
         async ({ params, principal }, req, res) => {
           const client = await clients.getClient(ctx, params.clientId);
           html(
@@ -514,7 +747,15 @@ export function createConsoleRouter(deps: RouteDeps) {
         },
       ),
       route(
-        { ...post, path: '/applications/:clientId', summary: 'Console: edit an application', permission: 'oauth_clients:write', twin: 'PUT /api/admin/oauth-clients/:clientId', params: clientIdParams, body: clientForm },
+        {
+          ...post,
+          path: '/applications/:clientId',
+          summary: 'Console: edit an application',
+          permission: 'oauth_clients:write',
+          twin: 'PUT /api/admin/oauth-clients/:clientId',
+          params: clientIdParams,
+          body: clientForm,
+        },
         async ({ params, body, principal }, req, res) => {
           const client = await clients.getClient(ctx, params.clientId);
           const parsed = updateClientBody.safeParse(asClientBody(body));
@@ -621,14 +862,23 @@ export function createConsoleRouter(deps: RouteDeps) {
 
       // Audit log
       route(
-        { ...CONSOLE, method: 'get', path: '/audit', summary: 'Console: audit log', permission: 'system:manage_users', twin: 'GET /api/admin/audit-events', query: auditForm },
+        {
+          ...CONSOLE,
+          method: 'get',
+          path: '/audit',
+          summary: 'Console: audit log',
+          permission: 'system:manage_users',
+          twin: 'GET /api/admin/audit-events',
+          query: auditForm,
+        },
         async ({ query, principal }, req, res) => {
           const parsed = parseAuditFilter(query, AUDIT_PAGE);
           const f = frame(req, res, principal, 'audit', 'Audit log');
           const filterValues = { type: query.type, actor: query.actor, subject: query.subject, from: query.from, to: query.to };
           const filterQuery = new URLSearchParams(Object.entries(filterValues).filter(([, v]) => v));
           const base = { filter: filterValues, types: SECURITY_EVENT_TYPES, csv: `/admin/audit.csv?${filterQuery}` };
-          if (!parsed.success) return html(res, 400, views.renderAudit(f, { ...base, events: [], errors: fieldErrors(parsed.error.issues) }));
+          if (!parsed.success)
+            return html(res, 400, views.renderAudit(f, { ...base, events: [], errors: fieldErrors(parsed.error.issues) }));
           let page;
           try {
             page = await audit.searchAuditEvents(ctx, parsed.data);
@@ -637,7 +887,8 @@ export function createConsoleRouter(deps: RouteDeps) {
             if (refusal === undefined) throw err;
             return html(res, 400, views.renderAudit(f, { ...base, events: [], errors: { from: refusal } }));
           }
-          const with_ = (extra: Record<string, string>) => `/admin/audit?${new URLSearchParams({ ...Object.fromEntries(filterQuery), ...extra })}`;
+          const with_ = (extra: Record<string, string>) =>
+            `/admin/audit?${new URLSearchParams({ ...Object.fromEntries(filterQuery), ...extra })}`;
           html(
             res,
             200,
@@ -672,7 +923,18 @@ export function createConsoleRouter(deps: RouteDeps) {
           do {
             const page = await audit.searchAuditEvents(ctx, { ...parsed.data, cursor });
             for (const e of page.events) {
-              const cells = [e.id, e.occurredAt.toISOString(), e.type, e.actorId, e.subjectId, e.clientId, e.ip, e.userAgent, e.requestId, e.detail];
+              const cells = [
+                e.id,
+                e.occurredAt.toISOString(),
+                e.type,
+                e.actorId,
+                e.subjectId,
+                e.clientId,
+                e.ip,
+                e.userAgent,
+                e.requestId,
+                e.detail,
+              ];
               res.write(`${cells.map(csvCell).join(',')}\r\n`);
             }
             written += page.events.length;
@@ -683,33 +945,50 @@ export function createConsoleRouter(deps: RouteDeps) {
       ),
 
       // Signing keys: the API has no route for them (the CLI rotates): reading is the spec's "admin", rotating super_admin.
-      route({ ...CONSOLE, method: 'get', path: '/signing-keys', summary: 'Console: signing keys', admin: true }, async ({ principal }, req, res) => {
-        const keys = await listSigningKeys(ctx);
-        html(res, 200, views.renderSigningKeys(frame(req, res, principal, 'signing-keys', 'Signing keys'), { keys, canRotate: isSuperAdmin(principal) }));
-      }),
-      route({ ...post, path: '/signing-keys/rotate', summary: 'Console: rotate the signing key', role: SUPER_ADMIN, body: confirmBody }, async ({ body, principal }, req, res) => {
-        if (body.confirm !== 'yes') {
-          return html(
+      route(
+        { ...CONSOLE, method: 'get', path: '/signing-keys', summary: 'Console: signing keys', admin: true },
+        async ({ principal }, req, res) => {
+          const keys = await listSigningKeys(ctx);
+          html(
             res,
             200,
-            views.renderConfirm(frame(req, res, principal, 'signing-keys', 'Rotate signing key'), {
-              title: 'Rotate the signing key?',
-              message: 'New tokens are signed with a new key at once. The old key stays published until tokens it signed have expired, so nothing breaks for clients that read the JWKS.',
-              action: '/admin/signing-keys/rotate',
-              button: 'Rotate signing key',
-              cancel: '/admin/signing-keys',
+            views.renderSigningKeys(frame(req, res, principal, 'signing-keys', 'Signing keys'), {
+              keys,
+              canRotate: isSuperAdmin(principal),
             }),
           );
-        }
-        await act(res, '/admin/signing-keys', async () => {
-          const { kid } = await rotateSigningKey(ctx);
-          return `New signing key ${kid} is current.`;
-        });
-      }),
+        },
+      ),
+      route(
+        { ...post, path: '/signing-keys/rotate', summary: 'Console: rotate the signing key', role: SUPER_ADMIN, body: confirmBody },
+        async ({ body, principal }, req, res) => {
+          if (body.confirm !== 'yes') {
+            return html(
+              res,
+              200,
+              views.renderConfirm(frame(req, res, principal, 'signing-keys', 'Rotate signing key'), {
+                title: 'Rotate the signing key?',
+                message:
+                  'New tokens are signed with a new key at once. The old key stays published until tokens it signed have ' +
+                  'expired, so nothing breaks for clients that read the JWKS.',
+                action: '/admin/signing-keys/rotate',
+                button: 'Rotate signing key',
+                cancel: '/admin/signing-keys',
+              }),
+            );
+          }
+          await act(res, '/admin/signing-keys', async () => {
+            const { kid } = await rotateSigningKey(ctx);
+            return `New signing key ${kid} is current.`;
+          });
+        },
+      ),
 
       // Settings
-      route({ ...CONSOLE, method: 'get', path: '/settings', summary: 'Console: effective configuration', admin: true }, ({ principal }, req, res) =>
-        html(res, 200, views.renderSettings(frame(req, res, principal, 'settings', 'Settings'), { settings: effectiveSettings(config) })),
+      route(
+        { ...CONSOLE, method: 'get', path: '/settings', summary: 'Console: effective configuration', admin: true },
+        ({ principal }, req, res) =>
+          html(res, 200, views.renderSettings(frame(req, res, principal, 'settings', 'Settings'), { settings: effectiveSettings(config) })),
       ),
     ],
     { secondFactorForAdmins: true, tags: ['Console'] },
@@ -719,7 +998,10 @@ export function createConsoleRouter(deps: RouteDeps) {
 }
 
 /** The console's audit filters through the API's own query schema (one rule for both). */
-function parseAuditFilter(query: { type: string; actor: string; subject: string; from: string; to: string; cursor?: string }, limit: number) {
+function parseAuditFilter(
+  query: { type: string; actor: string; subject: string; from: string; to: string; cursor?: string },
+  limit: number,
+) {
   const parsed = auditEventsQuery.safeParse({
     type: query.type || undefined,
     actor: query.actor.trim() || undefined,
@@ -732,7 +1014,15 @@ function parseAuditFilter(query: { type: string; actor: string; subject: string;
   return parsed.success
     ? ({
         success: true,
-        data: { actor: parsed.data.actor, subject: parsed.data.subject, types: parsed.data.type, from: parsed.data.from, to: parsed.data.to, cursor: parsed.data.cursor, limit: parsed.data.limit },
+        data: {
+          actor: parsed.data.actor,
+          subject: parsed.data.subject,
+          types: parsed.data.type,
+          from: parsed.data.from,
+          to: parsed.data.to,
+          cursor: parsed.data.cursor,
+          limit: parsed.data.limit,
+        },
       } as const)
     : ({ success: false, error: parsed.error } as const);
 }

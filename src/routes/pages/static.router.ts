@@ -23,6 +23,8 @@ export function createStaticRouter(deps: RouteDeps) {
       send((bundle ??= loadWebAuthnBundle()), res),
     ),
     route({ ...script, method: 'get', path: '/passkeys.js', summary: 'WebAuthn glue of /login and /account' }, (_input, _req, res) => send(PASSKEYS_SCRIPT, res)),
-    route({ ...script, method: 'get', path: '/console.js', summary: 'Copy buttons of the administration console' }, (_input, _req, res) => send(CONSOLE_SCRIPT, res)),
+    route({ ...script, method: 'get', path: '/console.js', summary: 'Copy buttons of the administration console' }, (_input, _req, res) =>
+      send(CONSOLE_SCRIPT, res),
+    ),
   ]);
 }

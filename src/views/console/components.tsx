@@ -71,14 +71,26 @@ export function TextArea(props: { name: string; label: string; value?: string; h
 }
 
 /** A group of checkboxes (scopes, permissions) in a fieldset with a legend. */
-export function Checkboxes(props: { name: string; legend: string; options: Array<{ value: string; label?: string }>; checked: readonly string[]; errors?: FieldErrors }) {
+export function Checkboxes(props: {
+  name: string;
+  legend: string;
+  options: Array<{ value: string; label?: string }>;
+  checked: readonly string[];
+  errors?: FieldErrors;
+}) {
   const error = props.errors?.[props.name];
   return (
     <fieldset aria-describedby={error ? `f-${props.name}-error` : undefined}>
       <legend>{props.legend}</legend>
       {props.options.map((o) => (
         <div class="check">
-          <input type="checkbox" id={`f-${props.name}-${o.value}`} name={props.name} value={o.value} checked={props.checked.includes(o.value)} />
+          <input
+            type="checkbox"
+            id={`f-${props.name}-${o.value}`}
+            name={props.name}
+            value={o.value}
+            checked={props.checked.includes(o.value)}
+          />
           <label for={`f-${props.name}-${o.value}`}>{o.label ?? o.value}</label>
         </div>
       ))}
@@ -91,7 +103,13 @@ export function Checkboxes(props: { name: string; legend: string; options: Array
   );
 }
 
-export function Select(props: { name: string; label: string; value?: string; options: Array<{ value: string; label: string }>; id?: string }) {
+export function Select(props: {
+  name: string;
+  label: string;
+  value?: string;
+  options: Array<{ value: string; label: string }>;
+  id?: string;
+}) {
   const id = props.id ?? `f-${props.name}`;
   return (
     <div>
@@ -108,7 +126,13 @@ export function Select(props: { name: string; label: string; value?: string; opt
 }
 
 /** A CSRF-protected form post (post-redirect-get on the server). */
-export function PostForm(props: { action: string; csrf: string; fields?: Record<string, string | undefined>; class?: string; children?: ComponentChildren }) {
+export function PostForm(props: {
+  action: string;
+  csrf: string;
+  fields?: Record<string, string | undefined>;
+  class?: string;
+  children?: ComponentChildren;
+}) {
   return (
     <form method="post" action={props.action} class={props.class}>
       <Hidden fields={{ csrf: props.csrf, ...props.fields }} />
@@ -118,7 +142,14 @@ export function PostForm(props: { action: string; csrf: string; fields?: Record<
 }
 
 /** A one-button action; destructive ones lead to a confirmation page first (the server asks unless `confirm=yes`). */
-export function ActionButton(props: { action: string; csrf: string; label: string; danger?: boolean; ariaLabel?: string; fields?: Record<string, string> }) {
+export function ActionButton(props: {
+  action: string;
+  csrf: string;
+  label: string;
+  danger?: boolean;
+  ariaLabel?: string;
+  fields?: Record<string, string>;
+}) {
   return (
     <PostForm action={props.action} csrf={props.csrf} fields={props.fields} class="inline">
       <button type="submit" class={props.danger ? 'danger' : 'secondary'} aria-label={props.ariaLabel}>

@@ -21,7 +21,8 @@ const CONSOLE_CSS = `
   .skip { position: absolute; left: -10000px; top: 0; }
   .skip:focus { left: .5rem; top: .5rem; background: var(--bg); padding: .5rem; z-index: 2; }
   header.top { border-bottom: 1px solid var(--border); background: var(--soft); }
-  .top-inner { max-width: 80rem; margin: 0 auto; padding: .5rem 1rem; display: flex; flex-wrap: wrap; gap: .5rem 1.5rem; align-items: center; }
+  .top-inner { max-width: 80rem; margin: 0 auto; padding: .5rem 1rem; display: flex; flex-wrap: wrap; gap: .5rem 1.5rem;
+    align-items: center; }
   .brand { font-weight: 700; color: var(--fg); text-decoration: none; }
   nav.main ul { list-style: none; display: flex; flex-wrap: wrap; gap: .25rem; margin: 0; padding: 0; }
   nav.main a { display: inline-block; padding: .35rem .6rem; border-radius: 6px; text-decoration: none; color: var(--fg); }
@@ -54,7 +55,8 @@ const CONSOLE_CSS = `
   .muted { color: var(--muted); }
   .hint { color: var(--muted); font-size: .9rem; margin: .2rem 0 0; }
   .inline { display: inline; }
-  .cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(10rem, 1fr)); gap: .75rem; margin: 0 0 1.5rem; padding: 0; list-style: none; }
+  .cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(10rem, 1fr)); gap: .75rem; margin: 0 0 1.5rem;
+    padding: 0; list-style: none; }
   .cards li { border: 1px solid var(--border); border-radius: 8px; padding: .75rem 1rem; }
   .cards .n { display: block; font-size: 1.6rem; font-weight: 700; }
   .filters { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: end; margin-bottom: 1rem; }
@@ -66,7 +68,8 @@ const CONSOLE_CSS = `
   th { white-space: nowrap; }
   td.wrap, td code { overflow-wrap: anywhere; }
   code, .secret { font-family: ui-monospace, monospace; }
-  .badge { display: inline-block; padding: 0 .45rem; border-radius: 999px; border: 1px solid var(--border); font-size: .85rem; white-space: nowrap; }
+  .badge { display: inline-block; padding: 0 .45rem; border-radius: 999px; border: 1px solid var(--border); font-size: .85rem;
+    white-space: nowrap; }
   .badge.off { color: var(--danger); border-color: var(--danger); }
   .pager { display: flex; gap: 1rem; align-items: center; flex-wrap: wrap; }
   dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .35rem 1rem; margin: 0 0 1rem; }

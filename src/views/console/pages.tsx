@@ -9,7 +9,20 @@ import type { PrincipalRole } from '../../db/repositories/principal.repo';
 import type { AdminSummary } from '../../services/admin.service';
 import type { DailySignIns, FactorsOfUser } from '../../services/user-admin.service';
 import { Actions, Time } from '../kit';
-import { ActionButton, Badge, Checkboxes, CopyValue, Facts, Field, Pagination, PostForm, Select, Table, TextArea, type FieldErrors } from './components';
+import {
+  ActionButton,
+  Badge,
+  Checkboxes,
+  CopyValue,
+  Facts,
+  Field,
+  Pagination,
+  PostForm,
+  Select,
+  Table,
+  TextArea,
+  type FieldErrors,
+} from './components';
 import { renderConsole, type ConsoleFrame } from './layout';
 import { SignInChart } from './chart';
 
@@ -66,7 +79,10 @@ export interface UsersFilter {
   tier: string;
 }
 
-export function renderUsers(frame: ConsoleFrame, data: { users: Array<{ user: UserRow; roles: PrincipalRole[] }>; filter: UsersFilter; prev?: string; next?: string }): string {
+export function renderUsers(
+  frame: ConsoleFrame,
+  data: { users: Array<{ user: UserRow; roles: PrincipalRole[] }>; filter: UsersFilter; prev?: string; next?: string },
+): string {
   return renderConsole(
     frame,
     <>
@@ -219,7 +235,15 @@ export function renderUserDetail(frame: ConsoleFrame, d: UserDetailData): string
             { label: 'Application', cell: (r) => r.application ?? 'Global' },
             {
               label: 'Action',
-              cell: (r) => <ActionButton action={`${base}/roles/${r.id}/remove`} csrf={frame.csrf} label="Remove" danger ariaLabel={`Remove role ${roleLabel(r)}`} />,
+              cell: (r) => (
+                <ActionButton
+                  action={`${base}/roles/${r.id}/remove`}
+                  csrf={frame.csrf}
+                  label="Remove"
+                  danger
+                  ariaLabel={`Remove role ${roleLabel(r)}`}
+                />
+              ),
             },
           ]}
         />
@@ -248,7 +272,13 @@ export function renderUserDetail(frame: ConsoleFrame, d: UserDetailData): string
             {
               label: 'Action',
               cell: (s) => (
-                <ActionButton action={`${base}/sessions/${s.id}/revoke`} csrf={frame.csrf} label="Revoke" danger ariaLabel={`Revoke session started ${s.createdAt.toISOString()}`} />
+                <ActionButton
+                  action={`${base}/sessions/${s.id}/revoke`}
+                  csrf={frame.csrf}
+                  label="Revoke"
+                  danger
+                  ariaLabel={`Revoke session started ${s.createdAt.toISOString()}`}
+                />
               ),
             },
           ]}
@@ -349,7 +379,13 @@ export function renderRoles(frame: ConsoleFrame, data: { roles: RoleRow[]; canEd
 
 export function renderRoleForm(
   frame: ConsoleFrame,
-  data: { role?: RoleRow; permissions: Array<{ name: string; description: string }>; values: { name?: string; description?: string; application?: string; permissions: string[] }; errors: FieldErrors; canEdit: boolean },
+  data: {
+    role?: RoleRow;
+    permissions: Array<{ name: string; description: string }>;
+    values: { name?: string; description?: string; application?: string; permissions: string[] };
+    errors: FieldErrors;
+    canEdit: boolean;
+  },
 ): string {
   const r = data.role;
   return renderConsole(
@@ -359,12 +395,29 @@ export function renderRoleForm(
         <a href="/admin/roles">← Roles</a>
       </p>
       <h1>{r ? `Role ${roleLabel(r)}` : 'Create a role'}</h1>
-      {r ? <Facts items={[['Status', <Badge on={r.isActive} yes="Active" no="Deactivated" />], ['Application', r.application ?? 'Global'], ['Role id', <code>{r.id}</code>]]} /> : null}
+      {r ? (
+        <Facts
+          items={[
+            ['Status', <Badge on={r.isActive} yes="Active" no="Deactivated" />],
+            ['Application', r.application ?? 'Global'],
+            ['Role id', <code>{r.id}</code>],
+          ]}
+        />
+      ) : null}
       {data.canEdit ? (
         <PostForm action={r ? `/admin/roles/${r.id}` : '/admin/roles'} csrf={frame.csrf}>
-          <Field name="name" label="Name" value={data.values.name} errors={data.errors} required hint="Letters, digits and _ . : - (e.g. billing_reader)" />
+          <Field
+            name="name"
+            label="Name"
+            value={data.values.name}
+            errors={data.errors}
+            required
+            hint="Letters, digits and _ . : - (e.g. billing_reader)"
+          />
           <Field name="description" label="Description" value={data.values.description} errors={data.errors} />
-          {r ? null : <Field name="application" label="Application (empty: a global role)" value={data.values.application} errors={data.errors} />}
+          {r ? null : (
+            <Field name="application" label="Application (empty: a global role)" value={data.values.application} errors={data.errors} />
+          )}
           <Checkboxes
             name="permissions"
             legend="Permissions"
@@ -427,7 +480,13 @@ export interface ApplicationValues {
 
 export function renderApplicationForm(
   frame: ConsoleFrame,
-  data: { client?: OAuthClientRow; values: ApplicationValues; errors: FieldErrors; scopes: readonly string[]; may: { write: boolean; rotate: boolean; delete: boolean } },
+  data: {
+    client?: OAuthClientRow;
+    values: ApplicationValues;
+    errors: FieldErrors;
+    scopes: readonly string[];
+    may: { write: boolean; rotate: boolean; delete: boolean };
+  },
 ): string {
   const c = data.client;
   const base = c ? `/admin/applications/${encodeURIComponent(c.clientId)}` : '/admin/applications';
@@ -449,10 +508,35 @@ export function renderApplicationForm(
       ) : null}
       {data.may.write ? (
         <PostForm action={base} csrf={frame.csrf}>
-          <Field name="name" label="Name" value={data.values.name} errors={data.errors} required hint="Shown to people on the consent screen." />
-          <TextArea name="redirect_uris" label="Redirect URIs" value={data.values.redirect_uris} errors={data.errors} hint="One per line; https, or http on localhost." />
-          <TextArea name="post_logout_redirect_uris" label="Post-logout redirect URIs" value={data.values.post_logout_redirect_uris} errors={data.errors} hint="One per line; may be empty." />
-          <Checkboxes name="scopes" legend="Scopes" options={data.scopes.map((s) => ({ value: s }))} checked={data.values.scopes} errors={data.errors} />
+          <Field
+            name="name"
+            label="Name"
+            value={data.values.name}
+            errors={data.errors}
+            required
+            hint="Shown to people on the consent screen."
+          />
+          <TextArea
+            name="redirect_uris"
+            label="Redirect URIs"
+            value={data.values.redirect_uris}
+            errors={data.errors}
+            hint="One per line; https, or http on localhost."
+          />
+          <TextArea
+            name="post_logout_redirect_uris"
+            label="Post-logout redirect URIs"
+            value={data.values.post_logout_redirect_uris}
+            errors={data.errors}
+            hint="One per line; may be empty."
+          />
+          <Checkboxes
+            name="scopes"
+            legend="Scopes"
+            options={data.scopes.map((s) => ({ value: s }))}
+            checked={data.values.scopes}
+            errors={data.errors}
+          />
           <Actions>
             <button type="submit">{c ? 'Save application' : 'Create application'}</button>
           </Actions>
@@ -507,14 +591,30 @@ export interface AuditFilterValues {
   to: string;
 }
 
-export function renderAudit(frame: ConsoleFrame, data: { events: AuditEventRow[]; filter: AuditFilterValues; types: readonly string[]; errors: FieldErrors; next?: string; first?: string; csv: string }): string {
+export function renderAudit(
+  frame: ConsoleFrame,
+  data: {
+    events: AuditEventRow[];
+    filter: AuditFilterValues;
+    types: readonly string[];
+    errors: FieldErrors;
+    next?: string;
+    first?: string;
+    csv: string;
+  },
+): string {
   const f = data.filter;
   return renderConsole(
     frame,
     <>
       <h1>Audit log</h1>
       <form method="get" action="/admin/audit" class="filters" role="search" aria-label="Audit events">
-        <Select name="type" label="Type" value={f.type} options={[{ value: '', label: 'Any type' }, ...data.types.map((t) => ({ value: t, label: t }))]} />
+        <Select
+          name="type"
+          label="Type"
+          value={f.type}
+          options={[{ value: '', label: 'Any type' }, ...data.types.map((t) => ({ value: t, label: t }))]}
+        />
         <Field name="actor" label="Actor (user id)" value={f.actor} errors={data.errors} />
         <Field name="subject" label="Subject (user, role or client id)" value={f.subject} errors={data.errors} />
         <Field name="from" type="date" label="From (UTC)" value={f.from} errors={data.errors} />
@@ -532,12 +632,17 @@ export function renderAudit(frame: ConsoleFrame, data: { events: AuditEventRow[]
   );
 }
 
-export function renderSigningKeys(frame: ConsoleFrame, data: { keys: Array<{ kid: string; alg: string; createdAt: Date; retiredAt: Date | null }>; canRotate: boolean }): string {
+export function renderSigningKeys(
+  frame: ConsoleFrame,
+  data: { keys: Array<{ kid: string; alg: string; createdAt: Date; retiredAt: Date | null }>; canRotate: boolean },
+): string {
   return renderConsole(
     frame,
     <>
       <h1>Signing keys</h1>
-      <p>ID tokens and RFC 9068 access tokens are signed with the current key; retired keys stay published while tokens they signed may live.</p>
+      <p>
+        ID tokens and RFC 9068 access tokens are signed with the current key; retired keys stay published while tokens they signed may live.
+      </p>
       <Table
         caption="Published signing keys"
         rows={data.keys}
@@ -546,7 +651,17 @@ export function renderSigningKeys(frame: ConsoleFrame, data: { keys: Array<{ kid
           { label: 'Key id', wrap: true, cell: (k) => <code>{k.kid}</code> },
           { label: 'Algorithm', cell: (k) => k.alg },
           { label: 'Created', cell: (k) => <Time at={k.createdAt} /> },
-          { label: 'Status', cell: (k) => (k.retiredAt ? <>Retired <Time at={k.retiredAt} /></> : <strong>Current</strong>) },
+          {
+            label: 'Status',
+            cell: (k) =>
+              k.retiredAt ? (
+                <>
+                  Retired <Time at={k.retiredAt} />
+                </>
+              ) : (
+                <strong>Current</strong>
+              ),
+          },
         ]}
       />
       {data.canRotate ? (
@@ -563,7 +678,10 @@ export function renderSettings(frame: ConsoleFrame, data: { settings: Array<[str
     frame,
     <>
       <h1>Settings</h1>
-      <p>The effective configuration of this instance, read from its environment at start. Secrets are masked. Change them in the environment and restart.</p>
+      <p>
+        The effective configuration of this instance, read from its environment at start. Secrets are masked. Change them in the environment
+        and restart.
+      </p>
       <Table
         caption="Effective configuration"
         rows={data.settings}
@@ -578,7 +696,10 @@ export function renderSettings(frame: ConsoleFrame, data: { settings: Array<[str
 }
 
 /** A destructive action's confirmation (works without JavaScript: the same post again with confirm=yes). */
-export function renderConfirm(frame: ConsoleFrame, data: { title: string; message: ComponentChildren; action: string; button: string; cancel: string }): string {
+export function renderConfirm(
+  frame: ConsoleFrame,
+  data: { title: string; message: ComponentChildren; action: string; button: string; cancel: string },
+): string {
   return renderConsole(
     frame,
     <>
