@@ -10,6 +10,7 @@ import { createHealthRouter } from './health/health.router';
 import { oauthErrorBoundary } from './oauth/oauth-errors';
 import { createDiscoveryRouter, createOAuthRouter } from './oauth/oauth.router';
 import { createOidcDiscoveryRouter, createOidcRouter } from './oauth/oidc.router';
+import { createConsoleRouter } from './console/console.router';
 import { createAccountPagesRouter } from './pages/account-pages.router';
 import { createDevicePagesRouter } from './pages/device-pages.router';
 import { createMfaPagesRouter } from './pages/mfa-pages.router';
@@ -63,4 +64,5 @@ export function mountRoutes(app: Express, deps: RouteDeps): void {
   app.use('/', createAccountPagesRouter(deps));
   app.use('/', createSetupPagesRouter(deps));
   app.use('/', createDevicePagesRouter(deps));
+  app.use('/admin', createConsoleRouter(deps));
 }

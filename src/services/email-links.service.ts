@@ -17,6 +17,7 @@ import { randomToken, sha256Hex } from '../lib/crypto';
 import type { ServiceContext } from './context';
 import { anyFactorRemoved, removeEveryFactor } from './mfa/factor-reset.service';
 import { mailFactorsReset } from './mfa/notifications';
+import { renderMailHtml } from '../views/mail';
 
 export type EmailLinkPurpose = EmailTokenPurpose;
 
@@ -218,7 +219,7 @@ function queueVerificationMail(ctx: ServiceContext, user: LinkUser, token: strin
     to: user.email,
     subject: 'Confirm your email address',
     text: `Hello,\n\n${paragraphs.join('\n\n')}\n\n${url}\n\n${warning}\n`,
-    html: `<p>Hello,</p>${paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`).join('')}<p><a href="${escapeHtml(url)}">Confirm my email address</a></p><p>${escapeHtml(warning)}</p>`,
+    html: renderMailHtml(['Hello,', ...paragraphs, { href: url, text: 'Confirm my email address' }, warning]),
   });
 }
 
@@ -230,7 +231,12 @@ function queueSetPasswordMail(ctx: ServiceContext, user: LinkUser, token: string
     to: user.email,
     subject: reason === 'invite' ? 'Set up your account' : 'Reset your password',
     text: `Hello ${user.firstName || 'there'},\n\n${intro} Choose a password by opening this link (valid 1 hour):\n\n${url}\n${outro}`,
-    html: `<p>Hello ${escapeHtml(user.firstName || 'there')},</p><p>${intro} Choose a password by opening this link (valid 1 hour):</p><p><a href="${escapeHtml(url)}">Set my password</a></p>${outro ? `<p>${escapeHtml(outro.trim())}</p>` : ''}`,
+    html: renderMailHtml([
+      `Hello ${user.firstName || 'there'},`,
+      `${intro} Choose a password by opening this link (valid 1 hour):`,
+      { href: url, text: 'Set my password' },
+      ...(outro ? [outro.trim()] : []),
+    ]),
   });
 }
 
@@ -247,14 +253,6 @@ export function sendEmailChangedNotice(ctx: ServiceContext, user: LinkUser, newE
     to: user.email,
     subject: 'The email address of your account was changed',
     text,
-    html: text
-      .trim()
-      .split('\n\n')
-      .map((p) => `<p>${escapeHtml(p)}</p>`)
-      .join(''),
+    html: renderMailHtml(text.trim().split('\n\n')),
   });
-}
-
-function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }

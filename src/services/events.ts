@@ -49,6 +49,7 @@ export const SECURITY_EVENT_TYPES = [
   'user.changed',
   'user.activated',
   'user.deactivated',
+  'user.password_link_sent',
   'role.assigned',
   'role.removed',
   'role.created',

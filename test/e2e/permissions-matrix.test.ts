@@ -3,7 +3,7 @@ import request from 'supertest';
 import { guardOf, listDeclaredRoutes, type DeclaredAppRoute, type Guard } from '../../src/routes/route-table';
 import { ADMIN_TIER } from '../../src/services/principal';
 import { makeApiResource } from '../helpers/apps';
-import { makeClient, makeSignedInUser, makeUser, uniqueEmail } from '../helpers/factories';
+import { makeClient, makeSignedInUser, makeUser, signIn, uniqueEmail } from '../helpers/factories';
 import { CATALOGUE, makeRole, makeUserWithPermissions } from '../helpers/rbac';
 import { createTestApp, type TestApp } from '../helpers/test-app';
 
@@ -41,7 +41,7 @@ const BODIES: Record<string, (f: Fixtures) => Promise<Record<string, unknown>> |
 };
 
 /** Path parameters by name: a fresh row each call. */
-const PARAMS = ['userId', 'roleId', 'clientId', 'resourceId'] as const;
+const PARAMS = ['userId', 'roleId', 'clientId', 'resourceId', 'sessionId'] as const;
 
 let t: TestApp;
 let routes: Array<DeclaredAppRoute & { guard: Guard; key: string; status: number }>;
@@ -54,7 +54,8 @@ const holders = new Map<string, string>();
 
 beforeAll(async () => {
   t = await createTestApp();
-  routes = listDeclaredRoutes(t.app).flatMap((r) => {
+  // The console's pages (/admin) answer refusals as pages; test/e2e/console.test.ts holds them to their REST twins.
+  routes = listDeclaredRoutes(t.app).filter((r) => r.path.startsWith('/api/')).flatMap((r) => {
     const guard = guardOf(r.decl);
     return guard ? [{ ...r, guard, key: `${r.method.toUpperCase()} ${r.path}`, status: r.decl.response?.status ?? 200 }] : [];
   });
@@ -77,7 +78,15 @@ async function prepare(route: DeclaredAppRoute): Promise<{ path: string; body?: 
   const fixtures: Fixtures = { role: () => makeRole(t), appRole: (application) => makeRole(t, { application }) };
   const ids: Record<string, string> = {};
   const names = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
-  if (names.includes('userId')) ids.userId = (await makeUser(t)).id;
+  if (names.includes('userId')) {
+    const user = await makeUser(t);
+    ids.userId = user.id;
+    // A session in the path of a user's route is one of that user's.
+    if (names.includes('sessionId')) {
+      await signIn(t, user);
+      ids.sessionId = (await t.db('sessions').where({ user_id: user.id }).first('id')).id as string;
+    }
+  }
   if (names.includes('roleId')) ids.roleId = (await makeRole(t)).id;
   if (names.includes('clientId')) ids.clientId = (await makeClient(t)).clientId;
   if (names.includes('resourceId')) ids.resourceId = (await makeApiResource(t)).id;

@@ -101,3 +101,8 @@ export async function deletePasskey(db: DbOrTrx, userId: string, id: string): Pr
   const [row] = await db<PasskeyRecord>('webauthn_credentials').where({ id, user_id: userId }).delete().returning('*');
   return row ? toRow(row as PasskeyRecord) : undefined;
 }
+
+/** Removes every passkey of a user (an administrator's factor reset); returns how many went. */
+export async function deleteAllPasskeysOfUser(db: DbOrTrx, userId: string): Promise<number> {
+  return db('webauthn_credentials').where({ user_id: userId }).delete();
+}

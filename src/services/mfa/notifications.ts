@@ -1,4 +1,4 @@
-import { escapeHtml } from '../../views/layout';
+import { renderMailHtml } from '../../views/mail';
 import type { ServiceContext } from '../context';
 
 interface MailUser {
@@ -17,7 +17,7 @@ function notify(ctx: ServiceContext, user: MailUser, subject: string, what: stri
     to: user.email,
     subject,
     text: `${hello}\n\n${what}\n\n${outro}\n`,
-    html: `<p>${escapeHtml(hello)}</p><p>${escapeHtml(what)}</p><p>${escapeHtml(outro)}</p>`,
+    html: renderMailHtml([hello, what, outro]),
   });
 }
 

@@ -148,3 +148,10 @@ export async function rotateSigningKey(ctx: ServiceContext): Promise<{ kid: stri
   caches.delete(ctx);
   return { kid: fresh.kid, alg: fresh.alg, retired };
 }
+
+/** The published keys with their status, newest first (the console's Signing keys page): never the private halves. */
+export async function listSigningKeys(
+  ctx: ServiceContext,
+): Promise<Array<{ kid: string; alg: string; createdAt: Date; retiredAt: Date | null }>> {
+  return (await publishedKeys(ctx, ctx.db)).map((k) => ({ kid: k.kid, alg: k.alg, createdAt: k.createdAt, retiredAt: k.retiredAt }));
+}
