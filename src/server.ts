@@ -15,6 +15,7 @@ import { currentSigningKey } from './services/oidc/signing-keys.service';
 import { closeServiceContext, createServiceContext } from './services/create-context';
 import { startPruneTimer } from './services/prune.service';
 import { ensureSetupLink } from './services/setup.service';
+import { installWebhookQueue, startWebhookWorker, type WebhookWorker } from './services/webhooks/queue';
 
 /** The only file that listens or exits: loadConfig -> createDb -> migrate -> createApp -> listen. */
 async function main(): Promise<void> {
@@ -76,6 +77,16 @@ async function main(): Promise<void> {
     closeRedis = redis.close;
   }
 
+  // Issue 26: webhook deliveries run beside request handling, on PostgreSQL only (graphile-worker needs LISTEN/NOTIFY
+  // and a pg pool, which the embedded PGlite database does not offer).
+  let webhookWorker: WebhookWorker | undefined;
+  if (config.databaseUrl) {
+    await installWebhookQueue(ctx, config.databaseUrl);
+    webhookWorker = await startWebhookWorker(ctx, { connectionString: config.databaseUrl });
+  } else {
+    logger.warn('webhooks are disabled on the embedded database (PGlite): subscriptions are kept, nothing is delivered; set DATABASE_URL');
+  }
+
   const app = createApp({ ctx, rateLimit });
   const server = createHttpServer(app);
   const stopPruning = startPruneTimer(ctx);
@@ -99,6 +110,7 @@ async function main(): Promise<void> {
     }, 10_000);
     force.unref();
     server.close(async () => {
+      await webhookWorker?.stop().catch((err: Error) => logger.warn({ err: { message: err.message } }, 'webhook worker stop failed'));
       await closeRedis();
       await closeServiceContext(ctx);
       await embedded?.close();

@@ -86,8 +86,38 @@ export function checkOutboundUrl(raw: string | URL, policy: OutboundPolicy): URL
   return url;
 }
 
-function createVettingAgent(policy: OutboundPolicy): Dispatcher {
+/**
+ * The addresses of `host` that may be connected to under `policy`, or the refusal. Any private answer refuses the
+ * whole name: a name that mixes public and private answers is a rebinding setup, not an accident.
+ */
+async function vetHost(host: string, policy: OutboundPolicy): Promise<Array<{ address: string; family: number }>> {
   const resolve = policy.resolve ?? defaultResolve;
+  const exempt = policy.allowPrivate || policy.allowedHosts?.has(host) === true;
+  let addresses: Array<{ address: string; family: number }>;
+  try {
+    addresses = await resolve(host);
+  } catch (err) {
+    throw new OutboundRefused('dns', `${host} does not resolve (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  if (!addresses.length) throw new OutboundRefused('dns', `${host} does not resolve`);
+  const usable = exempt ? addresses : addresses.filter((a) => isPublicAddress(a.address));
+  if (usable.length !== addresses.length || !usable.length) {
+    throw new OutboundRefused('private_address', `${host} resolves to a non-public address`);
+  }
+  return usable;
+}
+
+/**
+ * The checks of a request without the request: scheme, credentials, and every address the host resolves to now.
+ * For validating a stored address when it is saved (a webhook URL); the request itself vets again at connect time.
+ */
+export async function checkOutboundTarget(raw: string | URL, policy: OutboundPolicy): Promise<URL> {
+  const url = checkOutboundUrl(raw, policy);
+  await vetHost(hostOf(url), policy);
+  return url;
+}
+
+function createVettingAgent(policy: OutboundPolicy): Dispatcher {
   return new Agent({
     connect: {
       timeout: policy.timeoutMs,
@@ -95,21 +125,13 @@ function createVettingAgent(policy: OutboundPolicy): Dispatcher {
       // address connected to is the address checked.
       lookup(hostname, options, callback) {
         const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-        const exempt = policy.allowPrivate || policy.allowedHosts?.has(host) === true;
-        resolve(host).then(
-          (addresses) => {
-            const usable = exempt ? addresses : addresses.filter((a) => isPublicAddress(a.address));
-            if (!addresses.length) return callback(new OutboundRefused('dns', `${host} does not resolve`), '', 4);
-            // Any private answer refuses the whole name: a name that mixes public and private answers is a
-            // rebinding setup, not an accident.
-            if (usable.length !== addresses.length || !usable.length) {
-              return callback(new OutboundRefused('private_address', `${host} resolves to a non-public address`), '', 4);
-            }
+        vetHost(host, policy).then(
+          (usable) => {
             // Node asks for every address when it races IPv4 and IPv6 (autoSelectFamily), one otherwise.
             if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: typeof usable) => void)(null, usable);
             callback(null, usable[0]!.address, usable[0]!.family);
           },
-          (err: Error) => callback(new OutboundRefused('dns', `${host} does not resolve (${(err as NodeJS.ErrnoException).code ?? 'error'})`), '', 4),
+          (err: Error) => callback(err, '', 4),
         );
       },
     },
