@@ -64,7 +64,7 @@ export function createWebhooksRouter(deps: RouteDeps) {
       route(
         {
           method: 'get',
-          path: '/webhooks/:id',
+          path: '/webhooks/:webhookId',
           summary: 'Webhook subscription detail (never the secret)',
           auth: 'user',
           permission: PERMISSION,
@@ -72,12 +72,12 @@ export function createWebhooksRouter(deps: RouteDeps) {
           invalid: webhookNotFound,
           response: { description: '{ webhook }', schema: webhookEnvelope },
         },
-        async ({ params }) => ({ webhook: presentWebhook(await webhooks.getWebhook(ctx, params.id)) }),
+        async ({ params }) => ({ webhook: presentWebhook(await webhooks.getWebhook(ctx, params.webhookId)) }),
       ),
       route(
         {
           method: 'put',
-          path: '/webhooks/:id',
+          path: '/webhooks/:webhookId',
           summary: 'Change a subscription (url, events, enabled, description)',
           auth: 'user',
           permission: PERMISSION,
@@ -86,12 +86,12 @@ export function createWebhooksRouter(deps: RouteDeps) {
           invalid: invalidInput,
           response: { description: '{ webhook }', schema: webhookEnvelope },
         },
-        async ({ params, body }) => ({ webhook: presentWebhook(await webhooks.updateWebhook(ctx, params.id, body)) }),
+        async ({ params, body }) => ({ webhook: presentWebhook(await webhooks.updateWebhook(ctx, params.webhookId, body)) }),
       ),
       route(
         {
           method: 'delete',
-          path: '/webhooks/:id',
+          path: '/webhooks/:webhookId',
           summary: 'Delete a subscription and its deliveries',
           auth: 'user',
           permission: PERMISSION,
@@ -100,13 +100,13 @@ export function createWebhooksRouter(deps: RouteDeps) {
           response: { status: 204, description: 'Deleted', kind: 'empty' },
         },
         async ({ params }) => {
-          await webhooks.deleteWebhook(ctx, params.id);
+          await webhooks.deleteWebhook(ctx, params.webhookId);
         },
       ),
       route(
         {
           method: 'post',
-          path: '/webhooks/:id/rotate-secret',
+          path: '/webhooks/:webhookId/rotate-secret',
           summary: 'New signing secret, returned once (the previous one also signs for 24 hours)',
           auth: 'user',
           permission: PERMISSION,
@@ -116,14 +116,14 @@ export function createWebhooksRouter(deps: RouteDeps) {
           response: { description: '{ webhook, secret } (Cache-Control: no-store)', schema: webhookWithSecretBody },
         },
         async ({ params }) => {
-          const { webhook, secret } = await webhooks.rotateWebhookSecret(ctx, params.id);
+          const { webhook, secret } = await webhooks.rotateWebhookSecret(ctx, params.webhookId);
           return { webhook: presentWebhook(webhook), secret };
         },
       ),
       route(
         {
           method: 'get',
-          path: '/webhooks/:id/deliveries',
+          path: '/webhooks/:webhookId/deliveries',
           summary: 'Deliveries of a subscription, newest first (status, attempts, last answer, next attempt)',
           auth: 'user',
           permission: PERMISSION,
@@ -134,14 +134,14 @@ export function createWebhooksRouter(deps: RouteDeps) {
           response: { description: '{ deliveries, next_cursor }', schema: deliveriesBody },
         },
         async ({ params, query }) => {
-          const page = await webhooks.listDeliveries(ctx, params.id, query);
+          const page = await webhooks.listDeliveries(ctx, params.webhookId, query);
           return { deliveries: page.deliveries.map(presentDelivery), next_cursor: page.nextCursor };
         },
       ),
       route(
         {
           method: 'post',
-          path: '/webhooks/:id/deliveries/:deliveryId/redeliver',
+          path: '/webhooks/:webhookId/deliveries/:deliveryId/redeliver',
           summary: 'Attempt a delivery again now (same webhook-id)',
           auth: 'user',
           permission: PERMISSION,
@@ -149,7 +149,7 @@ export function createWebhooksRouter(deps: RouteDeps) {
           invalid: () => notFound('Delivery'),
           response: { status: 202, description: '{ delivery } (pending; the attempt runs in the background)', schema: deliveryEnvelope },
         },
-        async ({ params }) => ({ delivery: presentDelivery(await webhooks.redeliver(ctx, params.id, params.deliveryId)) }),
+        async ({ params }) => ({ delivery: presentDelivery(await webhooks.redeliver(ctx, params.webhookId, params.deliveryId)) }),
       ),
     ],
     { tags: ['Webhooks'], secondFactorForAdmins: true },

@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { isValidEventPattern } from '../../services/webhooks/webhook-policy';
 import { timestampField, timestampFields } from '../common.schemas';
 
-export const webhookIdParams = z.object({ id: z.uuid({ error: 'id must be a uuid' }) });
+export const webhookIdParams = z.object({ webhookId: z.uuid({ error: 'webhookId must be a uuid' }) });
 
 export const deliveryParams = z.object({
-  id: z.uuid({ error: 'id must be a uuid' }),
+  webhookId: z.uuid({ error: 'webhookId must be a uuid' }),
   deliveryId: z.string().regex(/^[1-9][0-9]{0,18}$/, 'deliveryId must be a delivery id'),
 });
 
