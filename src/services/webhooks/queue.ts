@@ -1,4 +1,4 @@
-import { Logger as WorkerLogger, run, runMigrations, type Runner } from 'graphile-worker';
+import type { Logger as WorkerLogger, Runner } from 'graphile-worker';
 import type { ServiceContext } from '../context';
 import { attemptDelivery, type DeliveryOptions } from './delivery.service';
 
@@ -14,12 +14,19 @@ export const WEBHOOK_TASK = 'webhook_deliver';
 
 /** Installs (or upgrades) graphile-worker's own schema; idempotent, safe from several instances at once. */
 export async function installWebhookQueue(ctx: ServiceContext, connectionString: string): Promise<void> {
-  await runMigrations({ connectionString, logger: workerLogger(ctx) });
+  const { runMigrations } = await loadGraphileWorker();
+  await runMigrations({ connectionString, logger: await workerLogger(ctx) });
 }
 
-function workerLogger(ctx: ServiceContext): WorkerLogger {
+/** Loaded when first used: a server on the embedded database (no webhooks) never parses it. */
+function loadGraphileWorker(): Promise<typeof import('graphile-worker')> {
+  return import('graphile-worker');
+}
+
+async function workerLogger(ctx: ServiceContext): Promise<WorkerLogger> {
+  const { Logger } = await loadGraphileWorker();
   const log = ctx.logger.child({ component: 'webhook-queue' });
-  return new WorkerLogger(() => (level, message, meta) => {
+  return new Logger(() => (level, message, meta) => {
     if (level === 'error') log.error({ meta }, message);
     else if (level === 'warning') log.warn({ meta }, message);
     else log.debug({ meta }, message);
@@ -45,13 +52,14 @@ export interface WebhookWorkerOptions extends DeliveryOptions {
  */
 export async function startWebhookWorker(ctx: ServiceContext, options: WebhookWorkerOptions): Promise<WebhookWorker> {
   const concurrency = options.concurrency ?? ctx.config.webhookConcurrency;
+  const { run } = await loadGraphileWorker();
   const runner: Runner = await run({
     connectionString: options.connectionString,
     concurrency,
     maxPoolSize: Math.min(concurrency + 2, 12),
     pollInterval: options.pollIntervalMs ?? 2000,
     noHandleSignals: true,
-    logger: workerLogger(ctx),
+    logger: await workerLogger(ctx),
     taskList: {
       [WEBHOOK_TASK]: async (payload) => {
         const deliveryId = String((payload as { deliveryId?: unknown }).deliveryId ?? '');
