@@ -181,8 +181,37 @@ export interface OutboundRequest {
  * network failure. Nothing of the request or response is logged here.
  */
 export async function outboundRequest(url: string | URL, request: OutboundRequest, policy: OutboundPolicy): Promise<OutboundResponse> {
-  const target = checkOutboundUrl(url, policy);
   const dispatcher = createVettingAgent(policy);
+  try {
+    return await send(url, request, policy, dispatcher);
+  } finally {
+    void dispatcher.close().catch(() => {});
+  }
+}
+
+export interface OutboundClient {
+  /** As outboundRequest; `policy` may differ per request in scheme, timeout and size cap only (see below). */
+  request(url: string | URL, request: OutboundRequest, policy: OutboundPolicy): Promise<OutboundResponse>;
+  close(): Promise<void>;
+}
+
+/**
+ * outboundRequest with kept-alive connections, for a caller that calls the same receivers again and again (the
+ * webhook workers): a new connection is vetted exactly as outboundRequest's (the lookup is the vetting step); a
+ * reused one was vetted when it opened. The address rules (allowPrivate, allowedHosts, resolve) are the client's
+ * `policy`; each request's own policy adds its scheme rule, timeout and size cap.
+ */
+export function createOutboundClient(policy: OutboundPolicy): OutboundClient {
+  const dispatcher = createVettingAgent(policy);
+  return {
+    request: (url, request, perRequest) =>
+      send(url, request, { ...perRequest, allowPrivate: policy.allowPrivate, allowedHosts: policy.allowedHosts, resolve: policy.resolve }, dispatcher),
+    close: () => dispatcher.close(),
+  };
+}
+
+async function send(url: string | URL, request: OutboundRequest, policy: OutboundPolicy, dispatcher: Dispatcher): Promise<OutboundResponse> {
+  const target = checkOutboundUrl(url, policy);
   const controller = new AbortController();
   let timedOut = false;
   const timer = setTimeout(() => {
@@ -204,7 +233,6 @@ export async function outboundRequest(url: string | URL, request: OutboundReques
     throw refusalFrom(err, timedOut);
   } finally {
     clearTimeout(timer);
-    void dispatcher.close().catch(() => {});
   }
 }
 

@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { withTransaction } from '../../db';
 import { findDeliveryWork, markDeliveryFailed, recordDeliveryAttempt, type AttemptOutcome } from '../../db/repositories/webhooks.repo';
-import { outboundRequest, OutboundRefused, type OutboundPolicy } from '../../lib/outbound-http';
+import { outboundRequest, OutboundRefused, type OutboundClient, type OutboundPolicy } from '../../lib/outbound-http';
 import type { ServiceContext } from '../context';
 import { secretPurpose } from './subscriptions.service';
 import { isDelivered, RESPONSE_EXCERPT_CHARS, retryDelaySeconds, RETRY_DELAYS_SECONDS, webhookOutboundPolicy } from './webhook-policy';
@@ -11,6 +11,8 @@ export interface DeliveryOptions {
   retryDelaysSeconds?: readonly number[];
   /** Outbound policy overrides (tests: a resolver). */
   outbound?: Partial<OutboundPolicy>;
+  /** Kept-alive connections to receivers (the worker's); one connection per attempt without it. */
+  client?: OutboundClient;
 }
 
 /** Keys a payload never carries, whatever an event's detail holds (the event bus drops them already). */
@@ -79,7 +81,9 @@ export async function attemptDelivery(ctx: ServiceContext, deliveryId: string, o
   let responseExcerpt: string | null = null;
   let error: string | null = null;
   try {
-    const res = await outboundRequest(subscription.url, { method: 'POST', headers, body }, webhookOutboundPolicy(ctx.config, subscription.url, options.outbound));
+    const policy = webhookOutboundPolicy(ctx.config, subscription.url, options.outbound);
+    const request = { method: 'POST', headers, body };
+    const res = options.client ? await options.client.request(subscription.url, request, policy) : await outboundRequest(subscription.url, request, policy);
     responseStatus = res.status;
     responseExcerpt = excerpt(res.body);
   } catch (err) {

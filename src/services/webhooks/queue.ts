@@ -1,6 +1,8 @@
 import type { Logger as WorkerLogger, Runner } from 'graphile-worker';
+import { createOutboundClient } from '../../lib/outbound-http';
 import type { ServiceContext } from '../context';
 import { attemptDelivery, type DeliveryOptions } from './delivery.service';
+import { webhookOutboundPolicy } from './webhook-policy';
 
 /**
  * The delivery queue: graphile-worker (docs/webhooks.md "Why graphile-worker"), a job queue in PostgreSQL. Jobs
@@ -14,19 +16,22 @@ export const WEBHOOK_TASK = 'webhook_deliver';
 
 /** Installs (or upgrades) graphile-worker's own schema; idempotent, safe from several instances at once. */
 export async function installWebhookQueue(ctx: ServiceContext, connectionString: string): Promise<void> {
-  const { runMigrations } = await loadGraphileWorker();
-  await runMigrations({ connectionString, logger: await workerLogger(ctx) });
+  const { runMigrations } = loadGraphileWorker();
+  await runMigrations({ connectionString, logger: workerLogger(ctx) });
 }
 
 /** Loaded when first used: a server on the embedded database (no webhooks) never parses it. */
-function loadGraphileWorker(): Promise<typeof import('graphile-worker')> {
-  return import('graphile-worker');
+function loadGraphileWorker(): typeof import('graphile-worker') {
+  return require('graphile-worker') as typeof import('graphile-worker');
 }
 
-async function workerLogger(ctx: ServiceContext): Promise<WorkerLogger> {
-  const { Logger } = await loadGraphileWorker();
+function workerLogger(ctx: ServiceContext): WorkerLogger {
+  const { Logger } = loadGraphileWorker();
   const log = ctx.logger.child({ component: 'webhook-queue' });
   return new Logger(() => (level, message, meta) => {
+    // Attempts use the service's pool, not graphile-worker's (which only fetches and completes jobs): a pool smaller
+    // than the concurrency is intended here.
+    if (message.startsWith('WARNING: having maxPoolSize')) return;
     if (level === 'error') log.error({ meta }, message);
     else if (level === 'warning') log.warn({ meta }, message);
     else log.debug({ meta }, message);
@@ -46,27 +51,35 @@ export interface WebhookWorkerOptions extends DeliveryOptions {
 }
 
 /**
- * Starts this instance's workers beside the HTTP server: `concurrency` attempts at most, on a pool of their own
- * (graphile-worker's; attempts use the service pool only for their short reads and writes). `stop()` lets the
- * running attempts finish and releases their jobs.
+ * Starts this instance's workers beside the HTTP server: `concurrency` attempts at most. graphile-worker fetches and
+ * completes jobs on a pool of its own (at most 4 connections); attempts use the service pool for their short reads
+ * and writes and hold no connection while waiting for a receiver. `stop()` lets running attempts finish.
  */
 export async function startWebhookWorker(ctx: ServiceContext, options: WebhookWorkerOptions): Promise<WebhookWorker> {
   const concurrency = options.concurrency ?? ctx.config.webhookConcurrency;
-  const { run } = await loadGraphileWorker();
+  const { run } = loadGraphileWorker();
+  // One keep-alive client for all attempts: a burst to one receiver reuses its connections (and TLS sessions).
+  const client = createOutboundClient(webhookOutboundPolicy(ctx.config, '', options.outbound));
+  const deliveryOptions: DeliveryOptions = { ...options, client };
   const runner: Runner = await run({
     connectionString: options.connectionString,
     concurrency,
-    maxPoolSize: Math.min(concurrency + 2, 12),
+    maxPoolSize: Math.min(concurrency, 4),
     pollInterval: options.pollIntervalMs ?? 2000,
     noHandleSignals: true,
-    logger: await workerLogger(ctx),
+    logger: workerLogger(ctx),
     taskList: {
       [WEBHOOK_TASK]: async (payload) => {
         const deliveryId = String((payload as { deliveryId?: unknown }).deliveryId ?? '');
         if (!/^[1-9][0-9]{0,18}$/.test(deliveryId)) return;
-        await attemptDelivery(ctx, deliveryId, options);
+        await attemptDelivery(ctx, deliveryId, deliveryOptions);
       },
     },
   });
-  return { stop: () => runner.stop() };
+  return {
+    stop: async () => {
+      await runner.stop();
+      await client.close();
+    },
+  };
 }
