@@ -825,8 +825,20 @@ function report(s: Summary): void {
     { scenario: '(CPU time of that start)', value: s.startupCpuMs / 1000, target: undefined, unit: 's', higher: false },
     { scenario: '(npm start to first /health 200)', value: s.npmStartMs / 1000, target: undefined, unit: 's', higher: false },
     { scenario: 'non-2xx answers in every scenario', value: bad, target: 0, unit: '', higher: false },
-    { scenario: `webhook burst: events delivered per second (${WEBHOOK_BURST} events, one receiver)`, value: webhookFigures?.eventsPerSecond ?? NaN, target: undefined, unit: '/s', higher: true },
-    { scenario: 'sign-in p99 during the webhook burst vs idle', value: ratio(r.signInDuringBurst?.p99, r.signInIdle?.p99), target: 1.5, unit: '×', higher: false },
+    {
+      scenario: `webhook burst: events delivered per second (${WEBHOOK_BURST} events, one receiver)`,
+      value: webhookFigures?.eventsPerSecond ?? NaN,
+      target: undefined,
+      unit: '/s',
+      higher: true,
+    },
+    {
+      scenario: 'sign-in p99 during the webhook burst vs idle',
+      value: ratio(r.signInDuringBurst?.p99, r.signInIdle?.p99),
+      target: 1.5,
+      unit: '×',
+      higher: false,
+    },
   ];
   console.log('\nTargets (issue 10)');
   console.table(
@@ -853,7 +865,24 @@ function report(s: Summary): void {
   if (opts.json) {
     fs.writeFileSync(
       opts.json,
-      JSON.stringify({ when: new Date().toISOString(), machine, seconds: SECONDS, warmup: WARMUP, connections: CONNECTIONS, scenarios, bcrypt, startup: s, serverPeakRss: serverPeak, oidcPeakRss: oidcPeak, webhooks: webhookFigures, targets }, null, 2),
+      JSON.stringify(
+        {
+          when: new Date().toISOString(),
+          machine,
+          seconds: SECONDS,
+          warmup: WARMUP,
+          connections: CONNECTIONS,
+          scenarios,
+          bcrypt,
+          startup: s,
+          serverPeakRss: serverPeak,
+          oidcPeakRss: oidcPeak,
+          webhooks: webhookFigures,
+          targets,
+        },
+        null,
+        2,
+      ),
     );
     console.log(`figures written to ${opts.json}`);
   }
@@ -1053,7 +1082,8 @@ async function webhookBurst(
   try {
     for (let done = 0; done < WEBHOOK_BURST; done += 500) {
       await db.raw(
-        `insert into audit_events (type, subject_id, detail) select 'user.changed', 'bench-' || g, '{"fields":["first_name"]}'::jsonb from generate_series(1, ?) g`,
+        `insert into audit_events (type, subject_id, detail)
+         select 'user.changed', 'bench-' || g, '{"fields":["first_name"]}'::jsonb from generate_series(1, ?) g`,
         [Math.min(500, WEBHOOK_BURST - done)],
       );
     }
@@ -1069,8 +1099,9 @@ async function webhookBurst(
   results.signInDuringBurst = { ...burst!, target: String(server.pid), peakRss: 0, cpuMsPerRequest: 0 };
   scenarios.push(results.signInIdle, results.signInDuringBurst);
   process.stdout.write(
-    ` ${seen.size} delivered in ${fmt(seconds, 1)} s (${fmt(webhookFigures.eventsPerSecond)}/s, ${duplicates} duplicates, ${invalid} unverified); ` +
-      `sign-in p50/p99 ${fmt(idle!.p50, 1)}/${fmt(idle!.p99, 1)} ms idle, ${fmt(burst!.p50, 1)}/${fmt(burst!.p99, 1)} ms during the burst\n`,
+    ` ${seen.size} delivered in ${fmt(seconds, 1)} s (${fmt(webhookFigures.eventsPerSecond)}/s, ` +
+      `${duplicates} duplicates, ${invalid} unverified); sign-in p50/p99 ${fmt(idle!.p50, 1)}/${fmt(idle!.p99, 1)} ms idle, ` +
+      `${fmt(burst!.p50, 1)}/${fmt(burst!.p99, 1)} ms during the burst\n`,
   );
   if (seen.size < WEBHOOK_BURST) throw new Error(`webhook burst: only ${seen.size} of ${WEBHOOK_BURST} events delivered`);
 }

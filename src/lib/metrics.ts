@@ -87,7 +87,12 @@ export function createOperatorMetrics(
     registers,
     collect: backlog((b) => b.oldestSeconds),
   });
-  new Gauge({ name: 'sso_webhook_queue_due', help: 'Webhook deliveries whose attempt is due now', registers, collect: backlog((b) => b.due) });
+  new Gauge({
+    name: 'sso_webhook_queue_due',
+    help: 'Webhook deliveries whose attempt is due now',
+    registers,
+    collect: backlog((b) => b.due),
+  });
   const webhookDeliveries = new Counter({
     name: 'sso_webhook_deliveries_total',
     help: 'Webhook delivery attempts by outcome (delivered, retry, failed)',

@@ -204,13 +204,20 @@ export interface OutboundClient {
 export function createOutboundClient(policy: OutboundPolicy): OutboundClient {
   const dispatcher = createVettingAgent(policy);
   return {
-    request: (url, request, perRequest) =>
-      send(url, request, { ...perRequest, allowPrivate: policy.allowPrivate, allowedHosts: policy.allowedHosts, resolve: policy.resolve }, dispatcher),
+    request: (url, request, perRequest) => {
+      const { allowPrivate, allowedHosts, resolve } = policy;
+      return send(url, request, { ...perRequest, allowPrivate, allowedHosts, resolve }, dispatcher);
+    },
     close: () => dispatcher.close(),
   };
 }
 
-async function send(url: string | URL, request: OutboundRequest, policy: OutboundPolicy, dispatcher: Dispatcher): Promise<OutboundResponse> {
+async function send(
+  url: string | URL,
+  request: OutboundRequest,
+  policy: OutboundPolicy,
+  dispatcher: Dispatcher,
+): Promise<OutboundResponse> {
   const target = checkOutboundUrl(url, policy);
   const controller = new AbortController();
   let timedOut = false;

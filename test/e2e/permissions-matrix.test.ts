@@ -96,12 +96,16 @@ async function prepare(route: DeclaredAppRoute): Promise<{ path: string; body?: 
 /** A disabled webhook subscription (nothing is delivered from the matrix). */
 async function makeWebhook(): Promise<string> {
   const id = randomUUID();
-  await insertWebhookSubscription(t.db, { id, url: 'https://93.184.215.14/hook', events: ['*'], enabled: false, description: '', secretSealed: 'x', now: new Date() });
+  const url = 'https://93.184.215.14/hook';
+  await insertWebhookSubscription(t.db, { id, url, events: ['*'], enabled: false, description: '', secretSealed: 'x', now: new Date() });
   return id;
 }
 
 async function makeDelivery(webhookId: string): Promise<string> {
-  const [row] = await t.db('webhook_deliveries').insert({ subscription_id: webhookId, event_id: 1, event_type: 'user.created', status: 'failed' }).returning('id');
+  const [row] = await t
+    .db('webhook_deliveries')
+    .insert({ subscription_id: webhookId, event_id: 1, event_type: 'user.created', status: 'failed' })
+    .returning('id');
   return String(row.id);
 }
 

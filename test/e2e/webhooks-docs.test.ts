@@ -31,7 +31,11 @@ interface Snippet {
 
 async function runSnippet(command: string, file: string, secret: string): Promise<Snippet> {
   const port = await freePort();
-  const proc = spawn(command, [file], { cwd: ROOT, env: { PATH: process.env.PATH, WEBHOOK_SECRET: secret, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(command, [file], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, WEBHOOK_SECRET: secret, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   proc.stdout!.on('data', (d) => (out += d));
   proc.stderr!.on('data', (d) => (out += d));
@@ -69,7 +73,10 @@ test.each([
   ['Node.js', 'node', 'receiver.js', 'js'],
   ['Python', 'python3', 'receiver.py', 'python'],
 ] as const)('the %s receiver of docs/webhooks.md verifies a real delivery and refuses a forged one', async (_name, command, file, lang) => {
-  const created = await request(t.app).post('/api/admin/webhooks').set('Authorization', admin).send({ url: 'http://127.0.0.1:1/x', events: ['user.created'] });
+  const created = await request(t.app)
+    .post('/api/admin/webhooks')
+    .set('Authorization', admin)
+    .send({ url: 'http://127.0.0.1:1/x', events: ['user.created'] });
   expect(created.status).toBe(201);
   const { webhook, secret } = created.body as { webhook: { id: string }; secret: string };
   // The Node.js snippet requires standardwebhooks: it runs from inside the repository, where node_modules has it.
@@ -77,16 +84,22 @@ test.each([
   fs.writeFileSync(target, snippet(lang));
   const receiver = await runSnippet(command, target, secret);
   running.push(receiver.proc);
-  expect((await request(t.app).put(`/api/admin/webhooks/${webhook.id}`).set('Authorization', admin).send({ url: receiver.url })).status).toBe(200);
+  expect(
+    (await request(t.app).put(`/api/admin/webhooks/${webhook.id}`).set('Authorization', admin).send({ url: receiver.url })).status,
+  ).toBe(200);
 
-  const invited = await request(t.app).post('/api/users').set('Authorization', admin).send({ email: uniqueEmail('doc'), first_name: 'D', last_name: 'O' });
+  const invited = await request(t.app)
+    .post('/api/users')
+    .set('Authorization', admin)
+    .send({ email: uniqueEmail('doc'), first_name: 'D', last_name: 'O' });
   expect(invited.status).toBe(201);
   const userId = invited.body.user.id as string;
   const event = await (async () => {
     await t.ctx.events.idle?.();
     return t.db('audit_events').where({ type: 'user.created', subject_id: userId }).first();
   })();
-  for (let i = 0; i < 300 && !receiver.output().includes(`${event.id} user.created ${userId}`); i++) await new Promise((r) => setTimeout(r, 100));
+  for (let i = 0; i < 300 && !receiver.output().includes(`${event.id} user.created ${userId}`); i++)
+    await new Promise((r) => setTimeout(r, 100));
   expect(receiver.output()).toContain(`${event.id} user.created ${userId}`);
   // The receiver prints before the server has recorded its answer.
   const recorded = () => t.db('webhook_deliveries').where({ subscription_id: webhook.id, event_id: event.id }).first();
@@ -107,7 +120,12 @@ test.each([
     const id = ['forged-1', 'stale-1', 'tampered-1'][i]!;
     const res = await fetch(receiver.url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(Math.floor(a.ts.getTime() / 1000)), 'webhook-signature': a.sig },
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': id,
+        'webhook-timestamp': String(Math.floor(a.ts.getTime() / 1000)),
+        'webhook-signature': a.sig,
+      },
       body: a.body,
     });
     expect([id, res.status]).toEqual([id, 401]);
@@ -115,7 +133,12 @@ test.each([
   // And a correctly signed one with the same helper is accepted (the refusals above are about the signature only).
   const good = await fetch(receiver.url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'webhook-id': 'good-1', 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)), 'webhook-signature': signatureHeader([other, secret], 'good-1', now, body) },
+    headers: {
+      'content-type': 'application/json',
+      'webhook-id': 'good-1',
+      'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+      'webhook-signature': signatureHeader([other, secret], 'good-1', now, body),
+    },
     body,
   });
   expect(good.status).toBe(204);

@@ -26,7 +26,12 @@ let receiver: WebhookReceiver;
 beforeAll(async () => {
   t = await createTestApp({ env: { METRICS_TOKEN } });
   admin = (await makeSignedInUser(t, ['super_admin'])).bearer;
-  worker = await startWebhookWorker(t.ctx, { connectionString: t.databaseUrl, retryDelaysSeconds: FAST_RETRIES, pollIntervalMs: 100, concurrency: 4 });
+  worker = await startWebhookWorker(t.ctx, {
+    connectionString: t.databaseUrl,
+    retryDelaysSeconds: FAST_RETRIES,
+    pollIntervalMs: 100,
+    concurrency: 4,
+  });
   receiver = await startWebhookReceiver();
 });
 afterAll(async () => {
@@ -73,7 +78,10 @@ async function waitForDeliveries(id: string, predicate: (d: Awaited<ReturnType<t
 
 /** Invites a user through the API: one `user.created` audit event. */
 async function invite(): Promise<string> {
-  const res = await api().post('/api/users').set('Authorization', admin).send({ email: uniqueEmail('hook'), first_name: 'Hook', last_name: 'Person' });
+  const res = await api()
+    .post('/api/users')
+    .set('Authorization', admin)
+    .send({ email: uniqueEmail('hook'), first_name: 'Hook', last_name: 'Person' });
   expect(res.status).toBe(201);
   return res.body.user.id as string;
 }
@@ -105,7 +113,10 @@ describe('subscriptions (GET|POST /api/admin/webhooks, GET|PUT|DELETE /api/admin
     expect(list.body.webhooks).toContainEqual(webhook);
     expect(JSON.stringify(list.body)).not.toContain('whsec_');
 
-    const put = await api().put(`/api/admin/webhooks/${webhook.id}`).set('Authorization', admin).send({ enabled: false, events: ['*'] });
+    const put = await api()
+      .put(`/api/admin/webhooks/${webhook.id}`)
+      .set('Authorization', admin)
+      .send({ enabled: false, events: ['*'] });
     expect(put.status).toBe(200);
     expect(put.body.webhook).toMatchObject({ enabled: false, events: ['*'], url: receiver.url, description: 'CRM sync' });
 
@@ -144,7 +155,14 @@ describe('subscriptions (GET|POST /api/admin/webhooks, GET|PUT|DELETE /api/admin
   test('403 without system:manage_users, 401 without a token', async () => {
     const plain = await makeSignedInUser(t);
     expect((await api().get('/api/admin/webhooks').set('Authorization', plain.bearer)).status).toBe(403);
-    expect((await api().post('/api/admin/webhooks').set('Authorization', plain.bearer).send({ url: receiver.url, events: ['*'] })).status).toBe(403);
+    expect(
+      (
+        await api()
+          .post('/api/admin/webhooks')
+          .set('Authorization', plain.bearer)
+          .send({ url: receiver.url, events: ['*'] })
+      ).status,
+    ).toBe(403);
     expect((await api().get('/api/admin/webhooks')).status).toBe(401);
   });
 });
@@ -174,7 +192,14 @@ describe('delivery (Standard Webhooks)', () => {
     expect(msg!.body).not.toMatch(/password|secret|token|hash/i);
 
     const [d] = await waitForDeliveries(id, (list) => list[0]?.status === 'delivered');
-    expect(d).toMatchObject({ event_id: String(event.id), event_type: 'user.created', status: 'delivered', attempts: 1, last_response_status: 204, next_attempt_at: null });
+    expect(d).toMatchObject({
+      event_id: String(event.id),
+      event_type: 'user.created',
+      status: 'delivered',
+      attempts: 1,
+      last_response_status: 204,
+      next_attempt_at: null,
+    });
     expect(await t.db('webhook_deliveries').where({ subscription_id: id })).toHaveLength(1);
     await unsubscribe(id);
   });
@@ -260,7 +285,10 @@ describe('delivery (Standard Webhooks)', () => {
     expect(() => new Webhook(oldSecret).verify(msg.body, msg.headers)).not.toThrow();
 
     // After the grace period only the new secret signs: a receiver still on the old one refuses the delivery.
-    await t.db('webhook_subscriptions').where({ id }).update({ previous_secret_expires_at: new Date(Date.now() - 1000) });
+    await t
+      .db('webhook_subscriptions')
+      .where({ id })
+      .update({ previous_secret_expires_at: new Date(Date.now() - 1000) });
     receiver.received.length = 0;
     receiver.secret = oldSecret;
     await invite();
@@ -268,7 +296,9 @@ describe('delivery (Standard Webhooks)', () => {
     expect(receiver.received[0]!.verified).toBe(false);
     expect(receiver.received[0]!.signature.split(' ')).toHaveLength(1);
     expect(() => new Webhook(newSecret).verify(receiver.received[0]!.body, receiver.received[0]!.headers)).not.toThrow();
-    expect((await api().post('/api/admin/webhooks/00000000-0000-4000-8000-000000000000/rotate-secret').set('Authorization', admin)).status).toBe(404);
+    expect(
+      (await api().post('/api/admin/webhooks/00000000-0000-4000-8000-000000000000/rotate-secret').set('Authorization', admin)).status,
+    ).toBe(404);
     await unsubscribe(id);
   });
 
@@ -289,7 +319,12 @@ describe('delivery (Standard Webhooks)', () => {
   });
 
   test('two workers on one database: every event delivered exactly once', async () => {
-    const second = await startWebhookWorker(t.ctx, { connectionString: t.databaseUrl, retryDelaysSeconds: FAST_RETRIES, pollIntervalMs: 100, concurrency: 4 });
+    const second = await startWebhookWorker(t.ctx, {
+      connectionString: t.databaseUrl,
+      retryDelaysSeconds: FAST_RETRIES,
+      pollIntervalMs: 100,
+      concurrency: 4,
+    });
     try {
       const { id, secret } = await subscribe({ url: receiver.url, events: ['user.created'] });
       receiver.secret = secret;
@@ -309,7 +344,10 @@ describe('delivery (Standard Webhooks)', () => {
 describe('URL refusals (CONTRACT §17)', () => {
   test('outside production: https anywhere, http only to loopback', async () => {
     for (const url of ['http://example.com/hook', 'ftp://127.0.0.1/hook', 'https://user:pass@127.0.0.1/hook', 'file:///etc/passwd']) {
-      const res = await api().post('/api/admin/webhooks').set('Authorization', admin).send({ url, events: ['*'] });
+      const res = await api()
+        .post('/api/admin/webhooks')
+        .set('Authorization', admin)
+        .send({ url, events: ['*'] });
       expect([url, res.status, res.body.details?.[0]?.path]).toEqual([url, 400, 'url']);
     }
     const put = await api()
@@ -344,14 +382,20 @@ describe('URL refusals (CONTRACT §17)', () => {
       ['https://0.0.0.0/hook', /not a public address/],
       ['https://no-such-host.invalid/hook', /does not resolve/],
     ])('%s is refused', async (url, message) => {
-      const res = await request(prod.app).post('/api/admin/webhooks').set('Authorization', prodAdmin).send({ url, events: ['*'] });
+      const res = await request(prod.app)
+        .post('/api/admin/webhooks')
+        .set('Authorization', prodAdmin)
+        .send({ url, events: ['*'] });
       expect(res.status).toBe(400);
       expect(res.body.details[0].path).toBe('url');
       expect(res.body.details[0].message).toMatch(message);
     });
 
     test('a public https address is accepted', async () => {
-      const res = await request(prod.app).post('/api/admin/webhooks').set('Authorization', prodAdmin).send({ url: 'https://93.184.215.14/hook', events: ['*'] });
+      const res = await request(prod.app)
+        .post('/api/admin/webhooks')
+        .set('Authorization', prodAdmin)
+        .send({ url: 'https://93.184.215.14/hook', events: ['*'] });
       expect(res.status).toBe(201);
     });
 
@@ -370,7 +414,9 @@ describe('URL refusals (CONTRACT §17)', () => {
       prod.ctx.events.emit({ type: 'user.created', subjectId: 'someone', detail: {} });
       await prod.ctx.events.idle?.();
       const delivery = await prod.db('webhook_deliveries').where({ subscription_id: id }).first();
-      const outcome = await attemptDelivery(prod.ctx, String(delivery.id), { outbound: { resolve: async () => [{ address: '127.0.0.1', family: 4 }] } });
+      const outcome = await attemptDelivery(prod.ctx, String(delivery.id), {
+        outbound: { resolve: async () => [{ address: '127.0.0.1', family: 4 }] },
+      });
       expect(outcome).toMatchObject({ status: 'pending', responseStatus: null, retryInSeconds: 5 });
       expect(outcome!.error).toMatch(/^private_address: /);
       const row = await prod.db('webhook_deliveries').where({ id: delivery.id }).first();
@@ -379,12 +425,20 @@ describe('URL refusals (CONTRACT §17)', () => {
   });
 
   test('WEBHOOK_ALLOW_PRIVATE=true in production: private https receivers allowed, plain http still refused', async () => {
-    const allowed = await createTestApp({ env: { NODE_ENV: 'production', SMTP_URL: 'smtp://127.0.0.1:2525', WEBHOOK_ALLOW_PRIVATE: 'true' } });
+    const allowed = await createTestApp({
+      env: { NODE_ENV: 'production', SMTP_URL: 'smtp://127.0.0.1:2525', WEBHOOK_ALLOW_PRIVATE: 'true' },
+    });
     try {
       const bearer = (await makeSignedInUser(allowed, ['super_admin'])).bearer;
-      const ok = await request(allowed.app).post('/api/admin/webhooks').set('Authorization', bearer).send({ url: 'https://10.1.2.3/hook', events: ['*'] });
+      const ok = await request(allowed.app)
+        .post('/api/admin/webhooks')
+        .set('Authorization', bearer)
+        .send({ url: 'https://10.1.2.3/hook', events: ['*'] });
       expect(ok.status).toBe(201);
-      const http = await request(allowed.app).post('/api/admin/webhooks').set('Authorization', bearer).send({ url: 'http://10.1.2.3/hook', events: ['*'] });
+      const http = await request(allowed.app)
+        .post('/api/admin/webhooks')
+        .set('Authorization', bearer)
+        .send({ url: 'http://10.1.2.3/hook', events: ['*'] });
       expect(http.status).toBe(400);
     } finally {
       await allowed.close();
@@ -415,7 +469,10 @@ describe('operations', () => {
     const page1 = await api().get(`/api/admin/webhooks/${id}/deliveries`).query({ limit: '2' }).set('Authorization', admin);
     expect(page1.body.deliveries).toHaveLength(2);
     expect(page1.body.next_cursor).toEqual(expect.any(String));
-    const page2 = await api().get(`/api/admin/webhooks/${id}/deliveries`).query({ limit: '2', cursor: page1.body.next_cursor }).set('Authorization', admin);
+    const page2 = await api()
+      .get(`/api/admin/webhooks/${id}/deliveries`)
+      .query({ limit: '2', cursor: page1.body.next_cursor })
+      .set('Authorization', admin);
     expect(page2.body.deliveries).toHaveLength(1);
     expect(page2.body.next_cursor).toBeNull();
 

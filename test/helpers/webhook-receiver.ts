@@ -45,7 +45,10 @@ export async function startWebhookReceiver(options: { port?: number; path?: stri
     async waitFor(predicate, timeoutMs = 60_000) {
       const deadline = Date.now() + timeoutMs;
       while (!predicate(receiver.received)) {
-        if (Date.now() > deadline) throw new Error(`webhook receiver: condition not met; received ${JSON.stringify(receiver.received.map((r) => [r.id, r.payload?.type, r.status]))}`);
+        if (Date.now() > deadline) {
+          const got = JSON.stringify(receiver.received.map((r) => [r.id, r.payload?.type, r.status]));
+          throw new Error(`webhook receiver: condition not met; received ${got}`);
+        }
         await new Promise((r) => setTimeout(r, 50));
       }
     },

@@ -182,7 +182,9 @@ describe('createOutboundClient (kept-alive connections, the webhook workers)', (
     const client = createOutboundClient(open);
     try {
       const before = connections;
-      for (let i = 0; i < 6; i++) expect((await client.request(`http://127.0.0.1:${port}/x`, { method: 'POST', body: 'b' }, open)).status).toBe(200);
+      for (let i = 0; i < 6; i++) {
+        expect((await client.request(`http://127.0.0.1:${port}/x`, { method: 'POST', body: 'b' }, open)).status).toBe(200);
+      }
       // (A connection goes back to the pool a moment after its answer is read: a request can still open a second.)
       expect(connections - before).toBeLessThanOrEqual(3);
       // The per-request policy still decides the scheme, timeout and size cap.

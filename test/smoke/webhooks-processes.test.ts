@@ -58,7 +58,10 @@ async function bearerOf(server: RunningServer): Promise<string> {
 }
 
 async function invite(server: RunningServer, bearer: string): Promise<string> {
-  const res = await fetch(`${server.base}/api/users`, json({ email: `p${Math.random().toString(36).slice(2)}@example.test`, first_name: 'P', last_name: 'Q' }, bearer));
+  const res = await fetch(
+    `${server.base}/api/users`,
+    json({ email: `p${Math.random().toString(36).slice(2)}@example.test`, first_name: 'P', last_name: 'Q' }, bearer),
+  );
   expect(res.status).toBe(201);
   return ((await res.json()) as { user: { id: string } }).user.id;
 }
@@ -84,7 +87,10 @@ test('two instances on one database deliver each event once; a delivery survives
   // Events from both instances; both instances' workers take jobs from the one queue.
   for (let i = 0; i < 20; i++) await invite(i % 2 ? b : a, i % 2 ? bearerB : bearerA);
   await receiver.waitFor((r) => r.length >= 20);
-  await until('20 delivered', async () => (await db('webhook_deliveries').where({ status: 'delivered' }).count<{ count: string }[]>())[0]!.count === '20');
+  await until(
+    '20 delivered',
+    async () => (await db('webhook_deliveries').where({ status: 'delivered' }).count<{ count: string }[]>())[0]!.count === '20',
+  );
   expect(receiver.received).toHaveLength(20);
   expect(new Set(receiver.received.map((r) => r.id)).size).toBe(20);
   expect(receiver.received.every((r) => r.verified && r.payload?.type === 'user.created')).toBe(true);
@@ -97,7 +103,10 @@ test('two instances on one database deliver each event once; a delivery survives
   const userId = await invite(a, bearerA);
   const event = await db('audit_events').where({ type: 'user.created', subject_id: userId }).first();
   expect(event).toBeDefined();
-  await until('the first attempt', async () => ((await db('webhook_deliveries').where({ event_id: event.id }).first())?.attempts ?? 0) >= 1);
+  await until(
+    'the first attempt',
+    async () => ((await db('webhook_deliveries').where({ event_id: event.id }).first())?.attempts ?? 0) >= 1,
+  );
   a.proc.kill('SIGKILL');
   await new Promise((resolve) => a.proc.once('exit', resolve));
   const pending = await db('webhook_deliveries').where({ event_id: event.id }).first();
@@ -111,7 +120,10 @@ test('two instances on one database deliver each event once; a delivery survives
   await receiver.waitFor((r) => r.length >= 1);
   expect(receiver.received[0]).toMatchObject({ id: String(event.id), verified: true });
   expect(receiver.received[0]!.payload!.data).toMatchObject({ subject_id: userId });
-  await until('delivered after the restart', async () => (await db('webhook_deliveries').where({ event_id: event.id }).first()).status === 'delivered');
+  await until(
+    'delivered after the restart',
+    async () => (await db('webhook_deliveries').where({ event_id: event.id }).first()).status === 'delivered',
+  );
   expect(await db('webhook_deliveries').where({ event_id: event.id }).first()).toMatchObject({ status: 'delivered', attempts: 2 });
   expect(webhook.id).toBe(pending.subscription_id);
   expect(receiver.received).toHaveLength(1);

@@ -61,7 +61,10 @@ export async function insertWebhookSubscription(
 }
 
 export async function listWebhookSubscriptions(db: DbOrTrx): Promise<WebhookSubscriptionRow[]> {
-  const rows = (await db<SubscriptionRecord>('webhook_subscriptions').select('*').orderBy('created_at').orderBy('id')) as SubscriptionRecord[];
+  const rows = (await db<SubscriptionRecord>('webhook_subscriptions')
+    .select('*')
+    .orderBy('created_at')
+    .orderBy('id')) as SubscriptionRecord[];
   return rows.map(toSubscriptionRow);
 }
 
@@ -209,7 +212,11 @@ export interface AttemptOutcome {
  * migration's one caller of graphile-worker's SQL API). Counting with `attempts + 1` keeps the count right even if
  * an operator's redelivery raced this attempt.
  */
-export async function recordDeliveryAttempt(db: DbOrTrx, deliveryId: string, outcome: AttemptOutcome): Promise<WebhookDeliveryRow | undefined> {
+export async function recordDeliveryAttempt(
+  db: DbOrTrx,
+  deliveryId: string,
+  outcome: AttemptOutcome,
+): Promise<WebhookDeliveryRow | undefined> {
   const result = await db.raw(
     `update webhook_deliveries set
        attempts = attempts + 1,
@@ -240,7 +247,9 @@ export async function recordDeliveryAttempt(db: DbOrTrx, deliveryId: string, out
 
 /** A delivery that cannot be attempted (subscription disabled, event pruned): failed without an attempt. */
 export async function markDeliveryFailed(db: DbOrTrx, deliveryId: string, error: string): Promise<void> {
-  await db('webhook_deliveries').where({ id: deliveryId, status: 'pending' }).update({ status: 'failed', last_error: error, next_attempt_at: null });
+  await db('webhook_deliveries')
+    .where({ id: deliveryId, status: 'pending' })
+    .update({ status: 'failed', last_error: error, next_attempt_at: null });
 }
 
 export async function enqueueDelivery(db: DbOrTrx, deliveryId: string, subscriptionId: string, delaySeconds: number): Promise<void> {
@@ -248,7 +257,11 @@ export async function enqueueDelivery(db: DbOrTrx, deliveryId: string, subscript
 }
 
 /** Operator's redelivery: pending again, one attempt now (the retry schedule continues from the attempts made). */
-export async function resetDeliveryForRedelivery(db: DbOrTrx, subscriptionId: string, deliveryId: string): Promise<WebhookDeliveryRow | undefined> {
+export async function resetDeliveryForRedelivery(
+  db: DbOrTrx,
+  subscriptionId: string,
+  deliveryId: string,
+): Promise<WebhookDeliveryRow | undefined> {
   const [row] = await db<DeliveryRecord>('webhook_deliveries')
     .where({ id: deliveryId, subscription_id: subscriptionId })
     .update({ status: 'pending', next_attempt_at: db.fn.now() as unknown as Date })

@@ -23,7 +23,10 @@ const webhookNotFound = () => notFound('Webhook');
 const invalidInput = (issues: z.core.$ZodIssue[], where: 'params' | 'query' | 'body') =>
   where === 'params'
     ? webhookNotFound()
-    : badRequest(`${where === 'body' ? 'Body' : 'Query'} is invalid`, issues.map((i) => ({ path: i.path.join('.') || '(root)', message: i.message })));
+    : badRequest(
+        `${where === 'body' ? 'Body' : 'Query'} is invalid`,
+        issues.map((i) => ({ path: i.path.join('.') || '(root)', message: i.message })),
+      );
 
 /**
  * CONTRACT §17 (docs/webhooks.md): webhook subscriptions, their deliveries, and redelivery. The signing secret

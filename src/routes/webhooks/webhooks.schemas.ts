@@ -24,7 +24,9 @@ const eventsField = z
     z
       .string({ error: 'each event must be a string' })
       .max(100)
-      .refine(isValidEventPattern, { message: 'each event must be an audit event type, a prefix ending in ".*" or "*" (docs/webhooks.md)' }),
+      .refine(isValidEventPattern, {
+        message: 'each event must be an audit event type, a prefix ending in ".*" or "*" (docs/webhooks.md)',
+      }),
     { error: 'events must be an array of strings' },
   )
   .min(1, 'at least one event type is required')
@@ -35,7 +37,9 @@ const descriptionField = z
   .string({ error: 'description must be a string' })
   .trim()
   .max(500, 'description is too long (at most 500 characters)')
-  .refine((v) => !/[\p{Cc}\u2028\u2029\u202A-\u202E\u2066-\u2069]/u.test(v), { message: 'description must be one line without control characters' });
+  .refine((v) => !/[\p{Cc}\u2028\u2029\u202A-\u202E\u2066-\u2069]/u.test(v), {
+    message: 'description must be one line without control characters',
+  });
 
 const enabledField = z.boolean({ error: 'enabled must be a boolean' });
 

@@ -50,7 +50,11 @@ function excerpt(body: Buffer): string | null {
  * event, POSTs it through lib/outbound-http.ts, and records the outcome together with the next attempt's job in one
  * transaction. Deliveries no longer pending (delivered, failed, or replaced by a redelivery) are left alone.
  */
-export async function attemptDelivery(ctx: ServiceContext, deliveryId: string, options: DeliveryOptions = {}): Promise<AttemptOutcome | undefined> {
+export async function attemptDelivery(
+  ctx: ServiceContext,
+  deliveryId: string,
+  options: DeliveryOptions = {},
+): Promise<AttemptOutcome | undefined> {
   const work = await findDeliveryWork(ctx.db, deliveryId);
   if (!work || work.delivery.status !== 'pending') return undefined;
   const { delivery, subscription, event } = work;
@@ -83,7 +87,9 @@ export async function attemptDelivery(ctx: ServiceContext, deliveryId: string, o
   try {
     const policy = webhookOutboundPolicy(ctx.config, subscription.url, options.outbound);
     const request = { method: 'POST', headers, body };
-    const res = options.client ? await options.client.request(subscription.url, request, policy) : await outboundRequest(subscription.url, request, policy);
+    const res = options.client
+      ? await options.client.request(subscription.url, request, policy)
+      : await outboundRequest(subscription.url, request, policy);
     responseStatus = res.status;
     responseExcerpt = excerpt(res.body);
   } catch (err) {

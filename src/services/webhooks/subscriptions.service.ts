@@ -67,7 +67,10 @@ export async function getWebhook(ctx: ServiceContext, id: string): Promise<Webho
 }
 
 /** The plain secret is returned here and by rotateWebhookSecret only; the row keeps it sealed. */
-export async function createWebhook(ctx: ServiceContext, input: WebhookInput): Promise<{ webhook: WebhookSubscriptionRow; secret: string }> {
+export async function createWebhook(
+  ctx: ServiceContext,
+  input: WebhookInput,
+): Promise<{ webhook: WebhookSubscriptionRow; secret: string }> {
   await assertWebhookUrlAllowed(ctx, input.url);
   const id = randomUUID();
   const secret = generateSecret();
@@ -108,7 +111,13 @@ export async function deleteWebhook(ctx: ServiceContext, id: string): Promise<vo
 export async function rotateWebhookSecret(ctx: ServiceContext, id: string): Promise<{ webhook: WebhookSubscriptionRow; secret: string }> {
   const secret = generateSecret();
   const now = ctx.clock.now();
-  const webhook = await rotateSecretRow(ctx.db, id, ctx.sealer.seal(secret, secretPurpose(id)), addSeconds(now, PREVIOUS_SECRET_GRACE_SECONDS), now);
+  const webhook = await rotateSecretRow(
+    ctx.db,
+    id,
+    ctx.sealer.seal(secret, secretPurpose(id)),
+    addSeconds(now, PREVIOUS_SECRET_GRACE_SECONDS),
+    now,
+  );
   if (!webhook) throw notFound('Webhook');
   ctx.events.emit({ type: 'webhook.secret_rotated', subjectId: id });
   return { webhook, secret };
@@ -131,7 +140,8 @@ export async function listDeliveries(
   let beforeId: string | undefined;
   if (query.cursor !== undefined) {
     beforeId = Buffer.from(query.cursor, 'base64url').toString('utf8');
-    if (!CURSOR.test(beforeId)) throw badRequest('Query is invalid', [{ path: 'cursor', message: 'cursor is not one this server gave out' }]);
+    if (!CURSOR.test(beforeId))
+      throw badRequest('Query is invalid', [{ path: 'cursor', message: 'cursor is not one this server gave out' }]);
   }
   // Events this instance emitted are written in the background: let them land (and fan out) first.
   await ctx.events.idle?.();
