@@ -11,9 +11,8 @@ import type { Knex } from 'knex';
  *   delivery rows of every enabled matching subscription and enqueues one graphile-worker job per delivery in the
  *   same transaction: a delivery exists if and only if its audit row committed, whichever code path wrote the row.
  * - `webhook_enqueue()` is the one place that talks to graphile-worker's SQL API (`graphile_worker.add_job`). The
- *   queue's schema is installed by the server at boot (services/webhooks/queue.ts); until it exists (the embedded
- *   PGlite database, where webhooks are off) deliveries are recorded but not enqueued, and audit writes never fail
- *   because of it.
+ *   queue's schema is installed by the server at boot (services/webhooks/queue.ts); until it exists (a database only
+ *   migrated by the CLI so far) deliveries are recorded but not enqueued, and audit writes never fail because of it.
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`

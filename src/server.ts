@@ -77,15 +77,10 @@ async function main(): Promise<void> {
     closeRedis = redis.close;
   }
 
-  // Issue 26: webhook deliveries run beside request handling, on PostgreSQL only (graphile-worker needs LISTEN/NOTIFY
-  // and a pg pool, which the embedded PGlite database does not offer).
-  let webhookWorker: WebhookWorker | undefined;
-  if (config.databaseUrl) {
-    await installWebhookQueue(ctx, config.databaseUrl);
-    webhookWorker = await startWebhookWorker(ctx, { connectionString: config.databaseUrl });
-  } else {
-    logger.warn('webhooks are disabled on the embedded database (PGlite): subscriptions are kept, nothing is delivered; set DATABASE_URL');
-  }
+  // Issue 26: webhook deliveries run beside request handling (services/webhooks/queue.ts), on DATABASE_URL's PostgreSQL
+  // or the embedded one alike. The queue's schema exists before the first request can write an event.
+  await installWebhookQueue(ctx, config.databaseUrl!);
+  const webhookWorker: WebhookWorker = await startWebhookWorker(ctx, { connectionString: config.databaseUrl! });
 
   const app = createApp({ ctx, rateLimit });
   const server = createHttpServer(app);
@@ -110,7 +105,7 @@ async function main(): Promise<void> {
     }, 10_000);
     force.unref();
     server.close(async () => {
-      await webhookWorker?.stop().catch((err: Error) => logger.warn({ err: { message: err.message } }, 'webhook worker stop failed'));
+      await webhookWorker.stop().catch((err: Error) => logger.warn({ err: { message: err.message } }, 'webhook worker stop failed'));
       await closeRedis();
       await closeServiceContext(ctx);
       await embedded?.close();

@@ -20,7 +20,7 @@ export async function installWebhookQueue(ctx: ServiceContext, connectionString:
   await runMigrations({ connectionString, logger: workerLogger(ctx) });
 }
 
-/** Loaded when first used: a server on the embedded database (no webhooks) never parses it. */
+/** Loaded when first used (the server's start): code that only imports the services never parses it. */
 function loadGraphileWorker(): typeof import('graphile-worker') {
   return require('graphile-worker') as typeof import('graphile-worker');
 }
