@@ -411,7 +411,7 @@ describe('URL refusals (CONTRACT §17)', () => {
         now: new Date(),
       });
       await makeUser(prod);
-      prod.ctx.events.emit({ type: 'user.created', subjectId: 'someone', detail: {} });
+      await prod.ctx.events.record(prod.db, { type: 'user.created', subjectId: 'someone', detail: {} });
       await prod.ctx.events.idle?.();
       const delivery = await prod.db('webhook_deliveries').where({ subscription_id: id }).first();
       const outcome = await attemptDelivery(prod.ctx, String(delivery.id), {

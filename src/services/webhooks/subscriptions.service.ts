@@ -74,34 +74,41 @@ export async function createWebhook(
   await assertWebhookUrlAllowed(ctx, input.url);
   const id = randomUUID();
   const secret = generateSecret();
-  const webhook = await insertWebhookSubscription(ctx.db, {
-    id,
-    url: input.url,
-    events: input.events,
-    enabled: input.enabled ?? true,
-    description: input.description ?? '',
-    secretSealed: ctx.sealer.seal(secret, secretPurpose(id)),
-    now: ctx.clock.now(),
+  const webhook = await withTransaction(ctx.db, async (trx) => {
+    const row = await insertWebhookSubscription(trx, {
+      id,
+      url: input.url,
+      events: input.events,
+      enabled: input.enabled ?? true,
+      description: input.description ?? '',
+      secretSealed: ctx.sealer.seal(secret, secretPurpose(id)),
+      now: ctx.clock.now(),
+    });
+    await ctx.events.record(trx, { type: 'webhook.created', subjectId: id, detail: { url: row.url, events: row.events } });
+    return row;
   });
-  ctx.events.emit({ type: 'webhook.created', subjectId: id, detail: { url: webhook.url, events: webhook.events } });
   return { webhook, secret };
 }
 
 export async function updateWebhook(ctx: ServiceContext, id: string, patch: Partial<WebhookInput>): Promise<WebhookSubscriptionRow> {
   if (patch.url !== undefined) await assertWebhookUrlAllowed(ctx, patch.url);
-  const webhook = await updateWebhookSubscription(ctx.db, id, patch, ctx.clock.now());
-  if (!webhook) throw notFound('Webhook');
-  ctx.events.emit({
-    type: 'webhook.changed',
-    subjectId: id,
-    detail: { fields: Object.keys(patch).filter((k) => patch[k as keyof WebhookInput] !== undefined) },
+  return withTransaction(ctx.db, async (trx) => {
+    const webhook = await updateWebhookSubscription(trx, id, patch, ctx.clock.now());
+    if (!webhook) throw notFound('Webhook');
+    await ctx.events.record(trx, {
+      type: 'webhook.changed',
+      subjectId: id,
+      detail: { fields: Object.keys(patch).filter((k) => patch[k as keyof WebhookInput] !== undefined) },
+    });
+    return webhook;
   });
-  return webhook;
 }
 
 export async function deleteWebhook(ctx: ServiceContext, id: string): Promise<void> {
-  if (!(await deleteWebhookSubscription(ctx.db, id))) throw notFound('Webhook');
-  ctx.events.emit({ type: 'webhook.deleted', subjectId: id });
+  await withTransaction(ctx.db, async (trx) => {
+    if (!(await deleteWebhookSubscription(trx, id))) throw notFound('Webhook');
+    await ctx.events.record(trx, { type: 'webhook.deleted', subjectId: id });
+  });
 }
 
 /**
@@ -111,15 +118,13 @@ export async function deleteWebhook(ctx: ServiceContext, id: string): Promise<vo
 export async function rotateWebhookSecret(ctx: ServiceContext, id: string): Promise<{ webhook: WebhookSubscriptionRow; secret: string }> {
   const secret = generateSecret();
   const now = ctx.clock.now();
-  const webhook = await rotateSecretRow(
-    ctx.db,
-    id,
-    ctx.sealer.seal(secret, secretPurpose(id)),
-    addSeconds(now, PREVIOUS_SECRET_GRACE_SECONDS),
-    now,
-  );
-  if (!webhook) throw notFound('Webhook');
-  ctx.events.emit({ type: 'webhook.secret_rotated', subjectId: id });
+  const sealed = ctx.sealer.seal(secret, secretPurpose(id));
+  const webhook = await withTransaction(ctx.db, async (trx) => {
+    const row = await rotateSecretRow(trx, id, sealed, addSeconds(now, PREVIOUS_SECRET_GRACE_SECONDS), now);
+    if (!row) throw notFound('Webhook');
+    await ctx.events.record(trx, { type: 'webhook.secret_rotated', subjectId: id });
+    return row;
+  });
   return { webhook, secret };
 }
 
@@ -153,8 +158,10 @@ export async function listDeliveries(
 
 /** One attempt now, whatever the delivery's status; if it fails, the retry schedule continues from the attempts made. */
 export async function redeliver(ctx: ServiceContext, id: string, deliveryId: string): Promise<WebhookDeliveryRow> {
-  const delivery = await withTransaction(ctx.db, (trx) => resetDeliveryForRedelivery(trx, id, deliveryId));
-  if (!delivery) throw notFound('Delivery');
-  ctx.events.emit({ type: 'webhook.redelivered', subjectId: id, detail: { delivery_id: deliveryId, event_id: delivery.eventId } });
-  return delivery;
+  return withTransaction(ctx.db, async (trx) => {
+    const delivery = await resetDeliveryForRedelivery(trx, id, deliveryId);
+    if (!delivery) throw notFound('Delivery');
+    await ctx.events.record(trx, { type: 'webhook.redelivered', subjectId: id, detail: { delivery_id: deliveryId, event_id: delivery.eventId } });
+    return delivery;
+  });
 }
