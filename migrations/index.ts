@@ -9,6 +9,7 @@ import * as createSetupToken from './20261122130001_create_setup_token';
 import * as addOAuthClientVersion from './20261123000000_add_oauth_client_version';
 import * as addTotpPendingSession from './20261126100000_add_totp_pending_session';
 import * as addClientTypesAndDeviceGrant from './20261126140000_add_client_types_and_device_grant';
+import * as createWebhooks from './20261126160000_create_webhooks';
 
 /**
  * Migrations are listed here (in order) rather than discovered on disk, so that the same list runs under
@@ -25,6 +26,7 @@ const MIGRATIONS: Array<[string, Knex.Migration]> = [
   ['20261123000000_add_oauth_client_version', addOAuthClientVersion],
   ['20261126100000_add_totp_pending_session', addTotpPendingSession],
   ['20261126140000_add_client_types_and_device_grant', addClientTypesAndDeviceGrant],
+  ['20261126160000_create_webhooks', createWebhooks],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Knex.Migration]> = {

@@ -21,6 +21,7 @@ import { createStaticRouter } from './pages/static.router';
 import { createRbacRouter } from './rbac/rbac.router';
 import type { RouteDeps } from './types';
 import { createUsersRouter } from './users/users.router';
+import { createWebhooksRouter } from './webhooks/webhooks.router';
 
 /**
  * The documents polled most, by load balancers and relying parties: GET only, no body, no cookie, no session, no
@@ -55,6 +56,7 @@ export function mountRoutes(app: Express, deps: RouteDeps): void {
   app.use('/api/rbac', createRbacRouter(deps));
   app.use('/api/admin', createAuditRouter(deps));
   app.use('/api/admin', createAdminRouter(deps));
+  app.use('/api/admin', createWebhooksRouter(deps));
   app.use('/api', createDocsRouter(deps));
 
   app.use('/static', createStaticRouter(deps));

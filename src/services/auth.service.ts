@@ -60,6 +60,8 @@ export async function register(
         now,
       });
       const tokens = await startSession(ctx, trx, { user, meta });
+      // Every way an account comes to exist records user.created (webhook subscribers provision on it).
+      await ctx.events.record(trx, { type: 'user.created', actorId: user.id, subjectId: user.id, detail: { via: 'registration' } });
       await ctx.events.record(trx, {
         type: 'auth.register',
         actorId: user.id,

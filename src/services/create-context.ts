@@ -6,6 +6,7 @@ import { createLogger, type Logger } from '../lib/logger';
 import { createOperatorMetrics } from '../lib/metrics';
 import { createPasswordHasher, type PasswordHasher } from '../lib/password';
 import { createSealer } from '../lib/sealed';
+import { webhookBacklog } from '../db/repositories/webhooks.repo';
 import type { ServiceContext } from './context';
 import { createMetricsEventSink, NOT_AUDITED } from './event-sinks';
 import { createEventBus, createLogEventSink, type EventBus } from './events';
@@ -19,7 +20,7 @@ export function createServiceContext(
   const logger = overrides.logger ?? createLogger(config.logLevel, { pretty: !config.isProduction && config.nodeEnv !== 'test' });
   const db = overrides.db ?? createDb(config, { logger });
   const clock = overrides.clock ?? systemClock;
-  const metrics = createOperatorMetrics({ poolStats: () => poolStats(db) });
+  const metrics = createOperatorMetrics({ poolStats: () => poolStats(db), webhookBacklog: () => webhookBacklog(db) });
   // Audit trail (in the change's transaction), log line and metrics: every security event goes to all three (services/events.ts).
   const events =
     overrides.events ?? createEventBus({

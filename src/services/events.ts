@@ -55,6 +55,11 @@ export const SECURITY_EVENT_TYPES = [
   'role.created',
   'role.changed',
   'mail.send_failed',
+  'webhook.created',
+  'webhook.changed',
+  'webhook.deleted',
+  'webhook.secret_rotated',
+  'webhook.redelivered',
 ] as const;
 
 export type SecurityEventType = (typeof SECURITY_EVENT_TYPES)[number];

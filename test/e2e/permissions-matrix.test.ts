@@ -1,5 +1,6 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import request from 'supertest';
+import { insertWebhookSubscription } from '../../src/db/repositories/webhooks.repo';
 import { guardOf, listDeclaredRoutes, type DeclaredAppRoute, type Guard } from '../../src/routes/route-table';
 import { ADMIN_TIER } from '../../src/services/principal';
 import { makeApiResource } from '../helpers/apps';
@@ -38,10 +39,12 @@ const BODIES: Record<string, (f: Fixtures) => Promise<Record<string, unknown>> |
   'PUT /api/admin/oauth-clients/:clientId': () => ({ name: 'Renamed' }),
   'POST /api/admin/api-resources': () => ({ identifier: `https://matrix-${suffix()}.test/`, name: 'Matrix API' }),
   'PUT /api/admin/api-resources/:resourceId': () => ({ name: 'Renamed API' }),
+  'POST /api/admin/webhooks': () => ({ url: 'https://93.184.215.14/hook', events: ['user.*'] }),
+  'PUT /api/admin/webhooks/:webhookId': () => ({ description: 'changed' }),
 };
 
 /** Path parameters by name: a fresh row each call. */
-const PARAMS = ['userId', 'roleId', 'clientId', 'resourceId', 'sessionId'] as const;
+const PARAMS = ['userId', 'roleId', 'clientId', 'resourceId', 'sessionId', 'webhookId', 'deliveryId'] as const;
 
 let t: TestApp;
 let routes: Array<DeclaredAppRoute & { guard: Guard; key: string; status: number }>;
@@ -90,11 +93,29 @@ async function prepare(route: DeclaredAppRoute): Promise<{ path: string; body?: 
   if (names.includes('roleId')) ids.roleId = (await makeRole(t)).id;
   if (names.includes('clientId')) ids.clientId = (await makeClient(t)).clientId;
   if (names.includes('resourceId')) ids.resourceId = (await makeApiResource(t)).id;
+  if (names.includes('webhookId')) ids.webhookId = await makeWebhook();
+  if (names.includes('deliveryId')) ids.deliveryId = await makeDelivery(ids.webhookId!);
   // A role in the path of a user's route is one the user holds (removal).
   if (ids.userId && ids.roleId) await t.db('user_roles').insert({ user_id: ids.userId, role_id: ids.roleId });
   const path = route.path.replace(/:(\w+)/g, (_m, name: string) => ids[name] ?? `:${name}`);
   const body = BODIES[`${route.method.toUpperCase()} ${route.path}`];
   return { path, body: body ? await body(fixtures) : undefined };
+}
+
+/** A disabled webhook subscription (nothing is delivered from the matrix). */
+async function makeWebhook(): Promise<string> {
+  const id = randomUUID();
+  const url = 'https://93.184.215.14/hook';
+  await insertWebhookSubscription(t.db, { id, url, events: ['*'], enabled: false, description: '', secretSealed: 'x', now: new Date() });
+  return id;
+}
+
+async function makeDelivery(webhookId: string): Promise<string> {
+  const [row] = await t
+    .db('webhook_deliveries')
+    .insert({ subscription_id: webhookId, event_id: 1, event_type: 'user.created', status: 'failed' })
+    .returning('id');
+  return String(row.id);
 }
 
 async function call(route: DeclaredAppRoute, bearer?: string) {
