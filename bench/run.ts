@@ -17,18 +17,20 @@
  * Options: --json FILE (write every figure), --soak SECONDS (mixed traffic, RSS and p99 per 10 s window),
  * --seconds N (measured seconds per scenario, default 8), --connections N (default 16), --only KEYS (a comma-separated
  * subset of the scenarios: bare, health, discovery, oidcDiscovery, jwt, meCeiling, me, oidcRefresh, oauthRefresh,
- * firstPartyRefresh, login; the
+ * firstPartyRefresh, oidcClientCredentials, clientCredentials, login, webhooks; the
  * targets whose figures are missing are left out).
  * Every child runs in its own process group and is killed on exit, error or signal; every run is time-bounded.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import https from 'node:https';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import knexFactory, { type Knex } from 'knex';
+import { Webhook } from 'standardwebhooks';
 import { startSmtpServer, type TestSmtpServer } from '../test/helpers/smtp';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -52,7 +54,10 @@ const SCENARIO_KEYS = [
   'oidcRefresh',
   'oauthRefresh',
   'firstPartyRefresh',
+  'oidcClientCredentials',
+  'clientCredentials',
   'login',
+  'webhooks',
 ];
 const ONLY = opts.only ? new Set(opts.only.split(',').map((k) => k.trim())) : undefined;
 for (const key of ONLY ?? [])
@@ -342,6 +347,9 @@ interface SsoFixtures {
   firstPartyRefreshTokens: string[];
   oauthRefreshTokens: string[];
   client: { id: string; secret: string };
+  /** A machine client allowed one API (issue 20): client_credentials answers an RFC 9068 JWT. */
+  ccClient: { id: string; secret: string };
+  ccResource: string;
   email: string;
   password: string;
 }
@@ -357,6 +365,20 @@ async function ssoFixtures(sso: string, admin: { email: string; password: string
   });
   expectStatus('create OAuth client', created, 201);
   const client = { id: created.body.client.client_id as string, secret: created.body.client_secret as string };
+  const ccResource = 'https://bench-api.example.test/';
+  const resource = await call(`${sso}/api/admin/api-resources`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${adminToken}` },
+    json: { identifier: ccResource, name: 'Bench API', scopes: ['bench:read'] },
+  });
+  expectStatus('create API resource', resource, 201);
+  const machine = await call(`${sso}/api/admin/oauth-clients`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${adminToken}` },
+    json: { name: 'Bench machine', grant_types: ['client_credentials'], scopes: ['read'], allowed_resources: [ccResource] },
+  });
+  expectStatus('create machine client', machine, 201);
+  const ccClient = { id: machine.body.client.client_id as string, secret: machine.body.client_secret as string };
 
   const email = 'bench-user@example.test';
   const password = 'bench-password-1';
@@ -411,7 +433,7 @@ async function ssoFixtures(sso: string, admin: { email: string; password: string
     expectStatus('register a login-storm account', r, 201);
     loginBodies.push(JSON.stringify(account));
   }
-  return { userAccessToken: reg.body.accessToken, loginBodies, firstPartyRefreshTokens, oauthRefreshTokens, client, email, password };
+  return { userAccessToken: reg.body.accessToken, loginBodies, firstPartyRefreshTokens, oauthRefreshTokens, client, ccClient, ccResource, email, password };
 }
 
 /**
@@ -438,6 +460,29 @@ async function checkRefreshSignsIdToken(
     throw new Error(`${label}: a refresh answered without an RS256 id_token; the comparison would not be like for like`);
   if (typeof r.body.refresh_token !== 'string') throw new Error(`${label}: a refresh answered without a rotated refresh token`);
   tokens[0] = r.body.refresh_token;
+}
+
+/** The client_credentials request both servers answer (RFC 6749 §4.4.2 with an RFC 8707 resource). */
+function clientCredentialsJob(url: string, client: { id: string; secret: string }, resource: string, scope: string): JobSpec {
+  return {
+    tool: 'autocannon',
+    url,
+    method: 'POST',
+    headers: { authorization: basic(client.id, client.secret), 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'client_credentials', resource, scope }).toString(),
+    connections: CONNECTIONS,
+  };
+}
+
+/** Like for like: both servers answer client_credentials with an RS256 `typ: at+jwt` JWT for the same kind of API. */
+async function checkClientCredentialsJwt(label: string, job: JobSpec): Promise<void> {
+  const r = await call(job.url as string, { method: 'POST', headers: job.headers as Record<string, string>, body: job.body as string });
+  expectStatus(`${label} client_credentials`, r, 200);
+  const token = String(r.body.access_token ?? '');
+  const header = JSON.parse(Buffer.from(token.split('.')[0] ?? '', 'base64url').toString() || '{}') as { alg?: string; typ?: string };
+  if (header.alg !== 'RS256' || header.typ !== 'at+jwt' || r.body.refresh_token !== undefined) {
+    throw new Error(`${label}: client_credentials did not answer an RS256 at+jwt token alone; the comparison would not be like for like`);
+  }
 }
 
 /** Refresh tokens from node-oidc-provider's own authorization code flow (PKCE, offline_access, consent). */
@@ -599,6 +644,8 @@ async function main(): Promise<void> {
   const sso = `http://127.0.0.1:${ssoPort}`;
   const admin = { email: 'bench-admin@example.test', password: randomBytes(12).toString('base64url') };
   const jwtAccessSecret = randomBytes(48).toString('base64url');
+  // The webhook burst's receiver speaks https, as production requires, with a certificate the server trusts.
+  const receiverTls = wanted('webhooks') && SOAK === 0 ? receiverCertificate() : undefined;
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
@@ -615,6 +662,8 @@ async function main(): Promise<void> {
     // Every request of the bench comes from 127.0.0.1: the per-address limit (default 300 per 15 min) would turn
     // it into 429s after a fraction of a second. The limiter still runs on every request.
     RATE_LIMIT_MAX: '10000000',
+    // The webhook receiver runs on this machine (127.0.0.1): a private address, allowed explicitly.
+    ...(receiverTls ? { WEBHOOK_ALLOW_PRIVATE: 'true', NODE_EXTRA_CA_CERTS: receiverTls.certFile } : {}),
   };
   // BENCH_SERVER_JS: another build of the server (an A/B comparison of two commits), e.g. a copy of an older dist/
   // inside this checkout so that it finds the same node_modules.
@@ -695,6 +744,7 @@ async function main(): Promise<void> {
       `http://127.0.0.1:${mePort}`,
     );
     await runScenarios(server, fx, { bare, oidc, oidcBase, oidcClient, oidcTokens, jwt, meCeiling });
+    if (receiverTls) await webhookBurst(server, fx, admin, db.url, receiverTls);
     report({
       startupMs,
       startupCpuMs,
@@ -799,6 +849,15 @@ async function runScenarios(server: Server, fx: SsoFixtures, b: Baselines): Prom
       server.pid,
       firstPartyRefreshChain(sso, fx.firstPartyRefreshTokens),
     );
+
+  const oidcCc = clientCredentialsJob(`${b.oidcBase}/token`, { id: 'bench-cc-client', secret: 'bench-cc-client-secret-0123456789abcdef' }, 'https://bench-api.example.test/', 'bench:read');
+  const ssoCc = clientCredentialsJob(`${sso}/api/oauth/token`, fx.ccClient, fx.ccResource, 'bench:read');
+  if (wanted('oidcClientCredentials') || wanted('clientCredentials')) {
+    await checkClientCredentialsJwt('node-oidc-provider', oidcCc);
+    await checkClientCredentialsJwt('this server', ssoCc);
+  }
+  if (wanted('oidcClientCredentials')) [results.oidcClientCredentials] = await measure('baseline: node-oidc-provider 9 client_credentials (RFC 9068 JWT)', b.oidc.pid, oidcCc);
+  if (wanted('clientCredentials')) [results.clientCredentials] = await measure('POST /api/oauth/token client_credentials (RFC 9068 JWT)', server.pid, ssoCc);
 
   if (!wanted('login')) return;
   process.stdout.write('  bcrypt ceiling on the server CPU ...');
@@ -933,6 +992,20 @@ function report(s: Summary): void {
       higher: true,
     },
     {
+      scenario: 'client_credentials (RFC 9068 JWT) vs node-oidc-provider 9',
+      value: ratio(r.clientCredentials?.rps, r.oidcClientCredentials?.rps),
+      target: 1.0,
+      unit: '×',
+      higher: true,
+    },
+    {
+      scenario: '(by CPU per request: client_credentials vs node-oidc-provider 9, PostgreSQL not counted)',
+      value: ratio(r.oidcClientCredentials?.cpuMsPerRequest, r.clientCredentials?.cpuMsPerRequest),
+      target: undefined,
+      unit: '×',
+      higher: true,
+    },
+    {
       scenario: 'POST /api/auth/refresh-token vs node-oidc-provider 9',
       value: ratio(r.firstPartyRefresh?.rps, r.oidcRefresh?.rps),
       target: 1.2,
@@ -964,12 +1037,26 @@ function report(s: Summary): void {
     { scenario: '(CPU time of that start)', value: s.startupCpuMs / 1000, target: undefined, unit: 's', higher: false },
     { scenario: '(npm start to first /health 200)', value: s.npmStartMs / 1000, target: undefined, unit: 's', higher: false },
     { scenario: 'non-2xx answers in every scenario', value: bad, target: 0, unit: '', higher: false },
+    {
+      scenario: `webhook burst: events delivered per second (${WEBHOOK_BURST} events, one receiver)`,
+      value: webhookFigures?.eventsPerSecond ?? NaN,
+      target: undefined,
+      unit: '/s',
+      higher: true,
+    },
+    {
+      scenario: 'sign-in p99 during the webhook burst vs idle',
+      value: ratio(r.signInDuringBurst?.p99, r.signInIdle?.p99),
+      target: 1.5,
+      unit: '×',
+      higher: false,
+    },
   ];
   console.log('\nTargets (issue 22)');
   console.table(
     targets.filter((t) => !Number.isNaN(t.value)).map((t) => ({
       measure: t.scenario,
-      value: `${fmt(t.value, t.unit === '×' || t.unit === 's' ? 2 : t.unit === 'ms' ? 1 : 0)} ${t.unit}`.trim(),
+      value: `${fmt(t.value, t.unit === '×' || t.unit === 's' ? 2 : t.unit === 'ms' || t.unit === '/s' ? 1 : 0)} ${t.unit}`.trim(),
       target: t.target === undefined ? '' : `${t.higher ? '≥' : t.unit === '' ? '=' : '≤'} ${t.target} ${t.unit}`.trim(),
       met: t.target === undefined ? '' : (t.higher ? t.value >= t.target : t.value <= t.target) ? 'yes' : 'NO',
     })),
@@ -1004,6 +1091,7 @@ function report(s: Summary): void {
           startup: s,
           serverPeakRss: serverPeak,
           oidcPeakRss: oidcPeak,
+          webhooks: webhookFigures,
           targets,
         },
         null,
@@ -1134,3 +1222,116 @@ main().catch(async (err) => {
   await cleanupAll();
   process.exit(1);
 });
+
+// ---------------------------------------------------------------------------------------------------------------
+// Webhook burst (issue 26): a bulk change of WEBHOOK_BURST subscribed events delivered to a local https receiver that
+// verifies every signature, while people sign in at a steady rate; sign-in latency is compared with the same rate
+// without the burst.
+
+const WEBHOOK_BURST = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 10_000);
+/** Sign-ins per second beside the burst: a steady trickle well under the bcrypt ceiling of one core. */
+const SIGN_IN_RATE = Number(process.env.BENCH_SIGNIN_RATE ?? 2);
+let webhookFigures: { events: number; seconds: number; eventsPerSecond: number; duplicates: number; invalid: number } | undefined;
+
+/** A self-signed certificate for 127.0.0.1 (openssl), trusted by the server through NODE_EXTRA_CA_CERTS. */
+function receiverCertificate(): { certFile: string; keyFile: string } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sso-bench-tls-'));
+  cleanups.push(async () => fs.rmSync(dir, { recursive: true, force: true }));
+  const certFile = path.join(dir, 'cert.pem');
+  const keyFile = path.join(dir, 'key.pem');
+  const r = spawnSync('openssl', [
+    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
+    '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', keyFile, '-out', certFile,
+  ]);
+  if (r.status !== 0) throw new Error(`openssl: ${r.stderr}`);
+  return { certFile, keyFile };
+}
+
+async function webhookBurst(
+  server: Server,
+  fx: SsoFixtures,
+  admin: { email: string; password: string },
+  dbUrl: string,
+  tls: { certFile: string; keyFile: string },
+): Promise<void> {
+  const sso = server.url;
+  const seen = new Set<string>();
+  let duplicates = 0;
+  let invalid = 0;
+  let verifier: Webhook | undefined;
+  let lastAt = 0;
+  const receiver = https.createServer({ cert: fs.readFileSync(tls.certFile), key: fs.readFileSync(tls.keyFile) }, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      try {
+        verifier!.verify(Buffer.concat(chunks).toString('utf8'), req.headers as Record<string, string>);
+        const id = String(req.headers['webhook-id']);
+        if (seen.has(id)) duplicates++;
+        seen.add(id);
+        lastAt = performance.now();
+        res.writeHead(204).end();
+      } catch {
+        invalid++;
+        res.writeHead(401).end();
+      }
+    });
+  });
+  const port = await freePort();
+  await new Promise<void>((resolve) => receiver.listen(port, '127.0.0.1', resolve));
+  cleanups.push(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
+
+  const login = await call(`${sso}/api/auth/login`, { method: 'POST', json: admin });
+  expectStatus('admin login (webhooks)', login, 200);
+  const created = await call(`${sso}/api/admin/webhooks`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${login.body.accessToken}` },
+    json: { url: `https://127.0.0.1:${port}/hook`, events: ['user.*'], description: 'bench' },
+  });
+  expectStatus('subscribe the receiver', created, 201);
+  verifier = new Webhook(created.body.secret as string);
+
+  // Sign-ins at a steady, modest rate (people arriving, not a storm): the latency a user sees.
+  const signIns = (name: string): JobSpec & { name: string } => ({
+    name,
+    tool: 'autocannon',
+    url: `${sso}/api/auth/login`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    bodies: fx.loginBodies,
+    connections: 1,
+    rate: SIGN_IN_RATE,
+  });
+  process.stdout.write(`  webhook burst: ${WEBHOOK_BURST} user.* events to one https receiver; sign-ins at ${SIGN_IN_RATE}/s ...`);
+  const [idle] = await runLoad({ jobs: [signIns(`sign-ins at ${SIGN_IN_RATE}/s (no burst)`)], duration: SECONDS, warmup: 1 });
+
+  // The burst: a bulk change written straight into the audit trail in statements of 500 rows, as an import would.
+  const db = knexFactory({ client: 'pg', connection: dbUrl, pool: { min: 0, max: 1 } });
+  const during = runLoad({ jobs: [signIns(`sign-ins at ${SIGN_IN_RATE}/s during the webhook burst`)], duration: SECONDS, warmup: 1 });
+  const started = performance.now();
+  try {
+    for (let done = 0; done < WEBHOOK_BURST; done += 500) {
+      await db.raw(
+        `insert into audit_events (type, subject_id, detail)
+         select 'user.changed', 'bench-' || g, '{"fields":["first_name"]}'::jsonb from generate_series(1, ?) g`,
+        [Math.min(500, WEBHOOK_BURST - done)],
+      );
+    }
+  } finally {
+    await db.destroy();
+  }
+  const [burst] = await during;
+  const deadline = performance.now() + 900_000;
+  while (seen.size < WEBHOOK_BURST && performance.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  const seconds = ((seen.size >= WEBHOOK_BURST ? lastAt : performance.now()) - started) / 1000;
+  webhookFigures = { events: seen.size, seconds, eventsPerSecond: seen.size / seconds, duplicates, invalid };
+  results.signInIdle = { ...idle!, target: String(server.pid), peakRss: 0, cpuMsPerRequest: 0 };
+  results.signInDuringBurst = { ...burst!, target: String(server.pid), peakRss: 0, cpuMsPerRequest: 0 };
+  scenarios.push(results.signInIdle, results.signInDuringBurst);
+  process.stdout.write(
+    ` ${seen.size} delivered in ${fmt(seconds, 1)} s (${fmt(webhookFigures.eventsPerSecond)}/s, ` +
+      `${duplicates} duplicates, ${invalid} unverified); sign-in p50/p99 ${fmt(idle!.p50, 1)}/${fmt(idle!.p99, 1)} ms idle, ` +
+      `${fmt(burst!.p50, 1)}/${fmt(burst!.p99, 1)} ms during the burst\n`,
+  );
+  if (seen.size < WEBHOOK_BURST) throw new Error(`webhook burst: only ${seen.size} of ${WEBHOOK_BURST} events delivered`);
+}

@@ -7,7 +7,10 @@ import * as createMfaTables from './20261122120000_create_mfa_tables';
 import * as createAuditEvents from './20261122130000_create_audit_events';
 import * as createSetupToken from './20261122130001_create_setup_token';
 import * as addOAuthClientVersion from './20261123000000_add_oauth_client_version';
+import * as addTotpPendingSession from './20261126100000_add_totp_pending_session';
 import * as dropOAuthClientVersion from './20261126120000_drop_oauth_client_version';
+import * as addClientTypesAndDeviceGrant from './20261126140000_add_client_types_and_device_grant';
+import * as createWebhooks from './20261126160000_create_webhooks';
 
 /**
  * Migrations are listed here (in order) rather than discovered on disk, so that the same list runs under
@@ -22,7 +25,10 @@ const MIGRATIONS: Array<[string, Knex.Migration]> = [
   ['20261122130000_create_audit_events', createAuditEvents],
   ['20261122130001_create_setup_token', createSetupToken],
   ['20261123000000_add_oauth_client_version', addOAuthClientVersion],
+  ['20261126100000_add_totp_pending_session', addTotpPendingSession],
   ['20261126120000_drop_oauth_client_version', dropOAuthClientVersion],
+  ['20261126140000_add_client_types_and_device_grant', addClientTypesAndDeviceGrant],
+  ['20261126160000_create_webhooks', createWebhooks],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Knex.Migration]> = {

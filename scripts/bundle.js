@@ -6,7 +6,8 @@
 //
 // Left outside the bundle, loaded from node_modules when first used:
 // - native or WebAssembly code and packages that read their own files (bcrypt, swagger-ui-dist, the
-//   WebAuthn browser script, pino-pretty, and thread-stream, which pino requires at load for worker transports);
+//   WebAuthn browser script, pino-pretty, thread-stream, which pino requires at load for worker transports, and
+//   graphile-worker, the webhook queue);
 // - what a start does not need, so that it is not even parsed at start (the WebAuthn server stack, jose, nodemailer,
 //   qrcode, otpauth, the Redis client);
 // - the drivers of other databases that knex names but never loads here.
@@ -30,6 +31,8 @@ const EXTERNAL = [
   'otpauth',
   'redis',
   'rate-limit-redis',
+  // graphile-worker reads its own SQL migrations (node_modules/graphile-worker/sql) and loads its config at run time.
+  'graphile-worker',
   // knex's other dialects and pg's optional native binding
   'pg-native',
   'pg-query-stream',

@@ -94,6 +94,7 @@ export function createScopes(app: Express, deps: AppDeps): { scopes: Scopes; fin
     oauthProtocol: api.with({ boundary: oauthDialect, dialect: 'oauth' }),
     administration: api.with({ secondFactorForAdmins: true }),
     pages,
+    consolePages: pages.with({ secondFactorForAdmins: true }),
   };
   const finish = () => {
     apiRouter.use(limiter, notFoundHandler);

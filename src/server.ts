@@ -15,6 +15,7 @@ import { currentSigningKey } from './services/oidc/signing-keys.service';
 import { closeServiceContext, createServiceContext } from './services/create-context';
 import { startPruneTimer } from './services/prune.service';
 import { ensureSetupLink } from './services/setup.service';
+import { installWebhookQueue, startWebhookWorker, type WebhookWorker } from './services/webhooks/queue';
 
 /** The only file that listens or exits: loadConfig -> createDb -> migrate -> createApp -> listen. */
 async function main(): Promise<void> {
@@ -76,6 +77,11 @@ async function main(): Promise<void> {
     closeRedis = redis.close;
   }
 
+  // Issue 26: webhook deliveries run beside request handling (services/webhooks/queue.ts), on DATABASE_URL's PostgreSQL
+  // or the embedded one alike. The queue's schema exists before the first request can write an event.
+  await installWebhookQueue(ctx, config.databaseUrl!);
+  const webhookWorker: WebhookWorker = await startWebhookWorker(ctx, { connectionString: config.databaseUrl! });
+
   const app = createApp({ ctx, rateLimit });
   const server = createHttpServer(app);
   const stopPruning = startPruneTimer(ctx);
@@ -99,6 +105,7 @@ async function main(): Promise<void> {
     }, 10_000);
     force.unref();
     server.close(async () => {
+      await webhookWorker.stop().catch((err: Error) => logger.warn({ err: { message: err.message } }, 'webhook worker stop failed'));
       await closeRedis();
       await closeServiceContext(ctx);
       await embedded?.close();

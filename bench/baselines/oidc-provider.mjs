@@ -16,16 +16,37 @@ export const CLIENT = {
   response_types: ['code'],
   token_endpoint_auth_method: 'client_secret_basic',
 };
+/** The client_credentials baseline (issue 20): RFC 9068 JWT access tokens for one API, as this server issues them. */
+export const CC_CLIENT = {
+  client_id: 'bench-cc-client',
+  client_secret: 'bench-cc-client-secret-0123456789abcdef',
+  redirect_uris: [],
+  grant_types: ['client_credentials'],
+  response_types: [],
+  token_endpoint_auth_method: 'client_secret_basic',
+};
+export const CC_RESOURCE = 'https://bench-api.example.test/';
 const ACCOUNT = 'bench-account';
 
 const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const provider = new Provider(issuer, {
-  clients: [CLIENT],
+  clients: [CLIENT, CC_CLIENT],
   jwks: { keys: [{ ...privateKey.export({ format: 'jwk' }), kid: 'bench', use: 'sig', alg: 'RS256' }] },
   cookies: { keys: [randomBytes(32).toString('hex')] },
   pkce: { required: () => true },
   rotateRefreshToken: () => true,
-  features: { devInteractions: { enabled: false } },
+  features: {
+    devInteractions: { enabled: false },
+    clientCredentials: { enabled: true },
+    // Only CC_RESOURCE is known; a request without `resource` (the refresh baseline) is answered as before.
+    resourceIndicators: {
+      enabled: true,
+      getResourceServerInfo: (_ctx, indicator) => {
+        if (indicator !== CC_RESOURCE) throw new Provider.errors.InvalidTarget();
+        return { scope: 'bench:read', audience: CC_RESOURCE, accessTokenTTL: 3600, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'RS256' } } };
+      },
+    },
+  },
   interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
   findAccount: async (_ctx, sub) => ({ accountId: sub, claims: async () => ({ sub, email: 'bench@example.test' }) }),
 });

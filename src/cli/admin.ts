@@ -3,6 +3,7 @@ import { ConfigError, loadConfig } from '../config';
 import { PASSWORD_MAX_BYTES, PASSWORD_MIN_LENGTH } from '../lib/password';
 import { migrateLatest } from '../db';
 import { ensureSuperAdmin } from '../services/bootstrap.service';
+import { anyFactorRemoved, describeRemovedFactors } from '../services/mfa/factor-reset.service';
 import { closeServiceContext, createServiceContext } from '../services/create-context';
 import { rotateSigningKey } from '../services/oidc/signing-keys.service';
 import { withDatabase } from './with-database';
@@ -56,6 +57,16 @@ async function main(): Promise<void> {
       await migrateLatest(ctx.db);
       const result = await ensureSuperAdmin(ctx, { email, password, resetPassword: true });
       process.stdout.write(`${result.created ? 'Created' : 'Promoted'} super_admin ${email.trim().toLowerCase()} (${result.userId})\n`);
+      if (!result.created) {
+        // CONTRACT §11: say what taking the account over removed.
+        const removed = result.removedFactors;
+        process.stdout.write(
+          removed && anyFactorRemoved(removed)
+            ? `Removed ${describeRemovedFactors(removed)}; the address was notified by mail.\n`
+            : 'The account had no second factors.\n',
+        );
+        process.stdout.write('Every session of the account was signed out.\n');
+      }
     } finally {
       await closeServiceContext(ctx);
     }

@@ -92,6 +92,12 @@ const envSchema = z.object({
   MFA_REQUIRED_FOR_ADMINS: boolString.default(false),
   // Issue 13: audit events older than this are pruned.
   AUDIT_RETENTION_DAYS: intString(1, 36_500).default(180),
+  // CONTRACT §17: let webhook URLs reach private, loopback and link-local addresses in production (a receiver on
+  // the internal network). Off by default: such a URL is how a server is made to call its own cloud metadata service.
+  // Outside production those addresses are always allowed (local receivers); https stays required in production.
+  WEBHOOK_ALLOW_PRIVATE: boolString.default(false),
+  // Issue 26: webhook deliveries one instance attempts at once (each one attempt of one delivery; PostgreSQL only).
+  WEBHOOK_CONCURRENCY: intString(1, 200).default(16),
 });
 
 export interface Config {
@@ -142,6 +148,8 @@ export interface Config {
   idTokenAlg: 'RS256' | 'ES256';
   mfaRequiredForAdmins: boolean;
   auditRetentionDays: number;
+  webhookAllowPrivate: boolean;
+  webhookConcurrency: number;
 }
 
 export class ConfigError extends Error {
@@ -285,6 +293,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     idTokenAlg: e.ID_TOKEN_ALG,
     mfaRequiredForAdmins: e.MFA_REQUIRED_FOR_ADMINS,
     auditRetentionDays: e.AUDIT_RETENTION_DAYS,
+    webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
+    webhookConcurrency: e.WEBHOOK_CONCURRENCY,
   };
   return Object.freeze(config);
 }

@@ -51,6 +51,15 @@ export async function withTransaction<T>(db: Db, fn: (trx: Knex.Transaction) => 
   return retryingConflicts(() => db.transaction(fn));
 }
 
+/**
+ * When `db` is a transaction: a promise that resolves when it commits and rejects when it rolls back (Knex's own);
+ * undefined for the pool, where every statement is committed on its own.
+ */
+export function commitOf(db: DbOrTrx): Promise<unknown> | undefined {
+  const trx = db as Knex.Transaction;
+  return trx.isTransaction ? trx.executionPromise : undefined;
+}
+
 /** The retry of withTransaction for work that is atomic on its own (a single statement). */
 export async function retryingConflicts<T>(run: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {

@@ -9,6 +9,10 @@ export const ERROR_STATUS = {
   mfa_required: 401,
   unauthorized: 401,
   forbidden: 403,
+  // CONTRACT §11: a factor change without a recent sign-in or a proof in the request; a wrong proof from a signed-in
+  // caller (not 401: that tells a client to refresh its token and retry, spec §7).
+  reauthentication_required: 403,
+  reauthentication_failed: 403,
   not_found: 404,
   conflict: 409,
   payload_too_large: 413,
@@ -78,6 +82,12 @@ export type OAuthErrorCode =
   | 'invalid_token'
   | 'server_error'
   | 'temporarily_unavailable'
+  // RFC 8707 §2: a resource that is unknown, not an absolute URI, or not allowed for the client.
+  | 'invalid_target'
+  // RFC 8628 §3.5: the device grant's polling answers.
+  | 'authorization_pending'
+  | 'slow_down'
+  | 'expired_token'
   // OIDC Core 3.1.2.6 (redirected only, never a response status of ours).
   | 'login_required'
   | 'consent_required'
@@ -95,6 +105,10 @@ const OAUTH_STATUS: Record<OAuthErrorCode, number> = {
   invalid_token: 401,
   server_error: 500,
   temporarily_unavailable: 503,
+  invalid_target: 400,
+  authorization_pending: 400,
+  slow_down: 400,
+  expired_token: 400,
   login_required: 400,
   consent_required: 400,
   interaction_required: 400,

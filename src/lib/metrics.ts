@@ -17,6 +17,17 @@ export interface OperatorMetrics {
   codeReplays: Counter;
   mailFailures: Counter;
   securityEvents: Counter<'type'>;
+  /** Webhook attempts by outcome: delivered, retry (failed, another attempt scheduled), failed (no more attempts). */
+  webhookDeliveries: Counter<'outcome'>;
+}
+
+export const WEBHOOK_OUTCOMES = ['delivered', 'retry', 'failed'] as const;
+
+export interface WebhookBacklog {
+  /** Deliveries whose next attempt is due now. */
+  due: number;
+  /** Seconds since the oldest due delivery became due (0 when none). */
+  oldestSeconds: number;
 }
 
 export const SIGN_IN_OUTCOMES = ['success', 'bad_password', 'throttled', 'mfa_required'] as const;
@@ -28,7 +39,9 @@ export interface PoolStats {
   waiting: number;
 }
 
-export function createOperatorMetrics(options: { poolStats?: () => PoolStats | undefined } = {}): OperatorMetrics {
+export function createOperatorMetrics(
+  options: { poolStats?: () => PoolStats | undefined; webhookBacklog?: () => Promise<WebhookBacklog> } = {},
+): OperatorMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const registers = [registry];
@@ -57,6 +70,37 @@ export function createOperatorMetrics(options: { poolStats?: () => PoolStats | u
   new Gauge({ name: 'sso_db_pool_idle', help: 'Idle database connections in the pool', registers, collect: pool((s) => s.idle) });
   new Gauge({ name: 'sso_db_pool_waiting', help: 'Queries waiting for a database connection', registers, collect: pool((s) => s.waiting) });
 
+  // The queue's age, read from the database at scrape time: the same figure on every instance (alert on the max).
+  const backlog = (pick: (b: WebhookBacklog) => number) =>
+    async function collect(this: Gauge) {
+      const read = options.webhookBacklog;
+      if (!read) return;
+      try {
+        this.set(pick(await read()));
+      } catch {
+        // database unavailable: sso_db_* and /health say so; the gauge keeps its last value
+      }
+    };
+  new Gauge({
+    name: 'sso_webhook_queue_oldest_seconds',
+    help: 'Age in seconds of the oldest webhook delivery whose attempt is due (0 when none): the queue age',
+    registers,
+    collect: backlog((b) => b.oldestSeconds),
+  });
+  new Gauge({
+    name: 'sso_webhook_queue_due',
+    help: 'Webhook deliveries whose attempt is due now',
+    registers,
+    collect: backlog((b) => b.due),
+  });
+  const webhookDeliveries = new Counter({
+    name: 'sso_webhook_deliveries_total',
+    help: 'Webhook delivery attempts by outcome (delivered, retry, failed)',
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+  for (const outcome of WEBHOOK_OUTCOMES) webhookDeliveries.inc({ outcome }, 0);
+
   const build = new Gauge({
     name: 'sso_build_info',
     help: 'Always 1; the labels say which build runs',
@@ -82,12 +126,8 @@ export function createOperatorMetrics(options: { poolStats?: () => PoolStats | u
       registers,
     }),
     mailFailures: new Counter({ name: 'sso_email_send_failures_total', help: 'Mails the SMTP server did not accept', registers }),
-    securityEvents: new Counter({
-      name: 'sso_security_events_total',
-      help: 'Security events by type',
-      labelNames: ['type'] as const,
-      registers,
-    }),
+    securityEvents: new Counter({ name: 'sso_security_events_total', help: 'Security events by type', labelNames: ['type'] as const, registers }),
+    webhookDeliveries,
   };
 }
 

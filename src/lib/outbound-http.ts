@@ -86,8 +86,38 @@ export function checkOutboundUrl(raw: string | URL, policy: OutboundPolicy): URL
   return url;
 }
 
-function createVettingAgent(policy: OutboundPolicy): Dispatcher {
+/**
+ * The addresses of `host` that may be connected to under `policy`, or the refusal. Any private answer refuses the
+ * whole name: a name that mixes public and private answers is a rebinding setup, not an accident.
+ */
+async function vetHost(host: string, policy: OutboundPolicy): Promise<Array<{ address: string; family: number }>> {
   const resolve = policy.resolve ?? defaultResolve;
+  const exempt = policy.allowPrivate || policy.allowedHosts?.has(host) === true;
+  let addresses: Array<{ address: string; family: number }>;
+  try {
+    addresses = await resolve(host);
+  } catch (err) {
+    throw new OutboundRefused('dns', `${host} does not resolve (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  if (!addresses.length) throw new OutboundRefused('dns', `${host} does not resolve`);
+  const usable = exempt ? addresses : addresses.filter((a) => isPublicAddress(a.address));
+  if (usable.length !== addresses.length || !usable.length) {
+    throw new OutboundRefused('private_address', `${host} resolves to a non-public address`);
+  }
+  return usable;
+}
+
+/**
+ * The checks of a request without the request: scheme, credentials, and every address the host resolves to now.
+ * For validating a stored address when it is saved (a webhook URL); the request itself vets again at connect time.
+ */
+export async function checkOutboundTarget(raw: string | URL, policy: OutboundPolicy): Promise<URL> {
+  const url = checkOutboundUrl(raw, policy);
+  await vetHost(hostOf(url), policy);
+  return url;
+}
+
+function createVettingAgent(policy: OutboundPolicy): Dispatcher {
   return new Agent({
     connect: {
       timeout: policy.timeoutMs,
@@ -95,21 +125,13 @@ function createVettingAgent(policy: OutboundPolicy): Dispatcher {
       // address connected to is the address checked.
       lookup(hostname, options, callback) {
         const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-        const exempt = policy.allowPrivate || policy.allowedHosts?.has(host) === true;
-        resolve(host).then(
-          (addresses) => {
-            const usable = exempt ? addresses : addresses.filter((a) => isPublicAddress(a.address));
-            if (!addresses.length) return callback(new OutboundRefused('dns', `${host} does not resolve`), '', 4);
-            // Any private answer refuses the whole name: a name that mixes public and private answers is a
-            // rebinding setup, not an accident.
-            if (usable.length !== addresses.length || !usable.length) {
-              return callback(new OutboundRefused('private_address', `${host} resolves to a non-public address`), '', 4);
-            }
+        vetHost(host, policy).then(
+          (usable) => {
             // Node asks for every address when it races IPv4 and IPv6 (autoSelectFamily), one otherwise.
             if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: typeof usable) => void)(null, usable);
             callback(null, usable[0]!.address, usable[0]!.family);
           },
-          (err: Error) => callback(new OutboundRefused('dns', `${host} does not resolve (${(err as NodeJS.ErrnoException).code ?? 'error'})`), '', 4),
+          (err: Error) => callback(err, '', 4),
         );
       },
     },
@@ -159,8 +181,44 @@ export interface OutboundRequest {
  * network failure. Nothing of the request or response is logged here.
  */
 export async function outboundRequest(url: string | URL, request: OutboundRequest, policy: OutboundPolicy): Promise<OutboundResponse> {
-  const target = checkOutboundUrl(url, policy);
   const dispatcher = createVettingAgent(policy);
+  try {
+    return await send(url, request, policy, dispatcher);
+  } finally {
+    void dispatcher.close().catch(() => {});
+  }
+}
+
+export interface OutboundClient {
+  /** As outboundRequest; `policy` may differ per request in scheme, timeout and size cap only (see below). */
+  request(url: string | URL, request: OutboundRequest, policy: OutboundPolicy): Promise<OutboundResponse>;
+  close(): Promise<void>;
+}
+
+/**
+ * outboundRequest with kept-alive connections, for a caller that calls the same receivers again and again (the
+ * webhook workers): a new connection is vetted exactly as outboundRequest's (the lookup is the vetting step); a
+ * reused one was vetted when it opened. The address rules (allowPrivate, allowedHosts, resolve) are the client's
+ * `policy`; each request's own policy adds its scheme rule, timeout and size cap.
+ */
+export function createOutboundClient(policy: OutboundPolicy): OutboundClient {
+  const dispatcher = createVettingAgent(policy);
+  return {
+    request: (url, request, perRequest) => {
+      const { allowPrivate, allowedHosts, resolve } = policy;
+      return send(url, request, { ...perRequest, allowPrivate, allowedHosts, resolve }, dispatcher);
+    },
+    close: () => dispatcher.close(),
+  };
+}
+
+async function send(
+  url: string | URL,
+  request: OutboundRequest,
+  policy: OutboundPolicy,
+  dispatcher: Dispatcher,
+): Promise<OutboundResponse> {
+  const target = checkOutboundUrl(url, policy);
   const controller = new AbortController();
   let timedOut = false;
   const timer = setTimeout(() => {
@@ -182,7 +240,6 @@ export async function outboundRequest(url: string | URL, request: OutboundReques
     throw refusalFrom(err, timedOut);
   } finally {
     clearTimeout(timer);
-    void dispatcher.close().catch(() => {});
   }
 }
 

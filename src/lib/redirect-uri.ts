@@ -16,7 +16,7 @@ export type RedirectUriCheck = { ok: true } | { ok: false; reason: string };
  * - no userinfo and no `@` in the authority (`https://good.example@evil.example/` misleads the reader);
  * - no wildcard `*`, no backslash, whitespace or control characters (parsers disagree about them).
  */
-export function checkRedirectUri(uri: string, options: { allowHttp?: boolean } = {}): RedirectUriCheck {
+export function checkRedirectUri(uri: string, options: { allowHttp?: boolean; allowPrivateUse?: boolean } = {}): RedirectUriCheck {
   if (uri.length === 0) return { ok: false, reason: 'redirect URI is empty' };
   if (uri.length > REDIRECT_URI_MAX_LENGTH) {
     return { ok: false, reason: `redirect URI is longer than ${REDIRECT_URI_MAX_LENGTH} characters` };
@@ -29,6 +29,11 @@ export function checkRedirectUri(uri: string, options: { allowHttp?: boolean } =
 
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(uri)?.[1]?.toLowerCase();
   if (!scheme) return { ok: false, reason: 'redirect URI must be an absolute URL' };
+  if (options.allowPrivateUse && scheme !== 'https' && scheme !== 'http' && scheme.includes('.')) {
+    return isPrivateUseRedirectUri(uri)
+      ? { ok: true }
+      : { ok: false, reason: 'a private-use scheme redirect URI has the form com.example.app:/path (RFC 8252 §7.1)' };
+  }
   if (scheme !== 'https' && scheme !== 'http') {
     return { ok: false, reason: 'redirect URI must use https (or http on localhost / 127.0.0.1 / [::1])' };
   }
@@ -48,4 +53,44 @@ export function checkRedirectUri(uri: string, options: { allowHttp?: boolean } =
     return { ok: false, reason: 'redirect URI must use https (http is allowed only on localhost, 127.0.0.1 and [::1])' };
   }
   return { ok: true };
+}
+
+/**
+ * RFC 8252 §7.1: a native app's private-use URI scheme in reverse-domain form (a dot in the scheme), one slash after
+ * the colon, then a path: `com.example.app:/oauth/callback`. Schemes a browser treats specially never pass.
+ */
+export function isPrivateUseRedirectUri(uri: string): boolean {
+  const match = /^([a-z][a-z0-9+-]*(?:\.[a-z0-9+-]+)+):\/([A-Za-z0-9._~!$&'()+,;=:@%/-]*)$/.exec(uri);
+  if (!match) return false;
+  const path = match[2]!;
+  return !path.startsWith('/') && !/[\s\\#*?]/.test(uri);
+}
+
+/**
+ * Whether a redirect URI sent with an authorization request matches one registered: by exact string (RFC 6749 §3.1.2,
+ * RFC 9700 §4.1.3), or, for a registered loopback URI (http on 127.0.0.1, [::1] or localhost), on any port with the
+ * same scheme, host, path and query (RFC 8252 §7.3: a native app listens on a port the system gives it).
+ */
+export function redirectUriMatches(registered: readonly string[], requested: string): boolean {
+  if (registered.includes(requested)) return true;
+  const asked = loopbackParts(requested);
+  if (!asked) return false;
+  return registered.some((uri) => {
+    const own = loopbackParts(uri);
+    return own !== undefined && own.host === asked.host && own.rest === asked.rest;
+  });
+}
+
+/** A loopback redirect URI without its port, when it is one written in its canonical form (nothing ambiguous). */
+function loopbackParts(uri: string): { host: string; rest: string } | undefined {
+  if (!/^http:\/\//.test(uri) || uri.length > REDIRECT_URI_MAX_LENGTH) return undefined;
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return undefined;
+  }
+  if (url.href !== uri) return undefined;
+  if (!LOOPBACK_HOSTS.has(url.hostname) || url.username || url.password || url.hash) return undefined;
+  return { host: url.hostname, rest: url.pathname + url.search };
 }

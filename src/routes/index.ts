@@ -8,7 +8,9 @@ import { createDocsRouter } from './docs/docs.router';
 import { createHealthRouter } from './health/health.router';
 import { createDiscoveryRouter, createOAuthProtocolRouter, createOAuthRouter } from './oauth/oauth.router';
 import { createOidcDiscoveryRouter, createOidcProtocolRouter, createOidcRouter } from './oauth/oidc.router';
+import { createConsoleRouter } from './console/console.router';
 import { createAccountPagesRouter } from './pages/account-pages.router';
+import { createDevicePagesRouter } from './pages/device-pages.router';
 import { createMfaPagesRouter } from './pages/mfa-pages.router';
 import { createOAuthPagesRouter } from './pages/oauth-pages.router';
 import { createSetupPagesRouter } from './pages/setup-pages.router';
@@ -17,6 +19,7 @@ import { createStaticRouter } from './pages/static.router';
 import { createRbacRouter } from './rbac/rbac.router';
 import type { Scope } from './scope';
 import { createUsersRouter } from './users/users.router';
+import { createWebhooksRouter } from './webhooks/webhooks.router';
 
 /** The scopes of the app (built by createScopes in src/app.ts), each with its own steps. */
 export interface Scopes {
@@ -32,6 +35,8 @@ export interface Scopes {
   administration: Scope;
   /** HTML pages: form parser, request context, origin check, the page error boundary (the 429 page). */
   pages: Scope;
+  /** The administration console (/admin): the pages scope under MFA_REQUIRED_FOR_ADMINS, like the API it mirrors. */
+  consolePages: Scope;
 }
 
 /**
@@ -39,7 +44,7 @@ export interface Scopes {
  * and answers is its declaration (src/routes/route.ts); the app's route table (src/routes/route-table.ts), which the
  * OpenAPI document and the permission matrix read, is recorded as they are mounted.
  */
-export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, administration, pages }: Scopes): void {
+export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, administration, pages, consolePages }: Scopes): void {
   // Polled most, by load balancers and relying parties: GET only, no body, no cookie, no session, no security event.
   documents.mount('/health', createHealthRouter);
   // The spec's discovery path, and the RFC 8414 location (CONTRACT §5).
@@ -62,6 +67,7 @@ export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, admin
   administration.mount('/rbac', createRbacRouter);
   administration.mount('/admin', createAuditRouter);
   administration.mount('/admin', createAdminRouter);
+  administration.mount('/admin', createWebhooksRouter);
   api.mount('/', createDocsRouter);
 
   pages.mount('/static', createStaticRouter);
@@ -70,4 +76,7 @@ export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, admin
   pages.mount('/', createSelfServicePagesRouter);
   pages.mount('/', createAccountPagesRouter);
   pages.mount('/', createSetupPagesRouter);
+  pages.mount('/', createDevicePagesRouter);
+  // The administration console (CONTRACT §14): HTML pages, refused as pages; every action mirrors an /api/admin route.
+  consolePages.mount('/admin', createConsoleRouter);
 }

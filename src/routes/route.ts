@@ -28,7 +28,7 @@ import { requireAdminSecondFactor } from '../middleware/mfa-policy';
 import { requireAllowedOrigin } from '../middleware/origin-check';
 import { requireAdmin, requirePermission, requireRole } from '../middleware/authorize';
 import { zodDetails } from '../middleware/validate';
-import type { Principal } from '../services/principal';
+import { ADMIN_TIER, type Principal } from '../services/principal';
 import { responseChecker } from './docs/response-check';
 import type { RouteDeps } from './types';
 
@@ -43,8 +43,11 @@ export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
  *   cookie (CONTRACT §3). The handler gets `principal` or undefined.
  * - `client`: OAuth client authentication (client_secret_basic / _post), done by the handler (documented only).
  * - `token`: an OAuth Bearer access token read by the handler in the OAuth dialect (documented only).
+ * - `page`: a signed-in first-party browser (cookies, renewed from the refresh cookie like `browser`), with the same
+ *   guards as `user`; the administration console. Its refusals (401, 403) are answered as pages by the router that
+ *   mounts it (src/routes/console/console-kit.ts).
  */
-export type AuthMode = 'none' | 'user' | 'user-or-client' | 'browser' | 'client' | 'token';
+export type AuthMode = 'none' | 'user' | 'user-or-client' | 'browser' | 'client' | 'token' | 'page';
 
 export interface ResponseDecl {
   /** Success status; 200 when omitted. */
@@ -110,6 +113,11 @@ export interface MountedRouteDecl extends RouteDecl {
   /** Errors in the RFC 6749 dialect `{ error, error_description }` (the OAuth protocol scope). */
   dialect?: 'oauth';
   /**
+   * A console page or action (auth 'page'): the REST route it mirrors, as `METHOD /api/path`. It must declare the
+   * same guard (test/e2e/console-permissions.test.ts). Absent where the API has no such route (docs/console.md).
+   */
+  twin?: string;
+  /**
    * MFA_REQUIRED_FOR_ADMINS applies (CONTRACT §10): an admin-tier caller whose session has no second factor gets 403
    * mfa_required (the administration scope: users, RBAC, admin).
    */
@@ -118,7 +126,7 @@ export interface MountedRouteDecl extends RouteDecl {
 
 /** The parsed value of a declared schema (`unknown` when the route declares none, so nothing undeclared is read). */
 type Out<S> = z.output<S>;
-type PrincipalFor<A extends AuthMode> = A extends 'user' | 'user-or-client'
+type PrincipalFor<A extends AuthMode> = A extends 'user' | 'user-or-client' | 'page'
   ? Principal
   : A extends 'browser'
     ? Principal | undefined
@@ -141,8 +149,8 @@ export interface DeclaredRoute {
 /** Declares a route; mount it with `declareRouter`. */
 export function route<const D extends RouteDecl>(decl: D, handler: RouteHandler<D>): DeclaredRoute {
   const guarded = decl.permission !== undefined || decl.role !== undefined || decl.admin === true;
-  if (guarded && decl.auth !== 'user' && decl.auth !== 'user-or-client') {
-    throw new Error(`${decl.method.toUpperCase()} ${decl.path}: a guard needs auth 'user' or 'user-or-client'`);
+  if (guarded && decl.auth !== 'user' && decl.auth !== 'user-or-client' && decl.auth !== 'page') {
+    throw new Error(`${decl.method.toUpperCase()} ${decl.path}: a guard needs auth 'user', 'user-or-client' or 'page'`);
   }
   if (decl.noStore && decl.cacheControl !== undefined) {
     throw new Error(`${decl.method.toUpperCase()} ${decl.path}: noStore and cacheControl are two answers to one question`);
@@ -220,6 +228,8 @@ function chainOf(deps: RouteDeps, decl: MountedRouteDecl, handler: DeclaredRoute
   if (decl.originCheck) chain.push(requireAllowedOrigin(deps.ctx.config));
   const authenticate = authenticatorFor(deps, decl.auth);
   if (authenticate) chain.push(authenticate);
+  // The console is for holders of an admin-tier role, whatever the page (CONTRACT §14).
+  if (decl.auth === 'page') chain.push(requireRole(...ADMIN_TIER));
   if (decl.secondFactorForAdmins) chain.push(requireAdminSecondFactor(deps.ctx.config));
   if (decl.permission !== undefined) chain.push(requirePermission(decl.permission));
   if (decl.role !== undefined) chain.push(requireRole(...(typeof decl.role === 'string' ? [decl.role] : decl.role)));
@@ -264,6 +274,8 @@ function authenticatorFor(deps: RouteDeps, auth: AuthMode): RequestHandler | und
       return deps.authenticate({ allowClientTokens: true });
     case 'browser':
       return deps.authenticate({ optional: true, refreshFromCookie: true });
+    case 'page':
+      return deps.authenticate({ refreshFromCookie: true });
     default:
       return undefined;
   }

@@ -1,6 +1,5 @@
 import { withTransaction } from '../db';
 import { burnEmailTokensOfUser } from '../db/repositories/email-tokens.repo';
-import { clearLoginFailures, countLoginAttempt } from '../db/repositories/login-failures.repo';
 import {
   findSessionById,
   listActiveSessionsOfUser,
@@ -8,11 +7,11 @@ import {
   revokeSessionsOfUser,
   type SessionRow,
 } from '../db/repositories/sessions.repo';
-import { findUserById, updateUser, type UserRow } from '../db/repositories/users.repo';
-import { AppError, notFound } from '../errors';
-import { LOGIN_THROTTLE, tooManyAttempts } from './auth.service';
+import { updateUser, type UserRow } from '../db/repositories/users.repo';
+import { notFound } from '../errors';
 import { SET_PASSWORD_PURPOSES } from './email-links.service';
 import type { ServiceContext } from './context';
+import { verifyReauthProof } from './mfa/reauthenticate.service';
 import type { Principal } from './principal';
 
 /** GET /api/auth/sessions: the caller's active (unrevoked, unexpired) sessions, most recently used first. */
@@ -28,14 +27,16 @@ export async function findOwnSession(ctx: ServiceContext, principal: Principal):
 
 /** POST /api/auth/sessions/revoke-others (spec §3): every session but the current one. */
 export async function revokeOtherSessions(ctx: ServiceContext, principal: Principal): Promise<number> {
-  const count = await revokeSessionsOfUser(ctx.db, principal.userId, ctx.clock.now(), { exceptSessionId: principal.sessionId });
-  ctx.events.emit({
-    type: 'auth.session.revoked',
-    actorId: principal.userId,
-    subjectId: principal.userId,
-    detail: { others: true, count },
+  return withTransaction(ctx.db, async (trx) => {
+    const count = await revokeSessionsOfUser(trx, principal.userId, ctx.clock.now(), { exceptSessionId: principal.sessionId });
+    await ctx.events.record(trx, {
+      type: 'auth.session.revoked',
+      actorId: principal.userId,
+      subjectId: principal.userId,
+      detail: { others: true, count },
+    });
+    return count;
   });
-  return count;
 }
 
 /**
@@ -48,29 +49,26 @@ export async function revokeOwnSession(ctx: ServiceContext, principal: Principal
   if (!session || session.userId !== principal.userId || session.revokedAt || session.expiresAt <= now) {
     throw notFound('Session');
   }
-  if (!(await revokeSession(ctx.db, sessionId, now))) throw notFound('Session');
-  ctx.events.emit({
-    type: 'auth.session.revoked',
-    actorId: principal.userId,
-    subjectId: principal.userId,
-    detail: { session_id: sessionId },
+  await withTransaction(ctx.db, async (trx) => {
+    if (!(await revokeSession(trx, sessionId, now))) throw notFound('Session');
+    await ctx.events.record(trx, {
+      type: 'auth.session.revoked',
+      actorId: principal.userId,
+      subjectId: principal.userId,
+      detail: { session_id: sessionId },
+    });
   });
   return { current: sessionId === principal.sessionId };
 }
 
 /**
  * The signed-in user's current password, checked under the same per-address throttle as login (CONTRACT §4: a
- * stolen session must not become an unlimited password oracle). Returns the user row; wrong: 401.
+ * stolen session must not become an unlimited password oracle) and audited when wrong. Returns the user row;
+ * wrong: 403 reauthentication_failed (CONTRACT §11).
  */
 export async function checkOwnPassword(ctx: ServiceContext, principal: Principal, password: string): Promise<UserRow> {
-  const now = ctx.clock.now();
-  const attempt = await countLoginAttempt(ctx.db, principal.email, now, LOGIN_THROTTLE);
-  if (!attempt.allowed) throw tooManyAttempts(attempt.lockedUntil, now);
-  const user = await findUserById(ctx.db, principal.userId);
-  const ok = await ctx.passwords.verify(password, user?.passwordHash);
-  if (!user || !ok) throw new AppError('invalid_credentials', 'Current password is incorrect');
-  await clearLoginFailures(ctx.db, principal.email);
-  return user;
+  const { user } = await verifyReauthProof(ctx, principal, { password });
+  return user!;
 }
 
 /**
@@ -91,6 +89,6 @@ export async function changePassword(
     await updateUser(trx, user.id, { passwordHash }, changedAt);
     await burnEmailTokensOfUser(trx, user.id, SET_PASSWORD_PURPOSES, changedAt);
     await revokeSessionsOfUser(trx, user.id, changedAt, { exceptSessionId: principal.sessionId });
+    await ctx.events.record(trx, { type: 'auth.password.changed', actorId: user.id, subjectId: user.id });
   });
-  ctx.events.emit({ type: 'auth.password.changed', actorId: user.id, subjectId: user.id });
 }

@@ -60,13 +60,15 @@ export async function register(
         now,
       });
       const tokens = await startSession(ctx, trx, { user, meta });
+      // Every way an account comes to exist records user.created (webhook subscribers provision on it).
+      await ctx.events.record(trx, { type: 'user.created', actorId: user.id, subjectId: user.id, detail: { via: 'registration' } });
+      await ctx.events.record(trx, {
+        type: 'auth.register',
+        actorId: user.id,
+        subjectId: user.id,
+        detail: { session_id: tokens.sessionId },
+      });
       return { user, tokens };
-    });
-    ctx.events.emit({
-      type: 'auth.register',
-      actorId: result.user.id,
-      subjectId: result.user.id,
-      detail: { session_id: result.tokens.sessionId },
     });
     await sendVerificationEmail(ctx, result.user);
     return result;
@@ -89,7 +91,7 @@ export async function login(
   const now = ctx.clock.now();
   const attempt = await countLoginAttempt(ctx.db, email, now, LOGIN_THROTTLE);
   if (!attempt.allowed) {
-    ctx.events.emit({ type: 'auth.login.throttled', actorId: null, detail: { email } });
+    await ctx.events.record(ctx.db, { type: 'auth.login.throttled', actorId: null, detail: { email } });
     throw tooManyAttempts(attempt.lockedUntil, now);
   }
   const account = await findSignInAccount(ctx.db, email);
@@ -97,9 +99,10 @@ export async function login(
   if (!account || !passwordOk || !account.user.isActive) {
     const reason = !account ? 'unknown_email' : !passwordOk ? 'bad_password' : 'inactive';
     const subjectId = account?.user.id ?? null;
-    ctx.events.emit({ type: 'auth.login.failed', actorId: null, subjectId, detail: { email, reason } });
-    if (attempt.failures >= LOGIN_THROTTLE.threshold)
-      ctx.events.emit({ type: 'auth.login.locked', actorId: null, subjectId, detail: { email } });
+    await ctx.events.record(ctx.db, { type: 'auth.login.failed', actorId: null, subjectId, detail: { email, reason } });
+    if (attempt.failures >= LOGIN_THROTTLE.threshold) {
+      await ctx.events.record(ctx.db, { type: 'auth.login.locked', actorId: null, subjectId, detail: { email } });
+    }
     throw new AppError('invalid_credentials', 'Invalid email or password');
   }
   const { user } = account;
@@ -109,12 +112,24 @@ export async function login(
   if (methods.length > 0) {
     await releaseLoginAttempt(ctx.db, email);
     const mfaToken = await createMfaToken(ctx, user.id);
-    ctx.events.emit({ type: 'auth.login.mfa_required', subjectId: user.id, ip: meta.ip, userAgent: meta.userAgent, detail: { methods } });
+    await ctx.events.record(ctx.db, {
+      type: 'auth.login.mfa_required',
+      subjectId: user.id,
+      ip: meta.ip,
+      userAgent: meta.userAgent,
+      detail: { methods },
+    });
     return { mfaRequired: true, mfaToken, methods };
   }
   // One statement: failures cleared, last_login_at, the session and its refresh token, the user's roles.
   const tokens = await startSession(ctx, ctx.db, { user, meta, signIn: { clearFailuresOf: email } });
-  ctx.events.emit({ type: 'auth.login.succeeded', actorId: user.id, subjectId: user.id, detail: { session_id: tokens.sessionId } });
+  // The sign-in is one statement (no transaction): its event is written right after it.
+  await ctx.events.record(ctx.db, {
+    type: 'auth.login.succeeded',
+    actorId: user.id,
+    subjectId: user.id,
+    detail: { session_id: tokens.sessionId },
+  });
   return { user: { ...user, lastLoginAt: now }, tokens };
 }
 
@@ -127,8 +142,10 @@ export async function refresh(ctx: ServiceContext, refreshToken: string | undefi
 }
 
 export async function logout(ctx: ServiceContext, sessionId: string): Promise<void> {
-  await revokeSession(ctx.db, sessionId, ctx.clock.now());
-  ctx.events.emit({ type: 'auth.logout', detail: { session_id: sessionId } });
+  await withTransaction(ctx.db, async (trx) => {
+    await revokeSession(trx, sessionId, ctx.clock.now());
+    await ctx.events.record(trx, { type: 'auth.logout', detail: { session_id: sessionId } });
+  });
 }
 
 export async function updateProfile(

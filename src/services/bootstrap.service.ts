@@ -4,9 +4,11 @@ import { isUniqueViolation } from '../db/pg-errors';
 import { revokeSessionsOfUser } from '../db/repositories/sessions.repo';
 import { findRoleByName } from '../db/repositories/roles.repo';
 import { assignRoleToUser, countUsersWithGlobalRoles } from '../db/repositories/user-roles.repo';
-import { findUserByEmail, insertUser, updateUser } from '../db/repositories/users.repo';
+import { findUserByEmail, insertUser, lockUser, updateUser } from '../db/repositories/users.repo';
 import { normalizeEmail } from './auth.service';
 import type { ServiceContext } from './context';
+import { anyFactorRemoved, removeEveryFactor, type RemovedFactors } from './mfa/factor-reset.service';
+import { mailFactorsReset } from './mfa/notifications';
 
 /**
  * Creates a verified, active super_admin, or (CLI only) promotes the account with that email.
@@ -15,13 +17,14 @@ import type { ServiceContext } from './context';
  * address, whatever its state, is left exactly as it is and a warning is logged. Otherwise anyone who can get an
  * address into BOOTSTRAP_ADMIN_EMAIL's account (a users:write holder changing an email, a self-registration
  * before the operator's first start) would become super_admin at the next restart. The CLI (`resetPassword`, an
- * operator's explicit act) promotes any existing account, replaces its password, verifies and reactivates it, and
- * signs out every session it had.
+ * operator's explicit act) promotes any existing account, replaces its password, verifies and reactivates it,
+ * removes every second factor it had (CONTRACT §11, mailed to the address; returned for the CLI to print) and signs
+ * out every session it had.
  */
 export async function ensureSuperAdmin(
   ctx: ServiceContext,
   input: { email: string; password: string; resetPassword?: boolean },
-): Promise<{ userId: string; created: boolean; promoted: boolean }> {
+): Promise<{ userId: string; created: boolean; promoted: boolean; removedFactors?: RemovedFactors }> {
   const email = normalizeEmail(input.email);
   const now = ctx.clock.now();
   const existing = await findUserByEmail(ctx.db, email);
@@ -33,13 +36,21 @@ export async function ensureSuperAdmin(
     return { userId: existing.id, created: false, promoted: false };
   }
   const passwordHash = await ctx.passwords.hash(input.password);
+  const via = input.resetPassword ? 'cli' : 'bootstrap';
   const result = await withTransaction(ctx.db, async (trx) => {
     let userId: string;
+    let removedFactors: RemovedFactors | undefined;
     if (existing) {
       userId = existing.id;
+      // Lock order users -> factor tables -> sessions (docs/security.md).
+      await lockUser(trx, userId);
       await updateUser(trx, userId, { isActive: true, emailVerified: true, passwordHash }, now);
-      // Whoever held a session under the old password must not inherit super_admin through it.
+      // CONTRACT §11: whoever enrolled a factor before the operator took the account must not keep a way in (a
+      // passkey signs in on its own, and would even satisfy MFA_REQUIRED_FOR_ADMINS), nor a session under the old
+      // password that would inherit super_admin.
+      removedFactors = await removeEveryFactor(ctx, trx, userId, { via: 'create_admin', actorId: null });
       await revokeSessionsOfUser(trx, userId, now);
+      await ctx.events.record(trx, { type: 'auth.password.reset', actorId: null, subjectId: userId, detail: { via } });
     } else {
       const [localPart] = email.split('@');
       const user = await insertUser(trx, {
@@ -52,9 +63,11 @@ export async function ensureSuperAdmin(
         now,
       });
       userId = user.id;
+      await ctx.events.record(trx, { type: 'user.created', actorId: null, subjectId: userId, detail: { via } });
     }
     await grantSuperAdmin(trx, userId, now);
-    return { userId, created: !existing, promoted: true };
+    await ctx.events.record(trx, { type: 'role.assigned', actorId: null, subjectId: userId, detail: { role: 'super_admin', via } });
+    return { userId, created: !existing, promoted: true, removedFactors, user: existing };
   }).catch(async (err: unknown) => {
     // Several instances starting together with the same BOOTSTRAP_ADMIN_*: one creates the account, the others
     // find it taken (docs/operations.md "Several instances"). Theirs is the same account: nothing left to do.
@@ -63,11 +76,10 @@ export async function ensureSuperAdmin(
     return { userId: created.id, created: false, promoted: false, concurrent: true };
   });
   if ('concurrent' in result) return { userId: result.userId, created: false, promoted: false };
-  const via = input.resetPassword ? 'cli' : 'bootstrap';
-  if (result.created) ctx.events.emit({ type: 'user.created', actorId: null, subjectId: result.userId, detail: { via } });
-  else ctx.events.emit({ type: 'auth.password.reset', actorId: null, subjectId: result.userId, detail: { via } });
-  ctx.events.emit({ type: 'role.assigned', actorId: null, subjectId: result.userId, detail: { role: 'super_admin', via } });
-  return result;
+  if (result.user && result.removedFactors && anyFactorRemoved(result.removedFactors)) {
+    mailFactorsReset(ctx, result.user, result.removedFactors, 'create_admin');
+  }
+  return { userId: result.userId, created: result.created, promoted: true, removedFactors: result.removedFactors };
 }
 
 /** Assigns the seeded global super_admin role (idempotent); the caller's transaction when given one. */

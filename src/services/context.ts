@@ -6,7 +6,7 @@ import type { Logger } from '../lib/logger';
 import type { OperatorMetrics } from '../lib/metrics';
 import type { PasswordHasher } from '../lib/password';
 import type { Sealer } from '../lib/sealed';
-import type { EventSink } from './events';
+import type { EventBus } from './events';
 import type { Mailer } from './mailer.service';
 
 /** What every service function receives: the process-wide dependencies, built once in server.ts or a test. */
@@ -18,8 +18,8 @@ export interface ServiceContext {
   jwt: JwtService;
   passwords: PasswordHasher;
   mailer: Mailer;
-  /** Security events: log, audit trail, metrics (services/events.ts). */
-  events: EventSink;
+  /** Security events: audit trail (in the change's transaction), log, metrics (services/events.ts). */
+  events: EventBus;
   /** The Prometheus registry and operator counters GET /metrics serves (lib/metrics.ts). */
   metrics: OperatorMetrics;
   /** AES-GCM for secrets at rest (lib/sealed.ts). */

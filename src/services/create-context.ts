@@ -6,24 +6,28 @@ import { createLogger, type Logger } from '../lib/logger';
 import { createOperatorMetrics } from '../lib/metrics';
 import { createPasswordHasher, type PasswordHasher } from '../lib/password';
 import { createSealer } from '../lib/sealed';
+import { webhookBacklog } from '../db/repositories/webhooks.repo';
 import type { ServiceContext } from './context';
-import { createAuditEventSink, createMetricsEventSink } from './event-sinks';
-import { createEventBus, createLogEventSink, type EventSink } from './events';
+import { createMetricsEventSink, NOT_AUDITED } from './event-sinks';
+import { createEventBus, createLogEventSink, type EventBus } from './events';
 import { createMailer, type Mailer } from './mailer.service';
 
 /** Builds the process-wide dependencies from config; tests override any of them. */
 export function createServiceContext(
   config: Readonly<Config>,
-  overrides: Partial<{ db: Db; clock: Clock; logger: Logger; passwords: PasswordHasher; mailer: Mailer; events: EventSink }> = {},
+  overrides: Partial<{ db: Db; clock: Clock; logger: Logger; passwords: PasswordHasher; mailer: Mailer; events: EventBus }> = {},
 ): ServiceContext {
   const logger = overrides.logger ?? createLogger(config.logLevel, { pretty: !config.isProduction && config.nodeEnv !== 'test' });
   const db = overrides.db ?? createDb(config, { logger });
   const clock = overrides.clock ?? systemClock;
-  const metrics = createOperatorMetrics({ poolStats: () => poolStats(db) });
-  // Log line, audit trail and metrics: every security event goes to all three (services/events.ts).
+  const metrics = createOperatorMetrics({ poolStats: () => poolStats(db), webhookBacklog: () => webhookBacklog(db) });
+  // Audit trail (in the change's transaction), log line and metrics: every security event goes to all three (services/events.ts).
   const events =
-    overrides.events ??
-    createEventBus([createLogEventSink(logger), createAuditEventSink(db, clock, logger), createMetricsEventSink(metrics)]);
+    overrides.events ?? createEventBus({
+      clock,
+      sinks: [createLogEventSink(logger), createMetricsEventSink(metrics)],
+      notAudited: NOT_AUDITED,
+    });
   return {
     config,
     logger,
@@ -39,7 +43,12 @@ export function createServiceContext(
       refreshTtlSeconds: config.refreshTokenTtlSeconds,
     }),
     passwords: overrides.passwords ?? createPasswordHasher(config.bcryptRounds),
-    mailer: overrides.mailer ?? createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, logger, events }),
+    mailer: overrides.mailer ?? createMailer({
+      smtpUrl: config.smtpUrl,
+      from: config.mailFrom,
+      logger,
+      recordFailure: (event) => events.record(db, event),
+    }),
     events,
     sealer: createSealer(config.keysSecret),
   };

@@ -15,6 +15,9 @@ import { InvalidLinkError } from '../errors';
 import { addSeconds } from '../lib/clock';
 import { randomToken, sha256Hex } from '../lib/crypto';
 import type { ServiceContext } from './context';
+import { anyFactorRemoved, removeEveryFactor } from './mfa/factor-reset.service';
+import { mailFactorsReset } from './mfa/notifications';
+import { renderMailHtml } from '../views/mail';
 
 export type EmailLinkPurpose = EmailTokenPurpose;
 
@@ -137,18 +140,30 @@ export async function setPasswordWithLink(ctx: ServiceContext, token: string, pa
   const passwordHash = await ctx.passwords.hash(password);
   const now = ctx.clock.now();
   const result = await withTransaction(ctx.db, async (trx) => {
-    // Lock order users -> email_tokens -> sessions -> login_failures (docs/security.md).
-    await lockUser(trx, live.userId);
+    // Lock order users -> factor tables -> email_tokens -> sessions -> login_failures (docs/security.md).
+    const user = await lockUser(trx, live.userId);
     const link = await consumeEmailToken(trx, tokenHash, SET_PASSWORD_PURPOSES, now);
-    if (!link) throw invalidLink();
+    if (!link || !user) throw invalidLink();
     await updateUser(trx, link.userId, { passwordHash, emailVerified: true }, now);
+    // CONTRACT §11: the mailbox owner takes back an address someone else registered; whatever factor that
+    // registrant enrolled (a passkey signs in on its own) goes with the registrant's password and sessions.
+    const removed = user.emailVerified ? undefined : await removeEveryFactor(ctx, trx, link.userId, {
+      via: 'set_password_link',
+      actorId: link.userId,
+    });
     await burnEmailTokensOfUser(trx, link.userId, ['verify_email', 'set_password'], now);
     await revokeSessionsOfUser(trx, link.userId, now);
     await clearLoginFailures(trx, link.email);
-    return link;
+    await ctx.events.record(trx, {
+      type: 'auth.password.reset',
+      actorId: link.userId,
+      subjectId: link.userId,
+      detail: { link: link.purpose },
+    });
+    return { link, user, removed };
   });
-  ctx.events.emit({ type: 'auth.password.reset', actorId: result.userId, subjectId: result.userId, detail: { link: result.purpose } });
-  return { email: result.email };
+  if (result.removed && anyFactorRemoved(result.removed)) mailFactorsReset(ctx, result.user, result.removed, 'set_password_link');
+  return { email: result.link.email };
 }
 
 export type ConfirmEmailResult =
@@ -184,9 +199,9 @@ export async function confirmEmailWithLink(
     await updateUser(trx, link.userId, { emailVerified: true }, now);
     await burnEmailTokensOfUser(trx, link.userId, ['verify_email'], now);
     await revokeSessionsOfUser(trx, link.userId, now);
+    await ctx.events.record(trx, { type: 'auth.email.verified', actorId: confirmer.signedInUserId ?? null, subjectId: live.userId });
     return { confirmed: true, email: link.email, userId: link.userId };
   });
-  if (result.confirmed) ctx.events.emit({ type: 'auth.email.verified', actorId: confirmer.signedInUserId ?? null, subjectId: live.userId });
   return result;
 }
 
@@ -205,7 +220,7 @@ function queueVerificationMail(ctx: ServiceContext, user: LinkUser, token: strin
     to: user.email,
     subject: 'Confirm your email address',
     text: `Hello,\n\n${paragraphs.join('\n\n')}\n\n${url}\n\n${warning}\n`,
-    html: `<p>Hello,</p>${paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`).join('')}<p><a href="${escapeHtml(url)}">Confirm my email address</a></p><p>${escapeHtml(warning)}</p>`,
+    html: renderMailHtml(['Hello,', ...paragraphs, { href: url, text: 'Confirm my email address' }, warning]),
   });
 }
 
@@ -217,7 +232,12 @@ function queueSetPasswordMail(ctx: ServiceContext, user: LinkUser, token: string
     to: user.email,
     subject: reason === 'invite' ? 'Set up your account' : 'Reset your password',
     text: `Hello ${user.firstName || 'there'},\n\n${intro} Choose a password by opening this link (valid 1 hour):\n\n${url}\n${outro}`,
-    html: `<p>Hello ${escapeHtml(user.firstName || 'there')},</p><p>${intro} Choose a password by opening this link (valid 1 hour):</p><p><a href="${escapeHtml(url)}">Set my password</a></p>${outro ? `<p>${escapeHtml(outro.trim())}</p>` : ''}`,
+    html: renderMailHtml([
+      `Hello ${user.firstName || 'there'},`,
+      `${intro} Choose a password by opening this link (valid 1 hour):`,
+      { href: url, text: 'Set my password' },
+      ...(outro ? [outro.trim()] : []),
+    ]),
   });
 }
 
@@ -234,14 +254,6 @@ export function sendEmailChangedNotice(ctx: ServiceContext, user: LinkUser, newE
     to: user.email,
     subject: 'The email address of your account was changed',
     text,
-    html: text
-      .trim()
-      .split('\n\n')
-      .map((p) => `<p>${escapeHtml(p)}</p>`)
-      .join(''),
+    html: renderMailHtml(text.trim().split('\n\n')),
   });
-}
-
-function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }

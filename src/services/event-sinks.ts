@@ -1,7 +1,3 @@
-import type { Db } from '../db';
-import { insertAuditEvents, type NewAuditEvent } from '../db/repositories/audit-events.repo';
-import type { Clock } from '../lib/clock';
-import type { Logger } from '../lib/logger';
 import type { OperatorMetrics } from '../lib/metrics';
 import type { EventSink, SecurityEventType } from './events';
 
@@ -10,40 +6,6 @@ import type { EventSink, SecurityEventType } from './events';
  * a row each (the session a sign-in creates is in the trail already).
  */
 export const NOT_AUDITED: ReadonlySet<SecurityEventType> = new Set<SecurityEventType>(['oauth.token.issued']);
-
-/**
- * Appends events to the audit_events table in the background, in the order emitted: one writer drains a queue in
- * batches, so a burst costs few round trips and a slow database never holds a request. A failed write is logged
- * (type only) and dropped; the log sink has the event anyway.
- */
-export function createAuditEventSink(db: Db, clock: Clock, logger: Logger): EventSink {
-  const queue: NewAuditEvent[] = [];
-  let writing: Promise<void> | undefined;
-
-  const drain = async () => {
-    while (queue.length) {
-      const batch = queue.splice(0, 100);
-      try {
-        await insertAuditEvents(db, batch);
-      } catch (err) {
-        logger.error({ err: { message: (err as Error).message }, types: batch.map((e) => e.type) }, 'audit trail write failed');
-      }
-    }
-  };
-
-  return {
-    emit(event) {
-      if (NOT_AUDITED.has(event.type)) return;
-      queue.push({ ...event, occurredAt: clock.now() });
-      writing ??= drain().finally(() => {
-        writing = undefined;
-      });
-    },
-    async idle() {
-      while (writing) await writing;
-    },
-  };
-}
 
 /** Label values must stay a small set: an unexpected grant type is counted as `other`. */
 const LABEL_VALUE = /^[A-Za-z0-9_:.-]{1,100}$/;

@@ -1,10 +1,12 @@
-import type { NewAuditEvent } from '../db/repositories/audit-events.repo';
+import { commitOf, type DbOrTrx } from '../db';
+import { insertAuditEvents, type NewAuditEvent } from '../db/repositories/audit-events.repo';
+import type { Clock } from '../lib/clock';
 import type { Logger } from '../lib/logger';
 import { currentRequestOrigin } from '../lib/request-context';
 
 /**
  * The one seam through which services say what happened (ARCHITECTURE "Audit trail and metrics"): a service
- * emits an event once; the sinks (log line, audit table, metrics) each take what they need. `detail` is small
+ * records an event once, in the transaction of the change; the audit table, log line and metrics each take it. `detail` is small
  * and never carries a secret, password, token, code or hash.
  */
 export const SECURITY_EVENT_TYPES = [
@@ -24,6 +26,11 @@ export const SECURITY_EVENT_TYPES = [
   'mfa.factor.added',
   'mfa.factor.removed',
   'mfa.recovery_code.used',
+  'mfa.factors.reset',
+  'auth.reauthentication.failed',
+  'oauth.consent.granted',
+  'oauth.client.auth_failed',
+  'oauth.token.revoked',
   'oauth.token.issued',
   'oauth.code.replayed',
   'oauth.grant.dropped',
@@ -31,17 +38,28 @@ export const SECURITY_EVENT_TYPES = [
   'oauth.client.changed',
   'oauth.client.secret_rotated',
   'oauth.client.deactivated',
+  'oauth.resource.created',
+  'oauth.resource.changed',
+  'oauth.resource.deleted',
+  'oauth.device.approved',
+  'oauth.device.denied',
   'oidc.signing_key_rotated',
   'oidc.logout',
   'user.created',
   'user.changed',
   'user.activated',
   'user.deactivated',
+  'user.password_link_sent',
   'role.assigned',
   'role.removed',
   'role.created',
   'role.changed',
   'mail.send_failed',
+  'webhook.created',
+  'webhook.changed',
+  'webhook.deleted',
+  'webhook.secret_rotated',
+  'webhook.redelivered',
 ] as const;
 
 export type SecurityEventType = (typeof SECURITY_EVENT_TYPES)[number];
@@ -51,11 +69,21 @@ export interface SecurityEvent extends Omit<NewAuditEvent, 'occurredAt' | 'type'
   type: SecurityEventType;
 }
 
+/** A consumer that takes what it needs from each recorded event (the log line, the metrics). Never throws. */
 export interface EventSink {
-  /** Never throws and never blocks the caller; sinks that write do it in the background. */
   emit(event: SecurityEvent): void;
-  /** Resolves when everything emitted so far is written (reads of the audit trail, tests, shutdown). */
-  idle?(): Promise<void>;
+}
+
+/**
+ * The seam services record through (CONTRACT §11: the audit trail is the transactional outbox). `record(db, event)`
+ * writes the audit row with `db`: pass the transaction of the change the event records, so the change commits with
+ * its event or not at all; outside any transaction pass `ctx.db` and the row is written at once (awaited, a failed
+ * write fails the caller). The log line and the metrics follow once the row is durable (after the commit).
+ */
+export interface EventBus {
+  record(db: DbOrTrx, event: SecurityEvent): Promise<void>;
+  /** Resolves when the log and metrics of every committed event so far have been taken (tests, shutdown). */
+  idle(): Promise<void>;
 }
 
 /** Fans one event out to several sinks. */
@@ -64,9 +92,6 @@ export function combineSinks(...sinks: EventSink[]): EventSink {
     emit(event) {
       for (const sink of sinks) sink.emit(event);
     },
-    async idle() {
-      await Promise.all(sinks.map((sink) => sink.idle?.()));
-    },
   };
 }
 
@@ -74,30 +99,54 @@ export function combineSinks(...sinks: EventSink[]): EventSink {
 const SECRET_KEY = /password|secret|token|hash|verifier|^code$|otp|cookie|authorization/i;
 
 /**
- * The seam services emit through: fills in what the service did not say from the request being served (request
- * id, IP, user agent, and the authenticated caller as actor and client), drops secret-looking `detail` keys,
- * and fans the event out to the sinks. An explicit null (e.g. `actorId: null` for an anonymous sign-in) is kept.
+ * Fills in what the service did not say from the request being served (request id, IP, user agent, and the
+ * authenticated caller as actor and client) and drops secret-looking `detail` keys. An explicit null (e.g.
+ * `actorId: null` for an anonymous sign-in) is kept.
  */
-export function createEventBus(sinks: EventSink[]): EventSink {
-  const fanOut = combineSinks(...sinks);
+export function completeEvent(event: SecurityEvent): SecurityEvent {
+  const origin = currentRequestOrigin();
+  let detail = event.detail;
+  if (detail && Object.keys(detail).some((key) => SECRET_KEY.test(key))) {
+    detail = Object.fromEntries(Object.entries(detail).filter(([key]) => !SECRET_KEY.test(key)));
+  }
   return {
-    emit(event) {
-      const origin = currentRequestOrigin();
-      let detail = event.detail;
-      if (detail && Object.keys(detail).some((key) => SECRET_KEY.test(key))) {
-        detail = Object.fromEntries(Object.entries(detail).filter(([key]) => !SECRET_KEY.test(key)));
+    ...event,
+    actorId: event.actorId !== undefined ? event.actorId : (origin?.userId ?? null),
+    clientId: event.clientId !== undefined ? event.clientId : (origin?.clientId ?? null),
+    ip: event.ip ?? origin?.ip ?? null,
+    userAgent: event.userAgent ?? origin?.userAgent ?? null,
+    requestId: event.requestId ?? origin?.requestId ?? null,
+    detail: detail ?? {},
+  };
+}
+
+/**
+ * The bus: the audit row goes to audit_events with the caller's `db` (one table, the single place rows land, which
+ * the webhook outbox reads); `NOT_AUDITED` types skip the row. The sinks (log, metrics) get the event after the
+ * commit of the transaction it was recorded in, or at once without one; a rolled-back event reaches neither.
+ */
+export function createEventBus(options: { clock: Clock; sinks: EventSink[]; notAudited?: ReadonlySet<SecurityEventType> }): EventBus {
+  const fanOut = combineSinks(...options.sinks);
+  const pending = new Set<Promise<unknown>>();
+  return {
+    async record(db, event) {
+      const complete = completeEvent(event);
+      if (!options.notAudited?.has(complete.type)) await insertAuditEvents(db, [{ ...complete, occurredAt: options.clock.now() }]);
+      const committed = commitOf(db);
+      if (!committed) {
+        fanOut.emit(complete);
+        return;
       }
-      fanOut.emit({
-        ...event,
-        actorId: event.actorId !== undefined ? event.actorId : (origin?.userId ?? null),
-        clientId: event.clientId !== undefined ? event.clientId : (origin?.clientId ?? null),
-        ip: event.ip ?? origin?.ip ?? null,
-        userAgent: event.userAgent ?? origin?.userAgent ?? null,
-        requestId: event.requestId ?? origin?.requestId ?? null,
-        detail: detail ?? {},
-      });
+      const after = committed.then(
+        () => fanOut.emit(complete),
+        () => undefined,
+      );
+      const tracked = after.finally(() => pending.delete(tracked));
+      pending.add(tracked);
     },
-    idle: () => fanOut.idle!(),
+    async idle() {
+      while (pending.size) await Promise.allSettled([...pending]);
+    },
   };
 }
 

@@ -1,6 +1,6 @@
 import type { Transporter } from 'nodemailer';
 import type { Logger } from '../lib/logger';
-import type { EventSink } from './events';
+import type { SecurityEvent } from './events';
 
 export interface MailMessage {
   to: string;
@@ -24,8 +24,14 @@ const SMTP_TIMEOUTS_MS = { connectionTimeout: 10_000, greetingTimeout: 10_000, s
  * nodemailer over SMTP_URL; without it (development only, enforced by config) each mail is written to the log
  * so that a developer can follow its link.
  */
-export function createMailer(options: { smtpUrl?: string; from: string; logger: Logger; events?: EventSink }): Mailer {
-  const { smtpUrl, from, logger, events } = options;
+export function createMailer(options: {
+  smtpUrl?: string;
+  from: string;
+  logger: Logger;
+  /** Writes the `mail.send_failed` audit row. */
+  recordFailure?: (event: SecurityEvent) => Promise<void>;
+}): Mailer {
+  const { smtpUrl, from, logger, recordFailure } = options;
   // nodemailer is loaded with the first mail, not at start (issue 10); the transport then lives as long as the mailer.
   let transport: Transporter | undefined;
   const transportOf = (url: string) =>
@@ -41,11 +47,12 @@ export function createMailer(options: { smtpUrl?: string; from: string; logger: 
       await transportOf(smtpUrl).sendMail({ from, to: message.to, subject: message.subject, text: message.text, html: message.html });
     } catch (err) {
       // The body carries link tokens and SMTP_URL may carry credentials: log neither, only what went wrong.
-      logger.error(
-        { err: describeMailError(err, smtpUrl), subject: message.subject, toDomain: domainOf(message.to) },
-        'mail delivery failed',
-      );
-      events?.emit({ type: 'mail.send_failed', detail: { subject: message.subject, to_domain: domainOf(message.to) } });
+      logger.error({ err: describeMailError(err, smtpUrl), subject: message.subject, toDomain: domainOf(message.to) }, 'mail delivery failed');
+      // No transaction here (mail goes out after the change committed): the row is written directly.
+      const event = { type: 'mail.send_failed', detail: { subject: message.subject, to_domain: domainOf(message.to) } } as const;
+      await recordFailure?.(event).catch((failure: Error) => {
+        logger.error({ err: { message: failure.message } }, 'audit trail write failed (mail.send_failed)');
+      });
     }
   };
 

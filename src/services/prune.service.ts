@@ -1,5 +1,6 @@
 import { deleteExpiredBatch, PRUNE_TABLES, type PruneTable } from '../db/repositories/prune.repo';
 import { addSeconds } from '../lib/clock';
+import { deleteWebhookDeliveriesBefore } from '../db/repositories/webhooks.repo';
 import { pruneAuditEvents } from './audit.service';
 import type { ServiceContext } from './context';
 
@@ -14,13 +15,13 @@ const FIRST_RUN_DELAY_MS = 60 * 1000;
 
 /**
  * Deletes expired and long-revoked rows of every table with an expiry (CONTRACT §3), each in batches of
- * PRUNE_BATCH_SIZE until a batch comes back short, and audit events past AUDIT_RETENTION_DAYS. Returns the number
+ * PRUNE_BATCH_SIZE until a batch comes back short, and audit events and webhook deliveries past AUDIT_RETENTION_DAYS. Returns the number
  * of rows deleted per table.
  */
 export async function pruneExpired(
   ctx: ServiceContext,
   options: { batchSize?: number } = {},
-): Promise<Record<PruneTable | 'audit_events', number>> {
+): Promise<Record<PruneTable | 'audit_events' | 'webhook_deliveries', number>> {
   const batchSize = options.batchSize ?? PRUNE_BATCH_SIZE;
   const now = ctx.clock.now();
   const cutoffs = {
@@ -28,7 +29,7 @@ export async function pruneExpired(
     revokedBefore: addSeconds(now, -REVOKED_SESSION_RETENTION_SECONDS),
     idleBefore: addSeconds(now, -LOGIN_FAILURE_IDLE_SECONDS),
   };
-  const counts = {} as Record<PruneTable | 'audit_events', number>;
+  const counts = {} as Record<PruneTable | 'audit_events' | 'webhook_deliveries', number>;
   for (const table of PRUNE_TABLES) {
     let total = 0;
     let deleted: number;
@@ -39,6 +40,15 @@ export async function pruneExpired(
     counts[table] = total;
   }
   counts.audit_events = await pruneAuditEvents(ctx, batchSize);
+  // Webhook deliveries (issue 26) are kept as long as the audit events they carry.
+  const deliveriesBefore = addSeconds(now, -ctx.config.auditRetentionDays * 24 * 3600);
+  let deliveries = 0;
+  let deleted: number;
+  do {
+    deleted = await deleteWebhookDeliveriesBefore(ctx.db, deliveriesBefore, batchSize);
+    deliveries += deleted;
+  } while (deleted >= batchSize);
+  counts.webhook_deliveries = deliveries;
   return counts;
 }
 

@@ -87,16 +87,16 @@ export async function assignUserRole(
     enforce(mayGrantRole(actor, role));
     await assertMayManageUser(trx, actor, userId);
     const assigned = await assignRoleToUser(trx, userId, role.id, ctx.clock.now());
+    if (assigned) {
+      await ctx.events.record(trx, {
+        type: 'role.assigned',
+        actorId: actor.userId,
+        subjectId: userId,
+        detail: { role_id: role.id, role: role.name, application: role.application },
+      });
+    }
     return { assigned, role, roles: await listRolesOfUser(trx, userId) };
   });
-  if (result.assigned) {
-    ctx.events.emit({
-      type: 'role.assigned',
-      actorId: actor.userId,
-      subjectId: userId,
-      detail: { role_id: result.role.id, role: result.role.name, application: result.role.application },
-    });
-  }
   return { assigned: result.assigned, roles: result.roles };
 }
 
@@ -110,7 +110,7 @@ export async function grantRolesOnCreate(trx: DbOrTrx, actor: Actor, userId: str
 }
 
 export async function removeUserRole(ctx: ServiceContext, actor: Actor, userId: string, roleId: string): Promise<void> {
-  const role = await withTransaction(ctx.db, async (trx) => {
+  await withTransaction(ctx.db, async (trx) => {
     const user = await userOr404(trx, userId);
     const role = await roleOr404(trx, roleId);
     await assertMayManageUser(trx, actor, userId);
@@ -119,13 +119,12 @@ export async function removeUserRole(ctx: ServiceContext, actor: Actor, userId: 
       await assertNotLastSuperAdmin(trx, userId, 'Removing this role');
     const removed = await removeRoleFromUser(trx, userId, roleId);
     if (!removed) throw notFound('Role assignment');
-    return role;
-  });
-  ctx.events.emit({
-    type: 'role.removed',
-    actorId: actor.userId,
-    subjectId: userId,
-    detail: { role_id: role.id, role: role.name, application: role.application },
+    await ctx.events.record(trx, {
+      type: 'role.removed',
+      actorId: actor.userId,
+      subjectId: userId,
+      detail: { role_id: role.id, role: role.name, application: role.application },
+    });
   });
 }
 

@@ -63,12 +63,17 @@ export async function createRole(
         now: ctx.clock.now(),
       });
       await setRolePermissions(trx, id, permissions);
-      return roleOr404(trx, id);
+      const created = await roleOr404(trx, id);
+      await ctx.events.record(trx, {
+        type: 'role.created',
+        subjectId: created.id,
+        detail: { name: created.name, application: created.application, permissions },
+      });
+      return created;
     });
   } catch (err) {
     throw mapDbError(err, ROLE_NAME_TAKEN);
   }
-  ctx.events.emit({ type: 'role.created', subjectId: role.id, detail: { name: role.name, application: role.application, permissions } });
   return role;
 }
 
@@ -90,19 +95,17 @@ export async function updateRole(
       enforce(mayUpdateRole(role, { ...patch, permissions }));
       await updateRoleRow(trx, roleId, { name: patch.name, description: patch.description, isActive: patch.isActive }, ctx.clock.now());
       if (permissions) await setRolePermissions(trx, roleId, permissions);
-      return roleOr404(trx, roleId);
+      const changed = await roleOr404(trx, roleId);
+      const fields = Object.entries(patch)
+        .filter(([, value]) => value !== undefined)
+        .map(([key]) => key);
+      const detail = { name: changed.name, fields, ...(permissions ? { permissions } : {}) };
+      await ctx.events.record(trx, { type: 'role.changed', subjectId: roleId, detail });
+      return changed;
     });
   } catch (err) {
     throw mapDbError(err, ROLE_NAME_TAKEN);
   }
-  const fields = Object.entries(patch)
-    .filter(([, value]) => value !== undefined)
-    .map(([key]) => key);
-  ctx.events.emit({
-    type: 'role.changed',
-    subjectId: roleId,
-    detail: { name: updated.name, fields, ...(permissions ? { permissions } : {}) },
-  });
   return updated;
 }
 

@@ -245,6 +245,13 @@ export async function rotateRefreshToken(
           // did (now < used_at) must not pass as a retry inside a zero-length window.
           if (!successor || successor.usedAt || successor.expiresAt <= now || graceSeconds <= 0 || now >= graceEnd) {
             await revokeSession(trx, payload.sid, now);
+            await ctx.events.record(trx, {
+              type: 'auth.refresh.reuse_detected',
+              actorId: null,
+              subjectId: payload.userId,
+              clientId: payload.client_id ?? null,
+              detail: { session_id: payload.sid },
+            });
             return { ok: false, reason: 'reused' };
           }
           refreshId = successor.id;
@@ -259,15 +266,9 @@ export async function rotateRefreshToken(
   const clientOfToken = payload.client_id ?? null;
   if (!result.ok && result.reason === 'reused') {
     ctx.logger.warn({ sessionId: payload.sid, userId: payload.userId }, 'refresh token reuse: session revoked');
-    ctx.events.emit({
-      type: 'auth.refresh.reuse_detected',
-      actorId: null,
-      subjectId: payload.userId,
-      clientId: clientOfToken,
-      detail: { session_id: payload.sid },
-    });
   } else if (result.ok) {
-    ctx.events.emit({
+    // Counted in the metrics only (NOT_AUDITED): nothing is written, so no transaction to join.
+    await ctx.events.record(ctx.db, {
       type: 'oauth.token.issued',
       actorId: payload.userId,
       subjectId: payload.userId,

@@ -95,14 +95,19 @@ export async function completeSetup(
       });
       await grantSuperAdmin(trx, user.id, now);
       await deleteSetupToken(trx);
+      await ctx.events.record(trx, { type: 'user.created', actorId: null, subjectId: user.id, detail: { via: 'setup' } });
+      await ctx.events.record(trx, {
+        type: 'role.assigned',
+        actorId: null,
+        subjectId: user.id,
+        detail: { role: 'super_admin', via: 'setup' },
+      });
       return user.id;
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict('An account with this email already exists');
     throw err;
   }
-  ctx.events.emit({ type: 'user.created', actorId: null, subjectId: userId, detail: { via: 'setup' } });
-  ctx.events.emit({ type: 'role.assigned', actorId: null, subjectId: userId, detail: { role: 'super_admin', via: 'setup' } });
   ctx.logger.info({ userId }, 'first super_admin created through /setup; the setup link is no longer valid');
   return { userId, email };
 }

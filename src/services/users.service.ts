@@ -80,12 +80,17 @@ export async function inviteUser(
         now,
       });
       await grantRolesOnCreate(trx, actor, created.id, roleIds, now);
+      await ctx.events.record(trx, {
+        type: 'user.created',
+        actorId: actor.userId,
+        subjectId: created.id,
+        detail: { invited: true, role_ids: roleIds },
+      });
       return created;
     });
   } catch (err) {
     throw mapDbError(err, EMAIL_TAKEN);
   }
-  ctx.events.emit({ type: 'user.created', actorId: actor.userId, subjectId: user.id, detail: { invited: true, role_ids: roleIds } });
   // After the commit: the link token is written outside the transaction (the embedded database has one connection).
   await sendSetPasswordEmail(ctx, user, 'invite');
   return getUserDetail(ctx, user.id);
@@ -145,18 +150,16 @@ export async function updateUser(
       // Lock order users -> email_tokens -> sessions (docs/security.md).
       if (emailChange || deactivate) await burnEmailTokensOfUser(trx, userId, ['verify_email', 'set_password'], now);
       if (deactivate) await revokeSessionsOfUser(trx, userId, now);
+      if (emailChange) await ctx.events.record(trx, { type: 'auth.email.changed', actorId: actor.userId, subjectId: userId });
+      if (deactivate) await ctx.events.record(trx, { type: 'user.deactivated', actorId: actor.userId, subjectId: userId });
+      if (reactivated) await ctx.events.record(trx, { type: 'user.activated', actorId: actor.userId, subjectId: userId });
+      const fields = Object.keys(patch).filter((k) => patch[k as keyof typeof patch] !== undefined);
+      await ctx.events.record(trx, { type: 'user.changed', actorId: actor.userId, subjectId: userId, detail: { fields } });
     });
   } catch (err) {
     throw mapDbError(err, EMAIL_TAKEN);
   }
-  if (emailChange) {
-    sendEmailChangedNotice(ctx, emailChange.from, emailChange.to);
-    ctx.events.emit({ type: 'auth.email.changed', actorId: actor.userId, subjectId: userId });
-  }
-  if (deactivate) ctx.events.emit({ type: 'user.deactivated', actorId: actor.userId, subjectId: userId });
-  if (reactivated) ctx.events.emit({ type: 'user.activated', actorId: actor.userId, subjectId: userId });
-  const fields = Object.keys(patch).filter((k) => patch[k as keyof typeof patch] !== undefined);
-  ctx.events.emit({ type: 'user.changed', actorId: actor.userId, subjectId: userId, detail: { fields } });
+  if (emailChange) sendEmailChangedNotice(ctx, emailChange.from, emailChange.to);
   return getUserDetail(ctx, userId);
 }
 

@@ -6,7 +6,8 @@
  *
  *   [data-passkey-login=FORM]     password-less sign-in: options from POST /api/auth/passkeys/login/options
  *   [data-passkey-mfa=FORM]       second step: options from POST /api/auth/login/mfa/passkey-options (FORM's mfa_token)
- *   [data-passkey-register=FORM]  add a passkey: options from POST /api/auth/passkeys/register/options
+ *   [data-passkey-register=FORM]  add a passkey: options from POST /api/auth/passkeys/register/options (with FORM's
+ *                                 password, when the page asks for it: the re-authentication of CONTRACT §11)
  */
 export const PASSKEYS_SCRIPT = `'use strict';
 (function () {
@@ -65,8 +66,9 @@ export const PASSKEYS_SCRIPT = `'use strict';
     return postJson('/api/auth/login/mfa/passkey-options', { mfa_token: form.elements.mfa_token.value });
   }, lib.startAuthentication);
 
-  wire('data-passkey-register', 'response', function () {
-    return postJson('/api/auth/passkeys/register/options');
+  wire('data-passkey-register', 'response', function (form) {
+    var password = form.elements.password;
+    return postJson('/api/auth/passkeys/register/options', password && password.value ? { password: password.value } : {});
   }, lib.startRegistration);
 })();
 `;

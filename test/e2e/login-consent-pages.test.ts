@@ -30,7 +30,7 @@ describe('GET /login', () => {
     expect(res.text).toContain('<label for="password">');
     expect(res.text).toContain('method="post" action="/login"');
     expect(res.text).not.toContain('<script>');
-    expect(res.text).toContain('&#34;&#62;&#60;script&#62;');
+    expect(res.text).toContain('&quot;>&lt;script>');
     const csrf = cookieHeader(res, 'csrf');
     expect(csrf).toMatch(/HttpOnly/);
     expect(csrf).toMatch(/SameSite=Strict/);
@@ -152,7 +152,7 @@ describe('GET /consent and POST /consent', () => {
     const res = await agent.get(`/consent?request_id=${requestId}`);
     expect(res.status).toBe(200);
     expect(res.headers['cache-control']).toBe('no-store');
-    expect(res.text).toContain('Recipe &#60;Box&#62;');
+    expect(res.text).toContain('Recipe &lt;Box>');
     expect(res.text).toContain('Confirm your identity');
     expect(res.text).toContain('See your email address');
     expect(res.text).toContain('Read your data');

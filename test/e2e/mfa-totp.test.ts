@@ -43,11 +43,10 @@ describe('TOTP enrolment', () => {
     expect(row.confirmed_at).toBeNull();
     expect((await agent.get('/api/auth/mfa')).body).toEqual({ totp: false, passkeys: [], recovery_codes_left: 0 });
 
-    const wrong = await agent
-      .post('/api/auth/mfa/totp/confirm')
-      .send({ code: '000000' === totpCode(t, setup.body.secret) ? '111111' : '000000' });
-    expect(wrong.status).toBe(401);
-    expect(wrong.body.error).toBe('invalid_credentials');
+    const wrong = await agent.post('/api/auth/mfa/totp/confirm').send({ code: '000000' === totpCode(t, setup.body.secret) ? '111111' : '000000' });
+    // CONTRACT §11: a wrong code from a signed-in caller is 403 reauthentication_failed, not 401.
+    expect(wrong.status).toBe(403);
+    expect(wrong.body.error).toBe('reauthentication_failed');
 
     const mailsBefore = t.mails.length;
     const confirm = await agent.post('/api/auth/mfa/totp/confirm').send({ code: totpCode(t, setup.body.secret) });
@@ -300,8 +299,8 @@ describe('recovery codes', () => {
     const { user, secret, recoveryCodes } = await userWithTotp();
     const { agent } = await signInWithTotp(t, user, secret);
     const wrong = await agent.post('/api/auth/mfa/recovery-codes').send({ password: 'not-it' });
-    expect(wrong.status).toBe(401);
-    expect(wrong.body.error).toBe('invalid_credentials');
+    expect(wrong.status).toBe(403);
+    expect(wrong.body.error).toBe('reauthentication_failed');
     const res = await agent.post('/api/auth/mfa/recovery-codes').send({ password: user.password });
     expect(res.status).toBe(200);
     expect(res.body.recovery_codes).toHaveLength(10);
@@ -327,7 +326,8 @@ describe('DELETE /api/auth/mfa/totp', () => {
     const { user, secret } = await userWithTotp();
     const { agent } = await signInWithTotp(t, user, secret);
     const wrong = await agent.delete('/api/auth/mfa/totp').send({ code: '000000' === totpCode(t, secret) ? '111111' : '000000' });
-    expect(wrong.status).toBe(401);
+    expect(wrong.status).toBe(403);
+    expect(wrong.body.error).toBe('reauthentication_failed');
     const mailsBefore = t.mails.length;
     const res = await agent.delete('/api/auth/mfa/totp').send({ code: totpCode(t, secret) });
     expect(res.status).toBe(204);
@@ -340,7 +340,7 @@ describe('DELETE /api/auth/mfa/totp', () => {
   test('with the password from a session opened with the second factor -> 204', async () => {
     const { user, secret } = await userWithTotp();
     const { agent } = await signInWithTotp(t, user, secret);
-    expect((await agent.delete('/api/auth/mfa/totp').send({ password: 'wrong-one' })).status).toBe(401);
+    expect((await agent.delete('/api/auth/mfa/totp').send({ password: 'wrong-one' })).status).toBe(403);
     expect((await agent.delete('/api/auth/mfa/totp').send({ password: user.password })).status).toBe(204);
   });
 

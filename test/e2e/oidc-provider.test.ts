@@ -3,7 +3,6 @@ import request from 'supertest';
 import { makeClient, makeSignedInUser, makeUser, signIn } from '../helpers/factories';
 import { authorizeParams, authorizePath, basicAuth, csrfFrom, exchangeCode, locationParams, obtainCode } from '../helpers/oauth';
 import { accessTokenHash } from '../../src/services/oidc/id-token.service';
-import { escapeHtml } from '../../src/views/layout';
 import { createTestApp, type TestApp } from '../helpers/test-app';
 
 /** OpenID Provider behaviour beyond the interop flows (CONTRACT §9). */
@@ -209,7 +208,7 @@ describe('authorize: prompt, max_age, login_hint', () => {
     expect(returnTo.searchParams.has('prompt')).toBe(false);
     const page = await agent.get(login.pathname + login.search);
     expect(page.status).toBe(200);
-    expect(page.text).toContain(`value="${escapeHtml(user.email)}"`);
+    expect(page.text).toContain(`value="${user.email}"`);
   });
 
   test('max_age: an older sign-in must sign in again; a fresh one passes; prompt=none answers login_required', async () => {

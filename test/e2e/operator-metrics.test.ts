@@ -114,7 +114,7 @@ test('a mail the SMTP server does not take is counted', async () => {
     smtpUrl: 'smtp://127.0.0.1:9',
     from: 'sso@example.test',
     logger: createLogger('silent'),
-    events: t.ctx.events,
+    recordFailure: (e) => t.ctx.events.record(t.db, e),
   });
   mailer.send({ to: 'someone@example.test', subject: 'Hello', text: 'secret link https://x/set-password?token=abc' });
   await mailer.close();

@@ -56,13 +56,19 @@ describe('passkey registration', () => {
     const mailsBefore = t.mails.length;
     const res = await agent.post('/api/auth/passkeys/register').send({ response: authenticator.create(options.body), name: '  Laptop  ' });
     expect(res.status).toBe(201);
-    expect(res.body).toEqual({ passkey: { id: expect.any(String), name: 'Laptop', created_at: expect.any(String) } });
+    // CONTRACT §11: the account's first factor, of any kind, comes with its 10 recovery codes (shown once).
+    expect(res.body).toEqual({
+      passkey: { id: expect.any(String), name: 'Laptop', created_at: expect.any(String) },
+      recovery_codes: expect.any(Array),
+    });
+    expect(res.body.recovery_codes).toHaveLength(10);
+    expect(await t.db('mfa_recovery_codes').where({ user_id: user.id }).whereNull('used_at')).toHaveLength(10);
     expect(t.mails.slice(mailsBefore).find((m) => m.to === user.email)?.subject).toBe('A sign-in method was added to your account');
     const factors = await agent.get('/api/auth/mfa');
     expect(factors.body).toEqual({
       totp: false,
       passkeys: [{ id: res.body.passkey.id, name: 'Laptop', created_at: res.body.passkey.created_at, last_used_at: null }],
-      recovery_codes_left: 0,
+      recovery_codes_left: 10,
     });
     // Registering proved the factor: this session now counts as a second-factor session.
     expect((await agent.get('/api/auth/me')).body.user.amr).toEqual(['pwd', 'hwk']);
@@ -73,6 +79,7 @@ describe('passkey registration', () => {
     const second = await agent.post('/api/auth/passkeys/register').send({ response: new SoftAuthenticator(ORIGIN).create(next.body) });
     expect(second.status).toBe(201);
     expect(second.body.passkey.name).toBe('Passkey');
+    expect(second.body.recovery_codes).toBeUndefined();
     expect((await agent.get('/api/auth/mfa')).body.passkeys).toHaveLength(2);
   });
 
@@ -177,7 +184,7 @@ describe('passkey as the second factor of a password sign-in', () => {
     const { user, authenticator } = await userWithPasskey();
     const login = await request(t.app).post('/api/auth/login').send({ email: user.email, password: user.password });
     expect(login.status).toBe(401);
-    expect(login.body.methods).toEqual(['passkey']);
+    expect(login.body.methods).toEqual(['passkey', 'recovery_code']);
     const options = await request(t.app).post('/api/auth/login/mfa/passkey-options').send({ mfa_token: login.body.mfa_token });
     expect(options.status).toBe(200);
     expect(options.body.allowCredentials.map((c: { id: string }) => c.id)).toEqual([

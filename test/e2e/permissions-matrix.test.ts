@@ -1,8 +1,10 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import request from 'supertest';
+import { insertWebhookSubscription } from '../../src/db/repositories/webhooks.repo';
 import { guardOf, listDeclaredRoutes, type DeclaredAppRoute, type Guard } from '../../src/routes/route-table';
 import { ADMIN_TIER } from '../../src/services/principal';
-import { makeClient, makeSignedInUser, makeUser, uniqueEmail } from '../helpers/factories';
+import { makeApiResource } from '../helpers/apps';
+import { makeClient, makeSignedInUser, makeUser, signIn, uniqueEmail } from '../helpers/factories';
 import { CATALOGUE, makeRole, makeUserWithPermissions } from '../helpers/rbac';
 import { createTestApp, type TestApp } from '../helpers/test-app';
 
@@ -35,10 +37,14 @@ const BODIES: Record<string, (f: Fixtures) => Promise<Record<string, unknown>> |
   'POST /api/rbac/users/:userId/check-permission': () => ({ permission: 'users:read' }),
   'POST /api/admin/oauth-clients': () => ({ name: 'Matrix', redirect_uri: 'https://matrix.test/cb', scopes: 'openid' }),
   'PUT /api/admin/oauth-clients/:clientId': () => ({ name: 'Renamed' }),
+  'POST /api/admin/api-resources': () => ({ identifier: `https://matrix-${suffix()}.test/`, name: 'Matrix API' }),
+  'PUT /api/admin/api-resources/:resourceId': () => ({ name: 'Renamed API' }),
+  'POST /api/admin/webhooks': () => ({ url: 'https://93.184.215.14/hook', events: ['user.*'] }),
+  'PUT /api/admin/webhooks/:webhookId': () => ({ description: 'changed' }),
 };
 
 /** Path parameters by name: a fresh row each call. */
-const PARAMS = ['userId', 'roleId', 'clientId'] as const;
+const PARAMS = ['userId', 'roleId', 'clientId', 'resourceId', 'sessionId', 'webhookId', 'deliveryId'] as const;
 
 let t: TestApp;
 let routes: Array<DeclaredAppRoute & { guard: Guard; key: string; status: number }>;
@@ -51,7 +57,8 @@ const holders = new Map<string, string>();
 
 beforeAll(async () => {
   t = await createTestApp();
-  routes = listDeclaredRoutes(t.app).flatMap((r) => {
+  // The console's pages (/admin) answer refusals as pages; test/e2e/console.test.ts holds them to their REST twins.
+  routes = listDeclaredRoutes(t.app).filter((r) => r.path.startsWith('/api/')).flatMap((r) => {
     const guard = guardOf(r.decl);
     return guard ? [{ ...r, guard, key: `${r.method.toUpperCase()} ${r.path}`, status: r.decl.response?.status ?? 200 }] : [];
   });
@@ -74,14 +81,41 @@ async function prepare(route: DeclaredAppRoute): Promise<{ path: string; body?: 
   const fixtures: Fixtures = { role: () => makeRole(t), appRole: (application) => makeRole(t, { application }) };
   const ids: Record<string, string> = {};
   const names = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
-  if (names.includes('userId')) ids.userId = (await makeUser(t)).id;
+  if (names.includes('userId')) {
+    const user = await makeUser(t);
+    ids.userId = user.id;
+    // A session in the path of a user's route is one of that user's.
+    if (names.includes('sessionId')) {
+      await signIn(t, user);
+      ids.sessionId = (await t.db('sessions').where({ user_id: user.id }).first('id')).id as string;
+    }
+  }
   if (names.includes('roleId')) ids.roleId = (await makeRole(t)).id;
   if (names.includes('clientId')) ids.clientId = (await makeClient(t)).clientId;
+  if (names.includes('resourceId')) ids.resourceId = (await makeApiResource(t)).id;
+  if (names.includes('webhookId')) ids.webhookId = await makeWebhook();
+  if (names.includes('deliveryId')) ids.deliveryId = await makeDelivery(ids.webhookId!);
   // A role in the path of a user's route is one the user holds (removal).
   if (ids.userId && ids.roleId) await t.db('user_roles').insert({ user_id: ids.userId, role_id: ids.roleId });
   const path = route.path.replace(/:(\w+)/g, (_m, name: string) => ids[name] ?? `:${name}`);
   const body = BODIES[`${route.method.toUpperCase()} ${route.path}`];
   return { path, body: body ? await body(fixtures) : undefined };
+}
+
+/** A disabled webhook subscription (nothing is delivered from the matrix). */
+async function makeWebhook(): Promise<string> {
+  const id = randomUUID();
+  const url = 'https://93.184.215.14/hook';
+  await insertWebhookSubscription(t.db, { id, url, events: ['*'], enabled: false, description: '', secretSealed: 'x', now: new Date() });
+  return id;
+}
+
+async function makeDelivery(webhookId: string): Promise<string> {
+  const [row] = await t
+    .db('webhook_deliveries')
+    .insert({ subscription_id: webhookId, event_id: 1, event_type: 'user.created', status: 'failed' })
+    .returning('id');
+  return String(row.id);
 }
 
 async function call(route: DeclaredAppRoute, bearer?: string) {

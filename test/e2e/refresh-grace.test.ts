@@ -13,7 +13,14 @@ const events: SecurityEvent[] = [];
 
 beforeAll(async () => {
   t = await createTestApp();
-  t.ctx.events = { emit: (e) => void events.push(e) };
+  const bus = t.ctx.events;
+  t.ctx.events = {
+    record: async (db, e) => {
+      events.push(e);
+      await bus.record(db, e);
+    },
+    idle: () => bus.idle(),
+  };
 });
 afterAll(async () => {
   await t.close();

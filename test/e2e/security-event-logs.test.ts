@@ -73,7 +73,7 @@ test('a sign-in and an OAuth code exchange are each logged once with request id,
 });
 
 test('a detail key that looks like a secret never reaches a sink', async () => {
-  t.ctx.events.emit({
+  await t.ctx.events.record(t.db, {
     type: 'user.changed',
     actorId: null,
     subjectId: 'x',

@@ -149,13 +149,16 @@ describe('POST /api/auth/change-password', () => {
     expect(row.password_hash).not.toContain('changed-secret-1');
   });
 
-  test('wrong current password -> 401 invalid_credentials, nothing changes', async () => {
+  test('wrong current password -> 403 reauthentication_failed (CONTRACT §11: not a 401), audited, nothing changes', async () => {
     const { user, laptop, phone } = await twoAgents();
-    const res = await laptop.agent
-      .post('/api/auth/change-password')
-      .send({ current_password: 'wrong-one', new_password: 'changed-secret-1' });
-    expect(res.status).toBe(401);
-    expect(res.body.error).toBe('invalid_credentials');
+    const res = await laptop.agent.post('/api/auth/change-password').send({ current_password: 'wrong-one', new_password: 'changed-secret-1' });
+    expect(res.status).toBe(403);
+    expect(res.body.error).toBe('reauthentication_failed');
+    // The signed-in caller stays signed in: a 401 would have made an SPA refresh and retry.
+    expect((await laptop.agent.get('/api/auth/me')).status).toBe(200);
+    const audit = await t.db('audit_events').where({ type: 'auth.reauthentication.failed', subject_id: user.id });
+    expect(audit).toHaveLength(1);
+    expect(audit[0].detail).toEqual({ method: 'password' });
     expect((await phone.agent.get('/api/auth/me')).status).toBe(200);
     expect((await request(t.app).post('/api/auth/login').send({ email: user.email, password: user.password })).status).toBe(200);
   });
@@ -175,10 +178,8 @@ describe('POST /api/auth/change-password', () => {
   test('wrong current passwords count toward the login throttle (429 after 10)', async () => {
     const { user, laptop } = await twoAgents();
     for (let i = 0; i < 10; i++) {
-      const res = await laptop.agent
-        .post('/api/auth/change-password')
-        .send({ current_password: `guess-${i}`, new_password: 'changed-secret-1' });
-      expect(res.status).toBe(401);
+      const res = await laptop.agent.post('/api/auth/change-password').send({ current_password: `guess-${i}`, new_password: 'changed-secret-1' });
+      expect(res.status).toBe(403);
     }
     const locked = await laptop.agent
       .post('/api/auth/change-password')

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { Logger, runMigrations } from 'graphile-worker';
 import knexFactory from 'knex';
 import { migrationSource } from '../../migrations';
 import { ensureAuthlib } from './ensure-authlib';
@@ -54,5 +55,7 @@ export default async function globalSetup(): Promise<void> {
   } finally {
     await db.destroy();
   }
+  // The webhook queue's schema (graphile-worker), as the server installs it at boot: cloned with the rest.
+  await runMigrations({ connectionString: url.toString(), logger: new Logger(() => () => {}) });
   process.env.SSO_TEST_TEMPLATE_DB = template;
 }

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   checkOutboundUrl,
+  createOutboundClient,
   createOutboundFetch,
   isPublicAddress,
   OutboundRefused,
@@ -12,6 +13,7 @@ import {
 let server: http.Server;
 let port: number;
 let hits = 0;
+let connections = 0;
 
 beforeAll(async () => {
   server = http.createServer((req, res) => {
@@ -35,6 +37,7 @@ beforeAll(async () => {
       res.end(JSON.stringify({ method: req.method, body, host: req.headers.host }));
     });
   });
+  server.on('connection', () => connections++);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
 });
@@ -171,5 +174,33 @@ describe('createOutboundFetch', () => {
     expect(res.status).toBe(200);
     expect((await res.json()).body).toBe('a=1');
     await expect(createOutboundFetch(strict)(`http://localhost:${port}/`)).rejects.toBeInstanceOf(OutboundRefused);
+  });
+});
+
+describe('createOutboundClient (kept-alive connections, the webhook workers)', () => {
+  test('reuses a vetted connection; refuses what outboundRequest refuses', async () => {
+    const client = createOutboundClient(open);
+    try {
+      const before = connections;
+      for (let i = 0; i < 6; i++) {
+        expect((await client.request(`http://127.0.0.1:${port}/x`, { method: 'POST', body: 'b' }, open)).status).toBe(200);
+      }
+      // (A connection goes back to the pool a moment after its answer is read: a request can still open a second.)
+      expect(connections - before).toBeLessThanOrEqual(3);
+      // The per-request policy still decides the scheme, timeout and size cap.
+      expect(await refusal(client.request(`http://127.0.0.1:${port}/x`, {}, { ...open, allowHttp: false }))).toBe('scheme');
+      expect(await refusal(client.request(`http://127.0.0.1:${port}/big`, {}, open))).toBe('too_large');
+      expect((await client.request(`http://127.0.0.1:${port}/redirect`, {}, open)).status).toBe(302);
+    } finally {
+      await client.close();
+    }
+    const guarded = createOutboundClient({ ...strict, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
+    try {
+      // The client's address rules win over a per-request policy that would allow private targets.
+      expect(await refusal(guarded.request(`http://127.0.0.1:${port}/x`, {}, open))).toBe('private_address');
+      expect(await refusal(guarded.request(`http://rebind.example:${port}/x`, {}, open))).toBe('private_address');
+    } finally {
+      await guarded.close();
+    }
   });
 });

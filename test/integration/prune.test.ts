@@ -123,6 +123,7 @@ describe('pruneExpired', () => {
       mfa_tokens: 0,
       webauthn_challenges: 0,
       audit_events: 0,
+      webhook_deliveries: 0,
     });
 
     expect(await ids('sessions', 'id')).toEqual([live, recentlyRevoked].sort());

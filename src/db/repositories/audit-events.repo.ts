@@ -116,3 +116,17 @@ export async function deleteAuditEventsBefore(db: DbOrTrx, before: Date, limit: 
     return ((result as { rows?: unknown[] }).rows ?? []).length;
   });
 }
+
+/** Events of each type per UTC day since `from` (the console's sign-in chart); days without events are absent. */
+export async function countEventsPerDay(
+  db: DbOrTrx,
+  types: readonly string[],
+  from: Date,
+): Promise<Array<{ day: string; type: string; count: number }>> {
+  const rows: Array<{ day: string; type: string; count: string }> = await db('audit_events')
+    .select(db.raw(`to_char(date_trunc('day', occurred_at at time zone 'UTC'), 'YYYY-MM-DD') as day`), 'type', db.raw('count(*) as count'))
+    .whereIn('type', types)
+    .where('occurred_at', '>=', from)
+    .groupByRaw('1, 2');
+  return rows.map((r) => ({ day: r.day, type: r.type, count: Number(r.count) }));
+}

@@ -24,6 +24,8 @@ export async function countUnusedRecoveryCodes(db: DbOrTrx, userId: string): Pro
   return Number(row[0]?.n ?? 0);
 }
 
-export async function deleteRecoveryCodes(db: DbOrTrx, userId: string): Promise<void> {
-  await db('mfa_recovery_codes').where({ user_id: userId }).delete();
+/** Deletes every recovery code of the user; returns how many were unused. */
+export async function deleteRecoveryCodes(db: DbOrTrx, userId: string): Promise<number> {
+  const rows = await db('mfa_recovery_codes').where({ user_id: userId }).delete().returning('used_at');
+  return (rows as { used_at: Date | null }[]).filter((r) => r.used_at === null).length;
 }

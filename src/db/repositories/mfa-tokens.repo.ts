@@ -33,6 +33,11 @@ export async function countMfaTokenFailure(db: DbOrTrx, tokenHash: string, now: 
   return (rows[0] as { failures: number } | undefined)?.failures ?? 0;
 }
 
+/** Ends every unused mfa_token of the user (its factors were reset: a second step begun before must not finish). */
+export async function burnMfaTokensOfUser(db: DbOrTrx, userId: string, now: Date): Promise<void> {
+  await db('mfa_tokens').where({ user_id: userId }).whereNull('used_at').update({ used_at: now });
+}
+
 /** Burns the token in ONE conditional UPDATE: of N concurrent completions exactly one gets a session. */
 export async function consumeMfaToken(db: DbOrTrx, tokenHash: string, userId: string, now: Date, maxFailures: number): Promise<boolean> {
   const rows = await db('mfa_tokens')

@@ -1,9 +1,18 @@
 import { preparedRows, type DbOrTrx } from '..';
 
+/** CONTRACT §12 (the rules about them: services/oauth/client-policy.ts). */
+export type OAuthClientType = 'confidential' | 'public';
+
 export interface OAuthClientRow {
   clientId: string;
   name: string;
-  secretHash: string;
+  /** null for a public client (CONTRACT §12: no secret). */
+  secretHash: string | null;
+  type: OAuthClientType;
+  /** Grants the client may use (CONTRACT §12), checked at every grant. */
+  grantTypes: string[];
+  /** RFC 8707 resource identifiers the client may ask tokens for. */
+  allowedResources: string[];
   redirectUris: string[];
   scopes: string[];
   /** OIDC RP-Initiated Logout: where /api/oauth/logout may send the browser afterwards (CONTRACT §9). */
@@ -16,7 +25,10 @@ export interface OAuthClientRow {
 interface OAuthClientRecord {
   client_id: string;
   name: string;
-  secret_hash: string;
+  secret_hash: string | null;
+  type: string;
+  grant_types: string[] | string;
+  allowed_resources: string[] | string;
   redirect_uris: string[] | string;
   scopes: string[] | string;
   post_logout_redirect_uris: string[] | string | null;
@@ -34,6 +46,9 @@ function toClientRow(r: OAuthClientRecord): OAuthClientRow {
     clientId: r.client_id,
     name: r.name,
     secretHash: r.secret_hash,
+    type: r.type === 'public' ? 'public' : 'confidential',
+    grantTypes: parseList(r.grant_types),
+    allowedResources: parseList(r.allowed_resources),
     redirectUris: parseList(r.redirect_uris),
     scopes: parseList(r.scopes),
     postLogoutRedirectUris: parseList(r.post_logout_redirect_uris ?? []),
@@ -48,7 +63,10 @@ export async function insertClient(
   c: {
     clientId: string;
     name: string;
-    secretHash: string;
+    secretHash: string | null;
+    type?: OAuthClientType;
+    grantTypes?: readonly string[];
+    allowedResources?: readonly string[];
     redirectUris: string[];
     scopes: string[];
     postLogoutRedirectUris?: string[];
@@ -61,6 +79,9 @@ export async function insertClient(
       client_id: c.clientId,
       name: c.name,
       secret_hash: c.secretHash,
+      type: c.type ?? 'confidential',
+      grant_types: JSON.stringify(c.grantTypes ?? ['authorization_code', 'refresh_token']),
+      allowed_resources: JSON.stringify(c.allowedResources ?? []),
       redirect_uris: JSON.stringify(c.redirectUris),
       scopes: JSON.stringify(c.scopes),
       post_logout_redirect_uris: JSON.stringify(c.postLogoutRedirectUris ?? []),
@@ -79,8 +100,9 @@ export async function insertClient(
 export async function findClientById(db: DbOrTrx, clientId: string): Promise<OAuthClientRow | undefined> {
   const [row] = await preparedRows(
     db,
-    'sso_find_client_3',
-    `select client_id, name, secret_hash, redirect_uris, scopes, post_logout_redirect_uris, is_active, created_at, updated_at
+    'sso_find_client_4',
+    `select client_id, name, secret_hash, type, grant_types, allowed_resources, redirect_uris, scopes, post_logout_redirect_uris,
+            is_active, created_at, updated_at
        from oauth_clients where client_id = $1`,
     [clientId],
   );
@@ -102,6 +124,8 @@ export async function updateClient(
     scopes: string[];
     postLogoutRedirectUris: string[];
     isActive: boolean;
+    grantTypes: readonly string[];
+    allowedResources: readonly string[];
   }>,
   now: Date,
 ): Promise<OAuthClientRow | undefined> {
@@ -112,6 +136,8 @@ export async function updateClient(
   if (patch.scopes !== undefined) record.scopes = JSON.stringify(patch.scopes);
   if (patch.postLogoutRedirectUris !== undefined) record.post_logout_redirect_uris = JSON.stringify(patch.postLogoutRedirectUris);
   if (patch.isActive !== undefined) record.is_active = patch.isActive;
+  if (patch.grantTypes !== undefined) record.grant_types = JSON.stringify(patch.grantTypes);
+  if (patch.allowedResources !== undefined) record.allowed_resources = JSON.stringify(patch.allowedResources);
   const [row] = await db<OAuthClientRecord>('oauth_clients').where({ client_id: clientId }).update(record).returning('*');
   return row ? toClientRow(row) : undefined;
 }

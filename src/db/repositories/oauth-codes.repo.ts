@@ -24,6 +24,8 @@ export interface AuthorizationCodeRow {
   nonce: string | null;
   authTime: Date | null;
   amr: string[] | null;
+  /** RFC 8707: the API named at authorize, if any (CONTRACT §12). */
+  resource: string | null;
   createdAt: Date;
   expiresAt: Date;
   usedAt: Date | null;
@@ -40,6 +42,7 @@ interface AuthorizationCodeRecord {
   nonce: string | null;
   auth_time: Date | null;
   amr: string[] | null;
+  resource: string | null;
   created_at: Date;
   expires_at: Date;
   used_at: Date | null;
@@ -57,6 +60,7 @@ function toRow(r: AuthorizationCodeRecord): AuthorizationCodeRow {
     nonce: r.nonce,
     authTime: r.auth_time ? new Date(r.auth_time) : null,
     amr: r.amr,
+    resource: r.resource ?? null,
     createdAt: new Date(r.created_at),
     expiresAt: new Date(r.expires_at),
     usedAt: r.used_at ? new Date(r.used_at) : null,
@@ -76,6 +80,7 @@ export async function insertAuthorizationCode(
     now: Date;
     expiresAt: Date;
     oidc?: OidcRequestContext;
+    resource?: string | null;
   },
 ): Promise<void> {
   await db('oauth_codes').insert({
@@ -86,6 +91,7 @@ export async function insertAuthorizationCode(
     scope: c.scope,
     code_challenge: c.codeChallenge,
     ...oidcColumns(c.oidc),
+    ...(c.resource ? { resource: c.resource } : {}),
     created_at: c.now,
     expires_at: c.expiresAt,
   });

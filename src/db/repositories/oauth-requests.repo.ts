@@ -14,6 +14,8 @@ export interface AuthorizationRequestRow {
   nonce: string | null;
   authTime: Date | null;
   amr: string[] | null;
+  /** RFC 8707: the API named at authorize, if any (CONTRACT §12). */
+  resource: string | null;
   createdAt: Date;
   expiresAt: Date;
   consumedAt: Date | null;
@@ -30,6 +32,7 @@ interface AuthorizationRequestRecord {
   nonce: string | null;
   auth_time: Date | null;
   amr: string[] | null;
+  resource: string | null;
   created_at: Date;
   expires_at: Date;
   consumed_at: Date | null;
@@ -47,6 +50,7 @@ function toRow(r: AuthorizationRequestRecord): AuthorizationRequestRow {
     nonce: r.nonce,
     authTime: r.auth_time ? new Date(r.auth_time) : null,
     amr: r.amr,
+    resource: r.resource ?? null,
     createdAt: new Date(r.created_at),
     expiresAt: new Date(r.expires_at),
     consumedAt: r.consumed_at ? new Date(r.consumed_at) : null,
@@ -66,6 +70,7 @@ export async function insertAuthorizationRequest(
     now: Date;
     expiresAt: Date;
     oidc?: OidcRequestContext;
+    resource?: string | null;
   },
 ): Promise<void> {
   await db('oauth_authorization_requests').insert({
@@ -77,6 +82,7 @@ export async function insertAuthorizationRequest(
     state: r.state,
     code_challenge: r.codeChallenge,
     ...oidcColumns(r.oidc),
+    ...(r.resource ? { resource: r.resource } : {}),
     created_at: r.now,
     expires_at: r.expiresAt,
   });

@@ -181,3 +181,16 @@ export async function revokeSessionsOfClient(db: DbOrTrx, clientId: string, now:
 export async function addSessionAmr(db: DbOrTrx, id: string, method: string): Promise<void> {
   await db.raw(`update sessions set amr = array_append(amr, :method) where id = :id and not (:method = any(amr))`, { id, method });
 }
+
+/**
+ * A re-authentication inside the session (CONTRACT §11): the user proved `method` just now, so the session's sign-in
+ * is recent again (`auth_time`, also the OIDC claim) and its `amr` gains the method.
+ */
+export async function recordSessionReauthentication(db: DbOrTrx, id: string, method: string, now: Date): Promise<void> {
+  await db.raw(
+    `update sessions set auth_time = :now,
+       amr = case when :method = any(amr) then amr else array_append(amr, :method) end
+     where id = :id`,
+    { id, method, now },
+  );
+}

@@ -191,3 +191,50 @@ export async function countUsers(db: DbOrTrx): Promise<{ total: number; active: 
     .first();
   return { total: Number(row?.total ?? 0), active: Number(row?.active ?? 0) };
 }
+
+/** The console's user list filters (CONTRACT §14). */
+export interface UserSearch {
+  search?: string;
+  status?: 'active' | 'inactive';
+  /** Only holders of an active global role among these (the admin tier). */
+  holdingRoles?: readonly string[];
+  limit: number;
+  offset: number;
+}
+
+/**
+ * A page of users, newest first, for the console: one more row than `limit` says whether a next page exists, so no
+ * count of every matching row is needed.
+ */
+export async function searchUsers(db: DbOrTrx, query: UserSearch): Promise<UserRow[]> {
+  const q = db<UserRecord>('users as u').select('u.*');
+  if (query.search) {
+    const pattern = likePattern(query.search);
+    q.where((w) =>
+      w
+        .whereILike('u.email', pattern)
+        .orWhereILike('u.first_name', pattern)
+        .orWhereILike('u.last_name', pattern)
+        .orWhereRaw(`(u.first_name || ' ' || u.last_name) ilike ?`, [pattern]),
+    );
+  }
+  if (query.status) q.where('u.is_active', query.status === 'active');
+  if (query.holdingRoles?.length) {
+    const names = query.holdingRoles;
+    q.whereExists((e) =>
+      e
+        .select(db.raw('1'))
+        .from('user_roles as ur')
+        .join('roles as ro', 'ro.id', 'ur.role_id')
+        .whereRaw('ur.user_id = u.id')
+        .whereNull('ro.application')
+        .where('ro.is_active', true)
+        .whereIn('ro.name', names),
+    );
+  }
+  const rows = (await q
+    .orderBy([{ column: 'u.created_at', order: 'desc' }, { column: 'u.id' }])
+    .limit(query.limit + 1)
+    .offset(query.offset)) as UserRecord[];
+  return rows.map(toUserRow);
+}

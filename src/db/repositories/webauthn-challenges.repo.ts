@@ -15,6 +15,11 @@ export async function insertChallenge(
   });
 }
 
+/** Burns the user's unused challenges (registration and second-step ceremonies in flight). */
+export async function burnChallengesOfUser(db: DbOrTrx, userId: string, now: Date): Promise<void> {
+  await db('webauthn_challenges').where({ user_id: userId }).whereNull('used_at').update({ used_at: now });
+}
+
 /**
  * Burns a challenge in ONE conditional UPDATE (single use, short-lived): it must have been issued for this purpose
  * (and this user, when one is given) and be unused and unexpired. Returns whether it was.

@@ -101,7 +101,18 @@ export async function renamePasskey(db: DbOrTrx, userId: string, id: string, nam
   return row ? toRow(row as PasskeyRecord) : undefined;
 }
 
+/** Every passkey of the user, deleted in one statement; returns the deleted rows. */
+export async function deletePasskeysOfUser(db: DbOrTrx, userId: string): Promise<PasskeyRow[]> {
+  const rows = await db<PasskeyRecord>('webauthn_credentials').where({ user_id: userId }).delete().returning('*');
+  return (rows as PasskeyRecord[]).map(toRow);
+}
+
 export async function deletePasskey(db: DbOrTrx, userId: string, id: string): Promise<PasskeyRow | undefined> {
   const [row] = await db<PasskeyRecord>('webauthn_credentials').where({ id, user_id: userId }).delete().returning('*');
   return row ? toRow(row as PasskeyRecord) : undefined;
+}
+
+/** Removes every passkey of a user (an administrator's factor reset); returns how many went. */
+export async function deleteAllPasskeysOfUser(db: DbOrTrx, userId: string): Promise<number> {
+  return db('webauthn_credentials').where({ user_id: userId }).delete();
 }

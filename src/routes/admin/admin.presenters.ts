@@ -1,4 +1,6 @@
+import type { ApiResourceRow } from '../../db/repositories/api-resources.repo';
 import type { OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
+import { isSpecClient, tokenEndpointAuthMethod } from '../../services/oauth/client-policy';
 import type { AdminSummary } from '../../services/admin.service';
 
 /** OAuth client (CONTRACT §6). Listed field by field: the secret hash can never appear (spec §2.6). */
@@ -10,8 +12,31 @@ export function presentClient(client: OAuthClientRow) {
     scopes: client.scopes,
     post_logout_redirect_uris: client.postLogoutRedirectUris,
     is_active: client.isActive,
+    // CONTRACT §12's fields, on every client that is not a spec client (the spec's answers keep their exact shape).
+    ...(isSpecClient(client)
+      ? {}
+      : {
+          type: client.type,
+          token_endpoint_auth_method: tokenEndpointAuthMethod(client.type),
+          grant_types: client.grantTypes,
+          allowed_resources: client.allowedResources,
+        }),
     created_at: client.createdAt,
     updated_at: client.updatedAt,
+  };
+}
+
+/** API resource (CONTRACT §12). */
+export function presentApiResource(resource: ApiResourceRow) {
+  return {
+    id: resource.id,
+    identifier: resource.identifier,
+    name: resource.name,
+    scopes: resource.scopes,
+    access_token_ttl_s: resource.accessTokenTtlSeconds,
+    open_registration: resource.openRegistration,
+    created_at: resource.createdAt,
+    updated_at: resource.updatedAt,
   };
 }
 

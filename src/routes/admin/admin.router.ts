@@ -1,9 +1,15 @@
 import { getSummary } from '../../services/admin.service';
 import * as clients from '../../services/oauth/clients.service';
+import * as resources from '../../services/oauth/resources.service';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
-import { presentClient, presentSummary } from './admin.presenters';
+import { presentApiResource, presentClient, presentSummary } from './admin.presenters';
 import {
+  apiResourceEnvelope,
+  apiResourceIdParams,
+  apiResourcesBody,
+  createApiResourceBody,
+  updateApiResourceBody,
   clientEnvelope,
   clientIdParams,
   clientsBody,
@@ -50,15 +56,23 @@ export function createAdminRouter(deps: RouteDeps) {
           method: 'post',
           path: '/oauth-clients',
           summary: 'Create a client; the secret is returned once',
+          description:
+            'CONTRACT §12: `type` confidential (default) or public (no secret, token_endpoint_auth_method none), `grant_types` ' +
+            '(default authorization_code and refresh_token; client_credentials for confidential clients only; ' +
+            'urn:ietf:params:oauth:grant-type:device_code), `allowed_resources` (registered API identifiers).',
           auth: 'user',
           permission: 'oauth_clients:write',
           noStore: true,
           body: createClientBody,
-          response: { status: 201, description: '{ client, client_secret } (Cache-Control: no-store)', schema: createdClientBody },
+          response: {
+            status: 201,
+            description: '{ client, client_secret } (no client_secret for a public client; Cache-Control: no-store)',
+            schema: createdClientBody,
+          },
         },
         async ({ body }) => {
           const { client, clientSecret } = await clients.createClient(ctx, body);
-          return { client: presentClient(client), client_secret: clientSecret };
+          return { client: presentClient(client), ...(clientSecret !== undefined ? { client_secret: clientSecret } : {}) };
         },
       ),
       route(
@@ -90,7 +104,7 @@ export function createAdminRouter(deps: RouteDeps) {
         {
           method: 'post',
           path: '/oauth-clients/:clientId/rotate-secret',
-          summary: 'Rotate the secret (the old one stops working at once)',
+          summary: 'Rotate the secret (the old one stops working at once); 400 for a public client',
           auth: 'user',
           permission: 'oauth_clients:rotate_secret',
           noStore: true,
@@ -113,6 +127,68 @@ export function createAdminRouter(deps: RouteDeps) {
           response: { description: '{ client } (is_active false)', schema: clientEnvelope },
         },
         async ({ params }) => ({ client: presentClient(await clients.deactivateClient(ctx, params.clientId)) }),
+      ),
+      route(
+        {
+          method: 'get',
+          path: '/api-resources',
+          summary: 'List the APIs that accept RFC 9068 access tokens (RFC 8707 resources)',
+          auth: 'user',
+          permission: 'oauth_clients:read',
+          response: { description: '{ resources }', schema: apiResourcesBody },
+        },
+        async () => ({ resources: (await resources.listResources(ctx)).map(presentApiResource) }),
+      ),
+      route(
+        {
+          method: 'post',
+          path: '/api-resources',
+          summary: 'Register an API (identifier: absolute URI, the aud of its tokens)',
+          auth: 'user',
+          permission: 'oauth_clients:write',
+          body: createApiResourceBody,
+          response: { status: 201, description: '{ resource }', schema: apiResourceEnvelope },
+          errors: [409],
+        },
+        async ({ body }) => ({ resource: presentApiResource(await resources.createApiResource(ctx, body)) }),
+      ),
+      route(
+        {
+          method: 'get',
+          path: '/api-resources/:resourceId',
+          summary: 'API resource detail',
+          auth: 'user',
+          permission: 'oauth_clients:read',
+          params: apiResourceIdParams,
+          response: { description: '{ resource }', schema: apiResourceEnvelope },
+        },
+        async ({ params }) => ({ resource: presentApiResource(await resources.getApiResource(ctx, params.resourceId)) }),
+      ),
+      route(
+        {
+          method: 'put',
+          path: '/api-resources/:resourceId',
+          summary: 'Update an API resource',
+          auth: 'user',
+          permission: 'oauth_clients:write',
+          params: apiResourceIdParams,
+          body: updateApiResourceBody,
+          response: { description: '{ resource }', schema: apiResourceEnvelope },
+          errors: [409],
+        },
+        async ({ params, body }) => ({ resource: presentApiResource(await resources.changeApiResource(ctx, params.resourceId, body)) }),
+      ),
+      route(
+        {
+          method: 'delete',
+          path: '/api-resources/:resourceId',
+          summary: 'Delete an API resource: tokens issued for it stop being active at introspection',
+          auth: 'user',
+          permission: 'oauth_clients:write',
+          params: apiResourceIdParams,
+          response: { description: '{ resource } (as it was)', schema: apiResourceEnvelope },
+        },
+        async ({ params }) => ({ resource: presentApiResource(await resources.removeApiResource(ctx, params.resourceId)) }),
       ),
     ],
     { tags: ['Admin'] },

@@ -1,22 +1,43 @@
 import { z } from 'zod';
 import { checkRedirectUri } from '../../lib/redirect-uri';
 import { SUPPORTED_SCOPES } from '../../services/oauth/client-secrets';
+import { CLIENT_TYPES, DEFAULT_GRANT_TYPES, GRANT_TYPES } from '../../services/oauth/client-policy';
+import { isResourceIdentifier } from '../../services/oauth/resources.service';
 import { nameField, timestampFields } from '../common.schemas';
 
 export const clientIdParams = z.object({
   clientId: z.string().min(1, 'clientId is required').max(200, 'clientId is too long'),
 });
 
-/** Every rule of checkRedirectUri but plain http, which depends on ALLOW_HTTP_REDIRECT_URIS (clients.service checks it). */
+/**
+ * Every rule of checkRedirectUri but plain http, which depends on ALLOW_HTTP_REDIRECT_URIS, and private-use schemes,
+ * which depend on the client type (clients.service checks both).
+ */
 const redirectUriField = z.string({ error: 'redirect URI must be a string' }).superRefine((uri, ctx) => {
-  const check = checkRedirectUri(uri, { allowHttp: true });
+  const check = checkRedirectUri(uri, { allowHttp: true, allowPrivateUse: true });
   if (!check.ok) ctx.addIssue({ code: 'custom', message: check.reason });
 });
 
 const redirectUrisField = z
   .array(redirectUriField, { error: 'redirect_uris must be an array of strings' })
-  .min(1, 'at least one redirect URI is required')
   .max(20, 'at most 20 redirect URIs');
+
+/** CONTRACT §12. */
+const grantTypesField = z
+  .array(z.enum(GRANT_TYPES, { error: `each grant type must be one of: ${GRANT_TYPES.join(', ')}` }), { error: 'grant_types must be an array of strings' })
+  .min(1, 'at least one grant type is required')
+  .max(GRANT_TYPES.length)
+  .transform((grants) => GRANT_TYPES.filter((g) => grants.includes(g)));
+
+const allowedResourcesField = z
+  .array(
+    z
+      .string({ error: 'each resource must be a string' })
+      .refine(isResourceIdentifier, { message: 'each resource must be an absolute URI without a fragment' }),
+    { error: 'allowed_resources must be an array of strings' },
+  )
+  .max(50, 'at most 50 allowed resources')
+  .transform((ids) => [...new Set(ids)]);
 
 /** CONTRACT §6: a space-separated string or an array, each within the spec's six (spec §5.9); kept in catalogue order. */
 const scopesField = z
@@ -42,6 +63,8 @@ const clientFields = {
   scopes: scopesField.optional(),
   post_logout_redirect_uris: postLogoutRedirectUrisField.optional(),
   is_active: z.boolean({ error: 'is_active must be a boolean' }).optional(),
+  grant_types: grantTypesField.optional(),
+  allowed_resources: allowedResourcesField.optional(),
 };
 
 /** `redirect_uri` (one) and `redirect_uris` may both be given; the union is registered, in order. */
@@ -54,13 +77,17 @@ function mergeRedirectUris(b: { redirect_uri?: string; redirect_uris?: string[] 
 export const DEFAULT_CLIENT_SCOPES = ['openid', 'profile', 'email'];
 
 export const createClientBody = z
-  .object(clientFields)
-  .refine((b) => b.redirect_uri !== undefined || b.redirect_uris !== undefined, {
+  .object({ ...clientFields, type: z.enum(CLIENT_TYPES, { error: 'type must be confidential or public' }).optional() })
+  // Spec §4.6: a client is created with its redirect URI(s); only a client without the code grant may have none.
+  .refine((b) => b.redirect_uri !== undefined || b.redirect_uris !== undefined || !(b.grant_types ?? DEFAULT_GRANT_TYPES).includes('authorization_code'), {
     message: 'redirect_uri or redirect_uris is required',
     path: ['redirect_uris'],
   })
   .transform((b) => ({
     name: b.name,
+    type: b.type ?? 'confidential',
+    grantTypes: b.grant_types ?? [...DEFAULT_GRANT_TYPES],
+    allowedResources: b.allowed_resources ?? [],
     redirectUris: mergeRedirectUris(b) ?? [],
     scopes: b.scopes ?? DEFAULT_CLIENT_SCOPES,
     postLogoutRedirectUris: b.post_logout_redirect_uris ?? [],
@@ -76,6 +103,8 @@ export const updateClientBody = z
     scopes: b.scopes,
     postLogoutRedirectUris: b.post_logout_redirect_uris,
     isActive: b.is_active,
+    grantTypes: b.grant_types,
+    allowedResources: b.allowed_resources,
   }));
 
 /** OAuth client (CONTRACT §6): never the secret or its hash. */
@@ -87,6 +116,15 @@ export const clientBody = z
     scopes: z.array(z.string()),
     post_logout_redirect_uris: z.array(z.string().meta({ format: 'uri' })),
     is_active: z.boolean(),
+    // CONTRACT §12: present on every client that is not a spec client (confidential, the two spec grants, no API);
+    // a client without them is exactly that.
+    type: z.enum(CLIENT_TYPES).optional().meta({ description: 'confidential (default) or public; absent means confidential' }),
+    token_endpoint_auth_method: z.enum(['client_secret_basic', 'none']).optional().meta({ description: 'none for public clients' }),
+    grant_types: z.array(z.string()).optional().meta({ description: 'absent means ["authorization_code","refresh_token"]' }),
+    allowed_resources: z
+      .array(z.string())
+      .optional()
+      .meta({ description: 'RFC 8707 identifiers of the APIs the client may ask tokens for; absent means none' }),
     ...timestampFields,
   })
   .meta({ id: 'OAuthClient' });
@@ -95,7 +133,83 @@ export const clientEnvelope = z.strictObject({ client: clientBody });
 
 export const clientsBody = z.strictObject({ clients: z.array(clientBody) });
 
-export const createdClientBody = z.strictObject({ client: clientBody, client_secret: z.string() });
+export const createdClientBody = z.strictObject({
+  client: clientBody,
+  client_secret: z.string().optional().meta({ description: 'Confidential clients only (a public client has none)' }),
+});
+
+/** API resources (CONTRACT §12, RFC 8707). */
+export const apiResourceIdParams = z.object({ resourceId: z.uuid({ error: 'resourceId must be a uuid' }) });
+
+const resourceScopeField = z
+  .string({ error: 'each scope must be a string' })
+  .regex(/^[\x21\x23-\x5B\x5D-\x7E]{1,100}$/, 'each scope is 1-100 visible ASCII characters without spaces, quotes or backslashes (RFC 6749 §3.3)')
+  .refine((s) => s !== 'openid', { message: 'openid is not an API scope' });
+
+const apiResourceFields = {
+  identifier: z
+    .string({ error: 'identifier is required' })
+    .max(2048, 'identifier is too long')
+    .refine(isResourceIdentifier, { message: 'identifier must be an absolute URI without a fragment (RFC 8707 §2)' }),
+  name: nameField('name'),
+  scopes: z
+    .array(resourceScopeField, { error: 'scopes must be an array of strings' })
+    .max(100, 'at most 100 scopes')
+    .transform((v) => [...new Set(v)]),
+  access_token_ttl_s: z
+    .number({ error: 'access_token_ttl_s must be a number' })
+    .int('access_token_ttl_s must be an integer')
+    .min(60, 'access_token_ttl_s is at least 60')
+    .max(3600, 'access_token_ttl_s is at most 3600 (signing keys stay published an hour after rotation)'),
+  open_registration: z.boolean({ error: 'open_registration must be a boolean' }),
+};
+
+export const createApiResourceBody = z
+  .object({
+    ...apiResourceFields,
+    scopes: apiResourceFields.scopes.optional(),
+    access_token_ttl_s: apiResourceFields.access_token_ttl_s.optional(),
+    open_registration: apiResourceFields.open_registration.optional(),
+  })
+  .transform((b) => ({
+    identifier: b.identifier,
+    name: b.name,
+    scopes: b.scopes ?? [],
+    accessTokenTtlSeconds: b.access_token_ttl_s ?? 3600,
+    openRegistration: b.open_registration ?? false,
+  }));
+
+export const updateApiResourceBody = z
+  .object({
+    identifier: apiResourceFields.identifier.optional(),
+    name: apiResourceFields.name.optional(),
+    scopes: apiResourceFields.scopes.optional(),
+    access_token_ttl_s: apiResourceFields.access_token_ttl_s.optional(),
+    open_registration: apiResourceFields.open_registration.optional(),
+  })
+  .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'Nothing to update' })
+  .transform((b) => ({
+    identifier: b.identifier,
+    name: b.name,
+    scopes: b.scopes,
+    accessTokenTtlSeconds: b.access_token_ttl_s,
+    openRegistration: b.open_registration,
+  }));
+
+export const apiResourceBody = z
+  .strictObject({
+    id: z.uuid(),
+    identifier: z.string(),
+    name: z.string(),
+    scopes: z.array(z.string()),
+    access_token_ttl_s: z.number().int(),
+    open_registration: z.boolean(),
+    ...timestampFields,
+  })
+  .meta({ id: 'ApiResource' });
+
+export const apiResourceEnvelope = z.strictObject({ resource: apiResourceBody });
+export const apiResourcesBody = z.strictObject({ resources: z.array(apiResourceBody) });
 
 export const clientSecretBody = z.strictObject({ client_id: z.string(), client_secret: z.string() });
 

@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import type { PasskeyRow } from '../../db/repositories/webauthn-credentials.repo';
 import { badRequest, notFound } from '../../errors';
 import { loadFactors } from '../../services/mfa/factors.service';
@@ -13,6 +14,7 @@ import {
   mfaLoginBody,
   mfaStatusBody,
   mfaTokenBody,
+  optionalProofBody,
   passkeyCreatedBody,
   passkeyEnvelope,
   passkeyIdParam,
@@ -38,6 +40,16 @@ export function presentPasskey(p: PasskeyRow) {
 
 const removed = { status: 204, description: 'Removed', kind: 'empty' } as const;
 const passkeyNotFound = () => notFound('Passkey');
+const invalidBody = (issues: z.core.$ZodIssue[]) =>
+  badRequest('Body is invalid', issues.map((i) => ({ path: i.path.join('.') || '(root)', message: i.message })));
+
+/** CONTRACT §11, said once for every factor change (docs/mfa.md "Re-authentication"). */
+const REAUTH =
+  'Needs a sign-in at most 10 minutes old, or a proof in the body: one of `password`, `code` (authenticator app), `recovery_code`, ' +
+  '`passkey` (an assertion with options from POST /api/auth/passkeys/login/options); else 403 reauthentication_required ' +
+  '(403 mfa_required when the account has a second factor and the session was opened without one). A wrong proof is 403 ' +
+  'reauthentication_failed and counts on the sign-in throttle (429 too_many_attempts).';
+const REAUTH_ALWAYS = `${REAUTH} This one always needs the proof, however recent the sign-in.`;
 
 /** Second factors, passkeys and the second step of sign-in (CONTRACT §10). Every answer is no-store. */
 export function createMfaRouter(deps: RouteDeps) {
@@ -90,12 +102,14 @@ export function createMfaRouter(deps: RouteDeps) {
           ...own,
           method: 'post',
           path: '/mfa/totp/setup',
-          summary: 'Start TOTP enrolment: a pending base32 secret and its otpauth:// URL',
+          summary: 'Start TOTP enrolment: a pending base32 secret and its otpauth:// URL (10 minutes, this session only)',
+          description: REAUTH,
+          body: optionalProofBody,
           response: { description: '{ secret, otpauth_url }', schema: totpSetupResponse },
           errors: [409],
         },
-        async ({ principal }) => {
-          const { secret, otpauthUrl } = await totp.setupTotp(ctx, principal);
+        async ({ principal, body }, req) => {
+          const { secret, otpauthUrl } = await totp.setupTotp(ctx, principal, body.proof, requestMeta(req));
           return { secret, otpauth_url: otpauthUrl };
         },
       ),
@@ -105,24 +119,30 @@ export function createMfaRouter(deps: RouteDeps) {
           method: 'post',
           path: '/mfa/totp/confirm',
           summary: 'Confirm TOTP with a first code; returns 10 recovery codes (shown once)',
+          description:
+            `${REAUTH} Here \`code\` is the new app's first code; a wrong one counts like a wrong password ` +
+            '(403 reauthentication_failed).',
           body: totpConfirmBody,
           response: { description: '{ recovery_codes }', schema: recoveryCodesResponse },
           errors: [409],
         },
-        async ({ principal, body }, req) => ({ recovery_codes: await totp.confirmTotp(ctx, principal, body.code, requestMeta(req)) }),
+        async ({ principal, body }, req) => ({
+          recovery_codes: await totp.confirmTotp(ctx, principal, body.code, body.proof, requestMeta(req)),
+        }),
       ),
       route(
         {
           ...own,
           method: 'delete',
           path: '/mfa/totp',
-          summary: 'Remove TOTP (body { password } or { code })',
+          summary: 'Remove TOTP (body: one of password, code, recovery_code, passkey)',
+          description: REAUTH_ALWAYS,
           body: totpRemoveBody,
           response: removed,
           errors: [404],
         },
         async ({ principal, body }, req) => {
-          await totp.removeTotp(ctx, principal, body, requestMeta(req));
+          await totp.removeTotp(ctx, principal, body.proof, requestMeta(req));
         },
       ),
       route(
@@ -130,13 +150,14 @@ export function createMfaRouter(deps: RouteDeps) {
           ...own,
           method: 'post',
           path: '/mfa/recovery-codes',
-          summary: 'Replace the recovery codes (needs the password)',
+          summary: 'Replace the recovery codes (body: one of password, code, recovery_code, passkey)',
+          description: REAUTH_ALWAYS,
           body: recoveryCodesBody,
           response: { description: '{ recovery_codes }', schema: recoveryCodesResponse },
           errors: [409],
         },
         async ({ principal, body }, req) => ({
-          recovery_codes: await regenerateRecoveryCodes(ctx, principal, body.password, requestMeta(req)),
+          recovery_codes: await regenerateRecoveryCodes(ctx, principal, body.proof, requestMeta(req)),
         }),
       ),
       route(
@@ -145,9 +166,11 @@ export function createMfaRouter(deps: RouteDeps) {
           method: 'post',
           path: '/passkeys/register/options',
           summary: 'WebAuthn creation options for a new passkey of the caller',
+          description: `${REAUTH} A proof sent here makes the sign-in recent for the register call that follows.`,
+          body: optionalProofBody,
           response: { description: 'PublicKeyCredentialCreationOptionsJSON', schema: webauthnOptionsBody },
         },
-        async ({ principal }) => passkeys.passkeyRegistrationOptions(ctx, principal),
+        async ({ principal, body }, req) => passkeys.passkeyRegistrationOptions(ctx, principal, body.proof, requestMeta(req)),
       ),
       route(
         {
@@ -155,13 +178,17 @@ export function createMfaRouter(deps: RouteDeps) {
           method: 'post',
           path: '/passkeys/register',
           summary: 'Register a passkey from the attestation response',
+          description: `${REAUTH} The account's first factor comes with its 10 recovery codes in \`recovery_codes\` (shown once).`,
           body: passkeyRegisterBody,
-          response: { status: 201, description: '{ passkey: { id, name, created_at } }', schema: passkeyCreatedBody },
+          response: { status: 201, description: '{ passkey: { id, name, created_at }, recovery_codes? }', schema: passkeyCreatedBody },
           errors: [409],
         },
         async ({ principal, body }, req) => {
-          const passkey = await passkeys.registerPasskey(ctx, principal, body, requestMeta(req));
-          return { passkey: { id: passkey.id, name: passkey.name, created_at: passkey.createdAt.toISOString() } };
+          const { passkey, recoveryCodes } = await passkeys.registerPasskey(ctx, principal, body, body.proof, requestMeta(req));
+          return {
+            passkey: { id: passkey.id, name: passkey.name, created_at: passkey.createdAt.toISOString() },
+            ...(recoveryCodes ? { recovery_codes: recoveryCodes } : {}),
+          };
         },
       ),
       route(
@@ -193,13 +220,7 @@ export function createMfaRouter(deps: RouteDeps) {
           path: '/passkeys/:id',
           summary: 'Rename a passkey (beyond CONTRACT §10)',
           params: passkeyIdParam,
-          invalid: (issues, where) =>
-            where === 'params'
-              ? passkeyNotFound()
-              : badRequest(
-                  'Body is invalid',
-                  issues.map((i) => ({ path: i.path.join('.') || '(root)', message: i.message })),
-                ),
+          invalid: (issues, where) => (where === 'params' ? passkeyNotFound() : invalidBody(issues)),
           body: passkeyRenameBody,
           response: { description: '{ passkey }', schema: passkeyEnvelope },
         },
@@ -213,12 +234,14 @@ export function createMfaRouter(deps: RouteDeps) {
           method: 'delete',
           path: '/passkeys/:id',
           summary: 'Remove a passkey',
+          description: REAUTH,
           params: passkeyIdParam,
-          invalid: passkeyNotFound,
+          body: optionalProofBody,
+          invalid: (issues, where) => (where === 'params' ? passkeyNotFound() : invalidBody(issues)),
           response: removed,
         },
-        async ({ principal, params }, req) => {
-          await passkeys.removePasskey(ctx, principal, params.id, requestMeta(req));
+        async ({ principal, params, body }, req) => {
+          await passkeys.removePasskey(ctx, principal, params.id, body.proof, requestMeta(req));
         },
       ),
     ],

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
+import type { ReauthProof } from '../../services/mfa/reauthenticate.service';
 import type { SecondFactorProof } from '../../services/mfa/sign-in.service';
 import { uuidField } from '../common.schemas';
 
@@ -54,13 +55,50 @@ export const authenticationResponseField: z.ZodType<AuthenticationResponseJSON> 
   }),
 });
 
-export const totpConfirmBody = z.object({ code: codeField });
+/**
+ * CONTRACT §11: the proof of a signed-in caller, the same fields wherever a factor changes (docs/mfa.md
+ * "Re-authentication"): the current `password`, a `code` of the account's authenticator app, a `recovery_code`, or a
+ * `passkey` assertion made with options from POST /api/auth/passkeys/login/options. At most one.
+ */
+const proofShape = {
+  password: passwordProof.optional(),
+  code: codeField.optional(),
+  recovery_code: recoveryCodeField.optional(),
+  passkey: authenticationResponseField.optional(),
+};
+type ProofFields = { password?: string; code?: string; recovery_code?: string; passkey?: AuthenticationResponseJSON };
+const PROOF_KEYS = ['password', 'code', 'recovery_code', 'passkey'] as const;
+const proofCount = (b: ProofFields) => PROOF_KEYS.filter((k) => b[k] !== undefined).length;
+const toProof = (b: ProofFields): ReauthProof => ({
+  password: b.password,
+  code: b.code,
+  recoveryCode: b.recovery_code,
+  passkey: b.passkey,
+});
+const AT_MOST_ONE = { message: 'Send at most one of password, code, recovery_code or passkey' };
+const EXACTLY_ONE = { message: 'Send one of password, code, recovery_code or passkey' };
 
-export const totpRemoveBody = z
-  .object({ password: passwordProof.optional(), code: codeField.optional() })
-  .refine((b) => (b.password === undefined) !== (b.code === undefined), { message: 'Send either password or code' });
+/** A factor change that needs a proof only when the sign-in is older than 10 minutes (body optional). */
+export const optionalProofBody = z
+  .object(proofShape)
+  .refine((b) => proofCount(b) <= 1, AT_MOST_ONE)
+  .transform((b) => ({ proof: toProof(b) }));
 
-export const recoveryCodesBody = z.object({ password: passwordProof });
+/** A factor change that always needs a proof (removing TOTP, new recovery codes: CONTRACT §10). */
+export const requiredProofBody = z
+  .object(proofShape)
+  .refine((b) => proofCount(b) === 1, EXACTLY_ONE)
+  .transform((b) => ({ proof: toProof(b) }));
+
+/** `code` is the new app's first code; the proof, when needed, is one of the other three. */
+export const totpConfirmBody = z
+  .object({ ...proofShape, code: codeField })
+  .refine((b) => proofCount({ ...b, code: undefined }) <= 1, { message: 'Send at most one of password, recovery_code or passkey' })
+  .transform((b) => ({ code: b.code, proof: toProof({ ...b, code: undefined }) }));
+
+export const totpRemoveBody = requiredProofBody;
+
+export const recoveryCodesBody = requiredProofBody;
 
 export const mfaLoginBody = z
   .object({
@@ -80,11 +118,17 @@ export const mfaLoginBody = z
 
 export const mfaTokenBody = z.object({ mfa_token: mfaTokenField });
 
-export const passkeyRegisterBody = z.object({ response: registrationResponseField, name: passkeyNameField.optional() });
+export const passkeyRegisterBody = z
+  .object({ ...proofShape, response: registrationResponseField, name: passkeyNameField.optional() })
+  .refine((b) => proofCount(b) <= 1, AT_MOST_ONE)
+  .transform((b) => ({ response: b.response, name: b.name, proof: toProof(b) }));
 
 export const passkeyLoginBody = z.object({ response: authenticationResponseField });
 
-export const passkeyRenameBody = z.object({ name: passkeyNameField.pipe(z.string().min(1, 'name is required')) });
+/** A name a passkey is renamed to: the same rule, and not empty (the API and the /account form both use it). */
+export const passkeyNewNameField = passkeyNameField.pipe(z.string().min(1, 'name is required'));
+
+export const passkeyRenameBody = z.object({ name: passkeyNewNameField });
 
 /** Malformed ids answer 404 like another user's passkey. */
 export const passkeyIdParam = z.object({ id: uuidField('id') });
@@ -106,8 +150,10 @@ export const totpSetupResponse = z.strictObject({ secret: z.string(), otpauth_ur
 
 export const recoveryCodesResponse = z.strictObject({ recovery_codes: z.array(z.string()).length(10) });
 
+/** `recovery_codes` only when the passkey is the account's first factor (CONTRACT §11: shown once, like at TOTP confirm). */
 export const passkeyCreatedBody = z.strictObject({
   passkey: z.strictObject({ id: z.uuid(), name: z.string(), created_at: z.iso.datetime() }),
+  recovery_codes: z.array(z.string()).length(10).optional(),
 });
 
 export const passkeyEnvelope = z.strictObject({ passkey: passkeySummary });

@@ -14,6 +14,8 @@ export const OAUTH_DIALECT: Readonly<Record<ErrorCode, OAuthErrorCode>> = {
   mfa_required: 'access_denied',
   unauthorized: 'invalid_client',
   forbidden: 'invalid_request',
+  reauthentication_required: 'access_denied',
+  reauthentication_failed: 'access_denied',
   not_found: 'invalid_request',
   conflict: 'invalid_request',
   payload_too_large: 'invalid_request',

@@ -4,6 +4,8 @@ import { OAuthError } from '../../errors';
 import { bearerTokenOf, resolvePrincipal } from '../../middleware/authenticate';
 import { startAuthorization } from '../../services/oauth/authorize.service';
 import { authenticateClient } from '../../services/oauth/client-auth.service';
+import type { ClientEndpoint } from '../../services/oauth/client-policy';
+import { startDeviceAuthorization } from '../../services/oauth/device.service';
 import { approveAuthorization, denyAuthorization, getConsentInfo } from '../../services/oauth/consent.service';
 import { buildDiscoveryDocument } from '../../services/oauth/discovery.service';
 import { requireParam } from '../../services/oauth/params';
@@ -18,6 +20,8 @@ import {
   authorizeQuery,
   consentInfoBody,
   consentRequestBody,
+  deviceAuthorizationBody,
+  deviceAuthorizationParams,
   discoveryBody,
   redirectUrlBody,
   revokeParams,
@@ -136,8 +140,8 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
   const { ctx } = deps;
 
   /** client_secret_basic or client_secret_post (RFC 6749 §2.3.1), shared by the token and revocation endpoints. */
-  const authenticatedClient = (req: Request, body: { clientId?: unknown; clientSecret?: unknown }) =>
-    authenticateClient(ctx, { authorization: req.headers.authorization, ...body });
+  const authenticatedClient = (req: Request, body: { clientId?: unknown; clientSecret?: unknown }, options: { endpoint: ClientEndpoint }) =>
+    authenticateClient(ctx, { authorization: req.headers.authorization, ...body }, options);
 
   const userinfo = (method: HttpMethod, summary: string, description: string) =>
     route(
@@ -168,7 +172,12 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
         {
           method: 'post',
           path: '/token',
-          summary: 'Token endpoint: authorization_code and refresh_token grants',
+          summary: 'Token endpoint: authorization_code, refresh_token, client_credentials and device_code grants',
+          description:
+            'Confidential clients authenticate with client_secret_basic or client_secret_post; public clients send client_id alone ' +
+            '(CONTRACT §12). With `resource` (RFC 8707) the access token is an RFC 9068 JWT for that API; client_credentials always ' +
+            'answers one (sub = client_id, no refresh token). The device grant answers authorization_pending, slow_down, ' +
+            'access_denied or expired_token until the user has approved, then the tokens once.',
           auth: 'client',
           noStore: true,
           form: true,
@@ -176,7 +185,7 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
           response: { description: 'Tokens', schema: tokenResponseBody },
         },
         async ({ body }, req) =>
-          grantTokens(ctx, await authenticatedClient(req, body.client), body.request, requestMeta(req)),
+          grantTokens(ctx, await authenticatedClient(req, body.client, { endpoint: 'token' }), body.request, requestMeta(req)),
       ),
       userinfo(
         'get',
@@ -197,9 +206,29 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
           response: { description: 'Revoked, or unknown / already revoked: `{}`', schema: z.strictObject({}) },
         },
         async ({ body }, req) => {
-          const client = await authenticatedClient(req, body.client);
+          const client = await authenticatedClient(req, body.client, { endpoint: 'revoke' });
           await revokeToken(ctx, client, { token: requireParam(body.token, 'token'), tokenTypeHint: body.tokenTypeHint });
           return {};
+        },
+      ),
+      route(
+        {
+          method: 'post',
+          path: '/device_authorization',
+          summary: 'Device authorization request (RFC 8628 §3.1): a device code to poll with and a user code for /device',
+          description:
+            'Client authentication as at the token endpoint (a public client sends client_id alone). The client must list the ' +
+            'grant urn:ietf:params:oauth:grant-type:device_code. `scope` is required; `resource` (RFC 8707) is optional.',
+          auth: 'client',
+          dialect: 'oauth',
+          noStore: true,
+          form: true,
+          body: deviceAuthorizationParams,
+          response: { description: 'RFC 8628 §3.2 answer', schema: deviceAuthorizationBody },
+        },
+        async ({ body }, req) => {
+          const client = await authenticatedClient(req, body.client, { endpoint: 'device' });
+          return startDeviceAuthorization(ctx, client, { scope: body.scope, resource: body.resource });
         },
       ),
     ],

@@ -15,6 +15,9 @@ export const tokenParams = z
     code_verifier: param('code_verifier', 256),
     refresh_token: param('refresh_token', 8192),
     scope: param('scope', 1024),
+    // RFC 8707 §2 (CONTRACT §12): one API per request; a repeated resource is refused as invalid_request.
+    resource: param('resource', 2048).meta({ description: 'RFC 8707: the registered API the access token is for (an RFC 9068 JWT)' }),
+    device_code: param('device_code', 512).meta({ description: 'RFC 8628: with grant_type urn:ietf:params:oauth:grant-type:device_code' }),
     ...clientCredentials,
   })
   .transform((p) => ({
@@ -26,8 +29,31 @@ export const tokenParams = z
       codeVerifier: p.code_verifier,
       refreshToken: p.refresh_token,
       scope: p.scope,
+      resource: p.resource,
+      deviceCode: p.device_code,
     },
   }));
+
+/** RFC 8628 §3.1 device authorization request (CONTRACT §12). */
+export const deviceAuthorizationParams = z
+  .object({
+    scope: param('scope', 1024),
+    resource: param('resource', 2048).meta({ description: 'RFC 8707: the registered API the access token is for' }),
+    ...clientCredentials,
+  })
+  .transform((p) => ({ client: { clientId: p.client_id, clientSecret: p.client_secret }, scope: p.scope, resource: p.resource }));
+
+/** RFC 8628 §3.2. */
+export const deviceAuthorizationBody = z
+  .strictObject({
+    device_code: z.string(),
+    user_code: z.string().meta({ description: 'XXXX-XXXX from BCDFGHJKLMNPQRSTVWXZ; accepted in any case, with or without the dash' }),
+    verification_uri: z.string(),
+    verification_uri_complete: z.string(),
+    expires_in: z.number().int(),
+    interval: z.number().int(),
+  })
+  .meta({ id: 'DeviceAuthorizationResponse' });
 
 /** RFC 7009 §2.1. */
 export const revokeParams = z
@@ -83,6 +109,7 @@ export const authorizeQuery = z.looseObject({
   prompt: authorizeParam('OpenID Connect: none, login or consent (space-separated)'),
   max_age: authorizeParam('OpenID Connect: seconds since the last sign-in beyond which the user signs in again'),
   login_hint: authorizeParam('OpenID Connect: prefills the email on the login page'),
+  resource: authorizeParam('RFC 8707: a registered API the client is allowed; its token is then an RFC 9068 JWT'),
 });
 
 export const tokenResponseBody = z
@@ -90,7 +117,7 @@ export const tokenResponseBody = z
     access_token: z.string(),
     token_type: z.literal('Bearer'),
     expires_in: z.number().int(),
-    refresh_token: z.string(),
+    refresh_token: z.string().optional().meta({ description: 'Absent for client_credentials (RFC 6749 §4.4.3)' }),
     scope: z.string(),
     id_token: z.string().optional().meta({ description: 'Only when the granted scope contains openid (CONTRACT §9)' }),
   })
@@ -154,5 +181,20 @@ export const introspectionBody = z
       token_type: z.enum(['Bearer', 'refresh_token']),
       sid: z.string(),
     }),
+    z
+      .strictObject({
+        active: z.literal(true),
+        scope: z.string(),
+        client_id: z.string(),
+        sub: z.string().meta({ description: 'The user, or the client itself for client_credentials' }),
+        exp: z.number().int(),
+        iat: z.number().int(),
+        token_type: z.literal('Bearer'),
+        aud: z.string().meta({ description: 'The API (RFC 8707 resource identifier)' }),
+        iss: z.string(),
+        jti: z.string(),
+        sid: z.string().optional().meta({ description: 'When a user session stands behind the token' }),
+      })
+      .meta({ description: 'An RFC 9068 access token (CONTRACT §12)' }),
   ])
   .meta({ id: 'IntrospectionResponse' });

@@ -111,7 +111,7 @@ export function createOidcRouter(deps: RouteDeps) {
         {
           method: 'get',
           path: '/jwks',
-          summary: 'Public keys that verify id_tokens: the current ones and those retired less than an id_token lifetime ago',
+          summary: 'Public keys that verify id_tokens and RFC 9068 access tokens: the current ones and those retired less than an hour ago',
           auth: 'none',
           response: { description: 'RFC 7517 JWK Set (Cache-Control: public, max-age=300)', schema: jwksBody },
         },
@@ -148,7 +148,8 @@ export function createOidcProtocolRouter(deps: RouteDeps) {
           response: { description: '{ active: false }, or the live token described', schema: introspectionBody },
         },
         async ({ body }, req) => {
-          const caller = await authenticateClient(ctx, { authorization: req.headers.authorization, ...body.client });
+          const credentials = { authorization: req.headers.authorization, ...body.client };
+          const caller = await authenticateClient(ctx, credentials, { endpoint: 'introspect' });
           return introspectToken(ctx, caller, { token: requireParam(body.token, 'token'), tokenTypeHint: body.tokenTypeHint });
         },
       ),

@@ -9,6 +9,7 @@ import { approveAuthorization, denyAuthorization, getConsentInfo } from '../../s
 import { resolveReturnTo } from '../../services/oauth/return-to';
 import { SCOPE_DESCRIPTIONS } from '../../services/oauth/scopes';
 import type { Principal } from '../../services/principal';
+import { adminRank } from '../../services/rbac-policy';
 import { renderConsentPage, renderOAuthErrorPage } from '../../views/consent';
 import { renderLoginPage, renderSecondStepPage, renderSignedInPage, renderSignedOutPage } from '../../views/login';
 import { requestMeta } from '../shared';
@@ -58,9 +59,10 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
         const csrf = issueCsrf(req, res, config);
         const returnTo = query.return_to;
         const signedIn = firstParty(principal);
-        if (signedIn && needsSecondFactorForAdmin(config, signedIn))
-          return res.redirect(303, enrolUrlFor(resolveReturnTo(config, returnTo)));
-        if (signedIn && !returnTo) return html(res, 200, renderSignedInPage({ email: signedIn.email, csrf }));
+        if (signedIn && needsSecondFactorForAdmin(config, signedIn)) return res.redirect(303, enrolUrlFor(resolveReturnTo(config, returnTo)));
+        if (signedIn && !returnTo) {
+          return html(res, 200, renderSignedInPage({ email: signedIn.email, csrf, consoleLink: adminRank(signedIn.roleNames) > 0 }));
+        }
         // OIDC login_hint (CONTRACT §9) prefills the email field; it is only ever shown back, escaped.
         html(res, 200, renderLoginPage({ csrf, returnTo, email: query.login_hint?.trim(), signedInAs: signedIn?.email }));
       },

@@ -16,12 +16,13 @@ import { resolveReturnTo } from '../../services/oauth/return-to';
 import type { Principal } from '../../services/principal';
 import { renderAccountPage, type AccountPageData, type AccountSection } from '../../views/account';
 import { requestMeta } from '../shared';
-import { registrationResponseField } from '../auth/mfa.schemas';
+import { optionalProofBody, passkeyNameField, passkeyNewNameField, registrationResponseField } from '../auth/mfa.schemas';
 import { nameField, passwordField } from '../common.schemas';
 import { declareRouter, route, type DeclaredRoute } from '../route';
 import type { RouteDeps } from '../types';
 import { html, optionalText, PAGE, refuseForm, text } from './page-kit';
 import { qrCodeSvg } from '../../lib/qr-code';
+import { RECENT_SIGN_IN_SECONDS } from '../../services/mfa/reauth-policy';
 
 
 /** The enrolment context MFA_REQUIRED_FOR_ADMINS sends along (kept on every form of the page). */
@@ -70,20 +71,16 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
   const { ctx } = deps;
   const { config } = ctx;
 
-  async function render(
-    req: Request,
-    res: Response,
-    principal: Principal,
-    context: Context,
-    status: number,
-    extra: Partial<AccountPageData> = {},
-  ) {
-    const [sessions, apps, factors, pending] = await Promise.all([
+  async function render(req: Request, res: Response, principal: Principal, context: Context, status: number, extra: Partial<AccountPageData> = {}) {
+    const [sessions, apps, factors, pending, current] = await Promise.all([
       account.listOwnSessions(ctx, principal),
       listConnectedApps(ctx, principal.userId),
       loadFactors(ctx.db, principal.userId),
       totp.pendingTotp(ctx, principal),
+      account.findOwnSession(ctx, principal),
     ]);
+    // CONTRACT §11: past 10 minutes, the forms that change a factor ask for the password too.
+    const authAgeSeconds = current ? (ctx.clock.now().getTime() - current.authTime.getTime()) / 1000 : Infinity;
     const appNames = new Map(apps.map((a) => [a.clientId, a.clientName]));
     const enrolRequired = context.enrol === 'required';
     const returnTo = resolveReturnTo(config, context.return_to);
@@ -108,6 +105,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
         pendingTotp: pending ? { ...pending, qrSvg: await qrCodeSvg(pending.otpauthUrl) } : undefined,
         passkeys: factors.passkeys.map((p) => ({ id: p.id, name: p.name, createdAt: p.createdAt, lastUsedAt: p.lastUsedAt })),
         recoveryCodesLeft: factors.recoveryCodesLeft,
+        reauthenticate: authAgeSeconds > RECENT_SIGN_IN_SECONDS,
         notice: context.done ? NOTICES[context.done] : undefined,
         enrolRequired,
         continueTo: enrolRequired && hasSecondFactor(principal.amr) ? (returnTo ?? '/login') : undefined,
@@ -134,6 +132,8 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
         path: `/account/${path}`,
         summary,
         auth: 'browser',
+        // CONTRACT §11: hosted forms that take passwords and codes are under the per-IP limiter, like the sign-in form.
+        rateLimit: true,
         csrf: refuseForm,
         query: contextQuery,
         body,
@@ -158,11 +158,16 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
   }
 
   const fail = (message: string) => new AppError('validation_error', message);
-  const checked = <T>(schema: z.ZodType<T>, value: unknown): T => {
+  const checked = <T>(schema: z.ZodType<T, unknown>, value: unknown): T => {
     const result = schema.safeParse(value);
     if (!result.success) throw fail(result.error.issues[0]?.message ?? 'Invalid input');
     return result.data;
   };
+  /** The re-authentication fields of a form (`password`, `code`), read by the API's own proof schema; empty = not sent. */
+  // An empty proof where one is needed is the service's 403 reauthentication_required, shown on the page.
+  const proofOf = (schema: typeof optionalProofBody, fields: { password?: string; code?: string }) =>
+    checked(schema, Object.fromEntries(Object.entries(fields).filter(([, v]) => typeof v === 'string' && v.trim() !== ''))).proof;
+  const proofFields = { password: text(1024) };
 
   return declareRouter(deps, [
     route(
@@ -234,50 +239,35 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       return { done: 'app' };
     }),
 
-    action('totp/setup', 'Start authenticator app setup (form post)', 'second-factors', z.object({}), async (principal) => {
-      await totp.setupTotp(ctx, principal);
+    action('totp/setup', 'Start authenticator app setup (form post)', 'second-factors', z.object(proofFields), async (principal, body, req) => {
+      await totp.setupTotp(ctx, principal, proofOf(optionalProofBody, body), requestMeta(req));
       return { done: 'totp_setup' };
     }),
 
-    action(
-      'totp/confirm',
-      'Turn on the authenticator app (form post)',
-      'second-factors',
-      z.object({ code: text(16) }),
-      async (principal, body, req) => {
-        const recoveryCodes = await totp.confirmTotp(ctx, principal, body.code.trim(), requestMeta(req));
-        return { show: { recoveryCodes, notice: 'The authenticator app is on.' } };
-      },
-    ),
+    action('totp/confirm', 'Turn on the authenticator app (form post)', 'second-factors', z.object({ code: text(16), ...proofFields }), async (principal, body, req) => {
+      const proof = proofOf(optionalProofBody, { password: body.password });
+      const recoveryCodes = await totp.confirmTotp(ctx, principal, body.code.trim(), proof, requestMeta(req));
+      return { show: { recoveryCodes, notice: 'The authenticator app is on.' } };
+    }),
 
-    action(
-      'totp/remove',
-      'Remove the authenticator app (form post)',
-      'second-factors',
-      z.object({ code: text(16), password: text(1024) }),
-      async (principal, body, req) => {
-        const code = body.code.trim();
-        await totp.removeTotp(ctx, principal, code ? { code } : { password: body.password || undefined }, requestMeta(req));
-        return { done: 'totp_removed' };
-      },
-    ),
+    action('totp/remove', 'Remove the authenticator app (form post)', 'second-factors', z.object({ code: text(16), ...proofFields }), async (principal, body, req) => {
+      // The form offers both fields: a code, when typed, is the proof.
+      const proof = body.code.trim() ? { code: body.code } : { password: body.password };
+      await totp.removeTotp(ctx, principal, proofOf(optionalProofBody, proof), requestMeta(req));
+      return { done: 'totp_removed' };
+    }),
 
-    action(
-      'recovery-codes',
-      'Make new recovery codes (form post)',
-      'second-factors',
-      z.object({ password: text(1024) }),
-      async (principal, body, req) => {
-        const recoveryCodes = await regenerateRecoveryCodes(ctx, principal, body.password, requestMeta(req));
-        return { show: { recoveryCodes, notice: 'New recovery codes were made; the old ones no longer work.' } };
-      },
-    ),
+    action('recovery-codes', 'Make new recovery codes (form post)', 'second-factors', z.object({ code: text(16), ...proofFields }), async (principal, body, req) => {
+      const proof = body.code.trim() ? { code: body.code } : { password: body.password };
+      const recoveryCodes = await regenerateRecoveryCodes(ctx, principal, proofOf(optionalProofBody, proof), requestMeta(req));
+      return { show: { recoveryCodes, notice: 'New recovery codes were made; the old ones no longer work.' } };
+    }),
 
     action(
       'passkeys',
       'Add a passkey (form post of the page script)',
       'second-factors',
-      z.object({ response: text(65536), name: text(200) }),
+      z.object({ response: text(65536), name: text(200), ...proofFields }),
       async (principal, body, req) => {
         let parsed: unknown;
         try {
@@ -286,37 +276,27 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
           throw fail('The passkey could not be created; try again.');
         }
         const response = checked(registrationResponseField, parsed);
-        const name = body.name.trim();
-        if (name.length > 64) throw fail('The name must be at most 64 characters.');
-        await passkeys.registerPasskey(ctx, principal, { response, name }, requestMeta(req));
+        const name = checked(passkeyNameField, body.name);
+        const proof = proofOf(optionalProofBody, body);
+        const created = await passkeys.registerPasskey(ctx, principal, { response, name }, proof, requestMeta(req));
+        // The account's first factor comes with its recovery codes (CONTRACT §11), shown once like after TOTP setup.
+        if (created.recoveryCodes) return { show: { recoveryCodes: created.recoveryCodes, notice: NOTICES.passkey } };
         return { done: 'passkey' };
       },
     ),
 
-    action(
-      'passkeys/rename',
-      'Rename a passkey (form post)',
-      'second-factors',
-      z.object({ id: text(64), name: text(200) }),
-      async (principal, body) => {
-        if (!UUID_PATTERN.test(body.id)) throw new AppError('not_found', 'Passkey not found');
-        const name = body.name.trim();
-        if (!name || name.length > 64 || /[\u0000-\u001f\u007f]/.test(name)) throw fail('Give the passkey a name of 1 to 64 characters.');
-        await passkeys.renameOwnPasskey(ctx, principal, body.id, name);
-        return { done: 'passkey_renamed' };
-      },
-    ),
+    action('passkeys/rename', 'Rename a passkey (form post)', 'second-factors', z.object({ id: text(64), name: text(200) }), async (principal, body) => {
+      if (!UUID_PATTERN.test(body.id)) throw new AppError('not_found', 'Passkey not found');
+      // The API's rule (mfa.schemas.ts), not a second spelling of it.
+      const name = checked(passkeyNewNameField, body.name);
+      await passkeys.renameOwnPasskey(ctx, principal, body.id, name);
+      return { done: 'passkey_renamed' };
+    }),
 
-    action(
-      'passkeys/remove',
-      'Remove a passkey (form post)',
-      'second-factors',
-      z.object({ id: text(64) }),
-      async (principal, body, req) => {
-        if (!UUID_PATTERN.test(body.id)) throw new AppError('not_found', 'Passkey not found');
-        await passkeys.removePasskey(ctx, principal, body.id, requestMeta(req));
-        return { done: 'passkey_removed' };
-      },
-    ),
+    action('passkeys/remove', 'Remove a passkey (form post)', 'second-factors', z.object({ id: text(64), ...proofFields }), async (principal, body, req) => {
+      if (!UUID_PATTERN.test(body.id)) throw new AppError('not_found', 'Passkey not found');
+      await passkeys.removePasskey(ctx, principal, body.id, proofOf(optionalProofBody, body), requestMeta(req));
+      return { done: 'passkey_removed' };
+    }),
   ]);
 }

@@ -4,6 +4,7 @@ import { setSessionCookies } from '../../middleware/session-cookies';
 import type { AuthResult } from '../../services/auth.service';
 import { needsSecondFactorForAdmin } from '../../services/mfa/policy';
 import { resolveReturnTo } from '../../services/oauth/return-to';
+import { adminRank } from '../../services/rbac-policy';
 
 /** The account page's second-factor section, keeping where the person was going. */
 export function enrolUrlFor(returnTo: string | undefined): string {
@@ -19,5 +20,7 @@ export function finishSignIn(res: Response, config: Config, result: AuthResult, 
   setSessionCookies(res, config, result.tokens);
   const target = resolveReturnTo(config, returnTo);
   const enrol = needsSecondFactorForAdmin(config, { roleNames: result.tokens.access.roleNames, amr: result.tokens.amr });
-  res.redirect(303, enrol ? enrolUrlFor(target) : (target ?? '/login'));
+  // CONTRACT §14: an administrator without a destination lands in the console; anyone else on the signed-in page.
+  const landing = adminRank(result.tokens.access.roleNames) > 0 ? '/admin' : '/login';
+  res.redirect(303, enrol ? enrolUrlFor(target ?? (landing === '/admin' ? '/admin' : undefined)) : (target ?? landing));
 }

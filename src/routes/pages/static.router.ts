@@ -1,6 +1,7 @@
 import type { Response } from 'express';
 import fs from 'node:fs';
 import path from 'node:path';
+import { CONSOLE_SCRIPT } from '../../views/console-script';
 import { PASSKEYS_SCRIPT } from '../../views/passkeys-script';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
@@ -24,6 +25,9 @@ export function createStaticRouter(deps: RouteDeps) {
     ),
     route({ ...script, method: 'get', path: '/passkeys.js', summary: 'WebAuthn glue of /login and /account' }, (_input, _req, res) =>
       send(PASSKEYS_SCRIPT, res),
+    ),
+    route({ ...script, method: 'get', path: '/console.js', summary: 'Copy buttons of the administration console' }, (_input, _req, res) =>
+      send(CONSOLE_SCRIPT, res),
     ),
   ]);
 }

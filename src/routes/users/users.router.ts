@@ -1,4 +1,12 @@
+import { resetUserFactors } from '../../services/mfa/factor-reset.service';
+import { z } from 'zod';
+import * as userAdmin from '../../services/user-admin.service';
 import * as users from '../../services/users.service';
+import { sessionsBody } from '../auth/account.schemas';
+import { presentSession } from '../auth/account.router';
+import { presentPasskey } from '../auth/mfa.router';
+import { mfaStatusBody } from '../auth/mfa.schemas';
+import { successBody, uuidField } from '../common.schemas';
 import { listRoles } from '../../services/role-catalogue.service';
 import { presentRole } from '../rbac/rbac.presenters';
 import { rolesBody, userIdParams } from '../rbac/rbac.schemas';
@@ -97,6 +105,85 @@ export function createUsersRouter(deps: RouteDeps) {
           errors: [409],
         },
         async ({ principal, params }) => ({ user: presentUserDetail(await users.deactivateUser(ctx, principal, params.userId)) }),
+      ),
+      // CONTRACT §11: an administrator resets a user's second factors (e.g. a lost phone); audited and mailed.
+      route(
+        {
+          method: 'delete',
+          path: '/:userId/mfa',
+          summary: "Reset a user's second factors: every passkey, the authenticator app and the recovery codes",
+          description:
+            'Needs users:write and strictly more rights than every role the account holds (as for changing its email). Not for ' +
+            'one\'s own account (403: use the account page, under its re-authentication rule). The user is mailed; sessions stay.',
+          auth: 'user',
+          permission: 'users:write',
+          params: userIdParams,
+          response: { status: 204, description: 'Reset (also when there was nothing to remove)', kind: 'empty' },
+        },
+        async ({ principal, params }) => {
+          await resetUserFactors(ctx, principal, params.userId);
+        },
+      ),
+      // Beyond the spec: what the console's user page shows and does (CONTRACT §14), for API clients too.
+      route(
+        {
+          method: 'get',
+          path: '/:userId/sessions',
+          summary: "A user's live sessions",
+          auth: 'user',
+          permission: 'users:read',
+          params: userIdParams,
+          noStore: true,
+          response: { description: '{ sessions: [...] } (current is always false)', schema: sessionsBody },
+        },
+        async ({ params }) => ({ sessions: (await userAdmin.listSessionsOfUser(ctx, params.userId)).map((s) => presentSession(s, '')) }),
+      ),
+      route(
+        {
+          method: 'delete',
+          path: '/:userId/sessions/:sessionId',
+          summary: "Revoke one of a user's sessions",
+          description: 'Needs the rights to edit the account (CONTRACT §8). Audited as auth.session.revoked.',
+          auth: 'user',
+          permission: 'users:write',
+          params: z.object({ userId: uuidField('userId'), sessionId: uuidField('sessionId') }),
+          response: { status: 204, description: 'Revoked', kind: 'empty' },
+        },
+        async ({ principal, params }) => {
+          await userAdmin.revokeSessionOfUser(ctx, principal, params.userId, params.sessionId);
+        },
+      ),
+      route(
+        {
+          method: 'get',
+          path: '/:userId/mfa',
+          summary: "A user's second factors (never their secrets)",
+          auth: 'user',
+          permission: 'users:read',
+          params: userIdParams,
+          noStore: true,
+          response: { description: '{ totp, passkeys, recovery_codes_left }', schema: mfaStatusBody },
+        },
+        async ({ params }) => {
+          const factors = await userAdmin.listFactorsOfUser(ctx, params.userId);
+          return { totp: factors.totp, passkeys: factors.passkeys.map(presentPasskey), recovery_codes_left: factors.recoveryCodesLeft };
+        },
+      ),
+      route(
+        {
+          method: 'post',
+          path: '/:userId/set-password-link',
+          summary: 'Email the user a link to choose a password',
+          description: 'Follows the take-over rule of CONTRACT §8 (like changing the email). Audited as user.password_link_sent.',
+          auth: 'user',
+          permission: 'users:write',
+          params: userIdParams,
+          response: { status: 202, description: '{ success: true }', schema: successBody },
+        },
+        async ({ principal, params }) => {
+          await userAdmin.sendPasswordLinkToUser(ctx, principal, params.userId);
+          return { success: true as const };
+        },
       ),
       role.listOfUser('/:userId/roles'),
       role.assignToUser('/:userId/roles'),

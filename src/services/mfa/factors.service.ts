@@ -17,13 +17,13 @@ export interface Factors {
 
 export type SecondFactorMethod = 'totp' | 'passkey' | 'recovery_code';
 
-export async function loadFactors(db: DbOrTrx, userId: string): Promise<Factors> {
-  const [totp, passkeys, recoveryCodesLeft] = await Promise.all([
-    findTotp(db, userId),
-    listPasskeysOfUser(db, userId),
-    countUnusedRecoveryCodes(db, userId),
-  ]);
-  return { totp: Boolean(totp?.confirmedAt), passkeys, recoveryCodesLeft };
+/** The user's factors; `except` leaves one passkey out (the one being added, to ask whether it is the first). */
+export async function loadFactors(db: DbOrTrx, userId: string, options: { except?: string } = {}): Promise<Factors> {
+  // A transaction is one connection: its queries go one after another (pg refuses overlapping ones).
+  const [totp, passkeys, recoveryCodesLeft] = db.isTransaction
+    ? [await findTotp(db, userId), await listPasskeysOfUser(db, userId), await countUnusedRecoveryCodes(db, userId)]
+    : await Promise.all([findTotp(db, userId), listPasskeysOfUser(db, userId), countUnusedRecoveryCodes(db, userId)]);
+  return { totp: Boolean(totp?.confirmedAt), passkeys: passkeys.filter((p) => p.id !== options.except), recoveryCodesLeft };
 }
 
 export function hasAnyFactor(factors: Factors): boolean {
@@ -55,12 +55,21 @@ export function assertMayManageFactors(principal: Principal, factors: Factors): 
   }
 }
 
-export function emitFactorEvent(
+/** Records a factor change of the user by the user, in `db` (the transaction of the change). */
+export async function recordFactorEvent(
   ctx: ServiceContext,
+  db: DbOrTrx,
   type: Extract<SecurityEventType, 'mfa.factor.added' | 'mfa.factor.removed' | 'mfa.recovery_code.used'>,
   userId: string,
   detail: Record<string, unknown>,
   meta?: RequestMeta,
-): void {
-  ctx.events.emit({ type, actorId: userId, subjectId: userId, ip: meta?.ip ?? null, userAgent: meta?.userAgent ?? null, detail });
+): Promise<void> {
+  await ctx.events.record(db, {
+    type,
+    actorId: userId,
+    subjectId: userId,
+    ip: meta?.ip ?? null,
+    userAgent: meta?.userAgent ?? null,
+    detail,
+  });
 }

@@ -1,4 +1,4 @@
-import { escapeHtml } from '../../views/layout';
+import { renderMailHtml } from '../../views/mail';
 import type { ServiceContext } from '../context';
 
 interface MailUser {
@@ -17,7 +17,7 @@ function notify(ctx: ServiceContext, user: MailUser, subject: string, what: stri
     to: user.email,
     subject,
     text: `${hello}\n\n${what}\n\n${outro}\n`,
-    html: `<p>${escapeHtml(hello)}</p><p>${escapeHtml(what)}</p><p>${escapeHtml(outro)}</p>`,
+    html: renderMailHtml([hello, what, outro]),
   });
 }
 
@@ -35,6 +35,36 @@ export function mailRecoveryCodeUsed(ctx: ServiceContext, user: MailUser, left: 
     user,
     'A recovery code was used to sign in',
     `A recovery code was just used to sign in to your account. ${left} unused recovery code${left === 1 ? '' : 's'} left.`,
+  );
+}
+
+const RESET_CAUSE = {
+  set_password_link:
+    'A password was chosen for your account through a link sent to this address, before the address had ever been confirmed.',
+  create_admin: 'An operator made your account an administrator with the server\'s command line and set its password.',
+  admin: 'An administrator reset the second factors of your account.',
+} as const;
+
+/**
+ * CONTRACT §11: taking an account back (or an administrator's reset) removed every second factor; the owner is told
+ * what went and why, so that a factor planted by someone else is known to be gone, and a lost one can be set up again.
+ */
+export function mailFactorsReset(
+  ctx: ServiceContext,
+  user: MailUser,
+  removed: { passkeys: number; totp: boolean; recoveryCodes: number },
+  via: keyof typeof RESET_CAUSE,
+): void {
+  const what: string[] = [];
+  if (removed.passkeys > 0) what.push(`${removed.passkeys} passkey${removed.passkeys === 1 ? '' : 's'}`);
+  if (removed.totp) what.push('the authenticator app');
+  if (removed.recoveryCodes > 0) what.push('the recovery codes');
+  notify(
+    ctx,
+    user,
+    'The second factors of your account were removed',
+    `${RESET_CAUSE[via]} Every second factor of the account was removed with it (${what.join(', ')}), and its sessions may have been ` +
+      'signed out. Set up a passkey or an authenticator app again on your account page.',
   );
 }
 

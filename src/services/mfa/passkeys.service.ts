@@ -23,9 +23,11 @@ import { AppError, conflict, notFound } from '../../errors';
 import { addSeconds } from '../../lib/clock';
 import type { RequestMeta, ServiceContext } from '../context';
 import { fullName, type Principal } from '../principal';
-import { assertMayManageFactors, emitFactorEvent, loadFactors } from './factors.service';
+import { assertMayManageFactors, hasAnyFactor, loadFactors, recordFactorEvent } from './factors.service';
 import { mailFactorAdded, mailFactorRemoved } from './notifications';
 import { AMR } from './policy';
+import { requireFactorChangeAllowed, type ReauthProof } from './reauthenticate.service';
+import { issueRecoveryCodes } from './recovery-codes.service';
 
 /** Loaded on the first passkey ceremony, not at start: the WebAuthn stack is the largest module tree we have (issue 10). */
 const webauthn = () => require('@simplewebauthn/server') as typeof import('@simplewebauthn/server');
@@ -66,13 +68,19 @@ export function presentPasskeyName(name: string | undefined): string {
   return trimmed ? trimmed : DEFAULT_NAME;
 }
 
-/** POST /api/auth/passkeys/register/options: creation options for a discoverable credential of the caller. */
+/**
+ * POST /api/auth/passkeys/register/options: creation options for a discoverable credential of the caller. Needs a
+ * recent sign-in or a proof in the request (CONTRACT §11); a proof also makes the sign-in recent for the register
+ * call that follows.
+ */
 export async function passkeyRegistrationOptions(
   ctx: ServiceContext,
   principal: Principal,
+  proof: ReauthProof = {},
+  meta?: RequestMeta,
 ): Promise<PublicKeyCredentialCreationOptionsJSON> {
   const factors = await loadFactors(ctx.db, principal.userId);
-  assertMayManageFactors(principal, factors);
+  await requireFactorChangeAllowed(ctx, principal, proof, factors, { meta });
   const rp = relyingParty(ctx);
   const options = await webauthn().generateRegistrationOptions({
     rpName: rp.rpName,
@@ -93,15 +101,18 @@ export async function passkeyRegistrationOptions(
 /**
  * POST /api/auth/passkeys/register { response, name? }: verifies the attestation against a challenge this user was
  * given (burnt here, once) and stores the credential. Creating it counts as proof of the factor for this session.
+ * Needs a recent sign-in or a proof (CONTRACT §11). The account's first factor comes with its recovery codes
+ * (`recoveryCodes`, shown once), whichever kind it is.
  */
 export async function registerPasskey(
   ctx: ServiceContext,
   principal: Principal,
   input: { response: RegistrationResponseJSON; name?: string },
+  proof: ReauthProof = {},
   meta?: RequestMeta,
-): Promise<PasskeyRow> {
+): Promise<{ passkey: PasskeyRow; recoveryCodes?: string[] }> {
   const factors = await loadFactors(ctx.db, principal.userId);
-  assertMayManageFactors(principal, factors);
+  await requireFactorChangeAllowed(ctx, principal, proof, factors, { meta });
   const challenge = challengeOf(input.response);
   const now = ctx.clock.now();
   const rejected = () => new AppError('validation_error', 'The passkey could not be verified; start again');
@@ -116,9 +127,9 @@ export async function registerPasskey(
   }).catch(() => undefined);
   if (!verification?.verified) throw rejected();
   const { credential, credentialBackedUp } = verification.registrationInfo;
-  let passkey: PasskeyRow;
+  let created: { passkey: PasskeyRow; recoveryCodes?: string[] };
   try {
-    passkey = await withTransaction(ctx.db, async (trx) => {
+    created = await withTransaction(ctx.db, async (trx) => {
       const row = await insertPasskey(trx, {
         id: randomUUID(),
         userId: principal.userId,
@@ -131,15 +142,18 @@ export async function registerPasskey(
         now,
       });
       await addSessionAmr(trx, principal.sessionId, AMR.passkey);
-      return row;
+      // Read again inside the transaction: of two first factors enrolled at once, each issues codes and the later wins.
+      const first = !hasAnyFactor(await loadFactors(trx, principal.userId, { except: row.id }));
+      const recoveryCodes = first ? await issueRecoveryCodes(ctx, trx, principal.userId) : undefined;
+      await recordFactorEvent(ctx, trx, 'mfa.factor.added', principal.userId, { factor: 'passkey', passkey_id: row.id }, meta);
+      return { passkey: row, recoveryCodes };
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict('This passkey is already registered');
     throw err;
   }
-  emitFactorEvent(ctx, 'mfa.factor.added', principal.userId, { factor: 'passkey', passkey_id: passkey.id }, meta);
-  mailFactorAdded(ctx, { email: principal.email, firstName: principal.firstName }, `A passkey ("${passkey.name}")`);
-  return passkey;
+  mailFactorAdded(ctx, { email: principal.email, firstName: principal.firstName }, `A passkey ("${created.passkey.name}")`);
+  return created;
 }
 
 export async function listPasskeys(ctx: ServiceContext, principal: Principal): Promise<PasskeyRow[]> {
@@ -153,17 +167,27 @@ export async function renameOwnPasskey(ctx: ServiceContext, principal: Principal
   return row;
 }
 
-/** DELETE /api/auth/passkeys/:id. Without any factor left, the recovery codes go too. */
-export async function removePasskey(ctx: ServiceContext, principal: Principal, id: string, meta?: RequestMeta): Promise<void> {
+/**
+ * DELETE /api/auth/passkeys/:id, with a recent sign-in or a proof (CONTRACT §11). Without any factor left, the
+ * recovery codes go too.
+ */
+export async function removePasskey(
+  ctx: ServiceContext,
+  principal: Principal,
+  id: string,
+  proof: ReauthProof = {},
+  meta?: RequestMeta,
+): Promise<void> {
   const factors = await loadFactors(ctx.db, principal.userId);
-  assertMayManageFactors(principal, factors);
+  if (!factors.passkeys.some((p) => p.id === id)) throw notFound('Passkey');
+  await requireFactorChangeAllowed(ctx, principal, proof, factors, { meta });
   const removed = await withTransaction(ctx.db, async (trx) => {
     const row = await deletePasskey(trx, principal.userId, id);
-    if (row && !factors.totp && factors.passkeys.length === 1) await deleteRecoveryCodes(trx, principal.userId);
+    if (!row) throw notFound('Passkey');
+    if (!hasAnyFactor(await loadFactors(trx, principal.userId))) await deleteRecoveryCodes(trx, principal.userId);
+    await recordFactorEvent(ctx, trx, 'mfa.factor.removed', principal.userId, { factor: 'passkey', passkey_id: row.id }, meta);
     return row;
   });
-  if (!removed) throw notFound('Passkey');
-  emitFactorEvent(ctx, 'mfa.factor.removed', principal.userId, { factor: 'passkey', passkey_id: removed.id }, meta);
   mailFactorRemoved(ctx, { email: principal.email, firstName: principal.firstName }, `A passkey ("${removed.name}")`);
 }
 

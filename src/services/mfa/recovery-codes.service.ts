@@ -4,11 +4,11 @@ import { consumeRecoveryCode, countUnusedRecoveryCodes, replaceRecoveryCodes } f
 import { findUserById } from '../../db/repositories/users.repo';
 import { conflict } from '../../errors';
 import { sha256Hex } from '../../lib/crypto';
-import { checkOwnPassword } from '../account.service';
 import type { RequestMeta, ServiceContext } from '../context';
 import type { Principal } from '../principal';
-import { assertMayManageFactors, emitFactorEvent, hasAnyFactor, loadFactors } from './factors.service';
+import { hasAnyFactor, loadFactors, recordFactorEvent } from './factors.service';
 import { mailRecoveryCodesRegenerated, mailRecoveryCodeUsed } from './notifications';
+import { requireFactorChangeAllowed, type ReauthProof } from './reauthenticate.service';
 
 export const RECOVERY_CODE_COUNT = 10;
 const ALPHABET = 'abcdefghijkmnpqrstuvwxyz23456789';
@@ -35,39 +35,46 @@ export async function issueRecoveryCodes(ctx: ServiceContext, trx: DbOrTrx, user
   return codes;
 }
 
-/** POST /api/auth/mfa/recovery-codes { password }: new codes replace the old ones. */
+/**
+ * POST /api/auth/mfa/recovery-codes with a proof (`password`, `code`, `recovery_code` or `passkey`, CONTRACT §10/§11):
+ * new codes replace the old ones. A recovery code given as the proof is spent like any other.
+ */
 export async function regenerateRecoveryCodes(
   ctx: ServiceContext,
   principal: Principal,
-  password: string,
+  proof: ReauthProof,
   meta?: RequestMeta,
 ): Promise<string[]> {
   const factors = await loadFactors(ctx.db, principal.userId);
   if (!hasAnyFactor(factors)) throw conflict('Set up an authenticator app or a passkey before generating recovery codes');
-  assertMayManageFactors(principal, factors);
-  const user = await checkOwnPassword(ctx, principal, password);
-  const codes = await withTransaction(ctx.db, (trx) => issueRecoveryCodes(ctx, trx, user.id));
-  emitFactorEvent(ctx, 'mfa.factor.added', user.id, { factor: 'recovery_codes' }, meta);
-  mailRecoveryCodesRegenerated(ctx, user);
+  await requireFactorChangeAllowed(ctx, principal, proof, factors, { proofRequired: true, meta });
+  const codes = await withTransaction(ctx.db, async (trx) => {
+    const issued = await issueRecoveryCodes(ctx, trx, principal.userId);
+    await recordFactorEvent(ctx, trx, 'mfa.factor.added', principal.userId, { factor: 'recovery_codes' }, meta);
+    return issued;
+  });
+  mailRecoveryCodesRegenerated(ctx, principal);
   return codes;
 }
 
 /**
- * Burns one recovery code of the user (single use, atomic). On success the owner is mailed and the event emitted
- * once the caller's transaction is done (`afterCommit`). Returns whether the code was valid and unused.
+ * Burns one recovery code of the user (single use, atomic) and records it in the caller's transaction. On success
+ * the owner is mailed once that transaction is done (`afterCommit`). Returns whether the code was valid and unused.
  */
 export async function useRecoveryCode(
   ctx: ServiceContext,
   trx: DbOrTrx,
   userId: string,
   code: string,
-): Promise<{ ok: false } | { ok: true; afterCommit: (meta?: RequestMeta) => Promise<void> }> {
+  meta?: RequestMeta,
+): Promise<{ ok: false } | { ok: true; afterCommit: () => Promise<void> }> {
   if (!(await consumeRecoveryCode(trx, userId, hashRecoveryCode(code), ctx.clock.now()))) return { ok: false };
+  const left = await countUnusedRecoveryCodes(trx, userId);
+  await recordFactorEvent(ctx, trx, 'mfa.recovery_code.used', userId, { left }, meta);
   return {
     ok: true,
-    afterCommit: async (meta) => {
-      const [user, left] = await Promise.all([findUserById(ctx.db, userId), countUnusedRecoveryCodes(ctx.db, userId)]);
-      emitFactorEvent(ctx, 'mfa.recovery_code.used', userId, { left }, meta);
+    afterCommit: async () => {
+      const user = await findUserById(ctx.db, userId);
       if (user) mailRecoveryCodeUsed(ctx, user, left);
     },
   };

@@ -2,7 +2,7 @@ import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON 
 import { withTransaction } from '../../db';
 import { clearLoginFailures, countLoginAttempt } from '../../db/repositories/login-failures.repo';
 import { consumeMfaToken, countMfaTokenFailure, findLiveMfaToken } from '../../db/repositories/mfa-tokens.repo';
-import { listPasskeysOfUser } from '../../db/repositories/webauthn-credentials.repo';
+import { findPasskeyByCredentialId, listPasskeysOfUser } from '../../db/repositories/webauthn-credentials.repo';
 import { findUserById, type UserRow } from '../../db/repositories/users.repo';
 import { AppError, badRequest } from '../../errors';
 import { LOGIN_THROTTLE, tooManyAttempts, type AuthResult } from '../auth.service';
@@ -72,11 +72,11 @@ export async function completeSecondFactor(
   try {
     outcome = await withTransaction(ctx.db, async (trx) => {
       let method: string | undefined;
-      let afterCommit: ((meta?: RequestMeta) => Promise<void>) | undefined;
+      let afterCommit: (() => Promise<void>) | undefined;
       if (input.code !== undefined) {
         if (await verifyTotpCode(ctx, trx, user.id, input.code)) method = AMR.totp;
       } else if (input.recovery_code !== undefined) {
-        const used = await useRecoveryCode(ctx, trx, user.id, input.recovery_code);
+        const used = await useRecoveryCode(ctx, trx, user.id, input.recovery_code, meta);
         if (used.ok) [method, afterCommit] = [AMR.recoveryCode, used.afterCommit];
       } else if (await verifyPasskeyAssertion(ctx, trx, input.passkey, { userId: user.id })) {
         method = AMR.passkey;
@@ -84,6 +84,12 @@ export async function completeSecondFactor(
       if (!method) return undefined;
       if (!(await consumeMfaToken(trx, tokenHash, user.id, now, MFA_TOKEN_MAX_FAILURES))) throw new StepAlreadyUsed();
       const tokens = await startSession(ctx, trx, { user, meta, auth: { time: now, amr: [AMR.password, method] }, signIn: {} });
+      await ctx.events.record(trx, {
+        type: 'auth.login.succeeded',
+        actorId: user.id,
+        subjectId: user.id,
+        detail: { session_id: tokens.sessionId, amr: tokens.amr },
+      });
       return { tokens, afterCommit };
     });
   } catch (err) {
@@ -93,12 +99,13 @@ export async function completeSecondFactor(
 
   if (!outcome) {
     const failures = await countMfaTokenFailure(ctx.db, tokenHash, now);
-    ctx.events.emit({
+    const method = input.code !== undefined ? 'totp' : input.recovery_code !== undefined ? 'recovery_code' : 'passkey';
+    await ctx.events.record(ctx.db, {
       type: 'auth.login.failed',
       subjectId: user.id,
       ip: meta.ip,
       userAgent: meta.userAgent,
-      detail: { step: 'second_factor' },
+      detail: { step: 'second_factor', method },
     });
     throw new AppError(
       'invalid_credentials',
@@ -106,13 +113,7 @@ export async function completeSecondFactor(
     );
   }
   await clearLoginFailures(ctx.db, user.email);
-  ctx.events.emit({
-    type: 'auth.login.succeeded',
-    actorId: user.id,
-    subjectId: user.id,
-    detail: { session_id: outcome.tokens.sessionId, amr: outcome.tokens.amr },
-  });
-  await outcome.afterCommit?.(meta);
+  await outcome.afterCommit?.();
   return { user: { ...user, lastLoginAt: now }, tokens: outcome.tokens };
 }
 
@@ -126,14 +127,27 @@ export async function signInWithPasskey(ctx: ServiceContext, response: Authentic
     const passkey = await verifyPasskeyAssertion(ctx, trx, response, { userId: null });
     const user = passkey ? await findUserById(trx, passkey.userId) : undefined;
     if (!user?.isActive) return undefined;
-    return { user, tokens: await startSession(ctx, trx, { user, meta, auth: { time: now, amr: [AMR.passkey] }, signIn: {} }) };
+    const tokens = await startSession(ctx, trx, { user, meta, auth: { time: now, amr: [AMR.passkey] }, signIn: {} });
+    await ctx.events.record(trx, {
+      type: 'auth.login.succeeded',
+      actorId: user.id,
+      subjectId: user.id,
+      detail: { session_id: tokens.sessionId, amr: tokens.amr },
+    });
+    return { user, tokens };
   });
-  if (!result) throw new AppError('invalid_credentials', 'The passkey could not be verified');
-  ctx.events.emit({
-    type: 'auth.login.succeeded',
-    actorId: result.user.id,
-    subjectId: result.user.id,
-    detail: { session_id: result.tokens.sessionId, amr: result.tokens.amr },
-  });
+  if (!result) {
+    // CONTRACT §11: a failed passkey sign-in leaves a row, naming the account when the credential is one of ours.
+    const known = await findPasskeyByCredentialId(ctx.db, response.id);
+    await ctx.events.record(ctx.db, {
+      type: 'auth.login.failed',
+      actorId: null,
+      subjectId: known?.userId ?? null,
+      ip: meta.ip,
+      userAgent: meta.userAgent,
+      detail: { method: 'passkey', reason: known ? 'assertion_rejected' : 'unknown_credential' },
+    });
+    throw new AppError('invalid_credentials', 'The passkey could not be verified');
+  }
   return { user: { ...result.user, lastLoginAt: now }, tokens: result.tokens };
 }

@@ -1,15 +1,17 @@
 import type * as OTPAuthTypes from 'otpauth';
 import { withTransaction, type DbOrTrx } from '../../db';
 import { deleteRecoveryCodes } from '../../db/repositories/mfa-recovery-codes.repo';
-import { deleteTotp, findTotp, upsertPendingTotp, useTotpStep } from '../../db/repositories/mfa-totp.repo';
+import { deleteTotp, findTotp, upsertPendingTotp, useTotpStep, type TotpRow } from '../../db/repositories/mfa-totp.repo';
 import { addSessionAmr } from '../../db/repositories/sessions.repo';
 import { AppError, conflict } from '../../errors';
-import { checkOwnPassword } from '../account.service';
+import { addSeconds } from '../../lib/clock';
 import type { RequestMeta, ServiceContext } from '../context';
 import type { Principal } from '../principal';
-import { assertMayManageFactors, emitFactorEvent, loadFactors } from './factors.service';
+import { loadFactors, recordFactorEvent } from './factors.service';
 import { mailFactorAdded, mailFactorRemoved } from './notifications';
 import { AMR } from './policy';
+import { PENDING_TOTP_TTL_SECONDS } from './reauth-policy';
+import { guardedCheck, requireFactorChangeAllowed, type ReauthProof } from './reauthenticate.service';
 import { issueRecoveryCodes } from './recovery-codes.service';
 
 /** Loaded on first use, not at start (issue 10: nothing loaded that a request has not needed yet). */
@@ -42,46 +44,83 @@ function matchingStep(ctx: ServiceContext, secretBase32: string, code: string): 
   return otpauth().TOTP.counter({ period: TOTP_PARAMS.period, timestamp }) + delta;
 }
 
-const invalidCode = () => new AppError('invalid_credentials', 'The code is not valid');
+/** A pending enrolment of this session that has not expired (CONTRACT §11), else undefined. */
+function livePending(ctx: ServiceContext, row: TotpRow | undefined, principal: Principal): TotpRow | undefined {
+  if (!row || row.confirmedAt || row.pendingSessionId !== principal.sessionId) return undefined;
+  return row.createdAt > pendingStartedAfter(ctx) ? row : undefined;
+}
 
-/** POST /api/auth/mfa/totp/setup: a new pending secret (replacing an earlier pending one) and its otpauth:// URL. */
-export async function setupTotp(ctx: ServiceContext, principal: Principal): Promise<{ secret: string; otpauthUrl: string }> {
+const pendingStartedAfter = (ctx: ServiceContext) => addSeconds(ctx.clock.now(), -PENDING_TOTP_TTL_SECONDS);
+
+/**
+ * POST /api/auth/mfa/totp/setup: a new pending secret of this session (replacing an earlier pending one) and its
+ * otpauth:// URL. Needs a recent sign-in or a proof in the request (CONTRACT §11).
+ */
+export async function setupTotp(
+  ctx: ServiceContext,
+  principal: Principal,
+  proof: ReauthProof = {},
+  meta?: RequestMeta,
+): Promise<{ secret: string; otpauthUrl: string }> {
   const factors = await loadFactors(ctx.db, principal.userId);
   if (factors.totp) throw conflict('An authenticator app is already set up; remove it first to set up another');
-  assertMayManageFactors(principal, factors);
+  await requireFactorChangeAllowed(ctx, principal, proof, factors, { meta });
   const secret = new (otpauth().Secret)({ size: 20 }).base32;
-  const stored = await upsertPendingTotp(ctx.db, principal.userId, ctx.sealer.seal(secret, SEAL_PURPOSE), ctx.clock.now());
+  const sealed = ctx.sealer.seal(secret, SEAL_PURPOSE);
+  const stored = await upsertPendingTotp(ctx.db, principal.userId, sealed, ctx.clock.now(), principal.sessionId);
   if (!stored) throw conflict('An authenticator app is already set up; remove it first to set up another');
   return { secret, otpauthUrl: totpOf(ctx, secret, principal.email).toString() };
 }
 
-/** The pending secret of an enrolment in progress (the /account page shows it again until it is confirmed). */
+/** This session's live pending enrolment (the /account page shows it again until it is confirmed or expires). */
 export async function pendingTotp(ctx: ServiceContext, principal: Principal): Promise<{ secret: string; otpauthUrl: string } | undefined> {
-  const row = await findTotp(ctx.db, principal.userId);
-  if (!row || row.confirmedAt) return undefined;
+  const row = livePending(ctx, await findTotp(ctx.db, principal.userId), principal);
+  if (!row) return undefined;
   const secret = ctx.sealer.open(row.secretSealed, SEAL_PURPOSE);
   return { secret, otpauthUrl: totpOf(ctx, secret, principal.email).toString() };
 }
 
 /**
- * POST /api/auth/mfa/totp/confirm { code }: the first correct code turns the pending secret into the account's
- * TOTP and issues 10 recovery codes. Proving the code also counts for this session (its amr gains `otp`), so an
- * admin walked to enrolment by MFA_REQUIRED_FOR_ADMINS can go on without signing in again.
+ * POST /api/auth/mfa/totp/confirm { code }: the first correct code turns this session's pending secret (at most 10
+ * minutes old) into the account's TOTP and issues 10 recovery codes. Needs a recent sign-in or a proof in the
+ * request (password, recovery_code or passkey: `code` is the new app's). The code is a guess like any other: counted
+ * on the sign-in throttle, audited, 403 when wrong. Proving the code also counts for this session (its amr gains
+ * `otp`), so an admin walked to enrolment by MFA_REQUIRED_FOR_ADMINS can go on without signing in again.
  */
-export async function confirmTotp(ctx: ServiceContext, principal: Principal, code: string, meta?: RequestMeta): Promise<string[]> {
+export async function confirmTotp(
+  ctx: ServiceContext,
+  principal: Principal,
+  code: string,
+  proof: Omit<ReauthProof, 'code'> = {},
+  meta?: RequestMeta,
+): Promise<string[]> {
   const row = await findTotp(ctx.db, principal.userId);
-  if (!row) throw conflict('Start the authenticator app setup first');
-  if (row.confirmedAt) throw conflict('The authenticator app is already confirmed');
-  const step = matchingStep(ctx, ctx.sealer.open(row.secretSealed, SEAL_PURPOSE), code);
-  if (step === undefined) throw invalidCode();
-  const codes = await withTransaction(ctx.db, async (trx) => {
-    if (!(await useTotpStep(trx, principal.userId, step, ctx.clock.now(), { confirm: true }))) throw invalidCode();
-    await addSessionAmr(trx, principal.sessionId, AMR.totp);
-    return issueRecoveryCodes(ctx, trx, principal.userId);
-  });
-  emitFactorEvent(ctx, 'mfa.factor.added', principal.userId, { factor: 'totp' }, meta);
+  if (row?.confirmedAt) throw conflict('The authenticator app is already confirmed');
+  const pending = livePending(ctx, row, principal);
+  if (!pending) throw conflict('Start the authenticator app setup first (a setup lasts 10 minutes, in the session that began it)');
+  await requireFactorChangeAllowed(ctx, principal, proof, await loadFactors(ctx.db, principal.userId), { meta });
+  let codes: string[] | undefined;
+  await guardedCheck(
+    ctx,
+    principal,
+    'totp_enrolment',
+    async () => {
+      const step = matchingStep(ctx, ctx.sealer.open(pending.secretSealed, SEAL_PURPOSE), code);
+      if (step === undefined) return false;
+      codes = await withTransaction(ctx.db, async (trx) => {
+        const confirming = { confirm: true, sessionId: principal.sessionId, startedAfter: pendingStartedAfter(ctx) } as const;
+        if (!(await useTotpStep(trx, principal.userId, step, ctx.clock.now(), confirming))) return undefined;
+        await addSessionAmr(trx, principal.sessionId, AMR.totp);
+        const issued = await issueRecoveryCodes(ctx, trx, principal.userId);
+        await recordFactorEvent(ctx, trx, 'mfa.factor.added', principal.userId, { factor: 'totp' }, meta);
+        return issued;
+      });
+      return codes !== undefined;
+    },
+    meta,
+  );
   mailFactorAdded(ctx, { email: principal.email, firstName: principal.firstName }, 'An authenticator app');
-  return codes;
+  return codes!;
 }
 
 /**
@@ -97,33 +136,20 @@ export async function verifyTotpCode(ctx: ServiceContext, db: DbOrTrx, userId: s
 }
 
 /**
- * DELETE /api/auth/mfa/totp { password } or { code }. A current code proves the factor itself; the password is
- * enough only from a session opened with a second factor (the step-up rule). Without any factor left, the
- * recovery codes go too: they only ever stand in for a factor.
+ * DELETE /api/auth/mfa/totp with a proof (CONTRACT §10, §11: `password`, `code`, `recovery_code` or `passkey`): a
+ * current code proves the factor itself; the password is enough only from a session opened with a second factor
+ * (the step-up rule). A pending enrolment goes without a proof. Without any factor left, the recovery codes go too:
+ * they only ever stand in for a factor.
  */
-export async function removeTotp(
-  ctx: ServiceContext,
-  principal: Principal,
-  proof: { password?: string; code?: string },
-  meta?: RequestMeta,
-): Promise<void> {
+export async function removeTotp(ctx: ServiceContext, principal: Principal, proof: ReauthProof, meta?: RequestMeta): Promise<void> {
   const factors = await loadFactors(ctx.db, principal.userId);
   const row = await findTotp(ctx.db, principal.userId);
   if (!row) throw new AppError('not_found', 'No authenticator app is set up');
-  if (row.confirmedAt) {
-    if (proof.code !== undefined) {
-      if (!(await verifyTotpCode(ctx, ctx.db, principal.userId, proof.code))) throw invalidCode();
-    } else {
-      assertMayManageFactors(principal, factors);
-      await checkOwnPassword(ctx, principal, proof.password ?? '');
-    }
-  }
+  if (row.confirmedAt) await requireFactorChangeAllowed(ctx, principal, proof, factors, { proofRequired: true, meta });
   await withTransaction(ctx.db, async (trx) => {
     await deleteTotp(trx, principal.userId);
     if (factors.passkeys.length === 0) await deleteRecoveryCodes(trx, principal.userId);
+    if (row.confirmedAt) await recordFactorEvent(ctx, trx, 'mfa.factor.removed', principal.userId, { factor: 'totp' }, meta);
   });
-  if (row.confirmedAt) {
-    emitFactorEvent(ctx, 'mfa.factor.removed', principal.userId, { factor: 'totp' }, meta);
-    mailFactorRemoved(ctx, { email: principal.email, firstName: principal.firstName }, 'An authenticator app');
-  }
+  if (row.confirmedAt) mailFactorRemoved(ctx, { email: principal.email, firstName: principal.firstName }, 'An authenticator app');
 }

@@ -22,6 +22,6 @@ export async function disconnectApp(ctx: ServiceContext, userId: string, clientI
     await revokeSessionsOfUser(trx, userId, now, { clientId });
     const deleted = await deleteGrant(trx, userId, clientId);
     if (!deleted) throw notFound('Connected app');
+    await ctx.events.record(trx, { type: 'oauth.grant.dropped', actorId: userId, subjectId: userId, clientId });
   });
-  ctx.events.emit({ type: 'oauth.grant.dropped', actorId: userId, subjectId: userId, clientId });
 }

@@ -12,6 +12,10 @@ import { CODE_CHALLENGE_PATTERN } from '../../lib/pkce';
 import type { ServiceContext } from '../context';
 import type { Principal } from '../principal';
 import { authorizeUrlAfterSignIn, needsFreshSignIn, parseOidcAuthorizeParams } from '../oidc/authorize-params';
+import { redirectUriMatches } from '../../lib/redirect-uri';
+import { OAuthError } from '../../errors';
+import { grantAllowed } from './client-policy';
+import { permittedScopes, resolveTarget } from './resources.service';
 import { formatScope, isSubset, resolveRequestedScopes } from './scopes';
 
 const MAX_STATE_LENGTH = 2048;
@@ -70,7 +74,7 @@ export function errorRedirect(
 export async function issueAuthorizationCode(
   ctx: ServiceContext,
   db: DbOrTrx,
-  input: { clientId: string; userId: string; redirectUri: string; scope: string; codeChallenge: string; oidc?: OidcRequestContext },
+  input: { clientId: string; userId: string; redirectUri: string; scope: string; codeChallenge: string; oidc?: OidcRequestContext; resource?: string | null },
 ): Promise<string> {
   const code = randomToken(32);
   const now = ctx.clock.now();
@@ -102,7 +106,8 @@ async function verifyClientAndRedirect(
   if (!redirectUri.ok) return fail('redirect_uri must be sent once');
   if (!redirectUri.value) return fail('redirect_uri is required');
   // Exact string comparison, no normalisation: a trailing slash, case change or :443 is another URI (RFC 9700 §4.1.3).
-  if (!client.redirectUris.includes(redirectUri.value)) return fail('redirect_uri is not registered for this client');
+  // RFC 8252 §7.3: a registered loopback URI also matches on any port.
+  if (!redirectUriMatches(client.redirectUris, redirectUri.value)) return fail('redirect_uri is not registered for this client');
   return { ok: true, client, redirectUri: redirectUri.value };
 }
 
@@ -132,6 +137,9 @@ export async function startAuthorization(
   const responseType = single(query.response_type);
   if (!responseType.ok || !responseType.value) return redirectError('invalid_request', 'response_type is required and must be sent once');
   if (responseType.value !== 'code') return redirectError('unsupported_response_type', 'Only response_type=code is supported');
+  if (!grantAllowed(client, 'authorization_code')) {
+    return redirectError('unauthorized_client', 'This client is not registered for the authorization_code grant');
+  }
 
   const method = single(query.code_challenge_method);
   const challenge = single(query.code_challenge);
@@ -151,7 +159,17 @@ export async function startAuthorization(
   if (!state) return redirectError('invalid_request', 'state is required');
   const scopeParam = single(query.scope);
   if (!scopeParam.ok) return redirectError('invalid_request', 'scope must be sent once');
-  const requested = resolveRequestedScopes(scopeParam.value ?? '', client.scopes);
+  // RFC 8707: one resource per request, judged before the scope (the resource's scopes may be asked for with it).
+  const resourceParam = single(query.resource);
+  if (!resourceParam.ok) return redirectError('invalid_target', 'Send at most one resource per request');
+  let resource: Awaited<ReturnType<typeof resolveTarget>>;
+  try {
+    resource = await resolveTarget(ctx, client, resourceParam.value);
+  } catch (err) {
+    if (err instanceof OAuthError) return redirectError(err.error, err.description);
+    throw err;
+  }
+  const requested = resolveRequestedScopes(scopeParam.value ?? '', permittedScopes(client, resource), resource?.scopes);
   if (!requested.ok) return redirectError(requested.error, requested.description);
   const { scopes } = requested;
 
@@ -189,6 +207,7 @@ export async function startAuthorization(
       scope,
       codeChallenge: challenge.value,
       oidc: oidcContext,
+      resource: resource?.identifier,
     });
     return { kind: 'redirect', url: authorizationResponseUrl(ctx.config.oidcIssuer, redirectUri, { code, state }) };
   }
@@ -206,6 +225,7 @@ export async function startAuthorization(
     now,
     expiresAt: addSeconds(now, ctx.config.pendingAuthorizationTtlSeconds),
     oidc: oidcContext,
+    resource: resource?.identifier,
   });
   return { kind: 'redirect', url: `${ctx.config.baseUrl}/consent?${new URLSearchParams({ request_id: requestId })}` };
 }

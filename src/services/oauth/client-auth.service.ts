@@ -2,6 +2,7 @@ import { findClientById, type OAuthClientRow } from '../../db/repositories/oauth
 import { OAuthError } from '../../errors';
 import { sha256Hex } from '../../lib/crypto';
 import type { ServiceContext } from '../context';
+import { clientAuthentication, type ClientEndpoint } from './client-policy';
 import { verifyClientSecret } from './client-secrets';
 
 /** Compared against when the client is unknown, so that the answer takes the same time. */
@@ -45,7 +46,47 @@ function invalidClient(usedBasic: boolean, description = 'Client authentication 
  * (one prepared statement), so a secret rotated, a scope changed or a client deactivated on any instance applies to the
  * very next request everywhere.
  */
-export async function authenticateClient(ctx: ServiceContext, input: ClientCredentialsInput): Promise<OAuthClientRow> {
+export async function authenticateClient(
+  ctx: ServiceContext,
+  input: ClientCredentialsInput,
+  options: { endpoint: ClientAuthEndpoint },
+): Promise<OAuthClientRow> {
+  try {
+    return await authenticate(ctx, input, options);
+  } catch (err) {
+    if (err instanceof ClientAuthFailure) {
+      // CONTRACT §11: every failed client authentication leaves an audit row, naming the client when it exists.
+      await ctx.events.record(ctx.db, {
+        type: 'oauth.client.auth_failed',
+        actorId: null,
+        subjectId: err.knownClientId ?? null,
+        clientId: err.knownClientId ?? null,
+        detail: { endpoint: options.endpoint, reason: err.reason },
+      });
+      throw err.error;
+    }
+    throw err;
+  }
+}
+
+/** Where a client authenticated (the audit row's `detail.endpoint`). */
+export type ClientAuthEndpoint = ClientEndpoint;
+
+class ClientAuthFailure extends Error {
+  constructor(
+    readonly error: OAuthError,
+    readonly reason: 'no_credentials' | 'malformed' | 'unknown_client' | 'wrong_secret' | 'inactive' | 'public_client_refused',
+    readonly knownClientId?: string,
+  ) {
+    super(error.message);
+  }
+}
+
+async function authenticate(
+  ctx: ServiceContext,
+  input: ClientCredentialsInput,
+  options: { endpoint: ClientAuthEndpoint },
+): Promise<OAuthClientRow> {
   const header = input.authorization;
   const usesBasic = typeof header === 'string' && /^Basic\b/i.test(header.trim());
   const bodyId = input.clientId;
@@ -55,25 +96,39 @@ export async function authenticateClient(ctx: ServiceContext, input: ClientCrede
   }
 
   let clientId: string;
-  let clientSecret: string;
+  let clientSecret: string | undefined;
   if (usesBasic) {
     if (bodySecret !== undefined) {
       throw new OAuthError('invalid_request', 'Use one client authentication method: HTTP Basic or client_secret in the body, not both');
     }
     const basic = parseBasic(header!);
-    if (!basic) throw invalidClient(true, 'Malformed HTTP Basic credentials');
+    if (!basic) throw new ClientAuthFailure(invalidClient(true, 'Malformed HTTP Basic credentials'), 'malformed');
     if (bodyId !== undefined && bodyId !== basic.clientId) {
       throw new OAuthError('invalid_request', 'client_id in the body does not match the HTTP Basic credentials');
     }
     ({ clientId, clientSecret } = basic);
   } else {
-    if (!bodyId || bodySecret === undefined) throw invalidClient(false, 'Client authentication required');
+    if (!bodyId) {
+      throw new ClientAuthFailure(invalidClient(false, 'Client authentication required'), 'no_credentials');
+    }
     clientId = bodyId;
     clientSecret = bodySecret;
   }
 
   const client = clientId.length <= 200 ? await findClientById(ctx.db, clientId) : undefined;
+  // CONTRACT §12: a public client presents its client_id alone (token_endpoint_auth_method none).
+  const judged = clientAuthentication(client?.type ?? 'confidential', { secret: clientSecret !== undefined }, options.endpoint);
+  if (client?.isActive && judged.verdict === 'id_only') return client;
+  if (judged.verdict === 'refuse' && client?.isActive && client.type === 'public') {
+    throw new ClientAuthFailure(invalidClient(usesBasic, judged.reason), 'public_client_refused', client.clientId);
+  }
+  if (clientSecret === undefined) {
+    throw new ClientAuthFailure(invalidClient(usesBasic, 'Client authentication required'), 'no_credentials', client?.clientId);
+  }
   const secretOk = verifyClientSecret(clientSecret, client?.secretHash ?? DUMMY_SECRET_HASH);
-  if (!client || !secretOk || !client.isActive) throw invalidClient(usesBasic);
+  if (!client || !secretOk || !client.isActive) {
+    const reason = !client ? 'unknown_client' : !secretOk ? 'wrong_secret' : 'inactive';
+    throw new ClientAuthFailure(invalidClient(usesBasic), reason, client?.clientId);
+  }
   return client;
 }

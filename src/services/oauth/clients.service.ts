@@ -12,6 +12,8 @@ import { revokeSessionsOfClient } from '../../db/repositories/sessions.repo';
 import { badRequest, notFound } from '../../errors';
 import { checkRedirectUri } from '../../lib/redirect-uri';
 import type { ServiceContext } from '../context';
+import { findApiResourceByIdentifier } from '../../db/repositories/api-resources.repo';
+import { checkClientShape, type ClientType } from './client-policy';
 import { generateClientId, generateClientSecret } from './client-secrets';
 
 /** Input already validated at the edge: redirect URIs pass checkRedirectUri, scopes are within SUPPORTED_SCOPES. */
@@ -22,6 +24,24 @@ export interface ClientInput {
   /** OIDC RP-Initiated Logout targets, checked like redirect URIs (CONTRACT §9). */
   postLogoutRedirectUris?: string[];
   isActive?: boolean;
+  /** CONTRACT §12; fixed at creation. */
+  type?: ClientType;
+  grantTypes?: string[];
+  allowedResources?: string[];
+}
+
+/** The registration as it will be, judged by the client policy, and every allowed resource registered. */
+async function assertClientShape(
+  ctx: ServiceContext,
+  client: { type: ClientType; grantTypes: string[]; redirectUris: string[]; allowedResources: string[] },
+): Promise<void> {
+  const verdict = checkClientShape(client);
+  if (!verdict.allowed) throw badRequest('Invalid client', [{ path: verdict.field, message: verdict.reason }]);
+  for (const identifier of client.allowedResources) {
+    if (!(await findApiResourceByIdentifier(ctx.db, identifier))) {
+      throw badRequest('Invalid client', [{ path: 'allowed_resources', message: `${identifier} is not a registered API resource` }]);
+    }
+  }
 }
 
 /**
@@ -35,27 +55,44 @@ function assertRedirectUrisAllowed(ctx: ServiceContext, input: Partial<ClientInp
   ] as const;
   for (const [path, uris] of fields) {
     for (const uri of uris ?? []) {
-      const check = checkRedirectUri(uri, { allowHttp: ctx.config.allowHttpRedirectUris });
+      // Private-use schemes (RFC 8252 §7.1) as redirect URIs: client-policy.ts decides by client type.
+      const check = checkRedirectUri(uri, { allowHttp: ctx.config.allowHttpRedirectUris, allowPrivateUse: path === 'redirect_uris' });
       if (!check.ok) throw badRequest('Invalid redirect URI', [{ path, message: check.reason }]);
     }
   }
 }
 
 /** The plain secret is returned here and by rotateClientSecret only; the database keeps its SHA-256 (spec §2.6). */
-export async function createClient(ctx: ServiceContext, input: ClientInput): Promise<{ client: OAuthClientRow; clientSecret: string }> {
+export async function createClient(ctx: ServiceContext, input: ClientInput): Promise<{ client: OAuthClientRow; clientSecret?: string }> {
   assertRedirectUrisAllowed(ctx, input);
-  const { secret, secretHash } = generateClientSecret();
-  const client = await insertClient(ctx.db, {
-    clientId: generateClientId(),
-    name: input.name,
-    secretHash,
-    redirectUris: input.redirectUris,
-    scopes: input.scopes,
-    postLogoutRedirectUris: input.postLogoutRedirectUris ?? [],
-    isActive: input.isActive ?? true,
-    now: ctx.clock.now(),
+  const type = input.type ?? 'confidential';
+  const grantTypes = input.grantTypes ?? ['authorization_code', 'refresh_token'];
+  const allowedResources = input.allowedResources ?? [];
+  await assertClientShape(ctx, { type, grantTypes, redirectUris: input.redirectUris, allowedResources });
+  // CONTRACT §12: a public client has no secret at all (token_endpoint_auth_method none).
+  const { secret, secretHash } = type === 'confidential' ? generateClientSecret() : { secret: undefined, secretHash: null };
+  const client = await withTransaction(ctx.db, async (trx) => {
+    const row = await insertClient(trx, {
+      clientId: generateClientId(),
+      name: input.name,
+      secretHash,
+      type,
+      grantTypes,
+      allowedResources,
+      redirectUris: input.redirectUris,
+      scopes: input.scopes,
+      postLogoutRedirectUris: input.postLogoutRedirectUris ?? [],
+      isActive: input.isActive ?? true,
+      now: ctx.clock.now(),
+    });
+    await ctx.events.record(trx, {
+      type: 'oauth.client.created',
+      subjectId: row.clientId,
+      clientId: row.clientId,
+      detail: { name: row.name },
+    });
+    return row;
   });
-  ctx.events.emit({ type: 'oauth.client.created', subjectId: client.clientId, clientId: client.clientId, detail: { name: client.name } });
   return { client, clientSecret: secret };
 }
 
@@ -72,6 +109,15 @@ export async function getClient(ctx: ServiceContext, clientId: string): Promise<
 /** `isActive: false` deactivates: the client's sessions are revoked with it (CONTRACT §6), its unused codes and pending consents end. */
 export async function updateClient(ctx: ServiceContext, clientId: string, patch: Partial<ClientInput>): Promise<OAuthClientRow> {
   assertRedirectUrisAllowed(ctx, patch);
+  if (patch.redirectUris !== undefined || patch.grantTypes !== undefined || patch.allowedResources !== undefined) {
+    const current = await getClient(ctx, clientId);
+    await assertClientShape(ctx, {
+      type: current.type,
+      grantTypes: patch.grantTypes ?? current.grantTypes,
+      redirectUris: patch.redirectUris ?? current.redirectUris,
+      allowedResources: patch.allowedResources ?? current.allowedResources,
+    });
+  }
   const now = ctx.clock.now();
   const client = await withTransaction(ctx.db, async (trx) => {
     const updated = await updateClientRow(trx, clientId, patch, now);
@@ -83,20 +129,25 @@ export async function updateClient(ctx: ServiceContext, clientId: string, patch:
       await burnUnusedCodesOfClient(trx, clientId, now);
       await revokeSessionsOfClient(trx, clientId, now);
     }
+    const fields = Object.keys(patch).filter((k) => patch[k as keyof typeof patch] !== undefined);
+    await ctx.events.record(trx, { type: 'oauth.client.changed', subjectId: clientId, clientId, detail: { fields } });
+    if (patch.isActive === false) await ctx.events.record(trx, { type: 'oauth.client.deactivated', subjectId: clientId, clientId });
     return updated;
   });
-  const fields = Object.keys(patch).filter((k) => patch[k as keyof typeof patch] !== undefined);
-  ctx.events.emit({ type: 'oauth.client.changed', subjectId: clientId, clientId, detail: { fields } });
-  if (patch.isActive === false) ctx.events.emit({ type: 'oauth.client.deactivated', subjectId: clientId, clientId });
   return client;
 }
 
 /** The old secret stops working at once: its hash is overwritten in the same statement (spec §5.11). */
 export async function rotateClientSecret(ctx: ServiceContext, clientId: string): Promise<{ clientId: string; clientSecret: string }> {
+  const current = await getClient(ctx, clientId);
+  if (current.type === 'public') throw badRequest('A public client has no secret to rotate');
   const { secret, secretHash } = generateClientSecret();
-  const client = await updateClientRow(ctx.db, clientId, { secretHash }, ctx.clock.now());
-  if (!client) throw notFound('OAuth client');
-  ctx.events.emit({ type: 'oauth.client.secret_rotated', subjectId: clientId, clientId });
+  const client = await withTransaction(ctx.db, async (trx) => {
+    const row = await updateClientRow(trx, clientId, { secretHash }, ctx.clock.now());
+    if (!row) throw notFound('OAuth client');
+    await ctx.events.record(trx, { type: 'oauth.client.secret_rotated', subjectId: clientId, clientId });
+    return row;
+  });
   return { clientId: client.clientId, clientSecret: secret };
 }
 

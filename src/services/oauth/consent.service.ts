@@ -10,6 +10,9 @@ import { forbidden, notFound } from '../../errors';
 import type { ServiceContext } from '../context';
 import type { Principal } from '../principal';
 import { authorizationResponseUrl, errorRedirect, issueAuthorizationCode } from './authorize.service';
+import { redirectUriMatches } from '../../lib/redirect-uri';
+import { findApiResourceByIdentifier } from '../../db/repositories/api-resources.repo';
+import { permittedScopes } from './resources.service';
 import { isSubset, parseScope, unionScopes } from './scopes';
 
 export interface ConsentInfo {
@@ -34,8 +37,11 @@ function assertFirstParty(principal: Principal): void {
 async function clientStillAllowing(db: DbOrTrx, request: AuthorizationRequestRow): Promise<OAuthClientRow> {
   const client = await findClientById(db, request.clientId);
   if (!client?.isActive) throw requestNotFound();
-  if (!client.redirectUris.includes(request.redirectUri)) throw requestNotFound();
-  if (!isSubset(parseScope(request.scope), client.scopes)) throw requestNotFound();
+  if (!redirectUriMatches(client.redirectUris, request.redirectUri)) throw requestNotFound();
+  // The API asked for must still exist and be allowed (CONTRACT §12); its scopes count with the client's.
+  const resource = request.resource ? await findApiResourceByIdentifier(db, request.resource) : undefined;
+  if (request.resource && (!resource || !client.allowedResources.includes(resource.identifier))) throw requestNotFound();
+  if (!isSubset(parseScope(request.scope), permittedScopes(client, resource))) throw requestNotFound();
   return client;
 }
 
@@ -57,11 +63,14 @@ export async function approveAuthorization(ctx: ServiceContext, principal: Princ
     const client = await clientStillAllowing(trx, request);
     const requested = parseScope(request.scope);
     const existing = await findGrant(trx, principal.userId, client.clientId);
-    await upsertGrant(trx, {
-      userId: principal.userId,
+    const scopes = existing ? unionScopes(existing.scopes, requested) : requested;
+    await upsertGrant(trx, { userId: principal.userId, clientId: client.clientId, scopes, now });
+    await ctx.events.record(trx, {
+      type: 'oauth.consent.granted',
+      actorId: principal.userId,
+      subjectId: principal.userId,
       clientId: client.clientId,
-      scopes: existing ? unionScopes(existing.scopes, requested) : requested,
-      now,
+      detail: { scopes: requested, granted_scopes: scopes },
     });
     const code = await issueAuthorizationCode(ctx, trx, {
       clientId: client.clientId,
@@ -70,6 +79,7 @@ export async function approveAuthorization(ctx: ServiceContext, principal: Princ
       scope: request.scope,
       codeChallenge: request.codeChallenge,
       oidc: request.authTime ? { nonce: request.nonce, authTime: request.authTime, amr: request.amr ?? ['pwd'] } : undefined,
+      resource: request.resource,
     });
     return authorizationResponseUrl(ctx.config.oidcIssuer, request.redirectUri, { code, state: request.state });
   });

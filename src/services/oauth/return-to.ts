@@ -1,7 +1,10 @@
 import type { Config } from '../../config';
 
-/** This server's own pages a sign-in may return to: the authorize endpoint, the consent screen, the account page. */
-const OWN_RETURN_PATHS = new Set(['/api/oauth/authorize', '/consent', '/account']);
+/** This server's own pages a sign-in may return to: the authorize endpoint, the consent screen, the account page, /device. */
+const OWN_RETURN_PATHS = new Set(['/api/oauth/authorize', '/consent', '/account', '/device']);
+
+/** ...and any page of the administration console (CONTRACT §14: not signed in -> /login?return_to=). */
+const isConsolePath = (pathname: string) => pathname === '/admin' || pathname.startsWith('/admin/');
 
 /**
  * The post-login destination, or undefined when it is not allowed (open redirect defence, CONTRACT §4/§5):
@@ -26,7 +29,7 @@ export function resolveReturnTo(
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
   if (url.username || url.password) return undefined;
   if (url.pathname.startsWith('//')) return undefined;
-  if (url.origin === config.baseOrigin && OWN_RETURN_PATHS.has(url.pathname)) return url.href;
+  if (url.origin === config.baseOrigin && (OWN_RETURN_PATHS.has(url.pathname) || isConsolePath(url.pathname))) return url.href;
   if (Object.values(config.loginApps).includes(url.origin)) return url.href;
   return undefined;
 }

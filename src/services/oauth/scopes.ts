@@ -32,9 +32,11 @@ export type RequestedScopeVerdict =
  *   `invalid_scope`: ignoring it would hand the client less than it believes it was granted without saying so.
  * - Plain OAuth 2.0 requests refuse any value outside the client's scopes (RFC 6749 §4.1.2.1 `invalid_scope`).
  */
-export function resolveRequestedScopes(scope: string, clientScopes: readonly string[]): RequestedScopeVerdict {
+export function resolveRequestedScopes(scope: string, clientScopes: readonly string[], resourceScopes: readonly string[] = []): RequestedScopeVerdict {
   const asked = parseScope(scope);
-  const scopes = asked.includes('openid') ? asked.filter((s) => (SUPPORTED_SCOPES as readonly string[]).includes(s)) : asked;
+  // The scopes of the API named with `resource` (RFC 8707, CONTRACT §12) are known too.
+  const known = (s: string) => (SUPPORTED_SCOPES as readonly string[]).includes(s) || resourceScopes.includes(s);
+  const scopes = asked.includes('openid') ? asked.filter(known) : asked;
   if (scopes.length === 0) return { ok: false, error: 'invalid_request', description: 'scope is required' };
   if (!isSubset(scopes, clientScopes)) {
     return { ok: false, error: 'invalid_scope', description: 'scope contains a value this client may not request' };

@@ -14,32 +14,30 @@ import { verifyPkceS256 } from '../../lib/pkce';
 import type { RequestMeta, ServiceContext } from '../context';
 import { isOpenIdScope, issueIdToken, signIdToken } from '../oidc/id-token.service';
 import { rotateRefreshToken, startSession, type IssuedTokens } from '../sessions.service';
+import { redirectUriMatches } from '../../lib/redirect-uri';
+import { exchangeClientCredentials } from './client-credentials.service';
+import { DEVICE_CODE_GRANT, grantAllowed } from './client-policy';
+import { exchangeDeviceCode } from './device.service';
+
+export type { TokenResponse } from './token-response';
 import { requireParam } from './params';
-import { isSubset, parseScope } from './scopes';
+import { presentTokens, withResourceToken, type TokenResponse } from './token-response';
+import { findResourceByIdentifier, resolveTarget } from './resources.service';
+import { isSubset, parseScope, unionScopes } from './scopes';
 
-export interface TokenResponse {
-  access_token: string;
-  token_type: 'Bearer';
-  expires_in: number;
-  refresh_token: string;
-  scope: string;
-  /** CONTRACT §9: only for grants whose scope contains `openid`. */
-  id_token?: string;
+type Exchange =
+  | { ok: true; tokens: IssuedTokens; scope: string; userId: string; idToken?: string; expiresIn?: number }
+  | { ok: false; description: string; error?: 'invalid_target' };
+
+/** The scopes a client's grants may carry: its own and those of every API it is allowed (CONTRACT §12). */
+async function grantableScopes(ctx: ServiceContext, client: OAuthClientRow): Promise<string[]> {
+  let scopes: string[] = [...client.scopes];
+  for (const identifier of client.allowedResources) {
+    const resource = await findResourceByIdentifier(ctx, identifier);
+    if (resource) scopes = unionScopes(scopes, resource.scopes);
+  }
+  return scopes;
 }
-
-/** Spec §4.3: exactly these fields (plus the id_token of an OpenID grant); expires_in is the fixed 3600 although the JWT lives 24 h. */
-function presentTokens(ctx: ServiceContext, tokens: IssuedTokens, scope: string, idToken?: string): TokenResponse {
-  return {
-    access_token: tokens.accessToken,
-    token_type: 'Bearer',
-    expires_in: ctx.config.oauthExpiresInSeconds,
-    refresh_token: tokens.refreshToken,
-    scope,
-    ...(idToken ? { id_token: idToken } : {}),
-  };
-}
-
-type Exchange = { ok: true; tokens: IssuedTokens; scope: string; userId: string; idToken?: string } | { ok: false; description: string };
 
 const INVALID_CODE = 'Authorization code is invalid, expired or already used';
 
@@ -51,40 +49,51 @@ const INVALID_CODE = 'Authorization code is invalid, expired or already used';
 export async function exchangeAuthorizationCode(
   ctx: ServiceContext,
   client: OAuthClientRow,
-  input: { code: string; redirectUri: string; codeVerifier: string },
+  input: { code: string; redirectUri: string; codeVerifier: string; resource?: string },
   meta: RequestMeta,
 ): Promise<TokenResponse> {
   const now = ctx.clock.now();
   const codeHash = sha256Hex(input.code);
+  // Judged before the code is consumed: a resource the client may not ask for burns nothing.
+  const asked = await resolveTarget(ctx, client, input.resource);
   const result = await withTransaction(ctx.db, async (trx): Promise<Exchange> => {
     const code = await consumeAuthorizationCode(trx, codeHash, client.clientId, now);
     if (!code) {
       const previous = await findAuthorizationCode(trx, codeHash);
       // RFC 6749 §4.1.2: a replayed code revokes the tokens its first exchange issued.
       if (previous?.usedAt && previous.clientId === client.clientId && previous.sessionId) {
-        await revokeSession(trx, previous.sessionId, now);
-        ctx.logger.warn({ clientId: client.clientId, sessionId: previous.sessionId }, 'authorization code replay: session revoked');
-        ctx.events.emit({
-          type: 'oauth.code.replayed',
-          actorId: null,
-          subjectId: previous.userId,
-          clientId: client.clientId,
-          detail: { session_id: previous.sessionId },
-        });
+        // One event per revocation: of a burst of replays only the one that ended the session writes a row (the
+        // others would only queue behind it on the session row).
+        if (await revokeSession(trx, previous.sessionId, now)) {
+          ctx.logger.warn({ clientId: client.clientId, sessionId: previous.sessionId }, 'authorization code replay: session revoked');
+          await ctx.events.record(trx, {
+            type: 'oauth.code.replayed',
+            actorId: null,
+            subjectId: previous.userId,
+            clientId: client.clientId,
+            detail: { session_id: previous.sessionId },
+          });
+        }
       }
       return { ok: false, description: INVALID_CODE };
     }
     if (code.redirectUri !== input.redirectUri) return { ok: false, description: 'redirect_uri does not match the authorization request' };
     // CONTRACT §8: a redirect URI removed from the client since the code was issued invalidates the code.
-    if (!client.redirectUris.includes(code.redirectUri))
-      return { ok: false, description: 'redirect_uri is no longer registered for this client' };
+    if (!redirectUriMatches(client.redirectUris, code.redirectUri)) return { ok: false, description: 'redirect_uri is no longer registered for this client' };
     if (!verifyPkceS256(input.codeVerifier, code.codeChallenge)) return { ok: false, description: 'Invalid PKCE verifier' };
+    // RFC 8707 §2.2: the token request may repeat the authorization request's resource, not name another one.
+    if (asked && code.resource && asked.identifier !== code.resource) {
+      return { ok: false, error: 'invalid_target', description: 'resource differs from the authorization request' };
+    }
+    const resource = asked ?? (code.resource ? await findResourceByIdentifier(ctx, code.resource) : undefined);
+    if (code.resource && !resource) return { ok: false, error: 'invalid_target', description: 'resource is no longer a registered API' };
     const user = await findUserById(trx, code.userId);
     if (!user?.isActive) return { ok: false, description: INVALID_CODE };
     const auth = code.authTime ? { time: code.authTime, amr: code.amr ?? ['pwd'] } : undefined;
-    const tokens = await startSession(ctx, trx, { user, client: { clientId: client.clientId, scope: code.scope }, meta, auth });
-    await setAuthorizationCodeSession(trx, codeHash, tokens.sessionId);
+    const started = await startSession(ctx, trx, { user, client: { clientId: client.clientId, scope: code.scope }, meta, auth });
+    await setAuthorizationCodeSession(trx, codeHash, started.sessionId);
     await touchGrant(trx, user.id, client.clientId, now);
+    const { tokens, expiresIn } = await withResourceToken(ctx, started, { resource, userId: user.id, clientId: client.clientId, scope: code.scope });
     const idToken = isOpenIdScope(code.scope)
       ? await issueIdToken(ctx, trx, {
           sessionId: tokens.sessionId,
@@ -94,17 +103,18 @@ export async function exchangeAuthorizationCode(
           nonce: code.nonce,
         })
       : undefined;
-    return { ok: true, tokens, scope: code.scope, userId: user.id, idToken };
+    return { ok: true, tokens, scope: code.scope, userId: user.id, idToken, expiresIn };
   });
-  if (!result.ok) throw new OAuthError('invalid_grant', result.description);
-  ctx.events.emit({
+  if (!result.ok) throw new OAuthError(result.error ?? 'invalid_grant', result.description);
+  // Counted in the metrics only (NOT_AUDITED): nothing is written, so no transaction to join.
+  await ctx.events.record(ctx.db, {
     type: 'oauth.token.issued',
     actorId: result.userId,
     subjectId: result.userId,
     clientId: client.clientId,
     detail: { grant_type: 'authorization_code', session_id: result.tokens.sessionId, scope: result.scope },
   });
-  return presentTokens(ctx, result.tokens, result.scope, result.idToken);
+  return presentTokens(ctx, result.tokens, result.scope, result.idToken, result.expiresIn);
 }
 
 /**
@@ -115,33 +125,42 @@ export async function exchangeAuthorizationCode(
 export async function refreshAccessToken(
   ctx: ServiceContext,
   client: OAuthClientRow,
-  input: { refreshToken: string; scope?: string },
+  input: { refreshToken: string; scope?: string; resource?: string },
   meta: RequestMeta,
 ): Promise<TokenResponse> {
+  // RFC 8707: a refresh may ask for a token for an API; judged before rotation, so a refusal burns nothing.
+  const resource = await resolveTarget(ctx, client, input.resource);
+  // Only a client allowed APIs reads them: a spec client's refresh makes no further query (issue 10).
+  const clientScopes = client.allowedResources.length > 0 ? await grantableScopes(ctx, client) : client.scopes;
   if (input.scope !== undefined) {
     // Checked before rotation so that a refused request burns nothing.
-    const granted = parseScope(ctx.jwt.verifyRefresh(input.refreshToken, ctx.clock.now())?.scope ?? '').filter((s) =>
-      client.scopes.includes(s),
-    );
+    const granted = parseScope(ctx.jwt.verifyRefresh(input.refreshToken, ctx.clock.now())?.scope ?? '').filter((s) => clientScopes.includes(s));
     const asked = parseScope(input.scope);
     if (granted.length > 0 && (!isSubset(asked, granted) || !isSubset(granted, asked))) {
       throw new OAuthError('invalid_scope', 'The refresh grant keeps the scope originally granted');
     }
   }
-  const result = await rotateRefreshToken(ctx, input.refreshToken, { clientId: client.clientId, scopes: client.scopes }, meta);
+  const result = await rotateRefreshToken(ctx, input.refreshToken, { clientId: client.clientId, scopes: clientScopes }, meta);
   if (!result.ok) {
     if (result.reason === 'invalid_scope')
       throw new OAuthError('invalid_scope', 'The client is no longer registered for any scope of this grant');
     throw new OAuthError('invalid_grant', 'Refresh token is invalid, expired or already used');
   }
   const scope = result.scope ?? '';
-  const idTokenInput = { sessionId: result.tokens.sessionId, clientId: client.clientId, scope, accessToken: result.tokens.accessToken };
+  const userId = resource ? ctx.jwt.verifyRefresh(input.refreshToken, ctx.clock.now())?.userId : undefined;
+  const { tokens, expiresIn } = await withResourceToken(ctx, result.tokens, {
+    resource: userId ? resource : undefined,
+    userId: userId ?? '',
+    clientId: client.clientId,
+    scope,
+  });
+  const idTokenInput = { sessionId: tokens.sessionId, clientId: client.clientId, scope, accessToken: tokens.accessToken };
   const idToken = !isOpenIdScope(scope)
     ? undefined
     : result.idTokenSubject
       ? await signIdToken(ctx, result.idTokenSubject, idTokenInput)
       : await issueIdToken(ctx, ctx.db, idTokenInput);
-  return presentTokens(ctx, result.tokens, scope, idToken);
+  return presentTokens(ctx, tokens, scope, idToken, expiresIn);
 }
 
 /** The parameters of a token request (RFC 6749 §4.1.3, §6), already authenticated as `client`. */
@@ -152,6 +171,10 @@ export interface TokenRequest {
   codeVerifier?: string;
   refreshToken?: string;
   scope?: string;
+  /** RFC 8707 §2: the API the access token is for. */
+  resource?: string;
+  /** RFC 8628 §3.4. */
+  deviceCode?: string;
 }
 
 /** POST /api/oauth/token: dispatches on grant_type (spec §5.8: authorization_code and refresh_token only). */
@@ -161,7 +184,15 @@ export async function grantTokens(
   request: TokenRequest,
   meta: RequestMeta,
 ): Promise<TokenResponse> {
-  switch (requireParam(request.grantType, 'grant_type')) {
+  const grantType = requireParam(request.grantType, 'grant_type');
+  if (!(SUPPORTED_GRANTS as readonly string[]).includes(grantType)) {
+    throw new OAuthError('unsupported_grant_type', `Supported grant types: ${SUPPORTED_GRANTS.join(', ')}`);
+  }
+  // CONTRACT §12: every grant is checked against the grant types the client is registered for.
+  if (!grantAllowed(client, grantType)) {
+    throw new OAuthError('unauthorized_client', `This client is not registered for the ${grantType} grant`);
+  }
+  switch (grantType) {
     case 'authorization_code':
       return exchangeAuthorizationCode(
         ctx,
@@ -170,6 +201,7 @@ export async function grantTokens(
           code: requireParam(request.code, 'code'),
           redirectUri: requireParam(request.redirectUri, 'redirect_uri'),
           codeVerifier: requireParam(request.codeVerifier, 'code_verifier'),
+          resource: request.resource,
         },
         meta,
       );
@@ -177,10 +209,15 @@ export async function grantTokens(
       return refreshAccessToken(
         ctx,
         client,
-        { refreshToken: requireParam(request.refreshToken, 'refresh_token'), scope: request.scope },
+        { refreshToken: requireParam(request.refreshToken, 'refresh_token'), scope: request.scope, resource: request.resource },
         meta,
       );
+    case 'client_credentials':
+      return exchangeClientCredentials(ctx, client, { scope: request.scope, resource: request.resource });
     default:
-      throw new OAuthError('unsupported_grant_type', 'Supported grant types: authorization_code, refresh_token');
+      return exchangeDeviceCode(ctx, client, { deviceCode: requireParam(request.deviceCode, 'device_code') }, meta);
   }
 }
+
+/** Spec §5.8's two grants, then CONTRACT §12's. */
+const SUPPORTED_GRANTS = ['authorization_code', 'refresh_token', 'client_credentials', DEVICE_CODE_GRANT] as const;

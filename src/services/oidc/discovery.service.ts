@@ -28,8 +28,11 @@ export function buildOpenIdConfiguration(config: Pick<Config, 'baseUrl' | 'oidcI
     id_token_signing_alg_values_supported: ['RS256', 'ES256'],
     scopes_supported: [...SUPPORTED_SCOPES],
     claims_supported: [...OIDC_CLAIMS],
+    // The spec-era lists stay as the suite pins them; CONTRACT §12's grants and `none` are announced in the members
+    // below (docs/oauth.md, "Discovery").
     grant_types_supported: ['authorization_code', 'refresh_token'],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    device_authorization_endpoint: `${api}/device_authorization`,
     code_challenge_methods_supported: ['S256'],
     prompt_values_supported: [...PROMPT_VALUES],
     // RFC 9207: authorization responses carry `iss` (authorize.service.ts).

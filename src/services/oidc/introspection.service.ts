@@ -3,6 +3,9 @@ import { loadPrincipal } from '../../db/repositories/principal.repo';
 import { findRefreshTokenWithSuccessor } from '../../db/repositories/refresh-tokens.repo';
 import type { AccessTokenPayload, RefreshTokenPayload } from '../../lib/jwt';
 import type { ServiceContext } from '../context';
+import { verifyResourceToken } from '../oauth/resource-tokens.service';
+import { findApiResourceByIdentifier } from '../../db/repositories/api-resources.repo';
+import { findSessionById } from '../../db/repositories/sessions.repo';
 
 export type IntrospectionResponse =
   | { active: false }
@@ -15,6 +18,20 @@ export type IntrospectionResponse =
       iat: number;
       token_type: 'Bearer' | 'refresh_token';
       sid: string;
+    }
+  | {
+      active: true;
+      scope: string;
+      client_id: string;
+      sub: string;
+      exp: number;
+      iat: number;
+      token_type: 'Bearer';
+      /** RFC 9068 tokens (CONTRACT §12): the API they are for, and sid when a user session stands behind them. */
+      aud: string;
+      iss: string;
+      jti: string;
+      sid?: string;
     };
 
 const INACTIVE: IntrospectionResponse = { active: false };
@@ -40,7 +57,7 @@ export async function introspectToken(
     return p ? { payload: p as AccessTokenPayload | RefreshTokenPayload, refresh: true } : undefined;
   };
   const found = input.tokenTypeHint === 'refresh_token' ? (asRefresh() ?? asAccess()) : (asAccess() ?? asRefresh());
-  if (!found) return INACTIVE;
+  if (!found) return introspectResourceToken(ctx, input.token);
   const { payload, refresh } = found;
 
   if (refresh) {
@@ -64,5 +81,39 @@ export async function introspectToken(
     iat: payload.iat,
     token_type: refresh ? 'refresh_token' : 'Bearer',
     sid: payload.sid,
+  };
+}
+
+/**
+ * An RFC 9068 access token (CONTRACT §12): active while its signature, issuer and expiry hold, its client is active, its
+ * API is still registered and, when a user session stands behind it, that session is live (not revoked, user active):
+ * revoking the session or its refresh token ends the token here at once.
+ */
+async function introspectResourceToken(ctx: ServiceContext, token: string): Promise<IntrospectionResponse> {
+  const claims = await verifyResourceToken(ctx, token);
+  if (!claims) return INACTIVE;
+  const now = ctx.clock.now();
+  const client = await findClientById(ctx.db, claims.client_id);
+  if (!client?.isActive) return INACTIVE;
+  if (claims.aud !== ctx.config.oidcIssuer && !(await findApiResourceByIdentifier(ctx.db, claims.aud))) return INACTIVE;
+  if (claims.sid) {
+    const session = await findSessionById(ctx.db, claims.sid);
+    if (!session || session.clientId !== claims.client_id) return INACTIVE;
+    if (!(await loadPrincipal(ctx.db, claims.sid, claims.sub, now))) return INACTIVE;
+  } else if (claims.sub !== claims.client_id) {
+    return INACTIVE;
+  }
+  return {
+    active: true,
+    scope: claims.scope ?? '',
+    client_id: claims.client_id,
+    sub: claims.sub,
+    exp: claims.exp,
+    iat: claims.iat,
+    token_type: 'Bearer',
+    aud: claims.aud,
+    iss: claims.iss,
+    jti: claims.jti,
+    ...(claims.sid ? { sid: claims.sid } : {}),
   };
 }

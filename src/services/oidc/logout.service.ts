@@ -1,3 +1,4 @@
+import { withTransaction } from '../../db';
 import { findClientById } from '../../db/repositories/oauth-clients.repo';
 import { findSessionById, revokeSession } from '../../db/repositories/sessions.repo';
 import type { ServiceContext } from '../context';
@@ -88,19 +89,21 @@ export async function planLogout(
   }
 
   const now = ctx.clock.now();
-  if (hint?.sid) {
-    const clientSession = await findSessionById(ctx.db, hint.sid);
-    if (clientSession && clientSession.userId === hint.sub && clientSession.clientId === hint.aud) {
-      await revokeSession(ctx.db, clientSession.id, now);
+  await withTransaction(ctx.db, async (trx) => {
+    if (hint?.sid) {
+      const clientSession = await findSessionById(trx, hint.sid);
+      if (clientSession && clientSession.userId === hint.sub && clientSession.clientId === hint.aud) {
+        await revokeSession(trx, clientSession.id, now);
+      }
     }
-  }
-  if (browser) await revokeSession(ctx.db, browser.sessionId, now);
-  ctx.events.emit({
-    type: 'oidc.logout',
-    actorId: browser?.userId ?? hint?.sub ?? null,
-    subjectId: browser?.userId ?? hint?.sub ?? null,
-    clientId: clientId ?? null,
-    detail: { browser_session_ended: browser !== undefined, confirmed: browser !== undefined && !tiedToBrowser },
+    if (browser) await revokeSession(trx, browser.sessionId, now);
+    await ctx.events.record(trx, {
+      type: 'oidc.logout',
+      actorId: browser?.userId ?? hint?.sub ?? null,
+      subjectId: browser?.userId ?? hint?.sub ?? null,
+      clientId: clientId ?? null,
+      detail: { browser_session_ended: browser !== undefined, confirmed: browser !== undefined && !tiedToBrowser },
+    });
   });
   return { kind: 'signed_out', endBrowserSession: browser !== undefined, redirectUrl };
 }

@@ -140,9 +140,16 @@ export async function rotateSigningKey(ctx: ServiceContext): Promise<{ kid: stri
     const kids = await retireCurrentSigningKeys(trx, now);
     await insertSigningKeyIfNoneCurrent(trx, { ...fresh, now });
     await deleteSigningKeysRetiredBefore(trx, addSeconds(now, -(ID_TOKEN_TTL_SECONDS + RETIRED_KEY_MARGIN_SECONDS)));
+    await ctx.events.record(trx, { type: 'oidc.signing_key_rotated', detail: { kid: fresh.kid, alg: fresh.alg, retired: kids } });
     return kids;
   });
   caches.delete(ctx);
-  ctx.events.emit({ type: 'oidc.signing_key_rotated', detail: { kid: fresh.kid, alg: fresh.alg, retired } });
   return { kid: fresh.kid, alg: fresh.alg, retired };
+}
+
+/** The published keys with their status, newest first (the console's Signing keys page): never the private halves. */
+export async function listSigningKeys(
+  ctx: ServiceContext,
+): Promise<Array<{ kid: string; alg: string; createdAt: Date; retiredAt: Date | null }>> {
+  return (await publishedKeys(ctx, ctx.db)).map((k) => ({ kid: k.kid, alg: k.alg, createdAt: k.createdAt, retiredAt: k.retiredAt }));
 }

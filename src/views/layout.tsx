@@ -1,32 +1,16 @@
-/** Escapes text for HTML element content and attribute values. */
-export function escapeHtml(value: unknown): string {
-  return String(value ?? '').replace(/[&<>"'`=]/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
-/** A new password typed twice (set-password, setup): labels, length hint, autocomplete for password managers. */
-export function newPasswordFields(options: { minLength: number; label: string; repeatLabel: string; describedBy?: string }): string {
-  const described = options.describedBy ? ` aria-describedby="${escapeHtml(options.describedBy)}"` : '';
-  return `<label for="password">${escapeHtml(options.label)}</label>
-  <input type="password" id="password" name="password" autocomplete="new-password" minlength="${options.minLength}" required${described}>
-  <p class="muted">At least ${options.minLength} characters.</p>
-  <label for="password_confirm">${escapeHtml(options.repeatLabel)}</label>
-  <input type="password" id="password_confirm" name="password_confirm" autocomplete="new-password" minlength="${options.minLength}" required>`;
-}
+import type { ComponentChildren, VNode } from 'preact';
+import { renderToString } from 'preact-render-to-string';
 
 /**
- * The shared frame of every built-in page: small, accessible, readable on a phone, no JavaScript.
- * `body` must already be escaped HTML.
+ * Every page is a tree of typed components rendered on the server by preact-render-to-string, which escapes every
+ * text child and attribute value: user data can only reach the HTML as text. The one raw insertion in src/views is
+ * the page's own constant CSS (and the QR code SVG made by the qrcode library, see account.tsx).
  */
-export function renderPage(options: { title: string; body: string; scripts?: string[]; wide?: boolean }): string {
-  const scripts = (options.scripts ?? []).map((src) => `<script src="${escapeHtml(src)}" defer></script>`).join('\n');
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(options.title)}</title>
-${scripts}
-<style>
+export function renderDocument(page: VNode): string {
+  return `<!doctype html>\n${renderToString(page)}`;
+}
+
+const PAGE_CSS = `
   :root { color-scheme: light dark; --accent: #2563eb; --border: #d0d5dd; --muted: #667085; --danger: #b42318; }
   * { box-sizing: border-box; }
   body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; background: Canvas; color: CanvasText; }
@@ -67,12 +51,41 @@ ${scripts}
     td { border: 0; padding: .1rem 0; }
     td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); }
   }
-</style>
-</head>
-<body>
-<main${options.wide ? ' class="wide"' : ''}>
-${options.body}
-</main>
-</body>
-</html>`;
+`;
+
+/** The <head> every page shares; `css` is a module constant (never user data). */
+export function Head(props: { title: string; css: string; scripts?: string[]; children?: ComponentChildren }) {
+  return (
+    <head>
+      <meta charset="utf-8" />
+      <meta name="viewport" content="width=device-width, initial-scale=1" />
+      <title>{props.title}</title>
+      {(props.scripts ?? []).map((src) => (
+        <script src={src} defer />
+      ))}
+      {props.children}
+      <style dangerouslySetInnerHTML={{ __html: props.css }} />
+    </head>
+  );
+}
+
+/** The shared frame of every built-in sign-in and account page: small, accessible, readable on a phone, no JavaScript. */
+export function Page(props: { title: string; scripts?: string[]; wide?: boolean; children?: ComponentChildren }) {
+  return (
+    <html lang="en">
+      <Head title={props.title} css={PAGE_CSS} scripts={props.scripts} />
+      <body>
+        <main class={props.wide ? 'wide' : undefined}>{props.children}</main>
+      </body>
+    </html>
+  );
+}
+
+/** Renders one built-in page. */
+export function renderPage(options: { title: string; scripts?: string[]; wide?: boolean }, body: ComponentChildren): string {
+  return renderDocument(
+    <Page title={options.title} scripts={options.scripts} wide={options.wide}>
+      {body}
+    </Page>,
+  );
 }

@@ -1,0 +1,95 @@
+import { preparedRows, type DbOrTrx } from '..';
+
+/** An API that accepts our RFC 9068 access tokens (CONTRACT §12, RFC 8707). */
+export interface ApiResourceRow {
+  id: string;
+  identifier: string;
+  name: string;
+  scopes: string[];
+  accessTokenTtlSeconds: number;
+  openRegistration: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+interface ApiResourceRecord {
+  id: string;
+  identifier: string;
+  name: string;
+  scopes: string[] | string;
+  access_token_ttl_s: number;
+  open_registration: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+function toRow(r: ApiResourceRecord): ApiResourceRow {
+  return {
+    id: r.id,
+    identifier: r.identifier,
+    name: r.name,
+    scopes: typeof r.scopes === 'string' ? (JSON.parse(r.scopes) as string[]) : r.scopes,
+    accessTokenTtlSeconds: Number(r.access_token_ttl_s),
+    openRegistration: r.open_registration,
+    createdAt: new Date(r.created_at),
+    updatedAt: new Date(r.updated_at),
+  };
+}
+
+export interface ApiResourceFields {
+  identifier: string;
+  name: string;
+  scopes: string[];
+  accessTokenTtlSeconds: number;
+  openRegistration: boolean;
+}
+
+export async function insertApiResource(db: DbOrTrx, r: ApiResourceFields & { id: string; now: Date }): Promise<ApiResourceRow> {
+  const [row] = await db<ApiResourceRecord>('api_resources')
+    .insert({
+      id: r.id,
+      identifier: r.identifier,
+      name: r.name,
+      scopes: JSON.stringify(r.scopes),
+      access_token_ttl_s: r.accessTokenTtlSeconds,
+      open_registration: r.openRegistration,
+      created_at: r.now,
+      updated_at: r.now,
+    })
+    .returning('*');
+  return toRow(row as ApiResourceRecord);
+}
+
+export async function listApiResources(db: DbOrTrx): Promise<ApiResourceRow[]> {
+  const rows = await db<ApiResourceRecord>('api_resources').orderBy('identifier');
+  return rows.map((r) => toRow(r as ApiResourceRecord));
+}
+
+export async function findApiResourceById(db: DbOrTrx, id: string): Promise<ApiResourceRow | undefined> {
+  const row = await db<ApiResourceRecord>('api_resources').where({ id }).first();
+  return row ? toRow(row as ApiResourceRecord) : undefined;
+}
+
+/** Behind every token request that names a resource: a named prepared statement rather than a built query (issue 10). */
+export async function findApiResourceByIdentifier(db: DbOrTrx, identifier: string): Promise<ApiResourceRow | undefined> {
+  const [row] = await preparedRows(db, 'sso_find_api_resource_1', `${SELECT_RESOURCE} where identifier = $1`, [identifier]);
+  return row ? toRow(row as unknown as ApiResourceRecord) : undefined;
+}
+
+const SELECT_RESOURCE = 'select id, identifier, name, scopes, access_token_ttl_s, open_registration, created_at, updated_at from api_resources';
+
+export async function updateApiResource(db: DbOrTrx, id: string, patch: Partial<ApiResourceFields>, now: Date): Promise<ApiResourceRow | undefined> {
+  const record: Record<string, unknown> = { updated_at: now };
+  if (patch.identifier !== undefined) record.identifier = patch.identifier;
+  if (patch.name !== undefined) record.name = patch.name;
+  if (patch.scopes !== undefined) record.scopes = JSON.stringify(patch.scopes);
+  if (patch.accessTokenTtlSeconds !== undefined) record.access_token_ttl_s = patch.accessTokenTtlSeconds;
+  if (patch.openRegistration !== undefined) record.open_registration = patch.openRegistration;
+  const [row] = await db<ApiResourceRecord>('api_resources').where({ id }).update(record).returning('*');
+  return row ? toRow(row as ApiResourceRecord) : undefined;
+}
+
+export async function deleteApiResource(db: DbOrTrx, id: string): Promise<ApiResourceRow | undefined> {
+  const [row] = await db<ApiResourceRecord>('api_resources').where({ id }).delete().returning('*');
+  return row ? toRow(row as ApiResourceRecord) : undefined;
+}

@@ -1,0 +1,291 @@
+import type { DbOrTrx } from '..';
+
+export interface WebhookSubscriptionRow {
+  id: string;
+  url: string;
+  events: string[];
+  enabled: boolean;
+  description: string;
+  secretSealed: string;
+  previousSecretSealed: string | null;
+  previousSecretExpiresAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+interface SubscriptionRecord {
+  id: string;
+  url: string;
+  events: string[];
+  enabled: boolean;
+  description: string;
+  secret_sealed: string;
+  previous_secret_sealed: string | null;
+  previous_secret_expires_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+function toSubscriptionRow(r: SubscriptionRecord): WebhookSubscriptionRow {
+  return {
+    id: r.id,
+    url: r.url,
+    events: r.events,
+    enabled: r.enabled,
+    description: r.description,
+    secretSealed: r.secret_sealed,
+    previousSecretSealed: r.previous_secret_sealed,
+    previousSecretExpiresAt: r.previous_secret_expires_at ? new Date(r.previous_secret_expires_at) : null,
+    createdAt: new Date(r.created_at),
+    updatedAt: new Date(r.updated_at),
+  };
+}
+
+export async function insertWebhookSubscription(
+  db: DbOrTrx,
+  s: { id: string; url: string; events: string[]; enabled: boolean; description: string; secretSealed: string; now: Date },
+): Promise<WebhookSubscriptionRow> {
+  const [row] = await db<SubscriptionRecord>('webhook_subscriptions')
+    .insert({
+      id: s.id,
+      url: s.url,
+      events: s.events,
+      enabled: s.enabled,
+      description: s.description,
+      secret_sealed: s.secretSealed,
+      created_at: s.now,
+      updated_at: s.now,
+    })
+    .returning('*');
+  return toSubscriptionRow(row as SubscriptionRecord);
+}
+
+export async function listWebhookSubscriptions(db: DbOrTrx): Promise<WebhookSubscriptionRow[]> {
+  const rows = (await db<SubscriptionRecord>('webhook_subscriptions')
+    .select('*')
+    .orderBy('created_at')
+    .orderBy('id')) as SubscriptionRecord[];
+  return rows.map(toSubscriptionRow);
+}
+
+export async function findWebhookSubscription(db: DbOrTrx, id: string): Promise<WebhookSubscriptionRow | undefined> {
+  const row = (await db<SubscriptionRecord>('webhook_subscriptions').where({ id }).first()) as SubscriptionRecord | undefined;
+  return row ? toSubscriptionRow(row) : undefined;
+}
+
+export async function updateWebhookSubscription(
+  db: DbOrTrx,
+  id: string,
+  patch: Partial<{ url: string; events: string[]; enabled: boolean; description: string }>,
+  now: Date,
+): Promise<WebhookSubscriptionRow | undefined> {
+  const [row] = await db<SubscriptionRecord>('webhook_subscriptions')
+    .where({ id })
+    .update({
+      ...(patch.url !== undefined ? { url: patch.url } : {}),
+      ...(patch.events !== undefined ? { events: patch.events } : {}),
+      ...(patch.enabled !== undefined ? { enabled: patch.enabled } : {}),
+      ...(patch.description !== undefined ? { description: patch.description } : {}),
+      updated_at: now,
+    })
+    .returning('*');
+  return row ? toSubscriptionRow(row as SubscriptionRecord) : undefined;
+}
+
+/** The new secret signs from now on; the current one keeps signing beside it until `previousExpiresAt`. */
+export async function rotateWebhookSecret(
+  db: DbOrTrx,
+  id: string,
+  secretSealed: string,
+  previousExpiresAt: Date,
+  now: Date,
+): Promise<WebhookSubscriptionRow | undefined> {
+  const result = await db.raw(
+    `update webhook_subscriptions
+     set previous_secret_sealed = secret_sealed, previous_secret_expires_at = ?, secret_sealed = ?, updated_at = ?
+     where id = ? returning *`,
+    [previousExpiresAt, secretSealed, now, id],
+  );
+  const row = (result as { rows: SubscriptionRecord[] }).rows[0];
+  return row ? toSubscriptionRow(row) : undefined;
+}
+
+/** Deletes the subscription and (cascade) its deliveries; their queued jobs find nothing and end. */
+export async function deleteWebhookSubscription(db: DbOrTrx, id: string): Promise<boolean> {
+  return (await db('webhook_subscriptions').where({ id }).delete()) > 0;
+}
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+export interface WebhookDeliveryRow {
+  id: string;
+  subscriptionId: string;
+  eventId: string;
+  eventType: string;
+  status: DeliveryStatus;
+  attempts: number;
+  lastAttemptAt: Date | null;
+  lastResponseStatus: number | null;
+  lastResponseExcerpt: string | null;
+  lastError: string | null;
+  nextAttemptAt: Date | null;
+  deliveredAt: Date | null;
+  createdAt: Date;
+}
+
+interface DeliveryRecord {
+  id: string | number;
+  subscription_id: string;
+  event_id: string | number;
+  event_type: string;
+  status: DeliveryStatus;
+  attempts: number;
+  last_attempt_at: Date | null;
+  last_response_status: number | null;
+  last_response_excerpt: string | null;
+  last_error: string | null;
+  next_attempt_at: Date | null;
+  delivered_at: Date | null;
+  created_at: Date;
+}
+
+const dateOrNull = (d: Date | null) => (d ? new Date(d) : null);
+
+function toDeliveryRow(r: DeliveryRecord): WebhookDeliveryRow {
+  return {
+    id: String(r.id),
+    subscriptionId: r.subscription_id,
+    eventId: String(r.event_id),
+    eventType: r.event_type,
+    status: r.status,
+    attempts: r.attempts,
+    lastAttemptAt: dateOrNull(r.last_attempt_at),
+    lastResponseStatus: r.last_response_status,
+    lastResponseExcerpt: r.last_response_excerpt,
+    lastError: r.last_error,
+    nextAttemptAt: dateOrNull(r.next_attempt_at),
+    deliveredAt: dateOrNull(r.delivered_at),
+    createdAt: new Date(r.created_at),
+  };
+}
+
+/** Newest first; one more row than `limit` tells the caller whether another page exists. */
+export async function listWebhookDeliveries(
+  db: DbOrTrx,
+  subscriptionId: string,
+  filter: { status?: DeliveryStatus; beforeId?: string },
+  limit: number,
+): Promise<WebhookDeliveryRow[]> {
+  const q = db<DeliveryRecord>('webhook_deliveries').where({ subscription_id: subscriptionId }).orderBy('id', 'desc').limit(limit);
+  if (filter.status) q.where('status', filter.status);
+  if (filter.beforeId !== undefined) q.where('id', '<', filter.beforeId);
+  return ((await q) as DeliveryRecord[]).map(toDeliveryRow);
+}
+
+/** What one attempt needs: the delivery, its subscription and its audit event (undefined parts were deleted). */
+export interface DeliveryWork {
+  delivery: WebhookDeliveryRow;
+  subscription: WebhookSubscriptionRow;
+  event: Record<string, unknown> | undefined;
+}
+
+export async function findDeliveryWork(db: DbOrTrx, deliveryId: string): Promise<DeliveryWork | undefined> {
+  const delivery = (await db<DeliveryRecord>('webhook_deliveries').where({ id: deliveryId }).first()) as DeliveryRecord | undefined;
+  if (!delivery) return undefined;
+  const subscription = await findWebhookSubscription(db, delivery.subscription_id);
+  if (!subscription) return undefined;
+  const event = (await db('audit_events').where({ id: delivery.event_id }).first()) as Record<string, unknown> | undefined;
+  return { delivery: toDeliveryRow(delivery), subscription, event };
+}
+
+export interface AttemptOutcome {
+  status: DeliveryStatus;
+  responseStatus: number | null;
+  responseExcerpt: string | null;
+  error: string | null;
+  /** Seconds until the next attempt (status pending), else null. */
+  retryInSeconds: number | null;
+}
+
+/**
+ * Records one attempt and, when another is due, enqueues it in the same transaction (webhook_enqueue, the
+ * migration's one caller of graphile-worker's SQL API). Counting with `attempts + 1` keeps the count right even if
+ * an operator's redelivery raced this attempt.
+ */
+export async function recordDeliveryAttempt(
+  db: DbOrTrx,
+  deliveryId: string,
+  outcome: AttemptOutcome,
+): Promise<WebhookDeliveryRow | undefined> {
+  const result = await db.raw(
+    `update webhook_deliveries set
+       attempts = attempts + 1,
+       status = ?,
+       last_attempt_at = now(),
+       last_response_status = ?,
+       last_response_excerpt = ?,
+       last_error = ?,
+       next_attempt_at = case when ?::double precision is null then null else now() + make_interval(secs => ?::double precision) end,
+       delivered_at = case when ? = 'delivered' then now() else delivered_at end
+     where id = ? returning *`,
+    [
+      outcome.status,
+      outcome.responseStatus,
+      outcome.responseExcerpt,
+      outcome.error,
+      outcome.retryInSeconds,
+      outcome.retryInSeconds,
+      outcome.status,
+      deliveryId,
+    ],
+  );
+  const row = (result as { rows: DeliveryRecord[] }).rows[0];
+  if (!row) return undefined;
+  if (outcome.retryInSeconds !== null) await enqueueDelivery(db, String(row.id), row.subscription_id, outcome.retryInSeconds);
+  return toDeliveryRow(row);
+}
+
+/** A delivery that cannot be attempted (subscription disabled, event pruned): failed without an attempt. */
+export async function markDeliveryFailed(db: DbOrTrx, deliveryId: string, error: string): Promise<void> {
+  await db('webhook_deliveries')
+    .where({ id: deliveryId, status: 'pending' })
+    .update({ status: 'failed', last_error: error, next_attempt_at: null });
+}
+
+export async function enqueueDelivery(db: DbOrTrx, deliveryId: string, subscriptionId: string, delaySeconds: number): Promise<void> {
+  await db.raw('select webhook_enqueue(?::bigint, ?::uuid, ?::double precision)', [deliveryId, subscriptionId, delaySeconds]);
+}
+
+/** Operator's redelivery: pending again, one attempt now (the retry schedule continues from the attempts made). */
+export async function resetDeliveryForRedelivery(
+  db: DbOrTrx,
+  subscriptionId: string,
+  deliveryId: string,
+): Promise<WebhookDeliveryRow | undefined> {
+  const [row] = await db<DeliveryRecord>('webhook_deliveries')
+    .where({ id: deliveryId, subscription_id: subscriptionId })
+    .update({ status: 'pending', next_attempt_at: db.fn.now() as unknown as Date })
+    .returning('*');
+  if (!row) return undefined;
+  await enqueueDelivery(db, String(row.id), row.subscription_id, 0);
+  return toDeliveryRow(row as DeliveryRecord);
+}
+
+/** The backlog gauges: deliveries due now and the age of the oldest one (0 when none). */
+export async function webhookBacklog(db: DbOrTrx): Promise<{ due: number; oldestSeconds: number }> {
+  const result = await db.raw(
+    `select count(*)::int as due, coalesce(extract(epoch from now() - min(next_attempt_at)), 0)::float8 as oldest
+     from webhook_deliveries where status = 'pending' and next_attempt_at <= now()`,
+  );
+  const row = (result as { rows: Array<{ due: number; oldest: number }> }).rows[0]!;
+  return { due: Number(row.due), oldestSeconds: Math.max(0, Number(row.oldest)) };
+}
+
+/** Retention (AUDIT_RETENTION_DAYS): deletes at most `limit` deliveries created before `before`. */
+export async function deleteWebhookDeliveriesBefore(db: DbOrTrx, before: Date, limit: number): Promise<number> {
+  const result = await db.raw(
+    'delete from webhook_deliveries where id in (select id from webhook_deliveries where created_at < ? order by id limit ?) returning id',
+    [before, limit],
+  );
+  return ((result as { rows?: unknown[] }).rows ?? []).length;
+}

@@ -1,0 +1,154 @@
+import type { ErrorRequestHandler, Request, Response } from 'express';
+import { z } from 'zod';
+import type { Config } from '../../config';
+import { AppError } from '../../errors';
+import { issueCsrf } from '../../middleware/csrf';
+import type { Principal } from '../../services/principal';
+import { adminRank } from '../../services/rbac-policy';
+import { renderOAuthErrorPage } from '../../views/consent';
+import type { FieldErrors } from '../../views/console/components';
+import type { ConsoleFrame, ConsoleSection } from '../../views/console/layout';
+import { renderConsoleError } from '../../views/console/pages';
+import { html, PAGE, text } from '../pages/page-kit';
+
+/**
+ * What the console's routes share (CONTRACT §14): the declaration base, the page frame (CSRF field, flash message),
+ * the flash cookie of post-redirect-get, form fields, API-schema errors as field errors, and the router's refusal
+ * pages (not signed in -> /login?return_to=, no admin role or permission -> 403 page).
+ */
+
+/** Every console route: a page for a signed-in browser, never cached, not in the API description. */
+export const CONSOLE = { ...PAGE, auth: 'page', tags: ['Console'], response: { description: 'HTML page', kind: 'html' } } as const;
+
+const FLASH_COOKIE = 'console_flash';
+
+/** The result of an action, shown once on the next page (the post-redirect-get's "flash"). */
+export function setFlash(res: Response, config: Pick<Config, 'cookieSecure'>, kind: 'ok' | 'error', message: string): void {
+  res.cookie(FLASH_COOKIE, JSON.stringify({ kind, message: message.slice(0, 300) }), {
+    httpOnly: true,
+    sameSite: 'strict',
+    secure: config.cookieSecure,
+    path: '/admin',
+    maxAge: 60_000,
+  });
+}
+
+function takeFlash(req: Request, res: Response): ConsoleFrame['flash'] {
+  const raw: unknown = req.cookies?.[FLASH_COOKIE];
+  if (typeof raw !== 'string') return undefined;
+  res.clearCookie(FLASH_COOKIE, { path: '/admin' });
+  const parsed = z.object({ kind: z.enum(['ok', 'error']), message: z.string().max(300) }).safeParse(safeJson(raw));
+  return parsed.success ? parsed.data : undefined;
+}
+
+function safeJson(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The frame of a console page: who is signed in, the CSRF value of its forms, and the flash of the last action. */
+export function frameOf(
+  req: Request,
+  res: Response,
+  config: Config,
+  principal: Principal,
+  section: ConsoleSection | undefined,
+  title: string,
+): ConsoleFrame {
+  return { title, section, email: principal.email, csrf: issueCsrf(req, res, config), flash: takeFlash(req, res) };
+}
+
+/** A checkbox group: absent, one value or several. */
+export const list = () =>
+  z
+    .unknown()
+    .transform((v) => (typeof v === 'string' ? [v] : Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []))
+    .default([]);
+
+/** Lines of a textarea, trimmed, empty ones dropped. */
+export const lines = (value: string) =>
+  value
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter(Boolean);
+
+/** `confirm=yes` on the second post of a destructive action. */
+export const confirmBody = z.object({ confirm: text(10) });
+
+/** The issues of an API schema as messages by top-level field (what the console's forms show next to each input). */
+export function fieldErrors(issues: readonly z.core.$ZodIssue[]): FieldErrors {
+  const out: FieldErrors = {};
+  for (const issue of issues) {
+    const key = String(issue.path[0] ?? '_form');
+    out[key] ??= issue.message;
+  }
+  return out;
+}
+
+/** A refusal the person can act on: a 4xx AppError's message; anything else is a server error. */
+export function refusalOf(err: unknown): string | undefined {
+  return err instanceof AppError && err.status >= 400 && err.status < 500 ? err.message : undefined;
+}
+
+/**
+ * The console router's error boundary: the guards of the route declarations (authenticate, MFA_REQUIRED_FOR_ADMINS,
+ * admin tier, permission) raise the API's errors; here they become what a browser needs.
+ */
+export function consoleRefusals(config: Config): ErrorRequestHandler {
+  return (err, req, res, next) => {
+    if (!(err instanceof AppError)) return next(err);
+    res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
+    if (err.status === 401) {
+      const back = req.method === 'GET' ? req.originalUrl : '/admin';
+      return res.redirect(303, `/login?${new URLSearchParams({ return_to: back })}`);
+    }
+    const principal = req.principal;
+    const isAdminTier = principal !== undefined && adminRank(principal.roleNames) > 0;
+    if (err.status === 403) {
+      const mfa = err.code === 'mfa_required';
+      if (!principal || !isAdminTier || mfa) {
+        return html(
+          res,
+          403,
+          renderOAuthErrorPage({
+            title: 'Not allowed',
+            message: mfa
+              ? 'Your role requires a second factor. Set one up on your account page (/account), then sign in with it.'
+              : 'The administration console is for administrators. Ask an administrator if you need access.',
+          }),
+        );
+      }
+      return html(
+        res,
+        403,
+        renderConsoleError(frameOf(req, res, config, principal, undefined, 'Not allowed'), { title: 'Not allowed', message: err.message }),
+      );
+    }
+    if ((err.status === 404 || err.code === 'validation_error') && principal && isAdminTier) {
+      return html(
+        res,
+        404,
+        renderConsoleError(frameOf(req, res, config, principal, undefined, 'Not found'), {
+          title: 'Not found',
+          message: 'This page does not exist, or what it showed was deleted.',
+        }),
+      );
+    }
+    next(err);
+  };
+}
+
+/** A console form whose CSRF pair is missing or wrong. */
+export function refuseConsoleForm(req: Request, res: Response): void {
+  html(
+    res,
+    403,
+    renderOAuthErrorPage({
+      title: 'Request refused',
+      message: 'This form has expired or was not sent from this site. Go back, reload the page and try again.',
+    }),
+  );
+}

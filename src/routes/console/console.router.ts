@@ -1,0 +1,1028 @@
+import type { Response } from 'express';
+import { z } from 'zod';
+import { AppError } from '../../errors';
+import * as admin from '../../services/admin.service';
+import * as audit from '../../services/audit.service';
+import { SECURITY_EVENT_TYPES } from '../../services/events';
+import { listConnectedApps } from '../../services/oauth/apps.service';
+import * as clients from '../../services/oauth/clients.service';
+import { SUPPORTED_SCOPES } from '../../services/oauth/client-secrets';
+import { listSigningKeys, rotateSigningKey } from '../../services/oidc/signing-keys.service';
+import { ADMIN_TIER, hasPermission, type Principal } from '../../services/principal';
+import { SUPER_ADMIN } from '../../services/rbac-policy';
+import * as assignments from '../../services/role-assignment.service';
+import * as catalogue from '../../services/role-catalogue.service';
+import { effectiveSettings } from '../../services/settings.service';
+import * as userAdmin from '../../services/user-admin.service';
+import * as users from '../../services/users.service';
+import type { ConsoleSection } from '../../views/console/layout';
+import * as views from '../../views/console/pages';
+import { clientIdParams, createClientBody, updateClientBody } from '../admin/admin.schemas';
+import { auditEventsQuery } from '../audit/audit.schemas';
+import { html, optionalText, text } from '../pages/page-kit';
+import { createRoleBody, roleIdParams, updateRoleBody, userIdParams, userRoleParams } from '../rbac/rbac.schemas';
+import { declareRouter, route } from '../route';
+import type { RouteDeps } from '../types';
+import { inviteUserBody, updateUserBody } from '../users/users.schemas';
+import {
+  CONSOLE,
+  confirmBody,
+  consoleRefusals,
+  fieldErrors,
+  frameOf,
+  lines,
+  list,
+  refuseConsoleForm,
+  refusalOf,
+  setFlash,
+} from './console-kit';
+
+const USERS_PAGE = 50;
+const AUDIT_PAGE = 50;
+/** CSV export: at most this many rows per download (narrow the filters for more). */
+const CSV_MAX_ROWS = 100_000;
+
+const sessionParams = z.object({ userId: userIdParams.shape.userId, sessionId: z.uuid() });
+const usersQuery = z.object({ q: text(200), status: text(20), tier: text(20), page: text(6) });
+const auditForm = z.object({
+  type: text(100),
+  actor: text(200),
+  subject: text(200),
+  from: text(10),
+  to: text(10),
+  cursor: optionalText(60),
+});
+
+/** A form's date (YYYY-MM-DD, UTC) as the API's ISO time; `nextDay` for an inclusive upper bound. */
+function isoDay(day: string, nextDay = false): string | undefined {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) return day ? day : undefined;
+  const d = new Date(`${day}T00:00:00Z`);
+  if (Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== day) return day;
+  if (nextDay) d.setUTCDate(d.getUTCDate() + 1);
+  return d.toISOString();
+}
+
+function csvCell(value: unknown): string {
+  const s = value === null || value === undefined ? '' : typeof value === 'string' ? value : JSON.stringify(value);
+  // RFC 4180 quoting; a leading = + - @ is neutralised so that a spreadsheet never runs a cell as a formula (OWASP CSV injection).
+  const safe = /^[=+\-@\t\r]/.test(s) ? `'${s}` : s;
+  return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
+}
+
+/**
+ * The administration console under /admin (CONTRACT §14): server-rendered pages over the services the REST API uses.
+ * Each route declares the guard of its REST twin (`twin`), so the console refuses exactly what the API refuses;
+ * MFA_REQUIRED_FOR_ADMINS applies to every route; posts need the CSRF pair and answer 303 with a flash message.
+ */
+export function createConsoleRouter(deps: RouteDeps) {
+  const { ctx } = deps;
+  const { config } = ctx;
+  const post = { ...CONSOLE, method: 'post', csrf: refuseConsoleForm, form: true } as const;
+  const frame = (req: Parameters<typeof frameOf>[0], res: Response, principal: Principal, section: ConsoleSection, title: string) =>
+    frameOf(req, res, config, principal, section, title);
+
+  /** Runs an action; its refusal (a 4xx of the services: §8 rules, stale ids, conflicts) becomes the flash instead. */
+  async function act(res: Response, back: string, run: () => Promise<string>): Promise<void> {
+    try {
+      setFlash(res, config, 'ok', await run());
+    } catch (err) {
+      const refusal = refusalOf(err);
+      if (refusal === undefined) throw err;
+      setFlash(res, config, 'error', refusal);
+    }
+    res.redirect(303, back);
+  }
+
+  const userBase = (userId: string) => `/admin/users/${userId}`;
+
+  async function userDetailPage(
+    principal: Principal,
+    userId: string,
+    errors: views.UserDetailData['errors'] = {},
+    values?: Record<string, string>,
+  ) {
+    const detail = await users.getUserDetail(ctx, userId);
+    const [allRoles, sessions, apps, factors, events] = await Promise.all([
+      catalogue.listRoles(ctx),
+      userAdmin.listSessionsOfUser(ctx, userId),
+      listConnectedApps(ctx, userId),
+      userAdmin.listFactorsOfUser(ctx, userId),
+      audit.listOwnActivity(ctx, userId, { limit: 10 }),
+    ]);
+    return {
+      user: detail.user,
+      roles: detail.roles,
+      allRoles,
+      sessions,
+      apps,
+      factors,
+      events: events.events,
+      errors,
+      values,
+      isSelf: userId === principal.userId,
+    };
+  }
+
+  const clientValues = (c?: {
+    name: string;
+    redirectUris: string[];
+    postLogoutRedirectUris: string[];
+    scopes: string[];
+  }): views.ApplicationValues => ({
+    name: c?.name ?? '',
+    redirect_uris: (c?.redirectUris ?? []).join('\n'),
+    post_logout_redirect_uris: (c?.postLogoutRedirectUris ?? []).join('\n'),
+    scopes: c?.scopes ?? ['openid', 'profile', 'email'],
+  });
+  const clientPowers = (p: Principal) => ({
+    write: hasPermission(p, 'oauth_clients:write'),
+    rotate: hasPermission(p, 'oauth_clients:rotate_secret'),
+    delete: hasPermission(p, 'oauth_clients:delete'),
+  });
+  const discoveryUrl = `${config.oidcIssuer}/.well-known/openid-configuration`;
+  const clientForm = z.object({ name: text(300), redirect_uris: text(10_000), post_logout_redirect_uris: text(10_000), scopes: list() });
+  const asClientBody = (b: z.output<typeof clientForm>) => ({
+    name: b.name,
+    redirect_uris: lines(b.redirect_uris),
+    post_logout_redirect_uris: lines(b.post_logout_redirect_uris),
+    scopes: b.scopes,
+  });
+  const roleForm = z.object({ name: text(200), description: text(600), application: text(200), permissions: list() });
+  const isSuperAdmin = (p: Principal) => p.roleNames.includes(SUPER_ADMIN);
+
+  const router = declareRouter(
+    deps,
+    [
+      // Overview
+      route(
+        { ...CONSOLE, method: 'get', path: '/', summary: 'Console: overview', admin: true, twin: 'GET /api/admin/summary' },
+        async ({ principal }, req, res) => {
+          const [summary, days] = await Promise.all([admin.getSummary(ctx), userAdmin.signInsPerDay(ctx, 30)]);
+          html(res, 200, views.renderOverview(frame(req, res, principal, 'overview', 'Overview'), { summary, days }));
+        },
+      ),
+
+      // Users
+      route(
+        {
+          ...CONSOLE,
+          method: 'get',
+          path: '/users',
+          summary: 'Console: users',
+          permission: 'users:read',
+          twin: 'GET /api/users',
+          query: usersQuery,
+        },
+        async ({ query, principal }, req, res) => {
+          const page = Math.max(1, Math.min(10_000, Number.parseInt(query.page, 10) || 1));
+          const status = query.status === 'active' || query.status === 'inactive' ? query.status : undefined;
+          const tier = query.tier === 'admin' ? 'admin' : '';
+          const found = await userAdmin.findUsers(ctx, {
+            search: query.q.trim() || undefined,
+            status,
+            holdingRoles: tier ? ADMIN_TIER : undefined,
+            limit: USERS_PAGE,
+            offset: (page - 1) * USERS_PAGE,
+          });
+          const link = (p: number) => `/admin/users?${new URLSearchParams({ q: query.q, status: status ?? '', tier, page: String(p) })}`;
+          html(
+            res,
+            200,
+            views.renderUsers(frame(req, res, principal, 'users', 'Users'), {
+              users: found.users,
+              filter: { q: query.q, status: status ?? '', tier },
+              prev: page > 1 ? link(page - 1) : undefined,
+              next: found.hasNext ? link(page + 1) : undefined,
+            }),
+          );
+        },
+      ),
+      route(
+        {
+          ...CONSOLE,
+          method: 'get',
+          path: '/users/new',
+          summary: 'Console: invite a user (form)',
+          permission: 'users:write',
+          twin: 'POST /api/users',
+        },
+        ({ principal }, req, res) =>
+          html(res, 200, views.renderInviteUser(frame(req, res, principal, 'users', 'Invite a user'), { values: {}, errors: {} })),
+      ),
+      route(
+        {
+          ...post,
+          path: '/users',
+          summary: 'Console: invite a user',
+          permission: 'users:write',
+          twin: 'POST /api/users',
+          body: z.object({ email: text(300), first_name: text(300), last_name: text(300) }),
+        },
+        async ({ body, principal }, req, res) => {
+          const parsed = inviteUserBody.safeParse(body);
+          const again = (errors: Record<string, string | undefined>, status = 400) =>
+            html(res, status, views.renderInviteUser(frame(req, res, principal, 'users', 'Invite a user'), { values: body, errors }));
+          if (!parsed.success) return again(fieldErrors(parsed.error.issues));
+          try {
+            const created = await users.inviteUser(ctx, principal, parsed.data);
+            setFlash(res, config, 'ok', `Invitation sent to ${created.user.email}.`);
+            res.redirect(303, userBase(created.user.id));
+          } catch (err) {
+            const refusal = refusalOf(err);
+            if (refusal === undefined) throw err;
+            again({ email: refusal }, err instanceof AppError ? err.status : 400);
+          }
+        },
+      ),
+      route(
+        {
+          ...CONSOLE,
+          method: 'get',
+          path: '/users/:userId',
+          summary: 'Console: a user',
+          permission: 'users:read',
+          twin: 'GET /api/users/:userId',
+          params: userIdParams,
+        },
+        async ({ params, principal }, req, res) => {
+          const data = await userDetailPage(principal, params.userId);
+          html(res, 200, views.renderUserDetail(frame(req, res, principal, 'users', data.user.email), data));
+        },
+      ),
+      route(
+        {
+          ...post,
+          path: '/users/:userId/profile',
+          summary: 'Console: edit a user',
+          permission: 'users:write',
+          twin: 'PUT /api/users/:userId',
+          params: userIdParams,
+          body: z.object({ first_name: text(300), last_name: text(300), email: text(300), email_verified: text(10) }),
+        },
+        async ({ params, body, principal }, req, res) => {
+          const current = await users.getUserDetail(ctx, params.userId);
+          // Only what changed is sent, so that an unchanged email never needs the §8 take-over rights.
+          const patch: Record<string, unknown> = {};
+          if (body.first_name !== current.user.firstName) patch.first_name = body.first_name;
+          if (body.last_name !== current.user.lastName) patch.last_name = body.last_name;
+          if (body.email.trim().toLowerCase() !== current.user.email) patch.email = body.email;
+          if ((body.email_verified === 'true') !== current.user.emailVerified) patch.email_verified = body.email_verified === 'true';
+          if (Object.keys(patch).length === 0) {
+            setFlash(res, config, 'ok', 'Nothing changed.');
+            return res.redirect(303, userBase(params.userId));
+          }
+          const parsed = updateUserBody.safeParse(patch);
+          const again = async (errors: Record<string, string | undefined>, status = 400) => {
+            const data = await userDetailPage(principal, params.userId, errors, body);
+            html(res, status, views.renderUserDetail(frame(req, res, principal, 'users', data.user.email), data));
+          };
+          if (!parsed.success) return again(fieldErrors(parsed.error.issues));
+          try {
+            await users.updateUser(ctx, principal, params.userId, parsed.data);
+          } catch (err) {
+            const refusal = refusalOf(err);
+            if (refusal === undefined) throw err;
+            return again({ email: refusal }, err instanceof AppError ? err.status : 400);
+          }
+          setFlash(res, config, 'ok', 'Profile saved.');
+          res.redirect(303, userBase(params.userId));
+        },
+      ),
+      route(
+        {
+          ...post,
+          path: '/users/:userId/deactivate',
+          summary: 'Console: deactivate a user',
+          permission: 'users:delete',
+          twin: 'DELETE /api/users/:userId',
+          params: userIdParams,
+          body: confirmBody,
+        },
+        async ({ params, body, principal }, req, res) => {
+          if (body.confirm !== 'yes') {
+            const { user } = await users.getUserDetail(ctx, params.userId);
+            return html(
+              res,
+              200,
+              views.renderConfirm(frame(req, res, principal, 'users', 'Deactivate user'), {
+                title: `Deactivate ${user.email}?`,
+                message: 'The account can no longer sign in and every session of it ends now. You can re-activate it later.',
+                action: `/admin/users/${user.id}/deactivate`,
+                button: 'Deactivate',
+                cancel: userBase(user.id),
+              }),
+            );
+          }
+          await act(res, userBase(params.userId), async () => {
+            await users.deactivateUser(ctx, principal, params.userId);
+            return 'User deactivated; their sessions have ended.';
+          });
+        },
+      ),
+      route(
+        // CONTRACT §8: re-activation needs users:delete, like deactivation (the API's PUT checks it in the service).
+        {
+          ...post,
+          path: '/users/:userId/activate',
+          summary: 'Console: re-activate a user',
+          permission: 'users:delete',
+          twin: 'DELETE /api/users/:userId',
+          params: userIdParams,
+        },
+        async ({ params, principal }, _req, res) =>
+          act(res, userBase(params.userId), async () => {
+            await users.updateUser(ctx, principal, params.userId, { isActive: true });
+            return 'User re-activated.';
+          }),
+      ),
+      route(
+        {
+          ...post,
+          path: '/users/:userId/roles',
+          summary: 'Console: assign a role',
+          permission: 'users:manage_roles',
+          twin: 'POST /api/users/:userId/roles',
+          params: userIdParams,
+          body: z.object({ role_id: text(100) }),
+        },
+        async ({ params, body, principal }, _req, res) =>
+          act(res, userBase(params.userId), async () => {
+            const roleId = z.uuid().safeParse(body.role_id);
+            if (!roleId.success) throw new AppError('validation_error', 'Choose a role to assign');
+            const result = await assignments.assignUserRole(ctx, principal, params.userId, { roleId: roleId.data });
+            const role = await catalogue.roleOr404(ctx.db, roleId.data);
+            return result.assigned ? `Role ${role.name} assigned.` : `This user already holds role ${role.name}.`;
+          }),
+      ),
+      route(
+        {
+          ...post,
+          path: '/users/:userId/roles/:roleId/remove',
+          summary: 'Console: remove a role',
+          permission: 'users:manage_roles',
+          twin: 'DELETE /api/users/:userId/roles/:roleId',
+          params: userRoleParams,
+          body: confirmBody,
+        },
+        async ({ params, body, principal }, req, res) => {
+          if (body.confirm !== 'yes') {
+            const [{ user }, role] = await Promise.all([
+              users.getUserDetail(ctx, params.userId),
+              catalogue.roleOr404(ctx.db, params.roleId),
+            ]);
+            return html(
+              res,
+              200,
+              views.renderConfirm(frame(req, res, principal, 'users', 'Remove role'), {
+                title: `Remove role ${role.name} from ${user.email}?`,
+                message: 'The permissions of this role stop at once for this person.',
+                action: `/admin/users/${user.id}/roles/${role.id}/remove`,
+                button: 'Remove role',
+                cancel: userBase(user.id),
+              }),
+            );
+          }
+          await act(res, userBase(params.userId), async () => {
+            await assignments.removeUserRole(ctx, principal, params.userId, params.roleId);
+            return 'Role removed.';
+          });
+        },
+      ),
+      route(
+        {
+          ...post,
+          path: '/users/:userId/sessions/:sessionId/revoke',
+          summary: 'Console: revoke a session of a user',
+          permission: 'users:write',
+          twin: 'DELETE /api/users/:userId/sessions/:sessionId',
+          params: sessionParams,
+          body: confirmBody,
+        },
+        async ({ params, body, principal }, req, res) => {
+          if (body.confirm !== 'yes') {
+            return html(
+              res,
+              200,
+              views.renderConfirm(frame(req, res, principal, 'users', 'Revoke session'), {
+                title: 'Revoke this session?',
+                message: 'The browser or app using it is signed out at its next request.',
+                action: `/admin/users/${params.userId}/sessions/${params.sessionId}/revoke`,
+                button: 'Revoke session',
+                cancel: userBase(params.userId),
+              }),
+            );
+          }
+          await act(res, userBase(params.userId), async () => {
+            await userAdmin.revokeSessionOfUser(ctx, principal, params.userId, params.sessionId);
+            return 'Session revoked.';
+          });
+        },
+      ),
+      route(
+        {
+          ...post,
+          path: '/users/:userId/mfa/reset',
+          summary: "Console: reset a user's second factors",
+          permission: 'users:write',
+          twin: 'DELETE /api/users/:userId/mfa',
+          params: userIdParams,
+          body: confirmBody,
+        },
+        async ({ params, body, principal }, req, res) => {
+          if (body.confirm !== 'yes') {
+            const { user } = await users.getUserDetail(ctx, params.userId);
+            return html(
+              res,
+              200,
+              views.renderConfirm(frame(req, res, principal, 'users', 'Reset second factors'), {
+                title: `Reset the second factors of ${user.email}?`,
+                message:
+                  'Their authenticator app, passkeys and recovery codes are removed; they sign in with their password alone ' +
+                  'until they set up new ones. They are told by email.',
+                action: `/admin/users/${user.id}/mfa/reset`,
+                button: 'Reset second factors',
+                cancel: userBase(user.id),
+              }),
+            );
+          }
+          await act(res, userBase(params.userId), async () => {
+            const { removed } = await userAdmin.resetFactorsOfUser(ctx, principal, params.userId);
+            return removed ? 'Second factors reset; the user was notified by email.' : 'This user had no second factor.';
+          });
+        },
+      ),
+      route(
+        {
+          ...post,
+          path: '/users/:userId/password-link',
+          summary: 'Console: send a set-password link',
+          permission: 'users:write',
+          twin: 'POST /api/users/:userId/set-password-link',
+          params: userIdParams,
+        },
+        async ({ params, principal }, _req, res) =>
+          act(res, userBase(params.userId), async () => {
+            await userAdmin.sendPasswordLinkToUser(ctx, principal, params.userId);
+            return 'A set-password link was sent (valid one hour).';
+          }),
+      ),
+
+      // Roles
+      route(
+        { ...CONSOLE, method: 'get', path: '/roles', summary: 'Console: roles', admin: true, twin: 'GET /api/rbac/roles' },
+        async ({ principal }, req, res) => {
+          const roles = await catalogue.listRoles(ctx);
+          html(res, 200, views.renderRoles(frame(req, res, principal, 'roles', 'Roles'), { roles, canEdit: isSuperAdmin(principal) }));
+        },
+      ),
+      route(
+        {
+          ...CONSOLE,
+          method: 'get',
+          path: '/roles/new',
+          summary: 'Console: create a role (form)',
+          role: SUPER_ADMIN,
+          twin: 'POST /api/rbac/roles',
+        },
+        async ({ principal }, req, res) => {
+          const permissions = await catalogue.listPermissionCatalogue(ctx);
+          html(
+            res,
+            200,
+            views.renderRoleForm(frame(req, res, principal, 'roles', 'Create a role'), {
+              permissions,
+              values: { permissions: [] },
+              errors: {},
+              canEdit: true,
+            }),
+          );
+        },
+      ),
+      route(
+        { ...post, path: '/roles', summary: 'Console: create a role', role: SUPER_ADMIN, twin: 'POST /api/rbac/roles', body: roleForm },
+        async ({ body, principal }, req, res) => {
+          const parsed = createRoleBody.safeParse({
+            name: body.name,
+            description: body.description,
+            application: body.application.trim() || undefined,
+            permissions: body.permissions,
+          });
+          const again = async (errors: Record<string, string | undefined>, status = 400) => {
+            const permissions = await catalogue.listPermissionCatalogue(ctx);
+            html(
+              res,
+              status,
+              views.renderRoleForm(frame(req, res, principal, 'roles', 'Create a role'), {
+                permissions,
+                values: body,
+                errors,
+                canEdit: true,
+              }),
+            );
+          };
+          if (!parsed.success) return again(fieldErrors(parsed.error.issues));
+          try {
+            const role = await catalogue.createRole(ctx, parsed.data);
+            setFlash(res, config, 'ok', `Role ${role.name} created.`);
+            res.redirect(303, `/admin/roles/${role.id}`);
+          } catch (err) {
+            const refusal = refusalOf(err);
+            if (refusal === undefined) throw err;
+            return again({ name: refusal }, err instanceof AppError ? err.status : 400);
+          }
+        },
+      ),
+      route(
+        {
+          ...CONSOLE,
+          method: 'get',
+          path: '/roles/:roleId',
+          summary: 'Console: a role',
+          admin: true,
+          twin: 'GET /api/rbac/roles',
+          params: roleIdParams,
+        },
+        async ({ params, principal }, req, res) => {
+          const [role, permissions] = await Promise.all([
+            catalogue.roleOr404(ctx.db, params.roleId),
+            catalogue.listPermissionCatalogue(ctx),
+          ]);
+          html(
+            res,
+            200,
+            views.renderRoleForm(frame(req, res, principal, 'roles', `Role ${role.name}`), {
+              role,
+              permissions,
+              values: { name: role.name, description: role.description, permissions: role.permissions },
+              errors: {},
+              canEdit: isSuperAdmin(principal),
+            }),
+          );
+        },
+      ),
+      route(
+        {
+          ...post,
+          path: '/roles/:roleId',
+          summary: 'Console: edit a role',
+          role: SUPER_ADMIN,
+          twin: 'PUT /api/rbac/roles/:roleId',
+          params: roleIdParams,
+          body: roleForm,
+        },
+        async ({ params, body, principal }, req, res) => {
+          const role = await catalogue.roleOr404(ctx.db, params.roleId);
+          const parsed = updateRoleBody.safeParse({
+            ...(body.name !== role.name ? { name: body.name } : {}),
+            description: body.description,
+            permissions: body.permissions,
+          });
+          const again = async (errors: Record<string, string | undefined>, status = 400) => {
+            const permissions = await catalogue.listPermissionCatalogue(ctx);
+            html(
+              res,
+              status,
+              views.renderRoleForm(frame(req, res, principal, 'roles', `Role ${role.name}`), {
+                role,
+                permissions,
+                values: body,
+                errors,
+                canEdit: true,
+              }),
+            );
+          };
+          if (!parsed.success) return again(fieldErrors(parsed.error.issues));
+          try {
+            await catalogue.updateRole(ctx, params.roleId, parsed.data);
+          } catch (err) {
+            const refusal = refusalOf(err);
+            if (refusal === undefined) throw err;
+            return again({ name: refusal }, err instanceof AppError ? err.status : 400);
+          }
+          setFlash(res, config, 'ok', 'Role saved.');
+          res.redirect(303, `/admin/roles/${params.roleId}`);
+        },
+      ),
+      route(
+        {
+          ...post,
+          path: '/roles/:roleId/deactivate',
+          summary: 'Console: deactivate a role',
+          role: SUPER_ADMIN,
+          twin: 'DELETE /api/rbac/roles/:roleId',
+          params: roleIdParams,
+          body: confirmBody,
+        },
+        async ({ params, body, principal }, req, res) => {
+          if (body.confirm !== 'yes') {
+            const role = await catalogue.roleOr404(ctx.db, params.roleId);
+            return html(
+              res,
+              200,
+              views.renderConfirm(frame(req, res, principal, 'roles', 'Deactivate role'), {
+                title: `Deactivate role ${role.name}?`,
+                message: 'Everyone holding it loses its permissions at once. Roles are deactivated, never deleted.',
+                action: `/admin/roles/${role.id}/deactivate`,
+                button: 'Deactivate role',
+                cancel: `/admin/roles/${role.id}`,
+              }),
+            );
+          }
+          await act(res, `/admin/roles/${params.roleId}`, async () => {
+            await catalogue.deactivateRole(ctx, params.roleId);
+            return 'Role deactivated.';
+          });
+        },
+      ),
+
+      // Applications
+      route(
+        {
+          ...CONSOLE,
+          method: 'get',
+          path: '/applications',
+          summary: 'Console: applications',
+          permission: 'oauth_clients:read',
+          twin: 'GET /api/admin/oauth-clients',
+        },
+        async ({ principal }, req, res) => {
+          html(
+            res,
+            200,
+            views.renderApplications(frame(req, res, principal, 'applications', 'Applications'), {
+              clients: await clients.listClients(ctx),
+            }),
+          );
+        },
+      ),
+      route(
+        {
+          ...CONSOLE,
+          method: 'get',
+          path: '/applications/new',
+          summary: 'Console: create an application (form)',
+          permission: 'oauth_clients:write',
+          twin: 'POST /api/admin/oauth-clients',
+        },
+        ({ principal }, req, res) =>
+          html(
+            res,
+            200,
+            views.renderApplicationForm(frame(req, res, principal, 'applications', 'Create an application'), {
+              values: clientValues(),
+              errors: {},
+              scopes: SUPPORTED_SCOPES,
+              may: { write: true, rotate: false, delete: false },
+            }),
+          ),
+      ),
+      route(
+        {
+          ...post,
+          path: '/applications',
+          summary: 'Console: create an application',
+          permission: 'oauth_clients:write',
+          twin: 'POST /api/admin/oauth-clients',
+          body: clientForm,
+        },
+        async ({ body, principal }, req, res) => {
+          const parsed = createClientBody.safeParse(asClientBody(body));
+          const again = (errors: Record<string, string | undefined>, status = 400) =>
+            html(
+              res,
+              status,
+              views.renderApplicationForm(frame(req, res, principal, 'applications', 'Create an application'), {
+                values: { ...body },
+                errors,
+                scopes: SUPPORTED_SCOPES,
+                may: { write: true, rotate: false, delete: false },
+              }),
+            );
+          if (!parsed.success) return again(fieldErrors(parsed.error.issues));
+          let created;
+          try {
+            created = await clients.createClient(ctx, parsed.data);
+          } catch (err) {
+            const refusal = refusalOf(err);
+            if (refusal === undefined) throw err;
+            return again({ redirect_uris: refusal }, err instanceof AppError ? err.status : 400);
+          }
+          // The secret is shown in this answer only (no-store, not a redirect target, never in a URL or cookie).
+          html(
+            res,
+            201,
+            views.renderSecretOnce(frame(req, res, principal, 'applications', 'Application created'), {
+              heading: `Application ${created.client.name} created`,
+              client: created.client,
+              secret: created.clientSecret,
+              issuer: config.oidcIssuer,
+              discoveryUrl,
+            }),
+          );
+        },
+      ),
+      route(
+        {
+          ...CONSOLE,
+          method: 'get',
+          path: '/applications/:clientId',
+          summary: 'Console: an application',
+          permission: 'oauth_clients:read',
+          twin: 'GET /api/admin/oauth-clients/:clientId',
+          params: clientIdParams,
+        },
+        async ({ params, principal }, req, res) => {
+          const client = await clients.getClient(ctx, params.clientId);
+          html(
+            res,
+            200,
+            views.renderApplicationForm(frame(req, res, principal, 'applications', client.name), {
+              client,
+              values: clientValues(client),
+              errors: {},
+              scopes: SUPPORTED_SCOPES,
+              may: clientPowers(principal),
+            }),
+          );
+        },
+      ),
+      route(
+        {
+          ...post,
+          path: '/applications/:clientId',
+          summary: 'Console: edit an application',
+          permission: 'oauth_clients:write',
+          twin: 'PUT /api/admin/oauth-clients/:clientId',
+          params: clientIdParams,
+          body: clientForm,
+        },
+        async ({ params, body, principal }, req, res) => {
+          const client = await clients.getClient(ctx, params.clientId);
+          const parsed = updateClientBody.safeParse(asClientBody(body));
+          const again = (errors: Record<string, string | undefined>, status = 400) =>
+            html(
+              res,
+              status,
+              views.renderApplicationForm(frame(req, res, principal, 'applications', client.name), {
+                client,
+                values: { ...body },
+                errors,
+                scopes: SUPPORTED_SCOPES,
+                may: clientPowers(principal),
+              }),
+            );
+          if (!parsed.success) return again(fieldErrors(parsed.error.issues));
+          try {
+            await clients.updateClient(ctx, params.clientId, parsed.data);
+          } catch (err) {
+            const refusal = refusalOf(err);
+            if (refusal === undefined) throw err;
+            return again({ redirect_uris: refusal }, err instanceof AppError ? err.status : 400);
+          }
+          setFlash(res, config, 'ok', 'Application saved.');
+          res.redirect(303, `/admin/applications/${encodeURIComponent(params.clientId)}`);
+        },
+      ),
+      route(
+        {
+          ...post,
+          path: '/applications/:clientId/rotate',
+          summary: 'Console: rotate an application secret',
+          permission: 'oauth_clients:rotate_secret',
+          twin: 'POST /api/admin/oauth-clients/:clientId/rotate-secret',
+          params: clientIdParams,
+          body: confirmBody,
+        },
+        async ({ params, body, principal }, req, res) => {
+          const client = await clients.getClient(ctx, params.clientId);
+          const back = `/admin/applications/${encodeURIComponent(client.clientId)}`;
+          if (body.confirm !== 'yes') {
+            return html(
+              res,
+              200,
+              views.renderConfirm(frame(req, res, principal, 'applications', 'Rotate secret'), {
+                title: `Rotate the secret of ${client.name}?`,
+                message: 'The current secret stops working at once: the application fails until its new secret is installed.',
+                action: `${back}/rotate`,
+                button: 'Rotate secret',
+                cancel: back,
+              }),
+            );
+          }
+          if (!client.isActive) {
+            setFlash(res, config, 'error', 'This application is deactivated: its secret cannot be rotated.');
+            return res.redirect(303, back);
+          }
+          const rotated = await clients.rotateClientSecret(ctx, client.clientId);
+          html(
+            res,
+            200,
+            views.renderSecretOnce(frame(req, res, principal, 'applications', 'Secret rotated'), {
+              heading: `New secret for ${client.name}`,
+              client,
+              secret: rotated.clientSecret,
+              issuer: config.oidcIssuer,
+              discoveryUrl,
+            }),
+          );
+        },
+      ),
+      route(
+        {
+          ...post,
+          path: '/applications/:clientId/deactivate',
+          summary: 'Console: deactivate an application',
+          permission: 'oauth_clients:delete',
+          twin: 'DELETE /api/admin/oauth-clients/:clientId',
+          params: clientIdParams,
+          body: confirmBody,
+        },
+        async ({ params, body, principal }, req, res) => {
+          const back = `/admin/applications/${encodeURIComponent(params.clientId)}`;
+          if (body.confirm !== 'yes') {
+            const client = await clients.getClient(ctx, params.clientId);
+            return html(
+              res,
+              200,
+              views.renderConfirm(frame(req, res, principal, 'applications', 'Deactivate application'), {
+                title: `Deactivate ${client.name}?`,
+                message: 'Its sessions end now and it can no longer sign anyone in or obtain tokens.',
+                action: `${back}/deactivate`,
+                button: 'Deactivate application',
+                cancel: back,
+              }),
+            );
+          }
+          await act(res, back, async () => {
+            await clients.deactivateClient(ctx, params.clientId);
+            return 'Application deactivated.';
+          });
+        },
+      ),
+
+      // Audit log
+      route(
+        {
+          ...CONSOLE,
+          method: 'get',
+          path: '/audit',
+          summary: 'Console: audit log',
+          permission: 'system:manage_users',
+          twin: 'GET /api/admin/audit-events',
+          query: auditForm,
+        },
+        async ({ query, principal }, req, res) => {
+          const parsed = parseAuditFilter(query, AUDIT_PAGE);
+          const f = frame(req, res, principal, 'audit', 'Audit log');
+          const filterValues = { type: query.type, actor: query.actor, subject: query.subject, from: query.from, to: query.to };
+          const filterQuery = new URLSearchParams(Object.entries(filterValues).filter(([, v]) => v));
+          const base = { filter: filterValues, types: SECURITY_EVENT_TYPES, csv: `/admin/audit.csv?${filterQuery}` };
+          if (!parsed.success)
+            return html(res, 400, views.renderAudit(f, { ...base, events: [], errors: fieldErrors(parsed.error.issues) }));
+          let page;
+          try {
+            page = await audit.searchAuditEvents(ctx, parsed.data);
+          } catch (err) {
+            const refusal = refusalOf(err);
+            if (refusal === undefined) throw err;
+            return html(res, 400, views.renderAudit(f, { ...base, events: [], errors: { from: refusal } }));
+          }
+          const with_ = (extra: Record<string, string>) =>
+            `/admin/audit?${new URLSearchParams({ ...Object.fromEntries(filterQuery), ...extra })}`;
+          html(
+            res,
+            200,
+            views.renderAudit(f, {
+              ...base,
+              events: page.events,
+              errors: {},
+              next: page.nextCursor ? with_({ cursor: page.nextCursor }) : undefined,
+              first: query.cursor ? with_({}) : undefined,
+            }),
+          );
+        },
+      ),
+      route(
+        {
+          ...CONSOLE,
+          method: 'get',
+          path: '/audit.csv',
+          summary: 'Console: audit log as CSV',
+          permission: 'system:manage_users',
+          twin: 'GET /api/admin/audit-events',
+          query: auditForm,
+          response: { description: 'text/csv', kind: 'html' },
+        },
+        async ({ query }, _req, res) => {
+          const parsed = parseAuditFilter({ ...query, cursor: undefined }, 1000);
+          if (!parsed.success) throw new AppError('validation_error', parsed.error.issues[0]?.message ?? 'Check the filters');
+          res.status(200).type('text/csv; charset=utf-8').set('Content-Disposition', 'attachment; filename="audit-events.csv"');
+          res.write('id,occurred_at,type,actor_id,subject_id,client_id,ip,user_agent,request_id,detail\r\n');
+          let cursor: string | undefined;
+          let written = 0;
+          do {
+            const page = await audit.searchAuditEvents(ctx, { ...parsed.data, cursor });
+            for (const e of page.events) {
+              const cells = [
+                e.id,
+                e.occurredAt.toISOString(),
+                e.type,
+                e.actorId,
+                e.subjectId,
+                e.clientId,
+                e.ip,
+                e.userAgent,
+                e.requestId,
+                e.detail,
+              ];
+              res.write(`${cells.map(csvCell).join(',')}\r\n`);
+            }
+            written += page.events.length;
+            cursor = page.nextCursor ?? undefined;
+          } while (cursor && written < CSV_MAX_ROWS);
+          res.end();
+        },
+      ),
+
+      // Signing keys: the API has no route for them (the CLI rotates): reading is the spec's "admin", rotating super_admin.
+      route(
+        { ...CONSOLE, method: 'get', path: '/signing-keys', summary: 'Console: signing keys', admin: true },
+        async ({ principal }, req, res) => {
+          const keys = await listSigningKeys(ctx);
+          html(
+            res,
+            200,
+            views.renderSigningKeys(frame(req, res, principal, 'signing-keys', 'Signing keys'), {
+              keys,
+              canRotate: isSuperAdmin(principal),
+            }),
+          );
+        },
+      ),
+      route(
+        { ...post, path: '/signing-keys/rotate', summary: 'Console: rotate the signing key', role: SUPER_ADMIN, body: confirmBody },
+        async ({ body, principal }, req, res) => {
+          if (body.confirm !== 'yes') {
+            return html(
+              res,
+              200,
+              views.renderConfirm(frame(req, res, principal, 'signing-keys', 'Rotate signing key'), {
+                title: 'Rotate the signing key?',
+                message:
+                  'New tokens are signed with a new key at once. The old key stays published until tokens it signed have ' +
+                  'expired, so nothing breaks for clients that read the JWKS.',
+                action: '/admin/signing-keys/rotate',
+                button: 'Rotate signing key',
+                cancel: '/admin/signing-keys',
+              }),
+            );
+          }
+          await act(res, '/admin/signing-keys', async () => {
+            const { kid } = await rotateSigningKey(ctx);
+            return `New signing key ${kid} is current.`;
+          });
+        },
+      ),
+
+      // Settings
+      route(
+        { ...CONSOLE, method: 'get', path: '/settings', summary: 'Console: effective configuration', admin: true },
+        ({ principal }, req, res) =>
+          html(res, 200, views.renderSettings(frame(req, res, principal, 'settings', 'Settings'), { settings: effectiveSettings(config) })),
+      ),
+    ],
+    { tags: ['Console'] },
+  );
+  router.use(consoleRefusals(config));
+  return router;
+}
+
+/** The console's audit filters through the API's own query schema (one rule for both). */
+function parseAuditFilter(
+  query: { type: string; actor: string; subject: string; from: string; to: string; cursor?: string },
+  limit: number,
+) {
+  const parsed = auditEventsQuery.safeParse({
+    type: query.type || undefined,
+    actor: query.actor.trim() || undefined,
+    subject: query.subject.trim() || undefined,
+    from: isoDay(query.from),
+    to: isoDay(query.to, true),
+    cursor: query.cursor || undefined,
+    limit: String(limit),
+  });
+  return parsed.success
+    ? ({
+        success: true,
+        data: {
+          actor: parsed.data.actor,
+          subject: parsed.data.subject,
+          types: parsed.data.type,
+          from: parsed.data.from,
+          to: parsed.data.to,
+          cursor: parsed.data.cursor,
+          limit: parsed.data.limit,
+        },
+      } as const)
+    : ({ success: false, error: parsed.error } as const);
+}

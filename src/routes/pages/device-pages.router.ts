@@ -1,0 +1,103 @@
+import { z } from 'zod';
+import { issueCsrf } from '../../middleware/csrf';
+import { needsSecondFactorForAdmin } from '../../services/mfa/policy';
+import { decideUserCode, deviceNeedsSecondFactor, lookUpUserCode } from '../../services/oauth/device.service';
+import { SCOPE_DESCRIPTIONS } from '../../services/oauth/scopes';
+import type { Principal } from '../../services/principal';
+import { renderOAuthErrorPage } from '../../views/consent';
+import { renderDeviceConfirmPage, renderDeviceDonePage, renderDeviceEntryPage } from '../../views/device';
+import { declareRouter, route } from '../route';
+import type { RouteDeps } from '../types';
+import { html, optionalText, PAGE, refuseForm, text } from './page-kit';
+import { enrolUrlFor } from './sign-in-flow';
+
+const WRONG_CODE = 'That code is not valid. Check the code on your device and try again.';
+const TOO_MANY = 'Too many wrong codes. Wait a minute and try again.';
+
+/**
+ * /device (RFC 8628 §3.3, CONTRACT §12): a signed-in person (with their second factor where the account has one) types
+ * the code a device shows, sees the app and its scopes, and approves or denies. Wrong codes are limited per browser
+ * session (device.service.ts).
+ */
+export function createDevicePagesRouter(deps: RouteDeps) {
+  const { ctx } = deps;
+  const { config } = ctx;
+  const page = { ...PAGE, response: { description: 'HTML page', kind: 'html' } } as const;
+  const deviceUrlFor = (userCode: string | undefined) => `${config.baseUrl}/device${userCode ? `?${new URLSearchParams({ user_code: userCode })}` : ''}`;
+  const loginUrlFor = (userCode: string | undefined) => `${config.baseUrl}/login?${new URLSearchParams({ return_to: deviceUrlFor(userCode) })}`;
+
+  /** Where the browser must go first, if anywhere: sign-in, second factor, or an admin's enrolment. */
+  const detour = async (principal: Principal | undefined, userCode: string | undefined): Promise<string | undefined> => {
+    const signedIn = principal && !principal.clientId ? principal : undefined;
+    if (!signedIn) return loginUrlFor(userCode);
+    if (needsSecondFactorForAdmin(config, signedIn)) return enrolUrlFor(deviceUrlFor(userCode));
+    if (await deviceNeedsSecondFactor(ctx, signedIn)) return loginUrlFor(userCode);
+    return undefined;
+  };
+  const scopeItems = (scopes: string[]) => scopes.map((scope) => ({ scope, description: SCOPE_DESCRIPTIONS[scope] ?? scope }));
+
+  return declareRouter(deps, [
+    route(
+      { ...page, method: 'get', path: '/device', summary: 'Device code entry page', auth: 'browser', query: z.object({ user_code: optionalText(32) }) },
+      async ({ query, principal }, req, res) => {
+        const next = await detour(principal, query.user_code);
+        if (next) return res.redirect(303, next);
+        html(res, 200, renderDeviceEntryPage({ csrf: issueCsrf(req, res, config), userCode: query.user_code, userEmail: principal!.email }));
+      },
+    ),
+    route(
+      {
+        ...page,
+        method: 'post',
+        path: '/device',
+        rateLimit: true,
+        summary: 'Device code entry (form post)',
+        auth: 'browser',
+        csrf: refuseForm,
+        body: z.object({ user_code: text(32) }),
+      },
+      async ({ body, principal }, req, res) => {
+        const next = await detour(principal, body.user_code);
+        if (next) return res.redirect(303, next);
+        const csrf = issueCsrf(req, res, config);
+        const found = await lookUpUserCode(ctx, principal!, body.user_code);
+        if (!found.ok) {
+          const tooMany = found.reason === 'too_many';
+          const error = tooMany ? TOO_MANY : WRONG_CODE;
+          return html(res, tooMany ? 429 : 400, renderDeviceEntryPage({ csrf, userCode: body.user_code, userEmail: principal!.email, error }));
+        }
+        const { info } = found;
+        const scopes = scopeItems(info.scopes);
+        html(res, 200, renderDeviceConfirmPage({ csrf, userCode: info.userCode, clientName: info.clientName, scopes, userEmail: principal!.email }));
+      },
+    ),
+    route(
+      {
+        ...page,
+        method: 'post',
+        path: '/device/decide',
+        rateLimit: true,
+        summary: 'Approve or deny a device (form post)',
+        auth: 'browser',
+        csrf: refuseForm,
+        body: z.object({ user_code: text(32), decision: text(10) }),
+      },
+      async ({ body, principal }, req, res) => {
+        const next = await detour(principal, body.user_code);
+        if (next) return res.redirect(303, next);
+        if (body.decision !== 'approve' && body.decision !== 'deny') {
+          return html(res, 400, renderOAuthErrorPage({ title: 'Choose Approve or Deny', message: 'The form was sent without a decision.' }));
+        }
+        const approved = body.decision === 'approve';
+        const result = await decideUserCode(ctx, principal!, body.user_code, approved);
+        if (!result.ok) {
+          const tooMany = result.reason === 'too_many';
+          const csrf = issueCsrf(req, res, config);
+          const error = tooMany ? TOO_MANY : 'That code is not valid, has expired or was already used.';
+          return html(res, tooMany ? 429 : 400, renderDeviceEntryPage({ csrf, userEmail: principal!.email, error }));
+        }
+        html(res, 200, renderDeviceDonePage({ approved, clientName: result.clientName }));
+      },
+    ),
+  ]);
+}

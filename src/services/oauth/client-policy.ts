@@ -1,0 +1,99 @@
+/**
+ * The rules of client types and grant types (CONTRACT §12) as pure functions: the admin API, registration and the
+ * token, revocation and device endpoints ask here and enforce the verdict. test/unit/client-policy.test.ts checks
+ * them as tables.
+ */
+import { isPrivateUseRedirectUri } from '../../lib/redirect-uri';
+
+export const CLIENT_TYPES = ['confidential', 'public'] as const;
+export type ClientType = (typeof CLIENT_TYPES)[number];
+
+/** RFC 8628 §3.4. */
+export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+
+export const GRANT_TYPES = ['authorization_code', 'refresh_token', 'client_credentials', DEVICE_CODE_GRANT] as const;
+export type GrantType = (typeof GRANT_TYPES)[number];
+
+/** The spec's clients: what every client created without `grant_types` (and every client before issue 20) has. */
+export const DEFAULT_GRANT_TYPES: readonly GrantType[] = ['authorization_code', 'refresh_token'];
+
+/** A refusal names the registration field it is about. */
+export type PolicyVerdict = { allowed: true } | { allowed: false; field: 'grant_types' | 'redirect_uris'; reason: string };
+const ALLOWED: PolicyVerdict = { allowed: true };
+const refuse = (reason: string, field: 'grant_types' | 'redirect_uris' = 'grant_types'): PolicyVerdict => ({ allowed: false, field, reason });
+
+/** What a registration must satisfy, whatever created it (admin API, console, dynamic registration). */
+export interface ClientShape {
+  type: ClientType;
+  grantTypes: readonly string[];
+  redirectUris: readonly string[];
+}
+
+/**
+ * - client_credentials acts without a user on the client's own authority: confidential clients only (RFC 6749 §4.4);
+ * - authorization_code needs a redirect URI to send the code to;
+ * - refresh_token only comes with a grant that issues refresh tokens;
+ * - private-use scheme redirect URIs (RFC 8252 §7.1) belong to native apps: public clients only.
+ */
+export function checkClientShape(client: ClientShape): PolicyVerdict {
+  const grants = client.grantTypes;
+  if (grants.length === 0) return refuse('at least one grant type is required');
+  const unknown = grants.find((g) => !(GRANT_TYPES as readonly string[]).includes(g));
+  if (unknown !== undefined) return refuse(`unknown grant type: ${unknown}`);
+  if (client.type === 'public' && grants.includes('client_credentials')) {
+    return refuse('client_credentials is for confidential clients only (a public client has no secret)');
+  }
+  if (grants.includes('authorization_code') && client.redirectUris.length === 0) {
+    return refuse('at least one redirect URI is required (authorization_code)', 'redirect_uris');
+  }
+  if (grants.includes('refresh_token') && !grants.includes('authorization_code') && !grants.includes(DEVICE_CODE_GRANT)) {
+    return refuse('refresh_token needs authorization_code or the device grant');
+  }
+  if (client.type !== 'public' && client.redirectUris.some(isPrivateUseRedirectUri)) {
+    return refuse('private-use scheme redirect URIs are for public (native) clients only', 'redirect_uris');
+  }
+  return ALLOWED;
+}
+
+/** Discovery's token_endpoint_auth_methods_supported: the spec's two, and `none` for public clients. */
+export const TOKEN_ENDPOINT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'] as const;
+
+/** RFC 6749 §5.2 unauthorized_client: a grant the client is not registered for. */
+export function grantAllowed(client: { grantTypes: readonly string[] }, grantType: string): boolean {
+  return client.grantTypes.includes(grantType);
+}
+
+/** A client as the spec knows it: confidential, the spec's two grants, no API. Presented without §12's fields. */
+export function isSpecClient(client: { type: ClientType; grantTypes: readonly string[]; allowedResources: readonly string[] }): boolean {
+  return (
+    client.type === 'confidential' &&
+    client.allowedResources.length === 0 &&
+    client.grantTypes.length === DEFAULT_GRANT_TYPES.length &&
+    DEFAULT_GRANT_TYPES.every((g) => client.grantTypes.includes(g))
+  );
+}
+
+/** RFC 7591 §2: how the client authenticates at the token endpoint. */
+export function tokenEndpointAuthMethod(type: ClientType): 'none' | 'client_secret_basic' {
+  return type === 'public' ? 'none' : 'client_secret_basic';
+}
+
+/** Which endpoints a client may call with its authentication. Public clients may not introspect (CONTRACT §12). */
+export type ClientEndpoint = 'token' | 'revoke' | 'device' | 'introspect';
+
+/**
+ * How a presented client authentication is judged against the client's type: a confidential client needs its secret,
+ * a public client must not send one (it has none: sending one means it believes it is another kind of client).
+ */
+export function clientAuthentication(
+  type: ClientType,
+  presented: { secret: boolean },
+  endpoint: ClientEndpoint,
+): { verdict: 'check_secret' | 'id_only' } | { verdict: 'refuse'; reason: string } {
+  if (type === 'confidential') {
+    return presented.secret ? { verdict: 'check_secret' } : { verdict: 'refuse', reason: 'Client authentication required' };
+  }
+  if (presented.secret) return { verdict: 'refuse', reason: 'This is a public client: it authenticates with client_id alone, without a secret' };
+  if (endpoint === 'introspect') return { verdict: 'refuse', reason: 'Public clients may not call introspection' };
+  return { verdict: 'id_only' };
+}

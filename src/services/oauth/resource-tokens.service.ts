@@ -1,0 +1,87 @@
+import { randomUUID } from 'node:crypto';
+import type { ServiceContext } from '../context';
+import { currentSigningKey, ID_TOKEN_TTL_SECONDS, publicKeyFor } from '../oidc/signing-keys.service';
+
+/** jose is loaded with the first RFC 9068 token, not at start (issue 10). */
+const jose = () => require('jose') as typeof import('jose');
+
+/**
+ * The longest life of an RFC 9068 access token: a retired signing key stays in the JWKS for an id_token's life (plus
+ * a margin) after rotation, and every token it signed must still verify until it expires.
+ */
+export const RESOURCE_TOKEN_MAX_TTL_SECONDS = ID_TOKEN_TTL_SECONDS;
+
+/** The claims of an RFC 9068 access token (CONTRACT §12). */
+export interface ResourceTokenClaims {
+  iss: string;
+  sub: string;
+  aud: string;
+  client_id: string;
+  scope: string;
+  jti: string;
+  iat: number;
+  exp: number;
+  /** When a user session stands behind the token (its revocation ends the token at introspection). */
+  sid?: string;
+}
+
+/**
+ * An RFC 9068 JWT access token for an API (`aud`), signed with the OpenID signing keys that jwks_uri publishes, so an
+ * API verifies it offline with any JOSE library. `sub` is the user, or the client itself for client_credentials.
+ */
+export async function signResourceToken(
+  ctx: ServiceContext,
+  input: { subject: string; clientId: string; audience: string; scope: string; ttlSeconds: number; sessionId?: string },
+): Promise<{ token: string; expiresIn: number }> {
+  const key = await currentSigningKey(ctx);
+  const iat = Math.floor(ctx.clock.now().getTime() / 1000);
+  const expiresIn = Math.min(input.ttlSeconds, RESOURCE_TOKEN_MAX_TTL_SECONDS);
+  const claims: Record<string, unknown> = { client_id: input.clientId, scope: input.scope };
+  if (input.sessionId) claims.sid = input.sessionId;
+  const token = await new (jose().SignJWT)(claims)
+    // RFC 9068 §2.1: typ at+jwt, so that an id_token can never pass for an access token (or the other way round).
+    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'at+jwt' })
+    .setIssuer(ctx.config.oidcIssuer)
+    .setSubject(input.subject)
+    .setAudience(input.audience)
+    .setIssuedAt(iat)
+    .setExpirationTime(iat + expiresIn)
+    .setJti(randomUUID())
+    .sign(key.privateKey);
+  return { token, expiresIn };
+}
+
+/** Cheap test before any verification: a JWS whose header says `typ: at+jwt`. */
+export function isResourceToken(token: string): boolean {
+  const dot = token.indexOf('.');
+  if (dot <= 0 || dot > 1024) return false;
+  try {
+    const header = JSON.parse(Buffer.from(token.slice(0, dot), 'base64url').toString('utf8')) as { typ?: unknown };
+    return typeof header.typ === 'string' && header.typ.toLowerCase().replace(/^application\//, '') === 'at+jwt';
+  } catch {
+    return false;
+  }
+}
+
+/** The claims of one of our RFC 9068 tokens, verified (signature by a published key, iss, typ, expiry); else undefined. */
+export async function verifyResourceToken(ctx: ServiceContext, token: string): Promise<ResourceTokenClaims | undefined> {
+  if (token.length > 8192 || !isResourceToken(token)) return undefined;
+  const { decodeProtectedHeader, jwtVerify } = jose();
+  try {
+    const { kid } = decodeProtectedHeader(token);
+    if (typeof kid !== 'string') return undefined;
+    const key = await publicKeyFor(ctx, kid);
+    if (!key) return undefined;
+    const { payload } = await jwtVerify(token, key.key, {
+      algorithms: [key.alg],
+      issuer: ctx.config.oidcIssuer,
+      typ: 'at+jwt',
+      currentDate: ctx.clock.now(),
+      requiredClaims: ['sub', 'aud', 'client_id', 'jti', 'iat', 'exp'],
+    });
+    if (typeof payload.aud !== 'string' || typeof payload.client_id !== 'string' || typeof payload.sub !== 'string') return undefined;
+    return payload as unknown as ResourceTokenClaims;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,94 @@
+import { randomUUID } from 'node:crypto';
+import {
+  deleteApiResource,
+  findApiResourceById,
+  findApiResourceByIdentifier,
+  insertApiResource,
+  listApiResources,
+  updateApiResource,
+  type ApiResourceFields,
+  type ApiResourceRow,
+} from '../../db/repositories/api-resources.repo';
+import type { OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
+import { mapDbError } from '../../db/pg-errors';
+import { notFound, OAuthError } from '../../errors';
+import type { ServiceContext } from '../context';
+import { unionScopes } from './scopes';
+
+const DUPLICATE = 'An API resource with this identifier already exists';
+
+export async function createApiResource(ctx: ServiceContext, input: ApiResourceFields): Promise<ApiResourceRow> {
+  const resource = await insertApiResource(ctx.db, { ...input, id: randomUUID(), now: ctx.clock.now() }).catch((err) => {
+    throw mapDbError(err, DUPLICATE);
+  });
+  await ctx.events.record(ctx.db, { type: 'oauth.resource.created', subjectId: resource.id, detail: { identifier: resource.identifier } });
+  return resource;
+}
+
+export async function listResources(ctx: ServiceContext): Promise<ApiResourceRow[]> {
+  return listApiResources(ctx.db);
+}
+
+export async function getApiResource(ctx: ServiceContext, id: string): Promise<ApiResourceRow> {
+  const resource = await findApiResourceById(ctx.db, id);
+  if (!resource) throw notFound('API resource');
+  return resource;
+}
+
+export async function changeApiResource(ctx: ServiceContext, id: string, patch: Partial<ApiResourceFields>): Promise<ApiResourceRow> {
+  const resource = await updateApiResource(ctx.db, id, patch, ctx.clock.now()).catch((err) => {
+    throw mapDbError(err, DUPLICATE);
+  });
+  if (!resource) throw notFound('API resource');
+  const fields = Object.keys(patch).filter((k) => patch[k as keyof typeof patch] !== undefined);
+  await ctx.events.record(ctx.db, { type: 'oauth.resource.changed', subjectId: id, detail: { identifier: resource.identifier, fields } });
+  return resource;
+}
+
+/** Tokens already issued for it stop being active at introspection (the resource is gone). */
+export async function removeApiResource(ctx: ServiceContext, id: string): Promise<ApiResourceRow> {
+  const resource = await deleteApiResource(ctx.db, id);
+  if (!resource) throw notFound('API resource');
+  await ctx.events.record(ctx.db, { type: 'oauth.resource.deleted', subjectId: id, detail: { identifier: resource.identifier } });
+  return resource;
+}
+
+/** RFC 8707 §2: an absolute URI without a fragment. */
+export function isResourceIdentifier(value: string): boolean {
+  if (value.length === 0 || value.length > 2048 || value.includes('#') || /[\s\x00-\x1f\x7f]/.test(value)) return false;
+  if (!/^[A-Za-z][A-Za-z0-9+.-]*:/.test(value)) return false;
+  try {
+    new URL(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The API a token is asked for (RFC 8707 `resource`), or undefined when none is named. Not an absolute URI, not
+ * registered, or not in the client's allowed_resources: invalid_target (RFC 8707 §2), before anything is issued.
+ */
+export async function resolveTarget(
+  ctx: ServiceContext,
+  client: Pick<OAuthClientRow, 'allowedResources'>,
+  resource: string | undefined,
+): Promise<ApiResourceRow | undefined> {
+  if (resource === undefined) return undefined;
+  if (!isResourceIdentifier(resource)) throw new OAuthError('invalid_target', 'resource must be an absolute URI without a fragment');
+  const found = await findApiResourceByIdentifier(ctx.db, resource);
+  if (!found) throw new OAuthError('invalid_target', 'resource is not a registered API');
+  if (!client.allowedResources.includes(found.identifier)) {
+    throw new OAuthError('invalid_target', 'This client may not ask for tokens for this resource');
+  }
+  return found;
+}
+
+/** CONTRACT §12: the scopes a client may ask for = its own ∪ the requested resource's. */
+export function permittedScopes(client: Pick<OAuthClientRow, 'scopes'>, resource: Pick<ApiResourceRow, 'scopes'> | undefined): string[] {
+  return resource ? unionScopes(client.scopes, resource.scopes) : [...client.scopes];
+}
+
+export async function findResourceByIdentifier(ctx: ServiceContext, identifier: string): Promise<ApiResourceRow | undefined> {
+  return findApiResourceByIdentifier(ctx.db, identifier);
+}

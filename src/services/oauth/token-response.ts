@@ -1,0 +1,49 @@
+import type { ApiResourceRow } from '../../db/repositories/api-resources.repo';
+import type { ServiceContext } from '../context';
+import type { IssuedTokens } from '../sessions.service';
+import { signResourceToken } from './resource-tokens.service';
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  /** Absent for client_credentials (RFC 6749 §4.4.3). */
+  refresh_token?: string;
+  scope: string;
+  /** CONTRACT §9: only for grants whose scope contains `openid`. */
+  id_token?: string;
+}
+
+/** Spec §4.3: exactly these fields (plus the id_token of an OpenID grant); expires_in is the fixed 3600 although the JWT lives 24 h. */
+export function presentTokens(ctx: ServiceContext, tokens: IssuedTokens, scope: string, idToken?: string, expiresIn?: number): TokenResponse {
+  return {
+    access_token: tokens.accessToken,
+    token_type: 'Bearer',
+    expires_in: expiresIn ?? ctx.config.oauthExpiresInSeconds,
+    refresh_token: tokens.refreshToken,
+    scope,
+    ...(idToken ? { id_token: idToken } : {}),
+  };
+}
+
+/**
+ * RFC 8707: with a resource, the session's access token is replaced by an RFC 9068 JWT for that API (the refresh token
+ * stays the spec's). Signed before the id_token, whose at_hash covers the access token actually returned.
+ */
+export async function withResourceToken(
+  ctx: ServiceContext,
+  tokens: IssuedTokens,
+  input: { resource: ApiResourceRow | undefined; userId: string; clientId: string; scope: string },
+): Promise<{ tokens: IssuedTokens; expiresIn?: number }> {
+  if (!input.resource) return { tokens };
+  const signed = await signResourceToken(ctx, {
+    subject: input.userId,
+    clientId: input.clientId,
+    audience: input.resource.identifier,
+    scope: input.scope,
+    ttlSeconds: input.resource.accessTokenTtlSeconds,
+    sessionId: tokens.sessionId,
+  });
+  return { tokens: { ...tokens, accessToken: signed.token }, expiresIn: signed.expiresIn };
+}
+

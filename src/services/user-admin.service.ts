@@ -1,0 +1,106 @@
+import { anyFactorRemoved, resetUserFactors } from './mfa/factor-reset.service';
+import { withTransaction } from '../db';
+import { countEventsPerDay } from '../db/repositories/audit-events.repo';
+import { countUnusedRecoveryCodes, deleteRecoveryCodes } from '../db/repositories/mfa-recovery-codes.repo';
+import { deleteTotp, findTotp } from '../db/repositories/mfa-totp.repo';
+import { findSessionById, listActiveSessionsOfUser, revokeSession, type SessionRow } from '../db/repositories/sessions.repo';
+import { findUserById, lockUser, searchUsers, type UserSearch } from '../db/repositories/users.repo';
+import { deleteAllPasskeysOfUser, listPasskeysOfUser, type PasskeyRow } from '../db/repositories/webauthn-credentials.repo';
+import { listActiveRolesOfUsers } from '../db/repositories/user-roles.repo';
+import { forbidden, notFound } from '../errors';
+import type { ServiceContext } from './context';
+import { sendSetPasswordEmail } from './email-links.service';
+import { mailFactorRemoved } from './mfa/notifications';
+import type { Actor } from './rbac-policy';
+import { assertMayManageUser, assertMayTakeOverUser, type UserWithRoles } from './role-assignment.service';
+
+/**
+ * What the administration console (CONTRACT §14) needs about one account beyond the users API: its live sessions,
+ * its second factors, and the actions on them. Every change goes through the §8 rules of rbac-policy.ts and emits
+ * its audit event, as the API's changes do.
+ */
+
+/** The console's user list: search, status and admin-tier filters, newest first, `limit` a page. */
+export async function findUsers(ctx: ServiceContext, query: UserSearch): Promise<{ users: UserWithRoles[]; hasNext: boolean }> {
+  const rows = await searchUsers(ctx.db, query);
+  const page = rows.slice(0, query.limit);
+  const roles = await listActiveRolesOfUsers(
+    ctx.db,
+    page.map((u) => u.id),
+  );
+  return { users: page.map((user) => ({ user, roles: roles.get(user.id) ?? [] })), hasNext: rows.length > query.limit };
+}
+
+export async function listSessionsOfUser(ctx: ServiceContext, userId: string): Promise<SessionRow[]> {
+  if (!(await findUserById(ctx.db, userId))) throw notFound('User');
+  return listActiveSessionsOfUser(ctx.db, userId, ctx.clock.now());
+}
+
+/** An administrator ends one session of another account (the same rule as editing the account: §8 mayManageUser). */
+export async function revokeSessionOfUser(ctx: ServiceContext, actor: Actor, userId: string, sessionId: string): Promise<void> {
+  await assertMayManageUser(ctx.db, actor, userId);
+  const session = await findSessionById(ctx.db, sessionId);
+  if (!session || session.userId !== userId) throw notFound('Session');
+  if (!(await revokeSession(ctx.db, sessionId, ctx.clock.now()))) throw notFound('Session');
+  await ctx.events.record(ctx.db, {
+    type: 'auth.session.revoked',
+    actorId: actor.userId,
+    subjectId: userId,
+    detail: { session_id: sessionId, by_admin: true },
+  });
+}
+
+export interface FactorsOfUser {
+  totp: boolean;
+  passkeys: PasskeyRow[];
+  recoveryCodesLeft: number;
+}
+
+export async function listFactorsOfUser(ctx: ServiceContext, userId: string): Promise<FactorsOfUser> {
+  const [totp, passkeys, recoveryCodesLeft] = await Promise.all([
+    findTotp(ctx.db, userId),
+    listPasskeysOfUser(ctx.db, userId),
+    countUnusedRecoveryCodes(ctx.db, userId),
+  ]);
+  return { totp: Boolean(totp?.confirmedAt), passkeys, recoveryCodesLeft };
+}
+
+/** The console's factor reset: the one rule of `DELETE /api/users/:userId/mfa` (services/mfa/factor-reset.service.ts). */
+export async function resetFactorsOfUser(ctx: ServiceContext, actor: Actor, userId: string): Promise<{ removed: boolean }> {
+  return { removed: anyFactorRemoved(await resetUserFactors(ctx, actor, userId)) };
+}
+
+/**
+ * Mails the account a set-password link (the invitation's link, reason "reset"). Whoever reads that mailbox can
+ * then choose the password, so it follows the take-over rule of §8, like changing the account's email.
+ */
+export async function sendPasswordLinkToUser(ctx: ServiceContext, actor: Actor, userId: string): Promise<void> {
+  const user = await findUserById(ctx.db, userId);
+  if (!user) throw notFound('User');
+  if (!user.isActive) throw forbidden('Re-activate the account before sending it a link');
+  if (userId !== actor.userId) await assertMayTakeOverUser(ctx.db, actor, userId, 'Sending a set-password link to this account');
+  await sendSetPasswordEmail(ctx, user, 'reset');
+  await ctx.events.record(ctx.db, { type: 'user.password_link_sent', actorId: actor.userId, subjectId: userId });
+}
+
+export interface DailySignIns {
+  /** YYYY-MM-DD (UTC), oldest first, one per day. */
+  day: string;
+  succeeded: number;
+  failed: number;
+}
+
+/** Sign-ins and failed sign-ins per UTC day over the last `days` days, from the audit trail. */
+export async function signInsPerDay(ctx: ServiceContext, days = 30): Promise<DailySignIns[]> {
+  const today = new Date(ctx.clock.now());
+  today.setUTCHours(0, 0, 0, 0);
+  const from = new Date(today.getTime() - (days - 1) * 86_400_000);
+  const rows = await countEventsPerDay(ctx.db, ['auth.login.succeeded', 'auth.login.failed'], from);
+  const out: DailySignIns[] = [];
+  for (let i = 0; i < days; i++) {
+    const day = new Date(from.getTime() + i * 86_400_000).toISOString().slice(0, 10);
+    const of = (type: string) => rows.find((r) => r.day === day && r.type === type)?.count ?? 0;
+    out.push({ day, succeeded: of('auth.login.succeeded'), failed: of('auth.login.failed') });
+  }
+  return out;
+}

@@ -1,0 +1,118 @@
+import { Webhook } from 'standardwebhooks';
+import { withTransaction } from '../../db';
+import { findDeliveryWork, markDeliveryFailed, recordDeliveryAttempt, type AttemptOutcome } from '../../db/repositories/webhooks.repo';
+import { outboundRequest, OutboundRefused, type OutboundClient, type OutboundPolicy } from '../../lib/outbound-http';
+import type { ServiceContext } from '../context';
+import { secretPurpose } from './subscriptions.service';
+import { isDelivered, RESPONSE_EXCERPT_CHARS, retryDelaySeconds, RETRY_DELAYS_SECONDS, webhookOutboundPolicy } from './webhook-policy';
+
+export interface DeliveryOptions {
+  /** The retry schedule; CONTRACT §17's unless a test shortens it. */
+  retryDelaysSeconds?: readonly number[];
+  /** Outbound policy overrides (tests: a resolver). */
+  outbound?: Partial<OutboundPolicy>;
+  /** Kept-alive connections to receivers (the worker's); one connection per attempt without it. */
+  client?: OutboundClient;
+}
+
+/** Keys a payload never carries, whatever an event's detail holds (the event bus drops them already). */
+const SECRET_KEY = /password|secret|token|hash|verifier|^code$|otp|cookie|authorization/i;
+
+/** `data` of a delivery: the audit event as GET /api/admin/audit-events shows it, fields listed one by one. */
+export function presentEventData(row: Record<string, unknown>) {
+  const detail = (typeof row.detail === 'string' ? JSON.parse(row.detail) : (row.detail ?? {})) as Record<string, unknown>;
+  return {
+    id: String(row.id),
+    type: String(row.type),
+    occurred_at: new Date(row.occurred_at as string | Date).toISOString(),
+    actor_id: (row.actor_id as string | null) ?? null,
+    subject_id: (row.subject_id as string | null) ?? null,
+    client_id: (row.client_id as string | null) ?? null,
+    ip: (row.ip as string | null) ?? null,
+    user_agent: (row.user_agent as string | null) ?? null,
+    request_id: (row.request_id as string | null) ?? null,
+    detail: Object.fromEntries(Object.entries(detail).filter(([key]) => !SECRET_KEY.test(key))),
+  };
+}
+
+/** Standard Webhooks signature header: one `v1,…` per secret in use (the previous one during its grace period). */
+export function signatureHeader(secrets: readonly string[], msgId: string, timestamp: Date, body: string): string {
+  return secrets.map((secret) => new Webhook(secret).sign(msgId, timestamp, body)).join(' ');
+}
+
+function excerpt(body: Buffer): string | null {
+  if (!body.length) return null;
+  return body.toString('utf8', 0, Math.min(body.length, RESPONSE_EXCERPT_CHARS * 4)).slice(0, RESPONSE_EXCERPT_CHARS);
+}
+
+/**
+ * One attempt of one delivery (the graphile-worker task `webhook_deliver`, services/webhooks/queue.ts): signs the
+ * event, POSTs it through lib/outbound-http.ts, and records the outcome together with the next attempt's job in one
+ * transaction. Deliveries no longer pending (delivered, failed, or replaced by a redelivery) are left alone.
+ */
+export async function attemptDelivery(
+  ctx: ServiceContext,
+  deliveryId: string,
+  options: DeliveryOptions = {},
+): Promise<AttemptOutcome | undefined> {
+  const work = await findDeliveryWork(ctx.db, deliveryId);
+  if (!work || work.delivery.status !== 'pending') return undefined;
+  const { delivery, subscription, event } = work;
+  if (!subscription.enabled || !event) {
+    await markDeliveryFailed(ctx.db, deliveryId, !event ? 'the audit event was pruned' : 'the subscription is disabled');
+    ctx.metrics.webhookDeliveries.inc({ outcome: 'failed' });
+    return undefined;
+  }
+
+  const data = presentEventData(event);
+  const body = JSON.stringify({ type: data.type, timestamp: data.occurred_at, data });
+  const secrets = [ctx.sealer.open(subscription.secretSealed, secretPurpose(subscription.id))];
+  // Wall-clock time, not ctx.clock: receivers compare webhook-timestamp with their own clock (5 min tolerance).
+  const now = new Date();
+  if (subscription.previousSecretSealed && subscription.previousSecretExpiresAt && subscription.previousSecretExpiresAt > now) {
+    secrets.push(ctx.sealer.open(subscription.previousSecretSealed, secretPurpose(subscription.id)));
+  }
+  const headers = {
+    'content-type': 'application/json',
+    'user-agent': 'service-sso-webhooks',
+    // CONTRACT §17: the audit event's id, the same on every attempt (receivers deduplicate by it).
+    'webhook-id': delivery.eventId,
+    'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+    'webhook-signature': signatureHeader(secrets, delivery.eventId, now, body),
+  };
+
+  let responseStatus: number | null = null;
+  let responseExcerpt: string | null = null;
+  let error: string | null = null;
+  try {
+    const policy = webhookOutboundPolicy(ctx.config, subscription.url, options.outbound);
+    const request = { method: 'POST', headers, body };
+    const res = options.client
+      ? await options.client.request(subscription.url, request, policy)
+      : await outboundRequest(subscription.url, request, policy);
+    responseStatus = res.status;
+    responseExcerpt = excerpt(res.body);
+  } catch (err) {
+    if (!(err instanceof OutboundRefused)) throw err;
+    error = `${err.reason}: ${err.message}`;
+  }
+
+  const delivered = isDelivered(responseStatus);
+  const retryIn = delivered ? null : retryDelaySeconds(delivery.attempts + 1, options.retryDelaysSeconds ?? RETRY_DELAYS_SECONDS);
+  const outcome: AttemptOutcome = {
+    status: delivered ? 'delivered' : retryIn === null ? 'failed' : 'pending',
+    responseStatus,
+    responseExcerpt,
+    error: error ?? (delivered ? null : `HTTP ${responseStatus}`),
+    retryInSeconds: retryIn,
+  };
+  await withTransaction(ctx.db, (trx) => recordDeliveryAttempt(trx, deliveryId, outcome));
+  ctx.metrics.webhookDeliveries.inc({ outcome: delivered ? 'delivered' : retryIn === null ? 'failed' : 'retry' });
+  if (!delivered) {
+    ctx.logger.info(
+      { webhook: subscription.id, delivery: deliveryId, event: delivery.eventId, status: responseStatus, error, retryInSeconds: retryIn },
+      retryIn === null ? 'webhook delivery failed' : 'webhook delivery attempt failed, will retry',
+    );
+  }
+  return outcome;
+}

@@ -1,0 +1,85 @@
+import type { Logger as WorkerLogger, Runner } from 'graphile-worker';
+import { createOutboundClient } from '../../lib/outbound-http';
+import type { ServiceContext } from '../context';
+import { attemptDelivery, type DeliveryOptions } from './delivery.service';
+import { webhookOutboundPolicy } from './webhook-policy';
+
+/**
+ * The delivery queue: graphile-worker (docs/webhooks.md "Why graphile-worker"), a job queue in PostgreSQL. Jobs
+ * are enqueued by SQL in the transaction that writes the audit row (the fan-out trigger of the create_webhooks
+ * migration calls `graphile_worker.add_job`), so a delivery exists exactly when its event committed, and survives
+ * restarts and `kill -9`. graphile-worker hands each job to one worker of one instance (SKIP LOCKED), wakes workers
+ * by LISTEN/NOTIFY, and runs named queues one job at a time (four lanes per subscription: a slow receiver holds at
+ * most four workers). Each job is one attempt; the next attempt is a new job scheduled by the attempt itself.
+ */
+export const WEBHOOK_TASK = 'webhook_deliver';
+
+/** Installs (or upgrades) graphile-worker's own schema; idempotent, safe from several instances at once. */
+export async function installWebhookQueue(ctx: ServiceContext, connectionString: string): Promise<void> {
+  const { runMigrations } = loadGraphileWorker();
+  await runMigrations({ connectionString, logger: workerLogger(ctx) });
+}
+
+/** Loaded when first used (the server's start): code that only imports the services never parses it. */
+function loadGraphileWorker(): typeof import('graphile-worker') {
+  return require('graphile-worker') as typeof import('graphile-worker');
+}
+
+function workerLogger(ctx: ServiceContext): WorkerLogger {
+  const { Logger } = loadGraphileWorker();
+  const log = ctx.logger.child({ component: 'webhook-queue' });
+  return new Logger(() => (level, message, meta) => {
+    // Attempts use the service's pool, not graphile-worker's (which only fetches and completes jobs): a pool smaller
+    // than the concurrency is intended here.
+    if (message.startsWith('WARNING: having maxPoolSize')) return;
+    if (level === 'error') log.error({ meta }, message);
+    else if (level === 'warning') log.warn({ meta }, message);
+    else log.debug({ meta }, message);
+  });
+}
+
+export interface WebhookWorker {
+  stop(): Promise<void>;
+}
+
+export interface WebhookWorkerOptions extends DeliveryOptions {
+  connectionString: string;
+  /** Attempts in flight at once on this instance (WEBHOOK_CONCURRENCY). */
+  concurrency?: number;
+  /** How often jobs scheduled for later (retries) are looked for, in ms (graphile-worker's default 2000). */
+  pollIntervalMs?: number;
+}
+
+/**
+ * Starts this instance's workers beside the HTTP server: `concurrency` attempts at most. graphile-worker fetches and
+ * completes jobs on a pool of its own (at most 4 connections); attempts use the service pool for their short reads
+ * and writes and hold no connection while waiting for a receiver. `stop()` lets running attempts finish.
+ */
+export async function startWebhookWorker(ctx: ServiceContext, options: WebhookWorkerOptions): Promise<WebhookWorker> {
+  const concurrency = options.concurrency ?? ctx.config.webhookConcurrency;
+  const { run } = loadGraphileWorker();
+  // One keep-alive client for all attempts: a burst to one receiver reuses its connections (and TLS sessions).
+  const client = createOutboundClient(webhookOutboundPolicy(ctx.config, '', options.outbound));
+  const deliveryOptions: DeliveryOptions = { ...options, client };
+  const runner: Runner = await run({
+    connectionString: options.connectionString,
+    concurrency,
+    maxPoolSize: Math.min(concurrency, 4),
+    pollInterval: options.pollIntervalMs ?? 2000,
+    noHandleSignals: true,
+    logger: workerLogger(ctx),
+    taskList: {
+      [WEBHOOK_TASK]: async (payload) => {
+        const deliveryId = String((payload as { deliveryId?: unknown }).deliveryId ?? '');
+        if (!/^[1-9][0-9]{0,18}$/.test(deliveryId)) return;
+        await attemptDelivery(ctx, deliveryId, deliveryOptions);
+      },
+    },
+  });
+  return {
+    stop: async () => {
+      await runner.stop();
+      await client.close();
+    },
+  };
+}

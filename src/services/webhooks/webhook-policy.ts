@@ -1,0 +1,92 @@
+import net from 'node:net';
+import ipaddr from 'ipaddr.js';
+import type { Config } from '../../config';
+import type { OutboundPolicy } from '../../lib/outbound-http';
+import { NOT_AUDITED } from '../event-sinks';
+import { SECURITY_EVENT_TYPES } from '../events';
+
+/**
+ * The rules of CONTRACT §17 as pure functions (table tests in test/unit/webhook-policy.test.ts): which event
+ * patterns a subscription may name, which URLs it may point at, when an attempt is retried.
+ */
+
+/** CONTRACT §17: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, then failed (seven attempts in all). */
+export const RETRY_DELAYS_SECONDS: readonly number[] = [5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600];
+
+/** CONTRACT §17: a 2xx within 10 s is delivered. */
+export const DELIVERY_TIMEOUT_MS = 10_000;
+/** Bytes of a receiver's answer read (the rest is not needed: the status decides, an excerpt is kept). */
+export const RESPONSE_MAX_BYTES = 64 * 1024;
+/** Characters of the answer kept for the deliveries list. */
+export const RESPONSE_EXCERPT_CHARS = 200;
+/** After a rotation the previous secret keeps signing (a second signature) this long, so receivers can switch. */
+export const PREVIOUS_SECRET_GRACE_SECONDS = 24 * 3600;
+
+/** Event types a subscriber can receive: the audit trail's (types counted but not kept in it are never sent). */
+export const DELIVERABLE_EVENT_TYPES: readonly string[] = SECURITY_EVENT_TYPES.filter((t) => !NOT_AUDITED.has(t));
+
+/**
+ * A valid pattern is `*`, an exact deliverable type, or `prefix.*` where some deliverable type starts with
+ * `prefix.` (a typo such as `usr.*` would otherwise subscribe to nothing, silently).
+ */
+export function isValidEventPattern(pattern: string): boolean {
+  if (pattern === '*') return true;
+  if (pattern.endsWith('.*')) {
+    const prefix = pattern.slice(0, -1);
+    return prefix.length > 1 && DELIVERABLE_EVENT_TYPES.some((t) => t.startsWith(prefix));
+  }
+  return DELIVERABLE_EVENT_TYPES.includes(pattern);
+}
+
+/**
+ * Whether `type` matches one of `patterns`. The fan-out trigger of the create_webhooks migration applies the same
+ * rule in SQL (it runs in the audit insert's transaction); this one serves the tests and documentation.
+ */
+export function eventMatches(patterns: readonly string[], type: string): boolean {
+  return patterns.some((p) => p === '*' || p === type || (p.endsWith('.*') && type.startsWith(p.slice(0, -1))));
+}
+
+/** Seconds until the next attempt after `attemptsMade` failed attempts, or null when the delivery has failed. */
+export function retryDelaySeconds(attemptsMade: number, schedule: readonly number[] = RETRY_DELAYS_SECONDS): number | null {
+  if (attemptsMade < 1) return 0;
+  return schedule[attemptsMade - 1] ?? null;
+}
+
+/** A 2xx is delivered; any other status, a timeout or a refused or failed connection is retried. */
+export function isDelivered(responseStatus: number | null): boolean {
+  return responseStatus !== null && responseStatus >= 200 && responseStatus < 300;
+}
+
+/** `localhost`, or an IP literal in a loopback range (classified by ipaddr.js). */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  if (h === 'localhost' || h.endsWith('.localhost')) return true;
+  if (!net.isIP(h)) return false;
+  let parsed = ipaddr.parse(h);
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  return parsed.range() === 'loopback';
+}
+
+/**
+ * CONTRACT §17, the outbound policy of one webhook URL: https; plain http only to a loopback host outside
+ * production; private, loopback and link-local addresses refused in production unless WEBHOOK_ALLOW_PRIVATE=true.
+ */
+export function webhookOutboundPolicy(
+  config: Pick<Config, 'isProduction' | 'webhookAllowPrivate'>,
+  url: string,
+  overrides: Partial<OutboundPolicy> = {},
+): OutboundPolicy {
+  let loopback = false;
+  try {
+    loopback = isLoopbackHost(new URL(url).hostname);
+  } catch {
+    // not a URL: checkOutboundUrl refuses it
+  }
+  return {
+    allowPrivate: !config.isProduction || config.webhookAllowPrivate,
+    allowHttp: !config.isProduction && loopback,
+    timeoutMs: DELIVERY_TIMEOUT_MS,
+    maxBytes: RESPONSE_MAX_BYTES,
+    ...overrides,
+  };
+}

@@ -1,0 +1,21 @@
+/**
+ * /static/console.js: the console's only script, a progressive enhancement. Buttons marked `data-copy="<id>"` are
+ * revealed and copy the text of element <id> to the clipboard, announcing the result in the button itself. Without
+ * JavaScript the values stay selectable text.
+ */
+export const CONSOLE_SCRIPT = `(() => {
+  for (const button of document.querySelectorAll('button[data-copy]')) {
+    const target = document.getElementById(button.getAttribute('data-copy'));
+    if (!target || !navigator.clipboard) continue;
+    button.hidden = false;
+    button.addEventListener('click', async () => {
+      try {
+        await navigator.clipboard.writeText(target.textContent || '');
+        button.textContent = 'Copied';
+      } catch {
+        button.textContent = 'Copy failed: select the text';
+      }
+    });
+  }
+})();
+`;

@@ -1,0 +1,237 @@
+import type { ComponentChildren, JSX } from 'preact';
+import { Hidden } from '../kit';
+
+/** Field errors of a form, by field name (the zod issue paths of the API schema the form is checked with). */
+export type FieldErrors = Record<string, string | undefined>;
+
+/** A labelled input with its hint and error, tied together with aria-describedby / aria-invalid. */
+export function Field(props: {
+  name: string;
+  label: string;
+  value?: string;
+  type?: 'text' | 'email' | 'url' | 'search' | 'date';
+  hint?: string;
+  errors?: FieldErrors;
+  required?: boolean;
+  autocomplete?: string;
+  id?: string;
+}) {
+  const id = props.id ?? `f-${props.name}`;
+  const error = props.errors?.[props.name];
+  const describedBy = [props.hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
+  return (
+    <div>
+      <label for={id}>{props.label}</label>
+      <input
+        type={props.type ?? 'text'}
+        id={id}
+        name={props.name}
+        value={props.value ?? ''}
+        required={props.required}
+        autocomplete={props.autocomplete}
+        aria-describedby={describedBy}
+        aria-invalid={error ? 'true' : undefined}
+      />
+      {props.hint ? (
+        <p class="hint" id={`${id}-hint`}>
+          {props.hint}
+        </p>
+      ) : null}
+      {error ? (
+        <p class="field-error" id={`${id}-error`}>
+          {error}
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
+export function TextArea(props: { name: string; label: string; value?: string; hint?: string; errors?: FieldErrors }) {
+  const id = `f-${props.name}`;
+  const error = props.errors?.[props.name];
+  const describedBy = [props.hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
+  return (
+    <div>
+      <label for={id}>{props.label}</label>
+      <textarea id={id} name={props.name} aria-describedby={describedBy} aria-invalid={error ? 'true' : undefined}>
+        {props.value ?? ''}
+      </textarea>
+      {props.hint ? (
+        <p class="hint" id={`${id}-hint`}>
+          {props.hint}
+        </p>
+      ) : null}
+      {error ? (
+        <p class="field-error" id={`${id}-error`}>
+          {error}
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
+/** A group of checkboxes (scopes, permissions) in a fieldset with a legend. */
+export function Checkboxes(props: {
+  name: string;
+  legend: string;
+  options: Array<{ value: string; label?: string }>;
+  checked: readonly string[];
+  errors?: FieldErrors;
+}) {
+  const error = props.errors?.[props.name];
+  return (
+    <fieldset aria-describedby={error ? `f-${props.name}-error` : undefined}>
+      <legend>{props.legend}</legend>
+      {props.options.map((o) => (
+        <div class="check">
+          <input
+            type="checkbox"
+            id={`f-${props.name}-${o.value}`}
+            name={props.name}
+            value={o.value}
+            checked={props.checked.includes(o.value)}
+          />
+          <label for={`f-${props.name}-${o.value}`}>{o.label ?? o.value}</label>
+        </div>
+      ))}
+      {error ? (
+        <p class="field-error" id={`f-${props.name}-error`}>
+          {error}
+        </p>
+      ) : null}
+    </fieldset>
+  );
+}
+
+export function Select(props: {
+  name: string;
+  label: string;
+  value?: string;
+  options: Array<{ value: string; label: string }>;
+  id?: string;
+}) {
+  const id = props.id ?? `f-${props.name}`;
+  return (
+    <div>
+      <label for={id}>{props.label}</label>
+      <select id={id} name={props.name}>
+        {props.options.map((o) => (
+          <option value={o.value} selected={o.value === props.value}>
+            {o.label}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
+/** A CSRF-protected form post (post-redirect-get on the server). */
+export function PostForm(props: {
+  action: string;
+  csrf: string;
+  fields?: Record<string, string | undefined>;
+  class?: string;
+  children?: ComponentChildren;
+}) {
+  return (
+    <form method="post" action={props.action} class={props.class}>
+      <Hidden fields={{ csrf: props.csrf, ...props.fields }} />
+      {props.children}
+    </form>
+  );
+}
+
+/** A one-button action; destructive ones lead to a confirmation page first (the server asks unless `confirm=yes`). */
+export function ActionButton(props: {
+  action: string;
+  csrf: string;
+  label: string;
+  danger?: boolean;
+  ariaLabel?: string;
+  fields?: Record<string, string>;
+}) {
+  return (
+    <PostForm action={props.action} csrf={props.csrf} fields={props.fields} class="inline">
+      <button type="submit" class={props.danger ? 'danger' : 'secondary'} aria-label={props.ariaLabel}>
+        {props.label}
+      </button>
+    </PostForm>
+  );
+}
+
+export interface Column<T> {
+  label: string;
+  cell: (row: T) => ComponentChildren;
+  /** Long values (ids, URIs) may break anywhere. */
+  wrap?: boolean;
+}
+
+/** A data table that collapses into labelled blocks below 40rem; the empty state says what to do next. */
+export function Table<T>(props: { caption: string; columns: Array<Column<T>>; rows: readonly T[]; empty: ComponentChildren }) {
+  if (props.rows.length === 0) return <p class="muted">{props.empty}</p>;
+  return (
+    <table class="collapse">
+      <caption>{props.caption}</caption>
+      <thead>
+        <tr>
+          {props.columns.map((c) => (
+            <th scope="col">{c.label}</th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>
+        {props.rows.map((row) => (
+          <tr>
+            {props.columns.map((c) => (
+              <td data-label={c.label} class={c.wrap ? 'wrap' : undefined}>
+                {c.cell(row)}
+              </td>
+            ))}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** Previous / next links that keep the filters of the current page. */
+export function Pagination(props: { prev?: string; next?: string; label?: string }) {
+  if (!props.prev && !props.next) return null;
+  return (
+    <nav class="pager" aria-label={props.label ?? 'Pages'}>
+      {props.prev ? <a href={props.prev}>← Previous page</a> : null}
+      {props.next ? <a href={props.next}>Next page →</a> : null}
+    </nav>
+  );
+}
+
+export function Badge(props: { on: boolean; yes: string; no: string }) {
+  return <span class={props.on ? 'badge' : 'badge off'}>{props.on ? props.yes : props.no}</span>;
+}
+
+/** A value with a copy button (progressive enhancement: /static/console.js; without JavaScript the text is selectable). */
+export function CopyValue(props: { id: string; label: string; value: string }) {
+  return (
+    <div class="copy-row">
+      <code id={props.id}>{props.value}</code>
+      <button type="button" class="secondary" data-copy={props.id} hidden aria-label={`Copy ${props.label}`}>
+        Copy
+      </button>
+    </div>
+  );
+}
+
+export function Facts(props: { items: Array<[string, ComponentChildren]> }) {
+  return (
+    <dl class="facts">
+      {props.items.map(([term, value]) => (
+        <>
+          <dt>{term}</dt>
+          <dd>{value}</dd>
+        </>
+      ))}
+    </dl>
+  );
+}
+
+export type Children = JSX.Element | ComponentChildren;

@@ -1,0 +1,172 @@
+import type { ComponentChildren } from 'preact';
+import { Head, renderDocument } from '../layout';
+import { CsrfField, Flash } from '../kit';
+
+/**
+ * The administration console's frame (CONTRACT §14): a skip link, a header with the navigation (the current page
+ * marked with aria-current), the signed-in account and sign-out, and the page. Colours are chosen for WCAG 2.1 AA
+ * contrast in both colour schemes; tables collapse into labelled blocks on narrow screens. The only script is the
+ * small same-origin copy-button helper (/static/console.js); everything works without it.
+ */
+const CONSOLE_CSS = `
+  :root { color-scheme: light dark; --bg: #ffffff; --fg: #1a1d23; --muted: #4b5563; --accent: #1d4ed8; --accent-fg: #ffffff;
+    --border: #c5cad3; --soft: #f3f4f6; --danger: #b42318; --ok: #067647; --focus: #1d4ed8; }
+  @media (prefers-color-scheme: dark) {
+    :root { --bg: #111318; --fg: #e8eaee; --muted: #b3bac6; --accent: #93b4ff; --accent-fg: #0b1020; --border: #4a5160;
+      --soft: #1c2029; --danger: #ff9b8f; --ok: #6fdc9f; --focus: #93b4ff; }
+  }
+  * { box-sizing: border-box; }
+  body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; background: var(--bg); color: var(--fg); }
+  a { color: var(--accent); }
+  .skip { position: absolute; left: -10000px; top: 0; }
+  .skip:focus { left: .5rem; top: .5rem; background: var(--bg); padding: .5rem; z-index: 2; }
+  header.top { border-bottom: 1px solid var(--border); background: var(--soft); }
+  .top-inner { max-width: 80rem; margin: 0 auto; padding: .5rem 1rem; display: flex; flex-wrap: wrap; gap: .5rem 1.5rem;
+    align-items: center; }
+  .brand { font-weight: 700; color: var(--fg); text-decoration: none; }
+  nav.main ul { list-style: none; display: flex; flex-wrap: wrap; gap: .25rem; margin: 0; padding: 0; }
+  nav.main a { display: inline-block; padding: .35rem .6rem; border-radius: 6px; text-decoration: none; color: var(--fg); }
+  nav.main a[aria-current="page"] { background: var(--accent); color: var(--accent-fg); }
+  .who { margin-left: auto; display: flex; gap: .75rem; align-items: center; flex-wrap: wrap; font-size: .9rem; }
+  main { max-width: 80rem; margin: 0 auto; padding: 1.25rem 1rem 3rem; }
+  h1 { font-size: 1.5rem; margin: .25rem 0 1rem; overflow-wrap: anywhere; }
+  p, dd, li { overflow-wrap: anywhere; }
+  h2 { font-size: 1.15rem; margin: 2rem 0 .5rem; }
+  p { margin: 0 0 1rem; }
+  label { display: block; font-weight: 600; margin: .9rem 0 .25rem; }
+  .check label, label.check { display: inline; font-weight: 400; margin: 0 0 0 .35rem; }
+  .check { margin: .35rem 0; }
+  input[type=email], input[type=password], input[type=text], input[type=search], input[type=date], input[type=url], select, textarea {
+    width: 100%; max-width: 36rem; padding: .5rem .65rem; font: inherit; color: var(--fg); background: var(--bg);
+    border: 1px solid var(--border); border-radius: 6px; }
+  textarea { min-height: 5rem; }
+  fieldset { border: 1px solid var(--border); border-radius: 6px; max-width: 48rem; margin: 1rem 0 0; padding: .5rem 1rem; }
+  legend { font-weight: 600; padding: 0 .25rem; }
+  input:focus-visible, button:focus-visible, a:focus-visible, select:focus-visible, textarea:focus-visible, summary:focus-visible {
+    outline: 3px solid var(--focus); outline-offset: 2px; }
+  button, .button { display: inline-block; font: inherit; font-weight: 600; padding: .45rem 1rem; border-radius: 6px;
+    border: 1px solid var(--accent); background: var(--accent); color: var(--accent-fg); cursor: pointer; text-decoration: none; }
+  button.secondary, .button.secondary { background: transparent; color: var(--fg); border-color: var(--border); }
+  button.danger { background: transparent; color: var(--danger); border-color: var(--danger); }
+  .actions { display: flex; gap: .75rem; margin-top: 1rem; flex-wrap: wrap; align-items: center; }
+  .error { color: var(--danger); border: 1px solid var(--danger); border-radius: 6px; padding: .5rem .75rem; }
+  .field-error { color: var(--danger); margin: .25rem 0 0; font-size: .95rem; }
+  .ok { border: 1px solid var(--ok); border-radius: 6px; padding: .5rem .75rem; }
+  .muted { color: var(--muted); }
+  .hint { color: var(--muted); font-size: .9rem; margin: .2rem 0 0; }
+  .inline { display: inline; }
+  .cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(10rem, 1fr)); gap: .75rem; margin: 0 0 1.5rem;
+    padding: 0; list-style: none; }
+  .cards li { border: 1px solid var(--border); border-radius: 8px; padding: .75rem 1rem; }
+  .cards .n { display: block; font-size: 1.6rem; font-weight: 700; }
+  .filters { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: end; margin-bottom: 1rem; }
+  .filters > div { min-width: 10rem; flex: 1 1 10rem; max-width: 20rem; }
+  .filters label { margin-top: 0; }
+  table { width: 100%; border-collapse: collapse; font-size: .95rem; margin-bottom: 1rem; }
+  caption { text-align: left; font-weight: 600; padding: .25rem 0; }
+  th, td { text-align: left; padding: .45rem .5rem; border-bottom: 1px solid var(--border); vertical-align: top; }
+  th { white-space: nowrap; }
+  td.wrap, td code { overflow-wrap: anywhere; }
+  code, .secret { font-family: ui-monospace, monospace; }
+  .badge { display: inline-block; padding: 0 .45rem; border-radius: 999px; border: 1px solid var(--border); font-size: .85rem;
+    white-space: nowrap; }
+  .badge.off { color: var(--danger); border-color: var(--danger); }
+  .pager { display: flex; gap: 1rem; align-items: center; flex-wrap: wrap; }
+  dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .35rem 1rem; margin: 0 0 1rem; }
+  dl.facts dt { font-weight: 600; }
+  dl.facts dd { margin: 0; overflow-wrap: anywhere; }
+  .copy-row { display: flex; gap: .5rem; align-items: center; flex-wrap: wrap; }
+  .copy-row code { padding: .25rem .4rem; background: var(--soft); border-radius: 4px; overflow-wrap: anywhere; }
+  pre.settings { background: var(--soft); padding: .75rem; border-radius: 6px; overflow-x: auto; }
+  details { margin: .75rem 0; }
+  summary { cursor: pointer; color: var(--accent); }
+  .chart svg { width: 100%; max-width: 48rem; height: auto; }
+  .chart .succeeded { fill: var(--accent); }
+  .chart .failed { fill: var(--danger); }
+  .chart .axis { stroke: var(--border); }
+  .chart text { fill: var(--fg); font-size: 11px; }
+  .legend { display: flex; gap: 1rem; list-style: none; padding: 0; margin: .25rem 0; }
+  .swatch { display: inline-block; width: .8rem; height: .8rem; margin-right: .3rem; vertical-align: -1px; border-radius: 2px; }
+  .swatch.succeeded { background: var(--accent); }
+  .swatch.failed { background: var(--danger); }
+  section.panel { border-top: 1px solid var(--border); margin-top: 1.5rem; }
+  @media (max-width: 40rem) {
+    .who { margin-left: 0; }
+    table.collapse, table.collapse caption, table.collapse tbody, table.collapse tr, table.collapse td { display: block; }
+    table.collapse thead { position: absolute; left: -10000px; }
+    table.collapse tr { border-bottom: 1px solid var(--border); padding: .5rem 0; }
+    table.collapse td { border: 0; padding: .1rem 0; overflow-wrap: anywhere; }
+    table.collapse td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); font-weight: 600; }
+    dl.facts { grid-template-columns: 1fr; }
+    dl.facts dd { margin-bottom: .5rem; }
+  }
+`;
+
+export type ConsoleSection = 'overview' | 'users' | 'roles' | 'applications' | 'audit' | 'signing-keys' | 'settings';
+
+const NAV: Array<{ id: ConsoleSection; href: string; label: string }> = [
+  { id: 'overview', href: '/admin', label: 'Overview' },
+  { id: 'users', href: '/admin/users', label: 'Users' },
+  { id: 'roles', href: '/admin/roles', label: 'Roles' },
+  { id: 'applications', href: '/admin/applications', label: 'Applications' },
+  { id: 'audit', href: '/admin/audit', label: 'Audit log' },
+  { id: 'signing-keys', href: '/admin/signing-keys', label: 'Signing keys' },
+  { id: 'settings', href: '/admin/settings', label: 'Settings' },
+];
+
+export interface ConsoleFrame {
+  title: string;
+  /** The navigation entry marked current; none on error pages. */
+  section?: ConsoleSection;
+  email: string;
+  csrf: string;
+  flash?: { kind: 'ok' | 'error'; message: string };
+}
+
+export function ConsoleLayout(props: ConsoleFrame & { children?: ComponentChildren }) {
+  return (
+    <html lang="en">
+      <Head title={`${props.title} · Console`} css={CONSOLE_CSS} scripts={['/static/console.js']} />
+      <body>
+        <a class="skip" href="#content">
+          Skip to content
+        </a>
+        <header class="top">
+          <div class="top-inner">
+            <a class="brand" href="/admin">
+              service-sso console
+            </a>
+            <nav class="main" aria-label="Console">
+              <ul>
+                {NAV.map((item) => (
+                  <li>
+                    <a href={item.href} aria-current={item.id === props.section ? 'page' : undefined}>
+                      {item.label}
+                    </a>
+                  </li>
+                ))}
+              </ul>
+            </nav>
+            <div class="who">
+              <a href="/account">{props.email}</a>
+              <form method="post" action="/logout" class="inline">
+                <CsrfField csrf={props.csrf} />
+                <button type="submit" class="secondary">
+                  Sign out
+                </button>
+              </form>
+            </div>
+          </div>
+        </header>
+        <main id="content" tabIndex={-1}>
+          <Flash message={props.flash?.message} kind={props.flash?.kind} />
+          {props.children}
+        </main>
+      </body>
+    </html>
+  );
+}
+
+export function renderConsole(frame: ConsoleFrame, body: ComponentChildren): string {
+  return renderDocument(<ConsoleLayout {...frame}>{body}</ConsoleLayout>);
+}

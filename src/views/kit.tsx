@@ -1,0 +1,83 @@
+import type { ComponentChildren } from 'preact';
+
+/**
+ * Shared pieces of the server-rendered forms: the CSRF field, hidden fields, a form-level error that inputs point
+ * at (aria-describedby), the row of buttons, dates, and the new-password pair. Values are props, escaped by the
+ * renderer.
+ */
+
+export function CsrfField(props: { csrf: string }) {
+  return <input type="hidden" name="csrf" value={props.csrf} />;
+}
+
+export function Hidden(props: { fields: Record<string, string | undefined> }) {
+  return (
+    <>
+      {Object.entries(props.fields)
+        .filter((entry): entry is [string, string] => entry[1] !== undefined)
+        .map(([name, value]) => (
+          <input type="hidden" name={name} value={value} />
+        ))}
+    </>
+  );
+}
+
+/** A form's error message with the id its fields reference; nothing when there is no error. */
+export function FormError(props: { id: string; message?: string }) {
+  return props.message ? (
+    <p class="error" role="alert" id={props.id}>
+      {props.message}
+    </p>
+  ) : null;
+}
+
+/** A result announced to assistive technology (the flash message after a post-redirect-get, a notice). */
+export function Flash(props: { message?: string; kind?: 'ok' | 'error' }) {
+  if (!props.message) return null;
+  return props.kind === 'error' ? (
+    <p class="error" role="alert">
+      {props.message}
+    </p>
+  ) : (
+    <p class="ok" role="status">
+      {props.message}
+    </p>
+  );
+}
+
+export function Actions(props: { class?: string; children?: ComponentChildren }) {
+  return <div class={props.class ? `actions ${props.class}` : 'actions'}>{props.children}</div>;
+}
+
+/** A UTC time as the pages show it: "2026-11-26 17:35 UTC". */
+export function Time(props: { at: Date }) {
+  return <time dateTime={props.at.toISOString()}>{props.at.toISOString().slice(0, 16).replace('T', ' ')} UTC</time>;
+}
+
+/** A new password typed twice (set-password, setup): labels, length hint, autocomplete for password managers. */
+export function NewPasswordFields(props: { minLength: number; label: string; repeatLabel: string; describedBy?: string }) {
+  return (
+    <>
+      <label for="password">{props.label}</label>
+      <input
+        type="password"
+        id="password"
+        name="password"
+        autocomplete="new-password"
+        minlength={props.minLength}
+        required
+        aria-describedby={props.describedBy}
+      />
+      <p class="muted">At least {props.minLength} characters.</p>
+      <label for="password_confirm">{props.repeatLabel}</label>
+      <input
+        type="password"
+        id="password_confirm"
+        name="password_confirm"
+        autocomplete="new-password"
+        minlength={props.minLength}
+        required
+      />
+    </>
+  );
+}
