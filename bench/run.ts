@@ -433,7 +433,17 @@ async function ssoFixtures(sso: string, admin: { email: string; password: string
     expectStatus('register a login-storm account', r, 201);
     loginBodies.push(JSON.stringify(account));
   }
-  return { userAccessToken: reg.body.accessToken, loginBodies, firstPartyRefreshTokens, oauthRefreshTokens, client, ccClient, ccResource, email, password };
+  return {
+    userAccessToken: reg.body.accessToken,
+    loginBodies,
+    firstPartyRefreshTokens,
+    oauthRefreshTokens,
+    client,
+    ccClient,
+    ccResource,
+    email,
+    password,
+  };
 }
 
 /**
@@ -1258,6 +1268,8 @@ async function webhookBurst(
   const seen = new Set<string>();
   let duplicates = 0;
   let invalid = 0;
+  // Assigned once the subscription exists (its secret); the receiver below reads it.
+  // eslint-disable-next-line prefer-const
   let verifier: Webhook | undefined;
   let lastAt = 0;
   const receiver = https.createServer({ cert: fs.readFileSync(tls.certFile), key: fs.readFileSync(tls.keyFile) }, (req, res) => {

@@ -30,7 +30,12 @@ export async function loginWithLoopback({ issuer, clientId, scope = 'openid prof
       });
     });
     await openBrowser(url);
-    const tokens = await client.authorizationCodeGrant(config, await callback, { pkceCodeVerifier: codeVerifier, expectedState: state }, resource ? { resource } : undefined);
+    const tokens = await client.authorizationCodeGrant(
+      config,
+      await callback,
+      { pkceCodeVerifier: codeVerifier, expectedState: state },
+      resource ? { resource } : undefined,
+    );
     return { tokens, config, redirectUri };
   } finally {
     server.closeAllConnections?.();

@@ -1,16 +1,14 @@
 import { anyFactorRemoved, resetUserFactors } from './mfa/factor-reset.service';
-import { withTransaction } from '../db';
 import { countEventsPerDay } from '../db/repositories/audit-events.repo';
-import { countUnusedRecoveryCodes, deleteRecoveryCodes } from '../db/repositories/mfa-recovery-codes.repo';
-import { deleteTotp, findTotp } from '../db/repositories/mfa-totp.repo';
+import { countUnusedRecoveryCodes } from '../db/repositories/mfa-recovery-codes.repo';
+import { findTotp } from '../db/repositories/mfa-totp.repo';
 import { findSessionById, listActiveSessionsOfUser, revokeSession, type SessionRow } from '../db/repositories/sessions.repo';
-import { findUserById, lockUser, searchUsers, type UserSearch } from '../db/repositories/users.repo';
-import { deleteAllPasskeysOfUser, listPasskeysOfUser, type PasskeyRow } from '../db/repositories/webauthn-credentials.repo';
+import { findUserById, searchUsers, type UserSearch } from '../db/repositories/users.repo';
+import { listPasskeysOfUser, type PasskeyRow } from '../db/repositories/webauthn-credentials.repo';
 import { listActiveRolesOfUsers } from '../db/repositories/user-roles.repo';
 import { forbidden, notFound } from '../errors';
 import type { ServiceContext } from './context';
 import { sendSetPasswordEmail } from './email-links.service';
-import { mailFactorRemoved } from './mfa/notifications';
 import type { Actor } from './rbac-policy';
 import { assertMayManageUser, assertMayTakeOverUser, type UserWithRoles } from './role-assignment.service';
 

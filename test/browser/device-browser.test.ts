@@ -17,7 +17,14 @@ import type { TestApp } from '../helpers/test-app';
 type Tokens = Awaited<ReturnType<OpenIdClient['pollDeviceAuthorizationGrant']>>;
 type Started = { user_code: string; verification_uri: string; verification_uri_complete: string };
 const device = loadEsm<{
-  deviceLogin(options: { issuer: string; clientId: string; scope: string; resource?: string; insecure: boolean; showCode: (s: Started) => Promise<void> | void }): Promise<Tokens>;
+  deviceLogin(options: {
+    issuer: string;
+    clientId: string;
+    scope: string;
+    resource?: string;
+    insecure: boolean;
+    showCode: (s: Started) => Promise<void> | void;
+  }): Promise<Tokens>;
 }>(path.join(__dirname, '../../examples/apps/device.mjs'));
 const jose = require('jose') as typeof import('jose');
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';

@@ -261,14 +261,14 @@ describe('client_credentials', () => {
     expect(res.body).not.toHaveProperty('access_token');
   });
 
-  test('the per-instance client cache: a secret rotated, an API withdrawn or a client deactivated elsewhere applies at once', async () => {
+  test('a client changed elsewhere (secret rotated, API withdrawn, client deactivated) applies to the very next request', async () => {
     const resource = await makeApiResource(t);
     const client = await makeAppClient(t, { grantTypes: ['client_credentials'], redirectUris: [], scopes: ['read'], allowedResources: [resource.identifier] });
     const auth = basicAuth(client.clientId, client.clientSecret!);
     const form = { grant_type: 'client_credentials', resource: resource.identifier };
     expect((await token(form, auth)).status).toBe(200);
     expect((await token(form, auth)).status).toBe(200);
-    // Another instance (or an operator's SQL) changes the client: the cached copy must not decide.
+    // Another instance (or an operator's SQL) changes the client: the next request reads it afresh (issue 22).
     await t.db('oauth_clients').where({ client_id: client.clientId }).update({ allowed_resources: JSON.stringify([]) });
     expect((await token(form, auth)).body.error).toBe('invalid_target');
     await t.db('oauth_clients').where({ client_id: client.clientId }).update({ allowed_resources: JSON.stringify([resource.identifier]) });

@@ -30,14 +30,31 @@ interface Examples {
   spa: {
     discover(issuer: string, options: { insecure: boolean }): Promise<AuthorizationServer>;
     startSignIn(as: AuthorizationServer, settings: SpaSettings): Promise<{ url: URL; keep: Keep }>;
-    finishSignIn(as: AuthorizationServer, settings: SpaSettings, callback: URL, keep: Keep): Promise<{ tokens: OAuthTokens; claims: Record<string, unknown> }>;
+    finishSignIn(
+      as: AuthorizationServer,
+      settings: SpaSettings,
+      callback: URL,
+      keep: Keep,
+    ): Promise<{ tokens: OAuthTokens; claims: Record<string, unknown> }>;
     refresh(as: AuthorizationServer, settings: SpaSettings, refreshToken: string): Promise<OAuthTokens>;
   };
   cli: {
-    loginWithLoopback(options: { issuer: string; clientId: string; insecure: boolean; openBrowser: (url: URL) => Promise<void> }): Promise<{ tokens: Tokens; redirectUri: string }>;
+    loginWithLoopback(options: {
+      issuer: string;
+      clientId: string;
+      insecure: boolean;
+      openBrowser: (url: URL) => Promise<void>;
+    }): Promise<{ tokens: Tokens; redirectUri: string }>;
   };
   machine: {
-    serviceToken(options: { issuer: string; clientId: string; clientSecret?: string; resource?: string; scope?: string; insecure: boolean }): Promise<Tokens>;
+    serviceToken(options: {
+      issuer: string;
+      clientId: string;
+      clientSecret?: string;
+      resource?: string;
+      scope?: string;
+      insecure: boolean;
+    }): Promise<Tokens>;
   };
   resourceServer: { createApi(options: { issuer: string; audience: string; insecure: boolean }): Promise<Express> };
 }
@@ -108,7 +125,13 @@ test('CLI (openid-client, public client): loopback redirect on a port the system
 
 test('machine-to-machine with openid-client: client_credentials, an RFC 9068 token the API accepts; a spec token and a scope-less one are refused', async () => {
   const client = await makeAppClient(t, { grantTypes: ['client_credentials'], redirectUris: [], scopes: ['read'], allowedResources: [audience] });
-  const tokens = await machine.serviceToken({ issuer: baseUrl, clientId: client.clientId, clientSecret: client.clientSecret, resource: audience, insecure: true });
+  const tokens = await machine.serviceToken({
+    issuer: baseUrl,
+    clientId: client.clientId,
+    clientSecret: client.clientSecret,
+    resource: audience,
+    insecure: true,
+  });
   expect(tokens).toMatchObject({ token_type: 'bearer', expires_in: 600, scope: 'read invoices:read invoices:write' });
   expect(tokens.refresh_token).toBeUndefined();
   const answer = await callApi(tokens.access_token);
@@ -122,10 +145,17 @@ test('machine-to-machine with openid-client: client_credentials, an RFC 9068 tok
   const rp = await makeClient(t, { redirectUris: ['https://rp.example.test/cb'] });
   const other = await makeApiResource(t);
   const otherClient = await makeAppClient(t, { grantTypes: ['client_credentials'], redirectUris: [], allowedResources: [other.identifier] });
-  const otherToken = await machine.serviceToken({ issuer: baseUrl, clientId: otherClient.clientId, clientSecret: otherClient.clientSecret, insecure: true });
+  const otherToken = await machine.serviceToken({
+    issuer: baseUrl,
+    clientId: otherClient.clientId,
+    clientSecret: otherClient.clientSecret,
+    insecure: true,
+  });
   expect((await callApi(otherToken.access_token)).status).toBe(401);
   const config = loadEsm<OpenIdClientModule>('openid-client');
-  const rpConfig = await config.discovery(new URL(baseUrl), rp.clientId, rp.clientSecret, undefined, { execute: [config.allowInsecureRequests] });
+  const rpConfig = await config.discovery(new URL(baseUrl), rp.clientId, rp.clientSecret, undefined, {
+    execute: [config.allowInsecureRequests],
+  });
   const verifier = config.randomPKCECodeVerifier();
   const url = config.buildAuthorizationUrl(rpConfig, {
     redirect_uri: 'https://rp.example.test/cb',

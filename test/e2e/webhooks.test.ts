@@ -7,7 +7,7 @@ import { startWebhookWorker, type WebhookWorker } from '../../src/services/webho
 import { secretPurpose } from '../../src/services/webhooks/subscriptions.service';
 import { makeSignedInUser, makeUser, signIn, uniqueEmail } from '../helpers/factories';
 import { createTestApp, type TestApp } from '../helpers/test-app';
-import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../helpers/webhook-receiver';
+import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';
 
 /**
  * CONTRACT §17 end to end: subscriptions through the admin API, audit events delivered to a real HTTP receiver that
@@ -85,8 +85,6 @@ async function invite(): Promise<string> {
   expect(res.status).toBe(201);
   return res.body.user.id as string;
 }
-
-const typesOf = (received: ReceivedWebhook[]) => received.map((r) => r.payload?.type);
 
 describe('subscriptions (GET|POST /api/admin/webhooks, GET|PUT|DELETE /api/admin/webhooks/:id)', () => {
   test('create answers the whsec_ secret once (no-store); it is stored sealed and never shown again', async () => {

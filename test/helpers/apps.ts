@@ -27,7 +27,10 @@ export async function makeAppClient(
 }
 
 /** Registers an API resource; its identifier is unique per call unless given. */
-export async function makeApiResource(t: TestApp, options: { identifier?: string; scopes?: string[]; ttlSeconds?: number; name?: string } = {}) {
+export async function makeApiResource(
+  t: TestApp,
+  options: { identifier?: string; scopes?: string[]; ttlSeconds?: number; name?: string } = {},
+) {
   return insertApiResource(t.db, {
     id: randomUUID(),
     identifier: options.identifier ?? `https://api-${randomUUID().slice(0, 8)}.test/`,

@@ -78,7 +78,12 @@ export async function findApiResourceByIdentifier(db: DbOrTrx, identifier: strin
 
 const SELECT_RESOURCE = 'select id, identifier, name, scopes, access_token_ttl_s, open_registration, created_at, updated_at from api_resources';
 
-export async function updateApiResource(db: DbOrTrx, id: string, patch: Partial<ApiResourceFields>, now: Date): Promise<ApiResourceRow | undefined> {
+export async function updateApiResource(
+  db: DbOrTrx,
+  id: string,
+  patch: Partial<ApiResourceFields>,
+  now: Date,
+): Promise<ApiResourceRow | undefined> {
   const record: Record<string, unknown> = { updated_at: now };
   if (patch.identifier !== undefined) record.identifier = patch.identifier;
   if (patch.name !== undefined) record.name = patch.name;

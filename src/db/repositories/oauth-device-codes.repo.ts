@@ -49,7 +49,16 @@ function toRow(r: DeviceCodeRecord): DeviceCodeRow {
 /** Inserts a device authorization; false when the user code's hash is taken (the caller draws another code). */
 export async function insertDeviceCode(
   db: DbOrTrx,
-  d: { deviceCodeHash: string; userCodeHash: string; clientId: string; scope: string; resource: string | null; intervalSeconds: number; now: Date; expiresAt: Date },
+  d: {
+    deviceCodeHash: string;
+    userCodeHash: string;
+    clientId: string;
+    scope: string;
+    resource: string | null;
+    intervalSeconds: number;
+    now: Date;
+    expiresAt: Date;
+  },
 ): Promise<boolean> {
   const rows = await db('oauth_device_codes')
     .insert({
@@ -130,7 +139,13 @@ export async function recordDevicePoll(
 }
 
 /** The approved code's tokens are issued once: the consuming UPDATE is conditional on `approved` and unexpired. */
-export async function consumeDeviceCode(db: DbOrTrx, deviceCodeHash: string, clientId: string, sessionId: string, now: Date): Promise<DeviceCodeRow | undefined> {
+export async function consumeDeviceCode(
+  db: DbOrTrx,
+  deviceCodeHash: string,
+  clientId: string,
+  sessionId: string,
+  now: Date,
+): Promise<DeviceCodeRow | undefined> {
   const [row] = await db<DeviceCodeRecord>('oauth_device_codes')
     .where({ device_code_hash: deviceCodeHash, client_id: clientId, status: 'approved' })
     .where('expires_at', '>', now)
@@ -144,7 +159,13 @@ export async function consumeDeviceCode(db: DbOrTrx, deviceCodeHash: string, cli
  * code is looked up: parallel guesses are serialised on the row. Returns false when the budget is spent (nothing is
  * counted then). A correct code gives its attempt back with releaseDeviceCodeAttempt.
  */
-export async function takeDeviceCodeAttempt(db: DbOrTrx, sessionId: string, now: Date, limit: number, windowSeconds: number): Promise<boolean> {
+export async function takeDeviceCodeAttempt(
+  db: DbOrTrx,
+  sessionId: string,
+  now: Date,
+  limit: number,
+  windowSeconds: number,
+): Promise<boolean> {
   const rows = await preparedRows(
     db,
     'sso_take_device_code_attempt_1',

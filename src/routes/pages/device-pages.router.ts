@@ -42,7 +42,11 @@ export function createDevicePagesRouter(deps: RouteDeps) {
       async ({ query, principal }, req, res) => {
         const next = await detour(principal, query.user_code);
         if (next) return res.redirect(303, next);
-        html(res, 200, renderDeviceEntryPage({ csrf: issueCsrf(req, res, config), userCode: query.user_code, userEmail: principal!.email }));
+        html(
+          res,
+          200,
+          renderDeviceEntryPage({ csrf: issueCsrf(req, res, config), userCode: query.user_code, userEmail: principal!.email }),
+        );
       },
     ),
     route(
@@ -64,11 +68,16 @@ export function createDevicePagesRouter(deps: RouteDeps) {
         if (!found.ok) {
           const tooMany = found.reason === 'too_many';
           const error = tooMany ? TOO_MANY : WRONG_CODE;
-          return html(res, tooMany ? 429 : 400, renderDeviceEntryPage({ csrf, userCode: body.user_code, userEmail: principal!.email, error }));
+          const page = renderDeviceEntryPage({ csrf, userCode: body.user_code, userEmail: principal!.email, error });
+          return html(res, tooMany ? 429 : 400, page);
         }
         const { info } = found;
         const scopes = scopeItems(info.scopes);
-        html(res, 200, renderDeviceConfirmPage({ csrf, userCode: info.userCode, clientName: info.clientName, scopes, userEmail: principal!.email }));
+        html(
+          res,
+          200,
+          renderDeviceConfirmPage({ csrf, userCode: info.userCode, clientName: info.clientName, scopes, userEmail: principal!.email }),
+        );
       },
     ),
     route(

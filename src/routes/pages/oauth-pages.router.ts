@@ -59,7 +59,9 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
         const csrf = issueCsrf(req, res, config);
         const returnTo = query.return_to;
         const signedIn = firstParty(principal);
-        if (signedIn && needsSecondFactorForAdmin(config, signedIn)) return res.redirect(303, enrolUrlFor(resolveReturnTo(config, returnTo)));
+        if (signedIn && needsSecondFactorForAdmin(config, signedIn)) {
+          return res.redirect(303, enrolUrlFor(resolveReturnTo(config, returnTo)));
+        }
         if (signedIn && !returnTo) {
           return html(res, 200, renderSignedInPage({ email: signedIn.email, csrf, consoleLink: adminRank(signedIn.roleNames) > 0 }));
         }

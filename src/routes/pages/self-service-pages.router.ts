@@ -71,7 +71,14 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
   const { ctx } = deps;
   const { config } = ctx;
 
-  async function render(req: Request, res: Response, principal: Principal, context: Context, status: number, extra: Partial<AccountPageData> = {}) {
+  async function render(
+    req: Request,
+    res: Response,
+    principal: Principal,
+    context: Context,
+    status: number,
+    extra: Partial<AccountPageData> = {},
+  ) {
     const [sessions, apps, factors, pending, current] = await Promise.all([
       account.listOwnSessions(ctx, principal),
       listConnectedApps(ctx, principal.userId),

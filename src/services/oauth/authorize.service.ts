@@ -74,7 +74,15 @@ export function errorRedirect(
 export async function issueAuthorizationCode(
   ctx: ServiceContext,
   db: DbOrTrx,
-  input: { clientId: string; userId: string; redirectUri: string; scope: string; codeChallenge: string; oidc?: OidcRequestContext; resource?: string | null },
+  input: {
+    clientId: string;
+    userId: string;
+    redirectUri: string;
+    scope: string;
+    codeChallenge: string;
+    oidc?: OidcRequestContext;
+    resource?: string | null;
+  },
 ): Promise<string> {
   const code = randomToken(32);
   const now = ctx.clock.now();

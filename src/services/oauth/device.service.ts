@@ -136,7 +136,8 @@ export async function decideUserCode(
     // OIDC Core: auth_time is when the person signed in (the browser session's), not when they approved.
     const authTime = (await findSessionById(ctx.db, principal.sessionId))?.authTime ?? now;
     return withTransaction(ctx.db, async (trx) => {
-      const row = await decideDeviceCode(trx, sha256Hex(userCode), { approve, userId: principal.userId, authTime, amr: principal.amr }, now);
+      const decision = { approve, userId: principal.userId, authTime, amr: principal.amr };
+      const row = await decideDeviceCode(trx, sha256Hex(userCode), decision, now);
       if (!row) return undefined;
       const client = await findClientById(trx, row.clientId);
       if (!client?.isActive) throw new DeviceCodeGone();
@@ -208,9 +209,19 @@ export async function exchangeDeviceCode(
     // Another poll consumed it first: roll this session back (exactly once).
     if (!consumed) throw new DeviceCodeGone();
     await touchGrant(trx, user.id, client.clientId, now);
-    const { tokens, expiresIn } = await withResourceToken(ctx, started, { resource, userId: user.id, clientId: client.clientId, scope: polled.scope });
+    const { tokens, expiresIn } = await withResourceToken(ctx, started, {
+      resource,
+      userId: user.id,
+      clientId: client.clientId,
+      scope: polled.scope,
+    });
     const idToken = isOpenIdScope(polled.scope)
-      ? await issueIdToken(ctx, trx, { sessionId: tokens.sessionId, clientId: client.clientId, scope: polled.scope, accessToken: tokens.accessToken })
+      ? await issueIdToken(ctx, trx, {
+          sessionId: tokens.sessionId,
+          clientId: client.clientId,
+          scope: polled.scope,
+          accessToken: tokens.accessToken,
+        })
       : undefined;
     return { tokens, expiresIn, idToken, userId: user.id };
   }).catch((err) => {

@@ -32,7 +32,11 @@ export type RequestedScopeVerdict =
  *   `invalid_scope`: ignoring it would hand the client less than it believes it was granted without saying so.
  * - Plain OAuth 2.0 requests refuse any value outside the client's scopes (RFC 6749 §4.1.2.1 `invalid_scope`).
  */
-export function resolveRequestedScopes(scope: string, clientScopes: readonly string[], resourceScopes: readonly string[] = []): RequestedScopeVerdict {
+export function resolveRequestedScopes(
+  scope: string,
+  clientScopes: readonly string[],
+  resourceScopes: readonly string[] = [],
+): RequestedScopeVerdict {
   const asked = parseScope(scope);
   // The scopes of the API named with `resource` (RFC 8707, CONTRACT §12) are known too.
   const known = (s: string) => (SUPPORTED_SCOPES as readonly string[]).includes(s) || resourceScopes.includes(s);

@@ -15,7 +15,13 @@ export interface TokenResponse {
 }
 
 /** Spec §4.3: exactly these fields (plus the id_token of an OpenID grant); expires_in is the fixed 3600 although the JWT lives 24 h. */
-export function presentTokens(ctx: ServiceContext, tokens: IssuedTokens, scope: string, idToken?: string, expiresIn?: number): TokenResponse {
+export function presentTokens(
+  ctx: ServiceContext,
+  tokens: IssuedTokens,
+  scope: string,
+  idToken?: string,
+  expiresIn?: number,
+): TokenResponse {
   return {
     access_token: tokens.accessToken,
     token_type: 'Bearer',

@@ -93,7 +93,12 @@ export async function exchangeAuthorizationCode(
     const started = await startSession(ctx, trx, { user, client: { clientId: client.clientId, scope: code.scope }, meta, auth });
     await setAuthorizationCodeSession(trx, codeHash, started.sessionId);
     await touchGrant(trx, user.id, client.clientId, now);
-    const { tokens, expiresIn } = await withResourceToken(ctx, started, { resource, userId: user.id, clientId: client.clientId, scope: code.scope });
+    const { tokens, expiresIn } = await withResourceToken(ctx, started, {
+      resource,
+      userId: user.id,
+      clientId: client.clientId,
+      scope: code.scope,
+    });
     const idToken = isOpenIdScope(code.scope)
       ? await issueIdToken(ctx, trx, {
           sessionId: tokens.sessionId,
