@@ -1,5 +1,5 @@
 import cors from 'cors';
-import express, { Router, type Express, type RequestHandler } from 'express';
+import express, { Router, type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import { createAuthenticate } from './middleware/authenticate';
 import { installLazyCookies } from './middleware/cookies';
 import { createErrorHandler, notFoundHandler } from './middleware/error-handler';
@@ -12,6 +12,7 @@ import { AppError } from './errors';
 import { requestContext } from './lib/request-context';
 import { mountRoutes, type Scopes } from './routes';
 import { oauthDialect } from './routes/oauth/oauth-errors';
+import { consoleRefusals } from './routes/console/console-kit';
 import { pageErrors } from './routes/pages/page-errors';
 import { registerRouteTable, type DeclaredAppRoute } from './routes/route-table';
 import { Scope } from './routes/scope';
@@ -86,6 +87,10 @@ export function createScopes(app: Express, deps: AppDeps): { scopes: Scopes; fin
   // Routes outside /api that need the per-IP budget (the hosted forms) declare `rateLimit`; the boundary answers 429
   // with a page.
   const pages = new Scope(pagesRouter, '', { steps: pageSteps, boundary: pageErrors }, table, { ...base, rateLimit: limiter });
+  // The console answers its refusals as console pages (sign-in redirect, 403 and 404 pages), the rest as any page.
+  const consoleErrors = consoleRefusals(config);
+  const consoleBoundary: ErrorRequestHandler = (err, req, res, next) =>
+    consoleErrors(err, req, res, (rest?: unknown) => pageErrors(rest ?? err, req, res, next));
 
   const scopes: Scopes = {
     documents,
@@ -94,7 +99,7 @@ export function createScopes(app: Express, deps: AppDeps): { scopes: Scopes; fin
     oauthProtocol: api.with({ boundary: oauthDialect, dialect: 'oauth' }),
     administration: api.with({ secondFactorForAdmins: true }),
     pages,
-    consolePages: pages.with({ secondFactorForAdmins: true }),
+    consolePages: pages.with({ secondFactorForAdmins: true, boundary: consoleBoundary }),
   };
   const finish = () => {
     apiRouter.use(limiter, notFoundHandler);

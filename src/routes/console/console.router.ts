@@ -27,7 +27,6 @@ import { inviteUserBody, updateUserBody } from '../users/users.schemas';
 import {
   CONSOLE,
   confirmBody,
-  consoleRefusals,
   fieldErrors,
   frameOf,
   lines,
@@ -150,7 +149,7 @@ export function createConsoleRouter(deps: RouteDeps) {
   const roleForm = z.object({ name: text(200), description: text(600), application: text(200), permissions: list() });
   const isSuperAdmin = (p: Principal) => p.roleNames.includes(SUPER_ADMIN);
 
-  const router = declareRouter(
+  return declareRouter(
     deps,
     [
       // Overview
@@ -993,8 +992,6 @@ export function createConsoleRouter(deps: RouteDeps) {
     ],
     { tags: ['Console'] },
   );
-  router.use(consoleRefusals(config));
-  return router;
 }
 
 /** The console's audit filters through the API's own query schema (one rule for both). */
