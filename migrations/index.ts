@@ -7,6 +7,7 @@ import * as createMfaTables from './20261122120000_create_mfa_tables';
 import * as createAuditEvents from './20261122130000_create_audit_events';
 import * as createSetupToken from './20261122130001_create_setup_token';
 import * as addOAuthClientVersion from './20261123000000_add_oauth_client_version';
+import * as createIdentityProviders from './20261126170000_create_identity_providers';
 
 /**
  * Migrations are listed here (in order) rather than discovered on disk, so that the same list runs under
@@ -21,6 +22,7 @@ const MIGRATIONS: Array<[string, Knex.Migration]> = [
   ['20261122130000_create_audit_events', createAuditEvents],
   ['20261122130001_create_setup_token', createSetupToken],
   ['20261123000000_add_oauth_client_version', addOAuthClientVersion],
+  ['20261126170000_create_identity_providers', createIdentityProviders],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Knex.Migration]> = {

@@ -92,6 +92,15 @@ const envSchema = z.object({
   MFA_REQUIRED_FOR_ADMINS: boolString.default(false),
   // Issue 13: audit events older than this are pruned.
   AUDIT_RETENTION_DAYS: intString(1, 36_500).default(180),
+  // CONTRACT §15/§16: `closed` refuses self-registration (API 403 registration_closed) and sign-ups through an
+  // upstream identity provider; invitations keep working.
+  REGISTRATION: z.enum(['open', 'closed']).default('open'),
+  // CONTRACT §16: upstream identity providers may live on private, loopback or link-local addresses and speak plain
+  // http (tests, a lab). Off by default; never needed for public providers (docs/federation.md).
+  IDP_ALLOW_PRIVATE: boolString.default(false),
+  // CONTRACT §16: comma-separated host names of upstream providers exempt from the private-address check (an IdP
+  // on the internal network, still over https).
+  IDP_ALLOWED_HOSTS: z.string().default(''),
 });
 
 export interface Config {
@@ -142,6 +151,9 @@ export interface Config {
   idTokenAlg: 'RS256' | 'ES256';
   mfaRequiredForAdmins: boolean;
   auditRetentionDays: number;
+  registration: 'open' | 'closed';
+  idpAllowPrivate: boolean;
+  idpAllowedHosts: readonly string[];
 }
 
 export class ConfigError extends Error {
@@ -285,6 +297,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     idTokenAlg: e.ID_TOKEN_ALG,
     mfaRequiredForAdmins: e.MFA_REQUIRED_FOR_ADMINS,
     auditRetentionDays: e.AUDIT_RETENTION_DAYS,
+    registration: e.REGISTRATION,
+    idpAllowPrivate: e.IDP_ALLOW_PRIVATE,
+    idpAllowedHosts: Object.freeze(
+      e.IDP_ALLOWED_HOSTS.split(',')
+        .map((h) => h.trim().toLowerCase())
+        .filter(Boolean),
+    ),
   };
   return Object.freeze(config);
 }

@@ -9,6 +9,8 @@ export const ERROR_STATUS = {
   mfa_required: 401,
   unauthorized: 401,
   forbidden: 403,
+  // CONTRACT §15: REGISTRATION=closed.
+  registration_closed: 403,
   not_found: 404,
   conflict: 409,
   payload_too_large: 413,

@@ -1,7 +1,8 @@
+import { renderIdentitiesSection } from './federation';
 import { escapeHtml, renderPage } from './layout';
 import { PASSKEY_SCRIPTS } from './login';
 
-export type AccountSection = 'profile' | 'password' | 'sessions' | 'apps' | 'second-factors';
+export type AccountSection = 'profile' | 'password' | 'sessions' | 'apps' | 'second-factors' | 'identities';
 
 export interface AccountPageData {
   csrf: string;
@@ -24,6 +25,9 @@ export interface AccountPageData {
   continueTo?: string;
   /** Query string kept on every form's action (the enrolment context). */
   formQuery?: string;
+  /** CONTRACT §16: linked identities of other providers, and the enabled providers not linked yet. */
+  identities?: Array<{ id: string; providerName: string; email: string | null; createdAt: Date }>;
+  linkableProviders?: Array<{ name: string; linkUrl: string }>;
 }
 
 const date = (d: Date) => `<time datetime="${d.toISOString()}">${escapeHtml(d.toISOString().slice(0, 16).replace('T', ' '))} UTC</time>`;
@@ -239,6 +243,13 @@ ${errorFor(data, 'second-factors')}${totpPart(data)}
 ${passkeysPart(data)}
 ${recoveryPart(data)}
 </section>
+${renderIdentitiesSection({
+  csrf: data.csrf,
+  identities: data.identities ?? [],
+  available: data.linkableProviders ?? [],
+  error: data.error?.section === 'identities' ? data.error.message : undefined,
+  formQuery: data.formQuery,
+})}
 ${sessionsSection(data)}
 ${appsSection(data)}
 <section>

@@ -1,7 +1,19 @@
+import { renderPendingLinkNotice, renderProviderButtons } from './federation';
 import { escapeHtml, renderPage } from './layout';
 
-/** The hosted sign-in form (CONTRACT §5): a plain form post, no JavaScript. */
-export function renderLoginPage(options: { csrf: string; returnTo?: string; email?: string; error?: string; signedInAs?: string }): string {
+/**
+ * The hosted sign-in form (CONTRACT §5): a plain form post, no JavaScript; "Continue with {name}" for each enabled
+ * identity provider and, while an upstream identity waits to be linked, which account to prove (CONTRACT §16).
+ */
+export function renderLoginPage(options: {
+  csrf: string;
+  returnTo?: string;
+  email?: string;
+  error?: string;
+  signedInAs?: string;
+  providers?: ReadonlyArray<{ name: string; startUrl: string }>;
+  pendingLink?: { email: string; providerName: string };
+}): string {
   const error = options.error
     ? `<p class="error" role="alert" id="login-error">${escapeHtml(options.error)}</p>`
     : '';
@@ -12,7 +24,7 @@ export function renderLoginPage(options: { csrf: string; returnTo?: string; emai
   return renderPage({
     title: 'Sign in',
     body: `<h1>Sign in</h1>
-${signedIn}${error}
+${options.pendingLink ? renderPendingLinkNotice(options.pendingLink) : ''}${signedIn}${error}
 <form method="post" action="/login" novalidate>
   <input type="hidden" name="csrf" value="${escapeHtml(options.csrf)}">
   <input type="hidden" name="return_to" value="${escapeHtml(options.returnTo ?? '')}">
@@ -29,6 +41,7 @@ ${signedIn}${error}
   <div class="actions"><button type="button" class="secondary" data-passkey-login="passkey-login-form" hidden>Sign in with a passkey</button></div>
   <p class="error" role="alert" data-passkey-error hidden></p>
 </form>
+${renderProviderButtons(options.providers ?? [])}
 <p class="muted"><a href="/forgot-password">Forgot your password?</a></p>`,
     scripts: PASSKEY_SCRIPTS,
   });

@@ -15,6 +15,7 @@ export const OAUTH_DIALECT: Readonly<Record<ErrorCode, OAuthErrorCode>> = {
   mfa_required: 'access_denied',
   unauthorized: 'invalid_client',
   forbidden: 'invalid_request',
+  registration_closed: 'access_denied',
   not_found: 'invalid_request',
   conflict: 'invalid_request',
   payload_too_large: 'invalid_request',

@@ -22,6 +22,8 @@ import { declareRouter, route, type DeclaredRoute } from '../route';
 import type { RouteDeps } from '../types';
 import { html, optionalText, PAGE, refuseForm, text } from './page-kit';
 import { qrCodeSvg } from '../../lib/qr-code';
+import { listOwnIdentities, unlinkOwnIdentity } from '../../services/federation/identities.service';
+import { listEnabledProviders } from '../../services/federation/providers.service';
 
 
 /** The enrolment context MFA_REQUIRED_FOR_ADMINS sends along (kept on every form of the page). */
@@ -39,6 +41,8 @@ const NOTICES: Record<string, string> = {
   passkey: 'The passkey was added.',
   passkey_renamed: 'The passkey was renamed.',
   passkey_removed: 'The passkey was removed.',
+  identity_linked: 'The sign-in was linked to your account.',
+  identity_unlinked: 'The sign-in was unlinked from your account.',
 };
 
 /** What a form post did: a notice key (303 back to the page) or something to show once (rendered at once). */
@@ -59,6 +63,7 @@ const SECTION_ANCHOR: Record<AccountSection, string> = {
   sessions: '#sessions',
   apps: '#apps',
   'second-factors': '#second-factors',
+  identities: '#identities',
 };
 
 /**
@@ -71,11 +76,13 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
   const { config } = ctx;
 
   async function render(req: Request, res: Response, principal: Principal, context: Context, status: number, extra: Partial<AccountPageData> = {}) {
-    const [sessions, apps, factors, pending] = await Promise.all([
+    const [sessions, apps, factors, pending, identities, providers] = await Promise.all([
       account.listOwnSessions(ctx, principal),
       listConnectedApps(ctx, principal.userId),
       loadFactors(ctx.db, principal.userId),
       totp.pendingTotp(ctx, principal),
+      listOwnIdentities(ctx, principal.userId),
+      listEnabledProviders(ctx),
     ]);
     const appNames = new Map(apps.map((a) => [a.clientId, a.clientName]));
     const enrolRequired = context.enrol === 'required';
@@ -105,6 +112,10 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
         enrolRequired,
         continueTo: enrolRequired && hasSecondFactor(principal.amr) ? (returnTo ?? '/login') : undefined,
         formQuery: contextQs(context),
+        identities: identities.map((i) => ({ id: i.id, providerName: i.providerName, email: i.email, createdAt: i.createdAt })),
+        linkableProviders: providers
+          .filter((p) => !identities.some((i) => i.providerId === p.id))
+          .map((p) => ({ name: p.name, linkUrl: `/api/auth/idp/${encodeURIComponent(p.slug)}/start?link=1` })),
         ...extra,
       }),
     );
@@ -187,6 +198,11 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
     action('sessions/revoke-others', 'Sign out every other session (form post)', 'sessions', z.object({}), async (principal) => {
       await account.revokeOtherSessions(ctx, principal);
       return { done: 'others' };
+    }),
+
+    action('identities/remove', 'Unlink a sign-in of another provider (form post)', 'identities', z.object({ identity_id: text(64) }), async (principal, body) => {
+      await unlinkOwnIdentity(ctx, principal.userId, body.identity_id);
+      return { done: 'identity_unlinked' };
     }),
 
     action('apps/remove', "Remove an app's access (form post)", 'apps', z.object({ client_id: text(200) }), async (principal, body) => {

@@ -1,0 +1,49 @@
+import { escapeHtml } from './layout';
+
+/**
+ * The sign-in page's "Continue with {name}" links (CONTRACT §16): plain links to the start endpoint, so they work
+ * without JavaScript. No logo is hot-linked from a provider.
+ */
+export function renderProviderButtons(providers: ReadonlyArray<{ name: string; startUrl: string }>): string {
+  if (providers.length === 0) return '';
+  const links = providers
+    .map((p) => `<li><a class="button secondary" href="${escapeHtml(p.startUrl)}">Continue with ${escapeHtml(p.name)}</a></li>`)
+    .join('\n');
+  return `<nav aria-label="Other ways to sign in" class="providers">
+<ul>
+${links}
+</ul>
+</nav>`;
+}
+
+/** Shown on /login while an upstream identity waits for the person to prove the account it will be linked to. */
+export function renderPendingLinkNotice(link: { email: string; providerName: string }): string {
+  return `<p class="ok" role="status">Your ${escapeHtml(link.providerName)} account uses the address <strong>${escapeHtml(link.email)}</strong>, which already has an account here. Sign in to that account (password or passkey) to link ${escapeHtml(link.providerName)} to it.</p>`;
+}
+
+/** The /account section listing linked identities, with Unlink, and links to connect the other enabled providers. */
+export function renderIdentitiesSection(data: {
+  csrf: string;
+  identities: ReadonlyArray<{ id: string; providerName: string; email: string | null; createdAt: Date }>;
+  available: ReadonlyArray<{ name: string; linkUrl: string }>;
+  error?: string;
+  formQuery?: string;
+}): string {
+  const error = data.error ? `<p class="error" role="alert" id="identities-error">${escapeHtml(data.error)}</p>` : '';
+  const items = data.identities.length
+    ? `<ul>\n${data.identities
+        .map(
+          (i) => `<li><strong>${escapeHtml(i.providerName)}</strong>${i.email ? ` <span class="muted">(${escapeHtml(i.email)})</span>` : ''}
+<form method="post" action="${escapeHtml(`/account/identities/remove${data.formQuery ?? ''}`)}" class="inline"><input type="hidden" name="csrf" value="${escapeHtml(data.csrf)}"><input type="hidden" name="identity_id" value="${escapeHtml(i.id)}"><button type="submit" class="secondary" aria-label="Unlink ${escapeHtml(i.providerName)}">Unlink</button></form></li>`,
+        )
+        .join('\n')}\n</ul>`
+    : '<p class="muted">No other sign-in is linked to your account.</p>';
+  const connect = data.available.length
+    ? `<p>${data.available.map((a) => `<a href="${escapeHtml(a.linkUrl)}">Link ${escapeHtml(a.name)}</a>`).join(' · ')}</p>`
+    : '';
+  return `<section aria-labelledby="identities-h" id="identities">
+<h2 id="identities-h">Linked sign-ins</h2>
+${error}${items}
+${connect}
+</section>`;
+}
