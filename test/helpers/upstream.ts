@@ -78,7 +78,7 @@ export async function startUpstreamOidc(redirectUris: string[], options: { issue
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name', 'given_name', 'family_name'] },
     features: { devInteractions: { enabled: false } },
     interactions: {},
-  }) as Record<string, Record<string, unknown>>;
+  }) as unknown as Record<string, Record<string, unknown>>;
   configuration.interactions!.url = (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}`;
   (configuration as Record<string, unknown>).findAccount = async (_ctx: unknown, sub: string) => {
     const account = accounts.get(sub);

@@ -32,7 +32,7 @@ const fields = {
   base_url: httpUrl('base_url'),
   api_base_url: httpUrl('api_base_url'),
   client_id: z.string({ error: 'client_id is required' }).trim().min(1, 'client_id is required').max(500, 'client_id is too long'),
-  client_secret: z.string({ error: 'client_secret must be a string' }).min(1, 'client_secret must not be empty').max(2000, 'client_secret is too long'),
+  client_secret: z.string({ error: 'client_secret is required and must be a string' }).min(1, 'client_secret must not be empty').max(2000, 'client_secret is too long'),
   scopes: scopesField,
   enabled: z.boolean({ error: 'enabled must be a boolean' }),
   trust_email: z.boolean({ error: 'trust_email must be a boolean' }),

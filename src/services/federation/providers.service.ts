@@ -11,9 +11,8 @@ import {
   type IdentityProviderType,
 } from '../../db/repositories/identity-providers.repo';
 import { AppError, badRequest, conflict, notFound } from '../../errors';
-import { OutboundRefused } from '../../lib/outbound-http';
 import type { ServiceContext } from '../context';
-import { clientSecretPurpose, discoverOidc, GITHUB_DEFAULTS, OIDC_DEFAULT_SCOPES } from './relying-party';
+import { clientSecretPurpose, discoverOidc, GITHUB_DEFAULTS, OIDC_DEFAULT_SCOPES, outboundRefusalOf } from './relying-party';
 
 /**
  * Upstream identity providers as admins configure them (CONTRACT §16, GET|POST|PUT|DELETE
@@ -72,13 +71,14 @@ async function validateOidcIssuer(ctx: ServiceContext, issuer: string, clientId:
     await discoverOidc(ctx.config, issuer, clientId, undefined);
   } catch (err) {
     const discoveryUrl = `${issuer}/.well-known/openid-configuration`;
-    if (err instanceof OutboundRefused) {
+    const refused = outboundRefusalOf(err);
+    if (refused) {
       const why =
-        err.reason === 'private_address'
-          ? `${err.message} (set IDP_ALLOWED_HOSTS or IDP_ALLOW_PRIVATE to allow it)`
-          : err.reason === 'timeout'
+        refused.reason === 'private_address'
+          ? `${refused.message} (set IDP_ALLOWED_HOSTS or IDP_ALLOW_PRIVATE to allow it)`
+          : refused.reason === 'timeout'
             ? 'it did not answer in time'
-            : err.message;
+            : refused.message;
       throw invalid('issuer', `The discovery document ${discoveryUrl} could not be fetched: ${why}`);
     }
     const e = err as { code?: string; message?: string; cause?: { status?: number } };

@@ -35,6 +35,16 @@ export class UpstreamRejected extends Error {
 const UPSTREAM_TIMEOUT_MS = 10_000;
 const UPSTREAM_MAX_BYTES = 1024 * 1024;
 
+/** The outbound module's refusal behind an error, when openid-client wrapped it (as the `cause` of its own error). */
+export function outboundRefusalOf(err: unknown): OutboundRefused | undefined {
+  let current: unknown = err;
+  for (let depth = 0; depth < 5 && current; depth++) {
+    if (current instanceof OutboundRefused) return current;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
 /** How the server reaches upstream providers: IDP_ALLOW_PRIVATE and IDP_ALLOWED_HOSTS (docs/federation.md). */
 export function upstreamPolicy(config: Pick<Config, 'idpAllowPrivate' | 'idpAllowedHosts'>): OutboundPolicy {
   return {
@@ -172,7 +182,8 @@ export async function exchangeCallback(
     return await githubIdentity(ctx, provider, tokens.access_token);
   } catch (err) {
     if (err instanceof UpstreamRejected) throw err;
-    if (err instanceof OutboundRefused) throw new UpstreamRejected(`provider unreachable: ${err.message}`, err.reason);
+    const refused = outboundRefusalOf(err);
+    if (refused) throw new UpstreamRejected(`provider unreachable: ${refused.message}`, refused.reason);
     const e = err as { message?: string; code?: string; error?: string };
     // openid-client's messages name the failed check, never a token's value.
     throw new UpstreamRejected(e.error ? `provider answered ${e.error}` : (e.message ?? 'unknown failure'), e.code ?? e.error);
