@@ -267,3 +267,18 @@ describe('github type (OAuth 2.0 + user and emails API)', () => {
     expect(log).not.toMatch(/[?&]code=/);
   });
 });
+
+describe('REGISTRATION=closed (CONTRACT §15)', () => {
+  test('POST /api/auth/register answers 403 registration_closed and creates nothing', async () => {
+    const closed = await createTestApp({ env: { REGISTRATION: 'closed' } });
+    try {
+      const email = uniqueEmail('closed');
+      const res = await request(closed.app).post('/api/auth/register').send({ first_name: 'A', last_name: 'B', email, password: 'secret-password' });
+      expect(res.status).toBe(403);
+      expect(res.body.error).toBe('registration_closed');
+      expect(await closed.db('users').where({ email }).first()).toBeUndefined();
+    } finally {
+      await closed.close();
+    }
+  });
+});

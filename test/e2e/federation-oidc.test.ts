@@ -316,3 +316,40 @@ describe('GET /api/auth/identities, DELETE /api/auth/identities/:id', () => {
     expect((await request(t.app).delete(`/api/auth/identities/${identity.id}`).set('Authorization', other.bearer)).status).toBe(404);
   });
 });
+
+describe('linking from /account (GET /api/auth/idp/:slug/start?link=1)', () => {
+  test('a recent sign-in links the identity to the signed-in account, whatever its email', async () => {
+    const user = await makeUser(t);
+    const browser = request.agent(t.app);
+    await browser.post('/api/auth/login').send({ email: user.email, password: user.password });
+    upstreamAccount({ email: uniqueEmail('elsewhere') });
+    const { callbackPath } = await startAndAuthorize(browser, 'corp', { link: '1' });
+    const res = await browser.get(callbackPath);
+    expect(res.status).toBe(303);
+    expect(res.headers.location).toBe('/account?done=identity_linked#identities');
+    expect((await browser.get('/api/auth/identities')).body.identities).toEqual([expect.objectContaining({ provider: { slug: 'corp', name: 'Corp SSO' } })]);
+    const [linked] = await audit('auth.identity.linked', user.id);
+    expect(linked.detail).toMatchObject({ via: 'account' });
+    // The account page lists it with an Unlink button.
+    const page = await browser.get('/account');
+    expect(page.text).toContain('Linked sign-ins');
+    expect(page.text).toContain('Unlink Corp SSO');
+  });
+
+  test('a sign-in older than 10 minutes is sent to sign in again first', async () => {
+    const user = await makeUser(t);
+    const browser = request.agent(t.app);
+    await browser.post('/api/auth/login').send({ email: user.email, password: user.password });
+    t.clock.advance(11 * 60);
+    const res = await browser.get('/api/auth/idp/corp/start?link=1');
+    expect(res.status).toBe(302);
+    expect(res.headers.location).toMatch(/^\/login\?return_to=/);
+    expect(await t.db('idp_flows').where({ link_user_id: user.id })).toHaveLength(0);
+  });
+
+  test('without a session, link=1 goes to sign in', async () => {
+    const res = await request(t.app).get('/api/auth/idp/corp/start?link=1');
+    expect(res.status).toBe(302);
+    expect(res.headers.location).toMatch(/^\/login\?/);
+  });
+});
