@@ -5,6 +5,7 @@ import { ADMIN_TIER } from '../../src/services/principal';
 import { makeClient, makeSignedInUser, makeUser, uniqueEmail } from '../helpers/factories';
 import { CATALOGUE, makeRole, makeUserWithPermissions } from '../helpers/rbac';
 import { createTestApp, type TestApp } from '../helpers/test-app';
+import { makeIdentityProvider } from '../helpers/upstream';
 
 /**
  * Every guarded route of the real app, read from its declarations (src/routes/route.ts), against its guard: no
@@ -35,10 +36,13 @@ const BODIES: Record<string, (f: Fixtures) => Promise<Record<string, unknown>> |
   'POST /api/rbac/users/:userId/check-permission': () => ({ permission: 'users:read' }),
   'POST /api/admin/oauth-clients': () => ({ name: 'Matrix', redirect_uri: 'https://matrix.test/cb', scopes: 'openid' }),
   'PUT /api/admin/oauth-clients/:clientId': () => ({ name: 'Renamed' }),
+  // The github preset needs no discovery request (an oidc provider would be fetched when saved).
+  'POST /api/admin/identity-providers': () => ({ preset: 'github', slug: `matrix-${suffix()}`, client_id: 'id', client_secret: 'secret' }),
+  'PUT /api/admin/identity-providers/:providerId': () => ({ name: 'Renamed' }),
 };
 
 /** Path parameters by name: a fresh row each call. */
-const PARAMS = ['userId', 'roleId', 'clientId'] as const;
+const PARAMS = ['userId', 'roleId', 'clientId', 'providerId'] as const;
 
 let t: TestApp;
 let routes: Array<DeclaredAppRoute & { guard: Guard; key: string; status: number }>;
@@ -77,6 +81,7 @@ async function prepare(route: DeclaredAppRoute): Promise<{ path: string; body?: 
   if (names.includes('userId')) ids.userId = (await makeUser(t)).id;
   if (names.includes('roleId')) ids.roleId = (await makeRole(t)).id;
   if (names.includes('clientId')) ids.clientId = (await makeClient(t)).clientId;
+  if (names.includes('providerId')) ids.providerId = await makeIdentityProvider(t);
   // A role in the path of a user's route is one the user holds (removal).
   if (ids.userId && ids.roleId) await t.db('user_roles').insert({ user_id: ids.userId, role_id: ids.roleId });
   const path = route.path.replace(/:(\w+)/g, (_m, name: string) => ids[name] ?? `:${name}`);

@@ -1,4 +1,4 @@
-import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createHash, generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import vm from 'node:vm';
@@ -219,4 +219,21 @@ export async function addProvider(t: TestApp, adminToken: string, body: Record<s
   const res = await request(t.app).post('/api/admin/identity-providers').set('Authorization', `Bearer ${adminToken}`).send(body);
   if (res.status !== 201) throw new Error(`create provider answered ${res.status}: ${JSON.stringify(res.body)}`);
   return res.body.provider;
+}
+
+/** A github provider row inserted directly (no request to any provider). */
+export async function makeIdentityProvider(t: TestApp): Promise<string> {
+  const id = randomUUID();
+  await t.db('identity_providers').insert({
+    id,
+    slug: `gh-${randomBytes(4).toString('hex')}`,
+    name: 'GitHub',
+    type: 'github',
+    base_url: 'https://github.com',
+    api_base_url: 'https://api.github.com',
+    client_id: 'client',
+    client_secret_sealed: t.ctx.sealer.seal('secret', `idp-client-secret:${id}`),
+    scopes: 'read:user user:email',
+  });
+  return id;
 }

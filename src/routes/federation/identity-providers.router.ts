@@ -35,14 +35,14 @@ export function createIdentityProvidersRouter(deps: RouteDeps) {
         async ({ body }) => ({ provider: present(await providers.createProvider(ctx, body)) }),
       ),
       route(
-        { ...guard, method: 'get', path: '/identity-providers/:id', summary: 'Identity provider detail (secret write-only)', params: providerIdParams, response: { description: '{ provider }', schema: providerEnvelope } },
-        async ({ params }) => ({ provider: present(await providers.getProvider(ctx, params.id)) }),
+        { ...guard, method: 'get', path: '/identity-providers/:providerId', summary: 'Identity provider detail (secret write-only)', params: providerIdParams, response: { description: '{ provider }', schema: providerEnvelope } },
+        async ({ params }) => ({ provider: present(await providers.getProvider(ctx, params.providerId)) }),
       ),
       route(
         {
           ...guard,
           method: 'put',
-          path: '/identity-providers/:id',
+          path: '/identity-providers/:providerId',
           summary: 'Update an identity provider (an omitted client_secret is kept)',
           noStore: true,
           params: providerIdParams,
@@ -50,19 +50,19 @@ export function createIdentityProvidersRouter(deps: RouteDeps) {
           response: { description: '{ provider }', schema: providerEnvelope },
           errors: [409],
         },
-        async ({ params, body }) => ({ provider: present(await providers.updateProvider(ctx, params.id, body)) }),
+        async ({ params, body }) => ({ provider: present(await providers.updateProvider(ctx, params.providerId, body)) }),
       ),
       route(
         {
           ...guard,
           method: 'delete',
-          path: '/identity-providers/:id',
+          path: '/identity-providers/:providerId',
           summary: 'Delete an identity provider and unlink its identities',
           params: providerIdParams,
           response: { status: 204, description: 'Deleted', kind: 'empty' },
         },
         async ({ params }) => {
-          await providers.deleteProvider(ctx, params.id);
+          await providers.deleteProvider(ctx, params.providerId);
         },
       ),
     ],

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { PROVIDER_PRESETS } from '../../services/federation/providers.service';
+import { PRESET_NAMES } from '../../services/federation/providers.service';
 import { nameField, timestampFields, uuidField } from '../common.schemas';
 
 /** CONTRACT §16 request and response bodies of /api/admin/identity-providers and the user-facing federation routes. */
 
-export const providerIdParams = z.object({ id: uuidField('id') });
+export const providerIdParams = z.object({ providerId: uuidField('providerId') });
 
 const slugField = z
   .string({ error: 'slug is required' })
@@ -56,7 +56,7 @@ const toInput = <T extends Partial<{ [K in keyof typeof fields]: z.output<(typeo
 
 export const createProviderBody = z
   .strictObject({
-    preset: z.enum(Object.keys(PROVIDER_PRESETS) as [keyof typeof PROVIDER_PRESETS], { error: `preset must be one of: ${Object.keys(PROVIDER_PRESETS).join(', ')}` }).optional(),
+    preset: z.enum(PRESET_NAMES, { error: `preset must be one of: ${PRESET_NAMES.join(', ')}` }).optional(),
     slug: fields.slug,
     name: fields.name.optional(),
     type: fields.type.optional(),

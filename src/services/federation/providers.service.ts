@@ -31,6 +31,7 @@ export const PROVIDER_PRESETS = {
 } as const satisfies Record<string, { type: IdentityProviderType; name: string; issuer: string | undefined; scopes: string }>;
 
 export type ProviderPreset = keyof typeof PROVIDER_PRESETS;
+export const PRESET_NAMES = ['google', 'microsoft', 'gitlab', 'github'] as const satisfies readonly ProviderPreset[];
 
 export interface ProviderInput {
   preset?: ProviderPreset;
