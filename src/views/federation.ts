@@ -18,7 +18,9 @@ ${links}
 
 /** Shown on /login while an upstream identity waits for the person to prove the account it will be linked to. */
 export function renderPendingLinkNotice(link: { email: string; providerName: string }): string {
-  return `<p class="ok" role="status">Your ${escapeHtml(link.providerName)} account uses the address <strong>${escapeHtml(link.email)}</strong>, which already has an account here. Sign in to that account (password or passkey) to link ${escapeHtml(link.providerName)} to it.</p>`;
+  const provider = escapeHtml(link.providerName);
+  return `<p class="ok" role="status">Your ${provider} account uses the address <strong>${escapeHtml(link.email)}</strong>, \
+which already has an account here. Sign in to that account (password or passkey) to link ${provider} to it.</p>`;
 }
 
 /** The /account section listing linked identities, with Unlink, and links to connect the other enabled providers. */
@@ -34,7 +36,9 @@ export function renderIdentitiesSection(data: {
     ? `<ul>\n${data.identities
         .map(
           (i) => `<li><strong>${escapeHtml(i.providerName)}</strong>${i.email ? ` <span class="muted">(${escapeHtml(i.email)})</span>` : ''}
-<form method="post" action="${escapeHtml(`/account/identities/remove${data.formQuery ?? ''}`)}" class="inline"><input type="hidden" name="csrf" value="${escapeHtml(data.csrf)}"><input type="hidden" name="identity_id" value="${escapeHtml(i.id)}"><button type="submit" class="secondary" aria-label="Unlink ${escapeHtml(i.providerName)}">Unlink</button></form></li>`,
+<form method="post" action="${escapeHtml(`/account/identities/remove${data.formQuery ?? ''}`)}" class="inline">\
+<input type="hidden" name="csrf" value="${escapeHtml(data.csrf)}"><input type="hidden" name="identity_id" value="${escapeHtml(i.id)}">\
+<button type="submit" class="secondary" aria-label="Unlink ${escapeHtml(i.providerName)}">Unlink</button></form></li>`,
         )
         .join('\n')}\n</ul>`
     : '<p class="muted">No other sign-in is linked to your account.</p>';

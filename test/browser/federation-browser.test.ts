@@ -31,10 +31,27 @@ beforeAll(async () => {
   });
   upstream = await startUpstreamOidc([`${baseUrl}/api/auth/idp/corp/callback`]);
   const admin = await makeSignedInUser(t, ['admin']);
-  await addProvider(t, admin.accessToken, { slug: 'corp', name: 'Corp SSO', type: 'oidc', issuer: upstream.issuer, client_id: upstream.clientId, client_secret: upstream.clientSecret });
+  await addProvider(t, admin.accessToken, {
+    slug: 'corp',
+    name: 'Corp SSO',
+    type: 'oidc',
+    issuer: upstream.issuer,
+    client_id: upstream.clientId,
+    client_secret: upstream.clientSecret,
+  });
   browser = await chromium.launch({
     executablePath: CHROMIUM_PATH,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic', '--host-resolver-rules=MAP localhost 127.0.0.1'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-quic',
+      '--host-resolver-rules=MAP localhost 127.0.0.1',
+    ],
   });
 }, 60_000);
 
@@ -72,7 +89,12 @@ test('authorize -> /login -> Continue with Corp SSO -> upstream -> consent -> cl
       .post('/api/oauth/token')
       .set('Authorization', basicAuth(client.clientId, client.clientSecret))
       .type('form')
-      .send({ grant_type: 'authorization_code', code: callback!.searchParams.get('code'), redirect_uri: 'https://wiki.test/callback', code_verifier: verifier });
+      .send({
+        grant_type: 'authorization_code',
+        code: callback!.searchParams.get('code'),
+        redirect_uri: 'https://wiki.test/callback',
+        code_verifier: verifier,
+      });
     expect(token.status).toBe(200);
     const user = await t.db('users').where({ email }).first();
     expect(t.ctx.jwt.verifyAccess(token.body.access_token, t.clock.now())).toMatchObject({ userId: user.id, amr: ['fed'] });

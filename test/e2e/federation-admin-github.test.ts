@@ -7,7 +7,14 @@ import request from 'supertest';
 import { escapeHtml } from '../../src/views/layout';
 import { makeSignedInUser, makeUser, uniqueEmail } from '../helpers/factories';
 import { createTestApp, type TestApp } from '../helpers/test-app';
-import { addProvider, startAndAuthorize, startFakeGitHub, startUpstreamOidc, type FakeGitHub, type UpstreamOidc } from '../helpers/upstream';
+import {
+  addProvider,
+  startAndAuthorize,
+  startFakeGitHub,
+  startUpstreamOidc,
+  type FakeGitHub,
+  type UpstreamOidc,
+} from '../helpers/upstream';
 
 /**
  * CONTRACT §16: the admin API of identity providers (write-only sealed secrets, validation of an OpenID provider when
@@ -34,7 +41,9 @@ beforeAll(async () => {
   admin = (await makeSignedInUser(t, ['admin'])).bearer;
   // A discovery document that names another issuer than the one it is served for.
   const app = express();
-  app.get('/.well-known/openid-configuration', (_req, res) => res.json({ issuer: 'https://elsewhere.example', authorization_endpoint: 'https://elsewhere.example/auth' }));
+  app.get('/.well-known/openid-configuration', (_req, res) =>
+    res.json({ issuer: 'https://elsewhere.example', authorization_endpoint: 'https://elsewhere.example/auth' }),
+  );
   wrongIssuer = http.createServer(app);
   await new Promise<void>((resolve) => wrongIssuer.listen(0, '127.0.0.1', () => resolve()));
   wrongIssuerUrl = `http://127.0.0.1:${(wrongIssuer.address() as AddressInfo).port}`;
@@ -111,11 +120,17 @@ describe('/api/admin/identity-providers', () => {
     expect(renamed.status).toBe(200);
     expect(renamed.body.provider.name).toBe('Corporate');
     expect((await t.db('identity_providers').where({ id }).first()).client_secret_sealed).toBe(before);
-    const replaced = await api().put(`/api/admin/identity-providers/${id}`).set('Authorization', admin).send({ client_secret: 'new-secret' });
+    const replaced = await api()
+      .put(`/api/admin/identity-providers/${id}`)
+      .set('Authorization', admin)
+      .send({ client_secret: 'new-secret' });
     expect(replaced.status).toBe(200);
     const row = await t.db('identity_providers').where({ id }).first();
     expect(t.ctx.sealer.open(row.client_secret_sealed, `idp-client-secret:${id}`)).toBe('new-secret');
-    await api().put(`/api/admin/identity-providers/${id}`).set('Authorization', admin).send({ client_secret: upstream.clientSecret, name: 'Corp SSO' });
+    await api()
+      .put(`/api/admin/identity-providers/${id}`)
+      .set('Authorization', admin)
+      .send({ client_secret: upstream.clientSecret, name: 'Corp SSO' });
   });
 
   test.each([
@@ -135,17 +150,32 @@ describe('/api/admin/identity-providers', () => {
   });
 
   test('an issuer whose discovery document names another issuer: 400 saying so', async () => {
-    const res = await api().post('/api/admin/identity-providers').set('Authorization', admin).send(oidcBody({ slug: 'wrong', issuer: wrongIssuerUrl }));
+    const res = await api()
+      .post('/api/admin/identity-providers')
+      .set('Authorization', admin)
+      .send(oidcBody({ slug: 'wrong', issuer: wrongIssuerUrl }));
     expect(res.status).toBe(400);
     expect(res.body.details).toEqual([{ path: 'issuer', message: expect.stringMatching(/names another issuer/) }]);
     expect(await t.db('identity_providers').where({ slug: 'wrong' }).first()).toBeUndefined();
   });
 
   test('presets: github fills the GitHub defaults; microsoft asks for the tenant issuer', async () => {
-    const gh = await api().post('/api/admin/identity-providers').set('Authorization', admin).send({ preset: 'github', slug: 'gh-preset', client_id: 'x', client_secret: 'y' });
+    const gh = await api()
+      .post('/api/admin/identity-providers')
+      .set('Authorization', admin)
+      .send({ preset: 'github', slug: 'gh-preset', client_id: 'x', client_secret: 'y' });
     expect(gh.status).toBe(201);
-    expect(gh.body.provider).toMatchObject({ type: 'github', name: 'GitHub', base_url: 'https://github.com', api_base_url: 'https://api.github.com', scopes: 'read:user user:email' });
-    const ms = await api().post('/api/admin/identity-providers').set('Authorization', admin).send({ preset: 'microsoft', slug: 'ms', client_id: 'x', client_secret: 'y' });
+    expect(gh.body.provider).toMatchObject({
+      type: 'github',
+      name: 'GitHub',
+      base_url: 'https://github.com',
+      api_base_url: 'https://api.github.com',
+      scopes: 'read:user user:email',
+    });
+    const ms = await api()
+      .post('/api/admin/identity-providers')
+      .set('Authorization', admin)
+      .send({ preset: 'microsoft', slug: 'ms', client_id: 'x', client_secret: 'y' });
     expect(ms.status).toBe(400);
     expect(ms.body.details[0].message).toContain('https://login.microsoftonline.com/{tenant id}/v2.0');
   });
@@ -153,14 +183,28 @@ describe('/api/admin/identity-providers', () => {
   test('system:manage_users is required', async () => {
     const plain = await makeSignedInUser(t);
     expect((await api().get('/api/admin/identity-providers').set('Authorization', plain.bearer)).status).toBe(403);
-    expect((await api().post('/api/admin/identity-providers').set('Authorization', plain.bearer).send(oidcBody({ slug: 'x' }))).status).toBe(403);
+    expect(
+      (
+        await api()
+          .post('/api/admin/identity-providers')
+          .set('Authorization', plain.bearer)
+          .send(oidcBody({ slug: 'x' }))
+      ).status,
+    ).toBe(403);
     expect((await api().get('/api/admin/identity-providers')).status).toBe(401);
   });
 
   test('GET /api/auth/idp lists enabled providers for sign-in pages; a disabled one is gone', async () => {
     const res = await api().get('/api/auth/idp');
-    expect(res.body.providers).toContainEqual({ slug: 'corp', name: 'Corp SSO', type: 'oidc', start_url: `${t.config.baseUrl}/api/auth/idp/corp/start` });
-    const gh = (await api().get('/api/admin/identity-providers').set('Authorization', admin)).body.providers.find((p: { slug: string }) => p.slug === 'gh-preset');
+    expect(res.body.providers).toContainEqual({
+      slug: 'corp',
+      name: 'Corp SSO',
+      type: 'oidc',
+      start_url: `${t.config.baseUrl}/api/auth/idp/corp/start`,
+    });
+    const gh = (await api().get('/api/admin/identity-providers').set('Authorization', admin)).body.providers.find(
+      (p: { slug: string }) => p.slug === 'gh-preset',
+    );
     await api().put(`/api/admin/identity-providers/${gh.id}`).set('Authorization', admin).send({ enabled: false });
     expect((await api().get('/api/auth/idp')).body.providers.map((p: { slug: string }) => p.slug)).not.toContain('gh-preset');
     expect((await api().get('/api/auth/idp/gh-preset/start')).status).toBe(404);
@@ -174,9 +218,14 @@ describe('/api/admin/identity-providers', () => {
   });
 
   test('DELETE removes the provider and unlinks its identities (audited)', async () => {
-    const created = await api().post('/api/admin/identity-providers').set('Authorization', admin).send({ preset: 'github', slug: 'temp', client_id: 'x', client_secret: 'y' });
+    const created = await api()
+      .post('/api/admin/identity-providers')
+      .set('Authorization', admin)
+      .send({ preset: 'github', slug: 'temp', client_id: 'x', client_secret: 'y' });
     const user = await makeUser(t);
-    await t.db('user_identities').insert({ id: '00000000-0000-4000-8000-000000000001', user_id: user.id, provider_id: created.body.provider.id, subject: '1' });
+    await t
+      .db('user_identities')
+      .insert({ id: '00000000-0000-4000-8000-000000000001', user_id: user.id, provider_id: created.body.provider.id, subject: '1' });
     expect((await api().delete(`/api/admin/identity-providers/${created.body.provider.id}`).set('Authorization', admin)).status).toBe(204);
     expect(await t.db('user_identities').where({ user_id: user.id })).toHaveLength(0);
     expect((await api().get(`/api/admin/identity-providers/${created.body.provider.id}`).set('Authorization', admin)).status).toBe(404);
@@ -190,7 +239,10 @@ describe('outbound policy: a provider on a private address needs IDP_ALLOW_PRIVA
     const strict = await createTestApp();
     try {
       const bearer = (await makeSignedInUser(strict, ['admin'])).bearer;
-      const res = await request(strict.app).post('/api/admin/identity-providers').set('Authorization', bearer).send(oidcBody({ issuer: upstream.issuer.replace('http:', 'https:') }));
+      const res = await request(strict.app)
+        .post('/api/admin/identity-providers')
+        .set('Authorization', bearer)
+        .send(oidcBody({ issuer: upstream.issuer.replace('http:', 'https:') }));
       expect(res.status).toBe(400);
       expect(res.body.details[0]).toMatchObject({ path: 'issuer', message: expect.stringMatching(/not a public address.*IDP_ALLOW/) });
       const http = await request(strict.app).post('/api/admin/identity-providers').set('Authorization', bearer).send(oidcBody());
@@ -220,7 +272,15 @@ describe('github type (OAuth 2.0 + user and emails API)', () => {
 
   test('a new person: signed up with the verified primary email, subject = the numeric id', async () => {
     const email = uniqueEmail('octo');
-    github.users.set('octocat', { id: 583231, login: 'octocat', name: 'Mona Lisa Octocat', emails: [{ email: 'other@example.test', primary: false, verified: true }, { email, primary: true, verified: true }] });
+    github.users.set('octocat', {
+      id: 583231,
+      login: 'octocat',
+      name: 'Mona Lisa Octocat',
+      emails: [
+        { email: 'other@example.test', primary: false, verified: true },
+        { email, primary: true, verified: true },
+      ],
+    });
     github.signInAs('octocat');
     const browser = request.agent(t.app);
     const { callbackPath } = await startAndAuthorize(browser, 'github');
@@ -234,7 +294,12 @@ describe('github type (OAuth 2.0 + user and emails API)', () => {
 
   test('an unverified primary email matching an account: prove the account first', async () => {
     const user = await makeUser(t);
-    github.users.set('unverified', { id: 42, login: 'unverified', name: null, emails: [{ email: user.email, primary: true, verified: false }] });
+    github.users.set('unverified', {
+      id: 42,
+      login: 'unverified',
+      name: null,
+      emails: [{ email: user.email, primary: true, verified: false }],
+    });
     github.signInAs('unverified');
     const browser = request.agent(t.app);
     const { callbackPath } = await startAndAuthorize(browser, 'github');
@@ -246,7 +311,12 @@ describe('github type (OAuth 2.0 + user and emails API)', () => {
 
   test('a token exchange the provider refuses signs nobody in', async () => {
     await api().put(`/api/admin/identity-providers/${ghId}`).set('Authorization', admin).send({ client_secret: 'wrong-secret' });
-    github.users.set('someone', { id: 7, login: 'someone', name: 'Some One', emails: [{ email: uniqueEmail('gh'), primary: true, verified: true }] });
+    github.users.set('someone', {
+      id: 7,
+      login: 'someone',
+      name: 'Some One',
+      emails: [{ email: uniqueEmail('gh'), primary: true, verified: true }],
+    });
     github.signInAs('someone');
     const browser = request.agent(t.app);
     const { callbackPath } = await startAndAuthorize(browser, 'github');
@@ -273,7 +343,9 @@ describe('REGISTRATION=closed (CONTRACT §15)', () => {
     const closed = await createTestApp({ env: { REGISTRATION: 'closed' } });
     try {
       const email = uniqueEmail('closed');
-      const res = await request(closed.app).post('/api/auth/register').send({ first_name: 'A', last_name: 'B', email, password: 'secret-password' });
+      const res = await request(closed.app)
+        .post('/api/auth/register')
+        .send({ first_name: 'A', last_name: 'B', email, password: 'secret-password' });
       expect(res.status).toBe(403);
       expect(res.body.error).toBe('registration_closed');
       expect(await closed.db('users').where({ email }).first()).toBeUndefined();

@@ -31,7 +31,14 @@ afterAll(async () => {
 let n = 0;
 function upstreamAccount(claims: { email?: string; email_verified?: boolean; given_name?: string; family_name?: string } = {}) {
   const sub = `upstream-${++n}`;
-  upstream.accounts.set(sub, { sub, email: uniqueEmail('fed'), email_verified: true, given_name: 'Grace', family_name: 'Hopper', ...claims });
+  upstream.accounts.set(sub, {
+    sub,
+    email: uniqueEmail('fed'),
+    email_verified: true,
+    given_name: 'Grace',
+    family_name: 'Hopper',
+    ...claims,
+  });
   upstream.signInAs(sub);
   return upstream.accounts.get(sub)!;
 }
@@ -181,7 +188,10 @@ describe('callback: an existing account with the asserted email', () => {
     expect((await browser.get('/api/auth/me')).status).toBe(401);
     const csrf = /name="csrf" value="([^"]+)"/.exec(step.text)![1];
     const mfaToken = /name="mfa_token" value="([^"]+)"/.exec(step.text)![1];
-    const done = await browser.post('/login/mfa').type('form').send({ csrf, mfa_token: mfaToken, code: totpCode(t, secret) });
+    const done = await browser
+      .post('/login/mfa')
+      .type('form')
+      .send({ csrf, mfa_token: mfaToken, code: totpCode(t, secret) });
     expect(done.status).toBe(303);
     expect((await browser.get('/api/auth/me')).body.user).toMatchObject({ id: user.id, amr: ['fed', 'otp'] });
   });
@@ -245,7 +255,10 @@ describe('forged callbacks sign nobody in', () => {
     const start = await browser.get('/api/auth/idp/corp/start');
     const state = new URL(start.headers.location).searchParams.get('state')!;
     // The provider will sign the nonce of the authorization request; the flow now expects another.
-    await t.db('idp_flows').where({ state_hash: sha256Hex(state) }).update({ nonce: 'another-nonce' });
+    await t
+      .db('idp_flows')
+      .where({ state_hash: sha256Hex(state) })
+      .update({ nonce: 'another-nonce' });
     const back = await throughUpstream(start.headers.location);
     const res = await browser.get(back.pathname + back.search);
     expect(res.status).toBe(400);
@@ -291,7 +304,13 @@ describe('GET /api/auth/identities, DELETE /api/auth/identities/:id', () => {
     const list = await browser.get('/api/auth/identities');
     expect(list.status).toBe(200);
     expect(list.body.identities).toEqual([
-      { id: expect.any(String), provider: { slug: 'corp', name: 'Corp SSO' }, email: account.email, created_at: expect.any(String), last_used_at: expect.any(String) },
+      {
+        id: expect.any(String),
+        provider: { slug: 'corp', name: 'Corp SSO' },
+        email: account.email,
+        created_at: expect.any(String),
+        last_used_at: expect.any(String),
+      },
     ]);
     const refused = await browser.delete(`/api/auth/identities/${list.body.identities[0].id}`);
     expect(refused.status).toBe(409);
@@ -300,7 +319,10 @@ describe('GET /api/auth/identities, DELETE /api/auth/identities/:id', () => {
 
     // With a password it may go.
     const user = await t.db('users').where({ email: account.email }).first();
-    await t.db('users').where({ id: user.id }).update({ password_hash: await t.ctx.passwords.hash('a-password') });
+    await t
+      .db('users')
+      .where({ id: user.id })
+      .update({ password_hash: await t.ctx.passwords.hash('a-password') });
     expect((await browser.delete(`/api/auth/identities/${list.body.identities[0].id}`)).status).toBe(204);
     expect((await browser.get('/api/auth/identities')).body.identities).toEqual([]);
     const [unlinked] = await audit('auth.identity.unlinked', user.id);
@@ -327,7 +349,9 @@ describe('linking from /account (GET /api/auth/idp/:slug/start?link=1)', () => {
     const res = await browser.get(callbackPath);
     expect(res.status).toBe(303);
     expect(res.headers.location).toBe('/account?done=identity_linked#identities');
-    expect((await browser.get('/api/auth/identities')).body.identities).toEqual([expect.objectContaining({ provider: { slug: 'corp', name: 'Corp SSO' } })]);
+    expect((await browser.get('/api/auth/identities')).body.identities).toEqual([
+      expect.objectContaining({ provider: { slug: 'corp', name: 'Corp SSO' } }),
+    ]);
     const [linked] = await audit('auth.identity.linked', user.id);
     expect(linked.detail).toMatchObject({ via: 'account' });
     // The account page lists it with an Unlink button.

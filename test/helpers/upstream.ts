@@ -34,10 +34,26 @@ export interface UpstreamOidc {
   stop(): Promise<void>;
 }
 
-type ProviderCtor = new (issuer: string, configuration: Record<string, unknown>) => {
+type ProviderCtor = new (
+  issuer: string,
+  configuration: Record<string, unknown>,
+) => {
   callback(): (req: http.IncomingMessage, res: http.ServerResponse) => void;
-  interactionDetails(req: http.IncomingMessage, res: http.ServerResponse): Promise<{ prompt: { name: string; details: Record<string, unknown> }; params: Record<string, unknown>; grantId?: string; session?: { accountId?: string } }>;
-  interactionFinished(req: http.IncomingMessage, res: http.ServerResponse, result: Record<string, unknown>, options?: Record<string, unknown>): Promise<void>;
+  interactionDetails(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+  ): Promise<{
+    prompt: { name: string; details: Record<string, unknown> };
+    params: Record<string, unknown>;
+    grantId?: string;
+    session?: { accountId?: string };
+  }>;
+  interactionFinished(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    result: Record<string, unknown>,
+    options?: Record<string, unknown>,
+  ): Promise<void>;
   Grant: new (args: { accountId: string; clientId: string }) => { addOIDCScope(scope: string): void; save(): Promise<string> };
   on(event: string, listener: (...args: unknown[]) => void): void;
 };
@@ -61,7 +77,7 @@ async function close(server: Server): Promise<void> {
 
 /** node-oidc-provider with one confidential client whose redirect URIs are the given callbacks. */
 export async function startUpstreamOidc(redirectUris: string[], options: { issuerSuffix?: string } = {}): Promise<UpstreamOidc> {
-  const Provider = (loadEsm<{ default: ProviderCtor }>('oidc-provider')).default;
+  const Provider = loadEsm<{ default: ProviderCtor }>('oidc-provider').default;
   const server = http.createServer();
   const port = await listen(server);
   const issuer = `http://127.0.0.1:${port}${options.issuerSuffix ?? ''}`;
@@ -72,7 +88,16 @@ export async function startUpstreamOidc(redirectUris: string[], options: { issue
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   // oidc-provider tells plain objects by their prototype: its configuration is built in Node's own realm, not jest's.
   const configuration = mainRealm({
-    clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: redirectUris, grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'client_secret_basic' }],
+    clients: [
+      {
+        client_id: clientId,
+        client_secret: clientSecret,
+        redirect_uris: redirectUris,
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'client_secret_basic',
+      },
+    ],
     jwks: { keys: [{ ...privateKey.export({ format: 'jwk' }), kid: 'upstream', use: 'sig', alg: 'RS256' }] },
     cookies: { keys: [randomBytes(32).toString('hex')] },
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name', 'given_name', 'family_name'] },
@@ -124,7 +149,10 @@ export interface FakeGitHub {
   apiBaseUrl: string;
   clientId: string;
   clientSecret: string;
-  users: Map<string, { id: number; login: string; name: string | null; emails: Array<{ email: string; primary: boolean; verified: boolean }> }>;
+  users: Map<
+    string,
+    { id: number; login: string; name: string | null; emails: Array<{ email: string; primary: boolean; verified: boolean }> }
+  >;
   signInAs(login: string): void;
   stop(): Promise<void>;
 }
@@ -141,7 +169,8 @@ export async function startFakeGitHub(): Promise<FakeGitHub> {
   let next: string | undefined;
   app.get('/login/oauth/authorize', (req, res) => {
     const q = req.query as Record<string, string>;
-    if (q.client_id !== clientId || q.code_challenge_method !== 'S256' || !q.code_challenge || !next) return res.status(400).send('bad request');
+    if (q.client_id !== clientId || q.code_challenge_method !== 'S256' || !q.code_challenge || !next)
+      return res.status(400).send('bad request');
     const code = randomBytes(10).toString('hex');
     codes.set(code, { login: next, challenge: q.code_challenge, redirectUri: q.redirect_uri! });
     const target = new URL(q.redirect_uri!);
@@ -153,9 +182,19 @@ export async function startFakeGitHub(): Promise<FakeGitHub> {
     const body = req.body as Record<string, string>;
     const entry = codes.get(body.code ?? '');
     codes.delete(body.code ?? '');
-    const verified = entry && createHash('sha256').update(body.code_verifier ?? '').digest('base64url') === entry.challenge;
+    const verified =
+      entry &&
+      createHash('sha256')
+        .update(body.code_verifier ?? '')
+        .digest('base64url') === entry.challenge;
     // GitHub answers errors with 200 and an error body.
-    if (body.client_id !== clientId || body.client_secret !== clientSecret || !entry || !verified || body.redirect_uri !== entry.redirectUri) {
+    if (
+      body.client_id !== clientId ||
+      body.client_secret !== clientSecret ||
+      !entry ||
+      !verified ||
+      body.redirect_uri !== entry.redirectUri
+    ) {
       return res.json({ error: 'bad_verification_code', error_description: 'The code passed is incorrect or expired.' });
     }
     const token = `gho_${randomBytes(16).toString('hex')}`;
@@ -206,7 +245,11 @@ export async function throughUpstream(authorizationUrl: string): Promise<URL> {
 }
 
 /** Start at our server, through the provider, and back: the callback's path and query on our server. */
-export async function startAndAuthorize(browser: TestAgent, slug: string, query: Record<string, string> = {}): Promise<{ callbackPath: string; start: request.Response }> {
+export async function startAndAuthorize(
+  browser: TestAgent,
+  slug: string,
+  query: Record<string, string> = {},
+): Promise<{ callbackPath: string; start: request.Response }> {
   const qs = new URLSearchParams(query).toString();
   const start = await browser.get(`/api/auth/idp/${slug}/start${qs ? `?${qs}` : ''}`);
   if (start.status !== 302) throw new Error(`start answered ${start.status}: ${start.text}`);

@@ -1,4 +1,10 @@
-import { decideLinking, mayLinkFromSession, mayUnlinkIdentity, type LinkingDecision, type LinkingFacts } from '../../src/services/federation/linking-policy';
+import {
+  decideLinking,
+  mayLinkFromSession,
+  mayUnlinkIdentity,
+  type LinkingDecision,
+  type LinkingFacts,
+} from '../../src/services/federation/linking-policy';
 
 /** CONTRACT §16 linking rules, as a table of facts x expected decision (no database). */
 const ACTIVE = { id: 'u-1', isActive: true };
@@ -11,23 +17,55 @@ const base: LinkingFacts = { email: 'a@example.test', emailVerified: true, provi
 
 const cases: Array<[string, Partial<LinkingFacts>, LinkingDecision]> = [
   ['a known identity signs its user in', { linkedUser: ACTIVE }, { action: 'sign_in', userId: 'u-1' }],
-  ['a known identity signs in even when another account has the email', { linkedUser: ACTIVE, emailUser: OTHER }, { action: 'sign_in', userId: 'u-1' }],
+  [
+    'a known identity signs in even when another account has the email',
+    { linkedUser: ACTIVE, emailUser: OTHER },
+    { action: 'sign_in', userId: 'u-1' },
+  ],
   ['a known identity of a deactivated user is refused', { linkedUser: INACTIVE }, { action: 'refuse', reason: 'inactive' }],
-  ['email match, trusted and verified: linked automatically', { emailUser: ACTIVE, provider: trusted }, { action: 'link_and_sign_in', userId: 'u-1' }],
-  ['email match, trusted but not verified: prove the account', { emailUser: ACTIVE, provider: trusted, emailVerified: false }, { action: 'prove_account', userId: 'u-1' }],
-  ['email match, verified but not trusted: prove the account', { emailUser: ACTIVE, provider: open }, { action: 'prove_account', userId: 'u-1' }],
+  [
+    'email match, trusted and verified: linked automatically',
+    { emailUser: ACTIVE, provider: trusted },
+    { action: 'link_and_sign_in', userId: 'u-1' },
+  ],
+  [
+    'email match, trusted but not verified: prove the account',
+    { emailUser: ACTIVE, provider: trusted, emailVerified: false },
+    { action: 'prove_account', userId: 'u-1' },
+  ],
+  [
+    'email match, verified but not trusted: prove the account',
+    { emailUser: ACTIVE, provider: open },
+    { action: 'prove_account', userId: 'u-1' },
+  ],
   ['email match, neither: prove the account', { emailUser: ACTIVE, emailVerified: false }, { action: 'prove_account', userId: 'u-1' }],
   ['email match of a deactivated account is refused', { emailUser: INACTIVE, provider: trusted }, { action: 'refuse', reason: 'inactive' }],
   ['no account, allow_signup and registration open: sign-up, unverified (not trusted)', {}, { action: 'sign_up', emailVerified: false }],
   ['no account, trusted and verified: sign-up verified', { provider: trusted }, { action: 'sign_up', emailVerified: true }],
-  ['no account, trusted but unverified: sign-up unverified', { provider: trusted, emailVerified: false }, { action: 'sign_up', emailVerified: false }],
+  [
+    'no account, trusted but unverified: sign-up unverified',
+    { provider: trusted, emailVerified: false },
+    { action: 'sign_up', emailVerified: false },
+  ],
   ['no account, allow_signup false: refused', { provider: closed }, { action: 'refuse', reason: 'signup_closed' }],
   ['no account, REGISTRATION=closed: refused', { registrationOpen: false }, { action: 'refuse', reason: 'signup_closed' }],
   ['no email asserted and unknown identity: refused', { email: undefined }, { action: 'refuse', reason: 'no_email' }],
   ['no email asserted but a known identity: signs in', { email: undefined, linkedUser: ACTIVE }, { action: 'sign_in', userId: 'u-1' }],
-  ['linking from /account: a new identity is linked to the signed-in user', { linkToUserId: 'u-1', emailUser: OTHER }, { action: 'link_to_current', userId: 'u-1', alreadyLinked: false }],
-  ['linking from /account: already linked to this user', { linkToUserId: 'u-1', linkedUser: ACTIVE }, { action: 'link_to_current', userId: 'u-1', alreadyLinked: true }],
-  ['linking from /account: linked to someone else is refused', { linkToUserId: 'u-1', linkedUser: OTHER }, { action: 'refuse', reason: 'linked_elsewhere' }],
+  [
+    'linking from /account: a new identity is linked to the signed-in user',
+    { linkToUserId: 'u-1', emailUser: OTHER },
+    { action: 'link_to_current', userId: 'u-1', alreadyLinked: false },
+  ],
+  [
+    'linking from /account: already linked to this user',
+    { linkToUserId: 'u-1', linkedUser: ACTIVE },
+    { action: 'link_to_current', userId: 'u-1', alreadyLinked: true },
+  ],
+  [
+    'linking from /account: linked to someone else is refused',
+    { linkToUserId: 'u-1', linkedUser: OTHER },
+    { action: 'refuse', reason: 'linked_elsewhere' },
+  ],
 ];
 
 describe('decideLinking', () => {

@@ -96,7 +96,12 @@ export async function findIdentityProviderBySlug(db: DbOrTrx, slug: string): Pro
   return row ? toRow(row) : undefined;
 }
 
-export async function insertIdentityProvider(db: DbOrTrx, id: string, fields: IdentityProviderFields, now: Date): Promise<IdentityProviderRow> {
+export async function insertIdentityProvider(
+  db: DbOrTrx,
+  id: string,
+  fields: IdentityProviderFields,
+  now: Date,
+): Promise<IdentityProviderRow> {
   const [row] = await db<Record_>('identity_providers')
     .insert({ id, ...toRecord(fields), created_at: now, updated_at: now })
     .returning('*');

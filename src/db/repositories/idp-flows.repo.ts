@@ -10,10 +10,7 @@ export interface IdpFlowRow {
   linkUserId: string | null;
 }
 
-export async function insertIdpFlow(
-  db: DbOrTrx,
-  flow: IdpFlowRow & { browserHash: string; now: Date; expiresAt: Date },
-): Promise<void> {
+export async function insertIdpFlow(db: DbOrTrx, flow: IdpFlowRow & { browserHash: string; now: Date; expiresAt: Date }): Promise<void> {
   await db('idp_flows').insert({
     state_hash: flow.stateHash,
     browser_hash: flow.browserHash,
@@ -61,7 +58,10 @@ export interface PendingLinkRow {
   email: string | null;
 }
 
-export async function insertPendingLink(db: DbOrTrx, link: PendingLinkRow & { tokenHash: string; now: Date; expiresAt: Date }): Promise<void> {
+export async function insertPendingLink(
+  db: DbOrTrx,
+  link: PendingLinkRow & { tokenHash: string; now: Date; expiresAt: Date },
+): Promise<void> {
   await db('idp_pending_links').insert({
     token_hash: link.tokenHash,
     user_id: link.userId,

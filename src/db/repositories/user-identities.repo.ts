@@ -41,7 +41,10 @@ function toRow(r: Record_): UserIdentityRow {
 
 /** The identity (provider, subject), stamped as used now; undefined when nobody has linked it. */
 export async function useIdentity(db: DbOrTrx, providerId: string, subject: string, now: Date): Promise<UserIdentityRow | undefined> {
-  const [row] = await db<Record_>('user_identities').where({ provider_id: providerId, subject }).update({ last_used_at: now }).returning('*');
+  const [row] = await db<Record_>('user_identities')
+    .where({ provider_id: providerId, subject })
+    .update({ last_used_at: now })
+    .returning('*');
   return row ? toRow(row as Record_) : undefined;
 }
 

@@ -48,9 +48,14 @@ export function setPendingLinkCookie(res: Response, config: Config, token: strin
 
 /** The browser leg answers people, not programs: a refusal is a page. */
 function refusalPage(res: Response, err: unknown): void {
-  if (err instanceof FederationRefused) return html(res, err.status, renderOAuthErrorPage({ title: 'Sign-in failed', message: err.message }));
+  if (err instanceof FederationRefused)
+    return html(res, err.status, renderOAuthErrorPage({ title: 'Sign-in failed', message: err.message }));
   if (err instanceof AppError && err.code === 'not_found') {
-    return html(res, 404, renderOAuthErrorPage({ title: 'Unknown sign-in option', message: 'This identity provider does not exist or is turned off.' }));
+    return html(
+      res,
+      404,
+      renderOAuthErrorPage({ title: 'Unknown sign-in option', message: 'This identity provider does not exist or is turned off.' }),
+    );
   }
   throw err;
 }
@@ -79,7 +84,7 @@ export function createFederationRouter(deps: RouteDeps) {
         {
           method: 'get',
           path: '/idp/:slug/start',
-          summary: "Start signing in with a provider: 302 to its authorization endpoint (PKCE, state, nonce)",
+          summary: 'Start signing in with a provider: 302 to its authorization endpoint (PKCE, state, nonce)',
           description:
             'Sets the `idp_browser` cookie the callback must see. `return_to` (allow-listed like /login) is where the browser goes after ' +
             'the sign-in; `link=1` from a signed-in browser links the identity to that account (sign-in at most 10 minutes old).',
@@ -103,7 +108,11 @@ export function createFederationRouter(deps: RouteDeps) {
             linkUserId = signedIn.userId;
           }
           try {
-            const url = await startFederatedSignIn(ctx, params.slug, { returnTo: query.return_to, browserToken: browserToken(req, res, config), linkUserId });
+            const url = await startFederatedSignIn(ctx, params.slug, {
+              returnTo: query.return_to,
+              browserToken: browserToken(req, res, config),
+              linkUserId,
+            });
             res.redirect(302, url);
           } catch (err) {
             refusalPage(res, err);
@@ -118,14 +127,21 @@ export function createFederationRouter(deps: RouteDeps) {
           auth: 'none',
           noStore: true,
           params: slugParams,
-          response: { status: 303, description: 'Redirect to return_to (or /login); the second-step page; an HTML page when refused', kind: 'redirect' },
+          response: {
+            status: 303,
+            description: 'Redirect to return_to (or /login); the second-step page; an HTML page when refused',
+            kind: 'redirect',
+          },
         },
         async ({ params }, req, res) => {
           try {
             const outcome = await completeFederatedSignIn(
               ctx,
               params.slug,
-              { callbackUrl: new URL(callbackUrlOf(config, params.slug) + rawQueryOf(req)), browserToken: cookieValue(req, IDP_BROWSER_COOKIE) },
+              {
+                callbackUrl: new URL(callbackUrlOf(config, params.slug) + rawQueryOf(req)),
+                browserToken: cookieValue(req, IDP_BROWSER_COOKIE),
+              },
               requestMeta(req),
             );
             switch (outcome.kind) {
@@ -133,10 +149,25 @@ export function createFederationRouter(deps: RouteDeps) {
                 // Another upstream sign-in proves the account as well as a password would (a pending link completes).
                 return finishSignIn(ctx, req, res, outcome.result, outcome.returnTo);
               case 'second_factor':
-                return html(res, 200, renderSecondStepPage({ csrf: issueCsrf(req, res, config), returnTo: outcome.returnTo, mfaToken: outcome.mfaToken, methods: outcome.methods }));
+                return html(
+                  res,
+                  200,
+                  renderSecondStepPage({
+                    csrf: issueCsrf(req, res, config),
+                    returnTo: outcome.returnTo,
+                    mfaToken: outcome.mfaToken,
+                    methods: outcome.methods,
+                  }),
+                );
               case 'prove_account':
                 setPendingLinkCookie(res, config, outcome.pendingLinkToken);
-                return res.redirect(303, `/login?${new URLSearchParams({ ...(outcome.returnTo ? { return_to: outcome.returnTo } : {}), login_hint: outcome.email })}`);
+                return res.redirect(
+                  303,
+                  `/login?${new URLSearchParams({
+                    ...(outcome.returnTo ? { return_to: outcome.returnTo } : {}),
+                    login_hint: outcome.email,
+                  })}`,
+                );
               case 'linked':
                 return res.redirect(303, '/account?done=identity_linked#identities');
             }
@@ -146,7 +177,13 @@ export function createFederationRouter(deps: RouteDeps) {
         },
       ),
       route(
-        { method: 'get', path: '/identities', summary: 'Identities of other providers linked to the caller', auth: 'user', response: { description: '{ identities }', schema: identitiesBody } },
+        {
+          method: 'get',
+          path: '/identities',
+          summary: 'Identities of other providers linked to the caller',
+          auth: 'user',
+          response: { description: '{ identities }', schema: identitiesBody },
+        },
         async ({ principal }) => ({ identities: (await listOwnIdentities(ctx, principal.userId)).map(presentIdentity) }),
       ),
       route(

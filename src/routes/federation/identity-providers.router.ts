@@ -17,7 +17,13 @@ export function createIdentityProvidersRouter(deps: RouteDeps) {
     deps,
     [
       route(
-        { ...guard, method: 'get', path: '/identity-providers', summary: 'List identity providers', response: { description: '{ providers }', schema: providersBody } },
+        {
+          ...guard,
+          method: 'get',
+          path: '/identity-providers',
+          summary: 'List identity providers',
+          response: { description: '{ providers }', schema: providersBody },
+        },
         async () => ({ providers: (await providers.listProviders(ctx)).map(present) }),
       ),
       route(
@@ -35,7 +41,14 @@ export function createIdentityProvidersRouter(deps: RouteDeps) {
         async ({ body }) => ({ provider: present(await providers.createProvider(ctx, body)) }),
       ),
       route(
-        { ...guard, method: 'get', path: '/identity-providers/:providerId', summary: 'Identity provider detail (secret write-only)', params: providerIdParams, response: { description: '{ provider }', schema: providerEnvelope } },
+        {
+          ...guard,
+          method: 'get',
+          path: '/identity-providers/:providerId',
+          summary: 'Identity provider detail (secret write-only)',
+          params: providerIdParams,
+          response: { description: '{ provider }', schema: providerEnvelope },
+        },
         async ({ params }) => ({ provider: present(await providers.getProvider(ctx, params.providerId)) }),
       ),
       route(

@@ -22,7 +22,12 @@ const scopesField = z
   .string({ error: 'scopes must be a space-separated string' })
   .max(500, 'scopes is too long')
   .transform((v) => v.split(/\s+/).filter(Boolean).join(' '))
-  .pipe(z.string().min(1, 'at least one scope is required').regex(/^[\x21\x23-\x5b\x5d-\x7e ]+$/, 'scopes must be RFC 6749 scope tokens'));
+  .pipe(
+    z
+      .string()
+      .min(1, 'at least one scope is required')
+      .regex(/^[\x21\x23-\x5b\x5d-\x7e ]+$/, 'scopes must be RFC 6749 scope tokens'),
+  );
 
 const fields = {
   slug: slugField,
@@ -32,7 +37,10 @@ const fields = {
   base_url: httpUrl('base_url'),
   api_base_url: httpUrl('api_base_url'),
   client_id: z.string({ error: 'client_id is required' }).trim().min(1, 'client_id is required').max(500, 'client_id is too long'),
-  client_secret: z.string({ error: 'client_secret is required and must be a string' }).min(1, 'client_secret must not be empty').max(2000, 'client_secret is too long'),
+  client_secret: z
+    .string({ error: 'client_secret is required and must be a string' })
+    .min(1, 'client_secret must not be empty')
+    .max(2000, 'client_secret is too long'),
   scopes: scopesField,
   enabled: z.boolean({ error: 'enabled must be a boolean' }),
   trust_email: z.boolean({ error: 'trust_email must be a boolean' }),

@@ -23,10 +23,18 @@ export async function unlinkOwnIdentity(ctx: ServiceContext, userId: string, ide
     const identity = identities.find((i) => i.id === identityId);
     if (!identity) throw notFound('Linked identity');
     if (!mayUnlinkIdentity({ hasPassword: user.passwordHash !== null, passkeys: passkeys.length, identities: identities.length })) {
-      throw new AppError('conflict', 'This is the last way to sign in to your account: set a password or add a passkey before unlinking it');
+      throw new AppError(
+        'conflict',
+        'This is the last way to sign in to your account: set a password or add a passkey before unlinking it',
+      );
     }
     await deleteIdentityOfUser(trx, userId, identityId);
     return identity;
   });
-  ctx.events.emit({ type: 'auth.identity.unlinked', actorId: userId, subjectId: userId, detail: { provider: removed.providerSlug, identity_id: removed.id } });
+  ctx.events.emit({
+    type: 'auth.identity.unlinked',
+    actorId: userId,
+    subjectId: userId,
+    detail: { provider: removed.providerSlug, identity_id: removed.id },
+  });
 }

@@ -53,7 +53,9 @@ export function decideLinking(facts: LinkingFacts): LinkingDecision {
   if (!facts.email) return { action: 'refuse', reason: 'no_email' };
   if (facts.emailUser) {
     if (!facts.emailUser.isActive) return { action: 'refuse', reason: 'inactive' };
-    return emailIsTrusted(facts) ? { action: 'link_and_sign_in', userId: facts.emailUser.id } : { action: 'prove_account', userId: facts.emailUser.id };
+    return emailIsTrusted(facts)
+      ? { action: 'link_and_sign_in', userId: facts.emailUser.id }
+      : { action: 'prove_account', userId: facts.emailUser.id };
   }
   if (!facts.provider.allowSignup || !facts.registrationOpen) return { action: 'refuse', reason: 'signup_closed' };
   return { action: 'sign_up', emailVerified: emailIsTrusted(facts) };
@@ -75,7 +77,8 @@ export function mayUnlinkIdentity(ways: SignInWays): boolean {
 export const REFUSAL_MESSAGES: Record<LinkingRefusal, string> = {
   inactive: 'This account is deactivated. Contact your administrator.',
   no_email: 'The identity provider did not share an email address, so no account can be found or created for you.',
-  signup_closed: 'There is no account for this identity, and new accounts cannot be created this way. Ask your administrator for an invitation.',
+  signup_closed:
+    'There is no account for this identity, and new accounts cannot be created this way. Ask your administrator for an invitation.',
   linked_elsewhere: 'This identity is already linked to another account.',
 };
 

@@ -101,7 +101,11 @@ function baseUrlField(path: string, value: string | undefined): string | null {
 }
 
 /** The row's fields from a complete input; checks the rules that span fields and the OpenID discovery. */
-async function fieldsOf(ctx: ServiceContext, input: ProviderInput, existing?: IdentityProviderRow): Promise<Omit<IdentityProviderFields, 'clientSecretSealed'>> {
+async function fieldsOf(
+  ctx: ServiceContext,
+  input: ProviderInput,
+  existing?: IdentityProviderRow,
+): Promise<Omit<IdentityProviderFields, 'clientSecretSealed'>> {
   const preset = input.preset ? PROVIDER_PRESETS[input.preset] : undefined;
   const type = input.type ?? preset?.type ?? existing?.type;
   if (!type) throw invalid('type', 'Choose a type: "oidc" or "github" (or a preset)');
@@ -113,10 +117,16 @@ async function fieldsOf(ctx: ServiceContext, input: ProviderInput, existing?: Id
   let baseUrl: string | null = null;
   let apiBaseUrl: string | null = null;
   if (type === 'oidc') {
-    if (input.baseUrl !== undefined || input.apiBaseUrl !== undefined) throw invalid('base_url', 'base_url and api_base_url are for github providers');
+    if (input.baseUrl !== undefined || input.apiBaseUrl !== undefined)
+      throw invalid('base_url', 'base_url and api_base_url are for github providers');
     const raw = input.issuer ?? preset?.issuer ?? existing?.issuer ?? undefined;
     if (!raw) {
-      throw invalid('issuer', input.preset === 'microsoft' ? 'Give the issuer of your tenant: https://login.microsoftonline.com/{tenant id}/v2.0' : 'An OpenID provider needs its issuer');
+      throw invalid(
+        'issuer',
+        input.preset === 'microsoft'
+          ? 'Give the issuer of your tenant: https://login.microsoftonline.com/{tenant id}/v2.0'
+          : 'An OpenID provider needs its issuer',
+      );
     }
     issuer = normalizeIssuer(ctx, raw);
     if (!scopes.split(' ').includes('openid')) throw invalid('scopes', 'The scopes of an OpenID provider must include openid');
@@ -181,8 +191,13 @@ export async function createProvider(ctx: ServiceContext, input: ProviderInput):
 /** PUT: the fields sent replace the stored ones; an omitted client_secret keeps the stored one. */
 export async function updateProvider(ctx: ServiceContext, id: string, patch: ProviderPatch): Promise<IdentityProviderRow> {
   const existing = await getProvider(ctx, id);
-  if (patch.type !== undefined && patch.type !== existing.type) throw invalid('type', 'The type of a provider cannot change; create another one');
-  const fields = await fieldsOf(ctx, { ...patch, slug: patch.slug ?? existing.slug, clientId: patch.clientId ?? existing.clientId }, existing);
+  if (patch.type !== undefined && patch.type !== existing.type)
+    throw invalid('type', 'The type of a provider cannot change; create another one');
+  const fields = await fieldsOf(
+    ctx,
+    { ...patch, slug: patch.slug ?? existing.slug, clientId: patch.clientId ?? existing.clientId },
+    existing,
+  );
   if (fields.type === 'oidc') await validateOidcIssuer(ctx, fields.issuer!, fields.clientId);
   try {
     const updated = await updateIdentityProvider(
@@ -194,7 +209,12 @@ export async function updateProvider(ctx: ServiceContext, id: string, patch: Pro
     if (!updated) throw notFound('Identity provider');
     ctx.events.emit({
       type: 'idp.provider.changed',
-      detail: { provider_id: id, slug: updated.slug, fields: Object.keys(patch).filter((k) => k !== 'clientSecret'), credential_replaced: Boolean(patch.clientSecret) },
+      detail: {
+        provider_id: id,
+        slug: updated.slug,
+        fields: Object.keys(patch).filter((k) => k !== 'clientSecret'),
+        credential_replaced: Boolean(patch.clientSecret),
+      },
     });
     return updated;
   } catch (err) {

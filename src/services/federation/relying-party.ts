@@ -56,7 +56,11 @@ export function upstreamPolicy(config: Pick<Config, 'idpAllowPrivate' | 'idpAllo
   };
 }
 
-export const GITHUB_DEFAULTS = { baseUrl: 'https://github.com', apiBaseUrl: 'https://api.github.com', scopes: 'read:user user:email' } as const;
+export const GITHUB_DEFAULTS = {
+  baseUrl: 'https://github.com',
+  apiBaseUrl: 'https://api.github.com',
+  scopes: 'read:user user:email',
+} as const;
 export const OIDC_DEFAULT_SCOPES = 'openid profile email';
 
 export function callbackUrlOf(config: Pick<Config, 'baseUrl'>, slug: string): string {
@@ -178,7 +182,10 @@ export async function exchangeCallback(
         name: text(source.name),
       };
     }
-    const tokens = await client.authorizationCodeGrant(configuration, callbackUrl, { pkceCodeVerifier: round.codeVerifier, expectedState: round.state });
+    const tokens = await client.authorizationCodeGrant(configuration, callbackUrl, {
+      pkceCodeVerifier: round.codeVerifier,
+      expectedState: round.state,
+    });
     return await githubIdentity(ctx, provider, tokens.access_token);
   } catch (err) {
     if (err instanceof UpstreamRejected) throw err;

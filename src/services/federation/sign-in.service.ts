@@ -1,8 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { withTransaction } from '../../db';
 import { isUniqueViolation } from '../../db/pg-errors';
-import { findIdentityProviderById, findIdentityProviderBySlug, type IdentityProviderRow } from '../../db/repositories/identity-providers.repo';
-import { consumeIdpFlow, consumePendingLink, findLivePendingLink, insertIdpFlow, insertPendingLink } from '../../db/repositories/idp-flows.repo';
+import {
+  findIdentityProviderById,
+  findIdentityProviderBySlug,
+  type IdentityProviderRow,
+} from '../../db/repositories/identity-providers.repo';
+import {
+  consumeIdpFlow,
+  consumePendingLink,
+  findLivePendingLink,
+  insertIdpFlow,
+  insertPendingLink,
+} from '../../db/repositories/idp-flows.repo';
 import { insertIdentity, useIdentity } from '../../db/repositories/user-identities.repo';
 import { findUserByEmail, findUserById, insertUser, type UserRow } from '../../db/repositories/users.repo';
 import { AppError } from '../../errors';
@@ -88,7 +98,12 @@ export type CallbackOutcome =
 
 function nameParts(identity: UpstreamIdentity, email: string): { firstName: string; lastName: string } {
   // CONTRACT §8 names: one line, no control characters, at most 100 characters.
-  const clean = (s: string | undefined) => (s ?? '').replace(/[\p{Cc}\p{Cf}\u2028\u2029]/gu, ' ').replace(/\s+/g, ' ').trim().slice(0, 100);
+  const clean = (s: string | undefined) =>
+    (s ?? '')
+      .replace(/[\p{Cc}\p{Cf}\u2028\u2029]/gu, ' ')
+      .replace(/\s+/g, ' ')
+      .trim()
+      .slice(0, 100);
   let firstName = clean(identity.givenName);
   let lastName = clean(identity.familyName);
   if (!firstName && !lastName && identity.name) {
@@ -116,7 +131,12 @@ export async function completeFederatedSignIn(
   const now = ctx.clock.now();
   const flow =
     state && input.browserToken
-      ? await consumeIdpFlow(ctx.db, { stateHash: sha256Hex(state), browserHash: sha256Hex(input.browserToken), providerId: provider.id, now })
+      ? await consumeIdpFlow(ctx.db, {
+          stateHash: sha256Hex(state),
+          browserHash: sha256Hex(input.browserToken),
+          providerId: provider.id,
+          now,
+        })
       : undefined;
   if (!flow) {
     ctx.events.emit({ type: 'auth.login.failed', actorId: null, detail: { provider: slug, reason: 'idp_state' } });
@@ -125,7 +145,11 @@ export async function completeFederatedSignIn(
   const returnTo = flow.returnTo ?? undefined;
   const upstreamError = input.callbackUrl.searchParams.get('error');
   if (upstreamError) {
-    ctx.events.emit({ type: 'auth.login.failed', actorId: null, detail: { provider: slug, reason: 'idp_error', idp_error: upstreamError.slice(0, 64) } });
+    ctx.events.emit({
+      type: 'auth.login.failed',
+      actorId: null,
+      detail: { provider: slug, reason: 'idp_error', idp_error: upstreamError.slice(0, 64) },
+    });
     throw new FederationRefused(`The sign-in at ${provider.name} did not complete. Start again from the sign-in page.`);
   }
   let identity: UpstreamIdentity;
@@ -138,7 +162,11 @@ export async function completeFederatedSignIn(
   } catch (err) {
     if (!(err instanceof UpstreamRejected)) throw err;
     ctx.logger.warn({ provider: slug, reason: err.message, code: err.code }, 'identity provider answer rejected');
-    ctx.events.emit({ type: 'auth.login.failed', actorId: null, detail: { provider: slug, reason: 'idp_answer_rejected', check: err.code ?? null } });
+    ctx.events.emit({
+      type: 'auth.login.failed',
+      actorId: null,
+      detail: { provider: slug, reason: 'idp_answer_rejected', check: err.code ?? null },
+    });
     throw new FederationRefused(`The answer from ${provider.name} could not be verified. Start again from the sign-in page.`);
   }
 
@@ -158,7 +186,12 @@ export async function completeFederatedSignIn(
 
   switch (decision.action) {
     case 'refuse':
-      ctx.events.emit({ type: 'auth.login.failed', actorId: null, subjectId: linkedUser?.id ?? emailUser?.id ?? null, detail: { provider: slug, reason: decision.reason } });
+      ctx.events.emit({
+        type: 'auth.login.failed',
+        actorId: null,
+        subjectId: linkedUser?.id ?? emailUser?.id ?? null,
+        detail: { provider: slug, reason: decision.reason },
+      });
       throw new FederationRefused(REFUSAL_MESSAGES[decision.reason], 403);
     case 'link_to_current': {
       if (!decision.alreadyLinked) await linkIdentity(ctx, decision.userId, provider, identity.subject, email, 'account');
@@ -195,32 +228,68 @@ async function linkIdentity(
   email: string | undefined,
   via: 'verified_email' | 'account' | 'sign_in_proof',
 ): Promise<void> {
-  const row = await insertIdentity(ctx.db, { id: randomUUID(), userId, providerId: provider.id, subject, email: email ?? null, now: ctx.clock.now() });
+  const row = await insertIdentity(ctx.db, {
+    id: randomUUID(),
+    userId,
+    providerId: provider.id,
+    subject,
+    email: email ?? null,
+    now: ctx.clock.now(),
+  });
   // A concurrent callback linked it first: the unique (provider, subject) decided, nothing to record twice.
   if (!row) return;
-  ctx.events.emit({ type: 'auth.identity.linked', actorId: userId, subjectId: userId, detail: { provider: provider.slug, identity_id: row.id, via } });
+  ctx.events.emit({
+    type: 'auth.identity.linked',
+    actorId: userId,
+    subjectId: userId,
+    detail: { provider: provider.slug, identity_id: row.id, via },
+  });
 }
 
 /** A new account from an upstream identity: no password, email verified only when trusted (CONTRACT §16). */
-async function signUp(ctx: ServiceContext, provider: IdentityProviderRow, identity: UpstreamIdentity, email: string, emailVerified: boolean): Promise<UserRow> {
+async function signUp(
+  ctx: ServiceContext,
+  provider: IdentityProviderRow,
+  identity: UpstreamIdentity,
+  email: string,
+  emailVerified: boolean,
+): Promise<UserRow> {
   const now = ctx.clock.now();
   const { firstName, lastName } = nameParts(identity, email);
   let created: { user: UserRow; identityId: string };
   try {
     created = await withTransaction(ctx.db, async (trx) => {
       const user = await insertUser(trx, { id: randomUUID(), email, firstName, lastName, passwordHash: null, emailVerified, now });
-      const row = await insertIdentity(trx, { id: randomUUID(), userId: user.id, providerId: provider.id, subject: identity.subject, email, now });
+      const row = await insertIdentity(trx, {
+        id: randomUUID(),
+        userId: user.id,
+        providerId: provider.id,
+        subject: identity.subject,
+        email,
+        now,
+      });
       if (!row) throw new FederationRefused(STALE, 409);
       return { user, identityId: row.id };
     });
   } catch (err) {
     // Someone registered this address (or linked this identity) in the meantime: nothing was created.
-    if (isUniqueViolation(err)) throw new FederationRefused('An account for this identity was created at the same moment. Start again from the sign-in page.', 409);
+    if (isUniqueViolation(err))
+      throw new FederationRefused('An account for this identity was created at the same moment. Start again from the sign-in page.', 409);
     throw err;
   }
   const { user } = created;
-  ctx.events.emit({ type: 'user.created', actorId: user.id, subjectId: user.id, detail: { via: 'identity_provider', provider: provider.slug, email_verified: emailVerified } });
-  ctx.events.emit({ type: 'auth.identity.linked', actorId: user.id, subjectId: user.id, detail: { provider: provider.slug, identity_id: created.identityId, via: 'sign_up' } });
+  ctx.events.emit({
+    type: 'user.created',
+    actorId: user.id,
+    subjectId: user.id,
+    detail: { via: 'identity_provider', provider: provider.slug, email_verified: emailVerified },
+  });
+  ctx.events.emit({
+    type: 'auth.identity.linked',
+    actorId: user.id,
+    subjectId: user.id,
+    detail: { provider: provider.slug, identity_id: created.identityId, via: 'sign_up' },
+  });
   if (!emailVerified) await sendVerificationEmail(ctx, user);
   return user;
 }
@@ -237,17 +306,31 @@ async function signIn(
   const methods = methodsOf(await loadFactors(ctx.db, user.id));
   if (methods.length > 0) {
     const mfaToken = await createMfaToken(ctx, user.id, AMR.federated);
-    ctx.events.emit({ type: 'auth.login.mfa_required', subjectId: user.id, ip: meta.ip, userAgent: meta.userAgent, detail: { methods, provider: provider.slug } });
+    ctx.events.emit({
+      type: 'auth.login.mfa_required',
+      subjectId: user.id,
+      ip: meta.ip,
+      userAgent: meta.userAgent,
+      detail: { methods, provider: provider.slug },
+    });
     return { kind: 'second_factor', mfaToken, methods, returnTo };
   }
   const now = ctx.clock.now();
   const tokens = await startSession(ctx, ctx.db, { user, meta, auth: { time: now, amr: [AMR.federated] }, signIn: {} });
-  ctx.events.emit({ type: 'auth.login.succeeded', actorId: user.id, subjectId: user.id, detail: { session_id: tokens.sessionId, amr: tokens.amr, provider: provider.slug } });
+  ctx.events.emit({
+    type: 'auth.login.succeeded',
+    actorId: user.id,
+    subjectId: user.id,
+    detail: { session_id: tokens.sessionId, amr: tokens.amr, provider: provider.slug },
+  });
   return { kind: 'signed_in', result: { user: { ...user, lastLoginAt: now }, tokens }, returnTo };
 }
 
 /** The account and provider a pending link names (the sign-in page says which account to prove). */
-export async function describePendingLink(ctx: ServiceContext, token: string): Promise<{ email: string; providerName: string } | undefined> {
+export async function describePendingLink(
+  ctx: ServiceContext,
+  token: string,
+): Promise<{ email: string; providerName: string } | undefined> {
   const link = await findLivePendingLink(ctx.db, sha256Hex(token), ctx.clock.now());
   if (!link) return undefined;
   const [user, provider] = await Promise.all([findUserById(ctx.db, link.userId), findIdentityProviderById(ctx.db, link.providerId)]);
