@@ -27,7 +27,7 @@ export interface AccountPageData {
   formQuery?: string;
   /** CONTRACT §16: linked identities of other providers, and the enabled providers not linked yet. */
   identities?: Array<{ id: string; providerName: string; email: string | null; createdAt: Date }>;
-  linkableProviders?: Array<{ name: string; linkUrl: string }>;
+  linkableProviders?: Array<{ name: string; slug: string }>;
 }
 
 const date = (d: Date) => `<time datetime="${d.toISOString()}">${escapeHtml(d.toISOString().slice(0, 16).replace('T', ' '))} UTC</time>`;

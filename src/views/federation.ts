@@ -27,7 +27,7 @@ which already has an account here. Sign in to that account (password or passkey)
 export function renderIdentitiesSection(data: {
   csrf: string;
   identities: ReadonlyArray<{ id: string; providerName: string; email: string | null; createdAt: Date }>;
-  available: ReadonlyArray<{ name: string; linkUrl: string }>;
+  available: ReadonlyArray<{ name: string; slug: string }>;
   error?: string;
   formQuery?: string;
 }): string {
@@ -42,12 +42,17 @@ export function renderIdentitiesSection(data: {
         )
         .join('\n')}\n</ul>`
     : '<p class="muted">No other sign-in is linked to your account.</p>';
-  const connect = data.available.length
-    ? `<p>${data.available.map((a) => `<a href="${escapeHtml(a.linkUrl)}">Link ${escapeHtml(a.name)}</a>`).join(' · ')}</p>`
-    : '';
+  // A post with the CSRF field: linking adds a way to sign in, so another site must not be able to start it.
+  const connect = data.available
+    .map(
+      (a) => `<form method="post" action="${escapeHtml(`/account/identities/link${data.formQuery ?? ''}`)}" class="inline">\
+<input type="hidden" name="csrf" value="${escapeHtml(data.csrf)}"><input type="hidden" name="slug" value="${escapeHtml(a.slug)}">\
+<button type="submit" class="secondary">Link ${escapeHtml(a.name)}</button></form>`,
+    )
+    .join('\n');
   return `<section aria-labelledby="identities-h" id="identities">
 <h2 id="identities-h">Linked sign-ins</h2>
 ${error}${items}
-${connect}
+${connect ? `<div class="actions">${connect}</div>` : ''}
 </section>`;
 }

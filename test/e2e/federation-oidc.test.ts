@@ -339,14 +339,25 @@ describe('GET /api/auth/identities, DELETE /api/auth/identities/:id', () => {
   });
 });
 
-describe('linking from /account (GET /api/auth/idp/:slug/start?link=1)', () => {
+describe('linking from /account (POST /account/identities/link, CSRF-protected)', () => {
+  async function linkForm(browser: ReturnType<typeof request.agent>, fields: Record<string, string> = {}) {
+    const page = await browser.get('/account');
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page.text)![1]!;
+    return browser.post('/account/identities/link').type('form').send({ csrf, slug: 'corp', ...fields });
+  }
+
   test('a recent sign-in links the identity to the signed-in account, whatever its email', async () => {
     const user = await makeUser(t);
     const browser = request.agent(t.app);
     await browser.post('/api/auth/login').send({ email: user.email, password: user.password });
+    const page = await browser.get('/account');
+    expect(page.text).toContain('Link Corp SSO');
     upstreamAccount({ email: uniqueEmail('elsewhere') });
-    const { callbackPath } = await startAndAuthorize(browser, 'corp', { link: '1' });
-    const res = await browser.get(callbackPath);
+    const start = await linkForm(browser);
+    expect(start.status).toBe(303);
+    expect(new URL(start.headers.location).origin).toBe(upstream.issuer);
+    const back = await throughUpstream(start.headers.location);
+    const res = await browser.get(back.pathname + back.search);
     expect(res.status).toBe(303);
     expect(res.headers.location).toBe('/account?done=identity_linked#identities');
     expect((await browser.get('/api/auth/identities')).body.identities).toEqual([
@@ -354,10 +365,18 @@ describe('linking from /account (GET /api/auth/idp/:slug/start?link=1)', () => {
     ]);
     const [linked] = await audit('auth.identity.linked', user.id);
     expect(linked.detail).toMatchObject({ via: 'account' });
-    // The account page lists it with an Unlink button.
-    const page = await browser.get('/account');
-    expect(page.text).toContain('Linked sign-ins');
-    expect(page.text).toContain('Unlink Corp SSO');
+    const after = await browser.get('/account');
+    expect(after.text).toContain('Unlink Corp SSO');
+    expect(after.text).not.toContain('Link Corp SSO');
+  });
+
+  test('without the CSRF field the post is refused and nothing starts', async () => {
+    const user = await makeUser(t);
+    const browser = request.agent(t.app);
+    await browser.post('/api/auth/login').send({ email: user.email, password: user.password });
+    const res = await browser.post('/account/identities/link').type('form').send({ slug: 'corp' });
+    expect(res.status).toBe(403);
+    expect(await t.db('idp_flows').where({ link_user_id: user.id })).toHaveLength(0);
   });
 
   test('a sign-in older than 10 minutes is sent to sign in again first', async () => {
@@ -365,15 +384,17 @@ describe('linking from /account (GET /api/auth/idp/:slug/start?link=1)', () => {
     const browser = request.agent(t.app);
     await browser.post('/api/auth/login').send({ email: user.email, password: user.password });
     t.clock.advance(11 * 60);
-    const res = await browser.get('/api/auth/idp/corp/start?link=1');
-    expect(res.status).toBe(302);
+    const res = await linkForm(browser);
+    expect(res.status).toBe(303);
     expect(res.headers.location).toMatch(/^\/login\?return_to=/);
     expect(await t.db('idp_flows').where({ link_user_id: user.id })).toHaveLength(0);
   });
 
-  test('without a session, link=1 goes to sign in', async () => {
-    const res = await request(t.app).get('/api/auth/idp/corp/start?link=1');
-    expect(res.status).toBe(302);
-    expect(res.headers.location).toMatch(/^\/login\?/);
+  test('the public start endpoint never links: a signed-in browser starting a sign-in gets a plain sign-in flow', async () => {
+    const user = await makeUser(t);
+    const browser = request.agent(t.app);
+    await browser.post('/api/auth/login').send({ email: user.email, password: user.password });
+    expect((await browser.get('/api/auth/idp/corp/start?link=1')).status).toBe(302);
+    expect(await t.db('idp_flows').where({ link_user_id: user.id })).toHaveLength(0);
   });
 });

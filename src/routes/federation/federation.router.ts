@@ -3,9 +3,7 @@ import type { Config } from '../../config';
 import { AppError } from '../../errors';
 import { randomToken } from '../../lib/crypto';
 import { issueCsrf } from '../../middleware/csrf';
-import { findOwnSession } from '../../services/account.service';
 import { listOwnIdentities, unlinkOwnIdentity } from '../../services/federation/identities.service';
-import { mayLinkFromSession } from '../../services/federation/linking-policy';
 import { listEnabledProviders } from '../../services/federation/providers.service';
 import { callbackUrlOf } from '../../services/federation/relying-party';
 import { completeFederatedSignIn, FederationRefused, startFederatedSignIn } from '../../services/federation/sign-in.service';
@@ -36,7 +34,7 @@ export function cookieValue(req: Request, name: string): string | undefined {
 }
 
 /** The browser's binding value: reused while it lives, so two sign-ins started in two tabs both finish. */
-function browserToken(req: Request, res: Response, config: Config): string {
+export function browserToken(req: Request, res: Response, config: Config): string {
   const value = cookieValue(req, IDP_BROWSER_COOKIE) ?? randomToken(32);
   res.cookie(IDP_BROWSER_COOKIE, value, cookieOptions(config, '/api/auth/idp'));
   return value;
@@ -86,32 +84,20 @@ export function createFederationRouter(deps: RouteDeps) {
           path: '/idp/:slug/start',
           summary: 'Start signing in with a provider: 302 to its authorization endpoint (PKCE, state, nonce)',
           description:
-            'Sets the `idp_browser` cookie the callback must see. `return_to` (allow-listed like /login) is where the browser goes after ' +
-            'the sign-in; `link=1` from a signed-in browser links the identity to that account (sign-in at most 10 minutes old).',
-          auth: 'browser',
+            'Sets the `idp_browser` cookie the callback must see. `return_to` (allow-listed like /login) is where the browser goes ' +
+            'after the sign-in.',
+          auth: 'none',
           noStore: true,
           params: slugParams,
           query: startQuery,
           response: { status: 302, description: 'Redirect to the provider (an HTML page when refused)', kind: 'redirect' },
           errors: [502],
         },
-        async ({ params, query, principal }, req, res) => {
-          let linkUserId: string | undefined;
-          if (query.link === '1') {
-            const signedIn = principal && !principal.clientId ? principal : undefined;
-            const session = signedIn ? await findOwnSession(ctx, signedIn) : undefined;
-            // Adding a way to sign in needs a recent sign-in (CONTRACT §11): otherwise sign in again, then come back.
-            if (!signedIn || !session || !mayLinkFromSession(session.authTime, ctx.clock.now())) {
-              const back = `${config.baseUrl}/api/auth/idp/${encodeURIComponent(params.slug)}/start?link=1`;
-              return res.redirect(302, `/login?${new URLSearchParams({ return_to: back })}`);
-            }
-            linkUserId = signedIn.userId;
-          }
+        async ({ params, query }, req, res) => {
           try {
             const url = await startFederatedSignIn(ctx, params.slug, {
               returnTo: query.return_to,
               browserToken: browserToken(req, res, config),
-              linkUserId,
             });
             res.redirect(302, url);
           } catch (err) {

@@ -124,7 +124,6 @@ export const slugParams = z.object({ slug: z.string().min(1).max(40) });
 
 export const startQuery = z.object({
   return_to: z.string().max(4096, 'return_to is too long').optional(),
-  link: z.enum(['1'], { error: 'link must be 1' }).optional(),
 });
 
 export const publicProvidersBody = z.strictObject({

@@ -23,6 +23,9 @@ import type { RouteDeps } from '../types';
 import { html, optionalText, PAGE, refuseForm, text } from './page-kit';
 import { qrCodeSvg } from '../../lib/qr-code';
 import { listOwnIdentities, unlinkOwnIdentity } from '../../services/federation/identities.service';
+import { mayLinkFromSession } from '../../services/federation/linking-policy';
+import { FederationRefused, startFederatedSignIn } from '../../services/federation/sign-in.service';
+import { browserToken } from '../federation/federation.router';
 import { listEnabledProviders } from '../../services/federation/providers.service';
 
 
@@ -115,7 +118,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
         identities: identities.map((i) => ({ id: i.id, providerName: i.providerName, email: i.email, createdAt: i.createdAt })),
         linkableProviders: providers
           .filter((p) => !identities.some((i) => i.providerId === p.id))
-          .map((p) => ({ name: p.name, linkUrl: `/api/auth/idp/${encodeURIComponent(p.slug)}/start?link=1` })),
+          .map((p) => ({ name: p.name, slug: p.slug })),
         ...extra,
       }),
     );
@@ -198,6 +201,24 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
     action('sessions/revoke-others', 'Sign out every other session (form post)', 'sessions', z.object({}), async (principal) => {
       await account.revokeOtherSessions(ctx, principal);
       return { done: 'others' };
+    }),
+
+    // CONTRACT §16 + §11: linking adds a way to sign in, so it is a CSRF-protected post from a recent sign-in (else sign in again).
+    action('identities/link', 'Link a sign-in of another provider (form post)', 'identities', z.object({ slug: text(64) }), async (principal, body, req, res) => {
+      const session = await account.findOwnSession(ctx, principal);
+      if (!session || !mayLinkFromSession(session.authTime, ctx.clock.now())) {
+        res.redirect(303, `/login?${new URLSearchParams({ return_to: `${config.baseUrl}/account#identities` })}`);
+        return { done: 'identity_linked' };
+      }
+      try {
+        const url = await startFederatedSignIn(ctx, body.slug, { browserToken: browserToken(req, res, config), linkUserId: principal.userId });
+        res.redirect(303, url);
+        return { done: 'identity_linked' };
+      } catch (err) {
+        // The provider could not be reached: said in the section, like any other refusal of the page.
+        if (err instanceof FederationRefused) throw new AppError('validation_error', err.message);
+        throw err;
+      }
     }),
 
     action('identities/remove', 'Unlink a sign-in of another provider (form post)', 'identities', z.object({ identity_id: text(64) }), async (principal, body) => {
