@@ -31,7 +31,13 @@ export async function findLiveMfaToken(db: DbOrTrx, tokenHash: string, now: Date
     .where('failures', '<', maxFailures)
     .first();
   return row
-    ? { tokenHash: row.token_hash, userId: row.user_id, failures: row.failures, expiresAt: new Date(row.expires_at), firstFactor: row.first_factor ?? 'pwd' }
+    ? {
+        tokenHash: row.token_hash,
+        userId: row.user_id,
+        failures: row.failures,
+        expiresAt: new Date(row.expires_at),
+        firstFactor: row.first_factor ?? 'pwd',
+      }
     : undefined;
 }
 

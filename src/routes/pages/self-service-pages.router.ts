@@ -161,6 +161,8 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
     return result.data;
   };
 
+  const identityIdField = z.object({ identity_id: text(64) });
+
   return declareRouter(deps, [
     route({ ...PAGE, method: 'get', path: '/account', summary: 'Account page', auth: 'browser', query: contextQuery, response: { description: 'HTML page', kind: 'html' } }, async ({ principal, query }, req, res) => {
       if (!principal || principal.clientId) return signInFirst(res);
@@ -204,14 +206,20 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
     }),
 
     // CONTRACT §16 + §11: linking adds a way to sign in, so it is a CSRF-protected post from a recent sign-in (else sign in again).
-    action('identities/link', 'Link a sign-in of another provider (form post)', 'identities', z.object({ slug: text(64) }), async (principal, body, req, res) => {
+    action('identities/link', 'Link a sign-in of another provider (form post)', 'identities', z.object({ slug: text(64) }), async (
+      principal,
+      body,
+      req,
+      res,
+    ) => {
       const session = await account.findOwnSession(ctx, principal);
       if (!session || !mayLinkFromSession(session.authTime, ctx.clock.now())) {
         res.redirect(303, `/login?${new URLSearchParams({ return_to: `${config.baseUrl}/account#identities` })}`);
         return { done: 'identity_linked' };
       }
       try {
-        const url = await startFederatedSignIn(ctx, body.slug, { browserToken: browserToken(req, res, config), linkUserId: principal.userId });
+        const browser = browserToken(req, res, config);
+        const url = await startFederatedSignIn(ctx, body.slug, { browserToken: browser, linkUserId: principal.userId });
         res.redirect(303, url);
         return { done: 'identity_linked' };
       } catch (err) {
@@ -221,7 +229,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       }
     }),
 
-    action('identities/remove', 'Unlink a sign-in of another provider (form post)', 'identities', z.object({ identity_id: text(64) }), async (principal, body) => {
+    action('identities/remove', 'Unlink a sign-in of another provider (form post)', 'identities', identityIdField, async (principal, body) => {
       await unlinkOwnIdentity(ctx, principal.userId, body.identity_id);
       return { done: 'identity_unlinked' };
     }),

@@ -24,7 +24,13 @@ export function enrolUrlFor(returnTo: string | undefined): string {
  * A browser carrying a pending identity link (CONTRACT §16) has just proved the account: the link is made when it
  * was waiting for this very account.
  */
-export async function finishSignIn(ctx: ServiceContext, req: Request, res: Response, result: AuthResult, returnTo: string | undefined): Promise<void> {
+export async function finishSignIn(
+  ctx: ServiceContext,
+  req: Request,
+  res: Response,
+  result: AuthResult,
+  returnTo: string | undefined,
+): Promise<void> {
   const { config } = ctx;
   const pending: unknown = req.cookies?.[IDP_LINK_COOKIE];
   if (typeof pending === 'string' && LINK_COOKIE_SHAPE.test(pending) && (await completePendingLink(ctx, pending, result.user.id))) {

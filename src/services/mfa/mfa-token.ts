@@ -18,6 +18,7 @@ export function hashMfaToken(token: string): string {
 export async function createMfaToken(ctx: ServiceContext, userId: string, firstFactor?: 'fed'): Promise<string> {
   const token = randomToken(32);
   const now = ctx.clock.now();
-  await insertMfaToken(ctx.db, { tokenHash: hashMfaToken(token), userId, now, expiresAt: addSeconds(now, MFA_TOKEN_TTL_SECONDS), firstFactor });
+  const expiresAt = addSeconds(now, MFA_TOKEN_TTL_SECONDS);
+  await insertMfaToken(ctx.db, { tokenHash: hashMfaToken(token), userId, now, expiresAt, firstFactor });
   return token;
 }
