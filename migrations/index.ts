@@ -10,6 +10,7 @@ import * as addOAuthClientVersion from './20261123000000_add_oauth_client_versio
 import * as addTotpPendingSession from './20261126100000_add_totp_pending_session';
 import * as addClientTypesAndDeviceGrant from './20261126140000_add_client_types_and_device_grant';
 import * as createWebhooks from './20261126160000_create_webhooks';
+import * as createIdentityProviders from './20261126170000_create_identity_providers';
 
 /**
  * Migrations are listed here (in order) rather than discovered on disk, so that the same list runs under
@@ -27,6 +28,7 @@ const MIGRATIONS: Array<[string, Knex.Migration]> = [
   ['20261126100000_add_totp_pending_session', addTotpPendingSession],
   ['20261126140000_add_client_types_and_device_grant', addClientTypesAndDeviceGrant],
   ['20261126160000_create_webhooks', createWebhooks],
+  ['20261126170000_create_identity_providers', createIdentityProviders],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Knex.Migration]> = {

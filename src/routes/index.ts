@@ -6,6 +6,8 @@ import { createAppsRouter } from './auth/apps.router';
 import { createAuthRouter } from './auth/auth.router';
 import { createMfaRouter } from './auth/mfa.router';
 import { createDocsRouter } from './docs/docs.router';
+import { createFederationRouter } from './federation/federation.router';
+import { createIdentityProvidersRouter } from './federation/identity-providers.router';
 import { createHealthRouter } from './health/health.router';
 import { oauthErrorBoundary } from './oauth/oauth-errors';
 import { createDiscoveryRouter, createOAuthRouter } from './oauth/oauth.router';
@@ -45,6 +47,7 @@ export function mountRoutes(app: Express, deps: RouteDeps): void {
   app.use('/api/auth', createAccountRouter(deps));
   app.use('/api/auth', createAppsRouter(deps));
   app.use('/api/auth', createActivityRouter(deps));
+  app.use('/api/auth', createFederationRouter(deps));
   // The OAuth protocol endpoints answer in RFC 6749's dialect: their errors, raised inside the router or before it
   // (rate limit, body parser), are translated at the router's boundary.
   const oauth = createOAuthRouter(deps);
@@ -57,6 +60,7 @@ export function mountRoutes(app: Express, deps: RouteDeps): void {
   app.use('/api/admin', createAuditRouter(deps));
   app.use('/api/admin', createAdminRouter(deps));
   app.use('/api/admin', createWebhooksRouter(deps));
+  app.use('/api/admin', createIdentityProvidersRouter(deps));
   app.use('/api', createDocsRouter(deps));
 
   app.use('/static', createStaticRouter(deps));

@@ -118,6 +118,8 @@ describe('pruneExpired', () => {
       login_failures: 1,
       mfa_tokens: 0,
       webauthn_challenges: 0,
+      idp_flows: 0,
+      idp_pending_links: 0,
       audit_events: 0,
       webhook_deliveries: 0,
     });

@@ -24,6 +24,8 @@ const TARGETS = {
   login_tokens: { key: 'token_hash', where: 'expires_at <= :now' },
   mfa_tokens: { key: 'token_hash', where: 'expires_at <= :now' },
   webauthn_challenges: { key: 'challenge', where: 'expires_at <= :now' },
+  idp_flows: { key: 'state_hash', where: 'expires_at <= :now' },
+  idp_pending_links: { key: 'token_hash', where: 'expires_at <= :now' },
   login_failures: {
     key: 'email',
     where: 'updated_at < :idleBefore and (locked_until is null or locked_until <= :now)',
