@@ -11,6 +11,7 @@ import * as addTotpPendingSession from './20261126100000_add_totp_pending_sessio
 import * as dropOAuthClientVersion from './20261126120000_drop_oauth_client_version';
 import * as addClientTypesAndDeviceGrant from './20261126140000_add_client_types_and_device_grant';
 import * as createWebhooks from './20261126160000_create_webhooks';
+import * as createIdentityProviders from './20261126170000_create_identity_providers';
 
 /**
  * Migrations are listed here (in order) rather than discovered on disk, so that the same list runs under
@@ -29,6 +30,7 @@ const MIGRATIONS: Array<[string, Knex.Migration]> = [
   ['20261126120000_drop_oauth_client_version', dropOAuthClientVersion],
   ['20261126140000_add_client_types_and_device_grant', addClientTypesAndDeviceGrant],
   ['20261126160000_create_webhooks', createWebhooks],
+  ['20261126170000_create_identity_providers', createIdentityProviders],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Knex.Migration]> = {

@@ -26,6 +26,8 @@ const EXTERNAL = [
   'thread-stream',
   '@simplewebauthn/server',
   'jose',
+  // ES module only, loaded through Node's loader on first use (src/lib/openid-client.ts)
+  'openid-client',
   'nodemailer',
   'qrcode',
   'otpauth',

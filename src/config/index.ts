@@ -98,6 +98,15 @@ const envSchema = z.object({
   WEBHOOK_ALLOW_PRIVATE: boolString.default(false),
   // Issue 26: webhook deliveries one instance attempts at once (each one attempt of one delivery; PostgreSQL only).
   WEBHOOK_CONCURRENCY: intString(1, 200).default(16),
+  // CONTRACT §15/§16: `closed` refuses self-registration (API 403 registration_closed) and sign-ups through an
+  // upstream identity provider; invitations keep working.
+  REGISTRATION: z.enum(['open', 'closed']).default('open'),
+  // CONTRACT §16: upstream identity providers may live on private, loopback or link-local addresses and speak plain
+  // http (tests, a lab). Off by default; never needed for public providers (docs/federation.md).
+  IDP_ALLOW_PRIVATE: boolString.default(false),
+  // CONTRACT §16: comma-separated host names of upstream providers exempt from the private-address check (an IdP
+  // on the internal network, still over https).
+  IDP_ALLOWED_HOSTS: z.string().default(''),
 });
 
 export interface Config {
@@ -150,6 +159,9 @@ export interface Config {
   auditRetentionDays: number;
   webhookAllowPrivate: boolean;
   webhookConcurrency: number;
+  registration: 'open' | 'closed';
+  idpAllowPrivate: boolean;
+  idpAllowedHosts: readonly string[];
 }
 
 export class ConfigError extends Error {
@@ -295,6 +307,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     auditRetentionDays: e.AUDIT_RETENTION_DAYS,
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
     webhookConcurrency: e.WEBHOOK_CONCURRENCY,
+    registration: e.REGISTRATION,
+    idpAllowPrivate: e.IDP_ALLOW_PRIVATE,
+    idpAllowedHosts: Object.freeze(
+      e.IDP_ALLOWED_HOSTS.split(',')
+        .map((h) => h.trim().toLowerCase())
+        .filter(Boolean),
+    ),
   };
   return Object.freeze(config);
 }

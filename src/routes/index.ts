@@ -5,6 +5,8 @@ import { createAppsRouter } from './auth/apps.router';
 import { createAuthRouter } from './auth/auth.router';
 import { createMfaRouter } from './auth/mfa.router';
 import { createDocsRouter } from './docs/docs.router';
+import { createFederationRouter } from './federation/federation.router';
+import { createIdentityProvidersRouter } from './federation/identity-providers.router';
 import { createHealthRouter } from './health/health.router';
 import { createDiscoveryRouter, createOAuthProtocolRouter, createOAuthRouter } from './oauth/oauth.router';
 import { createOidcDiscoveryRouter, createOidcProtocolRouter, createOidcRouter } from './oauth/oidc.router';
@@ -58,6 +60,9 @@ export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, admin
   api.mount('/auth', createAccountRouter);
   api.mount('/auth', createAppsRouter);
   api.mount('/auth', createActivityRouter);
+  // The provider list, the identities API and the browser round trip (/api/auth/idp/:slug/start and callback), which
+  // answers its refusals as HTML pages itself (CONTRACT §16).
+  api.mount('/auth', createFederationRouter);
   api.mount('/auth', createMfaRouter);
   oauthProtocol.mount('/oauth', createOAuthProtocolRouter);
   oauthProtocol.mount('/oauth', createOidcProtocolRouter);
@@ -68,6 +73,7 @@ export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, admin
   administration.mount('/admin', createAuditRouter);
   administration.mount('/admin', createAdminRouter);
   administration.mount('/admin', createWebhooksRouter);
+  administration.mount('/admin', createIdentityProvidersRouter);
   api.mount('/', createDocsRouter);
 
   pages.mount('/static', createStaticRouter);

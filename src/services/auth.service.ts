@@ -46,6 +46,9 @@ export async function register(
   input: { firstName: string; lastName: string; email: string; password: string },
   meta: RequestMeta,
 ): Promise<AuthResult> {
+  if (ctx.config.registration === 'closed') {
+    throw new AppError('registration_closed', 'Registration is closed; ask an administrator for an invitation');
+  }
   const email = normalizeEmail(input.email);
   const passwordHash = await ctx.passwords.hash(input.password);
   const now = ctx.clock.now();

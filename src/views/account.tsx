@@ -1,8 +1,9 @@
+import { IdentitiesSection } from './federation';
 import { Actions, CsrfField, Flash, FormError, Hidden, Time } from './kit';
 import { renderPage } from './layout';
 import { PASSKEY_SCRIPTS } from './login';
 
-export type AccountSection = 'profile' | 'password' | 'sessions' | 'apps' | 'second-factors';
+export type AccountSection = 'profile' | 'password' | 'sessions' | 'apps' | 'second-factors' | 'identities';
 
 export interface AccountPageData {
   csrf: string;
@@ -34,6 +35,9 @@ export interface AccountPageData {
   continueTo?: string;
   /** Query string kept on every form's action (the enrolment context). */
   formQuery?: string;
+  /** CONTRACT §16: linked identities of other providers, and the enabled providers not linked yet. */
+  identities?: Array<{ id: string; providerName: string; email: string | null; createdAt: Date }>;
+  linkableProviders?: Array<{ name: string; slug: string }>;
 }
 
 type Props = { data: AccountPageData };
@@ -464,6 +468,13 @@ export function renderAccountPage(data: AccountPageData): string {
         <PasskeysPart data={data} />
         <RecoveryPart data={data} />
       </section>
+      <IdentitiesSection
+        csrf={data.csrf}
+        identities={data.identities ?? []}
+        available={data.linkableProviders ?? []}
+        error={data.error?.section === 'identities' ? data.error.message : undefined}
+        formQuery={data.formQuery}
+      />
       <SessionsSection data={data} />
       <AppsSection data={data} />
       <section>

@@ -22,6 +22,12 @@ const PAGE_CSS = `
   input:focus-visible, button:focus-visible, a:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
   button { font: inherit; font-weight: 600; padding: .65rem 1.2rem; border-radius: 8px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; }
   button.secondary { background: transparent; color: CanvasText; border-color: var(--border); }
+  a.button { display: block; text-align: center; font-weight: 600; padding: .65rem 1.2rem; border-radius: 8px; }
+  a.button { border: 1px solid var(--border); color: CanvasText; text-decoration: none; }
+  nav.providers ul { list-style: none; padding: 0; margin: 1.5rem 0 0; display: grid; gap: .5rem; }
+  a.button { display: block; text-align: center; font-weight: 600; padding: .65rem 1.2rem; border-radius: 8px; }
+  a.button { border: 1px solid var(--border); color: CanvasText; text-decoration: none; }
+  nav.providers ul { list-style: none; padding: 0; margin: 1.5rem 0 0; display: grid; gap: .5rem; }
   .actions { display: flex; gap: .75rem; margin-top: 1.5rem; flex-wrap: wrap; }
   .error { color: var(--danger); border: 1px solid var(--danger); border-radius: 8px; padding: .5rem .75rem; }
   .muted { color: var(--muted); font-size: .9rem; }

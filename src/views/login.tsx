@@ -1,14 +1,27 @@
+import { PendingLinkNotice, ProviderButtons } from './federation';
 import { Actions, CsrfField, FormError, Hidden } from './kit';
 import { renderPage } from './layout';
 
-/** The hosted sign-in form (CONTRACT §5): a plain form post, no JavaScript. */
-export function renderLoginPage(options: { csrf: string; returnTo?: string; email?: string; error?: string; signedInAs?: string }): string {
+/**
+ * The hosted sign-in form (CONTRACT §5): a plain form post, no JavaScript; "Continue with {name}" for each enabled
+ * identity provider and, while an upstream identity waits to be linked, which account to prove (CONTRACT §16).
+ */
+export function renderLoginPage(options: {
+  csrf: string;
+  returnTo?: string;
+  email?: string;
+  error?: string;
+  signedInAs?: string;
+  providers?: ReadonlyArray<{ name: string; startUrl: string }>;
+  pendingLink?: { email: string; providerName: string };
+}): string {
   const describedBy = options.error ? 'login-error' : undefined;
   const hidden = <Hidden fields={{ csrf: options.csrf, return_to: options.returnTo ?? '' }} />;
   return renderPage(
     { title: 'Sign in', scripts: PASSKEY_SCRIPTS },
     <>
       <h1>Sign in</h1>
+      {options.pendingLink ? <PendingLinkNotice link={options.pendingLink} /> : null}
       {options.signedInAs ? <p class="muted">You are signed in as {options.signedInAs}. Sign in again to use another account.</p> : null}
       <FormError id="login-error" message={options.error} />
       <form method="post" action="/login" novalidate>
@@ -40,6 +53,7 @@ export function renderLoginPage(options: { csrf: string; returnTo?: string; emai
         </Actions>
         <p class="error" role="alert" data-passkey-error="" hidden></p>
       </form>
+      <ProviderButtons providers={options.providers ?? []} />
       <p class="muted">
         <a href="/forgot-password">Forgot your password?</a>
       </p>

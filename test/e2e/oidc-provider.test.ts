@@ -37,8 +37,13 @@ describe('discovery', () => {
         id_token_signing_alg_values_supported: ['RS256', 'ES256'],
         code_challenge_methods_supported: ['S256'],
         prompt_values_supported: ['none', 'login', 'consent'],
-        grant_types_supported: ['authorization_code', 'refresh_token'],
-        token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+        grant_types_supported: [
+          'authorization_code',
+          'refresh_token',
+          'client_credentials',
+          'urn:ietf:params:oauth:grant-type:device_code',
+        ],
+        token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       });
       expect(res.body.claims_supported).toEqual(
         expect.arrayContaining(['sub', 'auth_time', 'nonce', 'at_hash', 'amr', 'sid', 'given_name']),

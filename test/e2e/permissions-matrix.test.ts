@@ -7,6 +7,7 @@ import { makeApiResource } from '../helpers/apps';
 import { makeClient, makeSignedInUser, makeUser, signIn, uniqueEmail } from '../helpers/factories';
 import { CATALOGUE, makeRole, makeUserWithPermissions } from '../helpers/rbac';
 import { createTestApp, type TestApp } from '../helpers/test-app';
+import { makeIdentityProvider } from '../helpers/upstream';
 
 /**
  * Every guarded route of the real app, read from its declarations (src/routes/route.ts), against its guard: no
@@ -41,10 +42,13 @@ const BODIES: Record<string, (f: Fixtures) => Promise<Record<string, unknown>> |
   'PUT /api/admin/api-resources/:resourceId': () => ({ name: 'Renamed API' }),
   'POST /api/admin/webhooks': () => ({ url: 'https://93.184.215.14/hook', events: ['user.*'] }),
   'PUT /api/admin/webhooks/:webhookId': () => ({ description: 'changed' }),
+  // The github preset needs no discovery request (an oidc provider would be fetched when saved).
+  'POST /api/admin/identity-providers': () => ({ preset: 'github', slug: `matrix-${suffix()}`, client_id: 'id', client_secret: 'secret' }),
+  'PUT /api/admin/identity-providers/:providerId': () => ({ name: 'Renamed' }),
 };
 
 /** Path parameters by name: a fresh row each call. */
-const PARAMS = ['userId', 'roleId', 'clientId', 'resourceId', 'sessionId', 'webhookId', 'deliveryId'] as const;
+const PARAMS = ['userId', 'roleId', 'clientId', 'resourceId', 'sessionId', 'webhookId', 'deliveryId', 'providerId'] as const;
 
 let t: TestApp;
 let routes: Array<DeclaredAppRoute & { guard: Guard; key: string; status: number }>;
@@ -95,6 +99,7 @@ async function prepare(route: DeclaredAppRoute): Promise<{ path: string; body?: 
   if (names.includes('resourceId')) ids.resourceId = (await makeApiResource(t)).id;
   if (names.includes('webhookId')) ids.webhookId = await makeWebhook();
   if (names.includes('deliveryId')) ids.deliveryId = await makeDelivery(ids.webhookId!);
+  if (names.includes('providerId')) ids.providerId = await makeIdentityProvider(t);
   // A role in the path of a user's route is one the user holds (removal).
   if (ids.userId && ids.roleId) await t.db('user_roles').insert({ user_id: ids.userId, role_id: ids.roleId });
   const path = route.path.replace(/:(\w+)/g, (_m, name: string) => ids[name] ?? `:${name}`);

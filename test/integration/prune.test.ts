@@ -111,7 +111,26 @@ describe('pruneExpired', () => {
       { email: 'locked@example.test', failures: 12, updated_at: addSeconds(now, -2 * DAY), locked_until: addSeconds(now, 600) },
     ]);
 
+    const device = (expiresIn: number) => ({
+      device_code_hash: sha256Hex(randomToken()),
+      user_code_hash: sha256Hex(randomToken()),
+      client_id: client.clientId,
+      scope: 'openid',
+      interval_s: 5,
+      created_at: now,
+      expires_at: addSeconds(now, expiresIn),
+    });
+    const liveDevice = device(600);
+    await t.db('oauth_device_codes').insert([liveDevice, device(-1)]);
+    const busySession = randomUUID();
+    await t.db('device_code_failures').insert([
+      { session_id: randomUUID(), failures: 5, window_start: addSeconds(now, -2 * DAY) },
+      { session_id: busySession, failures: 2, window_start: addSeconds(now, -30) },
+    ]);
+
     const counts = await pruneExpired(t.ctx);
+    expect(await ids('oauth_device_codes', 'device_code_hash')).toEqual([liveDevice.device_code_hash]);
+    expect(await ids('device_code_failures', 'session_id')).toEqual([busySession]);
     expect(counts).toEqual({
       sessions: 2,
       refresh_tokens: 1,
@@ -122,6 +141,10 @@ describe('pruneExpired', () => {
       login_failures: 1,
       mfa_tokens: 0,
       webauthn_challenges: 0,
+      idp_flows: 0,
+      idp_pending_links: 0,
+      oauth_device_codes: 1,
+      device_code_failures: 1,
       audit_events: 0,
       webhook_deliveries: 0,
     });

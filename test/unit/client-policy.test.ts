@@ -1,4 +1,4 @@
-import { checkClientShape, clientAuthentication, DEVICE_CODE_GRANT, grantAllowed, isSpecClient } from '../../src/services/oauth/client-policy';
+import { checkClientShape, clientAuthentication, DEVICE_CODE_GRANT, grantAllowed } from '../../src/services/oauth/client-policy';
 import { checkRedirectUri, isPrivateUseRedirectUri, redirectUriMatches } from '../../src/lib/redirect-uri';
 import { normalizeUserCode } from '../../src/services/oauth/device.service';
 
@@ -37,12 +37,9 @@ describe('clientAuthentication', () => {
   });
 });
 
-test('grantAllowed and isSpecClient', () => {
+test('grantAllowed', () => {
   expect(grantAllowed({ grantTypes: ['authorization_code'] }, 'client_credentials')).toBe(false);
   expect(grantAllowed({ grantTypes: ['client_credentials'] }, 'client_credentials')).toBe(true);
-  expect(isSpecClient({ type: 'confidential', grantTypes: ['refresh_token', 'authorization_code'], allowedResources: [] })).toBe(true);
-  expect(isSpecClient({ type: 'public', grantTypes: ['authorization_code', 'refresh_token'], allowedResources: [] })).toBe(false);
-  expect(isSpecClient({ type: 'confidential', grantTypes: ['authorization_code', 'refresh_token'], allowedResources: ['https://a.test/'] })).toBe(false);
 });
 
 describe('RFC 8252 redirect URIs', () => {

@@ -5,10 +5,21 @@ export interface MfaTokenRow {
   userId: string;
   failures: number;
   expiresAt: Date;
+  /** The amr value of the first step: 'pwd' (password) or 'fed' (an upstream identity provider, CONTRACT §16). */
+  firstFactor: string;
 }
 
-export async function insertMfaToken(db: DbOrTrx, t: { tokenHash: string; userId: string; now: Date; expiresAt: Date }): Promise<void> {
-  await db('mfa_tokens').insert({ token_hash: t.tokenHash, user_id: t.userId, created_at: t.now, expires_at: t.expiresAt });
+export async function insertMfaToken(
+  db: DbOrTrx,
+  t: { tokenHash: string; userId: string; now: Date; expiresAt: Date; firstFactor?: string },
+): Promise<void> {
+  await db('mfa_tokens').insert({
+    token_hash: t.tokenHash,
+    user_id: t.userId,
+    created_at: t.now,
+    expires_at: t.expiresAt,
+    first_factor: t.firstFactor ?? null,
+  });
 }
 
 /** The token while it is usable: unused, unexpired, fewer than `maxFailures` wrong codes. */
@@ -19,7 +30,15 @@ export async function findLiveMfaToken(db: DbOrTrx, tokenHash: string, now: Date
     .where('expires_at', '>', now)
     .where('failures', '<', maxFailures)
     .first();
-  return row ? { tokenHash: row.token_hash, userId: row.user_id, failures: row.failures, expiresAt: new Date(row.expires_at) } : undefined;
+  return row
+    ? {
+        tokenHash: row.token_hash,
+        userId: row.user_id,
+        failures: row.failures,
+        expiresAt: new Date(row.expires_at),
+        firstFactor: row.first_factor ?? 'pwd',
+      }
+    : undefined;
 }
 
 /** Counts a wrong code atomically; returns the new failure count (0 when the token is no longer live). */

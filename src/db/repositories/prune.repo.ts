@@ -24,6 +24,12 @@ const TARGETS = {
   login_tokens: { key: 'token_hash', where: 'expires_at <= :now' },
   mfa_tokens: { key: 'token_hash', where: 'expires_at <= :now' },
   webauthn_challenges: { key: 'challenge', where: 'expires_at <= :now' },
+  idp_flows: { key: 'state_hash', where: 'expires_at <= :now' },
+  idp_pending_links: { key: 'token_hash', where: 'expires_at <= :now' },
+  // RFC 8628: a device code past its 10 minutes, whatever its state (its tokens, if any, live in their session).
+  oauth_device_codes: { key: 'device_code_hash', where: 'expires_at <= :now' },
+  // Wrong user codes are counted in one-minute windows: an idle window is no longer counted.
+  device_code_failures: { key: 'session_id', where: 'window_start < :idleBefore' },
   login_failures: {
     key: 'email',
     where: 'updated_at < :idleBefore and (locked_until is null or locked_until <= :now)',

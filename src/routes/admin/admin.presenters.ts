@@ -1,6 +1,6 @@
 import type { ApiResourceRow } from '../../db/repositories/api-resources.repo';
 import type { OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
-import { isSpecClient, tokenEndpointAuthMethod } from '../../services/oauth/client-policy';
+import { tokenEndpointAuthMethod } from '../../services/oauth/client-policy';
 import type { AdminSummary } from '../../services/admin.service';
 
 /** OAuth client (CONTRACT §6). Listed field by field: the secret hash can never appear (spec §2.6). */
@@ -12,15 +12,11 @@ export function presentClient(client: OAuthClientRow) {
     scopes: client.scopes,
     post_logout_redirect_uris: client.postLogoutRedirectUris,
     is_active: client.isActive,
-    // CONTRACT §12's fields, on every client that is not a spec client (the spec's answers keep their exact shape).
-    ...(isSpecClient(client)
-      ? {}
-      : {
-          type: client.type,
-          token_endpoint_auth_method: tokenEndpointAuthMethod(client.type),
-          grant_types: client.grantTypes,
-          allowed_resources: client.allowedResources,
-        }),
+    // CONTRACT §12's fields, on every client (one shape whatever the kind; the spec's fields are all still there).
+    type: client.type,
+    token_endpoint_auth_method: tokenEndpointAuthMethod(client.type),
+    grant_types: client.grantTypes,
+    allowed_resources: client.allowedResources,
     created_at: client.createdAt,
     updated_at: client.updatedAt,
   };

@@ -116,15 +116,11 @@ export const clientBody = z
     scopes: z.array(z.string()),
     post_logout_redirect_uris: z.array(z.string().meta({ format: 'uri' })),
     is_active: z.boolean(),
-    // CONTRACT §12: present on every client that is not a spec client (confidential, the two spec grants, no API);
-    // a client without them is exactly that.
-    type: z.enum(CLIENT_TYPES).optional().meta({ description: 'confidential (default) or public; absent means confidential' }),
-    token_endpoint_auth_method: z.enum(['client_secret_basic', 'none']).optional().meta({ description: 'none for public clients' }),
-    grant_types: z.array(z.string()).optional().meta({ description: 'absent means ["authorization_code","refresh_token"]' }),
-    allowed_resources: z
-      .array(z.string())
-      .optional()
-      .meta({ description: 'RFC 8707 identifiers of the APIs the client may ask tokens for; absent means none' }),
+    // CONTRACT §12, on every client.
+    type: z.enum(CLIENT_TYPES).meta({ description: 'confidential (the spec\'s clients: a secret) or public (no secret)' }),
+    token_endpoint_auth_method: z.enum(['client_secret_basic', 'none']).meta({ description: 'none for public clients' }),
+    grant_types: z.array(z.string()).meta({ description: 'grants the client may use (default authorization_code, refresh_token)' }),
+    allowed_resources: z.array(z.string()).meta({ description: 'RFC 8707 identifiers of the APIs the client may ask tokens for' }),
     ...timestampFields,
   })
   .meta({ id: 'OAuthClient' });

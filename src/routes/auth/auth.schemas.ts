@@ -44,7 +44,7 @@ export const authUser = z
     permissions: z.array(z.string()),
     adminRole: adminRoleField,
     /** How the user signed in to this session (CONTRACT §10): in GET /me. */
-    amr: z.array(z.enum(['pwd', 'otp', 'hwk', 'rec'])).optional(),
+    amr: z.array(z.enum(['pwd', 'otp', 'hwk', 'rec', 'fed'])).optional(),
   })
   .meta({ id: 'User' });
 

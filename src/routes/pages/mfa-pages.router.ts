@@ -75,7 +75,8 @@ export function createMfaPagesRouter(deps: RouteDeps) {
         const proof = proofOf(body);
         if (!proof) return again(400, 'Enter the code from your authenticator app.');
         try {
-          return finishSignIn(res, config, await completeSecondFactor(ctx, { mfa_token: mfaToken, ...proof }, requestMeta(req)), returnTo);
+          const result = await completeSecondFactor(ctx, { mfa_token: mfaToken, ...proof }, requestMeta(req));
+          return finishSignIn(ctx, req, res, result, returnTo);
         } catch (err) {
           if (err instanceof AppError && err.code === 'invalid_credentials') {
             if (!(await methodsOfMfaToken(ctx, mfaToken))) return startOver();
@@ -112,7 +113,7 @@ export function createMfaPagesRouter(deps: RouteDeps) {
         const response = parseJsonField(body.response, authenticationResponseField);
         if (!response) return failed();
         try {
-          return finishSignIn(res, config, await signInWithPasskey(ctx, response, requestMeta(req)), body.return_to);
+          return finishSignIn(ctx, req, res, await signInWithPasskey(ctx, response, requestMeta(req)), body.return_to);
         } catch (err) {
           if (err instanceof AppError && err.code === 'invalid_credentials') return failed();
           throw err;

@@ -16,7 +16,7 @@ import { requestMeta } from '../shared';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
 import { html, optionalText, PAGE, refuseForm, text } from './page-kit';
-import { enrolUrlFor, finishSignIn } from './sign-in-flow';
+import { enrolUrlFor, federationOnLoginPage, finishSignIn } from './sign-in-flow';
 
 
 /** Only the user's own first-party browser session counts on these pages. */
@@ -55,7 +55,7 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
         auth: 'browser',
         query: z.object({ return_to: optionalText(), login_hint: optionalText(254) }),
       },
-      ({ query, principal }, req, res) => {
+      async ({ query, principal }, req, res) => {
         const csrf = issueCsrf(req, res, config);
         const returnTo = query.return_to;
         const signedIn = firstParty(principal);
@@ -66,7 +66,8 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
           return html(res, 200, renderSignedInPage({ email: signedIn.email, csrf, consoleLink: adminRank(signedIn.roleNames) > 0 }));
         }
         // OIDC login_hint (CONTRACT §9) prefills the email field; it is only ever shown back, escaped.
-        html(res, 200, renderLoginPage({ csrf, returnTo, email: query.login_hint?.trim(), signedInAs: signedIn?.email }));
+        const federation = await federationOnLoginPage(ctx, req, returnTo);
+        html(res, 200, renderLoginPage({ csrf, returnTo, email: query.login_hint?.trim(), signedInAs: signedIn?.email, ...federation }));
       },
     ),
 
@@ -96,11 +97,12 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
           if (result.mfaRequired) {
             return html(res, 200, renderSecondStepPage({ csrf, returnTo, mfaToken: result.mfaToken, methods: result.methods }));
           }
-          return finishSignIn(res, config, result, returnTo);
+          return finishSignIn(ctx, req, res, result, returnTo);
         } catch (err) {
           if (err instanceof AppError && err.code === 'invalid_credentials') {
             // CONTRACT §4: the same answer whether the email, the password or the account state was wrong.
-            return html(res, 401, renderLoginPage({ csrf, returnTo, email, error: 'Incorrect email or password.' }));
+            const federation = await federationOnLoginPage(ctx, req, returnTo);
+            return html(res, 401, renderLoginPage({ csrf, returnTo, email, error: 'Incorrect email or password.', ...federation }));
           }
           if (err instanceof AppError && err.code === 'too_many_attempts') {
             if (err.headers) res.set(err.headers);

@@ -23,6 +23,11 @@ import type { RouteDeps } from '../types';
 import { html, optionalText, PAGE, refuseForm, text } from './page-kit';
 import { qrCodeSvg } from '../../lib/qr-code';
 import { RECENT_SIGN_IN_SECONDS } from '../../services/mfa/reauth-policy';
+import { listOwnIdentities, unlinkOwnIdentity } from '../../services/federation/identities.service';
+import { mayLinkFromSession } from '../../services/federation/linking-policy';
+import { FederationRefused, startFederatedSignIn } from '../../services/federation/sign-in.service';
+import { browserToken } from '../federation/federation.router';
+import { listEnabledProviders } from '../../services/federation/providers.service';
 
 
 /** The enrolment context MFA_REQUIRED_FOR_ADMINS sends along (kept on every form of the page). */
@@ -40,6 +45,8 @@ const NOTICES: Record<string, string> = {
   passkey: 'The passkey was added.',
   passkey_renamed: 'The passkey was renamed.',
   passkey_removed: 'The passkey was removed.',
+  identity_linked: 'The sign-in was linked to your account.',
+  identity_unlinked: 'The sign-in was unlinked from your account.',
 };
 
 /** What a form post did: a notice key (303 back to the page) or something to show once (rendered at once). */
@@ -60,6 +67,7 @@ const SECTION_ANCHOR: Record<AccountSection, string> = {
   sessions: '#sessions',
   apps: '#apps',
   'second-factors': '#second-factors',
+  identities: '#identities',
 };
 
 /**
@@ -79,12 +87,14 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
     status: number,
     extra: Partial<AccountPageData> = {},
   ) {
-    const [sessions, apps, factors, pending, current] = await Promise.all([
+    const [sessions, apps, factors, pending, current, identities, providers] = await Promise.all([
       account.listOwnSessions(ctx, principal),
       listConnectedApps(ctx, principal.userId),
       loadFactors(ctx.db, principal.userId),
       totp.pendingTotp(ctx, principal),
       account.findOwnSession(ctx, principal),
+      listOwnIdentities(ctx, principal.userId),
+      listEnabledProviders(ctx),
     ]);
     // CONTRACT §11: past 10 minutes, the forms that change a factor ask for the password too.
     const authAgeSeconds = current ? (ctx.clock.now().getTime() - current.authTime.getTime()) / 1000 : Infinity;
@@ -117,6 +127,10 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
         enrolRequired,
         continueTo: enrolRequired && hasSecondFactor(principal.amr) ? (returnTo ?? '/login') : undefined,
         formQuery: contextQs(context),
+        identities: identities.map((i) => ({ id: i.id, providerName: i.providerName, email: i.email, createdAt: i.createdAt })),
+        linkableProviders: providers
+          .filter((p) => !identities.some((i) => i.providerId === p.id))
+          .map((p) => ({ name: p.name, slug: p.slug })),
         ...extra,
       }),
     );
@@ -175,6 +189,8 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
   const proofOf = (schema: typeof optionalProofBody, fields: { password?: string; code?: string }) =>
     checked(schema, Object.fromEntries(Object.entries(fields).filter(([, v]) => typeof v === 'string' && v.trim() !== ''))).proof;
   const proofFields = { password: text(1024) };
+
+  const identityIdField = z.object({ identity_id: text(64) });
 
   return declareRouter(deps, [
     route(
@@ -239,6 +255,35 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
     action('sessions/revoke-others', 'Sign out every other session (form post)', 'sessions', z.object({}), async (principal) => {
       await account.revokeOtherSessions(ctx, principal);
       return { done: 'others' };
+    }),
+
+    // CONTRACT §16 + §11: linking adds a way to sign in, so it is a CSRF-protected post from a recent sign-in (else sign in again).
+    action('identities/link', 'Link a sign-in of another provider (form post)', 'identities', z.object({ slug: text(64) }), async (
+      principal,
+      body,
+      req,
+      res,
+    ) => {
+      const session = await account.findOwnSession(ctx, principal);
+      if (!session || !mayLinkFromSession(session.authTime, ctx.clock.now())) {
+        res.redirect(303, `/login?${new URLSearchParams({ return_to: `${config.baseUrl}/account#identities` })}`);
+        return { done: 'identity_linked' };
+      }
+      try {
+        const browser = browserToken(req, res, config);
+        const url = await startFederatedSignIn(ctx, body.slug, { browserToken: browser, linkUserId: principal.userId });
+        res.redirect(303, url);
+        return { done: 'identity_linked' };
+      } catch (err) {
+        // The provider could not be reached: said in the section, like any other refusal of the page.
+        if (err instanceof FederationRefused) throw new AppError('validation_error', err.message);
+        throw err;
+      }
+    }),
+
+    action('identities/remove', 'Unlink a sign-in of another provider (form post)', 'identities', identityIdField, async (principal, body) => {
+      await unlinkOwnIdentity(ctx, principal.userId, body.identity_id);
+      return { done: 'identity_unlinked' };
     }),
 
     action('apps/remove', "Remove an app's access (form post)", 'apps', z.object({ client_id: text(200) }), async (principal, body) => {

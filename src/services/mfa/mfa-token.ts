@@ -11,10 +11,14 @@ export function hashMfaToken(token: string): string {
   return sha256Hex(token);
 }
 
-/** Issues the token that carries a correct password to the second step; only its SHA-256 is stored. */
-export async function createMfaToken(ctx: ServiceContext, userId: string): Promise<string> {
+/**
+ * Issues the token that carries a correct first step (a password, or an upstream sign-in: `firstFactor` 'fed') to the
+ * second step; only its SHA-256 is stored.
+ */
+export async function createMfaToken(ctx: ServiceContext, userId: string, firstFactor?: 'fed'): Promise<string> {
   const token = randomToken(32);
   const now = ctx.clock.now();
-  await insertMfaToken(ctx.db, { tokenHash: hashMfaToken(token), userId, now, expiresAt: addSeconds(now, MFA_TOKEN_TTL_SECONDS) });
+  const expiresAt = addSeconds(now, MFA_TOKEN_TTL_SECONDS);
+  await insertMfaToken(ctx.db, { tokenHash: hashMfaToken(token), userId, now, expiresAt, firstFactor });
   return token;
 }

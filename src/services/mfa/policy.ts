@@ -1,8 +1,8 @@
 import type { Config } from '../../config';
 import { adminRoleOf } from '../principal';
 
-/** RFC 8176 values this server writes into `amr` (CONTRACT §10). */
-export const AMR = { password: 'pwd', totp: 'otp', passkey: 'hwk', recoveryCode: 'rec' } as const;
+/** RFC 8176 values this server writes into `amr` (CONTRACT §10; `fed`: an upstream identity provider, §16). */
+export const AMR = { password: 'pwd', totp: 'otp', passkey: 'hwk', recoveryCode: 'rec', federated: 'fed' } as const;
 
 /** The methods that count as a second factor: a TOTP code, a passkey (possession + user verification), a recovery code. */
 const SECOND_FACTORS: ReadonlySet<string> = new Set([AMR.totp, AMR.passkey, AMR.recoveryCode]);

@@ -24,10 +24,15 @@ const expiredStep = () => new AppError('unauthorized', 'This sign-in step has ex
 
 /** The live mfa_token's user, or 401. */
 async function userOfMfaToken(ctx: ServiceContext, mfaToken: string): Promise<UserRow> {
+  return (await liveMfaStep(ctx, mfaToken)).user;
+}
+
+/** The live mfa_token's user and how the first step was made ('pwd', or 'fed' after an upstream sign-in), or 401. */
+async function liveMfaStep(ctx: ServiceContext, mfaToken: string): Promise<{ user: UserRow; firstFactor: string }> {
   const token = await findLiveMfaToken(ctx.db, hashMfaToken(mfaToken), ctx.clock.now(), MFA_TOKEN_MAX_FAILURES);
   const user = token ? await findUserById(ctx.db, token.userId) : undefined;
-  if (!user?.isActive) throw expiredStep();
-  return user;
+  if (!token || !user?.isActive) throw expiredStep();
+  return { user, firstFactor: token.firstFactor };
 }
 
 /** The methods still open to a live mfa_token (the hosted second step shows them again after a wrong code). */
@@ -62,7 +67,7 @@ export async function completeSecondFactor(
   input: { mfa_token: string } & SecondFactorProof,
   meta: RequestMeta,
 ): Promise<AuthResult> {
-  const user = await userOfMfaToken(ctx, input.mfa_token);
+  const { user, firstFactor } = await liveMfaStep(ctx, input.mfa_token);
   const tokenHash = hashMfaToken(input.mfa_token);
   const now = ctx.clock.now();
   const attempt = await countLoginAttempt(ctx.db, user.email, now, LOGIN_THROTTLE);
@@ -83,7 +88,7 @@ export async function completeSecondFactor(
       }
       if (!method) return undefined;
       if (!(await consumeMfaToken(trx, tokenHash, user.id, now, MFA_TOKEN_MAX_FAILURES))) throw new StepAlreadyUsed();
-      const tokens = await startSession(ctx, trx, { user, meta, auth: { time: now, amr: [AMR.password, method] }, signIn: {} });
+      const tokens = await startSession(ctx, trx, { user, meta, auth: { time: now, amr: [firstFactor, method] }, signIn: {} });
       await ctx.events.record(trx, {
         type: 'auth.login.succeeded',
         actorId: user.id,

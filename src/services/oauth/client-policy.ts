@@ -63,16 +63,6 @@ export function grantAllowed(client: { grantTypes: readonly string[] }, grantTyp
   return client.grantTypes.includes(grantType);
 }
 
-/** A client as the spec knows it: confidential, the spec's two grants, no API. Presented without §12's fields. */
-export function isSpecClient(client: { type: ClientType; grantTypes: readonly string[]; allowedResources: readonly string[] }): boolean {
-  return (
-    client.type === 'confidential' &&
-    client.allowedResources.length === 0 &&
-    client.grantTypes.length === DEFAULT_GRANT_TYPES.length &&
-    DEFAULT_GRANT_TYPES.every((g) => client.grantTypes.includes(g))
-  );
-}
-
 /** RFC 7591 §2: how the client authenticates at the token endpoint. */
 export function tokenEndpointAuthMethod(type: ClientType): 'none' | 'client_secret_basic' {
   return type === 'public' ? 'none' : 'client_secret_basic';

@@ -1,4 +1,5 @@
 import type { Config } from '../../config';
+import { GRANT_TYPES, TOKEN_ENDPOINT_AUTH_METHODS } from './client-policy';
 import { SUPPORTED_SCOPES } from './client-secrets';
 
 /**
@@ -23,9 +24,11 @@ export function buildDiscoveryDocument(config: Pick<Config, 'baseUrl' | 'oidcIss
     jwks_uri: `${config.baseUrl}/api/oauth/jwks`,
     introspection_endpoint: `${config.baseUrl}/api/oauth/introspect`,
     end_session_endpoint: `${config.baseUrl}/api/oauth/logout`,
+    device_authorization_endpoint: `${config.baseUrl}/api/oauth/device_authorization`,
     response_types_supported: ['code'],
-    grant_types_supported: ['authorization_code', 'refresh_token'],
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    // CONTRACT §12: every grant and client authentication method a client may be registered for.
+    grant_types_supported: [...GRANT_TYPES],
+    token_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS],
     code_challenge_methods_supported: ['S256'],
     scopes_supported: [...SUPPORTED_SCOPES],
     claims_supported: ['sub', 'name', 'email', 'email_verified', 'updated_at'],

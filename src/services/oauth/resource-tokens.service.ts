@@ -1,9 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { jose } from '../../lib/jose';
 import type { ServiceContext } from '../context';
 import { currentSigningKey, ID_TOKEN_TTL_SECONDS, publicKeyFor } from '../oidc/signing-keys.service';
-
-/** jose is loaded with the first RFC 9068 token, not at start (issue 10). */
-const jose = () => require('jose') as typeof import('jose');
 
 /**
  * The longest life of an RFC 9068 access token: a retired signing key stays in the JWKS for an id_token's life (plus

@@ -1,3 +1,4 @@
+import { GRANT_TYPES, TOKEN_ENDPOINT_AUTH_METHODS } from '../oauth/client-policy';
 import type { Config } from '../../config';
 import { SUPPORTED_SCOPES } from '../oauth/client-secrets';
 import { PROMPT_VALUES } from './authorize-params';
@@ -30,8 +31,9 @@ export function buildOpenIdConfiguration(config: Pick<Config, 'baseUrl' | 'oidcI
     claims_supported: [...OIDC_CLAIMS],
     // The spec-era lists stay as the suite pins them; CONTRACT §12's grants and `none` are announced in the members
     // below (docs/oauth.md, "Discovery").
-    grant_types_supported: ['authorization_code', 'refresh_token'],
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    // CONTRACT §12: every grant and client authentication method a client may be registered for.
+    grant_types_supported: [...GRANT_TYPES],
+    token_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS],
     device_authorization_endpoint: `${api}/device_authorization`,
     code_challenge_methods_supported: ['S256'],
     prompt_values_supported: [...PROMPT_VALUES],

@@ -1,0 +1,91 @@
+import type { DbOrTrx } from '..';
+
+/** The browser round trip to an upstream provider (CONTRACT §16): stored at start, consumed once at the callback. */
+export interface IdpFlowRow {
+  stateHash: string;
+  providerId: string;
+  codeVerifierSealed: string;
+  nonce: string;
+  returnTo: string | null;
+  linkUserId: string | null;
+}
+
+export async function insertIdpFlow(db: DbOrTrx, flow: IdpFlowRow & { browserHash: string; now: Date; expiresAt: Date }): Promise<void> {
+  await db('idp_flows').insert({
+    state_hash: flow.stateHash,
+    browser_hash: flow.browserHash,
+    provider_id: flow.providerId,
+    code_verifier_sealed: flow.codeVerifierSealed,
+    nonce: flow.nonce,
+    return_to: flow.returnTo,
+    link_user_id: flow.linkUserId,
+    created_at: flow.now,
+    expires_at: flow.expiresAt,
+  });
+}
+
+/**
+ * Consumes the flow in ONE conditional UPDATE: the state must be live, unused, of this provider and started by
+ * this browser. A replayed callback, one from another browser or an expired one finds nothing.
+ */
+export async function consumeIdpFlow(
+  db: DbOrTrx,
+  key: { stateHash: string; browserHash: string; providerId: string; now: Date },
+): Promise<IdpFlowRow | undefined> {
+  const [row] = await db('idp_flows')
+    .where({ state_hash: key.stateHash, browser_hash: key.browserHash, provider_id: key.providerId })
+    .whereNull('used_at')
+    .where('expires_at', '>', key.now)
+    .update({ used_at: key.now })
+    .returning(['state_hash', 'provider_id', 'code_verifier_sealed', 'nonce', 'return_to', 'link_user_id']);
+  return row
+    ? {
+        stateHash: row.state_hash,
+        providerId: row.provider_id,
+        codeVerifierSealed: row.code_verifier_sealed,
+        nonce: row.nonce,
+        returnTo: row.return_to,
+        linkUserId: row.link_user_id,
+      }
+    : undefined;
+}
+
+/** An upstream identity waiting for the person to prove the local account `userId` (CONTRACT §16). */
+export interface PendingLinkRow {
+  userId: string;
+  providerId: string;
+  subject: string;
+  email: string | null;
+}
+
+export async function insertPendingLink(
+  db: DbOrTrx,
+  link: PendingLinkRow & { tokenHash: string; now: Date; expiresAt: Date },
+): Promise<void> {
+  await db('idp_pending_links').insert({
+    token_hash: link.tokenHash,
+    user_id: link.userId,
+    provider_id: link.providerId,
+    subject: link.subject,
+    email: link.email,
+    created_at: link.now,
+    expires_at: link.expiresAt,
+  });
+}
+
+/** The live pending link of this token (to name the account and provider on the sign-in page). */
+export async function findLivePendingLink(db: DbOrTrx, tokenHash: string, now: Date): Promise<PendingLinkRow | undefined> {
+  const row = await db('idp_pending_links').where({ token_hash: tokenHash }).whereNull('used_at').where('expires_at', '>', now).first();
+  return row ? { userId: row.user_id, providerId: row.provider_id, subject: row.subject, email: row.email } : undefined;
+}
+
+/** Consumes the pending link in ONE conditional UPDATE, only for the account it names. */
+export async function consumePendingLink(db: DbOrTrx, tokenHash: string, userId: string, now: Date): Promise<PendingLinkRow | undefined> {
+  const [row] = await db('idp_pending_links')
+    .where({ token_hash: tokenHash, user_id: userId })
+    .whereNull('used_at')
+    .where('expires_at', '>', now)
+    .update({ used_at: now })
+    .returning(['user_id', 'provider_id', 'subject', 'email']);
+  return row ? { userId: row.user_id, providerId: row.provider_id, subject: row.subject, email: row.email } : undefined;
+}

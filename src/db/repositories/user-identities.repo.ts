@@ -1,0 +1,92 @@
+import type { DbOrTrx } from '..';
+import { UUID_PATTERN } from '../../lib/ids';
+
+export interface UserIdentityRow {
+  id: string;
+  userId: string;
+  providerId: string;
+  subject: string;
+  email: string | null;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+}
+
+/** A linked identity with its provider's slug and name (the /account list and GET /api/auth/identities). */
+export interface LinkedIdentity extends UserIdentityRow {
+  providerSlug: string;
+  providerName: string;
+}
+
+interface Record_ {
+  id: string;
+  user_id: string;
+  provider_id: string;
+  subject: string;
+  email: string | null;
+  created_at: Date;
+  last_used_at: Date | null;
+}
+
+function toRow(r: Record_): UserIdentityRow {
+  return {
+    id: r.id,
+    userId: r.user_id,
+    providerId: r.provider_id,
+    subject: r.subject,
+    email: r.email,
+    createdAt: new Date(r.created_at),
+    lastUsedAt: r.last_used_at ? new Date(r.last_used_at) : null,
+  };
+}
+
+/** The identity (provider, subject), stamped as used now; undefined when nobody has linked it. */
+export async function useIdentity(db: DbOrTrx, providerId: string, subject: string, now: Date): Promise<UserIdentityRow | undefined> {
+  const [row] = await db<Record_>('user_identities')
+    .where({ provider_id: providerId, subject })
+    .update({ last_used_at: now })
+    .returning('*');
+  return row ? toRow(row as Record_) : undefined;
+}
+
+/**
+ * Links (provider, subject) to a user. Returns undefined when that identity is already linked (to anyone): the unique
+ * constraint decides, so two concurrent callbacks cannot link one identity twice.
+ */
+export async function insertIdentity(
+  db: DbOrTrx,
+  identity: { id: string; userId: string; providerId: string; subject: string; email: string | null; now: Date },
+): Promise<UserIdentityRow | undefined> {
+  const [row] = await db<Record_>('user_identities')
+    .insert({
+      id: identity.id,
+      user_id: identity.userId,
+      provider_id: identity.providerId,
+      subject: identity.subject,
+      email: identity.email,
+      created_at: identity.now,
+      last_used_at: identity.now,
+    })
+    .onConflict(['provider_id', 'subject'])
+    .ignore()
+    .returning('*');
+  return row ? toRow(row as Record_) : undefined;
+}
+
+export async function listIdentitiesOfUser(db: DbOrTrx, userId: string): Promise<LinkedIdentity[]> {
+  const rows = await db('user_identities as i')
+    .join('identity_providers as p', 'p.id', 'i.provider_id')
+    .where('i.user_id', userId)
+    .orderBy('i.created_at')
+    .select('i.*', 'p.slug as provider_slug', 'p.name as provider_name');
+  return rows.map((r: Record_ & { provider_slug: string; provider_name: string }) => ({
+    ...toRow(r),
+    providerSlug: r.provider_slug,
+    providerName: r.provider_name,
+  }));
+}
+
+export async function deleteIdentityOfUser(db: DbOrTrx, userId: string, id: string): Promise<UserIdentityRow | undefined> {
+  if (!UUID_PATTERN.test(id)) return undefined;
+  const [row] = await db<Record_>('user_identities').where({ id, user_id: userId }).delete().returning('*');
+  return row ? toRow(row as Record_) : undefined;
+}

@@ -1,0 +1,191 @@
+import type { CookieOptions, Request, Response } from 'express';
+import type { Config } from '../../config';
+import { AppError } from '../../errors';
+import { randomToken } from '../../lib/crypto';
+import { issueCsrf } from '../../middleware/csrf';
+import { listOwnIdentities, unlinkOwnIdentity } from '../../services/federation/identities.service';
+import { listEnabledProviders } from '../../services/federation/providers.service';
+import { callbackUrlOf } from '../../services/federation/relying-party';
+import { completeFederatedSignIn, FederationRefused, startFederatedSignIn } from '../../services/federation/sign-in.service';
+import { renderOAuthErrorPage } from '../../views/consent';
+import { renderSecondStepPage } from '../../views/login';
+import { html } from '../pages/page-kit';
+import { finishSignIn, IDP_LINK_COOKIE } from '../pages/sign-in-flow';
+import { declareRouter, route } from '../route';
+import { rawQueryOf, requestMeta } from '../shared';
+import type { RouteDeps } from '../types';
+import { presentIdentity, presentPublicProvider } from './federation.presenters';
+import { identitiesBody, identityParams, publicProvidersBody, slugParams, startQuery } from './identity-providers.schemas';
+
+/** Binds a round trip to the browser that started it: random, HttpOnly, sent only to /api/auth/idp (CONTRACT §16). */
+export const IDP_BROWSER_COOKIE = 'idp_browser';
+const COOKIE_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+const ROUND_TRIP_MAX_AGE_MS = 600 * 1000;
+
+function cookieOptions(config: Pick<Config, 'cookieSecure'>, path: string): CookieOptions {
+  // SameSite=Lax: the provider sends the browser back with a top-level GET, which Lax cookies accompany.
+  return { httpOnly: true, sameSite: 'lax', secure: config.cookieSecure, path, maxAge: ROUND_TRIP_MAX_AGE_MS };
+}
+
+export function cookieValue(req: Request, name: string): string | undefined {
+  const value: unknown = req.cookies?.[name];
+  return typeof value === 'string' && COOKIE_SHAPE.test(value) ? value : undefined;
+}
+
+/** The browser's binding value: reused while it lives, so two sign-ins started in two tabs both finish. */
+export function browserToken(req: Request, res: Response, config: Config): string {
+  const value = cookieValue(req, IDP_BROWSER_COOKIE) ?? randomToken(32);
+  res.cookie(IDP_BROWSER_COOKIE, value, cookieOptions(config, '/api/auth/idp'));
+  return value;
+}
+
+export function setPendingLinkCookie(res: Response, config: Config, token: string): void {
+  res.cookie(IDP_LINK_COOKIE, token, cookieOptions(config, '/'));
+}
+
+/** The browser leg answers people, not programs: a refusal is a page. */
+function refusalPage(res: Response, err: unknown): void {
+  if (err instanceof FederationRefused)
+    return html(res, err.status, renderOAuthErrorPage({ title: 'Sign-in failed', message: err.message }));
+  if (err instanceof AppError && err.code === 'not_found') {
+    return html(
+      res,
+      404,
+      renderOAuthErrorPage({ title: 'Unknown sign-in option', message: 'This identity provider does not exist or is turned off.' }),
+    );
+  }
+  throw err;
+}
+
+/**
+ * Signing in with other identity providers (CONTRACT §16): the public list, the browser round trip (start ->
+ * provider -> callback) and the signed-in person's linked identities.
+ */
+export function createFederationRouter(deps: RouteDeps) {
+  const { ctx } = deps;
+  const { config } = ctx;
+  return declareRouter(
+    deps,
+    [
+      route(
+        {
+          method: 'get',
+          path: '/idp',
+          summary: 'Enabled identity providers ("Continue with {name}")',
+          auth: 'none',
+          response: { description: '{ providers: [{ slug, name, type, start_url }] }', schema: publicProvidersBody },
+        },
+        async () => ({ providers: (await listEnabledProviders(ctx)).map((p) => presentPublicProvider(config, p)) }),
+      ),
+      route(
+        {
+          method: 'get',
+          path: '/idp/:slug/start',
+          summary: 'Start signing in with a provider: 302 to its authorization endpoint (PKCE, state, nonce)',
+          description:
+            'Sets the `idp_browser` cookie the callback must see. `return_to` (allow-listed like /login) is where the browser goes ' +
+            'after the sign-in.',
+          auth: 'none',
+          noStore: true,
+          params: slugParams,
+          query: startQuery,
+          response: { status: 302, description: 'Redirect to the provider (an HTML page when refused)', kind: 'redirect' },
+          errors: [502],
+        },
+        async ({ params, query }, req, res) => {
+          try {
+            const url = await startFederatedSignIn(ctx, params.slug, {
+              returnTo: query.return_to,
+              browserToken: browserToken(req, res, config),
+            });
+            res.redirect(302, url);
+          } catch (err) {
+            refusalPage(res, err);
+          }
+        },
+      ),
+      route(
+        {
+          method: 'get',
+          path: '/idp/:slug/callback',
+          summary: "The provider's redirect back: checks the answer, then signs in, asks the second factor, or asks to prove an account",
+          auth: 'none',
+          noStore: true,
+          params: slugParams,
+          response: {
+            status: 303,
+            description: 'Redirect to return_to (or /login); the second-step page; an HTML page when refused',
+            kind: 'redirect',
+          },
+        },
+        async ({ params }, req, res) => {
+          try {
+            const outcome = await completeFederatedSignIn(
+              ctx,
+              params.slug,
+              {
+                callbackUrl: new URL(callbackUrlOf(config, params.slug) + rawQueryOf(req)),
+                browserToken: cookieValue(req, IDP_BROWSER_COOKIE),
+              },
+              requestMeta(req),
+            );
+            switch (outcome.kind) {
+              case 'signed_in':
+                // Another upstream sign-in proves the account as well as a password would (a pending link completes).
+                return finishSignIn(ctx, req, res, outcome.result, outcome.returnTo);
+              case 'second_factor':
+                return html(
+                  res,
+                  200,
+                  renderSecondStepPage({
+                    csrf: issueCsrf(req, res, config),
+                    returnTo: outcome.returnTo,
+                    mfaToken: outcome.mfaToken,
+                    methods: outcome.methods,
+                  }),
+                );
+              case 'prove_account':
+                setPendingLinkCookie(res, config, outcome.pendingLinkToken);
+                return res.redirect(
+                  303,
+                  `/login?${new URLSearchParams({
+                    ...(outcome.returnTo ? { return_to: outcome.returnTo } : {}),
+                    login_hint: outcome.email,
+                  })}`,
+                );
+              case 'linked':
+                return res.redirect(303, '/account?done=identity_linked#identities');
+            }
+          } catch (err) {
+            refusalPage(res, err);
+          }
+        },
+      ),
+      route(
+        {
+          method: 'get',
+          path: '/identities',
+          summary: 'Identities of other providers linked to the caller',
+          auth: 'user',
+          response: { description: '{ identities }', schema: identitiesBody },
+        },
+        async ({ principal }) => ({ identities: (await listOwnIdentities(ctx, principal.userId)).map(presentIdentity) }),
+      ),
+      route(
+        {
+          method: 'delete',
+          path: '/identities/:id',
+          summary: 'Unlink an identity (409 when it is the last way to sign in)',
+          auth: 'user',
+          params: identityParams,
+          response: { status: 204, description: 'Unlinked', kind: 'empty' },
+          errors: [409],
+        },
+        async ({ principal, params }) => {
+          await unlinkOwnIdentity(ctx, principal.userId, params.id);
+        },
+      ),
+    ],
+    { tags: ['Identity providers'] },
+  );
+}

@@ -1,0 +1,40 @@
+import { withTransaction } from '../../db';
+import { deleteIdentityOfUser, listIdentitiesOfUser, type LinkedIdentity } from '../../db/repositories/user-identities.repo';
+import { lockUser } from '../../db/repositories/users.repo';
+import { listPasskeysOfUser } from '../../db/repositories/webauthn-credentials.repo';
+import { AppError, notFound, unauthorized } from '../../errors';
+import type { ServiceContext } from '../context';
+import { mayUnlinkIdentity } from './linking-policy';
+
+/** GET /api/auth/identities and the /account list (CONTRACT §16). */
+export async function listOwnIdentities(ctx: ServiceContext, userId: string): Promise<LinkedIdentity[]> {
+  return listIdentitiesOfUser(ctx.db, userId);
+}
+
+/**
+ * DELETE /api/auth/identities/:id: refused (409) when it would leave the account no way to sign in. The user row is
+ * locked first, so two concurrent unlinks cannot both pass the check and leave nothing.
+ */
+export async function unlinkOwnIdentity(ctx: ServiceContext, userId: string, identityId: string): Promise<void> {
+  const removed = await withTransaction(ctx.db, async (trx) => {
+    const user = await lockUser(trx, userId);
+    if (!user) throw unauthorized();
+    const [identities, passkeys] = await Promise.all([listIdentitiesOfUser(trx, userId), listPasskeysOfUser(trx, userId)]);
+    const identity = identities.find((i) => i.id === identityId);
+    if (!identity) throw notFound('Linked identity');
+    if (!mayUnlinkIdentity({ hasPassword: user.passwordHash !== null, passkeys: passkeys.length, identities: identities.length })) {
+      throw new AppError(
+        'conflict',
+        'This is the last way to sign in to your account: set a password or add a passkey before unlinking it',
+      );
+    }
+    await deleteIdentityOfUser(trx, userId, identityId);
+    return identity;
+  });
+  await ctx.events.record(ctx.db, {
+    type: 'auth.identity.unlinked',
+    actorId: userId,
+    subjectId: userId,
+    detail: { provider: removed.providerSlug, identity_id: removed.id },
+  });
+}

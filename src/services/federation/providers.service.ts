@@ -1,0 +1,230 @@
+import { randomUUID } from 'node:crypto';
+import { isUniqueViolation } from '../../db/pg-errors';
+import {
+  deleteIdentityProvider,
+  findIdentityProviderById,
+  insertIdentityProvider,
+  listIdentityProviders,
+  updateIdentityProvider,
+  type IdentityProviderFields,
+  type IdentityProviderRow,
+  type IdentityProviderType,
+} from '../../db/repositories/identity-providers.repo';
+import { AppError, badRequest, conflict, notFound } from '../../errors';
+import type { ServiceContext } from '../context';
+import { clientSecretPurpose, discoverOidc, GITHUB_DEFAULTS, OIDC_DEFAULT_SCOPES, outboundRefusalOf } from './relying-party';
+
+/**
+ * Upstream identity providers as admins configure them (CONTRACT §16, GET|POST|PUT|DELETE
+ * /api/admin/identity-providers). The client secret is write-only: sealed at rest with KEYS_SECRET, opened only to
+ * talk to the provider. An OpenID provider is checked when it is saved: its discovery document must be reachable and
+ * name exactly the configured issuer.
+ */
+
+/** Presets (the console's buttons, and `preset` in the API): OpenID providers with their issuer filled in. */
+export const PROVIDER_PRESETS = {
+  google: { type: 'oidc', name: 'Google', issuer: 'https://accounts.google.com', scopes: OIDC_DEFAULT_SCOPES },
+  gitlab: { type: 'oidc', name: 'GitLab', issuer: 'https://gitlab.com', scopes: 'openid profile email' },
+  // Microsoft's issuer names the tenant: https://login.microsoftonline.com/{tenant id}/v2.0 (docs/federation.md).
+  microsoft: { type: 'oidc', name: 'Microsoft', issuer: undefined, scopes: OIDC_DEFAULT_SCOPES },
+  github: { type: 'github', name: 'GitHub', issuer: undefined, scopes: GITHUB_DEFAULTS.scopes },
+} as const satisfies Record<string, { type: IdentityProviderType; name: string; issuer: string | undefined; scopes: string }>;
+
+export type ProviderPreset = keyof typeof PROVIDER_PRESETS;
+export const PRESET_NAMES = ['google', 'microsoft', 'gitlab', 'github'] as const satisfies readonly ProviderPreset[];
+
+export interface ProviderInput {
+  preset?: ProviderPreset;
+  slug: string;
+  name?: string;
+  type?: IdentityProviderType;
+  issuer?: string;
+  baseUrl?: string;
+  apiBaseUrl?: string;
+  clientId: string;
+  clientSecret?: string;
+  scopes?: string;
+  enabled?: boolean;
+  trustEmail?: boolean;
+  allowSignup?: boolean;
+}
+
+export type ProviderPatch = Partial<Omit<ProviderInput, 'preset'>>;
+
+const invalid = (path: string, message: string) => badRequest(message, [{ path, message }]);
+
+/** An issuer as OpenID Connect wants it: https (http only with IDP_ALLOW_PRIVATE), no query or fragment, no trailing slash. */
+function normalizeIssuer(ctx: ServiceContext, issuer: string): string {
+  const url = new URL(issuer);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && ctx.config.idpAllowPrivate)) {
+    throw invalid('issuer', 'The issuer must be an https URL');
+  }
+  if (url.search || url.hash) throw invalid('issuer', 'The issuer must not have a query or fragment');
+  return issuer.replace(/\/+$/, '');
+}
+
+/**
+ * Saving an OpenID provider proves its configuration: the discovery document is fetched (through the outbound
+ * module) and openid-client checks that its `issuer` is exactly the configured one.
+ */
+async function validateOidcIssuer(ctx: ServiceContext, issuer: string, clientId: string): Promise<void> {
+  try {
+    await discoverOidc(ctx.config, issuer, clientId, undefined);
+  } catch (err) {
+    const discoveryUrl = `${issuer}/.well-known/openid-configuration`;
+    const refused = outboundRefusalOf(err);
+    if (refused) {
+      const why =
+        refused.reason === 'private_address'
+          ? `${refused.message} (set IDP_ALLOWED_HOSTS or IDP_ALLOW_PRIVATE to allow it)`
+          : refused.reason === 'timeout'
+            ? 'it did not answer in time'
+            : refused.message;
+      throw invalid('issuer', `The discovery document ${discoveryUrl} could not be fetched: ${why}`);
+    }
+    const e = err as { code?: string; message?: string; cause?: { status?: number } };
+    if (e.code === 'OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED') {
+      throw invalid('issuer', `The discovery document at ${discoveryUrl} names another issuer; use exactly the issuer it names`);
+    }
+    if (e.code === 'OAUTH_RESPONSE_IS_NOT_CONFORM') {
+      throw invalid('issuer', `${discoveryUrl} did not answer with a discovery document (${e.message ?? 'unexpected answer'})`);
+    }
+    throw invalid('issuer', `The discovery document ${discoveryUrl} could not be used: ${e.message ?? 'unknown error'}`);
+  }
+}
+
+function baseUrlField(path: string, value: string | undefined): string | null {
+  if (value === undefined) return null;
+  const url = new URL(value);
+  if (url.search || url.hash) throw invalid(path, 'The URL must not have a query or fragment');
+  return value.replace(/\/+$/, '');
+}
+
+/** The row's fields from a complete input; checks the rules that span fields and the OpenID discovery. */
+async function fieldsOf(
+  ctx: ServiceContext,
+  input: ProviderInput,
+  existing?: IdentityProviderRow,
+): Promise<Omit<IdentityProviderFields, 'clientSecretSealed'>> {
+  const preset = input.preset ? PROVIDER_PRESETS[input.preset] : undefined;
+  const type = input.type ?? preset?.type ?? existing?.type;
+  if (!type) throw invalid('type', 'Choose a type: "oidc" or "github" (or a preset)');
+  if (preset && preset.type !== type) throw invalid('type', `The ${input.preset} preset is of type ${preset.type}`);
+  const name = input.name ?? preset?.name ?? existing?.name;
+  if (!name) throw invalid('name', 'A name is required');
+  const scopes = input.scopes ?? existing?.scopes ?? preset?.scopes ?? (type === 'oidc' ? OIDC_DEFAULT_SCOPES : GITHUB_DEFAULTS.scopes);
+  let issuer: string | null = null;
+  let baseUrl: string | null = null;
+  let apiBaseUrl: string | null = null;
+  if (type === 'oidc') {
+    if (input.baseUrl !== undefined || input.apiBaseUrl !== undefined)
+      throw invalid('base_url', 'base_url and api_base_url are for github providers');
+    const raw = input.issuer ?? preset?.issuer ?? existing?.issuer ?? undefined;
+    if (!raw) {
+      throw invalid(
+        'issuer',
+        input.preset === 'microsoft'
+          ? 'Give the issuer of your tenant: https://login.microsoftonline.com/{tenant id}/v2.0'
+          : 'An OpenID provider needs its issuer',
+      );
+    }
+    issuer = normalizeIssuer(ctx, raw);
+    if (!scopes.split(' ').includes('openid')) throw invalid('scopes', 'The scopes of an OpenID provider must include openid');
+  } else {
+    if (input.issuer !== undefined) throw invalid('issuer', 'A github provider has base_url and api_base_url, not an issuer');
+    baseUrl = baseUrlField('base_url', input.baseUrl) ?? existing?.baseUrl ?? GITHUB_DEFAULTS.baseUrl;
+    apiBaseUrl = baseUrlField('api_base_url', input.apiBaseUrl) ?? existing?.apiBaseUrl ?? GITHUB_DEFAULTS.apiBaseUrl;
+  }
+  return {
+    slug: input.slug,
+    name,
+    type,
+    issuer,
+    baseUrl,
+    apiBaseUrl,
+    clientId: input.clientId,
+    scopes,
+    enabled: input.enabled ?? existing?.enabled ?? true,
+    trustEmail: input.trustEmail ?? existing?.trustEmail ?? false,
+    allowSignup: input.allowSignup ?? existing?.allowSignup ?? true,
+  };
+}
+
+export async function listProviders(ctx: ServiceContext): Promise<IdentityProviderRow[]> {
+  return listIdentityProviders(ctx.db);
+}
+
+/** The providers /login offers ("Continue with {name}"). */
+export async function listEnabledProviders(ctx: ServiceContext): Promise<IdentityProviderRow[]> {
+  return listIdentityProviders(ctx.db, { enabledOnly: true });
+}
+
+export async function getProvider(ctx: ServiceContext, id: string): Promise<IdentityProviderRow> {
+  const provider = await findIdentityProviderById(ctx.db, id);
+  if (!provider) throw notFound('Identity provider');
+  return provider;
+}
+
+function slugTaken(err: unknown): AppError | unknown {
+  return isUniqueViolation(err) ? conflict('An identity provider with this slug already exists') : err;
+}
+
+export async function createProvider(ctx: ServiceContext, input: ProviderInput): Promise<IdentityProviderRow> {
+  const fields = await fieldsOf(ctx, input);
+  if (!input.clientSecret) throw invalid('client_secret', 'A client secret is required');
+  if (fields.type === 'oidc') await validateOidcIssuer(ctx, fields.issuer!, fields.clientId);
+  const id = randomUUID();
+  try {
+    const provider = await insertIdentityProvider(
+      ctx.db,
+      id,
+      { ...fields, clientSecretSealed: ctx.sealer.seal(input.clientSecret, clientSecretPurpose(id)) },
+      ctx.clock.now(),
+    );
+    await ctx.events.record(ctx.db, { type: 'idp.provider.created', detail: { provider_id: id, slug: provider.slug, provider_type: provider.type } });
+    return provider;
+  } catch (err) {
+    throw slugTaken(err);
+  }
+}
+
+/** PUT: the fields sent replace the stored ones; an omitted client_secret keeps the stored one. */
+export async function updateProvider(ctx: ServiceContext, id: string, patch: ProviderPatch): Promise<IdentityProviderRow> {
+  const existing = await getProvider(ctx, id);
+  if (patch.type !== undefined && patch.type !== existing.type)
+    throw invalid('type', 'The type of a provider cannot change; create another one');
+  const fields = await fieldsOf(
+    ctx,
+    { ...patch, slug: patch.slug ?? existing.slug, clientId: patch.clientId ?? existing.clientId },
+    existing,
+  );
+  if (fields.type === 'oidc') await validateOidcIssuer(ctx, fields.issuer!, fields.clientId);
+  try {
+    const updated = await updateIdentityProvider(
+      ctx.db,
+      id,
+      { ...fields, ...(patch.clientSecret ? { clientSecretSealed: ctx.sealer.seal(patch.clientSecret, clientSecretPurpose(id)) } : {}) },
+      ctx.clock.now(),
+    );
+    if (!updated) throw notFound('Identity provider');
+    await ctx.events.record(ctx.db, {
+      type: 'idp.provider.changed',
+      detail: {
+        provider_id: id,
+        slug: updated.slug,
+        fields: Object.keys(patch).filter((k) => k !== 'clientSecret'),
+        credential_replaced: Boolean(patch.clientSecret),
+      },
+    });
+    return updated;
+  } catch (err) {
+    throw slugTaken(err);
+  }
+}
+
+/** Deleting a provider unlinks every identity of it (disable it instead to keep them). */
+export async function deleteProvider(ctx: ServiceContext, id: string): Promise<void> {
+  const existing = await getProvider(ctx, id);
+  if (!(await deleteIdentityProvider(ctx.db, id))) throw notFound('Identity provider');
+  await ctx.events.record(ctx.db, { type: 'idp.provider.deleted', detail: { provider_id: id, slug: existing.slug } });
+}

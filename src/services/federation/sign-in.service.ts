@@ -1,0 +1,351 @@
+import { randomUUID } from 'node:crypto';
+import { withTransaction } from '../../db';
+import { isUniqueViolation } from '../../db/pg-errors';
+import {
+  findIdentityProviderById,
+  findIdentityProviderBySlug,
+  type IdentityProviderRow,
+} from '../../db/repositories/identity-providers.repo';
+import {
+  consumeIdpFlow,
+  consumePendingLink,
+  findLivePendingLink,
+  insertIdpFlow,
+  insertPendingLink,
+} from '../../db/repositories/idp-flows.repo';
+import { insertIdentity, useIdentity } from '../../db/repositories/user-identities.repo';
+import { findUserByEmail, findUserById, insertUser, type UserRow } from '../../db/repositories/users.repo';
+import { AppError } from '../../errors';
+import { addSeconds } from '../../lib/clock';
+import { randomToken, sha256Hex } from '../../lib/crypto';
+import { openIdClient } from '../../lib/openid-client';
+import type { AuthResult } from '../auth.service';
+import { normalizeEmail } from '../auth.service';
+import type { RequestMeta, ServiceContext } from '../context';
+import { sendVerificationEmail } from '../email-links.service';
+import { loadFactors, methodsOf, type SecondFactorMethod } from '../mfa/factors.service';
+import { createMfaToken } from '../mfa/mfa-token';
+import { AMR } from '../mfa/policy';
+import { resolveReturnTo } from '../oauth/return-to';
+import { startSession } from '../sessions.service';
+import { decideLinking, REFUSAL_MESSAGES } from './linking-policy';
+import { authorizationUrlFor, exchangeCallback, UpstreamRejected, type UpstreamIdentity } from './relying-party';
+
+/**
+ * The browser round trip of CONTRACT §16: /api/auth/idp/:slug/start stores a single-use flow (state, nonce, PKCE
+ * verifier, where to go after) bound to the browser by the hash of a random cookie, and sends the browser to the
+ * provider; the callback consumes that flow with one conditional UPDATE, lets openid-client check the answer, then
+ * applies the linking rules (linking-policy.ts).
+ */
+
+/** The round trip and a pending link live 10 minutes (like a pending authorization, CONTRACT §5). */
+export const IDP_FLOW_TTL_SECONDS = 600;
+export const PENDING_LINK_TTL_SECONDS = 600;
+
+/** Refusals the person sees as a page (400); the log gets the precise reason. */
+export class FederationRefused extends AppError {
+  constructor(message: string, status = 400) {
+    super('validation_error', message, { status });
+    this.name = 'FederationRefused';
+  }
+}
+
+const STALE = 'This sign-in has expired, was already used, or was started in another browser. Start again from the sign-in page.';
+
+async function enabledProvider(ctx: ServiceContext, slug: string): Promise<IdentityProviderRow> {
+  const provider = await findIdentityProviderBySlug(ctx.db, slug);
+  if (!provider?.enabled) throw new AppError('not_found', 'Identity provider not found');
+  return provider;
+}
+
+/**
+ * GET /api/auth/idp/:slug/start: the provider's authorization URL. `browserToken` is the browser's random cookie
+ * (only its hash is stored); `linkUserId` is set when a signed-in person links the identity from /account.
+ */
+export async function startFederatedSignIn(
+  ctx: ServiceContext,
+  slug: string,
+  input: { returnTo?: string; browserToken: string; linkUserId?: string },
+): Promise<string> {
+  const provider = await enabledProvider(ctx, slug);
+  const client = openIdClient();
+  const round = { state: client.randomState(), nonce: client.randomNonce(), codeVerifier: client.randomPKCECodeVerifier() };
+  const url = await authorizationUrlFor(ctx, provider, round).catch((err: unknown) => {
+    ctx.logger.warn({ provider: provider.slug, reason: (err as Error).message }, 'identity provider unreachable at sign-in start');
+    throw new FederationRefused(`${provider.name} cannot be reached right now. Try again later or sign in another way.`, 502);
+  });
+  const now = ctx.clock.now();
+  await insertIdpFlow(ctx.db, {
+    stateHash: sha256Hex(round.state),
+    browserHash: sha256Hex(input.browserToken),
+    providerId: provider.id,
+    codeVerifierSealed: ctx.sealer.seal(round.codeVerifier, 'idp-flow'),
+    nonce: round.nonce,
+    // Open-redirect defence: only an allow-listed destination is kept (CONTRACT §5 return_to rules).
+    returnTo: resolveReturnTo(ctx.config, input.returnTo) ?? null,
+    linkUserId: input.linkUserId ?? null,
+    now,
+    expiresAt: addSeconds(now, IDP_FLOW_TTL_SECONDS),
+  });
+  return url;
+}
+
+export type CallbackOutcome =
+  | { kind: 'signed_in'; result: AuthResult; returnTo?: string }
+  | { kind: 'second_factor'; mfaToken: string; methods: SecondFactorMethod[]; returnTo?: string }
+  | { kind: 'prove_account'; pendingLinkToken: string; email: string; providerName: string; returnTo?: string }
+  | { kind: 'linked'; providerName: string };
+
+function nameParts(identity: UpstreamIdentity, email: string): { firstName: string; lastName: string } {
+  // CONTRACT §8 names: one line, no control characters, at most 100 characters.
+  const clean = (s: string | undefined) =>
+    (s ?? '')
+      .replace(/[\p{Cc}\p{Cf}\u2028\u2029]/gu, ' ')
+      .replace(/\s+/g, ' ')
+      .trim()
+      .slice(0, 100);
+  let firstName = clean(identity.givenName);
+  let lastName = clean(identity.familyName);
+  if (!firstName && !lastName && identity.name) {
+    const [first, ...rest] = clean(identity.name).split(' ');
+    firstName = first ?? '';
+    lastName = rest.join(' ').slice(0, 100);
+  }
+  if (!firstName && !lastName) firstName = clean(email.split('@')[0]);
+  return { firstName, lastName };
+}
+
+/**
+ * GET /api/auth/idp/:slug/callback. Throws FederationRefused for anything that must sign nobody in: an unknown,
+ * replayed, expired or foreign-browser state, an error from the provider, an answer openid-client rejects (issuer,
+ * audience, signature, nonce, PKCE), or a linking rule.
+ */
+export async function completeFederatedSignIn(
+  ctx: ServiceContext,
+  slug: string,
+  input: { callbackUrl: URL; browserToken: string | undefined },
+  meta: RequestMeta,
+): Promise<CallbackOutcome> {
+  const provider = await enabledProvider(ctx, slug);
+  const state = input.callbackUrl.searchParams.get('state');
+  const now = ctx.clock.now();
+  const flow =
+    state && input.browserToken
+      ? await consumeIdpFlow(ctx.db, {
+          stateHash: sha256Hex(state),
+          browserHash: sha256Hex(input.browserToken),
+          providerId: provider.id,
+          now,
+        })
+      : undefined;
+  if (!flow) {
+    await ctx.events.record(ctx.db, { type: 'auth.login.failed', actorId: null, detail: { provider: slug, reason: 'idp_state' } });
+    throw new FederationRefused(STALE);
+  }
+  const returnTo = flow.returnTo ?? undefined;
+  const upstreamError = input.callbackUrl.searchParams.get('error');
+  if (upstreamError) {
+    await ctx.events.record(ctx.db, {
+      type: 'auth.login.failed',
+      actorId: null,
+      detail: { provider: slug, reason: 'idp_error', idp_error: upstreamError.slice(0, 64) },
+    });
+    throw new FederationRefused(`The sign-in at ${provider.name} did not complete. Start again from the sign-in page.`);
+  }
+  let identity: UpstreamIdentity;
+  try {
+    identity = await exchangeCallback(ctx, provider, input.callbackUrl, {
+      state: state!,
+      nonce: flow.nonce,
+      codeVerifier: ctx.sealer.open(flow.codeVerifierSealed, 'idp-flow'),
+    });
+  } catch (err) {
+    if (!(err instanceof UpstreamRejected)) throw err;
+    ctx.logger.warn({ provider: slug, reason: err.message, code: err.code }, 'identity provider answer rejected');
+    await ctx.events.record(ctx.db, {
+      type: 'auth.login.failed',
+      actorId: null,
+      detail: { provider: slug, reason: 'idp_answer_rejected', check: err.code ?? null },
+    });
+    throw new FederationRefused(`The answer from ${provider.name} could not be verified. Start again from the sign-in page.`);
+  }
+
+  const email = identity.email ? normalizeEmail(identity.email) : undefined;
+  const linked = await useIdentity(ctx.db, provider.id, identity.subject, now);
+  const linkedUser = linked ? await findUserById(ctx.db, linked.userId) : undefined;
+  const emailUser = email && !linked ? await findUserByEmail(ctx.db, email) : undefined;
+  const decision = decideLinking({
+    linkedUser,
+    emailUser,
+    email,
+    emailVerified: identity.emailVerified,
+    provider: { trustEmail: provider.trustEmail, allowSignup: provider.allowSignup },
+    registrationOpen: ctx.config.registration === 'open',
+    linkToUserId: flow.linkUserId ?? undefined,
+  });
+
+  switch (decision.action) {
+    case 'refuse':
+      await ctx.events.record(ctx.db, {
+        type: 'auth.login.failed',
+        actorId: null,
+        subjectId: linkedUser?.id ?? emailUser?.id ?? null,
+        detail: { provider: slug, reason: decision.reason },
+      });
+      throw new FederationRefused(REFUSAL_MESSAGES[decision.reason], 403);
+    case 'link_to_current': {
+      if (!decision.alreadyLinked) await linkIdentity(ctx, decision.userId, provider, identity.subject, email, 'account');
+      return { kind: 'linked', providerName: provider.name };
+    }
+    case 'prove_account': {
+      const token = randomToken(32);
+      await insertPendingLink(ctx.db, {
+        tokenHash: sha256Hex(token),
+        userId: decision.userId,
+        providerId: provider.id,
+        subject: identity.subject,
+        email: email ?? null,
+        now,
+        expiresAt: addSeconds(now, PENDING_LINK_TTL_SECONDS),
+      });
+      return { kind: 'prove_account', pendingLinkToken: token, email: email!, providerName: provider.name, returnTo };
+    }
+    case 'link_and_sign_in':
+      await linkIdentity(ctx, decision.userId, provider, identity.subject, email, 'verified_email');
+      return signIn(ctx, (await findUserById(ctx.db, decision.userId))!, provider, returnTo, meta);
+    case 'sign_in':
+      return signIn(ctx, linkedUser!, provider, returnTo, meta);
+    case 'sign_up':
+      return signIn(ctx, await signUp(ctx, provider, identity, email!, decision.emailVerified), provider, returnTo, meta);
+  }
+}
+
+async function linkIdentity(
+  ctx: ServiceContext,
+  userId: string,
+  provider: Pick<IdentityProviderRow, 'id' | 'slug'>,
+  subject: string,
+  email: string | undefined,
+  via: 'verified_email' | 'account' | 'sign_in_proof',
+): Promise<void> {
+  const row = await insertIdentity(ctx.db, {
+    id: randomUUID(),
+    userId,
+    providerId: provider.id,
+    subject,
+    email: email ?? null,
+    now: ctx.clock.now(),
+  });
+  // A concurrent callback linked it first: the unique (provider, subject) decided, nothing to record twice.
+  if (!row) return;
+  await ctx.events.record(ctx.db, {
+    type: 'auth.identity.linked',
+    actorId: userId,
+    subjectId: userId,
+    detail: { provider: provider.slug, identity_id: row.id, via },
+  });
+}
+
+/** A new account from an upstream identity: no password, email verified only when trusted (CONTRACT §16). */
+async function signUp(
+  ctx: ServiceContext,
+  provider: IdentityProviderRow,
+  identity: UpstreamIdentity,
+  email: string,
+  emailVerified: boolean,
+): Promise<UserRow> {
+  const now = ctx.clock.now();
+  const { firstName, lastName } = nameParts(identity, email);
+  let created: { user: UserRow; identityId: string };
+  try {
+    created = await withTransaction(ctx.db, async (trx) => {
+      const user = await insertUser(trx, { id: randomUUID(), email, firstName, lastName, passwordHash: null, emailVerified, now });
+      const row = await insertIdentity(trx, {
+        id: randomUUID(),
+        userId: user.id,
+        providerId: provider.id,
+        subject: identity.subject,
+        email,
+        now,
+      });
+      if (!row) throw new FederationRefused(STALE, 409);
+      return { user, identityId: row.id };
+    });
+  } catch (err) {
+    // Someone registered this address (or linked this identity) in the meantime: nothing was created.
+    if (isUniqueViolation(err))
+      throw new FederationRefused('An account for this identity was created at the same moment. Start again from the sign-in page.', 409);
+    throw err;
+  }
+  const { user } = created;
+  await ctx.events.record(ctx.db, {
+    type: 'user.created',
+    actorId: user.id,
+    subjectId: user.id,
+    detail: { via: 'identity_provider', provider: provider.slug, email_verified: emailVerified },
+  });
+  await ctx.events.record(ctx.db, {
+    type: 'auth.identity.linked',
+    actorId: user.id,
+    subjectId: user.id,
+    detail: { provider: provider.slug, identity_id: created.identityId, via: 'sign_up' },
+  });
+  if (!emailVerified) await sendVerificationEmail(ctx, user);
+  return user;
+}
+
+/** The account signs in with amr ["fed"], or gets the second step when it has a second factor (CONTRACT §10, §16). */
+async function signIn(
+  ctx: ServiceContext,
+  user: UserRow,
+  provider: IdentityProviderRow,
+  returnTo: string | undefined,
+  meta: RequestMeta,
+): Promise<CallbackOutcome> {
+  if (!user.isActive) throw new FederationRefused(REFUSAL_MESSAGES.inactive, 403);
+  const methods = methodsOf(await loadFactors(ctx.db, user.id));
+  if (methods.length > 0) {
+    const mfaToken = await createMfaToken(ctx, user.id, AMR.federated);
+    await ctx.events.record(ctx.db, {
+      type: 'auth.login.mfa_required',
+      subjectId: user.id,
+      ip: meta.ip,
+      userAgent: meta.userAgent,
+      detail: { methods, provider: provider.slug },
+    });
+    return { kind: 'second_factor', mfaToken, methods, returnTo };
+  }
+  const now = ctx.clock.now();
+  const tokens = await startSession(ctx, ctx.db, { user, meta, auth: { time: now, amr: [AMR.federated] }, signIn: {} });
+  await ctx.events.record(ctx.db, {
+    type: 'auth.login.succeeded',
+    actorId: user.id,
+    subjectId: user.id,
+    detail: { session_id: tokens.sessionId, amr: tokens.amr, provider: provider.slug },
+  });
+  return { kind: 'signed_in', result: { user: { ...user, lastLoginAt: now }, tokens }, returnTo };
+}
+
+/** The account and provider a pending link names (the sign-in page says which account to prove). */
+export async function describePendingLink(
+  ctx: ServiceContext,
+  token: string,
+): Promise<{ email: string; providerName: string } | undefined> {
+  const link = await findLivePendingLink(ctx.db, sha256Hex(token), ctx.clock.now());
+  if (!link) return undefined;
+  const [user, provider] = await Promise.all([findUserById(ctx.db, link.userId), findIdentityProviderById(ctx.db, link.providerId)]);
+  return user && provider ? { email: user.email, providerName: provider.name } : undefined;
+}
+
+/**
+ * After the person proved the account (password, passkey, second step, or another upstream sign-in): the pending
+ * identity is linked, once, and only to the account it was waiting for. Returns whether a link was made.
+ */
+export async function completePendingLink(ctx: ServiceContext, token: string, userId: string): Promise<boolean> {
+  const link = await consumePendingLink(ctx.db, sha256Hex(token), userId, ctx.clock.now());
+  if (!link) return false;
+  const provider = await findIdentityProviderById(ctx.db, link.providerId);
+  if (!provider) return false;
+  await linkIdentity(ctx, userId, provider, link.subject, link.email ?? undefined, 'sign_in_proof');
+  return true;
+}

@@ -1,0 +1,81 @@
+import { Actions, FormError, Hidden } from './kit';
+
+/**
+ * The sign-in page's "Continue with {name}" links (CONTRACT §16): plain links to the start endpoint, so they work
+ * without JavaScript. No logo is hot-linked from a provider.
+ */
+export function ProviderButtons(props: { providers: ReadonlyArray<{ name: string; startUrl: string }> }) {
+  if (props.providers.length === 0) return null;
+  return (
+    <nav aria-label="Other ways to sign in" class="providers">
+      <ul>
+        {props.providers.map((p) => (
+          <li>
+            <a class="button secondary" href={p.startUrl}>
+              Continue with {p.name}
+            </a>
+          </li>
+        ))}
+      </ul>
+    </nav>
+  );
+}
+
+/** Shown on /login while an upstream identity waits for the person to prove the account it will be linked to. */
+export function PendingLinkNotice(props: { link: { email: string; providerName: string } }) {
+  const { email, providerName } = props.link;
+  return (
+    <p class="ok" role="status">
+      Your {providerName} account uses the address <strong>{email}</strong>, which already has an account here. Sign in to that
+      account (password or passkey) to link {providerName} to it.
+    </p>
+  );
+}
+
+/** The /account section listing linked identities, with Unlink, and links to connect the other enabled providers. */
+export function IdentitiesSection(props: {
+  csrf: string;
+  identities: ReadonlyArray<{ id: string; providerName: string; email: string | null; createdAt: Date }>;
+  available: ReadonlyArray<{ name: string; slug: string }>;
+  error?: string;
+  formQuery?: string;
+}) {
+  const q = props.formQuery ?? '';
+  return (
+    <section aria-labelledby="identities-h" id="identities">
+      <h2 id="identities-h">Linked sign-ins</h2>
+      <FormError id="identities-error" message={props.error} />
+      {props.identities.length ? (
+        <ul>
+          {props.identities.map((i) => (
+            <li>
+              <strong>{i.providerName}</strong>
+              {i.email ? <span class="muted"> ({i.email})</span> : null}{' '}
+              <form method="post" action={`/account/identities/remove${q}`} class="inline">
+                <Hidden fields={{ csrf: props.csrf, identity_id: i.id }} />
+                <button type="submit" class="secondary" aria-label={`Unlink ${i.providerName}`}>
+                  Unlink
+                </button>
+              </form>
+            </li>
+          ))}
+        </ul>
+      ) : (
+        <p class="muted">No other sign-in is linked to your account.</p>
+      )}
+      {/* A post with the CSRF field: linking adds a way to sign in, so another site must not be able to start it. */}
+      {props.available.length ? (
+        <Actions>
+          {props.available.map((a) => (
+            <form method="post" action={`/account/identities/link${q}`} class="inline">
+              <Hidden fields={{ csrf: props.csrf, slug: a.slug }} />
+              <button type="submit" class="secondary">
+                Link {a.name}
+              </button>
+            </form>
+          ))}
+        </Actions>
+      ) : null}
+    </section>
+  );
+}
