@@ -62,13 +62,18 @@ describe('client types in the admin API', () => {
     expect(rotate.body.error).toBe('validation_error');
   });
 
-  test('a spec client keeps its exact shape; the migration made existing clients confidential with the two spec grants', async () => {
+  test('the migration made existing clients confidential with the two spec grants; the admin API shows them in the one client shape', async () => {
     const old = await makeClient(t);
     const row = await t.db('oauth_clients').where({ client_id: old.clientId }).first();
     expect(row.type).toBe('confidential');
     expect(row.grant_types).toEqual(['authorization_code', 'refresh_token']);
     const detail = await api().get(`/api/admin/oauth-clients/${old.clientId}`).set('Authorization', admin);
-    expect(detail.body.client).not.toHaveProperty('type');
+    expect(detail.body.client).toMatchObject({
+      type: 'confidential',
+      token_endpoint_auth_method: 'client_secret_basic',
+      grant_types: ['authorization_code', 'refresh_token'],
+      allowed_resources: [],
+    });
   });
 
   test.each([
