@@ -17,6 +17,7 @@ export const OAUTH_DIALECT: Readonly<Record<ErrorCode, OAuthErrorCode>> = {
   forbidden: 'invalid_request',
   reauthentication_required: 'access_denied',
   reauthentication_failed: 'access_denied',
+  registration_closed: 'access_denied',
   not_found: 'invalid_request',
   conflict: 'invalid_request',
   payload_too_large: 'invalid_request',
