@@ -142,7 +142,7 @@ function PasswordSection({ data }: Props) {
           required
           aria-describedby={d}
         />
-        <p class="muted">Changing the password signs out every other session.</p>
+        <p class="muted">{tr().passwordSignsOut}</p>
         <Actions>
           <button type="submit">{tr().changePassword}</button>
         </Actions>
@@ -400,7 +400,7 @@ function PasskeysPart({ data }: Props) {
       )}
       <form method="post" action={act(data, 'passkeys')} id="passkey-add-form">
         <Hidden fields={{ csrf: data.csrf, response: '' }} />
-        <label for="passkey_name">Name of the new passkey</label>
+        <label for="passkey_name">{tr().passkeyName}</label>
         <input type="text" id="passkey_name" name="name" maxlength={64} placeholder="e.g. Laptop" />
         <ReauthField data={data} id="passkey_add_password" />
         <Actions>
