@@ -11,6 +11,7 @@ import { createAccessLog } from './middleware/request-log';
 import { recordSecurityHeaders, securityHeaderOptions, securityHeaders } from './middleware/security-headers';
 import { AppError } from './errors';
 import { requestContext } from './lib/request-context';
+import { pageEnvironment } from './middleware/page-env';
 import { mountPublicDocuments, mountRoutes } from './routes';
 import type { ServiceContext } from './services/context';
 
@@ -69,7 +70,7 @@ export function createApp(deps: AppDeps): Express {
   const accessLog = createAccessLog(ctx.logger);
   app.use(accessLog.middleware);
 
-  const recordedHeaders = recordSecurityHeaders(securityHeaderOptions(config.baseUrl));
+  const recordedHeaders = recordSecurityHeaders(securityHeaderOptions(config.baseUrl, config.brand.logoUrl ? [new URL(config.brand.logoUrl).origin] : []));
   app.use(securityHeaders(recordedHeaders));
 
   const allowedOrigins = new Set(config.allowedOrigins);
@@ -94,6 +95,7 @@ export function createApp(deps: AppDeps): Express {
   // After the body parsers (their stream callbacks would lose it): security events learn the request id, IP,
   // user agent and caller from here (lib/request-context.ts).
   app.use(requestContext);
+  app.use(pageEnvironment(config));
   app.use('/api', rateLimit);
   app.use(originCheck(config));
 
@@ -101,7 +103,7 @@ export function createApp(deps: AppDeps): Express {
   mountRoutes(app, routeDeps);
 
   app.use(notFoundHandler);
-  app.use(createErrorHandler(ctx.logger));
+  app.use(createErrorHandler(ctx.logger, config));
   installPublicLane(app, {
     metrics,
     accessLog,

@@ -18,8 +18,9 @@ import { createDevicePagesRouter } from './pages/device-pages.router';
 import { createMfaPagesRouter } from './pages/mfa-pages.router';
 import { createOAuthPagesRouter } from './pages/oauth-pages.router';
 import { createSetupPagesRouter } from './pages/setup-pages.router';
+import { createRegisterPagesRouter } from './pages/register-pages.router';
 import { createSelfServicePagesRouter } from './pages/self-service-pages.router';
-import { createStaticRouter } from './pages/static.router';
+import { createFaviconRouter, createStaticRouter } from './pages/static.router';
 import { createRbacRouter } from './rbac/rbac.router';
 import type { RouteDeps } from './types';
 import { createUsersRouter } from './users/users.router';
@@ -64,11 +65,13 @@ export function mountRoutes(app: Express, deps: RouteDeps): void {
   app.use('/api', createDocsRouter(deps));
 
   app.use('/static', createStaticRouter(deps));
+  app.use('/', createFaviconRouter(deps));
   app.use('/', createOAuthPagesRouter(deps));
   app.use('/', createMfaPagesRouter(deps));
   app.use('/', createSelfServicePagesRouter(deps));
   app.use('/', createAccountPagesRouter(deps));
   app.use('/', createSetupPagesRouter(deps));
   app.use('/', createDevicePagesRouter(deps));
+  app.use('/', createRegisterPagesRouter(deps));
   app.use('/admin', createConsoleRouter(deps));
 }

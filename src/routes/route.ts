@@ -28,6 +28,8 @@ import { requireAdmin, requirePermission, requireRole } from '../middleware/auth
 import { zodDetails } from '../middleware/validate';
 import { ADMIN_TIER, type Principal } from '../services/principal';
 import { renderOAuthErrorPage } from '../views/consent';
+import { renderErrorPage } from '../views/errors';
+import { runInRequest } from '../lib/request-context';
 import type { RouteDeps } from './types';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -310,10 +312,12 @@ function pageRateLimit(limit: RequestHandler): RequestHandler {
       if (!(err instanceof AppError) || err.code !== 'rate_limited') return next(err);
       if (err.headers) res.set(err.headers);
       noStore(res);
+      const retryAfter = Number(err.headers?.['Retry-After']);
+      // The limiter's store may call back outside the request's async context: render inside it (language, brand).
       res
         .status(429)
         .type('html')
-        .send(renderOAuthErrorPage({ title: 'Too many requests', message: 'Too many requests from your network. Wait a minute, then try again.' }));
+        .send(runInRequest(req, () => renderErrorPage(429, Number.isFinite(retryAfter) ? retryAfter : undefined)));
     });
 }
 
