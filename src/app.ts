@@ -10,6 +10,7 @@ import { createAccessLog } from './middleware/request-log';
 import { securityHeaderOptions, securityHeaders } from './middleware/security-headers';
 import { AppError } from './errors';
 import { requestContext } from './lib/request-context';
+import { pageEnvironment } from './middleware/page-env';
 import { mountRoutes, type Scopes } from './routes';
 import { oauthDialect } from './routes/oauth/oauth-errors';
 import { consoleRefusals } from './routes/console/console-kit';
@@ -73,7 +74,8 @@ export function createScopes(app: Express, deps: AppDeps): { scopes: Scopes; fin
   // The request context comes after the body parsers (their stream callbacks would lose it): security events learn
   // the request id, IP, user agent and caller from there (lib/request-context.ts).
   const apiSteps = [limitQueryParameters, limiter, json, form, requestContext, origins];
-  const pageSteps = [limitQueryParameters, form, requestContext, origins];
+  // The pages' language and brand (CONTRACT §15) are chosen once the form is parsed (ui_locales may be in it).
+  const pageSteps = [limitQueryParameters, form, requestContext, pageEnvironment(config), origins];
 
   // One router per scope, mounted in this order now: the scopes' routers are filled by mountRoutes afterwards.
   const documentsRouter = Router();
@@ -104,7 +106,7 @@ export function createScopes(app: Express, deps: AppDeps): { scopes: Scopes; fin
   const finish = () => {
     apiRouter.use(limiter, notFoundHandler);
     app.use(notFoundHandler);
-    app.use(createErrorHandler(ctx.logger));
+    app.use(createErrorHandler(ctx.logger, config));
   };
   return { scopes, finish };
 }
@@ -128,7 +130,8 @@ export function createApp(deps: AppDeps): Express {
   const metrics = createMetrics(ctx.metrics);
   app.use(metrics.middleware);
   app.use(createAccessLog(ctx.logger));
-  app.use(securityHeaders(securityHeaderOptions(config.baseUrl)));
+  const logoOrigins = config.brand.logoUrl ? [new URL(config.brand.logoUrl).origin] : [];
+  app.use(securityHeaders(securityHeaderOptions(config.baseUrl, logoOrigins)));
   app.use('/metrics', createMetricsRouter(metrics, config.metricsToken));
 
   const { scopes, finish } = createScopes(app, deps);

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { brandColorProblem, DEFAULT_BRAND_COLOR } from '../lib/palette';
 
 const boolString = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -107,6 +108,15 @@ const envSchema = z.object({
   // CONTRACT §16: comma-separated host names of upstream providers exempt from the private-address check (an IdP
   // on the internal network, still over https).
   IDP_ALLOWED_HOSTS: z.string().default(''),
+  // CONTRACT §15: the organisation's name on every hosted page and email.
+  BRAND_NAME: z.string().trim().min(1).max(80, 'must be at most 80 characters').default('service-sso'),
+  // CONTRACT §15: an https image shown above every hosted page (the CSP allows it: img-src adds its origin).
+  BRAND_LOGO_URL: z.url({ protocol: /^https$/, error: 'must be an https:// URL' }).optional(),
+  // CONTRACT §15: accent colour of buttons and links, a CSS hex colour; refused when it fails WCAG AA contrast.
+  BRAND_COLOR: z
+    .string()
+    .regex(/^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/, 'must be a CSS hex colour such as #1d4ed8')
+    .optional(),
 });
 
 export interface Config {
@@ -162,6 +172,15 @@ export interface Config {
   registration: 'open' | 'closed';
   idpAllowPrivate: boolean;
   idpAllowedHosts: readonly string[];
+  /** CONTRACT §15: what shapes every hosted page and email. */
+  brand: Readonly<Brand>;
+}
+
+export interface Brand {
+  name: string;
+  logoUrl?: string;
+  /** A 6-digit lowercase hex colour that passed brandColorProblem (lib/palette.ts). */
+  color: string;
 }
 
 export class ConfigError extends Error {
@@ -184,6 +203,12 @@ function parseLoginApps(raw: string): Record<string, string> {
   const apps: Record<string, string> = {};
   for (const [key, value] of Object.entries(result.data)) apps[key] = new URL(value).origin;
   return apps;
+}
+
+/** `#abc` -> `#aabbcc`, lowercase. */
+function expandHex(hex: string): string {
+  const h = hex.slice(1).toLowerCase();
+  return `#${h.length === 3 ? [...h].map((c) => c + c).join('') : h}`;
 }
 
 function parseOrigins(raw: string): string[] {
@@ -259,6 +284,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     fail(e.BOOTSTRAP_ADMIN_EMAIL ? 'BOOTSTRAP_ADMIN_PASSWORD' : 'BOOTSTRAP_ADMIN_EMAIL', 'must be set together');
   }
 
+  const brandColor = expandHex(e.BRAND_COLOR ?? DEFAULT_BRAND_COLOR);
+  const colorProblem = brandColorProblem(brandColor);
+  if (colorProblem) fail('BRAND_COLOR', colorProblem);
+
   const config: Config = {
     nodeEnv: e.NODE_ENV,
     isProduction,
@@ -314,6 +343,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
         .map((h) => h.trim().toLowerCase())
         .filter(Boolean),
     ),
+    brand: Object.freeze({ name: e.BRAND_NAME, logoUrl: e.BRAND_LOGO_URL, color: brandColor }),
   };
   return Object.freeze(config);
 }

@@ -13,7 +13,7 @@ export const ERROR_STATUS = {
   // caller (not 401: that tells a client to refresh its token and retry, spec §7).
   reauthentication_required: 403,
   reauthentication_failed: 403,
-  // CONTRACT §15: REGISTRATION=closed.
+  // CONTRACT §15: REGISTRATION=closed; accounts come only from administrators.
   registration_closed: 403,
   not_found: 404,
   conflict: 409,

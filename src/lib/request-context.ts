@@ -11,6 +11,16 @@ export const requestContext: RequestHandler = (req, _res, next) => {
   storage.run(req, next);
 };
 
+/** The request being served, undefined outside one. */
+export function currentRequest(): Request | undefined {
+  return storage.getStore();
+}
+
+/** Runs `fn` as part of `req` (for code reached outside the stored context, such as a body parser's error). */
+export function runInRequest<T>(req: Request, fn: () => T): T {
+  return storage.getStore() === req ? fn() : storage.run(req, fn);
+}
+
 export interface RequestOrigin {
   requestId: string | null;
   ip: string | null;

@@ -1,7 +1,11 @@
-import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
+import type { Config } from '../config';
 import { isConnectionError, mapDbError } from '../db/pg-errors';
 import { AppError, notFound, OAuthError } from '../errors';
 import type { Logger } from '../lib/logger';
+import { runInRequest } from '../lib/request-context';
+import { renderErrorPage } from '../views/errors';
+import { pageEnvFor } from './page-env';
 
 export const notFoundHandler: RequestHandler = (req, _res, next) => {
   next(notFound(`Route ${req.method} ${req.path}`));
@@ -39,7 +43,15 @@ export const RETRY_AFTER_UNAVAILABLE = '5';
  * contract's dialect `{ error, message, details? }`, or already in the OAuth dialect `{ error, error_description }`
  * when a router translated them at its boundary (src/routes/oauth/oauth-errors.ts).
  */
-export function createErrorHandler(logger: Logger): ErrorRequestHandler {
+export function createErrorHandler(logger: Logger, config: Pick<Config, 'brand'>): ErrorRequestHandler {
+  /** CONTRACT §15: a browser outside the JSON API is answered with a page in its language, not a JSON body. */
+  const sendError = (req: Request, res: Parameters<ErrorRequestHandler>[2], status: number, body: Record<string, unknown>) => {
+    if (!wantsPage(req)) return res.status(status).json(body);
+    req.pageEnv ??= pageEnvFor(req, config.brand);
+    const retryAfter = Number(res.getHeader('Retry-After'));
+    const page = runInRequest(req, () => renderErrorPage(status, Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined));
+    res.status(status).set('Cache-Control', 'no-store').type('html').send(page);
+  };
   return (err, req, res, next) => {
     if (res.headersSent) return next(err);
 
@@ -61,12 +73,20 @@ export function createErrorHandler(logger: Logger): ErrorRequestHandler {
       }
       const body: Record<string, unknown> = { error: appError.code, message: appError.message };
       if (appError.details) body.details = appError.details;
-      return res.status(appError.status).json(body);
+      return sendError(req, res, appError.status, body);
     }
 
     logger.error({ reqId: req.id, err: describe(err), dbDown: isConnectionError(err) }, 'unhandled error');
-    res.status(500).json({ error: 'internal_error', message: 'Internal server error' });
+    sendError(req, res, 500, { error: 'internal_error', message: 'Internal server error' });
   };
+}
+
+/** Paths that always answer in JSON (the API, discovery, probes, metrics), whatever the Accept header says. */
+const JSON_ONLY = /^\/(api|\.well-known|health|metrics)(\/|$)/i;
+
+/** A browser (`Accept: text/html` preferred over JSON) asking outside the JSON paths. */
+export function wantsPage(req: Request): boolean {
+  return !JSON_ONLY.test(req.path) && req.accepts(['json', 'html']) === 'html';
 }
 
 /** Error details for the log: message, code and stack, never request data. */

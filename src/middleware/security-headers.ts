@@ -61,14 +61,15 @@ function record(middleware: ReturnType<typeof helmet>): { set: Array<[string, st
 }
 
 /** The service's helmet configuration (the same for every response: CSP without nonces). */
-export function securityHeaderOptions(baseUrl: string): HelmetOptions {
+export function securityHeaderOptions(baseUrl: string, imageOrigins: readonly string[] = []): HelmetOptions {
   return {
     contentSecurityPolicy: {
       directives: {
         defaultSrc: ["'self'"],
         styleSrc: ["'self'", "'unsafe-inline'"],
         scriptSrc: ["'self'"],
-        imgSrc: ["'self'", 'data:'],
+        // BRAND_LOGO_URL's origin (CONTRACT §15) when set.
+        imgSrc: ["'self'", 'data:', ...imageOrigins],
         frameAncestors: ["'none'"],
         // Form posts end in redirects to registered client callbacks on other origins.
         formAction: null,

@@ -16,8 +16,9 @@ import { createDevicePagesRouter } from './pages/device-pages.router';
 import { createMfaPagesRouter } from './pages/mfa-pages.router';
 import { createOAuthPagesRouter } from './pages/oauth-pages.router';
 import { createSetupPagesRouter } from './pages/setup-pages.router';
+import { createRegisterPagesRouter } from './pages/register-pages.router';
 import { createSelfServicePagesRouter } from './pages/self-service-pages.router';
-import { createStaticRouter } from './pages/static.router';
+import { createFaviconRouter, createStaticRouter } from './pages/static.router';
 import { createRbacRouter } from './rbac/rbac.router';
 import type { Scope } from './scope';
 import { createUsersRouter } from './users/users.router';
@@ -77,12 +78,14 @@ export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, admin
   api.mount('/', createDocsRouter);
 
   pages.mount('/static', createStaticRouter);
+  pages.mount('/', createFaviconRouter);
   pages.mount('/', createOAuthPagesRouter);
   pages.mount('/', createMfaPagesRouter);
   pages.mount('/', createSelfServicePagesRouter);
   pages.mount('/', createAccountPagesRouter);
   pages.mount('/', createSetupPagesRouter);
   pages.mount('/', createDevicePagesRouter);
+  pages.mount('/', createRegisterPagesRouter);
   // The administration console (CONTRACT §14): HTML pages, refused as pages; every action mirrors an /api/admin route.
   consolePages.mount('/admin', createConsoleRouter);
 }

@@ -41,14 +41,18 @@ export interface SecondFactorRequired {
   methods: SecondFactorMethod[];
 }
 
+/** CONTRACT §15: whether people may sign up themselves (REGISTRATION=open). */
+export function registrationOpen(config: { registration: 'open' | 'closed' }): boolean {
+  return config.registration === 'open';
+}
+
 export async function register(
   ctx: ServiceContext,
   input: { firstName: string; lastName: string; email: string; password: string },
   meta: RequestMeta,
 ): Promise<AuthResult> {
-  if (ctx.config.registration === 'closed') {
-    throw new AppError('registration_closed', 'Registration is closed; ask an administrator for an invitation');
-  }
+  // CONTRACT §15: the one place the switch is enforced (the API and the /register page both come here).
+  if (!registrationOpen(ctx.config)) throw new AppError('registration_closed', 'Registration is closed: ask an administrator for an invitation');
   const email = normalizeEmail(input.email);
   const passwordHash = await ctx.passwords.hash(input.password);
   const now = ctx.clock.now();

@@ -17,7 +17,7 @@ import { randomToken, sha256Hex } from '../lib/crypto';
 import type { ServiceContext } from './context';
 import { anyFactorRemoved, removeEveryFactor } from './mfa/factor-reset.service';
 import { mailFactorsReset } from './mfa/notifications';
-import { renderMailHtml } from '../views/mail';
+import { mailEnv, renderMailHtml } from '../views/mail';
 
 export type EmailLinkPurpose = EmailTokenPurpose;
 
@@ -207,37 +207,32 @@ export async function confirmEmailWithLink(
 
 function queueVerificationMail(ctx: ServiceContext, user: LinkUser, token: string): void {
   const url = `${ctx.config.baseUrl}/verify-email?token=${encodeURIComponent(token)}`;
+  const { t, brand } = mailEnv(ctx);
   // CONTRACT §8: say plainly whom the mail is for and what to do if the account was not theirs. The registrant's
   // name is not shown: whoever registered chose it.
-  const paragraphs = [
-    `This message is for ${user.email}. An account was created with this address at ${ctx.config.baseUrl}.`,
-    'If it was you, confirm your email address by opening this link (valid 24 hours):',
-  ];
-  const warning =
-    'If it was not you, someone else used your address. Ignore this message, or open the link and choose a password: ' +
-    'the account then becomes yours and whoever created it is signed out.';
+  const paragraphs = [t.mail.verifyFor(user.email, ctx.config.baseUrl), t.mail.verifyAction];
+  const warning = t.mail.verifyWarning;
+  const footer = t.mail.footer(brand.name, ctx.config.baseUrl);
   ctx.mailer.send({
     to: user.email,
-    subject: 'Confirm your email address',
-    text: `Hello,\n\n${paragraphs.join('\n\n')}\n\n${url}\n\n${warning}\n`,
-    html: renderMailHtml(['Hello,', ...paragraphs, { href: url, text: 'Confirm my email address' }, warning]),
+    subject: t.mail.verifySubject(brand.name),
+    text: `${t.mail.hello}\n\n${paragraphs.join('\n\n')}\n\n${url}\n\n${warning}\n\n-- \n${footer}\n`,
+    html: renderMailHtml([t.mail.hello, ...paragraphs, { href: url, text: t.mail.verifyButton }, warning], { brand, footer }),
   });
 }
 
 function queueSetPasswordMail(ctx: ServiceContext, user: LinkUser, token: string, reason: 'invite' | 'reset'): void {
   const url = `${ctx.config.baseUrl}/set-password?token=${encodeURIComponent(token)}`;
-  const intro = reason === 'invite' ? 'An account has been created for you.' : 'Someone asked to reset the password of your account.';
-  const outro = reason === 'invite' ? '' : '\nIf it was not you, ignore this message: your password stays as it is.\n';
+  const { t, brand } = mailEnv(ctx);
+  const hello = user.firstName ? t.mail.helloName(user.firstName) : t.mail.hello;
+  const intro = reason === 'invite' ? t.mail.inviteIntro : t.mail.resetIntro;
+  const outro = reason === 'invite' ? undefined : t.mail.resetOutro;
+  const footer = t.mail.footer(brand.name, ctx.config.baseUrl);
   ctx.mailer.send({
     to: user.email,
-    subject: reason === 'invite' ? 'Set up your account' : 'Reset your password',
-    text: `Hello ${user.firstName || 'there'},\n\n${intro} Choose a password by opening this link (valid 1 hour):\n\n${url}\n${outro}`,
-    html: renderMailHtml([
-      `Hello ${user.firstName || 'there'},`,
-      `${intro} Choose a password by opening this link (valid 1 hour):`,
-      { href: url, text: 'Set my password' },
-      ...(outro ? [outro.trim()] : []),
-    ]),
+    subject: reason === 'invite' ? t.mail.inviteSubject(brand.name) : t.mail.resetSubject(brand.name),
+    text: `${hello}\n\n${intro} ${t.mail.choosePassword}\n\n${url}\n${outro ? `\n${outro}\n` : ''}\n-- \n${footer}\n`,
+    html: renderMailHtml([hello, `${intro} ${t.mail.choosePassword}`, { href: url, text: t.mail.setButton }, ...(outro ? [outro] : [])], { brand, footer }),
   });
 }
 
@@ -246,14 +241,14 @@ function queueSetPasswordMail(ctx: ServiceContext, user: LinkUser, token: string
  * owner whose account was moved away from them learns it at once. No link: the old address has no power any more.
  */
 export function sendEmailChangedNotice(ctx: ServiceContext, user: LinkUser, newEmail: string): void {
-  const text =
-    `Hello ${user.firstName || 'there'},\n\nThe email address of your account at ${ctx.config.baseUrl} was changed by an ` +
-    `administrator from ${user.email} to ${newEmail}. Links sent to this address no longer work.\n\n` +
-    `If you did not ask for this, contact your administrator at once.\n`;
+  const { t, brand } = mailEnv(ctx);
+  const hello = user.firstName ? t.mail.helloName(user.firstName) : t.mail.hello;
+  const paragraphs = [hello, t.mail.emailChanged(ctx.config.baseUrl, user.email, newEmail), t.mail.emailChangedOutro];
+  const footer = t.mail.footer(brand.name, ctx.config.baseUrl);
   ctx.mailer.send({
     to: user.email,
-    subject: 'The email address of your account was changed',
-    text,
-    html: renderMailHtml(text.trim().split('\n\n')),
+    subject: t.mail.emailChangedSubject,
+    text: `${paragraphs.join('\n\n')}\n\n-- \n${footer}\n`,
+    html: renderMailHtml(paragraphs, { brand, footer }),
   });
 }

@@ -1,3 +1,4 @@
+import type { PageEnv } from '../middleware/page-env';
 import type { Principal } from '../services/principal';
 
 declare global {
@@ -9,6 +10,8 @@ declare global {
       authMethod?: 'cookie' | 'bearer';
       /** Request id (X-Request-Id), set by middleware/request-log.ts. */
       id: string | number | object;
+      /** Language and branding of the pages and mails this request renders (middleware/page-env.ts). */
+      pageEnv?: PageEnv;
     }
   }
 }

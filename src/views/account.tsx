@@ -1,7 +1,10 @@
 import { IdentitiesSection } from './federation';
+import { pageEnv } from './env';
 import { Actions, CsrfField, Flash, FormError, Hidden, Time } from './kit';
 import { renderPage } from './layout';
 import { PASSKEY_SCRIPTS } from './login';
+
+const tr = () => pageEnv().t.accountPage;
 
 export type AccountSection = 'profile' | 'password' | 'sessions' | 'apps' | 'second-factors' | 'identities';
 
@@ -29,6 +32,8 @@ export interface AccountPageData {
   /** Shown once, right after they were made. */
   recoveryCodes?: string[];
   notice?: string;
+  /** An unconfirmed address gets "send the confirmation email again" (CONTRACT §15). */
+  emailVerified: boolean;
   error?: { section: AccountSection; message: string };
   /** MFA_REQUIRED_FOR_ADMINS sent this person here; `continueTo` once they may go on. */
   enrolRequired?: boolean;
@@ -69,11 +74,11 @@ function ProfileSection({ data }: Props) {
   const d = describedBy(data, 'profile');
   return (
     <section aria-labelledby="profile-h">
-      <h2 id="profile-h">Profile</h2>
+      <h2 id="profile-h">{tr().profile}</h2>
       <SectionError data={data} section="profile" />
       <form method="post" action={act(data, 'profile')}>
         <CsrfField csrf={data.csrf} />
-        <label for="first_name">First name</label>
+        <label for="first_name">{pageEnv().t.common.firstName}</label>
         <input
           type="text"
           id="first_name"
@@ -84,7 +89,7 @@ function ProfileSection({ data }: Props) {
           value={data.firstName}
           aria-describedby={d}
         />
-        <label for="last_name">Last name</label>
+        <label for="last_name">{pageEnv().t.common.lastName}</label>
         <input
           type="text"
           id="last_name"
@@ -96,7 +101,7 @@ function ProfileSection({ data }: Props) {
           aria-describedby={d}
         />
         <Actions>
-          <button type="submit">Save profile</button>
+          <button type="submit">{tr().saveProfile}</button>
         </Actions>
       </form>
     </section>
@@ -107,12 +112,12 @@ function PasswordSection({ data }: Props) {
   const d = describedBy(data, 'password');
   return (
     <section aria-labelledby="password-h">
-      <h2 id="password-h">Password</h2>
+      <h2 id="password-h">{tr().password}</h2>
       <SectionError data={data} section="password" />
       <form method="post" action={act(data, 'password')}>
         <CsrfField csrf={data.csrf} />
         <input type="text" name="username" autocomplete="username" value={data.email} hidden />
-        <label for="current_password">Current password</label>
+        <label for="current_password">{tr().currentPassword}</label>
         <input
           type="password"
           id="current_password"
@@ -121,7 +126,7 @@ function PasswordSection({ data }: Props) {
           required
           aria-describedby={d}
         />
-        <label for="new_password">New password</label>
+        <label for="new_password">{pageEnv().t.common.newPassword}</label>
         <input
           type="password"
           id="new_password"
@@ -131,7 +136,7 @@ function PasswordSection({ data }: Props) {
           required
           aria-describedby={d}
         />
-        <label for="new_password_confirm">New password again</label>
+        <label for="new_password_confirm">{tr().newPasswordAgain}</label>
         <input
           type="password"
           id="new_password_confirm"
@@ -141,9 +146,9 @@ function PasswordSection({ data }: Props) {
           required
           aria-describedby={d}
         />
-        <p class="muted">Changing the password signs out every other session.</p>
+        <p class="muted">{tr().passwordSignsOut}</p>
         <Actions>
-          <button type="submit">Change password</button>
+          <button type="submit">{tr().changePassword}</button>
         </Actions>
       </form>
     </section>
@@ -153,35 +158,35 @@ function PasswordSection({ data }: Props) {
 function SessionsSection({ data }: Props) {
   return (
     <section aria-labelledby="sessions-h" id="sessions">
-      <h2 id="sessions-h">Sessions</h2>
+      <h2 id="sessions-h">{tr().sessions}</h2>
       <SectionError data={data} section="sessions" />
       <table>
         <thead>
           <tr>
-            <th scope="col">Where</th>
-            <th scope="col">IP address</th>
-            <th scope="col">Last used</th>
+            <th scope="col">{tr().where}</th>
+            <th scope="col">{tr().ipAddress}</th>
+            <th scope="col">{tr().lastUsed}</th>
             <th scope="col">
-              <span class="muted">Action</span>
+              <span class="muted">{tr().action}</span>
             </th>
           </tr>
         </thead>
         <tbody>
           {data.sessions.map((s) => (
             <tr>
-              <td data-label="Where">{s.clientName ? `App: ${s.clientName}` : (s.userAgent ?? 'Unknown browser')}</td>
-              <td data-label="IP address">{s.ip ?? ''}</td>
-              <td data-label="Last used">
+              <td data-label={tr().where}>{s.clientName ? `App: ${s.clientName}` : (s.userAgent ?? tr().unknownBrowser)}</td>
+              <td data-label={tr().ipAddress}>{s.ip ?? ''}</td>
+              <td data-label={tr().lastUsed}>
                 <Time at={s.lastUsedAt} />
               </td>
               <td>
                 {s.current ? (
-                  <strong>This browser</strong>
+                  <strong>{tr().thisBrowser}</strong>
                 ) : (
                   <form method="post" action={act(data, 'sessions/revoke')} class="inline">
                     <Hidden fields={{ csrf: data.csrf, session_id: s.id }} />
-                    <button type="submit" class="secondary" aria-label={`Sign out session last used ${s.lastUsedAt.toISOString()}`}>
-                      Sign out
+                    <button type="submit" class="secondary" aria-label={tr().signOutSession(s.lastUsedAt.toISOString())}>
+                      {tr().signOut}
                     </button>
                   </form>
                 )}
@@ -194,7 +199,7 @@ function SessionsSection({ data }: Props) {
         <CsrfField csrf={data.csrf} />
         <Actions>
           <button type="submit" class="secondary">
-            Sign out all other sessions
+            {tr().signOutOthers}
           </button>
         </Actions>
       </form>
@@ -205,7 +210,7 @@ function SessionsSection({ data }: Props) {
 function AppsSection({ data }: Props) {
   return (
     <section aria-labelledby="apps-h" id="apps">
-      <h2 id="apps-h">Connected apps</h2>
+      <h2 id="apps-h">{tr().connectedApps}</h2>
       <SectionError data={data} section="apps" />
       {data.apps.length ? (
         <ul>
@@ -213,19 +218,19 @@ function AppsSection({ data }: Props) {
             <li>
               <strong>{a.name}</strong>{' '}
               <span class="muted">
-                ({a.scopes.join(' ')}; since <Time at={a.grantedAt} />)
+                ({a.scopes.join(' ')}; {tr().since} <Time at={a.grantedAt} />)
               </span>{' '}
               <form method="post" action={act(data, 'apps/remove')} class="inline">
                 <Hidden fields={{ csrf: data.csrf, client_id: a.clientId }} />
-                <button type="submit" class="secondary" aria-label={`Remove ${a.name}`}>
-                  Remove
+                <button type="submit" class="secondary" aria-label={tr().removeNamed(a.name)}>
+                  {tr().remove}
                 </button>
               </form>
             </li>
           ))}
         </ul>
       ) : (
-        <p class="muted">No app has access to your account.</p>
+        <p class="muted">{tr().noApps}</p>
       )}
     </section>
   );
@@ -236,13 +241,13 @@ function TotpPart({ data }: Props) {
   if (data.totp === 'on') {
     return (
       <>
-        <h3>Authenticator app</h3>
-        <p>On. Sign-ins with your password also ask for a code from the app.</p>
+        <h3>{tr().authenticatorApp}</h3>
+        <p>{tr().totpOn}</p>
         <details>
-          <summary>Remove the authenticator app</summary>
+          <summary>{tr().removeTotpSummary}</summary>
           <form method="post" action={act(data, 'totp/remove')}>
             <CsrfField csrf={data.csrf} />
-            <label for="totp_remove_code">Current code from the app</label>
+            <label for="totp_remove_code">{tr().currentCode}</label>
             <input
               type="text"
               id="totp_remove_code"
@@ -252,12 +257,12 @@ function TotpPart({ data }: Props) {
               maxlength={6}
               aria-describedby={d}
             />
-            <p class="muted">Or, without the app:</p>
-            <label for="totp_remove_password">Your password</label>
+            <p class="muted">{tr().orWithoutApp}</p>
+            <label for="totp_remove_password">{tr().yourPassword}</label>
             <input type="password" id="totp_remove_password" name="password" autocomplete="current-password" aria-describedby={d} />
             <Actions>
               <button type="submit" class="secondary">
-                Remove authenticator app
+                {tr().removeTotp}
               </button>
             </Actions>
           </form>
@@ -269,24 +274,24 @@ function TotpPart({ data }: Props) {
     const p = data.pendingTotp;
     return (
       <>
-        <h3>Authenticator app</h3>
+        <h3>{tr().authenticatorApp}</h3>
         <ol>
           <li>
-            Scan this code with your authenticator app:
+            {tr().scan}
             {/* The SVG is made on the server by the qrcode library from the otpauth URL: markup, not user text. */}
-            <div class="qr" role="img" aria-label="QR code of the authenticator secret" dangerouslySetInnerHTML={{ __html: p.qrSvg }} />
+            <div class="qr" role="img" aria-label={tr().qrLabel} dangerouslySetInnerHTML={{ __html: p.qrSvg }} />
           </li>
           <li>
-            or enter this secret by hand:{' '}
+            {tr().byHand}{' '}
             <code class="secret" id="totp-secret">
               {p.secret}
             </code>
           </li>
-          <li>Enter the 6-digit code the app shows:</li>
+          <li>{tr().enterDigits}</li>
         </ol>
         <form method="post" action={act(data, 'totp/confirm')}>
           <CsrfField csrf={data.csrf} />
-          <label for="totp_code">Code from the app</label>
+          <label for="totp_code">{tr().codeFromApp}</label>
           <input
             type="text"
             id="totp_code"
@@ -300,14 +305,14 @@ function TotpPart({ data }: Props) {
           />
           <ReauthField data={data} id="totp_confirm_password" />
           <Actions>
-            <button type="submit">Turn on</button>
+            <button type="submit">{tr().turnOn}</button>
           </Actions>
         </form>
         <form method="post" action={act(data, 'totp/remove')}>
           <CsrfField csrf={data.csrf} />
           <Actions>
             <button type="submit" class="secondary">
-              Cancel setup
+              {tr().cancelSetup}
             </button>
           </Actions>
         </form>
@@ -316,13 +321,13 @@ function TotpPart({ data }: Props) {
   }
   return (
     <>
-      <h3>Authenticator app</h3>
-      <p class="muted">Use codes from an app such as a password manager or an authenticator on your phone.</p>
+      <h3>{tr().authenticatorApp}</h3>
+      <p class="muted">{tr().totpHint}</p>
       <form method="post" action={act(data, 'totp/setup')}>
         <CsrfField csrf={data.csrf} />
         <ReauthField data={data} id="totp_setup_password" />
         <Actions>
-          <button type="submit">Set up an authenticator app</button>
+          <button type="submit">{tr().setUpTotp}</button>
         </Actions>
       </form>
     </>
@@ -333,38 +338,21 @@ function RecoveryPart({ data }: Props) {
   const hasFactor = data.totp === 'on' || data.passkeys.length > 0;
   return (
     <>
-      <h3>Recovery codes</h3>
-      {data.recoveryCodes ? (
-        <div class="ok" role="status" id="recovery-codes">
-          <p>
-            <strong>Your recovery codes.</strong> Save them somewhere safe now: they are shown only once. Each works once if you lose your
-            authenticator.
-          </p>
-          <ol class="codes">
-            {data.recoveryCodes.map((c) => (
-              <li>
-                <code>{c}</code>
-              </li>
-            ))}
-          </ol>
-        </div>
-      ) : null}
-      <p>
-        {data.recoveryCodesLeft} unused recovery code{data.recoveryCodesLeft === 1 ? '' : 's'} left.
-      </p>
+      <h3>{tr().recoveryCodes}</h3>
+      <p>{pageEnv().t.recovery.left(data.recoveryCodesLeft)}</p>
       {hasFactor ? (
         <details>
-          <summary>{data.recoveryCodesLeft ? 'Make new recovery codes' : 'Make recovery codes'}</summary>
+          <summary>{data.recoveryCodesLeft ? tr().makeNewRecovery : tr().makeRecovery}</summary>
           <form method="post" action={act(data, 'recovery-codes')}>
             <CsrfField csrf={data.csrf} />
-            <label for="recovery_password">Your password</label>
+            <label for="recovery_password">{tr().yourPassword}</label>
             <input type="password" id="recovery_password" name="password" autocomplete="current-password" />
             <p class="muted">Or, instead of the password:</p>
             <label for="recovery_code_proof">Current code from the authenticator app</label>
             <input type="text" id="recovery_code_proof" name="code" inputmode="numeric" autocomplete="one-time-code" maxlength={6} />
             <Actions>
               <button type="submit" class="secondary">
-                Make new codes
+                {tr().makeNewCodes}
               </button>
             </Actions>
           </form>
@@ -377,28 +365,28 @@ function RecoveryPart({ data }: Props) {
 function PasskeysPart({ data }: Props) {
   return (
     <>
-      <h3>Passkeys</h3>
+      <h3>{tr().passkeys}</h3>
       {data.passkeys.length ? (
         <ul>
           {data.passkeys.map((p) => (
             <li>
               <strong>{p.name}</strong>{' '}
               <span class="muted">
-                added <Time at={p.createdAt} />
+                {tr().added} <Time at={p.createdAt} />
                 {p.lastUsedAt ? (
                   <>
-                    , last used <Time at={p.lastUsedAt} />
+                    , {tr().lastUsedLower} <Time at={p.lastUsedAt} />
                   </>
                 ) : null}
               </span>
               <form method="post" action={act(data, 'passkeys/rename')} class="row">
                 <Hidden fields={{ csrf: data.csrf, id: p.id }} />
                 <div>
-                  <label for={`rename-${p.id}`}>New name for {p.name}</label>
+                  <label for={`rename-${p.id}`}>{tr().newNameFor(p.name)}</label>
                   <input type="text" id={`rename-${p.id}`} name="name" maxlength={64} required value={p.name} />
                 </div>
                 <button type="submit" class="secondary">
-                  Rename
+                  {tr().rename}
                 </button>
               </form>
               <form method="post" action={act(data, 'passkeys/remove')} class="inline">
@@ -412,57 +400,118 @@ function PasskeysPart({ data }: Props) {
           ))}
         </ul>
       ) : (
-        <p class="muted">No passkey yet. A passkey signs you in with your device's screen lock, without a password.</p>
+        <p class="muted">{tr().noPasskey}</p>
       )}
       <form method="post" action={act(data, 'passkeys')} id="passkey-add-form">
         <Hidden fields={{ csrf: data.csrf, response: '' }} />
-        <label for="passkey_name">Name of the new passkey</label>
+        <label for="passkey_name">{tr().passkeyName}</label>
         <input type="text" id="passkey_name" name="name" maxlength={64} placeholder="e.g. Laptop" />
         <ReauthField data={data} id="passkey_add_password" />
         <Actions>
           <button type="button" data-passkey-register="passkey-add-form" hidden>
-            Add a passkey
+            {tr().addPasskey}
           </button>
         </Actions>
         <p class="error" role="alert" data-passkey-error="" hidden></p>
         <noscript>
-          <p class="muted">Adding a passkey needs JavaScript.</p>
+          <p class="muted">{tr().passkeyNeedsJs}</p>
         </noscript>
       </form>
     </>
   );
 }
 
+export const RECOVERY_CODES_SCRIPT = '/static/recovery-codes.js';
+
+/**
+ * Freshly made recovery codes (CONTRACT §15), first thing on the page: focused on load (autofocus on the tabindex -1
+ * region, and the page script), the intro announced, the codes readable and selectable without JavaScript, a
+ * download that is a data: link (no script needed), a copy button the script turns on, and "I have saved them",
+ * which leaves the page so the codes are not left on screen.
+ */
+function RecoveryCodesPanel({ codes, email }: { codes: string[]; email: string }) {
+  const { t, brand } = pageEnv();
+  const file = `${t.recovery.fileHeader(brand.name, email)}\n${t.recovery.fileNote}\n\n${codes.join('\n')}\n`;
+  const fileName = `${brand.name.replace(/[^A-Za-z0-9._-]+/g, '-')}-recovery-codes.txt`;
+  return (
+    <section class="codes-panel" id="recovery-codes" tabindex={-1} autofocus aria-labelledby="recovery-codes-h" data-recovery-codes="">
+      <h2 id="recovery-codes-h">{t.recovery.heading}</h2>
+      <p role="status">{t.recovery.intro}</p>
+      <ol class="codes" id="recovery-codes-list">
+        {codes.map((c) => (
+          <li>
+            <code>{c}</code>
+          </li>
+        ))}
+      </ol>
+      <Actions>
+        <button type="button" class="secondary" data-copy-codes={codes.join('\n')} data-copied={t.recovery.copied} data-copy-failed={t.recovery.copyFailed} hidden>
+          {t.recovery.copy}
+        </button>
+        <a class="button secondary" href={`data:text/plain;charset=utf-8,${encodeURIComponent(file)}`} download={fileName} id="download-codes">
+          {t.recovery.download}
+        </a>
+        <a class="button" href="/account#second-factors" id="codes-saved">
+          {t.recovery.saved}
+        </a>
+      </Actions>
+      <p class="muted" aria-live="polite" data-copy-status=""></p>
+    </section>
+  );
+}
+
+function VerificationNotice({ data }: Props) {
+  const { t } = pageEnv();
+  if (data.emailVerified) return null;
+  return (
+    <section aria-labelledby="verify-h" id="verify-email">
+      <h2 id="verify-h">{t.verify.title}</h2>
+      <p>{t.account.unverified(data.email)}</p>
+      <p class="muted">{t.account.unverifiedWhy}</p>
+      <form method="post" action={act(data, 'verification/resend')}>
+        <CsrfField csrf={data.csrf} />
+        <Actions>
+          <button type="submit" class="secondary">
+            {t.account.resend}
+          </button>
+        </Actions>
+      </form>
+    </section>
+  );
+}
+
 /** /account (CONTRACT §10): every self-service action as a plain CSRF-protected form; only passkeys need JavaScript. */
 export function renderAccountPage(data: AccountPageData): string {
   return renderPage(
-    { title: 'Your account', wide: true, scripts: PASSKEY_SCRIPTS },
+    { title: tr().title, wide: true, scripts: data.recoveryCodes ? [...PASSKEY_SCRIPTS, RECOVERY_CODES_SCRIPT] : PASSKEY_SCRIPTS },
     <>
-      <h1>Your account</h1>
+      {data.recoveryCodes ? <RecoveryCodesPanel codes={data.recoveryCodes} email={data.email} /> : null}
+      <h1>{tr().title}</h1>
       <p class="muted">
-        Signed in as <strong>{data.email}</strong>.
+        {tr().signedInAs} <strong>{data.email}</strong>.
       </p>
-      <nav aria-label="Sections">
+      <nav aria-label={tr().sectionsLabel}>
         <p>
-          <a href="#second-factors">Second factors</a> · <a href="#sessions">Sessions</a> · <a href="#apps">Connected apps</a>
+          <a href="#second-factors">{tr().secondFactors}</a> · <a href="#sessions">{tr().sessions}</a> · <a href="#apps">{tr().connectedApps}</a>
         </p>
       </nav>
       {data.enrolRequired ? (
         data.continueTo ? (
           <p class="ok" role="status">
-            Your second factor is set up. <a href={data.continueTo}>Continue</a>
+            {tr().factorSetUp} <a href={data.continueTo}>{tr().continue}</a>
           </p>
         ) : (
           <p class="error" role="alert">
-            Your role requires a second factor. Set up an authenticator app or a passkey below to continue.
+            {tr().roleRequires}
           </p>
         )
       ) : null}
       <Flash message={data.notice} />
+      <VerificationNotice data={data} />
       <ProfileSection data={data} />
       <PasswordSection data={data} />
       <section aria-labelledby="mfa-h" id="second-factors">
-        <h2 id="mfa-h">Second factors and passkeys</h2>
+        <h2 id="mfa-h">{tr().secondFactorsAndPasskeys}</h2>
         <SectionError data={data} section="second-factors" />
         <TotpPart data={data} />
         <PasskeysPart data={data} />
@@ -482,7 +531,7 @@ export function renderAccountPage(data: AccountPageData): string {
           <CsrfField csrf={data.csrf} />
           <Actions>
             <button type="submit" class="secondary">
-              Sign out
+              {tr().signOut}
             </button>
           </Actions>
         </form>

@@ -1,3 +1,4 @@
+import { pageEnv } from './env';
 import { Actions, Hidden } from './kit';
 import { renderPage } from './layout';
 
@@ -9,14 +10,13 @@ export function renderConsentPage(options: {
   scopes: Array<{ scope: string; description: string }>;
   userEmail: string;
 }): string {
+  const { t } = pageEnv();
   return renderPage(
-    { title: `Allow ${options.clientName}?` },
+    { title: t.consent.title(options.clientName) },
     <>
-      <h1>
-        <span id="client-name">{options.clientName}</span> wants to access your account
-      </h1>
-      <p class="muted">Signed in as {options.userEmail}</p>
-      <p id="scopes-heading">If you allow it, this app will be able to:</p>
+      <h1 id="client-name">{t.consent.heading(options.clientName)}</h1>
+      <p class="muted">{t.consent.signedInAs(options.userEmail)}</p>
+      <p id="scopes-heading">{t.consent.willBeAble}</p>
       <ul class="scopes" aria-labelledby="scopes-heading">
         {options.scopes.map((s) => (
           <li>{s.description}</li>
@@ -26,15 +26,15 @@ export function renderConsentPage(options: {
         <Hidden fields={{ csrf: options.csrf, request_id: options.requestId }} />
         <Actions>
           <button type="submit" name="decision" value="approve">
-            Approve
+            {t.consent.approve}
           </button>{' '}
           <button type="submit" name="decision" value="deny" class="secondary">
-            Deny
+            {t.consent.deny}
           </button>
         </Actions>
       </form>
       <p class="muted">
-        You can remove this app's access at any time from your <a href="/account#apps">connected apps</a>.
+        {t.consent.revokeBefore} <a href="/account#apps">{t.consent.revokeLink}</a>.
       </p>
     </>,
   );
@@ -42,12 +42,13 @@ export function renderConsentPage(options: {
 
 /** A small error page for the browser flow (bad authorize link, expired request, refused form). */
 export function renderOAuthErrorPage(options: { title: string; message: string }): string {
+  const { t } = pageEnv();
   return renderPage(
     { title: options.title },
     <>
       <h1>{options.title}</h1>
       <p role="alert">{options.message}</p>
-      <p class="muted">Go back to the app you came from and try again.</p>
+      <p class="muted">{t.common.goBack}</p>
     </>,
   );
 }

@@ -1,17 +1,19 @@
+import { pageEnv } from './env';
 import { Actions, CsrfField, FormError } from './kit';
 import { renderPage } from './layout';
 
 /** /forgot-password: ask for a set-password link by email (beyond the spec, like POST /api/auth/forgot-password). */
 export function renderForgotPasswordForm(options: { csrf: string; email?: string; error?: string }): string {
+  const { t } = pageEnv();
   return renderPage(
-    { title: 'Reset your password' },
+    { title: t.forgot.title },
     <>
-      <h1>Reset your password</h1>
-      <p>Enter the email address of your account and we will send you a link to choose a new password.</p>
+      <h1>{t.forgot.title}</h1>
+      <p>{t.forgot.intro}</p>
       <FormError id="form-error" message={options.error} />
       <form method="post" action="/forgot-password" novalidate>
         <CsrfField csrf={options.csrf} />
-        <label for="email">Email address</label>
+        <label for="email">{t.common.email}</label>
         <input
           type="email"
           id="email"
@@ -23,11 +25,11 @@ export function renderForgotPasswordForm(options: { csrf: string; email?: string
           aria-describedby={options.error ? 'form-error' : undefined}
         />
         <Actions>
-          <button type="submit">Send the link</button>
+          <button type="submit">{t.forgot.submit}</button>
         </Actions>
       </form>
       <p class="muted">
-        <a href="/login">Back to sign in</a>
+        <a href="/login">{t.common.backToSignIn}</a>
       </p>
     </>,
   );
@@ -35,13 +37,14 @@ export function renderForgotPasswordForm(options: { csrf: string; email?: string
 
 /** The same answer whether or not the address has an account (no account oracle). */
 export function renderForgotPasswordSent(): string {
+  const { t } = pageEnv();
   return renderPage(
-    { title: 'Check your email' },
+    { title: t.forgot.sentTitle },
     <>
-      <h1>Check your email</h1>
-      <p>If an account exists for that address, a link to choose a new password is on its way. The link is valid for one hour.</p>
+      <h1>{t.forgot.sentTitle}</h1>
+      <p>{t.forgot.sent}</p>
       <p class="muted">
-        <a href="/login">Back to sign in</a>
+        <a href="/login">{t.common.backToSignIn}</a>
       </p>
     </>,
   );

@@ -1,4 +1,5 @@
 import type { ComponentChildren } from 'preact';
+import { pageEnv } from './env';
 
 /**
  * Shared pieces of the server-rendered forms: the CSRF field, hidden fields, a form-level error that inputs point
@@ -59,16 +60,8 @@ export function NewPasswordFields(props: { minLength: number; label: string; rep
   return (
     <>
       <label for="password">{props.label}</label>
-      <input
-        type="password"
-        id="password"
-        name="password"
-        autocomplete="new-password"
-        minlength={props.minLength}
-        required
-        aria-describedby={props.describedBy}
-      />
-      <p class="muted">At least {props.minLength} characters.</p>
+      <input type="password" id="password" name="password" autocomplete="new-password" minlength={props.minLength} required aria-describedby={props.describedBy} />
+      <p class="muted">{pageEnv().t.common.atLeastChars(props.minLength)}</p>
       <label for="password_confirm">{props.repeatLabel}</label>
       <input
         type="password"

@@ -1,5 +1,7 @@
 import type { ComponentChildren, VNode } from 'preact';
 import { renderToString } from 'preact-render-to-string';
+import { darkLinkColor, ON_ACCENT, SCHEMES } from '../lib/palette';
+import { pageEnv } from './env';
 
 /**
  * Every page is a tree of typed components rendered on the server by preact-render-to-string, which escapes every
@@ -10,24 +12,29 @@ export function renderDocument(page: VNode): string {
   return `<!doctype html>\n${renderToString(page)}`;
 }
 
-const PAGE_CSS = `
-  :root { color-scheme: light dark; --accent: #2563eb; --border: #d0d5dd; --muted: #667085; --danger: #b42318; }
+const BASE_CSS = `
   * { box-sizing: border-box; }
-  body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; background: Canvas; color: CanvasText; }
-  main { max-width: 26rem; margin: 8vh auto; padding: 2rem 1.5rem; border: 1px solid var(--border); border-radius: 12px; }
+  body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; background: var(--bg); color: var(--text); }
+  main { max-width: 26rem; margin: 8vh auto; padding: 2rem 1.5rem; border: 1px solid var(--frame); border-radius: 12px; }
   h1 { font-size: 1.4rem; margin: 0 0 1rem; }
   p { margin: 0 0 1rem; }
   label { display: block; font-weight: 600; margin: 1rem 0 .25rem; }
-  input[type=email], input[type=password], input[type=text] { width: 100%; padding: .65rem .75rem; font: inherit; border: 1px solid var(--border); border-radius: 8px; }
-  input:focus-visible, button:focus-visible, a:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
-  button { font: inherit; font-weight: 600; padding: .65rem 1.2rem; border-radius: 8px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; }
-  button.secondary { background: transparent; color: CanvasText; border-color: var(--border); }
-  a.button { display: block; text-align: center; font-weight: 600; padding: .65rem 1.2rem; border-radius: 8px; }
-  a.button { border: 1px solid var(--border); color: CanvasText; text-decoration: none; }
+  input[type=email], input[type=password], input[type=text] { width: 100%; padding: .65rem .75rem; font: inherit; border: 1px solid var(--border); border-radius: 8px; background: var(--bg); color: var(--text); }
+  input:focus-visible, button:focus-visible, a:focus-visible { outline: 3px solid var(--link); outline-offset: 2px; }
+  button { font: inherit; font-weight: 600; padding: .65rem 1.2rem; border-radius: 8px; border: 1px solid var(--accent); background: var(--accent); color: var(--on-accent); cursor: pointer; }
+  button.secondary { background: transparent; color: var(--text); border-color: var(--border); }
+  a.button { display: inline-block; font-weight: 600; padding: .65rem 1.2rem; border-radius: 8px; border: 1px solid var(--accent); background: var(--accent); color: var(--on-accent); text-decoration: none; }
+  a.button.secondary { background: transparent; color: var(--text); border-color: var(--border); }
+  a { color: var(--link); }
+  summary { color: var(--link); }
+  .brand { display: flex; align-items: center; gap: .5rem; margin: 0 0 1.25rem; font-weight: 600; color: var(--muted); }
+  .brand img { max-height: 2rem; max-width: 10rem; }
+  .subtitle { margin: -.75rem 0 1rem; color: var(--muted); }
+  .codes-panel { border: 2px solid var(--ok); border-radius: 8px; padding: .75rem 1rem; margin: 0 0 1.5rem; }
+  .codes-panel:focus { outline: 3px solid var(--link); outline-offset: 2px; }
+  .codes-panel h2 { margin-top: 0; }
   nav.providers ul { list-style: none; padding: 0; margin: 1.5rem 0 0; display: grid; gap: .5rem; }
-  a.button { display: block; text-align: center; font-weight: 600; padding: .65rem 1.2rem; border-radius: 8px; }
-  a.button { border: 1px solid var(--border); color: CanvasText; text-decoration: none; }
-  nav.providers ul { list-style: none; padding: 0; margin: 1.5rem 0 0; display: grid; gap: .5rem; }
+  nav.providers a.button { display: block; text-align: center; }
   .actions { display: flex; gap: .75rem; margin-top: 1.5rem; flex-wrap: wrap; }
   .error { color: var(--danger); border: 1px solid var(--danger); border-radius: 8px; padding: .5rem .75rem; }
   .muted { color: var(--muted); font-size: .9rem; }
@@ -42,12 +49,12 @@ const PAGE_CSS = `
   .inline { display: inline; }
   .row { display: flex; gap: .5rem; flex-wrap: wrap; align-items: end; }
   .row > * { margin: 0; }
-  .ok { border: 1px solid #067647; border-radius: 8px; padding: .5rem .75rem; }
+  .ok { border: 1px solid var(--ok); border-radius: 8px; padding: .5rem .75rem; }
   code, .secret { font-family: ui-monospace, monospace; overflow-wrap: anywhere; }
   ol.codes { columns: 2; font-family: ui-monospace, monospace; }
   .qr svg { width: 12rem; height: 12rem; background: #fff; padding: .5rem; border-radius: 8px; }
   details { margin: 1rem 0; }
-  summary { cursor: pointer; color: var(--accent); }
+  summary { cursor: pointer; }
   @media (max-width: 30rem) {
     main { margin: 0; border: 0; border-radius: 0; padding: 1.25rem 1rem; }
     ol.codes { columns: 1; }
@@ -59,6 +66,26 @@ const PAGE_CSS = `
   }
 `;
 
+const schemeVars = (s: (typeof SCHEMES)[keyof typeof SCHEMES]) =>
+  `--bg: ${s.bg}; --text: ${s.text}; --muted: ${s.muted}; --border: ${s.border}; --frame: ${s.border}; --danger: ${s.danger}; --ok: ${s.ok};`;
+
+/**
+ * The colours of both schemes from lib/palette.ts (one declaration, checked by test/unit/palette.test.ts) and the
+ * brand colour (validated at start): buttons filled with it in both schemes, links in it on light and in its lighter
+ * tint on dark.
+ */
+const paletteCache = new Map<string, string>();
+export function paletteCss(brand: string): string {
+  let css = paletteCache.get(brand);
+  if (!css) {
+    css =
+      `:root { color-scheme: light dark; ${schemeVars(SCHEMES.light)} --accent: ${brand}; --on-accent: ${ON_ACCENT}; --link: ${brand}; }\n` +
+      `@media (prefers-color-scheme: dark) { :root { ${schemeVars(SCHEMES.dark)} --link: ${darkLinkColor(brand)}; } }\n`;
+    paletteCache.set(brand, css);
+  }
+  return css;
+}
+
 /** The <head> every page shares; `css` is a module constant (never user data). */
 export function Head(props: { title: string; css: string; scripts?: string[]; children?: ComponentChildren }) {
   return (
@@ -66,6 +93,7 @@ export function Head(props: { title: string; css: string; scripts?: string[]; ch
       <meta charset="utf-8" />
       <meta name="viewport" content="width=device-width, initial-scale=1" />
       <title>{props.title}</title>
+      <link rel="icon" href="/favicon.ico" type="image/svg+xml" />
       {(props.scripts ?? []).map((src) => (
         <script src={src} defer />
       ))}
@@ -77,11 +105,18 @@ export function Head(props: { title: string; css: string; scripts?: string[]; ch
 
 /** The shared frame of every built-in sign-in and account page: small, accessible, readable on a phone, no JavaScript. */
 export function Page(props: { title: string; scripts?: string[]; wide?: boolean; children?: ComponentChildren }) {
+  const { locale, brand } = pageEnv();
   return (
-    <html lang="en">
-      <Head title={props.title} css={PAGE_CSS} scripts={props.scripts} />
+    <html lang={locale}>
+      <Head title={`${props.title} · ${brand.name}`} css={paletteCss(brand.color) + BASE_CSS} scripts={props.scripts} />
       <body>
-        <main class={props.wide ? 'wide' : undefined}>{props.children}</main>
+        <main class={props.wide ? 'wide' : undefined}>
+          <p class="brand">
+            {brand.logoUrl ? <img src={brand.logoUrl} alt="" /> : null}
+            <span>{brand.name}</span>
+          </p>
+          {props.children}
+        </main>
       </body>
     </html>
   );

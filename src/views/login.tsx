@@ -1,6 +1,17 @@
 import { PendingLinkNotice, ProviderButtons } from './federation';
+import { pageEnv } from './env';
 import { Actions, CsrfField, FormError, Hidden } from './kit';
 import { renderPage } from './layout';
+
+/** "to continue to {application}" under the heading of an OAuth/OIDC sign-in (CONTRACT §15). */
+export function ContinueTo(props: { applicationName?: string }) {
+  const { t } = pageEnv();
+  return props.applicationName ? (
+    <p class="subtitle" id="continue-to">
+      {t.login.continueTo(props.applicationName)}
+    </p>
+  ) : null;
+}
 
 /**
  * The hosted sign-in form (CONTRACT §5): a plain form post, no JavaScript; "Continue with {name}" for each enabled
@@ -14,33 +25,30 @@ export function renderLoginPage(options: {
   signedInAs?: string;
   providers?: ReadonlyArray<{ name: string; startUrl: string }>;
   pendingLink?: { email: string; providerName: string };
+  applicationName?: string;
+  /** REGISTRATION=open: link to /register, keeping where the person was going. */
+  registerLink?: boolean;
 }): string {
+  const { t } = pageEnv();
   const describedBy = options.error ? 'login-error' : undefined;
   const hidden = <Hidden fields={{ csrf: options.csrf, return_to: options.returnTo ?? '' }} />;
+  const registerHref = `/register${options.returnTo ? `?${new URLSearchParams({ return_to: options.returnTo })}` : ''}`;
   return renderPage(
-    { title: 'Sign in', scripts: PASSKEY_SCRIPTS },
+    { title: t.login.title, scripts: PASSKEY_SCRIPTS },
     <>
-      <h1>Sign in</h1>
+      <h1>{t.login.title}</h1>
+      <ContinueTo applicationName={options.applicationName} />
       {options.pendingLink ? <PendingLinkNotice link={options.pendingLink} /> : null}
-      {options.signedInAs ? <p class="muted">You are signed in as {options.signedInAs}. Sign in again to use another account.</p> : null}
+      {options.signedInAs ? <p class="muted">{t.login.signedInAs(options.signedInAs)}</p> : null}
       <FormError id="login-error" message={options.error} />
       <form method="post" action="/login" novalidate>
         {hidden}
-        <label for="email">Email address</label>
-        <input
-          type="email"
-          id="email"
-          name="email"
-          autocomplete="username"
-          required
-          autofocus
-          value={options.email ?? ''}
-          aria-describedby={describedBy}
-        />
-        <label for="password">Password</label>
+        <label for="email">{t.common.email}</label>
+        <input type="email" id="email" name="email" autocomplete="username" required autofocus value={options.email ?? ''} aria-describedby={describedBy} />
+        <label for="password">{t.common.password}</label>
         <input type="password" id="password" name="password" autocomplete="current-password" required aria-describedby={describedBy} />
         <Actions>
-          <button type="submit">Sign in</button>
+          <button type="submit">{t.login.submit}</button>
         </Actions>
       </form>
       <form method="post" action="/login/passkey" id="passkey-login-form">
@@ -48,15 +56,20 @@ export function renderLoginPage(options: {
         <input type="hidden" name="response" value="" />
         <Actions>
           <button type="button" class="secondary" data-passkey-login="passkey-login-form" hidden>
-            Sign in with a passkey
+            {t.login.passkey}
           </button>
         </Actions>
         <p class="error" role="alert" data-passkey-error="" hidden></p>
       </form>
       <ProviderButtons providers={options.providers ?? []} />
       <p class="muted">
-        <a href="/forgot-password">Forgot your password?</a>
+        <a href="/forgot-password">{t.login.forgot}</a>
       </p>
+      {options.registerLink ? (
+        <p class="muted">
+          {t.login.noAccount} <a href={registerHref}>{t.login.register}</a>
+        </p>
+      ) : null}
     </>,
   );
 }
@@ -74,20 +87,23 @@ export function renderSecondStepPage(options: {
   mfaToken: string;
   methods: string[];
   error?: string;
+  applicationName?: string;
 }): string {
+  const { t } = pageEnv();
   const hidden = <Hidden fields={{ csrf: options.csrf, return_to: options.returnTo ?? '', mfa_token: options.mfaToken }} />;
   const describedBy = options.error ? 'mfa-error' : undefined;
   const has = (m: string) => options.methods.includes(m);
   return renderPage(
-    { title: 'Confirm it is you', scripts: has('passkey') ? PASSKEY_SCRIPTS : undefined },
+    { title: t.secondStep.title, scripts: has('passkey') ? PASSKEY_SCRIPTS : undefined },
     <>
-      <h1>Confirm it is you</h1>
-      <p>Your account is protected by a second factor.</p>
+      <h1>{t.secondStep.title}</h1>
+      <ContinueTo applicationName={options.applicationName} />
+      <p>{t.secondStep.intro}</p>
       <FormError id="mfa-error" message={options.error} />
       {has('totp') ? (
         <form method="post" action="/login/mfa" novalidate>
           {hidden}
-          <label for="code">Code from your authenticator app</label>
+          <label for="code">{t.secondStep.code}</label>
           <input
             type="text"
             id="code"
@@ -101,7 +117,7 @@ export function renderSecondStepPage(options: {
             aria-describedby={describedBy}
           />
           <Actions>
-            <button type="submit">Verify</button>
+            <button type="submit">{t.secondStep.verify}</button>
           </Actions>
         </form>
       ) : null}
@@ -111,7 +127,7 @@ export function renderSecondStepPage(options: {
           <input type="hidden" name="passkey" value="" />
           <Actions>
             <button type="button" class={has('totp') ? 'secondary' : undefined} data-passkey-mfa="passkey-mfa-form">
-              Use a passkey
+              {t.secondStep.passkey}
             </button>
           </Actions>
           <p class="error" role="alert" data-passkey-error="" hidden></p>
@@ -119,29 +135,21 @@ export function renderSecondStepPage(options: {
       ) : null}
       {has('recovery_code') ? (
         <details open={!(has('totp') || has('passkey'))}>
-          <summary>Use a recovery code</summary>
+          <summary>{t.secondStep.useRecovery}</summary>
           <form method="post" action="/login/mfa" novalidate>
             {hidden}
-            <label for="recovery_code">Recovery code</label>
-            <input
-              type="text"
-              id="recovery_code"
-              name="recovery_code"
-              autocomplete="off"
-              autocapitalize="none"
-              spellcheck={false}
-              required
-            />
+            <label for="recovery_code">{t.secondStep.recoveryCode}</label>
+            <input type="text" id="recovery_code" name="recovery_code" autocomplete="off" autocapitalize="none" spellcheck={false} required />
             <Actions>
               <button type="submit" class="secondary">
-                Use recovery code
+                {t.secondStep.submitRecovery}
               </button>
             </Actions>
           </form>
         </details>
       ) : null}
       <p class="muted">
-        <a href="/login">Start over</a>
+        <a href={options.returnTo ? `/login?${new URLSearchParams({ return_to: options.returnTo })}` : '/login'}>{t.secondStep.startOver}</a>
       </p>
     </>,
   );
@@ -149,26 +157,27 @@ export function renderSecondStepPage(options: {
 
 /** Where a sign-in without an allowed destination ends; also the way to sign out of the SSO session. */
 export function renderSignedInPage(options: { email: string; csrf: string; consoleLink?: boolean }): string {
+  const { t } = pageEnv();
   return renderPage(
-    { title: 'Signed in' },
+    { title: t.signedIn.title },
     <>
-      <h1>You are signed in</h1>
+      <h1>{t.signedIn.title}</h1>
       <p>
-        Signed in as <strong>{options.email}</strong>. You can close this page and return to the app you came from.
+        {t.signedIn.as} <strong>{options.email}</strong>. {t.signedIn.closePage}
       </p>
       {options.consoleLink ? (
         <p>
-          <a href="/admin">Open the administration console</a>
+          <a href="/admin">{t.signedIn.console}</a>
         </p>
       ) : null}
       <p>
-        <a href="/account">Manage your account</a>: profile, password, sessions, connected apps, second factors and passkeys.
+        <a href="/account">{t.signedIn.manage}</a>: {t.signedIn.manageWhat}
       </p>
       <form method="post" action="/logout">
         <CsrfField csrf={options.csrf} />
         <Actions>
           <button type="submit" class="secondary">
-            Sign out
+            {t.signedIn.signOut}
           </button>
         </Actions>
       </form>
@@ -178,13 +187,14 @@ export function renderSignedInPage(options: { email: string; csrf: string; conso
 
 /** After signing out through the page. */
 export function renderSignedOutPage(): string {
+  const { t } = pageEnv();
   return renderPage(
-    { title: 'Signed out' },
+    { title: t.signedOut.title },
     <>
-      <h1>You are signed out</h1>
-      <p>This browser's single sign-on session has ended.</p>
+      <h1>{t.signedOut.title}</h1>
+      <p>{t.signedOut.body}</p>
       <p>
-        <a href="/login">Sign in again</a>
+        <a href="/login">{t.signedOut.again}</a>
       </p>
     </>,
   );

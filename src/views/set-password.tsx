@@ -1,3 +1,4 @@
+import { pageEnv } from './env';
 import { Actions, FormError, Hidden, NewPasswordFields } from './kit';
 import { renderPage } from './layout';
 
@@ -11,12 +12,13 @@ export function renderSetPasswordForm(options: {
   /** Shown above the form, e.g. why confirming an address asks for a password (CONTRACT §8). */
   intro?: string;
 }): string {
+  const { t } = pageEnv();
   return renderPage(
-    { title: 'Choose a password' },
+    { title: t.setPassword.title },
     <>
-      <h1>Choose a password</h1>
+      <h1>{t.setPassword.title}</h1>
       <p>
-        Account: <strong>{options.email}</strong>
+        {t.setPassword.account} <strong>{options.email}</strong>
       </p>
       {options.intro ? <p>{options.intro}</p> : null}
       <FormError id="form-error" message={options.error} />
@@ -25,12 +27,12 @@ export function renderSetPasswordForm(options: {
         <input type="email" name="username" value={options.email} autocomplete="username" readonly hidden />
         <NewPasswordFields
           minLength={options.minLength}
-          label="New password"
-          repeatLabel="Repeat the new password"
+          label={t.common.newPassword}
+          repeatLabel={t.common.repeatNewPassword}
           describedBy={options.error ? 'form-error' : undefined}
         />
         <Actions>
-          <button type="submit">Set password</button>
+          <button type="submit">{t.setPassword.submit}</button>
         </Actions>
       </form>
     </>,
@@ -38,27 +40,29 @@ export function renderSetPasswordForm(options: {
 }
 
 export function renderSetPasswordDone(): string {
+  const { t } = pageEnv();
   return renderPage(
-    { title: 'Password set' },
+    { title: t.setPassword.doneTitle },
     <>
-      <h1>Password set</h1>
-      <p>Your password is set and your email address is confirmed. Other devices have been signed out.</p>
+      <h1>{t.setPassword.doneTitle}</h1>
+      <p>{t.setPassword.done}</p>
       <p>
-        <a href="/login">Continue to sign in</a>
+        <a href="/login">{t.common.continueToSignIn}</a>
       </p>
     </>,
   );
 }
 
 export function renderSetPasswordInvalid(): string {
+  const { t } = pageEnv();
   return renderPage(
-    { title: 'Link not valid' },
+    { title: t.common.linkInvalidTitle },
     <>
-      <h1>This link is not valid</h1>
+      <h1>{t.common.linkInvalidTitle}</h1>
       <p class="error" role="alert">
-        The link is invalid, has expired or was already used.
+        {t.common.linkInvalid}
       </p>
-      <p class="muted">Ask for a new link from the sign-in page ("Forgot password") or from your administrator.</p>
+      <p class="muted">{t.setPassword.invalidHint}</p>
     </>,
   );
 }

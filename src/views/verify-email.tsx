@@ -1,19 +1,19 @@
+import { pageEnv } from './env';
 import { Actions, Hidden } from './kit';
 import { renderPage } from './layout';
 
 /** /verify-email with a live link: one button confirms the address (a POST, so mail scanners that pre-fetch links burn nothing). */
 export function renderVerifyEmailForm(options: { email: string; token: string; csrf: string }): string {
+  const { t } = pageEnv();
   return renderPage(
-    { title: 'Confirm your email address' },
+    { title: t.verify.title },
     <>
-      <h1>Confirm your email address</h1>
-      <p>
-        Confirm that <strong>{options.email}</strong> is your email address.
-      </p>
+      <h1>{t.verify.title}</h1>
+      <p>{t.verify.confirm(options.email)}</p>
       <form method="post" action="/verify-email">
         <Hidden fields={{ token: options.token, csrf: options.csrf }} />
         <Actions>
-          <button type="submit">Confirm my email address</button>
+          <button type="submit">{t.verify.submit}</button>
         </Actions>
       </form>
     </>,
@@ -21,43 +21,44 @@ export function renderVerifyEmailForm(options: { email: string; token: string; c
 }
 
 export function renderVerifyEmailDone(): string {
+  const { t } = pageEnv();
   return renderPage(
-    { title: 'Email address confirmed' },
+    { title: t.verify.doneTitle },
     <>
-      <h1>Email address confirmed</h1>
-      <p>Thank you, your email address is confirmed.</p>
+      <h1>{t.verify.doneTitle}</h1>
+      <p>{t.verify.done}</p>
       <p>
-        <a href="/login">Continue to sign in</a>
+        <a href="/login">{t.common.continueToSignIn}</a>
       </p>
     </>,
   );
 }
 
 export function renderVerifyEmailInvalid(): string {
+  const { t } = pageEnv();
   return renderPage(
-    { title: 'Link not valid' },
+    { title: t.common.linkInvalidTitle },
     <>
-      <h1>This link is not valid</h1>
+      <h1>{t.common.linkInvalidTitle}</h1>
       <p class="error" role="alert">
-        The link is invalid, has expired or was already used.
+        {t.common.linkInvalid}
       </p>
-      <p class="muted">Sign in and ask for a new confirmation email, or contact your administrator.</p>
+      <p class="muted">{t.verify.invalidHint}</p>
     </>,
   );
 }
 
 /** The CSRF check of a form post failed (the form was not opened from this site in this browser). */
 export function renderFormExpired(linkPath: string): string {
+  const { t } = pageEnv();
   return renderPage(
-    { title: 'Form expired' },
+    { title: t.verify.tryAgain },
     <>
-      <h1>Please try again</h1>
+      <h1>{t.verify.tryAgain}</h1>
       <p class="error" role="alert">
-        This form has expired or was not sent from this site.
+        {t.common.formExpired}
       </p>
-      <p class="muted">
-        Open the link from your email again (<code>{linkPath}</code>) and submit the form once more.
-      </p>
+      <p class="muted">{t.verify.expiredHint(linkPath)}</p>
     </>,
   );
 }

@@ -200,7 +200,7 @@ describe('/verify-email page', () => {
     const owner = request.agent(t.app);
     const { page, csrf } = await openForm(owner, `/verify-email?token=${token}`);
     expect(page.text).toContain('<form method="post" action="/set-password">');
-    expect(page.text).toContain('choose a password for the account');
+    expect(page.text).toContain('we ask you to choose a new password');
     // A forged confirm post (the old form) verifies nothing either: it answers with the same password form.
     const forged = await owner.post('/verify-email').type('form').send({ token, csrf });
     expect(forged.status).toBe(200);

@@ -39,7 +39,7 @@ describe('verification link from registration (real SMTP)', () => {
 
     const mails = smtp.mailsTo(email);
     expect(mails).toHaveLength(1);
-    expect(mails[0]!.subject).toBe('Confirm your email address');
+    expect(mails[0]!.subject).toBe('Confirm your email address for service-sso');
     const link = linkIn(mails[0]!, '/verify-email');
     expect(link.url.startsWith('http://sso.test/verify-email?token=')).toBe(true);
     expect(link.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
@@ -207,7 +207,7 @@ describe('forgot-password and resend answer the same for known and unknown addre
     expect(smtp.mailsTo(unknown)).toHaveLength(0);
     const mails = smtp.mailsTo(known.email);
     expect(mails).toHaveLength(1);
-    expect(mails[0]!.subject).toBe('Reset your password');
+    expect(mails[0]!.subject).toBe('Reset your service-sso password');
     linkIn(mails[0]!, '/set-password');
   });
 

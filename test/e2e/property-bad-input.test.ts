@@ -119,6 +119,8 @@ test(`every documented operation answers bad input with a 4xx in the contract's 
           else req = req.set('Content-Type', contentType ?? 'application/json').send(body.b);
         }
         const res = await req;
+        // An image (GET /favicon.ico) has no text body in supertest.
+        res.text ??= '';
         const where = `${route.method.toUpperCase()} ${path}?${qs} -> ${res.status} ${res.text.slice(0, 200)}`;
         if (res.status >= 500) throw new Error(`5xx: ${where}`);
         if (/\bat [\w.<>]+ \(|node_modules|\bselect\b.+\bfrom\b|syntax error at|violates .* constraint/i.test(res.text)) {

@@ -96,4 +96,32 @@ describe('loadConfig', () => {
     expect(config.loginApps).toEqual({ portal: 'https://portal.test', admin: 'https://admin.test' });
     expect(config.defaultLoginApp).toBe('portal');
   });
+
+  describe('CONTRACT §15: registration and branding', () => {
+    test('defaults: registration open, brand service-sso in the default accent', () => {
+      const config = loadConfig({ DATA_DIR: tmpDir(), ...secrets });
+      expect(config.registration).toBe('open');
+      expect(config.brand).toEqual({ name: 'service-sso', logoUrl: undefined, color: '#2563eb' });
+    });
+
+    test('accepted values', () => {
+      const config = loadConfig({ DATA_DIR: tmpDir(), ...secrets, REGISTRATION: 'closed', BRAND_NAME: ' Acme ', BRAND_LOGO_URL: 'https://cdn.acme.test/l.svg', BRAND_COLOR: '#7C3AED' });
+      expect(config.registration).toBe('closed');
+      expect(config.brand).toEqual({ name: 'Acme', logoUrl: 'https://cdn.acme.test/l.svg', color: '#7c3aed' });
+      expect(loadConfig({ DATA_DIR: tmpDir(), ...secrets, BRAND_COLOR: '#26e' }).brand.color).toBe('#2266ee');
+    });
+
+    test.each([
+      [{ REGISTRATION: 'maybe' }, /^REGISTRATION: /],
+      [{ BRAND_LOGO_URL: 'http://cdn.acme.test/l.svg' }, /^BRAND_LOGO_URL: must be an https:\/\/ URL$/],
+      [{ BRAND_COLOR: 'purple' }, /^BRAND_COLOR: must be a CSS hex colour such as #1d4ed8$/],
+      [{ BRAND_COLOR: '#ffcc00' }, /^BRAND_COLOR: #ffcc00 fails WCAG AA contrast: .+ \(needs 4\.5:1\)$/],
+      [{ BRAND_COLOR: '#111111' }, /^BRAND_COLOR: #111111 fails WCAG AA contrast: filled button .+ dark scheme/],
+      [{ BRAND_NAME: 'x'.repeat(81) }, /^BRAND_NAME: must be at most 80 characters$/],
+    ])('%p is refused with one line naming the variable', (env, message) => {
+      expect(() => loadConfig({ DATA_DIR: tmpDir(), ...secrets, ...env })).toThrow(ConfigError);
+      expect(() => loadConfig({ DATA_DIR: tmpDir(), ...secrets, ...env })).toThrow(message);
+    });
+  });
 });
+

@@ -35,6 +35,7 @@ export function createAuthRouter(deps: RouteDeps) {
           noStore: true,
           body: registerBody,
           response: { status: 201, description: 'Signed in', schema: authResult },
+          // 403 registration_closed when REGISTRATION=closed (CONTRACT §15).
           errors: [403, 409],
         },
         async ({ body }, req, res) => signedIn(ctx.config, res, await auth.register(ctx, body, requestMeta(req))),

@@ -46,9 +46,8 @@ export function createAccountPagesRouter(deps: RouteDeps) {
         token,
         csrf: issueCsrf(req, res, ctx.config),
         minLength: PASSWORD_MIN_LENGTH,
-        intro:
-          'To confirm this address, choose a password for the account. If you did not create this account, choosing a ' +
-          'password makes it yours and signs out whoever created it.',
+        // In plain words why (issue 24): the person who created the account may not be the address's owner.
+        intro: req.pageEnv!.t.verify.choosePassword,
       }),
     );
 
@@ -137,7 +136,7 @@ export function createAccountPagesRouter(deps: RouteDeps) {
         const problem = !checked.success
           ? (checked.error.issues[0]?.message ?? 'Invalid password')
           : password !== body.password_confirm
-            ? 'The two passwords are not the same'
+            ? req.pageEnv!.t.setPassword.mismatch
             : undefined;
         if (problem) {
           const csrf = issueCsrf(req, res, ctx.config);
@@ -180,7 +179,7 @@ export function createAccountPagesRouter(deps: RouteDeps) {
         const email = emailField.safeParse(body.email);
         if (!email.success) {
           const csrf = issueCsrf(req, res, ctx.config);
-          return html(res, 400, renderForgotPasswordForm({ csrf, email: body.email, error: 'Enter a valid email address.' }));
+          return html(res, 400, renderForgotPasswordForm({ csrf, email: body.email, error: req.pageEnv!.t.forgot.invalid }));
         }
         await links.requestPasswordReset(ctx, normalizeEmail(email.data));
         res.redirect(303, '/forgot-password?sent=1');

@@ -1,3 +1,5 @@
+import { registrationOpen } from '../../services/auth.service';
+import { applicationNameFor } from '../../services/oauth/sign-in-context';
 import { z } from 'zod';
 import { AppError } from '../../errors';
 import { issueCsrf } from '../../middleware/csrf';
@@ -67,24 +69,27 @@ export function createMfaPagesRouter(deps: RouteDeps) {
         const returnTo = body.return_to;
         const mfaToken = body.mfa_token;
         const csrf = issueCsrf(req, res, config);
-        const startOver = () => html(res, 401, renderLoginPage({ csrf, returnTo, error: 'This sign-in has expired. Sign in again.' }));
+        const { t } = req.pageEnv!;
+        const applicationName = await applicationNameFor(ctx, returnTo);
+        const registerLink = registrationOpen(config);
+        const startOver = () => html(res, 401, renderLoginPage({ csrf, returnTo, error: t.secondStep.expired, applicationName, registerLink }));
         const methods = mfaToken ? await methodsOfMfaToken(ctx, mfaToken) : undefined;
         if (!methods) return startOver();
         const again = (status: number, error: string) =>
-          html(res, status, renderSecondStepPage({ csrf, returnTo, mfaToken, methods, error }));
+          html(res, status, renderSecondStepPage({ csrf, returnTo, mfaToken, methods, error, applicationName }));
         const proof = proofOf(body);
-        if (!proof) return again(400, 'Enter the code from your authenticator app.');
+        if (!proof) return again(400, t.secondStep.enterCode);
         try {
           const result = await completeSecondFactor(ctx, { mfa_token: mfaToken, ...proof }, requestMeta(req));
           return finishSignIn(ctx, req, res, result, returnTo);
         } catch (err) {
           if (err instanceof AppError && err.code === 'invalid_credentials') {
             if (!(await methodsOfMfaToken(ctx, mfaToken))) return startOver();
-            return again(401, proof.passkey ? 'That passkey could not be verified.' : 'That code is not valid. Try again.');
+            return again(401, proof.passkey ? t.secondStep.passkeyFailed : t.secondStep.codeInvalid);
           }
           if (err instanceof AppError && err.code === 'too_many_attempts') {
             if (err.headers) res.set(err.headers);
-            return again(429, 'Too many failed attempts for this account. Wait a few minutes and try again.');
+            return again(429, t.secondStep.tooMany);
           }
           if (err instanceof AppError && err.code === 'unauthorized') return startOver();
           throw err;
@@ -100,16 +105,9 @@ export function createMfaPagesRouter(deps: RouteDeps) {
       },
       async ({ body }, req, res) => {
         const csrf = issueCsrf(req, res, config);
-        const failed = () =>
-          html(
-            res,
-            401,
-            renderLoginPage({
-              csrf,
-              returnTo: body.return_to,
-              error: 'The passkey could not be verified. Try again or use your password.',
-            }),
-          );
+        const { t } = req.pageEnv!;
+        const context = { applicationName: await applicationNameFor(ctx, body.return_to), registerLink: registrationOpen(config) };
+        const failed = () => html(res, 401, renderLoginPage({ csrf, returnTo: body.return_to, error: t.login.passkeyFailed, ...context }));
         const response = parseJsonField(body.response, authenticationResponseField);
         if (!response) return failed();
         try {

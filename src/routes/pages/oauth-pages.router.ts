@@ -10,7 +10,9 @@ import { resolveReturnTo } from '../../services/oauth/return-to';
 import { SCOPE_DESCRIPTIONS } from '../../services/oauth/scopes';
 import type { Principal } from '../../services/principal';
 import { adminRank } from '../../services/rbac-policy';
+import { applicationNameFor } from '../../services/oauth/sign-in-context';
 import { renderConsentPage, renderOAuthErrorPage } from '../../views/consent';
+import { pageEnv } from '../../views/env';
 import { renderLoginPage, renderSecondStepPage, renderSignedInPage, renderSignedOutPage } from '../../views/login';
 import { requestMeta } from '../shared';
 import { declareRouter, route } from '../route';
@@ -38,6 +40,11 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
   const loginUrlFor = (returnTo: string) => `${config.baseUrl}/login?${new URLSearchParams({ return_to: returnTo })}`;
   const consentUrlFor = (requestId: string) => `${config.baseUrl}/consent?${new URLSearchParams({ request_id: requestId })}`;
   const page = { ...PAGE, response: { description: 'HTML page', kind: 'html' } } as const;
+  /** What the sign-in page says around the form: the application it is for, and whether sign-up is offered. */
+  const signInContext = async (returnTo: string | undefined) => ({
+    applicationName: await applicationNameFor(ctx, returnTo),
+    registerLink: auth.registrationOpen(config),
+  });
 
   return declareRouter(deps, [
     // A person who opens the base address lands on the sign-in page.
@@ -67,7 +74,7 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
         }
         // OIDC login_hint (CONTRACT §9) prefills the email field; it is only ever shown back, escaped.
         const federation = await federationOnLoginPage(ctx, req, returnTo);
-        html(res, 200, renderLoginPage({ csrf, returnTo, email: query.login_hint?.trim(), signedInAs: signedIn?.email, ...federation }));
+        html(res, 200, renderLoginPage({ csrf, returnTo, email: query.login_hint?.trim(), signedInAs: signedIn?.email, ...(await signInContext(returnTo)), ...federation }));
       },
     ),
 
@@ -89,33 +96,26 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
         const csrf = issueCsrf(req, res, config);
         const email = body.email.trim().slice(0, 254);
         const password = body.password;
+        const { t } = req.pageEnv!;
+        const context = await signInContext(returnTo);
         if (!email || !password) {
-          return html(res, 400, renderLoginPage({ csrf, returnTo, email, error: 'Enter your email address and password.' }));
+          return html(res, 400, renderLoginPage({ csrf, returnTo, email, error: t.login.missing, ...context }));
         }
         try {
           const result = await auth.login(ctx, { email, password: password.slice(0, 1024) }, requestMeta(req));
           if (result.mfaRequired) {
-            return html(res, 200, renderSecondStepPage({ csrf, returnTo, mfaToken: result.mfaToken, methods: result.methods }));
+            return html(res, 200, renderSecondStepPage({ csrf, returnTo, mfaToken: result.mfaToken, methods: result.methods, applicationName: context.applicationName }));
           }
           return finishSignIn(ctx, req, res, result, returnTo);
         } catch (err) {
           if (err instanceof AppError && err.code === 'invalid_credentials') {
             // CONTRACT §4: the same answer whether the email, the password or the account state was wrong.
             const federation = await federationOnLoginPage(ctx, req, returnTo);
-            return html(res, 401, renderLoginPage({ csrf, returnTo, email, error: 'Incorrect email or password.', ...federation }));
+            return html(res, 401, renderLoginPage({ csrf, returnTo, email, error: t.login.incorrect, ...context, ...federation }));
           }
           if (err instanceof AppError && err.code === 'too_many_attempts') {
             if (err.headers) res.set(err.headers);
-            return html(
-              res,
-              429,
-              renderLoginPage({
-                csrf,
-                returnTo,
-                email,
-                error: 'Too many failed sign-in attempts for this address. Wait a few minutes and try again.',
-              }),
-            );
+            return html(res, 429, renderLoginPage({ csrf, returnTo, email, error: t.errors.tooManySignIns, ...context }));
           }
           throw err;
         }
@@ -180,11 +180,7 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
         if (!signedIn) return res.redirect(303, loginUrlFor(consentUrlFor(requestId)));
         const { decision } = body;
         if (decision !== 'approve' && decision !== 'deny') {
-          return html(
-            res,
-            400,
-            renderOAuthErrorPage({ title: 'Choose Approve or Deny', message: 'The form was sent without a decision.' }),
-          );
+          return html(res, 400, renderOAuthErrorPage({ title: pageEnv().t.consent.noDecisionTitle, message: pageEnv().t.consent.noDecision }));
         }
         const act = decision === 'approve' ? approveAuthorization : denyAuthorization;
         const redirectUrl = await act(ctx, signedIn, requestId).catch(notFoundAsUndefined);
@@ -201,8 +197,6 @@ function notFoundAsUndefined(err: unknown): undefined {
 }
 
 function expiredPage(): string {
-  return renderOAuthErrorPage({
-    title: 'This request has expired',
-    message: 'The authorization request does not exist, was already answered, or has expired.',
-  });
+  const { t } = pageEnv();
+  return renderOAuthErrorPage({ title: t.consent.expiredTitle, message: t.consent.expired });
 }

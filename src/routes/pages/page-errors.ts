@@ -1,6 +1,8 @@
 import type { ErrorRequestHandler } from 'express';
 import { toAppError } from '../../middleware/error-handler';
+import { runInRequest } from '../../lib/request-context';
 import { renderOAuthErrorPage } from '../../views/consent';
+import { renderErrorPage } from '../../views/errors';
 import { noStore } from '../route';
 
 /**
@@ -9,14 +11,16 @@ import { noStore } from '../route';
  * too many parameters, a body too large) is a 4xx page with its message. A server error goes on to the app's error
  * handler, which logs it under the request id and answers 5xx in the contract's shape.
  */
-export const pageErrors: ErrorRequestHandler = (err, _req, res, next) => {
+export const pageErrors: ErrorRequestHandler = (err, req, res, next) => {
   const appError = toAppError(err);
   if (res.headersSent || !appError || appError.status >= 500) return next(err);
   if (appError.headers) res.set(appError.headers);
   noStore(res);
-  const page =
-    appError.code === 'rate_limited'
-      ? { title: 'Too many requests', message: 'Too many requests from your network. Wait a minute, then try again.' }
-      : { title: 'Request refused', message: appError.message };
-  res.status(appError.status).type('html').send(renderOAuthErrorPage(page));
+  if (appError.code === 'rate_limited') {
+    const retryAfter = Number(appError.headers?.['Retry-After']);
+    // The limiter's store may call back outside the request's async context: render inside it (language, brand).
+    const page = runInRequest(req, () => renderErrorPage(429, Number.isFinite(retryAfter) ? retryAfter : undefined));
+    return res.status(429).type('html').send(page);
+  }
+  res.status(appError.status).type('html').send(renderOAuthErrorPage({ title: 'Request refused', message: appError.message }));
 };

@@ -31,9 +31,6 @@ export function requireCsrf(renderRefusal: (req: Request) => string): (req: Requ
 export const PAGE = { noStore: true, document: false, tags: ['Pages'] } as const;
 
 /** The refusal of a sign-in, consent or account form whose CSRF pair is missing or wrong (403 page). */
-export const refuseForm = requireCsrf(() =>
-  renderOAuthErrorPage({
-    title: 'Request refused',
-    message: 'This form has expired or was not sent from this site. Reload the page and try again.',
-  }),
+export const refuseForm = requireCsrf((req) =>
+  renderOAuthErrorPage({ title: req.pageEnv!.t.common.requestRefused, message: req.pageEnv!.t.common.formExpired }),
 );

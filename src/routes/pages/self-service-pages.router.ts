@@ -6,6 +6,7 @@ import { issueCsrf } from '../../middleware/csrf';
 import { clearSessionCookies } from '../../middleware/session-cookies';
 import * as account from '../../services/account.service';
 import * as auth from '../../services/auth.service';
+import * as links from '../../services/email-links.service';
 import { loadFactors } from '../../services/mfa/factors.service';
 import * as passkeys from '../../services/mfa/passkeys.service';
 import { hasSecondFactor } from '../../services/mfa/policy';
@@ -34,20 +35,23 @@ import { listEnabledProviders } from '../../services/federation/providers.servic
 const contextQuery = z.object({ enrol: optionalText(16), return_to: optionalText(4096), done: optionalText(32) });
 type Context = z.output<typeof contextQuery>;
 
-const NOTICES: Record<string, string> = {
-  profile: 'Your profile was saved.',
-  password: 'Your password was changed. Every other session was signed out.',
-  session: 'The session was signed out.',
-  others: 'Every other session was signed out.',
-  app: "The app's access was removed.",
-  totp_setup: 'Scan the QR code, then enter a code to finish.',
-  totp_removed: 'The authenticator app was removed.',
-  passkey: 'The passkey was added.',
-  passkey_renamed: 'The passkey was renamed.',
-  passkey_removed: 'The passkey was removed.',
-  identity_linked: 'The sign-in was linked to your account.',
-  identity_unlinked: 'The sign-in was unlinked from your account.',
-};
+/** The notice keys of the page (their texts are in the catalogues, `accountNotices`). */
+const NOTICES = {
+  profile: true,
+  password: true,
+  session: true,
+  others: true,
+  app: true,
+  totp_setup: true,
+  totp_removed: true,
+  passkey: true,
+  passkey_renamed: true,
+  passkey_removed: true,
+  verification: true,
+  identity_linked: true,
+  identity_unlinked: true,
+} as const;
+const isNotice = (key: string): key is keyof typeof NOTICES => Object.hasOwn(NOTICES, key);
 
 /** What a form post did: a notice key (303 back to the page) or something to show once (rendered at once). */
 type Outcome = { done: keyof typeof NOTICES } | { show: Partial<AccountPageData> };
@@ -123,7 +127,8 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
         passkeys: factors.passkeys.map((p) => ({ id: p.id, name: p.name, createdAt: p.createdAt, lastUsedAt: p.lastUsedAt })),
         recoveryCodesLeft: factors.recoveryCodesLeft,
         reauthenticate: authAgeSeconds > RECENT_SIGN_IN_SECONDS,
-        notice: context.done ? NOTICES[context.done] : undefined,
+        emailVerified: principal.emailVerified,
+        notice: context.done && isNotice(context.done) ? req.pageEnv!.t.accountNotices[context.done] : undefined,
         enrolRequired,
         continueTo: enrolRequired && hasSecondFactor(principal.amr) ? (returnTo ?? '/login') : undefined,
         formQuery: contextQs(context),
@@ -291,6 +296,12 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       return { done: 'app' };
     }),
 
+    // CONTRACT §15: the same service as POST /api/auth/verify-email/resend (a no-op once the address is confirmed).
+    action('verification/resend', 'Send the confirmation email again (form post)', 'profile', z.object({}), async (principal) => {
+      await links.requestVerificationResend(ctx, principal.email);
+      return { done: 'verification' };
+    }),
+
     action('totp/setup', 'Start authenticator app setup (form post)', 'second-factors', z.object(proofFields), async (principal, body, req) => {
       await totp.setupTotp(ctx, principal, proofOf(optionalProofBody, body), requestMeta(req));
       return { done: 'totp_setup' };
@@ -299,7 +310,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
     action('totp/confirm', 'Turn on the authenticator app (form post)', 'second-factors', z.object({ code: text(16), ...proofFields }), async (principal, body, req) => {
       const proof = proofOf(optionalProofBody, { password: body.password });
       const recoveryCodes = await totp.confirmTotp(ctx, principal, body.code.trim(), proof, requestMeta(req));
-      return { show: { recoveryCodes, notice: 'The authenticator app is on.' } };
+      return { show: { recoveryCodes, notice: req.pageEnv!.t.accountNotices.totp_on } };
     }),
 
     action('totp/remove', 'Remove the authenticator app (form post)', 'second-factors', z.object({ code: text(16), ...proofFields }), async (principal, body, req) => {
@@ -312,7 +323,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
     action('recovery-codes', 'Make new recovery codes (form post)', 'second-factors', z.object({ code: text(16), ...proofFields }), async (principal, body, req) => {
       const proof = body.code.trim() ? { code: body.code } : { password: body.password };
       const recoveryCodes = await regenerateRecoveryCodes(ctx, principal, proofOf(optionalProofBody, proof), requestMeta(req));
-      return { show: { recoveryCodes, notice: 'New recovery codes were made; the old ones no longer work.' } };
+      return { show: { recoveryCodes, notice: req.pageEnv!.t.accountNotices.codes_made } };
     }),
 
     action(
@@ -332,7 +343,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
         const proof = proofOf(optionalProofBody, body);
         const created = await passkeys.registerPasskey(ctx, principal, { response, name }, proof, requestMeta(req));
         // The account's first factor comes with its recovery codes (CONTRACT §11), shown once like after TOTP setup.
-        if (created.recoveryCodes) return { show: { recoveryCodes: created.recoveryCodes, notice: NOTICES.passkey } };
+        if (created.recoveryCodes) return { show: { recoveryCodes: created.recoveryCodes, notice: req.pageEnv!.t.accountNotices.passkey } };
         return { done: 'passkey' };
       },
     ),

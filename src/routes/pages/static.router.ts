@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { CONSOLE_SCRIPT } from '../../views/console-script';
 import { PASSKEYS_SCRIPT } from '../../views/passkeys-script';
+import { RECOVERY_CODES_SCRIPT } from '../../views/recovery-codes-script';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
 
@@ -28,6 +29,28 @@ export function createStaticRouter(deps: RouteDeps) {
     ),
     route({ ...script, method: 'get', path: '/console.js', summary: 'Copy buttons of the administration console' }, (_input, _req, res) =>
       send(CONSOLE_SCRIPT, res),
+    ),
+    route({ ...script, method: 'get', path: '/recovery-codes.js', summary: 'Focus, copy and announce of the recovery-codes panel' }, (_input, _req, res) =>
+      send(RECOVERY_CODES_SCRIPT, res),
+    ),
+  ]);
+}
+
+/** A favicon in the brand colour (CONTRACT §15): an SVG, cached for a day. */
+export function faviconSvg(color: string): string {
+  return (
+    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="${color}"/>` +
+    `<path d="M11 14v-3a5 5 0 0 1 10 0v3" fill="none" stroke="#fff" stroke-width="2.5"/><rect x="8" y="14" width="16" height="11" rx="2" fill="#fff"/></svg>`
+  );
+}
+
+export function createFaviconRouter(deps: RouteDeps) {
+  // The colour passed config validation (a 6-digit hex), so it can only be a colour in the SVG.
+  const svg = faviconSvg(deps.ctx.config.brand.color);
+  return declareRouter(deps, [
+    route(
+      { method: 'get', path: '/favicon.ico', summary: 'Favicon (SVG in the brand colour)', auth: 'none', document: false, tags: ['Pages'], response: { description: 'image/svg+xml' } },
+      (_input, _req, res) => res.type('image/svg+xml').set('Cache-Control', 'public, max-age=86400').send(svg),
     ),
   ]);
 }

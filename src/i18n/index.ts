@@ -1,0 +1,45 @@
+import { de } from './de';
+import { en, type Messages } from './en';
+
+export type { Messages } from './en';
+
+/** CONTRACT §15: the shipped catalogues; the first is the fallback. */
+export const CATALOGUES = { en, de } as const satisfies Record<string, Messages>;
+export type Locale = keyof typeof CATALOGUES;
+export const LOCALES = Object.keys(CATALOGUES) as Locale[];
+export const DEFAULT_LOCALE: Locale = 'en';
+
+export function messagesFor(locale: Locale): Messages {
+  return CATALOGUES[locale];
+}
+
+const isLocale = (value: string): value is Locale => (LOCALES as string[]).includes(value);
+
+/**
+ * The first shipped language of an OIDC `ui_locales` value (OIDC Core 3.1.2.1: space-separated BCP 47 tags in order
+ * of preference); tags are parsed by Intl.Locale, so `de-AT` and `DE` both mean German. Undefined when none is shipped.
+ */
+export function localeFromUiLocales(uiLocales: string | undefined): Locale | undefined {
+  if (!uiLocales) return undefined;
+  for (const tag of uiLocales.split(' ').filter(Boolean).slice(0, 20)) {
+    let language: string;
+    try {
+      language = new Intl.Locale(tag).language.toLowerCase();
+    } catch {
+      continue;
+    }
+    if (isLocale(language)) return language;
+  }
+  return undefined;
+}
+
+/**
+ * The language of a page or mail: `ui_locales` wins (CONTRACT §15), else the best of Accept-Language as negotiated
+ * by `accepts` (Express's req.acceptsLanguages, which also weighs q-values and matches `de-CH` to `de`), else English.
+ */
+export function chooseLocale(uiLocales: string | undefined, acceptsLanguages: (languages: string[]) => string | false): Locale {
+  const fromParameter = localeFromUiLocales(uiLocales);
+  if (fromParameter) return fromParameter;
+  const negotiated = acceptsLanguages(LOCALES);
+  return negotiated && isLocale(negotiated) ? negotiated : DEFAULT_LOCALE;
+}

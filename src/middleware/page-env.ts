@@ -1,0 +1,44 @@
+import type { Request, RequestHandler } from 'express';
+import type { Brand, Config } from '../config';
+import { chooseLocale, messagesFor, type Locale, type Messages } from '../i18n';
+
+/** What a hosted page or mail is rendered with (CONTRACT §15): its language, its catalogue and the branding. */
+export interface PageEnv {
+  locale: Locale;
+  t: Messages;
+  brand: Readonly<Brand>;
+}
+
+const single = (v: unknown): string | undefined => (typeof v === 'string' ? v.slice(0, 4096) : undefined);
+
+/**
+ * The `ui_locales` of this request: a parameter of the page itself (query or form), or of the OAuth/OIDC authorize
+ * request a sign-in page carries in `return_to` (the sign-in pages keep return_to on every form, so the language
+ * stays for the whole flow).
+ */
+export function uiLocalesOf(req: Request): string | undefined {
+  const query = req.query as Record<string, unknown> | undefined;
+  const body = (req.body ?? {}) as Record<string, unknown>;
+  const direct = single(query?.ui_locales) ?? single(body.ui_locales);
+  if (direct) return direct;
+  const returnTo = single(query?.return_to) ?? single(body.return_to);
+  if (!returnTo) return undefined;
+  try {
+    return new URL(returnTo, 'http://return-to.invalid').searchParams.get('ui_locales') ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function pageEnvFor(req: Request, brand: Readonly<Brand>): PageEnv {
+  const locale = chooseLocale(uiLocalesOf(req), (languages) => req.acceptsLanguages(languages));
+  return { locale, t: messagesFor(locale), brand };
+}
+
+/** Sets req.pageEnv; mounted after the body parsers (a form's ui_locales or return_to counts). */
+export function pageEnvironment(config: Config): RequestHandler {
+  return (req, _res, next) => {
+    req.pageEnv = pageEnvFor(req, config.brand);
+    next();
+  };
+}

@@ -1,0 +1,94 @@
+import { z } from 'zod';
+import { AppError } from '../../errors';
+import { PASSWORD_MIN_LENGTH } from '../../lib/password';
+import { issueCsrf } from '../../middleware/csrf';
+import { setSessionCookies } from '../../middleware/session-cookies';
+import * as auth from '../../services/auth.service';
+import { resolveReturnTo } from '../../services/oauth/return-to';
+import { applicationNameFor } from '../../services/oauth/sign-in-context';
+import { renderRegisteredPage, renderRegisterPage, type RegisterField } from '../../views/register';
+import { requestMeta } from '../shared';
+import { registerBody } from '../auth/auth.schemas';
+import { declareRouter, route } from '../route';
+import type { RouteDeps } from '../types';
+import { html, optionalText, PAGE, refuseForm, text } from './page-kit';
+
+const FIELDS: readonly RegisterField[] = ['first_name', 'last_name', 'email', 'password'];
+
+/**
+ * /register (CONTRACT §15): the page of POST /api/auth/register, validated by the same registerBody and creating the
+ * account through the same service (which refuses it when REGISTRATION=closed; the page is then a 404). Afterwards
+ * the person is signed in and told to confirm the address; an OAuth flow continues from there.
+ */
+export function createRegisterPagesRouter(deps: RouteDeps) {
+  const { ctx } = deps;
+  const { config } = ctx;
+  const page = { ...PAGE, response: { description: 'HTML page', kind: 'html' } } as const;
+  const requireOpen = () => {
+    if (!auth.registrationOpen(config)) throw new AppError('not_found', 'Registration is closed');
+  };
+
+  return declareRouter(deps, [
+    route(
+      { ...page, method: 'get', path: '/register', summary: 'Sign-up page', auth: 'browser', query: z.object({ return_to: optionalText(4096), done: optionalText(8) }) },
+      async ({ query, principal }, req, res) => {
+        requireOpen();
+        const applicationName = await applicationNameFor(ctx, query.return_to);
+        if (query.done === '1' && principal && !principal.clientId) {
+          return html(res, 200, renderRegisteredPage({ email: principal.email, continueTo: resolveReturnTo(config, query.return_to), applicationName }));
+        }
+        html(res, 200, renderRegisterPage({ csrf: issueCsrf(req, res, config), returnTo: query.return_to, minLength: PASSWORD_MIN_LENGTH, applicationName }));
+      },
+    ),
+
+    route(
+      {
+        ...page,
+        method: 'post',
+        path: '/register',
+        summary: 'Sign up (form post)',
+        auth: 'none',
+        rateLimit: true,
+        csrf: refuseForm,
+        body: z.object({ return_to: optionalText(4096), first_name: text(200), last_name: text(200), email: text(300), password: text(1024), password_confirm: text(1024) }),
+      },
+      async ({ body }, req, res) => {
+        requireOpen();
+        const { t } = req.pageEnv!;
+        const returnTo = body.return_to;
+        const values = { first_name: body.first_name, last_name: body.last_name, email: body.email };
+        const again = async (status: number, errors: Partial<Record<RegisterField | 'form', string>>) =>
+          html(
+            res,
+            status,
+            renderRegisterPage({ csrf: issueCsrf(req, res, config), returnTo, minLength: PASSWORD_MIN_LENGTH, values, errors, applicationName: await applicationNameFor(ctx, returnTo) }),
+          );
+        const parsed = registerBody.safeParse(body);
+        const errors: Partial<Record<RegisterField | 'form', string>> = {};
+        if (!parsed.success) {
+          const messages: Record<RegisterField, string> = {
+            first_name: t.register.errors.firstName,
+            last_name: t.register.errors.lastName,
+            email: t.register.errors.email,
+            password: t.register.errors.password(PASSWORD_MIN_LENGTH),
+          };
+          for (const issue of parsed.error.issues) {
+            const field = FIELDS.find((f) => f === issue.path[0]);
+            if (field) errors[field] = messages[field];
+          }
+        }
+        if (!errors.password && body.password !== body.password_confirm) errors.password = t.register.errors.mismatch;
+        if (!parsed.success || errors.password) return again(400, { form: t.register.invalid, ...errors });
+        try {
+          const result = await auth.register(ctx, parsed.data, requestMeta(req));
+          setSessionCookies(res, config, result.tokens);
+        } catch (err) {
+          if (err instanceof AppError && err.code === 'conflict') return again(409, { form: t.register.emailTaken, email: t.register.emailTaken });
+          throw err;
+        }
+        const target = resolveReturnTo(config, returnTo);
+        res.redirect(303, `/register?${new URLSearchParams({ done: '1', ...(target ? { return_to: target } : {}) })}`);
+      },
+    ),
+  ]);
+}

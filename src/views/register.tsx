@@ -1,0 +1,78 @@
+import { pageEnv } from './env';
+import { Actions, FormError, Hidden, NewPasswordFields } from './kit';
+import { renderPage } from './layout';
+import { ContinueTo } from './login';
+
+export type RegisterField = 'first_name' | 'last_name' | 'email' | 'password';
+
+/** /register (CONTRACT §15): the form of POST /api/auth/register, with field errors each input points at. */
+export function renderRegisterPage(options: {
+  csrf: string;
+  returnTo?: string;
+  minLength: number;
+  values?: { first_name?: string; last_name?: string; email?: string };
+  errors?: Partial<Record<RegisterField | 'form', string>>;
+  applicationName?: string;
+}): string {
+  const { t, brand } = pageEnv();
+  const v = options.values ?? {};
+  const errors = options.errors ?? {};
+  const fieldError = (field: RegisterField) =>
+    errors[field] ? (
+      <p class="error" id={`${field}-error`}>
+        {errors[field]}
+      </p>
+    ) : null;
+  const describedBy = (field: RegisterField) => (errors[field] ? `${field}-error` : undefined);
+  const loginHref = `/login${options.returnTo ? `?${new URLSearchParams({ return_to: options.returnTo })}` : ''}`;
+  return renderPage(
+    { title: t.register.title },
+    <>
+      <h1>{t.register.title}</h1>
+      <ContinueTo applicationName={options.applicationName} />
+      <p>{t.register.intro(brand.name)}</p>
+      <FormError id="form-error" message={errors.form} />
+      <form method="post" action="/register" novalidate>
+        <Hidden fields={{ csrf: options.csrf, return_to: options.returnTo }} />
+        <label for="first_name">{t.common.firstName}</label>
+        <input type="text" id="first_name" name="first_name" autocomplete="given-name" maxlength={100} required value={v.first_name ?? ''} aria-invalid={errors.first_name ? 'true' : undefined} aria-describedby={describedBy('first_name')} />
+        {fieldError('first_name')}
+        <label for="last_name">{t.common.lastName}</label>
+        <input type="text" id="last_name" name="last_name" autocomplete="family-name" maxlength={100} required value={v.last_name ?? ''} aria-invalid={errors.last_name ? 'true' : undefined} aria-describedby={describedBy('last_name')} />
+        {fieldError('last_name')}
+        <label for="email">{t.common.email}</label>
+        <input type="email" id="email" name="email" autocomplete="username" maxlength={254} required value={v.email ?? ''} aria-invalid={errors.email ? 'true' : undefined} aria-describedby={describedBy('email')} />
+        {fieldError('email')}
+        <NewPasswordFields minLength={options.minLength} label={t.common.password} repeatLabel={t.common.repeatPassword} describedBy={describedBy('password')} />
+        {fieldError('password')}
+        <Actions>
+          <button type="submit">{t.register.submit}</button>
+        </Actions>
+      </form>
+      <p class="muted">
+        {t.register.haveAccount} <a href={loginHref}>{t.common.signIn}</a>
+      </p>
+    </>,
+  );
+}
+
+/** After signing up: the account exists and is signed in; the address still needs confirming (CONTRACT §8). */
+export function renderRegisteredPage(options: { email: string; continueTo?: string; applicationName?: string }): string {
+  const { t } = pageEnv();
+  return renderPage(
+    { title: t.register.doneTitle },
+    <>
+      <h1>{t.register.doneTitle}</h1>
+      <p role="status">{t.register.done(options.email)}</p>
+      <p>{t.register.doneWhy}</p>
+      <p class="muted">{t.register.doneNoMail}</p>
+      <p>
+        {options.continueTo ? (
+          <a href={options.continueTo}>{options.applicationName ? t.register.continueTo(options.applicationName) : t.register.continueBack}</a>
+        ) : (
+          <a href="/account">{t.register.toAccount}</a>
+        )}
+      </p>
+    </>,
+  );
+}

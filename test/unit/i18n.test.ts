@@ -1,0 +1,63 @@
+import { CATALOGUES, chooseLocale, LOCALES, localeFromUiLocales } from '../../src/i18n';
+
+type Tree = { [key: string]: unknown };
+
+/** Every leaf path of a catalogue with its kind (string, or function of n parameters). */
+function shape(tree: Tree, prefix = ''): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const [key, value] of Object.entries(tree)) {
+    const path = prefix ? `${prefix}.${key}` : key;
+    if (typeof value === 'function') out.set(path, `fn/${value.length}`);
+    else if (typeof value === 'string') out.set(path, 'string');
+    else for (const [p, k] of shape(value as Tree, path)) out.set(p, k);
+  }
+  return out;
+}
+
+describe('catalogues', () => {
+  test('English and German are shipped', () => {
+    expect(LOCALES).toEqual(['en', 'de']);
+  });
+
+  test.each(LOCALES.filter((l) => l !== 'en'))('%s has every key of the English catalogue, of the same kind, and no other', (locale) => {
+    const reference = shape(CATALOGUES.en as unknown as Tree);
+    const other = shape(CATALOGUES[locale] as unknown as Tree);
+    expect([...other.entries()].sort()).toEqual([...reference.entries()].sort());
+  });
+
+  test('no message is empty, and a translated catalogue is not a copy of English', () => {
+    for (const locale of LOCALES) {
+      for (const [path, kind] of shape(CATALOGUES[locale] as unknown as Tree)) {
+        if (kind === 'string') expect([path, path.split('.').reduce((n: any, k) => n[k], CATALOGUES[locale]).length > 0]).toEqual([path, true]);
+      }
+    }
+    expect(CATALOGUES.de.login.title).not.toBe(CATALOGUES.en.login.title);
+  });
+
+  test('plurals come from Intl.PluralRules', () => {
+    expect(CATALOGUES.en.recovery.left(1)).toBe('1 unused recovery code left.');
+    expect(CATALOGUES.en.recovery.left(0)).toBe('0 unused recovery codes left.');
+    expect(CATALOGUES.de.recovery.left(1)).toBe('1 unbenutzter Wiederherstellungscode übrig.');
+    expect(CATALOGUES.de.recovery.left(5)).toBe('5 unbenutzte Wiederherstellungscodes übrig.');
+  });
+});
+
+describe('choosing the language', () => {
+  const accepting = (result: string | false) => () => result;
+  test.each([
+    ['de', 'en', 'de'],
+    ['fr de-AT', 'en', 'de'],
+    ['DE', false, 'de'],
+    ['fr', 'de', 'de'],
+    ['not a tag !!', 'de', 'de'],
+    [undefined, 'de', 'de'],
+    [undefined, false, 'en'],
+    ['', 'en', 'en'],
+  ] as const)('ui_locales %p, Accept-Language negotiates %p -> %s', (ui, negotiated, expected) => {
+    expect(chooseLocale(ui, accepting(negotiated))).toBe(expected);
+  });
+
+  test('ui_locales with no shipped language says nothing', () => {
+    expect(localeFromUiLocales('fr ja')).toBeUndefined();
+  });
+});
