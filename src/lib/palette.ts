@@ -1,7 +1,6 @@
 import type ColorClass from 'colorjs.io' with { 'resolution-mode': 'import' };
 
 // colorjs.io is an ES module package that also ships a CommonJS build; this project compiles to CommonJS.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const Color = (require('colorjs.io') as { default: typeof ColorClass }).default;
 
 /**

@@ -20,7 +20,10 @@ export function mailEnv(ctx: Pick<ServiceContext, 'config'>): PageEnv {
  * a button in the brand colour (white text on it passed the contrast check at start), and a footer; escaped by the
  * renderer.
  */
-export function renderMailHtml(paragraphs: Array<string | { href: string; text: string }>, options: { brand: Readonly<Brand>; footer: string }): string {
+export function renderMailHtml(
+  paragraphs: Array<string | { href: string; text: string }>,
+  options: { brand: Readonly<Brand>; footer: string },
+): string {
   const { brand } = options;
   return renderToString(
     <div style="font-family: system-ui, sans-serif; font-size: 16px; line-height: 1.5; color: #1f2328; max-width: 36rem">

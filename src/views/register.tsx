@@ -68,7 +68,9 @@ export function renderRegisteredPage(options: { email: string; continueTo?: stri
       <p class="muted">{t.register.doneNoMail}</p>
       <p>
         {options.continueTo ? (
-          <a href={options.continueTo}>{options.applicationName ? t.register.continueTo(options.applicationName) : t.register.continueBack}</a>
+          <a href={options.continueTo}>
+            {options.applicationName ? t.register.continueTo(options.applicationName) : t.register.continueBack}
+          </a>
         ) : (
           <a href="/account">{t.register.toAccount}</a>
         )}

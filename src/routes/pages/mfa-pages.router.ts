@@ -72,7 +72,8 @@ export function createMfaPagesRouter(deps: RouteDeps) {
         const { t } = req.pageEnv!;
         const applicationName = await applicationNameFor(ctx, returnTo);
         const registerLink = registrationOpen(config);
-        const startOver = () => html(res, 401, renderLoginPage({ csrf, returnTo, error: t.secondStep.expired, applicationName, registerLink }));
+        const startOver = () =>
+          html(res, 401, renderLoginPage({ csrf, returnTo, error: t.secondStep.expired, applicationName, registerLink }));
         const methods = mfaToken ? await methodsOfMfaToken(ctx, mfaToken) : undefined;
         if (!methods) return startOver();
         const again = (status: number, error: string) =>

@@ -74,7 +74,9 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
         }
         // OIDC login_hint (CONTRACT §9) prefills the email field; it is only ever shown back, escaped.
         const federation = await federationOnLoginPage(ctx, req, returnTo);
-        html(res, 200, renderLoginPage({ csrf, returnTo, email: query.login_hint?.trim(), signedInAs: signedIn?.email, ...(await signInContext(returnTo)), ...federation }));
+        const context = await signInContext(returnTo);
+        const email = query.login_hint?.trim();
+        html(res, 200, renderLoginPage({ csrf, returnTo, email, signedInAs: signedIn?.email, ...context, ...federation }));
       },
     ),
 
@@ -104,7 +106,17 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
         try {
           const result = await auth.login(ctx, { email, password: password.slice(0, 1024) }, requestMeta(req));
           if (result.mfaRequired) {
-            return html(res, 200, renderSecondStepPage({ csrf, returnTo, mfaToken: result.mfaToken, methods: result.methods, applicationName: context.applicationName }));
+            return html(
+              res,
+              200,
+              renderSecondStepPage({
+                csrf,
+                returnTo,
+                mfaToken: result.mfaToken,
+                methods: result.methods,
+                applicationName: context.applicationName,
+              }),
+            );
           }
           return finishSignIn(ctx, req, res, result, returnTo);
         } catch (err) {
@@ -180,7 +192,8 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
         if (!signedIn) return res.redirect(303, loginUrlFor(consentUrlFor(requestId)));
         const { decision } = body;
         if (decision !== 'approve' && decision !== 'deny') {
-          return html(res, 400, renderOAuthErrorPage({ title: pageEnv().t.consent.noDecisionTitle, message: pageEnv().t.consent.noDecision }));
+          const { consent } = pageEnv().t;
+          return html(res, 400, renderOAuthErrorPage({ title: consent.noDecisionTitle, message: consent.noDecision }));
         }
         const act = decision === 'approve' ? approveAuthorization : denyAuthorization;
         const redirectUrl = await act(ctx, signedIn, requestId).catch(notFoundAsUndefined);

@@ -35,9 +35,11 @@ export function createRegisterPagesRouter(deps: RouteDeps) {
         requireOpen();
         const applicationName = await applicationNameFor(ctx, query.return_to);
         if (query.done === '1' && principal && !principal.clientId) {
-          return html(res, 200, renderRegisteredPage({ email: principal.email, continueTo: resolveReturnTo(config, query.return_to), applicationName }));
+          const continueTo = resolveReturnTo(config, query.return_to);
+          return html(res, 200, renderRegisteredPage({ email: principal.email, continueTo, applicationName }));
         }
-        html(res, 200, renderRegisterPage({ csrf: issueCsrf(req, res, config), returnTo: query.return_to, minLength: PASSWORD_MIN_LENGTH, applicationName }));
+        const csrf = issueCsrf(req, res, config);
+        html(res, 200, renderRegisterPage({ csrf, returnTo: query.return_to, minLength: PASSWORD_MIN_LENGTH, applicationName }));
       },
     ),
 
@@ -50,7 +52,14 @@ export function createRegisterPagesRouter(deps: RouteDeps) {
         auth: 'none',
         rateLimit: true,
         csrf: refuseForm,
-        body: z.object({ return_to: optionalText(4096), first_name: text(200), last_name: text(200), email: text(300), password: text(1024), password_confirm: text(1024) }),
+        body: z.object({
+          return_to: optionalText(4096),
+          first_name: text(200),
+          last_name: text(200),
+          email: text(300),
+          password: text(1024),
+          password_confirm: text(1024),
+        }),
       },
       async ({ body }, req, res) => {
         requireOpen();
@@ -61,7 +70,14 @@ export function createRegisterPagesRouter(deps: RouteDeps) {
           html(
             res,
             status,
-            renderRegisterPage({ csrf: issueCsrf(req, res, config), returnTo, minLength: PASSWORD_MIN_LENGTH, values, errors, applicationName: await applicationNameFor(ctx, returnTo) }),
+            renderRegisterPage({
+              csrf: issueCsrf(req, res, config),
+              returnTo,
+              minLength: PASSWORD_MIN_LENGTH,
+              values,
+              errors,
+              applicationName: await applicationNameFor(ctx, returnTo),
+            }),
           );
         const parsed = registerBody.safeParse(body);
         const errors: Partial<Record<RegisterField | 'form', string>> = {};
