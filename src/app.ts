@@ -73,9 +73,11 @@ export function createScopes(app: Express, deps: AppDeps): { scopes: Scopes; fin
   const origins = originCheck(config);
   // The request context comes after the body parsers (their stream callbacks would lose it): security events learn
   // the request id, IP, user agent and caller from there (lib/request-context.ts).
-  const apiSteps = [limitQueryParameters, limiter, json, form, requestContext, origins];
-  // The pages' language and brand (CONTRACT §15) are chosen once the form is parsed (ui_locales may be in it).
-  const pageSteps = [limitQueryParameters, form, requestContext, pageEnvironment(config), origins];
+  // The language and brand of pages and mails (CONTRACT §15), chosen once the body is parsed (ui_locales may be in it):
+  // an API call that sends a mail (registration, password reset) mails in its caller's language.
+  const pageEnv = pageEnvironment(config);
+  const apiSteps = [limitQueryParameters, limiter, json, form, requestContext, pageEnv, origins];
+  const pageSteps = [limitQueryParameters, form, requestContext, pageEnv, origins];
 
   // One router per scope, mounted in this order now: the scopes' routers are filled by mountRoutes afterwards.
   const documentsRouter = Router();
