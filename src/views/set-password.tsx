@@ -1,5 +1,6 @@
 import { pageEnv } from './env';
 import { Actions, FormError, Hidden, NewPasswordFields } from './kit';
+import { renderLinkDonePage, renderLinkInvalidPage } from './email-link-pages';
 import { renderPage } from './layout';
 
 /** /set-password with a live link: choose a password (twice), no JavaScript needed. */
@@ -41,28 +42,9 @@ export function renderSetPasswordForm(options: {
 
 export function renderSetPasswordDone(): string {
   const { t } = pageEnv();
-  return renderPage(
-    { title: t.setPassword.doneTitle },
-    <>
-      <h1>{t.setPassword.doneTitle}</h1>
-      <p>{t.setPassword.done}</p>
-      <p>
-        <a href="/login">{t.common.continueToSignIn}</a>
-      </p>
-    </>,
-  );
+  return renderLinkDonePage(t.setPassword.doneTitle, t.setPassword.done);
 }
 
 export function renderSetPasswordInvalid(): string {
-  const { t } = pageEnv();
-  return renderPage(
-    { title: t.common.linkInvalidTitle },
-    <>
-      <h1>{t.common.linkInvalidTitle}</h1>
-      <p class="error" role="alert">
-        {t.common.linkInvalid}
-      </p>
-      <p class="muted">{t.setPassword.invalidHint}</p>
-    </>,
-  );
+  return renderLinkInvalidPage(pageEnv().t.setPassword.invalidHint);
 }

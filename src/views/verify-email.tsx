@@ -1,5 +1,6 @@
 import { pageEnv } from './env';
 import { Actions, Hidden } from './kit';
+import { renderLinkDonePage, renderLinkInvalidPage } from './email-link-pages';
 import { renderPage } from './layout';
 
 /** /verify-email with a live link: one button confirms the address (a POST, so mail scanners that pre-fetch links burn nothing). */
@@ -22,30 +23,11 @@ export function renderVerifyEmailForm(options: { email: string; token: string; c
 
 export function renderVerifyEmailDone(): string {
   const { t } = pageEnv();
-  return renderPage(
-    { title: t.verify.doneTitle },
-    <>
-      <h1>{t.verify.doneTitle}</h1>
-      <p>{t.verify.done}</p>
-      <p>
-        <a href="/login">{t.common.continueToSignIn}</a>
-      </p>
-    </>,
-  );
+  return renderLinkDonePage(t.verify.doneTitle, t.verify.done);
 }
 
 export function renderVerifyEmailInvalid(): string {
-  const { t } = pageEnv();
-  return renderPage(
-    { title: t.common.linkInvalidTitle },
-    <>
-      <h1>{t.common.linkInvalidTitle}</h1>
-      <p class="error" role="alert">
-        {t.common.linkInvalid}
-      </p>
-      <p class="muted">{t.verify.invalidHint}</p>
-    </>,
-  );
+  return renderLinkInvalidPage(pageEnv().t.verify.invalidHint);
 }
 
 /** The CSRF check of a form post failed (the form was not opened from this site in this browser). */
