@@ -138,7 +138,10 @@ async function measure(name: string): Promise<Row> {
     for (;;) {
       if (proc.exitCode !== null) throw new Error(`${name} exited early: ${stderr}`);
       if (Date.now() - started > 120_000) throw new Error(`${name} not healthy after 120 s: ${stderr}`);
-      const ok = await fetch(`${base}/health`).then((r) => r.ok, () => false);
+      const ok = await fetch(`${base}/health`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) break;
       await sleep(50);
     }

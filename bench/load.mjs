@@ -16,10 +16,13 @@ const spec = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
 const warmupMs = (spec.warmup ?? 0) * 1000;
 const durationMs = spec.duration * 1000;
 // Bounded whatever happens: a stuck job cannot keep this process alive.
-setTimeout(() => {
-  process.stderr.write('load generator: hard time limit reached\n');
-  process.exit(2);
-}, warmupMs + durationMs + 30_000).unref();
+setTimeout(
+  () => {
+    process.stderr.write('load generator: hard time limit reached\n');
+    process.exit(2);
+  },
+  warmupMs + durationMs + 30_000,
+).unref();
 
 function summarize(latencies, count, bad, seconds) {
   const sorted = Float64Array.from(latencies).sort();

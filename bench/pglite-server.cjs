@@ -32,10 +32,34 @@ async function main() {
     ...(tuned
       ? {
           startParams: [
-            '--single', '-F', '-O', '-j', '-c', 'search_path=public', '-c', 'exit_on_error=false', '-c', 'log_checkpoints=false',
-            '-c', 'max_worker_processes=0', '-c', 'max_parallel_workers=0', '-c', 'max_parallel_workers_per_gather=0',
-            '-c', 'io_method=sync', '-c', 'max_parallel_maintenance_workers=0',
-            '-c', 'shared_buffers=8MB', '-c', 'work_mem=1MB', '-c', 'temp_buffers=1MB', '-c', 'maintenance_work_mem=8MB',
+            '--single',
+            '-F',
+            '-O',
+            '-j',
+            '-c',
+            'search_path=public',
+            '-c',
+            'exit_on_error=false',
+            '-c',
+            'log_checkpoints=false',
+            '-c',
+            'max_worker_processes=0',
+            '-c',
+            'max_parallel_workers=0',
+            '-c',
+            'max_parallel_workers_per_gather=0',
+            '-c',
+            'io_method=sync',
+            '-c',
+            'max_parallel_maintenance_workers=0',
+            '-c',
+            'shared_buffers=8MB',
+            '-c',
+            'work_mem=1MB',
+            '-c',
+            'temp_buffers=1MB',
+            '-c',
+            'maintenance_work_mem=8MB',
           ],
         }
       : {}),
@@ -47,10 +71,12 @@ async function main() {
   await currentSigningKey(ctx);
   const server = createHttpServer(createApp({ ctx }));
   server.listen(config.port, () => process.stdout.write(`listening on ${config.port} (PGlite${tuned ? ', tuned' : ''})\n`));
-  process.on('SIGTERM', () => server.close(async () => {
-    await closeServiceContext(ctx);
-    process.exit(0);
-  }));
+  process.on('SIGTERM', () =>
+    server.close(async () => {
+      await closeServiceContext(ctx);
+      process.exit(0);
+    }),
+  );
 }
 
 main().catch((err) => {

@@ -860,14 +860,21 @@ async function runScenarios(server: Server, fx: SsoFixtures, b: Baselines): Prom
       firstPartyRefreshChain(sso, fx.firstPartyRefreshTokens),
     );
 
-  const oidcCc = clientCredentialsJob(`${b.oidcBase}/token`, { id: 'bench-cc-client', secret: 'bench-cc-client-secret-0123456789abcdef' }, 'https://bench-api.example.test/', 'bench:read');
+  const oidcCc = clientCredentialsJob(
+    `${b.oidcBase}/token`,
+    { id: 'bench-cc-client', secret: 'bench-cc-client-secret-0123456789abcdef' },
+    'https://bench-api.example.test/',
+    'bench:read',
+  );
   const ssoCc = clientCredentialsJob(`${sso}/api/oauth/token`, fx.ccClient, fx.ccResource, 'bench:read');
   if (wanted('oidcClientCredentials') || wanted('clientCredentials')) {
     await checkClientCredentialsJwt('node-oidc-provider', oidcCc);
     await checkClientCredentialsJwt('this server', ssoCc);
   }
-  if (wanted('oidcClientCredentials')) [results.oidcClientCredentials] = await measure('baseline: node-oidc-provider 9 client_credentials (RFC 9068 JWT)', b.oidc.pid, oidcCc);
-  if (wanted('clientCredentials')) [results.clientCredentials] = await measure('POST /api/oauth/token client_credentials (RFC 9068 JWT)', server.pid, ssoCc);
+  if (wanted('oidcClientCredentials'))
+    [results.oidcClientCredentials] = await measure('baseline: node-oidc-provider 9 client_credentials (RFC 9068 JWT)', b.oidc.pid, oidcCc);
+  if (wanted('clientCredentials'))
+    [results.clientCredentials] = await measure('POST /api/oauth/token client_credentials (RFC 9068 JWT)', server.pid, ssoCc);
 
   if (!wanted('login')) return;
   process.stdout.write('  bcrypt ceiling on the server CPU ...');
@@ -1064,12 +1071,14 @@ function report(s: Summary): void {
   ];
   console.log('\nTargets (issue 22)');
   console.table(
-    targets.filter((t) => !Number.isNaN(t.value)).map((t) => ({
-      measure: t.scenario,
-      value: `${fmt(t.value, t.unit === '×' || t.unit === 's' ? 2 : t.unit === 'ms' || t.unit === '/s' ? 1 : 0)} ${t.unit}`.trim(),
-      target: t.target === undefined ? '' : `${t.higher ? '≥' : t.unit === '' ? '=' : '≤'} ${t.target} ${t.unit}`.trim(),
-      met: t.target === undefined ? '' : (t.higher ? t.value >= t.target : t.value <= t.target) ? 'yes' : 'NO',
-    })),
+    targets
+      .filter((t) => !Number.isNaN(t.value))
+      .map((t) => ({
+        measure: t.scenario,
+        value: `${fmt(t.value, t.unit === '×' || t.unit === 's' ? 2 : t.unit === 'ms' || t.unit === '/s' ? 1 : 0)} ${t.unit}`.trim(),
+        target: t.target === undefined ? '' : `${t.higher ? '≥' : t.unit === '' ? '=' : '≤'} ${t.target} ${t.unit}`.trim(),
+        met: t.target === undefined ? '' : (t.higher ? t.value >= t.target : t.value <= t.target) ? 'yes' : 'NO',
+      })),
   );
   console.log(
     `startup: first start with migrations ${fmt(s.firstStartMs)} ms; restarts ${s.restarts.map((x) => fmt(x)).join(', ')} ms (median taken); ` +
@@ -1146,14 +1155,17 @@ async function soak(server: Server, fx: SsoFixtures, prune: { env: NodeJS.Proces
   await seedExpiringRows(prune.dbUrl, WARMUP + SOAK / 2 - 2);
   let pruned: { from: number; to: number; output: string } | undefined;
   const soakStarted = performance.now() + WARMUP * 1000;
-  const pruneTimer = setTimeout(() => {
-    const from = (performance.now() - soakStarted) / 1000;
-    const child = launch(process.execPath, [path.join(ROOT, 'dist/src/cli/prune.js')], { cpu: SERVER_CPU, env: prune.env });
-    let output = '';
-    child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
-    child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
-    child.once('exit', () => (pruned = { from, to: (performance.now() - soakStarted) / 1000, output: output.trim() }));
-  }, (WARMUP + SOAK / 2) * 1000);
+  const pruneTimer = setTimeout(
+    () => {
+      const from = (performance.now() - soakStarted) / 1000;
+      const child = launch(process.execPath, [path.join(ROOT, 'dist/src/cli/prune.js')], { cpu: SERVER_CPU, env: prune.env });
+      let output = '';
+      child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
+      child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+      child.once('exit', () => (pruned = { from, to: (performance.now() - soakStarted) / 1000, output: output.trim() }));
+    },
+    (WARMUP + SOAK / 2) * 1000,
+  );
   process.stdout.write(`soak: ${SOAK} s of mixed traffic (health, me, both refresh grants, logins); a line per 10 s window\n`);
   const windows: Window[] = [];
   const jobs: Job[] = [
@@ -1250,8 +1262,23 @@ function receiverCertificate(): { certFile: string; keyFile: string } {
   const certFile = path.join(dir, 'cert.pem');
   const keyFile = path.join(dir, 'key.pem');
   const r = spawnSync('openssl', [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-    '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', keyFile, '-out', certFile,
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=127.0.0.1',
+    '-addext',
+    'subjectAltName=IP:127.0.0.1',
+    '-keyout',
+    keyFile,
+    '-out',
+    certFile,
   ]);
   if (r.status !== 0) throw new Error(`openssl: ${r.stderr}`);
   return { certFile, keyFile };

@@ -59,7 +59,6 @@ export async function up(knex: Knex): Promise<void> {
     t.timestamp('used_at', { useTz: true });
     t.index(['expires_at']);
   });
-
 }
 
 export async function down(knex: Knex): Promise<void> {

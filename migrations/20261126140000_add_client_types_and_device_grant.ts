@@ -6,7 +6,9 @@ import type { Knex } from 'knex';
  * spec's two grants, so nothing changes for it.
  */
 export async function up(knex: Knex): Promise<void> {
-  await knex.raw("alter table oauth_clients add column type text not null default 'confidential' check (type in ('confidential', 'public'))");
+  await knex.raw(
+    "alter table oauth_clients add column type text not null default 'confidential' check (type in ('confidential', 'public'))",
+  );
   await knex.raw(`alter table oauth_clients add column grant_types jsonb not null default '["authorization_code","refresh_token"]'`);
   await knex.raw("alter table oauth_clients add column allowed_resources jsonb not null default '[]'");
   // A public client has no secret (token_endpoint_auth_method none); a confidential one always has one.

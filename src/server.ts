@@ -66,7 +66,10 @@ async function main(): Promise<void> {
   // First run: no super_admin yet. The one-time link is the way in (it dies once an admin exists).
   const setupLink = await ensureSetupLink(ctx);
   if (setupLink) {
-    logger.warn({ setupUrl: setupLink }, `No administrator yet: open ${setupLink} to create the first one (valid until an administrator exists)`);
+    logger.warn(
+      { setupUrl: setupLink },
+      `No administrator yet: open ${setupLink} to create the first one (valid until an administrator exists)`,
+    );
   }
 
   let rateLimit: RequestHandler | undefined;

@@ -43,7 +43,13 @@ const provider = new Provider(issuer, {
       enabled: true,
       getResourceServerInfo: (_ctx, indicator) => {
         if (indicator !== CC_RESOURCE) throw new Provider.errors.InvalidTarget();
-        return { scope: 'bench:read', audience: CC_RESOURCE, accessTokenTTL: 3600, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'RS256' } } };
+        return {
+          scope: 'bench:read',
+          audience: CC_RESOURCE,
+          accessTokenTTL: 3600,
+          accessTokenFormat: 'jwt',
+          jwt: { sign: { alg: 'RS256' } },
+        };
       },
     },
   },

@@ -15,7 +15,13 @@ export async function serviceToken({ issuer, clientId, clientSecret, resource, s
 if (import.meta.url === `file://${process.argv[1]}`) {
   (async () => {
     const [issuer, resource] = process.argv.slice(2);
-    const tokens = await serviceToken({ issuer, resource, clientId: process.env.CLIENT_ID, clientSecret: process.env.CLIENT_SECRET, insecure: issuer.startsWith('http:') });
+    const tokens = await serviceToken({
+      issuer,
+      resource,
+      clientId: process.env.CLIENT_ID,
+      clientSecret: process.env.CLIENT_SECRET,
+      insecure: issuer.startsWith('http:'),
+    });
     console.log(JSON.stringify({ access_token: tokens.access_token, expires_in: tokens.expires_in, scope: tokens.scope }, null, 2));
   })().catch((err) => {
     console.error(err);

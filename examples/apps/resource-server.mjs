@@ -24,7 +24,10 @@ export async function createApi({ issuer, audience, requiredScope = 'invoices:re
         requiredClaims: ['sub', 'client_id', 'scope', 'jti', 'exp', 'iat'],
       });
       if (!String(payload.scope).split(' ').includes(scope)) {
-        return res.status(403).set('WWW-Authenticate', `Bearer error="insufficient_scope", scope="${scope}"`).json({ error: 'insufficient_scope' });
+        return res
+          .status(403)
+          .set('WWW-Authenticate', `Bearer error="insufficient_scope", scope="${scope}"`)
+          .json({ error: 'insufficient_scope' });
       }
       req.token = payload;
       next();

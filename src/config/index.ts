@@ -4,16 +4,10 @@ import path from 'node:path';
 import { z } from 'zod';
 import { brandColorProblem, DEFAULT_BRAND_COLOR } from '../lib/palette';
 
-const boolString = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
-  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const boolString = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 
 const intString = (min: number, max: number) =>
-  z
-    .string()
-    .regex(/^\d+$/, 'must be a whole number')
-    .transform(Number)
-    .pipe(z.number().int().min(min).max(max));
+  z.string().regex(/^\d+$/, 'must be a whole number').transform(Number).pipe(z.number().int().min(min).max(max));
 
 const urlString = z.url({ protocol: /^https?$/ });
 

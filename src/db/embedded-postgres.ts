@@ -238,7 +238,11 @@ async function stopLeftover(pgdata: string, logger?: Logger): Promise<void> {
     return;
   }
   logger?.warn({ pid }, 'stopping the embedded PostgreSQL left running by a process that crashed');
-  for (const [signal, ms] of [['SIGINT', 10_000], ['SIGQUIT', 5_000], ['SIGKILL', 5_000]] as const) {
+  for (const [signal, ms] of [
+    ['SIGINT', 10_000],
+    ['SIGQUIT', 5_000],
+    ['SIGKILL', 5_000],
+  ] as const) {
     try {
       process.kill(pid, signal);
     } catch {

@@ -62,8 +62,7 @@ export class InvalidLinkError extends AppError {
   }
 }
 
-export const badRequest = (message: string, details?: ErrorDetail[]) =>
-  new AppError('validation_error', message, { details });
+export const badRequest = (message: string, details?: ErrorDetail[]) => new AppError('validation_error', message, { details });
 export const unauthorized = (message = 'Authentication required') => new AppError('unauthorized', message);
 export const forbidden = (message = 'You do not have permission to do this') => new AppError('forbidden', message);
 export const notFound = (what = 'Resource') => new AppError('not_found', `${what} not found`);

@@ -19,7 +19,8 @@ export const de: Messages = {
     atLeastChars: (n: number) => plural(n, { one: `Mindestens ${n} Zeichen.`, other: `Mindestens ${n} Zeichen.` }),
     goBack: 'Kehren Sie zur App zurück, von der Sie kamen, und versuchen Sie es erneut.',
     home: 'Zur Anmeldeseite',
-    formExpired: 'Dieses Formular ist abgelaufen oder wurde nicht von dieser Website gesendet. Laden Sie die Seite neu und versuchen Sie es erneut.',
+    formExpired:
+      'Dieses Formular ist abgelaufen oder wurde nicht von dieser Website gesendet. Laden Sie die Seite neu und versuchen Sie es erneut.',
     requestRefused: 'Anfrage abgelehnt',
     linkInvalidTitle: 'Dieser Link ist nicht gültig',
     linkInvalid: 'Der Link ist ungültig, abgelaufen oder wurde bereits verwendet.',
@@ -96,7 +97,8 @@ export const de: Messages = {
     emailTaken: 'Für diese E-Mail-Adresse gibt es bereits ein Konto. Melden Sie sich an oder setzen Sie das Passwort zurück.',
     invalid: 'Prüfen Sie die markierten Felder.',
     doneTitle: 'Prüfen Sie Ihr Postfach',
-    done: (email: string) => `Wir haben eine Nachricht an ${email} gesendet. Öffnen Sie den Link darin, um zu bestätigen, dass die Adresse Ihnen gehört.`,
+    done: (email: string) =>
+      `Wir haben eine Nachricht an ${email} gesendet. Öffnen Sie den Link darin, um zu bestätigen, dass die Adresse Ihnen gehört.`,
     doneWhy:
       'Sie sind bereits angemeldet. Solange die Adresse nicht bestätigt ist, lassen manche Apps Sie vielleicht nicht hinein, ' +
       'und Links zum Zurücksetzen des Passworts erreichen Sie nicht.',
@@ -106,7 +108,11 @@ export const de: Messages = {
       firstName: 'Geben Sie Ihren Vornamen ein.',
       lastName: 'Geben Sie Ihren Nachnamen ein.',
       email: 'Geben Sie eine gültige E-Mail-Adresse ein.',
-      password: (n: number) => plural(n, { one: `Wählen Sie ein Passwort mit mindestens ${n} Zeichen.`, other: `Wählen Sie ein Passwort mit mindestens ${n} Zeichen.` }),
+      password: (n: number) =>
+        plural(n, {
+          one: `Wählen Sie ein Passwort mit mindestens ${n} Zeichen.`,
+          other: `Wählen Sie ein Passwort mit mindestens ${n} Zeichen.`,
+        }),
       mismatch: 'Die beiden Passwörter stimmen nicht überein.',
     },
     continueTo: (app: string) => `Weiter zu ${app}`,
@@ -118,7 +124,8 @@ export const de: Messages = {
     submit: 'Meine E-Mail-Adresse bestätigen',
     doneTitle: 'E-Mail-Adresse bestätigt',
     done: 'Danke, Ihre E-Mail-Adresse ist bestätigt.',
-    invalidHint: 'Melden Sie sich an und fordern Sie auf Ihrer Kontoseite eine neue Bestätigungs-E-Mail an, oder wenden Sie sich an Ihre Administration.',
+    invalidHint:
+      'Melden Sie sich an und fordern Sie auf Ihrer Kontoseite eine neue Bestätigungs-E-Mail an, oder wenden Sie sich an Ihre Administration.',
     expiredHint: (path: string) => `Öffnen Sie den Link aus Ihrer E-Mail erneut (${path}) und senden Sie das Formular noch einmal.`,
     tryAgain: 'Bitte versuchen Sie es erneut',
     choosePassword:
@@ -169,7 +176,8 @@ export const de: Messages = {
     fileHeader: (brand: string, email: string) => `${brand}-Wiederherstellungscodes für ${email}`,
     fileNote: 'Jeder Code funktioniert einmal.',
     saved: 'Ich habe sie gespeichert',
-    left: (n: number) => plural(n, { one: `${n} unbenutzter Wiederherstellungscode übrig.`, other: `${n} unbenutzte Wiederherstellungscodes übrig.` }),
+    left: (n: number) =>
+      plural(n, { one: `${n} unbenutzter Wiederherstellungscode übrig.`, other: `${n} unbenutzte Wiederherstellungscodes übrig.` }),
   },
   account: {
     unverified: (email: string) => `Ihre E-Mail-Adresse ${email} ist noch nicht bestätigt.`,
@@ -220,7 +228,8 @@ export const de: Messages = {
     title: 'Ihr Konto',
     secondFactors: 'Zweite Faktoren',
     secondFactorsAndPasskeys: 'Zweite Faktoren und Passkeys',
-    roleRequires: 'Ihre Rolle erfordert einen zweiten Faktor. Richten Sie unten eine Authenticator-App oder einen Passkey ein, um fortzufahren.',
+    roleRequires:
+      'Ihre Rolle erfordert einen zweiten Faktor. Richten Sie unten eine Authenticator-App oder einen Passkey ein, um fortzufahren.',
     unknownBrowser: 'Unbekannter Browser',
     signOutSession: (at: string) => `Sitzung abmelden, zuletzt verwendet ${at}`,
     removeNamed: (name: string) => `${name} entfernen`,
@@ -261,7 +270,8 @@ export const de: Messages = {
     helloName: (name: string) => `Hallo ${name},`,
     footer: (brand: string, baseUrl: string) => `${brand} · ${baseUrl}`,
     verifySubject: (brand: string) => `Bestätigen Sie Ihre E-Mail-Adresse für ${brand}`,
-    verifyFor: (email: string, baseUrl: string) => `Diese Nachricht ist für ${email}. Mit dieser Adresse wurde ein Konto bei ${baseUrl} angelegt.`,
+    verifyFor: (email: string, baseUrl: string) =>
+      `Diese Nachricht ist für ${email}. Mit dieser Adresse wurde ein Konto bei ${baseUrl} angelegt.`,
     verifyAction: 'Wenn Sie das waren, bestätigen Sie Ihre E-Mail-Adresse über diesen Link (24 Stunden gültig):',
     verifyButton: 'Meine E-Mail-Adresse bestätigen',
     verifyWarning:

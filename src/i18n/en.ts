@@ -109,7 +109,8 @@ export const en = {
       firstName: 'Enter your first name.',
       lastName: 'Enter your last name.',
       email: 'Enter a valid email address.',
-      password: (n: number) => plural(n, { one: `Choose a password of at least ${n} character.`, other: `Choose a password of at least ${n} characters.` }),
+      password: (n: number) =>
+        plural(n, { one: `Choose a password of at least ${n} character.`, other: `Choose a password of at least ${n} characters.` }),
       mismatch: 'The two passwords are not the same.',
     },
     continueTo: (app: string) => `Continue to ${app}`,
@@ -216,7 +217,7 @@ export const en = {
     makeNewCodes: 'Make new codes',
     passkeys: 'Passkeys',
     rename: 'Rename',
-    noPasskey: 'No passkey yet. A passkey signs you in with your device\'s screen lock, without a password.',
+    noPasskey: "No passkey yet. A passkey signs you in with your device's screen lock, without a password.",
     passkeyName: 'Name of the new passkey',
     addPasskey: 'Add a passkey',
     passkeyNeedsJs: 'Adding a passkey needs JavaScript.',

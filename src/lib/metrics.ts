@@ -126,7 +126,12 @@ export function createOperatorMetrics(
       registers,
     }),
     mailFailures: new Counter({ name: 'sso_email_send_failures_total', help: 'Mails the SMTP server did not accept', registers }),
-    securityEvents: new Counter({ name: 'sso_security_events_total', help: 'Security events by type', labelNames: ['type'] as const, registers }),
+    securityEvents: new Counter({
+      name: 'sso_security_events_total',
+      help: 'Security events by type',
+      labelNames: ['type'] as const,
+      registers,
+    }),
     webhookDeliveries,
   };
 }

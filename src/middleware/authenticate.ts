@@ -32,10 +32,7 @@ export function bearerTokenOf(req: Pick<IncomingMessage, 'headers'>): string | u
 }
 
 /** Verifies the access JWT, then checks session, user and live permissions in one database round trip. */
-export async function resolvePrincipal(
-  ctx: ServiceContext,
-  token: string,
-): Promise<Principal | undefined> {
+export async function resolvePrincipal(ctx: ServiceContext, token: string): Promise<Principal | undefined> {
   const now = ctx.clock.now();
   const payload = ctx.jwt.verifyAccess(token, now);
   if (!payload) return undefined;

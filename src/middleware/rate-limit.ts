@@ -10,10 +10,7 @@ import type { Logger } from '../lib/logger';
  * in memory (one instance); with the Redis store every instance shares them. A store error lets the request
  * through rather than taking the service down.
  */
-export function createRateLimit(
-  config: Pick<Config, 'rateLimitWindowMs' | 'rateLimitMax'>,
-  store?: Store,
-): RequestHandler {
+export function createRateLimit(config: Pick<Config, 'rateLimitWindowMs' | 'rateLimitMax'>, store?: Store): RequestHandler {
   return rateLimit({
     windowMs: config.rateLimitWindowMs,
     limit: config.rateLimitMax,
@@ -27,9 +24,7 @@ export function createRateLimit(
     validate: { keyGeneratorIpFallback: false },
     handler: (req, _res, next, options) => {
       const resetTime = (req as { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
-      const retryAfter = resetTime
-        ? Math.max(1, Math.ceil((resetTime.getTime() - Date.now()) / 1000))
-        : Math.ceil(options.windowMs / 1000);
+      const retryAfter = resetTime ? Math.max(1, Math.ceil((resetTime.getTime() - Date.now()) / 1000)) : Math.ceil(options.windowMs / 1000);
       next(new AppError('rate_limited', 'Too many requests, slow down', { headers: { 'Retry-After': String(retryAfter) } }));
     },
   });

@@ -14,7 +14,6 @@ export function requestIdOf(req: IncomingMessage): string {
 /** GET /health (polled by load balancers) is not logged. */
 export const isUnloggedUrl = (url: string): boolean => url === '/health';
 
-
 /**
  * Request id and one access-log line per request, at the cost of a single log call: the request id (requestIdOf) is
  * sent back and set as `req.id` (error logs and security events carry it). The line has the path only (the query may

@@ -41,7 +41,10 @@ interface MountTarget {
 }
 
 export function joinPath(...parts: string[]): string {
-  const joined = `/${parts.map((p) => p.replace(/^\/+|\/+$/g, '')).filter(Boolean).join('/')}`;
+  const joined = `/${parts
+    .map((p) => p.replace(/^\/+|\/+$/g, ''))
+    .filter(Boolean)
+    .join('/')}`;
   return joined;
 }
 

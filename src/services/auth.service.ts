@@ -52,7 +52,8 @@ export async function register(
   meta: RequestMeta,
 ): Promise<AuthResult> {
   // CONTRACT §15: the one place the switch is enforced (the API and the /register page both come here).
-  if (!registrationOpen(ctx.config)) throw new AppError('registration_closed', 'Registration is closed: ask an administrator for an invitation');
+  if (!registrationOpen(ctx.config))
+    throw new AppError('registration_closed', 'Registration is closed: ask an administrator for an invitation');
   const email = normalizeEmail(input.email);
   const passwordHash = await ctx.passwords.hash(input.password);
   const now = ctx.clock.now();

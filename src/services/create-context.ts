@@ -23,7 +23,8 @@ export function createServiceContext(
   const metrics = createOperatorMetrics({ poolStats: () => poolStats(db), webhookBacklog: () => webhookBacklog(db) });
   // Audit trail (in the change's transaction), log line and metrics: every security event goes to all three (services/events.ts).
   const events =
-    overrides.events ?? createEventBus({
+    overrides.events ??
+    createEventBus({
       clock,
       sinks: [createLogEventSink(logger), createMetricsEventSink(metrics)],
       notAudited: NOT_AUDITED,
@@ -43,12 +44,14 @@ export function createServiceContext(
       refreshTtlSeconds: config.refreshTokenTtlSeconds,
     }),
     passwords: overrides.passwords ?? createPasswordHasher(config.bcryptRounds),
-    mailer: overrides.mailer ?? createMailer({
-      smtpUrl: config.smtpUrl,
-      from: config.mailFrom,
-      logger,
-      recordFailure: (event) => events.record(db, event),
-    }),
+    mailer:
+      overrides.mailer ??
+      createMailer({
+        smtpUrl: config.smtpUrl,
+        from: config.mailFrom,
+        logger,
+        recordFailure: (event) => events.record(db, event),
+      }),
     events,
     sealer: createSealer(config.keysSecret),
   };

@@ -50,12 +50,7 @@ function ttlOf(ctx: ServiceContext, purpose: EmailLinkPurpose): number {
  * Mints a 256-bit random link token for one user and one purpose; only its SHA-256 is stored (CONTRACT §4:
  * valid 24 h for verification, 1 h for set-password). Returns the raw token for the email.
  */
-export async function createEmailLinkToken(
-  ctx: ServiceContext,
-  db: DbOrTrx,
-  userId: string,
-  purpose: EmailLinkPurpose,
-): Promise<string> {
+export async function createEmailLinkToken(ctx: ServiceContext, db: DbOrTrx, userId: string, purpose: EmailLinkPurpose): Promise<string> {
   const token = randomToken(32);
   const now = ctx.clock.now();
   await insertEmailToken(db, { tokenHash: sha256Hex(token), userId, purpose, now, expiresAt: addSeconds(now, ttlOf(ctx, purpose)) });
@@ -147,10 +142,12 @@ export async function setPasswordWithLink(ctx: ServiceContext, token: string, pa
     await updateUser(trx, link.userId, { passwordHash, emailVerified: true }, now);
     // CONTRACT §11: the mailbox owner takes back an address someone else registered; whatever factor that
     // registrant enrolled (a passkey signs in on its own) goes with the registrant's password and sessions.
-    const removed = user.emailVerified ? undefined : await removeEveryFactor(ctx, trx, link.userId, {
-      via: 'set_password_link',
-      actorId: link.userId,
-    });
+    const removed = user.emailVerified
+      ? undefined
+      : await removeEveryFactor(ctx, trx, link.userId, {
+          via: 'set_password_link',
+          actorId: link.userId,
+        });
     await burnEmailTokensOfUser(trx, link.userId, ['verify_email', 'set_password'], now);
     await revokeSessionsOfUser(trx, link.userId, now);
     await clearLoginFailures(trx, link.email);
@@ -232,7 +229,10 @@ function queueSetPasswordMail(ctx: ServiceContext, user: LinkUser, token: string
     to: user.email,
     subject: reason === 'invite' ? t.mail.inviteSubject(brand.name) : t.mail.resetSubject(brand.name),
     text: `${hello}\n\n${intro} ${t.mail.choosePassword}\n\n${url}\n${outro ? `\n${outro}\n` : ''}\n-- \n${footer}\n`,
-    html: renderMailHtml([hello, `${intro} ${t.mail.choosePassword}`, { href: url, text: t.mail.setButton }, ...(outro ? [outro] : [])], { brand, footer }),
+    html: renderMailHtml([hello, `${intro} ${t.mail.choosePassword}`, { href: url, text: t.mail.setButton }, ...(outro ? [outro] : [])], {
+      brand,
+      footer,
+    }),
   });
 }
 

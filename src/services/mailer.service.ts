@@ -47,7 +47,10 @@ export function createMailer(options: {
       await transportOf(smtpUrl).sendMail({ from, to: message.to, subject: message.subject, text: message.text, html: message.html });
     } catch (err) {
       // The body carries link tokens and SMTP_URL may carry credentials: log neither, only what went wrong.
-      logger.error({ err: describeMailError(err, smtpUrl), subject: message.subject, toDomain: domainOf(message.to) }, 'mail delivery failed');
+      logger.error(
+        { err: describeMailError(err, smtpUrl), subject: message.subject, toDomain: domainOf(message.to) },
+        'mail delivery failed',
+      );
       // No transaction here (mail goes out after the change committed): the row is written directly.
       const event = { type: 'mail.send_failed', detail: { subject: message.subject, to_domain: domainOf(message.to) } } as const;
       await recordFailure?.(event).catch((failure: Error) => {

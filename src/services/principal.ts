@@ -25,7 +25,6 @@ export interface Principal {
   scope?: string;
 }
 
-
 export function toPrincipal(record: PrincipalRecord, token: { sid: string; client_id?: string; scope?: string }): Principal {
   return {
     userId: record.id,

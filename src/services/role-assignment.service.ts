@@ -148,7 +148,10 @@ export async function checkUserPermission(ctx: ServiceContext, userId: string, p
 /** Active users holding an active global admin-tier role (super_admin, admin, manager: spec §2.9). */
 export async function listAdminUsers(ctx: ServiceContext): Promise<UserWithRoles[]> {
   const users = await listUsersWithGlobalRoles(ctx.db, ADMIN_TIER);
-  const roles = await listActiveRolesOfUsers(ctx.db, users.map((u) => u.id));
+  const roles = await listActiveRolesOfUsers(
+    ctx.db,
+    users.map((u) => u.id),
+  );
   return users.map((user) => ({ user, roles: roles.get(user.id) ?? [] }));
 }
 

@@ -93,18 +93,23 @@ export async function startSession(
   const tokenId = randomUUID();
   const refreshExpiresAt = refreshExpiryFor(ctx, now, now);
   const amr = input.auth?.amr ?? ['pwd'];
-  const { roles, permissions } = await insertSession(trx, {
-    id: sessionId,
-    userId: input.user.id,
-    clientId: input.client?.clientId ?? null,
-    scope: input.client?.scope ?? null,
-    ip: input.meta?.ip,
-    userAgent: input.meta?.userAgent,
-    now,
-    expiresAt: refreshExpiresAt,
-    authTime: input.auth?.time,
-    amr,
-  }, tokenId, input.signIn);
+  const { roles, permissions } = await insertSession(
+    trx,
+    {
+      id: sessionId,
+      userId: input.user.id,
+      clientId: input.client?.clientId ?? null,
+      scope: input.client?.scope ?? null,
+      ip: input.meta?.ip,
+      userAgent: input.meta?.userAgent,
+      now,
+      expiresAt: refreshExpiresAt,
+      authTime: input.auth?.time,
+      amr,
+    },
+    tokenId,
+    input.signIn,
+  );
   const roleNames = globalRoleNames(roles);
   const claims = claimsFor(input.user, roleNames, sessionId, amr, input.client);
   const access = ctx.jwt.signAccess(claims, now);

@@ -42,7 +42,10 @@ export async function listUsers(
     limit: query.limit,
     offset: (query.page - 1) * query.limit,
   });
-  const roles = await listActiveRolesOfUsers(ctx.db, users.map((u) => u.id));
+  const roles = await listActiveRolesOfUsers(
+    ctx.db,
+    users.map((u) => u.id),
+  );
   return { users: users.map((user) => ({ user, roles: roles.get(user.id) ?? [] })), total };
 }
 
@@ -162,7 +165,6 @@ export async function updateUser(
   if (emailChange) sendEmailChangedNotice(ctx, emailChange.from, emailChange.to);
   return getUserDetail(ctx, userId);
 }
-
 
 /** Deactivates, never deletes (spec §3): the row stays, every session is revoked. */
 export async function deactivateUser(ctx: ServiceContext, actor: Actor, userId: string): Promise<UserDetail> {

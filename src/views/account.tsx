@@ -65,7 +65,14 @@ function ReauthField({ data, id }: Props & { id: string }) {
   return (
     <>
       <label for={id}>Your password (you signed in more than 10 minutes ago)</label>
-      <input type="password" id={id} name="password" autocomplete="current-password" required aria-describedby={describedBy(data, 'second-factors')} />
+      <input
+        type="password"
+        id={id}
+        name="password"
+        autocomplete="current-password"
+        required
+        aria-describedby={describedBy(data, 'second-factors')}
+      />
     </>
   );
 }
@@ -445,10 +452,22 @@ function RecoveryCodesPanel({ codes, email }: { codes: string[]; email: string }
         ))}
       </ol>
       <Actions>
-        <button type="button" class="secondary" data-copy-codes={codes.join('\n')} data-copied={t.recovery.copied} data-copy-failed={t.recovery.copyFailed} hidden>
+        <button
+          type="button"
+          class="secondary"
+          data-copy-codes={codes.join('\n')}
+          data-copied={t.recovery.copied}
+          data-copy-failed={t.recovery.copyFailed}
+          hidden
+        >
           {t.recovery.copy}
         </button>
-        <a class="button secondary" href={`data:text/plain;charset=utf-8,${encodeURIComponent(file)}`} download={fileName} id="download-codes">
+        <a
+          class="button secondary"
+          href={`data:text/plain;charset=utf-8,${encodeURIComponent(file)}`}
+          download={fileName}
+          id="download-codes"
+        >
           {t.recovery.download}
         </a>
         <a class="button" href="/account#second-factors" id="codes-saved">
@@ -492,7 +511,8 @@ export function renderAccountPage(data: AccountPageData): string {
       </p>
       <nav aria-label={tr().sectionsLabel}>
         <p>
-          <a href="#second-factors">{tr().secondFactors}</a> · <a href="#sessions">{tr().sessions}</a> · <a href="#apps">{tr().connectedApps}</a>
+          <a href="#second-factors">{tr().secondFactors}</a> · <a href="#sessions">{tr().sessions}</a> ·{' '}
+          <a href="#apps">{tr().connectedApps}</a>
         </p>
       </nav>
       {data.enrolRequired ? (

@@ -3,7 +3,11 @@ import { currentRequest } from '../lib/request-context';
 import { DEFAULT_BRAND_COLOR } from '../lib/palette';
 import type { PageEnv } from '../middleware/page-env';
 
-const FALLBACK: PageEnv = { locale: DEFAULT_LOCALE, t: messagesFor(DEFAULT_LOCALE), brand: { name: 'service-sso', color: DEFAULT_BRAND_COLOR } };
+const FALLBACK: PageEnv = {
+  locale: DEFAULT_LOCALE,
+  t: messagesFor(DEFAULT_LOCALE),
+  brand: { name: 'service-sso', color: DEFAULT_BRAND_COLOR },
+};
 
 /**
  * The language and branding of the page being rendered: the request's (middleware/page-env.ts), read from the

@@ -26,8 +26,8 @@ export function PendingLinkNotice(props: { link: { email: string; providerName: 
   const { email, providerName } = props.link;
   return (
     <p class="ok" role="status">
-      Your {providerName} account uses the address <strong>{email}</strong>, which already has an account here. Sign in to that
-      account (password or passkey) to link {providerName} to it.
+      Your {providerName} account uses the address <strong>{email}</strong>, which already has an account here. Sign in to that account
+      (password or passkey) to link {providerName} to it.
     </p>
   );
 }

@@ -60,7 +60,15 @@ export function NewPasswordFields(props: { minLength: number; label: string; rep
   return (
     <>
       <label for="password">{props.label}</label>
-      <input type="password" id="password" name="password" autocomplete="new-password" minlength={props.minLength} required aria-describedby={props.describedBy} />
+      <input
+        type="password"
+        id="password"
+        name="password"
+        autocomplete="new-password"
+        minlength={props.minLength}
+        required
+        aria-describedby={props.describedBy}
+      />
       <p class="muted">{pageEnv().t.common.atLeastChars(props.minLength)}</p>
       <label for="password_confirm">{props.repeatLabel}</label>
       <input

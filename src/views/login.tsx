@@ -44,7 +44,16 @@ export function renderLoginPage(options: {
       <form method="post" action="/login" novalidate>
         {hidden}
         <label for="email">{t.common.email}</label>
-        <input type="email" id="email" name="email" autocomplete="username" required autofocus value={options.email ?? ''} aria-describedby={describedBy} />
+        <input
+          type="email"
+          id="email"
+          name="email"
+          autocomplete="username"
+          required
+          autofocus
+          value={options.email ?? ''}
+          aria-describedby={describedBy}
+        />
         <label for="password">{t.common.password}</label>
         <input type="password" id="password" name="password" autocomplete="current-password" required aria-describedby={describedBy} />
         <Actions>
@@ -139,7 +148,15 @@ export function renderSecondStepPage(options: {
           <form method="post" action="/login/mfa" novalidate>
             {hidden}
             <label for="recovery_code">{t.secondStep.recoveryCode}</label>
-            <input type="text" id="recovery_code" name="recovery_code" autocomplete="off" autocapitalize="none" spellcheck={false} required />
+            <input
+              type="text"
+              id="recovery_code"
+              name="recovery_code"
+              autocomplete="off"
+              autocapitalize="none"
+              spellcheck={false}
+              required
+            />
             <Actions>
               <button type="submit" class="secondary">
                 {t.secondStep.submitRecovery}
@@ -149,7 +166,9 @@ export function renderSecondStepPage(options: {
         </details>
       ) : null}
       <p class="muted">
-        <a href={options.returnTo ? `/login?${new URLSearchParams({ return_to: options.returnTo })}` : '/login'}>{t.secondStep.startOver}</a>
+        <a href={options.returnTo ? `/login?${new URLSearchParams({ return_to: options.returnTo })}` : '/login'}>
+          {t.secondStep.startOver}
+        </a>
       </p>
     </>,
   );

@@ -35,7 +35,10 @@ export function renderMailHtml(
           <p>{p}</p>
         ) : (
           <p>
-            <a href={p.href} style={`display: inline-block; padding: 10px 18px; border-radius: 8px; background: ${brand.color}; color: #ffffff; font-weight: 600; text-decoration: none`}>
+            <a
+              href={p.href}
+              style={`display: inline-block; padding: 10px 18px; border-radius: 8px; background: ${brand.color}; color: #ffffff; font-weight: 600; text-decoration: none`}
+            >
               {p.text}
             </a>
           </p>

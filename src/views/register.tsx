@@ -35,15 +35,50 @@ export function renderRegisterPage(options: {
       <form method="post" action="/register" novalidate>
         <Hidden fields={{ csrf: options.csrf, return_to: options.returnTo }} />
         <label for="first_name">{t.common.firstName}</label>
-        <input type="text" id="first_name" name="first_name" autocomplete="given-name" maxlength={100} required value={v.first_name ?? ''} aria-invalid={errors.first_name ? 'true' : undefined} aria-describedby={describedBy('first_name')} />
+        <input
+          type="text"
+          id="first_name"
+          name="first_name"
+          autocomplete="given-name"
+          maxlength={100}
+          required
+          value={v.first_name ?? ''}
+          aria-invalid={errors.first_name ? 'true' : undefined}
+          aria-describedby={describedBy('first_name')}
+        />
         {fieldError('first_name')}
         <label for="last_name">{t.common.lastName}</label>
-        <input type="text" id="last_name" name="last_name" autocomplete="family-name" maxlength={100} required value={v.last_name ?? ''} aria-invalid={errors.last_name ? 'true' : undefined} aria-describedby={describedBy('last_name')} />
+        <input
+          type="text"
+          id="last_name"
+          name="last_name"
+          autocomplete="family-name"
+          maxlength={100}
+          required
+          value={v.last_name ?? ''}
+          aria-invalid={errors.last_name ? 'true' : undefined}
+          aria-describedby={describedBy('last_name')}
+        />
         {fieldError('last_name')}
         <label for="email">{t.common.email}</label>
-        <input type="email" id="email" name="email" autocomplete="username" maxlength={254} required value={v.email ?? ''} aria-invalid={errors.email ? 'true' : undefined} aria-describedby={describedBy('email')} />
+        <input
+          type="email"
+          id="email"
+          name="email"
+          autocomplete="username"
+          maxlength={254}
+          required
+          value={v.email ?? ''}
+          aria-invalid={errors.email ? 'true' : undefined}
+          aria-describedby={describedBy('email')}
+        />
         {fieldError('email')}
-        <NewPasswordFields minLength={options.minLength} label={t.common.password} repeatLabel={t.common.repeatPassword} describedBy={describedBy('password')} />
+        <NewPasswordFields
+          minLength={options.minLength}
+          label={t.common.password}
+          repeatLabel={t.common.repeatPassword}
+          describedBy={describedBy('password')}
+        />
         {fieldError('password')}
         <Actions>
           <button type="submit">{t.register.submit}</button>

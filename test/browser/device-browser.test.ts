@@ -57,7 +57,11 @@ async function personAnswers(started: Started, user: { email: string; password: 
     await page.fill('#user_code', started.user_code.toLowerCase().replace('-', ''));
     await page.click('text=Continue');
     await page.waitForSelector('#client-name');
-    const shown = { client: await page.textContent('#client-name'), scopes: await page.textContent('ul.scopes'), code: await page.textContent('#user-code') };
+    const shown = {
+      client: await page.textContent('#client-name'),
+      scopes: await page.textContent('ul.scopes'),
+      code: await page.textContent('#user-code'),
+    };
     await page.click(`text=${decision}`);
     const result = await page.textContent('#device-result');
     return { shown, result };
@@ -69,7 +73,13 @@ async function personAnswers(started: Started, user: { email: string; password: 
 test('openid-client device grant + Chromium on /device: approved -> id_token and an RFC 9068 token for the API', async () => {
   const user = await makeUser(t, { firstName: 'Tess', lastName: 'Vee' });
   const resource = await makeApiResource(t, { scopes: ['shows:read'] });
-  const client = await makeAppClient(t, { type: 'public', grantTypes: [DEVICE_GRANT, 'refresh_token'], redirectUris: [], name: 'Living-room TV', allowedResources: [resource.identifier] });
+  const client = await makeAppClient(t, {
+    type: 'public',
+    grantTypes: [DEVICE_GRANT, 'refresh_token'],
+    redirectUris: [],
+    name: 'Living-room TV',
+    allowedResources: [resource.identifier],
+  });
   let person: Promise<Awaited<ReturnType<typeof personAnswers>>> | undefined;
   const tokens = await device.deviceLogin({
     issuer: baseUrl,

@@ -47,7 +47,8 @@ async function checkPage(page: Page, name: string): Promise<void> {
         const axe = (window as unknown as { axe: { run(ctx: Document, options: object): Promise<{ violations: unknown[] }> } }).axe;
         return (await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })).violations;
       })) as AxeViolation[];
-      for (const v of violations) problems.push(`${name} ${colorScheme} ${width}px: ${v.id} (${v.help}) at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+      for (const v of violations)
+        problems.push(`${name} ${colorScheme} ${width}px: ${v.id} (${v.help}) at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
       if (width === 320) {
         const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
         if (overflow > 1) problems.push(`${name} ${colorScheme} 320px: the page scrolls sideways by ${overflow}px`);

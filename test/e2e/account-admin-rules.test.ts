@@ -21,21 +21,27 @@ async function mailedSetPasswordToken(email: string): Promise<string> {
   return new URL(/https?:\/\/\S+\/set-password\?token=\S+/.exec(mail.text)![0]).searchParams.get('token')!;
 }
 
-describe('PUT /api/users/:id > changing another account\'s email needs strictly more rights than every role it holds (CONTRACT §8)', () => {
+describe("PUT /api/users/:id > changing another account's email needs strictly more rights than every role it holds (CONTRACT §8)", () => {
   test('a manager cannot change the email of a peer manager', async () => {
     const manager = await makeSignedInUser(t, ['manager']);
     const peer = await makeUser(t, { roles: ['manager'] });
-    const res = await api().put(`/api/users/${peer.id}`).set('Authorization', manager.bearer).send({ email: uniqueEmail('grab') });
+    const res = await api()
+      .put(`/api/users/${peer.id}`)
+      .set('Authorization', manager.bearer)
+      .send({ email: uniqueEmail('grab') });
     expect(res.status).toBe(403);
     expect(res.body.error).toBe('forbidden');
     expect((await t.db('users').where({ id: peer.id }).first()).email).toBe(peer.email);
   });
 
-  test('a role with exactly the actor\'s permissions counts as a peer', async () => {
+  test("a role with exactly the actor's permissions counts as a peer", async () => {
     const actor = await makeUserWithPermissions(t, ['users:read', 'users:write']);
     const target = await makeUser(t);
     await t.db('user_roles').insert({ user_id: target.id, role_id: actor.role.id });
-    const res = await api().put(`/api/users/${target.id}`).set('Authorization', actor.bearer).send({ email: uniqueEmail('grab') });
+    const res = await api()
+      .put(`/api/users/${target.id}`)
+      .set('Authorization', actor.bearer)
+      .send({ email: uniqueEmail('grab') });
     expect(res.status).toBe(403);
   });
 
@@ -44,7 +50,10 @@ describe('PUT /api/users/:id > changing another account\'s email needs strictly 
     const target = await makeUser(t);
     const dormant = await makeRole(t, { permissions: ['users:read', 'users:write', 'users:delete'], isActive: false });
     await t.db('user_roles').insert({ user_id: target.id, role_id: dormant.id });
-    const res = await api().put(`/api/users/${target.id}`).set('Authorization', manager.bearer).send({ email: uniqueEmail('grab') });
+    const res = await api()
+      .put(`/api/users/${target.id}`)
+      .set('Authorization', manager.bearer)
+      .send({ email: uniqueEmail('grab') });
     expect(res.status).toBe(403);
     // A profile edit (not a takeover) is still allowed: the role is inactive and grants nothing today.
     await api().put(`/api/users/${target.id}`).set('Authorization', manager.bearer).send({ first_name: 'Renamed' }).expect(200);
@@ -55,11 +64,14 @@ describe('PUT /api/users/:id > changing another account\'s email needs strictly 
     const target = await makeUser(t);
     const appAdmin = await makeRole(t, { name: 'admin', application: 'payroll' });
     await t.db('user_roles').insert({ user_id: target.id, role_id: appAdmin.id });
-    const res = await api().put(`/api/users/${target.id}`).set('Authorization', manager.bearer).send({ email: uniqueEmail('grab') });
+    const res = await api()
+      .put(`/api/users/${target.id}`)
+      .set('Authorization', manager.bearer)
+      .send({ email: uniqueEmail('grab') });
     expect(res.status).toBe(403);
   });
 
-  test('an admin may change a manager\'s email: the old address is told, outstanding links stop working', async () => {
+  test("an admin may change a manager's email: the old address is told, outstanding links stop working", async () => {
     const admin = await makeSignedInUser(t, ['admin']);
     const target = await makeUser(t, { roles: ['manager'] });
     const token = await mailedSetPasswordToken(target.email);
@@ -74,16 +86,22 @@ describe('PUT /api/users/:id > changing another account\'s email needs strictly 
     expect(burned.status).toBe(400);
   });
 
-  test('a super_admin account\'s email can be changed by nobody through the API (no role is above it)', async () => {
+  test("a super_admin account's email can be changed by nobody through the API (no role is above it)", async () => {
     const boss = await makeSignedInUser(t, ['super_admin']);
     const other = await makeUser(t, { roles: ['super_admin'] });
-    const res = await api().put(`/api/users/${other.id}`).set('Authorization', boss.bearer).send({ email: uniqueEmail('grab') });
+    const res = await api()
+      .put(`/api/users/${other.id}`)
+      .set('Authorization', boss.bearer)
+      .send({ email: uniqueEmail('grab') });
     expect(res.status).toBe(403);
   });
 
-  test('one\'s own email stays editable through the admin API', async () => {
+  test("one's own email stays editable through the admin API", async () => {
     const manager = await makeSignedInUser(t, ['manager']);
-    const res = await api().put(`/api/users/${manager.user.id}`).set('Authorization', manager.bearer).send({ email: uniqueEmail('self') });
+    const res = await api()
+      .put(`/api/users/${manager.user.id}`)
+      .set('Authorization', manager.bearer)
+      .send({ email: uniqueEmail('self') });
     expect(res.status).toBe(200);
   });
 });
@@ -108,7 +126,7 @@ describe('re-activation needs users:delete and strictly more rights (CONTRACT §
   });
 });
 
-describe('deactivation burns the user\'s email links (CONTRACT §8)', () => {
+describe("deactivation burns the user's email links (CONTRACT §8)", () => {
   test('a set-password link mailed before deactivation no longer works, even after re-activation', async () => {
     const admin = await makeSignedInUser(t, ['admin']);
     const target = await makeUser(t);

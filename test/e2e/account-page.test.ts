@@ -32,7 +32,10 @@ async function enrolThroughPage(agent: TestAgent, csrf: string, query = '') {
   expect(setup.status).toBe(303);
   const page = await agent.get(setup.headers.location);
   const secret = secretOf(page.text);
-  const confirm = await agent.post(`/account/totp/confirm${query}`).type('form').send({ csrf, code: totpCode(t, secret) });
+  const confirm = await agent
+    .post(`/account/totp/confirm${query}`)
+    .type('form')
+    .send({ csrf, code: totpCode(t, secret) });
   nextStep(t);
   return { page, confirm, secret };
 }
@@ -95,10 +98,16 @@ describe('account forms', () => {
       .send({ csrf, current_password: user.password, new_password: 'new-pass-1', new_password_confirm: 'new-pass-2' });
     expect(mismatch.status).toBe(400);
     expect(mismatch.text).toContain('The two new passwords are not the same.');
-    const wrong = await agent.post('/account/password').type('form').send({ csrf, current_password: 'nope-nope', new_password: 'new-pass-1', new_password_confirm: 'new-pass-1' });
+    const wrong = await agent
+      .post('/account/password')
+      .type('form')
+      .send({ csrf, current_password: 'nope-nope', new_password: 'new-pass-1', new_password_confirm: 'new-pass-1' });
     expect(wrong.status).toBe(403);
     expect(wrong.text).toContain('Current password is incorrect');
-    const ok = await agent.post('/account/password').type('form').send({ csrf, current_password: user.password, new_password: 'new-pass-1', new_password_confirm: 'new-pass-1' });
+    const ok = await agent
+      .post('/account/password')
+      .type('form')
+      .send({ csrf, current_password: user.password, new_password: 'new-pass-1', new_password_confirm: 'new-pass-1' });
     expect(ok.status).toBe(303);
     expect((await other.agent.get('/api/auth/me')).status).toBe(401);
     expect((await agent.get('/api/auth/me')).status).toBe(200);
@@ -164,7 +173,10 @@ describe('account forms', () => {
     const login = await request(t.app).post('/api/auth/login').send({ email: user.email, password: user.password });
     expect(login.body.error).toBe('mfa_required');
 
-    const wrong = await agent.post('/account/totp/remove').type('form').send({ csrf, code: '000000' === totpCode(t, secret) ? '111111' : '000000' });
+    const wrong = await agent
+      .post('/account/totp/remove')
+      .type('form')
+      .send({ csrf, code: '000000' === totpCode(t, secret) ? '111111' : '000000' });
     expect(wrong.status).toBe(403);
     expect(wrong.text).toContain('id="second-factors-error"');
     const removed = await agent
@@ -189,7 +201,10 @@ describe('account forms', () => {
     const { agent, csrf } = await signedInAgent();
     const options = await agent.post('/api/auth/passkeys/register/options');
     const response = new SoftAuthenticator('http://sso.test').create(options.body);
-    const added = await agent.post('/account/passkeys').type('form').send({ csrf, response: JSON.stringify(response), name: 'Work laptop' });
+    const added = await agent
+      .post('/account/passkeys')
+      .type('form')
+      .send({ csrf, response: JSON.stringify(response), name: 'Work laptop' });
     // The account's first factor: its recovery codes are shown once, on the page itself (CONTRACT §11).
     expect(added.status).toBe(200);
     expect([...added.text.matchAll(/<li><code>([a-z0-9-]+)<\/code><\/li>/g)]).toHaveLength(10);

@@ -117,7 +117,14 @@ describe('POST /set-password', () => {
     const base = { token, password: 'page-secret-1', password_confirm: 'page-secret-1' };
     expect((await agent.post('/set-password').type('form').send(base)).status).toBe(403);
     const forged = csrf.slice(0, -1) + (csrf.endsWith('A') ? 'B' : 'A');
-    expect((await agent.post('/set-password').type('form').send({ ...base, csrf: forged })).status).toBe(403);
+    expect(
+      (
+        await agent
+          .post('/set-password')
+          .type('form')
+          .send({ ...base, csrf: forged })
+      ).status,
+    ).toBe(403);
     expect((await request(t.app).post('/api/auth/verify-email').send({ token })).status).toBe(200);
   });
 
@@ -160,7 +167,10 @@ describe('POST /set-password', () => {
     const token = await setPasswordLink(user);
     const agent = request.agent(t.app);
     const { csrf } = await openForm(agent, `/set-password?token=${token}`);
-    const res = await agent.post('/set-password').type('form').send({ token, csrf, password: 'page-secret-1', password_confirm: 'page-secret-1' });
+    const res = await agent
+      .post('/set-password')
+      .type('form')
+      .send({ token, csrf, password: 'page-secret-1', password_confirm: 'page-secret-1' });
     expect(res.status).toBe(303);
     expect((await session.agent.get('/api/auth/me')).status).toBe(401);
   });
@@ -280,7 +290,10 @@ describe('/forgot-password page', () => {
   test('a post without the CSRF cookie and field is refused and sends nothing', async () => {
     const user = await makeUser(t);
     t.mails.length = 0;
-    const res = await request(t.app).post('/forgot-password').type('form').send({ email: user.email, csrf: 'x'.repeat(43) });
+    const res = await request(t.app)
+      .post('/forgot-password')
+      .type('form')
+      .send({ email: user.email, csrf: 'x'.repeat(43) });
     expect(res.status).toBe(403);
     expect(t.mails).toHaveLength(0);
   });

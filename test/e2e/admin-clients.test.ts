@@ -106,7 +106,10 @@ describe('POST /api/admin/oauth-clients', () => {
   ])('a redirect URI with %s -> 400 validation_error, nothing stored', async (_what, uri) => {
     const before = (await t.db('oauth_clients').count<{ count: string }[]>('* as count').first())!.count;
     for (const body of [{ redirect_uri: uri }, { redirect_uris: ['https://ok.test/cb', uri] }]) {
-      const res = await api().post('/api/admin/oauth-clients').set('Authorization', admin).send({ name: 'Bad', ...body });
+      const res = await api()
+        .post('/api/admin/oauth-clients')
+        .set('Authorization', admin)
+        .send({ name: 'Bad', ...body });
       expect(res.status).toBe(400);
       expect(res.body.error).toBe('validation_error');
       expect(res.body.details[0].path).toMatch(/^redirect_uri/);

@@ -37,15 +37,29 @@ async function verifyAtJwt(accessToken: string, audience: string) {
 }
 const introspect = async (tokenValue: string) => {
   const rs = await makeClient(t);
-  return (await api().post('/api/oauth/introspect').set('Authorization', basicAuth(rs.clientId, rs.clientSecret)).type('form').send({ token: tokenValue })).body;
+  return (
+    await api()
+      .post('/api/oauth/introspect')
+      .set('Authorization', basicAuth(rs.clientId, rs.clientSecret))
+      .type('form')
+      .send({ token: tokenValue })
+  ).body;
 };
 const sessionsCount = async () => Number((await t.db('sessions').count('* as n').first())!.n);
 
 describe('client types in the admin API', () => {
-  const create = (body: Record<string, unknown>) => api().post('/api/admin/oauth-clients').set('Authorization', admin).send({ name: 'App', ...body });
+  const create = (body: Record<string, unknown>) =>
+    api()
+      .post('/api/admin/oauth-clients')
+      .set('Authorization', admin)
+      .send({ name: 'App', ...body });
 
   test('a public client: 201 without client_secret, token_endpoint_auth_method none, nothing stored as a secret', async () => {
-    const res = await create({ type: 'public', redirect_uris: ['http://127.0.0.1/callback', 'com.example.app:/oauth'], grant_types: ['authorization_code', 'refresh_token', DEVICE_GRANT] });
+    const res = await create({
+      type: 'public',
+      redirect_uris: ['http://127.0.0.1/callback', 'com.example.app:/oauth'],
+      grant_types: ['authorization_code', 'refresh_token', DEVICE_GRANT],
+    });
     expect(res.status).toBe(201);
     expect(res.body).not.toHaveProperty('client_secret');
     expect(res.body.client).toMatchObject({
@@ -77,7 +91,11 @@ describe('client types in the admin API', () => {
   });
 
   test.each([
-    ['a public client asking for client_credentials', { type: 'public', redirect_uris: ['https://a.test/cb'], grant_types: ['client_credentials'] }, 'grant_types'],
+    [
+      'a public client asking for client_credentials',
+      { type: 'public', redirect_uris: ['https://a.test/cb'], grant_types: ['client_credentials'] },
+      'grant_types',
+    ],
     ['a private-use scheme on a confidential client', { redirect_uris: ['com.example.app:/cb'] }, 'redirect_uris'],
     ['a private-use scheme without the reverse-domain dot', { type: 'public', redirect_uris: ['myapp:/cb'] }, 'redirect_uris'],
     ['the code grant without a redirect URI', { redirect_uris: [] }, 'redirect_uris'],
@@ -100,7 +118,10 @@ describe('client types in the admin API', () => {
     expect(res.status).toBe(201);
     expect(typeof res.body.client_secret).toBe('string');
     expect(res.body.client).toMatchObject({ type: 'confidential', token_endpoint_auth_method: 'client_secret_basic', redirect_uris: [] });
-    const put = await api().put(`/api/admin/oauth-clients/${res.body.client.client_id}`).set('Authorization', admin).send({ allowed_resources: [] });
+    const put = await api()
+      .put(`/api/admin/oauth-clients/${res.body.client.client_id}`)
+      .set('Authorization', admin)
+      .send({ allowed_resources: [] });
     expect(put.status).toBe(200);
     expect(put.body.client.allowed_resources).toEqual([]);
   });
@@ -113,13 +134,24 @@ describe('/api/admin/api-resources', () => {
       .set('Authorization', admin)
       .send({ identifier: 'https://crud.api.test/', name: 'CRUD API', scopes: ['crud:read', 'crud:read'] });
     expect(created.status).toBe(201);
-    expect(created.body.resource).toMatchObject({ identifier: 'https://crud.api.test/', scopes: ['crud:read'], access_token_ttl_s: 3600, open_registration: false });
+    expect(created.body.resource).toMatchObject({
+      identifier: 'https://crud.api.test/',
+      scopes: ['crud:read'],
+      access_token_ttl_s: 3600,
+      open_registration: false,
+    });
     const id = created.body.resource.id;
-    const again = await api().post('/api/admin/api-resources').set('Authorization', admin).send({ identifier: 'https://crud.api.test/', name: 'Twin' });
+    const again = await api()
+      .post('/api/admin/api-resources')
+      .set('Authorization', admin)
+      .send({ identifier: 'https://crud.api.test/', name: 'Twin' });
     expect(again.status).toBe(409);
     const list = await api().get('/api/admin/api-resources').set('Authorization', admin);
     expect(list.body.resources.map((r: { id: string }) => r.id)).toContain(id);
-    const put = await api().put(`/api/admin/api-resources/${id}`).set('Authorization', admin).send({ access_token_ttl_s: 600, scopes: ['crud:write'] });
+    const put = await api()
+      .put(`/api/admin/api-resources/${id}`)
+      .set('Authorization', admin)
+      .send({ access_token_ttl_s: 600, scopes: ['crud:write'] });
     expect(put.body.resource).toMatchObject({ access_token_ttl_s: 600, scopes: ['crud:write'] });
     expect((await api().get(`/api/admin/api-resources/${id}`).set('Authorization', admin)).body.resource.name).toBe('CRUD API');
     expect((await api().delete(`/api/admin/api-resources/${id}`).set('Authorization', admin)).status).toBe(200);
@@ -147,18 +179,36 @@ describe('public clients at the token, revocation and introspection endpoints', 
     const client = await makeAppClient(t, { type: 'public' });
     const { agent } = await signIn(t, await makeUser(t));
     const { code, verifier, redirectUri } = await obtainCode(agent, { ...client, clientSecret: '' });
-    const withSecret = await token({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirectUri, client_id: client.clientId, client_secret: 'x' });
+    const withSecret = await token({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: redirectUri,
+      client_id: client.clientId,
+      client_secret: 'x',
+    });
     expect(withSecret.status).toBe(401);
     expect(withSecret.body.error).toBe('invalid_client');
-    const res = await token({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirectUri, client_id: client.clientId });
+    const res = await token({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: redirectUri,
+      client_id: client.clientId,
+    });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ token_type: 'Bearer', scope: 'openid profile email' });
     expect(typeof res.body.id_token).toBe('string');
     const refreshed = await token({ grant_type: 'refresh_token', refresh_token: res.body.refresh_token, client_id: client.clientId });
     expect(refreshed.status).toBe(200);
-    const revoked = await api().post('/api/oauth/revoke').type('form').send({ token: refreshed.body.refresh_token, client_id: client.clientId });
+    const revoked = await api()
+      .post('/api/oauth/revoke')
+      .type('form')
+      .send({ token: refreshed.body.refresh_token, client_id: client.clientId });
     expect(revoked.status).toBe(200);
-    expect((await token({ grant_type: 'refresh_token', refresh_token: refreshed.body.refresh_token, client_id: client.clientId })).body.error).toBe('invalid_grant');
+    expect(
+      (await token({ grant_type: 'refresh_token', refresh_token: refreshed.body.refresh_token, client_id: client.clientId })).body.error,
+    ).toBe('invalid_grant');
     const intro = await api().post('/api/oauth/introspect').type('form').send({ token: res.body.access_token, client_id: client.clientId });
     expect(intro.status).toBe(401);
     expect(intro.body.error).toBe('invalid_client');
@@ -169,7 +219,13 @@ describe('public clients at the token, revocation and introspection endpoints', 
     const { agent } = await signIn(t, await makeUser(t));
     const { code, verifier, redirectUri } = await obtainCode(agent, client);
     const before = await sessionsCount();
-    const res = await token({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirectUri, client_id: client.clientId });
+    const res = await token({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: redirectUri,
+      client_id: client.clientId,
+    });
     expect(res.status).toBe(401);
     expect(res.body.error).toBe('invalid_client');
     expect(await sessionsCount()).toBe(before);
@@ -185,13 +241,20 @@ describe('public clients at the token, revocation and introspection endpoints', 
     const device = await api().post('/api/oauth/device_authorization').set('Authorization', auth).type('form').send({ scope: 'openid' });
     expect(device.body.error).toBe('unauthorized_client');
     const machine = await makeAppClient(t, { grantTypes: ['client_credentials'], redirectUris: [] });
-    const code = await token({ grant_type: 'authorization_code', code: 'x', code_verifier: 'y', redirect_uri: 'https://app.test/callback' }, basicAuth(machine.clientId, machine.clientSecret!));
+    const code = await token(
+      { grant_type: 'authorization_code', code: 'x', code_verifier: 'y', redirect_uri: 'https://app.test/callback' },
+      basicAuth(machine.clientId, machine.clientSecret!),
+    );
     expect(code.body.error).toBe('unauthorized_client');
     const spa = await makeAppClient(t, { type: 'public' });
     const publicCc = await token({ grant_type: 'client_credentials', client_id: spa.clientId });
     expect(publicCc.status).toBe(400);
     expect(publicCc.body).toEqual({ error: 'unauthorized_client', error_description: expect.any(String) });
-    const deviceOnly = await makeAppClient(t, { type: 'public', grantTypes: [DEVICE_GRANT, 'refresh_token'], redirectUris: ['https://app.test/callback'] });
+    const deviceOnly = await makeAppClient(t, {
+      type: 'public',
+      grantTypes: [DEVICE_GRANT, 'refresh_token'],
+      redirectUris: ['https://app.test/callback'],
+    });
     const authorize = await api().get(authorizePath(authorizeParams(deviceOnly).params));
     expect(locationParams(authorize.headers.location).get('error')).toBe('unauthorized_client');
   });
@@ -203,11 +266,19 @@ describe('RFC 8252 redirect URIs', () => {
     const { agent } = await signIn(t, await makeUser(t));
     const redirect = 'http://127.0.0.1:53121/callback';
     const { code, verifier } = await obtainCode(agent, { ...client, clientSecret: '' }, { redirect_uri: redirect });
-    const res = await token({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirect, client_id: client.clientId });
+    const res = await token({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: redirect,
+      client_id: client.clientId,
+    });
     expect(res.status).toBe(200);
     const other = await agent.get(authorizePath(authorizeParams(client, { redirect_uri: 'http://127.0.0.1:53121/other' }).params));
     expect(other.status).toBe(400);
-    const userinfo = await agent.get(authorizePath(authorizeParams(client, { redirect_uri: 'http://user@127.0.0.1:53121/callback' }).params));
+    const userinfo = await agent.get(
+      authorizePath(authorizeParams(client, { redirect_uri: 'http://user@127.0.0.1:53121/callback' }).params),
+    );
     expect(userinfo.status).toBe(400);
   });
 
@@ -215,7 +286,13 @@ describe('RFC 8252 redirect URIs', () => {
     const client = await makeAppClient(t, { type: 'public', redirectUris: ['com.example.app:/oauth/callback'] });
     const { agent } = await signIn(t, await makeUser(t));
     const { code, verifier } = await obtainCode(agent, { ...client, clientSecret: '' });
-    const res = await token({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: 'com.example.app:/oauth/callback', client_id: client.clientId });
+    const res = await token({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: 'com.example.app:/oauth/callback',
+      client_id: client.clientId,
+    });
     expect(res.status).toBe(200);
   });
 });
@@ -223,7 +300,12 @@ describe('RFC 8252 redirect URIs', () => {
 describe('client_credentials', () => {
   test('an RFC 9068 JWT for the resource: sub = client_id, no refresh token, verified against the JWKS; introspected until the client is deactivated', async () => {
     const resource = await makeApiResource(t, { ttlSeconds: 900 });
-    const client = await makeAppClient(t, { grantTypes: ['client_credentials'], redirectUris: [], scopes: ['read'], allowedResources: [resource.identifier] });
+    const client = await makeAppClient(t, {
+      grantTypes: ['client_credentials'],
+      redirectUris: [],
+      scopes: ['read'],
+      allowedResources: [resource.identifier],
+    });
     const auth = basicAuth(client.clientId, client.clientSecret!);
     const res = await token({ grant_type: 'client_credentials', scope: 'invoices:read read', resource: resource.identifier }, auth);
     expect(res.status).toBe(200);
@@ -231,11 +313,21 @@ describe('client_credentials', () => {
     expect(res.body).toEqual({ access_token: expect.any(String), token_type: 'Bearer', expires_in: 900, scope: 'read invoices:read' });
     const { payload, protectedHeader } = await verifyAtJwt(res.body.access_token, resource.identifier);
     expect(protectedHeader.typ).toBe('at+jwt');
-    expect(payload).toMatchObject({ sub: client.clientId, client_id: client.clientId, aud: resource.identifier, scope: 'read invoices:read' });
+    expect(payload).toMatchObject({
+      sub: client.clientId,
+      client_id: client.clientId,
+      aud: resource.identifier,
+      scope: 'read invoices:read',
+    });
     expect(payload.exp! - payload.iat!).toBe(900);
     expect(typeof payload.jti).toBe('string');
     expect(payload).not.toHaveProperty('sid');
-    expect(await introspect(res.body.access_token)).toMatchObject({ active: true, sub: client.clientId, aud: resource.identifier, token_type: 'Bearer' });
+    expect(await introspect(res.body.access_token)).toMatchObject({
+      active: true,
+      sub: client.clientId,
+      aud: resource.identifier,
+      token_type: 'Bearer',
+    });
 
     // The token is useless at our own API (its audience is the resource).
     expect((await api().get('/api/oauth/userinfo').set('Authorization', `Bearer ${res.body.access_token}`)).status).toBe(401);
@@ -257,7 +349,12 @@ describe('client_credentials', () => {
   ])('%s -> 400 %s', async (_name, form, error) => {
     const resource = await makeApiResource(t);
     const other = await makeApiResource(t);
-    const client = await makeAppClient(t, { grantTypes: ['client_credentials'], redirectUris: [], scopes: ['read'], allowedResources: [resource.identifier] });
+    const client = await makeAppClient(t, {
+      grantTypes: ['client_credentials'],
+      redirectUris: [],
+      scopes: ['read'],
+      allowedResources: [resource.identifier],
+    });
     const body: Record<string, string> = { grant_type: 'client_credentials', resource: resource.identifier, ...form };
     if (body.resource === 'OTHER') body.resource = other.identifier;
     const res = await token(body, basicAuth(client.clientId, client.clientSecret!));
@@ -268,21 +365,35 @@ describe('client_credentials', () => {
 
   test('a client changed elsewhere (secret rotated, API withdrawn, client deactivated) applies to the very next request', async () => {
     const resource = await makeApiResource(t);
-    const client = await makeAppClient(t, { grantTypes: ['client_credentials'], redirectUris: [], scopes: ['read'], allowedResources: [resource.identifier] });
+    const client = await makeAppClient(t, {
+      grantTypes: ['client_credentials'],
+      redirectUris: [],
+      scopes: ['read'],
+      allowedResources: [resource.identifier],
+    });
     const auth = basicAuth(client.clientId, client.clientSecret!);
     const form = { grant_type: 'client_credentials', resource: resource.identifier };
     expect((await token(form, auth)).status).toBe(200);
     expect((await token(form, auth)).status).toBe(200);
     // Another instance (or an operator's SQL) changes the client: the next request reads it afresh (issue 22).
-    await t.db('oauth_clients').where({ client_id: client.clientId }).update({ allowed_resources: JSON.stringify([]) });
+    await t
+      .db('oauth_clients')
+      .where({ client_id: client.clientId })
+      .update({ allowed_resources: JSON.stringify([]) });
     expect((await token(form, auth)).body.error).toBe('invalid_target');
-    await t.db('oauth_clients').where({ client_id: client.clientId }).update({ allowed_resources: JSON.stringify([resource.identifier]) });
+    await t
+      .db('oauth_clients')
+      .where({ client_id: client.clientId })
+      .update({ allowed_resources: JSON.stringify([resource.identifier]) });
     expect((await token(form, auth)).status).toBe(200);
     await t.db('api_resources').where({ id: resource.id }).delete();
     expect((await token(form, auth)).body.error).toBe('invalid_target');
     const defaulted = await token({ grant_type: 'client_credentials' }, auth);
     expect(jose.decodeJwt(defaulted.body.access_token).aud).toBe(t.config.oidcIssuer);
-    await t.db('oauth_clients').where({ client_id: client.clientId }).update({ secret_hash: 'f'.repeat(64) });
+    await t
+      .db('oauth_clients')
+      .where({ client_id: client.clientId })
+      .update({ secret_hash: 'f'.repeat(64) });
     const rotated = await token({ grant_type: 'client_credentials', scope: 'read' }, auth);
     expect(rotated.status).toBe(401);
     expect(rotated.body.error).toBe('invalid_client');
@@ -306,7 +417,11 @@ describe('resource indicators on user grants', () => {
     const client = await makeAppClient(t, { allowedResources: [resource.identifier] });
     const user = await makeUser(t);
     const { agent } = await signIn(t, user);
-    const { code, verifier, redirectUri } = await obtainCode(agent, { ...client, clientSecret: client.clientSecret! }, { scope: 'openid invoices:read', resource: resource.identifier });
+    const { code, verifier, redirectUri } = await obtainCode(
+      agent,
+      { ...client, clientSecret: client.clientSecret! },
+      { scope: 'openid invoices:read', resource: resource.identifier },
+    );
     const auth = basicAuth(client.clientId, client.clientSecret!);
     const res = await token({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirectUri }, auth);
     expect(res.status).toBe(200);
@@ -317,7 +432,10 @@ describe('resource indicators on user grants', () => {
     const idClaims = jose.decodeJwt(res.body.id_token);
     expect(typeof idClaims.at_hash).toBe('string');
 
-    const refreshed = await token({ grant_type: 'refresh_token', refresh_token: res.body.refresh_token, resource: resource.identifier }, auth);
+    const refreshed = await token(
+      { grant_type: 'refresh_token', refresh_token: res.body.refresh_token, resource: resource.identifier },
+      auth,
+    );
     expect(refreshed.status).toBe(200);
     expect((await verifyAtJwt(refreshed.body.access_token, resource.identifier)).payload.sid).toBe(payload.sid);
     const plain = await token({ grant_type: 'refresh_token', refresh_token: refreshed.body.refresh_token }, auth);
@@ -334,10 +452,15 @@ describe('resource indicators on user grants', () => {
     const { agent } = await signIn(t, await makeUser(t));
     const { code, verifier, redirectUri } = await obtainCode(agent, { ...client, clientSecret: client.clientSecret! }, { scope: 'openid' });
     const auth = basicAuth(client.clientId, client.clientSecret!);
-    const res = await token({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirectUri, resource: resource.identifier }, auth);
+    const res = await token(
+      { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirectUri, resource: resource.identifier },
+      auth,
+    );
     expect(res.status).toBe(200);
     expect(await introspect(res.body.access_token)).toMatchObject({ active: true });
-    expect((await api().post('/api/oauth/revoke').set('Authorization', auth).type('form').send({ token: res.body.access_token })).status).toBe(200);
+    expect(
+      (await api().post('/api/oauth/revoke').set('Authorization', auth).type('form').send({ token: res.body.access_token })).status,
+    ).toBe(200);
     expect(await introspect(res.body.access_token)).toEqual({ active: false });
     expect((await token({ grant_type: 'refresh_token', refresh_token: res.body.refresh_token }, auth)).body.error).toBe('invalid_grant');
   });
@@ -349,13 +472,25 @@ describe('resource indicators on user grants', () => {
     const { agent } = await signIn(t, await makeUser(t));
     const auth = basicAuth(client.clientId, client.clientSecret!);
     const first = await obtainCode(agent, { ...client, clientSecret: client.clientSecret! }, { scope: 'openid' });
-    const spec = await token({ grant_type: 'authorization_code', code: first.code, code_verifier: first.verifier, redirect_uri: first.redirectUri }, auth);
+    const spec = await token(
+      { grant_type: 'authorization_code', code: first.code, code_verifier: first.verifier, redirect_uri: first.redirectUri },
+      auth,
+    );
     expect(jose.decodeProtectedHeader(spec.body.access_token)).toEqual({ alg: 'HS256', typ: 'JWT' });
     expect(spec.body.expires_in).toBe(3600);
 
     const second = await obtainCode(agent, { ...client, clientSecret: client.clientSecret! }, { scope: 'openid', resource: a.identifier });
     const before = await sessionsCount();
-    const res = await token({ grant_type: 'authorization_code', code: second.code, code_verifier: second.verifier, redirect_uri: second.redirectUri, resource: b.identifier }, auth);
+    const res = await token(
+      {
+        grant_type: 'authorization_code',
+        code: second.code,
+        code_verifier: second.verifier,
+        redirect_uri: second.redirectUri,
+        resource: b.identifier,
+      },
+      auth,
+    );
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('invalid_target');
     expect(await sessionsCount()).toBe(before);
@@ -377,7 +512,10 @@ describe('device authorization grant', () => {
   const deviceClient = (extra: Parameters<typeof makeAppClient>[1] = {}) =>
     makeAppClient(t, { type: 'public', grantTypes: [DEVICE_GRANT, 'refresh_token'], redirectUris: [], name: 'Living-room TV', ...extra });
   const start = (clientId: string, form: Record<string, string> = { scope: 'openid profile' }) =>
-    api().post('/api/oauth/device_authorization').type('form').send({ client_id: clientId, ...form });
+    api()
+      .post('/api/oauth/device_authorization')
+      .type('form')
+      .send({ client_id: clientId, ...form });
   const poll = (clientId: string, deviceCode: string) => token({ grant_type: DEVICE_GRANT, device_code: deviceCode, client_id: clientId });
 
   test('pending, slow_down (interval grows by 5 s), approval on /device with the code typed in lower case without the dash, tokens exactly once', async () => {
@@ -408,11 +546,17 @@ describe('device authorization grant', () => {
     const signedInAt = Math.floor(t.clock.now().getTime() / 1000);
     t.clock.advance(120);
     const entry = await agent.get('/device');
-    const confirm = await agent.post('/device').type('form').send({ user_code: userCode.toLowerCase().replace('-', ''), csrf: csrfOf(entry.text) });
+    const confirm = await agent
+      .post('/device')
+      .type('form')
+      .send({ user_code: userCode.toLowerCase().replace('-', ''), csrf: csrfOf(entry.text) });
     expect(confirm.status).toBe(200);
     expect(confirm.text).toContain('Living-room TV');
     expect(confirm.text).toContain('See your name');
-    const done = await agent.post('/device/decide').type('form').send({ user_code: userCode, decision: 'approve', csrf: csrfOf(confirm.text) });
+    const done = await agent
+      .post('/device/decide')
+      .type('form')
+      .send({ user_code: userCode, decision: 'approve', csrf: csrfOf(confirm.text) });
     expect(done.status).toBe(200);
     expect(done.text).toContain('Device connected');
 
@@ -422,7 +566,12 @@ describe('device authorization grant', () => {
     t.clock.advance(16);
     const tokens = await poll(client.clientId, deviceCode);
     expect(tokens.status).toBe(200);
-    expect(tokens.body).toMatchObject({ token_type: 'Bearer', scope: 'openid profile', refresh_token: expect.any(String), id_token: expect.any(String) });
+    expect(tokens.body).toMatchObject({
+      token_type: 'Bearer',
+      scope: 'openid profile',
+      refresh_token: expect.any(String),
+      id_token: expect.any(String),
+    });
     const idClaims = jose.decodeJwt(tokens.body.id_token);
     expect(idClaims).toMatchObject({ sub: user.id, aud: client.clientId, amr: ['pwd'] });
     // auth_time is the sign-in's, two minutes before the approval.
@@ -463,12 +612,17 @@ describe('device authorization grant', () => {
     const resource = await makeApiResource(t);
     const client = await makeAppClient(t, { grantTypes: [DEVICE_GRANT], redirectUris: [], allowedResources: [resource.identifier] });
     const auth = basicAuth(client.clientId, client.clientSecret!);
-    const ok = await api().post('/api/oauth/device_authorization').set('Authorization', auth).type('form').send({ scope: 'openid invoices:read', resource: resource.identifier });
+    const ok = await api()
+      .post('/api/oauth/device_authorization')
+      .set('Authorization', auth)
+      .type('form')
+      .send({ scope: 'openid invoices:read', resource: resource.identifier });
     expect(ok.status).toBe(200);
     const noSecret = await start(client.clientId);
     expect(noSecret.status).toBe(401);
     expect(noSecret.body.error).toBe('invalid_client');
-    const send = (form: Record<string, string>) => api().post('/api/oauth/device_authorization').set('Authorization', auth).type('form').send(form);
+    const send = (form: Record<string, string>) =>
+      api().post('/api/oauth/device_authorization').set('Authorization', auth).type('form').send(form);
     expect((await send({})).body.error).toBe('invalid_request');
     expect((await send({ scope: 'admin' })).body.error).toBe('invalid_scope');
     expect((await send({ scope: 'openid', resource: 'https://nope.test/' })).body.error).toBe('invalid_target');
@@ -484,7 +638,10 @@ describe('device authorization grant', () => {
     const { agent } = await signIn(t, await makeUser(t));
     const csrf = csrfOf((await agent.get('/device')).text);
     for (let i = 0; i < 5; i++) {
-      const wrong = await agent.post('/device').type('form').send({ user_code: `BBBB-BBB${'CDFGH'[i]}`, csrf });
+      const wrong = await agent
+        .post('/device')
+        .type('form')
+        .send({ user_code: `BBBB-BBB${'CDFGH'[i]}`, csrf });
       expect(wrong.status).toBe(400);
       expect(wrong.text).toContain('That code is not valid');
     }

@@ -72,7 +72,9 @@ let audience: string;
 
 beforeAll(async () => {
   ({ t, baseUrl, stop } = await createListeningTestApp());
-  audience = (await makeApiResource(t, { identifier: 'https://invoices.example.test/', scopes: ['invoices:read', 'invoices:write'], ttlSeconds: 600 })).identifier;
+  audience = (
+    await makeApiResource(t, { identifier: 'https://invoices.example.test/', scopes: ['invoices:read', 'invoices:write'], ttlSeconds: 600 })
+  ).identifier;
   const app = await resourceServer.createApi({ issuer: baseUrl, audience, insecure: true });
   apiServer = await new Promise<Server>((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
@@ -90,7 +92,12 @@ const callApi = (accessToken: string) => fetch(`${apiUrl}/invoices`, { headers: 
 test('SPA (oauth4webapi, public client, PKCE, no secret): id_token validated, an RFC 9068 token the API accepts, refresh for the API', async () => {
   const user = await makeUser(t);
   const redirectUri = 'https://spa.example.test/callback';
-  const client = await makeAppClient(t, { type: 'public', redirectUris: [redirectUri], scopes: ['openid', 'profile', 'email'], allowedResources: [audience] });
+  const client = await makeAppClient(t, {
+    type: 'public',
+    redirectUris: [redirectUri],
+    scopes: ['openid', 'profile', 'email'],
+    allowedResources: [audience],
+  });
   const settings = { clientId: client.clientId, redirectUri, resource: audience, insecure: true };
   const as = await spa.discover(baseUrl, { insecure: true });
   const { url, keep } = await spa.startSignIn(as, { ...settings, scope: 'openid profile invoices:read' });
@@ -124,7 +131,12 @@ test('CLI (openid-client, public client): loopback redirect on a port the system
 });
 
 test('machine-to-machine with openid-client: client_credentials, an RFC 9068 token the API accepts; a spec token and a scope-less one are refused', async () => {
-  const client = await makeAppClient(t, { grantTypes: ['client_credentials'], redirectUris: [], scopes: ['read'], allowedResources: [audience] });
+  const client = await makeAppClient(t, {
+    grantTypes: ['client_credentials'],
+    redirectUris: [],
+    scopes: ['read'],
+    allowedResources: [audience],
+  });
   const tokens = await machine.serviceToken({
     issuer: baseUrl,
     clientId: client.clientId,
@@ -138,13 +150,24 @@ test('machine-to-machine with openid-client: client_credentials, an RFC 9068 tok
   expect(answer.status).toBe(200);
   expect(await answer.json()).toMatchObject({ caller: client.clientId, client_id: client.clientId, machine: true });
 
-  const narrow = await machine.serviceToken({ issuer: baseUrl, clientId: client.clientId, clientSecret: client.clientSecret, resource: audience, scope: 'read', insecure: true });
+  const narrow = await machine.serviceToken({
+    issuer: baseUrl,
+    clientId: client.clientId,
+    clientSecret: client.clientSecret,
+    resource: audience,
+    scope: 'read',
+    insecure: true,
+  });
   expect((await callApi(narrow.access_token)).status).toBe(403);
   // The spec's HS256 token, an id_token and another API's token are not this API's.
   const user = await makeUser(t);
   const rp = await makeClient(t, { redirectUris: ['https://rp.example.test/cb'] });
   const other = await makeApiResource(t);
-  const otherClient = await makeAppClient(t, { grantTypes: ['client_credentials'], redirectUris: [], allowedResources: [other.identifier] });
+  const otherClient = await makeAppClient(t, {
+    grantTypes: ['client_credentials'],
+    redirectUris: [],
+    allowedResources: [other.identifier],
+  });
   const otherToken = await machine.serviceToken({
     issuer: baseUrl,
     clientId: otherClient.clientId,
@@ -172,9 +195,21 @@ test('machine-to-machine with openid-client: client_credentials, an RFC 9068 tok
 });
 
 test('machine-to-machine with Python Authlib: client_credentials with client_secret_basic and a resource', async () => {
-  const client = await makeAppClient(t, { grantTypes: ['client_credentials'], redirectUris: [], scopes: ['read'], allowedResources: [audience] });
+  const client = await makeAppClient(t, {
+    grantTypes: ['client_credentials'],
+    redirectUris: [],
+    scopes: ['read'],
+    allowedResources: [audience],
+  });
   const { stdout } = await run(DEBIAN_PYTHON, [path.join(__dirname, '../interop/authlib_m2m.py')], {
-    env: { PATH: process.env.PATH, BASE_URL: baseUrl, CLIENT_ID: client.clientId, CLIENT_SECRET: client.clientSecret!, SCOPE: 'invoices:read', RESOURCE: audience },
+    env: {
+      PATH: process.env.PATH,
+      BASE_URL: baseUrl,
+      CLIENT_ID: client.clientId,
+      CLIENT_SECRET: client.clientSecret!,
+      SCOPE: 'invoices:read',
+      RESOURCE: audience,
+    },
     timeout: 60_000,
   });
   const token = JSON.parse(stdout);

@@ -98,7 +98,10 @@ test('sign-ins, password change, sessions, logout: recorded with actor, subject,
 test('admin actions: roles, users and clients, each with the admin as actor', async () => {
   const target = await makeUser(t);
   const auth = { Authorization: admin.bearer };
-  const role = await request(t.app).post('/api/rbac/roles').set(auth).send({ name: `auditors-${Date.now()}`, permissions: ['users:read'] });
+  const role = await request(t.app)
+    .post('/api/rbac/roles')
+    .set(auth)
+    .send({ name: `auditors-${Date.now()}`, permissions: ['users:read'] });
   expect(role.status).toBe(201);
   const roleId = role.body.role.id as string;
   expect((await request(t.app).put(`/api/rbac/roles/${roleId}`).set(auth).send({ description: 'Read users' })).status).toBe(200);
@@ -164,7 +167,9 @@ test('OAuth: a connected app dropped by its user is recorded; token issuance is 
 test('filters by type and time range, and walks every page with the cursor exactly once', async () => {
   const user = await makeUser(t);
   for (let i = 0; i < 5; i++) {
-    await request(t.app).post('/api/auth/login').send({ email: user.email, password: `wrong-${i}-password` });
+    await request(t.app)
+      .post('/api/auth/login')
+      .send({ email: user.email, password: `wrong-${i}-password` });
   }
   const all = await audit({ subject: user.id, type: 'auth.login.failed' });
   expect(all.events).toHaveLength(5);

@@ -26,7 +26,9 @@ function cookieHeader(res: request.Response, name: string): string | undefined {
 describe('POST /api/auth/register', () => {
   test('creates the user, returns tokens and sets both SSO cookies', async () => {
     const body = validRegistration();
-    const res = await request(t.app).post('/api/auth/register').send({ ...body, email: body.email.toUpperCase() });
+    const res = await request(t.app)
+      .post('/api/auth/register')
+      .send({ ...body, email: body.email.toUpperCase() });
     expect(res.status).toBe(201);
     expect(res.body.user).toEqual({
       id: expect.any(String),
@@ -93,7 +95,9 @@ describe('POST /api/auth/register', () => {
     ['missing password', { password: undefined }, 'password'],
     ['non-string password', { password: 1234567 }, 'password'],
   ])('%s -> 400 validation_error naming the field', async (_label, patch, field) => {
-    const res = await request(t.app).post('/api/auth/register').send({ ...validRegistration(), ...patch });
+    const res = await request(t.app)
+      .post('/api/auth/register')
+      .send({ ...validRegistration(), ...patch });
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('validation_error');
     expect(res.body.details).toEqual(expect.arrayContaining([expect.objectContaining({ path: field })]));
@@ -144,7 +148,10 @@ describe('POST /api/auth/login', () => {
   test('an unknown email still spends one password comparison (no timing oracle)', async () => {
     const spy = jest.spyOn(t.ctx.passwords, 'verify');
     try {
-      await request(t.app).post('/api/auth/login').send({ email: uniqueEmail('ghost'), password: 'whatever1' }).expect(401);
+      await request(t.app)
+        .post('/api/auth/login')
+        .send({ email: uniqueEmail('ghost'), password: 'whatever1' })
+        .expect(401);
       expect(spy).toHaveBeenCalledTimes(1);
       expect(spy.mock.calls[0]![1]).toBeUndefined();
     } finally {
@@ -264,11 +271,14 @@ describe('tokens', () => {
     });
 
     test.each([
-      ['alg none', () => {
-        const header = Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url');
-        const body = Buffer.from(JSON.stringify(base)).toString('base64url');
-        return `${header}.${body}.`;
-      }],
+      [
+        'alg none',
+        () => {
+          const header = Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url');
+          const body = Buffer.from(JSON.stringify(base)).toString('base64url');
+          return `${header}.${body}.`;
+        },
+      ],
       ['wrong secret', () => sign(base, 'some-other-secret-that-is-long-enough-000000')],
       ['HS512 with the right secret', () => sign(base, TEST_ENV.JWT_ACCESS_SECRET!, { algorithm: 'HS512' })],
       ['wrong iss', () => sign({ ...base, iss: 'evil' }, TEST_ENV.JWT_ACCESS_SECRET!)],

@@ -49,7 +49,10 @@ describe(`${N} concurrent uses of one single-use or rotating thing`, () => {
     const results = await Promise.all(Array.from({ length: N }, () => api().post('/api/auth/refresh-token').send({ refreshToken })));
     expect(tally(results.map((r) => r.status))).toEqual({ 200: N });
     expect(new Set(results.map((r) => (jwt.decode(r.body.refreshToken) as { tokenId: string }).tokenId)).size).toBe(1);
-    await api().get('/api/auth/me').set('Authorization', `Bearer ${results[N - 1]!.body.accessToken}`).expect(200);
+    await api()
+      .get('/api/auth/me')
+      .set('Authorization', `Bearer ${results[N - 1]!.body.accessToken}`)
+      .expect(200);
   });
 
   test('OAuth refresh token under REFRESH_REUSE_GRACE_S=0: exactly one rotation wins, the rest revoke the session', async () => {
@@ -90,17 +93,24 @@ describe(`${N} concurrent uses of one single-use or rotating thing`, () => {
     expect(tally(results.map((r) => r.status))).toEqual({ 200: 1, 400: N - 1 });
   });
 
-  test('set-password link: exactly one password is set, and it is the winner\'s', async () => {
+  test("set-password link: exactly one password is set, and it is the winner's", async () => {
     const user = await makeUser(t);
     await api().post('/api/auth/forgot-password').send({ email: user.email }).expect(202);
     const mail = [...t.mails].reverse().find((m) => m.to === user.email)!;
     const token = /set-password\?token=([A-Za-z0-9_-]+)/.exec(mail.text)![1]!;
     const results = await Promise.all(
-      Array.from({ length: N }, (_, i) => api().post('/api/auth/set-password').send({ token, password: `racing-pass-${i}` })),
+      Array.from({ length: N }, (_, i) =>
+        api()
+          .post('/api/auth/set-password')
+          .send({ token, password: `racing-pass-${i}` }),
+      ),
     );
     expect(tally(results.map((r) => r.status))).toEqual({ 200: 1, 400: N - 1 });
     const winner = results.findIndex((r) => r.status === 200);
-    await api().post('/api/auth/login').send({ email: user.email, password: `racing-pass-${winner}` }).expect(200);
+    await api()
+      .post('/api/auth/login')
+      .send({ email: user.email, password: `racing-pass-${winner}` })
+      .expect(200);
   });
 
   test('verification link confirmed by the signed-in owner: exactly one confirmation', async () => {

@@ -19,7 +19,12 @@ beforeAll(async () => {
   await request(t.app).get('/health');
   await request(t.app).post('/api/auth/login').send({ email: 'nobody@example.test', password: 'wrong-password' });
   const text = (await request(t.app).get('/metrics').set('Authorization', `Bearer ${METRICS_TOKEN}`)).text;
-  exposed = new Set(text.split('\n').filter((l) => l && !l.startsWith('#')).map((l) => /^[a-zA-Z_:][a-zA-Z0-9_:]*/.exec(l)![0]));
+  exposed = new Set(
+    text
+      .split('\n')
+      .filter((l) => l && !l.startsWith('#'))
+      .map((l) => /^[a-zA-Z_:][a-zA-Z0-9_:]*/.exec(l)![0]),
+  );
 });
 afterAll(async () => {
   await t.close();

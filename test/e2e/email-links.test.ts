@@ -49,7 +49,10 @@ describe('verification link from registration (real SMTP)', () => {
       expect(check.status).toBe(200);
       expect(check.body).toEqual({ valid: true, email, purpose: 'verify_email' });
     }
-    const stored = await t.db('email_tokens').where({ token_hash: sha256Hex(link.token) }).first();
+    const stored = await t
+      .db('email_tokens')
+      .where({ token_hash: sha256Hex(link.token) })
+      .first();
     expect(stored).toMatchObject({ purpose: 'verify_email', used_at: null });
     expect(await t.db('email_tokens').where({ token_hash: link.token }).first()).toBeUndefined();
 
@@ -65,7 +68,14 @@ describe('verification link from registration (real SMTP)', () => {
 
     const user = await t.db('users').where({ email }).first();
     expect(user.email_verified).toBe(true);
-    expect((await t.db('email_tokens').where({ token_hash: sha256Hex(link.token) }).first()).used_at).not.toBeNull();
+    expect(
+      (
+        await t
+          .db('email_tokens')
+          .where({ token_hash: sha256Hex(link.token) })
+          .first()
+      ).used_at,
+    ).not.toBeNull();
 
     const oldLogin = await request(t.app).post('/api/auth/login').send({ email, password: 'first-secret-1' });
     expect(oldLogin.status).toBe(401);
@@ -160,7 +170,9 @@ describe('verification link from registration (real SMTP)', () => {
       expect(res.status).toBe(400);
       expect(res.body.error).toBe('validation_error');
     }
-    const res = await request(t.app).post('/api/auth/set-password').send({ token: 'B'.repeat(43), password: 'long-enough' });
+    const res = await request(t.app)
+      .post('/api/auth/set-password')
+      .send({ token: 'B'.repeat(43), password: 'long-enough' });
     expect(res.status).toBe(400);
   });
 
@@ -170,7 +182,13 @@ describe('verification link from registration (real SMTP)', () => {
     const res = await request(t.app).post('/api/auth/set-password').send({ token, password: '12345' });
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('validation_error');
-    expect((await request(t.app).post('/api/auth/set-password').send({ token, password: 'x'.repeat(73) })).status).toBe(400);
+    expect(
+      (
+        await request(t.app)
+          .post('/api/auth/set-password')
+          .send({ token, password: 'x'.repeat(73) })
+      ).status,
+    ).toBe(400);
     expect((await request(t.app).post('/api/auth/verify-email').send({ token })).status).toBe(200);
   });
 
@@ -186,7 +204,11 @@ describe('verification link from registration (real SMTP)', () => {
     const user = await makeUser(t);
     const token = await forgotPasswordLink(user.email);
     const results = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => request(t.app).post('/api/auth/set-password').send({ token, password: `parallel-${i}-secret` })),
+      Array.from({ length: 8 }, (_, i) =>
+        request(t.app)
+          .post('/api/auth/set-password')
+          .send({ token, password: `parallel-${i}-secret` }),
+      ),
     );
     expect(results.filter((r) => r.status === 200)).toHaveLength(1);
     expect(results.filter((r) => r.status === 400)).toHaveLength(7);

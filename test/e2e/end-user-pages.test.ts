@@ -15,7 +15,15 @@ afterAll(async () => {
 });
 
 function registerForm(csrf: string, email: string, extra: Record<string, string> = {}) {
-  return { csrf, first_name: 'Ada', last_name: 'Lovelace', email, password: 'correct-horse-1', password_confirm: 'correct-horse-1', ...extra };
+  return {
+    csrf,
+    first_name: 'Ada',
+    last_name: 'Lovelace',
+    email,
+    password: 'correct-horse-1',
+    password_confirm: 'correct-horse-1',
+    ...extra,
+  };
 }
 
 describe('/register (REGISTRATION=open, the default)', () => {
@@ -43,7 +51,10 @@ describe('/register (REGISTRATION=open, the default)', () => {
   test('bad fields: 400, each message next to its field, values kept; a taken address: 409 with a way on', async () => {
     const agent = request.agent(t.app);
     const csrf = await csrfFrom(agent, '/register');
-    const bad = await agent.post('/register').type('form').send(registerForm(csrf, 'not-an-email', { first_name: ' ', password_confirm: 'other' }));
+    const bad = await agent
+      .post('/register')
+      .type('form')
+      .send(registerForm(csrf, 'not-an-email', { first_name: ' ', password_confirm: 'other' }));
     expect(bad.status).toBe(400);
     expect(bad.text).toContain('id="email-error"');
     expect(bad.text).toContain('id="first_name-error"');
@@ -69,7 +80,10 @@ describe('/register (REGISTRATION=open, the default)', () => {
     const page = await agent.get(`/register?${new URLSearchParams({ return_to: returnTo })}`);
     expect(page.text).toContain('to continue to Payroll');
     const csrf = await csrfFrom(agent, `/register?${new URLSearchParams({ return_to: returnTo })}`);
-    const res = await agent.post('/register').type('form').send(registerForm(csrf, uniqueEmail('oauth'), { return_to: returnTo }));
+    const res = await agent
+      .post('/register')
+      .type('form')
+      .send(registerForm(csrf, uniqueEmail('oauth'), { return_to: returnTo }));
     const done = await agent.get(res.headers.location);
     expect(done.text).toContain('Continue to Payroll');
     expect(done.text).toContain(`href="${returnTo.replace(/&/g, '&amp;')}"`);
@@ -87,7 +101,9 @@ describe('REGISTRATION=closed', () => {
 
   test('the API answers 403 registration_closed and creates nothing', async () => {
     const email = uniqueEmail('closed');
-    const res = await request(closed.app).post('/api/auth/register').send({ first_name: 'A', last_name: 'B', email, password: 'correct-horse-1' });
+    const res = await request(closed.app)
+      .post('/api/auth/register')
+      .send({ first_name: 'A', last_name: 'B', email, password: 'correct-horse-1' });
     expect(res.status).toBe(403);
     expect(res.body.error).toBe('registration_closed');
     expect(await closed.db('users').where({ email }).first()).toBeUndefined();
@@ -99,14 +115,20 @@ describe('REGISTRATION=closed', () => {
     expect(page.headers['content-type']).toMatch(/text\/html/);
     const agent = request.agent(closed.app);
     const csrf = await csrfFrom(agent, '/login');
-    const post = await agent.post('/register').type('form').send(registerForm(csrf, uniqueEmail('closed-page')));
+    const post = await agent
+      .post('/register')
+      .type('form')
+      .send(registerForm(csrf, uniqueEmail('closed-page')));
     expect(post.status).toBe(404);
     const login = await request(closed.app).get('/login');
     expect(login.text).not.toContain('/register');
     const admin = await makeUser(closed, { roles: ['super_admin'] });
     const { accessToken } = await signIn(closed, admin);
     const invited = uniqueEmail('invited');
-    const res = await request(closed.app).post('/api/users').set('Authorization', `Bearer ${accessToken}`).send({ email: invited, first_name: 'I', last_name: 'N' });
+    const res = await request(closed.app)
+      .post('/api/users')
+      .set('Authorization', `Bearer ${accessToken}`)
+      .send({ email: invited, first_name: 'I', last_name: 'N' });
     expect(res.status).toBe(201);
     expect(closed.mails.some((m) => m.to === invited && /set-password/.test(m.text))).toBe(true);
   });
@@ -133,7 +155,10 @@ describe('sign-in context', () => {
     const setupCsrf = await csrfFrom(owner, '/account');
     await owner.post('/account/totp/setup').type('form').send({ csrf: setupCsrf });
     const secret = /id="totp-secret">([A-Z2-7]+)</.exec((await owner.get('/account')).text)![1]!;
-    await owner.post('/account/totp/confirm').type('form').send({ csrf: setupCsrf, code: totpCode(t, secret) });
+    await owner
+      .post('/account/totp/confirm')
+      .type('form')
+      .send({ csrf: setupCsrf, code: totpCode(t, secret) });
     nextStep(t);
     const returnTo = loginUrl.searchParams.get('return_to')!;
     const csrf = await csrfFrom(agent, `${loginUrl.pathname}${loginUrl.search}`);
@@ -143,7 +168,9 @@ describe('sign-in context', () => {
   });
 
   test('no name for a return_to that is not allowed, or an unknown client', async () => {
-    const res = await request(t.app).get(`/login?${new URLSearchParams({ return_to: 'https://evil.test/api/oauth/authorize?client_id=x' })}`);
+    const res = await request(t.app).get(
+      `/login?${new URLSearchParams({ return_to: 'https://evil.test/api/oauth/authorize?client_id=x' })}`,
+    );
     expect(res.text).not.toContain('to continue to');
   });
 });
@@ -155,7 +182,10 @@ describe('recovery codes', () => {
     const csrf = await csrfFrom(agent, '/account');
     await agent.post('/account/totp/setup').type('form').send({ csrf });
     const secret = /id="totp-secret">([A-Z2-7]+)</.exec((await agent.get('/account')).text)![1]!;
-    const res = await agent.post('/account/totp/confirm').type('form').send({ csrf, code: totpCode(t, secret) });
+    const res = await agent
+      .post('/account/totp/confirm')
+      .type('form')
+      .send({ csrf, code: totpCode(t, secret) });
     nextStep(t);
     expect(res.status).toBe(200);
     const main = res.text.slice(res.text.indexOf('<main'));
@@ -260,14 +290,20 @@ describe('languages', () => {
 
   test('ui_locales of the authorize request wins over Accept-Language through the whole sign-in', async () => {
     const client = await makeClient(t, { name: 'Wiki' });
-    const authorize = await request(t.app).get(authorizePath(authorizeParams(client, { ui_locales: 'fr de' }).params)).set('Accept-Language', 'en');
+    const authorize = await request(t.app)
+      .get(authorizePath(authorizeParams(client, { ui_locales: 'fr de' }).params))
+      .set('Accept-Language', 'en');
     const loginUrl = new URL(authorize.headers.location);
     const agent = request.agent(t.app);
     const page = await agent.get(`${loginUrl.pathname}${loginUrl.search}`).set('Accept-Language', 'en');
     expect(page.text).toContain('<html lang="de">');
     expect(page.text).toContain('um mit Wiki fortzufahren');
     const csrf = await csrfFrom(agent, `${loginUrl.pathname}${loginUrl.search}`);
-    const wrong = await agent.post('/login').set('Accept-Language', 'en').type('form').send({ csrf, email: 'x@example.test', password: 'nope-nope', return_to: loginUrl.searchParams.get('return_to')! });
+    const wrong = await agent
+      .post('/login')
+      .set('Accept-Language', 'en')
+      .type('form')
+      .send({ csrf, email: 'x@example.test', password: 'nope-nope', return_to: loginUrl.searchParams.get('return_to')! });
     expect(wrong.text).toContain('E-Mail-Adresse oder Passwort ist falsch.');
     const direct = await request(t.app).get('/forgot-password?ui_locales=de').set('Accept-Language', 'en');
     expect(direct.text).toContain('<html lang="de">');
@@ -275,7 +311,10 @@ describe('languages', () => {
 
   test('mails follow the language of the request that causes them', async () => {
     const email = uniqueEmail('de');
-    await request(t.app).post('/api/auth/register').set('Accept-Language', 'de').send({ first_name: 'A', last_name: 'B', email, password: 'correct-horse-1' });
+    await request(t.app)
+      .post('/api/auth/register')
+      .set('Accept-Language', 'de')
+      .send({ first_name: 'A', last_name: 'B', email, password: 'correct-horse-1' });
     const mail = t.mails.find((m) => m.to === email)!;
     expect(mail.subject).toBe('Bestätigen Sie Ihre E-Mail-Adresse für Acme Login');
     expect(mail.text).toContain('Diese Nachricht ist für');
@@ -290,7 +329,7 @@ describe('branding', () => {
       const res = await request(branded.app).get('/login');
       expect(res.text).toContain('<title>Sign in · Acme</title>');
       expect(res.text).toContain('src="https://cdn.acme.test/logo.svg"');
-      expect(res.headers['content-security-policy']).toContain('img-src \'self\' data: https://cdn.acme.test');
+      expect(res.headers['content-security-policy']).toContain("img-src 'self' data: https://cdn.acme.test");
     } finally {
       await branded.close();
     }

@@ -343,7 +343,10 @@ describe('linking from /account (POST /account/identities/link, CSRF-protected)'
   async function linkForm(browser: ReturnType<typeof request.agent>, fields: Record<string, string> = {}) {
     const page = await browser.get('/account');
     const csrf = /name="csrf" value="([^"]+)"/.exec(page.text)![1]!;
-    return browser.post('/account/identities/link').type('form').send({ csrf, slug: 'corp', ...fields });
+    return browser
+      .post('/account/identities/link')
+      .type('form')
+      .send({ csrf, slug: 'corp', ...fields });
   }
 
   test('a recent sign-in links the identity to the signed-in account, whatever its email', async () => {

@@ -32,43 +32,51 @@ describe('GET /health', () => {
     expect(res.body).toEqual({ status: 'OK' });
   });
 
-  test('503 when the database is unreachable', async () => {
-    const config = loadConfig({ ...TEST_ENV, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/nowhere' });
-    const ctx = createServiceContext(config, { mailer: createCapturingMailer([]) });
-    try {
-      const app = createApp({ ctx });
-      const res = await request(app).get('/health');
-      expect(res.status).toBe(503);
-      expect(res.body.status).not.toBe('OK');
-      // and an API call that needs the database is a 503 in the contract shape, not a 500
-      const login = await request(app).post('/api/auth/login').send({ email: 'a@b.test', password: 'whatever' });
-      expect(login.status).toBe(503);
-      expect(login.body.error).toBe('service_unavailable');
-    } finally {
-      await closeServiceContext(ctx);
-    }
-  }, DB_DOWN_TEST_TIMEOUT_MS);
+  test(
+    '503 when the database is unreachable',
+    async () => {
+      const config = loadConfig({ ...TEST_ENV, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/nowhere' });
+      const ctx = createServiceContext(config, { mailer: createCapturingMailer([]) });
+      try {
+        const app = createApp({ ctx });
+        const res = await request(app).get('/health');
+        expect(res.status).toBe(503);
+        expect(res.body.status).not.toBe('OK');
+        // and an API call that needs the database is a 503 in the contract shape, not a 500
+        const login = await request(app).post('/api/auth/login').send({ email: 'a@b.test', password: 'whatever' });
+        expect(login.status).toBe(503);
+        expect(login.body.error).toBe('service_unavailable');
+      } finally {
+        await closeServiceContext(ctx);
+      }
+    },
+    DB_DOWN_TEST_TIMEOUT_MS,
+  );
 });
 
-test('GET /health answers 503 when the database hangs (accepts the connection, never answers)', async () => {
-  const sockets = new Set<net.Socket>();
-  const silent = net.createServer((socket) => {
-    sockets.add(socket);
-  });
-  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-  const { port } = silent.address() as net.AddressInfo;
-  const config = loadConfig({ ...TEST_ENV, DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/hang` });
-  const ctx = createServiceContext(config, { mailer: createCapturingMailer([]), logger: pino({ level: 'silent' }) });
-  try {
-    const res = await request(createApp({ ctx })).get('/health');
-    expect(res.status).toBe(503);
-    expect(res.body.status).not.toBe('OK');
-  } finally {
-    for (const socket of sockets) socket.destroy();
-    silent.close();
-    await closeServiceContext(ctx);
-  }
-}, DB_DOWN_TEST_TIMEOUT_MS);
+test(
+  'GET /health answers 503 when the database hangs (accepts the connection, never answers)',
+  async () => {
+    const sockets = new Set<net.Socket>();
+    const silent = net.createServer((socket) => {
+      sockets.add(socket);
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as net.AddressInfo;
+    const config = loadConfig({ ...TEST_ENV, DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/hang` });
+    const ctx = createServiceContext(config, { mailer: createCapturingMailer([]), logger: pino({ level: 'silent' }) });
+    try {
+      const res = await request(createApp({ ctx })).get('/health');
+      expect(res.status).toBe(503);
+      expect(res.body.status).not.toBe('OK');
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+      await closeServiceContext(ctx);
+    }
+  },
+  DB_DOWN_TEST_TIMEOUT_MS,
+);
 
 describe('database failure during refresh', () => {
   test('answers 503, burns nothing and does not sign the user out', async () => {
@@ -272,7 +280,9 @@ describe('per-address login throttle', () => {
   test('10 failures lock the address for 1 minute, even for the right password; success resets', async () => {
     const user = await makeUser(t);
     for (let i = 0; i < 10; i++) {
-      const res = await request(t.app).post('/api/auth/login').send({ email: user.email, password: `wrong-${i}` });
+      const res = await request(t.app)
+        .post('/api/auth/login')
+        .send({ email: user.email, password: `wrong-${i}` });
       expect(res.status).toBe(401);
     }
     await expectLockedFor(user.email, user.password, 60);
@@ -305,7 +315,11 @@ describe('per-address login throttle', () => {
   test('parallel guesses cannot slip past the limit', async () => {
     const user = await makeUser(t);
     const results = await Promise.all(
-      Array.from({ length: 30 }, (_, i) => request(t.app).post('/api/auth/login').send({ email: user.email, password: `g${i}` })),
+      Array.from({ length: 30 }, (_, i) =>
+        request(t.app)
+          .post('/api/auth/login')
+          .send({ email: user.email, password: `g${i}` }),
+      ),
     );
     const statuses = results.map((r) => r.status);
     expect(statuses.filter((s) => s === 401)).toHaveLength(10);
@@ -327,12 +341,12 @@ describe('logs', () => {
     try {
       const password = 'very-secret-password-42';
       const email = uniqueEmail('logged');
-      const reg = await request(logged.app)
-        .post('/api/auth/register')
-        .send({ first_name: 'L', last_name: 'G', email, password });
+      const reg = await request(logged.app).post('/api/auth/register').send({ first_name: 'L', last_name: 'G', email, password });
       const login = await request(logged.app).post('/api/auth/login').send({ email, password });
       const cookies = login.headers['set-cookie'] as unknown as string[];
-      await request(logged.app).get('/api/auth/me').set('Cookie', cookies.map((c) => c.split(';')[0]).join('; '));
+      await request(logged.app)
+        .get('/api/auth/me')
+        .set('Cookie', cookies.map((c) => c.split(';')[0]).join('; '));
       await request(logged.app).post('/api/auth/refresh-token').send({ refreshToken: login.body.refreshToken });
       await request(logged.app).get('/api/auth/me').set('Authorization', `Bearer ${reg.body.accessToken}`);
       await request(logged.app).post('/api/auth/login').send({ email, password: 'wrong-password-123' });
@@ -356,35 +370,39 @@ describe('logs', () => {
 });
 
 describe('createDb', () => {
-  test('an unreachable database fails instead of hanging: the driver and the pool get timeouts of at most 2 s', async () => {
-    const db = createDb({ databaseUrl: 'postgres://postgres@127.0.0.1:1/x' }, { logger: pino({ level: 'silent' }) });
-    // Records the settings every pg.Client this Knex instance opens is given: what the driver really gets, whatever
-    // shape createDb's configuration has. Only this instance's driver is wrapped, not the shared `pg` module.
-    const pg = db.client.driver as typeof import('pg');
-    const clientSettings: import('pg').ClientConfig[] = [];
-    class RecordingClient extends pg.Client {
-      constructor(config: import('pg').ClientConfig) {
-        super(config);
-        clientSettings.push(config);
+  test(
+    'an unreachable database fails instead of hanging: the driver and the pool get timeouts of at most 2 s',
+    async () => {
+      const db = createDb({ databaseUrl: 'postgres://postgres@127.0.0.1:1/x' }, { logger: pino({ level: 'silent' }) });
+      // Records the settings every pg.Client this Knex instance opens is given: what the driver really gets, whatever
+      // shape createDb's configuration has. Only this instance's driver is wrapped, not the shared `pg` module.
+      const pg = db.client.driver as typeof import('pg');
+      const clientSettings: import('pg').ClientConfig[] = [];
+      class RecordingClient extends pg.Client {
+        constructor(config: import('pg').ClientConfig) {
+          super(config);
+          clientSettings.push(config);
+        }
       }
-    }
-    db.client.driver = Object.create(pg, { Client: { value: RecordingClient } });
-    try {
-      await expect(db.raw('select 1')).rejects.toBeDefined();
-      // A server that accepts the connection and never answers is given up on after pg's connection timeout, and a
-      // query waiting for a pooled connection after the pool's acquire timeout (0 would mean: wait forever).
-      expect(clientSettings.length).toBeGreaterThan(0);
-      for (const settings of clientSettings) {
-        expect(settings.connectionTimeoutMillis).toBeGreaterThan(0);
-        expect(settings.connectionTimeoutMillis).toBeLessThanOrEqual(2000);
+      db.client.driver = Object.create(pg, { Client: { value: RecordingClient } });
+      try {
+        await expect(db.raw('select 1')).rejects.toBeDefined();
+        // A server that accepts the connection and never answers is given up on after pg's connection timeout, and a
+        // query waiting for a pooled connection after the pool's acquire timeout (0 would mean: wait forever).
+        expect(clientSettings.length).toBeGreaterThan(0);
+        for (const settings of clientSettings) {
+          expect(settings.connectionTimeoutMillis).toBeGreaterThan(0);
+          expect(settings.connectionTimeoutMillis).toBeLessThanOrEqual(2000);
+        }
+        const pool = db.client.pool as { acquireTimeoutMillis: number };
+        expect(pool.acquireTimeoutMillis).toBeGreaterThan(0);
+        expect(pool.acquireTimeoutMillis).toBeLessThanOrEqual(2000);
+      } finally {
+        await db.destroy();
       }
-      const pool = db.client.pool as { acquireTimeoutMillis: number };
-      expect(pool.acquireTimeoutMillis).toBeGreaterThan(0);
-      expect(pool.acquireTimeoutMillis).toBeLessThanOrEqual(2000);
-    } finally {
-      await db.destroy();
-    }
-  }, DB_DOWN_TEST_TIMEOUT_MS);
+    },
+    DB_DOWN_TEST_TIMEOUT_MS,
+  );
 });
 
 describe('GET /metrics', () => {

@@ -117,7 +117,10 @@ describe('POST /login', () => {
     const agent = request.agent(t.app);
     await csrfFrom(agent, '/login');
     const missing = await agent.post('/login').type('form').send({ email: user.email, password: user.password });
-    const wrong = await agent.post('/login').type('form').send({ email: user.email, password: user.password, csrf: 'A'.repeat(43) });
+    const wrong = await agent
+      .post('/login')
+      .type('form')
+      .send({ email: user.email, password: user.password, csrf: 'A'.repeat(43) });
     const noCookie = await request(t.app)
       .post('/login')
       .type('form')
@@ -225,7 +228,10 @@ describe('signing out from the browser', () => {
   test('without the CSRF pair the session survives', async () => {
     const user = await makeUser(t);
     const { agent, accessToken } = await signIn(t, user);
-    const res = await agent.post('/logout').type('form').send({ csrf: 'x'.repeat(43) });
+    const res = await agent
+      .post('/logout')
+      .type('form')
+      .send({ csrf: 'x'.repeat(43) });
     expect(res.status).toBe(403);
     await request(t.app).get('/api/auth/me').set('Authorization', `Bearer ${accessToken}`).expect(200);
   });

@@ -84,7 +84,10 @@ describe('hosted /login with a second factor', () => {
     expect(wrong.text).toContain('That code is not valid');
     expect(wrong.text).toContain('role="alert"');
     expect(hiddenField(wrong.text, 'mfa_token')).toBe(mfaToken);
-    const ok = await agent.post('/login/mfa').type('form').send({ csrf, mfa_token: mfaToken, code: totpCode(t, secret) });
+    const ok = await agent
+      .post('/login/mfa')
+      .type('form')
+      .send({ csrf, mfa_token: mfaToken, code: totpCode(t, secret) });
     expect(ok.status).toBe(303);
     expect(ok.headers.location).toBe('/login');
   });
@@ -102,13 +105,23 @@ describe('hosted /login with a second factor', () => {
     const { user, secret } = await userWithTotp();
     const agent = request.agent(t.app);
     const { csrf, mfaToken } = await passwordPage(agent, user);
-    expect((await agent.post('/login/mfa').type('form').send({ mfa_token: mfaToken, code: totpCode(t, secret) })).status).toBe(403);
+    expect(
+      (
+        await agent
+          .post('/login/mfa')
+          .type('form')
+          .send({ mfa_token: mfaToken, code: totpCode(t, secret) })
+      ).status,
+    ).toBe(403);
     const empty = await agent.post('/login/mfa').type('form').send({ csrf, mfa_token: mfaToken });
     expect(empty.status).toBe(400);
     expect(empty.text).toContain('Enter the code');
     t.clock.advance(301);
     nextStep(t);
-    const expired = await agent.post('/login/mfa').type('form').send({ csrf, mfa_token: mfaToken, code: totpCode(t, secret) });
+    const expired = await agent
+      .post('/login/mfa')
+      .type('form')
+      .send({ csrf, mfa_token: mfaToken, code: totpCode(t, secret) });
     expect(expired.status).toBe(401);
     expect(expired.text).toContain('This sign-in has expired');
     expect(expired.text).toContain('<label for="password">');

@@ -68,7 +68,10 @@ describe('POST /api/auth/login-request and /login-resolve', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ login_token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), expires_in: 300 });
     expect(res.headers['cache-control']).toBe('no-store');
-    const row = await t.db('login_tokens').where({ token_hash: sha256Hex(res.body.login_token) }).first();
+    const row = await t
+      .db('login_tokens')
+      .where({ token_hash: sha256Hex(res.body.login_token) })
+      .first();
     expect(row).toMatchObject({ url: 'https://admin.test/settings', used_at: null });
     expect(new Date(row.expires_at).getTime() - new Date(row.created_at).getTime()).toBe(300_000);
     expect(await t.db('login_tokens').where({ token_hash: res.body.login_token }).first()).toBeUndefined();

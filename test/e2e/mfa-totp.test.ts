@@ -43,7 +43,9 @@ describe('TOTP enrolment', () => {
     expect(row.confirmed_at).toBeNull();
     expect((await agent.get('/api/auth/mfa')).body).toEqual({ totp: false, passkeys: [], recovery_codes_left: 0 });
 
-    const wrong = await agent.post('/api/auth/mfa/totp/confirm').send({ code: '000000' === totpCode(t, setup.body.secret) ? '111111' : '000000' });
+    const wrong = await agent
+      .post('/api/auth/mfa/totp/confirm')
+      .send({ code: '000000' === totpCode(t, setup.body.secret) ? '111111' : '000000' });
     // CONTRACT §11: a wrong code from a signed-in caller is 403 reauthentication_failed, not 401.
     expect(wrong.status).toBe(403);
     expect(wrong.body.error).toBe('reauthentication_failed');
@@ -108,7 +110,9 @@ describe('POST /api/auth/login with a second factor', () => {
   test('code -> signed in like POST /login; amr ["pwd","otp"] in the token, /me and the session row', async () => {
     const { user, secret } = await userWithTotp();
     const mfaToken = await passwordStep(t, user);
-    const res = await request(t.app).post('/api/auth/login/mfa').send({ mfa_token: mfaToken, code: totpCode(t, secret) });
+    const res = await request(t.app)
+      .post('/api/auth/login/mfa')
+      .send({ mfa_token: mfaToken, code: totpCode(t, secret) });
     expect(res.status).toBe(200);
     expect(Object.keys(res.body).sort()).toEqual(['accessToken', 'refreshToken', 'user']);
     expect(res.body.user).toMatchObject({ id: user.id, email: user.email });
@@ -126,7 +130,9 @@ describe('POST /api/auth/login with a second factor', () => {
     expect(t.ctx.jwt.verifyAccess(refreshed.body.accessToken, t.clock.now())!.amr).toEqual(['pwd', 'otp']);
     // The mfa_token is spent.
     nextStep(t);
-    const again = await request(t.app).post('/api/auth/login/mfa').send({ mfa_token: mfaToken, code: totpCode(t, secret) });
+    const again = await request(t.app)
+      .post('/api/auth/login/mfa')
+      .send({ mfa_token: mfaToken, code: totpCode(t, secret) });
     expect(again.status).toBe(401);
     expect(again.body.error).toBe('unauthorized');
   });
@@ -142,9 +148,13 @@ describe('POST /api/auth/login with a second factor', () => {
   test('a code is accepted once: the same code again (replay) -> 401', async () => {
     const { user, secret } = await userWithTotp();
     const code = totpCode(t, secret);
-    const first = await request(t.app).post('/api/auth/login/mfa').send({ mfa_token: await passwordStep(t, user), code });
+    const first = await request(t.app)
+      .post('/api/auth/login/mfa')
+      .send({ mfa_token: await passwordStep(t, user), code });
     expect(first.status).toBe(200);
-    const replay = await request(t.app).post('/api/auth/login/mfa').send({ mfa_token: await passwordStep(t, user), code });
+    const replay = await request(t.app)
+      .post('/api/auth/login/mfa')
+      .send({ mfa_token: await passwordStep(t, user), code });
     expect(replay.status).toBe(401);
     expect(replay.body.error).toBe('invalid_credentials');
   });
@@ -175,9 +185,7 @@ describe('POST /api/auth/login with a second factor', () => {
     const { user, secret } = await userWithTotp();
     const mfaToken = await passwordStep(t, user);
     const code = totpCode(t, secret);
-    const results = await Promise.all(
-      [0, 1, 2].map(() => request(t.app).post('/api/auth/login/mfa').send({ mfa_token: mfaToken, code })),
-    );
+    const results = await Promise.all([0, 1, 2].map(() => request(t.app).post('/api/auth/login/mfa').send({ mfa_token: mfaToken, code })));
     expect(results.map((r) => r.status).sort()).toEqual([200, 401, 401]);
   });
 
@@ -185,7 +193,9 @@ describe('POST /api/auth/login with a second factor', () => {
     const { user, secret } = await userWithTotp();
     const mfaToken = await passwordStep(t, user);
     t.clock.advance(301);
-    const res = await request(t.app).post('/api/auth/login/mfa').send({ mfa_token: mfaToken, code: totpCode(t, secret) });
+    const res = await request(t.app)
+      .post('/api/auth/login/mfa')
+      .send({ mfa_token: mfaToken, code: totpCode(t, secret) });
     expect(res.status).toBe(401);
     expect(res.body.error).toBe('unauthorized');
   });
@@ -200,7 +210,9 @@ describe('POST /api/auth/login with a second factor', () => {
       expect(res.body.error).toBe('invalid_credentials');
       if (i === 5) expect(res.body.message).toMatch(/sign in again/i);
     }
-    const right = await request(t.app).post('/api/auth/login/mfa').send({ mfa_token: mfaToken, code: totpCode(t, secret) });
+    const right = await request(t.app)
+      .post('/api/auth/login/mfa')
+      .send({ mfa_token: mfaToken, code: totpCode(t, secret) });
     expect(right.status).toBe(401);
     expect(right.body.error).toBe('unauthorized');
   });
@@ -209,7 +221,9 @@ describe('POST /api/auth/login with a second factor', () => {
     const alice = await userWithTotp();
     const bob = await userWithTotp();
     const aliceToken = await passwordStep(t, alice.user);
-    const res = await request(t.app).post('/api/auth/login/mfa').send({ mfa_token: aliceToken, code: totpCode(t, bob.secret) });
+    const res = await request(t.app)
+      .post('/api/auth/login/mfa')
+      .send({ mfa_token: aliceToken, code: totpCode(t, bob.secret) });
     expect(res.status).toBe(401);
     expect(res.body.error).toBe('invalid_credentials');
     // Bob's code is still his to use (it was checked against Alice's secret only).
@@ -255,7 +269,9 @@ describe('throttle interplay (CONTRACT §4 + §10)', () => {
     // 4 more wrong codes = 10.
     const second = await passwordStep(t, user);
     for (let i = 0; i < 4; i++) await request(t.app).post('/api/auth/login/mfa').send({ mfa_token: second, code: '000001' });
-    const locked = await request(t.app).post('/api/auth/login/mfa').send({ mfa_token: second, code: totpCode(t, secret) });
+    const locked = await request(t.app)
+      .post('/api/auth/login/mfa')
+      .send({ mfa_token: second, code: totpCode(t, secret) });
     expect(locked.status).toBe(429);
     expect(locked.body.error).toBe('too_many_attempts');
     expect(Number(locked.headers['retry-after'])).toBeGreaterThan(0);
@@ -288,7 +304,9 @@ describe('recovery codes', () => {
     const mail = t.mails.slice(mailsBefore).find((m) => m.to === user.email);
     expect(mail?.subject).toBe('A recovery code was used to sign in');
     expect(mail?.text).toContain('9 unused recovery codes left');
-    const reuse = await request(t.app).post('/api/auth/login/mfa').send({ mfa_token: await passwordStep(t, user), recovery_code: code });
+    const reuse = await request(t.app)
+      .post('/api/auth/login/mfa')
+      .send({ mfa_token: await passwordStep(t, user), recovery_code: code });
     expect(reuse.status).toBe(401);
     expect(reuse.body.error).toBe('invalid_credentials');
     const factors = await request(t.app).get('/api/auth/mfa').set('Authorization', `Bearer ${res.body.accessToken}`);

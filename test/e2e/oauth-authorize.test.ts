@@ -45,7 +45,9 @@ describe('GET /api/oauth/authorize > client and redirect_uri are checked first, 
   });
 
   test('unknown client -> 400', async () => {
-    const res = await request(t.app).get(authorizePath({ ...authorizeParams({ clientId: 'client_nope', redirectUris: [REDIRECT] }).params }));
+    const res = await request(t.app).get(
+      authorizePath({ ...authorizeParams({ clientId: 'client_nope', redirectUris: [REDIRECT] }).params }),
+    );
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: 'invalid_request', error_description: 'Unknown or inactive client' });
   });
@@ -87,18 +89,21 @@ describe('GET /api/oauth/authorize > other errors redirect to redirect_uri with 
     expect(q.get('code')).toBeNull();
   }
 
-  test('missing code_challenge -> invalid_request', () => expectRedirectError({ code_challenge: undefined }, 'invalid_request', /code_challenge/));
+  test('missing code_challenge -> invalid_request', () =>
+    expectRedirectError({ code_challenge: undefined }, 'invalid_request', /code_challenge/));
   test('missing code_challenge_method -> invalid_request', () =>
     expectRedirectError({ code_challenge_method: undefined }, 'invalid_request', /S256/));
   test('code_challenge_method=plain -> invalid_request', () =>
     expectRedirectError({ code_challenge_method: 'plain' }, 'invalid_request', /S256/));
   test('malformed code_challenge -> invalid_request', () => expectRedirectError({ code_challenge: 'short' }, 'invalid_request'));
-  test('response_type=token -> unsupported_response_type', () => expectRedirectError({ response_type: 'token' }, 'unsupported_response_type'));
+  test('response_type=token -> unsupported_response_type', () =>
+    expectRedirectError({ response_type: 'token' }, 'unsupported_response_type'));
   test('missing response_type -> invalid_request', () => expectRedirectError({ response_type: undefined }, 'invalid_request'));
   test('scope outside the client scopes -> invalid_scope', () => expectRedirectError({ scope: 'openid admin' }, 'invalid_scope'));
   // OpenID requests ignore unknown values (OIDC Core 3.1.2.1, test/e2e/oauth-standards.test.ts); plain OAuth ones refuse them.
   test('unknown scope without openid -> invalid_scope', () => expectRedirectError({ scope: 'profile bogus' }, 'invalid_scope'));
-  test('without state the error carries no state', () => expectRedirectError({ state: undefined, code_challenge_method: 'plain' }, 'invalid_request'));
+  test('without state the error carries no state', () =>
+    expectRedirectError({ state: undefined, code_challenge_method: 'plain' }, 'invalid_request'));
   test('missing state -> invalid_request (spec §4.3: every parameter is required)', () =>
     expectRedirectError({ state: undefined }, 'invalid_request', /state is required/));
   test('missing scope -> invalid_request', () => expectRedirectError({ scope: undefined }, 'invalid_request', /scope is required/));
@@ -136,7 +141,10 @@ describe('GET /api/oauth/authorize > sign-in and consent', () => {
     expect(res.status).toBe(302);
     const location = new URL(res.headers.location);
     expect(`${location.origin}${location.pathname}`).toBe('http://sso.test/consent');
-    const row = await t.db('oauth_authorization_requests').where({ id: location.searchParams.get('request_id') }).first();
+    const row = await t
+      .db('oauth_authorization_requests')
+      .where({ id: location.searchParams.get('request_id') })
+      .first();
     expect(row).toMatchObject({
       user_id: user.id,
       client_id: client.clientId,
@@ -153,7 +161,9 @@ describe('GET /api/oauth/authorize > sign-in and consent', () => {
     const user = await makeUser(t);
     const { refreshToken } = await signIn(t, user);
     const client = await makeClient(t);
-    const res = await request(t.app).get(authorizePath(authorizeParams(client).params)).set('Cookie', `refreshToken=${refreshToken}`);
+    const res = await request(t.app)
+      .get(authorizePath(authorizeParams(client).params))
+      .set('Cookie', `refreshToken=${refreshToken}`);
     expect(res.status).toBe(302);
     expect(new URL(res.headers.location).pathname).toBe('/consent');
     expect(String(res.headers['set-cookie'])).toMatch(/accessToken=/);
@@ -185,10 +195,17 @@ describe('GET /api/oauth/authorize > sign-in and consent', () => {
     const { agent } = await signIn(t, await makeUser(t));
     const client = await makeClient(t);
     const { code, verifier } = await obtainCode(agent, client);
-    const tokens = await request(t.app)
-      .post('/api/oauth/token')
-      .send({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: client.redirectUris[0], client_id: client.clientId, client_secret: client.clientSecret });
-    const res = await request(t.app).get(authorizePath(authorizeParams(client).params)).set('Authorization', `Bearer ${tokens.body.access_token}`);
+    const tokens = await request(t.app).post('/api/oauth/token').send({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: client.redirectUris[0],
+      client_id: client.clientId,
+      client_secret: client.clientSecret,
+    });
+    const res = await request(t.app)
+      .get(authorizePath(authorizeParams(client).params))
+      .set('Authorization', `Bearer ${tokens.body.access_token}`);
     expect(res.status).toBe(302);
     expect(new URL(res.headers.location).pathname).toBe('/login');
   });

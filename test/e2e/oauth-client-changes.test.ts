@@ -176,7 +176,11 @@ test('a refresh naming its scope is decided from the scope list another instance
     .expect(200);
   // Another user's refresh on instance A while the client holds `openid` only.
   expect((await refreshOn(a.app, client, client.clientSecret, otherTokens.refresh_token)).body.scope).toBe('openid');
-  await request(b.app).put(`/api/admin/oauth-clients/${client.clientId}`).set('Authorization', adminOnB).send({ scopes: 'openid profile' }).expect(200);
+  await request(b.app)
+    .put(`/api/admin/oauth-clients/${client.clientId}`)
+    .set('Authorization', adminOnB)
+    .send({ scopes: 'openid profile' })
+    .expect(200);
   const res = await refreshOn(a.app, client, client.clientSecret, tokens.refresh_token, { scope: 'openid profile' });
   expect(res.status).toBe(200);
   expect(res.body.scope).toBe('openid profile');
@@ -214,7 +218,7 @@ test('a code exchange after a secret rotation elsewhere needs the new secret', a
   expect(res.body.error).toBe('invalid_client');
 });
 
-test('the client version (the removed cache\'s) is gone: no column, sequence or trigger', async () => {
+test("the client version (the removed cache's) is gone: no column, sequence or trigger", async () => {
   const columns = await a.db('information_schema.columns').where({ table_name: 'oauth_clients', column_name: 'version' });
   expect(columns).toEqual([]);
   const sequence = await a.db.raw("select to_regclass('oauth_client_version_seq') as name");

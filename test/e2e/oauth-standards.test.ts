@@ -124,7 +124,7 @@ describe('offline_access', () => {
     expect(tokens.body.refresh_token).toBeTruthy();
   });
 
-  test('the admin API accepts offline_access among a client\'s scopes; a client without it is refused it', async () => {
+  test("the admin API accepts offline_access among a client's scopes; a client without it is refused it", async () => {
     const { bearer } = await makeSignedInUser(t, ['admin']);
     const created = await request(t.app)
       .post('/api/admin/oauth-clients')

@@ -159,7 +159,10 @@ describe('POST /api/oauth/token > authorization_code', () => {
       const failed = await exchangeCode(t, client, { code, verifier });
       expect(failed.status).toBe(503);
       expect(failed.body.error).toBe('temporarily_unavailable');
-      const row = await t.db('oauth_codes').where({ code_hash: sha256Hex(code) }).first();
+      const row = await t
+        .db('oauth_codes')
+        .where({ code_hash: sha256Hex(code) })
+        .first();
       expect(row.used_at).toBeNull();
     } finally {
       spy.mockRestore();

@@ -181,7 +181,7 @@ describe('discovery', () => {
     },
   );
 
-  test('values follow BASE_URL; the issuer is OIDC_ISSUER, never ISSUER (the HS256 tokens\' iss)', async () => {
+  test("values follow BASE_URL; the issuer is OIDC_ISSUER, never ISSUER (the HS256 tokens' iss)", async () => {
     const other = await createTestApp({ env: { BASE_URL: 'https://login.example.com/', ISSUER: 'something-else' } });
     try {
       const res = await request(other.app).get('/.well-known/oauth-authorization-server');

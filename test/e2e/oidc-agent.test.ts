@@ -78,7 +78,12 @@ test('oidc-agent: oidc-gen (code flow, offline_access) then oidc-token for acces
   expect(callback.searchParams.get('code')).toBeTruthy();
   expect(callback.searchParams.get('iss')).toBe(baseUrl);
 
-  const exchanged = await tool(OIDC_AGENT_BIN.gen, [`--codeExchange=${callback.href}`, '--prompt=none', '--confirm-default', `--pw-cmd=${PASSWORD_CMD}`]);
+  const exchanged = await tool(OIDC_AGENT_BIN.gen, [
+    `--codeExchange=${callback.href}`,
+    '--prompt=none',
+    '--confirm-default',
+    `--pw-cmd=${PASSWORD_CMD}`,
+  ]);
   expect(`${exchanged.stdout}${exchanged.stderr}`).toMatch(/success/);
 
   const accessToken = (await tool(OIDC_AGENT_BIN.token, ['sso'])).stdout.trim();

@@ -134,11 +134,7 @@ describe('id_token', () => {
 
     t.clock.advance(300);
     await t.db('users').where({ id: user.id }).update({ first_name: 'Renamed', updated_at: t.clock.now() });
-    const refresh = () =>
-      api()
-        .post('/api/oauth/token')
-        .set('Authorization', basicAuth(client.clientId, client.clientSecret))
-        .type('form');
+    const refresh = () => api().post('/api/oauth/token').set('Authorization', basicAuth(client.clientId, client.clientSecret)).type('form');
     const rotated = await refresh().send({ grant_type: 'refresh_token', refresh_token: first.body.refresh_token });
     expect(rotated.status).toBe(200);
     const claims = decodeJwt(rotated.body.id_token);

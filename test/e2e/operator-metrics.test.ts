@@ -29,7 +29,13 @@ async function scrape(): Promise<string> {
 /** The value of one sample, e.g. value(text, 'sso_sign_ins_total{outcome="success"}'). */
 function value(text: string, sample: string): number {
   const line = text.split('\n').find((l) => l.startsWith(`${sample} `));
-  if (!line) throw new Error(`no sample ${sample} in:\n${text.split('\n').filter((l) => l.startsWith('sso_')).join('\n')}`);
+  if (!line)
+    throw new Error(
+      `no sample ${sample} in:\n${text
+        .split('\n')
+        .filter((l) => l.startsWith('sso_'))
+        .join('\n')}`,
+    );
   return Number(line.slice(sample.length + 1));
 }
 
@@ -58,7 +64,13 @@ test('sign-ins by outcome, the lockout and the 429s it causes', async () => {
   const user = await makeUser(t);
   expect((await request(t.app).post('/api/auth/login').send({ email: user.email, password: user.password })).status).toBe(200);
   for (let i = 0; i < 10; i++) {
-    expect((await request(t.app).post('/api/auth/login').send({ email: user.email, password: `wrong-${i}-x` })).status).toBe(401);
+    expect(
+      (
+        await request(t.app)
+          .post('/api/auth/login')
+          .send({ email: user.email, password: `wrong-${i}-x` })
+      ).status,
+    ).toBe(401);
   }
   const locked = await request(t.app).post('/api/auth/login').send({ email: user.email, password: user.password });
   expect(locked.status).toBe(429);

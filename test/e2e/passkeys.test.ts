@@ -35,7 +35,9 @@ async function userWithPasskey(name?: string) {
 
 async function passwordlessSignIn(authenticator: SoftAuthenticator, overrides: Parameters<SoftAuthenticator['get']>[1] = {}) {
   const options = await request(t.app).post('/api/auth/passkeys/login/options');
-  return request(t.app).post('/api/auth/passkeys/login').send({ response: authenticator.get(options.body, overrides) });
+  return request(t.app)
+    .post('/api/auth/passkeys/login')
+    .send({ response: authenticator.get(options.body, overrides) });
 }
 
 describe('passkey registration', () => {
@@ -135,7 +137,9 @@ describe('password-less sign-in with a passkey', () => {
     expect(options.body.rpId).toBe('sso.test');
     expect(options.body.userVerification).toBe('required');
     expect(options.body.allowCredentials ?? []).toEqual([]);
-    const res = await request(t.app).post('/api/auth/passkeys/login').send({ response: authenticator.get(options.body) });
+    const res = await request(t.app)
+      .post('/api/auth/passkeys/login')
+      .send({ response: authenticator.get(options.body) });
     expect(res.status).toBe(200);
     expect(Object.keys(res.body).sort()).toEqual(['accessToken', 'refreshToken', 'user']);
     expect(res.body.user.id).toBe(user.id);
@@ -175,7 +179,13 @@ describe('password-less sign-in with a passkey', () => {
 
   test('a foreign Origin cannot sign in (login CSRF); garbage -> 400', async () => {
     expect((await request(t.app).post('/api/auth/passkeys/login').set('Origin', 'https://evil.test').send({})).status).toBe(403);
-    expect((await request(t.app).post('/api/auth/passkeys/login').send({ response: { id: '!!' } })).status).toBe(400);
+    expect(
+      (
+        await request(t.app)
+          .post('/api/auth/passkeys/login')
+          .send({ response: { id: '!!' } })
+      ).status,
+    ).toBe(400);
   });
 });
 
@@ -237,14 +247,16 @@ describe('passkey as the second factor of a password sign-in', () => {
     expect((await request(t.app).post('/api/auth/login/mfa/passkey-options').send({ mfa_token: 'nope' })).status).toBe(401);
     const user = await makeUser(t);
     await enrolTotp(t, (await signIn(t, user)).agent);
-    const res = await request(t.app).post('/api/auth/login/mfa/passkey-options').send({ mfa_token: await passwordStep(t, user) });
+    const res = await request(t.app)
+      .post('/api/auth/login/mfa/passkey-options')
+      .send({ mfa_token: await passwordStep(t, user) });
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('validation_error');
   });
 });
 
 describe('managing passkeys', () => {
-  test('rename -> 200; another user\'s or a malformed id -> 404; bad name -> 400', async () => {
+  test("rename -> 200; another user's or a malformed id -> 404; bad name -> 400", async () => {
     const { agent, passkey } = await userWithPasskey('Old name');
     const renamed = await agent.patch(`/api/auth/passkeys/${passkey.id}`).send({ name: 'Phone' });
     expect(renamed.status).toBe(200);

@@ -62,10 +62,12 @@ const holders = new Map<string, string>();
 beforeAll(async () => {
   t = await createTestApp();
   // The console's pages (/admin) answer refusals as pages; test/e2e/console.test.ts holds them to their REST twins.
-  routes = listDeclaredRoutes(t.app).filter((r) => r.path.startsWith('/api/')).flatMap((r) => {
-    const guard = guardOf(r.decl);
-    return guard ? [{ ...r, guard, key: `${r.method.toUpperCase()} ${r.path}`, status: r.decl.response?.status ?? 200 }] : [];
-  });
+  routes = listDeclaredRoutes(t.app)
+    .filter((r) => r.path.startsWith('/api/'))
+    .flatMap((r) => {
+      const guard = guardOf(r.decl);
+      return guard ? [{ ...r, guard, key: `${r.method.toUpperCase()} ${r.path}`, status: r.decl.response?.status ?? 200 }] : [];
+    });
   plain = (await makeSignedInUser(t)).bearer;
   for (const role of ADMIN_TIER) byRole.set(role, (await makeSignedInUser(t, [role])).bearer);
   superAdmin = byRole.get('super_admin')!;
@@ -174,15 +176,27 @@ test('the app declares guarded routes of every kind, and each has its fixtures',
 
 describe('every guarded route', () => {
   test('no access token -> 401 unauthorized', async () => {
-    await expectEvery(() => true, () => undefined, () => ({ status: 401, error: 'unauthorized' }));
+    await expectEvery(
+      () => true,
+      () => undefined,
+      () => ({ status: 401, error: 'unauthorized' }),
+    );
   });
 
   test('a garbage access token -> 401', async () => {
-    await expectEvery(() => true, () => 'Bearer not-a-jwt', () => ({ status: 401 }));
+    await expectEvery(
+      () => true,
+      () => 'Bearer not-a-jwt',
+      () => ({ status: 401 }),
+    );
   });
 
   test('signed in without any right -> 403 forbidden', async () => {
-    await expectEvery(() => true, () => plain, refused);
+    await expectEvery(
+      () => true,
+      () => plain,
+      refused,
+    );
   });
 });
 
@@ -194,7 +208,13 @@ describe('routes guarded by a permission', () => {
   test('every other permission but not that one -> 403', async () => {
     await expectEvery(
       isPermission,
-      async (r) => (await makeUserWithPermissions(t, CATALOGUE.filter((p) => p !== permissionOf(r)))).bearer,
+      async (r) =>
+        (
+          await makeUserWithPermissions(
+            t,
+            CATALOGUE.filter((p) => p !== permissionOf(r)),
+          )
+        ).bearer,
       refused,
     );
   });
@@ -223,17 +243,29 @@ describe("routes guarded by the spec's permission admin (role admin or super_adm
 describe('routes guarded by roles', () => {
   test('each listed role -> the declared success status', async () => {
     for (const role of ADMIN_TIER) {
-      await expectEvery((r) => rolesOf(r).includes(role), () => byRole.get(role), ok);
+      await expectEvery(
+        (r) => rolesOf(r).includes(role),
+        () => byRole.get(role),
+        ok,
+      );
     }
   });
 
   test('an admin-tier role that is not listed -> 403', async () => {
     for (const role of ADMIN_TIER) {
-      await expectEvery((r) => rolesOf(r).length > 0 && !rolesOf(r).includes(role), () => byRole.get(role), refused);
+      await expectEvery(
+        (r) => rolesOf(r).length > 0 && !rolesOf(r).includes(role),
+        () => byRole.get(role),
+        refused,
+      );
     }
   });
 
   test('every catalogue permission without the role -> 403', async () => {
-    await expectEvery((r) => rolesOf(r).length > 0, () => everyPermissionNoAdminRole, refused);
+    await expectEvery(
+      (r) => rolesOf(r).length > 0,
+      () => everyPermissionNoAdminRole,
+      refused,
+    );
   });
 });

@@ -24,10 +24,13 @@ async function globalRoleNamesOf(userId: string): Promise<string[]> {
 }
 
 describe('users:write cannot take over an account with more rights than the actor', () => {
-  test('a manager cannot change an admin\'s email (then reset its password through forgot-password)', async () => {
+  test("a manager cannot change an admin's email (then reset its password through forgot-password)", async () => {
     const manager = await makeSignedInUser(t, ['manager']);
     const admin = await makeUser(t, { roles: ['admin'] });
-    const res = await api().put(`/api/users/${admin.id}`).set('Authorization', manager.bearer).send({ email: uniqueEmail('attacker') });
+    const res = await api()
+      .put(`/api/users/${admin.id}`)
+      .set('Authorization', manager.bearer)
+      .send({ email: uniqueEmail('attacker') });
     expect(res.status).toBe(403);
     expect(res.body.error).toBe('forbidden');
     expect((await t.db('users').where({ id: admin.id }).first()).email).toBe(admin.email);
@@ -84,7 +87,7 @@ describe('users:manage_roles cannot grant more than the actor holds', () => {
     expect(await globalRoleNamesOf(admin.id)).toContain('admin');
   });
 
-  test('roles within the actor\'s rights are still grantable', async () => {
+  test("roles within the actor's rights are still grantable", async () => {
     const granter = await makeUserWithPermissions(t, ['users:manage_roles', 'users:read']);
     const reader = await makeRole(t, { permissions: ['users:read'] });
     const target = await makeUser(t);

@@ -217,9 +217,17 @@ describe('live permissions: the same access token follows role changes at once',
     await api().put(`/api/rbac/roles/${role.id}`).set('Authorization', superAdmin).send({ is_active: true }).expect(200);
     expect((await probe()).status).toBe(200);
 
-    await api().put(`/api/rbac/roles/${role.id}`).set('Authorization', superAdmin).send({ permissions: ['users:write'] }).expect(200);
+    await api()
+      .put(`/api/rbac/roles/${role.id}`)
+      .set('Authorization', superAdmin)
+      .send({ permissions: ['users:write'] })
+      .expect(200);
     expect((await probe()).status).toBe(403);
-    await api().put(`/api/rbac/roles/${role.id}`).set('Authorization', superAdmin).send({ permissions: ['users:read'] }).expect(200);
+    await api()
+      .put(`/api/rbac/roles/${role.id}`)
+      .set('Authorization', superAdmin)
+      .send({ permissions: ['users:read'] })
+      .expect(200);
     expect((await probe()).status).toBe(200);
 
     await api().delete(`/api/rbac/users/${subject.user.id}/roles/${role.id}`).set('Authorization', superAdmin).expect(204);

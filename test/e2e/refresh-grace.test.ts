@@ -35,7 +35,10 @@ async function sessionRevoked(sid: string): Promise<boolean> {
 }
 function cookieOf(res: request.Response, name: string): string | undefined {
   const cookies = (res.headers['set-cookie'] as unknown as string[] | undefined) ?? [];
-  return cookies.map((c) => c.split(';')[0]!).find((c) => c.startsWith(`${name}=`))?.slice(name.length + 1);
+  return cookies
+    .map((c) => c.split(';')[0]!)
+    .find((c) => c.startsWith(`${name}=`))
+    ?.slice(name.length + 1);
 }
 
 describe('POST /api/auth/refresh-token > grace window (CONTRACT §8, REFRESH_REUSE_GRACE_S=10)', () => {
@@ -92,7 +95,11 @@ describe('POST /api/auth/refresh-token > grace window (CONTRACT §8, REFRESH_REU
     try {
       const { refreshToken } = await signIn(t, await makeUser(t));
       const results = await Promise.all(
-        Array.from({ length: 30 }, (_, i) => request(i % 2 ? app2 : t.app).post('/api/auth/refresh-token').send({ refreshToken })),
+        Array.from({ length: 30 }, (_, i) =>
+          request(i % 2 ? app2 : t.app)
+            .post('/api/auth/refresh-token')
+            .send({ refreshToken }),
+        ),
       );
       expect(results.map((r) => r.status)).toEqual(Array(30).fill(200));
       expect(new Set(results.map((r) => tokenIdOf(r.body.refreshToken))).size).toBe(1);
@@ -198,7 +205,11 @@ describe('silent cookie refresh (accessToken cookie expired, refreshToken cookie
     const client = await makeClient(t);
     const { cookie, sid } = await refreshCookieOnly();
     const results = await Promise.all([
-      ...Array.from({ length: 3 }, () => api().get(authorizePath(authorizeParams(client).params)).set('Cookie', cookie)),
+      ...Array.from({ length: 3 }, () =>
+        api()
+          .get(authorizePath(authorizeParams(client).params))
+          .set('Cookie', cookie),
+      ),
       ...Array.from({ length: 3 }, () => api().get('/consent?request_id=00000000-0000-4000-8000-000000000000').set('Cookie', cookie)),
     ]);
     for (const r of results.slice(0, 3)) {
@@ -240,7 +251,10 @@ describe('absolute session lifetime (SESSION_MAX_AGE_DAYS, CONTRACT §8)', () =>
       const res = await request(short.app).post('/api/auth/refresh-token').send({ refreshToken }).expect(200);
       refreshToken = res.body.refreshToken;
       expect((jwt.decode(refreshToken) as { exp: number }).exp).toBeLessThanOrEqual(end);
-      const session = await short.db('sessions').where({ id: sidOf(refreshToken) }).first();
+      const session = await short
+        .db('sessions')
+        .where({ id: sidOf(refreshToken) })
+        .first();
       expect(Math.floor(new Date(session.expires_at).getTime() / 1000)).toBeLessThanOrEqual(end);
     }
     short.clock.advance(3 * 3600);

@@ -48,16 +48,14 @@ describe('GET /api/auth/sessions', () => {
     const client = await makeClient(t);
     const sid = randomUUID();
     const now = t.clock.now();
-    await t
-      .db('sessions')
-      .insert({
-        id: sid,
-        user_id: user.id,
-        client_id: client.clientId,
-        created_at: now,
-        last_used_at: now,
-        expires_at: new Date(now.getTime() + 3600_000),
-      });
+    await t.db('sessions').insert({
+      id: sid,
+      user_id: user.id,
+      client_id: client.clientId,
+      created_at: now,
+      last_used_at: now,
+      expires_at: new Date(now.getTime() + 3600_000),
+    });
     const res = await request(t.app).get('/api/auth/sessions').set('Authorization', `Bearer ${me.accessToken}`);
     expect(res.body.sessions.find((s: { id: string }) => s.id === sid).client_id).toBe(client.clientId);
   });
@@ -151,7 +149,9 @@ describe('POST /api/auth/change-password', () => {
 
   test('wrong current password -> 403 reauthentication_failed (CONTRACT §11: not a 401), audited, nothing changes', async () => {
     const { user, laptop, phone } = await twoAgents();
-    const res = await laptop.agent.post('/api/auth/change-password').send({ current_password: 'wrong-one', new_password: 'changed-secret-1' });
+    const res = await laptop.agent
+      .post('/api/auth/change-password')
+      .send({ current_password: 'wrong-one', new_password: 'changed-secret-1' });
     expect(res.status).toBe(403);
     expect(res.body.error).toBe('reauthentication_failed');
     // The signed-in caller stays signed in: a 401 would have made an SPA refresh and retry.
@@ -178,7 +178,9 @@ describe('POST /api/auth/change-password', () => {
   test('wrong current passwords count toward the login throttle (429 after 10)', async () => {
     const { user, laptop } = await twoAgents();
     for (let i = 0; i < 10; i++) {
-      const res = await laptop.agent.post('/api/auth/change-password').send({ current_password: `guess-${i}`, new_password: 'changed-secret-1' });
+      const res = await laptop.agent
+        .post('/api/auth/change-password')
+        .send({ current_password: `guess-${i}`, new_password: 'changed-secret-1' });
       expect(res.status).toBe(403);
     }
     const locked = await laptop.agent

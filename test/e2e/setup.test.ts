@@ -31,7 +31,8 @@ const form = (token: string, csrf: string, email = 'first@example.test') => ({
 });
 
 async function superAdmins(): Promise<string[]> {
-  const rows = await t.db('users as u')
+  const rows = await t
+    .db('users as u')
     .join('user_roles as ur', 'ur.user_id', 'u.id')
     .join('roles as r', 'r.id', 'ur.role_id')
     .where('r.name', 'super_admin')
@@ -58,7 +59,10 @@ test('the link is stable across instances, works once, and is dead once any admi
   const user = await t.db('users').where({ email: 'first@example.test' }).first();
   expect(user.email_verified).toBe(true);
 
-  const again = await agent.post('/setup').type('form').send(form(token, csrf, 'second@example.test'));
+  const again = await agent
+    .post('/setup')
+    .type('form')
+    .send(form(token, csrf, 'second@example.test'));
   expect(again.status).toBe(404);
   expect((await agent.get(`/setup?token=${token}`)).status).toBe(404);
   expect(await ensureSetupLink(t.ctx)).toBeUndefined();
@@ -78,8 +82,14 @@ test('two concurrent submissions: exactly one admin is created', async () => {
   const b = request.agent(t.app);
   const [csrfA, csrfB] = [await formFor(a, token), await formFor(b, token)];
   const [ra, rb] = await Promise.all([
-    a.post('/setup').type('form').send(form(token, csrfA, 'a@example.test')),
-    b.post('/setup').type('form').send(form(token, csrfB, 'b@example.test')),
+    a
+      .post('/setup')
+      .type('form')
+      .send(form(token, csrfA, 'a@example.test')),
+    b
+      .post('/setup')
+      .type('form')
+      .send(form(token, csrfB, 'b@example.test')),
   ]);
   expect([ra.status, rb.status].sort()).toEqual([303, 404]);
   expect(await superAdmins()).toHaveLength(1);
@@ -93,18 +103,30 @@ test('CSRF, validation and a taken address answer with the form again; nothing i
   expect((await request(t.app).post('/setup').type('form').send(form(token, csrf))).status).toBe(403);
   expect((await agent.post('/setup').set('Origin', 'https://evil.test').type('form').send(form(token, csrf))).status).toBe(403);
 
-  const short = await agent.post('/setup').type('form').send({ ...form(token, csrf), password: 'abc', password_confirm: 'abc' });
+  const short = await agent
+    .post('/setup')
+    .type('form')
+    .send({ ...form(token, csrf), password: 'abc', password_confirm: 'abc' });
   expect(short.status).toBe(400);
   expect(short.text).toContain('at least 6 characters');
   expect(short.text).toContain('value="first@example.test"');
-  const mismatch = await agent.post('/setup').type('form').send({ ...form(token, csrf), password_confirm: 'other-password' });
+  const mismatch = await agent
+    .post('/setup')
+    .type('form')
+    .send({ ...form(token, csrf), password_confirm: 'other-password' });
   expect(mismatch.status).toBe(400);
   expect(mismatch.text).toContain('The two passwords are not the same');
-  const badEmail = await agent.post('/setup').type('form').send({ ...form(token, csrf), email: 'not-an-email' });
+  const badEmail = await agent
+    .post('/setup')
+    .type('form')
+    .send({ ...form(token, csrf), email: 'not-an-email' });
   expect(badEmail.status).toBe(400);
 
   const existing = await makeUser(t);
-  const taken = await agent.post('/setup').type('form').send(form(token, csrf, existing.email));
+  const taken = await agent
+    .post('/setup')
+    .type('form')
+    .send(form(token, csrf, existing.email));
   expect(taken.status).toBe(409);
   expect(taken.text).toContain('An account with this email already exists');
   expect(await superAdmins()).toEqual([]);

@@ -33,7 +33,9 @@ async function addPasskey(agent: TestAgent): Promise<SoftAuthenticator> {
 
 async function passwordlessSignIn(authenticator: SoftAuthenticator) {
   const options = await api().post('/api/auth/passkeys/login/options');
-  return api().post('/api/auth/passkeys/login').send({ response: authenticator.get(options.body) });
+  return api()
+    .post('/api/auth/passkeys/login')
+    .send({ response: authenticator.get(options.body) });
 }
 
 /** A registrant squatting `email`: registered, a passkey and an authenticator app enrolled, signed in. */
@@ -97,10 +99,12 @@ describe('set-password through a mailed link on a never-verified account', () =>
     const { agent } = await signIn(t, user);
     await addPasskey(agent);
     await api().post('/api/auth/forgot-password').send({ email: user.email }).expect(202);
-    const res = await api().post('/api/auth/set-password').send({
-      token: lastLinkTo(user.email, '/set-password'),
-      password: 'new-pass-456',
-    });
+    const res = await api()
+      .post('/api/auth/set-password')
+      .send({
+        token: lastLinkTo(user.email, '/set-password'),
+        password: 'new-pass-456',
+      });
     expect(res.status).toBe(200);
     expect((await factorRows(user.id)).passkeys).toBe(1);
     expect(await t.db('audit_events').where({ type: 'mfa.factors.reset', subject_id: user.id })).toHaveLength(0);

@@ -84,20 +84,36 @@ describe('the trail is complete', () => {
     const { user, agent } = await makeSignedInUser(t);
     const client = await makeClient(t);
     const tokens = await issueOAuthTokens(t, agent, client);
-    const res = await api().post('/api/oauth/revoke').set('Authorization', basicAuth(client.clientId, client.clientSecret)).type('form').send({ token: tokens.refresh_token });
+    const res = await api()
+      .post('/api/oauth/revoke')
+      .set('Authorization', basicAuth(client.clientId, client.clientSecret))
+      .type('form')
+      .send({ token: tokens.refresh_token });
     expect(res.status).toBe(200);
     const row = await t.db('audit_events').where({ type: 'oauth.token.revoked', subject_id: user.id }).first();
     expect(row).toMatchObject({ client_id: client.clientId });
     expect(row.detail).toMatchObject({ kind: 'refresh_token' });
     // Revoking it again ends nothing: no second row.
-    await api().post('/api/oauth/revoke').set('Authorization', basicAuth(client.clientId, client.clientSecret)).type('form').send({ token: tokens.refresh_token });
+    await api()
+      .post('/api/oauth/revoke')
+      .set('Authorization', basicAuth(client.clientId, client.clientSecret))
+      .type('form')
+      .send({ token: tokens.refresh_token });
     expect(await t.db('audit_events').where({ type: 'oauth.token.revoked', subject_id: user.id })).toHaveLength(1);
   });
 
   test('failed client authentication at token, revoke and introspect, naming the client when it exists', async () => {
     const client = await makeClient(t);
     const wrong = basicAuth(client.clientId, 'not-the-secret');
-    expect((await api().post('/api/oauth/token').set('Authorization', wrong).type('form').send({ grant_type: 'refresh_token', refresh_token: 'x' })).status).toBe(401);
+    expect(
+      (
+        await api()
+          .post('/api/oauth/token')
+          .set('Authorization', wrong)
+          .type('form')
+          .send({ grant_type: 'refresh_token', refresh_token: 'x' })
+      ).status,
+    ).toBe(401);
     expect((await api().post('/api/oauth/revoke').set('Authorization', wrong).type('form').send({ token: 'x' })).status).toBe(401);
     expect((await api().post('/api/oauth/introspect').set('Authorization', wrong).type('form').send({ token: 'x' })).status).toBe(401);
     const rows = await t.db('audit_events').where({ type: 'oauth.client.auth_failed', subject_id: client.clientId }).orderBy('id');
@@ -119,9 +135,14 @@ describe('the trail is complete', () => {
     const { agent } = await signIn(t, user);
     const authenticator = new SoftAuthenticator('http://sso.test');
     const options = await agent.post('/api/auth/passkeys/register/options');
-    await agent.post('/api/auth/passkeys/register').send({ response: authenticator.create(options.body) }).expect(201);
+    await agent
+      .post('/api/auth/passkeys/register')
+      .send({ response: authenticator.create(options.body) })
+      .expect(201);
     const login = await api().post('/api/auth/passkeys/login/options');
-    const res = await api().post('/api/auth/passkeys/login').send({ response: authenticator.get(login.body, { origin: 'https://evil.test' }) });
+    const res = await api()
+      .post('/api/auth/passkeys/login')
+      .send({ response: authenticator.get(login.body, { origin: 'https://evil.test' }) });
     expect(res.status).toBe(401);
     const row = await t.db('audit_events').where({ type: 'auth.login.failed', subject_id: user.id }).first();
     expect(row.detail).toEqual({ method: 'passkey', reason: 'assertion_rejected' });

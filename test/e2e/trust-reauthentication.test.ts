@@ -70,7 +70,7 @@ describe('a sign-in older than 10 minutes cannot change factors without a proof'
     expect((await agent.delete(`/api/auth/passkeys/${id}`).send({ password: user.password })).status).toBe(204);
   });
 
-  test('a passkey assertion is a proof too; another account\'s passkey is not', async () => {
+  test("a passkey assertion is a proof too; another account's passkey is not", async () => {
     const user = await makeUser(t);
     const { agent } = await signIn(t, user);
     const first = await addPasskey(agent);
@@ -123,7 +123,9 @@ describe('every guess counts (CONTRACT §4 throttle, audited)', () => {
     const user = await makeUser(t);
     const { agent } = await signIn(t, user);
     const setup = await agent.post('/api/auth/mfa/totp/setup');
-    const wrong = await agent.post('/api/auth/mfa/totp/confirm').send({ code: '000000' === totpCode(t, setup.body.secret) ? '111111' : '000000' });
+    const wrong = await agent
+      .post('/api/auth/mfa/totp/confirm')
+      .send({ code: '000000' === totpCode(t, setup.body.secret) ? '111111' : '000000' });
     expect(wrong.status).toBe(403);
     expect(wrong.body.error).toBe('reauthentication_failed');
     expect((await t.db('login_failures').where({ email: user.email }).first()).failures).toBe(1);
@@ -138,7 +140,9 @@ describe('every guess counts (CONTRACT §4 throttle, audited)', () => {
     expect((await signedIn.agent.post('/api/auth/mfa/recovery-codes').send({ recovery_code: 'aaaa-bbbb-cccc-dddd' })).status).toBe(403);
     expect((await signedIn.agent.post('/api/auth/mfa/recovery-codes').send({ password: 'nope-nope' })).status).toBe(403);
     expect((await t.db('login_failures').where({ email: user.email }).first()).failures).toBe(2);
-    const methods = (await t.db('audit_events').where({ type: 'auth.reauthentication.failed', subject_id: user.id })).map((r) => r.detail.method);
+    const methods = (await t.db('audit_events').where({ type: 'auth.reauthentication.failed', subject_id: user.id })).map(
+      (r) => r.detail.method,
+    );
     expect(methods.sort()).toEqual(['password', 'recovery_code']);
   });
 });
@@ -217,7 +221,10 @@ describe('/account follows the same rules', () => {
 
     const options = await agent.post('/api/auth/passkeys/register/options');
     const response = new SoftAuthenticator(ORIGIN).create(options.body);
-    const add = await agent.post('/account/passkeys').type('form').send({ csrf, response: JSON.stringify(response), name: 'Line\nbreak' });
+    const add = await agent
+      .post('/account/passkeys')
+      .type('form')
+      .send({ csrf, response: JSON.stringify(response), name: 'Line\nbreak' });
     expect(add.status).toBe(400);
     expect(add.text).toContain('name must be one line without control characters');
     expect(await t.db('webauthn_credentials').where({ user_id: user.id })).toHaveLength(1);
@@ -238,7 +245,14 @@ describe('the hosted account forms are under the per-IP limiter', () => {
     const csrf = await csrfFrom(agent, '/account');
     const statuses: number[] = [];
     for (let i = 0; i < 3; i++) {
-      statuses.push((await agent.post('/account/recovery-codes').type('form').send({ csrf, password: `guess-${i}` })).status);
+      statuses.push(
+        (
+          await agent
+            .post('/account/recovery-codes')
+            .type('form')
+            .send({ csrf, password: `guess-${i}` })
+        ).status,
+      );
     }
     expect(statuses.at(-1)).toBe(429);
     const res = await agent.post('/account/recovery-codes').type('form').send({ csrf, password: 'guess-x' });

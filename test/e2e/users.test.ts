@@ -54,14 +54,18 @@ describe('GET /api/users', () => {
   test('search matches email, first name, last name and full name case-insensitively', async () => {
     const byFirst = await api().get(`/api/users?search=GRACE`).set('Authorization', superAdmin.bearer);
     expect(byFirst.body.users.map((u: { email: string }) => u.email)).toContain(`${tag}-3@example.test`);
-    const byFull = await api().get(`/api/users?search=${encodeURIComponent('grace pager3')}`).set('Authorization', superAdmin.bearer);
+    const byFull = await api()
+      .get(`/api/users?search=${encodeURIComponent('grace pager3')}`)
+      .set('Authorization', superAdmin.bearer);
     expect(byFull.body.total).toBe(1);
     const byLast = await api().get(`/api/users?search=pager5`).set('Authorization', superAdmin.bearer);
     expect(byLast.body.users.map((u: { email: string }) => u.email)).toEqual([`${tag}-5@example.test`]);
   });
 
   test('LIKE wildcards in the search term match literally', async () => {
-    const res = await api().get(`/api/users?search=${encodeURIComponent('%')}`).set('Authorization', superAdmin.bearer);
+    const res = await api()
+      .get(`/api/users?search=${encodeURIComponent('%')}`)
+      .set('Authorization', superAdmin.bearer);
     expect(res.status).toBe(200);
     expect(res.body.total).toBe(0);
     const underscore = await api().get(`/api/users?search=_`).set('Authorization', superAdmin.bearer);
@@ -86,7 +90,9 @@ describe('GET /api/users', () => {
   );
 
   test('list items carry roles but never a password hash', async () => {
-    const res = await api().get(`/api/users?search=${encodeURIComponent(superAdmin.user.email)}`).set('Authorization', superAdmin.bearer);
+    const res = await api()
+      .get(`/api/users?search=${encodeURIComponent(superAdmin.user.email)}`)
+      .set('Authorization', superAdmin.bearer);
     expect(res.body.users).toHaveLength(1);
     const item = res.body.users[0];
     expect(Object.keys(item).sort()).toEqual(
@@ -160,7 +166,9 @@ describe('GET /api/users/:userId', () => {
     expect(missing.status).toBe(404);
     expect(missing.body.error).toBe('not_found');
     for (const bad of ['not-a-uuid', '1', "1' or '1'='1"]) {
-      const res = await api().get(`/api/users/${encodeURIComponent(bad)}`).set('Authorization', superAdmin.bearer);
+      const res = await api()
+        .get(`/api/users/${encodeURIComponent(bad)}`)
+        .set('Authorization', superAdmin.bearer);
       expect(res.status).toBe(400);
       expect(res.body.error).toBe('validation_error');
     }
@@ -312,7 +320,10 @@ describe('PUT /api/users/:userId', () => {
   test("a non-super_admin cannot change a super_admin's account (no takeover through the email)", async () => {
     const admin = await makeSignedInUser(t, ['admin']);
     const victim = await makeUser(t, { roles: ['super_admin'] });
-    const res = await api().put(`/api/users/${victim.id}`).set('Authorization', admin.bearer).send({ email: uniqueEmail('attacker') });
+    const res = await api()
+      .put(`/api/users/${victim.id}`)
+      .set('Authorization', admin.bearer)
+      .send({ email: uniqueEmail('attacker') });
     expect(res.status).toBe(403);
     expect((await t.db('users').where({ id: victim.id }).first()).email).toBe(victim.email);
   });
@@ -422,7 +433,8 @@ describe('last active super_admin', () => {
       // The loser answers 409, or 403 when a's own removal landed before the deactivation was authorised.
       expect([ra.status, rb.status].filter((s) => s < 300)).toHaveLength(1);
       expect([ra.status, rb.status].every((s) => [200, 204, 403, 409].includes(s))).toBe(true);
-      const left = await tt.db('user_roles as ur')
+      const left = await tt
+        .db('user_roles as ur')
         .join('users as u', 'u.id', 'ur.user_id')
         .where({ 'ur.role_id': superRole, 'u.is_active': true });
       expect(left).toHaveLength(1);

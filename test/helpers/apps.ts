@@ -8,7 +8,14 @@ import type { TestApp } from './test-app';
 /** Inserts a client of any kind (CONTRACT §12): a public one has no secret (clientSecret undefined). */
 export async function makeAppClient(
   t: TestApp,
-  options: { type?: 'confidential' | 'public'; grantTypes?: string[]; allowedResources?: string[]; redirectUris?: string[]; scopes?: string[]; name?: string } = {},
+  options: {
+    type?: 'confidential' | 'public';
+    grantTypes?: string[];
+    allowedResources?: string[];
+    redirectUris?: string[];
+    scopes?: string[];
+    name?: string;
+  } = {},
 ) {
   const type = options.type ?? 'confidential';
   const { secret, secretHash } = type === 'confidential' ? generateClientSecret() : { secret: undefined, secretHash: null };
@@ -49,7 +56,13 @@ export const csrfOf = (html: string) => /name="csrf" value="([^"]+)"/.exec(html)
 export async function answerOnDevicePage(agent: TestAgent, userCode: string, decision: 'approve' | 'deny') {
   const entry = await agent.get('/device');
   if (entry.status !== 200) throw new Error(`/device answered ${entry.status}`);
-  const confirm = await agent.post('/device').type('form').send({ user_code: userCode, csrf: csrfOf(entry.text) });
+  const confirm = await agent
+    .post('/device')
+    .type('form')
+    .send({ user_code: userCode, csrf: csrfOf(entry.text) });
   if (confirm.status !== 200) throw new Error(`POST /device answered ${confirm.status}: ${confirm.text}`);
-  return agent.post('/device/decide').type('form').send({ user_code: userCode, decision, csrf: csrfOf(confirm.text) });
+  return agent
+    .post('/device/decide')
+    .type('form')
+    .send({ user_code: userCode, decision, csrf: csrfOf(confirm.text) });
 }

@@ -17,13 +17,18 @@ export function ensureOidcAgent(): void {
   if (installed()) return;
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   if (!isRoot || !fs.existsSync('/usr/bin/apt-get')) {
-    process.stderr.write('\noidc-agent is missing: the oidc-agent interop test will fail. Install it with: sudo apt-get install -y oidc-agent-cli\n');
+    process.stderr.write(
+      '\noidc-agent is missing: the oidc-agent interop test will fail. Install it with: sudo apt-get install -y oidc-agent-cli\n',
+    );
     return;
   }
   process.stderr.write('\nInstalling Debian oidc-agent-cli for the oidc-agent interop test (first run only)...\n');
   try {
     execFileSync('apt-get', ['update', '-qq'], { stdio: 'ignore' });
-    execFileSync('apt-get', ['install', '-y', '-qq', 'oidc-agent-cli'], { stdio: 'ignore', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    execFileSync('apt-get', ['install', '-y', '-qq', 'oidc-agent-cli'], {
+      stdio: 'ignore',
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
   } catch (err) {
     process.stderr.write(`Could not install oidc-agent-cli: ${(err as Error).message}\n`);
   }

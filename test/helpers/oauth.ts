@@ -70,11 +70,7 @@ export async function obtainCode(
   return { code, verifier, state, redirectUri: params.redirect_uri! };
 }
 
-export function exchangeCode(
-  t: TestApp,
-  client: TestClient,
-  input: { code: string; verifier: string; redirectUri?: string },
-) {
+export function exchangeCode(t: TestApp, client: TestClient, input: { code: string; verifier: string; redirectUri?: string }) {
   return request(t.app)
     .post('/api/oauth/token')
     .set('Authorization', basicAuth(client.clientId, client.clientSecret))

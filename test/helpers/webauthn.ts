@@ -87,8 +87,7 @@ export class SoftAuthenticator {
     overrides: { credential?: SoftCredential; counter?: number; userVerified?: boolean; origin?: string } = {},
   ) {
     const allowed = options.allowCredentials?.map((c) => c.id) ?? [];
-    const credential =
-      overrides.credential ?? this.credentials.find((c) => allowed.length === 0 || allowed.includes(b64url(c.id)));
+    const credential = overrides.credential ?? this.credentials.find((c) => allowed.length === 0 || allowed.includes(b64url(c.id)));
     if (!credential) throw new Error('no matching credential');
     credential.counter = overrides.counter ?? credential.counter + 1;
     const flags = 0x01 | (overrides.userVerified === false ? 0 : 0x04);

@@ -228,14 +228,12 @@ describe('npm run prune (src/cli/prune.ts)', () => {
     // The CLI runs on the system clock (the test clock was moved forward above).
     const expired = sha256Hex(randomToken());
     const realNow = new Date();
-    await t
-      .db('login_tokens')
-      .insert({
-        token_hash: expired,
-        url: 'https://portal.test/',
-        created_at: addSeconds(realNow, -600),
-        expires_at: addSeconds(realNow, -60),
-      });
+    await t.db('login_tokens').insert({
+      token_hash: expired,
+      url: 'https://portal.test/',
+      created_at: addSeconds(realNow, -600),
+      expires_at: addSeconds(realNow, -60),
+    });
     const { stdout } = await promisify(execFile)(
       path.resolve(__dirname, '../../node_modules/.bin/tsx'),
       [path.resolve(__dirname, '../../src/cli/prune.ts')],
@@ -258,11 +256,7 @@ describe('audit retention (AUDIT_RETENTION_DAYS, default 180)', () => {
       occurred_at: addSeconds(now, -daysAgo * DAY),
       detail: JSON.stringify({ i }),
     });
-    await t.db('audit_events').insert([
-      ...Array.from({ length: 23 }, (_, i) => row(181 + i, i)),
-      row(179, 100),
-      row(1, 101),
-    ]);
+    await t.db('audit_events').insert([...Array.from({ length: 23 }, (_, i) => row(181 + i, i)), row(179, 100), row(1, 101)]);
     expect(t.config.auditRetentionDays).toBe(180);
     const counts = await pruneExpired(t.ctx, { batchSize: 10 });
     expect(counts.audit_events).toBe(23);

@@ -32,10 +32,14 @@ describe('withTransaction > deadlocks and serialization failures (CONTRACT §8)'
     const crossing = (name: 'first' | 'second', rows: [string, string]) =>
       withTransaction(t.db, async (trx) => {
         attempts[name] += 1;
-        await trx('users').where({ id: rows[0] }).update({ first_name: `${name}-${attempts[name]}` });
+        await trx('users')
+          .where({ id: rows[0] })
+          .update({ first_name: `${name}-${attempts[name]}` });
         // Only the first attempts wait for each other, so the deadlock happens exactly once.
         if (attempts[name] === 1) await bothHoldOneRow();
-        await trx('users').where({ id: rows[1] }).update({ last_name: `${name}-${attempts[name]}` });
+        await trx('users')
+          .where({ id: rows[1] })
+          .update({ last_name: `${name}-${attempts[name]}` });
         return name;
       });
     const results = await Promise.all([crossing('first', [a.id, b.id]), crossing('second', [b.id, a.id])]);

@@ -22,7 +22,6 @@ beforeAll(() => buildOnce(), 300_000);
 
 const stop = (running: RunningServer) => running.stop();
 
-
 const json = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
 test('npm start on the embedded database: register, login, me, graceful stop, data kept across restarts', async () => {
@@ -110,7 +109,10 @@ test('two servers started at the same instant on one fresh DATA_DIR: one serves,
     );
     let healthy = false;
     for (let waited = 0; !healthy && waited < 600; waited++) {
-      healthy = await fetch(`http://127.0.0.1:${ports[winner]}/health`).then((r) => r.ok, () => false);
+      healthy = await fetch(`http://127.0.0.1:${ports[winner]}/health`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (!healthy) await new Promise((r) => setTimeout(r, 200));
     }
     expect(healthy).toBe(true);

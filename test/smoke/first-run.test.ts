@@ -15,7 +15,6 @@ import { postgresOf, ROOT, runCli, startServerProcess } from '../helpers/process
  */
 const json = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
-
 test('npm start -> setup link -> /setup in a browser -> working admin; the CLI beside the server; a crash blocks nothing', async () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sso-first-run-'));
   const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'info' };

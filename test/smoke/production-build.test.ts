@@ -91,7 +91,10 @@ test('the bundle registers (mail through nodemailer), enrols TOTP (otpauth, qrco
   expect(await options.json()).toMatchObject({ challenge: expect.any(String), rp: { id: 'localhost' } });
 
   // /account shows the pending authenticator app as a QR code (an SVG drawn by qrcode).
-  const cookies = registered.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  const cookies = registered.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
   const account = await get('/account', { headers: { cookie: cookies } });
   expect(account.status).toBe(200);
   expect(await account.text()).toContain('<svg');

@@ -229,7 +229,10 @@ test('sign-in, OAuth code flow and revocations through nginx, served by both ins
   // The one-statement refresh rotation with an openid grant: a new id_token for the same session, on either instance.
   const refreshed = await via('/api/oauth/token', {
     method: 'POST',
-    headers: { authorization: basicAuth(client.client.client_id, client.client_secret), 'content-type': 'application/x-www-form-urlencoded' },
+    headers: {
+      authorization: basicAuth(client.client.client_id, client.client_secret),
+      'content-type': 'application/x-www-form-urlencoded',
+    },
     body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: exchanged.refresh_token }),
   });
   expect(refreshed.status).toBe(200);
@@ -249,7 +252,10 @@ test('sign-in, OAuth code flow and revocations through nginx, served by both ins
   // Revocation (RFC 7009) on one instance is seen by both: the token is dead wherever the next request lands.
   const revoke = await via('/api/oauth/revoke', {
     method: 'POST',
-    headers: { authorization: basicAuth(client.client.client_id, client.client_secret), 'content-type': 'application/x-www-form-urlencoded' },
+    headers: {
+      authorization: basicAuth(client.client.client_id, client.client_secret),
+      'content-type': 'application/x-www-form-urlencoded',
+    },
     body: new URLSearchParams({ token: tokens.refresh_token }),
   });
   expect(revoke.status).toBe(200);

@@ -47,7 +47,12 @@ test('no `any` between routers and services', () => {
 });
 
 test('no `as` cast in routers, schemas and presenters: handlers get typed input from their declaration', () => {
-  const casts = (text: string) => (codeOf(text).replace(/^import \* as .*$/gm, '').match(/\bas\s+(?!const\b)[A-Za-z{([]/g) ?? []).length;
+  const casts = (text: string) =>
+    (
+      codeOf(text)
+        .replace(/^import \* as .*$/gm, '')
+        .match(/\bas\s+(?!const\b)[A-Za-z{([]/g) ?? []
+    ).length;
   expect(casts('const x = y as unknown as Z; const k = [1] as const;')).toBe(2);
   const offenders = files
     .filter((f) => f.file.startsWith(`routes${path.sep}`))

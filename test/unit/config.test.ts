@@ -105,7 +105,14 @@ describe('loadConfig', () => {
     });
 
     test('accepted values', () => {
-      const config = loadConfig({ DATA_DIR: tmpDir(), ...secrets, REGISTRATION: 'closed', BRAND_NAME: ' Acme ', BRAND_LOGO_URL: 'https://cdn.acme.test/l.svg', BRAND_COLOR: '#7C3AED' });
+      const config = loadConfig({
+        DATA_DIR: tmpDir(),
+        ...secrets,
+        REGISTRATION: 'closed',
+        BRAND_NAME: ' Acme ',
+        BRAND_LOGO_URL: 'https://cdn.acme.test/l.svg',
+        BRAND_COLOR: '#7C3AED',
+      });
       expect(config.registration).toBe('closed');
       expect(config.brand).toEqual({ name: 'Acme', logoUrl: 'https://cdn.acme.test/l.svg', color: '#7c3aed' });
       expect(loadConfig({ DATA_DIR: tmpDir(), ...secrets, BRAND_COLOR: '#26e' }).brand.color).toBe('#2266ee');
@@ -124,4 +131,3 @@ describe('loadConfig', () => {
     });
   });
 });
-

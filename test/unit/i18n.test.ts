@@ -28,7 +28,8 @@ describe('catalogues', () => {
   test('no message is empty, and a translated catalogue is not a copy of English', () => {
     for (const locale of LOCALES) {
       for (const [path, kind] of shape(CATALOGUES[locale] as unknown as Tree)) {
-        if (kind === 'string') expect([path, path.split('.').reduce((n: any, k) => n[k], CATALOGUES[locale]).length > 0]).toEqual([path, true]);
+        if (kind === 'string')
+          expect([path, path.split('.').reduce((n: any, k) => n[k], CATALOGUES[locale]).length > 0]).toEqual([path, true]);
       }
     }
     expect(CATALOGUES.de.login.title).not.toBe(CATALOGUES.en.login.title);

@@ -14,7 +14,9 @@ test('LICENSE holds the full Apache License 2.0 text', () => {
 
 test('package.json and its lock name the same licence', () => {
   const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { license: string };
-  const lock = JSON.parse(fs.readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { license?: string }> };
+  const lock = JSON.parse(fs.readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, { license?: string }>;
+  };
   expect(pkg.license).toBe('Apache-2.0');
   expect(lock.packages['']!.license).toBe('Apache-2.0');
 });

@@ -1,4 +1,13 @@
-import { AA_NON_TEXT, AA_TEXT, brandColorProblem, colourPairs, contrast, darkLinkColor, DEFAULT_BRAND_COLOR, SCHEMES } from '../../src/lib/palette';
+import {
+  AA_NON_TEXT,
+  AA_TEXT,
+  brandColorProblem,
+  colourPairs,
+  contrast,
+  darkLinkColor,
+  DEFAULT_BRAND_COLOR,
+  SCHEMES,
+} from '../../src/lib/palette';
 import { paletteCss } from '../../src/views/layout';
 
 describe('palette (WCAG 2.1 AA, light and dark)', () => {

@@ -1,4 +1,9 @@
-import { factorChangeVerdict, RECENT_SIGN_IN_SECONDS, type FactorChangeFacts, type ReauthVerdict } from '../../src/services/mfa/reauth-policy';
+import {
+  factorChangeVerdict,
+  RECENT_SIGN_IN_SECONDS,
+  type FactorChangeFacts,
+  type ReauthVerdict,
+} from '../../src/services/mfa/reauth-policy';
 
 /** The re-authentication rule for factor changes (CONTRACT §11, docs/mfa.md) as a table: session × proof × expected. */
 
@@ -25,13 +30,33 @@ test.each([
   // The account has a factor: a session opened without one needs a factor proof (step-up).
   ['factor account, password-only session, recent', facts({ accountHasFactor: true }), 'mfa_required'],
   ['factor account, password-only session, password proof', facts({ accountHasFactor: true, proof: 'password' }), 'mfa_required'],
-  ['factor account, password-only session, factor proof', facts({ accountHasFactor: true, authAgeSeconds: OLD, proof: 'factor' }), 'allowed'],
+  [
+    'factor account, password-only session, factor proof',
+    facts({ accountHasFactor: true, authAgeSeconds: OLD, proof: 'factor' }),
+    'allowed',
+  ],
   ['factor account, second-factor session, recent', facts({ accountHasFactor: true, sessionHasSecondFactor: true }), 'allowed'],
-  ['factor account, second-factor session, old', facts({ accountHasFactor: true, sessionHasSecondFactor: true, authAgeSeconds: OLD }), 'reauthentication_required'],
-  ['factor account, second-factor session, old, password', facts({ accountHasFactor: true, sessionHasSecondFactor: true, authAgeSeconds: OLD, proof: 'password' }), 'allowed'],
+  [
+    'factor account, second-factor session, old',
+    facts({ accountHasFactor: true, sessionHasSecondFactor: true, authAgeSeconds: OLD }),
+    'reauthentication_required',
+  ],
+  [
+    'factor account, second-factor session, old, password',
+    facts({ accountHasFactor: true, sessionHasSecondFactor: true, authAgeSeconds: OLD, proof: 'password' }),
+    'allowed',
+  ],
   // Operations that always ask for a proof (removing TOTP, new recovery codes).
-  ['proof required, recent sign-in, none sent', facts({ accountHasFactor: true, sessionHasSecondFactor: true, proofRequired: true }), 'reauthentication_required'],
-  ['proof required, password', facts({ accountHasFactor: true, sessionHasSecondFactor: true, proofRequired: true, proof: 'password' }), 'allowed'],
+  [
+    'proof required, recent sign-in, none sent',
+    facts({ accountHasFactor: true, sessionHasSecondFactor: true, proofRequired: true }),
+    'reauthentication_required',
+  ],
+  [
+    'proof required, password',
+    facts({ accountHasFactor: true, sessionHasSecondFactor: true, proofRequired: true, proof: 'password' }),
+    'allowed',
+  ],
   ['proof required, factor', facts({ accountHasFactor: true, proofRequired: true, proof: 'factor' }), 'allowed'],
 ] as const)('factorChangeVerdict: %s -> %s', (_case, input, expected) => {
   expect(outcome(factorChangeVerdict(input))).toBe(expected);

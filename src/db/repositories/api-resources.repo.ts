@@ -76,7 +76,8 @@ export async function findApiResourceByIdentifier(db: DbOrTrx, identifier: strin
   return row ? toRow(row as unknown as ApiResourceRecord) : undefined;
 }
 
-const SELECT_RESOURCE = 'select id, identifier, name, scopes, access_token_ttl_s, open_registration, created_at, updated_at from api_resources';
+const SELECT_RESOURCE =
+  'select id, identifier, name, scopes, access_token_ttl_s, open_registration, created_at, updated_at from api_resources';
 
 export async function updateApiResource(
   db: DbOrTrx,

@@ -1,9 +1,6 @@
 import type { DbOrTrx } from '..';
 
-export async function insertLoginToken(
-  db: DbOrTrx,
-  t: { tokenHash: string; url: string; now: Date; expiresAt: Date },
-): Promise<void> {
+export async function insertLoginToken(db: DbOrTrx, t: { tokenHash: string; url: string; now: Date; expiresAt: Date }): Promise<void> {
   await db('login_tokens').insert({ token_hash: t.tokenHash, url: t.url, created_at: t.now, expires_at: t.expiresAt });
 }
 

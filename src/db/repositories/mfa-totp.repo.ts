@@ -70,8 +70,7 @@ export async function useTotpStep(
     .where((w) => w.whereNull('last_used_step').orWhere('last_used_step', '<', step));
   if (options.confirm) {
     q.whereNull('confirmed_at').where({ pending_session_id: options.sessionId }).where('created_at', '>', options.startedAfter);
-  }
-  else q.whereNotNull('confirmed_at');
+  } else q.whereNotNull('confirmed_at');
   const rows = await q
     .update(options.confirm ? { last_used_step: step, confirmed_at: now, pending_session_id: null } : { last_used_step: step })
     .returning('user_id');

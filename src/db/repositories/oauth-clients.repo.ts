@@ -143,8 +143,6 @@ export async function updateClient(
 }
 
 export async function countClients(db: DbOrTrx): Promise<{ total: number; active: number }> {
-  const row = await db('oauth_clients')
-    .select(db.raw('count(*) as total'), db.raw('count(*) filter (where is_active) as active'))
-    .first();
+  const row = await db('oauth_clients').select(db.raw('count(*) as total'), db.raw('count(*) filter (where is_active) as active')).first();
   return { total: Number(row?.total ?? 0), active: Number(row?.active ?? 0) };
 }

@@ -58,12 +58,7 @@ const TOUCH_INTERVAL_SECONDS = 60;
  * the user is active, and their current roles and permissions. Also refreshes the session's last_used_at at
  * most once a minute. Returns undefined when the session or user is not active.
  */
-export async function loadPrincipal(
-  db: DbOrTrx,
-  sessionId: string,
-  userId: string,
-  now: Date,
-): Promise<PrincipalRecord | undefined> {
+export async function loadPrincipal(db: DbOrTrx, sessionId: string, userId: string, now: Date): Promise<PrincipalRecord | undefined> {
   const stale = new Date(now.getTime() - TOUCH_INTERVAL_SECONDS * 1000);
   const [row] = await preparedRows(db, 'sso_load_principal_4', LOAD_PRINCIPAL_SQL, [sessionId, userId, now, stale]);
   return row ? toPrincipalRecord(row) : undefined;
@@ -107,10 +102,7 @@ const LOAD_PRINCIPAL_SQL = `with s as (
       where u.is_active`;
 
 /** The same role and permission resolution for any user, without a session (user detail, check-permission). */
-export async function loadUserAccess(
-  db: DbOrTrx,
-  userId: string,
-): Promise<{ roles: PrincipalRole[]; permissions: string[] }> {
+export async function loadUserAccess(db: DbOrTrx, userId: string): Promise<{ roles: PrincipalRole[]; permissions: string[] }> {
   const result = await db.raw(
     `with ${ROLES_CTE}
      select ${ACCESS_COLUMNS}`,
@@ -131,6 +123,10 @@ function parseJson<T>(value: unknown): T {
 /** A text[] column: an array from pg, the literal `{a,b}` from drivers that do not parse arrays. */
 export function parseTextArray(value: unknown): string[] {
   if (Array.isArray(value)) return value.map(String);
-  if (typeof value === 'string') return value.replace(/^\{|\}$/g, '').split(',').filter(Boolean);
+  if (typeof value === 'string')
+    return value
+      .replace(/^\{|\}$/g, '')
+      .split(',')
+      .filter(Boolean);
   return [];
 }

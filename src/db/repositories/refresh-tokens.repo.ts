@@ -1,10 +1,7 @@
 import { preparedRows, retryingConflicts, type DbOrTrx } from '..';
 import { PRINCIPAL_COLUMNS, rolesCte, sessionClientIsActive, toPrincipalRecord, type PrincipalRecord } from './principal.repo';
 
-export async function insertRefreshToken(
-  db: DbOrTrx,
-  t: { id: string; sessionId: string; now: Date; expiresAt: Date },
-): Promise<void> {
+export async function insertRefreshToken(db: DbOrTrx, t: { id: string; sessionId: string; now: Date; expiresAt: Date }): Promise<void> {
   await db('refresh_tokens').insert({ id: t.id, session_id: t.sessionId, created_at: t.now, expires_at: t.expiresAt });
 }
 

@@ -42,7 +42,6 @@ export function toUserRow(r: UserRecord): UserRow {
   };
 }
 
-
 export async function findUserById(db: DbOrTrx, id: string): Promise<UserRow | undefined> {
   if (!UUID_PATTERN.test(id)) return undefined;
   const row = await db<UserRecord>('users').where({ id }).first();
@@ -179,16 +178,17 @@ export async function listUsers(
     return q;
   };
   const [rows, count] = await Promise.all([
-    matching().orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id' }]).limit(query.limit).offset(query.offset),
+    matching()
+      .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id' }])
+      .limit(query.limit)
+      .offset(query.offset),
     matching().count<{ count: string }[]>('* as count').first(),
   ]);
   return { users: rows.map(toUserRow), total: Number(count?.count ?? 0) };
 }
 
 export async function countUsers(db: DbOrTrx): Promise<{ total: number; active: number }> {
-  const row = await db('users')
-    .select(db.raw('count(*) as total'), db.raw('count(*) filter (where is_active) as active'))
-    .first();
+  const row = await db('users').select(db.raw('count(*) as total'), db.raw('count(*) filter (where is_active) as active')).first();
   return { total: Number(row?.total ?? 0), active: Number(row?.active ?? 0) };
 }
 

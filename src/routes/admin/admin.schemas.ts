@@ -24,7 +24,9 @@ const redirectUrisField = z
 
 /** CONTRACT §12. */
 const grantTypesField = z
-  .array(z.enum(GRANT_TYPES, { error: `each grant type must be one of: ${GRANT_TYPES.join(', ')}` }), { error: 'grant_types must be an array of strings' })
+  .array(z.enum(GRANT_TYPES, { error: `each grant type must be one of: ${GRANT_TYPES.join(', ')}` }), {
+    error: 'grant_types must be an array of strings',
+  })
   .min(1, 'at least one grant type is required')
   .max(GRANT_TYPES.length)
   .transform((grants) => GRANT_TYPES.filter((g) => grants.includes(g)));
@@ -79,10 +81,16 @@ export const DEFAULT_CLIENT_SCOPES = ['openid', 'profile', 'email'];
 export const createClientBody = z
   .object({ ...clientFields, type: z.enum(CLIENT_TYPES, { error: 'type must be confidential or public' }).optional() })
   // Spec §4.6: a client is created with its redirect URI(s); only a client without the code grant may have none.
-  .refine((b) => b.redirect_uri !== undefined || b.redirect_uris !== undefined || !(b.grant_types ?? DEFAULT_GRANT_TYPES).includes('authorization_code'), {
-    message: 'redirect_uri or redirect_uris is required',
-    path: ['redirect_uris'],
-  })
+  .refine(
+    (b) =>
+      b.redirect_uri !== undefined ||
+      b.redirect_uris !== undefined ||
+      !(b.grant_types ?? DEFAULT_GRANT_TYPES).includes('authorization_code'),
+    {
+      message: 'redirect_uri or redirect_uris is required',
+      path: ['redirect_uris'],
+    },
+  )
   .transform((b) => ({
     name: b.name,
     type: b.type ?? 'confidential',
@@ -117,7 +125,7 @@ export const clientBody = z
     post_logout_redirect_uris: z.array(z.string().meta({ format: 'uri' })),
     is_active: z.boolean(),
     // CONTRACT §12, on every client.
-    type: z.enum(CLIENT_TYPES).meta({ description: 'confidential (the spec\'s clients: a secret) or public (no secret)' }),
+    type: z.enum(CLIENT_TYPES).meta({ description: "confidential (the spec's clients: a secret) or public (no secret)" }),
     token_endpoint_auth_method: z.enum(['client_secret_basic', 'none']).meta({ description: 'none for public clients' }),
     grant_types: z.array(z.string()).meta({ description: 'grants the client may use (default authorization_code, refresh_token)' }),
     allowed_resources: z.array(z.string()).meta({ description: 'RFC 8707 identifiers of the APIs the client may ask tokens for' }),
@@ -139,7 +147,10 @@ export const apiResourceIdParams = z.object({ resourceId: z.uuid({ error: 'resou
 
 const resourceScopeField = z
   .string({ error: 'each scope must be a string' })
-  .regex(/^[\x21\x23-\x5B\x5D-\x7E]{1,100}$/, 'each scope is 1-100 visible ASCII characters without spaces, quotes or backslashes (RFC 6749 §3.3)')
+  .regex(
+    /^[\x21\x23-\x5B\x5D-\x7E]{1,100}$/,
+    'each scope is 1-100 visible ASCII characters without spaces, quotes or backslashes (RFC 6749 §3.3)',
+  )
   .refine((s) => s !== 'openid', { message: 'openid is not an API scope' });
 
 const apiResourceFields = {

@@ -24,13 +24,28 @@ const timeField = (name: string, description: string) =>
     .meta({ description });
 
 const idField = (name: string, description: string) =>
-  z.string({ error: `${name} must be a single string` }).trim().min(1).max(200, `${name} is too long`).meta({ description });
+  z
+    .string({ error: `${name} must be a single string` })
+    .trim()
+    .min(1)
+    .max(200, `${name} is too long`)
+    .meta({ description });
 
 /** `type` takes one type or several separated by commas. */
 const typesField = z
   .string({ error: 'type must be a single string (several types separated by commas)' })
-  .transform((s) => s.split(',').map((t) => t.trim()).filter(Boolean))
-  .pipe(z.array(z.enum(SECURITY_EVENT_TYPES, { error: 'type must name security event types (see docs/operations.md)' })).min(1).max(20))
+  .transform((s) =>
+    s
+      .split(',')
+      .map((t) => t.trim())
+      .filter(Boolean),
+  )
+  .pipe(
+    z
+      .array(z.enum(SECURITY_EVENT_TYPES, { error: 'type must name security event types (see docs/operations.md)' }))
+      .min(1)
+      .max(20),
+  )
   .meta({ description: 'One event type, or several separated by commas (e.g. auth.login.failed,auth.login.throttled)' });
 
 export const auditEventsQuery = z

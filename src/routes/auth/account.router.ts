@@ -40,7 +40,6 @@ export function presentSession(session: SessionRow, currentSessionId: string) {
   };
 }
 
-
 /** Account self-service: sessions, password, email links, post-login destinations (spec §4.2, CONTRACT §4). */
 export function createAccountRouter(deps: RouteDeps) {
   const { ctx } = deps;

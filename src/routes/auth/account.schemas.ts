@@ -3,7 +3,10 @@ import { emailField, passwordField, timestampField } from '../common.schemas';
 
 /** Our link and login tokens are 43 characters; the cap only keeps absurd input away from the database. */
 const tokenField = (field: string) =>
-  z.string({ error: `${field} is required` }).min(1, `${field} is required`).max(512, `${field} is too long`);
+  z
+    .string({ error: `${field} is required` })
+    .min(1, `${field} is required`)
+    .max(512, `${field} is too long`);
 
 /** Malformed ids answer 404 like another user's session (never 500, and no oracle): see account.router. */
 export const sessionIdParam = z.object({ sessionId: z.uuid() });

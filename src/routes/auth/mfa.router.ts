@@ -41,7 +41,10 @@ export function presentPasskey(p: PasskeyRow) {
 const removed = { status: 204, description: 'Removed', kind: 'empty' } as const;
 const passkeyNotFound = () => notFound('Passkey');
 const invalidBody = (issues: z.core.$ZodIssue[]) =>
-  badRequest('Body is invalid', issues.map((i) => ({ path: i.path.join('.') || '(root)', message: i.message })));
+  badRequest(
+    'Body is invalid',
+    issues.map((i) => ({ path: i.path.join('.') || '(root)', message: i.message })),
+  );
 
 /** CONTRACT §11, said once for every factor change (docs/mfa.md "Re-authentication"). */
 const REAUTH =

@@ -24,17 +24,7 @@ import { createRoleBody, roleIdParams, updateRoleBody, userIdParams, userRolePar
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
 import { inviteUserBody, updateUserBody } from '../users/users.schemas';
-import {
-  CONSOLE,
-  confirmBody,
-  fieldErrors,
-  frameOf,
-  lines,
-  list,
-  refuseConsoleForm,
-  refusalOf,
-  setFlash,
-} from './console-kit';
+import { CONSOLE, confirmBody, fieldErrors, frameOf, lines, list, refuseConsoleForm, refusalOf, setFlash } from './console-kit';
 
 const USERS_PAGE = 50;
 const AUDIT_PAGE = 50;

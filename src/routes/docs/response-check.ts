@@ -12,7 +12,9 @@ export function responseChecker(decl: RouteDecl): ((body: unknown) => void) | un
   return (body) => {
     const parsed = schema.safeParse(JSON.parse(JSON.stringify(body)));
     if (!parsed.success) {
-      const problems = zodDetails(parsed.error).map((d) => `${d.path}: ${d.message}`).join('; ');
+      const problems = zodDetails(parsed.error)
+        .map((d) => `${d.path}: ${d.message}`)
+        .join('; ');
       throw new Error(`${decl.method.toUpperCase()} ${decl.path} answered outside its declared response schema: ${problems}`);
     }
   };

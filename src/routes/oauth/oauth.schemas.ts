@@ -1,7 +1,10 @@
 import { z } from 'zod';
 
 const param = (name: string, max = 4096) =>
-  z.string({ error: `${name} must be a single string` }).max(max, `${name} is too long`).optional();
+  z
+    .string({ error: `${name} must be a single string` })
+    .max(max, `${name} is too long`)
+    .optional();
 
 /** Client credentials in the body (client_secret_post); their shape is judged by client authentication. */
 const clientCredentials = { client_id: z.unknown().optional(), client_secret: z.unknown().optional() };

@@ -25,7 +25,6 @@ async function orInvalidLink<T>(action: () => Promise<T>): Promise<T | undefined
   }
 }
 
-
 /** The signed-in first-party user of a page request (client tokens never sign a browser in here). */
 function firstPartyUserId(principal: Principal | undefined): string | undefined {
   return principal && !principal.clientId ? principal.userId : undefined;

@@ -23,8 +23,10 @@ export function createDevicePagesRouter(deps: RouteDeps) {
   const { ctx } = deps;
   const { config } = ctx;
   const page = { ...PAGE, response: { description: 'HTML page', kind: 'html' } } as const;
-  const deviceUrlFor = (userCode: string | undefined) => `${config.baseUrl}/device${userCode ? `?${new URLSearchParams({ user_code: userCode })}` : ''}`;
-  const loginUrlFor = (userCode: string | undefined) => `${config.baseUrl}/login?${new URLSearchParams({ return_to: deviceUrlFor(userCode) })}`;
+  const deviceUrlFor = (userCode: string | undefined) =>
+    `${config.baseUrl}/device${userCode ? `?${new URLSearchParams({ user_code: userCode })}` : ''}`;
+  const loginUrlFor = (userCode: string | undefined) =>
+    `${config.baseUrl}/login?${new URLSearchParams({ return_to: deviceUrlFor(userCode) })}`;
 
   /** Where the browser must go first, if anywhere: sign-in, second factor, or an admin's enrolment. */
   const detour = async (principal: Principal | undefined, userCode: string | undefined): Promise<string | undefined> => {
@@ -38,7 +40,14 @@ export function createDevicePagesRouter(deps: RouteDeps) {
 
   return declareRouter(deps, [
     route(
-      { ...page, method: 'get', path: '/device', summary: 'Device code entry page', auth: 'browser', query: z.object({ user_code: optionalText(32) }) },
+      {
+        ...page,
+        method: 'get',
+        path: '/device',
+        summary: 'Device code entry page',
+        auth: 'browser',
+        query: z.object({ user_code: optionalText(32) }),
+      },
       async ({ query, principal }, req, res) => {
         const next = await detour(principal, query.user_code);
         if (next) return res.redirect(303, next);
@@ -95,7 +104,11 @@ export function createDevicePagesRouter(deps: RouteDeps) {
         const next = await detour(principal, body.user_code);
         if (next) return res.redirect(303, next);
         if (body.decision !== 'approve' && body.decision !== 'deny') {
-          return html(res, 400, renderOAuthErrorPage({ title: 'Choose Approve or Deny', message: 'The form was sent without a decision.' }));
+          return html(
+            res,
+            400,
+            renderOAuthErrorPage({ title: 'Choose Approve or Deny', message: 'The form was sent without a decision.' }),
+          );
         }
         const approved = body.decision === 'approve';
         const result = await decideUserCode(ctx, principal!, body.user_code, approved);

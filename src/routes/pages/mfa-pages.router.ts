@@ -12,7 +12,6 @@ import type { RouteDeps } from '../types';
 import { html, optionalText, PAGE, refuseForm, text } from './page-kit';
 import { finishSignIn } from './sign-in-flow';
 
-
 /** A JSON-encoded form field checked against its schema; undefined when absent or malformed. */
 function parseJsonField<T>(value: string | undefined, schema: z.ZodType<T>): T | undefined {
   if (!value || value.length > 65536) return undefined;

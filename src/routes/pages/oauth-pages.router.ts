@@ -20,7 +20,6 @@ import type { RouteDeps } from '../types';
 import { html, optionalText, PAGE, refuseForm, text } from './page-kit';
 import { enrolUrlFor, federationOnLoginPage, finishSignIn } from './sign-in-flow';
 
-
 /** Only the user's own first-party browser session counts on these pages. */
 function firstParty(principal: Principal | undefined): Principal | undefined {
   return principal && !principal.clientId ? principal : undefined;

@@ -22,5 +22,8 @@ export const pageErrors: ErrorRequestHandler = (err, req, res, next) => {
     const page = runInRequest(req, () => renderErrorPage(429, Number.isFinite(retryAfter) ? retryAfter : undefined));
     return res.status(429).type('html').send(page);
   }
-  res.status(appError.status).type('html').send(renderOAuthErrorPage({ title: 'Request refused', message: appError.message }));
+  res
+    .status(appError.status)
+    .type('html')
+    .send(renderOAuthErrorPage({ title: 'Request refused', message: appError.message }));
 };

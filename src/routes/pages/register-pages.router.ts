@@ -30,7 +30,14 @@ export function createRegisterPagesRouter(deps: RouteDeps) {
 
   return declareRouter(deps, [
     route(
-      { ...page, method: 'get', path: '/register', summary: 'Sign-up page', auth: 'browser', query: z.object({ return_to: optionalText(4096), done: optionalText(8) }) },
+      {
+        ...page,
+        method: 'get',
+        path: '/register',
+        summary: 'Sign-up page',
+        auth: 'browser',
+        query: z.object({ return_to: optionalText(4096), done: optionalText(8) }),
+      },
       async ({ query, principal }, req, res) => {
         requireOpen();
         const applicationName = await applicationNameFor(ctx, query.return_to);
@@ -99,7 +106,8 @@ export function createRegisterPagesRouter(deps: RouteDeps) {
           const result = await auth.register(ctx, parsed.data, requestMeta(req));
           setSessionCookies(res, config, result.tokens);
         } catch (err) {
-          if (err instanceof AppError && err.code === 'conflict') return again(409, { form: t.register.emailTaken, email: t.register.emailTaken });
+          if (err instanceof AppError && err.code === 'conflict')
+            return again(409, { form: t.register.emailTaken, email: t.register.emailTaken });
           throw err;
         }
         const target = resolveReturnTo(config, returnTo);

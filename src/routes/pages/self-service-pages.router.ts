@@ -30,7 +30,6 @@ import { FederationRefused, startFederatedSignIn } from '../../services/federati
 import { browserToken } from '../federation/federation.router';
 import { listEnabledProviders } from '../../services/federation/providers.service';
 
-
 /** The enrolment context MFA_REQUIRED_FOR_ADMINS sends along (kept on every form of the page). */
 const contextQuery = z.object({ enrol: optionalText(16), return_to: optionalText(4096), done: optionalText(32) });
 type Context = z.output<typeof contextQuery>;
@@ -263,33 +262,40 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
     }),
 
     // CONTRACT §16 + §11: linking adds a way to sign in, so it is a CSRF-protected post from a recent sign-in (else sign in again).
-    action('identities/link', 'Link a sign-in of another provider (form post)', 'identities', z.object({ slug: text(64) }), async (
-      principal,
-      body,
-      req,
-      res,
-    ) => {
-      const session = await account.findOwnSession(ctx, principal);
-      if (!session || !mayLinkFromSession(session.authTime, ctx.clock.now())) {
-        res.redirect(303, `/login?${new URLSearchParams({ return_to: `${config.baseUrl}/account#identities` })}`);
-        return { done: 'identity_linked' };
-      }
-      try {
-        const browser = browserToken(req, res, config);
-        const url = await startFederatedSignIn(ctx, body.slug, { browserToken: browser, linkUserId: principal.userId });
-        res.redirect(303, url);
-        return { done: 'identity_linked' };
-      } catch (err) {
-        // The provider could not be reached: said in the section, like any other refusal of the page.
-        if (err instanceof FederationRefused) throw new AppError('validation_error', err.message);
-        throw err;
-      }
-    }),
+    action(
+      'identities/link',
+      'Link a sign-in of another provider (form post)',
+      'identities',
+      z.object({ slug: text(64) }),
+      async (principal, body, req, res) => {
+        const session = await account.findOwnSession(ctx, principal);
+        if (!session || !mayLinkFromSession(session.authTime, ctx.clock.now())) {
+          res.redirect(303, `/login?${new URLSearchParams({ return_to: `${config.baseUrl}/account#identities` })}`);
+          return { done: 'identity_linked' };
+        }
+        try {
+          const browser = browserToken(req, res, config);
+          const url = await startFederatedSignIn(ctx, body.slug, { browserToken: browser, linkUserId: principal.userId });
+          res.redirect(303, url);
+          return { done: 'identity_linked' };
+        } catch (err) {
+          // The provider could not be reached: said in the section, like any other refusal of the page.
+          if (err instanceof FederationRefused) throw new AppError('validation_error', err.message);
+          throw err;
+        }
+      },
+    ),
 
-    action('identities/remove', 'Unlink a sign-in of another provider (form post)', 'identities', identityIdField, async (principal, body) => {
-      await unlinkOwnIdentity(ctx, principal.userId, body.identity_id);
-      return { done: 'identity_unlinked' };
-    }),
+    action(
+      'identities/remove',
+      'Unlink a sign-in of another provider (form post)',
+      'identities',
+      identityIdField,
+      async (principal, body) => {
+        await unlinkOwnIdentity(ctx, principal.userId, body.identity_id);
+        return { done: 'identity_unlinked' };
+      },
+    ),
 
     action('apps/remove', "Remove an app's access (form post)", 'apps', z.object({ client_id: text(200) }), async (principal, body) => {
       await disconnectApp(ctx, principal.userId, body.client_id);
@@ -302,29 +308,53 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       return { done: 'verification' };
     }),
 
-    action('totp/setup', 'Start authenticator app setup (form post)', 'second-factors', z.object(proofFields), async (principal, body, req) => {
-      await totp.setupTotp(ctx, principal, proofOf(optionalProofBody, body), requestMeta(req));
-      return { done: 'totp_setup' };
-    }),
+    action(
+      'totp/setup',
+      'Start authenticator app setup (form post)',
+      'second-factors',
+      z.object(proofFields),
+      async (principal, body, req) => {
+        await totp.setupTotp(ctx, principal, proofOf(optionalProofBody, body), requestMeta(req));
+        return { done: 'totp_setup' };
+      },
+    ),
 
-    action('totp/confirm', 'Turn on the authenticator app (form post)', 'second-factors', z.object({ code: text(16), ...proofFields }), async (principal, body, req) => {
-      const proof = proofOf(optionalProofBody, { password: body.password });
-      const recoveryCodes = await totp.confirmTotp(ctx, principal, body.code.trim(), proof, requestMeta(req));
-      return { show: { recoveryCodes, notice: req.pageEnv!.t.accountNotices.totp_on } };
-    }),
+    action(
+      'totp/confirm',
+      'Turn on the authenticator app (form post)',
+      'second-factors',
+      z.object({ code: text(16), ...proofFields }),
+      async (principal, body, req) => {
+        const proof = proofOf(optionalProofBody, { password: body.password });
+        const recoveryCodes = await totp.confirmTotp(ctx, principal, body.code.trim(), proof, requestMeta(req));
+        return { show: { recoveryCodes, notice: req.pageEnv!.t.accountNotices.totp_on } };
+      },
+    ),
 
-    action('totp/remove', 'Remove the authenticator app (form post)', 'second-factors', z.object({ code: text(16), ...proofFields }), async (principal, body, req) => {
-      // The form offers both fields: a code, when typed, is the proof.
-      const proof = body.code.trim() ? { code: body.code } : { password: body.password };
-      await totp.removeTotp(ctx, principal, proofOf(optionalProofBody, proof), requestMeta(req));
-      return { done: 'totp_removed' };
-    }),
+    action(
+      'totp/remove',
+      'Remove the authenticator app (form post)',
+      'second-factors',
+      z.object({ code: text(16), ...proofFields }),
+      async (principal, body, req) => {
+        // The form offers both fields: a code, when typed, is the proof.
+        const proof = body.code.trim() ? { code: body.code } : { password: body.password };
+        await totp.removeTotp(ctx, principal, proofOf(optionalProofBody, proof), requestMeta(req));
+        return { done: 'totp_removed' };
+      },
+    ),
 
-    action('recovery-codes', 'Make new recovery codes (form post)', 'second-factors', z.object({ code: text(16), ...proofFields }), async (principal, body, req) => {
-      const proof = body.code.trim() ? { code: body.code } : { password: body.password };
-      const recoveryCodes = await regenerateRecoveryCodes(ctx, principal, proofOf(optionalProofBody, proof), requestMeta(req));
-      return { show: { recoveryCodes, notice: req.pageEnv!.t.accountNotices.codes_made } };
-    }),
+    action(
+      'recovery-codes',
+      'Make new recovery codes (form post)',
+      'second-factors',
+      z.object({ code: text(16), ...proofFields }),
+      async (principal, body, req) => {
+        const proof = body.code.trim() ? { code: body.code } : { password: body.password };
+        const recoveryCodes = await regenerateRecoveryCodes(ctx, principal, proofOf(optionalProofBody, proof), requestMeta(req));
+        return { show: { recoveryCodes, notice: req.pageEnv!.t.accountNotices.codes_made } };
+      },
+    ),
 
     action(
       'passkeys',
@@ -348,18 +378,30 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       },
     ),
 
-    action('passkeys/rename', 'Rename a passkey (form post)', 'second-factors', z.object({ id: text(64), name: text(200) }), async (principal, body) => {
-      if (!UUID_PATTERN.test(body.id)) throw new AppError('not_found', 'Passkey not found');
-      // The API's rule (mfa.schemas.ts), not a second spelling of it.
-      const name = checked(passkeyNewNameField, body.name);
-      await passkeys.renameOwnPasskey(ctx, principal, body.id, name);
-      return { done: 'passkey_renamed' };
-    }),
+    action(
+      'passkeys/rename',
+      'Rename a passkey (form post)',
+      'second-factors',
+      z.object({ id: text(64), name: text(200) }),
+      async (principal, body) => {
+        if (!UUID_PATTERN.test(body.id)) throw new AppError('not_found', 'Passkey not found');
+        // The API's rule (mfa.schemas.ts), not a second spelling of it.
+        const name = checked(passkeyNewNameField, body.name);
+        await passkeys.renameOwnPasskey(ctx, principal, body.id, name);
+        return { done: 'passkey_renamed' };
+      },
+    ),
 
-    action('passkeys/remove', 'Remove a passkey (form post)', 'second-factors', z.object({ id: text(64), ...proofFields }), async (principal, body, req) => {
-      if (!UUID_PATTERN.test(body.id)) throw new AppError('not_found', 'Passkey not found');
-      await passkeys.removePasskey(ctx, principal, body.id, proofOf(optionalProofBody, body), requestMeta(req));
-      return { done: 'passkey_removed' };
-    }),
+    action(
+      'passkeys/remove',
+      'Remove a passkey (form post)',
+      'second-factors',
+      z.object({ id: text(64), ...proofFields }),
+      async (principal, body, req) => {
+        if (!UUID_PATTERN.test(body.id)) throw new AppError('not_found', 'Passkey not found');
+        await passkeys.removePasskey(ctx, principal, body.id, proofOf(optionalProofBody, body), requestMeta(req));
+        return { done: 'passkey_removed' };
+      },
+    ),
   ]);
 }

@@ -17,8 +17,7 @@ function loadWebAuthnBundle(): string {
 export function createStaticRouter(deps: RouteDeps) {
   let bundle: string | undefined;
   const script = { auth: 'none', document: false, tags: ['Pages'], response: { description: 'JavaScript' } } as const;
-  const send = (body: string, res: Response) =>
-    res.type('application/javascript').set('Cache-Control', 'public, max-age=3600').send(body);
+  const send = (body: string, res: Response) => res.type('application/javascript').set('Cache-Control', 'public, max-age=3600').send(body);
   return declareRouter(deps, [
     route(
       { ...script, method: 'get', path: '/simplewebauthn-browser.js', summary: '@simplewebauthn/browser bundle' },
@@ -30,8 +29,9 @@ export function createStaticRouter(deps: RouteDeps) {
     route({ ...script, method: 'get', path: '/console.js', summary: 'Copy buttons of the administration console' }, (_input, _req, res) =>
       send(CONSOLE_SCRIPT, res),
     ),
-    route({ ...script, method: 'get', path: '/recovery-codes.js', summary: 'Focus, copy and announce of the recovery-codes panel' }, (_input, _req, res) =>
-      send(RECOVERY_CODES_SCRIPT, res),
+    route(
+      { ...script, method: 'get', path: '/recovery-codes.js', summary: 'Focus, copy and announce of the recovery-codes panel' },
+      (_input, _req, res) => send(RECOVERY_CODES_SCRIPT, res),
     ),
   ]);
 }
@@ -49,7 +49,15 @@ export function createFaviconRouter(deps: RouteDeps) {
   const svg = faviconSvg(deps.ctx.config.brand.color);
   return declareRouter(deps, [
     route(
-      { method: 'get', path: '/favicon.ico', summary: 'Favicon (SVG in the brand colour)', auth: 'none', document: false, tags: ['Pages'], response: { description: 'image/svg+xml' } },
+      {
+        method: 'get',
+        path: '/favicon.ico',
+        summary: 'Favicon (SVG in the brand colour)',
+        auth: 'none',
+        document: false,
+        tags: ['Pages'],
+        response: { description: 'image/svg+xml' },
+      },
       (_input, _req, res) => res.type('image/svg+xml').set('Cache-Control', 'public, max-age=86400').send(svg),
     ),
   ]);

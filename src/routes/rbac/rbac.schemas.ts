@@ -29,7 +29,6 @@ const permissionsField = z
   })
   .max(100, 'too many permissions');
 
-
 export const roleIdParams = z.object({ roleId: uuidField('roleId') });
 export const userIdParams = z.object({ userId: uuidField('userId') });
 export const userRoleParams = z.object({ userId: uuidField('userId'), roleId: uuidField('roleId') });

@@ -114,7 +114,7 @@ export function createUsersRouter(deps: RouteDeps) {
           summary: "Reset a user's second factors: every passkey, the authenticator app and the recovery codes",
           description:
             'Needs users:write and strictly more rights than every role the account holds (as for changing its email). Not for ' +
-            'one\'s own account (403: use the account page, under its re-authentication rule). The user is mailed; sessions stay.',
+            "one's own account (403: use the account page, under its re-authentication rule). The user is mailed; sessions stay.",
           auth: 'user',
           permission: 'users:write',
           params: userIdParams,

@@ -21,12 +21,9 @@ const urlField = z
 
 const eventsField = z
   .array(
-    z
-      .string({ error: 'each event must be a string' })
-      .max(100)
-      .refine(isValidEventPattern, {
-        message: 'each event must be an audit event type, a prefix ending in ".*" or "*" (docs/webhooks.md)',
-      }),
+    z.string({ error: 'each event must be a string' }).max(100).refine(isValidEventPattern, {
+      message: 'each event must be an audit event type, a prefix ending in ".*" or "*" (docs/webhooks.md)',
+    }),
     { error: 'events must be an array of strings' },
   )
   .min(1, 'at least one event type is required')

@@ -181,7 +181,10 @@ export async function createProvider(ctx: ServiceContext, input: ProviderInput):
       { ...fields, clientSecretSealed: ctx.sealer.seal(input.clientSecret, clientSecretPurpose(id)) },
       ctx.clock.now(),
     );
-    await ctx.events.record(ctx.db, { type: 'idp.provider.created', detail: { provider_id: id, slug: provider.slug, provider_type: provider.type } });
+    await ctx.events.record(ctx.db, {
+      type: 'idp.provider.created',
+      detail: { provider_id: id, slug: provider.slug, provider_type: provider.type },
+    });
     return provider;
   } catch (err) {
     throw slugTaken(err);

@@ -25,21 +25,36 @@ function notify(ctx: ServiceContext, user: MailUser, subject: (t: Messages) => s
 }
 
 export function mailFactorAdded(ctx: ServiceContext, user: MailUser, factor: string): void {
-  notify(ctx, user, (t) => t.mail.factorAddedSubject, (t) => t.mail.factorAdded(factor));
+  notify(
+    ctx,
+    user,
+    (t) => t.mail.factorAddedSubject,
+    (t) => t.mail.factorAdded(factor),
+  );
 }
 
 export function mailFactorRemoved(ctx: ServiceContext, user: MailUser, factor: string): void {
-  notify(ctx, user, (t) => t.mail.factorRemovedSubject, (t) => t.mail.factorRemoved(factor));
+  notify(
+    ctx,
+    user,
+    (t) => t.mail.factorRemovedSubject,
+    (t) => t.mail.factorRemoved(factor),
+  );
 }
 
 export function mailRecoveryCodeUsed(ctx: ServiceContext, user: MailUser, left: number): void {
-  notify(ctx, user, (t) => t.mail.recoveryUsedSubject, (t) => t.mail.recoveryUsed(left));
+  notify(
+    ctx,
+    user,
+    (t) => t.mail.recoveryUsedSubject,
+    (t) => t.mail.recoveryUsed(left),
+  );
 }
 
 const RESET_CAUSE = {
   set_password_link:
     'A password was chosen for your account through a link sent to this address, before the address had ever been confirmed.',
-  create_admin: 'An operator made your account an administrator with the server\'s command line and set its password.',
+  create_admin: "An operator made your account an administrator with the server's command line and set its password.",
   admin: 'An administrator reset the second factors of your account.',
 } as const;
 
@@ -69,5 +84,10 @@ export function mailFactorsReset(
 }
 
 export function mailRecoveryCodesRegenerated(ctx: ServiceContext, user: MailUser): void {
-  notify(ctx, user, (t) => t.mail.recoveryRegeneratedSubject, (t) => t.mail.recoveryRegenerated);
+  notify(
+    ctx,
+    user,
+    (t) => t.mail.recoveryRegeneratedSubject,
+    (t) => t.mail.recoveryRegenerated,
+  );
 }

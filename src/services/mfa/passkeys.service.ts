@@ -118,13 +118,15 @@ export async function registerPasskey(
   const rejected = () => new AppError('validation_error', 'The passkey could not be verified; start again');
   if (!challenge || !(await consumeChallenge(ctx.db, { challenge, purpose: 'register', userId: principal.userId, now }))) throw rejected();
   const rp = relyingParty(ctx);
-  const verification = await webauthn().verifyRegistrationResponse({
-    response: input.response,
-    expectedChallenge: challenge,
-    expectedOrigin: rp.origin,
-    expectedRPID: rp.rpID,
-    requireUserVerification: false,
-  }).catch(() => undefined);
+  const verification = await webauthn()
+    .verifyRegistrationResponse({
+      response: input.response,
+      expectedChallenge: challenge,
+      expectedOrigin: rp.origin,
+      expectedRPID: rp.rpID,
+      requireUserVerification: false,
+    })
+    .catch(() => undefined);
   if (!verification?.verified) throw rejected();
   const { credential, credentialBackedUp } = verification.registrationInfo;
   let created: { passkey: PasskeyRow; recoveryCodes?: string[] };
@@ -229,14 +231,16 @@ export async function verifyPasskeyAssertion(
   const userHandle = response.response.userHandle;
   if (userHandle && userHandle !== Buffer.from(userHandleOf(passkey.userId)).toString('base64url')) return undefined;
   const rp = relyingParty(ctx);
-  const verification = await webauthn().verifyAuthenticationResponse({
-    response,
-    expectedChallenge: challenge,
-    expectedOrigin: rp.origin,
-    expectedRPID: rp.rpID,
-    credential: { id: passkey.credentialId, publicKey: passkey.publicKey, counter: passkey.counter, transports: passkey.transports },
-    requireUserVerification: expected.userId === null,
-  }).catch(() => undefined);
+  const verification = await webauthn()
+    .verifyAuthenticationResponse({
+      response,
+      expectedChallenge: challenge,
+      expectedOrigin: rp.origin,
+      expectedRPID: rp.rpID,
+      credential: { id: passkey.credentialId, publicKey: passkey.publicKey, counter: passkey.counter, transports: passkey.transports },
+      requireUserVerification: expected.userId === null,
+    })
+    .catch(() => undefined);
   if (!verification?.verified) return undefined;
   if (!(await recordPasskeyUse(db, passkey.id, verification.authenticationInfo.newCounter, now))) return undefined;
   return passkey;

@@ -25,9 +25,7 @@ export interface FactorChangeFacts {
   proofRequired?: boolean;
 }
 
-export type ReauthVerdict =
-  | { allowed: true }
-  | { allowed: false; code: 'reauthentication_required' | 'mfa_required'; reason: string };
+export type ReauthVerdict = { allowed: true } | { allowed: false; code: 'reauthentication_required' | 'mfa_required'; reason: string };
 
 const ALLOWED: ReauthVerdict = { allowed: true };
 

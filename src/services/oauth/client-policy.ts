@@ -20,7 +20,11 @@ export const DEFAULT_GRANT_TYPES: readonly GrantType[] = ['authorization_code', 
 /** A refusal names the registration field it is about. */
 export type PolicyVerdict = { allowed: true } | { allowed: false; field: 'grant_types' | 'redirect_uris'; reason: string };
 const ALLOWED: PolicyVerdict = { allowed: true };
-const refuse = (reason: string, field: 'grant_types' | 'redirect_uris' = 'grant_types'): PolicyVerdict => ({ allowed: false, field, reason });
+const refuse = (reason: string, field: 'grant_types' | 'redirect_uris' = 'grant_types'): PolicyVerdict => ({
+  allowed: false,
+  field,
+  reason,
+});
 
 /** What a registration must satisfy, whatever created it (admin API, console, dynamic registration). */
 export interface ClientShape {
@@ -83,7 +87,8 @@ export function clientAuthentication(
   if (type === 'confidential') {
     return presented.secret ? { verdict: 'check_secret' } : { verdict: 'refuse', reason: 'Client authentication required' };
   }
-  if (presented.secret) return { verdict: 'refuse', reason: 'This is a public client: it authenticates with client_id alone, without a secret' };
+  if (presented.secret)
+    return { verdict: 'refuse', reason: 'This is a public client: it authenticates with client_id alone, without a secret' };
   if (endpoint === 'introspect') return { verdict: 'refuse', reason: 'Public clients may not call introspection' };
   return { verdict: 'id_only' };
 }

@@ -67,11 +67,13 @@ export async function startDeviceAuthorization(
   client: OAuthClientRow,
   input: { scope?: string; resource?: string },
 ): Promise<DeviceAuthorization> {
-  if (!grantAllowed(client, DEVICE_CODE_GRANT)) throw new OAuthError('unauthorized_client', 'This client is not registered for the device grant');
+  if (!grantAllowed(client, DEVICE_CODE_GRANT))
+    throw new OAuthError('unauthorized_client', 'This client is not registered for the device grant');
   const resource = await resolveTarget(ctx, client, input.resource);
   const scopes = parseScope(input.scope ?? '');
   if (scopes.length === 0) throw new OAuthError('invalid_request', 'scope is required');
-  if (!isSubset(scopes, permittedScopes(client, resource))) throw new OAuthError('invalid_scope', 'scope contains a value this client may not request');
+  if (!isSubset(scopes, permittedScopes(client, resource)))
+    throw new OAuthError('invalid_scope', 'scope contains a value this client may not request');
   const now = ctx.clock.now();
   const deviceCode = randomToken(32);
   for (let attempt = 0; attempt < 5; attempt++) {
@@ -155,7 +157,12 @@ export async function decideUserCode(
   });
   if (!result.ok) return result;
   const { clientId, clientName } = result.info;
-  await ctx.events.record(ctx.db, { type: approve ? 'oauth.device.approved' : 'oauth.device.denied', actorId: principal.userId, subjectId: principal.userId, clientId });
+  await ctx.events.record(ctx.db, {
+    type: approve ? 'oauth.device.approved' : 'oauth.device.denied',
+    actorId: principal.userId,
+    subjectId: principal.userId,
+    clientId,
+  });
   return { ok: true, clientName };
 }
 

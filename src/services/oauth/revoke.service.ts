@@ -26,7 +26,8 @@ export async function revokeToken(
     // has none (it lives its short life; RFC 7009 §2.2 lets a server not revoke a token type).
     const resourceToken = await verifyResourceToken(ctx, input.token);
     if (!resourceToken?.sid) return;
-    if (resourceToken.client_id !== client.clientId) throw new OAuthError('unauthorized_client', 'This token was not issued to this client');
+    if (resourceToken.client_id !== client.clientId)
+      throw new OAuthError('unauthorized_client', 'This token was not issued to this client');
     const sid = resourceToken.sid;
     await withTransaction(ctx.db, async (trx) => {
       if (!(await revokeSession(trx, sid, now))) return;

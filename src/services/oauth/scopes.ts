@@ -21,8 +21,7 @@ export function unionScopes(a: readonly string[], b: readonly string[]): string[
 }
 
 export type RequestedScopeVerdict =
-  | { ok: true; scopes: string[] }
-  | { ok: false; error: 'invalid_request' | 'invalid_scope'; description: string };
+  { ok: true; scopes: string[] } | { ok: false; error: 'invalid_request' | 'invalid_scope'; description: string };
 
 /**
  * The scope an authorization request is granted, or why it is refused.

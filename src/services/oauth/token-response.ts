@@ -52,4 +52,3 @@ export async function withResourceToken(
   });
   return { tokens: { ...tokens, accessToken: signed.token }, expiresIn: signed.expiresIn };
 }
-

@@ -1,10 +1,6 @@
 import { withTransaction } from '../../db';
 import type { OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
-import {
-  consumeAuthorizationCode,
-  findAuthorizationCode,
-  setAuthorizationCodeSession,
-} from '../../db/repositories/oauth-codes.repo';
+import { consumeAuthorizationCode, findAuthorizationCode, setAuthorizationCodeSession } from '../../db/repositories/oauth-codes.repo';
 import { touchGrant } from '../../db/repositories/oauth-grants.repo';
 import { revokeSession } from '../../db/repositories/sessions.repo';
 import { findUserById } from '../../db/repositories/users.repo';
@@ -79,7 +75,8 @@ export async function exchangeAuthorizationCode(
     }
     if (code.redirectUri !== input.redirectUri) return { ok: false, description: 'redirect_uri does not match the authorization request' };
     // CONTRACT §8: a redirect URI removed from the client since the code was issued invalidates the code.
-    if (!redirectUriMatches(client.redirectUris, code.redirectUri)) return { ok: false, description: 'redirect_uri is no longer registered for this client' };
+    if (!redirectUriMatches(client.redirectUris, code.redirectUri))
+      return { ok: false, description: 'redirect_uri is no longer registered for this client' };
     if (!verifyPkceS256(input.codeVerifier, code.codeChallenge)) return { ok: false, description: 'Invalid PKCE verifier' };
     // RFC 8707 §2.2: the token request may repeat the authorization request's resource, not name another one.
     if (asked && code.resource && asked.identifier !== code.resource) {
@@ -139,7 +136,9 @@ export async function refreshAccessToken(
   const clientScopes = client.allowedResources.length > 0 ? await grantableScopes(ctx, client) : client.scopes;
   if (input.scope !== undefined) {
     // Checked before rotation so that a refused request burns nothing.
-    const granted = parseScope(ctx.jwt.verifyRefresh(input.refreshToken, ctx.clock.now())?.scope ?? '').filter((s) => clientScopes.includes(s));
+    const granted = parseScope(ctx.jwt.verifyRefresh(input.refreshToken, ctx.clock.now())?.scope ?? '').filter((s) =>
+      clientScopes.includes(s),
+    );
     const asked = parseScope(input.scope);
     if (granted.length > 0 && (!isSubset(asked, granted) || !isSubset(granted, asked))) {
       throw new OAuthError('invalid_scope', 'The refresh grant keeps the scope originally granted');

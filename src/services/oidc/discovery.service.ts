@@ -5,8 +5,22 @@ import { PROMPT_VALUES } from './authorize-params';
 
 /** Every claim an id_token or userinfo response may carry (CONTRACT §9). */
 export const OIDC_CLAIMS = [
-  'iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'sid', 'at_hash', 'amr',
-  'name', 'given_name', 'family_name', 'updated_at', 'email', 'email_verified',
+  'iss',
+  'sub',
+  'aud',
+  'exp',
+  'iat',
+  'auth_time',
+  'nonce',
+  'sid',
+  'at_hash',
+  'amr',
+  'name',
+  'given_name',
+  'family_name',
+  'updated_at',
+  'email',
+  'email_verified',
 ] as const;
 
 /**

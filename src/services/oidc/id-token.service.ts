@@ -8,7 +8,6 @@ import { parseScope } from '../oauth/scopes';
 import { currentSigningKey, ID_TOKEN_TTL_SECONDS } from './signing-keys.service';
 import { jose } from '../../lib/jose';
 
-
 /**
  * OIDC Core 3.1.3.6: at_hash is the base64url of the left half of the hash of the access token's ASCII octets, the
  * hash being the one of the id_token's alg (SHA-256 for both RS256 and ES256).

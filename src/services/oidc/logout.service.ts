@@ -7,7 +7,6 @@ import { buildRedirectUrl } from '../oauth/authorize.service';
 import { publicKeyFor } from './signing-keys.service';
 import { jose } from '../../lib/jose';
 
-
 /** The parameters of an RP-Initiated Logout 1.0 request (§2), GET query or POST form. */
 export interface LogoutRequest {
   idTokenHint?: string;

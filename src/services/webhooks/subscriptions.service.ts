@@ -161,7 +161,11 @@ export async function redeliver(ctx: ServiceContext, id: string, deliveryId: str
   return withTransaction(ctx.db, async (trx) => {
     const delivery = await resetDeliveryForRedelivery(trx, id, deliveryId);
     if (!delivery) throw notFound('Delivery');
-    await ctx.events.record(trx, { type: 'webhook.redelivered', subjectId: id, detail: { delivery_id: deliveryId, event_id: delivery.eventId } });
+    await ctx.events.record(trx, {
+      type: 'webhook.redelivered',
+      subjectId: id,
+      detail: { delivery_id: deliveryId, event_id: delivery.eventId },
+    });
     return delivery;
   });
 }

@@ -581,7 +581,9 @@ export function renderSecretOnce(
         ]}
       />
       <p>
-        <a href={`/admin/applications/${encodeURIComponent(c.clientId)}`}>{data.secret ? 'I have copied the secret — continue to the application' : 'Continue to the application'}</a>
+        <a href={`/admin/applications/${encodeURIComponent(c.clientId)}`}>
+          {data.secret ? 'I have copied the secret — continue to the application' : 'Continue to the application'}
+        </a>
       </p>
     </>,
   );
