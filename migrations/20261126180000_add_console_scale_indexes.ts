@@ -24,9 +24,16 @@ export async function up(knex: Knex): Promise<void> {
   } catch {
     // Not installed on this server and not installable by this role: the search works without the index.
   }
-  const trgm = await knex.raw(`select 1 from pg_extension where extname = 'pg_trgm'`);
-  if ((trgm as { rows: unknown[] }).rows.length > 0) {
-    await knex.raw(`create index users_search_trgm_idx on users using gin ((email || ' ' || first_name || ' ' || last_name) gin_trgm_ops)`);
+  // The operator class is named with the extension's schema: an operator may have installed it outside the path.
+  const trgm = (await knex.raw(
+    `select n.nspname as schema from pg_extension e join pg_namespace n on n.oid = e.extnamespace where e.extname = 'pg_trgm'`,
+  )) as { rows: Array<{ schema: string }> };
+  const schema = trgm.rows[0]?.schema;
+  if (schema !== undefined) {
+    await knex.raw(
+      `create index users_search_trgm_idx on users using gin ((email || ' ' || first_name || ' ' || last_name) ??.gin_trgm_ops)`,
+      [schema],
+    );
   }
 
   await knex.raw('drop index audit_events_occurred_at_idx');
