@@ -923,14 +923,15 @@ export function createConsoleRouter(deps: RouteDeps) {
           query: auditForm,
           response: { description: 'text/csv', kind: 'html' },
         },
-        async ({ query }, req, res) => {
+        async ({ query }, _req, res) => {
           const parsed = parseAuditFilter({ ...query, cursor: undefined, before: undefined }, AUDIT_PAGE);
           if (!parsed.success) throw new AppError('validation_error', parsed.error.issues[0]?.message ?? 'Check the filters');
           res.status(200).type('text/csv; charset=utf-8').set('Content-Disposition', 'attachment; filename="audit-events.csv"');
           // Streamed batch by batch (keyset, one short query each): memory holds one batch, whatever the trail holds.
           // A slow reader holds the next query back (the socket's buffer must drain first); a closed one ends it.
+          // The response closing before it ended: the download was cancelled.
           let closed = false;
-          req.once('close', () => (closed = true));
+          res.once('close', () => (closed = true));
           const send = async (chunk: string) => {
             if (!res.write(chunk)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
           };
