@@ -5,7 +5,10 @@ import * as admin from '../../services/admin.service';
 import * as audit from '../../services/audit.service';
 import { SECURITY_EVENT_TYPES } from '../../services/events';
 import { listConnectedApps } from '../../services/oauth/apps.service';
+import type { OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
+import { DEFAULT_GRANT_TYPES } from '../../services/oauth/client-policy';
 import * as clients from '../../services/oauth/clients.service';
+import { listResources } from '../../services/oauth/resources.service';
 import { SUPPORTED_SCOPES } from '../../services/oauth/client-secrets';
 import { listSigningKeys, rotateSigningKey } from '../../services/oidc/signing-keys.service';
 import { ADMIN_TIER, hasPermission, type Principal } from '../../services/principal';
@@ -17,14 +20,27 @@ import * as userAdmin from '../../services/user-admin.service';
 import * as users from '../../services/users.service';
 import type { ConsoleSection } from '../../views/console/layout';
 import * as views from '../../views/console/pages';
-import { clientIdParams, createClientBody, updateClientBody } from '../admin/admin.schemas';
+import { clientIdParams, createClientBody, DEFAULT_CLIENT_SCOPES, updateClientBody } from '../admin/admin.schemas';
 import { auditEventsQuery } from '../audit/audit.schemas';
 import { html, optionalText, text } from '../pages/page-kit';
 import { createRoleBody, roleIdParams, updateRoleBody, userIdParams, userRoleParams } from '../rbac/rbac.schemas';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
 import { inviteUserBody, updateUserBody } from '../users/users.schemas';
-import { CONSOLE, confirmBody, fieldErrors, frameOf, lines, list, refuseConsoleForm, refusalOf, setFlash } from './console-kit';
+import {
+  act as runAction,
+  CONSOLE,
+  confirmBody,
+  fieldErrors,
+  frameOf,
+  lines,
+  list,
+  refuseConsoleForm,
+  refusalOf,
+  refusalStatus,
+  serviceFieldErrors,
+  setFlash,
+} from './console-kit';
 
 const USERS_PAGE = 50;
 const AUDIT_PAGE = 50;
@@ -71,16 +87,7 @@ export function createConsoleRouter(deps: RouteDeps) {
     frameOf(req, res, config, principal, section, title);
 
   /** Runs an action; its refusal (a 4xx of the services: §8 rules, stale ids, conflicts) becomes the flash instead. */
-  async function act(res: Response, back: string, run: () => Promise<string>): Promise<void> {
-    try {
-      setFlash(res, config, 'ok', await run());
-    } catch (err) {
-      const refusal = refusalOf(err);
-      if (refusal === undefined) throw err;
-      setFlash(res, config, 'error', refusal);
-    }
-    res.redirect(303, back);
-  }
+  const act = (res: Response, back: string, run: () => Promise<string>) => runAction(config, res, back, run);
 
   const userBase = (userId: string) => `/admin/users/${userId}`;
 
@@ -112,16 +119,14 @@ export function createConsoleRouter(deps: RouteDeps) {
     };
   }
 
-  const clientValues = (c?: {
-    name: string;
-    redirectUris: string[];
-    postLogoutRedirectUris: string[];
-    scopes: string[];
-  }): views.ApplicationValues => ({
+  const clientValues = (c?: OAuthClientRow): views.ApplicationValues => ({
     name: c?.name ?? '',
+    type: c?.type ?? 'confidential',
+    grant_types: c?.grantTypes ?? [...DEFAULT_GRANT_TYPES],
     redirect_uris: (c?.redirectUris ?? []).join('\n'),
     post_logout_redirect_uris: (c?.postLogoutRedirectUris ?? []).join('\n'),
-    scopes: c?.scopes ?? ['openid', 'profile', 'email'],
+    scopes: c?.scopes ?? [...DEFAULT_CLIENT_SCOPES],
+    allowed_resources: c?.allowedResources ?? [],
   });
   const clientPowers = (p: Principal) => ({
     write: hasPermission(p, 'oauth_clients:write'),
@@ -129,13 +134,43 @@ export function createConsoleRouter(deps: RouteDeps) {
     delete: hasPermission(p, 'oauth_clients:delete'),
   });
   const discoveryUrl = `${config.oidcIssuer}/.well-known/openid-configuration`;
-  const clientForm = z.object({ name: text(300), redirect_uris: text(10_000), post_logout_redirect_uris: text(10_000), scopes: list() });
+  const clientForm = z.object({
+    name: text(300),
+    type: text(20),
+    grant_types: list(),
+    redirect_uris: text(10_000),
+    post_logout_redirect_uris: text(10_000),
+    scopes: list(),
+    allowed_resources: list(),
+  });
+  /** The form's fields as the API body, checked by the API's own schema (createClientBody / updateClientBody). */
   const asClientBody = (b: z.output<typeof clientForm>) => ({
     name: b.name,
+    grant_types: b.grant_types,
     redirect_uris: lines(b.redirect_uris),
     post_logout_redirect_uris: lines(b.post_logout_redirect_uris),
     scopes: b.scopes,
+    allowed_resources: b.allowed_resources,
   });
+  const applicationForm = async (
+    req: Parameters<typeof frameOf>[0],
+    res: Response,
+    principal: Principal,
+    status: number,
+    data: { client?: OAuthClientRow; values: views.ApplicationValues; errors: Record<string, string | undefined> },
+  ) => {
+    const resources = await listResources(ctx);
+    html(
+      res,
+      status,
+      views.renderApplicationForm(frame(req, res, principal, 'applications', data.client?.name ?? 'Create an application'), {
+        ...data,
+        scopes: SUPPORTED_SCOPES,
+        resources,
+        may: data.client ? clientPowers(principal) : { write: true, rotate: false, delete: false },
+      }),
+    );
+  };
   const roleForm = z.object({ name: text(200), description: text(600), application: text(200), permissions: list() });
   const isSuperAdmin = (p: Principal) => p.roleNames.includes(SUPER_ADMIN);
 
@@ -640,6 +675,7 @@ export function createConsoleRouter(deps: RouteDeps) {
             200,
             views.renderApplications(frame(req, res, principal, 'applications', 'Applications'), {
               clients: await clients.listClients(ctx),
+              canWrite: hasPermission(principal, 'oauth_clients:write'),
             }),
           );
         },
@@ -653,17 +689,7 @@ export function createConsoleRouter(deps: RouteDeps) {
           permission: 'oauth_clients:write',
           twin: 'POST /api/admin/oauth-clients',
         },
-        ({ principal }, req, res) =>
-          html(
-            res,
-            200,
-            views.renderApplicationForm(frame(req, res, principal, 'applications', 'Create an application'), {
-              values: clientValues(),
-              errors: {},
-              scopes: SUPPORTED_SCOPES,
-              may: { write: true, rotate: false, delete: false },
-            }),
-          ),
+        ({ principal }, req, res) => applicationForm(req, res, principal, 200, { values: clientValues(), errors: {} }),
       ),
       route(
         {
@@ -675,26 +701,17 @@ export function createConsoleRouter(deps: RouteDeps) {
           body: clientForm,
         },
         async ({ body, principal }, req, res) => {
-          const parsed = createClientBody.safeParse(asClientBody(body));
+          const parsed = createClientBody.safeParse({ ...asClientBody(body), type: body.type || undefined });
           const again = (errors: Record<string, string | undefined>, status = 400) =>
-            html(
-              res,
-              status,
-              views.renderApplicationForm(frame(req, res, principal, 'applications', 'Create an application'), {
-                values: { ...body },
-                errors,
-                scopes: SUPPORTED_SCOPES,
-                may: { write: true, rotate: false, delete: false },
-              }),
-            );
+            applicationForm(req, res, principal, status, { values: { ...body, type: body.type || 'confidential' }, errors });
           if (!parsed.success) return again(fieldErrors(parsed.error.issues));
           let created;
           try {
             created = await clients.createClient(ctx, parsed.data);
           } catch (err) {
-            const refusal = refusalOf(err);
-            if (refusal === undefined) throw err;
-            return again({ redirect_uris: refusal }, err instanceof AppError ? err.status : 400);
+            const errors = serviceFieldErrors(err, 'redirect_uris');
+            if (errors === undefined) throw err;
+            return again(errors, refusalStatus(err));
           }
           // The secret is shown in this answer only (no-store, not a redirect target, never in a URL or cookie).
           html(
@@ -722,17 +739,7 @@ export function createConsoleRouter(deps: RouteDeps) {
         },
         async ({ params, principal }, req, res) => {
           const client = await clients.getClient(ctx, params.clientId);
-          html(
-            res,
-            200,
-            views.renderApplicationForm(frame(req, res, principal, 'applications', client.name), {
-              client,
-              values: clientValues(client),
-              errors: {},
-              scopes: SUPPORTED_SCOPES,
-              may: clientPowers(principal),
-            }),
-          );
+          await applicationForm(req, res, principal, 200, { client, values: clientValues(client), errors: {} });
         },
       ),
       route(
@@ -749,24 +756,14 @@ export function createConsoleRouter(deps: RouteDeps) {
           const client = await clients.getClient(ctx, params.clientId);
           const parsed = updateClientBody.safeParse(asClientBody(body));
           const again = (errors: Record<string, string | undefined>, status = 400) =>
-            html(
-              res,
-              status,
-              views.renderApplicationForm(frame(req, res, principal, 'applications', client.name), {
-                client,
-                values: { ...body },
-                errors,
-                scopes: SUPPORTED_SCOPES,
-                may: clientPowers(principal),
-              }),
-            );
+            applicationForm(req, res, principal, status, { client, values: { ...body, type: client.type }, errors });
           if (!parsed.success) return again(fieldErrors(parsed.error.issues));
           try {
             await clients.updateClient(ctx, params.clientId, parsed.data);
           } catch (err) {
-            const refusal = refusalOf(err);
-            if (refusal === undefined) throw err;
-            return again({ redirect_uris: refusal }, err instanceof AppError ? err.status : 400);
+            const errors = serviceFieldErrors(err, 'redirect_uris');
+            if (errors === undefined) throw err;
+            return again(errors, refusalStatus(err));
           }
           setFlash(res, config, 'ok', 'Application saved.');
           res.redirect(303, `/admin/applications/${encodeURIComponent(params.clientId)}`);
@@ -800,6 +797,10 @@ export function createConsoleRouter(deps: RouteDeps) {
           }
           if (!client.isActive) {
             setFlash(res, config, 'error', 'This application is deactivated: its secret cannot be rotated.');
+            return res.redirect(303, back);
+          }
+          if (client.type === 'public') {
+            setFlash(res, config, 'error', 'A public application has no secret to rotate.');
             return res.redirect(303, back);
           }
           const rotated = await clients.rotateClientSecret(ctx, client.clientId);

@@ -25,7 +25,7 @@ const CONSOLE_CSS = `
     align-items: center; }
   .brand { font-weight: 700; color: var(--fg); text-decoration: none; }
   nav.main ul { list-style: none; display: flex; flex-wrap: wrap; gap: .25rem; margin: 0; padding: 0; }
-  nav.main a { display: inline-block; padding: .35rem .6rem; border-radius: 6px; text-decoration: none; color: var(--fg); }
+  nav.main a { display: inline-block; white-space: nowrap; padding: .35rem .6rem; border-radius: 6px; text-decoration: none; color: var(--fg); }
   nav.main a[aria-current="page"] { background: var(--accent); color: var(--accent-fg); }
   .who { margin-left: auto; display: flex; gap: .75rem; align-items: center; flex-wrap: wrap; font-size: .9rem; }
   main { max-width: 80rem; margin: 0 auto; padding: 1.25rem 1rem 3rem; }
@@ -36,7 +36,7 @@ const CONSOLE_CSS = `
   label { display: block; font-weight: 600; margin: .9rem 0 .25rem; }
   .check label, label.check { display: inline; font-weight: 400; margin: 0 0 0 .35rem; }
   .check { margin: .35rem 0; }
-  input[type=email], input[type=password], input[type=text], input[type=search], input[type=date], input[type=url], select, textarea {
+  input[type=email], input[type=password], input[type=text], input[type=search], input[type=date], input[type=url], input[type=number], select, textarea {
     width: 100%; max-width: 36rem; padding: .5rem .65rem; font: inherit; color: var(--fg); background: var(--bg);
     border: 1px solid var(--border); border-radius: 6px; }
   textarea { min-height: 5rem; }
@@ -89,6 +89,10 @@ const CONSOLE_CSS = `
   .swatch { display: inline-block; width: .8rem; height: .8rem; margin-right: .3rem; vertical-align: -1px; border-radius: 2px; }
   .swatch.succeeded { background: var(--accent); }
   .swatch.failed { background: var(--danger); }
+  ul.choices { list-style: none; padding: 0; margin: 0 0 1rem; display: grid; gap: .75rem; max-width: 48rem; }
+  ul.choices li { border: 1px solid var(--border); border-radius: 8px; padding: .75rem 1rem; }
+  ul.choices a { font-weight: 600; display: block; }
+  .secret-box { border: 1px solid var(--ok); border-radius: 8px; padding: .75rem 1rem; max-width: 48rem; }
   section.panel { border-top: 1px solid var(--border); margin-top: 1.5rem; }
   @media (max-width: 40rem) {
     .who { margin-left: 0; }
@@ -102,13 +106,17 @@ const CONSOLE_CSS = `
   }
 `;
 
-export type ConsoleSection = 'overview' | 'users' | 'roles' | 'applications' | 'audit' | 'signing-keys' | 'settings';
+export type ConsoleSection =
+  'overview' | 'users' | 'roles' | 'applications' | 'resources' | 'identity-providers' | 'webhooks' | 'audit' | 'signing-keys' | 'settings';
 
 const NAV: Array<{ id: ConsoleSection; href: string; label: string }> = [
   { id: 'overview', href: '/admin', label: 'Overview' },
   { id: 'users', href: '/admin/users', label: 'Users' },
   { id: 'roles', href: '/admin/roles', label: 'Roles' },
   { id: 'applications', href: '/admin/applications', label: 'Applications' },
+  { id: 'resources', href: '/admin/api-resources', label: 'API resources' },
+  { id: 'identity-providers', href: '/admin/identity-providers', label: 'Identity providers' },
+  { id: 'webhooks', href: '/admin/webhooks', label: 'Webhooks' },
   { id: 'audit', href: '/admin/audit', label: 'Audit log' },
   { id: 'signing-keys', href: '/admin/signing-keys', label: 'Signing keys' },
   { id: 'settings', href: '/admin/settings', label: 'Settings' },
