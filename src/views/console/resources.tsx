@@ -1,6 +1,6 @@
 import type { ApiResourceRow } from '../../db/repositories/api-resources.repo';
 import { Actions, Time } from '../kit';
-import { ActionButton, Badge, Checkbox, CopyValue, Facts, Field, PostForm, Table, TextArea, type FieldErrors } from './components';
+import { ActionButton, Checkbox, CopyValue, Facts, Field, PostForm, Table, TextArea, type FieldErrors } from './components';
 import { renderConsole, type ConsoleFrame } from './layout';
 
 /** API resources (CONTRACT §12, RFC 8707): the APIs that accept this server's RFC 9068 access tokens. */
@@ -38,7 +38,7 @@ export function renderResources(frame: ConsoleFrame, data: { resources: ApiResou
           { label: 'Identifier', wrap: true, cell: (r) => <code>{r.identifier}</code> },
           { label: 'Scopes', wrap: true, cell: (r) => (r.scopes.length ? r.scopes.join(' ') : '—') },
           { label: 'Token lifetime', cell: (r) => `${r.accessTokenTtlSeconds} s` },
-          { label: 'Self-registered apps', cell: (r) => <Badge on={r.openRegistration} yes="Allowed" no="Not allowed" /> },
+          { label: 'Self-registered apps', cell: (r) => (r.openRegistration ? 'Allowed' : 'No') },
         ]}
       />
     </>,

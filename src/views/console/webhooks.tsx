@@ -45,7 +45,7 @@ export function renderWebhooks(frame: ConsoleFrame, data: { webhooks: WebhookSub
           {
             label: 'Deliveries',
             cell: (w) => (
-              <a href={`/admin/webhooks/${w.id}/deliveries`} aria-label={`Deliveries to ${w.url}`}>
+              <a href={`/admin/webhooks/${w.id}/deliveries`} aria-label={`View deliveries to ${w.url}`}>
                 View
               </a>
             ),
