@@ -137,6 +137,7 @@ export function createConsoleIdentityProvidersRouter(deps: RouteDeps) {
       views.renderProviderForm(page(req, res, principal, data.provider?.name ?? 'Add an identity provider'), {
         ...data,
         callbackUrlOf: callback,
+        callbackPattern: callback('SLUG').replace('SLUG', '{slug}'),
       }),
     );
   const detail = (id: string) => `/admin/identity-providers/${id}`;

@@ -89,7 +89,14 @@ export interface ProviderValues {
 
 export function renderProviderForm(
   frame: ConsoleFrame,
-  data: { provider?: IdentityProviderRow; values: ProviderValues; errors: FieldErrors; callbackUrlOf: (slug: string) => string },
+  data: {
+    provider?: IdentityProviderRow;
+    values: ProviderValues;
+    errors: FieldErrors;
+    callbackUrlOf: (slug: string) => string;
+    /** The callback URL with `{slug}` in place of the slug. */
+    callbackPattern: string;
+  },
 ): string {
   const p = data.provider;
   const v = data.values;
@@ -113,8 +120,8 @@ export function renderProviderForm(
         />
       ) : (
         <p>
-          Register this callback URL (redirect URI) at the provider: <code>{data.callbackUrlOf(v.slug || '{slug}')}</code>, where{' '}
-          <code>{'{slug}'}</code> is the slug below.
+          The callback URL (redirect URI) to register at the provider follows the slug below:{' '}
+          <code>{v.slug ? data.callbackUrlOf(v.slug) : data.callbackPattern}</code>
         </p>
       )}
       <PostForm action={p ? `/admin/identity-providers/${p.id}` : '/admin/identity-providers'} csrf={frame.csrf}>
