@@ -10,18 +10,8 @@ import { createProviderBody, providerIdParams, updateProviderBody } from '../fed
 import { html, text } from '../pages/page-kit';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
-import {
-  act,
-  checked,
-  CONSOLE,
-  confirmBody,
-  fieldErrors,
-  frameOf,
-  refuseConsoleForm,
-  refusalStatus,
-  serviceFieldErrors,
-  setFlash,
-} from './console-kit';
+import { act, checked, CONSOLE, confirmBody, frameOf, refuseConsoleForm, setFlash, submitForm } from './console-kit';
+import type { FieldErrors } from '../../views/console/components';
 
 const PERMISSION = 'system:manage_users';
 
@@ -188,23 +178,12 @@ export function createConsoleIdentityProvidersRouter(deps: RouteDeps) {
         },
         async ({ body, principal }, req, res) => {
           const kind = asKind(body.kind) ?? 'oidc';
-          const again = (errors: Record<string, string | undefined>, status = 400) =>
+          const source = kind === 'oidc' ? { type: 'oidc' } : { preset: kind };
+          const input = dropUndefined({ ...commonBody(body, kind === 'github'), ...source });
+          const again = (errors: FieldErrors, status: number) =>
             form(req, res, principal, status, { values: formValues(body, kind), errors });
-          const parsed = createProviderBody.safeParse(
-            dropUndefined({
-              ...commonBody(body, kind === 'github'),
-              ...(kind === 'oidc' ? { type: 'oidc' } : { preset: kind }),
-            }),
-          );
-          if (!parsed.success) return again(fieldErrors(parsed.error.issues));
-          let created;
-          try {
-            created = await providers.createProvider(ctx, parsed.data);
-          } catch (err) {
-            const errors = serviceFieldErrors(err, 'slug');
-            if (errors === undefined) throw err;
-            return again(errors, refusalStatus(err));
-          }
+          const created = await submitForm(createProviderBody, input, again, 'slug', (data) => providers.createProvider(ctx, data));
+          if (!created) return;
           setFlash(res, config, 'ok', `Identity provider ${created.name} added.`);
           res.redirect(303, detail(created.id));
         },
@@ -237,17 +216,13 @@ export function createConsoleIdentityProvidersRouter(deps: RouteDeps) {
         async ({ params, body, principal }, req, res) => {
           const provider = await providers.getProvider(ctx, params.providerId);
           const kind = provider.type === 'github' ? 'github' : 'oidc';
-          const again = (errors: Record<string, string | undefined>, status = 400) =>
+          const again = (errors: FieldErrors, status: number) =>
             form(req, res, principal, status, { provider, values: formValues(body, kind), errors });
-          const parsed = updateProviderBody.safeParse(dropUndefined(commonBody(body, kind === 'github')));
-          if (!parsed.success) return again(fieldErrors(parsed.error.issues));
-          try {
-            await providers.updateProvider(ctx, params.providerId, parsed.data);
-          } catch (err) {
-            const errors = serviceFieldErrors(err, 'slug');
-            if (errors === undefined) throw err;
-            return again(errors, refusalStatus(err));
-          }
+          const input = dropUndefined(commonBody(body, kind === 'github'));
+          const saved = await submitForm(updateProviderBody, input, again, 'slug', (data) =>
+            providers.updateProvider(ctx, params.providerId, data),
+          );
+          if (!saved) return;
           setFlash(res, config, 'ok', 'Identity provider saved.');
           res.redirect(303, detail(params.providerId));
         },

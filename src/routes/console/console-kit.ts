@@ -106,6 +106,33 @@ export function serviceFieldErrors(err: unknown, fallback: string): FieldErrors 
 /** The status a refused form is shown again with: the service's 4xx, else 400. */
 export const refusalStatus = (err: unknown): number => (err instanceof AppError ? err.status : 400);
 
+/**
+ * A console form post through the API's rules: `input` (the form mapped onto the API body) is checked with the API's
+ * schema, then handed to the service. A refusal of either is shown with `again` (the form with field errors; 400, or
+ * the service's 4xx) and answers undefined; anything else (a server error) is thrown.
+ */
+export async function submitForm<S extends z.ZodType, R>(
+  schema: S,
+  input: unknown,
+  again: (errors: FieldErrors, status: number) => unknown,
+  fallbackField: string,
+  run: (data: z.output<S>) => Promise<R>,
+): Promise<R | undefined> {
+  const parsed = schema.safeParse(input);
+  if (!parsed.success) {
+    await again(fieldErrors(parsed.error.issues), 400);
+    return undefined;
+  }
+  try {
+    return await run(parsed.data);
+  } catch (err) {
+    const errors = serviceFieldErrors(err, fallbackField);
+    if (errors === undefined) throw err;
+    await again(errors, refusalStatus(err));
+    return undefined;
+  }
+}
+
 /** Runs an action and redirects (303) to `back`; its refusal (a 4xx of the services: stale ids, conflicts) becomes the flash. */
 export async function act(config: Pick<Config, 'cookieSecure'>, res: Response, back: string, run: () => Promise<string>): Promise<void> {
   try {

@@ -9,18 +9,8 @@ import { apiResourceIdParams, createApiResourceBody, updateApiResourceBody } fro
 import { html, text } from '../pages/page-kit';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
-import {
-  act,
-  checked,
-  CONSOLE,
-  confirmBody,
-  fieldErrors,
-  frameOf,
-  refuseConsoleForm,
-  refusalStatus,
-  serviceFieldErrors,
-  setFlash,
-} from './console-kit';
+import { act, checked, CONSOLE, confirmBody, frameOf, refuseConsoleForm, setFlash, submitForm } from './console-kit';
+import type { FieldErrors } from '../../views/console/components';
 
 const resourceForm = z.object({
   identifier: text(2100),
@@ -123,18 +113,11 @@ export function createConsoleResourcesRouter(deps: RouteDeps) {
           body: resourceForm,
         },
         async ({ body, principal }, req, res) => {
-          const again = (errors: Record<string, string | undefined>, status = 400) =>
-            form(req, res, principal, status, { values: formValues(body), errors });
-          const parsed = createApiResourceBody.safeParse(asResourceBody(body));
-          if (!parsed.success) return again(fieldErrors(parsed.error.issues));
-          let created;
-          try {
-            created = await resources.createApiResource(ctx, parsed.data);
-          } catch (err) {
-            const errors = serviceFieldErrors(err, 'identifier');
-            if (errors === undefined) throw err;
-            return again(errors, refusalStatus(err));
-          }
+          const again = (errors: FieldErrors, status: number) => form(req, res, principal, status, { values: formValues(body), errors });
+          const created = await submitForm(createApiResourceBody, asResourceBody(body), again, 'identifier', (data) =>
+            resources.createApiResource(ctx, data),
+          );
+          if (!created) return;
           setFlash(res, config, 'ok', `API resource ${created.name} registered.`);
           res.redirect(303, detail(created.id));
         },
@@ -166,17 +149,12 @@ export function createConsoleResourcesRouter(deps: RouteDeps) {
         },
         async ({ params, body, principal }, req, res) => {
           const resource = await resources.getApiResource(ctx, params.resourceId);
-          const again = (errors: Record<string, string | undefined>, status = 400) =>
+          const again = (errors: FieldErrors, status: number) =>
             form(req, res, principal, status, { resource, values: formValues(body), errors });
-          const parsed = updateApiResourceBody.safeParse(asResourceBody(body));
-          if (!parsed.success) return again(fieldErrors(parsed.error.issues));
-          try {
-            await resources.changeApiResource(ctx, params.resourceId, parsed.data);
-          } catch (err) {
-            const errors = serviceFieldErrors(err, 'identifier');
-            if (errors === undefined) throw err;
-            return again(errors, refusalStatus(err));
-          }
+          const saved = await submitForm(updateApiResourceBody, asResourceBody(body), again, 'identifier', (data) =>
+            resources.changeApiResource(ctx, params.resourceId, data),
+          );
+          if (!saved) return;
           setFlash(res, config, 'ok', 'API resource saved.');
           res.redirect(303, detail(params.resourceId));
         },

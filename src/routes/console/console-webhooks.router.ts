@@ -21,7 +21,9 @@ import {
   refusalStatus,
   serviceFieldErrors,
   setFlash,
+  submitForm,
 } from './console-kit';
+import type { FieldErrors } from '../../views/console/components';
 
 const PERMISSION = 'system:manage_users';
 const DELIVERIES_PAGE = 50;
@@ -109,18 +111,12 @@ export function createConsoleWebhooksRouter(deps: RouteDeps) {
           body: webhookForm,
         },
         async ({ body, principal }, req, res) => {
-          const again = (errors: Record<string, string | undefined>, status = 400) =>
+          const again = (errors: FieldErrors, status: number) =>
             form(req, res, principal, status, { values: { ...body, enabled: checked(body.enabled) }, errors });
-          const parsed = createWebhookBody.safeParse(asWebhookBody(body));
-          if (!parsed.success) return again(fieldErrors(parsed.error.issues));
-          let created;
-          try {
-            created = await webhooks.createWebhook(ctx, parsed.data);
-          } catch (err) {
-            const errors = serviceFieldErrors(err, 'url');
-            if (errors === undefined) throw err;
-            return again(errors, refusalStatus(err));
-          }
+          const created = await submitForm(createWebhookBody, asWebhookBody(body), again, 'url', (data) =>
+            webhooks.createWebhook(ctx, data),
+          );
+          if (!created) return;
           html(
             res,
             201,
@@ -160,17 +156,12 @@ export function createConsoleWebhooksRouter(deps: RouteDeps) {
         },
         async ({ params, body, principal }, req, res) => {
           const webhook = await webhooks.getWebhook(ctx, params.webhookId);
-          const again = (errors: Record<string, string | undefined>, status = 400) =>
+          const again = (errors: FieldErrors, status: number) =>
             form(req, res, principal, status, { webhook, values: { ...body, enabled: checked(body.enabled) }, errors });
-          const parsed = updateWebhookBody.safeParse(asWebhookBody(body));
-          if (!parsed.success) return again(fieldErrors(parsed.error.issues));
-          try {
-            await webhooks.updateWebhook(ctx, params.webhookId, parsed.data);
-          } catch (err) {
-            const errors = serviceFieldErrors(err, 'url');
-            if (errors === undefined) throw err;
-            return again(errors, refusalStatus(err));
-          }
+          const saved = await submitForm(updateWebhookBody, asWebhookBody(body), again, 'url', (data) =>
+            webhooks.updateWebhook(ctx, params.webhookId, data),
+          );
+          if (!saved) return;
           setFlash(res, config, 'ok', 'Webhook saved.');
           res.redirect(303, detail(params.webhookId));
         },

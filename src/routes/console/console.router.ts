@@ -37,10 +37,10 @@ import {
   list,
   refuseConsoleForm,
   refusalOf,
-  refusalStatus,
-  serviceFieldErrors,
   setFlash,
+  submitForm,
 } from './console-kit';
+import type { FieldErrors } from '../../views/console/components';
 
 const USERS_PAGE = 50;
 const AUDIT_PAGE = 50;
@@ -701,18 +701,11 @@ export function createConsoleRouter(deps: RouteDeps) {
           body: clientForm,
         },
         async ({ body, principal }, req, res) => {
-          const parsed = createClientBody.safeParse({ ...asClientBody(body), type: body.type || undefined });
-          const again = (errors: Record<string, string | undefined>, status = 400) =>
+          const again = (errors: FieldErrors, status: number) =>
             applicationForm(req, res, principal, status, { values: { ...body, type: body.type || 'confidential' }, errors });
-          if (!parsed.success) return again(fieldErrors(parsed.error.issues));
-          let created;
-          try {
-            created = await clients.createClient(ctx, parsed.data);
-          } catch (err) {
-            const errors = serviceFieldErrors(err, 'redirect_uris');
-            if (errors === undefined) throw err;
-            return again(errors, refusalStatus(err));
-          }
+          const input = { ...asClientBody(body), type: body.type || undefined };
+          const created = await submitForm(createClientBody, input, again, 'redirect_uris', (data) => clients.createClient(ctx, data));
+          if (!created) return;
           // The secret is shown in this answer only (no-store, not a redirect target, never in a URL or cookie).
           html(
             res,
@@ -754,17 +747,12 @@ export function createConsoleRouter(deps: RouteDeps) {
         },
         async ({ params, body, principal }, req, res) => {
           const client = await clients.getClient(ctx, params.clientId);
-          const parsed = updateClientBody.safeParse(asClientBody(body));
-          const again = (errors: Record<string, string | undefined>, status = 400) =>
+          const again = (errors: FieldErrors, status: number) =>
             applicationForm(req, res, principal, status, { client, values: { ...body, type: client.type }, errors });
-          if (!parsed.success) return again(fieldErrors(parsed.error.issues));
-          try {
-            await clients.updateClient(ctx, params.clientId, parsed.data);
-          } catch (err) {
-            const errors = serviceFieldErrors(err, 'redirect_uris');
-            if (errors === undefined) throw err;
-            return again(errors, refusalStatus(err));
-          }
+          const saved = await submitForm(updateClientBody, asClientBody(body), again, 'redirect_uris', (data) =>
+            clients.updateClient(ctx, params.clientId, data),
+          );
+          if (!saved) return;
           setFlash(res, config, 'ok', 'Application saved.');
           res.redirect(303, `/admin/applications/${encodeURIComponent(params.clientId)}`);
         },
