@@ -115,6 +115,20 @@ describe('every new page: no-store, a manager refused as the API refuses a manag
   });
 });
 
+test('MFA_REQUIRED_FOR_ADMINS: an admin without a second factor gets the 403 page on the new sections too', async () => {
+  const strict = await createTestApp({ env: { MFA_REQUIRED_FOR_ADMINS: 'true' } });
+  try {
+    const { agent } = await signIn(strict, await makeUser(strict, { roles: ['super_admin'] }));
+    for (const path of ['/admin/api-resources', '/admin/identity-providers', '/admin/webhooks']) {
+      const res = await agent.get(path);
+      expect([path, res.status]).toEqual([path, 403]);
+      expect(res.text).toContain('second factor');
+    }
+  } finally {
+    await strict.close();
+  }
+});
+
 describe('applications: every client type of CONTRACT §12', () => {
   test('a public client: created without a secret, with the settings to paste; no rotate; audited', async () => {
     const res = await post(superAdmin.agent, '/admin/applications', superAdmin.csrf, {

@@ -68,7 +68,7 @@ export function createConsoleWebhooksRouter(deps: RouteDeps) {
     html(
       res,
       status,
-      views.renderWebhookForm(page(req, res, principal, data.webhook ? 'Webhook' : 'Create a webhook'), {
+      views.renderWebhookForm(page(req, res, principal, data.webhook ? data.webhook.description || 'Webhook' : 'Create a webhook'), {
         ...data,
         eventTypes: DELIVERABLE_EVENT_TYPES,
       }),

@@ -75,7 +75,7 @@ export function renderWebhookForm(
       <p>
         <a href="/admin/webhooks">← Webhooks</a>
       </p>
-      <h1>{w ? 'Webhook' : 'Create a webhook'}</h1>
+      <h1>{w ? (w.description ? `Webhook: ${w.description}` : 'Webhook') : 'Create a webhook'}</h1>
       {w ? (
         <>
           <Facts
