@@ -28,7 +28,7 @@ import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
 import { inviteUserBody, updateUserBody } from '../users/users.schemas';
 import {
-  act as runAction,
+  act,
   CONSOLE,
   confirmBody,
   fieldErrors,
@@ -85,9 +85,6 @@ export function createConsoleRouter(deps: RouteDeps) {
   const post = { ...CONSOLE, method: 'post', csrf: refuseConsoleForm, form: true } as const;
   const frame = (req: Parameters<typeof frameOf>[0], res: Response, principal: Principal, section: ConsoleSection, title: string) =>
     frameOf(req, res, config, principal, section, title);
-
-  /** Runs an action; its refusal (a 4xx of the services: §8 rules, stale ids, conflicts) becomes the flash instead. */
-  const act = (res: Response, back: string, run: () => Promise<string>) => runAction(config, res, back, run);
 
   const userBase = (userId: string) => `/admin/users/${userId}`;
 
@@ -337,7 +334,7 @@ export function createConsoleRouter(deps: RouteDeps) {
               }),
             );
           }
-          await act(res, userBase(params.userId), async () => {
+          await act(config, res, userBase(params.userId), async () => {
             await users.deactivateUser(ctx, principal, params.userId);
             return 'User deactivated; their sessions have ended.';
           });
@@ -354,7 +351,7 @@ export function createConsoleRouter(deps: RouteDeps) {
           params: userIdParams,
         },
         async ({ params, principal }, _req, res) =>
-          act(res, userBase(params.userId), async () => {
+          act(config, res, userBase(params.userId), async () => {
             await users.updateUser(ctx, principal, params.userId, { isActive: true });
             return 'User re-activated.';
           }),
@@ -370,7 +367,7 @@ export function createConsoleRouter(deps: RouteDeps) {
           body: z.object({ role_id: text(100) }),
         },
         async ({ params, body, principal }, _req, res) =>
-          act(res, userBase(params.userId), async () => {
+          act(config, res, userBase(params.userId), async () => {
             const roleId = z.uuid().safeParse(body.role_id);
             if (!roleId.success) throw new AppError('validation_error', 'Choose a role to assign');
             const result = await assignments.assignUserRole(ctx, principal, params.userId, { roleId: roleId.data });
@@ -406,7 +403,7 @@ export function createConsoleRouter(deps: RouteDeps) {
               }),
             );
           }
-          await act(res, userBase(params.userId), async () => {
+          await act(config, res, userBase(params.userId), async () => {
             await assignments.removeUserRole(ctx, principal, params.userId, params.roleId);
             return 'Role removed.';
           });
@@ -436,7 +433,7 @@ export function createConsoleRouter(deps: RouteDeps) {
               }),
             );
           }
-          await act(res, userBase(params.userId), async () => {
+          await act(config, res, userBase(params.userId), async () => {
             await userAdmin.revokeSessionOfUser(ctx, principal, params.userId, params.sessionId);
             return 'Session revoked.';
           });
@@ -469,7 +466,7 @@ export function createConsoleRouter(deps: RouteDeps) {
               }),
             );
           }
-          await act(res, userBase(params.userId), async () => {
+          await act(config, res, userBase(params.userId), async () => {
             const { removed } = await userAdmin.resetFactorsOfUser(ctx, principal, params.userId);
             return removed ? 'Second factors reset; the user was notified by email.' : 'This user had no second factor.';
           });
@@ -485,7 +482,7 @@ export function createConsoleRouter(deps: RouteDeps) {
           params: userIdParams,
         },
         async ({ params, principal }, _req, res) =>
-          act(res, userBase(params.userId), async () => {
+          act(config, res, userBase(params.userId), async () => {
             await userAdmin.sendPasswordLinkToUser(ctx, principal, params.userId);
             return 'A set-password link was sent (valid one hour).';
           }),
@@ -652,7 +649,7 @@ export function createConsoleRouter(deps: RouteDeps) {
               }),
             );
           }
-          await act(res, `/admin/roles/${params.roleId}`, async () => {
+          await act(config, res, `/admin/roles/${params.roleId}`, async () => {
             await catalogue.deactivateRole(ctx, params.roleId);
             return 'Role deactivated.';
           });
@@ -831,7 +828,7 @@ export function createConsoleRouter(deps: RouteDeps) {
               }),
             );
           }
-          await act(res, back, async () => {
+          await act(config, res, back, async () => {
             await clients.deactivateClient(ctx, params.clientId);
             return 'Application deactivated.';
           });
@@ -955,7 +952,7 @@ export function createConsoleRouter(deps: RouteDeps) {
               }),
             );
           }
-          await act(res, '/admin/signing-keys', async () => {
+          await act(config, res, '/admin/signing-keys', async () => {
             const { kid } = await rotateSigningKey(ctx);
             return `New signing key ${kid} is current.`;
           });

@@ -489,7 +489,7 @@ export function renderApplications(frame: ConsoleFrame, data: { clients: Console
             cell: (c) => (
               <>
                 {CLIENT_TYPE_LABEL[c.type] ?? c.type}
-                {c.registration && c.registration !== 'admin' ? <span class="muted"> · {c.registration}</span> : null}
+                {c.registration === 'dynamic' ? <span class="muted"> · self-registered</span> : null}
               </>
             ),
           },
@@ -545,7 +545,11 @@ export function renderApplicationForm(
               ? [
                   [
                     'Registered',
-                    c.registration === 'dynamic' ? 'Dynamically (RFC 7591), not reviewed by an administrator' : c.registration,
+                    c.registration === 'dynamic'
+                      ? 'Dynamically (RFC 7591), not reviewed by an administrator'
+                      : c.registration === 'admin'
+                        ? 'By an administrator'
+                        : c.registration,
                   ] as [string, string],
                 ]
               : []),
