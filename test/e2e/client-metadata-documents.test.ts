@@ -1,9 +1,15 @@
+import os from 'node:os';
+import path from 'node:path';
 import request from 'supertest';
+import type TestAgent from 'supertest/lib/agent';
+import { createApp } from '../../src/app';
+import { loadConfig } from '../../src/config';
+import { closeServiceContext, createServiceContext } from '../../src/services/create-context';
 import { createMetadataDocumentFetcher } from '../../src/services/oauth/registration/client-metadata.service';
-import { makeUser, signIn } from '../helpers/factories';
+import { makeSignedInUser, makeUser, signIn } from '../helpers/factories';
 import { documentHandler, startHttpsHost, type HttpsHost } from '../helpers/mcp-https';
-import { pkcePair } from '../helpers/oauth';
-import { createTestApp, type TestApp } from '../helpers/test-app';
+import { obtainCode, pkcePair, type TestClient } from '../helpers/oauth';
+import { createCapturingMailer, createTestApp, TEST_ENV, type TestApp } from '../helpers/test-app';
 
 /**
  * CONTRACT §13 Client ID Metadata Documents at our own endpoints (supertest): what /authorize answers for documents
@@ -28,13 +34,35 @@ afterAll(async () => {
   await docs?.close();
 });
 
-function publish(name: string, extra: Record<string, unknown> = {}): string {
+function publish(name: string, extra: Record<string, unknown> = {}, cacheControl?: string): string {
   const url = `${docs.origin}/${name}.json`;
   documents.set(`/${name}.json`, {
     body: { client_id: url, client_name: 'Notes Agent', redirect_uris: ['https://agent.example/cb'], ...extra },
+    cacheControl,
   });
   return url;
 }
+
+/** A metadata-document client as the OAuth helpers take it (no secret: client_id alone at the token endpoint). */
+const asClient = (clientId: string, redirectUri = 'https://agent.example/cb') =>
+  ({ clientId, redirectUris: [redirectUri] }) as unknown as TestClient;
+
+/** Signed-in agent -> authorize -> consent -> code -> tokens, with client_id alone (a public client). */
+async function cimdTokens(t: TestApp, agent: TestAgent, clientId: string) {
+  const { code, verifier, redirectUri } = await obtainCode(agent, asClient(clientId));
+  const res = await request(t.app)
+    .post('/api/oauth/token')
+    .type('form')
+    .send({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirectUri, client_id: clientId });
+  expect(res.status).toBe(200);
+  return res.body as { access_token: string; refresh_token: string; scope: string };
+}
+
+const refresh = (t: TestApp | { app: TestApp['app'] }, clientId: string, refreshToken: string, extra: Record<string, string> = {}) =>
+  request(t.app)
+    .post('/api/oauth/token')
+    .type('form')
+    .send({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId, ...extra });
 
 function authorizeQuery(clientId: string, redirectUri = 'https://agent.example/cb') {
   return {
@@ -117,5 +145,90 @@ describe('CLIENT_ID_METADATA_DOCUMENTS on', () => {
     const res = await agent.get('/api/oauth/authorize').query({ ...authorizeQuery(url), scope: 'read admin' });
     expect(res.status).toBe(302);
     expect(new URL(res.headers.location).searchParams.get('error')).toBe('invalid_scope');
+  });
+
+  test('token endpoint: the code and refresh grants with client_id alone; a client secret is refused', async () => {
+    const url = publish('tokens');
+    const { agent } = await signIn(on, await makeUser(on));
+    const tokens = await cimdTokens(on, agent, url);
+    expect(tokens.scope).toBe('openid profile email');
+    const refreshed = await refresh(on, url, tokens.refresh_token);
+    expect(refreshed.status).toBe(200);
+    const withSecret = await refresh(on, url, refreshed.body.refresh_token, { client_secret: 'guess' });
+    expect(withSecret.status).toBe(401);
+    expect(withSecret.body.error).toBe('invalid_client');
+  });
+
+  test('a changed document reaches the client row once the cached copy expires, and is audited', async () => {
+    const url = publish('changing', {}, 'max-age=60');
+    const { agent } = await signIn(on, await makeUser(on));
+    await obtainCode(agent, asClient(url));
+    publish('changing', { redirect_uris: ['https://agent.example/new-cb'] }, 'max-age=60');
+    const cached = await agent.get('/api/oauth/authorize').query(authorizeQuery(url, 'https://agent.example/new-cb'));
+    expect(cached.status).toBe(400);
+    on.clock.advance(61);
+    const fresh = await agent.get('/api/oauth/authorize').query(authorizeQuery(url, 'https://agent.example/new-cb'));
+    expect(fresh.status).toBe(302);
+    const row = await on.db('oauth_clients').where({ client_id: url }).first();
+    expect(row.redirect_uris).toEqual(['https://agent.example/new-cb']);
+    const changed = await on.db('audit_events').where({ type: 'oauth.client.changed', client_id: url });
+    expect(changed).toHaveLength(1);
+    expect(changed[0].detail).toMatchObject({ registration: 'metadata_document' });
+  });
+
+  test('a document taken down stops refresh once the cached copy expires', async () => {
+    const url = publish('taken-down');
+    const { agent } = await signIn(on, await makeUser(on));
+    const tokens = await cimdTokens(on, agent, url);
+    documents.delete('/taken-down.json');
+    on.clock.advance(301);
+    const res = await refresh(on, url, tokens.refresh_token);
+    expect(res.status).toBe(401);
+    expect(res.body.error).toBe('invalid_client');
+  });
+
+  test('admins may deactivate a metadata-document client but not edit what its document says', async () => {
+    const url = publish('admin-edit');
+    const { agent } = await signIn(on, await makeUser(on));
+    await obtainCode(agent, asClient(url));
+    const { bearer } = await makeSignedInUser(on, ['admin']);
+    const path = `/api/admin/oauth-clients/${encodeURIComponent(url)}`;
+    const edit = await request(on.app)
+      .put(path)
+      .set('Authorization', bearer)
+      .send({ redirect_uris: ['https://evil.example/cb'] });
+    expect(edit.status).toBe(400);
+    expect(edit.body.error).toBe('validation_error');
+    const off = await request(on.app).put(path).set('Authorization', bearer).send({ is_active: false });
+    expect(off.status).toBe(200);
+    expect(off.body.client).toMatchObject({ client_id: url, is_active: false, registration: 'metadata_document' });
+    const again = await agent.get('/api/oauth/authorize').query(authorizeQuery(url)).set('Accept', 'application/json');
+    expect(again.status).toBe(400);
+  });
+
+  test('turning CLIENT_ID_METADATA_DOCUMENTS off: the same database refuses those clients at authorize, consent and token', async () => {
+    const url = publish('turned-off');
+    const user = await makeUser(on);
+    const { agent } = await signIn(on, user);
+    const tokens = await cimdTokens(on, agent, url);
+    const pending = await agent.get('/api/oauth/authorize').query({ ...authorizeQuery(url), prompt: 'consent' });
+    const requestId = new URL(pending.headers.location).searchParams.get('request_id')!;
+
+    const config = loadConfig({ ...TEST_ENV, DATA_DIR: path.join(os.tmpdir(), 'sso-test-data'), DATABASE_URL: on.databaseUrl });
+    const ctx = createServiceContext(config, { mailer: createCapturingMailer([]) });
+    const offApp = createApp({ ctx });
+    try {
+      const offAgent = request.agent(offApp);
+      expect((await offAgent.post('/api/auth/login').send({ email: user.email, password: user.password })).status).toBe(200);
+      const authorize = await offAgent.get('/api/oauth/authorize').query(authorizeQuery(url)).set('Accept', 'application/json');
+      expect(authorize.status).toBe(400);
+      const consent = await offAgent.get(`/consent?request_id=${requestId}`);
+      expect(consent.status).toBe(404);
+      const token = await refresh({ app: offApp }, url, tokens.refresh_token);
+      expect(token.status).toBe(401);
+      expect(token.body.error).toBe('invalid_client');
+    } finally {
+      await closeServiceContext(ctx);
+    }
   });
 });
