@@ -1,7 +1,8 @@
 import * as jose from 'jose';
 import request from 'supertest';
 import { createMetadataDocumentFetcher } from '../../src/services/oauth/registration/client-metadata.service';
-import { makeSignedInUser, makeUser } from '../helpers/factories';
+import { makeApiResource, makeAppClient } from '../helpers/apps';
+import { makeSignedInUser, makeUser, signIn } from '../helpers/factories';
 import { documentHandler, startHttpsHost, type HttpsHost } from '../helpers/mcp-https';
 import {
   connectWithSignIn,
@@ -11,7 +12,7 @@ import {
   whoami,
   type RunningMcpServer,
 } from '../helpers/mcp-harness';
-import { createListeningTestApp } from '../helpers/oauth';
+import { basicAuth, createListeningTestApp } from '../helpers/oauth';
 import type { TestApp } from '../helpers/test-app';
 
 /**
@@ -181,4 +182,34 @@ test('an admin deactivates the metadata-document client: its refresh fails and a
   expect(authorize.headers.location).toBeUndefined();
   // A deactivated client's document is not even fetched again.
   expect(docs.hits.get('/to-deactivate.json')).toBe(fetchedBefore);
+});
+
+test('the MCP server accepts nothing but an RFC 9068 token for itself: our HS256 token and a token for another API get 401', async () => {
+  const call = (token: string) =>
+    fetch(mcp.resource, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+  const { accessToken } = await signIn(t, await makeUser(t));
+  const firstParty = await call(accessToken);
+  expect(firstParty.status).toBe(401);
+  expect(firstParty.headers.get('www-authenticate')).toMatch(/error="invalid_token".*resource_metadata=/);
+
+  const other = await makeApiResource(t, { scopes: ['mcp:tools'] });
+  const machine = await makeAppClient(t, {
+    grantTypes: ['client_credentials'],
+    redirectUris: [],
+    scopes: [],
+    allowedResources: [other.identifier],
+  });
+  const issued = await request(t.app)
+    .post('/api/oauth/token')
+    .set('Authorization', basicAuth(machine.clientId, machine.clientSecret!))
+    .type('form')
+    .send({ grant_type: 'client_credentials', resource: other.identifier, scope: 'mcp:tools' });
+  expect(issued.status).toBe(200);
+  expect(jose.decodeProtectedHeader(issued.body.access_token).typ).toBe('at+jwt');
+  expect((await call(issued.body.access_token)).status).toBe(401);
+  expect((await call('not-a-jwt')).status).toBe(401);
 });
