@@ -114,6 +114,18 @@ describe('CLIENT_ID_METADATA_DOCUMENTS on', () => {
     expect(await on.db('oauth_clients').where({ client_id: url })).toHaveLength(0);
   });
 
+  test('a client_id URL the draft forbids (no path) or too long: 400 before any fetch', async () => {
+    for (const [url, reason] of [
+      [docs.origin, /client_id URL must have a path/],
+      [`${docs.origin}/${'a'.repeat(2100)}`, /client_id URL is too long/],
+    ] as const) {
+      const res = await request(on.app).get('/api/oauth/authorize').query(authorizeQuery(url)).set('Accept', 'application/json');
+      expect(res.status).toBe(400);
+      expect(JSON.stringify(res.body)).toMatch(reason);
+    }
+    expect(docs.hits.get('/')).toBeUndefined();
+  });
+
   test('a document whose client_id differs: 400', async () => {
     const url = `${docs.origin}/liar.json`;
     documents.set('/liar.json', { body: { client_id: `${docs.origin}/other.json`, redirect_uris: ['https://agent.example/cb'] } });

@@ -139,6 +139,8 @@ export async function findClientForRequest(ctx: ServiceContext, clientId: string
     return { client: clientId.length <= 200 ? await findClientById(ctx.db, clientId) : undefined };
   }
   if (!ctx.config.clientIdMetadataDocuments) return { client: undefined };
+  const url = checkMetadataDocumentUrl(clientId);
+  if (!url.ok) return { client: undefined, refusal: url.reason };
   const existing = await findClientById(ctx.db, clientId);
   if (existing && existing.registration !== 'metadata_document') return { client: undefined };
   // An admin deactivated it: refused without a fetch (the caller answers as for any inactive client).
