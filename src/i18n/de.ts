@@ -163,6 +163,9 @@ export const de: Messages = {
     expired: 'Die Autorisierungsanfrage existiert nicht, wurde bereits beantwortet oder ist abgelaufen.',
     noDecisionTitle: 'Wählen Sie Erlauben oder Ablehnen',
     noDecision: 'Das Formular wurde ohne Entscheidung gesendet.',
+    metadataDocumentHost: (host: string) => `Diese App weist sich über ihre Adresse bei ${host} aus.`,
+    metadataDocumentUnreviewed:
+      'Kein Administrator hat diese App geprüft: Sie hat sich selbst beschrieben. Erlauben Sie nur, wenn Sie diese Anmeldung begonnen haben und dieser Adresse vertrauen.',
   },
   recovery: {
     heading: 'Speichern Sie jetzt Ihre Wiederherstellungscodes',

@@ -160,6 +160,9 @@ export const en = {
     expired: 'The authorization request does not exist, was already answered, or has expired.',
     noDecisionTitle: 'Choose Approve or Deny',
     noDecision: 'The form was sent without a decision.',
+    metadataDocumentHost: (host: string) => `This app is identified by its address at ${host}.`,
+    metadataDocumentUnreviewed:
+      'No administrator reviewed this app: it described itself. Approve only if you started this sign-in and trust that address.',
   },
   recovery: {
     heading: 'Save your recovery codes now',

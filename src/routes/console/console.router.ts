@@ -8,7 +8,10 @@ import type { AuditEventRow } from '../../db/repositories/audit-events.repo';
 import * as audit from '../../services/audit.service';
 import { SECURITY_EVENT_TYPES } from '../../services/events';
 import { listConnectedApps } from '../../services/oauth/apps.service';
+import type { OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
+import { DEFAULT_GRANT_TYPES } from '../../services/oauth/client-policy';
 import * as clients from '../../services/oauth/clients.service';
+import { listResources } from '../../services/oauth/resources.service';
 import { SUPPORTED_SCOPES } from '../../services/oauth/client-secrets';
 import { listSigningKeys, rotateSigningKey } from '../../services/oidc/signing-keys.service';
 import { ADMIN_TIER, hasPermission, type Principal } from '../../services/principal';
@@ -20,14 +23,27 @@ import * as userAdmin from '../../services/user-admin.service';
 import * as users from '../../services/users.service';
 import type { ConsoleSection } from '../../views/console/layout';
 import * as views from '../../views/console/pages';
-import { clientIdParams, createClientBody, updateClientBody } from '../admin/admin.schemas';
+import { clientIdParams, createClientBody, DEFAULT_CLIENT_SCOPES, updateClientBody } from '../admin/admin.schemas';
 import { auditEventsQuery } from '../audit/audit.schemas';
 import { html, optionalText, text } from '../pages/page-kit';
 import { createRoleBody, roleIdParams, updateRoleBody, userIdParams, userRoleParams } from '../rbac/rbac.schemas';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
 import { inviteUserBody, updateUserBody } from '../users/users.schemas';
-import { CONSOLE, confirmBody, fieldErrors, frameOf, lines, list, refuseConsoleForm, refusalOf, setFlash } from './console-kit';
+import {
+  act,
+  CONSOLE,
+  confirmBody,
+  fieldErrors,
+  frameOf,
+  lines,
+  list,
+  refuseConsoleForm,
+  refusalOf,
+  setFlash,
+  submitForm,
+} from './console-kit';
+import type { FieldErrors } from '../../views/console/components';
 
 const USERS_PAGE = 50;
 const AUDIT_PAGE = 50;
@@ -86,18 +102,6 @@ export function createConsoleRouter(deps: RouteDeps) {
   const frame = (req: Parameters<typeof frameOf>[0], res: Response, principal: Principal, section: ConsoleSection, title: string) =>
     frameOf(req, res, config, principal, section, title);
 
-  /** Runs an action; its refusal (a 4xx of the services: §8 rules, stale ids, conflicts) becomes the flash instead. */
-  async function act(res: Response, back: string, run: () => Promise<string>): Promise<void> {
-    try {
-      setFlash(res, config, 'ok', await run());
-    } catch (err) {
-      const refusal = refusalOf(err);
-      if (refusal === undefined) throw err;
-      setFlash(res, config, 'error', refusal);
-    }
-    res.redirect(303, back);
-  }
-
   const userBase = (userId: string) => `/admin/users/${userId}`;
 
   async function userDetailPage(
@@ -128,16 +132,14 @@ export function createConsoleRouter(deps: RouteDeps) {
     };
   }
 
-  const clientValues = (c?: {
-    name: string;
-    redirectUris: string[];
-    postLogoutRedirectUris: string[];
-    scopes: string[];
-  }): views.ApplicationValues => ({
+  const clientValues = (c?: OAuthClientRow): views.ApplicationValues => ({
     name: c?.name ?? '',
+    type: c?.type ?? 'confidential',
+    grant_types: c?.grantTypes ?? [...DEFAULT_GRANT_TYPES],
     redirect_uris: (c?.redirectUris ?? []).join('\n'),
     post_logout_redirect_uris: (c?.postLogoutRedirectUris ?? []).join('\n'),
-    scopes: c?.scopes ?? ['openid', 'profile', 'email'],
+    scopes: c?.scopes ?? [...DEFAULT_CLIENT_SCOPES],
+    allowed_resources: c?.allowedResources ?? [],
   });
   const clientPowers = (p: Principal) => ({
     write: hasPermission(p, 'oauth_clients:write'),
@@ -145,13 +147,43 @@ export function createConsoleRouter(deps: RouteDeps) {
     delete: hasPermission(p, 'oauth_clients:delete'),
   });
   const discoveryUrl = `${config.oidcIssuer}/.well-known/openid-configuration`;
-  const clientForm = z.object({ name: text(300), redirect_uris: text(10_000), post_logout_redirect_uris: text(10_000), scopes: list() });
+  const clientForm = z.object({
+    name: text(300),
+    type: text(20),
+    grant_types: list(),
+    redirect_uris: text(10_000),
+    post_logout_redirect_uris: text(10_000),
+    scopes: list(),
+    allowed_resources: list(),
+  });
+  /** The form's fields as the API body, checked by the API's own schema (createClientBody / updateClientBody). */
   const asClientBody = (b: z.output<typeof clientForm>) => ({
     name: b.name,
+    grant_types: b.grant_types,
     redirect_uris: lines(b.redirect_uris),
     post_logout_redirect_uris: lines(b.post_logout_redirect_uris),
     scopes: b.scopes,
+    allowed_resources: b.allowed_resources,
   });
+  const applicationForm = async (
+    req: Parameters<typeof frameOf>[0],
+    res: Response,
+    principal: Principal,
+    status: number,
+    data: { client?: OAuthClientRow; values: views.ApplicationValues; errors: Record<string, string | undefined> },
+  ) => {
+    const resources = await listResources(ctx);
+    html(
+      res,
+      status,
+      views.renderApplicationForm(frame(req, res, principal, 'applications', data.client?.name ?? 'Create an application'), {
+        ...data,
+        scopes: SUPPORTED_SCOPES,
+        resources,
+        may: data.client ? clientPowers(principal) : { write: true, rotate: false, delete: false },
+      }),
+    );
+  };
   const roleForm = z.object({ name: text(200), description: text(600), application: text(200), permissions: list() });
   const isSuperAdmin = (p: Principal) => p.roleNames.includes(SUPER_ADMIN);
 
@@ -320,7 +352,7 @@ export function createConsoleRouter(deps: RouteDeps) {
               }),
             );
           }
-          await act(res, userBase(params.userId), async () => {
+          await act(config, res, userBase(params.userId), async () => {
             await users.deactivateUser(ctx, principal, params.userId);
             return 'User deactivated; their sessions have ended.';
           });
@@ -337,7 +369,7 @@ export function createConsoleRouter(deps: RouteDeps) {
           params: userIdParams,
         },
         async ({ params, principal }, _req, res) =>
-          act(res, userBase(params.userId), async () => {
+          act(config, res, userBase(params.userId), async () => {
             await users.updateUser(ctx, principal, params.userId, { isActive: true });
             return 'User re-activated.';
           }),
@@ -353,7 +385,7 @@ export function createConsoleRouter(deps: RouteDeps) {
           body: z.object({ role_id: text(100) }),
         },
         async ({ params, body, principal }, _req, res) =>
-          act(res, userBase(params.userId), async () => {
+          act(config, res, userBase(params.userId), async () => {
             const roleId = z.uuid().safeParse(body.role_id);
             if (!roleId.success) throw new AppError('validation_error', 'Choose a role to assign');
             const result = await assignments.assignUserRole(ctx, principal, params.userId, { roleId: roleId.data });
@@ -389,7 +421,7 @@ export function createConsoleRouter(deps: RouteDeps) {
               }),
             );
           }
-          await act(res, userBase(params.userId), async () => {
+          await act(config, res, userBase(params.userId), async () => {
             await assignments.removeUserRole(ctx, principal, params.userId, params.roleId);
             return 'Role removed.';
           });
@@ -419,7 +451,7 @@ export function createConsoleRouter(deps: RouteDeps) {
               }),
             );
           }
-          await act(res, userBase(params.userId), async () => {
+          await act(config, res, userBase(params.userId), async () => {
             await userAdmin.revokeSessionOfUser(ctx, principal, params.userId, params.sessionId);
             return 'Session revoked.';
           });
@@ -452,7 +484,7 @@ export function createConsoleRouter(deps: RouteDeps) {
               }),
             );
           }
-          await act(res, userBase(params.userId), async () => {
+          await act(config, res, userBase(params.userId), async () => {
             const { removed } = await userAdmin.resetFactorsOfUser(ctx, principal, params.userId);
             return removed ? 'Second factors reset; the user was notified by email.' : 'This user had no second factor.';
           });
@@ -468,7 +500,7 @@ export function createConsoleRouter(deps: RouteDeps) {
           params: userIdParams,
         },
         async ({ params, principal }, _req, res) =>
-          act(res, userBase(params.userId), async () => {
+          act(config, res, userBase(params.userId), async () => {
             await userAdmin.sendPasswordLinkToUser(ctx, principal, params.userId);
             return 'A set-password link was sent (valid one hour).';
           }),
@@ -635,7 +667,7 @@ export function createConsoleRouter(deps: RouteDeps) {
               }),
             );
           }
-          await act(res, `/admin/roles/${params.roleId}`, async () => {
+          await act(config, res, `/admin/roles/${params.roleId}`, async () => {
             await catalogue.deactivateRole(ctx, params.roleId);
             return 'Role deactivated.';
           });
@@ -658,6 +690,7 @@ export function createConsoleRouter(deps: RouteDeps) {
             200,
             views.renderApplications(frame(req, res, principal, 'applications', 'Applications'), {
               clients: await clients.listClients(ctx),
+              canWrite: hasPermission(principal, 'oauth_clients:write'),
             }),
           );
         },
@@ -671,17 +704,7 @@ export function createConsoleRouter(deps: RouteDeps) {
           permission: 'oauth_clients:write',
           twin: 'POST /api/admin/oauth-clients',
         },
-        ({ principal }, req, res) =>
-          html(
-            res,
-            200,
-            views.renderApplicationForm(frame(req, res, principal, 'applications', 'Create an application'), {
-              values: clientValues(),
-              errors: {},
-              scopes: SUPPORTED_SCOPES,
-              may: { write: true, rotate: false, delete: false },
-            }),
-          ),
+        ({ principal }, req, res) => applicationForm(req, res, principal, 200, { values: clientValues(), errors: {} }),
       ),
       route(
         {
@@ -693,27 +716,11 @@ export function createConsoleRouter(deps: RouteDeps) {
           body: clientForm,
         },
         async ({ body, principal }, req, res) => {
-          const parsed = createClientBody.safeParse(asClientBody(body));
-          const again = (errors: Record<string, string | undefined>, status = 400) =>
-            html(
-              res,
-              status,
-              views.renderApplicationForm(frame(req, res, principal, 'applications', 'Create an application'), {
-                values: { ...body },
-                errors,
-                scopes: SUPPORTED_SCOPES,
-                may: { write: true, rotate: false, delete: false },
-              }),
-            );
-          if (!parsed.success) return again(fieldErrors(parsed.error.issues));
-          let created;
-          try {
-            created = await clients.createClient(ctx, parsed.data);
-          } catch (err) {
-            const refusal = refusalOf(err);
-            if (refusal === undefined) throw err;
-            return again({ redirect_uris: refusal }, err instanceof AppError ? err.status : 400);
-          }
+          const again = (errors: FieldErrors, status: number) =>
+            applicationForm(req, res, principal, status, { values: { ...body, type: body.type || 'confidential' }, errors });
+          const input = { ...asClientBody(body), type: body.type || undefined };
+          const created = await submitForm(createClientBody, input, again, 'redirect_uris', (data) => clients.createClient(ctx, data));
+          if (!created) return;
           // The secret is shown in this answer only (no-store, not a redirect target, never in a URL or cookie).
           html(
             res,
@@ -740,17 +747,7 @@ export function createConsoleRouter(deps: RouteDeps) {
         },
         async ({ params, principal }, req, res) => {
           const client = await clients.getClient(ctx, params.clientId);
-          html(
-            res,
-            200,
-            views.renderApplicationForm(frame(req, res, principal, 'applications', client.name), {
-              client,
-              values: clientValues(client),
-              errors: {},
-              scopes: SUPPORTED_SCOPES,
-              may: clientPowers(principal),
-            }),
-          );
+          await applicationForm(req, res, principal, 200, { client, values: clientValues(client), errors: {} });
         },
       ),
       route(
@@ -765,27 +762,12 @@ export function createConsoleRouter(deps: RouteDeps) {
         },
         async ({ params, body, principal }, req, res) => {
           const client = await clients.getClient(ctx, params.clientId);
-          const parsed = updateClientBody.safeParse(asClientBody(body));
-          const again = (errors: Record<string, string | undefined>, status = 400) =>
-            html(
-              res,
-              status,
-              views.renderApplicationForm(frame(req, res, principal, 'applications', client.name), {
-                client,
-                values: { ...body },
-                errors,
-                scopes: SUPPORTED_SCOPES,
-                may: clientPowers(principal),
-              }),
-            );
-          if (!parsed.success) return again(fieldErrors(parsed.error.issues));
-          try {
-            await clients.updateClient(ctx, params.clientId, parsed.data);
-          } catch (err) {
-            const refusal = refusalOf(err);
-            if (refusal === undefined) throw err;
-            return again({ redirect_uris: refusal }, err instanceof AppError ? err.status : 400);
-          }
+          const again = (errors: FieldErrors, status: number) =>
+            applicationForm(req, res, principal, status, { client, values: { ...body, type: client.type }, errors });
+          const saved = await submitForm(updateClientBody, asClientBody(body), again, 'redirect_uris', (data) =>
+            clients.updateClient(ctx, params.clientId, data),
+          );
+          if (!saved) return;
           setFlash(res, config, 'ok', 'Application saved.');
           res.redirect(303, `/admin/applications/${encodeURIComponent(params.clientId)}`);
         },
@@ -818,6 +800,10 @@ export function createConsoleRouter(deps: RouteDeps) {
           }
           if (!client.isActive) {
             setFlash(res, config, 'error', 'This application is deactivated: its secret cannot be rotated.');
+            return res.redirect(303, back);
+          }
+          if (client.type === 'public') {
+            setFlash(res, config, 'error', 'A public application has no secret to rotate.');
             return res.redirect(303, back);
           }
           const rotated = await clients.rotateClientSecret(ctx, client.clientId);
@@ -860,7 +846,7 @@ export function createConsoleRouter(deps: RouteDeps) {
               }),
             );
           }
-          await act(res, back, async () => {
+          await act(config, res, back, async () => {
             await clients.deactivateClient(ctx, params.clientId);
             return 'Application deactivated.';
           });
@@ -977,7 +963,7 @@ export function createConsoleRouter(deps: RouteDeps) {
               }),
             );
           }
-          await act(res, '/admin/signing-keys', async () => {
+          await act(config, res, '/admin/signing-keys', async () => {
             const { kid } = await rotateSigningKey(ctx);
             return `New signing key ${kid} is current.`;
           });
