@@ -15,6 +15,7 @@ const base: OAuthClientRow = {
   scopes: ['openid'],
   postLogoutRedirectUris: [],
   isActive: true,
+  registration: 'admin',
   createdAt: new Date('2026-11-01T00:00:00Z'),
   updatedAt: new Date('2026-11-01T00:00:00Z'),
 };
@@ -38,8 +39,9 @@ const detail = (client: ConsoleClient) =>
 
 test.each([
   ['dynamic', 'self-registered', 'Dynamically (RFC 7591), not reviewed by an administrator'],
+  ['metadata_document', 'metadata document', 'From its Client ID Metadata Document'],
   ['admin', undefined, 'By an administrator'],
-])('registration %s: the list and the detail say so', (registration, listMark, detailText) => {
+] as const)('registration %s: the list and the detail say so', (registration, listMark, detailText) => {
   const client = { ...base, registration };
   const list = renderApplications(frame, { clients: [client], canWrite: true });
   if (listMark) expect(list).toContain(listMark);
@@ -47,9 +49,8 @@ test.each([
   expect(detail(client)).toContain(detailText);
 });
 
-test('no registration recorded: no "Registered" line; a public client offers no secret rotation', () => {
+test('a public client offers no secret rotation; a confidential one does', () => {
   const page = detail(base);
-  expect(page).not.toContain('Registered');
   expect(page).not.toContain('Rotate secret');
   expect(detail({ ...base, type: 'confidential' })).toContain('Rotate secret');
 });

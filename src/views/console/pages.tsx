@@ -452,8 +452,8 @@ export function renderRoleForm(
   );
 }
 
-/** A client as the console shows it; `registration` says how it came to exist when the row records it (CONTRACT §13). */
-export type ConsoleClient = OAuthClientRow & { registration?: string | null };
+/** A client as the console shows it; `registration` says how it came to exist (CONTRACT §13). */
+export type ConsoleClient = OAuthClientRow;
 
 const CLIENT_TYPE_LABEL: Record<string, string> = { confidential: 'Confidential', public: 'Public' };
 
@@ -500,6 +500,7 @@ export function renderApplications(frame: ConsoleFrame, data: { clients: Console
               <>
                 {CLIENT_TYPE_LABEL[c.type] ?? c.type}
                 {c.registration === 'dynamic' ? <span class="muted"> · self-registered</span> : null}
+                {c.registration === 'metadata_document' ? <span class="muted"> · metadata document</span> : null}
               </>
             ),
           },
@@ -557,9 +558,9 @@ export function renderApplicationForm(
                     'Registered',
                     c.registration === 'dynamic'
                       ? 'Dynamically (RFC 7591), not reviewed by an administrator'
-                      : c.registration === 'admin'
-                        ? 'By an administrator'
-                        : c.registration,
+                      : c.registration === 'metadata_document'
+                        ? 'From its Client ID Metadata Document (the client_id URL), not reviewed by an administrator'
+                        : 'By an administrator',
                   ] as [string, string],
                 ]
               : []),
