@@ -65,6 +65,12 @@ export async function listApiResources(db: DbOrTrx): Promise<ApiResourceRow[]> {
   return rows.map((r) => toRow(r as ApiResourceRecord));
 }
 
+/** CONTRACT §13: the APIs dynamically registered clients may ask tokens for. */
+export async function listOpenRegistrationResources(db: DbOrTrx): Promise<ApiResourceRow[]> {
+  const rows = await db<ApiResourceRecord>('api_resources').where({ open_registration: true }).orderBy('identifier');
+  return rows.map((r) => toRow(r as ApiResourceRecord));
+}
+
 export async function findApiResourceById(db: DbOrTrx, id: string): Promise<ApiResourceRow | undefined> {
   const row = await db<ApiResourceRecord>('api_resources').where({ id }).first();
   return row ? toRow(row as ApiResourceRecord) : undefined;
