@@ -29,6 +29,7 @@ const CLIENT_FIELDS = [
   'name',
   'post_logout_redirect_uris',
   'redirect_uris',
+  'registration',
   'scopes',
   'token_endpoint_auth_method',
   'type',
