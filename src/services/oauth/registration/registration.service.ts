@@ -142,7 +142,7 @@ export async function registerClient(
         name: client.name,
         type: client.type,
         mode,
-        ...(registrationTokenId ? { registration_token_id: registrationTokenId } : {}),
+        ...(registrationTokenId ? { initial_access_id: registrationTokenId } : {}),
       },
     });
     return { client, clientSecret: secret, registrationAccessToken };
