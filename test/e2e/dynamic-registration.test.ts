@@ -312,6 +312,12 @@ describe('CLIENT_REGISTRATION=open', () => {
     const all = await request(t.app).get('/api/admin/oauth-clients').set('Authorization', admin);
     expect(all.body.clients.find((c: { client_id: string }) => c.client_id === byAdmin.clientId).registration).toBe('admin');
     expect((await request(t.app).get('/api/admin/oauth-clients?registration=other').set('Authorization', admin)).status).toBe(400);
+    // The console's Applications page says who registered each client.
+    const { agent } = await makeSignedInUser(t, ['admin']);
+    const page = await agent.get('/admin/applications');
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('By the app itself (not reviewed)');
+    expect(page.text).toContain('By an administrator');
   });
 
   test.each([

@@ -441,6 +441,11 @@ export function renderRoleForm(
   );
 }
 
+/** Who created a client: an administrator, or the app itself through dynamic registration (nobody reviewed it). */
+function registeredBy(c: OAuthClientRow): string {
+  return c.registration === 'dynamic' ? 'By the app itself (not reviewed)' : 'By an administrator';
+}
+
 export function renderApplications(frame: ConsoleFrame, data: { clients: OAuthClientRow[] }): string {
   return renderConsole(
     frame,
@@ -463,6 +468,7 @@ export function renderApplications(frame: ConsoleFrame, data: { clients: OAuthCl
           { label: 'Name', cell: (c) => <a href={`/admin/applications/${encodeURIComponent(c.clientId)}`}>{c.name}</a> },
           { label: 'Client ID', wrap: true, cell: (c) => <code>{c.clientId}</code> },
           { label: 'Redirect URIs', wrap: true, cell: (c) => c.redirectUris.join(' ') },
+          { label: 'Registered', cell: (c) => registeredBy(c) },
           { label: 'Status', cell: (c) => <Badge on={c.isActive} yes="Active" no="Deactivated" /> },
         ]}
       />
@@ -502,6 +508,7 @@ export function renderApplicationForm(
           items={[
             ['Client ID', <CopyValue id="client-id" label="client ID" value={c.clientId} />],
             ['Status', <Badge on={c.isActive} yes="Active" no="Deactivated" />],
+            ['Registered', registeredBy(c)],
             ['Created', <Time at={c.createdAt} />],
           ]}
         />
