@@ -47,6 +47,21 @@ function exchangeAsPublic(t: TestApp, clientId: string, input: { code: string; v
     });
 }
 
+/** Makes the database refuse audit rows of `type` (as a full disk or a broken trigger would); returns the undo. */
+async function refuseAuditRows(t: TestApp, type: string): Promise<() => Promise<void>> {
+  const fn = `refuse_${Math.random().toString(36).slice(2, 10)}`;
+  await t.db.raw(`create function ${fn}() returns trigger language plpgsql as $$
+    begin
+      if new.type = '${type}' then raise exception 'audit write refused'; end if;
+      return new;
+    end $$`);
+  await t.db.raw(`create trigger ${fn} before insert on audit_events for each row execute function ${fn}()`);
+  return async () => {
+    await t.db.raw(`drop trigger ${fn} on audit_events`);
+    await t.db.raw(`drop function ${fn}()`);
+  };
+}
+
 describe('CLIENT_REGISTRATION=off (the default)', () => {
   let t: TestApp;
   beforeAll(async () => {
@@ -193,6 +208,20 @@ describe('CLIENT_REGISTRATION=token', () => {
     expect(statuses).toEqual([201, 201, 201, 401, 401, 401, 401, 401, 401, 401]);
     expect((await t.db('registration_tokens').where({ id }).first()).uses).toBe(3);
     expect(await t.db('oauth_clients').where('name', 'like', 'Burst %').count('* as n')).toEqual([{ n: '3' }]);
+  });
+
+  test('audit rows are written in the transaction: when the row cannot be written, nothing is registered and no use is spent', async () => {
+    const { token, id } = await mint({ max_uses: 1 });
+    const allow = await refuseAuditRows(t, 'oauth.client.registered');
+    try {
+      const res = await register(t, { ...metadata, client_name: 'Unrecorded' }, token);
+      expect(res.status).toBeGreaterThanOrEqual(500);
+    } finally {
+      await allow();
+    }
+    expect(await t.db('oauth_clients').where({ name: 'Unrecorded' }).first()).toBeUndefined();
+    expect((await t.db('registration_tokens').where({ id }).first()).uses).toBe(0);
+    expect((await register(t, { ...metadata, client_name: 'Unrecorded' }, token)).status).toBe(201);
   });
 
   test('a confidential client gets a working secret (client_secret_expires_at 0); the registration is audited with its token', async () => {
@@ -481,6 +510,28 @@ describe('CLIENT_REGISTRATION=open', () => {
         expect(refused.body.error_description).toMatch(description);
       }
       expect((await manage(t, 'get', reg.registration_client_uri, reg.registration_access_token)).body.client_name).toBe('Renamed agent');
+    });
+
+    test('update and delete commit with their audit rows or not at all', async () => {
+      const reg = await registered();
+      const allowChange = await refuseAuditRows(t, 'oauth.client.changed');
+      try {
+        const res = await manage(t, 'put', reg.registration_client_uri, reg.registration_access_token).send({
+          ...mcpClient,
+          client_name: 'Never saved',
+        });
+        expect(res.status).toBeGreaterThanOrEqual(500);
+      } finally {
+        await allowChange();
+      }
+      expect((await t.db('oauth_clients').where({ client_id: reg.client_id }).first()).name).toBe(mcpClient.client_name);
+      const allowDelete = await refuseAuditRows(t, 'oauth.client.deleted');
+      try {
+        expect((await manage(t, 'delete', reg.registration_client_uri, reg.registration_access_token)).status).toBeGreaterThanOrEqual(500);
+      } finally {
+        await allowDelete();
+      }
+      expect(await t.db('oauth_clients').where({ client_id: reg.client_id }).first()).toBeDefined();
     });
 
     test('delete: 204, the client and its sessions are gone, the token stops working, audited', async () => {
