@@ -4,6 +4,7 @@ import { pruneExpired } from '../../src/services/prune.service';
 import { makeApiResource } from '../helpers/apps';
 import { makeClient, makeSignedInUser, makeUser, signIn } from '../helpers/factories';
 import { authorizePath, authorizeParams, obtainCode } from '../helpers/oauth';
+import { refuseAuditRows } from '../helpers/audit';
 import { createTestApp, type TestApp } from '../helpers/test-app';
 
 /**
@@ -45,21 +46,6 @@ function exchangeAsPublic(t: TestApp, clientId: string, input: { code: string; v
       redirect_uri: input.redirectUri,
       ...(input.resource ? { resource: input.resource } : {}),
     });
-}
-
-/** Makes the database refuse audit rows of `type` (as a full disk or a broken trigger would); returns the undo. */
-async function refuseAuditRows(t: TestApp, type: string): Promise<() => Promise<void>> {
-  const fn = `refuse_${Math.random().toString(36).slice(2, 10)}`;
-  await t.db.raw(`create function ${fn}() returns trigger language plpgsql as $$
-    begin
-      if new.type = '${type}' then raise exception 'audit write refused'; end if;
-      return new;
-    end $$`);
-  await t.db.raw(`create trigger ${fn} before insert on audit_events for each row execute function ${fn}()`);
-  return async () => {
-    await t.db.raw(`drop trigger ${fn} on audit_events`);
-    await t.db.raw(`drop function ${fn}()`);
-  };
 }
 
 describe('CLIENT_REGISTRATION=off (the default)', () => {
