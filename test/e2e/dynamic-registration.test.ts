@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { sha256Hex } from '../../src/lib/crypto';
 import { pruneExpired } from '../../src/services/prune.service';
-import { makeApiResource } from '../helpers/apps';
+import { csrfOf, makeApiResource } from '../helpers/apps';
 import { makeClient, makeSignedInUser, makeUser, signIn } from '../helpers/factories';
 import { authorizePath, authorizeParams, obtainCode } from '../helpers/oauth';
 import { refuseAuditRows } from '../helpers/audit';
@@ -262,6 +262,29 @@ describe('CLIENT_REGISTRATION=token', () => {
       error: 'invalid_client_metadata',
       error_description: 'scope superpowers is not available to dynamic registration',
     });
+  });
+  test('a self-registered device client: the /device page carries the same warning', async () => {
+    const reg = await register(
+      t,
+      { client_name: 'Smart TV', token_endpoint_auth_method: 'none', grant_types: ['urn:ietf:params:oauth:grant-type:device_code'] },
+      (await mint()).token,
+    );
+    expect(reg.status).toBe(201);
+    const started = await request(t.app)
+      .post('/api/oauth/device_authorization')
+      .type('form')
+      .send({ client_id: reg.body.client_id, scope: 'openid' });
+    expect(started.status).toBe(200);
+    const { agent } = await signIn(t, await makeUser(t));
+    const entry = await agent.get('/device');
+    const confirm = await agent
+      .post('/device')
+      .type('form')
+      .send({ user_code: started.body.user_code, csrf: csrfOf(entry.text) });
+    expect(confirm.status).toBe(200);
+    expect(confirm.text).toContain('Smart TV');
+    expect(confirm.text).toContain('id="unreviewed-app"');
+    expect(confirm.text).toContain('No administrator has reviewed this app');
   });
 });
 

@@ -33,7 +33,7 @@ const metadataFields = {
 function toMetadata(b: z.output<z.ZodObject<typeof metadataFields>>) {
   return {
     clientName: b.client_name,
-    redirectUris: b.redirect_uris ?? [],
+    redirectUris: [...new Set(b.redirect_uris ?? [])],
     grantTypes: b.grant_types,
     tokenEndpointAuthMethod: b.token_endpoint_auth_method,
     scopes: b.scope,
