@@ -167,6 +167,9 @@ export const en = {
     unreviewed: (host: string) =>
       `This app registered itself, so its name is whatever it chose to call itself. Only approve if you started this ` +
       `sign-in yourself and trust the app. After your decision you will be sent to ${host}.`,
+    metadataDocumentHost: (host: string) => `This app is identified by its address at ${host}.`,
+    metadataDocumentUnreviewed:
+      'No administrator reviewed this app: it described itself. Approve only if you started this sign-in and trust that address.',
   },
   recovery: {
     heading: 'Save your recovery codes now',

@@ -64,6 +64,7 @@ describe('POST /api/admin/oauth-clients', () => {
     expect(Object.keys(res.body).sort()).toEqual(['client', 'client_secret']);
     const { client, client_secret } = res.body;
     expect(Object.keys(client).sort()).toEqual(CLIENT_FIELDS);
+    expect(client.registration).toBe('admin');
     expect(client).toMatchObject({
       name: 'Portal',
       redirect_uris: ['https://portal.test/callback', 'http://localhost:5173/cb'],

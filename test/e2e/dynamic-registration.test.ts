@@ -354,8 +354,9 @@ describe('CLIENT_REGISTRATION=open', () => {
     const { agent } = await makeSignedInUser(t, ['admin']);
     const page = await agent.get('/admin/applications');
     expect(page.status).toBe(200);
-    expect(page.text).toContain('By the app itself (not reviewed)');
-    expect(page.text).toContain('By an administrator');
+    expect(page.text).toContain(' · self-registered');
+    const detailPage = await agent.get(`/admin/applications/${res.body.client_id}`);
+    expect(detailPage.text).toContain('Dynamically (RFC 7591), not reviewed by an administrator');
   });
 
   test.each([

@@ -65,7 +65,7 @@ export async function listApiResources(db: DbOrTrx): Promise<ApiResourceRow[]> {
   return rows.map((r) => toRow(r as ApiResourceRecord));
 }
 
-/** CONTRACT §13: the APIs dynamically registered clients may ask tokens for. */
+/** CONTRACT §12/§13: the APIs self-registered and metadata-document clients may ask tokens for. */
 export async function listOpenRegistrationResources(db: DbOrTrx): Promise<ApiResourceRow[]> {
   const rows = await db<ApiResourceRecord>('api_resources').where({ open_registration: true }).orderBy('identifier');
   return rows.map((r) => toRow(r as ApiResourceRecord));

@@ -8,7 +8,6 @@ import type { AdminSummary } from '../../services/admin.service';
 export function presentClient(client: OAuthClientRow) {
   return {
     client_id: client.clientId,
-    registration: client.registration,
     name: client.name,
     redirect_uris: client.redirectUris,
     scopes: client.scopes,
@@ -19,6 +18,7 @@ export function presentClient(client: OAuthClientRow) {
     token_endpoint_auth_method: tokenEndpointAuthMethod(client.type),
     grant_types: client.grantTypes,
     allowed_resources: client.allowedResources,
+    registration: client.registration,
     created_at: client.createdAt,
     updated_at: client.updatedAt,
   };

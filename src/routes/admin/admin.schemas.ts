@@ -6,7 +6,8 @@ import { isResourceIdentifier } from '../../services/oauth/resources.service';
 import { nameField, timestampField, timestampFields } from '../common.schemas';
 
 export const clientIdParams = z.object({
-  clientId: z.string().min(1, 'clientId is required').max(200, 'clientId is too long'),
+  // A Client ID Metadata Document client's id is its URL (CONTRACT §13), percent-encoded in the path.
+  clientId: z.string().min(1, 'clientId is required').max(2048, 'clientId is too long'),
 });
 
 /**
@@ -119,8 +120,6 @@ export const updateClientBody = z
 export const clientBody = z
   .strictObject({
     client_id: z.string(),
-    // CONTRACT §13: created by an administrator, or registered by the client itself (RFC 7591).
-    registration: z.enum(['admin', 'dynamic']).meta({ description: 'admin, or dynamic for a client that registered itself (RFC 7591)' }),
     name: z.string(),
     redirect_uris: z.array(z.string().meta({ format: 'uri' })),
     scopes: z.array(z.string()),
@@ -131,13 +130,21 @@ export const clientBody = z
     token_endpoint_auth_method: z.enum(['client_secret_basic', 'none']).meta({ description: 'none for public clients' }),
     grant_types: z.array(z.string()).meta({ description: 'grants the client may use (default authorization_code, refresh_token)' }),
     allowed_resources: z.array(z.string()).meta({ description: 'RFC 8707 identifiers of the APIs the client may ask tokens for' }),
+    // CONTRACT §13.
+    registration: z.enum(['admin', 'dynamic', 'metadata_document']).meta({
+      description:
+        'how the client came to exist: admin (this API or the console), dynamic (RFC 7591) or metadata_document (a Client ID ' +
+        'Metadata Document: client_id is its https URL; written on first use, kept in step with the document)',
+    }),
     ...timestampFields,
   })
   .meta({ id: 'OAuthClient' });
 
 /** `?registration=dynamic` lists the clients that registered themselves (CONTRACT §13). */
 export const listClientsQuery = z.object({
-  registration: z.enum(['admin', 'dynamic'], { error: 'registration must be admin or dynamic' }).optional(),
+  registration: z
+    .enum(['admin', 'dynamic', 'metadata_document'], { error: 'registration must be admin, dynamic or metadata_document' })
+    .optional(),
 });
 
 export const clientEnvelope = z.strictObject({ client: clientBody });

@@ -176,6 +176,7 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
             csrf,
             requestId: info.request.id,
             clientName: info.client.name,
+            clientHost: info.client.registration === 'metadata_document' ? new URL(info.client.clientId).host : undefined,
             scopes: info.scopes.map((scope) => ({ scope, description: SCOPE_DESCRIPTIONS[scope] ?? scope })),
             userEmail: signedIn.email,
             unreviewed: info.client.registration === 'dynamic' ? { redirectHost: redirectHostOf(info.request.redirectUri) } : undefined,

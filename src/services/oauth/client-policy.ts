@@ -99,7 +99,7 @@ export function clientAuthentication(
  * clearing the mark takes the API away from every self-registered client at once.
  */
 export function resourceAllowed(
-  client: { allowedResources: readonly string[]; registration: 'admin' | 'dynamic' },
+  client: { allowedResources: readonly string[]; registration: 'admin' | 'dynamic' | 'metadata_document' },
   resource: { identifier: string; openRegistration: boolean },
 ): boolean {
   return client.allowedResources.includes(resource.identifier) || (client.registration === 'dynamic' && resource.openRegistration);

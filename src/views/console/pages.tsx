@@ -18,6 +18,7 @@ import {
   Field,
   Pagination,
   PostForm,
+  Radios,
   Select,
   Table,
   TextArea,
@@ -441,34 +442,60 @@ export function renderRoleForm(
   );
 }
 
-/** Who created a client: an administrator, or the app itself through dynamic registration (nobody reviewed it). */
-function registeredBy(c: OAuthClientRow): string {
-  return c.registration === 'dynamic' ? 'By the app itself (not reviewed)' : 'By an administrator';
-}
+/** A client as the console shows it; `registration` says how it came to exist (CONTRACT §13). */
+export type ConsoleClient = OAuthClientRow;
 
-export function renderApplications(frame: ConsoleFrame, data: { clients: OAuthClientRow[] }): string {
+const CLIENT_TYPE_LABEL: Record<string, string> = { confidential: 'Confidential', public: 'Public' };
+
+/** The grant types of CONTRACT §12 as the form offers them. */
+export const GRANT_TYPE_OPTIONS: Array<{ value: string; label: string }> = [
+  { value: 'authorization_code', label: 'Authorization code with PKCE (people sign in through a browser)' },
+  { value: 'refresh_token', label: 'Refresh tokens (stay signed in)' },
+  { value: 'client_credentials', label: 'Client credentials (machine to machine, no user; confidential only)' },
+  { value: 'urn:ietf:params:oauth:grant-type:device_code', label: 'Device code (TVs and command-line tools)' },
+];
+
+const grantLabel = (g: string) => (g === 'urn:ietf:params:oauth:grant-type:device_code' ? 'device_code' : g);
+
+export function renderApplications(frame: ConsoleFrame, data: { clients: ConsoleClient[]; canWrite: boolean }): string {
   return renderConsole(
     frame,
     <>
       <h1>Applications</h1>
-      <p>
-        <a class="button" href="/admin/applications/new">
-          Create an application
-        </a>
-      </p>
+      {data.canWrite ? (
+        <p>
+          <a class="button" href="/admin/applications/new">
+            Create an application
+          </a>
+        </p>
+      ) : null}
       <Table
         caption="OAuth applications"
         rows={data.clients}
         empty={
-          <>
-            No applications yet — <a href="/admin/applications/new">create one</a>.
-          </>
+          data.canWrite ? (
+            <>
+              No applications yet — <a href="/admin/applications/new">create one</a>.
+            </>
+          ) : (
+            'No applications yet.'
+          )
         }
         columns={[
           { label: 'Name', cell: (c) => <a href={`/admin/applications/${encodeURIComponent(c.clientId)}`}>{c.name}</a> },
           { label: 'Client ID', wrap: true, cell: (c) => <code>{c.clientId}</code> },
-          { label: 'Redirect URIs', wrap: true, cell: (c) => c.redirectUris.join(' ') },
-          { label: 'Registered', cell: (c) => registeredBy(c) },
+          {
+            label: 'Type',
+            cell: (c) => (
+              <>
+                {CLIENT_TYPE_LABEL[c.type] ?? c.type}
+                {c.registration === 'dynamic' ? <span class="muted"> · self-registered</span> : null}
+                {c.registration === 'metadata_document' ? <span class="muted"> · metadata document</span> : null}
+              </>
+            ),
+          },
+          { label: 'Grant types', cell: (c) => c.grantTypes.map(grantLabel).join(', ') },
+          { label: 'Redirect URIs', wrap: true, cell: (c) => dash(c.redirectUris.join(' ')) },
           { label: 'Status', cell: (c) => <Badge on={c.isActive} yes="Active" no="Deactivated" /> },
         ]}
       />
@@ -476,21 +503,25 @@ export function renderApplications(frame: ConsoleFrame, data: { clients: OAuthCl
   );
 }
 
-/** The fields of an application form; new client kinds (type, grant types, resources) add entries here and in the schema. */
+/** The fields of an application form (mapped onto the API body in one place: `asClientBody` in the router). */
 export interface ApplicationValues {
   name: string;
+  type: string;
+  grant_types: string[];
   redirect_uris: string;
   post_logout_redirect_uris: string;
   scopes: string[];
+  allowed_resources: string[];
 }
 
 export function renderApplicationForm(
   frame: ConsoleFrame,
   data: {
-    client?: OAuthClientRow;
+    client?: ConsoleClient;
     values: ApplicationValues;
     errors: FieldErrors;
     scopes: readonly string[];
+    resources: ReadonlyArray<{ identifier: string; name: string }>;
     may: { write: boolean; rotate: boolean; delete: boolean };
   },
 ): string {
@@ -507,8 +538,23 @@ export function renderApplicationForm(
         <Facts
           items={[
             ['Client ID', <CopyValue id="client-id" label="client ID" value={c.clientId} />],
+            [
+              'Type',
+              `${CLIENT_TYPE_LABEL[c.type] ?? c.type} (token endpoint authentication: ${c.type === 'public' ? 'none, PKCE' : 'client secret'})`,
+            ],
+            ...(c.registration
+              ? [
+                  [
+                    'Registered',
+                    c.registration === 'dynamic'
+                      ? 'Dynamically (RFC 7591), not reviewed by an administrator'
+                      : c.registration === 'metadata_document'
+                        ? 'From its Client ID Metadata Document (the client_id URL), not reviewed by an administrator'
+                        : 'By an administrator',
+                  ] as [string, string],
+                ]
+              : []),
             ['Status', <Badge on={c.isActive} yes="Active" no="Deactivated" />],
-            ['Registered', registeredBy(c)],
             ['Created', <Time at={c.createdAt} />],
           ]}
         />
@@ -523,12 +569,43 @@ export function renderApplicationForm(
             required
             hint="Shown to people on the consent screen."
           />
+          {c ? null : (
+            <Radios
+              name="type"
+              legend="Kind of application"
+              value={data.values.type}
+              errors={data.errors}
+              options={[
+                {
+                  value: 'confidential',
+                  label: 'Confidential: a server-side app that keeps a secret',
+                  hint: 'Web apps with a backend, APIs calling other APIs (client credentials).',
+                },
+                {
+                  value: 'public',
+                  label: 'Public: an app that cannot keep a secret',
+                  hint: 'Single-page, mobile, desktop and command-line apps: no secret, PKCE only. The kind cannot change later.',
+                },
+              ]}
+            />
+          )}
+          <Checkboxes
+            name="grant_types"
+            legend="Grant types"
+            options={GRANT_TYPE_OPTIONS}
+            checked={data.values.grant_types}
+            errors={data.errors}
+          />
           <TextArea
             name="redirect_uris"
             label="Redirect URIs"
             value={data.values.redirect_uris}
             errors={data.errors}
-            hint="One per line; https, or http on localhost."
+            hint={
+              'One per line, matched exactly. https; plain http only on localhost, 127.0.0.1 or [::1], which match any port ' +
+              '(RFC 8252). Public (native) apps may also use a private-use scheme such as com.example.app:/callback. ' +
+              'Not needed for client credentials or the device code alone.'
+            }
           />
           <TextArea
             name="post_logout_redirect_uris"
@@ -544,14 +621,44 @@ export function renderApplicationForm(
             checked={data.values.scopes}
             errors={data.errors}
           />
+          {data.resources.length ? (
+            <Checkboxes
+              name="allowed_resources"
+              legend="API resources it may ask tokens for"
+              hint="The app may then ask for the scopes of these APIs too (RFC 8707 resource indicators)."
+              options={data.resources.map((r) => ({ value: r.identifier, label: `${r.name} — ${r.identifier}` }))}
+              checked={data.values.allowed_resources}
+              errors={data.errors}
+            />
+          ) : (
+            <p class="hint">
+              No API resources registered yet — <a href="/admin/api-resources/new">register one</a> to let apps ask for tokens for your API.
+            </p>
+          )}
+          {data.errors._form ? (
+            <p class="field-error" role="alert">
+              {data.errors._form}
+            </p>
+          ) : null}
           <Actions>
             <button type="submit">{c ? 'Save application' : 'Create application'}</button>
           </Actions>
         </PostForm>
-      ) : null}
+      ) : (
+        <Facts
+          items={[
+            ['Grant types', c ? c.grantTypes.map(grantLabel).join(', ') : '—'],
+            ['Redirect URIs', c ? dash(c.redirectUris.join(' ')) : '—'],
+            ['Scopes', c ? c.scopes.join(' ') : '—'],
+            ['API resources', c ? dash(c.allowedResources.join(' ')) : '—'],
+          ]}
+        />
+      )}
       {c && c.isActive ? (
         <Actions>
-          {data.may.rotate ? <ActionButton action={`${base}/rotate`} csrf={frame.csrf} label="Rotate secret" danger /> : null}
+          {data.may.rotate && c.type === 'confidential' ? (
+            <ActionButton action={`${base}/rotate`} csrf={frame.csrf} label="Rotate secret" danger />
+          ) : null}
           {data.may.delete ? <ActionButton action={`${base}/deactivate`} csrf={frame.csrf} label="Deactivate application" danger /> : null}
         </Actions>
       ) : null}
@@ -562,9 +669,18 @@ export function renderApplicationForm(
 /** The one page that shows a client secret: the answer to the create or rotate post itself, never cached or redirected to. */
 export function renderSecretOnce(
   frame: ConsoleFrame,
-  data: { heading: string; client: OAuthClientRow; secret?: string; issuer: string; discoveryUrl: string },
+  data: { heading: string; client: ConsoleClient; secret?: string; issuer: string; discoveryUrl: string },
 ): string {
   const c = data.client;
+  const settings: Array<[string, ComponentChildren]> = [
+    ['Issuer', <CopyValue id="issuer" label="issuer" value={data.issuer} />],
+    ['Discovery URL', <CopyValue id="discovery" label="discovery URL" value={data.discoveryUrl} />],
+    ['Client ID', <CopyValue id="client-id" label="client ID" value={c.clientId} />],
+  ];
+  if (data.secret) settings.push(['Client secret', <CopyValue id="client-secret" label="client secret" value={data.secret} />]);
+  if (c.redirectUris[0]) settings.push(['Redirect URI', <CopyValue id="redirect-uri" label="redirect URI" value={c.redirectUris[0]} />]);
+  settings.push(['Scopes', c.scopes.join(' ')], ['Grant types', c.grantTypes.map(grantLabel).join(', ')]);
+  if (c.type === 'public') settings.push(['Token endpoint authentication', 'none (send client_id with PKCE)']);
   return renderConsole(
     frame,
     <>
@@ -575,18 +691,7 @@ export function renderSecretOnce(
           : 'A public client has no secret: it signs in with its client ID and PKCE.'}
       </p>
       <h2>Settings for your application</h2>
-      <Facts
-        items={[
-          ['Issuer', <CopyValue id="issuer" label="issuer" value={data.issuer} />],
-          ['Discovery URL', <CopyValue id="discovery" label="discovery URL" value={data.discoveryUrl} />],
-          ['Client ID', <CopyValue id="client-id" label="client ID" value={c.clientId} />],
-          ...(data.secret
-            ? [['Client secret', <CopyValue id="client-secret" label="client secret" value={data.secret} />] as [string, ComponentChildren]]
-            : []),
-          ['Redirect URI', <CopyValue id="redirect-uri" label="redirect URI" value={c.redirectUris[0] ?? ''} />],
-          ['Scopes', c.scopes.join(' ')],
-        ]}
-      />
+      <Facts items={settings} />
       <p>
         <a href={`/admin/applications/${encodeURIComponent(c.clientId)}`}>
           {data.secret ? 'I have copied the secret — continue to the application' : 'Continue to the application'}

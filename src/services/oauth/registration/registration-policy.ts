@@ -7,11 +7,12 @@
 import { checkRedirectUri } from '../../../lib/redirect-uri';
 import { SUPPORTED_SCOPES } from '../client-secrets';
 import { checkClientShape, type ClientType } from '../client-policy';
+import { OPEN_REGISTRATION_SCOPES } from './metadata-document-policy';
 
 export type RegistrationMode = 'off' | 'token' | 'open';
 
-/** CONTRACT §13: the scopes of an `open` registration (besides those of APIs marked open_registration). */
-export const OPEN_REGISTRATION_SCOPES: readonly string[] = ['openid', 'profile', 'email', 'offline_access'];
+/** CONTRACT §13: the scopes of an `open` registration (besides those of APIs marked open_registration), as of a CIMD client. */
+export { OPEN_REGISTRATION_SCOPES };
 
 /**
  * The grants of an `open` registration: a user signs in through the browser. client_credentials needs a secret, and
