@@ -14,6 +14,7 @@ import * as createWebhooks from './20261126160000_create_webhooks';
 import * as createIdentityProviders from './20261126170000_create_identity_providers';
 import * as addDynamicClientRegistration from './20261126180000_add_dynamic_client_registration';
 import * as addMetadataDocumentRegistration from './20261126190000_add_metadata_document_registration';
+import * as addConsoleScaleIndexes from './20261126200000_add_console_scale_indexes';
 
 /**
  * Migrations are listed here (in order) rather than discovered on disk, so that the same list runs under
@@ -35,6 +36,7 @@ const MIGRATIONS: Array<[string, Knex.Migration]> = [
   ['20261126170000_create_identity_providers', createIdentityProviders],
   ['20261126180000_add_dynamic_client_registration', addDynamicClientRegistration],
   ['20261126190000_add_metadata_document_registration', addMetadataDocumentRegistration],
+  ['20261126200000_add_console_scale_indexes', addConsoleScaleIndexes],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Knex.Migration]> = {

@@ -1,5 +1,6 @@
 import type { ComponentChildren, JSX } from 'preact';
 import { Hidden } from '../kit';
+import type { ListCount } from '../../services/list-count';
 
 /** Field errors of a form, by field name (the zod issue paths of the API schema the form is checked with). */
 export type FieldErrors = Record<string, string | undefined>;
@@ -280,6 +281,24 @@ export function Pagination(props: { prev?: string; next?: string; label?: string
       {props.prev ? <a href={props.prev}>← Previous page</a> : null}
       {props.next ? <a href={props.next}>Next page →</a> : null}
     </nav>
+  );
+}
+
+/**
+ * How many rows a list holds (services/list-count.ts): "1,234 users", "More than 10,000 users match", "About
+ * 100,000 users" (the table's estimate, never a full count).
+ */
+export function CountLine(props: { count: ListCount; noun: [string, string]; filtered: boolean }) {
+  const { kind, value } = props.count;
+  const n = value.toLocaleString('en-US');
+  const noun = value === 1 && kind === 'exact' ? props.noun[0] : props.noun[1];
+  const match = props.filtered ? (value === 1 && kind === 'exact' ? ' matches' : ' match') : '';
+  const text =
+    kind === 'about' ? `About ${n} ${noun}${match}` : kind === 'more-than' ? `More than ${n} ${noun}${match}` : `${n} ${noun}${match}`;
+  return (
+    <p class="muted list-count" data-count-kind={kind}>
+      {text}
+    </p>
   );
 }
 

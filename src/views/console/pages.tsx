@@ -7,6 +7,7 @@ import type { UserRow } from '../../db/repositories/users.repo';
 import type { GrantWithClientRow } from '../../db/repositories/oauth-grants.repo';
 import type { PrincipalRole } from '../../db/repositories/principal.repo';
 import type { AdminSummary } from '../../services/admin.service';
+import type { ListCount } from '../../services/list-count';
 import type { DailySignIns, FactorsOfUser } from '../../services/user-admin.service';
 import { Actions, Time } from '../kit';
 import {
@@ -16,6 +17,7 @@ import {
   CopyValue,
   Facts,
   Field,
+  CountLine,
   Pagination,
   PostForm,
   Radios,
@@ -82,8 +84,15 @@ export interface UsersFilter {
 
 export function renderUsers(
   frame: ConsoleFrame,
-  data: { users: Array<{ user: UserRow; roles: PrincipalRole[] }>; filter: UsersFilter; prev?: string; next?: string },
+  data: {
+    users: Array<{ user: UserRow; roles: PrincipalRole[] }>;
+    count: ListCount;
+    filter: UsersFilter;
+    prev?: string;
+    next?: string;
+  },
 ): string {
+  const filtered = Boolean(data.filter.q || data.filter.status || data.filter.tier);
   return renderConsole(
     frame,
     <>
@@ -118,11 +127,12 @@ export function renderUsers(
           <button type="submit">Search</button>
         </div>
       </form>
+      {data.users.length ? <CountLine count={data.count} noun={['user', 'users']} filtered={filtered} /> : null}
       <Table
         caption="Users, newest first"
         rows={data.users}
         empty={
-          data.filter.q || data.filter.status || data.filter.tier ? (
+          filtered ? (
             'No user matches these filters.'
           ) : (
             <>
@@ -716,12 +726,14 @@ export function renderAudit(
     filter: AuditFilterValues;
     types: readonly string[];
     errors: FieldErrors;
+    count?: ListCount;
     next?: string;
-    first?: string;
+    prev?: string;
     csv: string;
   },
 ): string {
   const f = data.filter;
+  const filtered = Boolean(f.type || f.actor || f.subject || f.from || f.to);
   return renderConsole(
     frame,
     <>
@@ -744,8 +756,9 @@ export function renderAudit(
       <p>
         <a href={data.csv}>Download these events as CSV</a>
       </p>
+      {data.count && data.events.length ? <CountLine count={data.count} noun={['event', 'events']} filtered={filtered} /> : null}
       <AuditTable events={data.events} caption="Events, newest first" />
-      <Pagination prev={data.first} next={data.next} label="Audit pages" />
+      <Pagination prev={data.prev} next={data.next} label="Audit pages" />
     </>,
   );
 }
