@@ -1,3 +1,4 @@
+import { pageEnv } from './env';
 import { Actions, FormError, Hidden } from './kit';
 import { renderPage } from './layout';
 
@@ -40,7 +41,10 @@ export function renderDeviceConfirmPage(options: {
   clientName: string;
   scopes: Array<{ scope: string; description: string }>;
   userEmail: string;
+  /** CONTRACT §13: a client that registered itself (no administrator reviewed it). */
+  unreviewed?: boolean;
 }): string {
+  const { t } = pageEnv();
   return renderPage(
     { title: `Allow ${options.clientName}?` },
     <>
@@ -51,6 +55,12 @@ export function renderDeviceConfirmPage(options: {
         Signed in as {options.userEmail} &middot; code <strong id="user-code">{options.userCode}</strong>
       </p>
       <p>Only continue if this code is the one your device shows.</p>
+      {options.unreviewed ? (
+        <section class="error" id="unreviewed-app" aria-labelledby="unreviewed-title">
+          <h2 id="unreviewed-title">{t.consent.unreviewedTitle}</h2>
+          <p>{t.consent.unreviewedDevice}</p>
+        </section>
+      ) : null}
       <p id="scopes-heading">If you allow it, this device will be able to:</p>
       <ul class="scopes" aria-labelledby="scopes-heading">
         {options.scopes.map((s) => (

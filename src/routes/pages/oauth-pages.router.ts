@@ -20,6 +20,16 @@ import type { RouteDeps } from '../types';
 import { html, optionalText, PAGE, refuseForm, text } from './page-kit';
 import { enrolUrlFor, federationOnLoginPage, finishSignIn } from './sign-in-flow';
 
+/** Where the browser goes after consent, as a reader recognises it: the host, or a native app's private-use scheme. */
+function redirectHostOf(redirectUri: string): string {
+  try {
+    const url = new URL(redirectUri);
+    return url.host || url.protocol.replace(/:$/, '');
+  } catch {
+    return redirectUri;
+  }
+}
+
 /** Only the user's own first-party browser session counts on these pages. */
 function firstParty(principal: Principal | undefined): Principal | undefined {
   return principal && !principal.clientId ? principal : undefined;
@@ -169,6 +179,7 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
             clientHost: info.client.registration === 'metadata_document' ? new URL(info.client.clientId).host : undefined,
             scopes: info.scopes.map((scope) => ({ scope, description: SCOPE_DESCRIPTIONS[scope] ?? scope })),
             userEmail: signedIn.email,
+            unreviewed: info.client.registration === 'dynamic' ? { redirectHost: redirectHostOf(info.request.redirectUri) } : undefined,
           }),
         );
       },
