@@ -57,10 +57,14 @@ export interface OutboundResponse {
 /** ipaddr.js range names that are ordinary internet addresses; everything else is refused. */
 const PUBLIC_RANGES = new Set(['unicast']);
 
-/** True when `address` (an IP literal) is a public unicast address; IPv4-mapped IPv6 is judged as IPv4. */
+/**
+ * True when `address` (an IP literal) is a public unicast address; IPv4-mapped IPv6 is judged as IPv4. The deprecated
+ * IPv4-compatible block ::/96 (RFC 4291 §2.5.5.1, `::127.0.0.1`), which ipaddr.js calls `unicast`, is never public.
+ */
 export function isPublicAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return false;
   let parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).parts.slice(0, 6).every((part) => part === 0)) return false;
   if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
     parsed = (parsed as ipaddr.IPv6).toIPv4Address();
   }

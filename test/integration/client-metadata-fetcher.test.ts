@@ -117,6 +117,8 @@ describe('SSRF refusals: address literals are refused before any connection', ()
     ['fe80::/10 (IPv6 link-local)', 'https://[fe80::1]/client.json'],
     ['::ffff:127.0.0.1 (IPv6-mapped loopback)', 'https://[::ffff:127.0.0.1]/client.json'],
     ['::ffff:10.0.0.1 (IPv6-mapped private)', 'https://[::ffff:10.0.0.1]/client.json'],
+    ['::127.0.0.1 (IPv4-compatible loopback, the deprecated ::/96)', 'https://[::7f00:1]/client.json'],
+    ['::169.254.169.254 (IPv4-compatible link-local)', 'https://[::a9fe:a9fe]/latest/meta-data'],
   ])('%s', async (_label, url) => {
     const dns = resolverAnswering('93.184.216.34');
     expect(await refusal(fetcher({ resolve: dns.resolve }).fetch(url))).toBe('the client_id’s host is not a public address');
@@ -134,6 +136,7 @@ describe('SSRF refusals: a DNS name resolving to a non-public address', () => {
     ['169.254.169.254', 'link-local'],
     ['fe80::abcd', 'IPv6 link-local'],
     ['::ffff:127.0.0.1', 'IPv6-mapped loopback'],
+    ['::127.0.0.1', 'IPv4-compatible loopback'],
   ])('%s (%s) is refused, and nothing is connected to', async (address) => {
     const dns = resolverAnswering(address);
     const url = 'https://attacker.example/client.json';
