@@ -15,6 +15,7 @@ import * as createIdentityProviders from './20261126170000_create_identity_provi
 import * as addDynamicClientRegistration from './20261126180000_add_dynamic_client_registration';
 import * as addMetadataDocumentRegistration from './20261126190000_add_metadata_document_registration';
 import * as addConsoleScaleIndexes from './20261126200000_add_console_scale_indexes';
+import * as addMetadataDocumentClientExpiryIndex from './20261126213000_add_metadata_document_client_expiry_index';
 
 /**
  * Migrations are listed here (in order) rather than discovered on disk, so that the same list runs under
@@ -37,6 +38,7 @@ const MIGRATIONS: Array<[string, Knex.Migration]> = [
   ['20261126180000_add_dynamic_client_registration', addDynamicClientRegistration],
   ['20261126190000_add_metadata_document_registration', addMetadataDocumentRegistration],
   ['20261126200000_add_console_scale_indexes', addConsoleScaleIndexes],
+  ['20261126213000_add_metadata_document_client_expiry_index', addMetadataDocumentClientExpiryIndex],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Knex.Migration]> = {

@@ -6,6 +6,7 @@ import { createApp } from '../../src/app';
 import { loadConfig } from '../../src/config';
 import { closeServiceContext, createServiceContext } from '../../src/services/create-context';
 import { createMetadataDocumentFetcher } from '../../src/services/oauth/registration/client-metadata.service';
+import { pruneExpired } from '../../src/services/prune.service';
 import { makeSignedInUser, makeUser, signIn } from '../helpers/factories';
 import { documentHandler, startHttpsHost, type HttpsHost } from '../helpers/mcp-https';
 import { obtainCode, pkcePair, type TestClient } from '../helpers/oauth';
@@ -242,5 +243,51 @@ describe('CLIENT_ID_METADATA_DOCUMENTS on', () => {
     } finally {
       await closeServiceContext(ctx);
     }
+  });
+});
+
+describe('abuse limit: metadata-document clients expire like dynamic ones (CONTRACT §13)', () => {
+  const DAY = 24 * 3600;
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({
+      env: { CLIENT_ID_METADATA_DOCUMENTS: 'true', CIMD_ALLOWED_HOSTS: 'localhost' },
+      clientMetadata: (config, clock) => createMetadataDocumentFetcher({ clock, allowedHosts: config.cimdAllowedHosts, ca: docs.ca }),
+    });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  test('anyone serving documents writes a client row per URL without signing in; unused for 30 days it is pruned, a used or deactivated one stays', async () => {
+    const unused = publish('prune-unused');
+    const used = publish('prune-used');
+    const deactivated = publish('prune-deactivated');
+    const row = (id: string) => t.db('oauth_clients').where({ client_id: id }).first();
+    for (const url of [unused, deactivated]) {
+      const res = await request(t.app).get('/api/oauth/authorize').query(authorizeQuery(url));
+      expect(res.status).toBe(302);
+      expect(new URL(res.headers.location, 'http://sso.test').pathname).toBe('/login');
+      expect(await row(url)).toMatchObject({ registration: 'metadata_document', is_active: true });
+    }
+    const { bearer } = await makeSignedInUser(t, ['admin']);
+    const off = await request(t.app)
+      .put(`/api/admin/oauth-clients/${encodeURIComponent(deactivated)}`)
+      .set('Authorization', bearer)
+      .send({ is_active: false });
+    expect(off.status).toBe(200);
+
+    t.clock.advance(20 * DAY);
+    const { agent } = await signIn(t, await makeUser(t));
+    await cimdTokens(t, agent, used);
+
+    t.clock.advance(11 * DAY);
+    await pruneExpired(t.ctx);
+    expect(await row(unused)).toBeUndefined();
+    expect(await row(used)).toMatchObject({ registration: 'metadata_document' });
+    // An admin's deactivation is not undone by pruning the row and writing it afresh on the next use.
+    expect(await row(deactivated)).toMatchObject({ is_active: false });
+    const refused = await request(t.app).get('/api/oauth/authorize').query(authorizeQuery(deactivated)).set('Accept', 'application/json');
+    expect(refused.status).toBe(400);
   });
 });

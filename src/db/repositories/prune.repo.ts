@@ -36,10 +36,14 @@ const TARGETS = {
   registration_tokens: { key: 'id', where: 'expires_at <= :now' },
   // CONTRACT §13: a dynamically registered client no token was issued to for 30 days (never, or not since) is deleted
   // with its sessions, codes and grants (foreign keys), so a burst of registrations cannot grow the table for ever. The
-  // partial expression index of the add_dynamic_client_registration migration serves the scan.
+  // partial expression index of the add_dynamic_client_registration migration serves the scan. A metadata-document
+  // client likewise (its row is written by an unauthenticated authorization request), unless an admin deactivated it:
+  // the next request would write it afresh, active (index of add_metadata_document_client_expiry_index).
   oauth_clients: {
     key: 'client_id',
-    where: "registration = 'dynamic' and coalesce(last_used_at, created_at) <= :unusedClientBefore",
+    where:
+      "(registration = 'dynamic' and coalesce(last_used_at, created_at) <= :unusedClientBefore) or " +
+      "(registration = 'metadata_document' and is_active and coalesce(last_used_at, created_at) <= :unusedClientBefore)",
   },
   login_failures: {
     key: 'email',

@@ -107,11 +107,12 @@ export async function listClients(ctx: ServiceContext, filter: { registration?: 
 const LAST_USED_RESOLUTION_SECONDS = 24 * 3600;
 
 /**
- * Records that tokens were issued to a dynamically registered client (CONTRACT §13: unused ones are pruned after 30
- * days). Judged on the row the token endpoint already holds, so a client used within the day costs no query at all.
+ * Records that tokens were issued to a dynamically registered or metadata-document client (CONTRACT §13: unused ones
+ * are pruned after 30 days). Judged on the row the token endpoint already holds, so a client used within the day costs
+ * no query at all.
  */
 export async function noteClientUsed(ctx: ServiceContext, client: OAuthClientRow): Promise<void> {
-  if (client.registration !== 'dynamic') return;
+  if (client.registration === 'admin') return;
   const now = ctx.clock.now();
   const staleBefore = addSeconds(now, -LAST_USED_RESOLUTION_SECONDS);
   if (client.lastUsedAt && client.lastUsedAt > staleBefore) return;
