@@ -1,3 +1,4 @@
+import zlib from 'node:zlib';
 import { ManualClock } from '../../src/lib/clock';
 import {
   createMetadataDocumentFetcher,
@@ -21,6 +22,18 @@ beforeAll(async () => {
     if (req.url === '/redirect.json') {
       res.writeHead(302, { location: `${host.origin}/client.json` });
       return res.end();
+    }
+    if (req.url === '/trickle.json') {
+      // Slowloris: the status at once, then one byte every 100 ms, never finishing.
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const drip = setInterval(() => res.write(' '), 100);
+      res.on('close', () => clearInterval(drip));
+      return;
+    }
+    if (req.url === '/gzip-bomb.json') {
+      // 5 KB on the wire, 5 MB once inflated.
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      return res.end(zlib.gzipSync(Buffer.alloc(5 * 1024 * 1024, 32)));
     }
     if (req.url === '/slow.json') {
       slowHits++;
@@ -198,6 +211,18 @@ describe('SSRF refusals: what the server answers', () => {
     expect(await refusal(fetcher({ timeoutMs: 400 }).fetch(url))).toBe('the metadata document did not arrive in time');
     expect(Date.now() - started).toBeLessThan(1_400);
     expect(slowHits).toBeGreaterThan(0);
+  });
+
+  test('a body that trickles in (slowloris) is given up on at the same timeout', async () => {
+    const started = Date.now();
+    expect(await refusal(fetcher({ timeoutMs: 400 }).fetch(`${host.origin}/trickle.json`))).toBe(
+      'the metadata document did not arrive in time',
+    );
+    expect(Date.now() - started).toBeLessThan(1_400);
+  });
+
+  test('the size cap counts the inflated body: a small gzip that inflates beyond 64 KB is refused', async () => {
+    expect(await refusal(fetcher().fetch(`${host.origin}/gzip-bomb.json`))).toBe('the metadata document is too large');
   });
 
   test('an error status is refused', async () => {
