@@ -16,6 +16,7 @@ import * as addDynamicClientRegistration from './20261126180000_add_dynamic_clie
 import * as addMetadataDocumentRegistration from './20261126190000_add_metadata_document_registration';
 import * as addConsoleScaleIndexes from './20261126200000_add_console_scale_indexes';
 import * as addMetadataDocumentClientExpiryIndex from './20261126213000_add_metadata_document_client_expiry_index';
+import * as addClientRegistrationMode from './20261126213100_add_client_registration_mode';
 
 /**
  * Migrations are listed here (in order) rather than discovered on disk, so that the same list runs under
@@ -39,6 +40,7 @@ const MIGRATIONS: Array<[string, Knex.Migration]> = [
   ['20261126190000_add_metadata_document_registration', addMetadataDocumentRegistration],
   ['20261126200000_add_console_scale_indexes', addConsoleScaleIndexes],
   ['20261126213000_add_metadata_document_client_expiry_index', addMetadataDocumentClientExpiryIndex],
+  ['20261126213100_add_client_registration_mode', addClientRegistrationMode],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Knex.Migration]> = {

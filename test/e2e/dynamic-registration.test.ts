@@ -1,11 +1,16 @@
+import os from 'node:os';
+import path from 'node:path';
 import request from 'supertest';
+import { createApp } from '../../src/app';
+import { loadConfig } from '../../src/config';
 import { sha256Hex } from '../../src/lib/crypto';
+import { closeServiceContext, createServiceContext } from '../../src/services/create-context';
 import { pruneExpired } from '../../src/services/prune.service';
 import { csrfOf, makeApiResource } from '../helpers/apps';
 import { makeClient, makeSignedInUser, makeUser, signIn } from '../helpers/factories';
 import { authorizePath, authorizeParams, obtainCode } from '../helpers/oauth';
 import { refuseAuditRows } from '../helpers/audit';
-import { createTestApp, type TestApp } from '../helpers/test-app';
+import { createCapturingMailer, createTestApp, TEST_ENV, type TestApp } from '../helpers/test-app';
 
 /**
  * CONTRACT §13: dynamic client registration (RFC 7591) and management (RFC 7592) under CLIENT_REGISTRATION off, token
@@ -263,6 +268,23 @@ describe('CLIENT_REGISTRATION=token', () => {
       error_description: 'scope superpowers is not available to dynamic registration',
     });
   });
+  test('update (RFC 7592) of a client registered with an initial access token is judged by the token rules', async () => {
+    const reg = await register(t, metadata, (await mint()).token);
+    expect(reg.status).toBe(201);
+    const res = await request(t.app)
+      .put(new URL(reg.body.registration_client_uri).pathname)
+      .set('Authorization', `Bearer ${reg.body.registration_access_token}`)
+      .send({
+        ...metadata,
+        redirect_uris: ['https://bot.example.com/cb', 'com.example.bot:/cb'],
+        grant_types: ['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code'],
+        scope: 'openid read',
+      });
+    expect(res.status).toBe(200);
+    expect(res.body.scope).toBe('openid read');
+    expect(res.body.grant_types).toContain('urn:ietf:params:oauth:grant-type:device_code');
+  });
+
   test('a self-registered device client: the /device page carries the same warning', async () => {
     const reg = await register(
       t,
@@ -520,6 +542,47 @@ describe('CLIENT_REGISTRATION=open', () => {
         expect(refused.body.error_description).toMatch(description);
       }
       expect((await manage(t, 'get', reg.registration_client_uri, reg.registration_access_token)).body.client_name).toBe('Renamed agent');
+    });
+
+    test('once CLIENT_REGISTRATION changes from open to token, a client that registered openly is still held to the open rules', async () => {
+      const reg = await registered();
+      // The same database, now served with CLIENT_REGISTRATION=token: the registration access token of an open
+      // registration must not stand in for an initial access token.
+      const config = loadConfig({
+        ...TEST_ENV,
+        DATA_DIR: path.join(os.tmpdir(), 'sso-test-data'),
+        DATABASE_URL: t.databaseUrl,
+        CLIENT_REGISTRATION: 'token',
+        ALLOW_HTTP_REDIRECT_URIS: 'true',
+      });
+      const ctx = createServiceContext(config, { mailer: createCapturingMailer([]) });
+      const tokenApp = createApp({ ctx });
+      const put = (body: Record<string, unknown>) =>
+        request(tokenApp)
+          .put(new URL(reg.registration_client_uri).pathname)
+          .set('Authorization', `Bearer ${reg.registration_access_token}`)
+          .send(body);
+      try {
+        const cases: Array<[Record<string, unknown>, string]> = [
+          [{ ...mcpClient, grant_types: ['urn:ietf:params:oauth:grant-type:device_code'] }, 'invalid_client_metadata'],
+          [{ ...mcpClient, scope: 'openid read write admin' }, 'invalid_client_metadata'],
+          [{ ...mcpClient, redirect_uris: ['http://intranet.example/cb'] }, 'invalid_redirect_uri'],
+          [{ ...mcpClient, redirect_uris: ['com.example.agent:/cb'] }, 'invalid_redirect_uri'],
+        ];
+        for (const [body, error] of cases) {
+          const refused = await put(body);
+          expect([refused.status, refused.body.error]).toEqual([400, error]);
+        }
+        const row = await t.db('oauth_clients').where({ client_id: reg.client_id }).first();
+        expect(row.grant_types).toEqual(['authorization_code', 'refresh_token']);
+        expect(row.scopes).toEqual(['openid', 'profile']);
+        // What the open rules allow still goes through.
+        const allowed = await put({ ...mcpClient, client_name: 'Renamed under token mode' });
+        expect(allowed.status).toBe(200);
+        expect(allowed.body.client_name).toBe('Renamed under token mode');
+      } finally {
+        await closeServiceContext(ctx);
+      }
     });
 
     test('update and delete commit with their audit rows or not at all', async () => {

@@ -51,6 +51,7 @@ interface OAuthClientRecord {
   is_active: boolean;
   registration?: string | null;
   registration_access_token_hash: string | null;
+  registration_mode?: 'token' | 'open' | null;
   client_uri: string | null;
   logo_uri: string | null;
   last_used_at: Date | null;
@@ -100,6 +101,8 @@ export async function insertClient(
     /** CONTRACT §13: a dynamic registration, with the hash of its registration access token. */
     registration?: ClientRegistration;
     registrationAccessTokenHash?: string;
+    /** CONTRACT §13: the CLIENT_REGISTRATION mode a dynamic client registered under. */
+    registrationMode?: 'token' | 'open';
     clientUri?: string | null;
     logoUri?: string | null;
     now: Date;
@@ -119,6 +122,7 @@ export async function insertClient(
       is_active: c.isActive ?? true,
       registration: c.registration ?? 'admin',
       registration_access_token_hash: c.registrationAccessTokenHash ?? null,
+      registration_mode: c.registrationMode ?? null,
       client_uri: c.clientUri ?? null,
       logo_uri: c.logoUri ?? null,
       created_at: c.now,
@@ -142,6 +146,12 @@ export async function findClientById(db: DbOrTrx, clientId: string): Promise<OAu
     [clientId],
   );
   return row ? toClientRow(row as unknown as OAuthClientRecord) : undefined;
+}
+
+/** The CLIENT_REGISTRATION mode a dynamic client registered under (null for other clients). */
+export async function findRegistrationMode(db: DbOrTrx, clientId: string): Promise<'token' | 'open' | null> {
+  const row = await db<OAuthClientRecord>('oauth_clients').where({ client_id: clientId }).first('registration_mode');
+  return row?.registration_mode ?? null;
 }
 
 export async function listClients(db: DbOrTrx, filter: { registration?: ClientRegistration } = {}): Promise<OAuthClientRow[]> {

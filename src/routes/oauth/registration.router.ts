@@ -99,7 +99,7 @@ export function createRegistrationRouter(deps: RouteDeps) {
           summary: 'Replace a registration (RFC 7592 §2.2) with its registration access token',
           description:
             'The metadata sent replaces the registration (omitted fields take their defaults) under the rules of the current ' +
-            'CLIENT_REGISTRATION mode; token_endpoint_auth_method cannot change.',
+            'CLIENT_REGISTRATION mode, or of `open` when the client registered openly; token_endpoint_auth_method cannot change.',
           auth: 'token',
           noStore: true,
           params: registrationClientParams,

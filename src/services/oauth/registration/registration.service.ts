@@ -1,5 +1,12 @@
 import { withTransaction } from '../../../db';
-import { findClientById, deleteClient, insertClient, updateClient, type OAuthClientRow } from '../../../db/repositories/oauth-clients.repo';
+import {
+  deleteClient,
+  findClientById,
+  findRegistrationMode,
+  insertClient,
+  updateClient,
+  type OAuthClientRow,
+} from '../../../db/repositories/oauth-clients.repo';
 import { consumeRegistrationToken } from '../../../db/repositories/registration-tokens.repo';
 import { OAuthError } from '../../../errors';
 import { randomToken, safeEqual, sha256Hex } from '../../../lib/crypto';
@@ -130,6 +137,7 @@ export async function registerClient(
       scopes: judged.scopes,
       registration: 'dynamic',
       registrationAccessTokenHash: sha256Hex(registrationAccessToken),
+      registrationMode: mode,
       clientUri: judged.clientUri,
       logoUri: judged.logoUri,
       now,
@@ -171,7 +179,9 @@ export async function readRegistration(ctx: ServiceContext, clientId: string, to
 
 /**
  * RFC 7592 §2.2: the metadata sent replaces the registration (omitted fields take their defaults), judged by the rules
- * of the current mode. The client type (token_endpoint_auth_method) is fixed at registration.
+ * of the stricter of the current mode and the mode the client registered under: a registration access token from an
+ * `open` registration never stands in for an initial access token. The client type (token_endpoint_auth_method) is
+ * fixed at registration.
  */
 export async function updateRegistration(
   ctx: ServiceContext,
@@ -186,7 +196,8 @@ export async function updateRegistration(
   if (metadata.clientSecret !== undefined && !(current.secretHash && verifyClientSecret(metadata.clientSecret, current.secretHash))) {
     throw new OAuthError('invalid_client_metadata', 'client_secret does not match the client being updated');
   }
-  const judged = judge(ctx, enabledMode(ctx), metadata, await openResourceScopes(ctx), current.type);
+  const mode = enabledMode(ctx) === 'token' && (await findRegistrationMode(ctx.db, clientId)) === 'token' ? 'token' : 'open';
+  const judged = judge(ctx, mode, metadata, await openResourceScopes(ctx), current.type);
   const client = await withTransaction(ctx.db, async (trx) => {
     const row = await updateClient(
       trx,
