@@ -111,7 +111,7 @@ describe('CLIENT_ID_METADATA_DOCUMENTS on', () => {
     const res = await request(on.app).get('/api/oauth/authorize').query(authorizeQuery(url)).set('Accept', 'application/json');
     expect(res.status).toBe(400);
     expect(res.headers.location).toBeUndefined();
-    expect(JSON.stringify(res.body)).toMatch(/metadata document cannot be used: the client_id’s host is not a public address/);
+    expect(JSON.stringify(res.body)).toMatch(/metadata document cannot be used: the client_id’s host does not resolve to a public address/);
     expect(await on.db('oauth_clients').where({ client_id: url })).toHaveLength(0);
   });
 

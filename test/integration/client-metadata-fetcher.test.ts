@@ -112,7 +112,7 @@ describe('fetching a document', () => {
   test('the same localhost server is refused when localhost is not in CIMD_ALLOWED_HOSTS (loopback)', async () => {
     const url = `${host.origin}/client.json`;
     documents.set('/client.json', { body: doc(url) });
-    expect(await refusal(fetcher({ allowedHosts: [] }).fetch(url))).toMatch(/not a public address/);
+    expect(await refusal(fetcher({ allowedHosts: [] }).fetch(url))).toBe('the client_id’s host does not resolve to a public address');
     expect(host.hits.get('/client.json')).toBeUndefined();
   });
 });
@@ -134,7 +134,7 @@ describe('SSRF refusals: address literals are refused before any connection', ()
     ['::169.254.169.254 (IPv4-compatible link-local)', 'https://[::a9fe:a9fe]/latest/meta-data'],
   ])('%s', async (_label, url) => {
     const dns = resolverAnswering('93.184.216.34');
-    expect(await refusal(fetcher({ resolve: dns.resolve }).fetch(url))).toBe('the client_id’s host is not a public address');
+    expect(await refusal(fetcher({ resolve: dns.resolve }).fetch(url))).toBe('the client_id’s host does not resolve to a public address');
     expect(dns.asked).toEqual([]);
   });
 });
@@ -153,8 +153,20 @@ describe('SSRF refusals: a DNS name resolving to a non-public address', () => {
   ])('%s (%s) is refused, and nothing is connected to', async (address) => {
     const dns = resolverAnswering(address);
     const url = 'https://attacker.example/client.json';
-    expect(await refusal(fetcher({ resolve: dns.resolve }).fetch(url))).toBe('the client_id’s host is not a public address');
+    expect(await refusal(fetcher({ resolve: dns.resolve }).fetch(url))).toBe('the client_id’s host does not resolve to a public address');
     expect(dns.asked).toEqual(['attacker.example']);
+  });
+
+  test('an internal name and a name that does not exist get the same answer: the refusal is no oracle for internal DNS', async () => {
+    const internal = await refusal(fetcher({ resolve: resolverAnswering('10.20.30.40').resolve }).fetch('https://db.corp.internal/x'));
+    const missing = await refusal(
+      fetcher({
+        resolve: async () => {
+          throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' });
+        },
+      }).fetch('https://nothing.corp.internal/x'),
+    );
+    expect(internal).toBe(missing);
   });
 
   test('a name answering one public and one private address (a rebinding setup) is refused as a whole', async () => {
@@ -163,7 +175,7 @@ describe('SSRF refusals: a DNS name resolving to a non-public address', () => {
       { address: '10.0.0.1', family: 4 },
     ];
     expect(await refusal(fetcher({ resolve }).fetch('https://rebind.example/client.json'))).toBe(
-      'the client_id’s host is not a public address',
+      'the client_id’s host does not resolve to a public address',
     );
   });
 
@@ -178,7 +190,7 @@ describe('SSRF refusals: a DNS name resolving to a non-public address', () => {
     expect(host.hits.get('/client.json')).toBe(1);
     // Without the allow-list entry the same answer is refused.
     expect(await refusal(fetcher({ allowedHosts: [], resolve: dns.resolve }).fetch(url))).toBe(
-      'the client_id’s host is not a public address',
+      'the client_id’s host does not resolve to a public address',
     );
     expect(host.hits.get('/client.json')).toBe(1);
   });

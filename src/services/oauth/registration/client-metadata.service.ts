@@ -29,6 +29,13 @@ import {
 /** The document could not be used; `message` is safe to show the client (it names no internal detail). */
 export class MetadataDocumentRefused extends Error {
   override name = 'MetadataDocumentRefused';
+  constructor(
+    message: string,
+    /** For the log only: what the outbound request said (it may name internal addresses). */
+    readonly detail?: string,
+  ) {
+    super(message);
+  }
 }
 
 export interface MetadataDocumentFetcher {
@@ -53,8 +60,9 @@ export interface MetadataDocumentFetcherOptions {
 const REFUSAL_MESSAGES: Record<OutboundRefused['reason'], string> = {
   bad_url: 'the client_id is not a usable URL',
   scheme: 'a metadata document client_id must be an https URL',
-  private_address: 'the client_id’s host is not a public address',
-  dns: 'the client_id’s host does not resolve',
+  // One answer for both: telling them apart would let anyone probe which internal names exist (the log says which).
+  private_address: 'the client_id’s host does not resolve to a public address',
+  dns: 'the client_id’s host does not resolve to a public address',
   timeout: 'the metadata document did not arrive in time',
   too_large: 'the metadata document is too large',
   network: 'the metadata document could not be fetched',
@@ -82,7 +90,7 @@ export function createMetadataDocumentFetcher(options: MetadataDocumentFetcherOp
     try {
       response = await outboundRequest(url.value, { headers: { accept: 'application/json' } }, policy);
     } catch (err) {
-      if (err instanceof OutboundRefused) throw new MetadataDocumentRefused(REFUSAL_MESSAGES[err.reason]);
+      if (err instanceof OutboundRefused) throw new MetadataDocumentRefused(REFUSAL_MESSAGES[err.reason], err.message);
       throw err;
     }
     // The draft: the document is served with 200; a redirect is never followed (it would leave the vetted host).
@@ -150,7 +158,7 @@ export async function findClientForRequest(ctx: ServiceContext, clientId: string
     document = await ctx.clientMetadata.fetch(clientId);
   } catch (err) {
     if (err instanceof MetadataDocumentRefused) {
-      ctx.logger.info({ clientId, reason: err.message }, 'client metadata document refused');
+      ctx.logger.info({ clientId, reason: err.message, detail: err.detail }, 'client metadata document refused');
       return { client: undefined, refusal: err.message };
     }
     throw err;
