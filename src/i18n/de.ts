@@ -304,4 +304,179 @@ export const de: Messages = {
     notOwnerOutro: (accountUrl: string) =>
       `Wenn Sie das nicht waren, melden Sie sich an, prüfen Sie Ihre zweiten Faktoren und Sitzungen unter ${accountUrl} und ändern Sie Ihr Passwort.`,
   },
+  setup: {
+    title: (brand: string) => `${brand} einrichten`,
+    heading: 'Ersten Administrator anlegen',
+    intro:
+      'Dieses Konto erhält die Rolle super_admin: Es verwaltet Benutzer, Rollen und OAuth-Clients. Dieser Link funktioniert nur einmal.',
+    submit: 'Administrator anlegen',
+    doneTitle: 'Administrator angelegt',
+    done: 'Das Konto des ersten Administrators ist bereit, und der Einrichtungslink funktioniert nicht mehr.',
+    invalidTitle: 'Einrichtungslink ungültig',
+    invalidHeading: 'Dieser Einrichtungslink ist nicht gültig',
+    invalid: 'Die Einrichtung ist bereits abgeschlossen, oder der Link ist falsch.',
+    invalidHintBefore:
+      'Solange es keinen Administrator gibt, schreibt der Server den Einrichtungslink beim Start in sein Protokoll. Sobald es einen ' +
+      'gibt, werden Administratoren über die Admin-API verwaltet oder mit',
+    invalidHintAfter: '(Server angehalten, eingebettete Datenbank).',
+    emailTaken: 'Es gibt bereits ein Konto mit dieser E-Mail-Adresse.',
+  },
+  logout: {
+    title: 'Abmelden?',
+    asks: (app: string) => `${app} bittet Sie, Ihre Single-Sign-on-Sitzung in diesem Browser zu beenden.`,
+    asked: 'Sie werden gebeten, Ihre Single-Sign-on-Sitzung in diesem Browser zu beenden.',
+    signedInAs: 'Angemeldet als',
+    everyApp: 'Wenn Sie sich hier abmelden, werden Sie bei jeder App abgemeldet, die diese Sitzung nutzt.',
+    submit: 'Abmelden',
+    stay: 'Angemeldet bleiben',
+    invalidTitle: 'Dieser Abmeldelink ist nicht gültig',
+    invalid:
+      'Die App, die Sie hierher geschickt hat, wollte Sie auf eine Weise abmelden, die dieser Server nicht annehmen kann; deshalb ' +
+      'wurde nichts geändert.',
+  },
+  scopes: {
+    openid: 'Ihre Identität bestätigen',
+    profile: 'Ihren Namen sehen',
+    email: 'Ihre E-Mail-Adresse sehen',
+    read: 'Ihre Daten lesen',
+    write: 'Ihre Daten anlegen und ändern',
+    admin: 'In Ihrem Namen Verwaltungsaufgaben ausführen',
+    offline_access: 'Mit Ihrem Konto verbunden bleiben, während Sie die App nicht benutzen',
+    other: (scope: string) => `Die Berechtigung „${scope}“ nutzen`,
+  },
+  device: {
+    title: 'Gerät verbinden',
+    signedInAs: (email: string) => `Angemeldet als ${email}`,
+    enterCode: 'Geben Sie den Code ein, den Ihr Gerät anzeigt',
+    continue: 'Weiter',
+    confirmTitle: (app: string) => `${app} erlauben?`,
+    wantsAccess: 'möchte auf Ihr Konto zugreifen',
+    code: 'Code',
+    onlyIfSame: 'Fahren Sie nur fort, wenn dies der Code ist, den Ihr Gerät anzeigt.',
+    willBeAble: 'Wenn Sie es erlauben, kann dieses Gerät:',
+    approve: 'Erlauben',
+    deny: 'Ablehnen',
+    connectedTitle: 'Gerät verbunden',
+    connected: (app: string) => `${app} ist jetzt angemeldet. Sie können zu Ihrem Gerät zurückkehren.`,
+    deniedTitle: 'Anfrage abgelehnt',
+    denied: (app: string) => `${app} hat keinen Zugriff erhalten. Sie können diese Seite schließen.`,
+    wrongCode: 'Dieser Code ist nicht gültig. Prüfen Sie den Code auf Ihrem Gerät und versuchen Sie es erneut.',
+    usedCode: 'Dieser Code ist ungültig, abgelaufen oder wurde bereits verwendet.',
+    tooMany: 'Zu viele falsche Codes. Warten Sie eine Minute und versuchen Sie es erneut.',
+  },
+  federation: {
+    otherWays: 'Andere Anmeldemöglichkeiten',
+    continueWith: (provider: string) => `Weiter mit ${provider}`,
+    pendingLink: (provider: string, email: string) =>
+      `Ihr ${provider}-Konto verwendet die Adresse ${email}, zu der es hier bereits ein Konto gibt. Melden Sie sich bei diesem Konto ` +
+      `an (mit Passwort oder Passkey), um ${provider} damit zu verknüpfen.`,
+    linkedSignIns: 'Verknüpfte Anmeldungen',
+    unlink: 'Trennen',
+    unlinkNamed: (provider: string) => `${provider} trennen`,
+    noneLinked: 'Mit Ihrem Konto ist keine andere Anmeldung verknüpft.',
+    link: (provider: string) => `${provider} verknüpfen`,
+    failedTitle: 'Anmeldung fehlgeschlagen',
+    unknownTitle: 'Unbekannte Anmeldemöglichkeit',
+    unknown: 'Diesen Identitätsanbieter gibt es nicht, oder er ist ausgeschaltet.',
+    refused: {
+      unreachable: (provider: string) =>
+        `${provider} ist gerade nicht erreichbar. Versuchen Sie es später erneut oder melden Sie sich auf andere Weise an.`,
+      stale: (_provider: string) =>
+        'Diese Anmeldung ist abgelaufen, wurde bereits verwendet oder in einem anderen Browser begonnen. Beginnen Sie erneut auf der ' +
+        'Anmeldeseite.',
+      upstream_error: (provider: string) =>
+        `Die Anmeldung bei ${provider} wurde nicht abgeschlossen. Beginnen Sie erneut auf der Anmeldeseite.`,
+      unverified: (provider: string) =>
+        `Die Antwort von ${provider} konnte nicht geprüft werden. Beginnen Sie erneut auf der Anmeldeseite.`,
+      race: (_provider: string) =>
+        'Im selben Moment wurde ein Konto für diese Identität angelegt. Beginnen Sie erneut auf der Anmeldeseite.',
+      inactive: (_provider: string) => 'Dieses Konto ist deaktiviert. Wenden Sie sich an Ihren Administrator.',
+      no_email: (_provider: string) =>
+        'Der Identitätsanbieter hat keine E-Mail-Adresse übermittelt, daher kann kein Konto für Sie gefunden oder angelegt werden.',
+      signup_closed: (_provider: string) =>
+        'Für diese Identität gibt es kein Konto, und auf diesem Weg können keine neuen Konten angelegt werden. Bitten Sie Ihren ' +
+        'Administrator um eine Einladung.',
+      linked_elsewhere: (_provider: string) => 'Diese Identität ist bereits mit einem anderen Konto verknüpft.',
+    },
+    lastWay:
+      'Dies ist die letzte Möglichkeit, sich bei Ihrem Konto anzumelden: Legen Sie ein Passwort fest oder fügen Sie einen Passkey ' +
+      'hinzu, bevor Sie sie trennen.',
+  },
+  oauthPages: {
+    invalidLinkTitle: 'Dieser Anmeldelink ist nicht gültig',
+    invalidLink:
+      'Die App, die Sie hierher geschickt hat, hat eine Anmeldeanfrage gestellt, die dieser Server nicht annehmen kann; deshalb ' +
+      'wurden Sie nicht zu ihr zurückgeleitet. Informieren Sie die Entwickler der App.',
+    detail: 'Technisches Detail:',
+  },
+  pageErrors: {
+    validation_error: 'Prüfen Sie Ihre Eingaben und versuchen Sie es erneut.',
+    invalid_target: 'Dieses Ziel ist nicht erlaubt.',
+    invalid_credentials: 'Das Passwort oder der Code ist nicht korrekt.',
+    mfa_required: 'Melden Sie sich erneut mit Ihrem zweiten Faktor an, um Ihre Anmeldemethoden zu ändern.',
+    unauthorized: 'Ihre Anmeldung ist abgelaufen. Melden Sie sich erneut an.',
+    forbidden: 'Das dürfen Sie nicht.',
+    reauthentication_required: 'Bestätigen Sie dies mit Ihrem Passwort oder einem zweiten Faktor.',
+    reauthentication_failed: 'Dieses Passwort oder dieser Code ist nicht korrekt.',
+    registration_closed: 'Die Registrierung ist geschlossen: Bitten Sie einen Administrator um eine Einladung.',
+    not_found: 'Das gibt es nicht mehr. Laden Sie die Seite neu.',
+    conflict: 'Das ist gerade nicht möglich. Laden Sie die Seite neu und versuchen Sie es erneut.',
+    payload_too_large: 'Was Sie gesendet haben, ist zu groß.',
+    rate_limited: 'Zu viele Anfragen. Warten Sie kurz und versuchen Sie es erneut.',
+    too_many_attempts: 'Zu viele fehlgeschlagene Versuche. Warten Sie einige Minuten und versuchen Sie es erneut.',
+    internal_error: 'Etwas ist schiefgegangen. Versuchen Sie es gleich noch einmal.',
+    service_unavailable: 'Der Dienst ist ausgelastet oder wird gewartet. Versuchen Sie es gleich noch einmal.',
+    currentPasswordMissing: 'Geben Sie Ihr aktuelles Passwort ein.',
+    currentPasswordWrong: 'Das aktuelle Passwort ist nicht korrekt.',
+    newPasswordsDiffer: 'Die beiden neuen Passwörter stimmen nicht überein.',
+    passwordTooShort: (n: number) =>
+      plural(n, {
+        one: `Wählen Sie ein Passwort mit mindestens ${n} Zeichen.`,
+        other: `Wählen Sie ein Passwort mit mindestens ${n} Zeichen.`,
+      }),
+    passwordTooLong: 'Das Passwort ist zu lang.',
+    nameInvalid: (max: number) => `Geben Sie einen Namen mit 1 bis ${max} Zeichen in einer Zeile ein.`,
+    sessionGone: 'Diese Sitzung gibt es nicht oder sie ist beendet.',
+    appGone: 'Diese App hat keinen Zugriff mehr auf Ihr Konto.',
+    totpAlreadyOn: 'Es ist bereits eine Authenticator-App eingerichtet; entfernen Sie sie zuerst, um eine andere einzurichten.',
+    totpNotStarted: 'Beginnen Sie die Einrichtung der Authenticator-App erneut (eine Einrichtung dauert höchstens 10 Minuten).',
+    totpNone: 'Es ist keine Authenticator-App eingerichtet.',
+    codeInvalid: 'Dieser Code ist nicht gültig. Versuchen Sie es erneut.',
+    needFactorFirst: 'Richten Sie eine Authenticator-App oder einen Passkey ein, bevor Sie Wiederherstellungscodes erstellen.',
+    passkeyNotCreated: 'Der Passkey konnte nicht erstellt werden; versuchen Sie es erneut.',
+    passkeyNotVerified: 'Der Passkey konnte nicht geprüft werden; beginnen Sie erneut.',
+    passkeyDuplicate: 'Dieser Passkey ist bereits registriert.',
+    passkeyGone: 'Diesen Passkey gibt es nicht mehr.',
+    passkeyName: 'Geben Sie dem Passkey einen Namen mit 1 bis 64 Zeichen in einer Zeile.',
+    reauthOld:
+      'Ihre Anmeldung liegt mehr als 10 Minuten zurück: Geben Sie Ihr Passwort (oder einen Code) ein, um zu bestätigen, dass Sie es sind.',
+  },
+  passkeyScript: {
+    cancelled: 'Die Passkey-Anfrage wurde abgebrochen oder ist abgelaufen.',
+    failed: 'Die Passkey-Anfrage ist fehlgeschlagen. Versuchen Sie es erneut.',
+    wrongPassword: 'Dieses Passwort ist nicht korrekt.',
+  },
+  accountExtra: {
+    reauthLabel: 'Ihr Passwort (Ihre Anmeldung liegt mehr als 10 Minuten zurück)',
+    orInsteadOfPassword: 'Oder statt des Passworts:',
+    currentTotpCode: 'Aktueller Code aus der Authenticator-App',
+  },
+  mailExtra: {
+    aPasskey: (name: string) => `Ein Passkey („${name}“)`,
+    anAuthenticatorApp: 'Eine Authenticator-App',
+    factorsResetSubject: 'Die zweiten Faktoren Ihres Kontos wurden entfernt',
+    resetCause: {
+      set_password_link:
+        'Für Ihr Konto wurde über einen an diese Adresse gesendeten Link ein Passwort gewählt, bevor die Adresse je bestätigt worden war.',
+      create_admin:
+        'Ein Betreiber hat Ihr Konto über die Kommandozeile des Servers zum Administrator gemacht und sein Passwort festgelegt.',
+      admin: 'Ein Administrator hat die zweiten Faktoren Ihres Kontos zurückgesetzt.',
+    },
+    removedPasskeys: (n: number) => plural(n, { one: `${n} Passkey`, other: `${n} Passkeys` }),
+    removedTotp: 'die Authenticator-App',
+    removedRecoveryCodes: 'die Wiederherstellungscodes',
+    factorsReset: (cause: string, what: string) =>
+      `${cause} Dabei wurden alle zweiten Faktoren des Kontos entfernt (${what}), und seine Sitzungen wurden möglicherweise ` +
+      'abgemeldet. Richten Sie auf Ihrer Kontoseite erneut einen Passkey oder eine Authenticator-App ein.',
+  },
 };

@@ -40,14 +40,22 @@ export function renderConsentPage(options: {
   );
 }
 
-/** A small error page for the browser flow (bad authorize link, expired request, refused form). */
-export function renderOAuthErrorPage(options: { title: string; message: string }): string {
-  const { t } = pageEnv();
+/**
+ * A small error page for the browser flow (bad authorize link, expired request, refused form). `detail` is a technical
+ * description meant for an app's developers (an OAuth error_description, English by contract): shown marked as English.
+ */
+export function renderOAuthErrorPage(options: { title: string; message: string; detail?: string }): string {
+  const { t, locale } = pageEnv();
   return renderPage(
     { title: options.title },
     <>
       <h1>{options.title}</h1>
       <p role="alert">{options.message}</p>
+      {options.detail ? (
+        <p class="muted">
+          {t.oauthPages.detail} <code lang={locale === 'en' ? undefined : 'en'}>{options.detail}</code>
+        </p>
+      ) : null}
       <p class="muted">{t.common.goBack}</p>
     </>,
   );

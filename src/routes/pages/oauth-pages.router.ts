@@ -7,7 +7,6 @@ import { needsSecondFactorForAdmin } from '../../services/mfa/policy';
 import * as auth from '../../services/auth.service';
 import { approveAuthorization, denyAuthorization, getConsentInfo } from '../../services/oauth/consent.service';
 import { resolveReturnTo } from '../../services/oauth/return-to';
-import { SCOPE_DESCRIPTIONS } from '../../services/oauth/scopes';
 import type { Principal } from '../../services/principal';
 import { adminRank } from '../../services/rbac-policy';
 import { applicationNameFor } from '../../services/oauth/sign-in-context';
@@ -17,6 +16,7 @@ import { renderLoginPage, renderSecondStepPage, renderSignedInPage, renderSigned
 import { requestMeta } from '../shared';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
+import { describeScopes } from './page-messages';
 import { html, optionalText, PAGE, refuseForm, text } from './page-kit';
 import { enrolUrlFor, federationOnLoginPage, finishSignIn } from './sign-in-flow';
 
@@ -166,7 +166,7 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
             csrf,
             requestId: info.request.id,
             clientName: info.client.name,
-            scopes: info.scopes.map((scope) => ({ scope, description: SCOPE_DESCRIPTIONS[scope] ?? scope })),
+            scopes: describeScopes(req.pageEnv!.t, info.scopes),
             userEmail: signedIn.email,
           }),
         );
