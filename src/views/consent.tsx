@@ -9,6 +9,7 @@ export function renderConsentPage(options: {
   clientName: string;
   scopes: Array<{ scope: string; description: string }>;
   userEmail: string;
+  uiLocales?: string;
 }): string {
   const { t } = pageEnv();
   return renderPage(
@@ -23,7 +24,7 @@ export function renderConsentPage(options: {
         ))}
       </ul>
       <form method="post" action="/consent">
-        <Hidden fields={{ csrf: options.csrf, request_id: options.requestId }} />
+        <Hidden fields={{ csrf: options.csrf, request_id: options.requestId, ui_locales: options.uiLocales }} />
         <Actions>
           <button type="submit" name="decision" value="approve">
             {t.consent.approve}

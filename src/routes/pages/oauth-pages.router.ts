@@ -31,13 +31,16 @@ function firstParty(principal: Principal | undefined): Principal | undefined {
  * Location header as long as the request body (a 90 kB header that proxies refuse).
  */
 const requestIdField = { request_id: text(64) };
+/** CONTRACT §15: the `ui_locales` of the authorize request rides along on the consent page and its form. */
+const uiLocalesField = { ui_locales: optionalText(256) };
 
 /** /login, /logout and /consent: server-rendered, no JavaScript, 303 after every post (CONTRACT §5). */
 export function createOAuthPagesRouter(deps: RouteDeps) {
   const { ctx } = deps;
   const { config } = ctx;
   const loginUrlFor = (returnTo: string) => `${config.baseUrl}/login?${new URLSearchParams({ return_to: returnTo })}`;
-  const consentUrlFor = (requestId: string) => `${config.baseUrl}/consent?${new URLSearchParams({ request_id: requestId })}`;
+  const consentUrlFor = (requestId: string, uiLocales?: string) =>
+    `${config.baseUrl}/consent?${new URLSearchParams({ request_id: requestId, ...(uiLocales ? { ui_locales: uiLocales } : {}) })}`;
   const page = { ...PAGE, response: { description: 'HTML page', kind: 'html' } } as const;
   /** What the sign-in page says around the form: the application it is for, and whether sign-up is offered. */
   const signInContext = async (returnTo: string | undefined) => ({
@@ -149,13 +152,13 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
     ),
 
     route(
-      { ...page, method: 'get', path: '/consent', summary: 'Consent page', auth: 'browser', query: z.object(requestIdField) },
+      { ...page, method: 'get', path: '/consent', summary: 'Consent page', auth: 'browser', query: z.object({ ...requestIdField, ...uiLocalesField }) },
       async ({ query, principal }, req, res) => {
         const requestId = query.request_id;
         if (!UUID_PATTERN.test(requestId)) return html(res, 404, expiredPage());
         const signedIn = firstParty(principal);
-        if (!signedIn) return res.redirect(303, loginUrlFor(consentUrlFor(requestId)));
-        if (needsSecondFactorForAdmin(config, signedIn)) return res.redirect(303, enrolUrlFor(consentUrlFor(requestId)));
+        if (!signedIn) return res.redirect(303, loginUrlFor(consentUrlFor(requestId, query.ui_locales)));
+        if (needsSecondFactorForAdmin(config, signedIn)) return res.redirect(303, enrolUrlFor(consentUrlFor(requestId, query.ui_locales)));
         const csrf = issueCsrf(req, res, config);
         const info = await getConsentInfo(ctx, signedIn, requestId).catch(notFoundAsUndefined);
         if (!info) return html(res, 404, expiredPage());
@@ -168,6 +171,7 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
             clientName: info.client.name,
             scopes: describeScopes(req.pageEnv!.t, info.scopes),
             userEmail: signedIn.email,
+            uiLocales: query.ui_locales,
           }),
         );
       },
@@ -182,13 +186,13 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
         summary: 'Approve or deny (form post)',
         auth: 'browser',
         csrf: refuseForm,
-        body: z.object({ ...requestIdField, decision: text() }),
+        body: z.object({ ...requestIdField, ...uiLocalesField, decision: text() }),
       },
       async ({ body, principal }, _req, res) => {
         const requestId = body.request_id;
         if (!UUID_PATTERN.test(requestId)) return html(res, 404, expiredPage());
         const signedIn = firstParty(principal);
-        if (!signedIn) return res.redirect(303, loginUrlFor(consentUrlFor(requestId)));
+        if (!signedIn) return res.redirect(303, loginUrlFor(consentUrlFor(requestId, body.ui_locales)));
         const { decision } = body;
         if (decision !== 'approve' && decision !== 'deny') {
           const { consent } = pageEnv().t;
