@@ -4,7 +4,7 @@ import type TestAgent from 'supertest/lib/agent';
 import { ensureSetupLink } from '../../src/services/setup.service';
 import { makeClient, makeSignedInUser, makeUser, signIn } from '../helpers/factories';
 import { enrolTotp, totpCode } from '../helpers/mfa';
-import { authorizeParams, authorizePath, csrfFrom } from '../helpers/oauth';
+import { authorizeParams, authorizePath } from '../helpers/oauth';
 import { makeAppClient } from '../helpers/apps';
 import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp';
 import { createTestApp, type TestApp } from '../helpers/test-app';

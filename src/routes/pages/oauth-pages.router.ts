@@ -152,7 +152,14 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
     ),
 
     route(
-      { ...page, method: 'get', path: '/consent', summary: 'Consent page', auth: 'browser', query: z.object({ ...requestIdField, ...uiLocalesField }) },
+      {
+        ...page,
+        method: 'get',
+        path: '/consent',
+        summary: 'Consent page',
+        auth: 'browser',
+        query: z.object({ ...requestIdField, ...uiLocalesField }),
+      },
       async ({ query, principal }, req, res) => {
         const requestId = query.request_id;
         if (!UUID_PATTERN.test(requestId)) return html(res, 404, expiredPage());
