@@ -35,6 +35,24 @@ describe('catalogues', () => {
     expect(CATALOGUES.de.login.title).not.toBe(CATALOGUES.en.login.title);
   });
 
+  test('no German message is the English one, except loanwords and pure formats', () => {
+    // Words German uses as they are, and messages that hold no words at all (the mail footer is "{brand} · {url}").
+    const SAME_IN_GERMAN = new Set(['accountPage.passkeys', 'mail.footer']);
+    const leaves = (tree: Tree, prefix = ''): Array<[string, unknown]> =>
+      Object.entries(tree).flatMap(([k, v]) => {
+        const path = prefix ? `${prefix}.${k}` : k;
+        return typeof v === 'object' && v !== null ? leaves(v as Tree, path) : [[path, v] as [string, unknown]];
+      });
+    // A function is compared by what it says for sample arguments (a string and numbers).
+    const say = (m: unknown) =>
+      typeof m === 'function' ? (m as (...a: unknown[]) => string)(...Array.from({ length: m.length }, (_, i) => (i === 0 ? 'Xy' : 3))) : m;
+    const german = new Map(leaves(CATALOGUES.de as unknown as Tree));
+    const same = leaves(CATALOGUES.en as unknown as Tree)
+      .filter(([path, message]) => say(message) === say(german.get(path)))
+      .map(([path]) => path);
+    expect(same.sort()).toEqual([...SAME_IN_GERMAN].sort());
+  });
+
   test('plurals come from Intl.PluralRules', () => {
     expect(CATALOGUES.en.recovery.left(1)).toBe('1 unused recovery code left.');
     expect(CATALOGUES.en.recovery.left(0)).toBe('0 unused recovery codes left.');
