@@ -1,8 +1,35 @@
 import type { ComponentChildren, JSX } from 'preact';
+import { pageEnv } from '../env';
 import { Hidden } from '../kit';
 
+/**
+ * A refusal as the console shows it (CONTRACT §15): a sentence in the page's language, and on a page that is not in
+ * English the API's own English reason (its `message`, CONTRACT §2) as a detail marked lang="en", because an
+ * administrator needs the exact rule that refused.
+ */
+export type Refusal = string | { text: string; detail: string };
+
 /** Field errors of a form, by field name (the zod issue paths of the API schema the form is checked with). */
-export type FieldErrors = Record<string, string | undefined>;
+export type FieldErrors = Record<string, Refusal | undefined>;
+
+export function RefusalDetail(props: { detail: string }) {
+  return (
+    <span class="muted">
+      ({pageEnv().t.console.common.detail} <span lang="en">{props.detail}</span>)
+    </span>
+  );
+}
+
+export function RefusalText(props: { value: Refusal }) {
+  const v = props.value;
+  return typeof v === 'string' ? (
+    <>{v}</>
+  ) : (
+    <>
+      {v.text} <RefusalDetail detail={v.detail} />
+    </>
+  );
+}
 
 /** A labelled input with its hint and error, tied together with aria-describedby / aria-invalid. */
 export function Field(props: {
@@ -39,7 +66,7 @@ export function Field(props: {
       ) : null}
       {error ? (
         <p class="field-error" id={`${id}-error`}>
-          {error}
+          <RefusalText value={error} />
         </p>
       ) : null}
     </div>
@@ -63,7 +90,7 @@ export function TextArea(props: { name: string; label: string; value?: string; h
       ) : null}
       {error ? (
         <p class="field-error" id={`${id}-error`}>
-          {error}
+          <RefusalText value={error} />
         </p>
       ) : null}
     </div>
@@ -96,7 +123,7 @@ export function Checkboxes(props: {
       ))}
       {error ? (
         <p class="field-error" id={`f-${props.name}-error`}>
-          {error}
+          <RefusalText value={error} />
         </p>
       ) : null}
     </fieldset>
@@ -198,9 +225,9 @@ export function Table<T>(props: { caption: string; columns: Array<Column<T>>; ro
 export function Pagination(props: { prev?: string; next?: string; label?: string }) {
   if (!props.prev && !props.next) return null;
   return (
-    <nav class="pager" aria-label={props.label ?? 'Pages'}>
-      {props.prev ? <a href={props.prev}>← Previous page</a> : null}
-      {props.next ? <a href={props.next}>Next page →</a> : null}
+    <nav class="pager" aria-label={props.label ?? pageEnv().t.console.common.pages}>
+      {props.prev ? <a href={props.prev}>{pageEnv().t.console.common.previousPage}</a> : null}
+      {props.next ? <a href={props.next}>{pageEnv().t.console.common.nextPage}</a> : null}
     </nav>
   );
 }
@@ -211,11 +238,20 @@ export function Badge(props: { on: boolean; yes: string; no: string }) {
 
 /** A value with a copy button (progressive enhancement: /static/console.js; without JavaScript the text is selectable). */
 export function CopyValue(props: { id: string; label: string; value: string }) {
+  const c = pageEnv().t.console.common;
   return (
     <div class="copy-row">
       <code id={props.id}>{props.value}</code>
-      <button type="button" class="secondary" data-copy={props.id} hidden aria-label={`Copy ${props.label}`}>
-        Copy
+      <button
+        type="button"
+        class="secondary"
+        data-copy={props.id}
+        data-copied={c.copied}
+        data-copy-failed={c.copyFailed}
+        hidden
+        aria-label={c.copyNamed(props.label)}
+      >
+        {c.copy}
       </button>
     </div>
   );
