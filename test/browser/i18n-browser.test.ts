@@ -69,12 +69,12 @@ async function germanContext(): Promise<BrowserContext> {
   return browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 900 }, locale: 'de-DE' });
 }
 
-async function signInAs(page: Page, user: { email: string; password: string }): Promise<void> {
+async function signInAs(page: Page, user: { email: string; password: string }, landing = 'Sie sind angemeldet'): Promise<void> {
   await page.goto(`${baseUrl}/login`);
   await page.getByLabel('E-Mail-Adresse').fill(user.email);
   await page.getByLabel('Passwort', { exact: true }).fill(user.password);
   await page.getByRole('button', { name: 'Anmelden', exact: true }).click();
-  await page.getByRole('heading', { name: 'Sie sind angemeldet' }).waitFor();
+  await page.getByRole('heading', { name: landing }).waitFor();
 }
 
 test('/setup in German (before any administrator exists)', async () => {
@@ -152,6 +152,37 @@ test('/login with another provider and /account with a linked sign-in, in German
     await page.goto(`${baseUrl}/account`);
     await page.getByRole('heading', { name: 'Verknüpfte Anmeldungen' }).waitFor();
     await checkPage(page, 'account');
+  } finally {
+    await context.close();
+  }
+});
+
+test('the administration console in German: overview, users, a user, an application form, the audit log', async () => {
+  const admin = await makeUser(t, { roles: ['super_admin'], firstName: 'Adelheid', lastName: 'Verwaltung' });
+  const client = await makeClient(t, { name: 'Personalverwaltung' });
+  const context = await germanContext();
+  const page = await context.newPage();
+  try {
+    await signInAs(page, admin, 'Übersicht');
+    await page.getByText('Anmeldungen der letzten 30 Tage').waitFor();
+    await checkPage(page, 'console-overview');
+
+    await page.getByRole('navigation', { name: 'Konsole' }).getByRole('link', { name: 'Benutzer' }).click();
+    await page.getByLabel('E-Mail oder Name').fill(admin.email);
+    await page.getByRole('button', { name: 'Suchen' }).click();
+    await page.getByRole('table', { name: 'Benutzer, neueste zuerst' }).waitFor();
+    await checkPage(page, 'console-users');
+    await page.locator('#content').getByRole('link', { name: admin.email }).click();
+    await page.getByRole('heading', { name: 'Zweite Faktoren' }).waitFor();
+    await checkPage(page, 'console-user');
+
+    await page.goto(`${baseUrl}/admin/applications/${encodeURIComponent(client.clientId)}`);
+    await page.getByRole('button', { name: 'Client-ID kopieren' }).waitFor();
+    await checkPage(page, 'console-application');
+
+    await page.goto(`${baseUrl}/admin/audit`);
+    await page.getByRole('link', { name: 'Diese Ereignisse als CSV herunterladen' }).waitFor();
+    await checkPage(page, 'console-audit');
   } finally {
     await context.close();
   }
