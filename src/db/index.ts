@@ -12,8 +12,10 @@ export type DbOrTrx = Knex | Knex.Transaction;
 
 /**
  * PostgreSQL through `pg`: DATABASE_URL, or the embedded PostgreSQL's URL (db/embedded-database.ts opens it for the
- * server and the CLI before this is called). The acquire timeout is short so that /health answers within 2 s even
- * when the database hangs.
+ * server and the CLI before this is called). A database that is down or hangs while connecting fails a request within
+ * pg's 1.5 s connection timeout (Knex propagates the failed connect to the waiting query at once). The acquire timeout
+ * is how long a request may queue for a busy pool: 5 s lets a burst (30 parallel refreshes of one token, each waiting
+ * for the winner's row lock) drain instead of shedding 503s after 1.5 s; /health has its own 900 ms probe timeout.
  */
 export function createDb(config: Pick<Config, 'databaseUrl'>, options: { poolMax?: number; logger?: Logger } = {}): Db {
   if (!config.databaseUrl) throw new Error('createDb: no database URL (the embedded database is opened first, db/embedded-database.ts)');
@@ -29,7 +31,7 @@ export function createDb(config: Pick<Config, 'databaseUrl'>, options: { poolMax
     client: 'pg',
     connection: { connectionString: config.databaseUrl, connectionTimeoutMillis: 1500 },
     pool: { min: 0, max: options.poolMax ?? 10 },
-    acquireConnectionTimeout: 1500,
+    acquireConnectionTimeout: 5000,
   });
 }
 

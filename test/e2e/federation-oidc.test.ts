@@ -329,6 +329,38 @@ describe('GET /api/auth/identities, DELETE /api/auth/identities/:id', () => {
     expect(unlinked.detail).toMatchObject({ provider: 'corp' });
   });
 
+  test('an unlink commits with its audit row or not at all (CONTRACT §11)', async () => {
+    const account = upstreamAccount();
+    const browser = request.agent(t.app);
+    await browser.get((await startAndAuthorize(browser, 'corp')).callbackPath);
+    const user = await t.db('users').where({ email: account.email }).first();
+    // The sign-up wrote the account, its identity and both rows in one transaction.
+    expect(await audit('user.created', user.id)).toHaveLength(1);
+    expect(await audit('auth.identity.linked', user.id)).toHaveLength(1);
+    await t
+      .db('users')
+      .where({ id: user.id })
+      .update({ password_hash: await t.ctx.passwords.hash('a-password') });
+    const [identity] = (await browser.get('/api/auth/identities')).body.identities;
+    await t.db.raw(`create function refuse_unlink_row() returns trigger language plpgsql as $$
+      begin
+        if new.type = 'auth.identity.unlinked' and new.subject_id::text = '${user.id}' then raise exception 'audit write refused'; end if;
+        return new;
+      end $$`);
+    await t.db.raw('create trigger refuse_unlink_row before insert on audit_events for each row execute function refuse_unlink_row()');
+    try {
+      expect((await browser.delete(`/api/auth/identities/${identity.id}`)).status).toBeGreaterThanOrEqual(500);
+    } finally {
+      await t.db.raw('drop trigger refuse_unlink_row on audit_events');
+      await t.db.raw('drop function refuse_unlink_row()');
+    }
+    // The identity is still linked: the change did not happen without its row.
+    expect((await browser.get('/api/auth/identities')).body.identities).toHaveLength(1);
+    expect(await audit('auth.identity.unlinked', user.id)).toHaveLength(0);
+    expect((await browser.delete(`/api/auth/identities/${identity.id}`)).status).toBe(204);
+    expect(await audit('auth.identity.unlinked', user.id)).toHaveLength(1);
+  });
+
   test("another user's identity: 404", async () => {
     upstreamAccount();
     const browser = request.agent(t.app);

@@ -371,7 +371,7 @@ describe('logs', () => {
 
 describe('createDb', () => {
   test(
-    'an unreachable database fails instead of hanging: the driver and the pool get timeouts of at most 2 s',
+    'an unreachable database fails instead of hanging: the driver gets a timeout of at most 2 s, the pool queue at most 5 s',
     async () => {
       const db = createDb({ databaseUrl: 'postgres://postgres@127.0.0.1:1/x' }, { logger: pino({ level: 'silent' }) });
       // Records the settings every pg.Client this Knex instance opens is given: what the driver really gets, whatever
@@ -394,9 +394,10 @@ describe('createDb', () => {
           expect(settings.connectionTimeoutMillis).toBeGreaterThan(0);
           expect(settings.connectionTimeoutMillis).toBeLessThanOrEqual(2000);
         }
+        // The pool's queue (a burst waiting for busy connections) may wait a little longer, never forever.
         const pool = db.client.pool as { acquireTimeoutMillis: number };
         expect(pool.acquireTimeoutMillis).toBeGreaterThan(0);
-        expect(pool.acquireTimeoutMillis).toBeLessThanOrEqual(2000);
+        expect(pool.acquireTimeoutMillis).toBeLessThanOrEqual(5000);
       } finally {
         await db.destroy();
       }

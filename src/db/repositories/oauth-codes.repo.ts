@@ -107,10 +107,21 @@ export async function consumeAuthorizationCode(
   clientId: string,
   now: Date,
 ): Promise<AuthorizationCodeRow | undefined> {
+  // SKIP LOCKED: while one exchange holds the code (its transaction issues the tokens), a concurrent exchange does
+  // not queue on the row lock holding a pooled connection; it finds no usable code and is refused at once. A burst of
+  // presentations therefore cannot exhaust the pool and turn into 503s. If the holder rolls back, the code stays
+  // unused (CONTRACT §3: a failure burns nothing).
   const [row] = await db<AuthorizationCodeRecord>('oauth_codes')
-    .where({ code_hash: codeHash, client_id: clientId })
-    .whereNull('used_at')
-    .where('expires_at', '>', now)
+    .whereIn(
+      'code_hash',
+      db('oauth_codes')
+        .select('code_hash')
+        .where({ code_hash: codeHash, client_id: clientId })
+        .whereNull('used_at')
+        .where('expires_at', '>', now)
+        .forUpdate()
+        .skipLocked(),
+    )
     .update({ used_at: now })
     .returning('*');
   return row ? toRow(row as AuthorizationCodeRecord) : undefined;

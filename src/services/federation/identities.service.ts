@@ -16,7 +16,7 @@ export async function listOwnIdentities(ctx: ServiceContext, userId: string): Pr
  * locked first, so two concurrent unlinks cannot both pass the check and leave nothing.
  */
 export async function unlinkOwnIdentity(ctx: ServiceContext, userId: string, identityId: string): Promise<void> {
-  const removed = await withTransaction(ctx.db, async (trx) => {
+  await withTransaction(ctx.db, async (trx) => {
     const user = await lockUser(trx, userId);
     if (!user) throw unauthorized();
     const [identities, passkeys] = await Promise.all([listIdentitiesOfUser(trx, userId), listPasskeysOfUser(trx, userId)]);
@@ -29,12 +29,11 @@ export async function unlinkOwnIdentity(ctx: ServiceContext, userId: string, ide
       );
     }
     await deleteIdentityOfUser(trx, userId, identityId);
-    return identity;
-  });
-  await ctx.events.record(ctx.db, {
-    type: 'auth.identity.unlinked',
-    actorId: userId,
-    subjectId: userId,
-    detail: { provider: removed.providerSlug, identity_id: removed.id },
+    await ctx.events.record(trx, {
+      type: 'auth.identity.unlinked',
+      actorId: userId,
+      subjectId: userId,
+      detail: { provider: identity.providerSlug, identity_id: identity.id },
+    });
   });
 }

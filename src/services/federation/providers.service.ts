@@ -1,3 +1,4 @@
+import { withTransaction } from '../../db';
 import { randomUUID } from 'node:crypto';
 import { isUniqueViolation } from '../../db/pg-errors';
 import {
@@ -175,17 +176,19 @@ export async function createProvider(ctx: ServiceContext, input: ProviderInput):
   if (fields.type === 'oidc') await validateOidcIssuer(ctx, fields.issuer!, fields.clientId);
   const id = randomUUID();
   try {
-    const provider = await insertIdentityProvider(
-      ctx.db,
-      id,
-      { ...fields, clientSecretSealed: ctx.sealer.seal(input.clientSecret, clientSecretPurpose(id)) },
-      ctx.clock.now(),
-    );
-    await ctx.events.record(ctx.db, {
-      type: 'idp.provider.created',
-      detail: { provider_id: id, slug: provider.slug, provider_type: provider.type },
+    return await withTransaction(ctx.db, async (trx) => {
+      const provider = await insertIdentityProvider(
+        trx,
+        id,
+        { ...fields, clientSecretSealed: ctx.sealer.seal(input.clientSecret!, clientSecretPurpose(id)) },
+        ctx.clock.now(),
+      );
+      await ctx.events.record(trx, {
+        type: 'idp.provider.created',
+        detail: { provider_id: id, slug: provider.slug, provider_type: provider.type },
+      });
+      return provider;
     });
-    return provider;
   } catch (err) {
     throw slugTaken(err);
   }
@@ -203,23 +206,25 @@ export async function updateProvider(ctx: ServiceContext, id: string, patch: Pro
   );
   if (fields.type === 'oidc') await validateOidcIssuer(ctx, fields.issuer!, fields.clientId);
   try {
-    const updated = await updateIdentityProvider(
-      ctx.db,
-      id,
-      { ...fields, ...(patch.clientSecret ? { clientSecretSealed: ctx.sealer.seal(patch.clientSecret, clientSecretPurpose(id)) } : {}) },
-      ctx.clock.now(),
-    );
-    if (!updated) throw notFound('Identity provider');
-    await ctx.events.record(ctx.db, {
-      type: 'idp.provider.changed',
-      detail: {
-        provider_id: id,
-        slug: updated.slug,
-        fields: Object.keys(patch).filter((k) => k !== 'clientSecret'),
-        credential_replaced: Boolean(patch.clientSecret),
-      },
+    return await withTransaction(ctx.db, async (trx) => {
+      const updated = await updateIdentityProvider(
+        trx,
+        id,
+        { ...fields, ...(patch.clientSecret ? { clientSecretSealed: ctx.sealer.seal(patch.clientSecret, clientSecretPurpose(id)) } : {}) },
+        ctx.clock.now(),
+      );
+      if (!updated) throw notFound('Identity provider');
+      await ctx.events.record(trx, {
+        type: 'idp.provider.changed',
+        detail: {
+          provider_id: id,
+          slug: updated.slug,
+          fields: Object.keys(patch).filter((k) => k !== 'clientSecret'),
+          credential_replaced: Boolean(patch.clientSecret),
+        },
+      });
+      return updated;
     });
-    return updated;
   } catch (err) {
     throw slugTaken(err);
   }
@@ -228,6 +233,8 @@ export async function updateProvider(ctx: ServiceContext, id: string, patch: Pro
 /** Deleting a provider unlinks every identity of it (disable it instead to keep them). */
 export async function deleteProvider(ctx: ServiceContext, id: string): Promise<void> {
   const existing = await getProvider(ctx, id);
-  if (!(await deleteIdentityProvider(ctx.db, id))) throw notFound('Identity provider');
-  await ctx.events.record(ctx.db, { type: 'idp.provider.deleted', detail: { provider_id: id, slug: existing.slug } });
+  await withTransaction(ctx.db, async (trx) => {
+    if (!(await deleteIdentityProvider(trx, id))) throw notFound('Identity provider');
+    await ctx.events.record(trx, { type: 'idp.provider.deleted', detail: { provider_id: id, slug: existing.slug } });
+  });
 }

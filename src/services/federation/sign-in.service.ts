@@ -246,21 +246,23 @@ async function linkIdentity(
   email: string | undefined,
   via: 'verified_email' | 'account' | 'sign_in_proof',
 ): Promise<void> {
-  const row = await insertIdentity(ctx.db, {
-    id: randomUUID(),
-    userId,
-    providerId: provider.id,
-    subject,
-    email: email ?? null,
-    now: ctx.clock.now(),
-  });
-  // A concurrent callback linked it first: the unique (provider, subject) decided, nothing to record twice.
-  if (!row) return;
-  await ctx.events.record(ctx.db, {
-    type: 'auth.identity.linked',
-    actorId: userId,
-    subjectId: userId,
-    detail: { provider: provider.slug, identity_id: row.id, via },
+  await withTransaction(ctx.db, async (trx) => {
+    const row = await insertIdentity(trx, {
+      id: randomUUID(),
+      userId,
+      providerId: provider.id,
+      subject,
+      email: email ?? null,
+      now: ctx.clock.now(),
+    });
+    // A concurrent callback linked it first: the unique (provider, subject) decided, nothing to record twice.
+    if (!row) return;
+    await ctx.events.record(trx, {
+      type: 'auth.identity.linked',
+      actorId: userId,
+      subjectId: userId,
+      detail: { provider: provider.slug, identity_id: row.id, via },
+    });
   });
 }
 
@@ -287,6 +289,18 @@ async function signUp(
         now,
       });
       if (!row) throw new FederationRefused('stale', provider.name, 409);
+      await ctx.events.record(trx, {
+        type: 'user.created',
+        actorId: user.id,
+        subjectId: user.id,
+        detail: { via: 'identity_provider', provider: provider.slug, email_verified: emailVerified },
+      });
+      await ctx.events.record(trx, {
+        type: 'auth.identity.linked',
+        actorId: user.id,
+        subjectId: user.id,
+        detail: { provider: provider.slug, identity_id: row.id, via: 'sign_up' },
+      });
       return { user, identityId: row.id };
     });
   } catch (err) {
@@ -295,18 +309,6 @@ async function signUp(
     throw err;
   }
   const { user } = created;
-  await ctx.events.record(ctx.db, {
-    type: 'user.created',
-    actorId: user.id,
-    subjectId: user.id,
-    detail: { via: 'identity_provider', provider: provider.slug, email_verified: emailVerified },
-  });
-  await ctx.events.record(ctx.db, {
-    type: 'auth.identity.linked',
-    actorId: user.id,
-    subjectId: user.id,
-    detail: { provider: provider.slug, identity_id: created.identityId, via: 'sign_up' },
-  });
   if (!emailVerified) await sendVerificationEmail(ctx, user);
   return user;
 }
