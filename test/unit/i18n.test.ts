@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { CATALOGUES, chooseLocale, LOCALES, localeFromUiLocales } from '../../src/i18n';
 
 type Tree = { [key: string]: unknown };
@@ -63,6 +65,28 @@ describe('catalogues', () => {
       .filter(([path, message]) => say(message) === say(german.get(path)))
       .map(([path]) => path);
     expect(same.sort()).toEqual([...SAME_IN_GERMAN].sort());
+  });
+
+  test('the views hold no English sentence of their own: visible text and labels come from the catalogues', () => {
+    const dir = path.join(__dirname, '../../src/views');
+    const files = fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.tsx'));
+    expect(files.length).toBeGreaterThan(10);
+    // Words between tags, a line of JSX text, or an attribute people read (label, title, aria-label, placeholder...).
+    const english = [
+      />\s*[A-Za-z][a-z]+( [a-z]+)+[.:]?\s*</,
+      /^\s+[A-Z][a-z]+( [a-z]+)+[.:]?\s*$/,
+      /\b(label|title|aria-label|placeholder|alt|caption|empty|hint|legend|yes|no|button)="[A-Za-z][a-z]+( [a-z]+)*"/,
+    ];
+    const found: string[] = [];
+    for (const file of files) {
+      fs.readFileSync(path.join(dir, file), 'utf8')
+        .split('\n')
+        .forEach((line, i) => {
+          if (/^\s*(\*|\/\/|\/\*)/.test(line) || line.includes('<code>')) return;
+          if (english.some((re) => re.test(line))) found.push(`${file}:${i + 1}: ${line.trim()}`);
+        });
+    }
+    expect(found).toEqual([]);
   });
 
   test('plurals come from Intl.PluralRules', () => {
