@@ -413,7 +413,9 @@ export const de: Messages = {
     validation_error: 'Prüfen Sie Ihre Eingaben und versuchen Sie es erneut.',
     invalid_target: 'Dieses Ziel ist nicht erlaubt.',
     invalid_credentials: 'Das Passwort oder der Code ist nicht korrekt.',
-    mfa_required: 'Melden Sie sich erneut mit Ihrem zweiten Faktor an, um Ihre Anmeldemethoden zu ändern.',
+    mfa_required:
+      'Um Ihre Anmeldemethoden zu ändern, bestätigen Sie mit Ihrem zweiten Faktor (einem Code oder Wiederherstellungscode) oder melden ' +
+      'Sie sich erneut damit an.',
     unauthorized: 'Ihre Anmeldung ist abgelaufen. Melden Sie sich erneut an.',
     forbidden: 'Das dürfen Sie nicht.',
     reauthentication_required: 'Bestätigen Sie dies mit Ihrem Passwort oder einem zweiten Faktor.',

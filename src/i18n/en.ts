@@ -397,7 +397,7 @@ export const en = {
     validation_error: 'Check what you entered and try again.',
     invalid_target: 'This destination is not allowed.',
     invalid_credentials: 'The password or code is not correct.',
-    mfa_required: 'Sign in again with your second factor to change your sign-in methods.',
+    mfa_required: 'To change your sign-in methods, confirm with your second factor (a code or a recovery code), or sign in again with it.',
     unauthorized: 'Your sign-in has ended. Sign in again.',
     forbidden: 'You are not allowed to do this.',
     reauthentication_required: 'Confirm with your password or a second factor to do this.',
