@@ -82,7 +82,7 @@ test('every console page reads German: navigation, headings, tables, filters, em
     try {
       expectGerman(res, 200, ['Konsole', 'Abmelden', ...german], english);
     } catch (err) {
-      throw new Error(`${path}: ${(err as Error).message}`);
+      throw new Error(`${path}: ${(err as Error).message}`, { cause: err });
     }
   }
 });
