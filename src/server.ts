@@ -91,6 +91,13 @@ async function main(): Promise<void> {
   if (config.allowHttpRedirectUris) {
     logger.warn('ALLOW_HTTP_REDIRECT_URIS=true: OAuth clients may register plain-http redirect URIs (internal networks only)');
   }
+  if (config.clientIdMetadataDocuments) {
+    // docs/mcp.md: the server now fetches URLs that anyone can put in an authorization request.
+    logger.info(
+      { allowed_hosts: config.cimdAllowedHosts },
+      'CLIENT_ID_METADATA_DOCUMENTS=true: https client_ids are fetched as metadata documents',
+    );
+  }
   server.listen(config.port, () => {
     const database = embedded ? `embedded PostgreSQL (${config.dataDir})` : 'postgresql';
     logger.info({ url: config.baseUrl, database }, 'service-sso listening');

@@ -11,6 +11,9 @@ const intString = (min: number, max: number) =>
 
 const urlString = z.url({ protocol: /^https?$/ });
 
+/** A DNS name or an IPv4 literal (letters, digits, hyphens, dots): what an allow-list of hosts may hold. */
+const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+
 /**
  * Every environment variable the service reads (CONTRACT §1). Parsed once at boot; code imports the
  * resulting Config and never reads process.env.
@@ -102,6 +105,23 @@ const envSchema = z.object({
   // CONTRACT §16: comma-separated host names of upstream providers exempt from the private-address check (an IdP
   // on the internal network, still over https).
   IDP_ALLOWED_HOSTS: z.string().default(''),
+  // CONTRACT §13: an authorization request whose client_id is an https URL fetches that Client ID Metadata Document
+  // and treats it as a public client (docs/mcp.md). Off by default: it makes the server fetch URLs strangers choose.
+  CLIENT_ID_METADATA_DOCUMENTS: boolString.default(false),
+  // CONTRACT §13: comma-separated host names whose metadata documents may live on private, loopback or link-local
+  // addresses (an internal tool's document); https stays required. Names only: no scheme, port or path.
+  CIMD_ALLOWED_HOSTS: z
+    .string()
+    .default('')
+    .refine(
+      (v) =>
+        v
+          .split(',')
+          .map((h) => h.trim())
+          .filter(Boolean)
+          .every((h) => HOST_NAME.test(h) || /^\[[0-9a-fA-F:.]+\]$/.test(h)),
+      'must be comma-separated host names (no scheme, port or path)',
+    ),
   // CONTRACT §15: the organisation's name on every hosted page and email.
   BRAND_NAME: z.string().trim().min(1).max(80, 'must be at most 80 characters').default('service-sso'),
   // CONTRACT §15: an https image shown above every hosted page (the CSP allows it: img-src adds its origin).
@@ -166,6 +186,10 @@ export interface Config {
   registration: 'open' | 'closed';
   idpAllowPrivate: boolean;
   idpAllowedHosts: readonly string[];
+  /** CONTRACT §13: Client ID Metadata Documents (CLIENT_ID_METADATA_DOCUMENTS). */
+  clientIdMetadataDocuments: boolean;
+  /** Lower-case host names (IPv6 literals without brackets) exempt from the private-address check. */
+  cimdAllowedHosts: readonly string[];
   /** CONTRACT §15: what shapes every hosted page and email. */
   brand: Readonly<Brand>;
 }
@@ -335,6 +359,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     idpAllowedHosts: Object.freeze(
       e.IDP_ALLOWED_HOSTS.split(',')
         .map((h) => h.trim().toLowerCase())
+        .filter(Boolean),
+    ),
+    clientIdMetadataDocuments: e.CLIENT_ID_METADATA_DOCUMENTS,
+    cimdAllowedHosts: Object.freeze(
+      e.CIMD_ALLOWED_HOSTS.split(',')
+        .map((h) =>
+          h
+            .trim()
+            .toLowerCase()
+            .replace(/^\[|\]$/g, ''),
+        )
         .filter(Boolean),
     ),
     brand: Object.freeze({ name: e.BRAND_NAME, logoUrl: e.BRAND_LOGO_URL, color: brandColor }),

@@ -1,5 +1,6 @@
 import dns from 'node:dns';
 import net from 'node:net';
+import tls from 'node:tls';
 import ipaddr from 'ipaddr.js';
 import { Agent, fetch as undiciFetch, type Dispatcher } from 'undici';
 
@@ -28,6 +29,11 @@ export interface OutboundPolicy {
   maxBytes: number;
   /** Resolver override for tests (same shape as dns.promises.lookup with all: true). */
   resolve?: (host: string) => Promise<Array<{ address: string; family: number }>>;
+  /**
+   * Extra trusted certificate authorities (PEM) for https, on top of Node's bundle: a test's self-signed server, or a
+   * host in an allow-list that serves a certificate of an internal CA. Never a way to skip verification.
+   */
+  ca?: string;
 }
 
 export type OutboundRefusalReason = 'bad_url' | 'scheme' | 'private_address' | 'dns' | 'timeout' | 'too_large' | 'network';
@@ -121,6 +127,7 @@ function createVettingAgent(policy: OutboundPolicy): Dispatcher {
   return new Agent({
     connect: {
       timeout: policy.timeoutMs,
+      ...(policy.ca ? { ca: [...tls.rootCertificates, policy.ca] } : {}),
       // The connector resolves through this function and connects to what it returns: vetting here means the
       // address connected to is the address checked.
       lookup(hostname, options, callback) {
@@ -205,8 +212,8 @@ export function createOutboundClient(policy: OutboundPolicy): OutboundClient {
   const dispatcher = createVettingAgent(policy);
   return {
     request: (url, request, perRequest) => {
-      const { allowPrivate, allowedHosts, resolve } = policy;
-      return send(url, request, { ...perRequest, allowPrivate, allowedHosts, resolve }, dispatcher);
+      const { allowPrivate, allowedHosts, resolve, ca } = policy;
+      return send(url, request, { ...perRequest, allowPrivate, allowedHosts, resolve, ca }, dispatcher);
     },
     close: () => dispatcher.close(),
   };

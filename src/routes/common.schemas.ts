@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { NAME_FORBIDDEN, NAME_MAX_CHARACTERS } from '../lib/names';
 import { PASSWORD_MAX_BYTES, PASSWORD_MIN_LENGTH } from '../lib/password';
 
 /** Shared field rules, so every endpoint that takes a password or an email applies the same limits. */
@@ -16,9 +17,7 @@ export const passwordField = z
     message: `password must be at most ${PASSWORD_MAX_BYTES} bytes`,
   });
 
-/** C0/C1 controls, line and paragraph separators, and bidi overrides: a name is one plain line of text. */
-const NAME_FORBIDDEN = /[\p{Cc}\u2028\u2029\u202A-\u202E\u2066-\u2069]/u;
-export const NAME_MAX_CHARACTERS = 100;
+export { NAME_MAX_CHARACTERS };
 
 /**
  * Names (users' first/last name, client name; CONTRACT §8): one line, no control characters, at most 100

@@ -10,7 +10,10 @@ import { createIdentityProvidersRouter } from './federation/identity-providers.r
 import { createHealthRouter } from './health/health.router';
 import { createDiscoveryRouter, createOAuthProtocolRouter, createOAuthRouter } from './oauth/oauth.router';
 import { createOidcDiscoveryRouter, createOidcProtocolRouter, createOidcRouter } from './oauth/oidc.router';
+import { createConsoleIdentityProvidersRouter } from './console/console-identity-providers.router';
+import { createConsoleResourcesRouter } from './console/console-resources.router';
 import { createConsoleRouter } from './console/console.router';
+import { createConsoleWebhooksRouter } from './console/console-webhooks.router';
 import { createAccountPagesRouter } from './pages/account-pages.router';
 import { createDevicePagesRouter } from './pages/device-pages.router';
 import { createMfaPagesRouter } from './pages/mfa-pages.router';
@@ -88,4 +91,7 @@ export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, admin
   pages.mount('/', createRegisterPagesRouter);
   // The administration console (CONTRACT §14): HTML pages, refused as pages; every action mirrors an /api/admin route.
   consolePages.mount('/admin', createConsoleRouter);
+  consolePages.mount('/admin', createConsoleResourcesRouter);
+  consolePages.mount('/admin', createConsoleIdentityProvidersRouter);
+  consolePages.mount('/admin', createConsoleWebhooksRouter);
 }

@@ -8,6 +8,7 @@ import type { PasswordHasher } from '../lib/password';
 import type { Sealer } from '../lib/sealed';
 import type { EventBus } from './events';
 import type { Mailer } from './mailer.service';
+import type { MetadataDocumentFetcher } from './oauth/registration/client-metadata.service';
 
 /** What every service function receives: the process-wide dependencies, built once in server.ts or a test. */
 export interface ServiceContext {
@@ -24,6 +25,8 @@ export interface ServiceContext {
   metrics: OperatorMetrics;
   /** AES-GCM for secrets at rest (lib/sealed.ts). */
   sealer: Sealer;
+  /** CONTRACT §13: fetches and caches Client ID Metadata Documents (one cache per process, bounded). */
+  clientMetadata: MetadataDocumentFetcher;
 }
 
 /** Where a request came from, recorded on the sessions it creates. */

@@ -11,11 +11,20 @@ import type { ServiceContext } from './context';
 import { createMetricsEventSink, NOT_AUDITED } from './event-sinks';
 import { createEventBus, createLogEventSink, type EventBus } from './events';
 import { createMailer, type Mailer } from './mailer.service';
+import { createMetadataDocumentFetcher, type MetadataDocumentFetcher } from './oauth/registration/client-metadata.service';
 
 /** Builds the process-wide dependencies from config; tests override any of them. */
 export function createServiceContext(
   config: Readonly<Config>,
-  overrides: Partial<{ db: Db; clock: Clock; logger: Logger; passwords: PasswordHasher; mailer: Mailer; events: EventBus }> = {},
+  overrides: Partial<{
+    db: Db;
+    clock: Clock;
+    logger: Logger;
+    passwords: PasswordHasher;
+    mailer: Mailer;
+    events: EventBus;
+    clientMetadata: MetadataDocumentFetcher;
+  }> = {},
 ): ServiceContext {
   const logger = overrides.logger ?? createLogger(config.logLevel, { pretty: !config.isProduction && config.nodeEnv !== 'test' });
   const db = overrides.db ?? createDb(config, { logger });
@@ -54,6 +63,7 @@ export function createServiceContext(
       }),
     events,
     sealer: createSealer(config.keysSecret),
+    clientMetadata: overrides.clientMetadata ?? createMetadataDocumentFetcher({ clock, allowedHosts: config.cimdAllowedHosts }),
   };
 }
 

@@ -7,6 +7,8 @@ export function renderConsentPage(options: {
   csrf: string;
   requestId: string;
   clientName: string;
+  /** CONTRACT §13: for a Client ID Metadata Document client, the host of its URL (shown with a warning). */
+  clientHost?: string;
   scopes: Array<{ scope: string; description: string }>;
   userEmail: string;
   uiLocales?: string;
@@ -16,6 +18,14 @@ export function renderConsentPage(options: {
     { title: t.consent.title(options.clientName) },
     <>
       <h1 id="client-name">{t.consent.heading(options.clientName)}</h1>
+      {options.clientHost !== undefined && (
+        <div id="client-origin" role="note">
+          <p>
+            <strong>{t.consent.metadataDocumentHost(options.clientHost)}</strong>
+          </p>
+          <p class="muted">{t.consent.metadataDocumentUnreviewed}</p>
+        </div>
+      )}
       <p class="muted">{t.consent.signedInAs(options.userEmail)}</p>
       <p id="scopes-heading">{t.consent.willBeAble}</p>
       <ul class="scopes" aria-labelledby="scopes-heading">

@@ -1,9 +1,14 @@
 /**
- * /static/console.js: the console's only script, a progressive enhancement. Buttons marked `data-copy="<id>"` are
- * revealed and copy the text of element <id> to the clipboard, announcing the result in the button itself, in the
- * page's language (the texts ride on data-copied and data-copy-failed). Without JavaScript the values stay selectable.
+ * /static/console.js: the console's only script, a progressive enhancement. It scrolls the current section of a
+ * navigation that scrolls sideways (narrow screens) into view. Buttons marked `data-copy="<id>"` are revealed and copy
+ * the text of element <id> to the clipboard, announcing the result in the button itself, in the page's language (the
+ * texts ride on data-copied and data-copy-failed). Without JavaScript the values stay selectable text.
  */
 export const CONSOLE_SCRIPT = `(() => {
+  // On narrow screens the navigation scrolls sideways: bring the current section into view.
+  const current = document.querySelector('nav.main [aria-current="page"]');
+  const nav = current && current.closest('nav');
+  if (nav && nav.scrollWidth > nav.clientWidth) nav.scrollLeft = current.offsetLeft - (nav.clientWidth - current.offsetWidth) / 2;
   for (const button of document.querySelectorAll('button[data-copy]')) {
     const target = document.getElementById(button.getAttribute('data-copy'));
     if (!target || !navigator.clipboard) continue;

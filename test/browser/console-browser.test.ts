@@ -1,6 +1,6 @@
 import fs from 'node:fs';
-import path from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { bearerAt, checkConsolePage, newConsoleContext, signInAt } from '../helpers/console-browser';
 import { launchChromium } from '../helpers/ensure-chromium';
 import { makeClient, makeUser } from '../helpers/factories';
 import { createListeningTestApp } from '../helpers/oauth';
@@ -16,7 +16,6 @@ let baseUrl: string;
 let stopApp: () => Promise<void>;
 let browser: Browser;
 const SHOTS = process.env.CONSOLE_SHOTS;
-const AXE_SOURCE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 beforeAll(async () => {
   ({ t, baseUrl, stop: stopApp } = await createListeningTestApp());
@@ -29,65 +28,14 @@ afterAll(async () => {
   await stopApp?.();
 });
 
-interface AxeViolation {
-  id: string;
-  impact: string;
-  help: string;
-  nodes: Array<{ target: string[] }>;
-}
-
-/** axe-core WCAG 2.1 A/AA on the current page, in both colour schemes and both widths; screenshots when asked. */
-async function checkPage(page: Page, name: string): Promise<void> {
-  const problems: string[] = [];
-  for (const colorScheme of ['light', 'dark'] as const) {
-    await page.emulateMedia({ colorScheme });
-    for (const width of [1280, 320]) {
-      await page.setViewportSize({ width, height: 900 });
-      // The CSP allows same-origin scripts only: the test context bypasses it to inject axe-core.
-      await page.evaluate(AXE_SOURCE);
-      const violations = (await page.evaluate(async () => {
-        const axe = (window as unknown as { axe: { run(ctx: Document, options: object): Promise<{ violations: unknown[] }> } }).axe;
-        const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
-        return result.violations;
-      })) as AxeViolation[];
-      for (const v of violations)
-        problems.push(`${name} ${colorScheme} ${width}px: ${v.id} (${v.help}) at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-      // Nothing may overflow sideways at 320 px except inside scrolling blocks.
-      if (width === 320) {
-        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-        if (overflow > 1) problems.push(`${name} ${colorScheme} 320px: the page scrolls sideways by ${overflow}px`);
-      }
-      if (SHOTS) await page.screenshot({ path: path.join(SHOTS, `${name}-${colorScheme}-${width}.png`), fullPage: true });
-    }
-  }
-  await page.emulateMedia({ colorScheme: 'light' });
-  await page.setViewportSize({ width: 1280, height: 900 });
-  expect(problems).toEqual([]);
-}
-
-async function newContext(): Promise<BrowserContext> {
-  return browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 900 } });
-}
-
-async function signIn(page: Page, email: string, password: string): Promise<void> {
-  await page.goto(`${baseUrl}/login`);
-  await page.getByLabel('Email address').fill(email);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-}
+const checkPage = (page: Page, name: string) => checkConsolePage(page, name, SHOTS);
+const newContext = () => newConsoleContext(browser);
+const signIn = (page: Page, email: string, password: string) => signInAt(page, baseUrl, email, password);
+const bearerOf = (email: string, password: string) => bearerAt(baseUrl, email, password);
 
 async function api(pathname: string, bearer: string): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(`${baseUrl}${pathname}`, { headers: { authorization: bearer } });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-}
-
-async function bearerOf(email: string, password: string): Promise<string> {
-  const res = await fetch(`${baseUrl}/api/auth/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email, password }),
-  });
-  return `Bearer ${((await res.json()) as { accessToken: string }).accessToken}`;
 }
 
 test('an admin signs in, lands in the console and manages users, roles, applications, audit, keys and settings', async () => {

@@ -29,6 +29,7 @@ const CLIENT_FIELDS = [
   'name',
   'post_logout_redirect_uris',
   'redirect_uris',
+  'registration',
   'scopes',
   'token_endpoint_auth_method',
   'type',
@@ -63,6 +64,7 @@ describe('POST /api/admin/oauth-clients', () => {
     expect(Object.keys(res.body).sort()).toEqual(['client', 'client_secret']);
     const { client, client_secret } = res.body;
     expect(Object.keys(client).sort()).toEqual(CLIENT_FIELDS);
+    expect(client.registration).toBe('admin');
     expect(client).toMatchObject({
       name: 'Portal',
       redirect_uris: ['https://portal.test/callback', 'http://localhost:5173/cb'],

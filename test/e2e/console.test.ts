@@ -388,6 +388,8 @@ describe('applications', () => {
     const { agent, csrf } = await adminAgent();
     const res = await postForm(agent, '/admin/applications', csrf, {
       name: 'Console App',
+      type: 'confidential',
+      grant_types: ['authorization_code', 'refresh_token'],
       redirect_uris: 'https://console-app.test/cb\nhttps://console-app.test/cb2',
       post_logout_redirect_uris: '',
       scopes: ['openid', 'profile'],
@@ -420,6 +422,7 @@ describe('applications', () => {
     const client = await makeClient(t, { name: 'Before' });
     const edit = await postForm(agent, `/admin/applications/${client.clientId}`, csrf, {
       name: 'After',
+      grant_types: ['authorization_code', 'refresh_token'],
       redirect_uris: 'https://after.test/cb',
       post_logout_redirect_uris: 'https://after.test/bye',
       scopes: ['openid', 'email'],

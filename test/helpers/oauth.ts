@@ -123,10 +123,11 @@ export async function freePort(): Promise<number> {
 /** The app listening on a real 127.0.0.1 port with BASE_URL pointing at it (libraries and browsers do real HTTP). */
 export async function createListeningTestApp(
   env: Record<string, string> = {},
+  options: Omit<Parameters<typeof createTestApp>[0] & object, 'env'> = {},
 ): Promise<{ t: TestApp; baseUrl: string; stop: () => Promise<void> }> {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
-  const t = await createTestApp({ env: { BASE_URL: baseUrl, ...env } });
+  const t = await createTestApp({ ...options, env: { BASE_URL: baseUrl, ...env } });
   const server = await new Promise<Server>((resolve) => {
     const s = t.app.listen(port, '127.0.0.1', () => resolve(s));
   });

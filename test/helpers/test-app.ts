@@ -11,6 +11,7 @@ import { createLogger, type Logger } from '../../src/lib/logger';
 import type { ServiceContext } from '../../src/services/context';
 import { closeServiceContext, createServiceContext } from '../../src/services/create-context';
 import type { Mailer, MailMessage } from '../../src/services/mailer.service';
+import type { MetadataDocumentFetcher } from '../../src/services/oauth/registration/client-metadata.service';
 
 export interface TestApp {
   app: Express;
@@ -86,6 +87,8 @@ export async function createTestApp(
     rateLimit?: RequestHandler;
     poolMax?: number;
     logger?: Logger;
+    /** CONTRACT §13: the metadata-document fetcher to use (tests give it their CA and resolver). */
+    clientMetadata?: (config: Readonly<Config>, clock: ManualClock) => MetadataDocumentFetcher;
   } = {},
 ): Promise<TestApp> {
   const database = await createTestDatabase();
@@ -104,6 +107,7 @@ export async function createTestApp(
     clock,
     logger,
     ...(options.mailer === 'smtp' ? {} : { mailer: createCapturingMailer(mails) }),
+    ...(options.clientMetadata ? { clientMetadata: options.clientMetadata(config, clock) } : {}),
   });
   const app = createApp({ ctx, rateLimit: options.rateLimit });
   return {

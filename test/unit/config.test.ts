@@ -53,6 +53,17 @@ describe('loadConfig', () => {
     expect(config.cookieSecure).toBe(true);
   });
 
+  test('CIMD: off by default; allowed hosts lower-cased, IPv6 literals without brackets', () => {
+    expect(loadConfig({ ...secrets }).clientIdMetadataDocuments).toBe(false);
+    const config = loadConfig({
+      ...secrets,
+      CLIENT_ID_METADATA_DOCUMENTS: 'true',
+      CIMD_ALLOWED_HOSTS: ' Docs.Internal , [fd00::1],10.0.0.8',
+    });
+    expect(config.clientIdMetadataDocuments).toBe(true);
+    expect(config.cimdAllowedHosts).toEqual(['docs.internal', 'fd00::1', '10.0.0.8']);
+  });
+
   test.each([
     [{ PORT: 'abc' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],
@@ -73,6 +84,10 @@ describe('loadConfig', () => {
     [{ NODE_ENV: 'staging' }, 'NODE_ENV'],
     [{ BOOTSTRAP_ADMIN_EMAIL: 'admin@example.com' }, 'BOOTSTRAP_ADMIN_PASSWORD'],
     [{ BOOTSTRAP_ADMIN_EMAIL: 'nope', BOOTSTRAP_ADMIN_PASSWORD: 'secret1' }, 'BOOTSTRAP_ADMIN_EMAIL'],
+    [{ CLIENT_ID_METADATA_DOCUMENTS: 'sometimes' }, 'CLIENT_ID_METADATA_DOCUMENTS'],
+    [{ CIMD_ALLOWED_HOSTS: 'https://docs.internal' }, 'CIMD_ALLOWED_HOSTS'],
+    [{ CIMD_ALLOWED_HOSTS: 'docs.internal:8443' }, 'CIMD_ALLOWED_HOSTS'],
+    [{ CIMD_ALLOWED_HOSTS: 'docs.internal/path' }, 'CIMD_ALLOWED_HOSTS'],
   ])('%j stops with a message naming %s', (env, variable) => {
     expect(() => loadConfig({ ...secrets, ...env })).toThrow(ConfigError);
     expect(() => loadConfig({ ...secrets, ...env })).toThrow(new RegExp(`^${variable}: `));

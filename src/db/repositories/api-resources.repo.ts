@@ -65,6 +65,12 @@ export async function listApiResources(db: DbOrTrx): Promise<ApiResourceRow[]> {
   return rows.map((r) => toRow(r as ApiResourceRecord));
 }
 
+/** CONTRACT §12/§13: the identifiers of the APIs self-registered and metadata-document clients may ask for. */
+export async function listOpenRegistrationResourceIdentifiers(db: DbOrTrx): Promise<string[]> {
+  const rows = await db('api_resources').where({ open_registration: true }).orderBy('identifier').select('identifier');
+  return rows.map((r: { identifier: string }) => r.identifier);
+}
+
 export async function findApiResourceById(db: DbOrTrx, id: string): Promise<ApiResourceRow | undefined> {
   const row = await db<ApiResourceRecord>('api_resources').where({ id }).first();
   return row ? toRow(row as ApiResourceRecord) : undefined;

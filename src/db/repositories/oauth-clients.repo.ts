@@ -3,6 +3,13 @@ import { preparedRows, type DbOrTrx } from '..';
 /** CONTRACT §12 (the rules about them: services/oauth/client-policy.ts). */
 export type OAuthClientType = 'confidential' | 'public';
 
+/** CONTRACT §13: how the client came to exist (admin API, RFC 7591 registration, Client ID Metadata Document). */
+export type ClientRegistration = 'admin' | 'dynamic' | 'metadata_document';
+
+function toRegistration(value: string | null | undefined): ClientRegistration {
+  return value === 'dynamic' || value === 'metadata_document' ? value : 'admin';
+}
+
 export interface OAuthClientRow {
   clientId: string;
   name: string;
@@ -18,6 +25,7 @@ export interface OAuthClientRow {
   /** OIDC RP-Initiated Logout: where /api/oauth/logout may send the browser afterwards (CONTRACT §9). */
   postLogoutRedirectUris: string[];
   isActive: boolean;
+  registration: ClientRegistration;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -33,6 +41,7 @@ interface OAuthClientRecord {
   scopes: string[] | string;
   post_logout_redirect_uris: string[] | string | null;
   is_active: boolean;
+  registration?: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -53,6 +62,7 @@ function toClientRow(r: OAuthClientRecord): OAuthClientRow {
     scopes: parseList(r.scopes),
     postLogoutRedirectUris: parseList(r.post_logout_redirect_uris ?? []),
     isActive: r.is_active,
+    registration: toRegistration(r.registration),
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
   };
@@ -71,6 +81,7 @@ export async function insertClient(
     scopes: string[];
     postLogoutRedirectUris?: string[];
     isActive?: boolean;
+    registration?: ClientRegistration;
     now: Date;
   },
 ): Promise<OAuthClientRow> {
@@ -86,6 +97,7 @@ export async function insertClient(
       scopes: JSON.stringify(c.scopes),
       post_logout_redirect_uris: JSON.stringify(c.postLogoutRedirectUris ?? []),
       is_active: c.isActive ?? true,
+      registration: c.registration ?? 'admin',
       created_at: c.now,
       updated_at: c.now,
     })
@@ -100,9 +112,9 @@ export async function insertClient(
 export async function findClientById(db: DbOrTrx, clientId: string): Promise<OAuthClientRow | undefined> {
   const [row] = await preparedRows(
     db,
-    'sso_find_client_4',
+    'sso_find_client_5',
     `select client_id, name, secret_hash, type, grant_types, allowed_resources, redirect_uris, scopes, post_logout_redirect_uris,
-            is_active, created_at, updated_at
+            is_active, registration, created_at, updated_at
        from oauth_clients where client_id = $1`,
     [clientId],
   );
@@ -145,4 +157,52 @@ export async function updateClient(
 export async function countClients(db: DbOrTrx): Promise<{ total: number; active: number }> {
   const row = await db('oauth_clients').select(db.raw('count(*) as total'), db.raw('count(*) filter (where is_active) as active')).first();
   return { total: Number(row?.total ?? 0), active: Number(row?.active ?? 0) };
+}
+
+/**
+ * The row of a Client ID Metadata Document client (CONTRACT §13), created on first use or brought in step with the
+ * document. One statement, so concurrent first uses of one URL end with one row. An existing row of another kind of
+ * client is never touched, and neither is `is_active` (an admin's deactivation stays): the caller judges both on
+ * the row this returns.
+ */
+export async function upsertMetadataDocumentClient(
+  db: DbOrTrx,
+  c: {
+    clientId: string;
+    name: string;
+    redirectUris: string[];
+    scopes: string[];
+    allowedResources: string[];
+    grantTypes: string[];
+    now: Date;
+  },
+): Promise<{ row: OAuthClientRow; created: boolean; changed: boolean }> {
+  const result = await db.raw(
+    `insert into oauth_clients as c
+            (client_id, name, secret_hash, type, grant_types, allowed_resources, redirect_uris, scopes, post_logout_redirect_uris,
+             is_active, registration, created_at, updated_at)
+     values (?, ?, null, 'public', ?::jsonb, ?::jsonb, ?::jsonb, ?::jsonb, '[]'::jsonb, true, 'metadata_document', ?, ?)
+     on conflict (client_id) do update
+        set name = excluded.name, grant_types = excluded.grant_types, allowed_resources = excluded.allowed_resources,
+            redirect_uris = excluded.redirect_uris, scopes = excluded.scopes, updated_at = excluded.updated_at
+      where c.registration = 'metadata_document'
+        and (c.name, c.grant_types, c.allowed_resources, c.redirect_uris, c.scopes)
+            is distinct from (excluded.name, excluded.grant_types, excluded.allowed_resources, excluded.redirect_uris, excluded.scopes)
+     returning *, (xmax = 0) as inserted`,
+    [
+      c.clientId,
+      c.name,
+      JSON.stringify(c.grantTypes),
+      JSON.stringify(c.allowedResources),
+      JSON.stringify(c.redirectUris),
+      JSON.stringify(c.scopes),
+      c.now,
+      c.now,
+    ],
+  );
+  const written = (result.rows as Array<OAuthClientRecord & { inserted: boolean }>)[0];
+  if (written) return { row: toClientRow(written), created: written.inserted, changed: !written.inserted };
+  // Nothing written: the row exists and is already in step, or belongs to another kind of client.
+  const row = await findClientById(db, c.clientId);
+  return { row: row!, created: false, changed: false };
 }

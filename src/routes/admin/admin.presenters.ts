@@ -17,6 +17,7 @@ export function presentClient(client: OAuthClientRow) {
     token_endpoint_auth_method: tokenEndpointAuthMethod(client.type),
     grant_types: client.grantTypes,
     allowed_resources: client.allowedResources,
+    registration: client.registration,
     created_at: client.createdAt,
     updated_at: client.updatedAt,
   };

@@ -6,7 +6,8 @@ import { isResourceIdentifier } from '../../services/oauth/resources.service';
 import { nameField, timestampFields } from '../common.schemas';
 
 export const clientIdParams = z.object({
-  clientId: z.string().min(1, 'clientId is required').max(200, 'clientId is too long'),
+  // A Client ID Metadata Document client's id is its URL (CONTRACT §13), percent-encoded in the path.
+  clientId: z.string().min(1, 'clientId is required').max(2048, 'clientId is too long'),
 });
 
 /**
@@ -129,6 +130,12 @@ export const clientBody = z
     token_endpoint_auth_method: z.enum(['client_secret_basic', 'none']).meta({ description: 'none for public clients' }),
     grant_types: z.array(z.string()).meta({ description: 'grants the client may use (default authorization_code, refresh_token)' }),
     allowed_resources: z.array(z.string()).meta({ description: 'RFC 8707 identifiers of the APIs the client may ask tokens for' }),
+    // CONTRACT §13.
+    registration: z.enum(['admin', 'dynamic', 'metadata_document']).meta({
+      description:
+        'how the client came to exist: admin (this API or the console), dynamic (RFC 7591) or metadata_document (a Client ID ' +
+        'Metadata Document: client_id is its https URL; written on first use, kept in step with the document)',
+    }),
     ...timestampFields,
   })
   .meta({ id: 'OAuthClient' });

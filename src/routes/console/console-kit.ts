@@ -97,6 +97,66 @@ export function fieldErrors(issues: readonly z.core.$ZodIssue[]): FieldErrors {
 }
 
 /**
+ * A service's refusal as field errors: the details of a 4xx AppError by top-level field (`redirect_uris`,
+ * `allowed_resources`, `issuer`, `url`...), or its message on `fallback`; undefined for anything else (a server error).
+ */
+export function serviceFieldErrors(err: unknown, fallback: string): FieldErrors | undefined {
+  if (!(err instanceof AppError) || err.status < 400 || err.status >= 500) return undefined;
+  const out: FieldErrors = {};
+  for (const detail of err.details ?? []) {
+    const key = detail.path.split('.')[0] || fallback;
+    out[key] ??= detail.message;
+  }
+  if (Object.keys(out).length === 0) out[fallback] = err.message;
+  return out;
+}
+
+/** The status a refused form is shown again with: the service's 4xx, else 400. */
+export const refusalStatus = (err: unknown): number => (err instanceof AppError ? err.status : 400);
+
+/**
+ * A console form post through the API's rules: `input` (the form mapped onto the API body) is checked with the API's
+ * schema, then handed to the service. A refusal of either is shown with `again` (the form with field errors; 400, or
+ * the service's 4xx) and answers undefined; anything else (a server error) is thrown.
+ */
+export async function submitForm<S extends z.ZodType, R>(
+  schema: S,
+  input: unknown,
+  again: (errors: FieldErrors, status: number) => unknown,
+  fallbackField: string,
+  run: (data: z.output<S>) => Promise<R>,
+): Promise<R | undefined> {
+  const parsed = schema.safeParse(input);
+  if (!parsed.success) {
+    await again(fieldErrors(parsed.error.issues), 400);
+    return undefined;
+  }
+  try {
+    return await run(parsed.data);
+  } catch (err) {
+    const errors = serviceFieldErrors(err, fallbackField);
+    if (errors === undefined) throw err;
+    await again(errors, refusalStatus(err));
+    return undefined;
+  }
+}
+
+/** Runs an action and redirects (303) to `back`; its refusal (a 4xx of the services: stale ids, conflicts) becomes the flash. */
+export async function act(config: Pick<Config, 'cookieSecure'>, res: Response, back: string, run: () => Promise<string>): Promise<void> {
+  try {
+    setFlash(res, config, 'ok', await run());
+  } catch (err) {
+    const refusal = refusalOf(err);
+    if (refusal === undefined) throw err;
+    setFlash(res, config, 'error', refusal);
+  }
+  res.redirect(303, back);
+}
+
+/** A checkbox's value: checked sends "true", unchecked sends nothing. */
+export const checked = (value: string): boolean => value === 'true';
+
+/**
  * A refusal the person can act on: a 4xx AppError, said by its code in the page's language with the API's English
  * message as the detail (CONTRACT §15; in English, the message itself); anything else is a server error.
  */

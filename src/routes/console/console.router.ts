@@ -5,7 +5,10 @@ import * as admin from '../../services/admin.service';
 import * as audit from '../../services/audit.service';
 import { SECURITY_EVENT_TYPES } from '../../services/events';
 import { listConnectedApps } from '../../services/oauth/apps.service';
+import type { OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
+import { DEFAULT_GRANT_TYPES } from '../../services/oauth/client-policy';
 import * as clients from '../../services/oauth/clients.service';
+import { listResources } from '../../services/oauth/resources.service';
 import { SUPPORTED_SCOPES } from '../../services/oauth/client-secrets';
 import { listSigningKeys, rotateSigningKey } from '../../services/oidc/signing-keys.service';
 import { ADMIN_TIER, hasPermission, type Principal } from '../../services/principal';
@@ -19,14 +22,26 @@ import type { ConsoleSection } from '../../views/console/layout';
 import type { FieldErrors } from '../../views/console/components';
 import * as views from '../../views/console/pages';
 import { pageEnv } from '../../views/env';
-import { clientIdParams, createClientBody, updateClientBody } from '../admin/admin.schemas';
+import { clientIdParams, createClientBody, DEFAULT_CLIENT_SCOPES, updateClientBody } from '../admin/admin.schemas';
 import { auditEventsQuery } from '../audit/audit.schemas';
 import { html, optionalText, text } from '../pages/page-kit';
 import { createRoleBody, roleIdParams, updateRoleBody, userIdParams, userRoleParams } from '../rbac/rbac.schemas';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
 import { inviteUserBody, updateUserBody } from '../users/users.schemas';
-import { CONSOLE, confirmBody, fieldErrors, frameOf, lines, list, refuseConsoleForm, refusalOf, setFlash } from './console-kit';
+import {
+  act,
+  CONSOLE,
+  confirmBody,
+  fieldErrors,
+  frameOf,
+  lines,
+  list,
+  refuseConsoleForm,
+  refusalOf,
+  setFlash,
+  submitForm,
+} from './console-kit';
 
 /** The console's catalogue of the request's language (CONTRACT §15). */
 const c = () => pageEnv().t.console;
@@ -82,18 +97,6 @@ export function createConsoleRouter(deps: RouteDeps) {
   const frame = (req: Parameters<typeof frameOf>[0], res: Response, principal: Principal, section: ConsoleSection, title: string) =>
     frameOf(req, res, config, principal, section, title);
 
-  /** Runs an action; its refusal (a 4xx of the services: §8 rules, stale ids, conflicts) becomes the flash instead. */
-  async function act(res: Response, back: string, run: () => Promise<string>): Promise<void> {
-    try {
-      setFlash(res, config, 'ok', await run());
-    } catch (err) {
-      const refusal = err instanceof PageRefusal ? err.message : refusalOf(err);
-      if (refusal === undefined) throw err;
-      setFlash(res, config, 'error', refusal);
-    }
-    res.redirect(303, back);
-  }
-
   const userBase = (userId: string) => `/admin/users/${userId}`;
 
   async function userDetailPage(
@@ -124,16 +127,14 @@ export function createConsoleRouter(deps: RouteDeps) {
     };
   }
 
-  const clientValues = (c?: {
-    name: string;
-    redirectUris: string[];
-    postLogoutRedirectUris: string[];
-    scopes: string[];
-  }): views.ApplicationValues => ({
+  const clientValues = (c?: OAuthClientRow): views.ApplicationValues => ({
     name: c?.name ?? '',
+    type: c?.type ?? 'confidential',
+    grant_types: c?.grantTypes ?? [...DEFAULT_GRANT_TYPES],
     redirect_uris: (c?.redirectUris ?? []).join('\n'),
     post_logout_redirect_uris: (c?.postLogoutRedirectUris ?? []).join('\n'),
-    scopes: c?.scopes ?? ['openid', 'profile', 'email'],
+    scopes: c?.scopes ?? [...DEFAULT_CLIENT_SCOPES],
+    allowed_resources: c?.allowedResources ?? [],
   });
   const clientPowers = (p: Principal) => ({
     write: hasPermission(p, 'oauth_clients:write'),
@@ -141,13 +142,43 @@ export function createConsoleRouter(deps: RouteDeps) {
     delete: hasPermission(p, 'oauth_clients:delete'),
   });
   const discoveryUrl = `${config.oidcIssuer}/.well-known/openid-configuration`;
-  const clientForm = z.object({ name: text(300), redirect_uris: text(10_000), post_logout_redirect_uris: text(10_000), scopes: list() });
+  const clientForm = z.object({
+    name: text(300),
+    type: text(20),
+    grant_types: list(),
+    redirect_uris: text(10_000),
+    post_logout_redirect_uris: text(10_000),
+    scopes: list(),
+    allowed_resources: list(),
+  });
+  /** The form's fields as the API body, checked by the API's own schema (createClientBody / updateClientBody). */
   const asClientBody = (b: z.output<typeof clientForm>) => ({
     name: b.name,
+    grant_types: b.grant_types,
     redirect_uris: lines(b.redirect_uris),
     post_logout_redirect_uris: lines(b.post_logout_redirect_uris),
     scopes: b.scopes,
+    allowed_resources: b.allowed_resources,
   });
+  const applicationForm = async (
+    req: Parameters<typeof frameOf>[0],
+    res: Response,
+    principal: Principal,
+    status: number,
+    data: { client?: OAuthClientRow; values: views.ApplicationValues; errors: FieldErrors },
+  ) => {
+    const resources = await listResources(ctx);
+    html(
+      res,
+      status,
+      views.renderApplicationForm(frame(req, res, principal, 'applications', data.client?.name ?? c().applications.create), {
+        ...data,
+        scopes: SUPPORTED_SCOPES,
+        resources,
+        may: data.client ? clientPowers(principal) : { write: true, rotate: false, delete: false },
+      }),
+    );
+  };
   const roleForm = z.object({ name: text(200), description: text(600), application: text(200), permissions: list() });
   const isSuperAdmin = (p: Principal) => p.roleNames.includes(SUPER_ADMIN);
 
@@ -314,7 +345,7 @@ export function createConsoleRouter(deps: RouteDeps) {
               }),
             );
           }
-          await act(res, userBase(params.userId), async () => {
+          await act(config, res, userBase(params.userId), async () => {
             await users.deactivateUser(ctx, principal, params.userId);
             return c().user.deactivated;
           });
@@ -331,7 +362,7 @@ export function createConsoleRouter(deps: RouteDeps) {
           params: userIdParams,
         },
         async ({ params, principal }, _req, res) =>
-          act(res, userBase(params.userId), async () => {
+          act(config, res, userBase(params.userId), async () => {
             await users.updateUser(ctx, principal, params.userId, { isActive: true });
             return c().user.reactivated;
           }),
@@ -347,7 +378,7 @@ export function createConsoleRouter(deps: RouteDeps) {
           body: z.object({ role_id: text(100) }),
         },
         async ({ params, body, principal }, _req, res) =>
-          act(res, userBase(params.userId), async () => {
+          act(config, res, userBase(params.userId), async () => {
             const roleId = z.uuid().safeParse(body.role_id);
             if (!roleId.success) throw new PageRefusal(c().errors.chooseRole);
             const result = await assignments.assignUserRole(ctx, principal, params.userId, { roleId: roleId.data });
@@ -383,7 +414,7 @@ export function createConsoleRouter(deps: RouteDeps) {
               }),
             );
           }
-          await act(res, userBase(params.userId), async () => {
+          await act(config, res, userBase(params.userId), async () => {
             await assignments.removeUserRole(ctx, principal, params.userId, params.roleId);
             return c().user.roleRemoved;
           });
@@ -413,7 +444,7 @@ export function createConsoleRouter(deps: RouteDeps) {
               }),
             );
           }
-          await act(res, userBase(params.userId), async () => {
+          await act(config, res, userBase(params.userId), async () => {
             await userAdmin.revokeSessionOfUser(ctx, principal, params.userId, params.sessionId);
             return c().user.sessionRevoked;
           });
@@ -444,7 +475,7 @@ export function createConsoleRouter(deps: RouteDeps) {
               }),
             );
           }
-          await act(res, userBase(params.userId), async () => {
+          await act(config, res, userBase(params.userId), async () => {
             const { removed } = await userAdmin.resetFactorsOfUser(ctx, principal, params.userId);
             return removed ? c().user.factorsReset : c().user.noFactor;
           });
@@ -460,7 +491,7 @@ export function createConsoleRouter(deps: RouteDeps) {
           params: userIdParams,
         },
         async ({ params, principal }, _req, res) =>
-          act(res, userBase(params.userId), async () => {
+          act(config, res, userBase(params.userId), async () => {
             await userAdmin.sendPasswordLinkToUser(ctx, principal, params.userId);
             return c().user.linkSent;
           }),
@@ -631,7 +662,7 @@ export function createConsoleRouter(deps: RouteDeps) {
               }),
             );
           }
-          await act(res, `/admin/roles/${params.roleId}`, async () => {
+          await act(config, res, `/admin/roles/${params.roleId}`, async () => {
             await catalogue.deactivateRole(ctx, params.roleId);
             return c().roles.deactivated;
           });
@@ -654,6 +685,7 @@ export function createConsoleRouter(deps: RouteDeps) {
             200,
             views.renderApplications(frame(req, res, principal, 'applications', c().applications.title), {
               clients: await clients.listClients(ctx),
+              canWrite: hasPermission(principal, 'oauth_clients:write'),
             }),
           );
         },
@@ -667,17 +699,7 @@ export function createConsoleRouter(deps: RouteDeps) {
           permission: 'oauth_clients:write',
           twin: 'POST /api/admin/oauth-clients',
         },
-        ({ principal }, req, res) =>
-          html(
-            res,
-            200,
-            views.renderApplicationForm(frame(req, res, principal, 'applications', c().applications.create), {
-              values: clientValues(),
-              errors: {},
-              scopes: SUPPORTED_SCOPES,
-              may: { write: true, rotate: false, delete: false },
-            }),
-          ),
+        ({ principal }, req, res) => applicationForm(req, res, principal, 200, { values: clientValues(), errors: {} }),
       ),
       route(
         {
@@ -689,27 +711,11 @@ export function createConsoleRouter(deps: RouteDeps) {
           body: clientForm,
         },
         async ({ body, principal }, req, res) => {
-          const parsed = createClientBody.safeParse(asClientBody(body));
-          const again = (errors: FieldErrors, status = 400) =>
-            html(
-              res,
-              status,
-              views.renderApplicationForm(frame(req, res, principal, 'applications', c().applications.create), {
-                values: { ...body },
-                errors,
-                scopes: SUPPORTED_SCOPES,
-                may: { write: true, rotate: false, delete: false },
-              }),
-            );
-          if (!parsed.success) return again(fieldErrors(parsed.error.issues));
-          let created;
-          try {
-            created = await clients.createClient(ctx, parsed.data);
-          } catch (err) {
-            const refusal = refusalOf(err);
-            if (refusal === undefined) throw err;
-            return again({ redirect_uris: refusal }, err instanceof AppError ? err.status : 400);
-          }
+          const again = (errors: FieldErrors, status: number) =>
+            applicationForm(req, res, principal, status, { values: { ...body, type: body.type || 'confidential' }, errors });
+          const input = { ...asClientBody(body), type: body.type || undefined };
+          const created = await submitForm(createClientBody, input, again, 'redirect_uris', (data) => clients.createClient(ctx, data));
+          if (!created) return;
           // The secret is shown in this answer only (no-store, not a redirect target, never in a URL or cookie).
           html(
             res,
@@ -736,17 +742,7 @@ export function createConsoleRouter(deps: RouteDeps) {
         },
         async ({ params, principal }, req, res) => {
           const client = await clients.getClient(ctx, params.clientId);
-          html(
-            res,
-            200,
-            views.renderApplicationForm(frame(req, res, principal, 'applications', client.name), {
-              client,
-              values: clientValues(client),
-              errors: {},
-              scopes: SUPPORTED_SCOPES,
-              may: clientPowers(principal),
-            }),
-          );
+          await applicationForm(req, res, principal, 200, { client, values: clientValues(client), errors: {} });
         },
       ),
       route(
@@ -761,27 +757,12 @@ export function createConsoleRouter(deps: RouteDeps) {
         },
         async ({ params, body, principal }, req, res) => {
           const client = await clients.getClient(ctx, params.clientId);
-          const parsed = updateClientBody.safeParse(asClientBody(body));
-          const again = (errors: FieldErrors, status = 400) =>
-            html(
-              res,
-              status,
-              views.renderApplicationForm(frame(req, res, principal, 'applications', client.name), {
-                client,
-                values: { ...body },
-                errors,
-                scopes: SUPPORTED_SCOPES,
-                may: clientPowers(principal),
-              }),
-            );
-          if (!parsed.success) return again(fieldErrors(parsed.error.issues));
-          try {
-            await clients.updateClient(ctx, params.clientId, parsed.data);
-          } catch (err) {
-            const refusal = refusalOf(err);
-            if (refusal === undefined) throw err;
-            return again({ redirect_uris: refusal }, err instanceof AppError ? err.status : 400);
-          }
+          const again = (errors: FieldErrors, status: number) =>
+            applicationForm(req, res, principal, status, { client, values: { ...body, type: client.type }, errors });
+          const saved = await submitForm(updateClientBody, asClientBody(body), again, 'redirect_uris', (data) =>
+            clients.updateClient(ctx, params.clientId, data),
+          );
+          if (!saved) return;
           setFlash(res, config, 'ok', c().applications.saved);
           res.redirect(303, `/admin/applications/${encodeURIComponent(params.clientId)}`);
         },
@@ -814,6 +795,10 @@ export function createConsoleRouter(deps: RouteDeps) {
           }
           if (!client.isActive) {
             setFlash(res, config, 'error', c().applications.rotateDeactivated);
+            return res.redirect(303, back);
+          }
+          if (client.type === 'public') {
+            setFlash(res, config, 'error', c().applications.publicNoRotate);
             return res.redirect(303, back);
           }
           const rotated = await clients.rotateClientSecret(ctx, client.clientId);
@@ -856,7 +841,7 @@ export function createConsoleRouter(deps: RouteDeps) {
               }),
             );
           }
-          await act(res, back, async () => {
+          await act(config, res, back, async () => {
             await clients.deactivateClient(ctx, params.clientId);
             return c().applications.deactivated;
           });
@@ -978,7 +963,7 @@ export function createConsoleRouter(deps: RouteDeps) {
               }),
             );
           }
-          await act(res, '/admin/signing-keys', async () => {
+          await act(config, res, '/admin/signing-keys', async () => {
             const { kid } = await rotateSigningKey(ctx);
             return c().keys.rotated(kid);
           });

@@ -176,6 +176,7 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
             csrf,
             requestId: info.request.id,
             clientName: info.client.name,
+            clientHost: info.client.registration === 'metadata_document' ? new URL(info.client.clientId).host : undefined,
             scopes: describeScopes(req.pageEnv!.t, info.scopes),
             userEmail: signedIn.email,
             uiLocales: query.ui_locales,

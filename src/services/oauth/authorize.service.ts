@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { DbOrTrx } from '../../db';
-import { findClientById, type OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
+import type { OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
 import { insertAuthorizationCode, type OidcRequestContext } from '../../db/repositories/oauth-codes.repo';
 import { findSessionById } from '../../db/repositories/sessions.repo';
 import { findGrant } from '../../db/repositories/oauth-grants.repo';
@@ -15,6 +15,7 @@ import { authorizeUrlAfterSignIn, needsFreshSignIn, parseOidcAuthorizeParams } f
 import { redirectUriMatches } from '../../lib/redirect-uri';
 import { OAuthError } from '../../errors';
 import { grantAllowed } from './client-policy';
+import { findClientForRequest } from './registration/client-metadata.service';
 import { permittedScopes, resolveTarget } from './resources.service';
 import { formatScope, isSubset, resolveRequestedScopes } from './scopes';
 
@@ -107,7 +108,9 @@ async function verifyClientAndRedirect(
   const clientId = single(query.client_id);
   if (!clientId.ok) return fail('client_id must be sent once');
   if (!clientId.value) return fail('client_id is required');
-  const client = clientId.value.length <= 200 ? await findClientById(ctx.db, clientId.value) : undefined;
+  // CONTRACT §13: an https client_id may be a Client ID Metadata Document, fetched here (never a redirect on failure).
+  const { client, refusal } = await findClientForRequest(ctx, clientId.value);
+  if (refusal) return fail(`The client's metadata document cannot be used: ${refusal}`);
   if (!client || !client.isActive) return fail('Unknown or inactive client');
 
   const redirectUri = single(query.redirect_uri);

@@ -1,9 +1,10 @@
-import { findClientById, type OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
+import type { OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
 import { OAuthError } from '../../errors';
 import { sha256Hex } from '../../lib/crypto';
 import type { ServiceContext } from '../context';
 import { clientAuthentication, type ClientEndpoint } from './client-policy';
 import { verifyClientSecret } from './client-secrets';
+import { findClientForRequest } from './registration/client-metadata.service';
 
 /** Compared against when the client is unknown, so that the answer takes the same time. */
 const DUMMY_SECRET_HASH = sha256Hex('no-such-client');
@@ -115,7 +116,9 @@ async function authenticate(
     clientSecret = bodySecret;
   }
 
-  const client = clientId.length <= 200 ? await findClientById(ctx.db, clientId) : undefined;
+  // CONTRACT §13: a metadata-document client is judged against its document (cached) at every endpoint, like at
+  // authorize; a document that can no longer be used makes it an unknown client.
+  const { client } = await findClientForRequest(ctx, clientId);
   // CONTRACT §12: a public client presents its client_id alone (token_endpoint_auth_method none).
   const judged = clientAuthentication(client?.type ?? 'confidential', { secret: clientSecret !== undefined }, options.endpoint);
   if (client?.isActive && judged.verdict === 'id_only') return client;

@@ -109,6 +109,14 @@ export async function getClient(ctx: ServiceContext, clientId: string): Promise<
 /** `isActive: false` deactivates: the client's sessions are revoked with it (CONTRACT §6), its unused codes and pending consents end. */
 export async function updateClient(ctx: ServiceContext, clientId: string, patch: Partial<ClientInput>): Promise<OAuthClientRow> {
   assertRedirectUrisAllowed(ctx, patch);
+  // CONTRACT §13: a metadata-document client is what its document says (the next fetch would undo an edit); admins
+  // may only deactivate or re-activate it.
+  const edited = Object.keys(patch).filter((k) => k !== 'isActive' && patch[k as keyof typeof patch] !== undefined);
+  if (edited.length > 0 && (await getClient(ctx, clientId)).registration === 'metadata_document') {
+    throw badRequest('Invalid client', [
+      { path: 'registration', message: 'this client is described by its Client ID Metadata Document: only is_active can be changed' },
+    ]);
+  }
   if (patch.redirectUris !== undefined || patch.grantTypes !== undefined || patch.allowedResources !== undefined) {
     const current = await getClient(ctx, clientId);
     await assertClientShape(ctx, {

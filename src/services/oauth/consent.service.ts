@@ -13,6 +13,7 @@ import { authorizationResponseUrl, errorRedirect, issueAuthorizationCode } from 
 import { redirectUriMatches } from '../../lib/redirect-uri';
 import { findApiResourceByIdentifier } from '../../db/repositories/api-resources.repo';
 import { permittedScopes } from './resources.service';
+import { clientRegistrationEnabled } from './registration/client-metadata.service';
 import { isSubset, parseScope, unionScopes } from './scopes';
 
 export interface ConsentInfo {
@@ -34,9 +35,9 @@ function assertFirstParty(principal: Principal): void {
  * authorize, but an admin may since have deactivated the client or removed the redirect URI or a scope. Nothing may
  * then be sent to that URI (RFC 6749 §3.1.2, §4.1.2.1), so such a request is answered like an unknown one.
  */
-async function clientStillAllowing(db: DbOrTrx, request: AuthorizationRequestRow): Promise<OAuthClientRow> {
+async function clientStillAllowing(ctx: ServiceContext, db: DbOrTrx, request: AuthorizationRequestRow): Promise<OAuthClientRow> {
   const client = await findClientById(db, request.clientId);
-  if (!client?.isActive) throw requestNotFound();
+  if (!client?.isActive || !clientRegistrationEnabled(ctx, client)) throw requestNotFound();
   if (!redirectUriMatches(client.redirectUris, request.redirectUri)) throw requestNotFound();
   // The API asked for must still exist and be allowed (CONTRACT §12); its scopes count with the client's.
   const resource = request.resource ? await findApiResourceByIdentifier(db, request.resource) : undefined;
@@ -49,7 +50,7 @@ export async function getConsentInfo(ctx: ServiceContext, principal: Principal, 
   assertFirstParty(principal);
   const request = await findPendingAuthorizationRequest(ctx.db, requestId, principal.userId, ctx.clock.now());
   if (!request) throw requestNotFound();
-  const client = await clientStillAllowing(ctx.db, request);
+  const client = await clientStillAllowing(ctx, ctx.db, request);
   return { request, client, scopes: parseScope(request.scope) };
 }
 
@@ -60,7 +61,7 @@ export async function approveAuthorization(ctx: ServiceContext, principal: Princ
   return withTransaction(ctx.db, async (trx) => {
     const request = await consumeAuthorizationRequest(trx, requestId, principal.userId, now);
     if (!request) throw requestNotFound();
-    const client = await clientStillAllowing(trx, request);
+    const client = await clientStillAllowing(ctx, trx, request);
     const requested = parseScope(request.scope);
     const existing = await findGrant(trx, principal.userId, client.clientId);
     const scopes = existing ? unionScopes(existing.scopes, requested) : requested;
@@ -92,7 +93,7 @@ export async function denyAuthorization(ctx: ServiceContext, principal: Principa
   return withTransaction(ctx.db, async (trx) => {
     const request = await consumeAuthorizationRequest(trx, requestId, principal.userId, now);
     if (!request) throw requestNotFound();
-    await clientStillAllowing(trx, request);
+    await clientStillAllowing(ctx, trx, request);
     return errorRedirect(ctx.config.oidcIssuer, request.redirectUri, 'access_denied', 'The user denied the request', request.state);
   });
 }

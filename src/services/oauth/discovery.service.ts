@@ -14,7 +14,7 @@ import { SUPPORTED_SCOPES } from './client-secrets';
  * §2 admits OpenID metadata): jwks_uri, the signing algorithms (a library otherwise expects RS256 only),
  * end_session_endpoint, and introspection_endpoint.
  */
-export function buildDiscoveryDocument(config: Pick<Config, 'baseUrl' | 'oidcIssuer'>) {
+export function buildDiscoveryDocument(config: Pick<Config, 'baseUrl' | 'oidcIssuer' | 'clientIdMetadataDocuments'>) {
   return {
     issuer: config.oidcIssuer,
     authorization_endpoint: `${config.baseUrl}/api/oauth/authorize`,
@@ -35,5 +35,7 @@ export function buildDiscoveryDocument(config: Pick<Config, 'baseUrl' | 'oidcIss
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: ['RS256', 'ES256'],
     authorization_response_iss_parameter_supported: true,
+    // CONTRACT §12/§13: announced only when on (an MCP client then sends its document URL as client_id).
+    ...(config.clientIdMetadataDocuments ? { client_id_metadata_document_supported: true } : {}),
   };
 }

@@ -27,7 +27,7 @@ export const OIDC_CLAIMS = [
  * OpenID Connect Discovery 1.0 (CONTRACT §9), served at /.well-known/openid-configuration and under
  * /api/oauth/.well-known/. Its issuer is OIDC_ISSUER (default BASE_URL), like the spec's RFC 8414 document (CONTRACT §11).
  */
-export function buildOpenIdConfiguration(config: Pick<Config, 'baseUrl' | 'oidcIssuer'>) {
+export function buildOpenIdConfiguration(config: Pick<Config, 'baseUrl' | 'oidcIssuer' | 'clientIdMetadataDocuments'>) {
   const api = `${config.baseUrl}/api/oauth`;
   return {
     issuer: config.oidcIssuer,
@@ -53,5 +53,7 @@ export function buildOpenIdConfiguration(config: Pick<Config, 'baseUrl' | 'oidcI
     prompt_values_supported: [...PROMPT_VALUES],
     // RFC 9207: authorization responses carry `iss` (authorize.service.ts).
     authorization_response_iss_parameter_supported: true,
+    // CONTRACT §12/§13: announced only when on (an MCP client then sends its document URL as client_id).
+    ...(config.clientIdMetadataDocuments ? { client_id_metadata_document_supported: true } : {}),
   };
 }

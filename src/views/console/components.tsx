@@ -36,12 +36,15 @@ export function Field(props: {
   name: string;
   label: string;
   value?: string;
-  type?: 'text' | 'email' | 'url' | 'search' | 'date';
+  type?: 'text' | 'email' | 'url' | 'search' | 'date' | 'number' | 'password';
   hint?: string;
   errors?: FieldErrors;
   required?: boolean;
   autocomplete?: string;
   id?: string;
+  /** Inputs of type number. */
+  min?: number;
+  max?: number;
 }) {
   const id = props.id ?? `f-${props.name}`;
   const error = props.errors?.[props.name];
@@ -56,6 +59,8 @@ export function Field(props: {
         value={props.value ?? ''}
         required={props.required}
         autocomplete={props.autocomplete}
+        min={props.min}
+        max={props.max}
         aria-describedby={describedBy}
         aria-invalid={error ? 'true' : undefined}
       />
@@ -104,11 +109,19 @@ export function Checkboxes(props: {
   options: Array<{ value: string; label?: string }>;
   checked: readonly string[];
   errors?: FieldErrors;
+  hint?: string;
 }) {
   const error = props.errors?.[props.name];
+  const describedBy =
+    [props.hint ? `f-${props.name}-hint` : '', error ? `f-${props.name}-error` : ''].filter(Boolean).join(' ') || undefined;
   return (
-    <fieldset aria-describedby={error ? `f-${props.name}-error` : undefined}>
+    <fieldset aria-describedby={describedBy}>
       <legend>{props.legend}</legend>
+      {props.hint ? (
+        <p class="hint" id={`f-${props.name}-hint`}>
+          {props.hint}
+        </p>
+      ) : null}
       {props.options.map((o) => (
         <div class="check">
           <input
@@ -124,6 +137,71 @@ export function Checkboxes(props: {
       {error ? (
         <p class="field-error" id={`f-${props.name}-error`}>
           <RefusalText value={error} />
+        </p>
+      ) : null}
+    </fieldset>
+  );
+}
+
+/** One checkbox that sends "true" when checked, with an optional hint. */
+export function Checkbox(props: { name: string; label: string; checked: boolean; hint?: string }) {
+  const id = `f-${props.name}`;
+  return (
+    <div class="check">
+      <input
+        type="checkbox"
+        id={id}
+        name={props.name}
+        value="true"
+        checked={props.checked}
+        aria-describedby={props.hint ? `${id}-hint` : undefined}
+      />
+      <label for={id}>{props.label}</label>
+      {props.hint ? (
+        <p class="hint" id={`${id}-hint`}>
+          {props.hint}
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
+/** A choice of one among a few (radio buttons in a fieldset), each with an optional hint. */
+export function Radios(props: {
+  name: string;
+  legend: string;
+  value: string;
+  options: Array<{ value: string; label: string; hint?: string }>;
+  errors?: FieldErrors;
+}) {
+  const error = props.errors?.[props.name];
+  return (
+    <fieldset aria-describedby={error ? `f-${props.name}-error` : undefined}>
+      <legend>{props.legend}</legend>
+      {props.options.map((o) => {
+        const id = `f-${props.name}-${o.value}`;
+        return (
+          <div class="check">
+            <input
+              type="radio"
+              id={id}
+              name={props.name}
+              value={o.value}
+              checked={props.value === o.value}
+              aria-describedby={o.hint ? `${id}-hint` : undefined}
+            />
+            <label for={id}>{o.label}</label>
+            {o.hint ? (
+              <p class="hint" id={`${id}-hint`}>
+                {o.hint}
+              </p>
+            ) : null}
+          </div>
+        );
+      })}
+      {error ? (
+        <p class="field-error" id={`f-${props.name}-error`}>
+          {error}
         </p>
       ) : null}
     </fieldset>

@@ -27,8 +27,9 @@ const CONSOLE_CSS = `
   .top-inner { max-width: 80rem; margin: 0 auto; padding: .5rem 1rem; display: flex; flex-wrap: wrap; gap: .5rem 1.5rem;
     align-items: center; }
   .brand { font-weight: 700; color: var(--fg); text-decoration: none; }
+  nav.main { order: 3; flex-basis: 100%; }
   nav.main ul { list-style: none; display: flex; flex-wrap: wrap; gap: .25rem; margin: 0; padding: 0; }
-  nav.main a { display: inline-block; padding: .35rem .6rem; border-radius: 6px; text-decoration: none; color: var(--fg); }
+  nav.main a { display: inline-block; white-space: nowrap; padding: .35rem .6rem; border-radius: 6px; text-decoration: none; color: var(--fg); }
   nav.main a[aria-current="page"] { background: var(--accent); color: var(--accent-fg); }
   .who { margin-left: auto; display: flex; gap: .75rem; align-items: center; flex-wrap: wrap; font-size: .9rem; }
   main { max-width: 80rem; margin: 0 auto; padding: 1.25rem 1rem 3rem; }
@@ -39,7 +40,7 @@ const CONSOLE_CSS = `
   label { display: block; font-weight: 600; margin: .9rem 0 .25rem; }
   .check label, label.check { display: inline; font-weight: 400; margin: 0 0 0 .35rem; }
   .check { margin: .35rem 0; }
-  input[type=email], input[type=password], input[type=text], input[type=search], input[type=date], input[type=url], select, textarea {
+  input[type=email], input[type=password], input[type=text], input[type=search], input[type=date], input[type=url], input[type=number], select, textarea {
     width: 100%; max-width: 36rem; padding: .5rem .65rem; font: inherit; color: var(--fg); background: var(--bg);
     border: 1px solid var(--border); border-radius: 6px; }
   textarea { min-height: 5rem; }
@@ -56,7 +57,7 @@ const CONSOLE_CSS = `
   .field-error { color: var(--danger); margin: .25rem 0 0; font-size: .95rem; }
   .ok { border: 1px solid var(--ok); border-radius: 6px; padding: .5rem .75rem; }
   .muted { color: var(--muted); }
-  .hint { color: var(--muted); font-size: .9rem; margin: .2rem 0 0; }
+  .hint { color: var(--muted); font-size: .9rem; margin: .2rem 0 0; max-width: 48rem; }
   .inline { display: inline; }
   .cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(10rem, 1fr)); gap: .75rem; margin: 0 0 1.5rem;
     padding: 0; list-style: none; }
@@ -92,9 +93,15 @@ const CONSOLE_CSS = `
   .swatch { display: inline-block; width: .8rem; height: .8rem; margin-right: .3rem; vertical-align: -1px; border-radius: 2px; }
   .swatch.succeeded { background: var(--accent); }
   .swatch.failed { background: var(--danger); }
+  ul.choices { list-style: none; padding: 0; margin: 0 0 1rem; display: grid; gap: .75rem; max-width: 48rem; }
+  ul.choices li { border: 1px solid var(--border); border-radius: 8px; padding: .75rem 1rem; }
+  ul.choices a { font-weight: 600; display: block; }
+  .secret-box { border: 1px solid var(--ok); border-radius: 8px; padding: .75rem 1rem; max-width: 48rem; margin-bottom: 1rem; }
   section.panel { border-top: 1px solid var(--border); margin-top: 1.5rem; }
   @media (max-width: 40rem) {
     .who { margin-left: 0; }
+    nav.main { position: relative; overflow-x: auto; margin: 0 -1rem; padding: 0 1rem .25rem; }
+    nav.main ul { flex-wrap: nowrap; }
     table.collapse, table.collapse caption, table.collapse tbody, table.collapse tr, table.collapse td { display: block; }
     table.collapse thead { position: absolute; left: -10000px; }
     table.collapse tr { border-bottom: 1px solid var(--border); padding: .5rem 0; }
@@ -105,7 +112,8 @@ const CONSOLE_CSS = `
   }
 `;
 
-export type ConsoleSection = 'overview' | 'users' | 'roles' | 'applications' | 'audit' | 'signing-keys' | 'settings';
+export type ConsoleSection =
+  'overview' | 'users' | 'roles' | 'applications' | 'resources' | 'identity-providers' | 'webhooks' | 'audit' | 'signing-keys' | 'settings';
 
 type NavLabel = keyof Messages['console']['nav'];
 
@@ -114,6 +122,9 @@ const NAV: Array<{ id: ConsoleSection; href: string; label: NavLabel }> = [
   { id: 'users', href: '/admin/users', label: 'users' },
   { id: 'roles', href: '/admin/roles', label: 'roles' },
   { id: 'applications', href: '/admin/applications', label: 'applications' },
+  { id: 'resources', href: '/admin/api-resources', label: 'resources' },
+  { id: 'identity-providers', href: '/admin/identity-providers', label: 'identityProviders' },
+  { id: 'webhooks', href: '/admin/webhooks', label: 'webhooks' },
   { id: 'audit', href: '/admin/audit', label: 'audit' },
   { id: 'signing-keys', href: '/admin/signing-keys', label: 'signingKeys' },
   { id: 'settings', href: '/admin/settings', label: 'settings' },

@@ -19,6 +19,8 @@ import {
   Field,
   Pagination,
   PostForm,
+  Radios,
+  RefusalText,
   Select,
   Table,
   TextArea,
@@ -449,29 +451,67 @@ export function renderRoleForm(
   );
 }
 
-export function renderApplications(frame: ConsoleFrame, data: { clients: OAuthClientRow[] }): string {
+/** A client as the console shows it; `registration` says how it came to exist (CONTRACT §13). */
+export type ConsoleClient = OAuthClientRow;
+
+const clientTypeLabel = (type: string) => {
+  const ap = c().applications;
+  return type === 'confidential' ? ap.confidential : type === 'public' ? ap.public : type;
+};
+
+/** The grant types of CONTRACT §12 as the form offers them, in the page's language. */
+export function grantTypeOptions(): Array<{ value: string; label: string }> {
+  const ap = c().applications;
+  return [
+    { value: 'authorization_code', label: ap.grantAuthorizationCode },
+    { value: 'refresh_token', label: ap.grantRefreshToken },
+    { value: 'client_credentials', label: ap.grantClientCredentials },
+    { value: 'urn:ietf:params:oauth:grant-type:device_code', label: ap.grantDeviceCode },
+  ];
+}
+
+const grantLabel = (g: string) => (g === 'urn:ietf:params:oauth:grant-type:device_code' ? 'device_code' : g);
+
+export function renderApplications(frame: ConsoleFrame, data: { clients: ConsoleClient[]; canWrite: boolean }): string {
   const { applications: ap, common: k } = c();
   return renderConsole(
     frame,
     <>
       <h1>{ap.title}</h1>
-      <p>
-        <a class="button" href="/admin/applications/new">
-          {ap.create}
-        </a>
-      </p>
+      {data.canWrite ? (
+        <p>
+          <a class="button" href="/admin/applications/new">
+            {ap.create}
+          </a>
+        </p>
+      ) : null}
       <Table
         caption={ap.caption}
         rows={data.clients}
         empty={
-          <>
-            {ap.noneYet} <a href="/admin/applications/new">{ap.createOne}</a>.
-          </>
+          data.canWrite ? (
+            <>
+              {ap.noneYet} <a href="/admin/applications/new">{ap.createOne}</a>.
+            </>
+          ) : (
+            ap.noneYetPlain
+          )
         }
         columns={[
           { label: k.name, cell: (c) => <a href={`/admin/applications/${encodeURIComponent(c.clientId)}`}>{c.name}</a> },
           { label: ap.clientId, wrap: true, cell: (c) => <code>{c.clientId}</code> },
-          { label: ap.redirectUris, wrap: true, cell: (c) => c.redirectUris.join(' ') },
+          {
+            label: ap.type,
+            cell: (c) => (
+              <>
+                {clientTypeLabel(c.type)}
+                {c.registration === 'dynamic' ? <span class="muted"> · {ap.selfRegistered}</span> : null}
+                {c.registration === 'metadata_document' ? <span class="muted"> · {ap.metadataDocument}</span> : null}
+              </>
+            ),
+          },
+          { label: ap.grantTypes, cell: (c) => c.grantTypes.map(grantLabel).join(', ') },
+          { label: ap.redirectUris, wrap: true, cell: (c) => dash(c.redirectUris.join(' ')) },
           { label: k.status, cell: (c) => <Badge on={c.isActive} yes={k.active} no={k.deactivated} /> },
         ]}
       />
@@ -479,27 +519,31 @@ export function renderApplications(frame: ConsoleFrame, data: { clients: OAuthCl
   );
 }
 
-/** The fields of an application form; new client kinds (type, grant types, resources) add entries here and in the schema. */
+/** The fields of an application form (mapped onto the API body in one place: `asClientBody` in the router). */
 export interface ApplicationValues {
   name: string;
+  type: string;
+  grant_types: string[];
   redirect_uris: string;
   post_logout_redirect_uris: string;
   scopes: string[];
+  allowed_resources: string[];
 }
 
 export function renderApplicationForm(
   frame: ConsoleFrame,
   data: {
-    client?: OAuthClientRow;
+    client?: ConsoleClient;
     values: ApplicationValues;
     errors: FieldErrors;
     scopes: readonly string[];
+    resources: ReadonlyArray<{ identifier: string; name: string }>;
     may: { write: boolean; rotate: boolean; delete: boolean };
   },
 ): string {
   const c = data.client;
   const base = c ? `/admin/applications/${encodeURIComponent(c.clientId)}` : '/admin/applications';
-  const { applications: ap, common: k } = pageEnv().t.console;
+  const { applications: ap, common: k, nav } = pageEnv().t.console;
   return renderConsole(
     frame,
     <>
@@ -511,6 +555,19 @@ export function renderApplicationForm(
         <Facts
           items={[
             [ap.clientId, <CopyValue id="client-id" label={ap.clientIdLower} value={c.clientId} />],
+            [ap.type, ap.typeFact(clientTypeLabel(c.type), c.type === 'public')],
+            ...(c.registration
+              ? [
+                  [
+                    ap.registered,
+                    c.registration === 'dynamic'
+                      ? ap.registeredDynamic
+                      : c.registration === 'metadata_document'
+                        ? ap.registeredMetadata
+                        : ap.registeredAdmin,
+                  ] as [string, string],
+                ]
+              : []),
             [k.status, <Badge on={c.isActive} yes={k.active} no={k.deactivated} />],
             [k.created, <Time at={c.createdAt} />],
           ]}
@@ -519,12 +576,31 @@ export function renderApplicationForm(
       {data.may.write ? (
         <PostForm action={base} csrf={frame.csrf}>
           <Field name="name" label={k.name} value={data.values.name} errors={data.errors} required hint={ap.nameHint} />
+          {c ? null : (
+            <Radios
+              name="type"
+              legend={ap.kind}
+              value={data.values.type}
+              errors={data.errors}
+              options={[
+                { value: 'confidential', label: ap.kindConfidential, hint: ap.kindConfidentialHint },
+                { value: 'public', label: ap.kindPublic, hint: ap.kindPublicHint },
+              ]}
+            />
+          )}
+          <Checkboxes
+            name="grant_types"
+            legend={ap.grantTypes}
+            options={grantTypeOptions()}
+            checked={data.values.grant_types}
+            errors={data.errors}
+          />
           <TextArea
             name="redirect_uris"
             label={ap.redirectUris}
             value={data.values.redirect_uris}
             errors={data.errors}
-            hint={ap.redirectHint}
+            hint={ap.redirectHintLong}
           />
           <TextArea
             name="post_logout_redirect_uris"
@@ -540,14 +616,44 @@ export function renderApplicationForm(
             checked={data.values.scopes}
             errors={data.errors}
           />
+          {data.resources.length ? (
+            <Checkboxes
+              name="allowed_resources"
+              legend={ap.resourcesLegend}
+              hint={ap.resourcesHint}
+              options={data.resources.map((r) => ({ value: r.identifier, label: `${r.name} — ${r.identifier}` }))}
+              checked={data.values.allowed_resources}
+              errors={data.errors}
+            />
+          ) : (
+            <p class="hint">
+              {ap.noResourcesBefore} <a href="/admin/api-resources/new">{ap.noResourcesLink}</a> {ap.noResourcesAfter}
+            </p>
+          )}
+          {data.errors._form ? (
+            <p class="field-error" role="alert">
+              <RefusalText value={data.errors._form} />
+            </p>
+          ) : null}
           <Actions>
             <button type="submit">{c ? ap.save : ap.createButton}</button>
           </Actions>
         </PostForm>
-      ) : null}
+      ) : (
+        <Facts
+          items={[
+            [ap.grantTypes, c ? c.grantTypes.map(grantLabel).join(', ') : '—'],
+            [ap.redirectUris, c ? dash(c.redirectUris.join(' ')) : '—'],
+            [ap.scopes, c ? c.scopes.join(' ') : '—'],
+            [nav.resources, c ? dash(c.allowedResources.join(' ')) : '—'],
+          ]}
+        />
+      )}
       {c && c.isActive ? (
         <Actions>
-          {data.may.rotate ? <ActionButton action={`${base}/rotate`} csrf={frame.csrf} label={ap.rotate} danger /> : null}
+          {data.may.rotate && c.type === 'confidential' ? (
+            <ActionButton action={`${base}/rotate`} csrf={frame.csrf} label={ap.rotate} danger />
+          ) : null}
           {data.may.delete ? <ActionButton action={`${base}/deactivate`} csrf={frame.csrf} label={ap.deactivate} danger /> : null}
         </Actions>
       ) : null}
@@ -558,10 +664,19 @@ export function renderApplicationForm(
 /** The one page that shows a client secret: the answer to the create or rotate post itself, never cached or redirected to. */
 export function renderSecretOnce(
   frame: ConsoleFrame,
-  data: { heading: string; client: OAuthClientRow; secret?: string; issuer: string; discoveryUrl: string },
+  data: { heading: string; client: ConsoleClient; secret?: string; issuer: string; discoveryUrl: string },
 ): string {
   const c = data.client;
   const ap = pageEnv().t.console.applications;
+  const settings: Array<[string, ComponentChildren]> = [
+    [ap.issuer, <CopyValue id="issuer" label={ap.issuerLower} value={data.issuer} />],
+    [ap.discoveryUrl, <CopyValue id="discovery" label={ap.discoveryUrlLower} value={data.discoveryUrl} />],
+    [ap.clientId, <CopyValue id="client-id" label={ap.clientIdLower} value={c.clientId} />],
+  ];
+  if (data.secret) settings.push([ap.clientSecret, <CopyValue id="client-secret" label={ap.clientSecretLower} value={data.secret} />]);
+  if (c.redirectUris[0]) settings.push([ap.redirectUri, <CopyValue id="redirect-uri" label={ap.redirectUriLower} value={c.redirectUris[0]} />]);
+  settings.push([ap.scopes, c.scopes.join(' ')], [ap.grantTypes, c.grantTypes.map(grantLabel).join(', ')]);
+  if (c.type === 'public') settings.push([ap.tokenAuth, ap.tokenAuthNone]);
   return renderConsole(
     frame,
     <>
@@ -570,23 +685,7 @@ export function renderSecretOnce(
         {data.secret ? ap.copySecretNow : ap.publicNoSecret}
       </p>
       <h2>{ap.settingsHeading}</h2>
-      <Facts
-        items={[
-          [ap.issuer, <CopyValue id="issuer" label={ap.issuerLower} value={data.issuer} />],
-          [ap.discoveryUrl, <CopyValue id="discovery" label={ap.discoveryUrlLower} value={data.discoveryUrl} />],
-          [ap.clientId, <CopyValue id="client-id" label={ap.clientIdLower} value={c.clientId} />],
-          ...(data.secret
-            ? [
-                [ap.clientSecret, <CopyValue id="client-secret" label={ap.clientSecretLower} value={data.secret} />] as [
-                  string,
-                  ComponentChildren,
-                ],
-              ]
-            : []),
-          [ap.redirectUri, <CopyValue id="redirect-uri" label={ap.redirectUriLower} value={c.redirectUris[0] ?? ''} />],
-          [ap.scopes, c.scopes.join(' ')],
-        ]}
-      />
+      <Facts items={settings} />
       <p>
         <a href={`/admin/applications/${encodeURIComponent(c.clientId)}`}>{data.secret ? ap.copiedContinue : ap.continue}</a>
       </p>
