@@ -674,7 +674,8 @@ export function renderSecretOnce(
     [ap.clientId, <CopyValue id="client-id" label={ap.clientIdLower} value={c.clientId} />],
   ];
   if (data.secret) settings.push([ap.clientSecret, <CopyValue id="client-secret" label={ap.clientSecretLower} value={data.secret} />]);
-  if (c.redirectUris[0]) settings.push([ap.redirectUri, <CopyValue id="redirect-uri" label={ap.redirectUriLower} value={c.redirectUris[0]} />]);
+  if (c.redirectUris[0])
+    settings.push([ap.redirectUri, <CopyValue id="redirect-uri" label={ap.redirectUriLower} value={c.redirectUris[0]} />]);
   settings.push([ap.scopes, c.scopes.join(' ')], [ap.grantTypes, c.grantTypes.map(grantLabel).join(', ')]);
   if (c.type === 'public') settings.push([ap.tokenAuth, ap.tokenAuthNone]);
   return renderConsole(
