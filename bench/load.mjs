@@ -78,11 +78,14 @@ function runLoops(job, windows) {
   const measureFrom = started + warmupMs;
   const end = measureFrom + durationMs;
   const stats = { latencies: [], count: 0, bad: 0, failures: {} };
+  // `paths`: each request takes the next path of the list in turn (pages of one kind with different filters).
+  let nextPath = 0;
+  const pathOf = () => (job.paths ? job.paths[nextPath++ % job.paths.length] : url.pathname + url.search);
   const send = (body) =>
     new Promise((resolve) => {
       const t0 = performance.now();
       const req = http.request(
-        { agent, host: url.hostname, port: url.port, path: url.pathname + url.search, method: job.method ?? 'GET', headers: job.headers },
+        { agent, host: url.hostname, port: url.port, path: pathOf(), method: job.method ?? 'GET', headers: job.headers },
         (res) => {
           const chunks = [];
           res.on('data', (c) => chunks.push(c));

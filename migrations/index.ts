@@ -13,6 +13,7 @@ import * as addClientTypesAndDeviceGrant from './20261126140000_add_client_types
 import * as createWebhooks from './20261126160000_create_webhooks';
 import * as createIdentityProviders from './20261126170000_create_identity_providers';
 import * as addMetadataDocumentRegistration from './20261126190000_add_metadata_document_registration';
+import * as addConsoleScaleIndexes from './20261126200000_add_console_scale_indexes';
 
 /**
  * Migrations are listed here (in order) rather than discovered on disk, so that the same list runs under
@@ -33,6 +34,7 @@ const MIGRATIONS: Array<[string, Knex.Migration]> = [
   ['20261126160000_create_webhooks', createWebhooks],
   ['20261126170000_create_identity_providers', createIdentityProviders],
   ['20261126190000_add_metadata_document_registration', addMetadataDocumentRegistration],
+  ['20261126200000_add_console_scale_indexes', addConsoleScaleIndexes],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Knex.Migration]> = {

@@ -536,6 +536,13 @@ export const de: Messages = {
       detail: 'Detail:',
       nothingChanged: 'Nichts geändert.',
     },
+    countLine: (what: 'users' | 'events', n: number, shown: string, kind: 'exact' | 'about' | 'more-than', filtered: boolean) => {
+      const one = kind === 'exact' && plural(n, { one: 'one', other: 'other' }) === 'one';
+      const noun = what === 'users' ? 'Benutzer' : one ? 'Ereignis' : 'Ereignisse';
+      const match = filtered ? (one ? ' passt' : ' passen') : '';
+      const prefix = kind === 'about' ? 'Etwa ' : kind === 'more-than' ? 'Mehr als ' : '';
+      return `${prefix}${shown} ${noun}${match}`;
+    },
     errors: {
       notAllowed: 'Nicht erlaubt',
       adminsOnly: 'Die Verwaltungskonsole ist für Administratoren. Bitten Sie einen Administrator, wenn Sie Zugang brauchen.',

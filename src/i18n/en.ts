@@ -515,6 +515,14 @@ export const en = {
       detail: 'Detail:',
       nothingChanged: 'Nothing changed.',
     },
+    /** "12 users", "About 1,200 events match" (the count of a filtered list; approximate counts are plural). */
+    countLine: (what: 'users' | 'events', n: number, shown: string, kind: 'exact' | 'about' | 'more-than', filtered: boolean) => {
+      const one = kind === 'exact' && plural(n, { one: 'one', other: 'other' }) === 'one';
+      const noun = what === 'users' ? (one ? 'user' : 'users') : one ? 'event' : 'events';
+      const match = filtered ? (one ? ' matches' : ' match') : '';
+      const prefix = kind === 'about' ? 'About ' : kind === 'more-than' ? 'More than ' : '';
+      return `${prefix}${shown} ${noun}${match}`;
+    },
     errors: {
       notAllowed: 'Not allowed',
       adminsOnly: 'The administration console is for administrators. Ask an administrator if you need access.',

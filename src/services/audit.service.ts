@@ -1,50 +1,123 @@
-import { deleteAuditEventsBefore, listAuditEvents, type AuditEventFilter, type AuditEventRow } from '../db/repositories/audit-events.repo';
+import {
+  countAuditEventsCapped,
+  deleteAuditEventsBefore,
+  listAuditEvents,
+  type AuditEventFilter,
+  type AuditEventRow,
+} from '../db/repositories/audit-events.repo';
+import { estimateRowCount } from '../db/repositories/table-estimates.repo';
 import { badRequest } from '../errors';
 import { addSeconds } from '../lib/clock';
 import type { ServiceContext } from './context';
+import { cappedCount, COUNT_CAP, unfilteredCount, type ListCount } from './list-count';
 
 export interface AuditPage {
   events: AuditEventRow[];
   /** Pass as `cursor` to get the next (older) page; null on the last page. */
   nextCursor: string | null;
+  /** Pass as `before` to get the previous (newer) page; null on the first page. The console's "Previous page". */
+  prevCursor: string | null;
 }
 
 const CURSOR = /^[1-9][0-9]{0,18}$/;
 
-/** The cursor is the id of the last event on a page, opaque to clients (base64url). */
-function decodeCursor(cursor: string | undefined): string | undefined {
+/** A cursor is the id of an event on a page, opaque to clients (base64url). */
+function decodeCursor(cursor: string | undefined, path: string): string | undefined {
   if (cursor === undefined) return undefined;
   const id = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!CURSOR.test(id)) throw badRequest('Query is invalid', [{ path: 'cursor', message: 'cursor is not one this server gave out' }]);
+  if (!CURSOR.test(id)) throw badRequest('Query is invalid', [{ path, message: 'cursor is not one this server gave out' }]);
   return id;
 }
 
-async function page(ctx: ServiceContext, filter: AuditEventFilter, cursor: string | undefined, limit: number): Promise<AuditPage> {
-  const beforeId = decodeCursor(cursor);
-  // Events this instance emitted are written in the background: let them land first (read your own writes).
-  await ctx.events.idle?.();
-  const rows = await listAuditEvents(ctx.db, { ...filter, beforeId }, limit + 1);
-  const events = rows.slice(0, limit);
-  const last = events[events.length - 1];
-  return { events, nextCursor: rows.length > limit && last ? Buffer.from(last.id, 'utf8').toString('base64url') : null };
+const encodeCursor = (e: AuditEventRow | undefined) => (e ? Buffer.from(e.id, 'utf8').toString('base64url') : null);
+
+/** Where a page starts: after `cursor` (the next page), before `before` (the previous page), or at the top. */
+export interface PageCursors {
+  cursor?: string;
+  before?: string;
 }
 
+async function page(ctx: ServiceContext, filter: AuditEventFilter, cursors: PageCursors, limit: number): Promise<AuditPage> {
+  const beforeId = decodeCursor(cursors.cursor, 'cursor');
+  const afterId = cursors.cursor === undefined ? decodeCursor(cursors.before, 'before') : undefined;
+  // Events this instance emitted are written in the background: let them land first (read your own writes).
+  await ctx.events.idle?.();
+  if (afterId !== undefined) {
+    // The page before: the `limit` events just newer than the cursor; fewer than a page newer means the first page.
+    const rows = await listAuditEvents(ctx.db, { ...filter, afterId }, limit + 1);
+    if (rows.length > limit) {
+      const events = rows.slice(1);
+      return { events, nextCursor: encodeCursor(events[events.length - 1]), prevCursor: encodeCursor(events[0]) };
+    }
+    return page(ctx, filter, {}, limit);
+  }
+  const rows = await listAuditEvents(ctx.db, { ...filter, beforeId }, limit + 1);
+  const events = rows.slice(0, limit);
+  return {
+    events,
+    nextCursor: rows.length > limit ? encodeCursor(events[events.length - 1]) : null,
+    prevCursor: beforeId !== undefined ? encodeCursor(events[0]) : null,
+  };
+}
+
+export interface AuditSearch {
+  actor?: string;
+  subject?: string;
+  types?: string[];
+  from?: Date;
+  to?: Date;
+  cursor?: string;
+  /** The console's previous page (a `prevCursor`); the API has only `cursor`. */
+  before?: string;
+  limit: number;
+}
+
+const filterOf = (query: AuditSearch): AuditEventFilter => ({
+  actorId: query.actor,
+  subjectId: query.subject,
+  types: query.types,
+  from: query.from,
+  to: query.to,
+});
+
 /** GET /api/admin/audit-events: newest first, filtered by actor, subject, types and time range. */
-export async function searchAuditEvents(
-  ctx: ServiceContext,
-  query: { actor?: string; subject?: string; types?: string[]; from?: Date; to?: Date; cursor?: string; limit: number },
-): Promise<AuditPage> {
-  return page(
-    ctx,
-    { actorId: query.actor, subjectId: query.subject, types: query.types, from: query.from, to: query.to },
-    query.cursor,
-    query.limit,
-  );
+export async function searchAuditEvents(ctx: ServiceContext, query: AuditSearch): Promise<AuditPage> {
+  return page(ctx, filterOf(query), { cursor: query.cursor, before: query.before }, query.limit);
+}
+
+/**
+ * How many events the filter matches, for the console: the table's estimate without a filter (a count of a million
+ * rows is a scan), else a count that stops at COUNT_CAP.
+ */
+export async function countAuditEvents(ctx: ServiceContext, query: AuditSearch): Promise<ListCount> {
+  const filter = filterOf(query);
+  const count = async () => countAuditEventsCapped(ctx.db, filter, COUNT_CAP);
+  const unfiltered = Object.values(filter).every((v) => v === undefined || (Array.isArray(v) && v.length === 0));
+  return unfiltered ? unfilteredCount(() => estimateRowCount(ctx.db, 'audit_events'), count) : cappedCount(await count());
+}
+
+/** Rows per query of the CSV export: large enough that a million rows is a thousand short queries. */
+export const EXPORT_BATCH = 1000;
+
+/**
+ * Every event the filter matches, newest first, batch after batch by keyset (each batch one short query; nothing
+ * is held in memory but the current batch): the console's CSV export.
+ */
+export async function* exportAuditEvents(ctx: ServiceContext, query: AuditSearch, batch = EXPORT_BATCH): AsyncGenerator<AuditEventRow[]> {
+  const filter = filterOf(query);
+  await ctx.events.idle?.();
+  let beforeId: string | undefined;
+  for (;;) {
+    const rows = await listAuditEvents(ctx.db, { ...filter, beforeId }, batch);
+    if (rows.length > 0) yield rows;
+    if (rows.length < batch) return;
+    beforeId = rows[rows.length - 1]!.id;
+  }
 }
 
 /** GET /api/auth/activity: the security events a user did or that concern them, newest first. */
 export async function listOwnActivity(ctx: ServiceContext, userId: string, query: { cursor?: string; limit: number }): Promise<AuditPage> {
-  return page(ctx, { involving: userId }, query.cursor, query.limit);
+  return page(ctx, { involving: userId }, { cursor: query.cursor }, query.limit);
 }
 
 /** Rows per DELETE of the retention pruning. */

@@ -3,12 +3,14 @@ import { countEventsPerDay } from '../db/repositories/audit-events.repo';
 import { countUnusedRecoveryCodes } from '../db/repositories/mfa-recovery-codes.repo';
 import { findTotp } from '../db/repositories/mfa-totp.repo';
 import { findSessionById, listActiveSessionsOfUser, revokeSession, type SessionRow } from '../db/repositories/sessions.repo';
-import { findUserById, searchUsers, type UserSearch } from '../db/repositories/users.repo';
+import { countUsersCapped, findUserById, searchUsers, type UserFilter, type UserRow } from '../db/repositories/users.repo';
+import { estimateRowCount } from '../db/repositories/table-estimates.repo';
 import { listPasskeysOfUser, type PasskeyRow } from '../db/repositories/webauthn-credentials.repo';
 import { listActiveRolesOfUsers } from '../db/repositories/user-roles.repo';
 import { forbidden, notFound } from '../errors';
 import type { ServiceContext } from './context';
 import { sendSetPasswordEmail } from './email-links.service';
+import { cappedCount, COUNT_CAP, unfilteredCount, type ListCount } from './list-count';
 import type { Actor } from './rbac-policy';
 import { assertMayManageUser, assertMayTakeOverUser, type UserWithRoles } from './role-assignment.service';
 
@@ -18,15 +20,51 @@ import { assertMayManageUser, assertMayTakeOverUser, type UserWithRoles } from '
  * its audit event, as the API's changes do.
  */
 
-/** The console's user list: search, status and admin-tier filters, newest first, `limit` a page. */
-export async function findUsers(ctx: ServiceContext, query: UserSearch): Promise<{ users: UserWithRoles[]; hasNext: boolean }> {
-  const rows = await searchUsers(ctx.db, query);
-  const page = rows.slice(0, query.limit);
+export interface UsersPage {
+  users: UserWithRoles[];
+  /** Pass as `cursor` for the next (older) page; null on the last page. */
+  nextCursor: string | null;
+  /** Pass as `before` for the previous (newer) page; null on the first page. */
+  prevCursor: string | null;
+}
+
+/**
+ * The console's user list: search, status and admin-tier filters, newest first, `limit` a page, by keyset (the
+ * cursors are user ids): after `cursor` (the next page), before `before` (the previous page), or from the top.
+ */
+export async function findUsers(
+  ctx: ServiceContext,
+  query: UserFilter & { cursor?: string; before?: string; limit: number },
+): Promise<UsersPage> {
+  const { cursor, before, limit, ...filter } = query;
+  let rows: UserRow[];
+  let nextCursor: string | null;
+  let prevCursor: string | null;
+  if (cursor === undefined && before !== undefined) {
+    rows = await searchUsers(ctx.db, { ...filter, limit, beforeId: before });
+    // Fewer than a page before the cursor: that is the first page.
+    if (rows.length <= limit) return findUsers(ctx, { ...filter, limit });
+    rows = rows.slice(1);
+    nextCursor = rows[rows.length - 1]!.id;
+    prevCursor = rows[0]!.id;
+  } else {
+    const found = await searchUsers(ctx.db, { ...filter, limit, afterId: cursor });
+    rows = found.slice(0, limit);
+    nextCursor = found.length > limit ? rows[rows.length - 1]!.id : null;
+    prevCursor = cursor !== undefined && rows.length > 0 ? rows[0]!.id : null;
+  }
   const roles = await listActiveRolesOfUsers(
     ctx.db,
-    page.map((u) => u.id),
+    rows.map((u) => u.id),
   );
-  return { users: page.map((user) => ({ user, roles: roles.get(user.id) ?? [] })), hasNext: rows.length > query.limit };
+  return { users: rows.map((user) => ({ user, roles: roles.get(user.id) ?? [] })), nextCursor, prevCursor };
+}
+
+/** How many users the filters match: the table's estimate without a filter, else a count that stops at COUNT_CAP. */
+export async function countFoundUsers(ctx: ServiceContext, filter: UserFilter): Promise<ListCount> {
+  const count = async () => countUsersCapped(ctx.db, filter, COUNT_CAP);
+  const unfiltered = !filter.search && !filter.status && !filter.holdingRoles?.length;
+  return unfiltered ? unfilteredCount(() => estimateRowCount(ctx.db, 'users'), count) : cappedCount(await count());
 }
 
 export async function listSessionsOfUser(ctx: ServiceContext, userId: string): Promise<SessionRow[]> {

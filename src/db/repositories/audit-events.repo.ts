@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import type { DbOrTrx } from '..';
 
 export interface AuditEventRow {
@@ -81,25 +82,97 @@ export interface AuditEventFilter {
   types?: readonly string[];
   from?: Date;
   to?: Date;
-  /** Only events older (smaller id) than this one: the cursor of the previous page. */
-  beforeId?: string;
 }
 
-/** Newest first; one more row than `limit` tells the caller whether another page exists. */
-export async function listAuditEvents(db: DbOrTrx, filter: AuditEventFilter, limit: number): Promise<AuditEventRow[]> {
-  const q = db<AuditEventRecord>('audit_events').select('*').orderBy('id', 'desc').limit(limit);
-  if (filter.actorId !== undefined) q.where('actor_id', filter.actorId);
-  if (filter.subjectId !== undefined) q.where('subject_id', filter.subjectId);
-  if (filter.involving !== undefined) {
-    const who = filter.involving;
-    q.where((w) => w.where('actor_id', who).orWhere('subject_id', who));
-  }
-  if (filter.types?.length) q.whereIn('type', filter.types);
-  if (filter.from) q.where('occurred_at', '>=', filter.from);
-  if (filter.to) q.where('occurred_at', '<', filter.to);
-  if (filter.beforeId !== undefined) q.where('id', '<', filter.beforeId);
-  const rows = (await q) as AuditEventRecord[];
-  return rows.map(toAuditEventRow);
+export interface AuditEventQuery extends AuditEventFilter {
+  /** Keyset cursor: only events after this one in the list order (older); the next page. */
+  beforeId?: string;
+  /** Keyset cursor: only events before this one in the list order (newer); the previous page. */
+  afterId?: string;
+}
+
+/**
+ * The filter as a union of index range scans. An OR (several types; actor or subject) is one branch per value,
+ * each answered in list order by its own index (audit_events_{type,actor,subject}_time_idx on (x, occurred_at,
+ * id)); the other conditions apply to every branch. A row of the second `involving` branch whose actor is the
+ * user is already in the first, so it is left out there (no duplicates).
+ */
+function branches(db: DbOrTrx, f: AuditEventFilter): Knex.QueryBuilder[] {
+  const who: Array<(q: Knex.QueryBuilder) => void> =
+    f.involving === undefined
+      ? [() => undefined]
+      : [
+          (q) => q.where('actor_id', f.involving!),
+          (q) => q.where('subject_id', f.involving!).where((w) => w.whereNull('actor_id').orWhereNot('actor_id', f.involving!)),
+        ];
+  const types: Array<string | undefined> = f.types?.length ? [...new Set(f.types)] : [undefined];
+  return who.flatMap((byWho) =>
+    types.map((type) => {
+      const q = db<AuditEventRecord>('audit_events');
+      byWho(q);
+      if (type !== undefined) q.where('type', type);
+      if (f.actorId !== undefined) q.where('actor_id', f.actorId);
+      if (f.subjectId !== undefined) q.where('subject_id', f.subjectId);
+      if (f.from) q.where('occurred_at', '>=', f.from);
+      if (f.to) q.where('occurred_at', '<', f.to);
+      return q;
+    }),
+  );
+}
+
+const CURSOR_ID = /^[1-9][0-9]{0,18}$/;
+
+/**
+ * Newest first, by keyset on (occurred_at, id) — the time the event happened, the id breaking ties — so that a time
+ * range and every filter are index range scans and deep pages cost what the first costs. Returns up to `limit` rows
+ * in list order, after `beforeId` (older), before `afterId` (newer) or from the top; ask for one more than a page
+ * to learn whether another follows. A cursor naming an event that is gone (pruned) gives no rows.
+ */
+export async function listAuditEvents(db: DbOrTrx, query: AuditEventQuery, limit: number): Promise<AuditEventRow[]> {
+  const backwards = query.afterId !== undefined;
+  const cursor = query.afterId ?? query.beforeId;
+  if (cursor !== undefined && !CURSOR_ID.test(cursor)) return [];
+  const order = backwards ? 'asc' : 'desc';
+  const ordered = (q: Knex.QueryBuilder) =>
+    q.orderBy([
+      { column: 'occurred_at', order },
+      { column: 'id', order },
+    ]);
+  const parts = branches(db, query).map((q) => {
+    if (cursor !== undefined) {
+      q.whereRaw(`(occurred_at, id) ${backwards ? '>' : '<'} ((select c.occurred_at from audit_events c where c.id = ?), ?::bigint)`, [
+        cursor,
+        cursor,
+      ]);
+    }
+    return ordered(q.select('*')).limit(limit);
+  });
+  const q =
+    parts.length === 1
+      ? parts[0]!
+      : ordered(
+          db
+            .select('*')
+            .from(db.raw(`(${parts.map(() => '(?)').join(' union all ')}) as e`, parts))
+            .limit(limit),
+        );
+  const rows = ((await q) as AuditEventRecord[]).map(toAuditEventRow);
+  return backwards ? rows.reverse() : rows;
+}
+
+/**
+ * How many events match, counting no further than `cap`: the exact number when it is at most `cap`, else `cap + 1`.
+ * Each branch counts at most `cap + 1` index entries, so the work is bounded whatever the trail holds.
+ */
+export async function countAuditEventsCapped(db: DbOrTrx, filter: AuditEventFilter, cap: number): Promise<number> {
+  const parts = branches(db, filter).map((q) => q.select(db.raw('1')).limit(cap + 1));
+  const union = db.raw(`(${parts.map(() => '(?)').join(' union all ')}) as e`, parts);
+  const inner = db
+    .select(db.raw('1'))
+    .from(union)
+    .limit(cap + 1);
+  const row = (await db.count<{ count: string }[]>('* as count').from(inner.as('m')).first()) as { count: string } | undefined;
+  return Number(row?.count ?? 0);
 }
 
 /**

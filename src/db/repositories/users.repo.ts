@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import { preparedRows, type DbOrTrx } from '..';
 import { UUID_PATTERN } from '../../lib/ids';
 
@@ -149,42 +150,55 @@ export async function lockUser(db: DbOrTrx, id: string): Promise<UserRow | undef
   return row ? toUserRow(row) : undefined;
 }
 
-/** Records a sign-in without touching updated_at (that tracks profile changes). */
 /** `%`, `_` and `\` match literally in a search term. */
 function likePattern(term: string): string {
   return `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
 /**
- * A page of users, newest first, with the total matching `search` (case-insensitive, in email, first name, last
- * name or full name).
+ * The user search (case-insensitive substring of the email, the first name, the last name or the full name). The
+ * first condition is implied by the others (each of them is a substring of "email first last") and is the one the
+ * pg_trgm index `users_search_trgm_idx` answers; the exact conditions then re-check its candidates.
+ */
+function whereSearch(q: Knex.QueryBuilder, alias: string, term: string): void {
+  const pattern = likePattern(term);
+  const col = (c: string) => `${alias}.${c}`;
+  q.whereRaw(`(${col('email')} || ' ' || ${col('first_name')} || ' ' || ${col('last_name')}) ilike ?`, [pattern]);
+  q.where((w) =>
+    w
+      .whereILike(col('email'), pattern)
+      .orWhereILike(col('first_name'), pattern)
+      .orWhereILike(col('last_name'), pattern)
+      .orWhereRaw(`(${col('first_name')} || ' ' || ${col('last_name')}) ilike ?`, [pattern]),
+  );
+}
+
+/**
+ * A page of users, newest first (created_at, then id, both descending), with the total matching `search`. The REST
+ * API's page/offset contract (CONTRACT §6): the total is exact (a count of at most the table; the search narrows it
+ * through the trigram index).
  */
 export async function listUsers(
   db: DbOrTrx,
   query: { search?: string; limit: number; offset: number },
 ): Promise<{ users: UserRow[]; total: number }> {
   const matching = () => {
-    const q = db<UserRecord>('users');
-    if (query.search) {
-      const pattern = likePattern(query.search);
-      q.where((w) =>
-        w
-          .whereILike('email', pattern)
-          .orWhereILike('first_name', pattern)
-          .orWhereILike('last_name', pattern)
-          .orWhereRaw(`(first_name || ' ' || last_name) ilike ?`, [pattern]),
-      );
-    }
+    const q = db<UserRecord>('users as u');
+    if (query.search) whereSearch(q, 'u', query.search);
     return q;
   };
   const [rows, count] = await Promise.all([
     matching()
-      .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id' }])
+      .select('u.*')
+      .orderBy([
+        { column: 'u.created_at', order: 'desc' },
+        { column: 'u.id', order: 'desc' },
+      ])
       .limit(query.limit)
       .offset(query.offset),
     matching().count<{ count: string }[]>('* as count').first(),
   ]);
-  return { users: rows.map(toUserRow), total: Number(count?.count ?? 0) };
+  return { users: (rows as UserRecord[]).map(toUserRow), total: Number(count?.count ?? 0) };
 }
 
 export async function countUsers(db: DbOrTrx): Promise<{ total: number; active: number }> {
@@ -193,34 +207,27 @@ export async function countUsers(db: DbOrTrx): Promise<{ total: number; active: 
 }
 
 /** The console's user list filters (CONTRACT §14). */
-export interface UserSearch {
+export interface UserFilter {
   search?: string;
   status?: 'active' | 'inactive';
   /** Only holders of an active global role among these (the admin tier). */
   holdingRoles?: readonly string[];
-  limit: number;
-  offset: number;
 }
 
-/**
- * A page of users, newest first, for the console: one more row than `limit` says whether a next page exists, so no
- * count of every matching row is needed.
- */
-export async function searchUsers(db: DbOrTrx, query: UserSearch): Promise<UserRow[]> {
-  const q = db<UserRecord>('users as u').select('u.*');
-  if (query.search) {
-    const pattern = likePattern(query.search);
-    q.where((w) =>
-      w
-        .whereILike('u.email', pattern)
-        .orWhereILike('u.first_name', pattern)
-        .orWhereILike('u.last_name', pattern)
-        .orWhereRaw(`(u.first_name || ' ' || u.last_name) ilike ?`, [pattern]),
-    );
-  }
-  if (query.status) q.where('u.is_active', query.status === 'active');
-  if (query.holdingRoles?.length) {
-    const names = query.holdingRoles;
+export interface UserSearch extends UserFilter {
+  limit: number;
+  /** Keyset cursor: only users after this one in the list order (older); the next page. */
+  afterId?: string;
+  /** Keyset cursor: only users before this one in the list order (newer); the previous page. */
+  beforeId?: string;
+}
+
+function filteredUsers(db: DbOrTrx, filter: UserFilter): Knex.QueryBuilder {
+  const q = db<UserRecord>('users as u');
+  if (filter.search) whereSearch(q, 'u', filter.search);
+  if (filter.status) q.where('u.is_active', filter.status === 'active');
+  if (filter.holdingRoles?.length) {
+    const names = filter.holdingRoles;
     q.whereExists((e) =>
       e
         .select(db.raw('1'))
@@ -232,9 +239,46 @@ export async function searchUsers(db: DbOrTrx, query: UserSearch): Promise<UserR
         .whereIn('ro.name', names),
     );
   }
+  return q;
+}
+
+/**
+ * A page of users for the console, newest first, by keyset on (created_at, id) (index users_created_at_id_idx): no
+ * offset, so page 2,000 costs what page 1 costs, and rows that tie on created_at are neither skipped nor repeated.
+ * Returns up to `limit + 1` rows in list order: the extra row says whether another page follows in the direction
+ * asked (after `afterId`, or before `beforeId`; from the top without either). A cursor that names no user gives
+ * no rows.
+ */
+export async function searchUsers(db: DbOrTrx, query: UserSearch): Promise<UserRow[]> {
+  const q = filteredUsers(db, query).select('u.*');
+  const backwards = query.beforeId !== undefined;
+  const cursor = query.beforeId ?? query.afterId;
+  if (cursor !== undefined) {
+    if (!UUID_PATTERN.test(cursor)) return [];
+    q.whereRaw(`(u.created_at, u.id) ${backwards ? '>' : '<'} ((select c.created_at from users c where c.id = ?), ?::uuid)`, [
+      cursor,
+      cursor,
+    ]);
+  }
+  const order = backwards ? 'asc' : 'desc';
   const rows = (await q
-    .orderBy([{ column: 'u.created_at', order: 'desc' }, { column: 'u.id' }])
-    .limit(query.limit + 1)
-    .offset(query.offset)) as UserRecord[];
-  return rows.map(toUserRow);
+    .orderBy([
+      { column: 'u.created_at', order },
+      { column: 'u.id', order },
+    ])
+    .limit(query.limit + 1)) as UserRecord[];
+  const users = rows.map(toUserRow);
+  return backwards ? users.reverse() : users;
+}
+
+/**
+ * How many users match, counting no further than `cap`: the exact number when it is at most `cap`, else `cap + 1`
+ * ("more than cap"). Bounded work whatever the table holds.
+ */
+export async function countUsersCapped(db: DbOrTrx, filter: UserFilter, cap: number): Promise<number> {
+  const inner = filteredUsers(db, filter)
+    .select(db.raw('1'))
+    .limit(cap + 1);
+  const row = (await db.count<{ count: string }[]>('* as count').from(inner.as('m')).first()) as { count: string } | undefined;
+  return Number(row?.count ?? 0);
 }

@@ -1,7 +1,10 @@
+import { once } from 'node:events';
 import type { Response } from 'express';
 import { z } from 'zod';
 import { AppError } from '../../errors';
+import { UUID_PATTERN } from '../../lib/ids';
 import * as admin from '../../services/admin.service';
+import type { AuditEventRow } from '../../db/repositories/audit-events.repo';
 import * as audit from '../../services/audit.service';
 import { SECURITY_EVENT_TYPES } from '../../services/events';
 import { listConnectedApps } from '../../services/oauth/apps.service';
@@ -55,11 +58,23 @@ class PageRefusal extends AppError {
 
 const USERS_PAGE = 50;
 const AUDIT_PAGE = 50;
-/** CSV export: at most this many rows per download (narrow the filters for more). */
-const CSV_MAX_ROWS = 100_000;
+/** The columns of the audit CSV export, one row per event. */
+const CSV_HEADER = ['id', 'occurred_at', 'type', 'actor_id', 'subject_id', 'client_id', 'ip', 'user_agent', 'request_id', 'detail'];
+const csvRow = (e: AuditEventRow): unknown[] => [
+  e.id,
+  e.occurredAt.toISOString(),
+  e.type,
+  e.actorId,
+  e.subjectId,
+  e.clientId,
+  e.ip,
+  e.userAgent,
+  e.requestId,
+  e.detail,
+];
 
 const sessionParams = z.object({ userId: userIdParams.shape.userId, sessionId: z.uuid() });
-const usersQuery = z.object({ q: text(200), status: text(20), tier: text(20), page: text(6) });
+const usersQuery = z.object({ q: text(200), status: text(20), tier: text(20), cursor: optionalText(60), before: optionalText(60) });
 const auditForm = z.object({
   type: text(100),
   actor: text(200),
@@ -67,6 +82,7 @@ const auditForm = z.object({
   from: text(10),
   to: text(10),
   cursor: optionalText(60),
+  before: optionalText(60),
 });
 
 /** A form's date (YYYY-MM-DD, UTC) as the API's ISO time; `nextDay` for an inclusive upper bound. */
@@ -206,25 +222,27 @@ export function createConsoleRouter(deps: RouteDeps) {
           query: usersQuery,
         },
         async ({ query, principal }, req, res) => {
-          const page = Math.max(1, Math.min(10_000, Number.parseInt(query.page, 10) || 1));
-          const status = query.status === 'active' || query.status === 'inactive' ? query.status : undefined;
+          const status: 'active' | 'inactive' | undefined =
+            query.status === 'active' || query.status === 'inactive' ? query.status : undefined;
           const tier = query.tier === 'admin' ? 'admin' : '';
-          const found = await userAdmin.findUsers(ctx, {
-            search: query.q.trim() || undefined,
-            status,
-            holdingRoles: tier ? ADMIN_TIER : undefined,
-            limit: USERS_PAGE,
-            offset: (page - 1) * USERS_PAGE,
-          });
-          const link = (p: number) => `/admin/users?${new URLSearchParams({ q: query.q, status: status ?? '', tier, page: String(p) })}`;
+          // Keyset cursors are user ids; anything else (an edited URL) starts from the top.
+          const asCursor = (v: string | undefined) => (v && UUID_PATTERN.test(v) ? v : undefined);
+          const filter = { search: query.q.trim() || undefined, status, holdingRoles: tier ? ADMIN_TIER : undefined };
+          const [found, count] = await Promise.all([
+            userAdmin.findUsers(ctx, { ...filter, cursor: asCursor(query.cursor), before: asCursor(query.before), limit: USERS_PAGE }),
+            userAdmin.countFoundUsers(ctx, filter),
+          ]);
+          const link = (extra: Record<string, string>) =>
+            `/admin/users?${new URLSearchParams({ ...Object.fromEntries(Object.entries({ q: query.q, status: status ?? '', tier }).filter(([, v]) => v)), ...extra })}`;
           html(
             res,
             200,
             views.renderUsers(frame(req, res, principal, 'users', c().users.title), {
               users: found.users,
+              count,
               filter: { q: query.q, status: status ?? '', tier },
-              prev: page > 1 ? link(page - 1) : undefined,
-              next: found.hasNext ? link(page + 1) : undefined,
+              prev: found.prevCursor ? link({ before: found.prevCursor }) : undefined,
+              next: found.nextCursor ? link({ cursor: found.nextCursor }) : undefined,
             }),
           );
         },
@@ -868,8 +886,9 @@ export function createConsoleRouter(deps: RouteDeps) {
           if (!parsed.success)
             return html(res, 400, views.renderAudit(f, { ...base, events: [], errors: fieldErrors(parsed.error.issues) }));
           let page;
+          let count;
           try {
-            page = await audit.searchAuditEvents(ctx, parsed.data);
+            [page, count] = await Promise.all([audit.searchAuditEvents(ctx, parsed.data), audit.countAuditEvents(ctx, parsed.data)]);
           } catch (err) {
             const refusal = refusalOf(err);
             if (refusal === undefined) throw err;
@@ -877,15 +896,17 @@ export function createConsoleRouter(deps: RouteDeps) {
           }
           const with_ = (extra: Record<string, string>) =>
             `/admin/audit?${new URLSearchParams({ ...Object.fromEntries(filterQuery), ...extra })}`;
+          const paged = query.cursor !== undefined || query.before !== undefined;
           html(
             res,
             200,
             views.renderAudit(f, {
               ...base,
               events: page.events,
+              count,
               errors: {},
               next: page.nextCursor ? with_({ cursor: page.nextCursor }) : undefined,
-              first: query.cursor ? with_({}) : undefined,
+              prev: page.prevCursor ? with_({ before: page.prevCursor }) : paged ? with_({}) : undefined,
             }),
           );
         },
@@ -902,32 +923,22 @@ export function createConsoleRouter(deps: RouteDeps) {
           response: { description: 'text/csv', kind: 'html' },
         },
         async ({ query }, _req, res) => {
-          const parsed = parseAuditFilter({ ...query, cursor: undefined }, 1000);
+          const parsed = parseAuditFilter({ ...query, cursor: undefined, before: undefined }, AUDIT_PAGE);
           if (!parsed.success) throw new AppError('validation_error', parsed.error.issues[0]?.message ?? c().errors.checkFilters);
           res.status(200).type('text/csv; charset=utf-8').set('Content-Disposition', 'attachment; filename="audit-events.csv"');
-          res.write('id,occurred_at,type,actor_id,subject_id,client_id,ip,user_agent,request_id,detail\r\n');
-          let cursor: string | undefined;
-          let written = 0;
-          do {
-            const page = await audit.searchAuditEvents(ctx, { ...parsed.data, cursor });
-            for (const e of page.events) {
-              const cells = [
-                e.id,
-                e.occurredAt.toISOString(),
-                e.type,
-                e.actorId,
-                e.subjectId,
-                e.clientId,
-                e.ip,
-                e.userAgent,
-                e.requestId,
-                e.detail,
-              ];
-              res.write(`${cells.map(csvCell).join(',')}\r\n`);
-            }
-            written += page.events.length;
-            cursor = page.nextCursor ?? undefined;
-          } while (cursor && written < CSV_MAX_ROWS);
+          // Streamed batch by batch (keyset, one short query each): memory holds one batch, whatever the trail holds.
+          // A slow reader holds the next query back (the socket's buffer must drain first); a closed one ends it.
+          // The response closing before it ended: the download was cancelled.
+          let closed = false;
+          res.once('close', () => (closed = true));
+          const send = async (chunk: string) => {
+            if (!res.write(chunk)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+          };
+          await send(`${CSV_HEADER.join(',')}\r\n`);
+          for await (const batch of audit.exportAuditEvents(ctx, parsed.data)) {
+            if (closed || res.destroyed) break;
+            await send(batch.map((e) => `${csvRow(e).map(csvCell).join(',')}\r\n`).join(''));
+          }
           res.end();
         },
       ),
@@ -987,7 +998,7 @@ export function createConsoleRouter(deps: RouteDeps) {
 
 /** The console's audit filters through the API's own query schema (one rule for both). */
 function parseAuditFilter(
-  query: { type: string; actor: string; subject: string; from: string; to: string; cursor?: string },
+  query: { type: string; actor: string; subject: string; from: string; to: string; cursor?: string; before?: string },
   limit: number,
 ) {
   const parsed = auditEventsQuery.safeParse({
@@ -999,6 +1010,9 @@ function parseAuditFilter(
     cursor: query.cursor || undefined,
     limit: String(limit),
   });
+  // The console's previous-page cursor has the shape of the API's cursor.
+  const before = query.before ? auditEventsQuery.safeParse({ cursor: query.before }) : undefined;
+  if (before && !before.success) return { success: false, error: before.error } as const;
   return parsed.success
     ? ({
         success: true,
@@ -1009,6 +1023,7 @@ function parseAuditFilter(
           from: parsed.data.from,
           to: parsed.data.to,
           cursor: parsed.data.cursor,
+          before: before?.data.cursor,
           limit: parsed.data.limit,
         },
       } as const)

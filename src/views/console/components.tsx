@@ -1,6 +1,7 @@
 import type { ComponentChildren, JSX } from 'preact';
 import { pageEnv } from '../env';
 import { Hidden } from '../kit';
+import type { ListCount } from '../../services/list-count';
 
 /**
  * A refusal as the console shows it (CONTRACT §15): a sentence in the page's language, and on a page that is not in
@@ -307,6 +308,22 @@ export function Pagination(props: { prev?: string; next?: string; label?: string
       {props.prev ? <a href={props.prev}>{pageEnv().t.console.common.previousPage}</a> : null}
       {props.next ? <a href={props.next}>{pageEnv().t.console.common.nextPage}</a> : null}
     </nav>
+  );
+}
+
+/**
+ * How many rows a list holds (services/list-count.ts): "1,234 users", "More than 10,000 users match", "About
+ * 100,000 users" (the table's estimate, never a full count).
+ */
+export function CountLine(props: { count: ListCount; what: 'users' | 'events'; filtered: boolean }) {
+  const { kind, value } = props.count;
+  const { locale, t } = pageEnv();
+  // The number in the page's language (Intl.NumberFormat), the noun by Intl.PluralRules (the catalogue's countLine).
+  const text = t.console.countLine(props.what, value, value.toLocaleString(locale), kind, props.filtered);
+  return (
+    <p class="muted list-count" data-count-kind={kind}>
+      {text}
+    </p>
   );
 }
 

@@ -7,6 +7,7 @@ import type { UserRow } from '../../db/repositories/users.repo';
 import type { GrantWithClientRow } from '../../db/repositories/oauth-grants.repo';
 import type { PrincipalRole } from '../../db/repositories/principal.repo';
 import type { AdminSummary } from '../../services/admin.service';
+import type { ListCount } from '../../services/list-count';
 import type { DailySignIns, FactorsOfUser } from '../../services/user-admin.service';
 import { pageEnv } from '../env';
 import { Actions, formatTime, Time } from '../kit';
@@ -17,6 +18,7 @@ import {
   CopyValue,
   Facts,
   Field,
+  CountLine,
   Pagination,
   PostForm,
   Radios,
@@ -90,9 +92,16 @@ export interface UsersFilter {
 
 export function renderUsers(
   frame: ConsoleFrame,
-  data: { users: Array<{ user: UserRow; roles: PrincipalRole[] }>; filter: UsersFilter; prev?: string; next?: string },
+  data: {
+    users: Array<{ user: UserRow; roles: PrincipalRole[] }>;
+    count: ListCount;
+    filter: UsersFilter;
+    prev?: string;
+    next?: string;
+  },
 ): string {
   const { users: u, common: k } = c();
+  const filtered = Boolean(data.filter.q || data.filter.status || data.filter.tier);
   return renderConsole(
     frame,
     <>
@@ -127,11 +136,12 @@ export function renderUsers(
           <button type="submit">{u.searchButton}</button>
         </div>
       </form>
+      {data.users.length ? <CountLine count={data.count} what="users" filtered={filtered} /> : null}
       <Table
         caption={u.caption}
         rows={data.users}
         empty={
-          data.filter.q || data.filter.status || data.filter.tier ? (
+          filtered ? (
             u.noMatch
           ) : (
             <>
@@ -709,13 +719,15 @@ export function renderAudit(
     filter: AuditFilterValues;
     types: readonly string[];
     errors: FieldErrors;
+    count?: ListCount;
     next?: string;
-    first?: string;
+    prev?: string;
     csv: string;
   },
 ): string {
   const f = data.filter;
   const a = c().audit;
+  const filtered = Boolean(f.type || f.actor || f.subject || f.from || f.to);
   return renderConsole(
     frame,
     <>
@@ -738,8 +750,9 @@ export function renderAudit(
       <p>
         <a href={data.csv}>{a.csv}</a>
       </p>
+      {data.count && data.events.length ? <CountLine count={data.count} what="events" filtered={filtered} /> : null}
       <AuditTable events={data.events} caption={a.caption} />
-      <Pagination prev={data.first} next={data.next} label={a.pagesLabel} />
+      <Pagination prev={data.prev} next={data.next} label={a.pagesLabel} />
     </>,
   );
 }
