@@ -180,6 +180,14 @@ test('the administration console in German: overview, users, a user, an applicat
     await page.getByRole('button', { name: 'Client-ID kopieren' }).waitFor();
     await checkPage(page, 'console-application');
 
+    await page.goto(`${baseUrl}/admin/webhooks/new`);
+    await page.getByLabel('Endpunkt-URL').waitFor();
+    await checkPage(page, 'console-webhook-form');
+
+    await page.goto(`${baseUrl}/admin/identity-providers/new?kind=oidc`);
+    await page.getByLabel('Kurzname (Slug)').waitFor();
+    await checkPage(page, 'console-provider-form');
+
     await page.goto(`${baseUrl}/admin/audit`);
     await page.getByRole('link', { name: 'Diese Ereignisse als CSV herunterladen' }).waitFor();
     await checkPage(page, 'console-audit');

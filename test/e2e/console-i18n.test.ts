@@ -76,6 +76,26 @@ test('every console page reads German: navigation, headings, tables, filters, em
     ],
     ['/admin/signing-keys', ['Signaturschlüssel', 'Veröffentlichte Signaturschlüssel'], ['Published signing keys']],
     ['/admin/settings', ['Wirksame Konfiguration', 'Einstellung'], ['Effective configuration']],
+    ['/admin/applications/new', ['Art der Anwendung', 'Grant-Typen', 'Refresh-Tokens (angemeldet bleiben)'], ['Kind of application']],
+    ['/admin/api-resources', ['API-Ressourcen', 'API registrieren'], ['Register an API']],
+    [
+      '/admin/api-resources/new',
+      ['Lebensdauer des Access-Tokens (Sekunden)', 'Selbst registrierte Apps dürfen sie anfordern'],
+      ['Token lifetime'],
+    ],
+    ['/admin/identity-providers', ['Identitätsanbieter', 'Anbieter hinzufügen', 'Noch keine Identitätsanbieter'], ['Add a provider']],
+    ['/admin/identity-providers/new', ['Identitätsanbieter hinzufügen', 'Google-Konten und Google Workspace.'], ['Choose the kind']],
+    [
+      '/admin/identity-providers/new?kind=github',
+      ['GitHub hinzufügen', 'Kurzname (Slug)', 'GitHub-API-URL'],
+      ['Add GitHub', 'Lower-case letters'],
+    ],
+    ['/admin/webhooks', ['Webhook erstellen', 'Noch keine Webhooks'], ['Create a webhook']],
+    [
+      '/admin/webhooks/new',
+      ['Endpunkt-URL', 'Ereignistypen, die Sie abonnieren können', 'Aktiviert (Ereignisse zustellen)'],
+      ['Endpoint URL'],
+    ],
   ];
   for (const [path, german, english] of pages) {
     const res = await agent.get(path).set('Accept-Language', DE);
