@@ -12,6 +12,7 @@ import * as dropOAuthClientVersion from './20261126120000_drop_oauth_client_vers
 import * as addClientTypesAndDeviceGrant from './20261126140000_add_client_types_and_device_grant';
 import * as createWebhooks from './20261126160000_create_webhooks';
 import * as createIdentityProviders from './20261126170000_create_identity_providers';
+import * as addDynamicClientRegistration from './20261126180000_add_dynamic_client_registration';
 import * as addMetadataDocumentRegistration from './20261126190000_add_metadata_document_registration';
 import * as addConsoleScaleIndexes from './20261126200000_add_console_scale_indexes';
 
@@ -33,6 +34,7 @@ const MIGRATIONS: Array<[string, Knex.Migration]> = [
   ['20261126140000_add_client_types_and_device_grant', addClientTypesAndDeviceGrant],
   ['20261126160000_create_webhooks', createWebhooks],
   ['20261126170000_create_identity_providers', createIdentityProviders],
+  ['20261126180000_add_dynamic_client_registration', addDynamicClientRegistration],
   ['20261126190000_add_metadata_document_registration', addMetadataDocumentRegistration],
   ['20261126200000_add_console_scale_indexes', addConsoleScaleIndexes],
 ];

@@ -5,7 +5,7 @@ import { installLazyCookies } from './middleware/cookies';
 import { createErrorHandler, notFoundHandler } from './middleware/error-handler';
 import { createMetrics, createMetricsRouter } from './middleware/metrics';
 import { originCheck } from './middleware/origin-check';
-import { createRateLimit } from './middleware/rate-limit';
+import { createRateLimit, createRegistrationRateLimit } from './middleware/rate-limit';
 import { createAccessLog } from './middleware/request-log';
 import { securityHeaderOptions, securityHeaders } from './middleware/security-headers';
 import { AppError } from './errors';
@@ -23,6 +23,8 @@ export interface AppDeps {
   ctx: ServiceContext;
   /** The per-IP limiter; default an in-memory one built from config (server.ts passes the Redis-backed one). */
   rateLimit?: RequestHandler;
+  /** The per-IP budget of dynamic client registration (CONTRACT §13); default in memory, like `rateLimit`. */
+  registrationRateLimit?: RequestHandler;
 }
 
 /** CONTRACT §8: at most this many query or form parameters; more is a 4xx, never silently truncated. */
@@ -54,8 +56,10 @@ export function createScopes(app: Express, deps: AppDeps): { scopes: Scopes; fin
   const { config } = ctx;
   const table: DeclaredAppRoute[] = [];
   registerRouteTable(app, table);
-  const base = { ctx, authenticate: createAuthenticate(ctx) };
   const limiter = deps.rateLimit ?? createRateLimit(config);
+  // A route that declares `rateLimit: 'registration'` runs this budget besides its scope's steps.
+  const registrationRateLimit = deps.registrationRateLimit ?? createRegistrationRateLimit(config);
+  const base = { ctx, authenticate: createAuthenticate(ctx), registrationRateLimit };
 
   // RFC 9700 §2.6 / CONTRACT §8: CORS headers only for allow-listed origins, on the JSON API and the documents, never on
   // pages or browser redirects (their routes declare `cors: false`). No Origin (command-line tools, servers): nothing

@@ -9,7 +9,7 @@ import { EMBEDDED_POOL_MAX, EmbeddedDatabaseError } from './db/embedded-postgres
 import { DataDirLockedError } from './lib/data-dir-lock';
 import { createLogger } from './lib/logger';
 import { tuneHeap } from './lib/heap-tuning';
-import { createRateLimit, createRedisRateLimitStore } from './middleware/rate-limit';
+import { createRateLimit, createRedisRateLimitStore, createRegistrationRateLimit } from './middleware/rate-limit';
 import { ensureSuperAdmin } from './services/bootstrap.service';
 import { currentSigningKey } from './services/oidc/signing-keys.service';
 import { closeServiceContext, createServiceContext } from './services/create-context';
@@ -73,10 +73,12 @@ async function main(): Promise<void> {
   }
 
   let rateLimit: RequestHandler | undefined;
+  let registrationRateLimit: RequestHandler | undefined;
   let closeRedis = async () => {};
   if (config.redisUrl) {
     const redis = await createRedisRateLimitStore(config.redisUrl, logger);
     rateLimit = createRateLimit(config, redis.store);
+    registrationRateLimit = createRegistrationRateLimit(config, redis.storeWithPrefix('sso:rl:register:'));
     closeRedis = redis.close;
   }
 
@@ -85,7 +87,7 @@ async function main(): Promise<void> {
   await installWebhookQueue(ctx, config.databaseUrl!);
   const webhookWorker: WebhookWorker = await startWebhookWorker(ctx, { connectionString: config.databaseUrl! });
 
-  const app = createApp({ ctx, rateLimit });
+  const app = createApp({ ctx, rateLimit, registrationRateLimit });
   const server = createHttpServer(app);
   const stopPruning = startPruneTimer(ctx);
   if (config.allowHttpRedirectUris) {

@@ -99,6 +99,13 @@ const envSchema = z.object({
   // CONTRACT §15/§16: `closed` refuses self-registration (API 403 registration_closed) and sign-ups through an
   // upstream identity provider; invitations keep working.
   REGISTRATION: z.enum(['open', 'closed']).default('open'),
+  // CONTRACT §13: dynamic client registration (RFC 7591/7592) at /api/oauth/register. `off`: the endpoint answers 404;
+  // `token`: an initial access token minted by an administrator is required; `open`: anyone may register a public
+  // client with loopback or https redirect URIs and limited scopes (docs/mcp.md weighs the risks).
+  CLIENT_REGISTRATION: z.enum(['off', 'token', 'open'], { error: 'must be off, token or open' }).default('off'),
+  // CONTRACT §13: per-IP budget of POST /api/oauth/register (on top of the /api limit): at most MAX per WINDOW_MS.
+  CLIENT_REGISTRATION_RATE_LIMIT_MAX: intString(1, 1_000_000).default(10),
+  CLIENT_REGISTRATION_RATE_LIMIT_WINDOW_MS: intString(1000, 86_400_000).default(3_600_000),
   // CONTRACT §16: upstream identity providers may live on private, loopback or link-local addresses and speak plain
   // http (tests, a lab). Off by default; never needed for public providers (docs/federation.md).
   IDP_ALLOW_PRIVATE: boolString.default(false),
@@ -184,6 +191,9 @@ export interface Config {
   webhookAllowPrivate: boolean;
   webhookConcurrency: number;
   registration: 'open' | 'closed';
+  /** CONTRACT §13. */
+  clientRegistration: 'off' | 'token' | 'open';
+  clientRegistrationRateLimit: { windowMs: number; max: number };
   idpAllowPrivate: boolean;
   idpAllowedHosts: readonly string[];
   /** CONTRACT §13: Client ID Metadata Documents (CLIENT_ID_METADATA_DOCUMENTS). */
@@ -355,6 +365,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
     webhookConcurrency: e.WEBHOOK_CONCURRENCY,
     registration: e.REGISTRATION,
+    clientRegistration: e.CLIENT_REGISTRATION,
+    clientRegistrationRateLimit: Object.freeze({
+      windowMs: e.CLIENT_REGISTRATION_RATE_LIMIT_WINDOW_MS,
+      max: e.CLIENT_REGISTRATION_RATE_LIMIT_MAX,
+    }),
     idpAllowPrivate: e.IDP_ALLOW_PRIVATE,
     idpAllowedHosts: Object.freeze(
       e.IDP_ALLOWED_HOSTS.split(',')

@@ -89,6 +89,9 @@ export type OAuthErrorCode =
   | 'authorization_pending'
   | 'slow_down'
   | 'expired_token'
+  // RFC 7591 §3.2.2: a registration request the server refuses (CONTRACT §13).
+  | 'invalid_redirect_uri'
+  | 'invalid_client_metadata'
   // OIDC Core 3.1.2.6 (redirected only, never a response status of ours).
   | 'login_required'
   | 'consent_required'
@@ -110,6 +113,8 @@ const OAUTH_STATUS: Record<OAuthErrorCode, number> = {
   authorization_pending: 400,
   slow_down: 400,
   expired_token: 400,
+  invalid_redirect_uri: 400,
+  invalid_client_metadata: 400,
   login_required: 400,
   consent_required: 400,
   interaction_required: 400,

@@ -163,6 +163,13 @@ export const de: Messages = {
     expired: 'Die Autorisierungsanfrage existiert nicht, wurde bereits beantwortet oder ist abgelaufen.',
     noDecisionTitle: 'Wählen Sie Erlauben oder Ablehnen',
     noDecision: 'Das Formular wurde ohne Entscheidung gesendet.',
+    unreviewedDevice:
+      'Diese App hat sich selbst registriert; ihren Namen hat sie sich selbst gegeben. Erlauben Sie den Zugriff nur, wenn ' +
+      'Sie diese Anmeldung selbst auf einem Gerät begonnen haben, dem Sie vertrauen.',
+    unreviewedTitle: 'Kein Administrator hat diese App geprüft',
+    unreviewed: (host: string) =>
+      `Diese App hat sich selbst registriert; ihren Namen hat sie sich selbst gegeben. Erlauben Sie den Zugriff nur, wenn ` +
+      `Sie diese Anmeldung selbst begonnen haben und der App vertrauen. Nach Ihrer Entscheidung werden Sie zu ${host} weitergeleitet.`,
     metadataDocumentHost: (host: string) => `Diese App weist sich über ihre Adresse bei ${host} aus.`,
     metadataDocumentUnreviewed:
       'Kein Administrator hat diese App geprüft: Sie hat sich selbst beschrieben. Erlauben Sie nur, wenn Sie diese Anmeldung begonnen haben und dieser Adresse vertrauen.',

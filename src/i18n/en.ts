@@ -160,6 +160,13 @@ export const en = {
     expired: 'The authorization request does not exist, was already answered, or has expired.',
     noDecisionTitle: 'Choose Approve or Deny',
     noDecision: 'The form was sent without a decision.',
+    unreviewedDevice:
+      'This app registered itself, so its name is whatever it chose to call itself. Only approve if you started this ' +
+      'sign-in yourself on a device you trust.',
+    unreviewedTitle: 'No administrator has reviewed this app',
+    unreviewed: (host: string) =>
+      `This app registered itself, so its name is whatever it chose to call itself. Only approve if you started this ` +
+      `sign-in yourself and trust the app. After your decision you will be sent to ${host}.`,
     metadataDocumentHost: (host: string) => `This app is identified by its address at ${host}.`,
     metadataDocumentUnreviewed:
       'No administrator reviewed this app: it described itself. Approve only if you started this sign-in and trust that address.',

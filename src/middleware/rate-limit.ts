@@ -50,18 +50,27 @@ export async function createRedisRateLimitStore(
   redisUrl: string,
   logger: Logger,
   prefix = 'sso:rl:',
-): Promise<{ store: Store; close: () => Promise<void> }> {
+): Promise<{ store: Store; storeWithPrefix: (prefix: string) => Store; close: () => Promise<void> }> {
   // Loaded only when REDIS_URL is set: the Redis client is a large module tree a single instance never needs.
   const { createClient } = require('redis') as typeof import('redis');
   const { RedisStore } = require('rate-limit-redis') as typeof import('rate-limit-redis');
   const client = createClient({ url: redisUrl });
   client.on('error', (err: Error) => logger.warn({ err: { message: err.message } }, 'redis error'));
   await client.connect();
-  const store = new RedisStore({ prefix, sendCommand: (...args: string[]) => client.sendCommand(args) });
+  // One store per limiter (express-rate-limit refuses a store shared by two), all on the one connection.
+  const storeWithPrefix = (p: string) => new RedisStore({ prefix: p, sendCommand: (...args: string[]) => client.sendCommand(args) });
+  const store = storeWithPrefix(prefix);
   return {
     store,
+    storeWithPrefix,
     close: async () => {
       await client.quit().catch(() => undefined);
     },
   };
+}
+
+/** CONTRACT §13: the per-IP budget of POST /api/oauth/register, counted apart from (and on top of) the /api limit. */
+export function createRegistrationRateLimit(config: Pick<Config, 'clientRegistrationRateLimit'>, store?: Store): RequestHandler {
+  const { windowMs, max } = config.clientRegistrationRateLimit;
+  return createRateLimit({ rateLimitWindowMs: windowMs, rateLimitMax: max }, store);
 }

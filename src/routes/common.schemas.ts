@@ -51,3 +51,24 @@ export const oauthErrorBody = z.object({ error: z.string(), error_description: z
 
 /** `{ success: true }`. */
 export const successBody = z.strictObject({ success: z.literal(true) });
+
+/**
+ * An https URL a page may link to or show (RFC 7591 `client_uri`, `logo_uri`; CONTRACT §13): absolute, https, a
+ * host, no user information, no whitespace or control characters, at most 2048 characters.
+ */
+export const httpsUrlField = (field: string) =>
+  z
+    .string({ error: `${field} must be a string` })
+    .max(2048, `${field} is too long`)
+    .refine(
+      (v) => {
+        if (/[\s\x00-\x1f\x7f\\]/.test(v)) return false;
+        try {
+          const url = new URL(v);
+          return url.protocol === 'https:' && url.hostname !== '' && !url.username && !url.password;
+        } catch {
+          return false;
+        }
+      },
+      { message: `${field} must be an https URL` },
+    );

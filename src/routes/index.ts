@@ -9,6 +9,7 @@ import { createFederationRouter } from './federation/federation.router';
 import { createIdentityProvidersRouter } from './federation/identity-providers.router';
 import { createHealthRouter } from './health/health.router';
 import { createDiscoveryRouter, createOAuthProtocolRouter, createOAuthRouter } from './oauth/oauth.router';
+import { createRegistrationRouter } from './oauth/registration.router';
 import { createOidcDiscoveryRouter, createOidcProtocolRouter, createOidcRouter } from './oauth/oidc.router';
 import { createConsoleIdentityProvidersRouter } from './console/console-identity-providers.router';
 import { createConsoleResourcesRouter } from './console/console-resources.router';
@@ -70,6 +71,8 @@ export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, admin
   api.mount('/auth', createMfaRouter);
   oauthProtocol.mount('/oauth', createOAuthProtocolRouter);
   oauthProtocol.mount('/oauth', createOidcProtocolRouter);
+  // RFC 7591/7592 (CONTRACT §13): in RFC 6749's error dialect, as RFC 7591 §3.2.2 wants.
+  oauthProtocol.mount('/oauth', createRegistrationRouter);
   api.mount('/oauth', createOAuthRouter);
   api.mount('/oauth', createOidcRouter);
   administration.mount('/users', createUsersRouter);

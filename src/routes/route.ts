@@ -89,8 +89,11 @@ export interface RouteDecl<P extends Schema = Schema, Q extends Schema = Schema,
   errors?: number[];
   /** A status that can also answer with another body than `{ error, message }` (documented as oneOf). */
   errorBodies?: Partial<Record<number, { description: string; schema: z.ZodType }>>;
-  /** The app's rate limiter on this route (the /api limiter already covers every /api path: pages only). */
-  rateLimit?: boolean;
+  /**
+   * `true`: the app's rate limiter on this route (the /api limiter already covers every /api path: pages only).
+   * `'registration'`: the separate, smaller per-IP budget of dynamic client registration (CONTRACT §13).
+   */
+  rateLimit?: boolean | 'registration';
   /** Cache-Control: no-store and Pragma: no-cache on every answer, errors included (tokens, secrets, forms). */
   noStore?: boolean;
   /** Cache-Control of a successful answer (public documents: `public, max-age=300`). */
@@ -222,8 +225,9 @@ function chainOf(deps: RouteDeps, decl: MountedRouteDecl, handler: DeclaredRoute
   const chain: RequestHandler[] = [];
   if (decl.noStore) chain.push(NO_STORE);
   if (decl.rateLimit) {
-    if (!deps.rateLimit) throw new Error(`${decl.path}: rateLimit declared but the router has no limiter`);
-    chain.push(deps.rateLimit);
+    const limiter = decl.rateLimit === 'registration' ? deps.registrationRateLimit : deps.rateLimit;
+    if (!limiter) throw new Error(`${decl.path}: rateLimit declared but the router has no limiter`);
+    chain.push(limiter);
   }
   if (decl.originCheck) chain.push(requireAllowedOrigin(deps.ctx.config));
   const authenticate = authenticatorFor(deps, decl.auth);

@@ -9,6 +9,8 @@ export interface RouteDeps {
   authenticate: Authenticate;
   /** The per-IP limiter for routes that declare `rateLimit` (the hosted forms: pages, whose scope answers 429 as a page). */
   rateLimit?: RequestHandler;
+  /** The per-IP budget of dynamic client registration (CONTRACT §13), for routes that declare `rateLimit: 'registration'`. */
+  registrationRateLimit?: RequestHandler;
   /** The scope the router is mounted in (src/routes/scope.ts): its steps, dialect and policy; none outside an app. */
   scope?: ScopeSteps;
 }

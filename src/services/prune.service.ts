@@ -10,6 +10,8 @@ export const PRUNE_BATCH_SIZE = 500;
 export const REVOKED_SESSION_RETENTION_SECONDS = 7 * 24 * 3600;
 /** Login-failure counters idle this long (and not locked) are deleted. */
 export const LOGIN_FAILURE_IDLE_SECONDS = 24 * 3600;
+/** CONTRACT §13: a dynamically registered client without a token issued for this long is deleted. */
+export const UNUSED_DYNAMIC_CLIENT_SECONDS = 30 * 24 * 3600;
 export const PRUNE_INTERVAL_MS = 15 * 60 * 1000;
 const FIRST_RUN_DELAY_MS = 60 * 1000;
 
@@ -28,6 +30,7 @@ export async function pruneExpired(
     now,
     revokedBefore: addSeconds(now, -REVOKED_SESSION_RETENTION_SECONDS),
     idleBefore: addSeconds(now, -LOGIN_FAILURE_IDLE_SECONDS),
+    unusedClientBefore: addSeconds(now, -UNUSED_DYNAMIC_CLIENT_SECONDS),
   };
   const counts = {} as Record<PruneTable | 'audit_events' | 'webhook_deliveries', number>;
   for (const table of PRUNE_TABLES) {

@@ -12,6 +12,11 @@ export function renderConsentPage(options: {
   scopes: Array<{ scope: string; description: string }>;
   userEmail: string;
   uiLocales?: string;
+  /**
+   * CONTRACT §13: a dynamically registered client, which no administrator reviewed: its name is self-chosen, so the
+   * page says so and names the host the browser goes back to.
+   */
+  unreviewed?: { redirectHost: string };
 }): string {
   const { t } = pageEnv();
   return renderPage(
@@ -27,6 +32,12 @@ export function renderConsentPage(options: {
         </div>
       )}
       <p class="muted">{t.consent.signedInAs(options.userEmail)}</p>
+      {options.unreviewed ? (
+        <section class="error" id="unreviewed-app" aria-labelledby="unreviewed-title">
+          <h2 id="unreviewed-title">{t.consent.unreviewedTitle}</h2>
+          <p>{t.consent.unreviewed(options.unreviewed.redirectHost)}</p>
+        </section>
+      ) : null}
       <p id="scopes-heading">{t.consent.willBeAble}</p>
       <ul class="scopes" aria-labelledby="scopes-heading">
         {options.scopes.map((s) => (

@@ -42,6 +42,8 @@ export function renderDeviceConfirmPage(options: {
   clientName: string;
   scopes: Array<{ scope: string; description: string }>;
   userEmail: string;
+  /** CONTRACT §13: a client that registered itself (no administrator reviewed it). */
+  unreviewed?: boolean;
 }): string {
   const { t } = pageEnv();
   return renderPage(
@@ -54,6 +56,12 @@ export function renderDeviceConfirmPage(options: {
         {t.device.signedInAs(options.userEmail)} &middot; {t.device.code} <strong id="user-code">{options.userCode}</strong>
       </p>
       <p>{t.device.onlyIfSame}</p>
+      {options.unreviewed ? (
+        <section class="error" id="unreviewed-app" aria-labelledby="unreviewed-title">
+          <h2 id="unreviewed-title">{t.consent.unreviewedTitle}</h2>
+          <p>{t.consent.unreviewedDevice}</p>
+        </section>
+      ) : null}
       <p id="scopes-heading">{t.device.willBeAble}</p>
       <ul class="scopes" aria-labelledby="scopes-heading">
         {options.scopes.map((s) => (

@@ -1,6 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import request from 'supertest';
+import { insertRegistrationToken } from '../../src/db/repositories/registration-tokens.repo';
 import { insertWebhookSubscription } from '../../src/db/repositories/webhooks.repo';
+import { sha256Hex } from '../../src/lib/crypto';
 import { guardOf, listDeclaredRoutes, type DeclaredAppRoute, type Guard } from '../../src/routes/route-table';
 import { ADMIN_TIER } from '../../src/services/principal';
 import { makeApiResource } from '../helpers/apps';
@@ -45,10 +47,11 @@ const BODIES: Record<string, (f: Fixtures) => Promise<Record<string, unknown>> |
   // The github preset needs no discovery request (an oidc provider would be fetched when saved).
   'POST /api/admin/identity-providers': () => ({ preset: 'github', slug: `matrix-${suffix()}`, client_id: 'id', client_secret: 'secret' }),
   'PUT /api/admin/identity-providers/:providerId': () => ({ name: 'Renamed' }),
+  'POST /api/admin/registration-tokens': () => ({ expires_in_s: 3600, max_uses: 2 }),
 };
 
 /** Path parameters by name: a fresh row each call. */
-const PARAMS = ['userId', 'roleId', 'clientId', 'resourceId', 'sessionId', 'webhookId', 'deliveryId', 'providerId'] as const;
+const PARAMS = ['userId', 'roleId', 'clientId', 'resourceId', 'sessionId', 'webhookId', 'deliveryId', 'providerId', 'tokenId'] as const;
 
 let t: TestApp;
 let routes: Array<DeclaredAppRoute & { guard: Guard; key: string; status: number }>;
@@ -102,11 +105,27 @@ async function prepare(route: DeclaredAppRoute): Promise<{ path: string; body?: 
   if (names.includes('webhookId')) ids.webhookId = await makeWebhook();
   if (names.includes('deliveryId')) ids.deliveryId = await makeDelivery(ids.webhookId!);
   if (names.includes('providerId')) ids.providerId = await makeIdentityProvider(t);
+  if (names.includes('tokenId')) ids.tokenId = await makeRegistrationToken();
   // A role in the path of a user's route is one the user holds (removal).
   if (ids.userId && ids.roleId) await t.db('user_roles').insert({ user_id: ids.userId, role_id: ids.roleId });
   const path = route.path.replace(/:(\w+)/g, (_m, name: string) => ids[name] ?? `:${name}`);
   const body = BODIES[`${route.method.toUpperCase()} ${route.path}`];
   return { path, body: body ? await body(fixtures) : undefined };
+}
+
+/** An initial access token of CONTRACT §13 (the token itself is not needed: its hash is). */
+async function makeRegistrationToken(): Promise<string> {
+  const id = randomUUID();
+  const now = new Date();
+  await insertRegistrationToken(t.db, {
+    id,
+    tokenHash: sha256Hex(randomUUID()),
+    createdBy: null,
+    maxUses: 1,
+    now,
+    expiresAt: new Date(now.getTime() + 3600_000),
+  });
+  return id;
 }
 
 /** A disabled webhook subscription (nothing is delivered from the matrix). */

@@ -32,6 +32,27 @@ describe('route declarations', () => {
     expect(find('get', '/health')).toBeDefined();
   });
 
+  test('CONTRACT §13: registration answers in the OAuth dialect with its own per-IP budget; token minting is an admin route', async () => {
+    const routes = listDeclaredRoutes(t.app);
+    const find = (method: string, path: string) => routes.find((r) => r.method === method && r.path === path)?.decl;
+    for (const method of ['get', 'put', 'delete']) expect(find(method, '/api/oauth/register/:clientId')?.dialect).toBe('oauth');
+    expect(find('post', '/api/oauth/register')).toMatchObject({ dialect: 'oauth', rateLimit: 'registration', noStore: true });
+    expect(find('post', '/api/admin/registration-tokens')).toMatchObject({
+      permission: 'oauth_clients:write',
+      secondFactorForAdmins: true,
+    });
+    expect(find('get', '/api/admin/registration-tokens')).toMatchObject({ permission: 'oauth_clients:read', secondFactorForAdmins: true });
+    expect(find('delete', '/api/admin/registration-tokens/:tokenId')).toMatchObject({ permission: 'oauth_clients:write' });
+    const doc = (await request(t.app).get('/api/openapi.json')).body;
+    expect(Object.keys(doc.paths['/api/oauth/register'].post.responses)).toEqual(
+      expect.arrayContaining(['201', '400', '401', '404', '429']),
+    );
+    expect(Object.keys(doc.paths['/api/admin/registration-tokens'].post.responses)).toEqual(
+      expect.arrayContaining(['201', '400', '401', '403', '429']),
+    );
+    expect(doc.paths['/api/oauth/register/{clientId}'].delete.responses).toHaveProperty('204');
+  });
+
   test('a scope refuses a router that was not built from declarations with its deps', () => {
     const app = express();
     const { scopes } = createScopes(app, { ctx: t.ctx });

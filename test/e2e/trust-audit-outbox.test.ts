@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { makeClient, makeSignedInUser, makeUser, signIn } from '../helpers/factories';
 import { basicAuth, issueOAuthTokens } from '../helpers/oauth';
+import { refuseAuditRows } from '../helpers/audit';
 import { createTestApp, type TestApp } from '../helpers/test-app';
 import { SoftAuthenticator } from '../helpers/webauthn';
 
@@ -19,21 +20,6 @@ afterAll(async () => {
 
 const api = () => request(t.app);
 
-/** Makes the database refuse audit rows of `type` about `subjectId` (as a full disk or a broken trigger would). */
-async function refuseAuditRows(type: string, subjectId: string): Promise<() => Promise<void>> {
-  const fn = `refuse_${Math.random().toString(36).slice(2, 10)}`;
-  await t.db.raw(`create function ${fn}() returns trigger language plpgsql as $$
-    begin
-      if new.type = '${type}' and new.subject_id::text = '${subjectId}' then raise exception 'audit write refused'; end if;
-      return new;
-    end $$`);
-  await t.db.raw(`create trigger ${fn} before insert on audit_events for each row execute function ${fn}()`);
-  return async () => {
-    await t.db.raw(`drop trigger ${fn} on audit_events`);
-    await t.db.raw(`drop function ${fn}()`);
-  };
-}
-
 describe('a change commits with its audit row or not at all', () => {
   test('when its row cannot be written, a session revocation does not happen', async () => {
     const user = await makeUser(t);
@@ -42,7 +28,7 @@ describe('a change commits with its audit row or not at all', () => {
     const phoneSession = (await api().get('/api/auth/sessions').set('Authorization', `Bearer ${phone.accessToken}`)).body.sessions.find(
       (s: { current: boolean }) => s.current,
     ).id;
-    const allow = await refuseAuditRows('auth.session.revoked', user.id);
+    const allow = await refuseAuditRows(t, 'auth.session.revoked', user.id);
     try {
       const res = await laptop.agent.delete(`/api/auth/sessions/${phoneSession}`);
       expect(res.status).toBeGreaterThanOrEqual(500);
@@ -59,7 +45,7 @@ describe('a change commits with its audit row or not at all', () => {
   test('when its row cannot be written, an admin edit of a user does not happen', async () => {
     const admin = await makeSignedInUser(t, ['admin']);
     const user = await makeUser(t, { firstName: 'Before' });
-    const allow = await refuseAuditRows('user.changed', user.id);
+    const allow = await refuseAuditRows(t, 'user.changed', user.id);
     try {
       const res = await api().put(`/api/users/${user.id}`).set('Authorization', admin.bearer).send({ first_name: 'After' });
       expect(res.status).toBeGreaterThanOrEqual(500);

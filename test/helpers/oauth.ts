@@ -49,9 +49,9 @@ export function locationParams(location: string): URLSearchParams {
 }
 
 /** Signed-in agent -> authorize -> (approve when asked) -> code. */
-export async function obtainCode(
+export async function obtainCode<C extends Pick<TestClient, 'clientId' | 'redirectUris'>>(
   agent: TestAgent,
-  client: TestClient,
+  client: C,
   overrides: Record<string, string | undefined> = {},
 ): Promise<{ code: string; verifier: string; state: string; redirectUri: string }> {
   const { params, verifier, state } = authorizeParams(client, overrides);

@@ -30,6 +30,7 @@ export const TEST_ENV: Record<string, string> = {
   NODE_ENV: 'test',
   BCRYPT_ROUNDS: '4',
   RATE_LIMIT_MAX: '1000000',
+  CLIENT_REGISTRATION_RATE_LIMIT_MAX: '1000000',
   LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
   JWT_ACCESS_SECRET: 'test-access-secret-0123456789abcdefghijklmnopqrstuvwxyz',
   JWT_REFRESH_SECRET: 'test-refresh-secret-0123456789abcdefghijklmnopqrstuvwxyz',

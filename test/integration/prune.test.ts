@@ -145,6 +145,8 @@ describe('pruneExpired', () => {
       idp_pending_links: 0,
       oauth_device_codes: 1,
       device_code_failures: 1,
+      registration_tokens: 0,
+      oauth_clients: 0,
       audit_events: 0,
       webhook_deliveries: 0,
     });

@@ -144,6 +144,7 @@ test('a command holding DATA_DIR: a second command is refused in one line, a sta
     }
   };
   let server: ChildProcess | undefined;
+  let output = '';
   try {
     await until(() => said.includes('ready'), 'the command');
     command.stdin!.write('go\n');
@@ -162,7 +163,6 @@ test('a command holding DATA_DIR: a second command is refused in one line, a sta
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     server = proc;
-    let output = '';
     proc.stdout!.on('data', (d) => (output += d));
     proc.stderr!.on('data', (d) => (output += d));
     // The server says what it waits for, and waits; when the command finishes, it starts.
@@ -177,7 +177,8 @@ test('a command holding DATA_DIR: a second command is refused in one line, a sta
     if (server && server.exitCode === null) {
       const exited = new Promise((resolve) => server!.on('exit', resolve));
       server.kill('SIGTERM');
-      expect(await exited).toBe(0);
+      // The server's own log is part of the failure message: it says why a stop was not clean.
+      expect({ code: await exited, log: output }).toEqual({ code: 0, log: expect.any(String) });
     }
   }
   expect(postgresOf(dataDir)).toEqual([]);

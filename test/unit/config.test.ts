@@ -145,4 +145,25 @@ describe('loadConfig', () => {
       expect(() => loadConfig({ DATA_DIR: tmpDir(), ...secrets, ...env })).toThrow(message);
     });
   });
+  describe('CONTRACT §13: CLIENT_REGISTRATION', () => {
+    test('off by default, with a per-IP registration budget of 10 an hour', () => {
+      const config = loadConfig({ DATA_DIR: tmpDir(), ...secrets });
+      expect(config.clientRegistration).toBe('off');
+      expect(config.clientRegistrationRateLimit).toEqual({ windowMs: 3_600_000, max: 10 });
+    });
+
+    test.each(['off', 'token', 'open'] as const)('%s is accepted', (mode) => {
+      expect(loadConfig({ DATA_DIR: tmpDir(), ...secrets, CLIENT_REGISTRATION: mode }).clientRegistration).toBe(mode);
+    });
+
+    test.each([
+      [{ CLIENT_REGISTRATION: 'on' }, /^CLIENT_REGISTRATION: must be off, token or open$/],
+      [{ CLIENT_REGISTRATION: 'OPEN' }, /^CLIENT_REGISTRATION: must be off, token or open$/],
+      [{ CLIENT_REGISTRATION_RATE_LIMIT_MAX: '0' }, /^CLIENT_REGISTRATION_RATE_LIMIT_MAX: /],
+      [{ CLIENT_REGISTRATION_RATE_LIMIT_WINDOW_MS: 'hour' }, /^CLIENT_REGISTRATION_RATE_LIMIT_WINDOW_MS: must be a whole number$/],
+    ])('%p stops the start with one line naming the variable', (env, message) => {
+      expect(() => loadConfig({ DATA_DIR: tmpDir(), ...secrets, ...env })).toThrow(ConfigError);
+      expect(() => loadConfig({ DATA_DIR: tmpDir(), ...secrets, ...env })).toThrow(message);
+    });
+  });
 });

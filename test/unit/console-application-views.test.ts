@@ -16,6 +16,10 @@ const base: OAuthClientRow = {
   postLogoutRedirectUris: [],
   isActive: true,
   registration: 'admin',
+  registrationAccessTokenHash: null,
+  clientUri: null,
+  logoUri: null,
+  lastUsedAt: null,
   createdAt: new Date('2026-11-01T00:00:00Z'),
   updatedAt: new Date('2026-11-01T00:00:00Z'),
 };

@@ -65,10 +65,10 @@ export async function listApiResources(db: DbOrTrx): Promise<ApiResourceRow[]> {
   return rows.map((r) => toRow(r as ApiResourceRecord));
 }
 
-/** CONTRACT §12/§13: the identifiers of the APIs self-registered and metadata-document clients may ask for. */
-export async function listOpenRegistrationResourceIdentifiers(db: DbOrTrx): Promise<string[]> {
-  const rows = await db('api_resources').where({ open_registration: true }).orderBy('identifier').select('identifier');
-  return rows.map((r: { identifier: string }) => r.identifier);
+/** CONTRACT §12/§13: the APIs self-registered and metadata-document clients may ask tokens for. */
+export async function listOpenRegistrationResources(db: DbOrTrx): Promise<ApiResourceRow[]> {
+  const rows = await db<ApiResourceRecord>('api_resources').where({ open_registration: true }).orderBy('identifier');
+  return rows.map((r) => toRow(r as ApiResourceRecord));
 }
 
 export async function findApiResourceById(db: DbOrTrx, id: string): Promise<ApiResourceRow | undefined> {

@@ -25,7 +25,15 @@ export interface OAuthClientRow {
   /** OIDC RP-Initiated Logout: where /api/oauth/logout may send the browser afterwards (CONTRACT §9). */
   postLogoutRedirectUris: string[];
   isActive: boolean;
+  /** CONTRACT §13. */
   registration: ClientRegistration;
+  /** SHA-256 of the RFC 7592 registration access token; null for admin-created clients. */
+  registrationAccessTokenHash: string | null;
+  /** RFC 7591 §2 metadata of dynamic clients (https only). */
+  clientUri: string | null;
+  logoUri: string | null;
+  /** Last time a token was issued to the client (refreshed at most daily); the prune job reads it for dynamic clients. */
+  lastUsedAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -42,6 +50,10 @@ interface OAuthClientRecord {
   post_logout_redirect_uris: string[] | string | null;
   is_active: boolean;
   registration?: string | null;
+  registration_access_token_hash: string | null;
+  client_uri: string | null;
+  logo_uri: string | null;
+  last_used_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -63,6 +75,10 @@ function toClientRow(r: OAuthClientRecord): OAuthClientRow {
     postLogoutRedirectUris: parseList(r.post_logout_redirect_uris ?? []),
     isActive: r.is_active,
     registration: toRegistration(r.registration),
+    registrationAccessTokenHash: r.registration_access_token_hash,
+    clientUri: r.client_uri,
+    logoUri: r.logo_uri,
+    lastUsedAt: r.last_used_at ? new Date(r.last_used_at) : null,
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
   };
@@ -81,7 +97,11 @@ export async function insertClient(
     scopes: string[];
     postLogoutRedirectUris?: string[];
     isActive?: boolean;
+    /** CONTRACT §13: a dynamic registration, with the hash of its registration access token. */
     registration?: ClientRegistration;
+    registrationAccessTokenHash?: string;
+    clientUri?: string | null;
+    logoUri?: string | null;
     now: Date;
   },
 ): Promise<OAuthClientRow> {
@@ -98,6 +118,9 @@ export async function insertClient(
       post_logout_redirect_uris: JSON.stringify(c.postLogoutRedirectUris ?? []),
       is_active: c.isActive ?? true,
       registration: c.registration ?? 'admin',
+      registration_access_token_hash: c.registrationAccessTokenHash ?? null,
+      client_uri: c.clientUri ?? null,
+      logo_uri: c.logoUri ?? null,
       created_at: c.now,
       updated_at: c.now,
     })
@@ -112,18 +135,37 @@ export async function insertClient(
 export async function findClientById(db: DbOrTrx, clientId: string): Promise<OAuthClientRow | undefined> {
   const [row] = await preparedRows(
     db,
-    'sso_find_client_5',
+    'sso_find_client_6',
     `select client_id, name, secret_hash, type, grant_types, allowed_resources, redirect_uris, scopes, post_logout_redirect_uris,
-            is_active, registration, created_at, updated_at
+            is_active, registration, registration_access_token_hash, client_uri, logo_uri, last_used_at, created_at, updated_at
        from oauth_clients where client_id = $1`,
     [clientId],
   );
   return row ? toClientRow(row as unknown as OAuthClientRecord) : undefined;
 }
 
-export async function listClients(db: DbOrTrx): Promise<OAuthClientRow[]> {
-  const rows = await db<OAuthClientRecord>('oauth_clients').orderBy('created_at', 'desc');
+export async function listClients(db: DbOrTrx, filter: { registration?: ClientRegistration } = {}): Promise<OAuthClientRow[]> {
+  const query = db<OAuthClientRecord>('oauth_clients').orderBy('created_at', 'desc');
+  if (filter.registration) query.where({ registration: filter.registration });
+  const rows = await query;
   return rows.map(toClientRow);
+}
+
+/** RFC 7592 §2.3: the client is gone; its sessions, codes, pending requests and grants go with it (foreign keys). */
+export async function deleteClient(db: DbOrTrx, clientId: string): Promise<boolean> {
+  const deleted = await db('oauth_clients').where({ client_id: clientId }).delete();
+  return deleted > 0;
+}
+
+/**
+ * Records that the client was used, unless a use since `staleBefore` is recorded already: one conditional UPDATE that
+ * most calls skip entirely (the caller compares the row it holds first), so a busy client writes at most once a day.
+ */
+export async function touchClientLastUsed(db: DbOrTrx, clientId: string, now: Date, staleBefore: Date): Promise<void> {
+  await db('oauth_clients')
+    .where({ client_id: clientId })
+    .andWhere((q) => q.whereNull('last_used_at').orWhere('last_used_at', '<', staleBefore))
+    .update({ last_used_at: now });
 }
 
 export async function updateClient(
@@ -138,6 +180,8 @@ export async function updateClient(
     isActive: boolean;
     grantTypes: readonly string[];
     allowedResources: readonly string[];
+    clientUri: string | null;
+    logoUri: string | null;
   }>,
   now: Date,
 ): Promise<OAuthClientRow | undefined> {
@@ -150,6 +194,8 @@ export async function updateClient(
   if (patch.isActive !== undefined) record.is_active = patch.isActive;
   if (patch.grantTypes !== undefined) record.grant_types = JSON.stringify(patch.grantTypes);
   if (patch.allowedResources !== undefined) record.allowed_resources = JSON.stringify(patch.allowedResources);
+  if (patch.clientUri !== undefined) record.client_uri = patch.clientUri;
+  if (patch.logoUri !== undefined) record.logo_uri = patch.logoUri;
   const [row] = await db<OAuthClientRecord>('oauth_clients').where({ client_id: clientId }).update(record).returning('*');
   return row ? toClientRow(row) : undefined;
 }

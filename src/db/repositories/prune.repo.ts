@@ -6,6 +6,8 @@ export interface PruneCutoffs {
   revokedBefore: Date;
   /** Login-failure counters idle since before this (and not locked) are deleted. */
   idleBefore: Date;
+  /** Dynamically registered clients not used since before this are deleted (CONTRACT §13 abuse limit). */
+  unusedClientBefore: Date;
 }
 
 /**
@@ -30,6 +32,15 @@ const TARGETS = {
   oauth_device_codes: { key: 'device_code_hash', where: 'expires_at <= :now' },
   // Wrong user codes are counted in one-minute windows: an idle window is no longer counted.
   device_code_failures: { key: 'session_id', where: 'window_start < :idleBefore' },
+  // CONTRACT §13: an initial access token past its expiry can register nothing.
+  registration_tokens: { key: 'id', where: 'expires_at <= :now' },
+  // CONTRACT §13: a dynamically registered client no token was issued to for 30 days (never, or not since) is deleted
+  // with its sessions, codes and grants (foreign keys), so a burst of registrations cannot grow the table for ever. The
+  // partial expression index of the add_dynamic_client_registration migration serves the scan.
+  oauth_clients: {
+    key: 'client_id',
+    where: "registration = 'dynamic' and coalesce(last_used_at, created_at) <= :unusedClientBefore",
+  },
   login_failures: {
     key: 'email',
     where: 'updated_at < :idleBefore and (locked_until is null or locked_until <= :now)',
@@ -48,7 +59,13 @@ export async function deleteExpiredBatch(db: DbOrTrx, table: PruneTable, cutoffs
   const { key, where } = TARGETS[table];
   const result = await db.raw(
     `delete from ${table} where ${key} in (select ${key} from ${table} where ${where} limit :limit) returning ${key}`,
-    { now: cutoffs.now, revokedBefore: cutoffs.revokedBefore, idleBefore: cutoffs.idleBefore, limit },
+    {
+      now: cutoffs.now,
+      revokedBefore: cutoffs.revokedBefore,
+      idleBefore: cutoffs.idleBefore,
+      unusedClientBefore: cutoffs.unusedClientBefore,
+      limit,
+    },
   );
   return (result.rows ?? []).length;
 }

@@ -1,5 +1,6 @@
 import type { ApiResourceRow } from '../../db/repositories/api-resources.repo';
 import type { OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
+import type { RegistrationTokenRow } from '../../db/repositories/registration-tokens.repo';
 import { tokenEndpointAuthMethod } from '../../services/oauth/client-policy';
 import type { AdminSummary } from '../../services/admin.service';
 
@@ -20,6 +21,19 @@ export function presentClient(client: OAuthClientRow) {
     registration: client.registration,
     created_at: client.createdAt,
     updated_at: client.updatedAt,
+  };
+}
+
+/** Initial access token (CONTRACT §13): its metadata, never the token or its hash. */
+export function presentRegistrationToken(token: RegistrationTokenRow) {
+  return {
+    id: token.id,
+    created_by: token.createdBy,
+    max_uses: token.maxUses,
+    uses: token.uses,
+    created_at: token.createdAt,
+    expires_at: token.expiresAt,
+    revoked_at: token.revokedAt,
   };
 }
 

@@ -1,9 +1,10 @@
 import { getSummary } from '../../services/admin.service';
 import * as clients from '../../services/oauth/clients.service';
+import * as registrationTokens from '../../services/oauth/registration/registration-tokens.service';
 import * as resources from '../../services/oauth/resources.service';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
-import { presentApiResource, presentClient, presentSummary } from './admin.presenters';
+import { presentApiResource, presentClient, presentRegistrationToken, presentSummary } from './admin.presenters';
 import {
   apiResourceEnvelope,
   apiResourceIdParams,
@@ -16,6 +17,12 @@ import {
   clientSecretBody,
   createClientBody,
   createdClientBody,
+  createdRegistrationTokenBody,
+  createRegistrationTokenBody,
+  listClientsQuery,
+  registrationTokenEnvelope,
+  registrationTokenIdParams,
+  registrationTokensBody,
   summaryBody,
   updateClientBody,
 } from './admin.schemas';
@@ -44,12 +51,13 @@ export function createAdminRouter(deps: RouteDeps) {
         {
           method: 'get',
           path: '/oauth-clients',
-          summary: 'List OAuth clients',
+          summary: 'List OAuth clients (`?registration=dynamic`: those that registered themselves, CONTRACT §13)',
           auth: 'user',
           permission: 'oauth_clients:read',
+          query: listClientsQuery,
           response: { description: '{ clients }', schema: clientsBody },
         },
-        async () => ({ clients: (await clients.listClients(ctx)).map(presentClient) }),
+        async ({ query }) => ({ clients: (await clients.listClients(ctx, query)).map(presentClient) }),
       ),
       route(
         {
@@ -127,6 +135,52 @@ export function createAdminRouter(deps: RouteDeps) {
           response: { description: '{ client } (is_active false)', schema: clientEnvelope },
         },
         async ({ params }) => ({ client: presentClient(await clients.deactivateClient(ctx, params.clientId)) }),
+      ),
+      route(
+        {
+          method: 'get',
+          path: '/registration-tokens',
+          summary: 'List initial access tokens for dynamic client registration (never the tokens themselves)',
+          auth: 'user',
+          permission: 'oauth_clients:read',
+          response: { description: '{ registration_tokens }', schema: registrationTokensBody },
+        },
+        async () => ({ registration_tokens: (await registrationTokens.listTokens(ctx)).map(presentRegistrationToken) }),
+      ),
+      route(
+        {
+          method: 'post',
+          path: '/registration-tokens',
+          summary: 'Mint an initial access token for CLIENT_REGISTRATION=token; the token is returned once',
+          description:
+            'CONTRACT §13. `expires_in_s` (60 s to 90 days, default 1 day), `max_uses` (1-10000, default 1). A client sends it as ' +
+            '`Authorization: Bearer <token>` to POST /api/oauth/register; each registration spends one use.',
+          auth: 'user',
+          permission: 'oauth_clients:write',
+          noStore: true,
+          body: createRegistrationTokenBody,
+          response: {
+            status: 201,
+            description: '{ token, registration_token } (Cache-Control: no-store)',
+            schema: createdRegistrationTokenBody,
+          },
+        },
+        async ({ body, principal }) => {
+          const minted = await registrationTokens.mintRegistrationToken(ctx, principal, body);
+          return { token: minted.token, registration_token: presentRegistrationToken(minted.row) };
+        },
+      ),
+      route(
+        {
+          method: 'delete',
+          path: '/registration-tokens/:tokenId',
+          summary: 'Revoke an initial access token (clients it registered stay; deactivate them as any client)',
+          auth: 'user',
+          permission: 'oauth_clients:write',
+          params: registrationTokenIdParams,
+          response: { description: '{ registration_token } (revoked_at set)', schema: registrationTokenEnvelope },
+        },
+        async ({ params }) => ({ registration_token: presentRegistrationToken(await registrationTokens.revokeToken(ctx, params.tokenId)) }),
       ),
       route(
         {

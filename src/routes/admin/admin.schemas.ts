@@ -3,7 +3,7 @@ import { checkRedirectUri } from '../../lib/redirect-uri';
 import { SUPPORTED_SCOPES } from '../../services/oauth/client-secrets';
 import { CLIENT_TYPES, DEFAULT_GRANT_TYPES, GRANT_TYPES } from '../../services/oauth/client-policy';
 import { isResourceIdentifier } from '../../services/oauth/resources.service';
-import { nameField, timestampFields } from '../common.schemas';
+import { nameField, timestampField, timestampFields } from '../common.schemas';
 
 export const clientIdParams = z.object({
   // A Client ID Metadata Document client's id is its URL (CONTRACT §13), percent-encoded in the path.
@@ -14,17 +14,17 @@ export const clientIdParams = z.object({
  * Every rule of checkRedirectUri but plain http, which depends on ALLOW_HTTP_REDIRECT_URIS, and private-use schemes,
  * which depend on the client type (clients.service checks both).
  */
-const redirectUriField = z.string({ error: 'redirect URI must be a string' }).superRefine((uri, ctx) => {
+export const redirectUriField = z.string({ error: 'redirect URI must be a string' }).superRefine((uri, ctx) => {
   const check = checkRedirectUri(uri, { allowHttp: true, allowPrivateUse: true });
   if (!check.ok) ctx.addIssue({ code: 'custom', message: check.reason });
 });
 
-const redirectUrisField = z
+export const redirectUrisField = z
   .array(redirectUriField, { error: 'redirect_uris must be an array of strings' })
   .max(20, 'at most 20 redirect URIs');
 
-/** CONTRACT §12. */
-const grantTypesField = z
+/** CONTRACT §12 (and the grant_types of an RFC 7591 registration, CONTRACT §13). */
+export const grantTypesField = z
   .array(z.enum(GRANT_TYPES, { error: `each grant type must be one of: ${GRANT_TYPES.join(', ')}` }), {
     error: 'grant_types must be an array of strings',
   })
@@ -140,6 +140,13 @@ export const clientBody = z
   })
   .meta({ id: 'OAuthClient' });
 
+/** `?registration=dynamic` lists the clients that registered themselves (CONTRACT §13). */
+export const listClientsQuery = z.object({
+  registration: z
+    .enum(['admin', 'dynamic', 'metadata_document'], { error: 'registration must be admin, dynamic or metadata_document' })
+    .optional(),
+});
+
 export const clientEnvelope = z.strictObject({ client: clientBody });
 
 export const clientsBody = z.strictObject({ clients: z.array(clientBody) });
@@ -152,13 +159,15 @@ export const createdClientBody = z.strictObject({
 /** API resources (CONTRACT §12, RFC 8707). */
 export const apiResourceIdParams = z.object({ resourceId: z.uuid({ error: 'resourceId must be a uuid' }) });
 
-const resourceScopeField = z
+/** RFC 6749 §3.3 scope-token: what an API resource defines and what an RFC 7591 `scope` lists. */
+export const scopeTokenField = z
   .string({ error: 'each scope must be a string' })
   .regex(
     /^[\x21\x23-\x5B\x5D-\x7E]{1,100}$/,
     'each scope is 1-100 visible ASCII characters without spaces, quotes or backslashes (RFC 6749 §3.3)',
-  )
-  .refine((s) => s !== 'openid', { message: 'openid is not an API scope' });
+  );
+
+const resourceScopeField = scopeTokenField.refine((s) => s !== 'openid', { message: 'openid is not an API scope' });
 
 const apiResourceFields = {
   identifier: z
@@ -235,3 +244,42 @@ export const summaryBody = z.strictObject({
   roles: z.number().int(),
   admins: z.number().int(),
 });
+
+/** CONTRACT §13: POST /api/admin/registration-tokens. */
+export const createRegistrationTokenBody = z
+  .object({
+    expires_in_s: z
+      .number({ error: 'expires_in_s must be a number' })
+      .int('expires_in_s must be an integer')
+      .min(60, 'expires_in_s is at least 60')
+      .max(90 * 24 * 3600, 'expires_in_s is at most 90 days')
+      .optional(),
+    max_uses: z
+      .number({ error: 'max_uses must be a number' })
+      .int('max_uses must be an integer')
+      .min(1, 'max_uses is at least 1')
+      .max(10_000, 'max_uses is at most 10000')
+      .optional(),
+  })
+  .transform((b) => ({ expiresInSeconds: b.expires_in_s, maxUses: b.max_uses }));
+
+export const registrationTokenIdParams = z.object({ tokenId: z.uuid({ error: 'tokenId must be a uuid' }) });
+
+export const registrationTokenBody = z
+  .strictObject({
+    id: z.uuid(),
+    created_by: z.uuid().nullable(),
+    max_uses: z.number().int(),
+    uses: z.number().int(),
+    created_at: timestampField,
+    expires_at: timestampField,
+    revoked_at: timestampField.nullable(),
+  })
+  .meta({ id: 'RegistrationToken' });
+
+export const createdRegistrationTokenBody = z.strictObject({
+  token: z.string().meta({ description: 'The initial access token: shown once, stored only as its SHA-256' }),
+  registration_token: registrationTokenBody,
+});
+export const registrationTokensBody = z.strictObject({ registration_tokens: z.array(registrationTokenBody) });
+export const registrationTokenEnvelope = z.strictObject({ registration_token: registrationTokenBody });

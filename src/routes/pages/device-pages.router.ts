@@ -81,7 +81,14 @@ export function createDevicePagesRouter(deps: RouteDeps) {
         html(
           res,
           200,
-          renderDeviceConfirmPage({ csrf, userCode: info.userCode, clientName: info.clientName, scopes, userEmail: principal!.email }),
+          renderDeviceConfirmPage({
+            csrf,
+            userCode: info.userCode,
+            clientName: info.clientName,
+            scopes,
+            userEmail: principal!.email,
+            unreviewed: info.unreviewed,
+          }),
         );
       },
     ),

@@ -20,6 +20,16 @@ import { describeScopes } from './page-messages';
 import { html, optionalText, PAGE, refuseForm, text } from './page-kit';
 import { enrolUrlFor, federationOnLoginPage, finishSignIn } from './sign-in-flow';
 
+/** Where the browser goes after consent, as a reader recognises it: the host, or a native app's private-use scheme. */
+function redirectHostOf(redirectUri: string): string {
+  try {
+    const url = new URL(redirectUri);
+    return url.host || url.protocol.replace(/:$/, '');
+  } catch {
+    return redirectUri;
+  }
+}
+
 /** Only the user's own first-party browser session counts on these pages. */
 function firstParty(principal: Principal | undefined): Principal | undefined {
   return principal && !principal.clientId ? principal : undefined;
@@ -180,6 +190,7 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
             scopes: describeScopes(req.pageEnv!.t, info.scopes),
             userEmail: signedIn.email,
             uiLocales: query.ui_locales,
+            unreviewed: info.client.registration === 'dynamic' ? { redirectHost: redirectHostOf(info.request.redirectUri) } : undefined,
           }),
         );
       },

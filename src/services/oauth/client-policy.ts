@@ -92,3 +92,15 @@ export function clientAuthentication(
   if (endpoint === 'introspect') return { verdict: 'refuse', reason: 'Public clients may not call introspection' };
   return { verdict: 'id_only' };
 }
+
+/**
+ * CONTRACT §12/§13: whether a client may ask tokens for an API. Listed in its `allowed_resources`, or, for a client
+ * that registered itself (RFC 7591), marked `open_registration` by an administrator: judged at each request, so
+ * clearing the mark takes the API away from every self-registered client at once.
+ */
+export function resourceAllowed(
+  client: { allowedResources: readonly string[]; registration: 'admin' | 'dynamic' | 'metadata_document' },
+  resource: { identifier: string; openRegistration: boolean },
+): boolean {
+  return client.allowedResources.includes(resource.identifier) || (client.registration === 'dynamic' && resource.openRegistration);
+}

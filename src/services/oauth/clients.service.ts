@@ -3,6 +3,8 @@ import {
   findClientById,
   insertClient,
   listClients as listClientRows,
+  touchClientLastUsed,
+  type ClientRegistration,
   updateClient as updateClientRow,
   type OAuthClientRow,
 } from '../../db/repositories/oauth-clients.repo';
@@ -10,6 +12,7 @@ import { burnUnusedCodesOfClient } from '../../db/repositories/oauth-codes.repo'
 import { consumePendingRequestsOfClient } from '../../db/repositories/oauth-requests.repo';
 import { revokeSessionsOfClient } from '../../db/repositories/sessions.repo';
 import { badRequest, notFound } from '../../errors';
+import { addSeconds } from '../../lib/clock';
 import { checkRedirectUri } from '../../lib/redirect-uri';
 import type { ServiceContext } from '../context';
 import { findApiResourceByIdentifier } from '../../db/repositories/api-resources.repo';
@@ -96,8 +99,23 @@ export async function createClient(ctx: ServiceContext, input: ClientInput): Pro
   return { client, clientSecret: secret };
 }
 
-export async function listClients(ctx: ServiceContext): Promise<OAuthClientRow[]> {
-  return listClientRows(ctx.db);
+export async function listClients(ctx: ServiceContext, filter: { registration?: ClientRegistration } = {}): Promise<OAuthClientRow[]> {
+  return listClientRows(ctx.db, filter);
+}
+
+/** A use is recorded at most once a day: the prune job only needs to know whether it was within 30 days. */
+const LAST_USED_RESOLUTION_SECONDS = 24 * 3600;
+
+/**
+ * Records that tokens were issued to a dynamically registered client (CONTRACT §13: unused ones are pruned after 30
+ * days). Judged on the row the token endpoint already holds, so a client used within the day costs no query at all.
+ */
+export async function noteClientUsed(ctx: ServiceContext, client: OAuthClientRow): Promise<void> {
+  if (client.registration !== 'dynamic') return;
+  const now = ctx.clock.now();
+  const staleBefore = addSeconds(now, -LAST_USED_RESOLUTION_SECONDS);
+  if (client.lastUsedAt && client.lastUsedAt > staleBefore) return;
+  await touchClientLastUsed(ctx.db, client.clientId, now, staleBefore);
 }
 
 export async function getClient(ctx: ServiceContext, clientId: string): Promise<OAuthClientRow> {

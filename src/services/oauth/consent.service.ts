@@ -12,6 +12,7 @@ import type { Principal } from '../principal';
 import { authorizationResponseUrl, errorRedirect, issueAuthorizationCode } from './authorize.service';
 import { redirectUriMatches } from '../../lib/redirect-uri';
 import { findApiResourceByIdentifier } from '../../db/repositories/api-resources.repo';
+import { resourceAllowed } from './client-policy';
 import { permittedScopes } from './resources.service';
 import { clientRegistrationEnabled } from './registration/client-metadata.service';
 import { isSubset, parseScope, unionScopes } from './scopes';
@@ -41,7 +42,7 @@ async function clientStillAllowing(ctx: ServiceContext, db: DbOrTrx, request: Au
   if (!redirectUriMatches(client.redirectUris, request.redirectUri)) throw requestNotFound();
   // The API asked for must still exist and be allowed (CONTRACT §12); its scopes count with the client's.
   const resource = request.resource ? await findApiResourceByIdentifier(db, request.resource) : undefined;
-  if (request.resource && (!resource || !client.allowedResources.includes(resource.identifier))) throw requestNotFound();
+  if (request.resource && (!resource || !resourceAllowed(client, resource))) throw requestNotFound();
   if (!isSubset(parseScope(request.scope), permittedScopes(client, resource))) throw requestNotFound();
   return client;
 }

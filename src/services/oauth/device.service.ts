@@ -106,6 +106,8 @@ export async function startDeviceAuthorization(
 export interface DeviceRequestInfo {
   userCode: string;
   clientName: string;
+  /** CONTRACT §13: the client registered itself; the page says no administrator reviewed it. */
+  unreviewed: boolean;
   scopes: string[];
 }
 
@@ -121,7 +123,12 @@ export async function lookUpUserCode(ctx: ServiceContext, principal: Principal, 
     const row = await findPendingDeviceCode(ctx.db, sha256Hex(userCode), ctx.clock.now());
     const client = row ? await findClientById(ctx.db, row.clientId) : undefined;
     if (!row || !client?.isActive) return undefined;
-    return { userCode: formatUserCode(userCode), clientName: client.name, scopes: parseScope(row.scope) };
+    return {
+      userCode: formatUserCode(userCode),
+      clientName: client.name,
+      unreviewed: client.registration === 'dynamic',
+      scopes: parseScope(row.scope),
+    };
   });
   return found;
 }

@@ -14,7 +14,9 @@ import { SUPPORTED_SCOPES } from './client-secrets';
  * §2 admits OpenID metadata): jwks_uri, the signing algorithms (a library otherwise expects RS256 only),
  * end_session_endpoint, and introspection_endpoint.
  */
-export function buildDiscoveryDocument(config: Pick<Config, 'baseUrl' | 'oidcIssuer' | 'clientIdMetadataDocuments'>) {
+export function buildDiscoveryDocument(
+  config: Pick<Config, 'baseUrl' | 'oidcIssuer' | 'clientRegistration' | 'clientIdMetadataDocuments'>,
+) {
   return {
     issuer: config.oidcIssuer,
     authorization_endpoint: `${config.baseUrl}/api/oauth/authorize`,
@@ -25,6 +27,7 @@ export function buildDiscoveryDocument(config: Pick<Config, 'baseUrl' | 'oidcIss
     introspection_endpoint: `${config.baseUrl}/api/oauth/introspect`,
     end_session_endpoint: `${config.baseUrl}/api/oauth/logout`,
     device_authorization_endpoint: `${config.baseUrl}/api/oauth/device_authorization`,
+    ...registrationEndpoint(config),
     response_types_supported: ['code'],
     // CONTRACT §12: every grant and client authentication method a client may be registered for.
     grant_types_supported: [...GRANT_TYPES],
@@ -38,4 +41,9 @@ export function buildDiscoveryDocument(config: Pick<Config, 'baseUrl' | 'oidcIss
     // CONTRACT §12/§13: announced only when on (an MCP client then sends its document URL as client_id).
     ...(config.clientIdMetadataDocuments ? { client_id_metadata_document_supported: true } : {}),
   };
+}
+
+/** RFC 8414 §2 / OIDC Discovery §3 `registration_endpoint`: listed only when CLIENT_REGISTRATION is on (CONTRACT §12, §13). */
+export function registrationEndpoint(config: Pick<Config, 'baseUrl' | 'clientRegistration'>): { registration_endpoint?: string } {
+  return config.clientRegistration === 'off' ? {} : { registration_endpoint: `${config.baseUrl}/api/oauth/register` };
 }

@@ -5,6 +5,7 @@ import {
   findApiResourceByIdentifier,
   insertApiResource,
   listApiResources,
+  listOpenRegistrationResources,
   updateApiResource,
   type ApiResourceFields,
   type ApiResourceRow,
@@ -13,6 +14,7 @@ import type { OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
 import { mapDbError } from '../../db/pg-errors';
 import { notFound, OAuthError } from '../../errors';
 import type { ServiceContext } from '../context';
+import { resourceAllowed } from './client-policy';
 import { unionScopes } from './scopes';
 
 const DUPLICATE = 'An API resource with this identifier already exists';
@@ -67,18 +69,18 @@ export function isResourceIdentifier(value: string): boolean {
 
 /**
  * The API a token is asked for (RFC 8707 `resource`), or undefined when none is named. Not an absolute URI, not
- * registered, or not in the client's allowed_resources: invalid_target (RFC 8707 §2), before anything is issued.
+ * registered, or not allowed to the client (client-policy.ts resourceAllowed): invalid_target (RFC 8707 §2), before anything is issued.
  */
 export async function resolveTarget(
   ctx: ServiceContext,
-  client: Pick<OAuthClientRow, 'allowedResources'>,
+  client: Pick<OAuthClientRow, 'allowedResources' | 'registration'>,
   resource: string | undefined,
 ): Promise<ApiResourceRow | undefined> {
   if (resource === undefined) return undefined;
   if (!isResourceIdentifier(resource)) throw new OAuthError('invalid_target', 'resource must be an absolute URI without a fragment');
   const found = await findApiResourceByIdentifier(ctx.db, resource);
   if (!found) throw new OAuthError('invalid_target', 'resource is not a registered API');
-  if (!client.allowedResources.includes(found.identifier)) {
+  if (!resourceAllowed(client, found)) {
     throw new OAuthError('invalid_target', 'This client may not ask for tokens for this resource');
   }
   return found;
@@ -91,4 +93,9 @@ export function permittedScopes(client: Pick<OAuthClientRow, 'scopes'>, resource
 
 export async function findResourceByIdentifier(ctx: ServiceContext, identifier: string): Promise<ApiResourceRow | undefined> {
   return findApiResourceByIdentifier(ctx.db, identifier);
+}
+
+/** CONTRACT §13: the APIs every dynamically registered client may ask tokens for. */
+export async function openRegistrationResources(ctx: ServiceContext): Promise<ApiResourceRow[]> {
+  return listOpenRegistrationResources(ctx.db);
 }

@@ -12,25 +12,29 @@ import { isOpenIdScope, issueIdToken, signIdToken } from '../oidc/id-token.servi
 import { rotateRefreshToken, startSession, type IssuedTokens } from '../sessions.service';
 import { redirectUriMatches } from '../../lib/redirect-uri';
 import { exchangeClientCredentials } from './client-credentials.service';
+import { noteClientUsed } from './clients.service';
 import { DEVICE_CODE_GRANT, grantAllowed } from './client-policy';
 import { exchangeDeviceCode } from './device.service';
 
 export type { TokenResponse } from './token-response';
 import { requireParam } from './params';
 import { presentTokens, withResourceToken, type TokenResponse } from './token-response';
-import { findResourceByIdentifier, resolveTarget } from './resources.service';
+import { findResourceByIdentifier, openRegistrationResources, resolveTarget } from './resources.service';
 import { isSubset, parseScope, unionScopes } from './scopes';
 
 type Exchange =
   | { ok: true; tokens: IssuedTokens; scope: string; userId: string; idToken?: string; expiresIn?: number }
   | { ok: false; description: string; error?: 'invalid_target' };
 
-/** The scopes a client's grants may carry: its own and those of every API it is allowed (CONTRACT §12). */
+/** The scopes a client's grants may carry: its own and those of every API it is allowed (CONTRACT §12, §13). */
 async function grantableScopes(ctx: ServiceContext, client: OAuthClientRow): Promise<string[]> {
   let scopes: string[] = [...client.scopes];
   for (const identifier of client.allowedResources) {
     const resource = await findResourceByIdentifier(ctx, identifier);
     if (resource) scopes = unionScopes(scopes, resource.scopes);
+  }
+  if (client.registration === 'dynamic') {
+    for (const resource of await openRegistrationResources(ctx)) scopes = unionScopes(scopes, resource.scopes);
   }
   return scopes;
 }
@@ -133,7 +137,8 @@ export async function refreshAccessToken(
   // RFC 8707: a refresh may ask for a token for an API; judged before rotation, so a refusal burns nothing.
   const resource = await resolveTarget(ctx, client, input.resource);
   // Only a client allowed APIs reads them: a spec client's refresh makes no further query (issue 10).
-  const clientScopes = client.allowedResources.length > 0 ? await grantableScopes(ctx, client) : client.scopes;
+  const clientScopes =
+    client.allowedResources.length > 0 || client.registration === 'dynamic' ? await grantableScopes(ctx, client) : client.scopes;
   if (input.scope !== undefined) {
     // Checked before rotation so that a refused request burns nothing.
     const granted = parseScope(ctx.jwt.verifyRefresh(input.refreshToken, ctx.clock.now())?.scope ?? '').filter((s) =>
@@ -196,6 +201,18 @@ export async function grantTokens(
   if (!grantAllowed(client, grantType)) {
     throw new OAuthError('unauthorized_client', `This client is not registered for the ${grantType} grant`);
   }
+  const response = await issueForGrant(ctx, client, grantType, request, meta);
+  await noteClientUsed(ctx, client);
+  return response;
+}
+
+async function issueForGrant(
+  ctx: ServiceContext,
+  client: OAuthClientRow,
+  grantType: string,
+  request: TokenRequest,
+  meta: RequestMeta,
+): Promise<TokenResponse> {
   switch (grantType) {
     case 'authorization_code':
       return exchangeAuthorizationCode(

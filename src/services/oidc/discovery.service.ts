@@ -1,6 +1,7 @@
 import { GRANT_TYPES, TOKEN_ENDPOINT_AUTH_METHODS } from '../oauth/client-policy';
 import type { Config } from '../../config';
 import { SUPPORTED_SCOPES } from '../oauth/client-secrets';
+import { registrationEndpoint } from '../oauth/discovery.service';
 import { PROMPT_VALUES } from './authorize-params';
 
 /** Every claim an id_token or userinfo response may carry (CONTRACT §9). */
@@ -27,7 +28,9 @@ export const OIDC_CLAIMS = [
  * OpenID Connect Discovery 1.0 (CONTRACT §9), served at /.well-known/openid-configuration and under
  * /api/oauth/.well-known/. Its issuer is OIDC_ISSUER (default BASE_URL), like the spec's RFC 8414 document (CONTRACT §11).
  */
-export function buildOpenIdConfiguration(config: Pick<Config, 'baseUrl' | 'oidcIssuer' | 'clientIdMetadataDocuments'>) {
+export function buildOpenIdConfiguration(
+  config: Pick<Config, 'baseUrl' | 'oidcIssuer' | 'clientRegistration' | 'clientIdMetadataDocuments'>,
+) {
   const api = `${config.baseUrl}/api/oauth`;
   return {
     issuer: config.oidcIssuer,
@@ -49,6 +52,7 @@ export function buildOpenIdConfiguration(config: Pick<Config, 'baseUrl' | 'oidcI
     grant_types_supported: [...GRANT_TYPES],
     token_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS],
     device_authorization_endpoint: `${api}/device_authorization`,
+    ...registrationEndpoint(config),
     code_challenge_methods_supported: ['S256'],
     prompt_values_supported: [...PROMPT_VALUES],
     // RFC 9207: authorization responses carry `iss` (authorize.service.ts).

@@ -1,5 +1,5 @@
 import { withTransaction } from '../../../db';
-import { listOpenRegistrationResourceIdentifiers } from '../../../db/repositories/api-resources.repo';
+import { listOpenRegistrationResources } from '../../../db/repositories/api-resources.repo';
 import { findClientById, upsertMetadataDocumentClient, type OAuthClientRow } from '../../../db/repositories/oauth-clients.repo';
 import type { Clock } from '../../../lib/clock';
 import { outboundRequest, OutboundRefused, type OutboundPolicy } from '../../../lib/outbound-http';
@@ -162,7 +162,7 @@ export async function findClientForRequest(ctx: ServiceContext, clientId: string
 async function storeMetadataDocumentClient(ctx: ServiceContext, document: MetadataDocumentClient): Promise<OAuthClientRow | undefined> {
   return withTransaction(ctx.db, async (trx) => {
     // CONTRACT §13: the resources of an `open` registration, as they are now.
-    const allowedResources = await listOpenRegistrationResourceIdentifiers(trx);
+    const allowedResources = (await listOpenRegistrationResources(trx)).map((r) => r.identifier);
     const { row, created, changed } = await upsertMetadataDocumentClient(trx, {
       clientId: document.clientId,
       name: document.name,

@@ -1,0 +1,228 @@
+import { withTransaction } from '../../../db';
+import { findClientById, deleteClient, insertClient, updateClient, type OAuthClientRow } from '../../../db/repositories/oauth-clients.repo';
+import { consumeRegistrationToken } from '../../../db/repositories/registration-tokens.repo';
+import { OAuthError } from '../../../errors';
+import { randomToken, safeEqual, sha256Hex } from '../../../lib/crypto';
+import type { ServiceContext } from '../../context';
+import { DEFAULT_GRANT_TYPES } from '../client-policy';
+import { generateClientId, generateClientSecret, verifyClientSecret } from '../client-secrets';
+import { openRegistrationResources } from '../resources.service';
+import { checkRegistration, clientTypeFor, type RegistrationAuthMethod } from './registration-policy';
+
+/** RFC 7591 §2 client metadata, validated field by field at the edge (registration.schemas.ts). */
+export interface ClientMetadataInput {
+  clientName?: string;
+  redirectUris: string[];
+  grantTypes?: string[];
+  tokenEndpointAuthMethod?: RegistrationAuthMethod;
+  /** The `scope` value, split; undefined when omitted. */
+  scopes?: string[];
+  clientUri?: string;
+  logoUri?: string;
+}
+
+/** RFC 7592 §2.2: an update names the client it is about, and may repeat the secret (it must then be the right one). */
+export interface ClientMetadataUpdate extends ClientMetadataInput {
+  clientId?: string;
+  clientSecret?: string;
+}
+
+export interface RegisteredClient {
+  client: OAuthClientRow;
+  /** Confidential clients, at registration only (the database keeps its SHA-256). */
+  clientSecret?: string;
+  /** The token the client manages its registration with (RFC 7592): new at registration, the presented one after. */
+  registrationAccessToken: string;
+}
+
+/** Scopes a client gets when it registers without `scope` (as an admin-created client does without `scopes`). */
+const DEFAULT_SCOPES = ['openid', 'profile', 'email'];
+const UNNAMED = 'Unnamed application';
+/** Compared against when the client is unknown, so that the answer takes the same time. */
+const DUMMY_TOKEN_HASH = sha256Hex('no-such-registration');
+
+const bearerChallenge = (error?: string) => ({ 'WWW-Authenticate': error ? `Bearer error="${error}"` : 'Bearer' });
+
+/** RFC 6750 §3.1: no token is a bare challenge; a wrong one is invalid_token. */
+function invalidToken(what: string, presented: boolean): OAuthError {
+  return new OAuthError('invalid_token', presented ? `The ${what} is invalid, expired or used up` : `A Bearer ${what} is required`, {
+    headers: bearerChallenge(presented ? 'invalid_token' : undefined),
+  });
+}
+
+/** CONTRACT §13: with CLIENT_REGISTRATION=off the endpoints do not exist. */
+export function registrationOff(): OAuthError {
+  return new OAuthError('invalid_request', 'Dynamic client registration is not enabled on this server', { status: 404 });
+}
+
+function enabledMode(ctx: ServiceContext): 'token' | 'open' {
+  const mode = ctx.config.clientRegistration;
+  if (mode === 'off') throw registrationOff();
+  return mode;
+}
+
+async function openResourceScopes(ctx: ServiceContext): Promise<string[]> {
+  return (await openRegistrationResources(ctx)).flatMap((r) => r.scopes);
+}
+
+/** The registration as this server will store it, or the RFC 7591 §3.2.2 error that refuses it. */
+function judge(
+  ctx: ServiceContext,
+  mode: 'token' | 'open',
+  metadata: ClientMetadataInput,
+  resourceScopes: readonly string[],
+  fixedType?: OAuthClientRow['type'],
+) {
+  const type = fixedType ?? clientTypeFor(mode, metadata.tokenEndpointAuthMethod);
+  if (fixedType && metadata.tokenEndpointAuthMethod && clientTypeFor(mode, metadata.tokenEndpointAuthMethod) !== fixedType) {
+    throw new OAuthError('invalid_client_metadata', 'token_endpoint_auth_method cannot change after registration');
+  }
+  const grantTypes = metadata.grantTypes ?? [...DEFAULT_GRANT_TYPES];
+  const scopes = metadata.scopes ?? DEFAULT_SCOPES;
+  const verdict = checkRegistration(
+    mode,
+    { type, grantTypes, redirectUris: metadata.redirectUris, scopes },
+    { resourceScopes, allowHttp: ctx.config.allowHttpRedirectUris },
+  );
+  if (!verdict.allowed) throw new OAuthError(verdict.error, verdict.reason);
+  return {
+    type,
+    grantTypes,
+    scopes: verdict.ownScopes,
+    name: metadata.clientName ?? UNNAMED,
+    redirectUris: metadata.redirectUris,
+    clientUri: metadata.clientUri ?? null,
+    logoUri: metadata.logoUri ?? null,
+  };
+}
+
+/**
+ * RFC 7591 §3: registers a client. With CLIENT_REGISTRATION=token one use of the initial access token is spent in the
+ * transaction that creates the client (a refused registration spends nothing); with `open` anyone may register within
+ * the narrower rules of registration-policy.ts.
+ */
+export async function registerClient(
+  ctx: ServiceContext,
+  input: { metadata: ClientMetadataInput; initialAccessToken?: string },
+): Promise<RegisteredClient> {
+  const mode = enabledMode(ctx);
+  const now = ctx.clock.now();
+  const registrationAccessToken = randomToken(32);
+  // Read before the transaction: it holds one connection and never waits for a second.
+  const resourceScopes = await openResourceScopes(ctx);
+  return withTransaction(ctx.db, async (trx) => {
+    let registrationTokenId: string | undefined;
+    if (mode === 'token') {
+      const presented = input.initialAccessToken;
+      const token = presented ? await consumeRegistrationToken(trx, sha256Hex(presented), now) : undefined;
+      if (!token) throw invalidToken('initial access token', presented !== undefined);
+      registrationTokenId = token.id;
+    }
+    const judged = judge(ctx, mode, input.metadata, resourceScopes);
+    const { secret, secretHash } = judged.type === 'confidential' ? generateClientSecret() : { secret: undefined, secretHash: null };
+    const client = await insertClient(trx, {
+      clientId: generateClientId(),
+      name: judged.name,
+      secretHash,
+      type: judged.type,
+      grantTypes: judged.grantTypes,
+      redirectUris: judged.redirectUris,
+      scopes: judged.scopes,
+      registration: 'dynamic',
+      registrationAccessTokenHash: sha256Hex(registrationAccessToken),
+      clientUri: judged.clientUri,
+      logoUri: judged.logoUri,
+      now,
+    });
+    await ctx.events.record(trx, {
+      type: 'oauth.client.registered',
+      subjectId: client.clientId,
+      clientId: client.clientId,
+      detail: {
+        name: client.name,
+        type: client.type,
+        mode,
+        ...(registrationTokenId ? { initial_access_id: registrationTokenId } : {}),
+      },
+    });
+    return { client, clientSecret: secret, registrationAccessToken };
+  });
+}
+
+/**
+ * RFC 7592 §3: the registration access token of a dynamically registered client, compared in constant time with the
+ * SHA-256 the client row keeps. An unknown client, an admin-created one and a wrong token answer the same 401.
+ */
+async function authenticateRegistration(ctx: ServiceContext, clientId: string, token: string | undefined): Promise<OAuthClientRow> {
+  enabledMode(ctx);
+  const client = clientId.length <= 200 ? await findClientById(ctx.db, clientId) : undefined;
+  const matches = safeEqual(sha256Hex(token ?? ''), client?.registrationAccessTokenHash ?? DUMMY_TOKEN_HASH);
+  if (token === undefined || !client || client.registration !== 'dynamic' || !matches) {
+    throw invalidToken('registration access token', token !== undefined);
+  }
+  return client;
+}
+
+/** RFC 7592 §2.1. */
+export async function readRegistration(ctx: ServiceContext, clientId: string, token: string | undefined): Promise<RegisteredClient> {
+  const client = await authenticateRegistration(ctx, clientId, token);
+  return { client, registrationAccessToken: token! };
+}
+
+/**
+ * RFC 7592 §2.2: the metadata sent replaces the registration (omitted fields take their defaults), judged by the rules
+ * of the current mode. The client type (token_endpoint_auth_method) is fixed at registration.
+ */
+export async function updateRegistration(
+  ctx: ServiceContext,
+  clientId: string,
+  token: string | undefined,
+  metadata: ClientMetadataUpdate,
+): Promise<RegisteredClient> {
+  const current = await authenticateRegistration(ctx, clientId, token);
+  if (metadata.clientId !== undefined && metadata.clientId !== clientId) {
+    throw new OAuthError('invalid_client_metadata', 'client_id does not match the client being updated');
+  }
+  if (metadata.clientSecret !== undefined && !(current.secretHash && verifyClientSecret(metadata.clientSecret, current.secretHash))) {
+    throw new OAuthError('invalid_client_metadata', 'client_secret does not match the client being updated');
+  }
+  const judged = judge(ctx, enabledMode(ctx), metadata, await openResourceScopes(ctx), current.type);
+  const client = await withTransaction(ctx.db, async (trx) => {
+    const row = await updateClient(
+      trx,
+      clientId,
+      {
+        name: judged.name,
+        redirectUris: judged.redirectUris,
+        grantTypes: judged.grantTypes,
+        scopes: judged.scopes,
+        clientUri: judged.clientUri,
+        logoUri: judged.logoUri,
+      },
+      ctx.clock.now(),
+    );
+    if (!row) throw invalidToken('registration access token', true);
+    await ctx.events.record(trx, {
+      type: 'oauth.client.changed',
+      subjectId: clientId,
+      clientId,
+      detail: { fields: ['name', 'redirect_uris', 'grant_types', 'scopes', 'client_uri', 'logo_uri'], via: 'registration' },
+    });
+    return row;
+  });
+  return { client, registrationAccessToken: token! };
+}
+
+/** RFC 7592 §2.3: the client, its secret and its registration access token stop working; its sessions end with it. */
+export async function deleteRegistration(ctx: ServiceContext, clientId: string, token: string | undefined): Promise<void> {
+  const client = await authenticateRegistration(ctx, clientId, token);
+  await withTransaction(ctx.db, async (trx) => {
+    if (!(await deleteClient(trx, clientId))) throw invalidToken('registration access token', true);
+    await ctx.events.record(trx, {
+      type: 'oauth.client.deleted',
+      subjectId: clientId,
+      clientId,
+      detail: { name: client.name, via: 'registration' },
+    });
+  });
+}
