@@ -1,8 +1,7 @@
-import fs from 'node:fs';
 import type { Server } from 'node:http';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import request from 'supertest';
-import { CHROMIUM_PATH } from '../helpers/ensure-chromium';
+import { launchChromium } from '../helpers/ensure-chromium';
 import { makeClient, makeSignedInUser, uniqueEmail } from '../helpers/factories';
 import { authorizeParams, basicAuth, freePort } from '../helpers/oauth';
 import { createTestApp, type TestApp } from '../helpers/test-app';
@@ -20,9 +19,6 @@ let browser: Browser;
 let upstream: UpstreamOidc;
 
 beforeAll(async () => {
-  if (!fs.existsSync(CHROMIUM_PATH)) {
-    throw new Error(`Chromium not found at ${CHROMIUM_PATH}: install it (apt-get install -y chromium) to run the browser tests`);
-  }
   const port = await freePort();
   baseUrl = `http://localhost:${port}`;
   t = await createTestApp({ env: { BASE_URL: baseUrl, IDP_ALLOW_PRIVATE: 'true' } });
@@ -39,20 +35,7 @@ beforeAll(async () => {
     client_id: upstream.clientId,
     client_secret: upstream.clientSecret,
   });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM_PATH,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      '--disable-quic',
-      '--host-resolver-rules=MAP localhost 127.0.0.1',
-    ],
-  });
+  browser = await launchChromium(['--host-resolver-rules=MAP localhost 127.0.0.1']);
 }, 60_000);
 
 afterAll(async () => {

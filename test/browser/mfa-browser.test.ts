@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import type { Server } from 'node:http';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import request from 'supertest';
-import { CHROMIUM_PATH } from '../helpers/ensure-chromium';
+import { launchChromium } from '../helpers/ensure-chromium';
 import { makeClient, makeUser, signIn } from '../helpers/factories';
 import { enrolTotp, totpCode } from '../helpers/mfa';
 import { authorizeParams, basicAuth, freePort } from '../helpers/oauth';
@@ -22,29 +22,13 @@ let server: Server;
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!fs.existsSync(CHROMIUM_PATH)) {
-    throw new Error(`Chromium not found at ${CHROMIUM_PATH}: install it (apt-get install -y chromium) to run the browser tests`);
-  }
   const port = await freePort();
   baseUrl = `http://localhost:${port}`;
   t = await createTestApp({ env: { BASE_URL: baseUrl } });
   server = await new Promise<Server>((resolve) => {
     const s = t.app.listen(port, '127.0.0.1', () => resolve(s));
   });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM_PATH,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      '--disable-quic',
-      '--host-resolver-rules=MAP localhost 127.0.0.1',
-    ],
-  });
+  browser = await launchChromium(['--host-resolver-rules=MAP localhost 127.0.0.1']);
   fs.mkdirSync(OUTPUT, { recursive: true });
 }, 60_000);
 

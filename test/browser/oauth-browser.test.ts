@@ -1,13 +1,10 @@
-import fs from 'node:fs';
 import http from 'node:http';
-import { chromium, type Browser } from 'playwright-core';
-import { CHROMIUM_PATH } from '../helpers/ensure-chromium';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../helpers/ensure-chromium';
 import request from 'supertest';
 import { makeClient, makeUser } from '../helpers/factories';
 import { basicAuth, createListeningTestApp, freePort, pkcePair } from '../helpers/oauth';
 import type { TestApp } from '../helpers/test-app';
-
-const CHROMIUM = CHROMIUM_PATH;
 
 let t: TestApp;
 let baseUrl: string;
@@ -18,10 +15,6 @@ let callbackUrl: string;
 const callbacks: URL[] = [];
 
 beforeAll(async () => {
-  if (!fs.existsSync(CHROMIUM)) {
-    // CI installs chromium; a missing browser must fail loudly, never skip.
-    throw new Error(`Chromium not found at ${CHROMIUM}: install it (apt-get install -y chromium) to run the browser tests`);
-  }
   const listening = await createListeningTestApp();
   ({ t, baseUrl } = listening);
   stopApp = listening.stop;
@@ -33,19 +26,7 @@ beforeAll(async () => {
     res.writeHead(200, { 'Content-Type': 'text/html' }).end('<!doctype html><title>Callback</title><h1>Back in the app</h1>');
   });
   await new Promise<void>((resolve) => callbackServer.listen(port, '127.0.0.1', resolve));
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      '--disable-quic',
-    ],
-  });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {

@@ -30,8 +30,11 @@ export function ensureChromium(): void {
   }
 }
 
-/** Debian's Chromium, headless, for the browser tests; a missing browser fails loudly, never skips. */
-export async function launchChromium(): Promise<Browser> {
+/**
+ * Debian's Chromium, headless, for the browser tests; a missing browser fails loudly, never skips. `extraArgs` adds
+ * switches (e.g. `--host-resolver-rules=MAP localhost 127.0.0.1` for WebAuthn on http://localhost).
+ */
+export async function launchChromium(extraArgs: string[] = []): Promise<Browser> {
   if (!fs.existsSync(CHROMIUM_PATH)) {
     throw new Error(`Chromium not found at ${CHROMIUM_PATH}: install it (apt-get install -y chromium) to run the browser tests`);
   }
@@ -46,6 +49,7 @@ export async function launchChromium(): Promise<Browser> {
       '--disable-sync',
       '--no-first-run',
       '--disable-quic',
+      ...extraArgs,
     ],
   });
 }
