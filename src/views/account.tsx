@@ -1,6 +1,6 @@
 import { IdentitiesSection } from './federation';
 import { pageEnv } from './env';
-import { Actions, CsrfField, Flash, FormError, Hidden, Time } from './kit';
+import { Actions, CsrfField, Flash, FormError, Hidden, PasskeyError, Time, formatTime } from './kit';
 import { renderPage } from './layout';
 import { PASSKEY_SCRIPTS } from './login';
 
@@ -64,7 +64,7 @@ function ReauthField({ data, id }: Props & { id: string }) {
   if (!data.reauthenticate) return null;
   return (
     <>
-      <label for={id}>Your password (you signed in more than 10 minutes ago)</label>
+      <label for={id}>{pageEnv().t.accountExtra.reauthLabel}</label>
       <input
         type="password"
         id={id}
@@ -192,7 +192,7 @@ function SessionsSection({ data }: Props) {
                 ) : (
                   <form method="post" action={act(data, 'sessions/revoke')} class="inline">
                     <Hidden fields={{ csrf: data.csrf, session_id: s.id }} />
-                    <button type="submit" class="secondary" aria-label={tr().signOutSession(s.lastUsedAt.toISOString())}>
+                    <button type="submit" class="secondary" aria-label={tr().signOutSession(formatTime(s.lastUsedAt))}>
                       {tr().signOut}
                     </button>
                   </form>
@@ -354,8 +354,8 @@ function RecoveryPart({ data }: Props) {
             <CsrfField csrf={data.csrf} />
             <label for="recovery_password">{tr().yourPassword}</label>
             <input type="password" id="recovery_password" name="password" autocomplete="current-password" />
-            <p class="muted">Or, instead of the password:</p>
-            <label for="recovery_code_proof">Current code from the authenticator app</label>
+            <p class="muted">{pageEnv().t.accountExtra.orInsteadOfPassword}</p>
+            <label for="recovery_code_proof">{pageEnv().t.accountExtra.currentTotpCode}</label>
             <input type="text" id="recovery_code_proof" name="code" inputmode="numeric" autocomplete="one-time-code" maxlength={6} />
             <Actions>
               <button type="submit" class="secondary">
@@ -412,14 +412,14 @@ function PasskeysPart({ data }: Props) {
       <form method="post" action={act(data, 'passkeys')} id="passkey-add-form">
         <Hidden fields={{ csrf: data.csrf, response: '' }} />
         <label for="passkey_name">{tr().passkeyName}</label>
-        <input type="text" id="passkey_name" name="name" maxlength={64} placeholder="e.g. Laptop" />
+        <input type="text" id="passkey_name" name="name" maxlength={64} placeholder={tr().passkeyPlaceholder} />
         <ReauthField data={data} id="passkey_add_password" />
         <Actions>
           <button type="button" data-passkey-register="passkey-add-form" hidden>
             {tr().addPasskey}
           </button>
         </Actions>
-        <p class="error" role="alert" data-passkey-error="" hidden></p>
+        <PasskeyError />
         <noscript>
           <p class="muted">{tr().passkeyNeedsJs}</p>
         </noscript>

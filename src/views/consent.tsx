@@ -11,6 +11,7 @@ export function renderConsentPage(options: {
   clientHost?: string;
   scopes: Array<{ scope: string; description: string }>;
   userEmail: string;
+  uiLocales?: string;
   /**
    * CONTRACT §13: a dynamically registered client, which no administrator reviewed: its name is self-chosen, so the
    * page says so and names the host the browser goes back to.
@@ -44,7 +45,7 @@ export function renderConsentPage(options: {
         ))}
       </ul>
       <form method="post" action="/consent">
-        <Hidden fields={{ csrf: options.csrf, request_id: options.requestId }} />
+        <Hidden fields={{ csrf: options.csrf, request_id: options.requestId, ui_locales: options.uiLocales }} />
         <Actions>
           <button type="submit" name="decision" value="approve">
             {t.consent.approve}
@@ -61,14 +62,22 @@ export function renderConsentPage(options: {
   );
 }
 
-/** A small error page for the browser flow (bad authorize link, expired request, refused form). */
-export function renderOAuthErrorPage(options: { title: string; message: string }): string {
-  const { t } = pageEnv();
+/**
+ * A small error page for the browser flow (bad authorize link, expired request, refused form). `detail` is a technical
+ * description meant for an app's developers (an OAuth error_description, English by contract): shown marked as English.
+ */
+export function renderOAuthErrorPage(options: { title: string; message: string; detail?: string }): string {
+  const { t, locale } = pageEnv();
   return renderPage(
     { title: options.title },
     <>
       <h1>{options.title}</h1>
       <p role="alert">{options.message}</p>
+      {options.detail ? (
+        <p class="muted">
+          {t.oauthPages.detail} <code lang={locale === 'en' ? undefined : 'en'}>{options.detail}</code>
+        </p>
+      ) : null}
       <p class="muted">{t.common.goBack}</p>
     </>,
   );

@@ -1,8 +1,8 @@
 /**
  * /static/console.js: the console's only script, a progressive enhancement. It scrolls the current section of a
- * navigation that scrolls sideways (narrow screens) into view. Buttons marked `data-copy="<id>"` are
- * revealed and copy the text of element <id> to the clipboard, announcing the result in the button itself. Without
- * JavaScript the values stay selectable text.
+ * navigation that scrolls sideways (narrow screens) into view. Buttons marked `data-copy="<id>"` are revealed and copy
+ * the text of element <id> to the clipboard, announcing the result in the button itself, in the page's language (the
+ * texts ride on data-copied and data-copy-failed). Without JavaScript the values stay selectable text.
  */
 export const CONSOLE_SCRIPT = `(() => {
   // On narrow screens the navigation scrolls sideways: bring the current section into view.
@@ -16,9 +16,9 @@ export const CONSOLE_SCRIPT = `(() => {
     button.addEventListener('click', async () => {
       try {
         await navigator.clipboard.writeText(target.textContent || '');
-        button.textContent = 'Copied';
+        button.textContent = button.getAttribute('data-copied') || button.textContent;
       } catch {
-        button.textContent = 'Copy failed: select the text';
+        button.textContent = button.getAttribute('data-copy-failed') || button.textContent;
       }
     });
   }

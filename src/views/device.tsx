@@ -4,15 +4,16 @@ import { renderPage } from './layout';
 
 /** /device (RFC 8628 §3.3): the user types the code their device shows. No JavaScript, plain form posts. */
 export function renderDeviceEntryPage(options: { csrf: string; userCode?: string; userEmail: string; error?: string }): string {
+  const { t } = pageEnv();
   return renderPage(
-    { title: 'Connect a device' },
+    { title: t.device.title },
     <>
-      <h1>Connect a device</h1>
-      <p class="muted">Signed in as {options.userEmail}</p>
+      <h1>{t.device.title}</h1>
+      <p class="muted">{t.device.signedInAs(options.userEmail)}</p>
       <FormError id="device-error" message={options.error} />
       <form method="post" action="/device" novalidate>
         <Hidden fields={{ csrf: options.csrf }} />
-        <label for="user_code">Enter the code shown on your device</label>
+        <label for="user_code">{t.device.enterCode}</label>
         <input
           type="text"
           id="user_code"
@@ -27,7 +28,7 @@ export function renderDeviceEntryPage(options: { csrf: string; userCode?: string
           aria-describedby={options.error ? 'device-error' : undefined}
         />
         <Actions>
-          <button type="submit">Continue</button>
+          <button type="submit">{t.device.continue}</button>
         </Actions>
       </form>
     </>,
@@ -46,22 +47,22 @@ export function renderDeviceConfirmPage(options: {
 }): string {
   const { t } = pageEnv();
   return renderPage(
-    { title: `Allow ${options.clientName}?` },
+    { title: t.device.confirmTitle(options.clientName) },
     <>
       <h1>
-        <span id="client-name">{options.clientName}</span> wants to access your account
+        <span id="client-name">{options.clientName}</span> {t.device.wantsAccess}
       </h1>
       <p class="muted">
-        Signed in as {options.userEmail} &middot; code <strong id="user-code">{options.userCode}</strong>
+        {t.device.signedInAs(options.userEmail)} &middot; {t.device.code} <strong id="user-code">{options.userCode}</strong>
       </p>
-      <p>Only continue if this code is the one your device shows.</p>
+      <p>{t.device.onlyIfSame}</p>
       {options.unreviewed ? (
         <section class="error" id="unreviewed-app" aria-labelledby="unreviewed-title">
           <h2 id="unreviewed-title">{t.consent.unreviewedTitle}</h2>
           <p>{t.consent.unreviewedDevice}</p>
         </section>
       ) : null}
-      <p id="scopes-heading">If you allow it, this device will be able to:</p>
+      <p id="scopes-heading">{t.device.willBeAble}</p>
       <ul class="scopes" aria-labelledby="scopes-heading">
         {options.scopes.map((s) => (
           <li>{s.description}</li>
@@ -71,10 +72,10 @@ export function renderDeviceConfirmPage(options: {
         <Hidden fields={{ csrf: options.csrf, user_code: options.userCode }} />
         <Actions>
           <button type="submit" name="decision" value="approve">
-            Approve
+            {t.device.approve}
           </button>
           <button type="submit" name="decision" value="deny" class="secondary">
-            Deny
+            {t.device.deny}
           </button>
         </Actions>
       </form>
@@ -83,10 +84,9 @@ export function renderDeviceConfirmPage(options: {
 }
 
 export function renderDeviceDonePage(options: { approved: boolean; clientName: string }): string {
-  const title = options.approved ? 'Device connected' : 'Request denied';
-  const message = options.approved
-    ? `${options.clientName} is now signed in. You can return to your device.`
-    : `${options.clientName} was not given access. You can close this page.`;
+  const { t } = pageEnv();
+  const title = options.approved ? t.device.connectedTitle : t.device.deniedTitle;
+  const message = options.approved ? t.device.connected(options.clientName) : t.device.denied(options.clientName);
   return renderPage(
     { title },
     <>

@@ -1,3 +1,4 @@
+import { pageEnv } from './env';
 import { Actions, FormError, Hidden } from './kit';
 
 /**
@@ -6,13 +7,14 @@ import { Actions, FormError, Hidden } from './kit';
  */
 export function ProviderButtons(props: { providers: ReadonlyArray<{ name: string; startUrl: string }> }) {
   if (props.providers.length === 0) return null;
+  const { t } = pageEnv();
   return (
-    <nav aria-label="Other ways to sign in" class="providers">
+    <nav aria-label={t.federation.otherWays} class="providers">
       <ul>
         {props.providers.map((p) => (
           <li>
             <a class="button secondary" href={p.startUrl}>
-              Continue with {p.name}
+              {t.federation.continueWith(p.name)}
             </a>
           </li>
         ))}
@@ -26,8 +28,7 @@ export function PendingLinkNotice(props: { link: { email: string; providerName: 
   const { email, providerName } = props.link;
   return (
     <p class="ok" role="status">
-      Your {providerName} account uses the address <strong>{email}</strong>, which already has an account here. Sign in to that account
-      (password or passkey) to link {providerName} to it.
+      {pageEnv().t.federation.pendingLink(providerName, email)}
     </p>
   );
 }
@@ -41,9 +42,10 @@ export function IdentitiesSection(props: {
   formQuery?: string;
 }) {
   const q = props.formQuery ?? '';
+  const { t } = pageEnv();
   return (
     <section aria-labelledby="identities-h" id="identities">
-      <h2 id="identities-h">Linked sign-ins</h2>
+      <h2 id="identities-h">{t.federation.linkedSignIns}</h2>
       <FormError id="identities-error" message={props.error} />
       {props.identities.length ? (
         <ul>
@@ -53,15 +55,15 @@ export function IdentitiesSection(props: {
               {i.email ? <span class="muted"> ({i.email})</span> : null}{' '}
               <form method="post" action={`/account/identities/remove${q}`} class="inline">
                 <Hidden fields={{ csrf: props.csrf, identity_id: i.id }} />
-                <button type="submit" class="secondary" aria-label={`Unlink ${i.providerName}`}>
-                  Unlink
+                <button type="submit" class="secondary" aria-label={t.federation.unlinkNamed(i.providerName)}>
+                  {t.federation.unlink}
                 </button>
               </form>
             </li>
           ))}
         </ul>
       ) : (
-        <p class="muted">No other sign-in is linked to your account.</p>
+        <p class="muted">{t.federation.noneLinked}</p>
       )}
       {/* A post with the CSRF field: linking adds a way to sign in, so another site must not be able to start it. */}
       {props.available.length ? (
@@ -70,7 +72,7 @@ export function IdentitiesSection(props: {
             <form method="post" action={`/account/identities/link${q}`} class="inline">
               <Hidden fields={{ csrf: props.csrf, slug: a.slug }} />
               <button type="submit" class="secondary">
-                Link {a.name}
+                {t.federation.link(a.name)}
               </button>
             </form>
           ))}

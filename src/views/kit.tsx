@@ -50,9 +50,42 @@ export function Actions(props: { class?: string; children?: ComponentChildren })
   return <div class={props.class ? `actions ${props.class}` : 'actions'}>{props.children}</div>;
 }
 
-/** A UTC time as the pages show it: "2026-11-26 17:35 UTC". */
+const timeFormats = new Map<string, Intl.DateTimeFormat>();
+
+/** A UTC date and time in the page's language, by Intl.DateTimeFormat ("26 Nov 2026, 17:35 UTC", "26.11.2026, 17:35 UTC"). */
+export function formatTime(at: Date, locale: string = pageEnv().locale): string {
+  let format = timeFormats.get(locale);
+  if (!format) {
+    format = new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC', hourCycle: 'h23' });
+    timeFormats.set(locale, format);
+  }
+  return `${format.format(at)} UTC`;
+}
+
+/** A UTC time as the pages show it, in the page's language; the machine-readable value in `datetime`. */
 export function Time(props: { at: Date }) {
-  return <time dateTime={props.at.toISOString()}>{props.at.toISOString().slice(0, 16).replace('T', ' ')} UTC</time>;
+  return <time dateTime={props.at.toISOString()}>{formatTime(props.at)}</time>;
+}
+
+/**
+ * Where the passkey script (views/passkeys-script.ts) says what went wrong: its sentences ride on data- attributes,
+ * so the static script speaks the page's language.
+ */
+export function PasskeyError() {
+  const { t } = pageEnv();
+  return (
+    <p
+      class="error"
+      role="alert"
+      data-passkey-error=""
+      data-cancelled={t.passkeyScript.cancelled}
+      data-failed={t.passkeyScript.failed}
+      data-wrong-password={t.passkeyScript.wrongPassword}
+      data-reauth={t.pageErrors.reauthOld}
+      data-too-many={t.pageErrors.too_many_attempts}
+      hidden
+    ></p>
+  );
 }
 
 /** A new password typed twice (set-password, setup): labels, length hint, autocomplete for password managers. */

@@ -1,6 +1,6 @@
 import { PendingLinkNotice, ProviderButtons } from './federation';
 import { pageEnv } from './env';
-import { Actions, CsrfField, FormError, Hidden } from './kit';
+import { Actions, CsrfField, FormError, Hidden, PasskeyError } from './kit';
 import { renderPage } from './layout';
 
 /** "to continue to {application}" under the heading of an OAuth/OIDC sign-in (CONTRACT §15). */
@@ -68,7 +68,7 @@ export function renderLoginPage(options: {
             {t.login.passkey}
           </button>
         </Actions>
-        <p class="error" role="alert" data-passkey-error="" hidden></p>
+        <PasskeyError />
       </form>
       <ProviderButtons providers={options.providers ?? []} />
       <p class="muted">
@@ -139,7 +139,7 @@ export function renderSecondStepPage(options: {
               {t.secondStep.passkey}
             </button>
           </Actions>
-          <p class="error" role="alert" data-passkey-error="" hidden></p>
+          <PasskeyError />
         </form>
       ) : null}
       {has('recovery_code') ? (

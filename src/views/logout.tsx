@@ -1,3 +1,4 @@
+import { pageEnv } from './env';
 import { Actions, Hidden } from './kit';
 import { renderPage } from './layout';
 
@@ -12,32 +13,24 @@ export function renderLogoutConfirmPage(options: {
   clientName?: string;
   params: Record<string, string | undefined>;
 }): string {
+  const { t } = pageEnv();
   return renderPage(
-    { title: 'Sign out?' },
+    { title: t.logout.title },
     <>
-      <h1>Sign out?</h1>
+      <h1>{t.logout.title}</h1>
+      <p>{options.clientName ? t.logout.asks(options.clientName) : t.logout.asked}</p>
       <p>
-        {options.clientName ? (
-          <>
-            <strong>{options.clientName}</strong> asks
-          </>
-        ) : (
-          'You are asked'
-        )}{' '}
-        to end your single sign-on session in this browser.
-      </p>
-      <p>
-        Signed in as <strong>{options.userEmail}</strong>. Signing out here signs you out of every app that relies on this session.
+        {t.logout.signedInAs} <strong>{options.userEmail}</strong>. {t.logout.everyApp}
       </p>
       <form method="post" action="/api/oauth/logout">
         <Hidden fields={{ csrf: options.csrf, confirm: 'yes' }} />
         <Hidden fields={options.params} />
         <Actions>
-          <button type="submit">Sign out</button>
+          <button type="submit">{t.logout.submit}</button>
         </Actions>
       </form>
       <Actions class="muted">
-        <a href="/login">Stay signed in</a>
+        <a href="/login">{t.logout.stay}</a>
       </Actions>
     </>,
   );

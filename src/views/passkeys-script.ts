@@ -2,7 +2,7 @@
  * The browser half of the WebAuthn ceremonies on /login and /account, served as /static/passkeys.js (CSP
  * script-src 'self': no inline script). It only runs navigator.credentials through @simplewebauthn/browser
  * (served as /static/simplewebauthn-browser.js) and then submits the page's own CSRF-protected form, so the server
- * side of every page stays a plain form post.
+ * side of every page stays a plain form post. What it says on failure is the page's text, in the page's language.
  *
  *   [data-passkey-login=FORM]     password-less sign-in: options from POST /api/auth/passkeys/login/options
  *   [data-passkey-mfa=FORM]       second step: options from POST /api/auth/login/mfa/passkey-options (FORM's mfa_token)
@@ -22,17 +22,32 @@ export const PASSKEYS_SCRIPT = `'use strict';
       body: JSON.stringify(body || {}),
     }).then(function (res) {
       return res.json().then(function (json) {
-        if (!res.ok) throw new Error(json && json.message ? json.message : 'Request failed');
+        if (!res.ok) {
+          var failure = new Error('request failed');
+          failure.code = json && json.error;
+          throw failure;
+        }
         return json;
       });
     });
   }
 
-  function showError(form, message) {
+  // The sentences are the page's, in its language (data- attributes of the error element, views/kit.tsx PasskeyError);
+  // the API's own message is English (CONTRACT §2), so only its code is used.
+  function showError(form, kind) {
     var el = form.querySelector('[data-passkey-error]');
     if (!el) return;
-    el.textContent = message;
+    el.textContent = el.getAttribute('data-' + kind) || el.getAttribute('data-failed') || '';
     el.hidden = false;
+  }
+
+  function kindOf(err) {
+    if (err && err.name === 'NotAllowedError') return 'cancelled';
+    var code = err && err.code;
+    if (code === 'reauthentication_failed' || code === 'invalid_credentials') return 'wrong-password';
+    if (code === 'reauthentication_required') return 'reauth';
+    if (code === 'rate_limited' || code === 'too_many_attempts') return 'too-many';
+    return 'failed';
   }
 
   function wire(attribute, field, getOptions, ceremony) {
@@ -50,9 +65,7 @@ export const PASSKEYS_SCRIPT = `'use strict';
           })
           .catch(function (err) {
             button.disabled = false;
-            showError(form, err && err.name === 'NotAllowedError'
-              ? 'The passkey request was cancelled or timed out.'
-              : (err && err.message) || 'The passkey request failed.');
+            showError(form, kindOf(err));
           });
       });
     });

@@ -1,3 +1,4 @@
+import { pageEnv } from './env';
 import { Actions, FormError, Hidden, NewPasswordFields } from './kit';
 import { renderPage } from './layout';
 
@@ -10,15 +11,16 @@ export function renderSetupForm(options: {
   error?: string;
 }): string {
   const v = options.values ?? {};
+  const { t, brand } = pageEnv();
   return renderPage(
-    { title: 'Set up service-sso' },
+    { title: t.setup.title(brand.name) },
     <>
-      <h1>Create the first administrator</h1>
-      <p class="muted">This account gets the super_admin role: it manages users, roles and OAuth clients. This link works once.</p>
+      <h1>{t.setup.heading}</h1>
+      <p class="muted">{t.setup.intro}</p>
       <FormError id="form-error" message={options.error} />
       <form method="post" action="/setup">
         <Hidden fields={{ token: options.token, csrf: options.csrf }} />
-        <label for="email">Email</label>
+        <label for="email">{t.common.email}</label>
         <input
           type="email"
           id="email"
@@ -28,13 +30,13 @@ export function renderSetupForm(options: {
           required
           aria-describedby={options.error ? 'form-error' : undefined}
         />
-        <label for="first_name">First name</label>
+        <label for="first_name">{t.common.firstName}</label>
         <input type="text" id="first_name" name="first_name" value={v.first_name ?? ''} autocomplete="given-name" required />
-        <label for="last_name">Last name</label>
+        <label for="last_name">{t.common.lastName}</label>
         <input type="text" id="last_name" name="last_name" value={v.last_name ?? ''} autocomplete="family-name" required />
-        <NewPasswordFields minLength={options.minLength} label="Password" repeatLabel="Repeat the password" />
+        <NewPasswordFields minLength={options.minLength} label={t.common.password} repeatLabel={t.common.repeatPassword} />
         <Actions>
-          <button type="submit">Create administrator</button>
+          <button type="submit">{t.setup.submit}</button>
         </Actions>
       </form>
     </>,
@@ -42,29 +44,30 @@ export function renderSetupForm(options: {
 }
 
 export function renderSetupDone(): string {
+  const { t } = pageEnv();
   return renderPage(
-    { title: 'Administrator created' },
+    { title: t.setup.doneTitle },
     <>
-      <h1>Administrator created</h1>
-      <p>The first administrator account is ready and the setup link no longer works.</p>
+      <h1>{t.setup.doneTitle}</h1>
+      <p>{t.setup.done}</p>
       <p>
-        <a href="/login">Continue to sign in</a>
+        <a href="/login">{t.common.continueToSignIn}</a>
       </p>
     </>,
   );
 }
 
 export function renderSetupInvalid(): string {
+  const { t } = pageEnv();
   return renderPage(
-    { title: 'Setup link not valid' },
+    { title: t.setup.invalidTitle },
     <>
-      <h1>This setup link is not valid</h1>
+      <h1>{t.setup.invalidHeading}</h1>
       <p class="error" role="alert">
-        Setup is already complete, or the link is wrong.
+        {t.setup.invalid}
       </p>
       <p class="muted">
-        While no administrator exists the server writes the setup link to its log at start. Once one exists, administrators are managed from
-        the admin API or with <code>npm run admin</code> (server stopped, embedded database).
+        {t.setup.invalidHintBefore} <code>npm run admin</code> {t.setup.invalidHintAfter}
       </p>
     </>,
   );

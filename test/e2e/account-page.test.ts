@@ -103,7 +103,7 @@ describe('account forms', () => {
       .type('form')
       .send({ csrf, current_password: 'nope-nope', new_password: 'new-pass-1', new_password_confirm: 'new-pass-1' });
     expect(wrong.status).toBe(403);
-    expect(wrong.text).toContain('Current password is incorrect');
+    expect(wrong.text).toContain('The current password is not correct.');
     const ok = await agent
       .post('/account/password')
       .type('form')

@@ -128,7 +128,7 @@ test('CSRF, validation and a taken address answer with the form again; nothing i
     .type('form')
     .send(form(token, csrf, existing.email));
   expect(taken.status).toBe(409);
-  expect(taken.text).toContain('An account with this email already exists');
+  expect(taken.text).toContain('An account with this email address already exists');
   expect(await superAdmins()).toEqual([]);
   // The link still works after all of that.
   expect((await agent.post('/setup').type('form').send(form(token, csrf))).status).toBe(303);

@@ -36,7 +36,7 @@ export async function startSmtpServer(): Promise<TestSmtpServer> {
         const parsed = parseMessage(raw);
         mails.push({
           to: session.envelope.rcptTo.map((a) => a.address.toLowerCase()),
-          subject: parsed.headers.subject ?? '',
+          subject: decodeEncodedWords(parsed.headers.subject ?? ''),
           text: parsed.text,
           raw,
         });
@@ -55,6 +55,20 @@ export async function startSmtpServer(): Promise<TestSmtpServer> {
     mailsTo: (address) => mails.filter((m) => m.to.includes(address.toLowerCase())),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/** RFC 2047 encoded-words (a subject with non-ASCII text, e.g. German): `=?UTF-8?B?...?=` and `=?UTF-8?Q?...?=`. */
+export function decodeEncodedWords(value: string): string {
+  return value
+    .replace(/\?=\s+=\?/g, '?==?')
+    .replace(/=\?([^?]+)\?([BbQq])\?([^?]*)\?=/g, (_m, _charset: string, encoding: string, text: string) =>
+      encoding.toUpperCase() === 'B'
+        ? Buffer.from(text, 'base64').toString('utf8')
+        : Buffer.from(
+            text.replace(/_/g, ' ').replace(/=([0-9A-Fa-f]{2})/g, (_h, hex: string) => String.fromCharCode(parseInt(hex, 16))),
+            'latin1',
+          ).toString('utf8'),
+    );
 }
 
 /** The first link to `{baseUrl}{path}?token=…` in a mail's text, and its token. */

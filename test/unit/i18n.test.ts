@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { CATALOGUES, chooseLocale, LOCALES, localeFromUiLocales } from '../../src/i18n';
 
 type Tree = { [key: string]: unknown };
@@ -33,6 +35,65 @@ describe('catalogues', () => {
       }
     }
     expect(CATALOGUES.de.login.title).not.toBe(CATALOGUES.en.login.title);
+  });
+
+  test('no German message is the English one, except loanwords and pure formats', () => {
+    // Words German uses as they are, and messages that hold no words at all (the mail footer is "{brand} · {url}").
+    const SAME_IN_GERMAN = new Set([
+      'accountPage.passkeys',
+      'mail.footer',
+      'console.audit.app',
+      'console.audit.ip',
+      'console.common.detail',
+      'console.common.global',
+      'console.common.name',
+      'console.common.status',
+      'console.user.app',
+      'console.user.browser',
+      'console.user.passkeys',
+      'console.nav.webhooks',
+      'console.webhooks.back',
+      'console.webhooks.backToWebhook',
+      'console.webhooks.named',
+      'console.webhooks.title',
+      'console.webhooks.url',
+      'console.webhooks.webhook',
+    ]);
+    const leaves = (tree: Tree, prefix = ''): Array<[string, unknown]> =>
+      Object.entries(tree).flatMap(([k, v]) => {
+        const path = prefix ? `${prefix}.${k}` : k;
+        return typeof v === 'object' && v !== null ? leaves(v as Tree, path) : [[path, v] as [string, unknown]];
+      });
+    // A function is compared by what it says for sample arguments (a string and numbers).
+    const say = (m: unknown) =>
+      typeof m === 'function' ? (m as (...a: unknown[]) => string)(...Array.from({ length: m.length }, (_, i) => (i === 0 ? 'Xy' : 3))) : m;
+    const german = new Map(leaves(CATALOGUES.de as unknown as Tree));
+    const same = leaves(CATALOGUES.en as unknown as Tree)
+      .filter(([path, message]) => say(message) === say(german.get(path)))
+      .map(([path]) => path);
+    expect(same.sort()).toEqual([...SAME_IN_GERMAN].sort());
+  });
+
+  test('the views hold no English sentence of their own: visible text and labels come from the catalogues', () => {
+    const dir = path.join(__dirname, '../../src/views');
+    const files = fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.tsx'));
+    expect(files.length).toBeGreaterThan(10);
+    // Words between tags, a line of JSX text, or an attribute people read (label, title, aria-label, placeholder...).
+    const english = [
+      />\s*[A-Za-z][a-z]+( [a-z]+)+[.:]?\s*</,
+      /^\s+[A-Z][a-z]+( [a-z]+)+[.:]?\s*$/,
+      /\b(label|title|aria-label|placeholder|alt|caption|empty|hint|legend|yes|no|button)="[A-Za-z][a-z]+( [a-z]+)*"/,
+    ];
+    const found: string[] = [];
+    for (const file of files) {
+      fs.readFileSync(path.join(dir, file), 'utf8')
+        .split('\n')
+        .forEach((line, i) => {
+          if (/^\s*(\*|\/\/|\/\*)/.test(line) || line.includes('<code>')) return;
+          if (english.some((re) => re.test(line))) found.push(`${file}:${i + 1}: ${line.trim()}`);
+        });
+    }
+    expect(found).toEqual([]);
   });
 
   test('plurals come from Intl.PluralRules', () => {

@@ -10,6 +10,7 @@ import { createProviderBody, providerIdParams, updateProviderBody } from '../fed
 import { html, text } from '../pages/page-kit';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
+import { pageEnv } from '../../views/env';
 import { act, checked, CONSOLE, confirmBody, frameOf, refuseConsoleForm, setFlash, submitForm } from './console-kit';
 import type { FieldErrors } from '../../views/console/components';
 
@@ -107,6 +108,10 @@ const dropUndefined = <T extends Record<string, unknown>>(o: T) => Object.fromEn
  * /api/admin/identity-providers (permission system:manage_users, the same audit events). The client secret is
  * write-only: the form never shows it, not even after a refused post.
  */
+
+/** The texts of these pages in the request's language (CONTRACT §15). */
+const x = () => pageEnv().t.console.identityProviders;
+
 export function createConsoleIdentityProvidersRouter(deps: RouteDeps) {
   const { ctx } = deps;
   const { config } = ctx;
@@ -119,12 +124,12 @@ export function createConsoleIdentityProvidersRouter(deps: RouteDeps) {
     res: Response,
     principal: Principal,
     status: number,
-    data: { provider?: IdentityProviderRow; values: views.ProviderValues; errors: Record<string, string | undefined> },
+    data: { provider?: IdentityProviderRow; values: views.ProviderValues; errors: FieldErrors },
   ) =>
     html(
       res,
       status,
-      views.renderProviderForm(page(req, res, principal, data.provider?.name ?? 'Add an identity provider'), {
+      views.renderProviderForm(page(req, res, principal, data.provider?.name ?? x().addTitle), {
         ...data,
         callbackUrlOf: callback,
         callbackPattern: callback('SLUG').replace('SLUG', '{slug}'),
@@ -145,11 +150,7 @@ export function createConsoleIdentityProvidersRouter(deps: RouteDeps) {
           twin: 'GET /api/admin/identity-providers',
         },
         async ({ principal }, req, res) =>
-          html(
-            res,
-            200,
-            views.renderProviders(page(req, res, principal, 'Identity providers'), { providers: await providers.listProviders(ctx) }),
-          ),
+          html(res, 200, views.renderProviders(page(req, res, principal, x().title), { providers: await providers.listProviders(ctx) })),
       ),
       route(
         {
@@ -163,7 +164,7 @@ export function createConsoleIdentityProvidersRouter(deps: RouteDeps) {
         },
         ({ query, principal }, req, res) => {
           const kind = asKind(query.kind);
-          if (!kind) return html(res, 200, views.renderProviderKinds(page(req, res, principal, 'Add an identity provider')));
+          if (!kind) return html(res, 200, views.renderProviderKinds(page(req, res, principal, x().addTitle)));
           form(req, res, principal, 200, { values: newValues(kind), errors: {} });
         },
       ),
@@ -184,7 +185,7 @@ export function createConsoleIdentityProvidersRouter(deps: RouteDeps) {
             form(req, res, principal, status, { values: formValues(body, kind), errors });
           const created = await submitForm(createProviderBody, input, again, 'slug', (data) => providers.createProvider(ctx, data));
           if (!created) return;
-          setFlash(res, config, 'ok', `Identity provider ${created.name} added.`);
+          setFlash(res, config, 'ok', x().added(created.name));
           res.redirect(303, detail(created.id));
         },
       ),
@@ -223,7 +224,7 @@ export function createConsoleIdentityProvidersRouter(deps: RouteDeps) {
             providers.updateProvider(ctx, params.providerId, data),
           );
           if (!saved) return;
-          setFlash(res, config, 'ok', 'Identity provider saved.');
+          setFlash(res, config, 'ok', x().saved);
           res.redirect(303, detail(params.providerId));
         },
       ),
@@ -243,20 +244,18 @@ export function createConsoleIdentityProvidersRouter(deps: RouteDeps) {
             return html(
               res,
               200,
-              renderConfirm(page(req, res, principal, 'Delete identity provider'), {
-                title: `Delete the identity provider ${provider.name}?`,
-                message:
-                  'Every account linked through it is unlinked, and it disappears from the sign-in page. To keep the links, ' +
-                  'disable it instead. This cannot be undone.',
+              renderConfirm(page(req, res, principal, x().deleteTitle(provider.name)), {
+                title: x().deleteTitle(provider.name),
+                message: x().deleteText,
                 action: `${detail(provider.id)}/delete`,
-                button: 'Delete provider',
+                button: x().delete,
                 cancel: detail(provider.id),
               }),
             );
           }
           await act(config, res, '/admin/identity-providers', async () => {
             await providers.deleteProvider(ctx, params.providerId);
-            return 'Identity provider deleted.';
+            return x().deleted;
           });
         },
       ),

@@ -6,7 +6,8 @@ import { issueCsrf } from '../../middleware/csrf';
 import type { Principal } from '../../services/principal';
 import { adminRank } from '../../services/rbac-policy';
 import { renderOAuthErrorPage } from '../../views/consent';
-import type { FieldErrors } from '../../views/console/components';
+import { RefusalText, type FieldErrors, type Refusal } from '../../views/console/components';
+import { pageEnv } from '../../views/env';
 import type { ConsoleFrame, ConsoleSection } from '../../views/console/layout';
 import { renderConsoleError } from '../../views/console/pages';
 import { html, PAGE, text } from '../pages/page-kit';
@@ -23,8 +24,12 @@ export const CONSOLE = { ...PAGE, auth: 'page', tags: ['Console'], response: { d
 const FLASH_COOKIE = 'console_flash';
 
 /** The result of an action, shown once on the next page (the post-redirect-get's "flash"). */
-export function setFlash(res: Response, config: Pick<Config, 'cookieSecure'>, kind: 'ok' | 'error', message: string): void {
-  res.cookie(FLASH_COOKIE, JSON.stringify({ kind, message: message.slice(0, 300) }), {
+export function setFlash(res: Response, config: Pick<Config, 'cookieSecure'>, kind: 'ok' | 'error', message: Refusal): void {
+  const value =
+    typeof message === 'string'
+      ? { kind, message: message.slice(0, 300) }
+      : { kind, message: message.text.slice(0, 300), detail: message.detail.slice(0, 300) };
+  res.cookie(FLASH_COOKIE, JSON.stringify(value), {
     httpOnly: true,
     sameSite: 'strict',
     secure: config.cookieSecure,
@@ -37,7 +42,9 @@ function takeFlash(req: Request, res: Response): ConsoleFrame['flash'] {
   const raw: unknown = req.cookies?.[FLASH_COOKIE];
   if (typeof raw !== 'string') return undefined;
   res.clearCookie(FLASH_COOKIE, { path: '/admin' });
-  const parsed = z.object({ kind: z.enum(['ok', 'error']), message: z.string().max(300) }).safeParse(safeJson(raw));
+  const parsed = z
+    .object({ kind: z.enum(['ok', 'error']), message: z.string().max(300), detail: z.string().max(300).optional() })
+    .safeParse(safeJson(raw));
   return parsed.success ? parsed.data : undefined;
 }
 
@@ -80,10 +87,11 @@ export const confirmBody = z.object({ confirm: text(10) });
 
 /** The issues of an API schema as messages by top-level field (what the console's forms show next to each input). */
 export function fieldErrors(issues: readonly z.core.$ZodIssue[]): FieldErrors {
+  const { locale, t } = pageEnv();
   const out: FieldErrors = {};
   for (const issue of issues) {
     const key = String(issue.path[0] ?? '_form');
-    out[key] ??= issue.message;
+    out[key] ??= locale === 'en' ? issue.message : { text: t.console.errors.invalidField, detail: issue.message };
   }
   return out;
 }
@@ -148,10 +156,18 @@ export async function act(config: Pick<Config, 'cookieSecure'>, res: Response, b
 /** A checkbox's value: checked sends "true", unchecked sends nothing. */
 export const checked = (value: string): boolean => value === 'true';
 
-/** A refusal the person can act on: a 4xx AppError's message; anything else is a server error. */
-export function refusalOf(err: unknown): string | undefined {
-  return err instanceof AppError && err.status >= 400 && err.status < 500 ? err.message : undefined;
+/**
+ * A refusal the person can act on: a 4xx AppError, said by its code in the page's language with the API's English
+ * message as the detail (CONTRACT §15; in English, the message itself); anything else is a server error.
+ */
+export function refusalOf(err: unknown): Refusal | undefined {
+  if (!(err instanceof AppError && err.status >= 400 && err.status < 500)) return undefined;
+  const { locale, t } = pageEnv();
+  return locale === 'en' ? err.message : { text: t.pageErrors[err.code], detail: err.message };
 }
+
+/** A sentence of the page's own (already in its language) as a field error or flash. */
+export const said = (text: string): Refusal => text;
 
 /**
  * The console router's error boundary: the guards of the route declarations (authenticate, MFA_REQUIRED_FOR_ADMINS,
@@ -167,34 +183,27 @@ export function consoleRefusals(config: Config): ErrorRequestHandler {
     }
     const principal = req.principal;
     const isAdminTier = principal !== undefined && adminRank(principal.roleNames) > 0;
+    const e = pageEnv().t.console.errors;
     if (err.status === 403) {
       const mfa = err.code === 'mfa_required';
       if (!principal || !isAdminTier || mfa) {
-        return html(
-          res,
-          403,
-          renderOAuthErrorPage({
-            title: 'Not allowed',
-            message: mfa
-              ? 'Your role requires a second factor. Set one up on your account page (/account), then sign in with it.'
-              : 'The administration console is for administrators. Ask an administrator if you need access.',
-          }),
-        );
+        return html(res, 403, renderOAuthErrorPage({ title: e.notAllowed, message: mfa ? e.needsFactor : e.adminsOnly }));
       }
+      const refusal = refusalOf(err) ?? err.message;
       return html(
         res,
         403,
-        renderConsoleError(frameOf(req, res, config, principal, undefined, 'Not allowed'), { title: 'Not allowed', message: err.message }),
+        renderConsoleError(frameOf(req, res, config, principal, undefined, e.notAllowed), {
+          title: e.notAllowed,
+          message: RefusalText({ value: refusal }),
+        }),
       );
     }
     if ((err.status === 404 || err.code === 'validation_error') && principal && isAdminTier) {
       return html(
         res,
         404,
-        renderConsoleError(frameOf(req, res, config, principal, undefined, 'Not found'), {
-          title: 'Not found',
-          message: 'This page does not exist, or what it showed was deleted.',
-        }),
+        renderConsoleError(frameOf(req, res, config, principal, undefined, e.notFound), { title: e.notFound, message: e.notFoundText }),
       );
     }
     next(err);
@@ -203,12 +212,5 @@ export function consoleRefusals(config: Config): ErrorRequestHandler {
 
 /** A console form whose CSRF pair is missing or wrong. */
 export function refuseConsoleForm(req: Request, res: Response): void {
-  html(
-    res,
-    403,
-    renderOAuthErrorPage({
-      title: 'Request refused',
-      message: 'This form has expired or was not sent from this site. Go back, reload the page and try again.',
-    }),
-  );
+  html(res, 403, renderOAuthErrorPage({ title: pageEnv().t.console.errors.refused, message: pageEnv().t.console.errors.formExpired }));
 }

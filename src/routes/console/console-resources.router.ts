@@ -9,6 +9,7 @@ import { apiResourceIdParams, createApiResourceBody, updateApiResourceBody } fro
 import { html, text } from '../pages/page-kit';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
+import { pageEnv } from '../../views/env';
 import { act, checked, CONSOLE, confirmBody, frameOf, refuseConsoleForm, setFlash, submitForm } from './console-kit';
 import type { FieldErrors } from '../../views/console/components';
 
@@ -47,6 +48,10 @@ const formValues = (f: ResourceForm): views.ResourceValues => ({ ...f, open_regi
  * Console pages of API resources (CONTRACT §12, §14) over services/oauth/resources.service.ts, the service of
  * /api/admin/api-resources, with the same permissions (oauth_clients:read / oauth_clients:write) and audit events.
  */
+
+/** The texts of these pages in the request's language (CONTRACT §15). */
+const x = () => pageEnv().t.console.resources;
+
 export function createConsoleResourcesRouter(deps: RouteDeps) {
   const { ctx } = deps;
   const { config } = ctx;
@@ -58,12 +63,12 @@ export function createConsoleResourcesRouter(deps: RouteDeps) {
     res: Response,
     principal: Principal,
     status: number,
-    data: { resource?: ApiResourceRow; values: views.ResourceValues; errors: Record<string, string | undefined> },
+    data: { resource?: ApiResourceRow; values: views.ResourceValues; errors: FieldErrors },
   ) =>
     html(
       res,
       status,
-      views.renderResourceForm(page(req, res, principal, data.resource?.name ?? 'Register an API'), {
+      views.renderResourceForm(page(req, res, principal, data.resource?.name ?? x().register), {
         ...data,
         canWrite: hasPermission(principal, 'oauth_clients:write'),
       }),
@@ -86,7 +91,7 @@ export function createConsoleResourcesRouter(deps: RouteDeps) {
           html(
             res,
             200,
-            views.renderResources(page(req, res, principal, 'API resources'), {
+            views.renderResources(page(req, res, principal, x().title), {
               resources: await resources.listResources(ctx),
               canWrite: hasPermission(principal, 'oauth_clients:write'),
             }),
@@ -118,7 +123,7 @@ export function createConsoleResourcesRouter(deps: RouteDeps) {
             resources.createApiResource(ctx, data),
           );
           if (!created) return;
-          setFlash(res, config, 'ok', `API resource ${created.name} registered.`);
+          setFlash(res, config, 'ok', x().registered(created.name));
           res.redirect(303, detail(created.id));
         },
       ),
@@ -155,7 +160,7 @@ export function createConsoleResourcesRouter(deps: RouteDeps) {
             resources.changeApiResource(ctx, params.resourceId, data),
           );
           if (!saved) return;
-          setFlash(res, config, 'ok', 'API resource saved.');
+          setFlash(res, config, 'ok', x().saved);
           res.redirect(303, detail(params.resourceId));
         },
       ),
@@ -175,20 +180,18 @@ export function createConsoleResourcesRouter(deps: RouteDeps) {
             return html(
               res,
               200,
-              renderConfirm(page(req, res, principal, 'Delete API resource'), {
-                title: `Delete the API resource ${resource.name}?`,
-                message:
-                  `Tokens issued for ${resource.identifier} stop being active at introspection, and applications can no longer ` +
-                  'ask for it. This cannot be undone.',
+              renderConfirm(page(req, res, principal, x().deleteTitle(resource.name)), {
+                title: x().deleteTitle(resource.name),
+                message: x().deleteText(resource.identifier),
                 action: `${detail(resource.id)}/delete`,
-                button: 'Delete API resource',
+                button: x().delete,
                 cancel: detail(resource.id),
               }),
             );
           }
           await act(config, res, '/admin/api-resources', async () => {
             const removed = await resources.removeApiResource(ctx, params.resourceId);
-            return `API resource ${removed.name} deleted.`;
+            return x().deleted(removed.name);
           });
         },
       ),

@@ -9,6 +9,7 @@ import * as views from '../../views/console/webhooks';
 import { html, optionalText, text } from '../pages/page-kit';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
+import { pageEnv } from '../../views/env';
 import { createWebhookBody, deliveriesQuery, deliveryParams, updateWebhookBody, webhookIdParams } from '../webhooks/webhooks.schemas';
 import {
   act,
@@ -52,6 +53,10 @@ const valuesOf = (w?: WebhookSubscriptionRow): views.WebhookValues => ({
  * /api/admin/webhooks (permission system:manage_users, the same audit events). The signing secret appears only in the
  * answer to the create or rotate post: never in a URL, a cookie, a redirect target or a later page.
  */
+
+/** The texts of these pages in the request's language (CONTRACT §15). */
+const x = () => pageEnv().t.console.webhooks;
+
 export function createConsoleWebhooksRouter(deps: RouteDeps) {
   const { ctx } = deps;
   const { config } = ctx;
@@ -63,12 +68,12 @@ export function createConsoleWebhooksRouter(deps: RouteDeps) {
     res: Response,
     principal: Principal,
     status: number,
-    data: { webhook?: WebhookSubscriptionRow; values: views.WebhookValues; errors: Record<string, string | undefined> },
+    data: { webhook?: WebhookSubscriptionRow; values: views.WebhookValues; errors: FieldErrors },
   ) =>
     html(
       res,
       status,
-      views.renderWebhookForm(page(req, res, principal, data.webhook ? data.webhook.description || 'Webhook' : 'Create a webhook'), {
+      views.renderWebhookForm(page(req, res, principal, data.webhook ? data.webhook.description || x().webhook : x().create), {
         ...data,
         eventTypes: DELIVERABLE_EVENT_TYPES,
       }),
@@ -88,7 +93,7 @@ export function createConsoleWebhooksRouter(deps: RouteDeps) {
           twin: 'GET /api/admin/webhooks',
         },
         async ({ principal }, req, res) =>
-          html(res, 200, views.renderWebhooks(page(req, res, principal, 'Webhooks'), { webhooks: await webhooks.listWebhooks(ctx) })),
+          html(res, 200, views.renderWebhooks(page(req, res, principal, x().title), { webhooks: await webhooks.listWebhooks(ctx) })),
       ),
       route(
         {
@@ -120,8 +125,8 @@ export function createConsoleWebhooksRouter(deps: RouteDeps) {
           html(
             res,
             201,
-            views.renderWebhookSecret(page(req, res, principal, 'Webhook created'), {
-              heading: 'Webhook created',
+            views.renderWebhookSecret(page(req, res, principal, x().createdTitle), {
+              heading: x().createdTitle,
               webhook: created.webhook,
               secret: created.secret,
               rotated: false,
@@ -162,7 +167,7 @@ export function createConsoleWebhooksRouter(deps: RouteDeps) {
             webhooks.updateWebhook(ctx, params.webhookId, data),
           );
           if (!saved) return;
-          setFlash(res, config, 'ok', 'Webhook saved.');
+          setFlash(res, config, 'ok', x().saved);
           res.redirect(303, detail(params.webhookId));
         },
       ),
@@ -182,13 +187,11 @@ export function createConsoleWebhooksRouter(deps: RouteDeps) {
             return html(
               res,
               200,
-              renderConfirm(page(req, res, principal, 'Rotate signing secret'), {
-                title: `Rotate the signing secret of ${webhook.url}?`,
-                message:
-                  'Deliveries are signed with a new secret from now on. The current secret also signs them for 24 hours, so the ' +
-                  'receiver can switch to the new one without losing deliveries.',
+              renderConfirm(page(req, res, principal, x().rotateTitle(webhook.url)), {
+                title: x().rotateTitle(webhook.url),
+                message: x().rotateText,
                 action: `${detail(webhook.id)}/rotate`,
-                button: 'Rotate signing secret',
+                button: x().rotate,
                 cancel: detail(webhook.id),
               }),
             );
@@ -203,8 +206,8 @@ export function createConsoleWebhooksRouter(deps: RouteDeps) {
           html(
             res,
             200,
-            views.renderWebhookSecret(page(req, res, principal, 'Signing secret rotated'), {
-              heading: 'New signing secret',
+            views.renderWebhookSecret(page(req, res, principal, x().rotatedTitle), {
+              heading: x().rotatedHeading,
               webhook: rotated.webhook,
               secret: rotated.secret,
               rotated: true,
@@ -228,18 +231,18 @@ export function createConsoleWebhooksRouter(deps: RouteDeps) {
             return html(
               res,
               200,
-              renderConfirm(page(req, res, principal, 'Delete webhook'), {
-                title: `Delete the webhook to ${webhook.url}?`,
-                message: 'No more events are sent to it, and its deliveries are deleted with it. This cannot be undone.',
+              renderConfirm(page(req, res, principal, x().deleteTitle(webhook.url)), {
+                title: x().deleteTitle(webhook.url),
+                message: x().deleteText,
                 action: `${detail(webhook.id)}/delete`,
-                button: 'Delete webhook',
+                button: x().delete,
                 cancel: detail(webhook.id),
               }),
             );
           }
           await act(config, res, '/admin/webhooks', async () => {
             await webhooks.deleteWebhook(ctx, params.webhookId);
-            return 'Webhook deleted.';
+            return x().deleted;
           });
         },
       ),
@@ -257,7 +260,7 @@ export function createConsoleWebhooksRouter(deps: RouteDeps) {
         async ({ params, query, principal }, req, res) => {
           const webhook = await webhooks.getWebhook(ctx, params.webhookId);
           const status = query.status === 'pending' || query.status === 'delivered' || query.status === 'failed' ? query.status : '';
-          const f = page(req, res, principal, 'Deliveries');
+          const f = page(req, res, principal, x().deliveries);
           const parsed = deliveriesQuery.safeParse({
             status: status || undefined,
             cursor: query.cursor || undefined,
@@ -306,7 +309,7 @@ export function createConsoleWebhooksRouter(deps: RouteDeps) {
         async ({ params }, _req, res) =>
           act(config, res, `/admin/webhooks/${params.webhookId}/deliveries`, async () => {
             const delivery = await webhooks.redeliver(ctx, params.webhookId, params.deliveryId);
-            return `Delivery of ${delivery.eventType} queued again: it is attempted now.`;
+            return x().requeued(delivery.eventType);
           }),
       ),
     ],

@@ -22,7 +22,9 @@ import { effectiveSettings } from '../../services/settings.service';
 import * as userAdmin from '../../services/user-admin.service';
 import * as users from '../../services/users.service';
 import type { ConsoleSection } from '../../views/console/layout';
+import type { FieldErrors } from '../../views/console/components';
 import * as views from '../../views/console/pages';
+import { pageEnv } from '../../views/env';
 import { clientIdParams, createClientBody, DEFAULT_CLIENT_SCOPES, updateClientBody } from '../admin/admin.schemas';
 import { auditEventsQuery } from '../audit/audit.schemas';
 import { html, optionalText, text } from '../pages/page-kit';
@@ -43,7 +45,16 @@ import {
   setFlash,
   submitForm,
 } from './console-kit';
-import type { FieldErrors } from '../../views/console/components';
+
+/** The console's catalogue of the request's language (CONTRACT §15). */
+const c = () => pageEnv().t.console;
+
+/** A refusal the console words itself (already in the page's language), shown as the flash of the action. */
+class PageRefusal extends AppError {
+  constructor(message: string) {
+    super('validation_error', message);
+  }
+}
 
 const USERS_PAGE = 50;
 const AUDIT_PAGE = 50;
@@ -170,13 +181,13 @@ export function createConsoleRouter(deps: RouteDeps) {
     res: Response,
     principal: Principal,
     status: number,
-    data: { client?: OAuthClientRow; values: views.ApplicationValues; errors: Record<string, string | undefined> },
+    data: { client?: OAuthClientRow; values: views.ApplicationValues; errors: FieldErrors },
   ) => {
     const resources = await listResources(ctx);
     html(
       res,
       status,
-      views.renderApplicationForm(frame(req, res, principal, 'applications', data.client?.name ?? 'Create an application'), {
+      views.renderApplicationForm(frame(req, res, principal, 'applications', data.client?.name ?? c().applications.create), {
         ...data,
         scopes: SUPPORTED_SCOPES,
         resources,
@@ -195,7 +206,7 @@ export function createConsoleRouter(deps: RouteDeps) {
         { ...CONSOLE, method: 'get', path: '/', summary: 'Console: overview', admin: true, twin: 'GET /api/admin/summary' },
         async ({ principal }, req, res) => {
           const [summary, days] = await Promise.all([admin.getSummary(ctx), userAdmin.signInsPerDay(ctx, 30)]);
-          html(res, 200, views.renderOverview(frame(req, res, principal, 'overview', 'Overview'), { summary, days }));
+          html(res, 200, views.renderOverview(frame(req, res, principal, 'overview', c().overview.title), { summary, days }));
         },
       ),
 
@@ -226,7 +237,7 @@ export function createConsoleRouter(deps: RouteDeps) {
           html(
             res,
             200,
-            views.renderUsers(frame(req, res, principal, 'users', 'Users'), {
+            views.renderUsers(frame(req, res, principal, 'users', c().users.title), {
               users: found.users,
               count,
               filter: { q: query.q, status: status ?? '', tier },
@@ -246,7 +257,7 @@ export function createConsoleRouter(deps: RouteDeps) {
           twin: 'POST /api/users',
         },
         ({ principal }, req, res) =>
-          html(res, 200, views.renderInviteUser(frame(req, res, principal, 'users', 'Invite a user'), { values: {}, errors: {} })),
+          html(res, 200, views.renderInviteUser(frame(req, res, principal, 'users', c().users.invite), { values: {}, errors: {} })),
       ),
       route(
         {
@@ -259,12 +270,12 @@ export function createConsoleRouter(deps: RouteDeps) {
         },
         async ({ body, principal }, req, res) => {
           const parsed = inviteUserBody.safeParse(body);
-          const again = (errors: Record<string, string | undefined>, status = 400) =>
-            html(res, status, views.renderInviteUser(frame(req, res, principal, 'users', 'Invite a user'), { values: body, errors }));
+          const again = (errors: FieldErrors, status = 400) =>
+            html(res, status, views.renderInviteUser(frame(req, res, principal, 'users', c().users.invite), { values: body, errors }));
           if (!parsed.success) return again(fieldErrors(parsed.error.issues));
           try {
             const created = await users.inviteUser(ctx, principal, parsed.data);
-            setFlash(res, config, 'ok', `Invitation sent to ${created.user.email}.`);
+            setFlash(res, config, 'ok', c().users.invited(created.user.email));
             res.redirect(303, userBase(created.user.id));
           } catch (err) {
             const refusal = refusalOf(err);
@@ -307,11 +318,11 @@ export function createConsoleRouter(deps: RouteDeps) {
           if (body.email.trim().toLowerCase() !== current.user.email) patch.email = body.email;
           if ((body.email_verified === 'true') !== current.user.emailVerified) patch.email_verified = body.email_verified === 'true';
           if (Object.keys(patch).length === 0) {
-            setFlash(res, config, 'ok', 'Nothing changed.');
+            setFlash(res, config, 'ok', c().common.nothingChanged);
             return res.redirect(303, userBase(params.userId));
           }
           const parsed = updateUserBody.safeParse(patch);
-          const again = async (errors: Record<string, string | undefined>, status = 400) => {
+          const again = async (errors: FieldErrors, status = 400) => {
             const data = await userDetailPage(principal, params.userId, errors, body);
             html(res, status, views.renderUserDetail(frame(req, res, principal, 'users', data.user.email), data));
           };
@@ -323,7 +334,7 @@ export function createConsoleRouter(deps: RouteDeps) {
             if (refusal === undefined) throw err;
             return again({ email: refusal }, err instanceof AppError ? err.status : 400);
           }
-          setFlash(res, config, 'ok', 'Profile saved.');
+          setFlash(res, config, 'ok', c().user.profileSaved);
           res.redirect(303, userBase(params.userId));
         },
       ),
@@ -343,18 +354,18 @@ export function createConsoleRouter(deps: RouteDeps) {
             return html(
               res,
               200,
-              views.renderConfirm(frame(req, res, principal, 'users', 'Deactivate user'), {
-                title: `Deactivate ${user.email}?`,
-                message: 'The account can no longer sign in and every session of it ends now. You can re-activate it later.',
+              views.renderConfirm(frame(req, res, principal, 'users', c().user.deactivateTitle(user.email)), {
+                title: c().user.deactivateTitle(user.email),
+                message: c().user.deactivateText,
                 action: `/admin/users/${user.id}/deactivate`,
-                button: 'Deactivate',
+                button: c().user.deactivate,
                 cancel: userBase(user.id),
               }),
             );
           }
           await act(config, res, userBase(params.userId), async () => {
             await users.deactivateUser(ctx, principal, params.userId);
-            return 'User deactivated; their sessions have ended.';
+            return c().user.deactivated;
           });
         },
       ),
@@ -371,7 +382,7 @@ export function createConsoleRouter(deps: RouteDeps) {
         async ({ params, principal }, _req, res) =>
           act(config, res, userBase(params.userId), async () => {
             await users.updateUser(ctx, principal, params.userId, { isActive: true });
-            return 'User re-activated.';
+            return c().user.reactivated;
           }),
       ),
       route(
@@ -387,10 +398,10 @@ export function createConsoleRouter(deps: RouteDeps) {
         async ({ params, body, principal }, _req, res) =>
           act(config, res, userBase(params.userId), async () => {
             const roleId = z.uuid().safeParse(body.role_id);
-            if (!roleId.success) throw new AppError('validation_error', 'Choose a role to assign');
+            if (!roleId.success) throw new PageRefusal(c().errors.chooseRole);
             const result = await assignments.assignUserRole(ctx, principal, params.userId, { roleId: roleId.data });
             const role = await catalogue.roleOr404(ctx.db, roleId.data);
-            return result.assigned ? `Role ${role.name} assigned.` : `This user already holds role ${role.name}.`;
+            return result.assigned ? c().user.roleAssigned(role.name) : c().user.roleAlreadyHeld(role.name);
           }),
       ),
       route(
@@ -412,18 +423,18 @@ export function createConsoleRouter(deps: RouteDeps) {
             return html(
               res,
               200,
-              views.renderConfirm(frame(req, res, principal, 'users', 'Remove role'), {
-                title: `Remove role ${role.name} from ${user.email}?`,
-                message: 'The permissions of this role stop at once for this person.',
+              views.renderConfirm(frame(req, res, principal, 'users', c().user.removeRoleTitle(role.name, user.email)), {
+                title: c().user.removeRoleTitle(role.name, user.email),
+                message: c().user.removeRoleText,
                 action: `/admin/users/${user.id}/roles/${role.id}/remove`,
-                button: 'Remove role',
+                button: c().user.removeRoleButton,
                 cancel: userBase(user.id),
               }),
             );
           }
           await act(config, res, userBase(params.userId), async () => {
             await assignments.removeUserRole(ctx, principal, params.userId, params.roleId);
-            return 'Role removed.';
+            return c().user.roleRemoved;
           });
         },
       ),
@@ -442,18 +453,18 @@ export function createConsoleRouter(deps: RouteDeps) {
             return html(
               res,
               200,
-              views.renderConfirm(frame(req, res, principal, 'users', 'Revoke session'), {
-                title: 'Revoke this session?',
-                message: 'The browser or app using it is signed out at its next request.',
+              views.renderConfirm(frame(req, res, principal, 'users', c().user.revokeTitle), {
+                title: c().user.revokeTitle,
+                message: c().user.revokeText,
                 action: `/admin/users/${params.userId}/sessions/${params.sessionId}/revoke`,
-                button: 'Revoke session',
+                button: c().user.revokeSessionButton,
                 cancel: userBase(params.userId),
               }),
             );
           }
           await act(config, res, userBase(params.userId), async () => {
             await userAdmin.revokeSessionOfUser(ctx, principal, params.userId, params.sessionId);
-            return 'Session revoked.';
+            return c().user.sessionRevoked;
           });
         },
       ),
@@ -473,20 +484,18 @@ export function createConsoleRouter(deps: RouteDeps) {
             return html(
               res,
               200,
-              views.renderConfirm(frame(req, res, principal, 'users', 'Reset second factors'), {
-                title: `Reset the second factors of ${user.email}?`,
-                message:
-                  'Their authenticator app, passkeys and recovery codes are removed; they sign in with their password alone ' +
-                  'until they set up new ones. They are told by email.',
+              views.renderConfirm(frame(req, res, principal, 'users', c().user.resetTitle(user.email)), {
+                title: c().user.resetTitle(user.email),
+                message: c().user.resetText,
                 action: `/admin/users/${user.id}/mfa/reset`,
-                button: 'Reset second factors',
+                button: c().user.resetFactors,
                 cancel: userBase(user.id),
               }),
             );
           }
           await act(config, res, userBase(params.userId), async () => {
             const { removed } = await userAdmin.resetFactorsOfUser(ctx, principal, params.userId);
-            return removed ? 'Second factors reset; the user was notified by email.' : 'This user had no second factor.';
+            return removed ? c().user.factorsReset : c().user.noFactor;
           });
         },
       ),
@@ -502,7 +511,7 @@ export function createConsoleRouter(deps: RouteDeps) {
         async ({ params, principal }, _req, res) =>
           act(config, res, userBase(params.userId), async () => {
             await userAdmin.sendPasswordLinkToUser(ctx, principal, params.userId);
-            return 'A set-password link was sent (valid one hour).';
+            return c().user.linkSent;
           }),
       ),
 
@@ -511,7 +520,11 @@ export function createConsoleRouter(deps: RouteDeps) {
         { ...CONSOLE, method: 'get', path: '/roles', summary: 'Console: roles', admin: true, twin: 'GET /api/rbac/roles' },
         async ({ principal }, req, res) => {
           const roles = await catalogue.listRoles(ctx);
-          html(res, 200, views.renderRoles(frame(req, res, principal, 'roles', 'Roles'), { roles, canEdit: isSuperAdmin(principal) }));
+          html(
+            res,
+            200,
+            views.renderRoles(frame(req, res, principal, 'roles', c().roles.title), { roles, canEdit: isSuperAdmin(principal) }),
+          );
         },
       ),
       route(
@@ -528,7 +541,7 @@ export function createConsoleRouter(deps: RouteDeps) {
           html(
             res,
             200,
-            views.renderRoleForm(frame(req, res, principal, 'roles', 'Create a role'), {
+            views.renderRoleForm(frame(req, res, principal, 'roles', c().roles.create), {
               permissions,
               values: { permissions: [] },
               errors: {},
@@ -546,12 +559,12 @@ export function createConsoleRouter(deps: RouteDeps) {
             application: body.application.trim() || undefined,
             permissions: body.permissions,
           });
-          const again = async (errors: Record<string, string | undefined>, status = 400) => {
+          const again = async (errors: FieldErrors, status = 400) => {
             const permissions = await catalogue.listPermissionCatalogue(ctx);
             html(
               res,
               status,
-              views.renderRoleForm(frame(req, res, principal, 'roles', 'Create a role'), {
+              views.renderRoleForm(frame(req, res, principal, 'roles', c().roles.create), {
                 permissions,
                 values: body,
                 errors,
@@ -562,7 +575,7 @@ export function createConsoleRouter(deps: RouteDeps) {
           if (!parsed.success) return again(fieldErrors(parsed.error.issues));
           try {
             const role = await catalogue.createRole(ctx, parsed.data);
-            setFlash(res, config, 'ok', `Role ${role.name} created.`);
+            setFlash(res, config, 'ok', c().roles.created(role.name));
             res.redirect(303, `/admin/roles/${role.id}`);
           } catch (err) {
             const refusal = refusalOf(err);
@@ -589,7 +602,7 @@ export function createConsoleRouter(deps: RouteDeps) {
           html(
             res,
             200,
-            views.renderRoleForm(frame(req, res, principal, 'roles', `Role ${role.name}`), {
+            views.renderRoleForm(frame(req, res, principal, 'roles', c().roles.heading(role.name)), {
               role,
               permissions,
               values: { name: role.name, description: role.description, permissions: role.permissions },
@@ -616,12 +629,12 @@ export function createConsoleRouter(deps: RouteDeps) {
             description: body.description,
             permissions: body.permissions,
           });
-          const again = async (errors: Record<string, string | undefined>, status = 400) => {
+          const again = async (errors: FieldErrors, status = 400) => {
             const permissions = await catalogue.listPermissionCatalogue(ctx);
             html(
               res,
               status,
-              views.renderRoleForm(frame(req, res, principal, 'roles', `Role ${role.name}`), {
+              views.renderRoleForm(frame(req, res, principal, 'roles', c().roles.heading(role.name)), {
                 role,
                 permissions,
                 values: body,
@@ -638,7 +651,7 @@ export function createConsoleRouter(deps: RouteDeps) {
             if (refusal === undefined) throw err;
             return again({ name: refusal }, err instanceof AppError ? err.status : 400);
           }
-          setFlash(res, config, 'ok', 'Role saved.');
+          setFlash(res, config, 'ok', c().roles.saved);
           res.redirect(303, `/admin/roles/${params.roleId}`);
         },
       ),
@@ -658,18 +671,18 @@ export function createConsoleRouter(deps: RouteDeps) {
             return html(
               res,
               200,
-              views.renderConfirm(frame(req, res, principal, 'roles', 'Deactivate role'), {
-                title: `Deactivate role ${role.name}?`,
-                message: 'Everyone holding it loses its permissions at once. Roles are deactivated, never deleted.',
+              views.renderConfirm(frame(req, res, principal, 'roles', c().roles.deactivateTitle(role.name)), {
+                title: c().roles.deactivateTitle(role.name),
+                message: c().roles.deactivateText,
                 action: `/admin/roles/${role.id}/deactivate`,
-                button: 'Deactivate role',
+                button: c().roles.deactivate,
                 cancel: `/admin/roles/${role.id}`,
               }),
             );
           }
           await act(config, res, `/admin/roles/${params.roleId}`, async () => {
             await catalogue.deactivateRole(ctx, params.roleId);
-            return 'Role deactivated.';
+            return c().roles.deactivated;
           });
         },
       ),
@@ -688,7 +701,7 @@ export function createConsoleRouter(deps: RouteDeps) {
           html(
             res,
             200,
-            views.renderApplications(frame(req, res, principal, 'applications', 'Applications'), {
+            views.renderApplications(frame(req, res, principal, 'applications', c().applications.title), {
               clients: await clients.listClients(ctx),
               canWrite: hasPermission(principal, 'oauth_clients:write'),
             }),
@@ -725,8 +738,8 @@ export function createConsoleRouter(deps: RouteDeps) {
           html(
             res,
             201,
-            views.renderSecretOnce(frame(req, res, principal, 'applications', 'Application created'), {
-              heading: `Application ${created.client.name} created`,
+            views.renderSecretOnce(frame(req, res, principal, 'applications', c().applications.createdTitle), {
+              heading: c().applications.createdHeading(created.client.name),
               client: created.client,
               secret: created.clientSecret,
               issuer: config.oidcIssuer,
@@ -768,7 +781,7 @@ export function createConsoleRouter(deps: RouteDeps) {
             clients.updateClient(ctx, params.clientId, data),
           );
           if (!saved) return;
-          setFlash(res, config, 'ok', 'Application saved.');
+          setFlash(res, config, 'ok', c().applications.saved);
           res.redirect(303, `/admin/applications/${encodeURIComponent(params.clientId)}`);
         },
       ),
@@ -789,29 +802,29 @@ export function createConsoleRouter(deps: RouteDeps) {
             return html(
               res,
               200,
-              views.renderConfirm(frame(req, res, principal, 'applications', 'Rotate secret'), {
-                title: `Rotate the secret of ${client.name}?`,
-                message: 'The current secret stops working at once: the application fails until its new secret is installed.',
+              views.renderConfirm(frame(req, res, principal, 'applications', c().applications.rotateTitle(client.name)), {
+                title: c().applications.rotateTitle(client.name),
+                message: c().applications.rotateText,
                 action: `${back}/rotate`,
-                button: 'Rotate secret',
+                button: c().applications.rotate,
                 cancel: back,
               }),
             );
           }
           if (!client.isActive) {
-            setFlash(res, config, 'error', 'This application is deactivated: its secret cannot be rotated.');
+            setFlash(res, config, 'error', c().applications.rotateDeactivated);
             return res.redirect(303, back);
           }
           if (client.type === 'public') {
-            setFlash(res, config, 'error', 'A public application has no secret to rotate.');
+            setFlash(res, config, 'error', c().applications.publicNoRotate);
             return res.redirect(303, back);
           }
           const rotated = await clients.rotateClientSecret(ctx, client.clientId);
           html(
             res,
             200,
-            views.renderSecretOnce(frame(req, res, principal, 'applications', 'Secret rotated'), {
-              heading: `New secret for ${client.name}`,
+            views.renderSecretOnce(frame(req, res, principal, 'applications', c().applications.rotatedTitle), {
+              heading: c().applications.rotatedHeading(client.name),
               client,
               secret: rotated.clientSecret,
               issuer: config.oidcIssuer,
@@ -837,18 +850,18 @@ export function createConsoleRouter(deps: RouteDeps) {
             return html(
               res,
               200,
-              views.renderConfirm(frame(req, res, principal, 'applications', 'Deactivate application'), {
-                title: `Deactivate ${client.name}?`,
-                message: 'Its sessions end now and it can no longer sign anyone in or obtain tokens.',
+              views.renderConfirm(frame(req, res, principal, 'applications', c().applications.deactivateTitle(client.name)), {
+                title: c().applications.deactivateTitle(client.name),
+                message: c().applications.deactivateText,
                 action: `${back}/deactivate`,
-                button: 'Deactivate application',
+                button: c().applications.deactivate,
                 cancel: back,
               }),
             );
           }
           await act(config, res, back, async () => {
             await clients.deactivateClient(ctx, params.clientId);
-            return 'Application deactivated.';
+            return c().applications.deactivated;
           });
         },
       ),
@@ -866,7 +879,7 @@ export function createConsoleRouter(deps: RouteDeps) {
         },
         async ({ query, principal }, req, res) => {
           const parsed = parseAuditFilter(query, AUDIT_PAGE);
-          const f = frame(req, res, principal, 'audit', 'Audit log');
+          const f = frame(req, res, principal, 'audit', c().audit.title);
           const filterValues = { type: query.type, actor: query.actor, subject: query.subject, from: query.from, to: query.to };
           const filterQuery = new URLSearchParams(Object.entries(filterValues).filter(([, v]) => v));
           const base = { filter: filterValues, types: SECURITY_EVENT_TYPES, csv: `/admin/audit.csv?${filterQuery}` };
@@ -911,7 +924,7 @@ export function createConsoleRouter(deps: RouteDeps) {
         },
         async ({ query }, _req, res) => {
           const parsed = parseAuditFilter({ ...query, cursor: undefined, before: undefined }, AUDIT_PAGE);
-          if (!parsed.success) throw new AppError('validation_error', parsed.error.issues[0]?.message ?? 'Check the filters');
+          if (!parsed.success) throw new AppError('validation_error', parsed.error.issues[0]?.message ?? c().errors.checkFilters);
           res.status(200).type('text/csv; charset=utf-8').set('Content-Disposition', 'attachment; filename="audit-events.csv"');
           // Streamed batch by batch (keyset, one short query each): memory holds one batch, whatever the trail holds.
           // A slow reader holds the next query back (the socket's buffer must drain first); a closed one ends it.
@@ -938,7 +951,7 @@ export function createConsoleRouter(deps: RouteDeps) {
           html(
             res,
             200,
-            views.renderSigningKeys(frame(req, res, principal, 'signing-keys', 'Signing keys'), {
+            views.renderSigningKeys(frame(req, res, principal, 'signing-keys', c().keys.title), {
               keys,
               canRotate: isSuperAdmin(principal),
             }),
@@ -952,20 +965,18 @@ export function createConsoleRouter(deps: RouteDeps) {
             return html(
               res,
               200,
-              views.renderConfirm(frame(req, res, principal, 'signing-keys', 'Rotate signing key'), {
-                title: 'Rotate the signing key?',
-                message:
-                  'New tokens are signed with a new key at once. The old key stays published until tokens it signed have ' +
-                  'expired, so nothing breaks for clients that read the JWKS.',
+              views.renderConfirm(frame(req, res, principal, 'signing-keys', c().keys.rotateTitle), {
+                title: c().keys.rotateTitle,
+                message: c().keys.rotateText,
                 action: '/admin/signing-keys/rotate',
-                button: 'Rotate signing key',
+                button: c().keys.rotate,
                 cancel: '/admin/signing-keys',
               }),
             );
           }
           await act(config, res, '/admin/signing-keys', async () => {
             const { kid } = await rotateSigningKey(ctx);
-            return `New signing key ${kid} is current.`;
+            return c().keys.rotated(kid);
           });
         },
       ),
@@ -974,7 +985,11 @@ export function createConsoleRouter(deps: RouteDeps) {
       route(
         { ...CONSOLE, method: 'get', path: '/settings', summary: 'Console: effective configuration', admin: true },
         ({ principal }, req, res) =>
-          html(res, 200, views.renderSettings(frame(req, res, principal, 'settings', 'Settings'), { settings: effectiveSettings(config) })),
+          html(
+            res,
+            200,
+            views.renderSettings(frame(req, res, principal, 'settings', c().settings.title), { settings: effectiveSettings(config) }),
+          ),
       ),
     ],
     { tags: ['Console'] },

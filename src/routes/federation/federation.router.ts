@@ -8,6 +8,7 @@ import { listEnabledProviders } from '../../services/federation/providers.servic
 import { callbackUrlOf } from '../../services/federation/relying-party';
 import { completeFederatedSignIn, FederationRefused, startFederatedSignIn } from '../../services/federation/sign-in.service';
 import { renderOAuthErrorPage } from '../../views/consent';
+import { pageEnv } from '../../views/env';
 import { renderSecondStepPage } from '../../views/login';
 import { html } from '../pages/page-kit';
 import { finishSignIn, IDP_LINK_COOKIE } from '../pages/sign-in-flow';
@@ -45,14 +46,13 @@ export function setPendingLinkCookie(res: Response, config: Config, token: strin
 
 /** The browser leg answers people, not programs: a refusal is a page. */
 function refusalPage(res: Response, err: unknown): void {
-  if (err instanceof FederationRefused)
-    return html(res, err.status, renderOAuthErrorPage({ title: 'Sign-in failed', message: err.message }));
+  const { t } = pageEnv();
+  if (err instanceof FederationRefused) {
+    const message = t.federation.refused[err.reason](err.providerName);
+    return html(res, err.status, renderOAuthErrorPage({ title: t.federation.failedTitle, message }));
+  }
   if (err instanceof AppError && err.code === 'not_found') {
-    return html(
-      res,
-      404,
-      renderOAuthErrorPage({ title: 'Unknown sign-in option', message: 'This identity provider does not exist or is turned off.' }),
-    );
+    return html(res, 404, renderOAuthErrorPage({ title: t.federation.unknownTitle, message: t.federation.unknown }));
   }
   throw err;
 }

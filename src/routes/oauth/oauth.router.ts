@@ -98,7 +98,13 @@ export function createOAuthRouter(deps: RouteDeps) {
             return res
               .status(400)
               .type('html')
-              .send(renderOAuthErrorPage({ title: 'This sign-in link is not valid', message: outcome.description }));
+              .send(
+                renderOAuthErrorPage({
+                  title: req.pageEnv!.t.oauthPages.invalidLinkTitle,
+                  message: req.pageEnv!.t.oauthPages.invalidLink,
+                  detail: outcome.description,
+                }),
+              );
           }
           throw new OAuthError(outcome.error, outcome.description, { status: 400 });
         },

@@ -9,6 +9,7 @@ import { planLogout } from '../../services/oidc/logout.service';
 import { publicJwks } from '../../services/oidc/signing-keys.service';
 import type { Principal } from '../../services/principal';
 import { renderOAuthErrorPage } from '../../views/consent';
+import { pageEnv } from '../../views/env';
 import { renderSignedOutPage } from '../../views/login';
 import { renderLogoutConfirmPage } from '../../views/logout';
 import { html } from '../pages/page-kit';
@@ -36,12 +37,15 @@ function openIdConfigurationRoute(deps: RouteDeps, path: string, summary: string
   );
 }
 
-const refusedPage = () =>
-  renderOAuthErrorPage({
-    title: 'Request refused',
-    message: 'This form has expired or was not sent from this site. Reload the page and try again.',
-  });
-const invalidPage = (message: string) => renderOAuthErrorPage({ title: 'This sign-out link is not valid', message });
+const refusedPage = () => {
+  const { t } = pageEnv();
+  return renderOAuthErrorPage({ title: t.common.requestRefused, message: t.common.formExpired });
+};
+/** `detail` is the developer-facing reason (English, like an OAuth error_description). */
+const invalidPage = (detail: string) => {
+  const { t } = pageEnv();
+  return renderOAuthErrorPage({ title: t.logout.invalidTitle, message: t.logout.invalid, detail });
+};
 
 /** OpenID Connect endpoints under /api/oauth (CONTRACT §9): JWKS and RP-initiated logout. */
 export function createOidcRouter(deps: RouteDeps) {

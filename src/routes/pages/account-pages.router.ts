@@ -13,6 +13,7 @@ import { renderFormExpired, renderVerifyEmailDone, renderVerifyEmailForm, render
 import { emailField, passwordField } from '../common.schemas';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
+import { passwordProblem } from './page-messages';
 import { html, optionalText, PAGE, requireCsrf, text } from './page-kit';
 
 /** Runs `action`; a link that is invalid, expired or used answers `invalidPage` with 400 instead. */
@@ -133,7 +134,7 @@ export function createAccountPagesRouter(deps: RouteDeps) {
 
         const checked = passwordField.safeParse(password);
         const problem = !checked.success
-          ? (checked.error.issues[0]?.message ?? 'Invalid password')
+          ? passwordProblem(req.pageEnv!.t, password)
           : password !== body.password_confirm
             ? req.pageEnv!.t.setPassword.mismatch
             : undefined;

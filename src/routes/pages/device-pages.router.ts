@@ -2,17 +2,14 @@ import { z } from 'zod';
 import { issueCsrf } from '../../middleware/csrf';
 import { needsSecondFactorForAdmin } from '../../services/mfa/policy';
 import { decideUserCode, deviceNeedsSecondFactor, lookUpUserCode } from '../../services/oauth/device.service';
-import { SCOPE_DESCRIPTIONS } from '../../services/oauth/scopes';
 import type { Principal } from '../../services/principal';
 import { renderOAuthErrorPage } from '../../views/consent';
 import { renderDeviceConfirmPage, renderDeviceDonePage, renderDeviceEntryPage } from '../../views/device';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
+import { describeScopes } from './page-messages';
 import { html, optionalText, PAGE, refuseForm, text } from './page-kit';
 import { enrolUrlFor } from './sign-in-flow';
-
-const WRONG_CODE = 'That code is not valid. Check the code on your device and try again.';
-const TOO_MANY = 'Too many wrong codes. Wait a minute and try again.';
 
 /**
  * /device (RFC 8628 §3.3, CONTRACT §12): a signed-in person (with their second factor where the account has one) types
@@ -36,7 +33,6 @@ export function createDevicePagesRouter(deps: RouteDeps) {
     if (await deviceNeedsSecondFactor(ctx, signedIn)) return loginUrlFor(userCode);
     return undefined;
   };
-  const scopeItems = (scopes: string[]) => scopes.map((scope) => ({ scope, description: SCOPE_DESCRIPTIONS[scope] ?? scope }));
 
   return declareRouter(deps, [
     route(
@@ -76,12 +72,12 @@ export function createDevicePagesRouter(deps: RouteDeps) {
         const found = await lookUpUserCode(ctx, principal!, body.user_code);
         if (!found.ok) {
           const tooMany = found.reason === 'too_many';
-          const error = tooMany ? TOO_MANY : WRONG_CODE;
+          const error = tooMany ? req.pageEnv!.t.device.tooMany : req.pageEnv!.t.device.wrongCode;
           const page = renderDeviceEntryPage({ csrf, userCode: body.user_code, userEmail: principal!.email, error });
           return html(res, tooMany ? 429 : 400, page);
         }
         const { info } = found;
-        const scopes = scopeItems(info.scopes);
+        const scopes = describeScopes(req.pageEnv!.t, info.scopes);
         html(
           res,
           200,
@@ -114,7 +110,7 @@ export function createDevicePagesRouter(deps: RouteDeps) {
           return html(
             res,
             400,
-            renderOAuthErrorPage({ title: 'Choose Approve or Deny', message: 'The form was sent without a decision.' }),
+            renderOAuthErrorPage({ title: req.pageEnv!.t.consent.noDecisionTitle, message: req.pageEnv!.t.consent.noDecision }),
           );
         }
         const approved = body.decision === 'approve';
@@ -122,7 +118,7 @@ export function createDevicePagesRouter(deps: RouteDeps) {
         if (!result.ok) {
           const tooMany = result.reason === 'too_many';
           const csrf = issueCsrf(req, res, config);
-          const error = tooMany ? TOO_MANY : 'That code is not valid, has expired or was already used.';
+          const error = tooMany ? req.pageEnv!.t.device.tooMany : req.pageEnv!.t.device.usedCode;
           return html(res, tooMany ? 429 : 400, renderDeviceEntryPage({ csrf, userEmail: principal!.email, error }));
         }
         html(res, 200, renderDeviceDonePage({ approved, clientName: result.clientName }));

@@ -7,7 +7,6 @@ import { needsSecondFactorForAdmin } from '../../services/mfa/policy';
 import * as auth from '../../services/auth.service';
 import { approveAuthorization, denyAuthorization, getConsentInfo } from '../../services/oauth/consent.service';
 import { resolveReturnTo } from '../../services/oauth/return-to';
-import { SCOPE_DESCRIPTIONS } from '../../services/oauth/scopes';
 import type { Principal } from '../../services/principal';
 import { adminRank } from '../../services/rbac-policy';
 import { applicationNameFor } from '../../services/oauth/sign-in-context';
@@ -17,6 +16,7 @@ import { renderLoginPage, renderSecondStepPage, renderSignedInPage, renderSigned
 import { requestMeta } from '../shared';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
+import { describeScopes } from './page-messages';
 import { html, optionalText, PAGE, refuseForm, text } from './page-kit';
 import { enrolUrlFor, federationOnLoginPage, finishSignIn } from './sign-in-flow';
 
@@ -41,13 +41,16 @@ function firstParty(principal: Principal | undefined): Principal | undefined {
  * Location header as long as the request body (a 90 kB header that proxies refuse).
  */
 const requestIdField = { request_id: text(64) };
+/** CONTRACT §15: the `ui_locales` of the authorize request rides along on the consent page and its form. */
+const uiLocalesField = { ui_locales: optionalText(256) };
 
 /** /login, /logout and /consent: server-rendered, no JavaScript, 303 after every post (CONTRACT §5). */
 export function createOAuthPagesRouter(deps: RouteDeps) {
   const { ctx } = deps;
   const { config } = ctx;
   const loginUrlFor = (returnTo: string) => `${config.baseUrl}/login?${new URLSearchParams({ return_to: returnTo })}`;
-  const consentUrlFor = (requestId: string) => `${config.baseUrl}/consent?${new URLSearchParams({ request_id: requestId })}`;
+  const consentUrlFor = (requestId: string, uiLocales?: string) =>
+    `${config.baseUrl}/consent?${new URLSearchParams({ request_id: requestId, ...(uiLocales ? { ui_locales: uiLocales } : {}) })}`;
   const page = { ...PAGE, response: { description: 'HTML page', kind: 'html' } } as const;
   /** What the sign-in page says around the form: the application it is for, and whether sign-up is offered. */
   const signInContext = async (returnTo: string | undefined) => ({
@@ -159,13 +162,20 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
     ),
 
     route(
-      { ...page, method: 'get', path: '/consent', summary: 'Consent page', auth: 'browser', query: z.object(requestIdField) },
+      {
+        ...page,
+        method: 'get',
+        path: '/consent',
+        summary: 'Consent page',
+        auth: 'browser',
+        query: z.object({ ...requestIdField, ...uiLocalesField }),
+      },
       async ({ query, principal }, req, res) => {
         const requestId = query.request_id;
         if (!UUID_PATTERN.test(requestId)) return html(res, 404, expiredPage());
         const signedIn = firstParty(principal);
-        if (!signedIn) return res.redirect(303, loginUrlFor(consentUrlFor(requestId)));
-        if (needsSecondFactorForAdmin(config, signedIn)) return res.redirect(303, enrolUrlFor(consentUrlFor(requestId)));
+        if (!signedIn) return res.redirect(303, loginUrlFor(consentUrlFor(requestId, query.ui_locales)));
+        if (needsSecondFactorForAdmin(config, signedIn)) return res.redirect(303, enrolUrlFor(consentUrlFor(requestId, query.ui_locales)));
         const csrf = issueCsrf(req, res, config);
         const info = await getConsentInfo(ctx, signedIn, requestId).catch(notFoundAsUndefined);
         if (!info) return html(res, 404, expiredPage());
@@ -177,8 +187,9 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
             requestId: info.request.id,
             clientName: info.client.name,
             clientHost: info.client.registration === 'metadata_document' ? new URL(info.client.clientId).host : undefined,
-            scopes: info.scopes.map((scope) => ({ scope, description: SCOPE_DESCRIPTIONS[scope] ?? scope })),
+            scopes: describeScopes(req.pageEnv!.t, info.scopes),
             userEmail: signedIn.email,
+            uiLocales: query.ui_locales,
             unreviewed: info.client.registration === 'dynamic' ? { redirectHost: redirectHostOf(info.request.redirectUri) } : undefined,
           }),
         );
@@ -194,13 +205,13 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
         summary: 'Approve or deny (form post)',
         auth: 'browser',
         csrf: refuseForm,
-        body: z.object({ ...requestIdField, decision: text() }),
+        body: z.object({ ...requestIdField, ...uiLocalesField, decision: text() }),
       },
       async ({ body, principal }, _req, res) => {
         const requestId = body.request_id;
         if (!UUID_PATTERN.test(requestId)) return html(res, 404, expiredPage());
         const signedIn = firstParty(principal);
-        if (!signedIn) return res.redirect(303, loginUrlFor(consentUrlFor(requestId)));
+        if (!signedIn) return res.redirect(303, loginUrlFor(consentUrlFor(requestId, body.ui_locales)));
         const { decision } = body;
         if (decision !== 'approve' && decision !== 'deny') {
           const { consent } = pageEnv().t;

@@ -18,7 +18,10 @@ import type { Principal } from '../../services/principal';
 import { renderAccountPage, type AccountPageData, type AccountSection } from '../../views/account';
 import { requestMeta } from '../shared';
 import { optionalProofBody, passkeyNameField, passkeyNewNameField, registrationResponseField } from '../auth/mfa.schemas';
-import { nameField, passwordField } from '../common.schemas';
+import { NAME_MAX_CHARACTERS, nameField, passwordField } from '../common.schemas';
+import type { Messages } from '../../i18n';
+import { pageEnv } from '../../views/env';
+import { pageErrorMessage, passwordProblem, type PageErrorTexts } from './page-messages';
 import { declareRouter, route, type DeclaredRoute } from '../route';
 import type { RouteDeps } from '../types';
 import { html, optionalText, PAGE, refuseForm, text } from './page-kit';
@@ -29,6 +32,21 @@ import { mayLinkFromSession } from '../../services/federation/linking-policy';
 import { FederationRefused, startFederatedSignIn } from '../../services/federation/sign-in.service';
 import { browserToken } from '../federation/federation.router';
 import { listEnabledProviders } from '../../services/federation/providers.service';
+
+/** A refusal the page itself words (already in the page's language); other AppErrors are worded by their code. */
+class FormRefusal extends AppError {
+  constructor(message: string) {
+    super('validation_error', message);
+  }
+}
+
+/** What every factor-changing form says for the re-authentication refusals of CONTRACT §11. */
+const REAUTH_TEXTS = (t: Messages): PageErrorTexts => ({
+  reauthentication_required: t.pageErrors.reauthOld,
+  reauthentication_failed: t.pageErrors.reauthentication_failed,
+});
+
+const currentT = (): Messages => pageEnv().t;
 
 /** The enrolment context MFA_REQUIRED_FOR_ADMINS sends along (kept on every form of the page). */
 const contextQuery = z.object({ enrol: optionalText(16), return_to: optionalText(4096), done: optionalText(32) });
@@ -142,13 +160,17 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
 
   const signInFirst = (res: Response) => res.redirect(303, `/login?${new URLSearchParams({ return_to: `${config.baseUrl}/account` })}`);
 
-  /** One form post of the page: its fields, the section its errors show in, and what it does. */
+  /**
+   * One form post of the page: its fields, the section its errors show in, what it does, and what it says for the
+   * error codes its services can throw (`texts`, from the page's catalogue; other codes get the catalogue's sentence).
+   */
   function action<B extends z.ZodType>(
     path: string,
     summary: string,
     section: AccountSection,
     body: B,
     run: (principal: Principal, body: z.output<B>, req: Request, res: Response) => Promise<Outcome>,
+    texts: (t: Messages) => PageErrorTexts = () => ({}),
   ): DeclaredRoute {
     return route(
       {
@@ -176,22 +198,34 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
         } catch (err) {
           if (!(err instanceof AppError) || err.status >= 500) throw err;
           if (err.headers) res.set(err.headers);
-          return render(req, res, principal, query, err.status, { error: { section, message: err.message } });
+          const { t } = req.pageEnv!;
+          const message =
+            err instanceof FormRefusal
+              ? err.message
+              : err instanceof FederationRefused
+                ? t.federation.refused[err.reason](err.providerName)
+                : pageErrorMessage(t, err, { ...REAUTH_TEXTS(t), ...texts(t) });
+          return render(req, res, principal, query, err.status, { error: { section, message } });
         }
       },
     );
   }
 
-  const fail = (message: string) => new AppError('validation_error', message);
-  const checked = <T>(schema: z.ZodType<T, unknown>, value: unknown): T => {
+  const fail = (message: string) => new FormRefusal(message);
+  /** A field read by the API's own schema; refused with the page's sentence (the zod message is the API's English). */
+  const checked = <T>(schema: z.ZodType<T, unknown>, value: unknown, message: string): T => {
     const result = schema.safeParse(value);
-    if (!result.success) throw fail(result.error.issues[0]?.message ?? 'Invalid input');
+    if (!result.success) throw fail(message);
     return result.data;
   };
   /** The re-authentication fields of a form (`password`, `code`), read by the API's own proof schema; empty = not sent. */
   // An empty proof where one is needed is the service's 403 reauthentication_required, shown on the page.
   const proofOf = (schema: typeof optionalProofBody, fields: { password?: string; code?: string }) =>
-    checked(schema, Object.fromEntries(Object.entries(fields).filter(([, v]) => typeof v === 'string' && v.trim() !== ''))).proof;
+    checked(
+      schema,
+      Object.fromEntries(Object.entries(fields).filter(([, v]) => typeof v === 'string' && v.trim() !== '')),
+      currentT().pageErrors.validation_error,
+    ).proof;
   const proofFields = { password: text(1024) };
 
   const identityIdField = z.object({ identity_id: text(64) });
@@ -218,9 +252,10 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       'Save name (form post)',
       'profile',
       z.object({ first_name: text(200), last_name: text(200) }),
-      async (principal, body) => {
-        const firstName = checked(nameField('First name'), body.first_name);
-        const lastName = checked(nameField('Last name'), body.last_name);
+      async (principal, body, req) => {
+        const { t } = req.pageEnv!;
+        const firstName = checked(nameField('First name'), body.first_name, t.pageErrors.nameInvalid(NAME_MAX_CHARACTERS));
+        const lastName = checked(nameField('Last name'), body.last_name, t.pageErrors.nameInvalid(NAME_MAX_CHARACTERS));
         await auth.updateProfile(ctx, principal, { firstName, lastName });
         return { done: 'profile' };
       },
@@ -231,13 +266,18 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       'Change password (form post)',
       'password',
       z.object({ current_password: text(1024), new_password: text(1024), new_password_confirm: text(1024) }),
-      async (principal, body) => {
-        if (!body.current_password) throw fail('Enter your current password.');
-        const newPassword = checked(passwordField, body.new_password);
-        if (newPassword !== body.new_password_confirm) throw fail('The two new passwords are not the same.');
+      async (principal, body, req) => {
+        const { t } = req.pageEnv!;
+        if (!body.current_password) throw fail(t.pageErrors.currentPasswordMissing);
+        const newPassword = checked(passwordField, body.new_password, passwordProblem(t, body.new_password));
+        if (newPassword !== body.new_password_confirm) throw fail(t.pageErrors.newPasswordsDiffer);
         await account.changePassword(ctx, principal, { currentPassword: body.current_password, newPassword });
         return { done: 'password' };
       },
+      (t) => ({
+        invalid_credentials: t.pageErrors.currentPasswordWrong,
+        reauthentication_failed: t.pageErrors.currentPasswordWrong,
+      }),
     ),
 
     action(
@@ -254,6 +294,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
         }
         return { done: 'session' };
       },
+      (t) => ({ not_found: t.pageErrors.sessionGone }),
     ),
 
     action('sessions/revoke-others', 'Sign out every other session (form post)', 'sessions', z.object({}), async (principal) => {
@@ -279,8 +320,8 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
           res.redirect(303, url);
           return { done: 'identity_linked' };
         } catch (err) {
-          // The provider could not be reached: said in the section, like any other refusal of the page.
-          if (err instanceof FederationRefused) throw new AppError('validation_error', err.message);
+          // The provider could not be reached: said in the section (FederationRefused, 502), like any other refusal.
+          if (err instanceof FederationRefused) throw new FederationRefused(err.reason, err.providerName, 400);
           throw err;
         }
       },
@@ -295,12 +336,20 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
         await unlinkOwnIdentity(ctx, principal.userId, body.identity_id);
         return { done: 'identity_unlinked' };
       },
+      (t) => ({ conflict: t.federation.lastWay }),
     ),
 
-    action('apps/remove', "Remove an app's access (form post)", 'apps', z.object({ client_id: text(200) }), async (principal, body) => {
-      await disconnectApp(ctx, principal.userId, body.client_id);
-      return { done: 'app' };
-    }),
+    action(
+      'apps/remove',
+      "Remove an app's access (form post)",
+      'apps',
+      z.object({ client_id: text(200) }),
+      async (principal, body) => {
+        await disconnectApp(ctx, principal.userId, body.client_id);
+        return { done: 'app' };
+      },
+      (t) => ({ not_found: t.pageErrors.appGone }),
+    ),
 
     // CONTRACT §15: the same service as POST /api/auth/verify-email/resend (a no-op once the address is confirmed).
     action('verification/resend', 'Send the confirmation email again (form post)', 'profile', z.object({}), async (principal) => {
@@ -317,6 +366,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
         await totp.setupTotp(ctx, principal, proofOf(optionalProofBody, body), requestMeta(req));
         return { done: 'totp_setup' };
       },
+      (t) => ({ conflict: t.pageErrors.totpAlreadyOn }),
     ),
 
     action(
@@ -329,6 +379,11 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
         const recoveryCodes = await totp.confirmTotp(ctx, principal, body.code.trim(), proof, requestMeta(req));
         return { show: { recoveryCodes, notice: req.pageEnv!.t.accountNotices.totp_on } };
       },
+      (t) => ({
+        conflict: t.pageErrors.totpNotStarted,
+        invalid_credentials: t.pageErrors.codeInvalid,
+        validation_error: t.pageErrors.codeInvalid,
+      }),
     ),
 
     action(
@@ -342,6 +397,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
         await totp.removeTotp(ctx, principal, proofOf(optionalProofBody, proof), requestMeta(req));
         return { done: 'totp_removed' };
       },
+      (t) => ({ not_found: t.pageErrors.totpNone }),
     ),
 
     action(
@@ -354,6 +410,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
         const recoveryCodes = await regenerateRecoveryCodes(ctx, principal, proofOf(optionalProofBody, proof), requestMeta(req));
         return { show: { recoveryCodes, notice: req.pageEnv!.t.accountNotices.codes_made } };
       },
+      (t) => ({ conflict: t.pageErrors.needFactorFirst }),
     ),
 
     action(
@@ -362,20 +419,22 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       'second-factors',
       z.object({ response: text(65536), name: text(200), ...proofFields }),
       async (principal, body, req) => {
+        const { t } = req.pageEnv!;
         let parsed: unknown;
         try {
           parsed = JSON.parse(body.response);
         } catch {
-          throw fail('The passkey could not be created; try again.');
+          throw fail(t.pageErrors.passkeyNotCreated);
         }
-        const response = checked(registrationResponseField, parsed);
-        const name = checked(passkeyNameField, body.name);
+        const response = checked(registrationResponseField, parsed, t.pageErrors.passkeyNotCreated);
+        const name = checked(passkeyNameField, body.name, t.pageErrors.passkeyName);
         const proof = proofOf(optionalProofBody, body);
         const created = await passkeys.registerPasskey(ctx, principal, { response, name }, proof, requestMeta(req));
         // The account's first factor comes with its recovery codes (CONTRACT §11), shown once like after TOTP setup.
         if (created.recoveryCodes) return { show: { recoveryCodes: created.recoveryCodes, notice: req.pageEnv!.t.accountNotices.passkey } };
         return { done: 'passkey' };
       },
+      (t) => ({ validation_error: t.pageErrors.passkeyNotVerified, conflict: t.pageErrors.passkeyDuplicate }),
     ),
 
     action(
@@ -383,13 +442,14 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       'Rename a passkey (form post)',
       'second-factors',
       z.object({ id: text(64), name: text(200) }),
-      async (principal, body) => {
+      async (principal, body, req) => {
         if (!UUID_PATTERN.test(body.id)) throw new AppError('not_found', 'Passkey not found');
         // The API's rule (mfa.schemas.ts), not a second spelling of it.
-        const name = checked(passkeyNewNameField, body.name);
+        const name = checked(passkeyNewNameField, body.name, req.pageEnv!.t.pageErrors.passkeyName);
         await passkeys.renameOwnPasskey(ctx, principal, body.id, name);
         return { done: 'passkey_renamed' };
       },
+      (t) => ({ not_found: t.pageErrors.passkeyGone }),
     ),
 
     action(
@@ -402,6 +462,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
         await passkeys.removePasskey(ctx, principal, body.id, proofOf(optionalProofBody, body), requestMeta(req));
         return { done: 'passkey_removed' };
       },
+      (t) => ({ not_found: t.pageErrors.passkeyGone }),
     ),
   ]);
 }

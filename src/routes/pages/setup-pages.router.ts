@@ -66,8 +66,22 @@ export function createSetupPagesRouter(deps: RouteDeps) {
 
         if (!(await isSetupTokenValid(ctx, token))) return html(res, 404, renderSetupInvalid());
         const parsed = setupForm.safeParse(body);
-        if (!parsed.success) return again(400, parsed.error.issues[0]?.message ?? 'Check the form');
-        if (body.password !== body.password_confirm) return again(400, 'The two passwords are not the same');
+        const { t } = req.pageEnv!;
+        if (!parsed.success) {
+          // The field's own sentence in the page's language (the zod messages are the API's English).
+          const field = parsed.error.issues[0]?.path[0];
+          const errors = t.register.errors;
+          const message =
+            field === 'email'
+              ? errors.email
+              : field === 'first_name'
+                ? errors.firstName
+                : field === 'last_name'
+                  ? errors.lastName
+                  : errors.password(PASSWORD_MIN_LENGTH);
+          return again(400, message);
+        }
+        if (body.password !== body.password_confirm) return again(400, t.register.errors.mismatch);
         try {
           await completeSetup(ctx, token, {
             email: parsed.data.email,
@@ -77,7 +91,7 @@ export function createSetupPagesRouter(deps: RouteDeps) {
           });
         } catch (err) {
           if (err instanceof SetupLinkInvalid) return html(res, 404, renderSetupInvalid());
-          if (err instanceof AppError && err.code === 'conflict') return again(409, err.message);
+          if (err instanceof AppError && err.code === 'conflict') return again(409, t.setup.emailTaken);
           throw err;
         }
         res.redirect(303, '/setup?done=1');

@@ -28,7 +28,7 @@ import { createMfaToken } from '../mfa/mfa-token';
 import { AMR } from '../mfa/policy';
 import { resolveReturnTo } from '../oauth/return-to';
 import { startSession } from '../sessions.service';
-import { decideLinking, REFUSAL_MESSAGES } from './linking-policy';
+import { decideLinking, REFUSAL_MESSAGES, type LinkingRefusal } from './linking-policy';
 import { authorizationUrlFor, exchangeCallback, UpstreamRejected, type UpstreamIdentity } from './relying-party';
 
 /**
@@ -43,14 +43,32 @@ export const IDP_FLOW_TTL_SECONDS = 600;
 export const PENDING_LINK_TTL_SECONDS = 600;
 
 /** Refusals the person sees as a page (400); the log gets the precise reason. */
+/** Why the browser leg refused: the stable key a page turns into a sentence of its language (CONTRACT §15). */
+export type FederationRefusalReason = 'unreachable' | 'stale' | 'upstream_error' | 'unverified' | 'race' | LinkingRefusal;
+
+/** The API's (and the log's) English sentence of each reason. */
+const ENGLISH: Record<FederationRefusalReason, (provider: string) => string> = {
+  unreachable: (p) => `${p} cannot be reached right now. Try again later or sign in another way.`,
+  stale: () => 'This sign-in has expired, was already used, or was started in another browser. Start again from the sign-in page.',
+  upstream_error: (p) => `The sign-in at ${p} did not complete. Start again from the sign-in page.`,
+  unverified: (p) => `The answer from ${p} could not be verified. Start again from the sign-in page.`,
+  race: () => 'An account for this identity was created at the same moment. Start again from the sign-in page.',
+  inactive: () => REFUSAL_MESSAGES.inactive,
+  no_email: () => REFUSAL_MESSAGES.no_email,
+  signup_closed: () => REFUSAL_MESSAGES.signup_closed,
+  linked_elsewhere: () => REFUSAL_MESSAGES.linked_elsewhere,
+};
+
 export class FederationRefused extends AppError {
-  constructor(message: string, status = 400) {
-    super('validation_error', message, { status });
+  constructor(
+    readonly reason: FederationRefusalReason,
+    readonly providerName: string,
+    status = 400,
+  ) {
+    super('validation_error', ENGLISH[reason](providerName), { status });
     this.name = 'FederationRefused';
   }
 }
-
-const STALE = 'This sign-in has expired, was already used, or was started in another browser. Start again from the sign-in page.';
 
 async function enabledProvider(ctx: ServiceContext, slug: string): Promise<IdentityProviderRow> {
   const provider = await findIdentityProviderBySlug(ctx.db, slug);
@@ -72,7 +90,7 @@ export async function startFederatedSignIn(
   const round = { state: client.randomState(), nonce: client.randomNonce(), codeVerifier: client.randomPKCECodeVerifier() };
   const url = await authorizationUrlFor(ctx, provider, round).catch((err: unknown) => {
     ctx.logger.warn({ provider: provider.slug, reason: (err as Error).message }, 'identity provider unreachable at sign-in start');
-    throw new FederationRefused(`${provider.name} cannot be reached right now. Try again later or sign in another way.`, 502);
+    throw new FederationRefused('unreachable', provider.name, 502);
   });
   const now = ctx.clock.now();
   await insertIdpFlow(ctx.db, {
@@ -140,7 +158,7 @@ export async function completeFederatedSignIn(
       : undefined;
   if (!flow) {
     await ctx.events.record(ctx.db, { type: 'auth.login.failed', actorId: null, detail: { provider: slug, reason: 'idp_state' } });
-    throw new FederationRefused(STALE);
+    throw new FederationRefused('stale', provider.name);
   }
   const returnTo = flow.returnTo ?? undefined;
   const upstreamError = input.callbackUrl.searchParams.get('error');
@@ -150,7 +168,7 @@ export async function completeFederatedSignIn(
       actorId: null,
       detail: { provider: slug, reason: 'idp_error', idp_error: upstreamError.slice(0, 64) },
     });
-    throw new FederationRefused(`The sign-in at ${provider.name} did not complete. Start again from the sign-in page.`);
+    throw new FederationRefused('upstream_error', provider.name);
   }
   let identity: UpstreamIdentity;
   try {
@@ -167,7 +185,7 @@ export async function completeFederatedSignIn(
       actorId: null,
       detail: { provider: slug, reason: 'idp_answer_rejected', check: err.code ?? null },
     });
-    throw new FederationRefused(`The answer from ${provider.name} could not be verified. Start again from the sign-in page.`);
+    throw new FederationRefused('unverified', provider.name);
   }
 
   const email = identity.email ? normalizeEmail(identity.email) : undefined;
@@ -192,7 +210,7 @@ export async function completeFederatedSignIn(
         subjectId: linkedUser?.id ?? emailUser?.id ?? null,
         detail: { provider: slug, reason: decision.reason },
       });
-      throw new FederationRefused(REFUSAL_MESSAGES[decision.reason], 403);
+      throw new FederationRefused(decision.reason, provider.name, 403);
     case 'link_to_current': {
       if (!decision.alreadyLinked) await linkIdentity(ctx, decision.userId, provider, identity.subject, email, 'account');
       return { kind: 'linked', providerName: provider.name };
@@ -270,7 +288,7 @@ async function signUp(
         email,
         now,
       });
-      if (!row) throw new FederationRefused(STALE, 409);
+      if (!row) throw new FederationRefused('stale', provider.name, 409);
       await ctx.events.record(trx, {
         type: 'user.created',
         actorId: user.id,
@@ -287,8 +305,7 @@ async function signUp(
     });
   } catch (err) {
     // Someone registered this address (or linked this identity) in the meantime: nothing was created.
-    if (isUniqueViolation(err))
-      throw new FederationRefused('An account for this identity was created at the same moment. Start again from the sign-in page.', 409);
+    if (isUniqueViolation(err)) throw new FederationRefused('race', provider.name, 409);
     throw err;
   }
   const { user } = created;
@@ -304,7 +321,7 @@ async function signIn(
   returnTo: string | undefined,
   meta: RequestMeta,
 ): Promise<CallbackOutcome> {
-  if (!user.isActive) throw new FederationRefused(REFUSAL_MESSAGES.inactive, 403);
+  if (!user.isActive) throw new FederationRefused('inactive', provider.name, 403);
   const methods = methodsOf(await loadFactors(ctx.db, user.id));
   if (methods.length > 0) {
     const mfaToken = await createMfaToken(ctx, user.id, AMR.federated);

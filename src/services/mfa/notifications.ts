@@ -24,21 +24,27 @@ function notify(ctx: ServiceContext, user: MailUser, subject: (t: Messages) => s
   });
 }
 
-export function mailFactorAdded(ctx: ServiceContext, user: MailUser, factor: string): void {
+/** Which factor a notification is about, said in the mail's language. */
+export type FactorName = { kind: 'passkey'; name: string } | { kind: 'totp' };
+
+const factorName = (t: Messages, factor: FactorName) =>
+  factor.kind === 'passkey' ? t.mailExtra.aPasskey(factor.name) : t.mailExtra.anAuthenticatorApp;
+
+export function mailFactorAdded(ctx: ServiceContext, user: MailUser, factor: FactorName): void {
   notify(
     ctx,
     user,
     (t) => t.mail.factorAddedSubject,
-    (t) => t.mail.factorAdded(factor),
+    (t) => t.mail.factorAdded(factorName(t, factor)),
   );
 }
 
-export function mailFactorRemoved(ctx: ServiceContext, user: MailUser, factor: string): void {
+export function mailFactorRemoved(ctx: ServiceContext, user: MailUser, factor: FactorName): void {
   notify(
     ctx,
     user,
     (t) => t.mail.factorRemovedSubject,
-    (t) => t.mail.factorRemoved(factor),
+    (t) => t.mail.factorRemoved(factorName(t, factor)),
   );
 }
 
@@ -51,13 +57,6 @@ export function mailRecoveryCodeUsed(ctx: ServiceContext, user: MailUser, left: 
   );
 }
 
-const RESET_CAUSE = {
-  set_password_link:
-    'A password was chosen for your account through a link sent to this address, before the address had ever been confirmed.',
-  create_admin: "An operator made your account an administrator with the server's command line and set its password.",
-  admin: 'An administrator reset the second factors of your account.',
-} as const;
-
 /**
  * CONTRACT §11: taking an account back (or an administrator's reset) removed every second factor; the owner is told
  * what went and why, so that a factor planted by someone else is known to be gone, and a lost one can be set up again.
@@ -66,20 +65,21 @@ export function mailFactorsReset(
   ctx: ServiceContext,
   user: MailUser,
   removed: { passkeys: number; totp: boolean; recoveryCodes: number },
-  via: keyof typeof RESET_CAUSE,
+  via: keyof Messages['mailExtra']['resetCause'],
 ): void {
-  const what: string[] = [];
-  if (removed.passkeys > 0) what.push(`${removed.passkeys} passkey${removed.passkeys === 1 ? '' : 's'}`);
-  if (removed.totp) what.push('the authenticator app');
-  if (removed.recoveryCodes > 0) what.push('the recovery codes');
+  const { locale } = mailEnv(ctx);
+  const what = (t: Messages): string => {
+    const parts: string[] = [];
+    if (removed.passkeys > 0) parts.push(t.mailExtra.removedPasskeys(removed.passkeys));
+    if (removed.totp) parts.push(t.mailExtra.removedTotp);
+    if (removed.recoveryCodes > 0) parts.push(t.mailExtra.removedRecoveryCodes);
+    return new Intl.ListFormat(locale, { type: 'conjunction' }).format(parts);
+  };
   notify(
     ctx,
     user,
-    // Not translated yet (arrived from main after issue 24's catalogues were written).
-    () => 'The second factors of your account were removed',
-    () =>
-      `${RESET_CAUSE[via]} Every second factor of the account was removed with it (${what.join(', ')}), and its sessions may have been ` +
-      'signed out. Set up a passkey or an authenticator app again on your account page.',
+    (t) => t.mailExtra.factorsResetSubject,
+    (t) => t.mailExtra.factorsReset(t.mailExtra.resetCause[via], what(t)),
   );
 }
 

@@ -154,7 +154,7 @@ export async function registerPasskey(
     if (isUniqueViolation(err)) throw conflict('This passkey is already registered');
     throw err;
   }
-  mailFactorAdded(ctx, { email: principal.email, firstName: principal.firstName }, `A passkey ("${created.passkey.name}")`);
+  mailFactorAdded(ctx, { email: principal.email, firstName: principal.firstName }, { kind: 'passkey', name: created.passkey.name });
   return created;
 }
 
@@ -190,7 +190,7 @@ export async function removePasskey(
     await recordFactorEvent(ctx, trx, 'mfa.factor.removed', principal.userId, { factor: 'passkey', passkey_id: row.id }, meta);
     return row;
   });
-  mailFactorRemoved(ctx, { email: principal.email, firstName: principal.firstName }, `A passkey ("${removed.name}")`);
+  mailFactorRemoved(ctx, { email: principal.email, firstName: principal.firstName }, { kind: 'passkey', name: removed.name });
 }
 
 /**

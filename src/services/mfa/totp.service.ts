@@ -119,7 +119,7 @@ export async function confirmTotp(
     },
     meta,
   );
-  mailFactorAdded(ctx, { email: principal.email, firstName: principal.firstName }, 'An authenticator app');
+  mailFactorAdded(ctx, { email: principal.email, firstName: principal.firstName }, { kind: 'totp' });
   return codes!;
 }
 
@@ -151,5 +151,5 @@ export async function removeTotp(ctx: ServiceContext, principal: Principal, proo
     if (factors.passkeys.length === 0) await deleteRecoveryCodes(trx, principal.userId);
     if (row.confirmedAt) await recordFactorEvent(ctx, trx, 'mfa.factor.removed', principal.userId, { factor: 'totp' }, meta);
   });
-  if (row.confirmedAt) mailFactorRemoved(ctx, { email: principal.email, firstName: principal.firstName }, 'An authenticator app');
+  if (row.confirmedAt) mailFactorRemoved(ctx, { email: principal.email, firstName: principal.firstName }, { kind: 'totp' });
 }

@@ -238,5 +238,8 @@ export async function startAuthorization(
     oidc: oidcContext,
     resource: resource?.identifier,
   });
-  return { kind: 'redirect', url: `${ctx.config.baseUrl}/consent?${new URLSearchParams({ request_id: requestId })}` };
+  // CONTRACT §15: the consent page speaks the language the client asked for (OIDC Core 3.1.2.1 ui_locales).
+  const uiLocales = new URL(authorizeUrl).searchParams.get('ui_locales')?.slice(0, 256);
+  const consent = new URLSearchParams({ request_id: requestId, ...(uiLocales ? { ui_locales: uiLocales } : {}) });
+  return { kind: 'redirect', url: `${ctx.config.baseUrl}/consent?${consent}` };
 }

@@ -14,20 +14,19 @@ import {
 import { findSessionById } from '../../db/repositories/sessions.repo';
 import { findUserById } from '../../db/repositories/users.repo';
 import { findClientById } from '../../db/repositories/oauth-clients.repo';
-import { touchGrant, upsertGrant, findGrant } from '../../db/repositories/oauth-grants.repo';
+import { upsertGrant, findGrant } from '../../db/repositories/oauth-grants.repo';
 import { OAuthError } from '../../errors';
 import { addSeconds } from '../../lib/clock';
 import { randomToken, sha256Hex } from '../../lib/crypto';
 import type { RequestMeta, ServiceContext } from '../context';
 import { hasAnyFactor, loadFactors } from '../mfa/factors.service';
 import { hasSecondFactor } from '../mfa/policy';
-import { isOpenIdScope, issueIdToken } from '../oidc/id-token.service';
 import type { Principal } from '../principal';
 import { startSession } from '../sessions.service';
 import { DEVICE_CODE_GRANT, grantAllowed } from './client-policy';
 import { findResourceByIdentifier, permittedScopes, resolveTarget } from './resources.service';
 import { formatScope, isSubset, parseScope, unionScopes } from './scopes';
-import { presentTokens, withResourceToken, type TokenResponse } from './token-response';
+import { finishUserGrant, presentTokens, type TokenResponse } from './token-response';
 
 /** CONTRACT §12: RFC 8628 §6.1's alphabet (no vowels, no look-alikes), 8 characters shown as XXXX-XXXX. */
 export const USER_CODE_ALPHABET = 'BCDFGHJKLMNPQRSTVWXZ';
@@ -222,21 +221,12 @@ export async function exchangeDeviceCode(
     const consumed: DeviceCodeRow | undefined = await consumeDeviceCode(trx, hash, client.clientId, started.sessionId, now);
     // Another poll consumed it first: roll this session back (exactly once).
     if (!consumed) throw new DeviceCodeGone();
-    await touchGrant(trx, user.id, client.clientId, now);
-    const { tokens, expiresIn } = await withResourceToken(ctx, started, {
+    const { tokens, expiresIn, idToken } = await finishUserGrant(ctx, trx, started, {
       resource,
       userId: user.id,
       clientId: client.clientId,
       scope: polled.scope,
     });
-    const idToken = isOpenIdScope(polled.scope)
-      ? await issueIdToken(ctx, trx, {
-          sessionId: tokens.sessionId,
-          clientId: client.clientId,
-          scope: polled.scope,
-          accessToken: tokens.accessToken,
-        })
-      : undefined;
     return { tokens, expiresIn, idToken, userId: user.id };
   }).catch((err) => {
     if (err instanceof DeviceCodeGone) return undefined;

@@ -46,14 +46,3 @@ export function resolveRequestedScopes(
   }
   return { ok: true, scopes };
 }
-
-/** Plain words for the consent screen. */
-export const SCOPE_DESCRIPTIONS: Readonly<Record<string, string>> = {
-  openid: 'Confirm your identity',
-  profile: 'See your name',
-  email: 'See your email address',
-  read: 'Read your data',
-  write: 'Create and change your data',
-  admin: 'Perform administrative actions on your behalf',
-  offline_access: 'Stay connected to your account while you are not using the app',
-};

@@ -1,5 +1,8 @@
 import type { ApiResourceRow } from '../../db/repositories/api-resources.repo';
+import type { DbOrTrx } from '../../db';
+import { touchGrant } from '../../db/repositories/oauth-grants.repo';
 import type { ServiceContext } from '../context';
+import { isOpenIdScope, issueIdToken } from '../oidc/id-token.service';
 import type { IssuedTokens } from '../sessions.service';
 import { signResourceToken } from './resource-tokens.service';
 
@@ -51,4 +54,29 @@ export async function withResourceToken(
     sessionId: tokens.sessionId,
   });
   return { tokens: { ...tokens, accessToken: signed.token }, expiresIn: signed.expiresIn };
+}
+
+/**
+ * The end of every user grant (authorization_code, device_code), in the grant's transaction once its session exists:
+ * the grant is marked used, the access token is replaced by an RFC 9068 JWT when an API was asked for, and an id_token
+ * is signed for an OpenID scope (after the access token it hashes).
+ */
+export async function finishUserGrant(
+  ctx: ServiceContext,
+  trx: DbOrTrx,
+  started: IssuedTokens,
+  input: { resource: ApiResourceRow | undefined; userId: string; clientId: string; scope: string; nonce?: string | null },
+): Promise<{ tokens: IssuedTokens; expiresIn?: number; idToken?: string }> {
+  await touchGrant(trx, input.userId, input.clientId, ctx.clock.now());
+  const { tokens, expiresIn } = await withResourceToken(ctx, started, input);
+  const idToken = isOpenIdScope(input.scope)
+    ? await issueIdToken(ctx, trx, {
+        sessionId: tokens.sessionId,
+        clientId: input.clientId,
+        scope: input.scope,
+        accessToken: tokens.accessToken,
+        nonce: input.nonce,
+      })
+    : undefined;
+  return { tokens, expiresIn, idToken };
 }

@@ -1,7 +1,6 @@
 import { withTransaction } from '../../db';
 import type { OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
 import { consumeAuthorizationCode, findAuthorizationCode, setAuthorizationCodeSession } from '../../db/repositories/oauth-codes.repo';
-import { touchGrant } from '../../db/repositories/oauth-grants.repo';
 import { revokeSession } from '../../db/repositories/sessions.repo';
 import { findUserById } from '../../db/repositories/users.repo';
 import { OAuthError } from '../../errors';
@@ -18,7 +17,7 @@ import { exchangeDeviceCode } from './device.service';
 
 export type { TokenResponse } from './token-response';
 import { requireParam } from './params';
-import { presentTokens, withResourceToken, type TokenResponse } from './token-response';
+import { finishUserGrant, presentTokens, withResourceToken, type TokenResponse } from './token-response';
 import { findResourceByIdentifier, openRegistrationResources, resolveTarget } from './resources.service';
 import { isSubset, parseScope, unionScopes } from './scopes';
 
@@ -93,22 +92,13 @@ export async function exchangeAuthorizationCode(
     const auth = code.authTime ? { time: code.authTime, amr: code.amr ?? ['pwd'] } : undefined;
     const started = await startSession(ctx, trx, { user, client: { clientId: client.clientId, scope: code.scope }, meta, auth });
     await setAuthorizationCodeSession(trx, codeHash, started.sessionId);
-    await touchGrant(trx, user.id, client.clientId, now);
-    const { tokens, expiresIn } = await withResourceToken(ctx, started, {
+    const { tokens, expiresIn, idToken } = await finishUserGrant(ctx, trx, started, {
       resource,
       userId: user.id,
       clientId: client.clientId,
       scope: code.scope,
+      nonce: code.nonce,
     });
-    const idToken = isOpenIdScope(code.scope)
-      ? await issueIdToken(ctx, trx, {
-          sessionId: tokens.sessionId,
-          clientId: client.clientId,
-          scope: code.scope,
-          accessToken: tokens.accessToken,
-          nonce: code.nonce,
-        })
-      : undefined;
     return { ok: true, tokens, scope: code.scope, userId: user.id, idToken, expiresIn };
   });
   if (!result.ok) throw new OAuthError(result.error ?? 'invalid_grant', result.description);

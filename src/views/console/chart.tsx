@@ -1,4 +1,5 @@
 import type { DailySignIns } from '../../services/user-admin.service';
+import { pageEnv } from '../env';
 
 /**
  * Sign-ins and failed sign-ins per day as an SVG bar chart made on the server (no script). It is an image with a
@@ -16,23 +17,28 @@ export function SignInChart(props: { days: DailySignIns[]; labelledBy: string })
   const y = (n: number) => top + (height - top - bottom) * (1 - n / max);
   const total = props.days.reduce((a, d) => a + d.succeeded, 0);
   const failed = props.days.reduce((a, d) => a + d.failed, 0);
+  const { locale, t } = pageEnv();
+  const o = t.console.overview;
+  const number = new Intl.NumberFormat(locale);
+  // An axis label is a day of the month in the page's language ("11/26", "26.11."); the table keeps ISO dates.
+  const dayLabel = new Intl.DateTimeFormat(locale, { month: '2-digit', day: '2-digit', timeZone: 'UTC' });
   return (
     <div class="chart">
       <ul class="legend" aria-hidden="true">
         <li>
           <span class="swatch succeeded" />
-          Sign-ins
+          {o.signIns}
         </li>
         <li>
           <span class="swatch failed" />
-          Failed sign-ins
+          {o.failedSignIns}
         </li>
       </ul>
       <svg viewBox={`0 0 ${width} ${height}`} role="img" aria-labelledby={props.labelledBy} aria-describedby="chart-summary">
         <line class="axis" x1={left} y1={height - bottom} x2={width} y2={height - bottom} />
         <line class="axis" x1={left} y1={top} x2={left} y2={height - bottom} />
         <text x={left - 4} y={top + 8} text-anchor="end">
-          {max}
+          {number.format(max)}
         </text>
         <text x={left - 4} y={height - bottom} text-anchor="end">
           0
@@ -45,7 +51,7 @@ export function SignInChart(props: { days: DailySignIns[]; labelledBy: string })
               <rect class="failed" x={x + bar + 1} y={y(d.failed)} width={bar} height={height - bottom - y(d.failed)} />
               {i % 7 === 0 || (i === props.days.length - 1 && i % 7 >= 4) ? (
                 <text x={x} y={height - 6}>
-                  {d.day.slice(5)}
+                  {dayLabel.format(new Date(`${d.day}T00:00:00Z`))}
                 </text>
               ) : null}
             </g>
@@ -53,7 +59,7 @@ export function SignInChart(props: { days: DailySignIns[]; labelledBy: string })
         })}
       </svg>
       <p id="chart-summary" class="muted">
-        {total} sign-ins and {failed} failed sign-ins in the last {props.days.length} days.
+        {o.summary(total, failed, props.days.length)}
       </p>
     </div>
   );

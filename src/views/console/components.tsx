@@ -1,9 +1,36 @@
 import type { ComponentChildren, JSX } from 'preact';
+import { pageEnv } from '../env';
 import { Hidden } from '../kit';
 import type { ListCount } from '../../services/list-count';
 
+/**
+ * A refusal as the console shows it (CONTRACT §15): a sentence in the page's language, and on a page that is not in
+ * English the API's own English reason (its `message`, CONTRACT §2) as a detail marked lang="en", because an
+ * administrator needs the exact rule that refused.
+ */
+export type Refusal = string | { text: string; detail: string };
+
 /** Field errors of a form, by field name (the zod issue paths of the API schema the form is checked with). */
-export type FieldErrors = Record<string, string | undefined>;
+export type FieldErrors = Record<string, Refusal | undefined>;
+
+export function RefusalDetail(props: { detail: string }) {
+  return (
+    <span class="muted">
+      ({pageEnv().t.console.common.detail} <span lang="en">{props.detail}</span>)
+    </span>
+  );
+}
+
+export function RefusalText(props: { value: Refusal }) {
+  const v = props.value;
+  return typeof v === 'string' ? (
+    <>{v}</>
+  ) : (
+    <>
+      {v.text} <RefusalDetail detail={v.detail} />
+    </>
+  );
+}
 
 /** A labelled input with its hint and error, tied together with aria-describedby / aria-invalid. */
 export function Field(props: {
@@ -45,7 +72,7 @@ export function Field(props: {
       ) : null}
       {error ? (
         <p class="field-error" id={`${id}-error`}>
-          {error}
+          <RefusalText value={error} />
         </p>
       ) : null}
     </div>
@@ -69,7 +96,7 @@ export function TextArea(props: { name: string; label: string; value?: string; h
       ) : null}
       {error ? (
         <p class="field-error" id={`${id}-error`}>
-          {error}
+          <RefusalText value={error} />
         </p>
       ) : null}
     </div>
@@ -110,7 +137,7 @@ export function Checkboxes(props: {
       ))}
       {error ? (
         <p class="field-error" id={`f-${props.name}-error`}>
-          {error}
+          <RefusalText value={error} />
         </p>
       ) : null}
     </fieldset>
@@ -277,9 +304,9 @@ export function Table<T>(props: { caption: string; columns: Array<Column<T>>; ro
 export function Pagination(props: { prev?: string; next?: string; label?: string }) {
   if (!props.prev && !props.next) return null;
   return (
-    <nav class="pager" aria-label={props.label ?? 'Pages'}>
-      {props.prev ? <a href={props.prev}>← Previous page</a> : null}
-      {props.next ? <a href={props.next}>Next page →</a> : null}
+    <nav class="pager" aria-label={props.label ?? pageEnv().t.console.common.pages}>
+      {props.prev ? <a href={props.prev}>{pageEnv().t.console.common.previousPage}</a> : null}
+      {props.next ? <a href={props.next}>{pageEnv().t.console.common.nextPage}</a> : null}
     </nav>
   );
 }
@@ -288,13 +315,11 @@ export function Pagination(props: { prev?: string; next?: string; label?: string
  * How many rows a list holds (services/list-count.ts): "1,234 users", "More than 10,000 users match", "About
  * 100,000 users" (the table's estimate, never a full count).
  */
-export function CountLine(props: { count: ListCount; noun: [string, string]; filtered: boolean }) {
+export function CountLine(props: { count: ListCount; what: 'users' | 'events'; filtered: boolean }) {
   const { kind, value } = props.count;
-  const n = value.toLocaleString('en-US');
-  const noun = value === 1 && kind === 'exact' ? props.noun[0] : props.noun[1];
-  const match = props.filtered ? (value === 1 && kind === 'exact' ? ' matches' : ' match') : '';
-  const text =
-    kind === 'about' ? `About ${n} ${noun}${match}` : kind === 'more-than' ? `More than ${n} ${noun}${match}` : `${n} ${noun}${match}`;
+  const { locale, t } = pageEnv();
+  // The number in the page's language (Intl.NumberFormat), the noun by Intl.PluralRules (the catalogue's countLine).
+  const text = t.console.countLine(props.what, value, value.toLocaleString(locale), kind, props.filtered);
   return (
     <p class="muted list-count" data-count-kind={kind}>
       {text}
@@ -308,11 +333,20 @@ export function Badge(props: { on: boolean; yes: string; no: string }) {
 
 /** A value with a copy button (progressive enhancement: /static/console.js; without JavaScript the text is selectable). */
 export function CopyValue(props: { id: string; label: string; value: string }) {
+  const c = pageEnv().t.console.common;
   return (
     <div class="copy-row">
       <code id={props.id}>{props.value}</code>
-      <button type="button" class="secondary" data-copy={props.id} hidden aria-label={`Copy ${props.label}`}>
-        Copy
+      <button
+        type="button"
+        class="secondary"
+        data-copy={props.id}
+        data-copied={c.copied}
+        data-copy-failed={c.copyFailed}
+        hidden
+        aria-label={c.copyNamed(props.label)}
+      >
+        {c.copy}
       </button>
     </div>
   );

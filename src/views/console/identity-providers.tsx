@@ -1,4 +1,5 @@
 import type { IdentityProviderRow } from '../../db/repositories/identity-providers.repo';
+import { pageEnv } from '../env';
 import { Actions, Hidden, Time } from '../kit';
 import { ActionButton, Badge, Checkbox, CopyValue, Facts, Field, PostForm, Table, type FieldErrors } from './components';
 import { renderConsole, type ConsoleFrame } from './layout';
@@ -9,42 +10,43 @@ import { renderConsole, type ConsoleFrame } from './layout';
 export const PROVIDER_KINDS = ['oidc', 'google', 'microsoft', 'gitlab', 'github'] as const;
 export type ProviderKind = (typeof PROVIDER_KINDS)[number];
 
-const KIND_LABEL: Record<ProviderKind, { title: string; hint: string }> = {
-  oidc: {
-    title: 'OpenID Connect',
-    hint: 'Any OpenID provider, by its issuer URL (Keycloak, Okta, Auth0, Authentik, another instance of this server).',
-  },
-  google: { title: 'Google', hint: 'Google accounts and Google Workspace.' },
-  microsoft: { title: 'Microsoft', hint: 'Microsoft Entra ID (work and school accounts) of one tenant.' },
-  gitlab: { title: 'GitLab', hint: 'gitlab.com accounts (for a self-managed GitLab, use OpenID Connect with its URL).' },
-  github: { title: 'GitHub', hint: 'github.com or GitHub Enterprise Server (OAuth app).' },
-};
+const x = () => pageEnv().t.console.identityProviders;
+
+/** Product names stay as they are; what each kind is for is said in the page's language. */
+const KIND_LABEL = (): Record<ProviderKind, { title: string; hint: string }> => ({
+  oidc: { title: 'OpenID Connect', hint: x().kindOidcHint },
+  google: { title: 'Google', hint: x().kindGoogleHint },
+  microsoft: { title: 'Microsoft', hint: x().kindMicrosoftHint },
+  gitlab: { title: 'GitLab', hint: x().kindGitlabHint },
+  github: { title: 'GitHub', hint: x().kindGithubHint },
+});
 
 export function renderProviders(frame: ConsoleFrame, data: { providers: IdentityProviderRow[] }): string {
+  const { identityProviders: i, common: k } = pageEnv().t.console;
   return renderConsole(
     frame,
     <>
-      <h1>Identity providers</h1>
-      <p>People can sign in with these accounts: the sign-in page shows "Continue with …" for each enabled provider.</p>
+      <h1>{i.title}</h1>
+      <p>{i.intro}</p>
       <p>
         <a class="button" href="/admin/identity-providers/new">
-          Add a provider
+          {i.add}
         </a>
       </p>
       <Table
-        caption="Upstream identity providers"
+        caption={i.caption}
         rows={data.providers}
         empty={
           <>
-            No identity providers yet — <a href="/admin/identity-providers/new">add one</a>.
+            {i.noneYet} <a href="/admin/identity-providers/new">{i.addOne}</a>.
           </>
         }
         columns={[
-          { label: 'Name', cell: (p) => <a href={`/admin/identity-providers/${p.id}`}>{p.name}</a> },
-          { label: 'Slug', cell: (p) => <code>{p.slug}</code> },
-          { label: 'Type', cell: (p) => (p.type === 'github' ? 'GitHub' : 'OpenID Connect') },
-          { label: 'Issuer or URL', wrap: true, cell: (p) => p.issuer ?? p.baseUrl ?? '—' },
-          { label: 'Status', cell: (p) => <Badge on={p.enabled} yes="Enabled" no="Disabled" /> },
+          { label: k.name, cell: (p) => <a href={`/admin/identity-providers/${p.id}`}>{p.name}</a> },
+          { label: i.slug, cell: (p) => <code>{p.slug}</code> },
+          { label: i.type, cell: (p) => (p.type === 'github' ? 'GitHub' : 'OpenID Connect') },
+          { label: i.issuerOrUrl, wrap: true, cell: (p) => p.issuer ?? p.baseUrl ?? '—' },
+          { label: k.status, cell: (p) => <Badge on={p.enabled} yes={i.enabled} no={i.disabled} /> },
         ]}
       />
     </>,
@@ -52,19 +54,21 @@ export function renderProviders(frame: ConsoleFrame, data: { providers: Identity
 }
 
 export function renderProviderKinds(frame: ConsoleFrame): string {
+  const i = x();
+  const kinds = KIND_LABEL();
   return renderConsole(
     frame,
     <>
       <p>
-        <a href="/admin/identity-providers">← Identity providers</a>
+        <a href="/admin/identity-providers">{i.back}</a>
       </p>
-      <h1>Add an identity provider</h1>
-      <p>Choose the kind of provider. You need an OAuth application registered at the provider: its client ID and secret.</p>
+      <h1>{i.addTitle}</h1>
+      <p>{i.chooseKind}</p>
       <ul class="choices">
         {PROVIDER_KINDS.map((kind) => (
           <li>
-            <a href={`/admin/identity-providers/new?kind=${kind}`}>{KIND_LABEL[kind].title}</a>
-            <span class="hint">{KIND_LABEL[kind].hint}</span>
+            <a href={`/admin/identity-providers/new?kind=${kind}`}>{kinds[kind].title}</a>
+            <span class="hint">{kinds[kind].hint}</span>
           </li>
         ))}
       </ul>
@@ -101,111 +105,77 @@ export function renderProviderForm(
   const p = data.provider;
   const v = data.values;
   const isGithub = v.kind === 'github';
+  const { identityProviders: i, common: k } = pageEnv().t.console;
   return renderConsole(
     frame,
     <>
       <p>
-        <a href="/admin/identity-providers">← Identity providers</a>
+        <a href="/admin/identity-providers">{i.back}</a>
       </p>
-      <h1>{p ? p.name : `Add ${KIND_LABEL[v.kind].title}`}</h1>
+      <h1>{p ? p.name : i.addKind(KIND_LABEL()[v.kind].title)}</h1>
       {p ? (
         <Facts
           items={[
-            ['Type', p.type === 'github' ? 'GitHub' : 'OpenID Connect'],
-            ['Status', <Badge on={p.enabled} yes="Enabled" no="Disabled" />],
-            ['Callback URL', <CopyValue id="callback-url" label="callback URL" value={data.callbackUrlOf(p.slug)} />],
-            ['Client secret', p.clientSecretSealed ? 'Set (write-only: it is never shown)' : 'Not set'],
-            ['Created', <Time at={p.createdAt} />],
+            [i.type, p.type === 'github' ? 'GitHub' : 'OpenID Connect'],
+            [k.status, <Badge on={p.enabled} yes={i.enabled} no={i.disabled} />],
+            [i.callbackUrl, <CopyValue id="callback-url" label={i.callbackUrlLower} value={data.callbackUrlOf(p.slug)} />],
+            [i.clientSecret, p.clientSecretSealed ? i.secretSet : i.secretNotSet],
+            [k.created, <Time at={p.createdAt} />],
           ]}
         />
       ) : (
         <p>
-          The callback URL (redirect URI) to register at the provider follows the slug below:{' '}
-          <code>{v.slug ? data.callbackUrlOf(v.slug) : data.callbackPattern}</code>
+          {i.callbackIntro} <code>{v.slug ? data.callbackUrlOf(v.slug) : data.callbackPattern}</code>
         </p>
       )}
       <PostForm action={p ? `/admin/identity-providers/${p.id}` : '/admin/identity-providers'} csrf={frame.csrf}>
         {p ? null : <Hidden fields={{ kind: v.kind }} />}
-        <Field
-          name="slug"
-          label="Slug"
-          value={v.slug}
-          errors={data.errors}
-          required
-          hint="Lower-case letters, digits and dashes; part of the callback URL (changing it changes the callback URL)."
-        />
-        <Field
-          name="name"
-          label="Name"
-          value={v.name}
-          errors={data.errors}
-          required
-          hint='Shown on the sign-in page: "Continue with {name}".'
-        />
+        <Field name="slug" label={i.slug} value={v.slug} errors={data.errors} required hint={i.slugHint} />
+        <Field name="name" label={k.name} value={v.name} errors={data.errors} required hint={i.nameHint} />
         {isGithub ? (
           <>
-            <Field
-              name="base_url"
-              label="GitHub URL"
-              type="url"
-              value={v.base_url}
-              errors={data.errors}
-              hint="https://github.com, or your GitHub Enterprise Server."
-            />
+            <Field name="base_url" label={i.githubUrl} type="url" value={v.base_url} errors={data.errors} hint={i.githubUrlHint} />
             <Field
               name="api_base_url"
-              label="GitHub API URL"
+              label={i.githubApiUrl}
               type="url"
               value={v.api_base_url}
               errors={data.errors}
-              hint="https://api.github.com, or https://{your server}/api/v3."
+              hint={i.githubApiUrlHint}
             />
           </>
         ) : (
           <Field
             name="issuer"
-            label="Issuer"
+            label={i.issuer}
             type="url"
             value={v.issuer}
             errors={data.errors}
             required
-            hint={
-              v.kind === 'microsoft'
-                ? 'https://login.microsoftonline.com/{tenant id}/v2.0 — the discovery document is fetched and checked when you save.'
-                : 'The discovery document ({issuer}/.well-known/openid-configuration) is fetched and checked when you save.'
-            }
+            hint={v.kind === 'microsoft' ? i.issuerHintMicrosoft : i.issuerHint}
           />
         )}
-        <Field name="client_id" label="Client ID" value={v.client_id} errors={data.errors} required autocomplete="off" />
+        <Field name="client_id" label={i.clientId} value={v.client_id} errors={data.errors} required autocomplete="off" />
         <Field
           name="client_secret"
-          label="Client secret"
+          label={i.clientSecret}
           type="password"
           errors={data.errors}
           required={!p}
           autocomplete="new-password"
-          hint={
-            p
-              ? 'Leave empty to keep the stored secret. It is stored encrypted and never shown.'
-              : 'Stored encrypted; it is never shown again.'
-          }
+          hint={p ? i.secretHintEdit : i.secretHintNew}
         />
-        <Field name="scopes" label="Scopes" value={v.scopes} errors={data.errors} hint="Separated by spaces." />
-        <Checkbox name="enabled" label="Enabled (offered on the sign-in page)" checked={v.enabled} />
-        <Checkbox
-          name="trust_email"
-          label="Trust the email addresses it verifies"
-          checked={v.trust_email}
-          hint="Links an existing account with the same verified email automatically. Only for providers whose email verification you trust."
-        />
-        <Checkbox name="allow_signup" label="New people may create an account through it" checked={v.allow_signup} />
+        <Field name="scopes" label={i.scopes} value={v.scopes} errors={data.errors} hint={i.scopesHint} />
+        <Checkbox name="enabled" label={i.enabledField} checked={v.enabled} />
+        <Checkbox name="trust_email" label={i.trustEmail} checked={v.trust_email} hint={i.trustEmailHint} />
+        <Checkbox name="allow_signup" label={i.allowSignup} checked={v.allow_signup} />
         <Actions>
-          <button type="submit">{p ? 'Save provider' : 'Add provider'}</button>
+          <button type="submit">{p ? i.save : i.addButton}</button>
         </Actions>
       </PostForm>
       {p ? (
         <Actions>
-          <ActionButton action={`/admin/identity-providers/${p.id}/delete`} csrf={frame.csrf} label="Delete provider" danger />
+          <ActionButton action={`/admin/identity-providers/${p.id}/delete`} csrf={frame.csrf} label={i.delete} danger />
         </Actions>
       ) : null}
     </>,

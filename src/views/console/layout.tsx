@@ -1,6 +1,9 @@
 import type { ComponentChildren } from 'preact';
 import { Head, renderDocument } from '../layout';
+import type { Messages } from '../../i18n';
+import { pageEnv } from '../env';
 import { CsrfField, Flash } from '../kit';
+import { RefusalDetail } from './components';
 
 /**
  * The administration console's frame (CONTRACT §14): a skip link, a header with the navigation (the current page
@@ -112,17 +115,19 @@ const CONSOLE_CSS = `
 export type ConsoleSection =
   'overview' | 'users' | 'roles' | 'applications' | 'resources' | 'identity-providers' | 'webhooks' | 'audit' | 'signing-keys' | 'settings';
 
-const NAV: Array<{ id: ConsoleSection; href: string; label: string }> = [
-  { id: 'overview', href: '/admin', label: 'Overview' },
-  { id: 'users', href: '/admin/users', label: 'Users' },
-  { id: 'roles', href: '/admin/roles', label: 'Roles' },
-  { id: 'applications', href: '/admin/applications', label: 'Applications' },
-  { id: 'resources', href: '/admin/api-resources', label: 'API resources' },
-  { id: 'identity-providers', href: '/admin/identity-providers', label: 'Identity providers' },
-  { id: 'webhooks', href: '/admin/webhooks', label: 'Webhooks' },
-  { id: 'audit', href: '/admin/audit', label: 'Audit log' },
-  { id: 'signing-keys', href: '/admin/signing-keys', label: 'Signing keys' },
-  { id: 'settings', href: '/admin/settings', label: 'Settings' },
+type NavLabel = keyof Messages['console']['nav'];
+
+const NAV: Array<{ id: ConsoleSection; href: string; label: NavLabel }> = [
+  { id: 'overview', href: '/admin', label: 'overview' },
+  { id: 'users', href: '/admin/users', label: 'users' },
+  { id: 'roles', href: '/admin/roles', label: 'roles' },
+  { id: 'applications', href: '/admin/applications', label: 'applications' },
+  { id: 'resources', href: '/admin/api-resources', label: 'resources' },
+  { id: 'identity-providers', href: '/admin/identity-providers', label: 'identityProviders' },
+  { id: 'webhooks', href: '/admin/webhooks', label: 'webhooks' },
+  { id: 'audit', href: '/admin/audit', label: 'audit' },
+  { id: 'signing-keys', href: '/admin/signing-keys', label: 'signingKeys' },
+  { id: 'settings', href: '/admin/settings', label: 'settings' },
 ];
 
 export interface ConsoleFrame {
@@ -131,28 +136,31 @@ export interface ConsoleFrame {
   section?: ConsoleSection;
   email: string;
   csrf: string;
-  flash?: { kind: 'ok' | 'error'; message: string };
+  /** `detail`: the API's English reason of a refusal, shown marked lang="en" on a page in another language. */
+  flash?: { kind: 'ok' | 'error'; message: string; detail?: string };
 }
 
 export function ConsoleLayout(props: ConsoleFrame & { children?: ComponentChildren }) {
+  const { locale, t, brand } = pageEnv();
+  const c = t.console;
   return (
-    <html lang="en">
-      <Head title={`${props.title} · Console`} css={CONSOLE_CSS} scripts={['/static/console.js']} />
+    <html lang={locale}>
+      <Head title={`${props.title} · ${c.titleSuffix}`} css={CONSOLE_CSS} scripts={['/static/console.js']} />
       <body>
         <a class="skip" href="#content">
-          Skip to content
+          {c.skip}
         </a>
         <header class="top">
           <div class="top-inner">
             <a class="brand" href="/admin">
-              service-sso console
+              {c.brand(brand.name)}
             </a>
-            <nav class="main" aria-label="Console">
+            <nav class="main" aria-label={c.navLabel}>
               <ul>
                 {NAV.map((item) => (
                   <li>
                     <a href={item.href} aria-current={item.id === props.section ? 'page' : undefined}>
-                      {item.label}
+                      {c.nav[item.label]}
                     </a>
                   </li>
                 ))}
@@ -163,14 +171,20 @@ export function ConsoleLayout(props: ConsoleFrame & { children?: ComponentChildr
               <form method="post" action="/logout" class="inline">
                 <CsrfField csrf={props.csrf} />
                 <button type="submit" class="secondary">
-                  Sign out
+                  {c.signOut}
                 </button>
               </form>
             </div>
           </div>
         </header>
         <main id="content" tabIndex={-1}>
-          <Flash message={props.flash?.message} kind={props.flash?.kind} />
+          {props.flash?.detail ? (
+            <p class={props.flash.kind === 'error' ? 'error' : 'ok'} role={props.flash.kind === 'error' ? 'alert' : 'status'}>
+              {props.flash.message} <RefusalDetail detail={props.flash.detail} />
+            </p>
+          ) : (
+            <Flash message={props.flash?.message} kind={props.flash?.kind} />
+          )}
           {props.children}
         </main>
       </body>

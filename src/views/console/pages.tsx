@@ -9,7 +9,8 @@ import type { PrincipalRole } from '../../db/repositories/principal.repo';
 import type { AdminSummary } from '../../services/admin.service';
 import type { ListCount } from '../../services/list-count';
 import type { DailySignIns, FactorsOfUser } from '../../services/user-admin.service';
-import { Actions, Time } from '../kit';
+import { pageEnv } from '../env';
+import { Actions, formatTime, Time } from '../kit';
 import {
   ActionButton,
   Badge,
@@ -21,6 +22,7 @@ import {
   Pagination,
   PostForm,
   Radios,
+  RefusalText,
   Select,
   Table,
   TextArea,
@@ -29,46 +31,52 @@ import {
 import { renderConsole, type ConsoleFrame } from './layout';
 import { SignInChart } from './chart';
 
+/** The console's catalogue in the page's language (CONTRACT §15). */
+const c = () => pageEnv().t.console;
 const dash = (v: string | null | undefined) => (v ? v : '—');
+const yesNo = (v: boolean) => (v ? c().common.yes : c().common.no);
+/** A count in the page's language (Intl.NumberFormat: 1,234 / 1.234). */
+const count = (n: number) => new Intl.NumberFormat(pageEnv().locale).format(n);
 const fullName = (u: { firstName: string; lastName: string }) => `${u.firstName} ${u.lastName}`.trim();
 const roleLabel = (r: { name: string; application: string | null }) => (r.application ? `${r.name} (${r.application})` : r.name);
 
 export function renderOverview(frame: ConsoleFrame, data: { summary: AdminSummary; days: DailySignIns[] }): string {
   const s = data.summary;
+  const o = c().overview;
   const cards: Array<[string, number, string]> = [
-    ['Users', s.users, '/admin/users'],
-    ['Active users', s.activeUsers, '/admin/users?status=active'],
-    ['Administrators', s.admins, '/admin/users?tier=admin'],
-    ['Applications', s.clients, '/admin/applications'],
-    ['Active applications', s.activeClients, '/admin/applications'],
-    ['Roles', s.roles, '/admin/roles'],
+    [o.users, s.users, '/admin/users'],
+    [o.activeUsers, s.activeUsers, '/admin/users?status=active'],
+    [o.admins, s.admins, '/admin/users?tier=admin'],
+    [o.applications, s.clients, '/admin/applications'],
+    [o.activeApplications, s.activeClients, '/admin/applications'],
+    [o.roles, s.roles, '/admin/roles'],
   ];
   return renderConsole(
     frame,
     <>
-      <h1>Overview</h1>
+      <h1>{o.title}</h1>
       <ul class="cards">
         {cards.map(([label, n, href]) => (
           <li>
             <a href={href}>
-              <span class="n">{n}</span>
+              <span class="n">{count(n)}</span>
               {label}
             </a>
           </li>
         ))}
       </ul>
-      <h2 id="chart-h">Sign-ins, last 30 days</h2>
+      <h2 id="chart-h">{o.chartHeading}</h2>
       <SignInChart days={data.days} labelledBy="chart-h" />
       <details>
-        <summary>Sign-ins per day as a table</summary>
+        <summary>{o.asTable}</summary>
         <Table
-          caption="Sign-ins and failed sign-ins per day (UTC)"
+          caption={o.tableCaption}
           rows={[...data.days].reverse()}
-          empty="No sign-ins yet."
+          empty={o.noSignIns}
           columns={[
-            { label: 'Day', cell: (d) => d.day },
-            { label: 'Sign-ins', cell: (d) => d.succeeded },
-            { label: 'Failed sign-ins', cell: (d) => d.failed },
+            { label: o.day, cell: (d) => d.day },
+            { label: o.signIns, cell: (d) => count(d.succeeded) },
+            { label: o.failedSignIns, cell: (d) => count(d.failed) },
           ]}
         />
       </details>
@@ -92,83 +100,85 @@ export function renderUsers(
     next?: string;
   },
 ): string {
+  const { users: u, common: k } = c();
   const filtered = Boolean(data.filter.q || data.filter.status || data.filter.tier);
   return renderConsole(
     frame,
     <>
-      <h1>Users</h1>
+      <h1>{u.title}</h1>
       <p>
         <a class="button" href="/admin/users/new">
-          Invite a user
+          {u.invite}
         </a>
       </p>
-      <form method="get" action="/admin/users" class="filters" role="search" aria-label="Users">
-        <Field name="q" type="search" label="Email or name" value={data.filter.q} />
+      <form method="get" action="/admin/users" class="filters" role="search" aria-label={u.filtersLabel}>
+        <Field name="q" type="search" label={u.search} value={data.filter.q} />
         <Select
           name="status"
-          label="Status"
+          label={k.status}
           value={data.filter.status}
           options={[
-            { value: '', label: 'Any' },
-            { value: 'active', label: 'Active' },
-            { value: 'inactive', label: 'Inactive' },
+            { value: '', label: u.any },
+            { value: 'active', label: k.active },
+            { value: 'inactive', label: k.inactive },
           ]}
         />
         <Select
           name="tier"
-          label="Role"
+          label={u.role}
           value={data.filter.tier}
           options={[
-            { value: '', label: 'Anyone' },
-            { value: 'admin', label: 'Admin tier' },
+            { value: '', label: u.anyone },
+            { value: 'admin', label: u.adminTier },
           ]}
         />
         <div>
-          <button type="submit">Search</button>
+          <button type="submit">{u.searchButton}</button>
         </div>
       </form>
-      {data.users.length ? <CountLine count={data.count} noun={['user', 'users']} filtered={filtered} /> : null}
+      {data.users.length ? <CountLine count={data.count} what="users" filtered={filtered} /> : null}
       <Table
-        caption="Users, newest first"
+        caption={u.caption}
         rows={data.users}
         empty={
           filtered ? (
-            'No user matches these filters.'
+            u.noMatch
           ) : (
             <>
-              No users yet — <a href="/admin/users/new">invite one</a>.
+              {u.noneYet} <a href="/admin/users/new">{u.inviteOne}</a>.
             </>
           )
         }
         columns={[
-          { label: 'Email', wrap: true, cell: ({ user }) => <a href={`/admin/users/${user.id}`}>{user.email}</a> },
-          { label: 'Name', cell: ({ user }) => dash(fullName(user)) },
-          { label: 'Roles', cell: ({ roles }) => (roles.length ? roles.map(roleLabel).join(', ') : '—') },
-          { label: 'Status', cell: ({ user }) => <Badge on={user.isActive} yes="Active" no="Inactive" /> },
-          { label: 'Verified', cell: ({ user }) => (user.emailVerified ? 'Yes' : 'No') },
-          { label: 'Last sign-in', cell: ({ user }) => (user.lastLoginAt ? <Time at={user.lastLoginAt} /> : 'Never') },
+          { label: k.email, wrap: true, cell: ({ user }) => <a href={`/admin/users/${user.id}`}>{user.email}</a> },
+          { label: k.name, cell: ({ user }) => dash(fullName(user)) },
+          { label: u.roles, cell: ({ roles }) => (roles.length ? roles.map(roleLabel).join(', ') : '—') },
+          { label: k.status, cell: ({ user }) => <Badge on={user.isActive} yes={k.active} no={k.inactive} /> },
+          { label: u.verified, cell: ({ user }) => yesNo(user.emailVerified) },
+          { label: u.lastSignIn, cell: ({ user }) => (user.lastLoginAt ? <Time at={user.lastLoginAt} /> : k.never) },
         ]}
       />
-      <Pagination prev={data.prev} next={data.next} label="User pages" />
+      <Pagination prev={data.prev} next={data.next} label={u.pagesLabel} />
     </>,
   );
 }
 
 export function renderInviteUser(frame: ConsoleFrame, data: { values: Record<string, string>; errors: FieldErrors }): string {
+  const { users: u, common: k } = c();
   return renderConsole(
     frame,
     <>
       <p>
-        <a href="/admin/users">← Users</a>
+        <a href="/admin/users">{u.back}</a>
       </p>
-      <h1>Invite a user</h1>
-      <p>The person gets an email with a link to choose a password (valid one hour).</p>
+      <h1>{u.invite}</h1>
+      <p>{u.inviteIntro}</p>
       <PostForm action="/admin/users" csrf={frame.csrf}>
-        <Field name="email" type="email" label="Email" value={data.values.email} errors={data.errors} required autocomplete="off" />
-        <Field name="first_name" label="First name" value={data.values.first_name} errors={data.errors} required />
-        <Field name="last_name" label="Last name" value={data.values.last_name} errors={data.errors} required />
+        <Field name="email" type="email" label={k.email} value={data.values.email} errors={data.errors} required autocomplete="off" />
+        <Field name="first_name" label={k.firstName} value={data.values.first_name} errors={data.errors} required />
+        <Field name="last_name" label={k.lastName} value={data.values.last_name} errors={data.errors} required />
         <Actions>
-          <button type="submit">Send the invitation</button>
+          <button type="submit">{u.sendInvitation}</button>
         </Actions>
       </PostForm>
     </>,
@@ -193,66 +203,67 @@ export function renderUserDetail(frame: ConsoleFrame, d: UserDetailData): string
   const base = `/admin/users/${u.id}`;
   const v = d.values ?? {};
   const assignable = d.allRoles.filter((r) => r.isActive && !d.roles.some((held) => held.id === r.id));
+  const { user: x, users: us, common: k } = c();
   return renderConsole(
     frame,
     <>
       <p>
-        <a href="/admin/users">← Users</a>
+        <a href="/admin/users">{us.back}</a>
       </p>
       <h1>{fullName(u) || u.email}</h1>
       <Facts
         items={[
-          ['Email', u.email],
-          ['Status', <Badge on={u.isActive} yes="Active" no="Inactive" />],
-          ['Email verified', u.emailVerified ? 'Yes' : 'No'],
-          ['Created', <Time at={u.createdAt} />],
-          ['Last sign-in', u.lastLoginAt ? <Time at={u.lastLoginAt} /> : 'Never'],
-          ['User id', <code>{u.id}</code>],
+          [k.email, u.email],
+          [k.status, <Badge on={u.isActive} yes={k.active} no={k.inactive} />],
+          [x.emailVerified, yesNo(u.emailVerified)],
+          [k.created, <Time at={u.createdAt} />],
+          [us.lastSignIn, u.lastLoginAt ? <Time at={u.lastLoginAt} /> : k.never],
+          [x.userId, <code>{u.id}</code>],
         ]}
       />
       <div class="actions">
         {u.isActive ? (
-          <ActionButton action={`${base}/deactivate`} csrf={frame.csrf} label="Deactivate" danger />
+          <ActionButton action={`${base}/deactivate`} csrf={frame.csrf} label={x.deactivate} danger />
         ) : (
-          <ActionButton action={`${base}/activate`} csrf={frame.csrf} label="Re-activate" />
+          <ActionButton action={`${base}/activate`} csrf={frame.csrf} label={x.reactivate} />
         )}
-        <ActionButton action={`${base}/password-link`} csrf={frame.csrf} label="Send a set-password link" />
+        <ActionButton action={`${base}/password-link`} csrf={frame.csrf} label={x.sendPasswordLink} />
       </div>
 
       <section class="panel" aria-labelledby="profile-h">
-        <h2 id="profile-h">Profile</h2>
+        <h2 id="profile-h">{x.profile}</h2>
         <PostForm action={`${base}/profile`} csrf={frame.csrf}>
-          <Field name="first_name" label="First name" value={v.first_name ?? u.firstName} errors={d.errors} />
-          <Field name="last_name" label="Last name" value={v.last_name ?? u.lastName} errors={d.errors} />
-          <Field name="email" type="email" label="Email" value={v.email ?? u.email} errors={d.errors} autocomplete="off" />
+          <Field name="first_name" label={k.firstName} value={v.first_name ?? u.firstName} errors={d.errors} />
+          <Field name="last_name" label={k.lastName} value={v.last_name ?? u.lastName} errors={d.errors} />
+          <Field name="email" type="email" label={k.email} value={v.email ?? u.email} errors={d.errors} autocomplete="off" />
           <div class="check">
             <input type="checkbox" id="f-email_verified" name="email_verified" value="true" checked={u.emailVerified} />
-            <label for="f-email_verified">Email address verified</label>
+            <label for="f-email_verified">{x.addressVerified}</label>
           </div>
           <Actions>
-            <button type="submit">Save profile</button>
+            <button type="submit">{x.saveProfile}</button>
           </Actions>
         </PostForm>
       </section>
 
       <section class="panel" aria-labelledby="roles-h">
-        <h2 id="roles-h">Roles</h2>
+        <h2 id="roles-h">{x.roles}</h2>
         <Table
-          caption="Roles held"
+          caption={x.rolesHeld}
           rows={d.roles}
-          empty="No roles: this person can sign in but administers nothing."
+          empty={x.noRoles}
           columns={[
-            { label: 'Role', cell: (r) => <a href={`/admin/roles/${r.id}`}>{r.name}</a> },
-            { label: 'Application', cell: (r) => r.application ?? 'Global' },
+            { label: us.role, cell: (r) => <a href={`/admin/roles/${r.id}`}>{r.name}</a> },
+            { label: k.application, cell: (r) => r.application ?? k.global },
             {
-              label: 'Action',
+              label: k.action,
               cell: (r) => (
                 <ActionButton
                   action={`${base}/roles/${r.id}/remove`}
                   csrf={frame.csrf}
-                  label="Remove"
+                  label={k.remove}
                   danger
-                  ariaLabel={`Remove role ${roleLabel(r)}`}
+                  ariaLabel={x.removeRole(roleLabel(r))}
                 />
               ),
             },
@@ -260,35 +271,35 @@ export function renderUserDetail(frame: ConsoleFrame, d: UserDetailData): string
         />
         {assignable.length ? (
           <PostForm action={`${base}/roles`} csrf={frame.csrf} class="filters">
-            <Select name="role_id" label="Role to assign" options={assignable.map((r) => ({ value: r.id, label: roleLabel(r) }))} />
+            <Select name="role_id" label={x.roleToAssign} options={assignable.map((r) => ({ value: r.id, label: roleLabel(r) }))} />
             <div>
-              <button type="submit">Assign role</button>
+              <button type="submit">{x.assignRole}</button>
             </div>
           </PostForm>
         ) : null}
       </section>
 
       <section class="panel" aria-labelledby="sessions-h">
-        <h2 id="sessions-h">Sessions</h2>
+        <h2 id="sessions-h">{x.sessions}</h2>
         <Table
-          caption="Active sessions"
+          caption={x.activeSessions}
           rows={d.sessions}
-          empty="No active session."
+          empty={x.noSessions}
           columns={[
-            { label: 'Started', cell: (s) => <Time at={s.createdAt} /> },
-            { label: 'Last used', cell: (s) => <Time at={s.lastUsedAt} /> },
-            { label: 'App', cell: (s) => dash(s.clientId) },
-            { label: 'IP address', cell: (s) => dash(s.ip) },
-            { label: 'Browser', wrap: true, cell: (s) => dash(s.userAgent) },
+            { label: x.started, cell: (s) => <Time at={s.createdAt} /> },
+            { label: x.lastUsed, cell: (s) => <Time at={s.lastUsedAt} /> },
+            { label: x.app, cell: (s) => dash(s.clientId) },
+            { label: x.ipAddress, cell: (s) => dash(s.ip) },
+            { label: x.browser, wrap: true, cell: (s) => dash(s.userAgent) },
             {
-              label: 'Action',
+              label: k.action,
               cell: (s) => (
                 <ActionButton
                   action={`${base}/sessions/${s.id}/revoke`}
                   csrf={frame.csrf}
-                  label="Revoke"
+                  label={k.revoke}
                   danger
-                  ariaLabel={`Revoke session started ${s.createdAt.toISOString()}`}
+                  ariaLabel={x.revokeSession(formatTime(s.createdAt))}
                 />
               ),
             },
@@ -297,42 +308,42 @@ export function renderUserDetail(frame: ConsoleFrame, d: UserDetailData): string
       </section>
 
       <section class="panel" aria-labelledby="apps-h">
-        <h2 id="apps-h">Connected apps</h2>
+        <h2 id="apps-h">{x.connectedApps}</h2>
         <Table
-          caption="Applications this person approved"
+          caption={x.approvedApps}
           rows={d.apps}
-          empty="No connected apps."
+          empty={x.noApps}
           columns={[
-            { label: 'Application', cell: (a) => <a href={`/admin/applications/${encodeURIComponent(a.clientId)}`}>{a.clientName}</a> },
-            { label: 'Scopes', cell: (a) => a.scopes.join(' ') },
-            { label: 'Granted', cell: (a) => <Time at={a.grantedAt} /> },
+            { label: k.application, cell: (a) => <a href={`/admin/applications/${encodeURIComponent(a.clientId)}`}>{a.clientName}</a> },
+            { label: x.scopes, cell: (a) => a.scopes.join(' ') },
+            { label: x.granted, cell: (a) => <Time at={a.grantedAt} /> },
           ]}
         />
       </section>
 
       <section class="panel" aria-labelledby="factors-h">
-        <h2 id="factors-h">Second factors</h2>
+        <h2 id="factors-h">{x.secondFactors}</h2>
         <Facts
           items={[
-            ['Authenticator app', d.factors.totp ? 'On' : 'Off'],
-            ['Passkeys', d.factors.passkeys.length ? d.factors.passkeys.map((p) => p.name).join(', ') : 'None'],
-            ['Recovery codes left', String(d.factors.recoveryCodesLeft)],
+            [x.authenticatorApp, d.factors.totp ? k.on : k.off],
+            [x.passkeys, d.factors.passkeys.length ? d.factors.passkeys.map((p) => p.name).join(', ') : k.none],
+            [x.recoveryCodesLeft, count(d.factors.recoveryCodesLeft)],
           ]}
         />
         {d.isSelf ? (
           <p class="muted">
-            Change your own second factors on <a href="/account#second-factors">your account page</a>.
+            {x.ownFactorsBefore} <a href="/account#second-factors">{x.ownFactorsLink}</a>.
           </p>
         ) : d.factors.totp || d.factors.passkeys.length || d.factors.recoveryCodesLeft ? (
-          <ActionButton action={`${base}/mfa/reset`} csrf={frame.csrf} label="Reset second factors" danger />
+          <ActionButton action={`${base}/mfa/reset`} csrf={frame.csrf} label={x.resetFactors} danger />
         ) : null}
       </section>
 
       <section class="panel" aria-labelledby="events-h">
-        <h2 id="events-h">Recent audit events</h2>
-        <AuditTable events={d.events} caption="Latest events done by or concerning this user" />
+        <h2 id="events-h">{x.recentEvents}</h2>
+        <AuditTable events={d.events} caption={x.eventsCaption} />
         <p>
-          <a href={`/admin/audit?subject=${u.id}`}>All events concerning this user</a>
+          <a href={`/admin/audit?subject=${u.id}`}>{x.allEvents}</a>
         </p>
       </section>
     </>,
@@ -340,48 +351,54 @@ export function renderUserDetail(frame: ConsoleFrame, d: UserDetailData): string
 }
 
 function AuditTable(props: { events: AuditEventRow[]; caption: string }) {
+  const a = c().audit;
   return (
     <Table
       caption={props.caption}
       rows={props.events}
-      empty="No events."
+      empty={a.none}
       columns={[
-        { label: 'When', cell: (e) => <Time at={e.occurredAt} /> },
-        { label: 'Type', cell: (e) => <code>{e.type}</code> },
-        { label: 'Actor', wrap: true, cell: (e) => (e.actorId ? <a href={`/admin/users/${e.actorId}`}>{e.actorId}</a> : '—') },
-        { label: 'Subject', wrap: true, cell: (e) => dash(e.subjectId) },
-        { label: 'App', wrap: true, cell: (e) => dash(e.clientId) },
-        { label: 'IP', cell: (e) => dash(e.ip) },
-        { label: 'Detail', wrap: true, cell: (e) => (Object.keys(e.detail).length ? <code>{JSON.stringify(e.detail)}</code> : '—') },
+        { label: a.when, cell: (e) => <Time at={e.occurredAt} /> },
+        { label: a.type, cell: (e) => <code>{e.type}</code> },
+        { label: a.actorColumn, wrap: true, cell: (e) => (e.actorId ? <a href={`/admin/users/${e.actorId}`}>{e.actorId}</a> : '—') },
+        { label: a.subjectColumn, wrap: true, cell: (e) => dash(e.subjectId) },
+        { label: a.app, wrap: true, cell: (e) => dash(e.clientId) },
+        { label: a.ip, cell: (e) => dash(e.ip) },
+        { label: a.detail, wrap: true, cell: (e) => (Object.keys(e.detail).length ? <code>{JSON.stringify(e.detail)}</code> : '—') },
       ]}
     />
   );
 }
 
 export function renderRoles(frame: ConsoleFrame, data: { roles: RoleRow[]; canEdit: boolean }): string {
+  const { roles: ro, common: k } = c();
   return renderConsole(
     frame,
     <>
-      <h1>Roles</h1>
+      <h1>{ro.title}</h1>
       {data.canEdit ? (
         <p>
           <a class="button" href="/admin/roles/new">
-            Create a role
+            {ro.create}
           </a>
         </p>
       ) : (
-        <p class="muted">Only a super_admin creates and changes roles.</p>
+        <p class="muted">{ro.superAdminOnly}</p>
       )}
       <Table
-        caption="Roles, global and per application"
+        caption={ro.caption}
         rows={data.roles}
-        empty={<>No roles yet — {data.canEdit ? <a href="/admin/roles/new">create one</a> : 'a super_admin can create one'}.</>}
+        empty={
+          <>
+            {ro.noneYet} {data.canEdit ? <a href="/admin/roles/new">{ro.createOne}</a> : ro.superAdminCan}.
+          </>
+        }
         columns={[
-          { label: 'Name', cell: (r) => <a href={`/admin/roles/${r.id}`}>{r.name}</a> },
-          { label: 'Application', cell: (r) => r.application ?? 'Global' },
-          { label: 'Permissions', cell: (r) => r.permissions.length },
-          { label: 'Status', cell: (r) => <Badge on={r.isActive} yes="Active" no="Deactivated" /> },
-          { label: 'Description', cell: (r) => dash(r.description) },
+          { label: k.name, cell: (r) => <a href={`/admin/roles/${r.id}`}>{r.name}</a> },
+          { label: k.application, cell: (r) => r.application ?? k.global },
+          { label: ro.permissions, cell: (r) => count(r.permissions.length) },
+          { label: k.status, cell: (r) => <Badge on={r.isActive} yes={k.active} no={k.deactivated} /> },
+          { label: k.description, cell: (r) => dash(r.description) },
         ]}
       />
     </>,
@@ -399,53 +416,45 @@ export function renderRoleForm(
   },
 ): string {
   const r = data.role;
+  const { roles: ro, common: k } = c();
   return renderConsole(
     frame,
     <>
       <p>
-        <a href="/admin/roles">← Roles</a>
+        <a href="/admin/roles">{ro.back}</a>
       </p>
-      <h1>{r ? `Role ${roleLabel(r)}` : 'Create a role'}</h1>
+      <h1>{r ? ro.heading(roleLabel(r)) : ro.create}</h1>
       {r ? (
         <Facts
           items={[
-            ['Status', <Badge on={r.isActive} yes="Active" no="Deactivated" />],
-            ['Application', r.application ?? 'Global'],
-            ['Role id', <code>{r.id}</code>],
+            [k.status, <Badge on={r.isActive} yes={k.active} no={k.deactivated} />],
+            [k.application, r.application ?? k.global],
+            [ro.roleId, <code>{r.id}</code>],
           ]}
         />
       ) : null}
       {data.canEdit ? (
         <PostForm action={r ? `/admin/roles/${r.id}` : '/admin/roles'} csrf={frame.csrf}>
-          <Field
-            name="name"
-            label="Name"
-            value={data.values.name}
-            errors={data.errors}
-            required
-            hint="Letters, digits and _ . : - (e.g. billing_reader)"
-          />
-          <Field name="description" label="Description" value={data.values.description} errors={data.errors} />
-          {r ? null : (
-            <Field name="application" label="Application (empty: a global role)" value={data.values.application} errors={data.errors} />
-          )}
+          <Field name="name" label={k.name} value={data.values.name} errors={data.errors} required hint={ro.nameHint} />
+          <Field name="description" label={k.description} value={data.values.description} errors={data.errors} />
+          {r ? null : <Field name="application" label={ro.applicationField} value={data.values.application} errors={data.errors} />}
           <Checkboxes
             name="permissions"
-            legend="Permissions"
+            legend={ro.permissions}
             options={data.permissions.map((p) => ({ value: p.name, label: `${p.name} — ${p.description}` }))}
             checked={data.values.permissions}
             errors={data.errors}
           />
           <Actions>
-            <button type="submit">{r ? 'Save role' : 'Create role'}</button>
+            <button type="submit">{r ? ro.save : ro.createButton}</button>
           </Actions>
         </PostForm>
       ) : (
-        <p>Permissions: {data.values.permissions.join(', ') || 'none'}</p>
+        <p>{ro.permissionsList(data.values.permissions.join(', ') || ro.noPermissions)}</p>
       )}
       {r && data.canEdit && r.isActive ? (
         <Actions>
-          <ActionButton action={`/admin/roles/${r.id}/deactivate`} csrf={frame.csrf} label="Deactivate role" danger />
+          <ActionButton action={`/admin/roles/${r.id}/deactivate`} csrf={frame.csrf} label={ro.deactivate} danger />
         </Actions>
       ) : null}
     </>,
@@ -455,58 +464,65 @@ export function renderRoleForm(
 /** A client as the console shows it; `registration` says how it came to exist (CONTRACT §13). */
 export type ConsoleClient = OAuthClientRow;
 
-const CLIENT_TYPE_LABEL: Record<string, string> = { confidential: 'Confidential', public: 'Public' };
+const clientTypeLabel = (type: string) => {
+  const ap = c().applications;
+  return type === 'confidential' ? ap.confidential : type === 'public' ? ap.public : type;
+};
 
-/** The grant types of CONTRACT §12 as the form offers them. */
-export const GRANT_TYPE_OPTIONS: Array<{ value: string; label: string }> = [
-  { value: 'authorization_code', label: 'Authorization code with PKCE (people sign in through a browser)' },
-  { value: 'refresh_token', label: 'Refresh tokens (stay signed in)' },
-  { value: 'client_credentials', label: 'Client credentials (machine to machine, no user; confidential only)' },
-  { value: 'urn:ietf:params:oauth:grant-type:device_code', label: 'Device code (TVs and command-line tools)' },
-];
+/** The grant types of CONTRACT §12 as the form offers them, in the page's language. */
+export function grantTypeOptions(): Array<{ value: string; label: string }> {
+  const ap = c().applications;
+  return [
+    { value: 'authorization_code', label: ap.grantAuthorizationCode },
+    { value: 'refresh_token', label: ap.grantRefreshToken },
+    { value: 'client_credentials', label: ap.grantClientCredentials },
+    { value: 'urn:ietf:params:oauth:grant-type:device_code', label: ap.grantDeviceCode },
+  ];
+}
 
 const grantLabel = (g: string) => (g === 'urn:ietf:params:oauth:grant-type:device_code' ? 'device_code' : g);
 
 export function renderApplications(frame: ConsoleFrame, data: { clients: ConsoleClient[]; canWrite: boolean }): string {
+  const { applications: ap, common: k } = c();
   return renderConsole(
     frame,
     <>
-      <h1>Applications</h1>
+      <h1>{ap.title}</h1>
       {data.canWrite ? (
         <p>
           <a class="button" href="/admin/applications/new">
-            Create an application
+            {ap.create}
           </a>
         </p>
       ) : null}
       <Table
-        caption="OAuth applications"
+        caption={ap.caption}
         rows={data.clients}
         empty={
           data.canWrite ? (
             <>
-              No applications yet — <a href="/admin/applications/new">create one</a>.
+              {ap.noneYet} <a href="/admin/applications/new">{ap.createOne}</a>.
             </>
           ) : (
-            'No applications yet.'
+            ap.noneYetPlain
           )
         }
         columns={[
-          { label: 'Name', cell: (c) => <a href={`/admin/applications/${encodeURIComponent(c.clientId)}`}>{c.name}</a> },
-          { label: 'Client ID', wrap: true, cell: (c) => <code>{c.clientId}</code> },
+          { label: k.name, cell: (c) => <a href={`/admin/applications/${encodeURIComponent(c.clientId)}`}>{c.name}</a> },
+          { label: ap.clientId, wrap: true, cell: (c) => <code>{c.clientId}</code> },
           {
-            label: 'Type',
+            label: ap.type,
             cell: (c) => (
               <>
-                {CLIENT_TYPE_LABEL[c.type] ?? c.type}
-                {c.registration === 'dynamic' ? <span class="muted"> · self-registered</span> : null}
-                {c.registration === 'metadata_document' ? <span class="muted"> · metadata document</span> : null}
+                {clientTypeLabel(c.type)}
+                {c.registration === 'dynamic' ? <span class="muted"> · {ap.selfRegistered}</span> : null}
+                {c.registration === 'metadata_document' ? <span class="muted"> · {ap.metadataDocument}</span> : null}
               </>
             ),
           },
-          { label: 'Grant types', cell: (c) => c.grantTypes.map(grantLabel).join(', ') },
-          { label: 'Redirect URIs', wrap: true, cell: (c) => dash(c.redirectUris.join(' ')) },
-          { label: 'Status', cell: (c) => <Badge on={c.isActive} yes="Active" no="Deactivated" /> },
+          { label: ap.grantTypes, cell: (c) => c.grantTypes.map(grantLabel).join(', ') },
+          { label: ap.redirectUris, wrap: true, cell: (c) => dash(c.redirectUris.join(' ')) },
+          { label: k.status, cell: (c) => <Badge on={c.isActive} yes={k.active} no={k.deactivated} /> },
         ]}
       />
     </>,
@@ -537,96 +553,75 @@ export function renderApplicationForm(
 ): string {
   const c = data.client;
   const base = c ? `/admin/applications/${encodeURIComponent(c.clientId)}` : '/admin/applications';
+  const { applications: ap, common: k, nav } = pageEnv().t.console;
   return renderConsole(
     frame,
     <>
       <p>
-        <a href="/admin/applications">← Applications</a>
+        <a href="/admin/applications">{ap.back}</a>
       </p>
-      <h1>{c ? c.name : 'Create an application'}</h1>
+      <h1>{c ? c.name : ap.create}</h1>
       {c ? (
         <Facts
           items={[
-            ['Client ID', <CopyValue id="client-id" label="client ID" value={c.clientId} />],
-            [
-              'Type',
-              `${CLIENT_TYPE_LABEL[c.type] ?? c.type} (token endpoint authentication: ${c.type === 'public' ? 'none, PKCE' : 'client secret'})`,
-            ],
+            [ap.clientId, <CopyValue id="client-id" label={ap.clientIdLower} value={c.clientId} />],
+            [ap.type, ap.typeFact(clientTypeLabel(c.type), c.type === 'public')],
             ...(c.registration
               ? [
                   [
-                    'Registered',
+                    ap.registered,
                     c.registration === 'dynamic'
-                      ? 'Dynamically (RFC 7591), not reviewed by an administrator'
+                      ? ap.registeredDynamic
                       : c.registration === 'metadata_document'
-                        ? 'From its Client ID Metadata Document (the client_id URL), not reviewed by an administrator'
-                        : 'By an administrator',
+                        ? ap.registeredMetadata
+                        : ap.registeredAdmin,
                   ] as [string, string],
                 ]
               : []),
-            ['Status', <Badge on={c.isActive} yes="Active" no="Deactivated" />],
-            ['Created', <Time at={c.createdAt} />],
+            [k.status, <Badge on={c.isActive} yes={k.active} no={k.deactivated} />],
+            [k.created, <Time at={c.createdAt} />],
           ]}
         />
       ) : null}
       {data.may.write ? (
         <PostForm action={base} csrf={frame.csrf}>
-          <Field
-            name="name"
-            label="Name"
-            value={data.values.name}
-            errors={data.errors}
-            required
-            hint="Shown to people on the consent screen."
-          />
+          <Field name="name" label={k.name} value={data.values.name} errors={data.errors} required hint={ap.nameHint} />
           {c ? null : (
             <Radios
               name="type"
-              legend="Kind of application"
+              legend={ap.kind}
               value={data.values.type}
               errors={data.errors}
               options={[
-                {
-                  value: 'confidential',
-                  label: 'Confidential: a server-side app that keeps a secret',
-                  hint: 'Web apps with a backend, APIs calling other APIs (client credentials).',
-                },
-                {
-                  value: 'public',
-                  label: 'Public: an app that cannot keep a secret',
-                  hint: 'Single-page, mobile, desktop and command-line apps: no secret, PKCE only. The kind cannot change later.',
-                },
+                { value: 'confidential', label: ap.kindConfidential, hint: ap.kindConfidentialHint },
+                { value: 'public', label: ap.kindPublic, hint: ap.kindPublicHint },
               ]}
             />
           )}
           <Checkboxes
             name="grant_types"
-            legend="Grant types"
-            options={GRANT_TYPE_OPTIONS}
+            legend={ap.grantTypes}
+            options={grantTypeOptions()}
             checked={data.values.grant_types}
             errors={data.errors}
           />
           <TextArea
             name="redirect_uris"
-            label="Redirect URIs"
+            label={ap.redirectUris}
             value={data.values.redirect_uris}
             errors={data.errors}
-            hint={
-              'One per line, matched exactly. https; plain http only on localhost, 127.0.0.1 or [::1], which match any port ' +
-              '(RFC 8252). Public (native) apps may also use a private-use scheme such as com.example.app:/callback. ' +
-              'Not needed for client credentials or the device code alone.'
-            }
+            hint={ap.redirectHintLong}
           />
           <TextArea
             name="post_logout_redirect_uris"
-            label="Post-logout redirect URIs"
+            label={ap.postLogout}
             value={data.values.post_logout_redirect_uris}
             errors={data.errors}
-            hint="One per line; may be empty."
+            hint={ap.postLogoutHint}
           />
           <Checkboxes
             name="scopes"
-            legend="Scopes"
+            legend={ap.scopes}
             options={data.scopes.map((s) => ({ value: s }))}
             checked={data.values.scopes}
             errors={data.errors}
@@ -634,42 +629,42 @@ export function renderApplicationForm(
           {data.resources.length ? (
             <Checkboxes
               name="allowed_resources"
-              legend="API resources it may ask tokens for"
-              hint="The app may then ask for the scopes of these APIs too (RFC 8707 resource indicators)."
+              legend={ap.resourcesLegend}
+              hint={ap.resourcesHint}
               options={data.resources.map((r) => ({ value: r.identifier, label: `${r.name} — ${r.identifier}` }))}
               checked={data.values.allowed_resources}
               errors={data.errors}
             />
           ) : (
             <p class="hint">
-              No API resources registered yet — <a href="/admin/api-resources/new">register one</a> to let apps ask for tokens for your API.
+              {ap.noResourcesBefore} <a href="/admin/api-resources/new">{ap.noResourcesLink}</a> {ap.noResourcesAfter}
             </p>
           )}
           {data.errors._form ? (
             <p class="field-error" role="alert">
-              {data.errors._form}
+              <RefusalText value={data.errors._form} />
             </p>
           ) : null}
           <Actions>
-            <button type="submit">{c ? 'Save application' : 'Create application'}</button>
+            <button type="submit">{c ? ap.save : ap.createButton}</button>
           </Actions>
         </PostForm>
       ) : (
         <Facts
           items={[
-            ['Grant types', c ? c.grantTypes.map(grantLabel).join(', ') : '—'],
-            ['Redirect URIs', c ? dash(c.redirectUris.join(' ')) : '—'],
-            ['Scopes', c ? c.scopes.join(' ') : '—'],
-            ['API resources', c ? dash(c.allowedResources.join(' ')) : '—'],
+            [ap.grantTypes, c ? c.grantTypes.map(grantLabel).join(', ') : '—'],
+            [ap.redirectUris, c ? dash(c.redirectUris.join(' ')) : '—'],
+            [ap.scopes, c ? c.scopes.join(' ') : '—'],
+            [nav.resources, c ? dash(c.allowedResources.join(' ')) : '—'],
           ]}
         />
       )}
       {c && c.isActive ? (
         <Actions>
           {data.may.rotate && c.type === 'confidential' ? (
-            <ActionButton action={`${base}/rotate`} csrf={frame.csrf} label="Rotate secret" danger />
+            <ActionButton action={`${base}/rotate`} csrf={frame.csrf} label={ap.rotate} danger />
           ) : null}
-          {data.may.delete ? <ActionButton action={`${base}/deactivate`} csrf={frame.csrf} label="Deactivate application" danger /> : null}
+          {data.may.delete ? <ActionButton action={`${base}/deactivate`} csrf={frame.csrf} label={ap.deactivate} danger /> : null}
         </Actions>
       ) : null}
     </>,
@@ -682,30 +677,28 @@ export function renderSecretOnce(
   data: { heading: string; client: ConsoleClient; secret?: string; issuer: string; discoveryUrl: string },
 ): string {
   const c = data.client;
+  const ap = pageEnv().t.console.applications;
   const settings: Array<[string, ComponentChildren]> = [
-    ['Issuer', <CopyValue id="issuer" label="issuer" value={data.issuer} />],
-    ['Discovery URL', <CopyValue id="discovery" label="discovery URL" value={data.discoveryUrl} />],
-    ['Client ID', <CopyValue id="client-id" label="client ID" value={c.clientId} />],
+    [ap.issuer, <CopyValue id="issuer" label={ap.issuerLower} value={data.issuer} />],
+    [ap.discoveryUrl, <CopyValue id="discovery" label={ap.discoveryUrlLower} value={data.discoveryUrl} />],
+    [ap.clientId, <CopyValue id="client-id" label={ap.clientIdLower} value={c.clientId} />],
   ];
-  if (data.secret) settings.push(['Client secret', <CopyValue id="client-secret" label="client secret" value={data.secret} />]);
-  if (c.redirectUris[0]) settings.push(['Redirect URI', <CopyValue id="redirect-uri" label="redirect URI" value={c.redirectUris[0]} />]);
-  settings.push(['Scopes', c.scopes.join(' ')], ['Grant types', c.grantTypes.map(grantLabel).join(', ')]);
-  if (c.type === 'public') settings.push(['Token endpoint authentication', 'none (send client_id with PKCE)']);
+  if (data.secret) settings.push([ap.clientSecret, <CopyValue id="client-secret" label={ap.clientSecretLower} value={data.secret} />]);
+  if (c.redirectUris[0])
+    settings.push([ap.redirectUri, <CopyValue id="redirect-uri" label={ap.redirectUriLower} value={c.redirectUris[0]} />]);
+  settings.push([ap.scopes, c.scopes.join(' ')], [ap.grantTypes, c.grantTypes.map(grantLabel).join(', ')]);
+  if (c.type === 'public') settings.push([ap.tokenAuth, ap.tokenAuthNone]);
   return renderConsole(
     frame,
     <>
       <h1>{data.heading}</h1>
       <p class="ok" role="status">
-        {data.secret
-          ? 'Copy the client secret now: it is shown only on this page and cannot be read back.'
-          : 'A public client has no secret: it signs in with its client ID and PKCE.'}
+        {data.secret ? ap.copySecretNow : ap.publicNoSecret}
       </p>
-      <h2>Settings for your application</h2>
+      <h2>{ap.settingsHeading}</h2>
       <Facts items={settings} />
       <p>
-        <a href={`/admin/applications/${encodeURIComponent(c.clientId)}`}>
-          {data.secret ? 'I have copied the secret — continue to the application' : 'Continue to the application'}
-        </a>
+        <a href={`/admin/applications/${encodeURIComponent(c.clientId)}`}>{data.secret ? ap.copiedContinue : ap.continue}</a>
       </p>
     </>,
   );
@@ -733,32 +726,33 @@ export function renderAudit(
   },
 ): string {
   const f = data.filter;
+  const a = c().audit;
   const filtered = Boolean(f.type || f.actor || f.subject || f.from || f.to);
   return renderConsole(
     frame,
     <>
-      <h1>Audit log</h1>
-      <form method="get" action="/admin/audit" class="filters" role="search" aria-label="Audit events">
+      <h1>{a.title}</h1>
+      <form method="get" action="/admin/audit" class="filters" role="search" aria-label={a.filtersLabel}>
         <Select
           name="type"
-          label="Type"
+          label={a.type}
           value={f.type}
-          options={[{ value: '', label: 'Any type' }, ...data.types.map((t) => ({ value: t, label: t }))]}
+          options={[{ value: '', label: a.anyType }, ...data.types.map((t) => ({ value: t, label: t }))]}
         />
-        <Field name="actor" label="Actor (user id)" value={f.actor} errors={data.errors} />
-        <Field name="subject" label="Subject (user, role or client id)" value={f.subject} errors={data.errors} />
-        <Field name="from" type="date" label="From (UTC)" value={f.from} errors={data.errors} />
-        <Field name="to" type="date" label="Until (UTC, inclusive)" value={f.to} errors={data.errors} />
+        <Field name="actor" label={a.actor} value={f.actor} errors={data.errors} />
+        <Field name="subject" label={a.subject} value={f.subject} errors={data.errors} />
+        <Field name="from" type="date" label={a.from} value={f.from} errors={data.errors} />
+        <Field name="to" type="date" label={a.until} value={f.to} errors={data.errors} />
         <div>
-          <button type="submit">Filter</button>
+          <button type="submit">{a.filter}</button>
         </div>
       </form>
       <p>
-        <a href={data.csv}>Download these events as CSV</a>
+        <a href={data.csv}>{a.csv}</a>
       </p>
-      {data.count && data.events.length ? <CountLine count={data.count} noun={['event', 'events']} filtered={filtered} /> : null}
-      <AuditTable events={data.events} caption="Events, newest first" />
-      <Pagination prev={data.prev} next={data.next} label="Audit pages" />
+      {data.count && data.events.length ? <CountLine count={data.count} what="events" filtered={filtered} /> : null}
+      <AuditTable events={data.events} caption={a.caption} />
+      <Pagination prev={data.prev} next={data.next} label={a.pagesLabel} />
     </>,
   );
 }
@@ -767,59 +761,56 @@ export function renderSigningKeys(
   frame: ConsoleFrame,
   data: { keys: Array<{ kid: string; alg: string; createdAt: Date; retiredAt: Date | null }>; canRotate: boolean },
 ): string {
+  const { keys: ks, common: co } = c();
   return renderConsole(
     frame,
     <>
-      <h1>Signing keys</h1>
-      <p>
-        ID tokens and RFC 9068 access tokens are signed with the current key; retired keys stay published while tokens they signed may live.
-      </p>
+      <h1>{ks.title}</h1>
+      <p>{ks.intro}</p>
       <Table
-        caption="Published signing keys"
+        caption={ks.caption}
         rows={data.keys}
-        empty="No signing key yet: one is made at the first sign-in that needs it."
+        empty={ks.none}
         columns={[
-          { label: 'Key id', wrap: true, cell: (k) => <code>{k.kid}</code> },
-          { label: 'Algorithm', cell: (k) => k.alg },
-          { label: 'Created', cell: (k) => <Time at={k.createdAt} /> },
+          { label: ks.keyId, wrap: true, cell: (k) => <code>{k.kid}</code> },
+          { label: ks.algorithm, cell: (k) => k.alg },
+          { label: co.created, cell: (k) => <Time at={k.createdAt} /> },
           {
-            label: 'Status',
+            label: co.status,
             cell: (k) =>
               k.retiredAt ? (
                 <>
-                  Retired <Time at={k.retiredAt} />
+                  {ks.retired} <Time at={k.retiredAt} />
                 </>
               ) : (
-                <strong>Current</strong>
+                <strong>{ks.current}</strong>
               ),
           },
         ]}
       />
       {data.canRotate ? (
-        <ActionButton action="/admin/signing-keys/rotate" csrf={frame.csrf} label="Rotate signing key" danger />
+        <ActionButton action="/admin/signing-keys/rotate" csrf={frame.csrf} label={ks.rotate} danger />
       ) : (
-        <p class="muted">Only a super_admin rotates signing keys.</p>
+        <p class="muted">{ks.superAdminOnly}</p>
       )}
     </>,
   );
 }
 
 export function renderSettings(frame: ConsoleFrame, data: { settings: Array<[string, string]> }): string {
+  const st = c().settings;
   return renderConsole(
     frame,
     <>
-      <h1>Settings</h1>
-      <p>
-        The effective configuration of this instance, read from its environment at start. Secrets are masked. Change them in the environment
-        and restart.
-      </p>
+      <h1>{st.title}</h1>
+      <p>{st.intro}</p>
       <Table
-        caption="Effective configuration"
+        caption={st.caption}
         rows={data.settings}
-        empty="Nothing to show."
+        empty={st.empty}
         columns={[
-          { label: 'Setting', cell: ([k]) => <code>{k}</code> },
-          { label: 'Value', wrap: true, cell: ([, v]) => <code>{v}</code> },
+          { label: st.setting, cell: ([k]) => <code>{k}</code> },
+          { label: st.value, wrap: true, cell: ([, v]) => <code>{v}</code> },
         ]}
       />
     </>,
@@ -841,7 +832,7 @@ export function renderConfirm(
           <button type="submit" class="danger">
             {data.button}
           </button>
-          <a href={data.cancel}>Cancel</a>
+          <a href={data.cancel}>{c().common.cancel}</a>
         </Actions>
       </PostForm>
     </>,
@@ -855,7 +846,7 @@ export function renderConsoleError(frame: ConsoleFrame, data: { title: string; m
       <h1>{data.title}</h1>
       <p role="alert">{data.message}</p>
       <p>
-        <a href="/admin">Back to the overview</a>
+        <a href="/admin">{c().common.backToOverview}</a>
       </p>
     </>,
   );

@@ -1,4 +1,5 @@
 import type { ApiResourceRow } from '../../db/repositories/api-resources.repo';
+import { pageEnv } from '../env';
 import { Actions, Time } from '../kit';
 import { ActionButton, Checkbox, CopyValue, Facts, Field, PostForm, Table, TextArea, type FieldErrors } from './components';
 import { renderConsole, type ConsoleFrame } from './layout';
@@ -6,39 +7,39 @@ import { renderConsole, type ConsoleFrame } from './layout';
 /** API resources (CONTRACT §12, RFC 8707): the APIs that accept this server's RFC 9068 access tokens. */
 
 export function renderResources(frame: ConsoleFrame, data: { resources: ApiResourceRow[]; canWrite: boolean }): string {
+  const { resources: x, common: k } = pageEnv().t.console;
   return renderConsole(
     frame,
     <>
-      <h1>API resources</h1>
+      <h1>{x.title}</h1>
       <p>
-        The APIs that accept this server's access tokens. An application allowed to use one asks for a token with{' '}
-        <code>resource=&lt;identifier&gt;</code> and gets a signed JWT whose audience is that API.
+        {x.introBefore} <code>resource=&lt;identifier&gt;</code> {x.introAfter}
       </p>
       {data.canWrite ? (
         <p>
           <a class="button" href="/admin/api-resources/new">
-            Register an API
+            {x.register}
           </a>
         </p>
       ) : null}
       <Table
-        caption="Registered APIs"
+        caption={x.caption}
         rows={data.resources}
         empty={
           data.canWrite ? (
             <>
-              No API resources yet — <a href="/admin/api-resources/new">register one</a>.
+              {x.noneYet} <a href="/admin/api-resources/new">{x.registerOne}</a>.
             </>
           ) : (
-            'No API resources yet.'
+            x.noneYetPlain
           )
         }
         columns={[
-          { label: 'Name', cell: (r) => <a href={`/admin/api-resources/${r.id}`}>{r.name}</a> },
-          { label: 'Identifier', wrap: true, cell: (r) => <code>{r.identifier}</code> },
-          { label: 'Scopes', wrap: true, cell: (r) => (r.scopes.length ? r.scopes.join(' ') : '—') },
-          { label: 'Token lifetime', cell: (r) => `${r.accessTokenTtlSeconds} s` },
-          { label: 'Self-registered apps', cell: (r) => (r.openRegistration ? 'Allowed' : 'No') },
+          { label: k.name, cell: (r) => <a href={`/admin/api-resources/${r.id}`}>{r.name}</a> },
+          { label: x.identifier, wrap: true, cell: (r) => <code>{r.identifier}</code> },
+          { label: x.scopes, wrap: true, cell: (r) => (r.scopes.length ? r.scopes.join(' ') : '—') },
+          { label: x.tokenLifetime, cell: (r) => x.seconds(r.accessTokenTtlSeconds) },
+          { label: x.selfRegistered, cell: (r) => (r.openRegistration ? x.allowed : k.no) },
         ]}
       />
     </>,
@@ -60,19 +61,20 @@ export function renderResourceForm(
 ): string {
   const r = data.resource;
   const v = data.values;
+  const { resources: x, common: k } = pageEnv().t.console;
   return renderConsole(
     frame,
     <>
       <p>
-        <a href="/admin/api-resources">← API resources</a>
+        <a href="/admin/api-resources">{x.back}</a>
       </p>
-      <h1>{r ? r.name : 'Register an API'}</h1>
+      <h1>{r ? r.name : x.register}</h1>
       {r ? (
         <Facts
           items={[
-            ['Identifier (audience)', <CopyValue id="identifier" label="identifier" value={r.identifier} />],
-            ['Created', <Time at={r.createdAt} />],
-            ['Changed', <Time at={r.updatedAt} />],
+            [x.identifierAudience, <CopyValue id="identifier" label={x.identifierLower} value={r.identifier} />],
+            [k.created, <Time at={r.createdAt} />],
+            [x.changed, <Time at={r.updatedAt} />],
           ]}
         />
       ) : null}
@@ -80,53 +82,42 @@ export function renderResourceForm(
         <PostForm action={r ? `/admin/api-resources/${r.id}` : '/admin/api-resources'} csrf={frame.csrf}>
           <Field
             name="identifier"
-            label="Identifier"
+            label={x.identifier}
             type="url"
             value={v.identifier}
             errors={data.errors}
             required
-            hint="An absolute URI without a fragment, usually the API's base URL (https://api.example.com/). It becomes the aud claim of its tokens."
+            hint={x.identifierHint}
           />
-          <Field name="name" label="Name" value={v.name} errors={data.errors} required hint="Shown on consent screens." />
-          <TextArea
-            name="scopes"
-            label="Scopes"
-            value={v.scopes}
-            errors={data.errors}
-            hint="The permissions this API defines, separated by spaces or lines (invoices:read invoices:write)."
-          />
+          <Field name="name" label={k.name} value={v.name} errors={data.errors} required hint={x.nameHint} />
+          <TextArea name="scopes" label={x.scopes} value={v.scopes} errors={data.errors} hint={x.scopesHint} />
           <Field
             name="access_token_ttl_s"
-            label="Access token lifetime (seconds)"
+            label={x.ttl}
             type="number"
             min={60}
             max={3600}
             value={v.access_token_ttl_s}
             errors={data.errors}
-            hint="60 to 3600."
+            hint={x.ttlHint}
           />
-          <Checkbox
-            name="open_registration"
-            label="Self-registered apps may ask for it"
-            checked={v.open_registration}
-            hint="Whether dynamically registered (MCP) clients may ask tokens for this API."
-          />
+          <Checkbox name="open_registration" label={x.openRegistration} checked={v.open_registration} hint={x.openRegistrationHint} />
           <Actions>
-            <button type="submit">{r ? 'Save API resource' : 'Register API'}</button>
+            <button type="submit">{r ? x.save : x.registerButton}</button>
           </Actions>
         </PostForm>
       ) : r ? (
         <Facts
           items={[
-            ['Scopes', r.scopes.join(' ') || '—'],
-            ['Token lifetime', `${r.accessTokenTtlSeconds} s`],
-            ['Self-registered apps', r.openRegistration ? 'Allowed' : 'Not allowed'],
+            [x.scopes, r.scopes.join(' ') || '—'],
+            [x.tokenLifetime, x.seconds(r.accessTokenTtlSeconds)],
+            [x.selfRegistered, r.openRegistration ? x.allowed : x.notAllowed],
           ]}
         />
       ) : null}
       {r && data.canWrite ? (
         <Actions>
-          <ActionButton action={`/admin/api-resources/${r.id}/delete`} csrf={frame.csrf} label="Delete API resource" danger />
+          <ActionButton action={`/admin/api-resources/${r.id}/delete`} csrf={frame.csrf} label={x.delete} danger />
         </Actions>
       ) : null}
     </>,

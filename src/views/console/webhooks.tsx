@@ -1,4 +1,5 @@
 import type { WebhookDeliveryRow, WebhookSubscriptionRow } from '../../db/repositories/webhooks.repo';
+import { pageEnv } from '../env';
 import { Actions, Time } from '../kit';
 import {
   ActionButton,
@@ -9,6 +10,7 @@ import {
   Field,
   Pagination,
   PostForm,
+  RefusalText,
   Select,
   Table,
   TextArea,
@@ -18,35 +20,38 @@ import { renderConsole, type ConsoleFrame } from './layout';
 
 /** Webhooks (CONTRACT §17): subscriptions to audit events, their signing secrets (shown once) and deliveries. */
 
+const x = () => pageEnv().t.console.webhooks;
+
 export function renderWebhooks(frame: ConsoleFrame, data: { webhooks: WebhookSubscriptionRow[] }): string {
+  const { webhooks: h, common: k } = pageEnv().t.console;
   return renderConsole(
     frame,
     <>
-      <h1>Webhooks</h1>
-      <p>Your endpoints receive audit events as signed Standard Webhooks, retried for about 18 hours until they answer 2xx.</p>
+      <h1>{h.title}</h1>
+      <p>{h.intro}</p>
       <p>
         <a class="button" href="/admin/webhooks/new">
-          Create a webhook
+          {h.create}
         </a>
       </p>
       <Table
-        caption="Webhook subscriptions"
+        caption={h.caption}
         rows={data.webhooks}
         empty={
           <>
-            No webhooks yet — <a href="/admin/webhooks/new">create one</a>.
+            {h.noneYet} <a href="/admin/webhooks/new">{h.createOne}</a>.
           </>
         }
         columns={[
-          { label: 'URL', wrap: true, cell: (w) => <a href={`/admin/webhooks/${w.id}`}>{w.url}</a> },
-          { label: 'Events', wrap: true, cell: (w) => w.events.join(' ') },
-          { label: 'Description', cell: (w) => w.description || '—' },
-          { label: 'Status', cell: (w) => <Badge on={w.enabled} yes="Enabled" no="Disabled" /> },
+          { label: h.url, wrap: true, cell: (w) => <a href={`/admin/webhooks/${w.id}`}>{w.url}</a> },
+          { label: h.events, wrap: true, cell: (w) => w.events.join(' ') },
+          { label: k.description, cell: (w) => w.description || '—' },
+          { label: k.status, cell: (w) => <Badge on={w.enabled} yes={h.enabled} no={h.disabled} /> },
           {
-            label: 'Deliveries',
+            label: h.deliveries,
             cell: (w) => (
-              <a href={`/admin/webhooks/${w.id}/deliveries`} aria-label={`View deliveries to ${w.url}`}>
-                View
+              <a href={`/admin/webhooks/${w.id}/deliveries`} aria-label={h.viewDeliveries(w.url)}>
+                {h.view}
               </a>
             ),
           },
@@ -69,47 +74,34 @@ export function renderWebhookForm(
 ): string {
   const w = data.webhook;
   const v = data.values;
+  const { webhooks: h, common: k } = pageEnv().t.console;
   return renderConsole(
     frame,
     <>
       <p>
-        <a href="/admin/webhooks">← Webhooks</a>
+        <a href="/admin/webhooks">{h.back}</a>
       </p>
-      <h1>{w ? (w.description ? `Webhook: ${w.description}` : 'Webhook') : 'Create a webhook'}</h1>
+      <h1>{w ? (w.description ? h.named(w.description) : h.webhook) : h.create}</h1>
       {w ? (
         <>
           <Facts
             items={[
-              ['URL', <code>{w.url}</code>],
-              ['Status', <Badge on={w.enabled} yes="Enabled" no="Disabled" />],
-              ['Created', <Time at={w.createdAt} />],
-              ['Signing secret', 'Set (shown only when created or rotated)'],
+              [h.url, <code>{w.url}</code>],
+              [k.status, <Badge on={w.enabled} yes={h.enabled} no={h.disabled} />],
+              [k.created, <Time at={w.createdAt} />],
+              [h.signingSecret, h.secretSet],
             ]}
           />
           <p>
-            <a href={`/admin/webhooks/${w.id}/deliveries`}>Deliveries of this webhook</a>
+            <a href={`/admin/webhooks/${w.id}/deliveries`}>{h.deliveriesOfThis}</a>
           </p>
         </>
       ) : null}
       <PostForm action={w ? `/admin/webhooks/${w.id}` : '/admin/webhooks'} csrf={frame.csrf}>
-        <Field
-          name="url"
-          label="Endpoint URL"
-          type="url"
-          value={v.url}
-          errors={data.errors}
-          required
-          hint="https (plain http only to localhost outside production); never a private address in production."
-        />
-        <TextArea
-          name="events"
-          label="Events"
-          value={v.events}
-          errors={data.errors}
-          hint='Audit event types separated by spaces or lines: a type (user.created), a prefix ending in ".*" (auth.*), or * for every event.'
-        />
+        <Field name="url" label={h.endpointUrl} type="url" value={v.url} errors={data.errors} required hint={h.urlHint} />
+        <TextArea name="events" label={h.events} value={v.events} errors={data.errors} hint={h.eventsHint} />
         <details>
-          <summary>Event types you can subscribe to</summary>
+          <summary>{h.eventTypes}</summary>
           <p class="event-types">
             {data.eventTypes.map((t) => (
               <>
@@ -118,16 +110,16 @@ export function renderWebhookForm(
             ))}
           </p>
         </details>
-        <Field name="description" label="Description" value={v.description} errors={data.errors} hint="Optional; for you." />
-        <Checkbox name="enabled" label="Enabled (deliver events)" checked={v.enabled} />
+        <Field name="description" label={k.description} value={v.description} errors={data.errors} hint={h.descriptionHint} />
+        <Checkbox name="enabled" label={h.enabledField} checked={v.enabled} />
         <Actions>
-          <button type="submit">{w ? 'Save webhook' : 'Create webhook'}</button>
+          <button type="submit">{w ? h.save : h.createButton}</button>
         </Actions>
       </PostForm>
       {w ? (
         <Actions>
-          <ActionButton action={`/admin/webhooks/${w.id}/rotate`} csrf={frame.csrf} label="Rotate signing secret" danger />
-          <ActionButton action={`/admin/webhooks/${w.id}/delete`} csrf={frame.csrf} label="Delete webhook" danger />
+          <ActionButton action={`/admin/webhooks/${w.id}/rotate`} csrf={frame.csrf} label={h.rotate} danger />
+          <ActionButton action={`/admin/webhooks/${w.id}/delete`} csrf={frame.csrf} label={h.delete} danger />
         </Actions>
       ) : null}
     </>,
@@ -140,33 +132,39 @@ export function renderWebhookSecret(
   data: { heading: string; webhook: WebhookSubscriptionRow; secret: string; rotated: boolean },
 ): string {
   const w = data.webhook;
+  const h = x();
   return renderConsole(
     frame,
     <>
       <h1>{data.heading}</h1>
       <p class="ok" role="status">
-        Copy the signing secret now: it is shown only on this page and cannot be read back.
+        {h.copySecretNow}
       </p>
       <div class="secret-box">
         <Facts
           items={[
-            ['Endpoint URL', <code>{w.url}</code>],
-            ['Signing secret', <CopyValue id="webhook-secret" label="signing secret" value={data.secret} />],
+            [h.endpointUrl, <code>{w.url}</code>],
+            [h.signingSecret, <CopyValue id="webhook-secret" label={h.signingSecretLower} value={data.secret} />],
           ]}
         />
         <p>
-          Verify each request's <code>webhook-signature</code> header with this secret using a Standard Webhooks library.
-          {data.rotated ? ' The previous secret also signs for 24 hours, so you can switch without losing deliveries.' : ''}
+          {h.verifyBefore} <code>webhook-signature</code>
+          {h.verifyAfter.startsWith('-') ? '' : ' '}
+          {h.verifyAfter}
+          {data.rotated ? ` ${h.previousSigns}` : ''}
         </p>
       </div>
       <p>
-        <a href={`/admin/webhooks/${w.id}`}>I have copied the secret — continue to the webhook</a>
+        <a href={`/admin/webhooks/${w.id}`}>{h.copiedContinue}</a>
       </p>
     </>,
   );
 }
 
-const STATUS_LABEL: Record<string, string> = { pending: 'Pending', delivered: 'Delivered', failed: 'Failed' };
+const statusLabel = (status: string) => {
+  const h = x();
+  return status === 'pending' ? h.pending : status === 'delivered' ? h.delivered : status === 'failed' ? h.failed : status;
+};
 
 export function renderDeliveries(
   frame: ConsoleFrame,
@@ -180,71 +178,70 @@ export function renderDeliveries(
   },
 ): string {
   const w = data.webhook;
+  const { webhooks: h, common: k } = pageEnv().t.console;
   return renderConsole(
     frame,
     <>
       <p>
-        <a href={`/admin/webhooks/${w.id}`}>← Webhook</a>
+        <a href={`/admin/webhooks/${w.id}`}>{h.backToWebhook}</a>
       </p>
-      <h1>Deliveries</h1>
+      <h1>{h.deliveries}</h1>
       <p>
-        To <code>{w.url}</code>, newest first.
+        {h.to} <code>{w.url}</code>, {h.toNewestFirst}
       </p>
-      <form method="get" action={`/admin/webhooks/${w.id}/deliveries`} class="filters" role="search" aria-label="Deliveries">
+      <form method="get" action={`/admin/webhooks/${w.id}/deliveries`} class="filters" role="search" aria-label={h.deliveries}>
         <Select
           name="status"
-          label="Status"
+          label={k.status}
           value={data.status}
           options={[
-            { value: '', label: 'Any' },
-            { value: 'pending', label: 'Pending' },
-            { value: 'delivered', label: 'Delivered' },
-            { value: 'failed', label: 'Failed' },
+            { value: '', label: h.any },
+            { value: 'pending', label: h.pending },
+            { value: 'delivered', label: h.delivered },
+            { value: 'failed', label: h.failed },
           ]}
         />
         <div>
-          <button type="submit">Filter</button>
+          <button type="submit">{h.filter}</button>
         </div>
       </form>
       {data.errors.cursor ? (
         <p class="error" role="alert">
-          {data.errors.cursor}
+          <RefusalText value={data.errors.cursor} />
         </p>
       ) : null}
       <Table
-        caption="Deliveries"
+        caption={h.deliveries}
         rows={data.deliveries}
-        empty={data.status ? 'No delivery with this status.' : 'No deliveries yet: they appear when a subscribed event happens.'}
+        empty={data.status ? h.noneWithStatus : h.noDeliveries}
         columns={[
-          { label: 'Event', cell: (d) => <code>{d.eventType}</code> },
+          { label: h.event, cell: (d) => <code>{d.eventType}</code> },
           {
-            label: 'Status',
-            cell: (d) => (
-              <Badge on={d.status !== 'failed'} yes={STATUS_LABEL[d.status] ?? d.status} no={STATUS_LABEL[d.status] ?? d.status} />
-            ),
+            label: k.status,
+            cell: (d) => <Badge on={d.status !== 'failed'} yes={statusLabel(d.status)} no={statusLabel(d.status)} />,
           },
-          { label: 'Attempts', cell: (d) => d.attempts },
+          { label: h.attempts, cell: (d) => d.attempts },
           {
-            label: 'Last answer',
+            label: h.lastAnswer,
             wrap: true,
             cell: (d) => (d.lastResponseStatus !== null ? `HTTP ${d.lastResponseStatus}` : (d.lastError ?? '—')),
           },
-          { label: 'Last attempt', cell: (d) => (d.lastAttemptAt ? <Time at={d.lastAttemptAt} /> : '—') },
-          { label: 'Next attempt', cell: (d) => (d.status === 'pending' && d.nextAttemptAt ? <Time at={d.nextAttemptAt} /> : '—') },
+          { label: h.lastAttempt, cell: (d) => (d.lastAttemptAt ? <Time at={d.lastAttemptAt} /> : '—') },
+          { label: h.nextAttempt, cell: (d) => (d.status === 'pending' && d.nextAttemptAt ? <Time at={d.nextAttemptAt} /> : '—') },
           {
-            label: 'Action',
+            label: k.action,
             cell: (d) => (
               <ActionButton
                 action={`/admin/webhooks/${w.id}/deliveries/${d.id}/redeliver`}
                 csrf={frame.csrf}
-                label="Redeliver"
-                ariaLabel={`Redeliver ${d.eventType} (delivery ${d.id})`}
+                label={h.redeliver}
+                ariaLabel={h.redeliverNamed(d.eventType, d.id)}
               />
             ),
           },
         ]}
       />
-      <Pagination prev={data.first} next={data.next} label="Delivery pages" />
+      <Pagination prev={data.first} next={data.next} label={h.pagesLabel} />
     </>,
   );
 }
