@@ -3,7 +3,7 @@ import pino, { Logger } from 'pino';
 export type { Logger };
 
 /** Paths that may carry credentials; they are removed from every log line. */
-const REDACT = [
+export const LOG_REDACT_PATHS = [
   'req.headers.authorization',
   'req.headers.cookie',
   'res.headers["set-cookie"]',
@@ -19,6 +19,9 @@ const REDACT = [
   '*.code',
   '*.code_verifier',
   '*.login_token',
+  '*.registration_access_token',
+  '*.initial_access_token',
+  '*.secret',
 ];
 
 /**
@@ -34,7 +37,7 @@ const REDACT = [
  * than growing the heap without bound.
  */
 export function createLogger(level: string, options: { pretty?: boolean } = {}): Logger {
-  const base = { level, redact: { paths: REDACT, remove: true }, base: undefined };
+  const base = { level, redact: { paths: LOG_REDACT_PATHS, remove: true }, base: undefined };
   if (options.pretty && process.stdout.isTTY) {
     const pretty = require('pino-pretty') as typeof import('pino-pretty');
     const stream = pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', sync: true });
