@@ -111,21 +111,50 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'shutting down: draining in-flight requests');
     stopPruning();
+    // Requests get 10 s to finish; then the process ends with 1 (requests were cut short).
     const force = setTimeout(() => {
-      logger.warn('forced exit after 10 s');
+      logger.warn('forced exit after 10 s: requests still in flight');
       process.exit(1);
     }, 10_000);
     force.unref();
     server.close(async () => {
-      await webhookWorker.stop().catch((err: Error) => logger.warn({ err: { message: err.message } }, 'webhook worker stop failed'));
-      await closeRedis();
-      await closeServiceContext(ctx);
-      await embedded?.close();
+      clearTimeout(force);
+      // Drained. Each resource is closed in turn; one that fails is logged and the next is still closed, so that the
+      // embedded PostgreSQL always stops. One that hangs (past 30 s, beyond PostgreSQL's own 15 s stop escalation) is
+      // named in the log, and the exit code is 1.
+      let step = 'webhook worker';
+      const hung = setTimeout(() => {
+        logger.error({ step }, 'forced exit: closing hung');
+        process.exit(1);
+      }, 30_000);
+      hung.unref();
+      // Only a database that may not have stopped cleanly makes the exit code 1; the rest is said in the log.
+      let failed = false;
+      const close = async (name: string, fn: () => Promise<unknown>) => {
+        step = name;
+        try {
+          await fn();
+        } catch (err) {
+          if (name === 'embedded PostgreSQL') failed = true;
+          logger.error({ step: name, err: { message: (err as Error).message } }, 'closing failed');
+        }
+      };
+      await close('webhook worker', () => webhookWorker.stop());
+      await close('redis', closeRedis);
+      await close('service context', () => closeServiceContext(ctx));
+      await close('embedded PostgreSQL', async () => embedded?.close());
       logger.info('stopped');
-      process.exit(0);
+      process.exit(failed ? 1 : 0);
     });
     server.closeIdleConnections();
   };
+  // A promise rejected with nobody listening ends the process with 1, as Node does by default, but says so in the log
+  // first; while stopping, the stop goes on (its resources are being closed anyway).
+  process.on('unhandledRejection', (reason) => {
+    const err = { message: (reason as Error)?.message ?? String(reason), stack: (reason as Error)?.stack };
+    logger.error({ err, stopping }, 'unhandled rejection');
+    if (!stopping) process.exit(1);
+  });
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
 }

@@ -20,7 +20,12 @@ async function startServer(dataDir: string, port: number, extraEnv: Record<strin
 
 beforeAll(() => buildOnce(), 300_000);
 
-const stop = (running: RunningServer) => running.stop();
+/** Stops the server; a stop that is not clean fails with the end of the server's own log, which says why. */
+const stop = async (running: RunningServer): Promise<number | null> => {
+  const code = await running.stop();
+  if (code !== 0) throw new Error(`the server exited with ${code} on SIGTERM; its log ends:\n${running.output().slice(-4000)}`);
+  return code;
+};
 
 const json = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
