@@ -2,6 +2,7 @@ import { deleteExpiredBatch, PRUNE_TABLES, type PruneTable } from '../db/reposit
 import { addSeconds } from '../lib/clock';
 import { deleteWebhookDeliveriesBefore } from '../db/repositories/webhooks.repo';
 import { pruneAuditEvents } from './audit.service';
+import { releaseStaleWorkerLocks } from './webhooks/queue';
 import type { ServiceContext } from './context';
 
 /** Rows per DELETE: small enough to hold locks only briefly. */
@@ -23,7 +24,7 @@ const FIRST_RUN_DELAY_MS = 60 * 1000;
 export async function pruneExpired(
   ctx: ServiceContext,
   options: { batchSize?: number } = {},
-): Promise<Record<PruneTable | 'audit_events' | 'webhook_deliveries', number>> {
+): Promise<Record<PruneTable | 'audit_events' | 'webhook_deliveries' | 'webhook_workers_released', number>> {
   const batchSize = options.batchSize ?? PRUNE_BATCH_SIZE;
   const now = ctx.clock.now();
   const cutoffs = {
@@ -32,7 +33,7 @@ export async function pruneExpired(
     idleBefore: addSeconds(now, -LOGIN_FAILURE_IDLE_SECONDS),
     unusedClientBefore: addSeconds(now, -UNUSED_DYNAMIC_CLIENT_SECONDS),
   };
-  const counts = {} as Record<PruneTable | 'audit_events' | 'webhook_deliveries', number>;
+  const counts = {} as Record<PruneTable | 'audit_events' | 'webhook_deliveries' | 'webhook_workers_released', number>;
   for (const table of PRUNE_TABLES) {
     let total = 0;
     let deleted: number;
@@ -52,6 +53,8 @@ export async function pruneExpired(
     deliveries += deleted;
   } while (deleted >= batchSize);
   counts.webhook_deliveries = deliveries;
+  // A worker that died mid-attempt (kill -9) leaves its job locked; its attempt runs again after this sweep.
+  counts.webhook_workers_released = await releaseStaleWorkerLocks(ctx.db);
   return counts;
 }
 

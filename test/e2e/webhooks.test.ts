@@ -459,6 +459,42 @@ describe('operations', () => {
     await unsubscribe(id);
   });
 
+  test('an attempt locked by a worker that died (kill -9) runs again after the prune sweep, not after 4 hours', async () => {
+    const { id, secret } = await subscribe({ url: receiver.url, events: ['user.created'] });
+    receiver.secret = secret;
+    // No worker runs while the event is written: its job waits in the queue, as it would under a worker that crashed.
+    await worker.stop();
+    await invite();
+    // The dead worker's locks, taken ten minutes ago (an attempt ends within seconds, so these are stale).
+    const locked = await t.db.raw(
+      `update graphile_worker._private_jobs set locked_by = 'dead-worker', locked_at = now() - interval '10 minutes'
+        where task_id = (select id from graphile_worker._private_tasks where identifier = 'webhook_deliver') and locked_by is null`,
+    );
+    expect(locked.rowCount).toBe(1);
+    await t.db.raw(
+      `update graphile_worker._private_job_queues set locked_by = 'dead-worker', locked_at = now() - interval '10 minutes'
+        where id in (select job_queue_id from graphile_worker._private_jobs where locked_by = 'dead-worker')`,
+    );
+    worker = await startWebhookWorker(t.ctx, {
+      connectionString: t.databaseUrl,
+      retryDelaysSeconds: FAST_RETRIES,
+      pollIntervalMs: 100,
+      concurrency: 4,
+    });
+    // A live worker does not take a locked job.
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(receiver.received).toHaveLength(0);
+    expect((await deliveries(id)).map((d) => d.status)).toEqual(['pending']);
+
+    const counts = await pruneExpired(t.ctx);
+    expect(counts.webhook_workers_released).toBe(1);
+    await waitForDeliveries(id, (list) => list.length === 1 && list[0]!.status === 'delivered');
+    expect(receiver.received).toHaveLength(1);
+    // A fresh lock (a live attempt) is left alone.
+    expect((await pruneExpired(t.ctx)).webhook_workers_released).toBe(0);
+    await unsubscribe(id);
+  });
+
   test('deliveries are pruned with the audit retention; the list pages with a cursor', async () => {
     const { id, secret } = await subscribe({ url: receiver.url, events: ['user.created'] });
     receiver.secret = secret;

@@ -149,6 +149,7 @@ describe('pruneExpired', () => {
       oauth_clients: 0,
       audit_events: 0,
       webhook_deliveries: 0,
+      webhook_workers_released: 0,
     });
 
     expect(await ids('sessions', 'id')).toEqual([live, recentlyRevoked].sort());

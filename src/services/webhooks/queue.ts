@@ -1,4 +1,5 @@
 import type { Logger as WorkerLogger, Runner } from 'graphile-worker';
+import type { DbOrTrx } from '../../db';
 import { createOutboundClient } from '../../lib/outbound-http';
 import type { ServiceContext } from '../context';
 import { attemptDelivery, type DeliveryOptions } from './delivery.service';
@@ -82,4 +83,36 @@ export async function startWebhookWorker(ctx: ServiceContext, options: WebhookWo
       await client.close();
     },
   };
+}
+
+/**
+ * A job or queue lock older than this belongs to a worker that died (kill -9, power cut): an attempt ends within
+ * DELIVERY_TIMEOUT_MS plus a few statements, so no live worker holds a lock this long.
+ */
+export const STALE_WORKER_LOCK_SECONDS = 300;
+
+/**
+ * Releases the locks of workers that died mid-attempt, so that their attempts run again within a prune interval
+ * instead of after graphile-worker's own 4 hours. Uses graphile-worker's `force_unlock_workers` (what
+ * WorkerUtils.forceUnlockWorkers calls) on the worker ids whose locks are stale; the version is pinned (0.17.3), whose
+ * `_private_jobs` / `_private_job_queues` tables hold the locks. Returns how many workers were released; 0 when the
+ * queue is not installed (a database only the CLI has used).
+ */
+export async function releaseStaleWorkerLocks(db: DbOrTrx): Promise<number> {
+  const installed = await db.raw(`select to_regclass('graphile_worker._private_jobs') is not null as ok`);
+  if (!installed.rows[0]?.ok) return 0;
+  const stale = await db.raw(
+    `select array(
+       select locked_by from graphile_worker._private_jobs
+        where locked_by is not null and locked_at < now() - make_interval(secs => ?)
+       union
+       select locked_by from graphile_worker._private_job_queues
+        where locked_by is not null and locked_at < now() - make_interval(secs => ?)
+     ) as ids`,
+    [STALE_WORKER_LOCK_SECONDS, STALE_WORKER_LOCK_SECONDS],
+  );
+  const ids = (stale.rows[0]?.ids ?? []) as string[];
+  if (ids.length === 0) return 0;
+  await db.raw('select graphile_worker.force_unlock_workers(?::text[])', [ids]);
+  return ids.length;
 }
