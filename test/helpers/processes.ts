@@ -43,7 +43,10 @@ export async function startServerProcess(
     output: () => out,
     stop: async () => {
       if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
-      return exited;
+      const code = await exited;
+      // A stop that is not clean: the server's own log says why (it names the step that failed or hung).
+      if (code !== 0 && code !== null) process.stderr.write(`[server exited ${code} after SIGTERM] its log ends:\n${out.slice(-6000)}\n`);
+      return code;
     },
   };
   const deadline = Date.now() + timeoutMs;
