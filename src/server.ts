@@ -148,13 +148,16 @@ async function main(): Promise<void> {
     });
     server.closeIdleConnections();
   };
-  // A promise rejected with nobody listening ends the process with 1, as Node does by default, but says so in the log
-  // first; while stopping, the stop goes on (its resources are being closed anyway).
-  process.on('unhandledRejection', (reason) => {
+  // An exception or rejection nobody handles ends the process with 1, as Node does by default, but says so in the log
+  // first. While stopping, the stop goes on: PostgreSQL ending its connections ("terminating connection due to
+  // administrator command") can surface on a client still closing, and the resources are being closed anyway.
+  const unhandled = (what: string) => (reason: unknown) => {
     const err = { message: (reason as Error)?.message ?? String(reason), stack: (reason as Error)?.stack };
-    logger.error({ err, stopping }, 'unhandled rejection');
+    logger.error({ err, stopping }, what);
     if (!stopping) process.exit(1);
-  });
+  };
+  process.on('unhandledRejection', unhandled('unhandled rejection'));
+  process.on('uncaughtException', unhandled('uncaught exception'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
 }
