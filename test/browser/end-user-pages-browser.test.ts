@@ -1,6 +1,6 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { checkAccessible } from '../helpers/accessibility';
 import { launchChromium } from '../helpers/ensure-chromium';
 import { makeClient, makeUser } from '../helpers/factories';
 import { nextStep, totpCode } from '../helpers/mfa';
@@ -17,7 +17,6 @@ let baseUrl: string;
 let stopApp: () => Promise<void>;
 let browser: Browser;
 const SHOTS = process.env.PAGES_SHOTS;
-const AXE_SOURCE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 beforeAll(async () => {
   ({ t, baseUrl, stop: stopApp } = await createListeningTestApp({ BRAND_NAME: 'Acme Login', BRAND_COLOR: '#7c3aed' }));
@@ -30,35 +29,8 @@ afterAll(async () => {
   await stopApp?.();
 });
 
-interface AxeViolation {
-  id: string;
-  help: string;
-  nodes: Array<{ target: string[] }>;
-}
-
 async function checkPage(page: Page, name: string): Promise<void> {
-  const problems: string[] = [];
-  for (const colorScheme of ['light', 'dark'] as const) {
-    await page.emulateMedia({ colorScheme });
-    for (const width of [1280, 320]) {
-      await page.setViewportSize({ width, height: 900 });
-      await page.evaluate(AXE_SOURCE);
-      const violations = (await page.evaluate(async () => {
-        const axe = (window as unknown as { axe: { run(ctx: Document, options: object): Promise<{ violations: unknown[] }> } }).axe;
-        return (await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })).violations;
-      })) as AxeViolation[];
-      for (const v of violations)
-        problems.push(`${name} ${colorScheme} ${width}px: ${v.id} (${v.help}) at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-      if (width === 320) {
-        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-        if (overflow > 1) problems.push(`${name} ${colorScheme} 320px: the page scrolls sideways by ${overflow}px`);
-      }
-      if (SHOTS) await page.screenshot({ path: path.join(SHOTS, `${name}-${colorScheme}-${width}.png`), fullPage: true });
-    }
-  }
-  await page.emulateMedia({ colorScheme: 'light' });
-  await page.setViewportSize({ width: 1280, height: 900 });
-  expect(problems).toEqual([]);
+  await checkAccessible(page, name, SHOTS);
 }
 
 async function newContext(locale = 'en-US'): Promise<BrowserContext> {
