@@ -245,7 +245,6 @@ export function createConsoleIdentityProvidersRouter(deps: RouteDeps) {
               res,
               200,
               renderConfirm(page(req, res, principal, x().deleteTitle(provider.name)), {
-                title: x().deleteTitle(provider.name),
                 message: x().deleteText,
                 action: `${detail(provider.id)}/delete`,
                 button: x().delete,

@@ -181,7 +181,6 @@ export function createConsoleResourcesRouter(deps: RouteDeps) {
               res,
               200,
               renderConfirm(page(req, res, principal, x().deleteTitle(resource.name)), {
-                title: x().deleteTitle(resource.name),
                 message: x().deleteText(resource.identifier),
                 action: `${detail(resource.id)}/delete`,
                 button: x().delete,

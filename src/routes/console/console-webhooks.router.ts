@@ -188,7 +188,6 @@ export function createConsoleWebhooksRouter(deps: RouteDeps) {
               res,
               200,
               renderConfirm(page(req, res, principal, x().rotateTitle(webhook.url)), {
-                title: x().rotateTitle(webhook.url),
                 message: x().rotateText,
                 action: `${detail(webhook.id)}/rotate`,
                 button: x().rotate,
@@ -232,7 +231,6 @@ export function createConsoleWebhooksRouter(deps: RouteDeps) {
               res,
               200,
               renderConfirm(page(req, res, principal, x().deleteTitle(webhook.url)), {
-                title: x().deleteTitle(webhook.url),
                 message: x().deleteText,
                 action: `${detail(webhook.id)}/delete`,
                 button: x().delete,

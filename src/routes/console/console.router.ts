@@ -355,7 +355,6 @@ export function createConsoleRouter(deps: RouteDeps) {
               res,
               200,
               views.renderConfirm(frame(req, res, principal, 'users', c().user.deactivateTitle(user.email)), {
-                title: c().user.deactivateTitle(user.email),
                 message: c().user.deactivateText,
                 action: `/admin/users/${user.id}/deactivate`,
                 button: c().user.deactivate,
@@ -424,7 +423,6 @@ export function createConsoleRouter(deps: RouteDeps) {
               res,
               200,
               views.renderConfirm(frame(req, res, principal, 'users', c().user.removeRoleTitle(role.name, user.email)), {
-                title: c().user.removeRoleTitle(role.name, user.email),
                 message: c().user.removeRoleText,
                 action: `/admin/users/${user.id}/roles/${role.id}/remove`,
                 button: c().user.removeRoleButton,
@@ -454,7 +452,6 @@ export function createConsoleRouter(deps: RouteDeps) {
               res,
               200,
               views.renderConfirm(frame(req, res, principal, 'users', c().user.revokeTitle), {
-                title: c().user.revokeTitle,
                 message: c().user.revokeText,
                 action: `/admin/users/${params.userId}/sessions/${params.sessionId}/revoke`,
                 button: c().user.revokeSessionButton,
@@ -485,7 +482,6 @@ export function createConsoleRouter(deps: RouteDeps) {
               res,
               200,
               views.renderConfirm(frame(req, res, principal, 'users', c().user.resetTitle(user.email)), {
-                title: c().user.resetTitle(user.email),
                 message: c().user.resetText,
                 action: `/admin/users/${user.id}/mfa/reset`,
                 button: c().user.resetFactors,
@@ -672,7 +668,6 @@ export function createConsoleRouter(deps: RouteDeps) {
               res,
               200,
               views.renderConfirm(frame(req, res, principal, 'roles', c().roles.deactivateTitle(role.name)), {
-                title: c().roles.deactivateTitle(role.name),
                 message: c().roles.deactivateText,
                 action: `/admin/roles/${role.id}/deactivate`,
                 button: c().roles.deactivate,
@@ -803,7 +798,6 @@ export function createConsoleRouter(deps: RouteDeps) {
               res,
               200,
               views.renderConfirm(frame(req, res, principal, 'applications', c().applications.rotateTitle(client.name)), {
-                title: c().applications.rotateTitle(client.name),
                 message: c().applications.rotateText,
                 action: `${back}/rotate`,
                 button: c().applications.rotate,
@@ -851,7 +845,6 @@ export function createConsoleRouter(deps: RouteDeps) {
               res,
               200,
               views.renderConfirm(frame(req, res, principal, 'applications', c().applications.deactivateTitle(client.name)), {
-                title: c().applications.deactivateTitle(client.name),
                 message: c().applications.deactivateText,
                 action: `${back}/deactivate`,
                 button: c().applications.deactivate,
@@ -966,7 +959,6 @@ export function createConsoleRouter(deps: RouteDeps) {
               res,
               200,
               views.renderConfirm(frame(req, res, principal, 'signing-keys', c().keys.rotateTitle), {
-                title: c().keys.rotateTitle,
                 message: c().keys.rotateText,
                 action: '/admin/signing-keys/rotate',
                 button: c().keys.rotate,

@@ -820,12 +820,13 @@ export function renderSettings(frame: ConsoleFrame, data: { settings: Array<[str
 /** A destructive action's confirmation (works without JavaScript: the same post again with confirm=yes). */
 export function renderConfirm(
   frame: ConsoleFrame,
-  data: { title: string; message: ComponentChildren; action: string; button: string; cancel: string },
+  data: { message: ComponentChildren; action: string; button: string; cancel: string },
 ): string {
+  // The question is the page's title and its heading.
   return renderConsole(
     frame,
     <>
-      <h1>{data.title}</h1>
+      <h1>{frame.title}</h1>
       <p>{data.message}</p>
       <PostForm action={data.action} csrf={frame.csrf} fields={{ confirm: 'yes' }}>
         <Actions>
