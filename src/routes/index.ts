@@ -24,6 +24,7 @@ import { createRegisterPagesRouter } from './pages/register-pages.router';
 import { createSelfServicePagesRouter } from './pages/self-service-pages.router';
 import { createFaviconRouter, createStaticRouter } from './pages/static.router';
 import { createRbacRouter } from './rbac/rbac.router';
+import { createSettingsRouter } from './settings/settings.router';
 import type { Scope } from './scope';
 import { createUsersRouter } from './users/users.router';
 import { createWebhooksRouter } from './webhooks/webhooks.router';
@@ -81,6 +82,7 @@ export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, admin
   administration.mount('/admin', createAdminRouter);
   administration.mount('/admin', createWebhooksRouter);
   administration.mount('/admin', createIdentityProvidersRouter);
+  administration.mount('/admin', createSettingsRouter);
   api.mount('/', createDocsRouter);
 
   pages.mount('/static', createStaticRouter);

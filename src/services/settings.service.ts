@@ -21,13 +21,16 @@ function maskUrlPassword(value: string): string {
  * it is a secret) without touching this function.
  */
 export function effectiveSettings(config: Readonly<Config>): Array<[string, string]> {
-  return Object.entries(config)
-    .filter(([, value]) => typeof value !== 'function')
-    .map(([key, value]): [string, string] => {
-      if (value === undefined || value === null || value === '') return [key, '(not set)'];
-      if (SECRET_KEY.test(key)) return [key, '•••••• (set)'];
-      if (typeof value === 'string' && /Url$/.test(key)) return [key, maskUrlPassword(value)];
-      return [key, typeof value === 'string' ? value : JSON.stringify(value)];
-    })
-    .sort(([a], [b]) => a.localeCompare(b));
+  return (
+    Object.entries(config)
+      // The runtime settings (CONTRACT §18) are on the Settings form, from GET /api/admin/settings (secrets write-only).
+      .filter(([key, value]) => typeof value !== 'function' && key !== 'pinnedSettings')
+      .map(([key, value]): [string, string] => {
+        if (value === undefined || value === null || value === '') return [key, '(not set)'];
+        if (SECRET_KEY.test(key)) return [key, '•••••• (set)'];
+        if (typeof value === 'string' && /Url$/.test(key)) return [key, maskUrlPassword(value)];
+        return [key, typeof value === 'string' ? value : JSON.stringify(value)];
+      })
+      .sort(([a], [b]) => a.localeCompare(b))
+  );
 }

@@ -48,6 +48,9 @@ const BODIES: Record<string, (f: Fixtures) => Promise<Record<string, unknown>> |
   'POST /api/admin/identity-providers': () => ({ preset: 'github', slug: `matrix-${suffix()}`, client_id: 'id', client_secret: 'secret' }),
   'PUT /api/admin/identity-providers/:providerId': () => ({ name: 'Renamed' }),
   'POST /api/admin/registration-tokens': () => ({ expires_in_s: 3600, max_uses: 2 }),
+  // A harmless runtime setting (CONTRACT §18): the brand name.
+  'PATCH /api/admin/settings': () => ({ brand_name: `Matrix ${suffix()}` }),
+  'POST /api/admin/settings/test-mail': () => ({ to: 'ops@example.test' }),
 };
 
 /** Path parameters by name: a fresh row each call. */

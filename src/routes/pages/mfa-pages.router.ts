@@ -70,7 +70,7 @@ export function createMfaPagesRouter(deps: RouteDeps) {
         const csrf = issueCsrf(req, res, config);
         const { t } = req.pageEnv!;
         const applicationName = await applicationNameFor(ctx, returnTo);
-        const registerLink = registrationOpen(config);
+        const registerLink = registrationOpen(ctx.settings.current.values);
         const startOver = () =>
           html(res, 401, renderLoginPage({ csrf, returnTo, error: t.secondStep.expired, applicationName, registerLink }));
         const methods = mfaToken ? await methodsOfMfaToken(ctx, mfaToken) : undefined;
@@ -106,7 +106,10 @@ export function createMfaPagesRouter(deps: RouteDeps) {
       async ({ body }, req, res) => {
         const csrf = issueCsrf(req, res, config);
         const { t } = req.pageEnv!;
-        const context = { applicationName: await applicationNameFor(ctx, body.return_to), registerLink: registrationOpen(config) };
+        const context = {
+          applicationName: await applicationNameFor(ctx, body.return_to),
+          registerLink: registrationOpen(ctx.settings.current.values),
+        };
         const failed = () => html(res, 401, renderLoginPage({ csrf, returnTo: body.return_to, error: t.login.passkeyFailed, ...context }));
         const response = parseJsonField(body.response, authenticationResponseField);
         if (!response) return failed();

@@ -198,7 +198,7 @@ export async function completeFederatedSignIn(
     email,
     emailVerified: identity.emailVerified,
     provider: { trustEmail: provider.trustEmail, allowSignup: provider.allowSignup },
-    registrationOpen: ctx.config.registration === 'open',
+    registrationOpen: ctx.settings.current.values.registration === 'open',
     linkToUserId: flow.linkUserId ?? undefined,
   });
 

@@ -1,4 +1,4 @@
-import type { Config } from '../../config';
+import type { SettingValues } from '../settings/declarations';
 import { adminRoleOf } from '../principal';
 
 /** RFC 8176 values this server writes into `amr` (CONTRACT §10; `fed`: an upstream identity provider, §16). */
@@ -16,8 +16,8 @@ export function hasSecondFactor(amr: readonly string[]): boolean {
  * opened without a second factor must enrol / sign in with one before using the users, RBAC and admin APIs.
  */
 export function needsSecondFactorForAdmin(
-  config: Pick<Config, 'mfaRequiredForAdmins'>,
+  settings: Pick<SettingValues, 'mfa_required_for_admins'>,
   principal: { roleNames: string[]; amr: string[] },
 ): boolean {
-  return config.mfaRequiredForAdmins && adminRoleOf(principal.roleNames) !== 'user' && !hasSecondFactor(principal.amr);
+  return settings.mfa_required_for_admins && adminRoleOf(principal.roleNames) !== 'user' && !hasSecondFactor(principal.amr);
 }

@@ -4,7 +4,14 @@ import { findDeliveryWork, markDeliveryFailed, recordDeliveryAttempt, type Attem
 import { outboundRequest, OutboundRefused, type OutboundClient, type OutboundPolicy } from '../../lib/outbound-http';
 import type { ServiceContext } from '../context';
 import { secretPurpose } from './subscriptions.service';
-import { isDelivered, RESPONSE_EXCERPT_CHARS, retryDelaySeconds, RETRY_DELAYS_SECONDS, webhookOutboundPolicy } from './webhook-policy';
+import {
+  isDelivered,
+  RESPONSE_EXCERPT_CHARS,
+  retryDelaySeconds,
+  RETRY_DELAYS_SECONDS,
+  webhookAddressRules,
+  webhookOutboundPolicy,
+} from './webhook-policy';
 
 export interface DeliveryOptions {
   /** The retry schedule; CONTRACT §17's unless a test shortens it. */
@@ -85,7 +92,7 @@ export async function attemptDelivery(
   let responseExcerpt: string | null = null;
   let error: string | null = null;
   try {
-    const policy = webhookOutboundPolicy(ctx.config, subscription.url, options.outbound);
+    const policy = webhookOutboundPolicy(webhookAddressRules(ctx), subscription.url, options.outbound);
     const request = { method: 'POST', headers, body };
     const res = options.client
       ? await options.client.request(subscription.url, request, policy)

@@ -17,7 +17,7 @@ import { badRequest, notFound } from '../../errors';
 import { addSeconds } from '../../lib/clock';
 import { checkOutboundTarget, OutboundRefused, type OutboundPolicy } from '../../lib/outbound-http';
 import type { ServiceContext } from '../context';
-import { PREVIOUS_SECRET_GRACE_SECONDS, webhookOutboundPolicy } from './webhook-policy';
+import { PREVIOUS_SECRET_GRACE_SECONDS, webhookAddressRules, webhookOutboundPolicy } from './webhook-policy';
 
 /** Input validated at the edge (routes/webhooks/webhooks.schemas.ts): event patterns are known, the URL parses. */
 export interface WebhookInput {
@@ -41,7 +41,7 @@ function generateSecret(): string {
  */
 export async function assertWebhookUrlAllowed(ctx: ServiceContext, url: string, overrides: Partial<OutboundPolicy> = {}): Promise<void> {
   try {
-    await checkOutboundTarget(url, webhookOutboundPolicy(ctx.config, url, overrides));
+    await checkOutboundTarget(url, webhookOutboundPolicy(webhookAddressRules(ctx), url, overrides));
   } catch (err) {
     if (!(err instanceof OutboundRefused)) throw err;
     const reason =

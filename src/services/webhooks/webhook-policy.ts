@@ -1,6 +1,6 @@
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
-import type { Config } from '../../config';
+import type { ServiceContext } from '../context';
 import type { OutboundPolicy } from '../../lib/outbound-http';
 import { NOT_AUDITED } from '../event-sinks';
 import { SECURITY_EVENT_TYPES } from '../events';
@@ -67,15 +67,21 @@ export function isLoopbackHost(host: string): boolean {
   return parsed.range() === 'loopback';
 }
 
+export interface WebhookAddressRules {
+  isProduction: boolean;
+  webhookAllowPrivate: boolean;
+}
+
+/** The rules in force now: webhook_allow_private is a runtime setting (CONTRACT §18); each delivery reads it anew. */
+export function webhookAddressRules(ctx: Pick<ServiceContext, 'config' | 'settings'>): WebhookAddressRules {
+  return { isProduction: ctx.config.isProduction, webhookAllowPrivate: ctx.settings.current.values.webhook_allow_private };
+}
+
 /**
  * CONTRACT §17, the outbound policy of one webhook URL: https; plain http only to a loopback host outside
  * production; private, loopback and link-local addresses refused in production unless WEBHOOK_ALLOW_PRIVATE=true.
  */
-export function webhookOutboundPolicy(
-  config: Pick<Config, 'isProduction' | 'webhookAllowPrivate'>,
-  url: string,
-  overrides: Partial<OutboundPolicy> = {},
-): OutboundPolicy {
+export function webhookOutboundPolicy(rules: WebhookAddressRules, url: string, overrides: Partial<OutboundPolicy> = {}): OutboundPolicy {
   let loopback = false;
   try {
     loopback = isLoopbackHost(new URL(url).hostname);
@@ -83,8 +89,8 @@ export function webhookOutboundPolicy(
     // not a URL: checkOutboundUrl refuses it
   }
   return {
-    allowPrivate: !config.isProduction || config.webhookAllowPrivate,
-    allowHttp: !config.isProduction && loopback,
+    allowPrivate: !rules.isProduction || rules.webhookAllowPrivate,
+    allowHttp: !rules.isProduction && loopback,
     timeoutMs: DELIVERY_TIMEOUT_MS,
     maxBytes: RESPONSE_MAX_BYTES,
     ...overrides,
