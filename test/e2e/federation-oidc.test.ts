@@ -17,7 +17,7 @@ const SLUGS = ['corp', 'trusted', 'closed'];
 beforeAll(async () => {
   t = await createTestApp({ env: { IDP_ALLOW_PRIVATE: 'true' } });
   upstream = await startUpstreamOidc(SLUGS.map((s) => `${t.config.baseUrl}/api/auth/idp/${s}/callback`));
-  adminToken = (await makeSignedInUser(t, ['admin'])).accessToken;
+  adminToken = (await makeSignedInUser(t, ['super_admin'])).accessToken;
   const common = { type: 'oidc', issuer: upstream.issuer, client_id: upstream.clientId, client_secret: upstream.clientSecret };
   await addProvider(t, adminToken, { ...common, slug: 'corp', name: 'Corp SSO' });
   await addProvider(t, adminToken, { ...common, slug: 'trusted', name: 'Trusted SSO', trust_email: true });
