@@ -5,9 +5,9 @@ import { presentProvider } from './federation.presenters';
 import { createProviderBody, providerEnvelope, providerIdParams, providersBody, updateProviderBody } from './identity-providers.schemas';
 
 /**
- * Upstream identity providers (CONTRACT §16), permission system:manage_identity_providers (CONTRACT §23). The client secret is write-only; saving
- * an OpenID provider fetches its discovery document and answers 400 validation_error (details on `issuer`) when it
- * is unreachable or names another issuer.
+ * Upstream identity providers (CONTRACT §16), permission system:manage_identity_providers (CONTRACT §23). The client
+ * secret is write-only; saving an OpenID provider fetches its discovery document and answers 400 validation_error
+ * (details on `issuer`) when it is unreachable or names another issuer.
  */
 export function createIdentityProvidersRouter(deps: RouteDeps) {
   const { ctx } = deps;
