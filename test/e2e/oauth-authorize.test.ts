@@ -201,17 +201,14 @@ describe('GET /api/oauth/authorize > sign-in and consent', () => {
     const callback = new URL(approved.body.redirect_url);
     expect(callback.searchParams.has('state')).toBe(false);
     const code = callback.searchParams.get('code')!;
-    const tokens = await request(t.app)
-      .post('/api/oauth/token')
-      .type('form')
-      .send({
-        grant_type: 'authorization_code',
-        code,
-        code_verifier: verifier,
-        redirect_uri: params.redirect_uri,
-        client_id: client.clientId,
-        client_secret: client.clientSecret,
-      });
+    const tokens = await request(t.app).post('/api/oauth/token').type('form').send({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: params.redirect_uri,
+      client_id: client.clientId,
+      client_secret: client.clientSecret,
+    });
     expect(tokens.status).toBe(200);
     expect(tokens.body.scope).toBe('openid email');
 
