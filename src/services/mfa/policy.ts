@@ -1,5 +1,5 @@
 import type { SettingValues } from '../settings/declarations';
-import { adminRoleOf } from '../principal';
+import { holdsAdminRights } from '../rbac-policy';
 
 /** RFC 8176 values this server writes into `amr` (CONTRACT §10; `fed`: an upstream identity provider, §16). */
 export const AMR = { password: 'pwd', totp: 'otp', passkey: 'hwk', recoveryCode: 'rec', federated: 'fed' } as const;
@@ -12,12 +12,13 @@ export function hasSecondFactor(amr: readonly string[]): boolean {
 }
 
 /**
- * MFA_REQUIRED_FOR_ADMINS (CONTRACT §10): an admin-tier caller (super_admin, admin, manager) whose session was
- * opened without a second factor must enrol / sign in with one before using the users, RBAC and admin APIs.
+ * mfa_required_for_admins (CONTRACT §10, §23; a runtime setting, §18): a caller holding an admin-tier role or any admin permission
+ * (rbac-policy.ts holdsAdminRights, whatever the role's name) whose session was opened without a second factor
+ * must enrol / sign in with one before using the users, RBAC and admin APIs.
  */
 export function needsSecondFactorForAdmin(
   settings: Pick<SettingValues, 'mfa_required_for_admins'>,
-  principal: { roleNames: string[]; amr: string[] },
+  principal: { roleNames: readonly string[]; permissions: readonly string[]; amr: readonly string[] },
 ): boolean {
-  return settings.mfa_required_for_admins && adminRoleOf(principal.roleNames) !== 'user' && !hasSecondFactor(principal.amr);
+  return settings.mfa_required_for_admins && holdsAdminRights(principal) && !hasSecondFactor(principal.amr);
 }
