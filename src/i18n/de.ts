@@ -170,6 +170,7 @@ export const de: Messages = {
     unreviewed: (host: string) =>
       `Diese App hat sich selbst registriert; ihren Namen hat sie sich selbst gegeben. Erlauben Sie den Zugriff nur, wenn ` +
       `Sie diese Anmeldung selbst begonnen haben und der App vertrauen. Nach Ihrer Entscheidung werden Sie zu ${host} weitergeleitet.`,
+    resources: 'Außerdem erhält sie in Ihrem Namen Zugriff auf diese APIs:',
     metadataDocumentHost: (host: string) => `Diese App weist sich über ihre Adresse bei ${host} aus.`,
     metadataDocumentUnreviewed:
       'Kein Administrator hat diese App geprüft: Sie hat sich selbst beschrieben. Erlauben Sie nur, wenn Sie diese Anmeldung begonnen haben und dieser Adresse vertrauen.',

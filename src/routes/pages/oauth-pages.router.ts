@@ -188,6 +188,7 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
             clientName: info.client.name,
             clientHost: info.client.registration === 'metadata_document' ? new URL(info.client.clientId).host : undefined,
             scopes: describeScopes(req.pageEnv!.t, info.scopes),
+            resources: info.resources,
             userEmail: signedIn.email,
             uiLocales: query.ui_locales,
             unreviewed: info.client.registration === 'dynamic' ? { redirectHost: redirectHostOf(info.request.redirectUri) } : undefined,
