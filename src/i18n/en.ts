@@ -51,6 +51,10 @@ export const en = {
   login: {
     title: 'Sign in',
     continueTo: (app: string) => `to continue to ${app}`,
+    unreviewed:
+      'This app registered itself, so its name is whatever it chose to call itself. Sign in only if you started this yourself and trust the app.',
+    unreviewedHost: (host: string) =>
+      `This app describes itself at ${host}; its name is whatever it chose to call itself. Sign in only if you started this yourself and trust that address.`,
     signedInAs: (email: string) => `You are signed in as ${email}. Sign in again to use another account.`,
     submit: 'Sign in',
     passkey: 'Sign in with a passkey',

@@ -299,3 +299,33 @@ describe('a self-registered client: consent is bound to the redirect URI used', 
     expect((await authorizeOutcome(agent, client, { scope: 'openid', redirect_uri: 'https://app.test/other' })).kind).toBe('code');
   });
 });
+
+describe('/login names a self-registered app as not reviewed (before the password is typed)', () => {
+  const loginFor = (clientId: string, redirectUri: string) => {
+    const authorizeUrl = `${t.config.baseUrl}${authorizePath(authorizeParams({ clientId, redirectUris: [redirectUri] }).params)}`;
+    return `/login?${new URLSearchParams({ return_to: authorizeUrl })}`;
+  };
+
+  test('a dynamically registered app: its self-chosen name with the warning, in English and German', async () => {
+    const reg = await api()
+      .post('/api/oauth/register')
+      .send({ client_name: 'Totally Official Bank', redirect_uris: ['https://bank.example/cb'], token_endpoint_auth_method: 'none' });
+    expect(reg.status).toBe(201);
+    const page = await api().get(loginFor(reg.body.client_id, 'https://bank.example/cb'));
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('to continue to Totally Official Bank');
+    expect(page.text).toContain('No administrator has reviewed this app');
+    expect(page.text).toContain('This app registered itself');
+    const german = await api().get(loginFor(reg.body.client_id, 'https://bank.example/cb')).set('Accept-Language', 'de');
+    expect(german.text).toContain('um mit Totally Official Bank fortzufahren');
+    expect(german.text).toContain('Kein Administrator hat diese App geprüft');
+    expect(german.text).toContain('Diese App hat sich selbst registriert');
+  });
+
+  test('an administrator-registered app: its name, no warning', async () => {
+    const client = await makeAppClient(t, { name: 'Payroll Portal' });
+    const page = await api().get(loginFor(client.clientId, client.redirectUris[0]!));
+    expect(page.text).toContain('to continue to Payroll Portal');
+    expect(page.text).not.toContain('No administrator has reviewed this app');
+  });
+});
