@@ -49,6 +49,10 @@ export const de: Messages = {
   login: {
     title: 'Anmelden',
     continueTo: (app: string) => `um mit ${app} fortzufahren`,
+    unreviewed:
+      'Diese App hat sich selbst registriert; ihren Namen hat sie sich selbst gegeben. Melden Sie sich nur an, wenn Sie dies selbst begonnen haben und der App vertrauen.',
+    unreviewedHost: (host: string) =>
+      `Diese App beschreibt sich selbst unter ${host}; ihren Namen hat sie sich selbst gegeben. Melden Sie sich nur an, wenn Sie dies selbst begonnen haben und dieser Adresse vertrauen.`,
     signedInAs: (email: string) => `Sie sind als ${email} angemeldet. Melden Sie sich erneut an, um ein anderes Konto zu verwenden.`,
     submit: 'Anmelden',
     passkey: 'Mit einem Passkey anmelden',
@@ -170,6 +174,7 @@ export const de: Messages = {
     unreviewed: (host: string) =>
       `Diese App hat sich selbst registriert; ihren Namen hat sie sich selbst gegeben. Erlauben Sie den Zugriff nur, wenn ` +
       `Sie diese Anmeldung selbst begonnen haben und der App vertrauen. Nach Ihrer Entscheidung werden Sie zu ${host} weitergeleitet.`,
+    resources: 'Außerdem erhält sie in Ihrem Namen Zugriff auf diese APIs:',
     metadataDocumentHost: (host: string) => `Diese App weist sich über ihre Adresse bei ${host} aus.`,
     metadataDocumentUnreviewed:
       'Kein Administrator hat diese App geprüft: Sie hat sich selbst beschrieben. Erlauben Sie nur, wenn Sie diese Anmeldung begonnen haben und dieser Adresse vertrauen.',
@@ -403,6 +408,9 @@ export const de: Messages = {
       inactive: (_provider: string) => 'Dieses Konto ist deaktiviert. Wenden Sie sich an Ihren Administrator.',
       no_email: (_provider: string) =>
         'Der Identitätsanbieter hat keine E-Mail-Adresse übermittelt, daher kann kein Konto für Sie gefunden oder angelegt werden.',
+      invalid_email: (provider: string) =>
+        `${provider} hat eine E-Mail-Adresse gesendet, die keine einzelne gültige Adresse ist; sie kann nicht verwendet werden. ` +
+        'Wenden Sie sich an Ihren Administrator.',
       signup_closed: (_provider: string) =>
         'Für diese Identität gibt es kein Konto, und auf diesem Weg können keine neuen Konten angelegt werden. Bitten Sie Ihren ' +
         'Administrator um eine Einladung.',
@@ -490,6 +498,15 @@ export const de: Messages = {
     factorsReset: (cause: string, what: string) =>
       `${cause} Dabei wurden alle zweiten Faktoren des Kontos entfernt (${what}), und seine Sitzungen wurden möglicherweise ` +
       'abgemeldet. Richten Sie auf Ihrer Kontoseite erneut einen Passkey oder eine Authenticator-App ein.',
+  },
+  mailFederation: {
+    linkedSubject: (provider: string) => `${provider} wurde mit Ihrem Konto verknüpft`,
+    linked: (provider: string) =>
+      `Eine Anmeldung mit ${provider} wurde mit Ihrem Konto verknüpft: Sie meldet ab jetzt bei diesem Konto an.`,
+    identitiesRemovedSubject: 'Verknüpfte Anmeldungen wurden von Ihrem Konto entfernt',
+    identitiesRemoved: (providers: string) =>
+      `Auch jede mit dem Konto verknüpfte Anmeldung über einen anderen Anbieter (${providers}) wurde entfernt: Wer sie ` +
+      'verwendet hat, kann sich damit nicht mehr anmelden. Verknüpfen Sie Ihre eigene erneut auf Ihrer Kontoseite.',
   },
   console: {
     brand: (brand: string) => `${brand} Konsole`,

@@ -369,16 +369,16 @@ describe('URL refusals (CONTRACT §17)', () => {
     test.each([
       ['http://127.0.0.1:8080/hook', /https/],
       ['http://93.184.215.14/hook', /https/],
-      ['https://127.0.0.1/hook', /not a public address/],
-      ['https://localhost/hook', /non-public address/],
-      ['https://10.1.2.3/hook', /not a public address/],
-      ['https://192.168.0.10/hook', /not a public address/],
-      ['https://169.254.169.254/latest/meta-data', /not a public address/],
-      ['https://[::1]/hook', /not a public address/],
-      ['https://[fe80::1]/hook', /not a public address/],
-      ['https://[::ffff:127.0.0.1]/hook', /not a public address/],
-      ['https://0.0.0.0/hook', /not a public address/],
-      ['https://no-such-host.invalid/hook', /does not resolve/],
+      ['https://127.0.0.1/hook', /does not resolve to an address this server may call/],
+      ['https://localhost/hook', /does not resolve to an address this server may call/],
+      ['https://10.1.2.3/hook', /does not resolve to an address this server may call/],
+      ['https://192.168.0.10/hook', /does not resolve to an address this server may call/],
+      ['https://169.254.169.254/latest/meta-data', /does not resolve to an address this server may call/],
+      ['https://[::1]/hook', /does not resolve to an address this server may call/],
+      ['https://[fe80::1]/hook', /does not resolve to an address this server may call/],
+      ['https://[::ffff:127.0.0.1]/hook', /does not resolve to an address this server may call/],
+      ['https://0.0.0.0/hook', /does not resolve to an address this server may call/],
+      ['https://no-such-host.invalid/hook', /does not resolve to an address this server may call/],
     ])('%s is refused', async (url, message) => {
       const res = await request(prod.app)
         .post('/api/admin/webhooks')
@@ -416,7 +416,7 @@ describe('URL refusals (CONTRACT §17)', () => {
         outbound: { resolve: async () => [{ address: '127.0.0.1', family: 4 }] },
       });
       expect(outcome).toMatchObject({ status: 'pending', responseStatus: null, retryInSeconds: 5 });
-      expect(outcome!.error).toMatch(/^private_address: /);
+      expect(outcome!.error).toMatch(/^refused_address: /);
       const row = await prod.db('webhook_deliveries').where({ id: delivery.id }).first();
       expect(row).toMatchObject({ attempts: 1, status: 'pending' });
     });
