@@ -77,7 +77,8 @@ export function emailIsTrusted(facts: Pick<LinkingFacts, 'emailVerified' | 'prov
 
 /**
  * An account that is never linked automatically because of its rights: an admin-tier role (global) or any
- * permission of this server (only global roles grant them; a global super_admin holds every one).
+ * permission of this server (only global roles grant them; a global super_admin holds every one). The caller passes
+ * every global role assigned to the account, deactivated ones included, and their permissions.
  */
 export function isPrivilegedAccount(access: {
   roles: ReadonlyArray<{ name: string; application: string | null }>;
