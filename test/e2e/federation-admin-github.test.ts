@@ -387,15 +387,12 @@ describe('github type (OAuth 2.0 + user and emails API)', () => {
       expect(me.id).not.toBe(old.user_id);
       expect(me.email).toBe(email);
     } finally {
-      await api()
-        .put(`/api/admin/identity-providers/${ghId}`)
-        .set('Authorization', admin)
-        .send({
-          base_url: github.baseUrl,
-          api_base_url: github.apiBaseUrl,
-          client_id: github.clientId,
-          client_secret: github.clientSecret,
-        });
+      await api().put(`/api/admin/identity-providers/${ghId}`).set('Authorization', admin).send({
+        base_url: github.baseUrl,
+        api_base_url: github.apiBaseUrl,
+        client_id: github.clientId,
+        client_secret: github.clientSecret,
+      });
       await moved.stop();
     }
   });
