@@ -86,7 +86,7 @@ export function identityIssuerOf(provider: Pick<IdentityProviderRow, 'type' | 'i
  * The facts `isPrivilegedAccount` judges: every global role assigned to the account, deactivated ones included (a
  * role reactivated later would hand its rights to whoever was linked meanwhile), and the permissions they carry.
  */
-async function holdsAdminRights(ctx: ServiceContext, userId: string): Promise<boolean> {
+async function accountHoldsAdminRights(ctx: ServiceContext, userId: string): Promise<boolean> {
   const roles = (await listRolesOfUser(ctx.db, userId)).filter((r) => r.application === null);
   return isPrivilegedAccount({ roles, permissions: roles.flatMap((r) => r.permissions) });
 }
@@ -222,7 +222,7 @@ export async function completeFederatedSignIn(
       id: emailUser.id,
       isActive: emailUser.isActive,
       emailVerified: emailUser.emailVerified,
-      privileged: await holdsAdminRights(ctx, emailUser.id),
+      privileged: await accountHoldsAdminRights(ctx, emailUser.id),
     },
     email,
     emailMalformed,
