@@ -297,9 +297,19 @@ export function signedRedirectQuery(
   relayState: string | undefined,
   privateKeyPem: string,
 ): string {
-  const parts = [`${messageParam}=${encodeURIComponent(deflateForRedirect(xml))}`];
-  if (relayState !== undefined) parts.push(`RelayState=${encodeURIComponent(relayState)}`);
-  parts.push(`SigAlg=${encodeURIComponent(ALG.rsaSha256)}`);
+  const parts = [`${messageParam}=${formEncode(deflateForRedirect(xml))}`];
+  if (relayState !== undefined) parts.push(`RelayState=${formEncode(relayState)}`);
+  parts.push(`SigAlg=${formEncode(ALG.rsaSha256)}`);
   const signature = rsaSign('sha256', Buffer.from(parts.join('&')), privateKeyPem).toString('base64');
-  return `${parts.join('&')}&Signature=${encodeURIComponent(signature)}`;
+  return `${parts.join('&')}&Signature=${formEncode(signature)}`;
+}
+
+/**
+ * application/x-www-form-urlencoded as most SAML stacks re-encode before checking a Redirect signature (everything
+ * but A-Z a-z 0-9 - . _ ~ escaped, space as +): the signed bytes then survive an SP that re-encodes what it received.
+ */
+function formEncode(value: string): string {
+  return encodeURIComponent(value)
+    .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+    .replace(/%20/g, '+');
 }
