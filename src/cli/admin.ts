@@ -44,7 +44,9 @@ async function rotateSamlKeyCommand(): Promise<void> {
     try {
       await migrateLatest(ctx.db);
       const { id, retired } = await rotateSamlKey(ctx);
-      process.stdout.write(`New current SAML signing key ${id}; retired (still published for 30 days): ${retired.length ? retired.join(', ') : 'none'}\n`);
+      process.stdout.write(
+        `New current SAML signing key ${id}; retired (still published for 30 days): ${retired.length ? retired.join(', ') : 'none'}\n`,
+      );
     } finally {
       await closeServiceContext(ctx);
     }

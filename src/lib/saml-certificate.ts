@@ -48,7 +48,11 @@ export function createSelfSignedCertificate(commonName: string, now: Date): { pr
   });
   const tbsDer = Buffer.from(AsnConvert.serialize(tbs));
   const signature = sign('sha256', tbsDer, privateKey);
-  const certificate = new Certificate({ tbsCertificate: tbs, signatureAlgorithm: algorithm, signatureValue: new Uint8Array(signature).buffer });
+  const certificate = new Certificate({
+    tbsCertificate: tbs,
+    signatureAlgorithm: algorithm,
+    signatureValue: new Uint8Array(signature).buffer,
+  });
   const der = Buffer.from(AsnConvert.serialize(certificate));
   const certificatePem = `-----BEGIN CERTIFICATE-----\n${der.toString('base64').replace(/.{64}/g, '$&\n').replace(/\n$/, '')}\n-----END CERTIFICATE-----\n`;
   // Proof that what we built is a certificate Node reads and that it verifies with its own key.
@@ -79,4 +83,3 @@ export function normaliseCertificate(input: string): string | undefined {
     return undefined;
   }
 }
-

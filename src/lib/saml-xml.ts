@@ -209,7 +209,7 @@ export function verifySignedRoot(xml: string, doc: Document, certificatePem: str
   }
   // The key is the registered certificate's, never one from the message's KeyInfo.
   const verifier = new SignedXml({ publicCert, getCertFromKeyInfo: () => null });
-  let valid = false;
+  let valid: boolean;
   try {
     verifier.loadSignature(signature);
     valid = verifier.checkSignature(xml);
@@ -270,12 +270,16 @@ export function verifyRedirectSignature(rawQuery: string, messageParam: 'SAMLReq
   const signature = rawQueryParameter(rawQuery, 'Signature');
   if (!signature || !sigAlg) throw new SamlInputError('the message is not signed');
   if (safeDecode(sigAlg) !== ALG.rsaSha256) throw new SamlInputError('the signature must use RSA-SHA256');
-  const signedPart = [`${messageParam}=${message ?? ''}`, ...(relayState !== undefined ? [`RelayState=${relayState}`] : []), `SigAlg=${sigAlg}`].join(
-    '&',
-  );
-  let valid = false;
+  const signedPart = [
+    `${messageParam}=${message ?? ''}`,
+    ...(relayState !== undefined ? [`RelayState=${relayState}`] : []),
+    `SigAlg=${sigAlg}`,
+  ].join('&');
+  let valid: boolean;
   try {
-    valid = createVerify('RSA-SHA256').update(signedPart).verify(publicKeyOf(certificatePem), decodeBase64(safeDecode(signature)));
+    valid = createVerify('RSA-SHA256')
+      .update(signedPart)
+      .verify(publicKeyOf(certificatePem), decodeBase64(safeDecode(signature)));
   } catch {
     valid = false;
   }

@@ -26,9 +26,11 @@ const PLAIN = { base: 'http://127.0.0.1:9/plain', sign: false, slo_binding: 'pos
 
 function sp(op: string, args: Record<string, unknown>): Record<string, unknown> & { url: string } {
   try {
-    return JSON.parse(execFileSync(DEBIAN_PYTHON, [SCRIPT, workdir, op, JSON.stringify(args)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
+    return JSON.parse(
+      execFileSync(DEBIAN_PYTHON, [SCRIPT, workdir, op, JSON.stringify(args)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }),
+    );
   } catch (err) {
-    throw new Error(`pysaml2 ${op} failed: ${String((err as { stderr?: string }).stderr).slice(-1500)}`);
+    throw new Error(`pysaml2 ${op} failed: ${String((err as { stderr?: string }).stderr).slice(-1500)}`, { cause: err });
   }
 }
 const localPath = (url: string) => {
@@ -46,7 +48,10 @@ beforeAll(async () => {
   fs.writeFileSync(path.join(workdir, 'idp.xml'), (await request(t.app).get('/saml/metadata')).text);
   const admin = (await makeSignedInUser(t, ['admin'])).bearer;
   // Both apps are registered from pysaml2's own metadata (entity id, ACS, SLO, certificate, AuthnRequestsSigned).
-  for (const [name, conf] of [['pysaml2 signed', SIGNED], ['pysaml2 plain', PLAIN]] as const) {
+  for (const [name, conf] of [
+    ['pysaml2 signed', SIGNED],
+    ['pysaml2 plain', PLAIN],
+  ] as const) {
     const metadata = sp('metadata', conf).xml as string;
     const res = await request(t.app).post('/api/admin/saml-apps').set('Authorization', admin).send({ name, metadata_xml: metadata });
     expect(res.status).toBe(201);
@@ -116,11 +121,20 @@ describe.each([
     expect((await agent.get('/api/auth/me')).status).toBe(200);
 
     // Single logout from the SP, by SessionIndex: a cross-site request carries no cookies.
-    const logout = sp('logout', { ...conf, binding: conf.slo_binding, name_id: user.email, session_index: sessionIndex, relay_state: 'bye' });
+    const logout = sp('logout', {
+      ...conf,
+      binding: conf.slo_binding,
+      name_id: user.email,
+      session_index: sessionIndex,
+      relay_state: 'bye',
+    });
     const sloRes =
       conf.slo_binding === 'redirect'
         ? await request(t.app).get(localPath(logout.url))
-        : await request(t.app).post(localPath(logout.url)).type('form').send({ SAMLRequest: logout.SAMLRequest, RelayState: logout.RelayState });
+        : await request(t.app)
+            .post(localPath(logout.url))
+            .type('form')
+            .send({ SAMLRequest: logout.SAMLRequest, RelayState: logout.RelayState });
     let answer: Record<string, unknown>;
     if (conf.slo_binding === 'redirect') {
       expect(sloRes.status).toBe(303);
@@ -146,7 +160,10 @@ describe.each([
 
 test('IdP-initiated (GET /saml/sso?app=<id> for a signed-in person): pysaml2 accepts the unsolicited Response', async () => {
   const user = await makeUser(t);
-  const app = await t.db('saml_apps').where({ entity_id: `${PLAIN.base}/metadata` }).first();
+  const app = await t
+    .db('saml_apps')
+    .where({ entity_id: `${PLAIN.base}/metadata` })
+    .first();
   const agent = request.agent(t.app);
   // Not signed in: to /login, and back to the same URL.
   const start = await agent.get(`/saml/sso?app=${app.id}`);

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import request from 'supertest';
 import { createSelfSignedCertificate } from '../../src/lib/saml-certificate';
 import { rotateSamlKey } from '../../src/services/saml/saml-keys.service';
-import { makeSignedInUser, makeUser } from '../helpers/factories';
+import { makeSignedInUser } from '../helpers/factories';
 import {
   authnRequestXml,
   createSamlApp,
@@ -105,7 +105,10 @@ describe('a successful SP-initiated sign-in (HTTP-Redirect)', () => {
     expect(authn.getAttribute('AuthnInstant')).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     expect(one('StatusCode', PROTOCOL).getAttribute('Value')).toBe('urn:oasis:names:tc:SAML:2.0:status:Success');
     // The session index is recorded against the SSO session: the app is among the user's SAML sessions.
-    const row = await t.db('saml_sessions').where({ session_index: authn.getAttribute('SessionIndex') }).first();
+    const row = await t
+      .db('saml_sessions')
+      .where({ session_index: authn.getAttribute('SessionIndex') })
+      .first();
     expect(row.user_id).toBe(user.user.id);
   });
 
@@ -130,7 +133,10 @@ describe('a successful SP-initiated sign-in (HTTP-Redirect)', () => {
     await createSamlApp(t, admin, signing, { sp_certificate: signing.key.certificatePem, want_authn_requests_signed: true });
     const { id, xml } = authnRequestXml(t, signing);
     const signed = signRequest(xml, 'AuthnRequest', id, signing.key);
-    const res = await request(t.app).post('/saml/sso').type('form').send({ SAMLRequest: Buffer.from(signed).toString('base64'), RelayState: 'p' });
+    const res = await request(t.app)
+      .post('/saml/sso')
+      .type('form')
+      .send({ SAMLRequest: Buffer.from(signed).toString('base64'), RelayState: 'p' });
     const form = await ssoForm(res);
     expect(form.action).toBe(signing.acsUrl);
     expect(form.relayState).toBe('p');
@@ -147,10 +153,17 @@ describe('§19 refusals: an HTML error page and saml.sso.failed, never a redirec
     await createSamlApp(t, admin, signing, { sp_certificate: signing.key.certificatePem, want_authn_requests_signed: true });
   });
   const get = (xml: string, relay?: string, key?: TestSp['key']) => request(t.app).get(`/saml/sso?${redirectQuery(xml, relay, key)}`);
-  const post = (xml: string) => request(t.app).post('/saml/sso').type('form').send({ SAMLRequest: Buffer.from(xml).toString('base64') });
+  const post = (xml: string) =>
+    request(t.app)
+      .post('/saml/sso')
+      .type('form')
+      .send({ SAMLRequest: Buffer.from(xml).toString('base64') });
 
   test('an unknown issuer', async () => {
-    await expectRefused(await get(authnRequestXml(t, sp, { issuer: 'https://stranger.test/sp' }).xml), 'the Issuer is not a registered SAML application');
+    await expectRefused(
+      await get(authnRequestXml(t, sp, { issuer: 'https://stranger.test/sp' }).xml),
+      'the Issuer is not a registered SAML application',
+    );
   });
   test('a disabled app', async () => {
     const off = makeTestSp();
@@ -158,8 +171,14 @@ describe('§19 refusals: an HTML error page and saml.sso.failed, never a redirec
     await expectRefused(await get(authnRequestXml(t, off).xml), 'this SAML application is disabled');
   });
   test('an ACS URL that is not registered (even on the same host), or an unknown index', async () => {
-    await expectRefused(await get(authnRequestXml(t, sp, { acsUrl: `${sp.acsUrl}/evil` }).xml), 'the AssertionConsumerServiceURL is not registered for this application');
-    await expectRefused(await get(authnRequestXml(t, sp, { acsIndex: 9 }).xml), 'the AssertionConsumerServiceIndex is not registered for this application');
+    await expectRefused(
+      await get(authnRequestXml(t, sp, { acsUrl: `${sp.acsUrl}/evil` }).xml),
+      'the AssertionConsumerServiceURL is not registered for this application',
+    );
+    await expectRefused(
+      await get(authnRequestXml(t, sp, { acsIndex: 9 }).xml),
+      'the AssertionConsumerServiceIndex is not registered for this application',
+    );
   });
   test('RelayState longer than 80 bytes (81 bytes; 80 pass)', async () => {
     await expectRefused(await get(authnRequestXml(t, sp).xml, 'x'.repeat(81)), 'RelayState is longer than 80 bytes');
@@ -182,7 +201,10 @@ describe('§19 refusals: an HTML error page and saml.sso.failed, never a redirec
       await get(authnRequestXml(t, sp, { issueInstant: new Date(t.clock.now().getTime() - 301_000) }).xml),
       'the message was issued too long ago or in the future',
     );
-    await expectRefused(await get(authnRequestXml(t, sp, { destination: 'https://other-idp.test/sso' }).xml), 'the message is addressed to another Destination');
+    await expectRefused(
+      await get(authnRequestXml(t, sp, { destination: 'https://other-idp.test/sso' }).xml),
+      'the message is addressed to another Destination',
+    );
     await expectRefused(await get(authnRequestXml(t, sp).xml.replace('Version="2.0"', 'Version="1.1"')), 'the message is not SAML 2.0');
   });
   test('an app that wants signed requests: unsigned, signed with another key, or tampered after signing', async () => {
@@ -207,7 +229,10 @@ describe('§19 refusals: an HTML error page and saml.sso.failed, never a redirec
     test('the signed request wrapped inside an attacker-made one (XSW: another root, signature deeper)', async () => {
       const { id, xml } = authnRequestXml(t, signing);
       const signed = signRequest(xml, 'AuthnRequest', id, signing.key);
-      const evil = authnRequestXml(t, signing, { acsUrl: signing.acsUrl }).xml.replace('</samlp:AuthnRequest>', `<samlp:Extensions>${signed}</samlp:Extensions></samlp:AuthnRequest>`);
+      const evil = authnRequestXml(t, signing, { acsUrl: signing.acsUrl }).xml.replace(
+        '</samlp:AuthnRequest>',
+        `<samlp:Extensions>${signed}</samlp:Extensions></samlp:AuthnRequest>`,
+      );
       await expectRefused(await post(evil), 'the message must carry exactly one signature, on its root');
     });
     test('the signature moved to an attacker-made root whose ID it references is refused (reference ≠ root)', async () => {
@@ -220,7 +245,10 @@ describe('§19 refusals: an HTML error page and saml.sso.failed, never a redirec
     test('a second copy of the ID (duplicate ID) or two signatures', async () => {
       const { id, xml } = authnRequestXml(t, signing);
       const signed = signRequest(xml, 'AuthnRequest', id, signing.key);
-      const twice = signed.replace('</samlp:AuthnRequest>', `<samlp:Extensions>${/<ds:Signature[\s\S]*<\/ds:Signature>/.exec(signed)![0]}</samlp:Extensions></samlp:AuthnRequest>`);
+      const twice = signed.replace(
+        '</samlp:AuthnRequest>',
+        `<samlp:Extensions>${/<ds:Signature[\s\S]*<\/ds:Signature>/.exec(signed)![0]}</samlp:Extensions></samlp:AuthnRequest>`,
+      );
       await expectRefused(await post(twice), 'the message must carry exactly one signature, on its root');
     });
   });
@@ -234,7 +262,10 @@ describe('§19 refusals: an HTML error page and saml.sso.failed, never a redirec
     await expectRefused(await post('not xml at all'), 'the message is not well-formed XML');
     await expectRefused(await request(t.app).get('/saml/sso?SAMLRequest=AAAA'), 'the message is not DEFLATE-compressed or is too large');
     const bomb = deflateRawSync(Buffer.alloc(5_000_000, 'a')).toString('base64');
-    await expectRefused(await request(t.app).get('/saml/sso').query({ SAMLRequest: bomb }), 'the message is not DEFLATE-compressed or is too large');
+    await expectRefused(
+      await request(t.app).get('/saml/sso').query({ SAMLRequest: bomb }),
+      'the message is not DEFLATE-compressed or is too large',
+    );
   });
 });
 
@@ -252,7 +283,9 @@ describe('IsPassive and ForceAuthn', () => {
     expect(form.action).toBe(sp.acsUrl);
     expect(form.relayState).toBe('np');
     const { xml: responseXml, doc } = decodeResponse(form.message);
-    expect(doc.getElementsByTagNameNS(PROTOCOL, 'StatusCode')[0]!.getAttribute('Value')).toBe('urn:oasis:names:tc:SAML:2.0:status:NoPassive');
+    expect(doc.getElementsByTagNameNS(PROTOCOL, 'StatusCode')[0]!.getAttribute('Value')).toBe(
+      'urn:oasis:names:tc:SAML:2.0:status:NoPassive',
+    );
     expect(doc.getElementsByTagNameNS(ASSERTION, 'Assertion')).toHaveLength(0);
     expect(doc.documentElement.getAttribute('InResponseTo')).toBe(id);
     expect(doc.getElementsByTagNameNS(DS, 'Signature')).toHaveLength(1);
@@ -329,9 +362,15 @@ describe('metadata and key rotation', () => {
     expect(res.status).toBe(200);
     expect(res.type).toBe('application/samlmetadata+xml');
     expect(res.text).toContain(`entityID="${t.config.oidcIssuer}/saml/metadata"`);
-    expect(res.text).toContain(`<md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="${t.config.baseUrl}/saml/sso"/>`);
-    expect(res.text).toContain(`<md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="${t.config.baseUrl}/saml/sso"/>`);
-    expect(res.text).toContain(`<md:SingleLogoutService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="${t.config.baseUrl}/saml/slo"/>`);
+    expect(res.text).toContain(
+      `<md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="${t.config.baseUrl}/saml/sso"/>`,
+    );
+    expect(res.text).toContain(
+      `<md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="${t.config.baseUrl}/saml/sso"/>`,
+    );
+    expect(res.text).toContain(
+      `<md:SingleLogoutService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="${t.config.baseUrl}/saml/slo"/>`,
+    );
     expect(res.text.match(/<ds:X509Certificate>/g)).toHaveLength(1);
     const key = await t.db('saml_signing_keys').whereNull('retired_at').first();
     expect(key.private_key_sealed).toMatch(/^v1\./);
@@ -355,16 +394,34 @@ describe('fuzzing the SAML endpoints', () => {
     const sp = makeTestSp();
     await createSamlApp(t, admin, sp);
     const { xml } = authnRequestXml(t, sp);
-    const mutate = fc.tuple(fc.nat({ max: xml.length }), fc.nat({ max: 40 }), fc.string({ maxLength: 20 })).map(([at, cut, insert]) => xml.slice(0, at) + insert + xml.slice(at + cut));
-    const payload = fc.oneof(mutate.map((s) => Buffer.from(s).toString('base64')), mutate.map((s) => deflateRawSync(Buffer.from(s)).toString('base64')), fc.string({ maxLength: 200 }), fc.base64String({ maxLength: 400 }));
+    const mutate = fc
+      .tuple(fc.nat({ max: xml.length }), fc.nat({ max: 40 }), fc.string({ maxLength: 20 }))
+      .map(([at, cut, insert]) => xml.slice(0, at) + insert + xml.slice(at + cut));
+    const payload = fc.oneof(
+      mutate.map((s) => Buffer.from(s).toString('base64')),
+      mutate.map((s) => deflateRawSync(Buffer.from(s)).toString('base64')),
+      fc.string({ maxLength: 200 }),
+      fc.base64String({ maxLength: 400 }),
+    );
     await fc.assert(
-      fc.asyncProperty(payload, fc.constantFrom('/saml/sso', '/saml/slo'), fc.boolean(), fc.option(fc.string({ maxLength: 100 })), async (message, path, asPost, relay) => {
-        const res = asPost
-          ? await request(t.app).post(path).type('form').send({ SAMLRequest: message, ...(relay !== null ? { RelayState: relay } : {}) })
-          : await request(t.app).get(path).query({ SAMLRequest: message, ...(relay !== null ? { RelayState: relay } : {}) });
-        expect(res.status).toBeLessThan(500);
-        if (res.status === 400) expect(res.type).toBe('text/html');
-      }),
+      fc.asyncProperty(
+        payload,
+        fc.constantFrom('/saml/sso', '/saml/slo'),
+        fc.boolean(),
+        fc.option(fc.string({ maxLength: 100 })),
+        async (message, path, asPost, relay) => {
+          const res = asPost
+            ? await request(t.app)
+                .post(path)
+                .type('form')
+                .send({ SAMLRequest: message, ...(relay !== null ? { RelayState: relay } : {}) })
+            : await request(t.app)
+                .get(path)
+                .query({ SAMLRequest: message, ...(relay !== null ? { RelayState: relay } : {}) });
+          expect(res.status).toBeLessThan(500);
+          if (res.status === 400) expect(res.type).toBe('text/html');
+        },
+      ),
       { numRuns: 150 },
     );
     expect((await t.db('audit_events').where({ type: 'saml.sso.failed' }).count('* as n'))[0]!.n).not.toBe('0');

@@ -20,7 +20,9 @@ export function ensurePysaml2(): void {
   if (fs.existsSync(DEBIAN_PYTHON) && pysaml2Ready()) return;
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   if (!isRoot || !fs.existsSync('/usr/bin/apt-get')) {
-    process.stderr.write('\npysaml2 is missing: the SAML interop test will fail. Install it with: sudo apt-get install -y python3-pysaml2 xmlsec1\n');
+    process.stderr.write(
+      '\npysaml2 is missing: the SAML interop test will fail. Install it with: sudo apt-get install -y python3-pysaml2 xmlsec1\n',
+    );
     return;
   }
   process.stderr.write('\nInstalling Debian python3-pysaml2 and xmlsec1 for the SAML interop test (first run only)...\n');

@@ -30,7 +30,16 @@ export const samlId = () => `_${randomBytes(16).toString('hex')}`;
 export function authnRequestXml(
   t: TestApp,
   sp: TestSp,
-  o: { id?: string; acsUrl?: string | null; acsIndex?: number; forceAuthn?: boolean; isPassive?: boolean; issueInstant?: Date; destination?: string; issuer?: string } = {},
+  o: {
+    id?: string;
+    acsUrl?: string | null;
+    acsIndex?: number;
+    forceAuthn?: boolean;
+    isPassive?: boolean;
+    issueInstant?: Date;
+    destination?: string;
+    issuer?: string;
+  } = {},
 ): { id: string; xml: string } {
   const id = o.id ?? samlId();
   const attrs = [
@@ -38,7 +47,11 @@ export function authnRequestXml(
     'Version="2.0"',
     `IssueInstant="${(o.issueInstant ?? t.clock.now()).toISOString()}"`,
     `Destination="${o.destination ?? `${t.config.baseUrl}/saml/sso`}"`,
-    o.acsUrl === null ? '' : o.acsIndex !== undefined ? `AssertionConsumerServiceIndex="${o.acsIndex}"` : `AssertionConsumerServiceURL="${o.acsUrl ?? sp.acsUrl}"`,
+    o.acsUrl === null
+      ? ''
+      : o.acsIndex !== undefined
+        ? `AssertionConsumerServiceIndex="${o.acsIndex}"`
+        : `AssertionConsumerServiceURL="${o.acsUrl ?? sp.acsUrl}"`,
     'ProtocolBinding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST"',
     o.forceAuthn ? 'ForceAuthn="true"' : '',
     o.isPassive ? 'IsPassive="true"' : '',
@@ -74,7 +87,13 @@ export function signRequest(xml: string, localName: 'AuthnRequest' | 'LogoutRequ
 
 /** The auto-POST form of a page: where it posts and what. */
 export function readPostForm(html: string): { action: string; field: string; message: string; relayState?: string } {
-  const unescape = (s: string) => s.replace(/&quot;/g, '"').replace(/&#x27;|&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  const unescape = (s: string) =>
+    s
+      .replace(/&quot;/g, '"')
+      .replace(/&#x27;|&#39;/g, "'")
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&amp;/g, '&');
   const action = /<form method="post" action="([^"]*)"/.exec(html)?.[1];
   const field = /<input type="hidden" name="(SAMLResponse|SAMLRequest)" value="([^"]*)"/.exec(html);
   const relay = /<input type="hidden" name="RelayState" value="([^"]*)"/.exec(html);
@@ -89,9 +108,8 @@ export function decodeResponse(message: string): { xml: string; doc: Document } 
 
 /** Checks the enveloped signature of the element with this ID against the IdP's certificate (independently of the IdP code). */
 export function signatureValid(xml: string, signatureParent: Element, certificatePem: string): boolean {
-  const sig = Array.from(signatureParent.childNodes).find(
-    (c) => c.nodeType === 1 && (c as Element).localName === 'Signature',
-  ) as Element | undefined;
+  const sig = Array.from(signatureParent.childNodes).find((c) => c.nodeType === 1 && (c as Element).localName === 'Signature') as
+    Element | undefined;
   if (!sig) return false;
   const v = new SignedXml({ publicCert: certificatePem, getCertFromKeyInfo: () => null });
   v.loadSignature(sig);

@@ -54,7 +54,11 @@ export const samlAppBody = z
       .max(1024, 'entity_id is too long')
       .regex(/^[^\s\x00-\x1f\x7f]+$/, 'entity_id must not contain whitespace or control characters')
       .optional(),
-    acs_urls: z.array(acsUrlField, { error: 'acs_urls must be an array' }).min(1, 'acs_urls needs at least one URL').max(20, 'at most 20 ACS URLs').optional(),
+    acs_urls: z
+      .array(acsUrlField, { error: 'acs_urls must be an array' })
+      .min(1, 'acs_urls needs at least one URL')
+      .max(20, 'at most 20 ACS URLs')
+      .optional(),
     slo_url: endpointField('slo_url').nullable().optional(),
     slo_binding: z.enum(['HTTP-Redirect', 'HTTP-POST'], { error: 'slo_binding must be HTTP-Redirect or HTTP-POST' }).optional(),
     name_id_format: z.enum(NAME_ID_FORMATS, { error: `name_id_format must be one of: ${NAME_ID_FORMATS.join(', ')}` }).optional(),
@@ -84,29 +88,29 @@ export const samlAppBody = z
         if (b[field] !== undefined) c.addIssue({ code: 'custom', path: [field], message: `${field} is taken from the metadata` });
       }
     } else {
-      if (b.entity_id === undefined) c.addIssue({ code: 'custom', path: ['entity_id'], message: 'entity_id is required (or metadata_xml / metadata_url)' });
-      if (b.acs_urls === undefined) c.addIssue({ code: 'custom', path: ['acs_urls'], message: 'acs_urls is required (or metadata_xml / metadata_url)' });
+      if (b.entity_id === undefined)
+        c.addIssue({ code: 'custom', path: ['entity_id'], message: 'entity_id is required (or metadata_xml / metadata_url)' });
+      if (b.acs_urls === undefined)
+        c.addIssue({ code: 'custom', path: ['acs_urls'], message: 'acs_urls is required (or metadata_xml / metadata_url)' });
     }
   })
-  .transform(
-    (b): SamlAppInput => ({
-      name: b.name,
-      metadataXml: b.metadata_xml,
-      metadataUrl: b.metadata_url,
-      entityId: b.entity_id,
-      acsUrls: b.acs_urls,
-      sloUrl: b.slo_url,
-      sloBinding: b.slo_binding,
-      nameIdFormat: b.name_id_format,
-      attributes: b.attributes,
-      signResponse: b.sign_response,
-      signAssertion: b.sign_assertion,
-      encryptAssertion: b.encrypt_assertion,
-      wantAuthnRequestsSigned: b.want_authn_requests_signed,
-      spCertificate: b.sp_certificate,
-      enabled: b.enabled,
-    }),
-  );
+  .transform((b): SamlAppInput => ({
+    name: b.name,
+    metadataXml: b.metadata_xml,
+    metadataUrl: b.metadata_url,
+    entityId: b.entity_id,
+    acsUrls: b.acs_urls,
+    sloUrl: b.slo_url,
+    sloBinding: b.slo_binding,
+    nameIdFormat: b.name_id_format,
+    attributes: b.attributes,
+    signResponse: b.sign_response,
+    signAssertion: b.sign_assertion,
+    encryptAssertion: b.encrypt_assertion,
+    wantAuthnRequestsSigned: b.want_authn_requests_signed,
+    spCertificate: b.sp_certificate,
+    enabled: b.enabled,
+  }));
 
 export const samlAppResponse = z
   .strictObject({
@@ -132,5 +136,11 @@ export const samlAppResponse = z
 export const samlAppEnvelope = z.strictObject({ app: samlAppResponse });
 export const samlAppsBody = z.strictObject({
   apps: z.array(samlAppResponse),
-  idp: z.strictObject({ entity_id: z.string(), metadata_url: z.string(), sso_url: z.string(), slo_url: z.string(), certificates: z.array(z.string()) }),
+  idp: z.strictObject({
+    entity_id: z.string(),
+    metadata_url: z.string(),
+    sso_url: z.string(),
+    slo_url: z.string(),
+    certificates: z.array(z.string()),
+  }),
 });

@@ -37,14 +37,39 @@ const firstParty = (principal: Principal | undefined) => (principal && !principa
 export function createSamlRouter(deps: RouteDeps) {
   const { ctx } = deps;
   const { config } = ctx;
-  const page = { noStore: true, cors: false, tags: ['SAML'], response: { description: 'HTML page (the POST form, or an error page)', kind: 'html' } } as const;
-  const sso = async (req: Request, res: Response, binding: 'redirect' | 'post', fields: z.output<typeof messageFields>, principal?: Principal) => {
+  const page = {
+    noStore: true,
+    cors: false,
+    tags: ['SAML'],
+    response: { description: 'HTML page (the POST form, or an error page)', kind: 'html' },
+  } as const;
+  const sso = async (
+    req: Request,
+    res: Response,
+    binding: 'redirect' | 'post',
+    fields: z.output<typeof messageFields>,
+    principal?: Principal,
+  ) => {
     if (binding === 'redirect' && fields.app !== undefined && fields.SAMLRequest === undefined) {
-      return answer(req, res, await startIdpInitiated(ctx, fields.app, firstParty(principal), `${config.baseUrl}/saml/sso${rawQueryOf(req)}`));
+      return answer(
+        req,
+        res,
+        await startIdpInitiated(ctx, fields.app, firstParty(principal), `${config.baseUrl}/saml/sso${rawQueryOf(req)}`),
+      );
     }
-    answer(req, res, await receiveAuthnRequest(ctx, { binding, message: fields.SAMLRequest, relayState: fields.RelayState, rawQuery: rawQueryOf(req) }));
+    answer(
+      req,
+      res,
+      await receiveAuthnRequest(ctx, { binding, message: fields.SAMLRequest, relayState: fields.RelayState, rawQuery: rawQueryOf(req) }),
+    );
   };
-  const slo = async (req: Request, res: Response, binding: 'redirect' | 'post', fields: z.output<typeof messageFields>, principal?: Principal) => {
+  const slo = async (
+    req: Request,
+    res: Response,
+    binding: 'redirect' | 'post',
+    fields: z.output<typeof messageFields>,
+    principal?: Principal,
+  ) => {
     const signedIn = firstParty(principal);
     const { outcome, endedSessionIds } = await receiveLogoutRequest(
       ctx,
@@ -68,7 +93,10 @@ export function createSamlRouter(deps: RouteDeps) {
           response: { description: 'application/samlmetadata+xml', kind: 'html' },
         },
         async (_input, _req, res) => {
-          res.type('application/samlmetadata+xml').set('Cache-Control', 'public, max-age=300').send(await idpMetadataXml(ctx));
+          res
+            .type('application/samlmetadata+xml')
+            .set('Cache-Control', 'public, max-age=300')
+            .send(await idpMetadataXml(ctx));
         },
       ),
       route(

@@ -84,16 +84,24 @@ async function resolveFields(ctx: ServiceContext, input: SamlAppInput): Promise<
       metadata = parseSpMetadata(xml);
     } catch (err) {
       if (err instanceof SamlInputError) {
-        throw badRequest('The SP metadata could not be used', [{ path: input.metadataXml !== undefined ? 'metadata_xml' : 'metadata_url', message: err.message }]);
+        throw badRequest('The SP metadata could not be used', [
+          { path: input.metadataXml !== undefined ? 'metadata_xml' : 'metadata_url', message: err.message },
+        ]);
       }
       throw err;
     }
   }
   const entityId = metadata?.entityId ?? input.entityId;
   const acsInput = metadata?.acsUrls ?? input.acsUrls;
-  if (!entityId) throw badRequest('entity_id is required', [{ path: 'entity_id', message: 'entity_id (or metadata_xml / metadata_url) is required' }]);
+  if (!entityId)
+    throw badRequest('entity_id is required', [{ path: 'entity_id', message: 'entity_id (or metadata_xml / metadata_url) is required' }]);
   if (!acsInput?.length) throw badRequest('acs_urls is required', [{ path: 'acs_urls', message: 'at least one ACS URL is required' }]);
-  const acsUrls: SamlAcsUrl[] = acsInput.map((a, i) => ({ url: a.url, binding: 'HTTP-POST', index: a.index ?? i, default: a.default ?? false }));
+  const acsUrls: SamlAcsUrl[] = acsInput.map((a, i) => ({
+    url: a.url,
+    binding: 'HTTP-POST',
+    index: a.index ?? i,
+    default: a.default ?? false,
+  }));
   if (new Set(acsUrls.map((a) => a.index)).size !== acsUrls.length) {
     throw badRequest('ACS indexes must be unique', [{ path: 'acs_urls', message: 'each ACS URL needs its own index' }]);
   }
@@ -108,7 +116,10 @@ async function resolveFields(ctx: ServiceContext, input: SamlAppInput): Promise<
     spCertificate = normaliseCertificate(certificateInput) ?? null;
     if (!spCertificate) {
       throw badRequest('sp_certificate cannot be read', [
-        { path: 'sp_certificate', message: 'sp_certificate must be a PEM or base64 X.509 certificate with an RSA key of at least 2048 bits' },
+        {
+          path: 'sp_certificate',
+          message: 'sp_certificate must be a PEM or base64 X.509 certificate with an RSA key of at least 2048 bits',
+        },
       ]);
     }
   }
@@ -190,4 +201,3 @@ export async function removeApp(ctx: ServiceContext, id: string): Promise<void> 
     await ctx.events.record(trx, { type: 'saml.app.deleted', detail: { app_id: id } });
   });
 }
-

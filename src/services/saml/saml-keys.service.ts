@@ -47,7 +47,8 @@ export async function currentSamlKey(ctx: ServiceContext, db: DbOrTrx = ctx.db):
   let row = await findCurrentSamlKey(db);
   if (!row) {
     const fresh = generate(ctx);
-    if (await insertSamlKeyIfNoneCurrent(db, { ...fresh, now: ctx.clock.now() })) ctx.logger.info({ id: fresh.id }, 'SAML signing key generated');
+    if (await insertSamlKeyIfNoneCurrent(db, { ...fresh, now: ctx.clock.now() }))
+      ctx.logger.info({ id: fresh.id }, 'SAML signing key generated');
     row = await findCurrentSamlKey(db);
     if (!row) throw new Error('no current SAML signing key after generation');
   }

@@ -2,12 +2,31 @@ import { withTransaction } from '../../db';
 import { findSamlAppByEntityId, type SamlAppRow } from '../../db/repositories/saml-apps.repo';
 import { endSamlSession, endSamlSessionsOfSession } from '../../db/repositories/saml-flows.repo';
 import { revokeSession } from '../../db/repositories/sessions.repo';
-import { childrenNS, el, newDocument, NS, onlyChild, SamlInputError, serialize, signElement, signedRedirectQuery, textOf } from '../../lib/saml-xml';
+import {
+  childrenNS,
+  el,
+  newDocument,
+  NS,
+  onlyChild,
+  SamlInputError,
+  serialize,
+  signElement,
+  signedRedirectQuery,
+  textOf,
+} from '../../lib/saml-xml';
 import type { ServiceContext } from '../context';
 import type { Principal } from '../principal';
 import { currentSamlKey, samlEntityId } from './saml-keys.service';
 import { idpEndpoints } from './saml-metadata.service';
-import { checkMessageSignature, checkRequestEnvelope, issuerOf, newSamlId, readBindingMessage, type SamlMessageInput, type SamlOutcome } from './saml-sso.service';
+import {
+  checkMessageSignature,
+  checkRequestEnvelope,
+  issuerOf,
+  newSamlId,
+  readBindingMessage,
+  type SamlMessageInput,
+  type SamlOutcome,
+} from './saml-sso.service';
 import { MAX_RELAY_STATE_BYTES } from './saml-policy';
 
 const instant = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -80,17 +99,28 @@ export async function receiveLogoutRequest(
       },
       [
         el(docOut, NS.assertion, 'saml:Issuer', {}, [samlEntityId(ctx)]),
-        el(docOut, NS.protocol, 'samlp:Status', {}, [el(docOut, NS.protocol, 'samlp:StatusCode', { Value: 'urn:oasis:names:tc:SAML:2.0:status:Success' })]),
+        el(docOut, NS.protocol, 'samlp:Status', {}, [
+          el(docOut, NS.protocol, 'samlp:StatusCode', { Value: 'urn:oasis:names:tc:SAML:2.0:status:Success' }),
+        ]),
       ],
     );
     const unsigned = serialize(response);
     if (app.sloBinding === 'HTTP-Redirect') {
       const query = signedRedirectQuery('SAMLResponse', unsigned, input.relayState, key.privateKeyPem);
-      return { outcome: { kind: 'redirect', url: `${destination}${destination.includes('?') ? '&' : '?'}${query}` }, endedSessionIds: ended };
+      return {
+        outcome: { kind: 'redirect', url: `${destination}${destination.includes('?') ? '&' : '?'}${query}` },
+        endedSessionIds: ended,
+      };
     }
     const signed = signElement(unsigned, NS.protocol, 'LogoutResponse', responseId, key);
     return {
-      outcome: { kind: 'post', action: destination, field: 'SAMLResponse', message: Buffer.from(signed).toString('base64'), relayState: input.relayState },
+      outcome: {
+        kind: 'post',
+        action: destination,
+        field: 'SAMLResponse',
+        message: Buffer.from(signed).toString('base64'),
+        relayState: input.relayState,
+      },
       endedSessionIds: ended,
     };
   } catch (err) {

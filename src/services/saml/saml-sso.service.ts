@@ -1,7 +1,13 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { withTransaction } from '../../db';
 import { findSamlAppByEntityId, findSamlAppById, type SamlAppRow } from '../../db/repositories/saml-apps.repo';
-import { consumeSamlRequest, findLiveSamlRequest, insertSamlRequest, insertSamlSession, type SamlRequestRow } from '../../db/repositories/saml-flows.repo';
+import {
+  consumeSamlRequest,
+  findLiveSamlRequest,
+  insertSamlRequest,
+  insertSamlSession,
+  type SamlRequestRow,
+} from '../../db/repositories/saml-flows.repo';
 import { findSessionById } from '../../db/repositories/sessions.repo';
 import { addSeconds } from '../../lib/clock';
 import {
@@ -90,7 +96,8 @@ export function checkMessageSignature(
 
 /** Issuer, ID, version, IssueInstant and Destination of a received request; throws with the reason. */
 export function checkRequestEnvelope(ctx: ServiceContext, root: Element, expectedName: string, endpoint: string): { id: string } {
-  if (root.namespaceURI !== NS.protocol || root.localName !== expectedName) throw new SamlInputError(`the message is not a ${expectedName}`);
+  if (root.namespaceURI !== NS.protocol || root.localName !== expectedName)
+    throw new SamlInputError(`the message is not a ${expectedName}`);
   if (attr(root, 'Version') !== '2.0') throw new SamlInputError('the message is not SAML 2.0');
   const id = attr(root, 'ID');
   if (!id || !SAML_ID.test(id)) throw new SamlInputError('the message has no valid ID');
@@ -126,7 +133,8 @@ async function refuse(ctx: ServiceContext, reason: string, app?: SamlAppRow, iss
   return { kind: 'error', detail: reason };
 }
 
-const continueUrl = (ctx: ServiceContext, requestId: string) => `${ctx.config.baseUrl}/saml/continue?request=${encodeURIComponent(requestId)}`;
+const continueUrl = (ctx: ServiceContext, requestId: string) =>
+  `${ctx.config.baseUrl}/saml/continue?request=${encodeURIComponent(requestId)}`;
 
 /**
  * POST|GET /saml/sso with an AuthnRequest (CONTRACT §19): every check, then the request is stored (its ID once per
@@ -149,7 +157,8 @@ export async function receiveAuthnRequest(ctx: ServiceContext, input: SamlMessag
     const { id } = checkRequestEnvelope(ctx, request, 'AuthnRequest', idpEndpoints(ctx).sso_url);
 
     const protocolBinding = attr(request, 'ProtocolBinding');
-    if (protocolBinding !== undefined && protocolBinding !== BINDING.post) throw new SamlInputError('only the HTTP-POST binding is offered for responses');
+    if (protocolBinding !== undefined && protocolBinding !== BINDING.post)
+      throw new SamlInputError('only the HTTP-POST binding is offered for responses');
     const acsUrlAsked = attr(request, 'AssertionConsumerServiceURL');
     const acsIndexAsked = attr(request, 'AssertionConsumerServiceIndex');
     let acs = app.acsUrls.find((a) => a.default) ?? app.acsUrls[0]!;
@@ -184,7 +193,12 @@ export async function receiveAuthnRequest(ctx: ServiceContext, input: SamlMessag
 }
 
 /** GET /saml/sso?app=<id> (IdP-initiated, CONTRACT §19): the default ACS, no InResponseTo. */
-export async function startIdpInitiated(ctx: ServiceContext, appId: string, principal: Principal | undefined, selfUrl: string): Promise<SamlOutcome> {
+export async function startIdpInitiated(
+  ctx: ServiceContext,
+  appId: string,
+  principal: Principal | undefined,
+  selfUrl: string,
+): Promise<SamlOutcome> {
   const app = await findSamlAppById(ctx.db, appId);
   if (!app || !app.enabled) return refuse(ctx, 'unknown or disabled SAML application');
   if (!principal || principal.clientId) return { kind: 'redirect', url: loginUrl(ctx, selfUrl) };
@@ -326,7 +340,11 @@ function buildResponse(
       .map(([name, vals]) => [name, vals.filter((v) => v !== '')] as const)
       .filter(([, vals]) => vals.length > 0)
       .map(([name, vals]) =>
-        a('Attribute', { Name: name, NameFormat: 'urn:oasis:names:tc:SAML:2.0:attrname-format:uri' }, vals.map((v) => a('AttributeValue', { 'xsi:type': 'xs:string' }, [v]))),
+        a(
+          'Attribute',
+          { Name: name, NameFormat: 'urn:oasis:names:tc:SAML:2.0:attrname-format:uri' },
+          vals.map((v) => a('AttributeValue', { 'xsi:type': 'xs:string' }, [v])),
+        ),
       );
     assertion = a('Assertion', { 'xmlns:xs': NS.xs, 'xmlns:xsi': NS.xsi, ID: assertionId, Version: '2.0', IssueInstant: instant(now) }, [
       a('Issuer', {}, [issuer]),

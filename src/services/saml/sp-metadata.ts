@@ -66,7 +66,8 @@ export function parseSpMetadata(xml: string): SpMetadata {
     break;
   }
   const wantAuthnRequestsSigned = attr(sp, 'AuthnRequestsSigned') === 'true';
-  if (wantAuthnRequestsSigned && !spCertificate) throw new SamlInputError('the metadata asks for signed requests but has no signing certificate');
+  if (wantAuthnRequestsSigned && !spCertificate)
+    throw new SamlInputError('the metadata asks for signed requests but has no signing certificate');
 
   const formats = childrenNS(sp, NS.metadata, 'NameIDFormat').map((n) => textOf(n));
   const nameIdFormat = NAME_ID_FORMATS.find((f) => formats[0] === NAME_ID_FORMAT_URN[f]);
