@@ -62,7 +62,7 @@ async function fetchMetadata(ctx: ServiceContext, url: string): Promise<string> 
       throw refuse(
         err.reason === 'scheme'
           ? 'metadata_url must be an https URL'
-          : err.reason === 'private_address' || err.reason === 'dns'
+          : err.reason === 'refused_address'
             ? 'the host does not resolve to a public address'
             : err.reason === 'too_large'
               ? 'the metadata is too large'
