@@ -37,6 +37,8 @@ export async function up(knex: Knex): Promise<void> {
       unique (connection_id, user_name)
     )`);
   await knex.raw('create index scim_users_user_idx on scim_users (user_id)');
+  // `userName eq "…"` for a directory whose userName is not an email address (case-insensitive, RFC 7643).
+  await knex.raw('create index scim_users_user_name_idx on scim_users (connection_id, lower(user_name))');
   await knex.raw(`
     create table scim_groups (
       id uuid primary key,

@@ -145,8 +145,9 @@ it('any body sent to create, replace or patch answers below 500 in the SCIM erro
         const [method, type] = what.split(' ') as ['post' | 'put' | 'patch', 'Users' | 'Groups'];
         const id = type === 'Users' ? userId : groupId;
         const path = method === 'post' ? `/scim/v2/${type}` : `/scim/v2/${type}/${id}`;
-        const res = await request(t.app)
-          [method](path)
+        const agent = request(t.app);
+        const call = method === 'post' ? agent.post(path) : method === 'put' ? agent.put(path) : agent.patch(path);
+        const res = await call
           .set('Authorization', `Bearer ${token}`)
           .set('Content-Type', 'application/scim+json')
           .send(JSON.stringify(method === 'patch' ? patch : resource));

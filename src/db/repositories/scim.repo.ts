@@ -118,6 +118,9 @@ const USER_COLUMNS: Columns = {
   single: {
     id: 'u.id::text',
     userName: 'coalesce(su.user_name, u.email)',
+    // The two sides of userName, for `userName eq` (services/scim/filter.ts): each answered by an index.
+    accountEmail: 'u.email',
+    directoryUserName: 'su.user_name',
     externalId: 'su.external_id',
     displayName: `coalesce(su.display_name, nullif(trim(u.first_name || ' ' || u.last_name), ''))`,
     'name.givenName': `nullif(u.first_name, '')`,

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ScimError } from '../../errors';
 import { unauthorized } from '../../errors';
 import { resourceTypes, schemas, serviceProviderConfig } from '../../services/scim/discovery';
-import { attributeList, project, SCHEMA, type Resource } from '../../services/scim/resources';
+import { attributeList, metaOf, project, SCHEMA, type Resource } from '../../services/scim/resources';
 import * as groups from '../../services/scim/scim-groups.service';
 import * as users from '../../services/scim/scim-users.service';
 import { declareRouter, route } from '../route';
@@ -46,11 +46,12 @@ function connectionOf(req: Request) {
   return req.scimConnection;
 }
 
-/** A SCIM answer: `application/scim+json`, the ETag of a single resource, its Location when created. */
-function send(res: Response, status: number, body: Resource, options: { etag?: boolean; location?: boolean } = {}): void {
-  const meta = body.meta as Record<string, unknown> | undefined;
-  if (options.etag && typeof meta?.version === 'string') res.set('ETag', meta.version);
-  if (options.location && typeof meta?.location === 'string') res.set('Location', meta.location);
+/** A SCIM answer: `application/scim+json`, the ETag of a single resource (the whole one when projected), its Location when created. */
+function send(res: Response, status: number, body: Resource, options: { etag?: true | Resource; location?: boolean } = {}): void {
+  const version = options.etag ? metaOf(options.etag === true ? body : options.etag).version : undefined;
+  const location = options.location ? metaOf(body).location : undefined;
+  if (version) res.set('ETag', version);
+  if (location) res.set('Location', location);
   res.status(status).type('application/scim+json').send(JSON.stringify(body));
 }
 
@@ -123,8 +124,7 @@ export function createScimRouter(deps: RouteDeps) {
         { ...common, method: 'get', path: '/Users/:id', summary: 'A SCIM user', params: idParams, query: projectionQuery },
         async ({ params, query }, req, res) => {
           const resource = await users.getUser(ctx, connectionOf(req), params.id);
-          res.set('ETag', String((resource.meta as Record<string, unknown>).version));
-          send(res, 200, projected(resource, query, SCHEMA.user));
+          send(res, 200, projected(resource, query, SCHEMA.user), { etag: resource });
         },
       ),
       route(
@@ -169,8 +169,7 @@ export function createScimRouter(deps: RouteDeps) {
         { ...common, method: 'get', path: '/Groups/:id', summary: 'A SCIM group', params: idParams, query: projectionQuery },
         async ({ params, query }, req, res) => {
           const resource = await groups.getGroup(ctx, connectionOf(req), params.id);
-          res.set('ETag', String((resource.meta as Record<string, unknown>).version));
-          send(res, 200, projected(resource, query, SCHEMA.group));
+          send(res, 200, projected(resource, query, SCHEMA.group), { etag: resource });
         },
       ),
       route(

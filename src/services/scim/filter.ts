@@ -1,4 +1,5 @@
 import { parse, type Filter } from 'scim2-parse-filter';
+import { z } from 'zod';
 import type { ScimCompareOp, ScimCondition } from '../../db/repositories/scim.repo';
 import { ScimError } from '../../errors';
 
@@ -130,9 +131,31 @@ function compile(
         value: comparable(target.attribute, op, cmp.compValue, cmp.attrPath),
         caseExact: target.attribute.caseExact,
       };
+      if (target.attribute.name === 'userName' && op === 'eq' && typeof condition.value === 'string')
+        return userNameEquals(condition.value);
       return target.multi ? { kind: 'some', attribute: target.multi, condition } : condition;
     }
   }
+}
+
+const EMAIL = z.email();
+
+/**
+ * `userName eq "…"`, the filter every directory sends before it creates a user, answered by an index: userName is the
+ * directory's own userName when it sent one that is not an email address (kept per connection), else the account's
+ * email (stored lower-cased). An email-shaped value can only be the second; any other value only the first.
+ */
+function userNameEquals(value: string): ScimCondition {
+  if (EMAIL.safeParse(value).success) {
+    return {
+      kind: 'and',
+      conditions: [
+        { kind: 'compare', attribute: 'accountEmail', op: 'eq', value: value.trim().toLowerCase(), caseExact: true },
+        { kind: 'not', condition: { kind: 'present', attribute: 'directoryUserName' } },
+      ],
+    };
+  }
+  return { kind: 'compare', attribute: 'directoryUserName', op: 'eq', value, caseExact: false };
 }
 
 /** An attribute path as the catalogue knows it: a single attribute, or a sub-attribute of a multi-valued one. */

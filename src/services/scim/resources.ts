@@ -38,6 +38,14 @@ function withVersion(resource: Resource): Resource {
   return resource;
 }
 
+/** A resource's `meta.version` and `meta.location` (the ETag and Location headers). */
+export function metaOf(resource: Resource): { version?: string; location?: string } {
+  const meta = resource.meta;
+  if (!meta || typeof meta !== 'object') return {};
+  const { version, location } = meta as Record<string, unknown>;
+  return { ...(typeof version === 'string' ? { version } : {}), ...(typeof location === 'string' ? { location } : {}) };
+}
+
 const iso = (d: Date) => d.toISOString();
 const latest = (...dates: Array<Date | null>) => new Date(Math.max(...dates.filter((d): d is Date => d !== null).map((d) => d.getTime())));
 
