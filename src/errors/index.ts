@@ -105,7 +105,8 @@ const OAUTH_STATUS: Record<OAuthErrorCode, number> = {
   unsupported_grant_type: 400,
   unsupported_response_type: 400,
   invalid_scope: 400,
-  access_denied: 403,
+  // RFC 6749 §5.2 / RFC 8628 §3.5: an error response of the token endpoint is a 400 (only invalid_client is 401).
+  access_denied: 400,
   invalid_token: 401,
   server_error: 500,
   temporarily_unavailable: 503,

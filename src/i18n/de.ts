@@ -403,6 +403,9 @@ export const de: Messages = {
       inactive: (_provider: string) => 'Dieses Konto ist deaktiviert. Wenden Sie sich an Ihren Administrator.',
       no_email: (_provider: string) =>
         'Der Identitätsanbieter hat keine E-Mail-Adresse übermittelt, daher kann kein Konto für Sie gefunden oder angelegt werden.',
+      invalid_email: (provider: string) =>
+        `${provider} hat eine E-Mail-Adresse gesendet, die keine einzelne gültige Adresse ist; sie kann nicht verwendet werden. ` +
+        'Wenden Sie sich an Ihren Administrator.',
       signup_closed: (_provider: string) =>
         'Für diese Identität gibt es kein Konto, und auf diesem Weg können keine neuen Konten angelegt werden. Bitten Sie Ihren ' +
         'Administrator um eine Einladung.',
@@ -490,6 +493,15 @@ export const de: Messages = {
     factorsReset: (cause: string, what: string) =>
       `${cause} Dabei wurden alle zweiten Faktoren des Kontos entfernt (${what}), und seine Sitzungen wurden möglicherweise ` +
       'abgemeldet. Richten Sie auf Ihrer Kontoseite erneut einen Passkey oder eine Authenticator-App ein.',
+  },
+  mailFederation: {
+    linkedSubject: (provider: string) => `${provider} wurde mit Ihrem Konto verknüpft`,
+    linked: (provider: string) =>
+      `Eine Anmeldung mit ${provider} wurde mit Ihrem Konto verknüpft: Sie meldet ab jetzt bei diesem Konto an.`,
+    identitiesRemovedSubject: 'Verknüpfte Anmeldungen wurden von Ihrem Konto entfernt',
+    identitiesRemoved: (providers: string) =>
+      `Auch jede mit dem Konto verknüpfte Anmeldung über einen anderen Anbieter (${providers}) wurde entfernt: Wer sie ` +
+      'verwendet hat, kann sich damit nicht mehr anmelden. Verknüpfen Sie Ihre eigene erneut auf Ihrer Kontoseite.',
   },
   console: {
     brand: (brand: string) => `${brand} Konsole`,

@@ -389,6 +389,8 @@ export const en = {
       inactive: (_provider: string) => 'This account is deactivated. Contact your administrator.',
       no_email: (_provider: string) =>
         'The identity provider did not share an email address, so no account can be found or created for you.',
+      invalid_email: (provider: string) =>
+        `${provider} sent an email address that is not a single valid address, so it cannot be used. Contact your administrator.`,
       signup_closed: (_provider: string) =>
         'There is no account for this identity, and new accounts cannot be created this way. Ask your administrator for an invitation.',
       linked_elsewhere: (_provider: string) => 'This identity is already linked to another account.',
@@ -468,6 +470,15 @@ export const en = {
     factorsReset: (cause: string, what: string) =>
       `${cause} Every second factor of the account was removed with it (${what}), and its sessions may have been signed out. ` +
       'Set up a passkey or an authenticator app again on your account page.',
+  },
+  /** CONTRACT §23: mails about linked upstream identities. */
+  mailFederation: {
+    linkedSubject: (provider: string) => `${provider} was linked to your account`,
+    linked: (provider: string) => `A sign-in with ${provider} was linked to your account: from now on it signs in to this account.`,
+    identitiesRemovedSubject: 'Linked sign-ins were removed from your account',
+    identitiesRemoved: (providers: string) =>
+      `Every sign-in with another provider that was linked to the account (${providers}) was removed too: whoever used ` +
+      'it can no longer sign in with it. Link your own again on your account page.',
   },
   /** The administration console (CONTRACT §14). */
   console: {

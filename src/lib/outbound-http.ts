@@ -34,18 +34,40 @@ export interface OutboundPolicy {
    * host in an allow-list that serves a certificate of an internal CA. Never a way to skip verification.
    */
   ca?: string;
+  /**
+   * Addresses never connected to, whatever `allowPrivate` and `allowedHosts` say: true refuses `address` on `port`
+   * (the webhooks' rule: this server's own listening addresses, CONTRACT §23).
+   */
+  refuseAddress?: (address: string, port: number) => boolean;
 }
 
-export type OutboundRefusalReason = 'bad_url' | 'scheme' | 'private_address' | 'dns' | 'timeout' | 'too_large' | 'network';
+/**
+ * Why a request was refused. `refused_address` is one answer for a name that does not resolve, one that resolves to
+ * a private address and one that resolves to an address refused by the policy: telling them apart would let whoever
+ * supplies the URL probe which internal names exist (the `internal` text says which, for logs only).
+ */
+export type OutboundRefusalReason = 'bad_url' | 'scheme' | 'refused_address' | 'timeout' | 'too_large' | 'network';
 
 export class OutboundRefused extends Error {
   override name = 'OutboundRefused';
   constructor(
     readonly reason: OutboundRefusalReason,
     message: string,
+    /** What exactly happened, for the server's log; never shown to the one who supplied the URL. */
+    readonly internal: string = message,
   ) {
     super(message);
   }
+}
+
+/** The one message of a `refused_address` refusal (see OutboundRefusalReason). */
+export function refusedAddressMessage(host: string): string {
+  return `${host} does not resolve to an address this server may call`;
+}
+
+/** The port a URL connects to (its explicit port, or its scheme's default). */
+export function portOf(url: URL): number {
+  return url.port ? Number(url.port) : url.protocol === 'http:' ? 80 : 443;
 }
 
 export interface OutboundResponse {
@@ -91,7 +113,10 @@ export function checkOutboundUrl(raw: string | URL, policy: OutboundPolicy): URL
   if (url.username || url.password) throw new OutboundRefused('bad_url', 'URLs with credentials are not allowed');
   const host = hostOf(url);
   if (net.isIP(host) && !policy.allowPrivate && !policy.allowedHosts?.has(host) && !isPublicAddress(host)) {
-    throw new OutboundRefused('private_address', `${host} is not a public address`);
+    throw new OutboundRefused('refused_address', refusedAddressMessage(host), `${host} is not a public address`);
+  }
+  if (net.isIP(host) && policy.refuseAddress?.(host, portOf(url))) {
+    throw new OutboundRefused('refused_address', refusedAddressMessage(host), `${host}:${portOf(url)} is refused by the policy`);
   }
   return url;
 }
@@ -100,19 +125,23 @@ export function checkOutboundUrl(raw: string | URL, policy: OutboundPolicy): URL
  * The addresses of `host` that may be connected to under `policy`, or the refusal. Any private answer refuses the
  * whole name: a name that mixes public and private answers is a rebinding setup, not an accident.
  */
-async function vetHost(host: string, policy: OutboundPolicy): Promise<Array<{ address: string; family: number }>> {
+async function vetHost(host: string, policy: OutboundPolicy, port: number): Promise<Array<{ address: string; family: number }>> {
   const resolve = policy.resolve ?? defaultResolve;
   const exempt = policy.allowPrivate || policy.allowedHosts?.has(host) === true;
   let addresses: Array<{ address: string; family: number }>;
   try {
     addresses = await resolve(host);
   } catch (err) {
-    throw new OutboundRefused('dns', `${host} does not resolve (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    const code = (err as NodeJS.ErrnoException).code ?? 'error';
+    throw new OutboundRefused('refused_address', refusedAddressMessage(host), `${host} does not resolve (${code})`);
   }
-  if (!addresses.length) throw new OutboundRefused('dns', `${host} does not resolve`);
+  if (!addresses.length) throw new OutboundRefused('refused_address', refusedAddressMessage(host), `${host} does not resolve`);
   const usable = exempt ? addresses : addresses.filter((a) => isPublicAddress(a.address));
   if (usable.length !== addresses.length || !usable.length) {
-    throw new OutboundRefused('private_address', `${host} resolves to a non-public address`);
+    throw new OutboundRefused('refused_address', refusedAddressMessage(host), `${host} resolves to a non-public address`);
+  }
+  if (policy.refuseAddress && usable.some((a) => policy.refuseAddress!(a.address, port))) {
+    throw new OutboundRefused('refused_address', refusedAddressMessage(host), `${host} resolves to an address refused by the policy`);
   }
   return usable;
 }
@@ -123,11 +152,12 @@ async function vetHost(host: string, policy: OutboundPolicy): Promise<Array<{ ad
  */
 export async function checkOutboundTarget(raw: string | URL, policy: OutboundPolicy): Promise<URL> {
   const url = checkOutboundUrl(raw, policy);
-  await vetHost(hostOf(url), policy);
+  await vetHost(hostOf(url), policy, portOf(url));
   return url;
 }
 
-function createVettingAgent(policy: OutboundPolicy): Dispatcher {
+/** A connection pool whose new connections to `port` are vetted under `policy` (one per port: the lookup cannot see it). */
+function createVettingAgent(policy: OutboundPolicy, port: number): Dispatcher {
   return new Agent({
     connect: {
       timeout: policy.timeoutMs,
@@ -136,7 +166,7 @@ function createVettingAgent(policy: OutboundPolicy): Dispatcher {
       // address connected to is the address checked.
       lookup(hostname, options, callback) {
         const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-        vetHost(host, policy).then(
+        vetHost(host, policy, port).then(
           (usable) => {
             // Node asks for every address when it races IPv4 and IPv6 (autoSelectFamily), one otherwise.
             if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: typeof usable) => void)(null, usable);
@@ -192,9 +222,10 @@ export interface OutboundRequest {
  * network failure. Nothing of the request or response is logged here.
  */
 export async function outboundRequest(url: string | URL, request: OutboundRequest, policy: OutboundPolicy): Promise<OutboundResponse> {
-  const dispatcher = createVettingAgent(policy);
+  const target = checkOutboundUrl(url, policy);
+  const dispatcher = createVettingAgent(policy, portOf(target));
   try {
-    return await send(url, request, policy, dispatcher);
+    return await send(target, request, policy, dispatcher);
   } finally {
     void dispatcher.close().catch(() => {});
   }
@@ -213,13 +244,23 @@ export interface OutboundClient {
  * `policy`; each request's own policy adds its scheme rule, timeout and size cap.
  */
 export function createOutboundClient(policy: OutboundPolicy): OutboundClient {
-  const dispatcher = createVettingAgent(policy);
+  const dispatchers = new Map<number, Dispatcher>();
   return {
-    request: (url, request, perRequest) => {
-      const { allowPrivate, allowedHosts, resolve, ca } = policy;
-      return send(url, request, { ...perRequest, allowPrivate, allowedHosts, resolve, ca }, dispatcher);
+    request: async (url, request, perRequest) => {
+      const { allowPrivate, allowedHosts, resolve, ca, refuseAddress } = policy;
+      const merged = { ...perRequest, allowPrivate, allowedHosts, resolve, ca, refuseAddress };
+      const target = checkOutboundUrl(url, merged);
+      const port = portOf(target);
+      let dispatcher = dispatchers.get(port);
+      if (!dispatcher) {
+        dispatcher = createVettingAgent(policy, port);
+        dispatchers.set(port, dispatcher);
+      }
+      return send(target, request, merged, dispatcher);
     },
-    close: () => dispatcher.close(),
+    close: async () => {
+      await Promise.all([...dispatchers.values()].map((d) => d.close()));
+    },
   };
 }
 

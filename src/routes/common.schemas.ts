@@ -1,13 +1,10 @@
 import { z } from 'zod';
+import { emailAddress } from '../lib/email-address';
 import { NAME_FORBIDDEN, NAME_MAX_CHARACTERS } from '../lib/names';
 import { PASSWORD_MAX_BYTES, PASSWORD_MIN_LENGTH } from '../lib/password';
 
 /** Shared field rules, so every endpoint that takes a password or an email applies the same limits. */
-export const emailField = z
-  .string({ error: 'email is required' })
-  .trim()
-  .max(254, 'email is too long')
-  .pipe(z.email({ error: 'email must be a valid email address' }));
+export const emailField = z.string({ error: 'email is required' }).trim().pipe(emailAddress);
 
 export const passwordField = z
   .string({ error: 'password is required' })

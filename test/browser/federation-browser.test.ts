@@ -26,7 +26,7 @@ beforeAll(async () => {
     const s = t.app.listen(port, '127.0.0.1', () => resolve(s));
   });
   upstream = await startUpstreamOidc([`${baseUrl}/api/auth/idp/corp/callback`]);
-  const admin = await makeSignedInUser(t, ['admin']);
+  const admin = await makeSignedInUser(t, ['super_admin']);
   await addProvider(t, admin.accessToken, {
     slug: 'corp',
     name: 'Corp SSO',

@@ -111,9 +111,14 @@ test('consent, logout confirmation and /device in German', async () => {
 test('/login with another provider and /account with a linked sign-in, in German', async () => {
   const providerId = await makeIdentityProvider(t);
   const user = await makeUser(t);
-  await t
-    .db('user_identities')
-    .insert({ id: randomUUID(), user_id: user.id, provider_id: providerId, subject: randomUUID(), email: user.email });
+  await t.db('user_identities').insert({
+    id: randomUUID(),
+    user_id: user.id,
+    provider_id: providerId,
+    issuer: 'https://github.com',
+    subject: randomUUID(),
+    email: user.email,
+  });
   const context = await germanContext();
   const page = await context.newPage();
   try {

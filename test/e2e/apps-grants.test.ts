@@ -596,13 +596,17 @@ describe('device authorization grant', () => {
     expect(await sessionsCount()).toBe(before + 1);
   });
 
-  test('deny -> access_denied; after 600 s -> expired_token', async () => {
+  test('deny -> 400 access_denied; after 600 s -> expired_token', async () => {
     const client = await deviceClient();
     const denied = (await start(client.clientId)).body;
     const { agent } = await signIn(t, await makeUser(t));
     const page = await answerOnDevicePage(agent, denied.user_code, 'deny');
     expect(page.text).toContain('Request denied');
-    expect((await poll(client.clientId, denied.device_code)).body.error).toBe('access_denied');
+    // RFC 8628 §3.5 answers with RFC 6749 §5.2's error response: 400, not 403 (CONTRACT §23).
+    const deniedPoll = await poll(client.clientId, denied.device_code);
+    expect(deniedPoll.status).toBe(400);
+    expect(deniedPoll.body).toEqual({ error: 'access_denied', error_description: 'The user denied the request' });
+    expect(deniedPoll.headers['cache-control']).toBe('no-store');
     const late = (await start(client.clientId)).body;
     t.clock.advance(601);
     expect((await poll(client.clientId, late.device_code)).body.error).toBe('expired_token');

@@ -93,6 +93,44 @@ test('token lifetimes in the guides are the ones the tokens carry', () => {
   }
 });
 
+test.each(FILES)('%s: no section heading appears twice (a section pasted twice)', (file) => {
+  const headings = [
+    ...read(file)
+      .replace(/```[\s\S]*?```/g, '')
+      .matchAll(/^(#{1,3} .+)$/gm),
+  ].map((m) => m[1]!);
+  expect(headings.filter((h, i) => headings.indexOf(h) !== i)).toEqual([]);
+});
+
+test('README: each configuration variable has one row', () => {
+  const section = read('README.md').split('\n## Configuration\n')[1]!.split('\n## ')[0]!;
+  const names = section
+    .split('\n')
+    .filter((l) => l.startsWith('| `'))
+    .flatMap((row) => [...row.split(' | ')[0]!.matchAll(/`([A-Z0-9_]+)`/g)].map((m) => m[1]!));
+  expect(names.length).toBeGreaterThan(30);
+  expect(names.filter((n, i) => names.indexOf(n) !== i)).toEqual([]);
+});
+
+test('README: the built-in pages paragraph names each page once', () => {
+  const paragraph = read('README.md').split('- **Built-in pages**')[1]!.split('\n- **')[0]!;
+  const listed = ['/register', '/consent', '/device', '/forgot-password', '/set-password', '/verify-email'];
+  const counts = Object.fromEntries(listed.map((page) => [page, paragraph.split(`\`${page}\``).length - 1]));
+  expect(counts).toEqual(Object.fromEntries(listed.map((page) => [page, 1])));
+});
+
+test('.env.example describes the embedded PostgreSQL of today, not PGlite', () => {
+  const env = read('.env.example');
+  expect(env).not.toMatch(/PGlite/i);
+  expect(env).toMatch(/embedded PostgreSQL/);
+});
+
+test('examples/mcp-server: a local tool is told it needs CLIENT_REGISTRATION=open or a metadata document', () => {
+  const readme = read('examples/mcp-server/README.md');
+  expect(readme).toMatch(/CLIENT_REGISTRATION=open/);
+  expect(readme).toMatch(/A local tool[^]*CLIENT_REGISTRATION=open[^]*Metadata\s+Document/);
+});
+
 test('memory figures say they were measured with a separate PostgreSQL server', () => {
   expect(read('docs/operations.md')).toMatch(/\*\*Memory\*\* \(measured with the database in a separate PostgreSQL server/);
   expect(read('docs/performance.md')).toMatch(/Every memory \(RSS\) figure below is the server process alone/);

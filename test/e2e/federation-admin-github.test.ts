@@ -5,6 +5,7 @@ import express from 'express';
 import pino from 'pino';
 import request from 'supertest';
 import { makeSignedInUser, makeUser, uniqueEmail } from '../helpers/factories';
+import { makeUserWithPermissions } from '../helpers/rbac';
 import { createTestApp, type TestApp } from '../helpers/test-app';
 
 /** As the page renderer escapes an attribute value. */
@@ -40,7 +41,7 @@ beforeAll(async () => {
   t = await createTestApp({ env: { IDP_ALLOW_PRIVATE: 'true' }, logger: pino({ level: 'trace' }, sink) });
   upstream = await startUpstreamOidc([`${t.config.baseUrl}/api/auth/idp/corp/callback`]);
   github = await startFakeGitHub();
-  admin = (await makeSignedInUser(t, ['admin'])).bearer;
+  admin = (await makeSignedInUser(t, ['super_admin'])).bearer;
   // A discovery document that names another issuer than the one it is served for.
   const app = express();
   app.get('/.well-known/openid-configuration', (_req, res) =>
@@ -182,18 +183,33 @@ describe('/api/admin/identity-providers', () => {
     expect(ms.body.details[0].message).toContain('https://login.microsoftonline.com/{tenant id}/v2.0');
   });
 
-  test('system:manage_users is required', async () => {
-    const plain = await makeSignedInUser(t);
-    expect((await api().get('/api/admin/identity-providers').set('Authorization', plain.bearer)).status).toBe(403);
-    expect(
-      (
-        await api()
-          .post('/api/admin/identity-providers')
-          .set('Authorization', plain.bearer)
-          .send(oidcBody({ slug: 'x' }))
-      ).status,
-    ).toBe(403);
+  test('system:manage_identity_providers is required: role admin (system:manage_users) is refused (CONTRACT §23)', async () => {
+    const id = (await api().get('/api/admin/identity-providers').set('Authorization', admin)).body.providers[0].id as string;
+    for (const caller of [await makeSignedInUser(t), await makeSignedInUser(t, ['admin']), await makeSignedInUser(t, ['manager'])]) {
+      expect((await api().get('/api/admin/identity-providers').set('Authorization', caller.bearer)).status).toBe(403);
+      expect((await api().get(`/api/admin/identity-providers/${id}`).set('Authorization', caller.bearer)).status).toBe(403);
+      const create = await api()
+        .post('/api/admin/identity-providers')
+        .set('Authorization', caller.bearer)
+        .send(oidcBody({ slug: 'x', trust_email: true }));
+      expect(create.status).toBe(403);
+      expect(
+        (await api().put(`/api/admin/identity-providers/${id}`).set('Authorization', caller.bearer).send({ trust_email: true })).status,
+      ).toBe(403);
+      expect((await api().delete(`/api/admin/identity-providers/${id}`).set('Authorization', caller.bearer)).status).toBe(403);
+    }
+    expect(await t.db('identity_providers').where({ slug: 'x' }).first()).toBeUndefined();
     expect((await api().get('/api/admin/identity-providers')).status).toBe(401);
+    // The permission itself opens the door; the migration gave it to super_admin only.
+    const holder = await makeUserWithPermissions(t, ['system:manage_identity_providers']);
+    expect((await api().get('/api/admin/identity-providers').set('Authorization', holder.bearer)).status).toBe(200);
+    const holders = await t
+      .db('role_permissions as rp')
+      .join('roles as r', 'r.id', 'rp.role_id')
+      .where('rp.permission', 'system:manage_identity_providers')
+      .whereIn('r.name', ['super_admin', 'admin', 'manager'])
+      .pluck('r.name');
+    expect(holders).toEqual(['super_admin']);
   });
 
   test('GET /api/auth/idp lists enabled providers for sign-in pages; a disabled one is gone', async () => {
@@ -225,9 +241,13 @@ describe('/api/admin/identity-providers', () => {
       .set('Authorization', admin)
       .send({ preset: 'github', slug: 'temp', client_id: 'x', client_secret: 'y' });
     const user = await makeUser(t);
-    await t
-      .db('user_identities')
-      .insert({ id: '00000000-0000-4000-8000-000000000001', user_id: user.id, provider_id: created.body.provider.id, subject: '1' });
+    await t.db('user_identities').insert({
+      id: '00000000-0000-4000-8000-000000000001',
+      user_id: user.id,
+      provider_id: created.body.provider.id,
+      issuer: 'https://github.com',
+      subject: '1',
+    });
     expect((await api().delete(`/api/admin/identity-providers/${created.body.provider.id}`).set('Authorization', admin)).status).toBe(204);
     expect(await t.db('user_identities').where({ user_id: user.id })).toHaveLength(0);
     expect((await api().get(`/api/admin/identity-providers/${created.body.provider.id}`).set('Authorization', admin)).status).toBe(404);
@@ -240,13 +260,16 @@ describe('outbound policy: a provider on a private address needs IDP_ALLOW_PRIVA
   test('without it, saving a provider on 127.0.0.1 is refused with the reason', async () => {
     const strict = await createTestApp();
     try {
-      const bearer = (await makeSignedInUser(strict, ['admin'])).bearer;
+      const bearer = (await makeSignedInUser(strict, ['super_admin'])).bearer;
       const res = await request(strict.app)
         .post('/api/admin/identity-providers')
         .set('Authorization', bearer)
         .send(oidcBody({ issuer: upstream.issuer.replace('http:', 'https:') }));
       expect(res.status).toBe(400);
-      expect(res.body.details[0]).toMatchObject({ path: 'issuer', message: expect.stringMatching(/not a public address.*IDP_ALLOW/) });
+      expect(res.body.details[0]).toMatchObject({
+        path: 'issuer',
+        message: expect.stringMatching(/does not resolve to an address this server may call.*IDP_ALLOW/),
+      });
       const http = await request(strict.app).post('/api/admin/identity-providers').set('Authorization', bearer).send(oidcBody());
       expect(http.body.details[0].message).toMatch(/https/);
     } finally {

@@ -17,7 +17,7 @@ const SLUGS = ['corp', 'trusted', 'closed'];
 beforeAll(async () => {
   t = await createTestApp({ env: { IDP_ALLOW_PRIVATE: 'true' } });
   upstream = await startUpstreamOidc(SLUGS.map((s) => `${t.config.baseUrl}/api/auth/idp/${s}/callback`));
-  adminToken = (await makeSignedInUser(t, ['admin'])).accessToken;
+  adminToken = (await makeSignedInUser(t, ['super_admin'])).accessToken;
   const common = { type: 'oidc', issuer: upstream.issuer, client_id: upstream.clientId, client_secret: upstream.clientSecret };
   await addProvider(t, adminToken, { ...common, slug: 'corp', name: 'Corp SSO' });
   await addProvider(t, adminToken, { ...common, slug: 'trusted', name: 'Trusted SSO', trust_email: true });
@@ -158,6 +158,7 @@ describe('callback: an existing account with the asserted email', () => {
     expect(identities.body.identities).toEqual([expect.objectContaining({ provider: { slug: 'trusted', name: 'Trusted SSO' } })]);
     const [linked] = await audit('auth.identity.linked', user.id);
     expect(linked.detail).toMatchObject({ via: 'sign_in_proof' });
+    expect(t.mails.find((m) => m.to === user.email)?.subject).toBe('Trusted SSO was linked to your account');
   });
 
   test('not trusted: proving another account does not link the identity to it', async () => {
@@ -400,6 +401,9 @@ describe('linking from /account (POST /account/identities/link, CSRF-protected)'
     ]);
     const [linked] = await audit('auth.identity.linked', user.id);
     expect(linked.detail).toMatchObject({ via: 'account' });
+    expect(linked.actor_id).toBe(user.id);
+    // CONTRACT §23: every new link is mailed to the account's address.
+    expect(t.mails.find((m) => m.to === user.email)?.subject).toBe('Corp SSO was linked to your account');
     const after = await browser.get('/account');
     expect(after.text).toContain('Unlink Corp SSO');
     expect(after.text).not.toContain('Link Corp SSO');

@@ -205,9 +205,14 @@ describe('federation strings in German', () => {
 
     const user = await makeUser(t);
     const identityId = randomUUID();
-    await t
-      .db('user_identities')
-      .insert({ id: identityId, user_id: user.id, provider_id: providerId, subject: `gh-${identityId}`, email: user.email });
+    await t.db('user_identities').insert({
+      id: identityId,
+      user_id: user.id,
+      provider_id: providerId,
+      issuer: 'https://github.com',
+      subject: `gh-${identityId}`,
+      email: user.email,
+    });
     const { agent } = await signIn(t, user);
     const account = await agent.get('/account').set('Accept-Language', DE);
     expectGerman(account, 200, ['Verknüpfte Anmeldungen', 'aria-label="GitHub trennen"', '>Trennen<'], ['Linked sign-ins', '>Unlink<']);

@@ -79,3 +79,24 @@ test('the SDK registers itself, signs the user in, calls whoami with an RFC 9068
     await connected.close();
   }
 });
+
+test('an SDK host that sends no state (its provider has no state()) completes the authorization: PKCE carries the CSRF defence', async () => {
+  const user = await makeUser(t);
+  const provider = new InMemoryOAuthProvider({
+    redirectUrl: 'http://127.0.0.1:33420/callback',
+    clientName: 'Stateless host',
+    sendState: false,
+  });
+  const connected = await connectWithSignIn({ mcpUrl: mcp.resource, baseUrl, provider, user });
+  try {
+    expect(connected.authorizationUrl.searchParams.has('state')).toBe(false);
+    expect(connected.authorizationUrl.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(await whoami(connected.client)).toEqual({
+      sub: user.id,
+      client_id: provider.clientInformation()!.client_id,
+      scope: 'mcp:tools',
+    });
+  } finally {
+    await connected.close();
+  }
+});

@@ -104,8 +104,6 @@ describe('GET /api/oauth/authorize > other errors redirect to redirect_uri with 
   test('unknown scope without openid -> invalid_scope', () => expectRedirectError({ scope: 'profile bogus' }, 'invalid_scope'));
   test('without state the error carries no state', () =>
     expectRedirectError({ state: undefined, code_challenge_method: 'plain' }, 'invalid_request'));
-  test('missing state -> invalid_request (spec §4.3: every parameter is required)', () =>
-    expectRedirectError({ state: undefined }, 'invalid_request', /state is required/));
   test('missing scope -> invalid_request', () => expectRedirectError({ scope: undefined }, 'invalid_request', /scope is required/));
   test('empty scope -> invalid_request', () => expectRedirectError({ scope: '  ' }, 'invalid_request', /scope is required/));
 
@@ -181,6 +179,43 @@ describe('GET /api/oauth/authorize > sign-in and consent', () => {
     const q = locationParams(res.headers.location);
     expect(q.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(q.get('state')).toBe(state);
+  });
+
+  // CONTRACT §23: PKCE (required on every request) carries the CSRF defence (RFC 9700 §2.1), so `state` is optional.
+  test('without state (PKCE sent): consent, then the code comes back without a state; an existing grant answers at once', async () => {
+    const user = await makeUser(t);
+    const { agent } = await signIn(t, user);
+    const client = await makeClient(t);
+    const { params, verifier } = authorizeParams(client, { state: undefined, scope: 'openid email' });
+    const res = await agent.get(authorizePath(params));
+    expect(res.status).toBe(302);
+    const consent = new URL(res.headers.location);
+    expect(consent.pathname).toBe('/consent');
+    const row = await t
+      .db('oauth_authorization_requests')
+      .where({ id: consent.searchParams.get('request_id') })
+      .first();
+    expect(row).toMatchObject({ user_id: user.id, state: null });
+    const approved = await agent.post('/api/oauth/authorize/approve').send({ request_id: row.id });
+    expect(approved.status).toBe(200);
+    const callback = new URL(approved.body.redirect_url);
+    expect(callback.searchParams.has('state')).toBe(false);
+    const code = callback.searchParams.get('code')!;
+    const tokens = await request(t.app).post('/api/oauth/token').type('form').send({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: params.redirect_uri,
+      client_id: client.clientId,
+      client_secret: client.clientSecret,
+    });
+    expect(tokens.status).toBe(200);
+    expect(tokens.body.scope).toBe('openid email');
+
+    const again = await agent.get(authorizePath(authorizeParams(client, { state: undefined, scope: 'openid' }).params));
+    const silent = locationParams(again.headers.location);
+    expect(silent.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(silent.has('state')).toBe(false);
   });
 
   test('a broader scope than granted asks for consent again', async () => {

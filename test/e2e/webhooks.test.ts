@@ -3,7 +3,7 @@ import { Webhook } from 'standardwebhooks';
 import { insertWebhookSubscription } from '../../src/db/repositories/webhooks.repo';
 import { pruneExpired } from '../../src/services/prune.service';
 import { attemptDelivery } from '../../src/services/webhooks/delivery.service';
-import { startWebhookWorker, type WebhookWorker } from '../../src/services/webhooks/queue';
+import { STALE_LOCK_SWEEP_MS, STALE_WORKER_LOCK_SECONDS, startWebhookWorker, type WebhookWorker } from '../../src/services/webhooks/queue';
 import { secretPurpose } from '../../src/services/webhooks/subscriptions.service';
 import { makeSignedInUser, makeUser, signIn, uniqueEmail } from '../helpers/factories';
 import { createTestApp, type TestApp } from '../helpers/test-app';
@@ -369,16 +369,16 @@ describe('URL refusals (CONTRACT §17)', () => {
     test.each([
       ['http://127.0.0.1:8080/hook', /https/],
       ['http://93.184.215.14/hook', /https/],
-      ['https://127.0.0.1/hook', /not a public address/],
-      ['https://localhost/hook', /non-public address/],
-      ['https://10.1.2.3/hook', /not a public address/],
-      ['https://192.168.0.10/hook', /not a public address/],
-      ['https://169.254.169.254/latest/meta-data', /not a public address/],
-      ['https://[::1]/hook', /not a public address/],
-      ['https://[fe80::1]/hook', /not a public address/],
-      ['https://[::ffff:127.0.0.1]/hook', /not a public address/],
-      ['https://0.0.0.0/hook', /not a public address/],
-      ['https://no-such-host.invalid/hook', /does not resolve/],
+      ['https://127.0.0.1/hook', /does not resolve to an address this server may call/],
+      ['https://localhost/hook', /does not resolve to an address this server may call/],
+      ['https://10.1.2.3/hook', /does not resolve to an address this server may call/],
+      ['https://192.168.0.10/hook', /does not resolve to an address this server may call/],
+      ['https://169.254.169.254/latest/meta-data', /does not resolve to an address this server may call/],
+      ['https://[::1]/hook', /does not resolve to an address this server may call/],
+      ['https://[fe80::1]/hook', /does not resolve to an address this server may call/],
+      ['https://[::ffff:127.0.0.1]/hook', /does not resolve to an address this server may call/],
+      ['https://0.0.0.0/hook', /does not resolve to an address this server may call/],
+      ['https://no-such-host.invalid/hook', /does not resolve to an address this server may call/],
     ])('%s is refused', async (url, message) => {
       const res = await request(prod.app)
         .post('/api/admin/webhooks')
@@ -416,7 +416,7 @@ describe('URL refusals (CONTRACT §17)', () => {
         outbound: { resolve: async () => [{ address: '127.0.0.1', family: 4 }] },
       });
       expect(outcome).toMatchObject({ status: 'pending', responseStatus: null, retryInSeconds: 5 });
-      expect(outcome!.error).toMatch(/^private_address: /);
+      expect(outcome!.error).toMatch(/^refused_address: /);
       const row = await prod.db('webhook_deliveries').where({ id: delivery.id }).first();
       expect(row).toMatchObject({ attempts: 1, status: 'pending' });
     });
@@ -459,38 +459,88 @@ describe('operations', () => {
     await unsubscribe(id);
   });
 
-  test('an attempt locked by a worker that died (kill -9) runs again after the prune sweep, not after 4 hours', async () => {
-    const { id, secret } = await subscribe({ url: receiver.url, events: ['user.created'] });
-    receiver.secret = secret;
-    // No worker runs while the event is written: its job waits in the queue, as it would under a worker that crashed.
-    await worker.stop();
-    await invite();
-    // The dead worker's locks, taken ten minutes ago (an attempt ends within seconds, so these are stale).
-    const locked = await t.db.raw(
-      `update graphile_worker._private_jobs set locked_by = 'dead-worker', locked_at = now() - interval '10 minutes'
-        where task_id = (select id from graphile_worker._private_tasks where identifier = 'webhook_deliver') and locked_by is null`,
+  /** Locks the job of `deliveryId` and its named queue as a worker that died `secondsAgo` seconds ago would have. */
+  async function lockAsDeadWorker(deliveryId: string, secondsAgo: number): Promise<void> {
+    const job = await t.db.raw(
+      `update graphile_worker._private_jobs set locked_by = 'dead-worker', locked_at = now() - make_interval(secs => ?)
+        where key = ? and locked_by is null returning job_queue_id`,
+      [secondsAgo, `webhook-delivery:${deliveryId}`],
     );
-    expect(locked.rowCount).toBe(1);
-    await t.db.raw(
-      `update graphile_worker._private_job_queues set locked_by = 'dead-worker', locked_at = now() - interval '10 minutes'
-        where id in (select job_queue_id from graphile_worker._private_jobs where locked_by = 'dead-worker')`,
+    expect(job.rowCount).toBe(1);
+    const queue = await t.db.raw(
+      `update graphile_worker._private_job_queues set locked_by = 'dead-worker', locked_at = now() - make_interval(secs => ?)
+        where id = ?`,
+      [secondsAgo, job.rows[0].job_queue_id],
     );
+    expect(queue.rowCount).toBe(1);
+  }
+  const restartWorker = async (options: { staleLockSweepMs?: number } = {}) => {
     worker = await startWebhookWorker(t.ctx, {
       connectionString: t.databaseUrl,
       retryDelaysSeconds: FAST_RETRIES,
       pollIntervalMs: 100,
       concurrency: 4,
+      ...options,
     });
-    // A live worker does not take a locked job.
-    await new Promise((r) => setTimeout(r, 1000));
+  };
+  const deadLocks = async () =>
+    Number(
+      (
+        await t.db.raw(
+          `select (select count(*) from graphile_worker._private_jobs where locked_by = 'dead-worker')
+                + (select count(*) from graphile_worker._private_job_queues where locked_by = 'dead-worker') as n`,
+        )
+      ).rows[0].n,
+    );
+
+  test('after a crash: an attempt locked by a worker that died 61 s ago, and the rest of its named queue, run at the restart', async () => {
+    const { id, secret } = await subscribe({ url: receiver.url, events: ['user.created'] });
+    receiver.secret = secret;
+    // No worker runs while the events are written: their jobs wait in the queue, as under a server that crashed.
+    await worker.stop();
+    for (let i = 0; i < 5; i++) await invite();
+    const pending = (await deliveries(id)).map((d) => d.id).sort((x, y) => Number(x) - Number(y));
+    expect(pending).toHaveLength(5);
+    // The first attempt was in flight when its worker died (kill -9) 61 s ago: its job and its lane stay locked.
+    await lockAsDeadWorker(pending[0]!, 61);
+    // Four lanes per subscription: the fifth delivery waits in the locked one, behind the dead worker's attempt.
+    const sameLane = await t.db.raw(
+      `select count(*)::int as n from graphile_worker._private_jobs
+        where job_queue_id = (select job_queue_id from graphile_worker._private_jobs where locked_by = 'dead-worker')`,
+    );
+    expect(sameLane.rows[0].n).toBe(2);
+
+    const restartedAt = Date.now();
+    await restartWorker();
+    const list = await waitForDeliveries(id, (l) => l.length === 5 && l.every((d) => d.status === 'delivered'));
+    expect(Date.now() - restartedAt).toBeLessThan(15_000);
+    expect(list.map((d) => d.attempts)).toEqual([1, 1, 1, 1, 1]);
+    expect(receiver.received).toHaveLength(5);
+    expect(await deadLocks()).toBe(0);
+    await unsubscribe(id);
+  });
+
+  test('a lock younger than a minute (a live worker may hold it) is left alone, then swept once a minute old', async () => {
+    // The bound of CONTRACT §23: a dead worker's lock turns stale, then waits at most one sweep and one poll.
+    expect(STALE_WORKER_LOCK_SECONDS * 1000 + STALE_LOCK_SWEEP_MS + 2_000).toBeLessThanOrEqual(120_000);
+    const { id, secret } = await subscribe({ url: receiver.url, events: ['user.created'] });
+    receiver.secret = secret;
+    await worker.stop();
+    await invite();
+    const [delivery] = await deliveries(id);
+    await lockAsDeadWorker(delivery!.id, STALE_WORKER_LOCK_SECONDS - 4);
+    const lockedAt = Date.now() - (STALE_WORKER_LOCK_SECONDS - 4) * 1000;
+    await restartWorker({ staleLockSweepMs: 500 });
+    // Not released at the start: a lock under a minute old may belong to a live worker of another instance.
+    await new Promise((r) => setTimeout(r, 1500));
     expect(receiver.received).toHaveLength(0);
     expect((await deliveries(id)).map((d) => d.status)).toEqual(['pending']);
-
-    const counts = await pruneExpired(t.ctx);
-    expect(counts.webhook_workers_released).toBe(1);
-    await waitForDeliveries(id, (list) => list.length === 1 && list[0]!.status === 'delivered');
+    // A sweep after it turned a minute old releases it; the attempt runs.
+    await waitForDeliveries(id, (l) => l.length === 1 && l[0]!.status === 'delivered');
+    expect(Date.now() - lockedAt).toBeGreaterThanOrEqual(STALE_WORKER_LOCK_SECONDS * 1000);
+    expect(Date.now() - lockedAt).toBeLessThan((STALE_WORKER_LOCK_SECONDS + 10) * 1000);
     expect(receiver.received).toHaveLength(1);
-    // A fresh lock (a live attempt) is left alone.
+    // A fresh lock (a live attempt) is never released by the sweep of pruning either.
     expect((await pruneExpired(t.ctx)).webhook_workers_released).toBe(0);
     await unsubscribe(id);
   });

@@ -69,9 +69,20 @@ export class InMemoryOAuthProvider implements OAuthClientProvider {
   private saved?: OAuthTokens;
   private verifier?: string;
   private lastState?: string;
+  /**
+   * The SDK sends `state` only when its provider has this method (a host may leave it out: PKCE carries the CSRF
+   * defence, CONTRACT §23); `sendState: false` builds such a provider.
+   */
+  readonly state?: () => string;
 
-  constructor(private readonly options: { redirectUrl: string; clientName: string; clientMetadataUrl?: string }) {
+  constructor(private readonly options: { redirectUrl: string; clientName: string; clientMetadataUrl?: string; sendState?: boolean }) {
     this.clientMetadataUrl = options.clientMetadataUrl;
+    if (options.sendState !== false) {
+      this.state = () => {
+        this.lastState = randomBytes(16).toString('base64url');
+        return this.lastState;
+      };
+    }
   }
 
   get redirectUrl(): string {
@@ -86,11 +97,6 @@ export class InMemoryOAuthProvider implements OAuthClientProvider {
       response_types: ['code'],
       token_endpoint_auth_method: 'none',
     };
-  }
-
-  state(): string {
-    this.lastState = randomBytes(16).toString('base64url');
-    return this.lastState;
   }
 
   get expectedState(): string | undefined {
@@ -189,7 +195,7 @@ export async function connectWithSignIn(options: {
   if (!authorizationUrl) throw new Error('the SDK did not start an authorization');
 
   const { callback } = await signInAndApprove(options.baseUrl, authorizationUrl, options.user);
-  if (callback.searchParams.get('state') !== options.provider.expectedState) throw new Error('state did not come back');
+  if ((callback.searchParams.get('state') ?? undefined) !== options.provider.expectedState) throw new Error('state did not come back');
   const code = callback.searchParams.get('code');
   if (!code) throw new Error(`no code on the callback: ${callback.search}`);
   await first.finishAuth(code);

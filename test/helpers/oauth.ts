@@ -127,7 +127,7 @@ export async function createListeningTestApp(
 ): Promise<{ t: TestApp; baseUrl: string; stop: () => Promise<void> }> {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
-  const t = await createTestApp({ ...options, env: { BASE_URL: baseUrl, ...env } });
+  const t = await createTestApp({ ...options, env: { BASE_URL: baseUrl, PORT: String(port), ...env } });
   const server = await new Promise<Server>((resolve) => {
     const s = t.app.listen(port, '127.0.0.1', () => resolve(s));
   });

@@ -41,7 +41,7 @@ export async function makeUserWithPermissions(t: TestApp, permissions: string[],
   return { ...signedIn, role };
 }
 
-/** Every permission string of spec §2.9. */
+/** Every permission string of spec §2.9, and CONTRACT §23's system:manage_identity_providers. */
 export const CATALOGUE = [
   'users:read',
   'users:write',
@@ -53,4 +53,5 @@ export const CATALOGUE = [
   'oauth_clients:write',
   'oauth_clients:rotate_secret',
   'oauth_clients:delete',
+  'system:manage_identity_providers',
 ] as const;

@@ -90,14 +90,14 @@ describe('isPublicAddress', () => {
 describe('outboundRequest', () => {
   it('refuses a loopback literal before connecting', async () => {
     const before = hits;
-    expect(await refusal(outboundRequest(`http://127.0.0.1:${port}/`, {}, strict))).toBe('private_address');
-    expect(await refusal(outboundRequest(`http://[::1]:${port}/`, {}, strict))).toBe('private_address');
+    expect(await refusal(outboundRequest(`http://127.0.0.1:${port}/`, {}, strict))).toBe('refused_address');
+    expect(await refusal(outboundRequest(`http://[::1]:${port}/`, {}, strict))).toBe('refused_address');
     expect(hits).toBe(before);
   });
 
   it('refuses a name that resolves to loopback (localhost) and never connects', async () => {
     const before = hits;
-    expect(await refusal(outboundRequest(`http://localhost:${port}/`, {}, strict))).toBe('private_address');
+    expect(await refusal(outboundRequest(`http://localhost:${port}/`, {}, strict))).toBe('refused_address');
     expect(hits).toBe(before);
   });
 
@@ -109,7 +109,7 @@ describe('outboundRequest', () => {
         { address: '127.0.0.1', family: 4 },
       ],
     };
-    expect(await refusal(outboundRequest(`http://rebind.example:${port}/`, {}, policy))).toBe('private_address');
+    expect(await refusal(outboundRequest(`http://rebind.example:${port}/`, {}, policy))).toBe('refused_address');
   });
 
   it('connects to the address it vetted, not a second lookup', async () => {
@@ -200,10 +200,56 @@ describe('createOutboundClient (kept-alive connections, the webhook workers)', (
     const guarded = createOutboundClient({ ...strict, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
     try {
       // The client's address rules win over a per-request policy that would allow private targets.
-      expect(await refusal(guarded.request(`http://127.0.0.1:${port}/x`, {}, open))).toBe('private_address');
-      expect(await refusal(guarded.request(`http://rebind.example:${port}/x`, {}, open))).toBe('private_address');
+      expect(await refusal(guarded.request(`http://127.0.0.1:${port}/x`, {}, open))).toBe('refused_address');
+      expect(await refusal(guarded.request(`http://rebind.example:${port}/x`, {}, open))).toBe('refused_address');
     } finally {
       await guarded.close();
+    }
+  });
+});
+
+describe('one refusal for every address problem (issue 30: SSRF refusals revealed which internal names resolve)', () => {
+  async function refused(p: Promise<unknown>): Promise<OutboundRefused> {
+    try {
+      await p;
+    } catch (err) {
+      expect(err).toBeInstanceOf(OutboundRefused);
+      return err as OutboundRefused;
+    }
+    throw new Error('expected a refusal');
+  }
+
+  it('a name that does not resolve and a name that resolves to a private address are refused alike', async () => {
+    const resolve = async (host: string) => {
+      if (host === 'internal.example') return [{ address: '10.1.2.3', family: 4 }];
+      throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' });
+    };
+    const policy: OutboundPolicy = { ...strict, resolve };
+    const missing = await refused(outboundRequest('http://missing.example/x', {}, policy));
+    const internal = await refused(outboundRequest('http://internal.example/x', {}, policy));
+    const sameShape = (e: OutboundRefused) => ({ reason: e.reason, message: e.message.replace(/^\S+/, 'HOST') });
+    expect(sameShape(missing)).toEqual(sameShape(internal));
+    expect(missing.message).toBe('missing.example does not resolve to an address this server may call');
+    // The log still knows which.
+    expect(missing.internal).toMatch(/does not resolve \(ENOTFOUND\)/);
+    expect(internal.internal).toMatch(/non-public address/);
+  });
+
+  it('refuseAddress refuses an address on a port even when private addresses are allowed, and never connects', async () => {
+    const before = hits;
+    const policy: OutboundPolicy = { ...open, refuseAddress: (address, p) => address === '127.0.0.1' && p === port };
+    const viaName = await refused(
+      outboundRequest(`http://self.example:${port}/`, {}, { ...policy, resolve: async () => [{ address: '127.0.0.1', family: 4 }] }),
+    );
+    expect(viaName.reason).toBe('refused_address');
+    expect((await refused(outboundRequest(`http://127.0.0.1:${port}/`, {}, policy))).reason).toBe('refused_address');
+    expect(hits).toBe(before);
+    const client = createOutboundClient({ ...policy, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
+    try {
+      expect((await refused(client.request(`http://self.example:${port}/`, {}, policy))).reason).toBe('refused_address');
+      expect(hits).toBe(before);
+    } finally {
+      await client.close();
     }
   });
 });

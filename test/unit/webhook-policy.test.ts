@@ -1,8 +1,10 @@
 import {
   eventMatches,
   isDelivered,
+  isListeningAddress,
   isLoopbackHost,
   isValidEventPattern,
+  pointsAtThisServer,
   retryDelaySeconds,
   RETRY_DELAYS_SECONDS,
   webhookOutboundPolicy,
@@ -100,13 +102,13 @@ test.each([
   [PROD, 'https://hooks.example.com/x', 'allowed'],
   [PROD, 'http://127.0.0.1:8080/x', 'scheme'],
   [PROD, 'http://hooks.example.com/x', 'scheme'],
-  [PROD, 'https://127.0.0.1/x', 'private_address'],
-  [PROD, 'https://10.0.0.1/x', 'private_address'],
-  [PROD, 'https://172.16.0.1/x', 'private_address'],
-  [PROD, 'https://169.254.169.254/x', 'private_address'],
-  [PROD, 'https://[fe80::1]/x', 'private_address'],
-  [PROD, 'https://[fc00::1]/x', 'private_address'],
-  [PROD, 'https://100.64.0.1/x', 'private_address'],
+  [PROD, 'https://127.0.0.1/x', 'refused_address'],
+  [PROD, 'https://10.0.0.1/x', 'refused_address'],
+  [PROD, 'https://172.16.0.1/x', 'refused_address'],
+  [PROD, 'https://169.254.169.254/x', 'refused_address'],
+  [PROD, 'https://[fe80::1]/x', 'refused_address'],
+  [PROD, 'https://[fc00::1]/x', 'refused_address'],
+  [PROD, 'https://100.64.0.1/x', 'refused_address'],
   [PROD, 'https://user:pw@hooks.example.com/x', 'bad_url'],
   [PROD, 'ftp://hooks.example.com/x', 'scheme'],
   [PROD_PRIVATE, 'https://10.0.0.1/x', 'allowed'],
@@ -119,4 +121,55 @@ test.each([
 test('the delivery policy: 10 s timeout, a small body cap, no private targets in production', () => {
   const policy = webhookOutboundPolicy(PROD, 'https://hooks.example.com/x');
   expect(policy).toMatchObject({ allowPrivate: false, allowHttp: false, timeoutMs: 10_000, maxBytes: 65_536 });
+});
+
+describe('CONTRACT §23: webhooks never target this server', () => {
+  const own = { baseUrl: 'https://sso.example.com', oidcIssuer: 'https://login.example.com' };
+  test.each([
+    ['https://sso.example.com/api/oauth/token', true],
+    ['https://SSO.example.com./hook', true],
+    ['https://sso.example.com:8443/hook', true],
+    ['http://sso.example.com/hook', true],
+    ['https://login.example.com/hook', true],
+    ['https://hooks.example.com/hook', false],
+    ['https://sso.example.com.evil.test/hook', false],
+    ['not a url', false],
+  ])('%s names this server (public origins, any port): %s', (url, expected) => {
+    expect(pointsAtThisServer(own, url)).toBe(expected);
+  });
+
+  const local = { baseUrl: 'http://localhost:3000', oidcIssuer: 'http://localhost:3000' };
+  test.each([
+    ['http://localhost:3000/api/oauth/token', true],
+    ['http://127.0.0.1:3000/hook', true],
+    ['http://[::1]:3000/hook', true],
+    ['http://127.0.0.2:3000/hook', true],
+    ['http://localhost:4000/hook', false],
+    ['http://127.0.0.1:9/hook', false],
+  ])('%s names a loopback BASE_URL (same port only): %s', (url, expected) => {
+    expect(pointsAtThisServer(local, url)).toBe(expected);
+  });
+
+  const interfaces = new Set(['192.168.1.20', 'fd00::20']);
+  test.each([
+    ['127.0.0.1', 3000, true],
+    ['::1', 3000, true],
+    ['::ffff:127.0.0.1', 3000, true],
+    ['0.0.0.0', 3000, true],
+    ['192.168.1.20', 3000, true],
+    ['fd00::20', 3000, true],
+    ['192.168.1.21', 3000, false],
+    ['127.0.0.1', 3001, false],
+    ['93.184.215.14', 3000, false],
+  ])('%s port %s is a listening address of a server on port 3000: %s', (address, port, expected) => {
+    expect(isListeningAddress(3000, address, port, interfaces)).toBe(expected);
+  });
+
+  test('the policy refuses the listening addresses even with WEBHOOK_ALLOW_PRIVATE=true', () => {
+    const policy = webhookOutboundPolicy({ isProduction: true, webhookAllowPrivate: true, port: 3000 }, 'https://10.0.0.5/x');
+    expect(policy.allowPrivate).toBe(true);
+    expect(policy.refuseAddress!('127.0.0.1', 3000)).toBe(true);
+    expect(policy.refuseAddress!('10.0.0.5', 443)).toBe(false);
+    expect(() => checkOutboundUrl('https://127.0.0.1:3000/x', policy)).toThrow(OutboundRefused);
+  });
 });

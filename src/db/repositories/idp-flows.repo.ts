@@ -54,6 +54,8 @@ export async function consumeIdpFlow(
 export interface PendingLinkRow {
   userId: string;
   providerId: string;
+  /** The provider's issuer or GitHub base URL the identity was asserted at (CONTRACT §23). */
+  issuer: string | null;
   subject: string;
   email: string | null;
 }
@@ -66,6 +68,7 @@ export async function insertPendingLink(
     token_hash: link.tokenHash,
     user_id: link.userId,
     provider_id: link.providerId,
+    issuer: link.issuer,
     subject: link.subject,
     email: link.email,
     created_at: link.now,
@@ -73,10 +76,20 @@ export async function insertPendingLink(
   });
 }
 
+function toPendingLink(row: Record<string, string | null>): PendingLinkRow {
+  return {
+    userId: row.user_id!,
+    providerId: row.provider_id!,
+    issuer: row.issuer ?? null,
+    subject: row.subject!,
+    email: row.email ?? null,
+  };
+}
+
 /** The live pending link of this token (to name the account and provider on the sign-in page). */
 export async function findLivePendingLink(db: DbOrTrx, tokenHash: string, now: Date): Promise<PendingLinkRow | undefined> {
   const row = await db('idp_pending_links').where({ token_hash: tokenHash }).whereNull('used_at').where('expires_at', '>', now).first();
-  return row ? { userId: row.user_id, providerId: row.provider_id, subject: row.subject, email: row.email } : undefined;
+  return row ? toPendingLink(row) : undefined;
 }
 
 /** Consumes the pending link in ONE conditional UPDATE, only for the account it names. */
@@ -86,6 +99,6 @@ export async function consumePendingLink(db: DbOrTrx, tokenHash: string, userId:
     .whereNull('used_at')
     .where('expires_at', '>', now)
     .update({ used_at: now })
-    .returning(['user_id', 'provider_id', 'subject', 'email']);
-  return row ? { userId: row.user_id, providerId: row.provider_id, subject: row.subject, email: row.email } : undefined;
+    .returning(['user_id', 'provider_id', 'issuer', 'subject', 'email']);
+  return row ? toPendingLink(row) : undefined;
 }

@@ -5,6 +5,8 @@ export interface UserIdentityRow {
   id: string;
   userId: string;
   providerId: string;
+  /** The provider's issuer (oidc) or base URL (github) when the identity was linked: part of its key (CONTRACT §23). */
+  issuer: string;
   subject: string;
   email: string | null;
   createdAt: Date;
@@ -21,6 +23,7 @@ interface Record_ {
   id: string;
   user_id: string;
   provider_id: string;
+  issuer: string;
   subject: string;
   email: string | null;
   created_at: Date;
@@ -32,6 +35,7 @@ function toRow(r: Record_): UserIdentityRow {
     id: r.id,
     userId: r.user_id,
     providerId: r.provider_id,
+    issuer: r.issuer,
     subject: r.subject,
     email: r.email,
     createdAt: new Date(r.created_at),
@@ -39,34 +43,48 @@ function toRow(r: Record_): UserIdentityRow {
   };
 }
 
-/** The identity (provider, subject), stamped as used now; undefined when nobody has linked it. */
-export async function useIdentity(db: DbOrTrx, providerId: string, subject: string, now: Date): Promise<UserIdentityRow | undefined> {
+/** The identity key of CONTRACT §23: (provider, issuer or GitHub base URL, subject). */
+export interface IdentityKey {
+  providerId: string;
+  issuer: string;
+  subject: string;
+}
+
+/** The identity (provider, issuer, subject), stamped as used now; undefined when nobody has linked it. */
+export async function useIdentity(db: DbOrTrx, key: IdentityKey, now: Date): Promise<UserIdentityRow | undefined> {
   const [row] = await db<Record_>('user_identities')
-    .where({ provider_id: providerId, subject })
+    .where({ provider_id: key.providerId, issuer: key.issuer, subject: key.subject })
     .update({ last_used_at: now })
     .returning('*');
   return row ? toRow(row as Record_) : undefined;
 }
 
+/** The identity (provider, issuer, subject) without stamping it (the policy asks who holds it). */
+export async function findIdentity(db: DbOrTrx, key: IdentityKey): Promise<UserIdentityRow | undefined> {
+  const row = await db<Record_>('user_identities').where({ provider_id: key.providerId, issuer: key.issuer, subject: key.subject }).first();
+  return row ? toRow(row as Record_) : undefined;
+}
+
 /**
- * Links (provider, subject) to a user. Returns undefined when that identity is already linked (to anyone): the unique
+ * Links (provider, issuer, subject) to a user. Returns undefined when that identity is already linked (to anyone): the unique
  * constraint decides, so two concurrent callbacks cannot link one identity twice.
  */
 export async function insertIdentity(
   db: DbOrTrx,
-  identity: { id: string; userId: string; providerId: string; subject: string; email: string | null; now: Date },
+  identity: IdentityKey & { id: string; userId: string; email: string | null; now: Date },
 ): Promise<UserIdentityRow | undefined> {
   const [row] = await db<Record_>('user_identities')
     .insert({
       id: identity.id,
       user_id: identity.userId,
       provider_id: identity.providerId,
+      issuer: identity.issuer,
       subject: identity.subject,
       email: identity.email,
       created_at: identity.now,
       last_used_at: identity.now,
     })
-    .onConflict(['provider_id', 'subject'])
+    .onConflict(['provider_id', 'issuer', 'subject'])
     .ignore()
     .returning('*');
   return row ? toRow(row as Record_) : undefined;
@@ -89,4 +107,21 @@ export async function deleteIdentityOfUser(db: DbOrTrx, userId: string, id: stri
   if (!UUID_PATTERN.test(id)) return undefined;
   const [row] = await db<Record_>('user_identities').where({ id, user_id: userId }).delete().returning('*');
   return row ? toRow(row as Record_) : undefined;
+}
+
+/**
+ * CONTRACT §23: a take-back removes every identity linked to the account (a linked identity is a way to sign in).
+ * Returns what went, with the provider's slug and name, for the audit rows and the mail. The caller holds the users
+ * row lock.
+ */
+export async function deleteIdentitiesOfUser(db: DbOrTrx, userId: string): Promise<LinkedIdentity[]> {
+  const linked = await listIdentitiesOfUser(db, userId);
+  if (linked.length === 0) return [];
+  await db('user_identities')
+    .whereIn(
+      'id',
+      linked.map((i) => i.id),
+    )
+    .delete();
+  return linked;
 }

@@ -14,7 +14,7 @@ import { pageEnv } from '../../views/env';
 import { act, checked, CONSOLE, confirmBody, frameOf, refuseConsoleForm, setFlash, submitForm } from './console-kit';
 import type { FieldErrors } from '../../views/console/components';
 
-const PERMISSION = 'system:manage_users';
+const PERMISSION = 'system:manage_identity_providers';
 
 const providerForm = z.object({
   kind: text(20),
@@ -105,7 +105,7 @@ const dropUndefined = <T extends Record<string, unknown>>(o: T) => Object.fromEn
 
 /**
  * Console pages of identity providers (CONTRACT §16, §14) over services/federation/providers.service.ts, the service of
- * /api/admin/identity-providers (permission system:manage_users, the same audit events). The client secret is
+ * /api/admin/identity-providers (permission system:manage_identity_providers, the same audit events). The client secret is
  * write-only: the form never shows it, not even after a refused post.
  */
 

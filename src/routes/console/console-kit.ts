@@ -65,7 +65,15 @@ export function frameOf(
   section: ConsoleSection | undefined,
   title: string,
 ): ConsoleFrame {
-  return { title, section, email: principal.email, csrf: issueCsrf(req, res, config), flash: takeFlash(req, res) };
+  return {
+    title,
+    section,
+    email: principal.email,
+    // Live from the session's roles; a global super_admin's are the whole catalogue (principal.repo.ts).
+    permissions: principal.permissions,
+    csrf: issueCsrf(req, res, config),
+    flash: takeFlash(req, res),
+  };
 }
 
 /** A checkbox group: absent, one value or several. */

@@ -5,14 +5,14 @@ import { presentProvider } from './federation.presenters';
 import { createProviderBody, providerEnvelope, providerIdParams, providersBody, updateProviderBody } from './identity-providers.schemas';
 
 /**
- * Upstream identity providers (CONTRACT §16), permission system:manage_users. The client secret is write-only; saving
- * an OpenID provider fetches its discovery document and answers 400 validation_error (details on `issuer`) when it
- * is unreachable or names another issuer.
+ * Upstream identity providers (CONTRACT §16), permission system:manage_identity_providers (CONTRACT §23). The client
+ * secret is write-only; saving an OpenID provider fetches its discovery document and answers 400 validation_error
+ * (details on `issuer`) when it is unreachable or names another issuer.
  */
 export function createIdentityProvidersRouter(deps: RouteDeps) {
   const { ctx } = deps;
   const present = (p: Parameters<typeof presentProvider>[1]) => presentProvider(ctx.config, p);
-  const guard = { auth: 'user', permission: 'system:manage_users' } as const;
+  const guard = { auth: 'user', permission: 'system:manage_identity_providers' } as const;
   return declareRouter(
     deps,
     [

@@ -1,47 +1,103 @@
 /**
- * CONTRACT §16 linking rules as pure functions (docs/federation.md): what an upstream sign-in does with the identity
- * (provider, subject) it proved, and whether an identity may be unlinked. No database: the sign-in service loads the
- * facts, asks here, and carries out the decision; test/unit/linking-policy.test.ts checks every rule as a table.
+ * CONTRACT §16 and §23 linking rules as pure functions (docs/federation.md): what an upstream sign-in does with the
+ * identity (provider, issuer, subject) it proved, and whether an identity may be unlinked. No database: every link
+ * path (the callback, a link from /account, a link completed after the person proved the account) loads the facts,
+ * asks `decideLinking`, and carries out the decision; test/unit/linking-policy.test.ts checks every rule as a table.
+ *
+ * The rules in one place:
+ * - an upstream `email` claim is used only when it is exactly one valid address (lib/email-address.ts);
+ * - a known identity signs its user in;
+ * - an identity is linked AUTOMATICALLY to the account with the asserted address only when the provider is trusted
+ *   (`trust_email`) and asserts the address verified, AND the account's own address was verified here, AND the account
+ *   holds no admin-tier role and no admin permission (`isPrivilegedAccount`). In every other case the person proves
+ *   the account first (signs in to it); the owner of an address someone else registered takes it back with a mailed
+ *   link first (which ends the registrant's password, sessions, factors and identities, CONTRACT §11, §23);
+ * - every new link is mailed to the account's address (`LINKS_ARE_MAILED`, the sign-in service's one link helper);
+ * - a take-back removes every linked identity (services/mfa/factor-reset.service.ts).
  */
+import { ADMIN_TIER } from '../rbac-policy';
+
+/** The account whose email equals the asserted one, as the rules see it. */
+export interface EmailAccount {
+  id: string;
+  isActive: boolean;
+  /** The account's address was verified here (a mailed link, an operator, or a trusted sign-up). */
+  emailVerified: boolean;
+  /** It holds an admin-tier role or an admin permission (`isPrivilegedAccount`). */
+  privileged: boolean;
+}
 
 /** What the callback knows when it decides. */
 export interface LinkingFacts {
-  /** The account (provider, subject) is already linked to, if any. */
+  /** The account (provider, issuer, subject) is already linked to, if any. */
   linkedUser?: { id: string; isActive: boolean };
   /** The account whose email equals the asserted email (case-insensitively), if any. */
-  emailUser?: { id: string; isActive: boolean };
-  /** The asserted email, trimmed and lower-cased; undefined when the provider asserted none. */
+  emailUser?: EmailAccount;
+  /** The asserted email, trimmed and lower-cased; undefined when the provider asserted none (or a malformed one). */
   email?: string;
+  /** The provider asserted an `email` that is not exactly one valid address (a list, a display name, CRLF...). */
+  emailMalformed?: boolean;
   /** The provider asserted `email_verified: true` (GitHub: the address is verified there). */
   emailVerified: boolean;
   provider: { trustEmail: boolean; allowSignup: boolean };
   /** REGISTRATION=open (CONTRACT §15). */
   registrationOpen: boolean;
-  /** The flow was started from /account by this signed-in user, to link the identity to them. */
+  /**
+   * The person proved this account: a link started from /account by the signed-in user, or a pending link completed
+   * after signing in to the account it names. The identity is linked to it (or already is).
+   */
   linkToUserId?: string;
 }
+
+/** Why an identity that matches an account by email is not linked automatically. */
+export type ProofReason = 'untrusted_email' | 'unverified_account' | 'privileged_account';
 
 export type LinkingDecision =
   /** A known identity: its user signs in. */
   | { action: 'sign_in'; userId: string }
-  /** The email is trusted and verified: the identity is linked to that account, which signs in. */
+  /** Trusted and verified email, a verified account without admin rights: linked (mailed), and it signs in. */
   | { action: 'link_and_sign_in'; userId: string }
-  /** The email names an account, but is not trusted: the person proves that account first, then it is linked. */
-  | { action: 'prove_account'; userId: string }
+  /** The email names an account, but no automatic link: the person proves that account first, then it is linked. */
+  | { action: 'prove_account'; userId: string; because: ProofReason }
   /** Nobody has this identity or email: a new account, its email verified only when trusted. */
   | { action: 'sign_up'; emailVerified: boolean }
-  /** Started from /account: the identity is linked to the signed-in user (or already is). */
+  /** The person proved the account (from /account, or a completed pending link): linked to it (or already is). */
   | { action: 'link_to_current'; userId: string; alreadyLinked: boolean }
   | { action: 'refuse'; reason: LinkingRefusal };
 
-export type LinkingRefusal = 'inactive' | 'no_email' | 'signup_closed' | 'linked_elsewhere';
+export type LinkingRefusal = 'inactive' | 'no_email' | 'invalid_email' | 'signup_closed' | 'linked_elsewhere';
+
+/** Every new link (automatic, from /account, after a proof, or at sign-up) is mailed to the account's address. */
+export const LINKS_ARE_MAILED = true;
 
 /** An asserted email counts as proof of the mailbox only when the admin trusts the provider AND it says verified. */
 export function emailIsTrusted(facts: Pick<LinkingFacts, 'emailVerified' | 'provider'>): boolean {
   return facts.provider.trustEmail && facts.emailVerified;
 }
 
+/**
+ * An account that is never linked automatically because of its rights: an admin-tier role (global) or any
+ * permission of this server (only global roles grant them; a global super_admin holds every one).
+ */
+export function isPrivilegedAccount(access: {
+  roles: ReadonlyArray<{ name: string; application: string | null }>;
+  permissions: readonly string[];
+}): boolean {
+  const adminTier = access.roles.some((r) => r.application === null && (ADMIN_TIER as readonly string[]).includes(r.name));
+  return adminTier || access.permissions.length > 0;
+}
+
+/** Why an email match may not be linked without the person signing in to the account; undefined when it may. */
+function proofNeeded(facts: LinkingFacts, account: EmailAccount): ProofReason | undefined {
+  if (!emailIsTrusted(facts)) return 'untrusted_email';
+  if (!account.emailVerified) return 'unverified_account';
+  if (account.privileged) return 'privileged_account';
+  return undefined;
+}
+
 export function decideLinking(facts: LinkingFacts): LinkingDecision {
+  // A claim that is not one plain address is never stored, matched or trusted: the answer is refused as a whole.
+  if (facts.emailMalformed) return { action: 'refuse', reason: 'invalid_email' };
   if (facts.linkToUserId !== undefined) {
     if (facts.linkedUser && facts.linkedUser.id !== facts.linkToUserId) return { action: 'refuse', reason: 'linked_elsewhere' };
     return { action: 'link_to_current', userId: facts.linkToUserId, alreadyLinked: facts.linkedUser !== undefined };
@@ -53,9 +109,10 @@ export function decideLinking(facts: LinkingFacts): LinkingDecision {
   if (!facts.email) return { action: 'refuse', reason: 'no_email' };
   if (facts.emailUser) {
     if (!facts.emailUser.isActive) return { action: 'refuse', reason: 'inactive' };
-    return emailIsTrusted(facts)
-      ? { action: 'link_and_sign_in', userId: facts.emailUser.id }
-      : { action: 'prove_account', userId: facts.emailUser.id };
+    const because = proofNeeded(facts, facts.emailUser);
+    return because
+      ? { action: 'prove_account', userId: facts.emailUser.id, because }
+      : { action: 'link_and_sign_in', userId: facts.emailUser.id };
   }
   if (!facts.provider.allowSignup || !facts.registrationOpen) return { action: 'refuse', reason: 'signup_closed' };
   return { action: 'sign_up', emailVerified: emailIsTrusted(facts) };
@@ -77,6 +134,8 @@ export function mayUnlinkIdentity(ways: SignInWays): boolean {
 export const REFUSAL_MESSAGES: Record<LinkingRefusal, string> = {
   inactive: 'This account is deactivated. Contact your administrator.',
   no_email: 'The identity provider did not share an email address, so no account can be found or created for you.',
+  invalid_email:
+    'The identity provider sent an email address that is not a single valid address, so it cannot be used. Contact your administrator.',
   signup_closed:
     'There is no account for this identity, and new accounts cannot be created this way. Ask your administrator for an invitation.',
   linked_elsewhere: 'This identity is already linked to another account.',

@@ -76,7 +76,7 @@ async function validateOidcIssuer(ctx: ServiceContext, issuer: string, clientId:
     const refused = outboundRefusalOf(err);
     if (refused) {
       const why =
-        refused.reason === 'private_address'
+        refused.reason === 'refused_address'
           ? `${refused.message} (set IDP_ALLOWED_HOSTS or IDP_ALLOW_PRIVATE to allow it)`
           : refused.reason === 'timeout'
             ? 'it did not answer in time'

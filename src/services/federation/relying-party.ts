@@ -148,6 +148,15 @@ function text(value: unknown): string | undefined {
 }
 
 /**
+ * An `email` claim exactly as sent (never trimmed or repaired): the sign-in service accepts it only when it is one
+ * valid address (CONTRACT §23). Absent or empty is no claim; anything that is not a string can never be an address.
+ */
+function emailClaim(value: unknown): string | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/**
  * The callback: the code exchanged with the round's verifier, the answer checked (state; for OpenID providers the
  * `iss` response parameter, and the id_token's issuer, audience, expiry, nonce and signature), then who signed in.
  */
@@ -175,7 +184,7 @@ export async function exchangeCallback(
       }
       return {
         subject: claims.sub,
-        email: text(source.email),
+        email: emailClaim(source.email),
         emailVerified: source.email_verified === true,
         givenName: text(source.given_name),
         familyName: text(source.family_name),
@@ -228,7 +237,7 @@ async function githubIdentity(ctx: ServiceContext, provider: IdentityProviderRow
   const primary = list.find((e) => e.primary === true && typeof e.email === 'string');
   return {
     subject: String(user.id),
-    email: text(primary?.email),
+    email: emailClaim(primary?.email),
     emailVerified: primary?.verified === true,
     name: text(user.name) ?? text(user.login),
   };

@@ -13,11 +13,13 @@ import {
   insertIdpFlow,
   insertPendingLink,
 } from '../../db/repositories/idp-flows.repo';
-import { insertIdentity, useIdentity } from '../../db/repositories/user-identities.repo';
+import { loadUserAccess } from '../../db/repositories/principal.repo';
+import { findIdentity, insertIdentity, useIdentity, type IdentityKey } from '../../db/repositories/user-identities.repo';
 import { findUserByEmail, findUserById, insertUser, type UserRow } from '../../db/repositories/users.repo';
 import { AppError } from '../../errors';
 import { addSeconds } from '../../lib/clock';
 import { randomToken, sha256Hex } from '../../lib/crypto';
+import { isSingleEmailAddress } from '../../lib/email-address';
 import { openIdClient } from '../../lib/openid-client';
 import type { AuthResult } from '../auth.service';
 import { normalizeEmail } from '../auth.service';
@@ -25,10 +27,11 @@ import type { RequestMeta, ServiceContext } from '../context';
 import { sendVerificationEmail } from '../email-links.service';
 import { loadFactors, methodsOf, type SecondFactorMethod } from '../mfa/factors.service';
 import { createMfaToken } from '../mfa/mfa-token';
+import { mailIdentityLinked } from '../mfa/notifications';
 import { AMR } from '../mfa/policy';
 import { resolveReturnTo } from '../oauth/return-to';
 import { startSession } from '../sessions.service';
-import { decideLinking, REFUSAL_MESSAGES, type LinkingRefusal } from './linking-policy';
+import { decideLinking, isPrivilegedAccount, REFUSAL_MESSAGES, type LinkingRefusal } from './linking-policy';
 import { authorizationUrlFor, exchangeCallback, UpstreamRejected, type UpstreamIdentity } from './relying-party';
 
 /**
@@ -55,6 +58,7 @@ const ENGLISH: Record<FederationRefusalReason, (provider: string) => string> = {
   race: () => 'An account for this identity was created at the same moment. Start again from the sign-in page.',
   inactive: () => REFUSAL_MESSAGES.inactive,
   no_email: () => REFUSAL_MESSAGES.no_email,
+  invalid_email: () => REFUSAL_MESSAGES.invalid_email,
   signup_closed: () => REFUSAL_MESSAGES.signup_closed,
   linked_elsewhere: () => REFUSAL_MESSAGES.linked_elsewhere,
 };
@@ -68,6 +72,14 @@ export class FederationRefused extends AppError {
     super('validation_error', ENGLISH[reason](providerName), { status });
     this.name = 'FederationRefused';
   }
+}
+
+/**
+ * The issuer part of an identity's key (CONTRACT §23): an OpenID provider's issuer, a GitHub provider's base URL. An
+ * identity linked under another value (the provider's issuer was changed since) is a different identity.
+ */
+export function identityIssuerOf(provider: Pick<IdentityProviderRow, 'type' | 'issuer' | 'baseUrl'>): string {
+  return (provider.type === 'github' ? provider.baseUrl : provider.issuer) ?? '';
 }
 
 async function enabledProvider(ctx: ServiceContext, slug: string): Promise<IdentityProviderRow> {
@@ -188,14 +200,23 @@ export async function completeFederatedSignIn(
     throw new FederationRefused('unverified', provider.name);
   }
 
-  const email = identity.email ? normalizeEmail(identity.email) : undefined;
-  const linked = await useIdentity(ctx.db, provider.id, identity.subject, now);
+  // CONTRACT §23: an email claim is used only when it is exactly one valid address, as sent.
+  const emailMalformed = identity.email !== undefined && !isSingleEmailAddress(identity.email);
+  const email = identity.email && !emailMalformed ? normalizeEmail(identity.email) : undefined;
+  const key: IdentityKey = { providerId: provider.id, issuer: identityIssuerOf(provider), subject: identity.subject };
+  const linked = emailMalformed ? undefined : await useIdentity(ctx.db, key, now);
   const linkedUser = linked ? await findUserById(ctx.db, linked.userId) : undefined;
   const emailUser = email && !linked ? await findUserByEmail(ctx.db, email) : undefined;
   const decision = decideLinking({
     linkedUser,
-    emailUser,
+    emailUser: emailUser && {
+      id: emailUser.id,
+      isActive: emailUser.isActive,
+      emailVerified: emailUser.emailVerified,
+      privileged: isPrivilegedAccount(await loadUserAccess(ctx.db, emailUser.id)),
+    },
     email,
+    emailMalformed,
     emailVerified: identity.emailVerified,
     provider: { trustEmail: provider.trustEmail, allowSignup: provider.allowSignup },
     registrationOpen: ctx.config.registration === 'open',
@@ -210,9 +231,12 @@ export async function completeFederatedSignIn(
         subjectId: linkedUser?.id ?? emailUser?.id ?? null,
         detail: { provider: slug, reason: decision.reason },
       });
+      if (decision.reason === 'invalid_email') {
+        ctx.logger.warn({ provider: slug }, 'identity provider asserted an email claim that is not a single valid address');
+      }
       throw new FederationRefused(decision.reason, provider.name, 403);
     case 'link_to_current': {
-      if (!decision.alreadyLinked) await linkIdentity(ctx, decision.userId, provider, identity.subject, email, 'account');
+      if (!decision.alreadyLinked) await linkIdentity(ctx, decision.userId, provider, key, email, 'account');
       return { kind: 'linked', providerName: provider.name };
     }
     case 'prove_account': {
@@ -221,49 +245,55 @@ export async function completeFederatedSignIn(
         tokenHash: sha256Hex(token),
         userId: decision.userId,
         providerId: provider.id,
+        issuer: key.issuer,
         subject: identity.subject,
         email: email ?? null,
         now,
         expiresAt: addSeconds(now, PENDING_LINK_TTL_SECONDS),
       });
+
       return { kind: 'prove_account', pendingLinkToken: token, email: email!, providerName: provider.name, returnTo };
     }
     case 'link_and_sign_in':
-      await linkIdentity(ctx, decision.userId, provider, identity.subject, email, 'verified_email');
-      return signIn(ctx, (await findUserById(ctx.db, decision.userId))!, provider, returnTo, meta);
+      await linkIdentity(ctx, decision.userId, provider, key, email, 'verified_email');
+      return signIn(ctx, (await findUserById(ctx.db, decision.userId))!, provider, key, returnTo, meta);
     case 'sign_in':
-      return signIn(ctx, linkedUser!, provider, returnTo, meta);
+      return signIn(ctx, linkedUser!, provider, key, returnTo, meta);
     case 'sign_up':
-      return signIn(ctx, await signUp(ctx, provider, identity, email!, decision.emailVerified), provider, returnTo, meta);
+      return signIn(ctx, await signUp(ctx, provider, identity, key, email!, decision.emailVerified), provider, key, returnTo, meta);
   }
 }
 
+/**
+ * The one way an identity is linked to an existing account (CONTRACT §16, §23): inserted and audited in one
+ * transaction, then mailed to the account's address. The audit row's actor is the signed-in person who linked it
+ * (from /account, or after proving the account); an automatic link (`verified_email`) was made by nobody signed in
+ * to the account, so its actor is null and the row names the upstream identity instead.
+ */
 async function linkIdentity(
   ctx: ServiceContext,
   userId: string,
-  provider: Pick<IdentityProviderRow, 'id' | 'slug'>,
-  subject: string,
+  provider: Pick<IdentityProviderRow, 'id' | 'slug' | 'name'>,
+  key: IdentityKey,
   email: string | undefined,
   via: 'verified_email' | 'account' | 'sign_in_proof',
 ): Promise<void> {
-  await withTransaction(ctx.db, async (trx) => {
-    const row = await insertIdentity(trx, {
-      id: randomUUID(),
-      userId,
-      providerId: provider.id,
-      subject,
-      email: email ?? null,
-      now: ctx.clock.now(),
-    });
-    // A concurrent callback linked it first: the unique (provider, subject) decided, nothing to record twice.
-    if (!row) return;
+  const linked = await withTransaction(ctx.db, async (trx) => {
+    const row = await insertIdentity(trx, { ...key, id: randomUUID(), userId, email: email ?? null, now: ctx.clock.now() });
+    // A concurrent callback linked it first: the unique (provider, issuer, subject) decided, nothing to record twice.
+    if (!row) return false;
     await ctx.events.record(trx, {
       type: 'auth.identity.linked',
-      actorId: userId,
+      actorId: via === 'verified_email' ? null : userId,
       subjectId: userId,
-      detail: { provider: provider.slug, identity_id: row.id, via },
+      detail: { provider: provider.slug, identity_id: row.id, via, upstream_subject: key.subject, upstream_email: email ?? null },
     });
+    return true;
   });
+  if (linked) {
+    const user = await findUserById(ctx.db, userId);
+    if (user) mailIdentityLinked(ctx, user, provider.name);
+  }
 }
 
 /** A new account from an upstream identity: no password, email verified only when trusted (CONTRACT §16). */
@@ -271,6 +301,7 @@ async function signUp(
   ctx: ServiceContext,
   provider: IdentityProviderRow,
   identity: UpstreamIdentity,
+  key: IdentityKey,
   email: string,
   emailVerified: boolean,
 ): Promise<UserRow> {
@@ -280,14 +311,7 @@ async function signUp(
   try {
     created = await withTransaction(ctx.db, async (trx) => {
       const user = await insertUser(trx, { id: randomUUID(), email, firstName, lastName, passwordHash: null, emailVerified, now });
-      const row = await insertIdentity(trx, {
-        id: randomUUID(),
-        userId: user.id,
-        providerId: provider.id,
-        subject: identity.subject,
-        email,
-        now,
-      });
+      const row = await insertIdentity(trx, { ...key, id: randomUUID(), userId: user.id, email, now });
       if (!row) throw new FederationRefused('stale', provider.name, 409);
       await ctx.events.record(trx, {
         type: 'user.created',
@@ -299,7 +323,7 @@ async function signUp(
         type: 'auth.identity.linked',
         actorId: user.id,
         subjectId: user.id,
-        detail: { provider: provider.slug, identity_id: row.id, via: 'sign_up' },
+        detail: { provider: provider.slug, identity_id: row.id, via: 'sign_up', upstream_subject: key.subject },
       });
       return { user, identityId: row.id };
     });
@@ -309,6 +333,8 @@ async function signUp(
     throw err;
   }
   const { user } = created;
+  // The link is mailed like every other (CONTRACT §23); an unverified address also gets its verification link.
+  mailIdentityLinked(ctx, user, provider.name);
   if (!emailVerified) await sendVerificationEmail(ctx, user);
   return user;
 }
@@ -318,6 +344,7 @@ async function signIn(
   ctx: ServiceContext,
   user: UserRow,
   provider: IdentityProviderRow,
+  key: IdentityKey,
   returnTo: string | undefined,
   meta: RequestMeta,
 ): Promise<CallbackOutcome> {
@@ -330,7 +357,7 @@ async function signIn(
       subjectId: user.id,
       ip: meta.ip,
       userAgent: meta.userAgent,
-      detail: { methods, provider: provider.slug },
+      detail: { methods, provider: provider.slug, upstream_subject: key.subject },
     });
     return { kind: 'second_factor', mfaToken, methods, returnTo };
   }
@@ -340,7 +367,7 @@ async function signIn(
     type: 'auth.login.succeeded',
     actorId: user.id,
     subjectId: user.id,
-    detail: { session_id: tokens.sessionId, amr: tokens.amr, provider: provider.slug },
+    detail: { session_id: tokens.sessionId, amr: tokens.amr, provider: provider.slug, upstream_subject: key.subject },
   });
   return { kind: 'signed_in', result: { user: { ...user, lastLoginAt: now }, tokens }, returnTo };
 }
@@ -364,7 +391,19 @@ export async function completePendingLink(ctx: ServiceContext, token: string, us
   const link = await consumePendingLink(ctx.db, sha256Hex(token), userId, ctx.clock.now());
   if (!link) return false;
   const provider = await findIdentityProviderById(ctx.db, link.providerId);
-  if (!provider) return false;
-  await linkIdentity(ctx, userId, provider, link.subject, link.email ?? undefined, 'sign_in_proof');
+  // The provider's issuer changed since the identity was asserted: it is not the identity that was proved for.
+  if (!provider || (link.issuer !== null && link.issuer !== identityIssuerOf(provider))) return false;
+  const key: IdentityKey = { providerId: provider.id, issuer: identityIssuerOf(provider), subject: link.subject };
+  const existing = await findIdentity(ctx.db, key);
+  const decision = decideLinking({
+    linkedUser: existing ? { id: existing.userId, isActive: true } : undefined,
+    email: link.email ?? undefined,
+    emailVerified: false,
+    provider: { trustEmail: provider.trustEmail, allowSignup: provider.allowSignup },
+    registrationOpen: ctx.config.registration === 'open',
+    linkToUserId: userId,
+  });
+  if (decision.action !== 'link_to_current' || decision.alreadyLinked) return false;
+  await linkIdentity(ctx, userId, provider, key, link.email ?? undefined, 'sign_in_proof');
   return true;
 }

@@ -4,6 +4,7 @@ import { burnMfaTokensOfUser } from '../../db/repositories/mfa-tokens.repo';
 import { deleteTotp, findTotp } from '../../db/repositories/mfa-totp.repo';
 import { burnChallengesOfUser } from '../../db/repositories/webauthn-challenges.repo';
 import { deletePasskeysOfUser } from '../../db/repositories/webauthn-credentials.repo';
+import { deleteIdentitiesOfUser } from '../../db/repositories/user-identities.repo';
 import { lockUser } from '../../db/repositories/users.repo';
 import { forbidden, notFound } from '../../errors';
 import type { ServiceContext } from '../context';
@@ -18,13 +19,15 @@ export interface RemovedFactors {
   totp: boolean;
   /** Unused recovery codes. */
   recoveryCodes: number;
+  /** The names of the providers whose linked identities were removed (CONTRACT §23: a way to sign in). */
+  identities: string[];
 }
 
 /** Why every factor of an account went (the audit row's `detail.via`). */
 export type FactorResetReason = 'set_password_link' | 'create_admin' | 'admin';
 
 export function anyFactorRemoved(removed: RemovedFactors): boolean {
-  return removed.passkeys > 0 || removed.totp || removed.recoveryCodes > 0;
+  return removed.passkeys > 0 || removed.totp || removed.recoveryCodes > 0 || removed.identities.length > 0;
 }
 
 /** "2 passkeys, an authenticator app and 10 recovery codes" (for the CLI and the notification). */
@@ -33,14 +36,19 @@ export function describeRemovedFactors(removed: RemovedFactors): string {
   if (removed.passkeys > 0) parts.push(`${removed.passkeys} passkey${removed.passkeys === 1 ? '' : 's'}`);
   if (removed.totp) parts.push('an authenticator app');
   if (removed.recoveryCodes > 0) parts.push(`${removed.recoveryCodes} recovery code${removed.recoveryCodes === 1 ? '' : 's'}`);
+  if (removed.identities.length > 0) {
+    const n = removed.identities.length;
+    parts.push(`${n} linked sign-in${n === 1 ? '' : 's'} (${removed.identities.join(', ')})`);
+  }
   if (parts.length === 0) return 'no second factors';
   return parts.length === 1 ? parts[0]! : `${parts.slice(0, -1).join(', ')} and ${parts[parts.length - 1]}`;
 }
 
 /**
- * CONTRACT §11 "Taking an account back ends every factor": removes every passkey, the TOTP secret (pending or not)
- * and the recovery codes of the user, ends second steps of sign-in already begun (mfa_tokens) and WebAuthn
- * ceremonies in flight, and records `mfa.factors.reset` in the caller's transaction. The caller holds the users row
+ * CONTRACT §11 "Taking an account back ends every factor" and §23 "a linked identity is a way to sign in": removes
+ * every passkey, the TOTP secret (pending or not), the recovery codes and every linked upstream identity of the user,
+ * ends second steps of sign-in already begun (mfa_tokens) and WebAuthn ceremonies in flight, and records
+ * `mfa.factors.reset` and one `auth.identity.unlinked` per identity in the caller's transaction. The caller holds the users row
  * lock (lock order of docs/security.md: users, then the factor tables) and ends the sessions as its rule says.
  */
 export async function removeEveryFactor(
@@ -56,8 +64,22 @@ export async function removeEveryFactor(
   const recoveryCodes = await deleteRecoveryCodes(trx, userId);
   await burnMfaTokensOfUser(trx, userId, now);
   await burnChallengesOfUser(trx, userId, now);
-  const removed = { passkeys: passkeys.length, totp: Boolean(totp?.confirmedAt), recoveryCodes };
-  if (anyFactorRemoved(removed)) {
+  const identities = await deleteIdentitiesOfUser(trx, userId);
+  const removed = {
+    passkeys: passkeys.length,
+    totp: Boolean(totp?.confirmedAt),
+    recoveryCodes,
+    identities: identities.map((i) => i.providerName),
+  };
+  for (const identity of identities) {
+    await ctx.events.record(trx, {
+      type: 'auth.identity.unlinked',
+      actorId: reason.actorId,
+      subjectId: userId,
+      detail: { provider: identity.providerSlug, identity_id: identity.id, via: reason.via },
+    });
+  }
+  if (removed.passkeys > 0 || removed.totp || removed.recoveryCodes > 0) {
     await ctx.events.record(trx, {
       type: 'mfa.factors.reset',
       actorId: reason.actorId,

@@ -11,16 +11,17 @@ interface MailUser {
  * Every factor added or removed, and every recovery code used, is mailed to the account (CONTRACT §10): the owner
  * learns at once when someone else changed how the account signs in.
  */
-function notify(ctx: ServiceContext, user: MailUser, subject: (t: Messages) => string, what: (t: Messages) => string): void {
+function notify(ctx: ServiceContext, user: MailUser, subject: (t: Messages) => string, what: (t: Messages) => string | string[]): void {
   const { t, brand } = mailEnv(ctx);
   const hello = user.firstName ? t.mail.helloName(user.firstName) : t.mail.hello;
   const outro = t.mail.notOwnerOutro(`${ctx.config.baseUrl}/account`);
   const footer = t.mail.footer(brand.name, ctx.config.baseUrl);
+  const body = [what(t)].flat();
   ctx.mailer.send({
     to: user.email,
     subject: subject(t),
-    text: `${hello}\n\n${what(t)}\n\n${outro}\n\n-- \n${footer}\n`,
-    html: renderMailHtml([hello, what(t), outro], { brand, footer }),
+    text: `${hello}\n\n${body.join('\n\n')}\n\n${outro}\n\n-- \n${footer}\n`,
+    html: renderMailHtml([hello, ...body, outro], { brand, footer }),
   });
 }
 
@@ -58,28 +59,44 @@ export function mailRecoveryCodeUsed(ctx: ServiceContext, user: MailUser, left: 
 }
 
 /**
- * CONTRACT §11: taking an account back (or an administrator's reset) removed every second factor; the owner is told
- * what went and why, so that a factor planted by someone else is known to be gone, and a lost one can be set up again.
+ * CONTRACT §11, §23: taking an account back (or an administrator's reset) removed every second factor and every
+ * linked identity; the owner is told what went and why, so that a factor or an upstream sign-in planted by someone
+ * else is known to be gone, and a lost one can be set up again.
  */
 export function mailFactorsReset(
   ctx: ServiceContext,
   user: MailUser,
-  removed: { passkeys: number; totp: boolean; recoveryCodes: number },
+  removed: { passkeys: number; totp: boolean; recoveryCodes: number; identities: readonly string[] },
   via: keyof Messages['mailExtra']['resetCause'],
 ): void {
   const { locale } = mailEnv(ctx);
-  const what = (t: Messages): string => {
+  const list = (parts: string[]) => new Intl.ListFormat(locale, { type: 'conjunction' }).format(parts);
+  const factors = (t: Messages): string[] => {
     const parts: string[] = [];
     if (removed.passkeys > 0) parts.push(t.mailExtra.removedPasskeys(removed.passkeys));
     if (removed.totp) parts.push(t.mailExtra.removedTotp);
     if (removed.recoveryCodes > 0) parts.push(t.mailExtra.removedRecoveryCodes);
-    return new Intl.ListFormat(locale, { type: 'conjunction' }).format(parts);
+    return parts;
   };
+  const anyFactor = removed.passkeys > 0 || removed.totp || removed.recoveryCodes > 0;
   notify(
     ctx,
     user,
-    (t) => t.mailExtra.factorsResetSubject,
-    (t) => t.mailExtra.factorsReset(t.mailExtra.resetCause[via], what(t)),
+    (t) => (anyFactor ? t.mailExtra.factorsResetSubject : t.mailFederation.identitiesRemovedSubject),
+    (t) => [
+      anyFactor ? t.mailExtra.factorsReset(t.mailExtra.resetCause[via], list(factors(t))) : t.mailExtra.resetCause[via],
+      ...(removed.identities.length > 0 ? [t.mailFederation.identitiesRemoved(list([...removed.identities]))] : []),
+    ],
+  );
+}
+
+/** CONTRACT §23: every new link of an upstream identity is mailed to the account's address. */
+export function mailIdentityLinked(ctx: ServiceContext, user: MailUser, providerName: string): void {
+  notify(
+    ctx,
+    user,
+    (t) => t.mailFederation.linkedSubject(providerName),
+    (t) => t.mailFederation.linked(providerName),
   );
 }
 

@@ -137,7 +137,7 @@ export async function startAuthorization(
   const { client, redirectUri } = verified;
 
   const stateParam = single(query.state);
-  const state = stateParam.ok ? stateParam.value : undefined;
+  const state = stateParam.ok && stateParam.value ? stateParam.value : undefined;
   const redirectError = (error: OAuthErrorCode, description: string): AuthorizeOutcome => ({
     kind: 'redirect',
     url: errorRedirect(ctx.config.oidcIssuer, redirectUri, error, description, state),
@@ -166,8 +166,9 @@ export async function startAuthorization(
     return redirectError('invalid_request', 'code_challenge must be 43 base64url characters (SHA-256 of the verifier)');
   }
 
-  // Spec §4.3: every authorize parameter is required, state and scope included.
-  if (!state) return redirectError('invalid_request', 'state is required');
+  // Spec §4.3 makes every authorize parameter required; CONTRACT §23 amends it for `state`: PKCE S256 is required on
+  // every request above and carries the CSRF defence (RFC 9700 §2.1), so a request without `state` (the MCP SDK sends
+  // none) is answered without one. An empty `state=` is the same as none. `scope` stays required.
   const scopeParam = single(query.scope);
   if (!scopeParam.ok) return redirectError('invalid_request', 'scope must be sent once');
   // RFC 8707: one resource per request, judged before the scope (the resource's scopes may be asked for with it).

@@ -1,7 +1,7 @@
 import { parse, type Filter } from 'scim2-parse-filter';
-import { z } from 'zod';
 import type { ScimCompareOp, ScimCondition } from '../../db/repositories/scim.repo';
 import { ScimError } from '../../errors';
+import { isSingleEmailAddress } from '../../lib/email-address';
 
 /**
  * SCIM filters (RFC 7644 §3.4.2.2) compiled to the condition tree the repository turns into parameterised SQL. The
@@ -138,15 +138,13 @@ function compile(
   }
 }
 
-const EMAIL = z.email();
-
 /**
  * `userName eq "…"`, the filter every directory sends before it creates a user, answered by an index: userName is the
  * directory's own userName when it sent one that is not an email address (kept per connection), else the account's
  * email (stored lower-cased). An email-shaped value can only be the second; any other value only the first.
  */
 function userNameEquals(value: string): ScimCondition {
-  if (EMAIL.safeParse(value).success) {
+  if (isSingleEmailAddress(value)) {
     return {
       kind: 'and',
       conditions: [

@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { ScimGroupRow, ScimUserRecord } from '../../db/repositories/scim.repo';
 import { ScimError } from '../../errors';
+import { isSingleEmailAddress } from '../../lib/email-address';
+import { nameProblem } from '../../lib/names';
 
 /**
  * The SCIM resources (RFC 7643) as this server represents accounts and groups, what it reads from a directory's
@@ -191,8 +193,6 @@ const userInput = z.looseObject({
   [SCHEMA.enterprise]: z.record(z.string(), z.unknown()).nullish(),
 });
 
-const EMAIL = z.email();
-
 /** What an account and the connection's record of it become from a User resource (create, replace, patched). */
 export interface UserInput {
   email: string;
@@ -222,21 +222,33 @@ export function readUser(body: unknown): UserInput {
   const u = parsed.data;
   const emails = (u.emails ?? []).filter((e) => typeof e.value === 'string' && e.value.trim());
   const primary = emails.find((e) => e.primary === true) ?? emails[0];
-  const userNameIsEmail = EMAIL.safeParse(u.userName).success;
+  const userNameIsEmail = isSingleEmailAddress(u.userName);
   const candidate = userNameIsEmail ? u.userName : primary?.value?.trim();
-  if (!candidate || !EMAIL.safeParse(candidate).success) {
+  if (!candidate || !isSingleEmailAddress(candidate)) {
     throw new ScimError('validation_error', 'userName (or the primary emails value) must be an email address', 'invalidValue');
   }
   const enterprise = u[SCHEMA.enterprise];
   const ext = enterprise && typeof enterprise === 'object' ? (enterprise as Record<string, unknown>) : null;
   if (ext && JSON.stringify(ext).length > 10_000)
     throw new ScimError('validation_error', 'The enterprise extension is too large', 'invalidValue');
+  const firstName = (u.name?.givenName ?? '').trim();
+  const lastName = (u.name?.familyName ?? '').trim();
+  const displayName = u.displayName?.trim() || null;
+  for (const [field, value] of [
+    ['name.givenName', firstName],
+    ['name.familyName', lastName],
+    ['displayName', displayName ?? ''],
+  ] as const) {
+    // The account's names follow the API's rule (CONTRACT §8): one line, at most 100 characters; empty is allowed here.
+    const problem = value ? nameProblem(value) : undefined;
+    if (problem) throw new ScimError('validation_error', `${field} ${problem}`, 'invalidValue');
+  }
   return {
     email: candidate.trim().toLowerCase(),
     userName: userNameIsEmail ? null : u.userName,
-    firstName: (u.name?.givenName ?? '').trim(),
-    lastName: (u.name?.familyName ?? '').trim(),
-    displayName: u.displayName?.trim() || null,
+    firstName,
+    lastName,
+    displayName,
     externalId: u.externalId ?? null,
     active: u.active ?? true,
     enterprise: ext && Object.keys(ext).length ? ext : null,

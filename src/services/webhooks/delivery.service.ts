@@ -4,8 +4,15 @@ import { findDeliveryWork, markDeliveryFailed, recordDeliveryAttempt, type Attem
 import { outboundRequest, OutboundRefused, type OutboundClient, type OutboundPolicy } from '../../lib/outbound-http';
 import type { ServiceContext } from '../context';
 import { presentActor } from '../audit.service';
-import { secretPurpose } from './subscriptions.service';
-import { isDelivered, RESPONSE_EXCERPT_CHARS, retryDelaySeconds, RETRY_DELAYS_SECONDS, webhookOutboundPolicy } from './webhook-policy';
+import { POINTS_AT_THIS_SERVER, secretPurpose } from './subscriptions.service';
+import {
+  isDelivered,
+  pointsAtThisServer,
+  RESPONSE_EXCERPT_CHARS,
+  retryDelaySeconds,
+  RETRY_DELAYS_SECONDS,
+  webhookOutboundPolicy,
+} from './webhook-policy';
 
 export interface DeliveryOptions {
   /** The retry schedule; CONTRACT §17's unless a test shortens it. */
@@ -91,6 +98,9 @@ export async function attemptDelivery(
   let responseExcerpt: string | null = null;
   let error: string | null = null;
   try {
+    // CONTRACT §23: a URL that names this server (saved before the rule, or written around the API) is never called;
+    // its own addresses are refused by the policy's refuseAddress when the connection is made.
+    if (pointsAtThisServer(ctx.config, subscription.url)) throw new OutboundRefused('refused_address', POINTS_AT_THIS_SERVER);
     const policy = webhookOutboundPolicy(ctx.config, subscription.url, options.outbound);
     const request = { method: 'POST', headers, body };
     const res = options.client

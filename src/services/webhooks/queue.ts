@@ -49,16 +49,36 @@ export interface WebhookWorkerOptions extends DeliveryOptions {
   concurrency?: number;
   /** How often jobs scheduled for later (retries) are looked for, in ms (graphile-worker's default 2000). */
   pollIntervalMs?: number;
+  /** How often the locks of dead workers are looked for, in ms (STALE_LOCK_SWEEP_MS; tests shorten it). */
+  staleLockSweepMs?: number;
 }
 
 /**
  * Starts this instance's workers beside the HTTP server: `concurrency` attempts at most. graphile-worker fetches and
  * completes jobs on a pool of its own (at most 4 connections); attempts use the service pool for their short reads
  * and writes and hold no connection while waiting for a receiver. `stop()` lets running attempts finish.
+ *
+ * Restarts lose nothing (CONTRACT §23): the locks of workers that died (a `kill -9`, a power cut) are released before
+ * the first job is fetched, and again every STALE_LOCK_SWEEP_MS, so that a dead worker's attempt and the rest of its
+ * named queue run again within two minutes of any restart.
  */
 export async function startWebhookWorker(ctx: ServiceContext, options: WebhookWorkerOptions): Promise<WebhookWorker> {
   const concurrency = options.concurrency ?? ctx.config.webhookConcurrency;
   const { run } = loadGraphileWorker();
+  const log = ctx.logger.child({ component: 'webhook-queue' });
+  let sweeping: Promise<void> | undefined;
+  const sweep = () =>
+    (sweeping ??= (async () => {
+      try {
+        const released = await releaseStaleWorkerLocks(ctx.db);
+        if (released > 0) log.warn({ workers: released }, 'released the webhook attempts of workers that died; they run again');
+      } catch (err) {
+        log.warn({ err: { message: (err as Error).message } }, 'releasing the locks of dead webhook workers failed; retried');
+      } finally {
+        sweeping = undefined;
+      }
+    })());
+  await sweep();
   // One keep-alive client for all attempts: a burst to one receiver reuses its connections (and TLS sessions).
   const client = createOutboundClient(webhookOutboundPolicy(ctx.config, '', options.outbound));
   const deliveryOptions: DeliveryOptions = { ...options, client };
@@ -77,8 +97,12 @@ export async function startWebhookWorker(ctx: ServiceContext, options: WebhookWo
       },
     },
   });
+  const sweeper = setInterval(() => void sweep(), options.staleLockSweepMs ?? STALE_LOCK_SWEEP_MS);
+  sweeper.unref();
   return {
     stop: async () => {
+      clearInterval(sweeper);
+      await sweeping;
       await runner.stop();
       await client.close();
     },
@@ -87,12 +111,18 @@ export async function startWebhookWorker(ctx: ServiceContext, options: WebhookWo
 
 /**
  * A job or queue lock older than this belongs to a worker that died (kill -9, power cut): an attempt ends within
- * DELIVERY_TIMEOUT_MS plus a few statements, so no live worker holds a lock this long.
+ * DELIVERY_TIMEOUT_MS (10 s) plus a few statements, so no live worker holds a lock this long.
  */
-export const STALE_WORKER_LOCK_SECONDS = 300;
+export const STALE_WORKER_LOCK_SECONDS = 60;
 
 /**
- * Releases the locks of workers that died mid-attempt, so that their attempts run again within a prune interval
+ * How often each instance looks for stale locks. A worker that died just before a restart holds its lock for at most
+ * STALE_WORKER_LOCK_SECONDS, then waits at most one sweep and one poll: its queue runs again within 95 s.
+ */
+export const STALE_LOCK_SWEEP_MS = 30_000;
+
+/**
+ * Releases the locks of workers that died mid-attempt, so that their attempts run again within a minute and a half
  * instead of after graphile-worker's own 4 hours. Uses graphile-worker's `force_unlock_workers` (what
  * WorkerUtils.forceUnlockWorkers calls) on the worker ids whose locks are stale; the version is pinned (0.17.3), whose
  * `_private_jobs` / `_private_job_queues` tables hold the locks. Returns how many workers were released; 0 when the

@@ -17,7 +17,10 @@ import { badRequest, notFound } from '../../errors';
 import { addSeconds } from '../../lib/clock';
 import { checkOutboundTarget, OutboundRefused, type OutboundPolicy } from '../../lib/outbound-http';
 import type { ServiceContext } from '../context';
-import { PREVIOUS_SECRET_GRACE_SECONDS, webhookOutboundPolicy } from './webhook-policy';
+import { pointsAtThisServer, PREVIOUS_SECRET_GRACE_SECONDS, webhookOutboundPolicy } from './webhook-policy';
+
+/** CONTRACT §23: why a URL naming this server is refused (when saved and at every attempt). */
+export const POINTS_AT_THIS_SERVER = 'url must not point at this server (a delivery would cause the events it delivers)';
 
 /** Input validated at the edge (routes/webhooks/webhooks.schemas.ts): event patterns are known, the URL parses. */
 export interface WebhookInput {
@@ -40,6 +43,7 @@ function generateSecret(): string {
  * answers change): scheme, credentials and every address the host resolves to now.
  */
 export async function assertWebhookUrlAllowed(ctx: ServiceContext, url: string, overrides: Partial<OutboundPolicy> = {}): Promise<void> {
+  if (pointsAtThisServer(ctx.config, url)) throw badRequest('Invalid webhook URL', [{ path: 'url', message: POINTS_AT_THIS_SERVER }]);
   try {
     await checkOutboundTarget(url, webhookOutboundPolicy(ctx.config, url, overrides));
   } catch (err) {
@@ -49,7 +53,7 @@ export async function assertWebhookUrlAllowed(ctx: ServiceContext, url: string, 
         ? ctx.config.isProduction
           ? 'url must be an https URL'
           : 'url must be an https URL (plain http only to localhost or a loopback address)'
-        : err.reason === 'private_address' && ctx.config.isProduction
+        : err.reason === 'refused_address' && ctx.config.isProduction
           ? `${err.message} (private, loopback and link-local receivers need WEBHOOK_ALLOW_PRIVATE=true)`
           : err.message;
     throw badRequest('Invalid webhook URL', [{ path: 'url', message: reason }]);

@@ -1,4 +1,5 @@
 import net from 'node:net';
+import os from 'node:os';
 import ipaddr from 'ipaddr.js';
 import type { Config } from '../../config';
 import type { OutboundPolicy } from '../../lib/outbound-http';
@@ -67,12 +68,87 @@ export function isLoopbackHost(host: string): boolean {
   return parsed.range() === 'loopback';
 }
 
+function normalHost(host: string): string {
+  return host
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '')
+    .toLowerCase();
+}
+
+/** An IP literal in one spelling (IPv4-mapped IPv6 as IPv4), or undefined for a name. */
+function normalAddress(address: string): string | undefined {
+  const h = normalHost(address);
+  if (!ipaddr.isValid(h)) return undefined;
+  let parsed = ipaddr.parse(h);
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  return parsed.toNormalizedString();
+}
+
+function portOfUrl(url: URL): number {
+  return url.port ? Number(url.port) : url.protocol === 'http:' ? 80 : 443;
+}
+
+/**
+ * CONTRACT §23 "Webhooks never target this server", by name: true when `url` names one of this server's own
+ * origins (BASE_URL's, OIDC_ISSUER's). A public name is refused whatever the port (the same host is this server or
+ * its reverse proxy); a loopback one (development) only on the same port, since other local services listen on
+ * other ports of the same name. ALLOWED_ORIGINS are other applications' origins, not this server's: not refused.
+ */
+export function pointsAtThisServer(config: Pick<Config, 'baseUrl' | 'oidcIssuer'>, url: string): boolean {
+  let target: URL;
+  try {
+    target = new URL(url);
+  } catch {
+    return false;
+  }
+  const targetHost = normalAddress(target.hostname) ?? normalHost(target.hostname);
+  return [config.baseUrl, config.oidcIssuer].some((own) => {
+    let origin: URL;
+    try {
+      origin = new URL(own);
+    } catch {
+      return false;
+    }
+    if (isLoopbackHost(origin.hostname)) return isLoopbackHost(target.hostname) && portOfUrl(origin) === portOfUrl(target);
+    return (normalAddress(origin.hostname) ?? normalHost(origin.hostname)) === targetHost;
+  });
+}
+
+/** The addresses of this machine's interfaces (os.networkInterfaces), in normal spelling. */
+function interfaceAddresses(): Set<string> {
+  const addresses = new Set<string>();
+  for (const list of Object.values(os.networkInterfaces())) {
+    for (const entry of list ?? []) {
+      const normal = normalAddress(entry.address.split('%')[0]!);
+      if (normal) addresses.add(normal);
+    }
+  }
+  return addresses;
+}
+
+/**
+ * CONTRACT §23, by address: the server listens on `port` of every interface (server.ts), so an address of this
+ * machine (loopback, unspecified, or any interface's) on that port is this server, whatever name led to it.
+ */
+export function isListeningAddress(
+  listeningPort: number,
+  address: string,
+  port: number,
+  local: ReadonlySet<string> = interfaceAddresses(),
+): boolean {
+  if (port !== listeningPort) return false;
+  const normal = normalAddress(address);
+  if (!normal) return false;
+  const range = ipaddr.parse(normal).range();
+  return range === 'loopback' || range === 'unspecified' || [...local].some((a) => normalAddress(a) === normal);
+}
+
 /**
  * CONTRACT §17, the outbound policy of one webhook URL: https; plain http only to a loopback host outside
  * production; private, loopback and link-local addresses refused in production unless WEBHOOK_ALLOW_PRIVATE=true.
  */
 export function webhookOutboundPolicy(
-  config: Pick<Config, 'isProduction' | 'webhookAllowPrivate'>,
+  config: Pick<Config, 'isProduction' | 'webhookAllowPrivate'> & Partial<Pick<Config, 'port'>>,
   url: string,
   overrides: Partial<OutboundPolicy> = {},
 ): OutboundPolicy {
@@ -85,6 +161,10 @@ export function webhookOutboundPolicy(
   return {
     allowPrivate: !config.isProduction || config.webhookAllowPrivate,
     allowHttp: !config.isProduction && loopback,
+    // CONTRACT §23: never this server's own listening addresses, WEBHOOK_ALLOW_PRIVATE or not.
+    ...(config.port !== undefined
+      ? { refuseAddress: (address: string, port: number) => isListeningAddress(config.port!, address, port) }
+      : {}),
     timeoutMs: DELIVERY_TIMEOUT_MS,
     maxBytes: RESPONSE_MAX_BYTES,
     ...overrides,

@@ -117,13 +117,19 @@ export type ConsoleSection =
 
 type NavLabel = keyof Messages['console']['nav'];
 
-const NAV: Array<{ id: ConsoleSection; href: string; label: NavLabel }> = [
+/** `permission`: the entry is shown only to who holds it (its pages refuse everyone else). */
+const NAV: Array<{ id: ConsoleSection; href: string; label: NavLabel; permission?: string }> = [
   { id: 'overview', href: '/admin', label: 'overview' },
   { id: 'users', href: '/admin/users', label: 'users' },
   { id: 'roles', href: '/admin/roles', label: 'roles' },
   { id: 'applications', href: '/admin/applications', label: 'applications' },
   { id: 'resources', href: '/admin/api-resources', label: 'resources' },
-  { id: 'identity-providers', href: '/admin/identity-providers', label: 'identityProviders' },
+  {
+    id: 'identity-providers',
+    href: '/admin/identity-providers',
+    label: 'identityProviders',
+    permission: 'system:manage_identity_providers',
+  },
   { id: 'webhooks', href: '/admin/webhooks', label: 'webhooks' },
   { id: 'audit', href: '/admin/audit', label: 'audit' },
   { id: 'signing-keys', href: '/admin/signing-keys', label: 'signingKeys' },
@@ -136,6 +142,8 @@ export interface ConsoleFrame {
   section?: ConsoleSection;
   email: string;
   csrf: string;
+  /** Permissions the signed-in person holds (super_admin: every one); entries needing another are not shown. */
+  permissions?: readonly string[];
   /** `detail`: the API's English reason of a refusal, shown marked lang="en" on a page in another language. */
   flash?: { kind: 'ok' | 'error'; message: string; detail?: string };
 }
@@ -157,7 +165,7 @@ export function ConsoleLayout(props: ConsoleFrame & { children?: ComponentChildr
             </a>
             <nav class="main" aria-label={c.navLabel}>
               <ul>
-                {NAV.map((item) => (
+                {NAV.filter((item) => !item.permission || props.permissions?.includes(item.permission)).map((item) => (
                   <li>
                     <a href={item.href} aria-current={item.id === props.section ? 'page' : undefined}>
                       {c.nav[item.label]}

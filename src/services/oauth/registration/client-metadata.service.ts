@@ -61,8 +61,7 @@ const REFUSAL_MESSAGES: Record<OutboundRefused['reason'], string> = {
   bad_url: 'the client_id is not a usable URL',
   scheme: 'a metadata document client_id must be an https URL',
   // One answer for both: telling them apart would let anyone probe which internal names exist (the log says which).
-  private_address: 'the client_id’s host does not resolve to a public address',
-  dns: 'the client_id’s host does not resolve to a public address',
+  refused_address: 'the client_id’s host does not resolve to a public address',
   timeout: 'the metadata document did not arrive in time',
   too_large: 'the metadata document is too large',
   network: 'the metadata document could not be fetched',
@@ -90,7 +89,7 @@ export function createMetadataDocumentFetcher(options: MetadataDocumentFetcherOp
     try {
       response = await outboundRequest(url.value, { headers: { accept: 'application/json' } }, policy);
     } catch (err) {
-      if (err instanceof OutboundRefused) throw new MetadataDocumentRefused(REFUSAL_MESSAGES[err.reason], err.message);
+      if (err instanceof OutboundRefused) throw new MetadataDocumentRefused(REFUSAL_MESSAGES[err.reason], err.internal);
       throw err;
     }
     // The draft: the document is served with 200; a redirect is never followed (it would leave the vetted host).
