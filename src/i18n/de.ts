@@ -49,6 +49,10 @@ export const de: Messages = {
   login: {
     title: 'Anmelden',
     continueTo: (app: string) => `um mit ${app} fortzufahren`,
+    unreviewed:
+      'Diese App hat sich selbst registriert; ihren Namen hat sie sich selbst gegeben. Melden Sie sich nur an, wenn Sie dies selbst begonnen haben und der App vertrauen.',
+    unreviewedHost: (host: string) =>
+      `Diese App beschreibt sich selbst unter ${host}; ihren Namen hat sie sich selbst gegeben. Melden Sie sich nur an, wenn Sie dies selbst begonnen haben und dieser Adresse vertrauen.`,
     signedInAs: (email: string) => `Sie sind als ${email} angemeldet. Melden Sie sich erneut an, um ein anderes Konto zu verwenden.`,
     submit: 'Anmelden',
     passkey: 'Mit einem Passkey anmelden',
@@ -170,6 +174,7 @@ export const de: Messages = {
     unreviewed: (host: string) =>
       `Diese App hat sich selbst registriert; ihren Namen hat sie sich selbst gegeben. Erlauben Sie den Zugriff nur, wenn ` +
       `Sie diese Anmeldung selbst begonnen haben und der App vertrauen. Nach Ihrer Entscheidung werden Sie zu ${host} weitergeleitet.`,
+    resources: 'Außerdem erhält sie in Ihrem Namen Zugriff auf diese APIs:',
     metadataDocumentHost: (host: string) => `Diese App weist sich über ihre Adresse bei ${host} aus.`,
     metadataDocumentUnreviewed:
       'Kein Administrator hat diese App geprüft: Sie hat sich selbst beschrieben. Erlauben Sie nur, wenn Sie diese Anmeldung begonnen haben und dieser Adresse vertrauen.',

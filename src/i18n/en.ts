@@ -51,6 +51,10 @@ export const en = {
   login: {
     title: 'Sign in',
     continueTo: (app: string) => `to continue to ${app}`,
+    unreviewed:
+      'This app registered itself, so its name is whatever it chose to call itself. Sign in only if you started this yourself and trust the app.',
+    unreviewedHost: (host: string) =>
+      `This app describes itself at ${host}; its name is whatever it chose to call itself. Sign in only if you started this yourself and trust that address.`,
     signedInAs: (email: string) => `You are signed in as ${email}. Sign in again to use another account.`,
     submit: 'Sign in',
     passkey: 'Sign in with a passkey',
@@ -167,6 +171,7 @@ export const en = {
     unreviewed: (host: string) =>
       `This app registered itself, so its name is whatever it chose to call itself. Only approve if you started this ` +
       `sign-in yourself and trust the app. After your decision you will be sent to ${host}.`,
+    resources: 'It will also get access to these APIs on your behalf:',
     metadataDocumentHost: (host: string) => `This app is identified by its address at ${host}.`,
     metadataDocumentUnreviewed:
       'No administrator reviewed this app: it described itself. Approve only if you started this sign-in and trust that address.',

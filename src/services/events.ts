@@ -31,6 +31,7 @@ export const SECURITY_EVENT_TYPES = [
   'mfa.factors.reset',
   'auth.reauthentication.failed',
   'oauth.consent.granted',
+  'oauth.consent.reused',
   'oauth.client.auth_failed',
   'oauth.token.revoked',
   'oauth.token.issued',

@@ -42,6 +42,29 @@ export function enforce(verdict: Verdict): void {
   if (!verdict.allowed) throw new AppError(verdict.code, verdict.reason);
 }
 
+/**
+ * CONTRACT §23 "Admin policy by permission": the permissions that make their holder an administrator, declared once.
+ * Every permission of this server's catalogue gates an administration API (users, roles, clients, resources,
+ * identity providers, webhooks, provisioning), so every one is an admin permission, including permissions added
+ * later; a future permission that grants no administration would be listed in NON_ADMIN_PERMISSIONS (none today).
+ */
+export const NON_ADMIN_PERMISSIONS: ReadonlySet<string> = new Set<string>();
+
+export function isAdminPermission(permission: string): boolean {
+  return !NON_ADMIN_PERMISSIONS.has(permission);
+}
+
+/**
+ * Whether a caller counts as an administrator for the rules that protect administrators (MFA_REQUIRED_FOR_ADMINS):
+ * an admin-tier role, or any admin permission through any role, whatever the role is called (docs/rbac.md).
+ */
+export function holdsAdminRights(principal: Pick<Actor, 'roleNames' | 'permissions'>): boolean {
+  return adminRank(principal.roleNames) > 0 || principal.permissions.some(isAdminPermission);
+}
+
+/** CONTRACT §23: a client's `is_active` (deactivate or re-activate) changes only with this permission. */
+export const CLIENT_ACTIVATION_PERMISSION = 'oauth_clients:delete';
+
 /** super_admin holds every permission; anyone else holds what their active global roles grant. */
 export function hasPermission(principal: Pick<Actor, 'roleNames' | 'permissions'>, permission: string): boolean {
   return principal.roleNames.includes(SUPER_ADMIN) || principal.permissions.includes(permission);

@@ -2,6 +2,24 @@ import { pageEnv } from './env';
 import { Actions, Hidden } from './kit';
 import { renderPage } from './layout';
 
+/** CONTRACT §23: consent names each API (RFC 8707 resource) the tokens would be for, by name and identifier. */
+export function ApiResources(props: { resources: ReadonlyArray<{ identifier: string; name: string }> }) {
+  const { t } = pageEnv();
+  if (props.resources.length === 0) return null;
+  return (
+    <>
+      <p id="resources-heading">{t.consent.resources}</p>
+      <ul class="scopes" id="api-resources" aria-labelledby="resources-heading">
+        {props.resources.map((r) => (
+          <li>
+            <strong>{r.name}</strong> <code class="muted">{r.identifier}</code>
+          </li>
+        ))}
+      </ul>
+    </>
+  );
+}
+
 /** The consent screen (spec §4.3): who asks, for what, in plain words; Approve and Deny are plain form posts. */
 export function renderConsentPage(options: {
   csrf: string;
@@ -10,6 +28,8 @@ export function renderConsentPage(options: {
   /** CONTRACT §13: for a Client ID Metadata Document client, the host of its URL (shown with a warning). */
   clientHost?: string;
   scopes: Array<{ scope: string; description: string }>;
+  /** CONTRACT §23: the APIs asked for (empty for a sign-in). */
+  resources: ReadonlyArray<{ identifier: string; name: string }>;
   userEmail: string;
   uiLocales?: string;
   /**
@@ -44,6 +64,7 @@ export function renderConsentPage(options: {
           <li>{s.description}</li>
         ))}
       </ul>
+      <ApiResources resources={options.resources} />
       <form method="post" action="/consent">
         <Hidden fields={{ csrf: options.csrf, request_id: options.requestId, ui_locales: options.uiLocales }} />
         <Actions>

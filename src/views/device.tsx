@@ -1,6 +1,7 @@
 import { pageEnv } from './env';
 import { Actions, FormError, Hidden } from './kit';
 import { renderPage } from './layout';
+import { ApiResources } from './consent';
 
 /** /device (RFC 8628 §3.3): the user types the code their device shows. No JavaScript, plain form posts. */
 export function renderDeviceEntryPage(options: { csrf: string; userCode?: string; userEmail: string; error?: string }): string {
@@ -41,6 +42,8 @@ export function renderDeviceConfirmPage(options: {
   userCode: string;
   clientName: string;
   scopes: Array<{ scope: string; description: string }>;
+  /** CONTRACT §23: the API asked for, if any. */
+  resources: ReadonlyArray<{ identifier: string; name: string }>;
   userEmail: string;
   /** CONTRACT §13: a client that registered itself (no administrator reviewed it). */
   unreviewed?: boolean;
@@ -68,6 +71,7 @@ export function renderDeviceConfirmPage(options: {
           <li>{s.description}</li>
         ))}
       </ul>
+      <ApiResources resources={options.resources} />
       <form method="post" action="/device/decide">
         <Hidden fields={{ csrf: options.csrf, user_code: options.userCode }} />
         <Actions>

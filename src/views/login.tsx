@@ -1,16 +1,31 @@
+import type { SignInApplication } from '../services/oauth/sign-in-context';
 import { PendingLinkNotice, ProviderButtons } from './federation';
 import { pageEnv } from './env';
 import { Actions, CsrfField, FormError, Hidden, PasskeyError } from './kit';
 import { renderPage } from './layout';
 
-/** "to continue to {application}" under the heading of an OAuth/OIDC sign-in (CONTRACT §15). */
-export function ContinueTo(props: { applicationName?: string }) {
+/**
+ * "to continue to {application}" under the heading of an OAuth/OIDC sign-in (CONTRACT §15). A self-registered app's name
+ * is whatever it chose: the page says no administrator reviewed it (CONTRACT §13, as consent and /device do), before the
+ * password is typed.
+ */
+export function ContinueTo(props: { application?: SignInApplication }) {
   const { t } = pageEnv();
-  return props.applicationName ? (
-    <p class="subtitle" id="continue-to">
-      {t.login.continueTo(props.applicationName)}
-    </p>
-  ) : null;
+  const app = props.application;
+  if (!app) return null;
+  return (
+    <>
+      <p class="subtitle" id="continue-to">
+        {t.login.continueTo(app.name)}
+      </p>
+      {app.unreviewed ? (
+        <p class="error" id="unreviewed-app" role="note">
+          <strong>{t.consent.unreviewedTitle}.</strong>{' '}
+          {app.unreviewed.host ? t.login.unreviewedHost(app.unreviewed.host) : t.login.unreviewed}
+        </p>
+      ) : null}
+    </>
+  );
 }
 
 /**
@@ -25,7 +40,7 @@ export function renderLoginPage(options: {
   signedInAs?: string;
   providers?: ReadonlyArray<{ name: string; startUrl: string }>;
   pendingLink?: { email: string; providerName: string };
-  applicationName?: string;
+  application?: SignInApplication;
   /** REGISTRATION=open: link to /register, keeping where the person was going. */
   registerLink?: boolean;
 }): string {
@@ -37,7 +52,7 @@ export function renderLoginPage(options: {
     { title: t.login.title, scripts: PASSKEY_SCRIPTS },
     <>
       <h1>{t.login.title}</h1>
-      <ContinueTo applicationName={options.applicationName} />
+      <ContinueTo application={options.application} />
       {options.pendingLink ? <PendingLinkNotice link={options.pendingLink} /> : null}
       {options.signedInAs ? <p class="muted">{t.login.signedInAs(options.signedInAs)}</p> : null}
       <FormError id="login-error" message={options.error} />
@@ -96,7 +111,7 @@ export function renderSecondStepPage(options: {
   mfaToken: string;
   methods: string[];
   error?: string;
-  applicationName?: string;
+  application?: SignInApplication;
 }): string {
   const { t } = pageEnv();
   const hidden = <Hidden fields={{ csrf: options.csrf, return_to: options.returnTo ?? '', mfa_token: options.mfaToken }} />;
@@ -106,7 +121,7 @@ export function renderSecondStepPage(options: {
     { title: t.secondStep.title, scripts: has('passkey') ? PASSKEY_SCRIPTS : undefined },
     <>
       <h1>{t.secondStep.title}</h1>
-      <ContinueTo applicationName={options.applicationName} />
+      <ContinueTo application={options.application} />
       <p>{t.secondStep.intro}</p>
       <FormError id="mfa-error" message={options.error} />
       {has('totp') ? (

@@ -1,3 +1,4 @@
+import type { SignInApplication } from '../services/oauth/sign-in-context';
 import { pageEnv } from './env';
 import { Actions, FormError, Hidden, NewPasswordFields } from './kit';
 import { renderPage } from './layout';
@@ -12,7 +13,7 @@ export function renderRegisterPage(options: {
   minLength: number;
   values?: { first_name?: string; last_name?: string; email?: string };
   errors?: Partial<Record<RegisterField | 'form', string>>;
-  applicationName?: string;
+  application?: SignInApplication;
 }): string {
   const { t, brand } = pageEnv();
   const v = options.values ?? {};
@@ -29,7 +30,7 @@ export function renderRegisterPage(options: {
     { title: t.register.title },
     <>
       <h1>{t.register.title}</h1>
-      <ContinueTo applicationName={options.applicationName} />
+      <ContinueTo application={options.application} />
       <p>{t.register.intro(brand.name)}</p>
       <FormError id="form-error" message={errors.form} />
       <form method="post" action="/register" novalidate>
@@ -92,7 +93,7 @@ export function renderRegisterPage(options: {
 }
 
 /** After signing up: the account exists and is signed in; the address still needs confirming (CONTRACT §8). */
-export function renderRegisteredPage(options: { email: string; continueTo?: string; applicationName?: string }): string {
+export function renderRegisteredPage(options: { email: string; continueTo?: string; application?: SignInApplication }): string {
   const { t } = pageEnv();
   return renderPage(
     { title: t.register.doneTitle },
@@ -103,9 +104,7 @@ export function renderRegisteredPage(options: { email: string; continueTo?: stri
       <p class="muted">{t.register.doneNoMail}</p>
       <p>
         {options.continueTo ? (
-          <a href={options.continueTo}>
-            {options.applicationName ? t.register.continueTo(options.applicationName) : t.register.continueBack}
-          </a>
+          <a href={options.continueTo}>{options.application ? t.register.continueTo(options.application.name) : t.register.continueBack}</a>
         ) : (
           <a href="/account">{t.register.toAccount}</a>
         )}

@@ -450,7 +450,11 @@ describe('resource indicators on user grants', () => {
     const resource = await makeApiResource(t);
     const client = await makeAppClient(t, { allowedResources: [resource.identifier] });
     const { agent } = await signIn(t, await makeUser(t));
-    const { code, verifier, redirectUri } = await obtainCode(agent, { ...client, clientSecret: client.clientSecret! }, { scope: 'openid' });
+    const { code, verifier, redirectUri } = await obtainCode(
+      agent,
+      { ...client, clientSecret: client.clientSecret! },
+      { scope: 'openid', resource: resource.identifier },
+    );
     const auth = basicAuth(client.clientId, client.clientSecret!);
     const res = await token(
       { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirectUri, resource: resource.identifier },

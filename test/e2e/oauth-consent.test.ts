@@ -32,6 +32,7 @@ describe('GET /api/oauth/consent-info', () => {
       client: { client_id: p.client.clientId, name: 'Photo Printer' },
       scopes: ['openid', 'email'],
       redirect_uri: p.client.redirectUris[0],
+      resources: [],
     });
   });
 

@@ -5,6 +5,10 @@ export interface GrantRow {
   userId: string;
   clientId: string;
   scopes: string[];
+  /** CONTRACT §23: the API resources (RFC 8707 identifiers) the person consented to. */
+  resources: string[];
+  /** CONTRACT §23: the redirect URIs the person consented to (a self-registered client is bound to them). */
+  redirectUris: string[];
   grantedAt: Date;
   lastUsedAt: Date | null;
 }
@@ -17,6 +21,8 @@ interface GrantRecord {
   user_id: string;
   client_id: string;
   scope: string;
+  resources: string[] | string;
+  redirect_uris: string[] | string;
   granted_at: Date;
   last_used_at: Date | null;
 }
@@ -25,11 +31,18 @@ function splitScope(scope: string): string[] {
   return scope.split(' ').filter(Boolean);
 }
 
+/** A jsonb list as the driver returns it (parsed), or as text where a raw query left it unparsed. */
+function parseList(value: string[] | string): string[] {
+  return typeof value === 'string' ? (JSON.parse(value) as string[]) : value;
+}
+
 function toRow(r: GrantRecord): GrantRow {
   return {
     userId: r.user_id,
     clientId: r.client_id,
     scopes: splitScope(r.scope),
+    resources: parseList(r.resources),
+    redirectUris: parseList(r.redirect_uris),
     grantedAt: new Date(r.granted_at),
     lastUsedAt: r.last_used_at ? new Date(r.last_used_at) : null,
   };
@@ -40,12 +53,25 @@ export async function findGrant(db: DbOrTrx, userId: string, clientId: string): 
   return row ? toRow(row) : undefined;
 }
 
-/** Creates the grant, or replaces its scopes; granted_at keeps the first approval. */
-export async function upsertGrant(db: DbOrTrx, g: { userId: string; clientId: string; scopes: string[]; now: Date }): Promise<void> {
+/**
+ * Creates the grant, or replaces what it covers (the caller passes the union with what was there, read in the same
+ * transaction); granted_at keeps the first approval.
+ */
+export async function upsertGrant(
+  db: DbOrTrx,
+  g: { userId: string; clientId: string; scopes: string[]; resources: string[]; redirectUris: string[]; now: Date },
+): Promise<void> {
   await db('oauth_grants')
-    .insert({ user_id: g.userId, client_id: g.clientId, scope: g.scopes.join(' '), granted_at: g.now })
+    .insert({
+      user_id: g.userId,
+      client_id: g.clientId,
+      scope: g.scopes.join(' '),
+      resources: JSON.stringify(g.resources),
+      redirect_uris: JSON.stringify(g.redirectUris),
+      granted_at: g.now,
+    })
     .onConflict(['user_id', 'client_id'])
-    .merge(['scope']);
+    .merge(['scope', 'resources', 'redirect_uris']);
 }
 
 export async function listGrantsOfUser(db: DbOrTrx, userId: string): Promise<GrantWithClientRow[]> {
@@ -53,7 +79,16 @@ export async function listGrantsOfUser(db: DbOrTrx, userId: string): Promise<Gra
     .join('oauth_clients as c', 'c.client_id', 'g.client_id')
     .where('g.user_id', userId)
     .orderBy('g.granted_at', 'desc')
-    .select('g.user_id', 'g.client_id', 'g.scope', 'g.granted_at', 'g.last_used_at', 'c.name as client_name');
+    .select(
+      'g.user_id',
+      'g.client_id',
+      'g.scope',
+      'g.resources',
+      'g.redirect_uris',
+      'g.granted_at',
+      'g.last_used_at',
+      'c.name as client_name',
+    );
   return rows.map((r: GrantRecord & { client_name: string }) => ({ ...toRow(r), clientName: r.client_name }));
 }
 

@@ -1,4 +1,6 @@
+import { forbidden } from '../../errors';
 import { getSummary } from '../../services/admin.service';
+import { CLIENT_ACTIVATION_PERMISSION, hasPermission } from '../../services/rbac-policy';
 import * as clients from '../../services/oauth/clients.service';
 import * as registrationTokens from '../../services/oauth/registration/registration-tokens.service';
 import * as resources from '../../services/oauth/resources.service';
@@ -102,11 +104,18 @@ export function createAdminRouter(deps: RouteDeps) {
           summary: 'Update a client',
           auth: 'user',
           permission: 'oauth_clients:write',
+          description: '`is_active` (deactivate or re-activate) also needs `oauth_clients:delete`; 403 otherwise.',
           params: clientIdParams,
           body: updateClientBody,
           response: { description: '{ client }', schema: clientEnvelope },
         },
-        async ({ params, body }) => ({ client: presentClient(await clients.updateClient(ctx, params.clientId, body)) }),
+        async ({ params, body, principal }) => {
+          // CONTRACT §23: deactivating or re-activating is DELETE's right, whichever endpoint carries it.
+          if (body.isActive !== undefined && !hasPermission(principal, CLIENT_ACTIVATION_PERMISSION)) {
+            throw forbidden(`Changing is_active requires permission ${CLIENT_ACTIVATION_PERMISSION}`);
+          }
+          return { client: presentClient(await clients.updateClient(ctx, params.clientId, body)) };
+        },
       ),
       route(
         {

@@ -117,7 +117,10 @@ export function createOAuthRouter(deps: RouteDeps) {
           auth: 'user',
           noStore: true,
           query: consentRequestBody,
-          response: { description: '{ request_id, client: { client_id, name }, scopes, redirect_uri }', schema: consentInfoBody },
+          response: {
+            description: '{ request_id, client: { client_id, name }, scopes, redirect_uri, resources }',
+            schema: consentInfoBody,
+          },
           errors: [404],
         },
         async ({ principal, query }) => {
@@ -127,6 +130,7 @@ export function createOAuthRouter(deps: RouteDeps) {
             client: { client_id: info.client.clientId, name: info.client.name },
             scopes: info.scopes,
             redirect_uri: info.request.redirectUri,
+            resources: info.resources,
           };
         },
       ),

@@ -139,6 +139,8 @@ export const consentInfoBody = z.strictObject({
   client: z.strictObject({ client_id: z.string(), name: z.string() }),
   scopes: z.array(z.string()),
   redirect_uri: z.string(),
+  /** CONTRACT §23: the APIs (RFC 8707 resources) the tokens would be for; empty for a sign-in. */
+  resources: z.array(z.strictObject({ identifier: z.string(), name: z.string() })),
 });
 
 export const redirectUrlBody = z.strictObject({ redirect_url: z.string() });

@@ -86,6 +86,7 @@ export function createDevicePagesRouter(deps: RouteDeps) {
             userCode: info.userCode,
             clientName: info.clientName,
             scopes,
+            resources: info.resources,
             userEmail: principal!.email,
             unreviewed: info.unreviewed,
           }),

@@ -1,5 +1,5 @@
 import { registrationOpen } from '../../services/auth.service';
-import { applicationNameFor } from '../../services/oauth/sign-in-context';
+import { signInApplicationFor } from '../../services/oauth/sign-in-context';
 import { z } from 'zod';
 import { AppError } from '../../errors';
 import { issueCsrf } from '../../middleware/csrf';
@@ -69,14 +69,13 @@ export function createMfaPagesRouter(deps: RouteDeps) {
         const mfaToken = body.mfa_token;
         const csrf = issueCsrf(req, res, config);
         const { t } = req.pageEnv!;
-        const applicationName = await applicationNameFor(ctx, returnTo);
+        const application = await signInApplicationFor(ctx, returnTo);
         const registerLink = registrationOpen(config);
-        const startOver = () =>
-          html(res, 401, renderLoginPage({ csrf, returnTo, error: t.secondStep.expired, applicationName, registerLink }));
+        const startOver = () => html(res, 401, renderLoginPage({ csrf, returnTo, error: t.secondStep.expired, application, registerLink }));
         const methods = mfaToken ? await methodsOfMfaToken(ctx, mfaToken) : undefined;
         if (!methods) return startOver();
         const again = (status: number, error: string) =>
-          html(res, status, renderSecondStepPage({ csrf, returnTo, mfaToken, methods, error, applicationName }));
+          html(res, status, renderSecondStepPage({ csrf, returnTo, mfaToken, methods, error, application }));
         const proof = proofOf(body);
         if (!proof) return again(400, t.secondStep.enterCode);
         try {
@@ -106,7 +105,7 @@ export function createMfaPagesRouter(deps: RouteDeps) {
       async ({ body }, req, res) => {
         const csrf = issueCsrf(req, res, config);
         const { t } = req.pageEnv!;
-        const context = { applicationName: await applicationNameFor(ctx, body.return_to), registerLink: registrationOpen(config) };
+        const context = { application: await signInApplicationFor(ctx, body.return_to), registerLink: registrationOpen(config) };
         const failed = () => html(res, 401, renderLoginPage({ csrf, returnTo: body.return_to, error: t.login.passkeyFailed, ...context }));
         const response = parseJsonField(body.response, authenticationResponseField);
         if (!response) return failed();

@@ -9,7 +9,7 @@ import { approveAuthorization, denyAuthorization, getConsentInfo } from '../../s
 import { resolveReturnTo } from '../../services/oauth/return-to';
 import type { Principal } from '../../services/principal';
 import { adminRank } from '../../services/rbac-policy';
-import { applicationNameFor } from '../../services/oauth/sign-in-context';
+import { signInApplicationFor } from '../../services/oauth/sign-in-context';
 import { renderConsentPage, renderOAuthErrorPage } from '../../views/consent';
 import { pageEnv } from '../../views/env';
 import { renderLoginPage, renderSecondStepPage, renderSignedInPage, renderSignedOutPage } from '../../views/login';
@@ -54,7 +54,7 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
   const page = { ...PAGE, response: { description: 'HTML page', kind: 'html' } } as const;
   /** What the sign-in page says around the form: the application it is for, and whether sign-up is offered. */
   const signInContext = async (returnTo: string | undefined) => ({
-    applicationName: await applicationNameFor(ctx, returnTo),
+    application: await signInApplicationFor(ctx, returnTo),
     registerLink: auth.registrationOpen(config),
   });
 
@@ -126,7 +126,7 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
                 returnTo,
                 mfaToken: result.mfaToken,
                 methods: result.methods,
-                applicationName: context.applicationName,
+                application: context.application,
               }),
             );
           }
@@ -188,6 +188,7 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
             clientName: info.client.name,
             clientHost: info.client.registration === 'metadata_document' ? new URL(info.client.clientId).host : undefined,
             scopes: describeScopes(req.pageEnv!.t, info.scopes),
+            resources: info.resources,
             userEmail: signedIn.email,
             uiLocales: query.ui_locales,
             unreviewed: info.client.registration === 'dynamic' ? { redirectHost: redirectHostOf(info.request.redirectUri) } : undefined,

@@ -5,7 +5,7 @@ import { issueCsrf } from '../../middleware/csrf';
 import { setSessionCookies } from '../../middleware/session-cookies';
 import * as auth from '../../services/auth.service';
 import { resolveReturnTo } from '../../services/oauth/return-to';
-import { applicationNameFor } from '../../services/oauth/sign-in-context';
+import { signInApplicationFor } from '../../services/oauth/sign-in-context';
 import { renderRegisteredPage, renderRegisterPage, type RegisterField } from '../../views/register';
 import { requestMeta } from '../shared';
 import { registerBody } from '../auth/auth.schemas';
@@ -40,13 +40,13 @@ export function createRegisterPagesRouter(deps: RouteDeps) {
       },
       async ({ query, principal }, req, res) => {
         requireOpen();
-        const applicationName = await applicationNameFor(ctx, query.return_to);
+        const application = await signInApplicationFor(ctx, query.return_to);
         if (query.done === '1' && principal && !principal.clientId) {
           const continueTo = resolveReturnTo(config, query.return_to);
-          return html(res, 200, renderRegisteredPage({ email: principal.email, continueTo, applicationName }));
+          return html(res, 200, renderRegisteredPage({ email: principal.email, continueTo, application }));
         }
         const csrf = issueCsrf(req, res, config);
-        html(res, 200, renderRegisterPage({ csrf, returnTo: query.return_to, minLength: PASSWORD_MIN_LENGTH, applicationName }));
+        html(res, 200, renderRegisterPage({ csrf, returnTo: query.return_to, minLength: PASSWORD_MIN_LENGTH, application }));
       },
     ),
 
@@ -83,7 +83,7 @@ export function createRegisterPagesRouter(deps: RouteDeps) {
               minLength: PASSWORD_MIN_LENGTH,
               values,
               errors,
-              applicationName: await applicationNameFor(ctx, returnTo),
+              application: await signInApplicationFor(ctx, returnTo),
             }),
           );
         const parsed = registerBody.safeParse(body);

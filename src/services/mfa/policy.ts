@@ -1,5 +1,5 @@
 import type { Config } from '../../config';
-import { adminRoleOf } from '../principal';
+import { holdsAdminRights } from '../rbac-policy';
 
 /** RFC 8176 values this server writes into `amr` (CONTRACT §10; `fed`: an upstream identity provider, §16). */
 export const AMR = { password: 'pwd', totp: 'otp', passkey: 'hwk', recoveryCode: 'rec', federated: 'fed' } as const;
@@ -12,12 +12,13 @@ export function hasSecondFactor(amr: readonly string[]): boolean {
 }
 
 /**
- * MFA_REQUIRED_FOR_ADMINS (CONTRACT §10): an admin-tier caller (super_admin, admin, manager) whose session was
- * opened without a second factor must enrol / sign in with one before using the users, RBAC and admin APIs.
+ * MFA_REQUIRED_FOR_ADMINS (CONTRACT §10, §23): a caller holding an admin-tier role or any admin permission
+ * (rbac-policy.ts holdsAdminRights, whatever the role's name) whose session was opened without a second factor
+ * must enrol / sign in with one before using the users, RBAC and admin APIs.
  */
 export function needsSecondFactorForAdmin(
   config: Pick<Config, 'mfaRequiredForAdmins'>,
-  principal: { roleNames: string[]; amr: string[] },
+  principal: { roleNames: readonly string[]; permissions: readonly string[]; amr: readonly string[] },
 ): boolean {
-  return config.mfaRequiredForAdmins && adminRoleOf(principal.roleNames) !== 'user' && !hasSecondFactor(principal.amr);
+  return config.mfaRequiredForAdmins && holdsAdminRights(principal) && !hasSecondFactor(principal.amr);
 }

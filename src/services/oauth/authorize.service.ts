@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { DbOrTrx } from '../../db';
+import { withTransaction, type DbOrTrx } from '../../db';
 import type { OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
 import { insertAuthorizationCode, type OidcRequestContext } from '../../db/repositories/oauth-codes.repo';
 import { findSessionById } from '../../db/repositories/sessions.repo';
@@ -17,7 +17,8 @@ import { OAuthError } from '../../errors';
 import { grantAllowed } from './client-policy';
 import { findClientForRequest } from './registration/client-metadata.service';
 import { permittedScopes, resolveTarget } from './resources.service';
-import { formatScope, isSubset, resolveRequestedScopes } from './scopes';
+import { consentShortfall, SHORTFALL_DESCRIPTIONS } from './grant-policy';
+import { formatScope, resolveRequestedScopes } from './scopes';
 
 const MAX_STATE_LENGTH = 2048;
 
@@ -210,20 +211,33 @@ export async function startAuthorization(
   const oidcContext: OidcRequestContext = { nonce: oidc.params.nonce ?? null, authTime, amr: browserSession?.amr ?? ['pwd'] };
 
   const scope = formatScope(scopes);
+  const codeChallenge = challenge.value;
   const grant = await findGrant(ctx.db, principal.userId, client.clientId);
-  if (grant && isSubset(scopes, grant.scopes) && !prompt.consent) {
-    const code = await issueAuthorizationCode(ctx, ctx.db, {
-      clientId: client.clientId,
-      userId: principal.userId,
-      redirectUri,
-      scope,
-      codeChallenge: challenge.value,
-      oidc: oidcContext,
-      resource: resource?.identifier,
+  // CONTRACT §23: the grant must cover the scopes, the API and (for a self-registered client) the redirect URI.
+  const shortfall = consentShortfall(grant, client, { scopes, resource: resource?.identifier, redirectUri });
+  if (!shortfall && !prompt.consent) {
+    const code = await withTransaction(ctx.db, async (trx) => {
+      // A code issued without the consent page is audited (issue 30): the person approved once, this reuses it.
+      await ctx.events.record(trx, {
+        type: 'oauth.consent.reused',
+        actorId: principal.userId,
+        subjectId: principal.userId,
+        clientId: client.clientId,
+        detail: { scopes, resource: resource?.identifier ?? null, redirect_uri: redirectUri, prompt_none: prompt.none },
+      });
+      return issueAuthorizationCode(ctx, trx, {
+        clientId: client.clientId,
+        userId: principal.userId,
+        redirectUri,
+        scope,
+        codeChallenge,
+        oidc: oidcContext,
+        resource: resource?.identifier,
+      });
     });
     return { kind: 'redirect', url: authorizationResponseUrl(ctx.config.oidcIssuer, redirectUri, { code, state }) };
   }
-  if (prompt.none) return redirectError('consent_required', 'The user has not granted this client every requested scope');
+  if (prompt.none) return redirectError('consent_required', SHORTFALL_DESCRIPTIONS[shortfall ?? 'scope']);
 
   const requestId = randomUUID();
   await insertAuthorizationRequest(ctx.db, {
@@ -233,7 +247,7 @@ export async function startAuthorization(
     redirectUri,
     scope,
     state: state ?? null,
-    codeChallenge: challenge.value,
+    codeChallenge,
     now,
     expiresAt: addSeconds(now, ctx.config.pendingAuthorizationTtlSeconds),
     oidc: oidcContext,

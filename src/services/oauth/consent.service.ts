@@ -11,16 +11,19 @@ import type { ServiceContext } from '../context';
 import type { Principal } from '../principal';
 import { authorizationResponseUrl, errorRedirect, issueAuthorizationCode } from './authorize.service';
 import { redirectUriMatches } from '../../lib/redirect-uri';
-import { findApiResourceByIdentifier } from '../../db/repositories/api-resources.repo';
+import { findApiResourceByIdentifier, type ApiResourceRow } from '../../db/repositories/api-resources.repo';
 import { resourceAllowed } from './client-policy';
 import { permittedScopes } from './resources.service';
 import { clientRegistrationEnabled } from './registration/client-metadata.service';
-import { isSubset, parseScope, unionScopes } from './scopes';
+import { widenedGrant } from './grant-policy';
+import { isSubset, parseScope } from './scopes';
 
 export interface ConsentInfo {
   request: AuthorizationRequestRow;
   client: OAuthClientRow;
   scopes: string[];
+  /** CONTRACT §23: consent names each API the tokens would be for (none for a sign-in). */
+  resources: Array<{ identifier: string; name: string }>;
 }
 
 /** A pending request is visible only to the user it was created for; anything else is a 404 (CONTRACT §5). */
@@ -36,7 +39,11 @@ function assertFirstParty(principal: Principal): void {
  * authorize, but an admin may since have deactivated the client or removed the redirect URI or a scope. Nothing may
  * then be sent to that URI (RFC 6749 §3.1.2, §4.1.2.1), so such a request is answered like an unknown one.
  */
-async function clientStillAllowing(ctx: ServiceContext, db: DbOrTrx, request: AuthorizationRequestRow): Promise<OAuthClientRow> {
+async function clientStillAllowing(
+  ctx: ServiceContext,
+  db: DbOrTrx,
+  request: AuthorizationRequestRow,
+): Promise<{ client: OAuthClientRow; resource: ApiResourceRow | undefined }> {
   const client = await findClientById(db, request.clientId);
   if (!client?.isActive || !clientRegistrationEnabled(ctx, client)) throw requestNotFound();
   if (!redirectUriMatches(client.redirectUris, request.redirectUri)) throw requestNotFound();
@@ -44,15 +51,16 @@ async function clientStillAllowing(ctx: ServiceContext, db: DbOrTrx, request: Au
   const resource = request.resource ? await findApiResourceByIdentifier(db, request.resource) : undefined;
   if (request.resource && (!resource || !resourceAllowed(client, resource))) throw requestNotFound();
   if (!isSubset(parseScope(request.scope), permittedScopes(client, resource))) throw requestNotFound();
-  return client;
+  return { client, resource };
 }
 
 export async function getConsentInfo(ctx: ServiceContext, principal: Principal, requestId: string): Promise<ConsentInfo> {
   assertFirstParty(principal);
   const request = await findPendingAuthorizationRequest(ctx.db, requestId, principal.userId, ctx.clock.now());
   if (!request) throw requestNotFound();
-  const client = await clientStillAllowing(ctx, ctx.db, request);
-  return { request, client, scopes: parseScope(request.scope) };
+  const { client, resource } = await clientStillAllowing(ctx, ctx.db, request);
+  const resources = resource ? [{ identifier: resource.identifier, name: resource.name }] : [];
+  return { request, client, scopes: parseScope(request.scope), resources };
 }
 
 /** Approve: the pending request is consumed (one conditional UPDATE), the grant recorded and a code issued. */
@@ -62,17 +70,30 @@ export async function approveAuthorization(ctx: ServiceContext, principal: Princ
   return withTransaction(ctx.db, async (trx) => {
     const request = await consumeAuthorizationRequest(trx, requestId, principal.userId, now);
     if (!request) throw requestNotFound();
-    const client = await clientStillAllowing(ctx, trx, request);
+    const { client } = await clientStillAllowing(ctx, trx, request);
     const requested = parseScope(request.scope);
     const existing = await findGrant(trx, principal.userId, client.clientId);
-    const scopes = existing ? unionScopes(existing.scopes, requested) : requested;
-    await upsertGrant(trx, { userId: principal.userId, clientId: client.clientId, scopes, now });
+    // CONTRACT §23: the grant records the API and the redirect URI the person saw on the page.
+    const granted = widenedGrant(existing, { scopes: requested, resource: request.resource, redirectUri: request.redirectUri });
+    await upsertGrant(trx, {
+      userId: principal.userId,
+      clientId: client.clientId,
+      scopes: [...granted.scopes],
+      resources: [...granted.resources],
+      redirectUris: [...granted.redirectUris],
+      now,
+    });
     await ctx.events.record(trx, {
       type: 'oauth.consent.granted',
       actorId: principal.userId,
       subjectId: principal.userId,
       clientId: client.clientId,
-      detail: { scopes: requested, granted_scopes: scopes },
+      detail: {
+        scopes: requested,
+        granted_scopes: granted.scopes,
+        resource: request.resource ?? null,
+        redirect_uri: request.redirectUri,
+      },
     });
     const code = await issueAuthorizationCode(ctx, trx, {
       clientId: client.clientId,

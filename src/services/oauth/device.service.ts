@@ -25,7 +25,8 @@ import type { Principal } from '../principal';
 import { startSession } from '../sessions.service';
 import { DEVICE_CODE_GRANT, grantAllowed } from './client-policy';
 import { findResourceByIdentifier, permittedScopes, resolveTarget } from './resources.service';
-import { formatScope, isSubset, parseScope, unionScopes } from './scopes';
+import { widenedGrant } from './grant-policy';
+import { formatScope, isSubset, parseScope } from './scopes';
 import { finishUserGrant, presentTokens, type TokenResponse } from './token-response';
 
 /** CONTRACT §12: RFC 8628 §6.1's alphabet (no vowels, no look-alikes), 8 characters shown as XXXX-XXXX. */
@@ -108,6 +109,8 @@ export interface DeviceRequestInfo {
   /** CONTRACT §13: the client registered itself; the page says no administrator reviewed it. */
   unreviewed: boolean;
   scopes: string[];
+  /** CONTRACT §23: the API the tokens would be for, named on the page. */
+  resources: Array<{ identifier: string; name: string }>;
 }
 
 export type UserCodeLookup = { ok: true; info: DeviceRequestInfo } | { ok: false; reason: 'not_found' | 'too_many' };
@@ -122,11 +125,13 @@ export async function lookUpUserCode(ctx: ServiceContext, principal: Principal, 
     const row = await findPendingDeviceCode(ctx.db, sha256Hex(userCode), ctx.clock.now());
     const client = row ? await findClientById(ctx.db, row.clientId) : undefined;
     if (!row || !client?.isActive) return undefined;
+    const resource = row.resource ? await findResourceByIdentifier(ctx, row.resource) : undefined;
     return {
       userCode: formatUserCode(userCode),
       clientName: client.name,
       unreviewed: client.registration === 'dynamic',
       scopes: parseScope(row.scope),
+      resources: resource ? [{ identifier: resource.identifier, name: resource.name }] : [],
     };
   });
   return found;
@@ -151,9 +156,16 @@ export async function decideUserCode(
       if (!client?.isActive) throw new DeviceCodeGone();
       if (approve) {
         const existing = await findGrant(trx, principal.userId, client.clientId);
-        const scopes = parseScope(row.scope);
-        const granted = existing ? unionScopes(existing.scopes, scopes) : scopes;
-        await upsertGrant(trx, { userId: principal.userId, clientId: client.clientId, scopes: granted, now });
+        // CONTRACT §23: the grant records the API named on the /device page (no redirect URI in this grant).
+        const granted = widenedGrant(existing, { scopes: parseScope(row.scope), resource: row.resource });
+        await upsertGrant(trx, {
+          userId: principal.userId,
+          clientId: client.clientId,
+          scopes: [...granted.scopes],
+          resources: [...granted.resources],
+          redirectUris: [...granted.redirectUris],
+          now,
+        });
       }
       return { clientName: client.name, clientId: client.clientId };
     }).catch((err) => {

@@ -1,4 +1,5 @@
-import { withTransaction } from '../../db';
+import { withTransaction, type DbOrTrx } from '../../db';
+import { findGrant } from '../../db/repositories/oauth-grants.repo';
 import type { OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
 import { consumeAuthorizationCode, findAuthorizationCode, setAuthorizationCodeSession } from '../../db/repositories/oauth-codes.repo';
 import { revokeSession } from '../../db/repositories/sessions.repo';
@@ -19,6 +20,7 @@ export type { TokenResponse } from './token-response';
 import { requireParam } from './params';
 import { finishUserGrant, presentTokens, withResourceToken, type TokenResponse } from './token-response';
 import { findResourceByIdentifier, openRegistrationResources, resolveTarget } from './resources.service';
+import { consentShortfall, SHORTFALL_DESCRIPTIONS } from './grant-policy';
 import { isSubset, parseScope, unionScopes } from './scopes';
 
 type Exchange =
@@ -39,6 +41,14 @@ async function grantableScopes(ctx: ServiceContext, client: OAuthClientRow): Pro
 }
 
 const INVALID_CODE = 'Authorization code is invalid, expired or already used';
+const NOT_APPROVED_FOR_RESOURCE = `${SHORTFALL_DESCRIPTIONS.resource}: send the user through authorization with it`;
+
+/** Whether the person's grant for this client names the API (grant-policy.ts, the rule authorize applies too). */
+async function grantCoversResource(db: DbOrTrx, userId: string, client: OAuthClientRow, resource: string): Promise<boolean> {
+  const grant = await findGrant(db, userId, client.clientId);
+  const shortfall = consentShortfall(grant, client, { scopes: [], resource });
+  return shortfall === undefined;
+}
 
 /**
  * authorization_code grant (RFC 6749 §4.1.3, RFC 7636 §4.6). The code is consumed with one conditional UPDATE,
@@ -87,6 +97,11 @@ export async function exchangeAuthorizationCode(
     }
     const resource = asked ?? (code.resource ? await findResourceByIdentifier(ctx, code.resource) : undefined);
     if (code.resource && !resource) return { ok: false, error: 'invalid_target', description: 'resource is no longer a registered API' };
+    // CONTRACT §23: a token for an API only where the person approved this client for it (a code issued for sign-in
+    // does not stretch to an API the client names here). The code is burned: it was presented once.
+    if (resource && !(await grantCoversResource(trx, code.userId, client, resource.identifier))) {
+      return { ok: false, error: 'invalid_target', description: NOT_APPROVED_FOR_RESOURCE };
+    }
     const user = await findUserById(trx, code.userId);
     if (!user?.isActive) return { ok: false, description: INVALID_CODE };
     const auth = code.authTime ? { time: code.authTime, amr: code.amr ?? ['pwd'] } : undefined;
@@ -139,6 +154,12 @@ export async function refreshAccessToken(
       throw new OAuthError('invalid_scope', 'The refresh grant keeps the scope originally granted');
     }
   }
+  // CONTRACT §23: the refresh may name only an API the person approved this client for; judged before rotation, so a
+  // refusal burns nothing. (A refresh token that does not verify is left to the rotation to refuse as invalid_grant.)
+  const holder = resource ? ctx.jwt.verifyRefresh(input.refreshToken, ctx.clock.now())?.userId : undefined;
+  if (resource && holder && !(await grantCoversResource(ctx.db, holder, client, resource.identifier))) {
+    throw new OAuthError('invalid_target', NOT_APPROVED_FOR_RESOURCE);
+  }
   const result = await rotateRefreshToken(ctx, input.refreshToken, { clientId: client.clientId, scopes: clientScopes }, meta);
   if (!result.ok) {
     if (result.reason === 'invalid_scope')
@@ -146,10 +167,9 @@ export async function refreshAccessToken(
     throw new OAuthError('invalid_grant', 'Refresh token is invalid, expired or already used');
   }
   const scope = result.scope ?? '';
-  const userId = resource ? ctx.jwt.verifyRefresh(input.refreshToken, ctx.clock.now())?.userId : undefined;
   const { tokens, expiresIn } = await withResourceToken(ctx, result.tokens, {
-    resource: userId ? resource : undefined,
-    userId: userId ?? '',
+    resource: holder ? resource : undefined,
+    userId: holder ?? '',
     clientId: client.clientId,
     scope,
   });
