@@ -361,6 +361,41 @@ describe('github type (OAuth 2.0 + user and emails API)', () => {
     expect(log).not.toContain(upstream.clientSecret);
     expect(log).not.toMatch(/[?&]code=/);
   });
+
+  test('after base_url changes, the same numeric id at the new GitHub does not sign in as the old user (CONTRACT §23)', async () => {
+    const old = await t.db('user_identities').where({ provider_id: ghId, subject: '583231' }).first();
+    expect(old.issuer).toBe(github.baseUrl);
+    const moved = await startFakeGitHub();
+    try {
+      const put = await api()
+        .put(`/api/admin/identity-providers/${ghId}`)
+        .set('Authorization', admin)
+        .send({ base_url: moved.baseUrl, api_base_url: moved.apiBaseUrl, client_id: moved.clientId, client_secret: moved.clientSecret });
+      expect(put.status).toBe(200);
+      const email = uniqueEmail('moved');
+      moved.users.set('impostor', {
+        id: 583231,
+        login: 'impostor',
+        name: 'Not Octocat',
+        emails: [{ email, primary: true, verified: true }],
+      });
+      moved.signInAs('impostor');
+      const browser = request.agent(t.app);
+      const { callbackPath } = await startAndAuthorize(browser, 'github');
+      expect((await browser.get(callbackPath)).status).toBe(303);
+      const me = (await browser.get('/api/auth/me')).body.user;
+      expect(me.id).not.toBe(old.user_id);
+      expect(me.email).toBe(email);
+    } finally {
+      await api().put(`/api/admin/identity-providers/${ghId}`).set('Authorization', admin).send({
+        base_url: github.baseUrl,
+        api_base_url: github.apiBaseUrl,
+        client_id: github.clientId,
+        client_secret: github.clientSecret,
+      });
+      await moved.stop();
+    }
+  });
 });
 
 describe('REGISTRATION=closed (CONTRACT §15)', () => {

@@ -3,7 +3,7 @@ import type TestAgent from 'supertest/lib/agent';
 import { createProvider, updateProvider } from '../../src/services/federation/providers.service';
 import { makeSignedInUser, makeUser, signIn, uniqueEmail } from '../helpers/factories';
 import { runCli } from '../helpers/processes';
-import { makeUserWithPermissions } from '../helpers/rbac';
+import { makeRole, makeUserWithPermissions } from '../helpers/rbac';
 import { createTestApp, TEST_ENV, type TestApp } from '../helpers/test-app';
 import { startAndAuthorize, startUpstreamOidc, type UpstreamOidc } from '../helpers/upstream';
 
@@ -212,7 +212,11 @@ describe('High: system:manage_users no longer makes a super_admin', () => {
   test('no automatic link to a super_admin, nor to an account holding an admin permission through a custom role', async () => {
     const boss = await makeUser(t, { roles: ['super_admin'] });
     const helpdesk = await makeUserWithPermissions(t, ['users:read']);
-    for (const account of [boss, helpdesk.user]) {
+    // A deactivated role still counts: reactivating it would hand its rights to whoever was linked meanwhile.
+    const dormant = await makeUser(t);
+    const role = await makeRole(t, { permissions: ['users:write'], isActive: false });
+    await t.db('user_roles').insert({ user_id: dormant.id, role_id: role.id });
+    for (const account of [boss, helpdesk.user, dormant]) {
       asUpstream(account.email, { email_verified: true });
       const { res, browser } = await upstreamSignIn(t, 'trusted');
       expect(res.status).toBe(303);
@@ -252,6 +256,30 @@ describe('High: system:manage_users no longer makes a super_admin', () => {
     const superAgent = (await signIn(t, boss)).agent;
     expect((await superAgent.get('/admin')).text).toContain('href="/admin/identity-providers"');
     expect((await superAgent.get('/admin/identity-providers')).status).toBe(200);
+  });
+});
+
+describe('the mails in German (Accept-Language)', () => {
+  const DE = 'de-DE,de;q=0.9,en;q=0.5';
+
+  test('a new link and a take-back that removed linked sign-ins are said in German', async () => {
+    const user = await makeUser(t);
+    asUpstream(user.email, { email_verified: true });
+    const browser = request.agent(t.app);
+    const { callbackPath } = await startAndAuthorize(browser, 'trusted');
+    expect((await browser.get(callbackPath).set('Accept-Language', DE)).status).toBe(303);
+    const linked = [...t.mails].reverse().find((m) => m.to === user.email);
+    expect(linked?.subject).toBe('Trusted SSO wurde mit Ihrem Konto verknüpft');
+    expect(linked?.text).toContain('Eine Anmeldung mit Trusted SSO wurde mit Ihrem Konto verknüpft');
+
+    const admin = await makeSignedInUser(t, ['admin']);
+    const res = await request(t.app).delete(`/api/users/${user.id}/mfa`).set('Authorization', admin.bearer).set('Accept-Language', DE);
+    expect(res.status).toBe(204);
+    const reset = [...t.mails].reverse().find((m) => m.to === user.email);
+    expect(reset?.subject).toBe('Verknüpfte Anmeldungen wurden von Ihrem Konto entfernt');
+    expect(reset?.text).toContain('Ein Administrator hat die zweiten Faktoren Ihres Kontos zurückgesetzt.');
+    expect(reset?.text).toContain('(Trusted SSO) wurde entfernt');
+    expect(reset?.text).not.toMatch(/linked|removed/);
   });
 });
 

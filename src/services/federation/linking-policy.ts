@@ -15,7 +15,7 @@
  * - every new link is mailed to the account's address (`LINKS_ARE_MAILED`, the sign-in service's one link helper);
  * - a take-back removes every linked identity (services/mfa/factor-reset.service.ts).
  */
-import { ADMIN_TIER } from '../rbac-policy';
+import { holdsAdminRights } from '../rbac-policy';
 
 /** The account whose email equals the asserted one, as the rules see it. */
 export interface EmailAccount {
@@ -76,15 +76,17 @@ export function emailIsTrusted(facts: Pick<LinkingFacts, 'emailVerified' | 'prov
 }
 
 /**
- * An account that is never linked automatically because of its rights: an admin-tier role (global) or any
- * permission of this server (only global roles grant them; a global super_admin holds every one).
+ * An account that is never linked automatically because of its rights: the one rule of who is an administrator
+ * (rbac-policy.ts `holdsAdminRights`: an admin-tier role or any admin permission, whatever the role's name), applied
+ * to its global roles (application-scoped roles grant nothing on this server). The caller passes every role assigned
+ * to the account, deactivated ones included, and the permissions of its global ones.
  */
 export function isPrivilegedAccount(access: {
   roles: ReadonlyArray<{ name: string; application: string | null }>;
   permissions: readonly string[];
 }): boolean {
-  const adminTier = access.roles.some((r) => r.application === null && (ADMIN_TIER as readonly string[]).includes(r.name));
-  return adminTier || access.permissions.length > 0;
+  const roleNames = access.roles.filter((r) => r.application === null).map((r) => r.name);
+  return holdsAdminRights({ roleNames, permissions: access.permissions });
 }
 
 /** Why an email match may not be linked without the person signing in to the account; undefined when it may. */

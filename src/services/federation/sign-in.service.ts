@@ -13,7 +13,7 @@ import {
   insertIdpFlow,
   insertPendingLink,
 } from '../../db/repositories/idp-flows.repo';
-import { loadUserAccess } from '../../db/repositories/principal.repo';
+import { listRolesOfUser } from '../../db/repositories/roles.repo';
 import { findIdentity, insertIdentity, useIdentity, type IdentityKey } from '../../db/repositories/user-identities.repo';
 import { findUserByEmail, findUserById, insertUser, type UserRow } from '../../db/repositories/users.repo';
 import { AppError } from '../../errors';
@@ -80,6 +80,15 @@ export class FederationRefused extends AppError {
  */
 export function identityIssuerOf(provider: Pick<IdentityProviderRow, 'type' | 'issuer' | 'baseUrl'>): string {
   return (provider.type === 'github' ? provider.baseUrl : provider.issuer) ?? '';
+}
+
+/**
+ * The facts `isPrivilegedAccount` judges: every global role assigned to the account, deactivated ones included (a
+ * role reactivated later would hand its rights to whoever was linked meanwhile), and the permissions they carry.
+ */
+async function accountHoldsAdminRights(ctx: ServiceContext, userId: string): Promise<boolean> {
+  const roles = (await listRolesOfUser(ctx.db, userId)).filter((r) => r.application === null);
+  return isPrivilegedAccount({ roles, permissions: roles.flatMap((r) => r.permissions) });
 }
 
 async function enabledProvider(ctx: ServiceContext, slug: string): Promise<IdentityProviderRow> {
@@ -213,7 +222,7 @@ export async function completeFederatedSignIn(
       id: emailUser.id,
       isActive: emailUser.isActive,
       emailVerified: emailUser.emailVerified,
-      privileged: isPrivilegedAccount(await loadUserAccess(ctx.db, emailUser.id)),
+      privileged: await accountHoldsAdminRights(ctx, emailUser.id),
     },
     email,
     emailMalformed,
