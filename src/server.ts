@@ -117,7 +117,9 @@ async function main(): Promise<void> {
       process.exit(1);
     }, 10_000);
     force.unref();
-    server.close(async () => {
+    // CONTRACT §23: every request that reaches the server while it drains is answered (with `Connection: close`);
+    // a keep-alive connection is closed only while it carries no request (lib/http-server.ts).
+    void server.drain().then(async () => {
       clearTimeout(force);
       // Drained. Each resource is closed in turn; one that fails is logged and the next is still closed, so that the
       // embedded PostgreSQL always stops. One that hangs (past 30 s, beyond PostgreSQL's own 15 s stop escalation) is
@@ -146,7 +148,6 @@ async function main(): Promise<void> {
       logger.info('stopped');
       process.exit(failed ? 1 : 0);
     });
-    server.closeIdleConnections();
   };
   // An exception or rejection nobody handles ends the process with 1, as Node does by default, but says so in the log
   // first. While stopping, the stop goes on: PostgreSQL ending its connections ("terminating connection due to
