@@ -14,7 +14,7 @@ import { createOidcDiscoveryRouter, createOidcProtocolRouter, createOidcRouter }
 import { createConsoleIdentityProvidersRouter } from './console/console-identity-providers.router';
 import { createConsoleResourcesRouter } from './console/console-resources.router';
 import { createConsoleRouter } from './console/console.router';
-import { createConsoleWebhooksRouter } from './console/console-webhooks.router';
+import { createConsoleWebhooksRouter } from '../console/webhooks/webhooks.console';
 import { createAccountPagesRouter } from './pages/account-pages.router';
 import { createDevicePagesRouter } from './pages/device-pages.router';
 import { createMfaPagesRouter } from './pages/mfa-pages.router';
