@@ -29,6 +29,8 @@ const idField = (name: string, description: string) =>
     .trim()
     .min(1)
     .max(200, `${name} is too long`)
+    // PostgreSQL refuses a NUL in text: checked here, before a query runs or a CSV starts (issue 30).
+    .regex(/^\P{Cc}*$/u, `${name} must not contain control characters`)
     .meta({ description });
 
 /** `type` takes one type or several separated by commas. */
