@@ -12,6 +12,7 @@ import { tuneHeap } from './lib/heap-tuning';
 import { createRateLimit, createRedisRateLimitStore, createRegistrationRateLimit } from './middleware/rate-limit';
 import { ensureSuperAdmin } from './services/bootstrap.service';
 import { currentSigningKey } from './services/oidc/signing-keys.service';
+import { currentSamlKey } from './services/saml/saml-keys.service';
 import { closeServiceContext, createServiceContext } from './services/create-context';
 import { startPruneTimer } from './services/prune.service';
 import { ensureSetupLink } from './services/setup.service';
@@ -58,6 +59,7 @@ async function main(): Promise<void> {
   if (applied.length) logger.info({ migrations: applied }, 'migrations applied');
   // CONTRACT §9: the id_token signing key exists from the first start (generated once, shared through the database).
   await currentSigningKey(ctx);
+  await currentSamlKey(ctx);
 
   if (config.bootstrapAdminEmail && config.bootstrapAdminPassword) {
     const result = await ensureSuperAdmin(ctx, { email: config.bootstrapAdminEmail, password: config.bootstrapAdminPassword });
@@ -117,7 +119,9 @@ async function main(): Promise<void> {
       process.exit(1);
     }, 10_000);
     force.unref();
-    server.close(async () => {
+    // CONTRACT §23: every request that reaches the server while it drains is answered (with `Connection: close`);
+    // a keep-alive connection is closed only while it carries no request (lib/http-server.ts).
+    void server.drain().then(async () => {
       clearTimeout(force);
       // Drained. Each resource is closed in turn; one that fails is logged and the next is still closed, so that the
       // embedded PostgreSQL always stops. One that hangs (past 30 s, beyond PostgreSQL's own 15 s stop escalation) is
@@ -146,7 +150,6 @@ async function main(): Promise<void> {
       logger.info('stopped');
       process.exit(failed ? 1 : 0);
     });
-    server.closeIdleConnections();
   };
   // An exception or rejection nobody handles ends the process with 1, as Node does by default, but says so in the log
   // first. While stopping, the stop goes on: PostgreSQL ending its connections ("terminating connection due to

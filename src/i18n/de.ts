@@ -5,6 +5,20 @@ const plural = pluralize('de');
 
 /** The German catalogue; typed with the English one, so every key and every message's parameters must match. */
 export const de: Messages = {
+  validation: {
+    urlString: 'Die URL muss ein Text sein.',
+    urlTooLong: 'Die URL ist zu lang (höchstens 2048 Zeichen).',
+    urlAbsolute: 'Geben Sie eine vollständige URL ein, z. B. https://example.com/hook.',
+    urlHttps: 'Die URL muss mit https:// beginnen.',
+    urlHttpsOrLoopback: 'Die URL muss mit https:// beginnen (einfaches http nur an localhost oder eine Loopback-Adresse).',
+    eventsRequired: 'Geben Sie mindestens einen Ereignistyp an.',
+    eventsTooMany: 'Höchstens 50 Ereignistypen.',
+    eventPattern: 'Jedes Ereignis muss ein Ereignistyp des Audit-Protokolls sein, ein Präfix mit „.*“ am Ende oder „*“.',
+    descriptionTooLong: 'Die Beschreibung ist zu lang (höchstens 500 Zeichen).',
+    descriptionOneLine: 'Die Beschreibung muss eine Zeile ohne Steuerzeichen sein.',
+    cursorUnknown: 'Diese Seitenangabe stammt nicht von diesem Server.',
+    deliveryStatus: 'Der Status muss ausstehend, zugestellt oder fehlgeschlagen sein.',
+  },
   common: {
     backToSignIn: 'Zurück zur Anmeldung',
     continueToSignIn: 'Weiter zur Anmeldung',
@@ -24,6 +38,9 @@ export const de: Messages = {
     requestRefused: 'Anfrage abgelehnt',
     linkInvalidTitle: 'Dieser Link ist nicht gültig',
     linkInvalid: 'Der Link ist ungültig, abgelaufen oder wurde bereits verwendet.',
+    /** The first word of the title of a page whose form was refused (CONTRACT §18). */
+    error: 'Fehler',
+    errorSummary: 'Es gibt ein Problem',
   },
   errors: {
     notFoundTitle: 'Seite nicht gefunden',
@@ -426,6 +443,12 @@ export const de: Messages = {
       'Die App, die Sie hierher geschickt hat, hat eine Anmeldeanfrage gestellt, die dieser Server nicht annehmen kann; deshalb ' +
       'wurden Sie nicht zu ihr zurückgeleitet. Informieren Sie die Entwickler der App.',
     detail: 'Technisches Detail:',
+  },
+  samlPost: {
+    title: (app: string) => `Weiter zu ${app}`,
+    signedOutTitle: 'Sie werden abgemeldet',
+    intro: 'Sie werden weitergeleitet. Falls nichts passiert, wählen Sie Weiter.',
+    button: 'Weiter',
   },
   pageErrors: {
     validation_error: 'Prüfen Sie Ihre Eingaben und versuchen Sie es erneut.',

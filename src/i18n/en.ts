@@ -8,6 +8,24 @@ const plural = pluralize('en');
  * takes values is a function; a count goes through Intl.PluralRules (plural.ts), never a hand-written rule.
  */
 export const en = {
+  /**
+   * The API's validation messages (CONTRACT §2 `details[].message`), declared here once: the schemas and services
+   * answer these English sentences, and a refused form shows the page's language's sentence of the same key (§18).
+   */
+  validation: {
+    urlString: 'url must be a string',
+    urlTooLong: 'url is too long (at most 2048 characters)',
+    urlAbsolute: 'url must be an absolute URL',
+    urlHttps: 'url must be an https URL',
+    urlHttpsOrLoopback: 'url must be an https URL (plain http only to localhost or a loopback address)',
+    eventsRequired: 'at least one event type is required',
+    eventsTooMany: 'at most 50 event types',
+    eventPattern: 'each event must be an audit event type, a prefix ending in ".*" or "*" (docs/webhooks.md)',
+    descriptionTooLong: 'description is too long (at most 500 characters)',
+    descriptionOneLine: 'description must be one line without control characters',
+    cursorUnknown: 'cursor is not one this server gave out',
+    deliveryStatus: 'status must be pending, delivered or failed',
+  },
   common: {
     backToSignIn: 'Back to sign in',
     continueToSignIn: 'Continue to sign in',
@@ -26,6 +44,9 @@ export const en = {
     requestRefused: 'Request refused',
     linkInvalidTitle: 'This link is not valid',
     linkInvalid: 'The link is invalid, has expired or was already used.',
+    /** The first word of the title of a page whose form was refused (CONTRACT §18). */
+    error: 'Error',
+    errorSummary: 'There is a problem',
   },
   errors: {
     notFoundTitle: 'Page not found',
@@ -408,6 +429,13 @@ export const en = {
       'The app that sent you here made a sign-in request this server cannot accept, so you were not sent back to it. Tell the ' +
       "app's developers.",
     detail: 'Technical detail:',
+  },
+  /** The page that carries a SAML message to the application (CONTRACT §19); it submits itself. */
+  samlPost: {
+    title: (app: string) => `Continuing to ${app}`,
+    signedOutTitle: 'Signing you out',
+    intro: 'Sending you on. If nothing happens, select Continue.',
+    button: 'Continue',
   },
   /** Service errors shown on pages, by the error code the service threw (the API keeps its English message). */
   pageErrors: {

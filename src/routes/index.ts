@@ -7,6 +7,8 @@ import { createMfaRouter } from './auth/mfa.router';
 import { createDocsRouter } from './docs/docs.router';
 import { createFederationRouter } from './federation/federation.router';
 import { createIdentityProvidersRouter } from './federation/identity-providers.router';
+import { createSamlAppsRouter } from './saml/saml-apps.router';
+import { createSamlRouter } from './saml/saml.router';
 import { createHealthRouter } from './health/health.router';
 import { createDiscoveryRouter, createOAuthProtocolRouter, createOAuthRouter } from './oauth/oauth.router';
 import { createRegistrationRouter } from './oauth/registration.router';
@@ -14,7 +16,7 @@ import { createOidcDiscoveryRouter, createOidcProtocolRouter, createOidcRouter }
 import { createConsoleIdentityProvidersRouter } from './console/console-identity-providers.router';
 import { createConsoleResourcesRouter } from './console/console-resources.router';
 import { createConsoleRouter } from './console/console.router';
-import { createConsoleWebhooksRouter } from './console/console-webhooks.router';
+import { createConsoleWebhooksRouter } from '../console/webhooks/webhooks.console';
 import { createAccountPagesRouter } from './pages/account-pages.router';
 import { createDevicePagesRouter } from './pages/device-pages.router';
 import { createMfaPagesRouter } from './pages/mfa-pages.router';
@@ -26,6 +28,8 @@ import { createFaviconRouter, createStaticRouter } from './pages/static.router';
 import { createRbacRouter } from './rbac/rbac.router';
 import type { Scope } from './scope';
 import { createUsersRouter } from './users/users.router';
+import { createScimAdminRouter } from './scim/scim-admin.router';
+import { createScimRouter } from './scim/scim.router';
 import { createWebhooksRouter } from './webhooks/webhooks.router';
 
 /** The scopes of the app (built by createScopes in src/app.ts), each with its own steps. */
@@ -44,6 +48,8 @@ export interface Scopes {
   pages: Scope;
   /** The administration console (/admin): the pages scope under MFA_REQUIRED_FOR_ADMINS, like the API it mirrors. */
   consolePages: Scope;
+  /** /scim/v2 (CONTRACT §20): SCIM's JSON types, a SCIM connection's token, errors in the SCIM error schema. */
+  scim: Scope;
 }
 
 /**
@@ -51,7 +57,7 @@ export interface Scopes {
  * and answers is its declaration (src/routes/route.ts); the app's route table (src/routes/route-table.ts), which the
  * OpenAPI document and the permission matrix read, is recorded as they are mounted.
  */
-export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, administration, pages, consolePages }: Scopes): void {
+export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, administration, pages, consolePages, scim }: Scopes): void {
   // Polled most, by load balancers and relying parties: GET only, no body, no cookie, no session, no security event.
   documents.mount('/health', createHealthRouter);
   // The spec's discovery path, and the RFC 8414 location (CONTRACT §5).
@@ -81,7 +87,10 @@ export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, admin
   administration.mount('/admin', createAdminRouter);
   administration.mount('/admin', createWebhooksRouter);
   administration.mount('/admin', createIdentityProvidersRouter);
+  administration.mount('/admin', createScimAdminRouter);
+  administration.mount('/admin', createSamlAppsRouter);
   api.mount('/', createDocsRouter);
+  scim.mount('/', createScimRouter);
 
   pages.mount('/static', createStaticRouter);
   pages.mount('/', createFaviconRouter);
@@ -92,6 +101,7 @@ export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, admin
   pages.mount('/', createSetupPagesRouter);
   pages.mount('/', createDevicePagesRouter);
   pages.mount('/', createRegisterPagesRouter);
+  pages.mount('/saml', createSamlRouter);
   // The administration console (CONTRACT §14): HTML pages, refused as pages; every action mirrors an /api/admin route.
   consolePages.mount('/admin', createConsoleRouter);
   consolePages.mount('/admin', createConsoleResourcesRouter);

@@ -25,10 +25,14 @@ import { z } from 'zod';
 import { AppError } from '../errors';
 import { csrfValid } from '../middleware/csrf';
 import { requireAdminSecondFactor } from '../middleware/mfa-policy';
+import { scimAuthenticate } from '../middleware/scim-authenticate';
 import { requireAllowedOrigin } from '../middleware/origin-check';
 import { requireAdmin, requirePermission, requireRole } from '../middleware/authorize';
 import { zodDetails } from '../middleware/validate';
 import { ADMIN_TIER, type Principal } from '../services/principal';
+import type { ServiceContext } from '../services/context';
+import type { Config } from '../config';
+import { Outcome } from '../http/outcome';
 import { responseChecker } from './docs/response-check';
 import type { RouteDeps } from './types';
 
@@ -46,8 +50,10 @@ export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
  * - `page`: a signed-in first-party browser (cookies, renewed from the refresh cookie like `browser`), with the same
  *   guards as `user`; the administration console. Its refusals (401, 403) are answered as pages by the router that
  *   mounts it (src/routes/console/console-kit.ts).
+ * - `scim`: the Bearer token of a SCIM connection (CONTRACT §20); the connection is `req.scimConnection` and the actor
+ *   of the request's audit events; 401 without.
  */
-export type AuthMode = 'none' | 'user' | 'user-or-client' | 'browser' | 'client' | 'token' | 'page';
+export type AuthMode = 'none' | 'user' | 'user-or-client' | 'browser' | 'client' | 'token' | 'page' | 'scim';
 
 export interface ResponseDecl {
   /** Success status; 200 when omitted. */
@@ -106,7 +112,11 @@ export interface RouteDecl<P extends Schema = Schema, Q extends Schema = Schema,
   document?: boolean;
   /** CORS headers for allow-listed origins where the scope gives them; `false`: never (browser redirects, pages). */
   cors?: false;
+  /** Renders what an HTML handler returns (a Page, Redirect or Invalid of src/http/outcome.ts): the kit's last step. */
+  outcome?: OutcomeRenderer;
 }
+
+export type OutcomeRenderer = (outcome: Outcome, req: Request, res: Response, config: Config) => void | Promise<void>;
 
 /**
  * A declaration as mounted: what the scope adds to every route of it (src/routes/scope.ts), never declared on a route,
@@ -161,6 +171,29 @@ export function route<const D extends RouteDecl>(decl: D, handler: RouteHandler<
   // The one cast of the edge: RouteInput<D> is computed from D, and the chain builds exactly that shape at runtime
   // (params, query and body parsed by D's own schemas, the principal guaranteed by D's auth mode).
   return { decl, handler: handler as DeclaredRoute['handler'] };
+}
+
+/**
+ * A REST route as a value: its declaration and what it does (service call + presenter), with the context passed in.
+ * The API router serves it (`serve`); a console action is built from the same object (src/console/action.ts), so the
+ * guard, the parameters, the body schema and the service call are declared once for both faces.
+ */
+export interface Endpoint<D extends RouteDecl = RouteDecl, R = unknown> {
+  readonly decl: D;
+  // A method (not a property): an endpoint of any declaration is an Endpoint of RouteDecl.
+  run(input: RouteInput<D>, ctx: ServiceContext): Promise<R>;
+}
+
+export function endpoint<const D extends RouteDecl, R>(
+  decl: D,
+  run: (input: RouteInput<D>, ctx: ServiceContext) => Promise<R>,
+): Endpoint<D, R> {
+  return { decl, run };
+}
+
+/** The routes of a group of endpoints, in their order, run with the router's context. */
+export function serve(deps: RouteDeps, endpoints: Record<string, Endpoint>): DeclaredRoute[] {
+  return Object.values(endpoints).map((e) => route(e.decl, (input) => e.run(input, deps.ctx)));
 }
 
 export interface RouterOptions {
@@ -257,6 +290,10 @@ function chainOf(deps: RouteDeps, decl: MountedRouteDecl, handler: DeclaredRoute
     };
     const result = await handler(input, req, res);
     if (res.headersSent) return;
+    if (result instanceof Outcome) {
+      if (!decl.outcome) throw new Error(`${decl.method.toUpperCase()} ${decl.path}: an outcome without an outcome renderer`);
+      return decl.outcome(result, req, res, deps.ctx.config);
+    }
     if (result === undefined) {
       res.status(status).end();
       return;
@@ -280,6 +317,8 @@ function authenticatorFor(deps: RouteDeps, auth: AuthMode): RequestHandler | und
       return deps.authenticate({ optional: true, refreshFromCookie: true });
     case 'page':
       return deps.authenticate({ refreshFromCookie: true });
+    case 'scim':
+      return scimAuthenticate(deps.ctx);
     default:
       return undefined;
   }

@@ -1,24 +1,19 @@
 import type { Config } from '../config';
+import { MASK, maskCredentialsDeep, maskUrlCredentials } from '../lib/mask-credentials';
 
 /** Config keys whose value is a secret: shown as set or unset, never the value (CONTRACT §14 Settings). */
 const SECRET_KEY = /secret|password|token$/i;
 
-/** Connection URLs may carry a password in their userinfo part. */
-function maskUrlPassword(value: string): string {
-  try {
-    const url = new URL(value);
-    if (!url.password) return value;
-    url.password = 'MASKED';
-    return url.toString().replace('MASKED', '••••••');
-  } catch {
-    return '••••••';
-  }
-}
+/**
+ * Connection URLs may carry credentials (userinfo, password parameters): lib/mask-credentials.ts masks them all. A
+ * `…Url` value that is no URL at all (a libpq `host=… password=…` string) is masked whole.
+ */
+const maskUrlPassword = (value: string): string => (/^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? maskUrlCredentials(value) : MASK);
 
 /**
- * The effective configuration as `[name, shown value]` pairs, sorted by name: secrets masked, passwords removed from
- * connection URLs. Works on whatever keys Config has, so a key added later is listed (and masked when its name says
- * it is a secret) without touching this function.
+ * The effective configuration as `[name, shown value]` pairs, sorted by name: secrets masked, credentials removed from
+ * connection URLs and from any other value holding a URL. Works on whatever keys Config has, so a key added later is
+ * listed (and masked when its name says it is a secret) without touching this function.
  */
 export function effectiveSettings(config: Readonly<Config>): Array<[string, string]> {
   return Object.entries(config)
@@ -27,7 +22,7 @@ export function effectiveSettings(config: Readonly<Config>): Array<[string, stri
       if (value === undefined || value === null || value === '') return [key, '(not set)'];
       if (SECRET_KEY.test(key)) return [key, '•••••• (set)'];
       if (typeof value === 'string' && /Url$/.test(key)) return [key, maskUrlPassword(value)];
-      return [key, typeof value === 'string' ? value : JSON.stringify(value)];
+      return [key, typeof value === 'string' ? maskUrlCredentials(value) : JSON.stringify(maskCredentialsDeep(value))];
     })
     .sort(([a], [b]) => a.localeCompare(b));
 }

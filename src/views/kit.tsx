@@ -63,8 +63,10 @@ export function formatTime(at: Date, locale: string = pageEnv().locale): string 
 }
 
 /** A UTC time as the pages show it, in the page's language; the machine-readable value in `datetime`. */
-export function Time(props: { at: Date }) {
-  return <time dateTime={props.at.toISOString()}>{formatTime(props.at)}</time>;
+/** A date, or an ISO timestamp of the API's answers. */
+export function Time(props: { at: Date | string }) {
+  const at = typeof props.at === 'string' ? new Date(props.at) : props.at;
+  return <time dateTime={at.toISOString()}>{formatTime(at)}</time>;
 }
 
 /**
@@ -115,3 +117,56 @@ export function NewPasswordFields(props: { minLength: number; label: string; rep
     </>
   );
 }
+
+/**
+ * A refusal as the console shows it (CONTRACT §15): a sentence in the page's language, and on a page that is not in
+ * English the API's own English reason (its `message`, CONTRACT §2) as a detail marked lang="en", because an
+ * administrator needs the exact rule that refused.
+ */
+export type Refusal = string | { text: string; detail: string };
+
+/** Field errors of a form, by field name (the zod issue paths of the API schema the form is checked with). */
+export type FieldErrors = Record<string, Refusal | undefined>;
+
+export function RefusalDetail(props: { detail: string }) {
+  return (
+    <span class="muted">
+      ({pageEnv().t.console.common.detail} <span lang="en">{props.detail}</span>)
+    </span>
+  );
+}
+
+export function RefusalText(props: { value: Refusal }) {
+  const v = props.value;
+  return typeof v === 'string' ? (
+    <>{v}</>
+  ) : (
+    <>
+      {v.text} <RefusalDetail detail={v.detail} />
+    </>
+  );
+}
+
+/**
+ * The summary of a refused form (CONTRACT §18): at the top of the page, focused when the page loads (autofocus; the
+ * page's script focuses it too), a link to each field with its message; `_form` is a message about the whole form.
+ */
+export function ErrorSummary(props: { errors?: FieldErrors }) {
+  const entries = Object.entries(props.errors ?? {}).filter((e): e is [string, Refusal] => e[1] !== undefined);
+  if (entries.length === 0) return null;
+  const { t } = pageEnv();
+  return (
+    <div class="error-summary" id="error-summary" role="alert" aria-labelledby="error-summary-title" tabIndex={-1} autofocus>
+      <h2 id="error-summary-title">{t.common.errorSummary}</h2>
+      <ul>
+        {entries.map(([field, message]) => (
+          <li>{field === '_form' ? <RefusalText value={message} /> : <a href={`#f-${field}`}>{<RefusalText value={message} />}</a>}</li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+/** A page title that says "Error" first when its form was refused. */
+export const titleOf = (title: string, errors?: FieldErrors): string =>
+  errors && Object.values(errors).some((e) => e !== undefined) ? `${pageEnv().t.common.error}: ${title}` : title;

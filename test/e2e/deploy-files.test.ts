@@ -79,6 +79,10 @@ test('docker-compose runs two instances on one PostgreSQL and Redis behind deplo
   expect(compose).toContain('REDIS_URL: redis://redis:6379');
   expect(nginx).toContain('server sso1:3000');
   expect(nginx).toContain('server sso2:3000');
+  // nginx's upstream connections idle for less than the instances' 5 s keep-alive timeout: a graceful stop fails no
+  // request sent through it (docs/operations.md, "Draining").
+  const upstream = nginx.split('upstream sso {')[1]!.split('}')[0]!;
+  expect(upstream).toMatch(/^\s*keepalive_timeout 4s;$/m);
 });
 
 test('docs/operations.md covers every variable the server reads', () => {

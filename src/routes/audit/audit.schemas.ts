@@ -29,6 +29,8 @@ const idField = (name: string, description: string) =>
     .trim()
     .min(1)
     .max(200, `${name} is too long`)
+    // PostgreSQL refuses a NUL in text: checked here, before a query runs or a CSV starts (issue 30).
+    .regex(/^\P{Cc}*$/u, `${name} must not contain control characters`)
     .meta({ description });
 
 /** `type` takes one type or several separated by commas. */
@@ -72,11 +74,20 @@ const common = {
   detail: z.record(z.string(), z.unknown()),
 };
 
+/** Who did it: a user, a SCIM connection (CONTRACT §20), or null (the system, an anonymous act). */
+export const actorField = z
+  .union([
+    z.strictObject({ type: z.literal('user'), id: z.string() }),
+    z.strictObject({ type: z.literal('scim_connection'), id: z.string(), name: z.string() }),
+  ])
+  .nullable();
+
 export const auditEventsBody = z.strictObject({
   events: z.array(
     z.strictObject({
       ...common,
       actor_id: z.string().nullable(),
+      actor: actorField,
       subject_id: z.string().nullable(),
       request_id: z.string().nullable(),
     }),

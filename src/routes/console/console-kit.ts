@@ -2,6 +2,7 @@ import type { ErrorRequestHandler, Request, Response } from 'express';
 import { z } from 'zod';
 import type { Config } from '../../config';
 import { AppError } from '../../errors';
+import { messagesFor, type Messages } from '../../i18n';
 import { issueCsrf } from '../../middleware/csrf';
 import type { Principal } from '../../services/principal';
 import { adminRank } from '../../services/rbac-policy';
@@ -95,14 +96,27 @@ export const confirmBody = z.object({ confirm: text(10) });
 
 /** The issues of an API schema as messages by top-level field (what the console's forms show next to each input). */
 export function fieldErrors(issues: readonly z.core.$ZodIssue[]): FieldErrors {
-  const { locale, t } = pageEnv();
   const out: FieldErrors = {};
-  for (const issue of issues) {
-    const key = String(issue.path[0] ?? '_form');
-    out[key] ??= locale === 'en' ? issue.message : { text: t.console.errors.invalidField, detail: issue.message };
-  }
+  for (const issue of issues) out[String(issue.path[0] ?? '_form')] ??= said(issue.message);
   return out;
 }
+
+/**
+ * An API validation message in the page's language (CONTRACT §18): in English the message itself; otherwise the
+ * catalogue's translation (`validation`, keyed by the message) or "not accepted", with the English reason as detail.
+ */
+export function said(message: string): Refusal {
+  const { locale, t } = pageEnv();
+  if (locale === 'en') return message;
+  const key = VALIDATION_KEYS.get(message);
+  return { text: key ? t.validation[key] : t.console.errors.invalidField, detail: message };
+}
+
+const ENGLISH = messagesFor('en').validation;
+const isValidationKey = (key: string): key is keyof Messages['validation'] => key in ENGLISH;
+const VALIDATION_KEYS = new Map(
+  Object.entries(ENGLISH).flatMap(([key, message]) => (isValidationKey(key) ? [[message, key] as const] : [])),
+);
 
 /**
  * A service's refusal as field errors: the details of a 4xx AppError by top-level field (`redirect_uris`,
@@ -113,9 +127,9 @@ export function serviceFieldErrors(err: unknown, fallback: string): FieldErrors 
   const out: FieldErrors = {};
   for (const detail of err.details ?? []) {
     const key = detail.path.split('.')[0] || fallback;
-    out[key] ??= detail.message;
+    out[key] ??= said(detail.message);
   }
-  if (Object.keys(out).length === 0) out[fallback] = err.message;
+  if (Object.keys(out).length === 0) out[fallback] = refusalOf(err);
   return out;
 }
 
@@ -173,9 +187,6 @@ export function refusalOf(err: unknown): Refusal | undefined {
   const { locale, t } = pageEnv();
   return locale === 'en' ? err.message : { text: t.pageErrors[err.code], detail: err.message };
 }
-
-/** A sentence of the page's own (already in its language) as a field error or flash. */
-export const said = (text: string): Refusal => text;
 
 /**
  * The console router's error boundary: the guards of the route declarations (authenticate, MFA_REQUIRED_FOR_ADMINS,

@@ -915,9 +915,24 @@ export function createConsoleRouter(deps: RouteDeps) {
           query: auditForm,
           response: { description: 'text/csv', kind: 'html' },
         },
-        async ({ query }, _req, res) => {
+        async ({ query, principal }, req, res) => {
           const parsed = parseAuditFilter({ ...query, cursor: undefined, before: undefined }, AUDIT_PAGE);
-          if (!parsed.success) throw new AppError('validation_error', parsed.error.issues[0]?.message ?? c().errors.checkFilters);
+          // Refused before the first byte of CSV (a filter PostgreSQL would refuse mid-stream reset the connection):
+          // the audit page again, 400, naming the field.
+          if (!parsed.success) {
+            const filter = { type: query.type, actor: query.actor, subject: query.subject, from: query.from, to: query.to };
+            return html(
+              res,
+              400,
+              views.renderAudit(frame(req, res, principal, 'audit', c().audit.title), {
+                filter,
+                types: SECURITY_EVENT_TYPES,
+                csv: `/admin/audit.csv?${new URLSearchParams(Object.entries(filter).filter(([, v]) => v))}`,
+                events: [],
+                errors: fieldErrors(parsed.error.issues),
+              }),
+            );
+          }
           res.status(200).type('text/csv; charset=utf-8').set('Content-Disposition', 'attachment; filename="audit-events.csv"');
           // Streamed batch by batch (keyset, one short query each): memory holds one batch, whatever the trail holds.
           // A slow reader holds the next query back (the socket's buffer must drain first); a closed one ends it.

@@ -1,6 +1,10 @@
 import { z } from 'zod';
+import { messagesFor } from '../../i18n';
 import { isValidEventPattern } from '../../services/webhooks/webhook-policy';
 import { timestampField, timestampFields } from '../common.schemas';
+
+/** The API's messages, declared in the catalogue (CONTRACT §18: a form shows them in the page's language). */
+const API = messagesFor('en').validation;
 
 export const webhookIdParams = z.object({ webhookId: z.uuid({ error: 'webhookId must be a uuid' }) });
 
@@ -14,28 +18,28 @@ export const deliveryParams = z.object({
  * in production) depend on the configuration and on DNS, so services/webhooks/subscriptions.service.ts applies them.
  */
 const urlField = z
-  .string({ error: 'url must be a string' })
+  .string({ error: API.urlString })
   .trim()
-  .max(2048, 'url is too long (at most 2048 characters)')
-  .refine((u) => URL.canParse(u), { message: 'url must be an absolute URL' });
+  .max(2048, API.urlTooLong)
+  .refine((u) => URL.canParse(u), { message: API.urlAbsolute });
 
 const eventsField = z
   .array(
     z.string({ error: 'each event must be a string' }).max(100).refine(isValidEventPattern, {
-      message: 'each event must be an audit event type, a prefix ending in ".*" or "*" (docs/webhooks.md)',
+      message: API.eventPattern,
     }),
     { error: 'events must be an array of strings' },
   )
-  .min(1, 'at least one event type is required')
-  .max(50, 'at most 50 event types')
+  .min(1, API.eventsRequired)
+  .max(50, API.eventsTooMany)
   .transform((events) => [...new Set(events)]);
 
 const descriptionField = z
   .string({ error: 'description must be a string' })
   .trim()
-  .max(500, 'description is too long (at most 500 characters)')
+  .max(500, API.descriptionTooLong)
   .refine((v) => !/[\p{Cc}\u2028\u2029\u202A-\u202E\u2066-\u2069]/u.test(v), {
-    message: 'description must be one line without control characters',
+    message: API.descriptionOneLine,
   });
 
 const enabledField = z.boolean({ error: 'enabled must be a boolean' });
@@ -57,10 +61,10 @@ export const updateWebhookBody = z
   .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'Nothing to update' });
 
 export const deliveriesQuery = z.object({
-  status: z.enum(['pending', 'delivered', 'failed'], { error: 'status must be pending, delivered or failed' }).optional(),
+  status: z.enum(['pending', 'delivered', 'failed'], { error: API.deliveryStatus }).optional(),
   cursor: z
     .string({ error: 'cursor must be a single string' })
-    .regex(/^[A-Za-z0-9_-]{1,40}$/, 'cursor is not one this server gave out')
+    .regex(/^[A-Za-z0-9_-]{1,40}$/, API.cursorUnknown)
     .optional()
     .meta({ description: 'next_cursor of the previous page (opaque)' }),
   limit: z.coerce
@@ -112,3 +116,7 @@ export const deliveryBody = z
 
 export const deliveriesBody = z.strictObject({ deliveries: z.array(deliveryBody), next_cursor: z.string().nullable() });
 export const deliveryEnvelope = z.strictObject({ delivery: deliveryBody });
+
+/** The wire shapes (what the API answers, and what the console's pages render). */
+export type Webhook = z.output<typeof webhookBody>;
+export type WebhookDelivery = z.output<typeof deliveryBody>;

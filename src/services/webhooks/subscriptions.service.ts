@@ -1,3 +1,4 @@
+import { messagesFor } from '../../i18n';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { withTransaction } from '../../db';
 import {
@@ -30,6 +31,9 @@ export interface WebhookInput {
   description?: string;
 }
 
+/** The API's messages, declared in the catalogue (a console form shows them in the page's language). */
+const API = messagesFor('en').validation;
+
 /** The sealing purpose binds a secret to its subscription (a sealed value cannot be moved to another row). */
 export const secretPurpose = (subscriptionId: string) => `webhook-secret:${subscriptionId}`;
 
@@ -51,8 +55,8 @@ export async function assertWebhookUrlAllowed(ctx: ServiceContext, url: string, 
     const reason =
       err.reason === 'scheme'
         ? ctx.config.isProduction
-          ? 'url must be an https URL'
-          : 'url must be an https URL (plain http only to localhost or a loopback address)'
+          ? API.urlHttps
+          : API.urlHttpsOrLoopback
         : err.reason === 'refused_address' && ctx.config.isProduction
           ? `${err.message} (private, loopback and link-local receivers need WEBHOOK_ALLOW_PRIVATE=true)`
           : err.message;
@@ -149,8 +153,7 @@ export async function listDeliveries(
   let beforeId: string | undefined;
   if (query.cursor !== undefined) {
     beforeId = Buffer.from(query.cursor, 'base64url').toString('utf8');
-    if (!CURSOR.test(beforeId))
-      throw badRequest('Query is invalid', [{ path: 'cursor', message: 'cursor is not one this server gave out' }]);
+    if (!CURSOR.test(beforeId)) throw badRequest('Query is invalid', [{ path: 'cursor', message: API.cursorUnknown }]);
   }
   // Events this instance emitted are written in the background: let them land (and fan out) first.
   await ctx.events.idle?.();

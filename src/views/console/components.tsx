@@ -1,36 +1,9 @@
 import type { ComponentChildren, JSX } from 'preact';
 import { pageEnv } from '../env';
-import { Hidden } from '../kit';
+import { Hidden, RefusalText, type FieldErrors } from '../kit';
 import type { ListCount } from '../../services/list-count';
 
-/**
- * A refusal as the console shows it (CONTRACT §15): a sentence in the page's language, and on a page that is not in
- * English the API's own English reason (its `message`, CONTRACT §2) as a detail marked lang="en", because an
- * administrator needs the exact rule that refused.
- */
-export type Refusal = string | { text: string; detail: string };
-
-/** Field errors of a form, by field name (the zod issue paths of the API schema the form is checked with). */
-export type FieldErrors = Record<string, Refusal | undefined>;
-
-export function RefusalDetail(props: { detail: string }) {
-  return (
-    <span class="muted">
-      ({pageEnv().t.console.common.detail} <span lang="en">{props.detail}</span>)
-    </span>
-  );
-}
-
-export function RefusalText(props: { value: Refusal }) {
-  const v = props.value;
-  return typeof v === 'string' ? (
-    <>{v}</>
-  ) : (
-    <>
-      {v.text} <RefusalDetail detail={v.detail} />
-    </>
-  );
-}
+export { RefusalDetail, RefusalText, type FieldErrors, type Refusal } from '../kit';
 
 /** A labelled input with its hint and error, tied together with aria-describedby / aria-invalid. */
 export function Field(props: {

@@ -2,8 +2,7 @@ import type { ComponentChildren } from 'preact';
 import { Head, renderDocument } from '../layout';
 import type { Messages } from '../../i18n';
 import { pageEnv } from '../env';
-import { CsrfField, Flash } from '../kit';
-import { RefusalDetail } from './components';
+import { CsrfField, ErrorSummary, Flash, RefusalDetail, titleOf, type FieldErrors } from '../kit';
 
 /**
  * The administration console's frame (CONTRACT §14): a skip link, a header with the navigation (the current page
@@ -98,6 +97,10 @@ const CONSOLE_CSS = `
   ul.choices a { font-weight: 600; display: block; }
   .secret-box { border: 1px solid var(--ok); border-radius: 8px; padding: .75rem 1rem; max-width: 48rem; margin-bottom: 1rem; }
   section.panel { border-top: 1px solid var(--border); margin-top: 1.5rem; }
+  .error-summary { border: 3px solid var(--danger); border-radius: 6px; padding: .75rem 1rem; margin-bottom: 1rem; max-width: 48rem; }
+  .error-summary h2 { margin: 0 0 .5rem; color: var(--danger); }
+  .error-summary ul { margin: 0; padding-left: 1.25rem; }
+  .error-summary a { color: var(--danger); font-weight: 600; }
   @media (max-width: 40rem) {
     .who { margin-left: 0; }
     nav.main { position: relative; overflow-x: auto; margin: 0 -1rem; padding: 0 1rem .25rem; }
@@ -146,6 +149,8 @@ export interface ConsoleFrame {
   permissions?: readonly string[];
   /** `detail`: the API's English reason of a refusal, shown marked lang="en" on a page in another language. */
   flash?: { kind: 'ok' | 'error'; message: string; detail?: string };
+  /** A refused form's errors: the title starts with "Error" and a summary at the top links to each field. */
+  errors?: FieldErrors;
 }
 
 export function ConsoleLayout(props: ConsoleFrame & { children?: ComponentChildren }) {
@@ -153,7 +158,7 @@ export function ConsoleLayout(props: ConsoleFrame & { children?: ComponentChildr
   const c = t.console;
   return (
     <html lang={locale}>
-      <Head title={`${props.title} · ${c.titleSuffix}`} css={CONSOLE_CSS} scripts={['/static/console.js']} />
+      <Head title={`${titleOf(props.title, props.errors)} · ${c.titleSuffix}`} css={CONSOLE_CSS} scripts={['/static/console.js']} />
       <body>
         <a class="skip" href="#content">
           {c.skip}
@@ -193,6 +198,7 @@ export function ConsoleLayout(props: ConsoleFrame & { children?: ComponentChildr
           ) : (
             <Flash message={props.flash?.message} kind={props.flash?.kind} />
           )}
+          <ErrorSummary errors={props.errors} />
           {props.children}
         </main>
       </body>

@@ -1,6 +1,6 @@
-import type { WebhookDeliveryRow, WebhookSubscriptionRow } from '../../db/repositories/webhooks.repo';
-import { pageEnv } from '../env';
-import { Actions, Time } from '../kit';
+import type { Webhook, WebhookDelivery } from '../../routes/webhooks/webhooks.schemas';
+import { pageEnv } from '../../views/env';
+import { Actions, Time } from '../../views/kit';
 import {
   ActionButton,
   Badge,
@@ -10,19 +10,18 @@ import {
   Field,
   Pagination,
   PostForm,
-  RefusalText,
   Select,
   Table,
   TextArea,
   type FieldErrors,
-} from './components';
-import { renderConsole, type ConsoleFrame } from './layout';
+} from '../../views/console/components';
+import { renderConsole, type ConsoleFrame } from '../../views/console/layout';
 
 /** Webhooks (CONTRACT §17): subscriptions to audit events, their signing secrets (shown once) and deliveries. */
 
 const x = () => pageEnv().t.console.webhooks;
 
-export function renderWebhooks(frame: ConsoleFrame, data: { webhooks: WebhookSubscriptionRow[] }): string {
+export function renderWebhooks(frame: ConsoleFrame, data: { webhooks: Webhook[] }): string {
   const { webhooks: h, common: k } = pageEnv().t.console;
   return renderConsole(
     frame,
@@ -70,7 +69,7 @@ export interface WebhookValues {
 
 export function renderWebhookForm(
   frame: ConsoleFrame,
-  data: { webhook?: WebhookSubscriptionRow; values: WebhookValues; errors: FieldErrors; eventTypes: readonly string[] },
+  data: { webhook?: Webhook; values: WebhookValues; errors: FieldErrors; eventTypes: readonly string[] },
 ): string {
   const w = data.webhook;
   const v = data.values;
@@ -88,7 +87,7 @@ export function renderWebhookForm(
             items={[
               [h.url, <code>{w.url}</code>],
               [k.status, <Badge on={w.enabled} yes={h.enabled} no={h.disabled} />],
-              [k.created, <Time at={w.createdAt} />],
+              [k.created, <Time at={w.created_at} />],
               [h.signingSecret, h.secretSet],
             ]}
           />
@@ -129,7 +128,7 @@ export function renderWebhookForm(
 /** The one page that shows a webhook's signing secret: the answer to the create or rotate post, never cached or redirected to. */
 export function renderWebhookSecret(
   frame: ConsoleFrame,
-  data: { heading: string; webhook: WebhookSubscriptionRow; secret: string; rotated: boolean },
+  data: { heading: string; webhook: Webhook; secret: string; rotated: boolean },
 ): string {
   const w = data.webhook;
   const h = x();
@@ -169,12 +168,11 @@ const statusLabel = (status: string) => {
 export function renderDeliveries(
   frame: ConsoleFrame,
   data: {
-    webhook: WebhookSubscriptionRow;
-    deliveries: WebhookDeliveryRow[];
+    webhook: Webhook;
+    deliveries: WebhookDelivery[];
     status: string;
     next?: string;
     first?: string;
-    errors: FieldErrors;
   },
 ): string {
   const w = data.webhook;
@@ -205,17 +203,12 @@ export function renderDeliveries(
           <button type="submit">{h.filter}</button>
         </div>
       </form>
-      {data.errors.cursor ? (
-        <p class="error" role="alert">
-          <RefusalText value={data.errors.cursor} />
-        </p>
-      ) : null}
       <Table
         caption={h.deliveries}
         rows={data.deliveries}
         empty={data.status ? h.noneWithStatus : h.noDeliveries}
         columns={[
-          { label: h.event, cell: (d) => <code>{d.eventType}</code> },
+          { label: h.event, cell: (d) => <code>{d.event_type}</code> },
           {
             label: k.status,
             cell: (d) => <Badge on={d.status !== 'failed'} yes={statusLabel(d.status)} no={statusLabel(d.status)} />,
@@ -224,10 +217,10 @@ export function renderDeliveries(
           {
             label: h.lastAnswer,
             wrap: true,
-            cell: (d) => (d.lastResponseStatus !== null ? `HTTP ${d.lastResponseStatus}` : (d.lastError ?? '—')),
+            cell: (d) => (d.last_response_status !== null ? `HTTP ${d.last_response_status}` : (d.last_error ?? '—')),
           },
-          { label: h.lastAttempt, cell: (d) => (d.lastAttemptAt ? <Time at={d.lastAttemptAt} /> : '—') },
-          { label: h.nextAttempt, cell: (d) => (d.status === 'pending' && d.nextAttemptAt ? <Time at={d.nextAttemptAt} /> : '—') },
+          { label: h.lastAttempt, cell: (d) => (d.last_attempt_at ? <Time at={d.last_attempt_at} /> : '—') },
+          { label: h.nextAttempt, cell: (d) => (d.status === 'pending' && d.next_attempt_at ? <Time at={d.next_attempt_at} /> : '—') },
           {
             label: k.action,
             cell: (d) => (
@@ -235,7 +228,7 @@ export function renderDeliveries(
                 action={`/admin/webhooks/${w.id}/deliveries/${d.id}/redeliver`}
                 csrf={frame.csrf}
                 label={h.redeliver}
-                ariaLabel={h.redeliverNamed(d.eventType, d.id)}
+                ariaLabel={h.redeliverNamed(d.event_type, d.id)}
               />
             ),
           },

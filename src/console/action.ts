@@ -1,0 +1,224 @@
+import { z } from 'zod';
+import { AppError } from '../errors';
+import { Invalid, Page, Redirect, type Outcome } from '../http/outcome';
+import {
+  CONSOLE,
+  fieldErrors,
+  frameOf,
+  refusalOf,
+  refusalStatus,
+  refuseConsoleForm,
+  serviceFieldErrors,
+  setFlash,
+} from '../routes/console/console-kit';
+import { html, text } from '../routes/pages/page-kit';
+import { route, type DeclaredRoute, type Endpoint, type OutcomeRenderer, type RouteDecl, type RouteInput } from '../routes/route';
+import type { ServiceContext } from '../services/context';
+import type { Principal } from '../services/principal';
+import type { FieldErrors } from '../views/console/components';
+import type { ConsoleFrame, ConsoleSection } from '../views/console/layout';
+import { renderConfirm } from '../views/console/pages';
+
+/**
+ * A console action built from the REST endpoint it mirrors (CONTRACT §14): the guard, the path parameters, the body
+ * (or query) schema and the handler (service call + presenter) are the API's own, so the console cannot drift from
+ * its API. The console adds only what a browser needs: the form's fields and their mapping onto the API's input, an
+ * optional confirmation, the form shown again when refused, and what comes next (a page or a redirect with a flash).
+ *
+ *   consoleAction(webhooksApi.rotateSecret, {
+ *     path: '/webhooks/:webhookId/rotate',
+ *     confirm: { title: async ({ call, params }) => x().rotateTitle((await call(webhooksApi.get, { params })).webhook.url),
+ *                text: x().rotateText, button: x().rotate },
+ *     back: () => '/admin/webhooks',
+ *     done: (r) => consolePage(views.renderWebhookSecret, { ...r, rotated: true }, x().rotatedTitle),
+ *   })
+ */
+
+/** A console page: a view applied to the console's frame (the kit fills in account, CSRF value, flash and errors). */
+export class ConsolePage extends Page<ConsoleFrame> {}
+
+export function consolePage<P>(
+  view: (frame: ConsoleFrame, props: P) => string,
+  props: P,
+  title: string,
+  status = 200,
+  errors?: FieldErrors,
+): ConsolePage {
+  return new ConsolePage((frame) => view(frame, props), title, status, errors);
+}
+
+/** What a console action answers. */
+export type ConsoleOutcome = ConsolePage | Redirect;
+
+type FormSchema = z.ZodObject;
+type FormOf<S> = S extends z.ZodType ? z.output<S> : Record<string, never>;
+
+/** What an action's callbacks are given. */
+export interface ActionInput<D extends RouteDecl, S> {
+  params: RouteInput<D>['params'];
+  /** The form (a post's body, a page's query) as sent, each field a string. */
+  form: FormOf<S>;
+  principal: Principal;
+  /** Another endpoint of the API, run for the same caller (the thing a confirmation names, the subject of a page). */
+  call<R>(e: Endpoint<RouteDecl, R>, input: { params?: unknown; query?: unknown }): Promise<R>;
+}
+
+export interface ActionOptions<D extends RouteDecl, R, S extends FormSchema | undefined> {
+  /** The console path (relative to /admin), with the endpoint's path parameters. */
+  path: string;
+  /** `get` for a page, `post` for a form; by default the endpoint's GET is a page and everything else a post. */
+  method?: 'get' | 'post';
+  summary?: string;
+  /** The form's fields, lenient (`text()`): a form is never refused by its shape, only by the API's schema. */
+  form?: S;
+  /** The form as the endpoint's input (its body, or its query for a GET), checked by the endpoint's own schema. */
+  input?: (form: FormOf<S>, params: RouteInput<D>['params']) => unknown;
+  /** Asks first: a post without `confirm=yes` answers this question page (cancel goes one level up). */
+  confirm?: { title: (a: ActionInput<D, S>) => string | Promise<string>; text: string; button: string };
+  /** The form again, with `refused.errors` beside its fields and `refused.values` as entered (a refused post). */
+  invalid?: (refused: Invalid<FormOf<S>>, a: ActionInput<D, S>) => ConsolePage | Promise<ConsolePage>;
+  /** Where a service's refusal goes, as the flash (actions without a form: a stale id, a conflict). */
+  back?: (params: RouteInput<D>['params']) => string;
+  /** The field a service's refusal without details is shown beside. */
+  field?: string;
+  done: (result: R, a: ActionInput<D, S>) => ConsoleOutcome | Promise<ConsoleOutcome>;
+}
+
+const confirmField = z.object({ confirm: text(10) });
+
+/** The console's last step: a page in the console's frame, or a 303 with the flash of post-redirect-get. */
+export function renderConsoleOutcome(section: ConsoleSection | undefined): OutcomeRenderer {
+  return (outcome: Outcome, req, res, config) => {
+    if (outcome instanceof Redirect) {
+      if (outcome.flash) setFlash(res, config, outcome.flash.kind, outcome.flash.message);
+      return res.redirect(303, outcome.to);
+    }
+    const principal = req.principal;
+    if (!(outcome instanceof ConsolePage) || !principal) throw new Error(`${req.method} ${req.path}: not a console outcome`);
+    const frame = { ...frameOf(req, res, config, principal, section, outcome.title), errors: outcome.errors };
+    html(res, outcome.status, outcome.render(frame));
+  };
+}
+
+/** The console routes of one section, each an action built from its REST endpoint. */
+export function consoleSection(section: ConsoleSection, ctx: ServiceContext, actions: Array<(s: Section) => DeclaredRoute>) {
+  return actions.map((a) => a({ section, ctx }));
+}
+
+interface Section {
+  section: ConsoleSection;
+  ctx: ServiceContext;
+}
+
+export function consoleAction<D extends RouteDecl, R, S extends FormSchema | undefined = undefined>(
+  e: Endpoint<D, R>,
+  options: ActionOptions<D, R, S>,
+): (s: Section) => DeclaredRoute {
+  return ({ section, ctx }) => {
+    const d = e.decl;
+    const method = options.method ?? (d.method === 'get' ? 'get' : 'post');
+    const fields: FormSchema = options.form ?? z.object({});
+    const decl = declOf(d, section, method, options.path, options.summary, options.confirm ? fields.extend(confirmField.shape) : fields);
+    const run: Endpoint<RouteDecl, R> = e;
+    return route(decl, async (input) => {
+      const principal = input.principal;
+      const sent = fieldsOf(method === 'post' ? input.body : input.query);
+      const call = <R2>(other: Endpoint<RouteDecl, R2>, i: { params?: unknown; query?: unknown }) =>
+        other.run({ params: i.params, query: i.query, body: undefined, principal }, ctx);
+      const a = typed<D, S>({ params: input.params, form: sent, principal, call });
+      if (options.confirm && sent.confirm !== 'yes') {
+        const title = await options.confirm.title(a);
+        const action = `/admin${fill(options.path, input.params)}`;
+        const { text: message, button } = options.confirm;
+        const cancel = action.slice(0, action.lastIndexOf('/'));
+        return consolePage(renderConfirm, { message, action, button, cancel }, title);
+      }
+      const refuse = async (errors: FieldErrors, status: number) => {
+        if (!options.invalid) return undefined;
+        const again = await options.invalid(new Invalid(errors, a.form, status), a);
+        return new ConsolePage(again.render, again.title, status, again.errors ?? errors);
+      };
+      const schema = d.method === 'get' ? d.query : d.body;
+      let apiInput: unknown = undefined;
+      if (options.input) {
+        apiInput = options.input(a.form, a.params);
+        if (schema) {
+          const parsed = schema.safeParse(apiInput);
+          if (!parsed.success) {
+            const shown = await refuse(fieldErrors(parsed.error.issues), 400);
+            if (shown) return shown;
+            throw new AppError('validation_error', 'Input is invalid');
+          }
+          apiInput = parsed.data;
+        }
+      }
+      let result: R;
+      try {
+        const [query, body] = d.method === 'get' ? [apiInput, undefined] : [undefined, apiInput];
+        result = await run.run({ params: input.params, query, body, principal }, ctx);
+      } catch (err) {
+        const errors = options.invalid ? serviceFieldErrors(err, options.field ?? '_form') : undefined;
+        const shown = errors ? await refuse(errors, refusalStatus(err)) : undefined;
+        if (shown) return shown;
+        const refusal = options.back ? refusalOf(err) : undefined;
+        if (options.back && refusal !== undefined) return new Redirect(options.back(a.params), { kind: 'error', message: refusal });
+        throw err;
+      }
+      return options.done(result, a);
+    });
+  };
+}
+
+/** A page guarded like `e` that does not call it: the empty form of a create. */
+export function consoleForm<D extends RouteDecl>(
+  e: Endpoint<D, unknown>,
+  options: { path: string; summary?: string; page: (a: { params: RouteInput<D>['params'] }) => ConsolePage },
+): (s: Section) => DeclaredRoute {
+  return ({ section }) =>
+    route(declOf(e.decl, section, 'get', options.path, options.summary ?? `Console: ${e.decl.summary} (form)`, z.object({})), (input) =>
+      options.page(typed<D, undefined>({ params: input.params, form: {}, principal: input.principal, call: noCall })),
+    );
+}
+
+const noCall = () => Promise.reject(new Error('no endpoint to call'));
+
+/** The console declaration of an endpoint's action: the endpoint's guard and params, the form, the console's steps. */
+function declOf(
+  d: RouteDecl,
+  section: ConsoleSection,
+  method: 'get' | 'post',
+  path: string,
+  summary: string | undefined,
+  form: FormSchema,
+) {
+  return {
+    ...CONSOLE,
+    method,
+    path,
+    summary: summary ?? `Console: ${d.summary}`,
+    ...(d.permission !== undefined ? { permission: d.permission } : {}),
+    ...(d.role !== undefined ? { role: d.role } : {}),
+    ...(d.admin !== undefined ? { admin: d.admin } : {}),
+    params: d.params,
+    ...(d.invalid ? { invalid: d.invalid } : {}),
+    ...(method === 'post' ? { body: form, form: true, csrf: refuseConsoleForm } : { query: form }),
+    outcome: renderConsoleOutcome(section),
+  };
+}
+
+/**
+ * The one cast of the console's edge: the action's input is built at runtime from the declaration made of the
+ * endpoint's own params schema and the action's form schema, so it is exactly ActionInput<D, S>.
+ */
+function typed<D extends RouteDecl, S>(a: ActionInput<RouteDecl, FormSchema>): ActionInput<D, S> {
+  return a as unknown as ActionInput<D, S>;
+}
+
+const fieldsOf = (v: unknown): Record<string, unknown> =>
+  typeof v === 'object' && v !== null ? Object.fromEntries(Object.entries(v)) : {};
+
+/** `/webhooks/:webhookId/rotate` with the request's parameters. */
+function fill(path: string, params: unknown): string {
+  const values = fieldsOf(params);
+  return path.replace(/:([A-Za-z]+)/g, (_m, name: string) => encodeURIComponent(String(values[name] ?? '')));
+}

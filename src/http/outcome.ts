@@ -1,0 +1,56 @@
+import type { FieldErrors, Refusal } from '../views/console/components';
+
+/**
+ * What a page or console handler answers, instead of writing to `res`: a page, a redirect (with the message shown once
+ * on the next page), or a refused form. The kit's last step (the route's `outcome` renderer, e.g. the console's in
+ * src/console/action.ts) turns it into HTML with the frame, the CSRF pair, the language and the status. Only streams
+ * (a CSV export, static files, a download) still write to `res`.
+ */
+export abstract class Outcome {
+  protected constructor(readonly status: number) {}
+}
+
+/** A page: its view applied to the frame the kit builds (CSRF value, signed-in account, flash, errors). */
+export class Page<F = never> extends Outcome {
+  constructor(
+    readonly render: (frame: F) => string,
+    readonly title: string,
+    status = 200,
+    /** The errors of a refused form: the frame shows them in a summary at the top and the title says "Error". */
+    readonly errors?: FieldErrors,
+  ) {
+    super(status);
+  }
+}
+
+/** `view(frame, props)` as a page titled `title`. */
+export function page<F, P>(view: (frame: F, props: P) => string, props: P, title: string, status = 200): Page<F> {
+  return new Page<F>((frame) => view(frame, props), title, status);
+}
+
+/** A 303 to `to` (post-redirect-get), with the result of the action shown once there. */
+export class Redirect extends Outcome {
+  constructor(
+    readonly to: string,
+    readonly flash?: { kind: 'ok' | 'error'; message: Refusal },
+  ) {
+    super(303);
+  }
+}
+
+export const redirect = (to: string, ok?: string): Redirect => new Redirect(to, ok === undefined ? undefined : { kind: 'ok', message: ok });
+
+/**
+ * A refused form: the messages by field (in the page's language), the values as entered (never a password or a
+ * secret: the form's own mapping leaves them out) and the status (400, or the service's 4xx). The kit renders it as
+ * the form's page with an error summary.
+ */
+export class Invalid<V = unknown> extends Outcome {
+  constructor(
+    readonly errors: FieldErrors,
+    readonly values: V,
+    status = 400,
+  ) {
+    super(status);
+  }
+}
