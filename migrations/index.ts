@@ -19,6 +19,7 @@ import * as addMetadataDocumentClientExpiryIndex from './20261126213000_add_meta
 import * as addClientRegistrationMode from './20261126213100_add_client_registration_mode';
 import * as federationTrust from './20261129100000_federation_trust';
 import * as bindGrantsToConsent from './20261129110000_bind_grants_to_consent';
+import * as createSaml from './20261129150000_create_saml';
 
 /**
  * Migrations are listed here (in order) rather than discovered on disk, so that the same list runs under
@@ -45,6 +46,7 @@ const MIGRATIONS: Array<[string, Knex.Migration]> = [
   ['20261126213100_add_client_registration_mode', addClientRegistrationMode],
   ['20261129100000_federation_trust', federationTrust],
   ['20261129110000_bind_grants_to_consent', bindGrantsToConsent],
+  ['20261129150000_create_saml', createSaml],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Knex.Migration]> = {

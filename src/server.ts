@@ -12,6 +12,7 @@ import { tuneHeap } from './lib/heap-tuning';
 import { createRateLimit, createRedisRateLimitStore, createRegistrationRateLimit } from './middleware/rate-limit';
 import { ensureSuperAdmin } from './services/bootstrap.service';
 import { currentSigningKey } from './services/oidc/signing-keys.service';
+import { currentSamlKey } from './services/saml/saml-keys.service';
 import { closeServiceContext, createServiceContext } from './services/create-context';
 import { startPruneTimer } from './services/prune.service';
 import { ensureSetupLink } from './services/setup.service';
@@ -58,6 +59,7 @@ async function main(): Promise<void> {
   if (applied.length) logger.info({ migrations: applied }, 'migrations applied');
   // CONTRACT §9: the id_token signing key exists from the first start (generated once, shared through the database).
   await currentSigningKey(ctx);
+  await currentSamlKey(ctx);
 
   if (config.bootstrapAdminEmail && config.bootstrapAdminPassword) {
     const result = await ensureSuperAdmin(ctx, { email: config.bootstrapAdminEmail, password: config.bootstrapAdminPassword });

@@ -5,12 +5,14 @@ import { migrateLatest } from '../db';
 import { ensureSuperAdmin } from '../services/bootstrap.service';
 import { anyFactorRemoved, describeRemovedFactors } from '../services/mfa/factor-reset.service';
 import { closeServiceContext, createServiceContext } from '../services/create-context';
+import { rotateSamlKey } from '../services/saml/saml-keys.service';
 import { rotateSigningKey } from '../services/oidc/signing-keys.service';
 import { withDatabase } from './with-database';
 
 const USAGE = [
   'Usage: npm run admin -- create-admin --email <email> --password <password>',
   '       npm run admin -- rotate-signing-key',
+  '       npm run admin -- rotate-saml-key',
 ].join('\n');
 
 /**
@@ -32,6 +34,26 @@ async function rotateSigningKeyCommand(): Promise<void> {
 }
 
 /**
+ * `npm run admin -- rotate-saml-key` (CONTRACT §19): a new SAML signing key and certificate; the old certificate stays
+ * in /saml/metadata for 30 days so SPs that refresh the metadata pick up the new one first. Servers switch within 30 s.
+ */
+async function rotateSamlKeyCommand(): Promise<void> {
+  const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
+  await withDatabase(config, async (config) => {
+    const ctx = createServiceContext(config);
+    try {
+      await migrateLatest(ctx.db);
+      const { id, retired } = await rotateSamlKey(ctx);
+      process.stdout.write(
+        `New current SAML signing key ${id}; retired (still published for 30 days): ${retired.length ? retired.join(', ') : 'none'}\n`,
+      );
+    } finally {
+      await closeServiceContext(ctx);
+    }
+  });
+}
+
+/**
  * `npm run admin -- create-admin --email E --password P`: creates a verified super_admin, or promotes the existing
  * account with that email (and sets the given password).
  */
@@ -41,6 +63,7 @@ async function main(): Promise<void> {
     options: { email: { type: 'string' }, password: { type: 'string' } },
   });
   if (positionals[0] === 'rotate-signing-key') return rotateSigningKeyCommand();
+  if (positionals[0] === 'rotate-saml-key') return rotateSamlKeyCommand();
   if (positionals[0] !== 'create-admin' || !values.email || !values.password) {
     process.stderr.write(`${USAGE}\n`);
     process.exit(2);

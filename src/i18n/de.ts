@@ -444,6 +444,12 @@ export const de: Messages = {
       'wurden Sie nicht zu ihr zurückgeleitet. Informieren Sie die Entwickler der App.',
     detail: 'Technisches Detail:',
   },
+  samlPost: {
+    title: (app: string) => `Weiter zu ${app}`,
+    signedOutTitle: 'Sie werden abgemeldet',
+    intro: 'Sie werden weitergeleitet. Falls nichts passiert, wählen Sie Weiter.',
+    button: 'Weiter',
+  },
   pageErrors: {
     validation_error: 'Prüfen Sie Ihre Eingaben und versuchen Sie es erneut.',
     invalid_target: 'Dieses Ziel ist nicht erlaubt.',

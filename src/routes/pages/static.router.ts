@@ -4,6 +4,7 @@ import path from 'node:path';
 import { CONSOLE_SCRIPT } from '../../views/console-script';
 import { PASSKEYS_SCRIPT } from '../../views/passkeys-script';
 import { RECOVERY_CODES_SCRIPT } from '../../views/recovery-codes-script';
+import { SAML_POST_SCRIPT } from '../../views/saml-post';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
 
@@ -32,6 +33,9 @@ export function createStaticRouter(deps: RouteDeps) {
     route(
       { ...script, method: 'get', path: '/recovery-codes.js', summary: 'Focus, copy and announce of the recovery-codes panel' },
       (_input, _req, res) => send(RECOVERY_CODES_SCRIPT, res),
+    ),
+    route({ ...script, method: 'get', path: '/saml-post.js', summary: 'Submits the SAML HTTP-POST binding form' }, (_input, _req, res) =>
+      send(SAML_POST_SCRIPT, res),
     ),
   ]);
 }

@@ -1,7 +1,10 @@
 import type { Config } from '../../config';
 
-/** This server's own pages a sign-in may return to: the authorize endpoint, the consent screen, the account page, /device. */
-const OWN_RETURN_PATHS = new Set(['/api/oauth/authorize', '/consent', '/account', '/device']);
+/**
+ * This server's own pages a sign-in may return to: the authorize endpoint, the consent screen, the account page, /device,
+ * and the SAML sign-in (CONTRACT §19: a pending AuthnRequest, or an IdP-initiated start).
+ */
+const OWN_RETURN_PATHS = new Set(['/api/oauth/authorize', '/consent', '/account', '/device', '/saml/continue', '/saml/sso']);
 
 /** ...and any page of the administration console (CONTRACT §14: not signed in -> /login?return_to=). */
 const isConsolePath = (pathname: string) => pathname === '/admin' || pathname.startsWith('/admin/');

@@ -1,0 +1,140 @@
+import type { DbOrTrx } from '..';
+
+/** An AuthnRequest (or an IdP-initiated start) waiting for the person to sign in (CONTRACT §19). */
+export interface SamlRequestRow {
+  id: string;
+  appId: string;
+  requestId: string | null;
+  acsUrl: string;
+  relayState: string | null;
+  forceAuthn: boolean;
+  isPassive: boolean;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+interface SamlRequestRecord {
+  id: string;
+  app_id: string;
+  request_id: string | null;
+  acs_url: string;
+  relay_state: string | null;
+  force_authn: boolean;
+  is_passive: boolean;
+  created_at: Date;
+  expires_at: Date;
+}
+
+const toRequest = (r: SamlRequestRecord): SamlRequestRow => ({
+  id: r.id,
+  appId: r.app_id,
+  requestId: r.request_id,
+  acsUrl: r.acs_url,
+  relayState: r.relay_state,
+  forceAuthn: r.force_authn,
+  isPassive: r.is_passive,
+  createdAt: new Date(r.created_at),
+  expiresAt: new Date(r.expires_at),
+});
+
+/**
+ * Stores a request; false when this app already sent this request ID (the unique index (app_id, request_id) decides,
+ * so of two concurrent copies of one AuthnRequest exactly one is stored).
+ */
+export async function insertSamlRequest(db: DbOrTrx, r: Omit<SamlRequestRow, 'createdAt'> & { now: Date }): Promise<boolean> {
+  const rows = await db('saml_requests')
+    .insert({
+      id: r.id,
+      app_id: r.appId,
+      request_id: r.requestId,
+      acs_url: r.acsUrl,
+      relay_state: r.relayState,
+      force_authn: r.forceAuthn,
+      is_passive: r.isPassive,
+      created_at: r.now,
+      expires_at: r.expiresAt,
+    })
+    .onConflict(['app_id', 'request_id'])
+    .ignore()
+    .returning('id');
+  return rows.length > 0;
+}
+
+/** A live, unused request (to decide what to do next); spending it is `consumeSamlRequest`. */
+export async function findLiveSamlRequest(db: DbOrTrx, id: string, now: Date): Promise<SamlRequestRow | undefined> {
+  const row = await db<SamlRequestRecord>('saml_requests').where({ id }).whereNull('used_at').where('expires_at', '>', now).first();
+  return row ? toRequest(row) : undefined;
+}
+
+/** Spends a request with one conditional UPDATE: of concurrent answers to one request exactly one wins. */
+export async function consumeSamlRequest(db: DbOrTrx, id: string, now: Date): Promise<SamlRequestRow | undefined> {
+  const [row] = await db('saml_requests')
+    .where({ id })
+    .whereNull('used_at')
+    .where('expires_at', '>', now)
+    .update({ used_at: now })
+    .returning('*');
+  return row ? toRequest(row as SamlRequestRecord) : undefined;
+}
+
+/** What an assertion was issued for: SessionIndex -> SSO session. */
+export interface SamlSessionRow {
+  sessionIndex: string;
+  sessionId: string;
+  appId: string;
+  userId: string;
+  nameId: string;
+  createdAt: Date;
+  endedAt: Date | null;
+}
+
+export async function insertSamlSession(db: DbOrTrx, s: Omit<SamlSessionRow, 'endedAt' | 'createdAt'> & { now: Date }): Promise<void> {
+  await db('saml_sessions').insert({
+    session_index: s.sessionIndex,
+    session_id: s.sessionId,
+    app_id: s.appId,
+    user_id: s.userId,
+    name_id: s.nameId,
+    created_at: s.now,
+  });
+}
+
+/** Ends the SAML session of this app with this SessionIndex (once); returns it. */
+export async function endSamlSession(db: DbOrTrx, appId: string, sessionIndex: string, now: Date): Promise<SamlSessionRow | undefined> {
+  const [row] = await db('saml_sessions')
+    .where({ app_id: appId, session_index: sessionIndex })
+    .whereNull('ended_at')
+    .update({ ended_at: now })
+    .returning('*');
+  return row
+    ? {
+        sessionIndex: row.session_index,
+        sessionId: row.session_id,
+        appId: row.app_id,
+        userId: row.user_id,
+        nameId: row.name_id,
+        createdAt: new Date(row.created_at),
+        endedAt: new Date(row.ended_at),
+      }
+    : undefined;
+}
+
+/** The SAML apps a user signed in to (connected apps), with the last sign-in, newest first. */
+export async function listSamlAppsOfUser(db: DbOrTrx, userId: string): Promise<Array<{ appId: string; name: string; lastSignInAt: Date }>> {
+  const rows = await db('saml_sessions as s')
+    .join('saml_apps as a', 'a.id', 's.app_id')
+    .where('s.user_id', userId)
+    .groupBy('a.id', 'a.name')
+    .select('a.id as app_id', 'a.name', db.raw('max(s.created_at) as last_sign_in_at'))
+    .orderBy('last_sign_in_at', 'desc');
+  return rows.map((r: { app_id: string; name: string; last_sign_in_at: Date }) => ({
+    appId: r.app_id,
+    name: r.name,
+    lastSignInAt: new Date(r.last_sign_in_at),
+  }));
+}
+
+/** Ends this app's SAML sessions on one SSO session (SLO without a known SessionIndex, from the browser's cookie). */
+export async function endSamlSessionsOfSession(db: DbOrTrx, appId: string, sessionId: string, now: Date): Promise<number> {
+  return db('saml_sessions').where({ app_id: appId, session_id: sessionId }).whereNull('ended_at').update({ ended_at: now });
+}

@@ -1,0 +1,61 @@
+import type { DbOrTrx } from '..';
+
+/** The SAML IdP's signing key (CONTRACT §19): the private half only ever held sealed here. */
+export interface SamlKeyRow {
+  id: string;
+  privateKeySealed: string;
+  certificatePem: string;
+  createdAt: Date;
+  retiredAt: Date | null;
+}
+
+interface SamlKeyRecord {
+  id: string;
+  private_key_sealed: string;
+  certificate_pem: string;
+  created_at: Date;
+  retired_at: Date | null;
+}
+
+const toRow = (r: SamlKeyRecord): SamlKeyRow => ({
+  id: r.id,
+  privateKeySealed: r.private_key_sealed,
+  certificatePem: r.certificate_pem,
+  createdAt: new Date(r.created_at),
+  retiredAt: r.retired_at ? new Date(r.retired_at) : null,
+});
+
+export async function findCurrentSamlKey(db: DbOrTrx): Promise<SamlKeyRow | undefined> {
+  const row = await db<SamlKeyRecord>('saml_signing_keys').whereNull('retired_at').first();
+  return row ? toRow(row) : undefined;
+}
+
+/** The current key and keys retired after `retiredAfter`, newest first (the metadata publishes them all). */
+export async function listPublishedSamlKeys(db: DbOrTrx, retiredAfter: Date): Promise<SamlKeyRow[]> {
+  const rows = await db<SamlKeyRecord>('saml_signing_keys')
+    .where((q) => q.whereNull('retired_at').orWhere('retired_at', '>', retiredAfter))
+    .orderBy('created_at', 'desc');
+  return rows.map(toRow);
+}
+
+/** Inserts a current key unless there is one (the partial unique index decides among instances starting at once). */
+export async function insertSamlKeyIfNoneCurrent(
+  db: DbOrTrx,
+  k: { id: string; privateKeySealed: string; certificatePem: string; now: Date },
+): Promise<boolean> {
+  const rows = await db('saml_signing_keys')
+    .insert({ id: k.id, private_key_sealed: k.privateKeySealed, certificate_pem: k.certificatePem, created_at: k.now })
+    .onConflict(db.raw('((true)) where retired_at is null'))
+    .ignore()
+    .returning('id');
+  return rows.length > 0;
+}
+
+export async function retireCurrentSamlKeys(db: DbOrTrx, now: Date): Promise<string[]> {
+  const rows = await db('saml_signing_keys').whereNull('retired_at').update({ retired_at: now }).returning('id');
+  return rows.map((r: { id: string }) => r.id);
+}
+
+export async function deleteSamlKeysRetiredBefore(db: DbOrTrx, before: Date): Promise<number> {
+  return db('saml_signing_keys').whereNotNull('retired_at').where('retired_at', '<', before).delete();
+}

@@ -1,0 +1,75 @@
+import type { SamlAcsUrl, SamlSloBinding } from '../../db/repositories/saml-apps.repo';
+import { normaliseCertificate } from '../../lib/saml-certificate';
+import { attr, BINDING, childrenNS, NS, parseSamlXml, SamlInputError, textOf } from '../../lib/saml-xml';
+import { NAME_ID_FORMAT_URN, NAME_ID_FORMATS, samlEndpointProblem } from './saml-policy';
+import type { SamlNameIdFormat } from '../../db/repositories/saml-apps.repo';
+
+/** What an SP's metadata says about it (CONTRACT §19: entity id, ACS URLs, SLO URL, certificate, AuthnRequestsSigned). */
+export interface SpMetadata {
+  entityId: string;
+  acsUrls: SamlAcsUrl[];
+  sloUrl: string | null;
+  sloBinding: SamlSloBinding;
+  spCertificate: string | null;
+  wantAuthnRequestsSigned: boolean;
+  nameIdFormat?: SamlNameIdFormat;
+}
+
+/** Reads an EntityDescriptor with one SPSSODescriptor; throws SamlInputError with the reason. */
+export function parseSpMetadata(xml: string): SpMetadata {
+  const root = parseSamlXml(xml).documentElement;
+  if (root.namespaceURI !== NS.metadata || root.localName !== 'EntityDescriptor') {
+    throw new SamlInputError('the metadata must be one md:EntityDescriptor');
+  }
+  const entityId = attr(root, 'entityID')?.trim();
+  if (!entityId || entityId.length > 1024) throw new SamlInputError('the metadata has no usable entityID');
+  const sps = childrenNS(root, NS.metadata, 'SPSSODescriptor');
+  if (sps.length !== 1) throw new SamlInputError('the metadata must describe exactly one SPSSODescriptor');
+  const sp = sps[0]!;
+
+  const acsUrls: SamlAcsUrl[] = [];
+  for (const acs of childrenNS(sp, NS.metadata, 'AssertionConsumerService')) {
+    if (attr(acs, 'Binding') !== BINDING.post) continue;
+    const url = attr(acs, 'Location') ?? '';
+    const problem = samlEndpointProblem(url);
+    if (problem) throw new SamlInputError(`AssertionConsumerService Location ${problem}`);
+    const index = Number(attr(acs, 'index') ?? acsUrls.length);
+    if (!Number.isInteger(index) || index < 0 || index > 65535) throw new SamlInputError('AssertionConsumerService index is not valid');
+    acsUrls.push({ url, binding: 'HTTP-POST', index, default: attr(acs, 'isDefault') === 'true' });
+  }
+  if (acsUrls.length === 0) throw new SamlInputError('the metadata has no AssertionConsumerService with the HTTP-POST binding');
+  if (acsUrls.length > 20) throw new SamlInputError('the metadata has more than 20 AssertionConsumerService endpoints');
+  if (!acsUrls.some((a) => a.default)) acsUrls[0]!.default = true;
+  for (const a of acsUrls.filter((x) => x.default).slice(1)) a.default = false;
+
+  let sloUrl: string | null = null;
+  let sloBinding: SamlSloBinding = 'HTTP-Redirect';
+  const slos = childrenNS(sp, NS.metadata, 'SingleLogoutService');
+  const slo = slos.find((s) => attr(s, 'Binding') === BINDING.redirect) ?? slos.find((s) => attr(s, 'Binding') === BINDING.post);
+  if (slo) {
+    sloUrl = attr(slo, 'Location') ?? '';
+    const problem = samlEndpointProblem(sloUrl);
+    if (problem) throw new SamlInputError(`SingleLogoutService Location ${problem}`);
+    sloBinding = attr(slo, 'Binding') === BINDING.post ? 'HTTP-POST' : 'HTTP-Redirect';
+  }
+
+  let spCertificate: string | null = null;
+  for (const kd of childrenNS(sp, NS.metadata, 'KeyDescriptor')) {
+    const use = attr(kd, 'use');
+    if (use !== undefined && use !== 'signing') continue;
+    const certs = kd.getElementsByTagNameNS(NS.dsig, 'X509Certificate');
+    const body = certs.length > 0 ? textOf(certs[0]!) : undefined;
+    if (!body) continue;
+    const pem = normaliseCertificate(body);
+    if (!pem) throw new SamlInputError('the metadata’s signing certificate cannot be read (an RSA key of at least 2048 bits is required)');
+    spCertificate = pem;
+    break;
+  }
+  const wantAuthnRequestsSigned = attr(sp, 'AuthnRequestsSigned') === 'true';
+  if (wantAuthnRequestsSigned && !spCertificate)
+    throw new SamlInputError('the metadata asks for signed requests but has no signing certificate');
+
+  const formats = childrenNS(sp, NS.metadata, 'NameIDFormat').map((n) => textOf(n));
+  const nameIdFormat = NAME_ID_FORMATS.find((f) => formats[0] === NAME_ID_FORMAT_URN[f]);
+  return { entityId, acsUrls, sloUrl, sloBinding, spCertificate, wantAuthnRequestsSigned, nameIdFormat };
+}
