@@ -8,13 +8,14 @@ import { originCheck } from './middleware/origin-check';
 import { createRateLimit, createRegistrationRateLimit } from './middleware/rate-limit';
 import { createAccessLog } from './middleware/request-log';
 import { securityHeaderOptions, securityHeaders } from './middleware/security-headers';
-import { AppError } from './errors';
 import { requestContext } from './lib/request-context';
 import { pageEnvironment } from './middleware/page-env';
 import { mountRoutes, type Scopes } from './routes';
 import { oauthDialect } from './routes/oauth/oauth-errors';
 import { consoleRefusals } from './routes/console/console-kit';
 import { pageErrors } from './routes/pages/page-errors';
+import { scimDialect } from './routes/scim/scim-errors';
+import { AppError, ScimProblem } from './errors';
 import { registerRouteTable, type DeclaredAppRoute } from './routes/route-table';
 import { Scope } from './routes/scope';
 import type { ServiceContext } from './services/context';
@@ -100,6 +101,20 @@ export function createScopes(app: Express, deps: AppDeps): { scopes: Scopes; fin
   const consoleBoundary: ErrorRequestHandler = (err, req, res, next) =>
     consoleErrors(err, req, res, (rest?: unknown) => pageErrors(rest ?? err, req, res, next));
 
+  // SCIM 2.0 (CONTRACT §20): its own mount and dialect. Directories send application/scim+json; a large group's PUT
+  // is bigger than an API body. No per-IP limiter: a directory pushes from a shared cloud address far more than 300
+  // requests in 15 minutes, and every route needs a connection's 256-bit token (docs/scim.md).
+  const scimRouter = Router();
+  app.use('/scim/v2', scimRouter);
+  const scimJson = express.json({ limit: '1mb', type: ['application/json', 'application/scim+json', 'application/*+json'] });
+  const scim = new Scope(
+    scimRouter,
+    '/scim/v2',
+    { steps: [limitQueryParameters, scimJson, requestContext], boundary: scimDialect },
+    table,
+    base,
+  );
+
   const scopes: Scopes = {
     documents,
     apiDocuments: documents.with({ steps: [limiter] }),
@@ -108,9 +123,11 @@ export function createScopes(app: Express, deps: AppDeps): { scopes: Scopes; fin
     administration: api.with({ secondFactorForAdmins: true }),
     pages,
     consolePages: pages.with({ secondFactorForAdmins: true, boundary: consoleBoundary }),
+    scim,
   };
   const finish = () => {
     apiRouter.use(limiter, notFoundHandler);
+    scimRouter.use((req, _res, next) => next(new ScimProblem(404, `No SCIM endpoint ${req.method} ${req.baseUrl}${req.path}`)));
     app.use(notFoundHandler);
     app.use(createErrorHandler(ctx.logger, config));
   };

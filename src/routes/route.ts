@@ -25,6 +25,7 @@ import { z } from 'zod';
 import { AppError } from '../errors';
 import { csrfValid } from '../middleware/csrf';
 import { requireAdminSecondFactor } from '../middleware/mfa-policy';
+import { scimAuthenticate } from '../middleware/scim-authenticate';
 import { requireAllowedOrigin } from '../middleware/origin-check';
 import { requireAdmin, requirePermission, requireRole } from '../middleware/authorize';
 import { zodDetails } from '../middleware/validate';
@@ -49,8 +50,10 @@ export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
  * - `page`: a signed-in first-party browser (cookies, renewed from the refresh cookie like `browser`), with the same
  *   guards as `user`; the administration console. Its refusals (401, 403) are answered as pages by the router that
  *   mounts it (src/routes/console/console-kit.ts).
+ * - `scim`: the Bearer token of a SCIM connection (CONTRACT §20); the connection is `req.scimConnection` and the actor
+ *   of the request's audit events; 401 without.
  */
-export type AuthMode = 'none' | 'user' | 'user-or-client' | 'browser' | 'client' | 'token' | 'page';
+export type AuthMode = 'none' | 'user' | 'user-or-client' | 'browser' | 'client' | 'token' | 'page' | 'scim';
 
 export interface ResponseDecl {
   /** Success status; 200 when omitted. */
@@ -314,6 +317,8 @@ function authenticatorFor(deps: RouteDeps, auth: AuthMode): RequestHandler | und
       return deps.authenticate({ optional: true, refreshFromCookie: true });
     case 'page':
       return deps.authenticate({ refreshFromCookie: true });
+    case 'scim':
+      return scimAuthenticate(deps.ctx);
     default:
       return undefined;
   }

@@ -3,6 +3,7 @@ import { withTransaction } from '../../db';
 import { findDeliveryWork, markDeliveryFailed, recordDeliveryAttempt, type AttemptOutcome } from '../../db/repositories/webhooks.repo';
 import { outboundRequest, OutboundRefused, type OutboundClient, type OutboundPolicy } from '../../lib/outbound-http';
 import type { ServiceContext } from '../context';
+import { presentActor } from '../audit.service';
 import { POINTS_AT_THIS_SERVER, secretPurpose } from './subscriptions.service';
 import {
   isDelivered,
@@ -33,6 +34,11 @@ export function presentEventData(row: Record<string, unknown>) {
     type: String(row.type),
     occurred_at: new Date(row.occurred_at as string | Date).toISOString(),
     actor_id: (row.actor_id as string | null) ?? null,
+    actor: presentActor({
+      actorId: (row.actor_id as string | null) ?? null,
+      actorType: (row.actor_type as string | null) ?? null,
+      actorName: (row.actor_name as string | null) ?? null,
+    }),
     subject_id: (row.subject_id as string | null) ?? null,
     client_id: (row.client_id as string | null) ?? null,
     ip: (row.ip as string | null) ?? null,
