@@ -136,3 +136,46 @@ export class OAuthError extends Error {
     this.headers = options.headers;
   }
 }
+
+/** RFC 7644 §3.12 Table 9: the `scimType` of a SCIM error (400 and 409 answers). */
+export type ScimType =
+  | 'invalidFilter'
+  | 'tooMany'
+  | 'uniqueness'
+  | 'mutability'
+  | 'invalidSyntax'
+  | 'invalidPath'
+  | 'noTarget'
+  | 'invalidValue'
+  | 'invalidVers'
+  | 'sensitive';
+
+/** A contract error that also names its SCIM `scimType` (raised by the SCIM services, CONTRACT §20). */
+export class ScimError extends AppError {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    readonly scimType?: ScimType,
+    options: { status?: number; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
+    super(code, message, options);
+    this.name = 'ScimError';
+  }
+}
+
+/**
+ * An error as the SCIM endpoints answer it (RFC 7644 §3.12): `{ schemas: [Error], status: "400", scimType?, detail }`
+ * with `application/scim+json`. Made by the SCIM scope's boundary (src/routes/scim/scim-errors.ts) from any error.
+ */
+export class ScimProblem extends Error {
+  constructor(
+    readonly status: number,
+    readonly detail: string,
+    readonly scimType?: ScimType,
+    readonly headers?: Record<string, string>,
+    options: { cause?: unknown } = {},
+  ) {
+    super(detail, { cause: options.cause });
+    this.name = 'ScimProblem';
+  }
+}

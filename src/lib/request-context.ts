@@ -25,8 +25,12 @@ export interface RequestOrigin {
   requestId: string | null;
   ip: string | null;
   userAgent: string | null;
-  /** The authenticated caller, once `authenticate` has run. */
+  /** The authenticated caller, once `authenticate` has run: a user id, or a SCIM connection's id. */
   userId: string | null;
+  /** `scim_connection` when the caller is a SCIM connection (CONTRACT §20), null for a user. */
+  actorType: string | null;
+  /** The SCIM connection's name; null for a user. */
+  actorName: string | null;
   clientId: string | null;
 }
 
@@ -38,7 +42,9 @@ export function currentRequestOrigin(): RequestOrigin | undefined {
     requestId: typeof req.id === 'string' ? req.id : req.id !== undefined ? String(req.id) : null,
     ip: req.ip ?? null,
     userAgent: req.get('user-agent') ?? null,
-    userId: req.principal?.userId ?? null,
+    userId: req.principal?.userId ?? req.scimConnection?.id ?? null,
+    actorType: req.scimConnection ? 'scim_connection' : null,
+    actorName: req.scimConnection?.name ?? null,
     clientId: req.principal?.clientId ?? null,
   };
 }

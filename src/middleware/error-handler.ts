@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
-import type { Config } from '../config';
+import type { LiveSettings } from '../services/settings/live-settings';
 import { isConnectionError, mapDbError } from '../db/pg-errors';
-import { AppError, notFound, OAuthError } from '../errors';
+import { AppError, notFound, OAuthError, ScimProblem } from '../errors';
 import type { Logger } from '../lib/logger';
 import { runInRequest } from '../lib/request-context';
 import { renderErrorPage } from '../views/errors';
@@ -35,19 +35,22 @@ export function toAppError(err: unknown): AppError | undefined {
   return mapped instanceof AppError ? mapped : undefined;
 }
 
+/** RFC 7644 §3.12: the schema of every SCIM error body. */
+export const SCIM_ERROR_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:Error';
+
 /** Retry-After of a 503 service_unavailable (the database is expected back soon). */
 export const RETRY_AFTER_UNAVAILABLE = '5';
 
 /**
  * The single place that writes error bodies (CONTRACT §2). Never a stack trace or SQL text. Errors arrive in the
  * contract's dialect `{ error, message, details? }`, or already in the OAuth dialect `{ error, error_description }`
- * when a router translated them at its boundary (src/routes/oauth/oauth-errors.ts).
+ * when a router translated them at its boundary (src/routes/oauth/oauth-errors.ts), or in SCIM's (src/routes/scim/scim-errors.ts).
  */
-export function createErrorHandler(logger: Logger, config: Pick<Config, 'brand'>): ErrorRequestHandler {
+export function createErrorHandler(logger: Logger, settings: LiveSettings): ErrorRequestHandler {
   /** CONTRACT §15: a browser outside the JSON API is answered with a page in its language, not a JSON body. */
   const sendError = (req: Request, res: Parameters<ErrorRequestHandler>[2], status: number, body: Record<string, unknown>) => {
     if (!wantsPage(req)) return res.status(status).json(body);
-    req.pageEnv ??= pageEnvFor(req, config.brand);
+    req.pageEnv ??= pageEnvFor(req, settings.current);
     const retryAfter = Number(res.getHeader('Retry-After'));
     const page = runInRequest(req, () => renderErrorPage(status, Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined));
     res.status(status).set('Cache-Control', 'no-store').type('html').send(page);
@@ -62,6 +65,20 @@ export function createErrorHandler(logger: Logger, config: Pick<Config, 'brand'>
       if (err.headers) res.set(err.headers);
       res.set('Cache-Control', 'no-store');
       return res.status(err.status).json({ error: err.error, error_description: err.description });
+    }
+
+    if (err instanceof ScimProblem) {
+      if (err.status >= 500 && err.status !== 503) {
+        logger.error({ reqId: req.id, err: describe(err.cause ?? err), dbDown: isConnectionError(err.cause) }, 'unhandled error');
+      }
+      if (err.headers) res.set(err.headers);
+      const body = {
+        schemas: [SCIM_ERROR_SCHEMA],
+        status: String(err.status),
+        ...(err.scimType ? { scimType: err.scimType } : {}),
+        detail: err.detail,
+      };
+      return res.status(err.status).type('application/scim+json').send(JSON.stringify(body));
     }
 
     const appError = toAppError(err);

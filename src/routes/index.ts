@@ -27,8 +27,11 @@ import { createRegisterPagesRouter } from './pages/register-pages.router';
 import { createSelfServicePagesRouter } from './pages/self-service-pages.router';
 import { createFaviconRouter, createStaticRouter } from './pages/static.router';
 import { createRbacRouter } from './rbac/rbac.router';
+import { createSettingsRouter } from './settings/settings.router';
 import type { Scope } from './scope';
 import { createUsersRouter } from './users/users.router';
+import { createScimAdminRouter } from './scim/scim-admin.router';
+import { createScimRouter } from './scim/scim.router';
 import { createWebhooksRouter } from './webhooks/webhooks.router';
 
 /** The scopes of the app (built by createScopes in src/app.ts), each with its own steps. */
@@ -47,6 +50,8 @@ export interface Scopes {
   pages: Scope;
   /** The administration console (/admin): the pages scope under MFA_REQUIRED_FOR_ADMINS, like the API it mirrors. */
   consolePages: Scope;
+  /** /scim/v2 (CONTRACT §20): SCIM's JSON types, a SCIM connection's token, errors in the SCIM error schema. */
+  scim: Scope;
 }
 
 /**
@@ -54,7 +59,7 @@ export interface Scopes {
  * and answers is its declaration (src/routes/route.ts); the app's route table (src/routes/route-table.ts), which the
  * OpenAPI document and the permission matrix read, is recorded as they are mounted.
  */
-export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, administration, pages, consolePages }: Scopes): void {
+export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, administration, pages, consolePages, scim }: Scopes): void {
   // Polled most, by load balancers and relying parties: GET only, no body, no cookie, no session, no security event.
   documents.mount('/health', createHealthRouter);
   // The spec's discovery path, and the RFC 8414 location (CONTRACT §5).
@@ -84,8 +89,11 @@ export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, admin
   administration.mount('/admin', createAdminRouter);
   administration.mount('/admin', createWebhooksRouter);
   administration.mount('/admin', createIdentityProvidersRouter);
+  administration.mount('/admin', createScimAdminRouter);
   administration.mount('/admin', createSamlAppsRouter);
+  administration.mount('/admin', createSettingsRouter);
   api.mount('/', createDocsRouter);
+  scim.mount('/', createScimRouter);
 
   pages.mount('/static', createStaticRouter);
   pages.mount('/', createFaviconRouter);

@@ -25,6 +25,7 @@ import { z } from 'zod';
 import { AppError } from '../errors';
 import { csrfValid } from '../middleware/csrf';
 import { requireAdminSecondFactor } from '../middleware/mfa-policy';
+import { scimAuthenticate } from '../middleware/scim-authenticate';
 import { requireAllowedOrigin } from '../middleware/origin-check';
 import { requireAdmin, requirePermission, requireRole } from '../middleware/authorize';
 import { zodDetails } from '../middleware/validate';
@@ -49,8 +50,10 @@ export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
  * - `page`: a signed-in first-party browser (cookies, renewed from the refresh cookie like `browser`), with the same
  *   guards as `user`; the administration console. Its refusals (401, 403) are answered as pages by the router that
  *   mounts it (src/routes/console/console-kit.ts).
+ * - `scim`: the Bearer token of a SCIM connection (CONTRACT §20); the connection is `req.scimConnection` and the actor
+ *   of the request's audit events; 401 without.
  */
-export type AuthMode = 'none' | 'user' | 'user-or-client' | 'browser' | 'client' | 'token' | 'page';
+export type AuthMode = 'none' | 'user' | 'user-or-client' | 'browser' | 'client' | 'token' | 'page' | 'scim';
 
 export interface ResponseDecl {
   /** Success status; 200 when omitted. */
@@ -262,12 +265,12 @@ function chainOf(deps: RouteDeps, decl: MountedRouteDecl, handler: DeclaredRoute
     if (!limiter) throw new Error(`${decl.path}: rateLimit declared but the router has no limiter`);
     chain.push(limiter);
   }
-  if (decl.originCheck) chain.push(requireAllowedOrigin(deps.ctx.config));
+  if (decl.originCheck) chain.push(requireAllowedOrigin(deps.ctx.config, deps.ctx.settings));
   const authenticate = authenticatorFor(deps, decl.auth);
   if (authenticate) chain.push(authenticate);
   // The console is for holders of an admin-tier role, whatever the page (CONTRACT §14).
   if (decl.auth === 'page') chain.push(requireRole(...ADMIN_TIER));
-  if (decl.secondFactorForAdmins) chain.push(requireAdminSecondFactor(deps.ctx.config));
+  if (decl.secondFactorForAdmins) chain.push(requireAdminSecondFactor(deps.ctx.settings));
   if (decl.permission !== undefined) chain.push(requirePermission(decl.permission));
   if (decl.role !== undefined) chain.push(requireRole(...(typeof decl.role === 'string' ? [decl.role] : decl.role)));
   if (decl.admin) chain.push(requireAdmin());
@@ -317,6 +320,8 @@ function authenticatorFor(deps: RouteDeps, auth: AuthMode): RequestHandler | und
       return deps.authenticate({ optional: true, refreshFromCookie: true });
     case 'page':
       return deps.authenticate({ refreshFromCookie: true });
+    case 'scim':
+      return scimAuthenticate(deps.ctx);
     default:
       return undefined;
   }

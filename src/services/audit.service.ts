@@ -11,6 +11,16 @@ import { addSeconds } from '../lib/clock';
 import type { ServiceContext } from './context';
 import { cappedCount, COUNT_CAP, unfilteredCount, type ListCount } from './list-count';
 
+/**
+ * Who did it (CONTRACT §20): a user `{ type: 'user', id }`, a SCIM connection `{ type: 'scim_connection', id, name }`
+ * (its name when it acted), or null for the system or an anonymous act.
+ */
+export function presentActor(e: Pick<AuditEventRow, 'actorId' | 'actorType' | 'actorName'>) {
+  if (!e.actorId) return null;
+  if (e.actorType === 'scim_connection') return { type: 'scim_connection' as const, id: e.actorId, name: e.actorName ?? '' };
+  return { type: 'user' as const, id: e.actorId };
+}
+
 export interface AuditPage {
   events: AuditEventRow[];
   /** Pass as `cursor` to get the next (older) page; null on the last page. */

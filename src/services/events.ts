@@ -67,6 +67,13 @@ export const SECURITY_EVENT_TYPES = [
   'user.activated',
   'user.deactivated',
   'user.password_link_sent',
+  'user.deleted',
+  'scim.connection.created',
+  'scim.connection.deleted',
+  'scim.group.created',
+  'scim.group.changed',
+  'scim.group.deleted',
+  'scim.group.roles_changed',
   'role.assigned',
   'role.removed',
   'role.created',
@@ -77,6 +84,7 @@ export const SECURITY_EVENT_TYPES = [
   'webhook.deleted',
   'webhook.secret_rotated',
   'webhook.redelivered',
+  'settings.changed',
 ] as const;
 
 export type SecurityEventType = (typeof SECURITY_EVENT_TYPES)[number];
@@ -129,6 +137,8 @@ export function completeEvent(event: SecurityEvent): SecurityEvent {
   return {
     ...event,
     actorId: event.actorId !== undefined ? event.actorId : (origin?.userId ?? null),
+    actorType: event.actorId !== undefined ? (event.actorType ?? null) : (origin?.actorType ?? null),
+    actorName: event.actorId !== undefined ? (event.actorName ?? null) : (origin?.actorName ?? null),
     clientId: event.clientId !== undefined ? event.clientId : (origin?.clientId ?? null),
     ip: event.ip ?? origin?.ip ?? null,
     userAgent: event.userAgent ?? origin?.userAgent ?? null,

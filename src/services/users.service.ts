@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { withTransaction } from '../db';
+import { withTransaction, type DbOrTrx } from '../db';
 import { mapDbError } from '../db/pg-errors';
 import { burnEmailTokensOfUser } from '../db/repositories/email-tokens.repo';
 import { loadUserAccess, type PrincipalRole } from '../db/repositories/principal.repo';
@@ -136,34 +136,56 @@ export async function updateUser(
           await assertNotLastSuperAdmin(trx, userId, 'Deactivating this user');
         }
       }
-      await updateUserRow(
-        trx,
-        userId,
-        {
-          firstName: patch.firstName?.trim(),
-          lastName: patch.lastName?.trim(),
-          email: newEmail,
-          isActive: patch.isActive,
-          emailVerified: patch.emailVerified,
-        },
-        now,
-      );
-      // Links mailed to the old address must not set a password on the account now at the new one (a corrected
-      // invite typo, or an address that was lost); a deactivated account's links must not outlive it either.
-      // Lock order users -> email_tokens -> sessions (docs/security.md).
-      if (emailChange || deactivate) await burnEmailTokensOfUser(trx, userId, ['verify_email', 'set_password'], now);
-      if (deactivate) await revokeSessionsOfUser(trx, userId, now);
-      if (emailChange) await ctx.events.record(trx, { type: 'auth.email.changed', actorId: actor.userId, subjectId: userId });
-      if (deactivate) await ctx.events.record(trx, { type: 'user.deactivated', actorId: actor.userId, subjectId: userId });
-      if (reactivated) await ctx.events.record(trx, { type: 'user.activated', actorId: actor.userId, subjectId: userId });
       const fields = Object.keys(patch).filter((k) => patch[k as keyof typeof patch] !== undefined);
-      await ctx.events.record(trx, { type: 'user.changed', actorId: actor.userId, subjectId: userId, detail: { fields } });
+      await applyAccountChange(ctx, trx, user, { ...patch, email: newEmail }, now, { actorId: actor.userId, fields });
     });
   } catch (err) {
     throw mapDbError(err, EMAIL_TAKEN);
   }
   if (emailChange) sendEmailChangedNotice(ctx, emailChange.from, emailChange.to);
   return getUserDetail(ctx, userId);
+}
+
+/**
+ * The one path of an account change, in the caller's transaction after its own checks (the admin API's rights, or a
+ * SCIM connection's rule, CONTRACT §20): writes the row; an email change or a deactivation burns the account's
+ * outstanding email links (a link mailed to the old address must not set a password on the account now at the new
+ * one; a deactivated account's links must not outlive it); a deactivation revokes every session of the account, and
+ * with them every token (CONTRACT §3: access tokens are checked against their live session). Records
+ * `auth.email.changed`, `user.deactivated`, `user.activated` and `user.changed` (with the changed `fields`).
+ * `actorId` undefined: the caller of the request (a user, or a SCIM connection).
+ */
+export async function applyAccountChange(
+  ctx: ServiceContext,
+  trx: DbOrTrx,
+  user: UserRow,
+  patch: { firstName?: string; lastName?: string; email?: string; isActive?: boolean; emailVerified?: boolean },
+  now: Date,
+  audit: { actorId?: string; fields: string[] },
+): Promise<void> {
+  const userId = user.id;
+  const emailChange = patch.email !== undefined && patch.email !== user.email;
+  const reactivated = patch.isActive === true && !user.isActive;
+  const actor = audit.actorId !== undefined ? { actorId: audit.actorId } : {};
+  await updateUserRow(
+    trx,
+    userId,
+    {
+      firstName: patch.firstName?.trim(),
+      lastName: patch.lastName?.trim(),
+      email: patch.email,
+      isActive: patch.isActive,
+      emailVerified: patch.emailVerified,
+    },
+    now,
+  );
+  // Lock order users -> email_tokens -> sessions (docs/security.md).
+  if (emailChange || patch.isActive === false) await burnEmailTokensOfUser(trx, userId, ['verify_email', 'set_password'], now);
+  if (patch.isActive === false) await revokeSessionsOfUser(trx, userId, now);
+  if (emailChange) await ctx.events.record(trx, { type: 'auth.email.changed', ...actor, subjectId: userId });
+  if (patch.isActive === false) await ctx.events.record(trx, { type: 'user.deactivated', ...actor, subjectId: userId });
+  if (reactivated) await ctx.events.record(trx, { type: 'user.activated', ...actor, subjectId: userId });
+  await ctx.events.record(trx, { type: 'user.changed', ...actor, subjectId: userId, detail: { fields: audit.fields } });
 }
 
 /** Deactivates, never deletes (spec §3): the row stays, every session is revoked. */

@@ -1,11 +1,14 @@
 import type { PageEnv } from '../middleware/page-env';
 import type { Principal } from '../services/principal';
+import type { ScimConnectionRow } from '../db/repositories/scim.repo';
 
 declare global {
   namespace Express {
     interface Request {
       /** Set by `authenticate`: the caller with live roles and permissions. */
       principal?: Principal;
+      /** Set by the SCIM scope's authentication: the SCIM connection whose bearer token was sent (CONTRACT §20). */
+      scimConnection?: ScimConnectionRow;
       /** How the caller authenticated. */
       authMethod?: 'cookie' | 'bearer';
       /** Request id (X-Request-Id), set by middleware/request-log.ts. */

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { insertRegistrationToken } from '../../src/db/repositories/registration-tokens.repo';
+import { insertScimConnection, insertScimGroup } from '../../src/db/repositories/scim.repo';
 import { insertWebhookSubscription } from '../../src/db/repositories/webhooks.repo';
 import { sha256Hex } from '../../src/lib/crypto';
 import { guardOf, listDeclaredRoutes, type DeclaredAppRoute, type Guard } from '../../src/routes/route-table';
@@ -58,6 +59,11 @@ const BODIES: Record<string, (f: Fixtures) => Promise<Record<string, unknown>> |
     acs_urls: [{ url: 'https://matrix.test/acs' }],
   }),
   'POST /api/admin/registration-tokens': () => ({ expires_in_s: 3600, max_uses: 2 }),
+  'POST /api/admin/scim-connections': () => ({ name: `matrix-${suffix()}` }),
+  'PUT /api/admin/scim-groups/:groupId/roles': async (f) => ({ role_ids: [(await f.appRole('crm')).id] }),
+  // A harmless runtime setting (CONTRACT §18): the brand name.
+  'PATCH /api/admin/settings': () => ({ brand_name: `Matrix ${suffix()}` }),
+  'POST /api/admin/settings/test-mail': () => ({ to: 'ops@example.test' }),
 };
 
 /** Path parameters by name: a fresh row each call. */
@@ -71,6 +77,8 @@ const PARAMS = [
   'deliveryId',
   'providerId',
   'tokenId',
+  'connectionId',
+  'groupId',
   'appId',
 ] as const;
 
@@ -135,12 +143,34 @@ async function prepare(route: DeclaredAppRoute): Promise<{ path: string; body?: 
   if (names.includes('deliveryId')) ids.deliveryId = await makeDelivery(ids.webhookId!);
   if (names.includes('providerId')) ids.providerId = await makeIdentityProvider(t);
   if (names.includes('tokenId')) ids.tokenId = await makeRegistrationToken();
+  if (names.includes('connectionId') || names.includes('groupId')) ids.connectionId = await makeScimConnection();
+  if (names.includes('groupId')) ids.groupId = await makeScimGroup(ids.connectionId!);
   if (names.includes('appId')) ids.appId = await makeSamlApp();
   // A role in the path of a user's route is one the user holds (removal).
   if (ids.userId && ids.roleId) await t.db('user_roles').insert({ user_id: ids.userId, role_id: ids.roleId });
   const path = route.path.replace(/:(\w+)/g, (_m, name: string) => ids[name] ?? `:${name}`);
   const body = BODIES[`${route.method.toUpperCase()} ${route.path}`];
   return { path, body: body ? await body(fixtures) : undefined };
+}
+
+/** A SCIM connection (CONTRACT §20); its token is not needed. */
+async function makeScimConnection(): Promise<string> {
+  const id = randomUUID();
+  await insertScimConnection(t.db, {
+    id,
+    name: `matrix-${suffix()}`,
+    description: '',
+    tokenHash: sha256Hex(id),
+    createdBy: null,
+    now: new Date(),
+  });
+  return id;
+}
+
+async function makeScimGroup(connectionId: string): Promise<string> {
+  const id = randomUUID();
+  await insertScimGroup(t.db, { id, connectionId, displayName: `matrix-${suffix()}`, externalId: null, now: new Date() });
+  return id;
 }
 
 /** An initial access token of CONTRACT §13 (the token itself is not needed: its hash is). */

@@ -6,6 +6,10 @@ export interface AuditEventRow {
   occurredAt: Date;
   type: string;
   actorId: string | null;
+  /** What kind of actor `actorId` names: null for a user (or nobody), `scim_connection` for a SCIM connection. */
+  actorType: string | null;
+  /** The actor's name when it acted (SCIM connections); null for users. */
+  actorName: string | null;
   subjectId: string | null;
   clientId: string | null;
   ip: string | null;
@@ -19,6 +23,8 @@ interface AuditEventRecord {
   occurred_at: Date;
   type: string;
   actor_id: string | null;
+  actor_type?: string | null;
+  actor_name?: string | null;
   subject_id: string | null;
   client_id: string | null;
   ip: string | null;
@@ -33,6 +39,8 @@ function toAuditEventRow(r: AuditEventRecord): AuditEventRow {
     occurredAt: new Date(r.occurred_at),
     type: r.type,
     actorId: r.actor_id,
+    actorType: r.actor_type ?? null,
+    actorName: r.actor_name ?? null,
     subjectId: r.subject_id,
     clientId: r.client_id,
     ip: r.ip,
@@ -47,6 +55,9 @@ export interface NewAuditEvent {
   type: string;
   /** Who did it (user id); null for anonymous or system actions. */
   actorId?: string | null;
+  /** Null (the default) when the actor is a user; `scim_connection` for a SCIM connection (CONTRACT §20). */
+  actorType?: string | null;
+  actorName?: string | null;
   /** Whom or what it concerns (user id, role id, client id …). */
   subjectId?: string | null;
   clientId?: string | null;
@@ -64,6 +75,8 @@ export async function insertAuditEvents(db: DbOrTrx, events: NewAuditEvent[]): P
       occurred_at: e.occurredAt,
       type: e.type.slice(0, 100),
       actor_id: e.actorId ?? null,
+      actor_type: e.actorType ?? null,
+      actor_name: e.actorName ? e.actorName.slice(0, 200) : null,
       subject_id: e.subjectId ?? null,
       client_id: e.clientId ?? null,
       ip: e.ip ? e.ip.slice(0, 100) : null,

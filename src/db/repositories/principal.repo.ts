@@ -22,7 +22,9 @@ export interface PrincipalRecord {
 }
 
 /**
- * The active roles of user :uid as CTE `r`, and the columns that resolve them: every role, and the permissions of
+ * The active roles of user :uid as CTE `r` (assigned, or granted by membership of a SCIM group mapped to them,
+ * CONTRACT §20: live, so a membership or mapping change counts from the next request; a group never grants the
+ * global super_admin), and the columns that resolve them: every role, and the permissions of
  * the active GLOBAL roles (application-scoped roles never grant this server's permissions); a global super_admin
  * holds the whole catalogue.
  */
@@ -30,6 +32,12 @@ const ROLES_CTE = `r as (
        select ro.id, ro.name, ro.application
          from user_roles ur join roles ro on ro.id = ur.role_id
         where ur.user_id = :uid and ro.is_active
+       union
+       select ro.id, ro.name, ro.application
+         from scim_group_members gm
+         join scim_group_roles gr on gr.group_id = gm.group_id
+         join roles ro on ro.id = gr.role_id
+        where gm.user_id = :uid and ro.is_active and not (ro.name = 'super_admin' and ro.application is null)
      )`;
 export const ACCESS_COLUMNS = `coalesce((select json_agg(json_build_object('id', r.id, 'name', r.name, 'application', r.application)
                                       order by r.application nulls first, r.name) from r), '[]'::json) as roles,
@@ -60,7 +68,7 @@ const TOUCH_INTERVAL_SECONDS = 60;
  */
 export async function loadPrincipal(db: DbOrTrx, sessionId: string, userId: string, now: Date): Promise<PrincipalRecord | undefined> {
   const stale = new Date(now.getTime() - TOUCH_INTERVAL_SECONDS * 1000);
-  const [row] = await preparedRows(db, 'sso_load_principal_4', LOAD_PRINCIPAL_SQL, [sessionId, userId, now, stale]);
+  const [row] = await preparedRows(db, 'sso_load_principal_5', LOAD_PRINCIPAL_SQL, [sessionId, userId, now, stale]);
   return row ? toPrincipalRecord(row) : undefined;
 }
 

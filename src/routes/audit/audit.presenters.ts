@@ -1,5 +1,5 @@
 import type { AuditEventRow } from '../../db/repositories/audit-events.repo';
-import type { AuditPage } from '../../services/audit.service';
+import { presentActor, type AuditPage } from '../../services/audit.service';
 
 /** One event of GET /api/admin/audit-events; fields listed one by one. */
 export function presentAuditEvent(e: AuditEventRow) {
@@ -8,6 +8,7 @@ export function presentAuditEvent(e: AuditEventRow) {
     type: e.type,
     occurred_at: e.occurredAt.toISOString(),
     actor_id: e.actorId,
+    actor: presentActor(e),
     subject_id: e.subjectId,
     client_id: e.clientId,
     ip: e.ip,

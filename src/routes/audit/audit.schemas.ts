@@ -74,11 +74,20 @@ const common = {
   detail: z.record(z.string(), z.unknown()),
 };
 
+/** Who did it: a user, a SCIM connection (CONTRACT §20), or null (the system, an anonymous act). */
+export const actorField = z
+  .union([
+    z.strictObject({ type: z.literal('user'), id: z.string() }),
+    z.strictObject({ type: z.literal('scim_connection'), id: z.string(), name: z.string() }),
+  ])
+  .nullable();
+
 export const auditEventsBody = z.strictObject({
   events: z.array(
     z.strictObject({
       ...common,
       actor_id: z.string().nullable(),
+      actor: actorField,
       subject_id: z.string().nullable(),
       request_id: z.string().nullable(),
     }),

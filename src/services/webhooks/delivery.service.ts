@@ -3,6 +3,7 @@ import { withTransaction } from '../../db';
 import { findDeliveryWork, markDeliveryFailed, recordDeliveryAttempt, type AttemptOutcome } from '../../db/repositories/webhooks.repo';
 import { outboundRequest, OutboundRefused, type OutboundClient, type OutboundPolicy } from '../../lib/outbound-http';
 import type { ServiceContext } from '../context';
+import { presentActor } from '../audit.service';
 import { POINTS_AT_THIS_SERVER, secretPurpose } from './subscriptions.service';
 import {
   isDelivered,
@@ -10,6 +11,7 @@ import {
   RESPONSE_EXCERPT_CHARS,
   retryDelaySeconds,
   RETRY_DELAYS_SECONDS,
+  webhookAddressRules,
   webhookOutboundPolicy,
 } from './webhook-policy';
 
@@ -33,6 +35,11 @@ export function presentEventData(row: Record<string, unknown>) {
     type: String(row.type),
     occurred_at: new Date(row.occurred_at as string | Date).toISOString(),
     actor_id: (row.actor_id as string | null) ?? null,
+    actor: presentActor({
+      actorId: (row.actor_id as string | null) ?? null,
+      actorType: (row.actor_type as string | null) ?? null,
+      actorName: (row.actor_name as string | null) ?? null,
+    }),
     subject_id: (row.subject_id as string | null) ?? null,
     client_id: (row.client_id as string | null) ?? null,
     ip: (row.ip as string | null) ?? null,
@@ -95,7 +102,7 @@ export async function attemptDelivery(
     // CONTRACT §23: a URL that names this server (saved before the rule, or written around the API) is never called;
     // its own addresses are refused by the policy's refuseAddress when the connection is made.
     if (pointsAtThisServer(ctx.config, subscription.url)) throw new OutboundRefused('refused_address', POINTS_AT_THIS_SERVER);
-    const policy = webhookOutboundPolicy(ctx.config, subscription.url, options.outbound);
+    const policy = webhookOutboundPolicy(webhookAddressRules(ctx), subscription.url, options.outbound);
     const request = { method: 'POST', headers, body };
     const res = options.client
       ? await options.client.request(subscription.url, request, policy)
