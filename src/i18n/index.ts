@@ -35,11 +35,17 @@ export function localeFromUiLocales(uiLocales: string | undefined): Locale | und
 
 /**
  * The language of a page or mail: `ui_locales` wins (CONTRACT §15), else the best of Accept-Language as negotiated
- * by `accepts` (Express's req.acceptsLanguages, which also weighs q-values and matches `de-CH` to `de`), else English.
+ * by `accepts` (Express's req.acceptsLanguages, which also weighs q-values and matches `de-CH` to `de`), else `fallback`
+ * (the default_locale setting, CONTRACT §18; English by default).
  */
-export function chooseLocale(uiLocales: string | undefined, acceptsLanguages: (languages: string[]) => string | false): Locale {
+export function chooseLocale(
+  uiLocales: string | undefined,
+  acceptsLanguages: (languages: string[]) => string | false,
+  fallback: Locale = DEFAULT_LOCALE,
+): Locale {
   const fromParameter = localeFromUiLocales(uiLocales);
   if (fromParameter) return fromParameter;
-  const negotiated = acceptsLanguages(LOCALES);
-  return negotiated && isLocale(negotiated) ? negotiated : DEFAULT_LOCALE;
+  // The fallback first: without Accept-Language (or with `*`) the negotiation picks the first language offered.
+  const negotiated = acceptsLanguages([fallback, ...LOCALES.filter((l) => l !== fallback)]);
+  return negotiated && isLocale(negotiated) ? negotiated : fallback;
 }

@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
-import type { Config } from '../config';
+import type { LiveSettings } from '../services/settings/live-settings';
 import { isConnectionError, mapDbError } from '../db/pg-errors';
 import { AppError, notFound, OAuthError, ScimProblem } from '../errors';
 import type { Logger } from '../lib/logger';
@@ -46,11 +46,11 @@ export const RETRY_AFTER_UNAVAILABLE = '5';
  * contract's dialect `{ error, message, details? }`, or already in the OAuth dialect `{ error, error_description }`
  * when a router translated them at its boundary (src/routes/oauth/oauth-errors.ts), or in SCIM's (src/routes/scim/scim-errors.ts).
  */
-export function createErrorHandler(logger: Logger, config: Pick<Config, 'brand'>): ErrorRequestHandler {
+export function createErrorHandler(logger: Logger, settings: LiveSettings): ErrorRequestHandler {
   /** CONTRACT §15: a browser outside the JSON API is answered with a page in its language, not a JSON body. */
   const sendError = (req: Request, res: Parameters<ErrorRequestHandler>[2], status: number, body: Record<string, unknown>) => {
     if (!wantsPage(req)) return res.status(status).json(body);
-    req.pageEnv ??= pageEnvFor(req, config.brand);
+    req.pageEnv ??= pageEnvFor(req, settings.current);
     const retryAfter = Number(res.getHeader('Retry-After'));
     const page = runInRequest(req, () => renderErrorPage(status, Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined));
     res.status(status).set('Cache-Control', 'no-store').type('html').send(page);

@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express';
 import type { Config } from '../config';
+import type { LiveSettings } from '../services/settings/live-settings';
 import { forbidden } from '../errors';
 import { ACCESS_COOKIE, REFRESH_COOKIE } from './session-cookies';
 
@@ -10,8 +11,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * Bearer header) with an Origin that is neither BASE_URL's nor allow-listed is refused. Requests without Origin
  * (non-browser clients) pass; SameSite=Lax keeps the cookies off cross-site subrequests in any case.
  */
-export function originCheck(config: Pick<Config, 'baseOrigin' | 'allowedOrigins'>): RequestHandler {
-  const allowed = new Set([config.baseOrigin, ...config.allowedOrigins]);
+export function originCheck(config: Pick<Config, 'baseOrigin'>, settings: LiveSettings): RequestHandler {
   return (req, _res, next) => {
     if (SAFE_METHODS.has(req.method)) return next();
     const origin = req.headers.origin;
@@ -19,7 +19,7 @@ export function originCheck(config: Pick<Config, 'baseOrigin' | 'allowedOrigins'
     if (req.headers.authorization?.toLowerCase().startsWith('bearer ')) return next();
     const cookies = req.cookies as Record<string, unknown> | undefined;
     if (!cookies?.[ACCESS_COOKIE] && !cookies?.[REFRESH_COOKIE]) return next();
-    if (allowed.has(origin)) return next();
+    if (origin === config.baseOrigin || settings.current.allowedOrigins.has(origin)) return next();
     next(forbidden('Cross-site request refused'));
   };
 }
@@ -30,11 +30,10 @@ export function originCheck(config: Pick<Config, 'baseOrigin' | 'allowedOrigins'
  * attacker's account. A present Origin must be ours or allow-listed; clients that send none (CLI, servers, mobile)
  * are unaffected.
  */
-export function requireAllowedOrigin(config: Pick<Config, 'baseOrigin' | 'allowedOrigins'>): RequestHandler {
-  const allowed = new Set([config.baseOrigin, ...config.allowedOrigins]);
+export function requireAllowedOrigin(config: Pick<Config, 'baseOrigin'>, settings: LiveSettings): RequestHandler {
   return (req, _res, next) => {
     const origin = req.headers.origin;
-    if (origin === undefined || allowed.has(origin)) return next();
+    if (origin === undefined || origin === config.baseOrigin || settings.current.allowedOrigins.has(origin)) return next();
     next(forbidden('Cross-site sign-in refused'));
   };
 }

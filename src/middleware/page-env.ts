@@ -1,5 +1,6 @@
 import type { Request, RequestHandler } from 'express';
-import type { Brand, Config } from '../config';
+import type { Brand } from '../config';
+import type { LiveSettings, SettingsSnapshot } from '../services/settings/live-settings';
 import { chooseLocale, messagesFor, type Locale, type Messages } from '../i18n';
 
 /** What a hosted page or mail is rendered with (CONTRACT §15): its language, its catalogue and the branding. */
@@ -30,15 +31,16 @@ export function uiLocalesOf(req: Request): string | undefined {
   }
 }
 
-export function pageEnvFor(req: Request, brand: Readonly<Brand>): PageEnv {
-  const locale = chooseLocale(uiLocalesOf(req), (languages) => req.acceptsLanguages(languages));
-  return { locale, t: messagesFor(locale), brand };
+/** The page environment of a request under the settings in force (brand, default_locale: CONTRACT §18). */
+export function pageEnvFor(req: Request, settings: Pick<SettingsSnapshot, 'brand' | 'values'>): PageEnv {
+  const locale = chooseLocale(uiLocalesOf(req), (languages) => req.acceptsLanguages(languages), settings.values.default_locale);
+  return { locale, t: messagesFor(locale), brand: settings.brand };
 }
 
 /** Sets req.pageEnv; mounted after the body parsers (a form's ui_locales or return_to counts). */
-export function pageEnvironment(config: Config): RequestHandler {
+export function pageEnvironment(settings: LiveSettings): RequestHandler {
   return (req, _res, next) => {
-    req.pageEnv = pageEnvFor(req, config.brand);
+    req.pageEnv = pageEnvFor(req, settings.current);
     next();
   };
 }

@@ -8,9 +8,15 @@ import helmet, { type HelmetOptions } from 'helmet';
  * value, without its chain of thirteen middlewares per request. A configuration that would vary per request is
  * refused here rather than frozen.
  */
-export function securityHeaders(options: HelmetOptions | RecordedSecurityHeaders): RequestHandler {
-  const { set, removed } = 'set' in options && 'removed' in options ? options : recordSecurityHeaders(options as HelmetOptions);
+export function securityHeaders(options: HelmetOptions | RecordedSecurityHeaders | (() => RecordedSecurityHeaders)): RequestHandler {
+  if (typeof options !== 'function') {
+    const recorded = 'set' in options && 'removed' in options ? options : recordSecurityHeaders(options as HelmetOptions);
+    options = () => recorded;
+  }
+  const current = options;
   return (_req, res, next) => {
+    // A function returns the headers in force (recorded again when the settings they depend on change).
+    const { set, removed } = current();
     for (let i = 0; i < set.length; i++) res.setHeader(set[i]![0], set[i]![1]);
     for (let i = 0; i < removed.length; i++) res.removeHeader(removed[i]!);
     next();

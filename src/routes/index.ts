@@ -26,6 +26,7 @@ import { createRegisterPagesRouter } from './pages/register-pages.router';
 import { createSelfServicePagesRouter } from './pages/self-service-pages.router';
 import { createFaviconRouter, createStaticRouter } from './pages/static.router';
 import { createRbacRouter } from './rbac/rbac.router';
+import { createSettingsRouter } from './settings/settings.router';
 import type { Scope } from './scope';
 import { createUsersRouter } from './users/users.router';
 import { createScimAdminRouter } from './scim/scim-admin.router';
@@ -89,6 +90,7 @@ export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, admin
   administration.mount('/admin', createIdentityProvidersRouter);
   administration.mount('/admin', createScimAdminRouter);
   administration.mount('/admin', createSamlAppsRouter);
+  administration.mount('/admin', createSettingsRouter);
   api.mount('/', createDocsRouter);
   scim.mount('/', createScimRouter);
 

@@ -262,12 +262,12 @@ function chainOf(deps: RouteDeps, decl: MountedRouteDecl, handler: DeclaredRoute
     if (!limiter) throw new Error(`${decl.path}: rateLimit declared but the router has no limiter`);
     chain.push(limiter);
   }
-  if (decl.originCheck) chain.push(requireAllowedOrigin(deps.ctx.config));
+  if (decl.originCheck) chain.push(requireAllowedOrigin(deps.ctx.config, deps.ctx.settings));
   const authenticate = authenticatorFor(deps, decl.auth);
   if (authenticate) chain.push(authenticate);
   // The console is for holders of an admin-tier role, whatever the page (CONTRACT §14).
   if (decl.auth === 'page') chain.push(requireRole(...ADMIN_TIER));
-  if (decl.secondFactorForAdmins) chain.push(requireAdminSecondFactor(deps.ctx.config));
+  if (decl.secondFactorForAdmins) chain.push(requireAdminSecondFactor(deps.ctx.settings));
   if (decl.permission !== undefined) chain.push(requirePermission(decl.permission));
   if (decl.role !== undefined) chain.push(requireRole(...(typeof decl.role === 'string' ? [decl.role] : decl.role)));
   if (decl.admin) chain.push(requireAdmin());

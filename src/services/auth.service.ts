@@ -42,8 +42,8 @@ export interface SecondFactorRequired {
 }
 
 /** CONTRACT §15: whether people may sign up themselves (REGISTRATION=open). */
-export function registrationOpen(config: { registration: 'open' | 'closed' }): boolean {
-  return config.registration === 'open';
+export function registrationOpen(settings: { registration: 'open' | 'closed' }): boolean {
+  return settings.registration === 'open';
 }
 
 export async function register(
@@ -52,7 +52,7 @@ export async function register(
   meta: RequestMeta,
 ): Promise<AuthResult> {
   // CONTRACT §15: the one place the switch is enforced (the API and the /register page both come here).
-  if (!registrationOpen(ctx.config))
+  if (!registrationOpen(ctx.settings.current.values))
     throw new AppError('registration_closed', 'Registration is closed: ask an administrator for an invitation');
   const email = normalizeEmail(input.email);
   const passwordHash = await ctx.passwords.hash(input.password);

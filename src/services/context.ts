@@ -9,10 +9,13 @@ import type { Sealer } from '../lib/sealed';
 import type { EventBus } from './events';
 import type { Mailer } from './mailer.service';
 import type { MetadataDocumentFetcher } from './oauth/registration/client-metadata.service';
+import type { LiveSettings } from './settings/live-settings';
 
 /** What every service function receives: the process-wide dependencies, built once in server.ts or a test. */
 export interface ServiceContext {
   config: Readonly<Config>;
+  /** CONTRACT §18: the runtime settings in force (`settings.current`: an in-memory snapshot, live on every instance). */
+  settings: LiveSettings;
   db: Db;
   clock: Clock;
   logger: Logger;

@@ -11,6 +11,7 @@ import type { ServiceContext } from './context';
 import { createMetricsEventSink, NOT_AUDITED } from './event-sinks';
 import { createEventBus, createLogEventSink, type EventBus } from './events';
 import { createMailer, type Mailer } from './mailer.service';
+import { LiveSettings } from './settings/live-settings';
 import { createMetadataDocumentFetcher, type MetadataDocumentFetcher } from './oauth/registration/client-metadata.service';
 
 /** Builds the process-wide dependencies from config; tests override any of them. */
@@ -29,6 +30,7 @@ export function createServiceContext(
   const logger = overrides.logger ?? createLogger(config.logLevel, { pretty: !config.isProduction && config.nodeEnv !== 'test' });
   const db = overrides.db ?? createDb(config, { logger });
   const clock = overrides.clock ?? systemClock;
+  const settings = new LiveSettings({ db, logger, pinned: config.pinnedSettings });
   const metrics = createOperatorMetrics({ poolStats: () => poolStats(db), webhookBacklog: () => webhookBacklog(db) });
   // Audit trail (in the change's transaction), log line and metrics: every security event goes to all three (services/events.ts).
   const events =
@@ -40,6 +42,7 @@ export function createServiceContext(
     });
   return {
     config,
+    settings,
     logger,
     db,
     clock,
@@ -56,8 +59,8 @@ export function createServiceContext(
     mailer:
       overrides.mailer ??
       createMailer({
-        smtpUrl: config.smtpUrl,
-        from: config.mailFrom,
+        // CONTRACT §18: smtp_url and mail_from as they are when each mail goes out.
+        transport: () => ({ smtpUrl: settings.current.values.smtp_url ?? undefined, from: settings.current.values.mail_from }),
         logger,
         recordFailure: (event) => events.record(db, event),
       }),
@@ -69,6 +72,7 @@ export function createServiceContext(
 
 /** Releases what the context holds: mail queue, audit writes, worker threads, database pool. */
 export async function closeServiceContext(ctx: ServiceContext): Promise<void> {
+  await ctx.settings.stopSync();
   await ctx.mailer.close();
   await ctx.events.idle?.();
   await ctx.passwords.close();

@@ -84,6 +84,7 @@ export const SECURITY_EVENT_TYPES = [
   'webhook.deleted',
   'webhook.secret_rotated',
   'webhook.redelivered',
+  'settings.changed',
 ] as const;
 
 export type SecurityEventType = (typeof SECURITY_EVENT_TYPES)[number];

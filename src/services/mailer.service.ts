@@ -25,20 +25,27 @@ const SMTP_TIMEOUTS_MS = { connectionTimeout: 10_000, greetingTimeout: 10_000, s
  * so that a developer can follow its link.
  */
 export function createMailer(options: {
-  smtpUrl?: string;
-  from: string;
+  /** The SMTP URL and sender in force when a mail goes out (CONTRACT §18: they change at runtime). */
+  transport: () => { smtpUrl?: string; from: string };
   logger: Logger;
   /** Writes the `mail.send_failed` audit row. */
   recordFailure?: (event: SecurityEvent) => Promise<void>;
 }): Mailer {
-  const { smtpUrl, from, logger, recordFailure } = options;
-  // nodemailer is loaded with the first mail, not at start (issue 10); the transport then lives as long as the mailer.
-  let transport: Transporter | undefined;
-  const transportOf = (url: string) =>
-    (transport ??= (require('nodemailer') as typeof import('nodemailer')).createTransport({ url, ...SMTP_TIMEOUTS_MS }));
+  const { logger, recordFailure } = options;
+  // nodemailer is loaded with the first mail, not at start (issue 10); the transport then lives until the SMTP URL
+  // changes (a new one is opened for the new URL, the old one closed) or the mailer closes.
+  let transport: { url: string; transporter: Transporter } | undefined;
+  const transportOf = (url: string): Transporter => {
+    if (transport?.url === url) return transport.transporter;
+    transport?.transporter.close();
+    const transporter = (require('nodemailer') as typeof import('nodemailer')).createTransport({ url, ...SMTP_TIMEOUTS_MS });
+    transport = { url, transporter };
+    return transporter;
+  };
   const pending = new Set<Promise<void>>();
 
   const deliver = async (message: MailMessage): Promise<void> => {
+    const { smtpUrl, from } = options.transport();
     if (!smtpUrl) {
       logger.info({ mail: { to: message.to, subject: message.subject, text: message.text } }, 'mail (SMTP_URL unset, not sent)');
       return;
@@ -69,7 +76,7 @@ export function createMailer(options: {
     },
     async close() {
       await this.idle();
-      transport?.close();
+      transport?.transporter.close();
     },
   };
 }

@@ -16,13 +16,16 @@ const maskUrlPassword = (value: string): string => (/^[a-z][a-z0-9+.-]*:\/\//i.t
  * listed (and masked when its name says it is a secret) without touching this function.
  */
 export function effectiveSettings(config: Readonly<Config>): Array<[string, string]> {
-  return Object.entries(config)
-    .filter(([, value]) => typeof value !== 'function')
-    .map(([key, value]): [string, string] => {
-      if (value === undefined || value === null || value === '') return [key, '(not set)'];
-      if (SECRET_KEY.test(key)) return [key, '•••••• (set)'];
-      if (typeof value === 'string' && /Url$/.test(key)) return [key, maskUrlPassword(value)];
-      return [key, typeof value === 'string' ? maskUrlCredentials(value) : JSON.stringify(maskCredentialsDeep(value))];
-    })
-    .sort(([a], [b]) => a.localeCompare(b));
+  return (
+    Object.entries(config)
+      // The runtime settings (CONTRACT §18) are on the Settings form, from GET /api/admin/settings (secrets write-only).
+      .filter(([key, value]) => typeof value !== 'function' && key !== 'pinnedSettings')
+      .map(([key, value]): [string, string] => {
+        if (value === undefined || value === null || value === '') return [key, '(not set)'];
+        if (SECRET_KEY.test(key)) return [key, '•••••• (set)'];
+        if (typeof value === 'string' && /Url$/.test(key)) return [key, maskUrlPassword(value)];
+        return [key, typeof value === 'string' ? maskUrlCredentials(value) : JSON.stringify(maskCredentialsDeep(value))];
+      })
+      .sort(([a], [b]) => a.localeCompare(b))
+  );
 }

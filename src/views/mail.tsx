@@ -8,11 +8,12 @@ import type { ServiceContext } from '../services/context';
 /**
  * The language and branding of a mail (CONTRACT §15): the language of the request that causes it (the person
  * registering, asking for a reset, changing a factor; for an invitation, the administrator's), English outside a
- * request; the branding from the configuration.
+ * request (then default_locale); the branding of the settings in force (CONTRACT §18).
  */
-export function mailEnv(ctx: Pick<ServiceContext, 'config'>): PageEnv {
-  const locale = currentRequest()?.pageEnv?.locale ?? 'en';
-  return { locale, t: messagesFor(locale), brand: ctx.config.brand };
+export function mailEnv(ctx: Pick<ServiceContext, 'settings'>): PageEnv {
+  const { values, brand } = ctx.settings.current;
+  const locale = currentRequest()?.pageEnv?.locale ?? values.default_locale;
+  return { locale, t: messagesFor(locale), brand };
 }
 
 /**

@@ -123,8 +123,7 @@ test('tokens by grant type, authorization-code replay and refresh-token reuse', 
 test('a mail the SMTP server does not take is counted', async () => {
   // Nothing listens on port 9 of 127.0.0.1: the connection is refused.
   const mailer = createMailer({
-    smtpUrl: 'smtp://127.0.0.1:9',
-    from: 'sso@example.test',
+    transport: () => ({ smtpUrl: 'smtp://127.0.0.1:9', from: 'sso@example.test' }),
     logger: createLogger('silent'),
     recordFailure: (e) => t.ctx.events.record(t.db, e),
   });

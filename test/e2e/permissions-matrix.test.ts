@@ -61,6 +61,9 @@ const BODIES: Record<string, (f: Fixtures) => Promise<Record<string, unknown>> |
   'POST /api/admin/registration-tokens': () => ({ expires_in_s: 3600, max_uses: 2 }),
   'POST /api/admin/scim-connections': () => ({ name: `matrix-${suffix()}` }),
   'PUT /api/admin/scim-groups/:groupId/roles': async (f) => ({ role_ids: [(await f.appRole('crm')).id] }),
+  // A harmless runtime setting (CONTRACT §18): the brand name.
+  'PATCH /api/admin/settings': () => ({ brand_name: `Matrix ${suffix()}` }),
+  'POST /api/admin/settings/test-mail': () => ({ to: 'ops@example.test' }),
 };
 
 /** Path parameters by name: a fresh row each call. */

@@ -22,13 +22,14 @@ export async function startServerProcess(
   env: NodeJS.ProcessEnv,
   port: number,
   timeoutMs = 150_000,
-  options: { build?: boolean } = {},
+  options: { build?: boolean; root?: string } = {},
 ): Promise<RunningServer> {
   // `build`: the production build (dist/src/server.js, the one-file bundle of scripts/bundle.js), as production and
-  // the Dockerfile run it; call buildOnce() first.
-  const args = options.build ? [path.join(ROOT, 'dist/src/server.js')] : ['--import', 'tsx', 'src/server.ts'];
+  // the Dockerfile run it; call buildOnce() first. `root`: a copy of the repository elsewhere to run from.
+  const root = options.root ?? ROOT;
+  const args = options.build ? [path.join(root, 'dist/src/server.js')] : ['--import', 'tsx', 'src/server.ts'];
   const proc = spawn(process.execPath, args, {
-    cwd: ROOT,
+    cwd: root,
     env: { ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -98,9 +99,11 @@ export async function buildOnce(): Promise<void> {
   if (code !== 0) throw new Error(`build failed (${code}): ${out}`);
 }
 
-/** Live PostgreSQL processes of DATA_DIR's embedded cluster (their command line names `-D DATA_DIR/pgdata`; Linux). */
-export function postgresOf(dataDir: string): number[] {
-  const pgdata = path.join(dataDir, 'pgdata');
+/**
+ * Live PostgreSQL processes of DATA_DIR's embedded cluster (their command line names `-D DATA_DIR/pgdata`, or the
+ * cluster's recorded place; Linux).
+ */
+export function postgresOf(dataDir: string, pgdata = path.join(dataDir, 'pgdata')): number[] {
   return fs
     .readdirSync('/proc')
     .filter((name) => /^\d+$/.test(name))

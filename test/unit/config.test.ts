@@ -24,10 +24,9 @@ describe('loadConfig', () => {
       rateLimitMax: 300,
       bcryptRounds: 10,
       cookieSecure: false,
-      mailFrom: 'no-reply@localhost',
       logLevel: 'info',
-      allowedOrigins: [],
       loginApps: {},
+      pinnedSettings: {},
     });
     expect(config.databaseUrl).toBeUndefined();
     expect(Object.isFrozen(config)).toBe(true);
@@ -54,13 +53,13 @@ describe('loadConfig', () => {
   });
 
   test('CIMD: off by default; allowed hosts lower-cased, IPv6 literals without brackets', () => {
-    expect(loadConfig({ ...secrets }).clientIdMetadataDocuments).toBe(false);
+    expect(loadConfig({ ...secrets }).pinnedSettings.client_id_metadata_documents).toBeUndefined();
     const config = loadConfig({
       ...secrets,
       CLIENT_ID_METADATA_DOCUMENTS: 'true',
       CIMD_ALLOWED_HOSTS: ' Docs.Internal , [fd00::1],10.0.0.8',
     });
-    expect(config.clientIdMetadataDocuments).toBe(true);
+    expect(config.pinnedSettings.client_id_metadata_documents).toBe(true);
     expect(config.cimdAllowedHosts).toEqual(['docs.internal', 'fd00::1', '10.0.0.8']);
   });
 
@@ -93,12 +92,11 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ ...secrets, ...env })).toThrow(new RegExp(`^${variable}: `));
   });
 
-  test('production requires both JWT secrets and SMTP_URL', () => {
+  test('production requires both JWT secrets (SMTP_URL or a stored smtp_url is checked at start: server.ts)', () => {
     expect(() => loadConfig({ NODE_ENV: 'production', SMTP_URL: 'smtp://m:25' })).toThrow(/^JWT_ACCESS_SECRET: /);
     expect(() => loadConfig({ NODE_ENV: 'production', JWT_ACCESS_SECRET: 'a'.repeat(32), SMTP_URL: 'smtp://m:25' })).toThrow(
       /^JWT_REFRESH_SECRET: /,
     );
-    expect(() => loadConfig({ ...secrets, NODE_ENV: 'production' })).toThrow(/^SMTP_URL: /);
   });
 
   test('lists are parsed to origins', () => {
@@ -107,16 +105,15 @@ describe('loadConfig', () => {
       ALLOWED_ORIGINS: ' https://a.test , https://b.test:8443/ignored-path ',
       LOGIN_APPS: '{"portal":"https://portal.test/app","admin":"https://admin.test"}',
     });
-    expect(config.allowedOrigins).toEqual(['https://a.test', 'https://b.test:8443']);
+    expect(config.pinnedSettings.allowed_origins).toEqual(['https://a.test', 'https://b.test:8443']);
     expect(config.loginApps).toEqual({ portal: 'https://portal.test', admin: 'https://admin.test' });
     expect(config.defaultLoginApp).toBe('portal');
   });
 
   describe('CONTRACT §15: registration and branding', () => {
-    test('defaults: registration open, brand service-sso in the default accent', () => {
-      const config = loadConfig({ DATA_DIR: tmpDir(), ...secrets });
-      expect(config.registration).toBe('open');
-      expect(config.brand).toEqual({ name: 'service-sso', logoUrl: undefined, color: '#2563eb' });
+    test('unset variables pin nothing (the runtime settings then apply: test/e2e/settings.test.ts)', () => {
+      const config = loadConfig({ DATA_DIR: tmpDir(), ...secrets, BRAND_NAME: '  ' });
+      expect(config.pinnedSettings).toEqual({});
     });
 
     test('accepted values', () => {
@@ -128,9 +125,13 @@ describe('loadConfig', () => {
         BRAND_LOGO_URL: 'https://cdn.acme.test/l.svg',
         BRAND_COLOR: '#7C3AED',
       });
-      expect(config.registration).toBe('closed');
-      expect(config.brand).toEqual({ name: 'Acme', logoUrl: 'https://cdn.acme.test/l.svg', color: '#7c3aed' });
-      expect(loadConfig({ DATA_DIR: tmpDir(), ...secrets, BRAND_COLOR: '#26e' }).brand.color).toBe('#2266ee');
+      expect(config.pinnedSettings).toEqual({
+        registration: 'closed',
+        brand_name: 'Acme',
+        brand_logo_url: 'https://cdn.acme.test/l.svg',
+        brand_color: '#7c3aed',
+      });
+      expect(loadConfig({ DATA_DIR: tmpDir(), ...secrets, BRAND_COLOR: '#26e' }).pinnedSettings.brand_color).toBe('#2266ee');
     });
 
     test.each([
@@ -148,12 +149,12 @@ describe('loadConfig', () => {
   describe('CONTRACT §13: CLIENT_REGISTRATION', () => {
     test('off by default, with a per-IP registration budget of 10 an hour', () => {
       const config = loadConfig({ DATA_DIR: tmpDir(), ...secrets });
-      expect(config.clientRegistration).toBe('off');
+      expect(config.pinnedSettings.client_registration).toBeUndefined();
       expect(config.clientRegistrationRateLimit).toEqual({ windowMs: 3_600_000, max: 10 });
     });
 
     test.each(['off', 'token', 'open'] as const)('%s is accepted', (mode) => {
-      expect(loadConfig({ DATA_DIR: tmpDir(), ...secrets, CLIENT_REGISTRATION: mode }).clientRegistration).toBe(mode);
+      expect(loadConfig({ DATA_DIR: tmpDir(), ...secrets, CLIENT_REGISTRATION: mode }).pinnedSettings.client_registration).toBe(mode);
     });
 
     test.each([

@@ -8,6 +8,7 @@ import type { ClientEndpoint } from '../../services/oauth/client-policy';
 import { startDeviceAuthorization } from '../../services/oauth/device.service';
 import { approveAuthorization, denyAuthorization, getConsentInfo } from '../../services/oauth/consent.service';
 import { buildDiscoveryDocument } from '../../services/oauth/discovery.service';
+import { derived } from '../../services/settings/live-settings';
 import { requireParam } from '../../services/oauth/params';
 import { revokeToken } from '../../services/oauth/revoke.service';
 import { grantTokens } from '../../services/oauth/token.service';
@@ -32,7 +33,8 @@ import {
 
 /** The discovery document route (RFC 8414), served at two locations. */
 function discoveryRoute(deps: RouteDeps, path: string, summary: string): DeclaredRoute {
-  const discovery = buildDiscoveryDocument(deps.ctx.config);
+  // Rebuilt when the settings change (registration_endpoint, client_id_metadata_document_supported), not per request.
+  const discovery = derived(deps.ctx.settings, (s) => buildDiscoveryDocument(deps.ctx.config, s.values));
   return route(
     {
       method: 'get',
@@ -43,7 +45,7 @@ function discoveryRoute(deps: RouteDeps, path: string, summary: string): Declare
       cacheControl: 'public, max-age=300',
       response: { description: 'RFC 8414 metadata', schema: discoveryBody },
     },
-    () => discovery,
+    () => discovery(),
   );
 }
 

@@ -4,6 +4,7 @@ import { clearSessionCookies } from '../../middleware/session-cookies';
 import { authenticateClient } from '../../services/oauth/client-auth.service';
 import { requireParam } from '../../services/oauth/params';
 import { buildOpenIdConfiguration } from '../../services/oidc/discovery.service';
+import { derived } from '../../services/settings/live-settings';
 import { introspectToken } from '../../services/oidc/introspection.service';
 import { planLogout } from '../../services/oidc/logout.service';
 import { publicJwks } from '../../services/oidc/signing-keys.service';
@@ -22,7 +23,8 @@ const TAGS = ['OpenID Connect'] as const;
 
 /** The OpenID Provider metadata, served at the root and under /api/oauth (CONTRACT §9). */
 function openIdConfigurationRoute(deps: RouteDeps, path: string, summary: string): DeclaredRoute {
-  const document = buildOpenIdConfiguration(deps.ctx.config);
+  // Rebuilt when the settings change, not per request.
+  const document = derived(deps.ctx.settings, (s) => buildOpenIdConfiguration(deps.ctx.config, s.values));
   return route(
     {
       method: 'get',
@@ -33,7 +35,7 @@ function openIdConfigurationRoute(deps: RouteDeps, path: string, summary: string
       cacheControl: 'public, max-age=300',
       response: { description: 'OpenID Provider metadata', schema: openIdConfigurationBody },
     },
-    () => document,
+    () => document(),
   );
 }
 

@@ -48,9 +48,9 @@ function presentClientInformation(baseUrl: string, registered: RegisteredClient)
 export function createRegistrationRouter(deps: RouteDeps) {
   const { ctx } = deps;
   const baseUrl = ctx.config.baseUrl;
-  const off = ctx.config.clientRegistration === 'off';
-  // With registration off, a malformed request is refused as the endpoint is: not found.
-  const invalid: typeof registrationInvalid = (issues, where) => (off ? registrationOff() : registrationInvalid(issues, where));
+  // With registration off (CONTRACT §18: the setting in force now), a malformed request is refused as the endpoint is: not found.
+  const invalid: typeof registrationInvalid = (issues, where) =>
+    ctx.settings.current.values.client_registration === 'off' ? registrationOff() : registrationInvalid(issues, where);
 
   return declareRouter(
     deps,

@@ -29,7 +29,7 @@ export function createDevicePagesRouter(deps: RouteDeps) {
   const detour = async (principal: Principal | undefined, userCode: string | undefined): Promise<string | undefined> => {
     const signedIn = principal && !principal.clientId ? principal : undefined;
     if (!signedIn) return loginUrlFor(userCode);
-    if (needsSecondFactorForAdmin(config, signedIn)) return enrolUrlFor(deviceUrlFor(userCode));
+    if (needsSecondFactorForAdmin(ctx.settings.current.values, signedIn)) return enrolUrlFor(deviceUrlFor(userCode));
     if (await deviceNeedsSecondFactor(ctx, signedIn)) return loginUrlFor(userCode);
     return undefined;
   };

@@ -70,7 +70,7 @@ export function createMfaPagesRouter(deps: RouteDeps) {
         const csrf = issueCsrf(req, res, config);
         const { t } = req.pageEnv!;
         const application = await signInApplicationFor(ctx, returnTo);
-        const registerLink = registrationOpen(config);
+        const registerLink = registrationOpen(ctx.settings.current.values);
         const startOver = () => html(res, 401, renderLoginPage({ csrf, returnTo, error: t.secondStep.expired, application, registerLink }));
         const methods = mfaToken ? await methodsOfMfaToken(ctx, mfaToken) : undefined;
         if (!methods) return startOver();
@@ -105,7 +105,10 @@ export function createMfaPagesRouter(deps: RouteDeps) {
       async ({ body }, req, res) => {
         const csrf = issueCsrf(req, res, config);
         const { t } = req.pageEnv!;
-        const context = { application: await signInApplicationFor(ctx, body.return_to), registerLink: registrationOpen(config) };
+        const context = {
+          application: await signInApplicationFor(ctx, body.return_to),
+          registerLink: registrationOpen(ctx.settings.current.values),
+        };
         const failed = () => html(res, 401, renderLoginPage({ csrf, returnTo: body.return_to, error: t.login.passkeyFailed, ...context }));
         const response = parseJsonField(body.response, authenticationResponseField);
         if (!response) return failed();

@@ -55,7 +55,7 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
   /** What the sign-in page says around the form: the application it is for, and whether sign-up is offered. */
   const signInContext = async (returnTo: string | undefined) => ({
     application: await signInApplicationFor(ctx, returnTo),
-    registerLink: auth.registrationOpen(config),
+    registerLink: auth.registrationOpen(ctx.settings.current.values),
   });
 
   return declareRouter(deps, [
@@ -78,7 +78,7 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
         const csrf = issueCsrf(req, res, config);
         const returnTo = query.return_to;
         const signedIn = firstParty(principal);
-        if (signedIn && needsSecondFactorForAdmin(config, signedIn)) {
+        if (signedIn && needsSecondFactorForAdmin(ctx.settings.current.values, signedIn)) {
           return res.redirect(303, enrolUrlFor(resolveReturnTo(config, returnTo)));
         }
         if (signedIn && !returnTo) {
@@ -175,7 +175,9 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
         if (!UUID_PATTERN.test(requestId)) return html(res, 404, expiredPage());
         const signedIn = firstParty(principal);
         if (!signedIn) return res.redirect(303, loginUrlFor(consentUrlFor(requestId, query.ui_locales)));
-        if (needsSecondFactorForAdmin(config, signedIn)) return res.redirect(303, enrolUrlFor(consentUrlFor(requestId, query.ui_locales)));
+        if (needsSecondFactorForAdmin(ctx.settings.current.values, signedIn)) {
+          return res.redirect(303, enrolUrlFor(consentUrlFor(requestId, query.ui_locales)));
+        }
         const csrf = issueCsrf(req, res, config);
         const info = await getConsentInfo(ctx, signedIn, requestId).catch(notFoundAsUndefined);
         if (!info) return html(res, 404, expiredPage());

@@ -25,7 +25,7 @@ export function createRegisterPagesRouter(deps: RouteDeps) {
   const { config } = ctx;
   const page = { ...PAGE, response: { description: 'HTML page', kind: 'html' } } as const;
   const requireOpen = () => {
-    if (!auth.registrationOpen(config)) throw new AppError('not_found', 'Registration is closed');
+    if (!auth.registrationOpen(ctx.settings.current.values)) throw new AppError('not_found', 'Registration is closed');
   };
 
   return declareRouter(deps, [

@@ -39,7 +39,7 @@ export async function finishSignIn(
   }
   setSessionCookies(res, config, result.tokens);
   const target = resolveReturnTo(config, returnTo);
-  const enrol = needsSecondFactorForAdmin(config, { ...result.tokens.access, amr: result.tokens.amr });
+  const enrol = needsSecondFactorForAdmin(ctx.settings.current.values, { ...result.tokens.access, amr: result.tokens.amr });
   // CONTRACT §14: an administrator without a destination lands in the console; anyone else on the signed-in page.
   const landing = adminRank(result.tokens.access.roleNames) > 0 ? '/admin' : '/login';
   res.redirect(303, enrol ? enrolUrlFor(target ?? (landing === '/admin' ? '/admin' : undefined)) : (target ?? landing));

@@ -6,6 +6,7 @@ import { PASSKEYS_SCRIPT } from '../../views/passkeys-script';
 import { RECOVERY_CODES_SCRIPT } from '../../views/recovery-codes-script';
 import { SAML_POST_SCRIPT } from '../../views/saml-post';
 import { declareRouter, route } from '../route';
+import { derived } from '../../services/settings/live-settings';
 import type { RouteDeps } from '../types';
 
 /** The browser bundle of @simplewebauthn/browser, read once from the installed package. */
@@ -49,8 +50,9 @@ export function faviconSvg(color: string): string {
 }
 
 export function createFaviconRouter(deps: RouteDeps) {
-  // The colour passed config validation (a 6-digit hex), so it can only be a colour in the SVG.
-  const svg = faviconSvg(deps.ctx.config.brand.color);
+  // The colour passed the brand_color declaration (a 6-digit hex), so it can only be a colour in the SVG; redrawn when
+  // the setting changes (CONTRACT §18).
+  const svg = derived(deps.ctx.settings, (s) => faviconSvg(s.brand.color));
   return declareRouter(deps, [
     route(
       {
@@ -62,7 +64,7 @@ export function createFaviconRouter(deps: RouteDeps) {
         tags: ['Pages'],
         response: { description: 'image/svg+xml' },
       },
-      (_input, _req, res) => res.type('image/svg+xml').set('Cache-Control', 'public, max-age=86400').send(svg),
+      (_input, _req, res) => res.type('image/svg+xml').set('Cache-Control', 'public, max-age=86400').send(svg()),
     ),
   ]);
 }

@@ -228,7 +228,7 @@ export async function completeFederatedSignIn(
     emailMalformed,
     emailVerified: identity.emailVerified,
     provider: { trustEmail: provider.trustEmail, allowSignup: provider.allowSignup },
-    registrationOpen: ctx.config.registration === 'open',
+    registrationOpen: ctx.settings.current.values.registration === 'open',
     linkToUserId: flow.linkUserId ?? undefined,
   });
 
@@ -409,7 +409,7 @@ export async function completePendingLink(ctx: ServiceContext, token: string, us
     email: link.email ?? undefined,
     emailVerified: false,
     provider: { trustEmail: provider.trustEmail, allowSignup: provider.allowSignup },
-    registrationOpen: ctx.config.registration === 'open',
+    registrationOpen: ctx.settings.current.values.registration === 'open',
     linkToUserId: userId,
   });
   if (decision.action !== 'link_to_current' || decision.alreadyLinked) return false;

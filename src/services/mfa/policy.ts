@@ -1,4 +1,4 @@
-import type { Config } from '../../config';
+import type { SettingValues } from '../settings/declarations';
 import { holdsAdminRights } from '../rbac-policy';
 
 /** RFC 8176 values this server writes into `amr` (CONTRACT §10; `fed`: an upstream identity provider, §16). */
@@ -12,13 +12,13 @@ export function hasSecondFactor(amr: readonly string[]): boolean {
 }
 
 /**
- * MFA_REQUIRED_FOR_ADMINS (CONTRACT §10, §23): a caller holding an admin-tier role or any admin permission
+ * mfa_required_for_admins (CONTRACT §10, §23; a runtime setting, §18): a caller holding an admin-tier role or any admin permission
  * (rbac-policy.ts holdsAdminRights, whatever the role's name) whose session was opened without a second factor
  * must enrol / sign in with one before using the users, RBAC and admin APIs.
  */
 export function needsSecondFactorForAdmin(
-  config: Pick<Config, 'mfaRequiredForAdmins'>,
+  settings: Pick<SettingValues, 'mfa_required_for_admins'>,
   principal: { roleNames: readonly string[]; permissions: readonly string[]; amr: readonly string[] },
 ): boolean {
-  return config.mfaRequiredForAdmins && holdsAdminRights(principal) && !hasSecondFactor(principal.amr);
+  return settings.mfa_required_for_admins && holdsAdminRights(principal) && !hasSecondFactor(principal.amr);
 }

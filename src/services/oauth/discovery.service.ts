@@ -1,4 +1,5 @@
 import type { Config } from '../../config';
+import type { SettingValues } from '../settings/declarations';
 import { GRANT_TYPES, TOKEN_ENDPOINT_AUTH_METHODS } from './client-policy';
 import { SUPPORTED_SCOPES } from './client-secrets';
 
@@ -15,7 +16,8 @@ import { SUPPORTED_SCOPES } from './client-secrets';
  * end_session_endpoint, and introspection_endpoint.
  */
 export function buildDiscoveryDocument(
-  config: Pick<Config, 'baseUrl' | 'oidcIssuer' | 'clientRegistration' | 'clientIdMetadataDocuments'>,
+  config: Pick<Config, 'baseUrl' | 'oidcIssuer'>,
+  settings: Pick<SettingValues, 'client_registration' | 'client_id_metadata_documents'>,
 ) {
   return {
     issuer: config.oidcIssuer,
@@ -27,7 +29,7 @@ export function buildDiscoveryDocument(
     introspection_endpoint: `${config.baseUrl}/api/oauth/introspect`,
     end_session_endpoint: `${config.baseUrl}/api/oauth/logout`,
     device_authorization_endpoint: `${config.baseUrl}/api/oauth/device_authorization`,
-    ...registrationEndpoint(config),
+    ...registrationEndpoint(config, settings),
     response_types_supported: ['code'],
     // CONTRACT §12: every grant and client authentication method a client may be registered for.
     grant_types_supported: [...GRANT_TYPES],
@@ -39,11 +41,14 @@ export function buildDiscoveryDocument(
     id_token_signing_alg_values_supported: ['RS256', 'ES256'],
     authorization_response_iss_parameter_supported: true,
     // CONTRACT §12/§13: announced only when on (an MCP client then sends its document URL as client_id).
-    ...(config.clientIdMetadataDocuments ? { client_id_metadata_document_supported: true } : {}),
+    ...(settings.client_id_metadata_documents ? { client_id_metadata_document_supported: true } : {}),
   };
 }
 
 /** RFC 8414 §2 / OIDC Discovery §3 `registration_endpoint`: listed only when CLIENT_REGISTRATION is on (CONTRACT §12, §13). */
-export function registrationEndpoint(config: Pick<Config, 'baseUrl' | 'clientRegistration'>): { registration_endpoint?: string } {
-  return config.clientRegistration === 'off' ? {} : { registration_endpoint: `${config.baseUrl}/api/oauth/register` };
+export function registrationEndpoint(
+  config: Pick<Config, 'baseUrl'>,
+  settings: Pick<SettingValues, 'client_registration'>,
+): { registration_endpoint?: string } {
+  return settings.client_registration === 'off' ? {} : { registration_endpoint: `${config.baseUrl}/api/oauth/register` };
 }

@@ -1,5 +1,6 @@
 import { GRANT_TYPES, TOKEN_ENDPOINT_AUTH_METHODS } from '../oauth/client-policy';
 import type { Config } from '../../config';
+import type { SettingValues } from '../settings/declarations';
 import { SUPPORTED_SCOPES } from '../oauth/client-secrets';
 import { registrationEndpoint } from '../oauth/discovery.service';
 import { PROMPT_VALUES } from './authorize-params';
@@ -29,7 +30,8 @@ export const OIDC_CLAIMS = [
  * /api/oauth/.well-known/. Its issuer is OIDC_ISSUER (default BASE_URL), like the spec's RFC 8414 document (CONTRACT §11).
  */
 export function buildOpenIdConfiguration(
-  config: Pick<Config, 'baseUrl' | 'oidcIssuer' | 'clientRegistration' | 'clientIdMetadataDocuments'>,
+  config: Pick<Config, 'baseUrl' | 'oidcIssuer'>,
+  settings: Pick<SettingValues, 'client_registration' | 'client_id_metadata_documents'>,
 ) {
   const api = `${config.baseUrl}/api/oauth`;
   return {
@@ -52,12 +54,12 @@ export function buildOpenIdConfiguration(
     grant_types_supported: [...GRANT_TYPES],
     token_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS],
     device_authorization_endpoint: `${api}/device_authorization`,
-    ...registrationEndpoint(config),
+    ...registrationEndpoint(config, settings),
     code_challenge_methods_supported: ['S256'],
     prompt_values_supported: [...PROMPT_VALUES],
     // RFC 9207: authorization responses carry `iss` (authorize.service.ts).
     authorization_response_iss_parameter_supported: true,
     // CONTRACT §12/§13: announced only when on (an MCP client then sends its document URL as client_id).
-    ...(config.clientIdMetadataDocuments ? { client_id_metadata_document_supported: true } : {}),
+    ...(settings.client_id_metadata_documents ? { client_id_metadata_document_supported: true } : {}),
   };
 }

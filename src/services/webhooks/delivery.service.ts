@@ -11,6 +11,7 @@ import {
   RESPONSE_EXCERPT_CHARS,
   retryDelaySeconds,
   RETRY_DELAYS_SECONDS,
+  webhookAddressRules,
   webhookOutboundPolicy,
 } from './webhook-policy';
 
@@ -101,7 +102,7 @@ export async function attemptDelivery(
     // CONTRACT §23: a URL that names this server (saved before the rule, or written around the API) is never called;
     // its own addresses are refused by the policy's refuseAddress when the connection is made.
     if (pointsAtThisServer(ctx.config, subscription.url)) throw new OutboundRefused('refused_address', POINTS_AT_THIS_SERVER);
-    const policy = webhookOutboundPolicy(ctx.config, subscription.url, options.outbound);
+    const policy = webhookOutboundPolicy(webhookAddressRules(ctx), subscription.url, options.outbound);
     const request = { method: 'POST', headers, body };
     const res = options.client
       ? await options.client.request(subscription.url, request, policy)

@@ -1,9 +1,9 @@
 import type { Logger as WorkerLogger, Runner } from 'graphile-worker';
 import type { DbOrTrx } from '../../db';
-import { createOutboundClient } from '../../lib/outbound-http';
+import { createOutboundClient, type OutboundClient } from '../../lib/outbound-http';
 import type { ServiceContext } from '../context';
 import { attemptDelivery, type DeliveryOptions } from './delivery.service';
-import { webhookOutboundPolicy } from './webhook-policy';
+import { webhookAddressRules, webhookOutboundPolicy } from './webhook-policy';
 
 /**
  * The delivery queue: graphile-worker (docs/webhooks.md "Why graphile-worker"), a job queue in PostgreSQL. Jobs
@@ -79,8 +79,24 @@ export async function startWebhookWorker(ctx: ServiceContext, options: WebhookWo
       }
     })());
   await sweep();
-  // One keep-alive client for all attempts: a burst to one receiver reuses its connections (and TLS sessions).
-  const client = createOutboundClient(webhookOutboundPolicy(ctx.config, '', options.outbound));
+  // One keep-alive client for all attempts: a burst to one receiver reuses its connections (and TLS sessions). Its
+  // address rules depend on webhook_allow_private, a runtime setting (CONTRACT §18): one client per value, the one
+  // of the value in force chosen at each attempt.
+  const byRule = new Map<boolean, OutboundClient>();
+  const client: OutboundClient = {
+    request: (url, request, policy) => {
+      const rules = webhookAddressRules(ctx);
+      let chosen = byRule.get(rules.webhookAllowPrivate);
+      if (!chosen) {
+        chosen = createOutboundClient(webhookOutboundPolicy(rules, '', options.outbound));
+        byRule.set(rules.webhookAllowPrivate, chosen);
+      }
+      return chosen.request(url, request, policy);
+    },
+    close: async () => {
+      await Promise.all([...byRule.values()].map((c) => c.close()));
+    },
+  };
   const deliveryOptions: DeliveryOptions = { ...options, client };
   const runner: Runner = await run({
     connectionString: options.connectionString,

@@ -18,7 +18,7 @@ import { badRequest, notFound } from '../../errors';
 import { addSeconds } from '../../lib/clock';
 import { checkOutboundTarget, OutboundRefused, type OutboundPolicy } from '../../lib/outbound-http';
 import type { ServiceContext } from '../context';
-import { pointsAtThisServer, PREVIOUS_SECRET_GRACE_SECONDS, webhookOutboundPolicy } from './webhook-policy';
+import { pointsAtThisServer, PREVIOUS_SECRET_GRACE_SECONDS, webhookAddressRules, webhookOutboundPolicy } from './webhook-policy';
 
 /** CONTRACT §23: why a URL naming this server is refused (when saved and at every attempt). */
 export const POINTS_AT_THIS_SERVER = 'url must not point at this server (a delivery would cause the events it delivers)';
@@ -49,7 +49,7 @@ function generateSecret(): string {
 export async function assertWebhookUrlAllowed(ctx: ServiceContext, url: string, overrides: Partial<OutboundPolicy> = {}): Promise<void> {
   if (pointsAtThisServer(ctx.config, url)) throw badRequest('Invalid webhook URL', [{ path: 'url', message: POINTS_AT_THIS_SERVER }]);
   try {
-    await checkOutboundTarget(url, webhookOutboundPolicy(ctx.config, url, overrides));
+    await checkOutboundTarget(url, webhookOutboundPolicy(webhookAddressRules(ctx), url, overrides));
   } catch (err) {
     if (!(err instanceof OutboundRefused)) throw err;
     const reason =

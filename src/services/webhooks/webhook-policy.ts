@@ -2,6 +2,7 @@ import net from 'node:net';
 import os from 'node:os';
 import ipaddr from 'ipaddr.js';
 import type { Config } from '../../config';
+import type { ServiceContext } from '../context';
 import type { OutboundPolicy } from '../../lib/outbound-http';
 import { NOT_AUDITED } from '../event-sinks';
 import { SECURITY_EVENT_TYPES } from '../events';
@@ -66,6 +67,22 @@ export function isLoopbackHost(host: string): boolean {
   let parsed = ipaddr.parse(h);
   if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
   return parsed.range() === 'loopback';
+}
+
+export interface WebhookAddressRules {
+  isProduction: boolean;
+  webhookAllowPrivate: boolean;
+  /** This server's listening port (CONTRACT §23: its own addresses are refused on it). */
+  port?: number;
+}
+
+/** The rules in force now: webhook_allow_private is a runtime setting (CONTRACT §18); each delivery reads it anew. */
+export function webhookAddressRules(ctx: Pick<ServiceContext, 'config' | 'settings'>): WebhookAddressRules {
+  return {
+    isProduction: ctx.config.isProduction,
+    webhookAllowPrivate: ctx.settings.current.values.webhook_allow_private,
+    port: ctx.config.port,
+  };
 }
 
 function normalHost(host: string): string {
@@ -145,13 +162,9 @@ export function isListeningAddress(
 
 /**
  * CONTRACT §17, the outbound policy of one webhook URL: https; plain http only to a loopback host outside
- * production; private, loopback and link-local addresses refused in production unless WEBHOOK_ALLOW_PRIVATE=true.
+ * production; private, loopback and link-local addresses refused in production unless webhook_allow_private.
  */
-export function webhookOutboundPolicy(
-  config: Pick<Config, 'isProduction' | 'webhookAllowPrivate'> & Partial<Pick<Config, 'port'>>,
-  url: string,
-  overrides: Partial<OutboundPolicy> = {},
-): OutboundPolicy {
+export function webhookOutboundPolicy(rules: WebhookAddressRules, url: string, overrides: Partial<OutboundPolicy> = {}): OutboundPolicy {
   let loopback = false;
   try {
     loopback = isLoopbackHost(new URL(url).hostname);
@@ -159,11 +172,11 @@ export function webhookOutboundPolicy(
     // not a URL: checkOutboundUrl refuses it
   }
   return {
-    allowPrivate: !config.isProduction || config.webhookAllowPrivate,
-    allowHttp: !config.isProduction && loopback,
+    allowPrivate: !rules.isProduction || rules.webhookAllowPrivate,
+    allowHttp: !rules.isProduction && loopback,
     // CONTRACT §23: never this server's own listening addresses, WEBHOOK_ALLOW_PRIVATE or not.
-    ...(config.port !== undefined
-      ? { refuseAddress: (address: string, port: number) => isListeningAddress(config.port!, address, port) }
+    ...(rules.port !== undefined
+      ? { refuseAddress: (address: string, port: number) => isListeningAddress(rules.port!, address, port) }
       : {}),
     timeoutMs: DELIVERY_TIMEOUT_MS,
     maxBytes: RESPONSE_MAX_BYTES,

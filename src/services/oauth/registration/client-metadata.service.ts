@@ -145,7 +145,7 @@ export async function findClientForRequest(ctx: ServiceContext, clientId: string
   if (!isMetadataDocumentClientId(clientId)) {
     return { client: clientId.length <= 200 ? await findClientById(ctx.db, clientId) : undefined };
   }
-  if (!ctx.config.clientIdMetadataDocuments) return { client: undefined };
+  if (!ctx.settings.current.values.client_id_metadata_documents) return { client: undefined };
   const url = checkMetadataDocumentUrl(clientId);
   if (!url.ok) return { client: undefined, refusal: url.reason };
   const existing = await findClientById(ctx.db, clientId);
@@ -198,5 +198,5 @@ async function storeMetadataDocumentClient(ctx: ServiceContext, document: Metada
  * client only while CLIENT_ID_METADATA_DOCUMENTS is on.
  */
 export function clientRegistrationEnabled(ctx: ServiceContext, client: Pick<OAuthClientRow, 'registration'>): boolean {
-  return client.registration !== 'metadata_document' || ctx.config.clientIdMetadataDocuments;
+  return client.registration !== 'metadata_document' || ctx.settings.current.values.client_id_metadata_documents;
 }

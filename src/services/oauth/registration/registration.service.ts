@@ -63,7 +63,7 @@ export function registrationOff(): OAuthError {
 }
 
 function enabledMode(ctx: ServiceContext): 'token' | 'open' {
-  const mode = ctx.config.clientRegistration;
+  const mode = ctx.settings.current.values.client_registration;
   if (mode === 'off') throw registrationOff();
   return mode;
 }

@@ -1,0 +1,74 @@
+import type { z } from 'zod';
+import { badRequest } from '../../errors';
+import { changeSettings, listSettings, sendTestMail } from '../../services/settings/settings.service';
+import { declareRouter, route } from '../route';
+import type { RouteDeps } from '../types';
+import { changeSettingsBody, settingsBody, testMailBody } from './settings.schemas';
+
+const PERMISSION = 'system:manage_users';
+
+/** A refused change names each setting (and its variable when the environment pins it): CONTRACT §18. */
+const invalidChange = (issues: z.core.$ZodIssue[]) => {
+  const details = issues.flatMap((issue) => {
+    if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => ({ path: key, message: `${key} is not a setting` }));
+    const name = String(issue.path[0] ?? '(root)');
+    const inner = issue.path.slice(1).filter((p) => typeof p === 'string');
+    const where = inner.length ? `${inner.join('.')}: ` : '';
+    return [{ path: issue.path.join('.') || '(root)', message: `${name}: ${where}${issue.message}` }];
+  });
+  return badRequest(details.map((d) => d.message).join('; '), details);
+};
+
+/**
+ * CONTRACT §18 (docs/settings.md): the runtime settings. GET shows each with its source; PATCH stores some and every
+ * instance applies them within 2 s; test-mail sends a mail through the SMTP settings in force.
+ */
+export function createSettingsRouter(deps: RouteDeps) {
+  const { ctx } = deps;
+  return declareRouter(
+    deps,
+    [
+      route(
+        {
+          method: 'get',
+          path: '/settings',
+          summary: `Runtime settings: value (null for a secret, with set), source, read_only and the variable that pins each`,
+          auth: 'user',
+          permission: PERMISSION,
+          noStore: true,
+          response: { description: '{ settings }', schema: settingsBody },
+        },
+        async () => ({ settings: await listSettings(ctx) }),
+      ),
+      route(
+        {
+          method: 'patch',
+          path: '/settings',
+          summary: 'Change runtime settings (those an environment variable pins are read-only); live on every instance within 2 s',
+          auth: 'user',
+          permission: PERMISSION,
+          noStore: true,
+          body: changeSettingsBody,
+          invalid: invalidChange,
+          response: { description: '{ settings }', schema: settingsBody },
+        },
+        async ({ body, principal }) => ({ settings: await changeSettings(ctx, principal, body) }),
+      ),
+      route(
+        {
+          method: 'post',
+          path: '/settings/test-mail',
+          summary: 'Send a test mail through the SMTP settings in force (queued: 202)',
+          auth: 'user',
+          permission: PERMISSION,
+          body: testMailBody,
+          response: { status: 202, description: 'Queued; a failed delivery is audited as mail.send_failed' },
+        },
+        ({ body }) => {
+          sendTestMail(ctx, body.to);
+        },
+      ),
+    ],
+    { tags: ['Settings'] },
+  );
+}

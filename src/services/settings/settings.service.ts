@@ -1,0 +1,107 @@
+import { withTransaction } from '../../db';
+import { bumpSettingsVersion, loadStoredSettings, notifySettingsChanged, storeSetting } from '../../db/repositories/settings.repo';
+import { badRequest, type ErrorDetail } from '../../errors';
+import { messagesFor } from '../../i18n';
+import { mailEnv } from '../../views/mail';
+import type { ServiceContext } from '../context';
+import type { Principal } from '../principal';
+import { envVarOf, firstIssue, SETTINGS, settingDeclaration, type SettingName, type SettingValues } from './declarations';
+import { SETTINGS_CHANNEL, type SettingSource } from './live-settings';
+
+/** One setting as GET /api/admin/settings answers it (CONTRACT §18). A secret's value is never shown: `set` says. */
+export interface SettingEntry {
+  name: SettingName;
+  value: unknown;
+  source: SettingSource;
+  read_only: boolean;
+  env_var: string;
+  secret: boolean;
+  set?: boolean;
+}
+
+/** How a secret appears in the audit trail: whether it is set, never its value. */
+const MASKED = '••••••';
+
+/** Every declared setting as it is in force now on this instance (after catching up with what is stored). */
+export async function listSettings(ctx: ServiceContext): Promise<SettingEntry[]> {
+  await ctx.settings.refresh();
+  const { values, sources } = ctx.settings.current;
+  return SETTINGS.map((declaration) => {
+    const value: unknown = values[declaration.name];
+    const base = {
+      name: declaration.name,
+      source: sources[declaration.name],
+      read_only: sources[declaration.name] === 'environment',
+      env_var: envVarOf(declaration.name),
+      secret: declaration.secret,
+    };
+    return declaration.secret ? { ...base, value: null, set: value !== null && value !== undefined } : { ...base, value };
+  });
+}
+
+/**
+ * Validates every named setting first (an unknown name, one the environment pins, or a bad value: 400
+ * validation_error naming it, and the variable for a pinned one; nothing is stored), then stores them in one
+ * transaction that bumps the version, notifies the other instances on commit and records `settings.changed` with
+ * before and after (secrets masked). This instance applies the change before answering.
+ */
+export async function changeSettings(ctx: ServiceContext, principal: Principal, input: Record<string, unknown>): Promise<SettingEntry[]> {
+  const problems: ErrorDetail[] = [];
+  const changes: Array<{ name: SettingName; value: unknown }> = [];
+  for (const [name, raw] of Object.entries(input)) {
+    const declaration = settingDeclaration(name);
+    if (!declaration) {
+      problems.push({ path: name, message: `${name} is not a setting` });
+      continue;
+    }
+    if (name in ctx.settings.pinned) {
+      const variable = envVarOf(name);
+      problems.push({ path: name, message: `${name} is set by the environment variable ${variable} and cannot be changed here` });
+      continue;
+    }
+    const parsed = declaration.schema.safeParse(raw);
+    if (!parsed.success) {
+      problems.push({ path: name, message: `${name}: ${firstIssue(parsed.error)}` });
+      continue;
+    }
+    changes.push({ name: declaration.name, value: parsed.data });
+  }
+  if (!problems.length && !changes.length) problems.push({ path: '(root)', message: 'name at least one setting to change' });
+  if (problems.length) throw badRequest(problems.map((p) => p.message).join('; '), problems);
+
+  await withTransaction(ctx.db, async (trx) => {
+    // The version row is locked until commit: concurrent changes queue here, each reading what the previous stored.
+    const version = await bumpSettingsVersion(trx);
+    const stored = await loadStoredSettings(trx);
+    const now = ctx.clock.now();
+    const audited: Array<{ name: string; before: unknown; after: unknown }> = [];
+    for (const { name, value } of changes) {
+      const declaration = settingDeclaration(name)!;
+      const previous = name in stored.values ? declaration.schema.safeParse(stored.values[name]) : undefined;
+      const before: unknown = previous?.success ? previous.data : declaration.default;
+      await storeSetting(trx, name, value, principal.userId, now);
+      if (JSON.stringify(before) === JSON.stringify(value)) continue;
+      audited.push(
+        declaration.secret
+          ? { name, before: before === null ? null : MASKED, after: value === null ? null : MASKED }
+          : { name, before, after: value },
+      );
+    }
+    await notifySettingsChanged(trx, SETTINGS_CHANNEL, version);
+    await ctx.events.record(trx, { type: 'settings.changed', detail: { changes: audited } });
+  });
+  await ctx.settings.refresh();
+  return listSettings(ctx);
+}
+
+/** CONTRACT §18: a test mail through the SMTP settings in force, in the administrator's language; queued (202). */
+export function sendTestMail(ctx: ServiceContext, to: string): void {
+  const env = mailEnv(ctx);
+  const t = messagesFor(env.locale).settingsCatalogue;
+  const values: Readonly<SettingValues> = ctx.settings.current.values;
+  ctx.mailer.send({
+    to,
+    subject: t.testMailSubject(env.brand.name),
+    text: t.testMailText(env.brand.name, values.mail_from),
+  });
+}
