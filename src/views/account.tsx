@@ -22,6 +22,8 @@ export interface AccountPageData {
     current: boolean;
   }>;
   apps: Array<{ clientId: string; name: string; scopes: string[]; grantedAt: Date }>;
+  /** SAML applications the person signed in to, each with its IdP-initiated sign-in link (CONTRACT §19). */
+  samlApps: Array<{ name: string; signInUrl: string; lastSignInAt: Date }>;
   totp: 'on' | 'pending' | 'off';
   /** While an enrolment is pending: the secret as text and its QR code (server-made SVG). */
   pendingTotp?: { secret: string; otpauthUrl: string; qrSvg: string };
@@ -236,8 +238,26 @@ function AppsSection({ data }: Props) {
             </li>
           ))}
         </ul>
-      ) : (
+      ) : data.samlApps.length ? null : (
         <p class="muted">{tr().noApps}</p>
+      )}
+      {data.samlApps.length > 0 && (
+        <>
+          <h3>{tr().samlApps}</h3>
+          <ul>
+            {data.samlApps.map((a) => (
+              <li>
+                <strong>{a.name}</strong>{' '}
+                <span class="muted">
+                  ({tr().lastSignIn} <Time at={a.lastSignInAt} />)
+                </span>{' '}
+                <a href={a.signInUrl} aria-label={tr().openNamed(a.name)}>
+                  {tr().open}
+                </a>
+              </li>
+            ))}
+          </ul>
+        </>
       )}
     </section>
   );

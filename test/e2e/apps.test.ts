@@ -40,7 +40,7 @@ describe('GET /api/auth/apps', () => {
     await obtainCode(other.agent, await makeClient(t));
     const mine = await signIn(t, await makeUser(t));
     const res = await mine.agent.get('/api/auth/apps');
-    expect(res.body).toEqual({ apps: [] });
+    expect(res.body).toEqual({ apps: [], saml_apps: [] });
   });
 
   test('requires authentication', async () => {

@@ -95,11 +95,12 @@ describe('a successful SP-initiated sign-in (HTTP-Redirect)', () => {
     expect(one('SubjectConfirmationData').getAttribute('Recipient')).toBe(sp.acsUrl);
     expect(one('SubjectConfirmationData').getAttribute('InResponseTo')).toBe(id);
     const conditions = one('Conditions');
-    const notBefore = Date.parse(conditions.getAttribute('NotBefore')!);
-    const notOnOrAfter = Date.parse(conditions.getAttribute('NotOnOrAfter')!);
-    expect(notOnOrAfter - t.clock.now().getTime()).toBeLessThanOrEqual(300_000);
-    expect(notOnOrAfter - t.clock.now().getTime()).toBeGreaterThan(290_000);
-    expect(t.clock.now().getTime() - notBefore).toBeLessThanOrEqual(301_000);
+    const issued = Date.parse(response.getAttribute('IssueInstant')!);
+    expect(Math.abs(issued - t.clock.now().getTime())).toBeLessThan(5000);
+    // 5 minutes either side of the issue instant, on the assertion and its subject confirmation.
+    expect(Date.parse(conditions.getAttribute('NotBefore')!)).toBe(issued - 300_000);
+    expect(Date.parse(conditions.getAttribute('NotOnOrAfter')!)).toBe(issued + 300_000);
+    expect(Date.parse(one('SubjectConfirmationData').getAttribute('NotOnOrAfter')!)).toBe(issued + 300_000);
     const authn = one('AuthnStatement');
     expect(authn.getAttribute('SessionIndex')).toMatch(/^_[0-9a-f]{40}$/);
     expect(authn.getAttribute('AuthnInstant')).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
@@ -353,6 +354,28 @@ describe('IdP-initiated', () => {
     expect(doc.documentElement.hasAttribute('InResponseTo')).toBe(false);
     const res = await request(t.app).get('/saml/sso?app=not-an-app').set('Cookie', cookie());
     expect(res.status).toBe(400);
+  });
+
+  test('the app is among the person’s connected apps (API and /account, with the IdP-initiated link); a disabled one is not', async () => {
+    const person = await makeSignedInUser(t, []);
+    const sp = makeTestSp();
+    const app = await createSamlApp(t, admin, sp, { name: 'Payroll <HR>' });
+    expect((await request(t.app).get('/api/auth/apps').set('Authorization', person.bearer)).body.saml_apps).toEqual([]);
+    await request(t.app).get(`/saml/sso?app=${app.id}`).set('Cookie', `accessToken=${person.accessToken}`);
+    const apps = await request(t.app).get('/api/auth/apps').set('Authorization', person.bearer);
+    expect(apps.body.saml_apps).toEqual([
+      { id: app.id, name: 'Payroll <HR>', last_sign_in_at: expect.any(String), sign_in_url: `${t.config.baseUrl}/saml/sso?app=${app.id}` },
+    ]);
+    const page = await request(t.app).get('/account').set('Cookie', `accessToken=${person.accessToken}`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(`<a href="/saml/sso?app=${app.id}" aria-label="Open Payroll &lt;HR>">Open</a>`);
+    const de = await request(t.app).get('/account?ui_locales=de').set('Cookie', `accessToken=${person.accessToken}`);
+    expect(de.text).toContain('Anwendungen, bei denen Sie sich mit SAML angemeldet haben');
+    await request(t.app)
+      .put(`/api/admin/saml-apps/${app.id}`)
+      .set('Authorization', admin)
+      .send({ name: 'Payroll', entity_id: sp.entityId, acs_urls: [{ url: sp.acsUrl }], enabled: false });
+    expect((await request(t.app).get('/api/auth/apps').set('Authorization', person.bearer)).body.saml_apps).toEqual([]);
   });
 });
 

@@ -124,6 +124,7 @@ export async function listSamlAppsOfUser(db: DbOrTrx, userId: string): Promise<A
   const rows = await db('saml_sessions as s')
     .join('saml_apps as a', 'a.id', 's.app_id')
     .where('s.user_id', userId)
+    .where('a.enabled', true)
     .groupBy('a.id', 'a.name')
     .select('a.id as app_id', 'a.name', db.raw('max(s.created_at) as last_sign_in_at'))
     .orderBy('last_sign_in_at', 'desc');

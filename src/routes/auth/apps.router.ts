@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { GrantWithClientRow } from '../../db/repositories/oauth-grants.repo';
 import { forbidden } from '../../errors';
 import { disconnectApp, listConnectedApps } from '../../services/oauth/apps.service';
+import { listSamlAppsOfPerson } from '../../services/saml/saml-apps.service';
 import type { Principal } from '../../services/principal';
 import { timestampField } from '../common.schemas';
 import { rawQueryOf } from '../shared';
@@ -20,6 +21,9 @@ const appsBody = z.strictObject({
       last_used_at: timestampField.nullable(),
     }),
   ),
+  saml_apps: z
+    .array(z.strictObject({ id: z.string(), name: z.string(), last_sign_in_at: timestampField, sign_in_url: z.string() }))
+    .meta({ description: 'SAML applications the person signed in to, with the IdP-initiated sign-in link (docs/saml.md)' }),
 });
 
 function presentApp(grant: GrantWithClientRow) {
@@ -49,9 +53,21 @@ export function createAppsRouter(deps: RouteDeps) {
         summary: 'Apps approved to sign in with this account',
         tags: ['Account'],
         auth: 'user',
-        response: { description: '{ apps: [{ client_id, name, scopes, granted_at, last_used_at }] }', schema: appsBody },
+        response: { description: '{ apps: [{ client_id, name, scopes, granted_at, last_used_at }], saml_apps }', schema: appsBody },
       },
-      async ({ principal }) => ({ apps: (await listConnectedApps(ctx, firstPartyUserId(principal))).map(presentApp) }),
+      async ({ principal }) => {
+        const userId = firstPartyUserId(principal);
+        const [apps, samlApps] = await Promise.all([listConnectedApps(ctx, userId), listSamlAppsOfPerson(ctx, userId)]);
+        return {
+          apps: apps.map(presentApp),
+          saml_apps: samlApps.map((a) => ({
+            id: a.appId,
+            name: a.name,
+            last_sign_in_at: a.lastSignInAt.toISOString(),
+            sign_in_url: `${ctx.config.baseUrl}/saml/sso?app=${a.appId}`,
+          })),
+        };
+      },
     ),
     route(
       {

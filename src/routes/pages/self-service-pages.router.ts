@@ -13,6 +13,7 @@ import { hasSecondFactor } from '../../services/mfa/policy';
 import { regenerateRecoveryCodes } from '../../services/mfa/recovery-codes.service';
 import * as totp from '../../services/mfa/totp.service';
 import { disconnectApp, listConnectedApps } from '../../services/oauth/apps.service';
+import { listSamlAppsOfPerson } from '../../services/saml/saml-apps.service';
 import { resolveReturnTo } from '../../services/oauth/return-to';
 import type { Principal } from '../../services/principal';
 import { renderAccountPage, type AccountPageData, type AccountSection } from '../../views/account';
@@ -108,7 +109,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
     status: number,
     extra: Partial<AccountPageData> = {},
   ) {
-    const [sessions, apps, factors, pending, current, identities, providers] = await Promise.all([
+    const [sessions, apps, factors, pending, current, identities, providers, samlApps] = await Promise.all([
       account.listOwnSessions(ctx, principal),
       listConnectedApps(ctx, principal.userId),
       loadFactors(ctx.db, principal.userId),
@@ -116,6 +117,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       account.findOwnSession(ctx, principal),
       listOwnIdentities(ctx, principal.userId),
       listEnabledProviders(ctx),
+      listSamlAppsOfPerson(ctx, principal.userId),
     ]);
     // CONTRACT §11: past 10 minutes, the forms that change a factor ask for the password too.
     const authAgeSeconds = current ? (ctx.clock.now().getTime() - current.authTime.getTime()) / 1000 : Infinity;
@@ -139,6 +141,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
           current: s.id === principal.sessionId,
         })),
         apps: apps.map((a) => ({ clientId: a.clientId, name: a.clientName, scopes: a.scopes, grantedAt: a.grantedAt })),
+        samlApps: samlApps.map((a) => ({ name: a.name, signInUrl: `/saml/sso?app=${a.appId}`, lastSignInAt: a.lastSignInAt })),
         totp: factors.totp ? 'on' : pending ? 'pending' : 'off',
         pendingTotp: pending ? { ...pending, qrSvg: await qrCodeSvg(pending.otpauthUrl) } : undefined,
         passkeys: factors.passkeys.map((p) => ({ id: p.id, name: p.name, createdAt: p.createdAt, lastUsedAt: p.lastUsedAt })),

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { withTransaction } from '../../db';
+import { listSamlAppsOfUser } from '../../db/repositories/saml-flows.repo';
 import {
   deleteSamlApp,
   findSamlAppById,
@@ -158,6 +159,14 @@ async function resolveFields(ctx: ServiceContext, input: SamlAppInput): Promise<
 }
 
 const taken = () => conflict('A SAML application with this entity_id already exists');
+
+/** The SAML applications a person signed in to (their connected apps, CONTRACT §19), enabled ones only, newest first. */
+export async function listSamlAppsOfPerson(
+  ctx: ServiceContext,
+  userId: string,
+): Promise<Array<{ appId: string; name: string; lastSignInAt: Date }>> {
+  return listSamlAppsOfUser(ctx.db, userId);
+}
 
 export async function listApps(ctx: ServiceContext): Promise<SamlAppRow[]> {
   return listSamlApps(ctx.db);
