@@ -21,6 +21,21 @@ export function issueCsrf(req: Request, res: Response, config: Pick<Config, 'coo
 }
 
 /**
+ * A new value at sign-in (every sign-in that sets the SSO cookies: pages, their second step, passkeys, an identity
+ * provider's callback, sign-up): a value planted or read before the sign-in never works after it (session fixation's
+ * CSRF twin). Forms rendered before it then need a reload, as after any sign-in.
+ */
+export function rotateCsrf(res: Response, config: Pick<Config, 'cookieSecure'>): void {
+  res.cookie(CSRF_COOKIE, randomToken(32), {
+    httpOnly: true,
+    sameSite: 'strict',
+    secure: config.cookieSecure,
+    path: '/',
+    maxAge: CSRF_MAX_AGE_MS,
+  });
+}
+
+/**
  * True when the posted `csrf` field matches the cookie AND the post comes from our own pages. The pair alone proves
  * nothing against a sibling subdomain, which can plant the cookie on the parent domain (OWASP CSRF cheat sheet,
  * "naive double-submit"); browsers send Origin on every form post, ours from BASE_URL. A post without Origin

@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import type { Config } from '../config';
+import { rotateCsrf } from '../middleware/csrf';
 import { setSessionCookies } from '../middleware/session-cookies';
 import type { AuthResult } from '../services/auth.service';
 import type { RequestMeta } from '../services/context';
@@ -18,6 +19,7 @@ export function requestMeta(req: Request): RequestMeta {
 /** Every successful sign-in (register, login, its second step, passkey): the SSO cookies and the `authResult` body. */
 export function signedIn(config: Config, res: Response, result: AuthResult) {
   setSessionCookies(res, config, result.tokens);
+  rotateCsrf(res, config);
   return {
     user: presentAuthUser(result.user, result.tokens.access),
     accessToken: result.tokens.accessToken,

@@ -29,6 +29,7 @@ export const SECURITY_EVENT_TYPES = [
   'mfa.factor.removed',
   'mfa.recovery_code.used',
   'mfa.factors.reset',
+  'mfa.factor.renamed',
   'auth.reauthentication.failed',
   'oauth.consent.granted',
   'oauth.consent.reused',

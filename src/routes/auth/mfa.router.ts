@@ -227,8 +227,8 @@ export function createMfaRouter(deps: RouteDeps) {
           body: passkeyRenameBody,
           response: { description: '{ passkey }', schema: passkeyEnvelope },
         },
-        async ({ principal, params, body }) => ({
-          passkey: presentPasskey(await passkeys.renameOwnPasskey(ctx, principal, params.id, body.name)),
+        async ({ principal, params, body }, req) => ({
+          passkey: presentPasskey(await passkeys.renameOwnPasskey(ctx, principal, params.id, body.name, requestMeta(req))),
         }),
       ),
       route(

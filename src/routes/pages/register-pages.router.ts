@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AppError } from '../../errors';
 import { PASSWORD_MIN_LENGTH } from '../../lib/password';
-import { issueCsrf } from '../../middleware/csrf';
+import { issueCsrf, rotateCsrf } from '../../middleware/csrf';
 import { setSessionCookies } from '../../middleware/session-cookies';
 import * as auth from '../../services/auth.service';
 import { resolveReturnTo } from '../../services/oauth/return-to';
@@ -105,6 +105,7 @@ export function createRegisterPagesRouter(deps: RouteDeps) {
         try {
           const result = await auth.register(ctx, parsed.data, requestMeta(req));
           setSessionCookies(res, config, result.tokens);
+          rotateCsrf(res, config);
         } catch (err) {
           if (err instanceof AppError && err.code === 'conflict')
             return again(409, { form: t.register.emailTaken, email: t.register.emailTaken });

@@ -449,7 +449,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
         if (!UUID_PATTERN.test(body.id)) throw new AppError('not_found', 'Passkey not found');
         // The API's rule (mfa.schemas.ts), not a second spelling of it.
         const name = checked(passkeyNewNameField, body.name, req.pageEnv!.t.pageErrors.passkeyName);
-        await passkeys.renameOwnPasskey(ctx, principal, body.id, name);
+        await passkeys.renameOwnPasskey(ctx, principal, body.id, name, requestMeta(req));
         return { done: 'passkey_renamed' };
       },
       (t) => ({ not_found: t.pageErrors.passkeyGone }),

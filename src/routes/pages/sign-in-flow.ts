@@ -1,4 +1,5 @@
 import type { Request, Response } from 'express';
+import { rotateCsrf } from '../../middleware/csrf';
 import { setSessionCookies } from '../../middleware/session-cookies';
 import type { AuthResult } from '../../services/auth.service';
 import type { ServiceContext } from '../../services/context';
@@ -38,6 +39,7 @@ export async function finishSignIn(
     res.clearCookie(IDP_LINK_COOKIE, { httpOnly: true, sameSite: 'lax', secure: config.cookieSecure, path: '/' });
   }
   setSessionCookies(res, config, result.tokens);
+  rotateCsrf(res, config);
   const target = resolveReturnTo(config, returnTo);
   const enrol = needsSecondFactorForAdmin(ctx.settings.current.values, { ...result.tokens.access, amr: result.tokens.amr });
   // CONTRACT §14: an administrator without a destination lands in the console; anyone else on the signed-in page.

@@ -59,7 +59,7 @@ export function assertMayManageFactors(principal: Principal, factors: Factors): 
 export async function recordFactorEvent(
   ctx: ServiceContext,
   db: DbOrTrx,
-  type: Extract<SecurityEventType, 'mfa.factor.added' | 'mfa.factor.removed' | 'mfa.recovery_code.used'>,
+  type: Extract<SecurityEventType, 'mfa.factor.added' | 'mfa.factor.removed' | 'mfa.factor.renamed' | 'mfa.recovery_code.used'>,
   userId: string,
   detail: Record<string, unknown>,
   meta?: RequestMeta,

@@ -162,11 +162,29 @@ export async function listPasskeys(ctx: ServiceContext, principal: Principal): P
   return listPasskeysOfUser(ctx.db, principal.userId);
 }
 
-export async function renameOwnPasskey(ctx: ServiceContext, principal: Principal, id: string, name: string): Promise<PasskeyRow> {
+/** PATCH /api/auth/passkeys/:id: renamed and audited (`mfa.factor.renamed`) in one transaction. */
+export async function renameOwnPasskey(
+  ctx: ServiceContext,
+  principal: Principal,
+  id: string,
+  name: string,
+  meta?: RequestMeta,
+): Promise<PasskeyRow> {
   assertMayManageFactors(principal, await loadFactors(ctx.db, principal.userId));
-  const row = await renamePasskey(ctx.db, principal.userId, id, presentPasskeyName(name));
-  if (!row) throw notFound('Passkey');
-  return row;
+  return withTransaction(ctx.db, async (trx) => {
+    const row = await renamePasskey(trx, principal.userId, id, presentPasskeyName(name));
+    if (!row) throw notFound('Passkey');
+    // The new name only: a name is the user's own label, not a secret, and the old one is in the previous event.
+    await recordFactorEvent(
+      ctx,
+      trx,
+      'mfa.factor.renamed',
+      principal.userId,
+      { factor: 'passkey', passkey_id: row.id, name: row.name },
+      meta,
+    );
+    return row;
+  });
 }
 
 /**

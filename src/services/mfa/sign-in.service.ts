@@ -71,7 +71,18 @@ export async function completeSecondFactor(
   const tokenHash = hashMfaToken(input.mfa_token);
   const now = ctx.clock.now();
   const attempt = await countLoginAttempt(ctx.db, user.email, now, LOGIN_THROTTLE);
-  if (!attempt.allowed) throw tooManyAttempts(attempt.lockedUntil, now);
+  if (!attempt.allowed) {
+    // The password step's rule (auth.service.ts): a refused attempt while locked is audited as throttled.
+    await ctx.events.record(ctx.db, {
+      type: 'auth.login.throttled',
+      actorId: null,
+      subjectId: user.id,
+      ip: meta.ip,
+      userAgent: meta.userAgent,
+      detail: { step: 'second_factor' },
+    });
+    throw tooManyAttempts(attempt.lockedUntil, now);
+  }
 
   let outcome;
   try {
@@ -112,6 +123,19 @@ export async function completeSecondFactor(
       userAgent: meta.userAgent,
       detail: { step: 'second_factor', method },
     });
+    // A lockout is audited like the password step's: the account's throttle reached its threshold (every further
+    // attempt waits), or this sign-in attempt's mfa_token died at its fifth wrong proof (the password is needed again).
+    const accountLocked = attempt.failures >= LOGIN_THROTTLE.threshold;
+    if (accountLocked || failures >= MFA_TOKEN_MAX_FAILURES) {
+      await ctx.events.record(ctx.db, {
+        type: 'auth.login.locked',
+        actorId: null,
+        subjectId: user.id,
+        ip: meta.ip,
+        userAgent: meta.userAgent,
+        detail: { step: 'second_factor', method, locked: accountLocked ? 'account' : 'sign_in_attempt' },
+      });
+    }
     throw new AppError(
       'invalid_credentials',
       failures >= MFA_TOKEN_MAX_FAILURES ? 'Too many wrong codes; sign in again' : 'The code is not valid',
