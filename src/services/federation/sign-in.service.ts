@@ -260,7 +260,6 @@ export async function completeFederatedSignIn(
         now,
         expiresAt: addSeconds(now, PENDING_LINK_TTL_SECONDS),
       });
-
       return { kind: 'prove_account', pendingLinkToken: token, email: email!, providerName: provider.name, returnTo };
     }
     case 'link_and_sign_in':

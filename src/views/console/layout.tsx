@@ -37,7 +37,7 @@ const CONSOLE_CSS = `
   h2 { font-size: 1.15rem; margin: 2rem 0 .5rem; }
   p { margin: 0 0 1rem; }
   label { display: block; font-weight: 600; margin: .9rem 0 .25rem; }
-  .check label, label.check { display: inline; font-weight: 400; margin: 0 0 0 .35rem; }
+  .check label, label.check { display: inline; font-weight: 400; margin: 0 0 0 .35rem; overflow-wrap: anywhere; }
   .check { margin: .35rem 0; }
   input[type=email], input[type=password], input[type=text], input[type=search], input[type=date], input[type=url], input[type=number], select, textarea {
     width: 100%; max-width: 36rem; padding: .5rem .65rem; font: inherit; color: var(--fg); background: var(--bg);
