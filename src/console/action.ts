@@ -27,8 +27,9 @@ import { renderConfirm } from '../views/console/pages';
  *
  *   consoleAction(webhooksApi.rotateSecret, {
  *     path: '/webhooks/:webhookId/rotate',
- *     confirm: { title: async ({ call, params }) => x().rotateTitle((await call(webhooksApi.get, { params })).webhook.url),
- *                text: x().rotateText, button: x().rotate },
+ *     confirm: async ({ call, params }) => ({
+ *       title: x().rotateTitle((await call(webhooksApi.get, { params })).webhook.url), text: x().rotateText, button: x().rotate,
+ *     }),
  *     back: () => '/admin/webhooks',
  *     done: (r) => consolePage(views.renderWebhookSecret, { ...r, rotated: true }, x().rotatedTitle),
  *   })
@@ -73,8 +74,11 @@ export interface ActionOptions<D extends RouteDecl, R, S extends FormSchema | un
   form?: S;
   /** The form as the endpoint's input (its body, or its query for a GET), checked by the endpoint's own schema. */
   input?: (form: FormOf<S>, params: RouteInput<D>['params']) => unknown;
-  /** Asks first: a post without `confirm=yes` answers this question page (cancel goes one level up). */
-  confirm?: { title: (a: ActionInput<D, S>) => string | Promise<string>; text: string; button: string };
+  /**
+   * Asks first: a post without `confirm=yes` answers this question page (the title is the question; cancel goes one
+   * level up). A function, so that its sentences are in the request's language.
+   */
+  confirm?: (a: ActionInput<D, S>) => Confirmation | Promise<Confirmation>;
   /** The form again, with `refused.errors` beside its fields and `refused.values` as entered (a refused post). */
   invalid?: (refused: Invalid<FormOf<S>>, a: ActionInput<D, S>) => ConsolePage | Promise<ConsolePage>;
   /** Where a service's refusal goes, as the flash (actions without a form: a stale id, a conflict). */
@@ -85,6 +89,12 @@ export interface ActionOptions<D extends RouteDecl, R, S extends FormSchema | un
 }
 
 const confirmField = z.object({ confirm: text(10) });
+
+export interface Confirmation {
+  title: string;
+  text: string;
+  button: string;
+}
 
 /** The console's last step: a page in the console's frame, or a 303 with the flash of post-redirect-get. */
 export function renderConsoleOutcome(section: ConsoleSection | undefined): OutcomeRenderer {
@@ -127,9 +137,8 @@ export function consoleAction<D extends RouteDecl, R, S extends FormSchema | und
         other.run({ params: i.params, query: i.query, body: undefined, principal }, ctx);
       const a = typed<D, S>({ params: input.params, form: sent, principal, call });
       if (options.confirm && sent.confirm !== 'yes') {
-        const title = await options.confirm.title(a);
+        const { title, text: message, button } = await options.confirm(a);
         const action = `/admin${fill(options.path, input.params)}`;
-        const { text: message, button } = options.confirm;
         const cancel = action.slice(0, action.lastIndexOf('/'));
         return consolePage(renderConfirm, { message, action, button, cancel }, title);
       }

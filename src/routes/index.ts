@@ -17,6 +17,7 @@ import { createConsoleIdentityProvidersRouter } from './console/console-identity
 import { createConsoleResourcesRouter } from './console/console-resources.router';
 import { createConsoleRouter } from './console/console.router';
 import { createConsoleWebhooksRouter } from '../console/webhooks/webhooks.console';
+import { createConsoleUsersRouter } from '../console/users/users.console';
 import { createAccountPagesRouter } from './pages/account-pages.router';
 import { createDevicePagesRouter } from './pages/device-pages.router';
 import { createMfaPagesRouter } from './pages/mfa-pages.router';
@@ -105,6 +106,8 @@ export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, admin
   pages.mount('/', createRegisterPagesRouter);
   pages.mount('/saml', createSamlRouter);
   // The administration console (CONTRACT §14): HTML pages, refused as pages; every action mirrors an /api/admin route.
+  // Before the console's other routes: /users/new is not a /users/:userId.
+  consolePages.mount('/admin', createConsoleUsersRouter);
   consolePages.mount('/admin', createConsoleRouter);
   consolePages.mount('/admin', createConsoleResourcesRouter);
   consolePages.mount('/admin', createConsoleIdentityProvidersRouter);

@@ -193,8 +193,11 @@ export function endpoint<const D extends RouteDecl, R>(
 
 /** The routes of a group of endpoints, in their order, run with the router's context. */
 export function serve(deps: RouteDeps, endpoints: Record<string, Endpoint>): DeclaredRoute[] {
-  return Object.values(endpoints).map((e) => route(e.decl, (input) => e.run(input, deps.ctx)));
+  return Object.values(endpoints).map((e) => served(deps, e));
 }
+
+/** One endpoint's route, run with the router's context. */
+export const served = (deps: RouteDeps, e: Endpoint): DeclaredRoute => route(e.decl, (input) => e.run(input, deps.ctx));
 
 export interface RouterOptions {
   /** Default tags of the router's routes. */

@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { sha256Hex } from '../../src/lib/crypto';
+import { presentEventData } from '../../src/services/webhooks/delivery.service';
 import { makeSignedInUser, makeUser, signIn, uniqueEmail } from '../helpers/factories';
 import { makeRole } from '../helpers/rbac';
 import { createTestApp, type TestApp } from '../helpers/test-app';
@@ -561,6 +562,31 @@ describe('groups mapped to roles', () => {
       (await request(t.app).get('/api/admin/scim-groups/00000000-0000-4000-8000-000000000000/roles').set('Authorization', admin.bearer))
         .status,
     ).toBe(404);
+  });
+});
+
+describe('every SCIM change is a webhook', () => {
+  it('delivers user.* and scim.group.* events with the connection as actor', async () => {
+    const hook = await request(t.app)
+      .post('/api/admin/webhooks')
+      .set('Authorization', admin.bearer)
+      .send({ url: 'https://93.184.215.14/hook', events: ['user.*', 'scim.*'] });
+    expect(hook.status).toBe(201);
+    const c = await newConnection('Webhooks');
+    const client = scim(c.token);
+    const user = await client.post('/Users', { schemas: [CORE_USER], userName: uniqueEmail('hook') });
+    const group = await client.post('/Groups', { schemas: [GROUP], displayName: 'Hooked', members: [{ value: user.body.id }] });
+    await client.patch(`/Users/${user.body.id}`, { schemas: [PATCH_OP], Operations: [{ op: 'Replace', path: 'active', value: 'False' }] });
+    const rows = await t
+      .db('webhook_deliveries as d')
+      .join('audit_events as e', 'e.id', 'd.event_id')
+      .where('d.subscription_id', hook.body.webhook.id)
+      .whereIn('e.subject_id', [user.body.id, group.body.id])
+      .orderBy('d.id')
+      .select('e.*');
+    expect(rows.map((r: { type: string }) => r.type)).toEqual(['user.created', 'scim.group.created', 'user.deactivated', 'user.changed']);
+    for (const row of rows) expect(presentEventData(row).actor).toEqual({ type: 'scim_connection', id: c.id, name: 'Webhooks' });
+    expect(presentEventData(rows[1]).detail).toMatchObject({ display_name: 'Hooked', members_added: 1, added_user_ids: [user.body.id] });
   });
 });
 

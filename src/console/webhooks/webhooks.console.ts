@@ -72,22 +72,22 @@ export function createConsoleWebhooksRouter(deps: RouteDeps) {
     }),
     consoleAction(api.rotateSecret, {
       path: '/webhooks/:webhookId/rotate',
-      confirm: {
-        title: async ({ call, params }) => x().rotateTitle((await call(api.get, { params })).webhook.url),
+      confirm: async ({ call, params }) => ({
+        title: x().rotateTitle((await call(api.get, { params })).webhook.url),
         text: x().rotateText,
         button: x().rotate,
-      },
+      }),
       // A webhook deleted in another tab: said on the list (never a secret in a redirect).
       back: () => '/admin/webhooks',
       done: (r) => consolePage(views.renderWebhookSecret, { ...r, heading: x().rotatedHeading, rotated: true }, x().rotatedTitle),
     }),
     consoleAction(api.remove, {
       path: '/webhooks/:webhookId/delete',
-      confirm: {
-        title: async ({ call, params }) => x().deleteTitle((await call(api.get, { params })).webhook.url),
+      confirm: async ({ call, params }) => ({
+        title: x().deleteTitle((await call(api.get, { params })).webhook.url),
         text: x().deleteText,
         button: x().delete,
-      },
+      }),
       back: () => '/admin/webhooks',
       done: () => redirect('/admin/webhooks', x().deleted),
     }),

@@ -198,7 +198,7 @@ function conditionSql(cond: ScimCondition, columns: Columns, inner?: MultiValued
     case 'and':
     case 'or': {
       const parts = cond.conditions.map((c) => conditionSql(c, columns, inner));
-      return [`(${parts.map(([sql]) => `coalesce(${sql}, false)`).join(` ${cond.kind} `)})`, parts.flatMap(([, b]) => b)];
+      return [`(${parts.map(([sql]) => sql).join(` ${cond.kind} `)})`, parts.flatMap(([, b]) => b)];
     }
     case 'some': {
       const multi = columns.multi[cond.attribute];
@@ -211,8 +211,11 @@ function conditionSql(cond: ScimCondition, columns: Columns, inner?: MultiValued
 
 function applyCondition(q: Knex.QueryBuilder, cond: ScimCondition | undefined, columns: Columns): void {
   if (!cond) return;
+  // A missing attribute compares as SQL NULL, which WHERE, AND and OR already treat as no match (three-valued logic
+  // agrees with false there); only NOT needs it made false first (`not coalesce(…, false)`). No coalesce around the
+  // whole condition, so that `userName eq` and `externalId eq` stay index lookups.
   const [sql, bindings] = conditionSql(cond, columns);
-  q.whereRaw(`coalesce(${sql}, false)`, bindings as Knex.RawBinding[]);
+  q.whereRaw(sql, bindings as Knex.RawBinding[]);
 }
 
 // ---------------------------------------------------------------------------------------------------------------

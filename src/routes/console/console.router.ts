@@ -31,7 +31,7 @@ import { html, optionalText, text } from '../pages/page-kit';
 import { createRoleBody, roleIdParams, updateRoleBody, userIdParams, userRoleParams } from '../rbac/rbac.schemas';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
-import { inviteUserBody, updateUserBody } from '../users/users.schemas';
+import { updateUserBody } from '../users/users.schemas';
 import {
   act,
   CONSOLE,
@@ -73,7 +73,6 @@ const csvRow = (e: AuditEventRow): unknown[] => [
   e.detail,
 ];
 
-const sessionParams = z.object({ userId: userIdParams.shape.userId, sessionId: z.uuid() });
 const usersQuery = z.object({ q: text(200), status: text(20), tier: text(20), cursor: optionalText(60), before: optionalText(60) });
 const auditForm = z.object({
   type: text(100),
@@ -251,43 +250,6 @@ export function createConsoleRouter(deps: RouteDeps) {
         {
           ...CONSOLE,
           method: 'get',
-          path: '/users/new',
-          summary: 'Console: invite a user (form)',
-          permission: 'users:write',
-          twin: 'POST /api/users',
-        },
-        ({ principal }, req, res) =>
-          html(res, 200, views.renderInviteUser(frame(req, res, principal, 'users', c().users.invite), { values: {}, errors: {} })),
-      ),
-      route(
-        {
-          ...post,
-          path: '/users',
-          summary: 'Console: invite a user',
-          permission: 'users:write',
-          twin: 'POST /api/users',
-          body: z.object({ email: text(300), first_name: text(300), last_name: text(300) }),
-        },
-        async ({ body, principal }, req, res) => {
-          const parsed = inviteUserBody.safeParse(body);
-          const again = (errors: FieldErrors, status = 400) =>
-            html(res, status, views.renderInviteUser(frame(req, res, principal, 'users', c().users.invite), { values: body, errors }));
-          if (!parsed.success) return again(fieldErrors(parsed.error.issues));
-          try {
-            const created = await users.inviteUser(ctx, principal, parsed.data);
-            setFlash(res, config, 'ok', c().users.invited(created.user.email));
-            res.redirect(303, userBase(created.user.id));
-          } catch (err) {
-            const refusal = refusalOf(err);
-            if (refusal === undefined) throw err;
-            again({ email: refusal }, err instanceof AppError ? err.status : 400);
-          }
-        },
-      ),
-      route(
-        {
-          ...CONSOLE,
-          method: 'get',
           path: '/users/:userId',
           summary: 'Console: a user',
           permission: 'users:read',
@@ -336,36 +298,6 @@ export function createConsoleRouter(deps: RouteDeps) {
           }
           setFlash(res, config, 'ok', c().user.profileSaved);
           res.redirect(303, userBase(params.userId));
-        },
-      ),
-      route(
-        {
-          ...post,
-          path: '/users/:userId/deactivate',
-          summary: 'Console: deactivate a user',
-          permission: 'users:delete',
-          twin: 'DELETE /api/users/:userId',
-          params: userIdParams,
-          body: confirmBody,
-        },
-        async ({ params, body, principal }, req, res) => {
-          if (body.confirm !== 'yes') {
-            const { user } = await users.getUserDetail(ctx, params.userId);
-            return html(
-              res,
-              200,
-              views.renderConfirm(frame(req, res, principal, 'users', c().user.deactivateTitle(user.email)), {
-                message: c().user.deactivateText,
-                action: `/admin/users/${user.id}/deactivate`,
-                button: c().user.deactivate,
-                cancel: userBase(user.id),
-              }),
-            );
-          }
-          await act(config, res, userBase(params.userId), async () => {
-            await users.deactivateUser(ctx, principal, params.userId);
-            return c().user.deactivated;
-          });
         },
       ),
       route(
@@ -439,35 +371,6 @@ export function createConsoleRouter(deps: RouteDeps) {
       route(
         {
           ...post,
-          path: '/users/:userId/sessions/:sessionId/revoke',
-          summary: 'Console: revoke a session of a user',
-          permission: 'users:write',
-          twin: 'DELETE /api/users/:userId/sessions/:sessionId',
-          params: sessionParams,
-          body: confirmBody,
-        },
-        async ({ params, body, principal }, req, res) => {
-          if (body.confirm !== 'yes') {
-            return html(
-              res,
-              200,
-              views.renderConfirm(frame(req, res, principal, 'users', c().user.revokeTitle), {
-                message: c().user.revokeText,
-                action: `/admin/users/${params.userId}/sessions/${params.sessionId}/revoke`,
-                button: c().user.revokeSessionButton,
-                cancel: userBase(params.userId),
-              }),
-            );
-          }
-          await act(config, res, userBase(params.userId), async () => {
-            await userAdmin.revokeSessionOfUser(ctx, principal, params.userId, params.sessionId);
-            return c().user.sessionRevoked;
-          });
-        },
-      ),
-      route(
-        {
-          ...post,
           path: '/users/:userId/mfa/reset',
           summary: "Console: reset a user's second factors",
           permission: 'users:write',
@@ -494,21 +397,6 @@ export function createConsoleRouter(deps: RouteDeps) {
             return removed ? c().user.factorsReset : c().user.noFactor;
           });
         },
-      ),
-      route(
-        {
-          ...post,
-          path: '/users/:userId/password-link',
-          summary: 'Console: send a set-password link',
-          permission: 'users:write',
-          twin: 'POST /api/users/:userId/set-password-link',
-          params: userIdParams,
-        },
-        async ({ params, principal }, _req, res) =>
-          act(config, res, userBase(params.userId), async () => {
-            await userAdmin.sendPasswordLinkToUser(ctx, principal, params.userId);
-            return c().user.linkSent;
-          }),
       ),
 
       // Roles

@@ -11,10 +11,83 @@ import { listRoles } from '../../services/role-catalogue.service';
 import { presentRole } from '../rbac/rbac.presenters';
 import { rolesBody, userIdParams } from '../rbac/rbac.schemas';
 import { createRoleRoutes } from '../rbac/roles.routes';
-import { declareRouter, route } from '../route';
+import { declareRouter, endpoint, route, served } from '../route';
 import type { RouteDeps } from '../types';
 import { presentUserDetail, presentUserSummary } from './users.presenters';
 import { inviteUserBody, listUsersQuery, updateUserBody, userDetailEnvelope, usersPageBody } from './users.schemas';
+
+/** The routes of users that the console's user pages are built from (src/console/users/users.console.ts). */
+export const usersApi = {
+  invite: endpoint(
+    {
+      method: 'post',
+      path: '/',
+      summary: 'Invite a user (beyond the spec): emails a set-password link',
+      auth: 'user',
+      permission: 'users:write',
+      body: inviteUserBody,
+      response: { status: 201, description: '{ user }', schema: userDetailEnvelope },
+      errors: [404, 409],
+    },
+    async ({ principal, body }, ctx) => ({ user: presentUserDetail(await users.inviteUser(ctx, principal, body)) }),
+  ),
+  get: endpoint(
+    {
+      method: 'get',
+      path: '/:userId',
+      summary: 'User detail with roles and permissions',
+      auth: 'user',
+      permission: 'users:read',
+      params: userIdParams,
+      response: { description: '{ user }', schema: userDetailEnvelope },
+    },
+    async ({ params }, ctx) => ({ user: presentUserDetail(await users.getUserDetail(ctx, params.userId)) }),
+  ),
+  deactivate: endpoint(
+    {
+      method: 'delete',
+      path: '/:userId',
+      summary: 'Deactivate a user and revoke their sessions',
+      auth: 'user',
+      permission: 'users:delete',
+      params: userIdParams,
+      response: { description: '{ user } (is_active false)', schema: userDetailEnvelope },
+      errors: [409],
+    },
+    async ({ principal, params }, ctx) => ({ user: presentUserDetail(await users.deactivateUser(ctx, principal, params.userId)) }),
+  ),
+  revokeSession: endpoint(
+    {
+      method: 'delete',
+      path: '/:userId/sessions/:sessionId',
+      summary: "Revoke one of a user's sessions",
+      description: 'Needs the rights to edit the account (CONTRACT §8). Audited as auth.session.revoked.',
+      auth: 'user',
+      permission: 'users:write',
+      params: z.object({ userId: uuidField('userId'), sessionId: uuidField('sessionId') }),
+      response: { status: 204, description: 'Revoked', kind: 'empty' },
+    },
+    async ({ principal, params }, ctx) => {
+      await userAdmin.revokeSessionOfUser(ctx, principal, params.userId, params.sessionId);
+    },
+  ),
+  passwordLink: endpoint(
+    {
+      method: 'post',
+      path: '/:userId/set-password-link',
+      summary: 'Email the user a link to choose a password',
+      description: 'Follows the take-over rule of CONTRACT §8 (like changing the email). Audited as user.password_link_sent.',
+      auth: 'user',
+      permission: 'users:write',
+      params: userIdParams,
+      response: { status: 202, description: '{ success: true }', schema: successBody },
+    },
+    async ({ principal, params }, ctx) => {
+      await userAdmin.sendPasswordLinkToUser(ctx, principal, params.userId);
+      return { success: true as const };
+    },
+  ),
+};
 
 /** Users (spec §4.4). The fixed paths (admin/list, roles/*) come before /:userId, which must be a uuid. */
 export function createUsersRouter(deps: RouteDeps) {
@@ -54,31 +127,8 @@ export function createUsersRouter(deps: RouteDeps) {
         },
       ),
       // Beyond the spec (CONTRACT §6): invite a user, who sets a password through the mailed link.
-      route(
-        {
-          method: 'post',
-          path: '/',
-          summary: 'Invite a user (beyond the spec): emails a set-password link',
-          auth: 'user',
-          permission: 'users:write',
-          body: inviteUserBody,
-          response: { status: 201, description: '{ user }', schema: userDetailEnvelope },
-          errors: [404, 409],
-        },
-        async ({ principal, body }) => ({ user: presentUserDetail(await users.inviteUser(ctx, principal, body)) }),
-      ),
-      route(
-        {
-          method: 'get',
-          path: '/:userId',
-          summary: 'User detail with roles and permissions',
-          auth: 'user',
-          permission: 'users:read',
-          params: userIdParams,
-          response: { description: '{ user }', schema: userDetailEnvelope },
-        },
-        async ({ params }) => ({ user: presentUserDetail(await users.getUserDetail(ctx, params.userId)) }),
-      ),
+      served(deps, usersApi.invite),
+      served(deps, usersApi.get),
       route(
         {
           method: 'put',
@@ -93,19 +143,7 @@ export function createUsersRouter(deps: RouteDeps) {
         },
         async ({ principal, params, body }) => ({ user: presentUserDetail(await users.updateUser(ctx, principal, params.userId, body)) }),
       ),
-      route(
-        {
-          method: 'delete',
-          path: '/:userId',
-          summary: 'Deactivate a user and revoke their sessions',
-          auth: 'user',
-          permission: 'users:delete',
-          params: userIdParams,
-          response: { description: '{ user } (is_active false)', schema: userDetailEnvelope },
-          errors: [409],
-        },
-        async ({ principal, params }) => ({ user: presentUserDetail(await users.deactivateUser(ctx, principal, params.userId)) }),
-      ),
+      served(deps, usersApi.deactivate),
       // CONTRACT §11: an administrator resets a user's second factors (e.g. a lost phone); audited and mailed.
       route(
         {
@@ -138,21 +176,7 @@ export function createUsersRouter(deps: RouteDeps) {
         },
         async ({ params }) => ({ sessions: (await userAdmin.listSessionsOfUser(ctx, params.userId)).map((s) => presentSession(s, '')) }),
       ),
-      route(
-        {
-          method: 'delete',
-          path: '/:userId/sessions/:sessionId',
-          summary: "Revoke one of a user's sessions",
-          description: 'Needs the rights to edit the account (CONTRACT §8). Audited as auth.session.revoked.',
-          auth: 'user',
-          permission: 'users:write',
-          params: z.object({ userId: uuidField('userId'), sessionId: uuidField('sessionId') }),
-          response: { status: 204, description: 'Revoked', kind: 'empty' },
-        },
-        async ({ principal, params }) => {
-          await userAdmin.revokeSessionOfUser(ctx, principal, params.userId, params.sessionId);
-        },
-      ),
+      served(deps, usersApi.revokeSession),
       route(
         {
           method: 'get',
@@ -169,22 +193,7 @@ export function createUsersRouter(deps: RouteDeps) {
           return { totp: factors.totp, passkeys: factors.passkeys.map(presentPasskey), recovery_codes_left: factors.recoveryCodesLeft };
         },
       ),
-      route(
-        {
-          method: 'post',
-          path: '/:userId/set-password-link',
-          summary: 'Email the user a link to choose a password',
-          description: 'Follows the take-over rule of CONTRACT §8 (like changing the email). Audited as user.password_link_sent.',
-          auth: 'user',
-          permission: 'users:write',
-          params: userIdParams,
-          response: { status: 202, description: '{ success: true }', schema: successBody },
-        },
-        async ({ principal, params }) => {
-          await userAdmin.sendPasswordLinkToUser(ctx, principal, params.userId);
-          return { success: true as const };
-        },
-      ),
+      served(deps, usersApi.passwordLink),
       role.listOfUser('/:userId/roles'),
       role.assignToUser('/:userId/roles'),
       role.removeFromUser('/:userId/roles/:roleId'),
