@@ -22,6 +22,7 @@ import * as bindGrantsToConsent from './20261129110000_bind_grants_to_consent';
 import * as createSaml from './20261129150000_create_saml';
 import * as createScim from './20261129160000_create_scim';
 import * as createSettings from './20261129170000_create_settings';
+import * as settingsPermission from './20261129171000_settings_permission';
 
 /**
  * Migrations are listed here (in order) rather than discovered on disk, so that the same list runs under
@@ -51,6 +52,7 @@ const MIGRATIONS: Array<[string, Knex.Migration]> = [
   ['20261129150000_create_saml', createSaml],
   ['20261129160000_create_scim', createScim],
   ['20261129170000_create_settings', createSettings],
+  ['20261129171000_settings_permission', settingsPermission],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Knex.Migration]> = {

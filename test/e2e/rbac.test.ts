@@ -72,7 +72,9 @@ describe('role listings', () => {
     const byName = (n: string) => res.body.roles.find((r: RoleBody) => r.name === n && r.application === null);
     expect(byName('super_admin').permissions).toEqual([...CATALOGUE].sort());
     // CONTRACT §23: system:manage_identity_providers is super_admin's alone; no migration gives it to another role.
-    expect(byName('admin').permissions).toEqual(CATALOGUE.filter((p) => p !== 'system:manage_identity_providers').sort());
+    // The same for system:manage_settings (docs/settings.md: sensitive settings and test mails).
+    const superAdminOnly = ['system:manage_identity_providers', 'system:manage_settings'];
+    expect(byName('admin').permissions).toEqual(CATALOGUE.filter((p) => !superAdminOnly.includes(p)).sort());
     expect(byName('manager').permissions).toEqual(['users:read', 'users:write']);
   });
 });

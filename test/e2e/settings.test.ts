@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { SETTINGS } from '../../src/services/settings/declarations';
 import { makeSignedInUser, uniqueEmail } from '../helpers/factories';
 import { createTestApp, type TestApp } from '../helpers/test-app';
 
@@ -40,7 +41,16 @@ afterAll(async () => {
   await t.close();
 });
 
-type Entry = { name: string; value: unknown; source: string; read_only: boolean; env_var: string; secret: boolean; set?: boolean };
+type Entry = {
+  name: string;
+  value: unknown;
+  source: string;
+  read_only: boolean;
+  env_var: string;
+  secret: boolean;
+  sensitive: boolean;
+  set?: boolean;
+};
 const entryOf = (body: { settings: Entry[] }, name: string) => body.settings.find((s) => s.name === name)!;
 const patch = (body: Record<string, unknown>) => api().patch('/api/admin/settings').set('Authorization', admin).send(body);
 
@@ -58,6 +68,7 @@ describe('GET /api/admin/settings', () => {
       read_only: false,
       env_var: 'REGISTRATION',
       secret: false,
+      sensitive: true,
     });
     expect(entryOf(res.body, 'brand_name')).toEqual({
       name: 'brand_name',
@@ -66,6 +77,7 @@ describe('GET /api/admin/settings', () => {
       read_only: true,
       env_var: 'BRAND_NAME',
       secret: false,
+      sensitive: false,
     });
     expect(entryOf(res.body, 'smtp_url')).toEqual({
       name: 'smtp_url',
@@ -75,6 +87,7 @@ describe('GET /api/admin/settings', () => {
       read_only: false,
       env_var: 'SMTP_URL',
       secret: true,
+      sensitive: true,
     });
     expect(entryOf(res.body, 'invitation_ttl_hours').value).toBe(72);
     expect(entryOf(res.body, 'password_policy').value).toEqual({ min_length: 6, breached_check: false, reject_email_local_part: false });
@@ -245,5 +258,98 @@ describe('PATCH /api/admin/settings applies at once and is audited', () => {
     const refused = await api().get('/api/admin/settings').set('Authorization', admin);
     expect(refused.status).toBe(403);
     expect(refused.body.error).toBe('mfa_required');
+  });
+});
+
+/**
+ * Fourth review (docs/settings.md, "Who may change what"): system:manage_users (role admin) must not change the settings
+ * that hand over accounts or weaken the server; they need system:manage_settings, held only by super_admin by default.
+ */
+describe('sensitive settings need system:manage_settings', () => {
+  let t2: TestApp;
+  let adminRole: string;
+  let superAdmin: string;
+  const api2 = () => request(t2.app);
+  const patchAs = (bearer: string, body: Record<string, unknown>) =>
+    api2().patch('/api/admin/settings').set('Authorization', bearer).send(body);
+
+  beforeAll(async () => {
+    t2 = await createTestApp({ env: { ALLOWED_ORIGINS: '' } });
+    adminRole = (await makeSignedInUser(t2, ['admin'])).bearer;
+    superAdmin = (await makeSignedInUser(t2, ['super_admin'])).bearer;
+  });
+  afterAll(async () => {
+    await t2.close();
+  });
+
+  test('GET marks each setting sensitive or not, and role admin may read them all', async () => {
+    const res = await api2().get('/api/admin/settings').set('Authorization', adminRole);
+    expect(res.status).toBe(200);
+    const sensitive = (res.body.settings as Entry[]).filter((e) => e.sensitive).map((e) => e.name);
+    expect([...sensitive].sort()).toEqual(
+      [
+        'allowed_origins',
+        'client_id_metadata_documents',
+        'client_registration',
+        'email_sign_in',
+        'mail_from',
+        'mfa_required_for_admins',
+        'password_policy',
+        'registration',
+        'require_pushed_authorization_requests',
+        'smtp_url',
+        'webhook_allow_private',
+      ].sort(),
+    );
+    expect(sensitive).toEqual(SETTINGS.filter((d) => d.sensitive).map((d) => d.name));
+  });
+
+  test('role admin PATCHing smtp_url: 403 forbidden naming it, nothing of the PATCH stored', async () => {
+    const res = await patchAs(adminRole, { smtp_url: 'smtp://attacker.test:25', invitation_ttl_hours: 24 });
+    expect(res.status).toBe(403);
+    expect(res.body.error).toBe('forbidden');
+    expect(res.body.message).toMatch(/smtp_url/);
+    expect(res.body.message).toMatch(/system:manage_settings/);
+    expect(await t2.db('settings').whereIn('name', ['smtp_url', 'invitation_ttl_hours'])).toEqual([]);
+    expect(await t2.db('audit_events').where({ type: 'settings.changed' })).toEqual([]);
+  });
+
+  test.each([
+    [{ mfa_required_for_admins: false }, 'mfa_required_for_admins'],
+    [{ allowed_origins: ['https://attacker.test'] }, 'allowed_origins'],
+    [{ webhook_allow_private: true }, 'webhook_allow_private'],
+    [{ mail_from: 'security@attacker.test' }, 'mail_from'],
+    [{ client_registration: 'open' }, 'client_registration'],
+  ])('role admin PATCHing %j: 403 naming %s', async (body, name) => {
+    const res = await patchAs(adminRole, body);
+    expect(res.status).toBe(403);
+    expect(res.body.message).toContain(name);
+    expect(await t2.db('settings').where({ name }).first()).toBeUndefined();
+  });
+
+  test('role admin PATCHing brand_name (not sensitive): 200 and stored', async () => {
+    const res = await patchAs(adminRole, { brand_name: 'Acme Admins' });
+    expect(res.status).toBe(200);
+    expect(entryOf(res.body, 'brand_name')).toMatchObject({ value: 'Acme Admins', source: 'stored', sensitive: false });
+    expect(await t2.db('settings').where({ name: 'brand_name' }).first()).toMatchObject({ value: 'Acme Admins' });
+  });
+
+  test('super_admin PATCHing smtp_url: 200 and stored', async () => {
+    const res = await patchAs(superAdmin, { smtp_url: 'smtp://mailer:pw@smtp.acme.test:587' });
+    expect(res.status).toBe(200);
+    expect(entryOf(res.body, 'smtp_url')).toMatchObject({ set: true, source: 'stored', sensitive: true });
+    expect(await t2.db('settings').where({ name: 'smtp_url' }).first()).toBeDefined();
+    expect((await patchAs(superAdmin, { smtp_url: null })).status).toBe(200);
+  });
+
+  test('test-mail: role admin 403 and no mail; super_admin 202', async () => {
+    t2.mails.length = 0;
+    const refused = await api2().post('/api/admin/settings/test-mail').set('Authorization', adminRole).send({ to: 'ops@acme.test' });
+    expect(refused.status).toBe(403);
+    expect(refused.body.error).toBe('forbidden');
+    expect(t2.mails).toEqual([]);
+    const sent = await api2().post('/api/admin/settings/test-mail').set('Authorization', superAdmin).send({ to: 'ops@acme.test' });
+    expect(sent.status).toBe(202);
+    expect(t2.mails).toEqual([expect.objectContaining({ to: 'ops@acme.test' })]);
   });
 });

@@ -41,7 +41,7 @@ export async function makeUserWithPermissions(t: TestApp, permissions: string[],
   return { ...signedIn, role };
 }
 
-/** Every permission string of spec §2.9, and CONTRACT §23's system:manage_identity_providers. */
+/** Every permission string of spec §2.9, CONTRACT §23's system:manage_identity_providers and system:manage_settings (docs/settings.md). */
 export const CATALOGUE = [
   'users:read',
   'users:write',
@@ -54,4 +54,5 @@ export const CATALOGUE = [
   'oauth_clients:rotate_secret',
   'oauth_clients:delete',
   'system:manage_identity_providers',
+  'system:manage_settings',
 ] as const;

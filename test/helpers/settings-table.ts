@@ -12,6 +12,7 @@ export function settingsTable(): string {
     const { label, description } = en.settingsCatalogue[d.name];
     const notes = [
       d.secret ? 'Write-only: never answered, audited masked.' : '',
+      d.sensitive ? 'Sensitive: changing it needs `system:manage_settings`.' : '',
       d.readLater ? `Stored and validated now; read by ${d.readLater} once that lands.` : '',
     ].filter(Boolean);
     const meaning = [`**${label}.**`, description, ...notes].join(' ').replaceAll('|', '\\|');

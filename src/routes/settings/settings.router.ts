@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { badRequest } from '../../errors';
+import { MANAGE_SETTINGS } from '../../services/settings/declarations';
 import { changeSettings, listSettings, sendTestMail } from '../../services/settings/settings.service';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
@@ -44,7 +45,8 @@ export function createSettingsRouter(deps: RouteDeps) {
         {
           method: 'patch',
           path: '/settings',
-          summary: 'Change runtime settings (those an environment variable pins are read-only); live on every instance within 2 s',
+          summary:
+            'Change runtime settings (those an environment variable pins are read-only); a sensitive one also needs system:manage_settings (403 forbidden naming it); live on every instance within 2 s',
           auth: 'user',
           permission: PERMISSION,
           noStore: true,
@@ -60,7 +62,7 @@ export function createSettingsRouter(deps: RouteDeps) {
           path: '/settings/test-mail',
           summary: 'Send a test mail through the SMTP settings in force (queued: 202)',
           auth: 'user',
-          permission: PERMISSION,
+          permission: MANAGE_SETTINGS,
           body: testMailBody,
           response: { status: 202, description: 'Queued; a failed delivery is audited as mail.send_failed' },
         },

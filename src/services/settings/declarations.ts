@@ -26,9 +26,18 @@ export interface SettingDeclaration<N extends string = string, S extends z.ZodTy
   /** A secret is write-only: GET answers `value: null` and `set`. */
   readonly secret: boolean;
   readonly group: SettingGroup;
+  /**
+   * Security-sensitive (docs/settings.md, "Who may change what"): changing it can hand an account, a mail or the browser
+   * session to someone else, or lower a protection. Changing it needs MANAGE_SETTINGS, which only super_admin holds by
+   * default; the others need only the route's system:manage_users. Every declaration decides (no default).
+   */
+  readonly sensitive: boolean;
   /** Docs: the feature that will read a setting which is declared and stored before that feature exists. */
   readonly readLater?: string;
 }
+
+/** The permission that changes a sensitive setting and sends a test mail (migration 20261129171000_settings_permission). */
+export const MANAGE_SETTINGS = 'system:manage_settings';
 
 function setting<const N extends string, S extends z.ZodType>(
   declaration: Omit<SettingDeclaration<N, S>, 'secret'> & { secret?: boolean },
@@ -81,6 +90,7 @@ export const passwordPolicySchema = z
 export const SETTINGS = [
   setting({
     name: 'registration',
+    sensitive: true,
     schema: z.enum(['open', 'closed'], { error: 'must be open or closed' }),
     default: 'open',
     env: 'text',
@@ -88,14 +98,16 @@ export const SETTINGS = [
   }),
   setting({
     name: 'client_registration',
+    sensitive: true,
     schema: z.enum(['off', 'token', 'open'], { error: 'must be off, token or open' }),
     default: 'off',
     env: 'text',
     group: 'sign_up',
   }),
-  setting({ name: 'client_id_metadata_documents', schema: z.boolean(), default: false, env: 'boolean', group: 'sign_up' }),
+  setting({ name: 'client_id_metadata_documents', sensitive: true, schema: z.boolean(), default: false, env: 'boolean', group: 'sign_up' }),
   setting({
     name: 'invitation_ttl_hours',
+    sensitive: false,
     schema: z.number().int('must be a whole number').min(1, 'must be at least 1').max(720, 'must be at most 720'),
     default: 72,
     env: 'integer',
@@ -103,15 +115,17 @@ export const SETTINGS = [
   }),
   setting({
     name: 'email_sign_in',
+    sensitive: true,
     schema: z.boolean(),
     default: true,
     env: 'boolean',
     group: 'sign_up',
     readLater: 'sign-in by email',
   }),
-  setting({ name: 'mfa_required_for_admins', schema: z.boolean(), default: false, env: 'boolean', group: 'security' }),
+  setting({ name: 'mfa_required_for_admins', sensitive: true, schema: z.boolean(), default: false, env: 'boolean', group: 'security' }),
   setting({
     name: 'password_policy',
+    sensitive: true,
     schema: passwordPolicySchema,
     default: { min_length: 6, breached_check: false, reject_email_local_part: false },
     env: 'json',
@@ -120,16 +134,18 @@ export const SETTINGS = [
   }),
   setting({
     name: 'require_pushed_authorization_requests',
+    sensitive: true,
     schema: z.boolean(),
     default: false,
     env: 'boolean',
     group: 'security',
     readLater: 'pushed authorization requests (PAR)',
   }),
-  setting({ name: 'webhook_allow_private', schema: z.boolean(), default: false, env: 'boolean', group: 'security' }),
-  setting({ name: 'allowed_origins', schema: webOrigins, default: [], env: 'list', group: 'browser' }),
+  setting({ name: 'webhook_allow_private', sensitive: true, schema: z.boolean(), default: false, env: 'boolean', group: 'security' }),
+  setting({ name: 'allowed_origins', sensitive: true, schema: webOrigins, default: [], env: 'list', group: 'browser' }),
   setting({
     name: 'brand_name',
+    sensitive: false,
     schema: z.string().trim().min(1, 'must not be empty').max(80, 'must be at most 80 characters'),
     default: 'service-sso',
     env: 'text',
@@ -137,6 +153,7 @@ export const SETTINGS = [
   }),
   setting({
     name: 'brand_logo_url',
+    sensitive: false,
     schema: z
       .url({ protocol: /^https$/, error: 'must be an https:// URL' })
       .max(2048)
@@ -145,9 +162,10 @@ export const SETTINGS = [
     env: 'text',
     group: 'branding',
   }),
-  setting({ name: 'brand_color', schema: brandColor, default: DEFAULT_BRAND_COLOR, env: 'text', group: 'branding' }),
+  setting({ name: 'brand_color', sensitive: false, schema: brandColor, default: DEFAULT_BRAND_COLOR, env: 'text', group: 'branding' }),
   setting({
     name: 'default_locale',
+    sensitive: false,
     schema: z.enum(LOCALES as [Locale, ...Locale[]], { error: `must be one of ${LOCALES.join(', ')}` }),
     default: 'en',
     env: 'text',
@@ -155,6 +173,7 @@ export const SETTINGS = [
   }),
   setting({
     name: 'smtp_url',
+    sensitive: true,
     schema: z
       .string()
       .max(2048)
@@ -167,6 +186,7 @@ export const SETTINGS = [
   }),
   setting({
     name: 'mail_from',
+    sensitive: true,
     schema: z.string().trim().min(3, 'must be at least 3 characters').max(320, 'must be at most 320 characters'),
     default: 'no-reply@localhost',
     env: 'text',
@@ -281,6 +301,7 @@ export const settingEntrySchema = z
         read_only: z.boolean(),
         env_var: z.literal(envVarOf(d.name)),
         secret: z.literal(d.secret),
+        sensitive: z.literal(d.sensitive),
         ...(d.secret ? { set: z.boolean() } : {}),
       }),
     ) as unknown as [z.ZodType, z.ZodType, ...z.ZodType[]],

@@ -1,11 +1,11 @@
 import { withTransaction } from '../../db';
 import { bumpSettingsVersion, loadStoredSettings, notifySettingsChanged, storeSetting } from '../../db/repositories/settings.repo';
-import { badRequest, type ErrorDetail } from '../../errors';
+import { badRequest, forbidden, type ErrorDetail } from '../../errors';
 import { messagesFor } from '../../i18n';
 import { mailEnv } from '../../views/mail';
 import type { ServiceContext } from '../context';
-import type { Principal } from '../principal';
-import { envVarOf, firstIssue, SETTINGS, settingDeclaration, type SettingName, type SettingValues } from './declarations';
+import { hasPermission, type Principal } from '../principal';
+import { envVarOf, firstIssue, MANAGE_SETTINGS, SETTINGS, settingDeclaration, type SettingName, type SettingValues } from './declarations';
 import { SETTINGS_CHANNEL, type SettingSource } from './live-settings';
 
 /** One setting as GET /api/admin/settings answers it (CONTRACT §18). A secret's value is never shown: `set` says. */
@@ -16,6 +16,8 @@ export interface SettingEntry {
   read_only: boolean;
   env_var: string;
   secret: boolean;
+  /** Changing it needs system:manage_settings (docs/settings.md). */
+  sensitive: boolean;
   set?: boolean;
 }
 
@@ -34,6 +36,7 @@ export async function listSettings(ctx: ServiceContext): Promise<SettingEntry[]>
       read_only: sources[declaration.name] === 'environment',
       env_var: envVarOf(declaration.name),
       secret: declaration.secret,
+      sensitive: declaration.sensitive,
     };
     return declaration.secret ? { ...base, value: null, set: value !== null && value !== undefined } : { ...base, value };
   });
@@ -41,7 +44,8 @@ export async function listSettings(ctx: ServiceContext): Promise<SettingEntry[]>
 
 /**
  * Validates every named setting first (an unknown name, one the environment pins, or a bad value: 400
- * validation_error naming it, and the variable for a pinned one; nothing is stored), then stores them in one
+ * validation_error naming it, and the variable for a pinned one; nothing is stored), then refuses a sensitive one to a
+ * caller without system:manage_settings (403 forbidden naming it; nothing is stored), then stores them in one
  * transaction that bumps the version, notifies the other instances on commit and records `settings.changed` with
  * before and after (secrets masked). This instance applies the change before answering.
  */
@@ -68,6 +72,10 @@ export async function changeSettings(ctx: ServiceContext, principal: Principal, 
   }
   if (!problems.length && !changes.length) problems.push({ path: '(root)', message: 'name at least one setting to change' });
   if (problems.length) throw badRequest(problems.map((p) => p.message).join('; '), problems);
+  // A sensitive setting needs system:manage_settings (not only the route's system:manage_users): nothing is stored.
+  const refused = changes.filter(({ name }) => settingDeclaration(name)!.sensitive).map(({ name }) => name);
+  if (refused.length && !hasPermission(principal, MANAGE_SETTINGS))
+    throw forbidden(`Changing ${refused.join(', ')} needs the permission ${MANAGE_SETTINGS}`);
 
   await withTransaction(ctx.db, async (trx) => {
     // The version row is locked until commit: concurrent changes queue here, each reading what the previous stored.
