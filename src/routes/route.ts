@@ -20,6 +20,7 @@
  * records each route in the app's route table (src/routes/route-table.ts), which the OpenAPI document and the
  * permission matrix test read.
  */
+import cors from 'cors';
 import { Router, type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
 import { z } from 'zod';
 import { AppError } from '../errors';
@@ -34,6 +35,9 @@ import type { ServiceContext } from '../services/context';
 import type { Config } from '../config';
 import { Outcome } from '../http/outcome';
 import { responseChecker } from './docs/response-check';
+
+/** CONTRACT §18: public documents any web page may read: `*`, never credentials (a preflight is answered too). */
+const PUBLIC_CORS: RequestHandler = cors({ origin: '*', methods: ['GET', 'HEAD'], maxAge: 600 });
 import type { RouteDeps } from './types';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -110,8 +114,12 @@ export interface RouteDecl<P extends Schema = Schema, Q extends Schema = Schema,
   csrf?: (req: Request, res: Response) => void;
   /** Left out of the OpenAPI document (HTML pages). */
   document?: boolean;
-  /** CORS headers for allow-listed origins where the scope gives them; `false`: never (browser redirects, pages). */
-  cors?: false;
+  /**
+   * CORS headers for allow-listed origins where the scope gives them; `false`: never (browser redirects, pages);
+   * `'public'`: `Access-Control-Allow-Origin: *` without credentials, for any origin (discovery documents, JWKS:
+   * CONTRACT §18).
+   */
+  cors?: false | 'public';
   /** Renders what an HTML handler returns (a Page, Redirect or Invalid of src/http/outcome.ts): the kit's last step. */
   outcome?: OutcomeRenderer;
 }
@@ -220,7 +228,7 @@ export function declareRouter(deps: RouteDeps, routes: DeclaredRoute[], options:
       ...(scope?.dialect ? { dialect: scope.dialect } : {}),
       ...(scope?.secondFactorForAdmins ? { secondFactorForAdmins: true } : {}),
     };
-    const cors = scope?.cors && decl.cors !== false ? scope.cors : undefined;
+    const cors = decl.cors === 'public' ? PUBLIC_CORS : scope?.cors && decl.cors !== false ? scope.cors : undefined;
     const chain: Array<RequestHandler | ErrorRequestHandler> = [];
     if (scope) chain.push(scope.label(decl));
     if (cors) chain.push(cors);

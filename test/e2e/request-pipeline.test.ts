@@ -90,7 +90,29 @@ describe('the scopes', () => {
     expect(asset.headers['ratelimit']).toBeDefined();
   });
 
-  test('the documents carry the global steps: security headers, request id, Cache-Control; CORS for listed origins only', async () => {
+  test('discovery documents and the JWKS answer any origin with `*`, never with credentials (CONTRACT §18)', async () => {
+    for (const path of [
+      '/.well-known/oauth-authorization-server',
+      '/.well-known/openid-configuration',
+      '/api/oauth/.well-known/oauth-authorization-server',
+      '/api/oauth/.well-known/openid-configuration',
+      '/api/oauth/jwks',
+    ]) {
+      const res = await request(t.app).get(path).set('Origin', 'https://any-spa.example');
+      expect(res.status).toBe(200);
+      expect(res.headers['access-control-allow-origin']).toBe('*');
+      expect(res.headers['access-control-allow-credentials']).toBeUndefined();
+      const preflight = await request(t.app)
+        .options(path)
+        .set('Origin', 'https://any-spa.example')
+        .set('Access-Control-Request-Method', 'GET');
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers['access-control-allow-origin']).toBe('*');
+      expect(preflight.headers['access-control-allow-credentials']).toBeUndefined();
+    }
+  });
+
+  test('the documents carry the global steps: security headers, request id, Cache-Control; /health CORS for listed origins only', async () => {
     for (const path of ['/health', '/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']) {
       const res = await request(t.app).get(path).set('Origin', origin);
       expect(res.status).toBe(200);
@@ -99,9 +121,9 @@ describe('the scopes', () => {
       expect(res.headers['x-powered-by']).toBeUndefined();
       expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
       expect(res.headers['cache-control']).toBe(path === '/health' ? 'no-store' : 'public, max-age=300');
-      expect(res.headers['access-control-allow-origin']).toBe(origin);
+      expect(res.headers['access-control-allow-origin']).toBe(path === '/health' ? origin : '*');
       const unlisted = await request(t.app).get(path).set('Origin', 'https://unlisted.example');
-      expect(unlisted.headers['access-control-allow-origin']).toBeUndefined();
+      expect(unlisted.headers['access-control-allow-origin']).toBe(path === '/health' ? undefined : '*');
     }
   });
 

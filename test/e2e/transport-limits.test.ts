@@ -128,8 +128,9 @@ describe('CORS never on the authorization endpoints or HTML pages (RFC 9700 §2.
   });
 
   test('the JSON API keeps CORS for allowed origins (the control)', async () => {
-    const res = await api().get('/api/oauth/.well-known/oauth-authorization-server').set('Origin', origin);
+    const res = await api().get('/api/auth/me').set('Origin', origin);
     expect(res.headers['access-control-allow-origin']).toBe(origin);
+    expect(res.headers['access-control-allow-credentials']).toBe('true');
     const approve = await api().options('/api/oauth/authorize/approve').set('Origin', origin).set('Access-Control-Request-Method', 'POST');
     expect(approve.headers['access-control-allow-origin']).toBe(origin);
   });

@@ -43,6 +43,7 @@ function discoveryRoute(deps: RouteDeps, path: string, summary: string): Declare
       tags: ['OAuth 2.0'],
       auth: 'none',
       cacheControl: 'public, max-age=300',
+      cors: 'public',
       response: { description: 'RFC 8414 metadata', schema: discoveryBody },
     },
     () => discovery(),

@@ -33,6 +33,7 @@ function openIdConfigurationRoute(deps: RouteDeps, path: string, summary: string
       tags: TAGS,
       auth: 'none',
       cacheControl: 'public, max-age=300',
+      cors: 'public',
       response: { description: 'OpenID Provider metadata', schema: openIdConfigurationBody },
     },
     () => document(),
@@ -119,6 +120,7 @@ export function createOidcRouter(deps: RouteDeps) {
           path: '/jwks',
           summary: 'Public keys that verify id_tokens and RFC 9068 access tokens: the current ones and those retired less than an hour ago',
           auth: 'none',
+          cors: 'public',
           response: { description: 'RFC 7517 JWK Set (Cache-Control: public, max-age=300)', schema: jwksBody },
         },
         async (_input, _req, res) => {
