@@ -18,6 +18,7 @@ import * as addConsoleScaleIndexes from './20261126200000_add_console_scale_inde
 import * as addMetadataDocumentClientExpiryIndex from './20261126213000_add_metadata_document_client_expiry_index';
 import * as addClientRegistrationMode from './20261126213100_add_client_registration_mode';
 import * as federationTrust from './20261129100000_federation_trust';
+import * as bindIdpLinkToSession from './20261129101000_bind_idp_link_to_session';
 import * as bindGrantsToConsent from './20261129110000_bind_grants_to_consent';
 import * as createSaml from './20261129150000_create_saml';
 import * as createScim from './20261129160000_create_scim';
@@ -48,6 +49,7 @@ const MIGRATIONS: Array<[string, Knex.Migration]> = [
   ['20261126213000_add_metadata_document_client_expiry_index', addMetadataDocumentClientExpiryIndex],
   ['20261126213100_add_client_registration_mode', addClientRegistrationMode],
   ['20261129100000_federation_trust', federationTrust],
+  ['20261129101000_bind_idp_link_to_session', bindIdpLinkToSession],
   ['20261129110000_bind_grants_to_consent', bindGrantsToConsent],
   ['20261129150000_create_saml', createSaml],
   ['20261129160000_create_scim', createScim],

@@ -51,10 +51,12 @@ async function browserApproves(authorizationUrl: URL, user: { email: string; pas
   const consentUrl = new URL(toConsent.headers.location);
   const consentPage = await browser.get(consentUrl.pathname + consentUrl.search);
   expect(consentPage.status).toBe(200);
+  // The CSRF value is a new one since the sign-in (rotated): the consent page's.
+  const consentCsrf = /name="csrf" value="([^"]+)"/.exec(consentPage.text)![1];
   const approved = await browser
     .post('/consent')
     .type('form')
-    .send({ request_id: consentUrl.searchParams.get('request_id'), decision: 'approve', csrf });
+    .send({ request_id: consentUrl.searchParams.get('request_id'), decision: 'approve', csrf: consentCsrf });
   expect(approved.status).toBe(303);
   return new URL(approved.headers.location);
 }

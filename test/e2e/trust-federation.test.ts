@@ -5,7 +5,7 @@ import { makeSignedInUser, makeUser, signIn, uniqueEmail } from '../helpers/fact
 import { runCli } from '../helpers/processes';
 import { makeRole, makeUserWithPermissions } from '../helpers/rbac';
 import { createTestApp, TEST_ENV, type TestApp } from '../helpers/test-app';
-import { startAndAuthorize, startUpstreamOidc, type UpstreamOidc } from '../helpers/upstream';
+import { startAndAuthorize, startUpstreamOidc, throughUpstream, type UpstreamOidc } from '../helpers/upstream';
 
 /**
  * The fourth review's federation findings (CONTRACT §23), each against a real OpenID provider (node-oidc-provider on
@@ -320,5 +320,63 @@ describe('Low: an upstream email claim must be one valid address', () => {
     expect(res.text).toContain('is not a single valid address');
     expect((await browser.get('/api/auth/me')).status).toBe(401);
     expect(await t.db('users').where('email', 'like', '%mallory%').orWhere('email', 'like', '%,%')).toHaveLength(0);
+  });
+});
+
+describe('High: a take-back stops a link already begun from /account', () => {
+  /** Signs in with a password, posts the /account link form for `slug`, and goes through the upstream sign-in. */
+  async function beginAccountLink(slug: string, options: { emailVerified?: boolean } = {}) {
+    const user = await makeUser(t, options);
+    const browser = request.agent(t.app);
+    await browser.post('/api/auth/login').send({ email: user.email, password: user.password }).expect(200);
+    const csrf = /name="csrf" value="([^"]+)"/.exec((await browser.get('/account')).text)![1]!;
+    const start = await browser.post('/account/identities/link').type('form').send({ csrf, slug });
+    expect(start.status).toBe(303);
+    asUpstream(uniqueEmail('attacker-upstream'));
+    const back = await throughUpstream(start.headers.location);
+    return { user, browser, callbackPath: back.pathname + back.search };
+  }
+
+  test('the owner takes the account back (set-password link) while the link is open: the callback links nothing', async () => {
+    // A registrant of a never-verified address begins a link; the mailbox owner takes the address back meanwhile.
+    const { user, browser, callbackPath } = await beginAccountLink('corp', { emailVerified: false });
+    await request(t.app).post('/api/auth/forgot-password').send({ email: user.email }).expect(202);
+    const set = await request(t.app)
+      .post('/api/auth/set-password')
+      .send({ token: lastLinkTo(t, user.email, '/set-password'), password: 'owner-pass-789' });
+    expect(set.status).toBe(200);
+    expect(await t.db('idp_flows').where({ link_user_id: user.id }).whereNull('used_at')).toHaveLength(0);
+
+    const res = await browser.get(callbackPath);
+    expect(res.status).toBe(400);
+    expect(res.text).toContain('This sign-in has expired');
+    expect(await identitiesOf(t, user.id)).toHaveLength(0);
+    expect(await auditRows(t, 'auth.identity.linked', user.id)).toHaveLength(0);
+  });
+
+  test('the session that began the link was signed out meanwhile: the callback links nothing', async () => {
+    const { user, browser, callbackPath } = await beginAccountLink('corp');
+    // "Sign out every other session" from another device ends the starting session but is no take-back.
+    const login = await request(t.app).post('/api/auth/login').send({ email: user.email, password: user.password }).expect(200);
+    const out = await request(t.app).post('/api/auth/sessions/revoke-others').set('Authorization', `Bearer ${login.body.accessToken}`);
+    expect(out.status).toBe(200);
+    expect((await browser.get('/api/auth/me')).status).toBe(401);
+    const res = await browser.get(callbackPath);
+    expect(res.status).toBe(400);
+    expect(await identitiesOf(t, user.id)).toHaveLength(0);
+  });
+
+  test('a take-back also spends the account’s pending links (waiting for the account to be proved)', async () => {
+    const user = await makeUser(t, { emailVerified: false });
+    asUpstream(user.email, { email_verified: true });
+    const { res } = await upstreamSignIn(t, 'corp');
+    expect(res.status).toBe(303);
+    expect(await t.db('idp_pending_links').where({ user_id: user.id }).whereNull('used_at')).toHaveLength(1);
+    await request(t.app).post('/api/auth/forgot-password').send({ email: user.email }).expect(202);
+    await request(t.app)
+      .post('/api/auth/set-password')
+      .send({ token: lastLinkTo(t, user.email, '/set-password'), password: 'owner-pass-790' })
+      .expect(200);
+    expect(await t.db('idp_pending_links').where({ user_id: user.id })).toHaveLength(0);
   });
 });

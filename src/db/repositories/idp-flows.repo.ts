@@ -8,6 +8,8 @@ export interface IdpFlowRow {
   nonce: string;
   returnTo: string | null;
   linkUserId: string | null;
+  /** The session that began a link from /account: the link completes only while it is live. */
+  linkSessionId: string | null;
 }
 
 export async function insertIdpFlow(db: DbOrTrx, flow: IdpFlowRow & { browserHash: string; now: Date; expiresAt: Date }): Promise<void> {
@@ -19,6 +21,7 @@ export async function insertIdpFlow(db: DbOrTrx, flow: IdpFlowRow & { browserHas
     nonce: flow.nonce,
     return_to: flow.returnTo,
     link_user_id: flow.linkUserId,
+    link_session_id: flow.linkSessionId,
     created_at: flow.now,
     expires_at: flow.expiresAt,
   });
@@ -37,7 +40,7 @@ export async function consumeIdpFlow(
     .whereNull('used_at')
     .where('expires_at', '>', key.now)
     .update({ used_at: key.now })
-    .returning(['state_hash', 'provider_id', 'code_verifier_sealed', 'nonce', 'return_to', 'link_user_id']);
+    .returning(['state_hash', 'provider_id', 'code_verifier_sealed', 'nonce', 'return_to', 'link_user_id', 'link_session_id']);
   return row
     ? {
         stateHash: row.state_hash,
@@ -46,8 +49,19 @@ export async function consumeIdpFlow(
         nonce: row.nonce,
         returnTo: row.return_to,
         linkUserId: row.link_user_id,
+        linkSessionId: row.link_session_id,
       }
     : undefined;
+}
+
+/**
+ * A take-back (CONTRACT §11, §23): every link of the account still in progress is spent (its callback finds nothing)
+ * and every identity waiting for the account to be proved is deleted. Returns how many of each went.
+ */
+export async function cancelOpenLinksOfUser(db: DbOrTrx, userId: string, now: Date): Promise<{ flows: number; pendingLinks: number }> {
+  const flows = await db('idp_flows').where({ link_user_id: userId }).whereNull('used_at').update({ used_at: now });
+  const pendingLinks = await db('idp_pending_links').where({ user_id: userId }).delete();
+  return { flows, pendingLinks };
 }
 
 /** An upstream identity waiting for the person to prove the local account `userId` (CONTRACT §16). */

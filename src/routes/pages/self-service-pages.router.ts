@@ -319,7 +319,10 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
         }
         try {
           const browser = browserToken(req, res, config);
-          const url = await startFederatedSignIn(ctx, body.slug, { browserToken: browser, linkUserId: principal.userId });
+          const url = await startFederatedSignIn(ctx, body.slug, {
+            browserToken: browser,
+            link: { userId: principal.userId, sessionId: session.id },
+          });
           res.redirect(303, url);
           return { done: 'identity_linked' };
         } catch (err) {

@@ -14,6 +14,7 @@ import {
   insertPendingLink,
 } from '../../db/repositories/idp-flows.repo';
 import { listRolesOfUser } from '../../db/repositories/roles.repo';
+import { findSessionById } from '../../db/repositories/sessions.repo';
 import { findIdentity, insertIdentity, useIdentity, type IdentityKey } from '../../db/repositories/user-identities.repo';
 import { findUserByEmail, findUserById, insertUser, type UserRow } from '../../db/repositories/users.repo';
 import { AppError } from '../../errors';
@@ -91,6 +92,12 @@ async function accountHoldsAdminRights(ctx: ServiceContext, userId: string): Pro
   return isPrivilegedAccount({ roles, permissions: roles.flatMap((r) => r.permissions) });
 }
 
+/** Whether the session that began a link from /account is still live and the account's (else nothing is linked). */
+async function linkSessionIsLive(ctx: ServiceContext, userId: string, sessionId: string | null, now: Date): Promise<boolean> {
+  const session = sessionId ? await findSessionById(ctx.db, sessionId) : undefined;
+  return session?.userId === userId && session.revokedAt === null && session.expiresAt > now;
+}
+
 async function enabledProvider(ctx: ServiceContext, slug: string): Promise<IdentityProviderRow> {
   const provider = await findIdentityProviderBySlug(ctx.db, slug);
   if (!provider?.enabled) throw new AppError('not_found', 'Identity provider not found');
@@ -99,12 +106,13 @@ async function enabledProvider(ctx: ServiceContext, slug: string): Promise<Ident
 
 /**
  * GET /api/auth/idp/:slug/start: the provider's authorization URL. `browserToken` is the browser's random cookie
- * (only its hash is stored); `linkUserId` is set when a signed-in person links the identity from /account.
+ * (only its hash is stored); `linkUserId` and `linkSessionId` are set when a signed-in person links the identity from /account: the link
+ * completes only while that session is live (a sign-out or a take-back meanwhile stops it).
  */
 export async function startFederatedSignIn(
   ctx: ServiceContext,
   slug: string,
-  input: { returnTo?: string; browserToken: string; linkUserId?: string },
+  input: { returnTo?: string; browserToken: string; link?: { userId: string; sessionId: string } },
 ): Promise<string> {
   const provider = await enabledProvider(ctx, slug);
   const client = openIdClient();
@@ -122,7 +130,8 @@ export async function startFederatedSignIn(
     nonce: round.nonce,
     // Open-redirect defence: only an allow-listed destination is kept (CONTRACT §5 return_to rules).
     returnTo: resolveReturnTo(ctx.config, input.returnTo) ?? null,
-    linkUserId: input.linkUserId ?? null,
+    linkUserId: input.link?.userId ?? null,
+    linkSessionId: input.link?.sessionId ?? null,
     now,
     expiresAt: addSeconds(now, IDP_FLOW_TTL_SECONDS),
   });
@@ -179,6 +188,15 @@ export async function completeFederatedSignIn(
       : undefined;
   if (!flow) {
     await ctx.events.record(ctx.db, { type: 'auth.login.failed', actorId: null, detail: { provider: slug, reason: 'idp_state' } });
+    throw new FederationRefused('stale', provider.name);
+  }
+  if (flow.linkUserId && !(await linkSessionIsLive(ctx, flow.linkUserId, flow.linkSessionId, now))) {
+    await ctx.events.record(ctx.db, {
+      type: 'auth.login.failed',
+      actorId: null,
+      subjectId: flow.linkUserId,
+      detail: { provider: slug, reason: 'idp_link_session' },
+    });
     throw new FederationRefused('stale', provider.name);
   }
   const returnTo = flow.returnTo ?? undefined;

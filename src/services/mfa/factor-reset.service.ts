@@ -1,4 +1,5 @@
 import { withTransaction, type DbOrTrx } from '../../db';
+import { cancelOpenLinksOfUser } from '../../db/repositories/idp-flows.repo';
 import { deleteRecoveryCodes } from '../../db/repositories/mfa-recovery-codes.repo';
 import { burnMfaTokensOfUser } from '../../db/repositories/mfa-tokens.repo';
 import { deleteTotp, findTotp } from '../../db/repositories/mfa-totp.repo';
@@ -47,7 +48,8 @@ export function describeRemovedFactors(removed: RemovedFactors): string {
 /**
  * CONTRACT §11 "Taking an account back ends every factor" and §23 "a linked identity is a way to sign in": removes
  * every passkey, the TOTP secret (pending or not), the recovery codes and every linked upstream identity of the user,
- * ends second steps of sign-in already begun (mfa_tokens) and WebAuthn ceremonies in flight, and records
+ * spends every link still in progress (open `idp_flows` begun from /account, `idp_pending_links`), ends second
+ * steps of sign-in already begun (mfa_tokens) and WebAuthn ceremonies in flight, and records
  * `mfa.factors.reset` and one `auth.identity.unlinked` per identity in the caller's transaction. The caller holds the users row
  * lock (lock order of docs/security.md: users, then the factor tables) and ends the sessions as its rule says.
  */
@@ -65,6 +67,8 @@ export async function removeEveryFactor(
   await burnMfaTokensOfUser(trx, userId, now);
   await burnChallengesOfUser(trx, userId, now);
   const identities = await deleteIdentitiesOfUser(trx, userId);
+  // A link begun before the take-back (from /account, or waiting for the account to be proved) must not complete.
+  await cancelOpenLinksOfUser(trx, userId, now);
   const removed = {
     passkeys: passkeys.length,
     totp: Boolean(totp?.confirmedAt),
