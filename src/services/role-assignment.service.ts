@@ -1,6 +1,13 @@
 import { withTransaction, type DbOrTrx } from '../db';
 import { loadUserAccess, type PrincipalRole } from '../db/repositories/principal.repo';
-import { findRoleById, findRoleByName, listRolesOfUser, lockSuperAdminRole, type RoleRow } from '../db/repositories/roles.repo';
+import {
+  findRoleById,
+  findRoleByName,
+  listRolesHeldByUser,
+  listRolesOfUser,
+  lockSuperAdminRole,
+  type RoleRow,
+} from '../db/repositories/roles.repo';
 import {
   assignRoleToUser,
   countUsersWithGlobalRoles,
@@ -48,9 +55,12 @@ export async function assertMayManageUser(db: DbOrTrx, actor: Actor, userId: str
   return access;
 }
 
-/** CONTRACT §8 take-over rule against every role the account holds. Call inside the transaction making the change. */
+/**
+ * CONTRACT §8 take-over rule against every role the account holds (assigned or through a SCIM group, deactivated
+ * too). Call inside the transaction making the change.
+ */
 export async function assertMayTakeOverUser(db: DbOrTrx, actor: Actor, userId: string, what: string): Promise<void> {
-  enforce(mayTakeOverUser(actor, await listRolesOfUser(db, userId), what));
+  enforce(mayTakeOverUser(actor, await listRolesHeldByUser(db, userId), what));
 }
 
 /**

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
 import { createProvider, updateProvider } from '../../src/services/federation/providers.service';
@@ -378,5 +379,48 @@ describe('High: a take-back stops a link already begun from /account', () => {
       .send({ token: lastLinkTo(t, user.email, '/set-password'), password: 'owner-pass-790' })
       .expect(200);
     expect(await t.db('idp_pending_links').where({ user_id: user.id })).toHaveLength(0);
+  });
+});
+
+describe('Medium: an admin through a SCIM group mapping counts as privileged', () => {
+  /** An account that holds `roleName` only through membership of a SCIM group mapped to it (CONTRACT §20). */
+  async function adminThroughScimGroup(roleName: string) {
+    const user = await makeUser(t);
+    const role = await t.db('roles').where({ name: roleName }).whereNull('application').first();
+    const connection = { id: randomUUID(), name: `scim-${randomUUID()}`, token_hash: randomUUID(), created_at: new Date() };
+    await t.db('scim_connections').insert(connection);
+    const group = {
+      id: randomUUID(),
+      connection_id: connection.id,
+      display_name: 'Admins',
+      created_at: new Date(),
+      updated_at: new Date(),
+    };
+    await t.db('scim_groups').insert(group);
+    await t.db('scim_group_roles').insert({ group_id: group.id, role_id: role.id });
+    await t.db('scim_group_members').insert({ group_id: group.id, user_id: user.id });
+    expect(await t.db('user_roles').where({ user_id: user.id })).toHaveLength(0);
+    return user;
+  }
+
+  test('no automatic link to an account that is admin only through a SCIM group', async () => {
+    const admin = await adminThroughScimGroup('admin');
+    // The live permission lookup sees the role: the account can list users.
+    const { bearer } = await signIn(t, admin).then((s) => ({ bearer: `Bearer ${s.accessToken}` }));
+    expect((await request(t.app).get('/api/users').set('Authorization', bearer)).status).toBe(200);
+
+    asUpstream(admin.email, { email_verified: true });
+    const { res, browser } = await upstreamSignIn(t, 'trusted');
+    expect(res.status).toBe(303);
+    expect(res.headers.location).toMatch(/^\/login\?/);
+    expect((await browser.get('/api/auth/me')).status).toBe(401);
+    expect(await identitiesOf(t, admin.id)).toHaveLength(0);
+  });
+
+  test('an admin cannot reset the factors of a peer who is admin through a SCIM group', async () => {
+    const peer = await adminThroughScimGroup('admin');
+    const admin = await makeSignedInUser(t, ['admin']);
+    const res = await request(t.app).delete(`/api/users/${peer.id}/mfa`).set('Authorization', admin.bearer);
+    expect(res.status).toBe(403);
   });
 });

@@ -89,6 +89,33 @@ export async function listRolesOfUser(db: DbOrTrx, userId: string): Promise<Role
   return rows.map(toRoleRow);
 }
 
+/**
+ * Every role the user holds by the rule of the live permission lookup (principal.repo.ts ROLES_CTE): assigned, or
+ * granted by membership of a SCIM group mapped to it (a group never grants the global super_admin), but deactivated
+ * roles included: what judges whether an account is privileged (automatic linking, taking an account over) must
+ * count a role that reactivating would hand back.
+ */
+export async function listRolesHeldByUser(db: DbOrTrx, userId: string): Promise<RoleRow[]> {
+  const rows = (await selectRoles(db)
+    .where((q) =>
+      q
+        .whereIn('ro.id', db('user_roles').select('role_id').where({ user_id: userId }))
+        .orWhere((g) =>
+          g
+            .whereIn(
+              'ro.id',
+              db('scim_group_members as gm')
+                .join('scim_group_roles as gr', 'gr.group_id', 'gm.group_id')
+                .select('gr.role_id')
+                .where('gm.user_id', userId),
+            )
+            .whereNot((sa) => sa.where('ro.name', 'super_admin').whereNull('ro.application')),
+        ),
+    )
+    .orderByRaw('ro.application nulls first, ro.name')) as RoleRecord[];
+  return rows.map(toRoleRow);
+}
+
 /** `application` null = the global role of that name. */
 export async function findRoleByName(db: DbOrTrx, name: string, application: string | null): Promise<RoleRow | undefined> {
   const q = selectRoles(db).where('ro.name', name);

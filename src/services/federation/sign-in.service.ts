@@ -13,7 +13,7 @@ import {
   insertIdpFlow,
   insertPendingLink,
 } from '../../db/repositories/idp-flows.repo';
-import { listRolesOfUser } from '../../db/repositories/roles.repo';
+import { listRolesHeldByUser } from '../../db/repositories/roles.repo';
 import { findSessionById } from '../../db/repositories/sessions.repo';
 import { findIdentity, insertIdentity, useIdentity, type IdentityKey } from '../../db/repositories/user-identities.repo';
 import { findUserByEmail, findUserById, insertUser, type UserRow } from '../../db/repositories/users.repo';
@@ -84,11 +84,12 @@ export function identityIssuerOf(provider: Pick<IdentityProviderRow, 'type' | 'i
 }
 
 /**
- * The facts `isPrivilegedAccount` judges: every global role assigned to the account, deactivated ones included (a
- * role reactivated later would hand its rights to whoever was linked meanwhile), and the permissions they carry.
+ * The facts `isPrivilegedAccount` judges: every global role the account holds, assigned or through a SCIM group (the
+ * live lookup's rule), deactivated ones included (a role reactivated later would hand its rights to whoever was
+ * linked meanwhile), and the permissions they carry.
  */
 async function accountHoldsAdminRights(ctx: ServiceContext, userId: string): Promise<boolean> {
-  const roles = (await listRolesOfUser(ctx.db, userId)).filter((r) => r.application === null);
+  const roles = (await listRolesHeldByUser(ctx.db, userId)).filter((r) => r.application === null);
   return isPrivilegedAccount({ roles, permissions: roles.flatMap((r) => r.permissions) });
 }
 
