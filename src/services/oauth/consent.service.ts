@@ -1,6 +1,5 @@
 import { withTransaction, type DbOrTrx } from '../../db';
 import { findClientById, type OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
-import { findGrant, upsertGrant } from '../../db/repositories/oauth-grants.repo';
 import {
   consumeAuthorizationRequest,
   findPendingAuthorizationRequest,
@@ -15,7 +14,7 @@ import { findApiResourceByIdentifier, type ApiResourceRow } from '../../db/repos
 import { resourceAllowed } from './client-policy';
 import { permittedScopes } from './resources.service';
 import { clientRegistrationEnabled } from './registration/client-metadata.service';
-import { widenedGrant } from './grant-policy';
+import { recordConsent } from './grant-record';
 import { isSubset, parseScope } from './scopes';
 
 export interface ConsentInfo {
@@ -72,17 +71,14 @@ export async function approveAuthorization(ctx: ServiceContext, principal: Princ
     if (!request) throw requestNotFound();
     const { client } = await clientStillAllowing(ctx, trx, request);
     const requested = parseScope(request.scope);
-    const existing = await findGrant(trx, principal.userId, client.clientId);
     // CONTRACT §23: the grant records the API and the redirect URI the person saw on the page.
-    const granted = widenedGrant(existing, { scopes: requested, resource: request.resource, redirectUri: request.redirectUri });
-    await upsertGrant(trx, {
-      userId: principal.userId,
-      clientId: client.clientId,
-      scopes: [...granted.scopes],
-      resources: [...granted.resources],
-      redirectUris: [...granted.redirectUris],
+    const granted = await recordConsent(
+      trx,
+      principal.userId,
+      client.clientId,
+      { scopes: requested, resource: request.resource, redirectUri: request.redirectUri },
       now,
-    });
+    );
     await ctx.events.record(trx, {
       type: 'oauth.consent.granted',
       actorId: principal.userId,

@@ -14,7 +14,6 @@ import {
 import { findSessionById } from '../../db/repositories/sessions.repo';
 import { findUserById } from '../../db/repositories/users.repo';
 import { findClientById } from '../../db/repositories/oauth-clients.repo';
-import { upsertGrant, findGrant } from '../../db/repositories/oauth-grants.repo';
 import { OAuthError } from '../../errors';
 import { addSeconds } from '../../lib/clock';
 import { randomToken, sha256Hex } from '../../lib/crypto';
@@ -25,7 +24,7 @@ import type { Principal } from '../principal';
 import { startSession } from '../sessions.service';
 import { DEVICE_CODE_GRANT, grantAllowed } from './client-policy';
 import { findResourceByIdentifier, permittedScopes, resolveTarget } from './resources.service';
-import { widenedGrant } from './grant-policy';
+import { recordConsent } from './grant-record';
 import { formatScope, isSubset, parseScope } from './scopes';
 import { finishUserGrant, presentTokens, type TokenResponse } from './token-response';
 
@@ -155,17 +154,8 @@ export async function decideUserCode(
       const client = await findClientById(trx, row.clientId);
       if (!client?.isActive) throw new DeviceCodeGone();
       if (approve) {
-        const existing = await findGrant(trx, principal.userId, client.clientId);
         // CONTRACT §23: the grant records the API named on the /device page (no redirect URI in this grant).
-        const granted = widenedGrant(existing, { scopes: parseScope(row.scope), resource: row.resource });
-        await upsertGrant(trx, {
-          userId: principal.userId,
-          clientId: client.clientId,
-          scopes: [...granted.scopes],
-          resources: [...granted.resources],
-          redirectUris: [...granted.redirectUris],
-          now,
-        });
+        await recordConsent(trx, principal.userId, client.clientId, { scopes: parseScope(row.scope), resource: row.resource }, now);
       }
       return { clientName: client.name, clientId: client.clientId };
     }).catch((err) => {
