@@ -17,6 +17,7 @@ import { createConsoleIdentityProvidersRouter } from './console/console-identity
 import { createConsoleResourcesRouter } from './console/console-resources.router';
 import { createConsoleRouter } from './console/console.router';
 import { createConsoleWebhooksRouter } from '../console/webhooks/webhooks.console';
+import { createConsoleSamlRouter } from '../console/saml/saml.console';
 import { createConsoleUsersRouter } from '../console/users/users.console';
 import { createAccountPagesRouter } from './pages/account-pages.router';
 import { createDevicePagesRouter } from './pages/device-pages.router';
@@ -112,4 +113,5 @@ export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, admin
   consolePages.mount('/admin', createConsoleResourcesRouter);
   consolePages.mount('/admin', createConsoleIdentityProvidersRouter);
   consolePages.mount('/admin', createConsoleWebhooksRouter);
+  consolePages.mount('/admin', createConsoleSamlRouter);
 }
