@@ -41,7 +41,9 @@ afterAll(async () => {
 });
 
 /** A fresh browser whose requests to `origin` are answered (and recorded) by the test. */
-async function browserReaching(origin: string): Promise<{ context: BrowserContext; page: Page; reached: Array<{ url: URL; body: string }> }> {
+async function browserReaching(
+  origin: string,
+): Promise<{ context: BrowserContext; page: Page; reached: Array<{ url: URL; body: string }> }> {
   const context = await browser.newContext();
   const page = await context.newPage();
   const reached: Array<{ url: URL; body: string }> = [];
@@ -98,7 +100,11 @@ test('RP-initiated logout: the confirmation form ends at the registered post_log
     await page.goto(`${baseUrl}/login`);
     await signIn(page, user.email, user.password);
     await page.getByRole('heading', { name: /signed in/ }).waitFor();
-    const query = new URLSearchParams({ client_id: client.clientId, post_logout_redirect_uri: 'https://wiki.test/signed-out', state: 'bye' });
+    const query = new URLSearchParams({
+      client_id: client.clientId,
+      post_logout_redirect_uri: 'https://wiki.test/signed-out',
+      state: 'bye',
+    });
     await page.goto(`${baseUrl}/api/oauth/logout?${query}`);
     await page.getByRole('heading', { name: 'Sign out?' }).waitFor();
     await page.getByRole('button', { name: 'Sign out' }).click();
