@@ -1,10 +1,13 @@
+import fs from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import request from 'supertest';
+import { checkAccessible } from '../helpers/accessibility';
 import { launchChromium } from '../helpers/ensure-chromium';
 import { makeClient, makeSignedInUser, makeUser, uniqueEmail } from '../helpers/factories';
 import { authorizeParams, createListeningTestApp } from '../helpers/oauth';
 import { authnRequestXml, createSamlApp, makeTestSp, redirectQuery } from '../helpers/saml';
 import type { TestApp } from '../helpers/test-app';
-import { addProvider, startUpstreamOidc, type UpstreamOidc } from '../helpers/upstream';
+import { addProvider, startAndAuthorize, startUpstreamOidc, type UpstreamOidc } from '../helpers/upstream';
 
 /**
  * Issue 30: every page's CSP says `form-action 'self'`, widened only by what the page's forms end at after the server's
@@ -218,4 +221,49 @@ describe('a form posting anywhere else is blocked', () => {
       await context.close();
     }
   });
+});
+
+test('a planted pending link: after signing in, the confirmation page (axe-clean, en and de); either button goes on', async () => {
+  const victim = await makeUser(t);
+  const client = await makeClient(t, { name: 'Wiki', redirectUris: ['https://wiki.test/callback'] });
+  // The attacker's upstream account asserts the victim's address: a pending link whose cookie they plant.
+  const plant = async (sub: string) => {
+    upstream.accounts.set(sub, { sub, email: victim.email, email_verified: true });
+    upstream.signInAs(sub);
+    const attacker = request.agent(t.app);
+    const planted = await attacker.get((await startAndAuthorize(attacker, 'corp')).callbackPath);
+    return /idp_link=([^;]+)/.exec(String(planted.headers['set-cookie']))![1]!;
+  };
+
+  const shots = '/tmp/shots/trust';
+  fs.mkdirSync(shots, { recursive: true });
+  for (const locale of ['en', 'de']) {
+    const token = await plant(`planted-${locale}-${victim.id}`);
+    const { context, page } = await browserReaching('https://wiki.test');
+    try {
+      await context.setExtraHTTPHeaders({ 'Accept-Language': locale });
+      await context.addCookies([{ name: 'idp_link', value: token, url: baseUrl }]);
+      const { params } = authorizeParams(client);
+      await page.goto(`${baseUrl}/api/oauth/authorize?${new URLSearchParams({ ...params, ui_locales: locale })}`);
+      await page.fill('#email', victim.email);
+      await page.fill('#password', victim.password);
+      await page.click('form[action="/login"] button[type=submit]');
+      await page.waitForURL((url) => url.pathname === '/login/link');
+      expect(await page.textContent('main')).toContain(
+        locale === 'en' ? `Link Corp SSO account ${victim.email}` : `Corp SSO-Konto ${victim.email}`,
+      );
+      await checkAccessible(page, `pending-link-confirm-${locale}`, shots);
+      if (locale === 'en') {
+        await page.getByRole('button', { name: "Don't link" }).click();
+        await page.waitForURL((url) => url.pathname === '/consent');
+        expect(await t.db('user_identities').where({ user_id: victim.id })).toHaveLength(0);
+      } else {
+        await page.getByRole('button', { name: 'Verknüpfen', exact: true }).click();
+        await page.waitForURL((url) => url.pathname === '/consent');
+        expect(await t.db('user_identities').where({ user_id: victim.id, subject: `planted-de-${victim.id}` })).toHaveLength(1);
+      }
+    } finally {
+      await context.close();
+    }
+  }
 });
