@@ -16,6 +16,7 @@ import { createOidcDiscoveryRouter, createOidcProtocolRouter, createOidcRouter }
 import { createConsoleIdentityProvidersRouter } from './console/console-identity-providers.router';
 import { createConsoleResourcesRouter } from './console/console-resources.router';
 import { createConsoleRouter } from './console/console.router';
+import { createConsoleScimRouter } from '../console/scim/scim.console';
 import { createConsoleWebhooksRouter } from '../console/webhooks/webhooks.console';
 import { createConsoleUsersRouter } from '../console/users/users.console';
 import { createAccountPagesRouter } from './pages/account-pages.router';
@@ -112,4 +113,5 @@ export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, admin
   consolePages.mount('/admin', createConsoleResourcesRouter);
   consolePages.mount('/admin', createConsoleIdentityProvidersRouter);
   consolePages.mount('/admin', createConsoleWebhooksRouter);
+  consolePages.mount('/admin', createConsoleScimRouter);
 }
