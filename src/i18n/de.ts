@@ -1119,8 +1119,7 @@ export const de: Messages = {
       createdTitle: 'SCIM-Verbindung angelegt',
       rotatedTitle: 'SCIM-Token erneuert',
       copyTokenNow: 'Kopieren Sie das Token jetzt: Es wird nur auf dieser Seite angezeigt und kann nicht erneut gelesen werden.',
-      tokenUse:
-        'Tragen Sie es im Verzeichnis als Geheimes Token (Entra ID) bzw. als „Bearer <Token>“ im Authorization-Header (Okta) ein.',
+      tokenUse: 'Tragen Sie es im Verzeichnis als Geheimes Token (Entra ID) bzw. als „Bearer <Token>“ im Authorization-Header (Okta) ein.',
       copiedContinue: 'Ich habe das Token kopiert — weiter zur Verbindung',
       rotate: 'Token erneuern',
       rotateTitle: (name: string) => `Token von ${name} erneuern?`,

@@ -24,7 +24,10 @@ afterAll(async () => {
 });
 
 const post = (agent: TestAgent, path: string, csrf: string, form: Record<string, string | string[]> = {}) =>
-  agent.post(path).type('form').send({ csrf, ...form });
+  agent
+    .post(path)
+    .type('form')
+    .send({ csrf, ...form });
 
 async function flashAfter(agent: TestAgent, res: request.Response): Promise<string> {
   expect(res.status).toBe(303);
@@ -118,7 +121,9 @@ test('groups: a pushed group mapped to roles chosen from a list grants them live
     .post('/scim/v2/Groups')
     .set('Authorization', `Bearer ${token}`)
     .set('Content-Type', 'application/scim+json')
-    .send(JSON.stringify({ schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'], displayName: 'Sales', members: [{ value: member.id }] }))
+    .send(
+      JSON.stringify({ schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'], displayName: 'Sales', members: [{ value: member.id }] }),
+    )
     .expect(201);
   const groupId = group.body.id as string;
   const role = await makeRole(t, { name: `sales-readers-${Date.now()}`, permissions: ['users:read'] });

@@ -140,7 +140,11 @@ export async function listGroupsWithRoles(ctx: ServiceContext): Promise<GroupWit
 export async function getGroupRoles(ctx: ServiceContext, groupId: string): Promise<GroupWithRoles> {
   const group = await findScimGroup(ctx.db, null, groupId);
   if (!group) throw notFound('SCIM group');
-  return { group, connectionName: await connectionNameOf(ctx.db, group.connectionId), roleIds: await listScimGroupRoleIds(ctx.db, groupId) };
+  return {
+    group,
+    connectionName: await connectionNameOf(ctx.db, group.connectionId),
+    roleIds: await listScimGroupRoleIds(ctx.db, groupId),
+  };
 }
 
 /**
