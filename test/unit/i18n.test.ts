@@ -52,7 +52,7 @@ describe('catalogues', () => {
       'console.user.browser',
       'console.user.passkeys',
       'console.nav.scim',
-  'console.nav.webhooks',
+      'console.nav.webhooks',
       'console.webhooks.back',
       'console.webhooks.backToWebhook',
       'console.webhooks.named',
