@@ -18,6 +18,7 @@ import { createConsoleResourcesRouter } from '../console/resources/resources.con
 import { createConsoleRouter } from './console/console.router';
 import { createConsoleScimRouter } from '../console/scim/scim.console';
 import { createConsoleWebhooksRouter } from '../console/webhooks/webhooks.console';
+import { createConsoleSamlRouter } from '../console/saml/saml.console';
 import { createConsoleUsersRouter } from '../console/users/users.console';
 import { createAccountPagesRouter } from './pages/account-pages.router';
 import { createDevicePagesRouter } from './pages/device-pages.router';
@@ -114,4 +115,5 @@ export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, admin
   consolePages.mount('/admin', createConsoleIdentityProvidersRouter);
   consolePages.mount('/admin', createConsoleWebhooksRouter);
   consolePages.mount('/admin', createConsoleScimRouter);
+  consolePages.mount('/admin', createConsoleSamlRouter);
 }

@@ -122,6 +122,7 @@ export type ConsoleSection =
   | 'applications'
   | 'resources'
   | 'identity-providers'
+  | 'saml'
   | 'webhooks'
   | 'scim'
   | 'audit'
@@ -143,6 +144,7 @@ const NAV: Array<{ id: ConsoleSection; href: string; label: NavLabel; permission
     label: 'identityProviders',
     permission: 'system:manage_identity_providers',
   },
+  { id: 'saml', href: '/admin/saml-apps', label: 'saml', permission: 'oauth_clients:read' },
   { id: 'webhooks', href: '/admin/webhooks', label: 'webhooks' },
   { id: 'scim', href: '/admin/scim', label: 'scim', permission: 'system:manage_users' },
   { id: 'audit', href: '/admin/audit', label: 'audit' },
