@@ -18,6 +18,7 @@ import { createConsoleResourcesRouter } from '../console/resources/resources.con
 import { createConsoleRouter } from './console/console.router';
 import { createConsoleWebhooksRouter } from '../console/webhooks/webhooks.console';
 import { createConsoleUsersRouter } from '../console/users/users.console';
+import { createConsoleApplicationsRouter } from '../console/applications/applications.console';
 import { createAccountPagesRouter } from './pages/account-pages.router';
 import { createDevicePagesRouter } from './pages/device-pages.router';
 import { createMfaPagesRouter } from './pages/mfa-pages.router';
@@ -109,6 +110,7 @@ export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, admin
   // Before the console's other routes: /users/new is not a /users/:userId.
   consolePages.mount('/admin', createConsoleUsersRouter);
   consolePages.mount('/admin', createConsoleRouter);
+  consolePages.mount('/admin', createConsoleApplicationsRouter);
   consolePages.mount('/admin', createConsoleResourcesRouter);
   consolePages.mount('/admin', createConsoleIdentityProvidersRouter);
   consolePages.mount('/admin', createConsoleWebhooksRouter);
