@@ -1,4 +1,7 @@
-/** The functions of xml-encryption 6 this server (encrypt) and its tests (decrypt) call (its package ships no types; @types/ is for version 1). */
+/**
+ * The functions of xml-encryption 6 this server (encrypt) and its tests (decrypt) call: the package ships no types, and
+ * @types/xml-encryption describes version 1.
+ */
 declare module 'xml-encryption' {
   export interface EncryptOptions {
     rsa_pub: string | Buffer;
