@@ -14,6 +14,8 @@ const base: OAuthClientRow = {
   redirectUris: ['http://127.0.0.1/cb'],
   scopes: ['openid'],
   postLogoutRedirectUris: [],
+  allowedOrigins: null,
+  corsOrigins: ['http://127.0.0.1'],
   isActive: true,
   registration: 'admin',
   registrationAccessTokenHash: null,
