@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { makeSignedInUser } from '../helpers/factories';
+import { csrfFrom } from '../helpers/oauth';
 import { createTestApp, type TestApp } from '../helpers/test-app';
 
 /**
@@ -34,13 +35,24 @@ const tokenCall = (clientId: string, origin: string) =>
     .post('/api/oauth/token')
     .set('Origin', origin)
     .type('form')
-    .send({ grant_type: 'authorization_code', client_id: clientId, code: 'nope', code_verifier: 'x'.repeat(43), redirect_uri: 'https://x/' });
+    .send({
+      grant_type: 'authorization_code',
+      client_id: clientId,
+      code: 'nope',
+      code_verifier: 'x'.repeat(43),
+      redirect_uri: 'https://x/',
+    });
 
 describe('allowed_origins on clients', () => {
   test('a public client defaults to the origins of its redirect URIs; a confidential one to none', async () => {
     const spa = await createClient({
       type: 'public',
-      redirect_uris: ['http://localhost:5173/callback', 'http://localhost:5173/silent', 'https://app.example.com/cb?x=1', 'com.example.app:/cb'],
+      redirect_uris: [
+        'http://localhost:5173/callback',
+        'http://localhost:5173/silent',
+        'https://app.example.com/cb?x=1',
+        'com.example.app:/cb',
+      ],
     });
     expect(spa.allowed_origins).toEqual(['http://localhost:5173', 'https://app.example.com']);
     expect(spa.allowed_origins_default).toBe(true);
@@ -81,7 +93,10 @@ describe('allowed_origins on clients', () => {
       .set('Authorization', admin)
       .send({ redirect_uris: ['https://two.example.com/cb'] });
     expect(moved.body.client.allowed_origins).toEqual(['https://two.example.com']);
-    const pre = await api().options('/api/oauth/token').set('Origin', 'https://one.example.com').set('Access-Control-Request-Method', 'POST');
+    const pre = await api()
+      .options('/api/oauth/token')
+      .set('Origin', 'https://one.example.com')
+      .set('Access-Control-Request-Method', 'POST');
     expect(pre.headers['access-control-allow-origin']).toBeUndefined();
   });
 });
@@ -104,7 +119,10 @@ describe('client-scoped CORS', () => {
     expect((await tokenCall('client_unknown', 'https://spa-b.example.com')).headers['access-control-allow-origin']).toBeUndefined();
     await api().put(`/api/admin/oauth-clients/${a.client_id}`).set('Authorization', admin).send({ is_active: false });
     expect((await tokenCall(a.client_id, 'https://spa-b.example.com')).headers['access-control-allow-origin']).toBeUndefined();
-    const pre = await api().options('/api/oauth/token').set('Origin', 'https://spa-b.example.com').set('Access-Control-Request-Method', 'POST');
+    const pre = await api()
+      .options('/api/oauth/token')
+      .set('Origin', 'https://spa-b.example.com')
+      .set('Access-Control-Request-Method', 'POST');
     expect(pre.headers['access-control-allow-origin']).toBeUndefined();
   });
 
@@ -194,5 +212,65 @@ describe('dynamic registration', () => {
     } finally {
       await open.close();
     }
+  });
+});
+
+describe('the console application form', () => {
+  test("sets, shows (en/de) and clears a client's allowed origins; a bad one is refused beside the field", async () => {
+    const s = await makeSignedInUser(t, ['super_admin']);
+    const csrf = await csrfFrom(s.agent, '/admin/applications/new');
+    const form = await s.agent.get('/admin/applications/new');
+    expect(form.text).toContain('Allowed browser origins (CORS)');
+    const fields = {
+      csrf,
+      name: 'Console SPA origins',
+      type: 'public',
+      grant_types: ['authorization_code', 'refresh_token'],
+      redirect_uris: 'http://localhost:5173/callback',
+      post_logout_redirect_uris: '',
+      scopes: ['openid'],
+    };
+    const created = await s.agent
+      .post('/admin/applications')
+      .type('form')
+      .send({ ...fields, allowed_origins: '' });
+    expect(created.status).toBe(201);
+    const clientId = /id="client-id">([^<]+)</.exec(created.text)![1]!;
+    const viaApi = async () =>
+      (await api().get(`/api/admin/oauth-clients/${clientId}`).set('Authorization', admin)).body.client as Record<string, unknown>;
+    expect(await viaApi()).toMatchObject({ allowed_origins: ['http://localhost:5173'], allowed_origins_default: true });
+    const detail = await s.agent.get(`/admin/applications/${clientId}`);
+    expect(detail.text).toContain('http://localhost:5173 (from the redirect URIs)');
+
+    const saved = await s.agent
+      .post(`/admin/applications/${clientId}`)
+      .type('form')
+      .send({ ...fields, allowed_origins: 'https://app.example.com\nhttp://localhost:3000' });
+    expect(saved.status).toBe(303);
+    expect(await viaApi()).toMatchObject({
+      allowed_origins: ['https://app.example.com', 'http://localhost:3000'],
+      allowed_origins_default: false,
+    });
+    const pre = await api().options('/api/oauth/token').set('Origin', 'http://localhost:3000').set('Access-Control-Request-Method', 'POST');
+    expect(pre.headers['access-control-allow-origin']).toBe('http://localhost:3000');
+
+    const refused = await s.agent
+      .post(`/admin/applications/${clientId}`)
+      .type('form')
+      .send({ ...fields, allowed_origins: 'javascript:alert(1)' });
+    expect(refused.status).toBe(400);
+    expect(refused.text).toMatch(/id="f-allowed_origins-error">[^<]*is not an http\(s\) origin/);
+    expect(refused.text).toContain('javascript:alert(1)</textarea>');
+
+    const cleared = await s.agent
+      .post(`/admin/applications/${clientId}`)
+      .type('form')
+      .send({ ...fields, allowed_origins: '' });
+    expect(cleared.status).toBe(303);
+    expect(await viaApi()).toMatchObject({ allowed_origins: ['http://localhost:5173'], allowed_origins_default: true });
+
+    const german = await s.agent.get(`/admin/applications/${clientId}`).set('Accept-Language', 'de');
+    expect(german.text).toContain('Erlaubte Browser-Origins (CORS)');
+    expect(german.text).toContain('(aus den Weiterleitungs-URIs)');
   });
 });

@@ -34,6 +34,7 @@ const detail = (client: ConsoleClient) =>
       grant_types: [],
       redirect_uris: '',
       post_logout_redirect_uris: '',
+      allowed_origins: '',
       scopes: [],
       allowed_resources: [],
     },

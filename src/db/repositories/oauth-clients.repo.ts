@@ -223,7 +223,9 @@ export async function updateClient(
   if (patch.allowedResources !== undefined) record.allowed_resources = JSON.stringify(patch.allowedResources);
   if (patch.clientUri !== undefined) record.client_uri = patch.clientUri;
   if (patch.logoUri !== undefined) record.logo_uri = patch.logoUri;
-  if (patch.allowedOrigins !== undefined) record.allowed_origins = patch.allowedOrigins === null ? null : JSON.stringify(patch.allowedOrigins);
+  if (patch.allowedOrigins !== undefined) {
+    record.allowed_origins = patch.allowedOrigins === null ? null : JSON.stringify(patch.allowedOrigins);
+  }
   if (patch.redirectUris !== undefined || patch.allowedOrigins !== undefined) {
     // The origins in force follow the redirect URIs or the list set (read under the caller's transaction).
     const current = await db<OAuthClientRecord>('oauth_clients').where({ client_id: clientId }).forUpdate().first();

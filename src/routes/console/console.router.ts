@@ -148,6 +148,7 @@ export function createConsoleRouter(deps: RouteDeps) {
     grant_types: c?.grantTypes ?? [...DEFAULT_GRANT_TYPES],
     redirect_uris: (c?.redirectUris ?? []).join('\n'),
     post_logout_redirect_uris: (c?.postLogoutRedirectUris ?? []).join('\n'),
+    allowed_origins: (c?.allowedOrigins ?? []).join('\n'),
     scopes: c?.scopes ?? [...DEFAULT_CLIENT_SCOPES],
     allowed_resources: c?.allowedResources ?? [],
   });
@@ -163,6 +164,7 @@ export function createConsoleRouter(deps: RouteDeps) {
     grant_types: list(),
     redirect_uris: text(10_000),
     post_logout_redirect_uris: text(10_000),
+    allowed_origins: text(10_000),
     scopes: list(),
     allowed_resources: list(),
   });
@@ -172,6 +174,8 @@ export function createConsoleRouter(deps: RouteDeps) {
     grant_types: b.grant_types,
     redirect_uris: lines(b.redirect_uris),
     post_logout_redirect_uris: lines(b.post_logout_redirect_uris),
+    // Empty: the default (the redirect URIs' origins of a public application).
+    allowed_origins: lines(b.allowed_origins).length ? lines(b.allowed_origins) : null,
     scopes: b.scopes,
     allowed_resources: b.allowed_resources,
   });
