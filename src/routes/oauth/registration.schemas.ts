@@ -77,7 +77,8 @@ export const clientInformationBody = z
     client_uri: z.string().optional(),
     logo_uri: z.string().optional(),
     allowed_origins: z.array(z.string()).meta({
-      description: "an extension: browser origins answered CORS at the token endpoint and its siblings (default: a public client's redirect URI origins)",
+      description:
+        "an extension: browser origins answered CORS at the token endpoint and its siblings (default: a public client's redirect URI origins)",
     }),
   })
   .meta({ id: 'ClientInformation' });

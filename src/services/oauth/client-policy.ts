@@ -124,7 +124,11 @@ export function originsOfRedirectUris(uris: readonly string[]): string[] {
  * (docs/apps.md, "Browser applications and CORS"): the list set on the client, else, for a public client (a browser app
  * cannot keep a secret), the origins of its redirect URIs; a confidential client gets none by default.
  */
-export function corsOriginsOf(client: { type: ClientType; redirectUris: readonly string[]; allowedOrigins: readonly string[] | null }): string[] {
+export function corsOriginsOf(client: {
+  type: ClientType;
+  redirectUris: readonly string[];
+  allowedOrigins: readonly string[] | null;
+}): string[] {
   if (client.allowedOrigins !== null) return [...client.allowedOrigins];
   return client.type === 'public' ? originsOfRedirectUris(client.redirectUris) : [];
 }

@@ -222,7 +222,10 @@ export async function updateRegistration(
       type: 'oauth.client.changed',
       subjectId: clientId,
       clientId,
-      detail: { fields: ['name', 'redirect_uris', 'grant_types', 'scopes', 'client_uri', 'logo_uri', 'allowed_origins'], via: 'registration' },
+      detail: {
+        fields: ['name', 'redirect_uris', 'grant_types', 'scopes', 'client_uri', 'logo_uri', 'allowed_origins'],
+        via: 'registration',
+      },
     });
     return row;
   });
