@@ -16,6 +16,7 @@ import { createOidcDiscoveryRouter, createOidcProtocolRouter, createOidcRouter }
 import { createConsoleIdentityProvidersRouter } from '../console/identity-providers/identity-providers.console';
 import { createConsoleResourcesRouter } from '../console/resources/resources.console';
 import { createConsoleRouter } from './console/console.router';
+import { createConsoleScimRouter } from '../console/scim/scim.console';
 import { createConsoleWebhooksRouter } from '../console/webhooks/webhooks.console';
 import { createConsoleSamlRouter } from '../console/saml/saml.console';
 import { createConsoleUsersRouter } from '../console/users/users.console';
@@ -113,5 +114,6 @@ export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, admin
   consolePages.mount('/admin', createConsoleResourcesRouter);
   consolePages.mount('/admin', createConsoleIdentityProvidersRouter);
   consolePages.mount('/admin', createConsoleWebhooksRouter);
+  consolePages.mount('/admin', createConsoleScimRouter);
   consolePages.mount('/admin', createConsoleSamlRouter);
 }
