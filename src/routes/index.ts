@@ -20,6 +20,7 @@ import { createConsoleScimRouter } from '../console/scim/scim.console';
 import { createConsoleWebhooksRouter } from '../console/webhooks/webhooks.console';
 import { createConsoleSamlRouter } from '../console/saml/saml.console';
 import { createConsoleUsersRouter } from '../console/users/users.console';
+import { createConsoleApplicationsRouter } from '../console/applications/applications.console';
 import { createAccountPagesRouter } from './pages/account-pages.router';
 import { createDevicePagesRouter } from './pages/device-pages.router';
 import { createMfaPagesRouter } from './pages/mfa-pages.router';
@@ -111,6 +112,7 @@ export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, admin
   // Before the console's other routes: /users/new is not a /users/:userId.
   consolePages.mount('/admin', createConsoleUsersRouter);
   consolePages.mount('/admin', createConsoleRouter);
+  consolePages.mount('/admin', createConsoleApplicationsRouter);
   consolePages.mount('/admin', createConsoleResourcesRouter);
   consolePages.mount('/admin', createConsoleIdentityProvidersRouter);
   consolePages.mount('/admin', createConsoleWebhooksRouter);
