@@ -111,7 +111,7 @@ export function renderConsoleOutcome(section: ConsoleSection | undefined): Outco
     const principal = req.principal;
     if (!(outcome instanceof ConsolePage) || !principal) throw new Error(`${req.method} ${req.path}: not a console outcome`);
     const frame = { ...frameOf(req, res, config, principal, section, outcome.title), errors: outcome.errors };
-    html(res, outcome.status, outcome.render(frame));
+    html(res, outcome.status, outcome.render(frame), outcome.formTargets);
   };
 }
 

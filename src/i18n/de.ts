@@ -492,6 +492,16 @@ export const de: Messages = {
     unlinkNamed: (provider: string) => `${provider} trennen`,
     noneLinked: 'Mit Ihrem Konto ist keine andere Anmeldung verknüpft.',
     link: (provider: string) => `${provider} verknüpfen`,
+    confirmLink: {
+      title: (provider: string) => `${provider} verknüpfen?`,
+      question: (provider: string, account: string) => `${provider}-Konto ${account} mit Ihrem Konto verknüpfen?`,
+      subject: (subject: string) => `Konto-ID beim Anbieter: ${subject}`,
+      warning: (provider: string) =>
+        `Verknüpfen Sie es nur, wenn Sie sich gerade selbst mit ${provider} angemeldet haben. Danach kann sich jeder, der dieses ` +
+        `${provider}-Konto kontrolliert, bei Ihrem Konto anmelden.`,
+      link: 'Verknüpfen',
+      cancel: 'Nicht verknüpfen',
+    },
     failedTitle: 'Anmeldung fehlgeschlagen',
     unknownTitle: 'Unbekannte Anmeldemöglichkeit',
     unknown: 'Diesen Identitätsanbieter gibt es nicht, oder er ist ausgeschaltet.',

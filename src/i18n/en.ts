@@ -477,6 +477,17 @@ export const en = {
     unlinkNamed: (provider: string) => `Unlink ${provider}`,
     noneLinked: 'No other sign-in is linked to your account.',
     link: (provider: string) => `Link ${provider}`,
+    /** The confirmation of a pending link after signing in (issue 30): nothing links without it. */
+    confirmLink: {
+      title: (provider: string) => `Link ${provider}?`,
+      question: (provider: string, account: string) => `Link ${provider} account ${account} to your account?`,
+      subject: (subject: string) => `Account ID at the provider: ${subject}`,
+      warning: (provider: string) =>
+        `Link it only if you just signed in with ${provider} yourself. Once linked, whoever controls that ${provider} account ` +
+        'can sign in to your account.',
+      link: 'Link',
+      cancel: "Don't link",
+    },
     failedTitle: 'Sign-in failed',
     unknownTitle: 'Unknown sign-in option',
     unknown: 'This identity provider does not exist or is turned off.',

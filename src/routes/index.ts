@@ -24,6 +24,7 @@ import { createConsoleApplicationsRouter } from '../console/applications/applica
 import { createConsoleRolesRouter } from '../console/roles/roles.console';
 import { createAccountPagesRouter } from './pages/account-pages.router';
 import { createDevicePagesRouter } from './pages/device-pages.router';
+import { createLinkConfirmPagesRouter } from './pages/link-confirm-pages.router';
 import { createMfaPagesRouter } from './pages/mfa-pages.router';
 import { createOAuthPagesRouter } from './pages/oauth-pages.router';
 import { createSetupPagesRouter } from './pages/setup-pages.router';
@@ -103,6 +104,7 @@ export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, admin
   pages.mount('/', createFaviconRouter);
   pages.mount('/', createOAuthPagesRouter);
   pages.mount('/', createMfaPagesRouter);
+  pages.mount('/', createLinkConfirmPagesRouter);
   pages.mount('/', createSelfServicePagesRouter);
   pages.mount('/', createAccountPagesRouter);
   pages.mount('/', createSetupPagesRouter);

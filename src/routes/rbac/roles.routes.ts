@@ -5,10 +5,11 @@ import * as catalogue from '../../services/role-catalogue.service';
 import { endpoint, reply, route, type DeclaredRoute, type Endpoint } from '../route';
 import { presentAdminUser } from '../users/users.presenters';
 import { adminUsersBody } from '../users/users.schemas';
-import { presentPermission, presentRole } from './rbac.presenters';
+import { presentHeldRole, presentPermission, presentRole } from './rbac.presenters';
 import {
   assignRoleBody,
   createRoleBody,
+  heldRolesBody,
   permissionsBody,
   roleEnvelope,
   roleIdParams,
@@ -102,13 +103,13 @@ export const rolesApi = {
     {
       method: 'get',
       path: '/:userId/roles',
-      summary: "A user's roles",
+      summary: "A user's roles: assigned, and granted by SCIM groups (each marked with how it is held)",
       auth: 'user',
       permission: 'users:read',
       params: userIdParams,
-      response: { description: '{ roles } (Role objects)', schema: rolesBody },
+      response: { description: '{ roles } (Role objects with `assigned` and `scim_groups`)', schema: heldRolesBody },
     },
-    async ({ params }, ctx) => ({ roles: (await assignments.listUserRoles(ctx, params.userId)).map(presentRole) }),
+    async ({ params }, ctx) => ({ roles: (await assignments.listUserRoles(ctx, params.userId)).map(presentHeldRole) }),
   ),
   assignToUser: endpoint(
     {
