@@ -227,13 +227,15 @@ describe('SAML requests (CONTRACT §19)', () => {
       expires_at: addSeconds(now, expiresIn),
       used_at: used ? now : null,
     });
-    await t.db('saml_requests').insert([
-      row('pending', 300),
-      row('answered-recently', 300, true),
-      row('expired-just-now', -60),
-      row('expired-long-ago', -301),
-      row('answered-long-ago', -3600, true),
-    ]);
+    await t
+      .db('saml_requests')
+      .insert([
+        row('pending', 300),
+        row('answered-recently', 300, true),
+        row('expired-just-now', -60),
+        row('expired-long-ago', -301),
+        row('answered-long-ago', -3600, true),
+      ]);
     const counts = await pruneExpired(t.ctx);
     expect(counts.saml_requests).toBe(2);
     expect(await ids('saml_requests', 'id')).toEqual(['answered-recently', 'expired-just-now', 'pending']);
