@@ -13,10 +13,11 @@ import { createHealthRouter } from './health/health.router';
 import { createDiscoveryRouter, createOAuthProtocolRouter, createOAuthRouter } from './oauth/oauth.router';
 import { createRegistrationRouter } from './oauth/registration.router';
 import { createOidcDiscoveryRouter, createOidcProtocolRouter, createOidcRouter } from './oauth/oidc.router';
-import { createConsoleIdentityProvidersRouter } from './console/console-identity-providers.router';
-import { createConsoleResourcesRouter } from './console/console-resources.router';
+import { createConsoleIdentityProvidersRouter } from '../console/identity-providers/identity-providers.console';
+import { createConsoleResourcesRouter } from '../console/resources/resources.console';
 import { createConsoleRouter } from './console/console.router';
 import { createConsoleWebhooksRouter } from '../console/webhooks/webhooks.console';
+import { createConsoleSamlRouter } from '../console/saml/saml.console';
 import { createConsoleUsersRouter } from '../console/users/users.console';
 import { createAccountPagesRouter } from './pages/account-pages.router';
 import { createDevicePagesRouter } from './pages/device-pages.router';
@@ -116,4 +117,5 @@ export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, admin
   consolePages.mount('/admin', createConsoleResourcesRouter);
   consolePages.mount('/admin', createConsoleIdentityProvidersRouter);
   consolePages.mount('/admin', createConsoleWebhooksRouter);
+  consolePages.mount('/admin', createConsoleSamlRouter);
 }
