@@ -4,7 +4,7 @@ import { AppError, InvalidLinkError } from '../../errors';
 import { issueCsrf } from '../../middleware/csrf';
 import * as auth from '../../services/auth.service';
 import * as emailSignIn from '../../services/email-sign-in.service';
-import { signInApplicationFor } from '../../services/oauth/sign-in-context';
+import { signInTargetOf } from '../../services/oauth/sign-in-context';
 import { renderEmailCodePage, renderEmailLinkConfirmPage, renderEmailLinkInvalid } from '../../views/email-sign-in';
 import { renderLoginPage, renderSecondStepPage } from '../../views/login';
 import { browserSecretFor, browserSecretOf } from '../auth/email-sign-in.router';
@@ -32,8 +32,9 @@ export function createEmailSignInPagesRouter(deps: RouteDeps) {
   const finish = async (req: Request, res: Response, outcome: emailSignIn.EmailSignInOutcome, returnTo: string | undefined) => {
     if (outcome.mfaRequired) {
       const csrf = issueCsrf(req, res, config);
-      const application = await signInApplicationFor(ctx, returnTo);
-      return html(res, 200, renderSecondStepPage({ csrf, returnTo, mfaToken: outcome.mfaToken, methods: outcome.methods, application }));
+      const { application, formTargets } = await signInTargetOf(ctx, returnTo);
+      const page = renderSecondStepPage({ csrf, returnTo, mfaToken: outcome.mfaToken, methods: outcome.methods, application });
+      return html(res, 200, page, formTargets);
     }
     return finishSignIn(ctx, req, res, outcome, returnTo);
   };
@@ -69,6 +70,7 @@ export function createEmailSignInPagesRouter(deps: RouteDeps) {
         if (!email.success) {
           const csrf = issueCsrf(req, res, config);
           const federation = await federationOnLoginPage(ctx, req, returnTo);
+          const { application, formTargets } = await signInTargetOf(ctx, returnTo);
           return html(
             res,
             400,
@@ -77,18 +79,19 @@ export function createEmailSignInPagesRouter(deps: RouteDeps) {
               returnTo,
               email: body.email.trim(),
               error: t.emailSignIn.emailMissing,
-              application: await signInApplicationFor(ctx, returnTo),
+              application,
               registerLink: auth.registrationOpen(ctx.settings.current.values),
               emailSignIn: true,
               ...federation,
             }),
+            formTargets,
           );
         }
         const browserSecret = browserSecretFor(config, req, res);
         await emailSignIn.requestEmailSignIn(ctx, { email: email.data, returnTo, browserSecret });
         const csrf = issueCsrf(req, res, config);
-        const application = await signInApplicationFor(ctx, returnTo);
-        html(res, 200, renderEmailCodePage({ csrf, email: auth.normalizeEmail(email.data), returnTo, application }));
+        const { application, formTargets } = await signInTargetOf(ctx, returnTo);
+        html(res, 200, renderEmailCodePage({ csrf, email: auth.normalizeEmail(email.data), returnTo, application }), formTargets);
       },
     ),
 
@@ -107,18 +110,11 @@ export function createEmailSignInPagesRouter(deps: RouteDeps) {
         enabled();
         const returnTo = body.return_to;
         const { t } = req.pageEnv!;
-        const again = async (status: number, error: string) =>
-          html(
-            res,
-            status,
-            renderEmailCodePage({
-              csrf: issueCsrf(req, res, config),
-              email: body.email.trim(),
-              returnTo,
-              error,
-              application: await signInApplicationFor(ctx, returnTo),
-            }),
-          );
+        const again = async (status: number, error: string) => {
+          const { application, formTargets } = await signInTargetOf(ctx, returnTo);
+          const csrf = issueCsrf(req, res, config);
+          html(res, status, renderEmailCodePage({ csrf, email: body.email.trim(), returnTo, application, error }), formTargets);
+        };
         try {
           const outcome = await emailSignIn.verifyEmailSignInCode(ctx, { email: body.email, code: body.code }, requestMeta(req));
           return await finish(req, res, outcome, returnTo);
@@ -154,7 +150,13 @@ export function createEmailSignInPagesRouter(deps: RouteDeps) {
         // The browser that asked is signed in by opening its link; any other (another device, a forwarded mail, a
         // mail scanner fetching links) gets a question first, so fetching the link signs nobody in.
         if (link.sameBrowser) return signInWithLink(req, res, query.token);
-        html(res, 200, renderEmailLinkConfirmPage({ csrf: issueCsrf(req, res, config), token: query.token, email: link.email }));
+        const { formTargets } = await signInTargetOf(ctx, link.returnTo);
+        html(
+          res,
+          200,
+          renderEmailLinkConfirmPage({ csrf: issueCsrf(req, res, config), token: query.token, email: link.email }),
+          formTargets,
+        );
       },
     ),
 

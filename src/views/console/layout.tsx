@@ -124,6 +124,7 @@ export type ConsoleSection =
   | 'identity-providers'
   | 'saml'
   | 'webhooks'
+  | 'scim'
   | 'audit'
   | 'signing-keys'
   | 'settings';
@@ -145,6 +146,7 @@ const NAV: Array<{ id: ConsoleSection; href: string; label: NavLabel; permission
   },
   { id: 'saml', href: '/admin/saml-apps', label: 'saml', permission: 'oauth_clients:read' },
   { id: 'webhooks', href: '/admin/webhooks', label: 'webhooks' },
+  { id: 'scim', href: '/admin/scim', label: 'scim', permission: 'system:manage_users' },
   { id: 'audit', href: '/admin/audit', label: 'audit' },
   { id: 'signing-keys', href: '/admin/signing-keys', label: 'signingKeys' },
   { id: 'settings', href: '/admin/settings', label: 'settings' },

@@ -1,12 +1,12 @@
 import type { ComponentChildren } from 'preact';
 import type { AuditEventRow } from '../../db/repositories/audit-events.repo';
-import type { OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
 import type { RoleRow } from '../../db/repositories/roles.repo';
 import type { SessionRow } from '../../db/repositories/sessions.repo';
 import type { UserRow } from '../../db/repositories/users.repo';
 import type { GrantWithClientRow } from '../../db/repositories/oauth-grants.repo';
 import type { PrincipalRole } from '../../db/repositories/principal.repo';
 import type { AdminSummary } from '../../services/admin.service';
+import type { OAuthClient } from '../../routes/admin/admin.schemas';
 import type { ListCount } from '../../services/list-count';
 import type { DailySignIns, FactorsOfUser } from '../../services/user-admin.service';
 import { pageEnv } from '../env';
@@ -462,7 +462,7 @@ export function renderRoleForm(
 }
 
 /** A client as the console shows it; `registration` says how it came to exist (CONTRACT §13). */
-export type ConsoleClient = OAuthClientRow;
+export type ConsoleClient = OAuthClient;
 
 const clientTypeLabel = (type: string) => {
   const ap = c().applications;
@@ -508,8 +508,8 @@ export function renderApplications(frame: ConsoleFrame, data: { clients: Console
           )
         }
         columns={[
-          { label: k.name, cell: (c) => <a href={`/admin/applications/${encodeURIComponent(c.clientId)}`}>{c.name}</a> },
-          { label: ap.clientId, wrap: true, cell: (c) => <code>{c.clientId}</code> },
+          { label: k.name, cell: (c) => <a href={`/admin/applications/${encodeURIComponent(c.client_id)}`}>{c.name}</a> },
+          { label: ap.clientId, wrap: true, cell: (c) => <code>{c.client_id}</code> },
           {
             label: ap.type,
             cell: (c) => (
@@ -520,9 +520,9 @@ export function renderApplications(frame: ConsoleFrame, data: { clients: Console
               </>
             ),
           },
-          { label: ap.grantTypes, cell: (c) => c.grantTypes.map(grantLabel).join(', ') },
-          { label: ap.redirectUris, wrap: true, cell: (c) => dash(c.redirectUris.join(' ')) },
-          { label: k.status, cell: (c) => <Badge on={c.isActive} yes={k.active} no={k.deactivated} /> },
+          { label: ap.grantTypes, cell: (c) => c.grant_types.map(grantLabel).join(', ') },
+          { label: ap.redirectUris, wrap: true, cell: (c) => dash(c.redirect_uris.join(' ')) },
+          { label: k.status, cell: (c) => <Badge on={c.is_active} yes={k.active} no={k.deactivated} /> },
         ]}
       />
     </>,
@@ -536,6 +536,8 @@ export interface ApplicationValues {
   grant_types: string[];
   redirect_uris: string;
   post_logout_redirect_uris: string;
+  /** One origin a line; empty: the default (the redirect URIs' origins for a public application). */
+  allowed_origins: string;
   scopes: string[];
   allowed_resources: string[];
 }
@@ -552,7 +554,7 @@ export function renderApplicationForm(
   },
 ): string {
   const c = data.client;
-  const base = c ? `/admin/applications/${encodeURIComponent(c.clientId)}` : '/admin/applications';
+  const base = c ? `/admin/applications/${encodeURIComponent(c.client_id)}` : '/admin/applications';
   const { applications: ap, common: k, nav } = pageEnv().t.console;
   return renderConsole(
     frame,
@@ -564,7 +566,7 @@ export function renderApplicationForm(
       {c ? (
         <Facts
           items={[
-            [ap.clientId, <CopyValue id="client-id" label={ap.clientIdLower} value={c.clientId} />],
+            [ap.clientId, <CopyValue id="client-id" label={ap.clientIdLower} value={c.client_id} />],
             [ap.type, ap.typeFact(clientTypeLabel(c.type), c.type === 'public')],
             ...(c.registration
               ? [
@@ -578,8 +580,12 @@ export function renderApplicationForm(
                   ] as [string, string],
                 ]
               : []),
-            [k.status, <Badge on={c.isActive} yes={k.active} no={k.deactivated} />],
-            [k.created, <Time at={c.createdAt} />],
+            [k.status, <Badge on={c.is_active} yes={k.active} no={k.deactivated} />],
+            [
+              ap.originsInForce,
+              `${dash(c.allowed_origins.join(' '))}${c.allowed_origins_default && c.allowed_origins.length ? ` ${ap.originsDefault}` : ''}`,
+            ],
+            [k.created, <Time at={c.created_at} />],
           ]}
         />
       ) : null}
@@ -611,6 +617,13 @@ export function renderApplicationForm(
             value={data.values.redirect_uris}
             errors={data.errors}
             hint={ap.redirectHintLong}
+          />
+          <TextArea
+            name="allowed_origins"
+            label={ap.allowedOrigins}
+            value={data.values.allowed_origins}
+            errors={data.errors}
+            hint={ap.allowedOriginsHint}
           />
           <TextArea
             name="post_logout_redirect_uris"
@@ -652,14 +665,14 @@ export function renderApplicationForm(
       ) : (
         <Facts
           items={[
-            [ap.grantTypes, c ? c.grantTypes.map(grantLabel).join(', ') : '—'],
-            [ap.redirectUris, c ? dash(c.redirectUris.join(' ')) : '—'],
+            [ap.grantTypes, c ? c.grant_types.map(grantLabel).join(', ') : '—'],
+            [ap.redirectUris, c ? dash(c.redirect_uris.join(' ')) : '—'],
             [ap.scopes, c ? c.scopes.join(' ') : '—'],
-            [nav.resources, c ? dash(c.allowedResources.join(' ')) : '—'],
+            [nav.resources, c ? dash(c.allowed_resources.join(' ')) : '—'],
           ]}
         />
       )}
-      {c && c.isActive ? (
+      {c && c.is_active ? (
         <Actions>
           {data.may.rotate && c.type === 'confidential' ? (
             <ActionButton action={`${base}/rotate`} csrf={frame.csrf} label={ap.rotate} danger />
@@ -681,12 +694,12 @@ export function renderSecretOnce(
   const settings: Array<[string, ComponentChildren]> = [
     [ap.issuer, <CopyValue id="issuer" label={ap.issuerLower} value={data.issuer} />],
     [ap.discoveryUrl, <CopyValue id="discovery" label={ap.discoveryUrlLower} value={data.discoveryUrl} />],
-    [ap.clientId, <CopyValue id="client-id" label={ap.clientIdLower} value={c.clientId} />],
+    [ap.clientId, <CopyValue id="client-id" label={ap.clientIdLower} value={c.client_id} />],
   ];
   if (data.secret) settings.push([ap.clientSecret, <CopyValue id="client-secret" label={ap.clientSecretLower} value={data.secret} />]);
-  if (c.redirectUris[0])
-    settings.push([ap.redirectUri, <CopyValue id="redirect-uri" label={ap.redirectUriLower} value={c.redirectUris[0]} />]);
-  settings.push([ap.scopes, c.scopes.join(' ')], [ap.grantTypes, c.grantTypes.map(grantLabel).join(', ')]);
+  if (c.redirect_uris[0])
+    settings.push([ap.redirectUri, <CopyValue id="redirect-uri" label={ap.redirectUriLower} value={c.redirect_uris[0]} />]);
+  settings.push([ap.scopes, c.scopes.join(' ')], [ap.grantTypes, c.grant_types.map(grantLabel).join(', ')]);
   if (c.type === 'public') settings.push([ap.tokenAuth, ap.tokenAuthNone]);
   return renderConsole(
     frame,
@@ -698,7 +711,7 @@ export function renderSecretOnce(
       <h2>{ap.settingsHeading}</h2>
       <Facts items={settings} />
       <p>
-        <a href={`/admin/applications/${encodeURIComponent(c.clientId)}`}>{data.secret ? ap.copiedContinue : ap.continue}</a>
+        <a href={`/admin/applications/${encodeURIComponent(c.client_id)}`}>{data.secret ? ap.copiedContinue : ap.continue}</a>
       </p>
     </>,
   );

@@ -1,0 +1,148 @@
+import { z } from 'zod';
+import { redirect } from '../../http/outcome';
+import { clientsApi as api, resourcesApi } from '../../routes/admin/admin.router';
+import { DEFAULT_CLIENT_SCOPES, type OAuthClient } from '../../routes/admin/admin.schemas';
+import { lines, list } from '../../routes/console/console-kit';
+import { text } from '../../routes/pages/page-kit';
+import { declareRouter } from '../../routes/route';
+import type { RouteDeps } from '../../routes/types';
+import { SUPPORTED_SCOPES } from '../../services/oauth/client-secrets';
+import { DEFAULT_GRANT_TYPES } from '../../services/oauth/client-policy';
+import { hasPermission, type Principal } from '../../services/principal';
+import type { FieldErrors } from '../../views/console/components';
+import * as views from '../../views/console/pages';
+import { pageEnv } from '../../views/env';
+import { consoleAction, consoleForm, consolePage, consoleSection, type ActionInput } from '../action';
+
+/**
+ * Console pages of applications (CONTRACT §12, §14), each built from its /api/admin/oauth-clients endpoint (same
+ * guard, schemas, service call and audit events). A secret appears only in the answer to the create or rotate post.
+ */
+const clientForm = z.object({
+  name: text(300),
+  type: text(20),
+  grant_types: list(),
+  redirect_uris: text(10_000),
+  post_logout_redirect_uris: text(10_000),
+  allowed_origins: text(10_000),
+  scopes: list(),
+  allowed_resources: list(),
+});
+type ClientForm = z.output<typeof clientForm>;
+
+/** The form's fields as the API body, checked by the API's own schema (createClientBody / updateClientBody). */
+const asBody = (f: ClientForm) => ({
+  name: f.name,
+  grant_types: f.grant_types,
+  redirect_uris: lines(f.redirect_uris),
+  post_logout_redirect_uris: lines(f.post_logout_redirect_uris),
+  // Empty: the default (the redirect URIs' origins of a public application).
+  allowed_origins: lines(f.allowed_origins).length ? lines(f.allowed_origins) : null,
+  scopes: f.scopes,
+  allowed_resources: f.allowed_resources,
+});
+
+const valuesOf = (c?: OAuthClient): views.ApplicationValues => ({
+  name: c?.name ?? '',
+  type: c?.type ?? 'confidential',
+  grant_types: c?.grant_types ?? [...DEFAULT_GRANT_TYPES],
+  redirect_uris: (c?.redirect_uris ?? []).join('\n'),
+  post_logout_redirect_uris: (c?.post_logout_redirect_uris ?? []).join('\n'),
+  allowed_origins: c && !c.allowed_origins_default ? c.allowed_origins.join('\n') : '',
+  scopes: c?.scopes ?? [...DEFAULT_CLIENT_SCOPES],
+  allowed_resources: c?.allowed_resources ?? [],
+});
+
+const x = () => pageEnv().t.console.applications;
+const detail = (clientId: string) => `/admin/applications/${encodeURIComponent(clientId)}`;
+const powers = (p: Principal, client?: OAuthClient) =>
+  client
+    ? {
+        write: hasPermission(p, 'oauth_clients:write'),
+        rotate: hasPermission(p, 'oauth_clients:rotate_secret'),
+        delete: hasPermission(p, 'oauth_clients:delete'),
+      }
+    : { write: true, rotate: false, delete: false };
+
+type Input = Pick<ActionInput<never, never>, 'principal' | 'call'>;
+const form = async ({ principal, call }: Input, data: { client?: OAuthClient; values?: views.ApplicationValues; errors?: FieldErrors }) =>
+  consolePage(
+    views.renderApplicationForm,
+    {
+      ...data,
+      values: data.values ?? valuesOf(data.client),
+      errors: data.errors ?? {},
+      scopes: SUPPORTED_SCOPES,
+      resources: (await call(resourcesApi.list, {})).resources,
+      may: powers(principal, data.client),
+    },
+    data.client?.name ?? x().create,
+  );
+
+export function createConsoleApplicationsRouter(deps: RouteDeps) {
+  const { config } = deps.ctx;
+  const secretOnce = (heading: string, client: OAuthClient, secret: string | undefined, title: string, status = 200) =>
+    consolePage(
+      views.renderSecretOnce,
+      { heading, client, secret, issuer: config.oidcIssuer, discoveryUrl: `${config.oidcIssuer}/.well-known/openid-configuration` },
+      title,
+      status,
+    );
+  const routes = consoleSection('applications', deps.ctx, [
+    consoleAction(api.list, {
+      path: '/applications',
+      done: (r, { principal }) =>
+        consolePage(views.renderApplications, { ...r, canWrite: hasPermission(principal, 'oauth_clients:write') }, x().title),
+    }),
+    consoleForm(api.create, { path: '/applications/new', page: (a) => form(a, {}) }),
+    consoleAction(api.create, {
+      path: '/applications',
+      form: clientForm,
+      input: (f) => ({ ...asBody(f), type: f.type || undefined }),
+      field: 'redirect_uris',
+      invalid: ({ values, errors }, a) => form(a, { values: { ...values, type: values.type || 'confidential' }, errors }),
+      // The secret is shown in this answer only (no-store, not a redirect target, never in a URL or cookie).
+      done: (r) => secretOnce(x().createdHeading(r.client.name), r.client, r.client_secret, x().createdTitle, 201),
+    }),
+    consoleAction(api.get, { path: '/applications/:clientId', done: ({ client }, a) => form(a, { client }) }),
+    consoleAction(api.update, {
+      path: '/applications/:clientId',
+      form: clientForm,
+      input: asBody,
+      field: 'redirect_uris',
+      invalid: async ({ values, errors }, a) => {
+        const { client } = await a.call(api.get, { params: a.params });
+        return form(a, { client, values: { ...values, type: client.type }, errors });
+      },
+      done: (_r, { params }) => redirect(detail(params.clientId), x().saved),
+    }),
+    consoleAction(api.rotateSecret, {
+      path: '/applications/:clientId/rotate',
+      confirm: async ({ call, params }) => ({
+        title: x().rotateTitle((await call(api.get, { params })).client.name),
+        text: x().rotateText,
+        button: x().rotate,
+      }),
+      refuse: async ({ call, params }) => {
+        const { client } = await call(api.get, { params });
+        return !client.is_active ? x().rotateDeactivated : client.type === 'public' ? x().publicNoRotate : undefined;
+      },
+      back: (p) => detail(p.clientId),
+      done: async (r, { call, params }) => {
+        const { client } = await call(api.get, { params });
+        return secretOnce(x().rotatedHeading(client.name), client, r.client_secret, x().rotatedTitle);
+      },
+    }),
+    consoleAction(api.deactivate, {
+      path: '/applications/:clientId/deactivate',
+      confirm: async ({ call, params }) => ({
+        title: x().deactivateTitle((await call(api.get, { params })).client.name),
+        text: x().deactivateText,
+        button: x().deactivate,
+      }),
+      back: (p) => detail(p.clientId),
+      done: (_r, { params }) => redirect(detail(params.clientId), x().deactivated),
+    }),
+  ]);
+  return declareRouter(deps, routes, { tags: ['Console'] });
+}
