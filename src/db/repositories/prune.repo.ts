@@ -45,6 +45,8 @@ const TARGETS = {
       "(registration = 'dynamic' and coalesce(last_used_at, created_at) <= :unusedClientBefore) or " +
       "(registration = 'metadata_document' and is_active and coalesce(last_used_at, created_at) <= :unusedClientBefore)",
   },
+  // Issue 34: spent assertion and DPoP proof identifiers, kept until they could no longer be accepted anyway.
+  oauth_used_jtis: { key: 'key', where: 'expires_at <= :now' },
   login_failures: {
     key: 'email',
     where: 'updated_at < :idleBefore and (locked_until is null or locked_until <= :now)',
