@@ -9,6 +9,7 @@ COPY tsconfig.json tsconfig.build.json knexfile.ts ./
 COPY migrations ./migrations
 COPY src ./src
 COPY scripts ./scripts
+COPY assets ./assets
 RUN npm run build
 
 # --- runtime: production dependencies and compiled code only, as a non-root user ---

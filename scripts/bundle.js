@@ -67,6 +67,9 @@ async function bundle() {
     throw err;
   }
   fs.renameSync(out, entry);
+  // Data files the server reads at run time (the breached-password list, src/lib/breached-passwords.ts), beside the
+  // bundle so that dist/ alone is a complete server (the Dockerfile copies only dist/).
+  fs.cpSync(path.join(root, 'assets'), path.join(root, 'dist', 'assets'), { recursive: true });
 }
 
 /**

@@ -78,6 +78,8 @@ async function main(): Promise<void> {
     const ctx = createServiceContext(config);
     try {
       await migrateLatest(ctx.db);
+      // The stored settings (the password policy) apply to the password given here.
+      await ctx.settings.refresh();
       const result = await ensureSuperAdmin(ctx, { email, password, resetPassword: true });
       process.stdout.write(`${result.created ? 'Created' : 'Promoted'} super_admin ${email.trim().toLowerCase()} (${result.userId})\n`);
       if (!result.created) {

@@ -104,6 +104,11 @@ const envSchema = z.object({
           .every((h) => HOST_NAME.test(h) || /^\[[0-9a-fA-F:.]+\]$/.test(h)),
       'must be comma-separated host names (no scheme, port or path)',
     ),
+  // Password policy (docs/passwords.md): `hibp` also looks passwords up in Have I Been Pwned's range API by
+  // k-anonymity when the policy's breached_check is on (2 s, fails open); `off` uses the shipped list only.
+  PASSWORD_BREACH_API: z.enum(['off', 'hibp']).default('off'),
+  // Base URL of the Pwned Passwords range API (a mirror, or a local one in tests).
+  PASSWORD_BREACH_API_URL: urlString.default('https://api.pwnedpasswords.com'),
   // The runtime settings (registration, branding, CORS origins, SMTP, …) are pinned by their own variables:
   // src/services/settings/declarations.ts parses them (pinnedSettings), docs/settings.md lists them.
 });
@@ -158,6 +163,9 @@ export interface Config {
   idpAllowedHosts: readonly string[];
   /** Lower-case host names (IPv6 literals without brackets) exempt from the private-address check. */
   cimdAllowedHosts: readonly string[];
+  /** docs/passwords.md: whether the password policy's breached check also asks Have I Been Pwned. */
+  passwordBreachApi: 'off' | 'hibp';
+  passwordBreachApiUrl: string;
   /**
    * CONTRACT §18: the runtime settings the environment pins (a variable set and not empty). Read the settings in force
    * through `ctx.settings.current` (services/settings/live-settings.ts), never from here.
@@ -324,6 +332,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
         )
         .filter(Boolean),
     ),
+    passwordBreachApi: e.PASSWORD_BREACH_API,
+    passwordBreachApiUrl: e.PASSWORD_BREACH_API_URL,
     pinnedSettings: Object.freeze(pinned),
   };
   return Object.freeze(config);

@@ -178,14 +178,15 @@ export function consoleAction<D extends RouteDecl, R, S extends FormSchema | und
   };
 }
 
-/** A page guarded like `e` that does not call it: the empty form of a create. */
-export function consoleForm<D extends RouteDecl>(
+/** A page guarded like `e` that does not call it: the empty form of a create (`form`: its query, e.g. a preset). */
+export function consoleForm<D extends RouteDecl, S extends FormSchema | undefined = undefined>(
   e: Endpoint<D, unknown>,
-  options: { path: string; summary?: string; page: (a: { params: RouteInput<D>['params'] }) => ConsolePage },
+  options: { path: string; summary?: string; form?: S; page: (a: ActionInput<D, S>) => ConsolePage | Promise<ConsolePage> },
 ): (s: Section) => DeclaredRoute {
   return ({ section }) =>
-    route(declOf(e.decl, section, 'get', options.path, options.summary ?? `Console: ${e.decl.summary} (form)`, z.object({})), (input) =>
-      options.page(typed<D, undefined>({ params: input.params, form: {}, principal: input.principal, call: noCall })),
+    route(
+      declOf(e.decl, section, 'get', options.path, options.summary ?? `Console: ${e.decl.summary} (form)`, options.form ?? z.object({})),
+      (input) => options.page(typed<D, S>({ params: input.params, form: fieldsOf(input.query), principal: input.principal, call: noCall })),
     );
 }
 

@@ -80,7 +80,7 @@ export const de: Messages = {
     password_policy: {
       label: 'Passwortrichtlinie',
       description:
-        'JSON: min_length (6–72), breached_check (in Datenlecks gefundene Passwörter ablehnen), reject_email_local_part (Passwörter ablehnen, die die Adresse oder den Markennamen enthalten).',
+        'JSON: min_length (6–72), breached_check (Passwörter der mitgelieferten Liste von 100.000 in Datenlecks gefundenen Passwörtern ablehnen, mit PASSWORD_BREACH_API=hibp auch die von Have I Been Pwned), reject_email_local_part (Passwörter ablehnen, die den Namen der Adresse oder den Markennamen enthalten). Gilt, wenn ein Passwort gewählt wird (docs/passwords.md).',
     },
     require_pushed_authorization_requests: {
       label: 'Pushed Authorization Requests verlangen',
@@ -559,6 +559,8 @@ export const de: Messages = {
         other: `Wählen Sie ein Passwort mit mindestens ${n} Zeichen.`,
       }),
     passwordTooLong: 'Das Passwort ist zu lang.',
+    passwordBreached: 'Dieses Passwort steht in Listen von Passwörtern, die bei anderen Diensten gestohlen wurden. Wählen Sie ein anderes.',
+    passwordPersonal: 'Das Passwort darf weder den Namen Ihrer E-Mail-Adresse noch den Namen dieses Dienstes enthalten.',
     nameInvalid: (max: number) => `Geben Sie einen Namen mit 1 bis ${max} Zeichen in einer Zeile ein.`,
     sessionGone: 'Diese Sitzung gibt es nicht oder sie ist beendet.',
     appGone: 'Diese App hat keinen Zugriff mehr auf Ihr Konto.',

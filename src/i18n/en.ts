@@ -87,7 +87,7 @@ export const en = {
     password_policy: {
       label: 'Password policy',
       description:
-        'JSON: min_length (6–72), breached_check (refuse passwords found in breach lists), reject_email_local_part (refuse passwords containing the address or brand name).',
+        "JSON: min_length (6–72), breached_check (refuse passwords of the shipped list of 100,000 breached passwords, and of Have I Been Pwned with PASSWORD_BREACH_API=hibp), reject_email_local_part (refuse passwords containing the address's local part or the brand name). Applies when a password is chosen (docs/passwords.md).",
     },
     require_pushed_authorization_requests: {
       label: 'Require pushed authorization requests',
@@ -533,6 +533,8 @@ export const en = {
     passwordTooShort: (n: number) =>
       plural(n, { one: `Choose a password of at least ${n} character.`, other: `Choose a password of at least ${n} characters.` }),
     passwordTooLong: 'The password is too long.',
+    passwordBreached: 'This password appears in lists of passwords stolen from other sites. Choose another one.',
+    passwordPersonal: "The password must not contain your email address's name or the name of this service.",
     nameInvalid: (max: number) => `Enter a name of 1 to ${max} characters, on one line.`,
     sessionGone: 'That session does not exist or has ended.',
     appGone: 'That app has no access to your account any more.',

@@ -11,6 +11,7 @@ import { updateUser, type UserRow } from '../db/repositories/users.repo';
 import { notFound } from '../errors';
 import { SET_PASSWORD_PURPOSES } from './email-links.service';
 import type { ServiceContext } from './context';
+import { assertPasswordAllowed } from './password-policy';
 import { verifyReauthProof } from './mfa/reauthenticate.service';
 import type { Principal } from './principal';
 
@@ -82,6 +83,7 @@ export async function changePassword(
   input: { currentPassword: string; newPassword: string },
 ): Promise<void> {
   const user = await checkOwnPassword(ctx, principal, input.currentPassword);
+  await assertPasswordAllowed(ctx, input.newPassword, { email: user.email, field: 'new_password' });
   const passwordHash = await ctx.passwords.hash(input.newPassword);
   const changedAt = ctx.clock.now();
   await withTransaction(ctx.db, async (trx) => {

@@ -10,6 +10,7 @@ import { sendVerificationEmail } from './email-links.service';
 import type { Principal } from './principal';
 import { signInMethods, type SecondFactorMethod } from './mfa/factors.service';
 import { createMfaToken } from './mfa/mfa-token';
+import { assertPasswordAllowed } from './password-policy';
 import { rotateRefreshToken, startSession, type IssuedTokens } from './sessions.service';
 
 /** CONTRACT §4: 10 consecutive failures lock an address for 1 minute, doubling per failure up to 15 minutes. */
@@ -55,6 +56,7 @@ export async function register(
   if (!registrationOpen(ctx.settings.current.values))
     throw new AppError('registration_closed', 'Registration is closed: ask an administrator for an invitation');
   const email = normalizeEmail(input.email);
+  await assertPasswordAllowed(ctx, input.password, { email });
   const passwordHash = await ctx.passwords.hash(input.password);
   const now = ctx.clock.now();
   try {

@@ -7,6 +7,7 @@ import { assignRoleToUser, countUsersWithGlobalRoles } from '../db/repositories/
 import { findUserByEmail, insertUser, lockUser, updateUser } from '../db/repositories/users.repo';
 import { normalizeEmail } from './auth.service';
 import type { ServiceContext } from './context';
+import { assertPasswordAllowed } from './password-policy';
 import { anyFactorRemoved, removeEveryFactor, type RemovedFactors } from './mfa/factor-reset.service';
 import { mailFactorsReset } from './mfa/notifications';
 
@@ -35,6 +36,9 @@ export async function ensureSuperAdmin(
     );
     return { userId: existing.id, created: false, promoted: false };
   }
+  // The CLI's create-admin is a password being chosen: the policy applies. The boot-time bootstrap is not checked
+  // (a refusal would stop the server's start; docs/passwords.md).
+  if (input.resetPassword) await assertPasswordAllowed(ctx, input.password, { email });
   const passwordHash = await ctx.passwords.hash(input.password);
   const via = input.resetPassword ? 'cli' : 'bootstrap';
   const result = await withTransaction(ctx.db, async (trx) => {

@@ -15,6 +15,7 @@ import { InvalidLinkError } from '../errors';
 import { addSeconds } from '../lib/clock';
 import { randomToken, sha256Hex } from '../lib/crypto';
 import type { ServiceContext } from './context';
+import { assertPasswordAllowed } from './password-policy';
 import { anyFactorRemoved, removeEveryFactor } from './mfa/factor-reset.service';
 import { mailFactorsReset } from './mfa/notifications';
 import { mailEnv, renderMailHtml } from '../views/mail';
@@ -132,6 +133,7 @@ export async function setPasswordWithLink(ctx: ServiceContext, token: string, pa
   // Cheap pre-check so that a bad link does not cost a bcrypt hash; the consuming UPDATE below decides.
   const live = await findLiveEmailToken(ctx.db, tokenHash, ctx.clock.now());
   if (!live || !SET_PASSWORD_PURPOSES.includes(live.purpose)) throw invalidLink();
+  await assertPasswordAllowed(ctx, password, { email: live.email });
   const passwordHash = await ctx.passwords.hash(password);
   const now = ctx.clock.now();
   const result = await withTransaction(ctx.db, async (trx) => {

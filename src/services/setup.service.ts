@@ -10,6 +10,7 @@ import { randomToken, safeEqual } from '../lib/crypto';
 import { grantSuperAdmin } from './bootstrap.service';
 import { normalizeEmail } from './auth.service';
 import type { ServiceContext } from './context';
+import { assertPasswordAllowed } from './password-policy';
 
 /**
  * First-run setup (issue 13): while no super_admin exists, a one-time link `{BASE_URL}/setup?token=…` creates the
@@ -74,6 +75,7 @@ export async function completeSetup(
 ): Promise<{ userId: string; email: string }> {
   if (!(await isSetupTokenValid(ctx, token))) throw new SetupLinkInvalid('setup link is not valid');
   const email = normalizeEmail(input.email);
+  await assertPasswordAllowed(ctx, input.password, { email });
   const passwordHash = await ctx.passwords.hash(input.password);
   const now = ctx.clock.now();
   let userId: string;

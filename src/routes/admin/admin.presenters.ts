@@ -21,8 +21,8 @@ export function presentClient(client: OAuthClientRow) {
     grant_types: client.grantTypes,
     allowed_resources: client.allowedResources,
     registration: client.registration,
-    created_at: client.createdAt,
-    updated_at: client.updatedAt,
+    created_at: client.createdAt.toISOString(),
+    updated_at: client.updatedAt.toISOString(),
   };
 }
 
@@ -48,8 +48,8 @@ export function presentApiResource(resource: ApiResourceRow) {
     scopes: resource.scopes,
     access_token_ttl_s: resource.accessTokenTtlSeconds,
     open_registration: resource.openRegistration,
-    created_at: resource.createdAt,
-    updated_at: resource.updatedAt,
+    created_at: resource.createdAt.toISOString(),
+    updated_at: resource.updatedAt.toISOString(),
   };
 }
 

@@ -4,7 +4,7 @@ import { CLIENT_ACTIVATION_PERMISSION, hasPermission } from '../../services/rbac
 import * as clients from '../../services/oauth/clients.service';
 import * as registrationTokens from '../../services/oauth/registration/registration-tokens.service';
 import * as resources from '../../services/oauth/resources.service';
-import { declareRouter, route } from '../route';
+import { declareRouter, endpoint, serve } from '../route';
 import type { RouteDeps } from '../types';
 import { presentApiResource, presentClient, presentRegistrationToken, presentSummary } from './admin.presenters';
 import {
@@ -29,231 +29,247 @@ import {
   updateClientBody,
 } from './admin.schemas';
 
+/** The overview's counts (spec §4.6); the console's overview is built from it. */
+export const summaryApi = {
+  summary: endpoint(
+    {
+      method: 'get',
+      path: '/summary',
+      summary: 'Counts of users, clients, roles, admins',
+      auth: 'user',
+      admin: true,
+      response: { description: '{ users, active_users, clients, active_clients, roles, admins }', schema: summaryBody },
+    },
+    async (_input, ctx) => presentSummary(await getSummary(ctx)),
+  ),
+};
+
 /**
- * OAuth-client administration and summary (spec §4.6). The client secret appears in create and rotate only, and
- * those answers are kept out of every cache (RFC 6749 §5.1 applies the same rule to tokens).
+ * OAuth-client administration (spec §4.6). The client secret appears in create and rotate only, and those answers
+ * are kept out of every cache (RFC 6749 §5.1 applies the same rule to tokens). The console's application pages are
+ * built from these endpoints (src/console/applications/applications.console.ts).
  */
+export const clientsApi = {
+  list: endpoint(
+    {
+      method: 'get',
+      path: '/oauth-clients',
+      summary: 'List OAuth clients (`?registration=dynamic`: those that registered themselves, CONTRACT §13)',
+      auth: 'user',
+      permission: 'oauth_clients:read',
+      query: listClientsQuery,
+      response: { description: '{ clients }', schema: clientsBody },
+    },
+    async ({ query }, ctx) => ({ clients: (await clients.listClients(ctx, query)).map(presentClient) }),
+  ),
+  create: endpoint(
+    {
+      method: 'post',
+      path: '/oauth-clients',
+      summary: 'Create a client; the secret is returned once',
+      description:
+        'CONTRACT §12: `type` confidential (default) or public (no secret, token_endpoint_auth_method none), `grant_types` ' +
+        '(default authorization_code and refresh_token; client_credentials for confidential clients only; ' +
+        'urn:ietf:params:oauth:grant-type:device_code), `allowed_resources` (registered API identifiers).',
+      auth: 'user',
+      permission: 'oauth_clients:write',
+      noStore: true,
+      body: createClientBody,
+      response: {
+        status: 201,
+        description: '{ client, client_secret } (no client_secret for a public client; Cache-Control: no-store)',
+        schema: createdClientBody,
+      },
+    },
+    async ({ body }, ctx) => {
+      const { client, clientSecret } = await clients.createClient(ctx, body);
+      return { client: presentClient(client), ...(clientSecret !== undefined ? { client_secret: clientSecret } : {}) };
+    },
+  ),
+  get: endpoint(
+    {
+      method: 'get',
+      path: '/oauth-clients/:clientId',
+      summary: 'Client detail (secret redacted)',
+      auth: 'user',
+      permission: 'oauth_clients:read',
+      params: clientIdParams,
+      response: { description: '{ client }', schema: clientEnvelope },
+    },
+    async ({ params }, ctx) => ({ client: presentClient(await clients.getClient(ctx, params.clientId)) }),
+  ),
+  update: endpoint(
+    {
+      method: 'put',
+      path: '/oauth-clients/:clientId',
+      summary: 'Update a client',
+      auth: 'user',
+      permission: 'oauth_clients:write',
+      description: '`is_active` (deactivate or re-activate) also needs `oauth_clients:delete`; 403 otherwise.',
+      params: clientIdParams,
+      body: updateClientBody,
+      response: { description: '{ client }', schema: clientEnvelope },
+    },
+    async ({ params, body, principal }, ctx) => {
+      // CONTRACT §23: deactivating or re-activating is DELETE's right, whichever endpoint carries it.
+      if (body.isActive !== undefined && !hasPermission(principal, CLIENT_ACTIVATION_PERMISSION)) {
+        throw forbidden(`Changing is_active requires permission ${CLIENT_ACTIVATION_PERMISSION}`);
+      }
+      return { client: presentClient(await clients.updateClient(ctx, params.clientId, body)) };
+    },
+  ),
+  rotateSecret: endpoint(
+    {
+      method: 'post',
+      path: '/oauth-clients/:clientId/rotate-secret',
+      summary: 'Rotate the secret (the old one stops working at once); 400 for a public client',
+      auth: 'user',
+      permission: 'oauth_clients:rotate_secret',
+      noStore: true,
+      params: clientIdParams,
+      response: { description: '{ client_id, client_secret } (Cache-Control: no-store)', schema: clientSecretBody },
+    },
+    async ({ params }, ctx) => {
+      const rotated = await clients.rotateClientSecret(ctx, params.clientId);
+      return { client_id: rotated.clientId, client_secret: rotated.clientSecret };
+    },
+  ),
+  deactivate: endpoint(
+    {
+      method: 'delete',
+      path: '/oauth-clients/:clientId',
+      summary: 'Deactivate a client and revoke its sessions',
+      auth: 'user',
+      permission: 'oauth_clients:delete',
+      params: clientIdParams,
+      response: { description: '{ client } (is_active false)', schema: clientEnvelope },
+    },
+    async ({ params }, ctx) => ({ client: presentClient(await clients.deactivateClient(ctx, params.clientId)) }),
+  ),
+};
+
+/** Initial access tokens of dynamic client registration (CONTRACT §13). */
+export const registrationTokensApi = {
+  list: endpoint(
+    {
+      method: 'get',
+      path: '/registration-tokens',
+      summary: 'List initial access tokens for dynamic client registration (never the tokens themselves)',
+      auth: 'user',
+      permission: 'oauth_clients:read',
+      response: { description: '{ registration_tokens }', schema: registrationTokensBody },
+    },
+    async (_input, ctx) => ({ registration_tokens: (await registrationTokens.listTokens(ctx)).map(presentRegistrationToken) }),
+  ),
+  create: endpoint(
+    {
+      method: 'post',
+      path: '/registration-tokens',
+      summary: 'Mint an initial access token for CLIENT_REGISTRATION=token; the token is returned once',
+      description:
+        'CONTRACT §13. `expires_in_s` (60 s to 90 days, default 1 day), `max_uses` (1-10000, default 1). A client sends it as ' +
+        '`Authorization: Bearer <token>` to POST /api/oauth/register; each registration spends one use.',
+      auth: 'user',
+      permission: 'oauth_clients:write',
+      noStore: true,
+      body: createRegistrationTokenBody,
+      response: {
+        status: 201,
+        description: '{ token, registration_token } (Cache-Control: no-store)',
+        schema: createdRegistrationTokenBody,
+      },
+    },
+    async ({ body, principal }, ctx) => {
+      const minted = await registrationTokens.mintRegistrationToken(ctx, principal, body);
+      return { token: minted.token, registration_token: presentRegistrationToken(minted.row) };
+    },
+  ),
+  revoke: endpoint(
+    {
+      method: 'delete',
+      path: '/registration-tokens/:tokenId',
+      summary: 'Revoke an initial access token (clients it registered stay; deactivate them as any client)',
+      auth: 'user',
+      permission: 'oauth_clients:write',
+      params: registrationTokenIdParams,
+      response: { description: '{ registration_token } (revoked_at set)', schema: registrationTokenEnvelope },
+    },
+    async ({ params }, ctx) => ({
+      registration_token: presentRegistrationToken(await registrationTokens.revokeToken(ctx, params.tokenId)),
+    }),
+  ),
+};
+
+/** API resources (CONTRACT §12); the console's pages are built from them (src/console/resources/resources.console.ts). */
+export const resourcesApi = {
+  list: endpoint(
+    {
+      method: 'get',
+      path: '/api-resources',
+      summary: 'List the APIs that accept RFC 9068 access tokens (RFC 8707 resources)',
+      auth: 'user',
+      permission: 'oauth_clients:read',
+      response: { description: '{ resources }', schema: apiResourcesBody },
+    },
+    async (_input, ctx) => ({ resources: (await resources.listResources(ctx)).map(presentApiResource) }),
+  ),
+  create: endpoint(
+    {
+      method: 'post',
+      path: '/api-resources',
+      summary: 'Register an API (identifier: absolute URI, the aud of its tokens)',
+      auth: 'user',
+      permission: 'oauth_clients:write',
+      body: createApiResourceBody,
+      response: { status: 201, description: '{ resource }', schema: apiResourceEnvelope },
+      errors: [409],
+    },
+    async ({ body }, ctx) => ({ resource: presentApiResource(await resources.createApiResource(ctx, body)) }),
+  ),
+  get: endpoint(
+    {
+      method: 'get',
+      path: '/api-resources/:resourceId',
+      summary: 'API resource detail',
+      auth: 'user',
+      permission: 'oauth_clients:read',
+      params: apiResourceIdParams,
+      response: { description: '{ resource }', schema: apiResourceEnvelope },
+    },
+    async ({ params }, ctx) => ({ resource: presentApiResource(await resources.getApiResource(ctx, params.resourceId)) }),
+  ),
+  update: endpoint(
+    {
+      method: 'put',
+      path: '/api-resources/:resourceId',
+      summary: 'Update an API resource',
+      auth: 'user',
+      permission: 'oauth_clients:write',
+      params: apiResourceIdParams,
+      body: updateApiResourceBody,
+      response: { description: '{ resource }', schema: apiResourceEnvelope },
+      errors: [409],
+    },
+    async ({ params, body }, ctx) => ({ resource: presentApiResource(await resources.changeApiResource(ctx, params.resourceId, body)) }),
+  ),
+  remove: endpoint(
+    {
+      method: 'delete',
+      path: '/api-resources/:resourceId',
+      summary: 'Delete an API resource: tokens issued for it stop being active at introspection',
+      auth: 'user',
+      permission: 'oauth_clients:write',
+      params: apiResourceIdParams,
+      response: { description: '{ resource } (as it was)', schema: apiResourceEnvelope },
+    },
+    async ({ params }, ctx) => ({ resource: presentApiResource(await resources.removeApiResource(ctx, params.resourceId)) }),
+  ),
+};
+
 export function createAdminRouter(deps: RouteDeps) {
-  const { ctx } = deps;
   return declareRouter(
     deps,
-    [
-      route(
-        {
-          method: 'get',
-          path: '/summary',
-          summary: 'Counts of users, clients, roles, admins',
-          auth: 'user',
-          admin: true,
-          response: { description: '{ users, active_users, clients, active_clients, roles, admins }', schema: summaryBody },
-        },
-        async () => presentSummary(await getSummary(ctx)),
-      ),
-      route(
-        {
-          method: 'get',
-          path: '/oauth-clients',
-          summary: 'List OAuth clients (`?registration=dynamic`: those that registered themselves, CONTRACT §13)',
-          auth: 'user',
-          permission: 'oauth_clients:read',
-          query: listClientsQuery,
-          response: { description: '{ clients }', schema: clientsBody },
-        },
-        async ({ query }) => ({ clients: (await clients.listClients(ctx, query)).map(presentClient) }),
-      ),
-      route(
-        {
-          method: 'post',
-          path: '/oauth-clients',
-          summary: 'Create a client; the secret is returned once',
-          description:
-            'CONTRACT §12: `type` confidential (default) or public (no secret, token_endpoint_auth_method none), `grant_types` ' +
-            '(default authorization_code and refresh_token; client_credentials for confidential clients only; ' +
-            'urn:ietf:params:oauth:grant-type:device_code), `allowed_resources` (registered API identifiers).',
-          auth: 'user',
-          permission: 'oauth_clients:write',
-          noStore: true,
-          body: createClientBody,
-          response: {
-            status: 201,
-            description: '{ client, client_secret } (no client_secret for a public client; Cache-Control: no-store)',
-            schema: createdClientBody,
-          },
-        },
-        async ({ body }) => {
-          const { client, clientSecret } = await clients.createClient(ctx, body);
-          return { client: presentClient(client), ...(clientSecret !== undefined ? { client_secret: clientSecret } : {}) };
-        },
-      ),
-      route(
-        {
-          method: 'get',
-          path: '/oauth-clients/:clientId',
-          summary: 'Client detail (secret redacted)',
-          auth: 'user',
-          permission: 'oauth_clients:read',
-          params: clientIdParams,
-          response: { description: '{ client }', schema: clientEnvelope },
-        },
-        async ({ params }) => ({ client: presentClient(await clients.getClient(ctx, params.clientId)) }),
-      ),
-      route(
-        {
-          method: 'put',
-          path: '/oauth-clients/:clientId',
-          summary: 'Update a client',
-          auth: 'user',
-          permission: 'oauth_clients:write',
-          description: '`is_active` (deactivate or re-activate) also needs `oauth_clients:delete`; 403 otherwise.',
-          params: clientIdParams,
-          body: updateClientBody,
-          response: { description: '{ client }', schema: clientEnvelope },
-        },
-        async ({ params, body, principal }) => {
-          // CONTRACT §23: deactivating or re-activating is DELETE's right, whichever endpoint carries it.
-          if (body.isActive !== undefined && !hasPermission(principal, CLIENT_ACTIVATION_PERMISSION)) {
-            throw forbidden(`Changing is_active requires permission ${CLIENT_ACTIVATION_PERMISSION}`);
-          }
-          return { client: presentClient(await clients.updateClient(ctx, params.clientId, body)) };
-        },
-      ),
-      route(
-        {
-          method: 'post',
-          path: '/oauth-clients/:clientId/rotate-secret',
-          summary: 'Rotate the secret (the old one stops working at once); 400 for a public client',
-          auth: 'user',
-          permission: 'oauth_clients:rotate_secret',
-          noStore: true,
-          params: clientIdParams,
-          response: { description: '{ client_id, client_secret } (Cache-Control: no-store)', schema: clientSecretBody },
-        },
-        async ({ params }) => {
-          const rotated = await clients.rotateClientSecret(ctx, params.clientId);
-          return { client_id: rotated.clientId, client_secret: rotated.clientSecret };
-        },
-      ),
-      route(
-        {
-          method: 'delete',
-          path: '/oauth-clients/:clientId',
-          summary: 'Deactivate a client and revoke its sessions',
-          auth: 'user',
-          permission: 'oauth_clients:delete',
-          params: clientIdParams,
-          response: { description: '{ client } (is_active false)', schema: clientEnvelope },
-        },
-        async ({ params }) => ({ client: presentClient(await clients.deactivateClient(ctx, params.clientId)) }),
-      ),
-      route(
-        {
-          method: 'get',
-          path: '/registration-tokens',
-          summary: 'List initial access tokens for dynamic client registration (never the tokens themselves)',
-          auth: 'user',
-          permission: 'oauth_clients:read',
-          response: { description: '{ registration_tokens }', schema: registrationTokensBody },
-        },
-        async () => ({ registration_tokens: (await registrationTokens.listTokens(ctx)).map(presentRegistrationToken) }),
-      ),
-      route(
-        {
-          method: 'post',
-          path: '/registration-tokens',
-          summary: 'Mint an initial access token for CLIENT_REGISTRATION=token; the token is returned once',
-          description:
-            'CONTRACT §13. `expires_in_s` (60 s to 90 days, default 1 day), `max_uses` (1-10000, default 1). A client sends it as ' +
-            '`Authorization: Bearer <token>` to POST /api/oauth/register; each registration spends one use.',
-          auth: 'user',
-          permission: 'oauth_clients:write',
-          noStore: true,
-          body: createRegistrationTokenBody,
-          response: {
-            status: 201,
-            description: '{ token, registration_token } (Cache-Control: no-store)',
-            schema: createdRegistrationTokenBody,
-          },
-        },
-        async ({ body, principal }) => {
-          const minted = await registrationTokens.mintRegistrationToken(ctx, principal, body);
-          return { token: minted.token, registration_token: presentRegistrationToken(minted.row) };
-        },
-      ),
-      route(
-        {
-          method: 'delete',
-          path: '/registration-tokens/:tokenId',
-          summary: 'Revoke an initial access token (clients it registered stay; deactivate them as any client)',
-          auth: 'user',
-          permission: 'oauth_clients:write',
-          params: registrationTokenIdParams,
-          response: { description: '{ registration_token } (revoked_at set)', schema: registrationTokenEnvelope },
-        },
-        async ({ params }) => ({ registration_token: presentRegistrationToken(await registrationTokens.revokeToken(ctx, params.tokenId)) }),
-      ),
-      route(
-        {
-          method: 'get',
-          path: '/api-resources',
-          summary: 'List the APIs that accept RFC 9068 access tokens (RFC 8707 resources)',
-          auth: 'user',
-          permission: 'oauth_clients:read',
-          response: { description: '{ resources }', schema: apiResourcesBody },
-        },
-        async () => ({ resources: (await resources.listResources(ctx)).map(presentApiResource) }),
-      ),
-      route(
-        {
-          method: 'post',
-          path: '/api-resources',
-          summary: 'Register an API (identifier: absolute URI, the aud of its tokens)',
-          auth: 'user',
-          permission: 'oauth_clients:write',
-          body: createApiResourceBody,
-          response: { status: 201, description: '{ resource }', schema: apiResourceEnvelope },
-          errors: [409],
-        },
-        async ({ body }) => ({ resource: presentApiResource(await resources.createApiResource(ctx, body)) }),
-      ),
-      route(
-        {
-          method: 'get',
-          path: '/api-resources/:resourceId',
-          summary: 'API resource detail',
-          auth: 'user',
-          permission: 'oauth_clients:read',
-          params: apiResourceIdParams,
-          response: { description: '{ resource }', schema: apiResourceEnvelope },
-        },
-        async ({ params }) => ({ resource: presentApiResource(await resources.getApiResource(ctx, params.resourceId)) }),
-      ),
-      route(
-        {
-          method: 'put',
-          path: '/api-resources/:resourceId',
-          summary: 'Update an API resource',
-          auth: 'user',
-          permission: 'oauth_clients:write',
-          params: apiResourceIdParams,
-          body: updateApiResourceBody,
-          response: { description: '{ resource }', schema: apiResourceEnvelope },
-          errors: [409],
-        },
-        async ({ params, body }) => ({ resource: presentApiResource(await resources.changeApiResource(ctx, params.resourceId, body)) }),
-      ),
-      route(
-        {
-          method: 'delete',
-          path: '/api-resources/:resourceId',
-          summary: 'Delete an API resource: tokens issued for it stop being active at introspection',
-          auth: 'user',
-          permission: 'oauth_clients:write',
-          params: apiResourceIdParams,
-          response: { description: '{ resource } (as it was)', schema: apiResourceEnvelope },
-        },
-        async ({ params }) => ({ resource: presentApiResource(await resources.removeApiResource(ctx, params.resourceId)) }),
-      ),
-    ],
+    [summaryApi, clientsApi, registrationTokensApi, resourcesApi].flatMap((api) => serve(deps, api)),
     { tags: ['Admin'] },
   );
 }

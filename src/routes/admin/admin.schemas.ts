@@ -190,6 +190,7 @@ export const listClientsQuery = z.object({
 export const clientEnvelope = z.strictObject({ client: clientBody });
 
 export const clientsBody = z.strictObject({ clients: z.array(clientBody) });
+export type OAuthClient = z.output<typeof clientBody>;
 
 export const createdClientBody = z.strictObject({
   client: clientBody,
@@ -273,6 +274,7 @@ export const apiResourceBody = z
 
 export const apiResourceEnvelope = z.strictObject({ resource: apiResourceBody });
 export const apiResourcesBody = z.strictObject({ resources: z.array(apiResourceBody) });
+export type ApiResource = z.output<typeof apiResourceBody>;
 
 export const clientSecretBody = z.strictObject({ client_id: z.string(), client_secret: z.string() });
 

@@ -20,8 +20,8 @@ export function presentProvider(config: Pick<Config, 'baseUrl'>, p: IdentityProv
     trust_email: p.trustEmail,
     allow_signup: p.allowSignup,
     callback_url: callbackUrlOf(config, p.slug),
-    created_at: p.createdAt,
-    updated_at: p.updatedAt,
+    created_at: p.createdAt.toISOString(),
+    updated_at: p.updatedAt.toISOString(),
   };
 }
 

@@ -119,6 +119,7 @@ export const providerBody = z
 
 export const providerEnvelope = z.strictObject({ provider: providerBody });
 export const providersBody = z.strictObject({ providers: z.array(providerBody) });
+export type IdentityProvider = z.output<typeof providerBody>;
 
 export const slugParams = z.object({ slug: z.string().min(1).max(40) });
 

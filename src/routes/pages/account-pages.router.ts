@@ -1,11 +1,11 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
 import { InvalidLinkError } from '../../errors';
-import { PASSWORD_MIN_LENGTH } from '../../lib/password';
 import { issueCsrf } from '../../middleware/csrf';
 import { clearSessionCookies } from '../../middleware/session-cookies';
 import { normalizeEmail } from '../../services/auth.service';
 import * as links from '../../services/email-links.service';
+import { minPasswordLength, PasswordRefused } from '../../services/password-policy';
 import type { Principal } from '../../services/principal';
 import { renderForgotPasswordForm, renderForgotPasswordSent } from '../../views/forgot-password';
 import { renderSetPasswordDone, renderSetPasswordForm, renderSetPasswordInvalid } from '../../views/set-password';
@@ -13,7 +13,7 @@ import { renderFormExpired, renderVerifyEmailDone, renderVerifyEmailForm, render
 import { emailField, passwordField } from '../common.schemas';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
-import { passwordProblem } from './page-messages';
+import { passwordProblem, passwordRefusalText } from './page-messages';
 import { html, optionalText, PAGE, requireCsrf, text } from './page-kit';
 
 /** Runs `action`; a link that is invalid, expired or used answers `invalidPage` with 400 instead. */
@@ -45,7 +45,7 @@ export function createAccountPagesRouter(deps: RouteDeps) {
         email,
         token,
         csrf: issueCsrf(req, res, ctx.config),
-        minLength: PASSWORD_MIN_LENGTH,
+        minLength: minPasswordLength(ctx),
         // In plain words why (issue 24): the person who created the account may not be the address's owner.
         intro: req.pageEnv!.t.verify.choosePassword,
       }),
@@ -111,7 +111,7 @@ export function createAccountPagesRouter(deps: RouteDeps) {
             email: link.email,
             token: query.token,
             csrf: issueCsrf(req, res, ctx.config),
-            minLength: PASSWORD_MIN_LENGTH,
+            minLength: minPasswordLength(ctx),
           }),
         );
       },
@@ -140,10 +140,22 @@ export function createAccountPagesRouter(deps: RouteDeps) {
             : undefined;
         if (problem) {
           const csrf = issueCsrf(req, res, ctx.config);
-          return html(res, 400, renderSetPasswordForm({ email: link.email, token, csrf, minLength: PASSWORD_MIN_LENGTH, error: problem }));
+          return html(
+            res,
+            400,
+            renderSetPasswordForm({ email: link.email, token, csrf, minLength: minPasswordLength(ctx), error: problem }),
+          );
         }
 
-        const done = await orInvalidLink(() => links.setPasswordWithLink(ctx, token, password));
+        let done: { email: string } | undefined;
+        try {
+          done = await orInvalidLink(() => links.setPasswordWithLink(ctx, token, password));
+        } catch (err) {
+          if (!(err instanceof PasswordRefused)) throw err;
+          const csrf = issueCsrf(req, res, ctx.config);
+          const error = passwordRefusalText(req.pageEnv!.t, err);
+          return html(res, 400, renderSetPasswordForm({ email: link.email, token, csrf, minLength: minPasswordLength(ctx), error }));
+        }
         if (!done) return html(res, 400, renderSetPasswordInvalid());
         // Every session of the account was just revoked: drop this browser's now-dead SSO cookies too.
         clearSessionCookies(res, ctx.config);

@@ -1,6 +1,7 @@
 import type { AppError, ErrorCode } from '../../errors';
 import type { Messages } from '../../i18n';
 import { PASSWORD_MAX_BYTES, PASSWORD_MIN_LENGTH } from '../../lib/password';
+import { PasswordRefused } from '../../services/password-policy';
 
 type KnownScope = Exclude<keyof Messages['scopes'], 'other'>;
 const isKnownScope = (t: Messages, scope: string): scope is KnownScope => scope !== 'other' && Object.hasOwn(t.scopes, scope);
@@ -23,7 +24,22 @@ export type PageErrorTexts = Partial<Record<ErrorCode, string>>;
  * The mapping is by code, never by the English text, so a service can reword its message without breaking a page.
  */
 export function pageErrorMessage(t: Messages, err: AppError, texts: PageErrorTexts = {}): string {
+  if (err instanceof PasswordRefused) return passwordRefusalText(t, err);
   return texts[err.code] ?? t.pageErrors[err.code];
+}
+
+/** Why the password policy refused a password (services/password-policy.ts), in the page's words. */
+export function passwordRefusalText(t: Messages, err: PasswordRefused): string {
+  switch (err.reason) {
+    case 'too_short':
+      return t.pageErrors.passwordTooShort(err.minLength);
+    case 'too_long':
+      return t.pageErrors.passwordTooLong;
+    case 'breached':
+      return t.pageErrors.passwordBreached;
+    case 'personal':
+      return t.pageErrors.passwordPersonal;
+  }
 }
 
 /** Why a new password is refused, in the page's words (the rule itself is the API's passwordField). */

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { AppError } from '../../errors';
-import { PASSWORD_MIN_LENGTH } from '../../lib/password';
 import { issueCsrf, rotateCsrf } from '../../middleware/csrf';
 import { setSessionCookies } from '../../middleware/session-cookies';
 import * as auth from '../../services/auth.service';
+import { minPasswordLength, PasswordRefused } from '../../services/password-policy';
 import { resolveReturnTo } from '../../services/oauth/return-to';
 import { signInApplicationFor } from '../../services/oauth/sign-in-context';
 import { renderRegisteredPage, renderRegisterPage, type RegisterField } from '../../views/register';
@@ -12,6 +12,7 @@ import { registerBody } from '../auth/auth.schemas';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
 import { html, optionalText, PAGE, refuseForm, text } from './page-kit';
+import { passwordRefusalText } from './page-messages';
 
 const FIELDS: readonly RegisterField[] = ['first_name', 'last_name', 'email', 'password'];
 
@@ -46,7 +47,7 @@ export function createRegisterPagesRouter(deps: RouteDeps) {
           return html(res, 200, renderRegisteredPage({ email: principal.email, continueTo, application }));
         }
         const csrf = issueCsrf(req, res, config);
-        html(res, 200, renderRegisterPage({ csrf, returnTo: query.return_to, minLength: PASSWORD_MIN_LENGTH, application }));
+        html(res, 200, renderRegisterPage({ csrf, returnTo: query.return_to, minLength: minPasswordLength(ctx), application }));
       },
     ),
 
@@ -80,7 +81,7 @@ export function createRegisterPagesRouter(deps: RouteDeps) {
             renderRegisterPage({
               csrf: issueCsrf(req, res, config),
               returnTo,
-              minLength: PASSWORD_MIN_LENGTH,
+              minLength: minPasswordLength(ctx),
               values,
               errors,
               application: await signInApplicationFor(ctx, returnTo),
@@ -93,7 +94,7 @@ export function createRegisterPagesRouter(deps: RouteDeps) {
             first_name: t.register.errors.firstName,
             last_name: t.register.errors.lastName,
             email: t.register.errors.email,
-            password: t.register.errors.password(PASSWORD_MIN_LENGTH),
+            password: t.register.errors.password(minPasswordLength(ctx)),
           };
           for (const issue of parsed.error.issues) {
             const field = FIELDS.find((f) => f === issue.path[0]);
@@ -107,6 +108,7 @@ export function createRegisterPagesRouter(deps: RouteDeps) {
           setSessionCookies(res, config, result.tokens);
           rotateCsrf(res, config);
         } catch (err) {
+          if (err instanceof PasswordRefused) return again(400, { form: t.register.invalid, password: passwordRefusalText(t, err) });
           if (err instanceof AppError && err.code === 'conflict')
             return again(409, { form: t.register.emailTaken, email: t.register.emailTaken });
           throw err;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AppError } from '../../errors';
-import { PASSWORD_MIN_LENGTH } from '../../lib/password';
 import { issueCsrf } from '../../middleware/csrf';
+import { minPasswordLength, PasswordRefused } from '../../services/password-policy';
 import { completeSetup, isSetupTokenValid, SetupLinkInvalid } from '../../services/setup.service';
 import { renderSetupDone, renderSetupForm, renderSetupInvalid } from '../../views/setup';
 import { renderFormExpired } from '../../views/verify-email';
@@ -9,6 +9,7 @@ import { emailField, nameField, passwordField } from '../common.schemas';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
 import { html, optionalText, PAGE, requireCsrf, text } from './page-kit';
+import { passwordRefusalText } from './page-messages';
 
 const setupForm = z.object({
   email: emailField,
@@ -34,7 +35,7 @@ export function createSetupPagesRouter(deps: RouteDeps) {
       async ({ query }, req, res) => {
         if (query.done === '1') return html(res, 200, renderSetupDone());
         if (!(await isSetupTokenValid(ctx, query.token))) return html(res, 404, renderSetupInvalid());
-        html(res, 200, renderSetupForm({ token: query.token, csrf: issueCsrf(req, res, ctx.config), minLength: PASSWORD_MIN_LENGTH }));
+        html(res, 200, renderSetupForm({ token: query.token, csrf: issueCsrf(req, res, ctx.config), minLength: minPasswordLength(ctx) }));
       },
     ),
 
@@ -61,7 +62,7 @@ export function createSetupPagesRouter(deps: RouteDeps) {
           html(
             res,
             status,
-            renderSetupForm({ token, csrf: issueCsrf(req, res, ctx.config), minLength: PASSWORD_MIN_LENGTH, values, error }),
+            renderSetupForm({ token, csrf: issueCsrf(req, res, ctx.config), minLength: minPasswordLength(ctx), values, error }),
           );
 
         if (!(await isSetupTokenValid(ctx, token))) return html(res, 404, renderSetupInvalid());
@@ -78,7 +79,7 @@ export function createSetupPagesRouter(deps: RouteDeps) {
                 ? errors.firstName
                 : field === 'last_name'
                   ? errors.lastName
-                  : errors.password(PASSWORD_MIN_LENGTH);
+                  : errors.password(minPasswordLength(ctx));
           return again(400, message);
         }
         if (body.password !== body.password_confirm) return again(400, t.register.errors.mismatch);
@@ -90,6 +91,7 @@ export function createSetupPagesRouter(deps: RouteDeps) {
             password: parsed.data.password,
           });
         } catch (err) {
+          if (err instanceof PasswordRefused) return again(400, passwordRefusalText(t, err));
           if (err instanceof SetupLinkInvalid) return html(res, 404, renderSetupInvalid());
           if (err instanceof AppError && err.code === 'conflict') return again(409, t.setup.emailTaken);
           throw err;

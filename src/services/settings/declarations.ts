@@ -130,7 +130,6 @@ export const SETTINGS = [
     default: { min_length: 6, breached_check: false, reject_email_local_part: false },
     env: 'json',
     group: 'security',
-    readLater: 'the password rules',
   }),
   setting({
     name: 'require_pushed_authorization_requests',

@@ -1,4 +1,4 @@
-import type { IdentityProviderRow } from '../../db/repositories/identity-providers.repo';
+import type { IdentityProvider } from '../../routes/federation/identity-providers.schemas';
 import { pageEnv } from '../env';
 import { Actions, Hidden, Time } from '../kit';
 import { ActionButton, Badge, Checkbox, CopyValue, Facts, Field, PostForm, Table, type FieldErrors } from './components';
@@ -21,7 +21,7 @@ const KIND_LABEL = (): Record<ProviderKind, { title: string; hint: string }> => 
   github: { title: 'GitHub', hint: x().kindGithubHint },
 });
 
-export function renderProviders(frame: ConsoleFrame, data: { providers: IdentityProviderRow[] }): string {
+export function renderProviders(frame: ConsoleFrame, data: { providers: IdentityProvider[] }): string {
   const { identityProviders: i, common: k } = pageEnv().t.console;
   return renderConsole(
     frame,
@@ -45,7 +45,7 @@ export function renderProviders(frame: ConsoleFrame, data: { providers: Identity
           { label: k.name, cell: (p) => <a href={`/admin/identity-providers/${p.id}`}>{p.name}</a> },
           { label: i.slug, cell: (p) => <code>{p.slug}</code> },
           { label: i.type, cell: (p) => (p.type === 'github' ? 'GitHub' : 'OpenID Connect') },
-          { label: i.issuerOrUrl, wrap: true, cell: (p) => p.issuer ?? p.baseUrl ?? '—' },
+          { label: i.issuerOrUrl, wrap: true, cell: (p) => p.issuer ?? p.base_url ?? '—' },
           { label: k.status, cell: (p) => <Badge on={p.enabled} yes={i.enabled} no={i.disabled} /> },
         ]}
       />
@@ -94,7 +94,7 @@ export interface ProviderValues {
 export function renderProviderForm(
   frame: ConsoleFrame,
   data: {
-    provider?: IdentityProviderRow;
+    provider?: IdentityProvider;
     values: ProviderValues;
     errors: FieldErrors;
     callbackUrlOf: (slug: string) => string;
@@ -118,9 +118,9 @@ export function renderProviderForm(
           items={[
             [i.type, p.type === 'github' ? 'GitHub' : 'OpenID Connect'],
             [k.status, <Badge on={p.enabled} yes={i.enabled} no={i.disabled} />],
-            [i.callbackUrl, <CopyValue id="callback-url" label={i.callbackUrlLower} value={data.callbackUrlOf(p.slug)} />],
-            [i.clientSecret, p.clientSecretSealed ? i.secretSet : i.secretNotSet],
-            [k.created, <Time at={p.createdAt} />],
+            [i.callbackUrl, <CopyValue id="callback-url" label={i.callbackUrlLower} value={p.callback_url} />],
+            [i.clientSecret, p.has_client_secret ? i.secretSet : i.secretNotSet],
+            [k.created, <Time at={p.created_at} />],
           ]}
         />
       ) : (

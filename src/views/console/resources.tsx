@@ -1,4 +1,4 @@
-import type { ApiResourceRow } from '../../db/repositories/api-resources.repo';
+import type { ApiResource } from '../../routes/admin/admin.schemas';
 import { pageEnv } from '../env';
 import { Actions, Time } from '../kit';
 import { ActionButton, Checkbox, CopyValue, Facts, Field, PostForm, Table, TextArea, type FieldErrors } from './components';
@@ -6,7 +6,7 @@ import { renderConsole, type ConsoleFrame } from './layout';
 
 /** API resources (CONTRACT §12, RFC 8707): the APIs that accept this server's RFC 9068 access tokens. */
 
-export function renderResources(frame: ConsoleFrame, data: { resources: ApiResourceRow[]; canWrite: boolean }): string {
+export function renderResources(frame: ConsoleFrame, data: { resources: ApiResource[]; canWrite: boolean }): string {
   const { resources: x, common: k } = pageEnv().t.console;
   return renderConsole(
     frame,
@@ -38,8 +38,8 @@ export function renderResources(frame: ConsoleFrame, data: { resources: ApiResou
           { label: k.name, cell: (r) => <a href={`/admin/api-resources/${r.id}`}>{r.name}</a> },
           { label: x.identifier, wrap: true, cell: (r) => <code>{r.identifier}</code> },
           { label: x.scopes, wrap: true, cell: (r) => (r.scopes.length ? r.scopes.join(' ') : '—') },
-          { label: x.tokenLifetime, cell: (r) => x.seconds(r.accessTokenTtlSeconds) },
-          { label: x.selfRegistered, cell: (r) => (r.openRegistration ? x.allowed : k.no) },
+          { label: x.tokenLifetime, cell: (r) => x.seconds(r.access_token_ttl_s) },
+          { label: x.selfRegistered, cell: (r) => (r.open_registration ? x.allowed : k.no) },
         ]}
       />
     </>,
@@ -57,7 +57,7 @@ export interface ResourceValues {
 
 export function renderResourceForm(
   frame: ConsoleFrame,
-  data: { resource?: ApiResourceRow; values: ResourceValues; errors: FieldErrors; canWrite: boolean },
+  data: { resource?: ApiResource; values: ResourceValues; errors: FieldErrors; canWrite: boolean },
 ): string {
   const r = data.resource;
   const v = data.values;
@@ -73,8 +73,8 @@ export function renderResourceForm(
         <Facts
           items={[
             [x.identifierAudience, <CopyValue id="identifier" label={x.identifierLower} value={r.identifier} />],
-            [k.created, <Time at={r.createdAt} />],
-            [x.changed, <Time at={r.updatedAt} />],
+            [k.created, <Time at={r.created_at} />],
+            [x.changed, <Time at={r.updated_at} />],
           ]}
         />
       ) : null}
@@ -110,8 +110,8 @@ export function renderResourceForm(
         <Facts
           items={[
             [x.scopes, r.scopes.join(' ') || '—'],
-            [x.tokenLifetime, x.seconds(r.accessTokenTtlSeconds)],
-            [x.selfRegistered, r.openRegistration ? x.allowed : x.notAllowed],
+            [x.tokenLifetime, x.seconds(r.access_token_ttl_s)],
+            [x.selfRegistered, r.open_registration ? x.allowed : x.notAllowed],
           ]}
         />
       ) : null}
