@@ -12,7 +12,9 @@ import type { Knex } from 'knex';
  * unique within (kind, client or key, jti); the prune job deletes rows past `expires_at` on its index.
  */
 export async function up(knex: Knex): Promise<void> {
-  await knex.raw(`alter table oauth_clients add column token_endpoint_auth_method text check (token_endpoint_auth_method in ('private_key_jwt'))`);
+  await knex.raw(
+    `alter table oauth_clients add column token_endpoint_auth_method text check (token_endpoint_auth_method in ('private_key_jwt'))`,
+  );
   await knex.raw('alter table oauth_clients add column jwks jsonb');
   await knex.raw('alter table oauth_clients add column jwks_uri text');
   // A secret exactly for confidential clients that authenticate with one; a private_key_jwt client has keys instead.

@@ -65,7 +65,10 @@ async function registerClient(keys: { jwks?: unknown; jwks_uri?: string }, extra
 }
 
 const tokenRequest = (form: Record<string, string>) =>
-  request(t.app).post('/api/oauth/token').type('form').send({ grant_type: 'client_credentials', ...form });
+  request(t.app)
+    .post('/api/oauth/token')
+    .type('form')
+    .send({ grant_type: 'client_credentials', ...form });
 
 const assertionForm = (assertion: string) => ({
   client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',

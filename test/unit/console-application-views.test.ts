@@ -37,6 +37,8 @@ const detail = (client: ConsoleClient) =>
       post_logout_redirect_uris: '',
       scopes: [],
       allowed_resources: [],
+      jwks: '',
+      jwks_uri: '',
     },
     errors: {},
     scopes: ['openid'],

@@ -150,6 +150,8 @@ export function createConsoleRouter(deps: RouteDeps) {
     post_logout_redirect_uris: (c?.postLogoutRedirectUris ?? []).join('\n'),
     scopes: c?.scopes ?? [...DEFAULT_CLIENT_SCOPES],
     allowed_resources: c?.allowedResources ?? [],
+    jwks: c?.jwks ? JSON.stringify(c.jwks, null, 2) : '',
+    jwks_uri: c?.jwksUri ?? '',
   });
   const clientPowers = (p: Principal) => ({
     write: hasPermission(p, 'oauth_clients:write'),
@@ -165,9 +167,22 @@ export function createConsoleRouter(deps: RouteDeps) {
     post_logout_redirect_uris: text(10_000),
     scopes: list(),
     allowed_resources: list(),
+    jwks: text(50_000),
+    jwks_uri: text(2048),
   });
+  /** Issue 34: the JWK Set field as JSON (text that is not JSON is handed on as it is: the API's schema refuses it). */
+  const jwksOf = (value: string): unknown => {
+    if (!value.trim()) return undefined;
+    try {
+      return JSON.parse(value) as unknown;
+    } catch {
+      return value;
+    }
+  };
   /** The form's fields as the API body, checked by the API's own schema (createClientBody / updateClientBody). */
   const asClientBody = (b: z.output<typeof clientForm>) => ({
+    jwks: jwksOf(b.jwks),
+    jwks_uri: b.jwks_uri.trim() || undefined,
     name: b.name,
     grant_types: b.grant_types,
     redirect_uris: lines(b.redirect_uris),
@@ -614,7 +629,13 @@ export function createConsoleRouter(deps: RouteDeps) {
         async ({ body, principal }, req, res) => {
           const again = (errors: FieldErrors, status: number) =>
             applicationForm(req, res, principal, status, { values: { ...body, type: body.type || 'confidential' }, errors });
-          const input = { ...asClientBody(body), type: body.type || undefined };
+          // The kind radios: confidential (a secret), private_key_jwt (keys, issue 34) or public.
+          const keys = body.type === 'private_key_jwt';
+          const input = {
+            ...asClientBody(body),
+            type: keys ? 'confidential' : body.type || undefined,
+            ...(keys ? { token_endpoint_auth_method: 'private_key_jwt' } : {}),
+          };
           const created = await submitForm(createClientBody, input, again, 'redirect_uris', (data) => clients.createClient(ctx, data));
           if (!created) return;
           // The secret is shown in this answer only (no-store, not a redirect target, never in a URL or cookie).

@@ -74,7 +74,10 @@ export const clientInformationBody = z
     grant_types: z.array(z.string()),
     response_types: z.array(z.string()),
     token_endpoint_auth_method: z.enum(['none', 'client_secret_basic', 'private_key_jwt']),
-    jwks: z.looseObject({ keys: z.array(z.looseObject({})) }).optional().meta({ description: 'private_key_jwt clients' }),
+    jwks: z
+      .looseObject({ keys: z.array(z.looseObject({})) })
+      .optional()
+      .meta({ description: 'private_key_jwt clients' }),
     jwks_uri: z.string().optional().meta({ description: 'private_key_jwt clients' }),
     scope: z.string(),
     client_uri: z.string().optional(),

@@ -107,7 +107,10 @@ async function authenticate(
   const bodySecret = input.clientSecret;
   if (input.clientAssertion !== undefined || input.clientAssertionType !== undefined) {
     if (usesBasic || bodySecret !== undefined) {
-      throw new OAuthError('invalid_request', 'Use one client authentication method: a client assertion, HTTP Basic or client_secret, not several');
+      throw new OAuthError(
+        'invalid_request',
+        'Use one client authentication method: a client assertion, HTTP Basic or client_secret, not several',
+      );
     }
     return authenticateWithAssertion(ctx, input, options);
   }
@@ -149,7 +152,11 @@ async function authenticate(
   }
   if (client?.isActive && client.tokenEndpointAuthMethod === 'private_key_jwt') {
     // It has no secret: whatever was sent is wrong, and the answer says how this client authenticates.
-    throw new ClientAuthFailure(invalidClient(usesBasic, 'This client authenticates with private_key_jwt'), 'wrong_method', client.clientId);
+    throw new ClientAuthFailure(
+      invalidClient(usesBasic, 'This client authenticates with private_key_jwt'),
+      'wrong_method',
+      client.clientId,
+    );
   }
   const secretOk = verifyClientSecret(clientSecret, client?.secretHash ?? DUMMY_SECRET_HASH);
   if (!client || !secretOk || !client.isActive) {
@@ -195,11 +202,7 @@ async function authenticateWithAssertion(
   if (!client) throw new ClientAuthFailure(invalidClient(false), 'unknown_client');
   if (!client.isActive) throw new ClientAuthFailure(invalidClient(false), 'inactive', client.clientId);
   if (client.tokenEndpointAuthMethod !== 'private_key_jwt') {
-    throw new ClientAuthFailure(
-      invalidClient(false, 'This client is not registered for private_key_jwt'),
-      'wrong_method',
-      client.clientId,
-    );
+    throw new ClientAuthFailure(invalidClient(false, 'This client is not registered for private_key_jwt'), 'wrong_method', client.clientId);
   }
   try {
     await verifyClientAssertion(ctx, client, assertion, `${ctx.config.baseUrl}${ENDPOINT_PATHS[options.endpoint]}`);

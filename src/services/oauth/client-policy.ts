@@ -70,7 +70,6 @@ export function grantAllowed(client: { grantTypes: readonly string[] }, grantTyp
   return client.grantTypes.includes(grantType);
 }
 
-
 /** Which endpoints a client may call with its authentication. Public clients may not introspect (CONTRACT §12). */
 export type ClientEndpoint = 'token' | 'revoke' | 'device' | 'introspect' | 'par';
 

@@ -43,7 +43,9 @@ export interface ClientInput {
 function judgeKeys(ctx: ServiceContext, keys: { jwks?: unknown; jwksUri?: string }) {
   const verdict = checkClientKeys(keys, { isProduction: ctx.config.isProduction });
   if (!verdict.ok) {
-    throw badRequest('Invalid client', [{ path: keys.jwksUri !== undefined && keys.jwks === undefined ? 'jwks_uri' : 'jwks', message: verdict.reason }]);
+    throw badRequest('Invalid client', [
+      { path: keys.jwksUri !== undefined && keys.jwks === undefined ? 'jwks_uri' : 'jwks', message: verdict.reason },
+    ]);
   }
   return verdict.value;
 }

@@ -538,6 +538,9 @@ export interface ApplicationValues {
   post_logout_redirect_uris: string;
   scopes: string[];
   allowed_resources: string[];
+  /** Issue 34: a private_key_jwt client's keys (JSON text) or their URL. */
+  jwks: string;
+  jwks_uri: string;
 }
 
 export function renderApplicationForm(
@@ -565,7 +568,13 @@ export function renderApplicationForm(
         <Facts
           items={[
             [ap.clientId, <CopyValue id="client-id" label={ap.clientIdLower} value={c.clientId} />],
-            [ap.type, ap.typeFact(clientTypeLabel(c.type), c.type === 'public')],
+            [
+              ap.type,
+              ap.typeFact(
+                clientTypeLabel(c.type),
+                c.type === 'public' ? 'none' : c.tokenEndpointAuthMethod === 'private_key_jwt' ? 'keys' : 'secret',
+              ),
+            ],
             ...(c.registration
               ? [
                   [
@@ -594,10 +603,17 @@ export function renderApplicationForm(
               errors={data.errors}
               options={[
                 { value: 'confidential', label: ap.kindConfidential, hint: ap.kindConfidentialHint },
+                { value: 'private_key_jwt', label: ap.kindKeys, hint: ap.kindKeysHint },
                 { value: 'public', label: ap.kindPublic, hint: ap.kindPublicHint },
               ]}
             />
           )}
+          {!c || c.tokenEndpointAuthMethod === 'private_key_jwt' ? (
+            <>
+              <TextArea name="jwks" label={ap.jwks} value={data.values.jwks} errors={data.errors} hint={ap.jwksHint} />
+              <Field name="jwks_uri" label={ap.jwksUri} value={data.values.jwks_uri} errors={data.errors} hint={ap.jwksUriHint} />
+            </>
+          ) : null}
           <Checkboxes
             name="grant_types"
             legend={ap.grantTypes}
@@ -661,7 +677,7 @@ export function renderApplicationForm(
       )}
       {c && c.isActive ? (
         <Actions>
-          {data.may.rotate && c.type === 'confidential' ? (
+          {data.may.rotate && c.type === 'confidential' && c.tokenEndpointAuthMethod !== 'private_key_jwt' ? (
             <ActionButton action={`${base}/rotate`} csrf={frame.csrf} label={ap.rotate} danger />
           ) : null}
           {data.may.delete ? <ActionButton action={`${base}/deactivate`} csrf={frame.csrf} label={ap.deactivate} danger /> : null}
