@@ -79,6 +79,11 @@ export interface ActionOptions<D extends RouteDecl, R, S extends FormSchema | un
    * level up). A function, so that its sentences are in the request's language.
    */
   confirm?: (a: ActionInput<D, S>) => Confirmation | Promise<Confirmation>;
+  /**
+   * What the console refuses before calling the endpoint, in its own words (the flash on `back`): e.g. rotating the
+   * secret of an application the page shows as deactivated. Undefined: go on.
+   */
+  refuse?: (a: ActionInput<D, S>) => Promise<string | undefined>;
   /** The form again, with `refused.errors` beside its fields and `refused.values` as entered (a refused post). */
   invalid?: (refused: Invalid<FormOf<S>>, a: ActionInput<D, S>) => ConsolePage | Promise<ConsolePage>;
   /** Where a service's refusal goes, as the flash (actions without a form: a stale id, a conflict). */
@@ -106,7 +111,7 @@ export function renderConsoleOutcome(section: ConsoleSection | undefined): Outco
     const principal = req.principal;
     if (!(outcome instanceof ConsolePage) || !principal) throw new Error(`${req.method} ${req.path}: not a console outcome`);
     const frame = { ...frameOf(req, res, config, principal, section, outcome.title), errors: outcome.errors };
-    html(res, outcome.status, outcome.render(frame));
+    html(res, outcome.status, outcome.render(frame), outcome.formTargets);
   };
 }
 
@@ -133,9 +138,7 @@ export function consoleAction<D extends RouteDecl, R, S extends FormSchema | und
     return route(decl, async (input) => {
       const principal = input.principal;
       const sent = fieldsOf(method === 'post' ? input.body : input.query);
-      const call = <R2>(other: Endpoint<RouteDecl, R2>, i: { params?: unknown; query?: unknown }) =>
-        other.run({ params: i.params, query: i.query, body: undefined, principal }, ctx);
-      const a = typed<D, S>({ params: input.params, form: sent, principal, call });
+      const a = typed<D, S>({ params: input.params, form: sent, principal, call: caller(ctx, principal) });
       if (options.confirm && sent.confirm !== 'yes') {
         const { title, text: message, button } = await options.confirm(a);
         const action = `/admin${fill(options.path, input.params)}`;
@@ -161,6 +164,8 @@ export function consoleAction<D extends RouteDecl, R, S extends FormSchema | und
           apiInput = parsed.data;
         }
       }
+      const refused = options.refuse && options.back ? await options.refuse(a) : undefined;
+      if (refused !== undefined && options.back) return new Redirect(options.back(a.params), { kind: 'error', message: refused });
       let result: R;
       try {
         const [query, body] = d.method === 'get' ? [apiInput, undefined] : [undefined, apiInput];
@@ -183,14 +188,26 @@ export function consoleForm<D extends RouteDecl, S extends FormSchema | undefine
   e: Endpoint<D, unknown>,
   options: { path: string; summary?: string; form?: S; page: (a: ActionInput<D, S>) => ConsolePage | Promise<ConsolePage> },
 ): (s: Section) => DeclaredRoute {
-  return ({ section }) =>
+  return ({ section, ctx }) =>
     route(
       declOf(e.decl, section, 'get', options.path, options.summary ?? `Console: ${e.decl.summary} (form)`, options.form ?? z.object({})),
-      (input) => options.page(typed<D, S>({ params: input.params, form: fieldsOf(input.query), principal: input.principal, call: noCall })),
+      (input) =>
+        options.page(
+          typed<D, S>({
+            params: input.params,
+            form: fieldsOf(input.query),
+            principal: input.principal,
+            call: caller(ctx, input.principal),
+          }),
+        ),
     );
 }
 
-const noCall = () => Promise.reject(new Error('no endpoint to call'));
+/** Runs another endpoint of the API for the same caller. */
+const caller =
+  (ctx: ServiceContext, principal: Principal) =>
+  <R>(other: Endpoint<RouteDecl, R>, i: { params?: unknown; query?: unknown }) =>
+    other.run({ params: i.params, query: i.query, body: undefined, principal }, ctx);
 
 /** The console declaration of an endpoint's action: the endpoint's guard and params, the form, the console's steps. */
 function declOf(

@@ -18,6 +18,11 @@ export class Page<F = never> extends Outcome {
     status = 200,
     /** The errors of a refused form: the frame shows them in a summary at the top and the title says "Error". */
     readonly errors?: FieldErrors,
+    /**
+     * Where the page's forms may end besides this server, after the server's redirects (CSP form-action, issue 30):
+     * URLs the route validated (a registered redirect URI, an SP's ACS URL). The kit turns them into CSP sources.
+     */
+    readonly formTargets?: readonly string[],
   ) {
     super(status);
   }

@@ -23,3 +23,17 @@ export function safeEqual(a: string, b: string): boolean {
   }
   return timingSafeEqual(ab, bb);
 }
+
+/**
+ * A secret shown once and stored hashed (client secrets, SCIM connection tokens, initial access tokens): 256 random
+ * bits after a recognisable `prefix`, and the SHA-256 that is all the database keeps. Checked with `matchesHashedSecret`.
+ */
+export function newHashedSecret(prefix = ''): { secret: string; hash: string } {
+  const secret = `${prefix}${randomToken(32)}`;
+  return { secret, hash: sha256Hex(secret) };
+}
+
+/** Constant-time check of a presented secret against the SHA-256 stored by `newHashedSecret`. */
+export function matchesHashedSecret(presented: string, hash: string): boolean {
+  return safeEqual(sha256Hex(presented), hash);
+}

@@ -1,4 +1,38 @@
 import type { Request, RequestHandler, Response } from 'express';
+
+const CSP = 'Content-Security-Policy';
+/** A source expression this module writes: an origin without path, or a private-use scheme (RFC 8252 §7.1). */
+const ORIGIN_SOURCE = /^(?:https?:\/\/[a-z0-9.\-[\]:]+|[a-z][a-z0-9+.-]*:)$/;
+const NEVER_SOURCES = new Set(['javascript:', 'data:', 'blob:', 'file:', 'filesystem:']);
+
+/**
+ * The CSP source a form submission that ends at `url` needs (issue 30): the URL's origin for http(s), its scheme for a
+ * native app's private-use scheme, nothing for anything else. Paths are left out on purpose: CSP ignores a source's path
+ * once a redirect happened (CSP3 §6.7.2.8), and every target here is reached through a redirect.
+ */
+export function formActionSource(url: string): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return undefined;
+  }
+  const source = parsed.protocol === 'http:' || parsed.protocol === 'https:' ? parsed.origin : parsed.protocol;
+  return ORIGIN_SOURCE.test(source) && !NEVER_SOURCES.has(source) ? source : undefined;
+}
+
+/**
+ * Widens this response's CSP `form-action 'self'` (the default on every answer) by the places a form on this page may
+ * end at after the server's redirects: Chromium applies form-action to each redirect that follows a form submission.
+ * Only a route that validated those targets (a registered redirect URI, an allow-listed return_to, an SP's ACS URL)
+ * calls this, through the page kit (`html(res, status, body, formTargets)` or a Page outcome's `formTargets`).
+ */
+export function allowFormTargets(res: Response, targets: ReadonlyArray<string | undefined>): void {
+  const sources = [...new Set(targets.map((t) => (t === undefined ? undefined : formActionSource(t))))].filter((s) => s !== undefined);
+  const current = res.getHeader(CSP);
+  if (sources.length === 0 || typeof current !== 'string') return;
+  res.setHeader(CSP, current.replace(/(^|;)form-action 'self'(?=;|$)/, `$1form-action 'self' ${sources.join(' ')}`));
+}
 import helmet, { type HelmetOptions } from 'helmet';
 
 /**
@@ -77,8 +111,9 @@ export function securityHeaderOptions(baseUrl: string, imageOrigins: readonly st
         // BRAND_LOGO_URL's origin (CONTRACT §15) when set.
         imgSrc: ["'self'", 'data:', ...imageOrigins],
         frameAncestors: ["'none'"],
-        // Form posts end in redirects to registered client callbacks on other origins.
-        formAction: null,
+        // Issue 30: forms post here only. A page whose forms end (through redirects, which Chromium checks against
+        // form-action) at a registered client callback, an upstream provider or an SP widens it: allowFormTargets.
+        formAction: ["'self'"],
         upgradeInsecureRequests: baseUrl.startsWith('https:') ? [] : null,
       },
     },

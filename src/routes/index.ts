@@ -16,10 +16,14 @@ import { createOidcDiscoveryRouter, createOidcProtocolRouter, createOidcRouter }
 import { createConsoleIdentityProvidersRouter } from '../console/identity-providers/identity-providers.console';
 import { createConsoleResourcesRouter } from '../console/resources/resources.console';
 import { createConsoleRouter } from './console/console.router';
+import { createConsoleScimRouter } from '../console/scim/scim.console';
 import { createConsoleWebhooksRouter } from '../console/webhooks/webhooks.console';
+import { createConsoleSamlRouter } from '../console/saml/saml.console';
 import { createConsoleUsersRouter } from '../console/users/users.console';
+import { createConsoleApplicationsRouter } from '../console/applications/applications.console';
 import { createAccountPagesRouter } from './pages/account-pages.router';
 import { createDevicePagesRouter } from './pages/device-pages.router';
+import { createLinkConfirmPagesRouter } from './pages/link-confirm-pages.router';
 import { createMfaPagesRouter } from './pages/mfa-pages.router';
 import { createOAuthPagesRouter } from './pages/oauth-pages.router';
 import { createSetupPagesRouter } from './pages/setup-pages.router';
@@ -99,6 +103,7 @@ export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, admin
   pages.mount('/', createFaviconRouter);
   pages.mount('/', createOAuthPagesRouter);
   pages.mount('/', createMfaPagesRouter);
+  pages.mount('/', createLinkConfirmPagesRouter);
   pages.mount('/', createSelfServicePagesRouter);
   pages.mount('/', createAccountPagesRouter);
   pages.mount('/', createSetupPagesRouter);
@@ -109,7 +114,10 @@ export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, admin
   // Before the console's other routes: /users/new is not a /users/:userId.
   consolePages.mount('/admin', createConsoleUsersRouter);
   consolePages.mount('/admin', createConsoleRouter);
+  consolePages.mount('/admin', createConsoleApplicationsRouter);
   consolePages.mount('/admin', createConsoleResourcesRouter);
   consolePages.mount('/admin', createConsoleIdentityProvidersRouter);
   consolePages.mount('/admin', createConsoleWebhooksRouter);
+  consolePages.mount('/admin', createConsoleScimRouter);
+  consolePages.mount('/admin', createConsoleSamlRouter);
 }

@@ -71,6 +71,7 @@ export const SECURITY_EVENT_TYPES = [
   'user.deleted',
   'scim.connection.created',
   'scim.connection.deleted',
+  'scim.connection.token_rotated',
   'scim.group.created',
   'scim.group.changed',
   'scim.group.deleted',

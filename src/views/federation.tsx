@@ -1,5 +1,6 @@
 import { pageEnv } from './env';
 import { Actions, FormError, Hidden } from './kit';
+import { renderPage } from './layout';
 
 /**
  * The sign-in page's "Continue with {name}" links (CONTRACT §16): plain links to the start endpoint, so they work
@@ -79,5 +80,41 @@ export function IdentitiesSection(props: {
         </Actions>
       ) : null}
     </section>
+  );
+}
+
+/**
+ * The confirmation of a pending link after signing in (issue 30): it names the provider and the upstream account,
+ * and only its "Link" button (a CSRF-protected post) links it; "Don't link" discards it.
+ */
+export function renderLinkConfirmPage(options: {
+  csrf: string;
+  returnTo?: string;
+  link: { providerName: string; email?: string; subject: string };
+}): string {
+  const { t } = pageEnv();
+  const { providerName, email, subject } = options.link;
+  const c = t.federation.confirmLink;
+  return renderPage(
+    { title: c.title(providerName) },
+    <>
+      <h1>{c.title(providerName)}</h1>
+      <p>
+        <strong>{c.question(providerName, email ?? subject)}</strong>
+      </p>
+      <p class="muted">{c.subject(subject)}</p>
+      <p>{c.warning(providerName)}</p>
+      <form method="post" action="/login/link">
+        <Hidden fields={{ csrf: options.csrf, return_to: options.returnTo }} />
+        <Actions>
+          <button type="submit" name="decision" value="link">
+            {c.link}
+          </button>
+          <button type="submit" name="decision" value="cancel" class="secondary">
+            {c.cancel}
+          </button>
+        </Actions>
+      </form>
+    </>,
   );
 }

@@ -154,6 +154,15 @@ describe('callback: an existing account with the asserted email', () => {
     const csrf = /name="csrf" value="([^"]+)"/.exec(login.text)![1];
     const signedIn = await browser.post('/login').type('form').send({ email: user.email, password: user.password, csrf });
     expect(signedIn.status).toBe(303);
+    // Issue 30: signing in alone links nothing; the confirmation page names the provider and the upstream account.
+    expect(signedIn.headers.location).toBe('/login/link');
+    expect(await t.db('user_identities').where({ user_id: user.id })).toHaveLength(0);
+    const confirm = await browser.get('/login/link');
+    expect(confirm.text).toContain(`Link Trusted SSO account ${user.email} to your account?`);
+    const confirmCsrf = /name="csrf" value="([^"]+)"/.exec(confirm.text)![1];
+    const linkedNow = await browser.post('/login/link').type('form').send({ csrf: confirmCsrf, decision: 'link' });
+    expect(linkedNow.status).toBe(303);
+    expect(linkedNow.headers.location).toBe('/account?done=identity_linked#identities');
     const identities = await browser.get('/api/auth/identities');
     expect(identities.body.identities).toEqual([expect.objectContaining({ provider: { slug: 'trusted', name: 'Trusted SSO' } })]);
     const [linked] = await audit('auth.identity.linked', user.id);

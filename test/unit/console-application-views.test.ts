@@ -1,10 +1,11 @@
 import type { OAuthClientRow } from '../../src/db/repositories/oauth-clients.repo';
+import { presentClient } from '../../src/routes/admin/admin.presenters';
 import type { ConsoleFrame } from '../../src/views/console/layout';
 import { renderApplicationForm, renderApplications, type ConsoleClient } from '../../src/views/console/pages';
 
 /** How the console shows where an application came from (CONTRACT §13: `registration`), when the row records it. */
 const frame: ConsoleFrame = { title: 'Applications', section: 'applications', email: 'admin@example.test', csrf: 'csrf' };
-const base: OAuthClientRow = {
+const row: OAuthClientRow = {
   clientId: 'client_x',
   name: 'MCP tool',
   secretHash: null,
@@ -26,6 +27,8 @@ const base: OAuthClientRow = {
   createdAt: new Date('2026-11-01T00:00:00Z'),
   updatedAt: new Date('2026-11-01T00:00:00Z'),
 };
+/** The views take the API's wire shape. */
+const base: ConsoleClient = presentClient(row);
 const detail = (client: ConsoleClient) =>
   renderApplicationForm(frame, {
     client,

@@ -51,6 +51,8 @@ describe('catalogues', () => {
       'console.user.app',
       'console.user.browser',
       'console.user.passkeys',
+      'console.nav.saml',
+      'console.nav.scim',
       'console.nav.webhooks',
       'console.webhooks.back',
       'console.webhooks.backToWebhook',

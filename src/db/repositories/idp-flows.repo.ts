@@ -116,3 +116,8 @@ export async function consumePendingLink(db: DbOrTrx, tokenHash: string, userId:
     .returning(['user_id', 'provider_id', 'issuer', 'subject', 'email']);
   return row ? toPendingLink(row) : undefined;
 }
+
+/** The person declined the pending link: gone, only for the account it names. Returns whether a row went. */
+export async function discardPendingLink(db: DbOrTrx, tokenHash: string, userId: string): Promise<boolean> {
+  return (await db('idp_pending_links').where({ token_hash: tokenHash, user_id: userId }).whereNull('used_at').delete()) > 0;
+}

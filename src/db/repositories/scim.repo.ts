@@ -72,6 +72,13 @@ export async function findScimConnectionByTokenHash(
   return row ? { connection: toConnection(row), tokenHash: row.token_hash } : undefined;
 }
 
+/** A new token hash (rotation): the old token stops matching at once. */
+export async function setScimConnectionTokenHash(db: DbOrTrx, id: string, tokenHash: string): Promise<ScimConnectionRow | undefined> {
+  if (!UUID_PATTERN.test(id)) return undefined;
+  const [row] = await db<ScimConnectionRecord>('scim_connections').where({ id }).update({ token_hash: tokenHash }).returning('*');
+  return row ? toConnection(row as ScimConnectionRecord) : undefined;
+}
+
 /** last_used_at, written at most once a minute per connection. */
 export async function touchScimConnection(db: DbOrTrx, id: string, now: Date): Promise<void> {
   await db('scim_connections')

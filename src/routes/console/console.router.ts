@@ -8,13 +8,8 @@ import type { AuditEventRow } from '../../db/repositories/audit-events.repo';
 import * as audit from '../../services/audit.service';
 import { SECURITY_EVENT_TYPES } from '../../services/events';
 import { listConnectedApps } from '../../services/oauth/apps.service';
-import type { OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
-import { DEFAULT_GRANT_TYPES } from '../../services/oauth/client-policy';
-import * as clients from '../../services/oauth/clients.service';
-import { listResources } from '../../services/oauth/resources.service';
-import { SUPPORTED_SCOPES } from '../../services/oauth/client-secrets';
 import { listSigningKeys, rotateSigningKey } from '../../services/oidc/signing-keys.service';
-import { ADMIN_TIER, hasPermission, type Principal } from '../../services/principal';
+import { ADMIN_TIER, type Principal } from '../../services/principal';
 import { SUPER_ADMIN } from '../../services/rbac-policy';
 import * as assignments from '../../services/role-assignment.service';
 import * as catalogue from '../../services/role-catalogue.service';
@@ -25,26 +20,13 @@ import type { ConsoleSection } from '../../views/console/layout';
 import type { FieldErrors } from '../../views/console/components';
 import * as views from '../../views/console/pages';
 import { pageEnv } from '../../views/env';
-import { clientIdParams, createClientBody, DEFAULT_CLIENT_SCOPES, updateClientBody } from '../admin/admin.schemas';
 import { auditEventsQuery } from '../audit/audit.schemas';
 import { html, optionalText, text } from '../pages/page-kit';
 import { createRoleBody, roleIdParams, updateRoleBody, userIdParams, userRoleParams } from '../rbac/rbac.schemas';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
 import { updateUserBody } from '../users/users.schemas';
-import {
-  act,
-  CONSOLE,
-  confirmBody,
-  fieldErrors,
-  frameOf,
-  lines,
-  list,
-  refuseConsoleForm,
-  refusalOf,
-  setFlash,
-  submitForm,
-} from './console-kit';
+import { act, CONSOLE, confirmBody, fieldErrors, frameOf, list, refuseConsoleForm, refusalOf, setFlash } from './console-kit';
 
 /** The console's catalogue of the request's language (CONTRACT §15). */
 const c = () => pageEnv().t.console;
@@ -142,73 +124,6 @@ export function createConsoleRouter(deps: RouteDeps) {
     };
   }
 
-  const clientValues = (c?: OAuthClientRow): views.ApplicationValues => ({
-    name: c?.name ?? '',
-    type: c?.type ?? 'confidential',
-    grant_types: c?.grantTypes ?? [...DEFAULT_GRANT_TYPES],
-    redirect_uris: (c?.redirectUris ?? []).join('\n'),
-    post_logout_redirect_uris: (c?.postLogoutRedirectUris ?? []).join('\n'),
-    scopes: c?.scopes ?? [...DEFAULT_CLIENT_SCOPES],
-    allowed_resources: c?.allowedResources ?? [],
-    jwks: c?.jwks ? JSON.stringify(c.jwks, null, 2) : '',
-    jwks_uri: c?.jwksUri ?? '',
-  });
-  const clientPowers = (p: Principal) => ({
-    write: hasPermission(p, 'oauth_clients:write'),
-    rotate: hasPermission(p, 'oauth_clients:rotate_secret'),
-    delete: hasPermission(p, 'oauth_clients:delete'),
-  });
-  const discoveryUrl = `${config.oidcIssuer}/.well-known/openid-configuration`;
-  const clientForm = z.object({
-    name: text(300),
-    type: text(20),
-    grant_types: list(),
-    redirect_uris: text(10_000),
-    post_logout_redirect_uris: text(10_000),
-    scopes: list(),
-    allowed_resources: list(),
-    jwks: text(50_000),
-    jwks_uri: text(2048),
-  });
-  /** Issue 34: the JWK Set field as JSON (text that is not JSON is handed on as it is: the API's schema refuses it). */
-  const jwksOf = (value: string): unknown => {
-    if (!value.trim()) return undefined;
-    try {
-      return JSON.parse(value) as unknown;
-    } catch {
-      return value;
-    }
-  };
-  /** The form's fields as the API body, checked by the API's own schema (createClientBody / updateClientBody). */
-  const asClientBody = (b: z.output<typeof clientForm>) => ({
-    jwks: jwksOf(b.jwks),
-    jwks_uri: b.jwks_uri.trim() || undefined,
-    name: b.name,
-    grant_types: b.grant_types,
-    redirect_uris: lines(b.redirect_uris),
-    post_logout_redirect_uris: lines(b.post_logout_redirect_uris),
-    scopes: b.scopes,
-    allowed_resources: b.allowed_resources,
-  });
-  const applicationForm = async (
-    req: Parameters<typeof frameOf>[0],
-    res: Response,
-    principal: Principal,
-    status: number,
-    data: { client?: OAuthClientRow; values: views.ApplicationValues; errors: FieldErrors },
-  ) => {
-    const resources = await listResources(ctx);
-    html(
-      res,
-      status,
-      views.renderApplicationForm(frame(req, res, principal, 'applications', data.client?.name ?? c().applications.create), {
-        ...data,
-        scopes: SUPPORTED_SCOPES,
-        resources,
-        may: data.client ? clientPowers(principal) : { write: true, rotate: false, delete: false },
-      }),
-    );
-  };
   const roleForm = z.object({ name: text(200), description: text(600), application: text(200), permissions: list() });
   const isSuperAdmin = (p: Principal) => p.roleNames.includes(SUPER_ADMIN);
 
@@ -581,189 +496,6 @@ export function createConsoleRouter(deps: RouteDeps) {
           await act(config, res, `/admin/roles/${params.roleId}`, async () => {
             await catalogue.deactivateRole(ctx, params.roleId);
             return c().roles.deactivated;
-          });
-        },
-      ),
-
-      // Applications
-      route(
-        {
-          ...CONSOLE,
-          method: 'get',
-          path: '/applications',
-          summary: 'Console: applications',
-          permission: 'oauth_clients:read',
-          twin: 'GET /api/admin/oauth-clients',
-        },
-        async ({ principal }, req, res) => {
-          html(
-            res,
-            200,
-            views.renderApplications(frame(req, res, principal, 'applications', c().applications.title), {
-              clients: await clients.listClients(ctx),
-              canWrite: hasPermission(principal, 'oauth_clients:write'),
-            }),
-          );
-        },
-      ),
-      route(
-        {
-          ...CONSOLE,
-          method: 'get',
-          path: '/applications/new',
-          summary: 'Console: create an application (form)',
-          permission: 'oauth_clients:write',
-          twin: 'POST /api/admin/oauth-clients',
-        },
-        ({ principal }, req, res) => applicationForm(req, res, principal, 200, { values: clientValues(), errors: {} }),
-      ),
-      route(
-        {
-          ...post,
-          path: '/applications',
-          summary: 'Console: create an application',
-          permission: 'oauth_clients:write',
-          twin: 'POST /api/admin/oauth-clients',
-          body: clientForm,
-        },
-        async ({ body, principal }, req, res) => {
-          const again = (errors: FieldErrors, status: number) =>
-            applicationForm(req, res, principal, status, { values: { ...body, type: body.type || 'confidential' }, errors });
-          // The kind radios: confidential (a secret), private_key_jwt (keys, issue 34) or public.
-          const keys = body.type === 'private_key_jwt';
-          const input = {
-            ...asClientBody(body),
-            type: keys ? 'confidential' : body.type || undefined,
-            ...(keys ? { token_endpoint_auth_method: 'private_key_jwt' } : {}),
-          };
-          const created = await submitForm(createClientBody, input, again, 'redirect_uris', (data) => clients.createClient(ctx, data));
-          if (!created) return;
-          // The secret is shown in this answer only (no-store, not a redirect target, never in a URL or cookie).
-          html(
-            res,
-            201,
-            views.renderSecretOnce(frame(req, res, principal, 'applications', c().applications.createdTitle), {
-              heading: c().applications.createdHeading(created.client.name),
-              client: created.client,
-              secret: created.clientSecret,
-              issuer: config.oidcIssuer,
-              discoveryUrl,
-            }),
-          );
-        },
-      ),
-      route(
-        {
-          ...CONSOLE,
-          method: 'get',
-          path: '/applications/:clientId',
-          summary: 'Console: an application',
-          permission: 'oauth_clients:read',
-          twin: 'GET /api/admin/oauth-clients/:clientId',
-          params: clientIdParams,
-        },
-        async ({ params, principal }, req, res) => {
-          const client = await clients.getClient(ctx, params.clientId);
-          await applicationForm(req, res, principal, 200, { client, values: clientValues(client), errors: {} });
-        },
-      ),
-      route(
-        {
-          ...post,
-          path: '/applications/:clientId',
-          summary: 'Console: edit an application',
-          permission: 'oauth_clients:write',
-          twin: 'PUT /api/admin/oauth-clients/:clientId',
-          params: clientIdParams,
-          body: clientForm,
-        },
-        async ({ params, body, principal }, req, res) => {
-          const client = await clients.getClient(ctx, params.clientId);
-          const again = (errors: FieldErrors, status: number) =>
-            applicationForm(req, res, principal, status, { client, values: { ...body, type: client.type }, errors });
-          const saved = await submitForm(updateClientBody, asClientBody(body), again, 'redirect_uris', (data) =>
-            clients.updateClient(ctx, params.clientId, data),
-          );
-          if (!saved) return;
-          setFlash(res, config, 'ok', c().applications.saved);
-          res.redirect(303, `/admin/applications/${encodeURIComponent(params.clientId)}`);
-        },
-      ),
-      route(
-        {
-          ...post,
-          path: '/applications/:clientId/rotate',
-          summary: 'Console: rotate an application secret',
-          permission: 'oauth_clients:rotate_secret',
-          twin: 'POST /api/admin/oauth-clients/:clientId/rotate-secret',
-          params: clientIdParams,
-          body: confirmBody,
-        },
-        async ({ params, body, principal }, req, res) => {
-          const client = await clients.getClient(ctx, params.clientId);
-          const back = `/admin/applications/${encodeURIComponent(client.clientId)}`;
-          if (body.confirm !== 'yes') {
-            return html(
-              res,
-              200,
-              views.renderConfirm(frame(req, res, principal, 'applications', c().applications.rotateTitle(client.name)), {
-                message: c().applications.rotateText,
-                action: `${back}/rotate`,
-                button: c().applications.rotate,
-                cancel: back,
-              }),
-            );
-          }
-          if (!client.isActive) {
-            setFlash(res, config, 'error', c().applications.rotateDeactivated);
-            return res.redirect(303, back);
-          }
-          if (client.type === 'public') {
-            setFlash(res, config, 'error', c().applications.publicNoRotate);
-            return res.redirect(303, back);
-          }
-          const rotated = await clients.rotateClientSecret(ctx, client.clientId);
-          html(
-            res,
-            200,
-            views.renderSecretOnce(frame(req, res, principal, 'applications', c().applications.rotatedTitle), {
-              heading: c().applications.rotatedHeading(client.name),
-              client,
-              secret: rotated.clientSecret,
-              issuer: config.oidcIssuer,
-              discoveryUrl,
-            }),
-          );
-        },
-      ),
-      route(
-        {
-          ...post,
-          path: '/applications/:clientId/deactivate',
-          summary: 'Console: deactivate an application',
-          permission: 'oauth_clients:delete',
-          twin: 'DELETE /api/admin/oauth-clients/:clientId',
-          params: clientIdParams,
-          body: confirmBody,
-        },
-        async ({ params, body, principal }, req, res) => {
-          const back = `/admin/applications/${encodeURIComponent(params.clientId)}`;
-          if (body.confirm !== 'yes') {
-            const client = await clients.getClient(ctx, params.clientId);
-            return html(
-              res,
-              200,
-              views.renderConfirm(frame(req, res, principal, 'applications', c().applications.deactivateTitle(client.name)), {
-                message: c().applications.deactivateText,
-                action: `${back}/deactivate`,
-                button: c().applications.deactivate,
-                cancel: back,
-              }),
-            );
-          }
-          await act(config, res, back, async () => {
-            await clients.deactivateClient(ctx, params.clientId);
-            return c().applications.deactivated;
           });
         },
       ),

@@ -7,6 +7,7 @@ import { listOwnIdentities, unlinkOwnIdentity } from '../../services/federation/
 import { listEnabledProviders } from '../../services/federation/providers.service';
 import { callbackUrlOf } from '../../services/federation/relying-party';
 import { completeFederatedSignIn, FederationRefused, startFederatedSignIn } from '../../services/federation/sign-in.service';
+import { signInTargetOf } from '../../services/oauth/sign-in-context';
 import { renderOAuthErrorPage } from '../../views/consent';
 import { pageEnv } from '../../views/env';
 import { renderSecondStepPage } from '../../views/login';
@@ -133,7 +134,8 @@ export function createFederationRouter(deps: RouteDeps) {
               case 'signed_in':
                 // Another upstream sign-in proves the account as well as a password would (a pending link completes).
                 return finishSignIn(ctx, req, res, outcome.result, outcome.returnTo);
-              case 'second_factor':
+              case 'second_factor': {
+                const { application, formTargets } = await signInTargetOf(ctx, outcome.returnTo);
                 return html(
                   res,
                   200,
@@ -142,8 +144,11 @@ export function createFederationRouter(deps: RouteDeps) {
                     returnTo: outcome.returnTo,
                     mfaToken: outcome.mfaToken,
                     methods: outcome.methods,
+                    application,
                   }),
+                  formTargets,
                 );
+              }
               case 'prove_account':
                 setPendingLinkCookie(res, config, outcome.pendingLinkToken);
                 return res.redirect(

@@ -83,7 +83,8 @@ export function createOidcRouter(deps: RouteDeps) {
     if (outcome.kind === 'error') return html(res, 400, invalidPage(outcome.message));
     if (outcome.kind === 'confirm') {
       const csrf = issueCsrf(req, res, config);
-      return html(res, 200, renderLogoutConfirmPage({ csrf, userEmail: outcome.userEmail, clientName: outcome.clientName, params: wire }));
+      const { userEmail, clientName, redirectUrl } = outcome;
+      return html(res, 200, renderLogoutConfirmPage({ csrf, userEmail, clientName, params: wire }), [redirectUrl]);
     }
     if (outcome.endBrowserSession) clearSessionCookies(res, config);
     if (outcome.redirectUrl) return res.redirect(req.method === 'POST' ? 303 : 302, outcome.redirectUrl);

@@ -1,5 +1,5 @@
 import { registrationOpen } from '../../services/auth.service';
-import { signInApplicationFor } from '../../services/oauth/sign-in-context';
+import { signInTargetOf } from '../../services/oauth/sign-in-context';
 import { z } from 'zod';
 import { AppError } from '../../errors';
 import { issueCsrf } from '../../middleware/csrf';
@@ -69,13 +69,14 @@ export function createMfaPagesRouter(deps: RouteDeps) {
         const mfaToken = body.mfa_token;
         const csrf = issueCsrf(req, res, config);
         const { t } = req.pageEnv!;
-        const application = await signInApplicationFor(ctx, returnTo);
+        const { application, formTargets } = await signInTargetOf(ctx, returnTo);
         const registerLink = registrationOpen(ctx.settings.current.values);
-        const startOver = () => html(res, 401, renderLoginPage({ csrf, returnTo, error: t.secondStep.expired, application, registerLink }));
+        const startOver = () =>
+          html(res, 401, renderLoginPage({ csrf, returnTo, error: t.secondStep.expired, application, registerLink }), formTargets);
         const methods = mfaToken ? await methodsOfMfaToken(ctx, mfaToken) : undefined;
         if (!methods) return startOver();
         const again = (status: number, error: string) =>
-          html(res, status, renderSecondStepPage({ csrf, returnTo, mfaToken, methods, error, application }));
+          html(res, status, renderSecondStepPage({ csrf, returnTo, mfaToken, methods, error, application }), formTargets);
         const proof = proofOf(body);
         if (!proof) return again(400, t.secondStep.enterCode);
         try {
@@ -105,11 +106,10 @@ export function createMfaPagesRouter(deps: RouteDeps) {
       async ({ body }, req, res) => {
         const csrf = issueCsrf(req, res, config);
         const { t } = req.pageEnv!;
-        const context = {
-          application: await signInApplicationFor(ctx, body.return_to),
-          registerLink: registrationOpen(ctx.settings.current.values),
-        };
-        const failed = () => html(res, 401, renderLoginPage({ csrf, returnTo: body.return_to, error: t.login.passkeyFailed, ...context }));
+        const { application, formTargets } = await signInTargetOf(ctx, body.return_to);
+        const context = { application, registerLink: registrationOpen(ctx.settings.current.values) };
+        const failed = () =>
+          html(res, 401, renderLoginPage({ csrf, returnTo: body.return_to, error: t.login.passkeyFailed, ...context }), formTargets);
         const response = parseJsonField(body.response, authenticationResponseField);
         if (!response) return failed();
         try {

@@ -9,7 +9,7 @@ import { approveAuthorization, denyAuthorization, getConsentInfo } from '../../s
 import { resolveReturnTo } from '../../services/oauth/return-to';
 import type { Principal } from '../../services/principal';
 import { adminRank } from '../../services/rbac-policy';
-import { signInApplicationFor } from '../../services/oauth/sign-in-context';
+import { signInTargetOf } from '../../services/oauth/sign-in-context';
 import { renderConsentPage, renderOAuthErrorPage } from '../../views/consent';
 import { pageEnv } from '../../views/env';
 import { renderLoginPage, renderSecondStepPage, renderSignedInPage, renderSignedOutPage } from '../../views/login';
@@ -52,11 +52,14 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
   const consentUrlFor = (requestId: string, uiLocales?: string) =>
     `${config.baseUrl}/consent?${new URLSearchParams({ request_id: requestId, ...(uiLocales ? { ui_locales: uiLocales } : {}) })}`;
   const page = { ...PAGE, response: { description: 'HTML page', kind: 'html' } } as const;
-  /** What the sign-in page says around the form: the application it is for, and whether sign-up is offered. */
-  const signInContext = async (returnTo: string | undefined) => ({
-    application: await signInApplicationFor(ctx, returnTo),
-    registerLink: auth.registrationOpen(ctx.settings.current.values),
-  });
+  /**
+   * What the sign-in page says around the form (the application it is for, whether sign-up is offered) and where its
+   * forms end after the redirects (CSP form-action).
+   */
+  const signInContext = async (returnTo: string | undefined) => {
+    const { application, formTargets } = await signInTargetOf(ctx, returnTo);
+    return { formTargets, context: { application, registerLink: auth.registrationOpen(ctx.settings.current.values) } };
+  };
 
   return declareRouter(deps, [
     // A person who opens the base address lands on the sign-in page.
@@ -86,9 +89,9 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
         }
         // OIDC login_hint (CONTRACT §9) prefills the email field; it is only ever shown back, escaped.
         const federation = await federationOnLoginPage(ctx, req, returnTo);
-        const context = await signInContext(returnTo);
+        const { context, formTargets } = await signInContext(returnTo);
         const email = query.login_hint?.trim();
-        html(res, 200, renderLoginPage({ csrf, returnTo, email, signedInAs: signedIn?.email, ...context, ...federation }));
+        html(res, 200, renderLoginPage({ csrf, returnTo, email, signedInAs: signedIn?.email, ...context, ...federation }), formTargets);
       },
     ),
 
@@ -111,9 +114,9 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
         const email = body.email.trim().slice(0, 254);
         const password = body.password;
         const { t } = req.pageEnv!;
-        const context = await signInContext(returnTo);
+        const { context, formTargets } = await signInContext(returnTo);
         if (!email || !password) {
-          return html(res, 400, renderLoginPage({ csrf, returnTo, email, error: t.login.missing, ...context }));
+          return html(res, 400, renderLoginPage({ csrf, returnTo, email, error: t.login.missing, ...context }), formTargets);
         }
         try {
           const result = await auth.login(ctx, { email, password: password.slice(0, 1024) }, requestMeta(req));
@@ -128,6 +131,7 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
                 methods: result.methods,
                 application: context.application,
               }),
+              formTargets,
             );
           }
           return finishSignIn(ctx, req, res, result, returnTo);
@@ -135,11 +139,16 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
           if (err instanceof AppError && err.code === 'invalid_credentials') {
             // CONTRACT §4: the same answer whether the email, the password or the account state was wrong.
             const federation = await federationOnLoginPage(ctx, req, returnTo);
-            return html(res, 401, renderLoginPage({ csrf, returnTo, email, error: t.login.incorrect, ...context, ...federation }));
+            return html(
+              res,
+              401,
+              renderLoginPage({ csrf, returnTo, email, error: t.login.incorrect, ...context, ...federation }),
+              formTargets,
+            );
           }
           if (err instanceof AppError && err.code === 'too_many_attempts') {
             if (err.headers) res.set(err.headers);
-            return html(res, 429, renderLoginPage({ csrf, returnTo, email, error: t.errors.tooManySignIns, ...context }));
+            return html(res, 429, renderLoginPage({ csrf, returnTo, email, error: t.errors.tooManySignIns, ...context }), formTargets);
           }
           throw err;
         }
@@ -195,6 +204,8 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
             uiLocales: query.ui_locales,
             unreviewed: info.client.registration === 'dynamic' ? { redirectHost: redirectHostOf(info.request.redirectUri) } : undefined,
           }),
+          // Approve and deny both end at the request's redirect URI (checked by /authorize when the request was stored).
+          [info.request.redirectUri],
         );
       },
     ),

@@ -1,12 +1,16 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
+import { allowFormTargets } from '../../middleware/security-headers';
 import { renderOAuthErrorPage } from '../../views/consent';
 
 /**
- * What the server-rendered pages share: the HTML answer, form and query fields that never fail validation (a page
- * answers bad input with a page, not a JSON error), and the CSRF refusal for the route line's `csrf` option.
+ * What the server-rendered pages share: the HTML answer (with the places its forms may end at, CSP form-action), form
+ * and query fields that never fail validation (a page answers bad input with a page, not a JSON error), and the CSRF
+ * refusal for the route line's `csrf` option.
  */
-export function html(res: Response, status: number, body: string): void {
+export function html(res: Response, status: number, body: string, formTargets?: ReadonlyArray<string | undefined>): void {
+  // Where this page's forms may end besides this server (CSP form-action, issue 30): only what the route validated.
+  if (formTargets) allowFormTargets(res, formTargets);
   res.status(status).type('html').send(body);
 }
 

@@ -33,6 +33,7 @@ import { mayLinkFromSession } from '../../services/federation/linking-policy';
 import { FederationRefused, startFederatedSignIn } from '../../services/federation/sign-in.service';
 import { browserToken } from '../federation/federation.router';
 import { listEnabledProviders } from '../../services/federation/providers.service';
+import { authorizationOriginOf } from '../../services/federation/relying-party';
 
 /** A refusal the page itself words (already in the page's language); other AppErrors are worded by their code. */
 class FormRefusal extends AppError {
@@ -124,6 +125,9 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
     const appNames = new Map(apps.map((a) => [a.clientId, a.clientName]));
     const enrolRequired = context.enrol === 'required';
     const returnTo = resolveReturnTo(config, context.return_to);
+    const linkableProviders = providers.filter((p) => !identities.some((i) => i.providerId === p.id));
+    // A link form's post ends at the provider's authorization endpoint (CSP form-action, issue 30).
+    const formTargets = await Promise.all(linkableProviders.map((p) => authorizationOriginOf(ctx, p)));
     html(
       res,
       status,
@@ -153,11 +157,10 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
         continueTo: enrolRequired && hasSecondFactor(principal.amr) ? (returnTo ?? '/login') : undefined,
         formQuery: contextQs(context),
         identities: identities.map((i) => ({ id: i.id, providerName: i.providerName, email: i.email, createdAt: i.createdAt })),
-        linkableProviders: providers
-          .filter((p) => !identities.some((i) => i.providerId === p.id))
-          .map((p) => ({ name: p.name, slug: p.slug })),
+        linkableProviders: linkableProviders.map((p) => ({ name: p.name, slug: p.slug })),
         ...extra,
       }),
+      formTargets,
     );
   }
 

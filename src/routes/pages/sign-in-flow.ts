@@ -4,7 +4,7 @@ import { setSessionCookies } from '../../middleware/session-cookies';
 import type { AuthResult } from '../../services/auth.service';
 import type { ServiceContext } from '../../services/context';
 import { listEnabledProviders } from '../../services/federation/providers.service';
-import { completePendingLink, describePendingLink } from '../../services/federation/sign-in.service';
+import { describePendingLink, describePendingLinkFor } from '../../services/federation/sign-in.service';
 import { startUrlOf } from '../federation/federation.presenters';
 import { needsSecondFactorForAdmin } from '../../services/mfa/policy';
 import { resolveReturnTo } from '../../services/oauth/return-to';
@@ -19,12 +19,43 @@ export function enrolUrlFor(returnTo: string | undefined): string {
   return `/account?${new URLSearchParams({ enrol: 'required', ...(returnTo ? { return_to: returnTo } : {}) })}#second-factors`;
 }
 
+/** What decides where a signed-in person goes next: the session's roles, permissions and sign-in methods. */
+type SignedIn = Parameters<typeof needsSecondFactorForAdmin>[1] & { roleNames: readonly string[] };
+
+/**
+ * Where a signed-in person goes next: the allow-listed return_to (open-redirect defence: anything else ends on the
+ * signed-in page, GET /login), unless MFA_REQUIRED_FOR_ADMINS concerns an admin who signed in without a second
+ * factor (to enrol first, CONTRACT §10). CONTRACT §14: an administrator without a destination lands in the console.
+ */
+export function nextAfterSignIn(ctx: ServiceContext, signedIn: SignedIn, returnTo: string | undefined): string {
+  const target = resolveReturnTo(ctx.config, returnTo);
+  const landing = adminRank(signedIn.roleNames) > 0 ? '/admin' : '/login';
+  if (needsSecondFactorForAdmin(ctx.settings.current.values, signedIn)) {
+    return enrolUrlFor(target ?? (landing === '/admin' ? '/admin' : undefined));
+  }
+  return target ?? landing;
+}
+
+/** The pending link cookie's value when it has the shape of one. */
+export function pendingLinkToken(req: Request): string | undefined {
+  const pending: unknown = req.cookies?.[IDP_LINK_COOKIE];
+  return typeof pending === 'string' && LINK_COOKIE_SHAPE.test(pending) ? pending : undefined;
+}
+
+export function clearPendingLinkCookie(res: Response, config: ServiceContext['config']): void {
+  res.clearCookie(IDP_LINK_COOKIE, { httpOnly: true, sameSite: 'lax', secure: config.cookieSecure, path: '/' });
+}
+
+/** The pending link's confirmation page, keeping where the sign-in was going. */
+export function linkConfirmUrlFor(returnTo: string | undefined): string {
+  return `/login/link${returnTo ? `?${new URLSearchParams({ return_to: returnTo })}` : ''}`;
+}
+
 /**
  * The end of every hosted sign-in (password, second step, passkey, identity provider): the SSO cookies, then 303 to
- * the allow-listed return_to (open-redirect defence: anything else ends on the signed-in page, GET /login). An admin
- * whom MFA_REQUIRED_FOR_ADMINS concerns and who signed in without a second factor goes to enrol first (CONTRACT §10).
- * A browser carrying a pending identity link (CONTRACT §16) has just proved the account: the link is made when it
- * was waiting for this very account.
+ * `nextAfterSignIn`. A browser carrying a pending identity link (CONTRACT §16) waiting for this very account goes to
+ * the link's confirmation page first (issue 30): the cookie may have been planted by a sibling subdomain, so the
+ * sign-in alone never links; only the person's explicit "Link" there does.
  */
 export async function finishSignIn(
   ctx: ServiceContext,
@@ -34,17 +65,12 @@ export async function finishSignIn(
   returnTo: string | undefined,
 ): Promise<void> {
   const { config } = ctx;
-  const pending: unknown = req.cookies?.[IDP_LINK_COOKIE];
-  if (typeof pending === 'string' && LINK_COOKIE_SHAPE.test(pending) && (await completePendingLink(ctx, pending, result.user.id))) {
-    res.clearCookie(IDP_LINK_COOKIE, { httpOnly: true, sameSite: 'lax', secure: config.cookieSecure, path: '/' });
-  }
+  const pending = pendingLinkToken(req);
+  const confirmLink = pending !== undefined && (await describePendingLinkFor(ctx, pending, result.user.id)) !== undefined;
   setSessionCookies(res, config, result.tokens);
   rotateCsrf(res, config);
-  const target = resolveReturnTo(config, returnTo);
-  const enrol = needsSecondFactorForAdmin(ctx.settings.current.values, { ...result.tokens.access, amr: result.tokens.amr });
-  // CONTRACT §14: an administrator without a destination lands in the console; anyone else on the signed-in page.
-  const landing = adminRank(result.tokens.access.roleNames) > 0 ? '/admin' : '/login';
-  res.redirect(303, enrol ? enrolUrlFor(target ?? (landing === '/admin' ? '/admin' : undefined)) : (target ?? landing));
+  if (confirmLink) return res.redirect(303, linkConfirmUrlFor(returnTo));
+  res.redirect(303, nextAfterSignIn(ctx, { ...result.tokens.access, amr: result.tokens.amr }, returnTo));
 }
 
 /** What /login shows of CONTRACT §16: a "Continue with {name}" link per enabled provider, and a pending link's account. */
@@ -53,10 +79,10 @@ export async function federationOnLoginPage(
   req: Request,
   returnTo: string | undefined,
 ): Promise<{ providers: Array<{ name: string; startUrl: string }>; pendingLink?: { email: string; providerName: string } }> {
-  const pending: unknown = req.cookies?.[IDP_LINK_COOKIE];
+  const pending = pendingLinkToken(req);
   const [providers, pendingLink] = await Promise.all([
     listEnabledProviders(ctx),
-    typeof pending === 'string' && LINK_COOKIE_SHAPE.test(pending) ? describePendingLink(ctx, pending) : undefined,
+    pending === undefined ? undefined : describePendingLink(ctx, pending),
   ]);
   return { providers: providers.map((p) => ({ name: p.name, startUrl: startUrlOf(p.slug, returnTo) })), pendingLink };
 }

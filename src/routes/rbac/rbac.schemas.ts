@@ -81,6 +81,8 @@ export const roleBody = z
   })
   .meta({ id: 'Role' });
 
+export type Role = z.output<typeof roleBody>;
+
 export const roleEnvelope = z.strictObject({ role: roleBody });
 
 export const rolesBody = z.strictObject({ roles: z.array(roleBody) });

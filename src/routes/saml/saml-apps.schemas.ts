@@ -144,3 +144,9 @@ export const samlAppsBody = z.strictObject({
     certificates: z.array(z.string()),
   }),
 });
+
+export const samlKeyRotatedBody = z.strictObject({
+  id: z.string().meta({ description: 'The new current key' }),
+  retired: z.array(z.string()).meta({ description: 'Keys retired now (their certificates stay published for 30 days)' }),
+  certificates: z.array(z.string()).meta({ description: 'The certificates the metadata now publishes (PEM), the current one first' }),
+});

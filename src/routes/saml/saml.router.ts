@@ -22,7 +22,8 @@ function answer(req: Request, res: Response, outcome: SamlOutcome): void {
   if (outcome.kind === 'redirect') return res.redirect(303, outcome.url);
   if (outcome.kind === 'post') {
     const { action, field, message, relayState, appName } = outcome;
-    return html(res, 200, renderSamlPostPage({ action, field, message, relayState, appName }));
+    // The form posts to the SP's registered ACS (or SLO) URL, checked by the service.
+    return html(res, 200, renderSamlPostPage({ action, field, message, relayState, appName }), [action]);
   }
   html(res, 400, renderOAuthErrorPage({ title: t.oauthPages.invalidLinkTitle, message: t.oauthPages.invalidLink, detail: outcome.detail }));
 }

@@ -100,6 +100,42 @@ export async function discoverOidc(
   return new client.Configuration(configuration.serverMetadata(), clientId, clientSecret, auth);
 }
 
+const githubBaseOf = (provider: IdentityProviderRow) => (provider.baseUrl ?? GITHUB_DEFAULTS.baseUrl).replace(/\/+$/, '');
+
+/**
+ * The origin of each provider's authorization endpoint, learnt at every discovery, for the CSP form-action of a page
+ * whose form starts a round trip (issue 30). Keyed by provider and issuer, so a changed issuer is discovered again.
+ */
+const authorizationOrigins = new Map<string, { origin: string; until: number }>();
+const ORIGIN_TTL_MS = 10 * 60 * 1000;
+const ORIGIN_LOOKUP_MS = 3000;
+const originKeyOf = (provider: IdentityProviderRow) => `${provider.id} ${provider.issuer ?? ''}`;
+
+function rememberAuthorizationOrigin(ctx: ServiceContext, provider: IdentityProviderRow, origin: string): void {
+  if (authorizationOrigins.size > 1000) authorizationOrigins.clear();
+  authorizationOrigins.set(originKeyOf(provider), { origin, until: ctx.clock.now().getTime() + ORIGIN_TTL_MS });
+}
+
+/**
+ * Where a round trip with `provider` sends the browser (its authorization endpoint's origin): GitHub's base URL, else
+ * the discovered endpoint (remembered 10 minutes). When discovery fails or takes over 3 s, the issuer's origin: the
+ * round trip itself would fail on the same discovery, so nothing that works is blocked.
+ */
+export async function authorizationOriginOf(ctx: ServiceContext, provider: IdentityProviderRow): Promise<string> {
+  if (provider.type !== 'oidc') return new URL(githubBaseOf(provider)).origin;
+  const fallback = new URL(provider.issuer!).origin;
+  const known = authorizationOrigins.get(originKeyOf(provider));
+  if (known && known.until > ctx.clock.now().getTime()) return known.origin;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, ORIGIN_LOOKUP_MS, undefined)));
+  const discovered = configurationOf(ctx, provider).then(
+    (c) => c.serverMetadata().authorization_endpoint,
+    () => undefined,
+  );
+  const endpoint = await Promise.race([discovered, late]).finally(() => clearTimeout(timer));
+  return endpoint ? new URL(endpoint).origin : fallback;
+}
+
 /** The configuration of one provider, ready for an authorization URL or a code grant. */
 async function configurationOf(ctx: ServiceContext, provider: IdentityProviderRow): Promise<Configuration> {
   const client = openIdClient();
@@ -110,7 +146,7 @@ async function configurationOf(ctx: ServiceContext, provider: IdentityProviderRo
     // The id_token comes straight from the token endpoint; its signature is checked against the JWKS all the same.
     client.enableNonRepudiationChecks(configuration);
   } else {
-    const base = (provider.baseUrl ?? GITHUB_DEFAULTS.baseUrl).replace(/\/+$/, '');
+    const base = githubBaseOf(provider);
     configuration = new client.Configuration(
       { issuer: base, authorization_endpoint: `${base}/login/oauth/authorize`, token_endpoint: `${base}/login/oauth/access_token` },
       provider.clientId,
@@ -120,6 +156,8 @@ async function configurationOf(ctx: ServiceContext, provider: IdentityProviderRo
   }
   configuration[client.customFetch] = createOutboundFetch(upstreamPolicy(ctx.config)) as never;
   configuration.timeout = UPSTREAM_TIMEOUT_MS / 1000;
+  const endpoint = configuration.serverMetadata().authorization_endpoint;
+  if (endpoint) rememberAuthorizationOrigin(ctx, provider, new URL(endpoint).origin);
   if (new URL(configuration.serverMetadata().issuer).protocol === 'http:') client.allowInsecureRequests(configuration);
   return configuration;
 }

@@ -9,6 +9,7 @@ import {
 import {
   consumeIdpFlow,
   consumePendingLink,
+  discardPendingLink,
   findLivePendingLink,
   insertIdpFlow,
   insertPendingLink,
@@ -411,7 +412,28 @@ export async function describePendingLink(
 }
 
 /**
- * After the person proved the account (password, passkey, second step, or another upstream sign-in): the pending
+ * A pending link waiting for this very account, as its confirmation page names it: the provider and the upstream
+ * account (the address it asserted and its subject). Undefined when the token is dead or waits for another account.
+ */
+export async function describePendingLinkFor(
+  ctx: ServiceContext,
+  token: string,
+  userId: string,
+): Promise<{ providerName: string; email?: string; subject: string } | undefined> {
+  const link = await findLivePendingLink(ctx.db, sha256Hex(token), ctx.clock.now());
+  if (!link || link.userId !== userId) return undefined;
+  const provider = await findIdentityProviderById(ctx.db, link.providerId);
+  return provider ? { providerName: provider.name, email: link.email ?? undefined, subject: link.subject } : undefined;
+}
+
+/** The person declined the pending link on its confirmation page: it can never complete. */
+export async function declinePendingLink(ctx: ServiceContext, token: string, userId: string): Promise<boolean> {
+  return discardPendingLink(ctx.db, sha256Hex(token), userId);
+}
+
+/**
+ * After the person proved the account (password, passkey, second step, or another upstream sign-in) AND confirmed
+ * the link on its own page (issue 30: a cookie planted by a sibling subdomain must not link silently): the pending
  * identity is linked, once, and only to the account it was waiting for. Returns whether a link was made.
  */
 export async function completePendingLink(ctx: ServiceContext, token: string, userId: string): Promise<boolean> {

@@ -98,7 +98,7 @@ export async function issueAuthorizationCode(
 }
 
 /** Client and redirect URI checks that must pass before anything may be sent to the redirect URI. */
-async function verifyClientAndRedirect(
+export async function verifyClientAndRedirect(
   ctx: ServiceContext,
   query: Record<string, unknown>,
 ): Promise<{ ok: true; client: OAuthClientRow; redirectUri: string } | { ok: false; outcome: AuthorizeOutcome }> {

@@ -1,4 +1,4 @@
-import { randomToken, safeEqual, sha256Hex } from '../../lib/crypto';
+import { matchesHashedSecret, newHashedSecret, randomToken } from '../../lib/crypto';
 
 /**
  * The scopes a client may hold and request: the spec's six (spec §2.10, §5.9) and `offline_access` (OIDC Core §11,
@@ -9,8 +9,8 @@ export const SUPPORTED_SCOPES = ['openid', 'profile', 'email', 'read', 'write', 
 
 /** A new client secret: 256 bits of randomness, stored only as SHA-256 (CONTRACT §5: never bcrypt). */
 export function generateClientSecret(): { secret: string; secretHash: string } {
-  const secret = randomToken(32);
-  return { secret, secretHash: sha256Hex(secret) };
+  const { secret, hash } = newHashedSecret();
+  return { secret, secretHash: hash };
 }
 
 export function generateClientId(): string {
@@ -19,5 +19,5 @@ export function generateClientId(): string {
 
 /** Constant-time check of a presented secret against the stored hash. */
 export function verifyClientSecret(presented: string, secretHash: string): boolean {
-  return safeEqual(sha256Hex(presented), secretHash);
+  return matchesHashedSecret(presented, secretHash);
 }

@@ -1,5 +1,6 @@
 import { findClientById } from '../../db/repositories/oauth-clients.repo';
 import type { ServiceContext } from '../context';
+import { verifyClientAndRedirect } from './authorize.service';
 import { resolveReturnTo } from './return-to';
 
 /** The application a hosted sign-in is for, as the sign-in pages name it. */
@@ -13,23 +14,47 @@ export interface SignInApplication {
   unreviewed?: { host?: string };
 }
 
+/** What a sign-in page needs to know of where the sign-in returns to. */
+export interface SignInTarget {
+  /** The application it is for, when it returns to an authorize request of an active client. */
+  application?: SignInApplication;
+  /**
+   * Where the page's forms end after the server's redirects (CSP form-action, issue 30): the authorize request's
+   * redirect URI once the client and redirect URI checks of /authorize pass, or an allow-listed return_to on another
+   * origin. Empty when the sign-in ends on this server.
+   */
+  formTargets: string[];
+}
+
 /**
  * The application a hosted sign-in is for (CONTRACT §15: "to continue to {client name}"): the active client of the
  * OAuth/OIDC authorize request the sign-in returns to. Undefined for any other destination, an unknown or inactive
- * client, or a return_to that is not allowed (then the page shows no name rather than one from the query).
+ * client, or a return_to that is not allowed (then the page shows no name rather than one from the query). With it,
+ * where the sign-in form's post ends (the redirect URI, judged by the checks /authorize itself makes).
  */
-export async function signInApplicationFor(ctx: ServiceContext, returnTo: string | undefined): Promise<SignInApplication | undefined> {
+export async function signInTargetOf(ctx: ServiceContext, returnTo: string | undefined): Promise<SignInTarget> {
   const target = resolveReturnTo(ctx.config, returnTo);
-  if (!target) return undefined;
+  if (!target) return { formTargets: [] };
   const url = new URL(target);
-  if (url.origin !== ctx.config.baseOrigin || url.pathname !== '/api/oauth/authorize') return undefined;
+  if (url.origin !== ctx.config.baseOrigin) return { formTargets: [target] };
+  if (url.pathname !== '/api/oauth/authorize') return { formTargets: [] };
   const clientId = url.searchParams.getAll('client_id');
-  if (clientId.length !== 1 || !clientId[0] || clientId[0].length > 200) return undefined;
+  if (clientId.length !== 1 || !clientId[0] || clientId[0].length > 200) return { formTargets: [] };
   const client = await findClientById(ctx.db, clientId[0]);
-  if (!client?.isActive) return undefined;
-  if (client.registration === 'admin') return { name: client.name };
-  return {
-    name: client.name,
-    unreviewed: client.registration === 'metadata_document' ? { host: new URL(client.clientId).host } : {},
-  };
+  if (!client?.isActive) return { formTargets: [] };
+  const query: Record<string, string | string[]> = {};
+  for (const key of new Set(url.searchParams.keys())) {
+    const values = url.searchParams.getAll(key);
+    query[key] = values.length === 1 ? values[0]! : values;
+  }
+  const verified = await verifyClientAndRedirect(ctx, query);
+  const formTargets = verified.ok ? [verified.redirectUri] : [];
+  if (client.registration === 'admin') return { application: { name: client.name }, formTargets };
+  const unreviewed = client.registration === 'metadata_document' ? { host: new URL(client.clientId).host } : {};
+  return { application: { name: client.name, unreviewed }, formTargets };
+}
+
+/** The application alone, for a page whose forms end on this server (the sign-up page: its post ends on /register). */
+export async function signInApplicationFor(ctx: ServiceContext, returnTo: string | undefined): Promise<SignInApplication | undefined> {
+  return (await signInTargetOf(ctx, returnTo)).application;
 }

@@ -19,8 +19,11 @@ export interface LogoutRequest {
 export type LogoutOutcome =
   /** A bad request: shown as a page, never redirected (the target is not verified). */
   | { kind: 'error'; message: string }
-  /** The request cannot be tied to the signed-in user: ask before ending the session. */
-  | { kind: 'confirm'; clientName?: string; userEmail: string }
+  /**
+   * The request cannot be tied to the signed-in user: ask before ending the session. `redirectUrl`: where the
+   * confirmation's post ends (the registered post_logout_redirect_uri), for the page's CSP form-action.
+   */
+  | { kind: 'confirm'; clientName?: string; userEmail: string; redirectUrl?: string }
   /** Done: the browser session ended (if any); go to `redirectUrl`, or show the signed-out page. */
   | { kind: 'signed_out'; endBrowserSession: boolean; redirectUrl?: string };
 
@@ -84,7 +87,7 @@ export async function planLogout(
 
   const tiedToBrowser = browser !== undefined && hint?.sub === browser.userId;
   if (browser && !tiedToBrowser && !confirmed) {
-    return { kind: 'confirm', clientName: client?.name, userEmail: browser.email };
+    return { kind: 'confirm', clientName: client?.name, userEmail: browser.email, redirectUrl };
   }
 
   const now = ctx.clock.now();

@@ -1,21 +1,24 @@
 import { randomUUID } from 'node:crypto';
-import { withTransaction } from '../../db';
+import { withTransaction, type DbOrTrx } from '../../db';
 import { findRoleById } from '../../db/repositories/roles.repo';
 import {
   deleteScimConnection,
+  findScimConnection,
   findScimConnectionByTokenHash,
   findScimGroup,
   insertScimConnection,
   listScimConnections,
   listScimGroupRoleIds,
   listScimGroups,
+  setScimConnectionTokenHash,
   setScimGroupRoles,
   touchScimConnection,
   type ScimConnectionRow,
   type ScimGroupRow,
 } from '../../db/repositories/scim.repo';
+import { messagesFor } from '../../i18n';
 import { badRequest, notFound, unauthorized } from '../../errors';
-import { randomToken, safeEqual, sha256Hex } from '../../lib/crypto';
+import { newHashedSecret, safeEqual, sha256Hex } from '../../lib/crypto';
 import type { ServiceContext } from '../context';
 import { enforce, isGlobalSuperAdmin, mayGrantRole, type Actor } from '../rbac-policy';
 
@@ -36,13 +39,13 @@ export async function createConnection(
   actor: Actor,
   input: { name: string; description?: string },
 ): Promise<{ connection: ScimConnectionRow; token: string }> {
-  const token = `${TOKEN_PREFIX}${randomToken()}`;
+  const { secret: token, hash } = newHashedSecret(TOKEN_PREFIX);
   const connection = await withTransaction(ctx.db, async (trx) => {
     const created = await insertScimConnection(trx, {
       id: randomUUID(),
       name: input.name.trim(),
       description: (input.description ?? '').trim(),
-      tokenHash: sha256Hex(token),
+      tokenHash: hash,
       createdBy: actor.userId,
       now: ctx.clock.now(),
     });
@@ -53,6 +56,36 @@ export async function createConnection(
       detail: { name: created.name },
     });
     return created;
+  });
+  return { connection, token };
+}
+
+export async function getConnection(ctx: ServiceContext, id: string): Promise<ScimConnectionRow> {
+  const found = await findScimConnection(ctx.db, id);
+  if (!found) throw notFound('SCIM connection');
+  return found;
+}
+
+/**
+ * Gives a connection a new token (shown once): the old one stops working at once; the connection keeps its groups,
+ * their role mappings and what it knows of accounts, so the directory only needs the new token.
+ */
+export async function rotateConnectionToken(
+  ctx: ServiceContext,
+  actor: Actor,
+  id: string,
+): Promise<{ connection: ScimConnectionRow; token: string }> {
+  const { secret: token, hash } = newHashedSecret(TOKEN_PREFIX);
+  const connection = await withTransaction(ctx.db, async (trx) => {
+    const rotated = await setScimConnectionTokenHash(trx, id, hash);
+    if (!rotated) throw notFound('SCIM connection');
+    await ctx.events.record(trx, {
+      type: 'scim.connection.token_rotated',
+      actorId: actor.userId,
+      subjectId: id,
+      detail: { name: rotated.name },
+    });
+    return rotated;
   });
   return { connection, token };
 }
@@ -84,19 +117,34 @@ export async function authenticateConnection(ctx: ServiceContext, token: string 
 
 export interface GroupWithRoles {
   group: ScimGroupRow;
+  /** The name of the connection that pushed it. */
+  connectionName: string;
   roleIds: string[];
 }
+
+const connectionNameOf = async (db: DbOrTrx, id: string) => (await findScimConnection(db, id))?.name ?? '';
 
 /** Every group of every connection with its mapped roles (the console). */
 export async function listGroupsWithRoles(ctx: ServiceContext): Promise<GroupWithRoles[]> {
   const { rows } = await listScimGroups(ctx.db, null, { offset: 0, limit: 1000 });
-  return Promise.all(rows.map(async (group) => ({ group, roleIds: await listScimGroupRoleIds(ctx.db, group.id) })));
+  const names = new Map((await listScimConnections(ctx.db)).map((c) => [c.id, c.name]));
+  return Promise.all(
+    rows.map(async (group) => ({
+      group,
+      connectionName: names.get(group.connectionId) ?? '',
+      roleIds: await listScimGroupRoleIds(ctx.db, group.id),
+    })),
+  );
 }
 
 export async function getGroupRoles(ctx: ServiceContext, groupId: string): Promise<GroupWithRoles> {
   const group = await findScimGroup(ctx.db, null, groupId);
   if (!group) throw notFound('SCIM group');
-  return { group, roleIds: await listScimGroupRoleIds(ctx.db, groupId) };
+  return {
+    group,
+    connectionName: await connectionNameOf(ctx.db, group.connectionId),
+    roleIds: await listScimGroupRoleIds(ctx.db, groupId),
+  };
 }
 
 /**
@@ -119,7 +167,7 @@ export async function setGroupRoles(
       const role = await findRoleById(trx, id);
       if (!role) throw badRequest('Body is invalid', [{ path: `role_ids.${i}`, message: `No role has the id ${id}` }]);
       if (isGlobalSuperAdmin(role)) {
-        throw badRequest('Body is invalid', [{ path: `role_ids.${i}`, message: 'A SCIM group is never mapped to super_admin' }]);
+        throw badRequest('Body is invalid', [{ path: `role_ids.${i}`, message: messagesFor('en').validation.scimGroupSuperAdmin }]);
       }
       enforce(mayGrantRole(actor, role));
       names.push(role.name);
@@ -134,6 +182,6 @@ export async function setGroupRoles(
         detail: { display_name: group.displayName, role_ids: ids, roles: names, previous_role_ids: before },
       });
     }
-    return { group, roleIds: ids };
+    return { group, connectionName: await connectionNameOf(trx, group.connectionId), roleIds: ids };
   });
 }

@@ -116,7 +116,18 @@ const CONSOLE_CSS = `
 `;
 
 export type ConsoleSection =
-  'overview' | 'users' | 'roles' | 'applications' | 'resources' | 'identity-providers' | 'webhooks' | 'audit' | 'signing-keys' | 'settings';
+  | 'overview'
+  | 'users'
+  | 'roles'
+  | 'applications'
+  | 'resources'
+  | 'identity-providers'
+  | 'saml'
+  | 'webhooks'
+  | 'scim'
+  | 'audit'
+  | 'signing-keys'
+  | 'settings';
 
 type NavLabel = keyof Messages['console']['nav'];
 
@@ -133,7 +144,9 @@ const NAV: Array<{ id: ConsoleSection; href: string; label: NavLabel; permission
     label: 'identityProviders',
     permission: 'system:manage_identity_providers',
   },
+  { id: 'saml', href: '/admin/saml-apps', label: 'saml', permission: 'oauth_clients:read' },
   { id: 'webhooks', href: '/admin/webhooks', label: 'webhooks' },
+  { id: 'scim', href: '/admin/scim', label: 'scim', permission: 'system:manage_users' },
   { id: 'audit', href: '/admin/audit', label: 'audit' },
   { id: 'signing-keys', href: '/admin/signing-keys', label: 'signingKeys' },
   { id: 'settings', href: '/admin/settings', label: 'settings' },

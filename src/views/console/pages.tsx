@@ -1,12 +1,12 @@
 import type { ComponentChildren } from 'preact';
 import type { AuditEventRow } from '../../db/repositories/audit-events.repo';
-import type { OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
 import type { RoleRow } from '../../db/repositories/roles.repo';
 import type { SessionRow } from '../../db/repositories/sessions.repo';
 import type { UserRow } from '../../db/repositories/users.repo';
 import type { GrantWithClientRow } from '../../db/repositories/oauth-grants.repo';
 import type { PrincipalRole } from '../../db/repositories/principal.repo';
 import type { AdminSummary } from '../../services/admin.service';
+import type { OAuthClient } from '../../routes/admin/admin.schemas';
 import type { ListCount } from '../../services/list-count';
 import type { DailySignIns, FactorsOfUser } from '../../services/user-admin.service';
 import { pageEnv } from '../env';
@@ -462,7 +462,7 @@ export function renderRoleForm(
 }
 
 /** A client as the console shows it; `registration` says how it came to exist (CONTRACT §13). */
-export type ConsoleClient = OAuthClientRow;
+export type ConsoleClient = OAuthClient;
 
 const clientTypeLabel = (type: string) => {
   const ap = c().applications;
@@ -508,8 +508,8 @@ export function renderApplications(frame: ConsoleFrame, data: { clients: Console
           )
         }
         columns={[
-          { label: k.name, cell: (c) => <a href={`/admin/applications/${encodeURIComponent(c.clientId)}`}>{c.name}</a> },
-          { label: ap.clientId, wrap: true, cell: (c) => <code>{c.clientId}</code> },
+          { label: k.name, cell: (c) => <a href={`/admin/applications/${encodeURIComponent(c.client_id)}`}>{c.name}</a> },
+          { label: ap.clientId, wrap: true, cell: (c) => <code>{c.client_id}</code> },
           {
             label: ap.type,
             cell: (c) => (
@@ -520,9 +520,9 @@ export function renderApplications(frame: ConsoleFrame, data: { clients: Console
               </>
             ),
           },
-          { label: ap.grantTypes, cell: (c) => c.grantTypes.map(grantLabel).join(', ') },
-          { label: ap.redirectUris, wrap: true, cell: (c) => dash(c.redirectUris.join(' ')) },
-          { label: k.status, cell: (c) => <Badge on={c.isActive} yes={k.active} no={k.deactivated} /> },
+          { label: ap.grantTypes, cell: (c) => c.grant_types.map(grantLabel).join(', ') },
+          { label: ap.redirectUris, wrap: true, cell: (c) => dash(c.redirect_uris.join(' ')) },
+          { label: k.status, cell: (c) => <Badge on={c.is_active} yes={k.active} no={k.deactivated} /> },
         ]}
       />
     </>,
@@ -555,7 +555,7 @@ export function renderApplicationForm(
   },
 ): string {
   const c = data.client;
-  const base = c ? `/admin/applications/${encodeURIComponent(c.clientId)}` : '/admin/applications';
+  const base = c ? `/admin/applications/${encodeURIComponent(c.client_id)}` : '/admin/applications';
   const { applications: ap, common: k, nav } = pageEnv().t.console;
   return renderConsole(
     frame,
@@ -567,12 +567,12 @@ export function renderApplicationForm(
       {c ? (
         <Facts
           items={[
-            [ap.clientId, <CopyValue id="client-id" label={ap.clientIdLower} value={c.clientId} />],
+            [ap.clientId, <CopyValue id="client-id" label={ap.clientIdLower} value={c.client_id} />],
             [
               ap.type,
               ap.typeFact(
                 clientTypeLabel(c.type),
-                c.type === 'public' ? 'none' : c.tokenEndpointAuthMethod === 'private_key_jwt' ? 'keys' : 'secret',
+                c.type === 'public' ? 'none' : c.token_endpoint_auth_method === 'private_key_jwt' ? 'keys' : 'secret',
               ),
             ],
             ...(c.registration
@@ -587,8 +587,8 @@ export function renderApplicationForm(
                   ] as [string, string],
                 ]
               : []),
-            [k.status, <Badge on={c.isActive} yes={k.active} no={k.deactivated} />],
-            [k.created, <Time at={c.createdAt} />],
+            [k.status, <Badge on={c.is_active} yes={k.active} no={k.deactivated} />],
+            [k.created, <Time at={c.created_at} />],
           ]}
         />
       ) : null}
@@ -608,7 +608,7 @@ export function renderApplicationForm(
               ]}
             />
           )}
-          {!c || c.tokenEndpointAuthMethod === 'private_key_jwt' ? (
+          {!c || c.token_endpoint_auth_method === 'private_key_jwt' ? (
             <>
               <TextArea name="jwks" label={ap.jwks} value={data.values.jwks} errors={data.errors} hint={ap.jwksHint} />
               <Field name="jwks_uri" label={ap.jwksUri} value={data.values.jwks_uri} errors={data.errors} hint={ap.jwksUriHint} />
@@ -668,16 +668,16 @@ export function renderApplicationForm(
       ) : (
         <Facts
           items={[
-            [ap.grantTypes, c ? c.grantTypes.map(grantLabel).join(', ') : '—'],
-            [ap.redirectUris, c ? dash(c.redirectUris.join(' ')) : '—'],
+            [ap.grantTypes, c ? c.grant_types.map(grantLabel).join(', ') : '—'],
+            [ap.redirectUris, c ? dash(c.redirect_uris.join(' ')) : '—'],
             [ap.scopes, c ? c.scopes.join(' ') : '—'],
-            [nav.resources, c ? dash(c.allowedResources.join(' ')) : '—'],
+            [nav.resources, c ? dash(c.allowed_resources.join(' ')) : '—'],
           ]}
         />
       )}
-      {c && c.isActive ? (
+      {c && c.is_active ? (
         <Actions>
-          {data.may.rotate && c.type === 'confidential' && c.tokenEndpointAuthMethod !== 'private_key_jwt' ? (
+          {data.may.rotate && c.type === 'confidential' && c.token_endpoint_auth_method !== 'private_key_jwt' ? (
             <ActionButton action={`${base}/rotate`} csrf={frame.csrf} label={ap.rotate} danger />
           ) : null}
           {data.may.delete ? <ActionButton action={`${base}/deactivate`} csrf={frame.csrf} label={ap.deactivate} danger /> : null}
@@ -697,12 +697,12 @@ export function renderSecretOnce(
   const settings: Array<[string, ComponentChildren]> = [
     [ap.issuer, <CopyValue id="issuer" label={ap.issuerLower} value={data.issuer} />],
     [ap.discoveryUrl, <CopyValue id="discovery" label={ap.discoveryUrlLower} value={data.discoveryUrl} />],
-    [ap.clientId, <CopyValue id="client-id" label={ap.clientIdLower} value={c.clientId} />],
+    [ap.clientId, <CopyValue id="client-id" label={ap.clientIdLower} value={c.client_id} />],
   ];
   if (data.secret) settings.push([ap.clientSecret, <CopyValue id="client-secret" label={ap.clientSecretLower} value={data.secret} />]);
-  if (c.redirectUris[0])
-    settings.push([ap.redirectUri, <CopyValue id="redirect-uri" label={ap.redirectUriLower} value={c.redirectUris[0]} />]);
-  settings.push([ap.scopes, c.scopes.join(' ')], [ap.grantTypes, c.grantTypes.map(grantLabel).join(', ')]);
+  if (c.redirect_uris[0])
+    settings.push([ap.redirectUri, <CopyValue id="redirect-uri" label={ap.redirectUriLower} value={c.redirect_uris[0]} />]);
+  settings.push([ap.scopes, c.scopes.join(' ')], [ap.grantTypes, c.grant_types.map(grantLabel).join(', ')]);
   if (c.type === 'public') settings.push([ap.tokenAuth, ap.tokenAuthNone]);
   return renderConsole(
     frame,
@@ -714,7 +714,7 @@ export function renderSecretOnce(
       <h2>{ap.settingsHeading}</h2>
       <Facts items={settings} />
       <p>
-        <a href={`/admin/applications/${encodeURIComponent(c.clientId)}`}>{data.secret ? ap.copiedContinue : ap.continue}</a>
+        <a href={`/admin/applications/${encodeURIComponent(c.client_id)}`}>{data.secret ? ap.copiedContinue : ap.continue}</a>
       </p>
     </>,
   );

@@ -8,7 +8,7 @@ import {
 } from '../../../db/repositories/registration-tokens.repo';
 import { notFound } from '../../../errors';
 import { addSeconds } from '../../../lib/clock';
-import { randomToken, sha256Hex } from '../../../lib/crypto';
+import { newHashedSecret } from '../../../lib/crypto';
 import type { ServiceContext } from '../../context';
 import type { Principal } from '../../principal';
 
@@ -28,12 +28,12 @@ export async function mintRegistrationToken(
   principal: Principal,
   input: { expiresInSeconds?: number; maxUses?: number },
 ): Promise<{ token: string; row: RegistrationTokenRow }> {
-  const token = `${TOKEN_PREFIX}${randomToken(32)}`;
+  const { secret: token, hash: tokenHash } = newHashedSecret(TOKEN_PREFIX);
   const now = ctx.clock.now();
   const row = await withTransaction(ctx.db, async (trx) => {
     const inserted = await insertRegistrationToken(trx, {
       id: randomUUID(),
-      tokenHash: sha256Hex(token),
+      tokenHash,
       createdBy: principal.userId,
       maxUses: input.maxUses ?? REGISTRATION_TOKEN_DEFAULT_USES,
       now,

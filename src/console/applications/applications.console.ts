@@ -1,0 +1,170 @@
+import { z } from 'zod';
+import { redirect } from '../../http/outcome';
+import { clientsApi as api, resourcesApi } from '../../routes/admin/admin.router';
+import { DEFAULT_CLIENT_SCOPES, type OAuthClient } from '../../routes/admin/admin.schemas';
+import { lines, list } from '../../routes/console/console-kit';
+import { text } from '../../routes/pages/page-kit';
+import { declareRouter } from '../../routes/route';
+import type { RouteDeps } from '../../routes/types';
+import { SUPPORTED_SCOPES } from '../../services/oauth/client-secrets';
+import { DEFAULT_GRANT_TYPES } from '../../services/oauth/client-policy';
+import { hasPermission, type Principal } from '../../services/principal';
+import type { FieldErrors } from '../../views/console/components';
+import * as views from '../../views/console/pages';
+import { pageEnv } from '../../views/env';
+import { consoleAction, consoleForm, consolePage, consoleSection, type ActionInput } from '../action';
+
+/**
+ * Console pages of applications (CONTRACT §12, §14), each built from its /api/admin/oauth-clients endpoint (same
+ * guard, schemas, service call and audit events). A secret appears only in the answer to the create or rotate post.
+ */
+const clientForm = z.object({
+  name: text(300),
+  type: text(20),
+  grant_types: list(),
+  redirect_uris: text(10_000),
+  post_logout_redirect_uris: text(10_000),
+  scopes: list(),
+  allowed_resources: list(),
+  // Issue 34: a private_key_jwt application's keys (a JWK Set as JSON) or their URL.
+  jwks: text(50_000),
+  jwks_uri: text(2048),
+});
+type ClientForm = z.output<typeof clientForm>;
+
+/** Issue 34: the JWK Set field as JSON (text that is not JSON is handed on as it is: the API's schema refuses it). */
+const jwksOf = (value: string): unknown => {
+  if (!value.trim()) return undefined;
+  try {
+    return JSON.parse(value) as unknown;
+  } catch {
+    return value;
+  }
+};
+
+/** The form's fields as the API body, checked by the API's own schema (createClientBody / updateClientBody). */
+const asBody = (f: ClientForm) => ({
+  jwks: jwksOf(f.jwks),
+  jwks_uri: f.jwks_uri.trim() || undefined,
+  name: f.name,
+  grant_types: f.grant_types,
+  redirect_uris: lines(f.redirect_uris),
+  post_logout_redirect_uris: lines(f.post_logout_redirect_uris),
+  scopes: f.scopes,
+  allowed_resources: f.allowed_resources,
+});
+
+const valuesOf = (c?: OAuthClient): views.ApplicationValues => ({
+  name: c?.name ?? '',
+  type: c?.type ?? 'confidential',
+  grant_types: c?.grant_types ?? [...DEFAULT_GRANT_TYPES],
+  redirect_uris: (c?.redirect_uris ?? []).join('\n'),
+  post_logout_redirect_uris: (c?.post_logout_redirect_uris ?? []).join('\n'),
+  scopes: c?.scopes ?? [...DEFAULT_CLIENT_SCOPES],
+  allowed_resources: c?.allowed_resources ?? [],
+  jwks: c?.jwks ? JSON.stringify(c.jwks, null, 2) : '',
+  jwks_uri: c?.jwks_uri ?? '',
+});
+
+/**
+ * The kind radios: confidential (a secret), private_key_jwt (keys, issue 34) or public; the API body says
+ * `type` and `token_endpoint_auth_method`.
+ */
+const kindOf = (kind: string) =>
+  kind === 'private_key_jwt' ? { type: 'confidential', token_endpoint_auth_method: 'private_key_jwt' } : { type: kind || undefined };
+
+const x = () => pageEnv().t.console.applications;
+const detail = (clientId: string) => `/admin/applications/${encodeURIComponent(clientId)}`;
+const powers = (p: Principal, client?: OAuthClient) =>
+  client
+    ? {
+        write: hasPermission(p, 'oauth_clients:write'),
+        rotate: hasPermission(p, 'oauth_clients:rotate_secret'),
+        delete: hasPermission(p, 'oauth_clients:delete'),
+      }
+    : { write: true, rotate: false, delete: false };
+
+type Input = Pick<ActionInput<never, never>, 'principal' | 'call'>;
+const form = async ({ principal, call }: Input, data: { client?: OAuthClient; values?: views.ApplicationValues; errors?: FieldErrors }) =>
+  consolePage(
+    views.renderApplicationForm,
+    {
+      ...data,
+      values: data.values ?? valuesOf(data.client),
+      errors: data.errors ?? {},
+      scopes: SUPPORTED_SCOPES,
+      resources: (await call(resourcesApi.list, {})).resources,
+      may: powers(principal, data.client),
+    },
+    data.client?.name ?? x().create,
+  );
+
+export function createConsoleApplicationsRouter(deps: RouteDeps) {
+  const { config } = deps.ctx;
+  const secretOnce = (heading: string, client: OAuthClient, secret: string | undefined, title: string, status = 200) =>
+    consolePage(
+      views.renderSecretOnce,
+      { heading, client, secret, issuer: config.oidcIssuer, discoveryUrl: `${config.oidcIssuer}/.well-known/openid-configuration` },
+      title,
+      status,
+    );
+  const routes = consoleSection('applications', deps.ctx, [
+    consoleAction(api.list, {
+      path: '/applications',
+      done: (r, { principal }) =>
+        consolePage(views.renderApplications, { ...r, canWrite: hasPermission(principal, 'oauth_clients:write') }, x().title),
+    }),
+    consoleForm(api.create, { path: '/applications/new', page: (a) => form(a, {}) }),
+    consoleAction(api.create, {
+      path: '/applications',
+      form: clientForm,
+      input: (f) => ({ ...asBody(f), ...kindOf(f.type) }),
+      field: 'redirect_uris',
+      invalid: ({ values, errors }, a) => form(a, { values: { ...values, type: values.type || 'confidential' }, errors }),
+      // The secret is shown in this answer only (no-store, not a redirect target, never in a URL or cookie).
+      done: (r) => secretOnce(x().createdHeading(r.client.name), r.client, r.client_secret, x().createdTitle, 201),
+    }),
+    consoleAction(api.get, { path: '/applications/:clientId', done: ({ client }, a) => form(a, { client }) }),
+    consoleAction(api.update, {
+      path: '/applications/:clientId',
+      form: clientForm,
+      input: asBody,
+      field: 'redirect_uris',
+      invalid: async ({ values, errors }, a) => {
+        const { client } = await a.call(api.get, { params: a.params });
+        return form(a, { client, values: { ...values, type: client.type }, errors });
+      },
+      done: (_r, { params }) => redirect(detail(params.clientId), x().saved),
+    }),
+    consoleAction(api.rotateSecret, {
+      path: '/applications/:clientId/rotate',
+      confirm: async ({ call, params }) => ({
+        title: x().rotateTitle((await call(api.get, { params })).client.name),
+        text: x().rotateText,
+        button: x().rotate,
+      }),
+      refuse: async ({ call, params }) => {
+        const { client } = await call(api.get, { params });
+        if (!client.is_active) return x().rotateDeactivated;
+        if (client.type === 'public') return x().publicNoRotate;
+        return client.token_endpoint_auth_method === 'private_key_jwt' ? x().keysNoRotate : undefined;
+      },
+      back: (p) => detail(p.clientId),
+      done: async (r, { call, params }) => {
+        const { client } = await call(api.get, { params });
+        return secretOnce(x().rotatedHeading(client.name), client, r.client_secret, x().rotatedTitle);
+      },
+    }),
+    consoleAction(api.deactivate, {
+      path: '/applications/:clientId/deactivate',
+      confirm: async ({ call, params }) => ({
+        title: x().deactivateTitle((await call(api.get, { params })).client.name),
+        text: x().deactivateText,
+        button: x().deactivate,
+      }),
+      back: (p) => detail(p.clientId),
+      done: (_r, { params }) => redirect(detail(params.clientId), x().deactivated),
+    }),
+  ]);
+  return declareRouter(deps, routes, { tags: ['Console'] });
+}

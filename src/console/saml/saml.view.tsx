@@ -1,0 +1,225 @@
+import type { ComponentChildren } from 'preact';
+import type { z } from 'zod';
+import type { samlAppResponse, samlAppsBody } from '../../routes/saml/saml-apps.schemas';
+import { pageEnv } from '../../views/env';
+import { Actions, RefusalText, Time } from '../../views/kit';
+import {
+  ActionButton,
+  Badge,
+  Checkbox,
+  CopyValue,
+  Facts,
+  Field,
+  PostForm,
+  Select,
+  Table,
+  TextArea,
+  type FieldErrors,
+} from '../../views/console/components';
+import { renderConsole, type ConsoleFrame } from '../../views/console/layout';
+
+/** SAML applications (CONTRACT §19): the IdP values to give an SP, the apps, and the form of one app. */
+
+export type SamlApp = z.output<typeof samlAppResponse>;
+export type Idp = z.output<typeof samlAppsBody>['idp'];
+
+const x = () => pageEnv().t.console.saml;
+
+export function renderSamlApps(frame: ConsoleFrame, data: { apps: SamlApp[]; idp: Idp }): string {
+  const { saml: h, common: k } = pageEnv().t.console;
+  return renderConsole(
+    frame,
+    <>
+      <h1>{h.title}</h1>
+      <p>{h.intro}</p>
+      <p>
+        <a class="button" href="/admin/saml-apps/new">
+          {h.create}
+        </a>
+      </p>
+      <Table
+        caption={h.caption}
+        rows={data.apps}
+        empty={
+          <>
+            {h.noneYet} <a href="/admin/saml-apps/new">{h.createOne}</a>.
+          </>
+        }
+        columns={[
+          { label: k.name, cell: (a) => <a href={`/admin/saml-apps/${a.id}`}>{a.name}</a> },
+          { label: h.entityId, wrap: true, cell: (a) => <code>{a.entity_id}</code> },
+          { label: k.status, cell: (a) => <Badge on={a.enabled} yes={h.enabled} no={h.disabled} /> },
+          {
+            label: h.signIn,
+            cell: (a) =>
+              a.enabled ? (
+                <a href={a.idp_initiated_url} aria-label={h.signInNamed(a.name)}>
+                  {h.signInLink}
+                </a>
+              ) : (
+                '—'
+              ),
+          },
+        ]}
+      />
+      <IdpFacts frame={frame} idp={data.idp} />
+    </>,
+  );
+}
+
+/** What an SP's administrator asks for, to copy; and the rotation of the key that signs for every app. */
+function IdpFacts(props: { frame: ConsoleFrame; idp: Idp }) {
+  const h = x();
+  const { idp } = props;
+  return (
+    <section aria-labelledby="idp-values">
+      <h2 id="idp-values">{h.idpTitle}</h2>
+      <p>{h.idpIntro}</p>
+      <Facts
+        items={[
+          [h.metadataUrl, <CopyValue id="idp-metadata-url" label={h.metadataUrl} value={idp.metadata_url} />],
+          [h.idpEntityId, <CopyValue id="idp-entity-id" label={h.idpEntityId} value={idp.entity_id} />],
+          [h.ssoUrl, <CopyValue id="idp-sso-url" label={h.ssoUrl} value={idp.sso_url} />],
+          [h.sloUrl, <CopyValue id="idp-slo-url" label={h.sloUrl} value={idp.slo_url} />],
+          ...idp.certificates.map((pem, i): [string, ComponentChildren] => [
+            i === 0 ? h.certificate : h.previousCertificate,
+            <CopyValue id={`idp-certificate-${i}`} label={i === 0 ? h.certificate : h.previousCertificate} value={pem} />,
+          ]),
+        ]}
+      />
+      <p class="hint">{h.rotateHint}</p>
+      <Actions>
+        <ActionButton action="/admin/saml-apps/rotate-key" csrf={props.frame.csrf} label={h.rotate} danger />
+      </Actions>
+    </section>
+  );
+}
+
+export interface SamlAppValues {
+  name: string;
+  metadata_url: string;
+  metadata_xml: string;
+  entity_id: string;
+  acs_urls: string;
+  slo_url: string;
+  slo_binding: string;
+  name_id_format: string;
+  sp_certificate: string;
+  want_authn_requests_signed: boolean;
+  sign_response: boolean;
+  sign_assertion: boolean;
+  encrypt_assertion: boolean;
+  enabled: boolean;
+  attr_email: string;
+  attr_given_name: string;
+  attr_family_name: string;
+  attr_name: string;
+  attr_roles: string;
+}
+
+export function renderSamlAppForm(frame: ConsoleFrame, data: { app?: SamlApp; values: SamlAppValues; errors: FieldErrors }): string {
+  const a = data.app;
+  const v = data.values;
+  const e = data.errors;
+  const { saml: h, common: k } = pageEnv().t.console;
+  return renderConsole(
+    frame,
+    <>
+      <p>
+        <a href="/admin/saml-apps">{h.back}</a>
+      </p>
+      <h1>{a ? h.named(a.name) : h.create}</h1>
+      {a ? (
+        <Facts
+          items={[
+            [h.entityId, <code>{a.entity_id}</code>],
+            [k.status, <Badge on={a.enabled} yes={h.enabled} no={h.disabled} />],
+            [
+              h.signIn,
+              <>
+                <CopyValue id="idp-initiated-url" label={h.signIn} value={a.idp_initiated_url} />
+                {a.enabled ? <a href={a.idp_initiated_url}>{h.testSignIn}</a> : null}
+              </>,
+            ],
+            [k.created, <Time at={a.created_at} />],
+          ]}
+        />
+      ) : null}
+      <PostForm action={a ? `/admin/saml-apps/${a.id}` : '/admin/saml-apps'} csrf={frame.csrf}>
+        <Field name="name" label={k.name} value={v.name} errors={e} required />
+        <fieldset>
+          <legend>{h.fromMetadata}</legend>
+          <p class="hint">{h.fromMetadataHint}</p>
+          <Field name="metadata_url" label={h.metadataUrlField} type="url" value={v.metadata_url} errors={e} hint={h.metadataUrlHint} />
+          <TextArea name="metadata_xml" label={h.metadataXml} value={v.metadata_xml} errors={e} />
+        </fieldset>
+        <fieldset>
+          <legend>{h.byHand}</legend>
+          <Field name="entity_id" label={h.entityId} value={v.entity_id} errors={e} />
+          <TextArea name="acs_urls" label={h.acsUrls} value={v.acs_urls} errors={e} hint={h.acsUrlsHint} />
+          <Field name="slo_url" label={h.spSloUrl} type="url" value={v.slo_url} errors={e} />
+          <Select
+            name="slo_binding"
+            label={h.sloBinding}
+            value={v.slo_binding}
+            options={[
+              { value: 'HTTP-Redirect', label: 'HTTP-Redirect' },
+              { value: 'HTTP-POST', label: 'HTTP-POST' },
+            ]}
+          />
+          <TextArea name="sp_certificate" label={h.spCertificate} value={v.sp_certificate} errors={e} hint={h.spCertificateHint} />
+          <Checkbox name="want_authn_requests_signed" label={h.wantSigned} checked={v.want_authn_requests_signed} />
+          <CheckError name="want_authn_requests_signed" errors={e} />
+        </fieldset>
+        <Select
+          name="name_id_format"
+          label={h.nameIdFormat}
+          value={v.name_id_format}
+          options={[
+            { value: '', label: h.nameIdDefault },
+            { value: 'emailAddress', label: h.nameIdEmail },
+            { value: 'persistent', label: h.nameIdPersistent },
+            { value: 'transient', label: h.nameIdTransient },
+            { value: 'unspecified', label: h.nameIdUnspecified },
+          ]}
+        />
+        <fieldset>
+          <legend>{h.attributes}</legend>
+          <p class="hint">{h.attributesHint}</p>
+          <Field name="attr_email" label={h.attrEmail} value={v.attr_email} errors={e} />
+          <Field name="attr_given_name" label={h.attrGivenName} value={v.attr_given_name} errors={e} />
+          <Field name="attr_family_name" label={h.attrFamilyName} value={v.attr_family_name} errors={e} />
+          <Field name="attr_name" label={h.attrName} value={v.attr_name} errors={e} />
+          <Field name="attr_roles" label={h.attrRoles} value={v.attr_roles} errors={e} />
+        </fieldset>
+        <fieldset>
+          <legend>{h.security}</legend>
+          <Checkbox name="sign_response" label={h.signResponse} checked={v.sign_response} />
+          <Checkbox name="sign_assertion" label={h.signAssertion} checked={v.sign_assertion} />
+          <Checkbox name="encrypt_assertion" label={h.encryptAssertion} checked={v.encrypt_assertion} hint={h.encryptHint} />
+          <CheckError name="sign_response" errors={e} />
+          <CheckError name="encrypt_assertion" errors={e} />
+          <Checkbox name="enabled" label={h.enabledField} checked={v.enabled} />
+        </fieldset>
+        <Actions>
+          <button type="submit">{a ? h.save : h.createButton}</button>
+        </Actions>
+      </PostForm>
+      {a ? (
+        <Actions>
+          <ActionButton action={`/admin/saml-apps/${a.id}/delete`} csrf={frame.csrf} label={h.delete} danger />
+        </Actions>
+      ) : null}
+    </>,
+  );
+}
+
+/** A checkbox's refusal (the API names the flag), below it; the error summary links to the checkbox itself. */
+function CheckError(props: { name: string; errors: FieldErrors }) {
+  const error = props.errors[props.name];
+  return error ? (
+    <p class="field-error" id={`f-${props.name}-error`}>
+      <RefusalText value={error} />
+    </p>
+  ) : null;
+}
