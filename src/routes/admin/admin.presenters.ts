@@ -20,6 +20,8 @@ export function presentClient(client: OAuthClientRow) {
     jwks_uri: client.jwksUri,
     grant_types: client.grantTypes,
     allowed_resources: client.allowedResources,
+    allowed_origins: client.corsOrigins,
+    allowed_origins_default: client.allowedOrigins === null,
     registration: client.registration,
     created_at: client.createdAt.toISOString(),
     updated_at: client.updatedAt.toISOString(),

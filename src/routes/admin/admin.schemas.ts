@@ -4,10 +4,12 @@ import { SUPPORTED_SCOPES } from '../../services/oauth/client-secrets';
 import { CLIENT_TYPES, DEFAULT_GRANT_TYPES, GRANT_TYPES } from '../../services/oauth/client-policy';
 import { checkJwks } from '../../services/oauth/client-keys';
 
+import { isResourceIdentifier } from '../../services/oauth/resources.service';
+import { webOrigins } from '../../services/settings/declarations';
+import { nameField, timestampField, timestampFields } from '../common.schemas';
+
 /** Issue 34: how an admin-registered client authenticates (client_secret_post is accepted from every secret client). */
 export const CLIENT_AUTH_METHODS = ['client_secret_basic', 'private_key_jwt', 'none'] as const;
-import { isResourceIdentifier } from '../../services/oauth/resources.service';
-import { nameField, timestampField, timestampFields } from '../common.schemas';
 
 export const clientIdParams = z.object({
   // A Client ID Metadata Document client's id is its URL (CONTRACT §13), percent-encoded in the path.
@@ -81,6 +83,9 @@ const clientFields = {
   allowed_resources: allowedResourcesField.optional(),
   jwks: jwksField.optional(),
   jwks_uri: jwksUriField.optional(),
+  // Browser origins answered CORS at the token, revocation, userinfo, device-authorization and PAR endpoints;
+  // null (or never set): the default, the origins of a public client's redirect URIs.
+  allowed_origins: webOrigins.nullable().optional(),
 };
 
 /** `redirect_uri` (one) and `redirect_uris` may both be given; the union is registered, in order. */
@@ -132,6 +137,7 @@ export const createClientBody = z
     redirectUris: mergeRedirectUris(b) ?? [],
     scopes: b.scopes ?? DEFAULT_CLIENT_SCOPES,
     postLogoutRedirectUris: b.post_logout_redirect_uris ?? [],
+    allowedOrigins: b.allowed_origins ?? null,
     isActive: b.is_active,
   }));
 
@@ -147,6 +153,7 @@ export const updateClientBody = z
     grantTypes: b.grant_types,
     allowedResources: b.allowed_resources,
     keys: b.jwks !== undefined || b.jwks_uri !== undefined ? { jwks: b.jwks, jwksUri: b.jwks_uri } : undefined,
+    allowedOrigins: b.allowed_origins,
   }));
 
 /** OAuth client (CONTRACT §6): never the secret or its hash. */
@@ -170,6 +177,12 @@ export const clientBody = z
     jwks_uri: z.string().nullable().meta({ description: 'private_key_jwt: where the client publishes its JWK Set, or null' }),
     grant_types: z.array(z.string()).meta({ description: 'grants the client may use (default authorization_code, refresh_token)' }),
     allowed_resources: z.array(z.string()).meta({ description: 'RFC 8707 identifiers of the APIs the client may ask tokens for' }),
+    allowed_origins: z.array(z.string()).meta({
+      description:
+        'browser origins answered CORS (no credentials) at the token, revocation, userinfo, device-authorization and PAR ' +
+        "endpoints: the list set on the client, else the default (a public client: its redirect URIs' origins; a confidential one: none)",
+    }),
+    allowed_origins_default: z.boolean().meta({ description: 'true while no list is set (PATCH allowed_origins: null goes back to it)' }),
     // CONTRACT §13.
     registration: z.enum(['admin', 'dynamic', 'metadata_document']).meta({
       description:

@@ -169,6 +169,7 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
         dialect: 'oauth',
         noStore: true,
         response: { description, schema: userInfoBody },
+        cors: 'client',
       },
       async (_input, req) => {
         const token = bearerTokenOf(req);
@@ -198,6 +199,7 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
           noStore: true,
           form: true,
           body: tokenParams,
+          cors: 'client',
           response: { description: 'Tokens', schema: tokenResponseBody },
         },
         async ({ body }, req) =>
@@ -218,6 +220,7 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
           noStore: true,
           form: true,
           body: revokeParams,
+          cors: 'client',
           // CONTRACT §8: `{}` as JSON rather than an empty body, which some client libraries refuse to parse.
           response: { description: 'Revoked, or unknown / already revoked: `{}`', schema: z.strictObject({}) },
         },
@@ -240,6 +243,7 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
           noStore: true,
           form: true,
           body: deviceAuthorizationParams,
+          cors: 'client',
           response: { description: 'RFC 8628 §3.2 answer', schema: deviceAuthorizationBody },
         },
         async ({ body }, req) => {

@@ -3,6 +3,7 @@ import { OAuthError } from '../../errors';
 import { REGISTRATION_AUTH_METHODS } from '../../services/oauth/registration/registration-policy';
 import { grantTypesField, redirectUrisField, scopeTokenField } from '../admin/admin.schemas';
 import { httpsUrlField, nameField } from '../common.schemas';
+import { webOrigins } from '../../services/settings/declarations';
 
 /**
  * RFC 7591 §2 client metadata (CONTRACT §13). Each field is the admin API's rule for it (admin.schemas.ts: redirect
@@ -31,6 +32,8 @@ const metadataFields = {
   // Issue 34: the keys of a private_key_jwt client (judged by client-keys.ts in the registration service).
   jwks: z.unknown().optional(),
   jwks_uri: z.string({ error: 'jwks_uri must be a string' }).max(2048, 'jwks_uri is too long').optional(),
+  // An extension: the browser origins answered CORS (default: the origins of a public client's redirect URIs).
+  allowed_origins: webOrigins.optional(),
 };
 
 function toMetadata(b: z.output<z.ZodObject<typeof metadataFields>>) {
@@ -44,6 +47,7 @@ function toMetadata(b: z.output<z.ZodObject<typeof metadataFields>>) {
     logoUri: b.logo_uri,
     jwks: b.jwks,
     jwksUri: b.jwks_uri,
+    allowedOrigins: b.allowed_origins,
   };
 }
 
@@ -82,6 +86,10 @@ export const clientInformationBody = z
     scope: z.string(),
     client_uri: z.string().optional(),
     logo_uri: z.string().optional(),
+    allowed_origins: z.array(z.string()).meta({
+      description:
+        "an extension: browser origins answered CORS at the token endpoint and its siblings (default: a public client's redirect URI origins)",
+    }),
   })
   .meta({ id: 'ClientInformation' });
 

@@ -1,4 +1,4 @@
-import type { PermissionRow, RoleRow } from '../../db/repositories/roles.repo';
+import type { HeldRoleRow, PermissionRow, RoleRow } from '../../db/repositories/roles.repo';
 
 /** Role (CONTRACT §6). Fields are listed one by one: nothing else leaks. */
 export function presentRole(role: RoleRow) {
@@ -11,6 +11,14 @@ export function presentRole(role: RoleRow) {
     is_active: role.isActive,
     created_at: role.createdAt,
     updated_at: role.updatedAt,
+  };
+}
+
+export function presentHeldRole(role: HeldRoleRow) {
+  return {
+    ...presentRole(role),
+    assigned: role.assigned,
+    scim_groups: role.scimGroups.map((g) => ({ id: g.id, display_name: g.displayName, connection_id: g.connectionId })),
   };
 }
 

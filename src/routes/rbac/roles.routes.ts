@@ -5,10 +5,11 @@ import * as catalogue from '../../services/role-catalogue.service';
 import { reply, route, type DeclaredRoute } from '../route';
 import { presentAdminUser } from '../users/users.presenters';
 import { adminUsersBody } from '../users/users.schemas';
-import { presentRole } from './rbac.presenters';
+import { presentHeldRole, presentRole } from './rbac.presenters';
 import {
   assignRoleBody,
   createRoleBody,
+  heldRolesBody,
   roleEnvelope,
   roleIdParams,
   rolesBody,
@@ -77,13 +78,13 @@ export function createRoleRoutes(ctx: ServiceContext) {
         {
           method: 'get',
           path: '/:userId/roles',
-          summary: "A user's roles",
+          summary: "A user's roles: assigned, and granted by SCIM groups (each marked with how it is held)",
           auth: 'user',
           permission: 'users:read',
           params: userIdParams,
-          response: { description: '{ roles } (Role objects)', schema: rolesBody },
+          response: { description: '{ roles } (Role objects with `assigned` and `scim_groups`)', schema: heldRolesBody },
         },
-        async ({ params }) => ({ roles: (await assignments.listUserRoles(ctx, params.userId)).map(presentRole) }),
+        async ({ params }) => ({ roles: (await assignments.listUserRoles(ctx, params.userId)).map(presentHeldRole) }),
       ),
     ),
     assignToUser: at(

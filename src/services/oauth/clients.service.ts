@@ -37,6 +37,8 @@ export interface ClientInput {
   privateKeyJwt?: { jwks?: unknown; jwksUri?: string };
   /** Issue 34: new keys of a private_key_jwt client (one of the two; the other is cleared). */
   keys?: { jwks?: unknown; jwksUri?: string };
+  /** Browser origins answered CORS (docs/apps.md); null or absent: the default (client-policy.ts corsOriginsOf). */
+  allowedOrigins?: string[] | null;
 }
 
 /** Issue 34: the keys as they will be stored, or the 400 naming the field. */
@@ -104,6 +106,7 @@ export async function createClient(ctx: ServiceContext, input: ClientInput): Pro
       redirectUris: input.redirectUris,
       scopes: input.scopes,
       postLogoutRedirectUris: input.postLogoutRedirectUris ?? [],
+      allowedOrigins: input.allowedOrigins ?? null,
       isActive: input.isActive ?? true,
       privateKeyJwt,
       now: ctx.clock.now(),

@@ -536,6 +536,8 @@ export interface ApplicationValues {
   grant_types: string[];
   redirect_uris: string;
   post_logout_redirect_uris: string;
+  /** One origin a line; empty: the default (the redirect URIs' origins for a public application). */
+  allowed_origins: string;
   scopes: string[];
   allowed_resources: string[];
   /** Issue 34: a private_key_jwt client's keys (JSON text) or their URL. */
@@ -588,6 +590,10 @@ export function renderApplicationForm(
                 ]
               : []),
             [k.status, <Badge on={c.is_active} yes={k.active} no={k.deactivated} />],
+            [
+              ap.originsInForce,
+              `${dash(c.allowed_origins.join(' '))}${c.allowed_origins_default && c.allowed_origins.length ? ` ${ap.originsDefault}` : ''}`,
+            ],
             [k.created, <Time at={c.created_at} />],
           ]}
         />
@@ -627,6 +633,13 @@ export function renderApplicationForm(
             value={data.values.redirect_uris}
             errors={data.errors}
             hint={ap.redirectHintLong}
+          />
+          <TextArea
+            name="allowed_origins"
+            label={ap.allowedOrigins}
+            value={data.values.allowed_origins}
+            errors={data.errors}
+            hint={ap.allowedOriginsHint}
           />
           <TextArea
             name="post_logout_redirect_uris"

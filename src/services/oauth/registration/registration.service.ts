@@ -31,6 +31,8 @@ export interface ClientMetadataInput {
   /** Issue 34: private_key_jwt clients register exactly one of these. */
   jwks?: unknown;
   jwksUri?: string;
+  /** Browser origins answered CORS; omitted: the default (client-policy.ts corsOriginsOf). */
+  allowedOrigins?: string[];
 }
 
 /** RFC 7592 §2.2: an update names the client it is about, and may repeat the secret (it must then be the right one). */
@@ -119,6 +121,7 @@ function judge(
     redirectUris: metadata.redirectUris,
     clientUri: metadata.clientUri ?? null,
     logoUri: metadata.logoUri ?? null,
+    allowedOrigins: metadata.allowedOrigins ?? null,
   };
 }
 
@@ -161,6 +164,7 @@ export async function registerClient(
       clientUri: judged.clientUri,
       logoUri: judged.logoUri,
       privateKeyJwt: judged.keys,
+      allowedOrigins: judged.allowedOrigins,
       now,
     });
     await ctx.events.record(trx, {
@@ -231,6 +235,7 @@ export async function updateRegistration(
         clientUri: judged.clientUri,
         logoUri: judged.logoUri,
         ...(judged.keys ? { keys: judged.keys } : {}),
+        allowedOrigins: judged.allowedOrigins,
       },
       ctx.clock.now(),
     );
@@ -239,7 +244,10 @@ export async function updateRegistration(
       type: 'oauth.client.changed',
       subjectId: clientId,
       clientId,
-      detail: { fields: ['name', 'redirect_uris', 'grant_types', 'scopes', 'client_uri', 'logo_uri'], via: 'registration' },
+      detail: {
+        fields: ['name', 'redirect_uris', 'grant_types', 'scopes', 'client_uri', 'logo_uri', 'allowed_origins'],
+        via: 'registration',
+      },
     });
     return row;
   });
