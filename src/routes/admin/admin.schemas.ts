@@ -3,7 +3,6 @@ import { checkRedirectUri } from '../../lib/redirect-uri';
 import { SUPPORTED_SCOPES } from '../../services/oauth/client-secrets';
 import { CLIENT_TYPES, DEFAULT_GRANT_TYPES, GRANT_TYPES } from '../../services/oauth/client-policy';
 import { checkJwks } from '../../services/oauth/client-keys';
-
 import { isResourceIdentifier } from '../../services/oauth/resources.service';
 import { webOrigins } from '../../services/settings/declarations';
 import { nameField, timestampField, timestampFields } from '../common.schemas';
