@@ -349,6 +349,90 @@ describe('RFC 7644 behaviour', () => {
     client = scim((await newConnection('RFC')).token);
   });
 
+  it('POST /Users/.search and /Groups/.search (RFC 7644 §3.4.3): the query in a body; malformed bodies are invalidSyntax', async () => {
+    const email = uniqueEmail('searched');
+    const created = await client.post('/Users', { schemas: [CORE_USER], userName: email, name: { givenName: 'Sea', familyName: 'Rched' } });
+    expect(created.status).toBe(201);
+    const group = await client.post('/Groups', { schemas: [GROUP], displayName: 'Searchers', members: [{ value: created.body.id }] });
+    const SEARCH = 'urn:ietf:params:scim:api:messages:2.0:SearchRequest';
+
+    const users = await client.post('/Users/.search', {
+      schemas: [SEARCH],
+      attributes: ['userName', 'name.familyName'],
+      filter: `userName eq "${email.toUpperCase()}" and name.familyName sw "rch"`,
+      startIndex: 1,
+      count: 10,
+      sortBy: 'userName',
+    });
+    expect(users.status).toBe(200);
+    expect(users.type).toBe('application/scim+json');
+    expect(users.body).toEqual({
+      schemas: ['urn:ietf:params:scim:api:messages:2.0:ListResponse'],
+      totalResults: 1,
+      startIndex: 1,
+      itemsPerPage: 1,
+      Resources: [{ schemas: [CORE_USER], id: created.body.id, userName: email, name: { familyName: 'Rched' } }],
+    });
+    const none = await client.post('/Users/.search', { schemas: [SEARCH], filter: 'userName eq "nobody@example.test"' });
+    expect(none.body).toMatchObject({ totalResults: 0, Resources: [] });
+
+    const groups = await client.post('/Groups/.search', {
+      schemas: [SEARCH],
+      filter: 'displayName eq "searchers"',
+      excludedAttributes: ['members'],
+    });
+    expect(groups.status).toBe(200);
+    expect(groups.body.totalResults).toBe(1);
+    expect(groups.body.Resources[0]).toMatchObject({ id: group.body.id, displayName: 'Searchers' });
+    expect(groups.body.Resources[0].members).toBeUndefined();
+
+    for (const body of [
+      { filter: 'userName eq "x"' },
+      { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'] },
+      { schemas: [SEARCH], count: 'ten' },
+      { schemas: [SEARCH], attributes: 'userName' },
+      [],
+    ]) {
+      expectScimError(await client.post('/Users/.search', body), 400, 'invalidSyntax');
+    }
+    expectScimError(await client.post('/Users/.search', { schemas: [SEARCH], filter: 'userName xx "a"' }), 400, 'invalidFilter');
+    const noToken = await request(t.app)
+      .post('/scim/v2/Users/.search')
+      .send({ schemas: [SEARCH] });
+    expect(noToken.status).toBe(401);
+  });
+
+  it("Users carry the read-only groups attribute (this connection's groups only); a PUT sending groups changes no membership", async () => {
+    const other = scim((await newConnection('Other directory')).token);
+    const created = await client.post('/Users', { schemas: [CORE_USER], userName: uniqueEmail('grouped') });
+    const id = created.body.id as string;
+    expect(created.body.groups).toBeUndefined();
+    const g1 = await client.post('/Groups', { schemas: [GROUP], displayName: 'Alpha', members: [{ value: id }] });
+    const g2 = await client.post('/Groups', { schemas: [GROUP], displayName: 'Beta', members: [{ value: id }] });
+    await other.post('/Groups', { schemas: [GROUP], displayName: 'Elsewhere', members: [{ value: id }] });
+    const before = await client.get(`/Users/${id}`);
+    expect(before.body.groups).toEqual([
+      { value: g1.body.id, $ref: `${t.config.baseUrl}/scim/v2/Groups/${g1.body.id}`, display: 'Alpha', type: 'direct' },
+      { value: g2.body.id, $ref: `${t.config.baseUrl}/scim/v2/Groups/${g2.body.id}`, display: 'Beta', type: 'direct' },
+    ]);
+    expect((await client.get(`/Users?filter=id eq "${id}"&attributes=groups`)).body.Resources[0].groups).toHaveLength(2);
+    expect((await other.get(`/Users/${id}`)).body.groups.map((g: { display: string }) => g.display)).toEqual(['Elsewhere']);
+    // Read-only: what a PUT or PATCH says about groups is ignored (Okta sends "groups": [] in its PUT).
+    const put = await client.put(`/Users/${id}`, { schemas: [CORE_USER], userName: created.body.userName, groups: [] });
+    expect(put.status).toBe(200);
+    expect(put.body.groups).toHaveLength(2);
+    // Leaving a group changes the user's representation, and so its version.
+    await client.patch(`/Groups/${g1.body.id}`, { schemas: [PATCH_OP], Operations: [{ op: 'remove', path: `members[value eq "${id}"]` }] });
+    const after = await client.get(`/Users/${id}`);
+    expect(after.body.groups.map((g: { display: string }) => g.display)).toEqual(['Beta']);
+    expect(after.headers.etag).not.toBe(before.headers.etag);
+    const schema = await client.get('/Schemas/urn:ietf:params:scim:schemas:core:2.0:User');
+    expect(schema.body.attributes.find((a: { name: string }) => a.name === 'groups')).toMatchObject({
+      mutability: 'readOnly',
+      multiValued: true,
+    });
+  });
+
   it('serves the discovery documents', async () => {
     const config = await client.get('/ServiceProviderConfig');
     expect(config.status).toBe(200);

@@ -237,6 +237,8 @@ export interface ScimUserRecord {
   displayName: string | null;
   enterprise: Record<string, unknown> | null;
   scimUpdatedAt: Date | null;
+  /** This connection's groups the account is a member of (the read-only `groups` attribute, RFC 7643 §4.1.2). */
+  groups: Array<{ id: string; displayName: string }>;
 }
 
 function toScimUser(r: Record<string, unknown>): ScimUserRecord {
@@ -248,6 +250,7 @@ function toScimUser(r: Record<string, unknown>): ScimUserRecord {
     displayName: (r.scim_display_name as string | null) ?? null,
     enterprise: (typeof enterprise === 'string' ? JSON.parse(enterprise) : (enterprise ?? null)) as Record<string, unknown> | null,
     scimUpdatedAt: r.scim_updated_at ? new Date(r.scim_updated_at as string) : null,
+    groups: (typeof r.scim_groups === 'string' ? JSON.parse(r.scim_groups) : (r.scim_groups ?? [])) as ScimUserRecord['groups'],
   };
 }
 
@@ -261,6 +264,12 @@ function usersOf(db: DbOrTrx, connectionId: string): Knex.QueryBuilder {
       'su.display_name as scim_display_name',
       'su.enterprise as scim_enterprise',
       'su.updated_at as scim_updated_at',
+      db.raw(
+        `(select coalesce(json_agg(json_build_object('id', sg.id, 'displayName', sg.display_name) order by sg.display_name, sg.id), '[]'::json)
+            from scim_group_members sgm join scim_groups sg on sg.id = sgm.group_id
+           where sgm.user_id = u.id and sg.connection_id = ?) as scim_groups`,
+        [connectionId],
+      ),
     );
 }
 
