@@ -349,6 +349,61 @@ describe('RFC 7644 behaviour', () => {
     client = scim((await newConnection('RFC')).token);
   });
 
+  it('substring filters are answered by trigram indexes, with the same results as a scan', async () => {
+    const tag = `t${Date.now()}`;
+    // A directory whose userName is not an email address (kept per connection) and one whose userName is the email.
+    const kept = await client.post('/Users', {
+      schemas: [CORE_USER],
+      userName: `EMP-${tag}-7`,
+      emails: [{ value: `kept.${tag}@example.com`, primary: true }],
+      name: { givenName: 'Kepa', familyName: `Zu${tag}` },
+    });
+    const plain = await client.post('/Users', { schemas: [CORE_USER], userName: `plain.${tag}@example.com`, name: { givenName: 'Pia' } });
+    const find = async (filter: string) =>
+      (await client.get(`/Users?filter=${encodeURIComponent(filter)}`)).body.Resources?.map((r: { id: string }) => r.id).sort() ?? [];
+    expect(await find(`userName co "emp-${tag}"`)).toEqual([kept.body.id]);
+    // The kept userName hides the email from userName (and only from userName).
+    expect(await find(`userName co "kept.${tag}"`)).toEqual([]);
+    expect(await find(`emails.value co "kept.${tag}"`)).toEqual([kept.body.id]);
+    expect(await find(`userName sw "plain.${tag}"`)).toEqual([plain.body.id]);
+    expect(await find(`name.familyName ew "${tag}"`)).toEqual([kept.body.id]);
+    expect(await find(`name.formatted co "kepa zu${tag}"`)).toEqual([kept.body.id]);
+    expect(await find(`not (name.givenName co "kepa") and userName co "${tag}"`)).toEqual([plain.body.id]);
+
+    // The plans: with sequential scans priced out, each of these reaches an index (trigram where it is a substring).
+    const trgm = (await t.db.raw(`select 1 from pg_extension where extname = 'pg_trgm'`)).rows.length === 1;
+    if (!trgm) throw new Error('pg_trgm is expected in the test database (the migrations create it)');
+    const plans: Record<string, string> = {};
+    const capture = (q: { sql: string; bindings: unknown[] }) => {
+      // The count of the filter's matches (every list answers it): the whole filter, no order to walk an index by.
+      if (/from "users" as "u"/.test(q.sql) && /count\(/.test(q.sql)) plans.last = JSON.stringify([q.sql, q.bindings]);
+    };
+    t.db.on('query', capture);
+    const planOf = async (filter: string) => {
+      await find(filter);
+      const [sql, bindings] = JSON.parse(plans.last!) as [string, string[]];
+      return t.db.transaction(async (trx) => {
+        await trx.raw('set local enable_seqscan = off');
+        return JSON.stringify((await trx.raw(`explain (format json) ${sql.replace(/\$\d+/g, '?')}`, bindings)).rows);
+      });
+    };
+    try {
+      // (A Seq Scan left in a plan with sequential scans disabled means that no index could answer that part.)
+      for (const filter of [`name.familyName co "zu${tag}"`, `emails[value ew "${tag}@example.com"]`, `userName co "emp-${tag}"`]) {
+        const plan = await planOf(filter);
+        expect([filter, plan.includes('users_search_trgm_idx'), plan.includes('"Seq Scan"')]).toEqual([filter, true, false]);
+      }
+      const groups = await t.db.transaction(async (trx) => {
+        await trx.raw('set local enable_seqscan = off');
+        const sql = `explain (format json) select count(*) from scim_groups g where lower(g.display_name) like ?`;
+        return JSON.stringify((await trx.raw(sql, [`%${tag}%`])).rows);
+      });
+      expect(groups).toContain('scim_groups_display_name_trgm_idx');
+    } finally {
+      t.db.removeListener('query', capture);
+    }
+  });
+
   it('POST /Users/.search and /Groups/.search (RFC 7644 §3.4.3): the query in a body; malformed bodies are invalidSyntax', async () => {
     const email = uniqueEmail('searched');
     const created = await client.post('/Users', { schemas: [CORE_USER], userName: email, name: { givenName: 'Sea', familyName: 'Rched' } });
