@@ -269,14 +269,14 @@ export function declareRouter(deps: RouteDeps, routes: DeclaredRoute[], options:
 }
 
 /** A handler's answer with a status other than the declared one (e.g. 200 instead of 201 when nothing was created). */
-export class Reply {
+export class Reply<B = unknown> {
   constructor(
     readonly status: number,
-    readonly body: unknown,
+    readonly body: B,
   ) {}
 }
 
-export const reply = (status: number, body: unknown): Reply => new Reply(status, body);
+export const reply = <B>(status: number, body: B): Reply<B> => new Reply(status, body);
 
 export function noStore(res: Response): void {
   res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });

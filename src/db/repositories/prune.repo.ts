@@ -23,6 +23,7 @@ const TARGETS = {
   oauth_codes: { key: 'code_hash', where: 'expires_at <= :now' },
   oauth_authorization_requests: { key: 'id', where: 'expires_at <= :now' },
   email_tokens: { key: 'token_hash', where: 'expires_at <= :now' },
+  email_sign_in_requests: { key: 'id', where: 'expires_at <= :now' },
   login_tokens: { key: 'token_hash', where: 'expires_at <= :now' },
   mfa_tokens: { key: 'token_hash', where: 'expires_at <= :now' },
   webauthn_challenges: { key: 'challenge', where: 'expires_at <= :now' },

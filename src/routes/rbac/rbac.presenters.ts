@@ -9,8 +9,8 @@ export function presentRole(role: RoleRow) {
     application: role.application,
     permissions: role.permissions,
     is_active: role.isActive,
-    created_at: role.createdAt,
-    updated_at: role.updatedAt,
+    created_at: role.createdAt.toISOString(),
+    updated_at: role.updatedAt.toISOString(),
   };
 }
 

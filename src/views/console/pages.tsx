@@ -7,6 +7,7 @@ import type { GrantWithClientRow } from '../../db/repositories/oauth-grants.repo
 import type { PrincipalRole } from '../../db/repositories/principal.repo';
 import type { AdminSummary } from '../../services/admin.service';
 import type { OAuthClient } from '../../routes/admin/admin.schemas';
+import type { Role } from '../../routes/rbac/rbac.schemas';
 import type { ListCount } from '../../services/list-count';
 import type { DailySignIns, FactorsOfUser } from '../../services/user-admin.service';
 import { pageEnv } from '../env';
@@ -370,7 +371,7 @@ function AuditTable(props: { events: AuditEventRow[]; caption: string }) {
   );
 }
 
-export function renderRoles(frame: ConsoleFrame, data: { roles: RoleRow[]; canEdit: boolean }): string {
+export function renderRoles(frame: ConsoleFrame, data: { roles: Role[]; canEdit: boolean }): string {
   const { roles: ro, common: k } = c();
   return renderConsole(
     frame,
@@ -397,7 +398,7 @@ export function renderRoles(frame: ConsoleFrame, data: { roles: RoleRow[]; canEd
           { label: k.name, cell: (r) => <a href={`/admin/roles/${r.id}`}>{r.name}</a> },
           { label: k.application, cell: (r) => r.application ?? k.global },
           { label: ro.permissions, cell: (r) => count(r.permissions.length) },
-          { label: k.status, cell: (r) => <Badge on={r.isActive} yes={k.active} no={k.deactivated} /> },
+          { label: k.status, cell: (r) => <Badge on={r.is_active} yes={k.active} no={k.deactivated} /> },
           { label: k.description, cell: (r) => dash(r.description) },
         ]}
       />
@@ -408,7 +409,7 @@ export function renderRoles(frame: ConsoleFrame, data: { roles: RoleRow[]; canEd
 export function renderRoleForm(
   frame: ConsoleFrame,
   data: {
-    role?: RoleRow;
+    role?: Role;
     permissions: Array<{ name: string; description: string }>;
     values: { name?: string; description?: string; application?: string; permissions: string[] };
     errors: FieldErrors;
@@ -427,7 +428,7 @@ export function renderRoleForm(
       {r ? (
         <Facts
           items={[
-            [k.status, <Badge on={r.isActive} yes={k.active} no={k.deactivated} />],
+            [k.status, <Badge on={r.is_active} yes={k.active} no={k.deactivated} />],
             [k.application, r.application ?? k.global],
             [ro.roleId, <code>{r.id}</code>],
           ]}
@@ -452,7 +453,7 @@ export function renderRoleForm(
       ) : (
         <p>{ro.permissionsList(data.values.permissions.join(', ') || ro.noPermissions)}</p>
       )}
-      {r && data.canEdit && r.isActive ? (
+      {r && data.canEdit && r.is_active ? (
         <Actions>
           <ActionButton action={`/admin/roles/${r.id}/deactivate`} csrf={frame.csrf} label={ro.deactivate} danger />
         </Actions>
