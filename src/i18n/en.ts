@@ -908,8 +908,10 @@ export const en = {
       public: 'Public',
       selfRegistered: 'self-registered',
       metadataDocument: 'metadata document',
-      typeFact: (type: string, isPublic: boolean) =>
-        `${type} (token endpoint authentication: ${isPublic ? 'none, PKCE' : 'client secret'})`,
+      typeFact: (type: string, method: 'none' | 'secret' | 'keys') =>
+        `${type} (token endpoint authentication: ${
+          method === 'none' ? 'none, PKCE' : method === 'keys' ? 'assertion signed with its private key, private_key_jwt' : 'client secret'
+        })`,
       registered: 'Registered',
       registeredDynamic: 'Dynamically (RFC 7591), not reviewed by an administrator',
       registeredMetadata: 'From its Client ID Metadata Document (the client_id URL), not reviewed by an administrator',
@@ -917,6 +919,15 @@ export const en = {
       kind: 'Kind of application',
       kindConfidential: 'Confidential: a server-side app that keeps a secret',
       kindConfidentialHint: 'Web apps with a backend, APIs calling other APIs (client credentials).',
+      kindKeys: 'Confidential: a server-side app that signs with its own private key',
+      kindKeysHint:
+        'private_key_jwt: no shared secret. The app proves itself with a short-lived assertion signed by its private key; ' +
+        'give its public keys below, as a JWK Set or as the URL where it publishes them.',
+      keysNoRotate: 'This application signs with its private key: it has no secret to rotate. Replace its public keys instead.',
+      jwks: 'Public keys (JWK Set, JSON)',
+      jwksHint: 'For private_key_jwt: for example {"keys":[{"kty":"EC","crv":"P-256",…}]}. Fill in this or the URL, not both.',
+      jwksUri: 'Public keys URL (jwks_uri)',
+      jwksUriHint: 'For private_key_jwt: an https URL where the app publishes its JWK Set (fetched and cached by this server).',
       kindPublic: 'Public: an app that cannot keep a secret',
       kindPublicHint: 'Single-page, mobile, desktop and command-line apps: no secret, PKCE only. The kind cannot change later.',
       grantAuthorizationCode: 'Authorization code with PKCE (people sign in through a browser)',
@@ -1266,6 +1277,72 @@ export const en = {
       empty: 'Nothing to show.',
       setting: 'Setting',
       value: 'Value',
+      formIntro:
+        'These settings apply on every instance within two seconds, without a restart. A setting pinned by an environment variable is locked here: change the variable and restart.',
+      groups: {
+        sign_up: 'Sign-up and registration',
+        security: 'Security',
+        browser: 'Browser applications',
+        branding: 'Branding and language',
+        mail: 'Mail',
+      } as Record<string, string>,
+      labels: {
+        registration: [
+          'Self-service sign-up',
+          'Open: anyone may create an account on the sign-up page. Closed: only administrators create accounts.',
+        ],
+        client_registration: [
+          'Dynamic client registration',
+          'Off; token: apps register with an initial access token; open: any app may register itself (RFC 7591).',
+        ],
+        client_id_metadata_documents: [
+          'Client ID Metadata Documents',
+          'Apps may use the https URL of their metadata document as client_id.',
+        ],
+        invitation_ttl_hours: ['Invitation validity (hours)', 'How long the link of an invitation mail works (1 to 720).'],
+        email_sign_in: ['Sign-in by email link', 'People may sign in with a link sent to their address.'],
+        mfa_required_for_admins: [
+          'Second factor required for administrators',
+          'Anyone holding an admin permission must use a second factor.',
+        ],
+        password_policy: [
+          'Password policy',
+          'JSON: {"min_length": 6 to 72, "breached_check": true or false, "reject_email_local_part": true or false}.',
+        ],
+        require_pushed_authorization_requests: [
+          'Require pushed authorization requests (PAR)',
+          'Every authorization request must be pushed first.',
+        ],
+        webhook_allow_private: ['Webhooks to private addresses', 'Allow webhook targets on private and loopback networks.'],
+        allowed_origins: [
+          'Allowed origins (global CORS)',
+          'One per line. Pages of these origins may call the whole API with cookies. Browser apps need none of this: set allowed origins on the application.',
+        ],
+        brand_name: ['Product name', 'Shown in page titles, mails and the console.'],
+        brand_logo_url: ['Logo URL', 'An https:// URL; empty: no logo.'],
+        brand_color: ['Brand colour', 'A hex colour such as #1d4ed8, dark enough for white text.'],
+        default_locale: ['Default language', 'Used when a browser asks for no language this server speaks.'],
+        smtp_url: ['SMTP server', 'smtp:// or smtps:// URL with the credentials. Write-only: leave empty to keep the stored value.'],
+        mail_from: ['Sender address', 'The From: of every mail.'],
+      } as Record<string, [string, string]>,
+      yes: 'Yes',
+      no: 'No',
+      save: 'Save settings',
+      saved: 'Settings saved. Every instance applies them within two seconds.',
+      nothingChanged: 'Nothing changed.',
+      pinned: (variable: string) => `Set by the environment variable ${variable}: change it there and restart.`,
+      needsPermission: 'Changing this needs the permission system:manage_settings.',
+      secretSet: 'A value is stored.',
+      secretNotSet: 'No value is stored.',
+      clearSecret: 'Remove the stored value',
+      source: (source: string): string =>
+        source === 'stored' ? 'Changed here' : source === 'environment' ? 'From the environment' : 'Default',
+      testMailTitle: 'Send a test mail',
+      testMailTo: 'Recipient',
+      testMailSend: 'Send test mail',
+      testMailQueued: (to: string) => `A test mail to ${to} is on its way. A failed delivery appears in the audit log as mail.send_failed.`,
+      envTitle: 'Start-up configuration',
+      envIntro: 'Read from the environment when this instance started. Secrets are masked. Change them in the environment and restart.',
     },
   },
 };
