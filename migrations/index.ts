@@ -24,6 +24,7 @@ import * as createSaml from './20261129150000_create_saml';
 import * as createScim from './20261129160000_create_scim';
 import * as createSettings from './20261129170000_create_settings';
 import * as settingsPermission from './20261129171000_settings_permission';
+import * as flagPrivilegedIdentities from './20261130100000_flag_privileged_identities';
 
 /**
  * Migrations are listed here (in order) rather than discovered on disk, so that the same list runs under
@@ -55,6 +56,7 @@ const MIGRATIONS: Array<[string, Knex.Migration]> = [
   ['20261129160000_create_scim', createScim],
   ['20261129170000_create_settings', createSettings],
   ['20261129171000_settings_permission', settingsPermission],
+  ['20261130100000_flag_privileged_identities', flagPrivilegedIdentities],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Knex.Migration]> = {
