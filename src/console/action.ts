@@ -73,7 +73,7 @@ export interface ActionOptions<D extends RouteDecl, R, S extends FormSchema | un
   /** The form's fields, lenient (`text()`): a form is never refused by its shape, only by the API's schema. */
   form?: S;
   /** The form as the endpoint's input (its body, or its query for a GET), checked by the endpoint's own schema. */
-  input?: (form: FormOf<S>, params: RouteInput<D>['params']) => unknown;
+  input?: (form: FormOf<S>, a: ActionInput<D, S>) => unknown;
   /**
    * Asks first: a post without `confirm=yes` answers this question page (the title is the question; cancel goes one
    * level up). A function, so that its sentences are in the request's language.
@@ -153,7 +153,7 @@ export function consoleAction<D extends RouteDecl, R, S extends FormSchema | und
       const schema = d.method === 'get' ? d.query : d.body;
       let apiInput: unknown = undefined;
       if (options.input) {
-        apiInput = options.input(a.form, a.params);
+        apiInput = await options.input(a.form, a);
         if (schema) {
           const parsed = schema.safeParse(apiInput);
           if (!parsed.success) {

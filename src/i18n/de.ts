@@ -882,6 +882,11 @@ export const de: Messages = {
       redirectHint: 'Eine pro Zeile; https, oder http auf localhost.',
       postLogout: 'Weiterleitungs-URIs nach dem Abmelden',
       postLogoutHint: 'Eine pro Zeile; darf leer sein.',
+      allowedOrigins: 'Erlaubte Browser-Origins (CORS)',
+      allowedOriginsHint:
+        'Eine pro Zeile, etwa https://app.example.com oder http://localhost:5173. Seiten dieser Origins dürfen für diese Anwendung den Token-, Userinfo- und Widerrufs-Endpunkt aufrufen. Leer: die Origins der Weiterleitungs-URIs bei einer öffentlichen Anwendung, keine bei einer vertraulichen.',
+      originsInForce: 'Geltende Browser-Origins',
+      originsDefault: '(aus den Weiterleitungs-URIs)',
       scopes: 'Berechtigungen (Scopes)',
       save: 'Anwendung speichern',
       createButton: 'Anwendung erstellen',

@@ -851,6 +851,11 @@ export const en = {
       redirectHint: 'One per line; https, or http on localhost.',
       postLogout: 'Post-logout redirect URIs',
       postLogoutHint: 'One per line; may be empty.',
+      allowedOrigins: 'Allowed browser origins (CORS)',
+      allowedOriginsHint:
+        'One per line, such as https://app.example.com or http://localhost:5173. Pages of these origins may call the token, userinfo and revocation endpoints for this application. Empty: the origins of the redirect URIs for a public application, none for a confidential one.',
+      originsInForce: 'Browser origins in force',
+      originsDefault: '(from the redirect URIs)',
       scopes: 'Scopes',
       save: 'Save application',
       createButton: 'Create application',

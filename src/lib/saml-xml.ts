@@ -2,6 +2,7 @@ import { createPublicKey, createVerify, sign as rsaSign, X509Certificate, type K
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { DOMParser, XMLSerializer } from '@xmldom/xmldom';
 import { SignedXml } from 'xml-crypto';
+import { encrypt as xmlEncrypt } from 'xml-encryption';
 
 /**
  * The XML side of the SAML identity provider (CONTRACT §19), narrow by construction:
@@ -30,6 +31,17 @@ export const ALG = {
   sha256: 'http://www.w3.org/2001/04/xmlenc#sha256',
   excC14n: 'http://www.w3.org/2001/10/xml-exc-c14n#',
   enveloped: 'http://www.w3.org/2000/09/xmldsig#enveloped-signature',
+} as const;
+
+/**
+ * Assertion encryption (xml-encryption 6): the content in AES-256-GCM (authenticated; the CBC modes are refused by the
+ * library's default), its key transported in RSA-OAEP with MGF1 (`rsa-oaep-mgf1p`, SHA-1 as the OAEP digest: the
+ * identifier every SP stack decrypts, xmlsec1 1.2 and xmlseclibs among them; OAEP's security does not rest on the
+ * digest's collision resistance).
+ */
+export const ENCRYPTION = {
+  content: 'http://www.w3.org/2009/xmlenc11#aes256-gcm',
+  key: 'http://www.w3.org/2001/04/xmlenc#rsa-oaep-mgf1p',
 } as const;
 
 export const BINDING = {
@@ -159,6 +171,26 @@ export function signElement(xml: string, ns: string, localName: string, id: stri
     location: { reference: `${target}/*[namespace-uri()='${NS.assertion}' and local-name()='Issuer']`, action: 'after' },
   });
   return sig.getSignedXml();
+}
+
+/** `xml` (a signed assertion) as an xenc:EncryptedData to the SP's certificate, whose KeyInfo names that certificate. */
+export function encryptToCertificate(xml: string, certificatePem: string): Promise<string> {
+  const publicKey = publicKeyOf(certificatePem).export({ type: 'spki', format: 'pem' });
+  return new Promise((resolve, reject) =>
+    xmlEncrypt(
+      xml,
+      {
+        rsa_pub: publicKey,
+        pem: certificatePem,
+        encryptionAlgorithm: ENCRYPTION.content,
+        keyEncryptionAlgorithm: ENCRYPTION.key,
+        keyEncryptionDigest: 'sha1',
+        disallowEncryptionWithInsecureAlgorithm: true,
+        warnInsecureAlgorithm: false,
+      },
+      (err, result) => (err || !result ? reject(err ?? new Error('xml-encryption returned nothing')) : resolve(result)),
+    ),
+  );
 }
 
 /** The certificate's public key, or undefined when the PEM does not read. */

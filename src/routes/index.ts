@@ -21,6 +21,7 @@ import { createConsoleWebhooksRouter } from '../console/webhooks/webhooks.consol
 import { createConsoleSamlRouter } from '../console/saml/saml.console';
 import { createConsoleUsersRouter } from '../console/users/users.console';
 import { createConsoleApplicationsRouter } from '../console/applications/applications.console';
+import { createConsoleRolesRouter } from '../console/roles/roles.console';
 import { createAccountPagesRouter } from './pages/account-pages.router';
 import { createDevicePagesRouter } from './pages/device-pages.router';
 import { createLinkConfirmPagesRouter } from './pages/link-confirm-pages.router';
@@ -115,6 +116,7 @@ export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, admin
   consolePages.mount('/admin', createConsoleUsersRouter);
   consolePages.mount('/admin', createConsoleRouter);
   consolePages.mount('/admin', createConsoleApplicationsRouter);
+  consolePages.mount('/admin', createConsoleRolesRouter);
   consolePages.mount('/admin', createConsoleResourcesRouter);
   consolePages.mount('/admin', createConsoleIdentityProvidersRouter);
   consolePages.mount('/admin', createConsoleWebhooksRouter);

@@ -34,6 +34,7 @@ import { ADMIN_TIER, type Principal } from '../services/principal';
 import type { ServiceContext } from '../services/context';
 import type { Config } from '../config';
 import { Outcome } from '../http/outcome';
+import { createClientCors, type ClientCors } from '../http/client-cors';
 import { responseChecker } from './docs/response-check';
 
 /** CONTRACT §18: public documents any web page may read: `*`, never credentials (a preflight is answered too). */
@@ -117,9 +118,11 @@ export interface RouteDecl<P extends Schema = Schema, Q extends Schema = Schema,
   /**
    * CORS headers for allow-listed origins where the scope gives them; `false`: never (browser redirects, pages);
    * `'public'`: `Access-Control-Allow-Origin: *` without credentials, for any origin (discovery documents, JWKS:
-   * CONTRACT §18).
+   * CONTRACT §18); `'client'`: the endpoints a browser app calls itself (token, revocation, userinfo, device
+   * authorization, PAR): CORS without credentials for the origins of the client the request names and the global
+   * `allowed_origins`, preflights for any registered origin (src/http/client-cors.ts).
    */
-  cors?: false | 'public';
+  cors?: false | 'public' | 'client';
   /** Renders what an HTML handler returns (a Page, Redirect or Invalid of src/http/outcome.ts): the kit's last step. */
   outcome?: OutcomeRenderer;
 }
@@ -221,6 +224,7 @@ export function declareRouter(deps: RouteDeps, routes: DeclaredRoute[], options:
   const router = Router();
   const scope = deps.scope;
   const preflights = new Set<string>();
+  let clientCors: ClientCors | undefined;
   for (const declared of routes) {
     const decl: MountedRouteDecl = {
       ...declared.decl,
@@ -228,6 +232,24 @@ export function declareRouter(deps: RouteDeps, routes: DeclaredRoute[], options:
       ...(scope?.dialect ? { dialect: scope.dialect } : {}),
       ...(scope?.secondFactorForAdmins ? { secondFactorForAdmins: true } : {}),
     };
+    if (decl.cors === 'client') {
+      // The client is named in the body: its CORS step runs after the scope's body parsers.
+      clientCors ??= createClientCors(deps.ctx);
+      const chain: Array<RequestHandler | ErrorRequestHandler> = [];
+      if (scope) chain.push(scope.label(decl), ...scope.steps);
+      chain.push(clientCors.answer, ...chainOf(deps, decl, declared.handler));
+      if (scope?.boundary) chain.push(scope.boundary);
+      router[decl.method](decl.path, ...chain);
+      if (!preflights.has(decl.path)) {
+        preflights.add(decl.path);
+        // Counted by the scope's limiter like any request of the scope (a preflight may cost a lookup).
+        const preflightChain: Array<RequestHandler | ErrorRequestHandler> = [...(scope?.steps ?? []), clientCors.preflight];
+        if (scope?.boundary) preflightChain.push(scope.boundary);
+        router.options(decl.path, ...preflightChain);
+      }
+      scope?.record(decl);
+      continue;
+    }
     const cors = decl.cors === 'public' ? PUBLIC_CORS : scope?.cors && decl.cors !== false ? scope.cors : undefined;
     const chain: Array<RequestHandler | ErrorRequestHandler> = [];
     if (scope) chain.push(scope.label(decl));
@@ -247,14 +269,14 @@ export function declareRouter(deps: RouteDeps, routes: DeclaredRoute[], options:
 }
 
 /** A handler's answer with a status other than the declared one (e.g. 200 instead of 201 when nothing was created). */
-export class Reply {
+export class Reply<B = unknown> {
   constructor(
     readonly status: number,
-    readonly body: unknown,
+    readonly body: B,
   ) {}
 }
 
-export const reply = (status: number, body: unknown): Reply => new Reply(status, body);
+export const reply = <B>(status: number, body: B): Reply<B> => new Reply(status, body);
 
 export function noStore(res: Response): void {
   res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });

@@ -6,6 +6,7 @@ import {
   listRolesHeldByUser,
   listRolesOfUser,
   lockSuperAdminRole,
+  type HeldRoleRow,
   type RoleRow,
 } from '../db/repositories/roles.repo';
 import {
@@ -73,9 +74,10 @@ export async function assertNotLastSuperAdmin(trx: DbOrTrx, userId: string, what
   if (others === 0) throw conflict(`${what} would leave no active super_admin`);
 }
 
-export async function listUserRoles(ctx: ServiceContext, userId: string): Promise<RoleRow[]> {
+/** Every role the account holds, assigned or granted by a SCIM group, each with how (CONTRACT §20). */
+export async function listUserRoles(ctx: ServiceContext, userId: string): Promise<HeldRoleRow[]> {
   await userOr404(ctx.db, userId);
-  return listRolesOfUser(ctx.db, userId);
+  return listRolesHeldByUser(ctx.db, userId);
 }
 
 async function resolveRoleRef(db: DbOrTrx, ref: RoleRef): Promise<RoleRow> {

@@ -21,6 +21,8 @@ afterAll(async () => {
 const api = () => request(t.app);
 // The spec's fields and CONTRACT §12's (type, token_endpoint_auth_method, grant_types, allowed_resources).
 const CLIENT_FIELDS = [
+  'allowed_origins',
+  'allowed_origins_default',
   'allowed_resources',
   'client_id',
   'created_at',

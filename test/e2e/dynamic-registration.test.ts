@@ -351,6 +351,8 @@ describe('CLIENT_REGISTRATION=open', () => {
       scope: 'openid profile',
       client_uri: 'https://claude.ai',
       logo_uri: 'https://claude.ai/logo.png',
+      // The origin of its loopback redirect URI: a public client's default browser origin (docs/apps.md).
+      allowed_origins: ['http://127.0.0.1'],
     });
     expect(Math.abs(res.body.client_id_issued_at - Date.now() / 1000)).toBeLessThan(60);
     const detail = await request(t.app).get(`/api/admin/oauth-clients/${res.body.client_id}`).set('Authorization', admin);

@@ -77,6 +77,14 @@ describe('role listings', () => {
     expect(byName('admin').permissions).toEqual(CATALOGUE.filter((p) => !superAdminOnly.includes(p)).sort());
     expect(byName('manager').permissions).toEqual(['users:read', 'users:write']);
   });
+
+  test('GET /api/rbac/roles/:roleId answers one role, deactivated too; an unknown id is 404', async () => {
+    const off = await makeRole(t, { application: 'billing', permissions: ['users:read'], isActive: false });
+    const res = await api().get(`/api/rbac/roles/${off.id}`).set('Authorization', admin);
+    expect(res.status).toBe(200);
+    expect(res.body.role).toMatchObject({ id: off.id, application: 'billing', permissions: ['users:read'], is_active: false });
+    expect((await api().get(`/api/rbac/roles/${randomUUID()}`).set('Authorization', admin)).status).toBe(404);
+  });
 });
 
 describe('role create, update, deactivate', () => {

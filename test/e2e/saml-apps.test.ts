@@ -1,6 +1,7 @@
 import request from 'supertest';
+import { decrypt } from 'xml-encryption';
 import { makeSignedInUser } from '../helpers/factories';
-import { makeTestSp } from '../helpers/saml';
+import { makeTestSp, readPostForm } from '../helpers/saml';
 import { createTestApp, type TestApp } from '../helpers/test-app';
 
 /** CONTRACT §19: /api/admin/saml-apps, from fields and from SP metadata; the rules of each field; the guard. */
@@ -103,6 +104,44 @@ test('create from pasted SP metadata: entity id, ACS URLs, SLO URL and binding, 
   expect(dtd.body.details[0]).toEqual({ path: 'metadata_xml', message: 'the message contains a document type declaration' });
 });
 
+test('encrypt_assertion: to sp_certificate, or to the encryption certificate the metadata gives when it differs', async () => {
+  const sp = makeTestSp();
+  const byHand = await post({
+    name: 'Encrypted',
+    entity_id: sp.entityId,
+    acs_urls: [{ url: sp.acsUrl }],
+    sp_certificate: sp.key.certificatePem,
+    encrypt_assertion: true,
+  });
+  expect(byHand.status).toBe(201);
+  expect(byHand.body.app).toMatchObject({ encrypt_assertion: true, sp_encryption_certificate: null });
+
+  const other = makeTestSp();
+  const b64 = (pem: string) => pem.replace(/-----[^-]+-----|\s/g, '');
+  const kd = (use: string, pem: string) =>
+    `<md:KeyDescriptor use="${use}"><ds:KeyInfo><ds:X509Data><ds:X509Certificate>${b64(pem)}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor>`;
+  const metadata = `<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" xmlns:ds="http://www.w3.org/2000/09/xmldsig#" entityID="${other.entityId}">
+  <md:SPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol">
+    ${kd('signing', other.key.certificatePem)}${kd('encryption', sp.key.certificatePem)}
+    <md:AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="${other.acsUrl}" index="0"/>
+  </md:SPSSODescriptor>
+</md:EntityDescriptor>`;
+  const fromMetadata = await post({ name: 'Encrypted from metadata', metadata_xml: metadata, encrypt_assertion: true });
+  expect(fromMetadata.status).toBe(201);
+  expect(fromMetadata.body.app.sp_certificate).toContain(b64(other.key.certificatePem).slice(0, 64));
+  expect(fromMetadata.body.app.sp_encryption_certificate).toContain(b64(sp.key.certificatePem).slice(0, 64));
+
+  // A sign-in to it: the assertion opens with the encryption key only.
+  const person = await makeSignedInUser(t, []);
+  const page = await person.agent.get(`/saml/sso?app=${fromMetadata.body.app.id}`);
+  const xml = Buffer.from(readPostForm(page.text).message, 'base64').toString('utf8');
+  const data = /<xenc:EncryptedData[\s\S]*<\/xenc:EncryptedData>/.exec(xml)![0];
+  const open = (key: string) =>
+    new Promise<string>((resolve, reject) => decrypt(data, { key }, (err, out) => (err ? reject(err) : resolve(out!))));
+  expect(await open(sp.key.privateKeyPem)).toContain(`>${person.user.email}</saml:NameID>`);
+  await expect(open(other.key.privateKeyPem)).rejects.toThrow();
+});
+
 test.each([
   [{ entity_id: 'https://x.test/sp', acs_urls: [{ url: 'http://x.test/acs' }] }, 'acs_urls.0.url'],
   [{ entity_id: 'https://x.test/sp', acs_urls: [{ url: 'https://x.test/acs#f' }] }, 'acs_urls.0.url'],
@@ -118,6 +157,7 @@ test.each([
     { entity_id: 'https://x.test/sp', acs_urls: [{ url: 'https://x.test/acs' }], sign_response: false, sign_assertion: false },
     'sign_assertion',
   ],
+  // Encrypting needs a certificate to encrypt to.
   [{ entity_id: 'https://x.test/sp', acs_urls: [{ url: 'https://x.test/acs' }], encrypt_assertion: true }, 'encrypt_assertion'],
   [{ metadata_url: 'http://x.test/metadata' }, 'metadata_url'],
   [{ metadata_url: 'https://127.0.0.1/metadata' }, 'metadata_url'],

@@ -23,6 +23,7 @@ let t: TestApp;
 let workdir: string;
 const SIGNED = { base: 'http://127.0.0.1:9/signed', sign: true, slo_binding: 'redirect' };
 const PLAIN = { base: 'http://127.0.0.1:9/plain', sign: false, slo_binding: 'post' };
+const ENCRYPTED = { base: 'http://127.0.0.1:9/encrypted', sign: true, slo_binding: 'redirect', encrypted: true };
 
 function sp(op: string, args: Record<string, unknown>): Record<string, unknown> & { url: string } {
   try {
@@ -59,6 +60,13 @@ beforeAll(async () => {
     expect(res.body.app.want_authn_requests_signed).toBe(conf.sign);
     expect(res.body.app.sp_certificate).toContain('BEGIN CERTIFICATE');
   }
+  // The third asks for encrypted assertions; its metadata publishes the encryption key (its signing key here).
+  const encrypted = await request(t.app)
+    .post('/api/admin/saml-apps')
+    .set('Authorization', admin)
+    .send({ name: 'pysaml2 encrypted', metadata_xml: sp('metadata', ENCRYPTED).xml, encrypt_assertion: true });
+  expect(encrypted.status).toBe(201);
+  expect(encrypted.body.app).toMatchObject({ encrypt_assertion: true, sp_encryption_certificate: null });
 }, 60_000);
 afterAll(async () => {
   await t?.close();
@@ -157,6 +165,28 @@ describe.each([
     expect(slo.detail).toMatchObject({ sessions_ended: 1 });
   }, 60_000);
 });
+
+test('encrypt_assertion: the assertion travels only encrypted (AES-256-GCM, RSA-OAEP), pysaml2 decrypts and validates it', async () => {
+  const user = await makeUser(t, { firstName: 'Ada', lastName: 'Lovelace' });
+  const agent = request.agent(t.app);
+  const authn = sp('authn', { ...ENCRYPTED, binding: 'redirect', relay_state: 'enc' });
+  const form = await throughSignIn(agent, agent.get(localPath(authn.url)), user);
+  const xml = Buffer.from(form.message, 'base64').toString('utf8');
+  expect(xml).toContain('<saml:EncryptedAssertion xmlns:saml=');
+  expect(xml).toContain('Algorithm="http://www.w3.org/2009/xmlenc11#aes256-gcm"');
+  expect(xml).toContain('Algorithm="http://www.w3.org/2001/04/xmlenc#rsa-oaep-mgf1p"');
+  expect(xml).not.toContain('<saml:Assertion');
+  expect(xml).not.toContain(user.email);
+  expect(xml).not.toContain('Lovelace');
+
+  const seen = sp('response', { ...ENCRYPTED, SAMLResponse: form.message, request_id: authn.id });
+  expect(seen.name_id).toBe(user.email);
+  expect(seen.in_response_to).toBe(authn.id);
+  expect(seen.audience).toEqual([`${ENCRYPTED.base}/metadata`]);
+  expect((seen.attributes as Record<string, string[]>)['http://schemas.xmlsoap.org/ws/2005/05/identity/claims/surname']).toEqual([
+    'Lovelace',
+  ]);
+}, 60_000);
 
 test('IdP-initiated (GET /saml/sso?app=<id> for a signed-in person): pysaml2 accepts the unsolicited Response', async () => {
   const user = await makeUser(t);

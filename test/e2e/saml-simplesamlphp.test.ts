@@ -24,6 +24,11 @@ let t: TestApp;
 let workdir: string;
 let base: string;
 let php: ChildProcess | undefined;
+let appId: string;
+let spMetadata: string;
+let admin: string;
+/** What each Response carried: an EncryptedAssertion, the address in clear. */
+const posted: Array<{ encrypted: boolean; clear: boolean }> = [];
 let phpLog = '';
 
 /** The browser's side towards SimpleSAMLphp: its cookies, and requests that never follow redirects. */
@@ -93,7 +98,8 @@ beforeAll(async () => {
   await startSimpleSamlPhp(false);
   // Registered from SimpleSAMLphp's own metadata (entity id, ACS, SLO, certificate, AuthnRequestsSigned).
   const metadata = await (await fetch(`${base}module.php/saml/sp/metadata.php/default-sp`)).text();
-  const admin = (await makeSignedInUser(t, ['admin'])).bearer;
+  spMetadata = metadata;
+  admin = (await makeSignedInUser(t, ['admin'])).bearer;
   const res = await request(t.app)
     .post('/api/admin/saml-apps')
     .set('Authorization', admin)
@@ -106,6 +112,7 @@ beforeAll(async () => {
     slo_binding: 'HTTP-Redirect',
     want_authn_requests_signed: true,
   });
+  appId = res.body.app.id as string;
 }, 60_000);
 
 afterAll(async () => {
@@ -138,6 +145,8 @@ async function signInThroughSp(browser: Browser, agent: TestAgent, user: { email
   expect(signedIn.headers.location).toBe(returnTo);
   const form = readPostForm((await agent.get(localPath(returnTo))).text);
   expect(form.action).toBe(`${base}module.php/saml/sp/saml2-acs.php/default-sp`);
+  const xml = Buffer.from(form.message, 'base64').toString('utf8');
+  posted.push({ encrypted: xml.includes('<saml:EncryptedAssertion '), clear: xml.includes(user.email) });
 
   // The person's browser posts the form to SimpleSAMLphp, which validates it and returns to the application.
   const acs = await browser.go(form.action, { method: 'POST', form: { SAMLResponse: form.message, RelayState: form.relayState ?? '' } });
@@ -222,4 +231,24 @@ test('a Response tampered on the way is refused by SimpleSAMLphp itself', async 
   expect(acs.location).toBe('');
   expect(acs.text).toContain('Reference validation failed');
   expect(JSON.parse((await browser.go(`${base}app.php?state=1`)).text)).toEqual({ authenticated: false });
+}, 60_000);
+
+test('encrypt_assertion: SimpleSAMLphp decrypts the assertion (AES-256-GCM, RSA-OAEP) with its key and accepts it', async () => {
+  const changed = await request(t.app)
+    .put(`/api/admin/saml-apps/${appId}`)
+    .set('Authorization', admin)
+    .send({
+      name: 'SimpleSAMLphp',
+      metadata_xml: spMetadata,
+      attributes: { email: 'mail', given_name: 'givenName', family_name: 'sn' },
+      encrypt_assertion: true,
+    });
+  expect(changed.status).toBe(200);
+  expect(changed.body.app.encrypt_assertion).toBe(true);
+  const user = await makeUser(t, { firstName: 'Katherine', lastName: 'Johnson' });
+  const seen = await signInThroughSp(new Browser(), request.agent(t.app), user);
+  expect(seen).toMatchObject({ authenticated: true, name_id: user.email });
+  expect(seen.attributes.sn).toEqual(['Johnson']);
+  expect(posted.at(-1)).toEqual({ encrypted: true, clear: false });
+  expect(posted[0]).toEqual({ encrypted: false, clear: true });
 }, 60_000);

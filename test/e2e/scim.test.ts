@@ -538,6 +538,62 @@ describe('groups mapped to roles', () => {
     expect(events).toHaveLength(2);
   });
 
+  it('GET /api/users/:id/roles lists roles granted by groups, marked with the groups; super_admin never comes through one', async () => {
+    const connection = await newConnection('Roles shown');
+    const client = scim(connection.token);
+    const viaGroup = await makeRole(t, { permissions: ['users:read'] });
+    const both = await makeRole(t, { application: 'crm' });
+    const created = await client.post('/Users', { schemas: [CORE_USER], userName: uniqueEmail('shown') });
+    const id = created.body.id as string;
+    const groupA = await client.post('/Groups', { schemas: [GROUP], displayName: 'A readers', members: [{ value: id }] });
+    const groupB = await client.post('/Groups', { schemas: [GROUP], displayName: 'B crm', members: [{ value: id }] });
+    for (const [gid, roles] of [
+      [groupA.body.id, [viaGroup.id, both.id]],
+      [groupB.body.id, [both.id]],
+    ] as const) {
+      await request(t.app)
+        .put(`/api/admin/scim-groups/${gid}/roles`)
+        .set('Authorization', admin.bearer)
+        .send({ role_ids: roles })
+        .expect(200);
+    }
+    // A mapping to super_admin written behind the API's back still grants nothing (the rule, not only the API, refuses it).
+    const superAdmin = await t.db('roles').where({ name: 'super_admin' }).whereNull('application').first('id');
+    await t.db('scim_group_roles').insert({ group_id: groupA.body.id, role_id: superAdmin.id });
+    await request(t.app).post(`/api/users/${id}/roles`).set('Authorization', admin.bearer).send({ role_id: both.id }).expect(201);
+
+    const shown = async (path: string) => {
+      const res = await request(t.app).get(path).set('Authorization', admin.bearer);
+      expect(res.status).toBe(200);
+      return res.body.roles as Array<{
+        id: string;
+        name: string;
+        assigned: boolean;
+        scim_groups: Array<{ id: string; display_name: string }>;
+      }>;
+    };
+    for (const path of [`/api/users/${id}/roles`, `/api/rbac/users/${id}/roles`]) {
+      const roles = await shown(path);
+      expect(roles.map((r) => [r.id, r.assigned, r.scim_groups.map((g) => g.display_name)])).toEqual([
+        [viaGroup.id, false, ['A readers']],
+        [both.id, true, ['A readers', 'B crm']],
+      ]);
+      expect(roles[0]!.scim_groups[0]).toEqual({ id: groupA.body.id, display_name: 'A readers', connection_id: connection.id });
+    }
+    // The same rule decides what the account may do: the group's role, never super_admin.
+    const access = (await request(t.app).get(`/api/users/${id}`).set('Authorization', admin.bearer)).body.user;
+    expect(access.roles.map((r: { name: string }) => r.name).sort()).toEqual([both.name, viaGroup.name].sort());
+
+    // Out of group A: its roles go from the list at once.
+    await client.patch(`/Groups/${groupA.body.id}`, {
+      schemas: [PATCH_OP],
+      Operations: [{ op: 'Remove', path: `members[value eq "${id}"]` }],
+    });
+    expect((await shown(`/api/users/${id}/roles`)).map((r) => [r.id, r.assigned, r.scim_groups.map((g) => g.display_name)])).toEqual([
+      [both.id, true, ['B crm']],
+    ]);
+  });
+
   it('refuses super_admin (400 validation_error), unknown roles, and callers without users:manage_roles', async () => {
     const client = scim((await newConnection('Refusals')).token);
     const group = await client.post('/Groups', { schemas: [GROUP], displayName: 'Everyone' });

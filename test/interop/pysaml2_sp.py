@@ -47,6 +47,9 @@ def client(workdir, args):
             }
         },
     }
+    if args.get("encrypted"):
+        # The SP publishes an encryption key in its metadata and decrypts EncryptedAssertions with it (xmlsec1).
+        config["encryption_keypairs"] = [{"key_file": workdir + "/sp.key", "cert_file": workdir + "/sp.crt"}]
     conf = SPConfig()
     conf.load(config)
     return Saml2Client(config=conf)

@@ -24,6 +24,7 @@ const clientForm = z.object({
   grant_types: list(),
   redirect_uris: text(10_000),
   post_logout_redirect_uris: text(10_000),
+  allowed_origins: text(10_000),
   scopes: list(),
   allowed_resources: list(),
 });
@@ -35,6 +36,8 @@ const asBody = (f: ClientForm) => ({
   grant_types: f.grant_types,
   redirect_uris: lines(f.redirect_uris),
   post_logout_redirect_uris: lines(f.post_logout_redirect_uris),
+  // Empty: the default (the redirect URIs' origins of a public application).
+  allowed_origins: lines(f.allowed_origins).length ? lines(f.allowed_origins) : null,
   scopes: f.scopes,
   allowed_resources: f.allowed_resources,
 });
@@ -45,6 +48,7 @@ const valuesOf = (c?: OAuthClient): views.ApplicationValues => ({
   grant_types: c?.grant_types ?? [...DEFAULT_GRANT_TYPES],
   redirect_uris: (c?.redirect_uris ?? []).join('\n'),
   post_logout_redirect_uris: (c?.post_logout_redirect_uris ?? []).join('\n'),
+  allowed_origins: c && !c.allowed_origins_default ? c.allowed_origins.join('\n') : '',
   scopes: c?.scopes ?? [...DEFAULT_CLIENT_SCOPES],
   allowed_resources: c?.allowed_resources ?? [],
 });

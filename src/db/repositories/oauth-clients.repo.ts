@@ -1,4 +1,5 @@
 import { preparedRows, type DbOrTrx } from '..';
+import { corsOriginsOf } from '../../services/oauth/client-policy';
 
 /** CONTRACT §12 (the rules about them: services/oauth/client-policy.ts). */
 export type OAuthClientType = 'confidential' | 'public';
@@ -24,6 +25,10 @@ export interface OAuthClientRow {
   scopes: string[];
   /** OIDC RP-Initiated Logout: where /api/oauth/logout may send the browser afterwards (CONTRACT §9). */
   postLogoutRedirectUris: string[];
+  /** Browser origins set on the client; null: the default (services/oauth/client-policy.ts corsOriginsOf). */
+  allowedOrigins: string[] | null;
+  /** The origins in force (the list above, else the default), kept in step by every write. */
+  corsOrigins: string[];
   isActive: boolean;
   /** CONTRACT §13. */
   registration: ClientRegistration;
@@ -48,6 +53,8 @@ interface OAuthClientRecord {
   redirect_uris: string[] | string;
   scopes: string[] | string;
   post_logout_redirect_uris: string[] | string | null;
+  allowed_origins?: string[] | string | null;
+  cors_origins?: string[] | string | null;
   is_active: boolean;
   registration?: string | null;
   registration_access_token_hash: string | null;
@@ -74,6 +81,8 @@ function toClientRow(r: OAuthClientRecord): OAuthClientRow {
     redirectUris: parseList(r.redirect_uris),
     scopes: parseList(r.scopes),
     postLogoutRedirectUris: parseList(r.post_logout_redirect_uris ?? []),
+    allowedOrigins: r.allowed_origins === null || r.allowed_origins === undefined ? null : parseList(r.allowed_origins),
+    corsOrigins: parseList(r.cors_origins ?? []),
     isActive: r.is_active,
     registration: toRegistration(r.registration),
     registrationAccessTokenHash: r.registration_access_token_hash,
@@ -97,6 +106,8 @@ export async function insertClient(
     redirectUris: string[];
     scopes: string[];
     postLogoutRedirectUris?: string[];
+    /** null or absent: the default origins (corsOriginsOf). */
+    allowedOrigins?: string[] | null;
     isActive?: boolean;
     /** CONTRACT §13: a dynamic registration, with the hash of its registration access token. */
     registration?: ClientRegistration;
@@ -119,6 +130,10 @@ export async function insertClient(
       redirect_uris: JSON.stringify(c.redirectUris),
       scopes: JSON.stringify(c.scopes),
       post_logout_redirect_uris: JSON.stringify(c.postLogoutRedirectUris ?? []),
+      allowed_origins: c.allowedOrigins ? JSON.stringify(c.allowedOrigins) : null,
+      cors_origins: JSON.stringify(
+        corsOriginsOf({ type: c.type ?? 'confidential', redirectUris: c.redirectUris, allowedOrigins: c.allowedOrigins ?? null }),
+      ),
       is_active: c.isActive ?? true,
       registration: c.registration ?? 'admin',
       registration_access_token_hash: c.registrationAccessTokenHash ?? null,
@@ -139,9 +154,9 @@ export async function insertClient(
 export async function findClientById(db: DbOrTrx, clientId: string): Promise<OAuthClientRow | undefined> {
   const [row] = await preparedRows(
     db,
-    'sso_find_client_6',
+    'sso_find_client_7',
     `select client_id, name, secret_hash, type, grant_types, allowed_resources, redirect_uris, scopes, post_logout_redirect_uris,
-            is_active, registration, registration_access_token_hash, client_uri, logo_uri, last_used_at, created_at, updated_at
+            allowed_origins, cors_origins, is_active, registration, registration_access_token_hash, client_uri, logo_uri, last_used_at, created_at, updated_at
        from oauth_clients where client_id = $1`,
     [clientId],
   );
@@ -187,6 +202,8 @@ export async function updateClient(
     redirectUris: string[];
     scopes: string[];
     postLogoutRedirectUris: string[];
+    /** null: back to the default origins. */
+    allowedOrigins: string[] | null;
     isActive: boolean;
     grantTypes: readonly string[];
     allowedResources: readonly string[];
@@ -206,6 +223,18 @@ export async function updateClient(
   if (patch.allowedResources !== undefined) record.allowed_resources = JSON.stringify(patch.allowedResources);
   if (patch.clientUri !== undefined) record.client_uri = patch.clientUri;
   if (patch.logoUri !== undefined) record.logo_uri = patch.logoUri;
+  if (patch.allowedOrigins !== undefined) {
+    record.allowed_origins = patch.allowedOrigins === null ? null : JSON.stringify(patch.allowedOrigins);
+  }
+  if (patch.redirectUris !== undefined || patch.allowedOrigins !== undefined) {
+    // The origins in force follow the redirect URIs or the list set (read under the caller's transaction).
+    const current = await db<OAuthClientRecord>('oauth_clients').where({ client_id: clientId }).forUpdate().first();
+    if (!current) return undefined;
+    const before = toClientRow(current);
+    const allowedOrigins = patch.allowedOrigins !== undefined ? patch.allowedOrigins : before.allowedOrigins;
+    const redirectUris = patch.redirectUris ?? before.redirectUris;
+    record.cors_origins = JSON.stringify(corsOriginsOf({ type: before.type, redirectUris, allowedOrigins }));
+  }
   const [row] = await db<OAuthClientRecord>('oauth_clients').where({ client_id: clientId }).update(record).returning('*');
   return row ? toClientRow(row) : undefined;
 }
@@ -235,12 +264,13 @@ export async function upsertMetadataDocumentClient(
 ): Promise<{ row: OAuthClientRow; created: boolean; changed: boolean }> {
   const result = await db.raw(
     `insert into oauth_clients as c
-            (client_id, name, secret_hash, type, grant_types, allowed_resources, redirect_uris, scopes, post_logout_redirect_uris,
-             is_active, registration, created_at, updated_at)
-     values (?, ?, null, 'public', ?::jsonb, ?::jsonb, ?::jsonb, ?::jsonb, '[]'::jsonb, true, 'metadata_document', ?, ?)
+            (client_id, name, secret_hash, type, grant_types, allowed_resources, redirect_uris, cors_origins, scopes,
+             post_logout_redirect_uris, is_active, registration, created_at, updated_at)
+     values (?, ?, null, 'public', ?::jsonb, ?::jsonb, ?::jsonb, ?::jsonb, ?::jsonb, '[]'::jsonb, true, 'metadata_document', ?, ?)
      on conflict (client_id) do update
         set name = excluded.name, grant_types = excluded.grant_types, allowed_resources = excluded.allowed_resources,
-            redirect_uris = excluded.redirect_uris, scopes = excluded.scopes, updated_at = excluded.updated_at
+            redirect_uris = excluded.redirect_uris, cors_origins = excluded.cors_origins, scopes = excluded.scopes,
+            updated_at = excluded.updated_at
       where c.registration = 'metadata_document'
         and (c.name, c.grant_types, c.allowed_resources, c.redirect_uris, c.scopes)
             is distinct from (excluded.name, excluded.grant_types, excluded.allowed_resources, excluded.redirect_uris, excluded.scopes)
@@ -251,6 +281,7 @@ export async function upsertMetadataDocumentClient(
       JSON.stringify(c.grantTypes),
       JSON.stringify(c.allowedResources),
       JSON.stringify(c.redirectUris),
+      JSON.stringify(corsOriginsOf({ type: 'public', redirectUris: c.redirectUris, allowedOrigins: null })),
       JSON.stringify(c.scopes),
       c.now,
       c.now,
@@ -261,4 +292,16 @@ export async function upsertMetadataDocumentClient(
   // Nothing written: the row exists and is already in step, or belongs to another kind of client.
   const row = await findClientById(db, c.clientId);
   return { row: row!, created: false, changed: false };
+}
+
+/**
+ * Whether an active client lists this browser origin (a CORS preflight names no client: it is answered for any
+ * registered origin). One lookup on the GIN index of `cors_origins`.
+ */
+export async function isRegisteredCorsOrigin(db: DbOrTrx, origin: string): Promise<boolean> {
+  const row = await db('oauth_clients')
+    .whereRaw('cors_origins @> ?::jsonb', [JSON.stringify([origin])])
+    .andWhere({ is_active: true })
+    .first(db.raw('1 as found'));
+  return row !== undefined;
 }

@@ -22,22 +22,36 @@ export interface PrincipalRecord {
 }
 
 /**
- * The active roles of user :uid as CTE `r` (assigned, or granted by membership of a SCIM group mapped to them,
- * CONTRACT §20: live, so a membership or mapping change counts from the next request; a group never grants the
- * global super_admin), and the columns that resolve them: every role, and the permissions of
- * the active GLOBAL roles (application-scoped roles never grant this server's permissions); a global super_admin
- * holds the whole catalogue.
+ * THE rule of which roles an account holds (CONTRACT §20), declared once: the rows (role_id, group_id) of user `uid`
+ * (a SQL parameter such as `:uid`, `$2` or `?`): each role assigned to it (group_id null), and each role a SCIM group
+ * it is a member of is mapped to (group_id = that group), never the global super_admin through a group. Deactivated
+ * roles are included; the live permission lookup below keeps the active ones, while the take-over and linking rules
+ * count a role that reactivating would hand back (roles.repo.ts listRolesHeldByUser).
  */
-const ROLES_CTE = `r as (
-       select ro.id, ro.name, ro.application
-         from user_roles ur join roles ro on ro.id = ur.role_id
-        where ur.user_id = :uid and ro.is_active
-       union
-       select ro.id, ro.name, ro.application
+export function heldRolesSql(uid: string): string {
+  return `select ur.role_id, null::uuid as group_id
+         from user_roles ur
+        where ur.user_id = ${uid}
+       union all
+       select gr.role_id, gm.group_id
          from scim_group_members gm
          join scim_group_roles gr on gr.group_id = gm.group_id
-         join roles ro on ro.id = gr.role_id
-        where gm.user_id = :uid and ro.is_active and not (ro.name = 'super_admin' and ro.application is null)
+         join roles gro on gro.id = gr.role_id
+        where gm.user_id = ${uid} and not (gro.name = 'super_admin' and gro.application is null)`;
+}
+
+/**
+ * The active roles of user :uid as CTE `r` (held by the rule of heldRolesSql: live, so a membership or mapping change
+ * counts from the next request), and the columns that resolve them: every role, and the permissions of the active
+ * GLOBAL roles (application-scoped roles never grant this server's permissions); a global super_admin holds the whole
+ * catalogue.
+ */
+const ROLES_CTE = `held as (
+       ${heldRolesSql(':uid')}
+     ), r as (
+       select distinct ro.id, ro.name, ro.application
+         from held join roles ro on ro.id = held.role_id
+        where ro.is_active
      )`;
 export const ACCESS_COLUMNS = `coalesce((select json_agg(json_build_object('id', r.id, 'name', r.name, 'application', r.application)
                                       order by r.application nulls first, r.name) from r), '[]'::json) as roles,

@@ -1,5 +1,6 @@
 import type { DbOrTrx } from '..';
 import { UUID_PATTERN } from '../../lib/ids';
+import { heldRolesSql } from './principal.repo';
 
 export interface RoleRow {
   id: string;
@@ -89,31 +90,36 @@ export async function listRolesOfUser(db: DbOrTrx, userId: string): Promise<Role
   return rows.map(toRoleRow);
 }
 
+/** A role an account holds, and how: assigned to it, and/or granted by the SCIM groups it is a member of. */
+export interface HeldRoleRow extends RoleRow {
+  assigned: boolean;
+  scimGroups: Array<{ id: string; displayName: string; connectionId: string }>;
+}
+
 /**
- * Every role the user holds by the rule of the live permission lookup (principal.repo.ts ROLES_CTE): assigned, or
- * granted by membership of a SCIM group mapped to it (a group never grants the global super_admin), but deactivated
- * roles included: what judges whether an account is privileged (automatic linking, taking an account over) must
- * count a role that reactivating would hand back.
+ * Every role the user holds by the one rule of principal.repo.ts heldRolesSql (assigned, or granted by membership of a
+ * SCIM group mapped to it), deactivated roles included: what judges whether an account is privileged (automatic
+ * linking, taking an account over) must count a role that reactivating would hand back; `GET /api/users/:id/roles`
+ * shows each with how it is held.
  */
-export async function listRolesHeldByUser(db: DbOrTrx, userId: string): Promise<RoleRow[]> {
+export async function listRolesHeldByUser(db: DbOrTrx, userId: string): Promise<HeldRoleRow[]> {
   const rows = (await selectRoles(db)
-    .where((q) =>
-      q
-        .whereIn('ro.id', db('user_roles').select('role_id').where({ user_id: userId }))
-        .orWhere((g) =>
-          g
-            .whereIn(
-              'ro.id',
-              db('scim_group_members as gm')
-                .join('scim_group_roles as gr', 'gr.group_id', 'gm.group_id')
-                .select('gr.role_id')
-                .where('gm.user_id', userId),
-            )
-            .whereNot((sa) => sa.where('ro.name', 'super_admin').whereNull('ro.application')),
-        ),
+    .select(
+      db.raw('bool_or(held.group_id is null) as assigned'),
+      db.raw(
+        `coalesce(json_agg(json_build_object('id', g.id, 'displayName', g.display_name, 'connectionId', g.connection_id)
+                           order by g.display_name, g.id) filter (where g.id is not null), '[]'::json) as scim_groups`,
+      ),
     )
-    .orderByRaw('ro.application nulls first, ro.name')) as RoleRecord[];
-  return rows.map(toRoleRow);
+    .join(db.raw(`(${heldRolesSql('?')}) as held`, [userId, userId]), 'held.role_id', 'ro.id')
+    .leftJoin('scim_groups as g', 'g.id', 'held.group_id')
+    .groupBy('ro.id')
+    .orderByRaw('ro.application nulls first, ro.name')) as Array<RoleRecord & { assigned: boolean; scim_groups: unknown }>;
+  return rows.map((r) => ({
+    ...toRoleRow(r),
+    assigned: r.assigned,
+    scimGroups: (typeof r.scim_groups === 'string' ? JSON.parse(r.scim_groups) : r.scim_groups) as HeldRoleRow['scimGroups'],
+  }));
 }
 
 /** `application` null = the global role of that name. */

@@ -33,6 +33,8 @@ export interface SamlAppRow {
   encryptAssertion: boolean;
   wantAuthnRequestsSigned: boolean;
   spCertificate: string | null;
+  /** From the SP's metadata when its encryption certificate is not its signing one; else null (sp_certificate serves). */
+  spEncryptionCertificate: string | null;
   enabled: boolean;
   createdAt: Date;
   updatedAt: Date;
@@ -54,6 +56,7 @@ interface SamlAppRecord {
   encrypt_assertion: boolean;
   want_authn_requests_signed: boolean;
   sp_certificate: string | null;
+  sp_encryption_certificate: string | null;
   enabled: boolean;
   created_at: Date;
   updated_at: Date;
@@ -73,6 +76,7 @@ const toRow = (r: SamlAppRecord): SamlAppRow => ({
   encryptAssertion: r.encrypt_assertion,
   wantAuthnRequestsSigned: r.want_authn_requests_signed,
   spCertificate: r.sp_certificate,
+  spEncryptionCertificate: r.sp_encryption_certificate,
   enabled: r.enabled,
   createdAt: new Date(r.created_at),
   updatedAt: new Date(r.updated_at),
@@ -91,6 +95,7 @@ const toRecord = (f: SamlAppFields) => ({
   encrypt_assertion: f.encryptAssertion,
   want_authn_requests_signed: f.wantAuthnRequestsSigned,
   sp_certificate: f.spCertificate,
+  sp_encryption_certificate: f.spEncryptionCertificate,
   enabled: f.enabled,
 });
 

@@ -18,6 +18,8 @@ export function presentClient(client: OAuthClientRow) {
     token_endpoint_auth_method: tokenEndpointAuthMethod(client.type),
     grant_types: client.grantTypes,
     allowed_resources: client.allowedResources,
+    allowed_origins: client.corsOrigins,
+    allowed_origins_default: client.allowedOrigins === null,
     registration: client.registration,
     created_at: client.createdAt.toISOString(),
     updated_at: client.updatedAt.toISOString(),

@@ -3,6 +3,7 @@ import { checkRedirectUri } from '../../lib/redirect-uri';
 import { SUPPORTED_SCOPES } from '../../services/oauth/client-secrets';
 import { CLIENT_TYPES, DEFAULT_GRANT_TYPES, GRANT_TYPES } from '../../services/oauth/client-policy';
 import { isResourceIdentifier } from '../../services/oauth/resources.service';
+import { webOrigins } from '../../services/settings/declarations';
 import { nameField, timestampField, timestampFields } from '../common.schemas';
 
 export const clientIdParams = z.object({
@@ -68,6 +69,9 @@ const clientFields = {
   is_active: z.boolean({ error: 'is_active must be a boolean' }).optional(),
   grant_types: grantTypesField.optional(),
   allowed_resources: allowedResourcesField.optional(),
+  // Browser origins answered CORS at the token, revocation, userinfo, device-authorization and PAR endpoints;
+  // null (or never set): the default, the origins of a public client's redirect URIs.
+  allowed_origins: webOrigins.nullable().optional(),
 };
 
 /** `redirect_uri` (one) and `redirect_uris` may both be given; the union is registered, in order. */
@@ -100,6 +104,7 @@ export const createClientBody = z
     redirectUris: mergeRedirectUris(b) ?? [],
     scopes: b.scopes ?? DEFAULT_CLIENT_SCOPES,
     postLogoutRedirectUris: b.post_logout_redirect_uris ?? [],
+    allowedOrigins: b.allowed_origins ?? null,
     isActive: b.is_active,
   }));
 
@@ -114,6 +119,7 @@ export const updateClientBody = z
     isActive: b.is_active,
     grantTypes: b.grant_types,
     allowedResources: b.allowed_resources,
+    allowedOrigins: b.allowed_origins,
   }));
 
 /** OAuth client (CONTRACT §6): never the secret or its hash. */
@@ -130,6 +136,12 @@ export const clientBody = z
     token_endpoint_auth_method: z.enum(['client_secret_basic', 'none']).meta({ description: 'none for public clients' }),
     grant_types: z.array(z.string()).meta({ description: 'grants the client may use (default authorization_code, refresh_token)' }),
     allowed_resources: z.array(z.string()).meta({ description: 'RFC 8707 identifiers of the APIs the client may ask tokens for' }),
+    allowed_origins: z.array(z.string()).meta({
+      description:
+        'browser origins answered CORS (no credentials) at the token, revocation, userinfo, device-authorization and PAR ' +
+        "endpoints: the list set on the client, else the default (a public client: its redirect URIs' origins; a confidential one: none)",
+    }),
+    allowed_origins_default: z.boolean().meta({ description: 'true while no list is set (PATCH allowed_origins: null goes back to it)' }),
     // CONTRACT §13.
     registration: z.enum(['admin', 'dynamic', 'metadata_document']).meta({
       description:

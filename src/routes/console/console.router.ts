@@ -22,11 +22,11 @@ import * as views from '../../views/console/pages';
 import { pageEnv } from '../../views/env';
 import { auditEventsQuery } from '../audit/audit.schemas';
 import { html, optionalText, text } from '../pages/page-kit';
-import { createRoleBody, roleIdParams, updateRoleBody, userIdParams, userRoleParams } from '../rbac/rbac.schemas';
+import { userIdParams, userRoleParams } from '../rbac/rbac.schemas';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
 import { updateUserBody } from '../users/users.schemas';
-import { act, CONSOLE, confirmBody, fieldErrors, frameOf, list, refuseConsoleForm, refusalOf, setFlash } from './console-kit';
+import { act, CONSOLE, confirmBody, fieldErrors, frameOf, refuseConsoleForm, refusalOf, setFlash } from './console-kit';
 import { listOwnIdentities } from '../../services/federation/identities.service';
 
 /** The console's catalogue of the request's language (CONTRACT §15). */
@@ -127,7 +127,6 @@ export function createConsoleRouter(deps: RouteDeps) {
     };
   }
 
-  const roleForm = z.object({ name: text(200), description: text(600), application: text(200), permissions: list() });
   const isSuperAdmin = (p: Principal) => p.roleNames.includes(SUPER_ADMIN);
 
   return declareRouter(
@@ -328,177 +327,6 @@ export function createConsoleRouter(deps: RouteDeps) {
           await act(config, res, userBase(params.userId), async () => {
             const { removed } = await userAdmin.resetFactorsOfUser(ctx, principal, params.userId);
             return removed ? c().user.factorsReset : c().user.noFactor;
-          });
-        },
-      ),
-
-      // Roles
-      route(
-        { ...CONSOLE, method: 'get', path: '/roles', summary: 'Console: roles', admin: true, twin: 'GET /api/rbac/roles' },
-        async ({ principal }, req, res) => {
-          const roles = await catalogue.listRoles(ctx);
-          html(
-            res,
-            200,
-            views.renderRoles(frame(req, res, principal, 'roles', c().roles.title), { roles, canEdit: isSuperAdmin(principal) }),
-          );
-        },
-      ),
-      route(
-        {
-          ...CONSOLE,
-          method: 'get',
-          path: '/roles/new',
-          summary: 'Console: create a role (form)',
-          role: SUPER_ADMIN,
-          twin: 'POST /api/rbac/roles',
-        },
-        async ({ principal }, req, res) => {
-          const permissions = await catalogue.listPermissionCatalogue(ctx);
-          html(
-            res,
-            200,
-            views.renderRoleForm(frame(req, res, principal, 'roles', c().roles.create), {
-              permissions,
-              values: { permissions: [] },
-              errors: {},
-              canEdit: true,
-            }),
-          );
-        },
-      ),
-      route(
-        { ...post, path: '/roles', summary: 'Console: create a role', role: SUPER_ADMIN, twin: 'POST /api/rbac/roles', body: roleForm },
-        async ({ body, principal }, req, res) => {
-          const parsed = createRoleBody.safeParse({
-            name: body.name,
-            description: body.description,
-            application: body.application.trim() || undefined,
-            permissions: body.permissions,
-          });
-          const again = async (errors: FieldErrors, status = 400) => {
-            const permissions = await catalogue.listPermissionCatalogue(ctx);
-            html(
-              res,
-              status,
-              views.renderRoleForm(frame(req, res, principal, 'roles', c().roles.create), {
-                permissions,
-                values: body,
-                errors,
-                canEdit: true,
-              }),
-            );
-          };
-          if (!parsed.success) return again(fieldErrors(parsed.error.issues));
-          try {
-            const role = await catalogue.createRole(ctx, parsed.data);
-            setFlash(res, config, 'ok', c().roles.created(role.name));
-            res.redirect(303, `/admin/roles/${role.id}`);
-          } catch (err) {
-            const refusal = refusalOf(err);
-            if (refusal === undefined) throw err;
-            return again({ name: refusal }, err instanceof AppError ? err.status : 400);
-          }
-        },
-      ),
-      route(
-        {
-          ...CONSOLE,
-          method: 'get',
-          path: '/roles/:roleId',
-          summary: 'Console: a role',
-          admin: true,
-          twin: 'GET /api/rbac/roles',
-          params: roleIdParams,
-        },
-        async ({ params, principal }, req, res) => {
-          const [role, permissions] = await Promise.all([
-            catalogue.roleOr404(ctx.db, params.roleId),
-            catalogue.listPermissionCatalogue(ctx),
-          ]);
-          html(
-            res,
-            200,
-            views.renderRoleForm(frame(req, res, principal, 'roles', c().roles.heading(role.name)), {
-              role,
-              permissions,
-              values: { name: role.name, description: role.description, permissions: role.permissions },
-              errors: {},
-              canEdit: isSuperAdmin(principal),
-            }),
-          );
-        },
-      ),
-      route(
-        {
-          ...post,
-          path: '/roles/:roleId',
-          summary: 'Console: edit a role',
-          role: SUPER_ADMIN,
-          twin: 'PUT /api/rbac/roles/:roleId',
-          params: roleIdParams,
-          body: roleForm,
-        },
-        async ({ params, body, principal }, req, res) => {
-          const role = await catalogue.roleOr404(ctx.db, params.roleId);
-          const parsed = updateRoleBody.safeParse({
-            ...(body.name !== role.name ? { name: body.name } : {}),
-            description: body.description,
-            permissions: body.permissions,
-          });
-          const again = async (errors: FieldErrors, status = 400) => {
-            const permissions = await catalogue.listPermissionCatalogue(ctx);
-            html(
-              res,
-              status,
-              views.renderRoleForm(frame(req, res, principal, 'roles', c().roles.heading(role.name)), {
-                role,
-                permissions,
-                values: body,
-                errors,
-                canEdit: true,
-              }),
-            );
-          };
-          if (!parsed.success) return again(fieldErrors(parsed.error.issues));
-          try {
-            await catalogue.updateRole(ctx, params.roleId, parsed.data);
-          } catch (err) {
-            const refusal = refusalOf(err);
-            if (refusal === undefined) throw err;
-            return again({ name: refusal }, err instanceof AppError ? err.status : 400);
-          }
-          setFlash(res, config, 'ok', c().roles.saved);
-          res.redirect(303, `/admin/roles/${params.roleId}`);
-        },
-      ),
-      route(
-        {
-          ...post,
-          path: '/roles/:roleId/deactivate',
-          summary: 'Console: deactivate a role',
-          role: SUPER_ADMIN,
-          twin: 'DELETE /api/rbac/roles/:roleId',
-          params: roleIdParams,
-          body: confirmBody,
-        },
-        async ({ params, body, principal }, req, res) => {
-          if (body.confirm !== 'yes') {
-            const role = await catalogue.roleOr404(ctx.db, params.roleId);
-            return html(
-              res,
-              200,
-              views.renderConfirm(frame(req, res, principal, 'roles', c().roles.deactivateTitle(role.name)), {
-                message: c().roles.deactivateText,
-                action: `/admin/roles/${role.id}/deactivate`,
-                button: c().roles.deactivate,
-                cancel: `/admin/roles/${role.id}`,
-              }),
-            );
-          }
-          await act(config, res, `/admin/roles/${params.roleId}`, async () => {
-            await catalogue.deactivateRole(ctx, params.roleId);
-            return c().roles.deactivated;
           });
         },
       ),

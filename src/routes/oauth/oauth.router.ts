@@ -166,6 +166,7 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
         dialect: 'oauth',
         noStore: true,
         response: { description, schema: userInfoBody },
+        cors: 'client',
       },
       async (_input, req) => {
         const token = bearerTokenOf(req);
@@ -195,6 +196,7 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
           noStore: true,
           form: true,
           body: tokenParams,
+          cors: 'client',
           response: { description: 'Tokens', schema: tokenResponseBody },
         },
         async ({ body }, req) =>
@@ -215,6 +217,7 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
           noStore: true,
           form: true,
           body: revokeParams,
+          cors: 'client',
           // CONTRACT §8: `{}` as JSON rather than an empty body, which some client libraries refuse to parse.
           response: { description: 'Revoked, or unknown / already revoked: `{}`', schema: z.strictObject({}) },
         },
@@ -237,6 +240,7 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
           noStore: true,
           form: true,
           body: deviceAuthorizationParams,
+          cors: 'client',
           response: { description: 'RFC 8628 §3.2 answer', schema: deviceAuthorizationBody },
         },
         async ({ body }, req) => {

@@ -37,6 +37,7 @@ function presentClientInformation(baseUrl: string, registered: RegisteredClient)
     scope: formatScope(client.scopes),
     ...(client.clientUri ? { client_uri: client.clientUri } : {}),
     ...(client.logoUri ? { logo_uri: client.logoUri } : {}),
+    allowed_origins: client.corsOrigins,
   };
 }
 

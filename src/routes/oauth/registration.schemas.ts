@@ -3,6 +3,7 @@ import { OAuthError } from '../../errors';
 import { REGISTRATION_AUTH_METHODS } from '../../services/oauth/registration/registration-policy';
 import { grantTypesField, redirectUrisField, scopeTokenField } from '../admin/admin.schemas';
 import { httpsUrlField, nameField } from '../common.schemas';
+import { webOrigins } from '../../services/settings/declarations';
 
 /**
  * RFC 7591 §2 client metadata (CONTRACT §13). Each field is the admin API's rule for it (admin.schemas.ts: redirect
@@ -28,6 +29,8 @@ const metadataFields = {
     .optional(),
   client_uri: httpsUrlField('client_uri').optional(),
   logo_uri: httpsUrlField('logo_uri').optional(),
+  // An extension: the browser origins answered CORS (default: the origins of a public client's redirect URIs).
+  allowed_origins: webOrigins.optional(),
 };
 
 function toMetadata(b: z.output<z.ZodObject<typeof metadataFields>>) {
@@ -39,6 +42,7 @@ function toMetadata(b: z.output<z.ZodObject<typeof metadataFields>>) {
     scopes: b.scope,
     clientUri: b.client_uri,
     logoUri: b.logo_uri,
+    allowedOrigins: b.allowed_origins,
   };
 }
 
@@ -72,6 +76,10 @@ export const clientInformationBody = z
     scope: z.string(),
     client_uri: z.string().optional(),
     logo_uri: z.string().optional(),
+    allowed_origins: z.array(z.string()).meta({
+      description:
+        "an extension: browser origins answered CORS at the token endpoint and its siblings (default: a public client's redirect URI origins)",
+    }),
   })
   .meta({ id: 'ClientInformation' });
 

@@ -1,4 +1,4 @@
-import type { PermissionRow, RoleRow } from '../../db/repositories/roles.repo';
+import type { HeldRoleRow, PermissionRow, RoleRow } from '../../db/repositories/roles.repo';
 
 /** Role (CONTRACT §6). Fields are listed one by one: nothing else leaks. */
 export function presentRole(role: RoleRow) {
@@ -9,8 +9,16 @@ export function presentRole(role: RoleRow) {
     application: role.application,
     permissions: role.permissions,
     is_active: role.isActive,
-    created_at: role.createdAt,
-    updated_at: role.updatedAt,
+    created_at: role.createdAt.toISOString(),
+    updated_at: role.updatedAt.toISOString(),
+  };
+}
+
+export function presentHeldRole(role: HeldRoleRow) {
+  return {
+    ...presentRole(role),
+    assigned: role.assigned,
+    scim_groups: role.scimGroups.map((g) => ({ id: g.id, display_name: g.displayName, connection_id: g.connectionId })),
   };
 }
 

@@ -1,11 +1,9 @@
 import * as access from '../../services/role-assignment.service';
-import * as catalogue from '../../services/role-catalogue.service';
-import { declareRouter, route } from '../route';
+import { declareRouter, route, served } from '../route';
 import type { RouteDeps } from '../types';
 import { presentRoleRef } from '../users/users.presenters';
-import { presentPermission, presentRole } from './rbac.presenters';
-import { checkPermissionBody, hasPermissionBody, permissionsBody, rolesBody, userAccessBody, userIdParams } from './rbac.schemas';
-import { createRoleRoutes } from './roles.routes';
+import { checkPermissionBody, hasPermissionBody, userAccessBody, userIdParams } from './rbac.schemas';
+import { createRoleRoutes, rolesApi } from './roles.routes';
 
 /** RBAC (spec §4.5). Permissions come from the live lookup of `authenticate`, never from the token. */
 export function createRbacRouter(deps: RouteDeps) {
@@ -14,28 +12,9 @@ export function createRbacRouter(deps: RouteDeps) {
   return declareRouter(
     deps,
     [
-      route(
-        {
-          method: 'get',
-          path: '/permissions',
-          summary: 'Permission catalogue',
-          auth: 'user',
-          admin: true,
-          response: { description: '{ permissions: [{ name, description }] }', schema: permissionsBody },
-        },
-        async () => ({ permissions: (await catalogue.listPermissionCatalogue(ctx)).map(presentPermission) }),
-      ),
-      route(
-        {
-          method: 'get',
-          path: '/roles',
-          summary: 'Roles, including application-scoped ones',
-          auth: 'user',
-          admin: true,
-          response: { description: '{ roles }', schema: rolesBody },
-        },
-        async () => ({ roles: (await catalogue.listRoles(ctx)).map(presentRole) }),
-      ),
+      served(deps, rolesApi.permissions),
+      served(deps, rolesApi.list),
+      served(deps, rolesApi.get),
       role.create('/roles'),
       role.update('/roles/:roleId'),
       role.deactivate('/roles/:roleId'),

@@ -87,6 +87,19 @@ export const roleEnvelope = z.strictObject({ role: roleBody });
 
 export const rolesBody = z.strictObject({ roles: z.array(roleBody) });
 
+/**
+ * A role an account holds and how (CONTRACT §20): `assigned` (to the account itself) and/or through the SCIM groups
+ * in `scim_groups` (mapped to the role, the account a member). A role held only through groups is removed by the
+ * directory or by the mapping, not by `DELETE /api/users/:userId/roles/:roleId`.
+ */
+export const heldRoleBody = roleBody
+  .extend({
+    assigned: z.boolean(),
+    scim_groups: z.array(z.strictObject({ id: z.string(), display_name: z.string(), connection_id: z.string() })),
+  })
+  .meta({ id: 'HeldRole' });
+export const heldRolesBody = z.strictObject({ roles: z.array(heldRoleBody) });
+
 export const permissionsBody = z.strictObject({ permissions: z.array(z.strictObject({ name: z.string(), description: z.string() })) });
 
 export const userAccessBody = z.strictObject({ user_id: z.uuid(), roles: z.array(roleRefBody), permissions: z.array(z.string()) });

@@ -127,6 +127,10 @@ export const samlAppResponse = z
     encrypt_assertion: z.boolean(),
     want_authn_requests_signed: z.boolean(),
     sp_certificate: z.string().nullable(),
+    sp_encryption_certificate: z
+      .string()
+      .nullable()
+      .meta({ description: "From the SP's metadata when its encryption certificate differs from sp_certificate; else null" }),
     enabled: z.boolean(),
     idp_initiated_url: z.string().meta({ description: 'IdP-initiated sign-in (GET, for a signed-in person)' }),
     ...timestampFields,

@@ -17,6 +17,7 @@ export function presentSamlApp(config: Pick<Config, 'baseUrl'>, app: SamlAppRow)
     encrypt_assertion: app.encryptAssertion,
     want_authn_requests_signed: app.wantAuthnRequestsSigned,
     sp_certificate: app.spCertificate,
+    sp_encryption_certificate: app.spEncryptionCertificate,
     enabled: app.enabled,
     idp_initiated_url: `${config.baseUrl}/saml/sso?app=${app.id}`,
     created_at: app.createdAt.toISOString(),

@@ -31,6 +31,8 @@ export interface ClientInput {
   type?: ClientType;
   grantTypes?: string[];
   allowedResources?: string[];
+  /** Browser origins answered CORS (docs/apps.md); null or absent: the default (client-policy.ts corsOriginsOf). */
+  allowedOrigins?: string[] | null;
 }
 
 /** The registration as it will be, judged by the client policy, and every allowed resource registered. */
@@ -85,6 +87,7 @@ export async function createClient(ctx: ServiceContext, input: ClientInput): Pro
       redirectUris: input.redirectUris,
       scopes: input.scopes,
       postLogoutRedirectUris: input.postLogoutRedirectUris ?? [],
+      allowedOrigins: input.allowedOrigins ?? null,
       isActive: input.isActive ?? true,
       now: ctx.clock.now(),
     });

@@ -131,9 +131,10 @@ async function resolveFields(ctx: ServiceContext, input: SamlAppInput): Promise<
     ]);
   }
   const encryptAssertion = input.encryptAssertion ?? false;
-  if (encryptAssertion) {
-    throw badRequest('Assertion encryption is not available in this version', [
-      { path: 'encrypt_assertion', message: 'encrypt_assertion is not supported yet (sign_assertion protects the assertion)' },
+  const spEncryptionCertificate = metadata?.spEncryptionCertificate ?? null;
+  if (encryptAssertion && !(spEncryptionCertificate ?? spCertificate)) {
+    throw badRequest('Encrypted assertions need the SP certificate', [
+      { path: 'encrypt_assertion', message: 'encrypt_assertion needs sp_certificate (or an encryption certificate in the metadata)' },
     ]);
   }
   const signResponse = input.signResponse ?? true;
@@ -154,6 +155,7 @@ async function resolveFields(ctx: ServiceContext, input: SamlAppInput): Promise<
     encryptAssertion,
     wantAuthnRequestsSigned,
     spCertificate,
+    spEncryptionCertificate,
     enabled: input.enabled ?? true,
   };
 }

@@ -15,6 +15,7 @@ import {
   BINDING,
   decodeBase64,
   el,
+  encryptToCertificate,
   inflateFromRedirect,
   newDocument,
   NS,
@@ -245,7 +246,7 @@ export async function continueSso(ctx: ServiceContext, handle: string, principal
     const sessionIndex = newSamlId();
     const nameId = nameIdFor(ctx, app, principal);
     await insertSamlSession(trx, { sessionIndex, sessionId: session.id, appId: app.id, userId: principal.userId, nameId, now });
-    const xml = buildResponse(ctx, key, app, spent, {
+    const xml = await buildResponse(ctx, key, app, spent, {
       status: STATUS.success,
       assertion: { principal, nameId, sessionIndex, authTime: session.authTime, amr: session.amr },
     });
@@ -255,14 +256,7 @@ export async function continueSso(ctx: ServiceContext, handle: string, principal
       subjectId: principal.userId,
       detail: { app_id: app.id, idp_initiated: spent.requestId === null },
     });
-    return {
-      kind: 'post',
-      action: spent.acsUrl,
-      field: 'SAMLResponse',
-      message: Buffer.from(xml, 'utf8').toString('base64'),
-      relayState: spent.relayState ?? undefined,
-      appName: app.name,
-    } satisfies SamlOutcome;
+    return postedResponse(app, spent, xml);
   });
 }
 
@@ -272,7 +266,11 @@ async function answerNoPassive(ctx: ServiceContext, app: SamlAppRow, pending: Sa
   const spent = await consumeSamlRequest(ctx.db, pending.id, ctx.clock.now());
   if (!spent) return refuse(ctx, 'the sign-in request is unknown, expired or already answered', app);
   await ctx.events.record(ctx.db, { type: 'saml.sso.failed', actorId: null, detail: { reason: 'NoPassive', app_id: app.id } });
-  const xml = buildResponse(ctx, key, app, spent, { status: STATUS.noPassive });
+  return postedResponse(app, spent, await buildResponse(ctx, key, app, spent, { status: STATUS.noPassive }));
+}
+
+/** A Response on its way to the ACS URL of the spent request, by the HTTP-POST binding, with its RelayState. */
+function postedResponse(app: SamlAppRow, spent: SamlRequestRow, xml: string): SamlOutcome {
   return {
     kind: 'post',
     action: spent.acsUrl,
@@ -298,6 +296,17 @@ function nameIdFor(ctx: ServiceContext, app: SamlAppRow, principal: Principal): 
   }
 }
 
+/** saml:EncryptedAssertion holding the (signed) assertion encrypted to the SP's encryption certificate. */
+async function encryptedAssertion(doc: Document, app: SamlAppRow, assertion: Element, id: string, key: SigningMaterial): Promise<Element> {
+  const certificate = app.spEncryptionCertificate ?? app.spCertificate;
+  // The API refuses encrypt_assertion without a certificate; a row that still lacks one is a server fault.
+  if (!certificate) throw new Error(`SAML app ${app.id}: encrypt_assertion without a certificate`);
+  let xml = serialize(assertion);
+  if (app.signAssertion) xml = signElement(xml, NS.assertion, 'Assertion', id, key);
+  const encrypted = parseSamlXml(await encryptToCertificate(xml, certificate)).documentElement;
+  return el(doc, NS.assertion, 'saml:EncryptedAssertion', {}, [doc.importNode(encrypted, true) as Element]);
+}
+
 interface AssertionFacts {
   principal: Principal;
   nameId: string;
@@ -306,14 +315,19 @@ interface AssertionFacts {
   amr: string[];
 }
 
-/** The signed Response: exactly one assertion (or none, for an error status), signed per the app's settings. */
-function buildResponse(
+/**
+ * The signed Response: exactly one assertion (or none, for an error status), signed per the app's settings. With
+ * `encrypt_assertion`, the assertion is signed first (on its own: exclusive c14n makes that the same signature as in
+ * place), then encrypted to the SP's certificate and carried as the one EncryptedAssertion; the Response's signature
+ * covers the encrypted form.
+ */
+async function buildResponse(
   ctx: ServiceContext,
   key: SigningMaterial,
   app: SamlAppRow,
   request: SamlRequestRow,
   content: { status: string; assertion?: AssertionFacts },
-): string {
+): Promise<string> {
   const doc = newDocument();
   const issuer = samlEntityId(ctx);
   const now = ctx.clock.now();
@@ -378,10 +392,14 @@ function buildResponse(
       Destination: request.acsUrl,
       InResponseTo: inResponseTo,
     },
-    [a('Issuer', {}, [issuer]), p('Status', {}, [p('StatusCode', { Value: content.status })]), assertion],
+    [
+      a('Issuer', {}, [issuer]),
+      p('Status', {}, [p('StatusCode', { Value: content.status })]),
+      assertion && app.encryptAssertion ? await encryptedAssertion(doc, app, assertion, assertionId, key) : assertion,
+    ],
   );
   let xml = serialize(response);
-  if (assertion && app.signAssertion) xml = signElement(xml, NS.assertion, 'Assertion', assertionId, key);
+  if (assertion && app.signAssertion && !app.encryptAssertion) xml = signElement(xml, NS.assertion, 'Assertion', assertionId, key);
   // Every Response is signed when the app asks for it, and always when there is no (signed) assertion in it.
   if (app.signResponse || !assertion || !app.signAssertion) xml = signElement(xml, NS.protocol, 'Response', responseId, key);
   return xml;

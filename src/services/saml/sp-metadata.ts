@@ -11,6 +11,8 @@ export interface SpMetadata {
   sloUrl: string | null;
   sloBinding: SamlSloBinding;
   spCertificate: string | null;
+  /** The encryption certificate when it is not the signing one (KeyDescriptor use="encryption"). */
+  spEncryptionCertificate: string | null;
   wantAuthnRequestsSigned: boolean;
   nameIdFormat?: SamlNameIdFormat;
 }
@@ -53,23 +55,29 @@ export function parseSpMetadata(xml: string): SpMetadata {
     sloBinding = attr(slo, 'Binding') === BINDING.post ? 'HTTP-POST' : 'HTTP-Redirect';
   }
 
-  let spCertificate: string | null = null;
-  for (const kd of childrenNS(sp, NS.metadata, 'KeyDescriptor')) {
-    const use = attr(kd, 'use');
-    if (use !== undefined && use !== 'signing') continue;
-    const certs = kd.getElementsByTagNameNS(NS.dsig, 'X509Certificate');
-    const body = certs.length > 0 ? textOf(certs[0]!) : undefined;
-    if (!body) continue;
-    const pem = normaliseCertificate(body);
-    if (!pem) throw new SamlInputError('the metadata’s signing certificate cannot be read (an RSA key of at least 2048 bits is required)');
-    spCertificate = pem;
-    break;
-  }
+  const spCertificate = certificateOf(sp, 'signing');
+  const encryption = certificateOf(sp, 'encryption');
+  const spEncryptionCertificate = encryption && encryption !== spCertificate ? encryption : null;
   const wantAuthnRequestsSigned = attr(sp, 'AuthnRequestsSigned') === 'true';
   if (wantAuthnRequestsSigned && !spCertificate)
     throw new SamlInputError('the metadata asks for signed requests but has no signing certificate');
 
   const formats = childrenNS(sp, NS.metadata, 'NameIDFormat').map((n) => textOf(n));
   const nameIdFormat = NAME_ID_FORMATS.find((f) => formats[0] === NAME_ID_FORMAT_URN[f]);
-  return { entityId, acsUrls, sloUrl, sloBinding, spCertificate, wantAuthnRequestsSigned, nameIdFormat };
+  return { entityId, acsUrls, sloUrl, sloBinding, spCertificate, spEncryptionCertificate, wantAuthnRequestsSigned, nameIdFormat };
+}
+
+/** The first certificate of a KeyDescriptor for `use` (or for any use, without the attribute); RSA of 2048 bits or more. */
+function certificateOf(sp: Element, use: 'signing' | 'encryption'): string | null {
+  for (const kd of childrenNS(sp, NS.metadata, 'KeyDescriptor')) {
+    const declared = attr(kd, 'use');
+    if (declared !== undefined && declared !== use) continue;
+    const certs = kd.getElementsByTagNameNS(NS.dsig, 'X509Certificate');
+    const body = certs.length > 0 ? textOf(certs[0]!) : undefined;
+    if (!body) continue;
+    const pem = normaliseCertificate(body);
+    if (!pem) throw new SamlInputError(`the metadata’s ${use} certificate cannot be read (an RSA key of at least 2048 bits is required)`);
+    return pem;
+  }
+  return null;
 }

@@ -7,6 +7,7 @@ import type { GrantWithClientRow } from '../../db/repositories/oauth-grants.repo
 import type { PrincipalRole } from '../../db/repositories/principal.repo';
 import type { AdminSummary } from '../../services/admin.service';
 import type { OAuthClient } from '../../routes/admin/admin.schemas';
+import type { Role } from '../../routes/rbac/rbac.schemas';
 import type { ListCount } from '../../services/list-count';
 import type { DailySignIns, FactorsOfUser } from '../../services/user-admin.service';
 import { pageEnv } from '../env';
@@ -375,7 +376,7 @@ function AuditTable(props: { events: AuditEventRow[]; caption: string }) {
   );
 }
 
-export function renderRoles(frame: ConsoleFrame, data: { roles: RoleRow[]; canEdit: boolean }): string {
+export function renderRoles(frame: ConsoleFrame, data: { roles: Role[]; canEdit: boolean }): string {
   const { roles: ro, common: k } = c();
   return renderConsole(
     frame,
@@ -402,7 +403,7 @@ export function renderRoles(frame: ConsoleFrame, data: { roles: RoleRow[]; canEd
           { label: k.name, cell: (r) => <a href={`/admin/roles/${r.id}`}>{r.name}</a> },
           { label: k.application, cell: (r) => r.application ?? k.global },
           { label: ro.permissions, cell: (r) => count(r.permissions.length) },
-          { label: k.status, cell: (r) => <Badge on={r.isActive} yes={k.active} no={k.deactivated} /> },
+          { label: k.status, cell: (r) => <Badge on={r.is_active} yes={k.active} no={k.deactivated} /> },
           { label: k.description, cell: (r) => dash(r.description) },
         ]}
       />
@@ -413,7 +414,7 @@ export function renderRoles(frame: ConsoleFrame, data: { roles: RoleRow[]; canEd
 export function renderRoleForm(
   frame: ConsoleFrame,
   data: {
-    role?: RoleRow;
+    role?: Role;
     permissions: Array<{ name: string; description: string }>;
     values: { name?: string; description?: string; application?: string; permissions: string[] };
     errors: FieldErrors;
@@ -432,7 +433,7 @@ export function renderRoleForm(
       {r ? (
         <Facts
           items={[
-            [k.status, <Badge on={r.isActive} yes={k.active} no={k.deactivated} />],
+            [k.status, <Badge on={r.is_active} yes={k.active} no={k.deactivated} />],
             [k.application, r.application ?? k.global],
             [ro.roleId, <code>{r.id}</code>],
           ]}
@@ -457,7 +458,7 @@ export function renderRoleForm(
       ) : (
         <p>{ro.permissionsList(data.values.permissions.join(', ') || ro.noPermissions)}</p>
       )}
-      {r && data.canEdit && r.isActive ? (
+      {r && data.canEdit && r.is_active ? (
         <Actions>
           <ActionButton action={`/admin/roles/${r.id}/deactivate`} csrf={frame.csrf} label={ro.deactivate} danger />
         </Actions>
@@ -541,6 +542,8 @@ export interface ApplicationValues {
   grant_types: string[];
   redirect_uris: string;
   post_logout_redirect_uris: string;
+  /** One origin a line; empty: the default (the redirect URIs' origins for a public application). */
+  allowed_origins: string;
   scopes: string[];
   allowed_resources: string[];
 }
@@ -584,6 +587,10 @@ export function renderApplicationForm(
                 ]
               : []),
             [k.status, <Badge on={c.is_active} yes={k.active} no={k.deactivated} />],
+            [
+              ap.originsInForce,
+              `${dash(c.allowed_origins.join(' '))}${c.allowed_origins_default && c.allowed_origins.length ? ` ${ap.originsDefault}` : ''}`,
+            ],
             [k.created, <Time at={c.created_at} />],
           ]}
         />
@@ -616,6 +623,13 @@ export function renderApplicationForm(
             value={data.values.redirect_uris}
             errors={data.errors}
             hint={ap.redirectHintLong}
+          />
+          <TextArea
+            name="allowed_origins"
+            label={ap.allowedOrigins}
+            value={data.values.allowed_origins}
+            errors={data.errors}
+            hint={ap.allowedOriginsHint}
           />
           <TextArea
             name="post_logout_redirect_uris"

@@ -26,6 +26,8 @@ export interface ClientMetadataInput {
   scopes?: string[];
   clientUri?: string;
   logoUri?: string;
+  /** Browser origins answered CORS; omitted: the default (client-policy.ts corsOriginsOf). */
+  allowedOrigins?: string[];
 }
 
 /** RFC 7592 §2.2: an update names the client it is about, and may repeat the secret (it must then be the right one). */
@@ -100,6 +102,7 @@ function judge(
     redirectUris: metadata.redirectUris,
     clientUri: metadata.clientUri ?? null,
     logoUri: metadata.logoUri ?? null,
+    allowedOrigins: metadata.allowedOrigins ?? null,
   };
 }
 
@@ -140,6 +143,7 @@ export async function registerClient(
       registrationMode: mode,
       clientUri: judged.clientUri,
       logoUri: judged.logoUri,
+      allowedOrigins: judged.allowedOrigins,
       now,
     });
     await ctx.events.record(trx, {
@@ -209,6 +213,7 @@ export async function updateRegistration(
         scopes: judged.scopes,
         clientUri: judged.clientUri,
         logoUri: judged.logoUri,
+        allowedOrigins: judged.allowedOrigins,
       },
       ctx.clock.now(),
     );
@@ -217,7 +222,10 @@ export async function updateRegistration(
       type: 'oauth.client.changed',
       subjectId: clientId,
       clientId,
-      detail: { fields: ['name', 'redirect_uris', 'grant_types', 'scopes', 'client_uri', 'logo_uri'], via: 'registration' },
+      detail: {
+        fields: ['name', 'redirect_uris', 'grant_types', 'scopes', 'client_uri', 'logo_uri', 'allowed_origins'],
+        via: 'registration',
+      },
     });
     return row;
   });
