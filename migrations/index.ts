@@ -27,6 +27,7 @@ import * as settingsPermission from './20261129171000_settings_permission';
 import * as flagPrivilegedIdentities from './20261130100000_flag_privileged_identities';
 import * as addClientAllowedOrigins from './20261130120000_add_client_allowed_origins';
 import * as samlEncryptionCertificate from './20261130130000_saml_encryption_certificate';
+import * as createEmailSignIn from './20261130160000_create_email_sign_in';
 
 /**
  * Migrations are listed here (in order) rather than discovered on disk, so that the same list runs under
@@ -61,6 +62,7 @@ const MIGRATIONS: Array<[string, Knex.Migration]> = [
   ['20261130100000_flag_privileged_identities', flagPrivilegedIdentities],
   ['20261130120000_add_client_allowed_origins', addClientAllowedOrigins],
   ['20261130130000_saml_encryption_certificate', samlEncryptionCertificate],
+  ['20261130160000_create_email_sign_in', createEmailSignIn],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Knex.Migration]> = {
