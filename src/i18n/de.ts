@@ -1134,6 +1134,8 @@ export const de: Messages = {
       sloBinding: 'Binding der Logout-Antwort',
       spCertificate: 'Zertifikat der Anwendung',
       spCertificateHint: 'PEM; prüft die Signaturen ihrer Anfragen und verschlüsselt auf Wunsch die Assertion an sie.',
+      spEncryptionCertificate: 'Verschlüsselungszertifikat der Anwendung',
+      spEncryptionCertificateHint: 'PEM; nur wenn an ein anderes Zertifikat als das obige verschlüsselt werden soll.',
       wantSigned: 'Signierte Anfragen verlangen',
       nameIdFormat: 'NameID-Format',
       nameIdDefault: 'Standard (aus den Metadaten, sonst die E-Mail-Adresse)',

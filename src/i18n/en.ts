@@ -1093,6 +1093,8 @@ export const en = {
       sloBinding: 'Binding of the logout answer',
       spCertificate: "Application's certificate",
       spCertificateHint: 'PEM; checks the signatures of its requests and, when asked, encrypts the assertion to it.',
+      spEncryptionCertificate: "Application's encryption certificate",
+      spEncryptionCertificateHint: 'PEM; only when it encrypts to another certificate than the one above.',
       wantSigned: 'Require signed requests',
       nameIdFormat: 'NameID format',
       nameIdDefault: 'Default (from the metadata, else the email address)',
