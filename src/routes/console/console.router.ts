@@ -13,7 +13,6 @@ import { ADMIN_TIER, type Principal } from '../../services/principal';
 import { SUPER_ADMIN } from '../../services/rbac-policy';
 import * as assignments from '../../services/role-assignment.service';
 import * as catalogue from '../../services/role-catalogue.service';
-import { effectiveSettings } from '../../services/settings.service';
 import * as userAdmin from '../../services/user-admin.service';
 import * as users from '../../services/users.service';
 import type { ConsoleSection } from '../../views/console/layout';
@@ -455,17 +454,6 @@ export function createConsoleRouter(deps: RouteDeps) {
             return c().keys.rotated(kid);
           });
         },
-      ),
-
-      // Settings
-      route(
-        { ...CONSOLE, method: 'get', path: '/settings', summary: 'Console: effective configuration', admin: true },
-        ({ principal }, req, res) =>
-          html(
-            res,
-            200,
-            views.renderSettings(frame(req, res, principal, 'settings', c().settings.title), { settings: effectiveSettings(config) }),
-          ),
       ),
     ],
     { tags: ['Console'] },
