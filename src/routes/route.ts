@@ -259,7 +259,10 @@ export function declareRouter(deps: RouteDeps, routes: DeclaredRoute[], options:
     const chain: Array<RequestHandler | ErrorRequestHandler> = [];
     if (scope) chain.push(scope.label(decl));
     if (cors) chain.push(cors);
-    if (decl.bodyParser) chain.push(decl.bodyParser);
+    // A route's own, bigger body parser (megabytes: the user import) runs only for a caller its guard lets in: parsing
+    // such a body blocks the event loop for up to a second, which nobody may cause without the right to call the
+    // route (security review). The guard runs again in the route's chain, after the scope's steps.
+    if (decl.bodyParser) chain.push(...guardOf(deps, decl), decl.bodyParser);
     if (scope) chain.push(...scope.steps);
     chain.push(...chainOf(deps, decl, declared.handler));
     if (scope?.boundary) chain.push(scope.boundary);
@@ -293,6 +296,20 @@ const NO_STORE: RequestHandler = (_req, res, next) => {
   next();
 };
 
+/** Who may call the route: authentication, then its guard (role, permission, admin). */
+function guardOf(deps: RouteDeps, decl: MountedRouteDecl): RequestHandler[] {
+  const chain: RequestHandler[] = [];
+  const authenticate = authenticatorFor(deps, decl.auth);
+  if (authenticate) chain.push(authenticate);
+  // The console is for holders of an admin-tier role, whatever the page (CONTRACT §14).
+  if (decl.auth === 'page') chain.push(requireRole(...ADMIN_TIER));
+  if (decl.secondFactorForAdmins) chain.push(requireAdminSecondFactor(deps.ctx.settings));
+  if (decl.permission !== undefined) chain.push(requirePermission(decl.permission));
+  if (decl.role !== undefined) chain.push(requireRole(...(typeof decl.role === 'string' ? [decl.role] : decl.role)));
+  if (decl.admin) chain.push(requireAdmin());
+  return chain;
+}
+
 function chainOf(deps: RouteDeps, decl: MountedRouteDecl, handler: DeclaredRoute['handler']): RequestHandler[] {
   const chain: RequestHandler[] = [];
   if (decl.noStore) chain.push(NO_STORE);
@@ -302,14 +319,7 @@ function chainOf(deps: RouteDeps, decl: MountedRouteDecl, handler: DeclaredRoute
     chain.push(limiter);
   }
   if (decl.originCheck) chain.push(requireAllowedOrigin(deps.ctx.config, deps.ctx.settings));
-  const authenticate = authenticatorFor(deps, decl.auth);
-  if (authenticate) chain.push(authenticate);
-  // The console is for holders of an admin-tier role, whatever the page (CONTRACT §14).
-  if (decl.auth === 'page') chain.push(requireRole(...ADMIN_TIER));
-  if (decl.secondFactorForAdmins) chain.push(requireAdminSecondFactor(deps.ctx.settings));
-  if (decl.permission !== undefined) chain.push(requirePermission(decl.permission));
-  if (decl.role !== undefined) chain.push(requireRole(...(typeof decl.role === 'string' ? [decl.role] : decl.role)));
-  if (decl.admin) chain.push(requireAdmin());
+  chain.push(...guardOf(deps, decl));
   const refuse = decl.csrf;
   if (refuse) {
     const config = deps.ctx.config;
