@@ -20,6 +20,7 @@ const entry = path.join(root, 'dist', 'src', 'server.js');
 
 const EXTERNAL = [
   '@node-rs/bcrypt',
+  '@node-rs/argon2',
   'swagger-ui-dist',
   '@simplewebauthn/browser',
   'pino-pretty',

@@ -29,6 +29,9 @@ export type ErrorCode = keyof typeof ERROR_STATUS;
 export interface ErrorDetail {
   path: string;
   message: string;
+  /** A bulk import's refusals (docs/passwords.md): the 1-based row and its email as sent. */
+  row?: number;
+  email?: string;
 }
 
 export class AppError extends Error {

@@ -74,7 +74,8 @@ export const de: Messages = {
     },
     email_sign_in: {
       label: 'Anmeldung per E-Mail',
-      description: 'Die Anmeldeseite bietet an, einen Einmal-Link und -Code per E-Mail zu senden.',
+      description:
+        'Die Anmeldeseite bietet an, einen Einmal-Link und -Code per E-Mail zu senden (POST /api/auth/login/email); aus, bietet sie nichts an und die Endpunkte antworten 404 (docs/passwords.md).',
     },
     mfa_required_for_admins: {
       label: 'Zweiter Faktor für Administratoren',
@@ -160,6 +161,24 @@ export const de: Messages = {
     missing: 'Geben Sie Ihre E-Mail-Adresse und Ihr Passwort ein.',
     passkeyFailed: 'Der Passkey konnte nicht geprüft werden. Versuchen Sie es erneut oder verwenden Sie Ihr Passwort.',
     incorrect: 'E-Mail-Adresse oder Passwort ist falsch.',
+    emailLink: 'Anmeldelink per E-Mail senden',
+  },
+  emailSignIn: {
+    codeTitle: 'Sehen Sie in Ihr Postfach',
+    codeIntro: (email: string) =>
+      `Wenn zu ${email} ein Konto gehört, haben wir soeben einen Anmeldelink und einen 6-stelligen Code dorthin gesendet, beide 10 Minuten gültig. Öffnen Sie den Link oder geben Sie den Code hier ein.`,
+    code: 'Code aus der E-Mail',
+    submit: 'Anmelden',
+    codeInvalid: 'Dieser Code ist ungültig oder abgelaufen. Versuchen Sie es erneut oder fordern Sie eine neue E-Mail an.',
+    sendAgain: 'Neue E-Mail senden',
+    emailMissing: 'Geben Sie Ihre E-Mail-Adresse ein, um einen Anmeldelink zu erhalten.',
+    confirmTitle: 'Auf diesem Gerät anmelden?',
+    confirmIntro: (email: string) =>
+      `Dieser Anmeldelink für ${email} wurde in einem anderen Browser oder auf einem anderen Gerät angefordert.`,
+    confirmWarning:
+      'Fahren Sie nur fort, wenn Sie ihn selbst angefordert haben. Andernfalls schließen Sie diese Seite: Niemand wurde angemeldet.',
+    confirmButton: 'Hier anmelden',
+    invalidHint: 'Anmeldelinks gelten einmal, 10 Minuten lang, und nur der neueste. Fordern Sie auf der Anmeldeseite einen neuen an.',
   },
   secondStep: {
     title: 'Bestätigen Sie, dass Sie es sind',
@@ -386,6 +405,14 @@ export const de: Messages = {
     hello: 'Hallo,',
     helloName: (name: string) => `Hallo ${name},`,
     footer: (brand: string, baseUrl: string) => `${brand} · ${baseUrl}`,
+    emailSignInSubject: (brand: string) => `Ihr Anmeldelink für ${brand}`,
+    emailSignInIntro: (brand: string, baseUrl: string) =>
+      `Jemand möchte sich ohne Passwort bei Ihrem ${brand}-Konto unter ${baseUrl} anmelden. Wenn Sie es waren, öffnen Sie diesen Link:`,
+    emailSignInButton: 'Mich anmelden',
+    emailSignInCode: (code: string) => `Oder geben Sie diesen Code auf der Anmeldeseite ein: ${code}`,
+    emailSignInValidity: (minutes: number) =>
+      `Link und Code sind ${minutes} Minuten gültig und funktionieren einmal; eine neuere E-Mail ersetzt diese.`,
+    emailSignInWarning: 'Wenn Sie es nicht waren, ignorieren Sie diese Nachricht: Ohne diesen Link oder Code kann sich niemand anmelden.',
     verifySubject: (brand: string) => `Bestätigen Sie Ihre E-Mail-Adresse für ${brand}`,
     verifyFor: (email: string, baseUrl: string) =>
       `Diese Nachricht ist für ${email}. Mit dieser Adresse wurde ein Konto bei ${baseUrl} angelegt.`,

@@ -81,7 +81,8 @@ export const en = {
     },
     email_sign_in: {
       label: 'Sign-in by email',
-      description: 'The sign-in page offers to email a one-time link and code.',
+      description:
+        'The sign-in page offers to email a one-time link and code (POST /api/auth/login/email); off, it offers nothing and the endpoints answer 404 (docs/passwords.md).',
     },
     mfa_required_for_admins: {
       label: 'Second factor for administrators',
@@ -156,6 +157,23 @@ export const en = {
     missing: 'Enter your email address and password.',
     passkeyFailed: 'The passkey could not be verified. Try again or use your password.',
     incorrect: 'Incorrect email or password.',
+    emailLink: 'Email me a sign-in link',
+  },
+  /** Sign-in by email (docs/passwords.md). */
+  emailSignIn: {
+    codeTitle: 'Check your email',
+    codeIntro: (email: string) =>
+      `If ${email} belongs to an account, we have just sent it a sign-in link and a 6-digit code, both valid 10 minutes. Open the link, or type the code here.`,
+    code: 'Code from the email',
+    submit: 'Sign in',
+    codeInvalid: 'That code is not valid or has expired. Try again, or ask for a new email.',
+    sendAgain: 'Send a new email',
+    emailMissing: 'Enter your email address to receive a sign-in link.',
+    confirmTitle: 'Sign in on this device?',
+    confirmIntro: (email: string) => `This sign-in link for ${email} was asked for in another browser or on another device.`,
+    confirmWarning: 'Continue only if you asked for it yourself. If you did not, close this page: nobody has been signed in.',
+    confirmButton: 'Sign in here',
+    invalidHint: 'Sign-in links work once, for 10 minutes, and only the newest one. Ask for a new one on the sign-in page.',
   },
   secondStep: {
     title: 'Confirm it is you',
@@ -375,6 +393,14 @@ export const en = {
     hello: 'Hello,',
     helloName: (name: string) => `Hello ${name},`,
     footer: (brand: string, baseUrl: string) => `${brand} · ${baseUrl}`,
+    emailSignInSubject: (brand: string) => `Your sign-in link for ${brand}`,
+    emailSignInIntro: (brand: string, baseUrl: string) =>
+      `Someone asked to sign in to your ${brand} account at ${baseUrl} without a password. If it was you, open this link:`,
+    emailSignInButton: 'Sign me in',
+    emailSignInCode: (code: string) => `Or type this code on the sign-in page: ${code}`,
+    emailSignInValidity: (minutes: number) =>
+      `The link and the code are valid ${minutes} minutes and work once; a newer email replaces this one.`,
+    emailSignInWarning: 'If it was not you, ignore this message: nobody can sign in without this link or code.',
     verifySubject: (brand: string) => `Confirm your email address for ${brand}`,
     verifyFor: (email: string, baseUrl: string) => `This message is for ${email}. An account was created with this address at ${baseUrl}.`,
     verifyAction: 'If it was you, confirm your email address by opening this link (valid 24 hours):',

@@ -39,7 +39,9 @@ export const errorBody = z
   .object({
     error: z.string().meta({ description: 'Stable machine code (CONTRACT §2)' }),
     message: z.string(),
-    details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+    details: z
+      .array(z.object({ path: z.string(), message: z.string(), row: z.number().int().optional(), email: z.string().optional() }))
+      .optional(),
   })
   .meta({ id: 'Error' });
 

@@ -29,6 +29,8 @@ import { createMfaPagesRouter } from './pages/mfa-pages.router';
 import { createOAuthPagesRouter } from './pages/oauth-pages.router';
 import { createSetupPagesRouter } from './pages/setup-pages.router';
 import { createRegisterPagesRouter } from './pages/register-pages.router';
+import { createEmailSignInPagesRouter } from './pages/email-sign-in-pages.router';
+import { createEmailSignInRouter } from './auth/email-sign-in.router';
 import { createSelfServicePagesRouter } from './pages/self-service-pages.router';
 import { createFaviconRouter, createStaticRouter } from './pages/static.router';
 import { createRbacRouter } from './rbac/rbac.router';
@@ -82,6 +84,7 @@ export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, admin
   // answers its refusals as HTML pages itself (CONTRACT §16).
   api.mount('/auth', createFederationRouter);
   api.mount('/auth', createMfaRouter);
+  api.mount('/auth', createEmailSignInRouter);
   oauthProtocol.mount('/oauth', createOAuthProtocolRouter);
   oauthProtocol.mount('/oauth', createOidcProtocolRouter);
   // RFC 7591/7592 (CONTRACT §13): in RFC 6749's error dialect, as RFC 7591 §3.2.2 wants.
@@ -110,6 +113,7 @@ export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, admin
   pages.mount('/', createSetupPagesRouter);
   pages.mount('/', createDevicePagesRouter);
   pages.mount('/', createRegisterPagesRouter);
+  pages.mount('/', createEmailSignInPagesRouter);
   pages.mount('/saml', createSamlRouter);
   // The administration console (CONTRACT §14): HTML pages, refused as pages; every action mirrors an /api/admin route.
   // Before the console's other routes: /users/new is not a /users/:userId.

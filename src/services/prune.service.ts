@@ -4,6 +4,7 @@ import { deleteWebhookDeliveriesBefore } from '../db/repositories/webhooks.repo'
 import { pruneAuditEvents } from './audit.service';
 import { releaseStaleWorkerLocks } from './webhooks/queue';
 import type { ServiceContext } from './context';
+import { SAML_WINDOW_SECONDS } from './saml/saml-policy';
 
 /** Rows per DELETE: small enough to hold locks only briefly. */
 export const PRUNE_BATCH_SIZE = 500;
@@ -32,6 +33,7 @@ export async function pruneExpired(
     revokedBefore: addSeconds(now, -REVOKED_SESSION_RETENTION_SECONDS),
     idleBefore: addSeconds(now, -LOGIN_FAILURE_IDLE_SECONDS),
     unusedClientBefore: addSeconds(now, -UNUSED_DYNAMIC_CLIENT_SECONDS),
+    samlRequestsBefore: addSeconds(now, -SAML_WINDOW_SECONDS),
   };
   const counts = {} as Record<PruneTable | 'audit_events' | 'webhook_deliveries' | 'webhook_workers_released', number>;
   for (const table of PRUNE_TABLES) {

@@ -43,6 +43,8 @@ export function renderLoginPage(options: {
   application?: SignInApplication;
   /** REGISTRATION=open: link to /register, keeping where the person was going. */
   registerLink?: boolean;
+  /** The setting email_sign_in: "Email me a sign-in link" posts the same form's email to /login/email. */
+  emailSignIn?: boolean;
 }): string {
   const { t } = pageEnv();
   const describedBy = options.error ? 'login-error' : undefined;
@@ -73,6 +75,11 @@ export function renderLoginPage(options: {
         <input type="password" id="password" name="password" autocomplete="current-password" required aria-describedby={describedBy} />
         <Actions>
           <button type="submit">{t.login.submit}</button>
+          {options.emailSignIn ? (
+            <button type="submit" class="secondary" formaction="/login/email" formnovalidate id="email-sign-in">
+              {t.login.emailLink}
+            </button>
+          ) : null}
         </Actions>
       </form>
       <form method="post" action="/login/passkey" id="passkey-login-form">

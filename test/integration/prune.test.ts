@@ -146,6 +146,7 @@ describe('pruneExpired', () => {
       oauth_device_codes: 1,
       device_code_failures: 1,
       registration_tokens: 0,
+      saml_requests: 0,
       oauth_clients: 0,
       audit_events: 0,
       webhook_deliveries: 0,
@@ -200,6 +201,44 @@ describe('second-factor rows (CONTRACT §10)', () => {
     expect(counts).toMatchObject({ mfa_tokens: 1, webauthn_challenges: 1 });
     expect(await ids('mfa_tokens', 'token_hash')).toEqual(['live-mfa']);
     expect(await ids('webauthn_challenges', 'challenge')).toEqual(['live-challenge']);
+  });
+});
+
+describe('SAML requests (CONTRACT §19)', () => {
+  test('a pending request is kept while its ID could be replayed, and deleted 5 minutes after it expired', async () => {
+    const now = t.clock.now();
+    const app = await t
+      .db('saml_apps')
+      .insert({
+        id: randomUUID(),
+        name: 'Prune',
+        entity_id: `https://prune-${randomUUID()}.test/sp`,
+        acs_urls: JSON.stringify([{ url: 'https://prune.test/acs', binding: 'HTTP-POST', index: 0, default: true }]),
+        name_id_format: 'emailAddress',
+        attributes: JSON.stringify({}),
+      })
+      .returning('id');
+    const row = (id: string, expiresIn: number, used = false) => ({
+      id,
+      app_id: app[0].id,
+      request_id: `_${id}`,
+      acs_url: 'https://prune.test/acs',
+      created_at: addSeconds(now, expiresIn - 600),
+      expires_at: addSeconds(now, expiresIn),
+      used_at: used ? now : null,
+    });
+    await t
+      .db('saml_requests')
+      .insert([
+        row('pending', 300),
+        row('answered-recently', 300, true),
+        row('expired-just-now', -60),
+        row('expired-long-ago', -301),
+        row('answered-long-ago', -3600, true),
+      ]);
+    const counts = await pruneExpired(t.ctx);
+    expect(counts.saml_requests).toBe(2);
+    expect(await ids('saml_requests', 'id')).toEqual(['answered-recently', 'expired-just-now', 'pending']);
   });
 });
 

@@ -8,6 +8,8 @@ export interface PruneCutoffs {
   idleBefore: Date;
   /** Dynamically registered clients not used since before this are deleted (CONTRACT §13 abuse limit). */
   unusedClientBefore: Date;
+  /** SAML requests that expired before this can no longer be replayed (see saml_requests below). */
+  samlRequestsBefore: Date;
 }
 
 /**
@@ -23,6 +25,7 @@ const TARGETS = {
   oauth_codes: { key: 'code_hash', where: 'expires_at <= :now' },
   oauth_authorization_requests: { key: 'id', where: 'expires_at <= :now' },
   email_tokens: { key: 'token_hash', where: 'expires_at <= :now' },
+  email_sign_in_requests: { key: 'id', where: 'expires_at <= :now' },
   login_tokens: { key: 'token_hash', where: 'expires_at <= :now' },
   mfa_tokens: { key: 'token_hash', where: 'expires_at <= :now' },
   webauthn_challenges: { key: 'challenge', where: 'expires_at <= :now' },
@@ -45,6 +48,10 @@ const TARGETS = {
       "(registration = 'dynamic' and coalesce(last_used_at, created_at) <= :unusedClientBefore) or " +
       "(registration = 'metadata_document' and is_active and coalesce(last_used_at, created_at) <= :unusedClientBefore)",
   },
+  // CONTRACT §19: a pending SAML request (served by saml_requests_expires_at_idx). Its row is also what refuses a
+  // replayed AuthnRequest ID; a request's IssueInstant is accepted within 5 minutes either side of now and its row
+  // lives 10 minutes, so once expired no copy can pass the IssueInstant check. It goes 5 minutes later still.
+  saml_requests: { key: 'id', where: 'expires_at <= :samlRequestsBefore' },
   login_failures: {
     key: 'email',
     where: 'updated_at < :idleBefore and (locked_until is null or locked_until <= :now)',
@@ -68,6 +75,7 @@ export async function deleteExpiredBatch(db: DbOrTrx, table: PruneTable, cutoffs
       revokedBefore: cutoffs.revokedBefore,
       idleBefore: cutoffs.idleBefore,
       unusedClientBefore: cutoffs.unusedClientBefore,
+      samlRequestsBefore: cutoffs.samlRequestsBefore,
       limit,
     },
   );

@@ -5,6 +5,7 @@ import { issueCsrf } from '../../middleware/csrf';
 import { clearSessionCookies } from '../../middleware/session-cookies';
 import { needsSecondFactorForAdmin } from '../../services/mfa/policy';
 import * as auth from '../../services/auth.service';
+import { emailSignInEnabled } from '../../services/email-sign-in.service';
 import { approveAuthorization, denyAuthorization, getConsentInfo } from '../../services/oauth/consent.service';
 import { resolveReturnTo } from '../../services/oauth/return-to';
 import type { Principal } from '../../services/principal';
@@ -58,7 +59,10 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
    */
   const signInContext = async (returnTo: string | undefined) => {
     const { application, formTargets } = await signInTargetOf(ctx, returnTo);
-    return { formTargets, context: { application, registerLink: auth.registrationOpen(ctx.settings.current.values) } };
+    return {
+      formTargets,
+      context: { application, registerLink: auth.registrationOpen(ctx.settings.current.values), emailSignIn: emailSignInEnabled(ctx) },
+    };
   };
 
   return declareRouter(deps, [

@@ -4,7 +4,13 @@ import { clearSessionCookies } from '../../middleware/session-cookies';
 import type { Principal } from '../../services/principal';
 import { idpMetadataXml } from '../../services/saml/saml-metadata.service';
 import { receiveLogoutRequest } from '../../services/saml/saml-slo.service';
-import { continueSso, receiveAuthnRequest, startIdpInitiated, type SamlOutcome } from '../../services/saml/saml-sso.service';
+import {
+  continueSso,
+  receiveAuthnRequest,
+  startIdpInitiated,
+  type SamlMessageInput,
+  type SamlOutcome,
+} from '../../services/saml/saml-sso.service';
 import { renderOAuthErrorPage } from '../../views/consent';
 import { renderSamlPostPage } from '../../views/saml-post';
 import { html, optionalText } from '../pages/page-kit';
@@ -28,6 +34,23 @@ function answer(req: Request, res: Response, outcome: SamlOutcome): void {
   html(res, 400, renderOAuthErrorPage({ title: t.oauthPages.invalidLinkTitle, message: t.oauthPages.invalidLink, detail: outcome.detail }));
 }
 
+type Binding = SamlMessageInput['binding'];
+type BindingHandler = (
+  req: Request,
+  res: Response,
+  binding: Binding,
+  fields: z.output<typeof messageFields>,
+  principal?: Principal,
+) => Promise<void>;
+
+/** A received message as its binding delivered it (the Redirect binding's signature is over the query as sent). */
+const messageOf = (req: Request, binding: Binding, fields: z.output<typeof messageFields>): SamlMessageInput => ({
+  binding,
+  message: fields.SAMLRequest,
+  relayState: fields.RelayState,
+  rawQuery: rawQueryOf(req),
+});
+
 const firstParty = (principal: Principal | undefined) => (principal && !principal.clientId ? principal : undefined);
 
 /**
@@ -44,42 +67,36 @@ export function createSamlRouter(deps: RouteDeps) {
     tags: ['SAML'],
     response: { description: 'HTML page (the POST form, or an error page)', kind: 'html' },
   } as const;
-  const sso = async (
-    req: Request,
-    res: Response,
-    binding: 'redirect' | 'post',
-    fields: z.output<typeof messageFields>,
-    principal?: Principal,
-  ) => {
+  const sso: BindingHandler = async (req, res, binding, fields, principal) => {
     if (binding === 'redirect' && fields.app !== undefined && fields.SAMLRequest === undefined) {
-      return answer(
-        req,
-        res,
-        await startIdpInitiated(ctx, fields.app, firstParty(principal), `${config.baseUrl}/saml/sso${rawQueryOf(req)}`),
-      );
+      const self = `${config.baseUrl}/saml/sso${rawQueryOf(req)}`;
+      return answer(req, res, await startIdpInitiated(ctx, fields.app, firstParty(principal), self));
     }
-    answer(
-      req,
-      res,
-      await receiveAuthnRequest(ctx, { binding, message: fields.SAMLRequest, relayState: fields.RelayState, rawQuery: rawQueryOf(req) }),
-    );
+    answer(req, res, await receiveAuthnRequest(ctx, messageOf(req, binding, fields)));
   };
-  const slo = async (
-    req: Request,
-    res: Response,
-    binding: 'redirect' | 'post',
-    fields: z.output<typeof messageFields>,
-    principal?: Principal,
-  ) => {
+  const slo: BindingHandler = async (req, res, binding, fields, principal) => {
     const signedIn = firstParty(principal);
-    const { outcome, endedSessionIds } = await receiveLogoutRequest(
-      ctx,
-      { binding, message: fields.SAMLRequest, relayState: fields.RelayState, rawQuery: rawQueryOf(req) },
-      signedIn,
-    );
+    const { outcome, endedSessionIds } = await receiveLogoutRequest(ctx, messageOf(req, binding, fields), signedIn);
     if (signedIn && endedSessionIds.includes(signedIn.sessionId)) clearSessionCookies(res, config);
     answer(req, res, outcome);
   };
+  /** One endpoint in both bindings: GET (HTTP-Redirect, the browser's session read) and POST (HTTP-POST). */
+  const bindings = (path: '/sso' | '/slo', handle: BindingHandler, o: { redirect: string; post: string; postReadsSession: boolean }) => [
+    route(
+      { ...page, method: 'get', path, summary: o.redirect, auth: 'browser', rateLimit: true, query: messageFields },
+      async ({ query, principal }, req, res) => handle(req, res, 'redirect', query, principal),
+    ),
+    // A cross-site POST to /saml/sso never acts on the browser's session (docs/saml.md, Browser); /saml/slo may end it.
+    o.postReadsSession
+      ? route(
+          { ...page, method: 'post', path, summary: o.post, auth: 'browser', rateLimit: true, form: true, body: messageFields },
+          async ({ body, principal }, req, res) => handle(req, res, 'post', body, principal),
+        )
+      : route(
+          { ...page, method: 'post', path, summary: o.post, auth: 'none', rateLimit: true, form: true, body: messageFields },
+          async ({ body }, req, res) => handle(req, res, 'post', body),
+        ),
+  ];
   return declareRouter(
     deps,
     [
@@ -100,31 +117,11 @@ export function createSamlRouter(deps: RouteDeps) {
             .send(await idpMetadataXml(ctx));
         },
       ),
-      route(
-        {
-          ...page,
-          method: 'get',
-          path: '/sso',
-          summary: 'SAML SSO, HTTP-Redirect binding (SAMLRequest, RelayState, SigAlg, Signature) or IdP-initiated (?app=<id>)',
-          auth: 'browser',
-          rateLimit: true,
-          query: messageFields,
-        },
-        async ({ query, principal }, req, res) => sso(req, res, 'redirect', query, principal),
-      ),
-      route(
-        {
-          ...page,
-          method: 'post',
-          path: '/sso',
-          summary: 'SAML SSO, HTTP-POST binding (SAMLRequest, RelayState)',
-          auth: 'none',
-          rateLimit: true,
-          form: true,
-          body: messageFields,
-        },
-        async ({ body }, req, res) => sso(req, res, 'post', body),
-      ),
+      ...bindings('/sso', sso, {
+        redirect: 'SAML SSO, HTTP-Redirect binding (SAMLRequest, RelayState, SigAlg, Signature) or IdP-initiated (?app=<id>)',
+        post: 'SAML SSO, HTTP-POST binding (SAMLRequest, RelayState)',
+        postReadsSession: false,
+      }),
       route(
         {
           ...page,
@@ -136,31 +133,11 @@ export function createSamlRouter(deps: RouteDeps) {
         },
         async ({ query, principal }, req, res) => answer(req, res, await continueSso(ctx, query.request ?? '', firstParty(principal))),
       ),
-      route(
-        {
-          ...page,
-          method: 'get',
-          path: '/slo',
-          summary: 'SAML single logout, HTTP-Redirect binding',
-          auth: 'browser',
-          rateLimit: true,
-          query: messageFields,
-        },
-        async ({ query, principal }, req, res) => slo(req, res, 'redirect', query, principal),
-      ),
-      route(
-        {
-          ...page,
-          method: 'post',
-          path: '/slo',
-          summary: 'SAML single logout, HTTP-POST binding',
-          auth: 'browser',
-          rateLimit: true,
-          form: true,
-          body: messageFields,
-        },
-        async ({ body, principal }, req, res) => slo(req, res, 'post', body, principal),
-      ),
+      ...bindings('/slo', slo, {
+        redirect: 'SAML single logout, HTTP-Redirect binding',
+        post: 'SAML single logout, HTTP-POST binding',
+        postReadsSession: true,
+      }),
     ],
     { tags: ['SAML'] },
   );

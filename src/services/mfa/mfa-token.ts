@@ -12,10 +12,10 @@ export function hashMfaToken(token: string): string {
 }
 
 /**
- * Issues the token that carries a correct first step (a password, or an upstream sign-in: `firstFactor` 'fed') to the
- * second step; only its SHA-256 is stored.
+ * Issues the token that carries a correct first step (a password; an upstream sign-in: `firstFactor` 'fed'; an
+ * emailed code or link: 'otp') to the second step; only its SHA-256 is stored.
  */
-export async function createMfaToken(ctx: ServiceContext, userId: string, firstFactor?: 'fed'): Promise<string> {
+export async function createMfaToken(ctx: ServiceContext, userId: string, firstFactor?: 'fed' | 'otp'): Promise<string> {
   const token = randomToken(32);
   const now = ctx.clock.now();
   const expiresAt = addSeconds(now, MFA_TOKEN_TTL_SECONDS);

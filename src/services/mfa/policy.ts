@@ -7,8 +7,14 @@ export const AMR = { password: 'pwd', totp: 'otp', passkey: 'hwk', recoveryCode:
 /** The methods that count as a second factor: a TOTP code, a passkey (possession + user verification), a recovery code. */
 const SECOND_FACTORS: ReadonlySet<string> = new Set([AMR.totp, AMR.passkey, AMR.recoveryCode]);
 
+/**
+ * Whether a session's sign-in included a second factor. `amr` lists the first factor first: a passkey counts on its own
+ * (possession plus user verification); any other method counts only after a first one. Sign-in by email writes
+ * `["otp"]` (RFC 8176: a one-time code), which is one factor, the mailbox: alone it is not a second factor, after
+ * which its second step makes `["otp", "otp"]`, `["otp", "hwk"]` or `["otp", "rec"]`.
+ */
 export function hasSecondFactor(amr: readonly string[]): boolean {
-  return amr.some((m) => SECOND_FACTORS.has(m));
+  return amr.includes(AMR.passkey) || amr.slice(1).some((m) => SECOND_FACTORS.has(m));
 }
 
 /**

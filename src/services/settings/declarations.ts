@@ -120,7 +120,6 @@ export const SETTINGS = [
     default: true,
     env: 'boolean',
     group: 'sign_up',
-    readLater: 'sign-in by email',
   }),
   setting({ name: 'mfa_required_for_admins', sensitive: true, schema: z.boolean(), default: false, env: 'boolean', group: 'security' }),
   setting({

@@ -1,0 +1,143 @@
+import type { DbOrTrx } from '..';
+
+export interface EmailSignInRecipient {
+  requestId: string;
+  userId: string;
+  email: string;
+  firstName: string;
+}
+
+export interface EmailSignInRow {
+  id: string;
+  userId: string;
+  email: string;
+  codeHash: string;
+  browserHash: string | null;
+  returnTo: string | null;
+  failures: number;
+  expiresAt: Date;
+}
+
+/**
+ * Looks up the address and, when it belongs to an active account with a verified address that asked fewer than
+ * `maxPerWindow` times since `windowStart`, burns its open request and stores the new one, all in ONE statement: a
+ * known and an unknown address cost the same single round trip. Returns the recipient, or undefined.
+ */
+export async function insertEmailSignInForAddress(
+  db: DbOrTrx,
+  r: {
+    id: string;
+    email: string;
+    tokenHash: string;
+    codeHash: string;
+    browserHash: string | null;
+    returnTo: string | null;
+    now: Date;
+    expiresAt: Date;
+    windowStart: Date;
+    maxPerWindow: number;
+  },
+): Promise<EmailSignInRecipient | undefined> {
+  const result = await db.raw(
+    `with u as (
+       select id, email, first_name from users
+        where email = :email and is_active and email_verified
+          and (select count(*) from email_sign_in_requests r
+                where r.user_id = users.id and r.created_at > :windowStart) < :max
+     ), burnt as (
+       update email_sign_in_requests set used_at = :now
+        where user_id in (select id from u) and used_at is null
+       returning id
+     ), ins as (
+       insert into email_sign_in_requests (id, user_id, token_hash, code_hash, browser_hash, return_to, created_at, expires_at)
+       select :id, u.id, :tokenHash, :codeHash, :browserHash, :returnTo, :now, :expiresAt from u
+       returning user_id
+     )
+     select u.id, u.email, u.first_name, (select count(*) from burnt) as burnt from u join ins on ins.user_id = u.id`,
+    {
+      email: r.email,
+      windowStart: r.windowStart,
+      max: r.maxPerWindow,
+      now: r.now,
+      id: r.id,
+      tokenHash: r.tokenHash,
+      codeHash: r.codeHash,
+      browserHash: r.browserHash,
+      returnTo: r.returnTo,
+      expiresAt: r.expiresAt,
+    },
+  );
+  const row = result.rows?.[0];
+  return row ? { requestId: r.id, userId: row.id, email: row.email, firstName: row.first_name } : undefined;
+}
+
+const LIVE_COLUMNS = `r.id, r.user_id, u.email, r.code_hash, r.browser_hash, r.return_to, r.failures, r.expires_at`;
+
+function toRow(row: Record<string, unknown>): EmailSignInRow {
+  return {
+    id: row.id as string,
+    userId: row.user_id as string,
+    email: row.email as string,
+    codeHash: row.code_hash as string,
+    browserHash: (row.browser_hash as string | null) ?? null,
+    returnTo: (row.return_to as string | null) ?? null,
+    failures: Number(row.failures),
+    expiresAt: new Date(row.expires_at as string),
+  };
+}
+
+/** The live request of a link token (unused, unexpired, fewer than `maxFailures` wrong codes), without consuming it. */
+export async function findLiveEmailSignInByToken(
+  db: DbOrTrx,
+  tokenHash: string,
+  now: Date,
+  maxFailures: number,
+): Promise<EmailSignInRow | undefined> {
+  const result = await db.raw(
+    `select ${LIVE_COLUMNS} from email_sign_in_requests r join users u on u.id = r.user_id
+      where r.token_hash = :tokenHash and r.used_at is null and r.expires_at > :now and r.failures < :maxFailures`,
+    { tokenHash, now, maxFailures },
+  );
+  const row = result.rows?.[0];
+  return row ? toRow(row) : undefined;
+}
+
+/** The live request of an address (the newest: a new request burns the older ones), without consuming it. */
+export async function findLiveEmailSignInByEmail(
+  db: DbOrTrx,
+  email: string,
+  now: Date,
+  maxFailures: number,
+): Promise<EmailSignInRow | undefined> {
+  const result = await db.raw(
+    `select ${LIVE_COLUMNS} from email_sign_in_requests r join users u on u.id = r.user_id
+      where u.email = :email and r.used_at is null and r.expires_at > :now and r.failures < :maxFailures
+      order by r.created_at desc limit 1`,
+    { email, now, maxFailures },
+  );
+  const row = result.rows?.[0];
+  return row ? toRow(row) : undefined;
+}
+
+/** Counts a wrong code atomically; returns the new count (0 when the request is no longer live). */
+export async function countEmailSignInFailure(db: DbOrTrx, id: string, now: Date): Promise<number> {
+  const rows = await db('email_sign_in_requests')
+    .where({ id })
+    .whereNull('used_at')
+    .where('expires_at', '>', now)
+    .increment('failures', 1)
+    .returning('failures');
+  return (rows[0] as { failures: number } | undefined)?.failures ?? 0;
+}
+
+/** Burns the request in ONE conditional UPDATE: of N concurrent uses of the link or the code exactly one wins. */
+export async function consumeEmailSignIn(db: DbOrTrx, id: string, now: Date, maxFailures: number): Promise<boolean> {
+  const rows = await db('email_sign_in_requests')
+    .where({ id })
+    .whereNull('used_at')
+    .where('expires_at', '>', now)
+    .where('failures', '<', maxFailures)
+    .update({ used_at: now })
+    .returning('id');
+  return rows.length === 1;
+}

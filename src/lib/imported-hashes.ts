@@ -1,0 +1,177 @@
+import { createCipheriv, pbkdf2, scrypt, timingSafeEqual } from 'node:crypto';
+import { promisify } from 'node:util';
+import { verify as argon2Verify } from '@node-rs/argon2';
+import { verify as bcryptVerify } from '@node-rs/bcrypt';
+
+/**
+ * Password hashes brought in from other systems (docs/passwords.md, "Moving users in"), verified in their own scheme at
+ * the next sign-in and then replaced by this server's bcrypt. Each stored value is self-describing:
+ *
+ * - bcrypt `$2a$` / `$2b$` / `$2y$` (Auth0, Devise, Laravel): `@node-rs/bcrypt`, the library of our own hashes;
+ * - argon2id / argon2i in PHC form `$argon2id$v=19$m=…,t=…,p=…$salt$hash`: `@node-rs/argon2` (the Rust argon2 crate);
+ * - scrypt in PHC form `$scrypt$ln=…,r=…,p=…$salt$hash`: `node:crypto` scrypt;
+ * - PBKDF2 as Django writes it `pbkdf2_sha256$iterations$salt$hash` (also `pbkdf2_sha1`), or in PHC form
+ *   `$pbkdf2-sha256$i=…$salt$hash` (also `-sha1`, `-sha512`; passlib's `$pbkdf2-sha256$29000$…` too): `node:crypto`;
+ * - Firebase's modified scrypt, stored as `$firebase-scrypt$ln=…,r=…$salt$separator$signer_key$hash` (standard base64
+ *   fields): scrypt of the password with salt + separator (N = 2^mem_cost, r = rounds, p = 1, 64 bytes), whose first
+ *   32 bytes are an AES-256-CTR key (zero IV) that encrypts the project's signer key; the result is the hash.
+ */
+export type ImportedScheme = 'bcrypt' | 'argon2' | 'scrypt' | 'pbkdf2' | 'firebase-scrypt';
+
+const scryptAsync = promisify(scrypt) as (password: string | Buffer, salt: Buffer, keylen: number, options: object) => Promise<Buffer>;
+const pbkdf2Async = promisify(pbkdf2);
+
+/** Upper bounds, so that an imported row cannot make a sign-in cost minutes or gigabytes. */
+export const LIMITS = { pbkdf2Iterations: 10_000_000, scryptLogN: 20, scryptR: 32, scryptP: 16, scryptMemoryBytes: 256 * 1024 * 1024 };
+
+/** PHC and passlib base64: standard or "adapted" (`.` for `+`), padding optional. */
+function b64(text: string): Buffer | undefined {
+  const normal = text.replace(/\./g, '+');
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(normal) || normal.length === 0) return undefined;
+  return Buffer.from(normal, 'base64');
+}
+
+const PBKDF2_DIGESTS: Record<string, { digest: string; length: number }> = {
+  sha1: { digest: 'sha1', length: 20 },
+  sha256: { digest: 'sha256', length: 32 },
+  sha512: { digest: 'sha512', length: 64 },
+};
+
+type Parsed =
+  | { scheme: 'bcrypt' }
+  | { scheme: 'argon2' }
+  | { scheme: 'scrypt'; logN: number; r: number; p: number; salt: Buffer; hash: Buffer }
+  | { scheme: 'pbkdf2'; digest: string; iterations: number; salt: Buffer; hash: Buffer }
+  | { scheme: 'firebase-scrypt'; logN: number; r: number; salt: Buffer; separator: Buffer; signerKey: Buffer; hash: Buffer };
+
+function intOf(text: string | undefined): number | undefined {
+  return text !== undefined && /^\d{1,9}$/.test(text) ? Number(text) : undefined;
+}
+
+/** `ln=14,r=8,p=1` → { ln: '14', r: '8', p: '1' } */
+function paramsOf(text: string): Record<string, string> {
+  return Object.fromEntries(text.split(',').map((kv) => kv.split('=') as [string, string]));
+}
+
+function parse(stored: string): Parsed | { problem: string } {
+  if (/^\$2[aby]\$\d\d\$[./A-Za-z0-9]{53}$/.test(stored)) return { scheme: 'bcrypt' };
+  if (/^\$argon2(id|i)\$v=\d+\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+$/.test(stored)) return { scheme: 'argon2' };
+  if (stored.startsWith('$argon2d$')) return { problem: 'argon2d is not supported (argon2id and argon2i are)' };
+  if (stored.startsWith('$scrypt$')) {
+    const [, , params = '', salt = '', hash = ''] = stored.split('$');
+    const p = paramsOf(params);
+    const logN = intOf(p.ln);
+    const r = intOf(p.r);
+    const par = intOf(p.p);
+    const saltBytes = b64(salt);
+    const hashBytes = b64(hash);
+    if (logN === undefined || r === undefined || par === undefined || !saltBytes || !hashBytes || hashBytes.length < 16)
+      return { problem: 'scrypt hashes look like $scrypt$ln=<log2 N>,r=<r>,p=<p>$<salt>$<hash> (base64)' };
+    if (logN < 1 || logN > LIMITS.scryptLogN || r < 1 || r > LIMITS.scryptR || par < 1 || par > LIMITS.scryptP)
+      return { problem: `scrypt parameters out of range (ln 1–${LIMITS.scryptLogN}, r 1–${LIMITS.scryptR}, p 1–${LIMITS.scryptP})` };
+    return { scheme: 'scrypt', logN, r, p: par, salt: saltBytes, hash: hashBytes };
+  }
+  const django = /^pbkdf2_(sha1|sha256)\$(\d{1,9})\$([^$]+)\$([A-Za-z0-9+/=]+)$/.exec(stored);
+  if (django) {
+    const hash = b64(django[4]!);
+    return pbkdf2Of(django[1]!, Number(django[2]), Buffer.from(django[3]!, 'utf8'), hash);
+  }
+  const phc = /^\$pbkdf2-(sha1|sha256|sha512)\$(?:i=)?(\d{1,9})(?:,l=\d+)?\$([A-Za-z0-9+/.=]+)\$([A-Za-z0-9+/.=]+)$/.exec(stored);
+  if (phc) return pbkdf2Of(phc[1]!, Number(phc[2]), b64(phc[3]!), b64(phc[4]!));
+  if (stored.startsWith('$firebase-scrypt$')) {
+    const [, , params = '', salt = '', separator = '', signerKey = '', hash = ''] = stored.split('$');
+    const p = paramsOf(params);
+    const logN = intOf(p.ln);
+    const r = intOf(p.r);
+    const fields = [b64(salt), Buffer.from(separator, 'base64'), b64(signerKey), b64(hash)] as const;
+    if (
+      logN === undefined ||
+      r === undefined ||
+      fields.some((f) => !f) ||
+      logN < 1 ||
+      logN > LIMITS.scryptLogN ||
+      r < 1 ||
+      r > LIMITS.scryptR
+    )
+      return { problem: 'not a Firebase scrypt hash' };
+    return { scheme: 'firebase-scrypt', logN, r, salt: fields[0]!, separator: fields[1], signerKey: fields[2]!, hash: fields[3]! };
+  }
+  return { problem: 'unknown hash format: bcrypt, argon2id/argon2i (PHC), scrypt (PHC), PBKDF2 (Django or PHC) or Firebase scrypt' };
+}
+
+function pbkdf2Of(name: string, iterations: number, salt: Buffer | undefined, hash: Buffer | undefined): Parsed | { problem: string } {
+  const digest = PBKDF2_DIGESTS[name]!;
+  if (!salt || !hash || hash.length < 16) return { problem: 'PBKDF2 hashes need a salt and a base64 hash' };
+  if (iterations < 1 || iterations > LIMITS.pbkdf2Iterations)
+    return { problem: `PBKDF2 iterations must be 1 to ${LIMITS.pbkdf2Iterations}` };
+  return { scheme: 'pbkdf2', digest: digest.digest, iterations, salt, hash };
+}
+
+/** Why a stored value is not a hash this server can verify, or undefined when it is one. */
+export function importedHashProblem(stored: string): string | undefined {
+  const parsed = parse(stored);
+  return 'problem' in parsed ? parsed.problem : undefined;
+}
+
+export function schemeOf(stored: string): ImportedScheme | undefined {
+  const parsed = parse(stored);
+  return 'problem' in parsed ? undefined : parsed.scheme;
+}
+
+/** A Firebase export row as the self-describing value stored for it (see the module comment). */
+export function firebaseScryptHash(input: {
+  passwordHash: string;
+  salt: string;
+  signerKey: string;
+  saltSeparator: string;
+  rounds: number;
+  memCost: number;
+}): string {
+  return `$firebase-scrypt$ln=${input.memCost},r=${input.rounds}$${input.salt}$${input.saltSeparator}$${input.signerKey}$${input.passwordHash}`;
+}
+
+function equal(a: Buffer, b: Buffer): boolean {
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** Verifies `password` against an imported hash in its own scheme (false for anything unparseable). */
+export async function verifyImportedHash(password: string, stored: string): Promise<boolean> {
+  const parsed = parse(stored);
+  if ('problem' in parsed) return false;
+  switch (parsed.scheme) {
+    case 'bcrypt':
+      return bcryptVerify(password, stored);
+    case 'argon2':
+      return argon2Verify(stored, password);
+    case 'scrypt': {
+      const N = 2 ** parsed.logN;
+      const derived = await scryptAsync(password, parsed.salt, parsed.hash.length, {
+        N,
+        r: parsed.r,
+        p: parsed.p,
+        maxmem: LIMITS.scryptMemoryBytes,
+      });
+      return equal(derived, parsed.hash);
+    }
+    case 'pbkdf2': {
+      const derived = await pbkdf2Async(password, parsed.salt, parsed.iterations, parsed.hash.length, parsed.digest);
+      return equal(derived, parsed.hash);
+    }
+    case 'firebase-scrypt': {
+      const key = await scryptAsync(password, Buffer.concat([parsed.salt, parsed.separator]), 64, {
+        N: 2 ** parsed.logN,
+        r: parsed.r,
+        p: 1,
+        maxmem: LIMITS.scryptMemoryBytes,
+      });
+      const cipher = createCipheriv('aes-256-ctr', key.subarray(0, 32), Buffer.alloc(16, 0));
+      const derived = Buffer.concat([cipher.update(parsed.signerKey), cipher.final()]);
+      return equal(derived, parsed.hash);
+    }
+  }
+}
+
+/** Whether a stored hash is this server's own (bcrypt `$2b$`): anything else is replaced at the next sign-in. */
+export function isOwnHash(stored: string): boolean {
+  return stored.startsWith('$2b$');
+}

@@ -1,0 +1,110 @@
+import type { Request, Response } from 'express';
+import { z } from 'zod';
+import type { Config } from '../../config';
+import { randomToken } from '../../lib/crypto';
+import * as emailSignIn from '../../services/email-sign-in.service';
+import { emailField, successBody } from '../common.schemas';
+import { declareRouter, reply, route } from '../route';
+import { requestMeta, signedIn } from '../shared';
+import type { RouteDeps } from '../types';
+import { authResult, mfaRequiredBody } from './auth.schemas';
+
+/** The cookie that tells the browser which asked for a sign-in email from any other (docs/passwords.md). */
+export const EMAIL_SIGN_IN_COOKIE = 'email_sign_in';
+const COOKIE_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+
+/** The requesting browser's secret: its cookie when it has a well-formed one, else a new one set now (10 minutes). */
+export function browserSecretFor(config: Readonly<Config>, req: Request, res: Response): string {
+  const existing: unknown = req.cookies?.[EMAIL_SIGN_IN_COOKIE];
+  const secret = typeof existing === 'string' && COOKIE_SHAPE.test(existing) ? existing : randomToken(32);
+  res.cookie(EMAIL_SIGN_IN_COOKIE, secret, {
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: config.cookieSecure,
+    path: '/',
+    maxAge: emailSignIn.EMAIL_SIGN_IN_TTL_SECONDS * 1000,
+  });
+  return secret;
+}
+
+/** The cookie of the browser that opens a link, if any. */
+export function browserSecretOf(req: Request): string | undefined {
+  const value: unknown = req.cookies?.[EMAIL_SIGN_IN_COOKIE];
+  return typeof value === 'string' && COOKIE_SHAPE.test(value) ? value : undefined;
+}
+
+export const emailSignInRequestBody = z
+  .object({ email: emailField, return_to: z.string().max(4096).optional() })
+  .transform((b) => ({ email: b.email, returnTo: b.return_to }));
+
+export const emailSignInVerifyBody = z.object({
+  email: emailField,
+  code: z.string({ error: 'code is required' }).trim().min(1, 'code is required').max(32, 'code is too long'),
+});
+
+/** Sign-in by email (setting `email_sign_in`): the request, and the code typed on a page or an app. */
+export function createEmailSignInRouter(deps: RouteDeps) {
+  const { ctx } = deps;
+  return declareRouter(
+    deps,
+    [
+      route(
+        {
+          method: 'post',
+          path: '/login/email',
+          summary: 'Email me a sign-in link and code',
+          description:
+            'Always 202 with the same body, whether or not the address has an account. An active account with a verified address ' +
+            'gets one mail (in the language of the request) with a single-use link and a 6-digit code, both valid 10 minutes; a new ' +
+            'request replaces the previous one. Sets the `email_sign_in` cookie: the link opened in this browser signs it in at once, ' +
+            'another browser gets a confirmation page first. 404 when the setting `email_sign_in` is off.',
+          auth: 'none',
+          originCheck: true,
+          noStore: true,
+          body: emailSignInRequestBody,
+          response: { status: 202, description: '{ success: true }', schema: successBody },
+          errors: [404],
+        },
+        async ({ body }, req, res) => {
+          emailSignIn.assertEmailSignInEnabled(ctx);
+          const browserSecret = browserSecretFor(ctx.config, req, res);
+          await emailSignIn.requestEmailSignIn(ctx, { ...body, browserSecret });
+          return reply(202, { success: true });
+        },
+      ),
+      route(
+        {
+          method: 'post',
+          path: '/login/email/verify',
+          summary: 'Sign in with the 6-digit code of a sign-in email',
+          description:
+            'Answers as POST /api/auth/login: tokens and cookies, or 401 mfa_required for an account with a second factor. A wrong ' +
+            'code is 401 invalid_credentials and counts on the address sign-in throttle (429 too_many_attempts); five wrong codes ' +
+            'end the request. The session amr is ["otp"] (plus the second factor).',
+          auth: 'none',
+          originCheck: true,
+          noStore: true,
+          body: emailSignInVerifyBody,
+          response: { description: 'Signed in', schema: authResult },
+          errors: [401, 404],
+          errorBodies: {
+            401: { description: 'invalid_credentials, or mfa_required with the mfa_token of the second step', schema: mfaRequiredBody },
+          },
+        },
+        async ({ body }, req, res) => {
+          const result = await emailSignIn.verifyEmailSignInCode(ctx, body, requestMeta(req));
+          if (result.mfaRequired) {
+            return reply(401, {
+              error: 'mfa_required',
+              message: 'A second factor is required to finish signing in',
+              mfa_token: result.mfaToken,
+              methods: result.methods,
+            });
+          }
+          return signedIn(ctx.config, res, result);
+        },
+      ),
+    ],
+    { tags: ['Auth'] },
+  );
+}

@@ -1,0 +1,79 @@
+import type { SignInApplication } from '../services/oauth/sign-in-context';
+import { renderLinkInvalidPage } from './email-link-pages';
+import { pageEnv } from './env';
+import { Actions, FormError, Hidden } from './kit';
+import { renderPage } from './layout';
+import { ContinueTo } from './login';
+
+/**
+ * After "Email me a sign-in link" (docs/passwords.md): where the 6-digit code of the mail is typed. It says the same for
+ * every address (whether it has an account is never told).
+ */
+export function renderEmailCodePage(options: {
+  csrf: string;
+  email: string;
+  returnTo?: string;
+  error?: string;
+  application?: SignInApplication;
+}): string {
+  const { t } = pageEnv();
+  const describedBy = options.error ? 'code-error' : undefined;
+  const again = `/login?${new URLSearchParams({ ...(options.returnTo ? { return_to: options.returnTo } : {}), login_hint: options.email })}`;
+  return renderPage(
+    { title: options.error ? `${t.common.error}: ${t.emailSignIn.codeTitle}` : t.emailSignIn.codeTitle },
+    <>
+      <h1>{t.emailSignIn.codeTitle}</h1>
+      <ContinueTo application={options.application} />
+      <p id="email-sent">{t.emailSignIn.codeIntro(options.email)}</p>
+      <FormError id="code-error" message={options.error} />
+      <form method="post" action="/login/email/code" novalidate>
+        <Hidden fields={{ csrf: options.csrf, return_to: options.returnTo ?? '', email: options.email }} />
+        <label for="code">{t.emailSignIn.code}</label>
+        <input
+          type="text"
+          id="code"
+          name="code"
+          inputmode="numeric"
+          pattern="[0-9]*"
+          maxlength={6}
+          autocomplete="one-time-code"
+          required
+          autofocus
+          aria-invalid={options.error ? 'true' : undefined}
+          aria-describedby={describedBy}
+        />
+        <Actions>
+          <button type="submit">{t.emailSignIn.submit}</button>
+        </Actions>
+      </form>
+      <p class="muted">
+        <a href={again}>{t.emailSignIn.sendAgain}</a>
+      </p>
+    </>,
+  );
+}
+
+/** A sign-in link opened in a browser other than the one that asked for it: a question before anyone is signed in. */
+export function renderEmailLinkConfirmPage(options: { csrf: string; token: string; email: string }): string {
+  const { t } = pageEnv();
+  return renderPage(
+    { title: t.emailSignIn.confirmTitle },
+    <>
+      <h1>{t.emailSignIn.confirmTitle}</h1>
+      <p>{t.emailSignIn.confirmIntro(options.email)}</p>
+      <p class="error" role="note">
+        {t.emailSignIn.confirmWarning}
+      </p>
+      <form method="post" action="/login/email/confirm">
+        <Hidden fields={{ csrf: options.csrf, token: options.token }} />
+        <Actions>
+          <button type="submit">{t.emailSignIn.confirmButton}</button>
+        </Actions>
+      </form>
+    </>,
+  );
+}
+
+export function renderEmailLinkInvalid(): string {
+  return renderLinkInvalidPage(pageEnv().t.emailSignIn.invalidHint);
+}
