@@ -1,12 +1,15 @@
 // Machine-to-machine: a backend service gets an RFC 9068 access token for another API with client_credentials
-// (openid-client). The client is confidential, lists the client_credentials grant and is allowed the API.
+// (openid-client). The client is confidential, lists the client_credentials grant and is allowed the API. It proves
+// itself with its secret, or, registered for private_key_jwt, with an assertion signed by its private key (a WebCrypto
+// CryptoKey, or { key, kid }) whose public half is in the client's jwks or jwks_uri.
 //
 //   CLIENT_ID=... CLIENT_SECRET=... node machine.mjs https://sso.example.com https://invoices.example.com/
 import * as client from 'openid-client';
 
-export async function serviceToken({ issuer, clientId, clientSecret, resource, scope, insecure = false }) {
+export async function serviceToken({ issuer, clientId, clientSecret, privateKey, resource, scope, insecure = false }) {
   const options = insecure ? { execute: [client.allowInsecureRequests] } : undefined;
-  const config = await client.discovery(new URL(issuer), clientId, clientSecret, undefined, options);
+  const clientAuth = privateKey ? client.PrivateKeyJwt(privateKey) : undefined;
+  const config = await client.discovery(new URL(issuer), clientId, clientSecret, clientAuth, options);
   // Reuse the token until shortly before `expires_in`: asking for one per request wastes both sides' time.
   return client.clientCredentialsGrant(config, { ...(resource ? { resource } : {}), ...(scope ? { scope } : {}) });
 }

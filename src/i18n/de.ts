@@ -939,8 +939,14 @@ export const de: Messages = {
       public: 'Öffentlich',
       selfRegistered: 'selbst registriert',
       metadataDocument: 'Metadatendokument',
-      typeFact: (type: string, isPublic: boolean) =>
-        `${type} (Authentifizierung am Token-Endpunkt: ${isPublic ? 'keine, PKCE' : 'Client-Secret'})`,
+      typeFact: (type: string, method: 'none' | 'secret' | 'keys') =>
+        `${type} (Authentifizierung am Token-Endpunkt: ${
+          method === 'none'
+            ? 'keine, PKCE'
+            : method === 'keys'
+              ? 'mit eigenem privatem Schlüssel signierte Assertion, private_key_jwt'
+              : 'Client-Secret'
+        })`,
       registered: 'Registriert',
       registeredDynamic: 'Dynamisch (RFC 7591), von keinem Administrator geprüft',
       registeredMetadata: 'Aus ihrem Client-ID-Metadatendokument (der client_id-URL), von keinem Administrator geprüft',
@@ -948,6 +954,17 @@ export const de: Messages = {
       kind: 'Art der Anwendung',
       kindConfidential: 'Vertraulich: eine serverseitige App, die ein Secret geheim halten kann',
       kindConfidentialHint: 'Web-Apps mit Backend, APIs, die andere APIs aufrufen (Client Credentials).',
+      kindKeys: 'Vertraulich: eine serverseitige App, die mit ihrem eigenen privaten Schlüssel signiert',
+      kindKeysHint:
+        'private_key_jwt: kein gemeinsames Secret. Die App weist sich mit einer kurzlebigen, mit ihrem privaten Schlüssel ' +
+        'signierten Assertion aus; ihre öffentlichen Schlüssel stehen unten, als JWK-Set oder als URL, unter der sie sie veröffentlicht.',
+      keysNoRotate:
+        'Diese Anwendung signiert mit ihrem privaten Schlüssel: Sie hat kein Secret zum Erneuern. Ersetzen Sie stattdessen ihre öffentlichen Schlüssel.',
+      jwks: 'Öffentliche Schlüssel (JWK-Set, JSON)',
+      jwksHint: 'Für private_key_jwt: zum Beispiel {"keys":[{"kty":"EC","crv":"P-256",…}]}. Dieses Feld oder die URL, nicht beides.',
+      jwksUri: 'URL der öffentlichen Schlüssel (jwks_uri)',
+      jwksUriHint:
+        'Für private_key_jwt: eine https-URL, unter der die App ihr JWK-Set veröffentlicht (von diesem Server geladen und zwischengespeichert).',
       kindPublic: 'Öffentlich: eine App, die kein Secret geheim halten kann',
       kindPublicHint:
         'Single-Page-, Mobil-, Desktop- und Kommandozeilen-Apps: kein Secret, nur PKCE. Die Art lässt sich später nicht ändern.',

@@ -908,8 +908,10 @@ export const en = {
       public: 'Public',
       selfRegistered: 'self-registered',
       metadataDocument: 'metadata document',
-      typeFact: (type: string, isPublic: boolean) =>
-        `${type} (token endpoint authentication: ${isPublic ? 'none, PKCE' : 'client secret'})`,
+      typeFact: (type: string, method: 'none' | 'secret' | 'keys') =>
+        `${type} (token endpoint authentication: ${
+          method === 'none' ? 'none, PKCE' : method === 'keys' ? 'assertion signed with its private key, private_key_jwt' : 'client secret'
+        })`,
       registered: 'Registered',
       registeredDynamic: 'Dynamically (RFC 7591), not reviewed by an administrator',
       registeredMetadata: 'From its Client ID Metadata Document (the client_id URL), not reviewed by an administrator',
@@ -917,6 +919,15 @@ export const en = {
       kind: 'Kind of application',
       kindConfidential: 'Confidential: a server-side app that keeps a secret',
       kindConfidentialHint: 'Web apps with a backend, APIs calling other APIs (client credentials).',
+      kindKeys: 'Confidential: a server-side app that signs with its own private key',
+      kindKeysHint:
+        'private_key_jwt: no shared secret. The app proves itself with a short-lived assertion signed by its private key; ' +
+        'give its public keys below, as a JWK Set or as the URL where it publishes them.',
+      keysNoRotate: 'This application signs with its private key: it has no secret to rotate. Replace its public keys instead.',
+      jwks: 'Public keys (JWK Set, JSON)',
+      jwksHint: 'For private_key_jwt: for example {"keys":[{"kty":"EC","crv":"P-256",…}]}. Fill in this or the URL, not both.',
+      jwksUri: 'Public keys URL (jwks_uri)',
+      jwksUriHint: 'For private_key_jwt: an https URL where the app publishes its JWK Set (fetched and cached by this server).',
       kindPublic: 'Public: an app that cannot keep a secret',
       kindPublicHint: 'Single-page, mobile, desktop and command-line apps: no secret, PKCE only. The kind cannot change later.',
       grantAuthorizationCode: 'Authorization code with PKCE (people sign in through a browser)',

@@ -8,6 +8,7 @@ import type { PasswordHasher } from '../lib/password';
 import type { Sealer } from '../lib/sealed';
 import type { EventBus } from './events';
 import type { Mailer } from './mailer.service';
+import type { ClientKeysFetcher } from './oauth/client-keys';
 import type { MetadataDocumentFetcher } from './oauth/registration/client-metadata.service';
 import type { LiveSettings } from './settings/live-settings';
 
@@ -30,6 +31,8 @@ export interface ServiceContext {
   sealer: Sealer;
   /** CONTRACT §13: fetches and caches Client ID Metadata Documents (one cache per process, bounded). */
   clientMetadata: MetadataDocumentFetcher;
+  /** Issue 34: fetches and caches the `jwks_uri` key sets of private_key_jwt clients (one cache per process, bounded). */
+  clientKeys: ClientKeysFetcher;
 }
 
 /** Where a request came from, recorded on the sessions it creates. */

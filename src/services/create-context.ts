@@ -12,6 +12,8 @@ import { createMetricsEventSink, NOT_AUDITED } from './event-sinks';
 import { createEventBus, createLogEventSink, type EventBus } from './events';
 import { createMailer, type Mailer } from './mailer.service';
 import { LiveSettings } from './settings/live-settings';
+import { createClientKeysFetcher, JWKS_MAX_BYTES, JWKS_TIMEOUT_MS, type ClientKeysFetcher } from './oauth/client-keys';
+import { webhookAddressRules, webhookOutboundPolicy } from './webhooks/webhook-policy';
 import { createMetadataDocumentFetcher, type MetadataDocumentFetcher } from './oauth/registration/client-metadata.service';
 
 /** Builds the process-wide dependencies from config; tests override any of them. */
@@ -25,6 +27,7 @@ export function createServiceContext(
     mailer: Mailer;
     events: EventBus;
     clientMetadata: MetadataDocumentFetcher;
+    clientKeys: ClientKeysFetcher;
   }> = {},
 ): ServiceContext {
   const logger = overrides.logger ?? createLogger(config.logLevel, { pretty: !config.isProduction && config.nodeEnv !== 'test' });
@@ -67,6 +70,18 @@ export function createServiceContext(
     events,
     sealer: createSealer(config.keysSecret),
     clientMetadata: overrides.clientMetadata ?? createMetadataDocumentFetcher({ clock, allowedHosts: config.cimdAllowedHosts }),
+    // Issue 34: a client's jwks_uri under the webhooks' address rules (read per fetch), or a host of CIMD_ALLOWED_HOSTS.
+    clientKeys:
+      overrides.clientKeys ??
+      createClientKeysFetcher({
+        clock,
+        policyFor: (uri) =>
+          webhookOutboundPolicy(webhookAddressRules({ config, settings }), uri, {
+            allowedHosts: new Set(config.cimdAllowedHosts),
+            timeoutMs: JWKS_TIMEOUT_MS,
+            maxBytes: JWKS_MAX_BYTES,
+          }),
+      }),
   };
 }
 

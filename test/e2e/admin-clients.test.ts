@@ -28,6 +28,8 @@ const CLIENT_FIELDS = [
   'created_at',
   'grant_types',
   'is_active',
+  'jwks',
+  'jwks_uri',
   'name',
   'post_logout_redirect_uris',
   'redirect_uris',

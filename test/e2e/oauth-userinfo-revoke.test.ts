@@ -164,13 +164,19 @@ describe('discovery', () => {
     device_authorization_endpoint: 'http://sso.test/api/oauth/device_authorization',
     response_types_supported: ['code'],
     grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:device_code'],
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
     code_challenge_methods_supported: ['S256'],
     scopes_supported: ['openid', 'profile', 'email', 'read', 'write', 'admin', 'offline_access'],
     claims_supported: ['sub', 'name', 'email', 'email_verified', 'updated_at'],
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: ['RS256', 'ES256'],
     authorization_response_iss_parameter_supported: true,
+    // Issue 34: client authentication at every endpoint that authenticates clients, with the assertion algorithms.
+    token_endpoint_auth_signing_alg_values_supported: ['RS256', 'PS256', 'ES256', 'EdDSA', 'Ed25519'],
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
+    revocation_endpoint_auth_signing_alg_values_supported: ['RS256', 'PS256', 'ES256', 'EdDSA', 'Ed25519'],
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+    introspection_endpoint_auth_signing_alg_values_supported: ['RS256', 'PS256', 'ES256', 'EdDSA', 'Ed25519'],
   };
   test.each(['/api/oauth/.well-known/oauth-authorization-server', '/.well-known/oauth-authorization-server'])(
     '%s has every constant of spec §2.10',

@@ -43,7 +43,7 @@ describe('discovery', () => {
           'client_credentials',
           'urn:ietf:params:oauth:grant-type:device_code',
         ],
-        token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+        token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
       });
       expect(res.body.claims_supported).toEqual(
         expect.arrayContaining(['sub', 'auth_time', 'nonce', 'at_hash', 'amr', 'sid', 'given_name']),

@@ -6,6 +6,7 @@ import knexFactory, { type Knex } from 'knex';
 import { createApp } from '../../src/app';
 import { loadConfig, type Config } from '../../src/config';
 import { createDb } from '../../src/db';
+import type { ClientKeysFetcher } from '../../src/services/oauth/client-keys';
 import { ManualClock } from '../../src/lib/clock';
 import { createLogger, type Logger } from '../../src/lib/logger';
 import type { ServiceContext } from '../../src/services/context';
@@ -90,6 +91,8 @@ export async function createTestApp(
     logger?: Logger;
     /** CONTRACT §13: the metadata-document fetcher to use (tests give it their CA and resolver). */
     clientMetadata?: (config: Readonly<Config>, clock: ManualClock) => MetadataDocumentFetcher;
+    /** Issue 34: the jwks_uri fetcher to use (tests give it their CA or stricter address rules). */
+    clientKeys?: (config: Readonly<Config>, clock: ManualClock) => ClientKeysFetcher;
   } = {},
 ): Promise<TestApp> {
   const database = await createTestDatabase();
@@ -109,6 +112,7 @@ export async function createTestApp(
     logger,
     ...(options.mailer === 'smtp' ? {} : { mailer: createCapturingMailer(mails) }),
     ...(options.clientMetadata ? { clientMetadata: options.clientMetadata(config, clock) } : {}),
+    ...(options.clientKeys ? { clientKeys: options.clientKeys(config, clock) } : {}),
   });
   const app = createApp({ ctx, rateLimit: options.rateLimit });
   return {

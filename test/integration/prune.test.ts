@@ -128,7 +128,14 @@ describe('pruneExpired', () => {
       { session_id: busySession, failures: 2, window_start: addSeconds(now, -30) },
     ]);
 
+    // Issue 34: spent assertion / proof identifiers, one past the time it could be accepted again.
+    await t.db('oauth_used_jtis').insert([
+      { key: 'live-jti', expires_at: addSeconds(now, 60) },
+      { key: 'old-jti', expires_at: addSeconds(now, -1) },
+    ]);
+
     const counts = await pruneExpired(t.ctx);
+    expect(await ids('oauth_used_jtis', 'key')).toEqual(['live-jti']);
     expect(await ids('oauth_device_codes', 'device_code_hash')).toEqual([liveDevice.device_code_hash]);
     expect(await ids('device_code_failures', 'session_id')).toEqual([busySession]);
     expect(counts).toEqual({
@@ -144,6 +151,8 @@ describe('pruneExpired', () => {
       idp_flows: 0,
       idp_pending_links: 0,
       oauth_device_codes: 1,
+      oauth_used_jtis: 1,
+      email_sign_in_requests: 0,
       device_code_failures: 1,
       registration_tokens: 0,
       saml_requests: 0,

@@ -53,10 +53,12 @@ describe('the document', () => {
       'redirect_uris: redirect URI must use https (or http on localhost / 127.0.0.1 / [::1])',
     ],
     [
-      'confidential',
-      { ...base, token_endpoint_auth_method: 'private_key_jwt' },
-      'token_endpoint_auth_method must be none (a metadata document client is public)',
+      'a secret method',
+      { ...base, token_endpoint_auth_method: 'client_secret_basic' },
+      'token_endpoint_auth_method must be none or private_key_jwt (a metadata document carries no secret)',
     ],
+    // Issue 34: private_key_jwt is allowed, with the jwks_uri its keys are at.
+    ['private_key_jwt without keys', { ...base, token_endpoint_auth_method: 'private_key_jwt' }, 'private_key_jwt needs a jwks_uri'],
     ['a secret', { ...base, client_secret: 'x' }, 'a metadata document must not carry a client secret'],
     [
       'client_credentials',

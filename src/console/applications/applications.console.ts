@@ -27,11 +27,26 @@ const clientForm = z.object({
   allowed_origins: text(10_000),
   scopes: list(),
   allowed_resources: list(),
+  // Issue 34: a private_key_jwt application's keys (a JWK Set as JSON) or their URL.
+  jwks: text(50_000),
+  jwks_uri: text(2048),
 });
 type ClientForm = z.output<typeof clientForm>;
 
+/** Issue 34: the JWK Set field as JSON (text that is not JSON is handed on as it is: the API's schema refuses it). */
+const jwksOf = (value: string): unknown => {
+  if (!value.trim()) return undefined;
+  try {
+    return JSON.parse(value) as unknown;
+  } catch {
+    return value;
+  }
+};
+
 /** The form's fields as the API body, checked by the API's own schema (createClientBody / updateClientBody). */
 const asBody = (f: ClientForm) => ({
+  jwks: jwksOf(f.jwks),
+  jwks_uri: f.jwks_uri.trim() || undefined,
   name: f.name,
   grant_types: f.grant_types,
   redirect_uris: lines(f.redirect_uris),
@@ -51,7 +66,16 @@ const valuesOf = (c?: OAuthClient): views.ApplicationValues => ({
   allowed_origins: c && !c.allowed_origins_default ? c.allowed_origins.join('\n') : '',
   scopes: c?.scopes ?? [...DEFAULT_CLIENT_SCOPES],
   allowed_resources: c?.allowed_resources ?? [],
+  jwks: c?.jwks ? JSON.stringify(c.jwks, null, 2) : '',
+  jwks_uri: c?.jwks_uri ?? '',
 });
+
+/**
+ * The kind radios: confidential (a secret), private_key_jwt (keys, issue 34) or public; the API body says
+ * `type` and `token_endpoint_auth_method`.
+ */
+const kindOf = (kind: string) =>
+  kind === 'private_key_jwt' ? { type: 'confidential', token_endpoint_auth_method: 'private_key_jwt' } : { type: kind || undefined };
 
 const x = () => pageEnv().t.console.applications;
 const detail = (clientId: string) => `/admin/applications/${encodeURIComponent(clientId)}`;
@@ -98,7 +122,7 @@ export function createConsoleApplicationsRouter(deps: RouteDeps) {
     consoleAction(api.create, {
       path: '/applications',
       form: clientForm,
-      input: (f) => ({ ...asBody(f), type: f.type || undefined }),
+      input: (f) => ({ ...asBody(f), ...kindOf(f.type) }),
       field: 'redirect_uris',
       invalid: ({ values, errors }, a) => form(a, { values: { ...values, type: values.type || 'confidential' }, errors }),
       // The secret is shown in this answer only (no-store, not a redirect target, never in a URL or cookie).
@@ -125,7 +149,13 @@ export function createConsoleApplicationsRouter(deps: RouteDeps) {
       }),
       before: async ({ call, params }) => {
         const { client } = await call(api.get, { params });
-        const refused = !client.is_active ? x().rotateDeactivated : client.type === 'public' ? x().publicNoRotate : undefined;
+        const refused = !client.is_active
+          ? x().rotateDeactivated
+          : client.type === 'public'
+            ? x().publicNoRotate
+            : client.token_endpoint_auth_method === 'private_key_jwt'
+              ? x().keysNoRotate
+              : undefined;
         return refused ? new Redirect(detail(params.clientId), { kind: 'error', message: refused }) : undefined;
       },
       back: (p) => detail(p.clientId),

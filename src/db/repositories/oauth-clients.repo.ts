@@ -11,6 +11,15 @@ function toRegistration(value: string | null | undefined): ClientRegistration {
   return value === 'dynamic' || value === 'metadata_document' ? value : 'admin';
 }
 
+/** RFC 7591 §2 token_endpoint_auth_method of a stored client. */
+export type TokenEndpointAuthMethod = 'client_secret_basic' | 'none' | 'private_key_jwt';
+
+/** RFC 7517 JWK Set of public keys. */
+export interface JsonWebKeySet {
+  keys: Array<Record<string, unknown>>;
+  [member: string]: unknown;
+}
+
 export interface OAuthClientRow {
   clientId: string;
   name: string;
@@ -37,6 +46,16 @@ export interface OAuthClientRow {
   /** RFC 7591 §2 metadata of dynamic clients (https only). */
   clientUri: string | null;
   logoUri: string | null;
+  /**
+   * RFC 7591 §2 (issue 34): how the client authenticates. client_secret_basic (a confidential client's secret, also
+   * accepted in the body), none (a public client) or private_key_jwt (an assertion signed with a key of `jwks` or
+   * `jwksUri`; such a client has no secret).
+   */
+  tokenEndpointAuthMethod: TokenEndpointAuthMethod;
+  /** RFC 7591 §2: the client's public keys, inline (private_key_jwt). */
+  jwks: JsonWebKeySet | null;
+  /** RFC 7591 §2: where the client publishes its public keys (private_key_jwt), fetched under the outbound rules. */
+  jwksUri: string | null;
   /** Last time a token was issued to the client (refreshed at most daily); the prune job reads it for dynamic clients. */
   lastUsedAt: Date | null;
   createdAt: Date;
@@ -61,6 +80,9 @@ interface OAuthClientRecord {
   registration_mode?: 'token' | 'open' | null;
   client_uri: string | null;
   logo_uri: string | null;
+  token_endpoint_auth_method?: string | null;
+  jwks?: JsonWebKeySet | string | null;
+  jwks_uri?: string | null;
   last_used_at: Date | null;
   created_at: Date;
   updated_at: Date;
@@ -88,6 +110,10 @@ function toClientRow(r: OAuthClientRecord): OAuthClientRow {
     registrationAccessTokenHash: r.registration_access_token_hash,
     clientUri: r.client_uri,
     logoUri: r.logo_uri,
+    tokenEndpointAuthMethod:
+      r.token_endpoint_auth_method === 'private_key_jwt' ? 'private_key_jwt' : r.type === 'public' ? 'none' : 'client_secret_basic',
+    jwks: typeof r.jwks === 'string' ? (JSON.parse(r.jwks) as JsonWebKeySet) : (r.jwks ?? null),
+    jwksUri: r.jwks_uri ?? null,
     lastUsedAt: r.last_used_at ? new Date(r.last_used_at) : null,
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
@@ -116,6 +142,8 @@ export async function insertClient(
     registrationMode?: 'token' | 'open';
     clientUri?: string | null;
     logoUri?: string | null;
+    /** Issue 34: private_key_jwt with exactly one of jwks and jwksUri (the caller checked). */
+    privateKeyJwt?: { jwks: JsonWebKeySet | null; jwksUri: string | null };
     now: Date;
   },
 ): Promise<OAuthClientRow> {
@@ -140,6 +168,9 @@ export async function insertClient(
       registration_mode: c.registrationMode ?? null,
       client_uri: c.clientUri ?? null,
       logo_uri: c.logoUri ?? null,
+      token_endpoint_auth_method: c.privateKeyJwt ? 'private_key_jwt' : null,
+      jwks: c.privateKeyJwt?.jwks ? JSON.stringify(c.privateKeyJwt.jwks) : null,
+      jwks_uri: c.privateKeyJwt?.jwksUri ?? null,
       created_at: c.now,
       updated_at: c.now,
     })
@@ -154,9 +185,10 @@ export async function insertClient(
 export async function findClientById(db: DbOrTrx, clientId: string): Promise<OAuthClientRow | undefined> {
   const [row] = await preparedRows(
     db,
-    'sso_find_client_7',
+    'sso_find_client_8',
     `select client_id, name, secret_hash, type, grant_types, allowed_resources, redirect_uris, scopes, post_logout_redirect_uris,
-            allowed_origins, cors_origins, is_active, registration, registration_access_token_hash, client_uri, logo_uri, last_used_at, created_at, updated_at
+            allowed_origins, cors_origins, is_active, registration, registration_access_token_hash, client_uri, logo_uri,
+            token_endpoint_auth_method, jwks, jwks_uri, last_used_at, created_at, updated_at
        from oauth_clients where client_id = $1`,
     [clientId],
   );
@@ -209,6 +241,8 @@ export async function updateClient(
     allowedResources: readonly string[];
     clientUri: string | null;
     logoUri: string | null;
+    /** Issue 34: the keys of a private_key_jwt client (exactly one of the two is set). */
+    keys: { jwks: JsonWebKeySet | null; jwksUri: string | null };
   }>,
   now: Date,
 ): Promise<OAuthClientRow | undefined> {
@@ -223,6 +257,10 @@ export async function updateClient(
   if (patch.allowedResources !== undefined) record.allowed_resources = JSON.stringify(patch.allowedResources);
   if (patch.clientUri !== undefined) record.client_uri = patch.clientUri;
   if (patch.logoUri !== undefined) record.logo_uri = patch.logoUri;
+  if (patch.keys !== undefined) {
+    record.jwks = patch.keys.jwks ? JSON.stringify(patch.keys.jwks) : null;
+    record.jwks_uri = patch.keys.jwksUri;
+  }
   if (patch.allowedOrigins !== undefined) {
     record.allowed_origins = patch.allowedOrigins === null ? null : JSON.stringify(patch.allowedOrigins);
   }
@@ -259,30 +297,37 @@ export async function upsertMetadataDocumentClient(
     scopes: string[];
     allowedResources: string[];
     grantTypes: string[];
+    /** Issue 34: set when the document declares private_key_jwt (the client is then confidential). */
+    jwksUri: string | null;
     now: Date;
   },
 ): Promise<{ row: OAuthClientRow; created: boolean; changed: boolean }> {
   const result = await db.raw(
     `insert into oauth_clients as c
             (client_id, name, secret_hash, type, grant_types, allowed_resources, redirect_uris, cors_origins, scopes,
-             post_logout_redirect_uris, is_active, registration, created_at, updated_at)
-     values (?, ?, null, 'public', ?::jsonb, ?::jsonb, ?::jsonb, ?::jsonb, ?::jsonb, '[]'::jsonb, true, 'metadata_document', ?, ?)
+             post_logout_redirect_uris, is_active, registration, token_endpoint_auth_method, jwks_uri, created_at, updated_at)
+     values (?, ?, null, ?, ?::jsonb, ?::jsonb, ?::jsonb, ?::jsonb, ?::jsonb, '[]'::jsonb, true, 'metadata_document', ?, ?, ?, ?)
      on conflict (client_id) do update
         set name = excluded.name, grant_types = excluded.grant_types, allowed_resources = excluded.allowed_resources,
             redirect_uris = excluded.redirect_uris, cors_origins = excluded.cors_origins, scopes = excluded.scopes,
+            type = excluded.type, token_endpoint_auth_method = excluded.token_endpoint_auth_method, jwks_uri = excluded.jwks_uri,
             updated_at = excluded.updated_at
       where c.registration = 'metadata_document'
-        and (c.name, c.grant_types, c.allowed_resources, c.redirect_uris, c.scopes)
-            is distinct from (excluded.name, excluded.grant_types, excluded.allowed_resources, excluded.redirect_uris, excluded.scopes)
+        and (c.name, c.grant_types, c.allowed_resources, c.redirect_uris, c.scopes, c.type, c.token_endpoint_auth_method, c.jwks_uri)
+            is distinct from (excluded.name, excluded.grant_types, excluded.allowed_resources, excluded.redirect_uris, excluded.scopes,
+                              excluded.type, excluded.token_endpoint_auth_method, excluded.jwks_uri)
      returning *, (xmax = 0) as inserted`,
     [
       c.clientId,
       c.name,
+      c.jwksUri ? 'confidential' : 'public',
       JSON.stringify(c.grantTypes),
       JSON.stringify(c.allowedResources),
       JSON.stringify(c.redirectUris),
-      JSON.stringify(corsOriginsOf({ type: 'public', redirectUris: c.redirectUris, allowedOrigins: null })),
+      JSON.stringify(corsOriginsOf({ type: c.jwksUri ? 'confidential' : 'public', redirectUris: c.redirectUris, allowedOrigins: null })),
       JSON.stringify(c.scopes),
+      c.jwksUri ? 'private_key_jwt' : null,
+      c.jwksUri,
       c.now,
       c.now,
     ],

@@ -1,7 +1,6 @@
 import type { ApiResourceRow } from '../../db/repositories/api-resources.repo';
 import type { OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
 import type { RegistrationTokenRow } from '../../db/repositories/registration-tokens.repo';
-import { tokenEndpointAuthMethod } from '../../services/oauth/client-policy';
 import type { AdminSummary } from '../../services/admin.service';
 
 /** OAuth client (CONTRACT §6). Listed field by field: the secret hash can never appear (spec §2.6). */
@@ -15,7 +14,10 @@ export function presentClient(client: OAuthClientRow) {
     is_active: client.isActive,
     // CONTRACT §12's fields, on every client (one shape whatever the kind; the spec's fields are all still there).
     type: client.type,
-    token_endpoint_auth_method: tokenEndpointAuthMethod(client.type),
+    token_endpoint_auth_method: client.tokenEndpointAuthMethod,
+    // Issue 34: the public keys of a private_key_jwt client (one of the two), null otherwise.
+    jwks: client.jwks,
+    jwks_uri: client.jwksUri,
     grant_types: client.grantTypes,
     allowed_resources: client.allowedResources,
     allowed_origins: client.corsOrigins,

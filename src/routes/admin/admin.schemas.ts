@@ -2,9 +2,13 @@ import { z } from 'zod';
 import { checkRedirectUri } from '../../lib/redirect-uri';
 import { SUPPORTED_SCOPES } from '../../services/oauth/client-secrets';
 import { CLIENT_TYPES, DEFAULT_GRANT_TYPES, GRANT_TYPES } from '../../services/oauth/client-policy';
+import { checkJwks } from '../../services/oauth/client-keys';
 import { isResourceIdentifier } from '../../services/oauth/resources.service';
 import { webOrigins } from '../../services/settings/declarations';
 import { nameField, timestampField, timestampFields } from '../common.schemas';
+
+/** Issue 34: how an admin-registered client authenticates (client_secret_post is accepted from every secret client). */
+export const CLIENT_AUTH_METHODS = ['client_secret_basic', 'private_key_jwt', 'none'] as const;
 
 export const clientIdParams = z.object({
   // A Client ID Metadata Document client's id is its URL (CONTRACT §13), percent-encoded in the path.
@@ -60,6 +64,13 @@ const postLogoutRedirectUrisField = z
   .max(20, 'at most 20 post-logout redirect URIs')
   .transform((uris) => [...new Set(uris)]);
 
+/** Issue 34: a private_key_jwt client's public keys (RFC 7517), judged by client-keys.ts. */
+const jwksField = z.unknown().superRefine((value, ctx) => {
+  const verdict = checkJwks(value);
+  if (!verdict.ok) ctx.addIssue({ code: 'custom', message: verdict.reason });
+});
+const jwksUriField = z.string({ error: 'jwks_uri must be a string' }).max(2048, 'jwks_uri is too long');
+
 const clientFields = {
   name: nameField('name'),
   redirect_uri: redirectUriField.optional(),
@@ -69,6 +80,8 @@ const clientFields = {
   is_active: z.boolean({ error: 'is_active must be a boolean' }).optional(),
   grant_types: grantTypesField.optional(),
   allowed_resources: allowedResourcesField.optional(),
+  jwks: jwksField.optional(),
+  jwks_uri: jwksUriField.optional(),
   // Browser origins answered CORS at the token, revocation, userinfo, device-authorization and PAR endpoints;
   // null (or never set): the default, the origins of a public client's redirect URIs.
   allowed_origins: webOrigins.nullable().optional(),
@@ -84,7 +97,25 @@ function mergeRedirectUris(b: { redirect_uri?: string; redirect_uris?: string[] 
 export const DEFAULT_CLIENT_SCOPES = ['openid', 'profile', 'email'];
 
 export const createClientBody = z
-  .object({ ...clientFields, type: z.enum(CLIENT_TYPES, { error: 'type must be confidential or public' }).optional() })
+  .object({
+    ...clientFields,
+    type: z.enum(CLIENT_TYPES, { error: 'type must be confidential or public' }).optional(),
+    token_endpoint_auth_method: z
+      .enum(CLIENT_AUTH_METHODS, { error: `token_endpoint_auth_method must be one of: ${CLIENT_AUTH_METHODS.join(', ')}` })
+      .optional(),
+  })
+  .refine((b) => !(b.token_endpoint_auth_method === 'none' && b.type === 'confidential'), {
+    message: 'none is for public clients',
+    path: ['token_endpoint_auth_method'],
+  })
+  .refine((b) => !(b.token_endpoint_auth_method && b.token_endpoint_auth_method !== 'none' && b.type === 'public'), {
+    message: 'a public client authenticates with none',
+    path: ['token_endpoint_auth_method'],
+  })
+  .refine((b) => b.token_endpoint_auth_method === 'private_key_jwt' || (b.jwks === undefined && b.jwks_uri === undefined), {
+    message: 'jwks and jwks_uri are for private_key_jwt clients',
+    path: ['token_endpoint_auth_method'],
+  })
   // Spec §4.6: a client is created with its redirect URI(s); only a client without the code grant may have none.
   .refine(
     (b) =>
@@ -98,7 +129,8 @@ export const createClientBody = z
   )
   .transform((b) => ({
     name: b.name,
-    type: b.type ?? 'confidential',
+    type: b.type ?? (b.token_endpoint_auth_method === 'none' ? ('public' as const) : ('confidential' as const)),
+    privateKeyJwt: b.token_endpoint_auth_method === 'private_key_jwt' ? { jwks: b.jwks, jwksUri: b.jwks_uri } : undefined,
     grantTypes: b.grant_types ?? [...DEFAULT_GRANT_TYPES],
     allowedResources: b.allowed_resources ?? [],
     redirectUris: mergeRedirectUris(b) ?? [],
@@ -119,6 +151,7 @@ export const updateClientBody = z
     isActive: b.is_active,
     grantTypes: b.grant_types,
     allowedResources: b.allowed_resources,
+    keys: b.jwks !== undefined || b.jwks_uri !== undefined ? { jwks: b.jwks, jwksUri: b.jwks_uri } : undefined,
     allowedOrigins: b.allowed_origins,
   }));
 
@@ -133,7 +166,14 @@ export const clientBody = z
     is_active: z.boolean(),
     // CONTRACT §12, on every client.
     type: z.enum(CLIENT_TYPES).meta({ description: "confidential (the spec's clients: a secret) or public (no secret)" }),
-    token_endpoint_auth_method: z.enum(['client_secret_basic', 'none']).meta({ description: 'none for public clients' }),
+    token_endpoint_auth_method: z.enum(['client_secret_basic', 'private_key_jwt', 'none']).meta({
+      description: 'none for public clients; private_key_jwt for confidential clients that sign assertions with a key of jwks or jwks_uri',
+    }),
+    jwks: z
+      .looseObject({ keys: z.array(z.looseObject({})) })
+      .nullable()
+      .meta({ description: 'private_key_jwt: the public keys (RFC 7517 JWK Set), or null' }),
+    jwks_uri: z.string().nullable().meta({ description: 'private_key_jwt: where the client publishes its JWK Set, or null' }),
     grant_types: z.array(z.string()).meta({ description: 'grants the client may use (default authorization_code, refresh_token)' }),
     allowed_resources: z.array(z.string()).meta({ description: 'RFC 8707 identifiers of the APIs the client may ask tokens for' }),
     allowed_origins: z.array(z.string()).meta({

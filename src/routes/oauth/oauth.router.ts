@@ -3,7 +3,7 @@ import type { Request } from 'express';
 import { OAuthError } from '../../errors';
 import { bearerTokenOf, resolvePrincipal } from '../../middleware/authenticate';
 import { startAuthorization } from '../../services/oauth/authorize.service';
-import { authenticateClient } from '../../services/oauth/client-auth.service';
+import { authenticateClient, type ClientCredentialsInput } from '../../services/oauth/client-auth.service';
 import type { ClientEndpoint } from '../../services/oauth/client-policy';
 import { startDeviceAuthorization } from '../../services/oauth/device.service';
 import { approveAuthorization, denyAuthorization, getConsentInfo } from '../../services/oauth/consent.service';
@@ -152,8 +152,11 @@ export function createOAuthRouter(deps: RouteDeps) {
 export function createOAuthProtocolRouter(deps: RouteDeps) {
   const { ctx } = deps;
 
-  /** client_secret_basic or client_secret_post (RFC 6749 §2.3.1), shared by the token and revocation endpoints. */
-  const authenticatedClient = (req: Request, body: { clientId?: unknown; clientSecret?: unknown }, options: { endpoint: ClientEndpoint }) =>
+  /**
+   * client_secret_basic, client_secret_post (RFC 6749 §2.3.1) or private_key_jwt (RFC 7523), shared by the token,
+   * revocation, device authorization and PAR endpoints.
+   */
+  const authenticatedClient = (req: Request, body: ClientCredentialsInput, options: { endpoint: ClientEndpoint }) =>
     authenticateClient(ctx, { authorization: req.headers.authorization, ...body }, options);
 
   const userinfo = (method: HttpMethod, summary: string, description: string) =>

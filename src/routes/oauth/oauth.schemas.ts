@@ -6,8 +6,26 @@ const param = (name: string, max = 4096) =>
     .max(max, `${name} is too long`)
     .optional();
 
-/** Client credentials in the body (client_secret_post); their shape is judged by client authentication. */
-const clientCredentials = { client_id: z.unknown().optional(), client_secret: z.unknown().optional() };
+/**
+ * Client credentials in the body (client_secret_post, or private_key_jwt's assertion, RFC 7523 §2.2); their shape is
+ * judged by client authentication.
+ */
+const clientCredentials = {
+  client_id: z.unknown().optional().meta({ type: 'string' }),
+  client_secret: z.unknown().optional().meta({ type: 'string', description: 'client_secret_post' }),
+  client_assertion: z.unknown().optional().meta({ type: 'string', description: 'private_key_jwt: the signed assertion (RFC 7523)' }),
+  client_assertion_type: z
+    .unknown()
+    .optional()
+    .meta({ type: 'string', description: 'private_key_jwt: urn:ietf:params:oauth:client-assertion-type:jwt-bearer' }),
+};
+type ClientCredentialFields = { client_id?: unknown; client_secret?: unknown; client_assertion?: unknown; client_assertion_type?: unknown };
+const clientOf = (p: ClientCredentialFields) => ({
+  clientId: p.client_id,
+  clientSecret: p.client_secret,
+  clientAssertion: p.client_assertion,
+  clientAssertionType: p.client_assertion_type,
+});
 
 /** Token endpoint parameters (RFC 6749 §4.1.3, §6), form-urlencoded or JSON. */
 export const tokenParams = z
@@ -24,7 +42,7 @@ export const tokenParams = z
     ...clientCredentials,
   })
   .transform((p) => ({
-    client: { clientId: p.client_id, clientSecret: p.client_secret },
+    client: clientOf(p),
     request: {
       grantType: p.grant_type,
       code: p.code,
@@ -44,7 +62,7 @@ export const deviceAuthorizationParams = z
     resource: param('resource', 2048).meta({ description: 'RFC 8707: the registered API the access token is for' }),
     ...clientCredentials,
   })
-  .transform((p) => ({ client: { clientId: p.client_id, clientSecret: p.client_secret }, scope: p.scope, resource: p.resource }));
+  .transform((p) => ({ client: clientOf(p), scope: p.scope, resource: p.resource }));
 
 /** RFC 8628 §3.2. */
 export const deviceAuthorizationBody = z
@@ -62,7 +80,7 @@ export const deviceAuthorizationBody = z
 export const revokeParams = z
   .object({ token: param('token', 8192), token_type_hint: param('token_type_hint', 100), ...clientCredentials })
   .transform((p) => ({
-    client: { clientId: p.client_id, clientSecret: p.client_secret },
+    client: clientOf(p),
     token: p.token,
     tokenTypeHint: p.token_type_hint,
   }));

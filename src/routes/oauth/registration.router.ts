@@ -7,7 +7,6 @@ import {
   registrationOff,
   updateRegistration,
 } from '../../services/oauth/registration/registration.service';
-import { tokenEndpointAuthMethod } from '../../services/oauth/client-policy';
 import { formatScope } from '../../services/oauth/scopes';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
@@ -26,14 +25,18 @@ function presentClientInformation(baseUrl: string, registered: RegisteredClient)
     client_id: client.clientId,
     client_id_issued_at: Math.floor(client.createdAt.getTime() / 1000),
     ...(registered.clientSecret !== undefined ? { client_secret: registered.clientSecret } : {}),
-    ...(client.type === 'confidential' ? { client_secret_expires_at: 0 as const } : {}),
+    ...(registered.clientSecret !== undefined || client.tokenEndpointAuthMethod === 'client_secret_basic'
+      ? { client_secret_expires_at: 0 as const }
+      : {}),
     registration_access_token: registered.registrationAccessToken,
     registration_client_uri: `${baseUrl}/api/oauth/register/${encodeURIComponent(client.clientId)}`,
     client_name: client.name,
     redirect_uris: client.redirectUris,
     grant_types: client.grantTypes,
     response_types: client.grantTypes.includes('authorization_code') ? ['code'] : [],
-    token_endpoint_auth_method: tokenEndpointAuthMethod(client.type),
+    token_endpoint_auth_method: client.tokenEndpointAuthMethod,
+    ...(client.jwks ? { jwks: client.jwks } : {}),
+    ...(client.jwksUri ? { jwks_uri: client.jwksUri } : {}),
     scope: formatScope(client.scopes),
     ...(client.clientUri ? { client_uri: client.clientUri } : {}),
     ...(client.logoUri ? { logo_uri: client.logoUri } : {}),

@@ -29,6 +29,9 @@ const metadataFields = {
     .optional(),
   client_uri: httpsUrlField('client_uri').optional(),
   logo_uri: httpsUrlField('logo_uri').optional(),
+  // Issue 34: the keys of a private_key_jwt client (judged by client-keys.ts in the registration service).
+  jwks: z.unknown().optional(),
+  jwks_uri: z.string({ error: 'jwks_uri must be a string' }).max(2048, 'jwks_uri is too long').optional(),
   // An extension: the browser origins answered CORS (default: the origins of a public client's redirect URIs).
   allowed_origins: webOrigins.optional(),
 };
@@ -42,6 +45,8 @@ function toMetadata(b: z.output<z.ZodObject<typeof metadataFields>>) {
     scopes: b.scope,
     clientUri: b.client_uri,
     logoUri: b.logo_uri,
+    jwks: b.jwks,
+    jwksUri: b.jwks_uri,
     allowedOrigins: b.allowed_origins,
   };
 }
@@ -72,7 +77,12 @@ export const clientInformationBody = z
     redirect_uris: z.array(z.string()),
     grant_types: z.array(z.string()),
     response_types: z.array(z.string()),
-    token_endpoint_auth_method: z.enum(['none', 'client_secret_basic']),
+    token_endpoint_auth_method: z.enum(['none', 'client_secret_basic', 'private_key_jwt']),
+    jwks: z
+      .looseObject({ keys: z.array(z.looseObject({})) })
+      .optional()
+      .meta({ description: 'private_key_jwt clients' }),
+    jwks_uri: z.string().optional().meta({ description: 'private_key_jwt clients' }),
     scope: z.string(),
     client_uri: z.string().optional(),
     logo_uri: z.string().optional(),

@@ -2,6 +2,8 @@ import type { OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
 import { OAuthError } from '../../errors';
 import { sha256Hex } from '../../lib/crypto';
 import type { ServiceContext } from '../context';
+import { AssertionRefused, assertionIssuer, verifyClientAssertion } from './client-assertion';
+import { CLIENT_ASSERTION_TYPE } from './client-keys';
 import { clientAuthentication, type ClientEndpoint } from './client-policy';
 import { verifyClientSecret } from './client-secrets';
 import { findClientForRequest } from './registration/client-metadata.service';
@@ -13,6 +15,9 @@ export interface ClientCredentialsInput {
   authorization?: string;
   clientId?: unknown;
   clientSecret?: unknown;
+  /** RFC 7523 §2.2 (issue 34): private_key_jwt. */
+  clientAssertion?: unknown;
+  clientAssertionType?: unknown;
 }
 
 function decodeFormComponent(value: string): string | undefined {
@@ -76,7 +81,15 @@ export type ClientAuthEndpoint = ClientEndpoint;
 class ClientAuthFailure extends Error {
   constructor(
     readonly error: OAuthError,
-    readonly reason: 'no_credentials' | 'malformed' | 'unknown_client' | 'wrong_secret' | 'inactive' | 'public_client_refused',
+    readonly reason:
+      | 'no_credentials'
+      | 'malformed'
+      | 'unknown_client'
+      | 'wrong_secret'
+      | 'inactive'
+      | 'public_client_refused'
+      | 'wrong_method'
+      | AssertionRefused['reason'],
     readonly knownClientId?: string,
   ) {
     super(error.message);
@@ -92,6 +105,15 @@ async function authenticate(
   const usesBasic = typeof header === 'string' && /^Basic\b/i.test(header.trim());
   const bodyId = input.clientId;
   const bodySecret = input.clientSecret;
+  if (input.clientAssertion !== undefined || input.clientAssertionType !== undefined) {
+    if (usesBasic || bodySecret !== undefined) {
+      throw new OAuthError(
+        'invalid_request',
+        'Use one client authentication method: a client assertion, HTTP Basic or client_secret, not several',
+      );
+    }
+    return authenticateWithAssertion(ctx, input, options);
+  }
   if ((bodyId !== undefined && typeof bodyId !== 'string') || (bodySecret !== undefined && typeof bodySecret !== 'string')) {
     throw new OAuthError('invalid_request', 'client_id and client_secret must be single strings');
   }
@@ -128,10 +150,65 @@ async function authenticate(
   if (clientSecret === undefined) {
     throw new ClientAuthFailure(invalidClient(usesBasic, 'Client authentication required'), 'no_credentials', client?.clientId);
   }
+  if (client?.isActive && client.tokenEndpointAuthMethod === 'private_key_jwt') {
+    // It has no secret: whatever was sent is wrong, and the answer says how this client authenticates.
+    throw new ClientAuthFailure(
+      invalidClient(usesBasic, 'This client authenticates with private_key_jwt'),
+      'wrong_method',
+      client.clientId,
+    );
+  }
   const secretOk = verifyClientSecret(clientSecret, client?.secretHash ?? DUMMY_SECRET_HASH);
   if (!client || !secretOk || !client.isActive) {
     const reason = !client ? 'unknown_client' : !secretOk ? 'wrong_secret' : 'inactive';
     throw new ClientAuthFailure(invalidClient(usesBasic), reason, client?.clientId);
+  }
+  return client;
+}
+
+/** Where each endpoint that authenticates clients is (an assertion's `aud` may name it). */
+const ENDPOINT_PATHS: Record<ClientAuthEndpoint, string> = {
+  token: '/api/oauth/token',
+  revoke: '/api/oauth/revoke',
+  device: '/api/oauth/device_authorization',
+  introspect: '/api/oauth/introspect',
+  par: '/api/oauth/par',
+};
+
+/**
+ * private_key_jwt (RFC 7523 §2.2, issue 34): `client_assertion_type` jwt-bearer and a `client_assertion` signed by the
+ * client, whose `iss` names it (`client_id`, when sent too, must agree). Every refusal is 401 invalid_client, audited
+ * with its reason.
+ */
+async function authenticateWithAssertion(
+  ctx: ServiceContext,
+  input: ClientCredentialsInput,
+  options: { endpoint: ClientAuthEndpoint },
+): Promise<OAuthClientRow> {
+  const { clientAssertion: assertion, clientAssertionType: type, clientId: bodyId } = input;
+  if (type !== CLIENT_ASSERTION_TYPE) {
+    throw new OAuthError('invalid_request', `client_assertion_type must be ${CLIENT_ASSERTION_TYPE}`);
+  }
+  if (typeof assertion !== 'string' || assertion.length === 0) {
+    throw new OAuthError('invalid_request', 'client_assertion must be a single string');
+  }
+  if (bodyId !== undefined && typeof bodyId !== 'string') throw new OAuthError('invalid_request', 'client_id must be a single string');
+  const issuer = assertionIssuer(assertion);
+  if (!issuer) throw new ClientAuthFailure(invalidClient(false, 'The client assertion is not a JWT naming its client'), 'malformed');
+  if (bodyId !== undefined && bodyId !== issuer) {
+    throw new ClientAuthFailure(invalidClient(false, 'client_id does not match the client assertion'), 'malformed');
+  }
+  const { client } = await findClientForRequest(ctx, issuer);
+  if (!client) throw new ClientAuthFailure(invalidClient(false), 'unknown_client');
+  if (!client.isActive) throw new ClientAuthFailure(invalidClient(false), 'inactive', client.clientId);
+  if (client.tokenEndpointAuthMethod !== 'private_key_jwt') {
+    throw new ClientAuthFailure(invalidClient(false, 'This client is not registered for private_key_jwt'), 'wrong_method', client.clientId);
+  }
+  try {
+    await verifyClientAssertion(ctx, client, assertion, `${ctx.config.baseUrl}${ENDPOINT_PATHS[options.endpoint]}`);
+  } catch (err) {
+    if (err instanceof AssertionRefused) throw new ClientAuthFailure(invalidClient(false, err.message), err.reason, client.clientId);
+    throw err;
   }
   return client;
 }

@@ -59,21 +59,19 @@ export function checkClientShape(client: ClientShape): PolicyVerdict {
   return ALLOWED;
 }
 
-/** Discovery's token_endpoint_auth_methods_supported: the spec's two, and `none` for public clients. */
-export const TOKEN_ENDPOINT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'] as const;
+/**
+ * Discovery's token_endpoint_auth_methods_supported: the spec's two, `none` for public clients, and private_key_jwt
+ * (issue 34) for confidential clients that registered keys.
+ */
+export const TOKEN_ENDPOINT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'] as const;
 
 /** RFC 6749 §5.2 unauthorized_client: a grant the client is not registered for. */
 export function grantAllowed(client: { grantTypes: readonly string[] }, grantType: string): boolean {
   return client.grantTypes.includes(grantType);
 }
 
-/** RFC 7591 §2: how the client authenticates at the token endpoint. */
-export function tokenEndpointAuthMethod(type: ClientType): 'none' | 'client_secret_basic' {
-  return type === 'public' ? 'none' : 'client_secret_basic';
-}
-
 /** Which endpoints a client may call with its authentication. Public clients may not introspect (CONTRACT §12). */
-export type ClientEndpoint = 'token' | 'revoke' | 'device' | 'introspect';
+export type ClientEndpoint = 'token' | 'revoke' | 'device' | 'introspect' | 'par';
 
 /**
  * How a presented client authentication is judged against the client's type: a confidential client needs its secret,

@@ -6,6 +6,7 @@ import {
   touchClientLastUsed,
   type ClientRegistration,
   updateClient as updateClientRow,
+  type JsonWebKeySet,
   type OAuthClientRow,
 } from '../../db/repositories/oauth-clients.repo';
 import { burnUnusedCodesOfClient } from '../../db/repositories/oauth-codes.repo';
@@ -16,6 +17,7 @@ import { addSeconds } from '../../lib/clock';
 import { checkRedirectUri } from '../../lib/redirect-uri';
 import type { ServiceContext } from '../context';
 import { findApiResourceByIdentifier } from '../../db/repositories/api-resources.repo';
+import { checkClientKeys } from './client-keys';
 import { checkClientShape, type ClientType } from './client-policy';
 import { generateClientId, generateClientSecret } from './client-secrets';
 
@@ -31,8 +33,23 @@ export interface ClientInput {
   type?: ClientType;
   grantTypes?: string[];
   allowedResources?: string[];
+  /** Issue 34: a confidential client that authenticates with private_key_jwt, with one of the two (fixed at creation). */
+  privateKeyJwt?: { jwks?: unknown; jwksUri?: string };
+  /** Issue 34: new keys of a private_key_jwt client (one of the two; the other is cleared). */
+  keys?: { jwks?: unknown; jwksUri?: string };
   /** Browser origins answered CORS (docs/apps.md); null or absent: the default (client-policy.ts corsOriginsOf). */
   allowedOrigins?: string[] | null;
+}
+
+/** Issue 34: the keys as they will be stored, or the 400 naming the field. */
+function judgeKeys(ctx: ServiceContext, keys: { jwks?: unknown; jwksUri?: string }) {
+  const verdict = checkClientKeys(keys, { isProduction: ctx.config.isProduction });
+  if (!verdict.ok) {
+    throw badRequest('Invalid client', [
+      { path: keys.jwksUri !== undefined && keys.jwks === undefined ? 'jwks_uri' : 'jwks', message: verdict.reason },
+    ]);
+  }
+  return verdict.value;
 }
 
 /** The registration as it will be, judged by the client policy, and every allowed resource registered. */
@@ -74,8 +91,10 @@ export async function createClient(ctx: ServiceContext, input: ClientInput): Pro
   const grantTypes = input.grantTypes ?? ['authorization_code', 'refresh_token'];
   const allowedResources = input.allowedResources ?? [];
   await assertClientShape(ctx, { type, grantTypes, redirectUris: input.redirectUris, allowedResources });
-  // CONTRACT §12: a public client has no secret at all (token_endpoint_auth_method none).
-  const { secret, secretHash } = type === 'confidential' ? generateClientSecret() : { secret: undefined, secretHash: null };
+  const privateKeyJwt = input.privateKeyJwt ? judgeKeys(ctx, input.privateKeyJwt) : undefined;
+  // CONTRACT §12: a public client has no secret at all (token_endpoint_auth_method none); nor has a private_key_jwt one.
+  const { secret, secretHash } =
+    type === 'confidential' && !privateKeyJwt ? generateClientSecret() : { secret: undefined, secretHash: null };
   const client = await withTransaction(ctx.db, async (trx) => {
     const row = await insertClient(trx, {
       clientId: generateClientId(),
@@ -89,6 +108,7 @@ export async function createClient(ctx: ServiceContext, input: ClientInput): Pro
       postLogoutRedirectUris: input.postLogoutRedirectUris ?? [],
       allowedOrigins: input.allowedOrigins ?? null,
       isActive: input.isActive ?? true,
+      privateKeyJwt,
       now: ctx.clock.now(),
     });
     await ctx.events.record(trx, {
@@ -148,9 +168,17 @@ export async function updateClient(ctx: ServiceContext, clientId: string, patch:
       allowedResources: patch.allowedResources ?? current.allowedResources,
     });
   }
+  let keys: { jwks: JsonWebKeySet | null; jwksUri: string | null } | undefined;
+  if (patch.keys !== undefined) {
+    if ((await getClient(ctx, clientId)).tokenEndpointAuthMethod !== 'private_key_jwt') {
+      throw badRequest('Invalid client', [{ path: 'jwks', message: 'jwks and jwks_uri are for private_key_jwt clients' }]);
+    }
+    keys = judgeKeys(ctx, patch.keys);
+  }
   const now = ctx.clock.now();
   const client = await withTransaction(ctx.db, async (trx) => {
-    const updated = await updateClientRow(trx, clientId, patch, now);
+    const { keys: _keys, privateKeyJwt: _privateKeyJwt, ...rest } = patch;
+    const updated = await updateClientRow(trx, clientId, { ...rest, keys }, now);
     if (!updated) throw notFound('OAuth client');
     if (patch.isActive === false) {
       // Nothing issued before the deactivation works after a re-activation either: pending consents, unused codes and
@@ -171,6 +199,7 @@ export async function updateClient(ctx: ServiceContext, clientId: string, patch:
 export async function rotateClientSecret(ctx: ServiceContext, clientId: string): Promise<{ clientId: string; clientSecret: string }> {
   const current = await getClient(ctx, clientId);
   if (current.type === 'public') throw badRequest('A public client has no secret to rotate');
+  if (current.tokenEndpointAuthMethod === 'private_key_jwt') throw badRequest('A private_key_jwt client has no secret to rotate');
   const { secret, secretHash } = generateClientSecret();
   const client = await withTransaction(ctx.db, async (trx) => {
     const row = await updateClientRow(trx, clientId, { secretHash }, ctx.clock.now());

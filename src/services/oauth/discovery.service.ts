@@ -1,5 +1,6 @@
 import type { Config } from '../../config';
 import type { SettingValues } from '../settings/declarations';
+import { CLIENT_ASSERTION_ALGS } from './client-keys';
 import { GRANT_TYPES, TOKEN_ENDPOINT_AUTH_METHODS } from './client-policy';
 import { SUPPORTED_SCOPES } from './client-secrets';
 
@@ -42,6 +43,23 @@ export function buildDiscoveryDocument(
     authorization_response_iss_parameter_supported: true,
     // CONTRACT §12/§13: announced only when on (an MCP client then sends its document URL as client_id).
     ...(settings.client_id_metadata_documents ? { client_id_metadata_document_supported: true } : {}),
+    ...clientCapabilityMetadata(),
+  };
+}
+
+/**
+ * Issue 34, in both discovery documents: how clients may authenticate at each endpoint that authenticates them, with
+ * the assertion algorithms of private_key_jwt.
+ */
+export function clientCapabilityMetadata() {
+  const algs = [...CLIENT_ASSERTION_ALGS];
+  return {
+    token_endpoint_auth_signing_alg_values_supported: algs,
+    revocation_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS],
+    revocation_endpoint_auth_signing_alg_values_supported: algs,
+    // Public clients may not introspect (CONTRACT §12).
+    introspection_endpoint_auth_methods_supported: TOKEN_ENDPOINT_AUTH_METHODS.filter((m) => m !== 'none'),
+    introspection_endpoint_auth_signing_alg_values_supported: algs,
   };
 }
 

@@ -2,7 +2,7 @@ import { GRANT_TYPES, TOKEN_ENDPOINT_AUTH_METHODS } from '../oauth/client-policy
 import type { Config } from '../../config';
 import type { SettingValues } from '../settings/declarations';
 import { SUPPORTED_SCOPES } from '../oauth/client-secrets';
-import { registrationEndpoint } from '../oauth/discovery.service';
+import { clientCapabilityMetadata, registrationEndpoint } from '../oauth/discovery.service';
 import { PROMPT_VALUES } from './authorize-params';
 
 /** Every claim an id_token or userinfo response may carry (CONTRACT §9). */
@@ -61,5 +61,6 @@ export function buildOpenIdConfiguration(
     authorization_response_iss_parameter_supported: true,
     // CONTRACT §12/§13: announced only when on (an MCP client then sends its document URL as client_id).
     ...(settings.client_id_metadata_documents ? { client_id_metadata_document_supported: true } : {}),
+    ...clientCapabilityMetadata(),
   };
 }

@@ -541,6 +541,9 @@ export interface ApplicationValues {
   allowed_origins: string;
   scopes: string[];
   allowed_resources: string[];
+  /** Issue 34: a private_key_jwt client's keys (JSON text) or their URL. */
+  jwks: string;
+  jwks_uri: string;
 }
 
 export function renderApplicationForm(
@@ -568,7 +571,13 @@ export function renderApplicationForm(
         <Facts
           items={[
             [ap.clientId, <CopyValue id="client-id" label={ap.clientIdLower} value={c.client_id} />],
-            [ap.type, ap.typeFact(clientTypeLabel(c.type), c.type === 'public')],
+            [
+              ap.type,
+              ap.typeFact(
+                clientTypeLabel(c.type),
+                c.type === 'public' ? 'none' : c.token_endpoint_auth_method === 'private_key_jwt' ? 'keys' : 'secret',
+              ),
+            ],
             ...(c.registration
               ? [
                   [
@@ -601,10 +610,17 @@ export function renderApplicationForm(
               errors={data.errors}
               options={[
                 { value: 'confidential', label: ap.kindConfidential, hint: ap.kindConfidentialHint },
+                { value: 'private_key_jwt', label: ap.kindKeys, hint: ap.kindKeysHint },
                 { value: 'public', label: ap.kindPublic, hint: ap.kindPublicHint },
               ]}
             />
           )}
+          {!c || c.token_endpoint_auth_method === 'private_key_jwt' ? (
+            <>
+              <TextArea name="jwks" label={ap.jwks} value={data.values.jwks} errors={data.errors} hint={ap.jwksHint} />
+              <Field name="jwks_uri" label={ap.jwksUri} value={data.values.jwks_uri} errors={data.errors} hint={ap.jwksUriHint} />
+            </>
+          ) : null}
           <Checkboxes
             name="grant_types"
             legend={ap.grantTypes}
@@ -675,7 +691,7 @@ export function renderApplicationForm(
       )}
       {c && c.is_active ? (
         <Actions>
-          {data.may.rotate && c.type === 'confidential' ? (
+          {data.may.rotate && c.type === 'confidential' && c.token_endpoint_auth_method !== 'private_key_jwt' ? (
             <ActionButton action={`${base}/rotate`} csrf={frame.csrf} label={ap.rotate} danger />
           ) : null}
           {data.may.delete ? <ActionButton action={`${base}/deactivate`} csrf={frame.csrf} label={ap.deactivate} danger /> : null}

@@ -177,6 +177,7 @@ async function storeMetadataDocumentClient(ctx: ServiceContext, document: Metada
       scopes: document.scopes,
       allowedResources,
       grantTypes: document.grantTypes,
+      jwksUri: document.jwksUri ?? null,
       now: ctx.clock.now(),
     });
     if (row.registration !== 'metadata_document') return undefined;

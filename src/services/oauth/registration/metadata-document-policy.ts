@@ -69,6 +69,11 @@ export interface MetadataDocumentClient {
   redirectUris: string[];
   grantTypes: string[];
   scopes: string[];
+  /**
+   * Issue 34: a document that declares `token_endpoint_auth_method: private_key_jwt` with a `jwks_uri` makes a
+   * confidential client that authenticates with assertions signed by a key published there; undefined for a public one.
+   */
+  jwksUri?: string;
 }
 
 const isStringArray = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
@@ -104,8 +109,18 @@ export function checkMetadataDocument(clientId: string, document: unknown): Verd
   }
 
   const method = d.token_endpoint_auth_method;
-  if (method !== undefined && method !== 'none')
-    return fail('token_endpoint_auth_method must be none (a metadata document client is public)');
+  if (method !== undefined && method !== 'none' && method !== 'private_key_jwt')
+    return fail('token_endpoint_auth_method must be none or private_key_jwt (a metadata document carries no secret)');
+  let jwksUri: string | undefined;
+  if (method === 'private_key_jwt') {
+    if (d.jwks !== undefined) return fail('a metadata document declares its keys with jwks_uri, not jwks');
+    const uri = httpsUrlProblem('jwks_uri', d.jwks_uri);
+    if (uri || typeof d.jwks_uri !== 'string') return fail(uri ?? 'private_key_jwt needs a jwks_uri');
+    if (d.jwks_uri.length > 2048 || d.jwks_uri.includes('#')) return fail('jwks_uri must be an https URL without a fragment');
+    jwksUri = d.jwks_uri;
+  } else if (d.jwks !== undefined || d.jwks_uri !== undefined) {
+    return fail('jwks and jwks_uri are for private_key_jwt clients');
+  }
   if (d.client_secret !== undefined || d.client_secret_expires_at !== undefined)
     return fail('a metadata document must not carry a client secret');
 
@@ -140,7 +155,10 @@ export function checkMetadataDocument(clientId: string, document: unknown): Verd
     const asked = new Set(d.scope.split(' ').filter(Boolean));
     scopes = OPEN_REGISTRATION_SCOPES.filter((s) => asked.has(s));
   }
-  return { ok: true, value: { clientId, name, host: url.host, redirectUris: [...d.redirect_uris], grantTypes, scopes } };
+  return {
+    ok: true,
+    value: { clientId, name, host: url.host, redirectUris: [...d.redirect_uris], grantTypes, scopes, ...(jwksUri ? { jwksUri } : {}) },
+  };
 }
 
 /**

@@ -20,8 +20,8 @@ export { OPEN_REGISTRATION_SCOPES };
  */
 export const OPEN_REGISTRATION_GRANTS: readonly string[] = ['authorization_code', 'refresh_token'];
 
-/** RFC 7591 §2 token_endpoint_auth_method values this server registers (private_key_jwt is not supported). */
-export const REGISTRATION_AUTH_METHODS = ['none', 'client_secret_basic', 'client_secret_post'] as const;
+/** RFC 7591 §2 token_endpoint_auth_method values this server registers (private_key_jwt with jwks or jwks_uri: issue 34). */
+export const REGISTRATION_AUTH_METHODS = ['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt'] as const;
 export type RegistrationAuthMethod = (typeof REGISTRATION_AUTH_METHODS)[number];
 
 /** What a registration asks for, after the edge schema (field syntax, the admin API's field rules). */

@@ -5,12 +5,14 @@ import {
   findRegistrationMode,
   insertClient,
   updateClient,
+  type JsonWebKeySet,
   type OAuthClientRow,
 } from '../../../db/repositories/oauth-clients.repo';
 import { consumeRegistrationToken } from '../../../db/repositories/registration-tokens.repo';
 import { OAuthError } from '../../../errors';
 import { randomToken, safeEqual, sha256Hex } from '../../../lib/crypto';
 import type { ServiceContext } from '../../context';
+import { checkClientKeys } from '../client-keys';
 import { DEFAULT_GRANT_TYPES } from '../client-policy';
 import { generateClientId, generateClientSecret, verifyClientSecret } from '../client-secrets';
 import { openRegistrationResources } from '../resources.service';
@@ -26,6 +28,9 @@ export interface ClientMetadataInput {
   scopes?: string[];
   clientUri?: string;
   logoUri?: string;
+  /** Issue 34: private_key_jwt clients register exactly one of these. */
+  jwks?: unknown;
+  jwksUri?: string;
   /** Browser origins answered CORS; omitted: the default (client-policy.ts corsOriginsOf). */
   allowedOrigins?: string[];
 }
@@ -81,6 +86,7 @@ function judge(
   metadata: ClientMetadataInput,
   resourceScopes: readonly string[],
   fixedType?: OAuthClientRow['type'],
+  fixedMethod?: OAuthClientRow['tokenEndpointAuthMethod'],
 ) {
   const type = fixedType ?? clientTypeFor(mode, metadata.tokenEndpointAuthMethod);
   if (fixedType && metadata.tokenEndpointAuthMethod && clientTypeFor(mode, metadata.tokenEndpointAuthMethod) !== fixedType) {
@@ -94,7 +100,20 @@ function judge(
     { resourceScopes, allowHttp: ctx.config.allowHttpRedirectUris },
   );
   if (!verdict.allowed) throw new OAuthError(verdict.error, verdict.reason);
+  const privateKeyJwt = metadata.tokenEndpointAuthMethod === 'private_key_jwt';
+  if (fixedType && !!fixedMethod && (fixedMethod === 'private_key_jwt') !== privateKeyJwt && metadata.tokenEndpointAuthMethod) {
+    throw new OAuthError('invalid_client_metadata', 'token_endpoint_auth_method cannot change after registration');
+  }
+  let keys: { jwks: JsonWebKeySet | null; jwksUri: string | null } | undefined;
+  if (privateKeyJwt || fixedMethod === 'private_key_jwt') {
+    const checked = checkClientKeys(metadata, { isProduction: ctx.config.isProduction });
+    if (!checked.ok) throw new OAuthError('invalid_client_metadata', checked.reason);
+    keys = checked.value;
+  } else if (metadata.jwks !== undefined || metadata.jwksUri !== undefined) {
+    throw new OAuthError('invalid_client_metadata', 'jwks and jwks_uri are for private_key_jwt clients');
+  }
   return {
+    keys,
     type,
     grantTypes,
     scopes: verdict.ownScopes,
@@ -129,7 +148,8 @@ export async function registerClient(
       registrationTokenId = token.id;
     }
     const judged = judge(ctx, mode, input.metadata, resourceScopes);
-    const { secret, secretHash } = judged.type === 'confidential' ? generateClientSecret() : { secret: undefined, secretHash: null };
+    const { secret, secretHash } =
+      judged.type === 'confidential' && !judged.keys ? generateClientSecret() : { secret: undefined, secretHash: null };
     const client = await insertClient(trx, {
       clientId: generateClientId(),
       name: judged.name,
@@ -143,6 +163,7 @@ export async function registerClient(
       registrationMode: mode,
       clientUri: judged.clientUri,
       logoUri: judged.logoUri,
+      privateKeyJwt: judged.keys,
       allowedOrigins: judged.allowedOrigins,
       now,
     });
@@ -201,7 +222,7 @@ export async function updateRegistration(
     throw new OAuthError('invalid_client_metadata', 'client_secret does not match the client being updated');
   }
   const mode = enabledMode(ctx) === 'token' && (await findRegistrationMode(ctx.db, clientId)) === 'token' ? 'token' : 'open';
-  const judged = judge(ctx, mode, metadata, await openResourceScopes(ctx), current.type);
+  const judged = judge(ctx, mode, metadata, await openResourceScopes(ctx), current.type, current.tokenEndpointAuthMethod);
   const client = await withTransaction(ctx.db, async (trx) => {
     const row = await updateClient(
       trx,
@@ -213,6 +234,7 @@ export async function updateRegistration(
         scopes: judged.scopes,
         clientUri: judged.clientUri,
         logoUri: judged.logoUri,
+        ...(judged.keys ? { keys: judged.keys } : {}),
         allowedOrigins: judged.allowedOrigins,
       },
       ctx.clock.now(),

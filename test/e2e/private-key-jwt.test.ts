@@ -1,0 +1,469 @@
+import path from 'node:path';
+import * as jose from 'jose';
+import request from 'supertest';
+import { createClientKeysFetcher, JWKS_MAX_BYTES, JWKS_TIMEOUT_MS } from '../../src/services/oauth/client-keys';
+import { webhookOutboundPolicy } from '../../src/services/webhooks/webhook-policy';
+import { makeApiResource } from '../helpers/apps';
+import { makeClientKey, signAssertion, startJwksHost, type ClientKeyPair } from '../helpers/client-keys';
+import { makeSignedInUser } from '../helpers/factories';
+import { createListeningTestApp, loadOAuth4WebApi } from '../helpers/oauth';
+import { loadEsm, type OpenIdClient } from '../helpers/oidc';
+import type { TestApp } from '../helpers/test-app';
+
+/**
+ * Issue 34, private_key_jwt (RFC 7523, OIDC Core §9): confidential clients that prove themselves with an assertion
+ * signed by a key of their `jwks` or `jwks_uri`, at every endpoint that authenticates clients, driven by openid-client
+ * and oauth4webapi (libraries nobody here wrote) and by hand for every refusal.
+ */
+const oidc = loadEsm<OpenIdClient>('openid-client');
+const oauth = loadOAuth4WebApi();
+type Machine = {
+  serviceToken(o: {
+    issuer: string;
+    clientId: string;
+    privateKey?: unknown;
+    resource?: string;
+    scope?: string;
+    insecure: boolean;
+  }): Promise<{ access_token: string; token_type: string }>;
+};
+const machine = loadEsm<Machine>(path.join(__dirname, '../../examples/apps/machine.mjs'));
+
+let t: TestApp;
+let baseUrl: string;
+let stop: () => Promise<void>;
+let bearer: string;
+let audience: string;
+
+beforeAll(async () => {
+  ({ t, baseUrl, stop } = await createListeningTestApp({ CLIENT_REGISTRATION: 'token' }));
+  ({ bearer } = await makeSignedInUser(t, ['admin']));
+  audience = (await makeApiResource(t, { scopes: ['reports:read'] })).identifier;
+});
+afterAll(async () => {
+  await stop?.();
+});
+
+const admin = () => request(t.app);
+
+/** An admin registers a machine client for private_key_jwt with `keys` (jwks or jwks_uri). */
+async function registerClient(keys: { jwks?: unknown; jwks_uri?: string }, extra: Record<string, unknown> = {}) {
+  const res = await admin()
+    .post('/api/admin/oauth-clients')
+    .set('Authorization', bearer)
+    .send({
+      name: 'Reports exporter',
+      token_endpoint_auth_method: 'private_key_jwt',
+      grant_types: ['client_credentials'],
+      scopes: ['read'],
+      allowed_resources: [audience],
+      ...keys,
+      ...extra,
+    });
+  expect(res.status).toBe(201);
+  return res.body as { client: Record<string, unknown> & { client_id: string }; client_secret?: string };
+}
+
+const tokenRequest = (form: Record<string, string>) =>
+  request(t.app)
+    .post('/api/oauth/token')
+    .type('form')
+    .send({ grant_type: 'client_credentials', ...form });
+
+const assertionForm = (assertion: string) => ({
+  client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+  client_assertion: assertion,
+});
+
+async function lastFailure(clientId?: string) {
+  const row = await t
+    .db('audit_events')
+    .where({ type: 'oauth.client.auth_failed', ...(clientId ? { client_id: clientId } : {}) })
+    .orderBy('id', 'desc')
+    .first();
+  return (typeof row?.detail === 'string' ? JSON.parse(row.detail) : row?.detail) as { reason: string; endpoint: string };
+}
+
+describe('registration by an admin', () => {
+  test('a private_key_jwt client gets no secret; the admin API shows its method and keys', async () => {
+    const key = await makeClientKey();
+    const created = await registerClient({ jwks: { keys: [key.publicJwk] } });
+    expect(created.client_secret).toBeUndefined();
+    expect(created.client).toMatchObject({
+      type: 'confidential',
+      token_endpoint_auth_method: 'private_key_jwt',
+      jwks: { keys: [expect.objectContaining({ kid: key.kid, kty: 'EC' })] },
+      jwks_uri: null,
+    });
+    const rotate = await admin().post(`/api/admin/oauth-clients/${created.client.client_id}/rotate-secret`).set('Authorization', bearer);
+    expect(rotate.status).toBe(400);
+  });
+
+  test.each([
+    ['both jwks and jwks_uri', async (k: ClientKeyPair) => ({ jwks: { keys: [k.publicJwk] }, jwks_uri: 'https://keys.example.test/jwks' })],
+    ['neither', async () => ({})],
+    ['a private key in jwks', async (k: ClientKeyPair) => ({ jwks: { keys: [{ ...k.publicJwk, d: 'AAAA' }] } })],
+    ['a symmetric key', async () => ({ jwks: { keys: [{ kty: 'oct', k: 'c2VjcmV0' }] } })],
+    ['a key that is not one', async () => ({ jwks: { keys: [{ kty: 'EC', crv: 'P-256', x: 'AA', y: 'BB' }] } })],
+    ['jwks that is not a set', async () => ({ jwks: 'keys' })],
+    ['a plain-http jwks_uri off loopback', async () => ({ jwks_uri: 'http://keys.example.test/jwks' })],
+    ['a jwks_uri that is not a URL', async () => ({ jwks_uri: 'keys' })],
+  ])('refused with 400: %s', async (_label, make) => {
+    const res = await admin()
+      .post('/api/admin/oauth-clients')
+      .set('Authorization', bearer)
+      .send({
+        name: 'x',
+        token_endpoint_auth_method: 'private_key_jwt',
+        grant_types: ['client_credentials'],
+        scopes: ['read'],
+        ...(await make(await makeClientKey())),
+      });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('validation_error');
+  });
+
+  test('keys on a client of another method, and private_key_jwt on a public client, are refused', async () => {
+    const key = await makeClientKey();
+    const keysOnSecret = await admin()
+      .post('/api/admin/oauth-clients')
+      .set('Authorization', bearer)
+      .send({ name: 'x', grant_types: ['client_credentials'], scopes: ['read'], jwks: { keys: [key.publicJwk] } });
+    expect(keysOnSecret.status).toBe(400);
+    const publicJwt = await admin()
+      .post('/api/admin/oauth-clients')
+      .set('Authorization', bearer)
+      .send({ name: 'x', type: 'public', token_endpoint_auth_method: 'private_key_jwt', redirect_uris: ['https://a.test/cb'] });
+    expect(publicJwt.status).toBe(400);
+  });
+
+  test('the keys can be replaced: the old key stops working, the new one works', async () => {
+    const oldKey = await makeClientKey();
+    const newKey = await makeClientKey();
+    const { client } = await registerClient({ jwks: { keys: [oldKey.publicJwk] } });
+    const updated = await admin()
+      .put(`/api/admin/oauth-clients/${client.client_id}`)
+      .set('Authorization', bearer)
+      .send({ jwks: { keys: [newKey.publicJwk] } });
+    expect(updated.status).toBe(200);
+    const aud = baseUrl;
+    const refused = await tokenRequest(assertionForm(await signAssertion(oldKey, { iss: client.client_id, sub: client.client_id, aud })));
+    expect(refused.status).toBe(401);
+    const accepted = await tokenRequest(assertionForm(await signAssertion(newKey, { iss: client.client_id, sub: client.client_id, aud })));
+    expect(accepted.status).toBe(200);
+  });
+});
+
+describe('with openid-client and oauth4webapi', () => {
+  test('openid-client (the machine-to-machine guide): client_credentials, then introspection and revocation, all by assertion', async () => {
+    const key = await makeClientKey('ES256');
+    const { client } = await registerClient({ jwks: { keys: [key.publicJwk] } });
+    const tokens = await machine.serviceToken({
+      issuer: baseUrl,
+      clientId: client.client_id,
+      privateKey: { key: key.privateKey, kid: key.kid },
+      resource: audience,
+      scope: 'reports:read',
+      insecure: true,
+    });
+    expect(tokens.token_type.toLowerCase()).toBe('bearer');
+
+    const config = await oidc.discovery(new URL(baseUrl), client.client_id, undefined, oidc.PrivateKeyJwt(key.privateKey), {
+      execute: [oidc.allowInsecureRequests],
+    });
+    const introspected = await oidc.tokenIntrospection(config, tokens.access_token);
+    expect(introspected).toMatchObject({ active: true, client_id: client.client_id, aud: audience });
+    await oidc.tokenRevocation(config, tokens.access_token);
+    const failures = await t.db('audit_events').where({ type: 'oauth.client.auth_failed', client_id: client.client_id });
+    expect(failures).toHaveLength(0);
+  });
+
+  test.each(['RS256', 'PS256', 'EdDSA'] as const)('oauth4webapi: client_credentials with a %s key', async (alg) => {
+    const key = await makeClientKey(alg);
+    const { client } = await registerClient({ jwks: { keys: [key.publicJwk] } });
+    const options = { [oauth.allowInsecureRequests]: true };
+    const as = await oauth.processDiscoveryResponse(new URL(baseUrl), await oauth.discoveryRequest(new URL(baseUrl), options));
+    const auth = oauth.PrivateKeyJwt({ key: key.privateKey, kid: key.kid });
+    const response = await oauth.clientCredentialsGrantRequest(
+      as,
+      { client_id: client.client_id },
+      auth,
+      new URLSearchParams({ scope: 'read' }),
+      options,
+    );
+    const result = await oauth.processClientCredentialsResponse(as, { client_id: client.client_id }, response);
+    expect(typeof result.access_token).toBe('string');
+  });
+
+  test('oauth4webapi: device authorization by assertion', async () => {
+    const key = await makeClientKey();
+    const { client } = await registerClient(
+      { jwks: { keys: [key.publicJwk] } },
+      { grant_types: ['urn:ietf:params:oauth:grant-type:device_code', 'refresh_token'], scopes: ['openid', 'profile'] },
+    );
+    const options = { [oauth.allowInsecureRequests]: true };
+    const as = await oauth.processDiscoveryResponse(new URL(baseUrl), await oauth.discoveryRequest(new URL(baseUrl), options));
+    const response = await oauth.deviceAuthorizationRequest(
+      as,
+      { client_id: client.client_id },
+      oauth.PrivateKeyJwt({ key: key.privateKey, kid: key.kid }),
+      new URLSearchParams({ scope: 'openid' }),
+      options,
+    );
+    const answer = await oauth.processDeviceAuthorizationResponse(as, { client_id: client.client_id }, response);
+    expect(answer.user_code).toMatch(/^[A-Z]{4}-[A-Z]{4}$/);
+  });
+});
+
+describe('every refusal is 401 invalid_client, audited with its reason', () => {
+  let key: ClientKeyPair;
+  let clientId: string;
+  beforeAll(async () => {
+    key = await makeClientKey();
+    clientId = (await registerClient({ jwks: { keys: [key.publicJwk] } })).client.client_id;
+  });
+  const now = () => Math.floor(Date.now() / 1000);
+  const good = () => ({ iss: clientId, sub: clientId, aud: baseUrl });
+
+  test('the token endpoint URL is an accepted audience too', async () => {
+    const res = await tokenRequest(assertionForm(await signAssertion(key, { ...good(), aud: `${baseUrl}/api/oauth/token` })));
+    expect(res.status).toBe(200);
+  });
+
+  test.each([
+    ['another audience', async () => signAssertion(key, { ...good(), aud: 'https://elsewhere.example.test' }), 'invalid_assertion'],
+    ['sub other than iss', async () => signAssertion(key, { ...good(), sub: 'someone-else' }), 'invalid_assertion'],
+    ['expired', async () => signAssertion(key, { ...good(), iat: now() - 600, exp: now() - 120 }), 'invalid_assertion'],
+    ['valid for longer than 5 minutes', async () => signAssertion(key, { ...good(), exp: now() + 900 }), 'invalid_assertion'],
+    ['without jti', async () => signAssertion(key, { ...good(), jti: undefined }), 'invalid_assertion'],
+    ['signed by another key', async () => signAssertion(await makeClientKey('ES256', key.kid), good()), 'invalid_assertion'],
+    ['signed with HS256', async () => signHs256({ ...good() }), 'invalid_assertion'],
+    // Not even read as a JWT naming a client: refused before any client is looked up.
+    ['alg none', async () => unsigned({ ...good(), exp: now() + 60, jti: 'x' }), 'malformed'],
+  ])('%s', async (_label, make, reason) => {
+    const res = await tokenRequest(assertionForm(await make()));
+    expect(res.status).toBe(401);
+    expect(res.body.error).toBe('invalid_client');
+    expect((await lastFailure(reason === 'malformed' ? undefined : clientId)).reason).toBe(reason);
+  });
+
+  test('a jti is accepted once: the replay is refused (and so is a concurrent burst but one)', async () => {
+    const assertion = await signAssertion(key, good());
+    expect((await tokenRequest(assertionForm(assertion))).status).toBe(200);
+    const replay = await tokenRequest(assertionForm(assertion));
+    expect(replay.status).toBe(401);
+    expect((await lastFailure(clientId)).reason).toBe('assertion_replayed');
+
+    const burst = await signAssertion(key, good());
+    const answers = await Promise.all(Array.from({ length: 5 }, () => tokenRequest(assertionForm(burst))));
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 401, 401, 401, 401]);
+  });
+
+  test('malformed assertions and parameters are 4xx, never 5xx', async () => {
+    for (const assertion of ['abc', 'a.b.c', '', 'eyJhbGciOiJFUzI1NiJ9.bm90IGpzb24.c2ln', 'x'.repeat(20_000)]) {
+      const res = await tokenRequest(assertionForm(assertion));
+      expect([400, 401]).toContain(res.status);
+    }
+    const wrongType = await tokenRequest({ client_assertion_type: 'urn:other', client_assertion: await signAssertion(key, good()) });
+    expect(wrongType.status).toBe(400);
+    expect(wrongType.body.error).toBe('invalid_request');
+    const arrays = await request(t.app)
+      .post('/api/oauth/token')
+      .send({ grant_type: 'client_credentials', client_assertion: ['a', 'b'], client_assertion_type: ['x'] });
+    expect(arrays.status).toBe(400);
+  });
+
+  test('an assertion and a secret together are invalid_request; client_id must match the assertion', async () => {
+    const both = await tokenRequest({ ...assertionForm(await signAssertion(key, good())), client_secret: 'x' });
+    expect(both.status).toBe(400);
+    expect(both.body.error).toBe('invalid_request');
+    const mismatch = await tokenRequest({ ...assertionForm(await signAssertion(key, good())), client_id: 'another-client' });
+    expect(mismatch.status).toBe(401);
+    const matching = await tokenRequest({ ...assertionForm(await signAssertion(key, good())), client_id: clientId });
+    expect(matching.status).toBe(200);
+  });
+
+  test('a private_key_jwt client cannot use a secret, and a secret client cannot use an assertion', async () => {
+    const withSecret = await tokenRequest({ client_id: clientId, client_secret: 'guess' });
+    expect(withSecret.status).toBe(401);
+    expect((await lastFailure(clientId)).reason).toBe('wrong_method');
+
+    const secretClient = await admin()
+      .post('/api/admin/oauth-clients')
+      .set('Authorization', bearer)
+      .send({ name: 'secret', grant_types: ['client_credentials'], scopes: ['read'] });
+    const other = secretClient.body.client.client_id as string;
+    const res = await tokenRequest(assertionForm(await signAssertion(key, { iss: other, sub: other, aud: baseUrl })));
+    expect(res.status).toBe(401);
+    expect((await lastFailure(other)).reason).toBe('wrong_method');
+  });
+
+  test('an unknown client and a deactivated one are refused', async () => {
+    const unknown = await tokenRequest(assertionForm(await signAssertion(key, { iss: 'nobody', sub: 'nobody', aud: baseUrl })));
+    expect(unknown.status).toBe(401);
+    const k = await makeClientKey();
+    const { client } = await registerClient({ jwks: { keys: [k.publicJwk] } });
+    await admin().put(`/api/admin/oauth-clients/${client.client_id}`).set('Authorization', bearer).send({ is_active: false });
+    const inactive = await tokenRequest(
+      assertionForm(await signAssertion(k, { iss: client.client_id, sub: client.client_id, aud: baseUrl })),
+    );
+    expect(inactive.status).toBe(401);
+  });
+
+  test('revocation and introspection refuse a bad assertion the same way', async () => {
+    for (const endpoint of ['/api/oauth/revoke', '/api/oauth/introspect']) {
+      const res = await request(t.app)
+        .post(endpoint)
+        .type('form')
+        .send({ token: 'x', ...assertionForm(await signAssertion(key, { ...good(), aud: 'https://elsewhere.example.test' })) });
+      expect(res.status).toBe(401);
+      expect(res.body.error).toBe('invalid_client');
+    }
+  });
+});
+
+describe('jwks_uri', () => {
+  test('fetched once and cached; a new kid after a rotation makes it fetch again (at most once per cool-down)', async () => {
+    const first = await makeClientKey();
+    const host = await startJwksHost([first.publicJwk]);
+    try {
+      const { client } = await registerClient({ jwks_uri: host.url });
+      const id = client.client_id;
+      const claims = { iss: id, sub: id, aud: baseUrl };
+      expect((await tokenRequest(assertionForm(await signAssertion(first, claims)))).status).toBe(200);
+      expect((await tokenRequest(assertionForm(await signAssertion(first, claims)))).status).toBe(200);
+      expect(host.state.hits).toBe(1);
+
+      const second = await makeClientKey();
+      host.state.keys = [first.publicJwk, second.publicJwk];
+      // Within the cool-down an unknown kid does not fetch again.
+      expect((await tokenRequest(assertionForm(await signAssertion(second, claims)))).status).toBe(401);
+      expect(host.state.hits).toBe(1);
+      t.clock.advance(11);
+      expect((await tokenRequest(assertionForm(await signAssertion(second, claims)))).status).toBe(200);
+      expect(host.state.hits).toBe(2);
+    } finally {
+      await host.close();
+    }
+  });
+
+  test('a key set that cannot be fetched is invalid_client, audited as keys_unavailable', async () => {
+    const key = await makeClientKey();
+    const host = await startJwksHost([key.publicJwk]);
+    const url = host.url;
+    await host.close();
+    const { client } = await registerClient({ jwks_uri: url });
+    const res = await tokenRequest(assertionForm(await signAssertion(key, { iss: client.client_id, sub: client.client_id, aud: baseUrl })));
+    expect(res.status).toBe(401);
+    expect((await lastFailure(client.client_id)).reason).toBe('keys_unavailable');
+  });
+
+  test("under production's address rules a jwks_uri on a loopback address is never fetched", async () => {
+    const key = await makeClientKey();
+    const host = await startJwksHost([key.publicJwk]);
+    const strict = await createListeningTestApp(
+      {},
+      {
+        clientKeys: (_config, clock) =>
+          createClientKeysFetcher({
+            clock,
+            policyFor: (uri) =>
+              webhookOutboundPolicy({ isProduction: true, webhookAllowPrivate: false }, uri, {
+                allowHttp: true,
+                timeoutMs: JWKS_TIMEOUT_MS,
+                maxBytes: JWKS_MAX_BYTES,
+              }),
+          }),
+      },
+    );
+    try {
+      const { bearer: strictAdmin } = await makeSignedInUser(strict.t, ['admin']);
+      const created = await request(strict.t.app)
+        .post('/api/admin/oauth-clients')
+        .set('Authorization', strictAdmin)
+        .send({
+          name: 'x',
+          token_endpoint_auth_method: 'private_key_jwt',
+          grant_types: ['client_credentials'],
+          scopes: ['read'],
+          jwks_uri: host.url,
+        });
+      const id = created.body.client.client_id as string;
+      const res = await request(strict.t.app)
+        .post('/api/oauth/token')
+        .type('form')
+        .send({ grant_type: 'client_credentials', ...assertionForm(await signAssertion(key, { iss: id, sub: id, aud: strict.baseUrl })) });
+      expect(res.status).toBe(401);
+      expect(host.state.hits).toBe(0);
+    } finally {
+      await strict.stop();
+      await host.close();
+    }
+  });
+});
+
+describe('dynamic registration (RFC 7591)', () => {
+  test('a client registers private_key_jwt with jwks_uri, gets no secret, and authenticates with openid-client', async () => {
+    const key = await makeClientKey();
+    const host = await startJwksHost([key.publicJwk]);
+    try {
+      const token = await admin().post('/api/admin/registration-tokens').set('Authorization', bearer).send({});
+      const registered = await request(t.app)
+        .post('/api/oauth/register')
+        .set('Authorization', `Bearer ${token.body.token}`)
+        .send({
+          client_name: 'Self-registered exporter',
+          grant_types: ['client_credentials'],
+          token_endpoint_auth_method: 'private_key_jwt',
+          jwks_uri: host.url,
+          scope: 'read',
+        });
+      expect(registered.status).toBe(201);
+      expect(registered.body).toMatchObject({ token_endpoint_auth_method: 'private_key_jwt', jwks_uri: host.url });
+      expect(registered.body.client_secret).toBeUndefined();
+      const config = await oidc.discovery(new URL(baseUrl), registered.body.client_id, undefined, oidc.PrivateKeyJwt(key.privateKey), {
+        execute: [oidc.allowInsecureRequests],
+      });
+      const tokens = await oidc.clientCredentialsGrant(config, { scope: 'read' });
+      expect(typeof tokens.access_token).toBe('string');
+    } finally {
+      await host.close();
+    }
+  });
+
+  test.each([
+    ['without keys', {}],
+    ['with a private key', { jwks: { keys: [{ kty: 'EC', crv: 'P-256', x: 'a', y: 'b', d: 'c' }] } }],
+    ['keys without private_key_jwt', { token_endpoint_auth_method: 'client_secret_basic', jwks_uri: 'https://k.example.test/jwks' }],
+  ])('refused as invalid_client_metadata: %s', async (_label, extra) => {
+    const token = await admin().post('/api/admin/registration-tokens').set('Authorization', bearer).send({});
+    const res = await request(t.app)
+      .post('/api/oauth/register')
+      .set('Authorization', `Bearer ${token.body.token}`)
+      .send({ grant_types: ['client_credentials'], token_endpoint_auth_method: 'private_key_jwt', scope: 'read', ...extra });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_client_metadata');
+  });
+});
+
+test('discovery lists private_key_jwt and its algorithms for every endpoint that authenticates clients', async () => {
+  for (const path of ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']) {
+    const res = await request(t.app).get(path);
+    expect(res.body.token_endpoint_auth_methods_supported).toContain('private_key_jwt');
+    expect(res.body.token_endpoint_auth_signing_alg_values_supported).toEqual(['RS256', 'PS256', 'ES256', 'EdDSA', 'Ed25519']);
+    expect(res.body.revocation_endpoint_auth_methods_supported).toContain('private_key_jwt');
+    expect(res.body.introspection_endpoint_auth_methods_supported).toContain('private_key_jwt');
+  }
+});
+
+async function signHs256(claims: Record<string, unknown>): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  return new jose.SignJWT({ iat: now, exp: now + 60, jti: crypto.randomUUID(), ...claims })
+    .setProtectedHeader({ alg: 'HS256' })
+    .sign(new TextEncoder().encode('a-shared-secret-of-sufficient-length!!'));
+}
+
+function unsigned(claims: Record<string, unknown>): string {
+  const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+  return `${b64({ alg: 'none' })}.${b64(claims)}.`;
+}
