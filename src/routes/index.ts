@@ -21,6 +21,7 @@ import { createConsoleWebhooksRouter } from '../console/webhooks/webhooks.consol
 import { createConsoleSamlRouter } from '../console/saml/saml.console';
 import { createConsoleUsersRouter } from '../console/users/users.console';
 import { createConsoleApplicationsRouter } from '../console/applications/applications.console';
+import { createConsoleSettingsRouter } from '../console/settings/settings.console';
 import { createConsoleRolesRouter } from '../console/roles/roles.console';
 import { createAccountPagesRouter } from './pages/account-pages.router';
 import { createDevicePagesRouter } from './pages/device-pages.router';
@@ -125,5 +126,6 @@ export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, admin
   consolePages.mount('/admin', createConsoleIdentityProvidersRouter);
   consolePages.mount('/admin', createConsoleWebhooksRouter);
   consolePages.mount('/admin', createConsoleScimRouter);
+  consolePages.mount('/admin', createConsoleSettingsRouter);
   consolePages.mount('/admin', createConsoleSamlRouter);
 }

@@ -8,7 +8,6 @@ import { SECURITY_EVENT_TYPES } from '../../services/events';
 import { listSigningKeys, rotateSigningKey } from '../../services/oidc/signing-keys.service';
 import { type Principal } from '../../services/principal';
 import { SUPER_ADMIN } from '../../services/rbac-policy';
-import { effectiveSettings } from '../../services/settings.service';
 import * as userAdmin from '../../services/user-admin.service';
 import type { ConsoleSection } from '../../views/console/layout';
 import * as views from '../../views/console/pages';
@@ -217,17 +216,6 @@ export function createConsoleRouter(deps: RouteDeps) {
             return c().keys.rotated(kid);
           });
         },
-      ),
-
-      // Settings
-      route(
-        { ...CONSOLE, method: 'get', path: '/settings', summary: 'Console: effective configuration', admin: true },
-        ({ principal }, req, res) =>
-          html(
-            res,
-            200,
-            views.renderSettings(frame(req, res, principal, 'settings', c().settings.title), { settings: effectiveSettings(config) }),
-          ),
       ),
     ],
     { tags: ['Console'] },

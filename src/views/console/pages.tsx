@@ -827,26 +827,6 @@ export function renderSigningKeys(
   );
 }
 
-export function renderSettings(frame: ConsoleFrame, data: { settings: Array<[string, string]> }): string {
-  const st = c().settings;
-  return renderConsole(
-    frame,
-    <>
-      <h1>{st.title}</h1>
-      <p>{st.intro}</p>
-      <Table
-        caption={st.caption}
-        rows={data.settings}
-        empty={st.empty}
-        columns={[
-          { label: st.setting, cell: ([k]) => <code>{k}</code> },
-          { label: st.value, wrap: true, cell: ([, v]) => <code>{v}</code> },
-        ]}
-      />
-    </>,
-  );
-}
-
 /** A destructive action's confirmation (works without JavaScript: the same post again with confirm=yes). */
 export function renderConfirm(
   frame: ConsoleFrame,
