@@ -8,6 +8,7 @@ import type { RouteDeps } from '../../routes/types';
 import { usersApi as api } from '../../routes/users/users.router';
 import * as audit from '../../services/audit.service';
 import type { ServiceContext } from '../../services/context';
+import { listOwnIdentities } from '../../services/federation/identities.service';
 import { listConnectedApps } from '../../services/oauth/apps.service';
 import { ADMIN_TIER, type Principal } from '../../services/principal';
 import * as catalogue from '../../services/role-catalogue.service';
@@ -40,15 +41,28 @@ async function detailPage(
   values?: Record<string, string>,
   status = 200,
 ) {
-  const [detail, allRoles, sessions, apps, factors, events] = await Promise.all([
+  const [detail, allRoles, sessions, apps, factors, events, identities] = await Promise.all([
     users.getUserDetail(ctx, userId),
     catalogue.listRoles(ctx),
     userAdmin.listSessionsOfUser(ctx, userId),
     listConnectedApps(ctx, userId),
     userAdmin.listFactorsOfUser(ctx, userId),
     audit.listOwnActivity(ctx, userId, { limit: 10 }),
+    listOwnIdentities(ctx, userId),
   ]);
-  const data = { ...detail, allRoles, sessions, apps, factors, events: events.events, errors, values, isSelf: userId === principal.userId };
+  const pausedIdentities = identities.filter((i) => i.needsConfirmation).map((i) => ({ providerName: i.providerName, email: i.email }));
+  const data = {
+    ...detail,
+    allRoles,
+    sessions,
+    apps,
+    factors,
+    events: events.events,
+    pausedIdentities,
+    errors,
+    values,
+    isSelf: userId === principal.userId,
+  };
   return consolePage(views.renderUserDetail, data, detail.user.email, status, errors);
 }
 
