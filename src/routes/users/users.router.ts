@@ -31,6 +31,19 @@ export const usersApi = {
     },
     async ({ principal, body }, ctx) => ({ user: presentUserDetail(await users.inviteUser(ctx, principal, body)) }),
   ),
+  resendInvitation: endpoint(
+    {
+      method: 'post',
+      path: '/:userId/invitation',
+      summary: 'Send a pending invitation again: earlier links stop working, the new one is valid invitation_ttl_hours',
+      auth: 'user',
+      permission: 'users:write',
+      params: userIdParams,
+      response: { description: '{ user } (status invited, the new invitation_expires_at)', schema: userDetailEnvelope },
+      errors: [404, 409],
+    },
+    async ({ principal, params }, ctx) => ({ user: presentUserDetail(await users.resendInvitation(ctx, principal, params.userId)) }),
+  ),
   get: endpoint(
     {
       method: 'get',
@@ -128,6 +141,7 @@ export function createUsersRouter(deps: RouteDeps) {
       ),
       // Beyond the spec (CONTRACT §6): invite a user, who sets a password through the mailed link.
       served(deps, usersApi.invite),
+      served(deps, usersApi.resendInvitation),
       served(deps, usersApi.get),
       route(
         {
