@@ -520,6 +520,10 @@ export const de: Messages = {
     unlinkNamed: (provider: string) => `${provider} trennen`,
     noneLinked: 'Mit Ihrem Konto ist keine andere Anmeldung verknüpft.',
     link: (provider: string) => `${provider} verknüpfen`,
+    needsConfirmation: (provider: string) =>
+      `Nach früheren Regeln automatisch verknüpft und pausiert: Sie können sich damit erst wieder anmelden, wenn Sie sie ` +
+      `bestätigen, indem Sie sich hier mit ${provider} anmelden. Wenn Sie sie nicht kennen, trennen Sie sie.`,
+    confirmWith: (provider: string) => `Mit ${provider} bestätigen`,
     confirmLink: {
       title: (provider: string) => `${provider} verknüpfen?`,
       question: (provider: string, account: string) => `${provider}-Konto ${account} mit Ihrem Konto verknüpfen?`,
@@ -555,6 +559,10 @@ export const de: Messages = {
         'Für diese Identität gibt es kein Konto, und auf diesem Weg können keine neuen Konten angelegt werden. Bitten Sie Ihren ' +
         'Administrator um eine Einladung.',
       linked_elsewhere: (_provider: string) => 'Diese Identität ist bereits mit einem anderen Konto verknüpft.',
+      unconfirmed: (provider: string) =>
+        `Diese ${provider}-Anmeldung wurde nach früheren Regeln mit dem Konto einer Administratorin oder eines Administrators ` +
+        `verknüpft und ist pausiert, bis die Kontoinhaberin oder der Kontoinhaber sie bestätigt: Melden Sie sich anders an ` +
+        `(Passwort oder Passkey) und bestätigen Sie sie auf Ihrer Kontoseite.`,
     },
     lastWay:
       'Dies ist die letzte Möglichkeit, sich bei Ihrem Konto anzumelden: Legen Sie ein Passwort fest oder fügen Sie einen Passkey ' +
@@ -778,6 +786,10 @@ export const de: Messages = {
       invited: (email: string) => `Einladung an ${email} gesendet.`,
     },
     user: {
+      pausedIdentity: (provider: string, email: string) =>
+        `Die ${provider}-Anmeldung${email ? ` (${email})` : ''} wurde nach früheren Regeln automatisch mit diesem ` +
+        'Administratorkonto verknüpft. Sie ist pausiert: Niemand kann sich damit anmelden, bis die Kontoinhaberin oder der ' +
+        'Kontoinhaber sie auf der eigenen Kontoseite bestätigt oder trennt.',
       emailVerified: 'E-Mail bestätigt',
       userId: 'Benutzer-ID',
       deactivate: 'Deaktivieren',
@@ -1141,6 +1153,8 @@ export const de: Messages = {
       sloBinding: 'Binding der Logout-Antwort',
       spCertificate: 'Zertifikat der Anwendung',
       spCertificateHint: 'PEM; prüft die Signaturen ihrer Anfragen und verschlüsselt auf Wunsch die Assertion an sie.',
+      spEncryptionCertificate: 'Verschlüsselungszertifikat der Anwendung',
+      spEncryptionCertificateHint: 'PEM; nur wenn an ein anderes Zertifikat als das obige verschlüsselt werden soll.',
       wantSigned: 'Signierte Anfragen verlangen',
       nameIdFormat: 'NameID-Format',
       nameIdDefault: 'Standard (aus den Metadaten, sonst die E-Mail-Adresse)',
