@@ -5,8 +5,7 @@ import type { SessionRow } from '../../db/repositories/sessions.repo';
 import type { UserRow } from '../../db/repositories/users.repo';
 import type { GrantWithClientRow } from '../../db/repositories/oauth-grants.repo';
 import type { PrincipalRole } from '../../db/repositories/principal.repo';
-import type { AdminSummary } from '../../services/admin.service';
-import type { OAuthClient } from '../../routes/admin/admin.schemas';
+import type { OAuthClient, Summary } from '../../routes/admin/admin.schemas';
 import type { Role } from '../../routes/rbac/rbac.schemas';
 import type { ListCount } from '../../services/list-count';
 import { userStatus } from '../../services/user-status';
@@ -42,15 +41,15 @@ const count = (n: number) => new Intl.NumberFormat(pageEnv().locale).format(n);
 const fullName = (u: { firstName: string; lastName: string }) => `${u.firstName} ${u.lastName}`.trim();
 const roleLabel = (r: { name: string; application: string | null }) => (r.application ? `${r.name} (${r.application})` : r.name);
 
-export function renderOverview(frame: ConsoleFrame, data: { summary: AdminSummary; days: DailySignIns[] }): string {
+export function renderOverview(frame: ConsoleFrame, data: { summary: Summary; days: DailySignIns[] }): string {
   const s = data.summary;
   const o = c().overview;
   const cards: Array<[string, number, string]> = [
     [o.users, s.users, '/admin/users'],
-    [o.activeUsers, s.activeUsers, '/admin/users?status=active'],
+    [o.activeUsers, s.active_users, '/admin/users?status=active'],
     [o.admins, s.admins, '/admin/users?tier=admin'],
     [o.applications, s.clients, '/admin/applications'],
-    [o.activeApplications, s.activeClients, '/admin/applications'],
+    [o.activeApplications, s.active_clients, '/admin/applications'],
     [o.roles, s.roles, '/admin/roles'],
   ];
   return renderConsole(
