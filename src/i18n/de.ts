@@ -519,6 +519,10 @@ export const de: Messages = {
     unlinkNamed: (provider: string) => `${provider} trennen`,
     noneLinked: 'Mit Ihrem Konto ist keine andere Anmeldung verknüpft.',
     link: (provider: string) => `${provider} verknüpfen`,
+    needsConfirmation: (provider: string) =>
+      `Nach früheren Regeln automatisch verknüpft und pausiert: Sie können sich damit erst wieder anmelden, wenn Sie sie ` +
+      `bestätigen, indem Sie sich hier mit ${provider} anmelden. Wenn Sie sie nicht kennen, trennen Sie sie.`,
+    confirmWith: (provider: string) => `Mit ${provider} bestätigen`,
     confirmLink: {
       title: (provider: string) => `${provider} verknüpfen?`,
       question: (provider: string, account: string) => `${provider}-Konto ${account} mit Ihrem Konto verknüpfen?`,
@@ -554,6 +558,10 @@ export const de: Messages = {
         'Für diese Identität gibt es kein Konto, und auf diesem Weg können keine neuen Konten angelegt werden. Bitten Sie Ihren ' +
         'Administrator um eine Einladung.',
       linked_elsewhere: (_provider: string) => 'Diese Identität ist bereits mit einem anderen Konto verknüpft.',
+      unconfirmed: (provider: string) =>
+        `Diese ${provider}-Anmeldung wurde nach früheren Regeln mit dem Konto einer Administratorin oder eines Administrators ` +
+        `verknüpft und ist pausiert, bis die Kontoinhaberin oder der Kontoinhaber sie bestätigt: Melden Sie sich anders an ` +
+        `(Passwort oder Passkey) und bestätigen Sie sie auf Ihrer Kontoseite.`,
     },
     lastWay:
       'Dies ist die letzte Möglichkeit, sich bei Ihrem Konto anzumelden: Legen Sie ein Passwort fest oder fügen Sie einen Passkey ' +
@@ -775,6 +783,10 @@ export const de: Messages = {
       invited: (email: string) => `Einladung an ${email} gesendet.`,
     },
     user: {
+      pausedIdentity: (provider: string, email: string) =>
+        `Die ${provider}-Anmeldung${email ? ` (${email})` : ''} wurde nach früheren Regeln automatisch mit diesem ` +
+        'Administratorkonto verknüpft. Sie ist pausiert: Niemand kann sich damit anmelden, bis die Kontoinhaberin oder der ' +
+        'Kontoinhaber sie auf der eigenen Kontoseite bestätigt oder trennt.',
       emailVerified: 'E-Mail bestätigt',
       userId: 'Benutzer-ID',
       deactivate: 'Deaktivieren',

@@ -503,6 +503,11 @@ export const en = {
     unlinkNamed: (provider: string) => `Unlink ${provider}`,
     noneLinked: 'No other sign-in is linked to your account.',
     link: (provider: string) => `Link ${provider}`,
+    /** An identity flagged at the upgrade (issue 30): paused until the owner signs in upstream as it from /account. */
+    needsConfirmation: (provider: string) =>
+      `Linked automatically under earlier rules and paused: it cannot sign you in until you confirm it by signing in ` +
+      `with ${provider} here. If you do not recognise it, unlink it.`,
+    confirmWith: (provider: string) => `Confirm with ${provider}`,
     /** The confirmation of a pending link after signing in (issue 30): nothing links without it. */
     confirmLink: {
       title: (provider: string) => `Link ${provider}?`,
@@ -532,6 +537,9 @@ export const en = {
       signup_closed: (_provider: string) =>
         'There is no account for this identity, and new accounts cannot be created this way. Ask your administrator for an invitation.',
       linked_elsewhere: (_provider: string) => 'This identity is already linked to another account.',
+      unconfirmed: (provider: string) =>
+        `This ${provider} sign-in was linked to an administrator's account under earlier rules and is paused until the ` +
+        `account's owner confirms it: sign in another way (password or passkey), then confirm it on your account page.`,
     },
     lastWay: 'This is the last way to sign in to your account: set a password or add a passkey before unlinking it.',
   },
@@ -745,6 +753,9 @@ export const en = {
       invited: (email: string) => `Invitation sent to ${email}.`,
     },
     user: {
+      pausedIdentity: (provider: string, email: string) =>
+        `The ${provider} sign-in${email ? ` (${email})` : ''} was linked to this administrator account automatically under ` +
+        'earlier rules. It is paused: it signs nobody in until the owner confirms it from their account page, or unlinks it.',
       emailVerified: 'Email verified',
       userId: 'User id',
       deactivate: 'Deactivate',

@@ -26,6 +26,7 @@ import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
 import { updateUserBody } from '../users/users.schemas';
 import { act, CONSOLE, confirmBody, fieldErrors, frameOf, refuseConsoleForm, refusalOf, setFlash } from './console-kit';
+import { listOwnIdentities } from '../../services/federation/identities.service';
 
 /** The console's catalogue of the request's language (CONTRACT §15). */
 const c = () => pageEnv().t.console;
@@ -102,12 +103,13 @@ export function createConsoleRouter(deps: RouteDeps) {
     values?: Record<string, string>,
   ) {
     const detail = await users.getUserDetail(ctx, userId);
-    const [allRoles, sessions, apps, factors, events] = await Promise.all([
+    const [allRoles, sessions, apps, factors, events, identities] = await Promise.all([
       catalogue.listRoles(ctx),
       userAdmin.listSessionsOfUser(ctx, userId),
       listConnectedApps(ctx, userId),
       userAdmin.listFactorsOfUser(ctx, userId),
       audit.listOwnActivity(ctx, userId, { limit: 10 }),
+      listOwnIdentities(ctx, userId),
     ]);
     return {
       user: detail.user,
@@ -117,6 +119,7 @@ export function createConsoleRouter(deps: RouteDeps) {
       apps,
       factors,
       events: events.events,
+      pausedIdentities: identities.filter((i) => i.needsConfirmation).map((i) => ({ providerName: i.providerName, email: i.email })),
       errors,
       values,
       isSelf: userId === principal.userId,

@@ -13,6 +13,9 @@ import { rolesBody, userIdParams } from '../rbac/rbac.schemas';
 import { createRoleRoutes } from '../rbac/roles.routes';
 import { declareRouter, endpoint, route, served } from '../route';
 import type { RouteDeps } from '../types';
+import { listOwnIdentities } from '../../services/federation/identities.service';
+import { presentIdentity } from '../federation/federation.presenters';
+import { identitiesBody } from '../federation/identity-providers.schemas';
 import { presentUserDetail, presentUserSummary } from './users.presenters';
 import { inviteUserBody, listUsersQuery, updateUserBody, userDetailEnvelope, usersPageBody } from './users.schemas';
 
@@ -42,6 +45,22 @@ export const usersApi = {
       response: { description: '{ user }', schema: userDetailEnvelope },
     },
     async ({ params }, ctx) => ({ user: presentUserDetail(await users.getUserDetail(ctx, params.userId)) }),
+  ),
+  identities: endpoint(
+    {
+      method: 'get',
+      path: '/:userId/identities',
+      summary: "The user's identities of other providers; needs_confirmation marks one paused since the upgrade",
+      auth: 'user',
+      permission: 'users:read',
+      params: userIdParams,
+      response: { description: '{ identities }', schema: identitiesBody },
+      errors: [404],
+    },
+    async ({ params }, ctx) => {
+      await users.getUserDetail(ctx, params.userId);
+      return { identities: (await listOwnIdentities(ctx, params.userId)).map(presentIdentity) };
+    },
   ),
   deactivate: endpoint(
     {
@@ -129,6 +148,7 @@ export function createUsersRouter(deps: RouteDeps) {
       // Beyond the spec (CONTRACT §6): invite a user, who sets a password through the mailed link.
       served(deps, usersApi.invite),
       served(deps, usersApi.get),
+      served(deps, usersApi.identities),
       route(
         {
           method: 'put',

@@ -194,6 +194,8 @@ export interface UserDetailData {
   apps: GrantWithClientRow[];
   factors: FactorsOfUser;
   events: AuditEventRow[];
+  /** Identities flagged at the upgrade (linked to an admin account under the old rules): paused until the owner confirms. */
+  pausedIdentities?: Array<{ providerName: string; email: string | null }>;
   errors: FieldErrors;
   values?: Record<string, string>;
   isSelf: boolean;
@@ -222,6 +224,9 @@ export function renderUserDetail(frame: ConsoleFrame, d: UserDetailData): string
           [x.userId, <code>{u.id}</code>],
         ]}
       />
+      {d.pausedIdentities?.map((i) => (
+        <p class="error">{x.pausedIdentity(i.providerName, i.email ?? '')}</p>
+      ))}
       <div class="actions">
         {u.isActive ? (
           <ActionButton action={`${base}/deactivate`} csrf={frame.csrf} label={x.deactivate} danger />
