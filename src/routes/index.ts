@@ -36,6 +36,7 @@ import { createSelfServicePagesRouter } from './pages/self-service-pages.router'
 import { createFaviconRouter, createStaticRouter } from './pages/static.router';
 import { createRbacRouter } from './rbac/rbac.router';
 import { createSettingsRouter } from './settings/settings.router';
+import { createUserImportRouter } from './admin/user-import.router';
 import type { Scope } from './scope';
 import { createUsersRouter } from './users/users.router';
 import { createScimAdminRouter } from './scim/scim-admin.router';
@@ -101,6 +102,7 @@ export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, admin
   administration.mount('/admin', createScimAdminRouter);
   administration.mount('/admin', createSamlAppsRouter);
   administration.mount('/admin', createSettingsRouter);
+  administration.mount('/admin', createUserImportRouter);
   api.mount('/', createDocsRouter);
   scim.mount('/', createScimRouter);
 
