@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { redirect } from '../../http/outcome';
+import { Redirect, redirect } from '../../http/outcome';
 import { text } from '../../routes/pages/page-kit';
 import { declareRouter } from '../../routes/route';
 import { settingsApi as api } from '../../routes/settings/settings.router';
@@ -52,7 +52,10 @@ export function createConsoleSettingsRouter(deps: RouteDeps) {
       path: '/settings',
       form: settingsForm,
       input: (form) => changesOf(form as Record<string, string>),
-      refuse: async ({ form }) => (Object.keys(changesOf(form as Record<string, string>)).length ? undefined : x().nothingChanged),
+      before: async ({ form }) =>
+        Object.keys(changesOf(form as Record<string, string>)).length
+          ? undefined
+          : new Redirect('/admin/settings', { kind: 'error', message: x().nothingChanged }),
       back: () => '/admin/settings',
       invalid: (refused, a) => again(refused as { values: Record<string, string>; errors: FieldErrors; status: number }, a),
       done: () => redirect('/admin/settings', x().saved),
