@@ -27,6 +27,7 @@ import * as settingsPermission from './20261129171000_settings_permission';
 import * as addClientAllowedOrigins from './20261130120000_add_client_allowed_origins';
 import * as samlEncryptionCertificate from './20261130130000_saml_encryption_certificate';
 import * as addPrivateKeyJwt from './20261130150000_add_private_key_jwt';
+import * as createPushedAuthorizationRequests from './20261130151000_create_pushed_authorization_requests';
 import * as createEmailSignIn from './20261130160000_create_email_sign_in';
 
 /**
@@ -62,6 +63,7 @@ const MIGRATIONS: Array<[string, Knex.Migration]> = [
   ['20261130120000_add_client_allowed_origins', addClientAllowedOrigins],
   ['20261130130000_saml_encryption_certificate', samlEncryptionCertificate],
   ['20261130150000_add_private_key_jwt', addPrivateKeyJwt],
+  ['20261130151000_create_pushed_authorization_requests', createPushedAuthorizationRequests],
   ['20261130160000_create_email_sign_in', createEmailSignIn],
 ];
 
