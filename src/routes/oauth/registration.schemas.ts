@@ -86,7 +86,7 @@ export const clientInformationBody = z
       .optional()
       .meta({ description: 'private_key_jwt clients' }),
     jwks_uri: z.string().optional().meta({ description: 'private_key_jwt clients' }),
-    require_pushed_authorization_requests: z.boolean(),
+    require_pushed_authorization_requests: z.boolean().optional().meta({ description: 'RFC 9126 §6: present (true) when required' }),
     scope: z.string(),
     client_uri: z.string().optional(),
     logo_uri: z.string().optional(),
