@@ -24,8 +24,10 @@ import * as createSaml from './20261129150000_create_saml';
 import * as createScim from './20261129160000_create_scim';
 import * as createSettings from './20261129170000_create_settings';
 import * as settingsPermission from './20261129171000_settings_permission';
+import * as flagPrivilegedIdentities from './20261130100000_flag_privileged_identities';
 import * as addClientAllowedOrigins from './20261130120000_add_client_allowed_origins';
 import * as samlEncryptionCertificate from './20261130130000_saml_encryption_certificate';
+import * as scimFilterIndexes from './20261130140000_scim_filter_indexes';
 import * as addPrivateKeyJwt from './20261130150000_add_private_key_jwt';
 import * as createPushedAuthorizationRequests from './20261130151000_create_pushed_authorization_requests';
 import * as createEmailSignIn from './20261130160000_create_email_sign_in';
@@ -60,8 +62,10 @@ const MIGRATIONS: Array<[string, Knex.Migration]> = [
   ['20261129160000_create_scim', createScim],
   ['20261129170000_create_settings', createSettings],
   ['20261129171000_settings_permission', settingsPermission],
+  ['20261130100000_flag_privileged_identities', flagPrivilegedIdentities],
   ['20261130120000_add_client_allowed_origins', addClientAllowedOrigins],
   ['20261130130000_saml_encryption_certificate', samlEncryptionCertificate],
+  ['20261130140000_scim_filter_indexes', scimFilterIndexes],
   ['20261130150000_add_private_key_jwt', addPrivateKeyJwt],
   ['20261130151000_create_pushed_authorization_requests', createPushedAuthorizationRequests],
   ['20261130160000_create_email_sign_in', createEmailSignIn],

@@ -80,10 +80,10 @@ export interface ActionOptions<D extends RouteDecl, R, S extends FormSchema | un
    */
   confirm?: (a: ActionInput<D, S>) => Confirmation | Promise<Confirmation>;
   /**
-   * What the console refuses before calling the endpoint, in its own words (the flash on `back`): e.g. rotating the
-   * secret of an application the page shows as deactivated. Undefined: go on.
+   * What the console answers before calling the endpoint (undefined: go on): a refusal in its own words, e.g. rotating
+   * the secret of an application the page shows as deactivated, or "nothing changed".
    */
-  refuse?: (a: ActionInput<D, S>) => Promise<string | undefined>;
+  before?: (a: ActionInput<D, S>) => Promise<ConsoleOutcome | undefined>;
   /** The form again, with `refused.errors` beside its fields and `refused.values` as entered (a refused post). */
   invalid?: (refused: Invalid<FormOf<S>>, a: ActionInput<D, S>) => ConsolePage | Promise<ConsolePage>;
   /** Where a service's refusal goes, as the flash (actions without a form: a stale id, a conflict). */
@@ -164,8 +164,8 @@ export function consoleAction<D extends RouteDecl, R, S extends FormSchema | und
           apiInput = parsed.data;
         }
       }
-      const refused = options.refuse && options.back ? await options.refuse(a) : undefined;
-      if (refused !== undefined && options.back) return new Redirect(options.back(a.params), { kind: 'error', message: refused });
+      const early = options.before ? await options.before(a) : undefined;
+      if (early) return early;
       let result: R;
       try {
         const [query, body] = d.method === 'get' ? [apiInput, undefined] : [undefined, apiInput];

@@ -519,6 +519,10 @@ export const de: Messages = {
     unlinkNamed: (provider: string) => `${provider} trennen`,
     noneLinked: 'Mit Ihrem Konto ist keine andere Anmeldung verknüpft.',
     link: (provider: string) => `${provider} verknüpfen`,
+    needsConfirmation: (provider: string) =>
+      `Nach früheren Regeln automatisch verknüpft und pausiert: Sie können sich damit erst wieder anmelden, wenn Sie sie ` +
+      `bestätigen, indem Sie sich hier mit ${provider} anmelden. Wenn Sie sie nicht kennen, trennen Sie sie.`,
+    confirmWith: (provider: string) => `Mit ${provider} bestätigen`,
     confirmLink: {
       title: (provider: string) => `${provider} verknüpfen?`,
       question: (provider: string, account: string) => `${provider}-Konto ${account} mit Ihrem Konto verknüpfen?`,
@@ -554,6 +558,10 @@ export const de: Messages = {
         'Für diese Identität gibt es kein Konto, und auf diesem Weg können keine neuen Konten angelegt werden. Bitten Sie Ihren ' +
         'Administrator um eine Einladung.',
       linked_elsewhere: (_provider: string) => 'Diese Identität ist bereits mit einem anderen Konto verknüpft.',
+      unconfirmed: (provider: string) =>
+        `Diese ${provider}-Anmeldung wurde nach früheren Regeln mit dem Konto einer Administratorin oder eines Administrators ` +
+        `verknüpft und ist pausiert, bis die Kontoinhaberin oder der Kontoinhaber sie bestätigt: Melden Sie sich anders an ` +
+        `(Passwort oder Passkey) und bestätigen Sie sie auf Ihrer Kontoseite.`,
     },
     lastWay:
       'Dies ist die letzte Möglichkeit, sich bei Ihrem Konto anzumelden: Legen Sie ein Passwort fest oder fügen Sie einen Passkey ' +
@@ -775,6 +783,10 @@ export const de: Messages = {
       invited: (email: string) => `Einladung an ${email} gesendet.`,
     },
     user: {
+      pausedIdentity: (provider: string, email: string) =>
+        `Die ${provider}-Anmeldung${email ? ` (${email})` : ''} wurde nach früheren Regeln automatisch mit diesem ` +
+        'Administratorkonto verknüpft. Sie ist pausiert: Niemand kann sich damit anmelden, bis die Kontoinhaberin oder der ' +
+        'Kontoinhaber sie auf der eigenen Kontoseite bestätigt oder trennt.',
       emailVerified: 'E-Mail bestätigt',
       userId: 'Benutzer-ID',
       deactivate: 'Deaktivieren',
@@ -1136,6 +1148,8 @@ export const de: Messages = {
       sloBinding: 'Binding der Logout-Antwort',
       spCertificate: 'Zertifikat der Anwendung',
       spCertificateHint: 'PEM; prüft die Signaturen ihrer Anfragen und verschlüsselt auf Wunsch die Assertion an sie.',
+      spEncryptionCertificate: 'Verschlüsselungszertifikat der Anwendung',
+      spEncryptionCertificateHint: 'PEM; nur wenn an ein anderes Zertifikat als das obige verschlüsselt werden soll.',
       wantSigned: 'Signierte Anfragen verlangen',
       nameIdFormat: 'NameID-Format',
       nameIdDefault: 'Standard (aus den Metadaten, sonst die E-Mail-Adresse)',
@@ -1325,6 +1339,79 @@ export const de: Messages = {
       empty: 'Nichts anzuzeigen.',
       setting: 'Einstellung',
       value: 'Wert',
+      formIntro:
+        'Diese Einstellungen gelten innerhalb von zwei Sekunden auf jeder Instanz, ohne Neustart. Eine durch eine Umgebungsvariable festgelegte Einstellung ist hier gesperrt: Ändern Sie die Variable und starten Sie neu.',
+      groups: {
+        sign_up: 'Registrierung',
+        security: 'Sicherheit',
+        browser: 'Browser-Anwendungen',
+        branding: 'Erscheinungsbild und Sprache',
+        mail: 'E-Mail',
+      } as Record<string, string>,
+      labels: {
+        registration: [
+          'Selbstregistrierung',
+          'Offen: Jede Person kann auf der Registrierungsseite ein Konto anlegen. Geschlossen: Nur Administratoren legen Konten an.',
+        ],
+        client_registration: [
+          'Dynamische Client-Registrierung',
+          'Aus; token: Apps registrieren sich mit einem Initial-Access-Token; open: jede App darf sich selbst registrieren (RFC 7591).',
+        ],
+        client_id_metadata_documents: [
+          'Client-ID-Metadatendokumente',
+          'Apps dürfen die https-URL ihres Metadatendokuments als client_id verwenden.',
+        ],
+        invitation_ttl_hours: [
+          'Gültigkeit von Einladungen (Stunden)',
+          'So lange funktioniert der Link einer Einladungs-E-Mail (1 bis 720).',
+        ],
+        email_sign_in: ['Anmeldung per E-Mail-Link', 'Personen dürfen sich mit einem an ihre Adresse gesendeten Link anmelden.'],
+        mfa_required_for_admins: [
+          'Zweiter Faktor für Administratoren erforderlich',
+          'Wer eine Administrationsberechtigung hat, muss einen zweiten Faktor verwenden.',
+        ],
+        password_policy: [
+          'Passwortrichtlinie',
+          'JSON: {"min_length": 6 bis 72, "breached_check": true oder false, "reject_email_local_part": true oder false}.',
+        ],
+        require_pushed_authorization_requests: [
+          'Pushed Authorization Requests (PAR) verlangen',
+          'Jede Autorisierungsanfrage muss zuerst übermittelt werden.',
+        ],
+        webhook_allow_private: ['Webhooks an private Adressen', 'Webhook-Ziele in privaten und Loopback-Netzen erlauben.'],
+        allowed_origins: [
+          'Erlaubte Origins (globales CORS)',
+          'Eine pro Zeile. Seiten dieser Origins dürfen die ganze API mit Cookies aufrufen. Browser-Apps brauchen das nicht: Legen Sie erlaubte Origins an der Anwendung fest.',
+        ],
+        brand_name: ['Produktname', 'Erscheint in Seitentiteln, E-Mails und der Konsole.'],
+        brand_logo_url: ['Logo-URL', 'Eine https://-URL; leer: kein Logo.'],
+        brand_color: ['Markenfarbe', 'Eine Hex-Farbe wie #1d4ed8, dunkel genug für weiße Schrift.'],
+        default_locale: ['Standardsprache', 'Gilt, wenn ein Browser keine Sprache verlangt, die dieser Server spricht.'],
+        smtp_url: [
+          'SMTP-Server',
+          'smtp://- oder smtps://-URL mit den Zugangsdaten. Nur schreibbar: Leer lassen, um den gespeicherten Wert zu behalten.',
+        ],
+        mail_from: ['Absenderadresse', 'Das From: jeder E-Mail.'],
+      } as Record<string, [string, string]>,
+      yes: 'Ja',
+      no: 'Nein',
+      save: 'Einstellungen speichern',
+      saved: 'Einstellungen gespeichert. Jede Instanz wendet sie innerhalb von zwei Sekunden an.',
+      nothingChanged: 'Nichts geändert.',
+      pinned: (variable: string) => `Durch die Umgebungsvariable ${variable} festgelegt: Ändern Sie sie dort und starten Sie neu.`,
+      needsPermission: 'Zum Ändern ist die Berechtigung system:manage_settings nötig.',
+      secretSet: 'Ein Wert ist gespeichert.',
+      secretNotSet: 'Kein Wert gespeichert.',
+      clearSecret: 'Gespeicherten Wert entfernen',
+      source: (source: string) => (source === 'stored' ? 'Hier geändert' : source === 'environment' ? 'Aus der Umgebung' : 'Standard'),
+      testMailTitle: 'Test-E-Mail senden',
+      testMailTo: 'Empfänger',
+      testMailSend: 'Test-E-Mail senden',
+      testMailQueued: (to: string) =>
+        `Eine Test-E-Mail an ${to} ist unterwegs. Eine fehlgeschlagene Zustellung erscheint im Audit-Log als mail.send_failed.`,
+      envTitle: 'Startkonfiguration',
+      envIntro:
+        'Beim Start dieser Instanz aus der Umgebung gelesen. Geheimnisse sind maskiert. Ändern Sie sie in der Umgebung und starten Sie neu.',
     },
   },
 };

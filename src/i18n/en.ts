@@ -503,6 +503,11 @@ export const en = {
     unlinkNamed: (provider: string) => `Unlink ${provider}`,
     noneLinked: 'No other sign-in is linked to your account.',
     link: (provider: string) => `Link ${provider}`,
+    /** An identity flagged at the upgrade (issue 30): paused until the owner signs in upstream as it from /account. */
+    needsConfirmation: (provider: string) =>
+      `Linked automatically under earlier rules and paused: it cannot sign you in until you confirm it by signing in ` +
+      `with ${provider} here. If you do not recognise it, unlink it.`,
+    confirmWith: (provider: string) => `Confirm with ${provider}`,
     /** The confirmation of a pending link after signing in (issue 30): nothing links without it. */
     confirmLink: {
       title: (provider: string) => `Link ${provider}?`,
@@ -532,6 +537,9 @@ export const en = {
       signup_closed: (_provider: string) =>
         'There is no account for this identity, and new accounts cannot be created this way. Ask your administrator for an invitation.',
       linked_elsewhere: (_provider: string) => 'This identity is already linked to another account.',
+      unconfirmed: (provider: string) =>
+        `This ${provider} sign-in was linked to an administrator's account under earlier rules and is paused until the ` +
+        `account's owner confirms it: sign in another way (password or passkey), then confirm it on your account page.`,
     },
     lastWay: 'This is the last way to sign in to your account: set a password or add a passkey before unlinking it.',
   },
@@ -745,6 +753,9 @@ export const en = {
       invited: (email: string) => `Invitation sent to ${email}.`,
     },
     user: {
+      pausedIdentity: (provider: string, email: string) =>
+        `The ${provider} sign-in${email ? ` (${email})` : ''} was linked to this administrator account automatically under ` +
+        'earlier rules. It is paused: it signs nobody in until the owner confirms it from their account page, or unlinks it.',
       emailVerified: 'Email verified',
       userId: 'User id',
       deactivate: 'Deactivate',
@@ -1095,6 +1106,8 @@ export const en = {
       sloBinding: 'Binding of the logout answer',
       spCertificate: "Application's certificate",
       spCertificateHint: 'PEM; checks the signatures of its requests and, when asked, encrypts the assertion to it.',
+      spEncryptionCertificate: "Application's encryption certificate",
+      spEncryptionCertificateHint: 'PEM; only when it encrypts to another certificate than the one above.',
       wantSigned: 'Require signed requests',
       nameIdFormat: 'NameID format',
       nameIdDefault: 'Default (from the metadata, else the email address)',
@@ -1277,6 +1290,72 @@ export const en = {
       empty: 'Nothing to show.',
       setting: 'Setting',
       value: 'Value',
+      formIntro:
+        'These settings apply on every instance within two seconds, without a restart. A setting pinned by an environment variable is locked here: change the variable and restart.',
+      groups: {
+        sign_up: 'Sign-up and registration',
+        security: 'Security',
+        browser: 'Browser applications',
+        branding: 'Branding and language',
+        mail: 'Mail',
+      } as Record<string, string>,
+      labels: {
+        registration: [
+          'Self-service sign-up',
+          'Open: anyone may create an account on the sign-up page. Closed: only administrators create accounts.',
+        ],
+        client_registration: [
+          'Dynamic client registration',
+          'Off; token: apps register with an initial access token; open: any app may register itself (RFC 7591).',
+        ],
+        client_id_metadata_documents: [
+          'Client ID Metadata Documents',
+          'Apps may use the https URL of their metadata document as client_id.',
+        ],
+        invitation_ttl_hours: ['Invitation validity (hours)', 'How long the link of an invitation mail works (1 to 720).'],
+        email_sign_in: ['Sign-in by email link', 'People may sign in with a link sent to their address.'],
+        mfa_required_for_admins: [
+          'Second factor required for administrators',
+          'Anyone holding an admin permission must use a second factor.',
+        ],
+        password_policy: [
+          'Password policy',
+          'JSON: {"min_length": 6 to 72, "breached_check": true or false, "reject_email_local_part": true or false}.',
+        ],
+        require_pushed_authorization_requests: [
+          'Require pushed authorization requests (PAR)',
+          'Every authorization request must be pushed first.',
+        ],
+        webhook_allow_private: ['Webhooks to private addresses', 'Allow webhook targets on private and loopback networks.'],
+        allowed_origins: [
+          'Allowed origins (global CORS)',
+          'One per line. Pages of these origins may call the whole API with cookies. Browser apps need none of this: set allowed origins on the application.',
+        ],
+        brand_name: ['Product name', 'Shown in page titles, mails and the console.'],
+        brand_logo_url: ['Logo URL', 'An https:// URL; empty: no logo.'],
+        brand_color: ['Brand colour', 'A hex colour such as #1d4ed8, dark enough for white text.'],
+        default_locale: ['Default language', 'Used when a browser asks for no language this server speaks.'],
+        smtp_url: ['SMTP server', 'smtp:// or smtps:// URL with the credentials. Write-only: leave empty to keep the stored value.'],
+        mail_from: ['Sender address', 'The From: of every mail.'],
+      } as Record<string, [string, string]>,
+      yes: 'Yes',
+      no: 'No',
+      save: 'Save settings',
+      saved: 'Settings saved. Every instance applies them within two seconds.',
+      nothingChanged: 'Nothing changed.',
+      pinned: (variable: string) => `Set by the environment variable ${variable}: change it there and restart.`,
+      needsPermission: 'Changing this needs the permission system:manage_settings.',
+      secretSet: 'A value is stored.',
+      secretNotSet: 'No value is stored.',
+      clearSecret: 'Remove the stored value',
+      source: (source: string): string =>
+        source === 'stored' ? 'Changed here' : source === 'environment' ? 'From the environment' : 'Default',
+      testMailTitle: 'Send a test mail',
+      testMailTo: 'Recipient',
+      testMailSend: 'Send test mail',
+      testMailQueued: (to: string) => `A test mail to ${to} is on its way. A failed delivery appears in the audit log as mail.send_failed.`,
+      envTitle: 'Start-up configuration',
+      envIntro: 'Read from the environment when this instance started. Secrets are masked. Change them in the environment and restart.',
     },
   },
 };

@@ -21,8 +21,39 @@ export type ImportedScheme = 'bcrypt' | 'argon2' | 'scrypt' | 'pbkdf2' | 'fireba
 const scryptAsync = promisify(scrypt) as (password: string | Buffer, salt: Buffer, keylen: number, options: object) => Promise<Buffer>;
 const pbkdf2Async = promisify(pbkdf2);
 
-/** Upper bounds, so that an imported row cannot make a sign-in cost minutes or gigabytes. */
-export const LIMITS = { pbkdf2Iterations: 10_000_000, scryptLogN: 20, scryptR: 32, scryptP: 16, scryptMemoryBytes: 256 * 1024 * 1024 };
+/**
+ * Upper bounds, so that an imported row cannot make a sign-in cost minutes or gigabytes: every sign-in attempt of the
+ * account (by anyone who knows its address) runs the verification in the thread pool that also runs everyone's bcrypt,
+ * scrypt and DNS. Each bound is well above what the source systems write by default (bcrypt 10-12, argon2id m=19456
+ * t=2 or m=65536 t=3 p=4, scrypt ln=14-16 r=8 p=1, PBKDF2 up to 1.2 million iterations with a 64-byte key); one
+ * verification at the bounds costs about a second or two on one core.
+ */
+export const LIMITS = {
+  bcryptCost: 14,
+  /** KiB (256 MiB), passes, lanes, and memory × passes (1 GiB-pass). */
+  argon2MemoryKiB: 262_144,
+  argon2Time: 16,
+  argon2Parallelism: 16,
+  argon2Work: 1_048_576,
+  /** Iterations, and iterations × derived blocks (a longer "hash" multiplies the work). */
+  pbkdf2Iterations: 4_000_000,
+  pbkdf2HashBytes: 64,
+  scryptLogN: 20,
+  scryptR: 32,
+  scryptP: 16,
+  scryptMemoryBytes: 256 * 1024 * 1024,
+  /** N × r × p (ln 14, r 8, p 16 or ln 17, r 8, p 2). */
+  scryptWork: 2 ** 21,
+};
+
+/** What node:crypto (OpenSSL) accepts and our bounds allow: N < 2^(16 r) (RFC 7914), memory and work. */
+function scryptProblem(logN: number, r: number, p: number): string | undefined {
+  const n = 2 ** logN;
+  if (logN >= 16 * r) return `scrypt needs N < 2^(16 r) (RFC 7914): ln ${logN} is too large for r ${r}`;
+  if (128 * r * (n + p + 2) > LIMITS.scryptMemoryBytes) return `scrypt parameters need more than ${LIMITS.scryptMemoryBytes / 2 ** 20} MiB`;
+  if (n * r * p > LIMITS.scryptWork) return `scrypt parameters out of range (N × r × p at most 2^${Math.log2(LIMITS.scryptWork)})`;
+  return undefined;
+}
 
 /** PHC and passlib base64: standard or "adapted" (`.` for `+`), padding optional. */
 function b64(text: string): Buffer | undefined {
@@ -54,8 +85,20 @@ function paramsOf(text: string): Record<string, string> {
 }
 
 function parse(stored: string): Parsed | { problem: string } {
-  if (/^\$2[aby]\$\d\d\$[./A-Za-z0-9]{53}$/.test(stored)) return { scheme: 'bcrypt' };
-  if (/^\$argon2(id|i)\$v=\d+\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+$/.test(stored)) return { scheme: 'argon2' };
+  const bcrypt = /^\$2[aby]\$(\d\d)\$[./A-Za-z0-9]{53}$/.exec(stored);
+  if (bcrypt) {
+    const cost = Number(bcrypt[1]);
+    return cost >= 4 && cost <= LIMITS.bcryptCost ? { scheme: 'bcrypt' } : { problem: `bcrypt cost must be 4 to ${LIMITS.bcryptCost}` };
+  }
+  const argon2 = /^\$argon2(?:id|i)\$v=\d+\$m=(\d{1,10}),t=(\d{1,10}),p=(\d{1,10})\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+$/.exec(stored);
+  if (argon2) {
+    const [m, t, p] = [Number(argon2[1]), Number(argon2[2]), Number(argon2[3])];
+    if (m > LIMITS.argon2MemoryKiB || t < 1 || t > LIMITS.argon2Time || p < 1 || p > LIMITS.argon2Parallelism || m * t > LIMITS.argon2Work)
+      return {
+        problem: `argon2 parameters out of range (m at most ${LIMITS.argon2MemoryKiB} KiB, t 1–${LIMITS.argon2Time}, p 1–${LIMITS.argon2Parallelism}, m × t at most ${LIMITS.argon2Work})`,
+      };
+    return { scheme: 'argon2' };
+  }
   if (stored.startsWith('$argon2d$')) return { problem: 'argon2d is not supported (argon2id and argon2i are)' };
   if (stored.startsWith('$scrypt$')) {
     const [, , params = '', salt = '', hash = ''] = stored.split('$');
@@ -69,6 +112,9 @@ function parse(stored: string): Parsed | { problem: string } {
       return { problem: 'scrypt hashes look like $scrypt$ln=<log2 N>,r=<r>,p=<p>$<salt>$<hash> (base64)' };
     if (logN < 1 || logN > LIMITS.scryptLogN || r < 1 || r > LIMITS.scryptR || par < 1 || par > LIMITS.scryptP)
       return { problem: `scrypt parameters out of range (ln 1–${LIMITS.scryptLogN}, r 1–${LIMITS.scryptR}, p 1–${LIMITS.scryptP})` };
+    const costly = scryptProblem(logN, r, par);
+    if (costly) return { problem: costly };
+    if (hashBytes.length > LIMITS.pbkdf2HashBytes) return { problem: `the scrypt hash is at most ${LIMITS.pbkdf2HashBytes} bytes` };
     return { scheme: 'scrypt', logN, r, p: par, salt: saltBytes, hash: hashBytes };
   }
   const django = /^pbkdf2_(sha1|sha256)\$(\d{1,9})\$([^$]+)\$([A-Za-z0-9+/=]+)$/.exec(stored);
@@ -94,6 +140,8 @@ function parse(stored: string): Parsed | { problem: string } {
       r > LIMITS.scryptR
     )
       return { problem: 'not a Firebase scrypt hash' };
+    const costly = scryptProblem(logN, r, 1);
+    if (costly) return { problem: `Firebase hash_config: ${costly}` };
     return { scheme: 'firebase-scrypt', logN, r, salt: fields[0]!, separator: fields[1], signerKey: fields[2]!, hash: fields[3]! };
   }
   return { problem: 'unknown hash format: bcrypt, argon2id/argon2i (PHC), scrypt (PHC), PBKDF2 (Django or PHC) or Firebase scrypt' };
@@ -102,8 +150,11 @@ function parse(stored: string): Parsed | { problem: string } {
 function pbkdf2Of(name: string, iterations: number, salt: Buffer | undefined, hash: Buffer | undefined): Parsed | { problem: string } {
   const digest = PBKDF2_DIGESTS[name]!;
   if (!salt || !hash || hash.length < 16) return { problem: 'PBKDF2 hashes need a salt and a base64 hash' };
-  if (iterations < 1 || iterations > LIMITS.pbkdf2Iterations)
-    return { problem: `PBKDF2 iterations must be 1 to ${LIMITS.pbkdf2Iterations}` };
+  if (hash.length > LIMITS.pbkdf2HashBytes) return { problem: `the PBKDF2 hash is at most ${LIMITS.pbkdf2HashBytes} bytes` };
+  // Each block of the derived key costs all the iterations again.
+  const blocks = Math.ceil(hash.length / digest.length);
+  if (iterations < 1 || iterations * blocks > LIMITS.pbkdf2Iterations)
+    return { problem: `PBKDF2 iterations must be 1 to ${LIMITS.pbkdf2Iterations} (divided by the key's ${blocks} block(s))` };
   return { scheme: 'pbkdf2', digest: digest.digest, iterations, salt, hash };
 }
 

@@ -1,6 +1,9 @@
 import { hash as bcryptHash, verify as bcryptVerify } from '@node-rs/bcrypt';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
+import { verifyImportedHash } from './imported-hashes';
+
+const BCRYPT = /^\$2[aby]\$/;
 
 /** bcrypt reads at most 72 bytes; longer passwords are refused rather than silently truncated. */
 export const PASSWORD_MAX_BYTES = 72;
@@ -33,6 +36,8 @@ export function createPasswordHasher(rounds: number, concurrency = Math.max(1, o
         await limit(() => bcryptVerify(password, dummy));
         return false;
       }
+      // A hash brought in by an import (docs/passwords.md) is verified in its own scheme; the caller then replaces it.
+      if (!BCRYPT.test(storedHash)) return limit(() => verifyImportedHash(password, storedHash));
       return limit(() => bcryptVerify(password, storedHash));
     },
     async close() {

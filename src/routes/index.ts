@@ -21,6 +21,7 @@ import { createConsoleWebhooksRouter } from '../console/webhooks/webhooks.consol
 import { createConsoleSamlRouter } from '../console/saml/saml.console';
 import { createConsoleUsersRouter } from '../console/users/users.console';
 import { createConsoleApplicationsRouter } from '../console/applications/applications.console';
+import { createConsoleSettingsRouter } from '../console/settings/settings.console';
 import { createConsoleRolesRouter } from '../console/roles/roles.console';
 import { createAccountPagesRouter } from './pages/account-pages.router';
 import { createDevicePagesRouter } from './pages/device-pages.router';
@@ -35,6 +36,7 @@ import { createSelfServicePagesRouter } from './pages/self-service-pages.router'
 import { createFaviconRouter, createStaticRouter } from './pages/static.router';
 import { createRbacRouter } from './rbac/rbac.router';
 import { createSettingsRouter } from './settings/settings.router';
+import { createUserImportRouter } from './admin/user-import.router';
 import type { Scope } from './scope';
 import { createUsersRouter } from './users/users.router';
 import { createScimAdminRouter } from './scim/scim-admin.router';
@@ -100,6 +102,7 @@ export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, admin
   administration.mount('/admin', createScimAdminRouter);
   administration.mount('/admin', createSamlAppsRouter);
   administration.mount('/admin', createSettingsRouter);
+  administration.mount('/admin', createUserImportRouter);
   api.mount('/', createDocsRouter);
   scim.mount('/', createScimRouter);
 
@@ -125,5 +128,6 @@ export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, admin
   consolePages.mount('/admin', createConsoleIdentityProvidersRouter);
   consolePages.mount('/admin', createConsoleWebhooksRouter);
   consolePages.mount('/admin', createConsoleScimRouter);
+  consolePages.mount('/admin', createConsoleSettingsRouter);
   consolePages.mount('/admin', createConsoleSamlRouter);
 }

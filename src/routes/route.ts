@@ -93,6 +93,11 @@ export interface RouteDecl<P extends Schema = Schema, Q extends Schema = Schema,
   bodyOptional?: boolean;
   /** Also accepts application/x-www-form-urlencoded (OAuth endpoints, HTML forms). */
   form?: boolean;
+  /**
+   * The route's own body parser, run before the scope's (whose JSON parser then leaves the body alone): a bigger body
+   * or another media type than the scope's 100 kB of JSON (e.g. the user import's 16 MB of JSON or CSV).
+   */
+  bodyParser?: RequestHandler;
   /** Turns a validation failure into another error (e.g. a malformed id answering 404, OAuth invalid_request). */
   invalid?: (issues: z.core.$ZodIssue[], where: 'params' | 'query' | 'body') => Error;
   response?: ResponseDecl;
@@ -254,6 +259,7 @@ export function declareRouter(deps: RouteDeps, routes: DeclaredRoute[], options:
     const chain: Array<RequestHandler | ErrorRequestHandler> = [];
     if (scope) chain.push(scope.label(decl));
     if (cors) chain.push(cors);
+    if (decl.bodyParser) chain.push(decl.bodyParser);
     if (scope) chain.push(...scope.steps);
     chain.push(...chainOf(deps, decl, declared.handler));
     if (scope?.boundary) chain.push(scope.boundary);

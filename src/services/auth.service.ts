@@ -11,6 +11,22 @@ import type { Principal } from './principal';
 import { signInMethods, type SecondFactorMethod } from './mfa/factors.service';
 import { createMfaToken } from './mfa/mfa-token';
 import { assertPasswordAllowed } from './password-policy';
+import { isOwnHash, schemeOf } from '../lib/imported-hashes';
+
+/** Replaces an imported hash, verified a moment ago, with bcrypt (audited; the policy does not apply to it). */
+async function rehashImportedPassword(ctx: ServiceContext, user: UserRow, password: string): Promise<void> {
+  const scheme = schemeOf(user.passwordHash!) ?? 'unknown';
+  const passwordHash = await ctx.passwords.hash(password);
+  await withTransaction(ctx.db, async (trx) => {
+    await updateUser(trx, user.id, { passwordHash }, ctx.clock.now());
+    await ctx.events.record(trx, {
+      type: 'auth.password.changed',
+      actorId: user.id,
+      subjectId: user.id,
+      detail: { via: 'rehash', scheme },
+    });
+  });
+}
 import { rotateRefreshToken, startSession, type IssuedTokens } from './sessions.service';
 
 /** CONTRACT §4: 10 consecutive failures lock an address for 1 minute, doubling per failure up to 15 minutes. */
@@ -116,6 +132,8 @@ export async function login(
     throw new AppError('invalid_credentials', 'Invalid email or password');
   }
   const { user } = account;
+  // An imported password (docs/passwords.md) was just verified in its own scheme: it is replaced by this server's bcrypt.
+  if (user.passwordHash && !isOwnHash(user.passwordHash)) await rehashImportedPassword(ctx, user, input.password);
   // CONTRACT §10: with a second factor the password only earns an mfa_token. The failures are cleared by the
   // completed sign-in, not here, so wrong codes keep adding to them.
   const methods = signInMethods(account);

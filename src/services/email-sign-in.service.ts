@@ -177,10 +177,9 @@ export async function verifyEmailSignInCode(
       detail: { email, method: 'email', locked: attempt.failures >= LOGIN_THROTTLE.threshold ? 'account' : 'sign_in_attempt' },
     });
   }
-  throw new AppError(
-    'invalid_credentials',
-    failures >= EMAIL_SIGN_IN_MAX_FAILURES ? 'Too many wrong codes; ask for a new sign-in email' : 'The code is not valid',
-  );
+  // One answer whatever happened (no request, a wrong code, the fifth wrong code): a request exists only for an active
+  // account with a verified address, so a different fifth answer would tell which addresses have one.
+  throw new AppError('invalid_credentials', 'The code is not valid (after five wrong codes, ask for a new sign-in email)');
 }
 
 /**

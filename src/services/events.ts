@@ -25,6 +25,8 @@ export const SECURITY_EVENT_TYPES = [
   'auth.session.revoked',
   'auth.identity.linked',
   'auth.identity.unlinked',
+  'auth.identity.flagged',
+  'auth.identity.confirmed',
   'mfa.factor.added',
   'mfa.factor.removed',
   'mfa.recovery_code.used',

@@ -43,7 +43,7 @@ export interface AccountPageData {
   /** Query string kept on every form's action (the enrolment context). */
   formQuery?: string;
   /** CONTRACT §16: linked identities of other providers, and the enabled providers not linked yet. */
-  identities?: Array<{ id: string; providerName: string; email: string | null; createdAt: Date }>;
+  identities?: Array<{ id: string; providerName: string; email: string | null; createdAt: Date; confirmSlug?: string }>;
   linkableProviders?: Array<{ name: string; slug: string }>;
 }
 

@@ -37,7 +37,8 @@ export function PendingLinkNotice(props: { link: { email: string; providerName: 
 /** The /account section listing linked identities, with Unlink, and links to connect the other enabled providers. */
 export function IdentitiesSection(props: {
   csrf: string;
-  identities: ReadonlyArray<{ id: string; providerName: string; email: string | null; createdAt: Date }>;
+  /** `confirmSlug`: the identity was flagged at the upgrade; a round trip with that provider confirms it. */
+  identities: ReadonlyArray<{ id: string; providerName: string; email: string | null; createdAt: Date; confirmSlug?: string }>;
   available: ReadonlyArray<{ name: string; slug: string }>;
   error?: string;
   formQuery?: string;
@@ -54,6 +55,15 @@ export function IdentitiesSection(props: {
             <li>
               <strong>{i.providerName}</strong>
               {i.email ? <span class="muted"> ({i.email})</span> : null}{' '}
+              {i.confirmSlug ? (
+                <>
+                  <p class="error">{t.federation.needsConfirmation(i.providerName)}</p>
+                  <form method="post" action={`/account/identities/link${q}`} class="inline">
+                    <Hidden fields={{ csrf: props.csrf, slug: i.confirmSlug }} />
+                    <button type="submit">{t.federation.confirmWith(i.providerName)}</button>
+                  </form>{' '}
+                </>
+              ) : null}
               <form method="post" action={`/account/identities/remove${q}`} class="inline">
                 <Hidden fields={{ csrf: props.csrf, identity_id: i.id }} />
                 <button type="submit" class="secondary" aria-label={t.federation.unlinkNamed(i.providerName)}>

@@ -116,9 +116,11 @@ test('create from pasted SP metadata: entity id, ACS URL and certificate come fr
   const s = await admin();
   const sp = makeTestSp();
   const cert = sp.key.certificatePem.replace(/-----[^-]+-----|\s/g, '');
+  const encryption = makeTestSp().key.certificatePem.replace(/-----[^-]+-----|\s/g, '');
   const metadata = `<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" xmlns:ds="http://www.w3.org/2000/09/xmldsig#" entityID="${sp.entityId}">
   <md:SPSSODescriptor AuthnRequestsSigned="true" protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol">
     <md:KeyDescriptor use="signing"><ds:KeyInfo><ds:X509Data><ds:X509Certificate>${cert}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor>
+    <md:KeyDescriptor use="encryption"><ds:KeyInfo><ds:X509Data><ds:X509Certificate>${encryption}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor>
     <md:AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="${sp.acsUrl}" index="2"/>
   </md:SPSSODescriptor>
 </md:EntityDescriptor>`;
@@ -131,7 +133,52 @@ test('create from pasted SP metadata: entity id, ACS URL and certificate come fr
   const row = await t.db('saml_apps').where({ entity_id: sp.entityId }).first();
   expect(row).toMatchObject({ name: 'From metadata', want_authn_requests_signed: true });
   expect(row.sp_certificate).toContain(cert.slice(0, 64));
+  expect(row.sp_encryption_certificate).toContain(encryption.slice(0, 64));
+
+  // Saving the form as shown (a rename) keeps what the metadata gave, the encryption certificate included.
+  const page = (await s.agent.get(`/admin/saml-apps/${row.id}`)).text;
+  const shown = formValues(page);
+  expect(shown.sp_encryption_certificate).toContain('BEGIN CERTIFICATE');
+  const saved = await s.agent
+    .post(`/admin/saml-apps/${row.id}`)
+    .type('form')
+    .send({ ...shown, name: 'Renamed', encrypt_assertion: 'true' });
+  expect(saved.status).toBe(303);
+  const after = await t.db('saml_apps').where({ id: row.id }).first();
+  expect(after).toMatchObject({
+    name: 'Renamed',
+    entity_id: sp.entityId,
+    sp_certificate: row.sp_certificate,
+    sp_encryption_certificate: row.sp_encryption_certificate,
+    want_authn_requests_signed: true,
+    encrypt_assertion: true,
+  });
+  expect(after.acs_urls).toEqual(row.acs_urls);
 });
+
+/** The fields of the app's form as the page shows them (inputs, checked boxes, selected options, text areas). */
+function formValues(html: string): Record<string, string> {
+  const start = html.indexOf('<form method="post" action="/admin/saml-apps/');
+  const form = html.slice(start, html.indexOf('</form>', start));
+  const unescape = (v: string) =>
+    v
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&quot;/g, '"')
+      .replace(/&amp;/g, '&');
+  const out: Record<string, string> = {};
+  for (const m of form.matchAll(/<input ([^>]*)>/g)) {
+    const name = /name="([^"]+)"/.exec(m[1]!)?.[1];
+    const value = /value="([^"]*)"/.exec(m[1]!)?.[1] ?? '';
+    if (!name || (m[1]!.includes('type="checkbox"') && !/\bchecked\b/.test(m[1]!))) continue;
+    out[name] = unescape(value);
+  }
+  for (const m of form.matchAll(/<textarea [^>]*name="([^"]+)"[^>]*>([\s\S]*?)<\/textarea>/g)) out[m[1]!] = unescape(m[2]!);
+  for (const m of form.matchAll(/<select [^>]*name="([^"]+)"[^>]*>([\s\S]*?)<\/select>/g)) {
+    out[m[1]!] = /<option value="([^"]*)" selected/.exec(m[2]!)?.[1] ?? '';
+  }
+  return out;
+}
 
 test('refusals beside the field, in English and German with the error summary; a private metadata URL is never fetched', async () => {
   const s = await admin();

@@ -320,6 +320,7 @@ describe('GET /api/auth/identities, DELETE /api/auth/identities/:id', () => {
         email: account.email,
         created_at: expect.any(String),
         last_used_at: expect.any(String),
+        needs_confirmation: false,
       },
     ]);
     const refused = await browser.delete(`/api/auth/identities/${list.body.identities[0].id}`);

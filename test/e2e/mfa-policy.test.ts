@@ -77,14 +77,15 @@ describe('MFA_REQUIRED_FOR_ADMINS=true', () => {
     expect(location.pathname).toBe('/account');
     expect(location.searchParams.get('enrol')).toBe('required');
     expect(location.searchParams.get('return_to')).toBe(returnTo);
-    // The signed-in page and the consent page send them there too.
+    // The signed-in page and the authorize endpoint itself (issue 30: before any consent or grant) send them there too.
     const signedIn = await agent.get('/login');
     expect(signedIn.status).toBe(303);
     expect(signedIn.headers.location).toMatch(/^\/account\?enrol=required/);
     const authorize = await agent.get(returnTo.replace('http://sso.test', ''));
-    const consent = await agent.get(new URL(authorize.headers.location).pathname + new URL(authorize.headers.location).search);
-    expect(consent.status).toBe(303);
-    expect(consent.headers.location).toMatch(/^\/account\?enrol=required&return_to=/);
+    expect(authorize.status).toBe(302);
+    expect(authorize.headers.location).toBe(
+      `http://sso.test/account?${new URLSearchParams({ enrol: 'required', return_to: returnTo })}#second-factors`,
+    );
   });
 
   test('a non-admin signs in through the page as usual', async () => {

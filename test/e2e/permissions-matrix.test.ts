@@ -31,6 +31,9 @@ interface Fixtures {
 /** Request bodies of the guarded routes that take one, by `METHOD path` as declared. */
 const BODIES: Record<string, (f: Fixtures) => Promise<Record<string, unknown>> | Record<string, unknown>> = {
   'POST /api/users': () => ({ email: uniqueEmail('invite'), first_name: 'In', last_name: 'Vited' }),
+  // The import's body is an array of rows (docs/passwords.md).
+  'POST /api/admin/users/import': () =>
+    [{ email: uniqueEmail('import'), first_name: 'Im', last_name: 'Port' }] as unknown as Record<string, unknown>,
   'PUT /api/users/:userId': () => ({ first_name: 'Renamed' }),
   'POST /api/users/roles': () => ({ name: `matrix-${suffix()}` }),
   'PUT /api/users/roles/:roleId': () => ({ description: 'changed' }),

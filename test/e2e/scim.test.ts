@@ -6,9 +6,10 @@ import { makeRole } from '../helpers/rbac';
 import { createTestApp, type TestApp } from '../helpers/test-app';
 
 /**
- * CONTRACT §20 from the directories' side: the request sequences Microsoft Entra ID's and Okta's provisioning
- * documentation show, replayed as they send them (capitalised ops, "False" strings, path-less value maps, filtered
- * member removals), RFC 7644's examples, connections and their tokens, deprovisioning, and groups mapped to roles.
+ * CONTRACT §20 from the directories' side: the forms Microsoft Entra ID and Okta send (capitalised ops, "False"
+ * strings, path-less value maps, filtered member removals; their documented requests are replayed from byte copies in
+ * scim-vendor-fixtures.test.ts), RFC 7644's examples, connections and their tokens, deprovisioning, and groups mapped
+ * to roles.
  */
 
 const SCIM_JSON = 'application/scim+json';
@@ -105,7 +106,10 @@ describe('SCIM connections', () => {
   });
 });
 
-describe('Microsoft Entra ID provisioning sequence (Microsoft Entra "Develop a SCIM endpoint" request examples)', () => {
+// The documented requests themselves are replayed from byte copies in test/e2e/scim-vendor-fixtures.test.ts; these two
+// sequences add the forms the directories send beyond those pages (string booleans, path-less value maps, filtered
+// member removals, the enterprise extension).
+describe('Microsoft Entra ID request forms beyond its documented examples', () => {
   it('creates, finds, updates, disables and deletes a user, and a group with members', async () => {
     const { token } = await newConnection('Entra ID');
     const client = scim(token);
@@ -266,7 +270,7 @@ describe('Microsoft Entra ID provisioning sequence (Microsoft Entra "Develop a S
   });
 });
 
-describe('Okta provisioning sequence (Okta "SCIM 2.0 protocol reference" request examples)', () => {
+describe('Okta request forms beyond its documented examples', () => {
   it('checks, creates, reads, replaces with PUT, deactivates with PATCH, and pushes groups', async () => {
     const { token } = await newConnection('Okta');
     const client = scim(token);
@@ -347,6 +351,145 @@ describe('RFC 7644 behaviour', () => {
   let client: ReturnType<typeof scim>;
   beforeAll(async () => {
     client = scim((await newConnection('RFC')).token);
+  });
+
+  it('substring filters are answered by trigram indexes, with the same results as a scan', async () => {
+    const tag = `t${Date.now()}`;
+    // A directory whose userName is not an email address (kept per connection) and one whose userName is the email.
+    const kept = await client.post('/Users', {
+      schemas: [CORE_USER],
+      userName: `EMP-${tag}-7`,
+      emails: [{ value: `kept.${tag}@example.com`, primary: true }],
+      name: { givenName: 'Kepa', familyName: `Zu${tag}` },
+    });
+    const plain = await client.post('/Users', { schemas: [CORE_USER], userName: `plain.${tag}@example.com`, name: { givenName: 'Pia' } });
+    const find = async (filter: string) =>
+      (await client.get(`/Users?filter=${encodeURIComponent(filter)}`)).body.Resources?.map((r: { id: string }) => r.id).sort() ?? [];
+    expect(await find(`userName co "emp-${tag}"`)).toEqual([kept.body.id]);
+    // The kept userName hides the email from userName (and only from userName).
+    expect(await find(`userName co "kept.${tag}"`)).toEqual([]);
+    expect(await find(`emails.value co "kept.${tag}"`)).toEqual([kept.body.id]);
+    expect(await find(`userName sw "plain.${tag}"`)).toEqual([plain.body.id]);
+    expect(await find(`name.familyName ew "${tag}"`)).toEqual([kept.body.id]);
+    expect(await find(`name.formatted co "kepa zu${tag}"`)).toEqual([kept.body.id]);
+    expect(await find(`not (name.givenName co "kepa") and userName co "${tag}"`)).toEqual([plain.body.id]);
+
+    // The plans: with sequential scans priced out, each of these reaches an index (trigram where it is a substring).
+    const trgm = (await t.db.raw(`select 1 from pg_extension where extname = 'pg_trgm'`)).rows.length === 1;
+    if (!trgm) throw new Error('pg_trgm is expected in the test database (the migrations create it)');
+    const plans: Record<string, string> = {};
+    const capture = (q: { sql: string; bindings: unknown[] }) => {
+      // The count of the filter's matches (every list answers it): the whole filter, no order to walk an index by.
+      if (/from "users" as "u"/.test(q.sql) && /count\(/.test(q.sql)) plans.last = JSON.stringify([q.sql, q.bindings]);
+    };
+    t.db.on('query', capture);
+    const planOf = async (filter: string) => {
+      await find(filter);
+      const [sql, bindings] = JSON.parse(plans.last!) as [string, string[]];
+      return t.db.transaction(async (trx) => {
+        await trx.raw('set local enable_seqscan = off');
+        return JSON.stringify((await trx.raw(`explain (format json) ${sql.replace(/\$\d+/g, '?')}`, bindings)).rows);
+      });
+    };
+    try {
+      // (A Seq Scan left in a plan with sequential scans disabled means that no index could answer that part.)
+      for (const filter of [`name.familyName co "zu${tag}"`, `emails[value ew "${tag}@example.com"]`, `userName co "emp-${tag}"`]) {
+        const plan = await planOf(filter);
+        expect([filter, plan.includes('users_search_trgm_idx'), plan.includes('"Seq Scan"')]).toEqual([filter, true, false]);
+      }
+      const groups = await t.db.transaction(async (trx) => {
+        await trx.raw('set local enable_seqscan = off');
+        const sql = `explain (format json) select count(*) from scim_groups g where lower(g.display_name) like ?`;
+        return JSON.stringify((await trx.raw(sql, [`%${tag}%`])).rows);
+      });
+      expect(groups).toContain('scim_groups_display_name_trgm_idx');
+    } finally {
+      t.db.removeListener('query', capture);
+    }
+  });
+
+  it('POST /Users/.search and /Groups/.search (RFC 7644 §3.4.3): the query in a body; malformed bodies are invalidSyntax', async () => {
+    const email = uniqueEmail('searched');
+    const created = await client.post('/Users', { schemas: [CORE_USER], userName: email, name: { givenName: 'Sea', familyName: 'Rched' } });
+    expect(created.status).toBe(201);
+    const group = await client.post('/Groups', { schemas: [GROUP], displayName: 'Searchers', members: [{ value: created.body.id }] });
+    const SEARCH = 'urn:ietf:params:scim:api:messages:2.0:SearchRequest';
+
+    const users = await client.post('/Users/.search', {
+      schemas: [SEARCH],
+      attributes: ['userName', 'name.familyName'],
+      filter: `userName eq "${email.toUpperCase()}" and name.familyName sw "rch"`,
+      startIndex: 1,
+      count: 10,
+      sortBy: 'userName',
+    });
+    expect(users.status).toBe(200);
+    expect(users.type).toBe('application/scim+json');
+    expect(users.body).toEqual({
+      schemas: ['urn:ietf:params:scim:api:messages:2.0:ListResponse'],
+      totalResults: 1,
+      startIndex: 1,
+      itemsPerPage: 1,
+      Resources: [{ schemas: [CORE_USER], id: created.body.id, userName: email, name: { familyName: 'Rched' } }],
+    });
+    const none = await client.post('/Users/.search', { schemas: [SEARCH], filter: 'userName eq "nobody@example.test"' });
+    expect(none.body).toMatchObject({ totalResults: 0, Resources: [] });
+
+    const groups = await client.post('/Groups/.search', {
+      schemas: [SEARCH],
+      filter: 'displayName eq "searchers"',
+      excludedAttributes: ['members'],
+    });
+    expect(groups.status).toBe(200);
+    expect(groups.body.totalResults).toBe(1);
+    expect(groups.body.Resources[0]).toMatchObject({ id: group.body.id, displayName: 'Searchers' });
+    expect(groups.body.Resources[0].members).toBeUndefined();
+
+    for (const body of [
+      { filter: 'userName eq "x"' },
+      { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'] },
+      { schemas: [SEARCH], count: 'ten' },
+      { schemas: [SEARCH], attributes: 'userName' },
+      [],
+    ]) {
+      expectScimError(await client.post('/Users/.search', body), 400, 'invalidSyntax');
+    }
+    expectScimError(await client.post('/Users/.search', { schemas: [SEARCH], filter: 'userName xx "a"' }), 400, 'invalidFilter');
+    const noToken = await request(t.app)
+      .post('/scim/v2/Users/.search')
+      .send({ schemas: [SEARCH] });
+    expect(noToken.status).toBe(401);
+  });
+
+  it("Users carry the read-only groups attribute (this connection's groups only); a PUT sending groups changes no membership", async () => {
+    const other = scim((await newConnection('Other directory')).token);
+    const created = await client.post('/Users', { schemas: [CORE_USER], userName: uniqueEmail('grouped') });
+    const id = created.body.id as string;
+    expect(created.body.groups).toBeUndefined();
+    const g1 = await client.post('/Groups', { schemas: [GROUP], displayName: 'Alpha', members: [{ value: id }] });
+    const g2 = await client.post('/Groups', { schemas: [GROUP], displayName: 'Beta', members: [{ value: id }] });
+    await other.post('/Groups', { schemas: [GROUP], displayName: 'Elsewhere', members: [{ value: id }] });
+    const before = await client.get(`/Users/${id}`);
+    expect(before.body.groups).toEqual([
+      { value: g1.body.id, $ref: `${t.config.baseUrl}/scim/v2/Groups/${g1.body.id}`, display: 'Alpha', type: 'direct' },
+      { value: g2.body.id, $ref: `${t.config.baseUrl}/scim/v2/Groups/${g2.body.id}`, display: 'Beta', type: 'direct' },
+    ]);
+    expect((await client.get(`/Users?filter=id eq "${id}"&attributes=groups`)).body.Resources[0].groups).toHaveLength(2);
+    expect((await other.get(`/Users/${id}`)).body.groups.map((g: { display: string }) => g.display)).toEqual(['Elsewhere']);
+    // Read-only: what a PUT or PATCH says about groups is ignored (Okta sends "groups": [] in its PUT).
+    const put = await client.put(`/Users/${id}`, { schemas: [CORE_USER], userName: created.body.userName, groups: [] });
+    expect(put.status).toBe(200);
+    expect(put.body.groups).toHaveLength(2);
+    // Leaving a group changes the user's representation, and so its version.
+    await client.patch(`/Groups/${g1.body.id}`, { schemas: [PATCH_OP], Operations: [{ op: 'remove', path: `members[value eq "${id}"]` }] });
+    const after = await client.get(`/Users/${id}`);
+    expect(after.body.groups.map((g: { display: string }) => g.display)).toEqual(['Beta']);
+    expect(after.headers.etag).not.toBe(before.headers.etag);
+    const schema = await client.get('/Schemas/urn:ietf:params:scim:schemas:core:2.0:User');
+    expect(schema.body.attributes.find((a: { name: string }) => a.name === 'groups')).toMatchObject({
+      mutability: 'readOnly',
+      multiValued: true,
+    });
   });
 
   it('serves the discovery documents', async () => {

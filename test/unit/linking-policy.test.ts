@@ -11,6 +11,8 @@ import {
 const LINKED = { id: 'u-1', isActive: true };
 const LINKED_INACTIVE = { id: 'u-1', isActive: false };
 const LINKED_OTHER = { id: 'u-2', isActive: true };
+/** Flagged at the upgrade (linked to an admin account under the old rules): paused until the owner confirms it. */
+const LINKED_FLAGGED = { id: 'u-1', isActive: true, needsConfirmation: true };
 /** Accounts with the asserted email: verified here, never verified, deactivated, holding admin rights. */
 const ACTIVE = { id: 'u-1', isActive: true, emailVerified: true, privileged: false };
 const INACTIVE = { ...ACTIVE, isActive: false };
@@ -37,6 +39,17 @@ const cases: Array<[string, Partial<LinkingFacts>, LinkingDecision]> = [
     { action: 'sign_in', userId: 'u-1' },
   ],
   ['a known identity of a deactivated user is refused', { linkedUser: LINKED_INACTIVE }, { action: 'refuse', reason: 'inactive' }],
+  ['a flagged identity signs nobody in', { linkedUser: LINKED_FLAGGED }, { action: 'refuse', reason: 'unconfirmed' }],
+  [
+    'a flagged identity signs nobody in, even with a trusted email naming its account',
+    { linkedUser: LINKED_FLAGGED, emailUser: ACTIVE, provider: trusted },
+    { action: 'refuse', reason: 'unconfirmed' },
+  ],
+  [
+    'the owner, signed in, going through a flagged identity from /account: already linked (the service confirms it)',
+    { linkToUserId: 'u-1', linkedUser: LINKED_FLAGGED },
+    { action: 'link_to_current', userId: 'u-1', alreadyLinked: true },
+  ],
   [
     'email match, trusted and verified upstream, verified account without admin rights: linked automatically',
     { emailUser: ACTIVE, provider: trusted },

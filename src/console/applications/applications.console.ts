@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { redirect } from '../../http/outcome';
+import { Redirect, redirect } from '../../http/outcome';
 import { clientsApi as api, resourcesApi } from '../../routes/admin/admin.router';
 import { DEFAULT_CLIENT_SCOPES, type OAuthClient } from '../../routes/admin/admin.schemas';
 import { lines, list } from '../../routes/console/console-kit';
@@ -151,11 +151,16 @@ export function createConsoleApplicationsRouter(deps: RouteDeps) {
         text: x().rotateText,
         button: x().rotate,
       }),
-      refuse: async ({ call, params }) => {
+      before: async ({ call, params }) => {
         const { client } = await call(api.get, { params });
-        if (!client.is_active) return x().rotateDeactivated;
-        if (client.type === 'public') return x().publicNoRotate;
-        return client.token_endpoint_auth_method === 'private_key_jwt' ? x().keysNoRotate : undefined;
+        const refused = !client.is_active
+          ? x().rotateDeactivated
+          : client.type === 'public'
+            ? x().publicNoRotate
+            : client.token_endpoint_auth_method === 'private_key_jwt'
+              ? x().keysNoRotate
+              : undefined;
+        return refused ? new Redirect(detail(params.clientId), { kind: 'error', message: refused }) : undefined;
       },
       back: (p) => detail(p.clientId),
       done: async (r, { call, params }) => {

@@ -28,6 +28,7 @@ const appForm = z.object({
   slo_binding: text(20),
   name_id_format: text(20),
   sp_certificate: text(20_000),
+  sp_encryption_certificate: text(20_000),
   want_authn_requests_signed: flag(),
   sign_response: flag(),
   sign_assertion: flag(),
@@ -87,6 +88,7 @@ function asBody(f: AppForm) {
     slo_url: f.slo_url.trim() || null,
     slo_binding: f.slo_binding || undefined,
     sp_certificate: f.sp_certificate.trim() || null,
+    sp_encryption_certificate: f.sp_encryption_certificate.trim() || null,
     want_authn_requests_signed: f.want_authn_requests_signed,
   };
 }
@@ -101,6 +103,7 @@ const valuesOf = (a?: views.SamlApp): views.SamlAppValues => ({
   slo_binding: a?.slo_binding ?? 'HTTP-Redirect',
   name_id_format: a?.name_id_format ?? '',
   sp_certificate: a?.sp_certificate ?? '',
+  sp_encryption_certificate: a?.sp_encryption_certificate ?? '',
   want_authn_requests_signed: a?.want_authn_requests_signed ?? false,
   sign_response: a?.sign_response ?? true,
   sign_assertion: a?.sign_assertion ?? true,

@@ -105,6 +105,7 @@ export interface SamlAppValues {
   slo_binding: string;
   name_id_format: string;
   sp_certificate: string;
+  sp_encryption_certificate: string;
   want_authn_requests_signed: boolean;
   sign_response: boolean;
   sign_assertion: boolean;
@@ -168,6 +169,13 @@ export function renderSamlAppForm(frame: ConsoleFrame, data: { app?: SamlApp; va
             ]}
           />
           <TextArea name="sp_certificate" label={h.spCertificate} value={v.sp_certificate} errors={e} hint={h.spCertificateHint} />
+          <TextArea
+            name="sp_encryption_certificate"
+            label={h.spEncryptionCertificate}
+            value={v.sp_encryption_certificate}
+            errors={e}
+            hint={h.spEncryptionCertificateHint}
+          />
           <Checkbox name="want_authn_requests_signed" label={h.wantSigned} checked={v.want_authn_requests_signed} />
           <CheckError name="want_authn_requests_signed" errors={e} />
         </fieldset>

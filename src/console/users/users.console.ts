@@ -1,27 +1,98 @@
 import { z } from 'zod';
-import { redirect } from '../../http/outcome';
-import { text } from '../../routes/pages/page-kit';
+import { Redirect, redirect } from '../../http/outcome';
+import { UUID_PATTERN } from '../../lib/ids';
+import { optionalText, text } from '../../routes/pages/page-kit';
+import { rolesApi } from '../../routes/rbac/roles.routes';
 import { declareRouter } from '../../routes/route';
 import type { RouteDeps } from '../../routes/types';
 import { usersApi as api } from '../../routes/users/users.router';
+import * as audit from '../../services/audit.service';
+import type { ServiceContext } from '../../services/context';
+import { listOwnIdentities } from '../../services/federation/identities.service';
+import { listConnectedApps } from '../../services/oauth/apps.service';
+import { ADMIN_TIER, type Principal } from '../../services/principal';
+import * as catalogue from '../../services/role-catalogue.service';
+import * as userAdmin from '../../services/user-admin.service';
+import * as users from '../../services/users.service';
+import type { FieldErrors } from '../../views/console/components';
+import * as views from '../../views/console/pages';
 import { pageEnv } from '../../views/env';
-import { renderInviteUser } from '../../views/console/pages';
 import { consoleAction, consoleForm, consolePage, consoleSection } from '../action';
 
 /**
- * The console's user actions (CONTRACT §14), each built from its /api/users endpoint: the same guard, schema, service
- * call and audit event. The list and the user's page are still in src/routes/console/console.router.ts.
+ * The console's user pages and actions (CONTRACT §14), each built from its /api/users endpoint: the same guard, schema,
+ * service call and audit event. The list and the user's page read the services the API's reads use (the list pages by
+ * keyset, which the API's page-numbered list does not).
  */
 const c = () => pageEnv().t.console;
 const user = (p: { userId: string }) => `/admin/users/${p.userId}`;
 const inviteForm = z.object({ email: text(300), first_name: text(300), last_name: text(300) });
+const profileForm = z.object({ first_name: text(300), last_name: text(300), email: text(300), email_verified: text(10) });
+const usersQuery = z.object({ q: text(200), status: text(20), tier: text(20), cursor: optionalText(60), before: optionalText(60) });
+const USERS_PAGE = 50;
+// Keyset cursors are user ids; anything else (an edited URL) starts from the top.
+const asCursor = (v: string | undefined) => (v && UUID_PATTERN.test(v) ? v : undefined);
+
+async function detailPage(
+  ctx: ServiceContext,
+  principal: Principal,
+  userId: string,
+  errors: FieldErrors = {},
+  values?: Record<string, string>,
+  status = 200,
+) {
+  const [detail, allRoles, sessions, apps, factors, events, identities] = await Promise.all([
+    users.getUserDetail(ctx, userId),
+    catalogue.listRoles(ctx),
+    userAdmin.listSessionsOfUser(ctx, userId),
+    listConnectedApps(ctx, userId),
+    userAdmin.listFactorsOfUser(ctx, userId),
+    audit.listOwnActivity(ctx, userId, { limit: 10 }),
+    listOwnIdentities(ctx, userId),
+  ]);
+  const pausedIdentities = identities.filter((i) => i.needsConfirmation).map((i) => ({ providerName: i.providerName, email: i.email }));
+  const data = {
+    ...detail,
+    allRoles,
+    sessions,
+    apps,
+    factors,
+    events: events.events,
+    pausedIdentities,
+    errors,
+    values,
+    isSelf: userId === principal.userId,
+  };
+  return consolePage(views.renderUserDetail, data, detail.user.email, status, errors);
+}
 
 export function createConsoleUsersRouter(deps: RouteDeps) {
-  const routes = consoleSection('users', deps.ctx, [
+  const { ctx } = deps;
+  const routes = consoleSection('users', ctx, [
+    consoleForm(api.list, {
+      path: '/users',
+      summary: 'Console: users',
+      form: usersQuery,
+      page: async ({ form: q }) => {
+        const status: 'active' | 'inactive' | undefined = q.status === 'active' || q.status === 'inactive' ? q.status : undefined;
+        const tier = q.tier === 'admin' ? 'admin' : '';
+        const filter = { search: q.q.trim() || undefined, status, holdingRoles: tier ? ADMIN_TIER : undefined };
+        const [found, count] = await Promise.all([
+          userAdmin.findUsers(ctx, { ...filter, cursor: asCursor(q.cursor), before: asCursor(q.before), limit: USERS_PAGE }),
+          userAdmin.countFoundUsers(ctx, filter),
+        ]);
+        const shown = { q: q.q, status: status ?? '', tier };
+        const link = (extra: Record<string, string>) =>
+          `/admin/users?${new URLSearchParams({ ...Object.fromEntries(Object.entries(shown).filter(([, v]) => v)), ...extra })}`;
+        const prev = found.prevCursor ? link({ before: found.prevCursor }) : undefined;
+        const next = found.nextCursor ? link({ cursor: found.nextCursor }) : undefined;
+        return consolePage(views.renderUsers, { users: found.users, count, filter: shown, prev, next }, c().users.title);
+      },
+    }),
     consoleForm(api.invite, {
       path: '/users/new',
       summary: 'Console: invite a user (form)',
-      page: () => consolePage(renderInviteUser, { values: {}, errors: {} }, c().users.invite),
+      page: () => consolePage(views.renderInviteUser, { values: {}, errors: {} }, c().users.invite),
     }),
     consoleAction(api.invite, {
       path: '/users',
@@ -29,8 +100,35 @@ export function createConsoleUsersRouter(deps: RouteDeps) {
       form: inviteForm,
       input: (f) => f,
       field: 'email',
-      invalid: ({ values, errors }) => consolePage(renderInviteUser, { values, errors }, c().users.invite),
+      invalid: ({ values, errors }) => consolePage(views.renderInviteUser, { values, errors }, c().users.invite),
       done: (r) => redirect(user({ userId: r.user.id }), c().users.invited(r.user.email)),
+    }),
+    consoleForm(api.get, {
+      path: '/users/:userId',
+      summary: 'Console: a user',
+      page: ({ principal, params }) => detailPage(ctx, principal, params.userId),
+    }),
+    consoleAction(api.update, {
+      path: '/users/:userId/profile',
+      summary: 'Console: edit a user',
+      form: profileForm,
+      // Only what changed is sent, so that an unchanged email never needs the §8 take-over rights.
+      before: async ({ form: f, call, params }) =>
+        Object.keys(changes(f, (await call(api.get, { params })).user)).length
+          ? undefined
+          : redirect(user(params), c().common.nothingChanged),
+      input: async (f, { call, params }) => changes(f, (await call(api.get, { params })).user),
+      field: 'email',
+      invalid: ({ values, errors, status }, { principal, params }) => detailPage(ctx, principal, params.userId, errors, values, status),
+      done: (_r, { params }) => redirect(user(params), c().user.profileSaved),
+    }),
+    // CONTRACT §8: re-activation needs users:delete, like deactivation (the API's PUT checks it in the service).
+    consoleAction(api.update, {
+      path: '/users/:userId/activate',
+      summary: 'Console: re-activate a user',
+      input: () => ({ is_active: true }),
+      back: user,
+      done: (_r, { params }) => redirect(user(params), c().user.reactivated),
     }),
     consoleAction(api.deactivate, {
       path: '/users/:userId/deactivate',
@@ -41,6 +139,39 @@ export function createConsoleUsersRouter(deps: RouteDeps) {
       }),
       back: user,
       done: (_r, { params }) => redirect(user(params), c().user.deactivated),
+    }),
+    consoleAction(rolesApi.assignToUser, {
+      path: '/users/:userId/roles',
+      summary: 'Console: assign a role',
+      form: z.object({ role_id: text(100) }),
+      before: async ({ form: f, params }) =>
+        UUID_PATTERN.test(f.role_id) ? undefined : new Redirect(user(params), { kind: 'error', message: c().errors.chooseRole }),
+      input: (f) => ({ role_id: f.role_id }),
+      back: user,
+      done: async (r, { call, params, form: f }) => {
+        const { role } = await call(rolesApi.get, { params: { roleId: f.role_id } });
+        return redirect(user(params), r.status === 201 ? c().user.roleAssigned(role.name) : c().user.roleAlreadyHeld(role.name));
+      },
+    }),
+    consoleAction(rolesApi.removeFromUser, {
+      path: '/users/:userId/roles/:roleId/remove',
+      summary: 'Console: remove a role',
+      confirm: async ({ call, params }) => {
+        const [{ user: u }, { role }] = await Promise.all([call(api.get, { params }), call(rolesApi.get, { params })]);
+        return { title: c().user.removeRoleTitle(role.name, u.email), text: c().user.removeRoleText, button: c().user.removeRoleButton };
+      },
+      back: user,
+      done: (_r, { params }) => redirect(user(params), c().user.roleRemoved),
+    }),
+    consoleAction(api.resetFactors, {
+      path: '/users/:userId/mfa/reset',
+      confirm: async ({ call, params }) => ({
+        title: c().user.resetTitle((await call(api.get, { params })).user.email),
+        text: c().user.resetText,
+        button: c().user.resetFactors,
+      }),
+      back: user,
+      done: (_r, { params }) => redirect(user(params), c().user.factorsReset),
     }),
     consoleAction(api.revokeSession, {
       path: '/users/:userId/sessions/:sessionId/revoke',
@@ -55,4 +186,18 @@ export function createConsoleUsersRouter(deps: RouteDeps) {
     }),
   ]);
   return declareRouter(deps, routes, { tags: ['Console'] });
+}
+
+/** The profile form's changes against the account as the API shows it. */
+function changes(
+  f: z.output<typeof profileForm>,
+  u: { first_name: string; last_name: string; email: string; email_verified: boolean },
+): Record<string, unknown> {
+  const verified = f.email_verified === 'true';
+  return {
+    ...(f.first_name !== u.first_name ? { first_name: f.first_name } : {}),
+    ...(f.last_name !== u.last_name ? { last_name: f.last_name } : {}),
+    ...(f.email.trim().toLowerCase() !== u.email ? { email: f.email } : {}),
+    ...(verified !== u.email_verified ? { email_verified: verified } : {}),
+  };
 }

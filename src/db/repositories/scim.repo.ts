@@ -113,12 +113,40 @@ interface MultiValued {
   from: string | null;
   /** Sub-attribute -> SQL expression over those rows. */
   columns: Record<string, string>;
+  /** The attribute's name, while its sub-attributes are compiled (the prefilters' key, `emails.value`). */
+  name?: string;
 }
 
 interface Columns {
   /** Attribute path -> SQL expression (fixed strings, never input). */
   single: Record<string, string>;
   multi: Record<string, MultiValued>;
+  /**
+   * Index prefilters: for a string comparison on these attributes (`eq`, `co`, `sw`, `ew`, case-insensitive), a
+   * condition that every match also meets and that a trigram index answers. It is AND-ed before the exact condition,
+   * which re-checks the candidates, so the result is the same with or without it; only the plan changes.
+   */
+  prefilter?: Record<string, (pattern: string, connectionId: string) => [string, unknown[]]>;
+}
+
+/** The substring pattern of a trigram prefilter (trigram indexes need at least 3 characters to narrow anything). */
+const substring = (value: string) => `%${likeEscape(value)}%`;
+
+/**
+ * The accounts' search expression that `users_search_trgm_idx` (pg_trgm) indexes: a value found in the email or a
+ * name is found in it, whatever the case.
+ */
+const USER_SEARCH = `(u.email || ' ' || u.first_name || ' ' || u.last_name) ilike ? escape '\\'`;
+const byUserSearch = (pattern: string): [string, unknown[]] => [USER_SEARCH, [pattern]];
+
+/** The accounts whose email or names contain the pattern, and those whose value kept by the connection does. */
+function accountOrKept(column: 'user_name' | 'display_name', pattern: string, connectionId: string): [string, unknown[]] {
+  return [
+    `u.id in (select x.id from users x where (x.email || ' ' || x.first_name || ' ' || x.last_name) ilike ? escape '\\'
+              union all
+              select y.user_id from scim_users y where y.connection_id = ? and lower(y.${column}) like lower(?) escape '\\')`,
+    [pattern, connectionId, pattern],
+  ];
 }
 
 const USER_COLUMNS: Columns = {
@@ -139,6 +167,17 @@ const USER_COLUMNS: Columns = {
   },
   // An account has one address: `emails` is that one element.
   multi: { emails: { from: null, columns: { value: 'u.email', type: `'work'`, primary: 'true' } } },
+  prefilter: {
+    'name.givenName': byUserSearch,
+    'name.familyName': byUserSearch,
+    'name.formatted': byUserSearch,
+    'emails.value': byUserSearch,
+    // userName is the connection's own userName when it kept one, else the email: the candidates are the accounts
+    // whose email or names contain the value, and those whose kept userName does (scim_users_user_name_trgm_idx).
+    userName: (pattern, connectionId) => accountOrKept('user_name', pattern, connectionId),
+    // displayName likewise: the connection's own displayName (scim_users_display_name_trgm_idx), else the names.
+    displayName: (pattern, connectionId) => accountOrKept('display_name', pattern, connectionId),
+  },
 };
 
 const GROUP_COLUMNS: Columns = {
@@ -185,7 +224,7 @@ function compareSql(expr: string, c: Extract<ScimCondition, { kind: 'compare' }>
 }
 
 /** The condition as one SQL boolean expression with its bindings, in `columns`' vocabulary. */
-function conditionSql(cond: ScimCondition, columns: Columns, inner?: MultiValued): [string, unknown[]] {
+function conditionSql(cond: ScimCondition, columns: Columns, connectionId: string, inner?: MultiValued): [string, unknown[]] {
   const exprOf = (attribute: string): string => {
     const expr = inner ? inner.columns[attribute] : columns.single[attribute];
     if (!expr) throw new Error(`SCIM filter attribute ${attribute} has no column`);
@@ -194,34 +233,39 @@ function conditionSql(cond: ScimCondition, columns: Columns, inner?: MultiValued
   switch (cond.kind) {
     case 'constant':
       return [cond.value ? 'true' : 'false', []];
-    case 'compare':
-      return compareSql(exprOf(cond.attribute), cond);
+    case 'compare': {
+      const exact = compareSql(exprOf(cond.attribute), cond);
+      const prefilter = columns.prefilter?.[inner ? `${inner.name ?? ''}.${cond.attribute}` : cond.attribute];
+      if (!prefilter || typeof cond.value !== 'string' || cond.caseExact || !['eq', 'co', 'sw', 'ew'].includes(cond.op)) return exact;
+      const [pre, preBindings] = prefilter(substring(cond.value), connectionId);
+      return [`(${pre} and ${exact[0]})`, [...preBindings, ...exact[1]]];
+    }
     case 'present':
       return [`${exprOf(cond.attribute)} is not null`, []];
     case 'not': {
-      const [sql, bindings] = conditionSql(cond.condition, columns, inner);
+      const [sql, bindings] = conditionSql(cond.condition, columns, connectionId, inner);
       return [`not coalesce(${sql}, false)`, bindings];
     }
     case 'and':
     case 'or': {
-      const parts = cond.conditions.map((c) => conditionSql(c, columns, inner));
+      const parts = cond.conditions.map((c) => conditionSql(c, columns, connectionId, inner));
       return [`(${parts.map(([sql]) => sql).join(` ${cond.kind} `)})`, parts.flatMap(([, b]) => b)];
     }
     case 'some': {
       const multi = columns.multi[cond.attribute];
       if (!multi || inner) throw new Error(`SCIM filter attribute ${cond.attribute} is not multi-valued`);
-      const [sql, bindings] = conditionSql(cond.condition, columns, multi);
+      const [sql, bindings] = conditionSql(cond.condition, columns, connectionId, { ...multi, name: cond.attribute });
       return multi.from === null ? [sql, bindings] : [`exists (select 1 from ${multi.from} and (${sql}))`, bindings];
     }
   }
 }
 
-function applyCondition(q: Knex.QueryBuilder, cond: ScimCondition | undefined, columns: Columns): void {
+function applyCondition(q: Knex.QueryBuilder, cond: ScimCondition | undefined, columns: Columns, connectionId: string): void {
   if (!cond) return;
   // A missing attribute compares as SQL NULL, which WHERE, AND and OR already treat as no match (three-valued logic
   // agrees with false there); only NOT needs it made false first (`not coalesce(…, false)`). No coalesce around the
   // whole condition, so that `userName eq` and `externalId eq` stay index lookups.
-  const [sql, bindings] = conditionSql(cond, columns);
+  const [sql, bindings] = conditionSql(cond, columns, connectionId);
   q.whereRaw(sql, bindings as Knex.RawBinding[]);
 }
 
@@ -237,6 +281,8 @@ export interface ScimUserRecord {
   displayName: string | null;
   enterprise: Record<string, unknown> | null;
   scimUpdatedAt: Date | null;
+  /** This connection's groups the account is a member of (the read-only `groups` attribute, RFC 7643 §4.1.2). */
+  groups: Array<{ id: string; displayName: string }>;
 }
 
 function toScimUser(r: Record<string, unknown>): ScimUserRecord {
@@ -248,6 +294,7 @@ function toScimUser(r: Record<string, unknown>): ScimUserRecord {
     displayName: (r.scim_display_name as string | null) ?? null,
     enterprise: (typeof enterprise === 'string' ? JSON.parse(enterprise) : (enterprise ?? null)) as Record<string, unknown> | null,
     scimUpdatedAt: r.scim_updated_at ? new Date(r.scim_updated_at as string) : null,
+    groups: (typeof r.scim_groups === 'string' ? JSON.parse(r.scim_groups) : (r.scim_groups ?? [])) as ScimUserRecord['groups'],
   };
 }
 
@@ -261,6 +308,12 @@ function usersOf(db: DbOrTrx, connectionId: string): Knex.QueryBuilder {
       'su.display_name as scim_display_name',
       'su.enterprise as scim_enterprise',
       'su.updated_at as scim_updated_at',
+      db.raw(
+        `(select coalesce(json_agg(json_build_object('id', sg.id, 'displayName', sg.display_name) order by sg.display_name, sg.id), '[]'::json)
+            from scim_group_members sgm join scim_groups sg on sg.id = sgm.group_id
+           where sgm.user_id = u.id and sg.connection_id = ?) as scim_groups`,
+        [connectionId],
+      ),
     );
 }
 
@@ -277,11 +330,11 @@ export async function listScimUsers(
   query: { filter?: ScimCondition; offset: number; limit: number },
 ): Promise<{ rows: ScimUserRecord[]; total: number }> {
   const counted = usersOf(db, connectionId).clearSelect();
-  applyCondition(counted, query.filter, USER_COLUMNS);
+  applyCondition(counted, query.filter, USER_COLUMNS, connectionId);
   const [{ count }] = (await counted.count({ count: '*' })) as Array<{ count: string | number }>;
   if (query.limit === 0) return { rows: [], total: Number(count) };
   const q = usersOf(db, connectionId);
-  applyCondition(q, query.filter, USER_COLUMNS);
+  applyCondition(q, query.filter, USER_COLUMNS, connectionId);
   const rows = (await q
     .orderBy([{ column: 'u.created_at' }, { column: 'u.id' }])
     .offset(query.offset)
@@ -394,7 +447,7 @@ export async function listScimGroups(
   const base = () => {
     const q = db({ g: 'scim_groups' });
     if (connectionId !== null) q.where('g.connection_id', connectionId);
-    applyCondition(q, query.filter, GROUP_COLUMNS);
+    applyCondition(q, query.filter, GROUP_COLUMNS, connectionId ?? '');
     return q;
   };
   const [{ count }] = (await base().count({ count: '*' })) as Array<{ count: string | number }>;

@@ -11,6 +11,11 @@ export interface UserIdentityRow {
   email: string | null;
   createdAt: Date;
   lastUsedAt: Date | null;
+  /**
+   * Linked to an administrator's account under the rules before the fourth review (migration
+   * 20261130100000_flag_privileged_identities): it signs nobody in until the owner keeps it from /account.
+   */
+  needsConfirmation: boolean;
 }
 
 /** A linked identity with its provider's slug and name (the /account list and GET /api/auth/identities). */
@@ -28,6 +33,7 @@ interface Record_ {
   email: string | null;
   created_at: Date;
   last_used_at: Date | null;
+  needs_confirmation: boolean;
 }
 
 function toRow(r: Record_): UserIdentityRow {
@@ -40,6 +46,7 @@ function toRow(r: Record_): UserIdentityRow {
     email: r.email,
     createdAt: new Date(r.created_at),
     lastUsedAt: r.last_used_at ? new Date(r.last_used_at) : null,
+    needsConfirmation: r.needs_confirmation === true,
   };
 }
 
@@ -101,6 +108,16 @@ export async function listIdentitiesOfUser(db: DbOrTrx, userId: string): Promise
     providerSlug: r.provider_slug,
     providerName: r.provider_name,
   }));
+}
+
+/** The owner keeps a flagged identity: it signs in again. Returns it, or undefined when it is not theirs or not flagged. */
+export async function confirmIdentityOfUser(db: DbOrTrx, userId: string, id: string): Promise<UserIdentityRow | undefined> {
+  if (!UUID_PATTERN.test(id)) return undefined;
+  const [row] = await db<Record_>('user_identities')
+    .where({ id, user_id: userId, needs_confirmation: true })
+    .update({ needs_confirmation: false })
+    .returning('*');
+  return row ? toRow(row as Record_) : undefined;
 }
 
 export async function deleteIdentityOfUser(db: DbOrTrx, userId: string, id: string): Promise<UserIdentityRow | undefined> {

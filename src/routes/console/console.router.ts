@@ -1,44 +1,26 @@
 import { once } from 'node:events';
 import type { Response } from 'express';
 import { z } from 'zod';
-import { AppError } from '../../errors';
-import { UUID_PATTERN } from '../../lib/ids';
 import * as admin from '../../services/admin.service';
 import type { AuditEventRow } from '../../db/repositories/audit-events.repo';
 import * as audit from '../../services/audit.service';
 import { SECURITY_EVENT_TYPES } from '../../services/events';
-import { listConnectedApps } from '../../services/oauth/apps.service';
 import { listSigningKeys, rotateSigningKey } from '../../services/oidc/signing-keys.service';
-import { ADMIN_TIER, type Principal } from '../../services/principal';
+import { type Principal } from '../../services/principal';
 import { SUPER_ADMIN } from '../../services/rbac-policy';
-import * as assignments from '../../services/role-assignment.service';
-import * as catalogue from '../../services/role-catalogue.service';
-import { effectiveSettings } from '../../services/settings.service';
 import * as userAdmin from '../../services/user-admin.service';
-import * as users from '../../services/users.service';
 import type { ConsoleSection } from '../../views/console/layout';
-import type { FieldErrors } from '../../views/console/components';
 import * as views from '../../views/console/pages';
 import { pageEnv } from '../../views/env';
 import { auditEventsQuery } from '../audit/audit.schemas';
 import { html, optionalText, text } from '../pages/page-kit';
-import { userIdParams, userRoleParams } from '../rbac/rbac.schemas';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
-import { updateUserBody } from '../users/users.schemas';
-import { act, CONSOLE, confirmBody, fieldErrors, frameOf, refuseConsoleForm, refusalOf, setFlash } from './console-kit';
+import { act, CONSOLE, confirmBody, fieldErrors, frameOf, refuseConsoleForm, refusalOf } from './console-kit';
 
 /** The console's catalogue of the request's language (CONTRACT §15). */
 const c = () => pageEnv().t.console;
 
-/** A refusal the console words itself (already in the page's language), shown as the flash of the action. */
-class PageRefusal extends AppError {
-  constructor(message: string) {
-    super('validation_error', message);
-  }
-}
-
-const USERS_PAGE = 50;
 const AUDIT_PAGE = 50;
 /** The columns of the audit CSV export, one row per event. */
 const CSV_HEADER = ['id', 'occurred_at', 'type', 'actor_id', 'subject_id', 'client_id', 'ip', 'user_agent', 'request_id', 'detail'];
@@ -55,7 +37,6 @@ const csvRow = (e: AuditEventRow): unknown[] => [
   e.detail,
 ];
 
-const usersQuery = z.object({ q: text(200), status: text(20), tier: text(20), cursor: optionalText(60), before: optionalText(60) });
 const auditForm = z.object({
   type: text(100),
   actor: text(200),
@@ -94,36 +75,6 @@ export function createConsoleRouter(deps: RouteDeps) {
   const frame = (req: Parameters<typeof frameOf>[0], res: Response, principal: Principal, section: ConsoleSection, title: string) =>
     frameOf(req, res, config, principal, section, title);
 
-  const userBase = (userId: string) => `/admin/users/${userId}`;
-
-  async function userDetailPage(
-    principal: Principal,
-    userId: string,
-    errors: views.UserDetailData['errors'] = {},
-    values?: Record<string, string>,
-  ) {
-    const detail = await users.getUserDetail(ctx, userId);
-    const [allRoles, sessions, apps, factors, events] = await Promise.all([
-      catalogue.listRoles(ctx),
-      userAdmin.listSessionsOfUser(ctx, userId),
-      listConnectedApps(ctx, userId),
-      userAdmin.listFactorsOfUser(ctx, userId),
-      audit.listOwnActivity(ctx, userId, { limit: 10 }),
-    ]);
-    return {
-      user: detail.user,
-      roles: detail.roles,
-      allRoles,
-      sessions,
-      apps,
-      factors,
-      events: events.events,
-      errors,
-      values,
-      isSelf: userId === principal.userId,
-    };
-  }
-
   const isSuperAdmin = (p: Principal) => p.roleNames.includes(SUPER_ADMIN);
 
   return declareRouter(
@@ -135,196 +86,6 @@ export function createConsoleRouter(deps: RouteDeps) {
         async ({ principal }, req, res) => {
           const [summary, days] = await Promise.all([admin.getSummary(ctx), userAdmin.signInsPerDay(ctx, 30)]);
           html(res, 200, views.renderOverview(frame(req, res, principal, 'overview', c().overview.title), { summary, days }));
-        },
-      ),
-
-      // Users
-      route(
-        {
-          ...CONSOLE,
-          method: 'get',
-          path: '/users',
-          summary: 'Console: users',
-          permission: 'users:read',
-          twin: 'GET /api/users',
-          query: usersQuery,
-        },
-        async ({ query, principal }, req, res) => {
-          const status: 'active' | 'inactive' | undefined =
-            query.status === 'active' || query.status === 'inactive' ? query.status : undefined;
-          const tier = query.tier === 'admin' ? 'admin' : '';
-          // Keyset cursors are user ids; anything else (an edited URL) starts from the top.
-          const asCursor = (v: string | undefined) => (v && UUID_PATTERN.test(v) ? v : undefined);
-          const filter = { search: query.q.trim() || undefined, status, holdingRoles: tier ? ADMIN_TIER : undefined };
-          const [found, count] = await Promise.all([
-            userAdmin.findUsers(ctx, { ...filter, cursor: asCursor(query.cursor), before: asCursor(query.before), limit: USERS_PAGE }),
-            userAdmin.countFoundUsers(ctx, filter),
-          ]);
-          const link = (extra: Record<string, string>) =>
-            `/admin/users?${new URLSearchParams({ ...Object.fromEntries(Object.entries({ q: query.q, status: status ?? '', tier }).filter(([, v]) => v)), ...extra })}`;
-          html(
-            res,
-            200,
-            views.renderUsers(frame(req, res, principal, 'users', c().users.title), {
-              users: found.users,
-              count,
-              filter: { q: query.q, status: status ?? '', tier },
-              prev: found.prevCursor ? link({ before: found.prevCursor }) : undefined,
-              next: found.nextCursor ? link({ cursor: found.nextCursor }) : undefined,
-            }),
-          );
-        },
-      ),
-      route(
-        {
-          ...CONSOLE,
-          method: 'get',
-          path: '/users/:userId',
-          summary: 'Console: a user',
-          permission: 'users:read',
-          twin: 'GET /api/users/:userId',
-          params: userIdParams,
-        },
-        async ({ params, principal }, req, res) => {
-          const data = await userDetailPage(principal, params.userId);
-          html(res, 200, views.renderUserDetail(frame(req, res, principal, 'users', data.user.email), data));
-        },
-      ),
-      route(
-        {
-          ...post,
-          path: '/users/:userId/profile',
-          summary: 'Console: edit a user',
-          permission: 'users:write',
-          twin: 'PUT /api/users/:userId',
-          params: userIdParams,
-          body: z.object({ first_name: text(300), last_name: text(300), email: text(300), email_verified: text(10) }),
-        },
-        async ({ params, body, principal }, req, res) => {
-          const current = await users.getUserDetail(ctx, params.userId);
-          // Only what changed is sent, so that an unchanged email never needs the §8 take-over rights.
-          const patch: Record<string, unknown> = {};
-          if (body.first_name !== current.user.firstName) patch.first_name = body.first_name;
-          if (body.last_name !== current.user.lastName) patch.last_name = body.last_name;
-          if (body.email.trim().toLowerCase() !== current.user.email) patch.email = body.email;
-          if ((body.email_verified === 'true') !== current.user.emailVerified) patch.email_verified = body.email_verified === 'true';
-          if (Object.keys(patch).length === 0) {
-            setFlash(res, config, 'ok', c().common.nothingChanged);
-            return res.redirect(303, userBase(params.userId));
-          }
-          const parsed = updateUserBody.safeParse(patch);
-          const again = async (errors: FieldErrors, status = 400) => {
-            const data = await userDetailPage(principal, params.userId, errors, body);
-            html(res, status, views.renderUserDetail(frame(req, res, principal, 'users', data.user.email), data));
-          };
-          if (!parsed.success) return again(fieldErrors(parsed.error.issues));
-          try {
-            await users.updateUser(ctx, principal, params.userId, parsed.data);
-          } catch (err) {
-            const refusal = refusalOf(err);
-            if (refusal === undefined) throw err;
-            return again({ email: refusal }, err instanceof AppError ? err.status : 400);
-          }
-          setFlash(res, config, 'ok', c().user.profileSaved);
-          res.redirect(303, userBase(params.userId));
-        },
-      ),
-      route(
-        // CONTRACT §8: re-activation needs users:delete, like deactivation (the API's PUT checks it in the service).
-        {
-          ...post,
-          path: '/users/:userId/activate',
-          summary: 'Console: re-activate a user',
-          permission: 'users:delete',
-          twin: 'DELETE /api/users/:userId',
-          params: userIdParams,
-        },
-        async ({ params, principal }, _req, res) =>
-          act(config, res, userBase(params.userId), async () => {
-            await users.updateUser(ctx, principal, params.userId, { isActive: true });
-            return c().user.reactivated;
-          }),
-      ),
-      route(
-        {
-          ...post,
-          path: '/users/:userId/roles',
-          summary: 'Console: assign a role',
-          permission: 'users:manage_roles',
-          twin: 'POST /api/users/:userId/roles',
-          params: userIdParams,
-          body: z.object({ role_id: text(100) }),
-        },
-        async ({ params, body, principal }, _req, res) =>
-          act(config, res, userBase(params.userId), async () => {
-            const roleId = z.uuid().safeParse(body.role_id);
-            if (!roleId.success) throw new PageRefusal(c().errors.chooseRole);
-            const result = await assignments.assignUserRole(ctx, principal, params.userId, { roleId: roleId.data });
-            const role = await catalogue.roleOr404(ctx.db, roleId.data);
-            return result.assigned ? c().user.roleAssigned(role.name) : c().user.roleAlreadyHeld(role.name);
-          }),
-      ),
-      route(
-        {
-          ...post,
-          path: '/users/:userId/roles/:roleId/remove',
-          summary: 'Console: remove a role',
-          permission: 'users:manage_roles',
-          twin: 'DELETE /api/users/:userId/roles/:roleId',
-          params: userRoleParams,
-          body: confirmBody,
-        },
-        async ({ params, body, principal }, req, res) => {
-          if (body.confirm !== 'yes') {
-            const [{ user }, role] = await Promise.all([
-              users.getUserDetail(ctx, params.userId),
-              catalogue.roleOr404(ctx.db, params.roleId),
-            ]);
-            return html(
-              res,
-              200,
-              views.renderConfirm(frame(req, res, principal, 'users', c().user.removeRoleTitle(role.name, user.email)), {
-                message: c().user.removeRoleText,
-                action: `/admin/users/${user.id}/roles/${role.id}/remove`,
-                button: c().user.removeRoleButton,
-                cancel: userBase(user.id),
-              }),
-            );
-          }
-          await act(config, res, userBase(params.userId), async () => {
-            await assignments.removeUserRole(ctx, principal, params.userId, params.roleId);
-            return c().user.roleRemoved;
-          });
-        },
-      ),
-      route(
-        {
-          ...post,
-          path: '/users/:userId/mfa/reset',
-          summary: "Console: reset a user's second factors",
-          permission: 'users:write',
-          twin: 'DELETE /api/users/:userId/mfa',
-          params: userIdParams,
-          body: confirmBody,
-        },
-        async ({ params, body, principal }, req, res) => {
-          if (body.confirm !== 'yes') {
-            const { user } = await users.getUserDetail(ctx, params.userId);
-            return html(
-              res,
-              200,
-              views.renderConfirm(frame(req, res, principal, 'users', c().user.resetTitle(user.email)), {
-                message: c().user.resetText,
-                action: `/admin/users/${user.id}/mfa/reset`,
-                button: c().user.resetFactors,
-                cancel: userBase(user.id),
-              }),
-            );
-          }
-          await act(config, res, userBase(params.userId), async () => {
-            const { removed } = await userAdmin.resetFactorsOfUser(ctx, principal, params.userId);
-            return removed ? c().user.factorsReset : c().user.noFactor;
-          });
         },
       ),
 
@@ -455,17 +216,6 @@ export function createConsoleRouter(deps: RouteDeps) {
             return c().keys.rotated(kid);
           });
         },
-      ),
-
-      // Settings
-      route(
-        { ...CONSOLE, method: 'get', path: '/settings', summary: 'Console: effective configuration', admin: true },
-        ({ principal }, req, res) =>
-          html(
-            res,
-            200,
-            views.renderSettings(frame(req, res, principal, 'settings', c().settings.title), { settings: effectiveSettings(config) }),
-          ),
       ),
     ],
     { tags: ['Console'] },

@@ -40,5 +40,6 @@ export function presentIdentity(i: LinkedIdentity) {
     email: i.email,
     created_at: i.createdAt,
     last_used_at: i.lastUsedAt,
+    needs_confirmation: i.needsConfirmation,
   };
 }

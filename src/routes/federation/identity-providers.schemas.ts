@@ -141,6 +141,11 @@ export const identitiesBody = z.strictObject({
       email: z.string().nullable(),
       created_at: z.iso.datetime(),
       last_used_at: z.iso.datetime().nullable(),
+      needs_confirmation: z.boolean().meta({
+        description:
+          "Linked to an administrator's account under the rules before the fourth review: it signs nobody in until the owner " +
+          'confirms it by signing in with it from /account (docs/security.md)',
+      }),
     }),
   ),
 });

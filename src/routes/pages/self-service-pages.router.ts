@@ -126,8 +126,9 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
     const enrolRequired = context.enrol === 'required';
     const returnTo = resolveReturnTo(config, context.return_to);
     const linkableProviders = providers.filter((p) => !identities.some((i) => i.providerId === p.id));
-    // A link form's post ends at the provider's authorization endpoint (CSP form-action, issue 30).
-    const formTargets = await Promise.all(linkableProviders.map((p) => authorizationOriginOf(ctx, p)));
+    // A link (or confirm) form's post ends at the provider's authorization endpoint (CSP form-action, issue 30).
+    const flaggedProviders = providers.filter((p) => identities.some((i) => i.providerId === p.id && i.needsConfirmation));
+    const formTargets = await Promise.all([...linkableProviders, ...flaggedProviders].map((p) => authorizationOriginOf(ctx, p)));
     html(
       res,
       status,
@@ -156,7 +157,13 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
         enrolRequired,
         continueTo: enrolRequired && hasSecondFactor(principal.amr) ? (returnTo ?? '/login') : undefined,
         formQuery: contextQs(context),
-        identities: identities.map((i) => ({ id: i.id, providerName: i.providerName, email: i.email, createdAt: i.createdAt })),
+        identities: identities.map((i) => ({
+          id: i.id,
+          providerName: i.providerName,
+          email: i.email,
+          createdAt: i.createdAt,
+          confirmSlug: i.needsConfirmation ? i.providerSlug : undefined,
+        })),
         linkableProviders: linkableProviders.map((p) => ({ name: p.name, slug: p.slug })),
         ...extra,
       }),

@@ -6,7 +6,7 @@ import type { ServiceContext } from '../../services/context';
 import { listEnabledProviders } from '../../services/federation/providers.service';
 import { describePendingLink, describePendingLinkFor } from '../../services/federation/sign-in.service';
 import { startUrlOf } from '../federation/federation.presenters';
-import { needsSecondFactorForAdmin } from '../../services/mfa/policy';
+import { enrolUrlFor, needsSecondFactorForAdmin } from '../../services/mfa/policy';
 import { resolveReturnTo } from '../../services/oauth/return-to';
 import { adminRank } from '../../services/rbac-policy';
 
@@ -14,10 +14,7 @@ import { adminRank } from '../../services/rbac-policy';
 export const IDP_LINK_COOKIE = 'idp_link';
 const LINK_COOKIE_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
-/** The account page's second-factor section, keeping where the person was going. */
-export function enrolUrlFor(returnTo: string | undefined): string {
-  return `/account?${new URLSearchParams({ enrol: 'required', ...(returnTo ? { return_to: returnTo } : {}) })}#second-factors`;
-}
+export { enrolUrlFor } from '../../services/mfa/policy';
 
 /** What decides where a signed-in person goes next: the session's roles, permissions and sign-in methods. */
 type SignedIn = Parameters<typeof needsSecondFactorForAdmin>[1] & { roleNames: readonly string[] };

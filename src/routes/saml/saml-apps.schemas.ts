@@ -76,6 +76,11 @@ export const samlAppBody = z
     encrypt_assertion: bool('encrypt_assertion').optional(),
     want_authn_requests_signed: bool('want_authn_requests_signed').optional(),
     sp_certificate: z.string({ error: 'sp_certificate must be a string' }).max(20_000, 'sp_certificate is too long').nullable().optional(),
+    sp_encryption_certificate: z
+      .string({ error: 'sp_encryption_certificate must be a string' })
+      .max(20_000, 'sp_encryption_certificate is too long')
+      .nullable()
+      .optional(),
     enabled: bool('enabled').optional(),
   })
   .superRefine((b, c) => {
@@ -84,7 +89,16 @@ export const samlAppBody = z
       c.addIssue({ code: 'custom', path: ['metadata_url'], message: 'send metadata_xml or metadata_url, not both' });
     }
     if (fromMetadata) {
-      for (const field of ['entity_id', 'acs_urls', 'slo_url', 'slo_binding', 'sp_certificate', 'want_authn_requests_signed'] as const) {
+      const fromIt = [
+        'entity_id',
+        'acs_urls',
+        'slo_url',
+        'slo_binding',
+        'sp_certificate',
+        'sp_encryption_certificate',
+        'want_authn_requests_signed',
+      ] as const;
+      for (const field of fromIt) {
         if (b[field] !== undefined) c.addIssue({ code: 'custom', path: [field], message: `${field} is taken from the metadata` });
       }
     } else {
@@ -109,6 +123,7 @@ export const samlAppBody = z
     encryptAssertion: b.encrypt_assertion,
     wantAuthnRequestsSigned: b.want_authn_requests_signed,
     spCertificate: b.sp_certificate,
+    spEncryptionCertificate: b.sp_encryption_certificate,
     enabled: b.enabled,
   }));
 
@@ -130,7 +145,7 @@ export const samlAppResponse = z
     sp_encryption_certificate: z
       .string()
       .nullable()
-      .meta({ description: "From the SP's metadata when its encryption certificate differs from sp_certificate; else null" }),
+      .meta({ description: 'The encryption certificate when it is not sp_certificate (from the metadata, or sent); else null' }),
     enabled: z.boolean(),
     idp_initiated_url: z.string().meta({ description: 'IdP-initiated sign-in (GET, for a signed-in person)' }),
     ...timestampFields,

@@ -38,6 +38,41 @@ const listQuery = z.object({
 });
 
 const projectionQuery = listQuery.pick({ attributes: true, excludedAttributes: true });
+type ListQuery = z.output<typeof listQuery>;
+
+/**
+ * `POST /Users/.search`, `POST /Groups/.search` (RFC 7644 §3.4.3): the query of a GET in a body, so that a filter
+ * never lands in a URL (and its logs). `attributes` / `excludedAttributes` are arrays here; `sortBy` / `sortOrder` are
+ * accepted and ignored (sort is advertised as unsupported, RFC 7644 §3.4.2.3). Read into the GET's query.
+ */
+const SEARCH_REQUEST = 'urn:ietf:params:scim:api:messages:2.0:SearchRequest';
+const attributeArray = z.array(z.string().max(200), { error: 'must be an array of attribute names' }).max(100);
+const searchInt = z.number({ error: 'must be an integer' }).int('must be an integer');
+const searchBody = z
+  .object({
+    schemas: z.array(z.string(), { error: `must be ["${SEARCH_REQUEST}"]` }).refine((v) => v.includes(SEARCH_REQUEST), {
+      message: `must be ["${SEARCH_REQUEST}"]`,
+    }),
+    filter: z.string({ error: 'must be a string' }).optional(),
+    startIndex: searchInt.optional(),
+    count: searchInt.optional(),
+    attributes: attributeArray.optional(),
+    excludedAttributes: attributeArray.optional(),
+    sortBy: z.string().max(200).optional(),
+    sortOrder: z.enum(['ascending', 'descending']).optional(),
+  })
+  .transform((b): ListQuery => ({
+    filter: b.filter,
+    startIndex: Math.max(1, b.startIndex ?? 1),
+    count: Math.min(MAX_COUNT, Math.max(0, b.count ?? DEFAULT_COUNT)),
+    attributes: b.attributes?.join(','),
+    excludedAttributes: b.excludedAttributes?.join(','),
+  }));
+/** A malformed search body is `invalidSyntax` (a query parameter's is `invalidValue`). */
+const invalidSearch = (issues: z.core.$ZodIssue[], where: 'params' | 'query' | 'body') =>
+  where === 'body'
+    ? new ScimError('validation_error', `${issues[0]?.path.join('.') || 'body'}: ${issues[0]?.message ?? 'invalid'}`, 'invalidSyntax')
+    : invalidQuery(issues);
 const idParams = z.object({ id: z.string().max(100) });
 const anyBody = z.unknown();
 
@@ -55,7 +90,7 @@ function send(res: Response, status: number, body: Resource, options: { etag?: t
   res.status(status).type('application/scim+json').send(JSON.stringify(body));
 }
 
-function listResponse(page: users.ScimPage, query: z.output<typeof listQuery>, coreUrn: string): Resource {
+function listResponse(page: users.ScimPage, query: ListQuery, coreUrn: string): Resource {
   const attributes = attributeList(query.attributes, coreUrn);
   const excluded = attributeList(query.excludedAttributes, coreUrn);
   return {
@@ -82,6 +117,18 @@ export function createScimRouter(deps: RouteDeps) {
     itemsPerPage: items.length,
     Resources: items,
   });
+  const listUsers = async (query: ListQuery, req: Request, res: Response) => {
+    const page = await users.listUsers(ctx, connectionOf(req), query);
+    send(res, 200, listResponse(page, query, SCHEMA.user));
+  };
+  const listGroups = async (query: ListQuery, req: Request, res: Response) => {
+    const excluded = attributeList(query.excludedAttributes, SCHEMA.group) ?? [];
+    const attributes = attributeList(query.attributes, SCHEMA.group);
+    const withMembers = !excluded.includes('members') && (!attributes?.length || attributes.some((a) => a.startsWith('members')));
+    const page = await groups.listGroups(ctx, connectionOf(req), { ...query, withMembers });
+    send(res, 200, listResponse(page, query, SCHEMA.group));
+  };
+  const search = { ...common, method: 'post', body: searchBody, invalid: invalidSearch } as const;
   const byId = (items: Resource[], id: string, what: string): Resource => {
     const found = items.find((r) => r.id === id);
     if (!found) throw new ScimError('not_found', `${what} not found`);
@@ -109,12 +156,11 @@ export function createScimRouter(deps: RouteDeps) {
       ),
 
       // Users
-      route(
-        { ...common, method: 'get', path: '/Users', summary: 'List or filter SCIM users', query: listQuery },
-        async ({ query }, req, res) => {
-          const page = await users.listUsers(ctx, connectionOf(req), query);
-          send(res, 200, listResponse(page, query, SCHEMA.user));
-        },
+      route({ ...common, method: 'get', path: '/Users', summary: 'List or filter SCIM users', query: listQuery }, ({ query }, req, res) =>
+        listUsers(query, req, res),
+      ),
+      route({ ...search, path: '/Users/.search', summary: 'Search SCIM users (RFC 7644 §3.4.3)' }, ({ body }, req, res) =>
+        listUsers(body, req, res),
       ),
       route(
         { ...common, method: 'post', path: '/Users', summary: 'Create a SCIM user (an account)', body: anyBody },
@@ -152,15 +198,11 @@ export function createScimRouter(deps: RouteDeps) {
       ),
 
       // Groups
-      route(
-        { ...common, method: 'get', path: '/Groups', summary: 'List or filter SCIM groups', query: listQuery },
-        async ({ query }, req, res) => {
-          const excluded = attributeList(query.excludedAttributes, SCHEMA.group) ?? [];
-          const attributes = attributeList(query.attributes, SCHEMA.group);
-          const withMembers = !excluded.includes('members') && (!attributes?.length || attributes.some((a) => a.startsWith('members')));
-          const page = await groups.listGroups(ctx, connectionOf(req), { ...query, withMembers });
-          send(res, 200, listResponse(page, query, SCHEMA.group));
-        },
+      route({ ...common, method: 'get', path: '/Groups', summary: 'List or filter SCIM groups', query: listQuery }, ({ query }, req, res) =>
+        listGroups(query, req, res),
+      ),
+      route({ ...search, path: '/Groups/.search', summary: 'Search SCIM groups (RFC 7644 §3.4.3)' }, ({ body }, req, res) =>
+        listGroups(body, req, res),
       ),
       route({ ...common, method: 'post', path: '/Groups', summary: 'Create a SCIM group', body: anyBody }, async ({ body }, req, res) =>
         send(res, 201, await groups.createGroup(ctx, connectionOf(req), body), { etag: true, location: true }),

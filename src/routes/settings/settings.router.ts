@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { badRequest } from '../../errors';
 import { MANAGE_SETTINGS } from '../../services/settings/declarations';
 import { changeSettings, listSettings, sendTestMail } from '../../services/settings/settings.service';
-import { declareRouter, route } from '../route';
+import { declareRouter, endpoint, serve } from '../route';
 import type { RouteDeps } from '../types';
 import { changeSettingsBody, settingsBody, testMailBody } from './settings.schemas';
 
@@ -22,55 +22,53 @@ const invalidChange = (issues: z.core.$ZodIssue[]) => {
 
 /**
  * CONTRACT §18 (docs/settings.md): the runtime settings. GET shows each with its source; PATCH stores some and every
- * instance applies them within 2 s; test-mail sends a mail through the SMTP settings in force.
+ * instance applies them within 2 s; test-mail sends a mail through the SMTP settings in force. Endpoints as values:
+ * the console's Settings form is built from them (src/console/settings/settings.console.ts).
  */
+export const settingsApi = {
+  list: endpoint(
+    {
+      method: 'get',
+      path: '/settings',
+      summary: `Runtime settings: value (null for a secret, with set), source, read_only and the variable that pins each`,
+      auth: 'user',
+      permission: PERMISSION,
+      noStore: true,
+      response: { description: '{ settings }', schema: settingsBody },
+    },
+    async (_input, ctx) => ({ settings: await listSettings(ctx) }),
+  ),
+  change: endpoint(
+    {
+      method: 'patch',
+      path: '/settings',
+      summary:
+        'Change runtime settings (those an environment variable pins are read-only); a sensitive one also needs system:manage_settings (403 forbidden naming it); live on every instance within 2 s',
+      auth: 'user',
+      permission: PERMISSION,
+      noStore: true,
+      body: changeSettingsBody,
+      invalid: invalidChange,
+      response: { description: '{ settings }', schema: settingsBody },
+    },
+    async ({ body, principal }, ctx) => ({ settings: await changeSettings(ctx, principal, body) }),
+  ),
+  testMail: endpoint(
+    {
+      method: 'post',
+      path: '/settings/test-mail',
+      summary: 'Send a test mail through the SMTP settings in force (queued: 202)',
+      auth: 'user',
+      permission: MANAGE_SETTINGS,
+      body: testMailBody,
+      response: { status: 202, description: 'Queued; a failed delivery is audited as mail.send_failed' },
+    },
+    async ({ body }, ctx) => {
+      sendTestMail(ctx, body.to);
+    },
+  ),
+};
+
 export function createSettingsRouter(deps: RouteDeps) {
-  const { ctx } = deps;
-  return declareRouter(
-    deps,
-    [
-      route(
-        {
-          method: 'get',
-          path: '/settings',
-          summary: `Runtime settings: value (null for a secret, with set), source, read_only and the variable that pins each`,
-          auth: 'user',
-          permission: PERMISSION,
-          noStore: true,
-          response: { description: '{ settings }', schema: settingsBody },
-        },
-        async () => ({ settings: await listSettings(ctx) }),
-      ),
-      route(
-        {
-          method: 'patch',
-          path: '/settings',
-          summary:
-            'Change runtime settings (those an environment variable pins are read-only); a sensitive one also needs system:manage_settings (403 forbidden naming it); live on every instance within 2 s',
-          auth: 'user',
-          permission: PERMISSION,
-          noStore: true,
-          body: changeSettingsBody,
-          invalid: invalidChange,
-          response: { description: '{ settings }', schema: settingsBody },
-        },
-        async ({ body, principal }) => ({ settings: await changeSettings(ctx, principal, body) }),
-      ),
-      route(
-        {
-          method: 'post',
-          path: '/settings/test-mail',
-          summary: 'Send a test mail through the SMTP settings in force (queued: 202)',
-          auth: 'user',
-          permission: MANAGE_SETTINGS,
-          body: testMailBody,
-          response: { status: 202, description: 'Queued; a failed delivery is audited as mail.send_failed' },
-        },
-        ({ body }) => {
-          sendTestMail(ctx, body.to);
-        },
-      ),
-    ],
-    { tags: ['Settings'] },
-  );
+  return declareRouter(deps, serve(deps, settingsApi), { tags: ['Settings'] });
 }

@@ -13,11 +13,60 @@ import { rolesBody, userIdParams } from '../rbac/rbac.schemas';
 import { createRoleRoutes } from '../rbac/roles.routes';
 import { declareRouter, endpoint, route, served } from '../route';
 import type { RouteDeps } from '../types';
+import { listOwnIdentities } from '../../services/federation/identities.service';
+import { presentIdentity } from '../federation/federation.presenters';
+import { identitiesBody } from '../federation/identity-providers.schemas';
 import { presentUserDetail, presentUserSummary } from './users.presenters';
 import { inviteUserBody, listUsersQuery, updateUserBody, userDetailEnvelope, usersPageBody } from './users.schemas';
 
 /** The routes of users that the console's user pages are built from (src/console/users/users.console.ts). */
 export const usersApi = {
+  list: endpoint(
+    {
+      method: 'get',
+      path: '/',
+      summary: 'List users (query search, page, limit <= 100)',
+      auth: 'user',
+      permission: 'users:read',
+      query: listUsersQuery,
+      response: { description: '{ users, total, page, limit }', schema: usersPageBody },
+    },
+    async ({ query }, ctx) => {
+      const { users: page, total } = await users.listUsers(ctx, query);
+      return { users: page.map((u) => presentUserSummary(u.user, u.roles)), total, page: query.page, limit: query.limit };
+    },
+  ),
+  update: endpoint(
+    {
+      method: 'put',
+      path: '/:userId',
+      summary: 'Update a user',
+      auth: 'user',
+      permission: 'users:write',
+      params: userIdParams,
+      body: updateUserBody,
+      response: { description: '{ user }', schema: userDetailEnvelope },
+      errors: [409],
+    },
+    async ({ principal, params, body }, ctx) => ({ user: presentUserDetail(await users.updateUser(ctx, principal, params.userId, body)) }),
+  ),
+  resetFactors: endpoint(
+    {
+      method: 'delete',
+      path: '/:userId/mfa',
+      summary: "Reset a user's second factors: every passkey, the authenticator app and the recovery codes",
+      description:
+        'Needs users:write and strictly more rights than every role the account holds (as for changing its email). Not for ' +
+        "one's own account (403: use the account page, under its re-authentication rule). The user is mailed; sessions stay.",
+      auth: 'user',
+      permission: 'users:write',
+      params: userIdParams,
+      response: { status: 204, description: 'Reset (also when there was nothing to remove)', kind: 'empty' },
+    },
+    async ({ principal, params }, ctx) => {
+      await resetUserFactors(ctx, principal, params.userId);
+    },
+  ),
   invite: endpoint(
     {
       method: 'post',
@@ -42,6 +91,22 @@ export const usersApi = {
       response: { description: '{ user }', schema: userDetailEnvelope },
     },
     async ({ params }, ctx) => ({ user: presentUserDetail(await users.getUserDetail(ctx, params.userId)) }),
+  ),
+  identities: endpoint(
+    {
+      method: 'get',
+      path: '/:userId/identities',
+      summary: "The user's identities of other providers; needs_confirmation marks one paused since the upgrade",
+      auth: 'user',
+      permission: 'users:read',
+      params: userIdParams,
+      response: { description: '{ identities }', schema: identitiesBody },
+      errors: [404],
+    },
+    async ({ params }, ctx) => {
+      await users.getUserDetail(ctx, params.userId);
+      return { identities: (await listOwnIdentities(ctx, params.userId)).map(presentIdentity) };
+    },
   ),
   deactivate: endpoint(
     {
@@ -111,57 +176,15 @@ export function createUsersRouter(deps: RouteDeps) {
       role.create('/roles'),
       role.update('/roles/:roleId'),
       role.deactivate('/roles/:roleId'),
-      route(
-        {
-          method: 'get',
-          path: '/',
-          summary: 'List users (query search, page, limit <= 100)',
-          auth: 'user',
-          permission: 'users:read',
-          query: listUsersQuery,
-          response: { description: '{ users, total, page, limit }', schema: usersPageBody },
-        },
-        async ({ query }) => {
-          const { users: page, total } = await users.listUsers(ctx, query);
-          return { users: page.map((u) => presentUserSummary(u.user, u.roles)), total, page: query.page, limit: query.limit };
-        },
-      ),
+      served(deps, usersApi.list),
       // Beyond the spec (CONTRACT §6): invite a user, who sets a password through the mailed link.
       served(deps, usersApi.invite),
       served(deps, usersApi.get),
-      route(
-        {
-          method: 'put',
-          path: '/:userId',
-          summary: 'Update a user',
-          auth: 'user',
-          permission: 'users:write',
-          params: userIdParams,
-          body: updateUserBody,
-          response: { description: '{ user }', schema: userDetailEnvelope },
-          errors: [409],
-        },
-        async ({ principal, params, body }) => ({ user: presentUserDetail(await users.updateUser(ctx, principal, params.userId, body)) }),
-      ),
+      served(deps, usersApi.identities),
+      served(deps, usersApi.update),
       served(deps, usersApi.deactivate),
       // CONTRACT §11: an administrator resets a user's second factors (e.g. a lost phone); audited and mailed.
-      route(
-        {
-          method: 'delete',
-          path: '/:userId/mfa',
-          summary: "Reset a user's second factors: every passkey, the authenticator app and the recovery codes",
-          description:
-            'Needs users:write and strictly more rights than every role the account holds (as for changing its email). Not for ' +
-            "one's own account (403: use the account page, under its re-authentication rule). The user is mailed; sessions stay.",
-          auth: 'user',
-          permission: 'users:write',
-          params: userIdParams,
-          response: { status: 204, description: 'Reset (also when there was nothing to remove)', kind: 'empty' },
-        },
-        async ({ principal, params }) => {
-          await resetUserFactors(ctx, principal, params.userId);
-        },
-      ),
+      served(deps, usersApi.resetFactors),
       // Beyond the spec: what the console's user page shows and does (CONTRACT §14), for API clients too.
       route(
         {

@@ -1,5 +1,10 @@
 import { withTransaction } from '../../db';
-import { deleteIdentityOfUser, listIdentitiesOfUser, type LinkedIdentity } from '../../db/repositories/user-identities.repo';
+import {
+  confirmIdentityOfUser,
+  deleteIdentityOfUser,
+  listIdentitiesOfUser,
+  type LinkedIdentity,
+} from '../../db/repositories/user-identities.repo';
 import { lockUser } from '../../db/repositories/users.repo';
 import { listPasskeysOfUser } from '../../db/repositories/webauthn-credentials.repo';
 import { AppError, notFound, unauthorized } from '../../errors';
@@ -34,6 +39,23 @@ export async function unlinkOwnIdentity(ctx: ServiceContext, userId: string, ide
       actorId: userId,
       subjectId: userId,
       detail: { provider: identity.providerSlug, identity_id: identity.id },
+    });
+  });
+}
+
+/**
+ * The owner confirms an identity flagged at the upgrade (linked to an administrator's account under the old rules,
+ * docs/security.md) by signing in upstream as that very identity from /account while signed in here: it signs in again.
+ */
+export async function confirmFlaggedIdentity(ctx: ServiceContext, userId: string, identityId: string): Promise<void> {
+  await withTransaction(ctx.db, async (trx) => {
+    const identity = await confirmIdentityOfUser(trx, userId, identityId);
+    if (!identity) return;
+    await ctx.events.record(trx, {
+      type: 'auth.identity.confirmed',
+      actorId: userId,
+      subjectId: userId,
+      detail: { identity_id: identity.id, upstream_subject: identity.subject },
     });
   });
 }

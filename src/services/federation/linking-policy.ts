@@ -29,8 +29,11 @@ export interface EmailAccount {
 
 /** What the callback knows when it decides. */
 export interface LinkingFacts {
-  /** The account (provider, issuer, subject) is already linked to, if any. */
-  linkedUser?: { id: string; isActive: boolean };
+  /**
+   * The account (provider, issuer, subject) is already linked to, if any. `needsConfirmation`: the identity was linked
+   * to an administrator's account under the rules before the fourth review and waits for the owner to confirm it.
+   */
+  linkedUser?: { id: string; isActive: boolean; needsConfirmation?: boolean };
   /** The account whose email equals the asserted email (case-insensitively), if any. */
   emailUser?: EmailAccount;
   /** The asserted email, trimmed and lower-cased; undefined when the provider asserted none (or a malformed one). */
@@ -65,7 +68,7 @@ export type LinkingDecision =
   | { action: 'link_to_current'; userId: string; alreadyLinked: boolean }
   | { action: 'refuse'; reason: LinkingRefusal };
 
-export type LinkingRefusal = 'inactive' | 'no_email' | 'invalid_email' | 'signup_closed' | 'linked_elsewhere';
+export type LinkingRefusal = 'inactive' | 'no_email' | 'invalid_email' | 'signup_closed' | 'linked_elsewhere' | 'unconfirmed';
 
 /** Every new link (automatic, from /account, after a proof, or at sign-up) is mailed to the account's address. */
 export const LINKS_ARE_MAILED = true;
@@ -105,7 +108,11 @@ export function decideLinking(facts: LinkingFacts): LinkingDecision {
     return { action: 'link_to_current', userId: facts.linkToUserId, alreadyLinked: facts.linkedUser !== undefined };
   }
   if (facts.linkedUser) {
-    return facts.linkedUser.isActive ? { action: 'sign_in', userId: facts.linkedUser.id } : { action: 'refuse', reason: 'inactive' };
+    if (!facts.linkedUser.isActive) return { action: 'refuse', reason: 'inactive' };
+    // Flagged at the upgrade: it signs nobody in until the owner, signed in another way, confirms it from /account
+    // (a round trip with this very identity: link_to_current above, alreadyLinked).
+    if (facts.linkedUser.needsConfirmation) return { action: 'refuse', reason: 'unconfirmed' };
+    return { action: 'sign_in', userId: facts.linkedUser.id };
   }
   // Every account has an email: without one the identity can neither match an account nor make one.
   if (!facts.email) return { action: 'refuse', reason: 'no_email' };
@@ -141,6 +148,8 @@ export const REFUSAL_MESSAGES: Record<LinkingRefusal, string> = {
   signup_closed:
     'There is no account for this identity, and new accounts cannot be created this way. Ask your administrator for an invitation.',
   linked_elsewhere: 'This identity is already linked to another account.',
+  unconfirmed:
+    "This identity was linked to an administrator's account under earlier rules: the owner must confirm it from the account page first.",
 };
 
 /** CONTRACT §11: adding a way to sign in from /account needs a sign-in at most this old. */

@@ -33,6 +33,7 @@ import { mailIdentityLinked } from '../mfa/notifications';
 import { AMR } from '../mfa/policy';
 import { resolveReturnTo } from '../oauth/return-to';
 import { startSession } from '../sessions.service';
+import { confirmFlaggedIdentity } from './identities.service';
 import { decideLinking, isPrivilegedAccount, REFUSAL_MESSAGES, type LinkingRefusal } from './linking-policy';
 import { authorizationUrlFor, exchangeCallback, UpstreamRejected, type UpstreamIdentity } from './relying-party';
 
@@ -63,6 +64,7 @@ const ENGLISH: Record<FederationRefusalReason, (provider: string) => string> = {
   invalid_email: () => REFUSAL_MESSAGES.invalid_email,
   signup_closed: () => REFUSAL_MESSAGES.signup_closed,
   linked_elsewhere: () => REFUSAL_MESSAGES.linked_elsewhere,
+  unconfirmed: () => REFUSAL_MESSAGES.unconfirmed,
 };
 
 export class FederationRefused extends AppError {
@@ -237,7 +239,7 @@ export async function completeFederatedSignIn(
   const linkedUser = linked ? await findUserById(ctx.db, linked.userId) : undefined;
   const emailUser = email && !linked ? await findUserByEmail(ctx.db, email) : undefined;
   const decision = decideLinking({
-    linkedUser,
+    linkedUser: linkedUser && { ...linkedUser, needsConfirmation: linked?.needsConfirmation },
     emailUser: emailUser && {
       id: emailUser.id,
       isActive: emailUser.isActive,
@@ -266,6 +268,8 @@ export async function completeFederatedSignIn(
       throw new FederationRefused(decision.reason, provider.name, 403);
     case 'link_to_current': {
       if (!decision.alreadyLinked) await linkIdentity(ctx, decision.userId, provider, key, email, 'account');
+      // The owner, signed in, has just signed in upstream as this flagged identity: it is theirs, it signs in again.
+      else if (linked?.needsConfirmation) await confirmFlaggedIdentity(ctx, decision.userId, linked.id);
       return { kind: 'linked', providerName: provider.name };
     }
     case 'prove_account': {

@@ -28,3 +28,8 @@ export function needsSecondFactorForAdmin(
 ): boolean {
   return settings.mfa_required_for_admins && holdsAdminRights(principal) && !hasSecondFactor(principal.amr);
 }
+
+/** The account page's second-factor section, keeping where the person was going (MFA_REQUIRED_FOR_ADMINS, CONTRACT §10). */
+export function enrolUrlFor(returnTo: string | undefined): string {
+  return `/account?${new URLSearchParams({ enrol: 'required', ...(returnTo ? { return_to: returnTo } : {}) })}#second-factors`;
+}

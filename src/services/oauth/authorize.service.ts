@@ -13,6 +13,7 @@ import type { ServiceContext } from '../context';
 import type { Principal } from '../principal';
 import { authorizeUrlAfterSignIn, needsFreshSignIn, parseOidcAuthorizeParams } from '../oidc/authorize-params';
 import { redirectUriMatches } from '../../lib/redirect-uri';
+import { enrolUrlFor, needsSecondFactorForAdmin } from '../mfa/policy';
 import { OAuthError } from '../../errors';
 import { grantAllowed } from './client-policy';
 import { findClientForRequest } from './registration/client-metadata.service';
@@ -248,6 +249,13 @@ export async function startAuthorization(
     // OIDC Core 3.1.2.6: prompt=none never shows a page.
     if (prompt.none) return redirectError('login_required', 'The user is not signed in');
     return loginRedirect(authorizeUrl);
+  }
+
+  // MFA_REQUIRED_FOR_ADMINS (CONTRACT §10), as /login and /consent apply it: an administrator whose session has no
+  // second factor enrols first and comes back here, even when a grant would let the code go out without a page.
+  if (needsSecondFactorForAdmin(ctx.settings.current.values, principal)) {
+    if (prompt.none) return redirectError('interaction_required', 'An administrator must set up a second factor first');
+    return { kind: 'redirect', url: `${ctx.config.baseUrl}${enrolUrlFor(authorizeUrl)}` };
   }
 
   const now = ctx.clock.now();

@@ -40,6 +40,7 @@ export interface SamlAppInput {
   encryptAssertion?: boolean;
   wantAuthnRequestsSigned?: boolean;
   spCertificate?: string | null;
+  spEncryptionCertificate?: string | null;
   enabled?: boolean;
 }
 
@@ -74,6 +75,18 @@ async function fetchMetadata(ctx: ServiceContext, url: string): Promise<string> 
   }
   if (response.status !== 200) throw refuse(`the metadata URL answered ${response.status}`);
   return response.body.toString('utf8');
+}
+
+/** A certificate as sent (PEM or bare base64), normalised; 400 naming `field` when it is not an RSA ≥ 2048 one. */
+function readCertificate(value: string | null, field: 'sp_certificate' | 'sp_encryption_certificate'): string | null {
+  if (!value) return null;
+  const pem = normaliseCertificate(value);
+  if (!pem) {
+    throw badRequest(`${field} cannot be read`, [
+      { path: field, message: `${field} must be a PEM or base64 X.509 certificate with an RSA key of at least 2048 bits` },
+    ]);
+  }
+  return pem;
 }
 
 /** The stored fields of an app from the request (and the SP's metadata when given); 400 with details when they do not fit. */
@@ -111,19 +124,11 @@ async function resolveFields(ctx: ServiceContext, input: SamlAppInput): Promise<
   }
   if (!acsUrls.some((a) => a.default)) acsUrls[0]!.default = true;
 
-  const certificateInput = metadata ? metadata.spCertificate : (input.spCertificate ?? null);
-  let spCertificate: string | null = null;
-  if (certificateInput) {
-    spCertificate = normaliseCertificate(certificateInput) ?? null;
-    if (!spCertificate) {
-      throw badRequest('sp_certificate cannot be read', [
-        {
-          path: 'sp_certificate',
-          message: 'sp_certificate must be a PEM or base64 X.509 certificate with an RSA key of at least 2048 bits',
-        },
-      ]);
-    }
-  }
+  const spCertificate = readCertificate(metadata ? metadata.spCertificate : (input.spCertificate ?? null), 'sp_certificate');
+  const encryptionInput = metadata ? metadata.spEncryptionCertificate : (input.spEncryptionCertificate ?? null);
+  const encryptionCertificate = readCertificate(encryptionInput, 'sp_encryption_certificate');
+  // Stored only when it is not the signing certificate (null: sp_certificate serves both).
+  const spEncryptionCertificate = encryptionCertificate && encryptionCertificate !== spCertificate ? encryptionCertificate : null;
   const wantAuthnRequestsSigned = metadata?.wantAuthnRequestsSigned ?? input.wantAuthnRequestsSigned ?? false;
   if (wantAuthnRequestsSigned && !spCertificate) {
     throw badRequest('Signed requests need the SP certificate', [
@@ -131,7 +136,6 @@ async function resolveFields(ctx: ServiceContext, input: SamlAppInput): Promise<
     ]);
   }
   const encryptAssertion = input.encryptAssertion ?? false;
-  const spEncryptionCertificate = metadata?.spEncryptionCertificate ?? null;
   if (encryptAssertion && !(spEncryptionCertificate ?? spCertificate)) {
     throw badRequest('Encrypted assertions need the SP certificate', [
       { path: 'encrypt_assertion', message: 'encrypt_assertion needs sp_certificate (or an encryption certificate in the metadata)' },

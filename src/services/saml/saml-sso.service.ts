@@ -30,6 +30,7 @@ import {
   type SigningMaterial,
 } from '../../lib/saml-xml';
 import type { ServiceContext } from '../context';
+import { enrolUrlFor, needsSecondFactorForAdmin } from '../mfa/policy';
 import type { Principal } from '../principal';
 import { currentSamlKey, samlEntityId } from './saml-keys.service';
 import { idpEndpoints } from './saml-metadata.service';
@@ -238,6 +239,12 @@ export async function continueSso(ctx: ServiceContext, handle: string, principal
   if (!principal || !session || !fresh) {
     if (pending.isPassive) return answerNoPassive(ctx, app, pending);
     return { kind: 'redirect', url: loginUrl(ctx, continueUrl(ctx, handle)) };
+  }
+  // MFA_REQUIRED_FOR_ADMINS (CONTRACT §10), as /login applies it: an administrator whose session has no second factor
+  // enrols first and comes back here (the request stays live); a passive request gets NoPassive.
+  if (needsSecondFactorForAdmin(ctx.settings.current.values, principal)) {
+    if (pending.isPassive) return answerNoPassive(ctx, app, pending);
+    return { kind: 'redirect', url: `${ctx.config.baseUrl}${enrolUrlFor(continueUrl(ctx, handle))}` };
   }
   const key = await currentSamlKey(ctx);
   return withTransaction(ctx.db, async (trx) => {

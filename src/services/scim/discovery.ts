@@ -111,6 +111,19 @@ const USER_ATTRIBUTES: Attr[] = [
     ],
   },
   { name: 'active', type: 'boolean', description: 'false signs the person out everywhere at once and refuses sign-in' },
+  {
+    name: 'groups',
+    type: 'complex',
+    multiValued: true,
+    mutability: 'readOnly',
+    description: "The connection's groups the account is a member of (changed through the Group resource)",
+    subAttributes: [
+      s('value', 'The id of a Group', { mutability: 'readOnly', caseExact: true }),
+      { name: '$ref', type: 'reference', referenceTypes: ['Group'], mutability: 'readOnly', description: 'The URI of the Group' },
+      s('display', 'The displayName of the Group', { mutability: 'readOnly' }),
+      s('type', 'Always direct (no nested groups)', { mutability: 'readOnly' }),
+    ],
+  },
 ];
 
 const GROUP_ATTRIBUTES: Attr[] = [

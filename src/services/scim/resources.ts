@@ -68,6 +68,11 @@ export function userResource(r: ScimUserRecord, baseUrl: string): Resource {
     ...((r.displayName ?? formatted) ? { displayName: r.displayName ?? formatted } : {}),
     emails: [{ value: user.email, type: 'work', primary: true }],
     active: user.isActive,
+    ...(r.groups.length
+      ? {
+          groups: r.groups.map((g) => ({ value: g.id, $ref: `${baseUrl}/scim/v2/Groups/${g.id}`, display: g.displayName, type: 'direct' })),
+        }
+      : {}),
     ...(r.enterprise ? { [SCHEMA.enterprise]: r.enterprise } : {}),
     meta: {
       resourceType: 'User',

@@ -43,7 +43,8 @@ const CONSOLE_CSS = `
     width: 100%; max-width: 36rem; padding: .5rem .65rem; font: inherit; color: var(--fg); background: var(--bg);
     border: 1px solid var(--border); border-radius: 6px; }
   textarea { min-height: 5rem; }
-  fieldset { border: 1px solid var(--border); border-radius: 6px; max-width: 48rem; margin: 1rem 0 0; padding: .5rem 1rem; }
+  fieldset { border: 1px solid var(--border); border-radius: 6px; max-width: 48rem; min-width: 0; margin: 1rem 0 0; padding: .5rem 1rem; }
+  label code { overflow-wrap: anywhere; }
   legend { font-weight: 600; padding: 0 .25rem; }
   input:focus-visible, button:focus-visible, a:focus-visible, select:focus-visible, textarea:focus-visible, summary:focus-visible {
     outline: 3px solid var(--focus); outline-offset: 2px; }

@@ -195,6 +195,8 @@ export interface UserDetailData {
   apps: GrantWithClientRow[];
   factors: FactorsOfUser;
   events: AuditEventRow[];
+  /** Identities flagged at the upgrade (linked to an admin account under the old rules): paused until the owner confirms. */
+  pausedIdentities?: Array<{ providerName: string; email: string | null }>;
   errors: FieldErrors;
   values?: Record<string, string>;
   isSelf: boolean;
@@ -223,6 +225,9 @@ export function renderUserDetail(frame: ConsoleFrame, d: UserDetailData): string
           [x.userId, <code>{u.id}</code>],
         ]}
       />
+      {d.pausedIdentities?.map((i) => (
+        <p class="error">{x.pausedIdentity(i.providerName, i.email ?? '')}</p>
+      ))}
       <div class="actions">
         {u.isActive ? (
           <ActionButton action={`${base}/deactivate`} csrf={frame.csrf} label={x.deactivate} danger />
@@ -827,26 +832,6 @@ export function renderSigningKeys(
       ) : (
         <p class="muted">{ks.superAdminOnly}</p>
       )}
-    </>,
-  );
-}
-
-export function renderSettings(frame: ConsoleFrame, data: { settings: Array<[string, string]> }): string {
-  const st = c().settings;
-  return renderConsole(
-    frame,
-    <>
-      <h1>{st.title}</h1>
-      <p>{st.intro}</p>
-      <Table
-        caption={st.caption}
-        rows={data.settings}
-        empty={st.empty}
-        columns={[
-          { label: st.setting, cell: ([k]) => <code>{k}</code> },
-          { label: st.value, wrap: true, cell: ([, v]) => <code>{v}</code> },
-        ]}
-      />
     </>,
   );
 }
