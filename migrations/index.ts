@@ -26,6 +26,7 @@ import * as createSettings from './20261129170000_create_settings';
 import * as settingsPermission from './20261129171000_settings_permission';
 import * as flagPrivilegedIdentities from './20261130100000_flag_privileged_identities';
 import * as addClientAllowedOrigins from './20261130120000_add_client_allowed_origins';
+import * as addUserInvitation from './20261130121000_add_user_invitation';
 import * as samlEncryptionCertificate from './20261130130000_saml_encryption_certificate';
 import * as scimFilterIndexes from './20261130140000_scim_filter_indexes';
 import * as addPrivateKeyJwt from './20261130150000_add_private_key_jwt';
@@ -64,6 +65,7 @@ const MIGRATIONS: Array<[string, Knex.Migration]> = [
   ['20261129171000_settings_permission', settingsPermission],
   ['20261130100000_flag_privileged_identities', flagPrivilegedIdentities],
   ['20261130120000_add_client_allowed_origins', addClientAllowedOrigins],
+  ['20261130121000_add_user_invitation', addUserInvitation],
   ['20261130130000_saml_encryption_certificate', samlEncryptionCertificate],
   ['20261130140000_scim_filter_indexes', scimFilterIndexes],
   ['20261130150000_add_private_key_jwt', addPrivateKeyJwt],

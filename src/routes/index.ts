@@ -23,6 +23,7 @@ import { createConsoleUsersRouter } from '../console/users/users.console';
 import { createConsoleApplicationsRouter } from '../console/applications/applications.console';
 import { createConsoleSettingsRouter } from '../console/settings/settings.console';
 import { createConsoleRolesRouter } from '../console/roles/roles.console';
+import { createConsoleOverviewRouter } from '../console/overview/overview.console';
 import { createAccountPagesRouter } from './pages/account-pages.router';
 import { createDevicePagesRouter } from './pages/device-pages.router';
 import { createLinkConfirmPagesRouter } from './pages/link-confirm-pages.router';
@@ -121,6 +122,7 @@ export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, admin
   // The administration console (CONTRACT §14): HTML pages, refused as pages; every action mirrors an /api/admin route.
   // Before the console's other routes: /users/new is not a /users/:userId.
   consolePages.mount('/admin', createConsoleUsersRouter);
+  consolePages.mount('/admin', createConsoleOverviewRouter);
   consolePages.mount('/admin', createConsoleRouter);
   consolePages.mount('/admin', createConsoleApplicationsRouter);
   consolePages.mount('/admin', createConsoleRolesRouter);

@@ -71,6 +71,22 @@ export async function sendSetPasswordEmail(ctx: ServiceContext, user: LinkUser, 
 }
 
 /**
+ * An invitation's set-password link (docs/rbac.md, "Invitations"): valid `invitation_ttl_hours` (a setting), which
+ * the mail states; `expiresAt` is the time recorded on the user.
+ */
+export async function sendInvitationEmail(ctx: ServiceContext, user: LinkUser, expiresAt: Date): Promise<void> {
+  const token = randomToken(32);
+  await insertEmailToken(ctx.db, {
+    tokenHash: sha256Hex(token),
+    userId: user.id,
+    purpose: 'set_password',
+    now: ctx.clock.now(),
+    expiresAt,
+  });
+  queueSetPasswordMail(ctx, user, token, 'invite', ctx.settings.current.values.invitation_ttl_hours);
+}
+
+/**
  * POST /api/auth/verify-email/resend. The answer never depends on the address: lookup and link creation are one
  * statement whether or not the address exists, and the mail is only queued (CONTRACT §4). Only an active,
  * unverified account gets a new link.
@@ -141,7 +157,8 @@ export async function setPasswordWithLink(ctx: ServiceContext, token: string, pa
     const user = await lockUser(trx, live.userId);
     const link = await consumeEmailToken(trx, tokenHash, SET_PASSWORD_PURPOSES, now);
     if (!link || !user) throw invalidLink();
-    await updateUser(trx, link.userId, { passwordHash, emailVerified: true }, now);
+    // An invitation is accepted with its password (docs/rbac.md, "Invitations").
+    await updateUser(trx, link.userId, { passwordHash, emailVerified: true, invitationExpiresAt: null }, now);
     // CONTRACT §11: the mailbox owner takes back an address someone else registered; whatever factor that
     // registrant enrolled (a passkey signs in on its own) goes with the registrant's password and sessions.
     const removed = user.emailVerified
@@ -220,12 +237,12 @@ function queueVerificationMail(ctx: ServiceContext, user: LinkUser, token: strin
   });
 }
 
-function queueSetPasswordMail(ctx: ServiceContext, user: LinkUser, token: string, reason: 'invite' | 'reset'): void {
+function queueSetPasswordMail(ctx: ServiceContext, user: LinkUser, token: string, reason: 'invite' | 'reset', validHours?: number): void {
   const url = `${ctx.config.baseUrl}/set-password?token=${encodeURIComponent(token)}`;
   const { t, brand } = mailEnv(ctx);
   const hello = user.firstName ? t.mail.helloName(user.firstName) : t.mail.hello;
   const intro = reason === 'invite' ? t.mail.inviteIntro : t.mail.resetIntro;
-  const outro = reason === 'invite' ? undefined : t.mail.resetOutro;
+  const outro = reason === 'invite' ? (validHours !== undefined ? t.mail.inviteValidity(validHours) : undefined) : t.mail.resetOutro;
   const footer = t.mail.footer(brand.name, ctx.config.baseUrl);
   ctx.mailer.send({
     to: user.email,

@@ -70,6 +70,7 @@ export const SECURITY_EVENT_TYPES = [
   'user.activated',
   'user.deactivated',
   'user.password_link_sent',
+  'user.invitation_resent',
   'user.deleted',
   'scim.connection.created',
   'scim.connection.deleted',

@@ -9,13 +9,15 @@ import {
   findUserById,
   insertUser,
   listUsers as listUserRows,
+  lockUser,
   updateUser as updateUserRow,
   type UserRow,
 } from '../db/repositories/users.repo';
 import { conflict, forbidden, notFound } from '../errors';
 import { normalizeEmail } from './auth.service';
 import type { ServiceContext } from './context';
-import { sendEmailChangedNotice, sendSetPasswordEmail } from './email-links.service';
+import { sendEmailChangedNotice, sendInvitationEmail } from './email-links.service';
+import { addSeconds } from '../lib/clock';
 import { hasPermission, isGlobalSuperAdmin, type Actor } from './rbac-policy';
 import {
   assertMayManageUser,
@@ -80,6 +82,7 @@ export async function inviteUser(
         lastName: input.lastName.trim(),
         passwordHash: null,
         emailVerified: false,
+        invitationExpiresAt: addSeconds(now, ctx.settings.current.values.invitation_ttl_hours * 3600),
         now,
       });
       await grantRolesOnCreate(trx, actor, created.id, roleIds, now);
@@ -95,8 +98,36 @@ export async function inviteUser(
     throw mapDbError(err, EMAIL_TAKEN);
   }
   // After the commit: the link token is written outside the transaction (the embedded database has one connection).
-  await sendSetPasswordEmail(ctx, user, 'invite');
+  await sendInvitationEmail(ctx, user, user.invitationExpiresAt!);
   return getUserDetail(ctx, user.id);
+}
+
+/**
+ * Sends an invitation again (docs/rbac.md, "Invitations"): the earlier links stop working, the new one is valid
+ * `invitation_ttl_hours` from now. Only while the invitation is pending (no password set yet): otherwise 409.
+ */
+export async function resendInvitation(ctx: ServiceContext, actor: Actor, userId: string): Promise<UserDetail> {
+  const now = ctx.clock.now();
+  const expiresAt = addSeconds(now, ctx.settings.current.values.invitation_ttl_hours * 3600);
+  const user = await withTransaction(ctx.db, async (trx) => {
+    const current = await lockUser(trx, userId);
+    if (!current) throw notFound('User');
+    if (!current.invitationExpiresAt || current.passwordHash !== null) {
+      throw conflict('This person has no pending invitation: a password is set already');
+    }
+    if (!current.isActive) throw conflict('This account is deactivated: re-activate it first');
+    await burnEmailTokensOfUser(trx, userId, ['set_password'], now);
+    const updated = await updateUserRow(trx, userId, { invitationExpiresAt: expiresAt }, now);
+    await ctx.events.record(trx, {
+      type: 'user.invitation_resent',
+      actorId: actor.userId,
+      subjectId: userId,
+      detail: { expires_at: expiresAt.toISOString() },
+    });
+    return updated!;
+  });
+  await sendInvitationEmail(ctx, user, expiresAt);
+  return getUserDetail(ctx, userId);
 }
 
 /**

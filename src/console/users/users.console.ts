@@ -179,6 +179,11 @@ export function createConsoleUsersRouter(deps: RouteDeps) {
       back: user,
       done: (_r, { params }) => redirect(user(params), c().user.sessionRevoked),
     }),
+    consoleAction(api.resendInvitation, {
+      path: '/users/:userId/invitation',
+      back: user,
+      done: (r, { params }) => redirect(user(params), c().user.invitationResent(r.user.email)),
+    }),
     consoleAction(api.passwordLink, {
       path: '/users/:userId/password-link',
       back: user,

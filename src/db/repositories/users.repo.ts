@@ -13,6 +13,8 @@ export interface UserRow {
   createdAt: Date;
   updatedAt: Date;
   lastLoginAt: Date | null;
+  /** An invitation not yet accepted: when its link stops working (null or absent: not invited, or accepted). */
+  invitationExpiresAt?: Date | null;
 }
 
 interface UserRecord {
@@ -26,6 +28,7 @@ interface UserRecord {
   created_at: Date;
   updated_at: Date;
   last_login_at: Date | null;
+  invitation_expires_at?: Date | null;
 }
 
 export function toUserRow(r: UserRecord): UserRow {
@@ -40,6 +43,7 @@ export function toUserRow(r: UserRecord): UserRow {
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
     lastLoginAt: r.last_login_at ? new Date(r.last_login_at) : null,
+    invitationExpiresAt: r.invitation_expires_at ? new Date(r.invitation_expires_at) : null,
   };
 }
 
@@ -97,6 +101,7 @@ export async function insertUser(
     lastName: string;
     passwordHash: string | null;
     emailVerified?: boolean;
+    invitationExpiresAt?: Date;
     now: Date;
   },
 ): Promise<UserRow> {
@@ -108,6 +113,7 @@ export async function insertUser(
       last_name: user.lastName,
       password_hash: user.passwordHash,
       email_verified: user.emailVerified ?? false,
+      invitation_expires_at: user.invitationExpiresAt ?? null,
       created_at: user.now,
       updated_at: user.now,
     })
@@ -126,6 +132,7 @@ export async function updateUser(
     isActive: boolean;
     emailVerified: boolean;
     lastLoginAt: Date;
+    invitationExpiresAt: Date | null;
   }>,
   now: Date,
 ): Promise<UserRow | undefined> {
@@ -137,6 +144,7 @@ export async function updateUser(
   if (patch.isActive !== undefined) record.is_active = patch.isActive;
   if (patch.emailVerified !== undefined) record.email_verified = patch.emailVerified;
   if (patch.lastLoginAt !== undefined) record.last_login_at = patch.lastLoginAt;
+  if (patch.invitationExpiresAt !== undefined) record.invitation_expires_at = patch.invitationExpiresAt;
   const [row] = await db<UserRecord>('users').where({ id }).update(record).returning('*');
   return row ? toUserRow(row) : undefined;
 }

@@ -305,6 +305,7 @@ export const summaryBody = z.strictObject({
   roles: z.number().int(),
   admins: z.number().int(),
 });
+export type Summary = z.output<typeof summaryBody>;
 
 /** CONTRACT §13: POST /api/admin/registration-tokens. */
 export const createRegistrationTokenBody = z

@@ -1,14 +1,12 @@
 import { once } from 'node:events';
 import type { Response } from 'express';
 import { z } from 'zod';
-import * as admin from '../../services/admin.service';
 import type { AuditEventRow } from '../../db/repositories/audit-events.repo';
 import * as audit from '../../services/audit.service';
 import { SECURITY_EVENT_TYPES } from '../../services/events';
 import { listSigningKeys, rotateSigningKey } from '../../services/oidc/signing-keys.service';
 import { type Principal } from '../../services/principal';
 import { SUPER_ADMIN } from '../../services/rbac-policy';
-import * as userAdmin from '../../services/user-admin.service';
 import type { ConsoleSection } from '../../views/console/layout';
 import * as views from '../../views/console/pages';
 import { pageEnv } from '../../views/env';
@@ -80,15 +78,6 @@ export function createConsoleRouter(deps: RouteDeps) {
   return declareRouter(
     deps,
     [
-      // Overview
-      route(
-        { ...CONSOLE, method: 'get', path: '/', summary: 'Console: overview', admin: true, twin: 'GET /api/admin/summary' },
-        async ({ principal }, req, res) => {
-          const [summary, days] = await Promise.all([admin.getSummary(ctx), userAdmin.signInsPerDay(ctx, 30)]);
-          html(res, 200, views.renderOverview(frame(req, res, principal, 'overview', c().overview.title), { summary, days }));
-        },
-      ),
-
       // Audit log
       route(
         {

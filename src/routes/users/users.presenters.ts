@@ -2,6 +2,7 @@ import type { PrincipalRole } from '../../db/repositories/principal.repo';
 import type { UserRow } from '../../db/repositories/users.repo';
 import { adminRoleOf, globalRoleNames } from '../../services/principal';
 import { presentIdentity } from '../auth/auth.presenters';
+import { userStatus } from '../../services/user-status';
 
 /** `{ id, name, application }`: how a user's roles appear inside user objects (CONTRACT §6). */
 export function presentRoleRef(role: PrincipalRole) {
@@ -16,6 +17,8 @@ export function presentUserSummary(user: UserRow, roles: PrincipalRole[]) {
     created_at: user.createdAt,
     updated_at: user.updatedAt,
     last_login_at: user.lastLoginAt,
+    status: userStatus(user),
+    invitation_expires_at: user.invitationExpiresAt ?? null,
   };
 }
 

@@ -80,6 +80,19 @@ export const usersApi = {
     },
     async ({ principal, body }, ctx) => ({ user: presentUserDetail(await users.inviteUser(ctx, principal, body)) }),
   ),
+  resendInvitation: endpoint(
+    {
+      method: 'post',
+      path: '/:userId/invitation',
+      summary: 'Send a pending invitation again: earlier links stop working, the new one is valid invitation_ttl_hours',
+      auth: 'user',
+      permission: 'users:write',
+      params: userIdParams,
+      response: { description: '{ user } (status invited, the new invitation_expires_at)', schema: userDetailEnvelope },
+      errors: [404, 409],
+    },
+    async ({ principal, params }, ctx) => ({ user: presentUserDetail(await users.resendInvitation(ctx, principal, params.userId)) }),
+  ),
   get: endpoint(
     {
       method: 'get',
@@ -179,6 +192,7 @@ export function createUsersRouter(deps: RouteDeps) {
       served(deps, usersApi.list),
       // Beyond the spec (CONTRACT §6): invite a user, who sets a password through the mailed link.
       served(deps, usersApi.invite),
+      served(deps, usersApi.resendInvitation),
       served(deps, usersApi.get),
       served(deps, usersApi.identities),
       served(deps, usersApi.update),

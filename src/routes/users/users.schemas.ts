@@ -55,6 +55,12 @@ const userSummaryShape = {
   roles: z.array(roleRefBody),
   ...timestampFields,
   last_login_at: timestampField.nullable(),
+  status: z.enum(['invited', 'active', 'inactive']).meta({
+    description: 'invited: an invitation not yet accepted (no password set); inactive: deactivated; else active',
+  }),
+  invitation_expires_at: timestampField.nullable().meta({
+    description: 'while invited: when the invitation link stops working (it may be resent); null otherwise',
+  }),
 };
 
 export const userSummaryBody = z.strictObject(userSummaryShape).meta({ id: 'UserSummary' });

@@ -75,6 +75,7 @@ const CONSOLE_CSS = `
   .badge { display: inline-block; padding: 0 .45rem; border-radius: 999px; border: 1px solid var(--border); font-size: .85rem;
     white-space: nowrap; }
   .badge.off { color: var(--danger); border-color: var(--danger); }
+  .badge.invited { font-style: italic; }
   .pager { display: flex; gap: 1rem; align-items: center; flex-wrap: wrap; }
   dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .35rem 1rem; margin: 0 0 1rem; }
   dl.facts dt { font-weight: 600; }

@@ -5,10 +5,10 @@ import type { SessionRow } from '../../db/repositories/sessions.repo';
 import type { UserRow } from '../../db/repositories/users.repo';
 import type { GrantWithClientRow } from '../../db/repositories/oauth-grants.repo';
 import type { PrincipalRole } from '../../db/repositories/principal.repo';
-import type { AdminSummary } from '../../services/admin.service';
-import type { OAuthClient } from '../../routes/admin/admin.schemas';
+import type { OAuthClient, Summary } from '../../routes/admin/admin.schemas';
 import type { Role } from '../../routes/rbac/rbac.schemas';
 import type { ListCount } from '../../services/list-count';
+import { userStatus } from '../../services/user-status';
 import type { DailySignIns, FactorsOfUser } from '../../services/user-admin.service';
 import { pageEnv } from '../env';
 import { Actions, formatTime, Time } from '../kit';
@@ -42,15 +42,15 @@ const count = (n: number) => new Intl.NumberFormat(pageEnv().locale).format(n);
 const fullName = (u: { firstName: string; lastName: string }) => `${u.firstName} ${u.lastName}`.trim();
 const roleLabel = (r: { name: string; application: string | null }) => (r.application ? `${r.name} (${r.application})` : r.name);
 
-export function renderOverview(frame: ConsoleFrame, data: { summary: AdminSummary; days: DailySignIns[] }): string {
+export function renderOverview(frame: ConsoleFrame, data: { summary: Summary; days: DailySignIns[] }): string {
   const s = data.summary;
   const o = c().overview;
   const cards: Array<[string, number, string]> = [
     [o.users, s.users, '/admin/users'],
-    [o.activeUsers, s.activeUsers, '/admin/users?status=active'],
+    [o.activeUsers, s.active_users, '/admin/users?status=active'],
     [o.admins, s.admins, '/admin/users?tier=admin'],
     [o.applications, s.clients, '/admin/applications'],
-    [o.activeApplications, s.activeClients, '/admin/applications'],
+    [o.activeApplications, s.active_clients, '/admin/applications'],
     [o.roles, s.roles, '/admin/roles'],
   ];
   return renderConsole(
@@ -155,7 +155,7 @@ export function renderUsers(
           { label: k.email, wrap: true, cell: ({ user }) => <a href={`/admin/users/${user.id}`}>{user.email}</a> },
           { label: k.name, cell: ({ user }) => dash(fullName(user)) },
           { label: u.roles, cell: ({ roles }) => (roles.length ? roles.map(roleLabel).join(', ') : '—') },
-          { label: k.status, cell: ({ user }) => <Badge on={user.isActive} yes={k.active} no={k.inactive} /> },
+          { label: k.status, cell: ({ user }) => <UserStatus user={user} /> },
           { label: u.verified, cell: ({ user }) => yesNo(user.emailVerified) },
           { label: u.lastSignIn, cell: ({ user }) => (user.lastLoginAt ? <Time at={user.lastLoginAt} /> : k.never) },
         ]}
@@ -202,6 +202,17 @@ export interface UserDetailData {
   isSelf: boolean;
 }
 
+/** Invited (no password set yet), Active or Inactive (docs/rbac.md, "Invitations"). */
+function UserStatus(props: { user: Pick<UserRow, 'isActive' | 'invitationExpiresAt'> }) {
+  const k = c().common;
+  const status = userStatus(props.user);
+  return status === 'invited' ? (
+    <span class="badge invited">{k.invited}</span>
+  ) : (
+    <Badge on={status === 'active'} yes={k.active} no={k.inactive} />
+  );
+}
+
 export function renderUserDetail(frame: ConsoleFrame, d: UserDetailData): string {
   const u = d.user;
   const base = `/admin/users/${u.id}`;
@@ -218,7 +229,18 @@ export function renderUserDetail(frame: ConsoleFrame, d: UserDetailData): string
       <Facts
         items={[
           [k.email, u.email],
-          [k.status, <Badge on={u.isActive} yes={k.active} no={k.inactive} />],
+          [k.status, <UserStatus user={u} />],
+          ...(u.isActive && u.invitationExpiresAt
+            ? [
+                [
+                  x.invitationUntil,
+                  <>
+                    <Time at={u.invitationExpiresAt} />
+                    {u.invitationExpiresAt.getTime() <= Date.now() ? <p class="field-error">{x.invitationExpired}</p> : null}
+                  </>,
+                ] as [string, ComponentChildren],
+              ]
+            : []),
           [x.emailVerified, yesNo(u.emailVerified)],
           [k.created, <Time at={u.createdAt} />],
           [us.lastSignIn, u.lastLoginAt ? <Time at={u.lastLoginAt} /> : k.never],
@@ -234,7 +256,11 @@ export function renderUserDetail(frame: ConsoleFrame, d: UserDetailData): string
         ) : (
           <ActionButton action={`${base}/activate`} csrf={frame.csrf} label={x.reactivate} />
         )}
-        <ActionButton action={`${base}/password-link`} csrf={frame.csrf} label={x.sendPasswordLink} />
+        {u.isActive && u.invitationExpiresAt ? (
+          <ActionButton action={`${base}/invitation`} csrf={frame.csrf} label={x.resendInvitation} />
+        ) : (
+          <ActionButton action={`${base}/password-link`} csrf={frame.csrf} label={x.sendPasswordLink} />
+        )}
       </div>
 
       <section class="panel" aria-labelledby="profile-h">
