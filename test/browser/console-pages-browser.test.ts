@@ -71,7 +71,7 @@ test('an admin registers an API, a public app allowed to use it, a GitHub sign-i
     // A public application (single-page app) allowed the API
     await page.goto(`${baseUrl}/admin/applications/new`);
     await page.getByLabel('Name').fill('Invoices SPA');
-    await page.getByLabel(/^Public/).check();
+    await page.getByRole('radio', { name: /^Public/ }).check();
     await page.getByLabel('Redirect URIs', { exact: true }).fill('https://spa.example.test/callback');
     await page.getByLabel(/^Invoices — /).check();
     await check('application-new');
