@@ -30,6 +30,7 @@ import * as addUserInvitation from './20261130121000_add_user_invitation';
 import * as samlEncryptionCertificate from './20261130130000_saml_encryption_certificate';
 import * as scimFilterIndexes from './20261130140000_scim_filter_indexes';
 import * as addPrivateKeyJwt from './20261130150000_add_private_key_jwt';
+import * as createPushedAuthorizationRequests from './20261130151000_create_pushed_authorization_requests';
 import * as createEmailSignIn from './20261130160000_create_email_sign_in';
 
 /**
@@ -68,6 +69,7 @@ const MIGRATIONS: Array<[string, Knex.Migration]> = [
   ['20261130130000_saml_encryption_certificate', samlEncryptionCertificate],
   ['20261130140000_scim_filter_indexes', scimFilterIndexes],
   ['20261130150000_add_private_key_jwt', addPrivateKeyJwt],
+  ['20261130151000_create_pushed_authorization_requests', createPushedAuthorizationRequests],
   ['20261130160000_create_email_sign_in', createEmailSignIn],
 ];
 

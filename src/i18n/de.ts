@@ -977,6 +977,8 @@ export const de: Messages = {
       kindKeysHint:
         'private_key_jwt: kein gemeinsames Secret. Die App weist sich mit einer kurzlebigen, mit ihrem privaten Schlüssel ' +
         'signierten Assertion aus; ihre öffentlichen Schlüssel stehen unten, als JWK-Set oder als URL, unter der sie sie veröffentlicht.',
+      parLabel: 'PAR verlangen: diese Anwendung muss jede Autorisierungsanfrage zuerst an /api/oauth/par senden',
+      parHint: 'Für Clients, die RFC 9126 unterstützen (FAPI 2.0, atproto): die Anfrageparameter laufen nie über den Browser.',
       keysNoRotate:
         'Diese Anwendung signiert mit ihrem privaten Schlüssel: Sie hat kein Secret zum Erneuern. Ersetzen Sie stattdessen ihre öffentlichen Schlüssel.',
       jwks: 'Öffentliche Schlüssel (JWK-Set, JSON)',

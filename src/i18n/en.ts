@@ -941,6 +941,8 @@ export const en = {
       kindKeysHint:
         'private_key_jwt: no shared secret. The app proves itself with a short-lived assertion signed by its private key; ' +
         'give its public keys below, as a JWK Set or as the URL where it publishes them.',
+      parLabel: 'Require PAR: this application must push each authorization request to /api/oauth/par first',
+      parHint: 'For clients that support RFC 9126 (FAPI 2.0, atproto): the request parameters never travel through the browser.',
       keysNoRotate: 'This application signs with its private key: it has no secret to rotate. Replace its public keys instead.',
       jwks: 'Public keys (JWK Set, JSON)',
       jwksHint: 'For private_key_jwt: for example {"keys":[{"kty":"EC","crv":"P-256",…}]}. Fill in this or the URL, not both.',

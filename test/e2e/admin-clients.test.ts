@@ -34,6 +34,7 @@ const CLIENT_FIELDS = [
   'post_logout_redirect_uris',
   'redirect_uris',
   'registration',
+  'require_pushed_authorization_requests',
   'scopes',
   'token_endpoint_auth_method',
   'type',

@@ -171,7 +171,9 @@ describe('discovery', () => {
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: ['RS256', 'ES256'],
     authorization_response_iss_parameter_supported: true,
-    // Issue 34: client authentication at every endpoint that authenticates clients, with the assertion algorithms.
+    // Issue 34: PAR, and client authentication at every endpoint that authenticates clients, with the assertion algorithms.
+    pushed_authorization_request_endpoint: 'http://sso.test/api/oauth/par',
+    require_pushed_authorization_requests: false,
     token_endpoint_auth_signing_alg_values_supported: ['RS256', 'PS256', 'ES256', 'EdDSA', 'Ed25519'],
     revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
     revocation_endpoint_auth_signing_alg_values_supported: ['RS256', 'PS256', 'ES256', 'EdDSA', 'Ed25519'],

@@ -152,6 +152,7 @@ describe('pruneExpired', () => {
       idp_pending_links: 0,
       oauth_device_codes: 1,
       oauth_used_jtis: 1,
+      oauth_pushed_requests: 0,
       email_sign_in_requests: 0,
       device_code_failures: 1,
       registration_tokens: 0,

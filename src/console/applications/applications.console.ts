@@ -30,6 +30,8 @@ const clientForm = z.object({
   // Issue 34: a private_key_jwt application's keys (a JWK Set as JSON) or their URL.
   jwks: text(50_000),
   jwks_uri: text(2048),
+  // Issue 34: RFC 9126 §6, one checkbox ("true" when checked).
+  par: text(10),
 });
 type ClientForm = z.output<typeof clientForm>;
 
@@ -47,6 +49,7 @@ const jwksOf = (value: string): unknown => {
 const asBody = (f: ClientForm) => ({
   jwks: jwksOf(f.jwks),
   jwks_uri: f.jwks_uri.trim() || undefined,
+  require_pushed_authorization_requests: f.par === 'true',
   name: f.name,
   grant_types: f.grant_types,
   redirect_uris: lines(f.redirect_uris),
@@ -68,6 +71,7 @@ const valuesOf = (c?: OAuthClient): views.ApplicationValues => ({
   allowed_resources: c?.allowed_resources ?? [],
   jwks: c?.jwks ? JSON.stringify(c.jwks, null, 2) : '',
   jwks_uri: c?.jwks_uri ?? '',
+  par: c?.require_pushed_authorization_requests ? 'true' : '',
 });
 
 /**

@@ -52,6 +52,8 @@ export interface OAuthClientRow {
    * `jwksUri`; such a client has no secret).
    */
   tokenEndpointAuthMethod: TokenEndpointAuthMethod;
+  /** RFC 9126 §6 (issue 34): the client must push its authorization requests (PAR). */
+  requirePushedAuthorizationRequests: boolean;
   /** RFC 7591 §2: the client's public keys, inline (private_key_jwt). */
   jwks: JsonWebKeySet | null;
   /** RFC 7591 §2: where the client publishes its public keys (private_key_jwt), fetched under the outbound rules. */
@@ -81,6 +83,7 @@ interface OAuthClientRecord {
   client_uri: string | null;
   logo_uri: string | null;
   token_endpoint_auth_method?: string | null;
+  require_pushed_authorization_requests?: boolean;
   jwks?: JsonWebKeySet | string | null;
   jwks_uri?: string | null;
   last_used_at: Date | null;
@@ -114,6 +117,7 @@ function toClientRow(r: OAuthClientRecord): OAuthClientRow {
       r.token_endpoint_auth_method === 'private_key_jwt' ? 'private_key_jwt' : r.type === 'public' ? 'none' : 'client_secret_basic',
     jwks: typeof r.jwks === 'string' ? (JSON.parse(r.jwks) as JsonWebKeySet) : (r.jwks ?? null),
     jwksUri: r.jwks_uri ?? null,
+    requirePushedAuthorizationRequests: r.require_pushed_authorization_requests === true,
     lastUsedAt: r.last_used_at ? new Date(r.last_used_at) : null,
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
@@ -144,6 +148,8 @@ export async function insertClient(
     logoUri?: string | null;
     /** Issue 34: private_key_jwt with exactly one of jwks and jwksUri (the caller checked). */
     privateKeyJwt?: { jwks: JsonWebKeySet | null; jwksUri: string | null };
+    /** Issue 34: PAR required for this client. */
+    requirePushedAuthorizationRequests?: boolean;
     now: Date;
   },
 ): Promise<OAuthClientRow> {
@@ -171,6 +177,7 @@ export async function insertClient(
       token_endpoint_auth_method: c.privateKeyJwt ? 'private_key_jwt' : null,
       jwks: c.privateKeyJwt?.jwks ? JSON.stringify(c.privateKeyJwt.jwks) : null,
       jwks_uri: c.privateKeyJwt?.jwksUri ?? null,
+      require_pushed_authorization_requests: c.requirePushedAuthorizationRequests ?? false,
       created_at: c.now,
       updated_at: c.now,
     })
@@ -185,10 +192,10 @@ export async function insertClient(
 export async function findClientById(db: DbOrTrx, clientId: string): Promise<OAuthClientRow | undefined> {
   const [row] = await preparedRows(
     db,
-    'sso_find_client_8',
+    'sso_find_client_9',
     `select client_id, name, secret_hash, type, grant_types, allowed_resources, redirect_uris, scopes, post_logout_redirect_uris,
             allowed_origins, cors_origins, is_active, registration, registration_access_token_hash, client_uri, logo_uri,
-            token_endpoint_auth_method, jwks, jwks_uri, last_used_at, created_at, updated_at
+            token_endpoint_auth_method, jwks, jwks_uri, require_pushed_authorization_requests, last_used_at, created_at, updated_at
        from oauth_clients where client_id = $1`,
     [clientId],
   );
@@ -243,6 +250,7 @@ export async function updateClient(
     logoUri: string | null;
     /** Issue 34: the keys of a private_key_jwt client (exactly one of the two is set). */
     keys: { jwks: JsonWebKeySet | null; jwksUri: string | null };
+    requirePushedAuthorizationRequests: boolean;
   }>,
   now: Date,
 ): Promise<OAuthClientRow | undefined> {
@@ -257,6 +265,9 @@ export async function updateClient(
   if (patch.allowedResources !== undefined) record.allowed_resources = JSON.stringify(patch.allowedResources);
   if (patch.clientUri !== undefined) record.client_uri = patch.clientUri;
   if (patch.logoUri !== undefined) record.logo_uri = patch.logoUri;
+  if (patch.requirePushedAuthorizationRequests !== undefined) {
+    record.require_pushed_authorization_requests = patch.requirePushedAuthorizationRequests;
+  }
   if (patch.keys !== undefined) {
     record.jwks = patch.keys.jwks ? JSON.stringify(patch.keys.jwks) : null;
     record.jwks_uri = patch.keys.jwksUri;

@@ -50,6 +50,8 @@ const TARGETS = {
   },
   // Issue 34: spent assertion and DPoP proof identifiers, kept until they could no longer be accepted anyway.
   oauth_used_jtis: { key: 'key', where: 'expires_at <= :now' },
+  // Issue 34: a pushed authorization request lives 60 seconds, used or not.
+  oauth_pushed_requests: { key: 'request_uri_hash', where: 'expires_at <= :now' },
   // CONTRACT §19: a pending SAML request (served by saml_requests_expires_at_idx). Its row is also what refuses a
   // replayed AuthnRequest ID; a request's IssueInstant is accepted within 5 minutes either side of now and its row
   // lives 10 minutes, so once expired no copy can pass the IssueInstant check. It goes 5 minutes later still.

@@ -18,6 +18,7 @@ export function presentClient(client: OAuthClientRow) {
     // Issue 34: the public keys of a private_key_jwt client (one of the two), null otherwise.
     jwks: client.jwks,
     jwks_uri: client.jwksUri,
+    require_pushed_authorization_requests: client.requirePushedAuthorizationRequests,
     grant_types: client.grantTypes,
     allowed_resources: client.allowedResources,
     allowed_origins: client.corsOrigins,

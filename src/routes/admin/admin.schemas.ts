@@ -82,6 +82,8 @@ const clientFields = {
   allowed_resources: allowedResourcesField.optional(),
   jwks: jwksField.optional(),
   jwks_uri: jwksUriField.optional(),
+  // RFC 9126 §6 (issue 34): the client must push its authorization requests.
+  require_pushed_authorization_requests: z.boolean({ error: 'require_pushed_authorization_requests must be a boolean' }).optional(),
   // Browser origins answered CORS at the token, revocation, userinfo, device-authorization and PAR endpoints;
   // null (or never set): the default, the origins of a public client's redirect URIs.
   allowed_origins: webOrigins.nullable().optional(),
@@ -131,6 +133,7 @@ export const createClientBody = z
     name: b.name,
     type: b.type ?? (b.token_endpoint_auth_method === 'none' ? ('public' as const) : ('confidential' as const)),
     privateKeyJwt: b.token_endpoint_auth_method === 'private_key_jwt' ? { jwks: b.jwks, jwksUri: b.jwks_uri } : undefined,
+    requirePushedAuthorizationRequests: b.require_pushed_authorization_requests,
     grantTypes: b.grant_types ?? [...DEFAULT_GRANT_TYPES],
     allowedResources: b.allowed_resources ?? [],
     redirectUris: mergeRedirectUris(b) ?? [],
@@ -152,6 +155,7 @@ export const updateClientBody = z
     grantTypes: b.grant_types,
     allowedResources: b.allowed_resources,
     keys: b.jwks !== undefined || b.jwks_uri !== undefined ? { jwks: b.jwks, jwksUri: b.jwks_uri } : undefined,
+    requirePushedAuthorizationRequests: b.require_pushed_authorization_requests,
     allowedOrigins: b.allowed_origins,
   }));
 
@@ -174,6 +178,9 @@ export const clientBody = z
       .nullable()
       .meta({ description: 'private_key_jwt: the public keys (RFC 7517 JWK Set), or null' }),
     jwks_uri: z.string().nullable().meta({ description: 'private_key_jwt: where the client publishes its JWK Set, or null' }),
+    require_pushed_authorization_requests: z
+      .boolean()
+      .meta({ description: 'RFC 9126: the client must push its authorization requests to /api/oauth/par (default false)' }),
     grant_types: z.array(z.string()).meta({ description: 'grants the client may use (default authorization_code, refresh_token)' }),
     allowed_resources: z.array(z.string()).meta({ description: 'RFC 8707 identifiers of the APIs the client may ask tokens for' }),
     allowed_origins: z.array(z.string()).meta({

@@ -3,6 +3,7 @@ import type { Request } from 'express';
 import { OAuthError } from '../../errors';
 import { bearerTokenOf, resolvePrincipal } from '../../middleware/authenticate';
 import { startAuthorization } from '../../services/oauth/authorize.service';
+import { pushAuthorizationRequest, startPushedAuthorization } from '../../services/oauth/par.service';
 import { authenticateClient, type ClientCredentialsInput } from '../../services/oauth/client-auth.service';
 import type { ClientEndpoint } from '../../services/oauth/client-policy';
 import { startDeviceAuthorization } from '../../services/oauth/device.service';
@@ -24,6 +25,8 @@ import {
   deviceAuthorizationBody,
   deviceAuthorizationParams,
   discoveryBody,
+  parParams,
+  parResponseBody,
   redirectUrlBody,
   revokeParams,
   tokenParams,
@@ -94,7 +97,11 @@ export function createOAuthRouter(deps: RouteDeps) {
         },
         async ({ query, principal }, req, res) => {
           const authorizeUrl = `${ctx.config.baseUrl}/api/oauth/authorize${rawQueryOf(req)}`;
-          const outcome = await startAuthorization(ctx, query, principal, authorizeUrl);
+          // RFC 9126 §4 (issue 34): a pushed request names only client_id and request_uri.
+          const outcome =
+            query.request_uri !== undefined
+              ? await startPushedAuthorization(ctx, query, principal, authorizeUrl)
+              : await startAuthorization(ctx, query, principal, authorizeUrl);
           if (outcome.kind === 'redirect') return res.redirect(302, outcome.url);
           // RFC 6749 §4.1.2.1: the client or redirect URI is not verified, so the error is shown here, never redirected.
           if (req.accepts(['json', 'html']) === 'html') {
@@ -249,6 +256,28 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
         async ({ body }, req) => {
           const client = await authenticatedClient(req, body.client, { endpoint: 'device' });
           return startDeviceAuthorization(ctx, client, { scope: body.scope, resource: body.resource });
+        },
+      ),
+      route(
+        {
+          method: 'post',
+          path: '/par',
+          summary: 'Pushed authorization request (RFC 9126): a single-use request_uri for /api/oauth/authorize, valid 60 s',
+          description:
+            'Client authentication as at the token endpoint (a public client sends client_id alone). The parameters are those of ' +
+            '/api/oauth/authorize, judged by the same rules; an error is a 400 in the RFC 6749 dialect, never a redirect. The ' +
+            'browser then goes to /api/oauth/authorize?client_id=…&request_uri=…, which uses the pushed parameters once.',
+          auth: 'client',
+          dialect: 'oauth',
+          noStore: true,
+          form: true,
+          body: parParams,
+          cors: 'client',
+          response: { status: 201, description: 'RFC 9126 §2.2 answer', schema: parResponseBody },
+        },
+        async ({ body }, req) => {
+          const client = await authenticatedClient(req, body.client, { endpoint: 'par' });
+          return pushAuthorizationRequest(ctx, client, body.params);
         },
       ),
     ],

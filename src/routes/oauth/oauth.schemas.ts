@@ -76,6 +76,36 @@ export const deviceAuthorizationBody = z
   })
   .meta({ id: 'DeviceAuthorizationResponse' });
 
+/** RFC 9126 §2.1 (issue 34): an authorization request's parameters, pushed with client authentication. */
+export const parParams = z
+  .looseObject({
+    response_type: param('response_type', 100),
+    redirect_uri: param('redirect_uri', 2048),
+    scope: param('scope', 1024),
+    state: param('state', 2048),
+    code_challenge: param('code_challenge', 128),
+    code_challenge_method: param('code_challenge_method', 20),
+    nonce: param('nonce', 2048),
+    prompt: param('prompt', 100),
+    max_age: param('max_age', 20),
+    login_hint: param('login_hint', 500),
+    resource: param('resource', 2048),
+    ui_locales: param('ui_locales', 256),
+    ...clientCredentials,
+  })
+  .transform((p) => {
+    const { client_id: _id, client_secret: _secret, client_assertion: _assertion, client_assertion_type: _type, ...params } = p;
+    return { client: clientOf(p), params: params as Record<string, unknown> };
+  });
+
+/** RFC 9126 §2.2. */
+export const parResponseBody = z
+  .strictObject({
+    request_uri: z.string().meta({ description: 'urn:ietf:params:oauth:request_uri:…, for /api/oauth/authorize once' }),
+    expires_in: z.literal(60),
+  })
+  .meta({ id: 'PushedAuthorizationResponse' });
+
 /** RFC 7009 §2.1. */
 export const revokeParams = z
   .object({ token: param('token', 8192), token_type_hint: param('token_type_hint', 100), ...clientCredentials })
@@ -131,6 +161,7 @@ export const authorizeQuery = z.looseObject({
   max_age: authorizeParam('OpenID Connect: seconds since the last sign-in beyond which the user signs in again'),
   login_hint: authorizeParam('OpenID Connect: prefills the email on the login page'),
   resource: authorizeParam('RFC 8707: a registered API the client is allowed; its token is then an RFC 9068 JWT'),
+  request_uri: authorizeParam('RFC 9126: the request_uri /api/oauth/par answered (with client_id, instead of the other parameters)'),
 });
 
 export const tokenResponseBody = z

@@ -37,6 +37,7 @@ function presentClientInformation(baseUrl: string, registered: RegisteredClient)
     token_endpoint_auth_method: client.tokenEndpointAuthMethod,
     ...(client.jwks ? { jwks: client.jwks } : {}),
     ...(client.jwksUri ? { jwks_uri: client.jwksUri } : {}),
+    ...(client.requirePushedAuthorizationRequests ? { require_pushed_authorization_requests: true } : {}),
     scope: formatScope(client.scopes),
     ...(client.clientUri ? { client_uri: client.clientUri } : {}),
     ...(client.logoUri ? { logo_uri: client.logoUri } : {}),

@@ -32,6 +32,8 @@ const metadataFields = {
   // Issue 34: the keys of a private_key_jwt client (judged by client-keys.ts in the registration service).
   jwks: z.unknown().optional(),
   jwks_uri: z.string({ error: 'jwks_uri must be a string' }).max(2048, 'jwks_uri is too long').optional(),
+  // RFC 9126 §6.
+  require_pushed_authorization_requests: z.boolean({ error: 'require_pushed_authorization_requests must be a boolean' }).optional(),
   // An extension: the browser origins answered CORS (default: the origins of a public client's redirect URIs).
   allowed_origins: webOrigins.optional(),
 };
@@ -47,6 +49,7 @@ function toMetadata(b: z.output<z.ZodObject<typeof metadataFields>>) {
     logoUri: b.logo_uri,
     jwks: b.jwks,
     jwksUri: b.jwks_uri,
+    requirePushedAuthorizationRequests: b.require_pushed_authorization_requests,
     allowedOrigins: b.allowed_origins,
   };
 }
@@ -83,6 +86,7 @@ export const clientInformationBody = z
       .optional()
       .meta({ description: 'private_key_jwt clients' }),
     jwks_uri: z.string().optional().meta({ description: 'private_key_jwt clients' }),
+    require_pushed_authorization_requests: z.boolean().optional().meta({ description: 'RFC 9126 §6: present (true) when required' }),
     scope: z.string(),
     client_uri: z.string().optional(),
     logo_uri: z.string().optional(),

@@ -124,71 +124,120 @@ export async function verifyClientAndRedirect(
   return { ok: true, client, redirectUri: redirectUri.value };
 }
 
-/**
- * GET /api/oauth/authorize (spec §4.3, CONTRACT §5). `principal` is the browser's first-party session, if any;
- * `authorizeUrl` is the full URL of this request, where the login page sends the browser back.
- */
-export async function startAuthorization(
-  ctx: ServiceContext,
-  query: Record<string, unknown>,
-  principal: Principal | undefined,
-  authorizeUrl: string,
-): Promise<AuthorizeOutcome> {
-  const verified = await verifyClientAndRedirect(ctx, query);
-  if (!verified.ok) return verified.outcome;
-  const { client, redirectUri } = verified;
+/** An authorization request whose client and redirect URI are verified, judged in full (RFC 6749 §4.1.1, RFC 7636). */
+export type CheckedAuthorizationRequest =
+  | {
+      ok: true;
+      state: string | undefined;
+      scopes: string[];
+      resource: Awaited<ReturnType<typeof resolveTarget>>;
+      codeChallenge: string;
+      oidc: Extract<ReturnType<typeof parseOidcAuthorizeParams>, { ok: true }>['params'];
+    }
+  | { ok: false; error: OAuthErrorCode; description: string; state: string | undefined };
 
+/**
+ * Every rule of an authorization request after its client and redirect URI: state, response_type, the grant, PKCE
+ * S256, resource and scope, the OpenID parameters. Shared by /api/oauth/authorize and the PAR endpoint (issue 34),
+ * which judges a pushed request by the same rules before it stores it.
+ */
+export async function checkAuthorizationParams(
+  ctx: ServiceContext,
+  client: OAuthClientRow,
+  query: Record<string, unknown>,
+): Promise<CheckedAuthorizationRequest> {
   const stateParam = single(query.state);
   const state = stateParam.ok && stateParam.value ? stateParam.value : undefined;
-  const redirectError = (error: OAuthErrorCode, description: string): AuthorizeOutcome => ({
-    kind: 'redirect',
-    url: errorRedirect(ctx.config.oidcIssuer, redirectUri, error, description, state),
-  });
-  if (!stateParam.ok) return redirectError('invalid_request', 'state must be sent once');
-  if (state !== undefined && state.length > MAX_STATE_LENGTH) return redirectError('invalid_request', 'state is too long');
+  const refuse = (error: OAuthErrorCode, description: string): CheckedAuthorizationRequest => ({ ok: false, error, description, state });
+  if (!stateParam.ok) return refuse('invalid_request', 'state must be sent once');
+  if (state !== undefined && state.length > MAX_STATE_LENGTH) return refuse('invalid_request', 'state is too long');
 
   const responseType = single(query.response_type);
-  if (!responseType.ok || !responseType.value) return redirectError('invalid_request', 'response_type is required and must be sent once');
-  if (responseType.value !== 'code') return redirectError('unsupported_response_type', 'Only response_type=code is supported');
+  if (!responseType.ok || !responseType.value) return refuse('invalid_request', 'response_type is required and must be sent once');
+  if (responseType.value !== 'code') return refuse('unsupported_response_type', 'Only response_type=code is supported');
   if (!grantAllowed(client, 'authorization_code')) {
-    return redirectError('unauthorized_client', 'This client is not registered for the authorization_code grant');
+    return refuse('unauthorized_client', 'This client is not registered for the authorization_code grant');
   }
 
   const method = single(query.code_challenge_method);
   const challenge = single(query.code_challenge);
-  if (!method.ok || !challenge.ok) return redirectError('invalid_request', 'PKCE parameters must be sent once');
-  if (!challenge.value) return redirectError('invalid_request', 'code_challenge is required (PKCE with S256)');
+  if (!method.ok || !challenge.ok) return refuse('invalid_request', 'PKCE parameters must be sent once');
+  if (!challenge.value) return refuse('invalid_request', 'code_challenge is required (PKCE with S256)');
   if (method.value !== 'S256') {
-    return redirectError(
+    return refuse(
       'invalid_request',
       method.value === undefined ? 'code_challenge_method is required and must be S256' : 'code_challenge_method must be S256',
     );
   }
   if (!CODE_CHALLENGE_PATTERN.test(challenge.value)) {
-    return redirectError('invalid_request', 'code_challenge must be 43 base64url characters (SHA-256 of the verifier)');
+    return refuse('invalid_request', 'code_challenge must be 43 base64url characters (SHA-256 of the verifier)');
   }
 
   // Spec §4.3 makes every authorize parameter required; CONTRACT §23 amends it for `state`: PKCE S256 is required on
   // every request above and carries the CSRF defence (RFC 9700 §2.1), so a request without `state` (the MCP SDK sends
   // none) is answered without one. An empty `state=` is the same as none. `scope` stays required.
   const scopeParam = single(query.scope);
-  if (!scopeParam.ok) return redirectError('invalid_request', 'scope must be sent once');
+  if (!scopeParam.ok) return refuse('invalid_request', 'scope must be sent once');
   // RFC 8707: one resource per request, judged before the scope (the resource's scopes may be asked for with it).
   const resourceParam = single(query.resource);
-  if (!resourceParam.ok) return redirectError('invalid_target', 'Send at most one resource per request');
+  if (!resourceParam.ok) return refuse('invalid_target', 'Send at most one resource per request');
   let resource: Awaited<ReturnType<typeof resolveTarget>>;
   try {
     resource = await resolveTarget(ctx, client, resourceParam.value);
   } catch (err) {
-    if (err instanceof OAuthError) return redirectError(err.error, err.description);
+    if (err instanceof OAuthError) return refuse(err.error, err.description);
     throw err;
   }
   const requested = resolveRequestedScopes(scopeParam.value ?? '', permittedScopes(client, resource), resource?.scopes);
-  if (!requested.ok) return redirectError(requested.error, requested.description);
-  const { scopes } = requested;
+  if (!requested.ok) return refuse(requested.error, requested.description);
 
   const oidc = parseOidcAuthorizeParams(query);
-  if (!oidc.ok) return redirectError(oidc.error, oidc.description);
+  if (!oidc.ok) return refuse(oidc.error, oidc.description);
+  return { ok: true, state, scopes: requested.scopes, resource, codeChallenge: challenge.value, oidc: oidc.params };
+}
+
+/** Options of a pushed authorization request (issue 34) that /api/oauth/authorize is completing. */
+export interface PushedAuthorization {
+  /**
+   * Called once the request is about to be decided (a code, or the consent page): spends the request_uri, or answers
+   * the outcome that refuses a second use.
+   */
+  spend(): Promise<AuthorizeOutcome | undefined>;
+}
+
+/**
+ * GET /api/oauth/authorize (spec §4.3, CONTRACT §5). `principal` is the browser's first-party session, if any;
+ * `authorizeUrl` is the full URL of this request, where the login page sends the browser back. `pushed` is set when
+ * the parameters come from a pushed authorization request (RFC 9126).
+ */
+export async function startAuthorization(
+  ctx: ServiceContext,
+  query: Record<string, unknown>,
+  principal: Principal | undefined,
+  authorizeUrl: string,
+  pushed?: PushedAuthorization,
+): Promise<AuthorizeOutcome> {
+  const verified = await verifyClientAndRedirect(ctx, query);
+  if (!verified.ok) return verified.outcome;
+  const { client, redirectUri } = verified;
+  // RFC 9126 §5 / §6 (issue 34): read from the client row and the settings snapshot already in memory.
+  if (!pushed && (client.requirePushedAuthorizationRequests || ctx.settings.current.values.require_pushed_authorization_requests)) {
+    return {
+      kind: 'error',
+      error: 'invalid_request',
+      description: 'This client must push its authorization request to /api/oauth/par first',
+    };
+  }
+
+  const checked = await checkAuthorizationParams(ctx, client, query);
+  const state = checked.state;
+  const redirectError = (error: OAuthErrorCode, description: string): AuthorizeOutcome => ({
+    kind: 'redirect',
+    url: errorRedirect(ctx.config.oidcIssuer, redirectUri, error, description, state),
+  });
+  if (!checked.ok) return redirectError(checked.error, checked.description);
+  const { scopes, resource } = checked;
+  const oidc = { params: checked.oidc };
   const { prompt, loginHint } = oidc.params;
   const loginRedirect = (returnTo: string): AuthorizeOutcome => ({
     kind: 'redirect',
@@ -217,9 +266,12 @@ export async function startAuthorization(
     return loginRedirect(authorizeUrlAfterSignIn(authorizeUrl));
   }
   const oidcContext: OidcRequestContext = { nonce: oidc.params.nonce ?? null, authTime, amr: browserSession?.amr ?? ['pwd'] };
+  // A pushed request is spent here, once the person is signed in and the request is decided (RFC 9126 §4: once).
+  const spent = pushed ? await pushed.spend() : undefined;
+  if (spent) return spent;
 
   const scope = formatScope(scopes);
-  const codeChallenge = challenge.value;
+  const codeChallenge = checked.codeChallenge;
   const grant = await findGrant(ctx.db, principal.userId, client.clientId);
   // CONTRACT §23: the grant must cover the scopes, the API and (for a self-registered client) the redirect URI.
   const shortfall = consentShortfall(grant, client, { scopes, resource: resource?.identifier, redirectUri });

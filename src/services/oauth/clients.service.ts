@@ -35,6 +35,8 @@ export interface ClientInput {
   allowedResources?: string[];
   /** Issue 34: a confidential client that authenticates with private_key_jwt, with one of the two (fixed at creation). */
   privateKeyJwt?: { jwks?: unknown; jwksUri?: string };
+  /** RFC 9126 §6 (issue 34): PAR required for this client. */
+  requirePushedAuthorizationRequests?: boolean;
   /** Issue 34: new keys of a private_key_jwt client (one of the two; the other is cleared). */
   keys?: { jwks?: unknown; jwksUri?: string };
   /** Browser origins answered CORS (docs/apps.md); null or absent: the default (client-policy.ts corsOriginsOf). */
@@ -109,6 +111,7 @@ export async function createClient(ctx: ServiceContext, input: ClientInput): Pro
       allowedOrigins: input.allowedOrigins ?? null,
       isActive: input.isActive ?? true,
       privateKeyJwt,
+      requirePushedAuthorizationRequests: input.requirePushedAuthorizationRequests,
       now: ctx.clock.now(),
     });
     await ctx.events.record(trx, {

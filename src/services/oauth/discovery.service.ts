@@ -18,7 +18,7 @@ import { SUPPORTED_SCOPES } from './client-secrets';
  */
 export function buildDiscoveryDocument(
   config: Pick<Config, 'baseUrl' | 'oidcIssuer'>,
-  settings: Pick<SettingValues, 'client_registration' | 'client_id_metadata_documents'>,
+  settings: Pick<SettingValues, 'client_registration' | 'client_id_metadata_documents' | 'require_pushed_authorization_requests'>,
 ) {
   return {
     issuer: config.oidcIssuer,
@@ -43,17 +43,23 @@ export function buildDiscoveryDocument(
     authorization_response_iss_parameter_supported: true,
     // CONTRACT §12/§13: announced only when on (an MCP client then sends its document URL as client_id).
     ...(settings.client_id_metadata_documents ? { client_id_metadata_document_supported: true } : {}),
-    ...clientCapabilityMetadata(),
+    ...clientCapabilityMetadata(config, settings),
   };
 }
 
 /**
- * Issue 34, in both discovery documents: how clients may authenticate at each endpoint that authenticates them, with
- * the assertion algorithms of private_key_jwt.
+ * Issue 34, in both discovery documents: the PAR endpoint, and how clients may authenticate at each endpoint that
+ * authenticates them, with the assertion algorithms of private_key_jwt.
  */
-export function clientCapabilityMetadata() {
+export function clientCapabilityMetadata(
+  config: Pick<Config, 'baseUrl'>,
+  settings: Pick<SettingValues, 'require_pushed_authorization_requests'>,
+) {
   const algs = [...CLIENT_ASSERTION_ALGS];
   return {
+    // RFC 9126 §5: PAR, and whether every client must use it (the setting; a client may be required on its own).
+    pushed_authorization_request_endpoint: `${config.baseUrl}/api/oauth/par`,
+    require_pushed_authorization_requests: settings.require_pushed_authorization_requests,
     token_endpoint_auth_signing_alg_values_supported: algs,
     revocation_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS],
     revocation_endpoint_auth_signing_alg_values_supported: algs,

@@ -31,7 +31,7 @@ export const OIDC_CLAIMS = [
  */
 export function buildOpenIdConfiguration(
   config: Pick<Config, 'baseUrl' | 'oidcIssuer'>,
-  settings: Pick<SettingValues, 'client_registration' | 'client_id_metadata_documents'>,
+  settings: Pick<SettingValues, 'client_registration' | 'client_id_metadata_documents' | 'require_pushed_authorization_requests'>,
 ) {
   const api = `${config.baseUrl}/api/oauth`;
   return {
@@ -61,6 +61,6 @@ export function buildOpenIdConfiguration(
     authorization_response_iss_parameter_supported: true,
     // CONTRACT §12/§13: announced only when on (an MCP client then sends its document URL as client_id).
     ...(settings.client_id_metadata_documents ? { client_id_metadata_document_supported: true } : {}),
-    ...clientCapabilityMetadata(),
+    ...clientCapabilityMetadata(config, settings),
   };
 }

@@ -137,7 +137,6 @@ export const SETTINGS = [
     default: false,
     env: 'boolean',
     group: 'security',
-    readLater: 'pushed authorization requests (PAR)',
   }),
   setting({ name: 'webhook_allow_private', sensitive: true, schema: z.boolean(), default: false, env: 'boolean', group: 'security' }),
   setting({ name: 'allowed_origins', sensitive: true, schema: webOrigins, default: [], env: 'list', group: 'browser' }),

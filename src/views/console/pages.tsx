@@ -15,6 +15,7 @@ import { Actions, formatTime, Time } from '../kit';
 import {
   ActionButton,
   Badge,
+  Checkbox,
   Checkboxes,
   CopyValue,
   Facts,
@@ -575,6 +576,8 @@ export interface ApplicationValues {
   /** Issue 34: a private_key_jwt client's keys (JSON text) or their URL. */
   jwks: string;
   jwks_uri: string;
+  /** Issue 34: "true" when the application must push its authorization requests (PAR). */
+  par: string;
 }
 
 export function renderApplicationForm(
@@ -687,6 +690,7 @@ export function renderApplicationForm(
             checked={data.values.scopes}
             errors={data.errors}
           />
+          <Checkbox name="par" label={ap.parLabel} checked={data.values.par === 'true'} hint={ap.parHint} />
           {data.resources.length ? (
             <Checkboxes
               name="allowed_resources"

@@ -31,6 +31,8 @@ export interface ClientMetadataInput {
   /** Issue 34: private_key_jwt clients register exactly one of these. */
   jwks?: unknown;
   jwksUri?: string;
+  /** RFC 9126 §6. */
+  requirePushedAuthorizationRequests?: boolean;
   /** Browser origins answered CORS; omitted: the default (client-policy.ts corsOriginsOf). */
   allowedOrigins?: string[];
 }
@@ -164,6 +166,7 @@ export async function registerClient(
       clientUri: judged.clientUri,
       logoUri: judged.logoUri,
       privateKeyJwt: judged.keys,
+      requirePushedAuthorizationRequests: input.metadata.requirePushedAuthorizationRequests ?? false,
       allowedOrigins: judged.allowedOrigins,
       now,
     });
@@ -235,6 +238,7 @@ export async function updateRegistration(
         clientUri: judged.clientUri,
         logoUri: judged.logoUri,
         ...(judged.keys ? { keys: judged.keys } : {}),
+        requirePushedAuthorizationRequests: metadata.requirePushedAuthorizationRequests ?? false,
         allowedOrigins: judged.allowedOrigins,
       },
       ctx.clock.now(),

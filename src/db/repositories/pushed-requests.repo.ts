@@ -1,0 +1,43 @@
+import type { DbOrTrx } from '..';
+
+/** A pushed authorization request (RFC 9126, issue 34): the parameters the client pushed, as strings. */
+export interface PushedRequestRow {
+  clientId: string;
+  params: Record<string, string>;
+  expiresAt: Date;
+  usedAt: Date | null;
+}
+
+export async function insertPushedRequest(
+  db: DbOrTrx,
+  r: { requestUriHash: string; clientId: string; params: Record<string, string>; now: Date; expiresAt: Date },
+): Promise<void> {
+  await db('oauth_pushed_requests').insert({
+    request_uri_hash: r.requestUriHash,
+    client_id: r.clientId,
+    params: JSON.stringify(r.params),
+    created_at: r.now,
+    expires_at: r.expiresAt,
+  });
+}
+
+export async function findPushedRequest(db: DbOrTrx, requestUriHash: string): Promise<PushedRequestRow | undefined> {
+  const row = await db('oauth_pushed_requests').where({ request_uri_hash: requestUriHash }).first();
+  if (!row) return undefined;
+  return {
+    clientId: row.client_id as string,
+    params: (typeof row.params === 'string' ? JSON.parse(row.params) : row.params) as Record<string, string>,
+    expiresAt: new Date(row.expires_at as string),
+    usedAt: row.used_at ? new Date(row.used_at as string) : null,
+  };
+}
+
+/** Marks the request used; true for exactly one caller, and only while it is unused and unexpired. */
+export async function usePushedRequest(db: DbOrTrx, requestUriHash: string, now: Date): Promise<boolean> {
+  const updated = await db('oauth_pushed_requests')
+    .where({ request_uri_hash: requestUriHash })
+    .whereNull('used_at')
+    .andWhere('expires_at', '>', now)
+    .update({ used_at: now });
+  return updated === 1;
+}

@@ -1,0 +1,98 @@
+import { findPushedRequest, insertPushedRequest, usePushedRequest } from '../../db/repositories/pushed-requests.repo';
+import type { OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
+import { OAuthError } from '../../errors';
+import { addSeconds } from '../../lib/clock';
+import { randomToken, sha256Hex } from '../../lib/crypto';
+import { redirectUriMatches } from '../../lib/redirect-uri';
+import type { ServiceContext } from '../context';
+import type { Principal } from '../principal';
+import { checkAuthorizationParams, startAuthorization, type AuthorizeOutcome } from './authorize.service';
+
+/**
+ * Pushed authorization requests (RFC 9126, issue 34). The client sends its authorization request to POST
+ * /api/oauth/par, authenticated as at the token endpoint; it is judged by the rules of /api/oauth/authorize
+ * (authorize.service.ts checkAuthorizationParams) and kept for 60 seconds under a random `request_uri`. The browser
+ * then goes to /api/oauth/authorize?client_id=…&request_uri=…, which uses the pushed parameters (any others are
+ * ignored) and spends the request_uri once the request is decided: a sign-in on the way keeps it usable, a second
+ * decision is refused.
+ */
+
+export const REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:';
+export const PUSHED_REQUEST_TTL_SECONDS = 60;
+
+/** The authorization parameters a pushed request may carry (RFC 6749, RFC 7636, RFC 8707, OpenID Connect). */
+export const PUSHED_PARAMS = [
+  'response_type',
+  'redirect_uri',
+  'scope',
+  'state',
+  'code_challenge',
+  'code_challenge_method',
+  'nonce',
+  'prompt',
+  'max_age',
+  'login_hint',
+  'resource',
+  'ui_locales',
+] as const;
+
+/** RFC 9126 §2.2: the request as /api/oauth/authorize would judge it, or the error it would get (400, never redirected). */
+export async function pushAuthorizationRequest(
+  ctx: ServiceContext,
+  client: OAuthClientRow,
+  body: Record<string, unknown>,
+): Promise<{ request_uri: string; expires_in: number }> {
+  // RFC 9126 §2.1: a pushed request must not itself name a request_uri.
+  if (body.request_uri !== undefined)
+    throw new OAuthError('invalid_request', 'request_uri is not allowed in a pushed authorization request');
+  const params: Record<string, string> = {};
+  for (const name of PUSHED_PARAMS) {
+    const value = body[name];
+    if (value === undefined) continue;
+    if (typeof value !== 'string') throw new OAuthError('invalid_request', `${name} must be sent once`);
+    params[name] = value;
+  }
+  const redirectUri = params.redirect_uri;
+  if (!redirectUri) throw new OAuthError('invalid_request', 'redirect_uri is required');
+  if (!redirectUriMatches(client.redirectUris, redirectUri))
+    throw new OAuthError('invalid_request', 'redirect_uri is not registered for this client');
+  const checked = await checkAuthorizationParams(ctx, client, params);
+  if (!checked.ok) throw new OAuthError(checked.error, checked.description, { status: 400 });
+
+  const requestUri = `${REQUEST_URI_PREFIX}${randomToken(32)}`;
+  const now = ctx.clock.now();
+  await insertPushedRequest(ctx.db, {
+    requestUriHash: sha256Hex(requestUri),
+    clientId: client.clientId,
+    params,
+    now,
+    expiresAt: addSeconds(now, PUSHED_REQUEST_TTL_SECONDS),
+  });
+  return { request_uri: requestUri, expires_in: PUSHED_REQUEST_TTL_SECONDS };
+}
+
+const unusable = (description: string): AuthorizeOutcome => ({ kind: 'error', error: 'invalid_request', description });
+
+/** /api/oauth/authorize with `request_uri` (RFC 9126 §4). */
+export async function startPushedAuthorization(
+  ctx: ServiceContext,
+  query: Record<string, unknown>,
+  principal: Principal | undefined,
+  authorizeUrl: string,
+): Promise<AuthorizeOutcome> {
+  const { client_id: clientId, request_uri: requestUri } = query;
+  if (typeof clientId !== 'string' || !clientId) return unusable('client_id is required with request_uri, once');
+  if (typeof requestUri !== 'string' || !requestUri.startsWith(REQUEST_URI_PREFIX) || requestUri.length > 200) {
+    return unusable('request_uri must be one this server issued at /api/oauth/par');
+  }
+  const hash = sha256Hex(requestUri);
+  const pushed = await findPushedRequest(ctx.db, hash);
+  const now = ctx.clock.now();
+  if (!pushed || pushed.clientId !== clientId || pushed.usedAt || pushed.expiresAt <= now) {
+    return unusable('request_uri is unknown, expired, already used or not this client’s');
+  }
+  return startAuthorization(ctx, { ...pushed.params, client_id: clientId }, principal, authorizeUrl, {
+    spend: async () =>
+      (await usePushedRequest(ctx.db, hash, ctx.clock.now())) ? undefined : unusable('request_uri was already used or has expired'),
+  });
+}
