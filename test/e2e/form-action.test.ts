@@ -58,6 +58,25 @@ describe('the sign-in pages: the redirect URI of the authorization they return t
     expect(formAction(wrong)).toBe("form-action 'self' https://wiki.test");
   });
 
+  test('a pushed authorization (PAR): the redirect URI among the pushed parameters, while the request_uri is usable', async () => {
+    const client = await makeClient(t, { redirectUris: ['https://pushed.test/callback'] });
+    const pushed = await request(t.app)
+      .post('/api/oauth/par')
+      .type('form')
+      .send({ ...authorizeParams(client).params, client_secret: client.clientSecret });
+    expect(pushed.status).toBe(201);
+    const requestUri = pushed.body.request_uri as string;
+    const returnTo = authorizeUrl({ client_id: client.clientId, request_uri: requestUri });
+    expect(formAction(await request(t.app).get(loginFor(returnTo)))).toBe("form-action 'self' https://pushed.test");
+    // Another client's id, or a request_uri this server never issued, widens nothing.
+    const other = await makeClient(t, { redirectUris: ['https://other.test/callback'] });
+    expect(formAction(await request(t.app).get(loginFor(authorizeUrl({ client_id: other.clientId, request_uri: requestUri }))))).toBe(
+      "form-action 'self'",
+    );
+    const forged = authorizeUrl({ client_id: client.clientId, request_uri: 'urn:ietf:params:oauth:request_uri:forged' });
+    expect(formAction(await request(t.app).get(loginFor(forged)))).toBe("form-action 'self'");
+  });
+
   test('the second step (a TOTP account) says the same', async () => {
     const user = await makeUser(t);
     const { agent } = await signIn(t, user);

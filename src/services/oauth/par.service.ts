@@ -80,19 +80,31 @@ export async function startPushedAuthorization(
   principal: Principal | undefined,
   authorizeUrl: string,
 ): Promise<AuthorizeOutcome> {
+  const pushed = await pushedRequestOf(ctx, query);
+  if ('refusal' in pushed) return unusable(pushed.refusal);
+  return startAuthorization(ctx, pushed.params, principal, authorizeUrl, {
+    spend: async () =>
+      (await usePushedRequest(ctx.db, pushed.hash, ctx.clock.now())) ? undefined : unusable('request_uri was already used or has expired'),
+  });
+}
+
+/**
+ * The parameters an authorize query's `request_uri` stands for (with its `client_id`), without spending it: the
+ * authorize endpoint above, and the sign-in pages, which read where a pushed flow ends (CSP form-action).
+ */
+export async function pushedRequestOf(
+  ctx: ServiceContext,
+  query: Record<string, unknown>,
+): Promise<{ hash: string; params: Record<string, unknown> } | { refusal: string }> {
   const { client_id: clientId, request_uri: requestUri } = query;
-  if (typeof clientId !== 'string' || !clientId) return unusable('client_id is required with request_uri, once');
+  if (typeof clientId !== 'string' || !clientId) return { refusal: 'client_id is required with request_uri, once' };
   if (typeof requestUri !== 'string' || !requestUri.startsWith(REQUEST_URI_PREFIX) || requestUri.length > 200) {
-    return unusable('request_uri must be one this server issued at /api/oauth/par');
+    return { refusal: 'request_uri must be one this server issued at /api/oauth/par' };
   }
   const hash = sha256Hex(requestUri);
   const pushed = await findPushedRequest(ctx.db, hash);
-  const now = ctx.clock.now();
-  if (!pushed || pushed.clientId !== clientId || pushed.usedAt || pushed.expiresAt <= now) {
-    return unusable('request_uri is unknown, expired, already used or not this client’s');
+  if (!pushed || pushed.clientId !== clientId || pushed.usedAt || pushed.expiresAt <= ctx.clock.now()) {
+    return { refusal: 'request_uri is unknown, expired, already used or not this client’s' };
   }
-  return startAuthorization(ctx, { ...pushed.params, client_id: clientId }, principal, authorizeUrl, {
-    spend: async () =>
-      (await usePushedRequest(ctx.db, hash, ctx.clock.now())) ? undefined : unusable('request_uri was already used or has expired'),
-  });
+  return { hash, params: { ...pushed.params, client_id: clientId } };
 }

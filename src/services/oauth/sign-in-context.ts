@@ -1,6 +1,7 @@
 import { findClientById } from '../../db/repositories/oauth-clients.repo';
 import type { ServiceContext } from '../context';
 import { verifyClientAndRedirect } from './authorize.service';
+import { pushedRequestOf } from './par.service';
 import { resolveReturnTo } from './return-to';
 
 /** The application a hosted sign-in is for, as the sign-in pages name it. */
@@ -47,7 +48,9 @@ export async function signInTargetOf(ctx: ServiceContext, returnTo: string | und
     const values = url.searchParams.getAll(key);
     query[key] = values.length === 1 ? values[0]! : values;
   }
-  const verified = await verifyClientAndRedirect(ctx, query);
+  // A pushed request (RFC 9126): its redirect URI is among the pushed parameters, read without spending them.
+  const pushed = query.request_uri === undefined ? { params: query } : await pushedRequestOf(ctx, query);
+  const verified = 'params' in pushed ? await verifyClientAndRedirect(ctx, pushed.params) : { ok: false as const };
   const formTargets = verified.ok ? [verified.redirectUri] : [];
   if (client.registration === 'admin') return { application: { name: client.name }, formTargets };
   const unreviewed = client.registration === 'metadata_document' ? { host: new URL(client.clientId).host } : {};
