@@ -1,7 +1,6 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import request from 'supertest';
 import { makeSignedInUser } from '../helpers/factories';
+import { readFixture, replay as replayOn } from '../helpers/scim-fixtures';
 import { createTestApp, type TestApp } from '../helpers/test-app';
 
 /**
@@ -11,40 +10,6 @@ import { createTestApp, type TestApp } from '../helpers/test-app';
  * the encoding of a readable query, and the ids the page's server had assigned), and each answer is checked against
  * what the page says the server answers, and against the database.
  */
-
-interface FixtureRequest {
-  name: string;
-  method: string;
-  target: string;
-  headers: Array<[string, string]>;
-  body: string;
-}
-
-/** A fixture file: `#` header lines, then `### name` sections of request line, headers, blank line and body. */
-function readFixture(file: string): Map<string, FixtureRequest> {
-  const text = fs.readFileSync(path.join(__dirname, '..', 'fixtures', 'scim', file), 'utf8');
-  const sections = text.split(/^### /m).slice(1);
-  const out = new Map<string, FixtureRequest>();
-  for (const section of sections) {
-    const newline = section.indexOf('\n');
-    const name = section.slice(0, newline);
-    const rest = section.slice(newline + 1);
-    const blank = rest.indexOf('\n\n');
-    const head = blank < 0 ? rest.replace(/\n$/, '') : rest.slice(0, blank);
-    const body = blank < 0 ? '' : rest.slice(blank + 2);
-    const [requestLine, ...headerLines] = head.split('\n');
-    const method = requestLine!.slice(0, requestLine!.indexOf(' '));
-    out.set(name, {
-      name,
-      method,
-      // The target may hold spaces (a readable filter): everything up to the protocol, when the line names one.
-      target: requestLine!.slice(method.length + 1).replace(/ HTTP\/1\.1$/, ''),
-      headers: headerLines.map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1).trim()] as [string, string]),
-      body,
-    });
-  }
-  return out;
-}
 
 let t: TestApp;
 let admin: Awaited<ReturnType<typeof makeSignedInUser>>;
@@ -61,31 +26,8 @@ async function newToken(name: string): Promise<string> {
   return res.body.token as string;
 }
 
-/** Sends one documented request as written, with the replacements a replay needs. */
-function replay(token: string, fixtures: Map<string, FixtureRequest>, name: string, ids: Record<string, string> = {}) {
-  const fixture = fixtures.get(name);
-  if (!fixture) throw new Error(`no request ${name} in the fixture`);
-  const swap = (s: string) => Object.entries(ids).reduce((acc, [vendor, ours]) => acc.split(vendor).join(ours), s);
-  let target = swap(fixture.target);
-  if (!target.startsWith('/scim/v2/')) target = `/scim/v2${target}`;
-  const [pathname, query] = target.split('?', 2);
-  // A readable query (`filter=userName eq "…"`) is sent as a client sends it: each value URL-encoded.
-  const encoded = query
-    ?.split('&')
-    .map((pair) => {
-      const [key, value = ''] = pair.split(/=(.*)/s, 2);
-      return /[ "]/.test(value) ? `${key}=${encodeURIComponent(value)}` : pair;
-    })
-    .join('&');
-  const url = encoded ? `${pathname}?${encoded}` : pathname!;
-  const method = fixture.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
-  let req = request(t.app)[method](url);
-  for (const [header, value] of fixture.headers) {
-    req = req.set(header, header.toLowerCase() === 'authorization' ? `Bearer ${token}` : value);
-  }
-  req = req.set('Authorization', `Bearer ${token}`);
-  if (fixture.body.trim()) return req.set('Content-Type', 'application/scim+json').send(swap(fixture.body));
-  return req;
+function replay(token: string, fixtures: ReturnType<typeof readFixture>, name: string, ids: Record<string, string> = {}) {
+  return replayOn(t, token, fixtures, name, ids);
 }
 
 const LIST = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
