@@ -149,6 +149,13 @@ async function prepare(route: DeclaredAppRoute): Promise<{ path: string; body?: 
   if (names.includes('connectionId') || names.includes('groupId')) ids.connectionId = await makeScimConnection();
   if (names.includes('groupId')) ids.groupId = await makeScimGroup(ids.connectionId!);
   if (names.includes('appId')) ids.appId = await makeSamlApp();
+  // Resending an invitation needs a pending one: an invited person who has not set a password yet.
+  if (route.path === '/api/users/:userId/invitation') {
+    await t
+      .db('users')
+      .where({ id: ids.userId })
+      .update({ password_hash: null, invitation_expires_at: new Date(Date.now() + 3600_000) });
+  }
   // A role in the path of a user's route is one the user holds (removal).
   if (ids.userId && ids.roleId) await t.db('user_roles').insert({ user_id: ids.userId, role_id: ids.roleId });
   const path = route.path.replace(/:(\w+)/g, (_m, name: string) => ids[name] ?? `:${name}`);
