@@ -95,7 +95,7 @@ export const parParams = z
   })
   .transform((p) => {
     const { client_id: _id, client_secret: _secret, client_assertion: _assertion, client_assertion_type: _type, ...params } = p;
-    return { client: clientOf(p), params: params as Record<string, unknown> };
+    return { client: clientOf(p), params };
   });
 
 /** RFC 9126 §2.2. */
