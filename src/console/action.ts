@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AppError } from '../errors';
+import { AppError, type ErrorDetail } from '../errors';
 import { Invalid, Page, Redirect, type Outcome } from '../http/outcome';
 import {
   CONSOLE,
@@ -74,6 +74,8 @@ export interface ActionOptions<D extends RouteDecl, R, S extends FormSchema | un
   form?: S;
   /** The form as the endpoint's input (its body, or its query for a GET), checked by the endpoint's own schema. */
   input?: (form: FormOf<S>, a: ActionInput<D, S>) => unknown;
+  /** A post's form as the endpoint's query (e.g. a dry-run switch), checked by the endpoint's own query schema. */
+  query?: (form: FormOf<S>, a: ActionInput<D, S>) => unknown;
   /**
    * Asks first: a post without `confirm=yes` answers this question page (the title is the question; cancel goes one
    * level up). A function, so that its sentences are in the request's language.
@@ -145,9 +147,9 @@ export function consoleAction<D extends RouteDecl, R, S extends FormSchema | und
         const cancel = action.slice(0, action.lastIndexOf('/'));
         return consolePage(renderConfirm, { message, action, button, cancel }, title);
       }
-      const refuse = async (errors: FieldErrors, status: number) => {
+      const refuse = async (errors: FieldErrors, status: number, details: readonly ErrorDetail[] = []) => {
         if (!options.invalid) return undefined;
-        const again = await options.invalid(new Invalid(errors, a.form, status), a);
+        const again = await options.invalid(new Invalid(errors, a.form, status, details), a);
         return new ConsolePage(again.render, again.title, status, again.errors ?? errors);
       };
       const schema = d.method === 'get' ? d.query : d.body;
@@ -164,15 +166,25 @@ export function consoleAction<D extends RouteDecl, R, S extends FormSchema | und
           apiInput = parsed.data;
         }
       }
+      let apiQuery: unknown = undefined;
+      if (options.query && method === 'post' && d.method !== 'get') {
+        const parsed = d.query ? d.query.safeParse(await options.query(a.form, a)) : undefined;
+        if (parsed && !parsed.success) {
+          const shown = await refuse(fieldErrors(parsed.error.issues), 400);
+          if (shown) return shown;
+          throw new AppError('validation_error', 'Input is invalid');
+        }
+        apiQuery = parsed?.data;
+      }
       const early = options.before ? await options.before(a) : undefined;
       if (early) return early;
       let result: R;
       try {
-        const [query, body] = d.method === 'get' ? [apiInput, undefined] : [undefined, apiInput];
+        const [query, body] = d.method === 'get' ? [apiInput, undefined] : [apiQuery, apiInput];
         result = await run.run({ params: input.params, query, body, principal }, ctx);
       } catch (err) {
         const errors = options.invalid ? serviceFieldErrors(err, options.field ?? '_form') : undefined;
-        const shown = errors ? await refuse(errors, refusalStatus(err)) : undefined;
+        const shown = errors ? await refuse(errors, refusalStatus(err), err instanceof AppError ? (err.details ?? []) : []) : undefined;
         if (shown) return shown;
         const refusal = options.back ? refusalOf(err) : undefined;
         if (options.back && refusal !== undefined) return new Redirect(options.back(a.params), { kind: 'error', message: refusal });

@@ -1,3 +1,4 @@
+import type { ErrorDetail } from '../errors';
 import type { FieldErrors, Refusal } from '../views/console/components';
 
 /**
@@ -55,6 +56,8 @@ export class Invalid<V = unknown> extends Outcome {
     readonly errors: FieldErrors,
     readonly values: V,
     status = 400,
+    /** The service's refusal details as sent (a bulk import's per-row report: row, email, message). */
+    readonly details: readonly ErrorDetail[] = [],
   ) {
     super(status);
   }

@@ -764,6 +764,7 @@ export const de: Messages = {
     users: {
       title: 'Benutzer',
       invite: 'Benutzer einladen',
+      importExport: 'Konten importieren oder exportieren',
       filtersLabel: 'Benutzer',
       search: 'E-Mail oder Name',
       any: 'Alle',
@@ -1260,6 +1261,33 @@ export const de: Messages = {
         'rückgängig machen.',
       deleted: 'Webhook gelöscht.',
       requeued: (type: string) => `Zustellung von ${type} erneut eingereiht: Sie wird jetzt versucht.`,
+    },
+    userImport: {
+      title: 'Konten importieren',
+      dryRunTitle: 'Konten importieren: Probelauf bestanden',
+      back: '← Zurück zu den Benutzern',
+      intro:
+        'Fügen Sie ein JSON-Array oder eine CSV-Datei mit Konten ein (mit ihren Passwort-Hashes aus einem anderen System). Alles ' +
+        'oder nichts: Bei einem Problem wird nichts angelegt, und jedes Problem wird mit seiner Zeile aufgeführt.',
+      exportLink: 'Konten exportieren',
+      exportHint: '(JSON Lines, 1.000 pro Seite, nie ein Passwort-Hash oder anderes Geheimnis).',
+      format: 'Format',
+      content: 'Konten',
+      contentHint: 'Spalten oder Felder: email, first_name, last_name, email_verified, roles, password_hash, password_salt, hash_config.',
+      dryRun: 'Probelauf',
+      dryRunHint: 'Nur die Zeilen prüfen; es wird nichts angelegt.',
+      submit: 'Importieren',
+      reportCaption: 'Probleme nach Zeile (es wurde nichts angelegt)',
+      row: 'Zeile',
+      email: 'E-Mail',
+      problem: 'Problem',
+      contentEmpty: 'Fügen Sie die zu importierenden Konten ein.',
+      notJson: 'Das ist kein gültiges JSON.',
+      notArray: 'Das JSON muss ein Array von Konten sein.',
+      refused: 'Der Import wurde abgelehnt; es wurde nichts angelegt.',
+      dryRunPassed: (n: number) =>
+        `Alle ${n} Zeile(n) haben die Prüfung bestanden; es wurde nichts angelegt. Entfernen Sie den Haken bei „Probelauf“, um sie wirklich zu importieren.`,
+      imported: (n: number) => `${n} Konto/Konten importiert.`,
     },
     scim: {
       title: 'SCIM-Bereitstellung',

@@ -19,6 +19,7 @@ import { createConsoleRouter } from './console/console.router';
 import { createConsoleScimRouter } from '../console/scim/scim.console';
 import { createConsoleWebhooksRouter } from '../console/webhooks/webhooks.console';
 import { createConsoleSamlRouter } from '../console/saml/saml.console';
+import { createConsoleUserImportRouter } from '../console/user-import/user-import.console';
 import { createConsoleUsersRouter } from '../console/users/users.console';
 import { createConsoleApplicationsRouter } from '../console/applications/applications.console';
 import { createConsoleSettingsRouter } from '../console/settings/settings.console';
@@ -121,6 +122,8 @@ export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, admin
   pages.mount('/saml', createSamlRouter);
   // The administration console (CONTRACT §14): HTML pages, refused as pages; every action mirrors an /api/admin route.
   // Before the console's other routes: /users/new is not a /users/:userId.
+  // Before the users' pages: /admin/users/import is not a user id.
+  consolePages.mount('/admin', createConsoleUserImportRouter);
   consolePages.mount('/admin', createConsoleUsersRouter);
   consolePages.mount('/admin', createConsoleOverviewRouter);
   consolePages.mount('/admin', createConsoleRouter);

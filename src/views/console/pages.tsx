@@ -111,7 +111,8 @@ export function renderUsers(
       <p>
         <a class="button" href="/admin/users/new">
           {u.invite}
-        </a>
+        </a>{' '}
+        <a href="/admin/users/import">{u.importExport}</a>
       </p>
       <form method="get" action="/admin/users" class="filters" role="search" aria-label={u.filtersLabel}>
         <Field name="q" type="search" label={u.search} value={data.filter.q} />
