@@ -58,7 +58,7 @@ async function main(): Promise<void> {
   const applied = await migrateLatest(ctx.db);
   if (applied.length) logger.info({ migrations: applied }, 'migrations applied');
   // CONTRACT §18: the runtime settings (environment over stored over default), then followed live (LISTEN/NOTIFY on a
-  // connection of its own, and a version check every second as the fallback).
+  // connection of its own, and a version check twice a second as the fallback).
   await ctx.settings.refresh();
   if (config.isProduction && !ctx.settings.current.values.smtp_url) {
     logger.fatal('SMTP_URL: is required in production (mails cannot go to the log): set it, or store smtp_url in the settings');

@@ -9,6 +9,7 @@ import { createDb } from '../../src/db';
 import { createLogger } from '../../src/lib/logger';
 import type { ServiceContext } from '../../src/services/context';
 import { closeServiceContext, createServiceContext } from '../../src/services/create-context';
+import { SETTINGS_POLL_MS } from '../../src/services/settings/live-settings';
 import { makeSignedInUser } from '../helpers/factories';
 import { createCapturingMailer, createTestApp, TEST_ENV, type TestApp } from '../helpers/test-app';
 
@@ -161,7 +162,7 @@ test('the connection that LISTENs is lost: B reconnects, and a change made meanw
 
 test('without notifications at all, the periodic version check brings the change within 2 s', async () => {
   // C's LISTEN connection can never open (nothing listens on that port): only the version check works.
-  const c = await startInstance(a.databaseUrl, { pollMs: 1000, listenUrl: 'postgres://postgres@127.0.0.1:9/none' });
+  const c = await startInstance(a.databaseUrl, { pollMs: SETTINGS_POLL_MS, listenUrl: 'postgres://postgres@127.0.0.1:9/none' });
   instances.push(c);
   const traffic = load([`${c.url}/login`, `${c.url}/health`]);
   await patchOnA({ brand_name: 'Polled Name' });

@@ -22,12 +22,12 @@ export interface SettingsSnapshot {
 /** The NOTIFY channel of settings changes (repositories/settings.repo.ts notifies it in the change's transaction). */
 export const SETTINGS_CHANNEL = 'sso_settings';
 /** The fallback: how often each instance compares the stored version with its own (CONTRACT §18: live within 2 s). */
-export const SETTINGS_POLL_MS = 1000;
+export const SETTINGS_POLL_MS = 500;
 
 /**
  * CONTRACT §18: the one accessor of the runtime settings. `current` is an in-memory snapshot (environment over stored
  * over default), replaced as a whole when the stored settings change: on this instance right after a change commits,
- * on the others through LISTEN/NOTIFY within milliseconds, or at the next periodic version check (every second) when
+ * on the others through LISTEN/NOTIFY within milliseconds, or at the next periodic version check (twice a second) when
  * the notification connection is down. A failed reload keeps the snapshot in force (no request fails because of it).
  */
 export class LiveSettings {
