@@ -230,7 +230,8 @@ export function consoleRefusals(config: Config): ErrorRequestHandler {
       }
       // The console's front door (/admin) for an admin who may not see the overview (a manager): the first section it
       // may open, rather than "Not allowed".
-      const landing = req.method === 'GET' && req.originalUrl.split('?')[0]?.replace(/\/+$/, '') === '/admin' ? landingOf(req, principal) : undefined;
+      const landing =
+        req.method === 'GET' && req.originalUrl.split('?')[0]?.replace(/\/+$/, '') === '/admin' ? landingOf(req, principal) : undefined;
       if (landing && landing !== '/admin') return res.redirect(303, landing);
       const refusal = refusalOf(err) ?? err.message;
       return html(
