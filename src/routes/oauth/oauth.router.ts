@@ -212,7 +212,7 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
             'answers one (sub = client_id, no refresh token). The device grant answers authorization_pending, slow_down, ' +
             'access_denied or expired_token until the user has approved, then the tokens once. A `DPoP` request header (an RFC 9449 ' +
             'proof: typ dpop+jwt, ES256/RS256/PS256/EdDSA, htm POST, htu this URL, iat within 60 s, single-use jti) binds the ' +
-            'tokens to its key: `token_type: DPoP`, `cnf.jkt` in the access token (and in a public client\'s refresh token). A bad or ' +
+            "tokens to its key: `token_type: DPoP`, `cnf.jkt` in the access token (and in a public client's refresh token). A bad or " +
             'missing-but-required proof is 400 invalid_dpop_proof; with the dpop_nonce_required setting, 400 use_dpop_nonce and a ' +
             '`DPoP-Nonce` response header (docs/dpop.md).',
           auth: 'client',
