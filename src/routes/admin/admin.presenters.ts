@@ -19,6 +19,7 @@ export function presentClient(client: OAuthClientRow) {
     jwks: client.jwks,
     jwks_uri: client.jwksUri,
     require_pushed_authorization_requests: client.requirePushedAuthorizationRequests,
+    dpop_bound_access_tokens: client.dpopBoundAccessTokens,
     grant_types: client.grantTypes,
     allowed_resources: client.allowedResources,
     allowed_origins: client.corsOrigins,
@@ -51,6 +52,7 @@ export function presentApiResource(resource: ApiResourceRow) {
     scopes: resource.scopes,
     access_token_ttl_s: resource.accessTokenTtlSeconds,
     open_registration: resource.openRegistration,
+    dpop_bound_access_tokens: resource.dpopBoundAccessTokens,
     created_at: resource.createdAt.toISOString(),
     updated_at: resource.updatedAt.toISOString(),
   };
