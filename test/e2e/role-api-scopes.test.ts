@@ -144,17 +144,13 @@ describe('a user-delegated token for a role-based resource', () => {
         { ...client, clientSecret: client.clientSecret! },
         { scope: 'openid profile orders:read orders:write', resource: resource.identifier },
       );
-      const res = await api()
-        .post('/api/oauth/token')
-        .set('Authorization', auth)
-        .type('form')
-        .send({
-          grant_type: 'authorization_code',
-          code,
-          code_verifier: verifier,
-          redirect_uri: redirectUri,
-          resource: resource.identifier,
-        });
+      const res = await api().post('/api/oauth/token').set('Authorization', auth).type('form').send({
+        grant_type: 'authorization_code',
+        code,
+        code_verifier: verifier,
+        redirect_uri: redirectUri,
+        resource: resource.identifier,
+      });
       expect(res.status).toBe(200);
       return res.body as { access_token: string; refresh_token: string; scope: string };
     };
