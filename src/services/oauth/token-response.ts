@@ -4,13 +4,15 @@ import { touchGrant } from '../../db/repositories/oauth-grants.repo';
 import type { ServiceContext } from '../context';
 import { isOpenIdScope, issueIdToken } from '../oidc/id-token.service';
 import type { IssuedTokens } from '../sessions.service';
+import { requireProofFor } from './dpop-binding';
 import { signResourceToken } from './resource-tokens.service';
 import { narrowToRoleScopes } from './resources.service';
 import { formatScope, parseScope } from './scopes';
 
 export interface TokenResponse {
   access_token: string;
-  token_type: 'Bearer';
+  /** RFC 9449 §5: `DPoP` when the access token is bound to the key of the request's DPoP proof. */
+  token_type: 'Bearer' | 'DPoP';
   expires_in: number;
   /** Absent for client_credentials (RFC 6749 §4.4.3). */
   refresh_token?: string;
@@ -29,7 +31,7 @@ export function presentTokens(
 ): TokenResponse {
   return {
     access_token: tokens.accessToken,
-    token_type: 'Bearer',
+    token_type: tokens.dpopJkt ? 'DPoP' : 'Bearer',
     expires_in: expiresIn ?? ctx.config.oauthExpiresInSeconds,
     refresh_token: tokens.refreshToken,
     scope,
@@ -51,6 +53,7 @@ export async function withResourceToken(
   db: DbOrTrx = ctx.db,
 ): Promise<{ tokens: IssuedTokens; expiresIn?: number; scope: string }> {
   if (!input.resource) return { tokens, scope: input.scope };
+  requireProofFor(input.resource, tokens.dpopJkt);
   const asked = parseScope(input.scope);
   const kept = await narrowToRoleScopes(db, { resource: input.resource, userId: input.userId, clientId: input.clientId, scopes: asked });
   const scope = kept.length === asked.length ? input.scope : formatScope(kept);
@@ -61,6 +64,7 @@ export async function withResourceToken(
     scope,
     ttlSeconds: input.resource.accessTokenTtlSeconds,
     sessionId: tokens.sessionId,
+    dpopJkt: tokens.dpopJkt,
   });
   return { tokens: { ...tokens, accessToken: signed.token }, expiresIn: signed.expiresIn, scope };
 }
