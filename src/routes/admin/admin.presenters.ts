@@ -53,6 +53,7 @@ export function presentApiResource(resource: ApiResourceRow) {
     access_token_ttl_s: resource.accessTokenTtlSeconds,
     open_registration: resource.openRegistration,
     dpop_bound_access_tokens: resource.dpopBoundAccessTokens,
+    role_based_access: resource.roleBasedAccess,
     created_at: resource.createdAt.toISOString(),
     updated_at: resource.updatedAt.toISOString(),
   };

@@ -254,6 +254,7 @@ const apiResourceFields = {
   open_registration: z.boolean({ error: 'open_registration must be a boolean' }),
   // RFC 9449 (issue 34): every access token for this API must be DPoP-bound.
   dpop_bound_access_tokens: z.boolean({ error: 'dpop_bound_access_tokens must be a boolean' }),
+  role_based_access: z.boolean({ error: 'role_based_access must be a boolean' }),
 };
 
 export const createApiResourceBody = z
@@ -263,6 +264,7 @@ export const createApiResourceBody = z
     access_token_ttl_s: apiResourceFields.access_token_ttl_s.optional(),
     open_registration: apiResourceFields.open_registration.optional(),
     dpop_bound_access_tokens: apiResourceFields.dpop_bound_access_tokens.optional(),
+    role_based_access: apiResourceFields.role_based_access.optional(),
   })
   .transform((b) => ({
     identifier: b.identifier,
@@ -271,6 +273,7 @@ export const createApiResourceBody = z
     accessTokenTtlSeconds: b.access_token_ttl_s ?? 3600,
     openRegistration: b.open_registration ?? false,
     dpopBoundAccessTokens: b.dpop_bound_access_tokens ?? false,
+    roleBasedAccess: b.role_based_access ?? false,
   }));
 
 export const updateApiResourceBody = z
@@ -281,6 +284,7 @@ export const updateApiResourceBody = z
     access_token_ttl_s: apiResourceFields.access_token_ttl_s.optional(),
     open_registration: apiResourceFields.open_registration.optional(),
     dpop_bound_access_tokens: apiResourceFields.dpop_bound_access_tokens.optional(),
+    role_based_access: apiResourceFields.role_based_access.optional(),
   })
   .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'Nothing to update' })
   .transform((b) => ({
@@ -290,6 +294,7 @@ export const updateApiResourceBody = z
     accessTokenTtlSeconds: b.access_token_ttl_s,
     openRegistration: b.open_registration,
     dpopBoundAccessTokens: b.dpop_bound_access_tokens,
+    roleBasedAccess: b.role_based_access,
   }));
 
 export const apiResourceBody = z
@@ -303,6 +308,9 @@ export const apiResourceBody = z
     dpop_bound_access_tokens: z
       .boolean()
       .meta({ description: 'RFC 9449: tokens for this API are issued only to requests with a DPoP proof (default false)' }),
+    role_based_access: z.boolean().meta({
+      description: "true: a user-delegated token carries only the requested scopes the user's roles grant (api_scopes of roles)",
+    }),
     ...timestampFields,
   })
   .meta({ id: 'ApiResource' });
