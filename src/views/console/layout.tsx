@@ -94,9 +94,10 @@ const CONSOLE_CSS = `
   .swatch { display: inline-block; width: .8rem; height: .8rem; margin-right: .3rem; vertical-align: -1px; border-radius: 2px; }
   .swatch.succeeded { background: var(--accent); }
   .swatch.failed { background: var(--danger); }
-  ul.choices { list-style: none; padding: 0; margin: 0 0 1rem; display: grid; gap: .75rem; max-width: 48rem; }
-  ul.choices li { border: 1px solid var(--border); border-radius: 8px; padding: .75rem 1rem; }
-  ul.choices a { font-weight: 600; display: block; }
+  ul.choices, ol.choices { list-style: none; padding: 0; margin: 0 0 1rem; display: grid; gap: .75rem; max-width: 48rem; }
+  ul.choices li, ol.choices li { border: 1px solid var(--border); border-radius: 8px; padding: .75rem 1rem; }
+  ul.choices a, ol.choices a { font-weight: 600; display: block; }
+  .copy-row pre { flex: 1 1 100%; min-width: 0; margin: 0; }
   .secret-box { border: 1px solid var(--ok); border-radius: 8px; padding: .75rem 1rem; max-width: 48rem; margin-bottom: 1rem; }
   section.panel { border-top: 1px solid var(--border); margin-top: 1.5rem; }
   .error-summary { border: 3px solid var(--danger); border-radius: 6px; padding: .75rem 1rem; margin-bottom: 1rem; max-width: 48rem; }
