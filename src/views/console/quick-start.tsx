@@ -78,8 +78,8 @@ export function QuickStart(props: QuickStartData & { heading: 'h1' | 'h2' }) {
       {usesSecret ? (
         <p class="hint">{props.secret ? st.secretFromEnvironment : `${st.secretFromEnvironment} ${st.secretNotShown}`}</p>
       ) : null}
-      <div class="copy-row">
-        <pre class="settings snippet" tabIndex={0} aria-label={st.codeLabel}>
+      <div class="snippet">
+        <pre class="settings" tabIndex={0} aria-label={st.codeLabel}>
           <code id="quick-start-code" class={`language-${props.snippet.language}`}>
             {props.snippet.code}
           </code>
