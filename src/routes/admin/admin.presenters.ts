@@ -51,6 +51,7 @@ export function presentApiResource(resource: ApiResourceRow) {
     scopes: resource.scopes,
     access_token_ttl_s: resource.accessTokenTtlSeconds,
     open_registration: resource.openRegistration,
+    role_based_access: resource.roleBasedAccess,
     created_at: resource.createdAt.toISOString(),
     updated_at: resource.updatedAt.toISOString(),
   };
@@ -65,4 +66,9 @@ export function presentSummary(summary: AdminSummary) {
     roles: summary.roles,
     admins: summary.admins,
   };
+}
+
+/** A published signing key: its id, algorithm and dates, never a key's material. */
+export function presentSigningKey(k: { kid: string; alg: string; createdAt: Date; retiredAt: Date | null }) {
+  return { kid: k.kid, alg: k.alg, created_at: k.createdAt.toISOString(), retired_at: k.retiredAt?.toISOString() ?? null };
 }

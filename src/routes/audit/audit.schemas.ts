@@ -58,6 +58,9 @@ export const auditEventsQuery = z
     from: timeField('from', 'Events at or after this time').optional(),
     to: timeField('to', 'Events before this time').optional(),
     cursor: cursorField.optional(),
+    before: cursorField
+      .meta({ description: 'prev_cursor of a later page: the page before it (newer events); ignored with cursor' })
+      .optional(),
     limit: limitField,
   })
   .refine((q) => !q.from || !q.to || q.from < q.to, { message: 'from must be before to', path: ['from'] });
@@ -77,10 +80,21 @@ const common = {
 /** Who did it: a user, a SCIM connection (CONTRACT §20), or null (the system, an anonymous act). */
 export const actorField = z
   .union([
-    z.strictObject({ type: z.literal('user'), id: z.string() }),
+    z.strictObject({
+      type: z.literal('user'),
+      id: z.string(),
+      email: z.string().nullable().meta({ description: "The user's email when the event happened (null: not recorded)" }),
+      name: z.string().nullable().meta({ description: "The user's first and last name when the event happened" }),
+    }),
     z.strictObject({ type: z.literal('scim_connection'), id: z.string(), name: z.string() }),
   ])
   .nullable();
+
+/** Whom it concerns when that is a user, as they were when the event happened (null otherwise). */
+export const subjectField = z
+  .strictObject({ id: z.string(), email: z.string(), name: z.string().nullable() })
+  .nullable()
+  .meta({ description: 'The user the event concerns, with the email and name recorded when it happened; null when not a user' });
 
 export const auditEventsBody = z.strictObject({
   events: z.array(
@@ -89,11 +103,18 @@ export const auditEventsBody = z.strictObject({
       actor_id: z.string().nullable(),
       actor: actorField,
       subject_id: z.string().nullable(),
+      subject: subjectField,
       request_id: z.string().nullable(),
     }),
   ),
   next_cursor: z.string().nullable(),
+  /** Passed as `before`, the page before this one (newer events); null on the first page. */
+  prev_cursor: z.string().nullable(),
 });
+
+export type AuditEventsBody = z.output<typeof auditEventsBody>;
+/** One event of GET /api/admin/audit-events as sent. */
+export type AuditEvent = AuditEventsBody['events'][number];
 
 export const activityBody = z.strictObject({
   events: z.array(z.strictObject({ ...common, actor: z.enum(['self', 'other', 'system']) })),
