@@ -583,7 +583,7 @@ describe('requiring DPoP (dpop_bound_access_tokens) on a client or an API', () =
       await open.close();
     }
     const { agent } = await makeSignedInUser(t, ['super_admin']);
-    const page = await agent.get('/admin/applications/new');
+    const page = await agent.get('/admin/applications/new?preset=custom');
     expect(page.text).toContain('name="dpop"');
     const csrf = /name="csrf" value="([^"]+)"/.exec(page.text)![1]!;
     const created = await agent
