@@ -228,6 +228,12 @@ export interface RouterOptions {
 export function declareRouter(deps: RouteDeps, routes: DeclaredRoute[], options: RouterOptions = {}): Router {
   const router = Router();
   const scope = deps.scope;
+  // In a scope, every route goes to the app's one router (src/http/dispatch.ts) with its whole chain; outside an app
+  // (unit tests), to the Express router returned.
+  const add = (method: HttpMethod | 'options', path: string, chain: Array<RequestHandler | ErrorRequestHandler>, labelled: boolean) => {
+    if (scope) scope.route(method, path, chain, labelled);
+    else router[method](path, ...chain);
+  };
   const preflights = new Set<string>();
   let clientCors: ClientCors | undefined;
   for (const declared of routes) {
@@ -241,23 +247,22 @@ export function declareRouter(deps: RouteDeps, routes: DeclaredRoute[], options:
       // The client is named in the body: its CORS step runs after the scope's body parsers.
       clientCors ??= createClientCors(deps.ctx);
       const chain: Array<RequestHandler | ErrorRequestHandler> = [];
-      if (scope) chain.push(scope.label(decl), ...scope.steps);
+      if (scope) chain.push(...scope.steps);
       chain.push(clientCors.answer, ...chainOf(deps, decl, declared.handler));
       if (scope?.boundary) chain.push(scope.boundary);
-      router[decl.method](decl.path, ...chain);
+      add(decl.method, decl.path, chain, true);
       if (!preflights.has(decl.path)) {
         preflights.add(decl.path);
         // Counted by the scope's limiter like any request of the scope (a preflight may cost a lookup).
         const preflightChain: Array<RequestHandler | ErrorRequestHandler> = [...(scope?.steps ?? []), clientCors.preflight];
         if (scope?.boundary) preflightChain.push(scope.boundary);
-        router.options(decl.path, ...preflightChain);
+        add('options', decl.path, preflightChain, false);
       }
       scope?.record(decl);
       continue;
     }
     const cors = decl.cors === 'public' ? PUBLIC_CORS : scope?.cors && decl.cors !== false ? scope.cors : undefined;
     const chain: Array<RequestHandler | ErrorRequestHandler> = [];
-    if (scope) chain.push(scope.label(decl));
     if (cors) chain.push(cors);
     // A route's own, bigger body parser (megabytes: the user import) runs only for a caller its guard lets in: parsing
     // such a body blocks the event loop for up to a second, which nobody may cause without the right to call the
@@ -266,11 +271,11 @@ export function declareRouter(deps: RouteDeps, routes: DeclaredRoute[], options:
     if (scope) chain.push(...scope.steps);
     chain.push(...chainOf(deps, decl, declared.handler));
     if (scope?.boundary) chain.push(scope.boundary);
-    router[decl.method](decl.path, ...chain);
+    add(decl.method, decl.path, chain, true);
     // A CORS preflight (OPTIONS) matches no declared method: the route's path answers it with the same CORS step.
     if (cors && !preflights.has(decl.path)) {
       preflights.add(decl.path);
-      router.options(decl.path, cors);
+      add('options', decl.path, [cors], false);
     }
     scope?.record(decl);
   }

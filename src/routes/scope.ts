@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler, Router } from 'express';
-import { labelRoute } from '../middleware/metrics';
-import type { MountedRouteDecl, RouteDecl } from './route';
+import type { Dispatcher, Step } from '../http/dispatch';
+import type { MountedRouteDecl } from './route';
 import type { DeclaredAppRoute } from './route-table';
 import type { RouteDeps } from './types';
 
@@ -26,18 +26,18 @@ export interface ScopeOptions {
   secondFactorForAdmins?: boolean;
 }
 
-/** What `declareRouter` reads from `deps.scope` while it builds a router that this scope mounts. */
+/** What `declareRouter` reads from `deps.scope` while it builds the routes that this scope mounts. */
 export interface ScopeSteps extends ScopeOptions {
   steps: readonly RequestHandler[];
-  /** The first step of a route: its metrics label, the full declared path. */
-  label(decl: RouteDecl): RequestHandler;
+  /**
+   * Adds a route's whole chain to the app's one router (src/http/dispatch.ts) at its full path; `labelled`: the
+   * duration histogram labels its requests with that path (a CORS preflight is not labelled).
+   */
+  route(method: string, path: string, chain: readonly Step[], labelled: boolean): void;
+  /** Static files below `path` (GET/HEAD), not declared routes: the chain sees `req.url` relative to `path`. */
+  files(path: string, chain: readonly Step[]): void;
   /** Records a route in the app's route table. */
   record(decl: MountedRouteDecl): void;
-}
-
-/** Anything Express can mount a router on: the app or a router. */
-interface MountTarget {
-  use(path: string, ...handlers: RequestHandler[]): unknown;
 }
 
 export function joinPath(...parts: string[]): string {
@@ -50,11 +50,11 @@ export function joinPath(...parts: string[]): string {
 
 export class Scope {
   /**
-   * @param target where routers are mounted (the app, or the scope's own router)
-   * @param base the full path of `target` (`/api` for the API router, '' for the app)
+   * @param target the app's one router, which every route of every scope is added to
+   * @param base the full path the scope's mount paths are relative to (`/api` for the API, '' for the app)
    */
   constructor(
-    private readonly target: MountTarget,
+    private readonly target: Dispatcher,
     private readonly base: string,
     private readonly options: ScopeOptions,
     private readonly table: DeclaredAppRoute[],
@@ -62,17 +62,23 @@ export class Scope {
   ) {}
 
   /**
-   * Mounts the router `create` builds at `path` (relative to the scope's base). The router must be built by
-   * `declareRouter` from these deps: a router with no declared route is refused, so nothing reaches the app without a
-   * declaration (and so without its place in the OpenAPI document and the permission matrix).
+   * Mounts the routes `create` declares at `path` (relative to the scope's base), in the app's one router. The router
+   * must be built by `declareRouter` from these deps, which adds each route there: a router with no declared route,
+   * or with anything Express would have to route itself, is refused, so nothing reaches the app without a declaration
+   * (and so without its place in the OpenAPI document and the permission matrix).
    */
   mount(path: string, create: (deps: RouteDeps) => Router): void {
     const prefix = joinPath(this.base, path);
     let recorded = 0;
+    const target = this.target;
     const scope: ScopeSteps = {
       ...this.options,
       steps: this.options.steps ?? [],
-      label: (decl) => labelRoute(joinPath(prefix, decl.path)),
+      route: (method, routePath, chain, labelled) => {
+        const full = joinPath(prefix, routePath);
+        target.on(method, full, labelled ? full : undefined, chain);
+      },
+      files: (filesPath, chain) => target.files(joinPath(prefix, filesPath), chain),
       record: (decl) => {
         recorded++;
         this.table.push({ method: decl.method, path: joinPath(prefix, decl.path), decl });
@@ -80,7 +86,7 @@ export class Scope {
     };
     const router = create({ ...this.deps, scope });
     if (recorded === 0) throw new Error(`${prefix}: a scope mounts only routers built by declareRouter with its deps`);
-    this.target.use(joinPath(path), router);
+    if (router.stack.length > 0) throw new Error(`${prefix}: a scope's routes are added to the app's router, not to an Express router`);
   }
 
   /** A scope on the same mount target with other options (e.g. the OAuth dialect, the admin policy). */
