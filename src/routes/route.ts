@@ -30,16 +30,57 @@ import { scimAuthenticate } from '../middleware/scim-authenticate';
 import { requireAllowedOrigin } from '../middleware/origin-check';
 import { requireAdmin, requirePermission, requireRole } from '../middleware/authorize';
 import { zodDetails } from '../middleware/validate';
+import type { Authenticate } from '../middleware/authenticate';
 import { ADMIN_TIER, type Principal } from '../services/principal';
 import type { ServiceContext } from '../services/context';
 import type { Config } from '../config';
 import { Outcome } from '../http/outcome';
+import type { Step } from '../http/dispatch';
 import { createClientCors, type ClientCors } from '../http/client-cors';
 import { responseChecker } from './docs/response-check';
 
 /** CONTRACT §18: public documents any web page may read: `*`, never credentials (a preflight is answered too). */
 const PUBLIC_CORS: RequestHandler = cors({ origin: '*', methods: ['GET', 'HEAD'], maxAge: 600 });
-import type { RouteDeps } from './types';
+
+/** What every router factory receives. */
+export interface RouteDeps {
+  ctx: ServiceContext;
+  authenticate: Authenticate;
+  /** The per-IP limiter for routes that declare `rateLimit` (the hosted forms: pages, whose scope answers 429 as a page). */
+  rateLimit?: RequestHandler;
+  /** The per-IP budget of dynamic client registration (CONTRACT §13), for routes that declare `rateLimit: 'registration'`. */
+  registrationRateLimit?: RequestHandler;
+  /** The scope the router is mounted in (src/routes/scope.ts): its steps, dialect and policy; none outside an app. */
+  scope?: ScopeSteps;
+}
+
+/** What a scope gives every route it mounts (src/routes/scope.ts). */
+export interface ScopeOptions {
+  /** Steps every route of the scope runs first, in order. */
+  steps?: readonly RequestHandler[];
+  /** CORS for allow-listed origins (a route opts out with `cors: false`); none when omitted. */
+  cors?: RequestHandler;
+  /** The end of every route's chain: errors of the steps and of the route, in the scope's dialect. */
+  boundary?: ErrorRequestHandler;
+  /** Documented dialect of the boundary (the OpenAPI error bodies). */
+  dialect?: 'oauth';
+  /** Every route is under MFA_REQUIRED_FOR_ADMINS (CONTRACT §10). */
+  secondFactorForAdmins?: boolean;
+}
+
+/** What `declareRouter` reads from `deps.scope` while it builds the routes that this scope mounts. */
+export interface ScopeSteps extends ScopeOptions {
+  steps: readonly RequestHandler[];
+  /**
+   * Adds a route's whole chain to the app's one router (src/http/dispatch.ts) at its full path; `labelled`: the
+   * duration histogram labels its requests with that path (a CORS preflight is not labelled).
+   */
+  route(method: string, path: string, chain: readonly Step[], labelled: boolean): void;
+  /** Static files below `path` (GET/HEAD), not declared routes: the chain sees `req.url` relative to `path`. */
+  files(path: string, chain: readonly Step[]): void;
+  /** Records a route in the app's route table. */
+  record(decl: MountedRouteDecl): void;
+}
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -141,11 +182,6 @@ export type OutcomeRenderer = (outcome: Outcome, req: Request, res: Response, co
 export interface MountedRouteDecl extends RouteDecl {
   /** Errors in the RFC 6749 dialect `{ error, error_description }` (the OAuth protocol scope). */
   dialect?: 'oauth';
-  /**
-   * A console page or action (auth 'page'): the REST route it mirrors, as `METHOD /api/path`. It must declare the
-   * same guard (test/e2e/console-permissions.test.ts). Absent where the API has no such route (docs/console.md).
-   */
-  twin?: string;
   /**
    * MFA_REQUIRED_FOR_ADMINS applies (CONTRACT §10): an admin-tier caller whose session has no second factor gets 403
    * mfa_required (the administration scope: users, RBAC, admin).

@@ -1,8 +1,17 @@
-import type { ErrorRequestHandler, RequestHandler, Router } from 'express';
-import type { Dispatcher, Step } from '../http/dispatch';
-import type { MountedRouteDecl } from './route';
+import type { Router } from 'express';
+import type { Dispatcher } from '../http/dispatch';
+import type { RouteDeps, ScopeOptions, ScopeSteps } from './route';
 import type { DeclaredAppRoute } from './route-table';
-import type { RouteDeps } from './types';
+
+export type { ScopeOptions, ScopeSteps } from './route';
+
+export function joinPath(...parts: string[]): string {
+  const joined = `/${parts
+    .map((p) => p.replace(/^\/+|\/+$/g, ''))
+    .filter(Boolean)
+    .join('/')}`;
+  return joined;
+}
 
 /**
  * Scopes (issue 22): each group of routes is mounted with exactly the steps it needs, the way node-oidc-provider gives
@@ -13,41 +22,6 @@ import type { RouteDeps } from './types';
  * by a route: a router mounted in the administration scope is under MFA_REQUIRED_FOR_ADMINS, one mounted in the OAuth
  * protocol scope answers in RFC 6749's dialect, whatever its declarations say.
  */
-export interface ScopeOptions {
-  /** Steps every route of the scope runs first, in order. */
-  steps?: readonly RequestHandler[];
-  /** CORS for allow-listed origins (a route opts out with `cors: false`); none when omitted. */
-  cors?: RequestHandler;
-  /** The end of every route's chain: errors of the steps and of the route, in the scope's dialect. */
-  boundary?: ErrorRequestHandler;
-  /** Documented dialect of the boundary (the OpenAPI error bodies). */
-  dialect?: 'oauth';
-  /** Every route is under MFA_REQUIRED_FOR_ADMINS (CONTRACT §10). */
-  secondFactorForAdmins?: boolean;
-}
-
-/** What `declareRouter` reads from `deps.scope` while it builds the routes that this scope mounts. */
-export interface ScopeSteps extends ScopeOptions {
-  steps: readonly RequestHandler[];
-  /**
-   * Adds a route's whole chain to the app's one router (src/http/dispatch.ts) at its full path; `labelled`: the
-   * duration histogram labels its requests with that path (a CORS preflight is not labelled).
-   */
-  route(method: string, path: string, chain: readonly Step[], labelled: boolean): void;
-  /** Static files below `path` (GET/HEAD), not declared routes: the chain sees `req.url` relative to `path`. */
-  files(path: string, chain: readonly Step[]): void;
-  /** Records a route in the app's route table. */
-  record(decl: MountedRouteDecl): void;
-}
-
-export function joinPath(...parts: string[]): string {
-  const joined = `/${parts
-    .map((p) => p.replace(/^\/+|\/+$/g, ''))
-    .filter(Boolean)
-    .join('/')}`;
-  return joined;
-}
-
 export class Scope {
   /**
    * @param target the app's one router, which every route of every scope is added to

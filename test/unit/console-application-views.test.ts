@@ -26,6 +26,7 @@ const row: OAuthClientRow = {
   jwks: null,
   jwksUri: null,
   requirePushedAuthorizationRequests: false,
+  dpopBoundAccessTokens: false,
   lastUsedAt: null,
   createdAt: new Date('2026-11-01T00:00:00Z'),
   updatedAt: new Date('2026-11-01T00:00:00Z'),

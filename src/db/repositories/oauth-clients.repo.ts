@@ -54,6 +54,8 @@ export interface OAuthClientRow {
   tokenEndpointAuthMethod: TokenEndpointAuthMethod;
   /** RFC 9126 §6 (issue 34): the client must push its authorization requests (PAR). */
   requirePushedAuthorizationRequests: boolean;
+  /** RFC 9449 §5.2 (issue 34): every access token issued to the client must be DPoP-bound. */
+  dpopBoundAccessTokens: boolean;
   /** RFC 7591 §2: the client's public keys, inline (private_key_jwt). */
   jwks: JsonWebKeySet | null;
   /** RFC 7591 §2: where the client publishes its public keys (private_key_jwt), fetched under the outbound rules. */
@@ -84,6 +86,7 @@ interface OAuthClientRecord {
   logo_uri: string | null;
   token_endpoint_auth_method?: string | null;
   require_pushed_authorization_requests?: boolean;
+  dpop_bound_access_tokens?: boolean;
   jwks?: JsonWebKeySet | string | null;
   jwks_uri?: string | null;
   last_used_at: Date | null;
@@ -118,6 +121,7 @@ function toClientRow(r: OAuthClientRecord): OAuthClientRow {
     jwks: typeof r.jwks === 'string' ? (JSON.parse(r.jwks) as JsonWebKeySet) : (r.jwks ?? null),
     jwksUri: r.jwks_uri ?? null,
     requirePushedAuthorizationRequests: r.require_pushed_authorization_requests === true,
+    dpopBoundAccessTokens: r.dpop_bound_access_tokens === true,
     lastUsedAt: r.last_used_at ? new Date(r.last_used_at) : null,
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
@@ -150,6 +154,8 @@ export async function insertClient(
     privateKeyJwt?: { jwks: JsonWebKeySet | null; jwksUri: string | null };
     /** Issue 34: PAR required for this client. */
     requirePushedAuthorizationRequests?: boolean;
+    /** Issue 34: DPoP required for this client. */
+    dpopBoundAccessTokens?: boolean;
     now: Date;
   },
 ): Promise<OAuthClientRow> {
@@ -178,6 +184,7 @@ export async function insertClient(
       jwks: c.privateKeyJwt?.jwks ? JSON.stringify(c.privateKeyJwt.jwks) : null,
       jwks_uri: c.privateKeyJwt?.jwksUri ?? null,
       require_pushed_authorization_requests: c.requirePushedAuthorizationRequests ?? false,
+      dpop_bound_access_tokens: c.dpopBoundAccessTokens ?? false,
       created_at: c.now,
       updated_at: c.now,
     })
@@ -192,10 +199,10 @@ export async function insertClient(
 export async function findClientById(db: DbOrTrx, clientId: string): Promise<OAuthClientRow | undefined> {
   const [row] = await preparedRows(
     db,
-    'sso_find_client_9',
+    'sso_find_client_10',
     `select client_id, name, secret_hash, type, grant_types, allowed_resources, redirect_uris, scopes, post_logout_redirect_uris,
             allowed_origins, cors_origins, is_active, registration, registration_access_token_hash, client_uri, logo_uri,
-            token_endpoint_auth_method, jwks, jwks_uri, require_pushed_authorization_requests, last_used_at, created_at, updated_at
+            token_endpoint_auth_method, jwks, jwks_uri, require_pushed_authorization_requests, dpop_bound_access_tokens, last_used_at, created_at, updated_at
        from oauth_clients where client_id = $1`,
     [clientId],
   );
@@ -251,6 +258,7 @@ export async function updateClient(
     /** Issue 34: the keys of a private_key_jwt client (exactly one of the two is set). */
     keys: { jwks: JsonWebKeySet | null; jwksUri: string | null };
     requirePushedAuthorizationRequests: boolean;
+    dpopBoundAccessTokens: boolean;
   }>,
   now: Date,
 ): Promise<OAuthClientRow | undefined> {
@@ -268,6 +276,7 @@ export async function updateClient(
   if (patch.requirePushedAuthorizationRequests !== undefined) {
     record.require_pushed_authorization_requests = patch.requirePushedAuthorizationRequests;
   }
+  if (patch.dpopBoundAccessTokens !== undefined) record.dpop_bound_access_tokens = patch.dpopBoundAccessTokens;
   if (patch.keys !== undefined) {
     record.jwks = patch.keys.jwks ? JSON.stringify(patch.keys.jwks) : null;
     record.jwks_uri = patch.keys.jwksUri;

@@ -9,9 +9,10 @@ import { adminRank } from '../../services/rbac-policy';
 import { renderOAuthErrorPage } from '../../views/consent';
 import { RefusalText, type FieldErrors, type Refusal } from '../../views/console/components';
 import { pageEnv } from '../../views/env';
-import type { ConsoleFrame, ConsoleSection } from '../../views/console/layout';
+import { CONSOLE_NAV, type ConsoleFrame, type ConsoleSection } from '../../views/console/layout';
+import { listDeclaredRoutes, passesGuard } from '../route-table';
 import { renderConsoleError } from '../../views/console/pages';
-import { html, PAGE, text } from '../pages/page-kit';
+import { html, PAGE } from '../pages/page-kit';
 
 /**
  * What the console's routes share (CONTRACT §14): the declaration base, the page frame (CSRF field, flash message),
@@ -72,9 +73,28 @@ export function frameOf(
     email: principal.email,
     // Live from the session's roles; a global super_admin's are the whole catalogue (principal.repo.ts).
     permissions: principal.permissions,
+    sections: sectionsFor(req, principal),
     csrf: issueCsrf(req, res, config),
     flash: takeFlash(req, res),
   };
+}
+
+/**
+ * The console sections a principal may open: each entry of the navigation whose page (the GET route declared at its
+ * href) lets the principal through its guard. The route's declaration is the only list of who may see what.
+ */
+export function sectionsFor(req: Request, principal: Principal): ConsoleSection[] {
+  const pages = new Map(listDeclaredRoutes(req.app).flatMap((r) => (r.method === 'get' ? [[r.path, r.decl] as const] : [])));
+  return CONSOLE_NAV.flatMap((item) => {
+    const decl = pages.get(item.href);
+    return decl && passesGuard(decl, principal) ? [item.id] : [];
+  });
+}
+
+/** Where an admin lands: the first section it may open (the overview for admin and super_admin). */
+export function landingOf(req: Request, principal: Principal): string | undefined {
+  const first = sectionsFor(req, principal)[0];
+  return CONSOLE_NAV.find((item) => item.id === first)?.href;
 }
 
 /** A checkbox group: absent, one value or several. */
@@ -90,9 +110,6 @@ export const lines = (value: string) =>
     .split(/\r?\n/)
     .map((l) => l.trim())
     .filter(Boolean);
-
-/** `confirm=yes` on the second post of a destructive action. */
-export const confirmBody = z.object({ confirm: text(10) });
 
 /** The issues of an API schema as messages by top-level field (what the console's forms show next to each input). */
 export function fieldErrors(issues: readonly z.core.$ZodIssue[]): FieldErrors {
@@ -136,45 +153,6 @@ export function serviceFieldErrors(err: unknown, fallback: string): FieldErrors 
 /** The status a refused form is shown again with: the service's 4xx, else 400. */
 export const refusalStatus = (err: unknown): number => (err instanceof AppError ? err.status : 400);
 
-/**
- * A console form post through the API's rules: `input` (the form mapped onto the API body) is checked with the API's
- * schema, then handed to the service. A refusal of either is shown with `again` (the form with field errors; 400, or
- * the service's 4xx) and answers undefined; anything else (a server error) is thrown.
- */
-export async function submitForm<S extends z.ZodType, R>(
-  schema: S,
-  input: unknown,
-  again: (errors: FieldErrors, status: number) => unknown,
-  fallbackField: string,
-  run: (data: z.output<S>) => Promise<R>,
-): Promise<R | undefined> {
-  const parsed = schema.safeParse(input);
-  if (!parsed.success) {
-    await again(fieldErrors(parsed.error.issues), 400);
-    return undefined;
-  }
-  try {
-    return await run(parsed.data);
-  } catch (err) {
-    const errors = serviceFieldErrors(err, fallbackField);
-    if (errors === undefined) throw err;
-    await again(errors, refusalStatus(err));
-    return undefined;
-  }
-}
-
-/** Runs an action and redirects (303) to `back`; its refusal (a 4xx of the services: stale ids, conflicts) becomes the flash. */
-export async function act(config: Pick<Config, 'cookieSecure'>, res: Response, back: string, run: () => Promise<string>): Promise<void> {
-  try {
-    setFlash(res, config, 'ok', await run());
-  } catch (err) {
-    const refusal = refusalOf(err);
-    if (refusal === undefined) throw err;
-    setFlash(res, config, 'error', refusal);
-  }
-  res.redirect(303, back);
-}
-
 /** A checkbox's value: checked sends "true", unchecked sends nothing. */
 export const checked = (value: string): boolean => value === 'true';
 
@@ -208,6 +186,11 @@ export function consoleRefusals(config: Config): ErrorRequestHandler {
       if (!principal || !isAdminTier || mfa) {
         return html(res, 403, renderOAuthErrorPage({ title: e.notAllowed, message: mfa ? e.needsFactor : e.adminsOnly }));
       }
+      // The console's front door (/admin) for an admin who may not see the overview (a manager): the first section it
+      // may open, rather than "Not allowed".
+      const landing =
+        req.method === 'GET' && req.originalUrl.split('?')[0]?.replace(/\/+$/, '') === '/admin' ? landingOf(req, principal) : undefined;
+      if (landing && landing !== '/admin') return res.redirect(303, landing);
       const refusal = refusalOf(err) ?? err.message;
       return html(
         res,
