@@ -1,7 +1,8 @@
 import type { Request, RequestHandler } from 'express';
 import type { Brand } from '../config';
 import type { LiveSettings, SettingsSnapshot } from '../services/settings/live-settings';
-import { chooseLocale, messagesFor, type Locale, type Messages } from '../i18n';
+import { chooseLocale, DEFAULT_LOCALE, messagesFor, type Locale, type Messages } from '../i18n';
+import { DEFAULT_BRAND_COLOR } from '../lib/palette';
 
 /** What a hosted page or mail is rendered with (CONTRACT §15): its language, its catalogue and the branding. */
 export interface PageEnv {
@@ -9,6 +10,16 @@ export interface PageEnv {
   t: Messages;
   brand: Readonly<Brand>;
 }
+
+/** English and the default branding: outside a request's scope (a CLI, a test rendering a view directly). */
+export const DEFAULT_PAGE_ENV: PageEnv = {
+  locale: DEFAULT_LOCALE,
+  t: messagesFor(DEFAULT_LOCALE),
+  brand: { name: 'service-sso', color: DEFAULT_BRAND_COLOR },
+};
+
+/** The page environment of a request (set by the scope's step), or the default one where no scope set it. */
+export const pageEnvOf = (req: Request): PageEnv => req.pageEnv ?? DEFAULT_PAGE_ENV;
 
 const single = (v: unknown): string | undefined => (typeof v === 'string' ? v.slice(0, 4096) : undefined);
 

@@ -1,13 +1,5 @@
-import { messagesFor, DEFAULT_LOCALE } from '../i18n';
 import { currentRequest } from '../lib/request-context';
-import { DEFAULT_BRAND_COLOR } from '../lib/palette';
-import type { PageEnv } from '../middleware/page-env';
-
-const FALLBACK: PageEnv = {
-  locale: DEFAULT_LOCALE,
-  t: messagesFor(DEFAULT_LOCALE),
-  brand: { name: 'service-sso', color: DEFAULT_BRAND_COLOR },
-};
+import { DEFAULT_PAGE_ENV, type PageEnv } from '../middleware/page-env';
 
 /**
  * The language and branding of the page being rendered: the request's (middleware/page-env.ts), read from the
@@ -15,5 +7,5 @@ const FALLBACK: PageEnv = {
  * Outside a request (a CLI, a test rendering a view directly) English and the default branding.
  */
 export function pageEnv(): PageEnv {
-  return currentRequest()?.pageEnv ?? FALLBACK;
+  return currentRequest()?.pageEnv ?? DEFAULT_PAGE_ENV;
 }
