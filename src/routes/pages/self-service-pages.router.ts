@@ -1,4 +1,3 @@
-import { findUserById } from '../../db/repositories/users.repo';
 import type { Request, Response } from 'express';
 import { z } from 'zod';
 import { AppError } from '../../errors';
@@ -111,7 +110,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
     status: number,
     extra: Partial<AccountPageData> = {},
   ) {
-    const [sessions, apps, factors, pending, current, identities, providers, samlApps, user] = await Promise.all([
+    const [sessions, apps, factors, pending, current, identities, providers, samlApps, hasPassword] = await Promise.all([
       account.listOwnSessions(ctx, principal),
       listConnectedApps(ctx, principal.userId),
       loadFactors(ctx.db, principal.userId),
@@ -120,7 +119,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       listOwnIdentities(ctx, principal.userId),
       listEnabledProviders(ctx),
       listSamlAppsOfPerson(ctx, principal.userId),
-      findUserById(ctx.db, principal.userId),
+      account.hasOwnPassword(ctx, principal),
     ]);
     // CONTRACT §11: past 10 minutes, the forms that change a factor ask for the password too.
     const authAgeSeconds = current ? (ctx.clock.now().getTime() - current.authTime.getTime()) / 1000 : Infinity;
@@ -155,7 +154,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
         recoveryCodesLeft: factors.recoveryCodesLeft,
         reauthenticate: authAgeSeconds > RECENT_SIGN_IN_SECONDS,
         emailVerified: principal.emailVerified,
-        hasPassword: Boolean(user?.passwordHash),
+        hasPassword,
         notice: context.done && isNotice(context.done) ? req.pageEnv!.t.accountNotices[context.done] : undefined,
         enrolRequired,
         continueTo: enrolRequired && hasSecondFactor(principal.amr) ? (returnTo ?? '/login') : undefined,
