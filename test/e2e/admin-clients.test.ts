@@ -26,6 +26,7 @@ const CLIENT_FIELDS = [
   'allowed_resources',
   'client_id',
   'created_at',
+  'dpop_bound_access_tokens',
   'grant_types',
   'is_active',
   'jwks',

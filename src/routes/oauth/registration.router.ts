@@ -38,6 +38,7 @@ function presentClientInformation(baseUrl: string, registered: RegisteredClient)
     ...(client.jwks ? { jwks: client.jwks } : {}),
     ...(client.jwksUri ? { jwks_uri: client.jwksUri } : {}),
     ...(client.requirePushedAuthorizationRequests ? { require_pushed_authorization_requests: true } : {}),
+    ...(client.dpopBoundAccessTokens ? { dpop_bound_access_tokens: true } : {}),
     scope: formatScope(client.scopes),
     ...(client.clientUri ? { client_uri: client.clientUri } : {}),
     ...(client.logoUri ? { logo_uri: client.logoUri } : {}),

@@ -33,6 +33,8 @@ export interface ClientMetadataInput {
   jwksUri?: string;
   /** RFC 9126 §6. */
   requirePushedAuthorizationRequests?: boolean;
+  /** RFC 9449 §5.2. */
+  dpopBoundAccessTokens?: boolean;
   /** Browser origins answered CORS; omitted: the default (client-policy.ts corsOriginsOf). */
   allowedOrigins?: string[];
 }
@@ -167,6 +169,7 @@ export async function registerClient(
       logoUri: judged.logoUri,
       privateKeyJwt: judged.keys,
       requirePushedAuthorizationRequests: input.metadata.requirePushedAuthorizationRequests ?? false,
+      dpopBoundAccessTokens: input.metadata.dpopBoundAccessTokens ?? false,
       allowedOrigins: judged.allowedOrigins,
       now,
     });
@@ -239,6 +242,7 @@ export async function updateRegistration(
         logoUri: judged.logoUri,
         ...(judged.keys ? { keys: judged.keys } : {}),
         requirePushedAuthorizationRequests: metadata.requirePushedAuthorizationRequests ?? false,
+        dpopBoundAccessTokens: metadata.dpopBoundAccessTokens ?? false,
         allowedOrigins: judged.allowedOrigins,
       },
       ctx.clock.now(),
