@@ -327,6 +327,9 @@ export const de: Messages = {
     password: 'Passwort',
     currentPassword: 'Aktuelles Passwort',
     newPasswordAgain: 'Neues Passwort wiederholen',
+    noPassword:
+      'Sie melden sich ohne Passwort an (mit einem verknüpften Konto oder einem Link per E-Mail). Möchten Sie auch eines, senden wir Ihnen einen Link, um es festzulegen.',
+    setPassword: 'Link zum Festlegen eines Passworts senden',
     passwordSignsOut: 'Eine Passwortänderung meldet alle anderen Sitzungen ab.',
     changePassword: 'Passwort ändern',
     sessions: 'Sitzungen',

@@ -316,6 +316,9 @@ export const en = {
     password: 'Password',
     currentPassword: 'Current password',
     newPasswordAgain: 'New password again',
+    noPassword:
+      'You sign in without a password (with a linked account or an emailed link). To have one too, we email you a link to set it.',
+    setPassword: 'Email me a link to set a password',
     passwordSignsOut: 'Changing the password signs out every other session.',
     changePassword: 'Change password',
     sessions: 'Sessions',

@@ -1,3 +1,4 @@
+import { findUserById } from '../db/repositories/users.repo';
 import { withTransaction } from '../db';
 import { burnEmailTokensOfUser } from '../db/repositories/email-tokens.repo';
 import {
@@ -93,4 +94,9 @@ export async function changePassword(
     await revokeSessionsOfUser(trx, user.id, changedAt, { exceptSessionId: principal.sessionId });
     await ctx.events.record(trx, { type: 'auth.password.changed', actorId: user.id, subjectId: user.id });
   });
+}
+
+/** Whether the signed-in person has a password (someone signing in only by a linked account or a link has none). */
+export async function hasOwnPassword(ctx: ServiceContext, principal: Principal): Promise<boolean> {
+  return Boolean((await findUserById(ctx.db, principal.userId))?.passwordHash);
 }

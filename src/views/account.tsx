@@ -36,6 +36,8 @@ export interface AccountPageData {
   notice?: string;
   /** An unconfirmed address gets "send the confirmation email again" (CONTRACT §15). */
   emailVerified: boolean;
+  /** false: the person signs in without a password; the section offers a set-password link by email instead. */
+  hasPassword?: boolean;
   error?: { section: AccountSection; message: string };
   /** MFA_REQUIRED_FOR_ADMINS sent this person here; `continueTo` once they may go on. */
   enrolRequired?: boolean;
@@ -123,43 +125,54 @@ function PasswordSection({ data }: Props) {
     <section aria-labelledby="password-h">
       <h2 id="password-h">{tr().password}</h2>
       <SectionError data={data} section="password" />
-      <form method="post" action={act(data, 'password')}>
-        <CsrfField csrf={data.csrf} />
-        <input type="text" name="username" autocomplete="username" value={data.email} hidden />
-        <label for="current_password">{tr().currentPassword}</label>
-        <input
-          type="password"
-          id="current_password"
-          name="current_password"
-          autocomplete="current-password"
-          required
-          aria-describedby={d}
-        />
-        <label for="new_password">{pageEnv().t.common.newPassword}</label>
-        <input
-          type="password"
-          id="new_password"
-          name="new_password"
-          autocomplete="new-password"
-          minlength={6}
-          required
-          aria-describedby={d}
-        />
-        <label for="new_password_confirm">{tr().newPasswordAgain}</label>
-        <input
-          type="password"
-          id="new_password_confirm"
-          name="new_password_confirm"
-          autocomplete="new-password"
-          minlength={6}
-          required
-          aria-describedby={d}
-        />
-        <p class="muted">{tr().passwordSignsOut}</p>
-        <Actions>
-          <button type="submit">{tr().changePassword}</button>
-        </Actions>
-      </form>
+      {data.hasPassword === false ? (
+        // No current password to ask for: the set-password link by email, as "forgot password" sends it.
+        <form method="post" action="/forgot-password">
+          <Hidden fields={{ csrf: data.csrf, email: data.email }} />
+          <p>{tr().noPassword}</p>
+          <Actions>
+            <button type="submit">{tr().setPassword}</button>
+          </Actions>
+        </form>
+      ) : (
+        <form method="post" action={act(data, 'password')}>
+          <CsrfField csrf={data.csrf} />
+          <input type="text" name="username" autocomplete="username" value={data.email} hidden />
+          <label for="current_password">{tr().currentPassword}</label>
+          <input
+            type="password"
+            id="current_password"
+            name="current_password"
+            autocomplete="current-password"
+            required
+            aria-describedby={d}
+          />
+          <label for="new_password">{pageEnv().t.common.newPassword}</label>
+          <input
+            type="password"
+            id="new_password"
+            name="new_password"
+            autocomplete="new-password"
+            minlength={6}
+            required
+            aria-describedby={d}
+          />
+          <label for="new_password_confirm">{tr().newPasswordAgain}</label>
+          <input
+            type="password"
+            id="new_password_confirm"
+            name="new_password_confirm"
+            autocomplete="new-password"
+            minlength={6}
+            required
+            aria-describedby={d}
+          />
+          <p class="muted">{tr().passwordSignsOut}</p>
+          <Actions>
+            <button type="submit">{tr().changePassword}</button>
+          </Actions>
+        </form>
+      )}
     </section>
   );
 }
@@ -184,7 +197,9 @@ function SessionsSection({ data }: Props) {
           {data.sessions.map((s) => (
             <tr>
               <td data-label={tr().where}>{s.clientName ? `App: ${s.clientName}` : (s.userAgent ?? tr().unknownBrowser)}</td>
-              <td data-label={tr().ipAddress}>{s.ip ?? ''}</td>
+              <td data-label={tr().ipAddress} class="nowrap">
+                {s.ip ?? ''}
+              </td>
               <td data-label={tr().lastUsed}>
                 <Time at={s.lastUsedAt} />
               </td>

@@ -18,6 +18,7 @@ export function renderDeviceEntryPage(options: { csrf: string; userCode?: string
         <input
           type="text"
           id="user_code"
+          class="user-code"
           name="user_code"
           autocomplete="one-time-code"
           autocapitalize="characters"
@@ -55,8 +56,12 @@ export function renderDeviceConfirmPage(options: {
       <h1>
         <span id="client-name">{options.clientName}</span> {t.device.wantsAccess}
       </h1>
-      <p class="muted">
-        {t.device.signedInAs(options.userEmail)} &middot; {t.device.code} <strong id="user-code">{options.userCode}</strong>
+      <p class="muted">{t.device.signedInAs(options.userEmail)}</p>
+      <p>
+        {t.device.code}{' '}
+        <strong id="user-code" class="user-code">
+          {options.userCode}
+        </strong>
       </p>
       <p>{t.device.onlyIfSame}</p>
       {options.unreviewed ? (

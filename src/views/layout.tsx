@@ -47,6 +47,9 @@ const BASE_CSS = `
   table { width: 100%; border-collapse: collapse; font-size: .95rem; }
   th, td { text-align: left; padding: .4rem .3rem; border-bottom: 1px solid var(--border); vertical-align: top; overflow-wrap: anywhere; }
   .inline { display: inline; }
+  td.nowrap, td button { white-space: nowrap; overflow-wrap: normal; }
+  .user-code { font-family: ui-monospace, monospace; font-size: 1.75rem; letter-spacing: .12em; white-space: nowrap; overflow-wrap: normal; }
+  input.user-code { font-size: 1.5rem; }
   .row { display: flex; gap: .5rem; flex-wrap: wrap; align-items: end; }
   .row > * { margin: 0; }
   .ok { border: 1px solid var(--ok); border-radius: 8px; padding: .5rem .75rem; }
@@ -63,6 +66,7 @@ const BASE_CSS = `
     tr { border-bottom: 1px solid var(--border); padding: .5rem 0; }
     td { border: 0; padding: .1rem 0; }
     td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); }
+    td.nowrap { white-space: normal; overflow-wrap: anywhere; }
   }
 `;
 

@@ -111,7 +111,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
     status: number,
     extra: Partial<AccountPageData> = {},
   ) {
-    const [sessions, apps, factors, pending, current, identities, providers, samlApps] = await Promise.all([
+    const [sessions, apps, factors, pending, current, identities, providers, samlApps, hasPassword] = await Promise.all([
       account.listOwnSessions(ctx, principal),
       listConnectedApps(ctx, principal.userId),
       loadFactors(ctx.db, principal.userId),
@@ -120,6 +120,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       listOwnIdentities(ctx, principal.userId),
       listEnabledProviders(ctx),
       listSamlAppsOfPerson(ctx, principal.userId),
+      account.hasOwnPassword(ctx, principal),
     ]);
     // CONTRACT §11: past 10 minutes, the forms that change a factor ask for the password too.
     const authAgeSeconds = current ? (ctx.clock.now().getTime() - current.authTime.getTime()) / 1000 : Infinity;
@@ -154,6 +155,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
         recoveryCodesLeft: factors.recoveryCodesLeft,
         reauthenticate: authAgeSeconds > RECENT_SIGN_IN_SECONDS,
         emailVerified: principal.emailVerified,
+        hasPassword,
         notice: context.done && isNotice(context.done) ? pageEnvOf(req).t.accountNotices[context.done] : undefined,
         enrolRequired,
         continueTo: enrolRequired && hasSecondFactor(principal.amr) ? (returnTo ?? '/login') : undefined,
