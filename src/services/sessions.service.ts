@@ -86,6 +86,8 @@ export async function startSession(
      * `clearFailuresOf`, that address's failed attempts are cleared.
      */
     signIn?: { clearFailuresOf?: string };
+    /** Back-Channel Logout (issue 34): a code exchange's session belongs to the browser session that approved it. */
+    browserSessionId?: string | null;
   },
 ): Promise<IssuedTokens> {
   const now = ctx.clock.now();
@@ -106,6 +108,7 @@ export async function startSession(
       expiresAt: refreshExpiresAt,
       authTime: input.auth?.time,
       amr,
+      browserSessionId: input.browserSessionId ?? null,
     },
     tokenId,
     input.signIn,
@@ -182,7 +185,7 @@ export async function rotateRefreshToken(
     refreshId: string,
     refreshExpiresAt: Date,
     grace: boolean,
-    read?: { authTime: Date; userUpdatedAt: Date },
+    read?: { authTime: Date; userUpdatedAt: Date; sid: string },
   ): RotateResult => {
     const roles = globalRoleNames(principal.roles);
     const oauth = payload.client_id ? { clientId: payload.client_id, scope: scope ?? '' } : undefined;
@@ -193,7 +196,7 @@ export async function rotateRefreshToken(
       ok: true,
       grace,
       idTokenSubject: read && {
-        sessionId: payload.sid,
+        sessionId: read.sid,
         authTime: read.authTime,
         amr: principal.amr,
         user: { ...principal, updatedAt: read.userUpdatedAt },

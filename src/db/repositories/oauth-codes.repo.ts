@@ -5,11 +5,13 @@ export interface OidcRequestContext {
   nonce: string | null;
   authTime: Date;
   amr: string[];
+  /** Back-Channel Logout (issue 34): the browser session that approved; the session the code opens belongs to it. */
+  browserSessionId?: string | null;
 }
 
 /** The columns of an OidcRequestContext, shared by pending authorizations and codes. */
 export function oidcColumns(oidc: OidcRequestContext | undefined): Record<string, unknown> {
-  return oidc ? { nonce: oidc.nonce, auth_time: oidc.authTime, amr: oidc.amr } : {};
+  return oidc ? { nonce: oidc.nonce, auth_time: oidc.authTime, amr: oidc.amr, browser_session_id: oidc.browserSessionId ?? null } : {};
 }
 
 /** An authorization code, known only by its SHA-256 (spec §2.7). */
@@ -24,6 +26,8 @@ export interface AuthorizationCodeRow {
   nonce: string | null;
   authTime: Date | null;
   amr: string[] | null;
+  /** The browser session that approved (issue 34). */
+  browserSessionId: string | null;
   /** RFC 8707: the API named at authorize, if any (CONTRACT §12). */
   resource: string | null;
   createdAt: Date;
@@ -42,6 +46,7 @@ interface AuthorizationCodeRecord {
   nonce: string | null;
   auth_time: Date | null;
   amr: string[] | null;
+  browser_session_id?: string | null;
   resource: string | null;
   created_at: Date;
   expires_at: Date;
@@ -60,6 +65,7 @@ function toRow(r: AuthorizationCodeRecord): AuthorizationCodeRow {
     nonce: r.nonce,
     authTime: r.auth_time ? new Date(r.auth_time) : null,
     amr: r.amr,
+    browserSessionId: r.browser_session_id ?? null,
     resource: r.resource ?? null,
     createdAt: new Date(r.created_at),
     expiresAt: new Date(r.expires_at),

@@ -14,6 +14,8 @@ export interface AuthorizationRequestRow {
   nonce: string | null;
   authTime: Date | null;
   amr: string[] | null;
+  /** The browser session that approved (issue 34). */
+  browserSessionId: string | null;
   /** RFC 8707: the API named at authorize, if any (CONTRACT §12). */
   resource: string | null;
   createdAt: Date;
@@ -32,6 +34,7 @@ interface AuthorizationRequestRecord {
   nonce: string | null;
   auth_time: Date | null;
   amr: string[] | null;
+  browser_session_id?: string | null;
   resource: string | null;
   created_at: Date;
   expires_at: Date;
@@ -50,6 +53,7 @@ function toRow(r: AuthorizationRequestRecord): AuthorizationRequestRow {
     nonce: r.nonce,
     authTime: r.auth_time ? new Date(r.auth_time) : null,
     amr: r.amr,
+    browserSessionId: r.browser_session_id ?? null,
     resource: r.resource ?? null,
     createdAt: new Date(r.created_at),
     expiresAt: new Date(r.expires_at),

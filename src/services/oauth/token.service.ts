@@ -105,7 +105,13 @@ export async function exchangeAuthorizationCode(
     const user = await findUserById(trx, code.userId);
     if (!user?.isActive) return { ok: false, description: INVALID_CODE };
     const auth = code.authTime ? { time: code.authTime, amr: code.amr ?? ['pwd'] } : undefined;
-    const started = await startSession(ctx, trx, { user, client: { clientId: client.clientId, scope: code.scope }, meta, auth });
+    const started = await startSession(ctx, trx, {
+      user,
+      client: { clientId: client.clientId, scope: code.scope },
+      meta,
+      auth,
+      browserSessionId: code.browserSessionId,
+    });
     await setAuthorizationCodeSession(trx, codeHash, started.sessionId);
     const { tokens, expiresIn, idToken } = await finishUserGrant(ctx, trx, started, {
       resource,
