@@ -48,7 +48,7 @@ export async function startLogoutReceiver(options: { issuer: string; jwks: () =>
     req.on('end', () => {
       void (async () => {
         const token = new URLSearchParams(Buffer.concat(chunks).toString('utf8')).get('logout_token') ?? '';
-        let verified = false;
+        let verified: boolean;
         let header: Record<string, unknown> = {};
         let claims: Record<string, unknown> = {};
         try {
