@@ -1,6 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { forbidden, unauthorized } from '../errors';
 import { hasPermission } from '../services/principal';
+import { SPEC_ADMIN_ROLES } from '../services/rbac-policy';
 
 /** Requires a permission from the live lookup done by `authenticate` (super_admin holds every permission). */
 export function requirePermission(permission: string): RequestHandler {
@@ -23,4 +24,4 @@ export function requireRole(...roles: string[]): RequestHandler {
 }
 
 /** The spec's "permission `admin`": role admin or super_admin (CONTRACT §6). */
-export const requireAdmin = (): RequestHandler => requireRole('admin', 'super_admin');
+export const requireAdmin = (): RequestHandler => requireRole(...SPEC_ADMIN_ROLES);

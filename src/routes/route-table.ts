@@ -1,4 +1,5 @@
 import type { Application } from 'express';
+import { hasPermission, SPEC_ADMIN_ROLES } from '../services/rbac-policy';
 import type { HttpMethod, MountedRouteDecl } from './route';
 
 /** One declared route of the app, as mounted: its full Express path and its declaration with what its scope added. */
@@ -32,4 +33,17 @@ export function guardOf(decl: MountedRouteDecl): Guard | undefined {
   if (decl.admin) return { admin: true };
   if (decl.role !== undefined) return { roles: typeof decl.role === 'string' ? [decl.role] : decl.role };
   return undefined;
+}
+
+/**
+ * Whether a principal passes a declared route's guard (its permission, role or the spec's "admin"): what the guard's
+ * middleware would decide, read from the same declaration (the console's navigation shows a section only to who
+ * may open it, issue 32).
+ */
+export function passesGuard(decl: MountedRouteDecl, principal: { roleNames: readonly string[]; permissions: readonly string[] }): boolean {
+  const guard = guardOf(decl);
+  if (!guard) return true;
+  if ('permission' in guard) return hasPermission(principal, guard.permission);
+  if ('admin' in guard) return SPEC_ADMIN_ROLES.some((r) => principal.roleNames.includes(r));
+  return guard.roles.some((r) => principal.roleNames.includes(r));
 }

@@ -30,6 +30,7 @@ import { scimAuthenticate } from '../middleware/scim-authenticate';
 import { requireAllowedOrigin } from '../middleware/origin-check';
 import { requireAdmin, requirePermission, requireRole } from '../middleware/authorize';
 import { zodDetails } from '../middleware/validate';
+import type { Authenticate } from '../middleware/authenticate';
 import { ADMIN_TIER, type Principal } from '../services/principal';
 import type { ServiceContext } from '../services/context';
 import type { Config } from '../config';
@@ -39,7 +40,41 @@ import { responseChecker } from './docs/response-check';
 
 /** CONTRACT §18: public documents any web page may read: `*`, never credentials (a preflight is answered too). */
 const PUBLIC_CORS: RequestHandler = cors({ origin: '*', methods: ['GET', 'HEAD'], maxAge: 600 });
-import type { RouteDeps } from './types';
+
+/** What every router factory receives. */
+export interface RouteDeps {
+  ctx: ServiceContext;
+  authenticate: Authenticate;
+  /** The per-IP limiter for routes that declare `rateLimit` (the hosted forms: pages, whose scope answers 429 as a page). */
+  rateLimit?: RequestHandler;
+  /** The per-IP budget of dynamic client registration (CONTRACT §13), for routes that declare `rateLimit: 'registration'`. */
+  registrationRateLimit?: RequestHandler;
+  /** The scope the router is mounted in (src/routes/scope.ts): its steps, dialect and policy; none outside an app. */
+  scope?: ScopeSteps;
+}
+
+/** What a scope gives every route it mounts (src/routes/scope.ts). */
+export interface ScopeOptions {
+  /** Steps every route of the scope runs first, in order. */
+  steps?: readonly RequestHandler[];
+  /** CORS for allow-listed origins (a route opts out with `cors: false`); none when omitted. */
+  cors?: RequestHandler;
+  /** The end of every route's chain: errors of the steps and of the route, in the scope's dialect. */
+  boundary?: ErrorRequestHandler;
+  /** Documented dialect of the boundary (the OpenAPI error bodies). */
+  dialect?: 'oauth';
+  /** Every route is under MFA_REQUIRED_FOR_ADMINS (CONTRACT §10). */
+  secondFactorForAdmins?: boolean;
+}
+
+/** What `declareRouter` reads from `deps.scope` while it builds a router that this scope mounts. */
+export interface ScopeSteps extends ScopeOptions {
+  steps: readonly RequestHandler[];
+  /** The first step of a route: its metrics label, the full declared path. */
+  label(decl: RouteDecl): RequestHandler;
+  /** Records a route in the app's route table. */
+  record(decl: MountedRouteDecl): void;
+}
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 

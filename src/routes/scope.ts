@@ -1,39 +1,9 @@
-import type { ErrorRequestHandler, RequestHandler, Router } from 'express';
+import type { RequestHandler, Router } from 'express';
 import { labelRoute } from '../middleware/metrics';
-import type { MountedRouteDecl, RouteDecl } from './route';
+import type { RouteDeps, ScopeOptions, ScopeSteps } from './route';
 import type { DeclaredAppRoute } from './route-table';
-import type { RouteDeps } from './types';
 
-/**
- * Scopes (issue 22): each group of routes is mounted with exactly the steps it needs, the way node-oidc-provider gives
- * each route its own step list instead of global middleware. A scope's steps run inside each of its routes (after the
- * route matched, so a request runs the steps of one scope only, once), before the route's own (authentication,
- * guards, validation); its error boundary, when it has one, ends each route, so an error raised by a step (the
- * limiter, a body parser) or by the route is answered in the scope's dialect. What a scope adds cannot be forgotten
- * by a route: a router mounted in the administration scope is under MFA_REQUIRED_FOR_ADMINS, one mounted in the OAuth
- * protocol scope answers in RFC 6749's dialect, whatever its declarations say.
- */
-export interface ScopeOptions {
-  /** Steps every route of the scope runs first, in order. */
-  steps?: readonly RequestHandler[];
-  /** CORS for allow-listed origins (a route opts out with `cors: false`); none when omitted. */
-  cors?: RequestHandler;
-  /** The end of every route's chain: errors of the steps and of the route, in the scope's dialect. */
-  boundary?: ErrorRequestHandler;
-  /** Documented dialect of the boundary (the OpenAPI error bodies). */
-  dialect?: 'oauth';
-  /** Every route is under MFA_REQUIRED_FOR_ADMINS (CONTRACT §10). */
-  secondFactorForAdmins?: boolean;
-}
-
-/** What `declareRouter` reads from `deps.scope` while it builds a router that this scope mounts. */
-export interface ScopeSteps extends ScopeOptions {
-  steps: readonly RequestHandler[];
-  /** The first step of a route: its metrics label, the full declared path. */
-  label(decl: RouteDecl): RequestHandler;
-  /** Records a route in the app's route table. */
-  record(decl: MountedRouteDecl): void;
-}
+export type { ScopeOptions, ScopeSteps } from './route';
 
 /** Anything Express can mount a router on: the app or a router. */
 interface MountTarget {
@@ -48,6 +18,15 @@ export function joinPath(...parts: string[]): string {
   return joined;
 }
 
+/**
+ * Scopes (issue 22): each group of routes is mounted with exactly the steps it needs, the way node-oidc-provider gives
+ * each route its own step list instead of global middleware. A scope's steps run inside each of its routes (after the
+ * route matched, so a request runs the steps of one scope only, once), before the route's own (authentication,
+ * guards, validation); its error boundary, when it has one, ends each route, so an error raised by a step (the
+ * limiter, a body parser) or by the route is answered in the scope's dialect. What a scope adds cannot be forgotten
+ * by a route: a router mounted in the administration scope is under MFA_REQUIRED_FOR_ADMINS, one mounted in the OAuth
+ * protocol scope answers in RFC 6749's dialect, whatever its declarations say.
+ */
 export class Scope {
   /**
    * @param target where routers are mounted (the app, or the scope's own router)

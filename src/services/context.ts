@@ -9,7 +9,7 @@ import type { Sealer } from '../lib/sealed';
 import type { EventBus } from './events';
 import type { Mailer } from './mailer.service';
 import type { ClientKeysFetcher } from './oauth/client-keys';
-import type { MetadataDocumentFetcher } from './oauth/registration/client-metadata.service';
+import type { MetadataDocumentFetcher } from './oauth/registration/metadata-document-fetcher';
 import type { LiveSettings } from './settings/live-settings';
 
 /** What every service function receives: the process-wide dependencies, built once in server.ts or a test. */

@@ -10,6 +10,9 @@ export const ADMIN_TIER = ['super_admin', 'admin', 'manager'] as const;
 
 export const SUPER_ADMIN = 'super_admin';
 
+/** The spec's "permission `admin`" (CONTRACT §6): one of these global roles. */
+export const SPEC_ADMIN_ROLES = ['admin', SUPER_ADMIN] as const;
+
 /** Who is asking: the live principal of the request (global role names and resolved permissions). */
 export interface Actor {
   userId: string;

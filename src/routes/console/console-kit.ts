@@ -9,7 +9,8 @@ import { adminRank } from '../../services/rbac-policy';
 import { renderOAuthErrorPage } from '../../views/consent';
 import { RefusalText, type FieldErrors, type Refusal } from '../../views/console/components';
 import { pageEnv } from '../../views/env';
-import type { ConsoleFrame, ConsoleSection } from '../../views/console/layout';
+import { CONSOLE_NAV, type ConsoleFrame, type ConsoleSection } from '../../views/console/layout';
+import { listDeclaredRoutes, passesGuard } from '../route-table';
 import { renderConsoleError } from '../../views/console/pages';
 import { html, PAGE, text } from '../pages/page-kit';
 
@@ -72,9 +73,28 @@ export function frameOf(
     email: principal.email,
     // Live from the session's roles; a global super_admin's are the whole catalogue (principal.repo.ts).
     permissions: principal.permissions,
+    sections: sectionsFor(req, principal),
     csrf: issueCsrf(req, res, config),
     flash: takeFlash(req, res),
   };
+}
+
+/**
+ * The console sections a principal may open: each entry of the navigation whose page (the GET route declared at its
+ * href) lets the principal through its guard. The route's declaration is the only list of who may see what.
+ */
+export function sectionsFor(req: Request, principal: Principal): ConsoleSection[] {
+  const pages = new Map(listDeclaredRoutes(req.app).flatMap((r) => (r.method === 'get' ? [[r.path, r.decl] as const] : [])));
+  return CONSOLE_NAV.flatMap((item) => {
+    const decl = pages.get(item.href);
+    return decl && passesGuard(decl, principal) ? [item.id] : [];
+  });
+}
+
+/** Where an admin lands: the first section it may open (the overview for admin and super_admin). */
+export function landingOf(req: Request, principal: Principal): string | undefined {
+  const first = sectionsFor(req, principal)[0];
+  return CONSOLE_NAV.find((item) => item.id === first)?.href;
 }
 
 /** A checkbox group: absent, one value or several. */
@@ -208,6 +228,11 @@ export function consoleRefusals(config: Config): ErrorRequestHandler {
       if (!principal || !isAdminTier || mfa) {
         return html(res, 403, renderOAuthErrorPage({ title: e.notAllowed, message: mfa ? e.needsFactor : e.adminsOnly }));
       }
+      // The console's front door (/admin) for an admin who may not see the overview (a manager): the first section it
+      // may open, rather than "Not allowed".
+      const landing =
+        req.method === 'GET' && req.originalUrl.split('?')[0]?.replace(/\/+$/, '') === '/admin' ? landingOf(req, principal) : undefined;
+      if (landing && landing !== '/admin') return res.redirect(303, landing);
       const refusal = refusalOf(err) ?? err.message;
       return html(
         res,

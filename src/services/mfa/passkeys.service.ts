@@ -1,21 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type {
-  AuthenticationResponseJSON,
   PublicKeyCredentialCreationOptionsJSON,
   PublicKeyCredentialRequestOptionsJSON,
   RegistrationResponseJSON,
 } from '@simplewebauthn/server';
-import { withTransaction, type DbOrTrx } from '../../db';
+import { withTransaction } from '../../db';
 import { isUniqueViolation } from '../../db/pg-errors';
 import { deleteRecoveryCodes } from '../../db/repositories/mfa-recovery-codes.repo';
 import { addSessionAmr } from '../../db/repositories/sessions.repo';
 import { consumeChallenge, insertChallenge, type ChallengePurpose } from '../../db/repositories/webauthn-challenges.repo';
 import {
   deletePasskey,
-  findPasskeyByCredentialId,
   insertPasskey,
   listPasskeysOfUser,
-  recordPasskeyUse,
   renamePasskey,
   type PasskeyRow,
 } from '../../db/repositories/webauthn-credentials.repo';
@@ -28,35 +25,11 @@ import { mailFactorAdded, mailFactorRemoved } from './notifications';
 import { AMR } from './policy';
 import { requireFactorChangeAllowed, type ReauthProof } from './reauthenticate.service';
 import { issueRecoveryCodes } from './recovery-codes.service';
-
-/** Loaded on the first passkey ceremony, not at start: the WebAuthn stack is the largest module tree we have (issue 10). */
-const webauthn = () => require('@simplewebauthn/server') as typeof import('@simplewebauthn/server');
+import { challengeOf, relyingParty, userHandleOf, webauthn } from './factor-checks';
 
 /** WebAuthn challenges are single use and live this long (also the ceremony timeout the browser gets). */
 export const CHALLENGE_TTL_SECONDS = 300;
 const DEFAULT_NAME = 'Passkey';
-
-/** RP ID = BASE_URL's host name, origin = BASE_URL's origin (CONTRACT §10). */
-function relyingParty(ctx: ServiceContext) {
-  const url = new URL(ctx.config.baseUrl);
-  return { rpID: url.hostname, origin: ctx.config.baseOrigin, rpName: url.host };
-}
-
-/** The WebAuthn user handle: the user id's bytes (no email or name, W3C WebAuthn §14.6.1). */
-function userHandleOf(userId: string): Uint8Array<ArrayBuffer> {
-  return new Uint8Array(Buffer.from(userId, 'utf8'));
-}
-
-/** The challenge the browser signed, read from clientDataJSON; undefined when it is not readable. */
-function challengeOf(response: { response: { clientDataJSON: string } }): string | undefined {
-  try {
-    const data: unknown = JSON.parse(Buffer.from(response.response.clientDataJSON, 'base64url').toString('utf8'));
-    const challenge = (data as { challenge?: unknown })?.challenge;
-    return typeof challenge === 'string' && challenge.length <= 512 ? challenge : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 async function storeChallenge(ctx: ServiceContext, challenge: string, purpose: ChallengePurpose, userId: string | null): Promise<void> {
   const now = ctx.clock.now();
@@ -225,41 +198,4 @@ export async function passkeyAssertionOptions(ctx: ServiceContext, userId: strin
   });
   await storeChallenge(ctx, options.challenge, userId ? 'mfa' : 'login', userId);
   return options;
-}
-
-/**
- * Verifies an assertion against a challenge issued for the same purpose (and user), burning the challenge, and
- * moves the credential's signature counter forward (a counter that does not grow means a cloned authenticator:
- * refused). Returns the passkey used, or undefined for anything that does not verify.
- */
-export async function verifyPasskeyAssertion(
-  ctx: ServiceContext,
-  db: DbOrTrx,
-  response: AuthenticationResponseJSON,
-  expected: { userId: string | null },
-): Promise<PasskeyRow | undefined> {
-  const now = ctx.clock.now();
-  const challenge = challengeOf(response);
-  const purpose: ChallengePurpose = expected.userId ? 'mfa' : 'login';
-  if (!challenge || !(await consumeChallenge(db, { challenge, purpose, userId: expected.userId, now }))) return undefined;
-  const passkey = await findPasskeyByCredentialId(db, response.id);
-  if (!passkey) return undefined;
-  if (expected.userId && passkey.userId !== expected.userId) return undefined;
-  // A discoverable credential names its account: it must be the one the credential was registered to.
-  const userHandle = response.response.userHandle;
-  if (userHandle && userHandle !== Buffer.from(userHandleOf(passkey.userId)).toString('base64url')) return undefined;
-  const rp = relyingParty(ctx);
-  const verification = await webauthn()
-    .verifyAuthenticationResponse({
-      response,
-      expectedChallenge: challenge,
-      expectedOrigin: rp.origin,
-      expectedRPID: rp.rpID,
-      credential: { id: passkey.credentialId, publicKey: passkey.publicKey, counter: passkey.counter, transports: passkey.transports },
-      requireUserVerification: expected.userId === null,
-    })
-    .catch(() => undefined);
-  if (!verification?.verified) return undefined;
-  if (!(await recordPasskeyUse(db, passkey.id, verification.authenticationInfo.newCounter, now))) return undefined;
-  return passkey;
 }

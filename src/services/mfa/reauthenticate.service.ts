@@ -7,11 +7,9 @@ import { LOGIN_THROTTLE, tooManyAttempts } from '../auth.service';
 import type { RequestMeta, ServiceContext } from '../context';
 import type { Principal } from '../principal';
 import { hasAnyFactor, type Factors } from './factors.service';
-import { verifyPasskeyAssertion } from './passkeys.service';
+import { useRecoveryCode, verifyPasskeyAssertion, verifyTotpCode } from './factor-checks';
 import { AMR, hasSecondFactor } from './policy';
 import { factorChangeVerdict, type ProofKind } from './reauth-policy';
-import { useRecoveryCode } from './recovery-codes.service';
-import { verifyTotpCode } from './totp.service';
 
 /**
  * What a signed-in caller may send to prove it is still the account's owner (docs/mfa.md "Re-authentication"), the

@@ -1,14 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { withTransaction, type DbOrTrx } from '../../db';
-import { consumeRecoveryCode, countUnusedRecoveryCodes, replaceRecoveryCodes } from '../../db/repositories/mfa-recovery-codes.repo';
-import { findUserById } from '../../db/repositories/users.repo';
+import { replaceRecoveryCodes } from '../../db/repositories/mfa-recovery-codes.repo';
 import { conflict } from '../../errors';
-import { sha256Hex } from '../../lib/crypto';
 import type { RequestMeta, ServiceContext } from '../context';
 import type { Principal } from '../principal';
 import { hasAnyFactor, loadFactors, recordFactorEvent } from './factors.service';
-import { mailRecoveryCodesRegenerated, mailRecoveryCodeUsed } from './notifications';
+import { mailRecoveryCodesRegenerated } from './notifications';
 import { requireFactorChangeAllowed, type ReauthProof } from './reauthenticate.service';
+import { hashRecoveryCode } from './factor-checks';
 
 export const RECOVERY_CODE_COUNT = 10;
 const ALPHABET = 'abcdefghijkmnpqrstuvwxyz23456789';
@@ -21,11 +20,6 @@ function newRecoveryCode(): string {
   const bytes = randomBytes(16);
   const chars = Array.from(bytes, (b) => ALPHABET[b & 31]).join('');
   return chars.match(/.{4}/g)!.join('-');
-}
-
-/** Case, spaces and dashes do not matter when a person types a code back. */
-function hashRecoveryCode(code: string): string {
-  return sha256Hex(code.toLowerCase().replace(/[^a-z0-9]/g, ''));
 }
 
 /** Replaces the user's codes with RECOVERY_CODE_COUNT new ones; returns them in plain text (shown once). */
@@ -55,27 +49,4 @@ export async function regenerateRecoveryCodes(
   });
   mailRecoveryCodesRegenerated(ctx, principal);
   return codes;
-}
-
-/**
- * Burns one recovery code of the user (single use, atomic) and records it in the caller's transaction. On success
- * the owner is mailed once that transaction is done (`afterCommit`). Returns whether the code was valid and unused.
- */
-export async function useRecoveryCode(
-  ctx: ServiceContext,
-  trx: DbOrTrx,
-  userId: string,
-  code: string,
-  meta?: RequestMeta,
-): Promise<{ ok: false } | { ok: true; afterCommit: () => Promise<void> }> {
-  if (!(await consumeRecoveryCode(trx, userId, hashRecoveryCode(code), ctx.clock.now()))) return { ok: false };
-  const left = await countUnusedRecoveryCodes(trx, userId);
-  await recordFactorEvent(ctx, trx, 'mfa.recovery_code.used', userId, { left }, meta);
-  return {
-    ok: true,
-    afterCommit: async () => {
-      const user = await findUserById(ctx.db, userId);
-      if (user) mailRecoveryCodeUsed(ctx, user, left);
-    },
-  };
 }

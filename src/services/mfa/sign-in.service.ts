@@ -10,10 +10,9 @@ import type { RequestMeta, ServiceContext } from '../context';
 import { startSession } from '../sessions.service';
 import { loadFactors, methodsOf, type SecondFactorMethod } from './factors.service';
 import { hashMfaToken, MFA_TOKEN_MAX_FAILURES } from './mfa-token';
-import { passkeyAssertionOptions, verifyPasskeyAssertion } from './passkeys.service';
+import { passkeyAssertionOptions } from './passkeys.service';
+import { useRecoveryCode, verifyPasskeyAssertion, verifyTotpCode } from './factor-checks';
 import { AMR } from './policy';
-import { useRecoveryCode } from './recovery-codes.service';
-import { verifyTotpCode } from './totp.service';
 
 export type SecondFactorProof =
   | { code: string; recovery_code?: undefined; passkey?: undefined }

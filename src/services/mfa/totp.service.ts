@@ -1,5 +1,4 @@
-import type * as OTPAuthTypes from 'otpauth';
-import { withTransaction, type DbOrTrx } from '../../db';
+import { withTransaction } from '../../db';
 import { deleteRecoveryCodes } from '../../db/repositories/mfa-recovery-codes.repo';
 import { deleteTotp, findTotp, upsertPendingTotp, useTotpStep, type TotpRow } from '../../db/repositories/mfa-totp.repo';
 import { addSessionAmr } from '../../db/repositories/sessions.repo';
@@ -13,36 +12,7 @@ import { AMR } from './policy';
 import { PENDING_TOTP_TTL_SECONDS } from './reauth-policy';
 import { guardedCheck, requireFactorChangeAllowed, type ReauthProof } from './reauthenticate.service';
 import { issueRecoveryCodes } from './recovery-codes.service';
-
-/** Loaded on first use, not at start (issue 10: nothing loaded that a request has not needed yet). */
-const otpauth = () => require('otpauth') as typeof import('otpauth');
-
-/** RFC 6238 as CONTRACT §10 fixes it: SHA-1, 6 digits, 30 s steps, one step of drift either way. */
-const TOTP_PARAMS = { algorithm: 'SHA1', digits: 6, period: 30 } as const;
-const DRIFT_STEPS = 1;
-/** The sealing purpose (associated data) of TOTP secrets at rest. */
-const SEAL_PURPOSE = 'mfa.totp.secret';
-const CODE_SHAPE = /^\d{6}$/;
-
-function totpOf(ctx: ServiceContext, secretBase32: string, label: string): OTPAuthTypes.TOTP {
-  return new (otpauth().TOTP)({
-    ...TOTP_PARAMS,
-    issuer: new URL(ctx.config.baseUrl).host,
-    label,
-    secret: otpauth().Secret.fromBase32(secretBase32),
-  });
-}
-
-/** The time step a code belongs to (within the drift window), or undefined when it matches none. */
-function matchingStep(ctx: ServiceContext, secretBase32: string, code: string): number | undefined {
-  const token = code.replace(/\s/g, '');
-  if (!CODE_SHAPE.test(token)) return undefined;
-  const timestamp = ctx.clock.now().getTime();
-  // otpauth compares in constant time.
-  const delta = totpOf(ctx, secretBase32, '').validate({ token, timestamp, window: DRIFT_STEPS });
-  if (delta === null) return undefined;
-  return otpauth().TOTP.counter({ period: TOTP_PARAMS.period, timestamp }) + delta;
-}
+import { matchingStep, otpauth, SEAL_PURPOSE, totpOf } from './factor-checks';
 
 /** A pending enrolment of this session that has not expired (CONTRACT §11), else undefined. */
 function livePending(ctx: ServiceContext, row: TotpRow | undefined, principal: Principal): TotpRow | undefined {
@@ -121,18 +91,6 @@ export async function confirmTotp(
   );
   mailFactorAdded(ctx, { email: principal.email, firstName: principal.firstName }, { kind: 'totp' });
   return codes!;
-}
-
-/**
- * Checks a code against the user's confirmed TOTP and records its time step in the same statement, so each code
- * is accepted once, across instances too (RFC 6238 §5.2).
- */
-export async function verifyTotpCode(ctx: ServiceContext, db: DbOrTrx, userId: string, code: string): Promise<boolean> {
-  const row = await findTotp(db, userId);
-  if (!row?.confirmedAt) return false;
-  const step = matchingStep(ctx, ctx.sealer.open(row.secretSealed, SEAL_PURPOSE), code);
-  if (step === undefined) return false;
-  return useTotpStep(db, userId, step, ctx.clock.now(), { confirm: false });
 }
 
 /**

@@ -2,7 +2,7 @@ import net from 'node:net';
 import os from 'node:os';
 import ipaddr from 'ipaddr.js';
 import type { Config } from '../../config';
-import type { ServiceContext } from '../context';
+import type { LiveSettings } from '../settings/live-settings';
 import type { OutboundPolicy } from '../../lib/outbound-http';
 import { NOT_AUDITED } from '../event-sinks';
 import { SECURITY_EVENT_TYPES } from '../events';
@@ -77,7 +77,7 @@ export interface WebhookAddressRules {
 }
 
 /** The rules in force now: webhook_allow_private is a runtime setting (CONTRACT §18); each delivery reads it anew. */
-export function webhookAddressRules(ctx: Pick<ServiceContext, 'config' | 'settings'>): WebhookAddressRules {
+export function webhookAddressRules(ctx: { config: Readonly<Config>; settings: LiveSettings }): WebhookAddressRules {
   return {
     isProduction: ctx.config.isProduction,
     webhookAllowPrivate: ctx.settings.current.values.webhook_allow_private,

@@ -133,22 +133,20 @@ export type ConsoleSection =
 
 type NavLabel = keyof Messages['console']['nav'];
 
-/** `permission`: the entry is shown only to who holds it (its pages refuse everyone else). */
-const NAV: Array<{ id: ConsoleSection; href: string; label: NavLabel; permission?: string }> = [
+/**
+ * The console's sections. Who sees an entry is not declared here: an entry is shown when the signed-in admin passes the
+ * guard of the page it links to (`ConsoleFrame.sections`, read from that route's declaration).
+ */
+export const CONSOLE_NAV: ReadonlyArray<{ id: ConsoleSection; href: string; label: NavLabel }> = [
   { id: 'overview', href: '/admin', label: 'overview' },
   { id: 'users', href: '/admin/users', label: 'users' },
   { id: 'roles', href: '/admin/roles', label: 'roles' },
   { id: 'applications', href: '/admin/applications', label: 'applications' },
   { id: 'resources', href: '/admin/api-resources', label: 'resources' },
-  {
-    id: 'identity-providers',
-    href: '/admin/identity-providers',
-    label: 'identityProviders',
-    permission: 'system:manage_identity_providers',
-  },
-  { id: 'saml', href: '/admin/saml-apps', label: 'saml', permission: 'oauth_clients:read' },
+  { id: 'identity-providers', href: '/admin/identity-providers', label: 'identityProviders' },
+  { id: 'saml', href: '/admin/saml-apps', label: 'saml' },
   { id: 'webhooks', href: '/admin/webhooks', label: 'webhooks' },
-  { id: 'scim', href: '/admin/scim', label: 'scim', permission: 'system:manage_users' },
+  { id: 'scim', href: '/admin/scim', label: 'scim' },
   { id: 'audit', href: '/admin/audit', label: 'audit' },
   { id: 'signing-keys', href: '/admin/signing-keys', label: 'signingKeys' },
   { id: 'settings', href: '/admin/settings', label: 'settings' },
@@ -160,8 +158,10 @@ export interface ConsoleFrame {
   section?: ConsoleSection;
   email: string;
   csrf: string;
-  /** Permissions the signed-in person holds (super_admin: every one); entries needing another are not shown. */
+  /** Permissions the signed-in person holds (super_admin: every one). */
   permissions?: readonly string[];
+  /** The sections whose page the signed-in admin may open: the navigation shows only these. */
+  sections?: readonly ConsoleSection[];
   /** `detail`: the API's English reason of a refusal, shown marked lang="en" on a page in another language. */
   flash?: { kind: 'ok' | 'error'; message: string; detail?: string };
   /** A refused form's errors: the title starts with "Error" and a summary at the top links to each field. */
@@ -185,7 +185,7 @@ export function ConsoleLayout(props: ConsoleFrame & { children?: ComponentChildr
             </a>
             <nav class="main" aria-label={c.navLabel}>
               <ul>
-                {NAV.filter((item) => !item.permission || props.permissions?.includes(item.permission)).map((item) => (
+                {CONSOLE_NAV.filter((item) => props.sections?.includes(item.id)).map((item) => (
                   <li>
                     <a href={item.href} aria-current={item.id === props.section ? 'page' : undefined}>
                       {c.nav[item.label]}
