@@ -221,12 +221,9 @@ export const clientBody = z
         'browser origins answered CORS (no credentials) at the token, revocation, userinfo, device-authorization and PAR ' +
         "endpoints: the list set on the client, else the default (a public client: its redirect URIs' origins; a confidential one: none)",
     }),
-    backchannel_logout_uri: z
-      .string()
-      .nullable()
-      .meta({
-        description: 'OpenID Connect Back-Channel Logout: where a logout token is POSTed when a session the client holds ends; null: none',
-      }),
+    backchannel_logout_uri: z.string().nullable().meta({
+      description: 'OpenID Connect Back-Channel Logout: where a logout token is POSTed when a session the client holds ends; null: none',
+    }),
     backchannel_logout_session_required: z
       .boolean()
       .meta({ description: 'Back-Channel Logout §2.2: the client needs sid in logout tokens (sid is always sent)' }),
