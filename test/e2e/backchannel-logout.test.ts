@@ -79,6 +79,16 @@ async function codeFlow(agent: Awaited<ReturnType<typeof signIn>>['agent'], clie
   return { ...body, id_token: String((body as Record<string, unknown>).id_token) };
 }
 
+/** The client's deliveries once `done` holds for them (the receiver answers before the attempt is recorded). */
+async function deliveriesOnce(clientId: string, done: (rows: Array<Record<string, unknown>>) => boolean) {
+  for (let i = 0; i < 200; i++) {
+    const rows = await t.db('backchannel_logout_deliveries').where({ client_id: clientId }).orderBy('id');
+    if (done(rows)) return rows;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`deliveries of ${clientId} never reached the expected state`);
+}
+
 async function refreshWorks(client: Rp, refreshToken: string): Promise<boolean> {
   const res = await api()
     .post('/api/oauth/token')
@@ -225,6 +235,7 @@ describe('logout tokens', () => {
     expect(await refreshWorks(b, tokens[1]!.refresh_token)).toBe(false);
     expect((await api().get('/api/oauth/userinfo').set('Authorization', `Bearer ${tokens[2]!.access_token}`)).status).toBe(401);
     // Recorded and audited.
+    await deliveriesOnce(a.clientId, (list) => list[0]?.status === 'delivered');
     const deliveries = await api().get(`/api/admin/oauth-clients/${a.clientId}/backchannel-logout-deliveries`).set('Authorization', admin);
     expect(deliveries.status).toBe(200);
     expect(deliveries.body.deliveries[0]).toMatchObject({
@@ -345,8 +356,8 @@ describe('delivery', () => {
     receiver.answer = (n) => (n === 1 ? 503 : 200);
     const first = await signedInTo([retried]);
     await api().post('/api/auth/logout').set('Authorization', `Bearer ${first.browser.accessToken}`).expect(200);
-    await receiver.waitFor((r) => r.length >= 2);
-    const rows = await t.db('backchannel_logout_deliveries').where({ client_id: retried.clientId });
+    const rows = await deliveriesOnce(retried.clientId, (list) => list[0]?.status !== 'pending');
+    expect(receiver.received).toHaveLength(2);
     expect(rows).toMatchObject([{ status: 'delivered', attempts: 2 }]);
 
     receiver.received.length = 0;
@@ -354,13 +365,8 @@ describe('delivery', () => {
     const failing = await createRp();
     const second = await signedInTo([failing]);
     await api().post('/api/auth/logout').set('Authorization', `Bearer ${second.browser.accessToken}`).expect(200);
-    await receiver.waitFor((r) => r.length >= 3);
-    for (let i = 0; i < 100; i++) {
-      const [row] = await t.db('backchannel_logout_deliveries').where({ client_id: failing.clientId });
-      if (row?.status === 'failed') break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    const [row] = await t.db('backchannel_logout_deliveries').where({ client_id: failing.clientId });
+    const [row] = await deliveriesOnce(failing.clientId, (list) => list[0]?.status === 'failed');
+    expect(receiver.received).toHaveLength(3);
     expect(row).toMatchObject({ status: 'failed', attempts: 3, last_response_status: 500 });
     const audit = await t.db('audit_events').where({ type: 'oidc.backchannel_logout.failed', client_id: failing.clientId });
     expect(audit).toHaveLength(1);
@@ -405,9 +411,9 @@ describe('delivery', () => {
     } finally {
       worker = await startWebhookWorker(t.ctx, { connectionString: t.databaseUrl, retryDelaysSeconds: FAST_RETRIES, pollIntervalMs: 100 });
     }
-    await receiver.waitFor((r) => r.some((x) => x.claims.aud === rp.clientId));
-    const [row] = await t.db('backchannel_logout_deliveries').where({ client_id: rp.clientId });
-    expect(row.status).toBe('delivered');
+    const [row] = await deliveriesOnce(rp.clientId, (list) => list[0]?.status !== 'pending');
+    expect(row!.status).toBe('delivered');
+    expect(receiver.received.filter((x) => x.claims.aud === rp.clientId)).toHaveLength(1);
   });
 
   test('a client without a logout address or deactivated meanwhile: the delivery fails without a request', async () => {
