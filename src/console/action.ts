@@ -1,3 +1,4 @@
+import type { Response } from 'express';
 import { z } from 'zod';
 import { AppError, type ErrorDetail } from '../errors';
 import { Invalid, Page, Redirect, type Outcome } from '../http/outcome';
@@ -214,6 +215,43 @@ export function consoleForm<D extends RouteDecl, S extends FormSchema | undefine
         ),
     );
 }
+
+/**
+ * A download guarded like `e` whose form is checked by `e`'s own query schema (the CSV of the audit log): a refused
+ * form is the `invalid` page, before the first byte; then `write` streams to `res`, the one thing a console handler
+ * still writes itself.
+ */
+export function consoleStream<Q extends z.ZodType, S extends FormSchema>(
+  e: Endpoint<RouteDecl<Schema, Q, Schema>, unknown>,
+  options: {
+    path: string;
+    summary: string;
+    form: S;
+    input: (form: z.output<S>) => unknown;
+    invalid: (refused: Invalid<z.output<S>>) => ConsolePage;
+    write: (query: z.output<Q>, res: Response) => Promise<void>;
+  },
+): (s: Section) => DeclaredRoute {
+  return ({ section }) =>
+    route(
+      {
+        ...declOf(e.decl, section, 'get', options.path, options.summary, options.form),
+        response: { description: 'a download', kind: 'html' },
+      },
+      async (input, _req, res) => {
+        const form = options.form.parse(input.query);
+        const parsed = e.decl.query?.safeParse(options.input(form));
+        if (!parsed?.success) {
+          const errors = parsed ? fieldErrors(parsed.error.issues) : {};
+          const again = options.invalid(new Invalid(errors, form));
+          return new ConsolePage(again.render, again.title, 400, errors);
+        }
+        await options.write(parsed.data, res);
+      },
+    );
+}
+
+type Schema = z.ZodType | undefined;
 
 /** Runs another endpoint of the API for the same caller. */
 const caller =

@@ -177,11 +177,6 @@ export interface MountedRouteDecl extends RouteDecl {
   /** Errors in the RFC 6749 dialect `{ error, error_description }` (the OAuth protocol scope). */
   dialect?: 'oauth';
   /**
-   * A console page or action (auth 'page'): the REST route it mirrors, as `METHOD /api/path`. It must declare the
-   * same guard (test/e2e/console-permissions.test.ts). Absent where the API has no such route (docs/console.md).
-   */
-  twin?: string;
-  /**
    * MFA_REQUIRED_FOR_ADMINS applies (CONTRACT §10): an admin-tier caller whose session has no second factor gets 403
    * mfa_required (the administration scope: users, RBAC, admin).
    */

@@ -77,7 +77,7 @@ export interface AuditSearch {
   from?: Date;
   to?: Date;
   cursor?: string;
-  /** The console's previous page (a `prevCursor`); the API has only `cursor`. */
+  /** The previous page (a `prevCursor`), when `cursor` is not given. */
   before?: string;
   limit: number;
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Redirect, redirect } from '../../http/outcome';
 import { UUID_PATTERN } from '../../lib/ids';
+import { presentAuditEvent } from '../../routes/audit/audit.presenters';
 import { optionalText, text } from '../../routes/pages/page-kit';
 import { rolesApi } from '../../routes/rbac/roles.routes';
 import { declareRouter } from '../../routes/route';
@@ -57,7 +58,7 @@ async function detailPage(
     sessions,
     apps,
     factors,
-    events: events.events,
+    events: events.events.map(presentAuditEvent),
     pausedIdentities,
     errors,
     values,

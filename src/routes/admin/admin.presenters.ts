@@ -86,3 +86,8 @@ export function presentSummary(summary: AdminSummary) {
     admins: summary.admins,
   };
 }
+
+/** A published signing key: its id, algorithm and dates, never a key's material. */
+export function presentSigningKey(k: { kid: string; alg: string; createdAt: Date; retiredAt: Date | null }) {
+  return { kid: k.kid, alg: k.alg, created_at: k.createdAt.toISOString(), retired_at: k.retiredAt?.toISOString() ?? null };
+}

@@ -1,6 +1,7 @@
 import { forbidden } from '../../errors';
 import { getSummary } from '../../services/admin.service';
-import { CLIENT_ACTIVATION_PERMISSION, hasPermission } from '../../services/rbac-policy';
+import { listSigningKeys, rotateSigningKey } from '../../services/oidc/signing-keys.service';
+import { CLIENT_ACTIVATION_PERMISSION, hasPermission, SUPER_ADMIN } from '../../services/rbac-policy';
 import * as clients from '../../services/oauth/clients.service';
 import { recentBackchannelDeliveries } from '../../services/oidc/backchannel-logout.service';
 import * as registrationTokens from '../../services/oauth/registration/registration-tokens.service';
@@ -12,6 +13,7 @@ import {
   presentBackchannelDelivery,
   presentClient,
   presentRegistrationToken,
+  presentSigningKey,
   presentSummary,
 } from './admin.presenters';
 import {
@@ -33,6 +35,8 @@ import {
   registrationTokenEnvelope,
   registrationTokenIdParams,
   registrationTokensBody,
+  signingKeyRotatedBody,
+  signingKeysBody,
   summaryBody,
   updateClientBody,
 } from './admin.schemas';
@@ -49,6 +53,36 @@ export const summaryApi = {
       response: { description: '{ users, active_users, clients, active_clients, roles, admins }', schema: summaryBody },
     },
     async (_input, ctx) => presentSummary(await getSummary(ctx)),
+  ),
+};
+
+/**
+ * The OpenID Connect signing keys (CONTRACT §9): reading them is the spec's "admin", rotating them super_admin's, like
+ * `npm run admin -- rotate-signing-key` (the same service). The console's Signing keys page is built from these.
+ */
+export const signingKeysApi = {
+  list: endpoint(
+    {
+      method: 'get',
+      path: '/signing-keys',
+      summary: 'The published id_token and access-token signing keys, newest first, with their status (never a private key)',
+      auth: 'user',
+      admin: true,
+      response: { description: '{ keys: [{ kid, alg, created_at, retired_at }] }', schema: signingKeysBody },
+    },
+    async (_input, ctx) => ({ keys: (await listSigningKeys(ctx)).map(presentSigningKey) }),
+  ),
+  rotate: endpoint(
+    {
+      method: 'post',
+      path: '/signing-keys/rotate',
+      summary: 'Rotate the signing key: a new current key; the old one stays published until its tokens have expired',
+      auth: 'user',
+      role: SUPER_ADMIN,
+      noStore: true,
+      response: { description: '{ kid, alg, retired }', schema: signingKeyRotatedBody },
+    },
+    async (_input, ctx) => rotateSigningKey(ctx),
   ),
 };
 
@@ -295,7 +329,7 @@ export const resourcesApi = {
 export function createAdminRouter(deps: RouteDeps) {
   return declareRouter(
     deps,
-    [summaryApi, clientsApi, registrationTokensApi, resourcesApi].flatMap((api) => serve(deps, api)),
+    [summaryApi, clientsApi, registrationTokensApi, resourcesApi, signingKeysApi].flatMap((api) => serve(deps, api)),
     { tags: ['Admin'] },
   );
 }

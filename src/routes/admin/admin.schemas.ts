@@ -346,6 +346,14 @@ export const summaryBody = z.strictObject({
 });
 export type Summary = z.output<typeof summaryBody>;
 
+/** A published OpenID Connect signing key (never its private half); `retired_at` null for the current one. */
+export const signingKeyBody = z
+  .strictObject({ kid: z.string(), alg: z.string(), created_at: timestampField, retired_at: timestampField.nullable() })
+  .meta({ id: 'SigningKey' });
+export const signingKeysBody = z.strictObject({ keys: z.array(signingKeyBody) });
+export type SigningKey = z.output<typeof signingKeyBody>;
+export const signingKeyRotatedBody = z.strictObject({ kid: z.string(), alg: z.string(), retired: z.array(z.string()) });
+
 /** CONTRACT §13: POST /api/admin/registration-tokens. */
 export const createRegistrationTokenBody = z
   .object({

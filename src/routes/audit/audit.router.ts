@@ -1,40 +1,44 @@
 import * as audit from '../../services/audit.service';
-import { declareRouter, route } from '../route';
+import { declareRouter, endpoint, route, serve } from '../route';
 import type { RouteDeps } from '../types';
 import { presentActivity, presentAuditEvent, presentPage } from './audit.presenters';
 import { activityBody, activityQuery, auditEventsBody, auditEventsQuery } from './audit.schemas';
 
-/** GET /api/admin/audit-events (system:manage_users): the audit trail, filtered, newest first, cursor-paginated. */
+/**
+ * GET /api/admin/audit-events (system:manage_users): the audit trail, filtered, newest first, cursor-paginated both
+ * ways. The console's audit log is built from this endpoint (src/console/audit/audit.console.ts).
+ */
+export const auditApi = {
+  list: endpoint(
+    {
+      method: 'get',
+      path: '/audit-events',
+      summary: 'The audit trail of security events, newest first (docs/operations.md "Audit trail")',
+      tags: ['Admin'],
+      auth: 'user',
+      permission: 'system:manage_users',
+      query: auditEventsQuery,
+      noStore: true,
+      response: { description: '{ events, next_cursor, prev_cursor }', schema: auditEventsBody },
+    },
+    async ({ query }, ctx) => {
+      const page = await audit.searchAuditEvents(ctx, {
+        actor: query.actor,
+        subject: query.subject,
+        types: query.type,
+        from: query.from,
+        to: query.to,
+        cursor: query.cursor,
+        before: query.before,
+        limit: query.limit,
+      });
+      return { ...presentPage(page, presentAuditEvent), prev_cursor: page.prevCursor };
+    },
+  ),
+};
+
 export function createAuditRouter(deps: RouteDeps) {
-  const { ctx } = deps;
-  return declareRouter(deps, [
-    route(
-      {
-        method: 'get',
-        path: '/audit-events',
-        summary: 'The audit trail of security events, newest first (docs/operations.md "Audit trail")',
-        tags: ['Admin'],
-        auth: 'user',
-        permission: 'system:manage_users',
-        query: auditEventsQuery,
-        noStore: true,
-        response: { description: '{ events, next_cursor }', schema: auditEventsBody },
-      },
-      async ({ query }) =>
-        presentPage(
-          await audit.searchAuditEvents(ctx, {
-            actor: query.actor,
-            subject: query.subject,
-            types: query.type,
-            from: query.from,
-            to: query.to,
-            cursor: query.cursor,
-            limit: query.limit,
-          }),
-          presentAuditEvent,
-        ),
-    ),
-  ]);
+  return declareRouter(deps, serve(deps, auditApi));
 }
 
 /** GET /api/auth/activity: the caller's own security events (sign-ins, password and email changes, …). */

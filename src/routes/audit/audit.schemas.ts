@@ -58,6 +58,9 @@ export const auditEventsQuery = z
     from: timeField('from', 'Events at or after this time').optional(),
     to: timeField('to', 'Events before this time').optional(),
     cursor: cursorField.optional(),
+    before: cursorField
+      .meta({ description: 'prev_cursor of a later page: the page before it (newer events); ignored with cursor' })
+      .optional(),
     limit: limitField,
   })
   .refine((q) => !q.from || !q.to || q.from < q.to, { message: 'from must be before to', path: ['from'] });
@@ -93,7 +96,13 @@ export const auditEventsBody = z.strictObject({
     }),
   ),
   next_cursor: z.string().nullable(),
+  /** Passed as `before`, the page before this one (newer events); null on the first page. */
+  prev_cursor: z.string().nullable(),
 });
+
+export type AuditEventsBody = z.output<typeof auditEventsBody>;
+/** One event of GET /api/admin/audit-events as sent. */
+export type AuditEvent = AuditEventsBody['events'][number];
 
 export const activityBody = z.strictObject({
   events: z.array(z.strictObject({ ...common, actor: z.enum(['self', 'other', 'system']) })),

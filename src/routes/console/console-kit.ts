@@ -12,7 +12,7 @@ import { pageEnv } from '../../views/env';
 import { CONSOLE_NAV, type ConsoleFrame, type ConsoleSection } from '../../views/console/layout';
 import { listDeclaredRoutes, passesGuard } from '../route-table';
 import { renderConsoleError } from '../../views/console/pages';
-import { html, PAGE, text } from '../pages/page-kit';
+import { html, PAGE } from '../pages/page-kit';
 
 /**
  * What the console's routes share (CONTRACT §14): the declaration base, the page frame (CSRF field, flash message),
@@ -111,9 +111,6 @@ export const lines = (value: string) =>
     .map((l) => l.trim())
     .filter(Boolean);
 
-/** `confirm=yes` on the second post of a destructive action. */
-export const confirmBody = z.object({ confirm: text(10) });
-
 /** The issues of an API schema as messages by top-level field (what the console's forms show next to each input). */
 export function fieldErrors(issues: readonly z.core.$ZodIssue[]): FieldErrors {
   const out: FieldErrors = {};
@@ -155,45 +152,6 @@ export function serviceFieldErrors(err: unknown, fallback: string): FieldErrors 
 
 /** The status a refused form is shown again with: the service's 4xx, else 400. */
 export const refusalStatus = (err: unknown): number => (err instanceof AppError ? err.status : 400);
-
-/**
- * A console form post through the API's rules: `input` (the form mapped onto the API body) is checked with the API's
- * schema, then handed to the service. A refusal of either is shown with `again` (the form with field errors; 400, or
- * the service's 4xx) and answers undefined; anything else (a server error) is thrown.
- */
-export async function submitForm<S extends z.ZodType, R>(
-  schema: S,
-  input: unknown,
-  again: (errors: FieldErrors, status: number) => unknown,
-  fallbackField: string,
-  run: (data: z.output<S>) => Promise<R>,
-): Promise<R | undefined> {
-  const parsed = schema.safeParse(input);
-  if (!parsed.success) {
-    await again(fieldErrors(parsed.error.issues), 400);
-    return undefined;
-  }
-  try {
-    return await run(parsed.data);
-  } catch (err) {
-    const errors = serviceFieldErrors(err, fallbackField);
-    if (errors === undefined) throw err;
-    await again(errors, refusalStatus(err));
-    return undefined;
-  }
-}
-
-/** Runs an action and redirects (303) to `back`; its refusal (a 4xx of the services: stale ids, conflicts) becomes the flash. */
-export async function act(config: Pick<Config, 'cookieSecure'>, res: Response, back: string, run: () => Promise<string>): Promise<void> {
-  try {
-    setFlash(res, config, 'ok', await run());
-  } catch (err) {
-    const refusal = refusalOf(err);
-    if (refusal === undefined) throw err;
-    setFlash(res, config, 'error', refusal);
-  }
-  res.redirect(303, back);
-}
 
 /** A checkbox's value: checked sends "true", unchecked sends nothing. */
 export const checked = (value: string): boolean => value === 'true';

@@ -1,11 +1,11 @@
 import type { ComponentChildren } from 'preact';
-import type { AuditEventRow } from '../../db/repositories/audit-events.repo';
 import type { RoleRow } from '../../db/repositories/roles.repo';
 import type { SessionRow } from '../../db/repositories/sessions.repo';
 import type { UserRow } from '../../db/repositories/users.repo';
 import type { GrantWithClientRow } from '../../db/repositories/oauth-grants.repo';
 import type { PrincipalRole } from '../../db/repositories/principal.repo';
-import type { OAuthClient, Summary } from '../../routes/admin/admin.schemas';
+import type { OAuthClient, SigningKey, Summary } from '../../routes/admin/admin.schemas';
+import type { AuditEvent } from '../../routes/audit/audit.schemas';
 import type { Role } from '../../routes/rbac/rbac.schemas';
 import type { ListCount } from '../../services/list-count';
 import { userStatus } from '../../services/user-status';
@@ -195,7 +195,7 @@ export interface UserDetailData {
   sessions: SessionRow[];
   apps: GrantWithClientRow[];
   factors: FactorsOfUser;
-  events: AuditEventRow[];
+  events: AuditEvent[];
   /** Identities flagged at the upgrade (linked to an admin account under the old rules): paused until the owner confirms. */
   pausedIdentities?: Array<{ providerName: string; email: string | null }>;
   errors: FieldErrors;
@@ -384,7 +384,7 @@ export function renderUserDetail(frame: ConsoleFrame, d: UserDetailData): string
   );
 }
 
-function AuditTable(props: { events: AuditEventRow[]; caption: string }) {
+function AuditTable(props: { events: AuditEvent[]; caption: string }) {
   const a = c().audit;
   return (
     <Table
@@ -392,11 +392,11 @@ function AuditTable(props: { events: AuditEventRow[]; caption: string }) {
       rows={props.events}
       empty={a.none}
       columns={[
-        { label: a.when, cell: (e) => <Time at={e.occurredAt} /> },
+        { label: a.when, cell: (e) => <Time at={e.occurred_at} /> },
         { label: a.type, cell: (e) => <code>{e.type}</code> },
-        { label: a.actorColumn, wrap: true, cell: (e) => (e.actorId ? <a href={`/admin/users/${e.actorId}`}>{e.actorId}</a> : '—') },
-        { label: a.subjectColumn, wrap: true, cell: (e) => dash(e.subjectId) },
-        { label: a.app, wrap: true, cell: (e) => dash(e.clientId) },
+        { label: a.actorColumn, wrap: true, cell: (e) => (e.actor_id ? <a href={`/admin/users/${e.actor_id}`}>{e.actor_id}</a> : '—') },
+        { label: a.subjectColumn, wrap: true, cell: (e) => dash(e.subject_id) },
+        { label: a.app, wrap: true, cell: (e) => dash(e.client_id) },
         { label: a.ip, cell: (e) => dash(e.ip) },
         { label: a.detail, wrap: true, cell: (e) => (Object.keys(e.detail).length ? <code>{JSON.stringify(e.detail)}</code> : '—') },
       ]}
@@ -778,19 +778,19 @@ export interface AuditFilterValues {
   to: string;
 }
 
-export function renderAudit(
-  frame: ConsoleFrame,
-  data: {
-    events: AuditEventRow[];
-    filter: AuditFilterValues;
-    types: readonly string[];
-    errors: FieldErrors;
-    count?: ListCount;
-    next?: string;
-    prev?: string;
-    csv: string;
-  },
-): string {
+/** The audit log: the events of GET /api/admin/audit-events as sent, the filter as entered, the page links. */
+export interface AuditProps {
+  events: AuditEvent[];
+  filter: AuditFilterValues;
+  types: readonly string[];
+  errors: FieldErrors;
+  count?: ListCount;
+  next?: string;
+  prev?: string;
+  csv: string;
+}
+
+export function renderAudit(frame: ConsoleFrame, data: AuditProps): string {
   const f = data.filter;
   const a = c().audit;
   const filtered = Boolean(f.type || f.actor || f.subject || f.from || f.to);
@@ -823,10 +823,7 @@ export function renderAudit(
   );
 }
 
-export function renderSigningKeys(
-  frame: ConsoleFrame,
-  data: { keys: Array<{ kid: string; alg: string; createdAt: Date; retiredAt: Date | null }>; canRotate: boolean },
-): string {
+export function renderSigningKeys(frame: ConsoleFrame, data: { keys: SigningKey[]; canRotate: boolean }): string {
   const { keys: ks, common: co } = c();
   return renderConsole(
     frame,
@@ -840,13 +837,13 @@ export function renderSigningKeys(
         columns={[
           { label: ks.keyId, wrap: true, cell: (k) => <code>{k.kid}</code> },
           { label: ks.algorithm, cell: (k) => k.alg },
-          { label: co.created, cell: (k) => <Time at={k.createdAt} /> },
+          { label: co.created, cell: (k) => <Time at={k.created_at} /> },
           {
             label: co.status,
             cell: (k) =>
-              k.retiredAt ? (
+              k.retired_at ? (
                 <>
-                  {ks.retired} <Time at={k.retiredAt} />
+                  {ks.retired} <Time at={k.retired_at} />
                 </>
               ) : (
                 <strong>{ks.current}</strong>
