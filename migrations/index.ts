@@ -32,6 +32,7 @@ import * as scimFilterIndexes from './20261130140000_scim_filter_indexes';
 import * as addPrivateKeyJwt from './20261130150000_add_private_key_jwt';
 import * as createPushedAuthorizationRequests from './20261130151000_create_pushed_authorization_requests';
 import * as createEmailSignIn from './20261130160000_create_email_sign_in';
+import * as addDpopBoundAccessTokens from './20261201100000_add_dpop_bound_access_tokens';
 import * as backchannelLogout from './20261201110000_backchannel_logout';
 
 /**
@@ -72,6 +73,7 @@ const MIGRATIONS: Array<[string, Knex.Migration]> = [
   ['20261130150000_add_private_key_jwt', addPrivateKeyJwt],
   ['20261130151000_create_pushed_authorization_requests', createPushedAuthorizationRequests],
   ['20261130160000_create_email_sign_in', createEmailSignIn],
+  ['20261201100000_add_dpop_bound_access_tokens', addDpopBoundAccessTokens],
   ['20261201110000_backchannel_logout', backchannelLogout],
 ];
 

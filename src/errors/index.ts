@@ -66,7 +66,8 @@ export class InvalidLinkError extends AppError {
 }
 
 export const badRequest = (message: string, details?: ErrorDetail[]) => new AppError('validation_error', message, { details });
-export const unauthorized = (message = 'Authentication required') => new AppError('unauthorized', message);
+export const unauthorized = (message = 'Authentication required', headers?: Record<string, string>) =>
+  new AppError('unauthorized', message, headers ? { headers } : {});
 export const forbidden = (message = 'You do not have permission to do this') => new AppError('forbidden', message);
 export const notFound = (what = 'Resource') => new AppError('not_found', `${what} not found`);
 export const conflict = (message: string) => new AppError('conflict', message);
@@ -98,7 +99,10 @@ export type OAuthErrorCode =
   // OIDC Core 3.1.2.6 (redirected only, never a response status of ours).
   | 'login_required'
   | 'consent_required'
-  | 'interaction_required';
+  | 'interaction_required'
+  // RFC 9449 §5, §8: a missing or bad DPoP proof, and the request for a server nonce (issue 34).
+  | 'invalid_dpop_proof'
+  | 'use_dpop_nonce';
 
 const OAUTH_STATUS: Record<OAuthErrorCode, number> = {
   invalid_request: 400,
@@ -122,6 +126,9 @@ const OAUTH_STATUS: Record<OAuthErrorCode, number> = {
   login_required: 400,
   consent_required: 400,
   interaction_required: 400,
+  // At the token endpoint (RFC 9449 §5.0, §8); a protected resource answers 401 with a DPoP challenge instead (§7.1, §9).
+  invalid_dpop_proof: 400,
+  use_dpop_nonce: 400,
 };
 
 export class OAuthError extends Error {

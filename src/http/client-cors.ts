@@ -14,7 +14,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { decodeJwt } from 'jose';
 import { findClientById, isRegisteredCorsOrigin } from '../db/repositories/oauth-clients.repo';
-import { bearerTokenOf } from '../middleware/authenticate';
+import { presentedTokenOf } from '../services/oauth/dpop-resource';
 import type { ServiceContext } from '../services/context';
 
 /** What a browser may send with these calls (RFC 9449 DPoP included) and read from the answers. */
@@ -45,7 +45,7 @@ export function clientNamedBy(req: Request): string | undefined {
       }
     }
   }
-  const bearer = bearerTokenOf(req);
+  const bearer = presentedTokenOf(req.headers.authorization)?.token;
   if (bearer) {
     // Only to choose which origins may read the answer: an invalid or expired token still gets its 401, readable by
     // the app it names (so that the app can refresh), and never anything more.

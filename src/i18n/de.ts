@@ -91,6 +91,11 @@ export const de: Messages = {
       label: 'Pushed Authorization Requests verlangen',
       description: 'Jede Autorisierungsanfrage muss zuerst an /api/oauth/par übermittelt werden.',
     },
+    dpop_nonce_required: {
+      label: 'DPoP-Nonces verlangen',
+      description:
+        'Jeder DPoP-Nachweis (Token-Endpunkt, userinfo, /api/auth/me) muss eine Nonce enthalten, die der Server im Header DPoP-Nonce ausgegeben hat: ein im Voraus erstellter Nachweis gilt dann nicht mehr (docs/dpop.md).',
+    },
     webhook_allow_private: {
       label: 'Webhooks an private Adressen',
       description:
@@ -1413,6 +1418,7 @@ export const de: Messages = {
           'Pushed Authorization Requests (PAR) verlangen',
           'Jede Autorisierungsanfrage muss zuerst übermittelt werden.',
         ],
+        dpop_nonce_required: ['DPoP-Nonces verlangen', 'Jeder DPoP-Nachweis muss eine vom Server ausgegebene Nonce enthalten.'],
         webhook_allow_private: ['Webhooks an private Adressen', 'Webhook-Ziele in privaten und Loopback-Netzen erlauben.'],
         allowed_origins: [
           'Erlaubte Origins (globales CORS)',

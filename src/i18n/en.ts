@@ -98,6 +98,11 @@ export const en = {
       label: 'Require pushed authorization requests',
       description: 'Every authorization request must first be pushed to /api/oauth/par.',
     },
+    dpop_nonce_required: {
+      label: 'Require DPoP nonces',
+      description:
+        'Every DPoP proof (token endpoint, userinfo, /api/auth/me) must carry a nonce the server handed out in a DPoP-Nonce header: a proof made in advance no longer works (docs/dpop.md).',
+    },
     webhook_allow_private: {
       label: 'Webhooks to private addresses',
       description: 'In production, let webhook URLs reach private, loopback and link-local addresses (a receiver on the internal network).',
@@ -1360,6 +1365,7 @@ export const en = {
           'Require pushed authorization requests (PAR)',
           'Every authorization request must be pushed first.',
         ],
+        dpop_nonce_required: ['Require DPoP nonces', 'Every DPoP proof must carry a nonce the server handed out.'],
         webhook_allow_private: ['Webhooks to private addresses', 'Allow webhook targets on private and loopback networks.'],
         allowed_origins: [
           'Allowed origins (global CORS)',

@@ -12,6 +12,8 @@ export interface TokenClaims {
   amr?: string[];
   client_id?: string;
   scope?: string;
+  /** RFC 9449 §6: the DPoP key the token is bound to (its RFC 7638 thumbprint). */
+  cnf?: { jkt: string };
 }
 
 export interface AccessTokenPayload extends TokenClaims {

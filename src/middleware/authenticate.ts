@@ -3,6 +3,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { loadPrincipal } from '../db/repositories/principal.repo';
 import { forbidden, unauthorized } from '../errors';
 import type { ServiceContext } from '../services/context';
+import { judgeTokenPresentation, presentedTokenOf, type PresentedToken } from '../services/oauth/dpop-resource';
 import { toPrincipal, type Principal } from '../services/principal';
 import { rotateRefreshToken } from '../services/sessions.service';
 import { ACCESS_COOKIE, REFRESH_COOKIE, setSessionCookies } from './session-cookies';
@@ -40,13 +41,33 @@ export async function resolvePrincipal(ctx: ServiceContext, token: string): Prom
   return record ? toPrincipal(record, payload) : undefined;
 }
 
+/**
+ * RFC 9449 §7 (docs/dpop.md): a DPoP-bound token only as `Authorization: DPoP` with a proof of its key, an unbound one
+ * only as Bearer; undefined when the token may be used, else the 401's challenge.
+ */
+export function presentationChallenge(ctx: ServiceContext, req: Request, presented: PresentedToken, principal: Principal) {
+  return judgeTokenPresentation(ctx, presented, principal.dpopJkt, {
+    method: req.method,
+    url: `${ctx.config.baseUrl}${req.originalUrl}`,
+    dpop: req.headers.dpop,
+  });
+}
+
 export function createAuthenticate(ctx: ServiceContext) {
   return function authenticate(options: AuthenticateOptions = {}): RequestHandler {
     return async (req: Request, res: Response, next: NextFunction) => {
-      const bearer = bearerTokenOf(req);
+      const presented = presentedTokenOf(req.headers.authorization);
+      const bearer = presented?.token;
       const cookieToken: unknown = req.cookies?.[ACCESS_COOKIE];
       const token = bearer ?? (typeof cookieToken === 'string' ? cookieToken : undefined);
       let principal = token ? await resolvePrincipal(ctx, token) : undefined;
+      if (principal && presented && (principal.dpopJkt || presented.scheme === 'dpop')) {
+        const refused = await presentationChallenge(ctx, req, presented, principal);
+        if (refused) {
+          if (!options.optional) throw unauthorized(refused.description, refused.headers);
+          principal = undefined;
+        }
+      }
       if (principal?.clientId && !options.allowClientTokens) {
         if (!options.optional) throw forbidden('This endpoint does not accept tokens issued to OAuth clients');
         principal = undefined;

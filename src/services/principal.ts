@@ -23,9 +23,14 @@ export interface Principal {
   /** Set when the access token was issued to an OAuth client. */
   clientId?: string;
   scope?: string;
+  /** RFC 9449: the DPoP key the access token is bound to; such a token is accepted only with a proof of that key. */
+  dpopJkt?: string;
 }
 
-export function toPrincipal(record: PrincipalRecord, token: { sid: string; client_id?: string; scope?: string }): Principal {
+export function toPrincipal(
+  record: PrincipalRecord,
+  token: { sid: string; client_id?: string; scope?: string; cnf?: { jkt: string } },
+): Principal {
   return {
     userId: record.id,
     sessionId: token.sid,
@@ -40,6 +45,7 @@ export function toPrincipal(record: PrincipalRecord, token: { sid: string; clien
     amr: record.amr,
     clientId: token.client_id,
     scope: token.scope,
+    dpopJkt: token.cnf?.jkt,
   };
 }
 

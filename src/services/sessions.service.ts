@@ -25,6 +25,8 @@ export interface IssuedTokens {
   access: { roleNames: string[]; permissions: string[] };
   /** How the user authenticated for this session (the `amr` claim, CONTRACT §10). */
   amr: string[];
+  /** RFC 9449: the DPoP key the access token is bound to (`token_type: DPoP`), if any. */
+  dpopJkt?: string;
 }
 
 interface SessionUser {
@@ -51,6 +53,17 @@ function claimsFor(
     client_id: client?.clientId,
     scope: client?.scope,
   };
+}
+
+/** RFC 9449: the key a grant's tokens are bound to (`cnf.jkt`); the refresh token only when `bindRefresh`. */
+export interface DpopBinding {
+  jkt: string;
+  bindRefresh: boolean;
+}
+
+/** The claims with `cnf.jkt` when the token is bound to a DPoP key. */
+function bound(claims: TokenClaims, jkt: string | undefined): TokenClaims {
+  return jkt ? { ...claims, cnf: { jkt } } : claims;
 }
 
 /** CONTRACT §8: a session never lives past SESSION_MAX_AGE_DAYS after its sign-in, whatever the rotations. */
@@ -88,6 +101,11 @@ export async function startSession(
     signIn?: { clearFailuresOf?: string };
     /** Back-Channel Logout (issue 34): a code exchange's session belongs to the browser session that approved it. */
     browserSessionId?: string | null;
+    /**
+     * RFC 9449 (docs/dpop.md): the DPoP key the access token is bound to, and whether the refresh token is bound to it
+     * too (a public client's; a confidential client's refresh token is bound by its authentication instead).
+     */
+    dpop?: DpopBinding;
   },
 ): Promise<IssuedTokens> {
   const now = ctx.clock.now();
@@ -115,8 +133,8 @@ export async function startSession(
   );
   const roleNames = globalRoleNames(roles);
   const claims = claimsFor(input.user, roleNames, sessionId, amr, input.client);
-  const access = ctx.jwt.signAccess(claims, now);
-  const refresh = ctx.jwt.signRefresh(claims, tokenId, now, refreshExpiresAt);
+  const access = ctx.jwt.signAccess(bound(claims, input.dpop?.jkt), now);
+  const refresh = ctx.jwt.signRefresh(bound(claims, input.dpop?.bindRefresh ? input.dpop.jkt : undefined), tokenId, now, refreshExpiresAt);
   return {
     sessionId,
     accessToken: access.token,
@@ -125,6 +143,7 @@ export async function startSession(
     refreshExpiresAt: refresh.expiresAt,
     access: { roleNames, permissions },
     amr,
+    dpopJkt: input.dpop?.jkt,
   };
 }
 
@@ -171,6 +190,8 @@ export async function rotateRefreshToken(
   presented: string,
   client: RefreshingClient | null,
   _meta?: RequestMeta,
+  /** RFC 9449: the key of the refresh request's DPoP proof; the new access token is bound to it (docs/dpop.md). */
+  dpopJkt?: string,
 ): Promise<RotateResult> {
   const now = ctx.clock.now();
   const refuse = (reason: 'invalid' | 'wrong_client' | 'invalid_scope'): RotateResult => ({ ok: false, reason });
@@ -190,8 +211,9 @@ export async function rotateRefreshToken(
     const roles = globalRoleNames(principal.roles);
     const oauth = payload.client_id ? { clientId: payload.client_id, scope: scope ?? '' } : undefined;
     const claims = claimsFor(principal, roles, payload.sid, principal.amr, oauth);
-    const access = ctx.jwt.signAccess(claims, now);
-    const refresh = ctx.jwt.signRefresh(claims, refreshId, now, refreshExpiresAt);
+    const access = ctx.jwt.signAccess(bound(claims, dpopJkt), now);
+    // A bound refresh token's successor stays bound to the same key (the caller checked the proof's key against it).
+    const refresh = ctx.jwt.signRefresh(bound(claims, payload.cnf?.jkt), refreshId, now, refreshExpiresAt);
     return {
       ok: true,
       grace,
@@ -211,6 +233,7 @@ export async function rotateRefreshToken(
         refreshExpiresAt: refresh.expiresAt,
         access: { roleNames: roles, permissions: principal.permissions },
         amr: principal.amr,
+        dpopJkt,
       },
     };
   };

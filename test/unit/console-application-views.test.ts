@@ -28,6 +28,7 @@ const row: OAuthClientRow = {
   requirePushedAuthorizationRequests: false,
   backchannelLogoutUri: null,
   backchannelLogoutSessionRequired: false,
+  dpopBoundAccessTokens: false,
   lastUsedAt: null,
   createdAt: new Date('2026-11-01T00:00:00Z'),
   updatedAt: new Date('2026-11-01T00:00:00Z'),

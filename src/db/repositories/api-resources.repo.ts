@@ -8,6 +8,8 @@ export interface ApiResourceRow {
   scopes: string[];
   accessTokenTtlSeconds: number;
   openRegistration: boolean;
+  /** RFC 9449 (issue 34): every access token for this API must be DPoP-bound. */
+  dpopBoundAccessTokens: boolean;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -19,6 +21,7 @@ interface ApiResourceRecord {
   scopes: string[] | string;
   access_token_ttl_s: number;
   open_registration: boolean;
+  dpop_bound_access_tokens?: boolean;
   created_at: Date;
   updated_at: Date;
 }
@@ -31,6 +34,7 @@ function toRow(r: ApiResourceRecord): ApiResourceRow {
     scopes: typeof r.scopes === 'string' ? (JSON.parse(r.scopes) as string[]) : r.scopes,
     accessTokenTtlSeconds: Number(r.access_token_ttl_s),
     openRegistration: r.open_registration,
+    dpopBoundAccessTokens: r.dpop_bound_access_tokens === true,
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
   };
@@ -42,6 +46,7 @@ export interface ApiResourceFields {
   scopes: string[];
   accessTokenTtlSeconds: number;
   openRegistration: boolean;
+  dpopBoundAccessTokens?: boolean;
 }
 
 export async function insertApiResource(db: DbOrTrx, r: ApiResourceFields & { id: string; now: Date }): Promise<ApiResourceRow> {
@@ -53,6 +58,7 @@ export async function insertApiResource(db: DbOrTrx, r: ApiResourceFields & { id
       scopes: JSON.stringify(r.scopes),
       access_token_ttl_s: r.accessTokenTtlSeconds,
       open_registration: r.openRegistration,
+      dpop_bound_access_tokens: r.dpopBoundAccessTokens ?? false,
       created_at: r.now,
       updated_at: r.now,
     })
@@ -78,12 +84,12 @@ export async function findApiResourceById(db: DbOrTrx, id: string): Promise<ApiR
 
 /** Behind every token request that names a resource: a named prepared statement rather than a built query (issue 10). */
 export async function findApiResourceByIdentifier(db: DbOrTrx, identifier: string): Promise<ApiResourceRow | undefined> {
-  const [row] = await preparedRows(db, 'sso_find_api_resource_1', `${SELECT_RESOURCE} where identifier = $1`, [identifier]);
+  const [row] = await preparedRows(db, 'sso_find_api_resource_2', `${SELECT_RESOURCE} where identifier = $1`, [identifier]);
   return row ? toRow(row as unknown as ApiResourceRecord) : undefined;
 }
 
 const SELECT_RESOURCE =
-  'select id, identifier, name, scopes, access_token_ttl_s, open_registration, created_at, updated_at from api_resources';
+  'select id, identifier, name, scopes, access_token_ttl_s, open_registration, dpop_bound_access_tokens, created_at, updated_at from api_resources';
 
 export async function updateApiResource(
   db: DbOrTrx,
@@ -97,6 +103,7 @@ export async function updateApiResource(
   if (patch.scopes !== undefined) record.scopes = JSON.stringify(patch.scopes);
   if (patch.accessTokenTtlSeconds !== undefined) record.access_token_ttl_s = patch.accessTokenTtlSeconds;
   if (patch.openRegistration !== undefined) record.open_registration = patch.openRegistration;
+  if (patch.dpopBoundAccessTokens !== undefined) record.dpop_bound_access_tokens = patch.dpopBoundAccessTokens;
   const [row] = await db<ApiResourceRecord>('api_resources').where({ id }).update(record).returning('*');
   return row ? toRow(row as ApiResourceRecord) : undefined;
 }

@@ -54,6 +54,8 @@ export interface OAuthClientRow {
   tokenEndpointAuthMethod: TokenEndpointAuthMethod;
   /** RFC 9126 §6 (issue 34): the client must push its authorization requests (PAR). */
   requirePushedAuthorizationRequests: boolean;
+  /** RFC 9449 §5.2 (issue 34): every access token issued to the client must be DPoP-bound. */
+  dpopBoundAccessTokens: boolean;
   /** RFC 7591 §2: the client's public keys, inline (private_key_jwt). */
   jwks: JsonWebKeySet | null;
   /** RFC 7591 §2: where the client publishes its public keys (private_key_jwt), fetched under the outbound rules. */
@@ -88,6 +90,7 @@ interface OAuthClientRecord {
   logo_uri: string | null;
   token_endpoint_auth_method?: string | null;
   require_pushed_authorization_requests?: boolean;
+  dpop_bound_access_tokens?: boolean;
   jwks?: JsonWebKeySet | string | null;
   jwks_uri?: string | null;
   backchannel_logout_uri?: string | null;
@@ -126,6 +129,7 @@ function toClientRow(r: OAuthClientRecord): OAuthClientRow {
     requirePushedAuthorizationRequests: r.require_pushed_authorization_requests === true,
     backchannelLogoutUri: r.backchannel_logout_uri ?? null,
     backchannelLogoutSessionRequired: r.backchannel_logout_session_required === true,
+    dpopBoundAccessTokens: r.dpop_bound_access_tokens === true,
     lastUsedAt: r.last_used_at ? new Date(r.last_used_at) : null,
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
@@ -160,6 +164,8 @@ export async function insertClient(
     requirePushedAuthorizationRequests?: boolean;
     /** Issue 34: OIDC Back-Channel Logout (the caller checked the address). */
     backchannelLogout?: { uri: string | null; sessionRequired: boolean };
+    /** Issue 34: DPoP required for this client. */
+    dpopBoundAccessTokens?: boolean;
     now: Date;
   },
 ): Promise<OAuthClientRow> {
@@ -190,6 +196,7 @@ export async function insertClient(
       require_pushed_authorization_requests: c.requirePushedAuthorizationRequests ?? false,
       backchannel_logout_uri: c.backchannelLogout?.uri ?? null,
       backchannel_logout_session_required: c.backchannelLogout?.sessionRequired ?? false,
+      dpop_bound_access_tokens: c.dpopBoundAccessTokens ?? false,
       created_at: c.now,
       updated_at: c.now,
     })
@@ -204,11 +211,11 @@ export async function insertClient(
 export async function findClientById(db: DbOrTrx, clientId: string): Promise<OAuthClientRow | undefined> {
   const [row] = await preparedRows(
     db,
-    'sso_find_client_10',
+    'sso_find_client_11',
     `select client_id, name, secret_hash, type, grant_types, allowed_resources, redirect_uris, scopes, post_logout_redirect_uris,
             allowed_origins, cors_origins, is_active, registration, registration_access_token_hash, client_uri, logo_uri,
-            token_endpoint_auth_method, jwks, jwks_uri, require_pushed_authorization_requests, backchannel_logout_uri,
-            backchannel_logout_session_required, last_used_at, created_at, updated_at
+            token_endpoint_auth_method, jwks, jwks_uri, require_pushed_authorization_requests, dpop_bound_access_tokens,
+            backchannel_logout_uri, backchannel_logout_session_required, last_used_at, created_at, updated_at
        from oauth_clients where client_id = $1`,
     [clientId],
   );
@@ -267,6 +274,7 @@ export async function updateClient(
     /** null: no back-channel logout. */
     backchannelLogoutUri: string | null;
     backchannelLogoutSessionRequired: boolean;
+    dpopBoundAccessTokens: boolean;
   }>,
   now: Date,
 ): Promise<OAuthClientRow | undefined> {
@@ -288,6 +296,7 @@ export async function updateClient(
   if (patch.backchannelLogoutSessionRequired !== undefined) {
     record.backchannel_logout_session_required = patch.backchannelLogoutSessionRequired;
   }
+  if (patch.dpopBoundAccessTokens !== undefined) record.dpop_bound_access_tokens = patch.dpopBoundAccessTokens;
   if (patch.keys !== undefined) {
     record.jwks = patch.keys.jwks ? JSON.stringify(patch.keys.jwks) : null;
     record.jwks_uri = patch.keys.jwksUri;

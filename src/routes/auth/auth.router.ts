@@ -77,7 +77,10 @@ export function createAuthRouter(deps: RouteDeps) {
           method: 'get',
           path: '/me',
           summary: 'The caller with live roles and permissions',
-          description: 'A token issued to an OAuth client sees only the fields its scope allows (CONTRACT §8).',
+          description:
+            'A token issued to an OAuth client sees only the fields its scope allows (CONTRACT §8). A DPoP-bound token (RFC 9449) ' +
+            'only as Authorization: DPoP <token> with a `DPoP` proof header (htm, htu, ath) of its key; as Bearer it is 401 with ' +
+            'WWW-Authenticate: DPoP error="invalid_token" (docs/dpop.md).',
           auth: 'user-or-client',
           // Issue 19: the caller's identity and permissions, never kept by a cache.
           noStore: true,

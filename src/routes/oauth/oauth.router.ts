@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { Request } from 'express';
 import { OAuthError } from '../../errors';
-import { bearerTokenOf, resolvePrincipal } from '../../middleware/authenticate';
+import { presentationChallenge, resolvePrincipal } from '../../middleware/authenticate';
+import { presentedTokenOf } from '../../services/oauth/dpop-resource';
 import { startAuthorization } from '../../services/oauth/authorize.service';
 import { pushAuthorizationRequest, startPushedAuthorization } from '../../services/oauth/par.service';
 import { authenticateClient, type ClientCredentialsInput } from '../../services/oauth/client-auth.service';
@@ -13,6 +14,7 @@ import { derived } from '../../services/settings/live-settings';
 import { requireParam } from '../../services/oauth/params';
 import { revokeToken } from '../../services/oauth/revoke.service';
 import { grantTokens } from '../../services/oauth/token.service';
+import { currentDpopNonce, dpopNonceRequired } from '../../services/oauth/dpop';
 import { getUserInfo, invalidToken } from '../../services/oauth/userinfo.service';
 import { renderOAuthErrorPage } from '../../views/consent';
 import { rawQueryOf, requestMeta } from '../shared';
@@ -175,16 +177,23 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
         auth: 'token',
         dialect: 'oauth',
         noStore: true,
+        description:
+          'Authorization: Bearer <token>; a DPoP-bound token (RFC 9449) only as Authorization: DPoP <token> with a `DPoP` proof ' +
+          'header (htm, htu, ath) of its key, else 401 with WWW-Authenticate: DPoP error="invalid_token" | "invalid_dpop_proof" | ' +
+          '"use_dpop_nonce" (then with a DPoP-Nonce header).',
         response: { description, schema: userInfoBody },
         cors: 'client',
       },
       async (_input, req) => {
-        const token = bearerTokenOf(req);
-        if (!token) {
+        const presented = presentedTokenOf(req.headers.authorization);
+        if (!presented) {
           throw new OAuthError('invalid_token', 'A Bearer access token is required', { headers: { 'WWW-Authenticate': 'Bearer' } });
         }
-        const principal = await resolvePrincipal(ctx, token);
+        const principal = await resolvePrincipal(ctx, presented.token);
         if (!principal) throw invalidToken();
+        // RFC 9449 §7: a DPoP-bound token only with a proof of its key, never as a Bearer token (docs/dpop.md).
+        const refused = await presentationChallenge(ctx, req, presented, principal);
+        if (refused) throw new OAuthError(refused.error, refused.description, { status: 401, headers: refused.headers });
         return getUserInfo(ctx, principal);
       },
     );
@@ -201,7 +210,11 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
             'Confidential clients authenticate with client_secret_basic or client_secret_post; public clients send client_id alone ' +
             '(CONTRACT §12). With `resource` (RFC 8707) the access token is an RFC 9068 JWT for that API; client_credentials always ' +
             'answers one (sub = client_id, no refresh token). The device grant answers authorization_pending, slow_down, ' +
-            'access_denied or expired_token until the user has approved, then the tokens once.',
+            'access_denied or expired_token until the user has approved, then the tokens once. A `DPoP` request header (an RFC 9449 ' +
+            'proof: typ dpop+jwt, ES256/RS256/PS256/EdDSA, htm POST, htu this URL, iat within 60 s, single-use jti) binds the ' +
+            "tokens to its key: `token_type: DPoP`, `cnf.jkt` in the access token (and in a public client's refresh token). A bad or " +
+            'missing-but-required proof is 400 invalid_dpop_proof; with the dpop_nonce_required setting, 400 use_dpop_nonce and a ' +
+            '`DPoP-Nonce` response header (docs/dpop.md).',
           auth: 'client',
           noStore: true,
           form: true,
@@ -209,8 +222,14 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
           cors: 'client',
           response: { description: 'Tokens', schema: tokenResponseBody },
         },
-        async ({ body }, req) =>
-          grantTokens(ctx, await authenticatedClient(req, body.client, { endpoint: 'token' }), body.request, requestMeta(req)),
+        async ({ body }, req, res) => {
+          const client = await authenticatedClient(req, body.client, { endpoint: 'token' });
+          // RFC 9449 (docs/dpop.md): a DPoP header binds the tokens to its key; the proof names this endpoint's URL.
+          const dpop = { proof: req.headers.dpop, url: `${ctx.config.baseUrl}/api/oauth/token` };
+          const tokens = await grantTokens(ctx, client, body.request, requestMeta(req), dpop);
+          if (dpop.proof !== undefined && dpopNonceRequired(ctx)) res.set('DPoP-Nonce', currentDpopNonce(ctx));
+          return tokens;
+        },
       ),
       userinfo(
         'get',

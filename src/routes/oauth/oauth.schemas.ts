@@ -167,7 +167,9 @@ export const authorizeQuery = z.looseObject({
 export const tokenResponseBody = z
   .strictObject({
     access_token: z.string(),
-    token_type: z.literal('Bearer'),
+    token_type: z
+      .enum(['Bearer', 'DPoP'])
+      .meta({ description: 'DPoP (RFC 9449) when the request carried a DPoP proof: the token is bound to its key (cnf.jkt)' }),
     expires_in: z.number().int(),
     refresh_token: z.string().optional().meta({ description: 'Absent for client_credentials (RFC 6749 §4.4.3)' }),
     scope: z.string(),
@@ -221,6 +223,11 @@ export const jwksBody = z.strictObject({
   keys: z.array(z.looseObject({ kty: z.string(), kid: z.string(), alg: z.string(), use: z.literal('sig') })),
 });
 
+/** RFC 9449 §6.2: the DPoP key a token is bound to (its RFC 7638 SHA-256 thumbprint). */
+const dpopConfirmation = z
+  .strictObject({ jkt: z.string() })
+  .meta({ description: 'DPoP-bound token (RFC 9449): the thumbprint of the key its proofs must be made with' });
+
 /** RFC 7662 §2.2 (CONTRACT §9). */
 export const introspectionBody = z
   .union([
@@ -232,8 +239,9 @@ export const introspectionBody = z
       sub: z.string(),
       exp: z.number().int(),
       iat: z.number().int(),
-      token_type: z.enum(['Bearer', 'refresh_token']),
+      token_type: z.enum(['Bearer', 'DPoP', 'refresh_token']).meta({ description: 'DPoP: a DPoP-bound access token (RFC 9449 §6.2)' }),
       sid: z.string(),
+      cnf: dpopConfirmation.optional(),
     }),
     z
       .strictObject({
@@ -243,11 +251,12 @@ export const introspectionBody = z
         sub: z.string().meta({ description: 'The user, or the client itself for client_credentials' }),
         exp: z.number().int(),
         iat: z.number().int(),
-        token_type: z.literal('Bearer'),
+        token_type: z.enum(['Bearer', 'DPoP']),
         aud: z.string().meta({ description: 'The API (RFC 8707 resource identifier)' }),
         iss: z.string(),
         jti: z.string(),
         sid: z.string().optional().meta({ description: 'When a user session stands behind the token' }),
+        cnf: dpopConfirmation.optional(),
       })
       .meta({ description: 'An RFC 9068 access token (CONTRACT §12)' }),
   ])

@@ -1,6 +1,7 @@
 import type { OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
 import { OAuthError } from '../../errors';
 import type { ServiceContext } from '../context';
+import { requireProofFor } from './dpop-binding';
 import { signResourceToken } from './resource-tokens.service';
 import { findResourceByIdentifier, permittedScopes, resolveTarget } from './resources.service';
 import type { TokenResponse } from './token-response';
@@ -18,7 +19,7 @@ const DEFAULT_TTL_SECONDS = 3600;
 export async function exchangeClientCredentials(
   ctx: ServiceContext,
   client: OAuthClientRow,
-  input: { scope?: string; resource?: string },
+  input: { scope?: string; resource?: string; dpopJkt?: string },
 ): Promise<TokenResponse> {
   // Also enforced by the client's registration (client-policy.ts); a public client never holds this grant.
   if (client.type !== 'confidential') throw new OAuthError('unauthorized_client', 'client_credentials is for confidential clients only');
@@ -26,6 +27,7 @@ export async function exchangeClientCredentials(
   // The client was read by its authentication (one statement per request, as for every grant: issue 22).
   const resource =
     (await resolveTarget(ctx, client, input.resource)) ?? (defaulted ? await findResourceByIdentifier(ctx, defaulted) : undefined);
+  requireProofFor(resource, input.dpopJkt);
   const allowed = permittedScopes(client, resource).filter((s) => s !== 'openid');
   const asked = input.scope === undefined ? allowed : parseScope(input.scope);
   // OpenID Connect scopes describe a user: a client acting for itself has none to consent to.
@@ -38,6 +40,7 @@ export async function exchangeClientCredentials(
     audience: resource?.identifier ?? ctx.config.oidcIssuer,
     scope,
     ttlSeconds: resource?.accessTokenTtlSeconds ?? DEFAULT_TTL_SECONDS,
+    dpopJkt: input.dpopJkt,
   });
   await ctx.events.record(ctx.db, {
     type: 'oauth.token.issued',
@@ -46,5 +49,5 @@ export async function exchangeClientCredentials(
     clientId: client.clientId,
     detail: { grant_type: 'client_credentials', ...(resource ? { resource: resource.identifier } : {}), scope },
   });
-  return { access_token: token, token_type: 'Bearer', expires_in: expiresIn, scope };
+  return { access_token: token, token_type: input.dpopJkt ? 'DPoP' : 'Bearer', expires_in: expiresIn, scope };
 }

@@ -1,4 +1,5 @@
 import { randomInt } from 'node:crypto';
+import { dpopBinding } from './dpop-binding';
 import { withTransaction } from '../../db';
 import type { OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
 import {
@@ -199,7 +200,7 @@ async function withAttempt<T>(
 export async function exchangeDeviceCode(
   ctx: ServiceContext,
   client: OAuthClientRow,
-  input: { deviceCode: string },
+  input: { deviceCode: string; dpopJkt?: string },
   meta: RequestMeta,
 ): Promise<TokenResponse> {
   const now = ctx.clock.now();
@@ -219,7 +220,13 @@ export async function exchangeDeviceCode(
     const resource = polled.resource ? await findResourceByIdentifier(ctx, polled.resource) : undefined;
     if (polled.resource && !resource) return undefined;
     const auth = polled.authTime ? { time: polled.authTime, amr: polled.amr ?? ['pwd'] } : undefined;
-    const started = await startSession(ctx, trx, { user, client: { clientId: client.clientId, scope: polled.scope }, meta, auth });
+    const started = await startSession(ctx, trx, {
+      user,
+      client: { clientId: client.clientId, scope: polled.scope },
+      meta,
+      auth,
+      dpop: dpopBinding(client, input.dpopJkt),
+    });
     const consumed: DeviceCodeRow | undefined = await consumeDeviceCode(trx, hash, client.clientId, started.sessionId, now);
     // Another poll consumed it first: roll this session back (exactly once).
     if (!consumed) throw new DeviceCodeGone();

@@ -1,6 +1,7 @@
 import type { Config } from '../../config';
 import type { SettingValues } from '../settings/declarations';
 import { CLIENT_ASSERTION_ALGS } from './client-keys';
+import { DPOP_ALGS } from './dpop';
 import { GRANT_TYPES, TOKEN_ENDPOINT_AUTH_METHODS } from './client-policy';
 import { SUPPORTED_SCOPES } from './client-secrets';
 
@@ -66,6 +67,8 @@ export function clientCapabilityMetadata(
     // Public clients may not introspect (CONTRACT §12).
     introspection_endpoint_auth_methods_supported: TOKEN_ENDPOINT_AUTH_METHODS.filter((m) => m !== 'none'),
     introspection_endpoint_auth_signing_alg_values_supported: algs,
+    // RFC 9449 §5.1: the algorithms of DPoP proofs (docs/dpop.md).
+    dpop_signing_alg_values_supported: [...DPOP_ALGS],
   };
 }
 

@@ -21,6 +21,8 @@ export interface ResourceTokenClaims {
   exp: number;
   /** When a user session stands behind the token (its revocation ends the token at introspection). */
   sid?: string;
+  /** RFC 9449 §6.1: the DPoP key the token is bound to. */
+  cnf?: { jkt: string };
 }
 
 /**
@@ -29,13 +31,23 @@ export interface ResourceTokenClaims {
  */
 export async function signResourceToken(
   ctx: ServiceContext,
-  input: { subject: string; clientId: string; audience: string; scope: string; ttlSeconds: number; sessionId?: string },
+  input: {
+    subject: string;
+    clientId: string;
+    audience: string;
+    scope: string;
+    ttlSeconds: number;
+    sessionId?: string;
+    /** RFC 9449 §6.1: the thumbprint of the DPoP key the token is bound to (`cnf.jkt`). */
+    dpopJkt?: string;
+  },
 ): Promise<{ token: string; expiresIn: number }> {
   const key = await currentSigningKey(ctx);
   const iat = Math.floor(ctx.clock.now().getTime() / 1000);
   const expiresIn = Math.min(input.ttlSeconds, RESOURCE_TOKEN_MAX_TTL_SECONDS);
   const claims: Record<string, unknown> = { client_id: input.clientId, scope: input.scope };
   if (input.sessionId) claims.sid = input.sessionId;
+  if (input.dpopJkt) claims.cnf = { jkt: input.dpopJkt };
   const token = await new (jose().SignJWT)(claims)
     // RFC 9068 §2.1: typ at+jwt, so that an id_token can never pass for an access token (or the other way round).
     .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'at+jwt' })

@@ -4,11 +4,13 @@ import { touchGrant } from '../../db/repositories/oauth-grants.repo';
 import type { ServiceContext } from '../context';
 import { isOpenIdScope, issueIdToken } from '../oidc/id-token.service';
 import type { IssuedTokens } from '../sessions.service';
+import { requireProofFor } from './dpop-binding';
 import { signResourceToken } from './resource-tokens.service';
 
 export interface TokenResponse {
   access_token: string;
-  token_type: 'Bearer';
+  /** RFC 9449 §5: `DPoP` when the access token is bound to the key of the request's DPoP proof. */
+  token_type: 'Bearer' | 'DPoP';
   expires_in: number;
   /** Absent for client_credentials (RFC 6749 §4.4.3). */
   refresh_token?: string;
@@ -27,7 +29,7 @@ export function presentTokens(
 ): TokenResponse {
   return {
     access_token: tokens.accessToken,
-    token_type: 'Bearer',
+    token_type: tokens.dpopJkt ? 'DPoP' : 'Bearer',
     expires_in: expiresIn ?? ctx.config.oauthExpiresInSeconds,
     refresh_token: tokens.refreshToken,
     scope,
@@ -45,6 +47,7 @@ export async function withResourceToken(
   input: { resource: ApiResourceRow | undefined; userId: string; clientId: string; scope: string },
 ): Promise<{ tokens: IssuedTokens; expiresIn?: number }> {
   if (!input.resource) return { tokens };
+  requireProofFor(input.resource, tokens.dpopJkt);
   const signed = await signResourceToken(ctx, {
     subject: input.userId,
     clientId: input.clientId,
@@ -52,6 +55,7 @@ export async function withResourceToken(
     scope: input.scope,
     ttlSeconds: input.resource.accessTokenTtlSeconds,
     sessionId: tokens.sessionId,
+    dpopJkt: tokens.dpopJkt,
   });
   return { tokens: { ...tokens, accessToken: signed.token }, expiresIn: signed.expiresIn };
 }

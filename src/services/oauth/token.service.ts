@@ -15,6 +15,7 @@ import { exchangeClientCredentials } from './client-credentials.service';
 import { noteClientUsed } from './clients.service';
 import { DEVICE_CODE_GRANT, grantAllowed } from './client-policy';
 import { exchangeDeviceCode } from './device.service';
+import { dpopBinding, requireProofFor, requireRefreshKey, tokenRequestKey, type TokenDpopInput } from './dpop-binding';
 
 export type { TokenResponse } from './token-response';
 import { requireParam } from './params';
@@ -58,7 +59,7 @@ async function grantCoversResource(db: DbOrTrx, userId: string, client: OAuthCli
 export async function exchangeAuthorizationCode(
   ctx: ServiceContext,
   client: OAuthClientRow,
-  input: { code: string; redirectUri: string; codeVerifier: string; resource?: string },
+  input: { code: string; redirectUri: string; codeVerifier: string; resource?: string; dpopJkt?: string },
   meta: RequestMeta,
 ): Promise<TokenResponse> {
   const now = ctx.clock.now();
@@ -111,6 +112,7 @@ export async function exchangeAuthorizationCode(
       meta,
       auth,
       browserSessionId: code.browserSessionId,
+      dpop: dpopBinding(client, input.dpopJkt),
     });
     await setAuthorizationCodeSession(trx, codeHash, started.sessionId);
     const { tokens, expiresIn, idToken } = await finishUserGrant(ctx, trx, started, {
@@ -142,11 +144,14 @@ export async function exchangeAuthorizationCode(
 export async function refreshAccessToken(
   ctx: ServiceContext,
   client: OAuthClientRow,
-  input: { refreshToken: string; scope?: string; resource?: string },
+  input: { refreshToken: string; scope?: string; resource?: string; dpopJkt?: string },
   meta: RequestMeta,
 ): Promise<TokenResponse> {
   // RFC 8707: a refresh may ask for a token for an API; judged before rotation, so a refusal burns nothing.
   const resource = await resolveTarget(ctx, client, input.resource);
+  // RFC 9449 §5.0: a bound refresh token needs a proof of its key, and an API requiring DPoP a proof; before rotation.
+  requireRefreshKey(ctx.jwt.verifyRefresh(input.refreshToken, ctx.clock.now())?.cnf?.jkt, input.dpopJkt);
+  requireProofFor(resource, input.dpopJkt);
   // Only a client allowed APIs reads them: a spec client's refresh makes no further query (issue 10).
   const clientScopes =
     client.allowedResources.length > 0 || client.registration === 'dynamic' ? await grantableScopes(ctx, client) : client.scopes;
@@ -166,7 +171,13 @@ export async function refreshAccessToken(
   if (resource && holder && !(await grantCoversResource(ctx.db, holder, client, resource.identifier))) {
     throw new OAuthError('invalid_target', NOT_APPROVED_FOR_RESOURCE);
   }
-  const result = await rotateRefreshToken(ctx, input.refreshToken, { clientId: client.clientId, scopes: clientScopes }, meta);
+  const result = await rotateRefreshToken(
+    ctx,
+    input.refreshToken,
+    { clientId: client.clientId, scopes: clientScopes },
+    meta,
+    input.dpopJkt,
+  );
   if (!result.ok) {
     if (result.reason === 'invalid_scope')
       throw new OAuthError('invalid_scope', 'The client is no longer registered for any scope of this grant');
@@ -208,6 +219,7 @@ export async function grantTokens(
   client: OAuthClientRow,
   request: TokenRequest,
   meta: RequestMeta,
+  dpop?: TokenDpopInput,
 ): Promise<TokenResponse> {
   const grantType = requireParam(request.grantType, 'grant_type');
   if (!(SUPPORTED_GRANTS as readonly string[]).includes(grantType)) {
@@ -217,7 +229,9 @@ export async function grantTokens(
   if (!grantAllowed(client, grantType)) {
     throw new OAuthError('unauthorized_client', `This client is not registered for the ${grantType} grant`);
   }
-  const response = await issueForGrant(ctx, client, grantType, request, meta);
+  // RFC 9449 (docs/dpop.md): the key the tokens are bound to, when the request carries a DPoP proof.
+  const dpopJkt = await tokenRequestKey(ctx, client, dpop);
+  const response = await issueForGrant(ctx, client, grantType, request, meta, dpopJkt);
   await noteClientUsed(ctx, client);
   return response;
 }
@@ -228,6 +242,7 @@ async function issueForGrant(
   grantType: string,
   request: TokenRequest,
   meta: RequestMeta,
+  dpopJkt: string | undefined,
 ): Promise<TokenResponse> {
   switch (grantType) {
     case 'authorization_code':
@@ -239,6 +254,7 @@ async function issueForGrant(
           redirectUri: requireParam(request.redirectUri, 'redirect_uri'),
           codeVerifier: requireParam(request.codeVerifier, 'code_verifier'),
           resource: request.resource,
+          dpopJkt,
         },
         meta,
       );
@@ -246,13 +262,18 @@ async function issueForGrant(
       return refreshAccessToken(
         ctx,
         client,
-        { refreshToken: requireParam(request.refreshToken, 'refresh_token'), scope: request.scope, resource: request.resource },
+        {
+          refreshToken: requireParam(request.refreshToken, 'refresh_token'),
+          scope: request.scope,
+          resource: request.resource,
+          dpopJkt,
+        },
         meta,
       );
     case 'client_credentials':
-      return exchangeClientCredentials(ctx, client, { scope: request.scope, resource: request.resource });
+      return exchangeClientCredentials(ctx, client, { scope: request.scope, resource: request.resource, dpopJkt });
     default:
-      return exchangeDeviceCode(ctx, client, { deviceCode: requireParam(request.deviceCode, 'device_code') }, meta);
+      return exchangeDeviceCode(ctx, client, { deviceCode: requireParam(request.deviceCode, 'device_code'), dpopJkt }, meta);
   }
 }
 

@@ -16,8 +16,10 @@ export type IntrospectionResponse =
       sub: string;
       exp: number;
       iat: number;
-      token_type: 'Bearer' | 'refresh_token';
+      token_type: 'Bearer' | 'DPoP' | 'refresh_token';
       sid: string;
+      /** RFC 9449 §6.2: the DPoP key the token is bound to. */
+      cnf?: { jkt: string };
     }
   | {
       active: true;
@@ -26,12 +28,13 @@ export type IntrospectionResponse =
       sub: string;
       exp: number;
       iat: number;
-      token_type: 'Bearer';
+      token_type: 'Bearer' | 'DPoP';
       /** RFC 9068 tokens (CONTRACT §12): the API they are for, and sid when a user session stands behind them. */
       aud: string;
       iss: string;
       jti: string;
       sid?: string;
+      cnf?: { jkt: string };
     };
 
 const INACTIVE: IntrospectionResponse = { active: false };
@@ -79,8 +82,9 @@ export async function introspectToken(
     sub: payload.userId,
     exp: payload.exp,
     iat: payload.iat,
-    token_type: refresh ? 'refresh_token' : 'Bearer',
+    token_type: refresh ? 'refresh_token' : payload.cnf ? 'DPoP' : 'Bearer',
     sid: payload.sid,
+    ...(payload.cnf ? { cnf: { jkt: payload.cnf.jkt } } : {}),
   };
 }
 
@@ -110,10 +114,11 @@ async function introspectResourceToken(ctx: ServiceContext, token: string): Prom
     sub: claims.sub,
     exp: claims.exp,
     iat: claims.iat,
-    token_type: 'Bearer',
+    token_type: claims.cnf ? 'DPoP' : 'Bearer',
     aud: claims.aud,
     iss: claims.iss,
     jti: claims.jti,
     ...(claims.sid ? { sid: claims.sid } : {}),
+    ...(claims.cnf ? { cnf: { jkt: claims.cnf.jkt } } : {}),
   };
 }

@@ -138,6 +138,8 @@ export const SETTINGS = [
     env: 'boolean',
     group: 'security',
   }),
+  // RFC 9449 §8, §9 (docs/dpop.md): every DPoP proof must carry a nonce this server handed out.
+  setting({ name: 'dpop_nonce_required', sensitive: true, schema: z.boolean(), default: false, env: 'boolean', group: 'security' }),
   setting({ name: 'webhook_allow_private', sensitive: true, schema: z.boolean(), default: false, env: 'boolean', group: 'security' }),
   setting({ name: 'allowed_origins', sensitive: true, schema: webOrigins, default: [], env: 'list', group: 'browser' }),
   setting({
