@@ -61,8 +61,10 @@ export function createAuthenticate(ctx: ServiceContext) {
       const cookieToken: unknown = req.cookies?.[ACCESS_COOKIE];
       const token = bearer ?? (typeof cookieToken === 'string' ? cookieToken : undefined);
       let principal = token ? await resolvePrincipal(ctx, token) : undefined;
-      if (principal && presented && (principal.dpopJkt || presented.scheme === 'dpop')) {
-        const refused = await presentationChallenge(ctx, req, presented, principal);
+      // RFC 9449 §7: a bound token is judged however it came; in the accessToken cookie it is a Bearer presentation.
+      const shown: PresentedToken | undefined = presented ?? (token ? { scheme: 'bearer', token } : undefined);
+      if (principal && shown && (principal.dpopJkt || shown.scheme === 'dpop')) {
+        const refused = await presentationChallenge(ctx, req, shown, principal);
         if (refused) {
           if (!options.optional) throw unauthorized(refused.description, refused.headers);
           principal = undefined;

@@ -12,13 +12,32 @@ import type { ServiceContext } from './context';
 import { cappedCount, COUNT_CAP, unfilteredCount, type ListCount } from './list-count';
 
 /**
- * Who did it (CONTRACT §20): a user `{ type: 'user', id }`, a SCIM connection `{ type: 'scim_connection', id, name }`
- * (its name when it acted), or null for the system or an anonymous act.
+ * Who did it: a user `{ type: 'user', id, email, name }` (email and name as they were then; null for events recorded
+ * before they were kept, of an account gone since), a SCIM connection `{ type: 'scim_connection', id, name }` (its name
+ * when it acted), or null for the system or an anonymous act.
  */
-export function presentActor(e: Pick<AuditEventRow, 'actorId' | 'actorType' | 'actorName'>) {
+export function presentActor(e: Pick<AuditEventRow, 'actorId' | 'actorType' | 'actorName' | 'actorEmail'>) {
   if (!e.actorId) return null;
   if (e.actorType === 'scim_connection') return { type: 'scim_connection' as const, id: e.actorId, name: e.actorName ?? '' };
-  return { type: 'user' as const, id: e.actorId };
+  return { type: 'user' as const, id: e.actorId, email: e.actorEmail, name: e.actorName };
+}
+
+/** Events about a person's own account: their subject is that person, also when only the actor was recorded. */
+const PERSONAL_EVENT = /^(auth|user)\./;
+
+/**
+ * Whom it concerns, when that is a user: `{ id, email, name }` as they were when the event happened (docs/webhooks.md
+ * `data.subject`). An `auth.*` or `user.*` event that names no subject (a sign-out) concerns its user actor. Null when
+ * the subject is not a user (a role, a client) or was not known to the trail.
+ */
+export function presentSubject(
+  e: Pick<AuditEventRow, 'type' | 'subjectId' | 'subjectEmail' | 'subjectName' | 'actorId' | 'actorType' | 'actorEmail' | 'actorName'>,
+) {
+  if (e.subjectId && e.subjectEmail) return { id: e.subjectId, email: e.subjectEmail, name: e.subjectName };
+  if (!e.subjectId && PERSONAL_EVENT.test(e.type) && e.actorId && !e.actorType && e.actorEmail) {
+    return { id: e.actorId, email: e.actorEmail, name: e.actorName };
+  }
+  return null;
 }
 
 export interface AuditPage {

@@ -6,12 +6,14 @@ import {
   insertRole,
   listPermissions,
   listRoles as listRoleRows,
+  setRoleApiScopes,
   setRolePermissions,
   updateRole as updateRoleRow,
   type PermissionRow,
   type RoleRow,
 } from '../db/repositories/roles.repo';
-import { badRequest, notFound } from '../errors';
+import { findApiResourceByIdentifier } from '../db/repositories/api-resources.repo';
+import { badRequest, notFound, type ErrorDetail } from '../errors';
 import type { ServiceContext } from './context';
 import { enforce, mayUpdateRole } from './rbac-policy';
 
@@ -36,6 +38,35 @@ async function assertKnownPermissions(db: DbOrTrx, permissions: string[]): Promi
   }
 }
 
+/** A scope of an API resource a role grants (`resource` = the resource's identifier). */
+export interface ApiScopeRef {
+  resource: string;
+  scope: string;
+}
+
+/**
+ * The API scopes as rows to store: each resource must be registered and each scope one it defines, else 400 naming
+ * the entry (`api_scopes[2].scope`). Duplicates are kept once.
+ */
+async function resolveApiScopes(db: DbOrTrx, refs: ApiScopeRef[]): Promise<Array<{ resourceId: string; scope: string }>> {
+  const problems: ErrorDetail[] = [];
+  const rows = new Map<string, { resourceId: string; scope: string }>();
+  const resources = new Map<string, Awaited<ReturnType<typeof findApiResourceByIdentifier>>>();
+  for (const [i, ref] of refs.entries()) {
+    if (!resources.has(ref.resource)) resources.set(ref.resource, await findApiResourceByIdentifier(db, ref.resource));
+    const resource = resources.get(ref.resource);
+    if (!resource) {
+      problems.push({ path: `api_scopes[${i}].resource`, message: `${ref.resource} is not a registered API resource` });
+    } else if (!resource.scopes.includes(ref.scope)) {
+      problems.push({ path: `api_scopes[${i}].scope`, message: `${ref.scope} is not a scope of ${ref.resource}` });
+    } else {
+      rows.set(`${resource.id} ${ref.scope}`, { resourceId: resource.id, scope: ref.scope });
+    }
+  }
+  if (problems.length > 0) throw badRequest('Unknown API resource or scope', problems);
+  return [...rows.values()];
+}
+
 export async function listPermissionCatalogue(ctx: ServiceContext): Promise<PermissionRow[]> {
   return listPermissions(ctx.db);
 }
@@ -47,10 +78,11 @@ export async function listRoles(ctx: ServiceContext, filter: { activeOnly?: bool
 
 export async function createRole(
   ctx: ServiceContext,
-  input: { name: string; description?: string; application?: string | null; permissions?: string[] },
+  input: { name: string; description?: string; application?: string | null; permissions?: string[]; apiScopes?: ApiScopeRef[] },
 ): Promise<RoleRow> {
   const permissions = [...new Set(input.permissions ?? [])];
   await assertKnownPermissions(ctx.db, permissions);
+  const apiScopes = await resolveApiScopes(ctx.db, input.apiScopes ?? []);
   const id = randomUUID();
   let role: RoleRow;
   try {
@@ -63,11 +95,17 @@ export async function createRole(
         now: ctx.clock.now(),
       });
       await setRolePermissions(trx, id, permissions);
+      await setRoleApiScopes(trx, id, apiScopes);
       const created = await roleOr404(trx, id);
       await ctx.events.record(trx, {
         type: 'role.created',
         subjectId: created.id,
-        detail: { name: created.name, application: created.application, permissions },
+        detail: {
+          name: created.name,
+          application: created.application,
+          permissions,
+          ...(apiScopes.length ? { api_scopes: created.apiScopes.map((a) => `${a.resource} ${a.scope}`) } : {}),
+        },
       });
       return created;
     });
@@ -84,10 +122,11 @@ export async function createRole(
 export async function updateRole(
   ctx: ServiceContext,
   roleId: string,
-  patch: { name?: string; description?: string; permissions?: string[]; isActive?: boolean },
+  patch: { name?: string; description?: string; permissions?: string[]; apiScopes?: ApiScopeRef[]; isActive?: boolean },
 ): Promise<RoleRow> {
   const permissions = patch.permissions ? [...new Set(patch.permissions)] : undefined;
   if (permissions) await assertKnownPermissions(ctx.db, permissions);
+  const apiScopes = patch.apiScopes ? await resolveApiScopes(ctx.db, patch.apiScopes) : undefined;
   let updated: RoleRow;
   try {
     updated = await withTransaction(ctx.db, async (trx) => {
@@ -95,11 +134,17 @@ export async function updateRole(
       enforce(mayUpdateRole(role, { ...patch, permissions }));
       await updateRoleRow(trx, roleId, { name: patch.name, description: patch.description, isActive: patch.isActive }, ctx.clock.now());
       if (permissions) await setRolePermissions(trx, roleId, permissions);
+      if (apiScopes) await setRoleApiScopes(trx, roleId, apiScopes);
       const changed = await roleOr404(trx, roleId);
       const fields = Object.entries(patch)
         .filter(([, value]) => value !== undefined)
-        .map(([key]) => key);
-      const detail = { name: changed.name, fields, ...(permissions ? { permissions } : {}) };
+        .map(([key]) => (key === 'apiScopes' ? 'api_scopes' : key === 'isActive' ? 'is_active' : key));
+      const detail = {
+        name: changed.name,
+        fields,
+        ...(permissions ? { permissions } : {}),
+        ...(apiScopes ? { api_scopes: changed.apiScopes.map((a) => `${a.resource} ${a.scope}`) } : {}),
+      };
       await ctx.events.record(trx, { type: 'role.changed', subjectId: roleId, detail });
       return changed;
     });

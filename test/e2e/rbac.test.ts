@@ -46,6 +46,7 @@ describe('role listings', () => {
     expect(seeded).toEqual(expect.arrayContaining(['super_admin', 'admin', 'manager']));
     const role = res.body.roles[0];
     expect(Object.keys(role).sort()).toEqual([
+      'api_scopes',
       'application',
       'created_at',
       'description',

@@ -36,7 +36,7 @@ export async function makeAppClient(
 /** Registers an API resource; its identifier is unique per call unless given. */
 export async function makeApiResource(
   t: TestApp,
-  options: { identifier?: string; scopes?: string[]; ttlSeconds?: number; name?: string } = {},
+  options: { identifier?: string; scopes?: string[]; ttlSeconds?: number; name?: string; roleBasedAccess?: boolean } = {},
 ) {
   return insertApiResource(t.db, {
     id: randomUUID(),
@@ -45,6 +45,7 @@ export async function makeApiResource(
     scopes: options.scopes ?? ['invoices:read', 'invoices:write'],
     accessTokenTtlSeconds: options.ttlSeconds ?? 3600,
     openRegistration: false,
+    roleBasedAccess: options.roleBasedAccess ?? false,
     now: t.clock.now(),
   });
 }

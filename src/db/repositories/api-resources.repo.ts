@@ -8,6 +8,8 @@ export interface ApiResourceRow {
   scopes: string[];
   accessTokenTtlSeconds: number;
   openRegistration: boolean;
+  /** A user-delegated token carries only the scopes the user's roles grant for this API (docs/rbac.md). */
+  roleBasedAccess: boolean;
   /** RFC 9449 (issue 34): every access token for this API must be DPoP-bound. */
   dpopBoundAccessTokens: boolean;
   createdAt: Date;
@@ -21,6 +23,7 @@ interface ApiResourceRecord {
   scopes: string[] | string;
   access_token_ttl_s: number;
   open_registration: boolean;
+  role_based_access: boolean;
   dpop_bound_access_tokens?: boolean;
   created_at: Date;
   updated_at: Date;
@@ -34,6 +37,7 @@ function toRow(r: ApiResourceRecord): ApiResourceRow {
     scopes: typeof r.scopes === 'string' ? (JSON.parse(r.scopes) as string[]) : r.scopes,
     accessTokenTtlSeconds: Number(r.access_token_ttl_s),
     openRegistration: r.open_registration,
+    roleBasedAccess: r.role_based_access,
     dpopBoundAccessTokens: r.dpop_bound_access_tokens === true,
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
@@ -46,6 +50,7 @@ export interface ApiResourceFields {
   scopes: string[];
   accessTokenTtlSeconds: number;
   openRegistration: boolean;
+  roleBasedAccess: boolean;
   dpopBoundAccessTokens?: boolean;
 }
 
@@ -58,6 +63,7 @@ export async function insertApiResource(db: DbOrTrx, r: ApiResourceFields & { id
       scopes: JSON.stringify(r.scopes),
       access_token_ttl_s: r.accessTokenTtlSeconds,
       open_registration: r.openRegistration,
+      role_based_access: r.roleBasedAccess,
       dpop_bound_access_tokens: r.dpopBoundAccessTokens ?? false,
       created_at: r.now,
       updated_at: r.now,
@@ -89,7 +95,7 @@ export async function findApiResourceByIdentifier(db: DbOrTrx, identifier: strin
 }
 
 const SELECT_RESOURCE =
-  'select id, identifier, name, scopes, access_token_ttl_s, open_registration, dpop_bound_access_tokens, created_at, updated_at from api_resources';
+  'select id, identifier, name, scopes, access_token_ttl_s, open_registration, role_based_access, dpop_bound_access_tokens, created_at, updated_at from api_resources';
 
 export async function updateApiResource(
   db: DbOrTrx,
@@ -103,6 +109,7 @@ export async function updateApiResource(
   if (patch.scopes !== undefined) record.scopes = JSON.stringify(patch.scopes);
   if (patch.accessTokenTtlSeconds !== undefined) record.access_token_ttl_s = patch.accessTokenTtlSeconds;
   if (patch.openRegistration !== undefined) record.open_registration = patch.openRegistration;
+  if (patch.roleBasedAccess !== undefined) record.role_based_access = patch.roleBasedAccess;
   if (patch.dpopBoundAccessTokens !== undefined) record.dpop_bound_access_tokens = patch.dpopBoundAccessTokens;
   const [row] = await db<ApiResourceRecord>('api_resources').where({ id }).update(record).returning('*');
   return row ? toRow(row as ApiResourceRecord) : undefined;

@@ -8,9 +8,14 @@ export interface AuditEventRow {
   actorId: string | null;
   /** What kind of actor `actorId` names: null for a user (or nobody), `scim_connection` for a SCIM connection. */
   actorType: string | null;
-  /** The actor's name when it acted (SCIM connections); null for users. */
+  /** The actor's name when it acted: a SCIM connection's, or a user's first and last name (null when it had none). */
   actorName: string | null;
+  /** A user actor's email when it acted (null for other actors, and for events older than the recording). */
+  actorEmail: string | null;
   subjectId: string | null;
+  /** When the subject is a user: its email and name when the event happened. */
+  subjectEmail: string | null;
+  subjectName: string | null;
   clientId: string | null;
   ip: string | null;
   userAgent: string | null;
@@ -25,7 +30,10 @@ interface AuditEventRecord {
   actor_id: string | null;
   actor_type?: string | null;
   actor_name?: string | null;
+  actor_email?: string | null;
   subject_id: string | null;
+  subject_email?: string | null;
+  subject_name?: string | null;
   client_id: string | null;
   ip: string | null;
   user_agent: string | null;
@@ -41,7 +49,10 @@ function toAuditEventRow(r: AuditEventRecord): AuditEventRow {
     actorId: r.actor_id,
     actorType: r.actor_type ?? null,
     actorName: r.actor_name ?? null,
+    actorEmail: r.actor_email ?? null,
     subjectId: r.subject_id,
+    subjectEmail: r.subject_email ?? null,
+    subjectName: r.subject_name ?? null,
     clientId: r.client_id,
     ip: r.ip,
     userAgent: r.user_agent,
@@ -67,23 +78,45 @@ export interface NewAuditEvent {
   detail?: Record<string, unknown>;
 }
 
-/** Appends events (the only write besides retention pruning; the table's trigger refuses UPDATE and DELETE). */
+const UUID_TEXT = `'^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$'`;
+
+/**
+ * Appends events (the only write besides retention pruning; the table's trigger refuses UPDATE and DELETE). In the
+ * same statement, the email and name of a user actor and of a user subject are read from `users` and written with the
+ * event, so that the trail shows who it was even after the account is renamed or deleted (a service deleting an
+ * account records the event before the delete, in the same transaction).
+ */
 export async function insertAuditEvents(db: DbOrTrx, events: NewAuditEvent[]): Promise<void> {
   if (events.length === 0) return;
-  await db('audit_events').insert(
-    events.map((e) => ({
-      occurred_at: e.occurredAt,
-      type: e.type.slice(0, 100),
-      actor_id: e.actorId ?? null,
-      actor_type: e.actorType ?? null,
-      actor_name: e.actorName ? e.actorName.slice(0, 200) : null,
-      subject_id: e.subjectId ?? null,
-      client_id: e.clientId ?? null,
-      ip: e.ip ? e.ip.slice(0, 100) : null,
-      user_agent: e.userAgent ? e.userAgent.slice(0, 512) : null,
-      request_id: e.requestId ? e.requestId.slice(0, 128) : null,
-      detail: JSON.stringify(e.detail ?? {}),
-    })),
+  const rows = events.map((e) => ({
+    occurred_at: e.occurredAt.toISOString(),
+    type: e.type.slice(0, 100),
+    actor_id: e.actorId ?? null,
+    actor_type: e.actorType ?? null,
+    actor_name: e.actorName ? e.actorName.slice(0, 200) : null,
+    subject_id: e.subjectId ?? null,
+    client_id: e.clientId ?? null,
+    ip: e.ip ? e.ip.slice(0, 100) : null,
+    user_agent: e.userAgent ? e.userAgent.slice(0, 512) : null,
+    request_id: e.requestId ? e.requestId.slice(0, 128) : null,
+    detail: e.detail ?? {},
+  }));
+  await db.raw(
+    `insert into audit_events (occurred_at, type, actor_id, actor_type, actor_name, actor_email, subject_id, subject_email,
+                               subject_name, client_id, ip, user_agent, request_id, detail)
+     select e.occurred_at, e.type, e.actor_id, e.actor_type,
+            coalesce(e.actor_name, nullif(btrim(au.first_name || ' ' || au.last_name), '')), au.email,
+            e.subject_id, su.email, nullif(btrim(su.first_name || ' ' || su.last_name), ''),
+            e.client_id, e.ip, e.user_agent, e.request_id, coalesce(e.detail, '{}'::jsonb)
+       from rows from (json_to_recordset(?::json) as (occurred_at timestamptz, type text, actor_id text, actor_type text,
+                       actor_name text, subject_id text, client_id text, ip text, user_agent text, request_id text,
+                       detail jsonb)) with ordinality as e(occurred_at, type, actor_id, actor_type, actor_name, subject_id,
+                       client_id, ip, user_agent, request_id, detail, n)
+       left join users au on e.actor_type is null
+                         and au.id = case when e.actor_id ~ ${UUID_TEXT} then e.actor_id::uuid end
+       left join users su on su.id = case when e.subject_id ~ ${UUID_TEXT} then e.subject_id::uuid end
+      order by e.n`,
+    [JSON.stringify(rows)],
   );
 }
 

@@ -10,9 +10,16 @@ export interface RoleRow {
   application: string | null;
   /** Sorted; every catalogue permission for the global super_admin (CONTRACT §6). */
   permissions: string[];
+  /** Scopes of API resources the role grants (resource = its identifier), sorted; only scopes the resource still defines. */
+  apiScopes: RoleApiScope[];
   isActive: boolean;
   createdAt: Date;
   updatedAt: Date;
+}
+
+export interface RoleApiScope {
+  resource: string;
+  scope: string;
 }
 
 export interface PermissionRow {
@@ -26,6 +33,7 @@ interface RoleRecord {
   description: string;
   application: string | null;
   permissions: string[] | string;
+  api_scopes: RoleApiScope[] | string;
   is_active: boolean;
   created_at: Date;
   updated_at: Date;
@@ -38,6 +46,7 @@ function toRoleRow(r: RoleRecord): RoleRow {
     description: r.description,
     application: r.application,
     permissions: typeof r.permissions === 'string' ? (JSON.parse(r.permissions) as string[]) : r.permissions,
+    apiScopes: typeof r.api_scopes === 'string' ? (JSON.parse(r.api_scopes) as RoleApiScope[]) : r.api_scopes,
     isActive: r.is_active,
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
@@ -63,6 +72,11 @@ function selectRoles(db: DbOrTrx) {
             else coalesce((select json_agg(rp.permission order by rp.permission)
                              from role_permissions rp where rp.role_id = ro.id), '[]'::json)
        end as permissions`,
+    ),
+    db.raw(
+      `coalesce((select json_agg(json_build_object('resource', ar.identifier, 'scope', ras.scope) order by ar.identifier, ras.scope)
+                   from role_api_scopes ras join api_resources ar on ar.id = ras.resource_id
+                  where ras.role_id = ro.id and ar.scopes @> jsonb_build_array(ras.scope)), '[]'::json) as api_scopes`,
     ),
   );
 }
@@ -168,6 +182,31 @@ export async function setRolePermissions(db: DbOrTrx, roleId: string, permission
   if (permissions.length > 0) {
     await db('role_permissions').insert(permissions.map((permission) => ({ role_id: roleId, permission })));
   }
+}
+
+/** Replaces the role's API scopes (resource ids, each scope one the resource defines: checked by the caller). */
+export async function setRoleApiScopes(db: DbOrTrx, roleId: string, scopes: Array<{ resourceId: string; scope: string }>): Promise<void> {
+  await db('role_api_scopes').where({ role_id: roleId }).delete();
+  if (scopes.length > 0) {
+    await db('role_api_scopes').insert(scopes.map((s) => ({ role_id: roleId, resource_id: s.resourceId, scope: s.scope })));
+  }
+}
+
+/**
+ * The scopes of API resource `resourceId` that the active roles user `userId` holds (heldRolesSql: assigned or through
+ * a SCIM group) grant to client `clientId`: global roles, and roles scoped to that application (its client_id).
+ */
+export async function scopesGrantedByRoles(db: DbOrTrx, userId: string, resourceId: string, clientId: string): Promise<string[]> {
+  const rows: Array<{ scope: string }> = await db
+    .select('ras.scope')
+    .distinct()
+    .from('role_api_scopes as ras')
+    .join('roles as ro', 'ro.id', 'ras.role_id')
+    .join(db.raw(`(${heldRolesSql('?')}) as held`, [userId, userId]), 'held.role_id', 'ro.id')
+    .where('ras.resource_id', resourceId)
+    .where('ro.is_active', true)
+    .where((w) => w.whereNull('ro.application').orWhere('ro.application', clientId));
+  return rows.map((r) => r.scope);
 }
 
 /**

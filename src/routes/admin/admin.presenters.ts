@@ -71,6 +71,7 @@ export function presentApiResource(resource: ApiResourceRow) {
     scopes: resource.scopes,
     access_token_ttl_s: resource.accessTokenTtlSeconds,
     open_registration: resource.openRegistration,
+    role_based_access: resource.roleBasedAccess,
     created_at: resource.createdAt.toISOString(),
     updated_at: resource.updatedAt.toISOString(),
   };

@@ -284,6 +284,7 @@ const apiResourceFields = {
     .min(60, 'access_token_ttl_s is at least 60')
     .max(3600, 'access_token_ttl_s is at most 3600 (signing keys stay published an hour after rotation)'),
   open_registration: z.boolean({ error: 'open_registration must be a boolean' }),
+  role_based_access: z.boolean({ error: 'role_based_access must be a boolean' }),
 };
 
 export const createApiResourceBody = z
@@ -292,6 +293,7 @@ export const createApiResourceBody = z
     scopes: apiResourceFields.scopes.optional(),
     access_token_ttl_s: apiResourceFields.access_token_ttl_s.optional(),
     open_registration: apiResourceFields.open_registration.optional(),
+    role_based_access: apiResourceFields.role_based_access.optional(),
   })
   .transform((b) => ({
     identifier: b.identifier,
@@ -299,6 +301,7 @@ export const createApiResourceBody = z
     scopes: b.scopes ?? [],
     accessTokenTtlSeconds: b.access_token_ttl_s ?? 3600,
     openRegistration: b.open_registration ?? false,
+    roleBasedAccess: b.role_based_access ?? false,
   }));
 
 export const updateApiResourceBody = z
@@ -308,6 +311,7 @@ export const updateApiResourceBody = z
     scopes: apiResourceFields.scopes.optional(),
     access_token_ttl_s: apiResourceFields.access_token_ttl_s.optional(),
     open_registration: apiResourceFields.open_registration.optional(),
+    role_based_access: apiResourceFields.role_based_access.optional(),
   })
   .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'Nothing to update' })
   .transform((b) => ({
@@ -316,6 +320,7 @@ export const updateApiResourceBody = z
     scopes: b.scopes,
     accessTokenTtlSeconds: b.access_token_ttl_s,
     openRegistration: b.open_registration,
+    roleBasedAccess: b.role_based_access,
   }));
 
 export const apiResourceBody = z
@@ -326,6 +331,9 @@ export const apiResourceBody = z
     scopes: z.array(z.string()),
     access_token_ttl_s: z.number().int(),
     open_registration: z.boolean(),
+    role_based_access: z.boolean().meta({
+      description: "true: a user-delegated token carries only the requested scopes the user's roles grant (api_scopes of roles)",
+    }),
     ...timestampFields,
   })
   .meta({ id: 'ApiResource' });

@@ -1,5 +1,5 @@
 import type { AuditEventRow } from '../../db/repositories/audit-events.repo';
-import { presentActor, type AuditPage } from '../../services/audit.service';
+import { presentActor, presentSubject, type AuditPage } from '../../services/audit.service';
 
 /** One event of GET /api/admin/audit-events; fields listed one by one. */
 export function presentAuditEvent(e: AuditEventRow) {
@@ -10,6 +10,7 @@ export function presentAuditEvent(e: AuditEventRow) {
     actor_id: e.actorId,
     actor: presentActor(e),
     subject_id: e.subjectId,
+    subject: presentSubject(e),
     client_id: e.clientId,
     ip: e.ip,
     user_agent: e.userAgent,

@@ -80,10 +80,21 @@ const common = {
 /** Who did it: a user, a SCIM connection (CONTRACT §20), or null (the system, an anonymous act). */
 export const actorField = z
   .union([
-    z.strictObject({ type: z.literal('user'), id: z.string() }),
+    z.strictObject({
+      type: z.literal('user'),
+      id: z.string(),
+      email: z.string().nullable().meta({ description: "The user's email when the event happened (null: not recorded)" }),
+      name: z.string().nullable().meta({ description: "The user's first and last name when the event happened" }),
+    }),
     z.strictObject({ type: z.literal('scim_connection'), id: z.string(), name: z.string() }),
   ])
   .nullable();
+
+/** Whom it concerns when that is a user, as they were when the event happened (null otherwise). */
+export const subjectField = z
+  .strictObject({ id: z.string(), email: z.string(), name: z.string().nullable() })
+  .nullable()
+  .meta({ description: 'The user the event concerns, with the email and name recorded when it happened; null when not a user' });
 
 export const auditEventsBody = z.strictObject({
   events: z.array(
@@ -92,6 +103,7 @@ export const auditEventsBody = z.strictObject({
       actor_id: z.string().nullable(),
       actor: actorField,
       subject_id: z.string().nullable(),
+      subject: subjectField,
       request_id: z.string().nullable(),
     }),
   ),

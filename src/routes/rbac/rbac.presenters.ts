@@ -8,6 +8,7 @@ export function presentRole(role: RoleRow) {
     description: role.description,
     application: role.application,
     permissions: role.permissions,
+    api_scopes: role.apiScopes.map((a) => ({ resource: a.resource, scope: a.scope })),
     is_active: role.isActive,
     created_at: role.createdAt.toISOString(),
     updated_at: role.updatedAt.toISOString(),

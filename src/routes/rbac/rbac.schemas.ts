@@ -29,26 +29,54 @@ const permissionsField = z
   })
   .max(100, 'too many permissions');
 
+/** Scopes of API resources the role grants (`resource` = the resource's identifier); the whole list is replaced. */
+const apiScopesField = z
+  .array(
+    z.object(
+      {
+        resource: z
+          .string({ error: 'resource must be a string (the API resource identifier)' })
+          .trim()
+          .min(1, 'resource is required')
+          .max(2048),
+        scope: z.string({ error: 'scope must be a string' }).trim().min(1, 'scope is required').max(100),
+      },
+      { error: 'each api_scopes entry must be { resource, scope }' },
+    ),
+    { error: 'api_scopes must be an array of { resource, scope }' },
+  )
+  .max(500, 'too many api_scopes');
+
 export const roleIdParams = z.object({ roleId: uuidField('roleId') });
 export const userIdParams = z.object({ userId: uuidField('userId') });
 export const userRoleParams = z.object({ userId: uuidField('userId'), roleId: uuidField('roleId') });
 
-export const createRoleBody = z.object({
-  name: roleNameField,
-  description: descriptionField.optional(),
-  application: applicationField.optional(),
-  permissions: permissionsField.optional(),
-});
+export const createRoleBody = z
+  .object({
+    name: roleNameField,
+    description: descriptionField.optional(),
+    application: applicationField.optional(),
+    permissions: permissionsField.optional(),
+    api_scopes: apiScopesField.optional(),
+  })
+  .transform(({ api_scopes, ...b }) => ({ ...b, apiScopes: api_scopes }));
 
 export const updateRoleBody = z
   .object({
     name: roleNameField.optional(),
     description: descriptionField.optional(),
     permissions: permissionsField.optional(),
+    api_scopes: apiScopesField.optional(),
     is_active: z.boolean({ error: 'is_active must be a boolean' }).optional(),
   })
   .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'Nothing to update' })
-  .transform((b) => ({ name: b.name, description: b.description, permissions: b.permissions, isActive: b.is_active }));
+  .transform((b) => ({
+    name: b.name,
+    description: b.description,
+    permissions: b.permissions,
+    apiScopes: b.api_scopes,
+    isActive: b.is_active,
+  }));
 
 /** CONTRACT §6: `{ role_id }` or `{ role: name, application? }`. */
 export const assignRoleBody = z
@@ -76,6 +104,9 @@ export const roleBody = z
     description: z.string(),
     application: z.string().nullable(),
     permissions: z.array(z.string()),
+    api_scopes: z
+      .array(z.strictObject({ resource: z.string(), scope: z.string() }))
+      .meta({ description: 'Scopes of API resources the role grants (resource = the identifier); docs/rbac.md' }),
     is_active: z.boolean(),
     ...timestampFields,
   })

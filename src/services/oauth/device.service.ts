@@ -230,13 +230,13 @@ export async function exchangeDeviceCode(
     const consumed: DeviceCodeRow | undefined = await consumeDeviceCode(trx, hash, client.clientId, started.sessionId, now);
     // Another poll consumed it first: roll this session back (exactly once).
     if (!consumed) throw new DeviceCodeGone();
-    const { tokens, expiresIn, idToken } = await finishUserGrant(ctx, trx, started, {
+    const { tokens, expiresIn, idToken, scope } = await finishUserGrant(ctx, trx, started, {
       resource,
       userId: user.id,
       clientId: client.clientId,
       scope: polled.scope,
     });
-    return { tokens, expiresIn, idToken, userId: user.id };
+    return { tokens, expiresIn, idToken, userId: user.id, scope };
   }).catch((err) => {
     if (err instanceof DeviceCodeGone) return undefined;
     throw err;
@@ -247,9 +247,9 @@ export async function exchangeDeviceCode(
     actorId: issued.userId,
     subjectId: issued.userId,
     clientId: client.clientId,
-    detail: { grant_type: DEVICE_CODE_GRANT, session_id: issued.tokens.sessionId, scope: polled.scope },
+    detail: { grant_type: DEVICE_CODE_GRANT, session_id: issued.tokens.sessionId, scope: issued.scope },
   });
-  return presentTokens(ctx, issued.tokens, polled.scope, issued.idToken, issued.expiresIn);
+  return presentTokens(ctx, issued.tokens, issued.scope, issued.idToken, issued.expiresIn);
 }
 
 /**

@@ -151,7 +151,8 @@ export async function verifyDpopProof(ctx: ServiceContext, proof: string, reques
   const { htm, htu, iat, jti, ath, nonce } = payload;
   if (typeof htm !== 'string' || htm !== request.method.toUpperCase()) throw refuse(`The DPoP proof's htm must be ${request.method}`);
   const expected = withoutQuery(request.url);
-  if (typeof htu !== 'string' || htu.length > 4096 || withoutQuery(htu) !== expected) {
+  // Two unreadable URLs are not equal: a request target in absolute form makes BASE_URL + target no URL at all.
+  if (expected === undefined || typeof htu !== 'string' || htu.length > 4096 || withoutQuery(htu) !== expected) {
     throw refuse(`The DPoP proof's htu must be ${expected ?? request.url}`);
   }
   const now = ctx.clock.now().getTime() / 1000;

@@ -11,6 +11,8 @@ import {
   type ApiResourceRow,
 } from '../../db/repositories/api-resources.repo';
 import type { OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
+import { scopesGrantedByRoles } from '../../db/repositories/roles.repo';
+import type { DbOrTrx } from '../../db';
 import { mapDbError } from '../../db/pg-errors';
 import { notFound, OAuthError } from '../../errors';
 import type { ServiceContext } from '../context';
@@ -89,6 +91,25 @@ export async function resolveTarget(
 /** CONTRACT §12: the scopes a client may ask for = its own ∪ the requested resource's. */
 export function permittedScopes(client: Pick<OAuthClientRow, 'scopes'>, resource: Pick<ApiResourceRow, 'scopes'> | undefined): string[] {
   return resource ? unionScopes(client.scopes, resource.scopes) : [...client.scopes];
+}
+
+/**
+ * THE rule of role-based access (docs/rbac.md "Roles that grant API scopes"), applied wherever a token for an API is
+ * issued to a user (token-response.ts withResourceToken: the authorization code, device and refresh grants): for a
+ * resource with `role_based_access`, of the requested scopes that belong to the resource only those that the user's
+ * active roles grant (global ones, and those scoped to this client) are kept; the others are dropped silently, as
+ * unknown scopes are. Scopes that are not the resource's (openid, profile, …) are untouched, and so is every scope of
+ * a resource without the flag. Machine-to-machine tokens (client_credentials) never come here.
+ */
+export async function narrowToRoleScopes(
+  db: DbOrTrx,
+  input: { resource: Pick<ApiResourceRow, 'id' | 'scopes' | 'roleBasedAccess'>; userId: string; clientId: string; scopes: string[] },
+): Promise<string[]> {
+  if (!input.resource.roleBasedAccess) return input.scopes;
+  const ofResource = input.scopes.filter((s) => input.resource.scopes.includes(s));
+  if (ofResource.length === 0) return input.scopes;
+  const granted = new Set(await scopesGrantedByRoles(db, input.userId, input.resource.id, input.clientId));
+  return input.scopes.filter((s) => !input.resource.scopes.includes(s) || granted.has(s));
 }
 
 export async function findResourceByIdentifier(ctx: ServiceContext, identifier: string): Promise<ApiResourceRow | undefined> {

@@ -6,6 +6,8 @@ import { isOpenIdScope, issueIdToken } from '../oidc/id-token.service';
 import type { IssuedTokens } from '../sessions.service';
 import { requireProofFor } from './dpop-binding';
 import { signResourceToken } from './resource-tokens.service';
+import { narrowToRoleScopes } from './resources.service';
+import { formatScope, parseScope } from './scopes';
 
 export interface TokenResponse {
   access_token: string;
@@ -39,25 +41,32 @@ export function presentTokens(
 
 /**
  * RFC 8707: with a resource, the session's access token is replaced by an RFC 9068 JWT for that API (the refresh token
- * stays the spec's). Signed before the id_token, whose at_hash covers the access token actually returned.
+ * stays the spec's). Signed before the id_token, whose at_hash covers the access token actually returned. For a
+ * resource with role-based access the token (and the answered `scope`) carries only the scopes the user's roles grant
+ * (resources.service.ts narrowToRoleScopes); the session keeps the scope granted, so a role given later counts at the
+ * next refresh and a role taken away stops counting there.
  */
 export async function withResourceToken(
   ctx: ServiceContext,
   tokens: IssuedTokens,
   input: { resource: ApiResourceRow | undefined; userId: string; clientId: string; scope: string },
-): Promise<{ tokens: IssuedTokens; expiresIn?: number }> {
-  if (!input.resource) return { tokens };
+  db: DbOrTrx = ctx.db,
+): Promise<{ tokens: IssuedTokens; expiresIn?: number; scope: string }> {
+  if (!input.resource) return { tokens, scope: input.scope };
   requireProofFor(input.resource, tokens.dpopJkt);
+  const asked = parseScope(input.scope);
+  const kept = await narrowToRoleScopes(db, { resource: input.resource, userId: input.userId, clientId: input.clientId, scopes: asked });
+  const scope = kept.length === asked.length ? input.scope : formatScope(kept);
   const signed = await signResourceToken(ctx, {
     subject: input.userId,
     clientId: input.clientId,
     audience: input.resource.identifier,
-    scope: input.scope,
+    scope,
     ttlSeconds: input.resource.accessTokenTtlSeconds,
     sessionId: tokens.sessionId,
     dpopJkt: tokens.dpopJkt,
   });
-  return { tokens: { ...tokens, accessToken: signed.token }, expiresIn: signed.expiresIn };
+  return { tokens: { ...tokens, accessToken: signed.token }, expiresIn: signed.expiresIn, scope };
 }
 
 /**
@@ -70,17 +79,17 @@ export async function finishUserGrant(
   trx: DbOrTrx,
   started: IssuedTokens,
   input: { resource: ApiResourceRow | undefined; userId: string; clientId: string; scope: string; nonce?: string | null },
-): Promise<{ tokens: IssuedTokens; expiresIn?: number; idToken?: string }> {
+): Promise<{ tokens: IssuedTokens; expiresIn?: number; idToken?: string; scope: string }> {
   await touchGrant(trx, input.userId, input.clientId, ctx.clock.now());
-  const { tokens, expiresIn } = await withResourceToken(ctx, started, input);
-  const idToken = isOpenIdScope(input.scope)
+  const { tokens, expiresIn, scope } = await withResourceToken(ctx, started, input, trx);
+  const idToken = isOpenIdScope(scope)
     ? await issueIdToken(ctx, trx, {
         sessionId: tokens.sessionId,
         clientId: input.clientId,
-        scope: input.scope,
+        scope,
         accessToken: tokens.accessToken,
         nonce: input.nonce,
       })
     : undefined;
-  return { tokens, expiresIn, idToken };
+  return { tokens, expiresIn, idToken, scope };
 }

@@ -115,14 +115,14 @@ export async function exchangeAuthorizationCode(
       dpop: dpopBinding(client, input.dpopJkt),
     });
     await setAuthorizationCodeSession(trx, codeHash, started.sessionId);
-    const { tokens, expiresIn, idToken } = await finishUserGrant(ctx, trx, started, {
+    const { tokens, expiresIn, idToken, scope } = await finishUserGrant(ctx, trx, started, {
       resource,
       userId: user.id,
       clientId: client.clientId,
       scope: code.scope,
       nonce: code.nonce,
     });
-    return { ok: true, tokens, scope: code.scope, userId: user.id, idToken, expiresIn };
+    return { ok: true, tokens, scope, userId: user.id, idToken, expiresIn };
   });
   if (!result.ok) throw new OAuthError(result.error ?? 'invalid_grant', result.description);
   // Counted in the metrics only (NOT_AUDITED): nothing is written, so no transaction to join.
@@ -183,12 +183,11 @@ export async function refreshAccessToken(
       throw new OAuthError('invalid_scope', 'The client is no longer registered for any scope of this grant');
     throw new OAuthError('invalid_grant', 'Refresh token is invalid, expired or already used');
   }
-  const scope = result.scope ?? '';
-  const { tokens, expiresIn } = await withResourceToken(ctx, result.tokens, {
+  const { tokens, expiresIn, scope } = await withResourceToken(ctx, result.tokens, {
     resource: holder ? resource : undefined,
     userId: holder ?? '',
     clientId: client.clientId,
-    scope,
+    scope: result.scope ?? '',
   });
   const idTokenInput = { sessionId: tokens.sessionId, clientId: client.clientId, scope, accessToken: tokens.accessToken };
   const idToken = !isOpenIdScope(scope)

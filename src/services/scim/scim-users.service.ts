@@ -225,7 +225,8 @@ export async function deleteUser(
     const record = (await findScimUser(trx, connection.id, userId))!;
     assertVersion(userResource(record, ctx.config.baseUrl), ifMatch);
     await assertNotAdmin(trx, userId);
-    await deleteAccount(trx, userId);
+    // Recorded before the delete (same transaction): the event keeps the account's email and name (insertAuditEvents).
     await ctx.events.record(trx, { type: 'user.deleted', subjectId: userId, detail: { scim_connection_id: connection.id } });
+    await deleteAccount(trx, userId);
   });
 }

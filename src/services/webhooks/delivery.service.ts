@@ -3,7 +3,7 @@ import { withTransaction } from '../../db';
 import { findDeliveryWork, markDeliveryFailed, recordDeliveryAttempt, type AttemptOutcome } from '../../db/repositories/webhooks.repo';
 import { outboundRequest, OutboundRefused, type OutboundClient, type OutboundPolicy } from '../../lib/outbound-http';
 import type { ServiceContext } from '../context';
-import { presentActor } from '../audit.service';
+import { presentActor, presentSubject } from '../audit.service';
 import { POINTS_AT_THIS_SERVER, secretPurpose } from './subscriptions.service';
 import {
   isDelivered,
@@ -30,17 +30,25 @@ const SECRET_KEY = /password|secret|token|hash|verifier|^code$|otp|cookie|author
 /** `data` of a delivery: the audit event as GET /api/admin/audit-events shows it, fields listed one by one. */
 export function presentEventData(row: Record<string, unknown>) {
   const detail = (typeof row.detail === 'string' ? JSON.parse(row.detail) : (row.detail ?? {})) as Record<string, unknown>;
+  const text = (key: string) => (typeof row[key] === 'string' ? String(row[key]) : null);
+  const who = {
+    type: String(row.type),
+    actorId: text('actor_id'),
+    actorType: text('actor_type'),
+    actorName: text('actor_name'),
+    actorEmail: text('actor_email'),
+    subjectId: text('subject_id'),
+    subjectEmail: text('subject_email'),
+    subjectName: text('subject_name'),
+  };
   return {
     id: String(row.id),
     type: String(row.type),
     occurred_at: new Date(row.occurred_at as string | Date).toISOString(),
     actor_id: (row.actor_id as string | null) ?? null,
-    actor: presentActor({
-      actorId: (row.actor_id as string | null) ?? null,
-      actorType: (row.actor_type as string | null) ?? null,
-      actorName: (row.actor_name as string | null) ?? null,
-    }),
-    subject_id: (row.subject_id as string | null) ?? null,
+    actor: presentActor(who),
+    subject_id: who.subjectId,
+    subject: presentSubject(who),
     client_id: (row.client_id as string | null) ?? null,
     ip: (row.ip as string | null) ?? null,
     user_agent: (row.user_agent as string | null) ?? null,
