@@ -4,6 +4,65 @@
 import js from '@eslint/js';
 import stylistic from '@stylistic/eslint-plugin';
 import tseslint from 'typescript-eslint';
+import { createNodeResolver, importX } from 'eslint-plugin-import-x';
+
+/**
+ * The layers of src/ (docs/architecture.md, "Layers"): an arrow may only run down. Each zone names a folder and what
+ * it must not import; `except` lists what it may import from a forbidden folder.
+ */
+const up = (target, from, message, except) => ({ target, from, message, ...(except ? { except } : {}) });
+// The console's views still read rows and service types: they move to wire shapes next (then './src/views').
+const VIEWS_WITH_PROPS = ['./src/views/*.ts', './src/views/*.tsx'];
+const TOP = ['./src/app.ts', './src/server.ts', './src/create-context.ts', './src/cli'];
+const LAYERS = [
+  // lib: the ground. Node and packages only.
+  ...[
+    './src/db',
+    './src/services',
+    './src/views',
+    './src/middleware',
+    './src/http',
+    './src/routes',
+    './src/console',
+    './src/config',
+    ...TOP,
+  ].map((from) => up('./src/lib', from, 'lib/ is the ground floor: it imports nothing of the app.')),
+  // i18n and errors: beside lib.
+  ...['./src/db', './src/services', './src/views', './src/middleware', './src/http', './src/routes', './src/console', ...TOP].flatMap(
+    (from) => [
+      up('./src/i18n', from, 'i18n/ holds the catalogues: it imports only lib/.'),
+      up('./src/errors', from, 'errors/ is shared by every layer: it imports only lib/.'),
+    ],
+  ),
+  // db: repositories and the pool know no service, route or view.
+  ...['./src/services', './src/views', './src/middleware', './src/http', './src/routes', './src/console', ...TOP].map((from) =>
+    up('./src/db', from, 'db/ is below the services: a repository returns rows, it does not call up.'),
+  ),
+  // services: the domain. Mail is drawn through the port in the context (services/mail.ts), never by importing a view.
+  ...['./src/views', './src/middleware', './src/http', './src/routes', './src/console', ...TOP].map((from) =>
+    up(
+      './src/services',
+      from,
+      'services/ know no HTTP and no view: render mail through ctx.mailHtml, take plain input, return plain output.',
+    ),
+  ),
+  // views: render what they are given (wire shapes of the API's *.schemas.ts, or their own prop types).
+  up(VIEWS_WITH_PROPS, './src/db', 'A view receives wire shapes or its own prop types, never a database row.'),
+  up(VIEWS_WITH_PROPS, './src/services', 'A view receives wire shapes or its own prop types, never a service type.'),
+  up(
+    './src/views',
+    './src/routes/**/*',
+    'A view may read the wire shapes of the API (routes/**/*.schemas.ts) and nothing else of routes/.',
+    ['**/src/routes/**/*.schemas.ts'],
+  ),
+  ...['./src/middleware', './src/http', './src/console', ...TOP].map((from) =>
+    up('./src/views', from, 'A view knows no Express and no console wiring.'),
+  ),
+  // middleware: the Express steps; the error page is injected by the app.
+  ...['./src/views', './src/routes', './src/console', ...TOP].map((from) =>
+    up('./src/middleware', from, 'middleware/ is below routes and beside views: a page it needs is injected (createErrorHandler).'),
+  ),
+];
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'dist/', 'data/', 'coverage/', '.test-pg/', 'test-output/', 'examples/**/node_modules/'] },
@@ -66,6 +125,20 @@ export default tseslint.config(
       // Lazy loading (`require` inside a function) keeps start-up lean (docs/performance.md); it is deliberate here.
       '@typescript-eslint/no-require-imports': 'off',
       '@typescript-eslint/no-explicit-any': 'off',
+    },
+  },
+  {
+    // The layer rules and no import circle (docs/architecture.md, "Layers").
+    files: ['src/**/*.{ts,tsx}'],
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.tsx', '.js', '.json', '.node'] })],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts', '.tsx'] },
+      'import-x/extensions': ['.ts', '.tsx', '.js'],
+    },
+    rules: {
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
+      'import-x/no-restricted-paths': ['error', { zones: LAYERS }],
     },
   },
 );

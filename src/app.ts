@@ -3,6 +3,7 @@ import express, { Router, type ErrorRequestHandler, type Express, type RequestHa
 import { createAuthenticate } from './middleware/authenticate';
 import { installLazyCookies } from './middleware/cookies';
 import { createErrorHandler, notFoundHandler } from './middleware/error-handler';
+import { renderErrorPage } from './views/errors';
 import { createMetrics, createMetricsRouter } from './middleware/metrics';
 import { originCheck } from './middleware/origin-check';
 import { createRateLimit, createRegistrationRateLimit } from './middleware/rate-limit';
@@ -131,7 +132,7 @@ export function createScopes(app: Express, deps: AppDeps): { scopes: Scopes; fin
     apiRouter.use(limiter, notFoundHandler);
     scimRouter.use((req, _res, next) => next(new ScimProblem(404, `No SCIM endpoint ${req.method} ${req.baseUrl}${req.path}`)));
     app.use(notFoundHandler);
-    app.use(createErrorHandler(ctx.logger, ctx.settings));
+    app.use(createErrorHandler(ctx.logger, ctx.settings, renderErrorPage));
   };
   return { scopes, finish };
 }

@@ -13,7 +13,7 @@ import { createRateLimit, createRedisRateLimitStore, createRegistrationRateLimit
 import { ensureSuperAdmin } from './services/bootstrap.service';
 import { currentSigningKey } from './services/oidc/signing-keys.service';
 import { currentSamlKey } from './services/saml/saml-keys.service';
-import { closeServiceContext, createServiceContext } from './services/create-context';
+import { closeServiceContext, createServiceContext } from './create-context';
 import { startPruneTimer } from './services/prune.service';
 import { ensureSetupLink } from './services/setup.service';
 import { installWebhookQueue, startWebhookWorker, type WebhookWorker } from './services/webhooks/queue';

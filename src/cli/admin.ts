@@ -4,7 +4,7 @@ import { PASSWORD_MAX_BYTES, PASSWORD_MIN_LENGTH } from '../lib/password';
 import { migrateLatest } from '../db';
 import { ensureSuperAdmin } from '../services/bootstrap.service';
 import { anyFactorRemoved, describeRemovedFactors } from '../services/mfa/factor-reset.service';
-import { closeServiceContext, createServiceContext } from '../services/create-context';
+import { closeServiceContext, createServiceContext } from '../create-context';
 import { rotateSamlKey } from '../services/saml/saml-keys.service';
 import { rotateSigningKey } from '../services/oidc/signing-keys.service';
 import { withDatabase } from './with-database';

@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig } from '../config';
 import { migrateLatest } from '../db';
-import { closeServiceContext, createServiceContext } from '../services/create-context';
+import { closeServiceContext, createServiceContext } from '../create-context';
 import { pruneExpired } from '../services/prune.service';
 import { withDatabase } from './with-database';
 

@@ -173,12 +173,7 @@ export interface Config {
   pinnedSettings: Readonly<Partial<SettingValues>>;
 }
 
-export interface Brand {
-  name: string;
-  logoUrl?: string;
-  /** A 6-digit lowercase hex colour that passed brandColorProblem (lib/palette.ts). */
-  color: string;
-}
+export type { Brand } from '../lib/palette';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';

@@ -908,6 +908,65 @@ export const de: Messages = {
       deactivateText: 'Alle, die sie haben, verlieren ihre Berechtigungen sofort. Rollen werden deaktiviert, nie gelöscht.',
       deactivated: 'Rolle deaktiviert.',
     },
+    start: {
+      chooseTitle: 'Anwendung anlegen',
+      chooseIntro:
+        'Beginnen Sie mit dem, was sie ist: Art, Grant-Typen und Scopes werden für Sie ausgefüllt. Sie können alles vor dem Anlegen und danach auf ihrer Seite ändern.',
+      presetLabel: 'Was sie ist',
+      presets: {
+        web: {
+          name: 'Web-Anwendung mit Server',
+          text: 'Läuft auf einem Server, der ein Geheimnis bewahrt (Express, Django, Rails, ASP.NET …). Die Anmeldung geschieht im Browser: Autorisierungscode mit PKCE und ein Client-Geheimnis.',
+        },
+        spa: {
+          name: 'Single-Page-Anwendung',
+          text: 'Läuft ganz im Browser (React, Vue, Svelte …). Kein Geheimnis: Autorisierungscode mit PKCE, und ihr Ursprung darf die Token-Endpunkte aufrufen (CORS).',
+        },
+        native: {
+          name: 'Native oder Kommandozeilen-Anwendung',
+          text: 'Eine Desktop-, Mobil- oder Terminal-Anwendung. Kein Geheimnis: Autorisierungscode mit PKCE über den System-Browser, zurück an eine Loopback-Adresse oder ein App-Schema.',
+        },
+        m2m: {
+          name: 'Maschine zu Maschine',
+          text: 'Ein Dienst, Job oder Skript, das eine API in eigenem Namen aufruft, ohne dass sich jemand anmeldet: Client-Anmeldedaten mit einem Geheimnis.',
+        },
+        device: {
+          name: 'Gerät',
+          text: 'Ein Fernseher, eine Konsole oder ein Werkzeug ohne bequeme Tastatur: Man bestätigt es mit einem kurzen Code auf dem Telefon (Geräte-Autorisierung).',
+        },
+      },
+      custom: 'Etwas anderes',
+      customText: 'Jede Einstellung einer Anwendung, einzeln gewählt.',
+      formTitle: (kind: string) => `Anwendung anlegen: ${kind}`,
+      redirectHints: {
+        web: 'Wo Ihr Server die Anmeldung empfängt, eine pro Zeile, genau verglichen, zum Beispiel https://app.example.com/callback.',
+        spa: 'Die Seite Ihrer Anwendung, die die Anmeldung abschließt, eine pro Zeile, zum Beispiel http://localhost:5173/callback während der Entwicklung. Ihr Ursprung darf die Token-Endpunkte aufrufen.',
+        native:
+          'Eine Loopback-Adresse, http://127.0.0.1/callback (bei der Anmeldung gilt jeder Port), oder ein privates Schema wie com.example.app:/callback.',
+      },
+      quickStart: 'Schnellstart',
+      quickStartTitle: (name: string) => `Schnellstart: ${name}`,
+      quickStartIntro: (kind: string) => `${kind}: die Werte zum Einrichten und der Code der Anleitung, mit ihnen ausgefüllt.`,
+      guideLine: 'Die ganze Anleitung mit den nächsten Schritten:',
+      guideNote: 'in der Dokumentation dieses Servers',
+      secretFromEnvironment:
+        'Der Code liest das Geheimnis aus der Umgebungsvariable CLIENT_SECRET: Legen Sie es dort ab, nie im Quelltext.',
+      secretNotShown:
+        'Das Geheimnis wurde einmal angezeigt, als es erzeugt wurde; ist es verloren, erneuern Sie es auf der Seite der Anwendung.',
+      codeLabel: 'Beispielcode',
+      back: '← Die Anwendung',
+      checklistHeading: 'Erste Schritte',
+      checklistIntro: 'Es gibt noch keine Anwendungen. Vier Schritte bis zur ersten Anmeldung:',
+      stepApplication: 'Legen Sie Ihre erste Anwendung an',
+      stepApplicationText: 'Wählen Sie, was sie ist, und folgen Sie ihrem Schnellstart.',
+      stepSettings: 'Benennen Sie das Produkt und richten Sie den Mailversand ein',
+      stepSettingsText: 'Damit Einladungen und Passwort-Zurücksetzungen ankommen.',
+      stepPeople: 'Laden Sie die Personen ein, die sich anmelden werden',
+      stepPeopleText: 'Oder importieren Sie sie mit ihren Passwörtern.',
+      stepFactor: 'Schützen Sie Ihr eigenes Konto mit einem zweiten Faktor',
+      stepFactorText: 'Auf Ihrer Kontoseite.',
+      done: 'erledigt',
+    },
     applications: {
       title: 'Anwendungen',
       create: 'Anwendung erstellen',

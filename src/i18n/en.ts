@@ -876,6 +876,64 @@ export const en = {
       deactivateText: 'Everyone holding it loses its permissions at once. Roles are deactivated, never deleted.',
       deactivated: 'Role deactivated.',
     },
+    start: {
+      chooseTitle: 'Create an application',
+      chooseIntro:
+        'Start from what it is: its kind, grants and scopes are filled in for you. You can change them before creating it and on its page afterwards.',
+      presetLabel: 'What it is',
+      presets: {
+        web: {
+          name: 'Web app with a server',
+          text: 'Runs on a server that keeps a secret (Express, Django, Rails, ASP.NET…). People sign in in the browser: authorization code with PKCE and a client secret.',
+        },
+        spa: {
+          name: 'Single-page app',
+          text: 'Runs entirely in the browser (React, Vue, Svelte…). No secret: authorization code with PKCE, and its origin may call the token endpoints (CORS).',
+        },
+        native: {
+          name: 'Native or command-line app',
+          text: 'A desktop, mobile or terminal app. No secret: authorization code with PKCE through the system browser, back to a loopback address or an app scheme.',
+        },
+        m2m: {
+          name: 'Machine to machine',
+          text: 'A service, job or script that calls an API on its own behalf, with no one signing in: client credentials with a secret.',
+        },
+        device: {
+          name: 'Device',
+          text: 'A TV, a console or a tool without a comfortable keyboard: people approve it on their phone with a short code (device authorization).',
+        },
+      },
+      custom: 'Something else',
+      customText: 'Every option of an application, chosen one by one.',
+      formTitle: (kind: string) => `Create an application: ${kind}`,
+      redirectHints: {
+        web: 'Where your server receives the sign-in, one per line, matched exactly, for example https://app.example.com/callback.',
+        spa: 'The page of your app that finishes the sign-in, one per line, for example http://localhost:5173/callback during development. Its origin may call the token endpoints.',
+        native:
+          'A loopback address, http://127.0.0.1/callback (any port is accepted at sign-in), or a private-use scheme such as com.example.app:/callback.',
+      },
+      quickStart: 'Quick start',
+      quickStartTitle: (name: string) => `Quick start: ${name}`,
+      quickStartIntro: (kind: string) => `${kind}: the values to configure and the guide's code with them filled in.`,
+      guideLine: 'The whole guide, with the next steps:',
+      guideNote: 'in the documentation of this server',
+      secretFromEnvironment:
+        'The code reads the secret from the environment variable CLIENT_SECRET: put the secret there, never in the source.',
+      secretNotShown: 'The secret was shown once, when it was created; rotate it on the application page if it is lost.',
+      codeLabel: 'Code',
+      back: '← The application',
+      checklistHeading: 'Get started',
+      checklistIntro: 'There are no applications yet. Four steps to the first sign-in:',
+      stepApplication: 'Create your first application',
+      stepApplicationText: 'Choose what it is and follow its quick start.',
+      stepSettings: 'Name the product and set up mail',
+      stepSettingsText: 'So that invitations and password resets reach people.',
+      stepPeople: 'Invite the people who will sign in',
+      stepPeopleText: 'Or import them with their passwords.',
+      stepFactor: 'Protect your own account with a second factor',
+      stepFactorText: 'On your account page.',
+      done: 'done',
+    },
     applications: {
       title: 'Applications',
       create: 'Create an application',

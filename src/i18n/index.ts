@@ -1,5 +1,6 @@
 import { de } from './de';
 import { en, type Messages } from './en';
+import type { Brand } from '../lib/palette';
 
 export type { Messages } from './en';
 
@@ -8,6 +9,13 @@ export const CATALOGUES = { en, de } as const satisfies Record<string, Messages>
 export type Locale = keyof typeof CATALOGUES;
 export const LOCALES = Object.keys(CATALOGUES) as Locale[];
 export const DEFAULT_LOCALE: Locale = 'en';
+
+/** What a hosted page or mail is rendered with (CONTRACT §15): its language, its catalogue and the branding. */
+export interface PageEnv {
+  locale: Locale;
+  t: Messages;
+  brand: Readonly<Brand>;
+}
 
 export function messagesFor(locale: Locale): Messages {
   return CATALOGUES[locale];

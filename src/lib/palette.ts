@@ -83,3 +83,11 @@ export function brandColorProblem(brand: string): string | undefined {
   }
   return undefined;
 }
+
+/** The branding of pages and mails (settings brand_name, brand_logo_url, brand_color). */
+export interface Brand {
+  name: string;
+  logoUrl?: string;
+  /** A 6-digit lowercase hex colour that passed brandColorProblem (lib/palette.ts). */
+  color: string;
+}

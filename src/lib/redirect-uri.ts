@@ -94,3 +94,31 @@ function loopbackParts(uri: string): { host: string; rest: string } | undefined 
   if (!LOOPBACK_HOSTS.has(url.hostname) || url.username || url.password || url.hash) return undefined;
   return { host: url.hostname, rest: url.pathname + url.search };
 }
+
+/** The web origins (scheme, host, port) of http(s) redirect URIs, in order, once each; custom schemes have none. */
+export function originsOfRedirectUris(uris: readonly string[]): string[] {
+  const origins = new Set<string>();
+  for (const uri of uris) {
+    try {
+      const url = new URL(uri);
+      if (url.protocol === 'https:' || url.protocol === 'http:') origins.add(url.origin);
+    } catch {
+      // not a URL: no origin
+    }
+  }
+  return [...origins];
+}
+
+/**
+ * The browser origins a client's token, revocation, userinfo, device-authorization and PAR calls are answered CORS for
+ * (docs/apps.md, "Browser applications and CORS"): the list set on the client, else, for a public client (a browser app
+ * cannot keep a secret), the origins of its redirect URIs; a confidential client gets none by default.
+ */
+export function corsOriginsOf(client: {
+  type: 'confidential' | 'public';
+  redirectUris: readonly string[];
+  allowedOrigins: readonly string[] | null;
+}): string[] {
+  if (client.allowedOrigins !== null) return [...client.allowedOrigins];
+  return client.type === 'public' ? originsOfRedirectUris(client.redirectUris) : [];
+}

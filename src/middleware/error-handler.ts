@@ -4,7 +4,6 @@ import { isConnectionError, mapDbError } from '../db/pg-errors';
 import { AppError, notFound, OAuthError, ScimProblem } from '../errors';
 import type { Logger } from '../lib/logger';
 import { runInRequest } from '../lib/request-context';
-import { renderErrorPage } from '../views/errors';
 import { pageEnvFor } from './page-env';
 
 export const notFoundHandler: RequestHandler = (req, _res, next) => {
@@ -46,7 +45,10 @@ export const RETRY_AFTER_UNAVAILABLE = '5';
  * contract's dialect `{ error, message, details? }`, or already in the OAuth dialect `{ error, error_description }`
  * when a router translated them at its boundary (src/routes/oauth/oauth-errors.ts), or in SCIM's (src/routes/scim/scim-errors.ts).
  */
-export function createErrorHandler(logger: Logger, settings: LiveSettings): ErrorRequestHandler {
+/** Draws the error page a browser gets (src/views/errors.tsx), given by the app so that this handler imports no view. */
+export type ErrorPageRenderer = (status: number, retryAfterSeconds?: number) => string;
+
+export function createErrorHandler(logger: Logger, settings: LiveSettings, renderErrorPage: ErrorPageRenderer): ErrorRequestHandler {
   /** CONTRACT §15: a browser outside the JSON API is answered with a page in its language, not a JSON body. */
   const sendError = (req: Request, res: Parameters<ErrorRequestHandler>[2], status: number, body: Record<string, unknown>) => {
     if (!wantsPage(req)) return res.status(status).json(body);

@@ -1,14 +1,8 @@
 import type { Request, RequestHandler } from 'express';
-import type { Brand } from '../config';
 import type { LiveSettings, SettingsSnapshot } from '../services/settings/live-settings';
-import { chooseLocale, messagesFor, type Locale, type Messages } from '../i18n';
+import { chooseLocale, messagesFor, type PageEnv } from '../i18n';
 
-/** What a hosted page or mail is rendered with (CONTRACT §15): its language, its catalogue and the branding. */
-export interface PageEnv {
-  locale: Locale;
-  t: Messages;
-  brand: Readonly<Brand>;
-}
+export type { PageEnv } from '../i18n';
 
 const single = (v: unknown): string | undefined => (typeof v === 'string' ? v.slice(0, 4096) : undefined);
 

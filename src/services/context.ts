@@ -7,6 +7,7 @@ import type { OperatorMetrics } from '../lib/metrics';
 import type { PasswordHasher } from '../lib/password';
 import type { Sealer } from '../lib/sealed';
 import type { EventBus } from './events';
+import type { MailHtmlRenderer } from './mail';
 import type { Mailer } from './mailer.service';
 import type { ClientKeysFetcher } from './oauth/client-keys';
 import type { MetadataDocumentFetcher } from './oauth/registration/metadata-document-fetcher';
@@ -23,6 +24,8 @@ export interface ServiceContext {
   jwt: JwtService;
   passwords: PasswordHasher;
   mailer: Mailer;
+  /** Draws a mail's HTML part (the mail port, services/mail.ts; the views' renderer in the app). */
+  mailHtml: MailHtmlRenderer;
   /** Security events: audit trail (in the change's transaction), log, metrics (services/events.ts). */
   events: EventBus;
   /** The Prometheus registry and operator counters GET /metrics serves (lib/metrics.ts). */

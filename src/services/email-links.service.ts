@@ -18,7 +18,7 @@ import type { ServiceContext } from './context';
 import { assertPasswordAllowed } from './password-policy';
 import { anyFactorRemoved, removeEveryFactor } from './mfa/factor-reset.service';
 import { mailFactorsReset } from './mfa/notifications';
-import { mailEnv, renderMailHtml } from '../views/mail';
+import { mailEnv } from './mail';
 
 export type EmailLinkPurpose = EmailTokenPurpose;
 
@@ -233,7 +233,7 @@ function queueVerificationMail(ctx: ServiceContext, user: LinkUser, token: strin
     to: user.email,
     subject: t.mail.verifySubject(brand.name),
     text: `${t.mail.hello}\n\n${paragraphs.join('\n\n')}\n\n${url}\n\n${warning}\n\n-- \n${footer}\n`,
-    html: renderMailHtml([t.mail.hello, ...paragraphs, { href: url, text: t.mail.verifyButton }, warning], { brand, footer }),
+    html: ctx.mailHtml([t.mail.hello, ...paragraphs, { href: url, text: t.mail.verifyButton }, warning], { brand, footer }),
   });
 }
 
@@ -248,7 +248,7 @@ function queueSetPasswordMail(ctx: ServiceContext, user: LinkUser, token: string
     to: user.email,
     subject: reason === 'invite' ? t.mail.inviteSubject(brand.name) : t.mail.resetSubject(brand.name),
     text: `${hello}\n\n${intro} ${t.mail.choosePassword}\n\n${url}\n${outro ? `\n${outro}\n` : ''}\n-- \n${footer}\n`,
-    html: renderMailHtml([hello, `${intro} ${t.mail.choosePassword}`, { href: url, text: t.mail.setButton }, ...(outro ? [outro] : [])], {
+    html: ctx.mailHtml([hello, `${intro} ${t.mail.choosePassword}`, { href: url, text: t.mail.setButton }, ...(outro ? [outro] : [])], {
       brand,
       footer,
     }),
@@ -268,6 +268,6 @@ export function sendEmailChangedNotice(ctx: ServiceContext, user: LinkUser, newE
     to: user.email,
     subject: t.mail.emailChangedSubject,
     text: `${paragraphs.join('\n\n')}\n\n-- \n${footer}\n`,
-    html: renderMailHtml(paragraphs, { brand, footer }),
+    html: ctx.mailHtml(paragraphs, { brand, footer }),
   });
 }

@@ -20,7 +20,7 @@ import { signInMethods } from './mfa/factors.service';
 import { createMfaToken } from './mfa/mfa-token';
 import { AMR } from './mfa/policy';
 import { startSession } from './sessions.service';
-import { mailEnv, renderMailHtml } from '../views/mail';
+import { mailEnv } from './mail';
 
 /** Sign-in by email (docs/passwords.md): the link and the code live 10 minutes; five wrong codes end the request. */
 export const EMAIL_SIGN_IN_TTL_SECONDS = 600;
@@ -98,7 +98,7 @@ function queueSignInMail(ctx: ServiceContext, user: EmailSignInRecipient, token:
     to: user.email,
     subject: t.mail.emailSignInSubject(brand.name),
     text: `${hello}\n\n${intro}\n\n${url}\n\n${codeLine}\n\n${validity}\n\n${warning}\n\n-- \n${footer}\n`,
-    html: renderMailHtml([hello, intro, { href: url, text: t.mail.emailSignInButton }, codeLine, validity, warning], { brand, footer }),
+    html: ctx.mailHtml([hello, intro, { href: url, text: t.mail.emailSignInButton }, codeLine, validity, warning], { brand, footer }),
   });
 }
 

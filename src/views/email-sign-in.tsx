@@ -1,9 +1,8 @@
-import type { SignInApplication } from '../services/oauth/sign-in-context';
 import { renderLinkInvalidPage } from './email-link-pages';
 import { pageEnv } from './env';
 import { Actions, FormError, Hidden } from './kit';
 import { renderPage } from './layout';
-import { ContinueTo } from './login';
+import { ContinueTo, type SignInApplication } from './login';
 
 /**
  * After "Email me a sign-in link" (docs/passwords.md): where the 6-digit code of the mail is typed. It says the same for

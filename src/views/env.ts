@@ -1,7 +1,6 @@
-import { messagesFor, DEFAULT_LOCALE } from '../i18n';
+import { messagesFor, DEFAULT_LOCALE, type PageEnv } from '../i18n';
 import { currentRequest } from '../lib/request-context';
 import { DEFAULT_BRAND_COLOR } from '../lib/palette';
-import type { PageEnv } from '../middleware/page-env';
 
 const FALLBACK: PageEnv = {
   locale: DEFAULT_LOCALE,

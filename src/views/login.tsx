@@ -1,4 +1,3 @@
-import type { SignInApplication } from '../services/oauth/sign-in-context';
 import { PendingLinkNotice, ProviderButtons } from './federation';
 import { pageEnv } from './env';
 import { Actions, CsrfField, FormError, Hidden, PasskeyError } from './kit';
@@ -9,6 +8,15 @@ import { renderPage } from './layout';
  * is whatever it chose: the page says no administrator reviewed it (CONTRACT §13, as consent and /device do), before the
  * password is typed.
  */
+/**
+ * The application a sign-in page continues to, as the page shows it: its name, and for a client that registered itself
+ * (no administrator reviewed its name) the one thing about it that is not self-chosen, a metadata document's host.
+ */
+export interface SignInApplication {
+  name: string;
+  unreviewed?: { host?: string };
+}
+
 export function ContinueTo(props: { application?: SignInApplication }) {
   const { t } = pageEnv();
   const app = props.application;

@@ -1,28 +1,13 @@
 import { renderToString } from 'preact-render-to-string';
-import type { Brand } from '../config';
-import { messagesFor } from '../i18n';
-import { currentRequest } from '../lib/request-context';
-import type { PageEnv } from '../middleware/page-env';
-import type { ServiceContext } from '../services/context';
-
-/**
- * The language and branding of a mail (CONTRACT §15): the language of the request that causes it (the person
- * registering, asking for a reset, changing a factor; for an invitation, the administrator's), English outside a
- * request (then default_locale); the branding of the settings in force (CONTRACT §18).
- */
-export function mailEnv(ctx: Pick<ServiceContext, 'settings'>): PageEnv {
-  const { values, brand } = ctx.settings.current;
-  const locale = currentRequest()?.pageEnv?.locale ?? values.default_locale;
-  return { locale, t: messagesFor(locale), brand };
-}
+import type { Brand } from '../lib/palette';
 
 /**
  * The HTML part of a notification email: the brand name (or logo), paragraphs of text, optionally one link drawn as
  * a button in the brand colour (white text on it passed the contrast check at start), and a footer; escaped by the
- * renderer.
+ * renderer. The services' mail port (services/mail.ts `MailHtmlRenderer`), given to them in the service context.
  */
 export function renderMailHtml(
-  paragraphs: Array<string | { href: string; text: string }>,
+  paragraphs: ReadonlyArray<string | { href: string; text: string }>,
   options: { brand: Readonly<Brand>; footer: string },
 ): string {
   const { brand } = options;

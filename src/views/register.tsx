@@ -1,8 +1,7 @@
-import type { SignInApplication } from '../services/oauth/sign-in-context';
 import { pageEnv } from './env';
 import { Actions, FormError, Hidden, NewPasswordFields } from './kit';
 import { renderPage } from './layout';
-import { ContinueTo } from './login';
+import { ContinueTo, type SignInApplication } from './login';
 
 export type RegisterField = 'first_name' | 'last_name' | 'email' | 'password';
 

@@ -69,7 +69,7 @@ test('an admin registers an API, a public app allowed to use it, a GitHub sign-i
     await check('resources');
 
     // A public application (single-page app) allowed the API
-    await page.goto(`${baseUrl}/admin/applications/new`);
+    await page.goto(`${baseUrl}/admin/applications/new?preset=custom`);
     await page.getByLabel('Name').fill('Invoices SPA');
     await page.getByRole('radio', { name: /^Public/ }).check();
     await page.getByLabel('Redirect URIs', { exact: true }).fill('https://spa.example.test/callback');

@@ -1,13 +1,10 @@
-import fs from 'node:fs';
-import http, { type Server } from 'node:http';
-import path from 'node:path';
-import type { Express } from 'express';
+import type { Server } from 'node:http';
 import type { Browser } from 'playwright-core';
 import request from 'supertest';
 import { launchChromium } from '../helpers/ensure-chromium';
 import { makeSignedInUser, makeUser } from '../helpers/factories';
 import { freePort } from '../helpers/oauth';
-import { loadEsm } from '../helpers/oidc';
+import { closeAll, guideBlock, listenAll, resourceServer, serveSpa, signInThroughSpa } from '../helpers/spa-guide';
 import { createTestApp, type TestApp } from '../helpers/test-app';
 
 /**
@@ -17,18 +14,6 @@ import { createTestApp, type TestApp } from '../helpers/test-app';
  * example API (examples/apps/resource-server.mjs) on a third origin. Every cross-origin call (discovery, token,
  * refresh, the API, userinfo, revocation) works only if the CORS answers are right.
  */
-const ROOT = path.join(__dirname, '../..');
-const guide = fs.readFileSync(path.join(ROOT, 'docs/guide-spa.md'), 'utf8');
-const blocks = [...guide.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]!);
-const block = (first: string) => {
-  const found = blocks.find((b) => b.startsWith(first));
-  if (!found) throw new Error(`docs/guide-spa.md has no js block starting with ${first}`);
-  return found;
-};
-const resourceServer = loadEsm<{
-  createApi(options: { issuer: string; audience: string; insecure: boolean; corsOrigins: string[] }): Promise<Express>;
-}>(path.join(ROOT, 'examples/apps/resource-server.mjs'));
-
 const AUDIENCE = 'https://invoices.example.com/';
 let t: TestApp;
 let baseUrl: string;
@@ -37,13 +22,6 @@ let apiUrl: string;
 let browser: Browser;
 const servers: Server[] = [];
 
-/** Listens on every local address (localhost may resolve to ::1 or 127.0.0.1). */
-async function listen(handler: http.RequestListener | Express, port: number): Promise<void> {
-  const server = http.createServer(handler);
-  await new Promise<void>((resolve) => server.listen(port, resolve));
-  servers.push(server);
-}
-
 beforeAll(async () => {
   const [serverPort, spaPort, apiPort] = [await freePort(), await freePort(), await freePort()];
   baseUrl = `http://localhost:${serverPort}`;
@@ -51,37 +29,20 @@ beforeAll(async () => {
   apiUrl = `http://localhost:${apiPort}`;
   // No global CORS list at all: the client's own origins must be enough.
   t = await createTestApp({ env: { BASE_URL: baseUrl, PORT: String(serverPort), ALLOWED_ORIGINS: '' } });
-  await listen(t.app, serverPort);
-  await listen(await resourceServer.createApi({ issuer: baseUrl, audience: AUDIENCE, insecure: true, corsOrigins: [spaOrigin] }), apiPort);
+  await listenAll(servers, t.app, serverPort);
+  await listenAll(
+    servers,
+    await resourceServer.createApi({ issuer: baseUrl, audience: AUDIENCE, insecure: true, corsOrigins: [spaOrigin] }),
+    apiPort,
+  );
   browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {
   await browser?.close();
-  for (const server of servers) {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
+  await closeAll(servers);
   await t?.close();
 });
-
-/** The app's static files: the guide's modules, examples/apps/spa.mjs and oauth4webapi through an import map. */
-function serveApp(files: Record<string, string>): http.RequestListener {
-  const page = (script: string) =>
-    `<!doctype html><html lang="en"><head><title>Invoices web</title>` +
-    `<script type="importmap">{"imports":{"oauth4webapi":"/oauth4webapi.js"}}</script>` +
-    `<script type="module" src="${script}"></script></head><body><h1>Invoices web</h1></body></html>`;
-  return (req, res) => {
-    const { pathname } = new URL(req.url ?? '/', spaOrigin);
-    if (pathname === '/' || pathname === '/callback') {
-      res.writeHead(200, { 'Content-Type': 'text/html' }).end(page(pathname === '/' ? '/signin.js' : '/callback.js'));
-    } else if (files[pathname] !== undefined) {
-      res.writeHead(200, { 'Content-Type': 'text/javascript' }).end(files[pathname]);
-    } else {
-      res.writeHead(404).end();
-    }
-  };
-}
 
 test('the SPA guide signs in from another localhost origin, calls its API, refreshes, reads userinfo and revokes in Chromium', async () => {
   const admin = (await makeSignedInUser(t, ['admin'])).bearer;
@@ -105,54 +66,18 @@ test('the SPA guide signs in from another localhost origin, calls its API, refre
   const clientId = created.body.client.client_id as string;
 
   // settings.js with the registration's values, exactly as a reader fills it in; the other two modules untouched.
-  const settings = block('// settings.js')
+  const settings = guideBlock('// settings.js')
     .replace("'https://sso.example.com'", `'${baseUrl}'`)
     .replace("'https://invoices.example.com/invoices'", `'${apiUrl}/invoices'`)
     .replace("'client_…'", `'${clientId}'`)
     .replace("'https://app.example.com/callback'", `'${spaOrigin}/callback'`);
   expect(settings).toContain(`insecure: /^http`);
-  await listen(
-    serveApp({
-      '/settings.js': settings,
-      '/signin.js': block('// signin.js'),
-      // The test reads what the guide's code ended with; nothing of the guide's code changes.
-      '/callback.js': `${block('// callback.js')}\nwindow.__result = { claims, invoices, tokens, fresh };\n`,
-      '/spa.mjs': fs.readFileSync(path.join(ROOT, 'examples/apps/spa.mjs'), 'utf8'),
-      '/oauth4webapi.js': fs.readFileSync(require.resolve('oauth4webapi'), 'utf8'),
-    }),
-    Number(new URL(spaOrigin).port),
-  );
+  await listenAll(servers, serveSpa(spaOrigin, settings), Number(new URL(spaOrigin).port));
 
   const user = await makeUser(t, { firstName: 'Ada', lastName: 'Browser' });
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  const problems: string[] = [];
+  const { result, page, problems, close } = await signInThroughSpa(browser, { baseUrl, spaOrigin, user });
   let revoked: string | undefined;
-  page.on('pageerror', (err) => problems.push(err.message));
-  page.on('console', (msg) => {
-    // A CORS refusal is logged here ("blocked by CORS policy"); failed loads (the favicon's 404, the expected 401) are not.
-    if (msg.type() === 'error' && !msg.text().startsWith('Failed to load resource')) problems.push(msg.text());
-  });
   try {
-    await page.goto(`${spaOrigin}/`);
-    await page.waitForURL((url) => url.origin === baseUrl && url.pathname === '/login');
-    await page.getByLabel('Email address').fill(user.email);
-    await page.getByLabel('Password').fill(user.password);
-    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-    await page.waitForURL((url) => url.pathname === '/consent');
-    await page.getByRole('button', { name: 'Approve' }).click();
-    await page.waitForURL((url) => url.origin === spaOrigin && url.pathname === '/callback');
-    await page
-      .waitForFunction(() => '__result' in window, undefined, { timeout: 15_000 })
-      .catch(() => {
-        throw new Error(`the callback module did not finish: ${problems.join(' | ')}`);
-      });
-    const result = (await page.evaluate(() => (window as unknown as { __result: unknown }).__result)) as {
-      claims: { sub: string; iss: string; aud: string };
-      invoices: { caller: string; client_id: string };
-      tokens: { access_token: string; refresh_token: string };
-      fresh: { access_token: string; refresh_token: string };
-    };
     expect(result.claims).toMatchObject({ sub: user.id, iss: baseUrl, aud: clientId });
     expect(result.invoices).toMatchObject({ caller: user.id, client_id: clientId });
     expect(result.fresh.access_token).toBeTruthy();
@@ -191,7 +116,7 @@ test('the SPA guide signs in from another localhost origin, calls its API, refre
     revoked = calls.revoked;
     expect(problems).toEqual([]);
   } finally {
-    await context.close();
+    await close();
   }
   // The revoked refresh token is dead.
   const again = await request(t.app)

@@ -218,8 +218,8 @@ describe('dynamic registration', () => {
 describe('the console application form', () => {
   test("sets, shows (en/de) and clears a client's allowed origins; a bad one is refused beside the field", async () => {
     const s = await makeSignedInUser(t, ['super_admin']);
-    const csrf = await csrfFrom(s.agent, '/admin/applications/new');
-    const form = await s.agent.get('/admin/applications/new');
+    const csrf = await csrfFrom(s.agent, '/admin/applications/new?preset=custom');
+    const form = await s.agent.get('/admin/applications/new?preset=custom');
     expect(form.text).toContain('Allowed browser origins (CORS)');
     const fields = {
       csrf,

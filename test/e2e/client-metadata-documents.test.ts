@@ -4,7 +4,7 @@ import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
 import { createApp } from '../../src/app';
 import { loadConfig } from '../../src/config';
-import { closeServiceContext, createServiceContext } from '../../src/services/create-context';
+import { closeServiceContext, createServiceContext } from '../../src/create-context';
 import { createMetadataDocumentFetcher } from '../../src/services/oauth/registration/client-metadata.service';
 import { pruneExpired } from '../../src/services/prune.service';
 import { makeSignedInUser, makeUser, signIn } from '../helpers/factories';

@@ -76,7 +76,11 @@ test('every console page reads German: navigation, headings, tables, filters, em
     ],
     ['/admin/signing-keys', ['Signaturschlüssel', 'Veröffentlichte Signaturschlüssel'], ['Published signing keys']],
     ['/admin/settings', ['Wirksame Konfiguration', 'Einstellung'], ['Effective configuration']],
-    ['/admin/applications/new', ['Art der Anwendung', 'Grant-Typen', 'Refresh-Tokens (angemeldet bleiben)'], ['Kind of application']],
+    [
+      '/admin/applications/new?preset=custom',
+      ['Art der Anwendung', 'Grant-Typen', 'Refresh-Tokens (angemeldet bleiben)'],
+      ['Kind of application'],
+    ],
     ['/admin/api-resources', ['API-Ressourcen', 'API registrieren'], ['Register an API']],
     [
       '/admin/api-resources/new',

@@ -166,7 +166,7 @@ describe('applications: every client type of CONTRACT §12', () => {
       .set('Authorization', superAdmin.bearer)
       .send({ identifier, name: 'Invoices', scopes: ['invoices:read'] })
       .expect(201);
-    const form = await superAdmin.agent.get('/admin/applications/new');
+    const form = await superAdmin.agent.get('/admin/applications/new?preset=custom');
     expect(form.text).toContain(`value="${identifier}"`);
     const res = await post(superAdmin.agent, '/admin/applications', superAdmin.csrf, {
       name: 'Billing job',

@@ -14,12 +14,12 @@ afterAll(async () => {
 
 async function adminAgent() {
   const s = await makeSignedInUser(t, ['super_admin']);
-  return { ...s, csrf: await csrfFrom(s.agent, '/admin/applications/new') };
+  return { ...s, csrf: await csrfFrom(s.agent, '/admin/applications/new?preset=custom') };
 }
 
 test('the form offers private_key_jwt; created with a JWK Set, no secret is shown and the keys are stored', async () => {
   const { agent, csrf } = await adminAgent();
-  const form = await agent.get('/admin/applications/new');
+  const form = await agent.get('/admin/applications/new?preset=custom');
   expect(form.text).toContain('value="private_key_jwt"');
   expect(form.text).toContain('name="jwks"');
   expect(form.text).toContain('name="jwks_uri"');
@@ -100,7 +100,7 @@ test('a JWK Set that is not JSON, or a private key, is shown as an error on the 
 
 test('the German form has the same fields', async () => {
   const { agent } = await adminAgent();
-  const page = await agent.get('/admin/applications/new').set('Accept-Language', 'de');
+  const page = await agent.get('/admin/applications/new?preset=custom').set('Accept-Language', 'de');
   expect(page.text).toContain('Öffentliche Schlüssel (JWK-Set, JSON)');
   expect(page.text).toContain('name="jwks_uri"');
 });

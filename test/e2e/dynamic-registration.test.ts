@@ -4,7 +4,7 @@ import request from 'supertest';
 import { createApp } from '../../src/app';
 import { loadConfig } from '../../src/config';
 import { sha256Hex } from '../../src/lib/crypto';
-import { closeServiceContext, createServiceContext } from '../../src/services/create-context';
+import { closeServiceContext, createServiceContext } from '../../src/create-context';
 import { pruneExpired } from '../../src/services/prune.service';
 import { csrfOf, makeApiResource } from '../helpers/apps';
 import { makeClient, makeSignedInUser, makeUser, signIn } from '../helpers/factories';

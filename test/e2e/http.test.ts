@@ -6,7 +6,7 @@ import { createApp } from '../../src/app';
 import { loadConfig } from '../../src/config';
 import { createDb } from '../../src/db';
 import { createRateLimit, createRedisRateLimitStore } from '../../src/middleware/rate-limit';
-import { closeServiceContext, createServiceContext } from '../../src/services/create-context';
+import { closeServiceContext, createServiceContext } from '../../src/create-context';
 import { makeUser, signIn, uniqueEmail } from '../helpers/factories';
 import { createCapturingMailer, createTestApp, TEST_ENV, type TestApp } from '../helpers/test-app';
 

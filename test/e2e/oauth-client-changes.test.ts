@@ -6,7 +6,7 @@ import { createDb } from '../../src/db';
 import * as clientsRepo from '../../src/db/repositories/oauth-clients.repo';
 import { createLogger } from '../../src/lib/logger';
 import type { ServiceContext } from '../../src/services/context';
-import { closeServiceContext, createServiceContext } from '../../src/services/create-context';
+import { closeServiceContext, createServiceContext } from '../../src/create-context';
 import { createCapturingMailer } from '../helpers/test-app';
 import { generateClientSecret } from '../../src/services/oauth/client-secrets';
 import { makeSignedInUser, makeUser, signIn } from '../helpers/factories';

@@ -5,7 +5,7 @@ import { loadConfig } from '../../src/config';
 import { createDb } from '../../src/db';
 import { ManualClock } from '../../src/lib/clock';
 import { createLogger } from '../../src/lib/logger';
-import { closeServiceContext, createServiceContext } from '../../src/services/create-context';
+import { closeServiceContext, createServiceContext } from '../../src/create-context';
 import type { ServiceContext } from '../../src/services/context';
 import { currentSigningKey, rotateSigningKey } from '../../src/services/oidc/signing-keys.service';
 import { makeClient, makeUser, signIn } from '../helpers/factories';

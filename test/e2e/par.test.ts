@@ -266,7 +266,7 @@ test('a client registers require_pushed_authorization_requests dynamically and i
     await env.stop();
   }
   const { agent } = await makeSignedInUser(t, ['super_admin']);
-  const form = await agent.get('/admin/applications/new');
+  const form = await agent.get('/admin/applications/new?preset=custom');
   const csrf = /name="csrf" value="([^"]+)"/.exec(form.text)![1]!;
   expect(form.text).toContain('name="par"');
   const created = await agent

@@ -2,7 +2,7 @@ import jwt from 'jsonwebtoken';
 import request from 'supertest';
 import { createApp } from '../../src/app';
 import { createDb } from '../../src/db';
-import { createServiceContext } from '../../src/services/create-context';
+import { createServiceContext } from '../../src/create-context';
 import type { SecurityEvent } from '../../src/services/events';
 import { makeClient, makeUser, signIn } from '../helpers/factories';
 import { authorizeParams, authorizePath, basicAuth, issueOAuthTokens } from '../helpers/oauth';

@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/config';
 import { createDb } from '../../src/db';
 import { createLogger } from '../../src/lib/logger';
 import type { ServiceContext } from '../../src/services/context';
-import { closeServiceContext, createServiceContext } from '../../src/services/create-context';
+import { closeServiceContext, createServiceContext } from '../../src/create-context';
 import { SETTINGS_POLL_MS } from '../../src/services/settings/live-settings';
 import { makeSignedInUser } from '../helpers/factories';
 import { createCapturingMailer, createTestApp, TEST_ENV, type TestApp } from '../helpers/test-app';

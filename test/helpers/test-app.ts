@@ -10,7 +10,7 @@ import type { ClientKeysFetcher } from '../../src/services/oauth/client-keys';
 import { ManualClock } from '../../src/lib/clock';
 import { createLogger, type Logger } from '../../src/lib/logger';
 import type { ServiceContext } from '../../src/services/context';
-import { closeServiceContext, createServiceContext } from '../../src/services/create-context';
+import { closeServiceContext, createServiceContext } from '../../src/create-context';
 import type { Mailer, MailMessage } from '../../src/services/mailer.service';
 import type { MetadataDocumentFetcher } from '../../src/services/oauth/registration/client-metadata.service';
 

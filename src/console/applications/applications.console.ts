@@ -13,6 +13,8 @@ import type { FieldErrors } from '../../views/console/components';
 import * as views from '../../views/console/pages';
 import { pageEnv } from '../../views/env';
 import { consoleAction, consoleForm, consolePage, consoleSection, type ActionInput } from '../action';
+import { isClientPreset, presetOf, PRESETS, quickStartSnippet, type ClientPreset } from '../../services/oauth/client-presets';
+import { presetName, renderPresetChooser, renderQuickStart, type QuickStartData } from '../../views/console/quick-start';
 
 /**
  * Console pages of applications (CONTRACT §12, §14), each built from its /api/admin/oauth-clients endpoint (same
@@ -32,6 +34,8 @@ const clientForm = z.object({
   jwks_uri: text(2048),
   // Issue 34: RFC 9126 §6, one checkbox ("true" when checked).
   par: text(10),
+  // What the application is (a hidden field of a preset's form): the API's `preset`.
+  preset: text(20),
 });
 type ClientForm = z.output<typeof clientForm>;
 
@@ -58,6 +62,14 @@ const asBody = (f: ClientForm) => ({
   allowed_origins: lines(f.allowed_origins).length ? lines(f.allowed_origins) : null,
   scopes: f.scopes,
   allowed_resources: f.allowed_resources,
+});
+
+/** A new application's form: the preset's kind, grants and scopes (docs/apps.md). */
+const presetValues = (preset: ClientPreset): views.ApplicationValues => ({
+  ...valuesOf(),
+  type: PRESETS[preset].type,
+  grant_types: [...PRESETS[preset].grantTypes],
+  scopes: [...PRESETS[preset].scopes],
 });
 
 const valuesOf = (c?: OAuthClient): views.ApplicationValues => ({
@@ -93,46 +105,91 @@ const powers = (p: Principal, client?: OAuthClient) =>
     : { write: true, rotate: false, delete: false };
 
 type Input = Pick<ActionInput<never, never>, 'principal' | 'call'>;
-const form = async ({ principal, call }: Input, data: { client?: OAuthClient; values?: views.ApplicationValues; errors?: FieldErrors }) =>
+const form = async (
+  { principal, call }: Input,
+  data: { client?: OAuthClient; values?: views.ApplicationValues; errors?: FieldErrors; preset?: ClientPreset | 'custom' },
+) =>
   consolePage(
     views.renderApplicationForm,
     {
       ...data,
-      values: data.values ?? valuesOf(data.client),
+      values: data.values ?? (data.preset && data.preset !== 'custom' ? presetValues(data.preset) : valuesOf(data.client)),
       errors: data.errors ?? {},
       scopes: SUPPORTED_SCOPES,
       resources: (await call(resourcesApi.list, {})).resources,
       may: powers(principal, data.client),
     },
-    data.client?.name ?? x().create,
+    data.client?.name ?? (data.preset && data.preset !== 'custom' ? st().formTitle(presetName(data.preset)) : x().create),
   );
+
+const st = () => pageEnv().t.console.start;
+/** The preset a form was opened or posted with (anything else: none). */
+const presetParam = (value: string): ClientPreset | 'custom' | undefined =>
+  value === 'custom' ? 'custom' : isClientPreset(value) ? value : undefined;
 
 export function createConsoleApplicationsRouter(deps: RouteDeps) {
   const { config } = deps.ctx;
-  const secretOnce = (heading: string, client: OAuthClient, secret: string | undefined, title: string, status = 200) =>
-    consolePage(
-      views.renderSecretOnce,
-      { heading, client, secret, issuer: config.oidcIssuer, discoveryUrl: `${config.oidcIssuer}/.well-known/openid-configuration` },
-      title,
-      status,
-    );
+  /** The quick-start of an application: what it is, its settings and the matching guide's code, filled in. */
+  const quickStartOf = async (call: Input['call'], client: OAuthClient, secret?: string): Promise<QuickStartData> => {
+    const preset = presetOf({ type: client.type, grantTypes: client.grant_types, redirectUris: client.redirect_uris });
+    const identifier = client.allowed_resources[0];
+    const resource = identifier ? (await call(resourcesApi.list, {})).resources.find((r) => r.identifier === identifier) : undefined;
+    const issuer = config.oidcIssuer;
+    return {
+      client,
+      preset,
+      secret,
+      issuer,
+      discoveryUrl: `${issuer}/.well-known/openid-configuration`,
+      snippet: quickStartSnippet(preset, {
+        issuer,
+        clientId: client.client_id,
+        redirectUri: client.redirect_uris[0],
+        resource: identifier,
+        resourceScope: resource?.scopes[0],
+      }),
+    };
+  };
+  const secretOnce = async (
+    call: Input['call'],
+    heading: string,
+    client: OAuthClient,
+    secret: string | undefined,
+    title: string,
+    status = 200,
+  ) => consolePage(views.renderSecretOnce, { heading, ...(await quickStartOf(call, client, secret)) }, title, status);
   const routes = consoleSection('applications', deps.ctx, [
     consoleAction(api.list, {
       path: '/applications',
       done: (r, { principal }) =>
         consolePage(views.renderApplications, { ...r, canWrite: hasPermission(principal, 'oauth_clients:write') }, x().title),
     }),
-    consoleForm(api.create, { path: '/applications/new', page: (a) => form(a, {}) }),
+    // First what it is (the presets), then its form.
+    consoleForm(api.create, {
+      path: '/applications/new',
+      form: z.object({ preset: text(20) }),
+      page: (a) => {
+        const preset = presetParam(a.form.preset);
+        return preset ? form(a, { preset }) : consolePage(renderPresetChooser, {}, st().chooseTitle);
+      },
+    }),
     consoleAction(api.create, {
       path: '/applications',
       form: clientForm,
-      input: (f) => ({ ...asBody(f), ...kindOf(f.type) }),
+      input: (f) => ({ ...asBody(f), ...kindOf(f.type), preset: isClientPreset(f.preset) ? f.preset : undefined }),
       field: 'redirect_uris',
-      invalid: ({ values, errors }, a) => form(a, { values: { ...values, type: values.type || 'confidential' }, errors }),
+      invalid: ({ values, errors }, a) =>
+        form(a, { values: { ...values, type: values.type || 'confidential' }, errors, preset: presetParam(values.preset) ?? 'custom' }),
       // The secret is shown in this answer only (no-store, not a redirect target, never in a URL or cookie).
-      done: (r) => secretOnce(x().createdHeading(r.client.name), r.client, r.client_secret, x().createdTitle, 201),
+      done: (r, { call }) => secretOnce(call, x().createdHeading(r.client.name), r.client, r.client_secret, x().createdTitle, 201),
     }),
     consoleAction(api.get, { path: '/applications/:clientId', done: ({ client }, a) => form(a, { client }) }),
+    consoleAction(api.get, {
+      path: '/applications/:clientId/quick-start',
+      summary: 'Console: the quick-start of an application',
+      done: async ({ client }, { call }) =>
+        consolePage(renderQuickStart, await quickStartOf(call, client), st().quickStartTitle(client.name)),
+    }),
     consoleAction(api.update, {
       path: '/applications/:clientId',
       form: clientForm,
@@ -165,7 +222,7 @@ export function createConsoleApplicationsRouter(deps: RouteDeps) {
       back: (p) => detail(p.clientId),
       done: async (r, { call, params }) => {
         const { client } = await call(api.get, { params });
-        return secretOnce(x().rotatedHeading(client.name), client, r.client_secret, x().rotatedTitle);
+        return secretOnce(call, x().rotatedHeading(client.name), client, r.client_secret, x().rotatedTitle);
       },
     }),
     consoleAction(api.deactivate, {

@@ -1,5 +1,5 @@
 import { preparedRows, type DbOrTrx } from '..';
-import { corsOriginsOf } from '../../services/oauth/client-policy';
+import { corsOriginsOf } from '../../lib/redirect-uri';
 
 /** CONTRACT §12 (the rules about them: services/oauth/client-policy.ts). */
 export type OAuthClientType = 'confidential' | 'public';
@@ -34,7 +34,7 @@ export interface OAuthClientRow {
   scopes: string[];
   /** OIDC RP-Initiated Logout: where /api/oauth/logout may send the browser afterwards (CONTRACT §9). */
   postLogoutRedirectUris: string[];
-  /** Browser origins set on the client; null: the default (services/oauth/client-policy.ts corsOriginsOf). */
+  /** Browser origins set on the client; null: the default (lib/redirect-uri.ts corsOriginsOf). */
   allowedOrigins: string[] | null;
   /** The origins in force (the list above, else the default), kept in step by every write. */
   corsOrigins: string[];

@@ -112,7 +112,8 @@ export const clientsApi = {
       description:
         'CONTRACT §12: `type` confidential (default) or public (no secret, token_endpoint_auth_method none), `grant_types` ' +
         '(default authorization_code and refresh_token; client_credentials for confidential clients only; ' +
-        'urn:ietf:params:oauth:grant-type:device_code), `allowed_resources` (registered API identifiers).',
+        'urn:ietf:params:oauth:grant-type:device_code), `allowed_resources` (registered API identifiers). `preset` (web, ' +
+        'spa, native, m2m, device) fills in type, grant_types and scopes where the body leaves them out (docs/apps.md).',
       auth: 'user',
       permission: 'oauth_clients:write',
       noStore: true,

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { checkRedirectUri } from '../../lib/redirect-uri';
 import { SUPPORTED_SCOPES } from '../../services/oauth/client-secrets';
-import { CLIENT_TYPES, DEFAULT_GRANT_TYPES, GRANT_TYPES } from '../../services/oauth/client-policy';
+import { CLIENT_TYPES, DEFAULT_GRANT_TYPES, GRANT_TYPES, type ClientType } from '../../services/oauth/client-policy';
+import { CLIENT_PRESETS, PRESETS, type ClientPreset } from '../../services/oauth/client-presets';
 import { checkJwks } from '../../services/oauth/client-keys';
 import { isResourceIdentifier } from '../../services/oauth/resources.service';
 import { webOrigins } from '../../services/settings/declarations';
@@ -106,19 +107,42 @@ function mergeRedirectUris(b: { redirect_uri?: string; redirect_uris?: string[] 
 /** Scopes a client gets when created without `scopes`. */
 export const DEFAULT_CLIENT_SCOPES = ['openid', 'profile', 'email'];
 
+/** What a create body asks for once its preset (if any) fills in what the body leaves out (docs/apps.md). */
+function withPreset(b: { preset?: ClientPreset; type?: ClientType; grant_types?: string[]; scopes?: string[] }) {
+  const preset = b.preset ? PRESETS[b.preset] : undefined;
+  return {
+    type: b.type ?? preset?.type,
+    grantTypes: b.grant_types ?? (preset ? [...preset.grantTypes] : [...DEFAULT_GRANT_TYPES]),
+    scopes: b.scopes ?? (preset ? [...preset.scopes] : DEFAULT_CLIENT_SCOPES),
+  };
+}
+
 export const createClientBody = z
   .object({
     ...clientFields,
+    // What the application is (docs/apps.md): fills in type, grant_types and scopes where the body leaves them out.
+    preset: z
+      .enum(CLIENT_PRESETS, { error: `preset must be one of: ${CLIENT_PRESETS.join(', ')}` })
+      .optional()
+      .meta({
+        description:
+          'web (a web app with a server), spa (single-page app), native (native or command-line app), m2m (machine to ' +
+          'machine), device (input-constrained device): fills in type, grant_types and scopes where the body leaves them out',
+      }),
     type: z.enum(CLIENT_TYPES, { error: 'type must be confidential or public' }).optional(),
     token_endpoint_auth_method: z
       .enum(CLIENT_AUTH_METHODS, { error: `token_endpoint_auth_method must be one of: ${CLIENT_AUTH_METHODS.join(', ')}` })
       .optional(),
   })
-  .refine((b) => !(b.token_endpoint_auth_method === 'none' && b.type === 'confidential'), {
+  .refine((b) => !(b.preset && b.type && b.type !== PRESETS[b.preset].type), {
+    message: 'type does not match the preset (web and m2m are confidential; spa, native and device are public)',
+    path: ['type'],
+  })
+  .refine((b) => !(b.token_endpoint_auth_method === 'none' && withPreset(b).type === 'confidential'), {
     message: 'none is for public clients',
     path: ['token_endpoint_auth_method'],
   })
-  .refine((b) => !(b.token_endpoint_auth_method && b.token_endpoint_auth_method !== 'none' && b.type === 'public'), {
+  .refine((b) => !(b.token_endpoint_auth_method && b.token_endpoint_auth_method !== 'none' && withPreset(b).type === 'public'), {
     message: 'a public client authenticates with none',
     path: ['token_endpoint_auth_method'],
   })
@@ -128,30 +152,30 @@ export const createClientBody = z
   })
   // Spec §4.6: a client is created with its redirect URI(s); only a client without the code grant may have none.
   .refine(
-    (b) =>
-      b.redirect_uri !== undefined ||
-      b.redirect_uris !== undefined ||
-      !(b.grant_types ?? DEFAULT_GRANT_TYPES).includes('authorization_code'),
+    (b) => b.redirect_uri !== undefined || b.redirect_uris !== undefined || !withPreset(b).grantTypes.includes('authorization_code'),
     {
       message: 'redirect_uri or redirect_uris is required',
       path: ['redirect_uris'],
     },
   )
-  .transform((b) => ({
-    name: b.name,
-    type: b.type ?? (b.token_endpoint_auth_method === 'none' ? ('public' as const) : ('confidential' as const)),
-    privateKeyJwt: b.token_endpoint_auth_method === 'private_key_jwt' ? { jwks: b.jwks, jwksUri: b.jwks_uri } : undefined,
-    requirePushedAuthorizationRequests: b.require_pushed_authorization_requests,
-    grantTypes: b.grant_types ?? [...DEFAULT_GRANT_TYPES],
-    allowedResources: b.allowed_resources ?? [],
-    redirectUris: mergeRedirectUris(b) ?? [],
-    scopes: b.scopes ?? DEFAULT_CLIENT_SCOPES,
-    postLogoutRedirectUris: b.post_logout_redirect_uris ?? [],
-    allowedOrigins: b.allowed_origins ?? null,
-    isActive: b.is_active,
-    backchannelLogoutUri: b.backchannel_logout_uri ?? null,
-    backchannelLogoutSessionRequired: b.backchannel_logout_session_required,
-  }));
+  .transform((b) => {
+    const preset = withPreset(b);
+    return {
+      name: b.name,
+      type: preset.type ?? (b.token_endpoint_auth_method === 'none' ? ('public' as const) : ('confidential' as const)),
+      privateKeyJwt: b.token_endpoint_auth_method === 'private_key_jwt' ? { jwks: b.jwks, jwksUri: b.jwks_uri } : undefined,
+      requirePushedAuthorizationRequests: b.require_pushed_authorization_requests,
+      grantTypes: preset.grantTypes,
+      allowedResources: b.allowed_resources ?? [],
+      redirectUris: mergeRedirectUris(b) ?? [],
+      scopes: preset.scopes,
+      postLogoutRedirectUris: b.post_logout_redirect_uris ?? [],
+      allowedOrigins: b.allowed_origins ?? null,
+      isActive: b.is_active,
+      backchannelLogoutUri: b.backchannel_logout_uri ?? null,
+      backchannelLogoutSessionRequired: b.backchannel_logout_session_required,
+    };
+  });
 
 export const updateClientBody = z
   .object({ ...clientFields, name: clientFields.name.optional() })

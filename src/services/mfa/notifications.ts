@@ -1,5 +1,5 @@
 import type { Messages } from '../../i18n';
-import { mailEnv, renderMailHtml } from '../../views/mail';
+import { mailEnv } from '../mail';
 import type { ServiceContext } from '../context';
 
 interface MailUser {
@@ -21,7 +21,7 @@ function notify(ctx: ServiceContext, user: MailUser, subject: (t: Messages) => s
     to: user.email,
     subject: subject(t),
     text: `${hello}\n\n${body.join('\n\n')}\n\n${outro}\n\n-- \n${footer}\n`,
-    html: renderMailHtml([hello, ...body, outro], { brand, footer }),
+    html: ctx.mailHtml([hello, ...body, outro], { brand, footer }),
   });
 }
 

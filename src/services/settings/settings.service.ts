@@ -2,7 +2,7 @@ import { withTransaction } from '../../db';
 import { bumpSettingsVersion, loadStoredSettings, notifySettingsChanged, storeSetting } from '../../db/repositories/settings.repo';
 import { badRequest, forbidden, type ErrorDetail } from '../../errors';
 import { messagesFor } from '../../i18n';
-import { mailEnv } from '../../views/mail';
+import { mailEnv } from '../mail';
 import type { ServiceContext } from '../context';
 import { hasPermission, type Principal } from '../principal';
 import { envVarOf, firstIssue, MANAGE_SETTINGS, SETTINGS, settingDeclaration, type SettingName, type SettingValues } from './declarations';

@@ -27,8 +27,8 @@ const CONSOLE_CSS = `
     align-items: center; }
   .brand { font-weight: 700; color: var(--fg); text-decoration: none; }
   nav.main { order: 3; flex-basis: 100%; }
-  nav.main ul { list-style: none; display: flex; flex-wrap: wrap; gap: .25rem; margin: 0; padding: 0; }
-  nav.main a { display: inline-block; white-space: nowrap; padding: .35rem .6rem; border-radius: 6px; text-decoration: none; color: var(--fg); }
+  nav.main ul { list-style: none; display: flex; flex-wrap: wrap; gap: .1rem; margin: 0; padding: 0; }
+  nav.main a { display: inline-block; white-space: nowrap; padding: .35rem .4rem; font-size: .93rem; border-radius: 6px; text-decoration: none; color: var(--fg); }
   nav.main a[aria-current="page"] { background: var(--accent); color: var(--accent-fg); }
   .who { margin-left: auto; display: flex; gap: .75rem; align-items: center; flex-wrap: wrap; font-size: .9rem; }
   main { max-width: 80rem; margin: 0 auto; padding: 1.25rem 1rem 3rem; }
@@ -94,9 +94,10 @@ const CONSOLE_CSS = `
   .swatch { display: inline-block; width: .8rem; height: .8rem; margin-right: .3rem; vertical-align: -1px; border-radius: 2px; }
   .swatch.succeeded { background: var(--accent); }
   .swatch.failed { background: var(--danger); }
-  ul.choices { list-style: none; padding: 0; margin: 0 0 1rem; display: grid; gap: .75rem; max-width: 48rem; }
-  ul.choices li { border: 1px solid var(--border); border-radius: 8px; padding: .75rem 1rem; }
-  ul.choices a { font-weight: 600; display: block; }
+  ul.choices, ol.choices { list-style: none; padding: 0; margin: 0 0 1rem; display: grid; gap: .75rem; max-width: 48rem; }
+  ul.choices li, ol.choices li { border: 1px solid var(--border); border-radius: 8px; padding: .75rem 1rem; }
+  ul.choices a, ol.choices a { font-weight: 600; display: block; }
+  .snippet pre { margin: 0 0 .5rem; }
   .secret-box { border: 1px solid var(--ok); border-radius: 8px; padding: .75rem 1rem; max-width: 48rem; margin-bottom: 1rem; }
   section.panel { border-top: 1px solid var(--border); margin-top: 1.5rem; }
   .error-summary { border: 3px solid var(--danger); border-radius: 6px; padding: .75rem 1rem; margin-bottom: 1rem; max-width: 48rem; }
@@ -105,8 +106,7 @@ const CONSOLE_CSS = `
   .error-summary a { color: var(--danger); font-weight: 600; }
   @media (max-width: 40rem) {
     .who { margin-left: 0; }
-    nav.main { position: relative; overflow-x: auto; margin: 0 -1rem; padding: 0 1rem .25rem; }
-    nav.main ul { flex-wrap: nowrap; }
+    nav.main a { padding: .25rem .4rem; }
     table.collapse, table.collapse caption, table.collapse tbody, table.collapse tr, table.collapse td { display: block; }
     table.collapse thead { position: absolute; left: -10000px; }
     table.collapse tr { border-bottom: 1px solid var(--border); padding: .5rem 0; }

@@ -32,6 +32,8 @@ import {
 } from './components';
 import { renderConsole, type ConsoleFrame } from './layout';
 import { SignInChart } from './chart';
+import { PRESETS, presetOf, type ClientPreset } from '../../services/oauth/client-presets';
+import { GetStarted, presetName, QuickStart, type QuickStartData } from './quick-start';
 
 /** The console's catalogue in the page's language (CONTRACT §15). */
 const c = () => pageEnv().t.console;
@@ -57,6 +59,7 @@ export function renderOverview(frame: ConsoleFrame, data: { summary: Summary; da
     frame,
     <>
       <h1>{o.title}</h1>
+      {s.clients === 0 ? <GetStarted people={s.users > 1} /> : null}
       <ul class="cards">
         {cards.map(([label, n, href]) => (
           <li>
@@ -590,22 +593,44 @@ export function renderApplicationForm(
     scopes: readonly string[];
     resources: ReadonlyArray<{ identifier: string; name: string }>;
     may: { write: boolean; rotate: boolean; delete: boolean };
+    /** A new application: what it is (its preset), or `custom` for every option. */
+    preset?: ClientPreset | 'custom';
   },
 ): string {
   const c = data.client;
   const base = c ? `/admin/applications/${encodeURIComponent(c.client_id)}` : '/admin/applications';
-  const { applications: ap, common: k, nav } = pageEnv().t.console;
+  const { applications: ap, common: k, nav, start: st } = pageEnv().t.console;
+  // A new application from a preset shows what that kind needs; `custom` (and an existing application) everything.
+  const preset = !c && data.preset && data.preset !== 'custom' ? PRESETS[data.preset] : undefined;
+  const presetKey = !c && data.preset && data.preset !== 'custom' ? data.preset : undefined;
+  const shows = {
+    kinds: !preset || preset.type === 'confidential',
+    redirects: !preset || preset.redirects,
+    origins: !preset || preset.origins,
+    postLogout: !preset || preset.redirects,
+    par: !preset || presetKey === 'web',
+  };
+  const redirectHint =
+    presetKey === 'web' || presetKey === 'spa' || presetKey === 'native' ? st.redirectHints[presetKey] : ap.redirectHintLong;
   return renderConsole(
     frame,
     <>
       <p>
         <a href="/admin/applications">{ap.back}</a>
       </p>
-      <h1>{c ? c.name : ap.create}</h1>
+      <h1>{c ? c.name : presetKey ? st.formTitle(presetName(presetKey)) : ap.create}</h1>
+      {presetKey ? <p>{st.presets[presetKey].text}</p> : null}
       {c ? (
         <Facts
           items={[
             [ap.clientId, <CopyValue id="client-id" label={ap.clientIdLower} value={c.client_id} />],
+            [
+              st.presetLabel,
+              <>
+                {presetName(presetOf({ type: c.type, grantTypes: c.grant_types, redirectUris: c.redirect_uris }))} ·{' '}
+                <a href={`${base}/quick-start`}>{st.quickStart}</a>
+              </>,
+            ],
             [
               ap.type,
               ap.typeFact(
@@ -636,8 +661,9 @@ export function renderApplicationForm(
       ) : null}
       {data.may.write ? (
         <PostForm action={base} csrf={frame.csrf}>
+          {presetKey ? <input type="hidden" name="preset" value={presetKey} /> : null}
           <Field name="name" label={k.name} value={data.values.name} errors={data.errors} required hint={ap.nameHint} />
-          {c ? null : (
+          {c ? null : shows.kinds ? (
             <Radios
               name="type"
               legend={ap.kind}
@@ -646,44 +672,56 @@ export function renderApplicationForm(
               options={[
                 { value: 'confidential', label: ap.kindConfidential, hint: ap.kindConfidentialHint },
                 { value: 'private_key_jwt', label: ap.kindKeys, hint: ap.kindKeysHint },
-                { value: 'public', label: ap.kindPublic, hint: ap.kindPublicHint },
+                ...(preset ? [] : [{ value: 'public', label: ap.kindPublic, hint: ap.kindPublicHint }]),
               ]}
             />
+          ) : (
+            <input type="hidden" name="type" value="public" />
           )}
-          {!c || c.token_endpoint_auth_method === 'private_key_jwt' ? (
+          {(!c && shows.kinds) || c?.token_endpoint_auth_method === 'private_key_jwt' ? (
             <>
               <TextArea name="jwks" label={ap.jwks} value={data.values.jwks} errors={data.errors} hint={ap.jwksHint} />
               <Field name="jwks_uri" label={ap.jwksUri} value={data.values.jwks_uri} errors={data.errors} hint={ap.jwksUriHint} />
             </>
           ) : null}
-          <Checkboxes
-            name="grant_types"
-            legend={ap.grantTypes}
-            options={grantTypeOptions()}
-            checked={data.values.grant_types}
-            errors={data.errors}
-          />
-          <TextArea
-            name="redirect_uris"
-            label={ap.redirectUris}
-            value={data.values.redirect_uris}
-            errors={data.errors}
-            hint={ap.redirectHintLong}
-          />
-          <TextArea
-            name="allowed_origins"
-            label={ap.allowedOrigins}
-            value={data.values.allowed_origins}
-            errors={data.errors}
-            hint={ap.allowedOriginsHint}
-          />
-          <TextArea
-            name="post_logout_redirect_uris"
-            label={ap.postLogout}
-            value={data.values.post_logout_redirect_uris}
-            errors={data.errors}
-            hint={ap.postLogoutHint}
-          />
+          {preset ? (
+            data.values.grant_types.map((g) => <input type="hidden" name="grant_types" value={g} />)
+          ) : (
+            <Checkboxes
+              name="grant_types"
+              legend={ap.grantTypes}
+              options={grantTypeOptions()}
+              checked={data.values.grant_types}
+              errors={data.errors}
+            />
+          )}
+          {shows.redirects ? (
+            <TextArea
+              name="redirect_uris"
+              label={ap.redirectUris}
+              value={data.values.redirect_uris}
+              errors={data.errors}
+              hint={redirectHint}
+            />
+          ) : null}
+          {shows.origins ? (
+            <TextArea
+              name="allowed_origins"
+              label={ap.allowedOrigins}
+              value={data.values.allowed_origins}
+              errors={data.errors}
+              hint={ap.allowedOriginsHint}
+            />
+          ) : null}
+          {shows.postLogout ? (
+            <TextArea
+              name="post_logout_redirect_uris"
+              label={ap.postLogout}
+              value={data.values.post_logout_redirect_uris}
+              errors={data.errors}
+              hint={ap.postLogoutHint}
+            />
+          ) : null}
           <Checkboxes
             name="scopes"
             legend={ap.scopes}
@@ -691,7 +729,7 @@ export function renderApplicationForm(
             checked={data.values.scopes}
             errors={data.errors}
           />
-          <Checkbox name="par" label={ap.parLabel} checked={data.values.par === 'true'} hint={ap.parHint} />
+          {shows.par ? <Checkbox name="par" label={ap.parLabel} checked={data.values.par === 'true'} hint={ap.parHint} /> : null}
           {data.resources.length ? (
             <Checkboxes
               name="allowed_resources"
@@ -737,32 +775,21 @@ export function renderApplicationForm(
   );
 }
 
-/** The one page that shows a client secret: the answer to the create or rotate post itself, never cached or redirected to. */
-export function renderSecretOnce(
-  frame: ConsoleFrame,
-  data: { heading: string; client: ConsoleClient; secret?: string; issuer: string; discoveryUrl: string },
-): string {
+/**
+ * The one page that shows a client secret: the answer to the create or rotate post itself, never cached or redirected to.
+ * It is also the application's quick-start: the settings to copy and the matching guide's code, filled in.
+ */
+export function renderSecretOnce(frame: ConsoleFrame, data: QuickStartData & { heading: string }): string {
   const c = data.client;
   const ap = pageEnv().t.console.applications;
-  const settings: Array<[string, ComponentChildren]> = [
-    [ap.issuer, <CopyValue id="issuer" label={ap.issuerLower} value={data.issuer} />],
-    [ap.discoveryUrl, <CopyValue id="discovery" label={ap.discoveryUrlLower} value={data.discoveryUrl} />],
-    [ap.clientId, <CopyValue id="client-id" label={ap.clientIdLower} value={c.client_id} />],
-  ];
-  if (data.secret) settings.push([ap.clientSecret, <CopyValue id="client-secret" label={ap.clientSecretLower} value={data.secret} />]);
-  if (c.redirect_uris[0])
-    settings.push([ap.redirectUri, <CopyValue id="redirect-uri" label={ap.redirectUriLower} value={c.redirect_uris[0]} />]);
-  settings.push([ap.scopes, c.scopes.join(' ')], [ap.grantTypes, c.grant_types.map(grantLabel).join(', ')]);
-  if (c.type === 'public') settings.push([ap.tokenAuth, ap.tokenAuthNone]);
   return renderConsole(
     frame,
     <>
       <h1>{data.heading}</h1>
       <p class="ok" role="status">
-        {data.secret ? ap.copySecretNow : ap.publicNoSecret}
+        {data.secret ? ap.copySecretNow : c.type === 'public' ? ap.publicNoSecret : ap.settingsHeading}
       </p>
-      <h2>{ap.settingsHeading}</h2>
-      <Facts items={settings} />
+      <QuickStart {...data} heading="h2" />
       <p>
         <a href={`/admin/applications/${encodeURIComponent(c.client_id)}`}>{data.secret ? ap.copiedContinue : ap.continue}</a>
       </p>

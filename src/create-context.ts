@@ -1,22 +1,26 @@
-import type { Config } from '../config';
-import { createDb, poolStats, type Db } from '../db';
-import { systemClock, type Clock } from '../lib/clock';
-import { JwtService } from '../lib/jwt';
-import { createLogger, type Logger } from '../lib/logger';
-import { createOperatorMetrics } from '../lib/metrics';
-import { createPasswordHasher, type PasswordHasher } from '../lib/password';
-import { createSealer } from '../lib/sealed';
-import { webhookBacklog } from '../db/repositories/webhooks.repo';
-import type { ServiceContext } from './context';
-import { createMetricsEventSink, NOT_AUDITED } from './event-sinks';
-import { createEventBus, createLogEventSink, type EventBus } from './events';
-import { createMailer, type Mailer } from './mailer.service';
-import { LiveSettings } from './settings/live-settings';
-import { createClientKeysFetcher, JWKS_MAX_BYTES, JWKS_TIMEOUT_MS, type ClientKeysFetcher } from './oauth/client-keys';
-import { webhookAddressRules, webhookOutboundPolicy } from './webhooks/webhook-policy';
-import { createMetadataDocumentFetcher, type MetadataDocumentFetcher } from './oauth/registration/client-metadata.service';
+import type { Config } from './config';
+import { createDb, poolStats, type Db } from './db';
+import { systemClock, type Clock } from './lib/clock';
+import { JwtService } from './lib/jwt';
+import { createLogger, type Logger } from './lib/logger';
+import { createOperatorMetrics } from './lib/metrics';
+import { createPasswordHasher, type PasswordHasher } from './lib/password';
+import { createSealer } from './lib/sealed';
+import { webhookBacklog } from './db/repositories/webhooks.repo';
+import type { ServiceContext } from './services/context';
+import { createMetricsEventSink, NOT_AUDITED } from './services/event-sinks';
+import { createEventBus, createLogEventSink, type EventBus } from './services/events';
+import { createMailer, type Mailer } from './services/mailer.service';
+import { renderMailHtml } from './views/mail';
+import { LiveSettings } from './services/settings/live-settings';
+import { createClientKeysFetcher, JWKS_MAX_BYTES, JWKS_TIMEOUT_MS, type ClientKeysFetcher } from './services/oauth/client-keys';
+import { webhookAddressRules, webhookOutboundPolicy } from './services/webhooks/webhook-policy';
+import { createMetadataDocumentFetcher, type MetadataDocumentFetcher } from './services/oauth/registration/client-metadata.service';
 
-/** Builds the process-wide dependencies from config; tests override any of them. */
+/**
+ * Builds the process-wide dependencies from config; tests override any of them. The one place that wires the layers
+ * together below the app: the services get their ports' adapters here (the mail views).
+ */
 export function createServiceContext(
   config: Readonly<Config>,
   overrides: Partial<{
@@ -67,6 +71,7 @@ export function createServiceContext(
         logger,
         recordFailure: (event) => events.record(db, event),
       }),
+    mailHtml: renderMailHtml,
     events,
     sealer: createSealer(config.keysSecret),
     clientMetadata: overrides.clientMetadata ?? createMetadataDocumentFetcher({ clock, allowedHosts: config.cimdAllowedHosts }),
