@@ -1,16 +1,17 @@
 import cors from 'cors';
-import express, { Router, type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
+import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import { createAuthenticate } from './middleware/authenticate';
 import { installLazyCookies } from './middleware/cookies';
 import { createErrorHandler, notFoundHandler } from './middleware/error-handler';
 import { renderErrorPage } from './views/errors';
-import { createMetrics, createMetricsRouter } from './middleware/metrics';
+import { createMetrics, metricsEndpoint } from './middleware/metrics';
 import { originCheck } from './middleware/origin-check';
 import { createRateLimit, createRegistrationRateLimit } from './middleware/rate-limit';
 import { createAccessLog } from './middleware/request-log';
-import { recordSecurityHeaders, securityHeaderOptions, securityHeaders } from './middleware/security-headers';
+import { recordSecurityHeaders, securityHeaderOptions } from './middleware/security-headers';
+import { createGlobalStep } from './middleware/global-step';
 import { requestContext } from './lib/request-context';
-import { pageEnvironment } from './middleware/page-env';
+import { installLazyPageEnv } from './middleware/page-env';
 import { mountRoutes, type Scopes } from './routes';
 import { oauthDialect } from './routes/oauth/oauth-errors';
 import { consoleRefusals } from './routes/console/console-kit';
@@ -19,6 +20,7 @@ import { scimDialect } from './routes/scim/scim-errors';
 import { AppError, ScimProblem } from './errors';
 import { registerRouteTable, type DeclaredAppRoute } from './routes/route-table';
 import { Scope } from './routes/scope';
+import { Dispatcher } from './http/dispatch';
 import type { ServiceContext } from './services/context';
 import { derived } from './services/settings/live-settings';
 
@@ -54,7 +56,7 @@ const limitQueryParameters: RequestHandler = (req, _res, next) => {
  * route matched (under /api: counted by the limiter, as every /api request is) end in 404, then the one error handler.
  * Exported for tests that mount a router of their own in a scope (what a new route gets without declaring it).
  */
-export function createScopes(app: Express, deps: AppDeps): { scopes: Scopes; finish: () => void } {
+export function createScopes(app: Express, deps: AppDeps): { scopes: Scopes; finish: () => void; router: Dispatcher } {
   const { ctx } = deps;
   const { config } = ctx;
   const table: DeclaredAppRoute[] = [];
@@ -81,24 +83,22 @@ export function createScopes(app: Express, deps: AppDeps): { scopes: Scopes; fin
   const origins = originCheck(config, settings);
   // The request context comes after the body parsers (their stream callbacks would lose it): security events learn
   // the request id, IP, user agent and caller from there (lib/request-context.ts).
-  // The language and brand of pages and mails (CONTRACT §15), chosen once the body is parsed (ui_locales may be in it):
-  // an API call that sends a mail (registration, password reset) mails in its caller's language.
-  const pageEnv = pageEnvironment(settings);
-  const apiSteps = [limitQueryParameters, limiter, json, form, requestContext, pageEnv, origins];
-  const pageSteps = [limitQueryParameters, form, requestContext, pageEnv, origins];
+  // The language and brand of pages and mails (CONTRACT §15), chosen on first read, in a handler, so after the body
+  // parsers (ui_locales may be in the body): an API call that sends a mail (registration, password reset) mails in its
+  // caller's language, and one that renders nothing pays nothing.
+  installLazyPageEnv(app, settings);
+  const apiSteps = [limitQueryParameters, limiter, json, form, requestContext, origins];
+  const pageSteps = [limitQueryParameters, form, requestContext, origins];
 
-  // One router per scope, mounted in this order now: the scopes' routers are filled by mountRoutes afterwards.
-  const documentsRouter = Router();
-  app.use(documentsRouter);
-  const documents = new Scope(documentsRouter, '', { cors: corsStep }, table, base);
-  const apiRouter = Router();
-  app.use('/api', apiRouter);
-  const api = new Scope(apiRouter, '/api', { steps: apiSteps, cors: corsStep }, table, base);
-  const pagesRouter = Router();
-  app.use(pagesRouter);
+  // The app's one router (src/http/dispatch.ts), mounted now: every scope adds its routes to it (mountRoutes, after
+  // this), each with its whole chain, so a request runs the steps of its route's scope only, once.
+  const router = new Dispatcher();
+  app.use(router.handle);
+  const documents = new Scope(router, '', { cors: corsStep }, table, base);
+  const api = new Scope(router, '/api', { steps: apiSteps, cors: corsStep }, table, base);
   // Routes outside /api that need the per-IP budget (the hosted forms) declare `rateLimit`; the boundary answers 429
   // with a page.
-  const pages = new Scope(pagesRouter, '', { steps: pageSteps, boundary: pageErrors }, table, { ...base, rateLimit: limiter });
+  const pages = new Scope(router, '', { steps: pageSteps, boundary: pageErrors }, table, { ...base, rateLimit: limiter });
   // The console answers its refusals as console pages (sign-in redirect, 403 and 404 pages), the rest as any page.
   const consoleErrors = consoleRefusals(config);
   const consoleBoundary: ErrorRequestHandler = (err, req, res, next) =>
@@ -107,11 +107,9 @@ export function createScopes(app: Express, deps: AppDeps): { scopes: Scopes; fin
   // SCIM 2.0 (CONTRACT §20): its own mount and dialect. Directories send application/scim+json; a large group's PUT
   // is bigger than an API body. No per-IP limiter: a directory pushes from a shared cloud address far more than 300
   // requests in 15 minutes, and every route needs a connection's 256-bit token (docs/scim.md).
-  const scimRouter = Router();
-  app.use('/scim/v2', scimRouter);
   const scimJson = express.json({ limit: '1mb', type: ['application/json', 'application/scim+json', 'application/*+json'] });
   const scim = new Scope(
-    scimRouter,
+    router,
     '/scim/v2',
     { steps: [limitQueryParameters, scimJson, requestContext], boundary: scimDialect },
     table,
@@ -129,12 +127,14 @@ export function createScopes(app: Express, deps: AppDeps): { scopes: Scopes; fin
     scim,
   };
   const finish = () => {
-    apiRouter.use(limiter, notFoundHandler);
-    scimRouter.use((req, _res, next) => next(new ScimProblem(404, `No SCIM endpoint ${req.method} ${req.baseUrl}${req.path}`)));
+    // What no route matched: under /api counted by the limiter like every /api request, then 404.
+    router.fallback('/api', [limiter, notFoundHandler]);
+    const noScimEndpoint: RequestHandler = (req, _res, next) => next(new ScimProblem(404, `No SCIM endpoint ${req.method} ${req.path}`));
+    router.fallback('/scim/v2', [noScimEndpoint]);
     app.use(notFoundHandler);
     app.use(createErrorHandler(ctx.logger, ctx.settings, renderErrorPage));
   };
-  return { scopes, finish };
+  return { scopes, finish, router };
 }
 
 /**
@@ -154,16 +154,14 @@ export function createApp(deps: AppDeps): Express {
   installLazyCookies(app);
 
   const metrics = createMetrics(ctx.metrics);
-  app.use(metrics.middleware);
-  app.use(createAccessLog(ctx.logger));
   // The CSP's img-src names brand_logo_url's origin: recorded again when the settings change, not per request.
   const headers = derived(ctx.settings, ({ brand }) =>
     recordSecurityHeaders(securityHeaderOptions(config.baseUrl, brand.logoUrl ? [new URL(brand.logoUrl).origin] : [])),
   );
-  app.use(securityHeaders(headers));
-  app.use('/metrics', createMetricsRouter(metrics, config.metricsToken));
+  app.use(createGlobalStep({ metrics, accessLog: createAccessLog(ctx.logger), headers }));
 
-  const { scopes, finish } = createScopes(app, deps);
+  const { scopes, finish, router } = createScopes(app, deps);
+  router.on('get', '/metrics', '/metrics', [metricsEndpoint(metrics, config.metricsToken)]);
   mountRoutes(scopes);
   finish();
   return app;

@@ -1,6 +1,6 @@
 import type { Response } from 'express';
 import { z } from 'zod';
-import { AppError, type ErrorDetail } from '../errors';
+import { AppError, forbidden, type ErrorDetail } from '../errors';
 import { Invalid, Page, Redirect, type Outcome } from '../http/outcome';
 import {
   CONSOLE,
@@ -15,6 +15,7 @@ import {
 import { html, text } from '../routes/pages/page-kit';
 import { route, type DeclaredRoute, type Endpoint, type OutcomeRenderer, type RouteDecl, type RouteInput } from '../routes/route';
 import type { ServiceContext } from '../services/context';
+import { hasPermission, SPEC_ADMIN_ROLES } from '../services/rbac-policy';
 import type { Principal } from '../services/principal';
 import type { FieldErrors } from '../views/console/components';
 import type { ConsoleFrame, ConsoleSection } from '../views/console/layout';
@@ -253,11 +254,26 @@ export function consoleStream<Q extends z.ZodType, S extends FormSchema>(
 
 type Schema = z.ZodType | undefined;
 
-/** Runs another endpoint of the API for the same caller. */
+/**
+ * Runs another endpoint of the API for the same caller, behind that endpoint's own guard (its permission, role and
+ * admin rule): a console page never reads more than its caller could read through the API.
+ */
 const caller =
   (ctx: ServiceContext, principal: Principal) =>
-  <R>(other: Endpoint<RouteDecl, R>, i: { params?: unknown; query?: unknown }) =>
-    other.run({ params: i.params, query: i.query, body: undefined, principal }, ctx);
+  async <R>(other: Endpoint<RouteDecl, R>, i: { params?: unknown; query?: unknown }) => {
+    const refused = guardRefusal(other.decl, principal);
+    if (refused) throw forbidden(refused);
+    return other.run({ params: i.params, query: i.query, body: undefined, principal }, ctx);
+  };
+
+/** Why a declaration's guard refuses the principal (the words of src/middleware/authorize.ts), or undefined. */
+function guardRefusal(d: RouteDecl, principal: Principal): string | undefined {
+  if (d.permission !== undefined && !hasPermission(principal, d.permission)) return `Requires permission ${d.permission}`;
+  const roles: readonly string[] = d.role === undefined ? [] : typeof d.role === 'string' ? [d.role] : d.role;
+  if (roles.length > 0 && !roles.some((r) => principal.roleNames.includes(r))) return `Requires role ${roles.join(' or ')}`;
+  if (d.admin && !SPEC_ADMIN_ROLES.some((r) => principal.roleNames.includes(r))) return `Requires role ${SPEC_ADMIN_ROLES.join(' or ')}`;
+  return undefined;
+}
 
 /** The console declaration of an endpoint's action: the endpoint's guard and params, the form, the console's steps. */
 function declOf(

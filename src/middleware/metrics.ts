@@ -1,13 +1,15 @@
 import type { Request, RequestHandler } from 'express';
-import { Router } from 'express';
 import { Histogram, type Registry } from 'prom-client';
 import { safeEqual } from '../lib/crypto';
 import type { OperatorMetrics } from '../lib/metrics';
 
 export interface Metrics {
   registry: Registry;
-  /** Times every request, labelled by route pattern (never the raw URL, which may carry ids or tokens). */
-  middleware: RequestHandler;
+  /**
+   * Records one finished request, labelled by route pattern (never the raw URL, which may carry ids or tokens): called
+   * by the app's global step (middleware/global-step.ts) when the answer is finished.
+   */
+  record(req: Request, status: number, seconds: number): void;
 }
 
 /** The request histogram, on the registry of the operator metrics (lib/metrics.ts), which also counts 429s. */
@@ -31,15 +33,11 @@ export function createMetrics(operator: OperatorMetrics): Metrics {
     }
     child.observe(seconds);
   };
-  const middleware: RequestHandler = (req, res, next) => {
-    const started = performance.now();
-    res.once('finish', () => {
-      observe(req.method, routeLabelOf(req), res.statusCode, (performance.now() - started) / 1000);
-      if (res.statusCode === 429) operator.rateLimited.inc();
-    });
-    next();
+  const record = (req: Request, status: number, seconds: number) => {
+    observe(req.method, routeLabelOf(req), status, seconds);
+    if (status === 429) operator.rateLimited.inc();
   };
-  return { registry, middleware };
+  return { registry, record };
 }
 
 /** The label of every request no route matched (404s, probes of random paths): one series, whatever the path. */
@@ -49,15 +47,12 @@ const ROUTE_LABEL = Symbol('routeLabel');
 type WithRouteLabel = Request & { [ROUTE_LABEL]?: string };
 
 /**
- * The first step of every declared route (src/routes/scope.ts): the request's route label is the route's full declared
- * pattern (`/api/auth/sessions/:sessionId`), never the raw path, so the label set is bounded by the routes the app
- * declares (CONTRACT §8). The label comes from the declaration, not from Express's `req.route`.
+ * Set by the app's router (src/http/dispatch.ts) for every declared route it matched: the request's route label is
+ * the route's full declared pattern (`/api/auth/sessions/:sessionId`), never the raw path, so the label set is bounded
+ * by the routes the app declares (CONTRACT §8). The label comes from the declaration, not from Express's `req.route`.
  */
-export function labelRoute(label: string): RequestHandler {
-  return (req, _res, next) => {
-    (req as WithRouteLabel)[ROUTE_LABEL] = label;
-    next();
-  };
+export function setRouteLabel(req: Request, label: string): void {
+  (req as WithRouteLabel)[ROUTE_LABEL] = label;
 }
 
 function routeLabelOf(req: Request): string {
@@ -65,9 +60,8 @@ function routeLabelOf(req: Request): string {
 }
 
 /** GET /metrics (Prometheus text) behind `Authorization: Bearer METRICS_TOKEN`; 404 when no token is set. */
-export function createMetricsRouter(metrics: Metrics, token: string | undefined): Router {
-  const router = Router();
-  router.get('/', labelRoute('/metrics'), async (req, res, next) => {
+export function metricsEndpoint(metrics: Metrics, token: string | undefined): RequestHandler {
+  return async (req, res, next) => {
     if (!token) return next();
     const presented = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1] ?? '';
     if (!safeEqual(presented, token)) {
@@ -75,6 +69,5 @@ export function createMetricsRouter(metrics: Metrics, token: string | undefined)
       return;
     }
     res.set('Content-Type', metrics.registry.contentType).send(await metrics.registry.metrics());
-  });
-  return router;
+  };
 }

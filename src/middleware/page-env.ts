@@ -1,4 +1,4 @@
-import type { Request, RequestHandler } from 'express';
+import type { Express, Request } from 'express';
 import type { LiveSettings, SettingsSnapshot } from '../services/settings/live-settings';
 import { chooseLocale, messagesFor, type PageEnv } from '../i18n';
 
@@ -31,10 +31,22 @@ export function pageEnvFor(req: Request, settings: Pick<SettingsSnapshot, 'brand
   return { locale, t: messagesFor(locale), brand: settings.brand };
 }
 
-/** Sets req.pageEnv; mounted after the body parsers (a form's ui_locales or return_to counts). */
-export function pageEnvironment(settings: LiveSettings): RequestHandler {
-  return (req, _res, next) => {
-    req.pageEnv = pageEnvFor(req, settings.current);
-    next();
-  };
+const PAGE_ENV = Symbol('pageEnv');
+type WithPageEnv = Request & { [PAGE_ENV]?: PageEnv };
+
+/**
+ * `req.pageEnv`, chosen on first read under the settings in force and kept for the rest of the request (issue 33: an
+ * API call that renders no page and sends no mail pays nothing). Its first read is in a handler or an error handler,
+ * after the body parsers (a form's ui_locales or return_to counts). Defined once on the app's request prototype.
+ */
+export function installLazyPageEnv(app: Express, settings: LiveSettings): void {
+  Object.defineProperty(app.request, 'pageEnv', {
+    configurable: true,
+    get(this: WithPageEnv) {
+      return (this[PAGE_ENV] ??= pageEnvFor(this, settings.current));
+    },
+    set(this: WithPageEnv, value: PageEnv) {
+      this[PAGE_ENV] = value;
+    },
+  });
 }

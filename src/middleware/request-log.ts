@@ -1,5 +1,4 @@
 import type { IncomingMessage } from 'node:http';
-import type { RequestHandler } from 'express';
 import { randomUUID } from 'node:crypto';
 import { createUnredactedLogger, type Logger } from '../lib/logger';
 
@@ -14,18 +13,21 @@ export function requestIdOf(req: IncomingMessage): string {
 /** GET /health (polled by load balancers) is not logged. */
 export const isUnloggedUrl = (url: string): boolean => url === '/health';
 
+/** Writes one access-log line: (request id, method, path without query, status, milliseconds, finished). */
+export type AccessLogWriter = (id: string, method: string, path: string, status: number, responseTimeMs: number, finished: boolean) => void;
+
 /**
- * Request id and one access-log line per request, at the cost of a single log call: the request id (requestIdOf) is
- * sent back and set as `req.id` (error logs and security events carry it). The line has the path only (the query may
- * carry codes and tokens); 5xx answers log at error, requests the client abandoned at warn, the rest at info.
- * GET /health is not logged (isUnloggedUrl).
+ * One access-log line per request, at the cost of a single log call, written by the app's global step
+ * (middleware/global-step.ts) when the answer closes. The line has the path only (the query may carry codes and
+ * tokens); 5xx answers log at error, requests the client abandoned at warn, the rest at info. GET /health is not
+ * logged (isUnloggedUrl).
  *
  * The line is written by a logger on the same stream without the service logger's redaction (which walks every
  * object logged): its fields are fixed here and never carry a credential. The service logger's level decides.
  */
-export function createAccessLog(logger: Logger): RequestHandler {
+export function createAccessLog(logger: Logger): AccessLogWriter {
   const access = createUnredactedLogger(logger);
-  const write = (id: string, method: string, path: string, status: number, responseTimeMs: number, finished: boolean): void => {
+  return (id, method, path, status, responseTimeMs, finished) => {
     const level = status >= 500 ? 'error' : finished ? 'info' : 'warn';
     if (!logger.isLevelEnabled(level)) return;
     access[level](
@@ -33,18 +35,4 @@ export function createAccessLog(logger: Logger): RequestHandler {
       finished ? 'request completed' : 'request aborted',
     );
   };
-  const middleware: RequestHandler = (req, res, next) => {
-    const id = requestIdOf(req);
-    req.id = id;
-    res.setHeader('X-Request-Id', id);
-    if (isUnloggedUrl(req.url)) return next();
-    const started = performance.now();
-    res.once('close', () => {
-      const url = req.originalUrl;
-      const q = url.indexOf('?');
-      write(id, req.method, q === -1 ? url : url.slice(0, q), res.statusCode, performance.now() - started, res.writableFinished);
-    });
-    next();
-  };
-  return middleware;
 }

@@ -35,6 +35,7 @@ import { ADMIN_TIER, type Principal } from '../services/principal';
 import type { ServiceContext } from '../services/context';
 import type { Config } from '../config';
 import { Outcome } from '../http/outcome';
+import type { Step } from '../http/dispatch';
 import { createClientCors, type ClientCors } from '../http/client-cors';
 import { responseChecker } from './docs/response-check';
 
@@ -67,11 +68,16 @@ export interface ScopeOptions {
   secondFactorForAdmins?: boolean;
 }
 
-/** What `declareRouter` reads from `deps.scope` while it builds a router that this scope mounts. */
+/** What `declareRouter` reads from `deps.scope` while it builds the routes that this scope mounts. */
 export interface ScopeSteps extends ScopeOptions {
   steps: readonly RequestHandler[];
-  /** The first step of a route: its metrics label, the full declared path. */
-  label(decl: RouteDecl): RequestHandler;
+  /**
+   * Adds a route's whole chain to the app's one router (src/http/dispatch.ts) at its full path; `labelled`: the
+   * duration histogram labels its requests with that path (a CORS preflight is not labelled).
+   */
+  route(method: string, path: string, chain: readonly Step[], labelled: boolean): void;
+  /** Static files below `path` (GET/HEAD), not declared routes: the chain sees `req.url` relative to `path`. */
+  files(path: string, chain: readonly Step[]): void;
   /** Records a route in the app's route table. */
   record(decl: MountedRouteDecl): void;
 }
@@ -258,6 +264,12 @@ export interface RouterOptions {
 export function declareRouter(deps: RouteDeps, routes: DeclaredRoute[], options: RouterOptions = {}): Router {
   const router = Router();
   const scope = deps.scope;
+  // In a scope, every route goes to the app's one router (src/http/dispatch.ts) with its whole chain; outside an app
+  // (unit tests), to the Express router returned.
+  const add = (method: HttpMethod | 'options', path: string, chain: Array<RequestHandler | ErrorRequestHandler>, labelled: boolean) => {
+    if (scope) scope.route(method, path, chain, labelled);
+    else router[method](path, ...chain);
+  };
   const preflights = new Set<string>();
   let clientCors: ClientCors | undefined;
   for (const declared of routes) {
@@ -271,23 +283,22 @@ export function declareRouter(deps: RouteDeps, routes: DeclaredRoute[], options:
       // The client is named in the body: its CORS step runs after the scope's body parsers.
       clientCors ??= createClientCors(deps.ctx);
       const chain: Array<RequestHandler | ErrorRequestHandler> = [];
-      if (scope) chain.push(scope.label(decl), ...scope.steps);
+      if (scope) chain.push(...scope.steps);
       chain.push(clientCors.answer, ...chainOf(deps, decl, declared.handler));
       if (scope?.boundary) chain.push(scope.boundary);
-      router[decl.method](decl.path, ...chain);
+      add(decl.method, decl.path, chain, true);
       if (!preflights.has(decl.path)) {
         preflights.add(decl.path);
         // Counted by the scope's limiter like any request of the scope (a preflight may cost a lookup).
         const preflightChain: Array<RequestHandler | ErrorRequestHandler> = [...(scope?.steps ?? []), clientCors.preflight];
         if (scope?.boundary) preflightChain.push(scope.boundary);
-        router.options(decl.path, ...preflightChain);
+        add('options', decl.path, preflightChain, false);
       }
       scope?.record(decl);
       continue;
     }
     const cors = decl.cors === 'public' ? PUBLIC_CORS : scope?.cors && decl.cors !== false ? scope.cors : undefined;
     const chain: Array<RequestHandler | ErrorRequestHandler> = [];
-    if (scope) chain.push(scope.label(decl));
     if (cors) chain.push(cors);
     // A route's own, bigger body parser (megabytes: the user import) runs only for a caller its guard lets in: parsing
     // such a body blocks the event loop for up to a second, which nobody may cause without the right to call the
@@ -296,11 +307,11 @@ export function declareRouter(deps: RouteDeps, routes: DeclaredRoute[], options:
     if (scope) chain.push(...scope.steps);
     chain.push(...chainOf(deps, decl, declared.handler));
     if (scope?.boundary) chain.push(scope.boundary);
-    router[decl.method](decl.path, ...chain);
+    add(decl.method, decl.path, chain, true);
     // A CORS preflight (OPTIONS) matches no declared method: the route's path answers it with the same CORS step.
     if (cors && !preflights.has(decl.path)) {
       preflights.add(decl.path);
-      router.options(decl.path, cors);
+      add('options', decl.path, [cors], false);
     }
     scope?.record(decl);
   }

@@ -1,14 +1,9 @@
-import type { RequestHandler, Router } from 'express';
-import { labelRoute } from '../middleware/metrics';
+import type { Router } from 'express';
+import type { Dispatcher } from '../http/dispatch';
 import type { RouteDeps, ScopeOptions, ScopeSteps } from './route';
 import type { DeclaredAppRoute } from './route-table';
 
 export type { ScopeOptions, ScopeSteps } from './route';
-
-/** Anything Express can mount a router on: the app or a router. */
-interface MountTarget {
-  use(path: string, ...handlers: RequestHandler[]): unknown;
-}
 
 export function joinPath(...parts: string[]): string {
   const joined = `/${parts
@@ -29,11 +24,11 @@ export function joinPath(...parts: string[]): string {
  */
 export class Scope {
   /**
-   * @param target where routers are mounted (the app, or the scope's own router)
-   * @param base the full path of `target` (`/api` for the API router, '' for the app)
+   * @param target the app's one router, which every route of every scope is added to
+   * @param base the full path the scope's mount paths are relative to (`/api` for the API, '' for the app)
    */
   constructor(
-    private readonly target: MountTarget,
+    private readonly target: Dispatcher,
     private readonly base: string,
     private readonly options: ScopeOptions,
     private readonly table: DeclaredAppRoute[],
@@ -41,17 +36,23 @@ export class Scope {
   ) {}
 
   /**
-   * Mounts the router `create` builds at `path` (relative to the scope's base). The router must be built by
-   * `declareRouter` from these deps: a router with no declared route is refused, so nothing reaches the app without a
-   * declaration (and so without its place in the OpenAPI document and the permission matrix).
+   * Mounts the routes `create` declares at `path` (relative to the scope's base), in the app's one router. The router
+   * must be built by `declareRouter` from these deps, which adds each route there: a router with no declared route,
+   * or with anything Express would have to route itself, is refused, so nothing reaches the app without a declaration
+   * (and so without its place in the OpenAPI document and the permission matrix).
    */
   mount(path: string, create: (deps: RouteDeps) => Router): void {
     const prefix = joinPath(this.base, path);
     let recorded = 0;
+    const target = this.target;
     const scope: ScopeSteps = {
       ...this.options,
       steps: this.options.steps ?? [],
-      label: (decl) => labelRoute(joinPath(prefix, decl.path)),
+      route: (method, routePath, chain, labelled) => {
+        const full = joinPath(prefix, routePath);
+        target.on(method, full, labelled ? full : undefined, chain);
+      },
+      files: (filesPath, chain) => target.files(joinPath(prefix, filesPath), chain),
       record: (decl) => {
         recorded++;
         this.table.push({ method: decl.method, path: joinPath(prefix, decl.path), decl });
@@ -59,7 +60,7 @@ export class Scope {
     };
     const router = create({ ...this.deps, scope });
     if (recorded === 0) throw new Error(`${prefix}: a scope mounts only routers built by declareRouter with its deps`);
-    this.target.use(joinPath(path), router);
+    if (router.stack.length > 0) throw new Error(`${prefix}: a scope's routes are added to the app's router, not to an Express router`);
   }
 
   /** A scope on the same mount target with other options (e.g. the OAuth dialect, the admin policy). */

@@ -71,9 +71,11 @@ export function createDocsRouter(deps: RouteDeps) {
   // the entry module is never loaded.
   // Static files, not routes: they run the scope's steps (under /api: its limiter) but are no declared route.
   let assets: RequestHandler | undefined;
-  router.use('/docs/assets', ...(deps.scope?.steps ?? []), (req, res, next) => {
+  const serveAsset: RequestHandler = (req, res, next) => {
     assets ??= express.static(path.dirname(require.resolve('swagger-ui-dist/package.json')), { index: false, maxAge: '1d' });
     assets(req, res, next);
-  });
+  };
+  if (deps.scope) deps.scope.files('/docs/assets', [...deps.scope.steps, serveAsset]);
+  else router.use('/docs/assets', serveAsset);
   return router;
 }
