@@ -1044,6 +1044,9 @@ export const de: Messages = {
         'signierten Assertion aus; ihre öffentlichen Schlüssel stehen unten, als JWK-Set oder als URL, unter der sie sie veröffentlicht.',
       parLabel: 'PAR verlangen: diese Anwendung muss jede Autorisierungsanfrage zuerst an /api/oauth/par senden',
       parHint: 'Für Clients, die RFC 9126 unterstützen (FAPI 2.0, atproto): die Anfrageparameter laufen nie über den Browser.',
+      dpopLabel: 'DPoP verlangen: jede Token-Anfrage dieser Anwendung muss einen DPoP-Nachweis enthalten',
+      dpopHint:
+        'Für Clients, die RFC 9449 unterstützen: ihre Tokens gelten nur zusammen mit einem Nachweis, der mit ihrem privaten Schlüssel erstellt wurde, ein gestohlenes Token ist also wertlos.',
       keysNoRotate:
         'Diese Anwendung signiert mit ihrem privaten Schlüssel: Sie hat kein Secret zum Erneuern. Ersetzen Sie stattdessen ihre öffentlichen Schlüssel.',
       jwks: 'Öffentliche Schlüssel (JWK-Set, JSON)',
@@ -1099,6 +1102,9 @@ export const de: Messages = {
       ttlHint: '60 bis 3600.',
       openRegistration: 'Selbst registrierte Apps dürfen sie anfordern',
       openRegistrationHint: 'Ob dynamisch registrierte (MCP-)Clients Tokens für diese API anfordern dürfen.',
+      dpop: 'DPoP-gebundene Tokens verlangen',
+      dpopHint:
+        'Tokens für diese API gibt es nur für Anfragen mit einem DPoP-Nachweis (RFC 9449): die API prüft dann bei jedem Aufruf einen Nachweis des Schlüssels.',
       save: 'API-Ressource speichern',
       registerButton: 'API registrieren',
       delete: 'API-Ressource löschen',

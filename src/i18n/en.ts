@@ -1007,6 +1007,9 @@ export const en = {
         'give its public keys below, as a JWK Set or as the URL where it publishes them.',
       parLabel: 'Require PAR: this application must push each authorization request to /api/oauth/par first',
       parHint: 'For clients that support RFC 9126 (FAPI 2.0, atproto): the request parameters never travel through the browser.',
+      dpopLabel: 'Require DPoP: every token request of this application must carry a DPoP proof',
+      dpopHint:
+        'For clients that support RFC 9449: its tokens only work together with a proof made with its private key, so a stolen token is useless.',
       keysNoRotate: 'This application signs with its private key: it has no secret to rotate. Replace its public keys instead.',
       jwks: 'Public keys (JWK Set, JSON)',
       jwksHint: 'For private_key_jwt: for example {"keys":[{"kty":"EC","crv":"P-256",…}]}. Fill in this or the URL, not both.',
@@ -1059,6 +1062,9 @@ export const en = {
       ttlHint: '60 to 3600.',
       openRegistration: 'Self-registered apps may ask for it',
       openRegistrationHint: 'Whether dynamically registered (MCP) clients may ask tokens for this API.',
+      dpop: 'Require DPoP-bound tokens',
+      dpopHint:
+        'Tokens for this API are issued only to requests with a DPoP proof (RFC 9449): the API then checks a proof of the key with every call.',
       save: 'Save API resource',
       registerButton: 'Register API',
       delete: 'Delete API resource',

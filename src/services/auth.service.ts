@@ -27,7 +27,7 @@ async function rehashImportedPassword(ctx: ServiceContext, user: UserRow, passwo
     });
   });
 }
-import { rotateRefreshToken, startSession, type IssuedTokens } from './sessions.service';
+import { rotateRefreshToken, completeSignIn, startSession, type IssuedTokens } from './sessions.service';
 
 /** CONTRACT §4: 10 consecutive failures lock an address for 1 minute, doubling per failure up to 15 minutes. */
 export const LOGIN_THROTTLE = { threshold: 10, baseLockSeconds: 60, maxLockSeconds: 900 } as const;
@@ -150,14 +150,8 @@ export async function login(
     return { mfaRequired: true, mfaToken, methods };
   }
   // One statement: failures cleared, last_login_at, the session and its refresh token, the user's roles.
-  const tokens = await startSession(ctx, ctx.db, { user, meta, signIn: { clearFailuresOf: email } });
   // The sign-in is one statement (no transaction): its event is written right after it.
-  await ctx.events.record(ctx.db, {
-    type: 'auth.login.succeeded',
-    actorId: user.id,
-    subjectId: user.id,
-    detail: { session_id: tokens.sessionId },
-  });
+  const tokens = await completeSignIn(ctx, ctx.db, { user, meta, clearFailuresOf: email });
   return { user: { ...user, lastLoginAt: now }, tokens };
 }
 

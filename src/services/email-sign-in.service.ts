@@ -19,7 +19,7 @@ import type { RequestMeta, ServiceContext } from './context';
 import { signInMethods } from './mfa/factors.service';
 import { createMfaToken } from './mfa/mfa-token';
 import { AMR } from './mfa/policy';
-import { startSession } from './sessions.service';
+import { completeSignIn } from './sessions.service';
 import { mailEnv } from './mail';
 
 /** Sign-in by email (docs/passwords.md): the link and the code live 10 minutes; five wrong codes end the request. */
@@ -215,21 +215,13 @@ async function finish(
   }
   const tokens = await withTransaction(ctx.db, async (trx) => {
     if (!(await consumeEmailSignIn(trx, row.id, now, EMAIL_SIGN_IN_MAX_FAILURES))) return undefined;
-    const issued = await startSession(ctx, trx, {
+    return completeSignIn(ctx, trx, {
       user,
       meta,
       auth: { time: now, amr: [AMR.totp] },
-      signIn: { clearFailuresOf: user.email },
+      clearFailuresOf: user.email,
+      event: { ip: meta.ip, userAgent: meta.userAgent, detail: { method: 'email', via } },
     });
-    await ctx.events.record(trx, {
-      type: 'auth.login.succeeded',
-      actorId: user.id,
-      subjectId: user.id,
-      ip: meta.ip,
-      userAgent: meta.userAgent,
-      detail: { session_id: issued.sessionId, amr: issued.amr, method: 'email', via },
-    });
-    return issued;
   });
   if (!tokens) return undefined;
   return { user: { ...user, lastLoginAt: now }, tokens, returnTo };

@@ -66,6 +66,37 @@ function bound(claims: TokenClaims, jkt: string | undefined): TokenClaims {
   return jkt ? { ...claims, cnf: { jkt } } : claims;
 }
 
+/**
+ * THE end of every first-party sign-in: password, second factor (after a password, an upstream provider or an
+ * email code), passkey, upstream provider, email link or code. Opens the session (startSession, with `signIn`: the
+ * user's last_login_at, and `clearFailuresOf`'s failed attempts cleared) and records `auth.login.succeeded` in the same
+ * transaction or right after the one statement. `auth` says when and how the user authenticated when it is not a
+ * password alone; the event's detail then names the session's `amr`, and `event` adds what the way of signing in says.
+ */
+export async function completeSignIn(
+  ctx: ServiceContext,
+  db: DbOrTrx,
+  input: {
+    user: SessionUser;
+    meta?: RequestMeta;
+    auth?: { time: Date; amr: string[] };
+    clearFailuresOf?: string;
+    event?: { detail?: Record<string, unknown>; ip?: string | null; userAgent?: string | null };
+  },
+): Promise<IssuedTokens> {
+  const { user, meta, auth, clearFailuresOf, event } = input;
+  const tokens = await startSession(ctx, db, { user, meta, ...(auth ? { auth } : {}), signIn: clearFailuresOf ? { clearFailuresOf } : {} });
+  await ctx.events.record(db, {
+    type: 'auth.login.succeeded',
+    actorId: user.id,
+    subjectId: user.id,
+    ...(event?.ip !== undefined ? { ip: event.ip } : {}),
+    ...(event?.userAgent !== undefined ? { userAgent: event.userAgent } : {}),
+    detail: { session_id: tokens.sessionId, ...(auth ? { amr: tokens.amr } : {}), ...event?.detail },
+  });
+  return tokens;
+}
+
 /** CONTRACT §8: a session never lives past SESSION_MAX_AGE_DAYS after its sign-in, whatever the rotations. */
 export function sessionEndOf(ctx: ServiceContext, createdAt: Date): Date {
   return addSeconds(createdAt, ctx.config.sessionMaxAgeDays * 24 * 3600);

@@ -28,6 +28,7 @@ const CLIENT_FIELDS = [
   'backchannel_logout_uri',
   'client_id',
   'created_at',
+  'dpop_bound_access_tokens',
   'grant_types',
   'is_active',
   'jwks',

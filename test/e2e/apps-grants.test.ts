@@ -139,6 +139,7 @@ describe('/api/admin/api-resources', () => {
       scopes: ['crud:read'],
       access_token_ttl_s: 3600,
       open_registration: false,
+      dpop_bound_access_tokens: false,
     });
     const id = created.body.resource.id;
     const again = await api()

@@ -285,12 +285,14 @@ describe('API resources', () => {
       scopes: 'orders:read',
       access_token_ttl_s: '3600',
       open_registration: 'true',
+      dpop_bound_access_tokens: 'true',
     });
     expect(await flashAfter(superAdmin.agent, edited)).toBe('ok: API resource saved.');
     expect((await api(`/api/admin/api-resources/${id}`)).body.resource).toMatchObject({
       name: 'Orders API',
       scopes: ['orders:read'],
       open_registration: true,
+      dpop_bound_access_tokens: true,
     });
 
     const ask = await post(superAdmin.agent, `/admin/api-resources/${id}/delete`, superAdmin.csrf);

@@ -481,3 +481,126 @@ describe('userinfo and /api/auth/me with a DPoP-bound token', () => {
     });
   });
 });
+
+describe('requiring DPoP (dpop_bound_access_tokens) on a client or an API', () => {
+  let admin: string;
+  beforeAll(async () => {
+    admin = (await makeSignedInUser(t, ['super_admin'])).bearer;
+  });
+
+  test('a client (admin API): a token request without a proof is invalid_dpop_proof; with one, a DPoP token', async () => {
+    const created = await request(t.app)
+      .post('/api/admin/oauth-clients')
+      .set('Authorization', admin)
+      .send({ name: 'Bound machine', grant_types: ['client_credentials'], scopes: ['read'], dpop_bound_access_tokens: true });
+    expect(created.status).toBe(201);
+    expect(created.body.client.dpop_bound_access_tokens).toBe(true);
+    const auth = basicAuth(created.body.client.client_id, created.body.client_secret);
+    const bare = await token({ grant_type: 'client_credentials' }, { Authorization: auth });
+    expect(bare.status).toBe(400);
+    expect(bare.body).toEqual({ error: 'invalid_dpop_proof', error_description: expect.stringContaining('must send a DPoP proof') });
+    expect((await token({ grant_type: 'client_credentials' }, { Authorization: auth, DPoP: await proofFor(es256) })).body.token_type).toBe(
+      'DPoP',
+    );
+    const off = await request(t.app)
+      .put(`/api/admin/oauth-clients/${created.body.client.client_id}`)
+      .set('Authorization', admin)
+      .send({ dpop_bound_access_tokens: false });
+    expect(off.body.client.dpop_bound_access_tokens).toBe(false);
+    expect((await token({ grant_type: 'client_credentials' }, { Authorization: auth })).body.token_type).toBe('Bearer');
+  });
+
+  test('a public client: the code exchange without a proof is refused and the code stays usable', async () => {
+    const client = await makeAppClient(t, { type: 'public' });
+    await t.db('oauth_clients').where({ client_id: client.clientId }).update({ dpop_bound_access_tokens: true });
+    const { agent } = await signIn(t, await makeUser(t));
+    const { code, verifier, redirectUri } = await obtainCode(agent, { ...client, clientSecret: '' });
+    const form = { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirectUri, client_id: client.clientId };
+    expect((await token(form)).body.error).toBe('invalid_dpop_proof');
+    expect((await token(form, { DPoP: await proofFor(es256) })).body.token_type).toBe('DPoP');
+  });
+
+  test('an API (admin API): tokens for it need a proof at every grant; refusals burn neither code nor refresh token', async () => {
+    const created = await request(t.app)
+      .post('/api/admin/api-resources')
+      .set('Authorization', admin)
+      .send({
+        identifier: `https://bound-${Date.now()}.api.test/`,
+        name: 'Bound API',
+        scopes: ['ledger:read'],
+        dpop_bound_access_tokens: true,
+      });
+    expect(created.status).toBe(201);
+    expect(created.body.resource.dpop_bound_access_tokens).toBe(true);
+    const api = created.body.resource.identifier as string;
+
+    const m = await machine({ allowedResources: [api], scopes: ['ledger:read'] });
+    const bare = await token({ grant_type: 'client_credentials', resource: api }, { Authorization: m.auth });
+    expect(bare.status).toBe(400);
+    expect(bare.body).toEqual({
+      error: 'invalid_dpop_proof',
+      error_description: expect.stringContaining(`Tokens for ${api} must be DPoP-bound`),
+    });
+    // Without a resource the client's token is for the issuer: not this API, so no proof is needed.
+    const m2 = await machine({ allowedResources: [api, 'https://other.api.test/'], scopes: ['ledger:read'] });
+    expect((await token({ grant_type: 'client_credentials' }, { Authorization: m2.auth })).body.token_type).toBe('Bearer');
+
+    const client = await makeAppClient(t, { allowedResources: [api], scopes: ['openid', 'ledger:read'] });
+    const auth = basicAuth(client.clientId, client.clientSecret!);
+    const { agent } = await signIn(t, await makeUser(t));
+    const { code, verifier, redirectUri } = await obtainCode(
+      agent,
+      { ...client, clientSecret: '' },
+      { resource: api, scope: 'openid ledger:read' },
+    );
+    const form = { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirectUri, resource: api };
+    expect((await token(form, { Authorization: auth })).body.error).toBe('invalid_dpop_proof');
+    const issued = await token(form, { Authorization: auth, DPoP: await proofFor(es256) });
+    expect(issued.status).toBe(200);
+    expect(claimsOf(issued.body.access_token)).toMatchObject({ aud: api, cnf: { jkt: await thumbprintOf(es256) } });
+
+    const refreshForm = { grant_type: 'refresh_token', refresh_token: issued.body.refresh_token, resource: api };
+    expect((await token(refreshForm, { Authorization: auth })).body.error).toBe('invalid_dpop_proof');
+    const refreshed = await token(refreshForm, { Authorization: auth, DPoP: await proofFor(es256) });
+    expect(refreshed.status).toBe(200);
+    expect(refreshed.body.token_type).toBe('DPoP');
+  });
+
+  test('dynamic registration (RFC 7591) and the console form set it', async () => {
+    const open = await createTestApp({ env: { CLIENT_REGISTRATION: 'open' } });
+    try {
+      const res = await request(open.app)
+        .post('/api/oauth/register')
+        .send({ redirect_uris: ['http://127.0.0.1/cb'], token_endpoint_auth_method: 'none', dpop_bound_access_tokens: true });
+      expect(res.status).toBe(201);
+      expect(res.body.dpop_bound_access_tokens).toBe(true);
+      expect((await open.db('oauth_clients').where({ client_id: res.body.client_id }).first()).dpop_bound_access_tokens).toBe(true);
+      const wrong = await request(open.app)
+        .post('/api/oauth/register')
+        .send({ redirect_uris: ['http://127.0.0.1/cb'], token_endpoint_auth_method: 'none', dpop_bound_access_tokens: 'yes' });
+      expect(wrong.status).toBe(400);
+    } finally {
+      await open.close();
+    }
+    const { agent } = await makeSignedInUser(t, ['super_admin']);
+    const page = await agent.get('/admin/applications/new?preset=custom');
+    expect(page.text).toContain('name="dpop"');
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page.text)![1]!;
+    const created = await agent
+      .post('/admin/applications')
+      .type('form')
+      .send({
+        csrf,
+        name: 'Console DPoP',
+        type: 'public',
+        grant_types: ['authorization_code', 'refresh_token'],
+        redirect_uris: 'https://rp.example.test/cb',
+        post_logout_redirect_uris: '',
+        scopes: ['openid'],
+        dpop: 'true',
+      });
+    expect(created.status).toBe(201);
+    const id = /id="client-id">([^<]+)</.exec(created.text)![1]!;
+    expect((await t.db('oauth_clients').where({ client_id: id }).first()).dpop_bound_access_tokens).toBe(true);
+  });
+});

@@ -50,6 +50,7 @@ const detail = (client: ConsoleClient) =>
       jwks: '',
       jwks_uri: '',
       par: '',
+      dpop: '',
     },
     errors: {},
     scopes: ['openid'],

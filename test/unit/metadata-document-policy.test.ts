@@ -71,6 +71,7 @@ describe('the document', () => {
     ['long name', { ...base, client_name: 'x'.repeat(101) }, 'client_name is too long (at most 100 characters)'],
     ['http logo', { ...base, logo_uri: 'http://app.example.com/logo.png' }, 'logo_uri must be an https URL'],
     ['javascript client_uri', { ...base, client_uri: 'javascript:alert(1)' }, 'client_uri must be an https URL'],
+    ['dpop_bound_access_tokens not a boolean', { ...base, dpop_bound_access_tokens: 'yes' }, 'dpop_bound_access_tokens must be a boolean'],
   ])('%s', (_label, document, reason) => {
     const verdict = checkMetadataDocument(URL_ID, document);
     expect(verdict.ok ? undefined : verdict.reason).toBe(reason);
@@ -88,6 +89,13 @@ describe('the document', () => {
         scopes: ['openid', 'profile', 'email', 'offline_access'],
       },
     });
+  });
+
+  test('issue 34: dpop_bound_access_tokens (RFC 9449 §5.2) is kept when true', () => {
+    const verdict = checkMetadataDocument(URL_ID, { ...base, dpop_bound_access_tokens: true });
+    expect(verdict.ok && verdict.value.dpopBoundAccessTokens).toBe(true);
+    const off = checkMetadataDocument(URL_ID, { ...base, dpop_bound_access_tokens: false });
+    expect(off.ok && off.value).not.toHaveProperty('dpopBoundAccessTokens');
   });
 
   test('scope narrows the open-registration scopes and never widens them', () => {

@@ -34,6 +34,8 @@ const clientForm = z.object({
   jwks_uri: text(2048),
   // Issue 34: RFC 9126 §6, one checkbox ("true" when checked).
   par: text(10),
+  // Issue 34: RFC 9449 §5.2, one checkbox ("true" when checked).
+  dpop: text(10),
   // What the application is (a hidden field of a preset's form): the API's `preset`.
   preset: text(20),
 });
@@ -54,6 +56,7 @@ const asBody = (f: ClientForm) => ({
   jwks: jwksOf(f.jwks),
   jwks_uri: f.jwks_uri.trim() || undefined,
   require_pushed_authorization_requests: f.par === 'true',
+  dpop_bound_access_tokens: f.dpop === 'true',
   name: f.name,
   grant_types: f.grant_types,
   redirect_uris: lines(f.redirect_uris),
@@ -84,6 +87,7 @@ const valuesOf = (c?: OAuthClient): views.ApplicationValues => ({
   jwks: c?.jwks ? JSON.stringify(c.jwks, null, 2) : '',
   jwks_uri: c?.jwks_uri ?? '',
   par: c?.require_pushed_authorization_requests ? 'true' : '',
+  dpop: c?.dpop_bound_access_tokens ? 'true' : '',
 });
 
 /**

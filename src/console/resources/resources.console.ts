@@ -22,6 +22,7 @@ const resourceForm = z.object({
   scopes: text(10_000),
   access_token_ttl_s: text(20),
   open_registration: text(10).transform(checked),
+  dpop_bound_access_tokens: text(10).transform(checked),
 });
 type ResourceForm = z.output<typeof resourceForm>;
 
@@ -34,6 +35,7 @@ function asBody(f: ResourceForm) {
     scopes: f.scopes.split(/\s+/).filter(Boolean),
     access_token_ttl_s: ttl === '' ? undefined : /^-?\d+$/.test(ttl) ? Number(ttl) : ttl,
     open_registration: f.open_registration,
+    dpop_bound_access_tokens: f.dpop_bound_access_tokens,
   };
 }
 
@@ -43,6 +45,7 @@ const valuesOf = (r?: ApiResource): views.ResourceValues => ({
   scopes: r?.scopes.join(' ') ?? '',
   access_token_ttl_s: String(r?.access_token_ttl_s ?? 3600),
   open_registration: r?.open_registration ?? false,
+  dpop_bound_access_tokens: r?.dpop_bound_access_tokens ?? false,
 });
 
 const x = () => pageEnv().t.console.resources;

@@ -90,7 +90,7 @@ export async function findApiResourceById(db: DbOrTrx, id: string): Promise<ApiR
 
 /** Behind every token request that names a resource: a named prepared statement rather than a built query (issue 10). */
 export async function findApiResourceByIdentifier(db: DbOrTrx, identifier: string): Promise<ApiResourceRow | undefined> {
-  const [row] = await preparedRows(db, 'sso_find_api_resource_2', `${SELECT_RESOURCE} where identifier = $1`, [identifier]);
+  const [row] = await preparedRows(db, 'sso_find_api_resource_3', `${SELECT_RESOURCE} where identifier = $1`, [identifier]);
   return row ? toRow(row as unknown as ApiResourceRecord) : undefined;
 }
 

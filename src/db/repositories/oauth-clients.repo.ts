@@ -339,23 +339,27 @@ export async function upsertMetadataDocumentClient(
     grantTypes: string[];
     /** Issue 34: set when the document declares private_key_jwt (the client is then confidential). */
     jwksUri: string | null;
+    /** Issue 34: the document requires DPoP-bound access tokens (RFC 9449 §5.2). */
+    dpopBoundAccessTokens: boolean;
     now: Date;
   },
 ): Promise<{ row: OAuthClientRow; created: boolean; changed: boolean }> {
   const result = await db.raw(
     `insert into oauth_clients as c
             (client_id, name, secret_hash, type, grant_types, allowed_resources, redirect_uris, cors_origins, scopes,
-             post_logout_redirect_uris, is_active, registration, token_endpoint_auth_method, jwks_uri, created_at, updated_at)
-     values (?, ?, null, ?, ?::jsonb, ?::jsonb, ?::jsonb, ?::jsonb, ?::jsonb, '[]'::jsonb, true, 'metadata_document', ?, ?, ?, ?)
+             post_logout_redirect_uris, is_active, registration, token_endpoint_auth_method, jwks_uri, dpop_bound_access_tokens,
+             created_at, updated_at)
+     values (?, ?, null, ?, ?::jsonb, ?::jsonb, ?::jsonb, ?::jsonb, ?::jsonb, '[]'::jsonb, true, 'metadata_document', ?, ?, ?, ?, ?)
      on conflict (client_id) do update
         set name = excluded.name, grant_types = excluded.grant_types, allowed_resources = excluded.allowed_resources,
             redirect_uris = excluded.redirect_uris, cors_origins = excluded.cors_origins, scopes = excluded.scopes,
             type = excluded.type, token_endpoint_auth_method = excluded.token_endpoint_auth_method, jwks_uri = excluded.jwks_uri,
-            updated_at = excluded.updated_at
+            dpop_bound_access_tokens = excluded.dpop_bound_access_tokens, updated_at = excluded.updated_at
       where c.registration = 'metadata_document'
-        and (c.name, c.grant_types, c.allowed_resources, c.redirect_uris, c.scopes, c.type, c.token_endpoint_auth_method, c.jwks_uri)
+        and (c.name, c.grant_types, c.allowed_resources, c.redirect_uris, c.scopes, c.type, c.token_endpoint_auth_method, c.jwks_uri,
+             c.dpop_bound_access_tokens)
             is distinct from (excluded.name, excluded.grant_types, excluded.allowed_resources, excluded.redirect_uris, excluded.scopes,
-                              excluded.type, excluded.token_endpoint_auth_method, excluded.jwks_uri)
+                              excluded.type, excluded.token_endpoint_auth_method, excluded.jwks_uri, excluded.dpop_bound_access_tokens)
      returning *, (xmax = 0) as inserted`,
     [
       c.clientId,
@@ -368,6 +372,7 @@ export async function upsertMetadataDocumentClient(
       JSON.stringify(c.scopes),
       c.jwksUri ? 'private_key_jwt' : null,
       c.jwksUri,
+      c.dpopBoundAccessTokens,
       c.now,
       c.now,
     ],

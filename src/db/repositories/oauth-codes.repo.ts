@@ -1,53 +1,33 @@
 import type { DbOrTrx } from '..';
+import {
+  authorizationContextColumns,
+  authorizationContextOf,
+  type AuthorizationContext,
+  type AuthorizationContextRecord,
+  type OidcRequestContext,
+} from './authorization-context';
 
-/** What an OpenID Connect authorization carries from the authorize request to the id_token (CONTRACT §9). */
-export interface OidcRequestContext {
-  nonce: string | null;
-  authTime: Date;
-  amr: string[];
-  /** Back-Channel Logout (issue 34): the browser session that approved; the session the code opens belongs to it. */
-  browserSessionId?: string | null;
-}
-
-/** The columns of an OidcRequestContext, shared by pending authorizations and codes. */
-export function oidcColumns(oidc: OidcRequestContext | undefined): Record<string, unknown> {
-  return oidc ? { nonce: oidc.nonce, auth_time: oidc.authTime, amr: oidc.amr, browser_session_id: oidc.browserSessionId ?? null } : {};
-}
+export type { OidcRequestContext } from './authorization-context';
 
 /** An authorization code, known only by its SHA-256 (spec §2.7). */
-export interface AuthorizationCodeRow {
+export interface AuthorizationCodeRow extends AuthorizationContext {
   codeHash: string;
   clientId: string;
   userId: string;
   redirectUri: string;
-  scope: string;
   codeChallenge: string;
-  /** OIDC: the authorize request's nonce, and when/how the browser session authenticated (for the id_token). */
-  nonce: string | null;
-  authTime: Date | null;
-  amr: string[] | null;
-  /** The browser session that approved (issue 34). */
-  browserSessionId: string | null;
-  /** RFC 8707: the API named at authorize, if any (CONTRACT §12). */
-  resource: string | null;
   createdAt: Date;
   expiresAt: Date;
   usedAt: Date | null;
   sessionId: string | null;
 }
 
-interface AuthorizationCodeRecord {
+interface AuthorizationCodeRecord extends AuthorizationContextRecord {
   code_hash: string;
   client_id: string;
   user_id: string;
   redirect_uri: string;
-  scope: string;
   code_challenge: string;
-  nonce: string | null;
-  auth_time: Date | null;
-  amr: string[] | null;
-  browser_session_id?: string | null;
-  resource: string | null;
   created_at: Date;
   expires_at: Date;
   used_at: Date | null;
@@ -60,13 +40,8 @@ function toRow(r: AuthorizationCodeRecord): AuthorizationCodeRow {
     clientId: r.client_id,
     userId: r.user_id,
     redirectUri: r.redirect_uri,
-    scope: r.scope,
+    ...authorizationContextOf(r),
     codeChallenge: r.code_challenge,
-    nonce: r.nonce,
-    authTime: r.auth_time ? new Date(r.auth_time) : null,
-    amr: r.amr,
-    browserSessionId: r.browser_session_id ?? null,
-    resource: r.resource ?? null,
     createdAt: new Date(r.created_at),
     expiresAt: new Date(r.expires_at),
     usedAt: r.used_at ? new Date(r.used_at) : null,
@@ -96,8 +71,7 @@ export async function insertAuthorizationCode(
     redirect_uri: c.redirectUri,
     scope: c.scope,
     code_challenge: c.codeChallenge,
-    ...oidcColumns(c.oidc),
-    ...(c.resource ? { resource: c.resource } : {}),
+    ...authorizationContextColumns(c),
     created_at: c.now,
     expires_at: c.expiresAt,
   });

@@ -1,32 +1,25 @@
 import { preparedRows, type DbOrTrx } from '..';
+import { authorizationContextOf, type AuthorizationContext, type AuthorizationContextRecord } from './authorization-context';
 
 export type DeviceCodeStatus = 'pending' | 'approved' | 'denied' | 'consumed';
 
 /** A device authorization (RFC 8628), known by the hashes of its device code and user code. */
-export interface DeviceCodeRow {
+export interface DeviceCodeRow extends AuthorizationContext {
   deviceCodeHash: string;
   clientId: string;
-  scope: string;
-  resource: string | null;
   status: DeviceCodeStatus;
   userId: string | null;
-  authTime: Date | null;
-  amr: string[] | null;
   intervalSeconds: number;
   expiresAt: Date;
 }
 
-interface DeviceCodeRecord {
+interface DeviceCodeRecord extends AuthorizationContextRecord {
   device_code_hash: string;
   user_code_hash: string;
   session_id: string | null;
   client_id: string;
-  scope: string;
-  resource: string | null;
   status: DeviceCodeStatus;
   user_id: string | null;
-  auth_time: Date | null;
-  amr: string[] | string | null;
   interval_s: number;
   expires_at: Date;
 }
@@ -35,12 +28,9 @@ function toRow(r: DeviceCodeRecord): DeviceCodeRow {
   return {
     deviceCodeHash: r.device_code_hash,
     clientId: r.client_id,
-    scope: r.scope,
-    resource: r.resource,
+    ...authorizationContextOf(r),
     status: r.status,
     userId: r.user_id,
-    authTime: r.auth_time ? new Date(r.auth_time) : null,
-    amr: typeof r.amr === 'string' ? (JSON.parse(r.amr) as string[]) : r.amr,
     intervalSeconds: Number(r.interval_s),
     expiresAt: new Date(r.expires_at),
   };

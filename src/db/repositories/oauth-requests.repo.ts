@@ -1,41 +1,32 @@
 import type { DbOrTrx } from '..';
-import { oidcColumns, type OidcRequestContext } from './oauth-codes.repo';
+import {
+  authorizationContextColumns,
+  authorizationContextOf,
+  type AuthorizationContext,
+  type AuthorizationContextRecord,
+  type OidcRequestContext,
+} from './authorization-context';
 
 /** A pending authorization: what the user is asked to approve on the consent screen (CONTRACT §5). */
-export interface AuthorizationRequestRow {
+export interface AuthorizationRequestRow extends AuthorizationContext {
   id: string;
   userId: string;
   clientId: string;
   redirectUri: string;
-  scope: string;
   state: string | null;
   codeChallenge: string;
-  /** OIDC: the authorize request's nonce, and when/how the browser session authenticated (for the id_token). */
-  nonce: string | null;
-  authTime: Date | null;
-  amr: string[] | null;
-  /** The browser session that approved (issue 34). */
-  browserSessionId: string | null;
-  /** RFC 8707: the API named at authorize, if any (CONTRACT §12). */
-  resource: string | null;
   createdAt: Date;
   expiresAt: Date;
   consumedAt: Date | null;
 }
 
-interface AuthorizationRequestRecord {
+interface AuthorizationRequestRecord extends AuthorizationContextRecord {
   id: string;
   user_id: string;
   client_id: string;
   redirect_uri: string;
-  scope: string;
   state: string | null;
   code_challenge: string;
-  nonce: string | null;
-  auth_time: Date | null;
-  amr: string[] | null;
-  browser_session_id?: string | null;
-  resource: string | null;
   created_at: Date;
   expires_at: Date;
   consumed_at: Date | null;
@@ -47,14 +38,9 @@ function toRow(r: AuthorizationRequestRecord): AuthorizationRequestRow {
     userId: r.user_id,
     clientId: r.client_id,
     redirectUri: r.redirect_uri,
-    scope: r.scope,
+    ...authorizationContextOf(r),
     state: r.state,
     codeChallenge: r.code_challenge,
-    nonce: r.nonce,
-    authTime: r.auth_time ? new Date(r.auth_time) : null,
-    amr: r.amr,
-    browserSessionId: r.browser_session_id ?? null,
-    resource: r.resource ?? null,
     createdAt: new Date(r.created_at),
     expiresAt: new Date(r.expires_at),
     consumedAt: r.consumed_at ? new Date(r.consumed_at) : null,
@@ -85,8 +71,7 @@ export async function insertAuthorizationRequest(
     scope: r.scope,
     state: r.state,
     code_challenge: r.codeChallenge,
-    ...oidcColumns(r.oidc),
-    ...(r.resource ? { resource: r.resource } : {}),
+    ...authorizationContextColumns(r),
     created_at: r.now,
     expires_at: r.expiresAt,
   });

@@ -85,6 +85,8 @@ const clientFields = {
   jwks_uri: jwksUriField.optional(),
   // RFC 9126 §6 (issue 34): the client must push its authorization requests.
   require_pushed_authorization_requests: z.boolean({ error: 'require_pushed_authorization_requests must be a boolean' }).optional(),
+  // RFC 9449 §5.2 (issue 34): every access token of the client must be DPoP-bound.
+  dpop_bound_access_tokens: z.boolean({ error: 'dpop_bound_access_tokens must be a boolean' }).optional(),
   // Browser origins answered CORS at the token, revocation, userinfo, device-authorization and PAR endpoints;
   // null (or never set): the default, the origins of a public client's redirect URIs.
   allowed_origins: webOrigins.nullable().optional(),
@@ -165,6 +167,7 @@ export const createClientBody = z
       type: preset.type ?? (b.token_endpoint_auth_method === 'none' ? ('public' as const) : ('confidential' as const)),
       privateKeyJwt: b.token_endpoint_auth_method === 'private_key_jwt' ? { jwks: b.jwks, jwksUri: b.jwks_uri } : undefined,
       requirePushedAuthorizationRequests: b.require_pushed_authorization_requests,
+      dpopBoundAccessTokens: b.dpop_bound_access_tokens,
       grantTypes: preset.grantTypes,
       allowedResources: b.allowed_resources ?? [],
       redirectUris: mergeRedirectUris(b) ?? [],
@@ -190,6 +193,7 @@ export const updateClientBody = z
     allowedResources: b.allowed_resources,
     keys: b.jwks !== undefined || b.jwks_uri !== undefined ? { jwks: b.jwks, jwksUri: b.jwks_uri } : undefined,
     requirePushedAuthorizationRequests: b.require_pushed_authorization_requests,
+    dpopBoundAccessTokens: b.dpop_bound_access_tokens,
     allowedOrigins: b.allowed_origins,
     backchannelLogoutUri: b.backchannel_logout_uri,
     backchannelLogoutSessionRequired: b.backchannel_logout_session_required,
@@ -235,6 +239,9 @@ export const clientBody = z
       .nullable()
       .meta({ description: 'private_key_jwt: the public keys (RFC 7517 JWK Set), or null' }),
     jwks_uri: z.string().nullable().meta({ description: 'private_key_jwt: where the client publishes its JWK Set, or null' }),
+    dpop_bound_access_tokens: z
+      .boolean()
+      .meta({ description: 'RFC 9449: every token request of the client must carry a DPoP proof (default false)' }),
     require_pushed_authorization_requests: z
       .boolean()
       .meta({ description: 'RFC 9126: the client must push its authorization requests to /api/oauth/par (default false)' }),
@@ -308,6 +315,8 @@ const apiResourceFields = {
     .min(60, 'access_token_ttl_s is at least 60')
     .max(3600, 'access_token_ttl_s is at most 3600 (signing keys stay published an hour after rotation)'),
   open_registration: z.boolean({ error: 'open_registration must be a boolean' }),
+  // RFC 9449 (issue 34): every access token for this API must be DPoP-bound.
+  dpop_bound_access_tokens: z.boolean({ error: 'dpop_bound_access_tokens must be a boolean' }),
   role_based_access: z.boolean({ error: 'role_based_access must be a boolean' }),
 };
 
@@ -317,6 +326,7 @@ export const createApiResourceBody = z
     scopes: apiResourceFields.scopes.optional(),
     access_token_ttl_s: apiResourceFields.access_token_ttl_s.optional(),
     open_registration: apiResourceFields.open_registration.optional(),
+    dpop_bound_access_tokens: apiResourceFields.dpop_bound_access_tokens.optional(),
     role_based_access: apiResourceFields.role_based_access.optional(),
   })
   .transform((b) => ({
@@ -325,6 +335,7 @@ export const createApiResourceBody = z
     scopes: b.scopes ?? [],
     accessTokenTtlSeconds: b.access_token_ttl_s ?? 3600,
     openRegistration: b.open_registration ?? false,
+    dpopBoundAccessTokens: b.dpop_bound_access_tokens ?? false,
     roleBasedAccess: b.role_based_access ?? false,
   }));
 
@@ -335,6 +346,7 @@ export const updateApiResourceBody = z
     scopes: apiResourceFields.scopes.optional(),
     access_token_ttl_s: apiResourceFields.access_token_ttl_s.optional(),
     open_registration: apiResourceFields.open_registration.optional(),
+    dpop_bound_access_tokens: apiResourceFields.dpop_bound_access_tokens.optional(),
     role_based_access: apiResourceFields.role_based_access.optional(),
   })
   .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'Nothing to update' })
@@ -344,6 +356,7 @@ export const updateApiResourceBody = z
     scopes: b.scopes,
     accessTokenTtlSeconds: b.access_token_ttl_s,
     openRegistration: b.open_registration,
+    dpopBoundAccessTokens: b.dpop_bound_access_tokens,
     roleBasedAccess: b.role_based_access,
   }));
 
@@ -355,6 +368,9 @@ export const apiResourceBody = z
     scopes: z.array(z.string()),
     access_token_ttl_s: z.number().int(),
     open_registration: z.boolean(),
+    dpop_bound_access_tokens: z
+      .boolean()
+      .meta({ description: 'RFC 9449: tokens for this API are issued only to requests with a DPoP proof (default false)' }),
     role_based_access: z.boolean().meta({
       description: "true: a user-delegated token carries only the requested scopes the user's roles grant (api_scopes of roles)",
     }),

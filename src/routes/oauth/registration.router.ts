@@ -44,6 +44,7 @@ function presentClientInformation(baseUrl: string, registered: RegisteredClient)
           backchannel_logout_session_required: client.backchannelLogoutSessionRequired,
         }
       : {}),
+    ...(client.dpopBoundAccessTokens ? { dpop_bound_access_tokens: true } : {}),
     scope: formatScope(client.scopes),
     ...(client.clientUri ? { client_uri: client.clientUri } : {}),
     ...(client.logoUri ? { logo_uri: client.logoUri } : {}),

@@ -34,6 +34,8 @@ const metadataFields = {
   jwks_uri: z.string({ error: 'jwks_uri must be a string' }).max(2048, 'jwks_uri is too long').optional(),
   // RFC 9126 §6.
   require_pushed_authorization_requests: z.boolean({ error: 'require_pushed_authorization_requests must be a boolean' }).optional(),
+  // RFC 9449 §5.2.
+  dpop_bound_access_tokens: z.boolean({ error: 'dpop_bound_access_tokens must be a boolean' }).optional(),
   // An extension: the browser origins answered CORS (default: the origins of a public client's redirect URIs).
   allowed_origins: webOrigins.optional(),
   // OpenID Connect Back-Channel Logout 1.0 §2.2 (issue 34); the address rules are judged by the registration service.
@@ -56,6 +58,7 @@ function toMetadata(b: z.output<z.ZodObject<typeof metadataFields>>) {
     jwks: b.jwks,
     jwksUri: b.jwks_uri,
     requirePushedAuthorizationRequests: b.require_pushed_authorization_requests,
+    dpopBoundAccessTokens: b.dpop_bound_access_tokens,
     allowedOrigins: b.allowed_origins,
     backchannelLogoutUri: b.backchannel_logout_uri,
     backchannelLogoutSessionRequired: b.backchannel_logout_session_required,
@@ -100,6 +103,7 @@ export const clientInformationBody = z
       .optional()
       .meta({ description: 'OpenID Connect Back-Channel Logout: where logout tokens are POSTed' }),
     backchannel_logout_session_required: z.boolean().optional().meta({ description: 'Back-Channel Logout §2.2 (sid is always sent)' }),
+    dpop_bound_access_tokens: z.boolean().optional().meta({ description: 'RFC 9449 §5.2: present (true) when required' }),
     scope: z.string(),
     client_uri: z.string().optional(),
     logo_uri: z.string().optional(),

@@ -32,7 +32,7 @@ import { createMfaToken } from '../mfa/mfa-token';
 import { mailIdentityLinked } from '../mfa/notifications';
 import { AMR } from '../mfa/policy';
 import { resolveReturnTo } from '../oauth/return-to';
-import { startSession } from '../sessions.service';
+import { completeSignIn } from '../sessions.service';
 import { confirmFlaggedIdentity } from './identities.service';
 import { decideLinking, isPrivilegedAccount, REFUSAL_MESSAGES, type LinkingRefusal } from './linking-policy';
 import { authorizationUrlFor, exchangeCallback, UpstreamRejected, type UpstreamIdentity } from './relying-party';
@@ -394,12 +394,11 @@ async function signIn(
     return { kind: 'second_factor', mfaToken, methods, returnTo };
   }
   const now = ctx.clock.now();
-  const tokens = await startSession(ctx, ctx.db, { user, meta, auth: { time: now, amr: [AMR.federated] }, signIn: {} });
-  await ctx.events.record(ctx.db, {
-    type: 'auth.login.succeeded',
-    actorId: user.id,
-    subjectId: user.id,
-    detail: { session_id: tokens.sessionId, amr: tokens.amr, provider: provider.slug, upstream_subject: key.subject },
+  const tokens = await completeSignIn(ctx, ctx.db, {
+    user,
+    meta,
+    auth: { time: now, amr: [AMR.federated] },
+    event: { detail: { provider: provider.slug, upstream_subject: key.subject } },
   });
   return { kind: 'signed_in', result: { user: { ...user, lastLoginAt: now }, tokens }, returnTo };
 }

@@ -7,7 +7,7 @@ import { findUserById, type UserRow } from '../../db/repositories/users.repo';
 import { AppError, badRequest } from '../../errors';
 import { LOGIN_THROTTLE, tooManyAttempts, type AuthResult } from '../auth.service';
 import type { RequestMeta, ServiceContext } from '../context';
-import { startSession } from '../sessions.service';
+import { completeSignIn } from '../sessions.service';
 import { loadFactors, methodsOf, type SecondFactorMethod } from './factors.service';
 import { hashMfaToken, MFA_TOKEN_MAX_FAILURES } from './mfa-token';
 import { passkeyAssertionOptions } from './passkeys.service';
@@ -98,13 +98,7 @@ export async function completeSecondFactor(
       }
       if (!method) return undefined;
       if (!(await consumeMfaToken(trx, tokenHash, user.id, now, MFA_TOKEN_MAX_FAILURES))) throw new StepAlreadyUsed();
-      const tokens = await startSession(ctx, trx, { user, meta, auth: { time: now, amr: [firstFactor, method] }, signIn: {} });
-      await ctx.events.record(trx, {
-        type: 'auth.login.succeeded',
-        actorId: user.id,
-        subjectId: user.id,
-        detail: { session_id: tokens.sessionId, amr: tokens.amr },
-      });
+      const tokens = await completeSignIn(ctx, trx, { user, meta, auth: { time: now, amr: [firstFactor, method] } });
       return { tokens, afterCommit };
     });
   } catch (err) {
@@ -155,13 +149,7 @@ export async function signInWithPasskey(ctx: ServiceContext, response: Authentic
     const passkey = await verifyPasskeyAssertion(ctx, trx, response, { userId: null });
     const user = passkey ? await findUserById(trx, passkey.userId) : undefined;
     if (!user?.isActive) return undefined;
-    const tokens = await startSession(ctx, trx, { user, meta, auth: { time: now, amr: [AMR.passkey] }, signIn: {} });
-    await ctx.events.record(trx, {
-      type: 'auth.login.succeeded',
-      actorId: user.id,
-      subjectId: user.id,
-      detail: { session_id: tokens.sessionId, amr: tokens.amr },
-    });
+    const tokens = await completeSignIn(ctx, trx, { user, meta, auth: { time: now, amr: [AMR.passkey] } });
     return { user, tokens };
   });
   if (!result) {

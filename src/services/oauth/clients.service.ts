@@ -38,6 +38,8 @@ export interface ClientInput {
   privateKeyJwt?: { jwks?: unknown; jwksUri?: string };
   /** RFC 9126 §6 (issue 34): PAR required for this client. */
   requirePushedAuthorizationRequests?: boolean;
+  /** RFC 9449 §5.2 (issue 34): every access token of this client must be DPoP-bound. */
+  dpopBoundAccessTokens?: boolean;
   /** Issue 34: new keys of a private_key_jwt client (one of the two; the other is cleared). */
   keys?: { jwks?: unknown; jwksUri?: string };
   /** Browser origins answered CORS (docs/apps.md); null or absent: the default (client-policy.ts corsOriginsOf). */
@@ -118,6 +120,7 @@ export async function createClient(ctx: ServiceContext, input: ClientInput): Pro
       privateKeyJwt,
       requirePushedAuthorizationRequests: input.requirePushedAuthorizationRequests,
       backchannelLogout: { uri: input.backchannelLogoutUri ?? null, sessionRequired: input.backchannelLogoutSessionRequired ?? false },
+      dpopBoundAccessTokens: input.dpopBoundAccessTokens,
       now: ctx.clock.now(),
     });
     await ctx.events.record(trx, {

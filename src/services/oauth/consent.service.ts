@@ -10,9 +10,8 @@ import type { ServiceContext } from '../context';
 import type { Principal } from '../principal';
 import { authorizationResponseUrl, errorRedirect, issueAuthorizationCode } from './authorize.service';
 import { redirectUriMatches } from '../../lib/redirect-uri';
-import { findApiResourceByIdentifier, type ApiResourceRow } from '../../db/repositories/api-resources.repo';
-import { resourceAllowed } from './client-policy';
-import { permittedScopes } from './resources.service';
+import type { ApiResourceRow } from '../../db/repositories/api-resources.repo';
+import { permittedScopes, resolveTarget } from './resources.service';
 import { clientRegistrationEnabled } from './registration/client-metadata.service';
 import { recordConsent } from './grant-record';
 import { isSubset, parseScope } from './scopes';
@@ -47,8 +46,7 @@ async function clientStillAllowing(
   if (!client?.isActive || !clientRegistrationEnabled(ctx, client)) throw requestNotFound();
   if (!redirectUriMatches(client.redirectUris, request.redirectUri)) throw requestNotFound();
   // The API asked for must still exist and be allowed (CONTRACT §12); its scopes count with the client's.
-  const resource = request.resource ? await findApiResourceByIdentifier(db, request.resource) : undefined;
-  if (request.resource && (!resource || !resourceAllowed(client, resource))) throw requestNotFound();
+  const resource = await resolveTarget(ctx, client, request.resource ?? undefined, { db, refuse: () => requestNotFound() });
   if (!isSubset(parseScope(request.scope), permittedScopes(client, resource))) throw requestNotFound();
   return { client, resource };
 }

@@ -70,21 +70,24 @@ export function isResourceIdentifier(value: string): boolean {
 }
 
 /**
- * The API a token is asked for (RFC 8707 `resource`), or undefined when none is named. Not an absolute URI, not
- * registered, or not allowed to the client (client-policy.ts resourceAllowed): invalid_target (RFC 8707 §2), before anything is issued.
+ * THE resource resolver (after node-oidc-provider's `resolveResource`), used by authorize, consent, device
+ * authorization and the token endpoint: the API a grant is for (RFC 8707 `resource`), or undefined when none is named.
+ * Not an absolute URI, not registered, or not allowed to the client (client-policy.ts resourceAllowed): invalid_target
+ * (RFC 8707 §2), before anything is issued, or what `options.refuse` makes of the message (consent answers a request
+ * whose API has since gone like an unknown request). `options.db`: read in the caller's transaction.
  */
 export async function resolveTarget(
   ctx: ServiceContext,
   client: Pick<OAuthClientRow, 'allowedResources' | 'registration'>,
   resource: string | undefined,
+  options: { db?: DbOrTrx; refuse?: (message: string) => Error } = {},
 ): Promise<ApiResourceRow | undefined> {
   if (resource === undefined) return undefined;
-  if (!isResourceIdentifier(resource)) throw new OAuthError('invalid_target', 'resource must be an absolute URI without a fragment');
-  const found = await findApiResourceByIdentifier(ctx.db, resource);
-  if (!found) throw new OAuthError('invalid_target', 'resource is not a registered API');
-  if (!resourceAllowed(client, found)) {
-    throw new OAuthError('invalid_target', 'This client may not ask for tokens for this resource');
-  }
+  const refuse = options.refuse ?? ((message: string) => new OAuthError('invalid_target', message));
+  if (!isResourceIdentifier(resource)) throw refuse('resource must be an absolute URI without a fragment');
+  const found = await findApiResourceByIdentifier(options.db ?? ctx.db, resource);
+  if (!found) throw refuse('resource is not a registered API');
+  if (!resourceAllowed(client, found)) throw refuse('This client may not ask for tokens for this resource');
   return found;
 }
 

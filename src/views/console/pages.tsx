@@ -582,6 +582,8 @@ export interface ApplicationValues {
   jwks_uri: string;
   /** Issue 34: "true" when the application must push its authorization requests (PAR). */
   par: string;
+  /** Issue 34: "true" when every access token of the application must be DPoP-bound (RFC 9449). */
+  dpop: string;
 }
 
 export function renderApplicationForm(
@@ -730,6 +732,7 @@ export function renderApplicationForm(
             errors={data.errors}
           />
           {shows.par ? <Checkbox name="par" label={ap.parLabel} checked={data.values.par === 'true'} hint={ap.parHint} /> : null}
+          <Checkbox name="dpop" label={ap.dpopLabel} checked={data.values.dpop === 'true'} hint={ap.dpopHint} />
           {data.resources.length ? (
             <Checkboxes
               name="allowed_resources"

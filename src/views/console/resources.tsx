@@ -53,6 +53,8 @@ export interface ResourceValues {
   scopes: string;
   access_token_ttl_s: string;
   open_registration: boolean;
+  /** Issue 34: every access token for the API must be DPoP-bound (RFC 9449). */
+  dpop_bound_access_tokens: boolean;
 }
 
 export function renderResourceForm(
@@ -102,6 +104,7 @@ export function renderResourceForm(
             hint={x.ttlHint}
           />
           <Checkbox name="open_registration" label={x.openRegistration} checked={v.open_registration} hint={x.openRegistrationHint} />
+          <Checkbox name="dpop_bound_access_tokens" label={x.dpop} checked={v.dpop_bound_access_tokens} hint={x.dpopHint} />
           <Actions>
             <button type="submit">{r ? x.save : x.registerButton}</button>
           </Actions>
@@ -112,6 +115,7 @@ export function renderResourceForm(
             [x.scopes, r.scopes.join(' ') || '—'],
             [x.tokenLifetime, x.seconds(r.access_token_ttl_s)],
             [x.selfRegistered, r.open_registration ? x.allowed : x.notAllowed],
+            [x.dpop, r.dpop_bound_access_tokens ? k.yes : k.no],
           ]}
         />
       ) : null}

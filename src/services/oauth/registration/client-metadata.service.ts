@@ -58,6 +58,7 @@ async function storeMetadataDocumentClient(ctx: ServiceContext, document: Metada
       allowedResources,
       grantTypes: document.grantTypes,
       jwksUri: document.jwksUri ?? null,
+      dpopBoundAccessTokens: document.dpopBoundAccessTokens ?? false,
       now: ctx.clock.now(),
     });
     if (row.registration !== 'metadata_document') return undefined;

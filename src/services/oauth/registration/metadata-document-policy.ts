@@ -74,6 +74,8 @@ export interface MetadataDocumentClient {
    * confidential client that authenticates with assertions signed by a key published there; undefined for a public one.
    */
   jwksUri?: string;
+  /** Issue 34, RFC 9449 §5.2: the document requires DPoP-bound access tokens. */
+  dpopBoundAccessTokens?: boolean;
 }
 
 const isStringArray = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
@@ -149,6 +151,9 @@ export function checkMetadataDocument(clientId: string, document: unknown): Verd
     if (problem) return fail(problem);
   }
 
+  const dpop = d.dpop_bound_access_tokens;
+  if (dpop !== undefined && typeof dpop !== 'boolean') return fail('dpop_bound_access_tokens must be a boolean');
+
   let scopes: string[] = [...OPEN_REGISTRATION_SCOPES];
   if (d.scope !== undefined) {
     if (typeof d.scope !== 'string') return fail('scope must be a string');
@@ -157,7 +162,16 @@ export function checkMetadataDocument(clientId: string, document: unknown): Verd
   }
   return {
     ok: true,
-    value: { clientId, name, host: url.host, redirectUris: [...d.redirect_uris], grantTypes, scopes, ...(jwksUri ? { jwksUri } : {}) },
+    value: {
+      clientId,
+      name,
+      host: url.host,
+      redirectUris: [...d.redirect_uris],
+      grantTypes,
+      scopes,
+      ...(jwksUri ? { jwksUri } : {}),
+      ...(dpop ? { dpopBoundAccessTokens: true } : {}),
+    },
   };
 }
 

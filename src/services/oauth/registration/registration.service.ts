@@ -34,6 +34,8 @@ export interface ClientMetadataInput {
   jwksUri?: string;
   /** RFC 9126 §6. */
   requirePushedAuthorizationRequests?: boolean;
+  /** RFC 9449 §5.2. */
+  dpopBoundAccessTokens?: boolean;
   /** Browser origins answered CORS; omitted: the default (client-policy.ts corsOriginsOf). */
   allowedOrigins?: string[];
   /** OpenID Connect Back-Channel Logout 1.0 §2.2 (issue 34). */
@@ -185,6 +187,7 @@ export async function registerClient(
       logoUri: judged.logoUri,
       privateKeyJwt: judged.keys,
       requirePushedAuthorizationRequests: input.metadata.requirePushedAuthorizationRequests ?? false,
+      dpopBoundAccessTokens: input.metadata.dpopBoundAccessTokens ?? false,
       allowedOrigins: judged.allowedOrigins,
       backchannelLogout,
       now,
@@ -259,6 +262,7 @@ export async function updateRegistration(
         logoUri: judged.logoUri,
         ...(judged.keys ? { keys: judged.keys } : {}),
         requirePushedAuthorizationRequests: metadata.requirePushedAuthorizationRequests ?? false,
+        dpopBoundAccessTokens: metadata.dpopBoundAccessTokens ?? false,
         allowedOrigins: judged.allowedOrigins,
         backchannelLogoutUri: backchannelLogout.uri,
         backchannelLogoutSessionRequired: backchannelLogout.sessionRequired,

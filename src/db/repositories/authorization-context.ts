@@ -1,0 +1,59 @@
+/**
+ * What travels with a grant, declared once (after node-oidc-provider's `storesAuth`): from the pending authorization
+ * request (the consent screen) or the device authorization, through the authorization code, to the tokens and the
+ * OAuth session the refresh token rotates. Each of those rows carries these fields under the same names and columns.
+ */
+export interface AuthorizationContext {
+  /** The scopes asked for (space-separated), narrowed by consent and the client's and resource's scopes. */
+  scope: string;
+  /** RFC 8707: the API named at authorize or device authorization, if any (CONTRACT §12). */
+  resource: string | null;
+  /** OIDC: the authorize request's nonce (none for the device flow). */
+  nonce: string | null;
+  /** OIDC `auth_time`: when the browser session last proved who the user is. */
+  authTime: Date | null;
+  /** OIDC `amr`: how it did (CONTRACT §10). */
+  amr: string[] | null;
+  /** Back-Channel Logout: the browser session that approved (none for the device flow); the session the code opens belongs to it. */
+  browserSessionId: string | null;
+}
+
+/** What an OpenID Connect authorization carries from the authorize request to the id_token (CONTRACT §9). */
+export type OidcRequestContext = { nonce: string | null; authTime: Date; amr: string[]; browserSessionId?: string | null };
+
+/** The columns of an AuthorizationContext as the tables store them (`amr` is jsonb, read back parsed or as text). */
+export interface AuthorizationContextRecord {
+  scope: string;
+  resource: string | null;
+  nonce?: string | null;
+  auth_time: Date | string | null;
+  amr: string[] | string | null;
+  /** Pending authorizations and codes only. */
+  browser_session_id?: string | null;
+}
+
+/** An AuthorizationContext read from its columns. */
+export function authorizationContextOf(r: AuthorizationContextRecord): AuthorizationContext {
+  return {
+    scope: r.scope,
+    resource: r.resource ?? null,
+    nonce: r.nonce ?? null,
+    authTime: r.auth_time ? new Date(r.auth_time) : null,
+    amr: typeof r.amr === 'string' ? parseAmr(r.amr) : r.amr,
+    browserSessionId: r.browser_session_id ?? null,
+  };
+}
+
+function parseAmr(text: string): string[] {
+  const parsed: unknown = JSON.parse(text);
+  return Array.isArray(parsed) ? parsed.filter((m): m is string => typeof m === 'string') : [];
+}
+
+/** The columns written for an OIDC context and a resource (none when absent: the columns' defaults stand). */
+export function authorizationContextColumns(c: { oidc?: OidcRequestContext; resource?: string | null }): Record<string, unknown> {
+  return {
+    ...(c.oidc ? { nonce: c.oidc.nonce, auth_time: c.oidc.authTime, amr: c.oidc.amr } : {}),
+    ...(c.oidc?.browserSessionId ? { browser_session_id: c.oidc.browserSessionId } : {}),
+    ...(c.resource ? { resource: c.resource } : {}),
+  };
+}
