@@ -133,7 +133,8 @@ describe('id_token', () => {
     const original = decodeJwt(first.body.id_token);
 
     t.clock.advance(300);
-    await t.db('users').where({ id: user.id }).update({ first_name: 'Renamed', updated_at: t.clock.now() });
+    const renamedAt = t.clock.now();
+    await t.db('users').where({ id: user.id }).update({ first_name: 'Renamed', updated_at: renamedAt });
     const refresh = () => api().post('/api/oauth/token').set('Authorization', basicAuth(client.clientId, client.clientSecret)).type('form');
     const rotated = await refresh().send({ grant_type: 'refresh_token', refresh_token: first.body.refresh_token });
     expect(rotated.status).toBe(200);
@@ -147,7 +148,7 @@ describe('id_token', () => {
       email: user.email,
       email_verified: original.email_verified,
       given_name: 'Renamed',
-      updated_at: Math.floor(t.clock.now().getTime() / 1000),
+      updated_at: Math.floor(renamedAt.getTime() / 1000),
     });
     expect(claims).not.toHaveProperty('nonce');
     expect(claims.at_hash).toBe(accessTokenHash(rotated.body.access_token));
