@@ -1,8 +1,19 @@
 import type { Express, Request } from 'express';
 import type { LiveSettings, SettingsSnapshot } from '../services/settings/live-settings';
-import { chooseLocale, messagesFor, type PageEnv } from '../i18n';
+import { chooseLocale, DEFAULT_LOCALE, messagesFor, type PageEnv } from '../i18n';
+import { DEFAULT_BRAND_COLOR } from '../lib/palette';
 
 export type { PageEnv } from '../i18n';
+
+/** English and the default branding: outside a request's scope (a CLI, a test rendering a view directly). */
+export const DEFAULT_PAGE_ENV: PageEnv = {
+  locale: DEFAULT_LOCALE,
+  t: messagesFor(DEFAULT_LOCALE),
+  brand: { name: 'service-sso', color: DEFAULT_BRAND_COLOR },
+};
+
+/** The page environment of a request (set by the scope's step), or the default one where no scope set it. */
+export const pageEnvOf = (req: Request): PageEnv => req.pageEnv ?? DEFAULT_PAGE_ENV;
 
 const single = (v: unknown): string | undefined => (typeof v === 'string' ? v.slice(0, 4096) : undefined);
 

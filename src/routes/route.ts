@@ -28,6 +28,7 @@ import { csrfValid } from '../middleware/csrf';
 import { requireAdminSecondFactor } from '../middleware/mfa-policy';
 import { scimAuthenticate } from '../middleware/scim-authenticate';
 import { requireAllowedOrigin } from '../middleware/origin-check';
+import { pageEnvOf, type PageEnv } from '../middleware/page-env';
 import { requireAdmin, requirePermission, requireRole } from '../middleware/authorize';
 import { zodDetails } from '../middleware/validate';
 import type { Authenticate } from '../middleware/authenticate';
@@ -204,11 +205,14 @@ export interface RouteInput<D extends RouteDecl> {
   principal: PrincipalFor<D['auth']>;
 }
 
-export type RouteHandler<D extends RouteDecl> = (input: RouteInput<D>, req: Request, res: Response) => unknown;
+/** What a handler gets: the parsed input and the page environment (language, catalogue, brand) of the request. */
+export type HandlerInput<D extends RouteDecl> = RouteInput<D> & { env: PageEnv };
+
+export type RouteHandler<D extends RouteDecl> = (input: HandlerInput<D>, req: Request, res: Response) => unknown;
 
 export interface DeclaredRoute {
   decl: RouteDecl;
-  handler: (input: RouteInput<RouteDecl>, req: Request, res: Response) => unknown;
+  handler: (input: HandlerInput<RouteDecl>, req: Request, res: Response) => unknown;
 }
 
 /** Declares a route; mount it with `declareRouter`. */
@@ -372,11 +376,12 @@ function chainOf(deps: RouteDeps, decl: MountedRouteDecl, handler: DeclaredRoute
   const status = decl.response?.status ?? 200;
   const { cacheControl } = decl;
   const final: RequestHandler = async (req, res) => {
-    const input: RouteInput<RouteDecl> = {
+    const input: HandlerInput<RouteDecl> = {
       params: decl.params ? parse(decl, 'params', req.params) : undefined,
       query: decl.query ? parse(decl, 'query', req.query) : undefined,
       body: decl.body ? parse(decl, 'body', req.body) : undefined,
       principal: req.principal,
+      env: pageEnvOf(req),
     };
     const result = await handler(input, req, res);
     if (res.headersSent) return;

@@ -97,7 +97,7 @@ export function createOAuthRouter(deps: RouteDeps) {
             kind: 'redirect',
           },
         },
-        async ({ query, principal }, req, res) => {
+        async ({ query, principal, env }, req, res) => {
           const authorizeUrl = `${ctx.config.baseUrl}/api/oauth/authorize${rawQueryOf(req)}`;
           // RFC 9126 §4 (issue 34): a pushed request names only client_id and request_uri.
           const outcome =
@@ -112,8 +112,8 @@ export function createOAuthRouter(deps: RouteDeps) {
               .type('html')
               .send(
                 renderOAuthErrorPage({
-                  title: req.pageEnv!.t.oauthPages.invalidLinkTitle,
-                  message: req.pageEnv!.t.oauthPages.invalidLink,
+                  title: env.t.oauthPages.invalidLinkTitle,
+                  message: env.t.oauthPages.invalidLink,
                   detail: outcome.description,
                 }),
               );

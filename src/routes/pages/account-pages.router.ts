@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
+import { pageEnvOf } from '../../middleware/page-env';
 import { InvalidLinkError } from '../../errors';
 import { issueCsrf } from '../../middleware/csrf';
 import { clearSessionCookies } from '../../middleware/session-cookies';
@@ -47,7 +48,7 @@ export function createAccountPagesRouter(deps: RouteDeps) {
         csrf: issueCsrf(req, res, ctx.config),
         minLength: minPasswordLength(ctx),
         // In plain words why (issue 24): the person who created the account may not be the address's owner.
-        intro: req.pageEnv!.t.verify.choosePassword,
+        intro: pageEnvOf(req).t.verify.choosePassword,
       }),
     );
 
@@ -127,16 +128,16 @@ export function createAccountPagesRouter(deps: RouteDeps) {
         csrf: expired('/set-password'),
         body: z.object({ token: text(), password: text(), password_confirm: text() }),
       },
-      async ({ body }, req, res) => {
+      async ({ body, env }, req, res) => {
         const { token, password } = body;
         const link = await orInvalidLink(() => links.inspectEmailLink(ctx, token));
         if (!link) return html(res, 400, renderSetPasswordInvalid());
 
         const checked = passwordField.safeParse(password);
         const problem = !checked.success
-          ? passwordProblem(req.pageEnv!.t, password)
+          ? passwordProblem(env.t, password)
           : password !== body.password_confirm
-            ? req.pageEnv!.t.setPassword.mismatch
+            ? env.t.setPassword.mismatch
             : undefined;
         if (problem) {
           const csrf = issueCsrf(req, res, ctx.config);
@@ -153,7 +154,7 @@ export function createAccountPagesRouter(deps: RouteDeps) {
         } catch (err) {
           if (!(err instanceof PasswordRefused)) throw err;
           const csrf = issueCsrf(req, res, ctx.config);
-          const error = passwordRefusalText(req.pageEnv!.t, err);
+          const error = passwordRefusalText(env.t, err);
           return html(res, 400, renderSetPasswordForm({ email: link.email, token, csrf, minLength: minPasswordLength(ctx), error }));
         }
         if (!done) return html(res, 400, renderSetPasswordInvalid());
@@ -187,11 +188,11 @@ export function createAccountPagesRouter(deps: RouteDeps) {
         csrf: expired('/forgot-password'),
         body: z.object({ email: text() }),
       },
-      async ({ body }, req, res) => {
+      async ({ body, env }, req, res) => {
         const email = emailField.safeParse(body.email);
         if (!email.success) {
           const csrf = issueCsrf(req, res, ctx.config);
-          return html(res, 400, renderForgotPasswordForm({ csrf, email: body.email, error: req.pageEnv!.t.forgot.invalid }));
+          return html(res, 400, renderForgotPasswordForm({ csrf, email: body.email, error: env.t.forgot.invalid }));
         }
         await links.requestPasswordReset(ctx, normalizeEmail(email.data));
         res.redirect(303, '/forgot-password?sent=1');

@@ -65,19 +65,19 @@ export function createDevicePagesRouter(deps: RouteDeps) {
         csrf: refuseForm,
         body: z.object({ user_code: text(32) }),
       },
-      async ({ body, principal }, req, res) => {
+      async ({ body, principal, env }, req, res) => {
         const next = await detour(principal, body.user_code);
         if (next) return res.redirect(303, next);
         const csrf = issueCsrf(req, res, config);
         const found = await lookUpUserCode(ctx, principal!, body.user_code);
         if (!found.ok) {
           const tooMany = found.reason === 'too_many';
-          const error = tooMany ? req.pageEnv!.t.device.tooMany : req.pageEnv!.t.device.wrongCode;
+          const error = tooMany ? env.t.device.tooMany : env.t.device.wrongCode;
           const page = renderDeviceEntryPage({ csrf, userCode: body.user_code, userEmail: principal!.email, error });
           return html(res, tooMany ? 429 : 400, page);
         }
         const { info } = found;
-        const scopes = describeScopes(req.pageEnv!.t, info.scopes);
+        const scopes = describeScopes(env.t, info.scopes);
         html(
           res,
           200,
@@ -104,22 +104,18 @@ export function createDevicePagesRouter(deps: RouteDeps) {
         csrf: refuseForm,
         body: z.object({ user_code: text(32), decision: text(10) }),
       },
-      async ({ body, principal }, req, res) => {
+      async ({ body, principal, env }, req, res) => {
         const next = await detour(principal, body.user_code);
         if (next) return res.redirect(303, next);
         if (body.decision !== 'approve' && body.decision !== 'deny') {
-          return html(
-            res,
-            400,
-            renderOAuthErrorPage({ title: req.pageEnv!.t.consent.noDecisionTitle, message: req.pageEnv!.t.consent.noDecision }),
-          );
+          return html(res, 400, renderOAuthErrorPage({ title: env.t.consent.noDecisionTitle, message: env.t.consent.noDecision }));
         }
         const approved = body.decision === 'approve';
         const result = await decideUserCode(ctx, principal!, body.user_code, approved);
         if (!result.ok) {
           const tooMany = result.reason === 'too_many';
           const csrf = issueCsrf(req, res, config);
-          const error = tooMany ? req.pageEnv!.t.device.tooMany : req.pageEnv!.t.device.usedCode;
+          const error = tooMany ? env.t.device.tooMany : env.t.device.usedCode;
           return html(res, tooMany ? 429 : 400, renderDeviceEntryPage({ csrf, userEmail: principal!.email, error }));
         }
         html(res, 200, renderDeviceDonePage({ approved, clientName: result.clientName }));

@@ -62,10 +62,10 @@ export function createEmailSignInPagesRouter(deps: RouteDeps) {
         csrf: refuseForm,
         body: z.object({ return_to: optionalText(4096), email: text(300) }),
       },
-      async ({ body }, req, res) => {
+      async ({ body, env }, req, res) => {
         enabled();
         const returnTo = body.return_to;
-        const { t } = req.pageEnv!;
+        const { t } = env;
         const email = emailField.safeParse(body.email);
         if (!email.success) {
           const csrf = issueCsrf(req, res, config);
@@ -106,10 +106,10 @@ export function createEmailSignInPagesRouter(deps: RouteDeps) {
         csrf: refuseForm,
         body: z.object({ return_to: optionalText(4096), email: text(300), code: text(32) }),
       },
-      async ({ body }, req, res) => {
+      async ({ body, env }, req, res) => {
         enabled();
         const returnTo = body.return_to;
-        const { t } = req.pageEnv!;
+        const { t } = env;
         const again = async (status: number, error: string) => {
           const { application, formTargets } = await signInTargetOf(ctx, returnTo);
           const csrf = issueCsrf(req, res, config);

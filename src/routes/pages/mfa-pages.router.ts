@@ -64,11 +64,11 @@ export function createMfaPagesRouter(deps: RouteDeps) {
           passkey: text(65536),
         }),
       },
-      async ({ body }, req, res) => {
+      async ({ body, env }, req, res) => {
         const returnTo = body.return_to;
         const mfaToken = body.mfa_token;
         const csrf = issueCsrf(req, res, config);
-        const { t } = req.pageEnv!;
+        const { t } = env;
         const { application, formTargets } = await signInTargetOf(ctx, returnTo);
         const registerLink = registrationOpen(ctx.settings.current.values);
         const startOver = () =>
@@ -103,9 +103,9 @@ export function createMfaPagesRouter(deps: RouteDeps) {
         summary: 'Password-less sign-in (form post of the assertion made by the page script)',
         body: z.object({ return_to: optionalText(4096), response: text(65536) }),
       },
-      async ({ body }, req, res) => {
+      async ({ body, env }, req, res) => {
         const csrf = issueCsrf(req, res, config);
-        const { t } = req.pageEnv!;
+        const { t } = env;
         const { application, formTargets } = await signInTargetOf(ctx, body.return_to);
         const context = { application, registerLink: registrationOpen(ctx.settings.current.values) };
         const failed = () =>

@@ -112,12 +112,12 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
         csrf: refuseForm,
         body: z.object({ return_to: optionalText(4096), email: text(), password: text() }),
       },
-      async ({ body }, req, res) => {
+      async ({ body, env }, req, res) => {
         const returnTo = body.return_to;
         const csrf = issueCsrf(req, res, config);
         const email = body.email.trim().slice(0, 254);
         const password = body.password;
-        const { t } = req.pageEnv!;
+        const { t } = env;
         const { context, formTargets } = await signInContext(returnTo);
         if (!email || !password) {
           return html(res, 400, renderLoginPage({ csrf, returnTo, email, error: t.login.missing, ...context }), formTargets);
@@ -183,7 +183,7 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
         auth: 'browser',
         query: z.object({ ...requestIdField, ...uiLocalesField }),
       },
-      async ({ query, principal }, req, res) => {
+      async ({ query, principal, env }, req, res) => {
         const requestId = query.request_id;
         if (!UUID_PATTERN.test(requestId)) return html(res, 404, expiredPage());
         const signedIn = firstParty(principal);
@@ -202,7 +202,7 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
             requestId: info.request.id,
             clientName: info.client.name,
             clientHost: info.client.registration === 'metadata_document' ? new URL(info.client.clientId).host : undefined,
-            scopes: describeScopes(req.pageEnv!.t, info.scopes),
+            scopes: describeScopes(env.t, info.scopes),
             resources: info.resources,
             userEmail: signedIn.email,
             uiLocales: query.ui_locales,

@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
+import { pageEnvOf } from '../../middleware/page-env';
 import { allowFormTargets } from '../../middleware/security-headers';
 import { renderOAuthErrorPage } from '../../views/consent';
 
@@ -36,5 +37,5 @@ export const PAGE = { noStore: true, document: false, tags: ['Pages'] } as const
 
 /** The refusal of a sign-in, consent or account form whose CSRF pair is missing or wrong (403 page). */
 export const refuseForm = requireCsrf((req) =>
-  renderOAuthErrorPage({ title: req.pageEnv!.t.common.requestRefused, message: req.pageEnv!.t.common.formExpired }),
+  renderOAuthErrorPage({ title: pageEnvOf(req).t.common.requestRefused, message: pageEnvOf(req).t.common.formExpired }),
 );

@@ -69,9 +69,9 @@ export function createRegisterPagesRouter(deps: RouteDeps) {
           password_confirm: text(1024),
         }),
       },
-      async ({ body }, req, res) => {
+      async ({ body, env }, req, res) => {
         requireOpen();
-        const { t } = req.pageEnv!;
+        const { t } = env;
         const returnTo = body.return_to;
         const values = { first_name: body.first_name, last_name: body.last_name, email: body.email };
         const again = async (status: number, errors: Partial<Record<RegisterField | 'form', string>>) =>

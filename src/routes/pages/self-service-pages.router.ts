@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
+import { pageEnvOf } from '../../middleware/page-env';
 import { AppError } from '../../errors';
 import { UUID_PATTERN } from '../../lib/ids';
 import { issueCsrf } from '../../middleware/csrf';
@@ -153,7 +154,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
         recoveryCodesLeft: factors.recoveryCodesLeft,
         reauthenticate: authAgeSeconds > RECENT_SIGN_IN_SECONDS,
         emailVerified: principal.emailVerified,
-        notice: context.done && isNotice(context.done) ? req.pageEnv!.t.accountNotices[context.done] : undefined,
+        notice: context.done && isNotice(context.done) ? pageEnvOf(req).t.accountNotices[context.done] : undefined,
         enrolRequired,
         continueTo: enrolRequired && hasSecondFactor(principal.amr) ? (returnTo ?? '/login') : undefined,
         formQuery: contextQs(context),
@@ -199,7 +200,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
         body,
         response: { description: '303 to /account, or the page', kind: 'html' },
       },
-      async ({ principal, query, body: input }, req, res) => {
+      async ({ principal, query, body: input, env }, req, res) => {
         if (!principal || principal.clientId) return signInFirst(res);
         try {
           const outcome = await run(principal, input, req, res);
@@ -211,7 +212,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
         } catch (err) {
           if (!(err instanceof AppError) || err.status >= 500) throw err;
           if (err.headers) res.set(err.headers);
-          const { t } = req.pageEnv!;
+          const { t } = env;
           const message =
             err instanceof FormRefusal
               ? err.message
@@ -266,7 +267,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       'profile',
       z.object({ first_name: text(200), last_name: text(200) }),
       async (principal, body, req) => {
-        const { t } = req.pageEnv!;
+        const { t } = pageEnvOf(req);
         const firstName = checked(nameField('First name'), body.first_name, t.pageErrors.nameInvalid(NAME_MAX_CHARACTERS));
         const lastName = checked(nameField('Last name'), body.last_name, t.pageErrors.nameInvalid(NAME_MAX_CHARACTERS));
         await auth.updateProfile(ctx, principal, { firstName, lastName });
@@ -280,7 +281,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       'password',
       z.object({ current_password: text(1024), new_password: text(1024), new_password_confirm: text(1024) }),
       async (principal, body, req) => {
-        const { t } = req.pageEnv!;
+        const { t } = pageEnvOf(req);
         if (!body.current_password) throw fail(t.pageErrors.currentPasswordMissing);
         const newPassword = checked(passwordField, body.new_password, passwordProblem(t, body.new_password));
         if (newPassword !== body.new_password_confirm) throw fail(t.pageErrors.newPasswordsDiffer);
@@ -393,7 +394,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       async (principal, body, req) => {
         const proof = proofOf(optionalProofBody, { password: body.password });
         const recoveryCodes = await totp.confirmTotp(ctx, principal, body.code.trim(), proof, requestMeta(req));
-        return { show: { recoveryCodes, notice: req.pageEnv!.t.accountNotices.totp_on } };
+        return { show: { recoveryCodes, notice: pageEnvOf(req).t.accountNotices.totp_on } };
       },
       (t) => ({
         conflict: t.pageErrors.totpNotStarted,
@@ -424,7 +425,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       async (principal, body, req) => {
         const proof = body.code.trim() ? { code: body.code } : { password: body.password };
         const recoveryCodes = await regenerateRecoveryCodes(ctx, principal, proofOf(optionalProofBody, proof), requestMeta(req));
-        return { show: { recoveryCodes, notice: req.pageEnv!.t.accountNotices.codes_made } };
+        return { show: { recoveryCodes, notice: pageEnvOf(req).t.accountNotices.codes_made } };
       },
       (t) => ({ conflict: t.pageErrors.needFactorFirst }),
     ),
@@ -435,7 +436,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       'second-factors',
       z.object({ response: text(65536), name: text(200), ...proofFields }),
       async (principal, body, req) => {
-        const { t } = req.pageEnv!;
+        const { t } = pageEnvOf(req);
         let parsed: unknown;
         try {
           parsed = JSON.parse(body.response);
@@ -447,7 +448,8 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
         const proof = proofOf(optionalProofBody, body);
         const created = await passkeys.registerPasskey(ctx, principal, { response, name }, proof, requestMeta(req));
         // The account's first factor comes with its recovery codes (CONTRACT §11), shown once like after TOTP setup.
-        if (created.recoveryCodes) return { show: { recoveryCodes: created.recoveryCodes, notice: req.pageEnv!.t.accountNotices.passkey } };
+        if (created.recoveryCodes)
+          return { show: { recoveryCodes: created.recoveryCodes, notice: pageEnvOf(req).t.accountNotices.passkey } };
         return { done: 'passkey' };
       },
       (t) => ({ validation_error: t.pageErrors.passkeyNotVerified, conflict: t.pageErrors.passkeyDuplicate }),
@@ -461,7 +463,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       async (principal, body, req) => {
         if (!UUID_PATTERN.test(body.id)) throw new AppError('not_found', 'Passkey not found');
         // The API's rule (mfa.schemas.ts), not a second spelling of it.
-        const name = checked(passkeyNewNameField, body.name, req.pageEnv!.t.pageErrors.passkeyName);
+        const name = checked(passkeyNewNameField, body.name, pageEnvOf(req).t.pageErrors.passkeyName);
         await passkeys.renameOwnPasskey(ctx, principal, body.id, name, requestMeta(req));
         return { done: 'passkey_renamed' };
       },

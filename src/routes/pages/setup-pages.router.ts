@@ -55,7 +55,7 @@ export function createSetupPagesRouter(deps: RouteDeps) {
           password_confirm: text(),
         }),
       },
-      async ({ body }, req, res) => {
+      async ({ body, env }, req, res) => {
         const { token } = body;
         const values = { email: body.email, first_name: body.first_name, last_name: body.last_name };
         const again = (status: number, error: string) =>
@@ -67,7 +67,7 @@ export function createSetupPagesRouter(deps: RouteDeps) {
 
         if (!(await isSetupTokenValid(ctx, token))) return html(res, 404, renderSetupInvalid());
         const parsed = setupForm.safeParse(body);
-        const { t } = req.pageEnv!;
+        const { t } = env;
         if (!parsed.success) {
           // The field's own sentence in the page's language (the zod messages are the API's English).
           const field = parsed.error.issues[0]?.path[0];

@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
+import { pageEnvOf } from '../../middleware/page-env';
 import { clearSessionCookies } from '../../middleware/session-cookies';
 import type { Principal } from '../../services/principal';
 import { idpMetadataXml } from '../../services/saml/saml-metadata.service';
@@ -24,7 +25,7 @@ const continueQuery = z.object({ request: optionalText(100) });
 
 /** What a SAML endpoint answers, in HTML: the error page (400), a redirect, or the auto-submitting form. */
 function answer(req: Request, res: Response, outcome: SamlOutcome): void {
-  const { t } = req.pageEnv!;
+  const { t } = pageEnvOf(req);
   if (outcome.kind === 'redirect') return res.redirect(303, outcome.url);
   if (outcome.kind === 'post') {
     const { action, field, message, relayState, appName } = outcome;
