@@ -33,6 +33,7 @@ import * as addPrivateKeyJwt from './20261130150000_add_private_key_jwt';
 import * as createPushedAuthorizationRequests from './20261130151000_create_pushed_authorization_requests';
 import * as createEmailSignIn from './20261130160000_create_email_sign_in';
 import * as addDpopBoundAccessTokens from './20261201100000_add_dpop_bound_access_tokens';
+import * as backchannelLogout from './20261201110000_backchannel_logout';
 import * as roleApiScopes from './20261201120000_role_api_scopes';
 import * as auditEventNames from './20261201121000_audit_event_names';
 
@@ -75,6 +76,7 @@ const MIGRATIONS: Array<[string, Knex.Migration]> = [
   ['20261130151000_create_pushed_authorization_requests', createPushedAuthorizationRequests],
   ['20261130160000_create_email_sign_in', createEmailSignIn],
   ['20261201100000_add_dpop_bound_access_tokens', addDpopBoundAccessTokens],
+  ['20261201110000_backchannel_logout', backchannelLogout],
   ['20261201120000_role_api_scopes', roleApiScopes],
   ['20261201121000_audit_event_names', auditEventNames],
 ];

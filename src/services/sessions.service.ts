@@ -130,6 +130,8 @@ export async function startSession(
      * `clearFailuresOf`, that address's failed attempts are cleared.
      */
     signIn?: { clearFailuresOf?: string };
+    /** Back-Channel Logout (issue 34): a code exchange's session belongs to the browser session that approved it. */
+    browserSessionId?: string | null;
     /**
      * RFC 9449 (docs/dpop.md): the DPoP key the access token is bound to, and whether the refresh token is bound to it
      * too (a public client's; a confidential client's refresh token is bound by its authentication instead).
@@ -155,6 +157,7 @@ export async function startSession(
       expiresAt: refreshExpiresAt,
       authTime: input.auth?.time,
       amr,
+      browserSessionId: input.browserSessionId ?? null,
     },
     tokenId,
     input.signIn,
@@ -234,7 +237,7 @@ export async function rotateRefreshToken(
     refreshId: string,
     refreshExpiresAt: Date,
     grace: boolean,
-    read?: { authTime: Date; userUpdatedAt: Date },
+    read?: { authTime: Date; userUpdatedAt: Date; sid: string },
   ): RotateResult => {
     const roles = globalRoleNames(principal.roles);
     const oauth = payload.client_id ? { clientId: payload.client_id, scope: scope ?? '' } : undefined;
@@ -246,7 +249,7 @@ export async function rotateRefreshToken(
       ok: true,
       grace,
       idTokenSubject: read && {
-        sessionId: payload.sid,
+        sessionId: read.sid,
         authTime: read.authTime,
         amr: principal.amr,
         user: { ...principal, updatedAt: read.userUpdatedAt },

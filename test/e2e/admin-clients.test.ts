@@ -24,6 +24,8 @@ const CLIENT_FIELDS = [
   'allowed_origins',
   'allowed_origins_default',
   'allowed_resources',
+  'backchannel_logout_session_required',
+  'backchannel_logout_uri',
   'client_id',
   'created_at',
   'dpop_bound_access_tokens',

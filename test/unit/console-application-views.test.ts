@@ -26,6 +26,8 @@ const row: OAuthClientRow = {
   jwks: null,
   jwksUri: null,
   requirePushedAuthorizationRequests: false,
+  backchannelLogoutUri: null,
+  backchannelLogoutSessionRequired: false,
   dpopBoundAccessTokens: false,
   lastUsedAt: null,
   createdAt: new Date('2026-11-01T00:00:00Z'),

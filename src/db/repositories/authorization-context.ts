@@ -14,10 +14,12 @@ export interface AuthorizationContext {
   authTime: Date | null;
   /** OIDC `amr`: how it did (CONTRACT §10). */
   amr: string[] | null;
+  /** Back-Channel Logout: the browser session that approved (none for the device flow); the session the code opens belongs to it. */
+  browserSessionId: string | null;
 }
 
 /** What an OpenID Connect authorization carries from the authorize request to the id_token (CONTRACT §9). */
-export type OidcRequestContext = { nonce: string | null; authTime: Date; amr: string[] };
+export type OidcRequestContext = { nonce: string | null; authTime: Date; amr: string[]; browserSessionId?: string | null };
 
 /** The columns of an AuthorizationContext as the tables store them (`amr` is jsonb, read back parsed or as text). */
 export interface AuthorizationContextRecord {
@@ -26,6 +28,8 @@ export interface AuthorizationContextRecord {
   nonce?: string | null;
   auth_time: Date | string | null;
   amr: string[] | string | null;
+  /** Pending authorizations and codes only. */
+  browser_session_id?: string | null;
 }
 
 /** An AuthorizationContext read from its columns. */
@@ -36,6 +40,7 @@ export function authorizationContextOf(r: AuthorizationContextRecord): Authoriza
     nonce: r.nonce ?? null,
     authTime: r.auth_time ? new Date(r.auth_time) : null,
     amr: typeof r.amr === 'string' ? parseAmr(r.amr) : r.amr,
+    browserSessionId: r.browser_session_id ?? null,
   };
 }
 
@@ -48,6 +53,7 @@ function parseAmr(text: string): string[] {
 export function authorizationContextColumns(c: { oidc?: OidcRequestContext; resource?: string | null }): Record<string, unknown> {
   return {
     ...(c.oidc ? { nonce: c.oidc.nonce, auth_time: c.oidc.authTime, amr: c.oidc.amr } : {}),
+    ...(c.oidc?.browserSessionId ? { browser_session_id: c.oidc.browserSessionId } : {}),
     ...(c.resource ? { resource: c.resource } : {}),
   };
 }

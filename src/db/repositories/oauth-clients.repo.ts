@@ -60,6 +60,10 @@ export interface OAuthClientRow {
   jwks: JsonWebKeySet | null;
   /** RFC 7591 §2: where the client publishes its public keys (private_key_jwt), fetched under the outbound rules. */
   jwksUri: string | null;
+  /** OIDC Back-Channel Logout 1.0 (issue 34): where the client is told that a session it holds ended; null: never. */
+  backchannelLogoutUri: string | null;
+  /** OIDC Back-Channel Logout 1.0 §2.2: the client asks for `sid` in logout tokens (always sent here). */
+  backchannelLogoutSessionRequired: boolean;
   /** Last time a token was issued to the client (refreshed at most daily); the prune job reads it for dynamic clients. */
   lastUsedAt: Date | null;
   createdAt: Date;
@@ -89,6 +93,8 @@ interface OAuthClientRecord {
   dpop_bound_access_tokens?: boolean;
   jwks?: JsonWebKeySet | string | null;
   jwks_uri?: string | null;
+  backchannel_logout_uri?: string | null;
+  backchannel_logout_session_required?: boolean;
   last_used_at: Date | null;
   created_at: Date;
   updated_at: Date;
@@ -121,6 +127,8 @@ function toClientRow(r: OAuthClientRecord): OAuthClientRow {
     jwks: typeof r.jwks === 'string' ? (JSON.parse(r.jwks) as JsonWebKeySet) : (r.jwks ?? null),
     jwksUri: r.jwks_uri ?? null,
     requirePushedAuthorizationRequests: r.require_pushed_authorization_requests === true,
+    backchannelLogoutUri: r.backchannel_logout_uri ?? null,
+    backchannelLogoutSessionRequired: r.backchannel_logout_session_required === true,
     dpopBoundAccessTokens: r.dpop_bound_access_tokens === true,
     lastUsedAt: r.last_used_at ? new Date(r.last_used_at) : null,
     createdAt: new Date(r.created_at),
@@ -154,6 +162,8 @@ export async function insertClient(
     privateKeyJwt?: { jwks: JsonWebKeySet | null; jwksUri: string | null };
     /** Issue 34: PAR required for this client. */
     requirePushedAuthorizationRequests?: boolean;
+    /** Issue 34: OIDC Back-Channel Logout (the caller checked the address). */
+    backchannelLogout?: { uri: string | null; sessionRequired: boolean };
     /** Issue 34: DPoP required for this client. */
     dpopBoundAccessTokens?: boolean;
     now: Date;
@@ -184,6 +194,8 @@ export async function insertClient(
       jwks: c.privateKeyJwt?.jwks ? JSON.stringify(c.privateKeyJwt.jwks) : null,
       jwks_uri: c.privateKeyJwt?.jwksUri ?? null,
       require_pushed_authorization_requests: c.requirePushedAuthorizationRequests ?? false,
+      backchannel_logout_uri: c.backchannelLogout?.uri ?? null,
+      backchannel_logout_session_required: c.backchannelLogout?.sessionRequired ?? false,
       dpop_bound_access_tokens: c.dpopBoundAccessTokens ?? false,
       created_at: c.now,
       updated_at: c.now,
@@ -199,10 +211,11 @@ export async function insertClient(
 export async function findClientById(db: DbOrTrx, clientId: string): Promise<OAuthClientRow | undefined> {
   const [row] = await preparedRows(
     db,
-    'sso_find_client_10',
+    'sso_find_client_11',
     `select client_id, name, secret_hash, type, grant_types, allowed_resources, redirect_uris, scopes, post_logout_redirect_uris,
             allowed_origins, cors_origins, is_active, registration, registration_access_token_hash, client_uri, logo_uri,
-            token_endpoint_auth_method, jwks, jwks_uri, require_pushed_authorization_requests, dpop_bound_access_tokens, last_used_at, created_at, updated_at
+            token_endpoint_auth_method, jwks, jwks_uri, require_pushed_authorization_requests, dpop_bound_access_tokens,
+            backchannel_logout_uri, backchannel_logout_session_required, last_used_at, created_at, updated_at
        from oauth_clients where client_id = $1`,
     [clientId],
   );
@@ -258,6 +271,9 @@ export async function updateClient(
     /** Issue 34: the keys of a private_key_jwt client (exactly one of the two is set). */
     keys: { jwks: JsonWebKeySet | null; jwksUri: string | null };
     requirePushedAuthorizationRequests: boolean;
+    /** null: no back-channel logout. */
+    backchannelLogoutUri: string | null;
+    backchannelLogoutSessionRequired: boolean;
     dpopBoundAccessTokens: boolean;
   }>,
   now: Date,
@@ -275,6 +291,10 @@ export async function updateClient(
   if (patch.logoUri !== undefined) record.logo_uri = patch.logoUri;
   if (patch.requirePushedAuthorizationRequests !== undefined) {
     record.require_pushed_authorization_requests = patch.requirePushedAuthorizationRequests;
+  }
+  if (patch.backchannelLogoutUri !== undefined) record.backchannel_logout_uri = patch.backchannelLogoutUri;
+  if (patch.backchannelLogoutSessionRequired !== undefined) {
+    record.backchannel_logout_session_required = patch.backchannelLogoutSessionRequired;
   }
   if (patch.dpopBoundAccessTokens !== undefined) record.dpop_bound_access_tokens = patch.dpopBoundAccessTokens;
   if (patch.keys !== undefined) {

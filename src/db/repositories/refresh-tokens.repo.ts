@@ -53,7 +53,8 @@ export interface FastRotation {
   /** The live principal, undefined when the user is no longer active (the token was consumed all the same). */
   principal: PrincipalRecord | undefined;
   /** With the principal: what an id_token of the rotated session says beyond it (read in the same statement). */
-  idTokenReads: { authTime: Date; userUpdatedAt: Date } | undefined;
+  /** What an id_token needs beyond the principal; `sid` is the browser session the session belongs to (issue 34). */
+  idTokenReads: { authTime: Date; userUpdatedAt: Date; sid: string } | undefined;
 }
 
 /**
@@ -79,7 +80,7 @@ export async function rotateLiveRefreshToken(
   },
 ): Promise<FastRotation | undefined> {
   const [row] = await retryingConflicts(() =>
-    preparedRows(db, 'sso_rotate_refresh_6', ROTATE_SQL, [
+    preparedRows(db, 'sso_rotate_refresh_7', ROTATE_SQL, [
       t.sessionId,
       t.userId,
       t.tokenId,
@@ -95,7 +96,11 @@ export async function rotateLiveRefreshToken(
     refreshExpiresAt: new Date(row.refresh_expires_at as string | Date),
     principal: row.id ? toPrincipalRecord(row) : undefined,
     idTokenReads: row.id
-      ? { authTime: new Date(row.auth_time as string | Date), userUpdatedAt: new Date(row.user_updated_at as string | Date) }
+      ? {
+          authTime: new Date(row.auth_time as string | Date),
+          userUpdatedAt: new Date(row.user_updated_at as string | Date),
+          sid: String(row.oidc_sid),
+        }
       : undefined,
   };
 }
@@ -106,7 +111,7 @@ export async function rotateLiveRefreshToken(
  * in the same statement (`g`, after refresh_tokens in the lock order of docs/security.md).
  */
 const ROTATE_SQL = `with s as (
-       select se.id, se.user_id, se.amr, se.created_at, se.auth_time, se.client_id from sessions se
+       select se.id, se.user_id, se.amr, se.created_at, se.auth_time, se.client_id, se.browser_session_id from sessions se
         where se.id = $1 and se.user_id = $2 and se.revoked_at is null and se.expires_at > $4
           and ${sessionClientIsActive('se')}
         for no key update
@@ -128,5 +133,6 @@ const ROTATE_SQL = `with s as (
          from s
         where s.client_id is not null and og.user_id = s.user_id and og.client_id = s.client_id and exists (select 1 from n)
      ), ${rolesCte('$2')}
-     select n.expires_at as refresh_expires_at, s.auth_time, u.updated_at as user_updated_at, ${PRINCIPAL_COLUMNS}
+     select n.expires_at as refresh_expires_at, s.auth_time, coalesce(s.browser_session_id, s.id) as oidc_sid,
+            u.updated_at as user_updated_at, ${PRINCIPAL_COLUMNS}
        from n cross join s left join users u on u.id = s.user_id and u.is_active`;

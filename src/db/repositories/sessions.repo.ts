@@ -16,6 +16,13 @@ export interface SessionRow {
   authTime: Date;
   /** How they did (OIDC `amr`, CONTRACT §10). */
   amr: string[];
+  /** Back-Channel Logout (issue 34): the browser session a code exchange's session belongs to. */
+  browserSessionId: string | null;
+}
+
+/** The id_token's `sid` of a session: the browser session it belongs to, else its own id (issue 34). */
+export function oidcSidOf(session: Pick<SessionRow, 'id' | 'browserSessionId'>): string {
+  return session.browserSessionId ?? session.id;
 }
 
 interface SessionRecord {
@@ -31,6 +38,7 @@ interface SessionRecord {
   revoked_at: Date | null;
   auth_time: Date;
   amr: string[] | null;
+  browser_session_id?: string | null;
 }
 
 function toSessionRow(r: SessionRecord): SessionRow {
@@ -47,6 +55,7 @@ function toSessionRow(r: SessionRecord): SessionRow {
     revokedAt: r.revoked_at ? new Date(r.revoked_at) : null,
     authTime: new Date(r.auth_time),
     amr: r.amr ?? ['pwd'],
+    browserSessionId: r.browser_session_id ?? null,
   };
 }
 
@@ -69,6 +78,7 @@ export async function insertSession(
     /** Defaults: now, ['pwd']. A session created by a code exchange inherits the browser session's. */
     authTime?: Date;
     amr?: string[];
+    browserSessionId?: string | null;
   },
   firstRefreshTokenId: string,
   signIn?: { clearFailuresOf?: string },
@@ -78,17 +88,18 @@ export async function insertSession(
   // reads in no set order (in practice last, in reverse), so `cleared` reads `touched` to run after it.
   const signInCtes = [
     ...(signIn ? ['touched as (update users set last_login_at = $7 where id = $2 returning id)'] : []),
-    ...(clearing ? ['cleared as (delete from login_failures where email = $12 and exists (select 1 from touched))'] : []),
+    ...(clearing ? ['cleared as (delete from login_failures where email = $13 and exists (select 1 from touched))'] : []),
   ];
   // A named prepared statement per shape (a password sign-in runs it outside a transaction: issue 10).
-  const name = clearing ? 'sso_insert_session_password_sign_in_2' : signIn ? 'sso_insert_session_sign_in_2' : 'sso_insert_session_1';
+  const name = clearing ? 'sso_insert_session_password_sign_in_3' : signIn ? 'sso_insert_session_sign_in_3' : 'sso_insert_session_2';
   const [row] = await preparedRows(
     db,
     name,
     `with ${signInCtes.map((cte) => `${cte},`).join('\n')}
      s as (
-       insert into sessions (id, user_id, client_id, scope, ip, user_agent, created_at, last_used_at, expires_at, auth_time, amr)
-       values ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, cast($10 as text[]))
+       insert into sessions (id, user_id, client_id, scope, ip, user_agent, created_at, last_used_at, expires_at, auth_time, amr,
+                             browser_session_id)
+       values ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, cast($10 as text[]), cast($12 as uuid))
        returning id
      ), t as (
        insert into refresh_tokens (id, session_id, created_at, expires_at) select $11, s.id, $7, $8 from s
@@ -106,6 +117,7 @@ export async function insertSession(
       s.authTime ?? s.now,
       s.amr ?? ['pwd'],
       firstRefreshTokenId,
+      s.browserSessionId ?? null,
       ...(clearing ? [signIn.clearFailuresOf] : []),
     ],
   );
@@ -171,6 +183,21 @@ export async function revokeSessionsOfUser(
   if (filter.exceptSessionId) q.whereNot({ id: filter.exceptSessionId });
   if (filter.clientId) q.where({ client_id: filter.clientId });
   return q.update({ revoked_at: now });
+}
+
+/**
+ * RP-Initiated Logout (issue 34): the client's sessions named by an id_token's `sid`, which names the browser session
+ * they belong to (or, in id_tokens signed before back-channel logout, the session itself). Returns how many ended.
+ */
+export async function revokeClientSessionsOfSid(
+  db: DbOrTrx,
+  s: { sid: string; userId: string; clientId: string; now: Date },
+): Promise<number> {
+  return db('sessions')
+    .where({ user_id: s.userId, client_id: s.clientId })
+    .andWhere((q) => q.where({ id: s.sid }).orWhere({ browser_session_id: s.sid }))
+    .whereNull('revoked_at')
+    .update({ revoked_at: s.now });
 }
 
 export async function revokeSessionsOfClient(db: DbOrTrx, clientId: string, now: Date): Promise<number> {

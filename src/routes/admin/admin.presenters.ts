@@ -1,7 +1,25 @@
+import type { BackchannelDeliveryRow } from '../../db/repositories/backchannel-logout.repo';
 import type { ApiResourceRow } from '../../db/repositories/api-resources.repo';
 import type { OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
 import type { RegistrationTokenRow } from '../../db/repositories/registration-tokens.repo';
 import type { AdminSummary } from '../../services/admin.service';
+
+/** One back-channel logout delivery (issue 34), field by field. */
+export function presentBackchannelDelivery(d: BackchannelDeliveryRow) {
+  return {
+    id: d.id,
+    user_id: d.userId,
+    sid: d.sid,
+    status: d.status,
+    attempts: d.attempts,
+    last_attempt_at: d.lastAttemptAt?.toISOString() ?? null,
+    last_response_status: d.lastResponseStatus,
+    last_error: d.lastError,
+    next_attempt_at: d.status === 'pending' ? (d.nextAttemptAt?.toISOString() ?? null) : null,
+    delivered_at: d.deliveredAt?.toISOString() ?? null,
+    created_at: d.createdAt.toISOString(),
+  };
+}
 
 /** OAuth client (CONTRACT §6). Listed field by field: the secret hash can never appear (spec §2.6). */
 export function presentClient(client: OAuthClientRow) {
@@ -19,6 +37,8 @@ export function presentClient(client: OAuthClientRow) {
     jwks: client.jwks,
     jwks_uri: client.jwksUri,
     require_pushed_authorization_requests: client.requirePushedAuthorizationRequests,
+    backchannel_logout_uri: client.backchannelLogoutUri,
+    backchannel_logout_session_required: client.backchannelLogoutSessionRequired,
     dpop_bound_access_tokens: client.dpopBoundAccessTokens,
     grant_types: client.grantTypes,
     allowed_resources: client.allowedResources,

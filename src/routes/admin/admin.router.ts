@@ -3,15 +3,24 @@ import { getSummary } from '../../services/admin.service';
 import { listSigningKeys, rotateSigningKey } from '../../services/oidc/signing-keys.service';
 import { CLIENT_ACTIVATION_PERMISSION, hasPermission, SUPER_ADMIN } from '../../services/rbac-policy';
 import * as clients from '../../services/oauth/clients.service';
+import { recentBackchannelDeliveries } from '../../services/oidc/backchannel-logout.service';
 import * as registrationTokens from '../../services/oauth/registration/registration-tokens.service';
 import * as resources from '../../services/oauth/resources.service';
 import { declareRouter, endpoint, serve } from '../route';
 import type { RouteDeps } from '../types';
-import { presentApiResource, presentClient, presentRegistrationToken, presentSigningKey, presentSummary } from './admin.presenters';
+import {
+  presentApiResource,
+  presentBackchannelDelivery,
+  presentClient,
+  presentRegistrationToken,
+  presentSigningKey,
+  presentSummary,
+} from './admin.presenters';
 import {
   apiResourceEnvelope,
   apiResourceIdParams,
   apiResourcesBody,
+  backchannelDeliveriesBody,
   createApiResourceBody,
   updateApiResourceBody,
   clientEnvelope,
@@ -166,6 +175,24 @@ export const clientsApi = {
     async ({ params }, ctx) => {
       const rotated = await clients.rotateClientSecret(ctx, params.clientId);
       return { client_id: rotated.clientId, client_secret: rotated.clientSecret };
+    },
+  ),
+  backchannelDeliveries: endpoint(
+    {
+      method: 'get',
+      path: '/oauth-clients/:clientId/backchannel-logout-deliveries',
+      summary: "The client's 20 most recent back-channel logout deliveries, newest first",
+      description:
+        'OpenID Connect Back-Channel Logout (docs/backchannel-logout.md): one delivery per ended browser session under which ' +
+        'the client held a session; pending while retried on the webhooks schedule, then delivered or failed.',
+      auth: 'user',
+      permission: 'oauth_clients:read',
+      params: clientIdParams,
+      response: { description: '{ deliveries }', schema: backchannelDeliveriesBody },
+    },
+    async ({ params }, ctx) => {
+      await clients.getClient(ctx, params.clientId);
+      return { deliveries: (await recentBackchannelDeliveries(ctx, params.clientId)).map(presentBackchannelDelivery) };
     },
   ),
   deactivate: endpoint(

@@ -90,6 +90,14 @@ const clientFields = {
   // Browser origins answered CORS at the token, revocation, userinfo, device-authorization and PAR endpoints;
   // null (or never set): the default, the origins of a public client's redirect URIs.
   allowed_origins: webOrigins.nullable().optional(),
+  // OpenID Connect Back-Channel Logout 1.0 (issue 34): where logout tokens are POSTed; null removes it. The address
+  // rules (https, private targets) are judged by the service, which resolves the host.
+  backchannel_logout_uri: z
+    .string({ error: 'backchannel_logout_uri must be a string' })
+    .max(2048, 'backchannel_logout_uri is too long')
+    .nullable()
+    .optional(),
+  backchannel_logout_session_required: z.boolean({ error: 'backchannel_logout_session_required must be a boolean' }).optional(),
 };
 
 /** `redirect_uri` (one) and `redirect_uris` may both be given; the union is registered, in order. */
@@ -167,6 +175,8 @@ export const createClientBody = z
       postLogoutRedirectUris: b.post_logout_redirect_uris ?? [],
       allowedOrigins: b.allowed_origins ?? null,
       isActive: b.is_active,
+      backchannelLogoutUri: b.backchannel_logout_uri ?? null,
+      backchannelLogoutSessionRequired: b.backchannel_logout_session_required,
     };
   });
 
@@ -185,7 +195,30 @@ export const updateClientBody = z
     requirePushedAuthorizationRequests: b.require_pushed_authorization_requests,
     dpopBoundAccessTokens: b.dpop_bound_access_tokens,
     allowedOrigins: b.allowed_origins,
+    backchannelLogoutUri: b.backchannel_logout_uri,
+    backchannelLogoutSessionRequired: b.backchannel_logout_session_required,
   }));
+
+/** Back-channel logout deliveries of one client (issue 34). */
+export const backchannelDeliveriesBody = z.strictObject({
+  deliveries: z.array(
+    z
+      .strictObject({
+        id: z.string(),
+        user_id: z.string(),
+        sid: z.string().meta({ description: "the logout token's sid: the browser session that ended" }),
+        status: z.enum(['pending', 'delivered', 'failed']),
+        attempts: z.number().int(),
+        last_attempt_at: z.string().nullable(),
+        last_response_status: z.number().int().nullable(),
+        last_error: z.string().nullable(),
+        next_attempt_at: z.string().nullable(),
+        delivered_at: z.string().nullable(),
+        created_at: z.string(),
+      })
+      .meta({ id: 'BackchannelLogoutDelivery' }),
+  ),
+});
 
 /** OAuth client (CONTRACT §6): never the secret or its hash. */
 export const clientBody = z
@@ -219,6 +252,12 @@ export const clientBody = z
         'browser origins answered CORS (no credentials) at the token, revocation, userinfo, device-authorization and PAR ' +
         "endpoints: the list set on the client, else the default (a public client: its redirect URIs' origins; a confidential one: none)",
     }),
+    backchannel_logout_uri: z.string().nullable().meta({
+      description: 'OpenID Connect Back-Channel Logout: where a logout token is POSTed when a session the client holds ends; null: none',
+    }),
+    backchannel_logout_session_required: z
+      .boolean()
+      .meta({ description: 'Back-Channel Logout §2.2: the client needs sid in logout tokens (sid is always sent)' }),
     allowed_origins_default: z.boolean().meta({ description: 'true while no list is set (PATCH allowed_origins: null goes back to it)' }),
     // CONTRACT §13.
     registration: z.enum(['admin', 'dynamic', 'metadata_document']).meta({

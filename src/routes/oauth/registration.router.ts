@@ -38,6 +38,12 @@ function presentClientInformation(baseUrl: string, registered: RegisteredClient)
     ...(client.jwks ? { jwks: client.jwks } : {}),
     ...(client.jwksUri ? { jwks_uri: client.jwksUri } : {}),
     ...(client.requirePushedAuthorizationRequests ? { require_pushed_authorization_requests: true } : {}),
+    ...(client.backchannelLogoutUri
+      ? {
+          backchannel_logout_uri: client.backchannelLogoutUri,
+          backchannel_logout_session_required: client.backchannelLogoutSessionRequired,
+        }
+      : {}),
     ...(client.dpopBoundAccessTokens ? { dpop_bound_access_tokens: true } : {}),
     scope: formatScope(client.scopes),
     ...(client.clientUri ? { client_uri: client.clientUri } : {}),

@@ -38,6 +38,12 @@ const metadataFields = {
   dpop_bound_access_tokens: z.boolean({ error: 'dpop_bound_access_tokens must be a boolean' }).optional(),
   // An extension: the browser origins answered CORS (default: the origins of a public client's redirect URIs).
   allowed_origins: webOrigins.optional(),
+  // OpenID Connect Back-Channel Logout 1.0 §2.2 (issue 34); the address rules are judged by the registration service.
+  backchannel_logout_uri: z
+    .string({ error: 'backchannel_logout_uri must be a string' })
+    .max(2048, 'backchannel_logout_uri is too long')
+    .optional(),
+  backchannel_logout_session_required: z.boolean({ error: 'backchannel_logout_session_required must be a boolean' }).optional(),
 };
 
 function toMetadata(b: z.output<z.ZodObject<typeof metadataFields>>) {
@@ -54,6 +60,8 @@ function toMetadata(b: z.output<z.ZodObject<typeof metadataFields>>) {
     requirePushedAuthorizationRequests: b.require_pushed_authorization_requests,
     dpopBoundAccessTokens: b.dpop_bound_access_tokens,
     allowedOrigins: b.allowed_origins,
+    backchannelLogoutUri: b.backchannel_logout_uri,
+    backchannelLogoutSessionRequired: b.backchannel_logout_session_required,
   };
 }
 
@@ -90,6 +98,11 @@ export const clientInformationBody = z
       .meta({ description: 'private_key_jwt clients' }),
     jwks_uri: z.string().optional().meta({ description: 'private_key_jwt clients' }),
     require_pushed_authorization_requests: z.boolean().optional().meta({ description: 'RFC 9126 §6: present (true) when required' }),
+    backchannel_logout_uri: z
+      .string()
+      .optional()
+      .meta({ description: 'OpenID Connect Back-Channel Logout: where logout tokens are POSTed' }),
+    backchannel_logout_session_required: z.boolean().optional().meta({ description: 'Back-Channel Logout §2.2 (sid is always sent)' }),
     dpop_bound_access_tokens: z.boolean().optional().meta({ description: 'RFC 9449 §5.2: present (true) when required' }),
     scope: z.string(),
     client_uri: z.string().optional(),

@@ -265,7 +265,13 @@ export async function startAuthorization(
     if (prompt.none) return redirectError('login_required', 'The user must sign in again');
     return loginRedirect(authorizeUrlAfterSignIn(authorizeUrl));
   }
-  const oidcContext: OidcRequestContext = { nonce: oidc.params.nonce ?? null, authTime, amr: browserSession?.amr ?? ['pwd'] };
+  const oidcContext: OidcRequestContext = {
+    nonce: oidc.params.nonce ?? null,
+    authTime,
+    amr: browserSession?.amr ?? ['pwd'],
+    // Back-Channel Logout (issue 34): the session the code opens belongs to this browser session (the id_token's sid).
+    browserSessionId: browserSession?.id ?? null,
+  };
   // A pushed request is spent here, once the person is signed in and the request is decided (RFC 9126 §4: once).
   const spent = pushed ? await pushed.spend() : undefined;
   if (spent) return spent;

@@ -18,6 +18,7 @@ import { checkRedirectUri } from '../../lib/redirect-uri';
 import type { ServiceContext } from '../context';
 import { findApiResourceByIdentifier } from '../../db/repositories/api-resources.repo';
 import { checkClientKeys } from './client-keys';
+import { assertBackchannelLogoutUriAllowed } from '../oidc/backchannel-logout.service';
 import { checkClientShape, type ClientType } from './client-policy';
 import { generateClientId, generateClientSecret } from './client-secrets';
 
@@ -43,6 +44,9 @@ export interface ClientInput {
   keys?: { jwks?: unknown; jwksUri?: string };
   /** Browser origins answered CORS (docs/apps.md); null or absent: the default (client-policy.ts corsOriginsOf). */
   allowedOrigins?: string[] | null;
+  /** OIDC Back-Channel Logout (issue 34); null (or absent at creation): none. */
+  backchannelLogoutUri?: string | null;
+  backchannelLogoutSessionRequired?: boolean;
 }
 
 /** Issue 34: the keys as they will be stored, or the 400 naming the field. */
@@ -96,6 +100,7 @@ export async function createClient(ctx: ServiceContext, input: ClientInput): Pro
   const allowedResources = input.allowedResources ?? [];
   await assertClientShape(ctx, { type, grantTypes, redirectUris: input.redirectUris, allowedResources });
   const privateKeyJwt = input.privateKeyJwt ? judgeKeys(ctx, input.privateKeyJwt) : undefined;
+  await assertBackchannelLogoutUriAllowed(ctx, input.backchannelLogoutUri);
   // CONTRACT §12: a public client has no secret at all (token_endpoint_auth_method none); nor has a private_key_jwt one.
   const { secret, secretHash } =
     type === 'confidential' && !privateKeyJwt ? generateClientSecret() : { secret: undefined, secretHash: null };
@@ -114,6 +119,7 @@ export async function createClient(ctx: ServiceContext, input: ClientInput): Pro
       isActive: input.isActive ?? true,
       privateKeyJwt,
       requirePushedAuthorizationRequests: input.requirePushedAuthorizationRequests,
+      backchannelLogout: { uri: input.backchannelLogoutUri ?? null, sessionRequired: input.backchannelLogoutSessionRequired ?? false },
       dpopBoundAccessTokens: input.dpopBoundAccessTokens,
       now: ctx.clock.now(),
     });
@@ -181,6 +187,7 @@ export async function updateClient(ctx: ServiceContext, clientId: string, patch:
     }
     keys = judgeKeys(ctx, patch.keys);
   }
+  await assertBackchannelLogoutUriAllowed(ctx, patch.backchannelLogoutUri);
   const now = ctx.clock.now();
   const client = await withTransaction(ctx.db, async (trx) => {
     const { keys: _keys, privateKeyJwt: _privateKeyJwt, ...rest } = patch;

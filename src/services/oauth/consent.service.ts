@@ -95,7 +95,9 @@ export async function approveAuthorization(ctx: ServiceContext, principal: Princ
       redirectUri: request.redirectUri,
       scope: request.scope,
       codeChallenge: request.codeChallenge,
-      oidc: request.authTime ? { nonce: request.nonce, authTime: request.authTime, amr: request.amr ?? ['pwd'] } : undefined,
+      oidc: request.authTime
+        ? { nonce: request.nonce, authTime: request.authTime, amr: request.amr ?? ['pwd'], browserSessionId: request.browserSessionId }
+        : undefined,
       resource: request.resource,
     });
     return authorizationResponseUrl(ctx.config.oidcIssuer, request.redirectUri, { code, state: request.state });

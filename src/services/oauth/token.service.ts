@@ -111,6 +111,7 @@ export async function exchangeAuthorizationCode(
       client: { clientId: client.clientId, scope: code.scope },
       meta,
       auth,
+      browserSessionId: code.browserSessionId,
       dpop: dpopBinding(client, input.dpopJkt),
     });
     await setAuthorizationCodeSession(trx, codeHash, started.sessionId);

@@ -41,6 +41,9 @@ export function buildOpenIdConfiguration(
     userinfo_endpoint: `${api}/userinfo`,
     jwks_uri: `${api}/jwks`,
     end_session_endpoint: `${api}/logout`,
+    // OpenID Connect Back-Channel Logout 1.0 §2.1 (issue 34): logout tokens always carry sid.
+    backchannel_logout_supported: true,
+    backchannel_logout_session_supported: true,
     revocation_endpoint: `${api}/revoke`,
     introspection_endpoint: `${api}/introspect`,
     response_types_supported: ['code'],

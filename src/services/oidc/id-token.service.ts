@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { DbOrTrx } from '../../db';
-import { findSessionById } from '../../db/repositories/sessions.repo';
+import { findSessionById, oidcSidOf } from '../../db/repositories/sessions.repo';
 import { findUserById } from '../../db/repositories/users.repo';
 import type { ServiceContext } from '../context';
 import { fullName } from '../principal';
@@ -38,11 +38,12 @@ export async function issueIdToken(
   const session = await findSessionById(db, input.sessionId);
   const user = session ? await findUserById(db, session.userId) : undefined;
   if (!session || !user) return undefined;
-  return signIdToken(ctx, { sessionId: session.id, authTime: session.authTime, amr: session.amr, user }, input, db);
+  return signIdToken(ctx, { sessionId: oidcSidOf(session), authTime: session.authTime, amr: session.amr, user }, input, db);
 }
 
 /** What an id_token says about its session and user, however the caller read them. */
 export interface IdTokenSubject {
+  /** The `sid` claim: the browser session the OAuth session belongs to, else the session itself (issue 34). */
   sessionId: string;
   authTime: Date;
   amr: string[];

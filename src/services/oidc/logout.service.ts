@@ -1,6 +1,6 @@
 import { withTransaction } from '../../db';
 import { findClientById } from '../../db/repositories/oauth-clients.repo';
-import { findSessionById, revokeSession } from '../../db/repositories/sessions.repo';
+import { revokeClientSessionsOfSid, revokeSession } from '../../db/repositories/sessions.repo';
 import type { ServiceContext } from '../context';
 import type { Principal } from '../principal';
 import { buildRedirectUrl } from '../oauth/authorize.service';
@@ -34,6 +34,8 @@ interface IdTokenHint {
 }
 
 const MAX_HINT_LENGTH = 8192;
+
+const isUuid = (value: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value);
 
 /**
  * An id_token we issued, checked by signature and issuer only: RP-Initiated Logout §2 lets an expired one serve as
@@ -92,12 +94,8 @@ export async function planLogout(
 
   const now = ctx.clock.now();
   await withTransaction(ctx.db, async (trx) => {
-    if (hint?.sid) {
-      const clientSession = await findSessionById(trx, hint.sid);
-      if (clientSession && clientSession.userId === hint.sub && clientSession.clientId === hint.aud) {
-        await revokeSession(trx, clientSession.id, now);
-      }
-    }
+    // The hint's sid names the browser session; the client's sessions under it end (issue 34).
+    if (hint?.sid && isUuid(hint.sid)) await revokeClientSessionsOfSid(trx, { sid: hint.sid, userId: hint.sub, clientId: hint.aud, now });
     if (browser) await revokeSession(trx, browser.sessionId, now);
     await ctx.events.record(trx, {
       type: 'oidc.logout',

@@ -2,6 +2,7 @@ import type { Logger as WorkerLogger, Runner } from 'graphile-worker';
 import type { DbOrTrx } from '../../db';
 import { createOutboundClient, type OutboundClient } from '../../lib/outbound-http';
 import type { ServiceContext } from '../context';
+import { attemptBackchannelLogout, BACKCHANNEL_LOGOUT_TASK } from '../oidc/backchannel-logout.service';
 import { attemptDelivery, type DeliveryOptions } from './delivery.service';
 import { webhookAddressRules, webhookOutboundPolicy } from './webhook-policy';
 
@@ -110,6 +111,12 @@ export async function startWebhookWorker(ctx: ServiceContext, options: WebhookWo
         const deliveryId = String((payload as { deliveryId?: unknown }).deliveryId ?? '');
         if (!/^[1-9][0-9]{0,18}$/.test(deliveryId)) return;
         await attemptDelivery(ctx, deliveryId, deliveryOptions);
+      },
+      // Issue 34: OpenID Connect back-channel logout tokens, on the same queue, schedule and outbound rules.
+      [BACKCHANNEL_LOGOUT_TASK]: async (payload) => {
+        const deliveryId = String((payload as { deliveryId?: unknown }).deliveryId ?? '');
+        if (!/^[1-9][0-9]{0,18}$/.test(deliveryId)) return;
+        await attemptBackchannelLogout(ctx, deliveryId, deliveryOptions);
       },
     },
   });

@@ -13,6 +13,7 @@ import { OAuthError } from '../../../errors';
 import { randomToken, safeEqual, sha256Hex } from '../../../lib/crypto';
 import type { ServiceContext } from '../../context';
 import { checkClientKeys } from '../client-keys';
+import { backchannelLogoutUriProblem } from '../../oidc/backchannel-logout.service';
 import { DEFAULT_GRANT_TYPES } from '../client-policy';
 import { generateClientId, generateClientSecret, verifyClientSecret } from '../client-secrets';
 import { openRegistrationResources } from '../resources.service';
@@ -37,6 +38,22 @@ export interface ClientMetadataInput {
   dpopBoundAccessTokens?: boolean;
   /** Browser origins answered CORS; omitted: the default (client-policy.ts corsOriginsOf). */
   allowedOrigins?: string[];
+  /** OpenID Connect Back-Channel Logout 1.0 §2.2 (issue 34). */
+  backchannelLogoutUri?: string;
+  backchannelLogoutSessionRequired?: boolean;
+}
+
+/** The back-channel logout metadata as stored, or invalid_client_metadata naming the address problem (issue 34). */
+async function judgeBackchannelLogout(ctx: ServiceContext, metadata: ClientMetadataInput) {
+  if (metadata.backchannelLogoutUri === undefined) {
+    if (metadata.backchannelLogoutSessionRequired) {
+      throw new OAuthError('invalid_client_metadata', 'backchannel_logout_session_required needs a backchannel_logout_uri');
+    }
+    return { uri: null, sessionRequired: false };
+  }
+  const problem = await backchannelLogoutUriProblem(ctx, metadata.backchannelLogoutUri);
+  if (problem) throw new OAuthError('invalid_client_metadata', problem);
+  return { uri: metadata.backchannelLogoutUri, sessionRequired: metadata.backchannelLogoutSessionRequired ?? false };
 }
 
 /** RFC 7592 §2.2: an update names the client it is about, and may repeat the secret (it must then be the right one). */
@@ -143,6 +160,7 @@ export async function registerClient(
   const registrationAccessToken = randomToken(32);
   // Read before the transaction: it holds one connection and never waits for a second.
   const resourceScopes = await openResourceScopes(ctx);
+  const backchannelLogout = await judgeBackchannelLogout(ctx, input.metadata);
   return withTransaction(ctx.db, async (trx) => {
     let registrationTokenId: string | undefined;
     if (mode === 'token') {
@@ -171,6 +189,7 @@ export async function registerClient(
       requirePushedAuthorizationRequests: input.metadata.requirePushedAuthorizationRequests ?? false,
       dpopBoundAccessTokens: input.metadata.dpopBoundAccessTokens ?? false,
       allowedOrigins: judged.allowedOrigins,
+      backchannelLogout,
       now,
     });
     await ctx.events.record(trx, {
@@ -229,6 +248,7 @@ export async function updateRegistration(
   }
   const mode = enabledMode(ctx) === 'token' && (await findRegistrationMode(ctx.db, clientId)) === 'token' ? 'token' : 'open';
   const judged = judge(ctx, mode, metadata, await openResourceScopes(ctx), current.type, current.tokenEndpointAuthMethod);
+  const backchannelLogout = await judgeBackchannelLogout(ctx, metadata);
   const client = await withTransaction(ctx.db, async (trx) => {
     const row = await updateClient(
       trx,
@@ -244,6 +264,8 @@ export async function updateRegistration(
         requirePushedAuthorizationRequests: metadata.requirePushedAuthorizationRequests ?? false,
         dpopBoundAccessTokens: metadata.dpopBoundAccessTokens ?? false,
         allowedOrigins: judged.allowedOrigins,
+        backchannelLogoutUri: backchannelLogout.uri,
+        backchannelLogoutSessionRequired: backchannelLogout.sessionRequired,
       },
       ctx.clock.now(),
     );
@@ -253,7 +275,7 @@ export async function updateRegistration(
       subjectId: clientId,
       clientId,
       detail: {
-        fields: ['name', 'redirect_uris', 'grant_types', 'scopes', 'client_uri', 'logo_uri', 'allowed_origins'],
+        fields: ['name', 'redirect_uris', 'grant_types', 'scopes', 'client_uri', 'logo_uri', 'allowed_origins', 'backchannel_logout_uri'],
         via: 'registration',
       },
     });

@@ -1,0 +1,131 @@
+import type { DbOrTrx } from '..';
+
+/**
+ * OpenID Connect Back-Channel Logout deliveries (issue 34): one row per (client, ended session), written by the
+ * `session_ended` trigger of the backchannel_logout migration in the transaction that ended the session.
+ */
+export type BackchannelDeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+export interface BackchannelDeliveryRow {
+  id: string;
+  clientId: string;
+  userId: string;
+  /** The `sid` of the logout token: the browser session, as in the client's id_tokens. */
+  sid: string;
+  status: BackchannelDeliveryStatus;
+  attempts: number;
+  lastAttemptAt: Date | null;
+  lastResponseStatus: number | null;
+  lastError: string | null;
+  nextAttemptAt: Date | null;
+  deliveredAt: Date | null;
+  createdAt: Date;
+}
+
+interface BackchannelDeliveryRecord {
+  id: string | number;
+  client_id: string;
+  user_id: string;
+  sid: string;
+  status: string;
+  attempts: number;
+  last_attempt_at: Date | null;
+  last_response_status: number | null;
+  last_error: string | null;
+  next_attempt_at: Date | null;
+  delivered_at: Date | null;
+  created_at: Date;
+}
+
+function toStatus(value: string): BackchannelDeliveryStatus {
+  return value === 'delivered' || value === 'failed' ? value : 'pending';
+}
+
+const date = (d: Date | null) => (d ? new Date(d) : null);
+
+function toRow(r: BackchannelDeliveryRecord): BackchannelDeliveryRow {
+  return {
+    id: String(r.id),
+    clientId: r.client_id,
+    userId: r.user_id,
+    sid: r.sid,
+    status: toStatus(r.status),
+    attempts: r.attempts,
+    lastAttemptAt: date(r.last_attempt_at),
+    lastResponseStatus: r.last_response_status,
+    lastError: r.last_error,
+    nextAttemptAt: date(r.next_attempt_at),
+    deliveredAt: date(r.delivered_at),
+    createdAt: new Date(r.created_at),
+  };
+}
+
+/** One delivery with the client's current logout address and state (the attempt reads both). */
+export async function findBackchannelDeliveryWork(
+  db: DbOrTrx,
+  id: string,
+): Promise<{ delivery: BackchannelDeliveryRow; uri: string | null; clientActive: boolean } | undefined> {
+  const row = await db('backchannel_logout_deliveries as d')
+    .join('oauth_clients as c', 'c.client_id', 'd.client_id')
+    .where('d.id', id)
+    .first('d.*', 'c.backchannel_logout_uri as uri', 'c.is_active as client_active');
+  if (!row) return undefined;
+  return { delivery: toRow(row as BackchannelDeliveryRecord), uri: row.uri ?? null, clientActive: row.client_active === true };
+}
+
+export interface BackchannelAttemptOutcome {
+  status: BackchannelDeliveryStatus;
+  responseStatus: number | null;
+  error: string | null;
+  /** Seconds until the next attempt (status pending), else null. */
+  retryInSeconds: number | null;
+}
+
+/** Records one attempt and, when another is due, enqueues it in the same transaction (backchannel_logout_enqueue). */
+export async function recordBackchannelAttempt(
+  db: DbOrTrx,
+  id: string,
+  outcome: BackchannelAttemptOutcome,
+): Promise<BackchannelDeliveryRow | undefined> {
+  const result = await db.raw(
+    `update backchannel_logout_deliveries set
+       attempts = attempts + 1,
+       status = ?,
+       last_attempt_at = now(),
+       last_response_status = ?,
+       last_error = ?,
+       next_attempt_at = case when ?::double precision is null then null else now() + make_interval(secs => ?::double precision) end,
+       delivered_at = case when ? = 'delivered' then now() else delivered_at end
+     where id = ? and status = 'pending' returning *`,
+    [outcome.status, outcome.responseStatus, outcome.error, outcome.retryInSeconds, outcome.retryInSeconds, outcome.status, id],
+  );
+  const row = (result as { rows: BackchannelDeliveryRecord[] }).rows[0];
+  if (!row) return undefined;
+  if (outcome.retryInSeconds !== null) {
+    await db.raw('select backchannel_logout_enqueue(?::bigint, ?::double precision)', [id, outcome.retryInSeconds]);
+  }
+  return toRow(row);
+}
+
+/** A delivery that cannot be attempted (the client has no logout address any more, or was deactivated). */
+export async function markBackchannelDeliveryFailed(db: DbOrTrx, id: string, error: string): Promise<boolean> {
+  const n = await db('backchannel_logout_deliveries')
+    .where({ id, status: 'pending' })
+    .update({ status: 'failed', last_error: error, next_attempt_at: null });
+  return n > 0;
+}
+
+/** The client's most recent deliveries, newest first (the console's application page, the admin API). */
+export async function listBackchannelDeliveries(db: DbOrTrx, clientId: string, limit: number): Promise<BackchannelDeliveryRow[]> {
+  const rows = await db<BackchannelDeliveryRecord>('backchannel_logout_deliveries')
+    .where({ client_id: clientId })
+    .orderBy('id', 'desc')
+    .limit(limit);
+  return rows.map(toRow);
+}
+
+/** Deliveries of every client, newest first (tests and the prune job read them by session). */
+export async function listBackchannelDeliveriesOfSid(db: DbOrTrx, sid: string): Promise<BackchannelDeliveryRow[]> {
+  const rows = await db<BackchannelDeliveryRecord>('backchannel_logout_deliveries').where({ sid }).orderBy('id', 'asc');
+  return rows.map(toRow);
+}

@@ -1,0 +1,192 @@
+import { randomUUID } from 'node:crypto';
+import { withTransaction } from '../../db';
+import {
+  findBackchannelDeliveryWork,
+  listBackchannelDeliveries,
+  markBackchannelDeliveryFailed,
+  recordBackchannelAttempt,
+  type BackchannelAttemptOutcome,
+  type BackchannelDeliveryRow,
+} from '../../db/repositories/backchannel-logout.repo';
+import { badRequest } from '../../errors';
+import { jose } from '../../lib/jose';
+import { checkOutboundTarget, outboundRequest, OutboundRefused, type OutboundClient, type OutboundPolicy } from '../../lib/outbound-http';
+import type { ServiceContext } from '../context';
+import {
+  isDelivered,
+  retryDelaySeconds,
+  RETRY_DELAYS_SECONDS,
+  webhookAddressRules,
+  webhookOutboundPolicy,
+} from '../webhooks/webhook-policy';
+import { currentSigningKey } from './signing-keys.service';
+
+/**
+ * OpenID Connect Back-Channel Logout 1.0 (issue 34, docs/backchannel-logout.md). Sessions end in one place, the
+ * `session_ended` trigger of the backchannel_logout migration, which writes a delivery per client holding a session
+ * under the browser session that ended and enqueues its first attempt. Each attempt (the graphile-worker task
+ * `backchannel_logout_deliver`, services/webhooks/queue.ts) signs a fresh logout token and POSTs it through
+ * lib/outbound-http.ts under the webhooks' address rules and retry schedule.
+ */
+export const BACKCHANNEL_LOGOUT_TASK = 'backchannel_logout_deliver';
+
+/** Back-Channel Logout 1.0 §2.4: the event that makes a JWT a logout token. */
+export const BACKCHANNEL_LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-logout';
+
+/** A logout token lives two minutes (the specification's example): each attempt signs a new one. */
+export const LOGOUT_TOKEN_TTL_SECONDS = 120;
+
+const URI_MAX_LENGTH = 2048;
+
+/**
+ * What a client may register as `backchannel_logout_uri` (Back-Channel Logout 1.0 §2.2 and the outbound rules): an
+ * absolute https URL (http only to a loopback host outside production), no fragment, no credentials, and a host that
+ * resolves to public addresses only in production unless webhook_allow_private. Checked again at every attempt.
+ * Returns the message naming what is wrong, or undefined.
+ */
+export async function backchannelLogoutUriProblem(
+  ctx: ServiceContext,
+  uri: string,
+  overrides: Partial<OutboundPolicy> = {},
+): Promise<string | undefined> {
+  if (uri.length === 0 || uri.length > URI_MAX_LENGTH) return 'backchannel_logout_uri must be a URL of at most 2048 characters';
+  if (/[\s\x00-\x1f\x7f]/.test(uri)) return 'backchannel_logout_uri must not contain whitespace';
+  if (uri.includes('#')) return 'backchannel_logout_uri must not contain a fragment';
+  try {
+    await checkOutboundTarget(uri, webhookOutboundPolicy(webhookAddressRules(ctx), uri, overrides));
+    return undefined;
+  } catch (err) {
+    if (!(err instanceof OutboundRefused)) throw err;
+    if (err.reason === 'scheme') {
+      return ctx.config.isProduction
+        ? 'backchannel_logout_uri must be an https URL'
+        : 'backchannel_logout_uri must be an https URL (http only to a loopback host)';
+    }
+    if (err.reason === 'refused_address') {
+      return `backchannel_logout_uri: ${err.message}${ctx.config.isProduction ? ' (private, loopback and link-local receivers need WEBHOOK_ALLOW_PRIVATE=true)' : ''}`;
+    }
+    return `backchannel_logout_uri: ${err.message}`;
+  }
+}
+
+/** The 400 of the admin API for a refused `backchannel_logout_uri` (null clears it and is always fine). */
+export async function assertBackchannelLogoutUriAllowed(ctx: ServiceContext, uri: string | null | undefined): Promise<void> {
+  if (uri === null || uri === undefined) return;
+  const problem = await backchannelLogoutUriProblem(ctx, uri);
+  if (problem) throw badRequest('Invalid client', [{ path: 'backchannel_logout_uri', message: problem }]);
+}
+
+/**
+ * Back-Channel Logout 1.0 §2.4: a JWT with `typ: logout+jwt`, iss, aud (the client), iat, exp, jti, events, sid and sub,
+ * and never a nonce, signed with the id_tokens' key (the client verifies it with the same JWKS).
+ */
+export async function signLogoutToken(ctx: ServiceContext, input: { clientId: string; userId: string; sid: string }): Promise<string> {
+  const key = await currentSigningKey(ctx);
+  // Wall-clock time, not ctx.clock: the client compares iat and exp with its own clock (as webhook timestamps).
+  const iat = Math.floor(Date.now() / 1000);
+  return new (jose().SignJWT)({ events: { [BACKCHANNEL_LOGOUT_EVENT]: {} }, sid: input.sid })
+    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'logout+jwt' })
+    .setIssuer(ctx.config.oidcIssuer)
+    .setSubject(input.userId)
+    .setAudience(input.clientId)
+    .setIssuedAt(iat)
+    .setExpirationTime(iat + LOGOUT_TOKEN_TTL_SECONDS)
+    .setJti(randomUUID())
+    .sign(key.privateKey);
+}
+
+export interface BackchannelDeliveryOptions {
+  /** The retry schedule; the webhooks' unless a test shortens it. */
+  retryDelaysSeconds?: readonly number[];
+  /** Outbound policy overrides (tests: a resolver). */
+  outbound?: Partial<OutboundPolicy>;
+  /** The worker's kept-alive client. */
+  client?: OutboundClient;
+}
+
+/**
+ * One attempt of one delivery: a fresh logout token POSTed as `logout_token=` (application/x-www-form-urlencoded).
+ * A 2xx is delivered (audited `oidc.backchannel_logout.delivered`); anything else is retried on the webhooks' schedule
+ * and, once the retries are spent, audited `oidc.backchannel_logout.failed`. Deliveries no longer pending are left alone.
+ */
+export async function attemptBackchannelLogout(
+  ctx: ServiceContext,
+  deliveryId: string,
+  options: BackchannelDeliveryOptions = {},
+): Promise<BackchannelAttemptOutcome | undefined> {
+  const work = await findBackchannelDeliveryWork(ctx.db, deliveryId);
+  if (!work || work.delivery.status !== 'pending') return undefined;
+  const { delivery } = work;
+  const fail = async (error: string) => {
+    await withTransaction(ctx.db, async (trx) => {
+      if (await markBackchannelDeliveryFailed(trx, deliveryId, error)) await recordOutcome(ctx, trx, delivery, 'failed', error);
+    });
+    return undefined;
+  };
+  if (!work.uri) return fail('the client no longer has a backchannel_logout_uri');
+  if (!work.clientActive) return fail('the client is deactivated');
+
+  const body = new URLSearchParams({
+    logout_token: await signLogoutToken(ctx, { clientId: delivery.clientId, userId: delivery.userId, sid: delivery.sid }),
+  }).toString();
+  const request = {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'service-sso-backchannel-logout' },
+    body,
+  };
+  let responseStatus: number | null = null;
+  let error: string | null = null;
+  try {
+    const policy = webhookOutboundPolicy(webhookAddressRules(ctx), work.uri, options.outbound);
+    const res = options.client ? await options.client.request(work.uri, request, policy) : await outboundRequest(work.uri, request, policy);
+    responseStatus = res.status;
+  } catch (err) {
+    if (!(err instanceof OutboundRefused)) throw err;
+    error = `${err.reason}: ${err.message}`;
+  }
+  const delivered = isDelivered(responseStatus);
+  const retryIn = delivered ? null : retryDelaySeconds(delivery.attempts + 1, options.retryDelaysSeconds ?? RETRY_DELAYS_SECONDS);
+  const outcome: BackchannelAttemptOutcome = {
+    status: delivered ? 'delivered' : retryIn === null ? 'failed' : 'pending',
+    responseStatus,
+    error: error ?? (delivered ? null : `HTTP ${responseStatus}`),
+    retryInSeconds: retryIn,
+  };
+  await withTransaction(ctx.db, async (trx) => {
+    const row = await recordBackchannelAttempt(trx, deliveryId, outcome);
+    if (row && outcome.status !== 'pending') await recordOutcome(ctx, trx, row, outcome.status, outcome.error);
+  });
+  if (!delivered) {
+    ctx.logger.info(
+      { client: delivery.clientId, delivery: deliveryId, status: responseStatus, error, retryInSeconds: retryIn },
+      retryIn === null ? 'back-channel logout failed' : 'back-channel logout attempt failed, will retry',
+    );
+  }
+  return outcome;
+}
+
+async function recordOutcome(
+  ctx: ServiceContext,
+  trx: Parameters<typeof recordBackchannelAttempt>[0],
+  delivery: BackchannelDeliveryRow,
+  status: 'delivered' | 'failed',
+  error: string | null,
+): Promise<void> {
+  await ctx.events.record(trx, {
+    type: status === 'delivered' ? 'oidc.backchannel_logout.delivered' : 'oidc.backchannel_logout.failed',
+    actorId: null,
+    subjectId: delivery.userId,
+    clientId: delivery.clientId,
+    detail: {
+      delivery_id: delivery.id,
+      sid: delivery.sid,
+      attempts: delivery.attempts,
+      ...(error ? { error } : {}),
+    },
+  });
+}
+
+/** The client's recent deliveries (the console's application page and GET …/backchannel-logout-deliveries). */
+export async function recentBackchannelDeliveries(ctx: ServiceContext, clientId: string, limit = 20): Promise<BackchannelDeliveryRow[]> {
+  return listBackchannelDeliveries(ctx.db, clientId, limit);
+}
