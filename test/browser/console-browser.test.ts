@@ -92,6 +92,8 @@ test('an admin signs in, lands in the console and manages users, roles, applicat
     await page.goto(`${baseUrl}/admin/applications`);
     await checkPage(page, 'applications');
     await page.getByRole('link', { name: 'Create an application' }).click();
+    // The chooser asks what the application is; "Something else" is the form with every option.
+    await page.getByRole('link', { name: 'Something else', exact: true }).click();
     await page.getByLabel('Name').fill('Billing');
     await page.getByLabel('Redirect URIs', { exact: true }).fill('https://billing.test/callback');
     await checkPage(page, 'application-new');
