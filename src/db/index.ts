@@ -7,6 +7,12 @@ import { isRetryableTransactionError } from './pg-errors';
 
 export type Db = Knex;
 
+/**
+ * A table (Knex's `Tables`, declared by each repository beside its record) whose jsonb columns `K` are written as
+ * JSON text and read back parsed by pg.
+ */
+export type JsonColumns<R, K extends keyof R> = Knex.CompositeTableType<R, Omit<R, K> & { [P in K]: string }>;
+
 /** A Knex instance or a transaction: repositories accept either. */
 export type DbOrTrx = Knex | Knex.Transaction;
 

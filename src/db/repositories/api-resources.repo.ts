@@ -29,6 +29,12 @@ interface ApiResourceRecord {
   updated_at: Date;
 }
 
+declare module 'knex/types/tables' {
+  interface Tables {
+    api_resources: ApiResourceRecord;
+  }
+}
+
 function toRow(r: ApiResourceRecord): ApiResourceRow {
   return {
     id: r.id,
@@ -55,7 +61,7 @@ export interface ApiResourceFields {
 }
 
 export async function insertApiResource(db: DbOrTrx, r: ApiResourceFields & { id: string; now: Date }): Promise<ApiResourceRow> {
-  const [row] = await db<ApiResourceRecord>('api_resources')
+  const [row] = await db('api_resources')
     .insert({
       id: r.id,
       identifier: r.identifier,
@@ -73,18 +79,18 @@ export async function insertApiResource(db: DbOrTrx, r: ApiResourceFields & { id
 }
 
 export async function listApiResources(db: DbOrTrx): Promise<ApiResourceRow[]> {
-  const rows = await db<ApiResourceRecord>('api_resources').orderBy('identifier');
+  const rows = await db('api_resources').orderBy('identifier');
   return rows.map((r) => toRow(r as ApiResourceRecord));
 }
 
 /** CONTRACT §12/§13: the APIs self-registered and metadata-document clients may ask tokens for. */
 export async function listOpenRegistrationResources(db: DbOrTrx): Promise<ApiResourceRow[]> {
-  const rows = await db<ApiResourceRecord>('api_resources').where({ open_registration: true }).orderBy('identifier');
+  const rows = await db('api_resources').where({ open_registration: true }).orderBy('identifier');
   return rows.map((r) => toRow(r as ApiResourceRecord));
 }
 
 export async function findApiResourceById(db: DbOrTrx, id: string): Promise<ApiResourceRow | undefined> {
-  const row = await db<ApiResourceRecord>('api_resources').where({ id }).first();
+  const row = await db('api_resources').where({ id }).first();
   return row ? toRow(row as ApiResourceRecord) : undefined;
 }
 
@@ -111,11 +117,11 @@ export async function updateApiResource(
   if (patch.openRegistration !== undefined) record.open_registration = patch.openRegistration;
   if (patch.roleBasedAccess !== undefined) record.role_based_access = patch.roleBasedAccess;
   if (patch.dpopBoundAccessTokens !== undefined) record.dpop_bound_access_tokens = patch.dpopBoundAccessTokens;
-  const [row] = await db<ApiResourceRecord>('api_resources').where({ id }).update(record).returning('*');
+  const [row] = await db('api_resources').where({ id }).update(record).returning('*');
   return row ? toRow(row as ApiResourceRecord) : undefined;
 }
 
 export async function deleteApiResource(db: DbOrTrx, id: string): Promise<ApiResourceRow | undefined> {
-  const [row] = await db<ApiResourceRecord>('api_resources').where({ id }).delete().returning('*');
+  const [row] = await db('api_resources').where({ id }).delete().returning('*');
   return row ? toRow(row as ApiResourceRecord) : undefined;
 }

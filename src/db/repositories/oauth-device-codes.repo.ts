@@ -21,7 +21,14 @@ interface DeviceCodeRecord extends AuthorizationContextRecord {
   status: DeviceCodeStatus;
   user_id: string | null;
   interval_s: number;
+  created_at: Date;
   expires_at: Date;
+}
+
+declare module 'knex/types/tables' {
+  interface Tables {
+    oauth_device_codes: DeviceCodeRecord;
+  }
 }
 
 function toRow(r: DeviceCodeRecord): DeviceCodeRow {
@@ -69,7 +76,7 @@ export async function insertDeviceCode(
 
 /** The pending, unexpired authorization a user code names; undefined for any other. */
 export async function findPendingDeviceCode(db: DbOrTrx, userCodeHash: string, now: Date): Promise<DeviceCodeRow | undefined> {
-  const row = await db<DeviceCodeRecord>('oauth_device_codes')
+  const row = await db('oauth_device_codes')
     .where({ user_code_hash: userCodeHash, status: 'pending' as DeviceCodeStatus })
     .where('expires_at', '>', now)
     .first();
@@ -83,7 +90,7 @@ export async function decideDeviceCode(
   decision: { approve: boolean; userId: string; authTime: Date; amr: string[] },
   now: Date,
 ): Promise<DeviceCodeRow | undefined> {
-  const [row] = await db<DeviceCodeRecord>('oauth_device_codes')
+  const [row] = await db('oauth_device_codes')
     .where({ user_code_hash: userCodeHash, status: 'pending' as DeviceCodeStatus })
     .where('expires_at', '>', now)
     .update({
@@ -136,7 +143,7 @@ export async function consumeDeviceCode(
   sessionId: string,
   now: Date,
 ): Promise<DeviceCodeRow | undefined> {
-  const [row] = await db<DeviceCodeRecord>('oauth_device_codes')
+  const [row] = await db('oauth_device_codes')
     .where({ device_code_hash: deviceCodeHash, client_id: clientId, status: 'approved' })
     .where('expires_at', '>', now)
     .update({ status: 'consumed', session_id: sessionId })

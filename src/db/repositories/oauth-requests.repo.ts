@@ -32,6 +32,12 @@ interface AuthorizationRequestRecord extends AuthorizationContextRecord {
   consumed_at: Date | null;
 }
 
+declare module 'knex/types/tables' {
+  interface Tables {
+    oauth_authorization_requests: AuthorizationRequestRecord;
+  }
+}
+
 function toRow(r: AuthorizationRequestRecord): AuthorizationRequestRow {
   return {
     id: r.id,
@@ -84,7 +90,7 @@ export async function findPendingAuthorizationRequest(
   userId: string,
   now: Date,
 ): Promise<AuthorizationRequestRow | undefined> {
-  const row = await db<AuthorizationRequestRecord>('oauth_authorization_requests')
+  const row = await db('oauth_authorization_requests')
     .where({ id, user_id: userId })
     .whereNull('consumed_at')
     .where('expires_at', '>', now)
@@ -99,7 +105,7 @@ export async function consumeAuthorizationRequest(
   userId: string,
   now: Date,
 ): Promise<AuthorizationRequestRow | undefined> {
-  const [row] = await db<AuthorizationRequestRecord>('oauth_authorization_requests')
+  const [row] = await db('oauth_authorization_requests')
     .where({ id, user_id: userId })
     .whereNull('consumed_at')
     .where('expires_at', '>', now)

@@ -41,6 +41,12 @@ interface SessionRecord {
   browser_session_id?: string | null;
 }
 
+declare module 'knex/types/tables' {
+  interface Tables {
+    sessions: SessionRecord;
+  }
+}
+
 function toSessionRow(r: SessionRecord): SessionRow {
   return {
     id: r.id,
@@ -125,12 +131,12 @@ export async function insertSession(
 }
 
 export async function findSessionById(db: DbOrTrx, id: string): Promise<SessionRow | undefined> {
-  const row = await db<SessionRecord>('sessions').where({ id }).first();
+  const row = await db('sessions').where({ id }).first();
   return row ? toSessionRow(row) : undefined;
 }
 
 export async function listActiveSessionsOfUser(db: DbOrTrx, userId: string, now: Date): Promise<SessionRow[]> {
-  const rows = await db<SessionRecord>('sessions')
+  const rows = await db('sessions')
     .where({ user_id: userId })
     .whereNull('revoked_at')
     .where('expires_at', '>', now)
@@ -147,7 +153,7 @@ export async function lockLiveSession(
   id: string,
   now: Date,
 ): Promise<{ id: string; userId: string; createdAt: Date; clientId: string | null; scope: string | null } | undefined> {
-  const row = await db<SessionRecord>('sessions')
+  const row = await db('sessions')
     .where({ id })
     .whereNull('revoked_at')
     .where('expires_at', '>', now)

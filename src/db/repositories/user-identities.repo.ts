@@ -36,6 +36,12 @@ interface Record_ {
   needs_confirmation: boolean;
 }
 
+declare module 'knex/types/tables' {
+  interface Tables {
+    user_identities: Record_;
+  }
+}
+
 function toRow(r: Record_): UserIdentityRow {
   return {
     id: r.id,
@@ -59,7 +65,7 @@ export interface IdentityKey {
 
 /** The identity (provider, issuer, subject), stamped as used now; undefined when nobody has linked it. */
 export async function useIdentity(db: DbOrTrx, key: IdentityKey, now: Date): Promise<UserIdentityRow | undefined> {
-  const [row] = await db<Record_>('user_identities')
+  const [row] = await db('user_identities')
     .where({ provider_id: key.providerId, issuer: key.issuer, subject: key.subject })
     .update({ last_used_at: now })
     .returning('*');
@@ -68,7 +74,7 @@ export async function useIdentity(db: DbOrTrx, key: IdentityKey, now: Date): Pro
 
 /** The identity (provider, issuer, subject) without stamping it (the policy asks who holds it). */
 export async function findIdentity(db: DbOrTrx, key: IdentityKey): Promise<UserIdentityRow | undefined> {
-  const row = await db<Record_>('user_identities').where({ provider_id: key.providerId, issuer: key.issuer, subject: key.subject }).first();
+  const row = await db('user_identities').where({ provider_id: key.providerId, issuer: key.issuer, subject: key.subject }).first();
   return row ? toRow(row as Record_) : undefined;
 }
 
@@ -80,7 +86,7 @@ export async function insertIdentity(
   db: DbOrTrx,
   identity: IdentityKey & { id: string; userId: string; email: string | null; now: Date },
 ): Promise<UserIdentityRow | undefined> {
-  const [row] = await db<Record_>('user_identities')
+  const [row] = await db('user_identities')
     .insert({
       id: identity.id,
       user_id: identity.userId,
@@ -113,7 +119,7 @@ export async function listIdentitiesOfUser(db: DbOrTrx, userId: string): Promise
 /** The owner keeps a flagged identity: it signs in again. Returns it, or undefined when it is not theirs or not flagged. */
 export async function confirmIdentityOfUser(db: DbOrTrx, userId: string, id: string): Promise<UserIdentityRow | undefined> {
   if (!UUID_PATTERN.test(id)) return undefined;
-  const [row] = await db<Record_>('user_identities')
+  const [row] = await db('user_identities')
     .where({ id, user_id: userId, needs_confirmation: true })
     .update({ needs_confirmation: false })
     .returning('*');
@@ -122,7 +128,7 @@ export async function confirmIdentityOfUser(db: DbOrTrx, userId: string, id: str
 
 export async function deleteIdentityOfUser(db: DbOrTrx, userId: string, id: string): Promise<UserIdentityRow | undefined> {
   if (!UUID_PATTERN.test(id)) return undefined;
-  const [row] = await db<Record_>('user_identities').where({ id, user_id: userId }).delete().returning('*');
+  const [row] = await db('user_identities').where({ id, user_id: userId }).delete().returning('*');
   return row ? toRow(row as Record_) : undefined;
 }
 

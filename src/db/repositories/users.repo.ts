@@ -31,6 +31,12 @@ interface UserRecord {
   invitation_expires_at?: Date | null;
 }
 
+declare module 'knex/types/tables' {
+  interface Tables {
+    users: UserRecord;
+  }
+}
+
 export function toUserRow(r: UserRecord): UserRow {
   return {
     id: r.id,
@@ -49,7 +55,7 @@ export function toUserRow(r: UserRecord): UserRow {
 
 export async function findUserById(db: DbOrTrx, id: string): Promise<UserRow | undefined> {
   if (!UUID_PATTERN.test(id)) return undefined;
-  const row = await db<UserRecord>('users').where({ id }).first();
+  const row = await db('users').where({ id }).first();
   return row ? toUserRow(row) : undefined;
 }
 
@@ -88,7 +94,7 @@ export async function findSignInAccount(db: DbOrTrx, email: string): Promise<Sig
 }
 
 export async function findUserByEmail(db: DbOrTrx, email: string): Promise<UserRow | undefined> {
-  const row = await db<UserRecord>('users').where({ email }).first();
+  const row = await db('users').where({ email }).first();
   return row ? toUserRow(row) : undefined;
 }
 
@@ -105,7 +111,7 @@ export async function insertUser(
     now: Date;
   },
 ): Promise<UserRow> {
-  const [row] = await db<UserRecord>('users')
+  const [row] = await db('users')
     .insert({
       id: user.id,
       email: user.email,
@@ -145,7 +151,7 @@ export async function updateUser(
   if (patch.emailVerified !== undefined) record.email_verified = patch.emailVerified;
   if (patch.lastLoginAt !== undefined) record.last_login_at = patch.lastLoginAt;
   if (patch.invitationExpiresAt !== undefined) record.invitation_expires_at = patch.invitationExpiresAt;
-  const [row] = await db<UserRecord>('users').where({ id }).update(record).returning('*');
+  const [row] = await db('users').where({ id }).update(record).returning('*');
   return row ? toUserRow(row) : undefined;
 }
 
@@ -154,7 +160,7 @@ export async function updateUser(
  * they and the admin update (which writes the user row first) take users before email_tokens and sessions.
  */
 export async function lockUser(db: DbOrTrx, id: string): Promise<UserRow | undefined> {
-  const row = await db<UserRecord>('users').where({ id }).forNoKeyUpdate().first();
+  const row = await db('users').where({ id }).forNoKeyUpdate().first();
   return row ? toUserRow(row) : undefined;
 }
 
@@ -210,7 +216,7 @@ export async function listUsers(
 }
 
 export async function countUsers(db: DbOrTrx): Promise<{ total: number; active: number }> {
-  const row = await db('users').select(db.raw('count(*) as total'), db.raw('count(*) filter (where is_active) as active')).first();
+  const row = await db('users').first<{ total: string; active: string } | undefined>(db.raw('count(*) as total'), db.raw('count(*) filter (where is_active) as active'));
   return { total: Number(row?.total ?? 0), active: Number(row?.active ?? 0) };
 }
 

@@ -26,6 +26,12 @@ interface SubscriptionRecord {
   updated_at: Date;
 }
 
+declare module 'knex/types/tables' {
+  interface Tables {
+    webhook_subscriptions: SubscriptionRecord;
+  }
+}
+
 function toSubscriptionRow(r: SubscriptionRecord): WebhookSubscriptionRow {
   return {
     id: r.id,
@@ -45,7 +51,7 @@ export async function insertWebhookSubscription(
   db: DbOrTrx,
   s: { id: string; url: string; events: string[]; enabled: boolean; description: string; secretSealed: string; now: Date },
 ): Promise<WebhookSubscriptionRow> {
-  const [row] = await db<SubscriptionRecord>('webhook_subscriptions')
+  const [row] = await db('webhook_subscriptions')
     .insert({
       id: s.id,
       url: s.url,
@@ -61,7 +67,7 @@ export async function insertWebhookSubscription(
 }
 
 export async function listWebhookSubscriptions(db: DbOrTrx): Promise<WebhookSubscriptionRow[]> {
-  const rows = (await db<SubscriptionRecord>('webhook_subscriptions')
+  const rows = (await db('webhook_subscriptions')
     .select('*')
     .orderBy('created_at')
     .orderBy('id')) as SubscriptionRecord[];
@@ -69,7 +75,7 @@ export async function listWebhookSubscriptions(db: DbOrTrx): Promise<WebhookSubs
 }
 
 export async function findWebhookSubscription(db: DbOrTrx, id: string): Promise<WebhookSubscriptionRow | undefined> {
-  const row = (await db<SubscriptionRecord>('webhook_subscriptions').where({ id }).first()) as SubscriptionRecord | undefined;
+  const row = (await db('webhook_subscriptions').where({ id }).first()) as SubscriptionRecord | undefined;
   return row ? toSubscriptionRow(row) : undefined;
 }
 
@@ -79,7 +85,7 @@ export async function updateWebhookSubscription(
   patch: Partial<{ url: string; events: string[]; enabled: boolean; description: string }>,
   now: Date,
 ): Promise<WebhookSubscriptionRow | undefined> {
-  const [row] = await db<SubscriptionRecord>('webhook_subscriptions')
+  const [row] = await db('webhook_subscriptions')
     .where({ id })
     .update({
       ...(patch.url !== undefined ? { url: patch.url } : {}),
@@ -149,6 +155,12 @@ interface DeliveryRecord {
   created_at: Date;
 }
 
+declare module 'knex/types/tables' {
+  interface Tables {
+    webhook_deliveries: DeliveryRecord;
+  }
+}
+
 const dateOrNull = (d: Date | null) => (d ? new Date(d) : null);
 
 function toDeliveryRow(r: DeliveryRecord): WebhookDeliveryRow {
@@ -176,7 +188,7 @@ export async function listWebhookDeliveries(
   filter: { status?: DeliveryStatus; beforeId?: string },
   limit: number,
 ): Promise<WebhookDeliveryRow[]> {
-  const q = db<DeliveryRecord>('webhook_deliveries').where({ subscription_id: subscriptionId }).orderBy('id', 'desc').limit(limit);
+  const q = db('webhook_deliveries').where({ subscription_id: subscriptionId }).orderBy('id', 'desc').limit(limit);
   if (filter.status) q.where('status', filter.status);
   if (filter.beforeId !== undefined) q.where('id', '<', filter.beforeId);
   return ((await q) as DeliveryRecord[]).map(toDeliveryRow);
@@ -190,7 +202,7 @@ export interface DeliveryWork {
 }
 
 export async function findDeliveryWork(db: DbOrTrx, deliveryId: string): Promise<DeliveryWork | undefined> {
-  const delivery = (await db<DeliveryRecord>('webhook_deliveries').where({ id: deliveryId }).first()) as DeliveryRecord | undefined;
+  const delivery = (await db('webhook_deliveries').where({ id: deliveryId }).first()) as DeliveryRecord | undefined;
   if (!delivery) return undefined;
   const subscription = await findWebhookSubscription(db, delivery.subscription_id);
   if (!subscription) return undefined;
@@ -262,7 +274,7 @@ export async function resetDeliveryForRedelivery(
   subscriptionId: string,
   deliveryId: string,
 ): Promise<WebhookDeliveryRow | undefined> {
-  const [row] = await db<DeliveryRecord>('webhook_deliveries')
+  const [row] = await db('webhook_deliveries')
     .where({ id: deliveryId, subscription_id: subscriptionId })
     .update({ status: 'pending', next_attempt_at: db.fn.now() as unknown as Date })
     .returning('*');
