@@ -208,7 +208,7 @@ export async function listAuditEvents(db: DbOrTrx, query: AuditEventQuery, limit
             .from(db.raw(`(${parts.map(() => '(?)').join(' union all ')}) as e`, parts))
             .limit(limit),
         );
-  const rows = ((await q) as AuditEventRecord[]).map(toAuditEventRow);
+  const rows = (await q).map(toAuditEventRow);
   return backwards ? rows.reverse() : rows;
 }
 

@@ -111,7 +111,7 @@ export async function insertIdentityProvider(
   const [row] = await db('identity_providers')
     .insert({ id, ...toRecord(fields), created_at: now, updated_at: now })
     .returning('*');
-  return toRow(row as Record_);
+  return toRow(row);
 }
 
 export async function updateIdentityProvider(
@@ -125,7 +125,7 @@ export async function updateIdentityProvider(
     .where({ id })
     .update({ ...toRecord(fields), updated_at: now })
     .returning('*');
-  return row ? toRow(row as Record_) : undefined;
+  return row ? toRow(row) : undefined;
 }
 
 export async function deleteIdentityProvider(db: DbOrTrx, id: string): Promise<boolean> {

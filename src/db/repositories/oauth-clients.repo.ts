@@ -215,7 +215,7 @@ export async function insertClient(
  * prepared statement rather than a built query (issue 10).
  */
 export async function findClientById(db: DbOrTrx, clientId: string): Promise<OAuthClientRow | undefined> {
-  const [row] = await preparedRows(
+  const [row] = await preparedRows<OAuthClientRecord>(
     db,
     'sso_find_client_11',
     `select client_id, name, secret_hash, type, grant_types, allowed_resources, redirect_uris, scopes, post_logout_redirect_uris,
@@ -225,7 +225,7 @@ export async function findClientById(db: DbOrTrx, clientId: string): Promise<OAu
        from oauth_clients where client_id = $1`,
     [clientId],
   );
-  return row ? toClientRow(row as unknown as OAuthClientRecord) : undefined;
+  return row ? toClientRow(row) : undefined;
 }
 
 /** The CLIENT_REGISTRATION mode a dynamic client registered under (null for other clients). */
@@ -324,7 +324,10 @@ export async function updateClient(
 }
 
 export async function countClients(db: DbOrTrx): Promise<{ total: number; active: number }> {
-  const row = await db('oauth_clients').first<{ total: string; active: string } | undefined>(db.raw('count(*) as total'), db.raw('count(*) filter (where is_active) as active'));
+  const row = await db('oauth_clients').first<{ total: string; active: string } | undefined>(
+    db.raw('count(*) as total'),
+    db.raw('count(*) filter (where is_active) as active'),
+  );
   return { total: Number(row?.total ?? 0), active: Number(row?.active ?? 0) };
 }
 

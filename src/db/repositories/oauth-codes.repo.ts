@@ -110,7 +110,7 @@ export async function consumeAuthorizationCode(
     )
     .update({ used_at: now })
     .returning('*');
-  return row ? toRow(row as AuthorizationCodeRecord) : undefined;
+  return row ? toRow(row) : undefined;
 }
 
 export async function findAuthorizationCode(db: DbOrTrx, codeHash: string): Promise<AuthorizationCodeRow | undefined> {

@@ -80,7 +80,7 @@ export async function findPendingDeviceCode(db: DbOrTrx, userCodeHash: string, n
     .where({ user_code_hash: userCodeHash, status: 'pending' as DeviceCodeStatus })
     .where('expires_at', '>', now)
     .first();
-  return row ? toRow(row as DeviceCodeRecord) : undefined;
+  return row ? toRow(row) : undefined;
 }
 
 /** The user's answer, in one conditional UPDATE: of two answers to one code, exactly one counts. */
@@ -100,7 +100,7 @@ export async function decideDeviceCode(
       amr: JSON.stringify(decision.amr),
     })
     .returning('*');
-  return row ? toRow(row as DeviceCodeRecord) : undefined;
+  return row ? toRow(row) : undefined;
 }
 
 /**
@@ -114,7 +114,7 @@ export async function recordDevicePoll(
   clientId: string,
   now: Date,
 ): Promise<(DeviceCodeRow & { slowDown: boolean }) | undefined> {
-  const rows = await preparedRows(
+  const rows = await preparedRows<DeviceCodeRecord & { slow_down: boolean }>(
     db,
     'sso_record_device_poll_1',
     `with old as (
@@ -132,7 +132,7 @@ export async function recordDevicePoll(
     [deviceCodeHash, clientId, now],
   );
   const row = rows[0];
-  return row ? { ...toRow(row as unknown as DeviceCodeRecord), slowDown: row.slow_down === true } : undefined;
+  return row ? { ...toRow(row), slowDown: row.slow_down === true } : undefined;
 }
 
 /** The approved code's tokens are issued once: the consuming UPDATE is conditional on `approved` and unexpired. */
@@ -148,7 +148,7 @@ export async function consumeDeviceCode(
     .where('expires_at', '>', now)
     .update({ status: 'consumed', session_id: sessionId })
     .returning('*');
-  return row ? toRow(row as DeviceCodeRecord) : undefined;
+  return row ? toRow(row) : undefined;
 }
 
 /**

@@ -111,7 +111,7 @@ export async function consumeAuthorizationRequest(
     .where('expires_at', '>', now)
     .update({ consumed_at: now })
     .returning('*');
-  return row ? toRow(row as AuthorizationRequestRecord) : undefined;
+  return row ? toRow(row) : undefined;
 }
 
 /** Ends every pending authorization request of a client (the client was deactivated): none can be approved later. */

@@ -55,7 +55,7 @@ export async function insertRegistrationToken(
       expires_at: t.expiresAt,
     })
     .returning('*');
-  return toRow(row as RegistrationTokenRecord);
+  return toRow(row);
 }
 
 export async function listRegistrationTokens(db: DbOrTrx): Promise<RegistrationTokenRow[]> {
@@ -76,7 +76,7 @@ export async function consumeRegistrationToken(db: DbOrTrx, tokenHash: string, n
     .whereRaw('uses < max_uses')
     .update({ uses: db.raw('uses + 1') })
     .returning('*');
-  return row ? toRow(row as RegistrationTokenRecord) : undefined;
+  return row ? toRow(row) : undefined;
 }
 
 /** Revokes a live token; undefined when there is no such token (a revoked one is returned as it is). */
@@ -85,5 +85,5 @@ export async function revokeRegistrationToken(db: DbOrTrx, id: string, now: Date
     .where({ id })
     .update({ revoked_at: db.raw('coalesce(revoked_at, ?)', [now]) })
     .returning('*');
-  return row ? toRow(row as RegistrationTokenRecord) : undefined;
+  return row ? toRow(row) : undefined;
 }

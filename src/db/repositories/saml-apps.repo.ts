@@ -126,7 +126,7 @@ export async function insertSamlApp(db: DbOrTrx, id: string, f: SamlAppFields, n
     .onConflict('entity_id')
     .ignore()
     .returning('*');
-  return row ? toRow(row as SamlAppRecord) : undefined;
+  return row ? toRow(row) : undefined;
 }
 
 export async function updateSamlApp(db: DbOrTrx, id: string, f: SamlAppFields, now: Date): Promise<SamlAppRow | undefined> {
@@ -134,7 +134,7 @@ export async function updateSamlApp(db: DbOrTrx, id: string, f: SamlAppFields, n
     .where({ id })
     .update({ ...toRecord(f), updated_at: now })
     .returning('*');
-  return row ? toRow(row as SamlAppRecord) : undefined;
+  return row ? toRow(row) : undefined;
 }
 
 export async function deleteSamlApp(db: DbOrTrx, id: string): Promise<boolean> {

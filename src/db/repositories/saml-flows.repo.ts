@@ -81,7 +81,7 @@ export async function consumeSamlRequest(db: DbOrTrx, id: string, now: Date): Pr
     .where('expires_at', '>', now)
     .update({ used_at: now })
     .returning('*');
-  return row ? toRequest(row as SamlRequestRecord) : undefined;
+  return row ? toRequest(row) : undefined;
 }
 
 /** What an assertion was issued for: SessionIndex -> SSO session. */

@@ -55,7 +55,7 @@ export async function insertScimConnection(
   const [row] = await db('scim_connections')
     .insert({ id: c.id, name: c.name, description: c.description, token_hash: c.tokenHash, created_by: c.createdBy, created_at: c.now })
     .returning('*');
-  return toConnection(row as ScimConnectionRecord);
+  return toConnection(row);
 }
 
 export async function listScimConnections(db: DbOrTrx): Promise<ScimConnectionRow[]> {
@@ -82,7 +82,7 @@ export async function findScimConnectionByTokenHash(
 export async function setScimConnectionTokenHash(db: DbOrTrx, id: string, tokenHash: string): Promise<ScimConnectionRow | undefined> {
   if (!UUID_PATTERN.test(id)) return undefined;
   const [row] = await db('scim_connections').where({ id }).update({ token_hash: tokenHash }).returning('*');
-  return row ? toConnection(row as ScimConnectionRecord) : undefined;
+  return row ? toConnection(row) : undefined;
 }
 
 /** last_used_at, written at most once a minute per connection. */
@@ -97,7 +97,7 @@ export async function touchScimConnection(db: DbOrTrx, id: string, now: Date): P
 export async function deleteScimConnection(db: DbOrTrx, id: string): Promise<ScimConnectionRow | undefined> {
   if (!UUID_PATTERN.test(id)) return undefined;
   const [row] = await db('scim_connections').where({ id }).delete().returning('*');
-  return row ? toConnection(row as ScimConnectionRecord) : undefined;
+  return row ? toConnection(row) : undefined;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -433,7 +433,7 @@ export async function insertScimGroup(
       updated_at: g.now,
     })
     .returning('*');
-  return toGroup(row as ScimGroupRecord);
+  return toGroup(row);
 }
 
 /** A group of the connection; `lock` takes its row for the rest of the transaction (the first lock of every group change). */
@@ -448,7 +448,7 @@ export async function findScimGroup(
   if (connectionId !== null) q.where({ connection_id: connectionId });
   if (lock) q.forUpdate();
   const row = await q.first();
-  return row ? toGroup(row as ScimGroupRecord) : undefined;
+  return row ? toGroup(row) : undefined;
 }
 
 export async function listScimGroups(

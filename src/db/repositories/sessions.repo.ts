@@ -1,5 +1,5 @@
 import { preparedRows, type DbOrTrx } from '..';
-import { ACCESS_COLUMNS, rolesCte, sessionClientIsActive, toUserAccess, type PrincipalRole } from './principal.repo';
+import { ACCESS_COLUMNS, rolesCte, sessionClientIsActive, toUserAccess, type AccessColumns, type PrincipalRole } from './principal.repo';
 
 export interface SessionRow {
   id: string;
@@ -98,7 +98,7 @@ export async function insertSession(
   ];
   // A named prepared statement per shape (a password sign-in runs it outside a transaction: issue 10).
   const name = clearing ? 'sso_insert_session_password_sign_in_3' : signIn ? 'sso_insert_session_sign_in_3' : 'sso_insert_session_2';
-  const [row] = await preparedRows(
+  const [row] = await preparedRows<AccessColumns>(
     db,
     name,
     `with ${signInCtes.map((cte) => `${cte},`).join('\n')}
@@ -124,10 +124,10 @@ export async function insertSession(
       s.amr ?? ['pwd'],
       firstRefreshTokenId,
       s.browserSessionId ?? null,
-      ...(clearing ? [signIn.clearFailuresOf] : []),
+      ...(signIn?.clearFailuresOf !== undefined ? [signIn.clearFailuresOf] : []),
     ],
   );
-  return toUserAccess(row!);
+  return toUserAccess(row);
 }
 
 export async function findSessionById(db: DbOrTrx, id: string): Promise<SessionRow | undefined> {

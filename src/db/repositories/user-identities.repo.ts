@@ -69,13 +69,13 @@ export async function useIdentity(db: DbOrTrx, key: IdentityKey, now: Date): Pro
     .where({ provider_id: key.providerId, issuer: key.issuer, subject: key.subject })
     .update({ last_used_at: now })
     .returning('*');
-  return row ? toRow(row as Record_) : undefined;
+  return row ? toRow(row) : undefined;
 }
 
 /** The identity (provider, issuer, subject) without stamping it (the policy asks who holds it). */
 export async function findIdentity(db: DbOrTrx, key: IdentityKey): Promise<UserIdentityRow | undefined> {
   const row = await db('user_identities').where({ provider_id: key.providerId, issuer: key.issuer, subject: key.subject }).first();
-  return row ? toRow(row as Record_) : undefined;
+  return row ? toRow(row) : undefined;
 }
 
 /**
@@ -100,7 +100,7 @@ export async function insertIdentity(
     .onConflict(['provider_id', 'issuer', 'subject'])
     .ignore()
     .returning('*');
-  return row ? toRow(row as Record_) : undefined;
+  return row ? toRow(row) : undefined;
 }
 
 export async function listIdentitiesOfUser(db: DbOrTrx, userId: string): Promise<LinkedIdentity[]> {
@@ -123,13 +123,13 @@ export async function confirmIdentityOfUser(db: DbOrTrx, userId: string, id: str
     .where({ id, user_id: userId, needs_confirmation: true })
     .update({ needs_confirmation: false })
     .returning('*');
-  return row ? toRow(row as Record_) : undefined;
+  return row ? toRow(row) : undefined;
 }
 
 export async function deleteIdentityOfUser(db: DbOrTrx, userId: string, id: string): Promise<UserIdentityRow | undefined> {
   if (!UUID_PATTERN.test(id)) return undefined;
   const [row] = await db('user_identities').where({ id, user_id: userId }).delete().returning('*');
-  return row ? toRow(row as Record_) : undefined;
+  return row ? toRow(row) : undefined;
 }
 
 /**

@@ -73,7 +73,7 @@ export interface SignInAccount {
  * hash and as few round trips as possible). The factor columns are the ones loadFactors (services/mfa) reads.
  */
 export async function findSignInAccount(db: DbOrTrx, email: string): Promise<SignInAccount | undefined> {
-  const [row] = await preparedRows(
+  const [row] = await preparedRows<UserRecord & { has_totp: boolean; passkeys: number; recovery_codes_left: number }>(
     db,
     'sso_sign_in_account_1',
     `select u.id, u.email, u.first_name, u.last_name, u.password_hash, u.is_active, u.email_verified, u.created_at,
@@ -86,7 +86,7 @@ export async function findSignInAccount(db: DbOrTrx, email: string): Promise<Sig
   );
   if (!row) return undefined;
   return {
-    user: toUserRow(row as unknown as UserRecord),
+    user: toUserRow(row),
     totp: row.has_totp === true,
     passkeys: Number(row.passkeys),
     recoveryCodesLeft: Number(row.recovery_codes_left),
@@ -212,11 +212,14 @@ export async function listUsers(
       .offset(query.offset),
     matching().count<{ count: string }[]>('* as count').first(),
   ]);
-  return { users: (rows as UserRecord[]).map(toUserRow), total: Number(count?.count ?? 0) };
+  return { users: rows.map(toUserRow), total: Number(count?.count ?? 0) };
 }
 
 export async function countUsers(db: DbOrTrx): Promise<{ total: number; active: number }> {
-  const row = await db('users').first<{ total: string; active: string } | undefined>(db.raw('count(*) as total'), db.raw('count(*) filter (where is_active) as active'));
+  const row = await db('users').first<{ total: string; active: string } | undefined>(
+    db.raw('count(*) as total'),
+    db.raw('count(*) filter (where is_active) as active'),
+  );
   return { total: Number(row?.total ?? 0), active: Number(row?.active ?? 0) };
 }
 

@@ -76,7 +76,7 @@ export async function insertPasskey(
       created_at: p.now,
     })
     .returning('*');
-  return toRow(row as PasskeyRecord);
+  return toRow(row);
 }
 
 export async function listPasskeysOfUser(db: DbOrTrx, userId: string): Promise<PasskeyRow[]> {
@@ -104,18 +104,18 @@ export async function recordPasskeyUse(db: DbOrTrx, id: string, newCounter: numb
 
 export async function renamePasskey(db: DbOrTrx, userId: string, id: string, name: string): Promise<PasskeyRow | undefined> {
   const [row] = await db('webauthn_credentials').where({ id, user_id: userId }).update({ name }).returning('*');
-  return row ? toRow(row as PasskeyRecord) : undefined;
+  return row ? toRow(row) : undefined;
 }
 
 /** Every passkey of the user, deleted in one statement; returns the deleted rows. */
 export async function deletePasskeysOfUser(db: DbOrTrx, userId: string): Promise<PasskeyRow[]> {
   const rows = await db('webauthn_credentials').where({ user_id: userId }).delete().returning('*');
-  return (rows as PasskeyRecord[]).map(toRow);
+  return rows.map(toRow);
 }
 
 export async function deletePasskey(db: DbOrTrx, userId: string, id: string): Promise<PasskeyRow | undefined> {
   const [row] = await db('webauthn_credentials').where({ id, user_id: userId }).delete().returning('*');
-  return row ? toRow(row as PasskeyRecord) : undefined;
+  return row ? toRow(row) : undefined;
 }
 
 /** Removes every passkey of a user (an administrator's factor reset); returns how many went. */

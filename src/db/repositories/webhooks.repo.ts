@@ -63,14 +63,11 @@ export async function insertWebhookSubscription(
       updated_at: s.now,
     })
     .returning('*');
-  return toSubscriptionRow(row as SubscriptionRecord);
+  return toSubscriptionRow(row);
 }
 
 export async function listWebhookSubscriptions(db: DbOrTrx): Promise<WebhookSubscriptionRow[]> {
-  const rows = (await db('webhook_subscriptions')
-    .select('*')
-    .orderBy('created_at')
-    .orderBy('id')) as SubscriptionRecord[];
+  const rows = (await db('webhook_subscriptions').select('*').orderBy('created_at').orderBy('id')) as SubscriptionRecord[];
   return rows.map(toSubscriptionRow);
 }
 
@@ -95,7 +92,7 @@ export async function updateWebhookSubscription(
       updated_at: now,
     })
     .returning('*');
-  return row ? toSubscriptionRow(row as SubscriptionRecord) : undefined;
+  return row ? toSubscriptionRow(row) : undefined;
 }
 
 /** The new secret signs from now on; the current one keeps signing beside it until `previousExpiresAt`. */
@@ -191,7 +188,7 @@ export async function listWebhookDeliveries(
   const q = db('webhook_deliveries').where({ subscription_id: subscriptionId }).orderBy('id', 'desc').limit(limit);
   if (filter.status) q.where('status', filter.status);
   if (filter.beforeId !== undefined) q.where('id', '<', filter.beforeId);
-  return ((await q) as DeliveryRecord[]).map(toDeliveryRow);
+  return (await q).map(toDeliveryRow);
 }
 
 /** What one attempt needs: the delivery, its subscription and its audit event (undefined parts were deleted). */
@@ -280,7 +277,7 @@ export async function resetDeliveryForRedelivery(
     .returning('*');
   if (!row) return undefined;
   await enqueueDelivery(db, String(row.id), row.subscription_id, 0);
-  return toDeliveryRow(row as DeliveryRecord);
+  return toDeliveryRow(row);
 }
 
 /** The backlog gauges: deliveries due now and the age of the oldest one (0 when none). */
