@@ -102,7 +102,8 @@ function expectStatus(what: string, res: Answer, ...ok: number[]): void {
   if (!ok.includes(res.status)) throw new Error(`${what}: HTTP ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
 }
 
-const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+const basic = (id: string, secret: string) =>
+  `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 
 async function startServer(env: NodeJS.ProcessEnv, logFile: string): Promise<ChildProcess> {
   const out = fs.openSync(logFile, 'a');
@@ -217,7 +218,10 @@ async function round(sso: string, fx: Fixtures, i: number): Promise<void> {
   // One OAuth refresh token (from a fresh code), N refreshes at once.
   const issued = await exchange(sso, fx, await authorizationCode(sso, fx));
   expectStatus('code exchange for a refresh token', issued, 200);
-  count('OAuth refresh', await burst(WAYS, () => tokenRequest(sso, fx, { grant_type: 'refresh_token', refresh_token: issued.body.refresh_token })));
+  count(
+    'OAuth refresh',
+    await burst(WAYS, () => tokenRequest(sso, fx, { grant_type: 'refresh_token', refresh_token: issued.body.refresh_token })),
+  );
   // One first-party refresh token, N refreshes at once.
   const login = await call(`${sso}/api/auth/login`, { method: 'POST', json: { email: fx.email, password: 'soak-password-1' } });
   expectStatus('login', login, 200);
@@ -227,7 +231,10 @@ async function round(sso: string, fx: Fixtures, i: number): Promise<void> {
   );
   // N wrong passwords for one address at once (a fresh address per round: the throttle's lock would carry over).
   const guessed = `soak-guess-${i}@example.test`;
-  count('parallel guesses', await burst(WAYS, () => call(`${sso}/api/auth/login`, { method: 'POST', json: { email: guessed, password: 'wrong' } })));
+  count(
+    'parallel guesses',
+    await burst(WAYS, () => call(`${sso}/api/auth/login`, { method: 'POST', json: { email: guessed, password: 'wrong' } })),
+  );
 }
 
 /** Every log line of the server with level warn or above that names one of the failed requests' ids. */
