@@ -18,7 +18,7 @@ import type { MetadataDocumentFetcher } from '../../src/services/oauth/registrat
  * The database as tests read it: any table, any row. src/db declares each table's row type (Knex's `Tables`); a test
  * reads and writes raw rows on purpose (state a user cannot see through the API), so its table calls stay untyped.
  */
-export type LooseKnex = (<TRecord extends {} = any, TResult = any[]>(table: string) => Knex.QueryBuilder<TRecord, TResult>) & Knex;
+export type LooseKnex = (<TRecord extends object = any, TResult = any[]>(table: string) => Knex.QueryBuilder<TRecord, TResult>) & Knex;
 
 export interface TestApp {
   app: Express;
