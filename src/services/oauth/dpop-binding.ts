@@ -91,6 +91,8 @@ export function requireRefreshKey(boundTo: string | undefined, jkt: string | und
  */
 export function requireCodeKey(boundTo: string | null, jkt: string | undefined): void {
   if (!boundTo) return;
-  if (!jkt) throw new OAuthError('invalid_dpop_proof', 'This authorization code is bound to a DPoP key (dpop_jkt): send a DPoP proof of it');
-  if (jkt !== boundTo) throw new OAuthError('invalid_grant', 'The DPoP proof is not made with the key this authorization code is bound to (dpop_jkt)');
+  if (!jkt)
+    throw new OAuthError('invalid_dpop_proof', 'This authorization code is bound to a DPoP key (dpop_jkt): send a DPoP proof of it');
+  if (jkt !== boundTo)
+    throw new OAuthError('invalid_grant', 'The DPoP proof is not made with the key this authorization code is bound to (dpop_jkt)');
 }
