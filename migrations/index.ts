@@ -37,6 +37,7 @@ import * as backchannelLogout from './20261201110000_backchannel_logout';
 import * as roleApiScopes from './20261201120000_role_api_scopes';
 import * as auditEventNames from './20261201121000_audit_event_names';
 import * as addDpopJkt from './20261202100000_add_dpop_jkt';
+import * as tokenExchangeSessions from './20261202110000_token_exchange_sessions';
 import * as backchannelLogoutOnDelete from './20261202120000_backchannel_logout_on_delete';
 import * as permissionDescriptions from './20261202130000_permission_descriptions';
 
@@ -83,6 +84,7 @@ const MIGRATIONS: Array<[string, Knex.Migration]> = [
   ['20261201120000_role_api_scopes', roleApiScopes],
   ['20261201121000_audit_event_names', auditEventNames],
   ['20261202100000_add_dpop_jkt', addDpopJkt],
+  ['20261202110000_token_exchange_sessions', tokenExchangeSessions],
   ['20261202120000_backchannel_logout_on_delete', backchannelLogoutOnDelete],
   ['20261202130000_permission_descriptions', permissionDescriptions],
 ];
