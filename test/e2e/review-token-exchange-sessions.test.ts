@@ -62,10 +62,19 @@ async function signInTo(agent: Parameters<typeof obtainCode>[0], client: Client,
     scope: 'openid orders:read',
     ...(resource ? { resource } : {}),
   });
-  const res = await token(client.auth, { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirectUri, resource });
+  const res = await token(client.auth, {
+    grant_type: 'authorization_code',
+    code,
+    code_verifier: verifier,
+    redirect_uri: redirectUri,
+    resource,
+  });
   expect(res.status).toBe(200);
   return res.body as { access_token: string; refresh_token: string; id_token: string };
 }
+
+const exchange = (caller: Client, subjectToken: string, type = AT) =>
+  token(caller.auth, { grant_type: GRANT, subject_token: subjectToken, subject_token_type: type, resource: inventory.identifier });
 
 const deliveriesTo = async (clientId: string) => t.db('backchannel_logout_deliveries').where({ client_id: clientId });
 
@@ -78,9 +87,13 @@ test('an exchanged session ending sends no logout token to the caller: the perso
   await signInTo(agent, stock);
 
   // The stock app exchanges the shop's token, then the shop's grant ends (the shop revokes its refresh token).
-  const first = await token(stock.auth, { grant_type: GRANT, subject_token: shopTokens.access_token, subject_token_type: AT, resource: inventory.identifier });
+  const first = await exchange(stock, shopTokens.access_token);
   expect(first.status).toBe(200);
-  const revoked = await request(t.app).post('/api/oauth/revoke').set('Authorization', shop.auth).type('form').send({ token: shopTokens.refresh_token });
+  const revoked = await request(t.app)
+    .post('/api/oauth/revoke')
+    .set('Authorization', shop.auth)
+    .type('form')
+    .send({ token: shopTokens.refresh_token });
   expect(revoked.status).toBe(200);
   // The shop is told (its own session ended); the stock app is not: its sign-in under the same browser session lives on.
   expect(await deliveriesTo(shop.clientId)).toHaveLength(1);
@@ -88,7 +101,7 @@ test('an exchanged session ending sends no logout token to the caller: the perso
 
   // The stock app revoking a token it exchanged does not sign anyone out of it either.
   const again = await signInTo(agent, shop, orders.identifier);
-  const second = await token(stock.auth, { grant_type: GRANT, subject_token: again.access_token, subject_token_type: AT, resource: inventory.identifier });
+  const second = await exchange(stock, again.access_token);
   expect(second.status).toBe(200);
   await request(t.app).post('/api/oauth/revoke').set('Authorization', stock.auth).type('form').send({ token: second.body.access_token });
   const sid = claimsOf(second.body.access_token).sid as string;
@@ -108,12 +121,12 @@ test('an id_token whose own session ended is not exchanged through a session the
   const shopTokens = await signInTo(agent, shop, orders.identifier);
   const stockTokens = await signInTo(agent, stock);
 
-  const exchanged = await token(stock.auth, { grant_type: GRANT, subject_token: shopTokens.access_token, subject_token_type: AT, resource: inventory.identifier });
+  const exchanged = await exchange(stock, shopTokens.access_token);
   expect(exchanged.status).toBe(200);
   // The stock app's own sign-in ends (it revokes its refresh token).
   await request(t.app).post('/api/oauth/revoke').set('Authorization', stock.auth).type('form').send({ token: stockTokens.refresh_token });
 
-  const res = await token(stock.auth, { grant_type: GRANT, subject_token: stockTokens.id_token, subject_token_type: ID, resource: inventory.identifier });
+  const res = await exchange(stock, stockTokens.id_token, ID);
   expect({ status: res.status, error: res.body.error }).toEqual({ status: 400, error: 'invalid_grant' });
   expect(res.body.access_token).toBeUndefined();
 });
