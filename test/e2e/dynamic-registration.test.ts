@@ -153,7 +153,7 @@ describe('CLIENT_REGISTRATION=token', () => {
   });
 
   test('an unknown, expired, used-up or revoked token: 401 invalid_token, nothing registered', async () => {
-    const before = await t.db('oauth_clients').count<{ n: string }[]>('* as n');
+    const before = await t.db('oauth_clients').count('* as n');
     const wrong = await register(t, metadata, 'sso_iat_not-a-real-token');
     expect(wrong.status).toBe(401);
     expect(wrong.body.error).toBe('invalid_token');
@@ -176,7 +176,7 @@ describe('CLIENT_REGISTRATION=token', () => {
     expect((await register(t, metadata, revoked.token)).status).toBe(401);
     expect(await t.db('audit_events').where({ type: 'oauth.registration_token.revoked', subject_id: revoked.id }).first()).toBeDefined();
 
-    const after = await t.db('oauth_clients').count<{ n: string }[]>('* as n');
+    const after = await t.db('oauth_clients').count('* as n');
     expect(Number(after[0]!.n) - Number(before[0]!.n)).toBe(1);
   });
 
@@ -408,12 +408,12 @@ describe('CLIENT_REGISTRATION=open', () => {
     ['a javascript: client_uri', { client_uri: 'javascript:alert(1)' }, 'invalid_client_metadata', /client_uri must be an https URL/],
     ['a scope that is not a string', { scope: ['openid'] }, 'invalid_client_metadata', /^scope: /],
   ])('%s is refused (400 %s)', async (_what, change, error, description) => {
-    const before = await t.db('oauth_clients').count<{ n: string }[]>('* as n');
+    const before = await t.db('oauth_clients').count('* as n');
     const res = await register(t, { ...mcpClient, ...change });
     expect(res.status).toBe(400);
     expect(res.body.error).toBe(error);
     expect(res.body.error_description).toMatch(description);
-    expect(await t.db('oauth_clients').count<{ n: string }[]>('* as n')).toEqual(before);
+    expect(await t.db('oauth_clients').count('* as n')).toEqual(before);
   });
 
   test('a body that is not a JSON object is invalid_client_metadata, never a 5xx', async () => {

@@ -26,7 +26,7 @@ async function pendingRequest(scope = 'openid email') {
 }
 
 async function codesOf(clientId: string): Promise<number> {
-  const [{ n }] = await t.db('oauth_codes').where({ client_id: clientId }).count<{ n: string }[]>({ n: '*' });
+  const [{ n }] = await t.db('oauth_codes').where({ client_id: clientId }).count({ n: '*' });
   return Number(n);
 }
 

@@ -18,7 +18,9 @@ import type { MetadataDocumentFetcher } from '../../src/services/oauth/registrat
  * The database as tests read it: any table, any row. src/db declares each table's row type (Knex's `Tables`); a test
  * reads and writes raw rows on purpose (state a user cannot see through the API), so its table calls stay untyped.
  */
-export type LooseKnex = (<TRecord extends object = any, TResult = any[]>(table: string) => Knex.QueryBuilder<TRecord, TResult>) & Knex;
+export type LooseKnex = ((table: string) => ReturnType<typeof looseTable>) & Knex;
+/** Any table as Knex reads one it has no row type for. */
+export const looseTable = (db: Knex, table: string) => db(table);
 
 export interface TestApp {
   app: Express;
