@@ -1220,6 +1220,7 @@ export const de: Messages = {
       grantRefreshToken: 'Refresh-Tokens (angemeldet bleiben)',
       grantClientCredentials: 'Client Credentials (Maschine zu Maschine, ohne Benutzer; nur vertraulich)',
       grantDeviceCode: 'Device Code (Fernseher und Kommandozeilen-Tools)',
+      grantTokenExchange: 'Token Exchange (RFC 8693: tauscht das Token eines Benutzers gegen eines für eine andere API; nur vertraulich)',
       redirectHintLong:
         'Eine pro Zeile, exakt verglichen. https; einfaches http nur auf localhost, 127.0.0.1 oder [::1], die zu jedem Port passen ' +
         '(RFC 8252). Öffentliche (native) Apps dürfen auch ein privates Schema wie com.example.app:/callback verwenden. ' +

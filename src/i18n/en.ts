@@ -1179,6 +1179,7 @@ export const en = {
       grantRefreshToken: 'Refresh tokens (stay signed in)',
       grantClientCredentials: 'Client credentials (machine to machine, no user; confidential only)',
       grantDeviceCode: 'Device code (TVs and command-line tools)',
+      grantTokenExchange: 'Token exchange (RFC 8693: turns a user’s token into one for another API; confidential only)',
       redirectHintLong:
         'One per line, matched exactly. https; plain http only on localhost, 127.0.0.1 or [::1], which match any port ' +
         '(RFC 8252). Public (native) apps may also use a private-use scheme such as com.example.app:/callback. ' +

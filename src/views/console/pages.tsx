@@ -672,10 +672,11 @@ export function grantTypeOptions(): Array<{ value: string; label: string }> {
     { value: 'refresh_token', label: ap.grantRefreshToken },
     { value: 'client_credentials', label: ap.grantClientCredentials },
     { value: 'urn:ietf:params:oauth:grant-type:device_code', label: ap.grantDeviceCode },
+    { value: 'urn:ietf:params:oauth:grant-type:token-exchange', label: ap.grantTokenExchange },
   ];
 }
 
-const grantLabel = (g: string) => (g === 'urn:ietf:params:oauth:grant-type:device_code' ? 'device_code' : g);
+const grantLabel = (g: string) => g.replace(/^urn:ietf:params:oauth:grant-type:/, '');
 
 export function renderApplications(frame: ConsoleFrame, data: { clients: ConsoleClient[]; canWrite: boolean }): string {
   const { applications: ap, common: k } = c();
