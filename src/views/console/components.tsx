@@ -89,7 +89,7 @@ export function Checkboxes(props: {
   const describedBy =
     [props.hint ? `f-${props.name}-hint` : '', error ? `f-${props.name}-error` : ''].filter(Boolean).join(' ') || undefined;
   return (
-    <fieldset aria-describedby={describedBy}>
+    <fieldset aria-describedby={describedBy} id={`f-${props.name}`} tabIndex={-1}>
       <legend>{props.legend}</legend>
       {props.hint ? (
         <p class="hint" id={`f-${props.name}-hint`}>
@@ -104,6 +104,7 @@ export function Checkboxes(props: {
             name={props.name}
             value={o.value}
             checked={props.checked.includes(o.value)}
+            aria-invalid={error ? 'true' : undefined}
           />
           <label for={`f-${props.name}-${o.value}`}>{o.label ?? o.value}</label>
         </div>
@@ -188,18 +189,25 @@ export function Select(props: {
   value?: string;
   options: Array<{ value: string; label: string }>;
   id?: string;
+  errors?: FieldErrors;
 }) {
   const id = props.id ?? `f-${props.name}`;
+  const error = props.errors?.[props.name];
   return (
     <div>
       <label for={id}>{props.label}</label>
-      <select id={id} name={props.name}>
+      <select id={id} name={props.name} aria-invalid={error ? 'true' : undefined} aria-describedby={error ? `${id}-error` : undefined}>
         {props.options.map((o) => (
           <option value={o.value} selected={o.value === props.value}>
             {o.label}
           </option>
         ))}
       </select>
+      {error ? (
+        <p class="field-error" id={`${id}-error`}>
+          <RefusalText value={error} />
+        </p>
+      ) : null}
     </div>
   );
 }

@@ -308,7 +308,13 @@ export function renderUserDetail(frame: ConsoleFrame, d: UserDetailData): string
         />
         {assignable.length ? (
           <PostForm action={`${base}/roles`} csrf={frame.csrf} class="filters">
-            <Select name="role_id" label={x.roleToAssign} options={assignable.map((r) => ({ value: r.id, label: roleLabel(r) }))} />
+            <Select
+              name="role_id"
+              label={x.roleToAssign}
+              options={assignable.map((r) => ({ value: r.id, label: roleLabel(r) }))}
+              value={v.role_id}
+              errors={d.errors}
+            />
             <div>
               <button type="submit">{x.assignRole}</button>
             </div>
