@@ -65,7 +65,7 @@ const LAYERS = [
 ];
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'data/', 'coverage/', '.test-pg/', 'test-output/', 'examples/**/node_modules/'] },
+  { ignores: ['node_modules/', 'dist/', 'data/', 'coverage/', '.test-pg/', 'test-output/', 'examples/**/node_modules/', '.exp-*/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -154,6 +154,9 @@ export function consoleAction<D extends RouteDecl, R, S extends FormSchema | und
         const again = await options.invalid(new Invalid(errors, a.form, status, details), a);
         return new ConsolePage(again.render, again.title, status, again.errors ?? errors);
       };
+      // The console's own refusal comes first: its words beat the schema's (e.g. "Choose a role" for an empty choice).
+      const early = options.before ? await options.before(a) : undefined;
+      if (early) return early;
       const schema = d.method === 'get' ? d.query : d.body;
       let apiInput: unknown = undefined;
       if (options.input) {
@@ -178,8 +181,6 @@ export function consoleAction<D extends RouteDecl, R, S extends FormSchema | und
         }
         apiQuery = parsed?.data;
       }
-      const early = options.before ? await options.before(a) : undefined;
-      if (early) return early;
       let result: R;
       try {
         const [query, body] = d.method === 'get' ? [apiInput, undefined] : [apiQuery, apiInput];

@@ -17,8 +17,12 @@ export function isConnectionError(err: unknown): boolean {
   ) {
     return true;
   }
+  // pg's own connect timeout (connectionTimeoutMillis) is a bare Error('timeout expired') without a code: a server that
+  // accepts the connection but does not finish the start-up in time, as a loaded machine does under a burst of new
+  // connections (issue 33's 5xx soak found it as 500s).
   return (
-    typeof e.message === 'string' && /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect/i.test(e.message)
+    typeof e.message === 'string' &&
+    /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect|^timeout expired$/i.test(e.message)
   );
 }
 
@@ -31,11 +35,22 @@ export function isRetryableTransactionError(err: unknown): boolean {
   return code === '40001' || code === '40P01';
 }
 
+/**
+ * The database refused work for lack of resources or time, not because of the request: insufficient_resources
+ * (class 53: out of memory, disk full, too many connections), query_canceled (57014: a `statement_timeout` an operator
+ * set) and lock_not_available (55P03: a `lock_timeout`). Under load these are temporary: 503 with Retry-After, like a
+ * lost connection, never a 500.
+ */
+export function isOverloadError(err: unknown): boolean {
+  const code = (err as { code?: string })?.code;
+  return typeof code === 'string' && (/^53\d{3}$/.test(code) || code === '57014' || code === '55P03');
+}
+
 /** Maps a database error to what the client should see; unknown errors pass through untouched. */
 export function mapDbError(err: unknown, conflictMessage = 'Already exists'): unknown {
   if (err instanceof AppError) return err;
   if (isUniqueViolation(err)) return conflict(conflictMessage);
-  if (isConnectionError(err) || isRetryableTransactionError(err)) return serviceUnavailable(err);
+  if (isConnectionError(err) || isRetryableTransactionError(err) || isOverloadError(err)) return serviceUnavailable(err);
   const code = (err as { code?: string })?.code;
   // invalid_text_representation (e.g. a malformed uuid) and friends: the input was bad, not the server.
   // 22021/22P05: a NUL byte or unencodable character in text input.

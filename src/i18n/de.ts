@@ -817,6 +817,7 @@ export const de: Messages = {
       removeRoleButton: 'Rolle entfernen',
       revokeSessionButton: 'Sitzung widerrufen',
       roleToAssign: 'Zuzuweisende Rolle',
+      chooseRole: 'Rolle wählen …',
       assignRole: 'Rolle zuweisen',
       sessions: 'Sitzungen',
       activeSessions: 'Aktive Sitzungen',
@@ -898,7 +899,48 @@ export const de: Messages = {
       heading: (role: string) => `Rolle ${role}`,
       roleId: 'Rollen-ID',
       nameHint: 'Buchstaben, Ziffern und _ . : - (z. B. billing_reader)',
-      applicationField: 'Anwendung (leer: eine globale Rolle)',
+      applicationField: 'Anwendung',
+      applicationGlobal: 'Keine: eine globale Rolle',
+      applicationHint: 'Eine Rolle einer Anwendung gewährt auf diesem Server nichts: Die Anwendung liest sie aus ihren Tokens.',
+      applicationLabel: (name: string, clientId: string) => `${name} (${clientId})`,
+      unknownApplication: (name: string) => `${name}: keine registrierte Anwendung`,
+      unknownApplicationText: (name: string) =>
+        `Diese Rolle nennt die Anwendung „${name}“, die keine client_id einer registrierten Anwendung ist; sie passt daher nie zu einer ` +
+        '(etwa beim rollenbasierten API-Zugriff). Wählen Sie die gemeinte Anwendung und speichern Sie.',
+      apiScopes: 'API-Scopes',
+      apiScopesHint:
+        'Scopes der registrierten APIs, die diese Rolle gewährt. Sie begrenzen die Tokens von Personen nur für eine API mit eingeschaltetem rollenbasiertem Zugriff.',
+      apiResource: (name: string, identifier: string, roleBased: boolean) =>
+        `${name} (${identifier})${roleBased ? ' · rollenbasierter Zugriff an' : ' · rollenbasierter Zugriff aus'}`,
+      noApiResources: 'Noch keine API-Ressourcen registriert.',
+      noApiScopes: 'keine',
+      apiScopesList: (list: string) => `API-Scopes: ${list}`,
+      permissionDescriptions: {
+        'users:read':
+          'Benutzer auflisten und exportieren; Details, Rollen, Berechtigungen, Sitzungen, zweite Faktoren und verknüpfte Identitäten eines Benutzers lesen',
+        'users:write':
+          'Benutzer einladen, anlegen, importieren und ändern; Einladungen und Links zum Setzen des Passworts erneut senden; Sitzungen eines Benutzers beenden und zweite Faktoren zurücksetzen',
+        'users:delete': 'Benutzer deaktivieren',
+        'users:manage_roles': 'Benutzern Rollen zuweisen und entziehen; SCIM-Gruppen Rollen zuordnen',
+        'system:manage_users':
+          'Administratoren auflisten; das Audit-Protokoll lesen; Webhooks und SCIM-Verbindungen verwalten; Einstellungen lesen und ändern (die sicherheitskritischen brauchen zusätzlich system:manage_settings)',
+        'system:manage_roles':
+          'Die aktiven Rollen auflisten (GET /api/users/roles/list); Rollen anlegen und ändern braucht die Rolle super_admin',
+        'system:manage_settings':
+          'Sicherheitskritische Laufzeit-Einstellungen ändern (SMTP, Absender, MFA für Admins, Origins, Registrierung) und Testmails senden',
+        'system:manage_identity_providers':
+          'Identitätsanbieter (Anmeldung über andere Anbieter) einrichten und festlegen, ob ihren E-Mail-Adressen vertraut wird',
+        'oauth_clients:read': 'Anwendungen, API-Ressourcen, SAML-Anwendungen und Registrierungs-Tokens auflisten und ihre Details lesen',
+        'oauth_clients:write':
+          'Anwendungen, API-Ressourcen, SAML-Anwendungen und Registrierungs-Tokens anlegen und ändern, die letzten drei auch löschen',
+        'oauth_clients:rotate_secret': 'Das Client-Secret einer Anwendung erneuern',
+        'oauth_clients:delete': 'Anwendungen deaktivieren und wieder aktivieren',
+      } as Record<string, string>,
+      builtInDescriptions: {
+        super_admin: 'Hat jede Berechtigung',
+        admin: 'Verwaltet Benutzer, Rollen und OAuth-Clients',
+        manager: 'Liest und ändert Benutzer',
+      } as Record<string, string>,
       save: 'Rolle speichern',
       createButton: 'Rolle erstellen',
       permissionsList: (list: string) => `Berechtigungen: ${list}`,
@@ -1063,6 +1105,7 @@ export const de: Messages = {
       grantRefreshToken: 'Refresh-Tokens (angemeldet bleiben)',
       grantClientCredentials: 'Client Credentials (Maschine zu Maschine, ohne Benutzer; nur vertraulich)',
       grantDeviceCode: 'Device Code (Fernseher und Kommandozeilen-Tools)',
+      grantTokenExchange: 'Token Exchange (RFC 8693: tauscht das Token eines Benutzers gegen eines für eine andere API; nur vertraulich)',
       redirectHintLong:
         'Eine pro Zeile, exakt verglichen. https; einfaches http nur auf localhost, 127.0.0.1 oder [::1], die zu jedem Port passen ' +
         '(RFC 8252). Öffentliche (native) Apps dürfen auch ein privates Schema wie com.example.app:/callback verwenden. ' +
@@ -1104,6 +1147,9 @@ export const de: Messages = {
       ttlHint: '60 bis 3600.',
       openRegistration: 'Selbst registrierte Apps dürfen sie anfordern',
       openRegistrationHint: 'Ob dynamisch registrierte (MCP-)Clients Tokens für diese API anfordern dürfen.',
+      roleBasedAccess: 'Rollenbasierter Zugriff',
+      roleBasedAccessHint:
+        'Tokens von Personen für diese API tragen nur die angefragten Scopes, die ihre Rollen gewähren (die API-Scopes einer Rolle). Maschine-zu-Maschine-Tokens behalten die erlaubten Scopes der Anwendung.',
       dpop: 'DPoP-gebundene Tokens verlangen',
       dpopHint:
         'Tokens für diese API gibt es nur für Anfragen mit einem DPoP-Nachweis (RFC 9449): die API prüft dann bei jedem Aufruf einen Nachweis des Schlüssels.',

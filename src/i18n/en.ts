@@ -786,6 +786,7 @@ export const en = {
       removeRoleButton: 'Remove role',
       revokeSessionButton: 'Revoke session',
       roleToAssign: 'Role to assign',
+      chooseRole: 'Choose a role…',
       assignRole: 'Assign role',
       sessions: 'Sessions',
       activeSessions: 'Active sessions',
@@ -866,7 +867,47 @@ export const en = {
       heading: (role: string) => `Role ${role}`,
       roleId: 'Role id',
       nameHint: 'Letters, digits and _ . : - (e.g. billing_reader)',
-      applicationField: 'Application (empty: a global role)',
+      applicationField: 'Application',
+      applicationGlobal: 'None: a global role',
+      applicationHint: 'A role of an application grants nothing on this server: the application reads it from its tokens.',
+      applicationLabel: (name: string, clientId: string) => `${name} (${clientId})`,
+      unknownApplication: (name: string) => `${name}: not a registered application`,
+      unknownApplicationText: (name: string) =>
+        `This role names the application "${name}", which is not the client_id of any registered application, so it never matches one ` +
+        '(role-based API access, for instance). Choose the application it is meant for and save.',
+      apiScopes: 'API scopes',
+      apiScopesHint:
+        "Scopes of the registered APIs that this role grants. They limit people's tokens only for an API whose role-based access is on.",
+      apiResource: (name: string, identifier: string, roleBased: boolean) =>
+        `${name} (${identifier})${roleBased ? ' · role-based access on' : ' · role-based access off'}`,
+      noApiResources: 'No API resources are registered yet.',
+      noApiScopes: 'none',
+      apiScopesList: (list: string) => `API scopes: ${list}`,
+      /** What each permission of the catalogue guards (the route declarations), by name. */
+      permissionDescriptions: {
+        'users:read': "List and export users; read a user's details, roles, permissions, sessions, second factors and linked identities",
+        'users:write':
+          "Invite, create, import and update users; resend invitations and set-password links; end a user's sessions and reset second factors",
+        'users:delete': 'Deactivate users',
+        'users:manage_roles': 'Assign roles to users and remove them; map SCIM groups to roles',
+        'system:manage_users':
+          'List administrators; read the audit log; manage webhooks and SCIM connections; read and change settings (the sensitive ones also need system:manage_settings)',
+        'system:manage_roles': 'List the active roles (GET /api/users/roles/list); creating and changing roles needs the super_admin role',
+        'system:manage_settings':
+          'Change security-sensitive runtime settings (SMTP, sender, MFA for admins, origins, registration) and send test mails',
+        'system:manage_identity_providers': 'Configure identity providers (upstream sign-in) and whether their email addresses are trusted',
+        'oauth_clients:read': 'List applications, API resources, SAML applications and registration tokens and read their details',
+        'oauth_clients:write':
+          'Create and update applications, API resources, SAML applications and registration tokens, and delete the last three',
+        'oauth_clients:rotate_secret': "Rotate an application's client secret",
+        'oauth_clients:delete': 'Deactivate and re-activate applications',
+      } as Record<string, string>,
+      /** The built-in roles' descriptions as seeded (shown translated while unchanged). */
+      builtInDescriptions: {
+        super_admin: 'Holds every permission',
+        admin: 'Administers users, roles and OAuth clients',
+        manager: 'Reads and updates users',
+      } as Record<string, string>,
       save: 'Save role',
       createButton: 'Create role',
       permissionsList: (list: string) => `Permissions: ${list}`,
@@ -1023,6 +1064,7 @@ export const en = {
       grantRefreshToken: 'Refresh tokens (stay signed in)',
       grantClientCredentials: 'Client credentials (machine to machine, no user; confidential only)',
       grantDeviceCode: 'Device code (TVs and command-line tools)',
+      grantTokenExchange: 'Token exchange (RFC 8693: turns a user’s token into one for another API; confidential only)',
       redirectHintLong:
         'One per line, matched exactly. https; plain http only on localhost, 127.0.0.1 or [::1], which match any port ' +
         '(RFC 8252). Public (native) apps may also use a private-use scheme such as com.example.app:/callback. ' +
@@ -1064,6 +1106,9 @@ export const en = {
       ttlHint: '60 to 3600.',
       openRegistration: 'Self-registered apps may ask for it',
       openRegistrationHint: 'Whether dynamically registered (MCP) clients may ask tokens for this API.',
+      roleBasedAccess: 'Role-based access',
+      roleBasedAccessHint:
+        "People's tokens for this API carry only the requested scopes their roles grant (a role's API scopes). Machine-to-machine tokens keep the application's allowed scopes.",
       dpop: 'Require DPoP-bound tokens',
       dpopHint:
         'Tokens for this API are issued only to requests with a DPoP proof (RFC 9449): the API then checks a proof of the key with every call.',

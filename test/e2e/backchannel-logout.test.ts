@@ -1,10 +1,11 @@
 import request from 'supertest';
 import { jose } from '../../src/lib/jose';
 import { attemptBackchannelLogout } from '../../src/services/oidc/backchannel-logout.service';
+import { pruneExpired } from '../../src/services/prune.service';
 import { releaseStaleWorkerLocks, startWebhookWorker, type WebhookWorker } from '../../src/services/webhooks/queue';
 import { startLogoutReceiver, type LogoutReceiver } from '../helpers/backchannel';
 import { makeSignedInUser, makeUser, signIn, uniqueEmail } from '../helpers/factories';
-import { basicAuth, csrfFrom, issueOAuthTokens } from '../helpers/oauth';
+import { basicAuth, csrfFrom, issueOAuthTokens, obtainCode } from '../helpers/oauth';
 import { createTestApp, type TestApp } from '../helpers/test-app';
 import { RETRY_DELAYS_SECONDS } from '../../src/services/webhooks/webhook-policy';
 
@@ -152,7 +153,9 @@ describe('client registration', () => {
     let prod: TestApp;
     let prodAdmin: string;
     beforeAll(async () => {
-      prod = await createTestApp({ env: { NODE_ENV: 'production', SMTP_URL: 'smtp://127.0.0.1:2525', COOKIE_SECURE: 'false' } });
+      prod = await createTestApp({
+        env: { NODE_ENV: 'production', SMTP_URL: 'smtp://127.0.0.1:2525', COOKIE_SECURE: 'false', CLIENT_REGISTRATION: 'open' },
+      });
       prodAdmin = (await makeSignedInUser(prod, ['super_admin'])).bearer;
     });
     afterAll(async () => prod.close());
@@ -170,6 +173,33 @@ describe('client registration', () => {
       expect(res.status).toBe(400);
       expect(res.body.details[0].path).toBe('backchannel_logout_uri');
       expect(res.body.details[0].message).toMatch(message);
+    });
+
+    // Open registration: anyone may register a back-channel logout address, under the very same rules (the server
+    // POSTs only to public https addresses, never to itself; docs/backchannel-logout.md "Dynamic registration").
+    test.each([
+      ['http://93.184.215.14/logout', /https/],
+      ['https://10.1.2.3/logout', /WEBHOOK_ALLOW_PRIVATE/],
+      ['https://169.254.169.254/latest/meta-data', /WEBHOOK_ALLOW_PRIVATE/],
+      ['https://[::1]/logout', /WEBHOOK_ALLOW_PRIVATE/],
+      ['https://localhost/logout', /WEBHOOK_ALLOW_PRIVATE/],
+    ])('dynamic registration refuses %s with invalid_client_metadata', async (uri, message) => {
+      const res = await request(prod.app)
+        .post('/api/oauth/register')
+        .send({ redirect_uris: ['https://rp.example/cb'], backchannel_logout_uri: uri });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe('invalid_client_metadata');
+      expect(res.body.error_description).toMatch(message);
+      const update = await request(prod.app)
+        .post('/api/oauth/register')
+        .send({ redirect_uris: ['https://rp.example/cb'], backchannel_logout_uri: 'https://93.184.215.14/logout' });
+      expect(update.status).toBe(201);
+      const changed = await request(prod.app)
+        .put(`/api/oauth/register/${update.body.client_id}`)
+        .set('Authorization', `Bearer ${update.body.registration_access_token}`)
+        .send({ client_id: update.body.client_id, redirect_uris: ['https://rp.example/cb'], backchannel_logout_uri: uri });
+      expect(changed.status).toBe(400);
+      expect(changed.body.error).toBe('invalid_client_metadata');
     });
 
     test('a public https address is accepted', async () => {
@@ -435,5 +465,110 @@ describe('delivery', () => {
     } finally {
       worker = await startWebhookWorker(t.ctx, { connectionString: t.databaseUrl, retryDelaysSeconds: FAST_RETRIES, pollIntervalMs: 100 });
     }
+  });
+});
+
+describe('sessions deleted rather than revoked (the same database rule)', () => {
+  /** Waits until every client in `expected` got its token, then a little longer to see that nobody else got one. */
+  async function toldExactly(sub: string, expected: string[]) {
+    await receiver.waitFor((r) => expected.every((aud) => r.some((x) => x.claims.aud === aud && x.claims.sub === sub)));
+    await new Promise((r) => setTimeout(r, 500));
+    return receiver.received.filter((x) => x.claims.sub === sub);
+  }
+
+  test('SCIM DELETE /Users: every client holding a session under the account gets a logout token', async () => {
+    const [a, b] = [await createRp(), await createRp()];
+    const s = await signedInTo([a, b], await makeUser(t, { email: uniqueEmail('bcl-scim') }));
+    const browserSid = String(jose().decodeJwt(s.browser.accessToken).sid);
+    const conn = await api().post('/api/admin/scim-connections').set('Authorization', admin).send({ name: 'Directory', description: '' });
+    const res = await api().delete(`/scim/v2/Users/${s.person.id}`).set('Authorization', `Bearer ${conn.body.token}`);
+    expect(res.status).toBe(204);
+    expect(await t.db('users').where({ id: s.person.id })).toHaveLength(0);
+    const told = await toldExactly(s.person.id, [a.clientId, b.clientId]);
+    expect(told.map((x) => x.claims.aud).sort()).toEqual([a.clientId, b.clientId].sort());
+    for (const got of told) {
+      expect(got.verified).toBe(true);
+      expect(got.claims).toMatchObject({ sid: browserSid, sub: s.person.id });
+    }
+    // Recorded for the console although the account is gone.
+    await deliveriesOnce(a.clientId, (rows) => rows[0]?.status === 'delivered');
+    const listed = await api().get(`/api/admin/oauth-clients/${a.clientId}/backchannel-logout-deliveries`).set('Authorization', admin);
+    expect(listed.body.deliveries[0]).toMatchObject({ status: 'delivered', user_id: s.person.id, sid: browserSid });
+  });
+
+  test('an account deleted by any other path (its sessions go by cascade) is told too', async () => {
+    const rp = await createRp();
+    const s = await signedInTo([rp]);
+    await t.db('users').where({ id: s.person.id }).delete();
+    const told = await toldExactly(s.person.id, [rp.clientId]);
+    expect(told).toHaveLength(1);
+    expect(told[0]!.claims.sid).toBe(String(jose().decodeJwt(s.browser.accessToken).sid));
+  });
+
+  test("a browser session deleted on its own ends the applications' sessions under it", async () => {
+    const rp = await createRp();
+    const s = await signedInTo([rp]);
+    const browserSid = String(jose().decodeJwt(s.browser.accessToken).sid);
+    await t.db('sessions').where({ id: browserSid }).delete();
+    const told = await toldExactly(s.person.id, [rp.clientId]);
+    expect(told[0]!.claims.sid).toBe(browserSid);
+    expect(await refreshWorks(rp, s.tokens[0]!.refresh_token)).toBe(false);
+  });
+
+  test('pruning sends nothing: an expired session is not a sign-out, a long-revoked one was told when it ended', async () => {
+    const expired = await createRp();
+    const revoked = await createRp();
+    const e = await signedInTo([expired]);
+    const r = await signedInTo([revoked]);
+    await api().post('/api/auth/logout').set('Authorization', `Bearer ${r.browser.accessToken}`).expect(200);
+    await receiver.waitFor((got) => got.some((x) => x.claims.aud === revoked.clientId));
+    // Past their expiry, and revoked long ago, as the prune finds them.
+    await t
+      .db('sessions')
+      .where({ user_id: e.person.id })
+      .update({ expires_at: new Date('2001-01-01T00:00:00Z') });
+    await t
+      .db('sessions')
+      .where({ user_id: r.person.id })
+      .update({ revoked_at: new Date('2001-01-01T00:00:00Z') });
+    const counts = await pruneExpired(t.ctx);
+    expect(counts.sessions).toBeGreaterThanOrEqual(4);
+    expect(await t.db('sessions').whereIn('user_id', [e.person.id, r.person.id])).toHaveLength(0);
+    await new Promise((res) => setTimeout(res, 800));
+    expect(receiver.received.filter((x) => x.claims.aud === expired.clientId)).toHaveLength(0);
+    expect(receiver.received.filter((x) => x.claims.aud === revoked.clientId)).toHaveLength(1);
+    expect(await t.db('backchannel_logout_deliveries').where({ client_id: expired.clientId })).toHaveLength(0);
+    expect(await t.db('backchannel_logout_deliveries').where({ client_id: revoked.clientId })).toHaveLength(1);
+  });
+
+  test('an unused self-registered client pruned with its sessions is told nothing, and the prune does not fail', async () => {
+    // Open registration makes public clients: the code is exchanged with client_id alone.
+    const reg = await api()
+      .post('/api/oauth/register')
+      .send({ redirect_uris: [REDIRECT], backchannel_logout_uri: receiver.url, client_name: 'Gone soon' });
+    expect(reg.status).toBe(201);
+    const rp = { clientId: String(reg.body.client_id), redirectUris: [REDIRECT] };
+    const s = await signedInTo([]);
+    const { code, verifier } = await obtainCode(s.browser.agent, rp);
+    const exchanged = await api()
+      .post('/api/oauth/token')
+      .type('form')
+      .send({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT, client_id: rp.clientId });
+    expect(exchanged.status).toBe(200);
+    expect(await t.db('sessions').where({ client_id: rp.clientId })).toHaveLength(1);
+    await t
+      .db('oauth_clients')
+      .where({ client_id: rp.clientId })
+      .update({
+        created_at: new Date('2001-01-01T00:00:00Z'),
+        last_used_at: new Date('2001-01-01T00:00:00Z'),
+      });
+    await pruneExpired(t.ctx);
+    expect(await t.db('oauth_clients').where({ client_id: rp.clientId })).toHaveLength(0);
+    expect(await t.db('sessions').where({ client_id: rp.clientId })).toHaveLength(0);
+    // The person's own session here is untouched.
+    expect((await api().get('/api/auth/me').set('Authorization', `Bearer ${s.browser.accessToken}`)).status).toBe(200);
+    await new Promise((res) => setTimeout(res, 500));
+    expect(receiver.received.filter((x) => x.claims.aud === rp.clientId)).toHaveLength(0);
   });
 });

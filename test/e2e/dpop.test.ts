@@ -79,7 +79,7 @@ describe('discovery', () => {
   ])('%s lists dpop_signing_alg_values_supported', async (path) => {
     const res = await request(t.app).get(path);
     expect(res.status).toBe(200);
-    expect(res.body.dpop_signing_alg_values_supported).toEqual(['ES256', 'RS256', 'PS256', 'EdDSA']);
+    expect(res.body.dpop_signing_alg_values_supported).toEqual(['ES256', 'RS256', 'PS256', 'EdDSA', 'Ed25519']);
   });
 });
 
@@ -446,7 +446,7 @@ describe('userinfo and /api/auth/me with a DPoP-bound token', () => {
     const expectChallenge = (res: request.Response, error: string) => {
       expect(res.status).toBe(401);
       expect(res.headers['www-authenticate']).toMatch(
-        new RegExp(`^DPoP error="${error}", error_description="[^"]+", algs="ES256 RS256 PS256 EdDSA"$`),
+        new RegExp(`^DPoP error="${error}", error_description="[^"]+", algs="ES256 RS256 PS256 EdDSA Ed25519"$`),
       );
     };
 

@@ -78,6 +78,41 @@ test(
   DB_DOWN_TEST_TIMEOUT_MS,
 );
 
+test(
+  'a database that accepts connections and never answers them: API calls answer 503 with Retry-After, not 500',
+  async () => {
+    // pg gives up a connect after its connection timeout with a bare Error('timeout expired'): on a loaded machine a
+    // burst that opens many new connections at once meets it (issue 33, the 5xx soak).
+    const sockets = new Set<net.Socket>();
+    const silent = net.createServer((socket) => {
+      sockets.add(socket);
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as net.AddressInfo;
+    const config = loadConfig({ ...TEST_ENV, DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/hang` });
+    const ctx = createServiceContext(config, { mailer: createCapturingMailer([]), logger: pino({ level: 'silent' }) });
+    try {
+      const app = createApp({ ctx });
+      const login = await request(app).post('/api/auth/login').send({ email: 'a@b.test', password: 'whatever' });
+      expect(login.status).toBe(503);
+      expect(login.body.error).toBe('service_unavailable');
+      expect(login.headers['retry-after']).toBe('5');
+      const token = await request(app)
+        .post('/api/oauth/token')
+        .type('form')
+        .send({ grant_type: 'client_credentials', client_id: 'c', client_secret: 's' });
+      expect(token.status).toBe(503);
+      expect(token.body.error).toBe('temporarily_unavailable');
+      expect(token.headers['retry-after']).toBe('5');
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+      await closeServiceContext(ctx);
+    }
+  },
+  DB_DOWN_TEST_TIMEOUT_MS,
+);
+
 describe('database failure during refresh', () => {
   test('answers 503, burns nothing and does not sign the user out', async () => {
     const user = await makeUser(t);

@@ -1,5 +1,6 @@
 import request from 'supertest';
 import * as codesRepo from '../../src/db/repositories/oauth-codes.repo';
+import * as refreshRepo from '../../src/db/repositories/refresh-tokens.repo';
 import { insertClient } from '../../src/db/repositories/oauth-clients.repo';
 import { sha256Hex } from '../../src/lib/crypto';
 import { makeClient, makeUser, signIn } from '../helpers/factories';
@@ -340,5 +341,59 @@ describe('POST /api/oauth/token > refresh_token', () => {
     const res = await refresh(client, 'not-a-jwt');
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: 'invalid_grant', error_description: expect.any(String) });
+  });
+});
+
+/**
+ * Issue 33's 5xx soak: a database that refuses work for lack of time or resources under load (an operator's
+ * lock_timeout or statement_timeout, out of memory, too many connections) is a temporary condition, answered 503
+ * with Retry-After on both dialects, and the refused refresh burns nothing. Forced here by making the rotation's one
+ * statement fail with each class.
+ */
+describe('database refusals under load', () => {
+  test.each([
+    ['55P03', 'lock_not_available (lock_timeout)'],
+    ['57014', 'query_canceled (statement_timeout)'],
+    ['53200', 'out_of_memory'],
+    ['53300', 'too_many_connections'],
+  ])('%s %s: 503 temporarily_unavailable with Retry-After, and the refresh token stays usable', async (code, what) => {
+    const { agent, client } = await setup();
+    const tokens = await issueOAuthTokens(t, agent, client);
+    const spy = jest.spyOn(refreshRepo, 'rotateLiveRefreshToken').mockRejectedValue(Object.assign(new Error(what), { code }));
+    try {
+      const oauth = await request(t.app)
+        .post('/api/oauth/token')
+        .set('Authorization', basicAuth(client.clientId, client.clientSecret))
+        .type('form')
+        .send({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+      expect(oauth.status).toBe(503);
+      expect(oauth.body.error).toBe('temporarily_unavailable');
+      expect(oauth.headers['retry-after']).toBe('5');
+    } finally {
+      spy.mockRestore();
+    }
+    const again = await request(t.app)
+      .post('/api/oauth/token')
+      .set('Authorization', basicAuth(client.clientId, client.clientSecret))
+      .type('form')
+      .send({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+    expect(again.status).toBe(200);
+  });
+
+  test('the first-party refresh maps the same refusal to 503 service_unavailable with Retry-After', async () => {
+    const user = await makeUser(t);
+    const { refreshToken } = await signIn(t, user);
+    const spy = jest
+      .spyOn(refreshRepo, 'rotateLiveRefreshToken')
+      .mockRejectedValue(Object.assign(new Error('canceling statement due to lock timeout'), { code: '55P03' }));
+    try {
+      const res = await request(t.app).post('/api/auth/refresh-token').send({ refreshToken });
+      expect(res.status).toBe(503);
+      expect(res.body.error).toBe('service_unavailable');
+      expect(res.headers['retry-after']).toBe('5');
+    } finally {
+      spy.mockRestore();
+    }
+    await request(t.app).post('/api/auth/refresh-token').send({ refreshToken }).expect(200);
   });
 });

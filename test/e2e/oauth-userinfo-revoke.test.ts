@@ -163,7 +163,13 @@ describe('discovery', () => {
     end_session_endpoint: 'http://sso.test/api/oauth/logout',
     device_authorization_endpoint: 'http://sso.test/api/oauth/device_authorization',
     response_types_supported: ['code'],
-    grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:device_code'],
+    grant_types_supported: [
+      'authorization_code',
+      'refresh_token',
+      'client_credentials',
+      'urn:ietf:params:oauth:grant-type:device_code',
+      'urn:ietf:params:oauth:grant-type:token-exchange',
+    ],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
     code_challenge_methods_supported: ['S256'],
     scopes_supported: ['openid', 'profile', 'email', 'read', 'write', 'admin', 'offline_access'],
@@ -180,7 +186,7 @@ describe('discovery', () => {
     introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
     introspection_endpoint_auth_signing_alg_values_supported: ['RS256', 'PS256', 'ES256', 'EdDSA', 'Ed25519'],
     // Issue 34: DPoP proofs (RFC 9449 §5.1).
-    dpop_signing_alg_values_supported: ['ES256', 'RS256', 'PS256', 'EdDSA'],
+    dpop_signing_alg_values_supported: ['ES256', 'RS256', 'PS256', 'EdDSA', 'Ed25519'],
   };
   test.each(['/api/oauth/.well-known/oauth-authorization-server', '/.well-known/oauth-authorization-server'])(
     '%s has every constant of spec §2.10',

@@ -205,7 +205,7 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
         {
           method: 'post',
           path: '/token',
-          summary: 'Token endpoint: authorization_code, refresh_token, client_credentials and device_code grants',
+          summary: 'Token endpoint: authorization_code, refresh_token, client_credentials, device_code and token-exchange grants',
           description:
             'Confidential clients authenticate with client_secret_basic or client_secret_post; public clients send client_id alone ' +
             '(CONTRACT §12). With `resource` (RFC 8707) the access token is an RFC 9068 JWT for that API; client_credentials always ' +
@@ -214,7 +214,12 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
             'proof: typ dpop+jwt, ES256/RS256/PS256/EdDSA, htm POST, htu this URL, iat within 60 s, single-use jti) binds the ' +
             "tokens to its key: `token_type: DPoP`, `cnf.jkt` in the access token (and in a public client's refresh token). A bad or " +
             'missing-but-required proof is 400 invalid_dpop_proof; with the dpop_nonce_required setting, 400 use_dpop_nonce and a ' +
-            '`DPoP-Nonce` response header (docs/dpop.md).',
+            '`DPoP-Nonce` response header (docs/dpop.md). Token exchange (RFC 8693, grant_type ' +
+            'urn:ietf:params:oauth:grant-type:token-exchange, confidential clients listing it in grant_types): subject_token (an ' +
+            'access token or an id_token of a live session this server issued to a user), optional actor_token (an access token of ' +
+            'the calling client: the answer carries act), resource or audience (an API the client is allowed) and scope (no wider ' +
+            "than the subject token's for that API, else invalid_scope); answers an RFC 9068 token with issued_token_type, bound to " +
+            'the same DPoP key when the subject token was bound (docs/token-exchange.md).',
           auth: 'client',
           noStore: true,
           form: true,

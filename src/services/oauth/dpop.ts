@@ -21,7 +21,7 @@ import type { ServiceContext } from '../context';
  */
 
 /** The signature algorithms a proof may use (discovery's `dpop_signing_alg_values_supported`). */
-export const DPOP_ALGS = ['ES256', 'RS256', 'PS256', 'EdDSA'] as const;
+export const DPOP_ALGS = ['ES256', 'RS256', 'PS256', 'EdDSA', 'Ed25519'] as const;
 /** How far `iat` may be from now, either way (seconds); a `jti` is remembered this long past its `iat`. */
 export const DPOP_PROOF_WINDOW_S = 60;
 /** A server nonce is good for the window it was made in and the next one (so 60 to 120 seconds). */

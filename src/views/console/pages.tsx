@@ -10,6 +10,7 @@ import type { Role } from '../../routes/rbac/rbac.schemas';
 import type { ListCount } from '../../services/list-count';
 import { userStatus } from '../../services/user-status';
 import type { DailySignIns, FactorsOfUser } from '../../services/user-admin.service';
+import { messagesFor } from '../../i18n';
 import { pageEnv } from '../env';
 import { Actions, formatTime, Time } from '../kit';
 import {
@@ -311,6 +312,8 @@ export function renderUserDetail(frame: ConsoleFrame, d: UserDetailData): string
             <Select
               name="role_id"
               label={x.roleToAssign}
+              placeholder={x.chooseRole}
+              required
               options={assignable.map((r) => ({ value: r.id, label: roleLabel(r) }))}
               value={v.role_id}
               errors={d.errors}
@@ -441,11 +444,32 @@ export function renderRoles(frame: ConsoleFrame, data: { roles: Role[]; canEdit:
           { label: k.application, cell: (r) => r.application ?? k.global },
           { label: ro.permissions, cell: (r) => count(r.permissions.length) },
           { label: k.status, cell: (r) => <Badge on={r.is_active} yes={k.active} no={k.deactivated} /> },
-          { label: k.description, cell: (r) => dash(r.description) },
+          { label: k.description, cell: (r) => dash(roleDescription(r)) },
         ]}
       />
     </>,
   );
+}
+
+/** The role form's fields as typed (mapped onto the API body in src/console/roles). */
+export interface RoleValues {
+  name: string;
+  description: string;
+  application: string;
+  permissions: string[];
+  /** Checked `<resource identifier> <scope>` pairs. */
+  api_scopes: string[];
+}
+
+/** A permission's description in the page's language (the catalogue's, else the API's English one). */
+export const permissionDescription = (p: { name: string; description: string }) =>
+  c().roles.permissionDescriptions[p.name] ?? p.description;
+
+/** A role's description; a built-in role's seeded text is shown in the page's language. */
+export function roleDescription(r: { name: string; application: string | null; description: string }): string {
+  const ro = c().roles;
+  const builtIn = r.application === null ? messagesFor('en').console.roles.builtInDescriptions[r.name] : undefined;
+  return builtIn !== undefined && builtIn === r.description ? (ro.builtInDescriptions[r.name] ?? r.description) : r.description;
 }
 
 export function renderRoleForm(
@@ -453,13 +477,24 @@ export function renderRoleForm(
   data: {
     role?: Role;
     permissions: Array<{ name: string; description: string }>;
-    values: { name?: string; description?: string; application?: string; permissions: string[] };
+    applications: Array<{ clientId: string; name: string }>;
+    resources: Array<{ identifier: string; name: string; scopes: string[]; roleBasedAccess: boolean }>;
+    values: RoleValues;
     errors: FieldErrors;
     canEdit: boolean;
   },
 ): string {
   const r = data.role;
+  const v = data.values;
   const { roles: ro, common: k } = c();
+  // A role stored earlier with a free-text application that names no registered client: shown, and fixable.
+  const stray = r?.application && !data.applications.some((a) => a.clientId === r.application) ? r.application : undefined;
+  const appOptions = [
+    ...(r ? [] : [{ value: '', label: ro.applicationGlobal }]),
+    ...(stray ? [{ value: stray, label: ro.unknownApplication(stray) }] : []),
+    ...data.applications.map((a) => ({ value: a.clientId, label: ro.applicationLabel(a.name, a.clientId) })),
+  ];
+  const description = r ? roleDescription(r) : v.description;
   return renderConsole(
     frame,
     <>
@@ -472,28 +507,67 @@ export function renderRoleForm(
           items={[
             [k.status, <Badge on={r.is_active} yes={k.active} no={k.deactivated} />],
             [k.application, r.application ?? k.global],
+            [k.description, dash(description)],
             [ro.roleId, <code>{r.id}</code>],
           ]}
         />
       ) : null}
+      {stray && data.canEdit ? (
+        <p class="error" role="note">
+          {ro.unknownApplicationText(stray)}
+        </p>
+      ) : null}
       {data.canEdit ? (
         <PostForm action={r ? `/admin/roles/${r.id}` : '/admin/roles'} csrf={frame.csrf}>
-          <Field name="name" label={k.name} value={data.values.name} errors={data.errors} required hint={ro.nameHint} />
-          <Field name="description" label={k.description} value={data.values.description} errors={data.errors} />
-          {r ? null : <Field name="application" label={ro.applicationField} value={data.values.application} errors={data.errors} />}
+          <Field name="name" label={k.name} value={v.name} errors={data.errors} required hint={ro.nameHint} />
+          <Field name="description" label={k.description} value={v.description} errors={data.errors} />
+          {r && r.application === null ? null : (
+            <Select
+              name="application"
+              label={ro.applicationField}
+              value={v.application}
+              options={appOptions}
+              errors={data.errors}
+              hint={ro.applicationHint}
+            />
+          )}
           <Checkboxes
             name="permissions"
             legend={ro.permissions}
-            options={data.permissions.map((p) => ({ value: p.name, label: `${p.name} — ${p.description}` }))}
-            checked={data.values.permissions}
+            options={data.permissions.map((p) => ({ value: p.name, label: `${p.name} — ${permissionDescription(p)}` }))}
+            checked={v.permissions}
             errors={data.errors}
           />
+          <fieldset aria-describedby="f-api_scopes-hint">
+            <legend>{ro.apiScopes}</legend>
+            <p class="hint" id="f-api_scopes-hint">
+              {ro.apiScopesHint}
+            </p>
+            {data.errors.api_scopes ? (
+              <p class="field-error" id="f-api_scopes-error">
+                {data.errors.api_scopes}
+              </p>
+            ) : null}
+            {data.resources.length === 0 ? <p class="muted">{ro.noApiResources}</p> : null}
+            {data.resources.map((res, i) => (
+              <Checkboxes
+                name="api_scopes"
+                idPrefix={`f-api_scopes-${i}`}
+                legend={ro.apiResource(res.name, res.identifier, res.roleBasedAccess)}
+                options={res.scopes.map((sc) => ({ value: `${res.identifier} ${sc}`, label: sc }))}
+                checked={v.api_scopes}
+              />
+            ))}
+          </fieldset>
           <Actions>
             <button type="submit">{r ? ro.save : ro.createButton}</button>
           </Actions>
         </PostForm>
       ) : (
-        <p>{ro.permissionsList(data.values.permissions.join(', ') || ro.noPermissions)}</p>
+        <>
+          <p>{ro.permissionsList(v.permissions.join(', ') || ro.noPermissions)}</p>
+          <p>{ro.apiScopesList(v.api_scopes.join(', ') || ro.noApiScopes)}</p>
+        </>
       )}
       {r && data.canEdit && r.is_active ? (
         <Actions>
@@ -520,10 +594,11 @@ export function grantTypeOptions(): Array<{ value: string; label: string }> {
     { value: 'refresh_token', label: ap.grantRefreshToken },
     { value: 'client_credentials', label: ap.grantClientCredentials },
     { value: 'urn:ietf:params:oauth:grant-type:device_code', label: ap.grantDeviceCode },
+    { value: 'urn:ietf:params:oauth:grant-type:token-exchange', label: ap.grantTokenExchange },
   ];
 }
 
-const grantLabel = (g: string) => (g === 'urn:ietf:params:oauth:grant-type:device_code' ? 'device_code' : g);
+const grantLabel = (g: string) => g.replace(/^urn:ietf:params:oauth:grant-type:/, '');
 
 export function renderApplications(frame: ConsoleFrame, data: { clients: ConsoleClient[]; canWrite: boolean }): string {
   const { applications: ap, common: k } = c();
