@@ -746,6 +746,7 @@ export const de: Messages = {
         'Dieses Formular ist abgelaufen oder wurde nicht von dieser Website gesendet. Gehen Sie zurück, laden Sie die Seite neu und ' +
         'versuchen Sie es erneut.',
       invalidField: 'Dieser Wert wird nicht angenommen.',
+      chooseRole: 'Wählen Sie eine Rolle zum Zuweisen.',
       checkFilters: 'Prüfen Sie die Filter.',
     },
     overview: {

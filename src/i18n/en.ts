@@ -717,6 +717,7 @@ export const en = {
       refused: 'Request refused',
       formExpired: 'This form has expired or was not sent from this site. Go back, reload the page and try again.',
       invalidField: 'This value is not accepted.',
+      chooseRole: 'Choose a role to assign.',
       checkFilters: 'Check the filters.',
     },
     overview: {

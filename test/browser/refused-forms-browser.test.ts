@@ -311,7 +311,8 @@ const CASES: Record<string, Case> = {
     fill: {},
     evaluate: (f) => {
       const select = f.elements.namedItem('role_id') as HTMLSelectElement;
-      select.add(new Option('forged', 'not-a-role-id', true, true));
+      // A role that does not exist (one deleted in another tab): refused by the API beside the field.
+      select.add(new Option('gone', '00000000-0000-4000-8000-000000000000', true, true));
     },
     links: ['f-role_id'],
   },

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { redirect } from '../../http/outcome';
+import { Redirect, redirect } from '../../http/outcome';
 import { UUID_PATTERN } from '../../lib/ids';
 import { presentAuditEvent } from '../../routes/audit/audit.presenters';
 import { optionalText, text } from '../../routes/pages/page-kit';
@@ -145,6 +145,9 @@ export function createConsoleUsersRouter(deps: RouteDeps) {
       path: '/users/:userId/roles',
       summary: 'Console: assign a role',
       form: z.object({ role_id: text(100) }),
+      // Nothing chosen: said as the flash of the user's page (the field is required in the browser).
+      before: async ({ form: f, params }) =>
+        UUID_PATTERN.test(f.role_id) ? undefined : new Redirect(user(params), { kind: 'error', message: c().errors.chooseRole }),
       input: (f) => ({ role_id: f.role_id }),
       field: 'role_id',
       invalid: ({ values, errors, status }, { principal, params }) => detailPage(ctx, principal, params.userId, errors, values, status),
