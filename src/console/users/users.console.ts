@@ -51,6 +51,7 @@ async function detailPage(
     audit.listOwnActivity(ctx, userId, { limit: 10 }),
     listOwnIdentities(ctx, userId),
   ]);
+  const clientNames = await audit.clientNamesOf(ctx, events.events);
   const pausedIdentities = identities.filter((i) => i.needsConfirmation).map((i) => ({ providerName: i.providerName, email: i.email }));
   const data = {
     ...detail,
@@ -58,7 +59,7 @@ async function detailPage(
     sessions,
     apps,
     factors,
-    events: events.events.map(presentAuditEvent),
+    events: events.events.map((e) => presentAuditEvent(e, clientNames)),
     pausedIdentities,
     errors,
     values,
