@@ -180,6 +180,8 @@ export async function findLiveClientSessionOfSid(
   const row = await db<SessionRecord>('sessions')
     .where({ user_id: s.userId, client_id: s.clientId })
     .andWhere((q) => q.where({ id: s.sid }).orWhere({ browser_session_id: s.sid }))
+    // A session the client got by token exchange is no sign-in of it (nor its grant): only a session of its own counts.
+    .whereNull('parent_session_id')
     .whereNull('revoked_at')
     .where('expires_at', '>', s.now)
     .whereRaw(sessionClientIsActive('sessions'))

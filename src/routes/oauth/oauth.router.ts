@@ -290,7 +290,10 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
           description:
             'Client authentication as at the token endpoint (a public client sends client_id alone). The parameters are those of ' +
             '/api/oauth/authorize, judged by the same rules; an error is a 400 in the RFC 6749 dialect, never a redirect. The ' +
-            'browser then goes to /api/oauth/authorize?client_id=…&request_uri=…, which uses the pushed parameters once.',
+            'browser then goes to /api/oauth/authorize?client_id=…&request_uri=…, which uses the pushed parameters once. A `DPoP` ' +
+            'header (RFC 9449 §10.1: a proof with htm POST, htu this URL) binds the authorization code to its key, as `dpop_jkt` ' +
+            'does; a bad proof, or a dpop_jkt of another key, is 400 invalid_dpop_proof (use_dpop_nonce with a DPoP-Nonce header ' +
+            'under the dpop_nonce_required setting).',
           auth: 'client',
           dialect: 'oauth',
           noStore: true,
@@ -299,9 +302,13 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
           cors: 'client',
           response: { status: 201, description: 'RFC 9126 §2.2 answer', schema: parResponseBody },
         },
-        async ({ body }, req) => {
+        async ({ body }, req, res) => {
           const client = await authenticatedClient(req, body.client, { endpoint: 'par' });
-          return pushAuthorizationRequest(ctx, client, body.params);
+          // RFC 9449 §10.1: a DPoP header binds the code to its key; the proof names this endpoint's URL.
+          const dpop = { proof: req.headers.dpop, url: `${ctx.config.baseUrl}/api/oauth/par` };
+          const pushed = await pushAuthorizationRequest(ctx, client, body.params, dpop);
+          if (dpop.proof !== undefined && dpopNonceRequired(ctx)) res.set('DPoP-Nonce', currentDpopNonce(ctx));
+          return pushed;
         },
       ),
     ],

@@ -107,6 +107,7 @@ export const parParams = z
     login_hint: param('login_hint', 500),
     resource: param('resource', 2048),
     ui_locales: param('ui_locales', 256),
+    dpop_jkt: param('dpop_jkt', 100),
     ...clientCredentials,
   })
   .transform((p) => {
@@ -177,6 +178,9 @@ export const authorizeQuery = z.looseObject({
   max_age: authorizeParam('OpenID Connect: seconds since the last sign-in beyond which the user signs in again'),
   login_hint: authorizeParam('OpenID Connect: prefills the email on the login page'),
   resource: authorizeParam('RFC 8707: a registered API the client is allowed; its token is then an RFC 9068 JWT'),
+  dpop_jkt: authorizeParam(
+    'RFC 9449 §10: the SHA-256 JWK thumbprint of the client’s DPoP key; the code is then exchanged only with a DPoP proof of that key',
+  ),
   request_uri: authorizeParam('RFC 9126: the request_uri /api/oauth/par answered (with client_id, instead of the other parameters)'),
 });
 

@@ -16,7 +16,7 @@ import { noteClientUsed } from './clients.service';
 import { GRANT_TYPES, grantAllowed, TOKEN_EXCHANGE_GRANT } from './client-policy';
 import { exchangeToken } from './token-exchange.service';
 import { exchangeDeviceCode } from './device.service';
-import { dpopBinding, requireProofFor, requireRefreshKey, tokenRequestKey, type TokenDpopInput } from './dpop-binding';
+import { dpopBinding, requireCodeKey, requireProofFor, requireRefreshKey, tokenRequestKey, type TokenDpopInput } from './dpop-binding';
 
 export type { TokenResponse } from './token-response';
 import { requireParam } from './params';
@@ -88,6 +88,9 @@ export async function exchangeAuthorizationCode(
       }
       return { ok: false, description: INVALID_CODE };
     }
+    // RFC 9449 §10: a code bound to a DPoP key (dpop_jkt, or a proof at PAR) needs a proof of that key. Thrown, so the
+    // transaction rolls back and the code stays usable: whoever lacks the key cannot burn it (docs/dpop.md).
+    requireCodeKey(code.dpopJkt, input.dpopJkt);
     if (code.redirectUri !== input.redirectUri) return { ok: false, description: 'redirect_uri does not match the authorization request' };
     // CONTRACT §8: a redirect URI removed from the client since the code was issued invalidates the code.
     if (!redirectUriMatches(client.redirectUris, code.redirectUri))
