@@ -230,7 +230,7 @@ export function consoleStream<Q extends z.ZodType, S extends FormSchema>(
     summary: string;
     form: S;
     input: (form: z.output<S>) => unknown;
-    invalid: (refused: Invalid<z.output<S>>) => ConsolePage;
+    invalid: (refused: Invalid<z.output<S>>) => ConsolePage | Promise<ConsolePage>;
     write: (query: z.output<Q>, res: Response) => Promise<void>;
   },
 ): (s: Section) => DeclaredRoute {
@@ -245,7 +245,7 @@ export function consoleStream<Q extends z.ZodType, S extends FormSchema>(
         const parsed = e.decl.query?.safeParse(options.input(form));
         if (!parsed?.success) {
           const errors = parsed ? fieldErrors(parsed.error.issues) : {};
-          const again = options.invalid(new Invalid(errors, form));
+          const again = await options.invalid(new Invalid(errors, form));
           return new ConsolePage(again.render, again.title, 400, errors);
         }
         await options.write(parsed.data, res);

@@ -126,3 +126,48 @@ test('"Role to assign" starts empty, and the browser asks for a choice before po
     await context.close();
   }
 }, 120_000);
+
+test('the audit log by name: people, applications, labelled details and the grouped type filter, in English and German', async () => {
+  const person = await makeUser(t, { firstName: 'Mia', lastName: 'Member' });
+  const client = await makeClient(t, { name: 'Billing Portal' });
+  const { context, page } = await signedIn();
+  try {
+    const admin = await t.db('users').where({ first_name: 'Ada' }).orderBy('created_at', 'desc').first();
+    await t.ctx.events.record(t.db, {
+      type: 'role.assigned',
+      actorId: admin.id,
+      subjectId: person.id,
+      clientId: client.clientId,
+      detail: { role: 'manager', application: null, scopes: ['openid', 'email'] },
+    });
+    await page.goto(`${baseUrl}/admin/audit`);
+    // The filter offers stored types only, grouped.
+    const groups = await page.locator('#f-type optgroup').evaluateAll((els) => els.map((g) => g.getAttribute('label')));
+    expect(groups).toContain('Roles');
+    expect(await page.locator('#f-type option[value="saml.slo"]').count()).toBe(0);
+    await page.getByLabel('Type').selectOption('role.assigned');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    const row = page.getByRole('row').filter({ hasText: 'role.assigned' }).first();
+    await row.getByRole('link', { name: /Ada Admin/ }).waitFor();
+    await row.getByRole('link', { name: /Mia Member/ }).waitFor();
+    await row.getByRole('link', { name: 'Billing Portal' }).waitFor();
+    expect(await row.locator('dl.detail dt').allTextContents()).toEqual(expect.arrayContaining(['Role', 'Application', 'Scopes']));
+    await checkConsolePage(page, 'audit', SHOTS);
+
+    await context.setExtraHTTPHeaders({ 'Accept-Language': 'de' });
+    await page.reload();
+    await page.getByRole('heading', { name: 'Audit-Protokoll' }).waitFor();
+    expect(await page.getByRole('row').filter({ hasText: 'role.assigned' }).first().locator('dl.detail dt').allTextContents()).toEqual(
+      expect.arrayContaining(['Rolle', 'Anwendung', 'Scopes']),
+    );
+    await checkConsolePage(page, 'audit-de', SHOTS);
+    await page.goto(`${baseUrl}/admin/users/${person.id}`);
+    await page
+      .getByRole('link', { name: /Ada Admin/ })
+      .first()
+      .waitFor();
+    await checkConsolePage(page, 'user-events-de', SHOTS);
+  } finally {
+    await context.close();
+  }
+}, 180_000);

@@ -315,6 +315,8 @@ export function renderUserDetail(frame: ConsoleFrame, d: UserDetailData): string
               placeholder={x.chooseRole}
               required
               options={assignable.map((r) => ({ value: r.id, label: roleLabel(r) }))}
+              value={v.role_id}
+              errors={d.errors}
             />
             <div>
               <button type="submit">{x.assignRole}</button>
@@ -394,6 +396,86 @@ export function renderUserDetail(frame: ConsoleFrame, d: UserDetailData): string
   );
 }
 
+/** A person of the trail: name and email as recorded, linking to the account, the id in a tooltip. */
+function Person(props: { id: string; email: string | null; name: string | null }) {
+  const a = c().audit;
+  return (
+    <a href={`/admin/users/${props.id}`} title={a.idTitle(props.id)}>
+      {props.name ? (
+        <>
+          {props.name}
+          <br />
+          <span class="muted">{props.email ?? props.id}</span>
+        </>
+      ) : (
+        (props.email ?? props.id)
+      )}
+    </a>
+  );
+}
+
+function Actor(props: { e: AuditEvent }) {
+  const { actor } = props.e;
+  const a = c().audit;
+  if (!actor) return <span class="muted">{a.system}</span>;
+  if (actor.type === 'scim_connection') return <span title={a.idTitle(actor.id)}>{a.scimConnection(actor.name)}</span>;
+  return <Person id={actor.id} email={actor.email} name={actor.name} />;
+}
+
+function Subject(props: { e: AuditEvent }) {
+  const { subject, subject_id: id } = props.e;
+  if (subject) return <Person id={subject.id} email={subject.email} name={subject.name} />;
+  return id ? <code>{id}</code> : <>—</>;
+}
+
+function Application(props: { e: AuditEvent }) {
+  const { client } = props.e;
+  if (!client) return <>—</>;
+  const a = c().audit;
+  return client.name !== null ? (
+    <a href={`/admin/applications/${encodeURIComponent(client.client_id)}`} title={a.idTitle(client.client_id)}>
+      {client.name}
+    </a>
+  ) : (
+    <span title={a.idTitle(client.client_id)}>
+      <code>{client.client_id}</code> <span class="muted">({a.goneApplication})</span>
+    </span>
+  );
+}
+
+/** A detail value as text: lists joined, booleans in words, nested objects as `key: value` pairs. */
+function detailText(v: unknown): string {
+  if (v === null || v === undefined || v === '') return '—';
+  if (typeof v === 'boolean') return yesNo(v);
+  if (typeof v === 'string' || typeof v === 'number') return String(v);
+  if (Array.isArray(v)) return v.length ? v.map(detailText).join(', ') : '—';
+  if (typeof v === 'object')
+    return (
+      Object.entries(v)
+        .map(([k, x]) => `${detailLabel(k)}: ${detailText(x)}`)
+        .join('; ') || '—'
+    );
+  return JSON.stringify(v);
+}
+
+const detailLabel = (key: string) => c().audit.details[key] ?? key;
+
+/** An event's detail as labelled fields (translated labels; values as recorded). */
+function Detail(props: { detail: Record<string, unknown> }) {
+  const entries = Object.entries(props.detail);
+  if (entries.length === 0) return <>—</>;
+  return (
+    <dl class="detail">
+      {entries.map(([k, v]) => (
+        <>
+          <dt>{detailLabel(k)}</dt>
+          <dd>{detailText(v)}</dd>
+        </>
+      ))}
+    </dl>
+  );
+}
+
 function AuditTable(props: { events: AuditEvent[]; caption: string }) {
   const a = c().audit;
   return (
@@ -403,12 +485,12 @@ function AuditTable(props: { events: AuditEvent[]; caption: string }) {
       empty={a.none}
       columns={[
         { label: a.when, cell: (e) => <Time at={e.occurred_at} /> },
-        { label: a.type, cell: (e) => <code>{e.type}</code> },
-        { label: a.actorColumn, wrap: true, cell: (e) => (e.actor_id ? <a href={`/admin/users/${e.actor_id}`}>{e.actor_id}</a> : '—') },
-        { label: a.subjectColumn, wrap: true, cell: (e) => dash(e.subject_id) },
-        { label: a.app, wrap: true, cell: (e) => dash(e.client_id) },
+        { label: a.type, cell: (e) => <code class="type">{e.type}</code> },
+        { label: a.actorColumn, wrap: true, cell: (e) => <Actor e={e} /> },
+        { label: a.subjectColumn, wrap: true, cell: (e) => <Subject e={e} /> },
+        { label: a.app, wrap: true, cell: (e) => <Application e={e} /> },
         { label: a.ip, cell: (e) => dash(e.ip) },
-        { label: a.detail, wrap: true, cell: (e) => (Object.keys(e.detail).length ? <code>{JSON.stringify(e.detail)}</code> : '—') },
+        { label: a.detail, wrap: true, cell: (e) => <Detail detail={e.detail} /> },
       ]}
     />
   );
@@ -947,7 +1029,8 @@ export interface AuditFilterValues {
 export interface AuditProps {
   events: AuditEvent[];
   filter: AuditFilterValues;
-  types: readonly string[];
+  /** The type filter's choices: the types ever stored, grouped (GET /api/admin/audit-events/types). */
+  groups: ReadonlyArray<{ group: string; types: readonly string[] }>;
   errors: FieldErrors;
   count?: ListCount;
   next?: string;
@@ -964,12 +1047,23 @@ export function renderAudit(frame: ConsoleFrame, data: AuditProps): string {
     <>
       <h1>{a.title}</h1>
       <form method="get" action="/admin/audit" class="filters" role="search" aria-label={a.filtersLabel}>
-        <Select
-          name="type"
-          label={a.type}
-          value={f.type}
-          options={[{ value: '', label: a.anyType }, ...data.types.map((t) => ({ value: t, label: t }))]}
-        />
+        <div>
+          <label for="f-type">{a.type}</label>
+          <select id="f-type" name="type">
+            <option value="" selected={!f.type}>
+              {a.anyType}
+            </option>
+            {data.groups.map((g) => (
+              <optgroup label={a.groups[g.group] ?? g.group}>
+                {g.types.map((t) => (
+                  <option value={t} selected={t === f.type}>
+                    {t}
+                  </option>
+                ))}
+              </optgroup>
+            ))}
+          </select>
+        </div>
         <Field name="actor" label={a.actor} value={f.actor} errors={data.errors} />
         <Field name="subject" label={a.subject} value={f.subject} errors={data.errors} />
         <Field name="from" type="date" label={a.from} value={f.from} errors={data.errors} />
