@@ -36,7 +36,11 @@ import * as addDpopBoundAccessTokens from './20261201100000_add_dpop_bound_acces
 import * as backchannelLogout from './20261201110000_backchannel_logout';
 import * as roleApiScopes from './20261201120000_role_api_scopes';
 import * as auditEventNames from './20261201121000_audit_event_names';
+import * as addDpopJkt from './20261202100000_add_dpop_jkt';
+import * as tokenExchangeSessions from './20261202110000_token_exchange_sessions';
 import * as backchannelLogoutOnDelete from './20261202120000_backchannel_logout_on_delete';
+import * as permissionDescriptions from './20261202130000_permission_descriptions';
+import * as exchangedSessionsSendNoLogout from './20261202170000_exchanged_sessions_send_no_logout';
 
 /**
  * Migrations are listed here (in order) rather than discovered on disk, so that the same list runs under
@@ -80,7 +84,11 @@ const MIGRATIONS: Array<[string, Knex.Migration]> = [
   ['20261201110000_backchannel_logout', backchannelLogout],
   ['20261201120000_role_api_scopes', roleApiScopes],
   ['20261201121000_audit_event_names', auditEventNames],
+  ['20261202100000_add_dpop_jkt', addDpopJkt],
+  ['20261202110000_token_exchange_sessions', tokenExchangeSessions],
   ['20261202120000_backchannel_logout_on_delete', backchannelLogoutOnDelete],
+  ['20261202130000_permission_descriptions', permissionDescriptions],
+  ['20261202170000_exchanged_sessions_send_no_logout', exchangedSessionsSendNoLogout],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Knex.Migration]> = {

@@ -154,6 +154,9 @@ export function consoleAction<D extends RouteDecl, R, S extends FormSchema | und
         const again = await options.invalid(new Invalid(errors, a.form, status, details), a);
         return new ConsolePage(again.render, again.title, status, again.errors ?? errors);
       };
+      // The console's own refusal comes first: its words beat the schema's (e.g. "Choose a role" for an empty choice).
+      const early = options.before ? await options.before(a) : undefined;
+      if (early) return early;
       const schema = d.method === 'get' ? d.query : d.body;
       let apiInput: unknown = undefined;
       if (options.input) {
@@ -178,8 +181,6 @@ export function consoleAction<D extends RouteDecl, R, S extends FormSchema | und
         }
         apiQuery = parsed?.data;
       }
-      const early = options.before ? await options.before(a) : undefined;
-      if (early) return early;
       let result: R;
       try {
         const [query, body] = d.method === 'get' ? [apiInput, undefined] : [apiQuery, apiInput];
@@ -229,7 +230,7 @@ export function consoleStream<Q extends z.ZodType, S extends FormSchema>(
     summary: string;
     form: S;
     input: (form: z.output<S>) => unknown;
-    invalid: (refused: Invalid<z.output<S>>) => ConsolePage;
+    invalid: (refused: Invalid<z.output<S>>) => ConsolePage | Promise<ConsolePage>;
     write: (query: z.output<Q>, res: Response) => Promise<void>;
   },
 ): (s: Section) => DeclaredRoute {
@@ -244,7 +245,7 @@ export function consoleStream<Q extends z.ZodType, S extends FormSchema>(
         const parsed = e.decl.query?.safeParse(options.input(form));
         if (!parsed?.success) {
           const errors = parsed ? fieldErrors(parsed.error.issues) : {};
-          const again = options.invalid(new Invalid(errors, form));
+          const again = await options.invalid(new Invalid(errors, form));
           return new ConsolePage(again.render, again.title, 400, errors);
         }
         await options.write(parsed.data, res);

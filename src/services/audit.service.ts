@@ -2,13 +2,16 @@ import {
   countAuditEventsCapped,
   deleteAuditEventsBefore,
   listAuditEvents,
+  listStoredEventTypes,
   type AuditEventFilter,
   type AuditEventRow,
 } from '../db/repositories/audit-events.repo';
+import { findClientNames } from '../db/repositories/oauth-clients.repo';
 import { estimateRowCount } from '../db/repositories/table-estimates.repo';
 import { badRequest } from '../errors';
 import { addSeconds } from '../lib/clock';
 import type { ServiceContext } from './context';
+import { SECURITY_EVENT_TYPES } from './events';
 import { cappedCount, COUNT_CAP, unfilteredCount, type ListCount } from './list-count';
 
 /**
@@ -38,6 +41,30 @@ export function presentSubject(
     return { id: e.actorId, email: e.actorEmail, name: e.actorName };
   }
   return null;
+}
+
+/** The names of the applications these events name (the audit log shows applications by name), by client_id. */
+export async function clientNamesOf(ctx: ServiceContext, events: readonly AuditEventRow[]): Promise<ReadonlyMap<string, string>> {
+  const ids = events.map((e) => e.clientId).filter((id): id is string => id !== null);
+  return new Map((await findClientNames(ctx.db, ids)).map((c) => [c.clientId, c.name]));
+}
+
+/** The group of an event type: its first dot-separated part (`auth`, `user`, `oauth`, …). */
+export const eventTypeGroup = (type: string) => type.split('.')[0] ?? type;
+
+/**
+ * The event types the trail has ever held (not the whole catalogue), grouped by their prefix, groups and types sorted:
+ * what the audit log's type filter offers.
+ */
+export async function listStoredTypes(
+  ctx: ServiceContext,
+): Promise<{ types: string[]; groups: Array<{ group: string; types: string[] }> }> {
+  // A type the catalogue no longer names (a retired one) is left out: the filter (auditEventsQuery) would refuse it.
+  const known: ReadonlySet<string> = new Set(SECURITY_EVENT_TYPES);
+  const types = (await listStoredEventTypes(ctx.db)).filter((t) => known.has(t));
+  const groups = new Map<string, string[]>();
+  for (const type of types) groups.set(eventTypeGroup(type), [...(groups.get(eventTypeGroup(type)) ?? []), type]);
+  return { types, groups: [...groups].map(([group, members]) => ({ group, types: members })) };
 }
 
 export interface AuditPage {

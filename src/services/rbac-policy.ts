@@ -159,8 +159,14 @@ export function mayRemoveRole(actor: Actor, role: { name: string; application: s
 /** What may change on a role: built-in names are fixed; super_admin keeps every permission and stays active. */
 export function mayUpdateRole(
   role: { name: string; application: string | null },
-  patch: { name?: string; permissions?: readonly string[]; isActive?: boolean },
+  patch: { name?: string; application?: string | null; permissions?: readonly string[]; isActive?: boolean },
 ): Verdict {
+  if (
+    patch.application !== undefined &&
+    patch.application !== role.application &&
+    (role.application === null || patch.application === null)
+  )
+    return conflictWith('A global role stays global and an application-scoped role stays scoped to an application');
   if (isBuiltInRole(role) && patch.name !== undefined && patch.name !== role.name)
     return conflictWith(`The built-in role ${role.name} cannot be renamed`);
   if (isGlobalSuperAdmin(role) && patch.permissions)

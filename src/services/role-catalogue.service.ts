@@ -116,13 +116,21 @@ export async function createRole(
 }
 
 /**
- * Name, description, permissions and is_active can change; the application a role is scoped to is fixed at
- * creation. The built-in global roles keep their names, and super_admin keeps every permission and stays active.
+ * Name, description, permissions and is_active can change; an application-scoped role may be re-pointed at another
+ * application (a role created with a free-text name is fixed this way), but a global role stays global. The built-in
+ * global roles keep their names, and super_admin keeps every permission and stays active.
  */
 export async function updateRole(
   ctx: ServiceContext,
   roleId: string,
-  patch: { name?: string; description?: string; permissions?: string[]; apiScopes?: ApiScopeRef[]; isActive?: boolean },
+  patch: {
+    name?: string;
+    description?: string;
+    application?: string | null;
+    permissions?: string[];
+    apiScopes?: ApiScopeRef[];
+    isActive?: boolean;
+  },
 ): Promise<RoleRow> {
   const permissions = patch.permissions ? [...new Set(patch.permissions)] : undefined;
   if (permissions) await assertKnownPermissions(ctx.db, permissions);
@@ -132,7 +140,13 @@ export async function updateRole(
     updated = await withTransaction(ctx.db, async (trx) => {
       const role = await roleOr404(trx, roleId);
       enforce(mayUpdateRole(role, { ...patch, permissions }));
-      await updateRoleRow(trx, roleId, { name: patch.name, description: patch.description, isActive: patch.isActive }, ctx.clock.now());
+      const application = patch.application ?? undefined;
+      await updateRoleRow(
+        trx,
+        roleId,
+        { name: patch.name, description: patch.description, application, isActive: patch.isActive },
+        ctx.clock.now(),
+      );
       if (permissions) await setRolePermissions(trx, roleId, permissions);
       if (apiScopes) await setRoleApiScopes(trx, roleId, apiScopes);
       const changed = await roleOr404(trx, roleId);
@@ -142,6 +156,7 @@ export async function updateRole(
       const detail = {
         name: changed.name,
         fields,
+        ...(patch.application !== undefined ? { application: changed.application } : {}),
         ...(permissions ? { permissions } : {}),
         ...(apiScopes ? { api_scopes: changed.apiScopes.map((a) => `${a.resource} ${a.scope}`) } : {}),
       };

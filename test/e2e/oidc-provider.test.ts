@@ -42,6 +42,7 @@ describe('discovery', () => {
           'refresh_token',
           'client_credentials',
           'urn:ietf:params:oauth:grant-type:device_code',
+          'urn:ietf:params:oauth:grant-type:token-exchange',
         ],
         token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
       });

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import request from 'supertest';
 import { makeAppClient } from '../helpers/apps';
 import { makeClientKey } from '../helpers/client-keys';
@@ -166,6 +167,61 @@ describe('refusals of the PAR endpoint (400 in the RFC 6749 dialect, never a red
     const huge = await par(authed({ state: 'x'.repeat(5000) }));
     expect(huge.status).toBe(400);
   });
+});
+
+test('fuzzed pushed requests (any parameter, client authentication and DPoP header) are 2xx or 4xx, never 5xx', async () => {
+  const client = await makeAppClient(t, { type: 'public', redirectUris: [REDIRECT] });
+  const { clientId, clientSecret } = await adminClient();
+  const b64 = (v: unknown) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v)).toString('base64url');
+  const value = fc.oneof(
+    fc.string({ maxLength: 200 }),
+    fc.constantFrom('', 'code', 'S256', 'plain', 'openid', 'none', REDIRECT, 'urn:ietf:params:oauth:request_uri:x', 'A'.repeat(43)),
+    fc.jsonValue().map((v) => JSON.stringify(v)),
+  );
+  const names = fc.constantFrom(
+    'response_type',
+    'redirect_uri',
+    'scope',
+    'state',
+    'code_challenge',
+    'code_challenge_method',
+    'nonce',
+    'prompt',
+    'max_age',
+    'login_hint',
+    'resource',
+    'ui_locales',
+    'dpop_jkt',
+    'request_uri',
+    'client_secret',
+    'client_assertion',
+    'client_assertion_type',
+  );
+  const dpop = fc.option(
+    fc.oneof(
+      fc.string({ maxLength: 200 }),
+      fc.tuple(fc.jsonValue(), fc.jsonValue(), fc.string({ maxLength: 20 })).map(([h, p, sig]) => `${b64(h)}.${b64(p)}.${b64(sig)}`),
+    ),
+    { nil: undefined },
+  );
+  await fc.assert(
+    fc.asyncProperty(
+      fc.constantFrom(client.clientId, clientId, 'unknown-client', ''),
+      fc.dictionary(names, value, { maxKeys: 8 }),
+      dpop,
+      fc.boolean(),
+      async (id, extra, proof, withSecret) => {
+        const form = { ...authorizeParams(id), ...(withSecret ? { client_secret: clientSecret! } : {}), ...extra };
+        const req = request(t.app).post('/api/oauth/par').type('form');
+        if (proof !== undefined) req.set('DPoP', proof.replace(/[^\x21-\x7e]/g, '') || 'x');
+        const res = await req.send(form);
+        expect(res.status).toBeGreaterThanOrEqual(200);
+        expect(res.status).toBeLessThan(500);
+        if (res.status >= 400) expect(typeof res.body.error).toBe('string');
+      },
+    ),
+    { numRuns: 80 },
+  );
 });
 
 describe('the request_uri at /api/oauth/authorize', () => {

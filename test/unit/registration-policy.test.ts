@@ -53,6 +53,19 @@ describe('checkRegistration', () => {
     ['client_credentials (confidential)', 'token', { type: 'confidential', grantTypes: ['client_credentials'], redirectUris: [] }, null],
     ['client_credentials (public)', 'token', { grantTypes: ['client_credentials'] }, 'invalid_client_metadata'],
     ['plain http off loopback', 'token', { redirectUris: ['http://app.example.com/cb'] }, 'invalid_redirect_uri'],
+    // docs/token-exchange.md: only an administrator grants token exchange.
+    [
+      'token exchange (confidential)',
+      'token',
+      { type: 'confidential', grantTypes: ['urn:ietf:params:oauth:grant-type:token-exchange'], redirectUris: [] },
+      'invalid_client_metadata',
+    ],
+    [
+      'token exchange (open)',
+      'open',
+      { grantTypes: ['authorization_code', 'urn:ietf:params:oauth:grant-type:token-exchange'] },
+      'invalid_client_metadata',
+    ],
   ])('%s in %s mode -> %s', (_what, mode, change, error) => {
     const verdict = checkRegistration(mode, { ...base, ...change }, options);
     expect(verdict.allowed ? null : verdict.error).toBe(error);

@@ -9,11 +9,10 @@ import { declareRouter } from '../../routes/route';
 import type { RouteDeps } from '../../routes/types';
 import * as audit from '../../services/audit.service';
 import type { ServiceContext } from '../../services/context';
-import { SECURITY_EVENT_TYPES } from '../../services/events';
 import type { FieldErrors } from '../../views/console/components';
 import * as views from '../../views/console/pages';
 import { pageEnv } from '../../views/env';
-import { consoleAction, consolePage, consoleSection, consoleStream } from '../action';
+import { consoleAction, consolePage, consoleSection, consoleStream, type ActionInput } from '../action';
 
 /**
  * The audit log (CONTRACT §14): the page is GET /api/admin/audit-events (same guard, same query schema, its answer as
@@ -58,10 +57,20 @@ const filterOf = (f: AuditForm) => ({ type: f.type, actor: f.actor, subject: f.s
 const linkOf = (path: string, f: AuditForm, extra: Record<string, string> = {}) =>
   `/admin/${path}?${new URLSearchParams({ ...Object.fromEntries(Object.entries(filterOf(f)).filter(([, v]) => v)), ...extra })}`;
 
-const page = (f: AuditForm, data: { errors?: FieldErrors } & Partial<Omit<views.AuditProps, 'filter' | 'types' | 'csv'>>, status = 200) =>
+type Caller = ActionInput<never, never>['call'];
+type Groups = views.AuditProps['groups'];
+const groupsBy = async (call: Caller): Promise<Groups> => (await call(auditApi.types, {})).groups;
+
+/** The page; the type filter offers the types ever stored, grouped (GET /api/admin/audit-events/types). */
+const page = async (
+  groups: Promise<Groups>,
+  f: AuditForm,
+  data: { errors?: FieldErrors } & Partial<Omit<views.AuditProps, 'filter' | 'groups' | 'csv'>>,
+  status = 200,
+) =>
   consolePage(
     views.renderAudit,
-    { events: [], errors: {}, ...data, filter: filterOf(f), types: SECURITY_EVENT_TYPES, csv: linkOf('audit.csv', f) },
+    { events: [], errors: {}, ...data, filter: filterOf(f), groups: await groups, csv: linkOf('audit.csv', f) },
     pageEnv().t.console.audit.title,
     status,
   );
@@ -117,11 +126,11 @@ export function createConsoleAuditRouter(deps: RouteDeps) {
       input: asQuery,
       // A cursor the server never gave out: said about the filter.
       field: 'from',
-      invalid: ({ values, errors }) => page(values, { errors }, 400),
-      done: async (r, { form: f }) => {
+      invalid: ({ values, errors }, { call }) => page(groupsBy(call), values, { errors }, 400),
+      done: async (r, { form: f, call }) => {
         const count = await audit.countAuditEvents(ctx, searchOf(auditEventsQuery.parse(asQuery(f))));
         const paged = f.cursor !== undefined || f.before !== undefined;
-        return page(f, {
+        return page(groupsBy(call), f, {
           events: r.events,
           count,
           next: r.next_cursor ? linkOf('audit', f, { cursor: r.next_cursor }) : undefined,
@@ -135,7 +144,13 @@ export function createConsoleAuditRouter(deps: RouteDeps) {
       summary: 'Console: audit log as CSV',
       form: auditForm,
       input: (f) => ({ ...asQuery(f), cursor: undefined, before: undefined }),
-      invalid: ({ values, errors }) => page(values, { errors }, 400),
+      invalid: async ({ values, errors }) =>
+        page(
+          audit.listStoredTypes(ctx).then((t) => t.groups),
+          values,
+          { errors },
+          400,
+        ),
       write: (q, res) => writeCsv(ctx, q, res),
     }),
   ]);

@@ -23,6 +23,7 @@ const resourceForm = z.object({
   access_token_ttl_s: text(20),
   open_registration: text(10).transform(checked),
   dpop_bound_access_tokens: text(10).transform(checked),
+  role_based_access: text(10).transform(checked),
 });
 type ResourceForm = z.output<typeof resourceForm>;
 
@@ -36,6 +37,7 @@ function asBody(f: ResourceForm) {
     access_token_ttl_s: ttl === '' ? undefined : /^-?\d+$/.test(ttl) ? Number(ttl) : ttl,
     open_registration: f.open_registration,
     dpop_bound_access_tokens: f.dpop_bound_access_tokens,
+    role_based_access: f.role_based_access,
   };
 }
 
@@ -46,6 +48,7 @@ const valuesOf = (r?: ApiResource): views.ResourceValues => ({
   access_token_ttl_s: String(r?.access_token_ttl_s ?? 3600),
   open_registration: r?.open_registration ?? false,
   dpop_bound_access_tokens: r?.dpop_bound_access_tokens ?? false,
+  role_based_access: r?.role_based_access ?? false,
 });
 
 const x = () => pageEnv().t.console.resources;

@@ -249,3 +249,19 @@ export async function countEventsPerDay(
     .groupByRaw('1, 2');
   return rows.map((r) => ({ day: r.day, type: r.type, count: Number(r.count) }));
 }
+
+/**
+ * Every event type the trail holds, sorted: a loose index scan of audit_events_type_time_idx (one index probe per
+ * distinct type, however many events there are).
+ */
+export async function listStoredEventTypes(db: DbOrTrx): Promise<string[]> {
+  const result = await db.raw(
+    `with recursive t as (
+       (select type from audit_events order by type limit 1)
+       union all
+       select (select a.type from audit_events a where a.type > t.type order by a.type limit 1) from t where t.type is not null
+     )
+     select type from t where type is not null`,
+  );
+  return ((result as { rows: Array<{ type: string }> }).rows ?? []).map((r) => r.type);
+}

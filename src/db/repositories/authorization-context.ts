@@ -16,6 +16,8 @@ export interface AuthorizationContext {
   amr: string[] | null;
   /** Back-Channel Logout: the browser session that approved (none for the device flow); the session the code opens belongs to it. */
   browserSessionId: string | null;
+  /** RFC 9449 §10: the thumbprint of the DPoP key the code is bound to (pending authorizations and codes only). */
+  dpopJkt: string | null;
 }
 
 /** What an OpenID Connect authorization carries from the authorize request to the id_token (CONTRACT §9). */
@@ -30,6 +32,8 @@ export interface AuthorizationContextRecord {
   amr: string[] | string | null;
   /** Pending authorizations and codes only. */
   browser_session_id?: string | null;
+  /** Pending authorizations and codes only. */
+  dpop_jkt?: string | null;
 }
 
 /** An AuthorizationContext read from its columns. */
@@ -41,6 +45,7 @@ export function authorizationContextOf(r: AuthorizationContextRecord): Authoriza
     authTime: r.auth_time ? new Date(r.auth_time) : null,
     amr: typeof r.amr === 'string' ? parseAmr(r.amr) : r.amr,
     browserSessionId: r.browser_session_id ?? null,
+    dpopJkt: r.dpop_jkt ?? null,
   };
 }
 
@@ -50,8 +55,13 @@ function parseAmr(text: string): string[] {
 }
 
 /** The columns written for an OIDC context and a resource (none when absent: the columns' defaults stand). */
-export function authorizationContextColumns(c: { oidc?: OidcRequestContext; resource?: string | null }): Record<string, unknown> {
+export function authorizationContextColumns(c: {
+  oidc?: OidcRequestContext;
+  resource?: string | null;
+  dpopJkt?: string | null;
+}): Record<string, unknown> {
   return {
+    ...(c.dpopJkt ? { dpop_jkt: c.dpopJkt } : {}),
     ...(c.oidc ? { nonce: c.oidc.nonce, auth_time: c.oidc.authTime, amr: c.oidc.amr } : {}),
     ...(c.oidc?.browserSessionId ? { browser_session_id: c.oidc.browserSessionId } : {}),
     ...(c.resource ? { resource: c.resource } : {}),

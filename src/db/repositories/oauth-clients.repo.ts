@@ -416,3 +416,12 @@ export async function isRegisteredCorsOrigin(db: DbOrTrx, origin: string): Promi
     .first(db.raw('1 as found'));
   return row !== undefined;
 }
+
+/** The names of these clients (the audit log shows applications by name); unknown ids are absent. */
+export async function findClientNames(db: DbOrTrx, clientIds: readonly string[]): Promise<Array<{ clientId: string; name: string }>> {
+  if (clientIds.length === 0) return [];
+  const rows: Array<{ client_id: string; name: string }> = await db('oauth_clients')
+    .select('client_id', 'name')
+    .whereIn('client_id', [...new Set(clientIds)]);
+  return rows.map((r) => ({ clientId: r.client_id, name: r.name }));
+}

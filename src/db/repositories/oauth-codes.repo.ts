@@ -62,6 +62,8 @@ export async function insertAuthorizationCode(
     expiresAt: Date;
     oidc?: OidcRequestContext;
     resource?: string | null;
+    /** RFC 9449 §10: the DPoP key thumbprint the authorization request named. */
+    dpopJkt?: string | null;
   },
 ): Promise<void> {
   await db('oauth_codes').insert({

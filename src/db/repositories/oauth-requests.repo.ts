@@ -61,6 +61,8 @@ export async function insertAuthorizationRequest(
     expiresAt: Date;
     oidc?: OidcRequestContext;
     resource?: string | null;
+    /** RFC 9449 §10: the DPoP key thumbprint the authorization request named. */
+    dpopJkt?: string | null;
   },
 ): Promise<void> {
   await db('oauth_authorization_requests').insert({

@@ -165,11 +165,12 @@ export async function insertRole(
 export async function updateRole(
   db: DbOrTrx,
   id: string,
-  patch: Partial<{ name: string; description: string; isActive: boolean }>,
+  patch: Partial<{ name: string; description: string; application: string; isActive: boolean }>,
   now: Date,
 ): Promise<boolean> {
   const record: Record<string, unknown> = { updated_at: now };
   if (patch.name !== undefined) record.name = patch.name;
+  if (patch.application !== undefined) record.application = patch.application;
   if (patch.description !== undefined) record.description = patch.description;
   if (patch.isActive !== undefined) record.is_active = patch.isActive;
   const n = await db('roles').where({ id }).update(record);

@@ -124,6 +124,72 @@ export async function insertSession(
   return toUserAccess(row!);
 }
 
+/**
+ * RFC 8693 (docs/token-exchange.md): the session of an exchanged token, the calling client's, born under the subject
+ * token's session `parentId` (it ends with it: the `session_ended` trigger) and inheriting its browser session and how
+ * the user authenticated. No refresh token: an exchange issues an access token only. The parent row is share-locked, so a
+ * revocation of it running now either waits for this insert and then ends the child with it, or has committed first
+ * and nothing is inserted (a child never outlives an ended parent). Inserted only while the parent is
+ * live (its client active); returns the new session's end (never after the parent's), or undefined when it was not.
+ */
+export async function insertExchangedSession(
+  db: DbOrTrx,
+  s: {
+    id: string;
+    parentId: string;
+    clientId: string;
+    scope: string;
+    ip?: string | null;
+    userAgent?: string | null;
+    now: Date;
+    expiresAt: Date;
+  },
+): Promise<Date | undefined> {
+  const result = await db.raw(
+    `insert into sessions (id, user_id, client_id, scope, ip, user_agent, created_at, last_used_at, expires_at, auth_time, amr,
+                           browser_session_id, parent_session_id)
+     select :id, p.user_id, :clientId, :scope, :ip, :userAgent, :now, :now, least(p.expires_at, :expiresAt), p.auth_time, p.amr,
+            p.browser_session_id, p.id
+       from sessions p
+      where p.id = :parentId and p.revoked_at is null and p.expires_at > :now and ${sessionClientIsActive('p')}
+        for share of p
+     returning expires_at`,
+    {
+      id: s.id,
+      parentId: s.parentId,
+      clientId: s.clientId,
+      scope: s.scope,
+      ip: s.ip ?? null,
+      userAgent: s.userAgent ? s.userAgent.slice(0, 512) : null,
+      now: s.now,
+      expiresAt: s.expiresAt,
+    },
+  );
+  const [row] = (result as { rows: Array<{ expires_at: Date }> }).rows;
+  return row ? new Date(row.expires_at) : undefined;
+}
+
+/**
+ * OIDC (docs/token-exchange.md): the live session of `clientId` that an id_token's `sid` names (the browser session it
+ * belongs to, or in older id_tokens the session itself), the most recent first; its client must be active.
+ */
+export async function findLiveClientSessionOfSid(
+  db: DbOrTrx,
+  s: { sid: string; userId: string; clientId: string; now: Date },
+): Promise<SessionRow | undefined> {
+  const row = await db<SessionRecord>('sessions')
+    .where({ user_id: s.userId, client_id: s.clientId })
+    .andWhere((q) => q.where({ id: s.sid }).orWhere({ browser_session_id: s.sid }))
+    // A session the client got by token exchange is no sign-in of it (nor its grant): only a session of its own counts.
+    .whereNull('parent_session_id')
+    .whereNull('revoked_at')
+    .where('expires_at', '>', s.now)
+    .whereRaw(sessionClientIsActive('sessions'))
+    .orderBy('created_at', 'desc')
+    .first();
+  return row ? toSessionRow(row) : undefined;
+}
+
 export async function findSessionById(db: DbOrTrx, id: string): Promise<SessionRow | undefined> {
   const row = await db<SessionRecord>('sessions').where({ id }).first();
   return row ? toSessionRow(row) : undefined;

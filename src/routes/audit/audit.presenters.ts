@@ -1,8 +1,11 @@
 import type { AuditEventRow } from '../../db/repositories/audit-events.repo';
 import { presentActor, presentSubject, type AuditPage } from '../../services/audit.service';
 
-/** One event of GET /api/admin/audit-events; fields listed one by one. */
-export function presentAuditEvent(e: AuditEventRow) {
+/**
+ * One event of GET /api/admin/audit-events; fields listed one by one. `clientNames` (audit.clientNamesOf) names the
+ * application; a client gone since keeps its id with a null name.
+ */
+export function presentAuditEvent(e: AuditEventRow, clientNames: ReadonlyMap<string, string> = new Map()) {
   return {
     id: e.id,
     type: e.type,
@@ -12,6 +15,7 @@ export function presentAuditEvent(e: AuditEventRow) {
     subject_id: e.subjectId,
     subject: presentSubject(e),
     client_id: e.clientId,
+    client: e.clientId === null ? null : { client_id: e.clientId, name: clientNames.get(e.clientId) ?? null },
     ip: e.ip,
     user_agent: e.userAgent,
     request_id: e.requestId,

@@ -2,7 +2,7 @@ import * as audit from '../../services/audit.service';
 import { declareRouter, endpoint, route, serve } from '../route';
 import type { RouteDeps } from '../types';
 import { presentActivity, presentAuditEvent, presentPage } from './audit.presenters';
-import { activityBody, activityQuery, auditEventsBody, auditEventsQuery } from './audit.schemas';
+import { activityBody, activityQuery, auditEventTypesBody, auditEventsBody, auditEventsQuery } from './audit.schemas';
 
 /**
  * GET /api/admin/audit-events (system:manage_users): the audit trail, filtered, newest first, cursor-paginated both
@@ -32,8 +32,22 @@ export const auditApi = {
         before: query.before,
         limit: query.limit,
       });
-      return { ...presentPage(page, presentAuditEvent), prev_cursor: page.prevCursor };
+      const names = await audit.clientNamesOf(ctx, page.events);
+      return { ...presentPage(page, (e) => presentAuditEvent(e, names)), prev_cursor: page.prevCursor };
     },
+  ),
+  types: endpoint(
+    {
+      method: 'get',
+      path: '/audit-events/types',
+      summary: 'The event types the audit trail has ever held, grouped by prefix (the type filter of the audit log)',
+      tags: ['Admin'],
+      auth: 'user',
+      permission: 'system:manage_users',
+      noStore: true,
+      response: { description: '{ types, groups: [{ group, types }] }', schema: auditEventTypesBody },
+    },
+    async (_input, ctx) => audit.listStoredTypes(ctx),
   ),
 };
 

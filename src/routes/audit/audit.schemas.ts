@@ -104,12 +104,24 @@ export const auditEventsBody = z.strictObject({
       actor: actorField,
       subject_id: z.string().nullable(),
       subject: subjectField,
+      client: z
+        .strictObject({ client_id: z.string(), name: z.string().nullable() })
+        .nullable()
+        .meta({ description: 'The application the event names, with its current name (null: the client is gone)' }),
       request_id: z.string().nullable(),
     }),
   ),
   next_cursor: z.string().nullable(),
   /** Passed as `before`, the page before this one (newer events); null on the first page. */
   prev_cursor: z.string().nullable(),
+});
+
+/** GET /api/admin/audit-events/types: the types the trail has ever held, and the same grouped by prefix. */
+export const auditEventTypesBody = z.strictObject({
+  types: z.array(z.string()).meta({ description: 'Every event type stored at least once, sorted' }),
+  groups: z
+    .array(z.strictObject({ group: z.string(), types: z.array(z.string()) }))
+    .meta({ description: 'The same types grouped by their first part (auth, mfa, oauth, user, …), sorted' }),
 });
 
 export type AuditEventsBody = z.output<typeof auditEventsBody>;

@@ -205,7 +205,7 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
         {
           method: 'post',
           path: '/token',
-          summary: 'Token endpoint: authorization_code, refresh_token, client_credentials and device_code grants',
+          summary: 'Token endpoint: authorization_code, refresh_token, client_credentials, device_code and token-exchange grants',
           description:
             'Confidential clients authenticate with client_secret_basic or client_secret_post; public clients send client_id alone ' +
             '(CONTRACT §12). With `resource` (RFC 8707) the access token is an RFC 9068 JWT for that API; client_credentials always ' +
@@ -214,7 +214,12 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
             'proof: typ dpop+jwt, ES256/RS256/PS256/EdDSA, htm POST, htu this URL, iat within 60 s, single-use jti) binds the ' +
             "tokens to its key: `token_type: DPoP`, `cnf.jkt` in the access token (and in a public client's refresh token). A bad or " +
             'missing-but-required proof is 400 invalid_dpop_proof; with the dpop_nonce_required setting, 400 use_dpop_nonce and a ' +
-            '`DPoP-Nonce` response header (docs/dpop.md).',
+            '`DPoP-Nonce` response header (docs/dpop.md). Token exchange (RFC 8693, grant_type ' +
+            'urn:ietf:params:oauth:grant-type:token-exchange, confidential clients listing it in grant_types): subject_token (an ' +
+            'access token or an id_token of a live session this server issued to a user), optional actor_token (an access token of ' +
+            'the calling client: the answer carries act), resource or audience (an API the client is allowed) and scope (no wider ' +
+            "than the subject token's for that API, else invalid_scope); answers an RFC 9068 token with issued_token_type, bound to " +
+            'the same DPoP key when the subject token was bound (docs/token-exchange.md).',
           auth: 'client',
           noStore: true,
           form: true,
@@ -285,7 +290,10 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
           description:
             'Client authentication as at the token endpoint (a public client sends client_id alone). The parameters are those of ' +
             '/api/oauth/authorize, judged by the same rules; an error is a 400 in the RFC 6749 dialect, never a redirect. The ' +
-            'browser then goes to /api/oauth/authorize?client_id=…&request_uri=…, which uses the pushed parameters once.',
+            'browser then goes to /api/oauth/authorize?client_id=…&request_uri=…, which uses the pushed parameters once. A `DPoP` ' +
+            'header (RFC 9449 §10.1: a proof with htm POST, htu this URL) binds the authorization code to its key, as `dpop_jkt` ' +
+            'does; a bad proof, or a dpop_jkt of another key, is 400 invalid_dpop_proof (use_dpop_nonce with a DPoP-Nonce header ' +
+            'under the dpop_nonce_required setting).',
           auth: 'client',
           dialect: 'oauth',
           noStore: true,
@@ -294,9 +302,13 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
           cors: 'client',
           response: { status: 201, description: 'RFC 9126 §2.2 answer', schema: parResponseBody },
         },
-        async ({ body }, req) => {
+        async ({ body }, req, res) => {
           const client = await authenticatedClient(req, body.client, { endpoint: 'par' });
-          return pushAuthorizationRequest(ctx, client, body.params);
+          // RFC 9449 §10.1: a DPoP header binds the code to its key; the proof names this endpoint's URL.
+          const dpop = { proof: req.headers.dpop, url: `${ctx.config.baseUrl}/api/oauth/par` };
+          const pushed = await pushAuthorizationRequest(ctx, client, body.params, dpop);
+          if (dpop.proof !== undefined && dpopNonceRequired(ctx)) res.set('DPoP-Nonce', currentDpopNonce(ctx));
+          return pushed;
         },
       ),
     ],

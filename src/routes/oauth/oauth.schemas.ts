@@ -39,6 +39,16 @@ export const tokenParams = z
     // RFC 8707 §2 (CONTRACT §12): one API per request; a repeated resource is refused as invalid_request.
     resource: param('resource', 2048).meta({ description: 'RFC 8707: the registered API the access token is for (an RFC 9068 JWT)' }),
     device_code: param('device_code', 512).meta({ description: 'RFC 8628: with grant_type urn:ietf:params:oauth:grant-type:device_code' }),
+    subject_token: param('subject_token', 8192).meta({ description: 'RFC 8693: the token to exchange (token-exchange grant)' }),
+    subject_token_type: param('subject_token_type', 100).meta({
+      description: 'RFC 8693: urn:ietf:params:oauth:token-type:access_token or urn:ietf:params:oauth:token-type:id_token',
+    }),
+    actor_token: param('actor_token', 8192).meta({ description: 'RFC 8693: an access token of the calling client (delegation: act)' }),
+    actor_token_type: param('actor_token_type', 100).meta({ description: 'RFC 8693: urn:ietf:params:oauth:token-type:access_token' }),
+    requested_token_type: param('requested_token_type', 100).meta({
+      description: 'RFC 8693: only urn:ietf:params:oauth:token-type:access_token is issued',
+    }),
+    audience: param('audience', 2048).meta({ description: 'RFC 8693: an API identifier, as resource (the same one when both are sent)' }),
     ...clientCredentials,
   })
   .transform((p) => ({
@@ -52,6 +62,12 @@ export const tokenParams = z
       scope: p.scope,
       resource: p.resource,
       deviceCode: p.device_code,
+      subjectToken: p.subject_token,
+      subjectTokenType: p.subject_token_type,
+      actorToken: p.actor_token,
+      actorTokenType: p.actor_token_type,
+      requestedTokenType: p.requested_token_type,
+      audience: p.audience,
     },
   }));
 
@@ -91,6 +107,7 @@ export const parParams = z
     login_hint: param('login_hint', 500),
     resource: param('resource', 2048),
     ui_locales: param('ui_locales', 256),
+    dpop_jkt: param('dpop_jkt', 100),
     ...clientCredentials,
   })
   .transform((p) => {
@@ -161,6 +178,9 @@ export const authorizeQuery = z.looseObject({
   max_age: authorizeParam('OpenID Connect: seconds since the last sign-in beyond which the user signs in again'),
   login_hint: authorizeParam('OpenID Connect: prefills the email on the login page'),
   resource: authorizeParam('RFC 8707: a registered API the client is allowed; its token is then an RFC 9068 JWT'),
+  dpop_jkt: authorizeParam(
+    'RFC 9449 §10: the SHA-256 JWK thumbprint of the client’s DPoP key; the code is then exchanged only with a DPoP proof of that key',
+  ),
   request_uri: authorizeParam('RFC 9126: the request_uri /api/oauth/par answered (with client_id, instead of the other parameters)'),
 });
 
@@ -174,6 +194,10 @@ export const tokenResponseBody = z
     refresh_token: z.string().optional().meta({ description: 'Absent for client_credentials (RFC 6749 §4.4.3)' }),
     scope: z.string(),
     id_token: z.string().optional().meta({ description: 'Only when the granted scope contains openid (CONTRACT §9)' }),
+    issued_token_type: z
+      .literal('urn:ietf:params:oauth:token-type:access_token')
+      .optional()
+      .meta({ description: 'RFC 8693 §2.2.1: token exchange only' }),
   })
   .meta({ id: 'TokenResponse' });
 
@@ -228,6 +252,11 @@ const dpopConfirmation = z
   .strictObject({ jkt: z.string() })
   .meta({ description: 'DPoP-bound token (RFC 9449): the thumbprint of the key its proofs must be made with' });
 
+/** RFC 8693 §4.1: the actor of a delegation; earlier actors nest in its own `act`. */
+const actClaim = z
+  .looseObject({ sub: z.string() })
+  .meta({ description: 'RFC 8693 §4.1: who acts for sub (a token exchanged with an actor_token); earlier actors are nested as act.act' });
+
 /** RFC 7662 §2.2 (CONTRACT §9). */
 export const introspectionBody = z
   .union([
@@ -257,6 +286,7 @@ export const introspectionBody = z
         jti: z.string(),
         sid: z.string().optional().meta({ description: 'When a user session stands behind the token' }),
         cnf: dpopConfirmation.optional(),
+        act: actClaim.optional(),
       })
       .meta({ description: 'An RFC 9068 access token (CONTRACT §12)' }),
   ])

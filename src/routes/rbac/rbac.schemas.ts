@@ -65,6 +65,8 @@ export const updateRoleBody = z
   .object({
     name: roleNameField.optional(),
     description: descriptionField.optional(),
+    /** Re-points an application-scoped role (e.g. one created with a free-text name) at another application. */
+    application: applicationField.optional(),
     permissions: permissionsField.optional(),
     api_scopes: apiScopesField.optional(),
     is_active: z.boolean({ error: 'is_active must be a boolean' }).optional(),
@@ -73,6 +75,7 @@ export const updateRoleBody = z
   .transform((b) => ({
     name: b.name,
     description: b.description,
+    application: b.application,
     permissions: b.permissions,
     apiScopes: b.api_scopes,
     isActive: b.is_active,

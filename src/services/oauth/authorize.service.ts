@@ -22,6 +22,8 @@ import { consentShortfall, SHORTFALL_DESCRIPTIONS } from './grant-policy';
 import { formatScope, resolveRequestedScopes } from './scopes';
 
 const MAX_STATE_LENGTH = 2048;
+/** An RFC 7638 SHA-256 JWK thumbprint, base64url without padding (`dpop_jkt`, `cnf.jkt`). */
+export const DPOP_JKT_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 
 /** What GET /api/oauth/authorize does next. */
 export type AuthorizeOutcome =
@@ -85,6 +87,8 @@ export async function issueAuthorizationCode(
     codeChallenge: string;
     oidc?: OidcRequestContext;
     resource?: string | null;
+    /** RFC 9449 §10: the code is exchanged only with a DPoP proof of this key. */
+    dpopJkt?: string | null;
   },
 ): Promise<string> {
   const code = randomToken(32);
@@ -132,6 +136,8 @@ export type CheckedAuthorizationRequest =
       scopes: string[];
       resource: Awaited<ReturnType<typeof resolveTarget>>;
       codeChallenge: string;
+      /** RFC 9449 §10: the thumbprint of the DPoP key the code is to be bound to, when the request names one. */
+      dpopJkt: string | undefined;
       oidc: Extract<ReturnType<typeof parseOidcAuthorizeParams>, { ok: true }>['params'];
     }
   | { ok: false; error: OAuthErrorCode; description: string; state: string | undefined };
@@ -191,9 +197,24 @@ export async function checkAuthorizationParams(
   const requested = resolveRequestedScopes(scopeParam.value ?? '', permittedScopes(client, resource), resource?.scopes);
   if (!requested.ok) return refuse(requested.error, requested.description);
 
+  // RFC 9449 §10: `dpop_jkt` binds the code to a DPoP key (its RFC 7638 SHA-256 thumbprint, base64url).
+  const dpopJkt = single(query.dpop_jkt);
+  if (!dpopJkt.ok) return refuse('invalid_request', 'dpop_jkt must be sent once');
+  if (dpopJkt.value !== undefined && !DPOP_JKT_PATTERN.test(dpopJkt.value)) {
+    return refuse('invalid_request', 'dpop_jkt must be the base64url SHA-256 JWK thumbprint of the DPoP key (43 characters)');
+  }
+
   const oidc = parseOidcAuthorizeParams(query);
   if (!oidc.ok) return refuse(oidc.error, oidc.description);
-  return { ok: true, state, scopes: requested.scopes, resource, codeChallenge: challenge.value, oidc: oidc.params };
+  return {
+    ok: true,
+    state,
+    scopes: requested.scopes,
+    resource,
+    codeChallenge: challenge.value,
+    dpopJkt: dpopJkt.value,
+    oidc: oidc.params,
+  };
 }
 
 /** Options of a pushed authorization request (issue 34) that /api/oauth/authorize is completing. */
@@ -299,6 +320,7 @@ export async function startAuthorization(
         codeChallenge,
         oidc: oidcContext,
         resource: resource?.identifier,
+        dpopJkt: checked.dpopJkt,
       });
     });
     return { kind: 'redirect', url: authorizationResponseUrl(ctx.config.oidcIssuer, redirectUri, { code, state }) };
@@ -318,6 +340,7 @@ export async function startAuthorization(
     expiresAt: addSeconds(now, ctx.config.pendingAuthorizationTtlSeconds),
     oidc: oidcContext,
     resource: resource?.identifier,
+    dpopJkt: checked.dpopJkt,
   });
   // CONTRACT §15: the consent page speaks the language the client asked for (OIDC Core 3.1.2.1 ui_locales).
   const uiLocales = new URL(authorizeUrl).searchParams.get('ui_locales')?.slice(0, 256);

@@ -11,7 +11,10 @@ export type ClientType = (typeof CLIENT_TYPES)[number];
 /** RFC 8628 §3.4. */
 export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
-export const GRANT_TYPES = ['authorization_code', 'refresh_token', 'client_credentials', DEVICE_CODE_GRANT] as const;
+/** RFC 8693 §2.1 (docs/token-exchange.md). */
+export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
+
+export const GRANT_TYPES = ['authorization_code', 'refresh_token', 'client_credentials', DEVICE_CODE_GRANT, TOKEN_EXCHANGE_GRANT] as const;
 export type GrantType = (typeof GRANT_TYPES)[number];
 
 /** The spec's clients: what every client created without `grant_types` (and every client before issue 20) has. */
@@ -35,6 +38,7 @@ export interface ClientShape {
 
 /**
  * - client_credentials acts without a user on the client's own authority: confidential clients only (RFC 6749 §4.4);
+ * - token exchange (RFC 8693) turns a token someone presented into another: confidential clients only (docs/token-exchange.md);
  * - authorization_code needs a redirect URI to send the code to;
  * - refresh_token only comes with a grant that issues refresh tokens;
  * - private-use scheme redirect URIs (RFC 8252 §7.1) belong to native apps: public clients only.
@@ -46,6 +50,9 @@ export function checkClientShape(client: ClientShape): PolicyVerdict {
   if (unknown !== undefined) return refuse(`unknown grant type: ${unknown}`);
   if (client.type === 'public' && grants.includes('client_credentials')) {
     return refuse('client_credentials is for confidential clients only (a public client has no secret)');
+  }
+  if (client.type === 'public' && grants.includes(TOKEN_EXCHANGE_GRANT)) {
+    return refuse('token exchange is for confidential clients only (a public client has no secret)');
   }
   if (grants.includes('authorization_code') && client.redirectUris.length === 0) {
     return refuse('at least one redirect URI is required (authorization_code)', 'redirect_uris');

@@ -99,6 +99,7 @@ export async function approveAuthorization(ctx: ServiceContext, principal: Princ
         ? { nonce: request.nonce, authTime: request.authTime, amr: request.amr ?? ['pwd'], browserSessionId: request.browserSessionId }
         : undefined,
       resource: request.resource,
+      dpopJkt: request.dpopJkt,
     });
     return authorizationResponseUrl(ctx.config.oidcIssuer, request.redirectUri, { code, state: request.state });
   });

@@ -35,6 +35,15 @@ export async function tokenRequestKey(
       throw new OAuthError('invalid_dpop_proof', 'This client must send a DPoP proof (dpop_bound_access_tokens)');
     return undefined;
   }
+  return proofKey(ctx, input);
+}
+
+/**
+ * The thumbprint of the key of a proof POSTed to an endpoint of this server (token, PAR), or undefined without one;
+ * a refusal as the endpoint answers it (400 invalid_dpop_proof, or use_dpop_nonce with a fresh DPoP-Nonce).
+ */
+export async function proofKey(ctx: ServiceContext, input: TokenDpopInput | undefined): Promise<string | undefined> {
+  if (input?.proof === undefined) return undefined;
   try {
     const proof = dpopHeaderOf(input.proof) ?? '';
     const { jkt } = await verifyDpopProof(ctx, proof, { method: 'POST', url: input.url, requireNonce: dpopNonceRequired(ctx) });
@@ -72,4 +81,18 @@ export function requireRefreshKey(boundTo: string | undefined, jkt: string | und
   if (!boundTo) return;
   if (!jkt) throw new OAuthError('invalid_dpop_proof', 'This refresh token is DPoP-bound: send a DPoP proof of its key');
   if (jkt !== boundTo) throw new OAuthError('invalid_dpop_proof', 'The DPoP proof is not made with the key this refresh token is bound to');
+}
+
+/**
+ * RFC 9449 §10: an authorization code bound to a key (`dpop_jkt` at authorize or PAR, or a proof at PAR) is exchanged
+ * only with a proof of that key. Without a proof: `invalid_dpop_proof` (a proof is required here, as for a client that
+ * requires DPoP). With a proof of another key: `invalid_grant`, as for a PKCE verifier that does not match the
+ * challenge: the grant does not match what its authorization request committed to.
+ */
+export function requireCodeKey(boundTo: string | null, jkt: string | undefined): void {
+  if (!boundTo) return;
+  if (!jkt)
+    throw new OAuthError('invalid_dpop_proof', 'This authorization code is bound to a DPoP key (dpop_jkt): send a DPoP proof of it');
+  if (jkt !== boundTo)
+    throw new OAuthError('invalid_grant', 'The DPoP proof is not made with the key this authorization code is bound to (dpop_jkt)');
 }

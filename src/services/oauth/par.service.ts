@@ -7,6 +7,7 @@ import { redirectUriMatches } from '../../lib/redirect-uri';
 import type { ServiceContext } from '../context';
 import type { Principal } from '../principal';
 import { checkAuthorizationParams, startAuthorization, type AuthorizeOutcome } from './authorize.service';
+import { proofKey, type TokenDpopInput } from './dpop-binding';
 
 /**
  * Pushed authorization requests (RFC 9126, issue 34). The client sends its authorization request to POST
@@ -34,6 +35,7 @@ export const PUSHED_PARAMS = [
   'login_hint',
   'resource',
   'ui_locales',
+  'dpop_jkt',
 ] as const;
 
 /** RFC 9126 §2.2: the request as /api/oauth/authorize would judge it, or the error it would get (400, never redirected). */
@@ -41,7 +43,11 @@ export async function pushAuthorizationRequest(
   ctx: ServiceContext,
   client: OAuthClientRow,
   body: Record<string, unknown>,
+  dpop?: TokenDpopInput,
 ): Promise<{ request_uri: string; expires_in: number }> {
+  // RFC 9449 §10.1: a DPoP proof with the pushed request binds the code to its key, as `dpop_jkt` does; checked first,
+  // so that a client asked for a nonce repeats the request before it is judged.
+  const proofJkt = await proofKey(ctx, dpop);
   // RFC 9126 §2.1: a pushed request must not itself name a request_uri.
   if (body.request_uri !== undefined)
     throw new OAuthError('invalid_request', 'request_uri is not allowed in a pushed authorization request');
@@ -56,6 +62,12 @@ export async function pushAuthorizationRequest(
   if (!redirectUri) throw new OAuthError('invalid_request', 'redirect_uri is required');
   if (!redirectUriMatches(client.redirectUris, redirectUri))
     throw new OAuthError('invalid_request', 'redirect_uri is not registered for this client');
+  if (proofJkt) {
+    if (params.dpop_jkt !== undefined && params.dpop_jkt !== proofJkt) {
+      throw new OAuthError('invalid_dpop_proof', 'dpop_jkt is not the thumbprint of the DPoP proof’s key');
+    }
+    params.dpop_jkt = proofJkt;
+  }
   const checked = await checkAuthorizationParams(ctx, client, params);
   if (!checked.ok) throw new OAuthError(checked.error, checked.description, { status: 400 });
 

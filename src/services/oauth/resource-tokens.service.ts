@@ -23,6 +23,14 @@ export interface ResourceTokenClaims {
   sid?: string;
   /** RFC 9449 §6.1: the DPoP key the token is bound to. */
   cnf?: { jkt: string };
+  /** RFC 8693 §4.1: the party acting for `sub` (a token exchanged with an actor token), the most recent outermost. */
+  act?: ActClaim;
+}
+
+/** RFC 8693 §4.1: an actor, and the actors before it (nested). */
+export interface ActClaim {
+  sub: string;
+  act?: ActClaim;
 }
 
 /**
@@ -40,6 +48,8 @@ export async function signResourceToken(
     sessionId?: string;
     /** RFC 9449 §6.1: the thumbprint of the DPoP key the token is bound to (`cnf.jkt`). */
     dpopJkt?: string;
+    /** RFC 8693 §4.1: the actor of a delegation (token exchange). */
+    act?: ActClaim;
   },
 ): Promise<{ token: string; expiresIn: number }> {
   const key = await currentSigningKey(ctx);
@@ -48,6 +58,7 @@ export async function signResourceToken(
   const claims: Record<string, unknown> = { client_id: input.clientId, scope: input.scope };
   if (input.sessionId) claims.sid = input.sessionId;
   if (input.dpopJkt) claims.cnf = { jkt: input.dpopJkt };
+  if (input.act) claims.act = input.act;
   const token = await new (jose().SignJWT)(claims)
     // RFC 9068 §2.1: typ at+jwt, so that an id_token can never pass for an access token (or the other way round).
     .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'at+jwt' })

@@ -5,7 +5,7 @@ import type { ServiceContext } from '../context';
 import { isOpenIdScope, issueIdToken } from '../oidc/id-token.service';
 import type { IssuedTokens } from '../sessions.service';
 import { requireProofFor } from './dpop-binding';
-import { signResourceToken } from './resource-tokens.service';
+import { signResourceToken, type ActClaim } from './resource-tokens.service';
 import { narrowToRoleScopes } from './resources.service';
 import { formatScope, parseScope } from './scopes';
 
@@ -19,6 +19,8 @@ export interface TokenResponse {
   scope: string;
   /** CONTRACT §9: only for grants whose scope contains `openid`. */
   id_token?: string;
+  /** RFC 8693 §2.2.1: token exchange only. */
+  issued_token_type?: string;
 }
 
 /** Spec §4.3: exactly these fields (plus the id_token of an OpenID grant); expires_in is the fixed 3600 although the JWT lives 24 h. */
@@ -53,7 +55,35 @@ export async function withResourceToken(
   db: DbOrTrx = ctx.db,
 ): Promise<{ tokens: IssuedTokens; expiresIn?: number; scope: string }> {
   if (!input.resource) return { tokens, scope: input.scope };
-  requireProofFor(input.resource, tokens.dpopJkt);
+  const signed = await signUserResourceToken(
+    ctx,
+    { ...input, resource: input.resource, sessionId: tokens.sessionId, dpopJkt: tokens.dpopJkt },
+    db,
+  );
+  return { tokens: { ...tokens, accessToken: signed.token }, expiresIn: signed.expiresIn, scope: signed.scope };
+}
+
+/**
+ * THE user-delegated RFC 9068 token for an API, for every grant that issues one (withResourceToken above, and token
+ * exchange, docs/token-exchange.md): an API requiring DPoP gets none without a key, the scopes are narrowed to what the
+ * user's roles grant (narrowToRoleScopes), and the answered `scope` is what the token carries. `ttlSeconds` may only
+ * shorten the API's token lifetime.
+ */
+export async function signUserResourceToken(
+  ctx: ServiceContext,
+  input: {
+    resource: ApiResourceRow;
+    userId: string;
+    clientId: string;
+    scope: string;
+    sessionId: string;
+    dpopJkt?: string;
+    act?: ActClaim;
+    ttlSeconds?: number;
+  },
+  db: DbOrTrx = ctx.db,
+): Promise<{ token: string; expiresIn: number; scope: string }> {
+  requireProofFor(input.resource, input.dpopJkt);
   const asked = parseScope(input.scope);
   const kept = await narrowToRoleScopes(db, { resource: input.resource, userId: input.userId, clientId: input.clientId, scopes: asked });
   const scope = kept.length === asked.length ? input.scope : formatScope(kept);
@@ -62,11 +92,12 @@ export async function withResourceToken(
     clientId: input.clientId,
     audience: input.resource.identifier,
     scope,
-    ttlSeconds: input.resource.accessTokenTtlSeconds,
-    sessionId: tokens.sessionId,
-    dpopJkt: tokens.dpopJkt,
+    ttlSeconds: Math.min(input.resource.accessTokenTtlSeconds, input.ttlSeconds ?? Infinity),
+    sessionId: input.sessionId,
+    dpopJkt: input.dpopJkt,
+    act: input.act,
   });
-  return { tokens: { ...tokens, accessToken: signed.token }, expiresIn: signed.expiresIn, scope };
+  return { token: signed.token, expiresIn: signed.expiresIn, scope };
 }
 
 /**

@@ -13,9 +13,10 @@ import { narrowScope, rotateVerifiedRefreshToken, startSession, type IssuedToken
 import { redirectUriMatches } from '../../lib/redirect-uri';
 import { exchangeClientCredentials } from './client-credentials.service';
 import { noteClientUsed } from './clients.service';
-import { DEVICE_CODE_GRANT, grantAllowed } from './client-policy';
+import { GRANT_TYPES, grantAllowed, TOKEN_EXCHANGE_GRANT } from './client-policy';
+import { exchangeToken } from './token-exchange.service';
 import { exchangeDeviceCode } from './device.service';
-import { dpopBinding, requireProofFor, requireRefreshKey, tokenRequestKey, type TokenDpopInput } from './dpop-binding';
+import { dpopBinding, requireCodeKey, requireProofFor, requireRefreshKey, tokenRequestKey, type TokenDpopInput } from './dpop-binding';
 
 export type { TokenResponse } from './token-response';
 import { requireParam } from './params';
@@ -87,6 +88,9 @@ export async function exchangeAuthorizationCode(
       }
       return { ok: false, description: INVALID_CODE };
     }
+    // RFC 9449 §10: a code bound to a DPoP key (dpop_jkt, or a proof at PAR) needs a proof of that key. Thrown, so the
+    // transaction rolls back and the code stays usable: whoever lacks the key cannot burn it (docs/dpop.md).
+    requireCodeKey(code.dpopJkt, input.dpopJkt);
     if (code.redirectUri !== input.redirectUri) return { ok: false, description: 'redirect_uri does not match the authorization request' };
     // CONTRACT §8: a redirect URI removed from the client since the code was issued invalidates the code.
     if (!redirectUriMatches(client.redirectUris, code.redirectUri))
@@ -209,6 +213,13 @@ export interface TokenRequest {
   resource?: string;
   /** RFC 8628 §3.4. */
   deviceCode?: string;
+  /** RFC 8693 §2.1 (token exchange). */
+  subjectToken?: string;
+  subjectTokenType?: string;
+  actorToken?: string;
+  actorTokenType?: string;
+  requestedTokenType?: string;
+  audience?: string;
 }
 
 /** POST /api/oauth/token: dispatches on grant_type (spec §5.8: authorization_code and refresh_token only). */
@@ -265,10 +276,12 @@ async function issueForGrant(
       });
     case 'client_credentials':
       return exchangeClientCredentials(ctx, client, { scope: request.scope, resource: request.resource, dpopJkt });
+    case TOKEN_EXCHANGE_GRANT:
+      return exchangeToken(ctx, client, { ...request, dpopJkt }, meta);
     default:
       return exchangeDeviceCode(ctx, client, { deviceCode: requireParam(request.deviceCode, 'device_code'), dpopJkt }, meta);
   }
 }
 
-/** Spec §5.8's two grants, then CONTRACT §12's. */
-const SUPPORTED_GRANTS = ['authorization_code', 'refresh_token', 'client_credentials', DEVICE_CODE_GRANT] as const;
+/** Spec §5.8's two grants, then CONTRACT §12's, then RFC 8693's. */
+const SUPPORTED_GRANTS = GRANT_TYPES;

@@ -3,7 +3,7 @@ import { loadPrincipal } from '../../db/repositories/principal.repo';
 import { findRefreshTokenWithSuccessor } from '../../db/repositories/refresh-tokens.repo';
 import type { AccessTokenPayload, RefreshTokenPayload } from '../../lib/jwt';
 import type { ServiceContext } from '../context';
-import { verifyResourceToken } from '../oauth/resource-tokens.service';
+import { verifyResourceToken, type ActClaim } from '../oauth/resource-tokens.service';
 import { findApiResourceByIdentifier } from '../../db/repositories/api-resources.repo';
 import { findSessionById } from '../../db/repositories/sessions.repo';
 
@@ -35,6 +35,8 @@ export type IntrospectionResponse =
       jti: string;
       sid?: string;
       cnf?: { jkt: string };
+      /** RFC 8693 §4.1: the actor of a delegated (exchanged) token, earlier actors nested. */
+      act?: ActClaim;
     };
 
 const INACTIVE: IntrospectionResponse = { active: false };
@@ -120,5 +122,6 @@ async function introspectResourceToken(ctx: ServiceContext, token: string): Prom
     jti: claims.jti,
     ...(claims.sid ? { sid: claims.sid } : {}),
     ...(claims.cnf ? { cnf: { jkt: claims.cnf.jkt } } : {}),
+    ...(claims.act ? { act: claims.act } : {}),
   };
 }

@@ -84,28 +84,32 @@ export function Checkboxes(props: {
   checked: readonly string[];
   errors?: FieldErrors;
   hint?: string;
+  /** Ids made of this prefix and the option's position (for values that are no valid id, such as `<uri> <scope>`). */
+  idPrefix?: string;
 }) {
   const error = props.errors?.[props.name];
   const describedBy =
     [props.hint ? `f-${props.name}-hint` : '', error ? `f-${props.name}-error` : ''].filter(Boolean).join(' ') || undefined;
+  const idOf = (value: string, i: number) => (props.idPrefix ? `${props.idPrefix}-${i}` : `f-${props.name}-${value}`);
   return (
-    <fieldset aria-describedby={describedBy}>
+    <fieldset aria-describedby={describedBy} id={`f-${props.name}`} tabIndex={-1}>
       <legend>{props.legend}</legend>
       {props.hint ? (
         <p class="hint" id={`f-${props.name}-hint`}>
           {props.hint}
         </p>
       ) : null}
-      {props.options.map((o) => (
+      {props.options.map((o, i) => (
         <div class="check">
           <input
             type="checkbox"
-            id={`f-${props.name}-${o.value}`}
+            id={idOf(o.value, i)}
             name={props.name}
             value={o.value}
             checked={props.checked.includes(o.value)}
+            aria-invalid={error ? 'true' : undefined}
           />
-          <label for={`f-${props.name}-${o.value}`}>{o.label ?? o.value}</label>
+          <label for={idOf(o.value, i)}>{o.label ?? o.value}</label>
         </div>
       ))}
       {error ? (
@@ -188,18 +192,40 @@ export function Select(props: {
   value?: string;
   options: Array<{ value: string; label: string }>;
   id?: string;
+  hint?: string;
+  errors?: FieldErrors;
+  required?: boolean;
+  /** A first, empty choice ("Choose a role…"): nothing is preselected. */
+  placeholder?: string;
 }) {
   const id = props.id ?? `f-${props.name}`;
+  const error = props.errors?.[props.name];
+  const describedBy = [props.hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
   return (
     <div>
       <label for={id}>{props.label}</label>
-      <select id={id} name={props.name}>
+      <select id={id} name={props.name} required={props.required} aria-describedby={describedBy} aria-invalid={error ? 'true' : undefined}>
+        {props.placeholder !== undefined ? (
+          <option value="" selected={!props.value}>
+            {props.placeholder}
+          </option>
+        ) : null}
         {props.options.map((o) => (
           <option value={o.value} selected={o.value === props.value}>
             {o.label}
           </option>
         ))}
       </select>
+      {props.hint ? (
+        <p class="hint" id={`${id}-hint`}>
+          {props.hint}
+        </p>
+      ) : null}
+      {error ? (
+        <p class="field-error" id={`${id}-error`}>
+          <RefusalText value={error} />
+        </p>
+      ) : null}
     </div>
   );
 }

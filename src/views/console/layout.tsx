@@ -72,6 +72,10 @@ const CONSOLE_CSS = `
   th { white-space: nowrap; }
   td.wrap, td code { overflow-wrap: anywhere; }
   code, .secret { font-family: ui-monospace, monospace; }
+  td code.type { overflow-wrap: normal; white-space: nowrap; }
+  dl.detail { margin: 0; display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 0 .5rem; font-size: .9rem; }
+  dl.detail dt { color: var(--muted); }
+  dl.detail dd { margin: 0; overflow-wrap: anywhere; }
   .badge { display: inline-block; padding: 0 .45rem; border-radius: 999px; border: 1px solid var(--border); font-size: .85rem;
     white-space: nowrap; }
   .badge.off { color: var(--danger); border-color: var(--danger); }

@@ -4,12 +4,13 @@ import type { SessionRow } from '../../db/repositories/sessions.repo';
 import type { UserRow } from '../../db/repositories/users.repo';
 import type { GrantWithClientRow } from '../../db/repositories/oauth-grants.repo';
 import type { PrincipalRole } from '../../db/repositories/principal.repo';
-import type { OAuthClient, SigningKey, Summary } from '../../routes/admin/admin.schemas';
+import type { BackchannelDelivery, OAuthClient, SigningKey, Summary } from '../../routes/admin/admin.schemas';
 import type { AuditEvent } from '../../routes/audit/audit.schemas';
 import type { Role } from '../../routes/rbac/rbac.schemas';
 import type { ListCount } from '../../services/list-count';
 import { userStatus } from '../../services/user-status';
 import type { DailySignIns, FactorsOfUser } from '../../services/user-admin.service';
+import { messagesFor } from '../../i18n';
 import { pageEnv } from '../env';
 import { Actions, formatTime, Time } from '../kit';
 import {
@@ -308,7 +309,15 @@ export function renderUserDetail(frame: ConsoleFrame, d: UserDetailData): string
         />
         {assignable.length ? (
           <PostForm action={`${base}/roles`} csrf={frame.csrf} class="filters">
-            <Select name="role_id" label={x.roleToAssign} options={assignable.map((r) => ({ value: r.id, label: roleLabel(r) }))} />
+            <Select
+              name="role_id"
+              label={x.roleToAssign}
+              placeholder={x.chooseRole}
+              required
+              options={assignable.map((r) => ({ value: r.id, label: roleLabel(r) }))}
+              value={v.role_id}
+              errors={d.errors}
+            />
             <div>
               <button type="submit">{x.assignRole}</button>
             </div>
@@ -387,6 +396,86 @@ export function renderUserDetail(frame: ConsoleFrame, d: UserDetailData): string
   );
 }
 
+/** A person of the trail: name and email as recorded, linking to the account, the id in a tooltip. */
+function Person(props: { id: string; email: string | null; name: string | null }) {
+  const a = c().audit;
+  return (
+    <a href={`/admin/users/${props.id}`} title={a.idTitle(props.id)}>
+      {props.name ? (
+        <>
+          {props.name}
+          <br />
+          <span class="muted">{props.email ?? props.id}</span>
+        </>
+      ) : (
+        (props.email ?? props.id)
+      )}
+    </a>
+  );
+}
+
+function Actor(props: { e: AuditEvent }) {
+  const { actor } = props.e;
+  const a = c().audit;
+  if (!actor) return <span class="muted">{a.system}</span>;
+  if (actor.type === 'scim_connection') return <span title={a.idTitle(actor.id)}>{a.scimConnection(actor.name)}</span>;
+  return <Person id={actor.id} email={actor.email} name={actor.name} />;
+}
+
+function Subject(props: { e: AuditEvent }) {
+  const { subject, subject_id: id } = props.e;
+  if (subject) return <Person id={subject.id} email={subject.email} name={subject.name} />;
+  return id ? <code>{id}</code> : <>—</>;
+}
+
+function Application(props: { e: AuditEvent }) {
+  const { client } = props.e;
+  if (!client) return <>—</>;
+  const a = c().audit;
+  return client.name !== null ? (
+    <a href={`/admin/applications/${encodeURIComponent(client.client_id)}`} title={a.idTitle(client.client_id)}>
+      {client.name}
+    </a>
+  ) : (
+    <span title={a.idTitle(client.client_id)}>
+      <code>{client.client_id}</code> <span class="muted">({a.goneApplication})</span>
+    </span>
+  );
+}
+
+/** A detail value as text: lists joined, booleans in words, nested objects as `key: value` pairs. */
+function detailText(v: unknown): string {
+  if (v === null || v === undefined || v === '') return '—';
+  if (typeof v === 'boolean') return yesNo(v);
+  if (typeof v === 'string' || typeof v === 'number') return String(v);
+  if (Array.isArray(v)) return v.length ? v.map(detailText).join(', ') : '—';
+  if (typeof v === 'object')
+    return (
+      Object.entries(v)
+        .map(([k, x]) => `${detailLabel(k)}: ${detailText(x)}`)
+        .join('; ') || '—'
+    );
+  return JSON.stringify(v);
+}
+
+const detailLabel = (key: string) => c().audit.details[key] ?? key;
+
+/** An event's detail as labelled fields (translated labels; values as recorded). */
+function Detail(props: { detail: Record<string, unknown> }) {
+  const entries = Object.entries(props.detail);
+  if (entries.length === 0) return <>—</>;
+  return (
+    <dl class="detail">
+      {entries.map(([k, v]) => (
+        <>
+          <dt>{detailLabel(k)}</dt>
+          <dd>{detailText(v)}</dd>
+        </>
+      ))}
+    </dl>
+  );
+}
+
 function AuditTable(props: { events: AuditEvent[]; caption: string }) {
   const a = c().audit;
   return (
@@ -396,12 +485,12 @@ function AuditTable(props: { events: AuditEvent[]; caption: string }) {
       empty={a.none}
       columns={[
         { label: a.when, cell: (e) => <Time at={e.occurred_at} /> },
-        { label: a.type, cell: (e) => <code>{e.type}</code> },
-        { label: a.actorColumn, wrap: true, cell: (e) => (e.actor_id ? <a href={`/admin/users/${e.actor_id}`}>{e.actor_id}</a> : '—') },
-        { label: a.subjectColumn, wrap: true, cell: (e) => dash(e.subject_id) },
-        { label: a.app, wrap: true, cell: (e) => dash(e.client_id) },
+        { label: a.type, cell: (e) => <code class="type">{e.type}</code> },
+        { label: a.actorColumn, wrap: true, cell: (e) => <Actor e={e} /> },
+        { label: a.subjectColumn, wrap: true, cell: (e) => <Subject e={e} /> },
+        { label: a.app, wrap: true, cell: (e) => <Application e={e} /> },
         { label: a.ip, cell: (e) => dash(e.ip) },
-        { label: a.detail, wrap: true, cell: (e) => (Object.keys(e.detail).length ? <code>{JSON.stringify(e.detail)}</code> : '—') },
+        { label: a.detail, wrap: true, cell: (e) => <Detail detail={e.detail} /> },
       ]}
     />
   );
@@ -435,11 +524,32 @@ export function renderRoles(frame: ConsoleFrame, data: { roles: Role[]; canEdit:
           { label: k.application, cell: (r) => r.application ?? k.global },
           { label: ro.permissions, cell: (r) => count(r.permissions.length) },
           { label: k.status, cell: (r) => <Badge on={r.is_active} yes={k.active} no={k.deactivated} /> },
-          { label: k.description, cell: (r) => dash(r.description) },
+          { label: k.description, cell: (r) => dash(roleDescription(r)) },
         ]}
       />
     </>,
   );
+}
+
+/** The role form's fields as typed (mapped onto the API body in src/console/roles). */
+export interface RoleValues {
+  name: string;
+  description: string;
+  application: string;
+  permissions: string[];
+  /** Checked `<resource identifier> <scope>` pairs. */
+  api_scopes: string[];
+}
+
+/** A permission's description in the page's language (the catalogue's, else the API's English one). */
+export const permissionDescription = (p: { name: string; description: string }) =>
+  c().roles.permissionDescriptions[p.name] ?? p.description;
+
+/** A role's description; a built-in role's seeded text is shown in the page's language. */
+export function roleDescription(r: { name: string; application: string | null; description: string }): string {
+  const ro = c().roles;
+  const builtIn = r.application === null ? messagesFor('en').console.roles.builtInDescriptions[r.name] : undefined;
+  return builtIn !== undefined && builtIn === r.description ? (ro.builtInDescriptions[r.name] ?? r.description) : r.description;
 }
 
 export function renderRoleForm(
@@ -447,13 +557,24 @@ export function renderRoleForm(
   data: {
     role?: Role;
     permissions: Array<{ name: string; description: string }>;
-    values: { name?: string; description?: string; application?: string; permissions: string[] };
+    applications: Array<{ clientId: string; name: string }>;
+    resources: Array<{ identifier: string; name: string; scopes: string[]; roleBasedAccess: boolean }>;
+    values: RoleValues;
     errors: FieldErrors;
     canEdit: boolean;
   },
 ): string {
   const r = data.role;
+  const v = data.values;
   const { roles: ro, common: k } = c();
+  // A role stored earlier with a free-text application that names no registered client: shown, and fixable.
+  const stray = r?.application && !data.applications.some((a) => a.clientId === r.application) ? r.application : undefined;
+  const appOptions = [
+    ...(r ? [] : [{ value: '', label: ro.applicationGlobal }]),
+    ...(stray ? [{ value: stray, label: ro.unknownApplication(stray) }] : []),
+    ...data.applications.map((a) => ({ value: a.clientId, label: ro.applicationLabel(a.name, a.clientId) })),
+  ];
+  const description = r ? roleDescription(r) : v.description;
   return renderConsole(
     frame,
     <>
@@ -466,28 +587,67 @@ export function renderRoleForm(
           items={[
             [k.status, <Badge on={r.is_active} yes={k.active} no={k.deactivated} />],
             [k.application, r.application ?? k.global],
+            [k.description, dash(description)],
             [ro.roleId, <code>{r.id}</code>],
           ]}
         />
       ) : null}
+      {stray && data.canEdit ? (
+        <p class="error" role="note">
+          {ro.unknownApplicationText(stray)}
+        </p>
+      ) : null}
       {data.canEdit ? (
         <PostForm action={r ? `/admin/roles/${r.id}` : '/admin/roles'} csrf={frame.csrf}>
-          <Field name="name" label={k.name} value={data.values.name} errors={data.errors} required hint={ro.nameHint} />
-          <Field name="description" label={k.description} value={data.values.description} errors={data.errors} />
-          {r ? null : <Field name="application" label={ro.applicationField} value={data.values.application} errors={data.errors} />}
+          <Field name="name" label={k.name} value={v.name} errors={data.errors} required hint={ro.nameHint} />
+          <Field name="description" label={k.description} value={v.description} errors={data.errors} />
+          {r && r.application === null ? null : (
+            <Select
+              name="application"
+              label={ro.applicationField}
+              value={v.application}
+              options={appOptions}
+              errors={data.errors}
+              hint={ro.applicationHint}
+            />
+          )}
           <Checkboxes
             name="permissions"
             legend={ro.permissions}
-            options={data.permissions.map((p) => ({ value: p.name, label: `${p.name} — ${p.description}` }))}
-            checked={data.values.permissions}
+            options={data.permissions.map((p) => ({ value: p.name, label: `${p.name} — ${permissionDescription(p)}` }))}
+            checked={v.permissions}
             errors={data.errors}
           />
+          <fieldset aria-describedby="f-api_scopes-hint">
+            <legend>{ro.apiScopes}</legend>
+            <p class="hint" id="f-api_scopes-hint">
+              {ro.apiScopesHint}
+            </p>
+            {data.errors.api_scopes ? (
+              <p class="field-error" id="f-api_scopes-error">
+                {data.errors.api_scopes}
+              </p>
+            ) : null}
+            {data.resources.length === 0 ? <p class="muted">{ro.noApiResources}</p> : null}
+            {data.resources.map((res, i) => (
+              <Checkboxes
+                name="api_scopes"
+                idPrefix={`f-api_scopes-${i}`}
+                legend={ro.apiResource(res.name, res.identifier, res.roleBasedAccess)}
+                options={res.scopes.map((sc) => ({ value: `${res.identifier} ${sc}`, label: sc }))}
+                checked={v.api_scopes}
+              />
+            ))}
+          </fieldset>
           <Actions>
             <button type="submit">{r ? ro.save : ro.createButton}</button>
           </Actions>
         </PostForm>
       ) : (
-        <p>{ro.permissionsList(data.values.permissions.join(', ') || ro.noPermissions)}</p>
+        <>
+          <p>{ro.permissionsList(v.permissions.join(', ') || ro.noPermissions)}</p>
+          <p>{ro.apiScopesList(v.api_scopes.join(', ') || ro.noApiScopes)}</p>
+        </>
       )}
       {r && data.canEdit && r.is_active ? (
         <Actions>
@@ -514,10 +674,11 @@ export function grantTypeOptions(): Array<{ value: string; label: string }> {
     { value: 'refresh_token', label: ap.grantRefreshToken },
     { value: 'client_credentials', label: ap.grantClientCredentials },
     { value: 'urn:ietf:params:oauth:grant-type:device_code', label: ap.grantDeviceCode },
+    { value: 'urn:ietf:params:oauth:grant-type:token-exchange', label: ap.grantTokenExchange },
   ];
 }
 
-const grantLabel = (g: string) => (g === 'urn:ietf:params:oauth:grant-type:device_code' ? 'device_code' : g);
+const grantLabel = (g: string) => g.replace(/^urn:ietf:params:oauth:grant-type:/, '');
 
 export function renderApplications(frame: ConsoleFrame, data: { clients: ConsoleClient[]; canWrite: boolean }): string {
   const { applications: ap, common: k } = c();
@@ -584,6 +745,10 @@ export interface ApplicationValues {
   par: string;
   /** Issue 34: "true" when every access token of the application must be DPoP-bound (RFC 9449). */
   dpop: string;
+  /** Issue 34: OpenID Connect Back-Channel Logout: where logout tokens go (empty: none). */
+  backchannel_logout_uri: string;
+  /** "true" when the application asked for `sid` in logout tokens (always sent). */
+  backchannel_logout_session_required: string;
 }
 
 export function renderApplicationForm(
@@ -597,6 +762,8 @@ export function renderApplicationForm(
     may: { write: boolean; rotate: boolean; delete: boolean };
     /** A new application: what it is (its preset), or `custom` for every option. */
     preset?: ClientPreset | 'custom';
+    /** The application's page: its recent back-channel logout deliveries, newest first. */
+    deliveries?: readonly BackchannelDelivery[];
   },
 ): string {
   const c = data.client;
@@ -611,6 +778,8 @@ export function renderApplicationForm(
     origins: !preset || preset.origins,
     postLogout: !preset || preset.redirects,
     par: !preset || presetKey === 'web',
+    // A server-side session to end: web applications (and every option of a custom one).
+    backchannel: !preset || presetKey === 'web',
   };
   const redirectHint =
     presetKey === 'web' || presetKey === 'spa' || presetKey === 'native' ? st.redirectHints[presetKey] : ap.redirectHintLong;
@@ -733,6 +902,25 @@ export function renderApplicationForm(
           />
           {shows.par ? <Checkbox name="par" label={ap.parLabel} checked={data.values.par === 'true'} hint={ap.parHint} /> : null}
           <Checkbox name="dpop" label={ap.dpopLabel} checked={data.values.dpop === 'true'} hint={ap.dpopHint} />
+          {shows.backchannel ? (
+            <fieldset>
+              <legend>{ap.backchannelLegend}</legend>
+              <Field
+                name="backchannel_logout_uri"
+                type="url"
+                label={ap.backchannelUri}
+                value={data.values.backchannel_logout_uri}
+                errors={data.errors}
+                hint={ap.backchannelUriHint}
+              />
+              <Checkbox
+                name="backchannel_logout_session_required"
+                label={ap.backchannelSessionRequired}
+                checked={data.values.backchannel_logout_session_required === 'true'}
+                hint={ap.backchannelSessionRequiredHint}
+              />
+            </fieldset>
+          ) : null}
           {data.resources.length ? (
             <Checkboxes
               name="allowed_resources"
@@ -766,6 +954,7 @@ export function renderApplicationForm(
           ]}
         />
       )}
+      {c && (c.backchannel_logout_uri || data.deliveries?.length) ? <BackchannelDeliveries deliveries={data.deliveries ?? []} /> : null}
       {c && c.is_active ? (
         <Actions>
           {data.may.rotate && c.type === 'confidential' && c.token_endpoint_auth_method !== 'private_key_jwt' ? (
@@ -775,6 +964,34 @@ export function renderApplicationForm(
         </Actions>
       ) : null}
     </>,
+  );
+}
+
+/** Issue 34: an application's recent back-channel logout deliveries (GET …/backchannel-logout-deliveries). */
+function BackchannelDeliveries(props: { deliveries: readonly BackchannelDelivery[] }) {
+  const { applications: ap, common: k } = pageEnv().t.console;
+  const status = (s: string) => (s === 'delivered' ? ap.deliveryDelivered : s === 'failed' ? ap.deliveryFailed : ap.deliveryPending);
+  return (
+    <section aria-labelledby="backchannel-deliveries">
+      <h2 id="backchannel-deliveries">{ap.deliveriesTitle}</h2>
+      <p class="hint">{ap.deliveriesIntro}</p>
+      <Table
+        caption={ap.deliveriesTitle}
+        rows={props.deliveries}
+        empty={ap.deliveriesNone}
+        columns={[
+          { label: ap.deliveryEnded, cell: (d) => <Time at={d.created_at} /> },
+          { label: k.status, cell: (d) => <Badge on={d.status !== 'failed'} yes={status(d.status)} no={status(d.status)} /> },
+          { label: ap.deliveryAttempts, cell: (d) => d.attempts },
+          {
+            label: ap.deliveryLastAnswer,
+            wrap: true,
+            cell: (d) => (d.last_response_status !== null ? `HTTP ${d.last_response_status}` : (d.last_error ?? '—')),
+          },
+          { label: ap.deliveryLastAttempt, cell: (d) => (d.last_attempt_at ? <Time at={d.last_attempt_at} /> : '—') },
+        ]}
+      />
+    </section>
   );
 }
 
@@ -812,7 +1029,8 @@ export interface AuditFilterValues {
 export interface AuditProps {
   events: AuditEvent[];
   filter: AuditFilterValues;
-  types: readonly string[];
+  /** The type filter's choices: the types ever stored, grouped (GET /api/admin/audit-events/types). */
+  groups: ReadonlyArray<{ group: string; types: readonly string[] }>;
   errors: FieldErrors;
   count?: ListCount;
   next?: string;
@@ -829,12 +1047,23 @@ export function renderAudit(frame: ConsoleFrame, data: AuditProps): string {
     <>
       <h1>{a.title}</h1>
       <form method="get" action="/admin/audit" class="filters" role="search" aria-label={a.filtersLabel}>
-        <Select
-          name="type"
-          label={a.type}
-          value={f.type}
-          options={[{ value: '', label: a.anyType }, ...data.types.map((t) => ({ value: t, label: t }))]}
-        />
+        <div>
+          <label for="f-type">{a.type}</label>
+          <select id="f-type" name="type">
+            <option value="" selected={!f.type}>
+              {a.anyType}
+            </option>
+            {data.groups.map((g) => (
+              <optgroup label={a.groups[g.group] ?? g.group}>
+                {g.types.map((t) => (
+                  <option value={t} selected={t === f.type}>
+                    {t}
+                  </option>
+                ))}
+              </optgroup>
+            ))}
+          </select>
+        </div>
         <Field name="actor" label={a.actor} value={f.actor} errors={data.errors} />
         <Field name="subject" label={a.subject} value={f.subject} errors={data.errors} />
         <Field name="from" type="date" label={a.from} value={f.from} errors={data.errors} />

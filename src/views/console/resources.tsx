@@ -55,6 +55,8 @@ export interface ResourceValues {
   open_registration: boolean;
   /** Issue 34: every access token for the API must be DPoP-bound (RFC 9449). */
   dpop_bound_access_tokens: boolean;
+  /** Issue 32: people's tokens carry only the scopes their roles grant (docs/rbac.md). */
+  role_based_access: boolean;
 }
 
 export function renderResourceForm(
@@ -104,6 +106,7 @@ export function renderResourceForm(
             hint={x.ttlHint}
           />
           <Checkbox name="open_registration" label={x.openRegistration} checked={v.open_registration} hint={x.openRegistrationHint} />
+          <Checkbox name="role_based_access" label={x.roleBasedAccess} checked={v.role_based_access} hint={x.roleBasedAccessHint} />
           <Checkbox name="dpop_bound_access_tokens" label={x.dpop} checked={v.dpop_bound_access_tokens} hint={x.dpopHint} />
           <Actions>
             <button type="submit">{r ? x.save : x.registerButton}</button>
@@ -115,6 +118,7 @@ export function renderResourceForm(
             [x.scopes, r.scopes.join(' ') || '—'],
             [x.tokenLifetime, x.seconds(r.access_token_ttl_s)],
             [x.selfRegistered, r.open_registration ? x.allowed : x.notAllowed],
+            [x.roleBasedAccess, r.role_based_access ? k.on : k.off],
             [x.dpop, r.dpop_bound_access_tokens ? k.yes : k.no],
           ]}
         />

@@ -6,7 +6,7 @@
  */
 import { checkRedirectUri } from '../../../lib/redirect-uri';
 import { SUPPORTED_SCOPES } from '../client-secrets';
-import { checkClientShape, type ClientType } from '../client-policy';
+import { checkClientShape, TOKEN_EXCHANGE_GRANT, type ClientType } from '../client-policy';
 import { OPEN_REGISTRATION_SCOPES } from './metadata-document-policy';
 
 export type RegistrationMode = 'off' | 'token' | 'open';
@@ -65,6 +65,10 @@ export function checkRegistration(
   if (open) {
     const grant = requested.grantTypes.find((g) => !OPEN_REGISTRATION_GRANTS.includes(g));
     if (grant !== undefined) return refuse('invalid_client_metadata', `grant type ${grant} is not available to open registration`);
+  }
+  // docs/token-exchange.md: an administrator decides which clients may turn other clients' tokens into their own.
+  if (requested.grantTypes.includes(TOKEN_EXCHANGE_GRANT)) {
+    return refuse('invalid_client_metadata', 'token exchange is granted by an administrator, not by dynamic registration');
   }
   for (const uri of requested.redirectUris) {
     // §8/§12 rules; `open` adds: loopback or https only (no ALLOW_HTTP_REDIRECT_URIS, no private-use schemes).
