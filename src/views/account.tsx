@@ -1,6 +1,6 @@
 import { IdentitiesSection } from './federation';
 import { pageEnv } from './env';
-import { Actions, CsrfField, Flash, FormError, Hidden, PasskeyError, Time, formatTime } from './kit';
+import { Actions, CsrfField, FieldMessage, Flash, Hidden, PasskeyError, Time, formatTime } from './kit';
 import { renderPage } from './layout';
 import { PASSKEY_SCRIPTS } from './login';
 
@@ -38,7 +38,10 @@ export interface AccountPageData {
   emailVerified: boolean;
   /** false: the person signs in without a password; the section offers a set-password link by email instead. */
   hasPassword?: boolean;
-  error?: { section: AccountSection; message: string };
+  /** A refused form: its section, the message, and the input (by id) it is about, which the error summary links to. */
+  error?: { section: AccountSection; message: string; field?: string };
+  /** What a refused form kept as entered (names; never a password or a code). */
+  values?: Record<string, string>;
   /** MFA_REQUIRED_FOR_ADMINS sent this person here; `continueTo` once they may go on. */
   enrolRequired?: boolean;
   continueTo?: string;
@@ -54,9 +57,20 @@ type Props = { data: AccountPageData };
 /** A form's action, keeping the enrolment context (?enrol=required&return_to=…) across posts. */
 const act = (data: AccountPageData, path: string) => `/account/${path}${data.formQuery ?? ''}`;
 
+/** A refusal about the section as a whole (a stale session, a provider), at the section's top. */
 function SectionError({ data, section }: Props & { section: AccountSection }) {
-  return <FormError id={`${section}-error`} message={data.error?.section === section ? data.error.message : undefined} />;
+  const shown = data.error?.section === section && data.error.field === undefined;
+  return <FieldMessage id={`${section}-error`} message={shown ? data.error?.message : undefined} />;
 }
+
+/** A refusal about one input, right below it (CONTRACT §18); the id is the section's, which its inputs name. */
+function Beside({ data, id }: Props & { id: string }) {
+  const e = data.error;
+  return <FieldMessage id={`${e?.section ?? ''}-error`} message={e?.field === id ? e.message : undefined} />;
+}
+
+/** aria-invalid on the input a refusal is about. */
+const invalidFor = (data: AccountPageData, id: string) => (data.error?.field === id ? { 'aria-invalid': 'true' as const } : {});
 
 const describedBy = (data: AccountPageData, section: AccountSection) => (data.error?.section === section ? `${section}-error` : undefined);
 
@@ -93,24 +107,28 @@ function ProfileSection({ data }: Props) {
         <input
           type="text"
           id="first_name"
+          {...invalidFor(data, 'first_name')}
           name="first_name"
           autocomplete="given-name"
           maxlength={100}
           required
-          value={data.firstName}
+          value={data.values?.first_name ?? data.firstName}
           aria-describedby={d}
         />
+        <Beside data={data} id="first_name" />
         <label for="last_name">{pageEnv().t.common.lastName}</label>
         <input
           type="text"
           id="last_name"
+          {...invalidFor(data, 'last_name')}
           name="last_name"
           autocomplete="family-name"
           maxlength={100}
           required
-          value={data.lastName}
+          value={data.values?.last_name ?? data.lastName}
           aria-describedby={d}
         />
+        <Beside data={data} id="last_name" />
         <Actions>
           <button type="submit">{tr().saveProfile}</button>
         </Actions>
@@ -142,31 +160,37 @@ function PasswordSection({ data }: Props) {
           <input
             type="password"
             id="current_password"
+            {...invalidFor(data, 'current_password')}
             name="current_password"
             autocomplete="current-password"
             required
             aria-describedby={d}
           />
+          <Beside data={data} id="current_password" />
           <label for="new_password">{pageEnv().t.common.newPassword}</label>
           <input
             type="password"
             id="new_password"
+            {...invalidFor(data, 'new_password')}
             name="new_password"
             autocomplete="new-password"
             minlength={6}
             required
             aria-describedby={d}
           />
+          <Beside data={data} id="new_password" />
           <label for="new_password_confirm">{tr().newPasswordAgain}</label>
           <input
             type="password"
             id="new_password_confirm"
+            {...invalidFor(data, 'new_password_confirm')}
             name="new_password_confirm"
             autocomplete="new-password"
             minlength={6}
             required
             aria-describedby={d}
           />
+          <Beside data={data} id="new_password_confirm" />
           <p class="muted">{tr().passwordSignsOut}</p>
           <Actions>
             <button type="submit">{tr().changePassword}</button>
@@ -293,12 +317,14 @@ function TotpPart({ data }: Props) {
             <input
               type="text"
               id="totp_remove_code"
+              {...invalidFor(data, 'totp_remove_code')}
               name="code"
               inputmode="numeric"
               autocomplete="one-time-code"
               maxlength={6}
               aria-describedby={d}
             />
+            <Beside data={data} id="totp_remove_code" />
             <p class="muted">{tr().orWithoutApp}</p>
             <label for="totp_remove_password">{tr().yourPassword}</label>
             <input type="password" id="totp_remove_password" name="password" autocomplete="current-password" aria-describedby={d} />
@@ -337,6 +363,7 @@ function TotpPart({ data }: Props) {
           <input
             type="text"
             id="totp_code"
+            {...invalidFor(data, 'totp_code')}
             name="code"
             inputmode="numeric"
             pattern="[0-9]*"
@@ -345,6 +372,7 @@ function TotpPart({ data }: Props) {
             required
             aria-describedby={d}
           />
+          <Beside data={data} id="totp_code" />
           <ReauthField data={data} id="totp_confirm_password" />
           <Actions>
             <button type="submit">{tr().turnOn}</button>
@@ -388,7 +416,15 @@ function RecoveryPart({ data }: Props) {
           <form method="post" action={act(data, 'recovery-codes')}>
             <CsrfField csrf={data.csrf} />
             <label for="recovery_password">{tr().yourPassword}</label>
-            <input type="password" id="recovery_password" name="password" autocomplete="current-password" />
+            <input
+              type="password"
+              id="recovery_password"
+              {...invalidFor(data, 'recovery_password')}
+              name="password"
+              autocomplete="current-password"
+              aria-describedby={describedBy(data, 'second-factors')}
+            />
+            <Beside data={data} id="recovery_password" />
             <p class="muted">{pageEnv().t.accountExtra.orInsteadOfPassword}</p>
             <label for="recovery_code_proof">{pageEnv().t.accountExtra.currentTotpCode}</label>
             <input type="text" id="recovery_code_proof" name="code" inputmode="numeric" autocomplete="one-time-code" maxlength={6} />
@@ -425,7 +461,17 @@ function PasskeysPart({ data }: Props) {
                 <Hidden fields={{ csrf: data.csrf, id: p.id }} />
                 <div>
                   <label for={`rename-${p.id}`}>{tr().newNameFor(p.name)}</label>
-                  <input type="text" id={`rename-${p.id}`} name="name" maxlength={64} required value={p.name} />
+                  <input
+                    type="text"
+                    id={`rename-${p.id}`}
+                    {...invalidFor(data, `rename-${p.id}`)}
+                    name="name"
+                    maxlength={64}
+                    required
+                    value={p.name}
+                    aria-describedby={data.error?.field === `rename-${p.id}` ? 'second-factors-error' : undefined}
+                  />
+                  <Beside data={data} id={`rename-${p.id}`} />
                 </div>
                 <button type="submit" class="secondary">
                   {tr().rename}
@@ -447,7 +493,16 @@ function PasskeysPart({ data }: Props) {
       <form method="post" action={act(data, 'passkeys')} id="passkey-add-form">
         <Hidden fields={{ csrf: data.csrf, response: '' }} />
         <label for="passkey_name">{tr().passkeyName}</label>
-        <input type="text" id="passkey_name" name="name" maxlength={64} placeholder={tr().passkeyPlaceholder} />
+        <input
+          type="text"
+          id="passkey_name"
+          {...invalidFor(data, 'passkey_name')}
+          name="name"
+          maxlength={64}
+          placeholder={tr().passkeyPlaceholder}
+          aria-describedby={describedBy(data, 'second-factors')}
+        />
+        <Beside data={data} id="passkey_name" />
         <ReauthField data={data} id="passkey_add_password" />
         <Actions>
           <button type="button" data-passkey-register="passkey-add-form" hidden>
@@ -537,7 +592,12 @@ function VerificationNotice({ data }: Props) {
 /** /account (CONTRACT §10): every self-service action as a plain CSRF-protected form; only passkeys need JavaScript. */
 export function renderAccountPage(data: AccountPageData): string {
   return renderPage(
-    { title: tr().title, wide: true, scripts: data.recoveryCodes ? [...PASSKEY_SCRIPTS, RECOVERY_CODES_SCRIPT] : PASSKEY_SCRIPTS },
+    {
+      title: tr().title,
+      wide: true,
+      scripts: data.recoveryCodes ? [...PASSKEY_SCRIPTS, RECOVERY_CODES_SCRIPT] : PASSKEY_SCRIPTS,
+      errors: data.error ? { [data.error.field ?? '_form']: data.error.message } : undefined,
+    },
     <>
       {data.recoveryCodes ? <RecoveryCodesPanel codes={data.recoveryCodes} email={data.email} /> : null}
       <h1>{tr().title}</h1>

@@ -1,5 +1,5 @@
 import { pageEnv } from './env';
-import { Actions, FormError, Hidden } from './kit';
+import { Actions, FieldMessage, Hidden, invalidAttrs } from './kit';
 import { renderPage } from './layout';
 import { ApiResources } from './consent';
 
@@ -7,11 +7,10 @@ import { ApiResources } from './consent';
 export function renderDeviceEntryPage(options: { csrf: string; userCode?: string; userEmail: string; error?: string }): string {
   const { t } = pageEnv();
   return renderPage(
-    { title: t.device.title },
+    { title: t.device.title, errors: { user_code: options.error } },
     <>
       <h1>{t.device.title}</h1>
       <p class="muted">{t.device.signedInAs(options.userEmail)}</p>
-      <FormError id="device-error" message={options.error} />
       <form method="post" action="/device" novalidate>
         <Hidden fields={{ csrf: options.csrf }} />
         <label for="user_code">{t.device.enterCode}</label>
@@ -27,8 +26,9 @@ export function renderDeviceEntryPage(options: { csrf: string; userCode?: string
           autofocus
           placeholder="XXXX-XXXX"
           value={options.userCode ?? ''}
-          aria-describedby={options.error ? 'device-error' : undefined}
+          {...invalidAttrs(options.error, 'device-error')}
         />
+        <FieldMessage id="device-error" message={options.error} />
         <Actions>
           <button type="submit">{t.device.continue}</button>
         </Actions>

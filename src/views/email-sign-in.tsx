@@ -1,6 +1,6 @@
 import { renderLinkInvalidPage } from './email-link-pages';
 import { pageEnv } from './env';
-import { Actions, FormError, Hidden } from './kit';
+import { Actions, FieldMessage, Hidden, invalidAttrs } from './kit';
 import { renderPage } from './layout';
 import { ContinueTo, type SignInApplication } from './login';
 
@@ -16,15 +16,13 @@ export function renderEmailCodePage(options: {
   application?: SignInApplication;
 }): string {
   const { t } = pageEnv();
-  const describedBy = options.error ? 'code-error' : undefined;
   const again = `/login?${new URLSearchParams({ ...(options.returnTo ? { return_to: options.returnTo } : {}), login_hint: options.email })}`;
   return renderPage(
-    { title: options.error ? `${t.common.error}: ${t.emailSignIn.codeTitle}` : t.emailSignIn.codeTitle },
+    { title: t.emailSignIn.codeTitle, errors: { code: options.error } },
     <>
       <h1>{t.emailSignIn.codeTitle}</h1>
       <ContinueTo application={options.application} />
       <p id="email-sent">{t.emailSignIn.codeIntro(options.email)}</p>
-      <FormError id="code-error" message={options.error} />
       <form method="post" action="/login/email/code" novalidate>
         <Hidden fields={{ csrf: options.csrf, return_to: options.returnTo ?? '', email: options.email }} />
         <label for="code">{t.emailSignIn.code}</label>
@@ -38,9 +36,9 @@ export function renderEmailCodePage(options: {
           autocomplete="one-time-code"
           required
           autofocus
-          aria-invalid={options.error ? 'true' : undefined}
-          aria-describedby={describedBy}
+          {...invalidAttrs(options.error, 'code-error')}
         />
+        <FieldMessage id="code-error" message={options.error} />
         <Actions>
           <button type="submit">{t.emailSignIn.submit}</button>
         </Actions>

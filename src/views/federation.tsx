@@ -1,5 +1,5 @@
 import { pageEnv } from './env';
-import { Actions, FormError, Hidden } from './kit';
+import { Actions, FieldMessage, Hidden } from './kit';
 import { renderPage } from './layout';
 
 /**
@@ -48,7 +48,7 @@ export function IdentitiesSection(props: {
   return (
     <section aria-labelledby="identities-h" id="identities">
       <h2 id="identities-h">{t.federation.linkedSignIns}</h2>
-      <FormError id="identities-error" message={props.error} />
+      <FieldMessage id="identities-error" message={props.error} />
       {props.identities.length ? (
         <ul>
           {props.identities.map((i) => (

@@ -1,16 +1,15 @@
 import { pageEnv } from './env';
-import { Actions, CsrfField, FormError } from './kit';
+import { Actions, CsrfField, FieldMessage, invalidAttrs } from './kit';
 import { renderPage } from './layout';
 
 /** /forgot-password: ask for a set-password link by email (beyond the spec, like POST /api/auth/forgot-password). */
 export function renderForgotPasswordForm(options: { csrf: string; email?: string; error?: string }): string {
   const { t } = pageEnv();
   return renderPage(
-    { title: t.forgot.title },
+    { title: t.forgot.title, errors: { email: options.error } },
     <>
       <h1>{t.forgot.title}</h1>
       <p>{t.forgot.intro}</p>
-      <FormError id="form-error" message={options.error} />
       <form method="post" action="/forgot-password" novalidate>
         <CsrfField csrf={options.csrf} />
         <label for="email">{t.common.email}</label>
@@ -22,8 +21,9 @@ export function renderForgotPasswordForm(options: { csrf: string; email?: string
           required
           autofocus
           value={options.email ?? ''}
-          aria-describedby={options.error ? 'form-error' : undefined}
+          {...invalidAttrs(options.error, 'form-error')}
         />
+        <FieldMessage id="form-error" message={options.error} />
         <Actions>
           <button type="submit">{t.forgot.submit}</button>
         </Actions>

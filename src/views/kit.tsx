@@ -23,15 +23,6 @@ export function Hidden(props: { fields: Record<string, string | undefined> }) {
   );
 }
 
-/** A form's error message with the id its fields reference; nothing when there is no error. */
-export function FormError(props: { id: string; message?: string }) {
-  return props.message ? (
-    <p class="error" role="alert" id={props.id}>
-      {props.message}
-    </p>
-  ) : null;
-}
-
 /** A result announced to assistive technology (the flash message after a post-redirect-get, a notice). */
 export function Flash(props: { message?: string; kind?: 'ok' | 'error' }) {
   if (!props.message) return null;
@@ -91,7 +82,13 @@ export function PasskeyError() {
 }
 
 /** A new password typed twice (set-password, setup): labels, length hint, autocomplete for password managers. */
-export function NewPasswordFields(props: { minLength: number; label: string; repeatLabel: string; describedBy?: string }) {
+export function NewPasswordFields(props: {
+  minLength: number;
+  label: string;
+  repeatLabel: string;
+  describedBy?: string;
+  invalid?: boolean;
+}) {
   return (
     <>
       <label for="password">{props.label}</label>
@@ -103,6 +100,7 @@ export function NewPasswordFields(props: { minLength: number; label: string; rep
         minlength={props.minLength}
         required
         aria-describedby={props.describedBy}
+        aria-invalid={props.invalid ? 'true' : undefined}
       />
       <p class="muted">{pageEnv().t.common.atLeastChars(props.minLength)}</p>
       <label for="password_confirm">{props.repeatLabel}</label>
@@ -151,7 +149,7 @@ export function RefusalText(props: { value: Refusal }) {
  * The summary of a refused form (CONTRACT §18): at the top of the page, focused when the page loads (autofocus; the
  * page's script focuses it too), a link to each field with its message; `_form` is a message about the whole form.
  */
-export function ErrorSummary(props: { errors?: FieldErrors }) {
+export function ErrorSummary(props: { errors?: FieldErrors; idPrefix?: string }) {
   const entries = Object.entries(props.errors ?? {}).filter((e): e is [string, Refusal] => e[1] !== undefined);
   if (entries.length === 0) return null;
   const { t } = pageEnv();
@@ -160,7 +158,13 @@ export function ErrorSummary(props: { errors?: FieldErrors }) {
       <h2 id="error-summary-title">{t.common.errorSummary}</h2>
       <ul>
         {entries.map(([field, message]) => (
-          <li>{field === '_form' ? <RefusalText value={message} /> : <a href={`#f-${field}`}>{<RefusalText value={message} />}</a>}</li>
+          <li>
+            {field === '_form' ? (
+              <RefusalText value={message} />
+            ) : (
+              <a href={`#${props.idPrefix ?? 'f-'}${field}`}>{<RefusalText value={message} />}</a>
+            )}
+          </li>
         ))}
       </ul>
     </div>
@@ -170,3 +174,20 @@ export function ErrorSummary(props: { errors?: FieldErrors }) {
 /** A page title that says "Error" first when its form was refused. */
 export const titleOf = (title: string, errors?: FieldErrors): string =>
   errors && Object.values(errors).some((e) => e !== undefined) ? `${pageEnv().t.common.error}: ${title}` : title;
+
+/**
+ * A page form's message beside its field (CONTRACT §18): the id its input names in aria-describedby; not an alert (the
+ * summary at the top is the one alert of a refused form). Nothing when the field has no error.
+ */
+export function FieldMessage(props: { id: string; message?: Refusal }) {
+  return props.message ? (
+    <p class="field-error" id={props.id}>
+      <RefusalText value={props.message} />
+    </p>
+  ) : null;
+}
+
+/** The attributes that tie a page input to its message beside it, when it has one. */
+export function invalidAttrs(message: Refusal | undefined, messageId: string): { 'aria-invalid'?: 'true'; 'aria-describedby'?: string } {
+  return message ? { 'aria-invalid': 'true', 'aria-describedby': messageId } : {};
+}

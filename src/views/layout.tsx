@@ -2,6 +2,7 @@ import type { ComponentChildren, VNode } from 'preact';
 import { renderToString } from 'preact-render-to-string';
 import { darkLinkColor, ON_ACCENT, SCHEMES } from '../lib/palette';
 import { pageEnv } from './env';
+import { ErrorSummary, titleOf, type FieldErrors } from './kit';
 
 /**
  * Every page is a tree of typed components rendered on the server by preact-render-to-string, which escapes every
@@ -38,6 +39,12 @@ const BASE_CSS = `
   .actions { display: flex; gap: .75rem; margin-top: 1.5rem; flex-wrap: wrap; }
   .error { color: var(--danger); border: 1px solid var(--danger); border-radius: 8px; padding: .5rem .75rem; }
   .muted { color: var(--muted); font-size: .9rem; }
+  .error-summary { border: 3px solid var(--danger); border-radius: 8px; padding: .75rem 1rem; margin: 0 0 1.25rem; }
+  .error-summary:focus { outline: 3px solid var(--link); outline-offset: 2px; }
+  .error-summary h2 { margin: 0 0 .5rem; font-size: 1.1rem; color: var(--danger); }
+  .error-summary ul { margin: 0; padding-left: 1.25rem; }
+  .error-summary a { color: var(--danger); font-weight: 600; }
+  .field-error { color: var(--danger); margin: .25rem 0 0; font-size: .95rem; }
   ul.scopes { padding-left: 1.2rem; }
   main.wide { max-width: 44rem; }
   h2 { font-size: 1.1rem; margin: 2rem 0 .5rem; }
@@ -108,17 +115,21 @@ export function Head(props: { title: string; css: string; scripts?: string[]; ch
 }
 
 /** The shared frame of every built-in sign-in and account page: small, accessible, readable on a phone, no JavaScript. */
-export function Page(props: { title: string; scripts?: string[]; wide?: boolean; children?: ComponentChildren }) {
+export function Page(props: { title: string; scripts?: string[]; wide?: boolean; errors?: FieldErrors; children?: ComponentChildren }) {
   const { locale, brand } = pageEnv();
+  const refused = props.errors && Object.values(props.errors).some((e) => e !== undefined);
+  // A refused form (CONTRACT §18): the summary's focus and links are the small same-origin script's work.
+  const scripts = refused ? [...(props.scripts ?? []), FORM_ERRORS_SCRIPT_PATH] : props.scripts;
   return (
     <html lang={locale}>
-      <Head title={`${props.title} · ${brand.name}`} css={paletteCss(brand.color) + BASE_CSS} scripts={props.scripts} />
+      <Head title={`${titleOf(props.title, props.errors)} · ${brand.name}`} css={paletteCss(brand.color) + BASE_CSS} scripts={scripts} />
       <body>
         <main class={props.wide ? 'wide' : undefined}>
           <p class="brand">
             {brand.logoUrl ? <img src={brand.logoUrl} alt="" /> : null}
             <span>{brand.name}</span>
           </p>
+          <ErrorSummary errors={props.errors} idPrefix="" />
           {props.children}
         </main>
       </body>
@@ -126,10 +137,19 @@ export function Page(props: { title: string; scripts?: string[]; wide?: boolean;
   );
 }
 
-/** Renders one built-in page. */
-export function renderPage(options: { title: string; scripts?: string[]; wide?: boolean }, body: ComponentChildren): string {
+/** The script that focuses a refused form's error summary and makes its links move the focus (views/form-errors-script.ts). */
+export const FORM_ERRORS_SCRIPT_PATH = '/static/form-errors.js';
+
+/**
+ * Renders one built-in page; with `errors` (a refused form, by input id: `_form` for the form as a whole) the title
+ * starts with "Error" and the summary stands at the top, linking to each field.
+ */
+export function renderPage(
+  options: { title: string; scripts?: string[]; wide?: boolean; errors?: FieldErrors },
+  body: ComponentChildren,
+): string {
   return renderDocument(
-    <Page title={options.title} scripts={options.scripts} wide={options.wide}>
+    <Page title={options.title} scripts={options.scripts} wide={options.wide} errors={options.errors}>
       {body}
     </Page>,
   );

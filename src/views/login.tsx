@@ -1,6 +1,6 @@
 import { PendingLinkNotice, ProviderButtons } from './federation';
 import { pageEnv } from './env';
-import { Actions, CsrfField, FormError, Hidden, PasskeyError } from './kit';
+import { Actions, CsrfField, FieldMessage, Hidden, invalidAttrs, PasskeyError } from './kit';
 import { renderPage } from './layout';
 
 /**
@@ -53,34 +53,30 @@ export function renderLoginPage(options: {
   registerLink?: boolean;
   /** The setting email_sign_in: "Email me a sign-in link" posts the same form's email to /login/email. */
   emailSignIn?: boolean;
+  /** What the error is about: the address (default) or the sign-in as a whole (an expired step, a passkey). */
+  errorField?: 'email' | '_form';
 }): string {
   const { t } = pageEnv();
-  const describedBy = options.error ? 'login-error' : undefined;
+  // A refused sign-in names the first field (which of the two was wrong is never told).
+  const errorField = options.errorField ?? 'email';
+  const fieldError = errorField === 'email' ? options.error : undefined;
+  const refused = invalidAttrs(fieldError, 'login-error');
   const hidden = <Hidden fields={{ csrf: options.csrf, return_to: options.returnTo ?? '' }} />;
   const registerHref = `/register${options.returnTo ? `?${new URLSearchParams({ return_to: options.returnTo })}` : ''}`;
   return renderPage(
-    { title: t.login.title, scripts: PASSKEY_SCRIPTS },
+    { title: t.login.title, scripts: PASSKEY_SCRIPTS, errors: options.error ? { [errorField]: options.error } : undefined },
     <>
       <h1>{t.login.title}</h1>
       <ContinueTo application={options.application} />
       {options.pendingLink ? <PendingLinkNotice link={options.pendingLink} /> : null}
       {options.signedInAs ? <p class="muted">{t.login.signedInAs(options.signedInAs)}</p> : null}
-      <FormError id="login-error" message={options.error} />
       <form method="post" action="/login" novalidate>
         {hidden}
         <label for="email">{t.common.email}</label>
-        <input
-          type="email"
-          id="email"
-          name="email"
-          autocomplete="username"
-          required
-          autofocus
-          value={options.email ?? ''}
-          aria-describedby={describedBy}
-        />
+        <input type="email" id="email" name="email" autocomplete="username" required autofocus value={options.email ?? ''} {...refused} />
+        <FieldMessage id="login-error" message={fieldError} />
         <label for="password">{t.common.password}</label>
-        <input type="password" id="password" name="password" autocomplete="current-password" required aria-describedby={describedBy} />
+        <input type="password" id="password" name="password" autocomplete="current-password" required />
         <Actions>
           <button type="submit">{t.login.submit}</button>
           {options.emailSignIn ? (
@@ -126,19 +122,24 @@ export function renderSecondStepPage(options: {
   mfaToken: string;
   methods: string[];
   error?: string;
+  /** Which form the error is about: the code's (default when there is one), the recovery code's, or the passkey's. */
+  errorField?: 'code' | 'recovery_code' | '_form';
   application?: SignInApplication;
 }): string {
   const { t } = pageEnv();
   const hidden = <Hidden fields={{ csrf: options.csrf, return_to: options.returnTo ?? '', mfa_token: options.mfaToken }} />;
-  const describedBy = options.error ? 'mfa-error' : undefined;
   const has = (m: string) => options.methods.includes(m);
+  const errorField = options.errorField ?? (has('totp') ? 'code' : has('recovery_code') ? 'recovery_code' : '_form');
   return renderPage(
-    { title: t.secondStep.title, scripts: has('passkey') ? PASSKEY_SCRIPTS : undefined },
+    {
+      title: t.secondStep.title,
+      scripts: has('passkey') ? PASSKEY_SCRIPTS : undefined,
+      errors: options.error ? { [errorField]: options.error } : undefined,
+    },
     <>
       <h1>{t.secondStep.title}</h1>
       <ContinueTo application={options.application} />
       <p>{t.secondStep.intro}</p>
-      <FormError id="mfa-error" message={options.error} />
       {has('totp') ? (
         <form method="post" action="/login/mfa" novalidate>
           {hidden}
@@ -153,8 +154,9 @@ export function renderSecondStepPage(options: {
             autocomplete="one-time-code"
             required
             autofocus
-            aria-describedby={describedBy}
+            {...invalidAttrs(errorField === 'code' ? options.error : undefined, 'mfa-error')}
           />
+          {errorField === 'code' ? <FieldMessage id="mfa-error" message={options.error} /> : null}
           <Actions>
             <button type="submit">{t.secondStep.verify}</button>
           </Actions>
@@ -173,7 +175,7 @@ export function renderSecondStepPage(options: {
         </form>
       ) : null}
       {has('recovery_code') ? (
-        <details open={!(has('totp') || has('passkey'))}>
+        <details open={!(has('totp') || has('passkey')) || errorField === 'recovery_code'}>
           <summary>{t.secondStep.useRecovery}</summary>
           <form method="post" action="/login/mfa" novalidate>
             {hidden}
@@ -186,7 +188,9 @@ export function renderSecondStepPage(options: {
               autocapitalize="none"
               spellcheck={false}
               required
+              {...invalidAttrs(errorField === 'recovery_code' ? options.error : undefined, 'mfa-error')}
             />
+            {errorField === 'recovery_code' ? <FieldMessage id="mfa-error" message={options.error} /> : null}
             <Actions>
               <button type="submit" class="secondary">
                 {t.secondStep.submitRecovery}

@@ -1,9 +1,11 @@
 import { pageEnv } from './env';
-import { Actions, FormError, Hidden, NewPasswordFields } from './kit';
+import { Actions, Hidden, NewPasswordFields } from './kit';
 import { renderPage } from './layout';
 import { ContinueTo, type SignInApplication } from './login';
 
 export type RegisterField = 'first_name' | 'last_name' | 'email' | 'password';
+const FIELDS: readonly RegisterField[] = ['first_name', 'last_name', 'email', 'password'];
+const pick = (errors: Partial<Record<RegisterField | 'form', string>>) => Object.fromEntries(FIELDS.map((f) => [f, errors[f]]));
 
 /** /register (CONTRACT §15): the form of POST /api/auth/register, with field errors each input points at. */
 export function renderRegisterPage(options: {
@@ -19,19 +21,22 @@ export function renderRegisterPage(options: {
   const errors = options.errors ?? {};
   const fieldError = (field: RegisterField) =>
     errors[field] ? (
-      <p class="error" id={`${field}-error`}>
+      <p class="field-error" id={`${field}-error`}>
         {errors[field]}
       </p>
     ) : null;
   const describedBy = (field: RegisterField) => (errors[field] ? `${field}-error` : undefined);
   const loginHref = `/login${options.returnTo ? `?${new URLSearchParams({ return_to: options.returnTo })}` : ''}`;
   return renderPage(
-    { title: t.register.title },
+    {
+      title: t.register.title,
+      // The summary names the fields; a refusal of the whole form (an address taken) stands first.
+      errors: { _form: errors.form && !FIELDS.some((f) => errors[f]) ? errors.form : undefined, ...pick(errors) },
+    },
     <>
       <h1>{t.register.title}</h1>
       <ContinueTo application={options.application} />
       <p>{t.register.intro(brand.name)}</p>
-      <FormError id="form-error" message={errors.form} />
       <form method="post" action="/register" novalidate>
         <Hidden fields={{ csrf: options.csrf, return_to: options.returnTo }} />
         <label for="first_name">{t.common.firstName}</label>
@@ -78,6 +83,7 @@ export function renderRegisterPage(options: {
           label={t.common.password}
           repeatLabel={t.common.repeatPassword}
           describedBy={describedBy('password')}
+          invalid={errors.password !== undefined}
         />
         {fieldError('password')}
         <Actions>

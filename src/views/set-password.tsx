@@ -1,5 +1,5 @@
 import { pageEnv } from './env';
-import { Actions, FormError, Hidden, NewPasswordFields } from './kit';
+import { Actions, FieldMessage, Hidden, NewPasswordFields } from './kit';
 import { renderLinkDonePage, renderLinkInvalidPage } from './email-link-pages';
 import { renderPage } from './layout';
 
@@ -15,14 +15,13 @@ export function renderSetPasswordForm(options: {
 }): string {
   const { t } = pageEnv();
   return renderPage(
-    { title: t.setPassword.title },
+    { title: t.setPassword.title, errors: { password: options.error } },
     <>
       <h1>{t.setPassword.title}</h1>
       <p>
         {t.setPassword.account} <strong>{options.email}</strong>
       </p>
       {options.intro ? <p>{options.intro}</p> : null}
-      <FormError id="form-error" message={options.error} />
       <form method="post" action="/set-password">
         <Hidden fields={{ token: options.token, csrf: options.csrf }} />
         <input type="email" name="username" value={options.email} autocomplete="username" readonly hidden />
@@ -31,7 +30,9 @@ export function renderSetPasswordForm(options: {
           label={t.common.newPassword}
           repeatLabel={t.common.repeatNewPassword}
           describedBy={options.error ? 'form-error' : undefined}
+          invalid={options.error !== undefined}
         />
+        <FieldMessage id="form-error" message={options.error} />
         <Actions>
           <button type="submit">{t.setPassword.submit}</button>
         </Actions>

@@ -1,5 +1,5 @@
 import { pageEnv } from './env';
-import { Actions, FormError, Hidden, NewPasswordFields } from './kit';
+import { Actions, FieldMessage, Hidden, invalidAttrs, NewPasswordFields } from './kit';
 import { renderPage } from './layout';
 
 /** /setup with a live link: the first administrator's account, no JavaScript needed. */
@@ -9,15 +9,19 @@ export function renderSetupForm(options: {
   minLength: number;
   values?: { email?: string; first_name?: string; last_name?: string };
   error?: string;
+  /** The field the error is about (the address when not said). */
+  errorField?: 'email' | 'first_name' | 'last_name' | 'password';
 }): string {
   const v = options.values ?? {};
+  const field = options.errorField ?? 'email';
+  const errorOf = (f: typeof field) => (field === f ? options.error : undefined);
+  const beside = (f: typeof field) => <FieldMessage id={`${f}-error`} message={errorOf(f)} />;
   const { t, brand } = pageEnv();
   return renderPage(
-    { title: t.setup.title(brand.name) },
+    { title: t.setup.title(brand.name), errors: { [field]: options.error } },
     <>
       <h1>{t.setup.heading}</h1>
       <p class="muted">{t.setup.intro}</p>
-      <FormError id="form-error" message={options.error} />
       <form method="post" action="/setup">
         <Hidden fields={{ token: options.token, csrf: options.csrf }} />
         <label for="email">{t.common.email}</label>
@@ -28,13 +32,39 @@ export function renderSetupForm(options: {
           value={v.email ?? ''}
           autocomplete="username"
           required
-          aria-describedby={options.error ? 'form-error' : undefined}
+          {...invalidAttrs(errorOf('email'), 'email-error')}
         />
+        {beside('email')}
         <label for="first_name">{t.common.firstName}</label>
-        <input type="text" id="first_name" name="first_name" value={v.first_name ?? ''} autocomplete="given-name" required />
+        <input
+          type="text"
+          id="first_name"
+          name="first_name"
+          value={v.first_name ?? ''}
+          autocomplete="given-name"
+          required
+          {...invalidAttrs(errorOf('first_name'), 'first_name-error')}
+        />
+        {beside('first_name')}
         <label for="last_name">{t.common.lastName}</label>
-        <input type="text" id="last_name" name="last_name" value={v.last_name ?? ''} autocomplete="family-name" required />
-        <NewPasswordFields minLength={options.minLength} label={t.common.password} repeatLabel={t.common.repeatPassword} />
+        <input
+          type="text"
+          id="last_name"
+          name="last_name"
+          value={v.last_name ?? ''}
+          autocomplete="family-name"
+          required
+          {...invalidAttrs(errorOf('last_name'), 'last_name-error')}
+        />
+        {beside('last_name')}
+        <NewPasswordFields
+          minLength={options.minLength}
+          label={t.common.password}
+          repeatLabel={t.common.repeatPassword}
+          describedBy={errorOf('password') ? 'password-error' : undefined}
+          invalid={errorOf('password') !== undefined}
+        />
+        {beside('password')}
         <Actions>
           <button type="submit">{t.setup.submit}</button>
         </Actions>

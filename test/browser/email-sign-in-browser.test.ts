@@ -56,7 +56,7 @@ test('from an app: "Email me a sign-in link", the code from the mail, back to th
     expect(mail.subject).toBe('Your sign-in link for Acme Login');
     await page.getByLabel('Code from the email').fill(code === '000000' ? '000001' : '000000');
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByText('That code is not valid or has expired.').waitFor();
+    await page.getByText('That code is not valid or has expired.').first().waitFor();
     await checkAccessible(page, 'email-code-error', SHOTS);
     await page.getByLabel('Code from the email').fill(code);
     await page.getByRole('button', { name: 'Sign in' }).click();

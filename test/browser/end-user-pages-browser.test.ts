@@ -56,7 +56,7 @@ test('a new person signs up from an app, is told to check the mail, confirms the
     await page.getByLabel('Password', { exact: true }).fill('correct-horse-1');
     await page.getByLabel('Repeat the password').fill('correct-horse-2');
     await page.getByRole('button', { name: 'Create account' }).click();
-    await page.getByText('The two passwords are not the same.').waitFor();
+    await page.getByText('The two passwords are not the same.').first().waitFor();
     await checkPage(page, 'register-error');
     await page.getByLabel('Password', { exact: true }).fill('correct-horse-1');
     await page.getByLabel('Repeat the password').fill('correct-horse-1');

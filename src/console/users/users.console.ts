@@ -146,10 +146,12 @@ export function createConsoleUsersRouter(deps: RouteDeps) {
       path: '/users/:userId/roles',
       summary: 'Console: assign a role',
       form: z.object({ role_id: text(100) }),
+      // Nothing chosen: said as the flash of the user's page (the field is required in the browser).
       before: async ({ form: f, params }) =>
         UUID_PATTERN.test(f.role_id) ? undefined : new Redirect(user(params), { kind: 'error', message: c().errors.chooseRole }),
       input: (f) => ({ role_id: f.role_id }),
-      back: user,
+      field: 'role_id',
+      invalid: ({ values, errors, status }, { principal, params }) => detailPage(ctx, principal, params.userId, errors, values, status),
       done: async (r, { call, params, form: f }) => {
         const { role } = await call(rolesApi.get, { params: { roleId: f.role_id } });
         return redirect(user(params), r.status === 201 ? c().user.roleAssigned(role.name) : c().user.roleAlreadyHeld(role.name));

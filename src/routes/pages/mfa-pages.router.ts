@@ -72,12 +72,18 @@ export function createMfaPagesRouter(deps: RouteDeps) {
         const { application, formTargets } = await signInTargetOf(ctx, returnTo);
         const registerLink = registrationOpen(ctx.settings.current.values);
         const startOver = () =>
-          html(res, 401, renderLoginPage({ csrf, returnTo, error: t.secondStep.expired, application, registerLink }), formTargets);
+          html(
+            res,
+            401,
+            renderLoginPage({ csrf, returnTo, error: t.secondStep.expired, errorField: '_form', application, registerLink }),
+            formTargets,
+          );
         const methods = mfaToken ? await methodsOfMfaToken(ctx, mfaToken) : undefined;
         if (!methods) return startOver();
-        const again = (status: number, error: string) =>
-          html(res, status, renderSecondStepPage({ csrf, returnTo, mfaToken, methods, error, application }), formTargets);
         const proof = proofOf(body);
+        const errorField = !proof ? undefined : 'passkey' in proof ? '_form' : 'recovery_code' in proof ? 'recovery_code' : 'code';
+        const again = (status: number, error: string) =>
+          html(res, status, renderSecondStepPage({ csrf, returnTo, mfaToken, methods, error, errorField, application }), formTargets);
         if (!proof) return again(400, t.secondStep.enterCode);
         try {
           const result = await completeSecondFactor(ctx, { mfa_token: mfaToken, ...proof }, requestMeta(req));
@@ -109,7 +115,12 @@ export function createMfaPagesRouter(deps: RouteDeps) {
         const { application, formTargets } = await signInTargetOf(ctx, body.return_to);
         const context = { application, registerLink: registrationOpen(ctx.settings.current.values) };
         const failed = () =>
-          html(res, 401, renderLoginPage({ csrf, returnTo: body.return_to, error: t.login.passkeyFailed, ...context }), formTargets);
+          html(
+            res,
+            401,
+            renderLoginPage({ csrf, returnTo: body.return_to, error: t.login.passkeyFailed, errorField: '_form', ...context }),
+            formTargets,
+          );
         const response = parseJsonField(body.response, authenticationResponseField);
         if (!response) return failed();
         try {

@@ -38,10 +38,31 @@ import { authorizationOriginOf } from '../../services/federation/relying-party';
 
 /** A refusal the page itself words (already in the page's language); other AppErrors are worded by their code. */
 class FormRefusal extends AppError {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** The input (its id on the page) the refusal is about, when it is not the form's first. */
+    readonly field?: string,
+  ) {
     super('validation_error', message);
   }
 }
+
+/** The input (by id) a refusal of each form is shown beside and the error summary links to (CONTRACT §18). */
+const FIELD_OF: Partial<Record<string, string>> = {
+  profile: 'first_name',
+  password: 'current_password',
+  'totp/confirm': 'totp_code',
+  'totp/remove': 'totp_remove_code',
+  'recovery-codes': 'recovery_password',
+};
+
+/** What a refused form kept as entered (never a password or a code). */
+const keptValues = (input: unknown): Record<string, string> => {
+  const kept: Record<string, string> = {};
+  if (typeof input !== 'object' || input === null) return kept;
+  for (const [k, v] of Object.entries(input)) if ((k === 'first_name' || k === 'last_name') && typeof v === 'string') kept[k] = v;
+  return kept;
+};
 
 /** What every factor-changing form says for the re-authentication refusals of CONTRACT §11. */
 const REAUTH_TEXTS = (t: Messages): PageErrorTexts => ({
@@ -221,17 +242,18 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
               : err instanceof FederationRefused
                 ? t.federation.refused[err.reason](err.providerName)
                 : pageErrorMessage(t, err, { ...REAUTH_TEXTS(t), ...texts(t) });
-          return render(req, res, principal, query, err.status, { error: { section, message } });
+          const field = err instanceof FormRefusal && err.field ? err.field : FIELD_OF[path];
+          return render(req, res, principal, query, err.status, { error: { section, message, field }, values: keptValues(input) });
         }
       },
     );
   }
 
-  const fail = (message: string) => new FormRefusal(message);
+  const fail = (message: string, field?: string) => new FormRefusal(message, field);
   /** A field read by the API's own schema; refused with the page's sentence (the zod message is the API's English). */
-  const checked = <T>(schema: z.ZodType<T, unknown>, value: unknown, message: string): T => {
+  const checked = <T>(schema: z.ZodType<T, unknown>, value: unknown, message: string, field?: string): T => {
     const result = schema.safeParse(value);
-    if (!result.success) throw fail(message);
+    if (!result.success) throw fail(message, field);
     return result.data;
   };
   /** The re-authentication fields of a form (`password`, `code`), read by the API's own proof schema; empty = not sent. */
@@ -271,7 +293,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       async (principal, body, req) => {
         const { t } = pageEnvOf(req);
         const firstName = checked(nameField('First name'), body.first_name, t.pageErrors.nameInvalid(NAME_MAX_CHARACTERS));
-        const lastName = checked(nameField('Last name'), body.last_name, t.pageErrors.nameInvalid(NAME_MAX_CHARACTERS));
+        const lastName = checked(nameField('Last name'), body.last_name, t.pageErrors.nameInvalid(NAME_MAX_CHARACTERS), 'last_name');
         await auth.updateProfile(ctx, principal, { firstName, lastName });
         return { done: 'profile' };
       },
@@ -285,8 +307,8 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       async (principal, body, req) => {
         const { t } = pageEnvOf(req);
         if (!body.current_password) throw fail(t.pageErrors.currentPasswordMissing);
-        const newPassword = checked(passwordField, body.new_password, passwordProblem(t, body.new_password));
-        if (newPassword !== body.new_password_confirm) throw fail(t.pageErrors.newPasswordsDiffer);
+        const newPassword = checked(passwordField, body.new_password, passwordProblem(t, body.new_password), 'new_password');
+        if (newPassword !== body.new_password_confirm) throw fail(t.pageErrors.newPasswordsDiffer, 'new_password_confirm');
         await account.changePassword(ctx, principal, { currentPassword: body.current_password, newPassword });
         return { done: 'password' };
       },
@@ -446,7 +468,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
           throw fail(t.pageErrors.passkeyNotCreated);
         }
         const response = checked(registrationResponseField, parsed, t.pageErrors.passkeyNotCreated);
-        const name = checked(passkeyNameField, body.name, t.pageErrors.passkeyName);
+        const name = checked(passkeyNameField, body.name, t.pageErrors.passkeyName, 'passkey_name');
         const proof = proofOf(optionalProofBody, body);
         const created = await passkeys.registerPasskey(ctx, principal, { response, name }, proof, requestMeta(req));
         // The account's first factor comes with its recovery codes (CONTRACT §11), shown once like after TOTP setup.
@@ -465,7 +487,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       async (principal, body, req) => {
         if (!UUID_PATTERN.test(body.id)) throw new AppError('not_found', 'Passkey not found');
         // The API's rule (mfa.schemas.ts), not a second spelling of it.
-        const name = checked(passkeyNewNameField, body.name, pageEnvOf(req).t.pageErrors.passkeyName);
+        const name = checked(passkeyNewNameField, body.name, pageEnvOf(req).t.pageErrors.passkeyName, `rename-${body.id}`);
         await passkeys.renameOwnPasskey(ctx, principal, body.id, name, requestMeta(req));
         return { done: 'passkey_renamed' };
       },

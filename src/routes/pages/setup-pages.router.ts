@@ -58,11 +58,12 @@ export function createSetupPagesRouter(deps: RouteDeps) {
       async ({ body, env }, req, res) => {
         const { token } = body;
         const values = { email: body.email, first_name: body.first_name, last_name: body.last_name };
-        const again = (status: number, error: string) =>
+        type Field = 'email' | 'first_name' | 'last_name' | 'password';
+        const again = (status: number, error: string, errorField: Field = 'password') =>
           html(
             res,
             status,
-            renderSetupForm({ token, csrf: issueCsrf(req, res, ctx.config), minLength: minPasswordLength(ctx), values, error }),
+            renderSetupForm({ token, csrf: issueCsrf(req, res, ctx.config), minLength: minPasswordLength(ctx), values, error, errorField }),
           );
 
         if (!(await isSetupTokenValid(ctx, token))) return html(res, 404, renderSetupInvalid());
@@ -80,7 +81,7 @@ export function createSetupPagesRouter(deps: RouteDeps) {
                 : field === 'last_name'
                   ? errors.lastName
                   : errors.password(minPasswordLength(ctx));
-          return again(400, message);
+          return again(400, message, field === 'email' || field === 'first_name' || field === 'last_name' ? field : 'password');
         }
         if (body.password !== body.password_confirm) return again(400, t.register.errors.mismatch);
         try {
@@ -93,7 +94,7 @@ export function createSetupPagesRouter(deps: RouteDeps) {
         } catch (err) {
           if (err instanceof PasswordRefused) return again(400, passwordRefusalText(t, err));
           if (err instanceof SetupLinkInvalid) return html(res, 404, renderSetupInvalid());
-          if (err instanceof AppError && err.code === 'conflict') return again(409, t.setup.emailTaken);
+          if (err instanceof AppError && err.code === 'conflict') return again(409, t.setup.emailTaken, 'email');
           throw err;
         }
         res.redirect(303, '/setup?done=1');

@@ -2,6 +2,7 @@ import type { Response } from 'express';
 import fs from 'node:fs';
 import path from 'node:path';
 import { CONSOLE_SCRIPT } from '../../views/console-script';
+import { FORM_ERRORS_SCRIPT } from '../../views/form-errors-script';
 import { PASSKEYS_SCRIPT } from '../../views/passkeys-script';
 import { RECOVERY_CODES_SCRIPT } from '../../views/recovery-codes-script';
 import { SAML_POST_SCRIPT } from '../../views/saml-post';
@@ -30,6 +31,9 @@ export function createStaticRouter(deps: RouteDeps) {
     ),
     route({ ...script, method: 'get', path: '/console.js', summary: 'Copy buttons of the administration console' }, (_input, _req, res) =>
       send(CONSOLE_SCRIPT, res),
+    ),
+    route({ ...script, method: 'get', path: '/form-errors.js', summary: "Focus of a refused form's error summary" }, (_input, _req, res) =>
+      send(FORM_ERRORS_SCRIPT, res),
     ),
     route(
       { ...script, method: 'get', path: '/recovery-codes.js', summary: 'Focus, copy and announce of the recovery-codes panel' },

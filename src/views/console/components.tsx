@@ -92,7 +92,7 @@ export function Checkboxes(props: {
     [props.hint ? `f-${props.name}-hint` : '', error ? `f-${props.name}-error` : ''].filter(Boolean).join(' ') || undefined;
   const idOf = (value: string, i: number) => (props.idPrefix ? `${props.idPrefix}-${i}` : `f-${props.name}-${value}`);
   return (
-    <fieldset aria-describedby={describedBy}>
+    <fieldset aria-describedby={describedBy} id={`f-${props.name}`} tabIndex={-1}>
       <legend>{props.legend}</legend>
       {props.hint ? (
         <p class="hint" id={`f-${props.name}-hint`}>
@@ -101,7 +101,14 @@ export function Checkboxes(props: {
       ) : null}
       {props.options.map((o, i) => (
         <div class="check">
-          <input type="checkbox" id={idOf(o.value, i)} name={props.name} value={o.value} checked={props.checked.includes(o.value)} />
+          <input
+            type="checkbox"
+            id={idOf(o.value, i)}
+            name={props.name}
+            value={o.value}
+            checked={props.checked.includes(o.value)}
+            aria-invalid={error ? 'true' : undefined}
+          />
           <label for={idOf(o.value, i)}>{o.label ?? o.value}</label>
         </div>
       ))}

@@ -315,6 +315,8 @@ export function renderUserDetail(frame: ConsoleFrame, d: UserDetailData): string
               placeholder={x.chooseRole}
               required
               options={assignable.map((r) => ({ value: r.id, label: roleLabel(r) }))}
+              value={v.role_id}
+              errors={d.errors}
             />
             <div>
               <button type="submit">{x.assignRole}</button>
