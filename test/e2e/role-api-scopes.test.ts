@@ -257,15 +257,12 @@ describe('a user-delegated token for a role-based resource', () => {
 
     // The role taken away: the device's refresh keeps none of the API's scopes.
     await api().delete(`/api/users/${user.id}/roles/${reader.id}`).set('Authorization', root).expect(204);
-    const refreshed = await api()
-      .post('/api/oauth/token')
-      .type('form')
-      .send({
-        grant_type: 'refresh_token',
-        refresh_token: tokens.body.refresh_token,
-        client_id: tv.clientId,
-        resource: resource.identifier,
-      });
+    const refreshed = await api().post('/api/oauth/token').type('form').send({
+      grant_type: 'refresh_token',
+      refresh_token: tokens.body.refresh_token,
+      client_id: tv.clientId,
+      resource: resource.identifier,
+    });
     expect(refreshed.status).toBe(200);
     expect(refreshed.body.scope).toBe('openid profile');
     expect((await claims(refreshed.body.access_token)).scope).toBe('openid profile');
