@@ -16,7 +16,7 @@ export interface ApiResourceRow {
   updatedAt: Date;
 }
 
-interface ApiResourceRecord {
+export interface ApiResourceRecord {
   id: string;
   identifier: string;
   name: string;
@@ -35,7 +35,7 @@ declare module 'knex/types/tables' {
   }
 }
 
-function toRow(r: ApiResourceRecord): ApiResourceRow {
+export function toApiResourceRow(r: ApiResourceRecord): ApiResourceRow {
   return {
     id: r.id,
     identifier: r.identifier,
@@ -75,23 +75,23 @@ export async function insertApiResource(db: DbOrTrx, r: ApiResourceFields & { id
       updated_at: r.now,
     })
     .returning('*');
-  return toRow(row);
+  return toApiResourceRow(row);
 }
 
 export async function listApiResources(db: DbOrTrx): Promise<ApiResourceRow[]> {
   const rows = await db('api_resources').orderBy('identifier');
-  return rows.map((r) => toRow(r));
+  return rows.map((r) => toApiResourceRow(r));
 }
 
 /** CONTRACT §12/§13: the APIs self-registered and metadata-document clients may ask tokens for. */
 export async function listOpenRegistrationResources(db: DbOrTrx): Promise<ApiResourceRow[]> {
   const rows = await db('api_resources').where({ open_registration: true }).orderBy('identifier');
-  return rows.map((r) => toRow(r));
+  return rows.map((r) => toApiResourceRow(r));
 }
 
 export async function findApiResourceById(db: DbOrTrx, id: string): Promise<ApiResourceRow | undefined> {
   const row = await db('api_resources').where({ id }).first();
-  return row ? toRow(row) : undefined;
+  return row ? toApiResourceRow(row) : undefined;
 }
 
 /** Behind every token request that names a resource: a named prepared statement rather than a built query (issue 10). */
@@ -99,7 +99,7 @@ export async function findApiResourceByIdentifier(db: DbOrTrx, identifier: strin
   const [row] = await preparedRows<ApiResourceRecord>(db, 'sso_find_api_resource_3', `${SELECT_RESOURCE} where identifier = $1`, [
     identifier,
   ]);
-  return row ? toRow(row) : undefined;
+  return row ? toApiResourceRow(row) : undefined;
 }
 
 const SELECT_RESOURCE =
@@ -120,10 +120,10 @@ export async function updateApiResource(
   if (patch.roleBasedAccess !== undefined) record.role_based_access = patch.roleBasedAccess;
   if (patch.dpopBoundAccessTokens !== undefined) record.dpop_bound_access_tokens = patch.dpopBoundAccessTokens;
   const [row] = await db('api_resources').where({ id }).update(record).returning('*');
-  return row ? toRow(row) : undefined;
+  return row ? toApiResourceRow(row) : undefined;
 }
 
 export async function deleteApiResource(db: DbOrTrx, id: string): Promise<ApiResourceRow | undefined> {
   const [row] = await db('api_resources').where({ id }).delete().returning('*');
-  return row ? toRow(row) : undefined;
+  return row ? toApiResourceRow(row) : undefined;
 }
