@@ -150,9 +150,7 @@ function toClientRow(r: OAuthClientRecord): OAuthClientRow {
     updatedAt: new Date(r.updated_at),
     ...(r.resources
       ? {
-          resources: (typeof r.resources === 'string' ? (JSON.parse(r.resources) as ApiResourceRecord[]) : r.resources).map(
-            toApiResourceRow,
-          ),
+          resources: (typeof r.resources === 'string' ? JSON.parse(r.resources) : r.resources).map(toApiResourceRow),
         }
       : {}),
   };
