@@ -1203,6 +1203,24 @@ export const de: Messages = {
         'signierten Assertion aus; ihre öffentlichen Schlüssel stehen unten, als JWK-Set oder als URL, unter der sie sie veröffentlicht.',
       parLabel: 'PAR verlangen: diese Anwendung muss jede Autorisierungsanfrage zuerst an /api/oauth/par senden',
       parHint: 'Für Clients, die RFC 9126 unterstützen (FAPI 2.0, atproto): die Anfrageparameter laufen nie über den Browser.',
+      backchannelLegend: 'Back-Channel-Logout',
+      backchannelUri: 'Back-Channel-Logout-URL (backchannel_logout_uri)',
+      backchannelUriHint:
+        'Hierhin sendet dieser Server per POST ein signiertes Logout-Token, wenn eine Sitzung einer bei dieser Anwendung ' +
+        'angemeldeten Person endet, damit die Anwendung ihre eigene Sitzung sofort beendet. Eine https-URL (http nur zu localhost ' +
+        'außerhalb der Produktion). Leer: keine.',
+      backchannelSessionRequired: 'Die Anwendung braucht die Sitzungs-ID (sid) in Logout-Tokens',
+      backchannelSessionRequiredHint: 'Jedes Logout-Token enthält sid; hier wird festgehalten, was die Anwendung verlangt hat.',
+      deliveriesTitle: 'Letzte Back-Channel-Logout-Zustellungen',
+      deliveriesIntro: 'Eine je beendeter Sitzung einer bei dieser Anwendung angemeldeten Person, die neueste zuerst (die letzten 20).',
+      deliveriesNone: 'An diese Anwendung wurde noch kein Logout-Token gesendet.',
+      deliveryEnded: 'Sitzung beendet',
+      deliveryAttempts: 'Versuche',
+      deliveryLastAnswer: 'Letzte Antwort oder letzter Fehler',
+      deliveryLastAttempt: 'Letzter Versuch',
+      deliveryPending: 'Ausstehend',
+      deliveryDelivered: 'Zugestellt',
+      deliveryFailed: 'Fehlgeschlagen',
       dpopLabel: 'DPoP verlangen: jede Token-Anfrage dieser Anwendung muss einen DPoP-Nachweis enthalten',
       dpopHint:
         'Für Clients, die RFC 9449 unterstützen: ihre Tokens gelten nur zusammen mit einem Nachweis, der mit ihrem privaten Schlüssel erstellt wurde, ein gestohlenes Token ist also wertlos.',

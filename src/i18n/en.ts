@@ -1165,6 +1165,23 @@ export const en = {
         'give its public keys below, as a JWK Set or as the URL where it publishes them.',
       parLabel: 'Require PAR: this application must push each authorization request to /api/oauth/par first',
       parHint: 'For clients that support RFC 9126 (FAPI 2.0, atproto): the request parameters never travel through the browser.',
+      backchannelLegend: 'Back-channel logout',
+      backchannelUri: 'Back-channel logout URL (backchannel_logout_uri)',
+      backchannelUriHint:
+        'Where this server POSTs a signed logout token when a session of a person signed in to this application ends, so the ' +
+        'application ends its own session at once. An https URL (plain http only to localhost outside production). Empty: none.',
+      backchannelSessionRequired: 'The application needs the session id (sid) in logout tokens',
+      backchannelSessionRequiredHint: 'Every logout token carries sid; this records what the application asked for.',
+      deliveriesTitle: 'Recent back-channel logout deliveries',
+      deliveriesIntro: 'One per ended session of a person signed in to this application, newest first (the last 20).',
+      deliveriesNone: 'No logout token was sent to this application yet.',
+      deliveryEnded: 'Session ended',
+      deliveryAttempts: 'Attempts',
+      deliveryLastAnswer: 'Last answer or error',
+      deliveryLastAttempt: 'Last attempt',
+      deliveryPending: 'Pending',
+      deliveryDelivered: 'Delivered',
+      deliveryFailed: 'Failed',
       dpopLabel: 'Require DPoP: every token request of this application must carry a DPoP proof',
       dpopHint:
         'For clients that support RFC 9449: its tokens only work together with a proof made with its private key, so a stolen token is useless.',

@@ -9,6 +9,8 @@ import { makeApiResource, makeAppClient } from '../helpers/apps';
 import { createListeningTestApp } from '../helpers/oauth';
 import { loadEsm, signInAndApprove } from '../helpers/oidc';
 import type { TestApp } from '../helpers/test-app';
+import { makeClientKey } from '../helpers/client-keys';
+import { claimsOf, dpopProof } from '../helpers/dpop';
 
 /**
  * Issue 20 with client libraries nobody here wrote, driven through the guides' own code (examples/apps, which
@@ -218,4 +220,93 @@ test('machine-to-machine with Python Authlib: client_credentials with client_sec
   const answer = await callApi(token.access_token);
   expect(answer.status).toBe(200);
   expect(await answer.json()).toMatchObject({ caller: client.clientId, machine: true });
+});
+
+describe('the API with DPoP-bound tokens (RFC 9449; docs/guide-api-rfc9068.md)', () => {
+  async function dpopMachine() {
+    return makeAppClient(t, { grantTypes: ['client_credentials'], redirectUris: [], scopes: ['read'], allowedResources: [audience] });
+  }
+
+  test('openid-client with a DPoP handle: the bound token is accepted with its proofs (fetchProtectedResource)', async () => {
+    const client = await dpopMachine();
+    const oidc = loadEsm<OpenIdClientModule>('openid-client');
+    const config = await oidc.discovery(new URL(baseUrl), client.clientId, client.clientSecret, undefined, {
+      execute: [oidc.allowInsecureRequests],
+    });
+    const DPoP = oidc.getDPoPHandle(config, await oidc.randomDPoPKeyPair('ES256'));
+    const tokens = await oidc.clientCredentialsGrant(config, { resource: audience, scope: 'invoices:read' }, { DPoP });
+    expect(tokens.token_type).toBe('dpop');
+    expect(claimsOf(tokens.access_token).cnf).toEqual({ jkt: await DPoP.calculateThumbprint() });
+    for (let i = 0; i < 2; i++) {
+      // Each call carries a fresh proof (a new jti), so the second is accepted too.
+      const answer = await oidc.fetchProtectedResource(
+        config,
+        tokens.access_token,
+        new URL(`${apiUrl}/invoices`),
+        'GET',
+        undefined,
+        undefined,
+        {
+          DPoP,
+        },
+      );
+      expect(answer.status).toBe(200);
+      expect(await answer.json()).toMatchObject({ caller: client.clientId, machine: true, dpop: true });
+    }
+  });
+
+  test('every refusal: as Bearer, no proof, no or a wrong ath, another key, URL or method, replayed, stale; DPoP for an unbound token', async () => {
+    const client = await dpopMachine();
+    const key = await makeClientKey('ES256');
+    const other = await makeClientKey('ES256');
+    const issued = await fetch(`${baseUrl}/api/oauth/token`, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+        dpop: await dpopProof(key, { htu: `${baseUrl}/api/oauth/token`, now: t.clock.now() }),
+      },
+      body: new URLSearchParams({ grant_type: 'client_credentials', resource: audience, scope: 'invoices:read' }),
+    });
+    const { access_token: at, token_type: type } = (await issued.json()) as { access_token: string; token_type: string };
+    expect(type).toBe('DPoP');
+    const invoices = `${apiUrl}/invoices`;
+    const call = (authorization: string, proof?: string) =>
+      fetch(invoices, { headers: { authorization, ...(proof ? { dpop: proof } : {}) } });
+    const proof = (k = key, request: Partial<Parameters<typeof dpopProof>[1]> = {}, claims = {}) =>
+      dpopProof(k, { htm: 'GET', htu: invoices, accessToken: at, ...request }, claims);
+    const refused = async (res: Response, error: string) => {
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toMatch(new RegExp(`^DPoP error="${error}"`));
+      expect(((await res.json()) as { error: string }).error).toBe(error);
+    };
+
+    const good = await proof();
+    expect((await call(`DPoP ${at}`, good)).status).toBe(200);
+    await refused(await call(`DPoP ${at}`, good), 'invalid_dpop_proof'); // the same proof again
+    await refused(await call(`Bearer ${at}`), 'invalid_token');
+    await refused(await call(`Bearer ${at}`, await proof()), 'invalid_token');
+    await refused(await call(`DPoP ${at}`), 'invalid_dpop_proof');
+    await refused(await call(`DPoP ${at}`, await proof(key, { accessToken: undefined })), 'invalid_dpop_proof');
+    await refused(await call(`DPoP ${at}`, await proof(key, { accessToken: `${at}x` })), 'invalid_dpop_proof');
+    await refused(await call(`DPoP ${at}`, await proof(other)), 'invalid_dpop_proof');
+    await refused(await call(`DPoP ${at}`, await proof(key, { htu: `${apiUrl}/other` })), 'invalid_dpop_proof');
+    await refused(await call(`DPoP ${at}`, await proof(key, { htm: 'POST' })), 'invalid_dpop_proof');
+    await refused(await call(`DPoP ${at}`, await proof(key, { now: new Date(Date.now() - 120_000) })), 'invalid_dpop_proof');
+    await refused(await call(`DPoP ${at}`, await proof(key, {}, { typ: undefined, jti: undefined })), 'invalid_dpop_proof');
+    await refused(await call(`DPoP ${at}`, 'not-a-jws'), 'invalid_dpop_proof');
+    // The htu is compared without the query.
+    expect((await fetch(`${invoices}?page=2`, { headers: { authorization: `DPoP ${at}`, dpop: await proof() } })).status).toBe(200);
+
+    // An unbound token is a Bearer token: refused under the DPoP scheme, even with a proof.
+    const plain = await machine.serviceToken({
+      issuer: baseUrl,
+      clientId: client.clientId,
+      clientSecret: client.clientSecret,
+      resource: audience,
+      insecure: true,
+    });
+    expect((await call(`Bearer ${plain.access_token}`)).status).toBe(200);
+    await refused(await call(`DPoP ${plain.access_token}`, await proof(key, { accessToken: plain.access_token })), 'invalid_token');
+  });
 });

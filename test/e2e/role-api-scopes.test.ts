@@ -1,13 +1,14 @@
 import request from 'supertest';
 import { makeSignedInUser, makeUser, signIn } from '../helpers/factories';
-import { makeApiResource, makeAppClient } from '../helpers/apps';
+import { answerOnDevicePage, makeApiResource, makeAppClient } from '../helpers/apps';
 import { basicAuth, obtainCode } from '../helpers/oauth';
 import { createTestApp, type TestApp } from '../helpers/test-app';
 
 /**
  * Roles carry API permissions (docs/rbac.md "Roles that grant API scopes"): `api_scopes` on roles through the RBAC
  * API, `role_based_access` on API resources through the admin API, and the scopes a user-delegated token for such a
- * resource carries, through a real authorization-code flow (authorize, consent, token, refresh).
+ * resource carries, through a real authorization-code flow (authorize, consent, token, refresh) and a device grant
+ * approved on /device (token, refresh).
  */
 const jose = require('jose') as typeof import('jose');
 
@@ -217,6 +218,54 @@ describe('a user-delegated token for a role-based resource', () => {
     });
     await api().post(`/api/users/${s.user.id}/roles`).set('Authorization', root).send({ role_id: here.id }).expect(201);
     expect((await s.flow()).scope).toBe('openid profile orders:read');
+  });
+
+  test('the device grant: its tokens carry only the scopes the roles grant, also at its refresh', async () => {
+    const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+    const resource = await makeApiResource(t, { scopes: ['orders:read', 'orders:write'], roleBasedAccess: true });
+    const tv = await makeAppClient(t, {
+      type: 'public',
+      grantTypes: [DEVICE_GRANT, 'refresh_token'],
+      redirectUris: [],
+      allowedResources: [resource.identifier],
+      name: 'Warehouse scanner',
+    });
+    const user = await makeUser(t);
+    const reader = await createRole({
+      name: `device-reader-${Date.now()}`,
+      api_scopes: [{ resource: resource.identifier, scope: 'orders:read' }],
+    });
+    await api().post(`/api/users/${user.id}/roles`).set('Authorization', root).send({ role_id: reader.id }).expect(201);
+
+    const started = await api()
+      .post('/api/oauth/device_authorization')
+      .type('form')
+      .send({ client_id: tv.clientId, scope: 'openid profile orders:read orders:write', resource: resource.identifier });
+    expect(started.status).toBe(200);
+    const { agent } = await signIn(t, user);
+    expect((await answerOnDevicePage(agent, started.body.user_code, 'approve')).status).toBe(200);
+    const tokens = await api()
+      .post('/api/oauth/token')
+      .type('form')
+      .send({ grant_type: DEVICE_GRANT, device_code: started.body.device_code, client_id: tv.clientId });
+    expect(tokens.status).toBe(200);
+    // orders:write was requested and consented to, but no role grants it: dropped, as an unknown scope is.
+    expect(tokens.body.scope).toBe('openid profile orders:read');
+    const claims = async (accessToken: string) =>
+      (await jose.jwtVerify(accessToken, await jwks(), { issuer: t.config.oidcIssuer, audience: resource.identifier })).payload;
+    expect((await claims(tokens.body.access_token)).scope).toBe('openid profile orders:read');
+
+    // The role taken away: the device's refresh keeps none of the API's scopes.
+    await api().delete(`/api/users/${user.id}/roles/${reader.id}`).set('Authorization', root).expect(204);
+    const refreshed = await api().post('/api/oauth/token').type('form').send({
+      grant_type: 'refresh_token',
+      refresh_token: tokens.body.refresh_token,
+      client_id: tv.clientId,
+      resource: resource.identifier,
+    });
+    expect(refreshed.status).toBe(200);
+    expect(refreshed.body.scope).toBe('openid profile');
+    expect((await claims(refreshed.body.access_token)).scope).toBe('openid profile');
   });
 
   test('without role_based_access nothing changes: every requested scope the client may ask for', async () => {

@@ -2,10 +2,12 @@ import * as jose from 'jose';
 import { makeApiResource, makeAppClient } from '../helpers/apps';
 import { makeUser, signIn } from '../helpers/factories';
 import { authorizeParams, authorizePath, createListeningTestApp, loadOAuth4WebApi, locationParams } from '../helpers/oauth';
+import { loadEsm } from '../helpers/oidc';
 import type { TestApp } from '../helpers/test-app';
 
 /**
- * Token exchange (RFC 8693, docs/token-exchange.md) driven by a client library nobody here wrote, oauth4webapi, over
+ * Token exchange (RFC 8693, docs/token-exchange.md) driven by client libraries nobody here wrote, oauth4webapi (and
+ * openid-client's genericGrantRequest for a delegation), over
  * real HTTP: its genericTokenEndpointRequest with the token-exchange grant type, configured from our discovery document (which
  * must list the grant), with and without DPoP (its own DPoP handle binds the subject token and the exchanged one to
  * the same key), and one refusal surfacing as the library's error.
@@ -128,4 +130,26 @@ test('a wider scope surfaces as the library’s invalid_scope error', async () =
     error: 'invalid_scope',
     status: 400,
   });
+});
+
+test('openid-client’s genericGrantRequest: a delegation with the client’s own client_credentials token as actor', async () => {
+  const client = loadEsm<typeof import('openid-client', { with: { 'resolution-mode': 'import' } })>('openid-client');
+  await t
+    .db('oauth_clients')
+    .where({ client_id: ordersApi.clientId })
+    .update({ grant_types: JSON.stringify(['client_credentials', GRANT]) });
+  const config = await client.discovery(new URL(baseUrl), ordersApi.clientId, ordersApi.clientSecret!, undefined, {
+    execute: [client.allowInsecureRequests],
+  });
+  const actor = await client.clientCredentialsGrant(config, { resource: inventory.identifier });
+  const subject = await subjectToken();
+  const exchanged = await client.genericGrantRequest(config, GRANT, {
+    subject_token: subject.access_token,
+    subject_token_type: AT,
+    actor_token: actor.access_token,
+    actor_token_type: AT,
+    audience: inventory.identifier,
+  });
+  expect(exchanged).toMatchObject({ issued_token_type: AT, token_type: 'bearer', scope: 'orders:read' });
+  expect(jose.decodeJwt(exchanged.access_token)).toMatchObject({ act: { sub: ordersApi.clientId }, aud: inventory.identifier });
 });

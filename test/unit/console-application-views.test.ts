@@ -51,6 +51,8 @@ const detail = (client: ConsoleClient) =>
       jwks_uri: '',
       par: '',
       dpop: '',
+      backchannel_logout_uri: '',
+      backchannel_logout_session_required: '',
     },
     errors: {},
     scopes: ['openid'],

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Redirect, redirect } from '../../http/outcome';
 import { clientsApi as api, resourcesApi } from '../../routes/admin/admin.router';
-import { DEFAULT_CLIENT_SCOPES, type OAuthClient } from '../../routes/admin/admin.schemas';
+import { DEFAULT_CLIENT_SCOPES, type BackchannelDelivery, type OAuthClient } from '../../routes/admin/admin.schemas';
 import { lines, list } from '../../routes/console/console-kit';
 import { text } from '../../routes/pages/page-kit';
 import { declareRouter } from '../../routes/route';
@@ -38,6 +38,9 @@ const clientForm = z.object({
   dpop: text(10),
   // What the application is (a hidden field of a preset's form): the API's `preset`.
   preset: text(20),
+  // Issue 34: OpenID Connect Back-Channel Logout; the address is judged by the API's own rules.
+  backchannel_logout_uri: text(2048),
+  backchannel_logout_session_required: text(10),
 });
 type ClientForm = z.output<typeof clientForm>;
 
@@ -65,6 +68,9 @@ const asBody = (f: ClientForm) => ({
   allowed_origins: lines(f.allowed_origins).length ? lines(f.allowed_origins) : null,
   scopes: f.scopes,
   allowed_resources: f.allowed_resources,
+  // Empty: none (null removes an address the application had).
+  backchannel_logout_uri: f.backchannel_logout_uri.trim() || null,
+  backchannel_logout_session_required: f.backchannel_logout_session_required === 'true',
 });
 
 /** A new application's form: the preset's kind, grants and scopes (docs/apps.md). */
@@ -88,6 +94,8 @@ const valuesOf = (c?: OAuthClient): views.ApplicationValues => ({
   jwks_uri: c?.jwks_uri ?? '',
   par: c?.require_pushed_authorization_requests ? 'true' : '',
   dpop: c?.dpop_bound_access_tokens ? 'true' : '',
+  backchannel_logout_uri: c?.backchannel_logout_uri ?? '',
+  backchannel_logout_session_required: c?.backchannel_logout_session_required ? 'true' : '',
 });
 
 /**
@@ -111,7 +119,14 @@ const powers = (p: Principal, client?: OAuthClient) =>
 type Input = Pick<ActionInput<never, never>, 'principal' | 'call'>;
 const form = async (
   { principal, call }: Input,
-  data: { client?: OAuthClient; values?: views.ApplicationValues; errors?: FieldErrors; preset?: ClientPreset | 'custom' },
+  data: {
+    client?: OAuthClient;
+    values?: views.ApplicationValues;
+    errors?: FieldErrors;
+    preset?: ClientPreset | 'custom';
+    /** The application's page: its recent back-channel logout deliveries (GET …/backchannel-logout-deliveries). */
+    deliveries?: BackchannelDelivery[];
+  },
 ) =>
   consolePage(
     views.renderApplicationForm,
@@ -187,7 +202,12 @@ export function createConsoleApplicationsRouter(deps: RouteDeps) {
       // The secret is shown in this answer only (no-store, not a redirect target, never in a URL or cookie).
       done: (r, { call }) => secretOnce(call, x().createdHeading(r.client.name), r.client, r.client_secret, x().createdTitle, 201),
     }),
-    consoleAction(api.get, { path: '/applications/:clientId', done: ({ client }, a) => form(a, { client }) }),
+    // The application's page: its form, and its recent back-channel logout deliveries from their own endpoint.
+    consoleAction(api.get, {
+      path: '/applications/:clientId',
+      done: async ({ client }, a) =>
+        form(a, { client, deliveries: (await a.call(api.backchannelDeliveries, { params: a.params })).deliveries }),
+    }),
     consoleAction(api.get, {
       path: '/applications/:clientId/quick-start',
       summary: 'Console: the quick-start of an application',

@@ -280,6 +280,7 @@ export const clientEnvelope = z.strictObject({ client: clientBody });
 
 export const clientsBody = z.strictObject({ clients: z.array(clientBody) });
 export type OAuthClient = z.output<typeof clientBody>;
+export type BackchannelDelivery = z.output<typeof backchannelDeliveriesBody>['deliveries'][number];
 
 export const createdClientBody = z.strictObject({
   client: clientBody,

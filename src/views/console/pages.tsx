@@ -4,7 +4,7 @@ import type { SessionRow } from '../../db/repositories/sessions.repo';
 import type { UserRow } from '../../db/repositories/users.repo';
 import type { GrantWithClientRow } from '../../db/repositories/oauth-grants.repo';
 import type { PrincipalRole } from '../../db/repositories/principal.repo';
-import type { OAuthClient, SigningKey, Summary } from '../../routes/admin/admin.schemas';
+import type { BackchannelDelivery, OAuthClient, SigningKey, Summary } from '../../routes/admin/admin.schemas';
 import type { AuditEvent } from '../../routes/audit/audit.schemas';
 import type { Role } from '../../routes/rbac/rbac.schemas';
 import type { ListCount } from '../../services/list-count';
@@ -745,6 +745,10 @@ export interface ApplicationValues {
   par: string;
   /** Issue 34: "true" when every access token of the application must be DPoP-bound (RFC 9449). */
   dpop: string;
+  /** Issue 34: OpenID Connect Back-Channel Logout: where logout tokens go (empty: none). */
+  backchannel_logout_uri: string;
+  /** "true" when the application asked for `sid` in logout tokens (always sent). */
+  backchannel_logout_session_required: string;
 }
 
 export function renderApplicationForm(
@@ -758,6 +762,8 @@ export function renderApplicationForm(
     may: { write: boolean; rotate: boolean; delete: boolean };
     /** A new application: what it is (its preset), or `custom` for every option. */
     preset?: ClientPreset | 'custom';
+    /** The application's page: its recent back-channel logout deliveries, newest first. */
+    deliveries?: readonly BackchannelDelivery[];
   },
 ): string {
   const c = data.client;
@@ -772,6 +778,8 @@ export function renderApplicationForm(
     origins: !preset || preset.origins,
     postLogout: !preset || preset.redirects,
     par: !preset || presetKey === 'web',
+    // A server-side session to end: web applications (and every option of a custom one).
+    backchannel: !preset || presetKey === 'web',
   };
   const redirectHint =
     presetKey === 'web' || presetKey === 'spa' || presetKey === 'native' ? st.redirectHints[presetKey] : ap.redirectHintLong;
@@ -894,6 +902,25 @@ export function renderApplicationForm(
           />
           {shows.par ? <Checkbox name="par" label={ap.parLabel} checked={data.values.par === 'true'} hint={ap.parHint} /> : null}
           <Checkbox name="dpop" label={ap.dpopLabel} checked={data.values.dpop === 'true'} hint={ap.dpopHint} />
+          {shows.backchannel ? (
+            <fieldset>
+              <legend>{ap.backchannelLegend}</legend>
+              <Field
+                name="backchannel_logout_uri"
+                type="url"
+                label={ap.backchannelUri}
+                value={data.values.backchannel_logout_uri}
+                errors={data.errors}
+                hint={ap.backchannelUriHint}
+              />
+              <Checkbox
+                name="backchannel_logout_session_required"
+                label={ap.backchannelSessionRequired}
+                checked={data.values.backchannel_logout_session_required === 'true'}
+                hint={ap.backchannelSessionRequiredHint}
+              />
+            </fieldset>
+          ) : null}
           {data.resources.length ? (
             <Checkboxes
               name="allowed_resources"
@@ -927,6 +954,7 @@ export function renderApplicationForm(
           ]}
         />
       )}
+      {c && (c.backchannel_logout_uri || data.deliveries?.length) ? <BackchannelDeliveries deliveries={data.deliveries ?? []} /> : null}
       {c && c.is_active ? (
         <Actions>
           {data.may.rotate && c.type === 'confidential' && c.token_endpoint_auth_method !== 'private_key_jwt' ? (
@@ -936,6 +964,34 @@ export function renderApplicationForm(
         </Actions>
       ) : null}
     </>,
+  );
+}
+
+/** Issue 34: an application's recent back-channel logout deliveries (GET …/backchannel-logout-deliveries). */
+function BackchannelDeliveries(props: { deliveries: readonly BackchannelDelivery[] }) {
+  const { applications: ap, common: k } = pageEnv().t.console;
+  const status = (s: string) => (s === 'delivered' ? ap.deliveryDelivered : s === 'failed' ? ap.deliveryFailed : ap.deliveryPending);
+  return (
+    <section aria-labelledby="backchannel-deliveries">
+      <h2 id="backchannel-deliveries">{ap.deliveriesTitle}</h2>
+      <p class="hint">{ap.deliveriesIntro}</p>
+      <Table
+        caption={ap.deliveriesTitle}
+        rows={props.deliveries}
+        empty={ap.deliveriesNone}
+        columns={[
+          { label: ap.deliveryEnded, cell: (d) => <Time at={d.created_at} /> },
+          { label: k.status, cell: (d) => <Badge on={d.status !== 'failed'} yes={status(d.status)} no={status(d.status)} /> },
+          { label: ap.deliveryAttempts, cell: (d) => d.attempts },
+          {
+            label: ap.deliveryLastAnswer,
+            wrap: true,
+            cell: (d) => (d.last_response_status !== null ? `HTTP ${d.last_response_status}` : (d.last_error ?? '—')),
+          },
+          { label: ap.deliveryLastAttempt, cell: (d) => (d.last_attempt_at ? <Time at={d.last_attempt_at} /> : '—') },
+        ]}
+      />
+    </section>
   );
 }
 
