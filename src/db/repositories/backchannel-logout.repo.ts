@@ -132,3 +132,16 @@ export async function listBackchannelDeliveriesOfSid(db: DbOrTrx, sid: string): 
   const rows = await db('backchannel_logout_deliveries').where({ sid }).orderBy('id', 'asc');
   return rows.map(toRow);
 }
+
+/**
+ * Retention (AUDIT_RETENTION_DAYS, as webhook deliveries): deletes at most `limit` finished deliveries created before
+ * `before` (served by backchannel_logout_deliveries_created_idx); a pending one is never deleted under its job.
+ */
+export async function deleteBackchannelDeliveriesBefore(db: DbOrTrx, before: Date, limit: number): Promise<number> {
+  const result = await db.raw(
+    `delete from backchannel_logout_deliveries where id in (select id from backchannel_logout_deliveries
+      where created_at < ? and status <> 'pending' order by created_at limit ?) returning id`,
+    [before, limit],
+  );
+  return ((result as { rows?: unknown[] }).rows ?? []).length;
+}
