@@ -1334,6 +1334,9 @@ export const de: Messages = {
       issuer: 'Aussteller (Issuer)',
       issuerHintMicrosoft:
         'https://login.microsoftonline.com/{Mandanten-ID}/v2.0 — das Discovery-Dokument wird beim Speichern abgerufen und geprüft.',
+      privateIssuer:
+        'Ein Aussteller oder eine GitHub-URL in einem privaten Netz, auf diesem Rechner oder über http wird abgelehnt, es sei denn, der Server startet mit IDP_ALLOW_PRIVATE=true (oder der Host steht in IDP_ALLOWED_HOSTS).',
+      privateIssuerLink: 'Ihre aktuellen Werte stehen auf der Seite Einstellungen (Startkonfiguration).',
       issuerHint: 'Das Discovery-Dokument ({issuer}/.well-known/openid-configuration) wird beim Speichern abgerufen und geprüft.',
       clientId: 'Client-ID',
       secretHintEdit: 'Leer lassen, um das gespeicherte Secret zu behalten. Es wird verschlüsselt gespeichert und nie angezeigt.',
@@ -1697,6 +1700,8 @@ export const de: Messages = {
       testMailQueued: (to: string) =>
         `Eine Test-E-Mail an ${to} ist unterwegs. Eine fehlgeschlagene Zustellung erscheint im Audit-Log als mail.send_failed.`,
       envTitle: 'Startkonfiguration',
+      notSet: '(nicht gesetzt)',
+      envSecretSet: 'gesetzt',
       envIntro:
         'Beim Start dieser Instanz aus der Umgebung gelesen. Geheimnisse sind maskiert. Ändern Sie sie in der Umgebung und starten Sie neu.',
     },

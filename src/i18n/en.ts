@@ -1291,6 +1291,9 @@ export const en = {
       issuer: 'Issuer',
       issuerHintMicrosoft:
         'https://login.microsoftonline.com/{tenant id}/v2.0 — the discovery document is fetched and checked when you save.',
+      privateIssuer:
+        'An issuer or GitHub URL on a private network, on this machine or over http is refused unless the server starts with IDP_ALLOW_PRIVATE=true (or the host listed in IDP_ALLOWED_HOSTS).',
+      privateIssuerLink: 'Their current values are on the Settings page (start-up configuration).',
       issuerHint: 'The discovery document ({issuer}/.well-known/openid-configuration) is fetched and checked when you save.',
       clientId: 'Client ID',
       secretHintEdit: 'Leave empty to keep the stored secret. It is stored encrypted and never shown.',
@@ -1638,6 +1641,8 @@ export const en = {
       testMailSend: 'Send test mail',
       testMailQueued: (to: string) => `A test mail to ${to} is on its way. A failed delivery appears in the audit log as mail.send_failed.`,
       envTitle: 'Start-up configuration',
+      notSet: '(not set)',
+      envSecretSet: 'set',
       envIntro: 'Read from the environment when this instance started. Secrets are masked. Change them in the environment and restart.',
     },
   },
