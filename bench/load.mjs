@@ -8,7 +8,13 @@
 //   { name, tool: 'chain', url, method, headers, bodyTemplate, field, tokens }       (one connection per token: each
 //     request presents the token its connection got last, `{token}` in bodyTemplate, the next one read from the
 //     response's JSON `field`; every token is used exactly once).
+// A `loop` or `chain` job may carry `sign`: { dpop?: { jwk, alg, htu }, assertion?: { jwk, alg, kid, clientId, aud } }
+//   (private JWKs): each request then gets a fresh DPoP proof (RFC 9449) in a `DPoP` header, and/or a fresh
+//   private_key_jwt client assertion (RFC 7523) appended to its form body, as a client library would make them. The
+//   signing runs here, on the load generator's CPU, not on the server's.
+import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
+import * as jose from 'jose';
 import fs from 'node:fs';
 import http from 'node:http';
 
@@ -81,11 +87,11 @@ function runLoops(job, windows) {
   // `paths`: each request takes the next path of the list in turn (pages of one kind with different filters).
   let nextPath = 0;
   const pathOf = () => (job.paths ? job.paths[nextPath++ % job.paths.length] : url.pathname + url.search);
-  const send = (body) =>
+  const send = (body, headers = job.headers) =>
     new Promise((resolve) => {
       const t0 = performance.now();
       const req = http.request(
-        { agent, host: url.hostname, port: url.port, path: pathOf(), method: job.method ?? 'GET', headers: job.headers },
+        { agent, host: url.hostname, port: url.port, path: pathOf(), method: job.method ?? 'GET', headers },
         (res) => {
           const chunks = [];
           res.on('data', (c) => chunks.push(c));
@@ -104,10 +110,13 @@ function runLoops(job, windows) {
       if (!ok) s.bad++;
     }
   };
+  const signer = job.sign ? makeSigner(job.sign) : undefined;
   const worker = async (token) => {
     while (performance.now() < end) {
-      const body = job.tool === 'chain' ? job.bodyTemplate.replace('{token}', token) : job.body;
-      const r = await send(body);
+      let body = job.tool === 'chain' ? job.bodyTemplate.replace('{token}', token) : job.body;
+      let headers = job.headers;
+      if (signer) ({ body, headers } = await signer(body, headers));
+      const r = await send(body, headers);
       const ok = r.status >= 200 && r.status < 300;
       const now = performance.now();
       if (now >= measureFrom) {
@@ -132,6 +141,30 @@ function runLoops(job, windows) {
     agent.destroy();
     return { name: job.name, ...summarize(stats.latencies, stats.count, stats.bad, durationMs / 1000), failures: stats.failures };
   });
+}
+
+/** Per-request DPoP proofs and client assertions (see the header comment), signed with jose. */
+function makeSigner(sign) {
+  const keys = {};
+  const keyOf = async (name, spec) => (keys[name] ??= await jose.importJWK(spec.jwk, spec.alg));
+  return async (body, headers) => {
+    const now = Math.floor(Date.now() / 1000);
+    const out = { body, headers: { ...headers } };
+    if (sign.dpop) {
+      const { d: _d, ...publicJwk } = sign.dpop.jwk;
+      out.headers.dpop = await new jose.SignJWT({ htm: 'POST', htu: sign.dpop.htu, iat: now, jti: randomUUID() })
+        .setProtectedHeader({ alg: sign.dpop.alg, typ: 'dpop+jwt', jwk: publicJwk })
+        .sign(await keyOf('dpop', sign.dpop));
+    }
+    if (sign.assertion) {
+      const a = sign.assertion;
+      const assertion = await new jose.SignJWT({ iss: a.clientId, sub: a.clientId, aud: a.aud, iat: now, exp: now + 60, jti: randomUUID() })
+        .setProtectedHeader({ alg: a.alg, kid: a.kid })
+        .sign(await keyOf('assertion', a));
+      out.body = `${body}&client_assertion_type=${encodeURIComponent('urn:ietf:params:oauth:client-assertion-type:jwt-bearer')}&client_assertion=${assertion}`;
+    }
+    return out;
+  };
 }
 
 async function main() {

@@ -17,21 +17,26 @@
  * Options: --json FILE (write every figure), --soak SECONDS (mixed traffic, RSS and p99 per 10 s window),
  * --seconds N (measured seconds per scenario, default 8), --connections N (default 16), --only KEYS (a comma-separated
  * subset of the scenarios: bare, health, discovery, oidcDiscovery, jwt, meCeiling, me, oidcRefresh, oauthRefresh,
- * firstPartyRefresh, oidcClientCredentials, clientCredentials, login, webhooks, console; the
- * targets whose figures are missing are left out).
+ * firstPartyRefresh, oidcClientCredentials, clientCredentials, oauthRefreshDpop, clientCredentialsDpop,
+ * clientCredentialsPrivateKeyJwt, login, webhooks, console; the targets whose figures are missing are left out).
+ * The last three (issue 34) each measure a signed variant right after its plain one, with the same tool: the refresh
+ * grant and client_credentials with a fresh DPoP proof per request, and client_credentials authenticated by a fresh
+ * private_key_jwt assertion instead of the secret; the proofs and assertions are signed in the load generator, so
+ * only the server's verification is measured. Target: the signed variant costs at most 1.3 × the plain one.
  * `console` (issue 23): seeds 100,000 users and 1,000,000 audit events (bench/console-seed.ts), then CONSOLE_ADMINS
  * signed-in administrators page through the console's users list, user search, user detail and filtered audit log
  * at once; each page kind's p50/p99 is set against the 200 ms target.
  * Every child runs in its own process group and is killed on exit, error or signal; every run is time-bounded.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, generateKeyPairSync, randomBytes, randomUUID, type JsonWebKey } from 'node:crypto';
 import fs from 'node:fs';
 import https from 'node:https';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import * as jose from 'jose';
 import knexFactory, { type Knex } from 'knex';
 import { Webhook } from 'standardwebhooks';
 import { startSmtpServer, type TestSmtpServer } from '../test/helpers/smtp';
@@ -60,6 +65,9 @@ const SCENARIO_KEYS = [
   'firstPartyRefresh',
   'oidcClientCredentials',
   'clientCredentials',
+  'oauthRefreshDpop',
+  'clientCredentialsDpop',
+  'clientCredentialsPrivateKeyJwt',
   'login',
   'webhooks',
   'console',
@@ -350,10 +358,14 @@ const REDIRECT_URI = 'http://127.0.0.1:9/callback';
 
 interface SsoFixtures {
   userAccessToken: string;
+  /** The administrator's access token (fixtures made later, e.g. issue 34's private_key_jwt client). */
+  adminToken: string;
   /** Accounts of the login storm: one login per account in turn, as a storm of many users signs in. */
   loginBodies: string[];
   firstPartyRefreshTokens: string[];
   oauthRefreshTokens: string[];
+  /** Refresh chains of the same client for the DPoP comparison (issue 34): half plain, half with proofs. */
+  dpopRefreshTokens: string[];
   client: { id: string; secret: string };
   /** A machine client allowed one API (issue 20): client_credentials answers an RFC 9068 JWT. */
   ccClient: { id: string; secret: string };
@@ -395,7 +407,9 @@ async function ssoFixtures(sso: string, admin: { email: string; password: string
 
   const firstPartyRefreshTokens: string[] = [];
   const oauthRefreshTokens: string[] = [];
-  for (let i = 0; i < chains; i++) {
+  const dpopRefreshTokens: string[] = [];
+  const dpopChains = wanted('oauthRefreshDpop') ? 2 * chains : 0;
+  for (let i = 0; i < chains + dpopChains; i++) {
     const login = await call(`${sso}/api/auth/login`, { method: 'POST', json: { email, password } });
     expectStatus('login', login, 200);
     firstPartyRefreshTokens.push(login.body.refreshToken);
@@ -432,7 +446,7 @@ async function ssoFixtures(sso: string, admin: { email: string; password: string
       body: new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT_URI }).toString(),
     });
     expectStatus('code exchange', token, 200);
-    oauthRefreshTokens.push(token.body.refresh_token);
+    (i < chains ? oauthRefreshTokens : dpopRefreshTokens).push(token.body.refresh_token);
   }
   const loginBodies: string[] = [];
   for (let i = 0; i < LOGIN_ACCOUNTS; i++) {
@@ -443,9 +457,11 @@ async function ssoFixtures(sso: string, admin: { email: string; password: string
   }
   return {
     userAccessToken: reg.body.accessToken,
+    adminToken,
     loginBodies,
     firstPartyRefreshTokens,
     oauthRefreshTokens,
+    dpopRefreshTokens,
     client,
     ccClient,
     ccResource,
@@ -884,6 +900,7 @@ async function runScenarios(server: Server, fx: SsoFixtures, b: Baselines): Prom
     [results.oidcClientCredentials] = await measure('baseline: node-oidc-provider 9 client_credentials (RFC 9068 JWT)', b.oidc.pid, oidcCc);
   if (wanted('clientCredentials'))
     [results.clientCredentials] = await measure('POST /api/oauth/token client_credentials (RFC 9068 JWT)', server.pid, ssoCc);
+  await signedVariants(server, fx);
 
   if (!wanted('login')) return;
   process.stdout.write('  bcrypt ceiling on the server CPU ...');
@@ -911,6 +928,104 @@ async function runScenarios(server: Server, fx: SsoFixtures, b: Baselines): Prom
   );
   results.login = login!;
   results.healthDuringStorm = probe!;
+}
+
+/** A fresh P-256 key as a private JWK (the load generator signs DPoP proofs and client assertions with it). */
+function ecKey(): JsonWebKey & { kty: string } {
+  return generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' }) as JsonWebKey & { kty: string };
+}
+
+async function dpopProofFor(jwk: JsonWebKey, htu: string): Promise<string> {
+  const { d: _d, ...publicJwk } = jwk;
+  return new jose.SignJWT({ htm: 'POST', htu, iat: Math.floor(Date.now() / 1000), jti: randomUUID() })
+    .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: publicJwk as jose.JWK })
+    .sign(await jose.importJWK(jwk as jose.JWK, 'ES256'));
+}
+
+/**
+ * Issue 34: DPoP and private_key_jwt each add a signature check per request; each signed variant is measured right
+ * after its plain one, with the same tool and connections, and set against it (bound/unbound, assertion/secret).
+ */
+async function signedVariants(server: Server, fx: SsoFixtures): Promise<void> {
+  const sso = server.url;
+  const tokenUrl = `${sso}/api/oauth/token`;
+  if (wanted('oauthRefreshDpop')) {
+    const jwk = ecKey();
+    const half = fx.dpopRefreshTokens.length / 2;
+    const plain = fx.dpopRefreshTokens.slice(0, half);
+    const bound = fx.dpopRefreshTokens.slice(half);
+    // Like for like: the DPoP chain answers DPoP tokens (and still an id_token); the check rotates its first token.
+    const probe = await call(tokenUrl, {
+      method: 'POST',
+      headers: {
+        authorization: basic(fx.client.id, fx.client.secret),
+        'content-type': 'application/x-www-form-urlencoded',
+        dpop: await dpopProofFor(jwk, tokenUrl),
+      },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: bound[0]! }).toString(),
+    });
+    expectStatus('DPoP refresh', probe, 200);
+    if (probe.body.token_type !== 'DPoP' || typeof probe.body.id_token !== 'string')
+      throw new Error('a DPoP refresh did not answer DPoP tokens');
+    bound[0] = probe.body.refresh_token;
+    [results.refreshPlain] = await measure(
+      'refresh_token grant, unbound (comparison of DPoP)',
+      server.pid,
+      oauthRefreshChain(tokenUrl, fx.client, plain),
+    );
+    [results.refreshDpop] = await measure('refresh_token grant with a DPoP proof per request', server.pid, {
+      ...oauthRefreshChain(tokenUrl, fx.client, bound),
+      sign: { dpop: { jwk, alg: 'ES256', htu: tokenUrl } },
+    });
+  }
+  if (!wanted('clientCredentialsDpop') && !wanted('clientCredentialsPrivateKeyJwt')) return;
+  const form = new URLSearchParams({ grant_type: 'client_credentials', resource: fx.ccResource, scope: 'bench:read' }).toString();
+  const ccLoop = {
+    tool: 'loop' as const,
+    url: tokenUrl,
+    method: 'POST',
+    headers: { authorization: basic(fx.ccClient.id, fx.ccClient.secret), 'content-type': 'application/x-www-form-urlencoded' },
+    body: form,
+    connections: CONNECTIONS,
+  };
+  [results.ccPlain] = await measure('client_credentials with the secret, unbound (comparison of the signed variants)', server.pid, ccLoop);
+  if (wanted('clientCredentialsDpop')) {
+    const jwk = ecKey();
+    const probe = await call(tokenUrl, {
+      method: 'POST',
+      headers: { ...ccLoop.headers, dpop: await dpopProofFor(jwk, tokenUrl) },
+      body: form,
+    });
+    expectStatus('DPoP client_credentials', probe, 200);
+    if (probe.body.token_type !== 'DPoP') throw new Error('client_credentials with a proof did not answer a DPoP token');
+    [results.ccDpop] = await measure('client_credentials with a DPoP proof per request', server.pid, {
+      ...ccLoop,
+      sign: { dpop: { jwk, alg: 'ES256', htu: tokenUrl } },
+    });
+  }
+  if (wanted('clientCredentialsPrivateKeyJwt')) {
+    const jwk = ecKey();
+    const { d: _d, ...publicJwk } = jwk;
+    const created = await call(`${sso}/api/admin/oauth-clients`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${fx.adminToken}` },
+      json: {
+        name: 'Bench machine (private_key_jwt)',
+        grant_types: ['client_credentials'],
+        scopes: ['read'],
+        allowed_resources: [fx.ccResource],
+        token_endpoint_auth_method: 'private_key_jwt',
+        jwks: { keys: [{ ...publicJwk, kid: 'bench-1', alg: 'ES256', use: 'sig' }] },
+      },
+    });
+    expectStatus('create private_key_jwt machine client', created, 201);
+    const clientId = created.body.client.client_id as string;
+    [results.ccPrivateKeyJwt] = await measure('client_credentials authenticated by a private_key_jwt assertion per request', server.pid, {
+      ...ccLoop,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      sign: { assertion: { jwk, alg: 'ES256', kid: 'bench-1', clientId, aud: tokenUrl } },
+    });
+  }
 }
 
 interface Summary {
@@ -1030,6 +1145,48 @@ function report(s: Summary): void {
       target: undefined,
       unit: '×',
       higher: true,
+    },
+    {
+      scenario: 'refresh_token grant with DPoP vs unbound (issue 34)',
+      value: ratio(r.refreshDpop?.rps, r.refreshPlain?.rps),
+      target: 0.77,
+      unit: '×',
+      higher: true,
+    },
+    {
+      scenario: '(by CPU per request: refresh with DPoP vs unbound, PostgreSQL not counted)',
+      value: ratio(r.refreshDpop?.cpuMsPerRequest, r.refreshPlain?.cpuMsPerRequest),
+      target: 1.3,
+      unit: '×',
+      higher: false,
+    },
+    {
+      scenario: 'client_credentials with DPoP vs unbound (issue 34)',
+      value: ratio(r.ccDpop?.rps, r.ccPlain?.rps),
+      target: 0.77,
+      unit: '×',
+      higher: true,
+    },
+    {
+      scenario: '(by CPU per request: client_credentials with DPoP vs unbound, PostgreSQL not counted)',
+      value: ratio(r.ccDpop?.cpuMsPerRequest, r.ccPlain?.cpuMsPerRequest),
+      target: 1.3,
+      unit: '×',
+      higher: false,
+    },
+    {
+      scenario: 'client_credentials by private_key_jwt vs by secret (issue 34)',
+      value: ratio(r.ccPrivateKeyJwt?.rps, r.ccPlain?.rps),
+      target: 0.77,
+      unit: '×',
+      higher: true,
+    },
+    {
+      scenario: '(by CPU per request: client_credentials by private_key_jwt vs by secret, PostgreSQL not counted)',
+      value: ratio(r.ccPrivateKeyJwt?.cpuMsPerRequest, r.ccPlain?.cpuMsPerRequest),
+      target: 1.3,
+      unit: '×',
+      higher: false,
     },
     {
       scenario: 'POST /api/auth/refresh-token vs node-oidc-provider 9',

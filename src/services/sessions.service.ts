@@ -9,7 +9,7 @@ import {
 } from '../db/repositories/refresh-tokens.repo';
 import { insertSession, lockLiveSession, revokeSession, touchSession } from '../db/repositories/sessions.repo';
 import { addSeconds } from '../lib/clock';
-import type { TokenClaims } from '../lib/jwt';
+import type { RefreshTokenPayload, TokenClaims } from '../lib/jwt';
 import type { RequestMeta, ServiceContext } from './context';
 import { fullName, globalRoleNames } from './principal';
 import type { IdTokenSubject } from './oidc/id-token.service';
@@ -200,7 +200,7 @@ export interface RefreshingClient {
  * CONTRACT §8: a granted scope that is no longer all within the client's registered scopes is narrowed to the
  * intersection; undefined when nothing is left.
  */
-function narrowScope(granted: string | undefined, client: RefreshingClient | null): string | undefined {
+export function narrowScope(granted: string | undefined, client: RefreshingClient | null): string | undefined {
   if (!client || granted === undefined) return granted;
   const kept = granted.split(' ').filter((s) => s && client.scopes.includes(s));
   return kept.length > 0 ? kept.join(' ') : undefined;
@@ -221,15 +221,32 @@ export async function rotateRefreshToken(
   presented: string,
   client: RefreshingClient | null,
   _meta?: RequestMeta,
+): Promise<RotateResult> {
+  const payload = ctx.jwt.verifyRefresh(presented, ctx.clock.now());
+  if (!payload) return { ok: false, reason: 'invalid' };
+  return rotateVerifiedRefreshToken(ctx, { payload, scope: narrowScope(payload.scope, client) }, client);
+}
+
+/** A refresh token whose signature and lifetime were checked, with its scope narrowed to the client's (narrowScope). */
+export interface VerifiedRefresh {
+  payload: RefreshTokenPayload;
+  scope: string | undefined;
+}
+
+/**
+ * The rotation of a refresh token verified once by the caller (the OAuth grant checks its key binding, scope and API
+ * before rotating: issue 33, one verification and one narrowing per request).
+ */
+export async function rotateVerifiedRefreshToken(
+  ctx: ServiceContext,
+  { payload, scope }: VerifiedRefresh,
+  client: RefreshingClient | null,
   /** RFC 9449: the key of the refresh request's DPoP proof; the new access token is bound to it (docs/dpop.md). */
   dpopJkt?: string,
 ): Promise<RotateResult> {
   const now = ctx.clock.now();
   const refuse = (reason: 'invalid' | 'wrong_client' | 'invalid_scope'): RotateResult => ({ ok: false, reason });
-  const payload = ctx.jwt.verifyRefresh(presented, now);
-  if (!payload) return refuse('invalid');
   if ((payload.client_id ?? null) !== (client?.clientId ?? null)) return refuse('wrong_client');
-  const scope = narrowScope(payload.scope, client);
   if (payload.scope !== undefined && scope === undefined) return refuse('invalid_scope');
 
   const issue = (

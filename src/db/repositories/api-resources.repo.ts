@@ -16,7 +16,7 @@ export interface ApiResourceRow {
   updatedAt: Date;
 }
 
-interface ApiResourceRecord {
+export interface ApiResourceRecord {
   id: string;
   identifier: string;
   name: string;
@@ -29,7 +29,7 @@ interface ApiResourceRecord {
   updated_at: Date;
 }
 
-function toRow(r: ApiResourceRecord): ApiResourceRow {
+export function toApiResourceRow(r: ApiResourceRecord): ApiResourceRow {
   return {
     id: r.id,
     identifier: r.identifier,
@@ -69,29 +69,29 @@ export async function insertApiResource(db: DbOrTrx, r: ApiResourceFields & { id
       updated_at: r.now,
     })
     .returning('*');
-  return toRow(row as ApiResourceRecord);
+  return toApiResourceRow(row as ApiResourceRecord);
 }
 
 export async function listApiResources(db: DbOrTrx): Promise<ApiResourceRow[]> {
   const rows = await db<ApiResourceRecord>('api_resources').orderBy('identifier');
-  return rows.map((r) => toRow(r as ApiResourceRecord));
+  return rows.map((r) => toApiResourceRow(r as ApiResourceRecord));
 }
 
 /** CONTRACT §12/§13: the APIs self-registered and metadata-document clients may ask tokens for. */
 export async function listOpenRegistrationResources(db: DbOrTrx): Promise<ApiResourceRow[]> {
   const rows = await db<ApiResourceRecord>('api_resources').where({ open_registration: true }).orderBy('identifier');
-  return rows.map((r) => toRow(r as ApiResourceRecord));
+  return rows.map((r) => toApiResourceRow(r as ApiResourceRecord));
 }
 
 export async function findApiResourceById(db: DbOrTrx, id: string): Promise<ApiResourceRow | undefined> {
   const row = await db<ApiResourceRecord>('api_resources').where({ id }).first();
-  return row ? toRow(row as ApiResourceRecord) : undefined;
+  return row ? toApiResourceRow(row as ApiResourceRecord) : undefined;
 }
 
 /** Behind every token request that names a resource: a named prepared statement rather than a built query (issue 10). */
 export async function findApiResourceByIdentifier(db: DbOrTrx, identifier: string): Promise<ApiResourceRow | undefined> {
   const [row] = await preparedRows(db, 'sso_find_api_resource_3', `${SELECT_RESOURCE} where identifier = $1`, [identifier]);
-  return row ? toRow(row as unknown as ApiResourceRecord) : undefined;
+  return row ? toApiResourceRow(row as unknown as ApiResourceRecord) : undefined;
 }
 
 const SELECT_RESOURCE =
@@ -112,10 +112,10 @@ export async function updateApiResource(
   if (patch.roleBasedAccess !== undefined) record.role_based_access = patch.roleBasedAccess;
   if (patch.dpopBoundAccessTokens !== undefined) record.dpop_bound_access_tokens = patch.dpopBoundAccessTokens;
   const [row] = await db<ApiResourceRecord>('api_resources').where({ id }).update(record).returning('*');
-  return row ? toRow(row as ApiResourceRecord) : undefined;
+  return row ? toApiResourceRow(row as ApiResourceRecord) : undefined;
 }
 
 export async function deleteApiResource(db: DbOrTrx, id: string): Promise<ApiResourceRow | undefined> {
   const [row] = await db<ApiResourceRecord>('api_resources').where({ id }).delete().returning('*');
-  return row ? toRow(row as ApiResourceRecord) : undefined;
+  return row ? toApiResourceRow(row as ApiResourceRecord) : undefined;
 }

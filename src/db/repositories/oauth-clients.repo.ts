@@ -1,4 +1,5 @@
 import { preparedRows, type DbOrTrx } from '..';
+import { toApiResourceRow, type ApiResourceRecord, type ApiResourceRow } from './api-resources.repo';
 import { corsOriginsOf } from '../../lib/redirect-uri';
 
 /** CONTRACT §12 (the rules about them: services/oauth/client-policy.ts). */
@@ -64,6 +65,12 @@ export interface OAuthClientRow {
   backchannelLogoutUri: string | null;
   /** OIDC Back-Channel Logout 1.0 §2.2: the client asks for `sid` in logout tokens (always sent here). */
   backchannelLogoutSessionRequired: boolean;
+  /**
+   * The API resources of `allowedResources` as they are now, read in the same statement as the client by the lookup
+   * behind every client authentication (findClientById), so that a grant for one of them makes no second round trip
+   * (issue 33); undefined where the row was read otherwise (the grant then reads the resource itself).
+   */
+  resources?: ApiResourceRow[];
   /** Last time a token was issued to the client (refreshed at most daily); the prune job reads it for dynamic clients. */
   lastUsedAt: Date | null;
   createdAt: Date;
@@ -71,6 +78,8 @@ export interface OAuthClientRow {
 }
 
 interface OAuthClientRecord {
+  /** Only from findClientById (json_agg of the allowed API resources). */
+  resources?: ApiResourceRecord[] | string;
   client_id: string;
   name: string;
   secret_hash: string | null;
@@ -133,6 +142,13 @@ function toClientRow(r: OAuthClientRecord): OAuthClientRow {
     lastUsedAt: r.last_used_at ? new Date(r.last_used_at) : null,
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
+    ...(r.resources
+      ? {
+          resources: (typeof r.resources === 'string' ? (JSON.parse(r.resources) as ApiResourceRecord[]) : r.resources).map(
+            toApiResourceRow,
+          ),
+        }
+      : {}),
   };
 }
 
@@ -211,12 +227,17 @@ export async function insertClient(
 export async function findClientById(db: DbOrTrx, clientId: string): Promise<OAuthClientRow | undefined> {
   const [row] = await preparedRows(
     db,
-    'sso_find_client_11',
+    'sso_find_client_12',
     `select client_id, name, secret_hash, type, grant_types, allowed_resources, redirect_uris, scopes, post_logout_redirect_uris,
             allowed_origins, cors_origins, is_active, registration, registration_access_token_hash, client_uri, logo_uri,
             token_endpoint_auth_method, jwks, jwks_uri, require_pushed_authorization_requests, dpop_bound_access_tokens,
-            backchannel_logout_uri, backchannel_logout_session_required, last_used_at, created_at, updated_at
-       from oauth_clients where client_id = $1`,
+            backchannel_logout_uri, backchannel_logout_session_required, last_used_at, created_at, updated_at,
+            (select coalesce(json_agg(r), '[]')
+               from (select id, identifier, name, scopes, access_token_ttl_s, open_registration, role_based_access,
+                            dpop_bound_access_tokens, created_at, updated_at
+                       from api_resources
+                      where identifier in (select jsonb_array_elements_text(c.allowed_resources))) r) as resources
+       from oauth_clients c where client_id = $1`,
     [clientId],
   );
   return row ? toClientRow(row as unknown as OAuthClientRecord) : undefined;

@@ -214,7 +214,9 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
             'proof: typ dpop+jwt, ES256/RS256/PS256/EdDSA, htm POST, htu this URL, iat within 60 s, single-use jti) binds the ' +
             "tokens to its key: `token_type: DPoP`, `cnf.jkt` in the access token (and in a public client's refresh token). A bad or " +
             'missing-but-required proof is 400 invalid_dpop_proof; with the dpop_nonce_required setting, 400 use_dpop_nonce and a ' +
-            '`DPoP-Nonce` response header (docs/dpop.md). Token exchange (RFC 8693, grant_type ' +
+            '`DPoP-Nonce` response header (docs/dpop.md). A code bound to a DPoP key (dpop_jkt at authorize or PAR) is exchanged only ' +
+            'with a proof of that key: without one 400 invalid_dpop_proof, with another key 400 invalid_grant; the code is not spent. ' +
+            'Token exchange (RFC 8693, grant_type ' +
             'urn:ietf:params:oauth:grant-type:token-exchange, confidential clients listing it in grant_types): subject_token (an ' +
             'access token or an id_token of a live session this server issued to a user), optional actor_token (an access token of ' +
             'the calling client: the answer carries act), resource or audience (an API the client is allowed) and scope (no wider ' +

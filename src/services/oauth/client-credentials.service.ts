@@ -3,7 +3,7 @@ import { OAuthError } from '../../errors';
 import type { ServiceContext } from '../context';
 import { requireProofFor } from './dpop-binding';
 import { signResourceToken } from './resource-tokens.service';
-import { findResourceByIdentifier, permittedScopes, resolveTarget } from './resources.service';
+import { permittedScopes, resolveTarget, resourceOfClient } from './resources.service';
 import type { TokenResponse } from './token-response';
 import { formatScope, isSubset, parseScope } from './scopes';
 
@@ -24,9 +24,9 @@ export async function exchangeClientCredentials(
   // Also enforced by the client's registration (client-policy.ts); a public client never holds this grant.
   if (client.type !== 'confidential') throw new OAuthError('unauthorized_client', 'client_credentials is for confidential clients only');
   const defaulted = input.resource === undefined && client.allowedResources.length === 1 ? client.allowedResources[0] : undefined;
-  // The client was read by its authentication (one statement per request, as for every grant: issue 22).
+  // The client and its allowed APIs were read by its authentication, in one statement (issues 22 and 33).
   const resource =
-    (await resolveTarget(ctx, client, input.resource)) ?? (defaulted ? await findResourceByIdentifier(ctx, defaulted) : undefined);
+    (await resolveTarget(ctx, client, input.resource)) ?? (defaulted ? await resourceOfClient(ctx, client, defaulted) : undefined);
   requireProofFor(resource, input.dpopJkt);
   const allowed = permittedScopes(client, resource).filter((s) => s !== 'openid');
   const asked = input.scope === undefined ? allowed : parseScope(input.scope);

@@ -78,14 +78,14 @@ export function isResourceIdentifier(value: string): boolean {
  */
 export async function resolveTarget(
   ctx: ServiceContext,
-  client: Pick<OAuthClientRow, 'allowedResources' | 'registration'>,
+  client: Pick<OAuthClientRow, 'allowedResources' | 'registration' | 'resources'>,
   resource: string | undefined,
   options: { db?: DbOrTrx; refuse?: (message: string) => Error } = {},
 ): Promise<ApiResourceRow | undefined> {
   if (resource === undefined) return undefined;
   const refuse = options.refuse ?? ((message: string) => new OAuthError('invalid_target', message));
   if (!isResourceIdentifier(resource)) throw refuse('resource must be an absolute URI without a fragment');
-  const found = await findApiResourceByIdentifier(options.db ?? ctx.db, resource);
+  const found = await resourceOfClient(ctx, client, resource, options.db);
   if (!found) throw refuse('resource is not a registered API');
   if (!resourceAllowed(client, found)) throw refuse('This client may not ask for tokens for this resource');
   return found;
@@ -113,6 +113,19 @@ export async function narrowToRoleScopes(
   if (ofResource.length === 0) return input.scopes;
   const granted = new Set(await scopesGrantedByRoles(db, input.userId, input.resource.id, input.clientId));
   return input.scopes.filter((s) => !input.resource.scopes.includes(s) || granted.has(s));
+}
+
+/**
+ * An API resource by identifier: from those read with the client when it is one of its allowed APIs (findClientById,
+ * the same statement as the client authentication: issue 33), else from the database.
+ */
+export async function resourceOfClient(
+  ctx: ServiceContext,
+  client: Pick<OAuthClientRow, 'resources'>,
+  identifier: string,
+  db: DbOrTrx = ctx.db,
+): Promise<ApiResourceRow | undefined> {
+  return client.resources?.find((r) => r.identifier === identifier) ?? findApiResourceByIdentifier(db, identifier);
 }
 
 export async function findResourceByIdentifier(ctx: ServiceContext, identifier: string): Promise<ApiResourceRow | undefined> {

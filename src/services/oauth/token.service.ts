@@ -9,7 +9,7 @@ import { sha256Hex } from '../../lib/crypto';
 import { verifyPkceS256 } from '../../lib/pkce';
 import type { RequestMeta, ServiceContext } from '../context';
 import { isOpenIdScope, issueIdToken, signIdToken } from '../oidc/id-token.service';
-import { rotateRefreshToken, startSession, type IssuedTokens } from '../sessions.service';
+import { narrowScope, rotateVerifiedRefreshToken, startSession, type IssuedTokens } from '../sessions.service';
 import { redirectUriMatches } from '../../lib/redirect-uri';
 import { exchangeClientCredentials } from './client-credentials.service';
 import { noteClientUsed } from './clients.service';
@@ -21,7 +21,7 @@ import { dpopBinding, requireCodeKey, requireProofFor, requireRefreshKey, tokenR
 export type { TokenResponse } from './token-response';
 import { requireParam } from './params';
 import { finishUserGrant, presentTokens, withResourceToken, type TokenResponse } from './token-response';
-import { findResourceByIdentifier, openRegistrationResources, resolveTarget } from './resources.service';
+import { openRegistrationResources, resolveTarget, resourceOfClient } from './resources.service';
 import { consentShortfall, SHORTFALL_DESCRIPTIONS } from './grant-policy';
 import { isSubset, parseScope, unionScopes } from './scopes';
 
@@ -33,7 +33,7 @@ type Exchange =
 async function grantableScopes(ctx: ServiceContext, client: OAuthClientRow): Promise<string[]> {
   let scopes: string[] = [...client.scopes];
   for (const identifier of client.allowedResources) {
-    const resource = await findResourceByIdentifier(ctx, identifier);
+    const resource = await resourceOfClient(ctx, client, identifier);
     if (resource) scopes = unionScopes(scopes, resource.scopes);
   }
   if (client.registration === 'dynamic') {
@@ -100,7 +100,7 @@ export async function exchangeAuthorizationCode(
     if (asked && code.resource && asked.identifier !== code.resource) {
       return { ok: false, error: 'invalid_target', description: 'resource differs from the authorization request' };
     }
-    const resource = asked ?? (code.resource ? await findResourceByIdentifier(ctx, code.resource) : undefined);
+    const resource = asked ?? (code.resource ? await resourceOfClient(ctx, client, code.resource) : undefined);
     if (code.resource && !resource) return { ok: false, error: 'invalid_target', description: 'resource is no longer a registered API' };
     // CONTRACT §23: a token for an API only where the person approved this client for it (a code issued for sign-in
     // does not stretch to an API the client names here). The code is burned: it was presented once.
@@ -142,28 +142,31 @@ export async function exchangeAuthorizationCode(
 
 /**
  * refresh_token grant: rotation, the grace window, reuse detection (whole session revoked), client binding and
- * narrowing to the client's current scopes (CONTRACT §8) live in rotateRefreshToken. Narrowing on request is not
+ * narrowing to the client's current scopes (CONTRACT §8) live in rotateVerifiedRefreshToken; the token is verified and
+ * its scope narrowed once, here. Narrowing on request is not
  * supported: a `scope` parameter must name the scope the refresh would carry.
  */
 export async function refreshAccessToken(
   ctx: ServiceContext,
   client: OAuthClientRow,
   input: { refreshToken: string; scope?: string; resource?: string; dpopJkt?: string },
-  meta: RequestMeta,
 ): Promise<TokenResponse> {
   // RFC 8707: a refresh may ask for a token for an API; judged before rotation, so a refusal burns nothing.
   const resource = await resolveTarget(ctx, client, input.resource);
+  // Verified once; the checks below and the rotation all read this payload (issue 33).
+  const payload = ctx.jwt.verifyRefresh(input.refreshToken, ctx.clock.now());
   // RFC 9449 §5.0: a bound refresh token needs a proof of its key, and an API requiring DPoP a proof; before rotation.
-  requireRefreshKey(ctx.jwt.verifyRefresh(input.refreshToken, ctx.clock.now())?.cnf?.jkt, input.dpopJkt);
+  requireRefreshKey(payload?.cnf?.jkt, input.dpopJkt);
   requireProofFor(resource, input.dpopJkt);
   // Only a client allowed APIs reads them: a spec client's refresh makes no further query (issue 10).
   const clientScopes =
     client.allowedResources.length > 0 || client.registration === 'dynamic' ? await grantableScopes(ctx, client) : client.scopes;
+  const refreshing = { clientId: client.clientId, scopes: clientScopes };
+  // The granted scope narrowed to what the client may still hold (CONTRACT §8), once.
+  const narrowed = narrowScope(payload?.scope, refreshing);
   if (input.scope !== undefined) {
     // Checked before rotation so that a refused request burns nothing.
-    const granted = parseScope(ctx.jwt.verifyRefresh(input.refreshToken, ctx.clock.now())?.scope ?? '').filter((s) =>
-      clientScopes.includes(s),
-    );
+    const granted = parseScope(narrowed ?? '');
     const asked = parseScope(input.scope);
     if (granted.length > 0 && (!isSubset(asked, granted) || !isSubset(granted, asked))) {
       throw new OAuthError('invalid_scope', 'The refresh grant keeps the scope originally granted');
@@ -171,17 +174,13 @@ export async function refreshAccessToken(
   }
   // CONTRACT §23: the refresh may name only an API the person approved this client for; judged before rotation, so a
   // refusal burns nothing. (A refresh token that does not verify is left to the rotation to refuse as invalid_grant.)
-  const holder = resource ? ctx.jwt.verifyRefresh(input.refreshToken, ctx.clock.now())?.userId : undefined;
+  const holder = resource ? payload?.userId : undefined;
   if (resource && holder && !(await grantCoversResource(ctx.db, holder, client, resource.identifier))) {
     throw new OAuthError('invalid_target', NOT_APPROVED_FOR_RESOURCE);
   }
-  const result = await rotateRefreshToken(
-    ctx,
-    input.refreshToken,
-    { clientId: client.clientId, scopes: clientScopes },
-    meta,
-    input.dpopJkt,
-  );
+  const result = payload
+    ? await rotateVerifiedRefreshToken(ctx, { payload, scope: narrowed }, refreshing, input.dpopJkt)
+    : ({ ok: false, reason: 'invalid' } as const);
   if (!result.ok) {
     if (result.reason === 'invalid_scope')
       throw new OAuthError('invalid_scope', 'The client is no longer registered for any scope of this grant');
@@ -269,17 +268,12 @@ async function issueForGrant(
         meta,
       );
     case 'refresh_token':
-      return refreshAccessToken(
-        ctx,
-        client,
-        {
-          refreshToken: requireParam(request.refreshToken, 'refresh_token'),
-          scope: request.scope,
-          resource: request.resource,
-          dpopJkt,
-        },
-        meta,
-      );
+      return refreshAccessToken(ctx, client, {
+        refreshToken: requireParam(request.refreshToken, 'refresh_token'),
+        scope: request.scope,
+        resource: request.resource,
+        dpopJkt,
+      });
     case 'client_credentials':
       return exchangeClientCredentials(ctx, client, { scope: request.scope, resource: request.resource, dpopJkt });
     case TOKEN_EXCHANGE_GRANT:

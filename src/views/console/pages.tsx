@@ -954,7 +954,6 @@ export function renderApplicationForm(
           ]}
         />
       )}
-      {c && (c.backchannel_logout_uri || data.deliveries?.length) ? <BackchannelDeliveries deliveries={data.deliveries ?? []} /> : null}
       {c && c.is_active ? (
         <Actions>
           {data.may.rotate && c.type === 'confidential' && c.token_endpoint_auth_method !== 'private_key_jwt' ? (
@@ -963,6 +962,7 @@ export function renderApplicationForm(
           {data.may.delete ? <ActionButton action={`${base}/deactivate`} csrf={frame.csrf} label={ap.deactivate} danger /> : null}
         </Actions>
       ) : null}
+      {c && (c.backchannel_logout_uri || data.deliveries?.length) ? <BackchannelDeliveries deliveries={data.deliveries ?? []} /> : null}
     </>,
   );
 }
@@ -974,9 +974,8 @@ function BackchannelDeliveries(props: { deliveries: readonly BackchannelDelivery
   return (
     <section aria-labelledby="backchannel-deliveries">
       <h2 id="backchannel-deliveries">{ap.deliveriesTitle}</h2>
-      <p class="hint">{ap.deliveriesIntro}</p>
       <Table
-        caption={ap.deliveriesTitle}
+        caption={ap.deliveriesIntro}
         rows={props.deliveries}
         empty={ap.deliveriesNone}
         columns={[
