@@ -7,6 +7,12 @@ import { isRetryableTransactionError } from './pg-errors';
 
 export type Db = Knex;
 
+/**
+ * A table (Knex's `Tables`, declared by each repository beside its record) whose jsonb columns `K` are written as
+ * JSON text and read back parsed by pg.
+ */
+export type JsonColumns<R, K extends keyof R> = Knex.CompositeTableType<R, Omit<R, K> & { [P in K]: string }>;
+
 /** A Knex instance or a transaction: repositories accept either. */
 export type DbOrTrx = Knex | Knex.Transaction;
 
@@ -92,7 +98,7 @@ export function poolStats(db: Db): { inUse: number; idle: number; waiting: numbe
 }
 
 interface PgConnection {
-  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: Record<string, unknown>[] }>;
+  query<R>(config: { name: string; text: string; values: readonly unknown[] }): Promise<{ rows: R[] }>;
 }
 
 /**
@@ -113,21 +119,25 @@ const STALE_PREPARED_STATEMENT = '0A000';
  * given back with `client.releaseConnection()` (what Knex's own query runner calls), and the statement goes to `pg`'s
  * public `query({ name, text, values })`. test/integration/prepared-statements.test.ts pins both.
  */
-export async function preparedRows(db: DbOrTrx, name: string, text: string, values: unknown[]): Promise<Record<string, unknown>[]> {
+export async function preparedRows<R extends object = Record<string, unknown>>(
+  db: DbOrTrx,
+  name: string,
+  text: string,
+  values: readonly Knex.Value[],
+): Promise<R[]> {
   if (db.isTransaction) {
-    const bindings: unknown[] = [];
+    const bindings: Knex.Value[] = [];
     const sql = text.replace(/\$(\d+)/g, (_m, n: string) => {
       bindings.push(values[Number(n) - 1]);
       return '?';
     });
-    const result = (await db.raw(sql, bindings as Knex.RawBinding[])) as { rows: Record<string, unknown>[] };
-    return result.rows;
+    return (await db.raw<{ rows: R[] }>(sql, bindings)).rows;
   }
   for (let attempt = 1; ; attempt++) {
     const generation = generations.get(name) ?? 0;
     const connection = (await db.client.acquireConnection()) as PgConnection;
     try {
-      return (await connection.query({ name: generation ? `${name}_g${generation}` : name, text, values })).rows;
+      return (await connection.query<R>({ name: generation ? `${name}_g${generation}` : name, text, values })).rows;
     } catch (err) {
       // Another instance migrated the schema under this prepared statement (a rolling deploy): the statement is
       // prepared afresh under its next name, on this connection and every other, and the call is tried once more.

@@ -1,3 +1,4 @@
+import { deleteBackchannelDeliveriesBefore } from '../db/repositories/backchannel-logout.repo';
 import { deleteExpiredBatch, PRUNE_TABLES, type PruneTable } from '../db/repositories/prune.repo';
 import { addSeconds } from '../lib/clock';
 import { deleteWebhookDeliveriesBefore } from '../db/repositories/webhooks.repo';
@@ -25,7 +26,9 @@ const FIRST_RUN_DELAY_MS = 60 * 1000;
 export async function pruneExpired(
   ctx: ServiceContext,
   options: { batchSize?: number } = {},
-): Promise<Record<PruneTable | 'audit_events' | 'webhook_deliveries' | 'webhook_workers_released', number>> {
+): Promise<
+  Record<PruneTable | 'audit_events' | 'webhook_deliveries' | 'backchannel_logout_deliveries' | 'webhook_workers_released', number>
+> {
   const batchSize = options.batchSize ?? PRUNE_BATCH_SIZE;
   const now = ctx.clock.now();
   const cutoffs = {
@@ -35,7 +38,10 @@ export async function pruneExpired(
     unusedClientBefore: addSeconds(now, -UNUSED_DYNAMIC_CLIENT_SECONDS),
     samlRequestsBefore: addSeconds(now, -SAML_WINDOW_SECONDS),
   };
-  const counts = {} as Record<PruneTable | 'audit_events' | 'webhook_deliveries' | 'webhook_workers_released', number>;
+  const counts = {} as Record<
+    PruneTable | 'audit_events' | 'webhook_deliveries' | 'backchannel_logout_deliveries' | 'webhook_workers_released',
+    number
+  >;
   for (const table of PRUNE_TABLES) {
     let total = 0;
     let deleted: number;
@@ -55,6 +61,13 @@ export async function pruneExpired(
     deliveries += deleted;
   } while (deleted >= batchSize);
   counts.webhook_deliveries = deliveries;
+  // Back-channel logout deliveries (issue 34) likewise: what the application's page lists, kept as long as the audit.
+  let logouts = 0;
+  do {
+    deleted = await deleteBackchannelDeliveriesBefore(ctx.db, deliveriesBefore, batchSize);
+    logouts += deleted;
+  } while (deleted >= batchSize);
+  counts.backchannel_logout_deliveries = logouts;
   // A worker that died mid-attempt (kill -9) leaves its job locked; its attempt runs again after this sweep.
   counts.webhook_workers_released = await releaseStaleWorkerLocks(ctx.db);
   return counts;

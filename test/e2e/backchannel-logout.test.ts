@@ -572,3 +572,20 @@ describe('sessions deleted rather than revoked (the same database rule)', () => 
     expect(receiver.received.filter((x) => x.claims.aud === rp.clientId)).toHaveLength(0);
   });
 });
+
+test('deliveries are kept as long as the audit log, then pruned; a pending one never', async () => {
+  const rp = await createRp();
+  const old = new Date(Date.now() - (t.config.auditRetentionDays + 1) * 24 * 3600 * 1000);
+  const user = (await makeUser(t)).id;
+  const sid = () => crypto.randomUUID();
+  await t.db('backchannel_logout_deliveries').insert([
+    { client_id: rp.clientId, user_id: user, sid: sid(), status: 'delivered', attempts: 1, created_at: old },
+    { client_id: rp.clientId, user_id: user, sid: sid(), status: 'failed', attempts: 7, created_at: old },
+    { client_id: rp.clientId, user_id: user, sid: sid(), status: 'pending', attempts: 0, next_attempt_at: null, created_at: old },
+    { client_id: rp.clientId, user_id: user, sid: sid(), status: 'delivered', attempts: 1 },
+  ]);
+  const counts = await pruneExpired(t.ctx);
+  expect(counts.backchannel_logout_deliveries).toBe(2);
+  const left = await t.db('backchannel_logout_deliveries').where({ client_id: rp.clientId }).orderBy('id');
+  expect(left.map((r) => r.status)).toEqual(['pending', 'delivered']);
+});

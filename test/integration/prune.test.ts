@@ -160,6 +160,7 @@ describe('pruneExpired', () => {
       oauth_clients: 0,
       audit_events: 0,
       webhook_deliveries: 0,
+      backchannel_logout_deliveries: 0,
       webhook_workers_released: 0,
     });
 

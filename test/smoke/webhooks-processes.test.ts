@@ -1,4 +1,5 @@
-import knexFactory, { type Knex } from 'knex';
+import knexFactory from 'knex';
+import type { LooseKnex } from '../helpers/test-app';
 import { freePort } from '../helpers/oauth';
 import { startServerProcess, type RunningServer } from '../helpers/processes';
 import { createTestDatabase, TEST_ENV } from '../helpers/test-app';
@@ -18,7 +19,7 @@ const json = (body: unknown, bearer?: string): RequestInit => ({
 
 let dropDb: () => Promise<void>;
 let databaseUrl: string;
-let db: Knex;
+let db: LooseKnex;
 let env: NodeJS.ProcessEnv;
 const servers: RunningServer[] = [];
 let receiver: WebhookReceiver | undefined;

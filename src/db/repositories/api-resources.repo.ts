@@ -29,6 +29,12 @@ export interface ApiResourceRecord {
   updated_at: Date;
 }
 
+declare module 'knex/types/tables' {
+  interface Tables {
+    api_resources: ApiResourceRecord;
+  }
+}
+
 export function toApiResourceRow(r: ApiResourceRecord): ApiResourceRow {
   return {
     id: r.id,
@@ -55,7 +61,7 @@ export interface ApiResourceFields {
 }
 
 export async function insertApiResource(db: DbOrTrx, r: ApiResourceFields & { id: string; now: Date }): Promise<ApiResourceRow> {
-  const [row] = await db<ApiResourceRecord>('api_resources')
+  const [row] = await db('api_resources')
     .insert({
       id: r.id,
       identifier: r.identifier,
@@ -69,29 +75,31 @@ export async function insertApiResource(db: DbOrTrx, r: ApiResourceFields & { id
       updated_at: r.now,
     })
     .returning('*');
-  return toApiResourceRow(row as ApiResourceRecord);
+  return toApiResourceRow(row);
 }
 
 export async function listApiResources(db: DbOrTrx): Promise<ApiResourceRow[]> {
-  const rows = await db<ApiResourceRecord>('api_resources').orderBy('identifier');
-  return rows.map((r) => toApiResourceRow(r as ApiResourceRecord));
+  const rows = await db('api_resources').orderBy('identifier');
+  return rows.map((r) => toApiResourceRow(r));
 }
 
 /** CONTRACT §12/§13: the APIs self-registered and metadata-document clients may ask tokens for. */
 export async function listOpenRegistrationResources(db: DbOrTrx): Promise<ApiResourceRow[]> {
-  const rows = await db<ApiResourceRecord>('api_resources').where({ open_registration: true }).orderBy('identifier');
-  return rows.map((r) => toApiResourceRow(r as ApiResourceRecord));
+  const rows = await db('api_resources').where({ open_registration: true }).orderBy('identifier');
+  return rows.map((r) => toApiResourceRow(r));
 }
 
 export async function findApiResourceById(db: DbOrTrx, id: string): Promise<ApiResourceRow | undefined> {
-  const row = await db<ApiResourceRecord>('api_resources').where({ id }).first();
-  return row ? toApiResourceRow(row as ApiResourceRecord) : undefined;
+  const row = await db('api_resources').where({ id }).first();
+  return row ? toApiResourceRow(row) : undefined;
 }
 
 /** Behind every token request that names a resource: a named prepared statement rather than a built query (issue 10). */
 export async function findApiResourceByIdentifier(db: DbOrTrx, identifier: string): Promise<ApiResourceRow | undefined> {
-  const [row] = await preparedRows(db, 'sso_find_api_resource_3', `${SELECT_RESOURCE} where identifier = $1`, [identifier]);
-  return row ? toApiResourceRow(row as unknown as ApiResourceRecord) : undefined;
+  const [row] = await preparedRows<ApiResourceRecord>(db, 'sso_find_api_resource_3', `${SELECT_RESOURCE} where identifier = $1`, [
+    identifier,
+  ]);
+  return row ? toApiResourceRow(row) : undefined;
 }
 
 const SELECT_RESOURCE =
@@ -111,11 +119,11 @@ export async function updateApiResource(
   if (patch.openRegistration !== undefined) record.open_registration = patch.openRegistration;
   if (patch.roleBasedAccess !== undefined) record.role_based_access = patch.roleBasedAccess;
   if (patch.dpopBoundAccessTokens !== undefined) record.dpop_bound_access_tokens = patch.dpopBoundAccessTokens;
-  const [row] = await db<ApiResourceRecord>('api_resources').where({ id }).update(record).returning('*');
-  return row ? toApiResourceRow(row as ApiResourceRecord) : undefined;
+  const [row] = await db('api_resources').where({ id }).update(record).returning('*');
+  return row ? toApiResourceRow(row) : undefined;
 }
 
 export async function deleteApiResource(db: DbOrTrx, id: string): Promise<ApiResourceRow | undefined> {
-  const [row] = await db<ApiResourceRecord>('api_resources').where({ id }).delete().returning('*');
-  return row ? toApiResourceRow(row as ApiResourceRecord) : undefined;
+  const [row] = await db('api_resources').where({ id }).delete().returning('*');
+  return row ? toApiResourceRow(row) : undefined;
 }

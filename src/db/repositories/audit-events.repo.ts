@@ -41,6 +41,12 @@ interface AuditEventRecord {
   detail: Record<string, unknown> | string | null;
 }
 
+declare module 'knex/types/tables' {
+  interface Tables {
+    audit_events: AuditEventRecord;
+  }
+}
+
 function toAuditEventRow(r: AuditEventRecord): AuditEventRow {
   return {
     id: String(r.id),
@@ -154,7 +160,7 @@ function branches(db: DbOrTrx, f: AuditEventFilter): Knex.QueryBuilder[] {
   const types: Array<string | undefined> = f.types?.length ? [...new Set(f.types)] : [undefined];
   return who.flatMap((byWho) =>
     types.map((type) => {
-      const q = db<AuditEventRecord>('audit_events');
+      const q = db('audit_events');
       byWho(q);
       if (type !== undefined) q.where('type', type);
       if (f.actorId !== undefined) q.where('actor_id', f.actorId);
@@ -202,7 +208,7 @@ export async function listAuditEvents(db: DbOrTrx, query: AuditEventQuery, limit
             .from(db.raw(`(${parts.map(() => '(?)').join(' union all ')}) as e`, parts))
             .limit(limit),
         );
-  const rows = ((await q) as AuditEventRecord[]).map(toAuditEventRow);
+  const rows = (await q).map(toAuditEventRow);
   return backwards ? rows.reverse() : rows;
 }
 

@@ -37,6 +37,12 @@ interface BackchannelDeliveryRecord {
   created_at: Date;
 }
 
+declare module 'knex/types/tables' {
+  interface Tables {
+    backchannel_logout_deliveries: BackchannelDeliveryRecord;
+  }
+}
+
 function toStatus(value: string): BackchannelDeliveryStatus {
   return value === 'delivered' || value === 'failed' ? value : 'pending';
 }
@@ -70,7 +76,7 @@ export async function findBackchannelDeliveryWork(
     .where('d.id', id)
     .first('d.*', 'c.backchannel_logout_uri as uri', 'c.is_active as client_active');
   if (!row) return undefined;
-  return { delivery: toRow(row as BackchannelDeliveryRecord), uri: row.uri ?? null, clientActive: row.client_active === true };
+  return { delivery: toRow(row), uri: row.uri ?? null, clientActive: row.client_active === true };
 }
 
 export interface BackchannelAttemptOutcome {
@@ -117,15 +123,25 @@ export async function markBackchannelDeliveryFailed(db: DbOrTrx, id: string, err
 
 /** The client's most recent deliveries, newest first (the console's application page, the admin API). */
 export async function listBackchannelDeliveries(db: DbOrTrx, clientId: string, limit: number): Promise<BackchannelDeliveryRow[]> {
-  const rows = await db<BackchannelDeliveryRecord>('backchannel_logout_deliveries')
-    .where({ client_id: clientId })
-    .orderBy('id', 'desc')
-    .limit(limit);
+  const rows = await db('backchannel_logout_deliveries').where({ client_id: clientId }).orderBy('id', 'desc').limit(limit);
   return rows.map(toRow);
 }
 
 /** Deliveries of every client, newest first (tests and the prune job read them by session). */
 export async function listBackchannelDeliveriesOfSid(db: DbOrTrx, sid: string): Promise<BackchannelDeliveryRow[]> {
-  const rows = await db<BackchannelDeliveryRecord>('backchannel_logout_deliveries').where({ sid }).orderBy('id', 'asc');
+  const rows = await db('backchannel_logout_deliveries').where({ sid }).orderBy('id', 'asc');
   return rows.map(toRow);
+}
+
+/**
+ * Retention (AUDIT_RETENTION_DAYS, as webhook deliveries): deletes at most `limit` finished deliveries created before
+ * `before` (served by backchannel_logout_deliveries_created_idx); a pending one is never deleted under its job.
+ */
+export async function deleteBackchannelDeliveriesBefore(db: DbOrTrx, before: Date, limit: number): Promise<number> {
+  const result = await db.raw(
+    `delete from backchannel_logout_deliveries where id in (select id from backchannel_logout_deliveries
+      where created_at < ? and status <> 'pending' order by created_at limit ?) returning id`,
+    [before, limit],
+  );
+  return ((result as { rows?: unknown[] }).rows ?? []).length;
 }

@@ -40,6 +40,12 @@ interface Record_ {
   updated_at: Date;
 }
 
+declare module 'knex/types/tables' {
+  interface Tables {
+    identity_providers: Record_;
+  }
+}
+
 function toRow(r: Record_): IdentityProviderRow {
   return {
     id: r.id,
@@ -80,19 +86,19 @@ function toRecord(p: Partial<IdentityProviderFields>): Partial<Record_> {
 }
 
 export async function listIdentityProviders(db: DbOrTrx, options: { enabledOnly?: boolean } = {}): Promise<IdentityProviderRow[]> {
-  const q = db<Record_>('identity_providers').orderBy([{ column: 'name' }, { column: 'slug' }]);
+  const q = db('identity_providers').orderBy([{ column: 'name' }, { column: 'slug' }]);
   if (options.enabledOnly) q.where({ enabled: true });
   return (await q).map(toRow);
 }
 
 export async function findIdentityProviderById(db: DbOrTrx, id: string): Promise<IdentityProviderRow | undefined> {
   if (!UUID_PATTERN.test(id)) return undefined;
-  const row = await db<Record_>('identity_providers').where({ id }).first();
+  const row = await db('identity_providers').where({ id }).first();
   return row ? toRow(row) : undefined;
 }
 
 export async function findIdentityProviderBySlug(db: DbOrTrx, slug: string): Promise<IdentityProviderRow | undefined> {
-  const row = await db<Record_>('identity_providers').where({ slug }).first();
+  const row = await db('identity_providers').where({ slug }).first();
   return row ? toRow(row) : undefined;
 }
 
@@ -102,10 +108,10 @@ export async function insertIdentityProvider(
   fields: IdentityProviderFields,
   now: Date,
 ): Promise<IdentityProviderRow> {
-  const [row] = await db<Record_>('identity_providers')
+  const [row] = await db('identity_providers')
     .insert({ id, ...toRecord(fields), created_at: now, updated_at: now })
     .returning('*');
-  return toRow(row as Record_);
+  return toRow(row);
 }
 
 export async function updateIdentityProvider(
@@ -115,11 +121,11 @@ export async function updateIdentityProvider(
   now: Date,
 ): Promise<IdentityProviderRow | undefined> {
   if (!UUID_PATTERN.test(id)) return undefined;
-  const [row] = await db<Record_>('identity_providers')
+  const [row] = await db('identity_providers')
     .where({ id })
     .update({ ...toRecord(fields), updated_at: now })
     .returning('*');
-  return row ? toRow(row as Record_) : undefined;
+  return row ? toRow(row) : undefined;
 }
 
 export async function deleteIdentityProvider(db: DbOrTrx, id: string): Promise<boolean> {

@@ -20,6 +20,12 @@ interface TotpRecord {
   pending_session_id: string | null;
 }
 
+declare module 'knex/types/tables' {
+  interface Tables {
+    mfa_totp: TotpRecord;
+  }
+}
+
 function toRow(r: TotpRecord): TotpRow {
   return {
     userId: r.user_id,
@@ -32,7 +38,7 @@ function toRow(r: TotpRecord): TotpRow {
 }
 
 export async function findTotp(db: DbOrTrx, userId: string): Promise<TotpRow | undefined> {
-  const row = await db<TotpRecord>('mfa_totp').where({ user_id: userId }).first();
+  const row = await db('mfa_totp').where({ user_id: userId }).first();
   return row ? toRow(row) : undefined;
 }
 

@@ -109,6 +109,12 @@ interface OAuthClientRecord {
   updated_at: Date;
 }
 
+declare module 'knex/types/tables' {
+  interface Tables {
+    oauth_clients: OAuthClientRecord;
+  }
+}
+
 function parseList(value: string[] | string): string[] {
   return typeof value === 'string' ? (JSON.parse(value) as string[]) : value;
 }
@@ -144,9 +150,7 @@ function toClientRow(r: OAuthClientRecord): OAuthClientRow {
     updatedAt: new Date(r.updated_at),
     ...(r.resources
       ? {
-          resources: (typeof r.resources === 'string' ? (JSON.parse(r.resources) as ApiResourceRecord[]) : r.resources).map(
-            toApiResourceRow,
-          ),
+          resources: (typeof r.resources === 'string' ? JSON.parse(r.resources) : r.resources).map(toApiResourceRow),
         }
       : {}),
   };
@@ -185,7 +189,7 @@ export async function insertClient(
     now: Date;
   },
 ): Promise<OAuthClientRow> {
-  const [row] = await db<OAuthClientRecord>('oauth_clients')
+  const [row] = await db('oauth_clients')
     .insert({
       client_id: c.clientId,
       name: c.name,
@@ -225,7 +229,7 @@ export async function insertClient(
  * prepared statement rather than a built query (issue 10).
  */
 export async function findClientById(db: DbOrTrx, clientId: string): Promise<OAuthClientRow | undefined> {
-  const [row] = await preparedRows(
+  const [row] = await preparedRows<OAuthClientRecord>(
     db,
     'sso_find_client_12',
     `select client_id, name, secret_hash, type, grant_types, allowed_resources, redirect_uris, scopes, post_logout_redirect_uris,
@@ -240,17 +244,17 @@ export async function findClientById(db: DbOrTrx, clientId: string): Promise<OAu
        from oauth_clients c where client_id = $1`,
     [clientId],
   );
-  return row ? toClientRow(row as unknown as OAuthClientRecord) : undefined;
+  return row ? toClientRow(row) : undefined;
 }
 
 /** The CLIENT_REGISTRATION mode a dynamic client registered under (null for other clients). */
 export async function findRegistrationMode(db: DbOrTrx, clientId: string): Promise<'token' | 'open' | null> {
-  const row = await db<OAuthClientRecord>('oauth_clients').where({ client_id: clientId }).first('registration_mode');
+  const row = await db('oauth_clients').where({ client_id: clientId }).first('registration_mode');
   return row?.registration_mode ?? null;
 }
 
 export async function listClients(db: DbOrTrx, filter: { registration?: ClientRegistration } = {}): Promise<OAuthClientRow[]> {
-  const query = db<OAuthClientRecord>('oauth_clients').orderBy('created_at', 'desc');
+  const query = db('oauth_clients').orderBy('created_at', 'desc');
   if (filter.registration) query.where({ registration: filter.registration });
   const rows = await query;
   return rows.map(toClientRow);
@@ -327,19 +331,22 @@ export async function updateClient(
   }
   if (patch.redirectUris !== undefined || patch.allowedOrigins !== undefined) {
     // The origins in force follow the redirect URIs or the list set (read under the caller's transaction).
-    const current = await db<OAuthClientRecord>('oauth_clients').where({ client_id: clientId }).forUpdate().first();
+    const current = await db('oauth_clients').where({ client_id: clientId }).forUpdate().first();
     if (!current) return undefined;
     const before = toClientRow(current);
     const allowedOrigins = patch.allowedOrigins !== undefined ? patch.allowedOrigins : before.allowedOrigins;
     const redirectUris = patch.redirectUris ?? before.redirectUris;
     record.cors_origins = JSON.stringify(corsOriginsOf({ type: before.type, redirectUris, allowedOrigins }));
   }
-  const [row] = await db<OAuthClientRecord>('oauth_clients').where({ client_id: clientId }).update(record).returning('*');
+  const [row] = await db('oauth_clients').where({ client_id: clientId }).update(record).returning('*');
   return row ? toClientRow(row) : undefined;
 }
 
 export async function countClients(db: DbOrTrx): Promise<{ total: number; active: number }> {
-  const row = await db('oauth_clients').select(db.raw('count(*) as total'), db.raw('count(*) filter (where is_active) as active')).first();
+  const row = await db('oauth_clients').first<{ total: string; active: string } | undefined>(
+    db.raw('count(*) as total'),
+    db.raw('count(*) filter (where is_active) as active'),
+  );
   return { total: Number(row?.total ?? 0), active: Number(row?.active ?? 0) };
 }
 

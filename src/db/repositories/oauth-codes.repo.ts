@@ -34,6 +34,12 @@ interface AuthorizationCodeRecord extends AuthorizationContextRecord {
   session_id: string | null;
 }
 
+declare module 'knex/types/tables' {
+  interface Tables {
+    oauth_codes: AuthorizationCodeRecord;
+  }
+}
+
 function toRow(r: AuthorizationCodeRecord): AuthorizationCodeRow {
   return {
     codeHash: r.code_hash,
@@ -93,7 +99,7 @@ export async function consumeAuthorizationCode(
   // not queue on the row lock holding a pooled connection; it finds no usable code and is refused at once. A burst of
   // presentations therefore cannot exhaust the pool and turn into 503s. If the holder rolls back, the code stays
   // unused (CONTRACT §3: a failure burns nothing).
-  const [row] = await db<AuthorizationCodeRecord>('oauth_codes')
+  const [row] = await db('oauth_codes')
     .whereIn(
       'code_hash',
       db('oauth_codes')
@@ -106,11 +112,11 @@ export async function consumeAuthorizationCode(
     )
     .update({ used_at: now })
     .returning('*');
-  return row ? toRow(row as AuthorizationCodeRecord) : undefined;
+  return row ? toRow(row) : undefined;
 }
 
 export async function findAuthorizationCode(db: DbOrTrx, codeHash: string): Promise<AuthorizationCodeRow | undefined> {
-  const row = await db<AuthorizationCodeRecord>('oauth_codes').where({ code_hash: codeHash }).first();
+  const row = await db('oauth_codes').where({ code_hash: codeHash }).first();
   return row ? toRow(row) : undefined;
 }
 

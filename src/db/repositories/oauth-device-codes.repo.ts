@@ -21,7 +21,14 @@ interface DeviceCodeRecord extends AuthorizationContextRecord {
   status: DeviceCodeStatus;
   user_id: string | null;
   interval_s: number;
+  created_at: Date;
   expires_at: Date;
+}
+
+declare module 'knex/types/tables' {
+  interface Tables {
+    oauth_device_codes: DeviceCodeRecord;
+  }
 }
 
 function toRow(r: DeviceCodeRecord): DeviceCodeRow {
@@ -69,11 +76,11 @@ export async function insertDeviceCode(
 
 /** The pending, unexpired authorization a user code names; undefined for any other. */
 export async function findPendingDeviceCode(db: DbOrTrx, userCodeHash: string, now: Date): Promise<DeviceCodeRow | undefined> {
-  const row = await db<DeviceCodeRecord>('oauth_device_codes')
+  const row = await db('oauth_device_codes')
     .where({ user_code_hash: userCodeHash, status: 'pending' as DeviceCodeStatus })
     .where('expires_at', '>', now)
     .first();
-  return row ? toRow(row as DeviceCodeRecord) : undefined;
+  return row ? toRow(row) : undefined;
 }
 
 /** The user's answer, in one conditional UPDATE: of two answers to one code, exactly one counts. */
@@ -83,7 +90,7 @@ export async function decideDeviceCode(
   decision: { approve: boolean; userId: string; authTime: Date; amr: string[] },
   now: Date,
 ): Promise<DeviceCodeRow | undefined> {
-  const [row] = await db<DeviceCodeRecord>('oauth_device_codes')
+  const [row] = await db('oauth_device_codes')
     .where({ user_code_hash: userCodeHash, status: 'pending' as DeviceCodeStatus })
     .where('expires_at', '>', now)
     .update({
@@ -93,7 +100,7 @@ export async function decideDeviceCode(
       amr: JSON.stringify(decision.amr),
     })
     .returning('*');
-  return row ? toRow(row as DeviceCodeRecord) : undefined;
+  return row ? toRow(row) : undefined;
 }
 
 /**
@@ -107,7 +114,7 @@ export async function recordDevicePoll(
   clientId: string,
   now: Date,
 ): Promise<(DeviceCodeRow & { slowDown: boolean }) | undefined> {
-  const rows = await preparedRows(
+  const rows = await preparedRows<DeviceCodeRecord & { slow_down: boolean }>(
     db,
     'sso_record_device_poll_1',
     `with old as (
@@ -125,7 +132,7 @@ export async function recordDevicePoll(
     [deviceCodeHash, clientId, now],
   );
   const row = rows[0];
-  return row ? { ...toRow(row as unknown as DeviceCodeRecord), slowDown: row.slow_down === true } : undefined;
+  return row ? { ...toRow(row), slowDown: row.slow_down === true } : undefined;
 }
 
 /** The approved code's tokens are issued once: the consuming UPDATE is conditional on `approved` and unexpired. */
@@ -136,12 +143,12 @@ export async function consumeDeviceCode(
   sessionId: string,
   now: Date,
 ): Promise<DeviceCodeRow | undefined> {
-  const [row] = await db<DeviceCodeRecord>('oauth_device_codes')
+  const [row] = await db('oauth_device_codes')
     .where({ device_code_hash: deviceCodeHash, client_id: clientId, status: 'approved' })
     .where('expires_at', '>', now)
     .update({ status: 'consumed', session_id: sessionId })
     .returning('*');
-  return row ? toRow(row as DeviceCodeRecord) : undefined;
+  return row ? toRow(row) : undefined;
 }
 
 /**

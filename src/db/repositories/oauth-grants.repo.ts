@@ -27,6 +27,12 @@ interface GrantRecord {
   last_used_at: Date | null;
 }
 
+declare module 'knex/types/tables' {
+  interface Tables {
+    oauth_grants: GrantRecord;
+  }
+}
+
 function splitScope(scope: string): string[] {
   return scope.split(' ').filter(Boolean);
 }
@@ -49,7 +55,7 @@ function toRow(r: GrantRecord): GrantRow {
 }
 
 export async function findGrant(db: DbOrTrx, userId: string, clientId: string): Promise<GrantRow | undefined> {
-  const row = await db<GrantRecord>('oauth_grants').where({ user_id: userId, client_id: clientId }).first();
+  const row = await db('oauth_grants').where({ user_id: userId, client_id: clientId }).first();
   return row ? toRow(row) : undefined;
 }
 

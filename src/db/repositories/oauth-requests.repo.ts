@@ -32,6 +32,12 @@ interface AuthorizationRequestRecord extends AuthorizationContextRecord {
   consumed_at: Date | null;
 }
 
+declare module 'knex/types/tables' {
+  interface Tables {
+    oauth_authorization_requests: AuthorizationRequestRecord;
+  }
+}
+
 function toRow(r: AuthorizationRequestRecord): AuthorizationRequestRow {
   return {
     id: r.id,
@@ -86,7 +92,7 @@ export async function findPendingAuthorizationRequest(
   userId: string,
   now: Date,
 ): Promise<AuthorizationRequestRow | undefined> {
-  const row = await db<AuthorizationRequestRecord>('oauth_authorization_requests')
+  const row = await db('oauth_authorization_requests')
     .where({ id, user_id: userId })
     .whereNull('consumed_at')
     .where('expires_at', '>', now)
@@ -101,13 +107,13 @@ export async function consumeAuthorizationRequest(
   userId: string,
   now: Date,
 ): Promise<AuthorizationRequestRow | undefined> {
-  const [row] = await db<AuthorizationRequestRecord>('oauth_authorization_requests')
+  const [row] = await db('oauth_authorization_requests')
     .where({ id, user_id: userId })
     .whereNull('consumed_at')
     .where('expires_at', '>', now)
     .update({ consumed_at: now })
     .returning('*');
-  return row ? toRow(row as AuthorizationRequestRecord) : undefined;
+  return row ? toRow(row) : undefined;
 }
 
 /** Ends every pending authorization request of a client (the client was deactivated): none can be approved later. */

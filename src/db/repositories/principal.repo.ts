@@ -82,19 +82,36 @@ const TOUCH_INTERVAL_SECONDS = 60;
  */
 export async function loadPrincipal(db: DbOrTrx, sessionId: string, userId: string, now: Date): Promise<PrincipalRecord | undefined> {
   const stale = new Date(now.getTime() - TOUCH_INTERVAL_SECONDS * 1000);
-  const [row] = await preparedRows(db, 'sso_load_principal_5', LOAD_PRINCIPAL_SQL, [sessionId, userId, now, stale]);
+  const [row] = await preparedRows<PrincipalColumns>(db, 'sso_load_principal_5', LOAD_PRINCIPAL_SQL, [sessionId, userId, now, stale]);
   return row ? toPrincipalRecord(row) : undefined;
 }
 
+/** What ACCESS_COLUMNS selects: json from pg (its text from drivers that do not parse json). */
+export interface AccessColumns {
+  roles: PrincipalRole[] | string;
+  permissions: string[] | string;
+}
+
+/** What PRINCIPAL_COLUMNS selects. */
+export interface PrincipalColumns extends AccessColumns {
+  id: string;
+  email: string;
+  first_name: string;
+  last_name: string;
+  is_active: boolean;
+  email_verified: boolean;
+  amr: string[] | string | null;
+}
+
 /** A row with PRINCIPAL_COLUMNS (users `u`, sessions `s`, roles CTE `r`) as a PrincipalRecord. */
-export function toPrincipalRecord(row: Record<string, unknown>): PrincipalRecord {
+export function toPrincipalRecord(row: PrincipalColumns): PrincipalRecord {
   return {
-    id: row.id as string,
-    email: row.email as string,
-    firstName: row.first_name as string,
-    lastName: row.last_name as string,
-    isActive: row.is_active as boolean,
-    emailVerified: row.email_verified as boolean,
+    id: row.id,
+    email: row.email,
+    firstName: row.first_name,
+    lastName: row.last_name,
+    isActive: row.is_active,
+    emailVerified: row.email_verified,
     roles: parseJson(row.roles),
     permissions: parseJson(row.permissions),
     amr: parseTextArray(row.amr),
@@ -125,7 +142,7 @@ const LOAD_PRINCIPAL_SQL = `with s as (
 
 /** The same role and permission resolution for any user, without a session (user detail, check-permission). */
 export async function loadUserAccess(db: DbOrTrx, userId: string): Promise<{ roles: PrincipalRole[]; permissions: string[] }> {
-  const result = await db.raw(
+  const result = await db.raw<{ rows: AccessColumns[] }>(
     `with ${ROLES_CTE}
      select ${ACCESS_COLUMNS}`,
     { uid: userId },
@@ -134,12 +151,12 @@ export async function loadUserAccess(db: DbOrTrx, userId: string): Promise<{ rol
 }
 
 /** A row with ACCESS_COLUMNS as the user's roles and permissions. */
-export function toUserAccess(row: Record<string, unknown>): { roles: PrincipalRole[]; permissions: string[] } {
+export function toUserAccess(row: AccessColumns): { roles: PrincipalRole[]; permissions: string[] } {
   return { roles: parseJson(row.roles), permissions: parseJson(row.permissions) };
 }
 
-function parseJson<T>(value: unknown): T {
-  return (typeof value === 'string' ? JSON.parse(value) : value) as T;
+function parseJson<T>(value: T | string): T {
+  return typeof value === 'string' ? JSON.parse(value) : value;
 }
 
 /** A text[] column: an array from pg, the literal `{a,b}` from drivers that do not parse arrays. */

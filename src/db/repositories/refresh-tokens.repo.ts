@@ -1,5 +1,12 @@
 import { preparedRows, retryingConflicts, type DbOrTrx } from '..';
-import { PRINCIPAL_COLUMNS, rolesCte, sessionClientIsActive, toPrincipalRecord, type PrincipalRecord } from './principal.repo';
+import {
+  PRINCIPAL_COLUMNS,
+  rolesCte,
+  sessionClientIsActive,
+  toPrincipalRecord,
+  type PrincipalColumns,
+  type PrincipalRecord,
+} from './principal.repo';
 
 export async function insertRefreshToken(db: DbOrTrx, t: { id: string; sessionId: string; now: Date; expiresAt: Date }): Promise<void> {
   await db('refresh_tokens').insert({ id: t.id, session_id: t.sessionId, created_at: t.now, expires_at: t.expiresAt });
@@ -47,6 +54,14 @@ export async function findRefreshTokenWithSuccessor(db: DbOrTrx, id: string): Pr
   };
 }
 
+/** What ROTATE_SQL returns: the principal's columns when the rotation was allowed (id null otherwise). */
+interface RotationColumns extends PrincipalColumns {
+  refresh_expires_at: Date;
+  auth_time: Date;
+  user_updated_at: Date;
+  oidc_sid: string;
+}
+
 export interface FastRotation {
   /** Expiry of the successor token. */
   refreshExpiresAt: Date;
@@ -80,7 +95,7 @@ export async function rotateLiveRefreshToken(
   },
 ): Promise<FastRotation | undefined> {
   const [row] = await retryingConflicts(() =>
-    preparedRows(db, 'sso_rotate_refresh_7', ROTATE_SQL, [
+    preparedRows<RotationColumns>(db, 'sso_rotate_refresh_7', ROTATE_SQL, [
       t.sessionId,
       t.userId,
       t.tokenId,
@@ -93,12 +108,12 @@ export async function rotateLiveRefreshToken(
   );
   if (!row) return undefined;
   return {
-    refreshExpiresAt: new Date(row.refresh_expires_at as string | Date),
+    refreshExpiresAt: new Date(row.refresh_expires_at),
     principal: row.id ? toPrincipalRecord(row) : undefined,
     idTokenReads: row.id
       ? {
-          authTime: new Date(row.auth_time as string | Date),
-          userUpdatedAt: new Date(row.user_updated_at as string | Date),
+          authTime: new Date(row.auth_time),
+          userUpdatedAt: new Date(row.user_updated_at),
           sid: String(row.oidc_sid),
         }
       : undefined,

@@ -22,6 +22,12 @@ interface RegistrationTokenRecord {
   revoked_at: Date | null;
 }
 
+declare module 'knex/types/tables' {
+  interface Tables {
+    registration_tokens: RegistrationTokenRecord;
+  }
+}
+
 function toRow(r: RegistrationTokenRecord): RegistrationTokenRow {
   return {
     id: r.id,
@@ -38,7 +44,7 @@ export async function insertRegistrationToken(
   db: DbOrTrx,
   t: { id: string; tokenHash: string; createdBy: string | null; maxUses: number; now: Date; expiresAt: Date },
 ): Promise<RegistrationTokenRow> {
-  const [row] = await db<RegistrationTokenRecord>('registration_tokens')
+  const [row] = await db('registration_tokens')
     .insert({
       id: t.id,
       token_hash: t.tokenHash,
@@ -49,11 +55,11 @@ export async function insertRegistrationToken(
       expires_at: t.expiresAt,
     })
     .returning('*');
-  return toRow(row as RegistrationTokenRecord);
+  return toRow(row);
 }
 
 export async function listRegistrationTokens(db: DbOrTrx): Promise<RegistrationTokenRow[]> {
-  const rows = await db<RegistrationTokenRecord>('registration_tokens').orderBy('created_at', 'desc');
+  const rows = await db('registration_tokens').orderBy('created_at', 'desc');
   return rows.map(toRow);
 }
 
@@ -63,21 +69,21 @@ export async function listRegistrationTokens(db: DbOrTrx): Promise<RegistrationT
  * revoked or used up.
  */
 export async function consumeRegistrationToken(db: DbOrTrx, tokenHash: string, now: Date): Promise<RegistrationTokenRow | undefined> {
-  const [row] = await db<RegistrationTokenRecord>('registration_tokens')
+  const [row] = await db('registration_tokens')
     .where({ token_hash: tokenHash })
     .whereNull('revoked_at')
     .where('expires_at', '>', now)
     .whereRaw('uses < max_uses')
     .update({ uses: db.raw('uses + 1') })
     .returning('*');
-  return row ? toRow(row as RegistrationTokenRecord) : undefined;
+  return row ? toRow(row) : undefined;
 }
 
 /** Revokes a live token; undefined when there is no such token (a revoked one is returned as it is). */
 export async function revokeRegistrationToken(db: DbOrTrx, id: string, now: Date): Promise<RegistrationTokenRow | undefined> {
-  const [row] = await db<RegistrationTokenRecord>('registration_tokens')
+  const [row] = await db('registration_tokens')
     .where({ id })
     .update({ revoked_at: db.raw('coalesce(revoked_at, ?)', [now]) })
     .returning('*');
-  return row ? toRow(row as RegistrationTokenRecord) : undefined;
+  return row ? toRow(row) : undefined;
 }

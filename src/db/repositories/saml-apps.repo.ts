@@ -1,4 +1,4 @@
-import type { DbOrTrx } from '..';
+import type { DbOrTrx, JsonColumns } from '..';
 
 export type SamlNameIdFormat = 'emailAddress' | 'persistent' | 'transient' | 'unspecified';
 export type SamlSloBinding = 'HTTP-Redirect' | 'HTTP-POST';
@@ -62,6 +62,12 @@ interface SamlAppRecord {
   updated_at: Date;
 }
 
+declare module 'knex/types/tables' {
+  interface Tables {
+    saml_apps: JsonColumns<SamlAppRecord, 'acs_urls' | 'attributes'>;
+  }
+}
+
 const toRow = (r: SamlAppRecord): SamlAppRow => ({
   id: r.id,
   name: r.name,
@@ -100,16 +106,16 @@ const toRecord = (f: SamlAppFields) => ({
 });
 
 export async function listSamlApps(db: DbOrTrx): Promise<SamlAppRow[]> {
-  return (await db<SamlAppRecord>('saml_apps').orderBy('name').orderBy('id')).map(toRow);
+  return (await db('saml_apps').orderBy('name').orderBy('id')).map(toRow);
 }
 
 export async function findSamlAppById(db: DbOrTrx, id: string): Promise<SamlAppRow | undefined> {
-  const row = await db<SamlAppRecord>('saml_apps').where({ id }).first();
+  const row = await db('saml_apps').where({ id }).first();
   return row ? toRow(row) : undefined;
 }
 
 export async function findSamlAppByEntityId(db: DbOrTrx, entityId: string): Promise<SamlAppRow | undefined> {
-  const row = await db<SamlAppRecord>('saml_apps').where({ entity_id: entityId }).first();
+  const row = await db('saml_apps').where({ entity_id: entityId }).first();
   return row ? toRow(row) : undefined;
 }
 
@@ -120,7 +126,7 @@ export async function insertSamlApp(db: DbOrTrx, id: string, f: SamlAppFields, n
     .onConflict('entity_id')
     .ignore()
     .returning('*');
-  return row ? toRow(row as SamlAppRecord) : undefined;
+  return row ? toRow(row) : undefined;
 }
 
 export async function updateSamlApp(db: DbOrTrx, id: string, f: SamlAppFields, now: Date): Promise<SamlAppRow | undefined> {
@@ -128,7 +134,7 @@ export async function updateSamlApp(db: DbOrTrx, id: string, f: SamlAppFields, n
     .where({ id })
     .update({ ...toRecord(f), updated_at: now })
     .returning('*');
-  return row ? toRow(row as SamlAppRecord) : undefined;
+  return row ? toRow(row) : undefined;
 }
 
 export async function deleteSamlApp(db: DbOrTrx, id: string): Promise<boolean> {

@@ -23,6 +23,13 @@ interface SamlRequestRecord {
   is_passive: boolean;
   created_at: Date;
   expires_at: Date;
+  used_at: Date | null;
+}
+
+declare module 'knex/types/tables' {
+  interface Tables {
+    saml_requests: SamlRequestRecord;
+  }
 }
 
 const toRequest = (r: SamlRequestRecord): SamlRequestRow => ({
@@ -62,7 +69,7 @@ export async function insertSamlRequest(db: DbOrTrx, r: Omit<SamlRequestRow, 'cr
 
 /** A live, unused request (to decide what to do next); spending it is `consumeSamlRequest`. */
 export async function findLiveSamlRequest(db: DbOrTrx, id: string, now: Date): Promise<SamlRequestRow | undefined> {
-  const row = await db<SamlRequestRecord>('saml_requests').where({ id }).whereNull('used_at').where('expires_at', '>', now).first();
+  const row = await db('saml_requests').where({ id }).whereNull('used_at').where('expires_at', '>', now).first();
   return row ? toRequest(row) : undefined;
 }
 
@@ -74,7 +81,7 @@ export async function consumeSamlRequest(db: DbOrTrx, id: string, now: Date): Pr
     .where('expires_at', '>', now)
     .update({ used_at: now })
     .returning('*');
-  return row ? toRequest(row as SamlRequestRecord) : undefined;
+  return row ? toRequest(row) : undefined;
 }
 
 /** What an assertion was issued for: SessionIndex -> SSO session. */

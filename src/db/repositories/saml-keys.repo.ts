@@ -17,6 +17,12 @@ interface SamlKeyRecord {
   retired_at: Date | null;
 }
 
+declare module 'knex/types/tables' {
+  interface Tables {
+    saml_signing_keys: SamlKeyRecord;
+  }
+}
+
 const toRow = (r: SamlKeyRecord): SamlKeyRow => ({
   id: r.id,
   privateKeySealed: r.private_key_sealed,
@@ -26,13 +32,13 @@ const toRow = (r: SamlKeyRecord): SamlKeyRow => ({
 });
 
 export async function findCurrentSamlKey(db: DbOrTrx): Promise<SamlKeyRow | undefined> {
-  const row = await db<SamlKeyRecord>('saml_signing_keys').whereNull('retired_at').first();
+  const row = await db('saml_signing_keys').whereNull('retired_at').first();
   return row ? toRow(row) : undefined;
 }
 
 /** The current key and keys retired after `retiredAfter`, newest first (the metadata publishes them all). */
 export async function listPublishedSamlKeys(db: DbOrTrx, retiredAfter: Date): Promise<SamlKeyRow[]> {
-  const rows = await db<SamlKeyRecord>('saml_signing_keys')
+  const rows = await db('saml_signing_keys')
     .where((q) => q.whereNull('retired_at').orWhere('retired_at', '>', retiredAfter))
     .orderBy('created_at', 'desc');
   return rows.map(toRow);

@@ -31,6 +31,12 @@ interface ScimConnectionRecord {
   last_used_at: Date | null;
 }
 
+declare module 'knex/types/tables' {
+  interface Tables {
+    scim_connections: ScimConnectionRecord;
+  }
+}
+
 function toConnection(r: ScimConnectionRecord): ScimConnectionRow {
   return {
     id: r.id,
@@ -46,20 +52,20 @@ export async function insertScimConnection(
   db: DbOrTrx,
   c: { id: string; name: string; description: string; tokenHash: string; createdBy: string | null; now: Date },
 ): Promise<ScimConnectionRow> {
-  const [row] = await db<ScimConnectionRecord>('scim_connections')
+  const [row] = await db('scim_connections')
     .insert({ id: c.id, name: c.name, description: c.description, token_hash: c.tokenHash, created_by: c.createdBy, created_at: c.now })
     .returning('*');
-  return toConnection(row as ScimConnectionRecord);
+  return toConnection(row);
 }
 
 export async function listScimConnections(db: DbOrTrx): Promise<ScimConnectionRow[]> {
-  const rows = await db<ScimConnectionRecord>('scim_connections').orderBy([{ column: 'created_at' }, { column: 'id' }]);
+  const rows = await db('scim_connections').orderBy([{ column: 'created_at' }, { column: 'id' }]);
   return rows.map(toConnection);
 }
 
 export async function findScimConnection(db: DbOrTrx, id: string): Promise<ScimConnectionRow | undefined> {
   if (!UUID_PATTERN.test(id)) return undefined;
-  const row = await db<ScimConnectionRecord>('scim_connections').where({ id }).first();
+  const row = await db('scim_connections').where({ id }).first();
   return row ? toConnection(row) : undefined;
 }
 
@@ -68,15 +74,15 @@ export async function findScimConnectionByTokenHash(
   db: DbOrTrx,
   tokenHash: string,
 ): Promise<{ connection: ScimConnectionRow; tokenHash: string } | undefined> {
-  const row = await db<ScimConnectionRecord>('scim_connections').where({ token_hash: tokenHash }).first();
+  const row = await db('scim_connections').where({ token_hash: tokenHash }).first();
   return row ? { connection: toConnection(row), tokenHash: row.token_hash } : undefined;
 }
 
 /** A new token hash (rotation): the old token stops matching at once. */
 export async function setScimConnectionTokenHash(db: DbOrTrx, id: string, tokenHash: string): Promise<ScimConnectionRow | undefined> {
   if (!UUID_PATTERN.test(id)) return undefined;
-  const [row] = await db<ScimConnectionRecord>('scim_connections').where({ id }).update({ token_hash: tokenHash }).returning('*');
-  return row ? toConnection(row as ScimConnectionRecord) : undefined;
+  const [row] = await db('scim_connections').where({ id }).update({ token_hash: tokenHash }).returning('*');
+  return row ? toConnection(row) : undefined;
 }
 
 /** last_used_at, written at most once a minute per connection. */
@@ -90,8 +96,8 @@ export async function touchScimConnection(db: DbOrTrx, id: string, now: Date): P
 /** Deletes a connection; its groups, their memberships and mappings, and its externalIds go with it. */
 export async function deleteScimConnection(db: DbOrTrx, id: string): Promise<ScimConnectionRow | undefined> {
   if (!UUID_PATTERN.test(id)) return undefined;
-  const [row] = await db<ScimConnectionRecord>('scim_connections').where({ id }).delete().returning('*');
-  return row ? toConnection(row as ScimConnectionRecord) : undefined;
+  const [row] = await db('scim_connections').where({ id }).delete().returning('*');
+  return row ? toConnection(row) : undefined;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -396,6 +402,12 @@ interface ScimGroupRecord {
   updated_at: Date;
 }
 
+declare module 'knex/types/tables' {
+  interface Tables {
+    scim_groups: ScimGroupRecord;
+  }
+}
+
 function toGroup(r: ScimGroupRecord): ScimGroupRow {
   return {
     id: r.id,
@@ -411,7 +423,7 @@ export async function insertScimGroup(
   db: DbOrTrx,
   g: { id: string; connectionId: string; displayName: string; externalId: string | null; now: Date },
 ): Promise<ScimGroupRow> {
-  const [row] = await db<ScimGroupRecord>('scim_groups')
+  const [row] = await db('scim_groups')
     .insert({
       id: g.id,
       connection_id: g.connectionId,
@@ -421,7 +433,7 @@ export async function insertScimGroup(
       updated_at: g.now,
     })
     .returning('*');
-  return toGroup(row as ScimGroupRecord);
+  return toGroup(row);
 }
 
 /** A group of the connection; `lock` takes its row for the rest of the transaction (the first lock of every group change). */
@@ -432,11 +444,11 @@ export async function findScimGroup(
   lock = false,
 ): Promise<ScimGroupRow | undefined> {
   if (!UUID_PATTERN.test(groupId)) return undefined;
-  const q = db<ScimGroupRecord>('scim_groups').where({ id: groupId });
+  const q = db('scim_groups').where({ id: groupId });
   if (connectionId !== null) q.where({ connection_id: connectionId });
   if (lock) q.forUpdate();
   const row = await q.first();
-  return row ? toGroup(row as ScimGroupRecord) : undefined;
+  return row ? toGroup(row) : undefined;
 }
 
 export async function listScimGroups(

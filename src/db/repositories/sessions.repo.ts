@@ -1,5 +1,5 @@
 import { preparedRows, type DbOrTrx } from '..';
-import { ACCESS_COLUMNS, rolesCte, sessionClientIsActive, toUserAccess, type PrincipalRole } from './principal.repo';
+import { ACCESS_COLUMNS, rolesCte, sessionClientIsActive, toUserAccess, type AccessColumns, type PrincipalRole } from './principal.repo';
 
 export interface SessionRow {
   id: string;
@@ -39,6 +39,12 @@ interface SessionRecord {
   auth_time: Date;
   amr: string[] | null;
   browser_session_id?: string | null;
+}
+
+declare module 'knex/types/tables' {
+  interface Tables {
+    sessions: SessionRecord;
+  }
 }
 
 function toSessionRow(r: SessionRecord): SessionRow {
@@ -92,7 +98,7 @@ export async function insertSession(
   ];
   // A named prepared statement per shape (a password sign-in runs it outside a transaction: issue 10).
   const name = clearing ? 'sso_insert_session_password_sign_in_3' : signIn ? 'sso_insert_session_sign_in_3' : 'sso_insert_session_2';
-  const [row] = await preparedRows(
+  const [row] = await preparedRows<AccessColumns>(
     db,
     name,
     `with ${signInCtes.map((cte) => `${cte},`).join('\n')}
@@ -118,10 +124,10 @@ export async function insertSession(
       s.amr ?? ['pwd'],
       firstRefreshTokenId,
       s.browserSessionId ?? null,
-      ...(clearing ? [signIn.clearFailuresOf] : []),
+      ...(signIn?.clearFailuresOf !== undefined ? [signIn.clearFailuresOf] : []),
     ],
   );
-  return toUserAccess(row!);
+  return toUserAccess(row);
 }
 
 /**
@@ -191,12 +197,12 @@ export async function findLiveClientSessionOfSid(
 }
 
 export async function findSessionById(db: DbOrTrx, id: string): Promise<SessionRow | undefined> {
-  const row = await db<SessionRecord>('sessions').where({ id }).first();
+  const row = await db('sessions').where({ id }).first();
   return row ? toSessionRow(row) : undefined;
 }
 
 export async function listActiveSessionsOfUser(db: DbOrTrx, userId: string, now: Date): Promise<SessionRow[]> {
-  const rows = await db<SessionRecord>('sessions')
+  const rows = await db('sessions')
     .where({ user_id: userId })
     .whereNull('revoked_at')
     .where('expires_at', '>', now)
@@ -213,7 +219,7 @@ export async function lockLiveSession(
   id: string,
   now: Date,
 ): Promise<{ id: string; userId: string; createdAt: Date; clientId: string | null; scope: string | null } | undefined> {
-  const row = await db<SessionRecord>('sessions')
+  const row = await db('sessions')
     .where({ id })
     .whereNull('revoked_at')
     .where('expires_at', '>', now)

@@ -20,6 +20,12 @@ interface SigningKeyRecord {
   retired_at: Date | null;
 }
 
+declare module 'knex/types/tables' {
+  interface Tables {
+    oidc_signing_keys: SigningKeyRecord;
+  }
+}
+
 function toRow(r: SigningKeyRecord): SigningKeyRow {
   return {
     kid: r.kid,
@@ -32,18 +38,18 @@ function toRow(r: SigningKeyRecord): SigningKeyRow {
 }
 
 export async function findCurrentSigningKey(db: DbOrTrx, alg: string): Promise<SigningKeyRow | undefined> {
-  const row = await db<SigningKeyRecord>('oidc_signing_keys').where({ alg }).whereNull('retired_at').first();
+  const row = await db('oidc_signing_keys').where({ alg }).whereNull('retired_at').first();
   return row ? toRow(row) : undefined;
 }
 
 export async function findSigningKey(db: DbOrTrx, kid: string): Promise<SigningKeyRow | undefined> {
-  const row = await db<SigningKeyRecord>('oidc_signing_keys').where({ kid }).first();
+  const row = await db('oidc_signing_keys').where({ kid }).first();
   return row ? toRow(row) : undefined;
 }
 
 /** Current keys and keys retired after `retiredAfter` (their id_tokens may still be live), newest first. */
 export async function listPublishedSigningKeys(db: DbOrTrx, retiredAfter: Date): Promise<SigningKeyRow[]> {
-  const rows = await db<SigningKeyRecord>('oidc_signing_keys')
+  const rows = await db('oidc_signing_keys')
     .where((q) => q.whereNull('retired_at').orWhere('retired_at', '>', retiredAfter))
     .orderBy('created_at', 'desc');
   return rows.map(toRow);
@@ -69,7 +75,7 @@ export async function insertSigningKeyIfNoneCurrent(
 
 /** Retires every current key (all algorithms); returns their kids. */
 export async function retireCurrentSigningKeys(db: DbOrTrx, now: Date): Promise<string[]> {
-  const rows = await db<SigningKeyRecord>('oidc_signing_keys').whereNull('retired_at').update({ retired_at: now }).returning('kid');
+  const rows = await db('oidc_signing_keys').whereNull('retired_at').update({ retired_at: now }).returning('kid');
   return rows.map((r) => (r as { kid: string }).kid);
 }
 

@@ -36,6 +36,12 @@ interface Record_ {
   needs_confirmation: boolean;
 }
 
+declare module 'knex/types/tables' {
+  interface Tables {
+    user_identities: Record_;
+  }
+}
+
 function toRow(r: Record_): UserIdentityRow {
   return {
     id: r.id,
@@ -59,17 +65,17 @@ export interface IdentityKey {
 
 /** The identity (provider, issuer, subject), stamped as used now; undefined when nobody has linked it. */
 export async function useIdentity(db: DbOrTrx, key: IdentityKey, now: Date): Promise<UserIdentityRow | undefined> {
-  const [row] = await db<Record_>('user_identities')
+  const [row] = await db('user_identities')
     .where({ provider_id: key.providerId, issuer: key.issuer, subject: key.subject })
     .update({ last_used_at: now })
     .returning('*');
-  return row ? toRow(row as Record_) : undefined;
+  return row ? toRow(row) : undefined;
 }
 
 /** The identity (provider, issuer, subject) without stamping it (the policy asks who holds it). */
 export async function findIdentity(db: DbOrTrx, key: IdentityKey): Promise<UserIdentityRow | undefined> {
-  const row = await db<Record_>('user_identities').where({ provider_id: key.providerId, issuer: key.issuer, subject: key.subject }).first();
-  return row ? toRow(row as Record_) : undefined;
+  const row = await db('user_identities').where({ provider_id: key.providerId, issuer: key.issuer, subject: key.subject }).first();
+  return row ? toRow(row) : undefined;
 }
 
 /**
@@ -80,7 +86,7 @@ export async function insertIdentity(
   db: DbOrTrx,
   identity: IdentityKey & { id: string; userId: string; email: string | null; now: Date },
 ): Promise<UserIdentityRow | undefined> {
-  const [row] = await db<Record_>('user_identities')
+  const [row] = await db('user_identities')
     .insert({
       id: identity.id,
       user_id: identity.userId,
@@ -94,7 +100,7 @@ export async function insertIdentity(
     .onConflict(['provider_id', 'issuer', 'subject'])
     .ignore()
     .returning('*');
-  return row ? toRow(row as Record_) : undefined;
+  return row ? toRow(row) : undefined;
 }
 
 export async function listIdentitiesOfUser(db: DbOrTrx, userId: string): Promise<LinkedIdentity[]> {
@@ -113,17 +119,17 @@ export async function listIdentitiesOfUser(db: DbOrTrx, userId: string): Promise
 /** The owner keeps a flagged identity: it signs in again. Returns it, or undefined when it is not theirs or not flagged. */
 export async function confirmIdentityOfUser(db: DbOrTrx, userId: string, id: string): Promise<UserIdentityRow | undefined> {
   if (!UUID_PATTERN.test(id)) return undefined;
-  const [row] = await db<Record_>('user_identities')
+  const [row] = await db('user_identities')
     .where({ id, user_id: userId, needs_confirmation: true })
     .update({ needs_confirmation: false })
     .returning('*');
-  return row ? toRow(row as Record_) : undefined;
+  return row ? toRow(row) : undefined;
 }
 
 export async function deleteIdentityOfUser(db: DbOrTrx, userId: string, id: string): Promise<UserIdentityRow | undefined> {
   if (!UUID_PATTERN.test(id)) return undefined;
-  const [row] = await db<Record_>('user_identities').where({ id, user_id: userId }).delete().returning('*');
-  return row ? toRow(row as Record_) : undefined;
+  const [row] = await db('user_identities').where({ id, user_id: userId }).delete().returning('*');
+  return row ? toRow(row) : undefined;
 }
 
 /**

@@ -31,6 +31,12 @@ interface UserRecord {
   invitation_expires_at?: Date | null;
 }
 
+declare module 'knex/types/tables' {
+  interface Tables {
+    users: UserRecord;
+  }
+}
+
 export function toUserRow(r: UserRecord): UserRow {
   return {
     id: r.id,
@@ -49,7 +55,7 @@ export function toUserRow(r: UserRecord): UserRow {
 
 export async function findUserById(db: DbOrTrx, id: string): Promise<UserRow | undefined> {
   if (!UUID_PATTERN.test(id)) return undefined;
-  const row = await db<UserRecord>('users').where({ id }).first();
+  const row = await db('users').where({ id }).first();
   return row ? toUserRow(row) : undefined;
 }
 
@@ -67,7 +73,7 @@ export interface SignInAccount {
  * hash and as few round trips as possible). The factor columns are the ones loadFactors (services/mfa) reads.
  */
 export async function findSignInAccount(db: DbOrTrx, email: string): Promise<SignInAccount | undefined> {
-  const [row] = await preparedRows(
+  const [row] = await preparedRows<UserRecord & { has_totp: boolean; passkeys: number; recovery_codes_left: number }>(
     db,
     'sso_sign_in_account_1',
     `select u.id, u.email, u.first_name, u.last_name, u.password_hash, u.is_active, u.email_verified, u.created_at,
@@ -80,7 +86,7 @@ export async function findSignInAccount(db: DbOrTrx, email: string): Promise<Sig
   );
   if (!row) return undefined;
   return {
-    user: toUserRow(row as unknown as UserRecord),
+    user: toUserRow(row),
     totp: row.has_totp === true,
     passkeys: Number(row.passkeys),
     recoveryCodesLeft: Number(row.recovery_codes_left),
@@ -88,7 +94,7 @@ export async function findSignInAccount(db: DbOrTrx, email: string): Promise<Sig
 }
 
 export async function findUserByEmail(db: DbOrTrx, email: string): Promise<UserRow | undefined> {
-  const row = await db<UserRecord>('users').where({ email }).first();
+  const row = await db('users').where({ email }).first();
   return row ? toUserRow(row) : undefined;
 }
 
@@ -105,7 +111,7 @@ export async function insertUser(
     now: Date;
   },
 ): Promise<UserRow> {
-  const [row] = await db<UserRecord>('users')
+  const [row] = await db('users')
     .insert({
       id: user.id,
       email: user.email,
@@ -145,7 +151,7 @@ export async function updateUser(
   if (patch.emailVerified !== undefined) record.email_verified = patch.emailVerified;
   if (patch.lastLoginAt !== undefined) record.last_login_at = patch.lastLoginAt;
   if (patch.invitationExpiresAt !== undefined) record.invitation_expires_at = patch.invitationExpiresAt;
-  const [row] = await db<UserRecord>('users').where({ id }).update(record).returning('*');
+  const [row] = await db('users').where({ id }).update(record).returning('*');
   return row ? toUserRow(row) : undefined;
 }
 
@@ -154,7 +160,7 @@ export async function updateUser(
  * they and the admin update (which writes the user row first) take users before email_tokens and sessions.
  */
 export async function lockUser(db: DbOrTrx, id: string): Promise<UserRow | undefined> {
-  const row = await db<UserRecord>('users').where({ id }).forNoKeyUpdate().first();
+  const row = await db('users').where({ id }).forNoKeyUpdate().first();
   return row ? toUserRow(row) : undefined;
 }
 
@@ -206,11 +212,14 @@ export async function listUsers(
       .offset(query.offset),
     matching().count<{ count: string }[]>('* as count').first(),
   ]);
-  return { users: (rows as UserRecord[]).map(toUserRow), total: Number(count?.count ?? 0) };
+  return { users: rows.map(toUserRow), total: Number(count?.count ?? 0) };
 }
 
 export async function countUsers(db: DbOrTrx): Promise<{ total: number; active: number }> {
-  const row = await db('users').select(db.raw('count(*) as total'), db.raw('count(*) filter (where is_active) as active')).first();
+  const row = await db('users').first<{ total: string; active: string } | undefined>(
+    db.raw('count(*) as total'),
+    db.raw('count(*) filter (where is_active) as active'),
+  );
   return { total: Number(row?.total ?? 0), active: Number(row?.active ?? 0) };
 }
 

@@ -28,6 +28,12 @@ interface PasskeyRecord {
   last_used_at: Date | null;
 }
 
+declare module 'knex/types/tables' {
+  interface Tables {
+    webauthn_credentials: PasskeyRecord;
+  }
+}
+
 function toRow(r: PasskeyRecord): PasskeyRow {
   return {
     id: r.id,
@@ -57,7 +63,7 @@ export async function insertPasskey(
     now: Date;
   },
 ): Promise<PasskeyRow> {
-  const [row] = await db<PasskeyRecord>('webauthn_credentials')
+  const [row] = await db('webauthn_credentials')
     .insert({
       id: p.id,
       user_id: p.userId,
@@ -70,16 +76,16 @@ export async function insertPasskey(
       created_at: p.now,
     })
     .returning('*');
-  return toRow(row as PasskeyRecord);
+  return toRow(row);
 }
 
 export async function listPasskeysOfUser(db: DbOrTrx, userId: string): Promise<PasskeyRow[]> {
-  const rows = await db<PasskeyRecord>('webauthn_credentials').where({ user_id: userId }).orderBy('created_at', 'asc');
+  const rows = await db('webauthn_credentials').where({ user_id: userId }).orderBy('created_at', 'asc');
   return rows.map(toRow);
 }
 
 export async function findPasskeyByCredentialId(db: DbOrTrx, credentialId: string): Promise<PasskeyRow | undefined> {
-  const row = await db<PasskeyRecord>('webauthn_credentials').where({ credential_id: credentialId }).first();
+  const row = await db('webauthn_credentials').where({ credential_id: credentialId }).first();
   return row ? toRow(row) : undefined;
 }
 
@@ -97,19 +103,19 @@ export async function recordPasskeyUse(db: DbOrTrx, id: string, newCounter: numb
 }
 
 export async function renamePasskey(db: DbOrTrx, userId: string, id: string, name: string): Promise<PasskeyRow | undefined> {
-  const [row] = await db<PasskeyRecord>('webauthn_credentials').where({ id, user_id: userId }).update({ name }).returning('*');
-  return row ? toRow(row as PasskeyRecord) : undefined;
+  const [row] = await db('webauthn_credentials').where({ id, user_id: userId }).update({ name }).returning('*');
+  return row ? toRow(row) : undefined;
 }
 
 /** Every passkey of the user, deleted in one statement; returns the deleted rows. */
 export async function deletePasskeysOfUser(db: DbOrTrx, userId: string): Promise<PasskeyRow[]> {
-  const rows = await db<PasskeyRecord>('webauthn_credentials').where({ user_id: userId }).delete().returning('*');
-  return (rows as PasskeyRecord[]).map(toRow);
+  const rows = await db('webauthn_credentials').where({ user_id: userId }).delete().returning('*');
+  return rows.map(toRow);
 }
 
 export async function deletePasskey(db: DbOrTrx, userId: string, id: string): Promise<PasskeyRow | undefined> {
-  const [row] = await db<PasskeyRecord>('webauthn_credentials').where({ id, user_id: userId }).delete().returning('*');
-  return row ? toRow(row as PasskeyRecord) : undefined;
+  const [row] = await db('webauthn_credentials').where({ id, user_id: userId }).delete().returning('*');
+  return row ? toRow(row) : undefined;
 }
 
 /** Removes every passkey of a user (an administrator's factor reset); returns how many went. */

@@ -26,6 +26,12 @@ interface SubscriptionRecord {
   updated_at: Date;
 }
 
+declare module 'knex/types/tables' {
+  interface Tables {
+    webhook_subscriptions: SubscriptionRecord;
+  }
+}
+
 function toSubscriptionRow(r: SubscriptionRecord): WebhookSubscriptionRow {
   return {
     id: r.id,
@@ -45,7 +51,7 @@ export async function insertWebhookSubscription(
   db: DbOrTrx,
   s: { id: string; url: string; events: string[]; enabled: boolean; description: string; secretSealed: string; now: Date },
 ): Promise<WebhookSubscriptionRow> {
-  const [row] = await db<SubscriptionRecord>('webhook_subscriptions')
+  const [row] = await db('webhook_subscriptions')
     .insert({
       id: s.id,
       url: s.url,
@@ -57,19 +63,16 @@ export async function insertWebhookSubscription(
       updated_at: s.now,
     })
     .returning('*');
-  return toSubscriptionRow(row as SubscriptionRecord);
+  return toSubscriptionRow(row);
 }
 
 export async function listWebhookSubscriptions(db: DbOrTrx): Promise<WebhookSubscriptionRow[]> {
-  const rows = (await db<SubscriptionRecord>('webhook_subscriptions')
-    .select('*')
-    .orderBy('created_at')
-    .orderBy('id')) as SubscriptionRecord[];
+  const rows = (await db('webhook_subscriptions').select('*').orderBy('created_at').orderBy('id')) as SubscriptionRecord[];
   return rows.map(toSubscriptionRow);
 }
 
 export async function findWebhookSubscription(db: DbOrTrx, id: string): Promise<WebhookSubscriptionRow | undefined> {
-  const row = (await db<SubscriptionRecord>('webhook_subscriptions').where({ id }).first()) as SubscriptionRecord | undefined;
+  const row = (await db('webhook_subscriptions').where({ id }).first()) as SubscriptionRecord | undefined;
   return row ? toSubscriptionRow(row) : undefined;
 }
 
@@ -79,7 +82,7 @@ export async function updateWebhookSubscription(
   patch: Partial<{ url: string; events: string[]; enabled: boolean; description: string }>,
   now: Date,
 ): Promise<WebhookSubscriptionRow | undefined> {
-  const [row] = await db<SubscriptionRecord>('webhook_subscriptions')
+  const [row] = await db('webhook_subscriptions')
     .where({ id })
     .update({
       ...(patch.url !== undefined ? { url: patch.url } : {}),
@@ -89,7 +92,7 @@ export async function updateWebhookSubscription(
       updated_at: now,
     })
     .returning('*');
-  return row ? toSubscriptionRow(row as SubscriptionRecord) : undefined;
+  return row ? toSubscriptionRow(row) : undefined;
 }
 
 /** The new secret signs from now on; the current one keeps signing beside it until `previousExpiresAt`. */
@@ -149,6 +152,12 @@ interface DeliveryRecord {
   created_at: Date;
 }
 
+declare module 'knex/types/tables' {
+  interface Tables {
+    webhook_deliveries: DeliveryRecord;
+  }
+}
+
 const dateOrNull = (d: Date | null) => (d ? new Date(d) : null);
 
 function toDeliveryRow(r: DeliveryRecord): WebhookDeliveryRow {
@@ -176,10 +185,10 @@ export async function listWebhookDeliveries(
   filter: { status?: DeliveryStatus; beforeId?: string },
   limit: number,
 ): Promise<WebhookDeliveryRow[]> {
-  const q = db<DeliveryRecord>('webhook_deliveries').where({ subscription_id: subscriptionId }).orderBy('id', 'desc').limit(limit);
+  const q = db('webhook_deliveries').where({ subscription_id: subscriptionId }).orderBy('id', 'desc').limit(limit);
   if (filter.status) q.where('status', filter.status);
   if (filter.beforeId !== undefined) q.where('id', '<', filter.beforeId);
-  return ((await q) as DeliveryRecord[]).map(toDeliveryRow);
+  return (await q).map(toDeliveryRow);
 }
 
 /** What one attempt needs: the delivery, its subscription and its audit event (undefined parts were deleted). */
@@ -190,7 +199,7 @@ export interface DeliveryWork {
 }
 
 export async function findDeliveryWork(db: DbOrTrx, deliveryId: string): Promise<DeliveryWork | undefined> {
-  const delivery = (await db<DeliveryRecord>('webhook_deliveries').where({ id: deliveryId }).first()) as DeliveryRecord | undefined;
+  const delivery = (await db('webhook_deliveries').where({ id: deliveryId }).first()) as DeliveryRecord | undefined;
   if (!delivery) return undefined;
   const subscription = await findWebhookSubscription(db, delivery.subscription_id);
   if (!subscription) return undefined;
@@ -262,13 +271,13 @@ export async function resetDeliveryForRedelivery(
   subscriptionId: string,
   deliveryId: string,
 ): Promise<WebhookDeliveryRow | undefined> {
-  const [row] = await db<DeliveryRecord>('webhook_deliveries')
+  const [row] = await db('webhook_deliveries')
     .where({ id: deliveryId, subscription_id: subscriptionId })
     .update({ status: 'pending', next_attempt_at: db.fn.now() as unknown as Date })
     .returning('*');
   if (!row) return undefined;
   await enqueueDelivery(db, String(row.id), row.subscription_id, 0);
-  return toDeliveryRow(row as DeliveryRecord);
+  return toDeliveryRow(row);
 }
 
 /** The backlog gauges: deliveries due now and the age of the oldest one (0 when none). */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { issueCsrf } from '../../middleware/csrf';
+import { Redirect } from '../../http/outcome';
 import { needsSecondFactorForAdmin } from '../../services/mfa/policy';
 import { decideUserCode, deviceNeedsSecondFactor, lookUpUserCode } from '../../services/oauth/device.service';
 import type { Principal } from '../../services/principal';
@@ -8,7 +8,7 @@ import { renderDeviceConfirmPage, renderDeviceDonePage, renderDeviceEntryPage } 
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
 import { describeScopes } from './page-messages';
-import { html, optionalText, PAGE, refuseForm, text } from './page-kit';
+import { hostedPage, optionalText, PAGE, refuseForm, text } from './page-kit';
 import { enrolUrlFor } from './sign-in-flow';
 
 /**
@@ -44,14 +44,10 @@ export function createDevicePagesRouter(deps: RouteDeps) {
         auth: 'browser',
         query: z.object({ user_code: optionalText(32) }),
       },
-      async ({ query, principal }, req, res) => {
+      async ({ query, principal }) => {
         const next = await detour(principal, query.user_code);
-        if (next) return res.redirect(303, next);
-        html(
-          res,
-          200,
-          renderDeviceEntryPage({ csrf: issueCsrf(req, res, config), userCode: query.user_code, userEmail: principal!.email }),
-        );
+        if (next) return new Redirect(next);
+        return hostedPage(({ csrf }) => renderDeviceEntryPage({ csrf, userCode: query.user_code, userEmail: principal!.email }));
       },
     ),
     route(
@@ -65,22 +61,21 @@ export function createDevicePagesRouter(deps: RouteDeps) {
         csrf: refuseForm,
         body: z.object({ user_code: text(32) }),
       },
-      async ({ body, principal, env }, req, res) => {
+      async ({ body, principal, env }) => {
         const next = await detour(principal, body.user_code);
-        if (next) return res.redirect(303, next);
-        const csrf = issueCsrf(req, res, config);
+        if (next) return new Redirect(next);
         const found = await lookUpUserCode(ctx, principal!, body.user_code);
         if (!found.ok) {
           const tooMany = found.reason === 'too_many';
           const error = tooMany ? env.t.device.tooMany : env.t.device.wrongCode;
-          const page = renderDeviceEntryPage({ csrf, userCode: body.user_code, userEmail: principal!.email, error });
-          return html(res, tooMany ? 429 : 400, page);
+          return hostedPage(
+            ({ csrf }) => renderDeviceEntryPage({ csrf, userCode: body.user_code, userEmail: principal!.email, error }),
+            tooMany ? 429 : 400,
+          );
         }
         const { info } = found;
         const scopes = describeScopes(env.t, info.scopes);
-        html(
-          res,
-          200,
+        return hostedPage(({ csrf }) =>
           renderDeviceConfirmPage({
             csrf,
             userCode: info.userCode,
@@ -104,21 +99,20 @@ export function createDevicePagesRouter(deps: RouteDeps) {
         csrf: refuseForm,
         body: z.object({ user_code: text(32), decision: text(10) }),
       },
-      async ({ body, principal, env }, req, res) => {
+      async ({ body, principal, env }) => {
         const next = await detour(principal, body.user_code);
-        if (next) return res.redirect(303, next);
+        if (next) return new Redirect(next);
         if (body.decision !== 'approve' && body.decision !== 'deny') {
-          return html(res, 400, renderOAuthErrorPage({ title: env.t.consent.noDecisionTitle, message: env.t.consent.noDecision }));
+          return hostedPage(() => renderOAuthErrorPage({ title: env.t.consent.noDecisionTitle, message: env.t.consent.noDecision }), 400);
         }
         const approved = body.decision === 'approve';
         const result = await decideUserCode(ctx, principal!, body.user_code, approved);
         if (!result.ok) {
           const tooMany = result.reason === 'too_many';
-          const csrf = issueCsrf(req, res, config);
           const error = tooMany ? env.t.device.tooMany : env.t.device.usedCode;
-          return html(res, tooMany ? 429 : 400, renderDeviceEntryPage({ csrf, userEmail: principal!.email, error }));
+          return hostedPage(({ csrf }) => renderDeviceEntryPage({ csrf, userEmail: principal!.email, error }), tooMany ? 429 : 400);
         }
-        html(res, 200, renderDeviceDonePage({ approved, clientName: result.clientName }));
+        return hostedPage(() => renderDeviceDonePage({ approved, clientName: result.clientName }));
       },
     ),
   ]);

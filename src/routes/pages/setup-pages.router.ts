@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AppError } from '../../errors';
-import { issueCsrf } from '../../middleware/csrf';
+import { Redirect } from '../../http/outcome';
 import { minPasswordLength, PasswordRefused } from '../../services/password-policy';
 import { completeSetup, isSetupTokenValid, SetupLinkInvalid } from '../../services/setup.service';
 import { renderSetupDone, renderSetupForm, renderSetupInvalid } from '../../views/setup';
@@ -8,7 +8,7 @@ import { renderFormExpired } from '../../views/verify-email';
 import { emailField, nameField, passwordField } from '../common.schemas';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
-import { html, optionalText, PAGE, requireCsrf, text } from './page-kit';
+import { hostedPage, optionalText, PAGE, requireCsrf, text } from './page-kit';
 import { passwordRefusalText } from './page-messages';
 
 const setupForm = z.object({
@@ -32,10 +32,10 @@ export function createSetupPagesRouter(deps: RouteDeps) {
         summary: 'First-run setup: create the first administrator',
         query: z.object({ token: text(), done: optionalText() }),
       },
-      async ({ query }, req, res) => {
-        if (query.done === '1') return html(res, 200, renderSetupDone());
-        if (!(await isSetupTokenValid(ctx, query.token))) return html(res, 404, renderSetupInvalid());
-        html(res, 200, renderSetupForm({ token: query.token, csrf: issueCsrf(req, res, ctx.config), minLength: minPasswordLength(ctx) }));
+      async ({ query }) => {
+        if (query.done === '1') return hostedPage(renderSetupDone);
+        if (!(await isSetupTokenValid(ctx, query.token))) return hostedPage(renderSetupInvalid, 404);
+        return hostedPage(({ csrf }) => renderSetupForm({ token: query.token, csrf, minLength: minPasswordLength(ctx) }));
       },
     ),
 
@@ -55,18 +55,14 @@ export function createSetupPagesRouter(deps: RouteDeps) {
           password_confirm: text(),
         }),
       },
-      async ({ body, env }, req, res) => {
+      async ({ body, env }) => {
         const { token } = body;
         const values = { email: body.email, first_name: body.first_name, last_name: body.last_name };
         type Field = 'email' | 'first_name' | 'last_name' | 'password';
         const again = (status: number, error: string, errorField: Field = 'password') =>
-          html(
-            res,
-            status,
-            renderSetupForm({ token, csrf: issueCsrf(req, res, ctx.config), minLength: minPasswordLength(ctx), values, error, errorField }),
-          );
+          hostedPage(({ csrf }) => renderSetupForm({ token, csrf, minLength: minPasswordLength(ctx), values, error, errorField }), status);
 
-        if (!(await isSetupTokenValid(ctx, token))) return html(res, 404, renderSetupInvalid());
+        if (!(await isSetupTokenValid(ctx, token))) return hostedPage(renderSetupInvalid, 404);
         const parsed = setupForm.safeParse(body);
         const { t } = env;
         if (!parsed.success) {
@@ -93,11 +89,11 @@ export function createSetupPagesRouter(deps: RouteDeps) {
           });
         } catch (err) {
           if (err instanceof PasswordRefused) return again(400, passwordRefusalText(t, err));
-          if (err instanceof SetupLinkInvalid) return html(res, 404, renderSetupInvalid());
+          if (err instanceof SetupLinkInvalid) return hostedPage(renderSetupInvalid, 404);
           if (err instanceof AppError && err.code === 'conflict') return again(409, t.setup.emailTaken, 'email');
           throw err;
         }
-        res.redirect(303, '/setup?done=1');
+        return new Redirect('/setup?done=1');
       },
     ),
   ]);
