@@ -53,13 +53,35 @@ function usable(set: JsonWebKeySet): import('jose').JSONWebKeySet {
   } as unknown as import('jose').JSONWebKeySet;
 }
 
+/**
+ * jose's local key sets by their content: a set keeps the keys it imported, so a client's next assertion is checked
+ * without importing its key again (the client row, and so the set, is read anew per request). Bounded; the oldest
+ * entry goes first. The content is the cache key, so a replaced or rotated set is a new entry.
+ */
+const localKeySets = new Map<string, ReturnType<ReturnType<typeof jose>['createLocalJWKSet']>>();
+const LOCAL_KEY_SETS = 500;
+
+function localKeySet(set: import('jose').JSONWebKeySet) {
+  const id = JSON.stringify(set);
+  let keys = localKeySets.get(id);
+  if (!keys) {
+    if (localKeySets.size >= LOCAL_KEY_SETS) {
+      const oldest = localKeySets.keys().next().value;
+      if (oldest !== undefined) localKeySets.delete(oldest);
+    }
+    keys = jose().createLocalJWKSet(set);
+    localKeySets.set(id, keys);
+  }
+  return keys;
+}
+
 export async function verifyClientAssertion(
   ctx: ServiceContext,
   client: OAuthClientRow,
   assertion: string,
   endpointUrl: string,
 ): Promise<void> {
-  const { jwtVerify, createLocalJWKSet, errors } = jose();
+  const { jwtVerify, errors } = jose();
   const now = ctx.clock.now();
   const audience = [...new Set([ctx.config.oidcIssuer, `${ctx.config.baseUrl}/api/oauth/token`, endpointUrl])];
 
@@ -78,7 +100,7 @@ export async function verifyClientAssertion(
     }
   };
   const verify = async (refresh: boolean) =>
-    jwtVerify(assertion, createLocalJWKSet(await keySet(refresh)), {
+    jwtVerify(assertion, localKeySet(await keySet(refresh)), {
       algorithms: [...CLIENT_ASSERTION_ALGS],
       issuer: client.clientId,
       subject: client.clientId,
