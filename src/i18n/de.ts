@@ -905,7 +905,7 @@ export const de: Messages = {
         mail: 'E-Mail',
         webhook: 'Webhooks',
         settings: 'Einstellungen',
-      } as Record<string, string>,
+      },
       /** Labels of the fields of an event's detail, by key (a key not listed is shown as it is). */
       details: {
         alg: 'Algorithmus',
@@ -999,7 +999,7 @@ export const de: Messages = {
         settings: 'Einstellungen',
         factor: 'Faktor',
         ip: 'IP',
-      } as Record<string, string>,
+      },
     },
     roles: {
       title: 'Rollen',
@@ -1050,12 +1050,12 @@ export const de: Messages = {
           'Anwendungen, API-Ressourcen, SAML-Anwendungen und Registrierungs-Tokens anlegen und ändern, die letzten drei auch löschen',
         'oauth_clients:rotate_secret': 'Das Client-Secret einer Anwendung erneuern',
         'oauth_clients:delete': 'Anwendungen deaktivieren und wieder aktivieren',
-      } as Record<string, string>,
+      },
       builtInDescriptions: {
         super_admin: 'Hat jede Berechtigung',
         admin: 'Verwaltet Benutzer, Rollen und OAuth-Clients',
         manager: 'Liest und ändert Benutzer',
-      } as Record<string, string>,
+      },
       save: 'Rolle speichern',
       createButton: 'Rolle erstellen',
       permissionsList: (list: string) => `Berechtigungen: ${list}`,
@@ -1636,7 +1636,7 @@ export const de: Messages = {
         browser: 'Browser-Anwendungen',
         branding: 'Erscheinungsbild und Sprache',
         mail: 'E-Mail',
-      } as Record<string, string>,
+      },
       labels: {
         registration: [
           'Selbstregistrierung',
