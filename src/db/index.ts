@@ -9,9 +9,10 @@ export type Db = Knex;
 
 /**
  * A table (Knex's `Tables`, declared by each repository beside its record) whose jsonb columns `K` are written as
- * JSON text and read back parsed by pg.
+ * JSON text and read back parsed by pg. Writes may leave out any column (as with a plain table's record): the database
+ * has its defaults and constraints.
  */
-export type JsonColumns<R, K extends keyof R> = Knex.CompositeTableType<R, Omit<R, K> & { [P in K]: string }>;
+export type JsonColumns<R, K extends keyof R> = Knex.CompositeTableType<R, Partial<Omit<R, K> & { [P in K]: string }>>;
 
 /** A Knex instance or a transaction: repositories accept either. */
 export type DbOrTrx = Knex | Knex.Transaction;

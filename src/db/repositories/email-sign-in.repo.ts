@@ -73,16 +73,28 @@ export async function insertEmailSignInForAddress(
 
 const LIVE_COLUMNS = `r.id, r.user_id, u.email, r.code_hash, r.browser_hash, r.return_to, r.failures, r.expires_at`;
 
-function toRow(row: Record<string, unknown>): EmailSignInRow {
+/** What LIVE_COLUMNS selects. */
+interface LiveColumns {
+  id: string;
+  user_id: string;
+  email: string;
+  code_hash: string;
+  browser_hash: string | null;
+  return_to: string | null;
+  failures: number;
+  expires_at: Date;
+}
+
+function toRow(row: LiveColumns): EmailSignInRow {
   return {
-    id: row.id as string,
-    userId: row.user_id as string,
-    email: row.email as string,
-    codeHash: row.code_hash as string,
-    browserHash: (row.browser_hash as string | null) ?? null,
-    returnTo: (row.return_to as string | null) ?? null,
+    id: row.id,
+    userId: row.user_id,
+    email: row.email,
+    codeHash: row.code_hash,
+    browserHash: row.browser_hash ?? null,
+    returnTo: row.return_to ?? null,
     failures: Number(row.failures),
-    expiresAt: new Date(row.expires_at as string),
+    expiresAt: new Date(row.expires_at),
   };
 }
 
@@ -93,7 +105,7 @@ export async function findLiveEmailSignInByToken(
   now: Date,
   maxFailures: number,
 ): Promise<EmailSignInRow | undefined> {
-  const result = await db.raw(
+  const result = await db.raw<{ rows?: LiveColumns[] }>(
     `select ${LIVE_COLUMNS} from email_sign_in_requests r join users u on u.id = r.user_id
       where r.token_hash = :tokenHash and r.used_at is null and r.expires_at > :now and r.failures < :maxFailures`,
     { tokenHash, now, maxFailures },
@@ -109,7 +121,7 @@ export async function findLiveEmailSignInByEmail(
   now: Date,
   maxFailures: number,
 ): Promise<EmailSignInRow | undefined> {
-  const result = await db.raw(
+  const result = await db.raw<{ rows?: LiveColumns[] }>(
     `select ${LIVE_COLUMNS} from email_sign_in_requests r join users u on u.id = r.user_id
       where u.email = :email and r.used_at is null and r.expires_at > :now and r.failures < :maxFailures
       order by r.created_at desc limit 1`,

@@ -1,4 +1,4 @@
-import type { DbOrTrx } from '..';
+import type { DbOrTrx, JsonColumns } from '..';
 
 /** A pushed authorization request (RFC 9126, issue 34): the parameters the client pushed, as strings. */
 export interface PushedRequestRow {
@@ -6,6 +6,22 @@ export interface PushedRequestRow {
   params: Record<string, string>;
   expiresAt: Date;
   usedAt: Date | null;
+}
+
+interface PushedRequestRecord {
+  request_uri_hash: string;
+  client_id: string;
+  /** jsonb: parsed by pg (its text from drivers that do not parse json). */
+  params: Record<string, string> | string;
+  created_at: Date;
+  expires_at: Date;
+  used_at: Date | null;
+}
+
+declare module 'knex/types/tables' {
+  interface Tables {
+    oauth_pushed_requests: JsonColumns<PushedRequestRecord, 'params'>;
+  }
 }
 
 export async function insertPushedRequest(
@@ -25,10 +41,10 @@ export async function findPushedRequest(db: DbOrTrx, requestUriHash: string): Pr
   const row = await db('oauth_pushed_requests').where({ request_uri_hash: requestUriHash }).first();
   if (!row) return undefined;
   return {
-    clientId: row.client_id as string,
-    params: (typeof row.params === 'string' ? JSON.parse(row.params) : row.params) as Record<string, string>,
-    expiresAt: new Date(row.expires_at as string),
-    usedAt: row.used_at ? new Date(row.used_at as string) : null,
+    clientId: row.client_id,
+    params: typeof row.params === 'string' ? JSON.parse(row.params) : row.params,
+    expiresAt: new Date(row.expires_at),
+    usedAt: row.used_at ? new Date(row.used_at) : null,
   };
 }
 

@@ -59,9 +59,21 @@ export interface ExportedUser {
   lastLoginAt: Date | null;
 }
 
+interface ExportColumns {
+  id: string;
+  email: string;
+  first_name: string;
+  last_name: string;
+  email_verified: boolean;
+  is_active: boolean;
+  roles: string[];
+  created_at: Date;
+  last_login_at: Date | null;
+}
+
 /** One page of accounts in id order after `afterId` (keyset pagination), with their active global and app roles' names. */
 export async function listUsersForExport(db: DbOrTrx, afterId: string | null, limit: number): Promise<ExportedUser[]> {
-  const result = await db.raw(
+  const result = await db.raw<{ rows: ExportColumns[] }>(
     `select u.id, u.email, u.first_name, u.last_name, u.email_verified, u.is_active, u.created_at, u.last_login_at,
             coalesce((select array_agg(r.name order by r.name) from user_roles ur join roles r on r.id = ur.role_id
                        where ur.user_id = u.id), '{}') as roles
@@ -71,15 +83,15 @@ export async function listUsersForExport(db: DbOrTrx, afterId: string | null, li
       limit :limit`,
     { afterId, limit },
   );
-  return (result.rows as Array<Record<string, unknown>>).map((r) => ({
-    id: r.id as string,
-    email: r.email as string,
-    firstName: r.first_name as string,
-    lastName: r.last_name as string,
-    emailVerified: r.email_verified as boolean,
-    isActive: r.is_active as boolean,
-    roles: r.roles as string[],
-    createdAt: new Date(r.created_at as string),
-    lastLoginAt: r.last_login_at ? new Date(r.last_login_at as string) : null,
+  return result.rows.map((r) => ({
+    id: r.id,
+    email: r.email,
+    firstName: r.first_name,
+    lastName: r.last_name,
+    emailVerified: r.email_verified,
+    isActive: r.is_active,
+    roles: r.roles,
+    createdAt: new Date(r.created_at),
+    lastLoginAt: r.last_login_at ? new Date(r.last_login_at) : null,
   }));
 }
