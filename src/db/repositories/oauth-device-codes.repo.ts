@@ -77,7 +77,7 @@ export async function insertDeviceCode(
 /** The pending, unexpired authorization a user code names; undefined for any other. */
 export async function findPendingDeviceCode(db: DbOrTrx, userCodeHash: string, now: Date): Promise<DeviceCodeRow | undefined> {
   const row = await db('oauth_device_codes')
-    .where({ user_code_hash: userCodeHash, status: 'pending' as DeviceCodeStatus })
+    .where({ user_code_hash: userCodeHash, status: 'pending' })
     .where('expires_at', '>', now)
     .first();
   return row ? toRow(row) : undefined;
@@ -91,7 +91,7 @@ export async function decideDeviceCode(
   now: Date,
 ): Promise<DeviceCodeRow | undefined> {
   const [row] = await db('oauth_device_codes')
-    .where({ user_code_hash: userCodeHash, status: 'pending' as DeviceCodeStatus })
+    .where({ user_code_hash: userCodeHash, status: 'pending' })
     .where('expires_at', '>', now)
     .update({
       status: decision.approve ? 'approved' : 'denied',
