@@ -1,9 +1,22 @@
 import type { DbOrTrx } from '..';
 
+interface SetupTokenRecord {
+  /** Always 1: the table holds at most one token. */
+  id: number;
+  token_sealed: string;
+  created_at: Date;
+}
+
+declare module 'knex/types/tables' {
+  interface Tables {
+    setup_token: SetupTokenRecord;
+  }
+}
+
 /** Stores the sealed setup token unless one is already there; returns the stored one (this or an earlier). */
 export async function ensureSetupToken(db: DbOrTrx, tokenSealed: string, now: Date): Promise<string> {
   await db('setup_token').insert({ id: 1, token_sealed: tokenSealed, created_at: now }).onConflict('id').ignore();
-  const row = (await db('setup_token').where({ id: 1 }).first('token_sealed')) as { token_sealed: string } | undefined;
+  const row = await db('setup_token').where({ id: 1 }).first('token_sealed');
   return row?.token_sealed ?? tokenSealed;
 }
 
@@ -11,7 +24,7 @@ export async function ensureSetupToken(db: DbOrTrx, tokenSealed: string, now: Da
 export async function findSetupToken(db: DbOrTrx, options: { forUpdate?: boolean } = {}): Promise<string | undefined> {
   const q = db('setup_token').where({ id: 1 }).first('token_sealed');
   if (options.forUpdate) q.forUpdate();
-  const row = (await q) as { token_sealed: string } | undefined;
+  const row = await q;
   return row?.token_sealed;
 }
 

@@ -76,7 +76,7 @@ export async function insertSigningKeyIfNoneCurrent(
 /** Retires every current key (all algorithms); returns their kids. */
 export async function retireCurrentSigningKeys(db: DbOrTrx, now: Date): Promise<string[]> {
   const rows = await db('oidc_signing_keys').whereNull('retired_at').update({ retired_at: now }).returning('kid');
-  return rows.map((r) => (r as { kid: string }).kid);
+  return rows.map((r) => r.kid);
 }
 
 /** Keys retired before `before` verify nothing live any more. */

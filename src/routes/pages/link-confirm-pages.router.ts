@@ -1,13 +1,12 @@
-import type { Response } from 'express';
 import { z } from 'zod';
-import { issueCsrf } from '../../middleware/csrf';
+import { Redirect } from '../../http/outcome';
 import { completePendingLink, declinePendingLink, describePendingLinkFor } from '../../services/federation/sign-in.service';
 import { signInTargetOf } from '../../services/oauth/sign-in-context';
 import type { Principal } from '../../services/principal';
 import { renderLinkConfirmPage } from '../../views/federation';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
-import { html, optionalText, PAGE, refuseForm, text } from './page-kit';
+import { hostedPage, optionalText, PAGE, refuseForm, text } from './page-kit';
 import { clearPendingLinkCookie, linkConfirmUrlFor, nextAfterSignIn, pendingLinkToken } from './sign-in-flow';
 
 const firstParty = (principal: Principal | undefined) => (principal && !principal.clientId ? principal : undefined);
@@ -23,8 +22,8 @@ export function createLinkConfirmPagesRouter(deps: RouteDeps) {
   const { ctx } = deps;
   const { config } = ctx;
   const page = { ...PAGE, auth: 'browser', response: { description: 'HTML page or 303', kind: 'html' } } as const;
-  const signInFirst = (res: Response, returnTo: string | undefined) =>
-    res.redirect(303, `/login?${new URLSearchParams({ return_to: `${config.baseUrl}${linkConfirmUrlFor(returnTo)}` })}`);
+  const signInFirst = (returnTo: string | undefined) =>
+    new Redirect(`/login?${new URLSearchParams({ return_to: `${config.baseUrl}${linkConfirmUrlFor(returnTo)}` })}`);
 
   return declareRouter(deps, [
     route(
@@ -35,17 +34,16 @@ export function createLinkConfirmPagesRouter(deps: RouteDeps) {
         summary: 'Confirm linking a pending identity of another provider to the signed-in account',
         query: z.object({ return_to: optionalText(4096) }),
       },
-      async ({ query, principal }, req, res) => {
+      async ({ query, principal }, req) => {
         const signedIn = firstParty(principal);
-        if (!signedIn) return signInFirst(res, query.return_to);
+        if (!signedIn) return signInFirst(query.return_to);
         const token = pendingLinkToken(req);
         const link = token === undefined ? undefined : await describePendingLinkFor(ctx, token, signedIn.userId);
         // Nothing waits for this account (used, expired, declined, or meant for another): on where it was going.
-        if (!link) return res.redirect(303, nextAfterSignIn(ctx, signedIn, query.return_to));
-        const csrf = issueCsrf(req, res, config);
+        if (!link) return new Redirect(nextAfterSignIn(ctx, signedIn, query.return_to));
         // "Link" and "Don't link" both end where the sign-in was going (an authorization's redirect URI, say).
         const { formTargets } = await signInTargetOf(ctx, query.return_to);
-        html(res, 200, renderLinkConfirmPage({ csrf, returnTo: query.return_to, link }), formTargets);
+        return hostedPage(({ csrf }) => renderLinkConfirmPage({ csrf, returnTo: query.return_to, link }), 200, formTargets);
       },
     ),
     route(
@@ -60,13 +58,14 @@ export function createLinkConfirmPagesRouter(deps: RouteDeps) {
       },
       async ({ body, principal }, req, res) => {
         const signedIn = firstParty(principal);
-        if (!signedIn) return signInFirst(res, body.return_to);
+        if (!signedIn) return signInFirst(body.return_to);
         const token = pendingLinkToken(req);
         if (token !== undefined && body.decision === 'link') await completePendingLink(ctx, token, signedIn.userId);
         if (token !== undefined && body.decision !== 'link') await declinePendingLink(ctx, token, signedIn.userId);
+        // The pending link's cookie ends here, whatever was decided (a cookie is still the one write to `res`).
         clearPendingLinkCookie(res, config);
         const next = nextAfterSignIn(ctx, signedIn, body.return_to);
-        res.redirect(303, body.decision === 'link' && next === '/login' ? '/account?done=identity_linked#identities' : next);
+        return new Redirect(body.decision === 'link' && next === '/login' ? '/account?done=identity_linked#identities' : next);
       },
     ),
   ]);
