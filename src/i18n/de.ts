@@ -905,7 +905,7 @@ export const de: Messages = {
         mail: 'E-Mail',
         webhook: 'Webhooks',
         settings: 'Einstellungen',
-      } as Record<string, string>,
+      },
       /** Labels of the fields of an event's detail, by key (a key not listed is shown as it is). */
       details: {
         alg: 'Algorithmus',
@@ -999,7 +999,7 @@ export const de: Messages = {
         settings: 'Einstellungen',
         factor: 'Faktor',
         ip: 'IP',
-      } as Record<string, string>,
+      },
     },
     roles: {
       title: 'Rollen',
@@ -1050,12 +1050,12 @@ export const de: Messages = {
           'Anwendungen, API-Ressourcen, SAML-Anwendungen und Registrierungs-Tokens anlegen und ändern, die letzten drei auch löschen',
         'oauth_clients:rotate_secret': 'Das Client-Secret einer Anwendung erneuern',
         'oauth_clients:delete': 'Anwendungen deaktivieren und wieder aktivieren',
-      } as Record<string, string>,
+      },
       builtInDescriptions: {
         super_admin: 'Hat jede Berechtigung',
         admin: 'Verwaltet Benutzer, Rollen und OAuth-Clients',
         manager: 'Liest und ändert Benutzer',
-      } as Record<string, string>,
+      },
       save: 'Rolle speichern',
       createButton: 'Rolle erstellen',
       permissionsList: (list: string) => `Berechtigungen: ${list}`,
@@ -1334,6 +1334,9 @@ export const de: Messages = {
       issuer: 'Aussteller (Issuer)',
       issuerHintMicrosoft:
         'https://login.microsoftonline.com/{Mandanten-ID}/v2.0 — das Discovery-Dokument wird beim Speichern abgerufen und geprüft.',
+      privateIssuer:
+        'Ein Aussteller oder eine GitHub-URL in einem privaten Netz, auf diesem Rechner oder über http wird abgelehnt, es sei denn, der Server startet mit IDP_ALLOW_PRIVATE=true (oder der Host steht in IDP_ALLOWED_HOSTS).',
+      privateIssuerLink: 'Ihre aktuellen Werte stehen auf der Seite Einstellungen (Startkonfiguration).',
       issuerHint: 'Das Discovery-Dokument ({issuer}/.well-known/openid-configuration) wird beim Speichern abgerufen und geprüft.',
       clientId: 'Client-ID',
       secretHintEdit: 'Leer lassen, um das gespeicherte Secret zu behalten. Es wird verschlüsselt gespeichert und nie angezeigt.',
@@ -1633,7 +1636,7 @@ export const de: Messages = {
         browser: 'Browser-Anwendungen',
         branding: 'Erscheinungsbild und Sprache',
         mail: 'E-Mail',
-      } as Record<string, string>,
+      },
       labels: {
         registration: [
           'Selbstregistrierung',
@@ -1697,6 +1700,8 @@ export const de: Messages = {
       testMailQueued: (to: string) =>
         `Eine Test-E-Mail an ${to} ist unterwegs. Eine fehlgeschlagene Zustellung erscheint im Audit-Log als mail.send_failed.`,
       envTitle: 'Startkonfiguration',
+      notSet: '(nicht gesetzt)',
+      envSecretSet: 'gesetzt',
       envIntro:
         'Beim Start dieser Instanz aus der Umgebung gelesen. Geheimnisse sind maskiert. Ändern Sie sie in der Umgebung und starten Sie neu.',
     },

@@ -7,6 +7,9 @@ const plural = pluralize('en');
  * (`Messages = typeof en`; de.ts is typed with it, so a missing or extra key does not compile). A message that
  * takes values is a function; a count goes through Intl.PluralRules (plural.ts), never a hand-written rule.
  */
+/** A table looked up by a key from outside (a permission, an event's detail key): any string may be asked for. */
+const byKey = (table: Record<string, string>): Record<string, string> => table;
+
 export const en = {
   /**
    * The API's validation messages (CONTRACT §2 `details[].message`), declared here once: the schemas and services
@@ -860,7 +863,7 @@ export const en = {
       idTitle: (id: string) => `ID ${id}`,
       otherTypes: 'Other',
       /** The type filter's groups (the first part of a type). */
-      groups: {
+      groups: byKey({
         auth: 'Sign-in and account',
         mfa: 'Second factors',
         oauth: 'OAuth',
@@ -873,9 +876,9 @@ export const en = {
         mail: 'Mail',
         webhook: 'Webhooks',
         settings: 'Settings',
-      } as Record<string, string>,
+      }),
       /** Labels of the fields of an event's detail, by key (a key not listed is shown as it is). */
-      details: {
+      details: byKey({
         alg: 'Algorithm',
         app_id: 'SAML application',
         application: 'Application',
@@ -967,7 +970,7 @@ export const en = {
         settings: 'Settings',
         factor: 'Factor',
         ip: 'IP',
-      } as Record<string, string>,
+      }),
     },
     roles: {
       title: 'Roles',
@@ -999,7 +1002,7 @@ export const en = {
       noApiScopes: 'none',
       apiScopesList: (list: string) => `API scopes: ${list}`,
       /** What each permission of the catalogue guards (the route declarations), by name. */
-      permissionDescriptions: {
+      permissionDescriptions: byKey({
         'users:read': "List and export users; read a user's details, roles, permissions, sessions, second factors and linked identities",
         'users:write':
           "Invite, create, import and update users; resend invitations and set-password links; end a user's sessions and reset second factors",
@@ -1016,13 +1019,13 @@ export const en = {
           'Create and update applications, API resources, SAML applications and registration tokens, and delete the last three',
         'oauth_clients:rotate_secret': "Rotate an application's client secret",
         'oauth_clients:delete': 'Deactivate and re-activate applications',
-      } as Record<string, string>,
+      }),
       /** The built-in roles' descriptions as seeded (shown translated while unchanged). */
-      builtInDescriptions: {
+      builtInDescriptions: byKey({
         super_admin: 'Holds every permission',
         admin: 'Administers users, roles and OAuth clients',
         manager: 'Reads and updates users',
-      } as Record<string, string>,
+      }),
       save: 'Save role',
       createButton: 'Create role',
       permissionsList: (list: string) => `Permissions: ${list}`,
@@ -1291,6 +1294,9 @@ export const en = {
       issuer: 'Issuer',
       issuerHintMicrosoft:
         'https://login.microsoftonline.com/{tenant id}/v2.0 — the discovery document is fetched and checked when you save.',
+      privateIssuer:
+        'An issuer or GitHub URL on a private network, on this machine or over http is refused unless the server starts with IDP_ALLOW_PRIVATE=true (or the host listed in IDP_ALLOWED_HOSTS).',
+      privateIssuerLink: 'Their current values are on the Settings page (start-up configuration).',
       issuerHint: 'The discovery document ({issuer}/.well-known/openid-configuration) is fetched and checked when you save.',
       clientId: 'Client ID',
       secretHintEdit: 'Leave empty to keep the stored secret. It is stored encrypted and never shown.',
@@ -1638,6 +1644,8 @@ export const en = {
       testMailSend: 'Send test mail',
       testMailQueued: (to: string) => `A test mail to ${to} is on its way. A failed delivery appears in the audit log as mail.send_failed.`,
       envTitle: 'Start-up configuration',
+      notSet: '(not set)',
+      envSecretSet: 'set',
       envIntro: 'Read from the environment when this instance started. Secrets are masked. Change them in the environment and restart.',
     },
   },

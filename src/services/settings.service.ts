@@ -15,14 +15,18 @@ const maskUrlPassword = (value: string): string => (/^[a-z][a-z0-9+.-]*:\/\//i.t
  * connection URLs and from any other value holding a URL. Works on whatever keys Config has, so a key added later is
  * listed (and masked when its name says it is a secret) without touching this function.
  */
+/** What effectiveSettings shows for an empty value and for a secret that is set (the console says them in its language). */
+export const NOT_SET = '(not set)';
+export const SECRET_SET = '•••••• (set)';
+
 export function effectiveSettings(config: Readonly<Config>): Array<[string, string]> {
   return (
     Object.entries(config)
       // The runtime settings (CONTRACT §18) are on the Settings form, from GET /api/admin/settings (secrets write-only).
       .filter(([key, value]) => typeof value !== 'function' && key !== 'pinnedSettings')
       .map(([key, value]): [string, string] => {
-        if (value === undefined || value === null || value === '') return [key, '(not set)'];
-        if (SECRET_KEY.test(key)) return [key, '•••••• (set)'];
+        if (value === undefined || value === null || value === '') return [key, NOT_SET];
+        if (SECRET_KEY.test(key)) return [key, SECRET_SET];
         if (typeof value === 'string' && /Url$/.test(key)) return [key, maskUrlPassword(value)];
         return [key, typeof value === 'string' ? maskUrlCredentials(value) : JSON.stringify(maskCredentialsDeep(value))];
       })

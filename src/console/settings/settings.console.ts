@@ -5,7 +5,7 @@ import { declareRouter } from '../../routes/route';
 import { settingsApi as api } from '../../routes/settings/settings.router';
 import type { RouteDeps } from '../../routes/types';
 import { hasPermission, type Principal } from '../../services/principal';
-import { effectiveSettings } from '../../services/settings.service';
+import { effectiveSettings, NOT_SET, SECRET_SET } from '../../services/settings.service';
 import { MANAGE_SETTINGS } from '../../services/settings/declarations';
 import type { SettingEntry } from '../../services/settings/settings.service';
 import type { FieldErrors } from '../../views/console/components';
@@ -36,7 +36,10 @@ export function createConsoleSettingsRouter(deps: RouteDeps) {
         values: refused.values,
         errors: refused.errors ?? {},
         mayChangeSensitive: hasPermission(principal, MANAGE_SETTINGS),
-        environment: effectiveSettings(config),
+        environment: effectiveSettings(config).map(([key, value]): [string, string] => [
+          key,
+          value === NOT_SET ? x().notSet : value === SECRET_SET ? `•••••• (${x().envSecretSet})` : value,
+        ]),
       },
       x().title,
       refused.status,

@@ -155,6 +155,9 @@ export function renderProviderForm(
             hint={v.kind === 'microsoft' ? i.issuerHintMicrosoft : i.issuerHint}
           />
         )}
+        <p class="hint" id="private-issuer">
+          {i.privateIssuer} <a href="/admin/settings#environment-title">{i.privateIssuerLink}</a>
+        </p>
         <Field name="client_id" label={i.clientId} value={v.client_id} errors={data.errors} required autocomplete="off" />
         <Field
           name="client_secret"

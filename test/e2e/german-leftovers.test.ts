@@ -1,0 +1,170 @@
+import request from 'supertest';
+import type TestAgent from 'supertest/lib/agent';
+import { makeApiResource } from '../helpers/apps';
+import { makeClient, makeSignedInUser, makeUser } from '../helpers/factories';
+import { makeRole } from '../helpers/rbac';
+import { createTestApp, type TestApp } from '../helpers/test-app';
+
+/**
+ * No English left in the German console and pages (issue 32, item 8): every console page and the end-user pages are
+ * fetched with `Accept-Language: de`; their visible text (tags, code, URLs, e-mail addresses and the data the
+ * fixtures typed left out) must hold none of the English words below, which German text never needs.
+ */
+let t: TestApp;
+
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
+
+/** English words (whole words, case-sensitive where German shares the spelling in lower case) that a German page never shows. */
+const DENY = [
+  'the',
+  'and',
+  'of',
+  'with',
+  'must',
+  'should',
+  'not set',
+  'Save',
+  'Cancel',
+  'Delete',
+  'Create',
+  'Sign in',
+  'Sign out',
+  'Settings',
+  'Users',
+  'Roles',
+  'Applications',
+  'required',
+  'is too long',
+  'Choose',
+  'None',
+  'Yes',
+  'No',
+  'Active',
+  'Never',
+  'List',
+  'Read',
+  'Holds',
+  'Administers',
+  'Reads',
+  'updates',
+  'Permissions',
+  'Description',
+  'Application',
+  'global role',
+  'registered',
+  'Detail',
+];
+
+/** A page's visible text: no tags, no code or scripts, no URLs, addresses, ids or permission names. */
+function visibleText(html: string): string {
+  return html
+    .replace(/<(script|style|code|pre|textarea|title)[^>]*>[\s\S]*?<\/\1>/g, ' ')
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/&[a-z#0-9]+;/g, ' ')
+    .replace(/\bhttps?:\/\/\S+/g, ' ')
+    .replace(/\S+@\S+/g, ' ')
+    .replace(/\b[a-z_]+:[a-z_]+\b/g, ' ')
+    .replace(/\s+/g, ' ');
+}
+
+function leftovers(html: string): string[] {
+  const text = visibleText(html);
+  return DENY.filter((w) => new RegExp(`(^|[^\\p{L}])${w.replace(/ /g, '\\s+')}($|[^\\p{L}])`, 'u').test(text)).map((w) => {
+    const at = text.search(new RegExp(`(^|[^\\p{L}])${w.replace(/ /g, '\\s+')}($|[^\\p{L}])`, 'u'));
+    return `${w}: …${text.slice(Math.max(0, at - 60), at + 60)}…`;
+  });
+}
+
+async function german(agent: TestAgent, path: string): Promise<string> {
+  const res = await agent.get(path).set('accept-language', 'de');
+  expect([path, res.status]).toEqual([path, 200]);
+  return res.text;
+}
+
+test('the German console holds no English words', async () => {
+  const { agent } = await makeSignedInUser(t, ['super_admin']);
+  const person = await makeUser(t, { firstName: 'Mia', lastName: 'Muster' });
+  const client = await makeClient(t, { name: 'Rechnungen' });
+  const resource = await makeApiResource(t, { name: 'Rechnungs-API' });
+  const role = await makeRole(t, {
+    name: 'buchhaltung',
+    application: client.clientId,
+    description: 'Buchhaltung',
+    permissions: ['users:read'],
+  });
+  const pages = [
+    '/admin',
+    '/admin/users',
+    `/admin/users/${person.id}`,
+    '/admin/users/new',
+    '/admin/roles',
+    '/admin/roles/new',
+    `/admin/roles/${role.id}`,
+    '/admin/applications',
+    `/admin/applications/${client.clientId}`,
+    '/admin/api-resources',
+    `/admin/api-resources/${resource.id}`,
+    '/admin/api-resources/new',
+    '/admin/identity-providers',
+    '/admin/webhooks',
+    '/admin/scim',
+    '/admin/audit',
+    '/admin/signing-keys',
+    '/admin/settings',
+  ];
+  // The walk can fail: the same pages in English are full of the denied words.
+  expect(leftovers((await agent.get('/admin/roles/new').set('accept-language', 'en')).text).length).toBeGreaterThan(10);
+  expect(leftovers((await agent.get('/admin/settings').set('accept-language', 'en')).text).length).toBeGreaterThan(10);
+  const found: string[] = [];
+  for (const path of pages) for (const l of leftovers(await german(agent, path))) found.push(`${path} ${l}`);
+  expect(found).toEqual([]);
+  // The start-up configuration's values are code, except the words for "not set" and "set".
+  const settings = await german(agent, '/admin/settings');
+  expect(settings).not.toContain('(not set)');
+  expect(settings).toContain('(nicht gesetzt)');
+});
+
+test('the German end-user pages hold no English words', async () => {
+  const { agent } = await makeSignedInUser(t);
+  const found: string[] = [];
+  for (const path of ['/account', '/device']) for (const l of leftovers(await german(agent, path))) found.push(`${path} ${l}`);
+  for (const path of ['/login', '/forgot-password']) {
+    const res = await request(t.app).get(path).set('accept-language', 'de');
+    for (const l of leftovers(res.text)) found.push(`${path} ${l}`);
+  }
+  expect(found).toEqual([]);
+});
+
+test('the identity-provider form names the variables that allow a private issuer, links to Settings and keeps the values', async () => {
+  const { agent } = await makeSignedInUser(t, ['super_admin']);
+  const form = await agent.get('/admin/identity-providers/new?kind=oidc').set('accept-language', 'de');
+  const csrf = /name="csrf" value="([^"]+)"/.exec(form.text)?.[1] ?? '';
+  const refused = await agent.post('/admin/identity-providers').set('accept-language', 'de').type('form').send({
+    csrf,
+    kind: 'oidc',
+    slug: 'intern',
+    name: 'Intern',
+    issuer: 'http://127.0.0.1:9/realms/x',
+    client_id: 'sso',
+    client_secret: 's3cret-value',
+  });
+  expect(refused.status).toBe(400);
+  expect(refused.text).toContain('id="f-issuer-error"');
+  expect(refused.text).toContain('IDP_ALLOW_PRIVATE=true');
+  expect(refused.text).toContain('IDP_ALLOWED_HOSTS');
+  expect(refused.text).toContain('<a href="/admin/settings#environment-title">Ihre aktuellen Werte stehen auf der Seite Einstellungen');
+  for (const [name, value] of [
+    ['slug', 'intern'],
+    ['name', 'Intern'],
+    ['issuer', 'http://127.0.0.1:9/realms/x'],
+    ['client_id', 'sso'],
+  ])
+    expect(refused.text).toMatch(new RegExp(`name="${name}" value="${value.replace(/[/.]/g, '\\$&')}"`));
+  expect(refused.text).not.toContain('s3cret-value');
+  expect(await t.db('identity_providers').where({ slug: 'intern' }).first()).toBeUndefined();
+});
