@@ -334,7 +334,9 @@ describe('client_credentials', () => {
     expect((await api().get('/api/oauth/userinfo').set('Authorization', `Bearer ${res.body.access_token}`)).status).toBe(401);
 
     const defaulted = await token({ grant_type: 'client_credentials' }, auth);
-    expect(defaulted.body.scope).toBe('read invoices:read invoices:write');
+    // Without `scope`, only the API's own scopes: the client's unrelated `read` means nothing to this audience (issue 32).
+    expect(defaulted.body.scope).toBe('invoices:read invoices:write');
+    expect((await verifyAtJwt(defaulted.body.access_token, resource.identifier)).payload.scope).toBe('invoices:read invoices:write');
     expect((await verifyAtJwt(defaulted.body.access_token, resource.identifier)).payload.aud).toBe(resource.identifier);
 
     await t.db('oauth_clients').where({ client_id: client.clientId }).update({ is_active: false });

@@ -146,7 +146,7 @@ test('machine-to-machine with openid-client: client_credentials, an RFC 9068 tok
     resource: audience,
     insecure: true,
   });
-  expect(tokens).toMatchObject({ token_type: 'bearer', expires_in: 600, scope: 'read invoices:read invoices:write' });
+  expect(tokens).toMatchObject({ token_type: 'bearer', expires_in: 600, scope: 'invoices:read invoices:write' });
   expect(tokens.refresh_token).toBeUndefined();
   const answer = await callApi(tokens.access_token);
   expect(answer.status).toBe(200);

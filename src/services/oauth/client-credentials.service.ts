@@ -14,7 +14,7 @@ const DEFAULT_TTL_SECONDS = 3600;
  * client_credentials (RFC 6749 §4.4, CONTRACT §12): a confidential client acting on its own behalf. The answer is an
  * RFC 9068 JWT with sub = client_id and no refresh token. Without `resource`, a client allowed exactly one API gets a
  * token for it (RFC 8707 §2: the server's default); any other client gets one whose aud is the issuer. Without
- * `scope`, the token carries every scope the client may ask for there.
+ * `scope`, the token carries every scope of that API (or, naming no API, every scope of the client's own).
  */
 export async function exchangeClientCredentials(
   ctx: ServiceContext,
@@ -29,7 +29,10 @@ export async function exchangeClientCredentials(
     (await resolveTarget(ctx, client, input.resource)) ?? (defaulted ? await resourceOfClient(ctx, client, defaulted) : undefined);
   requireProofFor(resource, input.dpopJkt);
   const allowed = permittedScopes(client, resource).filter((s) => s !== 'openid');
-  const asked = input.scope === undefined ? allowed : parseScope(input.scope);
+  // Without `scope`, a token for an API carries that API's scopes (those the client may ask for), never the client's
+  // own unrelated ones such as a preset's `read` (issue 32): only what the audience defines means anything to it.
+  const byDefault = resource ? allowed.filter((s) => resource.scopes.includes(s)) : allowed;
+  const asked = input.scope === undefined ? byDefault : parseScope(input.scope);
   // OpenID Connect scopes describe a user: a client acting for itself has none to consent to.
   if (asked.includes('openid')) throw new OAuthError('invalid_scope', 'openid is not available without a user');
   if (!isSubset(asked, allowed)) throw new OAuthError('invalid_scope', 'scope contains a value this client may not request');
