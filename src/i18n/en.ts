@@ -55,7 +55,7 @@ export const en = {
     error: 'Error',
     errorSummary: 'There is a problem',
   },
-  /** CONTRACT §18: the runtime settings (src/services/settings/declarations.ts), by name; docs/settings.md uses these. */
+  /** CONTRACT §18: the runtime settings (src/declarations/settings.ts), by name; docs/settings.md uses these. */
   settingsCatalogue: {
     groups: {
       sign_up: 'Sign-up and registration',
