@@ -1,7 +1,7 @@
-import type { JSX } from 'preact';
+import type { InputHTMLAttributes } from 'preact';
 import { IdentitiesSection } from './federation';
 import { pageEnv } from './env';
-import { Actions, CsrfField, FieldMessage, Flash, Hidden, PasskeyError, Time, formatTime } from './kit';
+import { ONE_TIME_CODE, Actions, CsrfField, FieldMessage, Flash, Hidden, PasskeyError, Time, formatTime } from './kit';
 import { renderPage } from './layout';
 import { PASSKEY_SCRIPTS } from './login';
 
@@ -76,7 +76,7 @@ const invalidFor = (data: AccountPageData, id: string) => (data.error?.field ===
 const describedBy = (data: AccountPageData, section: AccountSection) => (data.error?.section === section ? `${section}-error` : undefined);
 
 /** A labelled input a refusal can be about: aria-invalid on it, and the message right below it. */
-function Field({ data, id, label, type = 'text', ...input }: Props & { id: string; label: string } & JSX.HTMLAttributes<HTMLInputElement>) {
+function Field({ data, id, label, type = 'text', ...input }: Props & { id: string; label: string } & InputHTMLAttributes) {
   return (
     <>
       <label for={id}>{label}</label>
@@ -362,18 +362,7 @@ function TotpPart({ data }: Props) {
         </ol>
         <form method="post" action={act(data, 'totp/confirm')}>
           <CsrfField csrf={data.csrf} />
-          <Field
-            data={data}
-            id="totp_code"
-            label={tr().codeFromApp}
-            name="code"
-            inputmode="numeric"
-            pattern="[0-9]*"
-            maxlength={6}
-            autocomplete="one-time-code"
-            required
-            aria-describedby={d}
-          />
+          <Field data={data} id="totp_code" label={tr().codeFromApp} name="code" {...ONE_TIME_CODE} required aria-describedby={d} />
           <ReauthField data={data} id="totp_confirm_password" />
           <Actions>
             <button type="submit">{tr().turnOn}</button>
