@@ -22,6 +22,15 @@ export const de: Messages = {
     scimNameTooLong: 'Der Name ist zu lang (höchstens 100 Zeichen).',
     scimNameOneLine: 'Der Name muss eine Zeile ohne Steuerzeichen sein.',
     scimGroupSuperAdmin: 'Eine SCIM-Gruppe wird nie super_admin zugeordnet.',
+    grantTypesRequired: 'Wählen Sie mindestens eine Grant-Art.',
+    grantTypeUnknown: (p) => `Unbekannte Grant-Art: ${p.grant}`,
+    clientCredentialsPublic:
+      'client_credentials ist nur für vertrauliche Anwendungen möglich (eine öffentliche Anwendung hat kein Geheimnis).',
+    tokenExchangePublic: 'Token-Austausch ist nur für vertrauliche Anwendungen möglich (eine öffentliche Anwendung hat kein Geheimnis).',
+    redirectUriRequired: 'Geben Sie mindestens eine Weiterleitungs-URI an (authorization_code braucht eine).',
+    refreshTokenAlone: 'refresh_token ist nur zusammen mit authorization_code oder dem Geräte-Grant möglich.',
+    privateUseConfidential: 'Weiterleitungs-URIs mit eigenem Schema sind nur für öffentliche (native) Anwendungen möglich.',
+    resourceNotRegistered: (p) => `${p.identifier} ist keine registrierte API-Ressource.`,
   },
   common: {
     backToSignIn: 'Zurück zur Anmeldung',

@@ -10,6 +10,9 @@ const plural = pluralize('en');
 /** A table looked up by a key from outside (a permission, an event's detail key): any string may be asked for. */
 const byKey = (table: Record<string, string>): Record<string, string> => table;
 
+/** The values a validation message names (a grant type, a URL): every message that takes values takes them so. */
+export type ValidationParams = Readonly<Record<string, string>>;
+
 export const en = {
   /**
    * The API's validation messages (CONTRACT §2 `details[].message`), declared here once: the schemas and services
@@ -32,6 +35,15 @@ export const en = {
     scimNameTooLong: 'name is too long (at most 100 characters)',
     scimNameOneLine: 'name must be one line without control characters',
     scimGroupSuperAdmin: 'A SCIM group is never mapped to super_admin',
+    // The client policy (services/oauth/client-policy.ts).
+    grantTypesRequired: 'at least one grant type is required',
+    grantTypeUnknown: (p: ValidationParams) => `unknown grant type: ${p.grant}`,
+    clientCredentialsPublic: 'client_credentials is for confidential clients only (a public client has no secret)',
+    tokenExchangePublic: 'token exchange is for confidential clients only (a public client has no secret)',
+    redirectUriRequired: 'at least one redirect URI is required (authorization_code)',
+    refreshTokenAlone: 'refresh_token needs authorization_code or the device grant',
+    privateUseConfidential: 'private-use scheme redirect URIs are for public (native) clients only',
+    resourceNotRegistered: (p: ValidationParams) => `${p.identifier} is not a registered API resource`,
   },
   common: {
     backToSignIn: 'Back to sign in',
