@@ -15,6 +15,8 @@ import {
   Table,
   TextArea,
   type FieldErrors,
+  CreateButton,
+  NoneYet,
 } from '../../views/console/components';
 import { renderConsole, type ConsoleFrame } from '../../views/console/layout';
 
@@ -32,19 +34,11 @@ export function renderSamlApps(frame: ConsoleFrame, data: { apps: SamlApp[]; idp
     <>
       <h1>{h.title}</h1>
       <p>{h.intro}</p>
-      <p>
-        <a class="button" href="/admin/saml-apps/new">
-          {h.create}
-        </a>
-      </p>
+      <CreateButton href="/admin/saml-apps/new" label={h.create} />
       <Table
         caption={h.caption}
         rows={data.apps}
-        empty={
-          <>
-            {h.noneYet} <a href="/admin/saml-apps/new">{h.createOne}</a>.
-          </>
-        }
+        empty={<NoneYet text={h.noneYet} href="/admin/saml-apps/new" link={h.createOne} />}
         columns={[
           { label: k.name, cell: (a) => <a href={`/admin/saml-apps/${a.id}`}>{a.name}</a> },
           { label: h.entityId, wrap: true, cell: (a) => <code>{a.entity_id}</code> },

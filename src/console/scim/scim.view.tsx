@@ -2,7 +2,18 @@ import type { Role } from '../../routes/rbac/rbac.schemas';
 import type { ScimConnection, ScimGroupRoles } from '../../routes/scim/scim-admin.schemas';
 import { pageEnv } from '../../views/env';
 import { Actions, Time } from '../../views/kit';
-import { ActionButton, Checkboxes, CopyValue, Facts, Field, PostForm, Table, type FieldErrors } from '../../views/console/components';
+import {
+  ActionButton,
+  Checkboxes,
+  CopyValue,
+  Facts,
+  Field,
+  PostForm,
+  Table,
+  type FieldErrors,
+  CreateButton,
+  NoneYet,
+} from '../../views/console/components';
 import { renderConsole, type ConsoleFrame } from '../../views/console/layout';
 
 /**
@@ -21,20 +32,14 @@ export function renderConnections(frame: ConsoleFrame, data: { connections: Scim
       <h1>{h.title}</h1>
       <p>{h.intro}</p>
       <Facts items={[[h.baseUrl, <code>{data.scimUrl}</code>]]} />
-      <p>
-        <a class="button" href="/admin/scim/new">
-          {h.create}
-        </a>{' '}
+      <CreateButton href="/admin/scim/new" label={h.create}>
+        {' '}
         <a href="/admin/scim-groups">{h.groupsLink}</a>
-      </p>
+      </CreateButton>
       <Table
         caption={h.caption}
         rows={data.connections}
-        empty={
-          <>
-            {h.noneYet} <a href="/admin/scim/new">{h.createOne}</a>.
-          </>
-        }
+        empty={<NoneYet text={h.noneYet} href="/admin/scim/new" link={h.createOne} />}
         columns={[
           { label: k.name, wrap: true, cell: (c) => <a href={`/admin/scim/${c.id}`}>{c.name}</a> },
           { label: k.description, wrap: true, cell: (c) => c.description || '—' },

@@ -14,6 +14,8 @@ import {
   Table,
   TextArea,
   type FieldErrors,
+  CreateButton,
+  NoneYet,
 } from '../../views/console/components';
 import { renderConsole, type ConsoleFrame } from '../../views/console/layout';
 
@@ -28,19 +30,11 @@ export function renderWebhooks(frame: ConsoleFrame, data: { webhooks: Webhook[] 
     <>
       <h1>{h.title}</h1>
       <p>{h.intro}</p>
-      <p>
-        <a class="button" href="/admin/webhooks/new">
-          {h.create}
-        </a>
-      </p>
+      <CreateButton href="/admin/webhooks/new" label={h.create} />
       <Table
         caption={h.caption}
         rows={data.webhooks}
-        empty={
-          <>
-            {h.noneYet} <a href="/admin/webhooks/new">{h.createOne}</a>.
-          </>
-        }
+        empty={<NoneYet text={h.noneYet} href="/admin/webhooks/new" link={h.createOne} />}
         columns={[
           { label: h.url, wrap: true, cell: (w) => <a href={`/admin/webhooks/${w.id}`}>{w.url}</a> },
           { label: h.events, wrap: true, cell: (w) => w.events.join(' ') },

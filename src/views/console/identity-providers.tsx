@@ -1,7 +1,19 @@
 import type { IdentityProvider } from '../../routes/federation/identity-providers.schemas';
 import { pageEnv } from '../env';
 import { Actions, Hidden, Time } from '../kit';
-import { ActionButton, Badge, Checkbox, CopyValue, Facts, Field, PostForm, Table, type FieldErrors } from './components';
+import {
+  ActionButton,
+  Badge,
+  Checkbox,
+  CopyValue,
+  Facts,
+  Field,
+  PostForm,
+  Table,
+  type FieldErrors,
+  CreateButton,
+  NoneYet,
+} from './components';
 import { renderConsole, type ConsoleFrame } from './layout';
 
 /** Identity providers (CONTRACT §16): the upstream OpenID Connect and GitHub sign-ins that /login offers. */
@@ -28,19 +40,11 @@ export function renderProviders(frame: ConsoleFrame, data: { providers: Identity
     <>
       <h1>{i.title}</h1>
       <p>{i.intro}</p>
-      <p>
-        <a class="button" href="/admin/identity-providers/new">
-          {i.add}
-        </a>
-      </p>
+      <CreateButton href="/admin/identity-providers/new" label={i.add} />
       <Table
         caption={i.caption}
         rows={data.providers}
-        empty={
-          <>
-            {i.noneYet} <a href="/admin/identity-providers/new">{i.addOne}</a>.
-          </>
-        }
+        empty={<NoneYet text={i.noneYet} href="/admin/identity-providers/new" link={i.addOne} />}
         columns={[
           { label: k.name, cell: (p) => <a href={`/admin/identity-providers/${p.id}`}>{p.name}</a> },
           { label: i.slug, cell: (p) => <code>{p.slug}</code> },
