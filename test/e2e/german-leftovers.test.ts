@@ -245,3 +245,53 @@ test('the application form refused by the client policy says why in German', asy
     { path: 'grant_types', message: 'client_credentials is for confidential clients only (a public client has no secret)' },
   ]);
 });
+
+test('webhook, back-channel logout and identity-provider forms refused by outbound and provider rules say why in German', async () => {
+  const { agent } = await makeSignedInUser(t, ['super_admin']);
+  const app = { name: 'Abmelden', type: 'confidential', grant_types: ['authorization_code'], scopes: ['openid'] };
+  const idp = { kind: 'oidc', slug: 'firma', name: 'Firma', client_id: 'sso', client_secret: 'geheim-123' };
+  const cases: Array<[string, string, Record<string, string | string[]>, string, string]> = [
+    [
+      '/admin/webhooks/new',
+      '/admin/webhooks',
+      { url: 'https://user:pw@hooks.example.com/x', events: 'user.created' },
+      'url',
+      'Zugangsdaten',
+    ],
+    [
+      '/admin/applications/new',
+      '/admin/applications',
+      { ...app, redirect_uris: 'https://app.example.com/cb', backchannel_logout_uri: 'https://app.example.com/logout#x' },
+      'backchannel_logout_uri',
+      'kein Fragment',
+    ],
+    [
+      '/admin/applications/new',
+      '/admin/applications',
+      { ...app, redirect_uris: 'https://app.example.com/cb', backchannel_logout_uri: 'https://u:p@app.example.com/logout' },
+      'backchannel_logout_uri',
+      'Zugangsdaten',
+    ],
+    [
+      '/admin/identity-providers/new?kind=oidc',
+      '/admin/identity-providers',
+      { ...idp, issuer: 'https://idp.example.com/x?y=1' },
+      'issuer',
+      'keine Abfrage',
+    ],
+    [
+      '/admin/identity-providers/new?kind=oidc',
+      '/admin/identity-providers',
+      { ...idp, issuer: 'https://idp.example.com', scopes: 'profile email' },
+      'scopes',
+      'müssen openid enthalten',
+    ],
+  ];
+  const found: string[] = [];
+  for (const [form, post, body, field, german] of cases) {
+    const { message, english } = await refusedInGerman(agent, form, post, body, field);
+    expect([field, message]).toEqual([field, expect.stringContaining(german)]);
+    found.push(...english.map((e) => `${post} ${field}: ${e}`));
+  }
+  expect(found).toEqual([]);
+});

@@ -15,9 +15,8 @@ import {
   Table,
   TextArea,
   type FieldErrors,
-  CreateButton,
-  NoneYet,
 } from '../../views/console/components';
+import { CreateButton, NoneYet } from '../../views/console/list';
 import { renderConsole, type ConsoleFrame } from '../../views/console/layout';
 
 /** SAML applications (CONTRACT §19): the IdP values to give an SP, the apps, and the form of one app. */

@@ -2,18 +2,8 @@ import type { Role } from '../../routes/rbac/rbac.schemas';
 import type { ScimConnection, ScimGroupRoles } from '../../routes/scim/scim-admin.schemas';
 import { pageEnv } from '../../views/env';
 import { Actions, Time } from '../../views/kit';
-import {
-  ActionButton,
-  Checkboxes,
-  CopyValue,
-  Facts,
-  Field,
-  PostForm,
-  Table,
-  type FieldErrors,
-  CreateButton,
-  NoneYet,
-} from '../../views/console/components';
+import { ActionButton, Checkboxes, CopyValue, Facts, Field, PostForm, Table, type FieldErrors } from '../../views/console/components';
+import { CreateButton, NoneYet } from '../../views/console/list';
 import { renderConsole, type ConsoleFrame } from '../../views/console/layout';
 
 /**

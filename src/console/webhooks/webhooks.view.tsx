@@ -14,9 +14,8 @@ import {
   Table,
   TextArea,
   type FieldErrors,
-  CreateButton,
-  NoneYet,
 } from '../../views/console/components';
+import { CreateButton, NoneYet } from '../../views/console/list';
 import { renderConsole, type ConsoleFrame } from '../../views/console/layout';
 
 /** Webhooks (CONTRACT §17): subscriptions to audit events, their signing secrets (shown once) and deliveries. */

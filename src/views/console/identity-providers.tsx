@@ -1,19 +1,8 @@
 import type { IdentityProvider } from '../../routes/federation/identity-providers.schemas';
 import { pageEnv } from '../env';
 import { Actions, Hidden, Time } from '../kit';
-import {
-  ActionButton,
-  Badge,
-  Checkbox,
-  CopyValue,
-  Facts,
-  Field,
-  PostForm,
-  Table,
-  type FieldErrors,
-  CreateButton,
-  NoneYet,
-} from './components';
+import { ActionButton, Badge, Checkbox, CopyValue, Facts, Field, PostForm, Table, type FieldErrors } from './components';
+import { CreateButton, NoneYet } from './list';
 import { renderConsole, type ConsoleFrame } from './layout';
 
 /** Identity providers (CONTRACT §16): the upstream OpenID Connect and GitHub sign-ins that /login offers. */

@@ -1,19 +1,8 @@
 import type { ApiResource } from '../../routes/admin/admin.schemas';
 import { pageEnv } from '../env';
 import { Actions, Time } from '../kit';
-import {
-  ActionButton,
-  Checkbox,
-  CopyValue,
-  Facts,
-  Field,
-  PostForm,
-  Table,
-  TextArea,
-  type FieldErrors,
-  CreateButton,
-  NoneYet,
-} from './components';
+import { ActionButton, Checkbox, CopyValue, Facts, Field, PostForm, Table, TextArea, type FieldErrors } from './components';
+import { CreateButton, NoneYet } from './list';
 import { renderConsole, type ConsoleFrame } from './layout';
 
 /** API resources (CONTRACT §12, RFC 8707): the APIs that accept this server's RFC 9068 access tokens. */
