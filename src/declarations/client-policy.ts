@@ -3,6 +3,7 @@
  * token, revocation and device endpoints ask here and enforce the verdict. test/unit/client-policy.test.ts checks
  * them as tables.
  */
+import { say, type ValidationKey, type ValidationParams } from '../i18n';
 import { isPrivateUseRedirectUri } from '../lib/redirect-uri';
 
 export const CLIENT_TYPES = ['confidential', 'public'] as const;
@@ -20,14 +21,23 @@ export type GrantType = (typeof GRANT_TYPES)[number];
 /** The spec's clients: what every client created without `grant_types` (and every client before issue 20) has. */
 export const DEFAULT_GRANT_TYPES: readonly GrantType[] = ['authorization_code', 'refresh_token'];
 
-/** A refusal names the registration field it is about. */
-export type PolicyVerdict = { allowed: true } | { allowed: false; field: 'grant_types' | 'redirect_uris'; reason: string };
+/**
+ * A refusal names the registration field it is about; `reason` is its English sentence (the API's message, RFC 7591's
+ * error_description) and `said` the catalogue key the console shows in the page's language.
+ */
+export type PolicyVerdict =
+  | { allowed: true }
+  | {
+      allowed: false;
+      field: 'grant_types' | 'redirect_uris';
+      reason: string;
+      said: { key: ValidationKey; params?: ValidationParams };
+    };
 const ALLOWED: PolicyVerdict = { allowed: true };
-const refuse = (reason: string, field: 'grant_types' | 'redirect_uris' = 'grant_types'): PolicyVerdict => ({
-  allowed: false,
-  field,
-  reason,
-});
+const refuse = (key: ValidationKey, field: 'grant_types' | 'redirect_uris' = 'grant_types', params?: ValidationParams): PolicyVerdict => {
+  const { message, said } = say(key, params);
+  return { allowed: false, field, reason: message, said };
+};
 
 /** What a registration must satisfy, whatever created it (admin API, console, dynamic registration). */
 export interface ClientShape {
@@ -45,23 +55,17 @@ export interface ClientShape {
  */
 export function checkClientShape(client: ClientShape): PolicyVerdict {
   const grants = client.grantTypes;
-  if (grants.length === 0) return refuse('at least one grant type is required');
+  if (grants.length === 0) return refuse('grantTypesRequired');
   const unknown = grants.find((g) => !(GRANT_TYPES as readonly string[]).includes(g));
-  if (unknown !== undefined) return refuse(`unknown grant type: ${unknown}`);
-  if (client.type === 'public' && grants.includes('client_credentials')) {
-    return refuse('client_credentials is for confidential clients only (a public client has no secret)');
-  }
-  if (client.type === 'public' && grants.includes(TOKEN_EXCHANGE_GRANT)) {
-    return refuse('token exchange is for confidential clients only (a public client has no secret)');
-  }
-  if (grants.includes('authorization_code') && client.redirectUris.length === 0) {
-    return refuse('at least one redirect URI is required (authorization_code)', 'redirect_uris');
-  }
+  if (unknown !== undefined) return refuse('grantTypeUnknown', 'grant_types', { grant: unknown });
+  if (client.type === 'public' && grants.includes('client_credentials')) return refuse('clientCredentialsPublic');
+  if (client.type === 'public' && grants.includes(TOKEN_EXCHANGE_GRANT)) return refuse('tokenExchangePublic');
+  if (grants.includes('authorization_code') && client.redirectUris.length === 0) return refuse('redirectUriRequired', 'redirect_uris');
   if (grants.includes('refresh_token') && !grants.includes('authorization_code') && !grants.includes(DEVICE_CODE_GRANT)) {
-    return refuse('refresh_token needs authorization_code or the device grant');
+    return refuse('refreshTokenAlone');
   }
   if (client.type !== 'public' && client.redirectUris.some(isPrivateUseRedirectUri)) {
-    return refuse('private-use scheme redirect URIs are for public (native) clients only', 'redirect_uris');
+    return refuse('privateUseConfidential', 'redirect_uris');
   }
   return ALLOWED;
 }

@@ -26,9 +26,20 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
+/**
+ * What a refusal says, as a key of the catalogues' `validation` section and its parameters (src/i18n `say`): the
+ * HTML faces show it in the page's language; the JSON API sends the English `message` only (CONTRACT §2, §18).
+ */
+export interface Said {
+  key: string;
+  params?: Readonly<Record<string, string>>;
+}
+
 export interface ErrorDetail {
   path: string;
   message: string;
+  /** The catalogue key of `message` (never sent: the error writer keeps path, message, row and email). */
+  said?: Said;
   /** A bulk import's refusals (docs/passwords.md): the 1-based row and its email as sent. */
   row?: number;
   email?: string;
@@ -39,11 +50,13 @@ export class AppError extends Error {
   readonly expose: boolean;
   readonly details?: ErrorDetail[];
   readonly headers?: Record<string, string>;
+  /** The catalogue key of `message` for the HTML faces (never sent by the JSON API). */
+  readonly said?: Said;
 
   constructor(
     readonly code: ErrorCode,
     message: string,
-    options: { details?: ErrorDetail[]; cause?: unknown; headers?: Record<string, string>; status?: number } = {},
+    options: { details?: ErrorDetail[]; cause?: unknown; headers?: Record<string, string>; status?: number; said?: Said } = {},
   ) {
     super(message, { cause: options.cause });
     this.name = 'AppError';
@@ -51,6 +64,7 @@ export class AppError extends Error {
     this.expose = this.status < 500 || code === 'service_unavailable';
     this.details = options.details;
     this.headers = options.headers;
+    this.said = options.said;
   }
 }
 

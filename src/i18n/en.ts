@@ -10,6 +10,9 @@ const plural = pluralize('en');
 /** A table looked up by a key from outside (a permission, an event's detail key): any string may be asked for. */
 const byKey = (table: Record<string, string>): Record<string, string> => table;
 
+/** The values a validation message names (a grant type, a URL): every message that takes values takes them so. */
+export type ValidationParams = Readonly<Record<string, string>>;
+
 export const en = {
   /**
    * The API's validation messages (CONTRACT §2 `details[].message`), declared here once: the schemas and services
@@ -32,6 +35,55 @@ export const en = {
     scimNameTooLong: 'name is too long (at most 100 characters)',
     scimNameOneLine: 'name must be one line without control characters',
     scimGroupSuperAdmin: 'A SCIM group is never mapped to super_admin',
+    // The client policy (src/declarations/client-policy.ts).
+    grantTypesRequired: 'at least one grant type is required',
+    grantTypeUnknown: (p: ValidationParams) => `unknown grant type: ${p.grant}`,
+    clientCredentialsPublic: 'client_credentials is for confidential clients only (a public client has no secret)',
+    tokenExchangePublic: 'token exchange is for confidential clients only (a public client has no secret)',
+    redirectUriRequired: 'at least one redirect URI is required (authorization_code)',
+    refreshTokenAlone: 'refresh_token needs authorization_code or the device grant',
+    privateUseConfidential: 'private-use scheme redirect URIs are for public (native) clients only',
+    resourceNotRegistered: (p: ValidationParams) => `${p.identifier} is not a registered API resource`,
+    // Outbound URLs (lib/outbound-http.ts: OutboundWords), checked when a URL is saved.
+    outboundNotAbsolute: 'not an absolute URL',
+    outboundScheme: (p: ValidationParams) => `${p.scheme} URLs are not allowed here`,
+    outboundCredentials: 'URLs with credentials are not allowed',
+    outboundAddress: (p: ValidationParams) => `${p.host} does not resolve to an address this server may call`,
+    outboundTimeout: 'the request timed out',
+    outboundNetwork: (p: ValidationParams) => `the request failed${p.code ? ` (${p.code})` : ''}`,
+    outboundTooLarge: (p: ValidationParams) => `the response is larger than ${p.bytes} bytes`,
+    outboundBody: 'unsupported request body type',
+    outboundAddressPrivate: (p: ValidationParams) =>
+      `${p.host} does not resolve to an address this server may call (private, loopback and link-local receivers need WEBHOOK_ALLOW_PRIVATE=true)`,
+    webhookPointsHere: 'url must not point at this server (a delivery would cause the events it delivers)',
+    // Back-channel logout (services/oidc/backchannel-logout.service.ts).
+    backchannelLength: 'backchannel_logout_uri must be a URL of at most 2048 characters',
+    backchannelWhitespace: 'backchannel_logout_uri must not contain whitespace',
+    backchannelFragment: 'backchannel_logout_uri must not contain a fragment',
+    backchannelHttps: 'backchannel_logout_uri must be an https URL',
+    backchannelHttpsOrLoopback: 'backchannel_logout_uri must be an https URL (http only to a loopback host)',
+    // Identity providers (services/federation/providers.service.ts).
+    issuerHttps: 'The issuer must be an https URL',
+    issuerQuery: 'The issuer must not have a query or fragment',
+    issuerRequired: 'An OpenID provider needs its issuer',
+    issuerMicrosoft: 'Give the issuer of your tenant: https://login.microsoftonline.com/{tenant id}/v2.0',
+    discoveryAddress: (p: ValidationParams) =>
+      `The discovery document ${p.url} could not be fetched: ${p.host} does not resolve to an address this server may call (set IDP_ALLOWED_HOSTS or IDP_ALLOW_PRIVATE to allow it)`,
+    discoveryTimeout: (p: ValidationParams) => `The discovery document ${p.url} could not be fetched: it did not answer in time`,
+    discoveryUnreachable: (p: ValidationParams) => `The discovery document ${p.url} could not be fetched`,
+    discoveryOtherIssuer: (p: ValidationParams) =>
+      `The discovery document at ${p.url} names another issuer; use exactly the issuer it names`,
+    discoveryNotADocument: (p: ValidationParams) => `${p.url} did not answer with a discovery document`,
+    discoveryUnusable: (p: ValidationParams) => `The discovery document ${p.url} could not be used`,
+    urlNoQuery: 'The URL must not have a query or fragment',
+    providerType: 'Choose a type: "oidc" or "github" (or a preset)',
+    providerPresetType: (p: ValidationParams) => `The ${p.preset} preset is of type ${p.type}`,
+    providerNameRequired: 'A name is required',
+    providerGithubUrls: 'base_url and api_base_url are for github providers',
+    providerOpenidScope: 'The scopes of an OpenID provider must include openid',
+    providerGithubIssuer: 'A github provider has base_url and api_base_url, not an issuer',
+    providerSecretRequired: 'A client secret is required',
+    providerTypeFixed: 'The type of a provider cannot change; create another one',
   },
   common: {
     backToSignIn: 'Back to sign in',

@@ -2,7 +2,8 @@ import { de } from './de';
 import { en, type Messages } from './en';
 import type { Brand } from '../lib/palette';
 
-export type { Messages } from './en';
+export type { Messages, ValidationParams } from './en';
+import type { ValidationParams } from './en';
 
 /** CONTRACT §15: the shipped catalogues; the first is the fallback. */
 export const CATALOGUES = { en, de } as const satisfies Record<string, Messages>;
@@ -56,4 +57,26 @@ export function chooseLocale(
   // The fallback first: without Accept-Language (or with `*`) the negotiation picks the first language offered.
   const negotiated = acceptsLanguages([fallback, ...LOCALES.filter((l) => l !== fallback)]);
   return negotiated && isLocale(negotiated) ? negotiated : fallback;
+}
+
+/** A key of the catalogues' `validation` section: a refusal of the API's own rules (CONTRACT §2, §18). */
+export type ValidationKey = keyof Messages['validation'];
+
+export const isValidationKey = (key: string): key is ValidationKey => Object.hasOwn(en.validation, key);
+
+/** The sentence of a validation key in a catalogue. */
+export function validationText(t: Messages, key: ValidationKey, params: ValidationParams = {}): string {
+  const entry: string | ((p: ValidationParams) => string) = t.validation[key];
+  return typeof entry === 'string' ? entry : entry(params);
+}
+
+/**
+ * A refusal declared where its rule is: the English `message` the JSON API answers and the key (`said`) the HTML
+ * faces translate, e.g. `badRequest('Invalid client', [{ path: 'grant_types', ...say('grantTypeUnknown', { grant }) }])`.
+ */
+export function say(
+  key: ValidationKey,
+  params?: ValidationParams,
+): { message: string; said: { key: ValidationKey; params?: ValidationParams } } {
+  return { message: validationText(en, key, params), said: params ? { key, params } : { key } };
 }

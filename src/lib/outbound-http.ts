@@ -48,6 +48,25 @@ export interface OutboundPolicy {
  */
 export type OutboundRefusalReason = 'bad_url' | 'scheme' | 'refused_address' | 'timeout' | 'too_large' | 'network';
 
+/**
+ * The words of a refusal: a key of the catalogues' `validation` section (src/i18n, which lib/ may not import) and its
+ * values; `message` is that key's English sentence (test/unit/outbound-http.test.ts holds the two together).
+ */
+export interface OutboundWords {
+  key:
+    | 'outboundNotAbsolute'
+    | 'outboundScheme'
+    | 'outboundCredentials'
+    | 'outboundAddress'
+    | 'outboundTimeout'
+    | 'outboundNetwork'
+    | 'outboundTooLarge'
+    | 'outboundBody';
+  params?: Readonly<Record<string, string>>;
+}
+
+const words = (key: OutboundWords['key'], params?: Record<string, string>): OutboundWords => (params ? { key, params } : { key });
+
 export class OutboundRefused extends Error {
   override name = 'OutboundRefused';
   constructor(
@@ -55,6 +74,8 @@ export class OutboundRefused extends Error {
     message: string,
     /** What exactly happened, for the server's log; never shown to the one who supplied the URL. */
     readonly internal: string = message,
+    /** The catalogue key of `message`, for the HTML faces. */
+    readonly said?: OutboundWords,
   ) {
     super(message);
   }
@@ -64,6 +85,10 @@ export class OutboundRefused extends Error {
 export function refusedAddressMessage(host: string): string {
   return `${host} does not resolve to an address this server may call`;
 }
+
+/** A `refused_address` refusal of `host`; `internal` says which of the cases it was (logs only). */
+const refusedAddress = (host: string, internal: string) =>
+  new OutboundRefused('refused_address', refusedAddressMessage(host), internal, words('outboundAddress', { host }));
 
 /** The port a URL connects to (its explicit port, or its scheme's default). */
 export function portOf(url: URL): number {
@@ -105,18 +130,21 @@ export function checkOutboundUrl(raw: string | URL, policy: OutboundPolicy): URL
   try {
     url = typeof raw === 'string' ? new URL(raw) : raw;
   } catch {
-    throw new OutboundRefused('bad_url', 'not an absolute URL');
+    throw new OutboundRefused('bad_url', 'not an absolute URL', undefined, words('outboundNotAbsolute'));
   }
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && policy.allowHttp)) {
-    throw new OutboundRefused('scheme', `${url.protocol.replace(':', '')} URLs are not allowed here`);
+    const scheme = url.protocol.replace(':', '');
+    throw new OutboundRefused('scheme', `${scheme} URLs are not allowed here`, undefined, words('outboundScheme', { scheme }));
   }
-  if (url.username || url.password) throw new OutboundRefused('bad_url', 'URLs with credentials are not allowed');
+  if (url.username || url.password) {
+    throw new OutboundRefused('bad_url', 'URLs with credentials are not allowed', undefined, words('outboundCredentials'));
+  }
   const host = hostOf(url);
   if (net.isIP(host) && !policy.allowPrivate && !policy.allowedHosts?.has(host) && !isPublicAddress(host)) {
-    throw new OutboundRefused('refused_address', refusedAddressMessage(host), `${host} is not a public address`);
+    throw refusedAddress(host, `${host} is not a public address`);
   }
   if (net.isIP(host) && policy.refuseAddress?.(host, portOf(url))) {
-    throw new OutboundRefused('refused_address', refusedAddressMessage(host), `${host}:${portOf(url)} is refused by the policy`);
+    throw refusedAddress(host, `${host}:${portOf(url)} is refused by the policy`);
   }
   return url;
 }
@@ -133,15 +161,15 @@ async function vetHost(host: string, policy: OutboundPolicy, port: number): Prom
     addresses = await resolve(host);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? 'error';
-    throw new OutboundRefused('refused_address', refusedAddressMessage(host), `${host} does not resolve (${code})`);
+    throw refusedAddress(host, `${host} does not resolve (${code})`);
   }
-  if (!addresses.length) throw new OutboundRefused('refused_address', refusedAddressMessage(host), `${host} does not resolve`);
+  if (!addresses.length) throw refusedAddress(host, `${host} does not resolve`);
   const usable = exempt ? addresses : addresses.filter((a) => isPublicAddress(a.address));
   if (usable.length !== addresses.length || !usable.length) {
-    throw new OutboundRefused('refused_address', refusedAddressMessage(host), `${host} resolves to a non-public address`);
+    throw refusedAddress(host, `${host} resolves to a non-public address`);
   }
   if (policy.refuseAddress && usable.some((a) => policy.refuseAddress!(a.address, port))) {
-    throw new OutboundRefused('refused_address', refusedAddressMessage(host), `${host} resolves to an address refused by the policy`);
+    throw refusedAddress(host, `${host} resolves to an address refused by the policy`);
   }
   return usable;
 }
@@ -186,9 +214,14 @@ function refusalFrom(err: unknown, timedOut: boolean): OutboundRefused {
     if (cause instanceof OutboundRefused) return cause;
     cause = (cause as { cause?: unknown }).cause;
   }
-  if (timedOut) return new OutboundRefused('timeout', 'the request timed out');
+  if (timedOut) return new OutboundRefused('timeout', 'the request timed out', undefined, words('outboundTimeout'));
   const code = (err as { cause?: { code?: string } })?.cause?.code;
-  return new OutboundRefused('network', `the request failed${code ? ` (${code})` : ''}`);
+  return new OutboundRefused(
+    'network',
+    `the request failed${code ? ` (${code})` : ''}`,
+    undefined,
+    words('outboundNetwork', { code: code ?? '' }),
+  );
 }
 
 async function readCapped(body: ReadableStream<Uint8Array> | null, maxBytes: number, controller: AbortController): Promise<Buffer> {
@@ -203,7 +236,8 @@ async function readCapped(body: ReadableStream<Uint8Array> | null, maxBytes: num
     if (size > maxBytes) {
       controller.abort();
       await reader.cancel().catch(() => {});
-      throw new OutboundRefused('too_large', `the response is larger than ${maxBytes} bytes`);
+      const bytes = String(maxBytes);
+      throw new OutboundRefused('too_large', `the response is larger than ${bytes} bytes`, undefined, words('outboundTooLarge', { bytes }));
     }
     chunks.push(Buffer.from(value));
   }
@@ -311,7 +345,7 @@ export function createOutboundFetch(policy: OutboundPolicy): (input: string | UR
     if (typeof init.body === 'string') body = init.body;
     else if (init.body instanceof URLSearchParams) body = init.body.toString();
     else if (init.body instanceof Uint8Array) body = Buffer.from(init.body);
-    else if (init.body != null) throw new OutboundRefused('bad_url', 'unsupported request body type');
+    else if (init.body != null) throw new OutboundRefused('bad_url', 'unsupported request body type', undefined, words('outboundBody'));
     const res = await outboundRequest(String(input), { method: init.method, headers, body }, policy);
     return new Response(NULL_BODY_STATUS.has(res.status) ? null : new Uint8Array(res.body), { status: res.status, headers: res.headers });
   };

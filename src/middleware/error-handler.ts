@@ -91,7 +91,8 @@ export function createErrorHandler(logger: Logger, settings: LiveSettings, rende
         logger.warn({ reqId: req.id, err: describe(err) }, 'database unavailable');
       }
       const body: Record<string, unknown> = { error: appError.code, message: appError.message };
-      if (appError.details) body.details = appError.details;
+      // The public fields only: a detail's catalogue key (`said`) is for the HTML faces.
+      if (appError.details) body.details = appError.details.map(({ said: _said, ...detail }) => detail);
       return sendError(req, res, appError.status, body);
     }
 

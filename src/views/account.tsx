@@ -1,6 +1,7 @@
+import type { InputHTMLAttributes } from 'preact';
 import { IdentitiesSection } from './federation';
 import { pageEnv } from './env';
-import { Actions, CsrfField, FieldMessage, Flash, Hidden, PasskeyError, Time, formatTime } from './kit';
+import { ONE_TIME_CODE, Actions, CsrfField, FieldMessage, Flash, Hidden, PasskeyError, Time, formatTime } from './kit';
 import { renderPage } from './layout';
 import { PASSKEY_SCRIPTS } from './login';
 
@@ -74,6 +75,17 @@ const invalidFor = (data: AccountPageData, id: string) => (data.error?.field ===
 
 const describedBy = (data: AccountPageData, section: AccountSection) => (data.error?.section === section ? `${section}-error` : undefined);
 
+/** A labelled input a refusal can be about: aria-invalid on it, and the message right below it. */
+function Field({ data, id, label, type = 'text', ...input }: Props & { id: string; label: string } & InputHTMLAttributes) {
+  return (
+    <>
+      <label for={id}>{label}</label>
+      <input type={type} id={id} {...invalidFor(data, id)} {...input} />
+      <Beside data={data} id={id} />
+    </>
+  );
+}
+
 /**
  * The password field of a form that adds or removes a factor once the sign-in is older than 10 minutes (its `name`
  * is the API's proof field, `password`); nothing while the sign-in is recent.
@@ -103,11 +115,10 @@ function ProfileSection({ data }: Props) {
       <SectionError data={data} section="profile" />
       <form method="post" action={act(data, 'profile')}>
         <CsrfField csrf={data.csrf} />
-        <label for="first_name">{pageEnv().t.common.firstName}</label>
-        <input
-          type="text"
+        <Field
+          data={data}
           id="first_name"
-          {...invalidFor(data, 'first_name')}
+          label={pageEnv().t.common.firstName}
           name="first_name"
           autocomplete="given-name"
           maxlength={100}
@@ -115,12 +126,10 @@ function ProfileSection({ data }: Props) {
           value={data.values?.first_name ?? data.firstName}
           aria-describedby={d}
         />
-        <Beside data={data} id="first_name" />
-        <label for="last_name">{pageEnv().t.common.lastName}</label>
-        <input
-          type="text"
+        <Field
+          data={data}
           id="last_name"
-          {...invalidFor(data, 'last_name')}
+          label={pageEnv().t.common.lastName}
           name="last_name"
           autocomplete="family-name"
           maxlength={100}
@@ -128,7 +137,6 @@ function ProfileSection({ data }: Props) {
           value={data.values?.last_name ?? data.lastName}
           aria-describedby={d}
         />
-        <Beside data={data} id="last_name" />
         <Actions>
           <button type="submit">{tr().saveProfile}</button>
         </Actions>
@@ -156,41 +164,38 @@ function PasswordSection({ data }: Props) {
         <form method="post" action={act(data, 'password')}>
           <CsrfField csrf={data.csrf} />
           <input type="text" name="username" autocomplete="username" value={data.email} hidden />
-          <label for="current_password">{tr().currentPassword}</label>
-          <input
-            type="password"
+          <Field
+            data={data}
             id="current_password"
-            {...invalidFor(data, 'current_password')}
+            type="password"
+            label={tr().currentPassword}
             name="current_password"
             autocomplete="current-password"
             required
             aria-describedby={d}
           />
-          <Beside data={data} id="current_password" />
-          <label for="new_password">{pageEnv().t.common.newPassword}</label>
-          <input
-            type="password"
+          <Field
+            data={data}
             id="new_password"
-            {...invalidFor(data, 'new_password')}
+            type="password"
+            label={pageEnv().t.common.newPassword}
             name="new_password"
             autocomplete="new-password"
             minlength={6}
             required
             aria-describedby={d}
           />
-          <Beside data={data} id="new_password" />
-          <label for="new_password_confirm">{tr().newPasswordAgain}</label>
-          <input
-            type="password"
+          <Field
+            data={data}
             id="new_password_confirm"
-            {...invalidFor(data, 'new_password_confirm')}
+            type="password"
+            label={tr().newPasswordAgain}
             name="new_password_confirm"
             autocomplete="new-password"
             minlength={6}
             required
             aria-describedby={d}
           />
-          <Beside data={data} id="new_password_confirm" />
           <p class="muted">{tr().passwordSignsOut}</p>
           <Actions>
             <button type="submit">{tr().changePassword}</button>
@@ -313,18 +318,16 @@ function TotpPart({ data }: Props) {
           <summary>{tr().removeTotpSummary}</summary>
           <form method="post" action={act(data, 'totp/remove')}>
             <CsrfField csrf={data.csrf} />
-            <label for="totp_remove_code">{tr().currentCode}</label>
-            <input
-              type="text"
+            <Field
+              data={data}
               id="totp_remove_code"
-              {...invalidFor(data, 'totp_remove_code')}
+              label={tr().currentCode}
               name="code"
               inputmode="numeric"
               autocomplete="one-time-code"
               maxlength={6}
               aria-describedby={d}
             />
-            <Beside data={data} id="totp_remove_code" />
             <p class="muted">{tr().orWithoutApp}</p>
             <label for="totp_remove_password">{tr().yourPassword}</label>
             <input type="password" id="totp_remove_password" name="password" autocomplete="current-password" aria-describedby={d} />
@@ -359,20 +362,7 @@ function TotpPart({ data }: Props) {
         </ol>
         <form method="post" action={act(data, 'totp/confirm')}>
           <CsrfField csrf={data.csrf} />
-          <label for="totp_code">{tr().codeFromApp}</label>
-          <input
-            type="text"
-            id="totp_code"
-            {...invalidFor(data, 'totp_code')}
-            name="code"
-            inputmode="numeric"
-            pattern="[0-9]*"
-            maxlength={6}
-            autocomplete="one-time-code"
-            required
-            aria-describedby={d}
-          />
-          <Beside data={data} id="totp_code" />
+          <Field data={data} id="totp_code" label={tr().codeFromApp} name="code" {...ONE_TIME_CODE} required aria-describedby={d} />
           <ReauthField data={data} id="totp_confirm_password" />
           <Actions>
             <button type="submit">{tr().turnOn}</button>
@@ -415,16 +405,15 @@ function RecoveryPart({ data }: Props) {
           <summary>{data.recoveryCodesLeft ? tr().makeNewRecovery : tr().makeRecovery}</summary>
           <form method="post" action={act(data, 'recovery-codes')}>
             <CsrfField csrf={data.csrf} />
-            <label for="recovery_password">{tr().yourPassword}</label>
-            <input
-              type="password"
+            <Field
+              data={data}
               id="recovery_password"
-              {...invalidFor(data, 'recovery_password')}
+              type="password"
+              label={tr().yourPassword}
               name="password"
               autocomplete="current-password"
               aria-describedby={describedBy(data, 'second-factors')}
             />
-            <Beside data={data} id="recovery_password" />
             <p class="muted">{pageEnv().t.accountExtra.orInsteadOfPassword}</p>
             <label for="recovery_code_proof">{pageEnv().t.accountExtra.currentTotpCode}</label>
             <input type="text" id="recovery_code_proof" name="code" inputmode="numeric" autocomplete="one-time-code" maxlength={6} />
@@ -492,17 +481,15 @@ function PasskeysPart({ data }: Props) {
       )}
       <form method="post" action={act(data, 'passkeys')} id="passkey-add-form">
         <Hidden fields={{ csrf: data.csrf, response: '' }} />
-        <label for="passkey_name">{tr().passkeyName}</label>
-        <input
-          type="text"
+        <Field
+          data={data}
           id="passkey_name"
-          {...invalidFor(data, 'passkey_name')}
+          label={tr().passkeyName}
           name="name"
           maxlength={64}
           placeholder={tr().passkeyPlaceholder}
           aria-describedby={describedBy(data, 'second-factors')}
         />
-        <Beside data={data} id="passkey_name" />
         <ReauthField data={data} id="passkey_add_password" />
         <Actions>
           <button type="button" data-passkey-register="passkey-add-form" hidden>

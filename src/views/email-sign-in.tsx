@@ -1,6 +1,6 @@
 import { renderLinkInvalidPage } from './email-link-pages';
 import { pageEnv } from './env';
-import { Actions, FieldMessage, Hidden, invalidAttrs } from './kit';
+import { ONE_TIME_CODE, Actions, FieldMessage, Hidden, invalidAttrs } from './kit';
 import { renderPage } from './layout';
 import { ContinueTo, type SignInApplication } from './login';
 
@@ -26,18 +26,7 @@ export function renderEmailCodePage(options: {
       <form method="post" action="/login/email/code" novalidate>
         <Hidden fields={{ csrf: options.csrf, return_to: options.returnTo ?? '', email: options.email }} />
         <label for="code">{t.emailSignIn.code}</label>
-        <input
-          type="text"
-          id="code"
-          name="code"
-          inputmode="numeric"
-          pattern="[0-9]*"
-          maxlength={6}
-          autocomplete="one-time-code"
-          required
-          autofocus
-          {...invalidAttrs(options.error, 'code-error')}
-        />
+        <input type="text" id="code" name="code" {...ONE_TIME_CODE} required autofocus {...invalidAttrs(options.error, 'code-error')} />
         <FieldMessage id="code-error" message={options.error} />
         <Actions>
           <button type="submit">{t.emailSignIn.submit}</button>

@@ -188,6 +188,9 @@ export function FieldMessage(props: { id: string; message?: Refusal }) {
 }
 
 /** The attributes that tie a page input to its message beside it, when it has one. */
+/** The attributes of a 6-digit one-time code input (an authenticator's or a mailed code): digits, autofill from SMS/mail. */
+export const ONE_TIME_CODE = { inputmode: 'numeric', pattern: '[0-9]*', maxlength: 6, autocomplete: 'one-time-code' } as const;
+
 export function invalidAttrs(message: Refusal | undefined, messageId: string): { 'aria-invalid'?: 'true'; 'aria-describedby'?: string } {
   return message ? { 'aria-invalid': 'true', 'aria-describedby': messageId } : {};
 }

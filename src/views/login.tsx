@@ -1,6 +1,6 @@
 import { PendingLinkNotice, ProviderButtons } from './federation';
 import { pageEnv } from './env';
-import { Actions, CsrfField, FieldMessage, Hidden, invalidAttrs, PasskeyError } from './kit';
+import { ONE_TIME_CODE, Actions, CsrfField, FieldMessage, Hidden, invalidAttrs, PasskeyError } from './kit';
 import { renderPage } from './layout';
 
 /**
@@ -148,10 +148,7 @@ export function renderSecondStepPage(options: {
             type="text"
             id="code"
             name="code"
-            inputmode="numeric"
-            pattern="[0-9]*"
-            maxlength={6}
-            autocomplete="one-time-code"
+            {...ONE_TIME_CODE}
             required
             autofocus
             {...invalidAttrs(errorField === 'code' ? options.error : undefined, 'mfa-error')}

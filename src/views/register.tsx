@@ -39,45 +39,29 @@ export function renderRegisterPage(options: {
       <p>{t.register.intro(brand.name)}</p>
       <form method="post" action="/register" novalidate>
         <Hidden fields={{ csrf: options.csrf, return_to: options.returnTo }} />
-        <label for="first_name">{t.common.firstName}</label>
-        <input
-          type="text"
-          id="first_name"
-          name="first_name"
-          autocomplete="given-name"
-          maxlength={100}
-          required
-          value={v.first_name ?? ''}
-          aria-invalid={errors.first_name ? 'true' : undefined}
-          aria-describedby={describedBy('first_name')}
-        />
-        {fieldError('first_name')}
-        <label for="last_name">{t.common.lastName}</label>
-        <input
-          type="text"
-          id="last_name"
-          name="last_name"
-          autocomplete="family-name"
-          maxlength={100}
-          required
-          value={v.last_name ?? ''}
-          aria-invalid={errors.last_name ? 'true' : undefined}
-          aria-describedby={describedBy('last_name')}
-        />
-        {fieldError('last_name')}
-        <label for="email">{t.common.email}</label>
-        <input
-          type="email"
-          id="email"
-          name="email"
-          autocomplete="username"
-          maxlength={254}
-          required
-          value={v.email ?? ''}
-          aria-invalid={errors.email ? 'true' : undefined}
-          aria-describedby={describedBy('email')}
-        />
-        {fieldError('email')}
+        {(
+          [
+            ['first_name', 'text', t.common.firstName, 'given-name', 100],
+            ['last_name', 'text', t.common.lastName, 'family-name', 100],
+            ['email', 'email', t.common.email, 'username', 254],
+          ] as const
+        ).map(([field, type, label, autocomplete, maxlength]) => (
+          <>
+            <label for={field}>{label}</label>
+            <input
+              type={type}
+              id={field}
+              name={field}
+              autocomplete={autocomplete}
+              maxlength={maxlength}
+              required
+              value={v[field] ?? ''}
+              aria-invalid={errors[field] ? 'true' : undefined}
+              aria-describedby={describedBy(field)}
+            />
+            {fieldError(field)}
+          </>
+        ))}
         <NewPasswordFields
           minLength={options.minLength}
           label={t.common.password}

@@ -24,39 +24,27 @@ export function renderSetupForm(options: {
       <p class="muted">{t.setup.intro}</p>
       <form method="post" action="/setup">
         <Hidden fields={{ token: options.token, csrf: options.csrf }} />
-        <label for="email">{t.common.email}</label>
-        <input
-          type="email"
-          id="email"
-          name="email"
-          value={v.email ?? ''}
-          autocomplete="username"
-          required
-          {...invalidAttrs(errorOf('email'), 'email-error')}
-        />
-        {beside('email')}
-        <label for="first_name">{t.common.firstName}</label>
-        <input
-          type="text"
-          id="first_name"
-          name="first_name"
-          value={v.first_name ?? ''}
-          autocomplete="given-name"
-          required
-          {...invalidAttrs(errorOf('first_name'), 'first_name-error')}
-        />
-        {beside('first_name')}
-        <label for="last_name">{t.common.lastName}</label>
-        <input
-          type="text"
-          id="last_name"
-          name="last_name"
-          value={v.last_name ?? ''}
-          autocomplete="family-name"
-          required
-          {...invalidAttrs(errorOf('last_name'), 'last_name-error')}
-        />
-        {beside('last_name')}
+        {(
+          [
+            ['email', 'email', t.common.email, 'username'],
+            ['first_name', 'text', t.common.firstName, 'given-name'],
+            ['last_name', 'text', t.common.lastName, 'family-name'],
+          ] as const
+        ).map(([f, type, label, autocomplete]) => (
+          <>
+            <label for={f}>{label}</label>
+            <input
+              type={type}
+              id={f}
+              name={f}
+              value={v[f] ?? ''}
+              autocomplete={autocomplete}
+              required
+              {...invalidAttrs(errorOf(f), `${f}-error`)}
+            />
+            {beside(f)}
+          </>
+        ))}
         <NewPasswordFields
           minLength={options.minLength}
           label={t.common.password}

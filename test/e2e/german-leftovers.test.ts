@@ -168,3 +168,130 @@ test('the identity-provider form names the variables that allow a private issuer
   expect(refused.text).not.toContain('s3cret-value');
   expect(await t.db('identity_providers').where({ slug: 'intern' }).first()).toBeUndefined();
 });
+
+/**
+ * The API's own refusals in the page's language (issue 31 item 3, issue 32 item 8): each form is refused by a rule
+ * of the API (a client policy, an outbound-URL rule...), in German; the message beside the field and in the summary
+ * holds no English (no "(Detail: …)" with the API's English reason either), and the JSON API keeps its English.
+ */
+async function refusedInGerman(agent: TestAgent, form: string, post: string, body: Record<string, string | string[]>, field: string) {
+  const page = await agent.get(form).set('accept-language', 'de');
+  const csrf = /name="csrf" value="([^"]+)"/.exec(page.text)?.[1] ?? '';
+  const res = await agent
+    .post(post)
+    .set('accept-language', 'de')
+    .type('form')
+    .send({ csrf, ...body });
+  expect([post, field, res.status]).toEqual([post, field, 400]);
+  const message = new RegExp(`<p class="field-error" id="f-${field}-error">([\\s\\S]*?)</p>`).exec(res.text)?.[1];
+  const shown = res.text.match(/<p class="field-error"[^>]*>[\s\S]*?<\/p>/g);
+  expect([post, field, message === undefined ? shown : 'shown']).toEqual([post, field, 'shown']);
+  const summary = /<div class="error-summary"[\s\S]*?<\/div>/.exec(res.text)?.[0] ?? '';
+  return { message: visibleText(message ?? '').trim(), english: [...leftovers(message ?? ''), ...leftovers(summary)] };
+}
+
+test('the application form refused by the client policy says why in German', async () => {
+  const { agent } = await makeSignedInUser(t, ['super_admin']);
+  await makeApiResource(t, { name: 'Lager-API' });
+  const base = {
+    name: 'Rechnungen',
+    scopes: ['openid'],
+    redirect_uris: 'https://app.example.com/cb',
+    post_logout_redirect_uris: '',
+    allowed_origins: '',
+  };
+  const cases: Array<[Record<string, string | string[]>, string, string]> = [
+    [{ type: 'public', grant_types: ['client_credentials'] }, 'grant_types', 'nur für vertrauliche Anwendungen'],
+    [{ type: 'public', grant_types: ['urn:ietf:params:oauth:grant-type:token-exchange'] }, 'grant_types', 'Token-Austausch'],
+    [
+      { type: 'confidential', grant_types: ['authorization_code'], redirect_uris: '' },
+      'redirect_uris',
+      'mindestens eine Weiterleitungs-URI',
+    ],
+    [{ type: 'confidential', grant_types: ['refresh_token'] }, 'grant_types', 'refresh_token ist nur zusammen'],
+    [
+      { type: 'confidential', grant_types: ['authorization_code'], redirect_uris: 'com.example.app:/cb' },
+      'redirect_uris',
+      'eigenem Schema',
+    ],
+    [
+      { type: 'confidential', grant_types: ['client_credentials'], allowed_resources: ['https://nowhere.example.com'] },
+      'allowed_resources',
+      'keine registrierte API-Ressource',
+    ],
+  ];
+  const found: string[] = [];
+  for (const [body, field, german] of cases) {
+    const { message, english } = await refusedInGerman(
+      agent,
+      '/admin/applications/new',
+      '/admin/applications',
+      { ...base, ...body },
+      field,
+    );
+    expect([field, message]).toEqual([field, expect.stringContaining(german)]);
+    found.push(...english.map((e) => `${field}: ${e}`));
+  }
+  expect(found).toEqual([]);
+  // The JSON API keeps its English message, and only the public fields of a detail.
+  const { bearer } = await makeSignedInUser(t, ['super_admin']);
+  const res = await request(t.app)
+    .post('/api/admin/oauth-clients')
+    .set('authorization', bearer)
+    .set('accept-language', 'de')
+    .send({ name: 'x', type: 'public', grant_types: ['client_credentials'], redirect_uris: ['https://app.example.com/cb'] });
+  expect(res.status).toBe(400);
+  expect(res.body.details).toEqual([
+    { path: 'grant_types', message: 'client_credentials is for confidential clients only (a public client has no secret)' },
+  ]);
+});
+
+test('webhook, back-channel logout and identity-provider forms refused by outbound and provider rules say why in German', async () => {
+  const { agent } = await makeSignedInUser(t, ['super_admin']);
+  const app = { name: 'Abmelden', type: 'confidential', grant_types: ['authorization_code'], scopes: ['openid'] };
+  const idp = { kind: 'oidc', slug: 'firma', name: 'Firma', client_id: 'sso', client_secret: 'geheim-123' };
+  const cases: Array<[string, string, Record<string, string | string[]>, string, string]> = [
+    [
+      '/admin/webhooks/new',
+      '/admin/webhooks',
+      { url: 'https://user:pw@hooks.example.com/x', events: 'user.created' },
+      'url',
+      'Zugangsdaten',
+    ],
+    [
+      '/admin/applications/new',
+      '/admin/applications',
+      { ...app, redirect_uris: 'https://app.example.com/cb', backchannel_logout_uri: 'https://app.example.com/logout#x' },
+      'backchannel_logout_uri',
+      'kein Fragment',
+    ],
+    [
+      '/admin/applications/new',
+      '/admin/applications',
+      { ...app, redirect_uris: 'https://app.example.com/cb', backchannel_logout_uri: 'https://u:p@app.example.com/logout' },
+      'backchannel_logout_uri',
+      'Zugangsdaten',
+    ],
+    [
+      '/admin/identity-providers/new?kind=oidc',
+      '/admin/identity-providers',
+      { ...idp, issuer: 'https://idp.example.com/x?y=1' },
+      'issuer',
+      'keine Abfrage',
+    ],
+    [
+      '/admin/identity-providers/new?kind=oidc',
+      '/admin/identity-providers',
+      { ...idp, issuer: 'https://idp.example.com', scopes: 'profile email' },
+      'scopes',
+      'müssen openid enthalten',
+    ],
+  ];
+  const found: string[] = [];
+  for (const [form, post, body, field, german] of cases) {
+    const { message, english } = await refusedInGerman(agent, form, post, body, field);
+    expect([field, message]).toEqual([field, expect.stringContaining(german)]);
+    found.push(...english.map((e) => `${post} ${field}: ${e}`));
+  }
+  expect(found).toEqual([]);
+});

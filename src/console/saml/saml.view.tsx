@@ -16,6 +16,7 @@ import {
   TextArea,
   type FieldErrors,
 } from '../../views/console/components';
+import { BackLink, CreateButton, NoneYet } from '../../views/console/list';
 import { renderConsole, type ConsoleFrame } from '../../views/console/layout';
 
 /** SAML applications (CONTRACT §19): the IdP values to give an SP, the apps, and the form of one app. */
@@ -32,19 +33,11 @@ export function renderSamlApps(frame: ConsoleFrame, data: { apps: SamlApp[]; idp
     <>
       <h1>{h.title}</h1>
       <p>{h.intro}</p>
-      <p>
-        <a class="button" href="/admin/saml-apps/new">
-          {h.create}
-        </a>
-      </p>
+      <CreateButton href="/admin/saml-apps/new" label={h.create} />
       <Table
         caption={h.caption}
         rows={data.apps}
-        empty={
-          <>
-            {h.noneYet} <a href="/admin/saml-apps/new">{h.createOne}</a>.
-          </>
-        }
+        empty={<NoneYet text={h.noneYet} href="/admin/saml-apps/new" link={h.createOne} />}
         columns={[
           { label: k.name, cell: (a) => <a href={`/admin/saml-apps/${a.id}`}>{a.name}</a> },
           { label: h.entityId, wrap: true, cell: (a) => <code>{a.entity_id}</code> },
@@ -126,9 +119,7 @@ export function renderSamlAppForm(frame: ConsoleFrame, data: { app?: SamlApp; va
   return renderConsole(
     frame,
     <>
-      <p>
-        <a href="/admin/saml-apps">{h.back}</a>
-      </p>
+      <BackLink href="/admin/saml-apps" label={h.back} />
       <h1>{a ? h.named(a.name) : h.create}</h1>
       {a ? (
         <Facts

@@ -3,6 +3,7 @@ import type { ScimConnection, ScimGroupRoles } from '../../routes/scim/scim-admi
 import { pageEnv } from '../../views/env';
 import { Actions, Time } from '../../views/kit';
 import { ActionButton, Checkboxes, CopyValue, Facts, Field, PostForm, Table, type FieldErrors } from '../../views/console/components';
+import { BackLink, CreateButton, NoneYet } from '../../views/console/list';
 import { renderConsole, type ConsoleFrame } from '../../views/console/layout';
 
 /**
@@ -21,20 +22,14 @@ export function renderConnections(frame: ConsoleFrame, data: { connections: Scim
       <h1>{h.title}</h1>
       <p>{h.intro}</p>
       <Facts items={[[h.baseUrl, <code>{data.scimUrl}</code>]]} />
-      <p>
-        <a class="button" href="/admin/scim/new">
-          {h.create}
-        </a>{' '}
+      <CreateButton href="/admin/scim/new" label={h.create}>
+        {' '}
         <a href="/admin/scim-groups">{h.groupsLink}</a>
-      </p>
+      </CreateButton>
       <Table
         caption={h.caption}
         rows={data.connections}
-        empty={
-          <>
-            {h.noneYet} <a href="/admin/scim/new">{h.createOne}</a>.
-          </>
-        }
+        empty={<NoneYet text={h.noneYet} href="/admin/scim/new" link={h.createOne} />}
         columns={[
           { label: k.name, wrap: true, cell: (c) => <a href={`/admin/scim/${c.id}`}>{c.name}</a> },
           { label: k.description, wrap: true, cell: (c) => c.description || '—' },
@@ -56,9 +51,7 @@ export function renderConnectionForm(frame: ConsoleFrame, data: { values: Connec
   return renderConsole(
     frame,
     <>
-      <p>
-        <a href="/admin/scim">{h.back}</a>
-      </p>
+      <BackLink href="/admin/scim" label={h.back} />
       <h1>{h.create}</h1>
       <PostForm action="/admin/scim" csrf={frame.csrf}>
         <Field name="name" label={k.name} value={data.values.name} errors={data.errors} required hint={h.nameHint} />
@@ -77,9 +70,7 @@ export function renderConnection(frame: ConsoleFrame, data: { connection: ScimCo
   return renderConsole(
     frame,
     <>
-      <p>
-        <a href="/admin/scim">{h.back}</a>
-      </p>
+      <BackLink href="/admin/scim" label={h.back} />
       <h1>{h.connection(c.name)}</h1>
       <Facts
         items={[
@@ -137,9 +128,7 @@ export function renderGroups(frame: ConsoleFrame, data: { groups: ScimGroupRoles
   return renderConsole(
     frame,
     <>
-      <p>
-        <a href="/admin/scim">{h.back}</a>
-      </p>
+      <BackLink href="/admin/scim" label={h.back} />
       <h1>{h.groupsTitle}</h1>
       <p>{h.groupsIntro}</p>
       <Table
@@ -186,9 +175,7 @@ export function renderGroupRoles(
   return renderConsole(
     frame,
     <>
-      <p>
-        <a href="/admin/scim-groups">{h.backToGroups}</a>
-      </p>
+      <BackLink href="/admin/scim-groups" label={h.backToGroups} />
       <h1>{h.groupNamed(g.display_name)}</h1>
       <Facts
         items={[

@@ -15,6 +15,7 @@ import {
   TextArea,
   type FieldErrors,
 } from '../../views/console/components';
+import { BackLink, CreateButton, NoneYet } from '../../views/console/list';
 import { renderConsole, type ConsoleFrame } from '../../views/console/layout';
 
 /** Webhooks (CONTRACT §17): subscriptions to audit events, their signing secrets (shown once) and deliveries. */
@@ -28,19 +29,11 @@ export function renderWebhooks(frame: ConsoleFrame, data: { webhooks: Webhook[] 
     <>
       <h1>{h.title}</h1>
       <p>{h.intro}</p>
-      <p>
-        <a class="button" href="/admin/webhooks/new">
-          {h.create}
-        </a>
-      </p>
+      <CreateButton href="/admin/webhooks/new" label={h.create} />
       <Table
         caption={h.caption}
         rows={data.webhooks}
-        empty={
-          <>
-            {h.noneYet} <a href="/admin/webhooks/new">{h.createOne}</a>.
-          </>
-        }
+        empty={<NoneYet text={h.noneYet} href="/admin/webhooks/new" link={h.createOne} />}
         columns={[
           { label: h.url, wrap: true, cell: (w) => <a href={`/admin/webhooks/${w.id}`}>{w.url}</a> },
           { label: h.events, wrap: true, cell: (w) => w.events.join(' ') },
@@ -77,9 +70,7 @@ export function renderWebhookForm(
   return renderConsole(
     frame,
     <>
-      <p>
-        <a href="/admin/webhooks">{h.back}</a>
-      </p>
+      <BackLink href="/admin/webhooks" label={h.back} />
       <h1>{w ? (w.description ? h.named(w.description) : h.webhook) : h.create}</h1>
       {w ? (
         <>

@@ -1,8 +1,8 @@
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import { z } from 'zod';
 import type { Config } from '../../config';
-import { AppError } from '../../errors';
-import { messagesFor, type Messages } from '../../i18n';
+import { AppError, type Said } from '../../errors';
+import { isValidationKey, messagesFor, validationText } from '../../i18n';
 import { issueCsrf } from '../../middleware/csrf';
 import type { Principal } from '../../services/principal';
 import { adminRank } from '../../services/rbac-policy';
@@ -114,25 +114,39 @@ export const lines = (value: string) =>
 /** The issues of an API schema as messages by top-level field (what the console's forms show next to each input). */
 export function fieldErrors(issues: readonly z.core.$ZodIssue[]): FieldErrors {
   const out: FieldErrors = {};
-  for (const issue of issues) out[String(issue.path[0] ?? '_form')] ??= said(issue.message);
+  for (const issue of issues) out[String(issue.path[0] ?? '_form')] ??= said(issue.message, saidOfIssue(issue));
   return out;
 }
 
-/**
- * An API validation message in the page's language (CONTRACT §18): in English the message itself; otherwise the
- * catalogue's translation (`validation`, keyed by the message) or "not accepted", with the English reason as detail.
- */
-export function said(message: string): Refusal {
-  const { locale, t } = pageEnv();
-  if (locale === 'en') return message;
-  const key = VALIDATION_KEYS.get(message);
-  return { text: key ? t.validation[key] : t.console.errors.invalidField, detail: message };
+/** The catalogue key a schema's own refinement gave its issue (`params: { said }`, see i18n `say`). */
+function saidOfIssue(issue: z.core.$ZodIssue): Said | undefined {
+  const said: unknown = issue.code === 'custom' ? issue.params?.said : undefined;
+  if (typeof said !== 'object' || said === null || !('key' in said) || typeof said.key !== 'string') return undefined;
+  const params = 'params' in said && typeof said.params === 'object' && said.params !== null ? stringsOf(said.params) : undefined;
+  return { key: said.key, params };
 }
 
-const ENGLISH = messagesFor('en').validation;
-const isValidationKey = (key: string): key is keyof Messages['validation'] => key in ENGLISH;
+const stringsOf = (o: object): Record<string, string> =>
+  Object.fromEntries(Object.entries(o).filter((e): e is [string, string] => typeof e[1] === 'string'));
+
+/**
+ * An API validation message in the page's language (CONTRACT §18): in English the message itself; otherwise the
+ * catalogue's sentence of the refusal's key (`said`, given where the rule is declared; a schema's plain message is
+ * the catalogue's English sentence and finds its key so), or "not accepted" with the English reason as detail.
+ */
+export function said(message: string, key?: Said): Refusal {
+  const { locale, t } = pageEnv();
+  if (locale === 'en') return message;
+  if (key && isValidationKey(key.key)) return validationText(t, key.key, key.params);
+  const known = VALIDATION_KEYS.get(message);
+  return known ? validationText(t, known) : { text: t.console.errors.invalidField, detail: message };
+}
+
+/** A schema's plain message (no values) is the catalogue's English sentence: its key, by that sentence. */
 const VALIDATION_KEYS = new Map(
-  Object.entries(ENGLISH).flatMap(([key, message]) => (isValidationKey(key) ? [[message, key] as const] : [])),
+  Object.entries(messagesFor('en').validation).flatMap(([key, message]) =>
+    isValidationKey(key) && typeof message === 'string' ? [[message, key] as const] : [],
+  ),
 );
 
 /**
@@ -144,7 +158,7 @@ export function serviceFieldErrors(err: unknown, fallback: string): FieldErrors 
   const out: FieldErrors = {};
   for (const detail of err.details ?? []) {
     const key = detail.path.split('.')[0] || fallback;
-    out[key] ??= said(detail.message);
+    out[key] ??= said(detail.message, detail.said);
   }
   if (Object.keys(out).length === 0) out[fallback] = refusalOf(err);
   return out;
@@ -163,7 +177,9 @@ export const checked = (value: string): boolean => value === 'true';
 export function refusalOf(err: unknown): Refusal | undefined {
   if (!(err instanceof AppError && err.status >= 400 && err.status < 500)) return undefined;
   const { locale, t } = pageEnv();
-  return locale === 'en' ? err.message : { text: t.pageErrors[err.code], detail: err.message };
+  if (locale === 'en') return err.message;
+  if (err.said && isValidationKey(err.said.key)) return validationText(t, err.said.key, err.said.params);
+  return { text: t.pageErrors[err.code], detail: err.message };
 }
 
 /**

@@ -11,7 +11,8 @@ import {
   type IdentityProviderRow,
   type IdentityProviderType,
 } from '../../db/repositories/identity-providers.repo';
-import { AppError, badRequest, conflict, notFound } from '../../errors';
+import { AppError, badRequest, conflict, notFound, type Said } from '../../errors';
+import { say } from '../../i18n';
 import type { ServiceContext } from '../context';
 import { clientSecretPurpose, discoverOidc, GITHUB_DEFAULTS, OIDC_DEFAULT_SCOPES, outboundRefusalOf } from './relying-party';
 
@@ -52,15 +53,16 @@ export interface ProviderInput {
 
 export type ProviderPatch = Partial<Omit<ProviderInput, 'preset'>>;
 
-const invalid = (path: string, message: string) => badRequest(message, [{ path, message }]);
+/** A refusal of `path`: its English message (the API's) and the catalogue key the console shows (`said`). */
+const invalid = (path: string, words: { message: string; said?: Said }) => badRequest(words.message, [{ path, ...words }]);
 
 /** An issuer as OpenID Connect wants it: https (http only with IDP_ALLOW_PRIVATE), no query or fragment, no trailing slash. */
 function normalizeIssuer(ctx: ServiceContext, issuer: string): string {
   const url = new URL(issuer);
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && ctx.config.idpAllowPrivate)) {
-    throw invalid('issuer', 'The issuer must be an https URL');
+    throw invalid('issuer', say('issuerHttps'));
   }
-  if (url.search || url.hash) throw invalid('issuer', 'The issuer must not have a query or fragment');
+  if (url.search || url.hash) throw invalid('issuer', say('issuerQuery'));
   return issuer.replace(/\/+$/, '');
 }
 
@@ -75,29 +77,29 @@ async function validateOidcIssuer(ctx: ServiceContext, issuer: string, clientId:
     const discoveryUrl = `${issuer}/.well-known/openid-configuration`;
     const refused = outboundRefusalOf(err);
     if (refused) {
-      const why =
-        refused.reason === 'refused_address'
-          ? `${refused.message} (set IDP_ALLOWED_HOSTS or IDP_ALLOW_PRIVATE to allow it)`
-          : refused.reason === 'timeout'
-            ? 'it did not answer in time'
-            : refused.message;
-      throw invalid('issuer', `The discovery document ${discoveryUrl} could not be fetched: ${why}`);
+      const url = discoveryUrl;
+      if (refused.reason === 'refused_address') throw invalid('issuer', say('discoveryAddress', { url, host: new URL(url).hostname }));
+      if (refused.reason === 'timeout') throw invalid('issuer', say('discoveryTimeout', { url }));
+      const message = `The discovery document ${url} could not be fetched: ${refused.message}`;
+      throw invalid('issuer', { message, said: say('discoveryUnreachable', { url }).said });
     }
     const e = err as { code?: string; message?: string; cause?: { status?: number } };
     if (e.code === 'OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED') {
-      throw invalid('issuer', `The discovery document at ${discoveryUrl} names another issuer; use exactly the issuer it names`);
+      throw invalid('issuer', say('discoveryOtherIssuer', { url: discoveryUrl }));
     }
     if (e.code === 'OAUTH_RESPONSE_IS_NOT_CONFORM') {
-      throw invalid('issuer', `${discoveryUrl} did not answer with a discovery document (${e.message ?? 'unexpected answer'})`);
+      const message = `${discoveryUrl} did not answer with a discovery document (${e.message ?? 'unexpected answer'})`;
+      throw invalid('issuer', { message, said: say('discoveryNotADocument', { url: discoveryUrl }).said });
     }
-    throw invalid('issuer', `The discovery document ${discoveryUrl} could not be used: ${e.message ?? 'unknown error'}`);
+    const message = `The discovery document ${discoveryUrl} could not be used: ${e.message ?? 'unknown error'}`;
+    throw invalid('issuer', { message, said: say('discoveryUnusable', { url: discoveryUrl }).said });
   }
 }
 
 function baseUrlField(path: string, value: string | undefined): string | null {
   if (value === undefined) return null;
   const url = new URL(value);
-  if (url.search || url.hash) throw invalid(path, 'The URL must not have a query or fragment');
+  if (url.search || url.hash) throw invalid(path, say('urlNoQuery'));
   return value.replace(/\/+$/, '');
 }
 
@@ -109,30 +111,24 @@ async function fieldsOf(
 ): Promise<Omit<IdentityProviderFields, 'clientSecretSealed'>> {
   const preset = input.preset ? PROVIDER_PRESETS[input.preset] : undefined;
   const type = input.type ?? preset?.type ?? existing?.type;
-  if (!type) throw invalid('type', 'Choose a type: "oidc" or "github" (or a preset)');
-  if (preset && preset.type !== type) throw invalid('type', `The ${input.preset} preset is of type ${preset.type}`);
+  if (!type) throw invalid('type', say('providerType'));
+  if (preset && preset.type !== type) throw invalid('type', say('providerPresetType', { preset: input.preset ?? '', type: preset.type }));
   const name = input.name ?? preset?.name ?? existing?.name;
-  if (!name) throw invalid('name', 'A name is required');
+  if (!name) throw invalid('name', say('providerNameRequired'));
   const scopes = input.scopes ?? existing?.scopes ?? preset?.scopes ?? (type === 'oidc' ? OIDC_DEFAULT_SCOPES : GITHUB_DEFAULTS.scopes);
   let issuer: string | null = null;
   let baseUrl: string | null = null;
   let apiBaseUrl: string | null = null;
   if (type === 'oidc') {
-    if (input.baseUrl !== undefined || input.apiBaseUrl !== undefined)
-      throw invalid('base_url', 'base_url and api_base_url are for github providers');
+    if (input.baseUrl !== undefined || input.apiBaseUrl !== undefined) throw invalid('base_url', say('providerGithubUrls'));
     const raw = input.issuer ?? preset?.issuer ?? existing?.issuer ?? undefined;
     if (!raw) {
-      throw invalid(
-        'issuer',
-        input.preset === 'microsoft'
-          ? 'Give the issuer of your tenant: https://login.microsoftonline.com/{tenant id}/v2.0'
-          : 'An OpenID provider needs its issuer',
-      );
+      throw invalid('issuer', say(input.preset === 'microsoft' ? 'issuerMicrosoft' : 'issuerRequired'));
     }
     issuer = normalizeIssuer(ctx, raw);
-    if (!scopes.split(' ').includes('openid')) throw invalid('scopes', 'The scopes of an OpenID provider must include openid');
+    if (!scopes.split(' ').includes('openid')) throw invalid('scopes', say('providerOpenidScope'));
   } else {
-    if (input.issuer !== undefined) throw invalid('issuer', 'A github provider has base_url and api_base_url, not an issuer');
+    if (input.issuer !== undefined) throw invalid('issuer', say('providerGithubIssuer'));
     baseUrl = baseUrlField('base_url', input.baseUrl) ?? existing?.baseUrl ?? GITHUB_DEFAULTS.baseUrl;
     apiBaseUrl = baseUrlField('api_base_url', input.apiBaseUrl) ?? existing?.apiBaseUrl ?? GITHUB_DEFAULTS.apiBaseUrl;
   }
@@ -172,7 +168,7 @@ function slugTaken(err: unknown): AppError | unknown {
 
 export async function createProvider(ctx: ServiceContext, input: ProviderInput): Promise<IdentityProviderRow> {
   const fields = await fieldsOf(ctx, input);
-  if (!input.clientSecret) throw invalid('client_secret', 'A client secret is required');
+  if (!input.clientSecret) throw invalid('client_secret', say('providerSecretRequired'));
   if (fields.type === 'oidc') await validateOidcIssuer(ctx, fields.issuer!, fields.clientId);
   const id = randomUUID();
   try {
@@ -197,8 +193,7 @@ export async function createProvider(ctx: ServiceContext, input: ProviderInput):
 /** PUT: the fields sent replace the stored ones; an omitted client_secret keeps the stored one. */
 export async function updateProvider(ctx: ServiceContext, id: string, patch: ProviderPatch): Promise<IdentityProviderRow> {
   const existing = await getProvider(ctx, id);
-  if (patch.type !== undefined && patch.type !== existing.type)
-    throw invalid('type', 'The type of a provider cannot change; create another one');
+  if (patch.type !== undefined && patch.type !== existing.type) throw invalid('type', say('providerTypeFixed'));
   const fields = await fieldsOf(
     ctx,
     { ...patch, slug: patch.slug ?? existing.slug, clientId: patch.clientId ?? existing.clientId },

@@ -13,6 +13,7 @@ import { burnUnusedCodesOfClient } from '../../db/repositories/oauth-codes.repo'
 import { consumePendingRequestsOfClient } from '../../db/repositories/oauth-requests.repo';
 import { revokeSessionsOfClient } from '../../db/repositories/sessions.repo';
 import { badRequest, notFound } from '../../errors';
+import { say } from '../../i18n';
 import { addSeconds } from '../../lib/clock';
 import { checkRedirectUri } from '../../lib/redirect-uri';
 import type { ServiceContext } from '../context';
@@ -66,10 +67,10 @@ async function assertClientShape(
   client: { type: ClientType; grantTypes: string[]; redirectUris: string[]; allowedResources: string[] },
 ): Promise<void> {
   const verdict = checkClientShape(client);
-  if (!verdict.allowed) throw badRequest('Invalid client', [{ path: verdict.field, message: verdict.reason }]);
+  if (!verdict.allowed) throw badRequest('Invalid client', [{ path: verdict.field, message: verdict.reason, said: verdict.said }]);
   for (const identifier of client.allowedResources) {
     if (!(await findApiResourceByIdentifier(ctx.db, identifier))) {
-      throw badRequest('Invalid client', [{ path: 'allowed_resources', message: `${identifier} is not a registered API resource` }]);
+      throw badRequest('Invalid client', [{ path: 'allowed_resources', ...say('resourceNotRegistered', { identifier }) }]);
     }
   }
 }

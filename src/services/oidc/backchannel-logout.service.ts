@@ -8,10 +8,12 @@ import {
   type BackchannelAttemptOutcome,
   type BackchannelDeliveryRow,
 } from '../../db/repositories/backchannel-logout.repo';
-import { badRequest } from '../../errors';
+import { badRequest, type Said } from '../../errors';
+import { say } from '../../i18n';
 import { jose } from '../../lib/jose';
 import { checkOutboundTarget, outboundRequest, OutboundRefused, type OutboundClient, type OutboundPolicy } from '../../lib/outbound-http';
 import type { ServiceContext } from '../context';
+import { outboundWords } from '../outbound-words';
 import {
   isDelivered,
   retryDelaySeconds,
@@ -48,24 +50,18 @@ export async function backchannelLogoutUriProblem(
   ctx: ServiceContext,
   uri: string,
   overrides: Partial<OutboundPolicy> = {},
-): Promise<string | undefined> {
-  if (uri.length === 0 || uri.length > URI_MAX_LENGTH) return 'backchannel_logout_uri must be a URL of at most 2048 characters';
-  if (/[\s\x00-\x1f\x7f]/.test(uri)) return 'backchannel_logout_uri must not contain whitespace';
-  if (uri.includes('#')) return 'backchannel_logout_uri must not contain a fragment';
+): Promise<{ message: string; said?: Said } | undefined> {
+  if (uri.length === 0 || uri.length > URI_MAX_LENGTH) return say('backchannelLength');
+  if (/[\s\x00-\x1f\x7f]/.test(uri)) return say('backchannelWhitespace');
+  if (uri.includes('#')) return say('backchannelFragment');
   try {
     await checkOutboundTarget(uri, webhookOutboundPolicy(webhookAddressRules(ctx), uri, overrides));
     return undefined;
   } catch (err) {
     if (!(err instanceof OutboundRefused)) throw err;
-    if (err.reason === 'scheme') {
-      return ctx.config.isProduction
-        ? 'backchannel_logout_uri must be an https URL'
-        : 'backchannel_logout_uri must be an https URL (http only to a loopback host)';
-    }
-    if (err.reason === 'refused_address') {
-      return `backchannel_logout_uri: ${err.message}${ctx.config.isProduction ? ' (private, loopback and link-local receivers need WEBHOOK_ALLOW_PRIVATE=true)' : ''}`;
-    }
-    return `backchannel_logout_uri: ${err.message}`;
+    const words = outboundWords(ctx.config.isProduction, err, ['backchannelHttps', 'backchannelHttpsOrLoopback']);
+    // The field's name before an outbound refusal in English (the console shows the message beside the field).
+    return err.reason === 'scheme' ? words : { ...words, message: `backchannel_logout_uri: ${words.message}` };
   }
 }
 
@@ -73,7 +69,7 @@ export async function backchannelLogoutUriProblem(
 export async function assertBackchannelLogoutUriAllowed(ctx: ServiceContext, uri: string | null | undefined): Promise<void> {
   if (uri === null || uri === undefined) return;
   const problem = await backchannelLogoutUriProblem(ctx, uri);
-  if (problem) throw badRequest('Invalid client', [{ path: 'backchannel_logout_uri', message: problem }]);
+  if (problem) throw badRequest('Invalid client', [{ path: 'backchannel_logout_uri', ...problem }]);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { messagesFor } from '../../i18n';
+import { messagesFor, say } from '../../i18n';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { withTransaction } from '../../db';
 import {
@@ -18,10 +18,11 @@ import { badRequest, notFound } from '../../errors';
 import { addSeconds } from '../../lib/clock';
 import { checkOutboundTarget, OutboundRefused, type OutboundPolicy } from '../../lib/outbound-http';
 import type { ServiceContext } from '../context';
+import { outboundWords } from '../outbound-words';
 import { pointsAtThisServer, PREVIOUS_SECRET_GRACE_SECONDS, webhookAddressRules, webhookOutboundPolicy } from './webhook-policy';
 
 /** CONTRACT §23: why a URL naming this server is refused (when saved and at every attempt). */
-export const POINTS_AT_THIS_SERVER = 'url must not point at this server (a delivery would cause the events it delivers)';
+export const POINTS_AT_THIS_SERVER = messagesFor('en').validation.webhookPointsHere;
 
 /** Input validated at the edge (routes/webhooks/webhooks.schemas.ts): event patterns are known, the URL parses. */
 export interface WebhookInput {
@@ -47,20 +48,14 @@ function generateSecret(): string {
  * answers change): scheme, credentials and every address the host resolves to now.
  */
 export async function assertWebhookUrlAllowed(ctx: ServiceContext, url: string, overrides: Partial<OutboundPolicy> = {}): Promise<void> {
-  if (pointsAtThisServer(ctx.config, url)) throw badRequest('Invalid webhook URL', [{ path: 'url', message: POINTS_AT_THIS_SERVER }]);
+  if (pointsAtThisServer(ctx.config, url)) throw badRequest('Invalid webhook URL', [{ path: 'url', ...say('webhookPointsHere') }]);
   try {
     await checkOutboundTarget(url, webhookOutboundPolicy(webhookAddressRules(ctx), url, overrides));
   } catch (err) {
     if (!(err instanceof OutboundRefused)) throw err;
-    const reason =
-      err.reason === 'scheme'
-        ? ctx.config.isProduction
-          ? API.urlHttps
-          : API.urlHttpsOrLoopback
-        : err.reason === 'refused_address' && ctx.config.isProduction
-          ? `${err.message} (private, loopback and link-local receivers need WEBHOOK_ALLOW_PRIVATE=true)`
-          : err.message;
-    throw badRequest('Invalid webhook URL', [{ path: 'url', message: reason }]);
+    throw badRequest('Invalid webhook URL', [
+      { path: 'url', ...outboundWords(ctx.config.isProduction, err, ['urlHttps', 'urlHttpsOrLoopback']) },
+    ]);
   }
 }
 

@@ -22,7 +22,7 @@ export function Field(props: {
 }) {
   const id = props.id ?? `f-${props.name}`;
   const error = props.errors?.[props.name];
-  const describedBy = [props.hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
+  const describedBy = describedByOf(id, props.hint, error);
   return (
     <div>
       <label for={id}>{props.label}</label>
@@ -38,16 +38,7 @@ export function Field(props: {
         aria-describedby={describedBy}
         aria-invalid={error ? 'true' : undefined}
       />
-      {props.hint ? (
-        <p class="hint" id={`${id}-hint`}>
-          {props.hint}
-        </p>
-      ) : null}
-      {error ? (
-        <p class="field-error" id={`${id}-error`}>
-          <RefusalText value={error} />
-        </p>
-      ) : null}
+      <HintAndError id={id} hint={props.hint} error={error} />
     </div>
   );
 }
@@ -55,23 +46,14 @@ export function Field(props: {
 export function TextArea(props: { name: string; label: string; value?: string; hint?: string; errors?: FieldErrors }) {
   const id = `f-${props.name}`;
   const error = props.errors?.[props.name];
-  const describedBy = [props.hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
+  const describedBy = describedByOf(id, props.hint, error);
   return (
     <div>
       <label for={id}>{props.label}</label>
       <textarea id={id} name={props.name} aria-describedby={describedBy} aria-invalid={error ? 'true' : undefined}>
         {props.value ?? ''}
       </textarea>
-      {props.hint ? (
-        <p class="hint" id={`${id}-hint`}>
-          {props.hint}
-        </p>
-      ) : null}
-      {error ? (
-        <p class="field-error" id={`${id}-error`}>
-          <RefusalText value={error} />
-        </p>
-      ) : null}
+      <HintAndError id={id} hint={props.hint} error={error} />
     </div>
   );
 }
@@ -88,17 +70,12 @@ export function Checkboxes(props: {
   idPrefix?: string;
 }) {
   const error = props.errors?.[props.name];
-  const describedBy =
-    [props.hint ? `f-${props.name}-hint` : '', error ? `f-${props.name}-error` : ''].filter(Boolean).join(' ') || undefined;
+  const describedBy = describedByOf(`f-${props.name}`, props.hint, error);
   const idOf = (value: string, i: number) => (props.idPrefix ? `${props.idPrefix}-${i}` : `f-${props.name}-${value}`);
   return (
     <fieldset aria-describedby={describedBy} id={`f-${props.name}`} tabIndex={-1}>
       <legend>{props.legend}</legend>
-      {props.hint ? (
-        <p class="hint" id={`f-${props.name}-hint`}>
-          {props.hint}
-        </p>
-      ) : null}
+      <HintAndError id={`f-${props.name}`} hint={props.hint} />
       {props.options.map((o, i) => (
         <div class="check">
           <input
@@ -112,11 +89,7 @@ export function Checkboxes(props: {
           <label for={idOf(o.value, i)}>{o.label ?? o.value}</label>
         </div>
       ))}
-      {error ? (
-        <p class="field-error" id={`f-${props.name}-error`}>
-          <RefusalText value={error} />
-        </p>
-      ) : null}
+      <HintAndError id={`f-${props.name}`} error={error} />
     </fieldset>
   );
 }
@@ -135,11 +108,7 @@ export function Checkbox(props: { name: string; label: string; checked: boolean;
         aria-describedby={props.hint ? `${id}-hint` : undefined}
       />
       <label for={id}>{props.label}</label>
-      {props.hint ? (
-        <p class="hint" id={`${id}-hint`}>
-          {props.hint}
-        </p>
-      ) : null}
+      <HintAndError id={id} hint={props.hint} />
     </div>
   );
 }
@@ -200,7 +169,7 @@ export function Select(props: {
 }) {
   const id = props.id ?? `f-${props.name}`;
   const error = props.errors?.[props.name];
-  const describedBy = [props.hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
+  const describedBy = describedByOf(id, props.hint, error);
   return (
     <div>
       <label for={id}>{props.label}</label>
@@ -216,16 +185,7 @@ export function Select(props: {
           </option>
         ))}
       </select>
-      {props.hint ? (
-        <p class="hint" id={`${id}-hint`}>
-          {props.hint}
-        </p>
-      ) : null}
-      {error ? (
-        <p class="field-error" id={`${id}-error`}>
-          <RefusalText value={error} />
-        </p>
-      ) : null}
+      <HintAndError id={id} hint={props.hint} error={error} />
     </div>
   );
 }
@@ -365,3 +325,26 @@ export function Facts(props: { items: Array<[string, ComponentChildren]> }) {
 }
 
 export type Children = JSX.Element | ComponentChildren;
+
+/** The ids a control's aria-describedby names: its hint's and its refusal's, when it has them. */
+function describedByOf(id: string, hint: string | undefined, error: FieldErrors[string]): string | undefined {
+  return [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
+}
+
+/** A control's hint and its refusal, below it, with the ids describedByOf names. */
+function HintAndError(props: { id: string; hint?: string; error?: FieldErrors[string] }) {
+  return (
+    <>
+      {props.hint ? (
+        <p class="hint" id={`${props.id}-hint`}>
+          {props.hint}
+        </p>
+      ) : null}
+      {props.error ? (
+        <p class="field-error" id={`${props.id}-error`}>
+          <RefusalText value={props.error} />
+        </p>
+      ) : null}
+    </>
+  );
+}

@@ -2,6 +2,7 @@ import type { IdentityProvider } from '../../routes/federation/identity-provider
 import { pageEnv } from '../env';
 import { Actions, Hidden, Time } from '../kit';
 import { ActionButton, Badge, Checkbox, CopyValue, Facts, Field, PostForm, Table, type FieldErrors } from './components';
+import { BackLink, CreateButton, NoneYet } from './list';
 import { renderConsole, type ConsoleFrame } from './layout';
 
 /** Identity providers (CONTRACT §16): the upstream OpenID Connect and GitHub sign-ins that /login offers. */
@@ -28,19 +29,11 @@ export function renderProviders(frame: ConsoleFrame, data: { providers: Identity
     <>
       <h1>{i.title}</h1>
       <p>{i.intro}</p>
-      <p>
-        <a class="button" href="/admin/identity-providers/new">
-          {i.add}
-        </a>
-      </p>
+      <CreateButton href="/admin/identity-providers/new" label={i.add} />
       <Table
         caption={i.caption}
         rows={data.providers}
-        empty={
-          <>
-            {i.noneYet} <a href="/admin/identity-providers/new">{i.addOne}</a>.
-          </>
-        }
+        empty={<NoneYet text={i.noneYet} href="/admin/identity-providers/new" link={i.addOne} />}
         columns={[
           { label: k.name, cell: (p) => <a href={`/admin/identity-providers/${p.id}`}>{p.name}</a> },
           { label: i.slug, cell: (p) => <code>{p.slug}</code> },
@@ -59,9 +52,7 @@ export function renderProviderKinds(frame: ConsoleFrame): string {
   return renderConsole(
     frame,
     <>
-      <p>
-        <a href="/admin/identity-providers">{i.back}</a>
-      </p>
+      <BackLink href="/admin/identity-providers" label={i.back} />
       <h1>{i.addTitle}</h1>
       <p>{i.chooseKind}</p>
       <ul class="choices">
@@ -109,9 +100,7 @@ export function renderProviderForm(
   return renderConsole(
     frame,
     <>
-      <p>
-        <a href="/admin/identity-providers">{i.back}</a>
-      </p>
+      <BackLink href="/admin/identity-providers" label={i.back} />
       <h1>{p ? p.name : i.addKind(KIND_LABEL()[v.kind].title)}</h1>
       {p ? (
         <Facts

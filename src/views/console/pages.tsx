@@ -26,6 +26,7 @@ import {
   type FieldErrors,
 } from './components';
 import { renderConsole, type ConsoleFrame } from './layout';
+import { BackLink, CreateButton, NoneYet } from './list';
 import { SignInChart, type SignInDay } from './chart';
 import { PRESETS, presetOf, type ClientPreset } from '../../declarations/client-presets';
 import { GetStarted, presetName, QuickStart, type QuickStartData } from './quick-start';
@@ -153,12 +154,10 @@ export function renderUsers(
     frame,
     <>
       <h1>{u.title}</h1>
-      <p>
-        <a class="button" href="/admin/users/new">
-          {u.invite}
-        </a>{' '}
+      <CreateButton href="/admin/users/new" label={u.invite}>
+        {' '}
         <a href="/admin/users/import">{u.importExport}</a>
-      </p>
+      </CreateButton>
       <form method="get" action="/admin/users" class="filters" role="search" aria-label={u.filtersLabel}>
         <Field name="q" type="search" label={u.search} value={data.filter.q} />
         <Select
@@ -188,15 +187,7 @@ export function renderUsers(
       <Table
         caption={u.caption}
         rows={data.users}
-        empty={
-          filtered ? (
-            u.noMatch
-          ) : (
-            <>
-              {u.noneYet} <a href="/admin/users/new">{u.inviteOne}</a>.
-            </>
-          )
-        }
+        empty={filtered ? u.noMatch : <NoneYet text={u.noneYet} href="/admin/users/new" link={u.inviteOne} />}
         columns={[
           { label: k.email, wrap: true, cell: ({ user }) => <a href={`/admin/users/${user.id}`}>{user.email}</a> },
           { label: k.name, cell: ({ user }) => dash(fullName(user)) },
@@ -216,9 +207,7 @@ export function renderInviteUser(frame: ConsoleFrame, data: { values: Record<str
   return renderConsole(
     frame,
     <>
-      <p>
-        <a href="/admin/users">{u.back}</a>
-      </p>
+      <BackLink href="/admin/users" label={u.back} />
       <h1>{u.invite}</h1>
       <p>{u.inviteIntro}</p>
       <PostForm action="/admin/users" csrf={frame.csrf}>
@@ -268,9 +257,7 @@ export function renderUserDetail(frame: ConsoleFrame, d: UserDetailData): string
   return renderConsole(
     frame,
     <>
-      <p>
-        <a href="/admin/users">{us.back}</a>
-      </p>
+      <BackLink href="/admin/users" label={us.back} />
       <h1>{fullName(u) || u.email}</h1>
       <Facts
         items={[
@@ -543,15 +530,7 @@ export function renderRoles(frame: ConsoleFrame, data: { roles: Role[]; canEdit:
     frame,
     <>
       <h1>{ro.title}</h1>
-      {data.canEdit ? (
-        <p>
-          <a class="button" href="/admin/roles/new">
-            {ro.create}
-          </a>
-        </p>
-      ) : (
-        <p class="muted">{ro.superAdminOnly}</p>
-      )}
+      {data.canEdit ? <CreateButton href="/admin/roles/new" label={ro.create} /> : <p class="muted">{ro.superAdminOnly}</p>}
       <Table
         caption={ro.caption}
         rows={data.roles}
@@ -619,9 +598,7 @@ export function renderRoleForm(
   return renderConsole(
     frame,
     <>
-      <p>
-        <a href="/admin/roles">{ro.back}</a>
-      </p>
+      <BackLink href="/admin/roles" label={ro.back} />
       <h1>{r ? ro.heading(roleLabel(r)) : ro.create}</h1>
       {r ? (
         <Facts
@@ -727,25 +704,11 @@ export function renderApplications(frame: ConsoleFrame, data: { clients: Console
     frame,
     <>
       <h1>{ap.title}</h1>
-      {data.canWrite ? (
-        <p>
-          <a class="button" href="/admin/applications/new">
-            {ap.create}
-          </a>
-        </p>
-      ) : null}
+      {data.canWrite ? <CreateButton href="/admin/applications/new" label={ap.create} /> : null}
       <Table
         caption={ap.caption}
         rows={data.clients}
-        empty={
-          data.canWrite ? (
-            <>
-              {ap.noneYet} <a href="/admin/applications/new">{ap.createOne}</a>.
-            </>
-          ) : (
-            ap.noneYetPlain
-          )
-        }
+        empty={data.canWrite ? <NoneYet text={ap.noneYet} href="/admin/applications/new" link={ap.createOne} /> : ap.noneYetPlain}
         columns={[
           { label: k.name, cell: (c) => <a href={`/admin/applications/${encodeURIComponent(c.client_id)}`}>{c.name}</a> },
           { label: ap.clientId, wrap: true, cell: (c) => <code>{c.client_id}</code> },
@@ -827,9 +790,7 @@ export function renderApplicationForm(
   return renderConsole(
     frame,
     <>
-      <p>
-        <a href="/admin/applications">{ap.back}</a>
-      </p>
+      <BackLink href="/admin/applications" label={ap.back} />
       <h1>{c ? c.name : presetKey ? st.formTitle(presetName(presetKey)) : ap.create}</h1>
       {presetKey ? <p>{st.presets[presetKey].text}</p> : null}
       {c ? (

@@ -2,6 +2,7 @@ import type { ApiResource } from '../../routes/admin/admin.schemas';
 import { pageEnv } from '../env';
 import { Actions, Time } from '../kit';
 import { ActionButton, Checkbox, CopyValue, Facts, Field, PostForm, Table, TextArea, type FieldErrors } from './components';
+import { BackLink, CreateButton, NoneYet } from './list';
 import { renderConsole, type ConsoleFrame } from './layout';
 
 /** API resources (CONTRACT §12, RFC 8707): the APIs that accept this server's RFC 9068 access tokens. */
@@ -15,25 +16,11 @@ export function renderResources(frame: ConsoleFrame, data: { resources: ApiResou
       <p>
         {x.introBefore} <code>resource=&lt;identifier&gt;</code> {x.introAfter}
       </p>
-      {data.canWrite ? (
-        <p>
-          <a class="button" href="/admin/api-resources/new">
-            {x.register}
-          </a>
-        </p>
-      ) : null}
+      {data.canWrite ? <CreateButton href="/admin/api-resources/new" label={x.register} /> : null}
       <Table
         caption={x.caption}
         rows={data.resources}
-        empty={
-          data.canWrite ? (
-            <>
-              {x.noneYet} <a href="/admin/api-resources/new">{x.registerOne}</a>.
-            </>
-          ) : (
-            x.noneYetPlain
-          )
-        }
+        empty={data.canWrite ? <NoneYet text={x.noneYet} href="/admin/api-resources/new" link={x.registerOne} /> : x.noneYetPlain}
         columns={[
           { label: k.name, cell: (r) => <a href={`/admin/api-resources/${r.id}`}>{r.name}</a> },
           { label: x.identifier, wrap: true, cell: (r) => <code>{r.identifier}</code> },
@@ -69,9 +56,7 @@ export function renderResourceForm(
   return renderConsole(
     frame,
     <>
-      <p>
-        <a href="/admin/api-resources">{x.back}</a>
-      </p>
+      <BackLink href="/admin/api-resources" label={x.back} />
       <h1>{r ? r.name : x.register}</h1>
       {r ? (
         <Facts

@@ -52,7 +52,7 @@ async function judgeBackchannelLogout(ctx: ServiceContext, metadata: ClientMetad
     return { uri: null, sessionRequired: false };
   }
   const problem = await backchannelLogoutUriProblem(ctx, metadata.backchannelLogoutUri);
-  if (problem) throw new OAuthError('invalid_client_metadata', problem);
+  if (problem) throw new OAuthError('invalid_client_metadata', problem.message);
   return { uri: metadata.backchannelLogoutUri, sessionRequired: metadata.backchannelLogoutSessionRequired ?? false };
 }
 
