@@ -2,9 +2,10 @@ import type { Request, Response } from 'express';
 import type { Config } from '../config';
 import { rotateCsrf } from '../middleware/csrf';
 import { setSessionCookies } from '../middleware/session-cookies';
-import type { AuthResult } from '../services/auth.service';
+import type { AuthResult, SecondFactorRequired } from '../services/auth.service';
 import type { RequestMeta } from '../services/context';
 import { presentAuthUser } from './auth/auth.presenters';
+import { reply } from './route';
 
 /**
  * What several routers share (the API's and the pages'), defined once here rather than imported from one router into
@@ -25,6 +26,22 @@ export function signedIn(config: Config, res: Response, result: AuthResult) {
     accessToken: result.tokens.accessToken,
     refreshToken: result.tokens.refreshToken,
   };
+}
+
+/**
+ * A first factor accepted (the password, an emailed code): signed in, or (CONTRACT §10) a 401 mfa_required with the
+ * token of the second step, and no cookie and no session until that step.
+ */
+export function signedInOrSecondStep(config: Config, res: Response, result: AuthResult | SecondFactorRequired) {
+  if (result.mfaRequired) {
+    return reply(401, {
+      error: 'mfa_required',
+      message: 'A second factor is required to finish signing in',
+      mfa_token: result.mfaToken,
+      methods: result.methods,
+    });
+  }
+  return signedIn(config, res, result);
 }
 
 /** The query string of the request as sent, with its leading `?` (empty when there is none). */

@@ -89,7 +89,7 @@ test('authorize -> /login -> Continue with Corp SSO -> upstream -> consent -> cl
     const section = page.getByRole('region', { name: 'Linked sign-ins' });
     await section.getByText('Corp SSO').waitFor();
     await section.getByRole('button', { name: 'Unlink Corp SSO' }).click();
-    await page.getByText('This is the last way to sign in to your account').waitFor();
+    await page.getByText('This is the last way to sign in to your account').first().waitFor();
     expect(await t.db('user_identities').where({ user_id: user.id })).toHaveLength(1);
   } finally {
     await context.close();

@@ -3,10 +3,10 @@ import * as auth from '../../services/auth.service';
 import { forbidden } from '../../errors';
 import { ADMIN_TIER, scopeAllows } from '../../services/principal';
 import { successBody } from '../common.schemas';
-import { declareRouter, reply, route } from '../route';
+import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
 import { presentPrincipal, presentPrincipalForToken } from './auth.presenters';
-import { requestMeta, signedIn } from '../shared';
+import { requestMeta, signedIn, signedInOrSecondStep } from '../shared';
 import {
   authResult,
   authUserEnvelope,
@@ -58,19 +58,7 @@ export function createAuthRouter(deps: RouteDeps) {
             },
           },
         },
-        async ({ body }, req, res) => {
-          const result = await auth.login(ctx, body, requestMeta(req));
-          if (result.mfaRequired) {
-            // CONTRACT §10: no cookie and no session until the second step (POST /api/auth/login/mfa).
-            return reply(401, {
-              error: 'mfa_required',
-              message: 'A second factor is required to finish signing in',
-              mfa_token: result.mfaToken,
-              methods: result.methods,
-            });
-          }
-          return signedIn(ctx.config, res, result);
-        },
+        async ({ body }, req, res) => signedInOrSecondStep(ctx.config, res, await auth.login(ctx, body, requestMeta(req))),
       ),
       route(
         {

@@ -5,7 +5,7 @@ import { randomToken } from '../../lib/crypto';
 import * as emailSignIn from '../../services/email-sign-in.service';
 import { emailField, successBody } from '../common.schemas';
 import { declareRouter, reply, route } from '../route';
-import { requestMeta, signedIn } from '../shared';
+import { requestMeta, signedInOrSecondStep } from '../shared';
 import type { RouteDeps } from '../types';
 import { authResult, mfaRequiredBody } from './auth.schemas';
 
@@ -91,18 +91,8 @@ export function createEmailSignInRouter(deps: RouteDeps) {
             401: { description: 'invalid_credentials, or mfa_required with the mfa_token of the second step', schema: mfaRequiredBody },
           },
         },
-        async ({ body }, req, res) => {
-          const result = await emailSignIn.verifyEmailSignInCode(ctx, body, requestMeta(req));
-          if (result.mfaRequired) {
-            return reply(401, {
-              error: 'mfa_required',
-              message: 'A second factor is required to finish signing in',
-              mfa_token: result.mfaToken,
-              methods: result.methods,
-            });
-          }
-          return signedIn(ctx.config, res, result);
-        },
+        async ({ body }, req, res) =>
+          signedInOrSecondStep(ctx.config, res, await emailSignIn.verifyEmailSignInCode(ctx, body, requestMeta(req))),
       ),
     ],
     { tags: ['Auth'] },
