@@ -95,7 +95,7 @@ export const validationKeyOf = (message: string): ValidationKey | undefined => K
  * The catalogue key of a schema issue: the one a refinement gave it (`params: { said }`, built with `say`), else the
  * key of its plain message.
  */
-export function said(
+export function saidOfIssue(
   issue: { code: string; message: string; params?: Record<string, unknown> } | undefined,
 ): { key: ValidationKey; params?: ValidationParams } | undefined {
   if (!issue) return undefined;

@@ -2,7 +2,7 @@ import type { ErrorRequestHandler, Request, Response } from 'express';
 import { z } from 'zod';
 import type { Config } from '../../config';
 import { AppError, type Said } from '../../errors';
-import { isValidationKey, said as saidOfIssue, validationKeyOf, validationText } from '../../i18n';
+import { isValidationKey, saidOfIssue, validationKeyOf, validationText } from '../../i18n';
 import { issueCsrf } from '../../middleware/csrf';
 import type { Principal } from '../../services/principal';
 import { adminRank } from '../../services/rbac-policy';

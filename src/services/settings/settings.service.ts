@@ -1,4 +1,4 @@
-import { messagesFor, said as saidOfIssue, say } from '../../i18n';
+import { messagesFor, saidOfIssue, say } from '../../i18n';
 import { withTransaction } from '../../db';
 import { bumpSettingsVersion, loadStoredSettings, notifySettingsChanged, storeSetting } from '../../db/repositories/settings.repo';
 import { badRequest, forbidden, type ErrorDetail } from '../../errors';
