@@ -32,6 +32,7 @@ import {
   type FieldErrors,
 } from './components';
 import { renderConsole, type ConsoleFrame } from './layout';
+import { CreateButton, NoneYet } from './list';
 import { SignInChart } from './chart';
 import { PRESETS, presetOf, type ClientPreset } from '../../services/oauth/client-presets';
 import { GetStarted, presetName, QuickStart, type QuickStartData } from './quick-start';
@@ -112,12 +113,10 @@ export function renderUsers(
     frame,
     <>
       <h1>{u.title}</h1>
-      <p>
-        <a class="button" href="/admin/users/new">
-          {u.invite}
-        </a>{' '}
+      <CreateButton href="/admin/users/new" label={u.invite}>
+        {' '}
         <a href="/admin/users/import">{u.importExport}</a>
-      </p>
+      </CreateButton>
       <form method="get" action="/admin/users" class="filters" role="search" aria-label={u.filtersLabel}>
         <Field name="q" type="search" label={u.search} value={data.filter.q} />
         <Select
@@ -147,15 +146,7 @@ export function renderUsers(
       <Table
         caption={u.caption}
         rows={data.users}
-        empty={
-          filtered ? (
-            u.noMatch
-          ) : (
-            <>
-              {u.noneYet} <a href="/admin/users/new">{u.inviteOne}</a>.
-            </>
-          )
-        }
+        empty={filtered ? u.noMatch : <NoneYet text={u.noneYet} href="/admin/users/new" link={u.inviteOne} />}
         columns={[
           { label: k.email, wrap: true, cell: ({ user }) => <a href={`/admin/users/${user.id}`}>{user.email}</a> },
           { label: k.name, cell: ({ user }) => dash(fullName(user)) },
@@ -502,15 +493,7 @@ export function renderRoles(frame: ConsoleFrame, data: { roles: Role[]; canEdit:
     frame,
     <>
       <h1>{ro.title}</h1>
-      {data.canEdit ? (
-        <p>
-          <a class="button" href="/admin/roles/new">
-            {ro.create}
-          </a>
-        </p>
-      ) : (
-        <p class="muted">{ro.superAdminOnly}</p>
-      )}
+      {data.canEdit ? <CreateButton href="/admin/roles/new" label={ro.create} /> : <p class="muted">{ro.superAdminOnly}</p>}
       <Table
         caption={ro.caption}
         rows={data.roles}
@@ -686,25 +669,11 @@ export function renderApplications(frame: ConsoleFrame, data: { clients: Console
     frame,
     <>
       <h1>{ap.title}</h1>
-      {data.canWrite ? (
-        <p>
-          <a class="button" href="/admin/applications/new">
-            {ap.create}
-          </a>
-        </p>
-      ) : null}
+      {data.canWrite ? <CreateButton href="/admin/applications/new" label={ap.create} /> : null}
       <Table
         caption={ap.caption}
         rows={data.clients}
-        empty={
-          data.canWrite ? (
-            <>
-              {ap.noneYet} <a href="/admin/applications/new">{ap.createOne}</a>.
-            </>
-          ) : (
-            ap.noneYetPlain
-          )
-        }
+        empty={data.canWrite ? <NoneYet text={ap.noneYet} href="/admin/applications/new" link={ap.createOne} /> : ap.noneYetPlain}
         columns={[
           { label: k.name, cell: (c) => <a href={`/admin/applications/${encodeURIComponent(c.client_id)}`}>{c.name}</a> },
           { label: ap.clientId, wrap: true, cell: (c) => <code>{c.client_id}</code> },
