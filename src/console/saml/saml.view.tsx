@@ -16,7 +16,7 @@ import {
   TextArea,
   type FieldErrors,
 } from '../../views/console/components';
-import { CreateButton, NoneYet } from '../../views/console/list';
+import { BackLink, CreateButton, NoneYet } from '../../views/console/list';
 import { renderConsole, type ConsoleFrame } from '../../views/console/layout';
 
 /** SAML applications (CONTRACT §19): the IdP values to give an SP, the apps, and the form of one app. */
@@ -119,9 +119,7 @@ export function renderSamlAppForm(frame: ConsoleFrame, data: { app?: SamlApp; va
   return renderConsole(
     frame,
     <>
-      <p>
-        <a href="/admin/saml-apps">{h.back}</a>
-      </p>
+      <BackLink href="/admin/saml-apps" label={h.back} />
       <h1>{a ? h.named(a.name) : h.create}</h1>
       {a ? (
         <Facts

@@ -3,7 +3,7 @@ import type { ScimConnection, ScimGroupRoles } from '../../routes/scim/scim-admi
 import { pageEnv } from '../../views/env';
 import { Actions, Time } from '../../views/kit';
 import { ActionButton, Checkboxes, CopyValue, Facts, Field, PostForm, Table, type FieldErrors } from '../../views/console/components';
-import { CreateButton, NoneYet } from '../../views/console/list';
+import { BackLink, CreateButton, NoneYet } from '../../views/console/list';
 import { renderConsole, type ConsoleFrame } from '../../views/console/layout';
 
 /**
@@ -51,9 +51,7 @@ export function renderConnectionForm(frame: ConsoleFrame, data: { values: Connec
   return renderConsole(
     frame,
     <>
-      <p>
-        <a href="/admin/scim">{h.back}</a>
-      </p>
+      <BackLink href="/admin/scim" label={h.back} />
       <h1>{h.create}</h1>
       <PostForm action="/admin/scim" csrf={frame.csrf}>
         <Field name="name" label={k.name} value={data.values.name} errors={data.errors} required hint={h.nameHint} />
@@ -72,9 +70,7 @@ export function renderConnection(frame: ConsoleFrame, data: { connection: ScimCo
   return renderConsole(
     frame,
     <>
-      <p>
-        <a href="/admin/scim">{h.back}</a>
-      </p>
+      <BackLink href="/admin/scim" label={h.back} />
       <h1>{h.connection(c.name)}</h1>
       <Facts
         items={[
@@ -132,9 +128,7 @@ export function renderGroups(frame: ConsoleFrame, data: { groups: ScimGroupRoles
   return renderConsole(
     frame,
     <>
-      <p>
-        <a href="/admin/scim">{h.back}</a>
-      </p>
+      <BackLink href="/admin/scim" label={h.back} />
       <h1>{h.groupsTitle}</h1>
       <p>{h.groupsIntro}</p>
       <Table
@@ -181,9 +175,7 @@ export function renderGroupRoles(
   return renderConsole(
     frame,
     <>
-      <p>
-        <a href="/admin/scim-groups">{h.backToGroups}</a>
-      </p>
+      <BackLink href="/admin/scim-groups" label={h.backToGroups} />
       <h1>{h.groupNamed(g.display_name)}</h1>
       <Facts
         items={[

@@ -3,6 +3,7 @@ import { pageEnv } from '../../views/env';
 import { Actions } from '../../views/kit';
 import { Checkbox, PostForm, Select, Table, TextArea, type FieldErrors } from '../../views/console/components';
 import { renderConsole, type ConsoleFrame } from '../../views/console/layout';
+import { BackLink } from '../../views/console/list';
 
 /**
  * Import of accounts (docs/passwords.md): the pasted JSON or CSV, a dry run by default, the API's per-row report on a
@@ -23,9 +24,7 @@ export function renderImportForm(
   return renderConsole(
     frame,
     <>
-      <p>
-        <a href="/admin/users">{h.back}</a>
-      </p>
+      <BackLink href="/admin/users" label={h.back} />
       <h1>{data.checked === undefined ? h.title : h.dryRunTitle}</h1>
       <p>{h.intro}</p>
       <p>

@@ -15,7 +15,7 @@ import {
   TextArea,
   type FieldErrors,
 } from '../../views/console/components';
-import { CreateButton, NoneYet } from '../../views/console/list';
+import { BackLink, CreateButton, NoneYet } from '../../views/console/list';
 import { renderConsole, type ConsoleFrame } from '../../views/console/layout';
 
 /** Webhooks (CONTRACT §17): subscriptions to audit events, their signing secrets (shown once) and deliveries. */
@@ -70,9 +70,7 @@ export function renderWebhookForm(
   return renderConsole(
     frame,
     <>
-      <p>
-        <a href="/admin/webhooks">{h.back}</a>
-      </p>
+      <BackLink href="/admin/webhooks" label={h.back} />
       <h1>{w ? (w.description ? h.named(w.description) : h.webhook) : h.create}</h1>
       {w ? (
         <>

@@ -2,7 +2,7 @@ import type { IdentityProvider } from '../../routes/federation/identity-provider
 import { pageEnv } from '../env';
 import { Actions, Hidden, Time } from '../kit';
 import { ActionButton, Badge, Checkbox, CopyValue, Facts, Field, PostForm, Table, type FieldErrors } from './components';
-import { CreateButton, NoneYet } from './list';
+import { BackLink, CreateButton, NoneYet } from './list';
 import { renderConsole, type ConsoleFrame } from './layout';
 
 /** Identity providers (CONTRACT §16): the upstream OpenID Connect and GitHub sign-ins that /login offers. */
@@ -52,9 +52,7 @@ export function renderProviderKinds(frame: ConsoleFrame): string {
   return renderConsole(
     frame,
     <>
-      <p>
-        <a href="/admin/identity-providers">{i.back}</a>
-      </p>
+      <BackLink href="/admin/identity-providers" label={i.back} />
       <h1>{i.addTitle}</h1>
       <p>{i.chooseKind}</p>
       <ul class="choices">
@@ -102,9 +100,7 @@ export function renderProviderForm(
   return renderConsole(
     frame,
     <>
-      <p>
-        <a href="/admin/identity-providers">{i.back}</a>
-      </p>
+      <BackLink href="/admin/identity-providers" label={i.back} />
       <h1>{p ? p.name : i.addKind(KIND_LABEL()[v.kind].title)}</h1>
       {p ? (
         <Facts

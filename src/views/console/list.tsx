@@ -21,3 +21,12 @@ export function NoneYet(props: { text: string; href: string; link: string }) {
     </>
   );
 }
+
+/** The link back to the list, above a page of one item or its form. */
+export function BackLink(props: { href: string; label: string }) {
+  return (
+    <p>
+      <a href={props.href}>{props.label}</a>
+    </p>
+  );
+}

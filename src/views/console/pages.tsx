@@ -32,7 +32,7 @@ import {
   type FieldErrors,
 } from './components';
 import { renderConsole, type ConsoleFrame } from './layout';
-import { CreateButton, NoneYet } from './list';
+import { BackLink, CreateButton, NoneYet } from './list';
 import { SignInChart } from './chart';
 import { PRESETS, presetOf, type ClientPreset } from '../../services/oauth/client-presets';
 import { GetStarted, presetName, QuickStart, type QuickStartData } from './quick-start';
@@ -166,9 +166,7 @@ export function renderInviteUser(frame: ConsoleFrame, data: { values: Record<str
   return renderConsole(
     frame,
     <>
-      <p>
-        <a href="/admin/users">{u.back}</a>
-      </p>
+      <BackLink href="/admin/users" label={u.back} />
       <h1>{u.invite}</h1>
       <p>{u.inviteIntro}</p>
       <PostForm action="/admin/users" csrf={frame.csrf}>
@@ -218,9 +216,7 @@ export function renderUserDetail(frame: ConsoleFrame, d: UserDetailData): string
   return renderConsole(
     frame,
     <>
-      <p>
-        <a href="/admin/users">{us.back}</a>
-      </p>
+      <BackLink href="/admin/users" label={us.back} />
       <h1>{fullName(u) || u.email}</h1>
       <Facts
         items={[
@@ -561,9 +557,7 @@ export function renderRoleForm(
   return renderConsole(
     frame,
     <>
-      <p>
-        <a href="/admin/roles">{ro.back}</a>
-      </p>
+      <BackLink href="/admin/roles" label={ro.back} />
       <h1>{r ? ro.heading(roleLabel(r)) : ro.create}</h1>
       {r ? (
         <Facts
@@ -755,9 +749,7 @@ export function renderApplicationForm(
   return renderConsole(
     frame,
     <>
-      <p>
-        <a href="/admin/applications">{ap.back}</a>
-      </p>
+      <BackLink href="/admin/applications" label={ap.back} />
       <h1>{c ? c.name : presetKey ? st.formTitle(presetName(presetKey)) : ap.create}</h1>
       {presetKey ? <p>{st.presets[presetKey].text}</p> : null}
       {c ? (

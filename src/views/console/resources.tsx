@@ -2,7 +2,7 @@ import type { ApiResource } from '../../routes/admin/admin.schemas';
 import { pageEnv } from '../env';
 import { Actions, Time } from '../kit';
 import { ActionButton, Checkbox, CopyValue, Facts, Field, PostForm, Table, TextArea, type FieldErrors } from './components';
-import { CreateButton, NoneYet } from './list';
+import { BackLink, CreateButton, NoneYet } from './list';
 import { renderConsole, type ConsoleFrame } from './layout';
 
 /** API resources (CONTRACT §12, RFC 8707): the APIs that accept this server's RFC 9068 access tokens. */
@@ -56,9 +56,7 @@ export function renderResourceForm(
   return renderConsole(
     frame,
     <>
-      <p>
-        <a href="/admin/api-resources">{x.back}</a>
-      </p>
+      <BackLink href="/admin/api-resources" label={x.back} />
       <h1>{r ? r.name : x.register}</h1>
       {r ? (
         <Facts
