@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LOCALES, type Locale } from '../i18n';
+import { LOCALES, sayIssue, type Locale } from '../i18n';
 import { brandColorProblem, DEFAULT_BRAND_COLOR } from '../lib/palette';
 
 /**
@@ -69,7 +69,7 @@ export const webOrigin = z
   .max(2048)
   .superRefine((value, check) => {
     if (!z.url({ protocol: /^https?$/ }).safeParse(value).success)
-      check.addIssue({ code: 'custom', message: `"${value}" is not an http(s) origin` });
+      check.addIssue({ code: 'custom', ...sayIssue('settingOrigin', { value }) });
   })
   .transform((value) => new URL(value).origin);
 

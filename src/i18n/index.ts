@@ -80,3 +80,41 @@ export function say(
 ): { message: string; said: { key: ValidationKey; params?: ValidationParams } } {
   return { message: validationText(en, key, params), said: params ? { key, params } : { key } };
 }
+
+/** A schema's plain message (no values) is the catalogue's English sentence: its key, by that sentence. */
+const KEY_OF_SENTENCE = new Map(
+  Object.entries(en.validation).flatMap(([key, message]) =>
+    isValidationKey(key) && typeof message === 'string' ? [[message, key] as const] : [],
+  ),
+);
+
+/** The key of a plain validation message (one the catalogue declares word for word), if any. */
+export const validationKeyOf = (message: string): ValidationKey | undefined => KEY_OF_SENTENCE.get(message);
+
+/**
+ * The catalogue key of a schema issue: the one a refinement gave it (`params: { said }`, built with `say`), else the
+ * key of its plain message.
+ */
+export function saidOfIssue(
+  issue: { code: string; message: string; params?: Record<string, unknown> } | undefined,
+): { key: ValidationKey; params?: ValidationParams } | undefined {
+  if (!issue) return undefined;
+  const given: unknown = issue.code === 'custom' ? issue.params?.said : undefined;
+  if (typeof given === 'object' && given !== null && 'key' in given && typeof given.key === 'string' && isValidationKey(given.key)) {
+    const params = 'params' in given && typeof given.params === 'object' && given.params !== null ? stringsOf(given.params) : undefined;
+    return params ? { key: given.key, params } : { key: given.key };
+  }
+  const key = validationKeyOf(issue.message);
+  return key ? { key } : undefined;
+}
+
+const stringsOf = (o: object): Record<string, string> =>
+  Object.fromEntries(Object.entries(o).filter((e): e is [string, string] => typeof e[1] === 'string'));
+
+/** A refinement's issue with its catalogue key: `check.addIssue({ code: 'custom', ...sayIssue('settingOrigin', { value }) })`. */
+export function sayIssue(key: ValidationKey, params?: ValidationParams): { message: string; params: { said: Said } } {
+  const { message, said: given } = say(key, params);
+  return { message, params: { said: given } };
+}
+
+type Said = { key: ValidationKey; params?: ValidationParams };

@@ -1,3 +1,4 @@
+import { say } from '../i18n';
 import { randomUUID } from 'node:crypto';
 import { withTransaction, type DbOrTrx } from '../db';
 import { mapDbError } from '../db/pg-errors';
@@ -33,7 +34,7 @@ async function assertKnownPermissions(db: DbOrTrx, permissions: string[]): Promi
   if (unknown.length > 0) {
     throw badRequest(
       'Unknown permission',
-      unknown.map((p) => ({ path: 'permissions', message: `${p} is not in the permission catalogue` })),
+      unknown.map((permission) => ({ path: 'permissions', ...say('permissionUnknown', { permission }) })),
     );
   }
 }
@@ -56,9 +57,9 @@ async function resolveApiScopes(db: DbOrTrx, refs: ApiScopeRef[]): Promise<Array
     if (!resources.has(ref.resource)) resources.set(ref.resource, await findApiResourceByIdentifier(db, ref.resource));
     const resource = resources.get(ref.resource);
     if (!resource) {
-      problems.push({ path: `api_scopes[${i}].resource`, message: `${ref.resource} is not a registered API resource` });
+      problems.push({ path: `api_scopes[${i}].resource`, ...say('resourceNotRegistered', { identifier: ref.resource }) });
     } else if (!resource.scopes.includes(ref.scope)) {
-      problems.push({ path: `api_scopes[${i}].scope`, message: `${ref.scope} is not a scope of ${ref.resource}` });
+      problems.push({ path: `api_scopes[${i}].scope`, ...say('scopeNotOfResource', { scope: ref.scope, identifier: ref.resource }) });
     } else {
       rows.set(`${resource.id} ${ref.scope}`, { resourceId: resource.id, scope: ref.scope });
     }

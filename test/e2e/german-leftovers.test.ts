@@ -295,3 +295,34 @@ test('webhook, back-channel logout and identity-provider forms refused by outbou
   }
   expect(found).toEqual([]);
 });
+
+test('role and settings forms refused by the API say why in German', async () => {
+  const { agent } = await makeSignedInUser(t, ['super_admin']);
+  await makeApiResource(t, { name: 'Lager-API' });
+  const role = { name: 'lager', description: '', application: '' };
+  const cases: Array<[string, string, Record<string, string | string[]>, string, string]> = [
+    ['/admin/roles/new', '/admin/roles', { ...role, permissions: ['nope:nothing'] }, 'permissions', 'keine Berechtigung'],
+    [
+      '/admin/roles/new',
+      '/admin/roles',
+      { ...role, permissions: ['users:read'], api_scopes: ['https://nowhere.example.com read'] },
+      'api_scopes',
+      'keine registrierte API-Ressource',
+    ],
+    [
+      '/admin/settings',
+      '/admin/settings',
+      { brand_logo_url: 'http://logo.example.com/x.png', editable: 'brand_logo_url' },
+      'brand_logo_url',
+      'https://',
+    ],
+    ['/admin/settings', '/admin/settings', { brand_color: 'blau', editable: 'brand_color' }, 'brand_color', 'Hex-Farbe'],
+  ];
+  const found: string[] = [];
+  for (const [form, post, body, field, german] of cases) {
+    const { message, english } = await refusedInGerman(agent, form, post, body, field);
+    expect([field, message]).toEqual([field, expect.stringContaining(german)]);
+    found.push(...english.map((e) => `${post} ${field}: ${e}`));
+  }
+  expect(found).toEqual([]);
+});

@@ -2,7 +2,7 @@ import type { ErrorRequestHandler, Request, Response } from 'express';
 import { z } from 'zod';
 import type { Config } from '../../config';
 import { AppError, type Said } from '../../errors';
-import { isValidationKey, messagesFor, validationText } from '../../i18n';
+import { isValidationKey, saidOfIssue, validationKeyOf, validationText } from '../../i18n';
 import { issueCsrf } from '../../middleware/csrf';
 import type { Principal } from '../../services/principal';
 import { adminRank } from '../../services/rbac-policy';
@@ -118,17 +118,6 @@ export function fieldErrors(issues: readonly z.core.$ZodIssue[]): FieldErrors {
   return out;
 }
 
-/** The catalogue key a schema's own refinement gave its issue (`params: { said }`, see i18n `say`). */
-function saidOfIssue(issue: z.core.$ZodIssue): Said | undefined {
-  const said: unknown = issue.code === 'custom' ? issue.params?.said : undefined;
-  if (typeof said !== 'object' || said === null || !('key' in said) || typeof said.key !== 'string') return undefined;
-  const params = 'params' in said && typeof said.params === 'object' && said.params !== null ? stringsOf(said.params) : undefined;
-  return { key: said.key, params };
-}
-
-const stringsOf = (o: object): Record<string, string> =>
-  Object.fromEntries(Object.entries(o).filter((e): e is [string, string] => typeof e[1] === 'string'));
-
 /**
  * An API validation message in the page's language (CONTRACT §18): in English the message itself; otherwise the
  * catalogue's sentence of the refusal's key (`said`, given where the rule is declared; a schema's plain message is
@@ -138,16 +127,9 @@ export function said(message: string, key?: Said): Refusal {
   const { locale, t } = pageEnv();
   if (locale === 'en') return message;
   if (key && isValidationKey(key.key)) return validationText(t, key.key, key.params);
-  const known = VALIDATION_KEYS.get(message);
+  const known = validationKeyOf(message);
   return known ? validationText(t, known) : { text: t.console.errors.invalidField, detail: message };
 }
-
-/** A schema's plain message (no values) is the catalogue's English sentence: its key, by that sentence. */
-const VALIDATION_KEYS = new Map(
-  Object.entries(messagesFor('en').validation).flatMap(([key, message]) =>
-    isValidationKey(key) && typeof message === 'string' ? [[message, key] as const] : [],
-  ),
-);
 
 /**
  * A service's refusal as field errors: the details of a 4xx AppError by top-level field (`redirect_uris`,
@@ -157,7 +139,7 @@ export function serviceFieldErrors(err: unknown, fallback: string): FieldErrors 
   if (!(err instanceof AppError) || err.status < 400 || err.status >= 500) return undefined;
   const out: FieldErrors = {};
   for (const detail of err.details ?? []) {
-    const key = detail.path.split('.')[0] || fallback;
+    const key = detail.path.split(/[.[]/)[0] || fallback;
     out[key] ??= said(detail.message, detail.said);
   }
   if (Object.keys(out).length === 0) out[fallback] = refusalOf(err);

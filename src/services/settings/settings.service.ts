@@ -1,7 +1,7 @@
+import { messagesFor, saidOfIssue, say } from '../../i18n';
 import { withTransaction } from '../../db';
 import { bumpSettingsVersion, loadStoredSettings, notifySettingsChanged, storeSetting } from '../../db/repositories/settings.repo';
 import { badRequest, forbidden, type ErrorDetail } from '../../errors';
-import { messagesFor } from '../../i18n';
 import { mailEnv } from '../mail';
 import type { ServiceContext } from '../context';
 import { hasPermission, type Principal } from '../principal';
@@ -51,22 +51,24 @@ export async function changeSettings(ctx: ServiceContext, principal: Principal, 
   for (const [name, raw] of Object.entries(input)) {
     const declaration = settingDeclaration(name);
     if (!declaration) {
-      problems.push({ path: name, message: `${name} is not a setting` });
+      problems.push({ path: name, ...say('settingUnknown', { name }) });
       continue;
     }
     if (name in ctx.settings.pinned) {
       const variable = envVarOf(name);
-      problems.push({ path: name, message: `${name} is set by the environment variable ${variable} and cannot be changed here` });
+      problems.push({ path: name, ...say('settingPinned', { name, variable }) });
       continue;
     }
     const parsed = declaration.schema.safeParse(raw);
     if (!parsed.success) {
-      problems.push({ path: name, message: `${name}: ${firstIssue(parsed.error)}` });
+      // In English the setting's name comes first; beside its field, the catalogue's sentence of the issue is enough.
+      const said = saidOfIssue(parsed.error.issues[0]);
+      problems.push({ path: name, message: `${name}: ${firstIssue(parsed.error)}`, ...(said ? { said } : {}) });
       continue;
     }
     changes.push({ name: declaration.name, value: parsed.data });
   }
-  if (!problems.length && !changes.length) problems.push({ path: '(root)', message: 'name at least one setting to change' });
+  if (!problems.length && !changes.length) problems.push({ path: '(root)', ...say('settingsNone') });
   if (problems.length) throw badRequest(problems.map((p) => p.message).join('; '), problems);
   // A sensitive setting needs system:manage_settings (not only the route's system:manage_users): nothing is stored.
   const refused = changes.filter(({ name }) => settingDeclaration(name)!.sensitive).map(({ name }) => name);
