@@ -84,6 +84,12 @@ export const en = {
     providerGithubIssuer: 'A github provider has base_url and api_base_url, not an issuer',
     providerSecretRequired: 'A client secret is required',
     providerTypeFixed: 'The type of a provider cannot change; create another one',
+    // SAML applications' metadata URL (services/saml/saml-apps.service.ts).
+    metadataHttps: 'metadata_url must be an https URL',
+    metadataAddress: 'the host does not resolve to a public address',
+    metadataTooLarge: 'the metadata is too large',
+    metadataUnreachable: 'the metadata could not be fetched',
+    metadataStatus: (p: ValidationParams) => `the metadata URL answered ${p.status}`,
     // Roles (services/role-catalogue.service.ts).
     permissionUnknown: (p: ValidationParams) => `${p.permission} is not in the permission catalogue`,
     scopeNotOfResource: (p: ValidationParams) => `${p.scope} is not a scope of ${p.identifier}`,
