@@ -11,12 +11,13 @@ import { createNodeResolver, importX } from 'eslint-plugin-import-x';
  * it must not import; `except` lists what it may import from a forbidden folder.
  */
 const up = (target, from, message, except) => ({ target, from, message, ...(except ? { except } : {}) });
-// The console's views still read rows and service types: they move to wire shapes next (then './src/views').
-const VIEWS_WITH_PROPS = ['./src/views/*.ts', './src/views/*.tsx'];
+// Every view: the end-user pages' and the console's shared views (src/views/**) and each console area's *.view.tsx.
+const VIEWS = ['./src/views', './src/console/**/*.view.tsx'];
 const TOP = ['./src/app.ts', './src/server.ts', './src/create-context.ts', './src/cli'];
 const LAYERS = [
   // lib: the ground. Node and packages only.
   ...[
+    './src/declarations',
     './src/db',
     './src/services',
     './src/views',
@@ -28,12 +29,33 @@ const LAYERS = [
     ...TOP,
   ].map((from) => up('./src/lib', from, 'lib/ is the ground floor: it imports nothing of the app.')),
   // i18n and errors: beside lib.
-  ...['./src/db', './src/services', './src/views', './src/middleware', './src/http', './src/routes', './src/console', ...TOP].flatMap(
-    (from) => [
-      up('./src/i18n', from, 'i18n/ holds the catalogues: it imports only lib/.'),
-      up('./src/errors', from, 'errors/ is shared by every layer: it imports only lib/.'),
-    ],
-  ),
+  ...[
+    './src/declarations',
+    './src/db',
+    './src/services',
+    './src/views',
+    './src/middleware',
+    './src/http',
+    './src/routes',
+    './src/console',
+    ...TOP,
+  ].flatMap((from) => [
+    up('./src/i18n', from, 'i18n/ holds the catalogues: it imports only lib/.'),
+    up('./src/errors', from, 'errors/ is shared by every layer: it imports only lib/.'),
+  ]),
+  // declarations: pure shared declarations (settings, client presets and policy, user status, list counts) that
+  // services, routes and views all read; no I/O, so they import only lib/, i18n/ and errors/.
+  ...[
+    './src/db',
+    './src/services',
+    './src/views',
+    './src/middleware',
+    './src/http',
+    './src/routes',
+    './src/console',
+    './src/config',
+    ...TOP,
+  ].map((from) => up('./src/declarations', from, 'declarations/ are pure and shared: they import only lib/, i18n/ and errors/.')),
   // db: repositories and the pool know no service, route or view.
   ...['./src/services', './src/views', './src/middleware', './src/http', './src/routes', './src/console', ...TOP].map((from) =>
     up('./src/db', from, 'db/ is below the services: a repository returns rows, it does not call up.'),
@@ -47,17 +69,19 @@ const LAYERS = [
     ),
   ),
   // views: render what they are given (wire shapes of the API's *.schemas.ts, or their own prop types).
-  up(VIEWS_WITH_PROPS, './src/db', 'A view receives wire shapes or its own prop types, never a database row.'),
-  up(VIEWS_WITH_PROPS, './src/services', 'A view receives wire shapes or its own prop types, never a service type.'),
+  up(VIEWS, './src/db', 'A view receives wire shapes or its own prop types, never a database row.'),
   up(
-    './src/views',
-    './src/routes/**/*',
-    'A view may read the wire shapes of the API (routes/**/*.schemas.ts) and nothing else of routes/.',
-    ['**/src/routes/**/*.schemas.ts'],
+    VIEWS,
+    './src/services',
+    'A view receives wire shapes or its own prop types, never a service type (shared declarations: declarations/).',
   ),
+  up(VIEWS, './src/routes/**/*', 'A view may read the wire shapes of the API (routes/**/*.schemas.ts) and nothing else of routes/.', [
+    '**/src/routes/**/*.schemas.ts',
+  ]),
   ...['./src/middleware', './src/http', './src/console', ...TOP].map((from) =>
     up('./src/views', from, 'A view knows no Express and no console wiring.'),
   ),
+  ...['./src/middleware', './src/http', ...TOP].map((from) => up('./src/console/**/*.view.tsx', from, 'A view knows no Express.')),
   // middleware: the Express steps; the error page is injected by the app.
   ...['./src/views', './src/routes', './src/console', ...TOP].map((from) =>
     up('./src/middleware', from, 'middleware/ is below routes and beside views: a page it needs is injected (createErrorHandler).'),

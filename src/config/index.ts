@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { pinnedSettings, SettingEnvError, type SettingValues } from '../services/settings/declarations';
+import { pinnedSettings, SettingEnvError, type SettingValues } from '../declarations/settings';
 
 const boolString = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 
@@ -110,7 +110,7 @@ const envSchema = z.object({
   // Base URL of the Pwned Passwords range API (a mirror, or a local one in tests).
   PASSWORD_BREACH_API_URL: urlString.default('https://api.pwnedpasswords.com'),
   // The runtime settings (registration, branding, CORS origins, SMTP, …) are pinned by their own variables:
-  // src/services/settings/declarations.ts parses them (pinnedSettings), docs/settings.md lists them.
+  // src/declarations/settings.ts parses them (pinnedSettings), docs/settings.md lists them.
 });
 
 export interface Config {

@@ -35,7 +35,7 @@ export const en = {
     scimNameTooLong: 'name is too long (at most 100 characters)',
     scimNameOneLine: 'name must be one line without control characters',
     scimGroupSuperAdmin: 'A SCIM group is never mapped to super_admin',
-    // The client policy (services/oauth/client-policy.ts).
+    // The client policy (src/declarations/client-policy.ts).
     grantTypesRequired: 'at least one grant type is required',
     grantTypeUnknown: (p: ValidationParams) => `unknown grant type: ${p.grant}`,
     clientCredentialsPublic: 'client_credentials is for confidential clients only (a public client has no secret)',
@@ -133,7 +133,7 @@ export const en = {
     error: 'Error',
     errorSummary: 'There is a problem',
   },
-  /** CONTRACT §18: the runtime settings (src/services/settings/declarations.ts), by name; docs/settings.md uses these. */
+  /** CONTRACT §18: the runtime settings (src/declarations/settings.ts), by name; docs/settings.md uses these. */
   settingsCatalogue: {
     groups: {
       sign_up: 'Sign-up and registration',

@@ -12,7 +12,7 @@ import { badRequest } from '../errors';
 import { addSeconds } from '../lib/clock';
 import type { ServiceContext } from './context';
 import { SECURITY_EVENT_TYPES } from './events';
-import { cappedCount, COUNT_CAP, unfilteredCount, type ListCount } from './list-count';
+import { cappedCount, COUNT_CAP, unfilteredCount, type ListCount } from '../declarations/list-count';
 
 /**
  * Who did it: a user `{ type: 'user', id, email, name }` (email and name as they were then; null for events recorded

@@ -10,7 +10,7 @@ import { listActiveRolesOfUsers } from '../db/repositories/user-roles.repo';
 import { forbidden, notFound } from '../errors';
 import type { ServiceContext } from './context';
 import { sendSetPasswordEmail } from './email-links.service';
-import { cappedCount, COUNT_CAP, unfilteredCount, type ListCount } from './list-count';
+import { cappedCount, COUNT_CAP, unfilteredCount, type ListCount } from '../declarations/list-count';
 import type { Actor } from './rbac-policy';
 import { assertMayManageUser, assertMayTakeOverUser, type UserWithRoles } from './role-assignment.service';
 

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
-import { CLIENT_PRESETS, PRESETS, type ClientPreset } from '../../src/services/oauth/client-presets';
+import { CLIENT_PRESETS, PRESETS, type ClientPreset } from '../../src/declarations/client-presets';
 import { makeSignedInUser } from '../helpers/factories';
 import { createTestApp, type TestApp } from '../helpers/test-app';
 

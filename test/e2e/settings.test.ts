@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { SETTINGS } from '../../src/services/settings/declarations';
+import { SETTINGS } from '../../src/declarations/settings';
 import { makeSignedInUser, uniqueEmail } from '../helpers/factories';
 import { createTestApp, type TestApp } from '../helpers/test-app';
 

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { en } from '../../src/i18n/en';
-import { envVarOf, SETTINGS, type SettingDecl } from '../../src/services/settings/declarations';
+import { envVarOf, SETTINGS, type SettingDecl } from '../../src/declarations/settings';
 
 /**
- * The settings table of docs/settings.md, built from the declarations (src/services/settings/declarations.ts) and the
+ * The settings table of docs/settings.md, built from the declarations (src/declarations/settings.ts) and the
  * English catalogue: test/unit/settings-declarations.test.ts checks the document holds exactly this table.
  * Regenerate with `npx tsx test/helpers/settings-table.ts`.
  */

@@ -4,7 +4,7 @@ import {
   DEVICE_CODE_GRANT,
   grantAllowed,
   TOKEN_EXCHANGE_GRANT,
-} from '../../src/services/oauth/client-policy';
+} from '../../src/declarations/client-policy';
 import { checkRedirectUri, isPrivateUseRedirectUri, redirectUriMatches } from '../../src/lib/redirect-uri';
 import { normalizeUserCode } from '../../src/services/oauth/device.service';
 

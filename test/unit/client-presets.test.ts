@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { CLIENT_PRESETS, PRESETS, presetOf, quickStartSnippet } from '../../src/services/oauth/client-presets';
+import { CLIENT_PRESETS, PRESETS, presetOf, quickStartSnippet } from '../../src/declarations/client-presets';
 
 /** The presets (docs/apps.md): what each is read back as, and each quick-start held to its guide's code. */
 const ROOT = path.join(__dirname, '../..');

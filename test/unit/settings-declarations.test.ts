@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { CATALOGUES } from '../../src/i18n';
-import { defaultSettings, envVarOf, pinnedSettings, SETTINGS } from '../../src/services/settings/declarations';
+import { defaultSettings, envVarOf, pinnedSettings, SETTINGS } from '../../src/declarations/settings';
 import { settingsTable } from '../helpers/settings-table';
 
 /** CONTRACT §18: one declaration per setting drives the docs table, the catalogues and the environment's pinning. */

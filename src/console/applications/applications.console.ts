@@ -7,13 +7,13 @@ import { text } from '../../routes/pages/page-kit';
 import { declareRouter } from '../../routes/route';
 import type { RouteDeps } from '../../routes/types';
 import { SUPPORTED_SCOPES } from '../../services/oauth/client-secrets';
-import { DEFAULT_GRANT_TYPES } from '../../services/oauth/client-policy';
+import { DEFAULT_GRANT_TYPES } from '../../declarations/client-policy';
 import { hasPermission, type Principal } from '../../services/principal';
 import type { FieldErrors } from '../../views/console/components';
 import * as views from '../../views/console/pages';
 import { pageEnv } from '../../views/env';
 import { consoleAction, consoleForm, consolePage, consoleSection, type ActionInput } from '../action';
-import { isClientPreset, presetOf, PRESETS, quickStartSnippet, type ClientPreset } from '../../services/oauth/client-presets';
+import { isClientPreset, presetOf, PRESETS, quickStartSnippet, type ClientPreset } from '../../declarations/client-presets';
 import { presetName, renderPresetChooser, renderQuickStart, type QuickStartData } from '../../views/console/quick-start';
 
 /**

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { lines } from '../../routes/console/console-kit';
 import { text } from '../../routes/pages/page-kit';
-import { SETTINGS, type SettingDecl } from '../../services/settings/declarations';
+import { SETTINGS, type SettingDecl } from '../../declarations/settings';
 
 /**
  * The Settings form's fields, derived from the setting declarations (docs/settings.md): each setting is one field, with

@@ -1,5 +1,4 @@
-import type { SettingEntry } from '../../services/settings/settings.service';
-import { SETTINGS, type SettingDecl } from '../../services/settings/declarations';
+import { SETTINGS, type SettingDecl, type SettingEntry } from '../../declarations/settings';
 import { pageEnv } from '../../views/env';
 import { Actions, RefusalText } from '../../views/kit';
 import { Field, PostForm, Table, type FieldErrors } from '../../views/console/components';

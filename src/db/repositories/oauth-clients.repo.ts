@@ -2,7 +2,7 @@ import { preparedRows, type DbOrTrx } from '..';
 import { toApiResourceRow, type ApiResourceRecord, type ApiResourceRow } from './api-resources.repo';
 import { corsOriginsOf } from '../../lib/redirect-uri';
 
-/** CONTRACT §12 (the rules about them: services/oauth/client-policy.ts). */
+/** CONTRACT §12 (the rules about them: src/declarations/client-policy.ts). */
 export type OAuthClientType = 'confidential' | 'public';
 
 /** CONTRACT §13: how the client came to exist (admin API, RFC 7591 registration, Client ID Metadata Document). */

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { checkRedirectUri } from '../../lib/redirect-uri';
 import { SUPPORTED_SCOPES } from '../../services/oauth/client-secrets';
-import { CLIENT_TYPES, DEFAULT_GRANT_TYPES, GRANT_TYPES, type ClientType } from '../../services/oauth/client-policy';
-import { CLIENT_PRESETS, PRESETS, type ClientPreset } from '../../services/oauth/client-presets';
+import { CLIENT_TYPES, DEFAULT_GRANT_TYPES, GRANT_TYPES, type ClientType } from '../../declarations/client-policy';
+import { CLIENT_PRESETS, PRESETS, type ClientPreset } from '../../declarations/client-presets';
 import { checkJwks } from '../../services/oauth/client-keys';
 import { isResourceIdentifier } from '../../services/oauth/resources.service';
-import { webOrigins } from '../../services/settings/declarations';
+import { webOrigins } from '../../declarations/settings';
 import { nameField, timestampField, timestampFields } from '../common.schemas';
 
 /** Issue 34: how an admin-registered client authenticates (client_secret_post is accepted from every secret client). */

@@ -6,7 +6,7 @@ import { presentedTokenOf } from '../../services/oauth/dpop-resource';
 import { startAuthorization } from '../../services/oauth/authorize.service';
 import { pushAuthorizationRequest, startPushedAuthorization } from '../../services/oauth/par.service';
 import { authenticateClient, type ClientCredentialsInput } from '../../services/oauth/client-auth.service';
-import type { ClientEndpoint } from '../../services/oauth/client-policy';
+import type { ClientEndpoint } from '../../declarations/client-policy';
 import { startDeviceAuthorization } from '../../services/oauth/device.service';
 import { approveAuthorization, denyAuthorization, getConsentInfo } from '../../services/oauth/consent.service';
 import { buildDiscoveryDocument } from '../../services/oauth/discovery.service';

@@ -3,7 +3,7 @@ import { OAuthError } from '../../errors';
 import { REGISTRATION_AUTH_METHODS } from '../../services/oauth/registration/registration-policy';
 import { grantTypesField, redirectUrisField, scopeTokenField } from '../admin/admin.schemas';
 import { httpsUrlField, nameField } from '../common.schemas';
-import { webOrigins } from '../../services/settings/declarations';
+import { webOrigins } from '../../declarations/settings';
 
 /**
  * RFC 7591 §2 client metadata (CONTRACT §13). Each field is the admin API's rule for it (admin.schemas.ts: redirect

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { badRequest } from '../../errors';
-import { MANAGE_SETTINGS } from '../../services/settings/declarations';
+import { MANAGE_SETTINGS } from '../../declarations/settings';
 import { changeSettings, listSettings, sendTestMail } from '../../services/settings/settings.service';
 import { declareRouter, endpoint, serve } from '../route';
 import type { RouteDeps } from '../types';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { settingEntrySchema, settingsPatchSchema } from '../../services/settings/declarations';
+import { settingEntrySchema, settingsPatchSchema } from '../../declarations/settings';
 
 /** CONTRACT §18: `{ settings: [...] }`, one entry per declared setting. */
 export const settingsBody = z.object({ settings: z.array(settingEntrySchema) });

@@ -2,7 +2,7 @@ import type { PrincipalRole } from '../../db/repositories/principal.repo';
 import type { UserRow } from '../../db/repositories/users.repo';
 import { adminRoleOf, globalRoleNames } from '../../services/principal';
 import { presentIdentity } from '../auth/auth.presenters';
-import { userStatus } from '../../services/user-status';
+import { userStatus } from '../../declarations/user-status';
 
 /** `{ id, name, application }`: how a user's roles appear inside user objects (CONTRACT §6). */
 export function presentRoleRef(role: PrincipalRole) {

@@ -1,4 +1,4 @@
-import type { SettingValues } from '../settings/declarations';
+import type { SettingValues } from '../../declarations/settings';
 import { holdsAdminRights } from '../rbac-policy';
 
 /** RFC 8176 values this server writes into `amr` (CONTRACT §10; `fed`: an upstream identity provider, §16). */

@@ -15,7 +15,7 @@ import { authorizeUrlAfterSignIn, needsFreshSignIn, parseOidcAuthorizeParams } f
 import { redirectUriMatches } from '../../lib/redirect-uri';
 import { enrolUrlFor, needsSecondFactorForAdmin } from '../mfa/policy';
 import { OAuthError } from '../../errors';
-import { grantAllowed } from './client-policy';
+import { grantAllowed } from '../../declarations/client-policy';
 import { findClientForRequest } from './registration/client-metadata.service';
 import { permittedScopes, resolveTarget } from './resources.service';
 import { consentShortfall, SHORTFALL_DESCRIPTIONS } from './grant-policy';

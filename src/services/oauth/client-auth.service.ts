@@ -4,7 +4,7 @@ import { sha256Hex } from '../../lib/crypto';
 import type { ServiceContext } from '../context';
 import { AssertionRefused, assertionIssuer, verifyClientAssertion } from './client-assertion';
 import { CLIENT_ASSERTION_TYPE } from './client-keys';
-import { clientAuthentication, type ClientEndpoint } from './client-policy';
+import { clientAuthentication, type ClientEndpoint } from '../../declarations/client-policy';
 import { verifyClientSecret } from './client-secrets';
 import { findClientForRequest } from './registration/client-metadata.service';
 

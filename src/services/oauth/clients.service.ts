@@ -20,7 +20,7 @@ import type { ServiceContext } from '../context';
 import { findApiResourceByIdentifier } from '../../db/repositories/api-resources.repo';
 import { checkClientKeys } from './client-keys';
 import { assertBackchannelLogoutUriAllowed } from '../oidc/backchannel-logout.service';
-import { checkClientShape, type ClientType } from './client-policy';
+import { checkClientShape, type ClientType } from '../../declarations/client-policy';
 import { generateClientId, generateClientSecret } from './client-secrets';
 
 /** Input already validated at the edge: redirect URIs pass checkRedirectUri, scopes are within SUPPORTED_SCOPES. */

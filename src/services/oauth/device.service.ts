@@ -23,7 +23,7 @@ import { hasAnyFactor, loadFactors } from '../mfa/factors.service';
 import { hasSecondFactor } from '../mfa/policy';
 import type { Principal } from '../principal';
 import { startSession } from '../sessions.service';
-import { DEVICE_CODE_GRANT, grantAllowed } from './client-policy';
+import { DEVICE_CODE_GRANT, grantAllowed } from '../../declarations/client-policy';
 import { findResourceByIdentifier, permittedScopes, resolveTarget } from './resources.service';
 import { recordConsent } from './grant-record';
 import { formatScope, isSubset, parseScope } from './scopes';

@@ -1,8 +1,8 @@
 import type { Config } from '../../config';
-import type { SettingValues } from '../settings/declarations';
+import type { SettingValues } from '../../declarations/settings';
 import { CLIENT_ASSERTION_ALGS } from './client-keys';
 import { DPOP_ALGS } from './dpop';
-import { GRANT_TYPES, TOKEN_ENDPOINT_AUTH_METHODS } from './client-policy';
+import { GRANT_TYPES, TOKEN_ENDPOINT_AUTH_METHODS } from '../../declarations/client-policy';
 import { SUPPORTED_SCOPES } from './client-secrets';
 
 /**

@@ -16,7 +16,7 @@ import type { DbOrTrx } from '../../db';
 import { mapDbError } from '../../db/pg-errors';
 import { notFound, OAuthError } from '../../errors';
 import type { ServiceContext } from '../context';
-import { resourceAllowed } from './client-policy';
+import { resourceAllowed } from '../../declarations/client-policy';
 import { unionScopes } from './scopes';
 
 const DUPLICATE = 'An API resource with this identifier already exists';

@@ -8,7 +8,7 @@ import { jose } from '../../lib/jose';
 import type { RequestMeta, ServiceContext } from '../context';
 import { introspectToken } from '../oidc/introspection.service';
 import { publicKeyFor } from '../oidc/signing-keys.service';
-import { TOKEN_EXCHANGE_GRANT } from './client-policy';
+import { TOKEN_EXCHANGE_GRANT } from '../../declarations/client-policy';
 import { RESOURCE_TOKEN_MAX_TTL_SECONDS, type ActClaim } from './resource-tokens.service';
 import { resolveTarget } from './resources.service';
 import { formatScope, parseScope } from './scopes';

@@ -13,7 +13,7 @@ import { narrowScope, rotateVerifiedRefreshToken, startSession, type IssuedToken
 import { redirectUriMatches } from '../../lib/redirect-uri';
 import { exchangeClientCredentials } from './client-credentials.service';
 import { noteClientUsed } from './clients.service';
-import { GRANT_TYPES, grantAllowed, TOKEN_EXCHANGE_GRANT } from './client-policy';
+import { GRANT_TYPES, grantAllowed, TOKEN_EXCHANGE_GRANT } from '../../declarations/client-policy';
 import { exchangeToken } from './token-exchange.service';
 import { exchangeDeviceCode } from './device.service';
 import { dpopBinding, requireCodeKey, requireProofFor, requireRefreshKey, tokenRequestKey, type TokenDpopInput } from './dpop-binding';

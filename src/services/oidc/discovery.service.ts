@@ -1,6 +1,6 @@
-import { GRANT_TYPES, TOKEN_ENDPOINT_AUTH_METHODS } from '../oauth/client-policy';
+import { GRANT_TYPES, TOKEN_ENDPOINT_AUTH_METHODS } from '../../declarations/client-policy';
 import type { Config } from '../../config';
-import type { SettingValues } from '../settings/declarations';
+import type { SettingValues } from '../../declarations/settings';
 import { SUPPORTED_SCOPES } from '../oauth/client-secrets';
 import { clientCapabilityMetadata, registrationEndpoint } from '../oauth/discovery.service';
 import { PROMPT_VALUES } from './authorize-params';

@@ -3,9 +3,14 @@ import type { Db } from '../../db';
 import { listenForNotifications, type Listener } from '../../db/notifications';
 import { loadStoredSettings, storedSettingsVersion, type StoredSettings } from '../../db/repositories/settings.repo';
 import type { Logger } from '../../lib/logger';
-import { defaultSettings, firstIssue, SETTINGS, type SettingName, type SettingValues } from './declarations';
-
-export type SettingSource = 'environment' | 'stored' | 'default';
+import {
+  defaultSettings,
+  firstIssue,
+  SETTINGS,
+  type SettingName,
+  type SettingSource,
+  type SettingValues,
+} from '../../declarations/settings';
 
 /** The settings in force on this instance: built once per change, read by every request without a query. */
 export interface SettingsSnapshot {

@@ -5,21 +5,17 @@ import { badRequest, forbidden, type ErrorDetail } from '../../errors';
 import { mailEnv } from '../mail';
 import type { ServiceContext } from '../context';
 import { hasPermission, type Principal } from '../principal';
-import { envVarOf, firstIssue, MANAGE_SETTINGS, SETTINGS, settingDeclaration, type SettingName, type SettingValues } from './declarations';
-import { SETTINGS_CHANNEL, type SettingSource } from './live-settings';
-
-/** One setting as GET /api/admin/settings answers it (CONTRACT §18). A secret's value is never shown: `set` says. */
-export interface SettingEntry {
-  name: SettingName;
-  value: unknown;
-  source: SettingSource;
-  read_only: boolean;
-  env_var: string;
-  secret: boolean;
-  /** Changing it needs system:manage_settings (docs/settings.md). */
-  sensitive: boolean;
-  set?: boolean;
-}
+import {
+  envVarOf,
+  firstIssue,
+  MANAGE_SETTINGS,
+  SETTINGS,
+  settingDeclaration,
+  type SettingEntry,
+  type SettingName,
+  type SettingValues,
+} from '../../declarations/settings';
+import { SETTINGS_CHANNEL } from './live-settings';
 
 /** How a secret appears in the audit trail: whether it is set, never its value. */
 const MASKED = '••••••';

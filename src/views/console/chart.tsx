@@ -1,11 +1,18 @@
-import type { DailySignIns } from '../../services/user-admin.service';
 import { pageEnv } from '../env';
+
+/** One UTC day of the overview's chart. */
+export interface SignInDay {
+  /** YYYY-MM-DD (UTC), oldest first, one per day. */
+  day: string;
+  succeeded: number;
+  failed: number;
+}
 
 /**
  * Sign-ins and failed sign-ins per day as an SVG bar chart made on the server (no script). It is an image with a
  * summary label; the same numbers are in the table beside it (the text alternative).
  */
-export function SignInChart(props: { days: DailySignIns[]; labelledBy: string }) {
+export function SignInChart(props: { days: SignInDay[]; labelledBy: string }) {
   const width = 720;
   const height = 220;
   const left = 36;

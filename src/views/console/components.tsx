@@ -1,7 +1,7 @@
 import type { ComponentChildren, JSX } from 'preact';
 import { pageEnv } from '../env';
 import { Hidden, RefusalText, type FieldErrors } from '../kit';
-import type { ListCount } from '../../services/list-count';
+import type { ListCount } from '../../declarations/list-count';
 
 export { RefusalDetail, RefusalText, type FieldErrors, type Refusal } from '../kit';
 
@@ -271,7 +271,7 @@ export function Pagination(props: { prev?: string; next?: string; label?: string
 }
 
 /**
- * How many rows a list holds (services/list-count.ts): "1,234 users", "More than 10,000 users match", "About
+ * How many rows a list holds (src/declarations/list-count.ts): "1,234 users", "More than 10,000 users match", "About
  * 100,000 users" (the table's estimate, never a full count).
  */
 export function CountLine(props: { count: ListCount; what: 'users' | 'events'; filtered: boolean }) {

@@ -1,15 +1,9 @@
 import type { ComponentChildren } from 'preact';
-import type { RoleRow } from '../../db/repositories/roles.repo';
-import type { SessionRow } from '../../db/repositories/sessions.repo';
-import type { UserRow } from '../../db/repositories/users.repo';
-import type { GrantWithClientRow } from '../../db/repositories/oauth-grants.repo';
-import type { PrincipalRole } from '../../db/repositories/principal.repo';
 import type { BackchannelDelivery, OAuthClient, SigningKey, Summary } from '../../routes/admin/admin.schemas';
 import type { AuditEvent } from '../../routes/audit/audit.schemas';
 import type { Role } from '../../routes/rbac/rbac.schemas';
-import type { ListCount } from '../../services/list-count';
-import { userStatus } from '../../services/user-status';
-import type { DailySignIns, FactorsOfUser } from '../../services/user-admin.service';
+import type { ListCount } from '../../declarations/list-count';
+import { userStatus } from '../../declarations/user-status';
 import { messagesFor } from '../../i18n';
 import { pageEnv } from '../env';
 import { Actions, formatTime, Time } from '../kit';
@@ -33,9 +27,56 @@ import {
 } from './components';
 import { renderConsole, type ConsoleFrame } from './layout';
 import { BackLink, CreateButton, NoneYet } from './list';
-import { SignInChart } from './chart';
-import { PRESETS, presetOf, type ClientPreset } from '../../services/oauth/client-presets';
+import { SignInChart, type SignInDay } from './chart';
+import { PRESETS, presetOf, type ClientPreset } from '../../declarations/client-presets';
 import { GetStarted, presetName, QuickStart, type QuickStartData } from './quick-start';
+
+/**
+ * What the user pages show of an account, its roles, sessions, approved applications and second factors: the view's
+ * own prop types (docs/architecture.md, "Layers": a view never imports a database row or a service type).
+ */
+export interface UserView {
+  id: string;
+  email: string;
+  firstName: string;
+  lastName: string;
+  isActive: boolean;
+  emailVerified: boolean;
+  createdAt: Date;
+  lastLoginAt: Date | null;
+  /** Set while an invitation is open (no password chosen yet). */
+  invitationExpiresAt?: Date | null;
+}
+/** A role as a user holds it (global when `application` is null). */
+export interface HeldRoleView {
+  id: string;
+  name: string;
+  application: string | null;
+}
+/** A role that may be assigned. */
+export interface RoleChoiceView extends HeldRoleView {
+  isActive: boolean;
+}
+export interface SessionView {
+  id: string;
+  clientId: string | null;
+  ip: string | null;
+  userAgent: string | null;
+  createdAt: Date;
+  lastUsedAt: Date;
+}
+/** An application the user approved (consent). */
+export interface ApprovedAppView {
+  clientId: string;
+  clientName: string;
+  scopes: string[];
+  grantedAt: Date;
+}
+export interface FactorsView {
+  totp: boolean;
+  passkeys: Array<{ name: string }>;
+  recoveryCodesLeft: number;
+}
 
 /** The console's catalogue in the page's language (CONTRACT §15). */
 const c = () => pageEnv().t.console;
@@ -46,7 +87,7 @@ const count = (n: number) => new Intl.NumberFormat(pageEnv().locale).format(n);
 const fullName = (u: { firstName: string; lastName: string }) => `${u.firstName} ${u.lastName}`.trim();
 const roleLabel = (r: { name: string; application: string | null }) => (r.application ? `${r.name} (${r.application})` : r.name);
 
-export function renderOverview(frame: ConsoleFrame, data: { summary: Summary; days: DailySignIns[] }): string {
+export function renderOverview(frame: ConsoleFrame, data: { summary: Summary; days: SignInDay[] }): string {
   const s = data.summary;
   const o = c().overview;
   const cards: Array<[string, number, string]> = [
@@ -100,7 +141,7 @@ export interface UsersFilter {
 export function renderUsers(
   frame: ConsoleFrame,
   data: {
-    users: Array<{ user: UserRow; roles: PrincipalRole[] }>;
+    users: Array<{ user: UserView; roles: HeldRoleView[] }>;
     count: ListCount;
     filter: UsersFilter;
     prev?: string;
@@ -182,12 +223,12 @@ export function renderInviteUser(frame: ConsoleFrame, data: { values: Record<str
 }
 
 export interface UserDetailData {
-  user: UserRow;
-  roles: PrincipalRole[];
-  allRoles: RoleRow[];
-  sessions: SessionRow[];
-  apps: GrantWithClientRow[];
-  factors: FactorsOfUser;
+  user: UserView;
+  roles: HeldRoleView[];
+  allRoles: RoleChoiceView[];
+  sessions: SessionView[];
+  apps: ApprovedAppView[];
+  factors: FactorsView;
   events: AuditEvent[];
   /** Identities flagged at the upgrade (linked to an admin account under the old rules): paused until the owner confirms. */
   pausedIdentities?: Array<{ providerName: string; email: string | null }>;
@@ -197,7 +238,7 @@ export interface UserDetailData {
 }
 
 /** Invited (no password set yet), Active or Inactive (docs/rbac.md, "Invitations"). */
-function UserStatus(props: { user: Pick<UserRow, 'isActive' | 'invitationExpiresAt'> }) {
+function UserStatus(props: { user: Pick<UserView, 'isActive' | 'invitationExpiresAt'> }) {
   const k = c().common;
   const status = userStatus(props.user);
   return status === 'invited' ? (

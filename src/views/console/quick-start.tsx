@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import type { OAuthClient } from '../../routes/admin/admin.schemas';
-import { CLIENT_PRESETS, PRESETS, type ClientPreset } from '../../services/oauth/client-presets';
+import { CLIENT_PRESETS, PRESETS, type ClientPreset } from '../../declarations/client-presets';
 import { pageEnv } from '../env';
 import { CopyValue, Facts } from './components';
 import { renderConsole, type ConsoleFrame } from './layout';

@@ -6,7 +6,7 @@
  */
 import { checkRedirectUri } from '../../../lib/redirect-uri';
 import { SUPPORTED_SCOPES } from '../client-secrets';
-import { checkClientShape, TOKEN_EXCHANGE_GRANT, type ClientType } from '../client-policy';
+import { checkClientShape, TOKEN_EXCHANGE_GRANT, type ClientType } from '../../../declarations/client-policy';
 import { OPEN_REGISTRATION_SCOPES } from './metadata-document-policy';
 
 export type RegistrationMode = 'off' | 'token' | 'open';

@@ -14,7 +14,7 @@ import { randomToken, safeEqual, sha256Hex } from '../../../lib/crypto';
 import type { ServiceContext } from '../../context';
 import { checkClientKeys } from '../client-keys';
 import { backchannelLogoutUriProblem } from '../../oidc/backchannel-logout.service';
-import { DEFAULT_GRANT_TYPES } from '../client-policy';
+import { DEFAULT_GRANT_TYPES } from '../../../declarations/client-policy';
 import { generateClientId, generateClientSecret, verifyClientSecret } from '../client-secrets';
 import { openRegistrationResources } from '../resources.service';
 import { checkRegistration, clientTypeFor, type RegistrationAuthMethod } from './registration-policy';

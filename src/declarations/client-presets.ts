@@ -7,7 +7,7 @@
  * A preset is a starting point, not a stored property: what an application is afterwards is read from its registration
  * (`presetOf`), so it can never disagree with what the application may do.
  */
-import { isPrivateUseRedirectUri } from '../../lib/redirect-uri';
+import { isPrivateUseRedirectUri } from '../lib/redirect-uri';
 import { DEVICE_CODE_GRANT, type ClientType, type GrantType } from './client-policy';
 
 export const CLIENT_PRESETS = ['web', 'spa', 'native', 'm2m', 'device'] as const;

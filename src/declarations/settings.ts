@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { LOCALES, sayIssue, type Locale } from '../../i18n';
-import { brandColorProblem, DEFAULT_BRAND_COLOR } from '../../lib/palette';
+import { LOCALES, sayIssue, type Locale } from '../i18n';
+import { brandColorProblem, DEFAULT_BRAND_COLOR } from '../lib/palette';
 
 /**
  * CONTRACT §18: every setting an administrator changes at runtime, declared once. A declaration drives the REST API
@@ -306,3 +306,19 @@ export const settingEntrySchema = z
     ) as unknown as [z.ZodType, z.ZodType, ...z.ZodType[]],
   )
   .meta({ id: 'Setting' });
+
+/** Where a setting's value in force comes from. */
+export type SettingSource = 'environment' | 'stored' | 'default';
+
+/** One setting as GET /api/admin/settings answers it (CONTRACT §18). A secret's value is never shown: `set` says. */
+export interface SettingEntry {
+  name: SettingName;
+  value: unknown;
+  source: SettingSource;
+  read_only: boolean;
+  env_var: string;
+  secret: boolean;
+  /** Changing it needs system:manage_settings (docs/settings.md). */
+  sensitive: boolean;
+  set?: boolean;
+}

@@ -3,8 +3,8 @@
  * token, revocation and device endpoints ask here and enforce the verdict. test/unit/client-policy.test.ts checks
  * them as tables.
  */
-import { say, type ValidationKey, type ValidationParams } from '../../i18n';
-import { isPrivateUseRedirectUri } from '../../lib/redirect-uri';
+import { say, type ValidationKey, type ValidationParams } from '../i18n';
+import { isPrivateUseRedirectUri } from '../lib/redirect-uri';
 
 export const CLIENT_TYPES = ['confidential', 'public'] as const;
 export type ClientType = (typeof CLIENT_TYPES)[number];
@@ -114,4 +114,4 @@ export function resourceAllowed(
   return client.allowedResources.includes(resource.identifier) || (client.registration === 'dynamic' && resource.openRegistration);
 }
 
-export { corsOriginsOf, originsOfRedirectUris } from '../../lib/redirect-uri';
+export { corsOriginsOf, originsOfRedirectUris } from '../lib/redirect-uri';
