@@ -90,6 +90,10 @@ export const en = {
     metadataTooLarge: 'the metadata is too large',
     metadataUnreachable: 'the metadata could not be fetched',
     metadataStatus: (p: ValidationParams) => `the metadata URL answered ${p.status}`,
+    // Sentences a schema puts after the name of its field (`issuer must be an http(s) URL`).
+    fieldHttpUrl: 'must be an http(s) URL',
+    fieldString: 'must be a string',
+    fieldTooLong: 'is too long',
     // Roles (services/role-catalogue.service.ts).
     permissionUnknown: (p: ValidationParams) => `${p.permission} is not in the permission catalogue`,
     scopeNotOfResource: (p: ValidationParams) => `${p.scope} is not a scope of ${p.identifier}`,

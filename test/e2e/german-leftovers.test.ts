@@ -295,6 +295,13 @@ test('webhook, back-channel logout and identity-provider forms refused by outbou
       'müssen openid enthalten',
     ],
     [
+      '/admin/identity-providers/new?kind=oidc',
+      '/admin/identity-providers',
+      { ...idp, issuer: 'ftp://idp.example.com' },
+      'issuer',
+      'https://',
+    ],
+    [
       '/admin/saml-apps/new',
       '/admin/saml-apps',
       { ...samlAttributes, name: 'Wiki', metadata_url: 'http://sp.example.com/metadata', sign_response: 'true', sign_assertion: 'true' },
