@@ -210,6 +210,16 @@ test('the application form refused by the client policy says why in German', asy
     ],
     [{ type: 'confidential', grant_types: ['refresh_token'] }, 'grant_types', 'refresh_token ist nur zusammen'],
     [
+      { type: 'confidential', grant_types: ['authorization_code'], redirect_uris: 'https://app.example.com/cb#x' },
+      'redirect_uris',
+      'kein Fragment',
+    ],
+    [
+      { type: 'confidential', grant_types: ['authorization_code'], redirect_uris: 'http://app.example.com/cb' },
+      'redirect_uris',
+      'http nur an localhost',
+    ],
+    [
       { type: 'confidential', grant_types: ['authorization_code'], redirect_uris: 'com.example.app:/cb' },
       'redirect_uris',
       'eigenem Schema',
