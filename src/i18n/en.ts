@@ -44,6 +44,19 @@ export const en = {
     refreshTokenAlone: 'refresh_token needs authorization_code or the device grant',
     privateUseConfidential: 'private-use scheme redirect URIs are for public (native) clients only',
     resourceNotRegistered: (p: ValidationParams) => `${p.identifier} is not a registered API resource`,
+    // Redirect URIs (lib/redirect-uri.ts: RedirectUriRefusal).
+    redirectUriEmpty: 'redirect URI is empty',
+    redirectUriTooLong: (p: ValidationParams) => `redirect URI is longer than ${p.max} characters`,
+    redirectUriCharacters: 'redirect URI must not contain whitespace, control characters or backslashes',
+    redirectUriWildcard: 'redirect URI must not contain wildcards',
+    redirectUriFragment: 'redirect URI must not contain a fragment',
+    redirectUriAbsolute: 'redirect URI must be an absolute URL',
+    redirectUriPrivateUseForm: 'a private-use scheme redirect URI has the form com.example.app:/path (RFC 8252 §7.1)',
+    redirectUriScheme: 'redirect URI must use https (or http on localhost / 127.0.0.1 / [::1])',
+    redirectUriHost: 'redirect URI must be an absolute URL with a host',
+    redirectUriUserinfo: 'redirect URI must not contain user information',
+    redirectUriInvalid: 'redirect URI is not a valid URL',
+    redirectUriHttps: 'redirect URI must use https (http is allowed only on localhost, 127.0.0.1 and [::1])',
     // Outbound URLs (lib/outbound-http.ts: OutboundWords), checked when a URL is saved.
     outboundNotAbsolute: 'not an absolute URL',
     outboundScheme: (p: ValidationParams) => `${p.scheme} URLs are not allowed here`,
@@ -84,6 +97,16 @@ export const en = {
     providerGithubIssuer: 'A github provider has base_url and api_base_url, not an issuer',
     providerSecretRequired: 'A client secret is required',
     providerTypeFixed: 'The type of a provider cannot change; create another one',
+    // SAML applications' metadata URL (services/saml/saml-apps.service.ts).
+    metadataHttps: 'metadata_url must be an https URL',
+    metadataAddress: 'the host does not resolve to a public address',
+    metadataTooLarge: 'the metadata is too large',
+    metadataUnreachable: 'the metadata could not be fetched',
+    metadataStatus: (p: ValidationParams) => `the metadata URL answered ${p.status}`,
+    // Sentences a schema puts after the name of its field (`issuer must be an http(s) URL`).
+    fieldHttpUrl: 'must be an http(s) URL',
+    fieldString: 'must be a string',
+    fieldTooLong: 'is too long',
     // Roles (services/role-catalogue.service.ts).
     permissionUnknown: (p: ValidationParams) => `${p.permission} is not in the permission catalogue`,
     scopeNotOfResource: (p: ValidationParams) => `${p.scope} is not a scope of ${p.identifier}`,

@@ -93,10 +93,10 @@ export const validationKeyOf = (message: string): ValidationKey | undefined => K
 
 /**
  * The catalogue key of a schema issue: the one a refinement gave it (`params: { said }`, built with `say`), else the
- * key of its plain message.
+ * key of its plain message, which may start with the name of its field (the sentence is shown beside that field).
  */
 export function saidOfIssue(
-  issue: { code: string; message: string; params?: Record<string, unknown> } | undefined,
+  issue: { code: string; message: string; path?: readonly PropertyKey[]; params?: Record<string, unknown> } | undefined,
 ): { key: ValidationKey; params?: ValidationParams } | undefined {
   if (!issue) return undefined;
   const given: unknown = issue.code === 'custom' ? issue.params?.said : undefined;
@@ -104,7 +104,10 @@ export function saidOfIssue(
     const params = 'params' in given && typeof given.params === 'object' && given.params !== null ? stringsOf(given.params) : undefined;
     return params ? { key: given.key, params } : { key: given.key };
   }
-  const key = validationKeyOf(issue.message);
+  // A message may name its field first (`issuer must be an http(s) URL`): the rest is the catalogue's sentence.
+  const field = `${(issue.path ?? []).filter((p) => typeof p !== 'symbol').join('.')} `;
+  const key =
+    validationKeyOf(issue.message) ?? (issue.message.startsWith(field) ? validationKeyOf(issue.message.slice(field.length)) : undefined);
   return key ? { key } : undefined;
 }
 

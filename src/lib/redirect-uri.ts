@@ -4,7 +4,32 @@ export const REDIRECT_URI_MAX_LENGTH = 2048;
 /** Loopback hosts that may use plain http (RFC 8252 §7.3: native apps listen on the loopback interface). */
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
-export type RedirectUriCheck = { ok: true } | { ok: false; reason: string };
+/**
+ * A refusal's `reason` is the English sentence of `said.key`, a key of the catalogues' `validation` section (src/i18n,
+ * which lib/ may not import; test/unit/outbound-words.test.ts holds the two together).
+ */
+export type RedirectUriCheck =
+  { ok: true } | { ok: false; reason: string; said: { key: RedirectUriRefusal; params?: Readonly<Record<string, string>> } };
+
+export type RedirectUriRefusal =
+  | 'redirectUriEmpty'
+  | 'redirectUriTooLong'
+  | 'redirectUriCharacters'
+  | 'redirectUriWildcard'
+  | 'redirectUriFragment'
+  | 'redirectUriAbsolute'
+  | 'redirectUriPrivateUseForm'
+  | 'redirectUriScheme'
+  | 'redirectUriHost'
+  | 'redirectUriUserinfo'
+  | 'redirectUriInvalid'
+  | 'redirectUriHttps';
+
+const refused = (key: RedirectUriRefusal, reason: string, params?: Record<string, string>): RedirectUriCheck => ({
+  ok: false,
+  reason,
+  said: params ? { key, params } : { key },
+});
 
 /**
  * Rules for a redirect URI registered on an OAuth client. The URI is stored exactly as given, because authorize
@@ -17,40 +42,42 @@ export type RedirectUriCheck = { ok: true } | { ok: false; reason: string };
  * - no wildcard `*`, no backslash, whitespace or control characters (parsers disagree about them).
  */
 export function checkRedirectUri(uri: string, options: { allowHttp?: boolean; allowPrivateUse?: boolean } = {}): RedirectUriCheck {
-  if (uri.length === 0) return { ok: false, reason: 'redirect URI is empty' };
+  if (uri.length === 0) return refused('redirectUriEmpty', 'redirect URI is empty');
   if (uri.length > REDIRECT_URI_MAX_LENGTH) {
-    return { ok: false, reason: `redirect URI is longer than ${REDIRECT_URI_MAX_LENGTH} characters` };
+    return refused('redirectUriTooLong', `redirect URI is longer than ${REDIRECT_URI_MAX_LENGTH} characters`, {
+      max: String(REDIRECT_URI_MAX_LENGTH),
+    });
   }
   if (/[\s\x00-\x1f\x7f\\]/.test(uri)) {
-    return { ok: false, reason: 'redirect URI must not contain whitespace, control characters or backslashes' };
+    return refused('redirectUriCharacters', 'redirect URI must not contain whitespace, control characters or backslashes');
   }
-  if (uri.includes('*')) return { ok: false, reason: 'redirect URI must not contain wildcards' };
-  if (uri.includes('#')) return { ok: false, reason: 'redirect URI must not contain a fragment' };
+  if (uri.includes('*')) return refused('redirectUriWildcard', 'redirect URI must not contain wildcards');
+  if (uri.includes('#')) return refused('redirectUriFragment', 'redirect URI must not contain a fragment');
 
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(uri)?.[1]?.toLowerCase();
-  if (!scheme) return { ok: false, reason: 'redirect URI must be an absolute URL' };
+  if (!scheme) return refused('redirectUriAbsolute', 'redirect URI must be an absolute URL');
   if (options.allowPrivateUse && scheme !== 'https' && scheme !== 'http' && scheme.includes('.')) {
     return isPrivateUseRedirectUri(uri)
       ? { ok: true }
-      : { ok: false, reason: 'a private-use scheme redirect URI has the form com.example.app:/path (RFC 8252 §7.1)' };
+      : refused('redirectUriPrivateUseForm', 'a private-use scheme redirect URI has the form com.example.app:/path (RFC 8252 §7.1)');
   }
   if (scheme !== 'https' && scheme !== 'http') {
-    return { ok: false, reason: 'redirect URI must use https (or http on localhost / 127.0.0.1 / [::1])' };
+    return refused('redirectUriScheme', 'redirect URI must use https (or http on localhost / 127.0.0.1 / [::1])');
   }
-  if (!/^https?:\/\/[^/?]/i.test(uri)) return { ok: false, reason: 'redirect URI must be an absolute URL with a host' };
+  if (!/^https?:\/\/[^/?]/i.test(uri)) return refused('redirectUriHost', 'redirect URI must be an absolute URL with a host');
 
   const authority = /^https?:\/\/([^/?]*)/i.exec(uri)?.[1] ?? '';
-  if (authority.includes('@')) return { ok: false, reason: 'redirect URI must not contain user information' };
+  if (authority.includes('@')) return refused('redirectUriUserinfo', 'redirect URI must not contain user information');
 
   let url: URL;
   try {
     url = new URL(uri);
   } catch {
-    return { ok: false, reason: 'redirect URI is not a valid URL' };
+    return refused('redirectUriInvalid', 'redirect URI is not a valid URL');
   }
-  if (!url.hostname) return { ok: false, reason: 'redirect URI must be an absolute URL with a host' };
+  if (!url.hostname) return refused('redirectUriHost', 'redirect URI must be an absolute URL with a host');
   if (url.protocol === 'http:' && !options.allowHttp && !LOOPBACK_HOSTS.has(url.hostname)) {
-    return { ok: false, reason: 'redirect URI must use https (http is allowed only on localhost, 127.0.0.1 and [::1])' };
+    return refused('redirectUriHttps', 'redirect URI must use https (http is allowed only on localhost, 127.0.0.1 and [::1])');
   }
   return { ok: true };
 }

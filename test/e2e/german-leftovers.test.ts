@@ -210,6 +210,16 @@ test('the application form refused by the client policy says why in German', asy
     ],
     [{ type: 'confidential', grant_types: ['refresh_token'] }, 'grant_types', 'refresh_token ist nur zusammen'],
     [
+      { type: 'confidential', grant_types: ['authorization_code'], redirect_uris: 'https://app.example.com/cb#x' },
+      'redirect_uris',
+      'kein Fragment',
+    ],
+    [
+      { type: 'confidential', grant_types: ['authorization_code'], redirect_uris: 'http://app.example.com/cb' },
+      'redirect_uris',
+      'http nur an localhost',
+    ],
+    [
       { type: 'confidential', grant_types: ['authorization_code'], redirect_uris: 'com.example.app:/cb' },
       'redirect_uris',
       'eigenem Schema',
@@ -249,6 +259,14 @@ test('the application form refused by the client policy says why in German', asy
 test('webhook, back-channel logout and identity-provider forms refused by outbound and provider rules say why in German', async () => {
   const { agent } = await makeSignedInUser(t, ['super_admin']);
   const app = { name: 'Abmelden', type: 'confidential', grant_types: ['authorization_code'], scopes: ['openid'] };
+  // What the SAML form sends: its attribute names filled in.
+  const samlAttributes = {
+    attr_email: 'email',
+    attr_given_name: 'givenName',
+    attr_family_name: 'sn',
+    attr_name: 'displayName',
+    attr_roles: 'roles',
+  };
   const idp = { kind: 'oidc', slug: 'firma', name: 'Firma', client_id: 'sso', client_secret: 'geheim-123' };
   const cases: Array<[string, string, Record<string, string | string[]>, string, string]> = [
     [
@@ -285,6 +303,20 @@ test('webhook, back-channel logout and identity-provider forms refused by outbou
       { ...idp, issuer: 'https://idp.example.com', scopes: 'profile email' },
       'scopes',
       'müssen openid enthalten',
+    ],
+    [
+      '/admin/identity-providers/new?kind=oidc',
+      '/admin/identity-providers',
+      { ...idp, issuer: 'ftp://idp.example.com' },
+      'issuer',
+      'https://',
+    ],
+    [
+      '/admin/saml-apps/new',
+      '/admin/saml-apps',
+      { ...samlAttributes, name: 'Wiki', metadata_url: 'http://sp.example.com/metadata', sign_response: 'true', sign_assertion: 'true' },
+      'metadata_url',
+      'https://',
     ],
   ];
   const found: string[] = [];

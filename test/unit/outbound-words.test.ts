@@ -1,5 +1,6 @@
 import { isValidationKey, messagesFor, validationText } from '../../src/i18n';
 import { checkOutboundUrl, OutboundRefused } from '../../src/lib/outbound-http';
+import { checkRedirectUri } from '../../src/lib/redirect-uri';
 
 /**
  * lib/outbound-http.ts may not import the catalogues, so its refusals name their catalogue key (`said`): the key's
@@ -25,5 +26,23 @@ test.each([
   if (refused instanceof OutboundRefused && said && isValidationKey(said.key)) {
     expect(validationText(messagesFor('en'), said.key, said.params)).toBe(refused.message);
     expect(validationText(messagesFor('de'), said.key, said.params)).not.toBe(refused.message);
+  }
+});
+
+test.each([
+  '',
+  'https://app.example.com/cb#x',
+  'https://*.example.com/cb',
+  'ftp://x/cb',
+  'https://u@app.example.com/cb',
+  'http://app.example.com/cb',
+  'com.example:cb',
+])('the redirect URI refusal of %p says its catalogue key in English', (uri) => {
+  const check = checkRedirectUri(uri, { allowPrivateUse: true });
+  expect(check.ok).toBe(false);
+  if (!check.ok) {
+    expect(isValidationKey(check.said.key)).toBe(true);
+    expect(validationText(messagesFor('en'), check.said.key, check.said.params)).toBe(check.reason);
+    expect(validationText(messagesFor('de'), check.said.key, check.said.params)).not.toBe(check.reason);
   }
 });

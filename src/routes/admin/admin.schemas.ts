@@ -22,7 +22,8 @@ export const clientIdParams = z.object({
  */
 export const redirectUriField = z.string({ error: 'redirect URI must be a string' }).superRefine((uri, ctx) => {
   const check = checkRedirectUri(uri, { allowHttp: true, allowPrivateUse: true });
-  if (!check.ok) ctx.addIssue({ code: 'custom', message: check.reason });
+  // The catalogue key goes with the issue, for the console (src/i18n saidOfIssue).
+  if (!check.ok) ctx.addIssue({ code: 'custom', message: check.reason, params: { said: check.said } });
 });
 
 export const redirectUrisField = z

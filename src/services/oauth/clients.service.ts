@@ -88,7 +88,7 @@ function assertRedirectUrisAllowed(ctx: ServiceContext, input: Partial<ClientInp
     for (const uri of uris ?? []) {
       // Private-use schemes (RFC 8252 §7.1) as redirect URIs: client-policy.ts decides by client type.
       const check = checkRedirectUri(uri, { allowHttp: ctx.config.allowHttpRedirectUris, allowPrivateUse: path === 'redirect_uris' });
-      if (!check.ok) throw badRequest('Invalid redirect URI', [{ path, message: check.reason }]);
+      if (!check.ok) throw badRequest('Invalid redirect URI', [{ path, message: check.reason, said: check.said }]);
     }
   }
 }

@@ -14,7 +14,8 @@ import {
   type SamlNameIdFormat,
   type SamlSloBinding,
 } from '../../db/repositories/saml-apps.repo';
-import { badRequest, conflict, notFound } from '../../errors';
+import { badRequest, conflict, notFound, type Said } from '../../errors';
+import { say } from '../../i18n';
 import { isUniqueViolation } from '../../db/pg-errors';
 import { outboundRequest, OutboundRefused } from '../../lib/outbound-http';
 import { normaliseCertificate } from '../../lib/saml-certificate';
@@ -49,7 +50,8 @@ const METADATA_TIMEOUT_MS = 5000;
 
 /** An https metadata URL fetched through the outbound-HTTP rules (IDP_ALLOW_PRIVATE / IDP_ALLOWED_HOSTS, no redirects). */
 async function fetchMetadata(ctx: ServiceContext, url: string): Promise<string> {
-  const refuse = (message: string) => badRequest('The SP metadata could not be used', [{ path: 'metadata_url', message }]);
+  const refuse = (words: { message: string; said?: Said }) =>
+    badRequest('The SP metadata could not be used', [{ path: 'metadata_url', ...words }]);
   let response;
   try {
     response = await outboundRequest(
@@ -62,18 +64,20 @@ async function fetchMetadata(ctx: ServiceContext, url: string): Promise<string> 
       ctx.logger.info({ reason: err.reason, detail: err.message }, 'SAML metadata fetch refused');
       // One answer for an internal address and an unknown name: the difference would map the network.
       throw refuse(
-        err.reason === 'scheme'
-          ? 'metadata_url must be an https URL'
-          : err.reason === 'refused_address'
-            ? 'the host does not resolve to a public address'
-            : err.reason === 'too_large'
-              ? 'the metadata is too large'
-              : 'the metadata could not be fetched',
+        say(
+          err.reason === 'scheme'
+            ? 'metadataHttps'
+            : err.reason === 'refused_address'
+              ? 'metadataAddress'
+              : err.reason === 'too_large'
+                ? 'metadataTooLarge'
+                : 'metadataUnreachable',
+        ),
       );
     }
     throw err;
   }
-  if (response.status !== 200) throw refuse(`the metadata URL answered ${response.status}`);
+  if (response.status !== 200) throw refuse(say('metadataStatus', { status: String(response.status) }));
   return response.body.toString('utf8');
 }
 
