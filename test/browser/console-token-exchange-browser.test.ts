@@ -32,8 +32,20 @@ afterAll(async () => {
 });
 
 const LABELS = {
-  en: { checkbox: /^Token exchange \(RFC 8693/, create: 'Create application', created: /^Application Orders API en created/, name: 'Name' },
-  de: { checkbox: /^Token Exchange \(RFC 8693/, create: 'Anwendung erstellen', created: /^Anwendung Orders API de erstellt/, name: 'Name' },
+  en: {
+    checkbox: /^Token exchange \(RFC 8693/,
+    create: 'Create application',
+    created: /^Application Orders API en created/,
+    name: 'Name',
+    refused: 'token exchange is for confidential clients only',
+  },
+  de: {
+    checkbox: /^Token Exchange \(RFC 8693/,
+    create: 'Anwendung erstellen',
+    created: /^Anwendung Orders API de erstellt/,
+    name: 'Name',
+    refused: 'Token-Austausch ist nur für vertrauliche Anwendungen möglich',
+  },
 } as const;
 
 async function signIn(page: Page, email: string, password: string) {
@@ -88,7 +100,8 @@ test.each(['en', 'de'] as const)(
       await page.locator('textarea[name=redirect_uris], input[name=redirect_uris]').first().fill('https://spa.example.test/callback');
       await page.getByLabel(labels.checkbox).check();
       await page.getByRole('button', { name: labels.create }).click();
-      await page.getByText('token exchange is for confidential clients only').first().waitFor();
+      // In the page's language (the refusal carries its catalogue key).
+      await page.getByText(labels.refused).first().waitFor();
       await checkConsolePage(page, `token-exchange-application-refused-${lang}`, SHOTS);
     } finally {
       await context.close();
