@@ -1,6 +1,7 @@
-import type { Request, Response } from 'express';
+import type { CookieOptions, Request, Response } from 'express';
 import { z } from 'zod';
 import type { Config } from '../../config';
+import type { CookieWrite } from '../../http/outcome';
 import { randomToken } from '../../lib/crypto';
 import * as emailSignIn from '../../services/email-sign-in.service';
 import { emailField, successBody } from '../common.schemas';
@@ -15,16 +16,21 @@ const COOKIE_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
 /** The requesting browser's secret: its cookie when it has a well-formed one, else a new one set now (10 minutes). */
 export function browserSecretFor(config: Readonly<Config>, req: Request, res: Response): string {
-  const existing: unknown = req.cookies?.[EMAIL_SIGN_IN_COOKIE];
-  const secret = typeof existing === 'string' && COOKIE_SHAPE.test(existing) ? existing : randomToken(32);
-  res.cookie(EMAIL_SIGN_IN_COOKIE, secret, {
+  const { name, value, options } = browserSecretCookie(config, req);
+  res.cookie(name, value, options);
+  return value;
+}
+
+/** browserSecretFor as an outcome's cookie (the hosted page's form post): `value` is the secret. */
+export function browserSecretCookie(config: Readonly<Config>, req: Request): CookieWrite & { value: string } {
+  const options: CookieOptions = {
     httpOnly: true,
     sameSite: 'lax',
     secure: config.cookieSecure,
     path: '/',
     maxAge: emailSignIn.EMAIL_SIGN_IN_TTL_SECONDS * 1000,
-  });
-  return secret;
+  };
+  return { name: EMAIL_SIGN_IN_COOKIE, value: browserSecretOf(req) ?? randomToken(32), options };
 }
 
 /** The cookie of the browser that opens a link, if any. */
