@@ -82,12 +82,11 @@ export function createEmailSignInPagesRouter(deps: RouteDeps) {
             formTargets,
           );
         }
-        const browserSecret = browserSecretCookie(config, req);
-        await emailSignIn.requestEmailSignIn(ctx, { email: email.data, returnTo, browserSecret: browserSecret.value });
+        const browserSecret = browserSecretCookie(config);
+        await emailSignIn.requestEmailSignIn(ctx, { email: email.data, returnTo, browserSecret: browserSecret?.value });
         const shown = auth.normalizeEmail(email.data);
-        return hostedPage(({ csrf }) => renderEmailCodePage({ csrf, email: shown, returnTo, application }), 200, formTargets).withCookies(
-          browserSecret,
-        );
+        const codePage = hostedPage(({ csrf }) => renderEmailCodePage({ csrf, email: shown, returnTo, application }), 200, formTargets);
+        return browserSecret ? codePage.withCookies(browserSecret) : codePage;
       },
     ),
 
@@ -137,7 +136,7 @@ export function createEmailSignInPagesRouter(deps: RouteDeps) {
         enabled();
         let link: Awaited<ReturnType<typeof emailSignIn.inspectEmailSignInLink>>;
         try {
-          link = await emailSignIn.inspectEmailSignInLink(ctx, query.token, browserSecretOf(req));
+          link = await emailSignIn.inspectEmailSignInLink(ctx, query.token, browserSecretOf(config, req));
         } catch (err) {
           if (err instanceof InvalidLinkError) return linkInvalid();
           throw err;
