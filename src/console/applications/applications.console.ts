@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { SUPPORTED_SCOPES } from '../../declarations/client-policy';
-import { presetOf, quickStartSnippet, type ClientPreset } from '../../declarations/client-presets';
+import type { ClientPreset } from '../../declarations/client-presets';
 import { clientsApi as api, resourcesApi } from '../../routes/admin/admin.router';
 import type { BackchannelDelivery, OAuthClient } from '../../routes/admin/admin.schemas';
 import * as views from '../../views/console/pages';
@@ -18,15 +18,17 @@ const st = () => pageEnv().t.console.start;
 const detail = (clientId: string) => `/admin/applications/${encodeURIComponent(clientId)}`;
 const nameOf = (r: { client: OAuthClient }) => r.client.name;
 
-interface FormData {
-  client?: OAuthClient;
-  values?: views.ApplicationValues;
-  errors?: FieldErrors;
-  preset?: ClientPreset | 'custom';
-  /** The application's page: its recent back-channel logout deliveries (GET …/backchannel-logout-deliveries). */
-  deliveries?: BackchannelDelivery[];
-}
-const form = async ({ call, allows }: Caller, data: FormData) => {
+const form = async (
+  { call, allows }: Caller,
+  data: {
+    client?: OAuthClient;
+    values?: views.ApplicationValues;
+    errors?: FieldErrors;
+    preset?: ClientPreset | 'custom';
+    /** The application's page: its recent back-channel logout deliveries (GET …/backchannel-logout-deliveries). */
+    deliveries?: BackchannelDelivery[];
+  },
+) => {
   const preset = data.preset && data.preset !== 'custom' ? data.preset : undefined;
   const may = data.client
     ? { write: allows(api.update), rotate: allows(api.rotateSecret), delete: allows(api.deactivate) }
@@ -42,24 +44,13 @@ const form = async ({ call, allows }: Caller, data: FormData) => {
 };
 
 export const createConsoleApplicationsRouter = consoleRouter('applications', (deps) => {
-  /** The quick-start of an application: what it is, its settings and the matching guide's code, filled in. */
-  const quickStartOf = async (call: Caller['call'], client: OAuthClient, secret?: string): Promise<QuickStartData> => {
-    const preset = presetOf({ type: client.type, grantTypes: client.grant_types, redirectUris: client.redirect_uris });
-    const resource = client.allowed_resources[0];
-    const scope = resource ? (await call(resourcesApi.list, {})).resources.find((r) => r.identifier === resource)?.scopes[0] : undefined;
-    const issuer = deps.ctx.config.oidcIssuer;
-    const filled = { issuer, clientId: client.client_id, redirectUri: client.redirect_uris[0], resource, resourceScope: scope };
-    const discoveryUrl = `${issuer}/.well-known/openid-configuration`;
-    return { client, preset, secret, issuer, discoveryUrl, snippet: quickStartSnippet(preset, filled) };
+  /** The quick-start of an application (with its secret in the answer to the create or rotate post only). */
+  const quickStartOf = async ({ call }: Caller, client: OAuthClient, secret?: string): Promise<QuickStartData> => {
+    const { resources } = await call(resourcesApi.list, {});
+    return { client, resources, issuer: deps.ctx.config.oidcIssuer, secret };
   };
-  const secretOnce = async (
-    call: Caller['call'],
-    heading: string,
-    client: OAuthClient,
-    secret: string | undefined,
-    title: string,
-    status = 200,
-  ) => consolePage(views.renderSecretOnce, { heading, ...(await quickStartOf(call, client, secret)) }, title, status);
+  const secretOnce = async (a: Caller, r: { client: OAuthClient; client_secret?: string }, heading: string, title: string, status = 200) =>
+    consolePage(views.renderSecretOnce, { heading, ...(await quickStartOf(a, r.client, r.client_secret)) }, title, status);
   return [
     consoleAction(api.list, {
       path: '/applications',
@@ -80,7 +71,7 @@ export const createConsoleApplicationsRouter = consoleRouter('applications', (de
       invalid: ({ values, errors }, a) =>
         form(a, { values: { ...values, type: values.type || 'confidential' }, errors, preset: presetParam(values.preset) ?? 'custom' }),
       // The secret is shown in this answer only (no-store, not a redirect target, never in a URL or cookie).
-      done: (r, { call }) => secretOnce(call, x().createdHeading(r.client.name), r.client, r.client_secret, x().createdTitle, 201),
+      done: (r, a) => secretOnce(a, r, x().createdHeading(r.client.name), x().createdTitle, 201),
     }),
     // The application's page: its form, and its recent back-channel logout deliveries from their own endpoint.
     consoleAction(api.get, {
@@ -91,8 +82,7 @@ export const createConsoleApplicationsRouter = consoleRouter('applications', (de
     consoleAction(api.get, {
       path: '/applications/:clientId/quick-start',
       summary: 'Console: the quick-start of an application',
-      done: async ({ client }, { call }) =>
-        consolePage(renderQuickStart, await quickStartOf(call, client), st().quickStartTitle(client.name)),
+      done: async ({ client }, a) => consolePage(renderQuickStart, await quickStartOf(a, client), st().quickStartTitle(client.name)),
     }),
     consoleAction(api.update, {
       path: '/applications/:clientId',
@@ -118,9 +108,9 @@ export const createConsoleApplicationsRouter = consoleRouter('applications', (de
         return refused ? new Redirect(detail(params.clientId), { kind: 'error', message: refused }) : undefined;
       },
       back: (p) => detail(p.clientId),
-      done: async (r, { call, params }) => {
-        const { client } = await call(api.get, { params });
-        return secretOnce(call, x().rotatedHeading(client.name), client, r.client_secret, x().rotatedTitle);
+      done: async (r, a) => {
+        const { client } = await a.call(api.get, { params: a.params });
+        return secretOnce(a, { client, client_secret: r.client_secret }, x().rotatedHeading(client.name), x().rotatedTitle);
       },
     }),
     consoleAction(api.deactivate, {

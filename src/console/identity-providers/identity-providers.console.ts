@@ -1,30 +1,10 @@
 import { z } from 'zod';
 import { identityProvidersApi as api } from '../../routes/federation/identity-providers.router';
 import type { IdentityProvider } from '../../routes/federation/identity-providers.schemas';
-import { PROVIDER_PRESETS } from '../../services/federation/providers.service';
-import { callbackUrlOf, GITHUB_DEFAULTS, OIDC_DEFAULT_SCOPES } from '../../services/federation/relying-party';
+import { callbackUrlOf } from '../../declarations/identity-providers';
 import * as views from '../../views/console/identity-providers';
 import { asking, consoleAction, consoleForm, consolePage, consoleRouter, pageEnv, redirect, text, type FieldErrors } from '../action';
-import { asKind, createBody, formValues, kindOf, updateBody, valuesOf } from './identity-providers.form';
-
-/** A new provider's form, prefilled from the preset it starts from. */
-function newValues(kind: views.ProviderKind): views.ProviderValues {
-  const preset = kind === 'oidc' ? undefined : PROVIDER_PRESETS[kind];
-  const github = kind === 'github';
-  return {
-    kind,
-    slug: kind === 'oidc' ? '' : kind,
-    name: preset?.name ?? '',
-    issuer: preset?.issuer ?? '',
-    base_url: github ? GITHUB_DEFAULTS.baseUrl : '',
-    api_base_url: github ? GITHUB_DEFAULTS.apiBaseUrl : '',
-    client_id: '',
-    scopes: preset?.scopes ?? OIDC_DEFAULT_SCOPES,
-    enabled: true,
-    trust_email: false,
-    allow_signup: true,
-  };
-}
+import { asKind, createBody, formValues, kindOf, newValues, updateBody, valuesOf } from './identity-providers.form';
 
 /**
  * Console pages of identity providers (CONTRACT §16, §14), each built from its /api/admin/identity-providers endpoint

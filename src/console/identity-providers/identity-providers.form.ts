@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { GITHUB_DEFAULTS, OIDC_DEFAULT_SCOPES, PROVIDER_PRESETS } from '../../declarations/identity-providers';
 import type { IdentityProvider } from '../../routes/federation/identity-providers.schemas';
 import { PROVIDER_KINDS, type ProviderKind, type ProviderValues } from '../../views/console/identity-providers';
 import { checked, formMapping, text } from '../action';
@@ -41,6 +42,25 @@ export const createBody = formMapping({
   field: 'slug',
 });
 export const updateBody = formMapping({ form: providerForm, input: asBody, field: 'slug' });
+
+/** A new provider's form, prefilled from the preset it starts from. */
+export function newValues(kind: ProviderKind): ProviderValues {
+  const preset = kind === 'oidc' ? undefined : PROVIDER_PRESETS[kind];
+  const github = kind === 'github';
+  return {
+    kind,
+    slug: kind === 'oidc' ? '' : kind,
+    name: preset?.name ?? '',
+    issuer: preset?.issuer ?? '',
+    base_url: github ? GITHUB_DEFAULTS.baseUrl : '',
+    api_base_url: github ? GITHUB_DEFAULTS.apiBaseUrl : '',
+    client_id: '',
+    scopes: preset?.scopes ?? OIDC_DEFAULT_SCOPES,
+    enabled: true,
+    trust_email: false,
+    allow_signup: true,
+  };
+}
 
 export const valuesOf = (p: IdentityProvider): ProviderValues => ({
   ...p,

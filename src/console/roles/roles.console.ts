@@ -34,13 +34,8 @@ const form = async (a: Caller, data: { role?: Role; values?: views.RoleValues; e
     {
       ...data,
       permissions: (await a.call(api.permissions, {})).permissions,
-      applications: clients.clients.map((c) => ({ clientId: c.client_id, name: c.name })),
-      resources: resources.resources.map((r) => ({
-        identifier: r.identifier,
-        name: r.name,
-        scopes: r.scopes,
-        roleBasedAccess: r.role_based_access,
-      })),
+      applications: clients.clients,
+      resources: resources.resources,
       values: data.values ?? valuesOf(data.role),
       errors: data.errors ?? {},
       canEdit: editing,

@@ -1,10 +1,10 @@
-import { z } from 'zod';
 import { scimAdminApi as api } from '../../routes/scim/scim-admin.router';
 import type { ScimConnection, ScimGroupRoles } from '../../routes/scim/scim-admin.schemas';
 import type { ServiceContext } from '../../services/context';
 import { isGlobalSuperAdmin } from '../../services/rbac-policy';
 import { listRoles } from '../../services/role-catalogue.service';
-import { asking, consoleAction, consoleForm, consolePage, consoleRouter, list, pageEnv, redirect, text, type FieldErrors } from '../action';
+import { asking, consoleAction, consoleForm, consolePage, consoleRouter, pageEnv, redirect, type FieldErrors } from '../action';
+import { connectionBody, rolesBody } from './scim.form';
 import * as views from './scim.view';
 
 /**
@@ -12,9 +12,6 @@ import * as views from './scim.view';
  * /api/admin/scim-groups endpoint (same guard, schemas, service call and audit event). A connection's token appears
  * only in the answer to the create or rotate post: never in a URL, a cookie, a redirect target or a later page.
  */
-
-const connectionForm = z.object({ name: text(300), description: text(600) });
-const rolesForm = z.object({ role_ids: list() });
 
 const x = () => pageEnv().t.console.scim;
 const detail = (p: { connectionId: string }) => `/admin/scim/${p.connectionId}`;
@@ -46,9 +43,7 @@ export const createConsoleScimRouter = consoleRouter('scim', ({ ctx }) => {
     }),
     consoleAction(api.create, {
       path: '/scim',
-      form: connectionForm,
-      input: (f) => ({ name: f.name, description: f.description }),
-      field: 'name',
+      ...connectionBody,
       invalid: ({ values, errors }) => consolePage(views.renderConnectionForm, { values, errors }, x().create),
       done: (r) => tokenPage(r, x().createdTitle, 201),
     }),
@@ -82,9 +77,7 @@ export const createConsoleScimRouter = consoleRouter('scim', ({ ctx }) => {
     consoleAction(api.groupRoles, { path: '/scim-groups/:groupId', done: (r) => groupPage(r.group, r.group.role_ids) }),
     consoleAction(api.setGroupRoles, {
       path: '/scim-groups/:groupId',
-      form: rolesForm,
-      input: (f) => ({ role_ids: f.role_ids }),
-      field: 'role_ids',
+      ...rolesBody,
       invalid: async ({ values, errors }, { call, params }) =>
         groupPage((await call(api.groupRoles, { params })).group, values.role_ids, errors),
       done: (_r, { params }) => redirect(`/admin/scim-groups/${params.groupId}`, x().rolesSaved),

@@ -13,7 +13,7 @@ import * as users from '../../services/users.service';
 import * as views from '../../views/console/pages';
 import { asking, consoleAction, consoleForm, consolePage, consoleRouter, pageEnv, Redirect, redirect } from '../action';
 import type { FieldErrors } from '../action';
-import { asCursor, changes, inviteForm, profileForm, roleForm, USERS_PAGE, usersQuery } from './users.form';
+import { asCursor, changes, inviteForm, listFilterOf, profileForm, roleForm, USERS_PAGE, usersQuery } from './users.form';
 
 /**
  * The console's user pages and actions (CONTRACT §14), each built from its /api/users endpoint: the same guard, schema,
@@ -23,14 +23,13 @@ import { asCursor, changes, inviteForm, profileForm, roleForm, USERS_PAGE, users
 const c = () => pageEnv().t.console;
 const user = (p: { userId: string }) => `/admin/users/${p.userId}`;
 const emailOf = (r: { user: { email: string } }) => r.user.email;
+/** The user's page; a refused form of it is shown again with its errors beside the fields and the values entered. */
 async function detailPage(
   ctx: ServiceContext,
-  principal: Principal,
-  userId: string,
-  errors: FieldErrors = {},
-  values?: Record<string, string>,
-  status = 200,
+  { principal, params: { userId } }: { principal: Principal; params: { userId: string } },
+  refused?: { errors: FieldErrors; values: Record<string, string>; status: number },
 ) {
+  const { errors = {}, values, status = 200 } = refused ?? {};
   const [detail, allRoles, sessions, apps, factors, events, identities] = await Promise.all([
     users.getUserDetail(ctx, userId),
     catalogue.listRoles(ctx),
@@ -63,16 +62,12 @@ export const createConsoleUsersRouter = consoleRouter('users', ({ ctx }) => [
     summary: 'Console: users',
     form: usersQuery,
     page: async ({ form: q }) => {
-      const status: 'active' | 'inactive' | undefined = q.status === 'active' || q.status === 'inactive' ? q.status : undefined;
-      const tier = q.tier === 'admin' ? 'admin' : '';
+      const { status, tier, shown, link } = listFilterOf(q);
       const filter = { search: q.q.trim() || undefined, status, holdingRoles: tier ? ADMIN_TIER : undefined };
       const [found, count] = await Promise.all([
         userAdmin.findUsers(ctx, { ...filter, cursor: asCursor(q.cursor), before: asCursor(q.before), limit: USERS_PAGE }),
         userAdmin.countFoundUsers(ctx, filter),
       ]);
-      const shown = { q: q.q, status: status ?? '', tier };
-      const link = (extra: Record<string, string>) =>
-        `/admin/users?${new URLSearchParams({ ...Object.fromEntries(Object.entries(shown).filter(([, v]) => v)), ...extra })}`;
       const prev = found.prevCursor ? link({ before: found.prevCursor }) : undefined;
       const next = found.nextCursor ? link({ cursor: found.nextCursor }) : undefined;
       return consolePage(views.renderUsers, { users: found.users, count, filter: shown, prev, next }, c().users.title);
@@ -95,7 +90,7 @@ export const createConsoleUsersRouter = consoleRouter('users', ({ ctx }) => [
   consoleForm(api.get, {
     path: '/users/:userId',
     summary: 'Console: a user',
-    page: ({ principal, params }) => detailPage(ctx, principal, params.userId),
+    page: (a) => detailPage(ctx, a),
   }),
   consoleAction(api.update, {
     path: '/users/:userId/profile',
@@ -108,7 +103,7 @@ export const createConsoleUsersRouter = consoleRouter('users', ({ ctx }) => [
         : redirect(user(params), c().common.nothingChanged),
     input: async (f, { call, params }) => changes(f, (await call(api.get, { params })).user),
     field: 'email',
-    invalid: ({ values, errors, status }, { principal, params }) => detailPage(ctx, principal, params.userId, errors, values, status),
+    invalid: (refused, a) => detailPage(ctx, a, refused),
     done: (_r, { params }) => redirect(user(params), c().user.profileSaved),
   }),
   // CONTRACT §8: re-activation needs users:delete, like deactivation (the API's PUT checks it in the service).
@@ -138,7 +133,7 @@ export const createConsoleUsersRouter = consoleRouter('users', ({ ctx }) => [
       UUID_PATTERN.test(f.role_id) ? undefined : new Redirect(user(params), { kind: 'error', message: c().errors.chooseRole }),
     input: (f) => ({ role_id: f.role_id }),
     field: 'role_id',
-    invalid: ({ values, errors, status }, { principal, params }) => detailPage(ctx, principal, params.userId, errors, values, status),
+    invalid: (refused, a) => detailPage(ctx, a, refused),
     done: async (r, { call, params, form: f }) => {
       const { role } = await call(rolesApi.get, { params: { roleId: f.role_id } });
       return redirect(user(params), r.status === 201 ? c().user.roleAssigned(role.name) : c().user.roleAlreadyHeld(role.name));

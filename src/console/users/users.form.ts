@@ -10,6 +10,16 @@ export const USERS_PAGE = 50;
 // Keyset cursors are user ids; anything else (an edited URL) starts from the top.
 export const asCursor = (v: string | undefined) => (v && UUID_PATTERN.test(v) ? v : undefined);
 
+/** The list's filter as understood (anything unknown: none), and the link to a page of it. */
+export function listFilterOf(q: z.output<typeof usersQuery>) {
+  const status: 'active' | 'inactive' | undefined = q.status === 'active' || q.status === 'inactive' ? q.status : undefined;
+  const tier = q.tier === 'admin' ? 'admin' : '';
+  const shown = { q: q.q, status: status ?? '', tier };
+  const link = (extra: Record<string, string>) =>
+    `/admin/users?${new URLSearchParams({ ...Object.fromEntries(Object.entries(shown).filter(([, v]) => v)), ...extra })}`;
+  return { status, tier, shown, link };
+}
+
 export const roleForm = z.object({ role_id: text(100) });
 
 /** The profile form's changes against the account as the API shows it. */

@@ -1,3 +1,4 @@
+import { callbackUrlOf, GITHUB_DEFAULTS, OIDC_DEFAULT_SCOPES } from '../../declarations/identity-providers';
 import type { Config } from '../../config';
 import type { IdentityProviderRow } from '../../db/repositories/identity-providers.repo';
 import { createOutboundFetch, outboundRequest, OutboundRefused, type OutboundPolicy } from '../../lib/outbound-http';
@@ -56,16 +57,7 @@ export function upstreamPolicy(config: Pick<Config, 'idpAllowPrivate' | 'idpAllo
   };
 }
 
-export const GITHUB_DEFAULTS = {
-  baseUrl: 'https://github.com',
-  apiBaseUrl: 'https://api.github.com',
-  scopes: 'read:user user:email',
-} as const;
-export const OIDC_DEFAULT_SCOPES = 'openid profile email';
-
-export function callbackUrlOf(config: Pick<Config, 'baseUrl'>, slug: string): string {
-  return `${config.baseUrl}/api/auth/idp/${encodeURIComponent(slug)}/callback`;
-}
+export { callbackUrlOf, GITHUB_DEFAULTS, OIDC_DEFAULT_SCOPES };
 
 function clientSecretOf(ctx: ServiceContext, provider: IdentityProviderRow): string | undefined {
   return provider.clientSecretSealed ? ctx.sealer.open(provider.clientSecretSealed, clientSecretPurpose(provider.id)) : undefined;
