@@ -1,5 +1,4 @@
 import { callbackUrlOf, GITHUB_DEFAULTS, OIDC_DEFAULT_SCOPES } from '../../declarations/identity-providers';
-import type { Config } from '../../config';
 import type { IdentityProviderRow } from '../../db/repositories/identity-providers.repo';
 import { createOutboundFetch, outboundRequest, OutboundRefused, type OutboundPolicy } from '../../lib/outbound-http';
 import { openIdClient } from '../../lib/openid-client';
