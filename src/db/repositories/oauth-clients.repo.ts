@@ -1,5 +1,6 @@
 import { preparedRows, type DbOrTrx } from '..';
 import { toApiResourceRow, type ApiResourceRecord, type ApiResourceRow } from './api-resources.repo';
+import { JSON_STRINGS, parseJsonText } from '../../lib/json-text';
 import { corsOriginsOf } from '../../lib/redirect-uri';
 
 /** CONTRACT §12 (the rules about them: src/declarations/client-policy.ts). */
@@ -116,7 +117,7 @@ declare module 'knex/types/tables' {
 }
 
 function parseList(value: string[] | string): string[] {
-  return typeof value === 'string' ? (JSON.parse(value) as string[]) : value;
+  return typeof value === 'string' ? (parseJsonText(value, JSON_STRINGS) ?? []) : value;
 }
 
 function toClientRow(r: OAuthClientRecord): OAuthClientRow {
@@ -221,7 +222,7 @@ export async function insertClient(
       updated_at: c.now,
     })
     .returning('*');
-  return toClientRow(row!);
+  return toClientRow(row);
 }
 
 /**
@@ -372,7 +373,7 @@ export async function upsertMetadataDocumentClient(
     now: Date;
   },
 ): Promise<{ row: OAuthClientRow; created: boolean; changed: boolean }> {
-  const result = await db.raw(
+  const result = await db.raw<{ rows: Array<OAuthClientRecord & { inserted: boolean }> }>(
     `insert into oauth_clients as c
             (client_id, name, secret_hash, type, grant_types, allowed_resources, redirect_uris, cors_origins, scopes,
              post_logout_redirect_uris, is_active, registration, token_endpoint_auth_method, jwks_uri, dpop_bound_access_tokens,
@@ -405,11 +406,12 @@ export async function upsertMetadataDocumentClient(
       c.now,
     ],
   );
-  const written = (result.rows as Array<OAuthClientRecord & { inserted: boolean }>)[0];
+  const [written] = result.rows;
   if (written) return { row: toClientRow(written), created: written.inserted, changed: !written.inserted };
   // Nothing written: the row exists and is already in step, or belongs to another kind of client.
   const row = await findClientById(db, c.clientId);
-  return { row: row!, created: false, changed: false };
+  if (!row) throw new Error(`oauth client ${c.clientId}: neither written nor found`);
+  return { row, created: false, changed: false };
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { DbOrTrx } from '..';
+import type { DbOrTrx, JsonColumns } from '..';
 
 /** A user's approval of a client (a connected app). */
 export interface GrantRow {
@@ -21,15 +21,16 @@ interface GrantRecord {
   user_id: string;
   client_id: string;
   scope: string;
-  resources: string[] | string;
-  redirect_uris: string[] | string;
+  /** jsonb lists, parsed by pg (written as JSON text). */
+  resources: string[];
+  redirect_uris: string[];
   granted_at: Date;
   last_used_at: Date | null;
 }
 
 declare module 'knex/types/tables' {
   interface Tables {
-    oauth_grants: GrantRecord;
+    oauth_grants: JsonColumns<GrantRecord, 'resources' | 'redirect_uris'>;
   }
 }
 
@@ -37,18 +38,13 @@ function splitScope(scope: string): string[] {
   return scope.split(' ').filter(Boolean);
 }
 
-/** A jsonb list as the driver returns it (parsed), or as text where a raw query left it unparsed. */
-function parseList(value: string[] | string): string[] {
-  return typeof value === 'string' ? (JSON.parse(value) as string[]) : value;
-}
-
 function toRow(r: GrantRecord): GrantRow {
   return {
     userId: r.user_id,
     clientId: r.client_id,
     scopes: splitScope(r.scope),
-    resources: parseList(r.resources),
-    redirectUris: parseList(r.redirect_uris),
+    resources: r.resources,
+    redirectUris: r.redirect_uris,
     grantedAt: new Date(r.granted_at),
     lastUsedAt: r.last_used_at ? new Date(r.last_used_at) : null,
   };

@@ -151,7 +151,7 @@ export async function insertExchangedSession(
     expiresAt: Date;
   },
 ): Promise<Date | undefined> {
-  const result = await db.raw(
+  const result = await db.raw<{ rows: Array<{ expires_at: Date }> }>(
     `insert into sessions (id, user_id, client_id, scope, ip, user_agent, created_at, last_used_at, expires_at, auth_time, amr,
                            browser_session_id, parent_session_id)
      select :id, p.user_id, :clientId, :scope, :ip, :userAgent, :now, :now, least(p.expires_at, :expiresAt), p.auth_time, p.amr,
@@ -171,7 +171,7 @@ export async function insertExchangedSession(
       expiresAt: s.expiresAt,
     },
   );
-  const [row] = (result as { rows: Array<{ expires_at: Date }> }).rows;
+  const [row] = result.rows;
   return row ? new Date(row.expires_at) : undefined;
 }
 

@@ -14,9 +14,9 @@ function keyOf(kind: JtiKind, scope: string, jti: string): string {
 
 /** True when this use is the first (the identifier is now spent); false when it was spent before. */
 export async function spendJti(db: DbOrTrx, kind: JtiKind, scope: string, jti: string, expiresAt: Date): Promise<boolean> {
-  const result = await db.raw('insert into oauth_used_jtis (key, expires_at) values (?, ?) on conflict (key) do nothing returning key', [
-    keyOf(kind, scope, jti),
-    expiresAt,
-  ]);
-  return (result.rows as unknown[]).length === 1;
+  const result = await db.raw<{ rows: unknown[] }>(
+    'insert into oauth_used_jtis (key, expires_at) values (?, ?) on conflict (key) do nothing returning key',
+    [keyOf(kind, scope, jti), expiresAt],
+  );
+  return result.rows.length === 1;
 }
