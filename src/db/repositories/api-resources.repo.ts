@@ -1,4 +1,4 @@
-import { preparedRows, type DbOrTrx, type JsonColumns } from '..';
+import { preparedRows, type DbOrTrx } from '..';
 
 /** An API that accepts our RFC 9068 access tokens (CONTRACT §12, RFC 8707). */
 export interface ApiResourceRow extends ApiResourceFields {
@@ -20,12 +20,6 @@ export interface ApiResourceRecord {
   dpop_bound_access_tokens?: boolean;
   created_at: Date;
   updated_at: Date;
-}
-
-declare module 'knex/types/tables' {
-  interface Tables {
-    api_resources: JsonColumns<ApiResourceRecord, 'scopes'>;
-  }
 }
 
 export function toApiResourceRow(r: ApiResourceRecord): ApiResourceRow {

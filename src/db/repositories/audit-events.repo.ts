@@ -24,7 +24,7 @@ export interface AuditEventRow {
   detail: Record<string, unknown>;
 }
 
-interface AuditEventRecord {
+export interface AuditEventRecord {
   id: string | number;
   occurred_at: Date;
   type: string;
@@ -40,12 +40,6 @@ interface AuditEventRecord {
   user_agent: string | null;
   request_id: string | null;
   detail: Record<string, unknown> | string | null;
-}
-
-declare module 'knex/types/tables' {
-  interface Tables {
-    audit_events: AuditEventRecord;
-  }
 }
 
 function toAuditEventRow(r: AuditEventRecord): AuditEventRow {

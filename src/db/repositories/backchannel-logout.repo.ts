@@ -23,7 +23,7 @@ export interface BackchannelDeliveryRow {
   createdAt: Date;
 }
 
-interface BackchannelDeliveryRecord {
+export interface BackchannelDeliveryRecord {
   id: string | number;
   client_id: string;
   user_id: string;
@@ -36,12 +36,6 @@ interface BackchannelDeliveryRecord {
   next_attempt_at: Date | null;
   delivered_at: Date | null;
   created_at: Date;
-}
-
-declare module 'knex/types/tables' {
-  interface Tables {
-    backchannel_logout_deliveries: BackchannelDeliveryRecord;
-  }
 }
 
 function toStatus(value: string): BackchannelDeliveryStatus {

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { DbOrTrx } from '..';
 import { recipientSql, type RecipientColumns } from './email-tokens.repo';
 
-interface EmailSignInRecord {
+export interface EmailSignInRecord {
   id: string;
   user_id: string;
   token_hash: string;
@@ -13,12 +13,6 @@ interface EmailSignInRecord {
   created_at: Date;
   expires_at: Date;
   used_at: Date | null;
-}
-
-declare module 'knex/types/tables' {
-  interface Tables {
-    email_sign_in_requests: EmailSignInRecord;
-  }
 }
 
 export interface EmailSignInRecipient {

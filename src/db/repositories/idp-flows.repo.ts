@@ -90,7 +90,7 @@ export async function insertPendingLink(
   });
 }
 
-interface PendingLinkRecord {
+export interface PendingLinkRecord {
   token_hash: string;
   user_id: string;
   provider_id: string;
@@ -100,12 +100,6 @@ interface PendingLinkRecord {
   created_at: Date;
   expires_at: Date;
   used_at: Date | null;
-}
-
-declare module 'knex/types/tables' {
-  interface Tables {
-    idp_pending_links: PendingLinkRecord;
-  }
 }
 
 function toPendingLink(row: Pick<PendingLinkRecord, 'user_id' | 'provider_id' | 'issuer' | 'subject' | 'email'>): PendingLinkRow {

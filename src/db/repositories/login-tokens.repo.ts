@@ -1,17 +1,11 @@
 import type { DbOrTrx } from '..';
 
-interface LoginTokenRecord {
+export interface LoginTokenRecord {
   token_hash: string;
   url: string;
   created_at: Date;
   expires_at: Date;
   used_at: Date | null;
-}
-
-declare module 'knex/types/tables' {
-  interface Tables {
-    login_tokens: LoginTokenRecord;
-  }
 }
 
 export async function insertLoginToken(db: DbOrTrx, t: { tokenHash: string; url: string; now: Date; expiresAt: Date }): Promise<void> {

@@ -1,18 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { DbOrTrx } from '..';
 
-interface RecoveryCodeRecord {
+export interface RecoveryCodeRecord {
   id: string;
   user_id: string;
   code_hash: string;
   created_at: Date;
   used_at: Date | null;
-}
-
-declare module 'knex/types/tables' {
-  interface Tables {
-    mfa_recovery_codes: RecoveryCodeRecord;
-  }
 }
 
 /** Replaces every recovery code of the user with the given hashes. */

@@ -9,7 +9,7 @@ export interface MfaTokenRow {
   firstFactor: string;
 }
 
-interface MfaTokenRecord {
+export interface MfaTokenRecord {
   token_hash: string;
   user_id: string;
   failures: number;
@@ -17,12 +17,6 @@ interface MfaTokenRecord {
   created_at: Date;
   expires_at: Date;
   used_at: Date | null;
-}
-
-declare module 'knex/types/tables' {
-  interface Tables {
-    mfa_tokens: MfaTokenRecord;
-  }
 }
 
 export async function insertMfaToken(

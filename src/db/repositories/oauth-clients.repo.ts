@@ -78,7 +78,7 @@ export interface OAuthClientRow {
   updatedAt: Date;
 }
 
-interface OAuthClientRecord {
+export interface OAuthClientRecord {
   /** Only from findClientById (json_agg of the allowed API resources). */
   resources?: ApiResourceRecord[] | string;
   client_id: string;
@@ -108,12 +108,6 @@ interface OAuthClientRecord {
   last_used_at: Date | null;
   created_at: Date;
   updated_at: Date;
-}
-
-declare module 'knex/types/tables' {
-  interface Tables {
-    oauth_clients: OAuthClientRecord;
-  }
 }
 
 function parseList(value: string[] | string): string[] {

@@ -1,4 +1,4 @@
-import type { DbOrTrx, JsonColumns } from '..';
+import type { DbOrTrx } from '..';
 
 /** A user's approval of a client (a connected app). */
 export interface GrantRow {
@@ -17,7 +17,7 @@ export interface GrantWithClientRow extends GrantRow {
   clientName: string;
 }
 
-interface GrantRecord {
+export interface GrantRecord {
   user_id: string;
   client_id: string;
   scope: string;
@@ -26,12 +26,6 @@ interface GrantRecord {
   redirect_uris: string[];
   granted_at: Date;
   last_used_at: Date | null;
-}
-
-declare module 'knex/types/tables' {
-  interface Tables {
-    oauth_grants: JsonColumns<GrantRecord, 'resources' | 'redirect_uris'>;
-  }
 }
 
 function splitScope(scope: string): string[] {

@@ -21,7 +21,7 @@ export interface ScimConnectionRow {
   lastUsedAt: Date | null;
 }
 
-interface ScimConnectionRecord {
+export interface ScimConnectionRecord {
   id: string;
   name: string;
   description: string;
@@ -29,12 +29,6 @@ interface ScimConnectionRecord {
   created_by: string | null;
   created_at: Date;
   last_used_at: Date | null;
-}
-
-declare module 'knex/types/tables' {
-  interface Tables {
-    scim_connections: ScimConnectionRecord;
-  }
 }
 
 function toConnection(r: ScimConnectionRecord): ScimConnectionRow {
@@ -405,7 +399,7 @@ export interface ScimGroupRow {
   updatedAt: Date;
 }
 
-interface ScimGroupRecord {
+export interface ScimGroupRecord {
   id: string;
   connection_id: string;
   display_name: string;
@@ -415,22 +409,14 @@ interface ScimGroupRecord {
 }
 
 /** A group's members and the roles it is mapped to: a pair of ids a row. */
-interface ScimGroupMemberRecord {
+export interface ScimGroupMemberRecord {
   group_id: string;
   user_id: string;
 }
 
-interface ScimGroupRoleRecord {
+export interface ScimGroupRoleRecord {
   group_id: string;
   role_id: string;
-}
-
-declare module 'knex/types/tables' {
-  interface Tables {
-    scim_groups: ScimGroupRecord;
-    scim_group_members: ScimGroupMemberRecord;
-    scim_group_roles: ScimGroupRoleRecord;
-  }
 }
 
 function toGroup(r: ScimGroupRecord): ScimGroupRow {

@@ -25,7 +25,7 @@ export function oidcSidOf(session: Pick<SessionRow, 'id' | 'browserSessionId'>):
   return session.browserSessionId ?? session.id;
 }
 
-interface SessionRecord {
+export interface SessionRecord {
   id: string;
   user_id: string;
   client_id: string | null;
@@ -39,12 +39,6 @@ interface SessionRecord {
   auth_time: Date;
   amr: string[] | null;
   browser_session_id?: string | null;
-}
-
-declare module 'knex/types/tables' {
-  interface Tables {
-    sessions: SessionRecord;
-  }
 }
 
 function toSessionRow(r: SessionRecord): SessionRow {

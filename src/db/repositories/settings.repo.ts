@@ -1,15 +1,9 @@
 import type { DbOrTrx } from '..';
 
 /** The one row of settings_version (id 1); a bigint, so pg returns the version as text. */
-interface SettingsVersionRecord {
+export interface SettingsVersionRecord {
   id: number;
   version: string;
-}
-
-declare module 'knex/types/tables' {
-  interface Tables {
-    settings_version: SettingsVersionRecord;
-  }
 }
 
 /** CONTRACT §18: the stored settings (name -> JSON value) and the version every change bumps. */

@@ -11,7 +11,7 @@ export interface SigningKeyRow {
   retiredAt: Date | null;
 }
 
-interface SigningKeyRecord {
+export interface SigningKeyRecord {
   kid: string;
   alg: string;
   /** jsonb, parsed by pg. */
@@ -19,12 +19,6 @@ interface SigningKeyRecord {
   private_jwk_sealed: string;
   created_at: Date;
   retired_at: Date | null;
-}
-
-declare module 'knex/types/tables' {
-  interface Tables {
-    oidc_signing_keys: SigningKeyRecord;
-  }
 }
 
 function toRow(r: SigningKeyRecord): SigningKeyRow {

@@ -32,12 +32,6 @@ export interface UserRecord {
   invitation_expires_at?: Date | null;
 }
 
-declare module 'knex/types/tables' {
-  interface Tables {
-    users: UserRecord;
-  }
-}
-
 export function toUserRow(r: UserRecord): UserRow {
   return {
     id: r.id,

@@ -14,7 +14,7 @@ export interface WebhookSubscriptionRow {
   updatedAt: Date;
 }
 
-interface SubscriptionRecord {
+export interface SubscriptionRecord {
   id: string;
   url: string;
   events: string[];
@@ -25,12 +25,6 @@ interface SubscriptionRecord {
   previous_secret_expires_at: Date | null;
   created_at: Date;
   updated_at: Date;
-}
-
-declare module 'knex/types/tables' {
-  interface Tables {
-    webhook_subscriptions: SubscriptionRecord;
-  }
 }
 
 function toSubscriptionRow(r: SubscriptionRecord): WebhookSubscriptionRow {
@@ -137,7 +131,7 @@ export interface WebhookDeliveryRow {
   createdAt: Date;
 }
 
-interface DeliveryRecord {
+export interface DeliveryRecord {
   id: string | number;
   subscription_id: string;
   event_id: string | number;
@@ -151,12 +145,6 @@ interface DeliveryRecord {
   next_attempt_at: Date | null;
   delivered_at: Date | null;
   created_at: Date;
-}
-
-declare module 'knex/types/tables' {
-  interface Tables {
-    webhook_deliveries: DeliveryRecord;
-  }
 }
 
 const dateOrNull = (d: Date | null) => (d ? new Date(d) : null);
