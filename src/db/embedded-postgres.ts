@@ -91,7 +91,7 @@ export function runningEmbeddedUrl(dataDir: string, port: number): string {
 }
 
 /** The credentials file as written; a `pgdata` that is not an absolute path is ignored. */
-const CREDENTIALS_JSON = z.object({ user: z.string(), password: z.string(), pgdata: z.unknown() });
+const CREDENTIALS_JSON = z.object({ user: z.string(), password: z.string(), pgdata: z.unknown().optional() });
 
 function readCredentials(dataDir: string): Credentials | undefined {
   try {

@@ -59,7 +59,12 @@ export function isAlive(pid: number): boolean {
 }
 
 /** The lock file as written: only the pid must be right for the lock to count; the rest is read leniently. */
-const HOLDER_FILE = z.object({ pid: z.number(), role: z.unknown(), startedAt: z.unknown(), databasePort: z.unknown() });
+const HOLDER_FILE = z.object({
+  pid: z.number(),
+  role: z.unknown().optional(),
+  startedAt: z.unknown().optional(),
+  databasePort: z.unknown().optional(),
+});
 
 function parseHolder(text: string | undefined): LockHolder | undefined {
   if (text === undefined) return undefined;
