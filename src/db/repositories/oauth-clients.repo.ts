@@ -1,6 +1,8 @@
 import { preparedRows, type DbOrTrx } from '..';
 import { toApiResourceRow, type ApiResourceRecord, type ApiResourceRow } from './api-resources.repo';
+import { JSON_STRINGS, parseJsonText } from '../../lib/json-text';
 import { corsOriginsOf } from '../../lib/redirect-uri';
+import { noteClientWrite } from './client-writes';
 
 /** CONTRACT §12 (the rules about them: src/declarations/client-policy.ts). */
 export type OAuthClientType = 'confidential' | 'public';
@@ -77,7 +79,7 @@ export interface OAuthClientRow {
   updatedAt: Date;
 }
 
-interface OAuthClientRecord {
+export interface OAuthClientRecord {
   /** Only from findClientById (json_agg of the allowed API resources). */
   resources?: ApiResourceRecord[] | string;
   client_id: string;
@@ -109,14 +111,8 @@ interface OAuthClientRecord {
   updated_at: Date;
 }
 
-declare module 'knex/types/tables' {
-  interface Tables {
-    oauth_clients: OAuthClientRecord;
-  }
-}
-
 function parseList(value: string[] | string): string[] {
-  return typeof value === 'string' ? (JSON.parse(value) as string[]) : value;
+  return typeof value === 'string' ? (parseJsonText(value, JSON_STRINGS) ?? []) : value;
 }
 
 function toClientRow(r: OAuthClientRecord): OAuthClientRow {
@@ -221,7 +217,7 @@ export async function insertClient(
       updated_at: c.now,
     })
     .returning('*');
-  return toClientRow(row!);
+  return toClientRow(row);
 }
 
 /**
@@ -262,6 +258,7 @@ export async function listClients(db: DbOrTrx, filter: { registration?: ClientRe
 
 /** RFC 7592 §2.3: the client is gone; its sessions, codes, pending requests and grants go with it (foreign keys). */
 export async function deleteClient(db: DbOrTrx, clientId: string): Promise<boolean> {
+  noteClientWrite();
   const deleted = await db('oauth_clients').where({ client_id: clientId }).delete();
   return deleted > 0;
 }
@@ -338,6 +335,7 @@ export async function updateClient(
     const redirectUris = patch.redirectUris ?? before.redirectUris;
     record.cors_origins = JSON.stringify(corsOriginsOf({ type: before.type, redirectUris, allowedOrigins }));
   }
+  noteClientWrite();
   const [row] = await db('oauth_clients').where({ client_id: clientId }).update(record).returning('*');
   return row ? toClientRow(row) : undefined;
 }
@@ -372,7 +370,8 @@ export async function upsertMetadataDocumentClient(
     now: Date;
   },
 ): Promise<{ row: OAuthClientRow; created: boolean; changed: boolean }> {
-  const result = await db.raw(
+  noteClientWrite();
+  const result = await db.raw<{ rows: Array<OAuthClientRecord & { inserted: boolean }> }>(
     `insert into oauth_clients as c
             (client_id, name, secret_hash, type, grant_types, allowed_resources, redirect_uris, cors_origins, scopes,
              post_logout_redirect_uris, is_active, registration, token_endpoint_auth_method, jwks_uri, dpop_bound_access_tokens,
@@ -405,11 +404,12 @@ export async function upsertMetadataDocumentClient(
       c.now,
     ],
   );
-  const written = (result.rows as Array<OAuthClientRecord & { inserted: boolean }>)[0];
+  const [written] = result.rows;
   if (written) return { row: toClientRow(written), created: written.inserted, changed: !written.inserted };
   // Nothing written: the row exists and is already in step, or belongs to another kind of client.
   const row = await findClientById(db, c.clientId);
-  return { row: row!, created: false, changed: false };
+  if (!row) throw new Error(`oauth client ${c.clientId}: neither written nor found`);
+  return { row, created: false, changed: false };
 }
 
 /**
