@@ -343,7 +343,9 @@ describe('single logout', () => {
     const page = await request(t.app).get(localPath(first.headers.location)).set('Cookie', `accessToken=${person.accessToken}`);
     const { doc } = decodeResponse(readPostForm(page.text).message);
     const sessionIndex = doc.getElementsByTagNameNS(ASSERTION, 'AuthnStatement')[0]!.getAttribute('SessionIndex')!;
-    const wrong = await request(t.app).get(`/saml/slo?${redirectQuery(logoutRequestXml(t, sp, 'someone-else@example.test', sessionIndex))}`);
+    const wrong = await request(t.app).get(
+      `/saml/slo?${redirectQuery(logoutRequestXml(t, sp, 'someone-else@example.test', sessionIndex))}`,
+    );
     expect(wrong.status).toBe(303);
     expect((await request(t.app).get('/api/auth/me').set('Authorization', person.bearer)).status).toBe(200);
     const row = await t.db('saml_sessions').where({ session_index: sessionIndex }).first();
