@@ -47,7 +47,7 @@ declare module 'knex/types/tables' {
   }
 }
 
-function toAuditEventRow(r: AuditEventRecord): AuditEventRow {
+export function toAuditEventRow(r: AuditEventRecord): AuditEventRow {
   return {
     id: String(r.id),
     occurredAt: new Date(r.occurred_at),

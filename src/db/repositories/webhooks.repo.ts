@@ -1,4 +1,5 @@
 import type { DbOrTrx } from '..';
+import { toAuditEventRow, type AuditEventRow } from './audit-events.repo';
 
 export interface WebhookSubscriptionRow {
   id: string;
@@ -195,7 +196,7 @@ export async function listWebhookDeliveries(
 export interface DeliveryWork {
   delivery: WebhookDeliveryRow;
   subscription: WebhookSubscriptionRow;
-  event: Record<string, unknown> | undefined;
+  event: AuditEventRow | undefined;
 }
 
 export async function findDeliveryWork(db: DbOrTrx, deliveryId: string): Promise<DeliveryWork | undefined> {
@@ -203,8 +204,8 @@ export async function findDeliveryWork(db: DbOrTrx, deliveryId: string): Promise
   if (!delivery) return undefined;
   const subscription = await findWebhookSubscription(db, delivery.subscription_id);
   if (!subscription) return undefined;
-  const event = (await db('audit_events').where({ id: delivery.event_id }).first()) as Record<string, unknown> | undefined;
-  return { delivery: toDeliveryRow(delivery), subscription, event };
+  const event = await db('audit_events').where({ id: delivery.event_id }).first();
+  return { delivery: toDeliveryRow(delivery), subscription, event: event && toAuditEventRow(event) };
 }
 
 export interface AttemptOutcome {

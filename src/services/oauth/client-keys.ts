@@ -32,17 +32,18 @@ export type KeyVerdict<T> = { ok: true; value: T } | { ok: false; reason: string
 export function checkJwks(value: unknown): KeyVerdict<JsonWebKeySet> {
   const fail = (reason: string): KeyVerdict<JsonWebKeySet> => ({ ok: false, reason });
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail('jwks must be a JSON Web Key Set object');
-  const keys = (value as { keys?: unknown }).keys;
+  const keys = 'keys' in value ? value.keys : undefined;
   if (!Array.isArray(keys) || keys.length === 0) return fail('jwks.keys must be a non-empty array');
   if (keys.length > MAX_KEYS) return fail(`jwks holds at most ${MAX_KEYS} keys`);
-  const kept: Array<Record<string, unknown>> = [];
+  const kept: JsonWebKeySet['keys'] = [];
   for (const [i, key] of keys.entries()) {
     if (typeof key !== 'object' || key === null || Array.isArray(key)) return fail(`jwks.keys[${i}] must be an object`);
-    const jwk = key as Record<string, unknown>;
+    // An object (checked above) whose members are each checked below before the key is kept.
+    const jwk: JsonWebKeySet['keys'][number] = key;
     if (PRIVATE_MEMBERS.some((m) => m in jwk)) return fail(`jwks.keys[${i}] must be a public key (no private or symmetric members)`);
     if (jwk.use !== undefined && jwk.use !== 'sig') return fail(`jwks.keys[${i}].use must be sig`);
     if (jwk.kid !== undefined && (typeof jwk.kid !== 'string' || jwk.kid.length > 200)) return fail(`jwks.keys[${i}].kid must be a string`);
-    if (jwk.alg !== undefined && !(CLIENT_ASSERTION_ALGS as readonly unknown[]).includes(jwk.alg)) {
+    if (jwk.alg !== undefined && !CLIENT_ASSERTION_ALGS.some((alg) => alg === jwk.alg)) {
       return fail(`jwks.keys[${i}].alg must be one of ${CLIENT_ASSERTION_ALGS.join(', ')}`);
     }
     const kty = jwk.kty;
@@ -50,7 +51,7 @@ export function checkJwks(value: unknown): KeyVerdict<JsonWebKeySet> {
     if (kty === 'OKP' && jwk.crv !== 'Ed25519') return fail(`jwks.keys[${i}]: OKP keys must be Ed25519 (EdDSA, Ed25519)`);
     if (kty !== 'RSA' && kty !== 'EC' && kty !== 'OKP') return fail(`jwks.keys[${i}].kty must be RSA, EC or OKP`);
     try {
-      const imported = createPublicKey({ key: jwk as import('node:crypto').JsonWebKey, format: 'jwk' });
+      const imported = createPublicKey({ key: jwk, format: 'jwk' });
       if (kty === 'RSA' && (imported.asymmetricKeyDetails?.modulusLength ?? 0) < 2048) {
         return fail(`jwks.keys[${i}]: RSA keys must have at least 2048 bits`);
       }
@@ -160,7 +161,10 @@ export function createClientKeysFetcher(options: ClientKeysFetcherOptions): Clie
     const lifetime = Math.max(60, cacheLifetimeSeconds(response.headers.get('cache-control')));
     cache.delete(uri);
     cache.set(uri, { jwks: verdict.value, fetchedAtMs: now, expiresAtMs: now + lifetime * 1000 });
-    while (cache.size > maxEntries) cache.delete(cache.keys().next().value!);
+    for (const oldest of cache.keys()) {
+      if (cache.size <= maxEntries) break;
+      cache.delete(oldest);
+    }
     return verdict.value;
   }
 

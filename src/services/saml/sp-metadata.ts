@@ -27,7 +27,7 @@ export function parseSpMetadata(xml: string): SpMetadata {
   if (!entityId || entityId.length > 1024) throw new SamlInputError('the metadata has no usable entityID');
   const sps = childrenNS(root, NS.metadata, 'SPSSODescriptor');
   if (sps.length !== 1) throw new SamlInputError('the metadata must describe exactly one SPSSODescriptor');
-  const sp = sps[0]!;
+  const sp = sps[0];
 
   const acsUrls: SamlAcsUrl[] = [];
   for (const acs of childrenNS(sp, NS.metadata, 'AssertionConsumerService')) {
@@ -41,7 +41,7 @@ export function parseSpMetadata(xml: string): SpMetadata {
   }
   if (acsUrls.length === 0) throw new SamlInputError('the metadata has no AssertionConsumerService with the HTTP-POST binding');
   if (acsUrls.length > 20) throw new SamlInputError('the metadata has more than 20 AssertionConsumerService endpoints');
-  if (!acsUrls.some((a) => a.default)) acsUrls[0]!.default = true;
+  if (!acsUrls.some((a) => a.default)) acsUrls[0].default = true;
   for (const a of acsUrls.filter((x) => x.default).slice(1)) a.default = false;
 
   let sloUrl: string | null = null;
@@ -73,7 +73,7 @@ function certificateOf(sp: Element, use: 'signing' | 'encryption'): string | nul
     const declared = attr(kd, 'use');
     if (declared !== undefined && declared !== use) continue;
     const certs = kd.getElementsByTagNameNS(NS.dsig, 'X509Certificate');
-    const body = certs.length > 0 ? textOf(certs[0]!) : undefined;
+    const body = certs.length > 0 ? textOf(certs[0]) : undefined;
     if (!body) continue;
     const pem = normaliseCertificate(body);
     if (!pem) throw new SamlInputError(`the metadata’s ${use} certificate cannot be read (an RSA key of at least 2048 bits is required)`);
