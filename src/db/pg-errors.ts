@@ -47,7 +47,7 @@ export function isOverloadError(err: unknown): boolean {
 }
 
 /** Maps a database error to what the client should see; unknown errors pass through untouched. */
-export function mapDbError(err: unknown, conflictMessage = 'Already exists'): unknown {
+export function mapDbError(err: unknown, conflictMessage: Parameters<typeof conflict>[0] = 'Already exists'): unknown {
   if (err instanceof AppError) return err;
   if (isUniqueViolation(err)) return conflict(conflictMessage);
   if (isConnectionError(err) || isRetryableTransactionError(err) || isOverloadError(err)) return serviceUnavailable(err);

@@ -59,7 +59,9 @@ const brandColor = z
   .transform(expandHex)
   .superRefine((colour, check) => {
     const problem = brandColorProblem(colour);
-    if (problem) check.addIssue({ code: 'custom', message: problem });
+    // The English names the failing pair and its ratio; the page's language says what to do.
+    if (problem)
+      check.addIssue({ code: 'custom', message: problem, params: { said: { key: 'settingColourContrast', params: { colour } } } });
   });
 
 /** A browser origin (`https://app.example.com`, `http://localhost:5173`): scheme, host and port, nothing else. */

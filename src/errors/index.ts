@@ -84,7 +84,11 @@ export const unauthorized = (message = 'Authentication required', headers?: Reco
   new AppError('unauthorized', message, headers ? { headers } : {});
 export const forbidden = (message = 'You do not have permission to do this') => new AppError('forbidden', message);
 export const notFound = (what = 'Resource') => new AppError('not_found', `${what} not found`);
-export const conflict = (message: string) => new AppError('conflict', message);
+/** A 409: an English message, or a refusal declared with its catalogue key (`conflict(say('emailTaken'))`, src/i18n). */
+export const conflict = (refusal: string | { message: string; said?: Said }) =>
+  typeof refusal === 'string'
+    ? new AppError('conflict', refusal)
+    : new AppError('conflict', refusal.message, refusal.said ? { said: refusal.said } : {});
 export const serviceUnavailable = (cause?: unknown) =>
   new AppError('service_unavailable', 'The service is temporarily unavailable, try again', { cause });
 

@@ -96,7 +96,7 @@ export const validationKeyOf = (message: string): ValidationKey | undefined => K
  * key of its plain message, which may start with the name of its field (the sentence is shown beside that field).
  */
 export function saidOfIssue(
-  issue: { code: string; message: string; path?: readonly PropertyKey[]; params?: Record<string, unknown> } | undefined,
+  issue: ({ code: string; message: string; path?: readonly PropertyKey[]; params?: Record<string, unknown> } & object) | undefined,
 ): { key: ValidationKey; params?: ValidationParams } | undefined {
   if (!issue) return undefined;
   const given: unknown = issue.code === 'custom' ? issue.params?.said : undefined;
@@ -108,7 +108,60 @@ export function saidOfIssue(
   const field = `${(issue.path ?? []).filter((p) => typeof p !== 'symbol').join('.')} `;
   const key =
     validationKeyOf(issue.message) ?? (issue.message.startsWith(field) ? validationKeyOf(issue.message.slice(field.length)) : undefined);
-  return key ? { key } : undefined;
+  return key ? { key } : saidOfCheck(issue);
+}
+
+/**
+ * A schema's own check by what it checks (zod's issue code and its bounds), whatever English message the schema gave
+ * it (`jwks_uri must be a string`, `entity_id must not be empty`, zod's defaults): the sentence in the page's language
+ * is then the catalogue's, shown beside the field it names. A refinement (`custom`) has only the key it was given.
+ */
+function saidOfCheck(issue: { code: string } & object): Said | undefined {
+  const f = new Map<string, unknown>(Object.entries(issue));
+  const n = (v: unknown) => (typeof v === 'number' || typeof v === 'bigint' ? String(v) : '');
+  const text = (v: unknown) => (Array.isArray(v) ? v.map(String).join(', ') : '');
+  switch (issue.code) {
+    case 'invalid_type': {
+      const expected = {
+        string: 'fieldString',
+        number: 'fieldNumber',
+        int: 'fieldWholeNumber',
+        boolean: 'fieldBoolean',
+        array: 'fieldList',
+      } as const;
+      const e = f.get('expected');
+      return { key: e === 'string' || e === 'number' || e === 'int' || e === 'boolean' || e === 'array' ? expected[e] : 'fieldInvalid' };
+    }
+    case 'too_big': {
+      const max = n(f.get('maximum'));
+      const origin = f.get('origin');
+      if (origin === 'string') return { key: 'fieldMaxChars', params: { max } };
+      if (origin === 'array' || origin === 'set') return { key: 'fieldMaxItems', params: { max } };
+      return { key: 'fieldMax', params: { max } };
+    }
+    case 'too_small': {
+      const min = n(f.get('minimum'));
+      const origin = f.get('origin');
+      if (origin === 'string') return min === '1' ? { key: 'fieldNotEmpty' } : { key: 'fieldMinChars', params: { min } };
+      if (origin === 'array' || origin === 'set') return { key: 'fieldMinItems', params: { min } };
+      return { key: 'fieldMin', params: { min } };
+    }
+    case 'invalid_format': {
+      const format = f.get('format');
+      if (format === 'url') return { key: 'fieldUrl' };
+      if (format === 'email') return { key: 'fieldEmail' };
+      if (format === 'uuid' || format === 'guid') return { key: 'fieldId' };
+      return { key: 'fieldFormat' };
+    }
+    case 'invalid_value':
+      return { key: 'fieldOneOf', params: { values: text(f.get('values')) } };
+    case 'unrecognized_keys':
+      return { key: 'fieldUnknown', params: { keys: text(f.get('keys')) } };
+    case 'custom':
+      return undefined;
+    default:
+      return { key: 'fieldInvalid' };
+  }
 }
 
 const stringsOf = (o: object): Record<string, string> =>

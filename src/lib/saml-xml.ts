@@ -3,6 +3,7 @@ import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { DOMParser, XMLSerializer } from '@xmldom/xmldom';
 import { SignedXml } from 'xml-crypto';
 import { encrypt as xmlEncrypt } from 'xml-encryption';
+import type { Said } from '../errors';
 
 /**
  * The XML side of the SAML identity provider (CONTRACT §19), narrow by construction:
@@ -52,6 +53,13 @@ export const BINDING = {
 /** A message this IdP refuses to read: the reason is shown on the error page and recorded in the audit event. */
 export class SamlInputError extends Error {
   override name = 'SamlInputError';
+  /** The catalogue key of `message` (src/i18n `say`), for a console form in the page's language. */
+  constructor(
+    message: string,
+    readonly said?: Said,
+  ) {
+    super(message);
+  }
 }
 
 /** The largest message accepted, before and after inflating (a deflate bomb stops here). */

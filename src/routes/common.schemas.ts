@@ -9,9 +9,13 @@ export const emailField = z.string({ error: 'email is required' }).trim().pipe(e
 export const passwordField = z
   .string({ error: 'password is required' })
   // Characters are code points: three emoji are three characters, not six UTF-16 units.
-  .refine((p) => [...p].length >= PASSWORD_MIN_LENGTH, { message: `password must be at least ${PASSWORD_MIN_LENGTH} characters` })
+  .refine((p) => [...p].length >= PASSWORD_MIN_LENGTH, {
+    message: `password must be at least ${PASSWORD_MIN_LENGTH} characters`,
+    params: { said: { key: 'fieldMinChars', params: { min: String(PASSWORD_MIN_LENGTH) } } },
+  })
   .refine((p) => Buffer.byteLength(p, 'utf8') <= PASSWORD_MAX_BYTES, {
     message: `password must be at most ${PASSWORD_MAX_BYTES} bytes`,
+    params: { said: { key: 'fieldMaxBytes', params: { max: String(PASSWORD_MAX_BYTES) } } },
   });
 
 export { NAME_MAX_CHARACTERS };
@@ -25,8 +29,14 @@ export const nameField = (field: string) =>
     .string({ error: `${field} is required` })
     .trim()
     .min(1, `${field} is required`)
-    .refine((v) => [...v].length <= NAME_MAX_CHARACTERS, { message: `${field} is too long (at most ${NAME_MAX_CHARACTERS} characters)` })
-    .refine((v) => !NAME_FORBIDDEN.test(v), { message: `${field} must be one line without control characters` });
+    .refine((v) => [...v].length <= NAME_MAX_CHARACTERS, {
+      message: `${field} is too long (at most ${NAME_MAX_CHARACTERS} characters)`,
+      params: { said: { key: 'fieldMaxChars', params: { max: String(NAME_MAX_CHARACTERS) } } },
+    })
+    .refine((v) => !NAME_FORBIDDEN.test(v), {
+      message: `${field} must be one line without control characters`,
+      params: { said: { key: 'fieldOneLine' } },
+    });
 
 export const uuidField = (name: string) => z.uuid({ error: `${name} must be a uuid` });
 

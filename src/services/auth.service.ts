@@ -28,6 +28,7 @@ async function rehashImportedPassword(ctx: ServiceContext, user: UserRow, passwo
   });
 }
 import { rotateRefreshToken, completeSignIn, startSession, type IssuedTokens } from './sessions.service';
+import { say } from '../i18n';
 
 /** CONTRACT §4: 10 consecutive failures lock an address for 1 minute, doubling per failure up to 15 minutes. */
 export const LOGIN_THROTTLE = { threshold: 10, baseLockSeconds: 60, maxLockSeconds: 900 } as const;
@@ -99,7 +100,7 @@ export async function register(
     await sendVerificationEmail(ctx, result.user);
     return result;
   } catch (err) {
-    if (isUniqueViolation(err)) throw conflict('An account with this email already exists');
+    if (isUniqueViolation(err)) throw conflict(say('emailTaken'));
     throw err;
   }
 }

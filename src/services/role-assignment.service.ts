@@ -32,6 +32,7 @@ import {
   type Actor,
 } from './rbac-policy';
 import { roleOr404 } from './role-catalogue.service';
+import { say } from '../i18n';
 
 /** Who holds which role (spec §4.4-4.5): assignments, resolved access, the admin list. The rules are rbac-policy's. */
 
@@ -71,7 +72,7 @@ export async function assertMayTakeOverUser(db: DbOrTrx, actor: Actor, userId: s
 export async function assertNotLastSuperAdmin(trx: DbOrTrx, userId: string, what: string): Promise<void> {
   await lockSuperAdminRole(trx);
   const others = await countUsersWithGlobalRoles(trx, [SUPER_ADMIN], { exceptUserId: userId });
-  if (others === 0) throw conflict(`${what} would leave no active super_admin`);
+  if (others === 0) throw conflict(say('lastSuperAdmin', { what }));
 }
 
 /** Every role the account holds, assigned or granted by a SCIM group, each with how (CONTRACT §20). */

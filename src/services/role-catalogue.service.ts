@@ -20,7 +20,7 @@ import { enforce, mayUpdateRole } from './rbac-policy';
 
 /** The role catalogue (spec §4.5): the permission list and the roles, global and application-scoped. */
 
-const ROLE_NAME_TAKEN = 'A role with this name already exists in this application';
+const ROLE_NAME_TAKEN = say('roleNameTaken');
 
 export async function roleOr404(db: DbOrTrx, roleId: string): Promise<RoleRow> {
   const role = await findRoleById(db, roleId);

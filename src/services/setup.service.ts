@@ -11,6 +11,7 @@ import { grantSuperAdmin } from './bootstrap.service';
 import { normalizeEmail } from './auth.service';
 import type { ServiceContext } from './context';
 import { assertPasswordAllowed } from './password-policy';
+import { say } from '../i18n';
 
 /**
  * First-run setup (issue 13): while no super_admin exists, a one-time link `{BASE_URL}/setup?token=…` creates the
@@ -85,7 +86,7 @@ export async function completeSetup(
       await lockSuperAdminRole(trx);
       if (!sealed || !matches(ctx, sealed, token)) throw new SetupLinkInvalid('setup link is not valid');
       if ((await countUsersWithGlobalRoles(trx, ['super_admin'])) > 0) throw new SetupLinkInvalid('an administrator exists');
-      if (await findUserByEmail(trx, email)) throw conflict('An account with this email already exists');
+      if (await findUserByEmail(trx, email)) throw conflict(say('emailTaken'));
       const user = await insertUser(trx, {
         id: randomUUID(),
         email,
@@ -107,7 +108,7 @@ export async function completeSetup(
       return user.id;
     });
   } catch (err) {
-    if (isUniqueViolation(err)) throw conflict('An account with this email already exists');
+    if (isUniqueViolation(err)) throw conflict(say('emailTaken'));
     throw err;
   }
   ctx.logger.info({ userId }, 'first super_admin created through /setup; the setup link is no longer valid');

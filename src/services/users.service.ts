@@ -27,8 +27,9 @@ import {
   grantRolesOnCreate,
   type UserWithRoles,
 } from './role-assignment.service';
+import { say } from '../i18n';
 
-const EMAIL_TAKEN = 'An account with this email already exists';
+const EMAIL_TAKEN = say('emailTaken');
 
 export interface UserDetail {
   user: UserRow;
@@ -114,9 +115,9 @@ export async function resendInvitation(ctx: ServiceContext, actor: Actor, userId
     const current = await lockUser(trx, userId);
     if (!current) throw notFound('User');
     if (!current.invitationExpiresAt || current.passwordHash !== null) {
-      throw conflict('This person has no pending invitation: a password is set already');
+      throw conflict(say('invitationNotPending'));
     }
-    if (!current.isActive) throw conflict('This account is deactivated: re-activate it first');
+    if (!current.isActive) throw conflict(say('accountDeactivated'));
     await burnEmailTokensOfUser(trx, userId, ['set_password'], now);
     const updated = await updateUserRow(trx, userId, { invitationExpiresAt: expiresAt }, now);
     await ctx.events.record(trx, {
@@ -163,7 +164,7 @@ export async function updateUser(
         await assertMayTakeOverUser(trx, actor, userId, emailChange ? 'Changing the email of this account' : 'Re-activating this account');
       }
       if (deactivate) {
-        if (userId === actor.userId) throw conflict('You cannot deactivate your own account');
+        if (userId === actor.userId) throw conflict(say('deactivateSelf'));
         if (user.isActive && access.roles.some(isGlobalSuperAdmin)) {
           await assertNotLastSuperAdmin(trx, userId, 'Deactivating this user');
         }

@@ -104,3 +104,93 @@ test('the console shows people and applications by name, details as labelled fie
   expect(userPage).toContain(`title="ID ${admin.id}">Ada Admin<br/>`);
   expect(userPage).toContain('<dt>Role</dt><dd>manager</dd>');
 });
+
+/** RFC 4180 rows (quoted cells may hold commas, doubled quotes and line breaks). */
+function csvRows(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let cell = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i]!;
+    if (quoted && ch === '"' && text[i + 1] === '"') {
+      cell += '"';
+      i++;
+    } else if (quoted && ch === '"') quoted = false;
+    else if (quoted) cell += ch;
+    else if (ch === '"') quoted = true;
+    else if (ch === ',') {
+      row.push(cell);
+      cell = '';
+    } else if (ch === '\r' && text[i + 1] === '\n') {
+      row.push(cell);
+      rows.push(row);
+      row = [];
+      cell = '';
+      i++;
+    } else cell += ch;
+  }
+  return rows;
+}
+
+test('the CSV export names people and applications as the audit log does, details as labelled fields (en, de), ids beside', async () => {
+  const admin = await makeUser(t, { roles: ['super_admin'], firstName: 'Cleo', lastName: 'Csv' });
+  const person = await makeUser(t, { firstName: 'Max', lastName: 'Muster' });
+  const client = await makeClient(t, { name: 'Lohnbuchhaltung' });
+  await t.ctx.events.record(t.db, {
+    type: 'role.assigned',
+    actorId: admin.id,
+    subjectId: person.id,
+    clientId: client.clientId,
+    detail: { role: 'manager', email_verified: true, scopes: ['openid', 'email'] },
+  });
+  // A person deleted since keeps the email recorded with the event.
+  const gone = await makeUser(t, { firstName: 'Gina', lastName: 'Gone' });
+  await t.ctx.events.record(t.db, { type: 'user.deactivated', actorId: admin.id, subjectId: gone.id });
+  await t.db('users').where({ id: gone.id }).delete();
+  const { agent } = await makeSignedInUser(t, ['super_admin']);
+
+  const csv = await agent.get('/admin/audit.csv').query({ actor: admin.id });
+  expect(csv.status).toBe(200);
+  const [header, ...rows] = csvRows(csv.text);
+  const at = (row: string[], column: string) => row[header!.indexOf(column)];
+  expect(header).toEqual([
+    'id',
+    'occurred_at',
+    'type',
+    'actor_name',
+    'actor_email',
+    'actor_id',
+    'subject_name',
+    'subject_email',
+    'subject_id',
+    'application',
+    'client_id',
+    'ip',
+    'user_agent',
+    'request_id',
+    'detail',
+    'detail_json',
+  ]);
+  expect(rows).toHaveLength(2);
+  const assigned = rows.find((r) => at(r, 'type') === 'role.assigned')!;
+  expect([at(assigned, 'actor_name'), at(assigned, 'actor_email'), at(assigned, 'actor_id')]).toEqual(['Cleo Csv', admin.email, admin.id]);
+  expect([at(assigned, 'subject_name'), at(assigned, 'subject_email'), at(assigned, 'subject_id')]).toEqual([
+    'Max Muster',
+    person.email,
+    person.id,
+  ]);
+  expect([at(assigned, 'application'), at(assigned, 'client_id')]).toEqual(['Lohnbuchhaltung', client.clientId]);
+  // jsonb keeps its own key order: each labelled field is looked for on its own.
+  for (const field of ['Role: manager', 'Email verified: Yes', 'Scopes: openid, email']) expect(at(assigned, 'detail')).toContain(field);
+  expect(JSON.parse(at(assigned, 'detail_json')!)).toEqual({ role: 'manager', email_verified: true, scopes: ['openid', 'email'] });
+  const deactivated = rows.find((r) => at(r, 'type') === 'user.deactivated')!;
+  expect([at(deactivated, 'subject_name'), at(deactivated, 'subject_email')]).toEqual(['Gina Gone', gone.email]);
+  expect(at(deactivated, 'detail')).toBe('');
+
+  const german = csvRows(
+    (await agent.get('/admin/audit.csv').query({ actor: admin.id, type: 'role.assigned' }).set('accept-language', 'de')).text,
+  );
+  const row = german[1]!;
+  for (const field of ['Rolle: manager', 'E-Mail bestätigt: Ja']) expect(row[header!.indexOf('detail')]).toContain(field);
+});

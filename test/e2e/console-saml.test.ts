@@ -201,7 +201,9 @@ test('refusals beside the field, in English and German with the error summary; a
   expect(wantsSigned.status).toBe(400);
   expect(wantsSigned.text).toMatch(/<title>Fehler: /);
   expect(wantsSigned.text).toContain('id="f-want_authn_requests_signed-error"');
-  expect(wantsSigned.text).toContain('want_authn_requests_signed needs sp_certificate');
+  // In German, the catalogue's sentence of the refusal (issue 32), not the API's English.
+  expect(wantsSigned.text).toContain('>Signierte Anfragen brauchen das Zertifikat des Dienstanbieters.</p>');
+  expect(wantsSigned.text).not.toContain('want_authn_requests_signed needs sp_certificate');
 
   for (const url of ['https://127.0.0.1/metadata', 'https://169.254.169.254/latest', 'https://[::1]/md', 'https://10.0.0.1/md']) {
     const res = await s.agent

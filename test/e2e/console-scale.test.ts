@@ -348,23 +348,29 @@ describe('audit: counts and CSV at size', () => {
       'id',
       'occurred_at',
       'type',
+      'actor_name',
+      'actor_email',
       'actor_id',
+      'subject_name',
+      'subject_email',
       'subject_id',
+      'application',
       'client_id',
       'ip',
       'user_agent',
       'request_id',
       'detail',
+      'detail_json',
     ]);
     const data = rows.slice(1);
     expect(data).toHaveLength(N);
-    const ns = data.map((r) => (JSON.parse(r[9]!) as { n: number }).n);
+    const ns = data.map((r) => (JSON.parse(r[15]!) as { n: number }).n);
     expect(new Set(ns).size).toBe(N);
     // Newest first: g / 3 seconds after midnight, ties broken by id descending, so n only goes down.
     expect(ns).toEqual([...ns].sort((a, b) => b - a));
-    const formula = data.find((r) => r[3]?.includes('HYPERLINK'))!;
-    expect(formula[3]).toBe(`'=HYPERLINK("http://evil.example")`);
-    expect(data.find((r) => r[7] !== 'Agent')![7]).toBe('Agent, "quoted"\nline');
+    const formula = data.find((r) => r[5]?.includes('HYPERLINK'))!;
+    expect(formula[5]).toBe(`'=HYPERLINK("http://evil.example")`);
+    expect(data.find((r) => r[12] !== 'Agent')![12]).toBe('Agent, "quoted"\nline');
   });
 });
 

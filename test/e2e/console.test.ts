@@ -465,7 +465,9 @@ describe('audit log', () => {
     expect(csv.status).toBe(200);
     expect(csv.headers['content-type']).toContain('text/csv');
     const rows = csv.text.trim().split('\r\n');
-    expect(rows[0]).toBe('id,occurred_at,type,actor_id,subject_id,client_id,ip,user_agent,request_id,detail');
+    expect(rows[0]).toBe(
+      'id,occurred_at,type,actor_name,actor_email,actor_id,subject_name,subject_email,subject_id,application,client_id,ip,user_agent,request_id,detail,detail_json',
+    );
     expect(rows).toHaveLength(2);
     expect(rows[1]).toContain('auth.login.failed');
     const future = await agent.get(`/admin/audit?subject=${target.id}&from=2999-01-01`);

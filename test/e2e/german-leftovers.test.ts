@@ -358,3 +358,158 @@ test('role and settings forms refused by the API say why in German', async () =>
   }
   expect(found).toEqual([]);
 });
+
+/**
+ * Issue 32, item 8 (the rest): a schema's own checks (`entity_id must not be empty`, `jwks_uri must be a string`,
+ * zod's defaults), the private_key_jwt keys, the SAML endpoints and certificates, and the conflicts (a name, an
+ * address or an identifier already taken) in German: each refused form says why beside its field, in German, with
+ * no English sentence and no "(Detail: …)".
+ */
+async function refusedAnyStatus(agent: TestAgent, form: string, post: string, body: Record<string, string | string[]>, field: string) {
+  const page = await agent.get(form).set('accept-language', 'de');
+  const csrf = /name="csrf" value="([^"]+)"/.exec(page.text)?.[1] ?? '';
+  const res = await agent
+    .post(post)
+    .set('accept-language', 'de')
+    .type('form')
+    .send({ csrf, ...body });
+  const message = new RegExp(`<p class="field-error" id="f-${field}-error">([\\s\\S]*?)</p>`).exec(res.text)?.[1];
+  const shown = res.text.match(/<p class="field-error"[^>]*>[\s\S]*?<\/p>/g) ?? [];
+  const summary = /<div class="error-summary"[\s\S]*?<\/div>/.exec(res.text)?.[0] ?? '';
+  return {
+    status: res.status,
+    message: message === undefined ? `(not beside ${field}: ${shown.join(' | ')})` : visibleText(message).trim(),
+    english: [...leftovers(message ?? ''), ...leftovers(summary), ...(/Detail/.test(summary) ? ['(Detail: …) in the summary'] : [])],
+  };
+}
+
+test('schema checks, client keys, SAML endpoints and certificates, and conflicts are said in German', async () => {
+  const { agent } = await makeSignedInUser(t, ['super_admin']);
+  const taken = await makeUser(t, { firstName: 'Vergeben', lastName: 'Person' });
+  const resource = await makeApiResource(t, { name: 'Vergebene API' });
+  await makeRole(t, { name: 'vergeben', permissions: ['users:read'] });
+  const keysApp = { name: 'Schlüssel', type: 'private_key_jwt', grant_types: ['client_credentials'], scopes: ['openid'] };
+  const saml = {
+    name: 'Wiki',
+    entity_id: 'https://sp.example.com',
+    acs_urls: 'https://sp.example.com/acs',
+    attr_email: 'email',
+    attr_given_name: 'givenName',
+    attr_family_name: 'sn',
+    attr_name: 'displayName',
+    attr_roles: 'roles',
+    sign_response: 'true',
+    sign_assertion: 'true',
+  };
+  // A SAML application whose entity_id is then taken.
+  const first = await agent.get('/admin/saml-apps/new');
+  const csrf = /name="csrf" value="([^"]+)"/.exec(first.text)?.[1] ?? '';
+  expect(
+    (
+      await agent
+        .post('/admin/saml-apps')
+        .type('form')
+        .send({ csrf, ...saml, entity_id: 'https://vergeben.example.com' })
+    ).status,
+  ).toBe(303);
+  const cases: Array<[string, string, Record<string, string | string[]>, string, number, string]> = [
+    ['/admin/applications/new', '/admin/applications', { ...keysApp, jwks: '{"keys":[]}' }, 'jwks', 400, 'mindestens einen Schlüssel'],
+    ['/admin/applications/new', '/admin/applications', { ...keysApp, jwks: 'kein JSON' }, 'jwks', 400, 'JSON Web Key Set'],
+    [
+      '/admin/applications/new',
+      '/admin/applications',
+      { ...keysApp, jwks: '{"keys":[{"kty":"oct","k":"c2VjcmV0"}]}' },
+      'jwks',
+      400,
+      'öffentlicher Schlüssel',
+    ],
+    [
+      '/admin/applications/new',
+      '/admin/applications',
+      { ...keysApp, jwks_uri: 'http://keys.example.com/jwks' },
+      'jwks_uri',
+      400,
+      'https-URL',
+    ],
+    ['/admin/applications/new', '/admin/applications', { ...keysApp, name: 'x'.repeat(101) }, 'name', 400, 'höchstens 100 Zeichen'],
+    ['/admin/saml-apps/new', '/admin/saml-apps', { ...saml, entity_id: 'https://sp example.com' }, 'entity_id', 400, 'erwartete Form'],
+    ['/admin/saml-apps/new', '/admin/saml-apps', { ...saml, entity_id: '' }, 'entity_id', 400, 'nicht leer'],
+    ['/admin/saml-apps/new', '/admin/saml-apps', { ...saml, acs_urls: 'http://sp.example.com/acs' }, 'acs_urls', 400, 'https-URL'],
+    ['/admin/saml-apps/new', '/admin/saml-apps', { ...saml, acs_urls: 'https://sp.example.com/acs#x' }, 'acs_urls', 400, 'kein Fragment'],
+    ['/admin/saml-apps/new', '/admin/saml-apps', { ...saml, sp_certificate: 'kein Zertifikat' }, 'sp_certificate', 400, 'X.509'],
+    [
+      '/admin/saml-apps/new',
+      '/admin/saml-apps',
+      { ...saml, metadata_xml: '<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="https://m.example.com"/>' },
+      'metadata_xml',
+      400,
+      'SPSSODescriptor',
+    ],
+    [
+      '/admin/saml-apps/new',
+      '/admin/saml-apps',
+      { ...saml, entity_id: 'https://vergeben.example.com' },
+      'entity_id',
+      409,
+      'gibt es bereits',
+    ],
+    ['/admin/users/new', '/admin/users', { email: taken.email, first_name: 'Neu', last_name: 'Person' }, 'email', 409, 'gibt es bereits'],
+    [
+      '/admin/users/new',
+      '/admin/users',
+      { email: 'neu@example.com', first_name: 'y'.repeat(101), last_name: 'P' },
+      'first_name',
+      400,
+      'höchstens 100',
+    ],
+    [
+      '/admin/roles/new',
+      '/admin/roles',
+      { name: 'vergeben', description: '', application: '', permissions: ['users:read'] },
+      'name',
+      409,
+      'gibt es',
+    ],
+    [
+      '/admin/api-resources/new',
+      '/admin/api-resources',
+      { identifier: resource.identifier, name: 'Doppelt', scopes: '', access_token_ttl_s: '3600' },
+      'identifier',
+      409,
+      'gibt es bereits',
+    ],
+    [
+      '/admin/api-resources/new',
+      '/admin/api-resources',
+      { identifier: 'https://lager.example.com', name: 'Lager', scopes: 'openid', access_token_ttl_s: '3600' },
+      'scopes',
+      400,
+      'kein Scope einer API',
+    ],
+    [
+      '/admin/api-resources/new',
+      '/admin/api-resources',
+      { identifier: 'lager', name: 'Lager', scopes: '', access_token_ttl_s: '3600' },
+      'identifier',
+      400,
+      'absolute URI',
+    ],
+  ];
+  const found: string[] = [];
+  for (const [form, post, body, field, status, german] of cases) {
+    const got = await refusedAnyStatus(agent, form, post, body, field);
+    if (got.status !== status || !got.message.includes(german)) found.push(`${post} ${field}: ${got.status} ${got.message}`);
+    found.push(...got.english.map((e) => `${post} ${field}: ${e}`));
+  }
+  expect(found).toEqual([]);
+  // The JSON API keeps its English sentences.
+  const { bearer } = await makeSignedInUser(t, ['super_admin']);
+  const res = await request(t.app)
+    .post('/api/admin/saml-apps')
+    .set('authorization', bearer)
+    .set('accept-language', 'de')
+    .send({ name: 'Wiki', entity_id: '', acs_urls: [{ url: 'https://sp.example.com/acs' }] });
+  expect(res.status).toBe(400);
+  expect(res.body.details).toContainEqual({ path: 'entity_id', message: 'entity_id must not be empty' });
+  expect(JSON.stringify(res.body)).not.toContain('said');
+});

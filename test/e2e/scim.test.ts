@@ -641,6 +641,45 @@ describe('admin-tier accounts are managed here, not by a directory', () => {
   });
 });
 
+describe('an administrator by permission is managed here too (CONTRACT §23)', () => {
+  it('refuses to take over an account whose assigned global role grants a permission, whatever its name', async () => {
+    const client = scim((await newConnection('Helpdesk')).token);
+    const role = await makeRole(t, { name: `helpdesk-${Date.now()}`, permissions: ['users:manage_roles'] });
+    const helpdesk = await makeUser(t);
+    await t.db('user_roles').insert({ user_id: helpdesk.id, role_id: role.id });
+    // The takeover: the directory points the account at another mailbox (then "forgot password"), or ends it.
+    const rename = await client.patch(`/Users/${helpdesk.id}`, {
+      schemas: [PATCH_OP],
+      Operations: [{ op: 'replace', path: 'userName', value: uniqueEmail('attacker') }],
+    });
+    expectScimError(rename, 403);
+    expect(rename.body.detail).toContain('administrator rights');
+    expectScimError(await client.put(`/Users/${helpdesk.id}`, { schemas: [CORE_USER], userName: uniqueEmail('x'), active: false }), 403);
+    expectScimError(await client.delete(`/Users/${helpdesk.id}`), 403);
+    const row = await t.db('users').where({ id: helpdesk.id }).first();
+    expect(row).toMatchObject({ email: helpdesk.email, is_active: true });
+    // A deactivated role still counts: reactivating it would hand the rights back.
+    await t.db('roles').where({ id: role.id }).update({ is_active: false });
+    expectScimError(await client.delete(`/Users/${helpdesk.id}`), 403);
+  });
+
+  it('a role held only through one of the directory’s own groups does not stop the directory (it could drop the membership)', async () => {
+    const client = scim((await newConnection('Readers again')).token);
+    const role = await makeRole(t, { permissions: ['users:read'] });
+    const created = await client.post('/Users', { schemas: [CORE_USER], userName: uniqueEmail('reader') });
+    const id = created.body.id as string;
+    const group = await client.post('/Groups', { schemas: [GROUP], displayName: 'Readers again', members: [{ value: id }] });
+    await request(t.app)
+      .put(`/api/admin/scim-groups/${group.body.id}/roles`)
+      .set('Authorization', admin.bearer)
+      .send({ role_ids: [role.id] })
+      .expect(200);
+    const off = await client.patch(`/Users/${id}`, { schemas: [PATCH_OP], Operations: [{ op: 'replace', path: 'active', value: false }] });
+    expect(off.status).toBe(200);
+    expect((await t.db('users').where({ id }).first()).is_active).toBe(false);
+  });
+});
+
 describe('groups mapped to roles', () => {
   it('membership grants the mapped roles live, and removing the member or the mapping takes them away', async () => {
     const client = scim((await newConnection('Roles')).token);

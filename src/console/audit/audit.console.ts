@@ -75,20 +75,51 @@ const page = async (
     status,
   );
 
-/** The columns of the audit CSV export, one row per event. */
-const CSV_HEADER = ['id', 'occurred_at', 'type', 'actor_id', 'subject_id', 'client_id', 'ip', 'user_agent', 'request_id', 'detail'];
-const csvRow = (e: AuditEventRow): unknown[] => [
-  e.id,
-  e.occurredAt.toISOString(),
-  e.type,
-  e.actorId,
-  e.subjectId,
-  e.clientId,
-  e.ip,
-  e.userAgent,
-  e.requestId,
-  e.detail,
+/**
+ * The columns of the audit CSV export, one row per event: people and applications by name and email as the audit log
+ * shows them (as recorded when the event happened), their ids beside; the detail as labelled fields in the page's
+ * language and, for programs, as recorded (JSON).
+ */
+const CSV_HEADER = [
+  'id',
+  'occurred_at',
+  'type',
+  'actor_name',
+  'actor_email',
+  'actor_id',
+  'subject_name',
+  'subject_email',
+  'subject_id',
+  'application',
+  'client_id',
+  'ip',
+  'user_agent',
+  'request_id',
+  'detail',
+  'detail_json',
 ];
+const csvRow = (e: AuditEventRow, clientNames: ReadonlyMap<string, string>): unknown[] => {
+  const actor = audit.presentActor(e);
+  const subject = audit.presentSubject(e);
+  return [
+    e.id,
+    e.occurredAt.toISOString(),
+    e.type,
+    actor?.name,
+    actor?.type === 'user' ? actor.email : null,
+    e.actorId,
+    subject?.name,
+    subject?.email,
+    e.subjectId,
+    e.clientId === null ? null : clientNames.get(e.clientId),
+    e.clientId,
+    e.ip,
+    e.userAgent,
+    e.requestId,
+    views.auditDetailLine(e.detail),
+    e.detail,
+  ];
+};
 
 function csvCell(value: unknown): string {
   const s = value === null || value === undefined ? '' : typeof value === 'string' ? value : JSON.stringify(value);
@@ -111,7 +142,8 @@ async function writeCsv(ctx: ServiceContext, q: AuditQuery, res: Response): Prom
   await send(`${CSV_HEADER.join(',')}\r\n`);
   for await (const batch of audit.exportAuditEvents(ctx, { ...searchOf(q), cursor: undefined, before: undefined })) {
     if (closed || res.destroyed) break;
-    await send(batch.map((e) => `${csvRow(e).map(csvCell).join(',')}\r\n`).join(''));
+    const clientNames = await audit.clientNamesOf(ctx, batch);
+    await send(batch.map((e) => `${csvRow(e, clientNames).map(csvCell).join(',')}\r\n`).join(''));
   }
   res.end();
 }

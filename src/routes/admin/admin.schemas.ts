@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { sayIssue } from '../../i18n';
 import { checkRedirectUri } from '../../lib/redirect-uri';
 import { SUPPORTED_SCOPES } from '../../services/oauth/client-secrets';
 import { CLIENT_TYPES, DEFAULT_GRANT_TYPES, GRANT_TYPES, type ClientType } from '../../declarations/client-policy';
@@ -40,12 +41,9 @@ export const grantTypesField = z
   .transform((grants) => GRANT_TYPES.filter((g) => grants.includes(g)));
 
 const allowedResourcesField = z
-  .array(
-    z
-      .string({ error: 'each resource must be a string' })
-      .refine(isResourceIdentifier, { message: 'each resource must be an absolute URI without a fragment' }),
-    { error: 'allowed_resources must be an array of strings' },
-  )
+  .array(z.string({ error: 'each resource must be a string' }).refine(isResourceIdentifier, sayIssue('resourceAbsolute')), {
+    error: 'allowed_resources must be an array of strings',
+  })
   .max(50, 'at most 50 allowed resources')
   .transform((ids) => [...new Set(ids)]);
 
@@ -69,7 +67,7 @@ const postLogoutRedirectUrisField = z
 /** Issue 34: a private_key_jwt client's public keys (RFC 7517), judged by client-keys.ts. */
 const jwksField = z.unknown().superRefine((value, ctx) => {
   const verdict = checkJwks(value);
-  if (!verdict.ok) ctx.addIssue({ code: 'custom', message: verdict.reason });
+  if (!verdict.ok) ctx.addIssue({ code: 'custom', message: verdict.reason, params: { said: verdict.said } });
 });
 const jwksUriField = z.string({ error: 'jwks_uri must be a string' }).max(2048, 'jwks_uri is too long');
 
@@ -138,28 +136,25 @@ export const createClientBody = z
       .optional(),
   })
   .refine((b) => !(b.preset && b.type && b.type !== PRESETS[b.preset].type), {
-    message: 'type does not match the preset (web and m2m are confidential; spa, native and device are public)',
+    ...sayIssue('presetTypeMismatch'),
     path: ['type'],
   })
   .refine((b) => !(b.token_endpoint_auth_method === 'none' && withPreset(b).type === 'confidential'), {
-    message: 'none is for public clients',
+    ...sayIssue('authNoneConfidential'),
     path: ['token_endpoint_auth_method'],
   })
   .refine((b) => !(b.token_endpoint_auth_method && b.token_endpoint_auth_method !== 'none' && withPreset(b).type === 'public'), {
-    message: 'a public client authenticates with none',
+    ...sayIssue('authPublicNone'),
     path: ['token_endpoint_auth_method'],
   })
   .refine((b) => b.token_endpoint_auth_method === 'private_key_jwt' || (b.jwks === undefined && b.jwks_uri === undefined), {
-    message: 'jwks and jwks_uri are for private_key_jwt clients',
+    ...sayIssue('keysNotPrivateKeyJwt'),
     path: ['token_endpoint_auth_method'],
   })
   // Spec §4.6: a client is created with its redirect URI(s); only a client without the code grant may have none.
   .refine(
     (b) => b.redirect_uri !== undefined || b.redirect_uris !== undefined || !withPreset(b).grantTypes.includes('authorization_code'),
-    {
-      message: 'redirect_uri or redirect_uris is required',
-      path: ['redirect_uris'],
-    },
+    { ...sayIssue('redirectUriOrUris'), path: ['redirect_uris'] },
   )
   .transform((b) => {
     const preset = withPreset(b);
@@ -183,7 +178,7 @@ export const createClientBody = z
 
 export const updateClientBody = z
   .object({ ...clientFields, name: clientFields.name.optional() })
-  .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'Nothing to update' })
+  .refine((b) => Object.values(b).some((v) => v !== undefined), sayIssue('nothingToUpdate'))
   .transform((b) => ({
     name: b.name,
     redirectUris: mergeRedirectUris(b),
@@ -299,13 +294,13 @@ export const scopeTokenField = z
     'each scope is 1-100 visible ASCII characters without spaces, quotes or backslashes (RFC 6749 §3.3)',
   );
 
-const resourceScopeField = scopeTokenField.refine((s) => s !== 'openid', { message: 'openid is not an API scope' });
+const resourceScopeField = scopeTokenField.refine((s) => s !== 'openid', sayIssue('openidNotApiScope'));
 
 const apiResourceFields = {
   identifier: z
     .string({ error: 'identifier is required' })
     .max(2048, 'identifier is too long')
-    .refine(isResourceIdentifier, { message: 'identifier must be an absolute URI without a fragment (RFC 8707 §2)' }),
+    .refine(isResourceIdentifier, sayIssue('identifierAbsolute')),
   name: nameField('name'),
   scopes: z
     .array(resourceScopeField, { error: 'scopes must be an array of strings' })
@@ -351,7 +346,7 @@ export const updateApiResourceBody = z
     dpop_bound_access_tokens: apiResourceFields.dpop_bound_access_tokens.optional(),
     role_based_access: apiResourceFields.role_based_access.optional(),
   })
-  .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'Nothing to update' })
+  .refine((b) => Object.values(b).some((v) => v !== undefined), sayIssue('nothingToUpdate'))
   .transform((b) => ({
     identifier: b.identifier,
     name: b.name,

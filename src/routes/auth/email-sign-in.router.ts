@@ -2,6 +2,7 @@ import type { Request, Response } from 'express';
 import { z } from 'zod';
 import type { Config } from '../../config';
 import { randomToken } from '../../lib/crypto';
+import { hostCookieName, hostCookieOptions } from '../../middleware/host-cookies';
 import * as emailSignIn from '../../services/email-sign-in.service';
 import { emailField, successBody } from '../common.schemas';
 import { declareRouter, reply, route } from '../route';
@@ -9,27 +10,31 @@ import { requestMeta, signedInOrSecondStep } from '../shared';
 import type { RouteDeps } from '../types';
 import { authResult, mfaRequiredBody } from './auth.schemas';
 
-/** The cookie that tells the browser which asked for a sign-in email from any other (docs/passwords.md). */
+/**
+ * The cookie that tells the browser which asked for a sign-in email from any other (docs/passwords.md,
+ * docs/security.md): `__Host-email_sign_in`, which a sibling subdomain cannot plant (host-cookies.ts). Without
+ * COOKIE_SECURE there is none, and every link asks "Sign in on this device?" first.
+ */
 export const EMAIL_SIGN_IN_COOKIE = 'email_sign_in';
 const COOKIE_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
-/** The requesting browser's secret: its cookie when it has a well-formed one, else a new one set now (10 minutes). */
-export function browserSecretFor(config: Readonly<Config>, req: Request, res: Response): string {
-  const existing: unknown = req.cookies?.[EMAIL_SIGN_IN_COOKIE];
-  const secret = typeof existing === 'string' && COOKIE_SHAPE.test(existing) ? existing : randomToken(32);
-  res.cookie(EMAIL_SIGN_IN_COOKIE, secret, {
-    httpOnly: true,
-    sameSite: 'lax',
-    secure: config.cookieSecure,
-    path: '/',
-    maxAge: emailSignIn.EMAIL_SIGN_IN_TTL_SECONDS * 1000,
-  });
+/**
+ * The requesting browser's secret, always a new one minted here and set now (10 minutes): an incoming value is never
+ * reused, since whoever planted it knows it. Undefined when the binding cannot be trusted (no `__Host-` cookie
+ * possible): the request is then bound to no browser and its link always asks first.
+ */
+export function browserSecretFor(config: Readonly<Config>, res: Response): string | undefined {
+  const name = hostCookieName(config, EMAIL_SIGN_IN_COOKIE);
+  if (!name) return undefined;
+  const secret = randomToken(32);
+  res.cookie(name, secret, hostCookieOptions(emailSignIn.EMAIL_SIGN_IN_TTL_SECONDS * 1000));
   return secret;
 }
 
-/** The cookie of the browser that opens a link, if any. */
-export function browserSecretOf(req: Request): string | undefined {
-  const value: unknown = req.cookies?.[EMAIL_SIGN_IN_COOKIE];
+/** The `__Host-` cookie of the browser that opens a link, if any (a plain `email_sign_in` cookie counts for nothing). */
+export function browserSecretOf(config: Readonly<Config>, req: Request): string | undefined {
+  const name = hostCookieName(config, EMAIL_SIGN_IN_COOKIE);
+  const value: unknown = name ? req.cookies?.[name] : undefined;
   return typeof value === 'string' && COOKIE_SHAPE.test(value) ? value : undefined;
 }
 
@@ -56,8 +61,9 @@ export function createEmailSignInRouter(deps: RouteDeps) {
           description:
             'Always 202 with the same body, whether or not the address has an account. An active account with a verified address ' +
             'gets one mail (in the language of the request) with a single-use link and a 6-digit code, both valid 10 minutes; a new ' +
-            'request replaces the previous one. Sets the `email_sign_in` cookie: the link opened in this browser signs it in at once, ' +
-            'another browser gets a confirmation page first. 404 when the setting `email_sign_in` is off.',
+            'request replaces the previous one. With COOKIE_SECURE, sets a new `__Host-email_sign_in` cookie: the link opened in ' +
+            'this browser signs it in at once; another browser, or any browser without COOKIE_SECURE, gets a confirmation page ' +
+            'first. 404 when the setting `email_sign_in` is off.',
           auth: 'none',
           originCheck: true,
           noStore: true,
@@ -67,7 +73,7 @@ export function createEmailSignInRouter(deps: RouteDeps) {
         },
         async ({ body }, req, res) => {
           emailSignIn.assertEmailSignInEnabled(ctx);
-          const browserSecret = browserSecretFor(ctx.config, req, res);
+          const browserSecret = browserSecretFor(ctx.config, res);
           await emailSignIn.requestEmailSignIn(ctx, { ...body, browserSecret });
           return reply(202, { success: true });
         },

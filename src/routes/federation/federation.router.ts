@@ -3,6 +3,7 @@ import type { Config } from '../../config';
 import { AppError } from '../../errors';
 import { randomToken } from '../../lib/crypto';
 import { issueCsrf } from '../../middleware/csrf';
+import { hostCookieName, hostCookieOptions } from '../../middleware/host-cookies';
 import { listOwnIdentities, unlinkOwnIdentity } from '../../services/federation/identities.service';
 import { listEnabledProviders } from '../../services/federation/providers.service';
 import { callbackUrlOf } from '../../services/federation/relying-party';
@@ -19,7 +20,11 @@ import type { RouteDeps } from '../types';
 import { presentIdentity, presentPublicProvider } from './federation.presenters';
 import { identitiesBody, identityParams, publicProvidersBody, slugParams, startQuery } from './identity-providers.schemas';
 
-/** Binds a round trip to the browser that started it: random, HttpOnly, sent only to /api/auth/idp (CONTRACT §16). */
+/**
+ * Binds a round trip to the browser that started it: random, HttpOnly (CONTRACT §16). With COOKIE_SECURE it is
+ * `__Host-idp_browser` (Path=/), which a sibling subdomain cannot plant (docs/security.md, "Cookies a sibling cannot
+ * plant"); without it, the plain `idp_browser`, sent only to /api/auth/idp.
+ */
 export const IDP_BROWSER_COOKIE = 'idp_browser';
 const COOKIE_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 const ROUND_TRIP_MAX_AGE_MS = 600 * 1000;
@@ -34,10 +39,26 @@ export function cookieValue(req: Request, name: string): string | undefined {
   return typeof value === 'string' && COOKIE_SHAPE.test(value) ? value : undefined;
 }
 
-/** The browser's binding value: reused while it lives, so two sign-ins started in two tabs both finish. */
+/** The name the browser binding has under this configuration. */
+function browserCookieName(config: Pick<Config, 'cookieSecure'>): string {
+  return hostCookieName(config, IDP_BROWSER_COOKIE) ?? IDP_BROWSER_COOKIE;
+}
+
+/** The binding value the callback compares: only the cookie of the name in use (a planted plain one counts for nothing). */
+export function browserTokenOf(req: Request, config: Pick<Config, 'cookieSecure'>): string | undefined {
+  return cookieValue(req, browserCookieName(config));
+}
+
+/**
+ * The browser's binding value: reused while it lives, so two sign-ins started in two tabs both finish. With
+ * COOKIE_SECURE only a value this host set itself can come back (`__Host-`); without it a sibling could plant any
+ * value it knows, reused or not, which docs/security.md states.
+ */
 export function browserToken(req: Request, res: Response, config: Config): string {
-  const value = cookieValue(req, IDP_BROWSER_COOKIE) ?? randomToken(32);
-  res.cookie(IDP_BROWSER_COOKIE, value, cookieOptions(config, '/api/auth/idp'));
+  const name = hostCookieName(config, IDP_BROWSER_COOKIE);
+  const value = browserTokenOf(req, config) ?? randomToken(32);
+  if (name) res.cookie(name, value, hostCookieOptions(ROUND_TRIP_MAX_AGE_MS));
+  else res.cookie(IDP_BROWSER_COOKIE, value, cookieOptions(config, '/api/auth/idp'));
   return value;
 }
 
@@ -84,7 +105,7 @@ export function createFederationRouter(deps: RouteDeps) {
           path: '/idp/:slug/start',
           summary: 'Start signing in with a provider: 302 to its authorization endpoint (PKCE, state, nonce)',
           description:
-            'Sets the `idp_browser` cookie the callback must see. `return_to` (allow-listed like /login) is where the browser goes ' +
+            'Sets the browser-binding cookie the callback must see (`__Host-idp_browser` with COOKIE_SECURE, else `idp_browser`). `return_to` (allow-listed like /login) is where the browser goes ' +
             'after the sign-in.',
           auth: 'none',
           noStore: true,
@@ -126,7 +147,7 @@ export function createFederationRouter(deps: RouteDeps) {
               params.slug,
               {
                 callbackUrl: new URL(callbackUrlOf(config, params.slug) + rawQueryOf(req)),
-                browserToken: cookieValue(req, IDP_BROWSER_COOKIE),
+                browserToken: browserTokenOf(req, config),
               },
               requestMeta(req),
             );

@@ -87,7 +87,7 @@ export function createEmailSignInPagesRouter(deps: RouteDeps) {
             formTargets,
           );
         }
-        const browserSecret = browserSecretFor(config, req, res);
+        const browserSecret = browserSecretFor(config, res);
         await emailSignIn.requestEmailSignIn(ctx, { email: email.data, returnTo, browserSecret });
         const csrf = issueCsrf(req, res, config);
         const { application, formTargets } = await signInTargetOf(ctx, returnTo);
@@ -142,7 +142,7 @@ export function createEmailSignInPagesRouter(deps: RouteDeps) {
         enabled();
         let link: Awaited<ReturnType<typeof emailSignIn.inspectEmailSignInLink>>;
         try {
-          link = await emailSignIn.inspectEmailSignInLink(ctx, query.token, browserSecretOf(req));
+          link = await emailSignIn.inspectEmailSignInLink(ctx, query.token, browserSecretOf(config, req));
         } catch (err) {
           if (err instanceof InvalidLinkError) return html(res, 400, renderEmailLinkInvalid());
           throw err;

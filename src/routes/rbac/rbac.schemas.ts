@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { sayIssue } from '../../i18n';
 import { timestampFields, uuidField } from '../common.schemas';
 import type { RoleRef } from '../../services/role-assignment.service';
 import { roleRefBody } from '../users/users.schemas';
@@ -71,7 +72,7 @@ export const updateRoleBody = z
     api_scopes: apiScopesField.optional(),
     is_active: z.boolean({ error: 'is_active must be a boolean' }).optional(),
   })
-  .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'Nothing to update' })
+  .refine((b) => Object.values(b).some((v) => v !== undefined), sayIssue('nothingToUpdate'))
   .transform((b) => ({
     name: b.name,
     description: b.description,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { sayIssue, validationKeyOf } from '../../i18n';
 import { NAME_ID_FORMATS, samlEndpointProblem } from '../../services/saml/saml-policy';
 import type { SamlAppInput } from '../../services/saml/saml-apps.service';
 import { nameField, timestampFields, uuidField } from '../common.schemas';
@@ -13,7 +14,8 @@ const endpointField = (field: string) =>
     .trim()
     .superRefine((v, c) => {
       const problem = samlEndpointProblem(v);
-      if (problem) c.addIssue({ code: 'custom', message: `${field} ${problem}` });
+      const key = problem ? validationKeyOf(problem) : undefined;
+      if (problem) c.addIssue({ code: 'custom', message: `${field} ${problem}`, ...(key ? { params: { said: { key } } } : {}) });
     });
 
 const attributeName = (field: string) =>
@@ -86,7 +88,7 @@ export const samlAppBody = z
   .superRefine((b, c) => {
     const fromMetadata = b.metadata_xml !== undefined || b.metadata_url !== undefined;
     if (b.metadata_xml !== undefined && b.metadata_url !== undefined) {
-      c.addIssue({ code: 'custom', path: ['metadata_url'], message: 'send metadata_xml or metadata_url, not both' });
+      c.addIssue({ code: 'custom', path: ['metadata_url'], ...sayIssue('samlMetadataOrNot') });
     }
     if (fromMetadata) {
       const fromIt = [
@@ -99,13 +101,23 @@ export const samlAppBody = z
         'want_authn_requests_signed',
       ] as const;
       for (const field of fromIt) {
-        if (b[field] !== undefined) c.addIssue({ code: 'custom', path: [field], message: `${field} is taken from the metadata` });
+        if (b[field] !== undefined) c.addIssue({ code: 'custom', path: [field], ...sayIssue('samlFromMetadata', { field }) });
       }
     } else {
       if (b.entity_id === undefined)
-        c.addIssue({ code: 'custom', path: ['entity_id'], message: 'entity_id is required (or metadata_xml / metadata_url)' });
+        c.addIssue({
+          code: 'custom',
+          path: ['entity_id'],
+          message: 'entity_id is required (or metadata_xml / metadata_url)',
+          params: { said: { key: 'samlEntityIdRequired' } },
+        });
       if (b.acs_urls === undefined)
-        c.addIssue({ code: 'custom', path: ['acs_urls'], message: 'acs_urls is required (or metadata_xml / metadata_url)' });
+        c.addIssue({
+          code: 'custom',
+          path: ['acs_urls'],
+          message: 'acs_urls is required (or metadata_xml / metadata_url)',
+          params: { said: { key: 'samlAcsRequired' } },
+        });
     }
   })
   .transform((b): SamlAppInput => ({

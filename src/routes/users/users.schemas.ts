@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { sayIssue } from '../../i18n';
 import { adminRoleField, identityShape } from '../auth/auth.schemas';
 import { emailField, nameField, timestampField, timestampFields, uuidField } from '../common.schemas';
 
@@ -38,7 +39,7 @@ export const updateUserBody = z
     is_active: z.boolean({ error: 'is_active must be a boolean' }).optional(),
     email_verified: z.boolean({ error: 'email_verified must be a boolean' }).optional(),
   })
-  .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'Nothing to update' })
+  .refine((b) => Object.values(b).some((v) => v !== undefined), sayIssue('nothingToUpdate'))
   .transform((b) => ({
     firstName: b.first_name,
     lastName: b.last_name,

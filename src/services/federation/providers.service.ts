@@ -163,7 +163,7 @@ export async function getProvider(ctx: ServiceContext, id: string): Promise<Iden
 }
 
 function slugTaken(err: unknown): AppError | unknown {
-  return isUniqueViolation(err) ? conflict('An identity provider with this slug already exists') : err;
+  return isUniqueViolation(err) ? conflict(say('providerSlugTaken')) : err;
 }
 
 export async function createProvider(ctx: ServiceContext, input: ProviderInput): Promise<IdentityProviderRow> {

@@ -1,6 +1,8 @@
 import { createPublicKey } from 'node:crypto';
 import type { JsonWebKeySet } from '../../db/repositories/oauth-clients.repo';
 import type { Clock } from '../../lib/clock';
+import type { Said } from '../../errors';
+import { say, type ValidationKey, type ValidationParams } from '../../i18n';
 import { outboundRequest, OutboundRefused, type OutboundPolicy } from '../../lib/outbound-http';
 import { isLoopbackHost } from '../webhooks/webhook-policy';
 import { cacheLifetimeSeconds } from './registration/metadata-document-policy';
@@ -20,43 +22,50 @@ export const CLIENT_ASSERTION_ALGS = ['RS256', 'PS256', 'ES256', 'EdDSA', 'Ed255
 export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 
 const MAX_KEYS = 10;
+
+/** A refusal with its English reason and catalogue key. */
+function refusal(key: ValidationKey, params?: ValidationParams): { ok: false; reason: string; said: Said } {
+  const { message, said } = say(key, params);
+  return { ok: false, reason: message, said };
+}
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
 const JWKS_URI_MAX_LENGTH = 2048;
 
-export type KeyVerdict<T> = { ok: true; value: T } | { ok: false; reason: string };
+/** A refusal's `reason` is the English sentence; `said` its catalogue key (src/i18n), for the console's language. */
+export type KeyVerdict<T> = { ok: true; value: T } | { ok: false; reason: string; said?: Said };
 
 /**
  * A JWK Set a client may register: 1 to 10 public signature keys (RSA of at least 2048 bits, EC P-256, OKP Ed25519),
  * none carrying a private or symmetric member, each one Node can import.
  */
 export function checkJwks(value: unknown): KeyVerdict<JsonWebKeySet> {
-  const fail = (reason: string): KeyVerdict<JsonWebKeySet> => ({ ok: false, reason });
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail('jwks must be a JSON Web Key Set object');
+  const fail = (key: ValidationKey, params?: ValidationParams): KeyVerdict<JsonWebKeySet> => refusal(key, params);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail('jwksObject');
   const keys = 'keys' in value ? value.keys : undefined;
-  if (!Array.isArray(keys) || keys.length === 0) return fail('jwks.keys must be a non-empty array');
-  if (keys.length > MAX_KEYS) return fail(`jwks holds at most ${MAX_KEYS} keys`);
+  if (!Array.isArray(keys) || keys.length === 0) return fail('jwksKeysEmpty');
+  if (keys.length > MAX_KEYS) return fail('jwksTooMany', { max: String(MAX_KEYS) });
   const kept: JsonWebKeySet['keys'] = [];
   for (const [i, key] of keys.entries()) {
-    if (typeof key !== 'object' || key === null || Array.isArray(key)) return fail(`jwks.keys[${i}] must be an object`);
+    if (typeof key !== 'object' || key === null || Array.isArray(key)) return fail('jwksKeyObject', { i: String(i) });
     // An object (checked above) whose members are each checked below before the key is kept.
     const jwk: JsonWebKeySet['keys'][number] = key;
-    if (PRIVATE_MEMBERS.some((m) => m in jwk)) return fail(`jwks.keys[${i}] must be a public key (no private or symmetric members)`);
-    if (jwk.use !== undefined && jwk.use !== 'sig') return fail(`jwks.keys[${i}].use must be sig`);
-    if (jwk.kid !== undefined && (typeof jwk.kid !== 'string' || jwk.kid.length > 200)) return fail(`jwks.keys[${i}].kid must be a string`);
+    if (PRIVATE_MEMBERS.some((m) => m in jwk)) return fail('jwksKeyPrivate', { i: String(i) });
+    if (jwk.use !== undefined && jwk.use !== 'sig') return fail('jwksKeyUse', { i: String(i) });
+    if (jwk.kid !== undefined && (typeof jwk.kid !== 'string' || jwk.kid.length > 200)) return fail('jwksKeyKid', { i: String(i) });
     if (jwk.alg !== undefined && !CLIENT_ASSERTION_ALGS.some((alg) => alg === jwk.alg)) {
-      return fail(`jwks.keys[${i}].alg must be one of ${CLIENT_ASSERTION_ALGS.join(', ')}`);
+      return fail('jwksKeyAlg', { i: String(i), algs: CLIENT_ASSERTION_ALGS.join(', ') });
     }
     const kty = jwk.kty;
-    if (kty === 'EC' && jwk.crv !== 'P-256') return fail(`jwks.keys[${i}]: EC keys must be on P-256 (ES256)`);
-    if (kty === 'OKP' && jwk.crv !== 'Ed25519') return fail(`jwks.keys[${i}]: OKP keys must be Ed25519 (EdDSA, Ed25519)`);
-    if (kty !== 'RSA' && kty !== 'EC' && kty !== 'OKP') return fail(`jwks.keys[${i}].kty must be RSA, EC or OKP`);
+    if (kty === 'EC' && jwk.crv !== 'P-256') return fail('jwksKeyEc', { i: String(i) });
+    if (kty === 'OKP' && jwk.crv !== 'Ed25519') return fail('jwksKeyOkp', { i: String(i) });
+    if (kty !== 'RSA' && kty !== 'EC' && kty !== 'OKP') return fail('jwksKeyType', { i: String(i) });
     try {
       const imported = createPublicKey({ key: jwk, format: 'jwk' });
       if (kty === 'RSA' && (imported.asymmetricKeyDetails?.modulusLength ?? 0) < 2048) {
-        return fail(`jwks.keys[${i}]: RSA keys must have at least 2048 bits`);
+        return fail('jwksKeyRsaBits', { i: String(i) });
       }
     } catch {
-      return fail(`jwks.keys[${i}] is not a valid public key`);
+      return fail('jwksKeyInvalid', { i: String(i) });
     }
     kept.push(jwk);
   }
@@ -68,21 +77,21 @@ export function checkJwks(value: unknown): KeyVerdict<JsonWebKeySet> {
  * the webhooks' rule), without credentials or fragment. Where it resolves to is judged when it is fetched.
  */
 export function checkJwksUri(uri: unknown, options: { isProduction: boolean }): KeyVerdict<string> {
-  if (typeof uri !== 'string' || uri.length === 0) return { ok: false, reason: 'jwks_uri must be a URL' };
-  if (uri.length > JWKS_URI_MAX_LENGTH) return { ok: false, reason: 'jwks_uri is too long' };
+  if (typeof uri !== 'string' || uri.length === 0) return refusal('jwksUriUrl');
+  if (uri.length > JWKS_URI_MAX_LENGTH) return refusal('jwksUriTooLong');
   let url: URL;
   try {
     url = new URL(uri);
   } catch {
-    return { ok: false, reason: 'jwks_uri must be an absolute URL' };
+    return refusal('jwksUriAbsolute');
   }
-  if (/[\s\x00-\x1f\x7f]/.test(uri)) return { ok: false, reason: 'jwks_uri must not contain whitespace' };
+  if (/[\s\x00-\x1f\x7f]/.test(uri)) return refusal('jwksUriWhitespace');
   const httpAllowed = !options.isProduction && isLoopbackHost(url.hostname);
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && httpAllowed)) {
-    return { ok: false, reason: 'jwks_uri must be an https URL (http only to a loopback host outside production)' };
+    return refusal('jwksUriHttps');
   }
-  if (url.username || url.password) return { ok: false, reason: 'jwks_uri must not contain credentials' };
-  if (url.hash || uri.includes('#')) return { ok: false, reason: 'jwks_uri must not contain a fragment' };
+  if (url.username || url.password) return refusal('jwksUriCredentials');
+  if (url.hash || uri.includes('#')) return refusal('jwksUriFragment');
   return { ok: true, value: uri };
 }
 
@@ -96,7 +105,7 @@ export function checkClientKeys(
 ): KeyVerdict<{ jwks: JsonWebKeySet | null; jwksUri: string | null }> {
   const hasJwks = input.jwks !== undefined && input.jwks !== null;
   const hasUri = input.jwksUri !== undefined && input.jwksUri !== null;
-  if (hasJwks === hasUri) return { ok: false, reason: 'private_key_jwt needs exactly one of jwks and jwks_uri' };
+  if (hasJwks === hasUri) return refusal('keysExactlyOne');
   if (hasJwks) {
     const jwks = checkJwks(input.jwks);
     return jwks.ok ? { ok: true, value: { jwks: jwks.value, jwksUri: null } } : jwks;

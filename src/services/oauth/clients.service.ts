@@ -56,7 +56,7 @@ function judgeKeys(ctx: ServiceContext, keys: { jwks?: unknown; jwksUri?: string
   const verdict = checkClientKeys(keys, { isProduction: ctx.config.isProduction });
   if (!verdict.ok) {
     throw badRequest('Invalid client', [
-      { path: keys.jwksUri !== undefined && keys.jwks === undefined ? 'jwks_uri' : 'jwks', message: verdict.reason },
+      { path: keys.jwksUri !== undefined && keys.jwks === undefined ? 'jwks_uri' : 'jwks', message: verdict.reason, said: verdict.said },
     ]);
   }
   return verdict.value;
@@ -169,9 +169,7 @@ export async function updateClient(ctx: ServiceContext, clientId: string, patch:
   // may only deactivate or re-activate it.
   const edited = changedFields(patch).filter((k) => k !== 'isActive');
   if (edited.length > 0 && (await getClient(ctx, clientId)).registration === 'metadata_document') {
-    throw badRequest('Invalid client', [
-      { path: 'registration', message: 'this client is described by its Client ID Metadata Document: only is_active can be changed' },
-    ]);
+    throw badRequest('Invalid client', [{ path: 'registration', ...say('metadataDocumentClient') }]);
   }
   if (patch.redirectUris !== undefined || patch.grantTypes !== undefined || patch.allowedResources !== undefined) {
     const current = await getClient(ctx, clientId);
@@ -185,7 +183,7 @@ export async function updateClient(ctx: ServiceContext, clientId: string, patch:
   let keys: { jwks: JsonWebKeySet | null; jwksUri: string | null } | undefined;
   if (patch.keys !== undefined) {
     if ((await getClient(ctx, clientId)).tokenEndpointAuthMethod !== 'private_key_jwt') {
-      throw badRequest('Invalid client', [{ path: 'jwks', message: 'jwks and jwks_uri are for private_key_jwt clients' }]);
+      throw badRequest('Invalid client', [{ path: 'jwks', ...say('keysNotPrivateKeyJwt') }]);
     }
     keys = judgeKeys(ctx, patch.keys);
   }

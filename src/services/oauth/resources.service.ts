@@ -19,8 +19,9 @@ import { notFound, OAuthError } from '../../errors';
 import type { ServiceContext } from '../context';
 import { resourceAllowed } from '../../declarations/client-policy';
 import { unionScopes } from './scopes';
+import { say } from '../../i18n';
 
-const DUPLICATE = 'An API resource with this identifier already exists';
+const DUPLICATE = say('resourceTaken');
 
 export async function createApiResource(ctx: ServiceContext, input: ApiResourceFields): Promise<ApiResourceRow> {
   const resource = await insertApiResource(ctx.db, { ...input, id: randomUUID(), now: ctx.clock.now() }).catch((err) => {

@@ -86,9 +86,7 @@ function readCertificate(value: string | null, field: 'sp_certificate' | 'sp_enc
   if (!value) return null;
   const pem = normaliseCertificate(value);
   if (!pem) {
-    throw badRequest(`${field} cannot be read`, [
-      { path: field, message: `${field} must be a PEM or base64 X.509 certificate with an RSA key of at least 2048 bits` },
-    ]);
+    throw badRequest(`${field} cannot be read`, [{ path: field, ...say('samlCertificate', { field }) }]);
   }
   return pem;
 }
@@ -103,7 +101,11 @@ async function resolveFields(ctx: ServiceContext, input: SamlAppInput): Promise<
     } catch (err) {
       if (err instanceof SamlInputError) {
         throw badRequest('The SP metadata could not be used', [
-          { path: input.metadataXml !== undefined ? 'metadata_xml' : 'metadata_url', message: err.message },
+          {
+            path: input.metadataXml !== undefined ? 'metadata_xml' : 'metadata_url',
+            message: err.message,
+            said: err.said ?? say('samlMetadataXml').said,
+          },
         ]);
       }
       throw err;
@@ -111,9 +113,8 @@ async function resolveFields(ctx: ServiceContext, input: SamlAppInput): Promise<
   }
   const entityId = metadata?.entityId ?? input.entityId;
   const acsInput = metadata?.acsUrls ?? input.acsUrls;
-  if (!entityId)
-    throw badRequest('entity_id is required', [{ path: 'entity_id', message: 'entity_id (or metadata_xml / metadata_url) is required' }]);
-  if (!acsInput?.length) throw badRequest('acs_urls is required', [{ path: 'acs_urls', message: 'at least one ACS URL is required' }]);
+  if (!entityId) throw badRequest('entity_id is required', [{ path: 'entity_id', ...say('samlEntityIdRequired') }]);
+  if (!acsInput?.length) throw badRequest('acs_urls is required', [{ path: 'acs_urls', ...say('samlAcsRequired') }]);
   const acsUrls: SamlAcsUrl[] = acsInput.map((a, i) => ({
     url: a.url,
     binding: 'HTTP-POST',
@@ -121,10 +122,10 @@ async function resolveFields(ctx: ServiceContext, input: SamlAppInput): Promise<
     default: a.default ?? false,
   }));
   if (new Set(acsUrls.map((a) => a.index)).size !== acsUrls.length) {
-    throw badRequest('ACS indexes must be unique', [{ path: 'acs_urls', message: 'each ACS URL needs its own index' }]);
+    throw badRequest('ACS indexes must be unique', [{ path: 'acs_urls', ...say('samlAcsIndexUnique') }]);
   }
   if (acsUrls.filter((a) => a.default).length > 1) {
-    throw badRequest('Only one ACS URL can be the default', [{ path: 'acs_urls', message: 'at most one ACS URL is the default' }]);
+    throw badRequest('Only one ACS URL can be the default', [{ path: 'acs_urls', ...say('samlAcsOneDefault') }]);
   }
   if (!acsUrls.some((a) => a.default)) acsUrls[0].default = true;
 
@@ -136,19 +137,17 @@ async function resolveFields(ctx: ServiceContext, input: SamlAppInput): Promise<
   const wantAuthnRequestsSigned = metadata?.wantAuthnRequestsSigned ?? input.wantAuthnRequestsSigned ?? false;
   if (wantAuthnRequestsSigned && !spCertificate) {
     throw badRequest('Signed requests need the SP certificate', [
-      { path: 'want_authn_requests_signed', message: 'want_authn_requests_signed needs sp_certificate' },
+      { path: 'want_authn_requests_signed', ...say('samlSignedRequestsCertificate') },
     ]);
   }
   const encryptAssertion = input.encryptAssertion ?? false;
   if (encryptAssertion && !(spEncryptionCertificate ?? spCertificate)) {
-    throw badRequest('Encrypted assertions need the SP certificate', [
-      { path: 'encrypt_assertion', message: 'encrypt_assertion needs sp_certificate (or an encryption certificate in the metadata)' },
-    ]);
+    throw badRequest('Encrypted assertions need the SP certificate', [{ path: 'encrypt_assertion', ...say('samlEncryptCertificate') }]);
   }
   const signResponse = input.signResponse ?? true;
   const signAssertion = input.signAssertion ?? true;
   if (!signResponse && !signAssertion) {
-    throw badRequest('Something must be signed', [{ path: 'sign_assertion', message: 'sign_response or sign_assertion must be true' }]);
+    throw badRequest('Something must be signed', [{ path: 'sign_assertion', ...say('samlSignSomething') }]);
   }
   return {
     name: input.name,
@@ -168,7 +167,7 @@ async function resolveFields(ctx: ServiceContext, input: SamlAppInput): Promise<
   };
 }
 
-const taken = () => conflict('A SAML application with this entity_id already exists');
+const taken = () => conflict(say('samlEntityTaken'));
 
 /** The SAML applications a person signed in to (their connected apps, CONTRACT §19), enabled ones only, newest first. */
 export async function listSamlAppsOfPerson(

@@ -3,6 +3,13 @@ import { normaliseCertificate } from '../../lib/saml-certificate';
 import { attr, BINDING, childrenNS, NS, parseSamlXml, SamlInputError, textOf } from '../../lib/saml-xml';
 import { NAME_ID_FORMAT_URN, NAME_ID_FORMATS, samlEndpointProblem } from './saml-policy';
 import type { SamlNameIdFormat } from '../../db/repositories/saml-apps.repo';
+import { say, type ValidationKey, type ValidationParams } from '../../i18n';
+
+/** A refusal of the SP metadata with its catalogue key (the console says it in the page's language). */
+const refused = (key: ValidationKey, params?: ValidationParams) => {
+  const { message, said } = say(key, params);
+  return new SamlInputError(message, said);
+};
 
 /** What an SP's metadata says about it (CONTRACT §19: entity id, ACS URLs, SLO URL, certificate, AuthnRequestsSigned). */
 export interface SpMetadata {
@@ -21,12 +28,12 @@ export interface SpMetadata {
 export function parseSpMetadata(xml: string): SpMetadata {
   const root = parseSamlXml(xml).documentElement;
   if (root.namespaceURI !== NS.metadata || root.localName !== 'EntityDescriptor') {
-    throw new SamlInputError('the metadata must be one md:EntityDescriptor');
+    throw refused('samlMetadataRoot');
   }
   const entityId = attr(root, 'entityID')?.trim();
-  if (!entityId || entityId.length > 1024) throw new SamlInputError('the metadata has no usable entityID');
+  if (!entityId || entityId.length > 1024) throw refused('samlMetadataEntityId');
   const sps = childrenNS(root, NS.metadata, 'SPSSODescriptor');
-  if (sps.length !== 1) throw new SamlInputError('the metadata must describe exactly one SPSSODescriptor');
+  if (sps.length !== 1) throw refused('samlMetadataOneSp');
   const sp = sps[0];
 
   const acsUrls: SamlAcsUrl[] = [];
@@ -34,13 +41,13 @@ export function parseSpMetadata(xml: string): SpMetadata {
     if (attr(acs, 'Binding') !== BINDING.post) continue;
     const url = attr(acs, 'Location') ?? '';
     const problem = samlEndpointProblem(url);
-    if (problem) throw new SamlInputError(`AssertionConsumerService Location ${problem}`);
+    if (problem) throw refused('samlMetadataAcsLocation', { problem });
     const index = Number(attr(acs, 'index') ?? acsUrls.length);
-    if (!Number.isInteger(index) || index < 0 || index > 65535) throw new SamlInputError('AssertionConsumerService index is not valid');
+    if (!Number.isInteger(index) || index < 0 || index > 65535) throw refused('samlMetadataAcsIndex');
     acsUrls.push({ url, binding: 'HTTP-POST', index, default: attr(acs, 'isDefault') === 'true' });
   }
-  if (acsUrls.length === 0) throw new SamlInputError('the metadata has no AssertionConsumerService with the HTTP-POST binding');
-  if (acsUrls.length > 20) throw new SamlInputError('the metadata has more than 20 AssertionConsumerService endpoints');
+  if (acsUrls.length === 0) throw refused('samlMetadataNoAcs');
+  if (acsUrls.length > 20) throw refused('samlMetadataTooManyAcs');
   if (!acsUrls.some((a) => a.default)) acsUrls[0].default = true;
   for (const a of acsUrls.filter((x) => x.default).slice(1)) a.default = false;
 
@@ -51,7 +58,7 @@ export function parseSpMetadata(xml: string): SpMetadata {
   if (slo) {
     sloUrl = attr(slo, 'Location') ?? '';
     const problem = samlEndpointProblem(sloUrl);
-    if (problem) throw new SamlInputError(`SingleLogoutService Location ${problem}`);
+    if (problem) throw refused('samlMetadataSloLocation', { problem });
     sloBinding = attr(slo, 'Binding') === BINDING.post ? 'HTTP-POST' : 'HTTP-Redirect';
   }
 
@@ -59,8 +66,7 @@ export function parseSpMetadata(xml: string): SpMetadata {
   const encryption = certificateOf(sp, 'encryption');
   const spEncryptionCertificate = encryption && encryption !== spCertificate ? encryption : null;
   const wantAuthnRequestsSigned = attr(sp, 'AuthnRequestsSigned') === 'true';
-  if (wantAuthnRequestsSigned && !spCertificate)
-    throw new SamlInputError('the metadata asks for signed requests but has no signing certificate');
+  if (wantAuthnRequestsSigned && !spCertificate) throw refused('samlMetadataSignedNoCertificate');
 
   const formats = childrenNS(sp, NS.metadata, 'NameIDFormat').map((n) => textOf(n));
   const nameIdFormat = NAME_ID_FORMATS.find((f) => formats[0] === NAME_ID_FORMAT_URN[f]);
@@ -76,7 +82,7 @@ function certificateOf(sp: Element, use: 'signing' | 'encryption'): string | nul
     const body = certs.length > 0 ? textOf(certs[0]) : undefined;
     if (!body) continue;
     const pem = normaliseCertificate(body);
-    if (!pem) throw new SamlInputError(`the metadata’s ${use} certificate cannot be read (an RSA key of at least 2048 bits is required)`);
+    if (!pem) throw refused('samlMetadataCertificate', { use });
     return pem;
   }
   return null;

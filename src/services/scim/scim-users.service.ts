@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { scimPatch, ScimError as ScimPatchError, type ScimResource } from 'scim-patch';
 import { withTransaction, type DbOrTrx } from '../../db';
 import { isUniqueViolation, mapDbError } from '../../db/pg-errors';
-import { loadUserAccess } from '../../db/repositories/principal.repo';
+import { listRolesHeldByUser } from '../../db/repositories/roles.repo';
 import {
   deleteAccount,
   findScimUser,
@@ -14,7 +14,7 @@ import {
 import { insertUser, lockUser, updateUser as updateUserRow } from '../../db/repositories/users.repo';
 import { ScimError } from '../../errors';
 import type { ServiceContext } from '../context';
-import { ADMIN_TIER } from '../rbac-policy';
+import { ADMIN_TIER, isAdminPermission } from '../rbac-policy';
 import { applyAccountChange } from '../users.service';
 import { compileFilter, USER_FILTERS } from './filter';
 import { readPatch, readUser, userResource, versionOf, type Resource, type UserInput } from './resources';
@@ -66,11 +66,19 @@ export function assertVersion(current: Resource, ifMatch: string | undefined): v
   }
 }
 
-/** CONTRACT §20: admins are managed here, not by a directory (403, no scimType). */
+/**
+ * CONTRACT §20 and §23 ("admin policy by permission"): admins are managed here, not by a directory (403, no scimType).
+ * An administrator is an account holding an admin-tier role (assigned, or through a group), or a global role assigned
+ * here that grants any permission, whatever its name; deactivated roles count (reactivating would hand them back).
+ * A role held only through one of the directory's groups does not protect the account: the directory could take the
+ * membership away first.
+ */
 async function assertNotAdmin(db: DbOrTrx, userId: string): Promise<void> {
-  const { roles } = await loadUserAccess(db, userId);
-  if (roles.some((r) => r.application === null && ADMIN_TIER.some((tier) => tier === r.name))) {
-    throw new ScimError('forbidden', 'This account holds an admin-tier role: it is managed by administrators, not by a directory');
+  const held = (await listRolesHeldByUser(db, userId)).filter((r) => r.application === null);
+  const adminTier = held.some((r) => ADMIN_TIER.some((tier) => tier === r.name));
+  const assignedRights = held.some((r) => r.assigned && r.permissions.some(isAdminPermission));
+  if (adminTier || assignedRights) {
+    throw new ScimError('forbidden', 'This account holds administrator rights: it is managed by administrators, not by a directory');
   }
 }
 

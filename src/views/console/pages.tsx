@@ -488,6 +488,9 @@ function detailText(v: unknown): string {
 
 const detailLabel = (key: string) => c().audit.details[key] ?? key;
 
+/** An event's detail as one line of labelled fields, as the audit log shows it (the CSV export's `detail`). */
+export const auditDetailLine = (detail: Record<string, unknown>): string => (Object.keys(detail).length === 0 ? '' : detailText(detail));
+
 /** An event's detail as labelled fields (translated labels; values as recorded). */
 function Detail(props: { detail: Record<string, unknown> }) {
   const entries = Object.entries(props.detail);
