@@ -25,7 +25,8 @@ export function createGlobalStep(deps: {
     for (let i = 0; i < set.length; i++) res.setHeader(set[i]![0], set[i]![1]);
     for (let i = 0; i < removed.length; i++) res.removeHeader(removed[i]!);
     const logged = !isUnloggedUrl(req.url);
-    res.once('close', () => {
+    // 'close' is emitted once per response: `on`, without the wrapper `once` allocates and removes.
+    res.on('close', () => {
       const elapsed = performance.now() - started;
       const finished = res.writableFinished;
       if (finished) metrics.record(req, res.statusCode, elapsed / 1000);

@@ -21,6 +21,7 @@
  * permission matrix test read.
  */
 import cors from 'cors';
+import { createHash } from 'node:crypto';
 import { Router, type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
 import { z } from 'zod';
 import { AppError } from '../errors';
@@ -41,7 +42,13 @@ import { createClientCors, type ClientCors } from '../http/client-cors';
 import { responseChecker } from './docs/response-check';
 
 /** CONTRACT §18: public documents any web page may read: `*`, never credentials (a preflight is answered too). */
-const PUBLIC_CORS: RequestHandler = cors({ origin: '*', methods: ['GET', 'HEAD'], maxAge: 600 });
+const PUBLIC_PREFLIGHT: RequestHandler = cors({ origin: '*', methods: ['GET', 'HEAD'], maxAge: 600 });
+/** What the cors package answers to a GET or HEAD with that configuration, without building it per request. */
+const PUBLIC_CORS: RequestHandler = (req, res, next) => {
+  if (req.method === 'OPTIONS') return PUBLIC_PREFLIGHT(req, res, next);
+  res.setHeader('Access-Control-Allow-Origin', '*');
+  next();
+};
 
 /** What every router factory receives. */
 export interface RouteDeps {
@@ -322,6 +329,70 @@ export function declareRouter(deps: RouteDeps, routes: DeclaredRoute[], options:
   return router;
 }
 
+/**
+ * What the route adapter hands a handler. The page environment (language, catalogue, brand) is chosen on first read
+ * of `env` (issue 33): a handler that renders no page and sends no mail does not negotiate Accept-Language.
+ */
+class Input implements HandlerInput<RouteDecl> {
+  readonly #req: Request;
+  constructor(
+    readonly params: unknown,
+    readonly query: unknown,
+    readonly body: unknown,
+    readonly principal: Principal | undefined,
+    req: Request,
+  ) {
+    this.#req = req;
+  }
+
+  get env(): PageEnv {
+    return pageEnvOf(this.#req);
+  }
+}
+
+/**
+ * A JSON answer serialised once (issue 33): a document that changes only with the settings (the discovery documents)
+ * is built, serialised and given its ETag once per settings version, and every request sends the same bytes. A request
+ * whose If-None-Match names the ETag gets 304 without a body. Returned by a handler like any body.
+ */
+export class PrebuiltJson<T = unknown> {
+  readonly bytes: Buffer;
+  readonly etag: string;
+  readonly #length: string;
+
+  constructor(readonly value: T) {
+    this.bytes = Buffer.from(JSON.stringify(value), 'utf8');
+    this.#length = String(this.bytes.length);
+    this.etag = `"${createHash('sha256').update(this.bytes).digest('base64url').slice(0, 27)}"`;
+  }
+
+  send(req: Request, res: Response, status: number, cacheControl: string | undefined): void {
+    res.setHeader('ETag', this.etag);
+    if (cacheControl !== undefined) res.setHeader('Cache-Control', cacheControl);
+    if (status === 200 && noneMatch(req.headers['if-none-match'], this.etag)) {
+      res.statusCode = 304;
+      res.end();
+      return;
+    }
+    res.statusCode = status;
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.setHeader('Content-Length', this.#length);
+    // Node leaves the body out of a HEAD answer.
+    res.end(this.bytes);
+  }
+}
+
+/** RFC 9110 §13.1.2: If-None-Match `*` or a list naming the ETag (weak comparison). */
+function noneMatch(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  if (header.trim() === '*') return true;
+  for (const tag of header.split(',')) {
+    const t = tag.trim();
+    if (t === etag || t === `W/${etag}`) return true;
+  }
+  return false;
+}
+
 /** A handler's answer with a status other than the declared one (e.g. 200 instead of 201 when nothing was created). */
 export class Reply<B = unknown> {
   constructor(
@@ -337,7 +408,8 @@ export function noStore(res: Response): void {
 }
 
 const NO_STORE: RequestHandler = (_req, res, next) => {
-  noStore(res);
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('Pragma', 'no-cache');
   next();
 };
 
@@ -376,15 +448,19 @@ function chainOf(deps: RouteDeps, decl: MountedRouteDecl, handler: DeclaredRoute
   const status = decl.response?.status ?? 200;
   const { cacheControl } = decl;
   const final: RequestHandler = async (req, res) => {
-    const input: HandlerInput<RouteDecl> = {
-      params: decl.params ? parse(decl, 'params', decl.params, req.params) : undefined,
-      query: decl.query ? parse(decl, 'query', decl.query, req.query) : undefined,
-      body: decl.body ? parse(decl, 'body', decl.body, req.body) : undefined,
-      principal: req.principal,
-      env: pageEnvOf(req),
-    };
+    const input: HandlerInput<RouteDecl> = new Input(
+      decl.params ? parse(decl, 'params', decl.params, req.params) : undefined,
+      decl.query ? parse(decl, 'query', decl.query, req.query) : undefined,
+      decl.body ? parse(decl, 'body', decl.body, req.body) : undefined,
+      req.principal,
+      req,
+    );
     const result = await handler(input, req, res);
     if (res.headersSent) return;
+    if (result instanceof PrebuiltJson) {
+      if (checkResponse && status < 400) checkResponse(result.value);
+      return result.send(req, res, status, cacheControl);
+    }
     if (result instanceof Outcome) {
       if (!decl.outcome) throw new Error(`${decl.method.toUpperCase()} ${decl.path}: an outcome without an outcome renderer`);
       return decl.outcome(result, req, res, deps.ctx.config);

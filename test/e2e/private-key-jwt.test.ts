@@ -395,6 +395,31 @@ describe('jwks_uri', () => {
     expect((await lastFailure(client.client_id)).reason).toBe('keys_unavailable');
   });
 
+  test('a jwks_uri that fails is not fetched again within the cool-down, however many assertions name the client', async () => {
+    const key = await makeClientKey();
+    const host = await startJwksHost([key.publicJwk]);
+    try {
+      host.state.status = 500;
+      const { client } = await registerClient({ jwks_uri: host.url });
+      const id = client.client_id;
+      const claims = { iss: id, sub: id, aud: baseUrl };
+      for (let i = 0; i < 3; i++) {
+        const res = await tokenRequest(assertionForm(await signAssertion(key, claims)));
+        expect(res.status).toBe(401);
+        expect(res.body.error).toBe('invalid_client');
+        expect((await lastFailure(id)).reason).toBe('keys_unavailable');
+      }
+      expect(host.state.hits).toBe(1);
+      // The host recovers: after the cool-down the set is fetched again and the client signs in.
+      host.state.status = 200;
+      t.clock.advance(11);
+      expect((await tokenRequest(assertionForm(await signAssertion(key, claims)))).status).toBe(200);
+      expect(host.state.hits).toBe(2);
+    } finally {
+      await host.close();
+    }
+  });
+
   test("under production's address rules a jwks_uri on a loopback address is never fetched", async () => {
     const key = await makeClientKey();
     const host = await startJwksHost([key.publicJwk]);

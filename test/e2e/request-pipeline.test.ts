@@ -112,6 +112,37 @@ describe('the scopes', () => {
     }
   });
 
+  test('the discovery documents are the same bytes with an ETag: If-None-Match answers 304 without a body, HEAD the headers', async () => {
+    for (const path of [
+      '/.well-known/oauth-authorization-server',
+      '/.well-known/openid-configuration',
+      '/api/oauth/.well-known/oauth-authorization-server',
+      '/api/oauth/.well-known/openid-configuration',
+    ]) {
+      const first = await request(t.app).get(path);
+      expect(first.status).toBe(200);
+      expect(first.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(first.body.issuer).toBe(t.ctx.config.baseUrl);
+      expect(Number(first.headers['content-length'])).toBe(Buffer.byteLength(first.text));
+      const etag = first.headers.etag as string;
+      expect(etag).toMatch(/^"[A-Za-z0-9_-]{27}"$/);
+      const again = await request(t.app).get(path);
+      expect({ etag: again.headers.etag, text: again.text }).toEqual({ etag, text: first.text });
+
+      const revalidated = await request(t.app).get(path).set('If-None-Match', `"other", W/${etag}`);
+      expect(revalidated.status).toBe(304);
+      expect(revalidated.text).toBe('');
+      expect(revalidated.headers.etag).toBe(etag);
+      expect(revalidated.headers['cache-control']).toBe('public, max-age=300');
+      expect((await request(t.app).get(path).set('If-None-Match', '"other"')).status).toBe(200);
+
+      const head = await request(t.app).head(path);
+      expect(head.status).toBe(200);
+      expect(head.headers['content-length']).toBe(first.headers['content-length']);
+      expect(head.text).toBeUndefined();
+    }
+  });
+
   test('the documents carry the global steps: security headers, request id, Cache-Control; /health CORS for listed origins only', async () => {
     for (const path of ['/health', '/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']) {
       const res = await request(t.app).get(path).set('Origin', origin);

@@ -42,10 +42,13 @@ export async function signAssertion(
 
 /** A JWKS endpoint on 127.0.0.1 that counts its fetches; `keys` may be replaced (a rotation). */
 export async function startJwksHost(initial: Array<Record<string, unknown>>) {
-  const state = { keys: initial, hits: 0, cacheControl: undefined as string | undefined };
+  const state = { keys: initial, hits: 0, cacheControl: undefined as string | undefined, status: 200 };
   const server: Server = createServer((req, res) => {
     state.hits += 1;
-    res.writeHead(200, { 'content-type': 'application/json', ...(state.cacheControl ? { 'cache-control': state.cacheControl } : {}) });
+    res.writeHead(state.status, {
+      'content-type': 'application/json',
+      ...(state.cacheControl ? { 'cache-control': state.cacheControl } : {}),
+    });
     res.end(JSON.stringify({ keys: state.keys }));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));

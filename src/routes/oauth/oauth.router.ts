@@ -18,7 +18,7 @@ import { currentDpopNonce, dpopNonceRequired } from '../../services/oauth/dpop';
 import { getUserInfo, invalidToken } from '../../services/oauth/userinfo.service';
 import { renderOAuthErrorPage } from '../../views/consent';
 import { rawQueryOf, requestMeta } from '../shared';
-import { declareRouter, route, type DeclaredRoute, type HttpMethod } from '../route';
+import { declareRouter, PrebuiltJson, route, type DeclaredRoute, type HttpMethod } from '../route';
 import type { RouteDeps } from '../types';
 import {
   authorizeQuery,
@@ -39,7 +39,7 @@ import {
 /** The discovery document route (RFC 8414), served at two locations. */
 function discoveryRoute(deps: RouteDeps, path: string, summary: string): DeclaredRoute {
   // Rebuilt when the settings change (registration_endpoint, client_id_metadata_document_supported), not per request.
-  const discovery = derived(deps.ctx.settings, (s) => buildDiscoveryDocument(deps.ctx.config, s.values));
+  const discovery = derived(deps.ctx.settings, (s) => new PrebuiltJson(buildDiscoveryDocument(deps.ctx.config, s.values)));
   return route(
     {
       method: 'get',

@@ -14,7 +14,7 @@ import { pageEnv } from '../../views/env';
 import { renderSignedOutPage } from '../../views/login';
 import { renderLogoutConfirmPage } from '../../views/logout';
 import { html } from '../pages/page-kit';
-import { declareRouter, route, type DeclaredRoute, type HttpMethod } from '../route';
+import { declareRouter, PrebuiltJson, route, type DeclaredRoute, type HttpMethod } from '../route';
 import type { RouteDeps } from '../types';
 import { introspectionBody, introspectParams, jwksBody, logoutParams, openIdConfigurationBody } from './oauth.schemas';
 import type { z } from 'zod';
@@ -24,7 +24,7 @@ const TAGS = ['OpenID Connect'] as const;
 /** The OpenID Provider metadata, served at the root and under /api/oauth (CONTRACT §9). */
 function openIdConfigurationRoute(deps: RouteDeps, path: string, summary: string): DeclaredRoute {
   // Rebuilt when the settings change, not per request.
-  const document = derived(deps.ctx.settings, (s) => buildOpenIdConfiguration(deps.ctx.config, s.values));
+  const document = derived(deps.ctx.settings, (s) => new PrebuiltJson(buildOpenIdConfiguration(deps.ctx.config, s.values)));
   return route(
     {
       method: 'get',

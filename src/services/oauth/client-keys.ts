@@ -147,6 +147,9 @@ export function createClientKeysFetcher(options: ClientKeysFetcherOptions): Clie
   const maxEntries = options.maxEntries ?? 1000;
   const cache = new Map<string, { jwks: JsonWebKeySet; fetchedAtMs: number; expiresAtMs: number }>();
   const inFlight = new Map<string, Promise<JsonWebKeySet>>();
+  // A URL whose fetch failed answers that failure, without fetching, for the cool-down: assertions naming a client
+  // whose jwks_uri fails (anyone can send them) must not turn into one outbound request each.
+  const failures = new Map<string, { atMs: number; error: ClientKeysUnavailable }>();
 
   async function download(uri: string): Promise<JsonWebKeySet> {
     let response;
@@ -187,9 +190,26 @@ export function createClientKeysFetcher(options: ClientKeysFetcherOptions): Clie
       const fresh = cached && cached.expiresAtMs > now;
       const coolingDown = cached && now - cached.fetchedAtMs < JWKS_REFETCH_COOLDOWN_S * 1000;
       if (cached && fresh && (!refresh || coolingDown)) return cached.jwks;
+      const failed = failures.get(uri);
+      if (failed && now - failed.atMs < JWKS_REFETCH_COOLDOWN_S * 1000) throw failed.error;
       const pending = inFlight.get(uri);
       if (pending) return pending;
-      const started = download(uri).finally(() => inFlight.delete(uri));
+      const started = download(uri)
+        .then(
+          (jwks) => {
+            failures.delete(uri);
+            return jwks;
+          },
+          (err: unknown) => {
+            if (err instanceof ClientKeysUnavailable) {
+              failures.delete(uri);
+              failures.set(uri, { atMs: options.clock.now().getTime(), error: err });
+              while (failures.size > maxEntries) failures.delete(failures.keys().next().value!);
+            }
+            throw err;
+          },
+        )
+        .finally(() => inFlight.delete(uri));
       inFlight.set(uri, started);
       return started;
     },
