@@ -84,12 +84,6 @@ const envSchema = z.object({
   // CONTRACT §13: per-IP budget of POST /api/oauth/register (on top of the /api limit): at most MAX per WINDOW_MS.
   CLIENT_REGISTRATION_RATE_LIMIT_MAX: intString(1, 1_000_000).default(10),
   CLIENT_REGISTRATION_RATE_LIMIT_WINDOW_MS: intString(1000, 86_400_000).default(3_600_000),
-  // CONTRACT §16: upstream identity providers may live on private, loopback or link-local addresses and speak plain
-  // http (tests, a lab). Off by default; never needed for public providers (docs/federation.md).
-  IDP_ALLOW_PRIVATE: boolString.default(false),
-  // CONTRACT §16: comma-separated host names of upstream providers exempt from the private-address check (an IdP
-  // on the internal network, still over https).
-  IDP_ALLOWED_HOSTS: z.string().default(''),
   // CONTRACT §13: comma-separated host names whose metadata documents may live on private, loopback or link-local
   // addresses (an internal tool's document); https stays required. Names only: no scheme, port or path.
   CIMD_ALLOWED_HOSTS: z
@@ -159,8 +153,6 @@ export interface Config {
   auditRetentionDays: number;
   webhookConcurrency: number;
   clientRegistrationRateLimit: { windowMs: number; max: number };
-  idpAllowPrivate: boolean;
-  idpAllowedHosts: readonly string[];
   /** Lower-case host names (IPv6 literals without brackets) exempt from the private-address check. */
   cimdAllowedHosts: readonly string[];
   /** docs/passwords.md: whether the password policy's breached check also asks Have I Been Pwned. */
@@ -311,12 +303,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       windowMs: e.CLIENT_REGISTRATION_RATE_LIMIT_WINDOW_MS,
       max: e.CLIENT_REGISTRATION_RATE_LIMIT_MAX,
     }),
-    idpAllowPrivate: e.IDP_ALLOW_PRIVATE,
-    idpAllowedHosts: Object.freeze(
-      e.IDP_ALLOWED_HOSTS.split(',')
-        .map((h) => h.trim().toLowerCase())
-        .filter(Boolean),
-    ),
     cimdAllowedHosts: Object.freeze(
       e.CIMD_ALLOWED_HOSTS.split(',')
         .map((h) =>

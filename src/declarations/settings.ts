@@ -64,6 +64,21 @@ const brandColor = z
       check.addIssue({ code: 'custom', message: problem, params: { said: { key: 'settingColourContrast', params: { colour } } } });
   });
 
+/** Host names (or IP addresses) as a URL's hostname spells them: no scheme, port or path; lower case. */
+const hostNames = z
+  .array(
+    z
+      .string()
+      .trim()
+      .toLowerCase()
+      .max(253)
+      .regex(/^(?:[a-z0-9_-]+\.)*[a-z0-9_-]+$|^\[?[0-9a-f:.]+\]?$/, 'must be a host name (no scheme, port or path)')
+      // An IPv6 literal as the outbound check compares it: without brackets.
+      .transform((host) => host.replace(/^\[(.*)\]$/, '$1')),
+  )
+  .max(100, 'at most 100 host names')
+  .transform((hosts) => [...new Set(hosts)]);
+
 /** A browser origin (`https://app.example.com`, `http://localhost:5173`): scheme, host and port, nothing else. */
 export const webOrigin = z
   .string()
@@ -143,6 +158,11 @@ export const SETTINGS = [
   // RFC 9449 §8, §9 (docs/dpop.md): every DPoP proof must carry a nonce this server handed out.
   setting({ name: 'dpop_nonce_required', sensitive: true, schema: z.boolean(), default: false, env: 'boolean', group: 'security' }),
   setting({ name: 'webhook_allow_private', sensitive: true, schema: z.boolean(), default: false, env: 'boolean', group: 'security' }),
+  // CONTRACT §16, §18: upstream identity providers (and SAML metadata URLs) on private, loopback or link-local
+  // addresses and over plain http (a lab, an IdP on the internal network); docs/federation.md.
+  setting({ name: 'idp_allow_private', sensitive: true, schema: z.boolean(), default: false, env: 'boolean', group: 'security' }),
+  // Host names of upstream providers exempt from the private-address check, still over https: narrower than the above.
+  setting({ name: 'idp_allowed_hosts', sensitive: true, schema: hostNames, default: [], env: 'list', group: 'security' }),
   setting({ name: 'allowed_origins', sensitive: true, schema: webOrigins, default: [], env: 'list', group: 'browser' }),
   setting({
     name: 'brand_name',

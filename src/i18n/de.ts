@@ -64,7 +64,7 @@ export const de: Messages = {
     issuerRequired: 'Ein OpenID-Anbieter braucht seinen Aussteller.',
     issuerMicrosoft: 'Geben Sie den Aussteller Ihres Mandanten an: https://login.microsoftonline.com/{Mandanten-ID}/v2.0',
     discoveryAddress: (p) =>
-      `Das Discovery-Dokument ${p.url} konnte nicht abgerufen werden: ${p.host} löst sich nicht in eine Adresse auf, die dieser Server aufrufen darf (erlauben Sie es mit IDP_ALLOWED_HOSTS oder IDP_ALLOW_PRIVATE).`,
+      `Das Discovery-Dokument ${p.url} konnte nicht abgerufen werden: ${p.host} löst sich nicht in eine Adresse auf, die dieser Server aufrufen darf (tragen Sie den Host in der Einstellung idp_allowed_hosts ein oder schalten Sie idp_allow_private ein).`,
     discoveryTimeout: (p) => `Das Discovery-Dokument ${p.url} konnte nicht abgerufen werden: keine Antwort in der vorgesehenen Zeit.`,
     discoveryUnreachable: (p) => `Das Discovery-Dokument ${p.url} konnte nicht abgerufen werden.`,
     discoveryOtherIssuer: (p) =>
@@ -200,6 +200,8 @@ export const de: Messages = {
     settingColourContrast: (p) =>
       `${p.colour} erreicht den Kontrast nach WCAG AA nicht (hell oder dunkel): Wählen Sie eine dunklere oder hellere Farbe.`,
     settingOrigin: (p) => `„${p.value}“ ist kein http(s)-Ursprung.`,
+    settingHostName: 'Geben Sie einen Hostnamen ein (ohne Schema, Port oder Pfad).',
+    settingHostNames: 'Höchstens 100 Hostnamen.',
   },
   common: {
     backToSignIn: 'Zurück zur Anmeldung',
@@ -278,6 +280,16 @@ export const de: Messages = {
       label: 'Webhooks an private Adressen',
       description:
         'In Produktion dürfen Webhook-URLs private, Loopback- und Link-Local-Adressen erreichen (ein Empfänger im internen Netz).',
+    },
+    idp_allow_private: {
+      label: 'Identitätsanbieter an privaten Adressen',
+      description:
+        'Vorgelagerte Identitätsanbieter (Aussteller, Discovery-Dokument und Endpunkte) und SAML-Metadaten-URLs dürfen an privaten, Loopback- oder Link-Local-Adressen liegen und Anbieter über reines http erreicht werden: ein Testaufbau oder ein IdP im internen Netz. Für öffentliche Anbieter nie nötig.',
+    },
+    idp_allowed_hosts: {
+      label: 'Hosts von Identitätsanbietern im internen Netz',
+      description:
+        'Hostnamen vorgelagerter Identitätsanbieter, die sich in private Adressen auflösen dürfen, weiterhin nur über https (enger als idp_allow_private). In der Konsole einer je Zeile, in der Variablen durch Kommas getrennt.',
     },
     allowed_origins: {
       label: 'Erlaubte Browser-Origins',
@@ -1513,8 +1525,8 @@ export const de: Messages = {
       issuerHintMicrosoft:
         'https://login.microsoftonline.com/{Mandanten-ID}/v2.0 — das Discovery-Dokument wird beim Speichern abgerufen und geprüft.',
       privateIssuer:
-        'Ein Aussteller oder eine GitHub-URL in einem privaten Netz, auf diesem Rechner oder über http wird abgelehnt, es sei denn, der Server startet mit IDP_ALLOW_PRIVATE=true (oder der Host steht in IDP_ALLOWED_HOSTS).',
-      privateIssuerLink: 'Ihre aktuellen Werte stehen auf der Seite Einstellungen (Startkonfiguration).',
+        'Ein Aussteller oder eine GitHub-URL in einem privaten Netz, auf diesem Rechner oder über http wird abgelehnt, es sei denn, die Einstellung idp_allow_private ist eingeschaltet (Variable IDP_ALLOW_PRIVATE=true) oder sein Host steht in der Einstellung idp_allowed_hosts (IDP_ALLOWED_HOSTS; https bleibt Pflicht).',
+      privateIssuerLink: 'Ändern Sie sie auf der Seite Einstellungen (Sicherheit).',
       issuerHint: 'Das Discovery-Dokument ({issuer}/.well-known/openid-configuration) wird beim Speichern abgerufen und geprüft.',
       clientId: 'Client-ID',
       secretHintEdit: 'Leer lassen, um das gespeicherte Secret zu behalten. Es wird verschlüsselt gespeichert und nie angezeigt.',
@@ -1847,6 +1859,14 @@ export const de: Messages = {
         ],
         dpop_nonce_required: ['DPoP-Nonces verlangen', 'Jeder DPoP-Nachweis muss eine vom Server ausgegebene Nonce enthalten.'],
         webhook_allow_private: ['Webhooks an private Adressen', 'Webhook-Ziele in privaten und Loopback-Netzen erlauben.'],
+        idp_allow_private: [
+          'Identitätsanbieter an privaten Adressen',
+          'Identitätsanbieter (und SAML-Metadaten-URLs) in privaten und Loopback-Netzen und über http erlauben.',
+        ],
+        idp_allowed_hosts: [
+          'Hosts von Identitätsanbietern im internen Netz',
+          'Ein Hostname je Zeile: Diese Anbieter dürfen an privaten Adressen liegen (https bleibt Pflicht).',
+        ],
         allowed_origins: [
           'Erlaubte Origins (globales CORS)',
           'Eine pro Zeile. Seiten dieser Origins dürfen die ganze API mit Cookies aufrufen. Browser-Apps brauchen das nicht: Legen Sie erlaubte Origins an der Anwendung fest.',

@@ -81,7 +81,7 @@ export const en = {
     issuerRequired: 'An OpenID provider needs its issuer',
     issuerMicrosoft: 'Give the issuer of your tenant: https://login.microsoftonline.com/{tenant id}/v2.0',
     discoveryAddress: (p: ValidationParams) =>
-      `The discovery document ${p.url} could not be fetched: ${p.host} does not resolve to an address this server may call (set IDP_ALLOWED_HOSTS or IDP_ALLOW_PRIVATE to allow it)`,
+      `The discovery document ${p.url} could not be fetched: ${p.host} does not resolve to an address this server may call (list it in the setting idp_allowed_hosts, or turn on idp_allow_private)`,
     discoveryTimeout: (p: ValidationParams) => `The discovery document ${p.url} could not be fetched: it did not answer in time`,
     discoveryUnreachable: (p: ValidationParams) => `The discovery document ${p.url} could not be fetched`,
     discoveryOtherIssuer: (p: ValidationParams) =>
@@ -220,6 +220,8 @@ export const en = {
     settingOrigins: 'at most 100 origins',
     settingColourContrast: (p: ValidationParams) => `${p.colour} fails WCAG AA contrast: choose a darker or lighter colour`,
     settingOrigin: (p: ValidationParams) => `"${p.value}" is not an http(s) origin`,
+    settingHostName: 'must be a host name (no scheme, port or path)',
+    settingHostNames: 'at most 100 host names',
   },
   common: {
     backToSignIn: 'Back to sign in',
@@ -297,6 +299,16 @@ export const en = {
     webhook_allow_private: {
       label: 'Webhooks to private addresses',
       description: 'In production, let webhook URLs reach private, loopback and link-local addresses (a receiver on the internal network).',
+    },
+    idp_allow_private: {
+      label: 'Identity providers on private addresses',
+      description:
+        'Let upstream identity providers (their issuer, discovery document and endpoints) and SAML metadata URLs be on private, loopback or link-local addresses, and providers speak plain http: a lab or an IdP on the internal network. Never needed for public providers.',
+    },
+    idp_allowed_hosts: {
+      label: 'Identity provider hosts on the internal network',
+      description:
+        'Host names of upstream identity providers that may resolve to private addresses, still over https (narrower than idp_allow_private). One per line in the console, comma-separated in the variable.',
     },
     allowed_origins: {
       label: 'Allowed browser origins',
@@ -1483,8 +1495,8 @@ export const en = {
       issuerHintMicrosoft:
         'https://login.microsoftonline.com/{tenant id}/v2.0 — the discovery document is fetched and checked when you save.',
       privateIssuer:
-        'An issuer or GitHub URL on a private network, on this machine or over http is refused unless the server starts with IDP_ALLOW_PRIVATE=true (or the host listed in IDP_ALLOWED_HOSTS).',
-      privateIssuerLink: 'Their current values are on the Settings page (start-up configuration).',
+        'An issuer or GitHub URL on a private network, on this machine or over http is refused unless the setting idp_allow_private is on (variable IDP_ALLOW_PRIVATE=true), or its host is listed in the setting idp_allowed_hosts (IDP_ALLOWED_HOSTS; https still required).',
+      privateIssuerLink: 'Change them on the Settings page (Security).',
       issuerHint: 'The discovery document ({issuer}/.well-known/openid-configuration) is fetched and checked when you save.',
       clientId: 'Client ID',
       secretHintEdit: 'Leave empty to keep the stored secret. It is stored encrypted and never shown.',
@@ -1804,6 +1816,14 @@ export const en = {
         ],
         dpop_nonce_required: ['Require DPoP nonces', 'Every DPoP proof must carry a nonce the server handed out.'],
         webhook_allow_private: ['Webhooks to private addresses', 'Allow webhook targets on private and loopback networks.'],
+        idp_allow_private: [
+          'Identity providers on private addresses',
+          'Allow identity providers (and SAML metadata URLs) on private and loopback networks, and over http.',
+        ],
+        idp_allowed_hosts: [
+          'Identity provider hosts on the internal network',
+          'One host name per line: these providers may be on private addresses (https still required).',
+        ],
         allowed_origins: [
           'Allowed origins (global CORS)',
           'One per line. Pages of these origins may call the whole API with cookies. Browser apps need none of this: set allowed origins on the application.',

@@ -10,7 +10,8 @@ import { createTestApp, type TestApp } from '../helpers/test-app';
 /**
  * The single-page-app guide (docs/guide-spa.md) in a real browser: its three modules, as the guide prints them with
  * only the values of settings.js replaced, run in Chromium on http://localhost:<port>, against a server on another
- * localhost port that is configured only through the admin API (no ALLOWED_ORIGINS, no restart), and call the
+ * localhost port where the application is registered with nothing but the console's application form (the SPA
+ * preset, in Chromium; the API resource through the admin API; no ALLOWED_ORIGINS, no restart), and call the
  * example API (examples/apps/resource-server.mjs) on a third origin. Every cross-origin call (discovery, token,
  * refresh, the API, userinfo, revocation) works only if the CORS answers are right.
  */
@@ -51,19 +52,30 @@ test('the SPA guide signs in from another localhost origin, calls its API, refre
     .set('Authorization', admin)
     .send({ identifier: AUDIENCE, name: 'Invoices', scopes: ['invoices:read'] });
   expect(resource.status).toBe(201);
-  const created = await request(t.app)
-    .post('/api/admin/oauth-clients')
-    .set('Authorization', admin)
-    .send({
-      name: 'Invoices web',
-      type: 'public',
-      redirect_uris: [`${spaOrigin}/callback`],
-      scopes: ['openid', 'profile', 'email'],
-      allowed_resources: [AUDIENCE],
-    });
-  expect(created.status).toBe(201);
-  expect(created.body.client.allowed_origins).toEqual([spaOrigin]);
-  const clientId = created.body.client.client_id as string;
+  // The application is registered with nothing but the console's application form, in the browser: the
+  // single-page-app preset, its name, the redirect URI and the API ticked (no origins typed, no restart).
+  const owner = await makeUser(t, { roles: ['admin'] });
+  const adminContext = await browser.newContext();
+  let clientId: string;
+  try {
+    const login = await adminContext.request.post(`${baseUrl}/api/auth/login`, { data: { email: owner.email, password: owner.password } });
+    expect(login.status()).toBe(200);
+    const form = await adminContext.newPage();
+    await form.goto(`${baseUrl}/admin/applications/new?preset=spa`);
+    await form.locator('#f-name').fill('Invoices web');
+    await form.locator('#f-redirect_uris').fill(`${spaOrigin}/callback`);
+    await form.locator(`input[name="allowed_resources"][value="${AUDIENCE}"]`).check();
+    await Promise.all([form.waitForNavigation(), form.locator('form[action="/admin/applications"] button[type="submit"]').last().click()]);
+    const row = (await t.db('oauth_clients').where({ name: 'Invoices web' }).first()) as { client_id: string; type: string } | undefined;
+    expect([row?.type, await form.locator('#error-summary').count()]).toEqual(['public', 0]);
+    clientId = row!.client_id;
+    // The quick-start after creation names the client_id the guide's settings.js needs.
+    expect(await form.content()).toContain(clientId);
+    const created = await request(t.app).get(`/api/admin/oauth-clients/${clientId}`).set('Authorization', admin);
+    expect(created.body.client.allowed_origins).toEqual([spaOrigin]);
+  } finally {
+    await adminContext.close();
+  }
 
   // settings.js with the registration's values, exactly as a reader fills it in; the other two modules untouched.
   const settings = guideBlock('// settings.js')

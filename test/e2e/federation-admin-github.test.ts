@@ -256,7 +256,7 @@ describe('/api/admin/identity-providers', () => {
   });
 });
 
-describe('outbound policy: a provider on a private address needs IDP_ALLOW_PRIVATE or IDP_ALLOWED_HOSTS', () => {
+describe('outbound policy: a provider on a private address needs idp_allow_private or idp_allowed_hosts', () => {
   test('without it, saving a provider on 127.0.0.1 is refused with the reason', async () => {
     const strict = await createTestApp();
     try {
@@ -268,13 +268,74 @@ describe('outbound policy: a provider on a private address needs IDP_ALLOW_PRIVA
       expect(res.status).toBe(400);
       expect(res.body.details[0]).toMatchObject({
         path: 'issuer',
-        message: expect.stringMatching(/does not resolve to an address this server may call.*IDP_ALLOW/),
+        message: expect.stringMatching(/does not resolve to an address this server may call.*idp_allowed_hosts.*idp_allow_private/),
       });
       const http = await request(strict.app).post('/api/admin/identity-providers').set('Authorization', bearer).send(oidcBody());
       expect(http.body.details[0].message).toMatch(/https/);
     } finally {
       await strict.close();
     }
+  });
+
+  test('idp_allow_private is a runtime setting: turned on, the same provider is saved without a restart; off again, refused', async () => {
+    const live = await createTestApp();
+    try {
+      const bearer = (await makeSignedInUser(live, ['super_admin'])).bearer;
+      const settings = await request(live.app).get('/api/admin/settings').set('Authorization', bearer);
+      for (const name of ['idp_allow_private', 'idp_allowed_hosts'])
+        expect(settings.body.settings.find((s: { name: string }) => s.name === name)).toMatchObject({
+          source: 'default',
+          read_only: false,
+          env_var: name.toUpperCase(),
+          sensitive: true,
+        });
+      const turn = (value: boolean) =>
+        request(live.app).patch('/api/admin/settings').set('Authorization', bearer).send({ idp_allow_private: value });
+      expect((await turn(true)).status).toBe(200);
+      const saved = await request(live.app)
+        .post('/api/admin/identity-providers')
+        .set('Authorization', bearer)
+        .send(oidcBody({ slug: 'lab' }));
+      expect(saved.status).toBe(201);
+      expect((await turn(false)).status).toBe(200);
+      const refused = await request(live.app)
+        .post('/api/admin/identity-providers')
+        .set('Authorization', bearer)
+        .send(oidcBody({ slug: 'lab2' }));
+      expect(refused.status).toBe(400);
+      expect(refused.body.details[0]).toMatchObject({ path: 'issuer', message: expect.stringMatching(/https/) });
+      // A host name list, normalised; a URL is refused naming the setting.
+      const hosts = await request(live.app)
+        .patch('/api/admin/settings')
+        .set('Authorization', bearer)
+        .send({ idp_allowed_hosts: ['ID.Internal.Example', '[::1]', '127.0.0.1'] });
+      expect(hosts.status).toBe(200);
+      expect(hosts.body.settings.find((s: { name: string }) => s.name === 'idp_allowed_hosts').value).toEqual([
+        'id.internal.example',
+        '::1',
+        '127.0.0.1',
+      ]);
+      const bad = await request(live.app)
+        .patch('/api/admin/settings')
+        .set('Authorization', bearer)
+        .send({ idp_allowed_hosts: ['https://id.internal.example/'] });
+      expect(bad.status).toBe(400);
+      expect(bad.body.details[0].path).toMatch(/^idp_allowed_hosts/);
+    } finally {
+      await live.close();
+    }
+  });
+
+  test('IDP_ALLOW_PRIVATE pins the setting: read-only, and a PATCH naming it is refused with the variable', async () => {
+    const res = await request(t.app).patch('/api/admin/settings').set('Authorization', admin).send({ idp_allow_private: false });
+    expect(res.status).toBe(400);
+    expect(res.body.message).toContain('IDP_ALLOW_PRIVATE');
+    const got = await request(t.app).get('/api/admin/settings').set('Authorization', admin);
+    expect(got.body.settings.find((s: { name: string }) => s.name === 'idp_allow_private')).toMatchObject({
+      value: true,
+      source: 'environment',
+      read_only: true,
+    });
   });
 });
 

@@ -157,7 +157,10 @@ test('the identity-provider form names the variables that allow a private issuer
   expect(refused.text).toContain('id="f-issuer-error"');
   expect(refused.text).toContain('IDP_ALLOW_PRIVATE=true');
   expect(refused.text).toContain('IDP_ALLOWED_HOSTS');
-  expect(refused.text).toContain('<a href="/admin/settings#environment-title">Ihre aktuellen Werte stehen auf der Seite Einstellungen');
+  // The settings that would allow it, by name and variable, and a link to the setting (issue 32: a runtime setting).
+  expect(refused.text).toContain('idp_allow_private');
+  expect(refused.text).toContain('idp_allowed_hosts');
+  expect(refused.text).toContain('<a href="/admin/settings#f-idp_allow_private">Ändern Sie sie auf der Seite Einstellungen');
   for (const [name, value] of [
     ['slug', 'intern'],
     ['name', 'Intern'],

@@ -294,6 +294,8 @@ describe('sensitive settings need system:manage_settings', () => {
         'client_registration',
         'dpop_nonce_required',
         'email_sign_in',
+        'idp_allow_private',
+        'idp_allowed_hosts',
         'mail_from',
         'mfa_required_for_admins',
         'password_policy',

@@ -32,7 +32,8 @@ function typeOf(d: SettingDecl): string {
   if (Array.isArray(main.enum)) text = (main.enum as string[]).map((v) => `\`${v}\``).join(' \\| ');
   else if (main.type === 'boolean') text = 'boolean';
   else if (main.type === 'integer') text = `integer ${String(main.minimum)}–${String(main.maximum)}`;
-  else if (main.type === 'array') text = 'list of origins (comma-separated in the variable)';
+  else if (main.type === 'array')
+    text = `list of ${d.name.endsWith('_hosts') ? 'host names' : 'origins'} (comma-separated in the variable)`;
   else if (main.type === 'object')
     text = `object (JSON in the variable): ${Object.keys(main.properties as Json)
       .map((k) => `\`${k}\``)

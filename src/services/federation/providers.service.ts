@@ -14,7 +14,14 @@ import {
 import { AppError, badRequest, conflict, notFound, type Said } from '../../errors';
 import { say } from '../../i18n';
 import type { ServiceContext } from '../context';
-import { clientSecretPurpose, discoverOidc, GITHUB_DEFAULTS, OIDC_DEFAULT_SCOPES, outboundRefusalOf } from './relying-party';
+import {
+  clientSecretPurpose,
+  discoverOidc,
+  GITHUB_DEFAULTS,
+  OIDC_DEFAULT_SCOPES,
+  outboundRefusalOf,
+  upstreamRulesOf,
+} from './relying-party';
 
 /**
  * Upstream identity providers as admins configure them (CONTRACT §16, GET|POST|PUT|DELETE
@@ -56,10 +63,10 @@ export type ProviderPatch = Partial<Omit<ProviderInput, 'preset'>>;
 /** A refusal of `path`: its English message (the API's) and the catalogue key the console shows (`said`). */
 const invalid = (path: string, words: { message: string; said?: Said }) => badRequest(words.message, [{ path, ...words }]);
 
-/** An issuer as OpenID Connect wants it: https (http only with IDP_ALLOW_PRIVATE), no query or fragment, no trailing slash. */
+/** An issuer as OpenID Connect wants it: https (http only with idp_allow_private), no query or fragment, no trailing slash. */
 function normalizeIssuer(ctx: ServiceContext, issuer: string): string {
   const url = new URL(issuer);
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && ctx.config.idpAllowPrivate)) {
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && ctx.settings.current.values.idp_allow_private)) {
     throw invalid('issuer', say('issuerHttps'));
   }
   if (url.search || url.hash) throw invalid('issuer', say('issuerQuery'));
@@ -72,7 +79,7 @@ function normalizeIssuer(ctx: ServiceContext, issuer: string): string {
  */
 async function validateOidcIssuer(ctx: ServiceContext, issuer: string, clientId: string): Promise<void> {
   try {
-    await discoverOidc(ctx.config, issuer, clientId, undefined);
+    await discoverOidc(upstreamRulesOf(ctx), issuer, clientId, undefined);
   } catch (err) {
     const discoveryUrl = `${issuer}/.well-known/openid-configuration`;
     const refused = outboundRefusalOf(err);

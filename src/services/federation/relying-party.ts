@@ -45,12 +45,26 @@ export function outboundRefusalOf(err: unknown): OutboundRefused | undefined {
   return undefined;
 }
 
-/** How the server reaches upstream providers: IDP_ALLOW_PRIVATE and IDP_ALLOWED_HOSTS (docs/federation.md). */
-export function upstreamPolicy(config: Pick<Config, 'idpAllowPrivate' | 'idpAllowedHosts'>): OutboundPolicy {
+/**
+ * Which upstream addresses the server may reach: the runtime settings idp_allow_private and idp_allowed_hosts
+ * (CONTRACT §18, docs/federation.md), read anew for every discovery, sign-in and fetch.
+ */
+export interface UpstreamRules {
+  allowPrivate: boolean;
+  allowedHosts: readonly string[];
+}
+
+export const upstreamRulesOf = (ctx: Pick<ServiceContext, 'settings'>): UpstreamRules => ({
+  allowPrivate: ctx.settings.current.values.idp_allow_private,
+  allowedHosts: ctx.settings.current.values.idp_allowed_hosts,
+});
+
+/** How the server reaches upstream providers under `rules` (docs/federation.md). */
+export function upstreamPolicy(rules: UpstreamRules): OutboundPolicy {
   return {
-    allowPrivate: config.idpAllowPrivate,
-    allowedHosts: new Set(config.idpAllowedHosts),
-    allowHttp: config.idpAllowPrivate,
+    allowPrivate: rules.allowPrivate,
+    allowedHosts: new Set(rules.allowedHosts),
+    allowHttp: rules.allowPrivate,
     timeoutMs: UPSTREAM_TIMEOUT_MS,
     maxBytes: UPSTREAM_MAX_BYTES,
   };
@@ -80,7 +94,7 @@ type Configuration = InstanceType<ReturnType<typeof openIdClient>['Configuration
 
 /** Discovery of an OpenID provider (issuer checked by openid-client: it must equal the configured one exactly). */
 export async function discoverOidc(
-  config: Pick<Config, 'idpAllowPrivate' | 'idpAllowedHosts'>,
+  rules: UpstreamRules,
   issuer: string,
   clientId: string,
   clientSecret: string | undefined,
@@ -88,7 +102,7 @@ export async function discoverOidc(
   const client = openIdClient();
   const insecure = new URL(issuer).protocol === 'http:';
   const configuration = await client.discovery(new URL(issuer), clientId, clientSecret, undefined, {
-    [client.customFetch]: createOutboundFetch(upstreamPolicy(config)) as never,
+    [client.customFetch]: createOutboundFetch(upstreamPolicy(rules)) as never,
     execute: insecure ? [client.allowInsecureRequests] : [],
     timeout: UPSTREAM_TIMEOUT_MS / 1000,
   });
@@ -142,7 +156,7 @@ async function configurationOf(ctx: ServiceContext, provider: IdentityProviderRo
   const secret = clientSecretOf(ctx, provider);
   let configuration: Configuration;
   if (provider.type === 'oidc') {
-    configuration = await discoverOidc(ctx.config, provider.issuer!, provider.clientId, secret);
+    configuration = await discoverOidc(upstreamRulesOf(ctx), provider.issuer!, provider.clientId, secret);
     // The id_token comes straight from the token endpoint; its signature is checked against the JWKS all the same.
     client.enableNonRepudiationChecks(configuration);
   } else {
@@ -154,7 +168,7 @@ async function configurationOf(ctx: ServiceContext, provider: IdentityProviderRo
       client.ClientSecretPost(secret),
     );
   }
-  configuration[client.customFetch] = createOutboundFetch(upstreamPolicy(ctx.config)) as never;
+  configuration[client.customFetch] = createOutboundFetch(upstreamPolicy(upstreamRulesOf(ctx))) as never;
   configuration.timeout = UPSTREAM_TIMEOUT_MS / 1000;
   const endpoint = configuration.serverMetadata().authorization_endpoint;
   if (endpoint) rememberAuthorizationOrigin(ctx, provider, new URL(endpoint).origin);
@@ -256,7 +270,7 @@ async function githubApi(ctx: ServiceContext, provider: IdentityProviderRow, pat
         'X-GitHub-Api-Version': '2022-11-28',
       },
     },
-    upstreamPolicy(ctx.config),
+    upstreamPolicy(upstreamRulesOf(ctx)),
   );
   if (res.status !== 200) throw new UpstreamRejected(`GitHub API ${path} answered ${res.status}`);
   try {

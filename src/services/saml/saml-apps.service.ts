@@ -21,7 +21,7 @@ import { outboundRequest, OutboundRefused } from '../../lib/outbound-http';
 import { normaliseCertificate } from '../../lib/saml-certificate';
 import { SamlInputError } from '../../lib/saml-xml';
 import type { ServiceContext } from '../context';
-import { upstreamPolicy } from '../federation/relying-party';
+import { upstreamPolicy, upstreamRulesOf } from '../federation/relying-party';
 import { DEFAULT_SAML_ATTRIBUTES } from './saml-policy';
 import { parseSpMetadata, type SpMetadata } from './sp-metadata';
 
@@ -48,7 +48,7 @@ export interface SamlAppInput {
 const METADATA_MAX_BYTES = 64 * 1024;
 const METADATA_TIMEOUT_MS = 5000;
 
-/** An https metadata URL fetched through the outbound-HTTP rules (IDP_ALLOW_PRIVATE / IDP_ALLOWED_HOSTS, no redirects). */
+/** An https metadata URL fetched through the outbound-HTTP rules (idp_allow_private / idp_allowed_hosts, no redirects). */
 async function fetchMetadata(ctx: ServiceContext, url: string): Promise<string> {
   const refuse = (words: { message: string; said?: Said }) =>
     badRequest('The SP metadata could not be used', [{ path: 'metadata_url', ...words }]);
@@ -57,7 +57,7 @@ async function fetchMetadata(ctx: ServiceContext, url: string): Promise<string> 
     response = await outboundRequest(
       url,
       { headers: { accept: 'application/samlmetadata+xml, application/xml, text/xml' } },
-      { ...upstreamPolicy(ctx.config), allowHttp: false, maxBytes: METADATA_MAX_BYTES, timeoutMs: METADATA_TIMEOUT_MS },
+      { ...upstreamPolicy(upstreamRulesOf(ctx)), allowHttp: false, maxBytes: METADATA_MAX_BYTES, timeoutMs: METADATA_TIMEOUT_MS },
     );
   } catch (err) {
     if (err instanceof OutboundRefused) {

@@ -145,7 +145,7 @@ export function renderProviderForm(
           />
         )}
         <p class="hint" id="private-issuer">
-          {i.privateIssuer} <a href="/admin/settings#environment-title">{i.privateIssuerLink}</a>
+          {i.privateIssuer} <a href="/admin/settings#f-idp_allow_private">{i.privateIssuerLink}</a>
         </p>
         <Field name="client_id" label={i.clientId} value={v.client_id} errors={data.errors} required autocomplete="off" />
         <Field
