@@ -111,7 +111,7 @@ function runLoops(job, windows) {
     }
   };
   const signer = job.sign ? makeSigner(job.sign) : undefined;
-  const worker = async (token) => {
+  const worker = async (token, onToken) => {
     while (performance.now() < end) {
       let body = job.tool === 'chain' ? job.bodyTemplate.replace('{token}', token) : job.body;
       let headers = job.headers;
@@ -133,13 +133,24 @@ function runLoops(job, windows) {
           return;
         }
         token = next;
+        onToken?.(next);
       }
     }
   };
-  const workers = job.tool === 'chain' ? job.tokens.map((t) => worker(t)) : Array.from({ length: connections }, () => worker());
+  // A chain's last tokens go back to the caller, so that another run can carry the same chains on (paired rounds).
+  const last = job.tool === 'chain' ? [...job.tokens] : undefined;
+  const workers =
+    job.tool === 'chain'
+      ? job.tokens.map((t, i) => worker(t, (next) => (last[i] = next)))
+      : Array.from({ length: connections }, () => worker());
   return Promise.all(workers).then(() => {
     agent.destroy();
-    return { name: job.name, ...summarize(stats.latencies, stats.count, stats.bad, durationMs / 1000), failures: stats.failures };
+    return {
+      name: job.name,
+      ...summarize(stats.latencies, stats.count, stats.bad, durationMs / 1000),
+      failures: stats.failures,
+      ...(last ? { tokens: last } : {}),
+    };
   });
 }
 

@@ -747,7 +747,21 @@ async function main(): Promise<void> {
   await checkRefreshSignsIdToken('node-oidc-provider', `${oidcBase}/token`, oidcClient, oidcTokens);
   await checkRefreshSignsIdToken('this server', `${sso}/api/oauth/token`, fx.client, fx.oauthRefreshTokens);
 
-  if (SOAK > 0) {
+  if (PAIR_JS) {
+    // Paired rounds (docs/performance.md, "A/B on a shared machine"): build B beside build A on the same database and
+    // secrets, on the same CPU, the load alternating between them.
+    const pairPort = await freePort();
+    const pair = await startProcess(
+      'sso-b',
+      process.execPath,
+      [PAIR_JS],
+      { ...env, PORT: String(pairPort) },
+      '/health',
+      `http://127.0.0.1:${pairPort}`,
+    );
+    await pairedRounds(server, pair, fx);
+    await stop(pair.child);
+  } else if (SOAK > 0) {
     await soak(server, fx, { env, dbUrl: db.url });
   } else {
     const barePort = await freePort();
@@ -946,6 +960,89 @@ async function dpopProofFor(jwk: JsonWebKey, htu: string): Promise<string> {
  * Issue 34: DPoP and private_key_jwt each add a signature check per request; each signed variant is measured right
  * after its plain one, with the same tool and connections, and set against it (bound/unbound, assertion/secret).
  */
+/** BENCH_PAIR_JS: a second build measured against this one in paired rounds (BENCH_PAIR_ROUNDS, default 6). */
+const PAIR_JS = process.env.BENCH_PAIR_JS ? path.resolve(process.env.BENCH_PAIR_JS) : undefined;
+const PAIR_ROUNDS = Number(process.env.BENCH_PAIR_ROUNDS ?? 6);
+
+/**
+ * Each wanted scenario (me, oauthRefresh, firstPartyRefresh, clientCredentials, clientCredentialsDpop) in PAIR_ROUNDS
+ * rounds, A then B or B then A in turn; the refresh chains carry on from one run to the next. Prints each round's CPU
+ * per request of both and the median of the ratios B/A.
+ */
+async function pairedRounds(a: Server, b: Server, fx: SsoFixtures): Promise<void> {
+  const tokenPath = '/api/oauth/token';
+  const ccForm = new URLSearchParams({ grant_type: 'client_credentials', resource: fx.ccResource, scope: 'bench:read' }).toString();
+  const ccLoop = (base: string): JobSpec => ({
+    tool: 'loop',
+    url: `${base}${tokenPath}`,
+    method: 'POST',
+    headers: { authorization: basic(fx.ccClient.id, fx.ccClient.secret), 'content-type': 'application/x-www-form-urlencoded' },
+    body: ccForm,
+    connections: CONNECTIONS,
+  });
+  const dpopKey = ecKey();
+  const pairs: Array<{ key: string; job: (base: string) => JobSpec; carry?: (tokens: string[]) => void }> = [];
+  if (wanted('me'))
+    pairs.push({
+      key: 'me',
+      job: (base) => ({
+        tool: 'autocannon',
+        url: `${base}/api/auth/me`,
+        headers: { authorization: `Bearer ${fx.userAccessToken}` },
+        connections: CONNECTIONS,
+      }),
+    });
+  if (wanted('oauthRefresh'))
+    pairs.push({
+      key: 'oauthRefresh',
+      job: (base) => oauthRefreshChain(`${base}${tokenPath}`, fx.client, fx.oauthRefreshTokens),
+      carry: (tokens) => (fx.oauthRefreshTokens = tokens),
+    });
+  if (wanted('firstPartyRefresh'))
+    pairs.push({
+      key: 'firstPartyRefresh',
+      job: (base) => firstPartyRefreshChain(base, fx.firstPartyRefreshTokens),
+      carry: (tokens) => (fx.firstPartyRefreshTokens = tokens),
+    });
+  if (wanted('clientCredentials')) pairs.push({ key: 'clientCredentials', job: ccLoop });
+  // The proof's htu is BASE_URL's (A's address), which both builds are configured with.
+  if (wanted('clientCredentialsDpop'))
+    pairs.push({
+      key: 'clientCredentialsDpop',
+      job: (base) => ({ ...ccLoop(base), sign: { dpop: { jwk: dpopKey, alg: 'ES256', htu: `${a.url}${tokenPath}` } } }),
+    });
+  const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
+  const summary: string[] = [];
+  for (const pair of pairs) {
+    const rows: Array<{ a: number; b: number }> = [];
+    for (let round = 0; round < PAIR_ROUNDS; round++) {
+      const row = { a: 0, b: 0 };
+      for (const side of round % 2 === 0 ? (['a', 'b'] as const) : (['b', 'a'] as const)) {
+        const server = side === 'a' ? a : b;
+        const [r] = await measure(`${pair.key} round ${round + 1} ${side.toUpperCase()}`, server.pid, pair.job(server.url));
+        const tokens = (r as Scenario & { tokens?: string[] }).tokens;
+        if (tokens && pair.carry) pair.carry(tokens);
+        row[side] = r!.cpuMsPerRequest;
+      }
+      rows.push(row);
+    }
+    const ratios = rows.map((r) => r.b / r.a);
+    summary.push(
+      `${pair.key}: A ${rows.map((r) => fmt(r.a, 3)).join(' ')} | B ${rows.map((r) => fmt(r.b, 3)).join(' ')} | B/A ${ratios
+        .map((x) => fmt(x, 2))
+        .join(
+          ' ',
+        )} | median B/A ${fmt(median(ratios), 2)} (A median ${fmt(median(rows.map((r) => r.a)), 3)} ms, B ${fmt(median(rows.map((r) => r.b)), 3)} ms)`,
+    );
+  }
+  process.stdout.write(
+    `\npaired rounds, CPU ms per request (load average ${os
+      .loadavg()
+      .map((x) => fmt(x, 1))
+      .join(' ')}):\n${summary.join('\n')}\n`,
+  );
+}
+
 async function signedVariants(server: Server, fx: SsoFixtures): Promise<void> {
   const sso = server.url;
   const tokenUrl = `${sso}/api/oauth/token`;

@@ -41,6 +41,7 @@ import * as tokenExchangeSessions from './20261202110000_token_exchange_sessions
 import * as backchannelLogoutOnDelete from './20261202120000_backchannel_logout_on_delete';
 import * as permissionDescriptions from './20261202130000_permission_descriptions';
 import * as exchangedSessionsSendNoLogout from './20261202170000_exchanged_sessions_send_no_logout';
+import * as notifyClientChanges from './20261203160000_notify_client_changes';
 
 /**
  * Migrations are listed here (in order) rather than discovered on disk, so that the same list runs under
@@ -89,6 +90,7 @@ const MIGRATIONS: Array<[string, Knex.Migration]> = [
   ['20261202120000_backchannel_logout_on_delete', backchannelLogoutOnDelete],
   ['20261202130000_permission_descriptions', permissionDescriptions],
   ['20261202170000_exchanged_sessions_send_no_logout', exchangedSessionsSendNoLogout],
+  ['20261203160000_notify_client_changes', notifyClientChanges],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Knex.Migration]> = {

@@ -13,6 +13,7 @@ import { createEventBus, createLogEventSink, type EventBus } from './services/ev
 import { createMailer, type Mailer } from './services/mailer.service';
 import { renderMailHtml } from './views/mail';
 import { LiveSettings } from './services/settings/live-settings';
+import { ClientCache } from './services/oauth/client-cache';
 import { createClientKeysFetcher, JWKS_MAX_BYTES, JWKS_TIMEOUT_MS, type ClientKeysFetcher } from './services/oauth/client-keys';
 import { webhookAddressRules, webhookOutboundPolicy } from './services/webhooks/webhook-policy';
 import { createMetadataDocumentFetcher, type MetadataDocumentFetcher } from './services/oauth/registration/client-metadata.service';
@@ -74,6 +75,8 @@ export function createServiceContext(
     mailHtml: renderMailHtml,
     events,
     sealer: createSealer(config.keysSecret),
+    // Issue 33: kept only once startSync listens for changes (src/server.ts); until then every lookup reads the database.
+    clients: new ClientCache({ db, logger }),
     clientMetadata: overrides.clientMetadata ?? createMetadataDocumentFetcher({ clock, allowedHosts: config.cimdAllowedHosts }),
     // Issue 34: a client's jwks_uri under the webhooks' address rules (read per fetch), or a host of CIMD_ALLOWED_HOSTS.
     clientKeys:
@@ -93,6 +96,7 @@ export function createServiceContext(
 /** Releases what the context holds: mail queue, audit writes, worker threads, database pool. */
 export async function closeServiceContext(ctx: ServiceContext): Promise<void> {
   await ctx.settings.stopSync();
+  await ctx.clients.stopSync();
   await ctx.mailer.close();
   await ctx.events.idle?.();
   await ctx.passwords.close();

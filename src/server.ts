@@ -66,6 +66,8 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   ctx.settings.startSync({ connectionString: config.databaseUrl! });
+  // Issue 33: the client cache, emptied by every change to a client or an API resource on any instance (NOTIFY).
+  ctx.clients.startSync({ connectionString: config.databaseUrl! });
   // The steps below are independent of each other (each its own round trips, or its own connections): they run at
   // once, so that a start waits for the slowest of them rather than their sum (issue 33, start within 1 s).
   const keys = (async () => {

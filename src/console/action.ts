@@ -13,13 +13,30 @@ import {
   setFlash,
 } from '../routes/console/console-kit';
 import { html, text } from '../routes/pages/page-kit';
-import { route, type DeclaredRoute, type Endpoint, type OutcomeRenderer, type RouteDecl, type RouteInput } from '../routes/route';
+import {
+  declareRouter,
+  route,
+  type DeclaredRoute,
+  type Endpoint,
+  type OutcomeRenderer,
+  type RouteDecl,
+  type RouteInput,
+} from '../routes/route';
+import type { RouteDeps } from '../routes/types';
 import type { ServiceContext } from '../services/context';
 import { hasPermission, SPEC_ADMIN_ROLES } from '../services/rbac-policy';
 import type { Principal } from '../services/principal';
 import type { FieldErrors } from '../views/console/components';
 import type { ConsoleFrame, ConsoleSection } from '../views/console/layout';
 import { renderConfirm } from '../views/console/pages';
+
+/** What a console area needs besides its API's declarations and its views: one import (src/console/<area>/*.console.ts). */
+export { Redirect, redirect } from '../http/outcome';
+export { checked, lines, list } from '../routes/console/console-kit';
+export { optionalText, text } from '../routes/pages/page-kit';
+export type { RouteDeps } from '../routes/types';
+export type { FieldErrors } from '../views/console/components';
+export { pageEnv } from '../views/env';
 
 /**
  * A console action built from the REST endpoint it mirrors (CONTRACT §14): the guard, the path parameters, the body
@@ -64,7 +81,12 @@ export interface ActionInput<D extends RouteDecl, S> {
   principal: Principal;
   /** Another endpoint of the API, run for the same caller (the thing a confirmation names, the subject of a page). */
   call<R>(e: Endpoint<RouteDecl, R>, input: { params?: unknown; query?: unknown }): Promise<R>;
+  /** Whether the caller passes `e`'s guard: a page offers a button only to whom its endpoint would let through. */
+  allows(e: Endpoint<RouteDecl, unknown>): boolean;
 }
+
+/** What a page helper needs of an action's input (any action's). */
+export type Caller = Pick<ActionInput<RouteDecl, unknown>, 'principal' | 'call' | 'allows'>;
 
 export interface ActionOptions<D extends RouteDecl, R, S extends FormSchema | undefined> {
   /** The console path (relative to /admin), with the endpoint's path parameters. */
@@ -97,6 +119,12 @@ export interface ActionOptions<D extends RouteDecl, R, S extends FormSchema | un
   done: (result: R, a: ActionInput<D, S>) => ConsoleOutcome | Promise<ConsoleOutcome>;
 }
 
+/**
+ * A form's mapping onto its endpoint's input, declared once in the area's *.form.ts and spread into each action that
+ * posts it (create and update): the fields, the input built from them, the field a refusal naming none is shown beside.
+ */
+export const formMapping = <S extends FormSchema>(m: { form: S; input: (f: z.output<S>) => unknown; field?: string }) => m;
+
 const confirmField = z.object({ confirm: text(10) });
 
 export interface Confirmation {
@@ -119,10 +147,23 @@ export function renderConsoleOutcome(section: ConsoleSection | undefined): Outco
   };
 }
 
-/** The console routes of one section, each an action built from its REST endpoint. */
-export function consoleSection(section: ConsoleSection, ctx: ServiceContext, actions: Array<(s: Section) => DeclaredRoute>) {
-  return actions.map((a) => a({ section, ctx }));
-}
+/** The console router of one section (`createConsoleXRouter`), each route an action built from its REST endpoint. */
+export const consoleRouter =
+  (section: ConsoleSection, actions: (deps: RouteDeps) => Array<(s: Section) => DeclaredRoute>) => (deps: RouteDeps) =>
+    declareRouter(
+      deps,
+      actions(deps).map((a) => a({ section, ctx: deps.ctx })),
+      { tags: ['Console'] },
+    );
+
+/**
+ * The `confirm:` of an action about one thing: the question names it, read through `get` for the same caller (behind
+ * `get`'s own guard), e.g. `asking(api.get, (r) => r.webhook.url, (url) => ({ title: x().deleteTitle(url), … }))`.
+ */
+export const asking =
+  <G extends RouteDecl, R>(get: Endpoint<G, R>, nameOf: (r: R) => string, says: (name: string) => Confirmation) =>
+  async ({ call, params }: { call: Caller['call']; params: unknown }): Promise<Confirmation> =>
+    says(nameOf(await call(get, { params })));
 
 interface Section {
   section: ConsoleSection;
@@ -142,7 +183,7 @@ export function consoleAction<D extends RouteDecl, R, S extends FormSchema | und
     return route(decl, async (input) => {
       const principal = input.principal;
       const sent = fieldsOf(method === 'post' ? input.body : input.query);
-      const a = typed<D, S>({ params: input.params, form: sent, principal, call: caller(ctx, principal) });
+      const a = typed<D, S>({ params: input.params, form: sent, ...callerOf(ctx, principal) });
       if (options.confirm && sent.confirm !== 'yes') {
         const { title, text: message, button } = await options.confirm(a);
         const action = `/admin${fill(options.path, input.params)}`;
@@ -211,8 +252,7 @@ export function consoleForm<D extends RouteDecl, S extends FormSchema | undefine
           typed<D, S>({
             params: input.params,
             form: fieldsOf(input.query),
-            principal: input.principal,
-            call: caller(ctx, input.principal),
+            ...callerOf(ctx, input.principal),
           }),
         ),
     );
@@ -230,11 +270,11 @@ export function consoleStream<Q extends z.ZodType, S extends FormSchema>(
     summary: string;
     form: S;
     input: (form: z.output<S>) => unknown;
-    invalid: (refused: Invalid<z.output<S>>) => ConsolePage | Promise<ConsolePage>;
+    invalid: (refused: Invalid<z.output<S>>, a: Caller) => ConsolePage | Promise<ConsolePage>;
     write: (query: z.output<Q>, res: Response) => Promise<void>;
   },
 ): (s: Section) => DeclaredRoute {
-  return ({ section }) =>
+  return ({ section, ctx }) =>
     route(
       {
         ...declOf(e.decl, section, 'get', options.path, options.summary, options.form),
@@ -245,7 +285,7 @@ export function consoleStream<Q extends z.ZodType, S extends FormSchema>(
         const parsed = e.decl.query?.safeParse(options.input(form));
         if (!parsed?.success) {
           const errors = parsed ? fieldErrors(parsed.error.issues) : {};
-          const again = await options.invalid(new Invalid(errors, form));
+          const again = await options.invalid(new Invalid(errors, form), callerOf(ctx, input.principal));
           return new ConsolePage(again.render, again.title, 400, errors);
         }
         await options.write(parsed.data, res);
@@ -259,13 +299,15 @@ type Schema = z.ZodType | undefined;
  * Runs another endpoint of the API for the same caller, behind that endpoint's own guard (its permission, role and
  * admin rule): a console page never reads more than its caller could read through the API.
  */
-const caller =
-  (ctx: ServiceContext, principal: Principal) =>
-  async <R>(other: Endpoint<RouteDecl, R>, i: { params?: unknown; query?: unknown }) => {
+const callerOf = (ctx: ServiceContext, principal: Principal): Caller => ({
+  principal,
+  call: async <R>(other: Endpoint<RouteDecl, R>, i: { params?: unknown; query?: unknown }) => {
     const refused = guardRefusal(other.decl, principal);
     if (refused) throw forbidden(refused);
     return other.run({ params: i.params, query: i.query, body: undefined, principal }, ctx);
-  };
+  },
+  allows: (other) => guardRefusal(other.decl, principal) === undefined,
+});
 
 /** Why a declaration's guard refuses the principal (the words of src/middleware/authorize.ts), or undefined. */
 function guardRefusal(d: RouteDecl, principal: Principal): string | undefined {

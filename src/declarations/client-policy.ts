@@ -6,6 +6,13 @@
 import { say, type ValidationKey, type ValidationParams } from '../i18n';
 import { isPrivateUseRedirectUri } from '../lib/redirect-uri';
 
+/**
+ * The scopes a client may hold and request: the spec's six (spec §2.10, §5.9) and `offline_access` (OIDC Core §11,
+ * CONTRACT §11), which refresh tokens do not depend on (every code grant gets one, as the spec says) but which OpenID
+ * relying parties such as oidc-agent ask for.
+ */
+export const SUPPORTED_SCOPES = ['openid', 'profile', 'email', 'read', 'write', 'admin', 'offline_access'] as const;
+
 export const CLIENT_TYPES = ['confidential', 'public'] as const;
 export type ClientType = (typeof CLIENT_TYPES)[number];
 

@@ -1,5 +1,6 @@
-import type { Request, Response } from 'express';
+import type { CookieOptions, Request, Response } from 'express';
 import type { Config } from '../config';
+import type { CookieWrite } from '../http/outcome';
 import { randomToken, safeEqual } from '../lib/crypto';
 
 /**
@@ -16,7 +17,7 @@ const CSRF_MAX_AGE_MS = 3600 * 1000;
 export function issueCsrf(req: Request, res: Response, config: Pick<Config, 'cookieSecure'>): string {
   const existing: unknown = req.cookies?.[CSRF_COOKIE];
   const value = typeof existing === 'string' && CSRF_SHAPE.test(existing) ? existing : randomToken(32);
-  res.cookie(CSRF_COOKIE, value, { httpOnly: true, sameSite: 'strict', secure: config.cookieSecure, path: '/', maxAge: CSRF_MAX_AGE_MS });
+  res.cookie(CSRF_COOKIE, value, csrfOptions(config));
   return value;
 }
 
@@ -26,14 +27,22 @@ export function issueCsrf(req: Request, res: Response, config: Pick<Config, 'coo
  * CSRF twin). Forms rendered before it then need a reload, as after any sign-in.
  */
 export function rotateCsrf(res: Response, config: Pick<Config, 'cookieSecure'>): void {
-  res.cookie(CSRF_COOKIE, randomToken(32), {
-    httpOnly: true,
-    sameSite: 'strict',
-    secure: config.cookieSecure,
-    path: '/',
-    maxAge: CSRF_MAX_AGE_MS,
-  });
+  const { name, value, options } = rotatedCsrf(config);
+  res.cookie(name, value, options);
 }
+
+/** rotateCsrf as an outcome's cookie: `value` is the new value (a page rendered with it uses it, not the old one). */
+export function rotatedCsrf(config: Pick<Config, 'cookieSecure'>): CookieWrite & { value: string } {
+  return { name: CSRF_COOKIE, value: randomToken(32), options: csrfOptions(config) };
+}
+
+const csrfOptions = (config: Pick<Config, 'cookieSecure'>): CookieOptions => ({
+  httpOnly: true,
+  sameSite: 'strict',
+  secure: config.cookieSecure,
+  path: '/',
+  maxAge: CSRF_MAX_AGE_MS,
+});
 
 /**
  * True when the posted `csrf` field matches the cookie AND the post comes from our own pages. The pair alone proves

@@ -1,3 +1,4 @@
+import type { ClientCache } from './oauth/client-cache';
 import type { Config } from '../config';
 import type { Db } from '../db';
 import type { Clock } from '../lib/clock';
@@ -36,6 +37,8 @@ export interface ServiceContext {
   clientMetadata: MetadataDocumentFetcher;
   /** Issue 34: fetches and caches the `jwks_uri` key sets of private_key_jwt clients (one cache per process, bounded). */
   clientKeys: ClientKeysFetcher;
+  /** Issue 33: the clients this instance authenticated, kept while it hears every change (services/oauth/client-cache.ts). */
+  clients: ClientCache;
 }
 
 /** Where a request came from, recorded on the sessions it creates. */

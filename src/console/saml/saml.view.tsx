@@ -12,11 +12,10 @@ import {
   Field,
   PostForm,
   Select,
-  Table,
   TextArea,
   type FieldErrors,
 } from '../../views/console/components';
-import { BackLink, CreateButton, NoneYet } from '../../views/console/list';
+import { BackLink, ListPage } from '../../views/console/list';
 import { renderConsole, type ConsoleFrame } from '../../views/console/layout';
 
 /** SAML applications (CONTRACT §19): the IdP values to give an SP, the apps, and the form of one app. */
@@ -30,33 +29,29 @@ export function renderSamlApps(frame: ConsoleFrame, data: { apps: SamlApp[]; idp
   const { saml: h, common: k } = pageEnv().t.console;
   return renderConsole(
     frame,
-    <>
-      <h1>{h.title}</h1>
-      <p>{h.intro}</p>
-      <CreateButton href="/admin/saml-apps/new" label={h.create} />
-      <Table
-        caption={h.caption}
-        rows={data.apps}
-        empty={<NoneYet text={h.noneYet} href="/admin/saml-apps/new" link={h.createOne} />}
-        columns={[
-          { label: k.name, cell: (a) => <a href={`/admin/saml-apps/${a.id}`}>{a.name}</a> },
-          { label: h.entityId, wrap: true, cell: (a) => <code>{a.entity_id}</code> },
-          { label: k.status, cell: (a) => <Badge on={a.enabled} yes={h.enabled} no={h.disabled} /> },
-          {
-            label: h.signIn,
-            cell: (a) =>
-              a.enabled ? (
-                <a href={a.idp_initiated_url} aria-label={h.signInNamed(a.name)}>
-                  {h.signInLink}
-                </a>
-              ) : (
-                '—'
-              ),
-          },
-        ]}
-      />
+    <ListPage
+      says={h}
+      create={{ href: '/admin/saml-apps/new', label: h.create, first: h.createOne }}
+      rows={data.apps}
+      columns={[
+        { label: k.name, cell: (a) => <a href={`/admin/saml-apps/${a.id}`}>{a.name}</a> },
+        { label: h.entityId, wrap: true, cell: (a) => <code>{a.entity_id}</code> },
+        { label: k.status, cell: (a) => <Badge on={a.enabled} yes={h.enabled} no={h.disabled} /> },
+        {
+          label: h.signIn,
+          cell: (a) =>
+            a.enabled ? (
+              <a href={a.idp_initiated_url} aria-label={h.signInNamed(a.name)}>
+                {h.signInLink}
+              </a>
+            ) : (
+              '—'
+            ),
+        },
+      ]}
+    >
       <IdpFacts frame={frame} idp={data.idp} />
-    </>,
+    </ListPage>,
   );
 }
 

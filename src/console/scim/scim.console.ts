@@ -1,17 +1,10 @@
-import { z } from 'zod';
-import { redirect } from '../../http/outcome';
-import { list } from '../../routes/console/console-kit';
-import { text } from '../../routes/pages/page-kit';
-import { declareRouter } from '../../routes/route';
 import { scimAdminApi as api } from '../../routes/scim/scim-admin.router';
 import type { ScimConnection, ScimGroupRoles } from '../../routes/scim/scim-admin.schemas';
-import type { RouteDeps } from '../../routes/types';
 import type { ServiceContext } from '../../services/context';
 import { isGlobalSuperAdmin } from '../../services/rbac-policy';
 import { listRoles } from '../../services/role-catalogue.service';
-import type { FieldErrors } from '../../views/console/components';
-import { pageEnv } from '../../views/env';
-import { consoleAction, consoleForm, consolePage, consoleSection } from '../action';
+import { asking, consoleAction, consoleForm, consolePage, consoleRouter, pageEnv, redirect, type FieldErrors } from '../action';
+import { connectionBody, rolesBody } from './scim.form';
 import * as views from './scim.view';
 
 /**
@@ -20,11 +13,9 @@ import * as views from './scim.view';
  * only in the answer to the create or rotate post: never in a URL, a cookie, a redirect target or a later page.
  */
 
-const connectionForm = z.object({ name: text(300), description: text(600) });
-const rolesForm = z.object({ role_ids: list() });
-
 const x = () => pageEnv().t.console.scim;
 const detail = (p: { connectionId: string }) => `/admin/scim/${p.connectionId}`;
+const nameOf = (r: { connection: ScimConnection }) => r.connection.name;
 
 /** The roles a group may be mapped to (active, never the global super_admin), and the ones it is mapped to now. */
 async function roleChoices(ctx: ServiceContext, mapped: readonly string[] = []): Promise<views.RoleChoice[]> {
@@ -34,8 +25,7 @@ async function roleChoices(ctx: ServiceContext, mapped: readonly string[] = []):
     .map((r) => ({ id: r.id, name: r.name, application: r.application }));
 }
 
-export function createConsoleScimRouter(deps: RouteDeps) {
-  const { ctx } = deps;
+export const createConsoleScimRouter = consoleRouter('scim', ({ ctx }) => {
   const scimUrl = `${ctx.config.baseUrl}/scim/v2`;
   const tokenPage = (r: { connection: ScimConnection; token: string }, heading: string, status: number) =>
     consolePage(views.renderConnectionToken, { ...r, heading, scimUrl }, heading, status);
@@ -45,7 +35,7 @@ export function createConsoleScimRouter(deps: RouteDeps) {
       { group, roles: await roleChoices(ctx, group.role_ids), checked, errors },
       x().groupNamed(group.display_name),
     );
-  const routes = consoleSection('scim', ctx, [
+  return [
     consoleAction(api.list, { path: '/scim', done: (r) => consolePage(views.renderConnections, { ...r, scimUrl }, x().title) }),
     consoleForm(api.create, {
       path: '/scim/new',
@@ -53,9 +43,7 @@ export function createConsoleScimRouter(deps: RouteDeps) {
     }),
     consoleAction(api.create, {
       path: '/scim',
-      form: connectionForm,
-      input: (f) => ({ name: f.name, description: f.description }),
-      field: 'name',
+      ...connectionBody,
       invalid: ({ values, errors }) => consolePage(views.renderConnectionForm, { values, errors }, x().create),
       done: (r) => tokenPage(r, x().createdTitle, 201),
     }),
@@ -65,50 +53,34 @@ export function createConsoleScimRouter(deps: RouteDeps) {
     }),
     consoleAction(api.rotate, {
       path: '/scim/:connectionId/rotate',
-      confirm: async ({ call, params }) => ({
-        title: x().rotateTitle((await call(api.get, { params })).connection.name),
-        text: x().rotateText,
-        button: x().rotate,
-      }),
+      confirm: asking(api.get, nameOf, (name) => ({ title: x().rotateTitle(name), text: x().rotateText, button: x().rotate })),
       // A connection revoked in another tab: said on the list (never a token in a redirect).
       back: () => '/admin/scim',
       done: (r) => tokenPage(r, x().rotatedTitle, 200),
     }),
     consoleAction(api.remove, {
       path: '/scim/:connectionId/delete',
-      confirm: async ({ call, params }) => ({
-        title: x().revokeTitle((await call(api.get, { params })).connection.name),
-        text: x().revokeText,
-        button: x().revoke,
-      }),
+      confirm: asking(api.get, nameOf, (name) => ({ title: x().revokeTitle(name), text: x().revokeText, button: x().revoke })),
       back: detail,
       done: () => redirect('/admin/scim', x().revoked),
     }),
     consoleAction(api.groups, {
       path: '/scim-groups',
-      done: async (r) =>
-        consolePage(
-          views.renderGroups,
-          {
-            ...r,
-            roles: await roleChoices(
-              ctx,
-              r.groups.flatMap((g) => g.role_ids),
-            ),
-          },
-          x().groupsTitle,
-        ),
+      done: async (r) => {
+        const roles = await roleChoices(
+          ctx,
+          r.groups.flatMap((g) => g.role_ids),
+        );
+        return consolePage(views.renderGroups, { ...r, roles }, x().groupsTitle);
+      },
     }),
     consoleAction(api.groupRoles, { path: '/scim-groups/:groupId', done: (r) => groupPage(r.group, r.group.role_ids) }),
     consoleAction(api.setGroupRoles, {
       path: '/scim-groups/:groupId',
-      form: rolesForm,
-      input: (f) => ({ role_ids: f.role_ids }),
-      field: 'role_ids',
+      ...rolesBody,
       invalid: async ({ values, errors }, { call, params }) =>
         groupPage((await call(api.groupRoles, { params })).group, values.role_ids, errors),
       done: (_r, { params }) => redirect(`/admin/scim-groups/${params.groupId}`, x().rolesSaved),
     }),
-  ]);
-  return declareRouter(deps, routes, { tags: ['Console'] });
-}
+  ];
+});

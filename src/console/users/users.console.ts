@@ -1,11 +1,6 @@
-import { z } from 'zod';
-import { Redirect, redirect } from '../../http/outcome';
 import { UUID_PATTERN } from '../../lib/ids';
 import { presentAuditEvent } from '../../routes/audit/audit.presenters';
-import { optionalText, text } from '../../routes/pages/page-kit';
 import { rolesApi } from '../../routes/rbac/roles.routes';
-import { declareRouter } from '../../routes/route';
-import type { RouteDeps } from '../../routes/types';
 import { usersApi as api } from '../../routes/users/users.router';
 import * as audit from '../../services/audit.service';
 import type { ServiceContext } from '../../services/context';
@@ -15,10 +10,10 @@ import { ADMIN_TIER, type Principal } from '../../services/principal';
 import * as catalogue from '../../services/role-catalogue.service';
 import * as userAdmin from '../../services/user-admin.service';
 import * as users from '../../services/users.service';
-import type { FieldErrors } from '../../views/console/components';
 import * as views from '../../views/console/pages';
-import { pageEnv } from '../../views/env';
-import { consoleAction, consoleForm, consolePage, consoleSection } from '../action';
+import { asking, consoleAction, consoleForm, consolePage, consoleRouter, pageEnv, Redirect, redirect } from '../action';
+import type { FieldErrors } from '../action';
+import { asCursor, changes, inviteForm, listFilterOf, profileForm, roleForm, USERS_PAGE, usersQuery } from './users.form';
 
 /**
  * The console's user pages and actions (CONTRACT §14), each built from its /api/users endpoint: the same guard, schema,
@@ -27,21 +22,14 @@ import { consoleAction, consoleForm, consolePage, consoleSection } from '../acti
  */
 const c = () => pageEnv().t.console;
 const user = (p: { userId: string }) => `/admin/users/${p.userId}`;
-const inviteForm = z.object({ email: text(300), first_name: text(300), last_name: text(300) });
-const profileForm = z.object({ first_name: text(300), last_name: text(300), email: text(300), email_verified: text(10) });
-const usersQuery = z.object({ q: text(200), status: text(20), tier: text(20), cursor: optionalText(60), before: optionalText(60) });
-const USERS_PAGE = 50;
-// Keyset cursors are user ids; anything else (an edited URL) starts from the top.
-const asCursor = (v: string | undefined) => (v && UUID_PATTERN.test(v) ? v : undefined);
-
+const emailOf = (r: { user: { email: string } }) => r.user.email;
+/** The user's page; a refused form of it is shown again with its errors beside the fields and the values entered. */
 async function detailPage(
   ctx: ServiceContext,
-  principal: Principal,
-  userId: string,
-  errors: FieldErrors = {},
-  values?: Record<string, string>,
-  status = 200,
+  { principal, params: { userId } }: { principal: Principal; params: { userId: string } },
+  refused?: { errors: FieldErrors; values: Record<string, string>; status: number },
 ) {
+  const { errors = {}, values, status = 200 } = refused ?? {};
   const [detail, allRoles, sessions, apps, factors, events, identities] = await Promise.all([
     users.getUserDetail(ctx, userId),
     catalogue.listRoles(ctx),
@@ -68,145 +56,123 @@ async function detailPage(
   return consolePage(views.renderUserDetail, data, detail.user.email, status, errors);
 }
 
-export function createConsoleUsersRouter(deps: RouteDeps) {
-  const { ctx } = deps;
-  const routes = consoleSection('users', ctx, [
-    consoleForm(api.list, {
-      path: '/users',
-      summary: 'Console: users',
-      form: usersQuery,
-      page: async ({ form: q }) => {
-        const status: 'active' | 'inactive' | undefined = q.status === 'active' || q.status === 'inactive' ? q.status : undefined;
-        const tier = q.tier === 'admin' ? 'admin' : '';
-        const filter = { search: q.q.trim() || undefined, status, holdingRoles: tier ? ADMIN_TIER : undefined };
-        const [found, count] = await Promise.all([
-          userAdmin.findUsers(ctx, { ...filter, cursor: asCursor(q.cursor), before: asCursor(q.before), limit: USERS_PAGE }),
-          userAdmin.countFoundUsers(ctx, filter),
-        ]);
-        const shown = { q: q.q, status: status ?? '', tier };
-        const link = (extra: Record<string, string>) =>
-          `/admin/users?${new URLSearchParams({ ...Object.fromEntries(Object.entries(shown).filter(([, v]) => v)), ...extra })}`;
-        const prev = found.prevCursor ? link({ before: found.prevCursor }) : undefined;
-        const next = found.nextCursor ? link({ cursor: found.nextCursor }) : undefined;
-        return consolePage(views.renderUsers, { users: found.users, count, filter: shown, prev, next }, c().users.title);
-      },
-    }),
-    consoleForm(api.invite, {
-      path: '/users/new',
-      summary: 'Console: invite a user (form)',
-      page: () => consolePage(views.renderInviteUser, { values: {}, errors: {} }, c().users.invite),
-    }),
-    consoleAction(api.invite, {
-      path: '/users',
-      summary: 'Console: invite a user',
-      form: inviteForm,
-      input: (f) => f,
-      field: 'email',
-      invalid: ({ values, errors }) => consolePage(views.renderInviteUser, { values, errors }, c().users.invite),
-      done: (r) => redirect(user({ userId: r.user.id }), c().users.invited(r.user.email)),
-    }),
-    consoleForm(api.get, {
-      path: '/users/:userId',
-      summary: 'Console: a user',
-      page: ({ principal, params }) => detailPage(ctx, principal, params.userId),
-    }),
-    consoleAction(api.update, {
-      path: '/users/:userId/profile',
-      summary: 'Console: edit a user',
-      form: profileForm,
-      // Only what changed is sent, so that an unchanged email never needs the §8 take-over rights.
-      before: async ({ form: f, call, params }) =>
-        Object.keys(changes(f, (await call(api.get, { params })).user)).length
-          ? undefined
-          : redirect(user(params), c().common.nothingChanged),
-      input: async (f, { call, params }) => changes(f, (await call(api.get, { params })).user),
-      field: 'email',
-      invalid: ({ values, errors, status }, { principal, params }) => detailPage(ctx, principal, params.userId, errors, values, status),
-      done: (_r, { params }) => redirect(user(params), c().user.profileSaved),
-    }),
-    // CONTRACT §8: re-activation needs users:delete, like deactivation (the API's PUT checks it in the service).
-    consoleAction(api.update, {
-      path: '/users/:userId/activate',
-      summary: 'Console: re-activate a user',
-      input: () => ({ is_active: true }),
-      back: user,
-      done: (_r, { params }) => redirect(user(params), c().user.reactivated),
-    }),
-    consoleAction(api.deactivate, {
-      path: '/users/:userId/deactivate',
-      confirm: async ({ call, params }) => ({
-        title: c().user.deactivateTitle((await call(api.get, { params })).user.email),
-        text: c().user.deactivateText,
-        button: c().user.deactivate,
-      }),
-      back: user,
-      done: (_r, { params }) => redirect(user(params), c().user.deactivated),
-    }),
-    consoleAction(rolesApi.assignToUser, {
-      path: '/users/:userId/roles',
-      summary: 'Console: assign a role',
-      form: z.object({ role_id: text(100) }),
-      // Nothing chosen: said as the flash of the user's page (the field is required in the browser).
-      before: async ({ form: f, params }) =>
-        UUID_PATTERN.test(f.role_id) ? undefined : new Redirect(user(params), { kind: 'error', message: c().errors.chooseRole }),
-      input: (f) => ({ role_id: f.role_id }),
-      field: 'role_id',
-      invalid: ({ values, errors, status }, { principal, params }) => detailPage(ctx, principal, params.userId, errors, values, status),
-      done: async (r, { call, params, form: f }) => {
-        const { role } = await call(rolesApi.get, { params: { roleId: f.role_id } });
-        return redirect(user(params), r.status === 201 ? c().user.roleAssigned(role.name) : c().user.roleAlreadyHeld(role.name));
-      },
-    }),
-    consoleAction(rolesApi.removeFromUser, {
-      path: '/users/:userId/roles/:roleId/remove',
-      summary: 'Console: remove a role',
-      confirm: async ({ call, params }) => {
-        const [{ user: u }, { role }] = await Promise.all([call(api.get, { params }), call(rolesApi.get, { params })]);
-        return { title: c().user.removeRoleTitle(role.name, u.email), text: c().user.removeRoleText, button: c().user.removeRoleButton };
-      },
-      back: user,
-      done: (_r, { params }) => redirect(user(params), c().user.roleRemoved),
-    }),
-    consoleAction(api.resetFactors, {
-      path: '/users/:userId/mfa/reset',
-      confirm: async ({ call, params }) => ({
-        title: c().user.resetTitle((await call(api.get, { params })).user.email),
-        text: c().user.resetText,
-        button: c().user.resetFactors,
-      }),
-      back: user,
-      done: (_r, { params }) => redirect(user(params), c().user.factorsReset),
-    }),
-    consoleAction(api.revokeSession, {
-      path: '/users/:userId/sessions/:sessionId/revoke',
-      confirm: () => ({ title: c().user.revokeTitle, text: c().user.revokeText, button: c().user.revokeSessionButton }),
-      back: user,
-      done: (_r, { params }) => redirect(user(params), c().user.sessionRevoked),
-    }),
-    consoleAction(api.resendInvitation, {
-      path: '/users/:userId/invitation',
-      back: user,
-      done: (r, { params }) => redirect(user(params), c().user.invitationResent(r.user.email)),
-    }),
-    consoleAction(api.passwordLink, {
-      path: '/users/:userId/password-link',
-      back: user,
-      done: (_r, { params }) => redirect(user(params), c().user.linkSent),
-    }),
-  ]);
-  return declareRouter(deps, routes, { tags: ['Console'] });
-}
-
-/** The profile form's changes against the account as the API shows it. */
-function changes(
-  f: z.output<typeof profileForm>,
-  u: { first_name: string; last_name: string; email: string; email_verified: boolean },
-): Record<string, unknown> {
-  const verified = f.email_verified === 'true';
-  return {
-    ...(f.first_name !== u.first_name ? { first_name: f.first_name } : {}),
-    ...(f.last_name !== u.last_name ? { last_name: f.last_name } : {}),
-    ...(f.email.trim().toLowerCase() !== u.email ? { email: f.email } : {}),
-    ...(verified !== u.email_verified ? { email_verified: verified } : {}),
-  };
-}
+export const createConsoleUsersRouter = consoleRouter('users', ({ ctx }) => [
+  consoleForm(api.list, {
+    path: '/users',
+    summary: 'Console: users',
+    form: usersQuery,
+    page: async ({ form: q }) => {
+      const { status, tier, shown, link } = listFilterOf(q);
+      const filter = { search: q.q.trim() || undefined, status, holdingRoles: tier ? ADMIN_TIER : undefined };
+      const [found, count] = await Promise.all([
+        userAdmin.findUsers(ctx, { ...filter, cursor: asCursor(q.cursor), before: asCursor(q.before), limit: USERS_PAGE }),
+        userAdmin.countFoundUsers(ctx, filter),
+      ]);
+      const prev = found.prevCursor ? link({ before: found.prevCursor }) : undefined;
+      const next = found.nextCursor ? link({ cursor: found.nextCursor }) : undefined;
+      return consolePage(views.renderUsers, { users: found.users, count, filter: shown, prev, next }, c().users.title);
+    },
+  }),
+  consoleForm(api.invite, {
+    path: '/users/new',
+    summary: 'Console: invite a user (form)',
+    page: () => consolePage(views.renderInviteUser, { values: {}, errors: {} }, c().users.invite),
+  }),
+  consoleAction(api.invite, {
+    path: '/users',
+    summary: 'Console: invite a user',
+    form: inviteForm,
+    input: (f) => f,
+    field: 'email',
+    invalid: ({ values, errors }) => consolePage(views.renderInviteUser, { values, errors }, c().users.invite),
+    done: (r) => redirect(user({ userId: r.user.id }), c().users.invited(r.user.email)),
+  }),
+  consoleForm(api.get, {
+    path: '/users/:userId',
+    summary: 'Console: a user',
+    page: (a) => detailPage(ctx, a),
+  }),
+  consoleAction(api.update, {
+    path: '/users/:userId/profile',
+    summary: 'Console: edit a user',
+    form: profileForm,
+    // Only what changed is sent, so that an unchanged email never needs the §8 take-over rights.
+    before: async ({ form: f, call, params }) =>
+      Object.keys(changes(f, (await call(api.get, { params })).user)).length
+        ? undefined
+        : redirect(user(params), c().common.nothingChanged),
+    input: async (f, { call, params }) => changes(f, (await call(api.get, { params })).user),
+    field: 'email',
+    invalid: (refused, a) => detailPage(ctx, a, refused),
+    done: (_r, { params }) => redirect(user(params), c().user.profileSaved),
+  }),
+  // CONTRACT §8: re-activation needs users:delete, like deactivation (the API's PUT checks it in the service).
+  consoleAction(api.update, {
+    path: '/users/:userId/activate',
+    summary: 'Console: re-activate a user',
+    input: () => ({ is_active: true }),
+    back: user,
+    done: (_r, { params }) => redirect(user(params), c().user.reactivated),
+  }),
+  consoleAction(api.deactivate, {
+    path: '/users/:userId/deactivate',
+    confirm: asking(api.get, emailOf, (email) => ({
+      title: c().user.deactivateTitle(email),
+      text: c().user.deactivateText,
+      button: c().user.deactivate,
+    })),
+    back: user,
+    done: (_r, { params }) => redirect(user(params), c().user.deactivated),
+  }),
+  consoleAction(rolesApi.assignToUser, {
+    path: '/users/:userId/roles',
+    summary: 'Console: assign a role',
+    form: roleForm,
+    // Nothing chosen: said as the flash of the user's page (the field is required in the browser).
+    before: async ({ form: f, params }) =>
+      UUID_PATTERN.test(f.role_id) ? undefined : new Redirect(user(params), { kind: 'error', message: c().errors.chooseRole }),
+    input: (f) => ({ role_id: f.role_id }),
+    field: 'role_id',
+    invalid: (refused, a) => detailPage(ctx, a, refused),
+    done: async (r, { call, params, form: f }) => {
+      const { role } = await call(rolesApi.get, { params: { roleId: f.role_id } });
+      return redirect(user(params), r.status === 201 ? c().user.roleAssigned(role.name) : c().user.roleAlreadyHeld(role.name));
+    },
+  }),
+  consoleAction(rolesApi.removeFromUser, {
+    path: '/users/:userId/roles/:roleId/remove',
+    summary: 'Console: remove a role',
+    confirm: async ({ call, params }) => {
+      const [{ user: u }, { role }] = await Promise.all([call(api.get, { params }), call(rolesApi.get, { params })]);
+      return { title: c().user.removeRoleTitle(role.name, u.email), text: c().user.removeRoleText, button: c().user.removeRoleButton };
+    },
+    back: user,
+    done: (_r, { params }) => redirect(user(params), c().user.roleRemoved),
+  }),
+  consoleAction(api.resetFactors, {
+    path: '/users/:userId/mfa/reset',
+    confirm: asking(api.get, emailOf, (email) => ({
+      title: c().user.resetTitle(email),
+      text: c().user.resetText,
+      button: c().user.resetFactors,
+    })),
+    back: user,
+    done: (_r, { params }) => redirect(user(params), c().user.factorsReset),
+  }),
+  consoleAction(api.revokeSession, {
+    path: '/users/:userId/sessions/:sessionId/revoke',
+    confirm: () => ({ title: c().user.revokeTitle, text: c().user.revokeText, button: c().user.revokeSessionButton }),
+    back: user,
+    done: (_r, { params }) => redirect(user(params), c().user.sessionRevoked),
+  }),
+  consoleAction(api.resendInvitation, {
+    path: '/users/:userId/invitation',
+    back: user,
+    done: (r, { params }) => redirect(user(params), c().user.invitationResent(r.user.email)),
+  }),
+  consoleAction(api.passwordLink, {
+    path: '/users/:userId/password-link',
+    back: user,
+    done: (_r, { params }) => redirect(user(params), c().user.linkSent),
+  }),
+]);

@@ -1,42 +1,14 @@
-import { z } from 'zod';
-import { redirect } from '../../http/outcome';
-import { checked } from '../../routes/console/console-kit';
-import { optionalText, text } from '../../routes/pages/page-kit';
-import { declareRouter } from '../../routes/route';
-import type { RouteDeps } from '../../routes/types';
 import { webhooksApi as api } from '../../routes/webhooks/webhooks.router';
 import type { Webhook } from '../../routes/webhooks/webhooks.schemas';
 import { DELIVERABLE_EVENT_TYPES } from '../../services/webhooks/webhook-policy';
-import type { FieldErrors } from '../../views/console/components';
-import { pageEnv } from '../../views/env';
-import { consoleAction, consoleForm, consolePage, consoleSection } from '../action';
+import { asking, consoleAction, consoleForm, consolePage, consoleRouter, pageEnv, redirect, type FieldErrors } from '../action';
+import { deliveriesForm, deliveryStatus, valuesOf, webhookBody } from './webhooks.form';
 import * as views from './webhooks.view';
 
 /**
- * Console pages of webhooks (CONTRACT §17, §14), each built from its /api/admin/webhooks endpoint (same guard, same
- * schemas, same service call and audit events). The signing secret appears only in the answer to the create or
- * rotate post: never in a URL, a cookie, a redirect target or a later page.
+ * Console pages of webhooks (CONTRACT §17, §14), each built from its /api/admin/webhooks endpoint. The signing secret
+ * appears only in the answer to the create or rotate post: never in a URL, a cookie, a redirect target or a later page.
  */
-
-const webhookForm = z.object({ url: text(2100), events: text(6000), description: text(600), enabled: text(10).transform(checked) });
-type WebhookForm = z.output<typeof webhookForm>;
-const deliveriesForm = z.object({ status: text(20), cursor: optionalText(60) });
-
-/** The form as the API body, checked by the API's own schemas (a refusal is shown beside the field it names). */
-const asBody = (f: WebhookForm) => ({
-  url: f.url,
-  events: f.events.split(/[\s,]+/).filter(Boolean),
-  description: f.description,
-  enabled: f.enabled,
-});
-
-const valuesOf = (w?: Webhook): views.WebhookValues => ({
-  url: w?.url ?? '',
-  events: w?.events.join('\n') ?? '',
-  description: w?.description ?? '',
-  enabled: w?.enabled ?? true,
-});
-
 const x = () => pageEnv().t.console.webhooks;
 const detail = (p: { webhookId: string }) => `/admin/webhooks/${p.webhookId}`;
 const form = (data: { webhook?: Webhook; values?: views.WebhookValues; errors?: FieldErrors }) =>
@@ -47,83 +19,59 @@ const form = (data: { webhook?: Webhook; values?: views.WebhookValues; errors?: 
   );
 const link = (p: { webhookId: string }, status: string, extra: Record<string, string> = {}) =>
   `${detail(p)}/deliveries?${new URLSearchParams({ ...(status ? { status } : {}), ...extra })}`;
-const deliveryStatus = (s: string) => (s === 'pending' || s === 'delivered' || s === 'failed' ? s : '');
+const urlOf = (r: { webhook: Webhook }) => r.webhook.url;
 
-export function createConsoleWebhooksRouter(deps: RouteDeps) {
-  const routes = consoleSection('webhooks', deps.ctx, [
-    consoleAction(api.list, { path: '/webhooks', done: (r) => consolePage(views.renderWebhooks, r, x().title) }),
-    consoleForm(api.create, { path: '/webhooks/new', page: () => form({}) }),
-    consoleAction(api.create, {
-      path: '/webhooks',
-      form: webhookForm,
-      input: asBody,
-      field: 'url',
-      invalid: ({ values, errors }) => form({ values, errors }),
-      done: (r) => consolePage(views.renderWebhookSecret, { ...r, heading: x().createdTitle, rotated: false }, x().createdTitle, 201),
-    }),
-    consoleAction(api.get, { path: '/webhooks/:webhookId', done: (r) => form({ webhook: r.webhook }) }),
-    consoleAction(api.update, {
-      path: '/webhooks/:webhookId',
-      form: webhookForm,
-      input: asBody,
-      field: 'url',
-      invalid: async ({ values, errors }, { call, params }) => form({ webhook: (await call(api.get, { params })).webhook, values, errors }),
-      done: (_r, { params }) => redirect(detail(params), x().saved),
-    }),
-    consoleAction(api.rotateSecret, {
-      path: '/webhooks/:webhookId/rotate',
-      confirm: async ({ call, params }) => ({
-        title: x().rotateTitle((await call(api.get, { params })).webhook.url),
-        text: x().rotateText,
-        button: x().rotate,
-      }),
-      // A webhook deleted in another tab: said on the list (never a secret in a redirect).
-      back: () => '/admin/webhooks',
-      done: (r) => consolePage(views.renderWebhookSecret, { ...r, heading: x().rotatedHeading, rotated: true }, x().rotatedTitle),
-    }),
-    consoleAction(api.remove, {
-      path: '/webhooks/:webhookId/delete',
-      confirm: async ({ call, params }) => ({
-        title: x().deleteTitle((await call(api.get, { params })).webhook.url),
-        text: x().deleteText,
-        button: x().delete,
-      }),
-      back: () => '/admin/webhooks',
-      done: () => redirect('/admin/webhooks', x().deleted),
-    }),
-    consoleAction(api.deliveries, {
-      path: '/webhooks/:webhookId/deliveries',
-      form: deliveriesForm,
-      input: (f) => ({ status: deliveryStatus(f.status) || undefined, cursor: f.cursor || undefined, limit: 50 }),
-      field: 'cursor',
-      invalid: async ({ values, errors }, { call, params }) => {
-        const { webhook } = await call(api.get, { params });
-        const status = deliveryStatus(values.status);
-        // The filter has no field of the cursor: its refusal is said about the whole form.
-        const said = { _form: errors.cursor ?? errors.status ?? Object.values(errors)[0] };
-        const props = { webhook, deliveries: [], status, first: link(params, status) };
-        return consolePage(views.renderDeliveries, props, x().deliveries, 400, said);
-      },
-      done: async (r, { call, params, form: f }) => {
-        const status = deliveryStatus(f.status);
-        return consolePage(
-          views.renderDeliveries,
-          {
-            webhook: (await call(api.get, { params })).webhook,
-            deliveries: r.deliveries,
-            status,
-            next: r.next_cursor ? link(params, status, { cursor: r.next_cursor }) : undefined,
-            first: f.cursor ? link(params, status) : undefined,
-          },
-          x().deliveries,
-        );
-      },
-    }),
-    consoleAction(api.redeliver, {
-      path: '/webhooks/:webhookId/deliveries/:deliveryId/redeliver',
-      back: (p) => `${detail(p)}/deliveries`,
-      done: (r, { params }) => redirect(`${detail(params)}/deliveries`, x().requeued(r.delivery.event_type)),
-    }),
-  ]);
-  return declareRouter(deps, routes, { tags: ['Console'] });
-}
+export const createConsoleWebhooksRouter = consoleRouter('webhooks', () => [
+  consoleAction(api.list, { path: '/webhooks', done: (r) => consolePage(views.renderWebhooks, r, x().title) }),
+  consoleForm(api.create, { path: '/webhooks/new', page: () => form({}) }),
+  consoleAction(api.create, {
+    path: '/webhooks',
+    ...webhookBody,
+    invalid: ({ values, errors }) => form({ values, errors }),
+    done: (r) => consolePage(views.renderWebhookSecret, { ...r, heading: x().createdTitle, rotated: false }, x().createdTitle, 201),
+  }),
+  consoleAction(api.get, { path: '/webhooks/:webhookId', done: (r) => form({ webhook: r.webhook }) }),
+  consoleAction(api.update, {
+    path: '/webhooks/:webhookId',
+    ...webhookBody,
+    invalid: async ({ values, errors }, { call, params }) => form({ webhook: (await call(api.get, { params })).webhook, values, errors }),
+    done: (_r, { params }) => redirect(detail(params), x().saved),
+  }),
+  consoleAction(api.rotateSecret, {
+    path: '/webhooks/:webhookId/rotate',
+    confirm: asking(api.get, urlOf, (url) => ({ title: x().rotateTitle(url), text: x().rotateText, button: x().rotate })),
+    // A webhook deleted in another tab: said on the list (never a secret in a redirect).
+    back: () => '/admin/webhooks',
+    done: (r) => consolePage(views.renderWebhookSecret, { ...r, heading: x().rotatedHeading, rotated: true }, x().rotatedTitle),
+  }),
+  consoleAction(api.remove, {
+    path: '/webhooks/:webhookId/delete',
+    confirm: asking(api.get, urlOf, (url) => ({ title: x().deleteTitle(url), text: x().deleteText, button: x().delete })),
+    back: () => '/admin/webhooks',
+    done: () => redirect('/admin/webhooks', x().deleted),
+  }),
+  consoleAction(api.deliveries, {
+    path: '/webhooks/:webhookId/deliveries',
+    form: deliveriesForm,
+    input: (f) => ({ status: deliveryStatus(f.status) || undefined, cursor: f.cursor || undefined, limit: 50 }),
+    field: 'cursor',
+    invalid: async ({ values, errors }, { call, params }) => {
+      const status = deliveryStatus(values.status);
+      // The filter has no field of the cursor: its refusal is said about the whole form.
+      const said = { _form: errors.cursor ?? errors.status ?? Object.values(errors)[0] };
+      const props = { webhook: (await call(api.get, { params })).webhook, deliveries: [], status, first: link(params, status) };
+      return consolePage(views.renderDeliveries, props, x().deliveries, 400, said);
+    },
+    done: async (r, { call, params, form: f }) => {
+      const status = deliveryStatus(f.status);
+      const next = r.next_cursor ? link(params, status, { cursor: r.next_cursor }) : undefined;
+      const props = { webhook: (await call(api.get, { params })).webhook, deliveries: r.deliveries, status, next };
+      return consolePage(views.renderDeliveries, { ...props, first: f.cursor ? link(params, status) : undefined }, x().deliveries);
+    },
+  }),
+  consoleAction(api.redeliver, {
+    path: '/webhooks/:webhookId/deliveries/:deliveryId/redeliver',
+    back: (p) => `${detail(p)}/deliveries`,
+    done: (r, { params }) => redirect(`${detail(params)}/deliveries`, x().requeued(r.delivery.event_type)),
+  }),
+]);

@@ -15,7 +15,7 @@ import {
   TextArea,
   type FieldErrors,
 } from '../../views/console/components';
-import { BackLink, CreateButton, NoneYet } from '../../views/console/list';
+import { BackLink, ListPage } from '../../views/console/list';
 import { renderConsole, type ConsoleFrame } from '../../views/console/layout';
 
 /** Webhooks (CONTRACT §17): subscriptions to audit events, their signing secrets (shown once) and deliveries. */
@@ -26,30 +26,25 @@ export function renderWebhooks(frame: ConsoleFrame, data: { webhooks: Webhook[] 
   const { webhooks: h, common: k } = pageEnv().t.console;
   return renderConsole(
     frame,
-    <>
-      <h1>{h.title}</h1>
-      <p>{h.intro}</p>
-      <CreateButton href="/admin/webhooks/new" label={h.create} />
-      <Table
-        caption={h.caption}
-        rows={data.webhooks}
-        empty={<NoneYet text={h.noneYet} href="/admin/webhooks/new" link={h.createOne} />}
-        columns={[
-          { label: h.url, wrap: true, cell: (w) => <a href={`/admin/webhooks/${w.id}`}>{w.url}</a> },
-          { label: h.events, wrap: true, cell: (w) => w.events.join(' ') },
-          { label: k.description, cell: (w) => w.description || '—' },
-          { label: k.status, cell: (w) => <Badge on={w.enabled} yes={h.enabled} no={h.disabled} /> },
-          {
-            label: h.deliveries,
-            cell: (w) => (
-              <a href={`/admin/webhooks/${w.id}/deliveries`} aria-label={h.viewDeliveries(w.url)}>
-                {h.view}
-              </a>
-            ),
-          },
-        ]}
-      />
-    </>,
+    <ListPage
+      says={h}
+      create={{ href: '/admin/webhooks/new', label: h.create, first: h.createOne }}
+      rows={data.webhooks}
+      columns={[
+        { label: h.url, wrap: true, cell: (w) => <a href={`/admin/webhooks/${w.id}`}>{w.url}</a> },
+        { label: h.events, wrap: true, cell: (w) => w.events.join(' ') },
+        { label: k.description, cell: (w) => w.description || '—' },
+        { label: k.status, cell: (w) => <Badge on={w.enabled} yes={h.enabled} no={h.disabled} /> },
+        {
+          label: h.deliveries,
+          cell: (w) => (
+            <a href={`/admin/webhooks/${w.id}/deliveries`} aria-label={h.viewDeliveries(w.url)}>
+              {h.view}
+            </a>
+          ),
+        },
+      ]}
+    />,
   );
 }
 

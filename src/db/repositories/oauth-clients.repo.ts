@@ -1,6 +1,7 @@
 import { preparedRows, type DbOrTrx } from '..';
 import { toApiResourceRow, type ApiResourceRecord, type ApiResourceRow } from './api-resources.repo';
 import { corsOriginsOf } from '../../lib/redirect-uri';
+import { noteClientWrite } from './client-writes';
 
 /** CONTRACT §12 (the rules about them: src/declarations/client-policy.ts). */
 export type OAuthClientType = 'confidential' | 'public';
@@ -262,6 +263,7 @@ export async function listClients(db: DbOrTrx, filter: { registration?: ClientRe
 
 /** RFC 7592 §2.3: the client is gone; its sessions, codes, pending requests and grants go with it (foreign keys). */
 export async function deleteClient(db: DbOrTrx, clientId: string): Promise<boolean> {
+  noteClientWrite();
   const deleted = await db('oauth_clients').where({ client_id: clientId }).delete();
   return deleted > 0;
 }
@@ -338,6 +340,7 @@ export async function updateClient(
     const redirectUris = patch.redirectUris ?? before.redirectUris;
     record.cors_origins = JSON.stringify(corsOriginsOf({ type: before.type, redirectUris, allowedOrigins }));
   }
+  noteClientWrite();
   const [row] = await db('oauth_clients').where({ client_id: clientId }).update(record).returning('*');
   return row ? toClientRow(row) : undefined;
 }
@@ -372,6 +375,7 @@ export async function upsertMetadataDocumentClient(
     now: Date;
   },
 ): Promise<{ row: OAuthClientRow; created: boolean; changed: boolean }> {
+  noteClientWrite();
   const result = await db.raw(
     `insert into oauth_clients as c
             (client_id, name, secret_hash, type, grant_types, allowed_resources, redirect_uris, cors_origins, scopes,

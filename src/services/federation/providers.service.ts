@@ -1,3 +1,4 @@
+import { PROVIDER_PRESETS } from '../../declarations/identity-providers';
 import { withTransaction } from '../../db';
 import { randomUUID } from 'node:crypto';
 import { isUniqueViolation } from '../../db/pg-errors';
@@ -31,13 +32,7 @@ import {
  */
 
 /** Presets (the console's buttons, and `preset` in the API): OpenID providers with their issuer filled in. */
-export const PROVIDER_PRESETS = {
-  google: { type: 'oidc', name: 'Google', issuer: 'https://accounts.google.com', scopes: OIDC_DEFAULT_SCOPES },
-  gitlab: { type: 'oidc', name: 'GitLab', issuer: 'https://gitlab.com', scopes: 'openid profile email' },
-  // Microsoft's issuer names the tenant: https://login.microsoftonline.com/{tenant id}/v2.0 (docs/federation.md).
-  microsoft: { type: 'oidc', name: 'Microsoft', issuer: undefined, scopes: OIDC_DEFAULT_SCOPES },
-  github: { type: 'github', name: 'GitHub', issuer: undefined, scopes: GITHUB_DEFAULTS.scopes },
-} as const satisfies Record<string, { type: IdentityProviderType; name: string; issuer: string | undefined; scopes: string }>;
+export { PROVIDER_PRESETS };
 
 export type ProviderPreset = keyof typeof PROVIDER_PRESETS;
 export const PRESET_NAMES = ['google', 'microsoft', 'gitlab', 'github'] as const satisfies readonly ProviderPreset[];

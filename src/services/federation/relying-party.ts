@@ -1,4 +1,4 @@
-import type { Config } from '../../config';
+import { callbackUrlOf, GITHUB_DEFAULTS, OIDC_DEFAULT_SCOPES } from '../../declarations/identity-providers';
 import type { IdentityProviderRow } from '../../db/repositories/identity-providers.repo';
 import { createOutboundFetch, outboundRequest, OutboundRefused, type OutboundPolicy } from '../../lib/outbound-http';
 import { openIdClient } from '../../lib/openid-client';
@@ -70,16 +70,7 @@ export function upstreamPolicy(rules: UpstreamRules): OutboundPolicy {
   };
 }
 
-export const GITHUB_DEFAULTS = {
-  baseUrl: 'https://github.com',
-  apiBaseUrl: 'https://api.github.com',
-  scopes: 'read:user user:email',
-} as const;
-export const OIDC_DEFAULT_SCOPES = 'openid profile email';
-
-export function callbackUrlOf(config: Pick<Config, 'baseUrl'>, slug: string): string {
-  return `${config.baseUrl}/api/auth/idp/${encodeURIComponent(slug)}/callback`;
-}
+export { callbackUrlOf, GITHUB_DEFAULTS, OIDC_DEFAULT_SCOPES };
 
 function clientSecretOf(ctx: ServiceContext, provider: IdentityProviderRow): string | undefined {
   return provider.clientSecretSealed ? ctx.sealer.open(provider.clientSecretSealed, clientSecretPurpose(provider.id)) : undefined;

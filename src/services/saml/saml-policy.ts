@@ -1,13 +1,6 @@
-import type { SamlAttributeNames, SamlNameIdFormat } from '../../db/repositories/saml-apps.repo';
+import type { SamlNameIdFormat } from '../../db/repositories/saml-apps.repo';
 
-/** CONTRACT §19 defaults, declared once (the REST schema, the metadata import and the console read them). */
-export const DEFAULT_SAML_ATTRIBUTES: SamlAttributeNames = {
-  email: 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress',
-  given_name: 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/givenname',
-  family_name: 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/surname',
-  name: 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/name',
-  roles: 'http://schemas.microsoft.com/ws/2008/06/identity/claims/role',
-};
+export { DEFAULT_SAML_ATTRIBUTES } from '../../declarations/saml';
 
 export const NAME_ID_FORMATS = ['emailAddress', 'persistent', 'transient', 'unspecified'] as const satisfies readonly SamlNameIdFormat[];
 

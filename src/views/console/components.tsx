@@ -6,23 +6,34 @@ import type { ListCount } from '../../declarations/list-count';
 export { RefusalDetail, RefusalText, type FieldErrors, type Refusal } from '../kit';
 
 /** A labelled input with its hint and error, tied together with aria-describedby / aria-invalid. */
-export function Field(props: {
+/** What every labelled control has: its name and label, its value, hint and error, its id (`f-<name>` unless given). */
+interface ControlProps {
   name: string;
   label: string;
   value?: string;
-  type?: 'text' | 'email' | 'url' | 'search' | 'date' | 'number' | 'password';
+  id?: string;
   hint?: string;
   errors?: FieldErrors;
   required?: boolean;
-  autocomplete?: string;
-  id?: string;
-  /** Inputs of type number. */
-  min?: number;
-  max?: number;
-}) {
+}
+
+/** A control's id, its error, and the aria-describedby tying its hint and error to it. */
+function controlOf(props: ControlProps) {
   const id = props.id ?? `f-${props.name}`;
   const error = props.errors?.[props.name];
-  const describedBy = describedByOf(id, props.hint, error);
+  return { id, error, describedBy: describedByOf(id, props.hint, error) };
+}
+
+export function Field(
+  props: ControlProps & {
+    type?: 'text' | 'email' | 'url' | 'search' | 'date' | 'number' | 'password';
+    autocomplete?: string;
+    /** Inputs of type number. */
+    min?: number;
+    max?: number;
+  },
+) {
+  const { id, error, describedBy } = controlOf(props);
   return (
     <div>
       <label for={id}>{props.label}</label>
@@ -43,10 +54,8 @@ export function Field(props: {
   );
 }
 
-export function TextArea(props: { name: string; label: string; value?: string; hint?: string; errors?: FieldErrors }) {
-  const id = `f-${props.name}`;
-  const error = props.errors?.[props.name];
-  const describedBy = describedByOf(id, props.hint, error);
+export function TextArea(props: Omit<ControlProps, 'id' | 'required'>) {
+  const { id, error, describedBy } = controlOf(props);
   return (
     <div>
       <label for={id}>{props.label}</label>
@@ -146,30 +155,19 @@ export function Radios(props: {
           </div>
         );
       })}
-      {error ? (
-        <p class="field-error" id={`f-${props.name}-error`}>
-          {error}
-        </p>
-      ) : null}
+      <HintAndError id={`f-${props.name}`} error={error} />
     </fieldset>
   );
 }
 
-export function Select(props: {
-  name: string;
-  label: string;
-  value?: string;
-  options: Array<{ value: string; label: string }>;
-  id?: string;
-  hint?: string;
-  errors?: FieldErrors;
-  required?: boolean;
-  /** A first, empty choice ("Choose a role…"): nothing is preselected. */
-  placeholder?: string;
-}) {
-  const id = props.id ?? `f-${props.name}`;
-  const error = props.errors?.[props.name];
-  const describedBy = describedByOf(id, props.hint, error);
+export function Select(
+  props: ControlProps & {
+    options: Array<{ value: string; label: string }>;
+    /** A first, empty choice ("Choose a role…"): nothing is preselected. */
+    placeholder?: string;
+  },
+) {
+  const { id, error, describedBy } = controlOf(props);
   return (
     <div>
       <label for={id}>{props.label}</label>

@@ -1,8 +1,8 @@
 import type { IdentityProvider } from '../../routes/federation/identity-providers.schemas';
 import { pageEnv } from '../env';
 import { Actions, Hidden, Time } from '../kit';
-import { ActionButton, Badge, Checkbox, CopyValue, Facts, Field, PostForm, Table, type FieldErrors } from './components';
-import { BackLink, CreateButton, NoneYet } from './list';
+import { ActionButton, Badge, Checkbox, CopyValue, Facts, Field, PostForm, type FieldErrors } from './components';
+import { BackLink, ListPage } from './list';
 import { renderConsole, type ConsoleFrame } from './layout';
 
 /** Identity providers (CONTRACT §16): the upstream OpenID Connect and GitHub sign-ins that /login offers. */
@@ -26,23 +26,18 @@ export function renderProviders(frame: ConsoleFrame, data: { providers: Identity
   const { identityProviders: i, common: k } = pageEnv().t.console;
   return renderConsole(
     frame,
-    <>
-      <h1>{i.title}</h1>
-      <p>{i.intro}</p>
-      <CreateButton href="/admin/identity-providers/new" label={i.add} />
-      <Table
-        caption={i.caption}
-        rows={data.providers}
-        empty={<NoneYet text={i.noneYet} href="/admin/identity-providers/new" link={i.addOne} />}
-        columns={[
-          { label: k.name, cell: (p) => <a href={`/admin/identity-providers/${p.id}`}>{p.name}</a> },
-          { label: i.slug, cell: (p) => <code>{p.slug}</code> },
-          { label: i.type, cell: (p) => (p.type === 'github' ? 'GitHub' : 'OpenID Connect') },
-          { label: i.issuerOrUrl, wrap: true, cell: (p) => p.issuer ?? p.base_url ?? '—' },
-          { label: k.status, cell: (p) => <Badge on={p.enabled} yes={i.enabled} no={i.disabled} /> },
-        ]}
-      />
-    </>,
+    <ListPage
+      says={i}
+      create={{ href: '/admin/identity-providers/new', label: i.add, first: i.addOne }}
+      rows={data.providers}
+      columns={[
+        { label: k.name, cell: (p) => <a href={`/admin/identity-providers/${p.id}`}>{p.name}</a> },
+        { label: i.slug, cell: (p) => <code>{p.slug}</code> },
+        { label: i.type, cell: (p) => (p.type === 'github' ? 'GitHub' : 'OpenID Connect') },
+        { label: i.issuerOrUrl, wrap: true, cell: (p) => p.issuer ?? p.base_url ?? '—' },
+        { label: k.status, cell: (p) => <Badge on={p.enabled} yes={i.enabled} no={i.disabled} /> },
+      ]}
+    />,
   );
 }
 

@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import type { BackchannelDelivery, OAuthClient, SigningKey, Summary } from '../../routes/admin/admin.schemas';
+import type { ApiResource, BackchannelDelivery, OAuthClient, SigningKey, Summary } from '../../routes/admin/admin.schemas';
 import type { AuditEvent } from '../../routes/audit/audit.schemas';
 import type { Role } from '../../routes/rbac/rbac.schemas';
 import type { ListCount } from '../../declarations/list-count';
@@ -580,8 +580,9 @@ export function renderRoleForm(
   data: {
     role?: Role;
     permissions: Array<{ name: string; description: string }>;
-    applications: Array<{ clientId: string; name: string }>;
-    resources: Array<{ identifier: string; name: string; scopes: string[]; roleBasedAccess: boolean }>;
+    /** The registered applications (GET /api/admin/oauth-clients): a role's application is chosen from them. */
+    applications: ReadonlyArray<Pick<OAuthClient, 'client_id' | 'name'>>;
+    resources: readonly ApiResource[];
     values: RoleValues;
     errors: FieldErrors;
     canEdit: boolean;
@@ -591,11 +592,11 @@ export function renderRoleForm(
   const v = data.values;
   const { roles: ro, common: k } = c();
   // A role stored earlier with a free-text application that names no registered client: shown, and fixable.
-  const stray = r?.application && !data.applications.some((a) => a.clientId === r.application) ? r.application : undefined;
+  const stray = r?.application && !data.applications.some((a) => a.client_id === r.application) ? r.application : undefined;
   const appOptions = [
     ...(r ? [] : [{ value: '', label: ro.applicationGlobal }]),
     ...(stray ? [{ value: stray, label: ro.unknownApplication(stray) }] : []),
-    ...data.applications.map((a) => ({ value: a.clientId, label: ro.applicationLabel(a.name, a.clientId) })),
+    ...data.applications.map((a) => ({ value: a.client_id, label: ro.applicationLabel(a.name, a.client_id) })),
   ];
   const description = r ? roleDescription(r) : v.description;
   return renderConsole(
@@ -654,7 +655,7 @@ export function renderRoleForm(
               <Checkboxes
                 name="api_scopes"
                 idPrefix={`f-api_scopes-${i}`}
-                legend={ro.apiResource(res.name, res.identifier, res.roleBasedAccess)}
+                legend={ro.apiResource(res.name, res.identifier, res.role_based_access)}
                 options={res.scopes.map((sc) => ({ value: `${res.identifier} ${sc}`, label: sc }))}
                 checked={v.api_scopes}
               />

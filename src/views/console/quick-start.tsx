@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
-import type { OAuthClient } from '../../routes/admin/admin.schemas';
-import { CLIENT_PRESETS, PRESETS, type ClientPreset } from '../../declarations/client-presets';
+import type { ApiResource, OAuthClient } from '../../routes/admin/admin.schemas';
+import { CLIENT_PRESETS, presetOf, PRESETS, quickStartSnippet, type ClientPreset } from '../../declarations/client-presets';
 import { pageEnv } from '../env';
 import { CopyValue, Facts } from './components';
 import { renderConsole, type ConsoleFrame } from './layout';
@@ -41,14 +41,23 @@ export function renderPresetChooser(frame: ConsoleFrame): string {
   );
 }
 
+/** What the quick-start is drawn from: the application and the APIs as the admin API answers them, and the issuer. */
 export interface QuickStartData {
   client: OAuthClient;
-  preset: ClientPreset;
+  /** The registered APIs (GET /api/admin/api-resources): the first one the application may call fills in the code. */
+  resources: readonly ApiResource[];
   issuer: string;
-  discoveryUrl: string;
-  snippet: { language: string; code: string };
   /** The secret, in the answer to the create (or rotate) post only. */
   secret?: string;
+}
+
+/** What the application is (its preset), and the matching guide's code with its settings filled in. */
+function quickStartOf({ client, resources, issuer }: QuickStartData) {
+  const preset = presetOf({ type: client.type, grantTypes: client.grant_types, redirectUris: client.redirect_uris });
+  const resource = client.allowed_resources[0];
+  const resourceScope = resource ? resources.find((r) => r.identifier === resource)?.scopes[0] : undefined;
+  const filled = { issuer, clientId: client.client_id, redirectUri: client.redirect_uris[0], resource, resourceScope };
+  return { preset, discoveryUrl: `${issuer}/.well-known/openid-configuration`, snippet: quickStartSnippet(preset, filled) };
 }
 
 /** The settings to configure and the guide's code with them filled in. */
@@ -56,10 +65,11 @@ export function QuickStart(props: QuickStartData & { heading: 'h1' | 'h2' }) {
   const st = s();
   const ap = pageEnv().t.console.applications;
   const c = props.client;
+  const { preset, discoveryUrl, snippet } = quickStartOf(props);
   const settings: Array<[string, ComponentChildren]> = [
-    [st.presetLabel, presetName(props.preset)],
+    [st.presetLabel, presetName(preset)],
     [ap.issuer, <CopyValue id="issuer" label={ap.issuerLower} value={props.issuer} />],
-    [ap.discoveryUrl, <CopyValue id="discovery" label={ap.discoveryUrlLower} value={props.discoveryUrl} />],
+    [ap.discoveryUrl, <CopyValue id="discovery" label={ap.discoveryUrlLower} value={discoveryUrl} />],
     [ap.clientId, <CopyValue id="client-id" label={ap.clientIdLower} value={c.client_id} />],
   ];
   if (props.secret) settings.push([ap.clientSecret, <CopyValue id="client-secret" label={ap.clientSecretLower} value={props.secret} />]);
@@ -68,20 +78,20 @@ export function QuickStart(props: QuickStartData & { heading: 'h1' | 'h2' }) {
   settings.push([ap.scopes, c.scopes.join(' ')]);
   if (c.type === 'public') settings.push([ap.tokenAuth, ap.tokenAuthNone]);
   const Heading = props.heading;
-  const guide = PRESETS[props.preset].guide;
+  const guide = PRESETS[preset].guide;
   const usesSecret = c.type === 'confidential' && c.token_endpoint_auth_method !== 'private_key_jwt';
   return (
     <section aria-labelledby="quick-start-h">
       <Heading id="quick-start-h">{props.heading === 'h1' ? st.quickStartTitle(c.name) : st.quickStart}</Heading>
-      <p>{st.quickStartIntro(presetName(props.preset))}</p>
+      <p>{st.quickStartIntro(presetName(preset))}</p>
       <Facts items={settings} />
       {usesSecret ? (
         <p class="hint">{props.secret ? st.secretFromEnvironment : `${st.secretFromEnvironment} ${st.secretNotShown}`}</p>
       ) : null}
       <div class="snippet">
         <pre class="settings" tabIndex={0} aria-label={st.codeLabel}>
-          <code id="quick-start-code" class={`language-${props.snippet.language}`}>
-            {props.snippet.code}
+          <code id="quick-start-code" class={`language-${snippet.language}`}>
+            {snippet.code}
           </code>
         </pre>
         <button

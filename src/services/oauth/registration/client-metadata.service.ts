@@ -23,7 +23,7 @@ export type ClientLookup = { client: OAuthClientRow | undefined; refusal?: strin
  */
 export async function findClientForRequest(ctx: ServiceContext, clientId: string): Promise<ClientLookup> {
   if (!isMetadataDocumentClientId(clientId)) {
-    return { client: clientId.length <= 200 ? await findClientById(ctx.db, clientId) : undefined };
+    return { client: clientId.length <= 200 ? await ctx.clients.find(clientId) : undefined };
   }
   if (!ctx.settings.current.values.client_id_metadata_documents) return { client: undefined };
   const url = checkMetadataDocumentUrl(clientId);
