@@ -2,6 +2,7 @@ import type { CookieOptions, Request, Response } from 'express';
 import type { Config } from '../config';
 import type { CookieWrite } from '../http/outcome';
 import { randomToken, safeEqual } from '../lib/crypto';
+import { fieldOf } from '../lib/thrown';
 
 /**
  * CSRF defence of the built-in HTML forms (CONTRACT §5), double-submit: a random value in an HttpOnly
@@ -54,6 +55,6 @@ export function csrfValid(req: Request, config: Pick<Config, 'baseOrigin'>): boo
   const origin = req.headers.origin;
   if (origin !== undefined && origin !== config.baseOrigin) return false;
   const cookie: unknown = req.cookies?.[CSRF_COOKIE];
-  const field: unknown = (req.body as Record<string, unknown> | undefined)?.csrf;
+  const field = fieldOf(req.body, 'csrf');
   return typeof cookie === 'string' && typeof field === 'string' && CSRF_SHAPE.test(cookie) && safeEqual(cookie, field);
 }
