@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { parse as parseCsv } from 'csv-parse/sync';
 import { z } from 'zod';
 import { withTransaction } from '../db';
 import { isUniqueViolation } from '../db/pg-errors';
@@ -83,8 +82,12 @@ export interface ImportResult {
 const refuse = (details: ErrorDetail[]) =>
   new AppError('validation_error', `The import was refused: ${details.length} problem(s); nothing was created`, { details });
 
-/** A CSV body (header row, `roles` separated by `;`) as rows; a malformed file is one refusal. */
+/**
+ * A CSV body (header row, `roles` separated by `;`) as rows; a malformed file is one refusal. The parser is loaded on
+ * the first import (outside the server's bundle, scripts/bundle.js), not at start: most processes never import users.
+ */
 export function rowsOfCsv(text: string): unknown[] {
+  const { parse: parseCsv } = require('csv-parse/sync') as typeof import('csv-parse/sync');
   try {
     const records: unknown[] = parseCsv(text, { columns: true, skip_empty_lines: true, trim: true, bom: true, max_record_size: 65536 });
     return records;
