@@ -64,7 +64,8 @@ export const importRow = z.object({
       if (v === '' || v === undefined) return undefined;
       if (typeof v !== 'string') return v;
       try {
-        return JSON.parse(v) as unknown;
+        const parsed: unknown = JSON.parse(v);
+        return parsed;
       } catch {
         return v;
       }
@@ -88,11 +89,11 @@ const refuse = (details: ErrorDetail[]) =>
 export function rowsOfCsv(text: string): unknown[] {
   const { parse: parseCsv } = require('csv-parse/sync') as typeof import('csv-parse/sync');
   try {
-    return parseCsv(text, { columns: true, skip_empty_lines: true, trim: true, bom: true, max_record_size: 65536 }) as unknown[];
+    const records: unknown[] = parseCsv(text, { columns: true, skip_empty_lines: true, trim: true, bom: true, max_record_size: 65536 });
+    return records;
   } catch (err) {
-    throw new AppError('validation_error', `The CSV could not be read: ${(err as Error).message}`, {
-      details: [{ path: 'body', message: (err as Error).message }],
-    });
+    const message = err instanceof Error ? err.message : String(err);
+    throw new AppError('validation_error', `The CSV could not be read: ${message}`, { details: [{ path: 'body', message }] });
   }
 }
 
@@ -121,7 +122,7 @@ export async function importUsers(
 
   for (const [i, raw] of rows.entries()) {
     const row = i + 1;
-    const sentEmail = typeof (raw as { email?: unknown } | null)?.email === 'string' ? (raw as { email: string }).email : '';
+    const sentEmail = typeof raw === 'object' && raw !== null && 'email' in raw && typeof raw.email === 'string' ? raw.email : '';
     const problem = (field: string, message: string) => details.push({ path: `rows[${i}].${field}`, row, email: sentEmail, message });
     const parsed = importRow.safeParse(raw);
     if (!parsed.success) {
@@ -214,6 +215,6 @@ export async function importUsers(
 /** GET /api/admin/users/export: one page of accounts (never a hash, factor, code, key or token). */
 export async function exportUsersPage(ctx: ServiceContext, afterId: string | null) {
   const users = await listUsersForExport(ctx.db, afterId, EXPORT_PAGE_SIZE + 1);
-  const next = users.length > EXPORT_PAGE_SIZE ? users[EXPORT_PAGE_SIZE - 1]!.id : undefined;
+  const next = users.length > EXPORT_PAGE_SIZE ? users[EXPORT_PAGE_SIZE - 1].id : undefined;
   return { users: users.slice(0, EXPORT_PAGE_SIZE), next };
 }
