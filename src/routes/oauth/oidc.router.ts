@@ -1,6 +1,7 @@
-import type { Request, Response } from 'express';
-import { csrfValid, issueCsrf } from '../../middleware/csrf';
-import { clearSessionCookies } from '../../middleware/session-cookies';
+import type { Request } from 'express';
+import { Redirect } from '../../http/outcome';
+import { csrfValid } from '../../middleware/csrf';
+import { clearedSessionCookies } from '../../middleware/session-cookies';
 import { authenticateClient } from '../../services/oauth/client-auth.service';
 import { requireParam } from '../../services/oauth/params';
 import { buildOpenIdConfiguration } from '../../services/oidc/discovery.service';
@@ -13,7 +14,7 @@ import { renderOAuthErrorPage } from '../../views/consent';
 import { pageEnv } from '../../views/env';
 import { renderSignedOutPage } from '../../views/login';
 import { renderLogoutConfirmPage } from '../../views/logout';
-import { html } from '../pages/page-kit';
+import { hostedPage, renderPageOutcome } from '../pages/page-kit';
 import { declareRouter, PrebuiltJson, route, type DeclaredRoute, type HttpMethod } from '../route';
 import type { RouteDeps } from '../types';
 import { introspectionBody, introspectParams, jwksBody, logoutParams, openIdConfigurationBody } from './oauth.schemas';
@@ -59,15 +60,15 @@ export function createOidcRouter(deps: RouteDeps) {
    * RP-Initiated Logout 1.0: GET (query) or POST (form). The confirmation page posts back here with `confirm=yes` and
    * its CSRF field; a client's own form post has neither.
    */
-  const logout = async (params: z.output<typeof logoutParams>, principal: Principal | undefined, req: Request, res: Response) => {
+  const logout = async (params: z.output<typeof logoutParams>, principal: Principal | undefined, req: Request) => {
     const { confirm, csrf: _csrf, ...wire } = params;
     const confirming = req.method === 'POST' && confirm === 'yes';
-    if (confirming && !csrfValid(req, config)) return html(res, 403, refusedPage());
+    if (confirming && !csrfValid(req, config)) return hostedPage(refusedPage, 403);
     const browser = principal && !principal.clientId ? principal : undefined;
     if (req.method === 'POST' && !confirming && !browser) {
       // A client's cross-site form post carries no SameSite=Lax cookie: continue as a top-level GET, which does.
       const query = new URLSearchParams(Object.entries(wire).filter((e): e is [string, string] => typeof e[1] === 'string'));
-      return res.redirect(303, `/api/oauth/logout?${query}`);
+      return new Redirect(`/api/oauth/logout?${query}`);
     }
     const outcome = await planLogout(
       ctx,
@@ -80,15 +81,18 @@ export function createOidcRouter(deps: RouteDeps) {
       browser,
       confirming,
     );
-    if (outcome.kind === 'error') return html(res, 400, invalidPage(outcome.message));
+    if (outcome.kind === 'error') return hostedPage(() => invalidPage(outcome.message), 400);
     if (outcome.kind === 'confirm') {
-      const csrf = issueCsrf(req, res, config);
       const { userEmail, clientName, redirectUrl } = outcome;
-      return html(res, 200, renderLogoutConfirmPage({ csrf, userEmail, clientName, params: wire }), [redirectUrl]);
+      return hostedPage(
+        ({ csrf }) => renderLogoutConfirmPage({ csrf, userEmail, clientName, params: wire }),
+        200,
+        redirectUrl ? [redirectUrl] : undefined,
+      );
     }
-    if (outcome.endBrowserSession) clearSessionCookies(res, config);
-    if (outcome.redirectUrl) return res.redirect(req.method === 'POST' ? 303 : 302, outcome.redirectUrl);
-    html(res, 200, renderSignedOutPage());
+    const cleared = outcome.endBrowserSession ? clearedSessionCookies(config) : [];
+    if (outcome.redirectUrl) return new Redirect(outcome.redirectUrl, undefined, req.method === 'POST' ? 303 : 302).withCookies(...cleared);
+    return hostedPage(renderSignedOutPage).withCookies(...cleared);
   };
   const logoutRoute = (method: HttpMethod, summary: string) =>
     route(
@@ -98,6 +102,7 @@ export function createOidcRouter(deps: RouteDeps) {
         summary,
         auth: 'browser',
         noStore: true,
+        outcome: renderPageOutcome,
         // Issue 19: a browser page that ends the session, never readable cross-origin (CONTRACT §8), whatever the origin.
         cors: false,
         form: method === 'post',
@@ -109,7 +114,7 @@ export function createOidcRouter(deps: RouteDeps) {
             "To the client's registered post_logout_redirect_uri with state; or 200 with the confirmation page or the signed-out page (400 page for a bad request)",
         },
       },
-      ({ query, body, principal }, req, res) => logout((query ?? body)!, principal, req, res),
+      ({ query, body, principal }, req) => logout((query ?? body)!, principal, req),
     );
 
   return declareRouter(
