@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { parse as parseCsv } from 'csv-parse/sync';
 import { z } from 'zod';
 import { withTransaction } from '../db';
 import { isUniqueViolation } from '../db/pg-errors';
@@ -82,16 +81,7 @@ export interface ImportResult {
 const refuse = (details: ErrorDetail[]) =>
   new AppError('validation_error', `The import was refused: ${details.length} problem(s); nothing was created`, { details });
 
-/** A CSV body (header row, `roles` separated by `;`) as rows; a malformed file is one refusal. */
-export function rowsOfCsv(text: string): unknown[] {
-  try {
-    return parseCsv(text, { columns: true, skip_empty_lines: true, trim: true, bom: true, max_record_size: 65536 }) as unknown[];
-  } catch (err) {
-    throw new AppError('validation_error', `The CSV could not be read: ${(err as Error).message}`, {
-      details: [{ path: 'body', message: (err as Error).message }],
-    });
-  }
-}
+export { rowsOfCsv } from '../declarations/user-import';
 
 /**
  * POST /api/admin/users/import (docs/passwords.md): every row is checked (shape, duplicates in the file, accounts that
