@@ -7,6 +7,7 @@ import { openEmbeddedForServer, type OpenedDatabase } from './db/embedded-databa
 import { EMBEDDED_POOL_MAX, EmbeddedDatabaseError } from './db/embedded-postgres';
 import { DataDirLockedError } from './lib/data-dir-lock';
 import { createLogger } from './lib/logger';
+import { thrownMessage } from './lib/thrown';
 import { tuneHeap } from './lib/heap-tuning';
 import { createRateLimit, createRedisRateLimitStore, createRegistrationRateLimit } from './middleware/rate-limit';
 import { ensureSuperAdmin } from './services/bootstrap.service';
@@ -35,7 +36,8 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel, { pretty: !config.isProduction && config.nodeEnv !== 'test' });
   // DATABASE_URL unset: the embedded PostgreSQL of DATA_DIR, owned by this server (db/embedded-database.ts).
   let embedded: OpenedDatabase | undefined;
-  if (!config.databaseUrl) {
+  let databaseUrl = config.databaseUrl;
+  if (!databaseUrl) {
     try {
       embedded = await openEmbeddedForServer(config.dataDir, {
         logger,
@@ -50,8 +52,10 @@ async function main(): Promise<void> {
       process.stderr.write(`Failed to start: ${err.message}.${hint}\n`);
       process.exit(1);
     }
-    config = { ...config, databaseUrl: embedded.url };
+    databaseUrl = embedded.url;
+    config = { ...config, databaseUrl };
   }
+  const connectionString: string = databaseUrl;
   const db = createDb(config, { logger, poolMax: embedded ? EMBEDDED_POOL_MAX : undefined });
   const ctx = createServiceContext(config, { logger, db });
   const applied = await migrateLatest(ctx.db);
@@ -65,9 +69,9 @@ async function main(): Promise<void> {
     await embedded?.close();
     process.exit(1);
   }
-  ctx.settings.startSync({ connectionString: config.databaseUrl! });
+  ctx.settings.startSync({ connectionString });
   // Issue 33: the client cache, emptied by every change to a client or an API resource on any instance (NOTIFY).
-  ctx.clients.startSync({ connectionString: config.databaseUrl! });
+  ctx.clients.startSync({ connectionString });
   // The steps below are independent of each other (each its own round trips, or its own connections): they run at
   // once, so that a start waits for the slowest of them rather than their sum (issue 33, start within 1 s).
   const keys = (async () => {
@@ -102,8 +106,8 @@ async function main(): Promise<void> {
   // or the embedded one alike. The queue's schema exists before the first request can write an event.
   // The bootstrap writes audit events, whose webhook fan-out needs the queue's schema: it comes after the install.
   const queue = (async (): Promise<WebhookWorker> => {
-    await installWebhookQueue(ctx, config.databaseUrl!);
-    const [worker] = await Promise.all([startWebhookWorker(ctx, { connectionString: config.databaseUrl! }), administrators()]);
+    await installWebhookQueue(ctx, connectionString);
+    const [worker] = await Promise.all([startWebhookWorker(ctx, { connectionString }), administrators()]);
     return worker;
   })();
   const [, { rateLimit, registrationRateLimit, closeRedis }, webhookWorker] = await Promise.all([keys, limits, queue]);
@@ -159,7 +163,7 @@ async function main(): Promise<void> {
           await fn();
         } catch (err) {
           if (name === 'embedded PostgreSQL') failed = true;
-          logger.error({ step: name, err: { message: (err as Error).message } }, 'closing failed');
+          logger.error({ step: name, err: { message: thrownMessage(err) } }, 'closing failed');
         }
       };
       await close('webhook worker', () => webhookWorker.stop());
@@ -174,7 +178,7 @@ async function main(): Promise<void> {
   // first. While stopping, the stop goes on: PostgreSQL ending its connections ("terminating connection due to
   // administrator command") can surface on a client still closing, and the resources are being closed anyway.
   const unhandled = (what: string) => (reason: unknown) => {
-    const err = { message: (reason as Error)?.message ?? String(reason), stack: (reason as Error)?.stack };
+    const err = { message: thrownMessage(reason), stack: reason instanceof Error ? reason.stack : undefined };
     logger.error({ err, stopping }, what);
     if (!stopping) process.exit(1);
   };
@@ -185,6 +189,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  process.stderr.write(`Failed to start: ${(err as Error).message}\n`);
+  process.stderr.write(`Failed to start: ${thrownMessage(err)}\n`);
   process.exit(1);
 });

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config';
+import { thrownMessage } from '../lib/thrown';
 import { PASSWORD_MAX_BYTES, PASSWORD_MIN_LENGTH } from '../lib/password';
 import { migrateLatest } from '../db';
 import { ensureSuperAdmin } from '../services/bootstrap.service';
@@ -99,6 +100,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  process.stderr.write(`${err instanceof ConfigError ? 'Configuration error' : 'Error'}: ${(err as Error).message}\n`);
+  process.stderr.write(`${err instanceof ConfigError ? 'Configuration error' : 'Error'}: ${thrownMessage(err)}\n`);
   process.exit(1);
 });

@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig } from '../config';
+import { thrownMessage } from '../lib/thrown';
 import { createDb, migrateLatest } from '../db';
 import { withDatabase } from './with-database';
 
@@ -17,6 +18,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  process.stderr.write(`${err instanceof ConfigError ? 'Configuration error' : 'Migration failed'}: ${(err as Error).message}\n`);
+  process.stderr.write(`${err instanceof ConfigError ? 'Configuration error' : 'Migration failed'}: ${thrownMessage(err)}\n`);
   process.exit(1);
 });

@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig } from '../config';
+import { thrownMessage } from '../lib/thrown';
 import { migrateLatest } from '../db';
 import { closeServiceContext, createServiceContext } from '../create-context';
 import { pruneExpired } from '../services/prune.service';
@@ -20,6 +21,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  process.stderr.write(`${err instanceof ConfigError ? 'Configuration error' : 'Pruning failed'}: ${(err as Error).message}\n`);
+  process.stderr.write(`${err instanceof ConfigError ? 'Configuration error' : 'Pruning failed'}: ${thrownMessage(err)}\n`);
   process.exit(1);
 });

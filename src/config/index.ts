@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { pinnedSettings, SettingEnvError, type SettingValues } from '../declarations/settings';
+import { parseJsonText } from '../lib/json-text';
 
 const boolString = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 
@@ -197,12 +198,14 @@ function parseTrustProxy(raw: string | undefined): boolean | number | string | u
   return raw;
 }
 
+const DEV_SECRETS_JSON = z.object({ access: z.string().optional(), refresh: z.string().optional() });
+
 /** Development secrets are generated once and kept in DATA_DIR so that restarts keep sessions valid. */
 function loadDevSecrets(dataDir: string): { access: string; refresh: string } {
   const file = path.join(dataDir, 'dev-secrets.json');
   try {
-    const stored = JSON.parse(fs.readFileSync(file, 'utf8')) as { access?: string; refresh?: string };
-    if (stored.access && stored.refresh) return { access: stored.access, refresh: stored.refresh };
+    const stored = parseJsonText(fs.readFileSync(file, 'utf8'), DEV_SECRETS_JSON);
+    if (stored?.access && stored.refresh) return { access: stored.access, refresh: stored.refresh };
   } catch {
     // not there yet: generate below
   }
@@ -220,8 +223,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   }
   const result = envSchema.safeParse(cleaned);
   if (!result.success) {
-    const issue = result.error.issues[0]!;
-    fail(String(issue.path[0] ?? 'environment'), issue.message);
+    const issue = result.error.issues[0];
+    fail(String(issue?.path[0] ?? 'environment'), issue?.message ?? 'is invalid');
   }
   const e = result.data;
   let pinned: Partial<SettingValues>;
@@ -235,16 +238,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   const baseUrl = (e.BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, '');
   const dataDir = path.resolve(e.DATA_DIR);
 
-  let jwtAccessSecret = e.JWT_ACCESS_SECRET;
-  let jwtRefreshSecret = e.JWT_REFRESH_SECRET;
-  if (isProduction) {
-    if (!jwtAccessSecret) fail('JWT_ACCESS_SECRET', 'is required in production (at least 32 characters)');
-    if (!jwtRefreshSecret) fail('JWT_REFRESH_SECRET', 'is required in production (at least 32 characters)');
-  } else if (!jwtAccessSecret || !jwtRefreshSecret) {
-    const generated = loadDevSecrets(dataDir);
-    jwtAccessSecret ??= generated.access;
-    jwtRefreshSecret ??= generated.refresh;
-  }
+  // Production needs both; elsewhere a missing one comes from DATA_DIR/dev-secrets.json.
+  const generated = !isProduction && (!e.JWT_ACCESS_SECRET || !e.JWT_REFRESH_SECRET) ? loadDevSecrets(dataDir) : undefined;
+  const jwtAccessSecret =
+    e.JWT_ACCESS_SECRET ?? generated?.access ?? fail('JWT_ACCESS_SECRET', 'is required in production (at least 32 characters)');
+  const jwtRefreshSecret =
+    e.JWT_REFRESH_SECRET ?? generated?.refresh ?? fail('JWT_REFRESH_SECRET', 'is required in production (at least 32 characters)');
   if (jwtAccessSecret === jwtRefreshSecret) fail('JWT_REFRESH_SECRET', 'must differ from JWT_ACCESS_SECRET');
 
   const loginApps = parseLoginApps(e.LOGIN_APPS);
@@ -264,8 +263,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     baseOrigin: new URL(baseUrl).origin,
     databaseUrl: e.DATABASE_URL,
     dataDir,
-    jwtAccessSecret: jwtAccessSecret!,
-    jwtRefreshSecret: jwtRefreshSecret!,
+    jwtAccessSecret,
+    jwtRefreshSecret,
     issuer: e.ISSUER,
     audience: 'service',
     loginApps: Object.freeze(loginApps),
@@ -294,7 +293,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     refreshReuseGraceSeconds: e.REFRESH_REUSE_GRACE_S,
     sessionMaxAgeDays: e.SESSION_MAX_AGE_DAYS,
     allowHttpRedirectUris: e.ALLOW_HTTP_REDIRECT_URIS,
-    keysSecret: e.KEYS_SECRET ?? `keys:${jwtRefreshSecret!}`,
+    keysSecret: e.KEYS_SECRET ?? `keys:${jwtRefreshSecret}`,
     oidcIssuer: (e.OIDC_ISSUER ?? baseUrl).replace(/\/+$/, ''),
     idTokenAlg: e.ID_TOKEN_ALG,
     auditRetentionDays: e.AUDIT_RETENTION_DAYS,

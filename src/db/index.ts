@@ -3,6 +3,7 @@ import { migrationSource } from '../../migrations';
 import type { Config } from '../config';
 import { serviceUnavailable } from '../errors';
 import type { Logger } from '../lib/logger';
+import { thrownCode } from '../lib/thrown';
 import { isRetryableTransactionError } from './pg-errors';
 
 export type Db = Knex;
@@ -43,7 +44,8 @@ export function createDb(config: Pick<Config, 'databaseUrl'>, options: { poolMax
 }
 
 export async function migrateLatest(db: Db): Promise<string[]> {
-  const [, applied] = (await db.migrate.latest({ migrationSource })) as [number, string[]];
+  // Knex types the result `any`: [batch number, file names applied].
+  const [, applied]: [number, string[]] = await db.migrate.latest({ migrationSource });
   return applied;
 }
 
@@ -65,8 +67,7 @@ export async function withTransaction<T>(db: Db, fn: (trx: Knex.Transaction) => 
  * undefined for the pool, where every statement is committed on its own.
  */
 export function commitOf(db: DbOrTrx): Promise<unknown> | undefined {
-  const trx = db as Knex.Transaction;
-  return trx.isTransaction ? trx.executionPromise : undefined;
+  return db.isTransaction && 'executionPromise' in db ? db.executionPromise : undefined;
 }
 
 /** The retry of withTransaction for work that is atomic on its own (a single statement). */
@@ -93,7 +94,7 @@ export async function pingDatabase(db: Db): Promise<void> {
  * API. test/integration/prepared-statements.test.ts pins it, so a Knex upgrade that moves the pool fails there.
  */
 export function poolStats(db: Db): { inUse: number; idle: number; waiting: number } | undefined {
-  const pool = db.client.pool as Partial<Record<'numUsed' | 'numFree' | 'numPendingAcquires', () => number>> | undefined;
+  const pool: Partial<Record<'numUsed' | 'numFree' | 'numPendingAcquires', () => number>> | undefined = db.client.pool;
   if (!pool?.numUsed || !pool.numFree || !pool.numPendingAcquires) return undefined;
   return { inUse: pool.numUsed(), idle: pool.numFree(), waiting: pool.numPendingAcquires() };
 }
@@ -136,13 +137,13 @@ export async function preparedRows<R extends object = Record<string, unknown>>(
   }
   for (let attempt = 1; ; attempt++) {
     const generation = generations.get(name) ?? 0;
-    const connection = (await db.client.acquireConnection()) as PgConnection;
+    const connection: PgConnection = await db.client.acquireConnection();
     try {
       return (await connection.query<R>({ name: generation ? `${name}_g${generation}` : name, text, values })).rows;
     } catch (err) {
       // Another instance migrated the schema under this prepared statement (a rolling deploy): the statement is
       // prepared afresh under its next name, on this connection and every other, and the call is tried once more.
-      if ((err as { code?: unknown })?.code !== STALE_PREPARED_STATEMENT || attempt > 1) throw err;
+      if (thrownCode(err) !== STALE_PREPARED_STATEMENT || attempt > 1) throw err;
       if (generations.get(name) === undefined || generations.get(name) === generation) generations.set(name, generation + 1);
     } finally {
       await db.client.releaseConnection(connection);

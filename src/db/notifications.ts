@@ -70,7 +70,7 @@ export function listenForNotifications(options: {
       listening = true;
       onConnected?.();
     } catch (err) {
-      lost(err as Error);
+      lost(err instanceof Error ? err : new Error(String(err)));
     }
   };
 

@@ -1,28 +1,24 @@
 import { AppError, conflict, serviceUnavailable } from '../errors';
+import { thrownCode, thrownString } from '../lib/thrown';
 
 /** The one place that maps driver errors to AppErrors. */
 export function isUniqueViolation(err: unknown, constraint?: string): boolean {
-  const e = err as { code?: string; constraint?: string };
-  return e?.code === '23505' && (!constraint || e.constraint === constraint);
+  return thrownCode(err) === '23505' && (!constraint || thrownString(err, 'constraint') === constraint);
 }
 
 /** Connection-level failures: the database is down, unreachable or overloaded. */
 export function isConnectionError(err: unknown): boolean {
-  const e = err as { code?: string; name?: string; message?: string };
-  if (!e) return false;
-  if (e.name === 'KnexTimeoutError') return true;
-  if (
-    typeof e.code === 'string' &&
-    /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|57P0[1-3]|08\d{3}|53300)$/.test(e.code)
-  ) {
+  if (thrownString(err, 'name') === 'KnexTimeoutError') return true;
+  const code = thrownCode(err);
+  if (code !== undefined && /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|57P0[1-3]|08\d{3}|53300)$/.test(code))
     return true;
-  }
   // pg's own connect timeout (connectionTimeoutMillis) is a bare Error('timeout expired') without a code: a server that
   // accepts the connection but does not finish the start-up in time, as a loaded machine does under a burst of new
   // connections (issue 33's 5xx soak found it as 500s).
+  const message = thrownString(err, 'message');
   return (
-    typeof e.message === 'string' &&
-    /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect|^timeout expired$/i.test(e.message)
+    message !== undefined &&
+    /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect|^timeout expired$/i.test(message)
   );
 }
 
@@ -31,7 +27,7 @@ export function isConnectionError(err: unknown): boolean {
  * running it again is safe (CONTRACT §8).
  */
 export function isRetryableTransactionError(err: unknown): boolean {
-  const code = (err as { code?: string })?.code;
+  const code = thrownCode(err);
   return code === '40001' || code === '40P01';
 }
 
@@ -42,8 +38,8 @@ export function isRetryableTransactionError(err: unknown): boolean {
  * lost connection, never a 500.
  */
 export function isOverloadError(err: unknown): boolean {
-  const code = (err as { code?: string })?.code;
-  return typeof code === 'string' && (/^53\d{3}$/.test(code) || code === '57014' || code === '55P03');
+  const code = thrownCode(err);
+  return code !== undefined && (/^53\d{3}$/.test(code) || code === '57014' || code === '55P03');
 }
 
 /** Maps a database error to what the client should see; unknown errors pass through untouched. */
@@ -51,7 +47,7 @@ export function mapDbError(err: unknown, conflictMessage: Parameters<typeof conf
   if (err instanceof AppError) return err;
   if (isUniqueViolation(err)) return conflict(conflictMessage);
   if (isConnectionError(err) || isRetryableTransactionError(err) || isOverloadError(err)) return serviceUnavailable(err);
-  const code = (err as { code?: string })?.code;
+  const code = thrownCode(err);
   // invalid_text_representation (e.g. a malformed uuid) and friends: the input was bad, not the server.
   // 22021/22P05: a NUL byte or unencodable character in text input.
   if (code === '22P02' || code === '22001' || code === '22003' || code === '22007' || code === '22021' || code === '22P05') {

@@ -63,7 +63,7 @@ export interface ClientShape {
 export function checkClientShape(client: ClientShape): PolicyVerdict {
   const grants = client.grantTypes;
   if (grants.length === 0) return refuse('grantTypesRequired');
-  const unknown = grants.find((g) => !(GRANT_TYPES as readonly string[]).includes(g));
+  const unknown = grants.find((g) => !GRANT_TYPES.some((known) => known === g));
   if (unknown !== undefined) return refuse('grantTypeUnknown', 'grant_types', { grant: unknown });
   if (client.type === 'public' && grants.includes('client_credentials')) return refuse('clientCredentialsPublic');
   if (client.type === 'public' && grants.includes(TOKEN_EXCHANGE_GRANT)) return refuse('tokenExchangePublic');

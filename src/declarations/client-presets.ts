@@ -78,7 +78,7 @@ export const PRESETS: Readonly<Record<ClientPreset, PresetDeclaration>> = {
   },
 };
 
-export const isClientPreset = (value: string): value is ClientPreset => (CLIENT_PRESETS as readonly string[]).includes(value);
+export const isClientPreset = (value: string): value is ClientPreset => CLIENT_PRESETS.some((preset) => preset === value);
 
 /** The loopback IP literals of RFC 8252 §7.3 (a native app's redirect), as opposed to a web origin on localhost. */
 const isLoopbackLiteral = (uri: string): boolean => /^http:\/\/(127\.0\.0\.1|\[::1\])(:\d+)?\//.test(uri);

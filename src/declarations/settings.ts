@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LOCALES, sayIssue, type Locale } from '../i18n';
+import { LOCALES, sayIssue } from '../i18n';
 import { brandColorProblem, DEFAULT_BRAND_COLOR } from '../lib/palette';
 
 /**
@@ -187,7 +187,7 @@ export const SETTINGS = [
   setting({
     name: 'default_locale',
     sensitive: false,
-    schema: z.enum(LOCALES as [Locale, ...Locale[]], { error: `must be one of ${LOCALES.join(', ')}` }),
+    schema: z.enum(LOCALES, { error: `must be one of ${LOCALES.join(', ')}` }),
     default: 'en',
     env: 'text',
     group: 'branding',
@@ -255,7 +255,8 @@ function fromEnv(format: EnvFormat, raw: string): { value: unknown } | { problem
       };
     case 'json':
       try {
-        return { value: JSON.parse(raw) as unknown };
+        const value: unknown = JSON.parse(raw);
+        return { value };
       } catch {
         return { problem: 'must be JSON' };
       }
@@ -273,7 +274,7 @@ export class SettingEnvError extends Error {
 
 /** The first message of a failed parse, prefixed with the path inside the value when there is one. */
 export function firstIssue(error: z.ZodError): string {
-  const issue = error.issues[0]!;
+  const issue = error.issues[0];
   const path = issue.path.filter((p) => typeof p === 'string');
   const where = path.length ? `${path.join('.')}: ` : '';
   return `${where}${issue.message}`;

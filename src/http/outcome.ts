@@ -1,3 +1,4 @@
+import type { CookieOptions, Response } from 'express';
 import type { ErrorDetail } from '../errors';
 import type { FieldErrors, Refusal } from '../views/console/components';
 
@@ -8,7 +9,46 @@ import type { FieldErrors, Refusal } from '../views/console/components';
  * (a CSV export, static files, a download) still write to `res`.
  */
 export abstract class Outcome {
+  /** The cookies this answer sets or clears, in order (a sign-in's session pair, a cleared pending link). */
+  readonly cookies: CookieWrite[] = [];
+  /** Response headers besides the kit's own (Retry-After of a refusal over a limit). */
+  readonly headers: Record<string, string> = {};
+
   protected constructor(readonly status: number) {}
+
+  /** This answer, also setting or clearing `cookies` (written by the kit's last step, before the body). */
+  withCookies(...cookies: ReadonlyArray<CookieWrite>): this {
+    this.cookies.push(...cookies);
+    return this;
+  }
+
+  /** This answer with `headers` too. */
+  withHeaders(headers: Readonly<Record<string, string>> | undefined): this {
+    Object.assign(this.headers, headers);
+    return this;
+  }
+}
+
+/** A cookie an outcome sets (`value`) or clears (`value` undefined), with the options it was set with. */
+export interface CookieWrite {
+  readonly name: string;
+  readonly value: string | undefined;
+  readonly options: CookieOptions;
+}
+
+export const setCookie = (name: string, value: string, options: CookieOptions): CookieWrite => ({ name, value, options });
+export const clearCookie = (name: string, options: CookieOptions): CookieWrite => ({ name, value: undefined, options });
+
+/** `outcome` also setting or clearing `cookies`. */
+export const withCookies = <O extends Outcome>(outcome: O, ...cookies: CookieWrite[]): O => outcome.withCookies(...cookies);
+
+/** The first step of every outcome renderer: the outcome's cookies and headers, before its status and body. */
+export function writeCookiesAndHeaders(outcome: Outcome, res: Response): void {
+  for (const { name, value, options } of outcome.cookies) {
+    if (value === undefined) res.clearCookie(name, options);
+    else res.cookie(name, value, options);
+  }
+  res.set(outcome.headers);
 }
 
 /** A page: its view applied to the frame the kit builds (CSRF value, signed-in account, flash, errors). */
@@ -34,13 +74,17 @@ export function page<F, P>(view: (frame: F, props: P) => string, props: P, title
   return new Page<F>((frame) => view(frame, props), title, status);
 }
 
-/** A 303 to `to` (post-redirect-get), with the result of the action shown once there. */
+/**
+ * A 303 to `to` (post-redirect-get), with the result of the action shown once there. `status` 302 only for a plain
+ * GET that moved (the base address to /login).
+ */
 export class Redirect extends Outcome {
   constructor(
     readonly to: string,
     readonly flash?: { kind: 'ok' | 'error'; message: Refusal },
+    status: 302 | 303 = 303,
   ) {
-    super(303);
+    super(status);
   }
 }
 

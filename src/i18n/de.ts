@@ -1,5 +1,5 @@
 import type { Messages } from './en';
-import { pluralize } from './plural';
+import { keyed, pluralize } from './plural';
 
 const plural = pluralize('de');
 
@@ -1827,7 +1827,7 @@ export const de: Messages = {
         branding: 'Erscheinungsbild und Sprache',
         mail: 'E-Mail',
       },
-      labels: {
+      labels: keyed({
         registration: [
           'Selbstregistrierung',
           'Offen: Jede Person kann auf der Registrierungsseite ein Konto anlegen. Geschlossen: Nur Administratoren legen Konten an.',
@@ -1880,7 +1880,7 @@ export const de: Messages = {
           'smtp://- oder smtps://-URL mit den Zugangsdaten. Nur schreibbar: Leer lassen, um den gespeicherten Wert zu behalten.',
         ],
         mail_from: ['Absenderadresse', 'Das From: jeder E-Mail.'],
-      } as Record<string, [string, string]>,
+      }),
       yes: 'Ja',
       no: 'Nein',
       save: 'Einstellungen speichern',

@@ -1,4 +1,4 @@
-import { pluralize } from './plural';
+import { keyed, pluralize } from './plural';
 
 const plural = pluralize('en');
 
@@ -1780,14 +1780,14 @@ export const en = {
       value: 'Value',
       formIntro:
         'These settings apply on every instance within two seconds, without a restart. A setting pinned by an environment variable is locked here: change the variable and restart.',
-      groups: {
+      groups: keyed({
         sign_up: 'Sign-up and registration',
         security: 'Security',
         browser: 'Browser applications',
         branding: 'Branding and language',
         mail: 'Mail',
-      } as Record<string, string>,
-      labels: {
+      }),
+      labels: keyed({
         registration: [
           'Self-service sign-up',
           'Open: anyone may create an account on the sign-up page. Closed: only administrators create accounts.',
@@ -1834,7 +1834,7 @@ export const en = {
         default_locale: ['Default language', 'Used when a browser asks for no language this server speaks.'],
         smtp_url: ['SMTP server', 'smtp:// or smtps:// URL with the credentials. Write-only: leave empty to keep the stored value.'],
         mail_from: ['Sender address', 'The From: of every mail.'],
-      } as Record<string, [string, string]>,
+      }),
       yes: 'Yes',
       no: 'No',
       save: 'Save settings',

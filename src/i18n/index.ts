@@ -8,7 +8,8 @@ import type { ValidationParams } from './en';
 /** CONTRACT §15: the shipped catalogues; the first is the fallback. */
 export const CATALOGUES = { en, de } as const satisfies Record<string, Messages>;
 export type Locale = keyof typeof CATALOGUES;
-export const LOCALES = Object.keys(CATALOGUES) as Locale[];
+const isLocale = (value: string): value is Locale => Object.hasOwn(CATALOGUES, value);
+export const LOCALES: readonly Locale[] = Object.keys(CATALOGUES).filter(isLocale);
 export const DEFAULT_LOCALE: Locale = 'en';
 
 /** What a hosted page or mail is rendered with (CONTRACT §15): its language, its catalogue and the branding. */
@@ -21,8 +22,6 @@ export interface PageEnv {
 export function messagesFor(locale: Locale): Messages {
   return CATALOGUES[locale];
 }
-
-const isLocale = (value: string): value is Locale => (LOCALES as string[]).includes(value);
 
 /**
  * The first shipped language of an OIDC `ui_locales` value (OIDC Core 3.1.2.1: space-separated BCP 47 tags in order

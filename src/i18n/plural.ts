@@ -8,3 +8,11 @@ export function pluralize(locale: string): (n: number, forms: PluralForms) => st
   const rules = new Intl.PluralRules(locale);
   return (n, forms) => forms[rules.select(n)] ?? forms.other;
 }
+
+/**
+ * A table of messages looked up by a name known only at run time (a settings group, a setting's label): its type is
+ * keyed by any string, so the lookup may miss and the caller says what then.
+ */
+export function keyed<V>(entries: Record<string, V>): Record<string, V> {
+  return entries;
+}

@@ -57,7 +57,7 @@ export function isCommonBreachedPassword(password: string): boolean {
   let hi = list.length - 1;
   while (lo <= hi) {
     const mid = (lo + hi) >>> 1;
-    const value = list[mid]!;
+    const value = list[mid];
     if (value === needle) return true;
     if (value < needle) lo = mid + 1;
     else hi = mid - 1;

@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { z } from 'zod';
+import { parseJsonText } from './json-text';
+import { thrownCode } from './thrown';
 
 /**
  * One DATA_DIR has one owner of its embedded PostgreSQL at a time: the server, or a CLI command when no server runs
@@ -51,31 +54,35 @@ export function isAlive(pid: number): boolean {
     return true;
   } catch (err) {
     // EPERM: the process exists but belongs to another user.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    return thrownCode(err) === 'EPERM';
   }
 }
 
+/** The lock file as written: only the pid must be right for the lock to count; the rest is read leniently. */
+const HOLDER_FILE = z.object({
+  pid: z.number(),
+  role: z.unknown().optional(),
+  startedAt: z.unknown().optional(),
+  databasePort: z.unknown().optional(),
+});
+
 function parseHolder(text: string | undefined): LockHolder | undefined {
   if (text === undefined) return undefined;
-  try {
-    const parsed = JSON.parse(text) as Partial<LockHolder>;
-    if (typeof parsed.pid !== 'number') return undefined;
-    return {
-      pid: parsed.pid,
-      role: String(parsed.role ?? 'unknown'),
-      startedAt: parsed.startedAt,
-      databasePort: typeof parsed.databasePort === 'number' ? parsed.databasePort : undefined,
-    };
-  } catch {
-    return undefined;
-  }
+  const parsed = parseJsonText(text, HOLDER_FILE);
+  if (!parsed) return undefined;
+  return {
+    pid: parsed.pid,
+    role: String(parsed.role ?? 'unknown'),
+    startedAt: typeof parsed.startedAt === 'string' ? parsed.startedAt : undefined,
+    databasePort: typeof parsed.databasePort === 'number' ? parsed.databasePort : undefined,
+  };
 }
 
 function readText(file: string): string | undefined {
   try {
     return fs.readFileSync(file, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if (thrownCode(err) === 'ENOENT') return undefined;
     throw err;
   }
 }
@@ -94,7 +101,7 @@ function publish(file: string, text: string): boolean {
     fs.linkSync(temp, file);
     return true;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    if (thrownCode(err) === 'EEXIST') return false;
     throw err;
   } finally {
     fs.rmSync(temp, { force: true });

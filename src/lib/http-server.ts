@@ -60,12 +60,12 @@ export function createHttpServer(
       if (draining) res.setHeader('Connection', 'close');
       handler(req, res);
     },
-  ) as HttpServer;
+  );
   server.on('connection', (socket: net.Socket) => {
     connections.set(socket, { open: 0, idleSince: Date.now() });
     socket.once('close', () => connections.delete(socket));
   });
-  server.drain = () =>
+  const drain = () =>
     new Promise<void>((resolve) => {
       draining = true;
       // Requests being handled: their answers, when not begun yet, close the connection too.
@@ -87,5 +87,5 @@ export function createHttpServer(
       if (connections.size === 0) return;
       sweep();
     });
-  return server;
+  return Object.assign(server, { drain });
 }

@@ -1,4 +1,4 @@
-import { createCipheriv, pbkdf2, scrypt, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, pbkdf2, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { promisify } from 'node:util';
 import { verify as argon2Verify } from '@node-rs/argon2';
 import { verify as bcryptVerify } from '@node-rs/bcrypt';
@@ -18,7 +18,9 @@ import { verify as bcryptVerify } from '@node-rs/bcrypt';
  */
 export type ImportedScheme = 'bcrypt' | 'argon2' | 'scrypt' | 'pbkdf2' | 'firebase-scrypt';
 
-const scryptAsync = promisify(scrypt) as (password: string | Buffer, salt: Buffer, keylen: number, options: object) => Promise<Buffer>;
+function scryptAsync(password: string | Buffer, salt: Buffer, keylen: number, options: ScryptOptions): Promise<Buffer> {
+  return new Promise((resolve, reject) => scrypt(password, salt, keylen, options, (err, key) => (err ? reject(err) : resolve(key))));
+}
 const pbkdf2Async = promisify(pbkdf2);
 
 /**
@@ -81,7 +83,12 @@ function intOf(text: string | undefined): number | undefined {
 
 /** `ln=14,r=8,p=1` → { ln: '14', r: '8', p: '1' } */
 function paramsOf(text: string): Record<string, string> {
-  return Object.fromEntries(text.split(',').map((kv) => kv.split('=') as [string, string]));
+  return Object.fromEntries(
+    text.split(',').map((kv) => {
+      const [key = '', value = ''] = kv.split('=');
+      return [key, value];
+    }),
+  );
 }
 
 function parse(stored: string): Parsed | { problem: string } {
@@ -119,21 +126,23 @@ function parse(stored: string): Parsed | { problem: string } {
   }
   const django = /^pbkdf2_(sha1|sha256)\$(\d{1,9})\$([^$]+)\$([A-Za-z0-9+/=]+)$/.exec(stored);
   if (django) {
-    const hash = b64(django[4]!);
-    return pbkdf2Of(django[1]!, Number(django[2]), Buffer.from(django[3]!, 'utf8'), hash);
+    const hash = b64(django[4]);
+    return pbkdf2Of(django[1], Number(django[2]), Buffer.from(django[3], 'utf8'), hash);
   }
   const phc = /^\$pbkdf2-(sha1|sha256|sha512)\$(?:i=)?(\d{1,9})(?:,l=\d+)?\$([A-Za-z0-9+/.=]+)\$([A-Za-z0-9+/.=]+)$/.exec(stored);
-  if (phc) return pbkdf2Of(phc[1]!, Number(phc[2]), b64(phc[3]!), b64(phc[4]!));
+  if (phc) return pbkdf2Of(phc[1], Number(phc[2]), b64(phc[3]), b64(phc[4]));
   if (stored.startsWith('$firebase-scrypt$')) {
     const [, , params = '', salt = '', separator = '', signerKey = '', hash = ''] = stored.split('$');
     const p = paramsOf(params);
     const logN = intOf(p.ln);
     const r = intOf(p.r);
-    const fields = [b64(salt), Buffer.from(separator, 'base64'), b64(signerKey), b64(hash)] as const;
+    const [saltBytes, signerKeyBytes, hashBytes] = [b64(salt), b64(signerKey), b64(hash)];
     if (
       logN === undefined ||
       r === undefined ||
-      fields.some((f) => !f) ||
+      !saltBytes ||
+      !signerKeyBytes ||
+      !hashBytes ||
       logN < 1 ||
       logN > LIMITS.scryptLogN ||
       r < 1 ||
@@ -142,13 +151,21 @@ function parse(stored: string): Parsed | { problem: string } {
       return { problem: 'not a Firebase scrypt hash' };
     const costly = scryptProblem(logN, r, 1);
     if (costly) return { problem: `Firebase hash_config: ${costly}` };
-    return { scheme: 'firebase-scrypt', logN, r, salt: fields[0]!, separator: fields[1], signerKey: fields[2]!, hash: fields[3]! };
+    return {
+      scheme: 'firebase-scrypt',
+      logN,
+      r,
+      salt: saltBytes,
+      separator: Buffer.from(separator, 'base64'),
+      signerKey: signerKeyBytes,
+      hash: hashBytes,
+    };
   }
   return { problem: 'unknown hash format: bcrypt, argon2id/argon2i (PHC), scrypt (PHC), PBKDF2 (Django or PHC) or Firebase scrypt' };
 }
 
 function pbkdf2Of(name: string, iterations: number, salt: Buffer | undefined, hash: Buffer | undefined): Parsed | { problem: string } {
-  const digest = PBKDF2_DIGESTS[name]!;
+  const digest = PBKDF2_DIGESTS[name];
   if (!salt || !hash || hash.length < 16) return { problem: 'PBKDF2 hashes need a salt and a base64 hash' };
   if (hash.length > LIMITS.pbkdf2HashBytes) return { problem: `the PBKDF2 hash is at most ${LIMITS.pbkdf2HashBytes} bytes` };
   // Each block of the derived key costs all the iterations again.

@@ -3,4 +3,4 @@
  * JWK import, and jose's module tree is needed only to generate a key, sign the first id_token or verify an
  * id_token_hint. The one place that loads it.
  */
-export const jose = (): typeof import('jose') => require('jose') as typeof import('jose');
+export const jose = (): typeof import('jose') => require('jose');

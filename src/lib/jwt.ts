@@ -98,13 +98,13 @@ export class JwtService {
       });
       if (typeof payload !== 'object' || payload === null) return undefined;
       if (typeof payload.userId !== 'string' || typeof payload.sid !== 'string') return undefined;
-      return payload as Record<string, unknown>;
+      return payload;
     } catch {
       return undefined;
     }
   }
 }
 
-function stripUndefined<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+function stripUndefined(value: object): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined));
 }

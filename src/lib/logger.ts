@@ -39,7 +39,7 @@ export const LOG_REDACT_PATHS = [
 export function createLogger(level: string, options: { pretty?: boolean } = {}): Logger {
   const base = { level, redact: { paths: LOG_REDACT_PATHS, remove: true }, base: undefined };
   if (options.pretty && process.stdout.isTTY) {
-    const pretty = require('pino-pretty') as typeof import('pino-pretty');
+    const pretty: typeof import('pino-pretty') = require('pino-pretty');
     const stream = pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', sync: true });
     const logger = pino(base, stream);
     streams.set(logger, stream);

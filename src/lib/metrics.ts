@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { parseJsonText, PACKAGE_VERSION } from './json-text';
 
 /**
  * The operator metrics (docs/operations.md "Metrics" lists every name), on the registry that GET /metrics serves.
@@ -142,8 +143,8 @@ function packageVersion(): string {
   if (version) return version;
   for (let dir = __dirname, i = 0; i < 5; i++, dir = path.dirname(dir)) {
     try {
-      const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'service-sso' && pkg.version) return (version = pkg.version);
+      const pkg = parseJsonText(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'), PACKAGE_VERSION);
+      if (pkg?.name === 'service-sso' && pkg.version) return (version = pkg.version);
     } catch {
       // not here: one level up
     }

@@ -3,6 +3,7 @@ import net from 'node:net';
 import tls from 'node:tls';
 import ipaddr from 'ipaddr.js';
 import { Agent, fetch as undiciFetch, type Dispatcher } from 'undici';
+import { thrownCode, thrownField } from './thrown';
 
 /**
  * The one way the server makes HTTP requests to addresses that users supply (client metadata documents,
@@ -110,10 +111,10 @@ const PUBLIC_RANGES = new Set(['unicast']);
  */
 export function isPublicAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return false;
-  let parsed = ipaddr.parse(address);
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).parts.slice(0, 6).every((part) => part === 0)) return false;
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
-    parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  const parsed = ipaddr.parse(address);
+  if (parsed instanceof ipaddr.IPv6) {
+    if (parsed.parts.slice(0, 6).every((part) => part === 0)) return false;
+    if (parsed.isIPv4MappedAddress()) return PUBLIC_RANGES.has(parsed.toIPv4Address().range());
   }
   return PUBLIC_RANGES.has(parsed.range());
 }
@@ -160,7 +161,7 @@ async function vetHost(host: string, policy: OutboundPolicy, port: number): Prom
   try {
     addresses = await resolve(host);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? 'error';
+    const code = thrownCode(err) ?? 'error';
     throw refusedAddress(host, `${host} does not resolve (${code})`);
   }
   if (!addresses.length) throw refusedAddress(host, `${host} does not resolve`);
@@ -168,7 +169,8 @@ async function vetHost(host: string, policy: OutboundPolicy, port: number): Prom
   if (usable.length !== addresses.length || !usable.length) {
     throw refusedAddress(host, `${host} resolves to a non-public address`);
   }
-  if (policy.refuseAddress && usable.some((a) => policy.refuseAddress!(a.address, port))) {
+  const { refuseAddress } = policy;
+  if (refuseAddress && usable.some((a) => refuseAddress(a.address, port))) {
     throw refusedAddress(host, `${host} resolves to an address refused by the policy`);
   }
   return usable;
@@ -197,8 +199,8 @@ function createVettingAgent(policy: OutboundPolicy, port: number): Dispatcher {
         vetHost(host, policy, port).then(
           (usable) => {
             // Node asks for every address when it races IPv4 and IPv6 (autoSelectFamily), one otherwise.
-            if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: typeof usable) => void)(null, usable);
-            callback(null, usable[0]!.address, usable[0]!.family);
+            if (options.all) return callback(null, usable);
+            callback(null, usable[0].address, usable[0].family);
           },
           (err: Error) => callback(err, '', 4),
         );
@@ -212,10 +214,10 @@ function refusalFrom(err: unknown, timedOut: boolean): OutboundRefused {
   let cause: unknown = err;
   for (let i = 0; i < 5 && cause; i++) {
     if (cause instanceof OutboundRefused) return cause;
-    cause = (cause as { cause?: unknown }).cause;
+    cause = thrownField(cause, 'cause');
   }
   if (timedOut) return new OutboundRefused('timeout', 'the request timed out', undefined, words('outboundTimeout'));
-  const code = (err as { cause?: { code?: string } })?.cause?.code;
+  const code = thrownCode(thrownField(err, 'cause'));
   return new OutboundRefused(
     'network',
     `the request failed${code ? ` (${code})` : ''}`,

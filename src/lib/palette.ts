@@ -1,7 +1,8 @@
 import type ColorClass from 'colorjs.io' with { 'resolution-mode': 'import' };
 
 // colorjs.io is an ES module package that also ships a CommonJS build; this project compiles to CommonJS.
-const Color = (require('colorjs.io') as { default: typeof ColorClass }).default;
+const colorjs: { default: typeof ColorClass } = require('colorjs.io');
+const Color = colorjs.default;
 
 /**
  * The colours of the hosted pages and mails, declared once (CONTRACT §15): the CSS of src/views/layout.tsx is built
@@ -14,6 +15,7 @@ export const SCHEMES = {
 } as const;
 
 export type SchemeName = keyof typeof SCHEMES;
+const SCHEME_NAMES = Object.keys(SCHEMES).filter((name): name is SchemeName => Object.hasOwn(SCHEMES, name));
 
 /** The accent when BRAND_COLOR is unset. */
 export const DEFAULT_BRAND_COLOR = '#2563eb';
@@ -52,7 +54,7 @@ export interface ColourPair {
 /** Every foreground/background pair the pages draw, for a given brand colour. */
 export function colourPairs(brand: string): ColourPair[] {
   const pairs: ColourPair[] = [];
-  for (const scheme of Object.keys(SCHEMES) as SchemeName[]) {
+  for (const scheme of SCHEME_NAMES) {
     const s = SCHEMES[scheme];
     const link = scheme === 'dark' ? darkLinkColor(brand) : brand;
     pairs.push(

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { thrownField } from './thrown';
 
 /** How long the range API may take before the check fails open (docs/passwords.md). */
 export const PWNED_RANGE_TIMEOUT_MS = 2000;
@@ -34,7 +35,8 @@ export async function checkPwnedRange(
     return { found: false };
   } catch (err) {
     // A timeout is a DOMException (TimeoutError), not always an instance of this realm's Error.
-    const { name, message } = (err ?? {}) as { name?: unknown; message?: unknown };
+    const name = thrownField(err, 'name');
+    const message = thrownField(err, 'message');
     return { unavailable: `${String(name ?? 'Error')}: ${String(message ?? 'unknown error')}` };
   }
 }

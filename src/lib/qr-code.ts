@@ -3,6 +3,6 @@
  * at start (issue 10: nothing loaded that a request has not needed yet).
  */
 export async function qrCodeSvg(text: string): Promise<string> {
-  const QRCode = require('qrcode') as typeof import('qrcode');
+  const QRCode: typeof import('qrcode') = require('qrcode');
   return QRCode.toString(text, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' });
 }

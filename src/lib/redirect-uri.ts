@@ -89,7 +89,7 @@ export function checkRedirectUri(uri: string, options: { allowHttp?: boolean; al
 export function isPrivateUseRedirectUri(uri: string): boolean {
   const match = /^([a-z][a-z0-9+-]*(?:\.[a-z0-9+-]+)+):\/([A-Za-z0-9._~!$&'()+,;=:@%/-]*)$/.exec(uri);
   if (!match) return false;
-  const path = match[2]!;
+  const path = match[2];
   return !path.startsWith('/') && !/[\s\\#*?]/.test(uri);
 }
 

@@ -35,7 +35,7 @@ export function createSelfSignedCertificate(commonName: string, now: Date): { pr
   const serial = randomBytes(16);
   // A positive INTEGER whose first byte is never 0: a leading 0x00 before a byte below 0x80 is illegal DER padding, which
   // Node refuses ("illegal padding") and which failed a server's start about once in 256.
-  serial[0] = (serial[0]! & 0x7f) | 0x40;
+  serial[0] = (serial[0] & 0x7f) | 0x40;
   const algorithm = new AlgorithmIdentifier({ algorithm: SHA256_WITH_RSA, parameters: DER_NULL });
   const notAfter = new Date(now);
   notAfter.setUTCFullYear(notAfter.getUTCFullYear() + SAML_CERTIFICATE_YEARS);

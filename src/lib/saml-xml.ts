@@ -88,11 +88,15 @@ export function parseSamlXml(xml: string): Document {
   return doc;
 }
 
+function isElement(n: Node): n is Element {
+  return n.nodeType === 1;
+}
+
 /** Element children of `parent` with this namespace and local name. */
 export function childrenNS(parent: Element, ns: string, localName: string): Element[] {
   const out: Element[] = [];
   for (let n = parent.firstChild; n; n = n.nextSibling) {
-    if (n.nodeType === 1 && (n as Element).namespaceURI === ns && (n as Element).localName === localName) out.push(n as Element);
+    if (isElement(n) && n.namespaceURI === ns && n.localName === localName) out.push(n);
   }
   return out;
 }
@@ -111,7 +115,8 @@ export function textOf(el: Element | undefined): string | undefined {
 }
 
 export function attr(el: Element, name: string): string | undefined {
-  return el.hasAttribute(name) ? el.getAttribute(name)! : undefined;
+  // xmldom answers '' for a missing attribute: hasAttribute tells the two apart.
+  return (el.hasAttribute(name) ? el.getAttribute(name) : null) ?? undefined;
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -218,7 +223,7 @@ export function verifySignedRoot(xml: string, doc: Document, certificatePem: str
   const direct = childrenNS(root, NS.dsig, 'Signature');
   if (all.length === 0) throw new SamlInputError('the message is not signed');
   if (all.length !== 1 || direct.length !== 1) throw new SamlInputError('the message must carry exactly one signature, on its root');
-  const signature = direct[0]!;
+  const signature = direct[0];
   const id = attr(root, 'ID');
   if (!id) throw new SamlInputError('the signed message has no ID');
   const signedInfo = onlyChild(signature, NS.dsig, 'SignedInfo');
@@ -233,7 +238,7 @@ export function verifySignedRoot(xml: string, doc: Document, certificatePem: str
   if (algorithmOf(signedInfo, 'SignatureMethod') !== ALG.rsaSha256) throw new SamlInputError('the signature must use RSA-SHA256');
   const references = childrenNS(signedInfo, NS.dsig, 'Reference');
   if (references.length !== 1) throw new SamlInputError('the signature must have exactly one reference');
-  const reference = references[0]!;
+  const reference = references[0];
   if (attr(reference, 'URI') !== `#${id}`) throw new SamlInputError('the signature does not cover the message');
   if (algorithmOf(reference, 'DigestMethod') !== ALG.sha256) throw new SamlInputError('the signature must use SHA-256 digests');
   const transforms = onlyChild(reference, NS.dsig, 'Transforms');
@@ -258,7 +263,7 @@ export function verifySignedRoot(xml: string, doc: Document, certificatePem: str
   }
   const signed = valid ? verifier.getSignedReferences() : [];
   if (!valid || signed.length !== 1) throw new SamlInputError('the signature is not valid');
-  const signedRoot = parseSamlXml(signed[0]!).documentElement;
+  const signedRoot = parseSamlXml(signed[0]).documentElement;
   if (signedRoot.namespaceURI !== root.namespaceURI || signedRoot.localName !== root.localName || attr(signedRoot, 'ID') !== id) {
     throw new SamlInputError('the signature does not cover the message');
   }

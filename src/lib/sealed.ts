@@ -30,10 +30,10 @@ export function createSealer(keysSecret: string): Sealer {
       const parts = sealed.split('.');
       if (parts.length !== 4 || parts[0] !== 'v1') throw new SealedValueError('not a sealed value');
       try {
-        const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(parts[1]!, 'base64url'));
+        const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(parts[1], 'base64url'));
         decipher.setAAD(Buffer.from(purpose, 'utf8'));
-        decipher.setAuthTag(Buffer.from(parts[3]!, 'base64url'));
-        return Buffer.concat([decipher.update(Buffer.from(parts[2]!, 'base64url')), decipher.final()]).toString('utf8');
+        decipher.setAuthTag(Buffer.from(parts[3], 'base64url'));
+        return Buffer.concat([decipher.update(Buffer.from(parts[2], 'base64url')), decipher.final()]).toString('utf8');
       } catch {
         throw new SealedValueError('sealed value does not open with this KEYS_SECRET');
       }

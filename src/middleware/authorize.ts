@@ -15,8 +15,9 @@ export function requirePermission(permission: string): RequestHandler {
 /** Requires one of the given global roles. */
 export function requireRole(...roles: string[]): RequestHandler {
   return (req: Request, _res: Response, next: NextFunction) => {
-    if (!req.principal) return next(unauthorized());
-    if (!roles.some((r) => req.principal!.roleNames.includes(r))) {
+    const { principal } = req;
+    if (!principal) return next(unauthorized());
+    if (!roles.some((r) => principal.roleNames.includes(r))) {
       return next(forbidden(`Requires role ${roles.join(' or ')}`));
     }
     next();

@@ -18,7 +18,9 @@ export function installLazyCookies(app: Express): void {
       let cookies = this[PARSED];
       if (cookies === undefined) {
         const header = this.headers.cookie;
-        cookies = header ? parse(header) : (Object.create(null) as Record<string, string | undefined>);
+        // No prototype: a cookie named `__proto__` or `constructor` is just a name.
+        const none: Record<string, string | undefined> = Object.create(null);
+        cookies = header ? parse(header) : none;
         this[PARSED] = cookies;
       }
       return cookies;

@@ -1,6 +1,8 @@
-import type { Request, Response } from 'express';
+import type { CookieOptions, Request, Response } from 'express';
 import type { Config } from '../config';
+import type { CookieWrite } from '../http/outcome';
 import { randomToken, safeEqual } from '../lib/crypto';
+import { fieldOf } from '../lib/thrown';
 
 /**
  * CSRF defence of the built-in HTML forms (CONTRACT §5), double-submit: a random value in an HttpOnly
@@ -16,7 +18,7 @@ const CSRF_MAX_AGE_MS = 3600 * 1000;
 export function issueCsrf(req: Request, res: Response, config: Pick<Config, 'cookieSecure'>): string {
   const existing: unknown = req.cookies?.[CSRF_COOKIE];
   const value = typeof existing === 'string' && CSRF_SHAPE.test(existing) ? existing : randomToken(32);
-  res.cookie(CSRF_COOKIE, value, { httpOnly: true, sameSite: 'strict', secure: config.cookieSecure, path: '/', maxAge: CSRF_MAX_AGE_MS });
+  res.cookie(CSRF_COOKIE, value, csrfOptions(config));
   return value;
 }
 
@@ -26,14 +28,22 @@ export function issueCsrf(req: Request, res: Response, config: Pick<Config, 'coo
  * CSRF twin). Forms rendered before it then need a reload, as after any sign-in.
  */
 export function rotateCsrf(res: Response, config: Pick<Config, 'cookieSecure'>): void {
-  res.cookie(CSRF_COOKIE, randomToken(32), {
-    httpOnly: true,
-    sameSite: 'strict',
-    secure: config.cookieSecure,
-    path: '/',
-    maxAge: CSRF_MAX_AGE_MS,
-  });
+  const { name, value, options } = rotatedCsrf(config);
+  res.cookie(name, value, options);
 }
+
+/** rotateCsrf as an outcome's cookie: `value` is the new value (a page rendered with it uses it, not the old one). */
+export function rotatedCsrf(config: Pick<Config, 'cookieSecure'>): CookieWrite & { value: string } {
+  return { name: CSRF_COOKIE, value: randomToken(32), options: csrfOptions(config) };
+}
+
+const csrfOptions = (config: Pick<Config, 'cookieSecure'>): CookieOptions => ({
+  httpOnly: true,
+  sameSite: 'strict',
+  secure: config.cookieSecure,
+  path: '/',
+  maxAge: CSRF_MAX_AGE_MS,
+});
 
 /**
  * True when the posted `csrf` field matches the cookie AND the post comes from our own pages. The pair alone proves
@@ -45,6 +55,6 @@ export function csrfValid(req: Request, config: Pick<Config, 'baseOrigin'>): boo
   const origin = req.headers.origin;
   if (origin !== undefined && origin !== config.baseOrigin) return false;
   const cookie: unknown = req.cookies?.[CSRF_COOKIE];
-  const field: unknown = (req.body as Record<string, unknown> | undefined)?.csrf;
+  const field = fieldOf(req.body, 'csrf');
   return typeof cookie === 'string' && typeof field === 'string' && CSRF_SHAPE.test(cookie) && safeEqual(cookie, field);
 }

@@ -4,6 +4,7 @@ import { isConnectionError, mapDbError } from '../db/pg-errors';
 import { AppError, notFound, OAuthError, ScimProblem } from '../errors';
 import type { Logger } from '../lib/logger';
 import { runInRequest } from '../lib/request-context';
+import { thrownField, thrownString } from '../lib/thrown';
 import { pageEnvFor } from './page-env';
 
 export const notFoundHandler: RequestHandler = (req, _res, next) => {
@@ -19,12 +20,12 @@ export function toAppError(err: unknown): AppError | undefined {
   if (err instanceof AppError) return err;
   // CONTRACT §8: a path parameter with a malformed percent-escape (`/api/users/%E0%A4%A`) is the client's error.
   if (err instanceof URIError) return new AppError('validation_error', 'Malformed percent-encoding in the URL');
-  const bodyParserType = (err as { type?: string })?.type;
+  const bodyParserType = thrownString(err, 'type');
   // More than 1000 form parameters (body-parser's parameterLimit, CONTRACT §8).
   if (bodyParserType === 'parameters.too.many') return new AppError('payload_too_large', 'Too many form parameters (at most 1000)');
   if (bodyParserType === 'entity.parse.failed') return new AppError('validation_error', 'Malformed JSON body');
   if (bodyParserType === 'entity.too.large') return new AppError('payload_too_large', 'Request body is too large');
-  if (typeof bodyParserType === 'string' && (err as { status?: number }).status === 400) {
+  if (bodyParserType !== undefined && thrownField(err, 'status') === 400) {
     return new AppError('validation_error', 'Unreadable request body');
   }
   if (bodyParserType === 'encoding.unsupported' || bodyParserType === 'charset.unsupported') {
@@ -111,6 +112,6 @@ export function wantsPage(req: Request): boolean {
 
 /** Error details for the log: message, code and stack, never request data. */
 function describe(err: unknown): Record<string, unknown> {
-  const e = err as { message?: string; code?: string; stack?: string; name?: string };
-  return { name: e?.name, message: e?.message, code: e?.code, stack: e?.stack };
+  const field = (key: string) => thrownField(err, key);
+  return { name: field('name'), message: field('message'), code: field('code'), stack: field('stack') };
 }

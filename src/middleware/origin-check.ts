@@ -2,6 +2,7 @@ import type { RequestHandler } from 'express';
 import type { Config } from '../config';
 import type { LiveSettings } from '../services/settings/live-settings';
 import { forbidden } from '../errors';
+import { fieldOf } from '../lib/thrown';
 import { ACCESS_COOKIE, REFRESH_COOKIE } from './session-cookies';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -17,8 +18,7 @@ export function originCheck(config: Pick<Config, 'baseOrigin'>, settings: LiveSe
     const origin = req.headers.origin;
     if (!origin) return next();
     if (req.headers.authorization?.toLowerCase().startsWith('bearer ')) return next();
-    const cookies = req.cookies as Record<string, unknown> | undefined;
-    if (!cookies?.[ACCESS_COOKIE] && !cookies?.[REFRESH_COOKIE]) return next();
+    if (!fieldOf(req.cookies, ACCESS_COOKIE) && !fieldOf(req.cookies, REFRESH_COOKIE)) return next();
     if (origin === config.baseOrigin || settings.current.allowedOrigins.has(origin)) return next();
     next(forbidden('Cross-site request refused'));
   };

@@ -2,6 +2,7 @@ import type { Express, Request } from 'express';
 import type { LiveSettings, SettingsSnapshot } from '../services/settings/live-settings';
 import { chooseLocale, DEFAULT_LOCALE, messagesFor, type PageEnv } from '../i18n';
 import { DEFAULT_BRAND_COLOR } from '../lib/palette';
+import { fieldOf } from '../lib/thrown';
 
 export type { PageEnv } from '../i18n';
 
@@ -23,11 +24,10 @@ const single = (v: unknown): string | undefined => (typeof v === 'string' ? v.sl
  * stays for the whole flow).
  */
 export function uiLocalesOf(req: Request): string | undefined {
-  const query = req.query as Record<string, unknown> | undefined;
-  const body = (req.body ?? {}) as Record<string, unknown>;
-  const direct = single(query?.ui_locales) ?? single(body.ui_locales);
+  const param = (name: string) => single(fieldOf(req.query, name)) ?? single(fieldOf(req.body, name));
+  const direct = param('ui_locales');
   if (direct) return direct;
-  const returnTo = single(query?.return_to) ?? single(body.return_to);
+  const returnTo = param('return_to');
   if (!returnTo) return undefined;
   try {
     return new URL(returnTo, 'http://return-to.invalid').searchParams.get('ui_locales') ?? undefined;

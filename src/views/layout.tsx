@@ -55,6 +55,7 @@ const BASE_CSS = `
   th, td { text-align: left; padding: .4rem .3rem; border-bottom: 1px solid var(--border); vertical-align: top; overflow-wrap: anywhere; }
   .inline { display: inline; }
   td.nowrap, td button { white-space: nowrap; overflow-wrap: normal; }
+  th, td time { overflow-wrap: normal; }
   .user-code { font-family: ui-monospace, monospace; font-size: 1.75rem; letter-spacing: .12em; white-space: nowrap; overflow-wrap: normal; }
   input.user-code { font-size: 1.5rem; }
   .row { display: flex; gap: .5rem; flex-wrap: wrap; align-items: end; }
@@ -73,7 +74,7 @@ const BASE_CSS = `
     tr { border-bottom: 1px solid var(--border); padding: .5rem 0; }
     td { border: 0; padding: .1rem 0; }
     td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); }
-    td.nowrap { white-space: normal; overflow-wrap: anywhere; }
+    td.nowrap { white-space: normal; overflow-wrap: normal; font-size: .8rem; }
   }
 `;
 

@@ -2,16 +2,8 @@ import { preparedRows, type DbOrTrx } from '..';
 import { noteClientWrite } from './client-writes';
 
 /** An API that accepts our RFC 9068 access tokens (CONTRACT §12, RFC 8707). */
-export interface ApiResourceRow {
+export interface ApiResourceRow extends ApiResourceFields {
   id: string;
-  identifier: string;
-  name: string;
-  scopes: string[];
-  accessTokenTtlSeconds: number;
-  openRegistration: boolean;
-  /** A user-delegated token carries only the scopes the user's roles grant for this API (docs/rbac.md). */
-  roleBasedAccess: boolean;
-  /** RFC 9449 (issue 34): every access token for this API must be DPoP-bound. */
   dpopBoundAccessTokens: boolean;
   createdAt: Date;
   updatedAt: Date;
@@ -21,7 +13,8 @@ export interface ApiResourceRecord {
   id: string;
   identifier: string;
   name: string;
-  scopes: string[] | string;
+  /** jsonb, parsed by pg (written as JSON text). */
+  scopes: string[];
   access_token_ttl_s: number;
   open_registration: boolean;
   role_based_access: boolean;
@@ -30,18 +23,12 @@ export interface ApiResourceRecord {
   updated_at: Date;
 }
 
-declare module 'knex/types/tables' {
-  interface Tables {
-    api_resources: ApiResourceRecord;
-  }
-}
-
 export function toApiResourceRow(r: ApiResourceRecord): ApiResourceRow {
   return {
     id: r.id,
     identifier: r.identifier,
     name: r.name,
-    scopes: typeof r.scopes === 'string' ? (JSON.parse(r.scopes) as string[]) : r.scopes,
+    scopes: r.scopes,
     accessTokenTtlSeconds: Number(r.access_token_ttl_s),
     openRegistration: r.open_registration,
     roleBasedAccess: r.role_based_access,
@@ -57,7 +44,9 @@ export interface ApiResourceFields {
   scopes: string[];
   accessTokenTtlSeconds: number;
   openRegistration: boolean;
+  /** A user-delegated token carries only the scopes the user's roles grant for this API (docs/rbac.md). */
   roleBasedAccess: boolean;
+  /** RFC 9449 (issue 34): every access token for this API must be DPoP-bound. */
   dpopBoundAccessTokens?: boolean;
 }
 

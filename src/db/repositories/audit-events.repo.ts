@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { DbOrTrx } from '..';
+import { JSON_OBJECT, parseJsonText } from '../../lib/json-text';
 
 export interface AuditEventRow {
   id: string;
@@ -23,7 +24,7 @@ export interface AuditEventRow {
   detail: Record<string, unknown>;
 }
 
-interface AuditEventRecord {
+export interface AuditEventRecord {
   id: string | number;
   occurred_at: Date;
   type: string;
@@ -39,12 +40,6 @@ interface AuditEventRecord {
   user_agent: string | null;
   request_id: string | null;
   detail: Record<string, unknown> | string | null;
-}
-
-declare module 'knex/types/tables' {
-  interface Tables {
-    audit_events: AuditEventRecord;
-  }
 }
 
 function toAuditEventRow(r: AuditEventRecord): AuditEventRow {
@@ -63,7 +58,7 @@ function toAuditEventRow(r: AuditEventRecord): AuditEventRow {
     ip: r.ip,
     userAgent: r.user_agent,
     requestId: r.request_id,
-    detail: typeof r.detail === 'string' ? (JSON.parse(r.detail) as Record<string, unknown>) : (r.detail ?? {}),
+    detail: typeof r.detail === 'string' ? (parseJsonText(r.detail, JSON_OBJECT) ?? {}) : (r.detail ?? {}),
   };
 }
 
@@ -150,12 +145,13 @@ export interface AuditEventQuery extends AuditEventFilter {
  * user is already in the first, so it is left out there (no duplicates).
  */
 function branches(db: DbOrTrx, f: AuditEventFilter): Knex.QueryBuilder[] {
+  const { involving } = f;
   const who: Array<(q: Knex.QueryBuilder) => void> =
-    f.involving === undefined
+    involving === undefined
       ? [() => undefined]
       : [
-          (q) => q.where('actor_id', f.involving!),
-          (q) => q.where('subject_id', f.involving!).where((w) => w.whereNull('actor_id').orWhereNot('actor_id', f.involving!)),
+          (q) => q.where('actor_id', involving),
+          (q) => q.where('subject_id', involving).where((w) => w.whereNull('actor_id').orWhereNot('actor_id', involving)),
         ];
   const types: Array<string | undefined> = f.types?.length ? [...new Set(f.types)] : [undefined];
   return who.flatMap((byWho) =>
@@ -201,7 +197,7 @@ export async function listAuditEvents(db: DbOrTrx, query: AuditEventQuery, limit
   });
   const q =
     parts.length === 1
-      ? parts[0]!
+      ? parts[0]
       : ordered(
           db
             .select('*')
@@ -223,7 +219,7 @@ export async function countAuditEventsCapped(db: DbOrTrx, filter: AuditEventFilt
     .select(db.raw('1'))
     .from(union)
     .limit(cap + 1);
-  const row = (await db.count<{ count: string }[]>('* as count').from(inner.as('m')).first()) as { count: string } | undefined;
+  const [row] = await db.count<{ count: string }[]>('* as count').from(inner.as('m'));
   return Number(row?.count ?? 0);
 }
 
@@ -234,11 +230,11 @@ export async function countAuditEventsCapped(db: DbOrTrx, filter: AuditEventFilt
 export async function deleteAuditEventsBefore(db: DbOrTrx, before: Date, limit: number): Promise<number> {
   return db.transaction(async (trx) => {
     await trx.raw(`select set_config('sso.audit_prune', 'on', true)`);
-    const result = await trx.raw(
+    const result = await trx.raw<{ rows: unknown[] }>(
       'delete from audit_events where id in (select id from audit_events where occurred_at < ? order by id limit ?) returning id',
       [before, limit],
     );
-    return ((result as { rows?: unknown[] }).rows ?? []).length;
+    return result.rows.length;
   });
 }
 
@@ -261,7 +257,7 @@ export async function countEventsPerDay(
  * distinct type, however many events there are).
  */
 export async function listStoredEventTypes(db: DbOrTrx): Promise<string[]> {
-  const result = await db.raw(
+  const result = await db.raw<{ rows: Array<{ type: string }> }>(
     `with recursive t as (
        (select type from audit_events order by type limit 1)
        union all
@@ -269,5 +265,5 @@ export async function listStoredEventTypes(db: DbOrTrx): Promise<string[]> {
      )
      select type from t where type is not null`,
   );
-  return ((result as { rows: Array<{ type: string }> }).rows ?? []).map((r) => r.type);
+  return result.rows.map((r) => r.type);
 }

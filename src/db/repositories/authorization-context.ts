@@ -67,3 +67,67 @@ export function authorizationContextColumns(c: {
     ...(c.resource ? { resource: c.resource } : {}),
   };
 }
+
+/**
+ * What a pending authorization (the consent screen's) and the authorization code it becomes share besides the
+ * context: whose, for which client, where the answer goes, the PKCE challenge and the lifetime.
+ */
+export interface PendingGrant extends AuthorizationContext {
+  clientId: string;
+  userId: string;
+  redirectUri: string;
+  codeChallenge: string;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+/** The columns of a PendingGrant (oauth_authorization_requests, oauth_codes). */
+export interface PendingGrantRecord extends AuthorizationContextRecord {
+  client_id: string;
+  user_id: string;
+  redirect_uri: string;
+  code_challenge: string;
+  created_at: Date;
+  expires_at: Date;
+}
+
+export function pendingGrantOf(r: PendingGrantRecord): PendingGrant {
+  return {
+    clientId: r.client_id,
+    userId: r.user_id,
+    redirectUri: r.redirect_uri,
+    ...authorizationContextOf(r),
+    codeChallenge: r.code_challenge,
+    createdAt: new Date(r.created_at),
+    expiresAt: new Date(r.expires_at),
+  };
+}
+
+/** A PendingGrant to store. */
+export interface NewPendingGrant {
+  clientId: string;
+  userId: string;
+  redirectUri: string;
+  scope: string;
+  codeChallenge: string;
+  now: Date;
+  expiresAt: Date;
+  oidc?: OidcRequestContext;
+  resource?: string | null;
+  /** RFC 9449 §10: the DPoP key thumbprint the authorization request named. */
+  dpopJkt?: string | null;
+}
+
+/** The columns written for a NewPendingGrant. */
+export function pendingGrantColumns(g: NewPendingGrant): Record<string, unknown> {
+  return {
+    client_id: g.clientId,
+    user_id: g.userId,
+    redirect_uri: g.redirectUri,
+    scope: g.scope,
+    code_challenge: g.codeChallenge,
+    ...authorizationContextColumns(g),
+    created_at: g.now,
+    expires_at: g.expiresAt,
+  };
+}

@@ -1,4 +1,5 @@
 import type { DbOrTrx } from '..';
+import { deleteDeliveriesBefore, recordDeliveryOutcome, type DeliveryAttemptOutcome } from './deliveries';
 
 /**
  * OpenID Connect Back-Channel Logout deliveries (issue 34): one row per (client, ended session), written by the
@@ -22,7 +23,7 @@ export interface BackchannelDeliveryRow {
   createdAt: Date;
 }
 
-interface BackchannelDeliveryRecord {
+export interface BackchannelDeliveryRecord {
   id: string | number;
   client_id: string;
   user_id: string;
@@ -35,12 +36,6 @@ interface BackchannelDeliveryRecord {
   next_attempt_at: Date | null;
   delivered_at: Date | null;
   created_at: Date;
-}
-
-declare module 'knex/types/tables' {
-  interface Tables {
-    backchannel_logout_deliveries: BackchannelDeliveryRecord;
-  }
 }
 
 function toStatus(value: string): BackchannelDeliveryStatus {
@@ -79,13 +74,7 @@ export async function findBackchannelDeliveryWork(
   return { delivery: toRow(row), uri: row.uri ?? null, clientActive: row.client_active === true };
 }
 
-export interface BackchannelAttemptOutcome {
-  status: BackchannelDeliveryStatus;
-  responseStatus: number | null;
-  error: string | null;
-  /** Seconds until the next attempt (status pending), else null. */
-  retryInSeconds: number | null;
-}
+export type BackchannelAttemptOutcome = DeliveryAttemptOutcome;
 
 /** Records one attempt and, when another is due, enqueues it in the same transaction (backchannel_logout_enqueue). */
 export async function recordBackchannelAttempt(
@@ -93,19 +82,10 @@ export async function recordBackchannelAttempt(
   id: string,
   outcome: BackchannelAttemptOutcome,
 ): Promise<BackchannelDeliveryRow | undefined> {
-  const result = await db.raw(
-    `update backchannel_logout_deliveries set
-       attempts = attempts + 1,
-       status = ?,
-       last_attempt_at = now(),
-       last_response_status = ?,
-       last_error = ?,
-       next_attempt_at = case when ?::double precision is null then null else now() + make_interval(secs => ?::double precision) end,
-       delivered_at = case when ? = 'delivered' then now() else delivered_at end
-     where id = ? and status = 'pending' returning *`,
-    [outcome.status, outcome.responseStatus, outcome.error, outcome.retryInSeconds, outcome.retryInSeconds, outcome.status, id],
-  );
-  const row = (result as { rows: BackchannelDeliveryRecord[] }).rows[0];
+  const row = await recordDeliveryOutcome<BackchannelDeliveryRecord>(db, 'backchannel_logout_deliveries', id, outcome, {
+    excerpt: false,
+    onlyPending: true,
+  });
   if (!row) return undefined;
   if (outcome.retryInSeconds !== null) {
     await db.raw('select backchannel_logout_enqueue(?::bigint, ?::double precision)', [id, outcome.retryInSeconds]);
@@ -138,10 +118,5 @@ export async function listBackchannelDeliveriesOfSid(db: DbOrTrx, sid: string): 
  * `before` (served by backchannel_logout_deliveries_created_idx); a pending one is never deleted under its job.
  */
 export async function deleteBackchannelDeliveriesBefore(db: DbOrTrx, before: Date, limit: number): Promise<number> {
-  const result = await db.raw(
-    `delete from backchannel_logout_deliveries where id in (select id from backchannel_logout_deliveries
-      where created_at < ? and status <> 'pending' order by created_at limit ?) returning id`,
-    [before, limit],
-  );
-  return ((result as { rows?: unknown[] }).rows ?? []).length;
+  return deleteDeliveriesBefore(db, 'backchannel_logout_deliveries', before, limit, { order: 'created_at', keepPending: true });
 }

@@ -1,4 +1,19 @@
+import type { Knex } from 'knex';
 import type { DbOrTrx } from '..';
+import { recipientSql, type RecipientColumns } from './email-tokens.repo';
+
+export interface EmailSignInRecord {
+  id: string;
+  user_id: string;
+  token_hash: string;
+  code_hash: string;
+  browser_hash: string | null;
+  return_to: string | null;
+  failures: number;
+  created_at: Date;
+  expires_at: Date;
+  used_at: Date | null;
+}
 
 export interface EmailSignInRecipient {
   requestId: string;
@@ -38,12 +53,9 @@ export async function insertEmailSignInForAddress(
     maxPerWindow: number;
   },
 ): Promise<EmailSignInRecipient | undefined> {
-  const result = await db.raw(
+  const result = await db.raw<{ rows: RecipientColumns[] }>(
     `with u as (
-       select id, email, first_name from users
-        where email = :email and is_active and email_verified
-          and (select count(*) from email_sign_in_requests r
-                where r.user_id = users.id and r.created_at > :windowStart) < :max
+       ${recipientSql('email_verified', 'select count(*) from email_sign_in_requests r where r.user_id = users.id and r.created_at > :windowStart')}
      ), burnt as (
        update email_sign_in_requests set used_at = :now
         where user_id in (select id from u) and used_at is null
@@ -67,7 +79,7 @@ export async function insertEmailSignInForAddress(
       expiresAt: r.expiresAt,
     },
   );
-  const row = result.rows?.[0];
+  const [row] = result.rows;
   return row ? { requestId: r.id, userId: row.id, email: row.email, firstName: row.first_name } : undefined;
 }
 
@@ -98,37 +110,40 @@ function toRow(row: LiveColumns): EmailSignInRow {
   };
 }
 
-/** The live request of a link token (unused, unexpired, fewer than `maxFailures` wrong codes), without consuming it. */
+/** The live request (unused, unexpired, fewer than :maxFailures wrong codes) that `which` picks, without consuming it. */
+async function findLiveEmailSignIn(
+  db: DbOrTrx,
+  which: string,
+  bindings: { now: Date; maxFailures: number } & Record<string, Knex.Value>,
+): Promise<EmailSignInRow | undefined> {
+  const result = await db.raw<{ rows: LiveColumns[] }>(
+    `select ${LIVE_COLUMNS} from email_sign_in_requests r join users u on u.id = r.user_id
+      where ${which} and r.used_at is null and r.expires_at > :now and r.failures < :maxFailures
+      order by r.created_at desc limit 1`,
+    bindings,
+  );
+  const [row] = result.rows;
+  return row ? toRow(row) : undefined;
+}
+
+/** The live request of a link token. */
 export async function findLiveEmailSignInByToken(
   db: DbOrTrx,
   tokenHash: string,
   now: Date,
   maxFailures: number,
 ): Promise<EmailSignInRow | undefined> {
-  const result = await db.raw<{ rows?: LiveColumns[] }>(
-    `select ${LIVE_COLUMNS} from email_sign_in_requests r join users u on u.id = r.user_id
-      where r.token_hash = :tokenHash and r.used_at is null and r.expires_at > :now and r.failures < :maxFailures`,
-    { tokenHash, now, maxFailures },
-  );
-  const row = result.rows?.[0];
-  return row ? toRow(row) : undefined;
+  return findLiveEmailSignIn(db, 'r.token_hash = :tokenHash', { tokenHash, now, maxFailures });
 }
 
-/** The live request of an address (the newest: a new request burns the older ones), without consuming it. */
+/** The live request of an address (the newest: a new request burns the older ones). */
 export async function findLiveEmailSignInByEmail(
   db: DbOrTrx,
   email: string,
   now: Date,
   maxFailures: number,
 ): Promise<EmailSignInRow | undefined> {
-  const result = await db.raw<{ rows?: LiveColumns[] }>(
-    `select ${LIVE_COLUMNS} from email_sign_in_requests r join users u on u.id = r.user_id
-      where u.email = :email and r.used_at is null and r.expires_at > :now and r.failures < :maxFailures
-      order by r.created_at desc limit 1`,
-    { email, now, maxFailures },
-  );
-  const row = result.rows?.[0];
-  return row ? toRow(row) : undefined;
+  return findLiveEmailSignIn(db, 'u.email = :email', { email, now, maxFailures });
 }
 
 /** Counts a wrong code atomically; returns the new count (0 when the request is no longer live). */
@@ -139,7 +154,7 @@ export async function countEmailSignInFailure(db: DbOrTrx, id: string, now: Date
     .where('expires_at', '>', now)
     .increment('failures', 1)
     .returning('failures');
-  return (rows[0] as { failures: number } | undefined)?.failures ?? 0;
+  return rows[0]?.failures ?? 0;
 }
 
 /** Burns the request in ONE conditional UPDATE: of N concurrent uses of the link or the code exactly one wins. */

@@ -2,6 +2,33 @@ import type { DbOrTrx } from '..';
 
 export type EmailTokenPurpose = 'verify_email' | 'set_password';
 
+const PURPOSES: readonly EmailTokenPurpose[] = ['verify_email', 'set_password'];
+
+/** The purpose column (text) as the union; the repository writes no other value. */
+function toPurpose(value: string): EmailTokenPurpose {
+  const purpose = PURPOSES.find((p) => p === value);
+  if (!purpose) throw new Error(`email_tokens: unknown purpose ${value}`);
+  return purpose;
+}
+
+/** The columns of a mail's recipient, as recipientSql selects them. */
+export interface RecipientColumns {
+  id: string;
+  email: string;
+  first_name: string;
+}
+
+/**
+ * The recipient of a mail sent to an address, as the body of a CTE: the active account of `:email` when `condition`
+ * holds for it and `earlier` (a count over the account's earlier requests, correlated on `users.id`) is below `:max`.
+ * An unknown address selects nothing, in the same single statement (no timing oracle).
+ */
+export function recipientSql(condition: string, earlier: string): string {
+  return `select id, email, first_name from users
+        where email = :email and is_active and ${condition}
+          and (${earlier}) < :max`;
+}
+
 /** A live (unused, unexpired) link of an active user, with the address it was sent to. */
 export interface EmailLinkRow {
   userId: string;
@@ -48,12 +75,12 @@ export async function insertEmailTokenForAddress(
     maxPerWindow: number;
   },
 ): Promise<LinkRecipient | undefined> {
-  const result = await db.raw(
+  const result = await db.raw<{ rows: RecipientColumns[] }>(
     `with u as (
-       select id, email, first_name from users
-        where email = :email and is_active and (not :onlyUnverified or not email_verified)
-          and (select count(*) from email_tokens et
-                where et.user_id = users.id and et.purpose = :purpose and et.created_at > :windowStart) < :max
+       ${recipientSql(
+         '(not :onlyUnverified or not email_verified)',
+         'select count(*) from email_tokens et where et.user_id = users.id and et.purpose = :purpose and et.created_at > :windowStart',
+       )}
      ), ins as (
        insert into email_tokens (token_hash, user_id, purpose, created_at, expires_at)
        select :hash, u.id, :purpose, :now, :expiresAt from u
@@ -71,7 +98,7 @@ export async function insertEmailTokenForAddress(
       expiresAt: t.expiresAt,
     },
   );
-  const row = result.rows?.[0];
+  const [row] = result.rows;
   return row ? { id: row.id, email: row.email, firstName: row.first_name } : undefined;
 }
 
@@ -91,8 +118,16 @@ export async function findLiveEmailToken(
   return row ? { ...toLinkRow(row), emailVerified: row.email_verified } : undefined;
 }
 
-function toLinkRow(row: { user_id: string; email: string; purpose: string; expires_at: Date }): EmailLinkRow {
-  return { userId: row.user_id, email: row.email, purpose: row.purpose as EmailTokenPurpose, expiresAt: new Date(row.expires_at) };
+/** The columns of a link with its user's address (findLiveEmailToken, consumeEmailToken). */
+interface LinkColumns {
+  user_id: string;
+  email: string;
+  purpose: string;
+  expires_at: Date;
+}
+
+function toLinkRow(row: LinkColumns): EmailLinkRow {
+  return { userId: row.user_id, email: row.email, purpose: toPurpose(row.purpose), expiresAt: new Date(row.expires_at) };
 }
 
 /**
@@ -107,7 +142,7 @@ export async function consumeEmailToken(
 ): Promise<EmailLinkRow | undefined> {
   if (purposes.length === 0) return undefined;
   const placeholders = purposes.map(() => '?').join(', ');
-  const result = await db.raw(
+  const result = await db.raw<{ rows: LinkColumns[] }>(
     `update email_tokens et set used_at = ?
        from users u
       where et.token_hash = ? and u.id = et.user_id and u.is_active
@@ -115,7 +150,7 @@ export async function consumeEmailToken(
       returning et.user_id, u.email, et.purpose, et.expires_at`,
     [now, tokenHash, ...purposes, now],
   );
-  const row = result.rows?.[0];
+  const [row] = result.rows;
   return row ? toLinkRow(row) : undefined;
 }
 

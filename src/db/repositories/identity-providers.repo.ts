@@ -22,7 +22,7 @@ export interface IdentityProviderRow {
   updatedAt: Date;
 }
 
-interface Record_ {
+export interface IdentityProviderRecord {
   id: string;
   slug: string;
   name: string;
@@ -40,13 +40,7 @@ interface Record_ {
   updated_at: Date;
 }
 
-declare module 'knex/types/tables' {
-  interface Tables {
-    identity_providers: Record_;
-  }
-}
-
-function toRow(r: Record_): IdentityProviderRow {
+function toRow(r: IdentityProviderRecord): IdentityProviderRow {
   return {
     id: r.id,
     slug: r.slug,
@@ -68,8 +62,8 @@ function toRow(r: Record_): IdentityProviderRow {
 
 export type IdentityProviderFields = Omit<IdentityProviderRow, 'id' | 'createdAt' | 'updatedAt'>;
 
-function toRecord(p: Partial<IdentityProviderFields>): Partial<Record_> {
-  const out: Partial<Record_> = {};
+function toRecord(p: Partial<IdentityProviderFields>): Partial<IdentityProviderRecord> {
+  const out: Partial<IdentityProviderRecord> = {};
   if (p.slug !== undefined) out.slug = p.slug;
   if (p.name !== undefined) out.name = p.name;
   if (p.type !== undefined) out.type = p.type;

@@ -90,12 +90,24 @@ export async function insertPendingLink(
   });
 }
 
-function toPendingLink(row: Record<string, string | null>): PendingLinkRow {
+export interface PendingLinkRecord {
+  token_hash: string;
+  user_id: string;
+  provider_id: string;
+  issuer: string | null;
+  subject: string;
+  email: string | null;
+  created_at: Date;
+  expires_at: Date;
+  used_at: Date | null;
+}
+
+function toPendingLink(row: Pick<PendingLinkRecord, 'user_id' | 'provider_id' | 'issuer' | 'subject' | 'email'>): PendingLinkRow {
   return {
-    userId: row.user_id!,
-    providerId: row.provider_id!,
+    userId: row.user_id,
+    providerId: row.provider_id,
     issuer: row.issuer ?? null,
-    subject: row.subject!,
+    subject: row.subject,
     email: row.email ?? null,
   };
 }

@@ -28,7 +28,7 @@ export async function countLoginAttempt(
   now: Date,
   policy: LoginThrottlePolicy,
 ): Promise<{ allowed: true; failures: number } | { allowed: false; lockedUntil: Date }> {
-  const rows = await preparedRows(
+  const [counted] = await preparedRows<{ failures: number }>(
     db,
     'sso_count_login_attempt_1',
     `insert into login_failures (email, failures, updated_at) values ($1, 1, $2)
@@ -42,7 +42,7 @@ export async function countLoginAttempt(
      returning failures`,
     [email, now, policy.threshold, policy.maxLockSeconds, policy.baseLockSeconds],
   );
-  if (rows.length === 1) return { allowed: true, failures: Number(rows[0]!.failures) };
+  if (counted) return { allowed: true, failures: Number(counted.failures) };
   const row = await db('login_failures').where({ email }).first('locked_until');
   return { allowed: false, lockedUntil: row?.locked_until ? new Date(row.locked_until) : now };
 }

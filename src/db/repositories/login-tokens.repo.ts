@@ -1,5 +1,13 @@
 import type { DbOrTrx } from '..';
 
+export interface LoginTokenRecord {
+  token_hash: string;
+  url: string;
+  created_at: Date;
+  expires_at: Date;
+  used_at: Date | null;
+}
+
 export async function insertLoginToken(db: DbOrTrx, t: { tokenHash: string; url: string; now: Date; expiresAt: Date }): Promise<void> {
   await db('login_tokens').insert({ token_hash: t.tokenHash, url: t.url, created_at: t.now, expires_at: t.expiresAt });
 }
@@ -15,5 +23,5 @@ export async function consumeLoginToken(db: DbOrTrx, tokenHash: string, now: Dat
     .where('expires_at', '>', now)
     .update({ used_at: now })
     .returning('url');
-  return (rows[0] as { url: string } | undefined)?.url;
+  return rows[0]?.url;
 }

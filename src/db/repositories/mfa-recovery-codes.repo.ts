@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { DbOrTrx } from '..';
 
+export interface RecoveryCodeRecord {
+  id: string;
+  user_id: string;
+  code_hash: string;
+  created_at: Date;
+  used_at: Date | null;
+}
+
 /** Replaces every recovery code of the user with the given hashes. */
 export async function replaceRecoveryCodes(db: DbOrTrx, userId: string, codeHashes: string[], now: Date): Promise<void> {
   await db('mfa_recovery_codes').where({ user_id: userId }).delete();
@@ -27,5 +35,5 @@ export async function countUnusedRecoveryCodes(db: DbOrTrx, userId: string): Pro
 /** Deletes every recovery code of the user; returns how many were unused. */
 export async function deleteRecoveryCodes(db: DbOrTrx, userId: string): Promise<number> {
   const rows = await db('mfa_recovery_codes').where({ user_id: userId }).delete().returning('used_at');
-  return (rows as { used_at: Date | null }[]).filter((r) => r.used_at === null).length;
+  return rows.filter((r) => r.used_at === null).length;
 }

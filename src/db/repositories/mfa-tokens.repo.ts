@@ -9,6 +9,16 @@ export interface MfaTokenRow {
   firstFactor: string;
 }
 
+export interface MfaTokenRecord {
+  token_hash: string;
+  user_id: string;
+  failures: number;
+  first_factor: string | null;
+  created_at: Date;
+  expires_at: Date;
+  used_at: Date | null;
+}
+
 export async function insertMfaToken(
   db: DbOrTrx,
   t: { tokenHash: string; userId: string; now: Date; expiresAt: Date; firstFactor?: string },
@@ -49,7 +59,7 @@ export async function countMfaTokenFailure(db: DbOrTrx, tokenHash: string, now: 
     .where('expires_at', '>', now)
     .increment('failures', 1)
     .returning('failures');
-  return (rows[0] as { failures: number } | undefined)?.failures ?? 0;
+  return rows[0]?.failures ?? 0;
 }
 
 /** Ends every unused mfa_token of the user (its factors were reset: a second step begun before must not finish). */

@@ -11,19 +11,13 @@ export interface TotpRow {
   pendingSessionId: string | null;
 }
 
-interface TotpRecord {
+export interface TotpRecord {
   user_id: string;
   secret_sealed: string;
   created_at: Date;
   confirmed_at: Date | null;
   last_used_step: string | number | null;
   pending_session_id: string | null;
-}
-
-declare module 'knex/types/tables' {
-  interface Tables {
-    mfa_totp: TotpRecord;
-  }
 }
 
 function toRow(r: TotpRecord): TotpRow {

@@ -1,5 +1,6 @@
 import { preparedRows, type DbOrTrx } from '..';
 import { toApiResourceRow, type ApiResourceRecord, type ApiResourceRow } from './api-resources.repo';
+import { JSON_STRINGS, parseJsonText } from '../../lib/json-text';
 import { corsOriginsOf } from '../../lib/redirect-uri';
 import { noteClientWrite } from './client-writes';
 
@@ -78,7 +79,7 @@ export interface OAuthClientRow {
   updatedAt: Date;
 }
 
-interface OAuthClientRecord {
+export interface OAuthClientRecord {
   /** Only from findClientById (json_agg of the allowed API resources). */
   resources?: ApiResourceRecord[] | string;
   client_id: string;
@@ -110,14 +111,8 @@ interface OAuthClientRecord {
   updated_at: Date;
 }
 
-declare module 'knex/types/tables' {
-  interface Tables {
-    oauth_clients: OAuthClientRecord;
-  }
-}
-
 function parseList(value: string[] | string): string[] {
-  return typeof value === 'string' ? (JSON.parse(value) as string[]) : value;
+  return typeof value === 'string' ? (parseJsonText(value, JSON_STRINGS) ?? []) : value;
 }
 
 function toClientRow(r: OAuthClientRecord): OAuthClientRow {
@@ -222,7 +217,7 @@ export async function insertClient(
       updated_at: c.now,
     })
     .returning('*');
-  return toClientRow(row!);
+  return toClientRow(row);
 }
 
 /**
@@ -376,7 +371,7 @@ export async function upsertMetadataDocumentClient(
   },
 ): Promise<{ row: OAuthClientRow; created: boolean; changed: boolean }> {
   noteClientWrite();
-  const result = await db.raw(
+  const result = await db.raw<{ rows: Array<OAuthClientRecord & { inserted: boolean }> }>(
     `insert into oauth_clients as c
             (client_id, name, secret_hash, type, grant_types, allowed_resources, redirect_uris, cors_origins, scopes,
              post_logout_redirect_uris, is_active, registration, token_endpoint_auth_method, jwks_uri, dpop_bound_access_tokens,
@@ -409,11 +404,12 @@ export async function upsertMetadataDocumentClient(
       c.now,
     ],
   );
-  const written = (result.rows as Array<OAuthClientRecord & { inserted: boolean }>)[0];
+  const [written] = result.rows;
   if (written) return { row: toClientRow(written), created: written.inserted, changed: !written.inserted };
   // Nothing written: the row exists and is already in step, or belongs to another kind of client.
   const row = await findClientById(db, c.clientId);
-  return { row: row!, created: false, changed: false };
+  if (!row) throw new Error(`oauth client ${c.clientId}: neither written nor found`);
+  return { row, created: false, changed: false };
 }
 
 /**

@@ -1,88 +1,38 @@
 import type { DbOrTrx } from '..';
 import {
-  authorizationContextColumns,
-  authorizationContextOf,
-  type AuthorizationContext,
-  type AuthorizationContextRecord,
-  type OidcRequestContext,
+  pendingGrantColumns,
+  pendingGrantOf,
+  type NewPendingGrant,
+  type PendingGrant,
+  type PendingGrantRecord,
 } from './authorization-context';
 
 export type { OidcRequestContext } from './authorization-context';
 
 /** An authorization code, known only by its SHA-256 (spec §2.7). */
-export interface AuthorizationCodeRow extends AuthorizationContext {
+export interface AuthorizationCodeRow extends PendingGrant {
   codeHash: string;
-  clientId: string;
-  userId: string;
-  redirectUri: string;
-  codeChallenge: string;
-  createdAt: Date;
-  expiresAt: Date;
   usedAt: Date | null;
   sessionId: string | null;
 }
 
-interface AuthorizationCodeRecord extends AuthorizationContextRecord {
+export interface AuthorizationCodeRecord extends PendingGrantRecord {
   code_hash: string;
-  client_id: string;
-  user_id: string;
-  redirect_uri: string;
-  code_challenge: string;
-  created_at: Date;
-  expires_at: Date;
   used_at: Date | null;
   session_id: string | null;
-}
-
-declare module 'knex/types/tables' {
-  interface Tables {
-    oauth_codes: AuthorizationCodeRecord;
-  }
 }
 
 function toRow(r: AuthorizationCodeRecord): AuthorizationCodeRow {
   return {
     codeHash: r.code_hash,
-    clientId: r.client_id,
-    userId: r.user_id,
-    redirectUri: r.redirect_uri,
-    ...authorizationContextOf(r),
-    codeChallenge: r.code_challenge,
-    createdAt: new Date(r.created_at),
-    expiresAt: new Date(r.expires_at),
+    ...pendingGrantOf(r),
     usedAt: r.used_at ? new Date(r.used_at) : null,
     sessionId: r.session_id,
   };
 }
 
-export async function insertAuthorizationCode(
-  db: DbOrTrx,
-  c: {
-    codeHash: string;
-    clientId: string;
-    userId: string;
-    redirectUri: string;
-    scope: string;
-    codeChallenge: string;
-    now: Date;
-    expiresAt: Date;
-    oidc?: OidcRequestContext;
-    resource?: string | null;
-    /** RFC 9449 §10: the DPoP key thumbprint the authorization request named. */
-    dpopJkt?: string | null;
-  },
-): Promise<void> {
-  await db('oauth_codes').insert({
-    code_hash: c.codeHash,
-    client_id: c.clientId,
-    user_id: c.userId,
-    redirect_uri: c.redirectUri,
-    scope: c.scope,
-    code_challenge: c.codeChallenge,
-    ...authorizationContextColumns(c),
-    created_at: c.now,
-    expires_at: c.expiresAt,
-  });
+export async function insertAuthorizationCode(db: DbOrTrx, c: NewPendingGrant & { codeHash: string }): Promise<void> {
+  await db('oauth_codes').insert({ code_hash: c.codeHash, ...pendingGrantColumns(c) });
 }
 
 /**

@@ -13,7 +13,7 @@ export interface DeviceCodeRow extends AuthorizationContext {
   expiresAt: Date;
 }
 
-interface DeviceCodeRecord extends AuthorizationContextRecord {
+export interface DeviceCodeRecord extends AuthorizationContextRecord {
   device_code_hash: string;
   user_code_hash: string;
   session_id: string | null;
@@ -23,12 +23,6 @@ interface DeviceCodeRecord extends AuthorizationContextRecord {
   interval_s: number;
   created_at: Date;
   expires_at: Date;
-}
-
-declare module 'knex/types/tables' {
-  interface Tables {
-    oauth_device_codes: DeviceCodeRecord;
-  }
 }
 
 function toRow(r: DeviceCodeRecord): DeviceCodeRow {

@@ -17,29 +17,19 @@ export interface GrantWithClientRow extends GrantRow {
   clientName: string;
 }
 
-interface GrantRecord {
+export interface GrantRecord {
   user_id: string;
   client_id: string;
   scope: string;
-  resources: string[] | string;
-  redirect_uris: string[] | string;
+  /** jsonb lists, parsed by pg (written as JSON text). */
+  resources: string[];
+  redirect_uris: string[];
   granted_at: Date;
   last_used_at: Date | null;
 }
 
-declare module 'knex/types/tables' {
-  interface Tables {
-    oauth_grants: GrantRecord;
-  }
-}
-
 function splitScope(scope: string): string[] {
   return scope.split(' ').filter(Boolean);
-}
-
-/** A jsonb list as the driver returns it (parsed), or as text where a raw query left it unparsed. */
-function parseList(value: string[] | string): string[] {
-  return typeof value === 'string' ? (JSON.parse(value) as string[]) : value;
 }
 
 function toRow(r: GrantRecord): GrantRow {
@@ -47,8 +37,8 @@ function toRow(r: GrantRecord): GrantRow {
     userId: r.user_id,
     clientId: r.client_id,
     scopes: splitScope(r.scope),
-    resources: parseList(r.resources),
-    redirectUris: parseList(r.redirect_uris),
+    resources: r.resources,
+    redirectUris: r.redirect_uris,
     grantedAt: new Date(r.granted_at),
     lastUsedAt: r.last_used_at ? new Date(r.last_used_at) : null,
   };

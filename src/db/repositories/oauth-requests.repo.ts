@@ -1,88 +1,31 @@
 import type { DbOrTrx } from '..';
 import {
-  authorizationContextColumns,
-  authorizationContextOf,
-  type AuthorizationContext,
-  type AuthorizationContextRecord,
-  type OidcRequestContext,
+  pendingGrantColumns,
+  pendingGrantOf,
+  type NewPendingGrant,
+  type PendingGrant,
+  type PendingGrantRecord,
 } from './authorization-context';
 
 /** A pending authorization: what the user is asked to approve on the consent screen (CONTRACT §5). */
-export interface AuthorizationRequestRow extends AuthorizationContext {
+export interface AuthorizationRequestRow extends PendingGrant {
   id: string;
-  userId: string;
-  clientId: string;
-  redirectUri: string;
   state: string | null;
-  codeChallenge: string;
-  createdAt: Date;
-  expiresAt: Date;
   consumedAt: Date | null;
 }
 
-interface AuthorizationRequestRecord extends AuthorizationContextRecord {
+export interface AuthorizationRequestRecord extends PendingGrantRecord {
   id: string;
-  user_id: string;
-  client_id: string;
-  redirect_uri: string;
   state: string | null;
-  code_challenge: string;
-  created_at: Date;
-  expires_at: Date;
   consumed_at: Date | null;
 }
 
-declare module 'knex/types/tables' {
-  interface Tables {
-    oauth_authorization_requests: AuthorizationRequestRecord;
-  }
-}
-
 function toRow(r: AuthorizationRequestRecord): AuthorizationRequestRow {
-  return {
-    id: r.id,
-    userId: r.user_id,
-    clientId: r.client_id,
-    redirectUri: r.redirect_uri,
-    ...authorizationContextOf(r),
-    state: r.state,
-    codeChallenge: r.code_challenge,
-    createdAt: new Date(r.created_at),
-    expiresAt: new Date(r.expires_at),
-    consumedAt: r.consumed_at ? new Date(r.consumed_at) : null,
-  };
+  return { id: r.id, ...pendingGrantOf(r), state: r.state, consumedAt: r.consumed_at ? new Date(r.consumed_at) : null };
 }
 
-export async function insertAuthorizationRequest(
-  db: DbOrTrx,
-  r: {
-    id: string;
-    userId: string;
-    clientId: string;
-    redirectUri: string;
-    scope: string;
-    state: string | null;
-    codeChallenge: string;
-    now: Date;
-    expiresAt: Date;
-    oidc?: OidcRequestContext;
-    resource?: string | null;
-    /** RFC 9449 §10: the DPoP key thumbprint the authorization request named. */
-    dpopJkt?: string | null;
-  },
-): Promise<void> {
-  await db('oauth_authorization_requests').insert({
-    id: r.id,
-    user_id: r.userId,
-    client_id: r.clientId,
-    redirect_uri: r.redirectUri,
-    scope: r.scope,
-    state: r.state,
-    code_challenge: r.codeChallenge,
-    ...authorizationContextColumns(r),
-    created_at: r.now,
-    expires_at: r.expiresAt,
-  });
+export async function insertAuthorizationRequest(db: DbOrTrx, r: NewPendingGrant & { id: string; state: string | null }): Promise<void> {
+  await db('oauth_authorization_requests').insert({ id: r.id, state: r.state, ...pendingGrantColumns(r) });
 }
 
 /** The user's pending, unexpired request; undefined for another user's, a consumed or an expired one. */

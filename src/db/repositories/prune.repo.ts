@@ -64,7 +64,7 @@ const TARGETS = {
 
 export type PruneTable = keyof typeof TARGETS;
 
-export const PRUNE_TABLES = Object.keys(TARGETS) as PruneTable[];
+export const PRUNE_TABLES = Object.keys(TARGETS).filter((table): table is PruneTable => Object.hasOwn(TARGETS, table));
 
 /**
  * Deletes at most `limit` expired rows of one table in one short statement (a bounded batch keeps locks and

@@ -1,4 +1,4 @@
-import type { DbOrTrx, JsonColumns } from '..';
+import type { DbOrTrx } from '..';
 
 /** A pushed authorization request (RFC 9126, issue 34): the parameters the client pushed, as strings. */
 export interface PushedRequestRow {
@@ -8,7 +8,7 @@ export interface PushedRequestRow {
   usedAt: Date | null;
 }
 
-interface PushedRequestRecord {
+export interface PushedRequestRecord {
   request_uri_hash: string;
   client_id: string;
   /** jsonb: parsed by pg (its text from drivers that do not parse json). */
@@ -16,12 +16,6 @@ interface PushedRequestRecord {
   created_at: Date;
   expires_at: Date;
   used_at: Date | null;
-}
-
-declare module 'knex/types/tables' {
-  interface Tables {
-    oauth_pushed_requests: JsonColumns<PushedRequestRecord, 'params'>;
-  }
 }
 
 export async function insertPushedRequest(

@@ -11,7 +11,7 @@ export interface RegistrationTokenRow {
   revokedAt: Date | null;
 }
 
-interface RegistrationTokenRecord {
+export interface RegistrationTokenRecord {
   id: string;
   token_hash: string;
   created_by: string | null;
@@ -20,12 +20,6 @@ interface RegistrationTokenRecord {
   created_at: Date;
   expires_at: Date;
   revoked_at: Date | null;
-}
-
-declare module 'knex/types/tables' {
-  interface Tables {
-    registration_tokens: RegistrationTokenRecord;
-  }
 }
 
 function toRow(r: RegistrationTokenRecord): RegistrationTokenRow {

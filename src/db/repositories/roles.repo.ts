@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import type { DbOrTrx } from '..';
 import { UUID_PATTERN } from '../../lib/ids';
 import { heldRolesSql } from './principal.repo';
@@ -27,13 +28,14 @@ export interface PermissionRow {
   description: string;
 }
 
+/** The columns of selectRoles: the role and its permissions and API scopes as json arrays (pg parses json). */
 interface RoleRecord {
   id: string;
   name: string;
   description: string;
   application: string | null;
-  permissions: string[] | string;
-  api_scopes: RoleApiScope[] | string;
+  permissions: string[];
+  api_scopes: RoleApiScope[];
   is_active: boolean;
   created_at: Date;
   updated_at: Date;
@@ -45,8 +47,8 @@ function toRoleRow(r: RoleRecord): RoleRow {
     name: r.name,
     description: r.description,
     application: r.application,
-    permissions: typeof r.permissions === 'string' ? (JSON.parse(r.permissions) as string[]) : r.permissions,
-    apiScopes: typeof r.api_scopes === 'string' ? (JSON.parse(r.api_scopes) as RoleApiScope[]) : r.api_scopes,
+    permissions: r.permissions,
+    apiScopes: r.api_scopes,
     isActive: r.is_active,
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
@@ -57,7 +59,7 @@ function toRoleRow(r: RoleRecord): RoleRow {
  * Roles with their permissions in one statement. The global super_admin is shown with the whole catalogue, the
  * same rule loadUserAccess applies (CONTRACT §6: super_admin holds every permission).
  */
-function selectRoles(db: DbOrTrx) {
+function selectRoles(db: DbOrTrx): Knex.QueryBuilder<RoleRecord, RoleRecord[]> {
   return db('roles as ro').select(
     'ro.id',
     'ro.name',
@@ -85,22 +87,22 @@ function selectRoles(db: DbOrTrx) {
 export async function listRoles(db: DbOrTrx, filter: { activeOnly?: boolean } = {}): Promise<RoleRow[]> {
   const q = selectRoles(db).orderByRaw('ro.application nulls first, ro.name');
   if (filter.activeOnly) q.where('ro.is_active', true);
-  const rows = (await q) as RoleRecord[];
+  const rows = await q;
   return rows.map(toRoleRow);
 }
 
 export async function findRoleById(db: DbOrTrx, id: string): Promise<RoleRow | undefined> {
   if (!UUID_PATTERN.test(id)) return undefined;
-  const row = (await selectRoles(db).where('ro.id', id).first()) as RoleRecord | undefined;
+  const row = await selectRoles(db).where('ro.id', id).first();
   return row ? toRoleRow(row) : undefined;
 }
 
 /** The roles assigned to a user, deactivated ones included (they grant nothing while inactive). */
 export async function listRolesOfUser(db: DbOrTrx, userId: string): Promise<RoleRow[]> {
-  const rows = (await selectRoles(db)
+  const rows: RoleRecord[] = await selectRoles(db)
     .join('user_roles as ur', 'ur.role_id', 'ro.id')
     .where('ur.user_id', userId)
-    .orderByRaw('ro.application nulls first, ro.name')) as RoleRecord[];
+    .orderByRaw('ro.application nulls first, ro.name');
   return rows.map(toRoleRow);
 }
 
@@ -110,6 +112,12 @@ export interface HeldRoleRow extends RoleRow {
   scimGroups: Array<{ id: string; displayName: string; connectionId: string }>;
 }
 
+/** The columns of listRolesHeldByUser: a role, and how the account holds it (the groups as a json array). */
+interface HeldRoleRecord extends RoleRecord {
+  assigned: boolean;
+  scim_groups: HeldRoleRow['scimGroups'];
+}
+
 /**
  * Every role the user holds by the one rule of principal.repo.ts heldRolesSql (assigned, or granted by membership of a
  * SCIM group mapped to it), deactivated roles included: what judges whether an account is privileged (automatic
@@ -117,7 +125,7 @@ export interface HeldRoleRow extends RoleRow {
  * shows each with how it is held.
  */
 export async function listRolesHeldByUser(db: DbOrTrx, userId: string): Promise<HeldRoleRow[]> {
-  const rows = (await selectRoles(db)
+  const held: Knex.QueryBuilder<HeldRoleRecord, HeldRoleRecord[]> = selectRoles(db)
     .select(
       db.raw('bool_or(held.group_id is null) as assigned'),
       db.raw(
@@ -128,12 +136,9 @@ export async function listRolesHeldByUser(db: DbOrTrx, userId: string): Promise<
     .join(db.raw(`(${heldRolesSql('?')}) as held`, [userId, userId]), 'held.role_id', 'ro.id')
     .leftJoin('scim_groups as g', 'g.id', 'held.group_id')
     .groupBy('ro.id')
-    .orderByRaw('ro.application nulls first, ro.name')) as Array<RoleRecord & { assigned: boolean; scim_groups: unknown }>;
-  return rows.map((r) => ({
-    ...toRoleRow(r),
-    assigned: r.assigned,
-    scimGroups: (typeof r.scim_groups === 'string' ? JSON.parse(r.scim_groups) : r.scim_groups) as HeldRoleRow['scimGroups'],
-  }));
+    .orderByRaw('ro.application nulls first, ro.name');
+  const rows = await held;
+  return rows.map((r) => ({ ...toRoleRow(r), assigned: r.assigned, scimGroups: r.scim_groups }));
 }
 
 /** `application` null = the global role of that name. */
@@ -141,7 +146,7 @@ export async function findRoleByName(db: DbOrTrx, name: string, application: str
   const q = selectRoles(db).where('ro.name', name);
   if (application === null) q.whereNull('ro.application');
   else q.where('ro.application', application);
-  const row = (await q.first()) as RoleRecord | undefined;
+  const row = await q.first();
   return row ? toRoleRow(row) : undefined;
 }
 

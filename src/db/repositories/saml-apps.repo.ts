@@ -1,4 +1,4 @@
-import type { DbOrTrx, JsonColumns } from '..';
+import type { DbOrTrx } from '..';
 
 export type SamlNameIdFormat = 'emailAddress' | 'persistent' | 'transient' | 'unspecified';
 export type SamlSloBinding = 'HTTP-Redirect' | 'HTTP-POST';
@@ -42,7 +42,7 @@ export interface SamlAppRow {
 
 export type SamlAppFields = Omit<SamlAppRow, 'id' | 'createdAt' | 'updatedAt'>;
 
-interface SamlAppRecord {
+export interface SamlAppRecord {
   id: string;
   name: string;
   entity_id: string;
@@ -60,12 +60,6 @@ interface SamlAppRecord {
   enabled: boolean;
   created_at: Date;
   updated_at: Date;
-}
-
-declare module 'knex/types/tables' {
-  interface Tables {
-    saml_apps: JsonColumns<SamlAppRecord, 'acs_urls' | 'attributes'>;
-  }
 }
 
 const toRow = (r: SamlAppRecord): SamlAppRow => ({

@@ -13,7 +13,7 @@ export interface SamlRequestRow {
   expiresAt: Date;
 }
 
-interface SamlRequestRecord {
+export interface SamlRequestRecord {
   id: string;
   app_id: string;
   request_id: string | null;
@@ -24,12 +24,6 @@ interface SamlRequestRecord {
   created_at: Date;
   expires_at: Date;
   used_at: Date | null;
-}
-
-declare module 'knex/types/tables' {
-  interface Tables {
-    saml_requests: SamlRequestRecord;
-  }
 }
 
 const toRequest = (r: SamlRequestRecord): SamlRequestRow => ({

@@ -9,18 +9,12 @@ export interface SamlKeyRow {
   retiredAt: Date | null;
 }
 
-interface SamlKeyRecord {
+export interface SamlKeyRecord {
   id: string;
   private_key_sealed: string;
   certificate_pem: string;
   created_at: Date;
   retired_at: Date | null;
-}
-
-declare module 'knex/types/tables' {
-  interface Tables {
-    saml_signing_keys: SamlKeyRecord;
-  }
 }
 
 const toRow = (r: SamlKeyRecord): SamlKeyRow => ({

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { DbOrTrx } from '..';
 import { UUID_PATTERN } from '../../lib/ids';
-import { toUserRow, type UserRow } from './users.repo';
+import { toUserRow, type UserRecord, type UserRow } from './users.repo';
 
 /**
  * SCIM 2.0 provisioning (CONTRACT §20, docs/scim.md): connections, what a connection knows of an account, groups,
@@ -21,7 +21,7 @@ export interface ScimConnectionRow {
   lastUsedAt: Date | null;
 }
 
-interface ScimConnectionRecord {
+export interface ScimConnectionRecord {
   id: string;
   name: string;
   description: string;
@@ -29,12 +29,6 @@ interface ScimConnectionRecord {
   created_by: string | null;
   created_at: Date;
   last_used_at: Date | null;
-}
-
-declare module 'knex/types/tables' {
-  interface Tables {
-    scim_connections: ScimConnectionRecord;
-  }
 }
 
 function toConnection(r: ScimConnectionRecord): ScimConnectionRow {
@@ -132,7 +126,7 @@ interface Columns {
    * condition that every match also meets and that a trigram index answers. It is AND-ed before the exact condition,
    * which re-checks the candidates, so the result is the same with or without it; only the plan changes.
    */
-  prefilter?: Record<string, (pattern: string, connectionId: string) => [string, unknown[]]>;
+  prefilter?: Record<string, (pattern: string, connectionId: string) => [string, Knex.RawBinding[]]>;
 }
 
 /** The substring pattern of a trigram prefilter (trigram indexes need at least 3 characters to narrow anything). */
@@ -143,10 +137,10 @@ const substring = (value: string) => `%${likeEscape(value)}%`;
  * name is found in it, whatever the case.
  */
 const USER_SEARCH = `(u.email || ' ' || u.first_name || ' ' || u.last_name) ilike ? escape '\\'`;
-const byUserSearch = (pattern: string): [string, unknown[]] => [USER_SEARCH, [pattern]];
+const byUserSearch = (pattern: string): [string, Knex.RawBinding[]] => [USER_SEARCH, [pattern]];
 
 /** The accounts whose email or names contain the pattern, and those whose value kept by the connection does. */
-function accountOrKept(column: 'user_name' | 'display_name', pattern: string, connectionId: string): [string, unknown[]] {
+function accountOrKept(column: 'user_name' | 'display_name', pattern: string, connectionId: string): [string, Knex.RawBinding[]] {
   return [
     `u.id in (select x.id from users x where (x.email || ' ' || x.first_name || ' ' || x.last_name) ilike ? escape '\\'
               union all
@@ -202,11 +196,11 @@ function likeEscape(value: string): string {
 }
 
 /** One comparison as SQL with bindings; case-insensitive strings compare lower-cased (RFC 7644 §3.4.2.2). */
-function compareSql(expr: string, c: Extract<ScimCondition, { kind: 'compare' }>): [string, unknown[]] {
+function compareSql(expr: string, c: Extract<ScimCondition, { kind: 'compare' }>): [string, Knex.RawBinding[]] {
   if (c.value === null) return c.op === 'ne' ? [`${expr} is not null`, []] : [`${expr} is null`, []];
-  const text = typeof c.value === 'string';
-  const lhs = text && !c.caseExact ? `lower(${expr})` : expr;
-  const value = text && !c.caseExact ? (c.value as string).toLowerCase() : c.value;
+  const folded = typeof c.value === 'string' && !c.caseExact;
+  const lhs = folded ? `lower(${expr})` : expr;
+  const value = typeof c.value === 'string' && !c.caseExact ? c.value.toLowerCase() : c.value;
   switch (c.op) {
     case 'eq':
       return [`${lhs} = ?`, [value]];
@@ -230,7 +224,7 @@ function compareSql(expr: string, c: Extract<ScimCondition, { kind: 'compare' }>
 }
 
 /** The condition as one SQL boolean expression with its bindings, in `columns`' vocabulary. */
-function conditionSql(cond: ScimCondition, columns: Columns, connectionId: string, inner?: MultiValued): [string, unknown[]] {
+function conditionSql(cond: ScimCondition, columns: Columns, connectionId: string, inner?: MultiValued): [string, Knex.RawBinding[]] {
   const exprOf = (attribute: string): string => {
     const expr = inner ? inner.columns[attribute] : columns.single[attribute];
     if (!expr) throw new Error(`SCIM filter attribute ${attribute} has no column`);
@@ -272,7 +266,7 @@ function applyCondition(q: Knex.QueryBuilder, cond: ScimCondition | undefined, c
   // agrees with false there); only NOT needs it made false first (`not coalesce(…, false)`). No coalesce around the
   // whole condition, so that `userName eq` and `externalId eq` stay index lookups.
   const [sql, bindings] = conditionSql(cond, columns, connectionId);
-  q.whereRaw(sql, bindings as Knex.RawBinding[]);
+  q.whereRaw(sql, bindings);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -291,20 +285,32 @@ export interface ScimUserRecord {
   groups: Array<{ id: string; displayName: string }>;
 }
 
-function toScimUser(r: Record<string, unknown>): ScimUserRecord {
-  const enterprise = r.scim_enterprise;
+/**
+ * The columns of usersOf: the account, what the connection knows of it (null where it knows nothing: the join found
+ * no row), and the account's groups of the connection. pg parses json and jsonb, so both arrive as values.
+ */
+interface ScimUserColumns extends UserRecord {
+  scim_external_id: string | null;
+  scim_user_name: string | null;
+  scim_display_name: string | null;
+  scim_enterprise: Record<string, unknown> | null;
+  scim_updated_at: Date | null;
+  scim_groups: ScimUserRecord['groups'];
+}
+
+function toScimUser(r: ScimUserColumns): ScimUserRecord {
   return {
-    user: toUserRow(r as unknown as Parameters<typeof toUserRow>[0]),
-    externalId: (r.scim_external_id as string | null) ?? null,
-    userName: (r.scim_user_name as string | null) ?? null,
-    displayName: (r.scim_display_name as string | null) ?? null,
-    enterprise: (typeof enterprise === 'string' ? JSON.parse(enterprise) : (enterprise ?? null)) as Record<string, unknown> | null,
-    scimUpdatedAt: r.scim_updated_at ? new Date(r.scim_updated_at as string) : null,
-    groups: (typeof r.scim_groups === 'string' ? JSON.parse(r.scim_groups) : (r.scim_groups ?? [])) as ScimUserRecord['groups'],
+    user: toUserRow(r),
+    externalId: r.scim_external_id,
+    userName: r.scim_user_name,
+    displayName: r.scim_display_name,
+    enterprise: r.scim_enterprise,
+    scimUpdatedAt: r.scim_updated_at ? new Date(r.scim_updated_at) : null,
+    groups: r.scim_groups,
   };
 }
 
-function usersOf(db: DbOrTrx, connectionId: string): Knex.QueryBuilder {
+function usersOf(db: DbOrTrx, connectionId: string): Knex.QueryBuilder<ScimUserColumns, ScimUserColumns[]> {
   return db({ u: 'users' })
     .leftJoin({ su: 'scim_users' }, (j) => j.on('su.user_id', '=', 'u.id').andOn('su.connection_id', '=', db.raw('?', [connectionId])))
     .select(
@@ -325,7 +331,7 @@ function usersOf(db: DbOrTrx, connectionId: string): Knex.QueryBuilder {
 
 export async function findScimUser(db: DbOrTrx, connectionId: string, userId: string): Promise<ScimUserRecord | undefined> {
   if (!UUID_PATTERN.test(userId)) return undefined;
-  const row = (await usersOf(db, connectionId).where('u.id', userId).first()) as Record<string, unknown> | undefined;
+  const row = await usersOf(db, connectionId).where('u.id', userId).first();
   return row ? toScimUser(row) : undefined;
 }
 
@@ -337,14 +343,14 @@ export async function listScimUsers(
 ): Promise<{ rows: ScimUserRecord[]; total: number }> {
   const counted = usersOf(db, connectionId).clearSelect();
   applyCondition(counted, query.filter, USER_COLUMNS, connectionId);
-  const [{ count }] = (await counted.count({ count: '*' })) as Array<{ count: string | number }>;
+  const [{ count }] = await counted.count<[{ count: string }]>({ count: '*' });
   if (query.limit === 0) return { rows: [], total: Number(count) };
   const q = usersOf(db, connectionId);
   applyCondition(q, query.filter, USER_COLUMNS, connectionId);
-  const rows = (await q
+  const rows = await q
     .orderBy([{ column: 'u.created_at' }, { column: 'u.id' }])
     .offset(query.offset)
-    .limit(query.limit)) as Array<Record<string, unknown>>;
+    .limit(query.limit);
   return { rows: rows.map(toScimUser), total: Number(count) };
 }
 
@@ -393,7 +399,7 @@ export interface ScimGroupRow {
   updatedAt: Date;
 }
 
-interface ScimGroupRecord {
+export interface ScimGroupRecord {
   id: string;
   connection_id: string;
   display_name: string;
@@ -402,10 +408,15 @@ interface ScimGroupRecord {
   updated_at: Date;
 }
 
-declare module 'knex/types/tables' {
-  interface Tables {
-    scim_groups: ScimGroupRecord;
-  }
+/** A group's members and the roles it is mapped to: a pair of ids a row. */
+export interface ScimGroupMemberRecord {
+  group_id: string;
+  user_id: string;
+}
+
+export interface ScimGroupRoleRecord {
+  group_id: string;
+  role_id: string;
 }
 
 function toGroup(r: ScimGroupRecord): ScimGroupRow {
@@ -462,13 +473,13 @@ export async function listScimGroups(
     applyCondition(q, query.filter, GROUP_COLUMNS, connectionId ?? '');
     return q;
   };
-  const [{ count }] = (await base().count({ count: '*' })) as Array<{ count: string | number }>;
+  const [{ count }] = await base().count<[{ count: string }]>({ count: '*' });
   if (query.limit === 0) return { rows: [], total: Number(count) };
-  const rows = (await base()
+  const rows: ScimGroupRecord[] = await base()
     .select('g.*')
     .orderBy([{ column: 'g.created_at' }, { column: 'g.id' }])
     .offset(query.offset)
-    .limit(query.limit)) as ScimGroupRecord[];
+    .limit(query.limit);
   return { rows: rows.map(toGroup), total: Number(count) };
 }
 
@@ -489,13 +500,7 @@ export async function deleteScimGroup(db: DbOrTrx, id: string): Promise<void> {
 export async function listScimGroupMembers(db: DbOrTrx, groupIds: readonly string[]): Promise<Map<string, string[]>> {
   const members = new Map<string, string[]>(groupIds.map((id) => [id, []]));
   if (groupIds.length === 0) return members;
-  const rows = (await db('scim_group_members')
-    .whereIn('group_id', groupIds)
-    .orderBy(['group_id', 'user_id'])
-    .select('group_id', 'user_id')) as Array<{
-    group_id: string;
-    user_id: string;
-  }>;
+  const rows = await db('scim_group_members').whereIn('group_id', groupIds).orderBy(['group_id', 'user_id']).select('group_id', 'user_id');
   for (const r of rows) members.get(r.group_id)?.push(r.user_id);
   return members;
 }
@@ -504,7 +509,7 @@ export async function listScimGroupMembers(db: DbOrTrx, groupIds: readonly strin
 export async function existingUserIds(db: DbOrTrx, ids: readonly string[]): Promise<Set<string>> {
   const valid = ids.filter((id) => UUID_PATTERN.test(id));
   if (valid.length === 0) return new Set();
-  const rows = (await db('users').whereIn('id', valid).select('id')) as Array<{ id: string }>;
+  const rows = await db('users').whereIn('id', valid).select('id');
   return new Set(rows.map((r) => r.id));
 }
 
@@ -525,9 +530,7 @@ export async function removeScimGroupMembers(db: DbOrTrx, groupId: string, userI
 
 /** The roles a group is mapped to. */
 export async function listScimGroupRoleIds(db: DbOrTrx, groupId: string): Promise<string[]> {
-  const rows = (await db('scim_group_roles').where({ group_id: groupId }).orderBy('role_id').select('role_id')) as Array<{
-    role_id: string;
-  }>;
+  const rows = await db('scim_group_roles').where({ group_id: groupId }).orderBy('role_id').select('role_id');
   return rows.map((r) => r.role_id);
 }
 

@@ -25,7 +25,7 @@ export function oidcSidOf(session: Pick<SessionRow, 'id' | 'browserSessionId'>):
   return session.browserSessionId ?? session.id;
 }
 
-interface SessionRecord {
+export interface SessionRecord {
   id: string;
   user_id: string;
   client_id: string | null;
@@ -39,12 +39,6 @@ interface SessionRecord {
   auth_time: Date;
   amr: string[] | null;
   browser_session_id?: string | null;
-}
-
-declare module 'knex/types/tables' {
-  interface Tables {
-    sessions: SessionRecord;
-  }
 }
 
 function toSessionRow(r: SessionRecord): SessionRow {
@@ -151,7 +145,7 @@ export async function insertExchangedSession(
     expiresAt: Date;
   },
 ): Promise<Date | undefined> {
-  const result = await db.raw(
+  const result = await db.raw<{ rows: Array<{ expires_at: Date }> }>(
     `insert into sessions (id, user_id, client_id, scope, ip, user_agent, created_at, last_used_at, expires_at, auth_time, amr,
                            browser_session_id, parent_session_id)
      select :id, p.user_id, :clientId, :scope, :ip, :userAgent, :now, :now, least(p.expires_at, :expiresAt), p.auth_time, p.amr,
@@ -171,7 +165,7 @@ export async function insertExchangedSession(
       expiresAt: s.expiresAt,
     },
   );
-  const [row] = (result as { rows: Array<{ expires_at: Date }> }).rows;
+  const [row] = result.rows;
   return row ? new Date(row.expires_at) : undefined;
 }
 

@@ -1,5 +1,11 @@
 import type { DbOrTrx } from '..';
 
+/** The one row of settings_version (id 1); a bigint, so pg returns the version as text. */
+export interface SettingsVersionRecord {
+  id: number;
+  version: string;
+}
+
 /** CONTRACT §18: the stored settings (name -> JSON value) and the version every change bumps. */
 export interface StoredSettings {
   version: number;
@@ -8,11 +14,11 @@ export interface StoredSettings {
 
 /** The snapshot of what is stored: every row and the version, read in one statement (consistent with each other). */
 export async function loadStoredSettings(db: DbOrTrx): Promise<StoredSettings> {
-  const { rows } = (await db.raw(
+  const { rows } = await db.raw<{ rows: Array<{ version: string; name: string | null; value: unknown }> }>(
     `select v.version, s.name, s.value
        from settings_version v left join settings s on true
       where v.id = 1`,
-  )) as { rows: Array<{ version: string; name: string | null; value: unknown }> };
+  );
   const values: Record<string, unknown> = {};
   for (const row of rows) if (row.name !== null) values[row.name] = row.value;
   return { version: Number(rows[0]?.version ?? 0), values };
@@ -20,7 +26,7 @@ export async function loadStoredSettings(db: DbOrTrx): Promise<StoredSettings> {
 
 /** The version of the stored settings (the periodic check of each instance). */
 export async function storedSettingsVersion(db: DbOrTrx): Promise<number> {
-  const row = (await db('settings_version').where({ id: 1 }).first('version')) as { version: string } | undefined;
+  const row = await db('settings_version').where({ id: 1 }).first('version');
   return Number(row?.version ?? 0);
 }
 
@@ -29,10 +35,9 @@ export async function storedSettingsVersion(db: DbOrTrx): Promise<number> {
  * reads the "before" the previous one left. Returns the new version.
  */
 export async function bumpSettingsVersion(trx: DbOrTrx): Promise<number> {
-  const [row] = (await trx('settings_version').where({ id: 1 }).increment('version', 1).returning('version')) as Array<{
-    version: string;
-  }>;
-  return Number(row!.version);
+  const [row] = await trx('settings_version').where({ id: 1 }).increment('version', 1).returning('version');
+  if (!row) throw new Error('settings_version has no row (the migration inserts it)');
+  return Number(row.version);
 }
 
 export async function storeSetting(trx: DbOrTrx, name: string, value: unknown, updatedBy: string | null, now: Date): Promise<void> {

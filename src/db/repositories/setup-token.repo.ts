@@ -1,16 +1,10 @@
 import type { DbOrTrx } from '..';
 
-interface SetupTokenRecord {
+export interface SetupTokenRecord {
   /** Always 1: the table holds at most one token. */
   id: number;
   token_sealed: string;
   created_at: Date;
-}
-
-declare module 'knex/types/tables' {
-  interface Tables {
-    setup_token: SetupTokenRecord;
-  }
 }
 
 /** Stores the sealed setup token unless one is already there; returns the stored one (this or an earlier). */

@@ -11,26 +11,21 @@ export interface SigningKeyRow {
   retiredAt: Date | null;
 }
 
-interface SigningKeyRecord {
+export interface SigningKeyRecord {
   kid: string;
   alg: string;
-  public_jwk: JWK | string;
+  /** jsonb, parsed by pg. */
+  public_jwk: JWK;
   private_jwk_sealed: string;
   created_at: Date;
   retired_at: Date | null;
-}
-
-declare module 'knex/types/tables' {
-  interface Tables {
-    oidc_signing_keys: SigningKeyRecord;
-  }
 }
 
 function toRow(r: SigningKeyRecord): SigningKeyRow {
   return {
     kid: r.kid,
     alg: r.alg,
-    publicJwk: typeof r.public_jwk === 'string' ? (JSON.parse(r.public_jwk) as JWK) : r.public_jwk,
+    publicJwk: r.public_jwk,
     privateJwkSealed: r.private_jwk_sealed,
     createdAt: new Date(r.created_at),
     retiredAt: r.retired_at ? new Date(r.retired_at) : null,
@@ -63,14 +58,14 @@ export async function insertSigningKeyIfNoneCurrent(
   db: DbOrTrx,
   k: { kid: string; alg: string; publicJwk: JWK; privateJwkSealed: string; now: Date },
 ): Promise<boolean> {
-  const result = await db.raw(
+  const result = await db.raw<{ rows: unknown[] }>(
     `insert into oidc_signing_keys (kid, alg, public_jwk, private_jwk_sealed, created_at)
      values (:kid, :alg, :publicJwk::jsonb, :sealed, :now)
      on conflict (alg) where retired_at is null do nothing
      returning kid`,
     { kid: k.kid, alg: k.alg, publicJwk: JSON.stringify(k.publicJwk), sealed: k.privateJwkSealed, now: k.now },
   );
-  return (result.rows?.length ?? 0) > 0;
+  return result.rows.length > 0;
 }
 
 /** Retires every current key (all algorithms); returns their kids. */

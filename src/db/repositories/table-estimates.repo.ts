@@ -6,9 +6,10 @@ import type { DbOrTrx } from '..';
  * (reltuples is -1 then), so that the caller counts instead.
  */
 export async function estimateRowCount(db: DbOrTrx, table: 'users' | 'audit_events'): Promise<number | null> {
-  const result = (await db.raw('select reltuples::bigint as n from pg_class where oid = ?::regclass', [table])) as {
-    rows: Array<{ n: string | number }>;
-  };
+  const result = await db.raw<{ rows: Array<{ n: string | number }> }>(
+    'select reltuples::bigint as n from pg_class where oid = ?::regclass',
+    [table],
+  );
   const n = Number(result.rows[0]?.n ?? -1);
   return n >= 0 ? n : null;
 }

@@ -24,7 +24,7 @@ export interface LinkedIdentity extends UserIdentityRow {
   providerName: string;
 }
 
-interface Record_ {
+export interface UserIdentityRecord {
   id: string;
   user_id: string;
   provider_id: string;
@@ -36,13 +36,7 @@ interface Record_ {
   needs_confirmation: boolean;
 }
 
-declare module 'knex/types/tables' {
-  interface Tables {
-    user_identities: Record_;
-  }
-}
-
-function toRow(r: Record_): UserIdentityRow {
+function toRow(r: UserIdentityRecord): UserIdentityRow {
   return {
     id: r.id,
     userId: r.user_id,
@@ -109,7 +103,7 @@ export async function listIdentitiesOfUser(db: DbOrTrx, userId: string): Promise
     .where('i.user_id', userId)
     .orderBy('i.created_at')
     .select('i.*', 'p.slug as provider_slug', 'p.name as provider_name');
-  return rows.map((r: Record_ & { provider_slug: string; provider_name: string }) => ({
+  return rows.map((r: UserIdentityRecord & { provider_slug: string; provider_name: string }) => ({
     ...toRow(r),
     providerSlug: r.provider_slug,
     providerName: r.provider_name,

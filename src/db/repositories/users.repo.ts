@@ -17,7 +17,8 @@ export interface UserRow {
   invitationExpiresAt?: Date | null;
 }
 
-interface UserRecord {
+/** A users row as pg returns it (other repositories' statements that select `u.*` extend it). */
+export interface UserRecord {
   id: string;
   email: string;
   first_name: string;
@@ -29,12 +30,6 @@ interface UserRecord {
   updated_at: Date;
   last_login_at: Date | null;
   invitation_expires_at?: Date | null;
-}
-
-declare module 'knex/types/tables' {
-  interface Tables {
-    users: UserRecord;
-  }
 }
 
 export function toUserRow(r: UserRecord): UserRow {
@@ -124,7 +119,7 @@ export async function insertUser(
       updated_at: user.now,
     })
     .returning('*');
-  return toUserRow(row!);
+  return toUserRow(row);
 }
 
 export async function updateUser(
@@ -239,7 +234,7 @@ export interface UserSearch extends UserFilter {
   beforeId?: string;
 }
 
-function filteredUsers(db: DbOrTrx, filter: UserFilter): Knex.QueryBuilder {
+function filteredUsers(db: DbOrTrx, filter: UserFilter): Knex.QueryBuilder<UserRecord, UserRecord[]> {
   const q = db<UserRecord>('users as u');
   if (filter.search) whereSearch(q, 'u', filter.search);
   if (filter.status) q.where('u.is_active', filter.status === 'active');
@@ -278,12 +273,12 @@ export async function searchUsers(db: DbOrTrx, query: UserSearch): Promise<UserR
     ]);
   }
   const order = backwards ? 'asc' : 'desc';
-  const rows = (await q
+  const rows = await q
     .orderBy([
       { column: 'u.created_at', order },
       { column: 'u.id', order },
     ])
-    .limit(query.limit + 1)) as UserRecord[];
+    .limit(query.limit + 1);
   const users = rows.map(toUserRow);
   return backwards ? users.reverse() : users;
 }
@@ -296,6 +291,6 @@ export async function countUsersCapped(db: DbOrTrx, filter: UserFilter, cap: num
   const inner = filteredUsers(db, filter)
     .select(db.raw('1'))
     .limit(cap + 1);
-  const row = (await db.count<{ count: string }[]>('* as count').from(inner.as('m')).first()) as { count: string } | undefined;
+  const [row] = await db.count<{ count: string }[]>('* as count').from(inner.as('m'));
   return Number(row?.count ?? 0);
 }

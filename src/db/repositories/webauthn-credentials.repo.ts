@@ -15,7 +15,7 @@ export interface PasskeyRow {
   lastUsedAt: Date | null;
 }
 
-interface PasskeyRecord {
+export interface PasskeyRecord {
   id: string;
   user_id: string;
   credential_id: string;
@@ -26,12 +26,6 @@ interface PasskeyRecord {
   backed_up: boolean;
   created_at: Date;
   last_used_at: Date | null;
-}
-
-declare module 'knex/types/tables' {
-  interface Tables {
-    webauthn_credentials: PasskeyRecord;
-  }
 }
 
 function toRow(r: PasskeyRecord): PasskeyRow {

@@ -1,4 +1,5 @@
 import type { DbOrTrx } from '..';
+import { deleteDeliveriesBefore, recordDeliveryOutcome, type DeliveryAttemptOutcome } from './deliveries';
 
 export interface WebhookSubscriptionRow {
   id: string;
@@ -13,7 +14,7 @@ export interface WebhookSubscriptionRow {
   updatedAt: Date;
 }
 
-interface SubscriptionRecord {
+export interface SubscriptionRecord {
   id: string;
   url: string;
   events: string[];
@@ -24,12 +25,6 @@ interface SubscriptionRecord {
   previous_secret_expires_at: Date | null;
   created_at: Date;
   updated_at: Date;
-}
-
-declare module 'knex/types/tables' {
-  interface Tables {
-    webhook_subscriptions: SubscriptionRecord;
-  }
 }
 
 function toSubscriptionRow(r: SubscriptionRecord): WebhookSubscriptionRow {
@@ -67,12 +62,12 @@ export async function insertWebhookSubscription(
 }
 
 export async function listWebhookSubscriptions(db: DbOrTrx): Promise<WebhookSubscriptionRow[]> {
-  const rows = (await db('webhook_subscriptions').select('*').orderBy('created_at').orderBy('id')) as SubscriptionRecord[];
+  const rows = await db('webhook_subscriptions').select('*').orderBy('created_at').orderBy('id');
   return rows.map(toSubscriptionRow);
 }
 
 export async function findWebhookSubscription(db: DbOrTrx, id: string): Promise<WebhookSubscriptionRow | undefined> {
-  const row = (await db('webhook_subscriptions').where({ id }).first()) as SubscriptionRecord | undefined;
+  const row = await db('webhook_subscriptions').where({ id }).first();
   return row ? toSubscriptionRow(row) : undefined;
 }
 
@@ -103,13 +98,13 @@ export async function rotateWebhookSecret(
   previousExpiresAt: Date,
   now: Date,
 ): Promise<WebhookSubscriptionRow | undefined> {
-  const result = await db.raw(
+  const result = await db.raw<{ rows: SubscriptionRecord[] }>(
     `update webhook_subscriptions
      set previous_secret_sealed = secret_sealed, previous_secret_expires_at = ?, secret_sealed = ?, updated_at = ?
      where id = ? returning *`,
     [previousExpiresAt, secretSealed, now, id],
   );
-  const row = (result as { rows: SubscriptionRecord[] }).rows[0];
+  const [row] = result.rows;
   return row ? toSubscriptionRow(row) : undefined;
 }
 
@@ -136,7 +131,7 @@ export interface WebhookDeliveryRow {
   createdAt: Date;
 }
 
-interface DeliveryRecord {
+export interface DeliveryRecord {
   id: string | number;
   subscription_id: string;
   event_id: string | number;
@@ -150,12 +145,6 @@ interface DeliveryRecord {
   next_attempt_at: Date | null;
   delivered_at: Date | null;
   created_at: Date;
-}
-
-declare module 'knex/types/tables' {
-  interface Tables {
-    webhook_deliveries: DeliveryRecord;
-  }
 }
 
 const dateOrNull = (d: Date | null) => (d ? new Date(d) : null);
@@ -199,56 +188,32 @@ export interface DeliveryWork {
 }
 
 export async function findDeliveryWork(db: DbOrTrx, deliveryId: string): Promise<DeliveryWork | undefined> {
-  const delivery = (await db('webhook_deliveries').where({ id: deliveryId }).first()) as DeliveryRecord | undefined;
+  const delivery = await db('webhook_deliveries').where({ id: deliveryId }).first();
   if (!delivery) return undefined;
   const subscription = await findWebhookSubscription(db, delivery.subscription_id);
   if (!subscription) return undefined;
-  const event = (await db('audit_events').where({ id: delivery.event_id }).first()) as Record<string, unknown> | undefined;
+  // The event as its stored columns, for the wire payload (services/webhooks/delivery.service.ts).
+  const event = await db<Record<string, unknown>>('audit_events').where({ id: delivery.event_id }).first();
   return { delivery: toDeliveryRow(delivery), subscription, event };
 }
 
-export interface AttemptOutcome {
-  status: DeliveryStatus;
-  responseStatus: number | null;
+export interface AttemptOutcome extends DeliveryAttemptOutcome {
   responseExcerpt: string | null;
-  error: string | null;
-  /** Seconds until the next attempt (status pending), else null. */
-  retryInSeconds: number | null;
 }
 
 /**
  * Records one attempt and, when another is due, enqueues it in the same transaction (webhook_enqueue, the
- * migration's one caller of graphile-worker's SQL API). Counting with `attempts + 1` keeps the count right even if
- * an operator's redelivery raced this attempt.
+ * migration's one caller of graphile-worker's SQL API).
  */
 export async function recordDeliveryAttempt(
   db: DbOrTrx,
   deliveryId: string,
   outcome: AttemptOutcome,
 ): Promise<WebhookDeliveryRow | undefined> {
-  const result = await db.raw(
-    `update webhook_deliveries set
-       attempts = attempts + 1,
-       status = ?,
-       last_attempt_at = now(),
-       last_response_status = ?,
-       last_response_excerpt = ?,
-       last_error = ?,
-       next_attempt_at = case when ?::double precision is null then null else now() + make_interval(secs => ?::double precision) end,
-       delivered_at = case when ? = 'delivered' then now() else delivered_at end
-     where id = ? returning *`,
-    [
-      outcome.status,
-      outcome.responseStatus,
-      outcome.responseExcerpt,
-      outcome.error,
-      outcome.retryInSeconds,
-      outcome.retryInSeconds,
-      outcome.status,
-      deliveryId,
-    ],
-  );
-  const row = (result as { rows: DeliveryRecord[] }).rows[0];
+  const row = await recordDeliveryOutcome<DeliveryRecord>(db, 'webhook_deliveries', deliveryId, outcome, {
+    excerpt: true,
+    onlyPending: false,
+  });
   if (!row) return undefined;
   if (outcome.retryInSeconds !== null) await enqueueDelivery(db, String(row.id), row.subscription_id, outcome.retryInSeconds);
   return toDeliveryRow(row);
@@ -273,7 +238,7 @@ export async function resetDeliveryForRedelivery(
 ): Promise<WebhookDeliveryRow | undefined> {
   const [row] = await db('webhook_deliveries')
     .where({ id: deliveryId, subscription_id: subscriptionId })
-    .update({ status: 'pending', next_attempt_at: db.fn.now() as unknown as Date })
+    .update({ status: 'pending', next_attempt_at: db.fn.now() })
     .returning('*');
   if (!row) return undefined;
   await enqueueDelivery(db, String(row.id), row.subscription_id, 0);
@@ -282,19 +247,15 @@ export async function resetDeliveryForRedelivery(
 
 /** The backlog gauges: deliveries due now and the age of the oldest one (0 when none). */
 export async function webhookBacklog(db: DbOrTrx): Promise<{ due: number; oldestSeconds: number }> {
-  const result = await db.raw(
+  const result = await db.raw<{ rows: [{ due: number; oldest: number }] }>(
     `select count(*)::int as due, coalesce(extract(epoch from now() - min(next_attempt_at)), 0)::float8 as oldest
      from webhook_deliveries where status = 'pending' and next_attempt_at <= now()`,
   );
-  const row = (result as { rows: Array<{ due: number; oldest: number }> }).rows[0]!;
+  const [row] = result.rows;
   return { due: Number(row.due), oldestSeconds: Math.max(0, Number(row.oldest)) };
 }
 
 /** Retention (AUDIT_RETENTION_DAYS): deletes at most `limit` deliveries created before `before`. */
 export async function deleteWebhookDeliveriesBefore(db: DbOrTrx, before: Date, limit: number): Promise<number> {
-  const result = await db.raw(
-    'delete from webhook_deliveries where id in (select id from webhook_deliveries where created_at < ? order by id limit ?) returning id',
-    [before, limit],
-  );
-  return ((result as { rows?: unknown[] }).rows ?? []).length;
+  return deleteDeliveriesBefore(db, 'webhook_deliveries', before, limit, { order: 'id', keepPending: false });
 }

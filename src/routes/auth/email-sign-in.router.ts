@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
 import type { Config } from '../../config';
+import type { CookieWrite } from '../../http/outcome';
 import { randomToken } from '../../lib/crypto';
 import { hostCookieName, hostCookieOptions } from '../../middleware/host-cookies';
 import * as emailSignIn from '../../services/email-sign-in.service';
@@ -24,11 +25,16 @@ const COOKIE_SHAPE = /^[A-Za-z0-9_-]{43}$/;
  * possible): the request is then bound to no browser and its link always asks first.
  */
 export function browserSecretFor(config: Readonly<Config>, res: Response): string | undefined {
+  const cookie = browserSecretCookie(config);
+  if (cookie) res.cookie(cookie.name, cookie.value, cookie.options);
+  return cookie?.value;
+}
+
+/** browserSecretFor as an outcome's cookie (the hosted page's form post): `value` is the secret. */
+export function browserSecretCookie(config: Readonly<Config>): (CookieWrite & { value: string }) | undefined {
   const name = hostCookieName(config, EMAIL_SIGN_IN_COOKIE);
   if (!name) return undefined;
-  const secret = randomToken(32);
-  res.cookie(name, secret, hostCookieOptions(emailSignIn.EMAIL_SIGN_IN_TTL_SECONDS * 1000));
-  return secret;
+  return { name, value: randomToken(32), options: hostCookieOptions(emailSignIn.EMAIL_SIGN_IN_TTL_SECONDS * 1000) };
 }
 
 /** The `__Host-` cookie of the browser that opens a link, if any (a plain `email_sign_in` cookie counts for nothing). */

@@ -1,9 +1,9 @@
-import type { CookieOptions, Request, Response } from 'express';
+import type { CookieOptions, Request } from 'express';
 import type { Config } from '../../config';
 import { AppError } from '../../errors';
 import { randomToken } from '../../lib/crypto';
-import { issueCsrf } from '../../middleware/csrf';
 import { hostCookieName, hostCookieOptions } from '../../middleware/host-cookies';
+import { Redirect, setCookie, type CookieWrite } from '../../http/outcome';
 import { listOwnIdentities, unlinkOwnIdentity } from '../../services/federation/identities.service';
 import { listEnabledProviders } from '../../services/federation/providers.service';
 import { callbackUrlOf } from '../../services/federation/relying-party';
@@ -11,9 +11,8 @@ import { completeFederatedSignIn, FederationRefused, startFederatedSignIn } from
 import { signInTargetOf } from '../../services/oauth/sign-in-context';
 import { renderOAuthErrorPage } from '../../views/consent';
 import { pageEnv } from '../../views/env';
-import { renderSecondStepPage } from '../../views/login';
-import { html } from '../pages/page-kit';
-import { finishSignIn, IDP_LINK_COOKIE } from '../pages/sign-in-flow';
+import { hostedPage, renderPageOutcome, type HostedPage } from '../pages/page-kit';
+import { finishSignIn, IDP_LINK_COOKIE, secondStepPage } from '../pages/sign-in-flow';
 import { declareRouter, route } from '../route';
 import { rawQueryOf, requestMeta } from '../shared';
 import type { RouteDeps } from '../types';
@@ -54,27 +53,24 @@ export function browserTokenOf(req: Request, config: Pick<Config, 'cookieSecure'
  * COOKIE_SECURE only a value this host set itself can come back (`__Host-`); without it a sibling could plant any
  * value it knows, reused or not, which docs/security.md states.
  */
-export function browserToken(req: Request, res: Response, config: Config): string {
+export function browserTokenCookie(req: Request, config: Config): CookieWrite & { value: string } {
   const name = hostCookieName(config, IDP_BROWSER_COOKIE);
   const value = browserTokenOf(req, config) ?? randomToken(32);
-  if (name) res.cookie(name, value, hostCookieOptions(ROUND_TRIP_MAX_AGE_MS));
-  else res.cookie(IDP_BROWSER_COOKIE, value, cookieOptions(config, '/api/auth/idp'));
-  return value;
+  if (name) return { name, value, options: hostCookieOptions(ROUND_TRIP_MAX_AGE_MS) };
+  return { name: IDP_BROWSER_COOKIE, value, options: cookieOptions(config, '/api/auth/idp') };
 }
 
-export function setPendingLinkCookie(res: Response, config: Config, token: string): void {
-  res.cookie(IDP_LINK_COOKIE, token, cookieOptions(config, '/'));
-}
+const pendingLinkCookie = (config: Config, token: string): CookieWrite => setCookie(IDP_LINK_COOKIE, token, cookieOptions(config, '/'));
 
 /** The browser leg answers people, not programs: a refusal is a page. */
-function refusalPage(res: Response, err: unknown): void {
+function refusalPage(err: unknown): HostedPage {
   const { t } = pageEnv();
   if (err instanceof FederationRefused) {
     const message = t.federation.refused[err.reason](err.providerName);
-    return html(res, err.status, renderOAuthErrorPage({ title: t.federation.failedTitle, message }));
+    return hostedPage(() => renderOAuthErrorPage({ title: t.federation.failedTitle, message }), err.status);
   }
   if (err instanceof AppError && err.code === 'not_found') {
-    return html(res, 404, renderOAuthErrorPage({ title: t.federation.unknownTitle, message: t.federation.unknown }));
+    return hostedPage(() => renderOAuthErrorPage({ title: t.federation.unknownTitle, message: t.federation.unknown }), 404);
   }
   throw err;
 }
@@ -109,20 +105,19 @@ export function createFederationRouter(deps: RouteDeps) {
             'after the sign-in.',
           auth: 'none',
           noStore: true,
+          outcome: renderPageOutcome,
           params: slugParams,
           query: startQuery,
           response: { status: 302, description: 'Redirect to the provider (an HTML page when refused)', kind: 'redirect' },
           errors: [502],
         },
-        async ({ params, query }, req, res) => {
+        async ({ params, query }, req) => {
+          const binding = browserTokenCookie(req, config);
           try {
-            const url = await startFederatedSignIn(ctx, params.slug, {
-              returnTo: query.return_to,
-              browserToken: browserToken(req, res, config),
-            });
-            res.redirect(302, url);
+            const url = await startFederatedSignIn(ctx, params.slug, { returnTo: query.return_to, browserToken: binding.value });
+            return new Redirect(url, undefined, 302).withCookies(binding);
           } catch (err) {
-            refusalPage(res, err);
+            return refusalPage(err).withCookies(binding);
           }
         },
       ),
@@ -133,6 +128,7 @@ export function createFederationRouter(deps: RouteDeps) {
           summary: "The provider's redirect back: checks the answer, then signs in, asks the second factor, or asks to prove an account",
           auth: 'none',
           noStore: true,
+          outcome: renderPageOutcome,
           params: slugParams,
           response: {
             status: 303,
@@ -140,7 +136,7 @@ export function createFederationRouter(deps: RouteDeps) {
             kind: 'redirect',
           },
         },
-        async ({ params }, req, res) => {
+        async ({ params }, req) => {
           try {
             const outcome = await completeFederatedSignIn(
               ctx,
@@ -154,36 +150,19 @@ export function createFederationRouter(deps: RouteDeps) {
             switch (outcome.kind) {
               case 'signed_in':
                 // Another upstream sign-in proves the account as well as a password would (a pending link completes).
-                return finishSignIn(ctx, req, res, outcome.result, outcome.returnTo);
-              case 'second_factor': {
-                const { application, formTargets } = await signInTargetOf(ctx, outcome.returnTo);
-                return html(
-                  res,
-                  200,
-                  renderSecondStepPage({
-                    csrf: issueCsrf(req, res, config),
-                    returnTo: outcome.returnTo,
-                    mfaToken: outcome.mfaToken,
-                    methods: outcome.methods,
-                    application,
-                  }),
-                  formTargets,
-                );
+                return await finishSignIn(ctx, req, outcome.result, outcome.returnTo);
+              case 'second_factor':
+                return secondStepPage(outcome, outcome.returnTo, await signInTargetOf(ctx, outcome.returnTo));
+              case 'prove_account': {
+                const { returnTo, email } = outcome;
+                const query = new URLSearchParams({ ...(returnTo ? { return_to: returnTo } : {}), login_hint: email });
+                return new Redirect(`/login?${query}`).withCookies(pendingLinkCookie(config, outcome.pendingLinkToken));
               }
-              case 'prove_account':
-                setPendingLinkCookie(res, config, outcome.pendingLinkToken);
-                return res.redirect(
-                  303,
-                  `/login?${new URLSearchParams({
-                    ...(outcome.returnTo ? { return_to: outcome.returnTo } : {}),
-                    login_hint: outcome.email,
-                  })}`,
-                );
               case 'linked':
-                return res.redirect(303, '/account?done=identity_linked#identities');
+                return new Redirect('/account?done=identity_linked#identities');
             }
           } catch (err) {
-            refusalPage(res, err);
+            return refusalPage(err);
           }
         },
       ),

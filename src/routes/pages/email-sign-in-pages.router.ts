@@ -1,19 +1,18 @@
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import { z } from 'zod';
 import { AppError, InvalidLinkError } from '../../errors';
-import { issueCsrf } from '../../middleware/csrf';
 import * as auth from '../../services/auth.service';
 import * as emailSignIn from '../../services/email-sign-in.service';
 import { signInTargetOf } from '../../services/oauth/sign-in-context';
 import { renderEmailCodePage, renderEmailLinkConfirmPage, renderEmailLinkInvalid } from '../../views/email-sign-in';
-import { renderLoginPage, renderSecondStepPage } from '../../views/login';
-import { browserSecretFor, browserSecretOf } from '../auth/email-sign-in.router';
+import { renderLoginPage } from '../../views/login';
+import { browserSecretCookie, browserSecretOf } from '../auth/email-sign-in.router';
 import { emailField } from '../common.schemas';
 import { declareRouter, route } from '../route';
 import { requestMeta } from '../shared';
 import type { RouteDeps } from '../types';
-import { html, optionalText, PAGE, refuseForm, text } from './page-kit';
-import { federationOnLoginPage, finishSignIn } from './sign-in-flow';
+import { hostedPage, optionalText, PAGE, refuseForm, text } from './page-kit';
+import { federationOnLoginPage, finishSignIn, secondStepPage } from './sign-in-flow';
 
 /**
  * Sign-in by email on the hosted pages (docs/passwords.md), the pages of POST /api/auth/login/email and
@@ -29,25 +28,22 @@ export function createEmailSignInPagesRouter(deps: RouteDeps) {
   };
 
   /** A finished email sign-in: the second step for an account with a factor, else the SSO cookies and the destination. */
-  const finish = async (req: Request, res: Response, outcome: emailSignIn.EmailSignInOutcome, returnTo: string | undefined) => {
-    if (outcome.mfaRequired) {
-      const csrf = issueCsrf(req, res, config);
-      const { application, formTargets } = await signInTargetOf(ctx, returnTo);
-      const page = renderSecondStepPage({ csrf, returnTo, mfaToken: outcome.mfaToken, methods: outcome.methods, application });
-      return html(res, 200, page, formTargets);
-    }
-    return finishSignIn(ctx, req, res, outcome, returnTo);
-  };
+  const finish = async (req: Request, outcome: emailSignIn.EmailSignInOutcome, returnTo: string | undefined) =>
+    outcome.mfaRequired
+      ? secondStepPage(outcome, returnTo, await signInTargetOf(ctx, returnTo))
+      : finishSignIn(ctx, req, outcome, returnTo);
 
-  const signInWithLink = async (req: Request, res: Response, token: string) => {
+  const linkInvalid = () => hostedPage(renderEmailLinkInvalid, 400);
+
+  const signInWithLink = async (req: Request, token: string) => {
     let outcome: emailSignIn.EmailSignInOutcome;
     try {
       outcome = await emailSignIn.signInWithEmailLink(ctx, token, requestMeta(req));
     } catch (err) {
-      if (err instanceof InvalidLinkError) return html(res, 400, renderEmailLinkInvalid());
+      if (err instanceof InvalidLinkError) return linkInvalid();
       throw err;
     }
-    return finish(req, res, outcome, outcome.returnTo);
+    return finish(req, outcome, outcome.returnTo);
   };
 
   return declareRouter(deps, [
@@ -62,36 +58,35 @@ export function createEmailSignInPagesRouter(deps: RouteDeps) {
         csrf: refuseForm,
         body: z.object({ return_to: optionalText(4096), email: text(300) }),
       },
-      async ({ body, env }, req, res) => {
+      async ({ body, env }, req) => {
         enabled();
         const returnTo = body.return_to;
         const { t } = env;
         const email = emailField.safeParse(body.email);
+        const { application, formTargets } = await signInTargetOf(ctx, returnTo);
         if (!email.success) {
-          const csrf = issueCsrf(req, res, config);
           const federation = await federationOnLoginPage(ctx, req, returnTo);
-          const { application, formTargets } = await signInTargetOf(ctx, returnTo);
-          return html(
-            res,
+          return hostedPage(
+            ({ csrf }) =>
+              renderLoginPage({
+                csrf,
+                returnTo,
+                email: body.email.trim(),
+                error: t.emailSignIn.emailMissing,
+                application,
+                registerLink: auth.registrationOpen(ctx.settings.current.values),
+                emailSignIn: true,
+                ...federation,
+              }),
             400,
-            renderLoginPage({
-              csrf,
-              returnTo,
-              email: body.email.trim(),
-              error: t.emailSignIn.emailMissing,
-              application,
-              registerLink: auth.registrationOpen(ctx.settings.current.values),
-              emailSignIn: true,
-              ...federation,
-            }),
             formTargets,
           );
         }
-        const browserSecret = browserSecretFor(config, res);
-        await emailSignIn.requestEmailSignIn(ctx, { email: email.data, returnTo, browserSecret });
-        const csrf = issueCsrf(req, res, config);
-        const { application, formTargets } = await signInTargetOf(ctx, returnTo);
-        html(res, 200, renderEmailCodePage({ csrf, email: auth.normalizeEmail(email.data), returnTo, application }), formTargets);
+        const browserSecret = browserSecretCookie(config);
+        await emailSignIn.requestEmailSignIn(ctx, { email: email.data, returnTo, browserSecret: browserSecret?.value });
+        const shown = auth.normalizeEmail(email.data);
+        const codePage = hostedPage(({ csrf }) => renderEmailCodePage({ csrf, email: shown, returnTo, application }), 200, formTargets);
+        return browserSecret ? codePage.withCookies(browserSecret) : codePage;
       },
     ),
 
@@ -106,23 +101,22 @@ export function createEmailSignInPagesRouter(deps: RouteDeps) {
         csrf: refuseForm,
         body: z.object({ return_to: optionalText(4096), email: text(300), code: text(32) }),
       },
-      async ({ body, env }, req, res) => {
+      async ({ body, env }, req) => {
         enabled();
         const returnTo = body.return_to;
         const { t } = env;
         const again = async (status: number, error: string) => {
           const { application, formTargets } = await signInTargetOf(ctx, returnTo);
-          const csrf = issueCsrf(req, res, config);
-          html(res, status, renderEmailCodePage({ csrf, email: body.email.trim(), returnTo, application, error }), formTargets);
+          const email = body.email.trim();
+          return hostedPage(({ csrf }) => renderEmailCodePage({ csrf, email, returnTo, application, error }), status, formTargets);
         };
         try {
           const outcome = await emailSignIn.verifyEmailSignInCode(ctx, { email: body.email, code: body.code }, requestMeta(req));
-          return await finish(req, res, outcome, returnTo);
+          return await finish(req, outcome, returnTo);
         } catch (err) {
           if (err instanceof AppError && err.code === 'invalid_credentials') return again(401, t.emailSignIn.codeInvalid);
           if (err instanceof AppError && err.code === 'too_many_attempts') {
-            if (err.headers) res.set(err.headers);
-            return again(429, t.errors.tooManySignIns);
+            return (await again(429, t.errors.tooManySignIns)).withHeaders(err.headers);
           }
           throw err;
         }
@@ -138,25 +132,21 @@ export function createEmailSignInPagesRouter(deps: RouteDeps) {
         auth: 'none',
         query: z.object({ token: text(256) }),
       },
-      async ({ query }, req, res) => {
+      async ({ query }, req) => {
         enabled();
         let link: Awaited<ReturnType<typeof emailSignIn.inspectEmailSignInLink>>;
         try {
           link = await emailSignIn.inspectEmailSignInLink(ctx, query.token, browserSecretOf(config, req));
         } catch (err) {
-          if (err instanceof InvalidLinkError) return html(res, 400, renderEmailLinkInvalid());
+          if (err instanceof InvalidLinkError) return linkInvalid();
           throw err;
         }
         // The browser that asked is signed in by opening its link; any other (another device, a forwarded mail, a
         // mail scanner fetching links) gets a question first, so fetching the link signs nobody in.
-        if (link.sameBrowser) return signInWithLink(req, res, query.token);
+        if (link.sameBrowser) return signInWithLink(req, query.token);
         const { formTargets } = await signInTargetOf(ctx, link.returnTo);
-        html(
-          res,
-          200,
-          renderEmailLinkConfirmPage({ csrf: issueCsrf(req, res, config), token: query.token, email: link.email }),
-          formTargets,
-        );
+        const { email } = link;
+        return hostedPage(({ csrf }) => renderEmailLinkConfirmPage({ csrf, token: query.token, email }), 200, formTargets);
       },
     ),
 
@@ -171,9 +161,9 @@ export function createEmailSignInPagesRouter(deps: RouteDeps) {
         csrf: refuseForm,
         body: z.object({ token: text(256) }),
       },
-      async ({ body }, req, res) => {
+      async ({ body }, req) => {
         enabled();
-        return signInWithLink(req, res, body.token);
+        return signInWithLink(req, body.token);
       },
     ),
   ]);

@@ -7,7 +7,7 @@ import { renderLinkConfirmPage } from '../../views/federation';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
 import { hostedPage, optionalText, PAGE, refuseForm, text } from './page-kit';
-import { clearPendingLinkCookie, linkConfirmUrlFor, nextAfterSignIn, pendingLinkToken } from './sign-in-flow';
+import { clearedPendingLink, linkConfirmUrlFor, nextAfterSignIn, pendingLinkToken } from './sign-in-flow';
 
 const firstParty = (principal: Principal | undefined) => (principal && !principal.clientId ? principal : undefined);
 
@@ -56,16 +56,17 @@ export function createLinkConfirmPagesRouter(deps: RouteDeps) {
         csrf: refuseForm,
         body: z.object({ return_to: optionalText(4096), decision: text(16) }),
       },
-      async ({ body, principal }, req, res) => {
+      async ({ body, principal }, req) => {
         const signedIn = firstParty(principal);
         if (!signedIn) return signInFirst(body.return_to);
         const token = pendingLinkToken(req);
         if (token !== undefined && body.decision === 'link') await completePendingLink(ctx, token, signedIn.userId);
         if (token !== undefined && body.decision !== 'link') await declinePendingLink(ctx, token, signedIn.userId);
-        // The pending link's cookie ends here, whatever was decided (a cookie is still the one write to `res`).
-        clearPendingLinkCookie(res, config);
         const next = nextAfterSignIn(ctx, signedIn, body.return_to);
-        return new Redirect(body.decision === 'link' && next === '/login' ? '/account?done=identity_linked#identities' : next);
+        // The pending link's cookie ends here, whatever was decided.
+        return new Redirect(body.decision === 'link' && next === '/login' ? '/account?done=identity_linked#identities' : next).withCookies(
+          clearedPendingLink(config),
+        );
       },
     ),
   ]);

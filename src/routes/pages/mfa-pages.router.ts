@@ -2,14 +2,13 @@ import { registrationOpen } from '../../services/auth.service';
 import { signInTargetOf } from '../../services/oauth/sign-in-context';
 import { z } from 'zod';
 import { AppError } from '../../errors';
-import { issueCsrf } from '../../middleware/csrf';
 import { completeSecondFactor, methodsOfMfaToken, signInWithPasskey, type SecondFactorProof } from '../../services/mfa/sign-in.service';
 import { renderLoginPage, renderSecondStepPage } from '../../views/login';
 import { requestMeta } from '../shared';
 import { authenticationResponseField } from '../auth/mfa.schemas';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
-import { html, optionalText, PAGE, refuseForm, text } from './page-kit';
+import { hostedPage, optionalText, PAGE, refuseForm, text } from './page-kit';
 import { finishSignIn } from './sign-in-flow';
 
 /** A JSON-encoded form field checked against its schema; undefined when absent or malformed. */
@@ -40,7 +39,6 @@ function proofOf(body: { code: string; recovery_code: string; passkey: string })
  */
 export function createMfaPagesRouter(deps: RouteDeps) {
   const { ctx } = deps;
-  const { config } = ctx;
   const post = {
     ...PAGE,
     method: 'post',
@@ -64,18 +62,16 @@ export function createMfaPagesRouter(deps: RouteDeps) {
           passkey: text(65536),
         }),
       },
-      async ({ body, env }, req, res) => {
+      async ({ body, env }, req) => {
         const returnTo = body.return_to;
         const mfaToken = body.mfa_token;
-        const csrf = issueCsrf(req, res, config);
         const { t } = env;
         const { application, formTargets } = await signInTargetOf(ctx, returnTo);
         const registerLink = registrationOpen(ctx.settings.current.values);
         const startOver = () =>
-          html(
-            res,
+          hostedPage(
+            ({ csrf }) => renderLoginPage({ csrf, returnTo, error: t.secondStep.expired, errorField: '_form', application, registerLink }),
             401,
-            renderLoginPage({ csrf, returnTo, error: t.secondStep.expired, errorField: '_form', application, registerLink }),
             formTargets,
           );
         const methods = mfaToken ? await methodsOfMfaToken(ctx, mfaToken) : undefined;
@@ -83,20 +79,21 @@ export function createMfaPagesRouter(deps: RouteDeps) {
         const proof = proofOf(body);
         const errorField = !proof ? undefined : 'passkey' in proof ? '_form' : 'recovery_code' in proof ? 'recovery_code' : 'code';
         const again = (status: number, error: string) =>
-          html(res, status, renderSecondStepPage({ csrf, returnTo, mfaToken, methods, error, errorField, application }), formTargets);
+          hostedPage(
+            ({ csrf }) => renderSecondStepPage({ csrf, returnTo, mfaToken, methods, error, errorField, application }),
+            status,
+            formTargets,
+          );
         if (!proof) return again(400, t.secondStep.enterCode);
         try {
           const result = await completeSecondFactor(ctx, { mfa_token: mfaToken, ...proof }, requestMeta(req));
-          return finishSignIn(ctx, req, res, result, returnTo);
+          return await finishSignIn(ctx, req, result, returnTo);
         } catch (err) {
           if (err instanceof AppError && err.code === 'invalid_credentials') {
             if (!(await methodsOfMfaToken(ctx, mfaToken))) return startOver();
             return again(401, proof.passkey ? t.secondStep.passkeyFailed : t.secondStep.codeInvalid);
           }
-          if (err instanceof AppError && err.code === 'too_many_attempts') {
-            if (err.headers) res.set(err.headers);
-            return again(429, t.secondStep.tooMany);
-          }
+          if (err instanceof AppError && err.code === 'too_many_attempts') return again(429, t.secondStep.tooMany).withHeaders(err.headers);
           if (err instanceof AppError && err.code === 'unauthorized') return startOver();
           throw err;
         }
@@ -109,22 +106,21 @@ export function createMfaPagesRouter(deps: RouteDeps) {
         summary: 'Password-less sign-in (form post of the assertion made by the page script)',
         body: z.object({ return_to: optionalText(4096), response: text(65536) }),
       },
-      async ({ body, env }, req, res) => {
-        const csrf = issueCsrf(req, res, config);
+      async ({ body, env }, req) => {
         const { t } = env;
         const { application, formTargets } = await signInTargetOf(ctx, body.return_to);
         const context = { application, registerLink: registrationOpen(ctx.settings.current.values) };
         const failed = () =>
-          html(
-            res,
+          hostedPage(
+            ({ csrf }) =>
+              renderLoginPage({ csrf, returnTo: body.return_to, error: t.login.passkeyFailed, errorField: '_form', ...context }),
             401,
-            renderLoginPage({ csrf, returnTo: body.return_to, error: t.login.passkeyFailed, errorField: '_form', ...context }),
             formTargets,
           );
         const response = parseJsonField(body.response, authenticationResponseField);
         if (!response) return failed();
         try {
-          return finishSignIn(ctx, req, res, await signInWithPasskey(ctx, response, requestMeta(req)), body.return_to);
+          return await finishSignIn(ctx, req, await signInWithPasskey(ctx, response, requestMeta(req)), body.return_to);
         } catch (err) {
           if (err instanceof AppError && err.code === 'invalid_credentials') return failed();
           throw err;

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { AppError } from '../../errors';
 import { UUID_PATTERN } from '../../lib/ids';
-import { issueCsrf } from '../../middleware/csrf';
-import { clearSessionCookies } from '../../middleware/session-cookies';
+import { Redirect } from '../../http/outcome';
+import { clearedSessionCookies } from '../../middleware/session-cookies';
 import { needsSecondFactorForAdmin } from '../../services/mfa/policy';
 import * as auth from '../../services/auth.service';
 import { emailSignInEnabled } from '../../services/email-sign-in.service';
@@ -13,13 +13,13 @@ import { adminRank } from '../../services/rbac-policy';
 import { signInTargetOf } from '../../services/oauth/sign-in-context';
 import { renderConsentPage, renderOAuthErrorPage } from '../../views/consent';
 import { pageEnv } from '../../views/env';
-import { renderLoginPage, renderSecondStepPage, renderSignedInPage, renderSignedOutPage } from '../../views/login';
+import { renderLoginPage, renderSignedInPage, renderSignedOutPage } from '../../views/login';
 import { requestMeta } from '../shared';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
 import { describeScopes } from './page-messages';
-import { html, optionalText, PAGE, refuseForm, text } from './page-kit';
-import { enrolUrlFor, federationOnLoginPage, finishSignIn } from './sign-in-flow';
+import { hostedPage, optionalText, PAGE, refuseForm, text } from './page-kit';
+import { enrolUrlFor, federationOnLoginPage, finishSignIn, secondStepPage } from './sign-in-flow';
 
 /** Where the browser goes after consent, as a reader recognises it: the host, or a native app's private-use scheme. */
 function redirectHostOf(redirectUri: string): string {
@@ -69,7 +69,7 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
     // A person who opens the base address lands on the sign-in page.
     route(
       { ...page, method: 'get', path: '/', summary: 'The base address: to the sign-in page', auth: 'none', noStore: false },
-      (_input, _req, res) => res.redirect(302, '/login'),
+      () => new Redirect('/login', undefined, 302),
     ),
 
     route(
@@ -81,21 +81,25 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
         auth: 'browser',
         query: z.object({ return_to: optionalText(), login_hint: optionalText(254) }),
       },
-      async ({ query, principal }, req, res) => {
-        const csrf = issueCsrf(req, res, config);
+      async ({ query, principal }, req) => {
         const returnTo = query.return_to;
         const signedIn = firstParty(principal);
         if (signedIn && needsSecondFactorForAdmin(ctx.settings.current.values, signedIn)) {
-          return res.redirect(303, enrolUrlFor(resolveReturnTo(config, returnTo)));
+          return new Redirect(enrolUrlFor(resolveReturnTo(config, returnTo)));
         }
         if (signedIn && !returnTo) {
-          return html(res, 200, renderSignedInPage({ email: signedIn.email, csrf, consoleLink: adminRank(signedIn.roleNames) > 0 }));
+          const consoleLink = adminRank(signedIn.roleNames) > 0;
+          return hostedPage(({ csrf }) => renderSignedInPage({ email: signedIn.email, csrf, consoleLink }));
         }
         // OIDC login_hint (CONTRACT §9) prefills the email field; it is only ever shown back, escaped.
         const federation = await federationOnLoginPage(ctx, req, returnTo);
         const { context, formTargets } = await signInContext(returnTo);
         const email = query.login_hint?.trim();
-        html(res, 200, renderLoginPage({ csrf, returnTo, email, signedInAs: signedIn?.email, ...context, ...federation }), formTargets);
+        return hostedPage(
+          ({ csrf }) => renderLoginPage({ csrf, returnTo, email, signedInAs: signedIn?.email, ...context, ...federation }),
+          200,
+          formTargets,
+        );
       },
     ),
 
@@ -112,47 +116,26 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
         csrf: refuseForm,
         body: z.object({ return_to: optionalText(4096), email: text(), password: text() }),
       },
-      async ({ body, env }, req, res) => {
+      async ({ body, env }, req) => {
         const returnTo = body.return_to;
-        const csrf = issueCsrf(req, res, config);
         const email = body.email.trim().slice(0, 254);
         const password = body.password;
         const { t } = env;
         const { context, formTargets } = await signInContext(returnTo);
-        if (!email || !password) {
-          return html(res, 400, renderLoginPage({ csrf, returnTo, email, error: t.login.missing, ...context }), formTargets);
-        }
+        const again = (status: number, error: string, more?: Awaited<ReturnType<typeof federationOnLoginPage>>) =>
+          hostedPage(({ csrf }) => renderLoginPage({ csrf, returnTo, email, error, ...context, ...more }), status, formTargets);
+        if (!email || !password) return again(400, t.login.missing);
         try {
           const result = await auth.login(ctx, { email, password: password.slice(0, 1024) }, requestMeta(req));
-          if (result.mfaRequired) {
-            return html(
-              res,
-              200,
-              renderSecondStepPage({
-                csrf,
-                returnTo,
-                mfaToken: result.mfaToken,
-                methods: result.methods,
-                application: context.application,
-              }),
-              formTargets,
-            );
-          }
-          return finishSignIn(ctx, req, res, result, returnTo);
+          if (result.mfaRequired) return secondStepPage(result, returnTo, { application: context.application, formTargets });
+          return await finishSignIn(ctx, req, result, returnTo);
         } catch (err) {
           if (err instanceof AppError && err.code === 'invalid_credentials') {
             // CONTRACT §4: the same answer whether the email, the password or the account state was wrong.
-            const federation = await federationOnLoginPage(ctx, req, returnTo);
-            return html(
-              res,
-              401,
-              renderLoginPage({ csrf, returnTo, email, error: t.login.incorrect, ...context, ...federation }),
-              formTargets,
-            );
+            return again(401, t.login.incorrect, await federationOnLoginPage(ctx, req, returnTo));
           }
           if (err instanceof AppError && err.code === 'too_many_attempts') {
-            if (err.headers) res.set(err.headers);
-            return html(res, 429, renderLoginPage({ csrf, returnTo, email, error: t.errors.tooManySignIns, ...context }), formTargets);
+            return again(429, t.errors.tooManySignIns).withHeaders(err.headers);
           }
           throw err;
         }
@@ -162,17 +145,14 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
     /** Signing out of the SSO session from the browser: the session is revoked and both cookies cleared. */
     route(
       { ...page, method: 'post', path: '/logout', summary: 'Sign out (form post)', auth: 'browser', csrf: refuseForm },
-      async ({ principal }, _req, res) => {
+      async ({ principal }) => {
         const signedIn = firstParty(principal);
         if (signedIn) await auth.logout(ctx, signedIn.sessionId);
-        clearSessionCookies(res, config);
-        res.redirect(303, '/logout');
+        return new Redirect('/logout').withCookies(...clearedSessionCookies(config));
       },
     ),
 
-    route({ ...page, method: 'get', path: '/logout', summary: 'Signed-out page', auth: 'none' }, (_input, _req, res) =>
-      html(res, 200, renderSignedOutPage()),
-    ),
+    route({ ...page, method: 'get', path: '/logout', summary: 'Signed-out page', auth: 'none' }, () => hostedPage(renderSignedOutPage)),
 
     route(
       {
@@ -183,31 +163,30 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
         auth: 'browser',
         query: z.object({ ...requestIdField, ...uiLocalesField }),
       },
-      async ({ query, principal, env }, req, res) => {
+      async ({ query, principal, env }) => {
         const requestId = query.request_id;
-        if (!UUID_PATTERN.test(requestId)) return html(res, 404, expiredPage());
+        if (!UUID_PATTERN.test(requestId)) return expiredPage();
         const signedIn = firstParty(principal);
-        if (!signedIn) return res.redirect(303, loginUrlFor(consentUrlFor(requestId, query.ui_locales)));
+        if (!signedIn) return new Redirect(loginUrlFor(consentUrlFor(requestId, query.ui_locales)));
         if (needsSecondFactorForAdmin(ctx.settings.current.values, signedIn)) {
-          return res.redirect(303, enrolUrlFor(consentUrlFor(requestId, query.ui_locales)));
+          return new Redirect(enrolUrlFor(consentUrlFor(requestId, query.ui_locales)));
         }
-        const csrf = issueCsrf(req, res, config);
         const info = await getConsentInfo(ctx, signedIn, requestId).catch(notFoundAsUndefined);
-        if (!info) return html(res, 404, expiredPage());
-        html(
-          res,
+        if (!info) return expiredPage();
+        return hostedPage(
+          ({ csrf }) =>
+            renderConsentPage({
+              csrf,
+              requestId: info.request.id,
+              clientName: info.client.name,
+              clientHost: info.client.registration === 'metadata_document' ? new URL(info.client.clientId).host : undefined,
+              scopes: describeScopes(env.t, info.scopes),
+              resources: info.resources,
+              userEmail: signedIn.email,
+              uiLocales: query.ui_locales,
+              unreviewed: info.client.registration === 'dynamic' ? { redirectHost: redirectHostOf(info.request.redirectUri) } : undefined,
+            }),
           200,
-          renderConsentPage({
-            csrf,
-            requestId: info.request.id,
-            clientName: info.client.name,
-            clientHost: info.client.registration === 'metadata_document' ? new URL(info.client.clientId).host : undefined,
-            scopes: describeScopes(env.t, info.scopes),
-            resources: info.resources,
-            userEmail: signedIn.email,
-            uiLocales: query.ui_locales,
-            unreviewed: info.client.registration === 'dynamic' ? { redirectHost: redirectHostOf(info.request.redirectUri) } : undefined,
-          }),
           // Approve and deny both end at the request's redirect URI (checked by /authorize when the request was stored).
           [info.request.redirectUri],
         );
@@ -225,20 +204,19 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
         csrf: refuseForm,
         body: z.object({ ...requestIdField, ...uiLocalesField, decision: text() }),
       },
-      async ({ body, principal }, _req, res) => {
+      async ({ body, principal, env }) => {
         const requestId = body.request_id;
-        if (!UUID_PATTERN.test(requestId)) return html(res, 404, expiredPage());
+        if (!UUID_PATTERN.test(requestId)) return expiredPage();
         const signedIn = firstParty(principal);
-        if (!signedIn) return res.redirect(303, loginUrlFor(consentUrlFor(requestId, body.ui_locales)));
+        if (!signedIn) return new Redirect(loginUrlFor(consentUrlFor(requestId, body.ui_locales)));
         const { decision } = body;
         if (decision !== 'approve' && decision !== 'deny') {
-          const { consent } = pageEnv().t;
-          return html(res, 400, renderOAuthErrorPage({ title: consent.noDecisionTitle, message: consent.noDecision }));
+          const { consent } = env.t;
+          return hostedPage(() => renderOAuthErrorPage({ title: consent.noDecisionTitle, message: consent.noDecision }), 400);
         }
         const act = decision === 'approve' ? approveAuthorization : denyAuthorization;
         const redirectUrl = await act(ctx, signedIn, requestId).catch(notFoundAsUndefined);
-        if (!redirectUrl) return html(res, 404, expiredPage());
-        res.redirect(303, redirectUrl);
+        return redirectUrl ? new Redirect(redirectUrl) : expiredPage();
       },
     ),
   ]);
@@ -249,7 +227,9 @@ function notFoundAsUndefined(err: unknown): undefined {
   throw err;
 }
 
-function expiredPage(): string {
-  const { t } = pageEnv();
-  return renderOAuthErrorPage({ title: t.consent.expiredTitle, message: t.consent.expired });
-}
+/** The consent request is gone (used, expired, another person's): 404. */
+const expiredPage = () =>
+  hostedPage(() => {
+    const { t } = pageEnv();
+    return renderOAuthErrorPage({ title: t.consent.expiredTitle, message: t.consent.expired });
+  }, 404);

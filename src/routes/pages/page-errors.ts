@@ -5,6 +5,7 @@ import { renderOAuthErrorPage } from '../../views/consent';
 import { pageEnv } from '../../views/env';
 import { renderErrorPage } from '../../views/errors';
 import { noStore } from '../route';
+import { hostedPage, sendHostedPage } from './page-kit';
 import { pageErrorMessage } from './page-messages';
 
 /**
@@ -16,15 +17,13 @@ import { pageErrorMessage } from './page-messages';
 export const pageErrors: ErrorRequestHandler = (err, req, res, next) => {
   const appError = toAppError(err);
   if (res.headersSent || !appError || appError.status >= 500) return next(err);
-  if (appError.headers) res.set(appError.headers);
   noStore(res);
-  if (appError.code === 'rate_limited') {
-    const retryAfter = Number(appError.headers?.['Retry-After']);
-    // The limiter's store may call back outside the request's async context: render inside it (language, brand).
-    const page = runInRequest(req, () => renderErrorPage(429, Number.isFinite(retryAfter) ? retryAfter : undefined));
-    return res.status(429).type('html').send(page);
-  }
-  const page = runInRequest(req, () => {
+  // The limiter's store may call back outside the request's async context: render inside it (language, brand).
+  const body = runInRequest(req, () => {
+    if (appError.code === 'rate_limited') {
+      const retryAfter = Number(appError.headers?.['Retry-After']);
+      return renderErrorPage(429, Number.isFinite(retryAfter) ? retryAfter : undefined);
+    }
     const { t } = pageEnv();
     // The API's message is English (CONTRACT §2); the page says the catalogue's sentence for the code.
     return renderOAuthErrorPage({
@@ -32,5 +31,6 @@ export const pageErrors: ErrorRequestHandler = (err, req, res, next) => {
       message: pageErrorMessage(t, appError, { validation_error: t.errors.badRequest }),
     });
   });
-  res.status(appError.status).type('html').send(page);
+  const status = appError.code === 'rate_limited' ? 429 : appError.status;
+  sendHostedPage(hostedPage(() => body, status).withHeaders(appError.headers), res);
 };

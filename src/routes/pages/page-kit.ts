@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
-import { Page, Redirect } from '../../http/outcome';
-import { issueCsrf } from '../../middleware/csrf';
+import { Page, Redirect, writeCookiesAndHeaders } from '../../http/outcome';
+import { CSRF_COOKIE, issueCsrf } from '../../middleware/csrf';
 import { pageEnvOf } from '../../middleware/page-env';
 import { allowFormTargets } from '../../middleware/security-headers';
 import { renderOAuthErrorPage } from '../../views/consent';
@@ -32,7 +32,11 @@ export const text = (max?: number) =>
 
 /** `csrf: requireCsrf(renderRefusal)` on a form post's route line: a missing or wrong pair answers 403 with that page. */
 export function requireCsrf(renderRefusal: (req: Request) => string): (req: Request, res: Response) => void {
-  return (req, res) => html(res, 403, renderRefusal(req));
+  return (req, res) =>
+    sendHostedPage(
+      hostedPage(() => renderRefusal(req), 403),
+      res,
+    );
 }
 
 /** What a hosted page is drawn with: the CSRF value of its forms, issued when first read (a page without a form sets no cookie). */
@@ -51,16 +55,37 @@ export const hostedPage = (render: (frame: PageFrame) => string, status = 200, f
  * (post-redirect-get). The title, language and error summary are the view's frame (src/views/layout.tsx).
  */
 export const renderPageOutcome: OutcomeRenderer = (outcome, req, res, config) => {
-  if (outcome instanceof Redirect) return res.redirect(303, outcome.to);
+  if (outcome instanceof Redirect) {
+    writeCookiesAndHeaders(outcome, res);
+    return res.redirect(outcome.status, outcome.to);
+  }
   if (!(outcome instanceof HostedPage)) throw new Error(`${req.method} ${req.path}: not a page outcome`);
+  // A page answering a sign-in (the CSRF value rotated among its cookies) draws its forms with the new value.
+  const rotated = outcome.cookies.filter((c) => c.name === CSRF_COOKIE).at(-1)?.value;
   let csrf: string | undefined;
-  const frame: PageFrame = {
+  writePage(outcome, res, {
     get csrf() {
-      return (csrf ??= issueCsrf(req, res, config));
+      return (csrf ??= rotated ?? issueCsrf(req, res, config));
     },
-  };
-  html(res, outcome.status, outcome.render(frame), outcome.formTargets);
+  });
 };
+
+/** A hosted page's cookies, headers, status and HTML (the CSP form-action sources of its form targets). */
+function writePage(outcome: HostedPage, res: Response, frame: PageFrame): void {
+  writeCookiesAndHeaders(outcome, res);
+  const body = outcome.render(frame);
+  html(res, outcome.status, body, outcome.formTargets);
+}
+
+/** The frame of a page without a form (a refusal). */
+const noFormHere: PageFrame = {
+  get csrf(): string {
+    throw new Error('this page has no form');
+  },
+};
+
+/** A hosted page written outside a route's last step (the pages' error boundary, a CSRF refusal). */
+export const sendHostedPage = (outcome: HostedPage, res: Response): void => writePage(outcome, res, noFormHere);
 
 /** Shared part of every page's declaration: HTML, never cached, not in the API description, outcomes rendered as pages. */
 export const PAGE = { noStore: true, document: false, tags: ['Pages'], outcome: renderPageOutcome } as const;

@@ -1,10 +1,10 @@
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import { z } from 'zod';
 import { pageEnvOf } from '../../middleware/page-env';
 import { AppError } from '../../errors';
 import { UUID_PATTERN } from '../../lib/ids';
-import { issueCsrf } from '../../middleware/csrf';
-import { clearSessionCookies } from '../../middleware/session-cookies';
+import { Redirect } from '../../http/outcome';
+import { clearedSessionCookies } from '../../middleware/session-cookies';
 import * as account from '../../services/account.service';
 import * as auth from '../../services/auth.service';
 import * as links from '../../services/email-links.service';
@@ -26,13 +26,13 @@ import { pageEnv } from '../../views/env';
 import { pageErrorMessage, passwordProblem, type PageErrorTexts } from './page-messages';
 import { declareRouter, route, type DeclaredRoute } from '../route';
 import type { RouteDeps } from '../types';
-import { html, optionalText, PAGE, refuseForm, text } from './page-kit';
+import { hostedPage, optionalText, PAGE, refuseForm, text } from './page-kit';
 import { qrCodeSvg } from '../../lib/qr-code';
 import { RECENT_SIGN_IN_SECONDS } from '../../services/mfa/reauth-policy';
 import { listOwnIdentities, unlinkOwnIdentity } from '../../services/federation/identities.service';
 import { mayLinkFromSession } from '../../services/federation/linking-policy';
 import { FederationRefused, startFederatedSignIn } from '../../services/federation/sign-in.service';
-import { browserToken } from '../federation/federation.router';
+import { browserTokenCookie } from '../federation/federation.router';
 import { listEnabledProviders } from '../../services/federation/providers.service';
 import { authorizationOriginOf } from '../../services/federation/relying-party';
 
@@ -94,8 +94,11 @@ const NOTICES = {
 } as const;
 const isNotice = (key: string): key is keyof typeof NOTICES => Object.hasOwn(NOTICES, key);
 
-/** What a form post did: a notice key (303 back to the page) or something to show once (rendered at once). */
-type Outcome = { done: keyof typeof NOTICES } | { show: Partial<AccountPageData> };
+/**
+ * What a form post did: a notice key (303 back to the page), something to show once (rendered at once), or somewhere
+ * else to go (signed out, the provider of a link).
+ */
+type Step = { done: keyof typeof NOTICES } | { show: Partial<AccountPageData> } | Redirect;
 
 function contextQs(context: Context, done?: string): string {
   const params = new URLSearchParams();
@@ -124,14 +127,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
   const { ctx } = deps;
   const { config } = ctx;
 
-  async function render(
-    req: Request,
-    res: Response,
-    principal: Principal,
-    context: Context,
-    status: number,
-    extra: Partial<AccountPageData> = {},
-  ) {
+  async function render(req: Request, principal: Principal, context: Context, status: number, extra: Partial<AccountPageData> = {}) {
     const [sessions, apps, factors, pending, current, identities, providers, samlApps, hasPassword] = await Promise.all([
       account.listOwnSessions(ctx, principal),
       listConnectedApps(ctx, principal.userId),
@@ -152,50 +148,52 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
     // A link (or confirm) form's post ends at the provider's authorization endpoint (CSP form-action, issue 30).
     const flaggedProviders = providers.filter((p) => identities.some((i) => i.providerId === p.id && i.needsConfirmation));
     const formTargets = await Promise.all([...linkableProviders, ...flaggedProviders].map((p) => authorizationOriginOf(ctx, p)));
-    html(
-      res,
+    const notice = context.done && isNotice(context.done) ? pageEnvOf(req).t.accountNotices[context.done] : undefined;
+    const pendingTotp = pending ? { ...pending, qrSvg: await qrCodeSvg(pending.otpauthUrl) } : undefined;
+    return hostedPage(
+      ({ csrf }) =>
+        renderAccountPage({
+          csrf,
+          email: principal.email,
+          firstName: principal.firstName,
+          lastName: principal.lastName,
+          sessions: sessions.map((s) => ({
+            id: s.id,
+            userAgent: s.userAgent,
+            ip: s.ip,
+            lastUsedAt: s.lastUsedAt,
+            clientName: s.clientId ? (appNames.get(s.clientId) ?? s.clientId) : null,
+            current: s.id === principal.sessionId,
+          })),
+          apps: apps.map((a) => ({ clientId: a.clientId, name: a.clientName, scopes: a.scopes, grantedAt: a.grantedAt })),
+          samlApps: samlApps.map((a) => ({ name: a.name, signInUrl: `/saml/sso?app=${a.appId}`, lastSignInAt: a.lastSignInAt })),
+          totp: factors.totp ? 'on' : pending ? 'pending' : 'off',
+          pendingTotp,
+          passkeys: factors.passkeys.map((p) => ({ id: p.id, name: p.name, createdAt: p.createdAt, lastUsedAt: p.lastUsedAt })),
+          recoveryCodesLeft: factors.recoveryCodesLeft,
+          reauthenticate: authAgeSeconds > RECENT_SIGN_IN_SECONDS,
+          emailVerified: principal.emailVerified,
+          hasPassword,
+          notice,
+          enrolRequired,
+          continueTo: enrolRequired && hasSecondFactor(principal.amr) ? (returnTo ?? '/login') : undefined,
+          formQuery: contextQs(context),
+          identities: identities.map((i) => ({
+            id: i.id,
+            providerName: i.providerName,
+            email: i.email,
+            createdAt: i.createdAt,
+            confirmSlug: i.needsConfirmation ? i.providerSlug : undefined,
+          })),
+          linkableProviders: linkableProviders.map((p) => ({ name: p.name, slug: p.slug })),
+          ...extra,
+        }),
       status,
-      renderAccountPage({
-        csrf: issueCsrf(req, res, config),
-        email: principal.email,
-        firstName: principal.firstName,
-        lastName: principal.lastName,
-        sessions: sessions.map((s) => ({
-          id: s.id,
-          userAgent: s.userAgent,
-          ip: s.ip,
-          lastUsedAt: s.lastUsedAt,
-          clientName: s.clientId ? (appNames.get(s.clientId) ?? s.clientId) : null,
-          current: s.id === principal.sessionId,
-        })),
-        apps: apps.map((a) => ({ clientId: a.clientId, name: a.clientName, scopes: a.scopes, grantedAt: a.grantedAt })),
-        samlApps: samlApps.map((a) => ({ name: a.name, signInUrl: `/saml/sso?app=${a.appId}`, lastSignInAt: a.lastSignInAt })),
-        totp: factors.totp ? 'on' : pending ? 'pending' : 'off',
-        pendingTotp: pending ? { ...pending, qrSvg: await qrCodeSvg(pending.otpauthUrl) } : undefined,
-        passkeys: factors.passkeys.map((p) => ({ id: p.id, name: p.name, createdAt: p.createdAt, lastUsedAt: p.lastUsedAt })),
-        recoveryCodesLeft: factors.recoveryCodesLeft,
-        reauthenticate: authAgeSeconds > RECENT_SIGN_IN_SECONDS,
-        emailVerified: principal.emailVerified,
-        hasPassword,
-        notice: context.done && isNotice(context.done) ? pageEnvOf(req).t.accountNotices[context.done] : undefined,
-        enrolRequired,
-        continueTo: enrolRequired && hasSecondFactor(principal.amr) ? (returnTo ?? '/login') : undefined,
-        formQuery: contextQs(context),
-        identities: identities.map((i) => ({
-          id: i.id,
-          providerName: i.providerName,
-          email: i.email,
-          createdAt: i.createdAt,
-          confirmSlug: i.needsConfirmation ? i.providerSlug : undefined,
-        })),
-        linkableProviders: linkableProviders.map((p) => ({ name: p.name, slug: p.slug })),
-        ...extra,
-      }),
       formTargets,
     );
   }
 
-  const signInFirst = (res: Response) => res.redirect(303, `/login?${new URLSearchParams({ return_to: `${config.baseUrl}/account` })}`);
+  const signInFirst = () => new Redirect(`/login?${new URLSearchParams({ return_to: `${config.baseUrl}/account` })}`);
 
   /**
    * One form post of the page: its fields, the section its errors show in, what it does, and what it says for the
@@ -206,7 +204,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
     summary: string,
     section: AccountSection,
     body: B,
-    run: (principal: Principal, body: z.output<B>, req: Request, res: Response) => Promise<Outcome>,
+    run: (principal: Principal, body: z.output<B>, req: Request) => Promise<Step>,
     texts: (t: Messages) => PageErrorTexts = () => ({}),
   ): DeclaredRoute {
     return route(
@@ -223,18 +221,17 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
         body,
         response: { description: '303 to /account, or the page', kind: 'html' },
       },
-      async ({ principal, query, body: input, env }, req, res) => {
-        if (!principal || principal.clientId) return signInFirst(res);
+      async ({ principal, query, body: input, env }, req) => {
+        if (!principal || principal.clientId) return signInFirst();
         try {
-          const outcome = await run(principal, input, req, res);
-          if (res.headersSent) return;
-          if ('done' in outcome) return res.redirect(303, `/account${contextQs(query, outcome.done)}${SECTION_ANCHOR[section]}`);
+          const step = await run(principal, input, req);
+          if (step instanceof Redirect) return step;
+          if ('done' in step) return new Redirect(`/account${contextQs(query, step.done)}${SECTION_ANCHOR[section]}`);
           // The page shows the session as it is now (e.g. a factor just proved adds to its amr).
           const amr = (await account.findOwnSession(ctx, principal))?.amr ?? principal.amr;
-          return render(req, res, { ...principal, amr }, query, 200, outcome.show);
+          return await render(req, { ...principal, amr }, query, 200, step.show);
         } catch (err) {
           if (!(err instanceof AppError) || err.status >= 500) throw err;
-          if (err.headers) res.set(err.headers);
           const { t } = env;
           const message =
             err instanceof FormRefusal
@@ -243,7 +240,11 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
                 ? t.federation.refused[err.reason](err.providerName)
                 : pageErrorMessage(t, err, { ...REAUTH_TEXTS(t), ...texts(t) });
           const field = err instanceof FormRefusal && err.field ? err.field : FIELD_OF[path];
-          return render(req, res, principal, query, err.status, { error: { section, message, field }, values: keptValues(input) });
+          const refused = await render(req, principal, query, err.status, {
+            error: { section, message, field },
+            values: keptValues(input),
+          });
+          return refused.withHeaders(err.headers);
         }
       },
     );
@@ -279,9 +280,9 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
         query: contextQuery,
         response: { description: 'HTML page', kind: 'html' },
       },
-      async ({ principal, query }, req, res) => {
-        if (!principal || principal.clientId) return signInFirst(res);
-        await render(req, res, principal, query, 200);
+      async ({ principal, query }, req) => {
+        if (!principal || principal.clientId) return signInFirst();
+        return render(req, principal, query, 200);
       },
     ),
 
@@ -323,14 +324,10 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       'Sign out one session (form post)',
       'sessions',
       z.object({ session_id: text(64) }),
-      async (principal, body, _req, res) => {
+      async (principal, body) => {
         if (!UUID_PATTERN.test(body.session_id)) throw new AppError('not_found', 'That session does not exist or has ended');
         const { current } = await account.revokeOwnSession(ctx, principal, body.session_id);
-        if (current) {
-          clearSessionCookies(res, config);
-          res.redirect(303, '/logout');
-        }
-        return { done: 'session' };
+        return current ? new Redirect('/logout').withCookies(...clearedSessionCookies(config)) : { done: 'session' };
       },
       (t) => ({ not_found: t.pageErrors.sessionGone }),
     ),
@@ -346,20 +343,18 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       'Link a sign-in of another provider (form post)',
       'identities',
       z.object({ slug: text(64) }),
-      async (principal, body, req, res) => {
+      async (principal, body, req) => {
         const session = await account.findOwnSession(ctx, principal);
         if (!session || !mayLinkFromSession(session.authTime, ctx.clock.now())) {
-          res.redirect(303, `/login?${new URLSearchParams({ return_to: `${config.baseUrl}/account#identities` })}`);
-          return { done: 'identity_linked' };
+          return new Redirect(`/login?${new URLSearchParams({ return_to: `${config.baseUrl}/account#identities` })}`);
         }
         try {
-          const browser = browserToken(req, res, config);
+          const browser = browserTokenCookie(req, config);
           const url = await startFederatedSignIn(ctx, body.slug, {
-            browserToken: browser,
+            browserToken: browser.value,
             link: { userId: principal.userId, sessionId: session.id },
           });
-          res.redirect(303, url);
-          return { done: 'identity_linked' };
+          return new Redirect(url).withCookies(browser);
         } catch (err) {
           // The provider could not be reached: said in the section (FederationRefused, 502), like any other refusal.
           if (err instanceof FederationRefused) throw new FederationRefused(err.reason, err.providerName, 400);

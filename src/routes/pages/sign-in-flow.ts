@@ -1,13 +1,17 @@
-import type { Request, Response } from 'express';
-import { rotateCsrf } from '../../middleware/csrf';
-import { setSessionCookies } from '../../middleware/session-cookies';
-import type { AuthResult } from '../../services/auth.service';
+import type { Request } from 'express';
+import { clearCookie, Redirect, type CookieWrite } from '../../http/outcome';
+import { rotatedCsrf } from '../../middleware/csrf';
+import { sessionCookies } from '../../middleware/session-cookies';
+import type { AuthResult, SecondFactorRequired } from '../../services/auth.service';
 import type { ServiceContext } from '../../services/context';
 import { listEnabledProviders } from '../../services/federation/providers.service';
 import { describePendingLink, describePendingLinkFor } from '../../services/federation/sign-in.service';
 import { startUrlOf } from '../federation/federation.presenters';
 import { enrolUrlFor, needsSecondFactorForAdmin } from '../../services/mfa/policy';
 import { resolveReturnTo } from '../../services/oauth/return-to';
+import type { SignInTarget } from '../../services/oauth/sign-in-context';
+import { renderSecondStepPage } from '../../views/login';
+import { hostedPage, type HostedPage } from './page-kit';
 import { adminRank } from '../../services/rbac-policy';
 
 /** A pending link waiting for the person to prove the account (set by the identity provider callback, CONTRACT §16). */
@@ -39,8 +43,9 @@ export function pendingLinkToken(req: Request): string | undefined {
   return typeof pending === 'string' && LINK_COOKIE_SHAPE.test(pending) ? pending : undefined;
 }
 
-export function clearPendingLinkCookie(res: Response, config: ServiceContext['config']): void {
-  res.clearCookie(IDP_LINK_COOKIE, { httpOnly: true, sameSite: 'lax', secure: config.cookieSecure, path: '/' });
+/** The pending link's cookie cleared (an outcome's cookie). */
+export function clearedPendingLink(config: ServiceContext['config']): CookieWrite {
+  return clearCookie(IDP_LINK_COOKIE, { httpOnly: true, sameSite: 'lax', secure: config.cookieSecure, path: '/' });
 }
 
 /** The pending link's confirmation page, keeping where the sign-in was going. */
@@ -54,21 +59,34 @@ export function linkConfirmUrlFor(returnTo: string | undefined): string {
  * the link's confirmation page first (issue 30): the cookie may have been planted by a sibling subdomain, so the
  * sign-in alone never links; only the person's explicit "Link" there does.
  */
-export async function finishSignIn(
-  ctx: ServiceContext,
-  req: Request,
-  res: Response,
-  result: AuthResult,
-  returnTo: string | undefined,
-): Promise<void> {
-  const { config } = ctx;
+export async function finishSignIn(ctx: ServiceContext, req: Request, result: AuthResult, returnTo: string | undefined): Promise<Redirect> {
   const pending = pendingLinkToken(req);
   const confirmLink = pending !== undefined && (await describePendingLinkFor(ctx, pending, result.user.id)) !== undefined;
-  setSessionCookies(res, config, result.tokens);
-  rotateCsrf(res, config);
-  if (confirmLink) return res.redirect(303, linkConfirmUrlFor(returnTo));
-  res.redirect(303, nextAfterSignIn(ctx, { ...result.tokens.access, amr: result.tokens.amr }, returnTo));
+  const next = confirmLink
+    ? linkConfirmUrlFor(returnTo)
+    : nextAfterSignIn(ctx, { ...result.tokens.access, amr: result.tokens.amr }, returnTo);
+  return new Redirect(next).withCookies(...signedInCookies(ctx.config, result));
 }
+
+/**
+ * A first factor accepted for an account with a second one (CONTRACT §10): the second step's page, carrying the
+ * mfa_token and where the sign-in goes (its form ends there: CSP form-action).
+ */
+export function secondStepPage(
+  pending: Pick<SecondFactorRequired, 'mfaToken' | 'methods'>,
+  returnTo: string | undefined,
+  target: Pick<SignInTarget, 'application' | 'formTargets'>,
+): HostedPage {
+  const { mfaToken, methods } = pending;
+  const { application, formTargets } = target;
+  return hostedPage(({ csrf }) => renderSecondStepPage({ csrf, returnTo, mfaToken, methods, application }), 200, formTargets);
+}
+
+/** The cookies of every sign-in: the SSO pair and a new CSRF value (session fixation's CSRF twin). */
+export const signedInCookies = (config: ServiceContext['config'], result: Pick<AuthResult, 'tokens'>): CookieWrite[] => [
+  ...sessionCookies(config, result.tokens),
+  rotatedCsrf(config),
+];
 
 /** What /login shows of CONTRACT §16: a "Continue with {name}" link per enabled provider, and a pending link's account. */
 export async function federationOnLoginPage(
