@@ -1,5 +1,5 @@
 import type { OperatorMetrics } from '../lib/metrics';
-import type { EventSink, SecurityEventType } from './events';
+import type { EventSink } from './events';
 
 export { NOT_AUDITED } from '../declarations/event-types';
 
