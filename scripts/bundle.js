@@ -9,7 +9,7 @@
 //   WebAuthn browser script, pino-pretty, thread-stream, which pino requires at load for worker transports, and
 //   graphile-worker, the webhook queue);
 // - what a start does not need, so that it is not even parsed at start (the WebAuthn server stack, jose, nodemailer,
-//   qrcode, otpauth, the Redis client);
+//   qrcode, otpauth, the Redis client, the user import's CSV parser);
 // - the drivers of other databases that knex names but never loads here.
 'use strict';
 const path = require('node:path');
@@ -34,6 +34,8 @@ const EXTERNAL = [
   'otpauth',
   'redis',
   'rate-limit-redis',
+  // the user import's CSV parser (src/declarations/user-import.ts)
+  'csv-parse',
   // graphile-worker reads its own SQL migrations (node_modules/graphile-worker/sql) and loads its config at run time.
   'graphile-worker',
   // knex's other dialects and pg's optional native binding

@@ -1,7 +1,7 @@
 import type { Response } from 'express';
 import { z } from 'zod';
 import { AppError, forbidden, type ErrorDetail } from '../errors';
-import { Invalid, Page, Redirect, type Outcome } from '../http/outcome';
+import { Invalid, Page, Redirect, writeCookiesAndHeaders, type Outcome } from '../http/outcome';
 import {
   CONSOLE,
   fieldErrors,
@@ -136,9 +136,10 @@ export interface Confirmation {
 /** The console's last step: a page in the console's frame, or a 303 with the flash of post-redirect-get. */
 export function renderConsoleOutcome(section: ConsoleSection | undefined): OutcomeRenderer {
   return (outcome: Outcome, req, res, config) => {
+    writeCookiesAndHeaders(outcome, res);
     if (outcome instanceof Redirect) {
       if (outcome.flash) setFlash(res, config, outcome.flash.kind, outcome.flash.message);
-      return res.redirect(303, outcome.to);
+      return res.redirect(outcome.status, outcome.to);
     }
     const principal = req.principal;
     if (!(outcome instanceof ConsolePage) || !principal) throw new Error(`${req.method} ${req.path}: not a console outcome`);

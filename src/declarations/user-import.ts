@@ -1,4 +1,3 @@
-import { parse as parseCsv } from 'csv-parse/sync';
 import { AppError } from '../errors';
 
 /**
@@ -6,8 +5,12 @@ import { AppError } from '../errors';
  * imports the rows, and the console's import form, which counts them.
  */
 
-/** A CSV body (header row, `roles` separated by `;`) as rows; a malformed file is one refusal. */
+/**
+ * A CSV body (header row, `roles` separated by `;`) as rows; a malformed file is one refusal. The parser is loaded on
+ * the first import (outside the server's bundle, scripts/bundle.js), not at start: most processes never import users.
+ */
 export function rowsOfCsv(text: string): unknown[] {
+  const { parse: parseCsv } = require('csv-parse/sync') as typeof import('csv-parse/sync');
   try {
     return parseCsv(text, { columns: true, skip_empty_lines: true, trim: true, bom: true, max_record_size: 65536 }) as unknown[];
   } catch (err) {

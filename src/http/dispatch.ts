@@ -1,14 +1,14 @@
 import FindMyWay from 'find-my-way';
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
 import { AppError } from '../errors';
-import { setRouteLabel } from '../middleware/metrics';
+import { RouteSeries } from '../middleware/metrics';
 
 /** A step of a route's chain: a middleware, or an error handler (four parameters, as Express tells them apart). */
 export type Step = RequestHandler | ErrorRequestHandler;
 
 interface Entry {
-  /** The route's full declared pattern, the metrics label (none for preflights and static files). */
-  label: string | undefined;
+  /** The duration series of the route's full declared pattern, made once (none for preflights and static files). */
+  series: RouteSeries | undefined;
   chain: readonly Step[];
   /** Static files: the part of the path after this many characters is what the file handler sees as `req.url`. */
   strip?: number;
@@ -75,7 +75,7 @@ export class Dispatcher {
   /** Adds a route: `method` in any case, `path` the full Express-style pattern (`/api/users/:userId`). */
   on(method: string, path: string, label: string | undefined, chain: readonly Step[]): void {
     const upper = method.toUpperCase();
-    const entry: Entry = { label, chain };
+    const entry: Entry = { series: label === undefined ? undefined : new RouteSeries(label), chain };
     this.add(upper, path, entry);
     // Express answers HEAD with the GET route of the path (Node leaves the body out).
     if (upper === 'GET') this.add('HEAD', path, entry);
@@ -84,7 +84,7 @@ export class Dispatcher {
   /** Static files under `path` (GET and HEAD): the chain sees `req.url` relative to it, as under a mounted router. */
   files(path: string, chain: readonly Step[]): void {
     const base = path.replace(/\/+$/, '');
-    const entry: Entry = { label: undefined, chain, strip: base.length };
+    const entry: Entry = { series: undefined, chain, strip: base.length };
     for (const method of ['GET', 'HEAD']) this.add(method, `${base}/*`, entry);
   }
 
@@ -108,7 +108,7 @@ export class Dispatcher {
       // onBadUrl's answer: a malformed percent-escape in the path (CONTRACT §8: the client's error).
       if (entry === null) return next(new AppError('validation_error', 'Malformed percent-encoding in the URL'));
       if (definedParams(found.params)) req.params = found.params;
-      if (entry.label !== undefined) setRouteLabel(req, entry.label);
+      if (entry.series !== undefined) req.routeSeries = entry.series;
       if (entry.strip === undefined) return runChain(entry.chain, req, res, (err) => (err ? next(err) : this.unmatched(req, res, next)));
       const url = req.url;
       req.url = url.slice(entry.strip) || '/';

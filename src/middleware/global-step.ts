@@ -20,6 +20,9 @@ export function createGlobalStep(deps: {
     const started = performance.now();
     const id = requestIdOf(req);
     req.id = id;
+    // Set here on every request (the router replaces it when a declared route matched): every request object takes the
+    // same shape, whichever route it ends at.
+    req.routeSeries = undefined;
     res.setHeader('X-Request-Id', id);
     const { set, removed } = headers();
     for (let i = 0; i < set.length; i++) res.setHeader(set[i]![0], set[i]![1]);

@@ -22,19 +22,10 @@ export function createMetrics(operator: OperatorMetrics): Metrics {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [registry],
   });
-  // One pre-bound child per label set: an observation is a map lookup and an increment, no label object to hash.
-  const children = new Map<string, ReturnType<typeof duration.labels>>();
-  const observe = (method: string, route: string, status: number, seconds: number) => {
-    const key = `${method} ${status} ${route}`;
-    let child = children.get(key);
-    if (!child) {
-      child = duration.labels(method, route, String(status));
-      children.set(key, child);
-    }
-    child.observe(seconds);
-  };
+  // Requests no route matched: one series per method and status.
+  const unmatched = new RouteSeries(UNMATCHED_ROUTE);
   const record = (req: Request, status: number, seconds: number) => {
-    observe(req.method, routeLabelOf(req), status, seconds);
+    (req.routeSeries ?? unmatched).child(duration, req.method, status).observe(seconds);
     if (status === 429) operator.rateLimited.inc();
   };
   return { registry, record };
@@ -43,20 +34,32 @@ export function createMetrics(operator: OperatorMetrics): Metrics {
 /** The label of every request no route matched (404s, probes of random paths): one series, whatever the path. */
 export const UNMATCHED_ROUTE = 'unmatched';
 
-const ROUTE_LABEL = Symbol('routeLabel');
-type WithRouteLabel = Request & { [ROUTE_LABEL]?: string };
+type Child = ReturnType<Histogram<'method' | 'route' | 'status'>['labels']>;
 
 /**
- * Set by the app's router (src/http/dispatch.ts) for every declared route it matched: the request's route label is
- * the route's full declared pattern (`/api/auth/sessions/:sessionId`), never the raw path, so the label set is bounded
- * by the routes the app declares (CONTRACT §8). The label comes from the declaration, not from Express's `req.route`.
+ * The duration series of one route (issue 33): its label, the route's full declared pattern (`/api/auth/sessions/:sessionId`),
+ * never the raw path, so the label set is bounded by the routes the app declares (CONTRACT §8), and its pre-bound
+ * histogram children by method and status, made on first use. Made once per declared route by the app's router
+ * (src/http/dispatch.ts), which sets it as `req.routeSeries` for the route it matched: an observation is two lookups
+ * and an increment, with no key string or label object built per request.
  */
-export function setRouteLabel(req: Request, label: string): void {
-  (req as WithRouteLabel)[ROUTE_LABEL] = label;
-}
+export class RouteSeries {
+  private readonly byMethod = new Map<string, Map<number, Child>>();
+  constructor(readonly label: string) {}
 
-function routeLabelOf(req: Request): string {
-  return (req as WithRouteLabel)[ROUTE_LABEL] ?? UNMATCHED_ROUTE;
+  child(histogram: Histogram<'method' | 'route' | 'status'>, method: string, status: number): Child {
+    let byStatus = this.byMethod.get(method);
+    if (byStatus === undefined) {
+      byStatus = new Map();
+      this.byMethod.set(method, byStatus);
+    }
+    let child = byStatus.get(status);
+    if (child === undefined) {
+      child = histogram.labels(method, this.label, String(status));
+      byStatus.set(status, child);
+    }
+    return child;
+  }
 }
 
 /** GET /metrics (Prometheus text) behind `Authorization: Bearer METRICS_TOKEN`; 404 when no token is set. */

@@ -469,14 +469,40 @@ function chainOf(deps: RouteDeps, decl: MountedRouteDecl, handler: DeclaredRoute
       res.status(status).end();
       return;
     }
-    const [code, body] = result instanceof Reply ? [result.status, result.body] : [status, result];
+    let code = status;
+    let body: unknown = result;
+    if (result instanceof Reply) {
+      code = result.status;
+      body = result.body;
+    }
     if (checkResponse && code < 400) checkResponse(body);
-    if (cacheControl !== undefined && code < 400) res.set('Cache-Control', cacheControl);
-    res.status(code).json(body);
+    if (cacheControl !== undefined && code < 400) res.setHeader('Cache-Control', cacheControl);
+    sendJson(res, code, body);
   };
   chain.push(final);
   return chain;
 }
+
+/**
+ * What Express's `res.status(code).json(body)` sends for this app (no JSON replacer, spaces or escaping, no ETag, and
+ * no Last-Modified, so never a 304), written directly: one stringify, one header for the length, one `end`, without
+ * `res.send`'s type, charset and freshness checks on every answer. A handler that set its own Content-Type goes through
+ * Express (which adds the charset to it).
+ */
+function sendJson(res: Response, code: number, body: unknown): void {
+  // A handler's own Content-Type (SCIM's) gets Express's charset handling.
+  const text = res.hasHeader('Content-Type') ? undefined : JSON.stringify(body);
+  if (text === undefined) {
+    res.status(code).json(body);
+    return;
+  }
+  res.statusCode = code;
+  res.setHeader('Content-Type', JSON_TYPE);
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 function authenticatorFor(deps: RouteDeps, auth: AuthMode): RequestHandler | undefined {
   switch (auth) {

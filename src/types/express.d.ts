@@ -1,3 +1,4 @@
+import type { RouteSeries } from '../middleware/metrics';
 import type { PageEnv } from '../middleware/page-env';
 import type { Principal } from '../services/principal';
 import type { ScimConnectionRow } from '../db/repositories/scim.repo';
@@ -13,6 +14,11 @@ declare global {
       authMethod?: 'cookie' | 'bearer';
       /** Request id (X-Request-Id), set by middleware/request-log.ts. */
       id: string | number | object;
+      /**
+       * The duration series of the declared route the app's router matched (src/http/dispatch.ts); `undefined` when
+       * none did. Set to `undefined` by the global step on every request, so every request object has the same shape.
+       */
+      routeSeries: RouteSeries | undefined;
       /** Language and branding of the pages and mails this request renders (middleware/page-env.ts). */
       pageEnv?: PageEnv;
     }

@@ -21,7 +21,12 @@ const SHOTS = process.env.PAGES_SHOTS;
 
 beforeAll(async () => {
   smtp = await startSmtpServer();
-  ({ t, baseUrl, stop: stopApp } = await createListeningTestApp({ SMTP_URL: smtp.url, BRAND_NAME: 'Acme Login' }, { mailer: 'smtp' }));
+  // COOKIE_SECURE: the same-browser binding is a __Host- cookie, none without it (docs/passwords.md).
+  ({
+    t,
+    baseUrl,
+    stop: stopApp,
+  } = await createListeningTestApp({ SMTP_URL: smtp.url, BRAND_NAME: 'Acme Login', COOKIE_SECURE: 'true' }, { mailer: 'smtp' }));
   browser = await launchChromium();
   if (SHOTS) fs.mkdirSync(SHOTS, { recursive: true });
 }, 60_000);

@@ -19,7 +19,7 @@ import type { TestApp } from '../helpers/test-app';
  * - an error summary at the top that has the focus and links to each refused field (a link moves the focus there),
  * - each message beside its field (aria-describedby), in the page's language (the German differs from the English),
  * - the values as entered, never a password or a secret,
- * - and passes axe-core (WCAG 2.1 AA) at 1280 and 320 px (screenshots in /tmp/shots/html-outcomes/).
+ * - and passes axe-core (WCAG 2.1 AA) at 1280 and 320 px, and at 320 px dark (screenshots in /tmp/shots/html-outcomes/).
  * A form made of buttons alone (sign out, revoke, delete, rotate) has nothing to refuse field by field: it is listed
  * with why, and a refusal of it is its page's flash.
  */
@@ -634,7 +634,13 @@ test.each(fieldCases)(
           expect(await page.evaluate(() => document.activeElement?.id)).toBe(first);
         }
 
-        for (const width of [1280, 320]) {
+        // Light at both widths, then one dark pass at 320 px (the narrow page in the other scheme).
+        for (const [scheme, width] of [
+          ['light', 1280],
+          ['light', 320],
+          ['dark', 320],
+        ] as const) {
+          await page.emulateMedia({ colorScheme: scheme });
           await page.setViewportSize({ width, height: 900 });
           await page.evaluate(AXE_SOURCE);
           const violations = (
@@ -647,13 +653,13 @@ test.each(fieldCases)(
               return (await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } }))
                 .violations;
             })
-          ).map((v) => `${v.id} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+          ).map((v) => `${scheme} ${width}px: ${v.id} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
           expect(violations).toEqual([]);
           if (width === 320)
             expect(
               await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth),
             ).toBeLessThanOrEqual(1);
-          const file = `${name.replace(/^POST \//, '').replace(/[/:]+/g, '-')}-${l.locale.slice(0, 2)}-${width}.png`;
+          const file = `${name.replace(/^POST \//, '').replace(/[/:]+/g, '-')}-${l.locale.slice(0, 2)}-${width}${scheme === 'dark' ? '-dark' : ''}.png`;
           await page.screenshot({ path: path.join(SHOTS, file), fullPage: true });
         }
       } finally {

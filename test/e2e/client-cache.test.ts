@@ -9,6 +9,7 @@ import { createLogger } from '../../src/lib/logger';
 import { sha256Hex } from '../../src/lib/crypto';
 import type { ServiceContext } from '../../src/services/context';
 import { closeServiceContext, createServiceContext } from '../../src/create-context';
+import { updateClient } from '../../src/db/repositories/oauth-clients.repo';
 import { makeApiResource } from '../helpers/apps';
 import { makeSignedInUser } from '../helpers/factories';
 import { basicAuth } from '../helpers/oauth';
@@ -128,6 +129,23 @@ test('a change written straight into the database (another process): its notific
   await until(() => b.ctx.clients.size === 0);
   const narrowed = await clientCredentials(b.app, clientId, 'another-secret', resource.identifier);
   expect(narrowed.body.error).toBe('invalid_scope');
+});
+
+test('a lookup on the writing instance while its transaction is open keeps nothing: after commit the change applies', async () => {
+  const { clientId, secret, resource } = await machineClient();
+  for (let i = 0; i < 2; i++) expect((await clientCredentials(a.app, clientId, secret, resource.identifier)).status).toBe(200);
+  expect(a.ctx.clients.size).toBeGreaterThan(0);
+  const trx = await a.db.transaction();
+  try {
+    await updateClient(trx, clientId, { name: 'Renamed in a transaction' }, new Date());
+    // Not committed yet: the lookup reads the old row, and must not keep it past the commit.
+    expect((await a.ctx.clients.find(clientId))?.name).toBe('Cached machine');
+    expect(a.ctx.clients.size).toBe(0);
+    await trx.commit();
+  } finally {
+    if (!trx.isCompleted()) await trx.rollback();
+  }
+  expect((await a.ctx.clients.find(clientId))?.name).toBe('Renamed in a transaction');
 });
 
 test('while B does not listen, it keeps nothing and reads every client afresh', async () => {

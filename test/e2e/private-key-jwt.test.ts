@@ -6,6 +6,7 @@ import { createClientKeysFetcher, JWKS_MAX_BYTES, JWKS_TIMEOUT_MS } from '../../
 import { webhookOutboundPolicy } from '../../src/services/webhooks/webhook-policy';
 import { makeApiResource } from '../helpers/apps';
 import { makeClientKey, signAssertion, startJwksHost, type ClientKeyPair } from '../helpers/client-keys';
+import { dpopProof } from '../helpers/dpop';
 import { makeSignedInUser } from '../helpers/factories';
 import { createListeningTestApp, loadOAuth4WebApi } from '../helpers/oauth';
 import { loadEsm, type OpenIdClient } from '../helpers/oidc';
@@ -258,6 +259,35 @@ describe('every refusal is 401 invalid_client, audited with its reason', () => {
     const burst = await signAssertion(key, good());
     const answers = await Promise.all(Array.from({ length: 5 }, () => tokenRequest(assertionForm(burst))));
     expect(answers.map((a) => a.status).sort()).toEqual([200, 401, 401, 401, 401]);
+  });
+
+  test('a DPoP nonce challenge spends nothing: the same assertion works on the retry, and is refused on a third use', async () => {
+    const { bearer: superAdmin } = await makeSignedInUser(t, ['super_admin']);
+    const setting = (on: boolean) =>
+      admin().patch('/api/admin/settings').set('Authorization', superAdmin).send({ dpop_nonce_required: on });
+    expect((await setting(true)).status).toBe(200);
+    await t.ctx.settings.refresh();
+    try {
+      const proofKey = await makeClientKey('ES256');
+      const htu = `${t.ctx.config.baseUrl}/api/oauth/token`;
+      const assertion = await signAssertion(key, good());
+      const withProof = (proof: string) => tokenRequest(assertionForm(assertion)).set('DPoP', proof);
+      const challenged = await withProof(await dpopProof(proofKey, { htu }));
+      expect(challenged.status).toBe(400);
+      expect(challenged.body.error).toBe('use_dpop_nonce');
+      const nonce = challenged.headers['dpop-nonce'] as string;
+      expect(nonce).toBeTruthy();
+      const retried = await withProof(await dpopProof(proofKey, { htu, nonce }));
+      expect(retried.status).toBe(200);
+      expect(retried.body.token_type).toBe('DPoP');
+      const third = await withProof(await dpopProof(proofKey, { htu, nonce }));
+      expect(third.status).toBe(401);
+      expect(third.body.error).toBe('invalid_client');
+      expect((await lastFailure(clientId)).reason).toBe('assertion_replayed');
+    } finally {
+      await setting(false);
+      await t.ctx.settings.refresh();
+    }
   });
 
   test('malformed assertions and parameters are 4xx, never 5xx', async () => {

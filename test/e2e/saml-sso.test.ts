@@ -335,6 +335,29 @@ describe('single logout', () => {
     const events = await t.db('audit_events').where({ type: 'saml.slo' }).orderBy('id', 'desc').limit(2);
     expect(events.map((e) => e.detail.sessions_ended)).toEqual([0, 1]);
   });
+  test('a LogoutRequest whose NameID does not match the session ends nothing (the SAML session stays live)', async () => {
+    const sp = makeTestSp();
+    await createSamlApp(t, admin, sp);
+    const person = await makeSignedInUser(t, []);
+    const first = await request(t.app).get(`/saml/sso?${redirectQuery(authnRequestXml(t, sp).xml)}`);
+    const page = await request(t.app).get(localPath(first.headers.location)).set('Cookie', `accessToken=${person.accessToken}`);
+    const { doc } = decodeResponse(readPostForm(page.text).message);
+    const sessionIndex = doc.getElementsByTagNameNS(ASSERTION, 'AuthnStatement')[0]!.getAttribute('SessionIndex')!;
+    const wrong = await request(t.app).get(
+      `/saml/slo?${redirectQuery(logoutRequestXml(t, sp, 'someone-else@example.test', sessionIndex))}`,
+    );
+    expect(wrong.status).toBe(303);
+    expect((await request(t.app).get('/api/auth/me').set('Authorization', person.bearer)).status).toBe(200);
+    const row = await t.db('saml_sessions').where({ session_index: sessionIndex }).first();
+    expect(row.ended_at).toBeNull();
+    // The matching NameID still ends it afterwards.
+    const right = await request(t.app).get(`/saml/slo?${redirectQuery(logoutRequestXml(t, sp, person.user.email, sessionIndex))}`);
+    expect(right.status).toBe(303);
+    expect((await request(t.app).get('/api/auth/me').set('Authorization', person.bearer)).status).toBe(401);
+    await t.ctx.events.idle?.();
+    const events = await t.db('audit_events').where({ type: 'saml.slo' }).orderBy('id', 'desc').limit(2);
+    expect(events.map((e) => e.detail.sessions_ended)).toEqual([1, 0]);
+  });
   test('a LogoutRequest from an unknown issuer is an error page and an audit event', async () => {
     const stranger = makeTestSp();
     const res = await request(t.app).get(`/saml/slo?${redirectQuery(logoutRequestXml(t, stranger, 'x@example.test', '_abc'))}`);

@@ -1,5 +1,5 @@
 import { preparedRows, type DbOrTrx } from '..';
-import { noteClientWrite } from './client-writes';
+import { clientWrite } from './client-writes';
 
 /** An API that accepts our RFC 9068 access tokens (CONTRACT §12, RFC 8707). */
 export interface ApiResourceRow extends ApiResourceFields {
@@ -51,21 +51,22 @@ export interface ApiResourceFields {
 }
 
 export async function insertApiResource(db: DbOrTrx, r: ApiResourceFields & { id: string; now: Date }): Promise<ApiResourceRow> {
-  noteClientWrite();
-  const [row] = await db('api_resources')
-    .insert({
-      id: r.id,
-      identifier: r.identifier,
-      name: r.name,
-      scopes: JSON.stringify(r.scopes),
-      access_token_ttl_s: r.accessTokenTtlSeconds,
-      open_registration: r.openRegistration,
-      role_based_access: r.roleBasedAccess,
-      dpop_bound_access_tokens: r.dpopBoundAccessTokens ?? false,
-      created_at: r.now,
-      updated_at: r.now,
-    })
-    .returning('*');
+  const [row] = await clientWrite(db, () =>
+    db('api_resources')
+      .insert({
+        id: r.id,
+        identifier: r.identifier,
+        name: r.name,
+        scopes: JSON.stringify(r.scopes),
+        access_token_ttl_s: r.accessTokenTtlSeconds,
+        open_registration: r.openRegistration,
+        role_based_access: r.roleBasedAccess,
+        dpop_bound_access_tokens: r.dpopBoundAccessTokens ?? false,
+        created_at: r.now,
+        updated_at: r.now,
+      })
+      .returning('*'),
+  );
   return toApiResourceRow(row);
 }
 
@@ -110,13 +111,11 @@ export async function updateApiResource(
   if (patch.openRegistration !== undefined) record.open_registration = patch.openRegistration;
   if (patch.roleBasedAccess !== undefined) record.role_based_access = patch.roleBasedAccess;
   if (patch.dpopBoundAccessTokens !== undefined) record.dpop_bound_access_tokens = patch.dpopBoundAccessTokens;
-  noteClientWrite();
-  const [row] = await db('api_resources').where({ id }).update(record).returning('*');
+  const [row] = await clientWrite(db, () => db('api_resources').where({ id }).update(record).returning('*'));
   return row ? toApiResourceRow(row) : undefined;
 }
 
 export async function deleteApiResource(db: DbOrTrx, id: string): Promise<ApiResourceRow | undefined> {
-  noteClientWrite();
-  const [row] = await db('api_resources').where({ id }).delete().returning('*');
+  const [row] = await clientWrite(db, () => db('api_resources').where({ id }).delete().returning('*'));
   return row ? toApiResourceRow(row) : undefined;
 }

@@ -2,7 +2,7 @@ import { preparedRows, type DbOrTrx } from '..';
 import { toApiResourceRow, type ApiResourceRecord, type ApiResourceRow } from './api-resources.repo';
 import { JSON_STRINGS, parseJsonText } from '../../lib/json-text';
 import { corsOriginsOf } from '../../lib/redirect-uri';
-import { noteClientWrite } from './client-writes';
+import { clientWrite } from './client-writes';
 
 /** CONTRACT §12 (the rules about them: src/declarations/client-policy.ts). */
 export type OAuthClientType = 'confidential' | 'public';
@@ -258,8 +258,7 @@ export async function listClients(db: DbOrTrx, filter: { registration?: ClientRe
 
 /** RFC 7592 §2.3: the client is gone; its sessions, codes, pending requests and grants go with it (foreign keys). */
 export async function deleteClient(db: DbOrTrx, clientId: string): Promise<boolean> {
-  noteClientWrite();
-  const deleted = await db('oauth_clients').where({ client_id: clientId }).delete();
+  const deleted = await clientWrite(db, () => db('oauth_clients').where({ client_id: clientId }).delete());
   return deleted > 0;
 }
 
@@ -335,8 +334,7 @@ export async function updateClient(
     const redirectUris = patch.redirectUris ?? before.redirectUris;
     record.cors_origins = JSON.stringify(corsOriginsOf({ type: before.type, redirectUris, allowedOrigins }));
   }
-  noteClientWrite();
-  const [row] = await db('oauth_clients').where({ client_id: clientId }).update(record).returning('*');
+  const [row] = await clientWrite(db, () => db('oauth_clients').where({ client_id: clientId }).update(record).returning('*'));
   return row ? toClientRow(row) : undefined;
 }
 
@@ -370,9 +368,9 @@ export async function upsertMetadataDocumentClient(
     now: Date;
   },
 ): Promise<{ row: OAuthClientRow; created: boolean; changed: boolean }> {
-  noteClientWrite();
-  const result = await db.raw<{ rows: Array<OAuthClientRecord & { inserted: boolean }> }>(
-    `insert into oauth_clients as c
+  const result = await clientWrite(db, () =>
+    db.raw<{ rows: Array<OAuthClientRecord & { inserted: boolean }> }>(
+      `insert into oauth_clients as c
             (client_id, name, secret_hash, type, grant_types, allowed_resources, redirect_uris, cors_origins, scopes,
              post_logout_redirect_uris, is_active, registration, token_endpoint_auth_method, jwks_uri, dpop_bound_access_tokens,
              created_at, updated_at)
@@ -388,21 +386,22 @@ export async function upsertMetadataDocumentClient(
             is distinct from (excluded.name, excluded.grant_types, excluded.allowed_resources, excluded.redirect_uris, excluded.scopes,
                               excluded.type, excluded.token_endpoint_auth_method, excluded.jwks_uri, excluded.dpop_bound_access_tokens)
      returning *, (xmax = 0) as inserted`,
-    [
-      c.clientId,
-      c.name,
-      c.jwksUri ? 'confidential' : 'public',
-      JSON.stringify(c.grantTypes),
-      JSON.stringify(c.allowedResources),
-      JSON.stringify(c.redirectUris),
-      JSON.stringify(corsOriginsOf({ type: c.jwksUri ? 'confidential' : 'public', redirectUris: c.redirectUris, allowedOrigins: null })),
-      JSON.stringify(c.scopes),
-      c.jwksUri ? 'private_key_jwt' : null,
-      c.jwksUri,
-      c.dpopBoundAccessTokens,
-      c.now,
-      c.now,
-    ],
+      [
+        c.clientId,
+        c.name,
+        c.jwksUri ? 'confidential' : 'public',
+        JSON.stringify(c.grantTypes),
+        JSON.stringify(c.allowedResources),
+        JSON.stringify(c.redirectUris),
+        JSON.stringify(corsOriginsOf({ type: c.jwksUri ? 'confidential' : 'public', redirectUris: c.redirectUris, allowedOrigins: null })),
+        JSON.stringify(c.scopes),
+        c.jwksUri ? 'private_key_jwt' : null,
+        c.jwksUri,
+        c.dpopBoundAccessTokens,
+        c.now,
+        c.now,
+      ],
+    ),
   );
   const [written] = result.rows;
   if (written) return { row: toClientRow(written), created: written.inserted, changed: !written.inserted };

@@ -100,10 +100,19 @@ export async function insertSamlSession(db: DbOrTrx, s: Omit<SamlSessionRow, 'en
   });
 }
 
-/** Ends the SAML session of this app with this SessionIndex (once); returns it. */
-export async function endSamlSession(db: DbOrTrx, appId: string, sessionIndex: string, now: Date): Promise<SamlSessionRow | undefined> {
+/**
+ * Ends the app's SAML session with this SessionIndex, only when it was issued to this NameID: a LogoutRequest whose
+ * NameID does not match ends nothing (one statement, so nothing is ended before the comparison).
+ */
+export async function endSamlSession(
+  db: DbOrTrx,
+  appId: string,
+  sessionIndex: string,
+  nameId: string,
+  now: Date,
+): Promise<SamlSessionRow | undefined> {
   const [row] = await db('saml_sessions')
-    .where({ app_id: appId, session_index: sessionIndex })
+    .where({ app_id: appId, session_index: sessionIndex, name_id: nameId })
     .whereNull('ended_at')
     .update({ ended_at: now })
     .returning('*');
@@ -136,7 +145,13 @@ export async function listSamlAppsOfUser(db: DbOrTrx, userId: string): Promise<A
   }));
 }
 
-/** Ends this app's SAML sessions on one SSO session (SLO without a known SessionIndex, from the browser's cookie). */
-export async function endSamlSessionsOfSession(db: DbOrTrx, appId: string, sessionId: string, now: Date): Promise<number> {
-  return db('saml_sessions').where({ app_id: appId, session_id: sessionId }).whereNull('ended_at').update({ ended_at: now });
+/**
+ * Ends this app's SAML sessions on one SSO session issued to this NameID (SLO without a known SessionIndex, from the
+ * browser's cookie).
+ */
+export async function endSamlSessionsOfSession(db: DbOrTrx, appId: string, sessionId: string, nameId: string, now: Date): Promise<number> {
+  return db('saml_sessions')
+    .where({ app_id: appId, session_id: sessionId, name_id: nameId })
+    .whereNull('ended_at')
+    .update({ ended_at: now });
 }

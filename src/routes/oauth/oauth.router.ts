@@ -15,6 +15,7 @@ import { requireParam } from '../../services/oauth/params';
 import { revokeToken } from '../../services/oauth/revoke.service';
 import { grantTokens } from '../../services/oauth/token.service';
 import { currentDpopNonce, dpopNonceRequired } from '../../services/oauth/dpop';
+import { proofKey } from '../../services/oauth/dpop-binding';
 import { getUserInfo, invalidToken } from '../../services/oauth/userinfo.service';
 import { renderOAuthErrorPage } from '../../views/consent';
 import { rawQueryOf, requestMeta } from '../shared';
@@ -230,10 +231,12 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
           response: { description: 'Tokens', schema: tokenResponseBody },
         },
         async ({ body }, req, res) => {
-          const client = await authenticatedClient(req, body.client, { endpoint: 'token' });
-          // RFC 9449 (docs/dpop.md): a DPoP header binds the tokens to its key; the proof names this endpoint's URL.
+          // RFC 9449 (docs/dpop.md): a DPoP header binds the tokens to its key; the proof names this endpoint's URL. Checked
+          // before the client authenticates: a refused proof (use_dpop_nonce) spends no private_key_jwt assertion.
           const dpop = { proof: req.headers.dpop, url: `${ctx.config.baseUrl}/api/oauth/token` };
-          const tokens = await grantTokens(ctx, client, body.request, requestMeta(req), dpop);
+          const proofJkt = await proofKey(ctx, dpop);
+          const client = await authenticatedClient(req, body.client, { endpoint: 'token' });
+          const tokens = await grantTokens(ctx, client, body.request, requestMeta(req), proofJkt);
           if (dpop.proof !== undefined && dpopNonceRequired(ctx)) res.set('DPoP-Nonce', currentDpopNonce(ctx));
           return tokens;
         },
@@ -305,10 +308,12 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
           response: { status: 201, description: 'RFC 9126 §2.2 answer', schema: parResponseBody },
         },
         async ({ body }, req, res) => {
-          const client = await authenticatedClient(req, body.client, { endpoint: 'par' });
-          // RFC 9449 §10.1: a DPoP header binds the code to its key; the proof names this endpoint's URL.
+          // RFC 9449 §10.1: a DPoP header binds the code to its key; the proof names this endpoint's URL. Checked before the
+          // client authenticates, as at the token endpoint.
           const dpop = { proof: req.headers.dpop, url: `${ctx.config.baseUrl}/api/oauth/par` };
-          const pushed = await pushAuthorizationRequest(ctx, client, body.params, dpop);
+          const proofJkt = await proofKey(ctx, dpop);
+          const client = await authenticatedClient(req, body.client, { endpoint: 'par' });
+          const pushed = await pushAuthorizationRequest(ctx, client, body.params, proofJkt);
           if (dpop.proof !== undefined && dpopNonceRequired(ctx)) res.set('DPoP-Nonce', currentDpopNonce(ctx));
           return pushed;
         },

@@ -1,9 +1,7 @@
-import type { Request, Response } from 'express';
 import { z } from 'zod';
-import { pageEnvOf } from '../../middleware/page-env';
 import { InvalidLinkError } from '../../errors';
-import { issueCsrf } from '../../middleware/csrf';
-import { clearSessionCookies } from '../../middleware/session-cookies';
+import { Redirect } from '../../http/outcome';
+import { clearedSessionCookies } from '../../middleware/session-cookies';
 import { normalizeEmail } from '../../services/auth.service';
 import * as links from '../../services/email-links.service';
 import { minPasswordLength, PasswordRefused } from '../../services/password-policy';
@@ -15,7 +13,7 @@ import { emailField, passwordField } from '../common.schemas';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
 import { passwordProblem, passwordRefusalText } from './page-messages';
-import { html, optionalText, PAGE, requireCsrf, text } from './page-kit';
+import { hostedPage, optionalText, PAGE, requireCsrf, text } from './page-kit';
 
 /** Runs `action`; a link that is invalid, expired or used answers `invalidPage` with 400 instead. */
 async function orInvalidLink<T>(action: () => Promise<T>): Promise<T | undefined> {
@@ -38,19 +36,12 @@ export function createAccountPagesRouter(deps: RouteDeps) {
   const page = { ...PAGE, auth: 'none', response: { description: 'HTML page', kind: 'html' } } as const;
   const expired = (path: string) => requireCsrf(() => renderFormExpired(path));
   /** CONTRACT §8: confirming a never-verified account from a browser not signed in as it means choosing a password. */
-  const choosePasswordInstead = (req: Request, res: Response, email: string, token: string) =>
-    html(
-      res,
-      200,
-      renderSetPasswordForm({
-        email,
-        token,
-        csrf: issueCsrf(req, res, ctx.config),
-        minLength: minPasswordLength(ctx),
-        // In plain words why (issue 24): the person who created the account may not be the address's owner.
-        intro: pageEnvOf(req).t.verify.choosePassword,
-      }),
+  const choosePasswordInstead = (intro: string, email: string, token: string) =>
+    hostedPage(({ csrf }) =>
+      // In plain words why (issue 24): the person who created the account may not be the address's owner.
+      renderSetPasswordForm({ email, token, csrf, minLength: minPasswordLength(ctx), intro }),
     );
+  const invalid = (render: () => string) => hostedPage(render, 400);
 
   return declareRouter(deps, [
     route(
@@ -62,12 +53,12 @@ export function createAccountPagesRouter(deps: RouteDeps) {
         summary: 'Confirm an email address',
         query: z.object({ token: text(), verified: optionalText() }),
       },
-      async ({ query, principal }, req, res) => {
-        if (query.verified === '1') return html(res, 200, renderVerifyEmailDone());
+      async ({ query, principal, env }) => {
+        if (query.verified === '1') return hostedPage(renderVerifyEmailDone);
         const link = await orInvalidLink(() => links.inspectEmailLink(ctx, query.token, { signedInUserId: firstPartyUserId(principal) }));
-        if (!link || link.purpose !== 'verify_email') return html(res, 400, renderVerifyEmailInvalid());
-        if (link.needsPassword) return choosePasswordInstead(req, res, link.email, query.token);
-        html(res, 200, renderVerifyEmailForm({ email: link.email, token: query.token, csrf: issueCsrf(req, res, ctx.config) }));
+        if (!link || link.purpose !== 'verify_email') return invalid(renderVerifyEmailInvalid);
+        if (link.needsPassword) return choosePasswordInstead(env.t.verify.choosePassword, link.email, query.token);
+        return hostedPage(({ csrf }) => renderVerifyEmailForm({ email: link.email, token: query.token, csrf }));
       },
     ),
 
@@ -82,14 +73,14 @@ export function createAccountPagesRouter(deps: RouteDeps) {
         csrf: expired('/verify-email'),
         body: z.object({ token: text() }),
       },
-      async ({ body, principal }, req, res) => {
+      async ({ body, principal, env }) => {
         const signedInUserId = firstPartyUserId(principal);
         const result = await orInvalidLink(() => links.confirmEmailWithLink(ctx, body.token, { signedInUserId }));
-        if (!result) return html(res, 400, renderVerifyEmailInvalid());
-        if (!result.confirmed) return choosePasswordInstead(req, res, result.email, body.token);
+        if (!result) return invalid(renderVerifyEmailInvalid);
+        if (!result.confirmed) return choosePasswordInstead(env.t.verify.choosePassword, result.email, body.token);
         // Every session of the account was just ended: drop this browser's dead cookies when they were its own.
-        if (signedInUserId === result.userId) clearSessionCookies(res, ctx.config);
-        res.redirect(303, '/verify-email?verified=1');
+        const done = new Redirect('/verify-email?verified=1');
+        return signedInUserId === result.userId ? done.withCookies(...clearedSessionCookies(ctx.config)) : done;
       },
     ),
 
@@ -101,19 +92,12 @@ export function createAccountPagesRouter(deps: RouteDeps) {
         summary: 'Choose a password from an email link',
         query: z.object({ token: text(), done: optionalText() }),
       },
-      async ({ query }, req, res) => {
-        if (query.done === '1') return html(res, 200, renderSetPasswordDone());
+      async ({ query }) => {
+        if (query.done === '1') return hostedPage(renderSetPasswordDone);
         const link = await orInvalidLink(() => links.inspectEmailLink(ctx, query.token));
-        if (!link) return html(res, 400, renderSetPasswordInvalid());
-        html(
-          res,
-          200,
-          renderSetPasswordForm({
-            email: link.email,
-            token: query.token,
-            csrf: issueCsrf(req, res, ctx.config),
-            minLength: minPasswordLength(ctx),
-          }),
+        if (!link) return invalid(renderSetPasswordInvalid);
+        return hostedPage(({ csrf }) =>
+          renderSetPasswordForm({ email: link.email, token: query.token, csrf, minLength: minPasswordLength(ctx) }),
         );
       },
     ),
@@ -128,10 +112,15 @@ export function createAccountPagesRouter(deps: RouteDeps) {
         csrf: expired('/set-password'),
         body: z.object({ token: text(), password: text(), password_confirm: text() }),
       },
-      async ({ body, env }, req, res) => {
+      async ({ body, env }) => {
         const { token, password } = body;
         const link = await orInvalidLink(() => links.inspectEmailLink(ctx, token));
-        if (!link) return html(res, 400, renderSetPasswordInvalid());
+        if (!link) return invalid(renderSetPasswordInvalid);
+        const again = (error: string) =>
+          hostedPage(
+            ({ csrf }) => renderSetPasswordForm({ email: link.email, token, csrf, minLength: minPasswordLength(ctx), error }),
+            400,
+          );
 
         const checked = passwordField.safeParse(password);
         const problem = !checked.success
@@ -139,28 +128,18 @@ export function createAccountPagesRouter(deps: RouteDeps) {
           : password !== body.password_confirm
             ? env.t.setPassword.mismatch
             : undefined;
-        if (problem) {
-          const csrf = issueCsrf(req, res, ctx.config);
-          return html(
-            res,
-            400,
-            renderSetPasswordForm({ email: link.email, token, csrf, minLength: minPasswordLength(ctx), error: problem }),
-          );
-        }
+        if (problem) return again(problem);
 
         let done: { email: string } | undefined;
         try {
           done = await orInvalidLink(() => links.setPasswordWithLink(ctx, token, password));
         } catch (err) {
           if (!(err instanceof PasswordRefused)) throw err;
-          const csrf = issueCsrf(req, res, ctx.config);
-          const error = passwordRefusalText(env.t, err);
-          return html(res, 400, renderSetPasswordForm({ email: link.email, token, csrf, minLength: minPasswordLength(ctx), error }));
+          return again(passwordRefusalText(env.t, err));
         }
-        if (!done) return html(res, 400, renderSetPasswordInvalid());
+        if (!done) return invalid(renderSetPasswordInvalid);
         // Every session of the account was just revoked: drop this browser's now-dead SSO cookies too.
-        clearSessionCookies(res, ctx.config);
-        res.redirect(303, '/set-password?done=1');
+        return new Redirect('/set-password?done=1').withCookies(...clearedSessionCookies(ctx.config));
       },
     ),
 
@@ -172,9 +151,9 @@ export function createAccountPagesRouter(deps: RouteDeps) {
         summary: 'Ask for a set-password link',
         query: z.object({ sent: optionalText() }),
       },
-      ({ query }, req, res) => {
-        if (query.sent === '1') return html(res, 200, renderForgotPasswordSent());
-        html(res, 200, renderForgotPasswordForm({ csrf: issueCsrf(req, res, ctx.config) }));
+      ({ query }) => {
+        if (query.sent === '1') return hostedPage(renderForgotPasswordSent);
+        return hostedPage(({ csrf }) => renderForgotPasswordForm({ csrf }));
       },
     ),
 
@@ -188,14 +167,12 @@ export function createAccountPagesRouter(deps: RouteDeps) {
         csrf: expired('/forgot-password'),
         body: z.object({ email: text() }),
       },
-      async ({ body, env }, req, res) => {
+      async ({ body, env }) => {
         const email = emailField.safeParse(body.email);
-        if (!email.success) {
-          const csrf = issueCsrf(req, res, ctx.config);
-          return html(res, 400, renderForgotPasswordForm({ csrf, email: body.email, error: env.t.forgot.invalid }));
-        }
+        if (!email.success)
+          return hostedPage(({ csrf }) => renderForgotPasswordForm({ csrf, email: body.email, error: env.t.forgot.invalid }), 400);
         await links.requestPasswordReset(ctx, normalizeEmail(email.data));
-        res.redirect(303, '/forgot-password?sent=1');
+        return new Redirect('/forgot-password?sent=1');
       },
     ),
   ]);

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { AppError } from '../../errors';
-import { issueCsrf, rotateCsrf } from '../../middleware/csrf';
-import { setSessionCookies } from '../../middleware/session-cookies';
+import { Redirect } from '../../http/outcome';
+import { rotatedCsrf } from '../../middleware/csrf';
+import { sessionCookies } from '../../middleware/session-cookies';
 import * as auth from '../../services/auth.service';
 import { minPasswordLength, PasswordRefused } from '../../services/password-policy';
 import { resolveReturnTo } from '../../services/oauth/return-to';
@@ -11,7 +12,7 @@ import { requestMeta } from '../shared';
 import { registerBody } from '../auth/auth.schemas';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
-import { html, optionalText, PAGE, refuseForm, text } from './page-kit';
+import { hostedPage, optionalText, PAGE, refuseForm, text } from './page-kit';
 import { passwordRefusalText } from './page-messages';
 
 const FIELDS: readonly RegisterField[] = ['first_name', 'last_name', 'email', 'password'];
@@ -39,15 +40,16 @@ export function createRegisterPagesRouter(deps: RouteDeps) {
         auth: 'browser',
         query: z.object({ return_to: optionalText(4096), done: optionalText(8) }),
       },
-      async ({ query, principal }, req, res) => {
+      async ({ query, principal }) => {
         requireOpen();
         const application = await signInApplicationFor(ctx, query.return_to);
         if (query.done === '1' && principal && !principal.clientId) {
           const continueTo = resolveReturnTo(config, query.return_to);
-          return html(res, 200, renderRegisteredPage({ email: principal.email, continueTo, application }));
+          return hostedPage(() => renderRegisteredPage({ email: principal.email, continueTo, application }));
         }
-        const csrf = issueCsrf(req, res, config);
-        html(res, 200, renderRegisterPage({ csrf, returnTo: query.return_to, minLength: minPasswordLength(ctx), application }));
+        return hostedPage(({ csrf }) =>
+          renderRegisterPage({ csrf, returnTo: query.return_to, minLength: minPasswordLength(ctx), application }),
+        );
       },
     ),
 
@@ -69,24 +71,18 @@ export function createRegisterPagesRouter(deps: RouteDeps) {
           password_confirm: text(1024),
         }),
       },
-      async ({ body, env }, req, res) => {
+      async ({ body, env }, req) => {
         requireOpen();
         const { t } = env;
         const returnTo = body.return_to;
         const values = { first_name: body.first_name, last_name: body.last_name, email: body.email };
-        const again = async (status: number, errors: Partial<Record<RegisterField | 'form', string>>) =>
-          html(
-            res,
+        const again = async (status: number, errors: Partial<Record<RegisterField | 'form', string>>) => {
+          const application = await signInApplicationFor(ctx, returnTo);
+          return hostedPage(
+            ({ csrf }) => renderRegisterPage({ csrf, returnTo, minLength: minPasswordLength(ctx), values, errors, application }),
             status,
-            renderRegisterPage({
-              csrf: issueCsrf(req, res, config),
-              returnTo,
-              minLength: minPasswordLength(ctx),
-              values,
-              errors,
-              application: await signInApplicationFor(ctx, returnTo),
-            }),
           );
+        };
         const parsed = registerBody.safeParse(body);
         const errors: Partial<Record<RegisterField | 'form', string>> = {};
         if (!parsed.success) {
@@ -103,10 +99,9 @@ export function createRegisterPagesRouter(deps: RouteDeps) {
         }
         if (!errors.password && body.password !== body.password_confirm) errors.password = t.register.errors.mismatch;
         if (!parsed.success || errors.password) return again(400, { form: t.register.invalid, ...errors });
+        let result: Awaited<ReturnType<typeof auth.register>>;
         try {
-          const result = await auth.register(ctx, parsed.data, requestMeta(req));
-          setSessionCookies(res, config, result.tokens);
-          rotateCsrf(res, config);
+          result = await auth.register(ctx, parsed.data, requestMeta(req));
         } catch (err) {
           if (err instanceof PasswordRefused) return again(400, { form: t.register.invalid, password: passwordRefusalText(t, err) });
           if (err instanceof AppError && err.code === 'conflict')
@@ -114,7 +109,10 @@ export function createRegisterPagesRouter(deps: RouteDeps) {
           throw err;
         }
         const target = resolveReturnTo(config, returnTo);
-        res.redirect(303, `/register?${new URLSearchParams({ done: '1', ...(target ? { return_to: target } : {}) })}`);
+        return new Redirect(`/register?${new URLSearchParams({ done: '1', ...(target ? { return_to: target } : {}) })}`).withCookies(
+          ...sessionCookies(config, result.tokens),
+          rotatedCsrf(config),
+        );
       },
     ),
   ]);

@@ -1,6 +1,6 @@
 import type { Db } from '../../db';
 import { listenForNotifications, type Listener } from '../../db/notifications';
-import { clientWritesOfThisProcess } from '../../db/repositories/client-writes';
+import { clientWriteInFlight, clientWritesOfThisProcess } from '../../db/repositories/client-writes';
 import { findClientById, type OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
 import type { Logger } from '../../lib/logger';
 
@@ -24,7 +24,7 @@ export const CLIENT_CACHE_MAX_AGE_MS = 5000;
  */
 export class ClientCache {
   private readonly entries = new Map<string, { row: OAuthClientRow; readAtMs: number }>();
-  /** Moves at every notification, (re)connect and local write: a read that started before a move is not kept. */
+  /** Moves at every notification and (re)connect: a read that started before a move is not kept. */
   private generation = 0;
   private localWrites = clientWritesOfThisProcess();
   private listener: Listener | undefined;
@@ -59,8 +59,10 @@ export class ClientCache {
     }
     const generation = this.generation;
     const row = await findClientById(this.deps.db, clientId);
-    // Kept only if nothing changed while it was read (a notification, a write here, a reconnect).
-    if (row && this.active && generation === this.generation && writes === clientWritesOfThisProcess()) {
+    // Kept only if nothing changed while it was read (a notification, a write here, a reconnect) and no write of this
+    // process is uncommitted: the row read may be the old one, and the write's commit could come before the read's
+    // answer is handled.
+    if (row && this.active && generation === this.generation && writes === clientWritesOfThisProcess() && !clientWriteInFlight()) {
       this.entries.delete(clientId);
       this.entries.set(clientId, { row, readAtMs: now });
       while (this.entries.size > CLIENT_CACHE_SIZE) this.entries.delete(this.entries.keys().next().value!);

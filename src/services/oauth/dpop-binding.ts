@@ -22,25 +22,21 @@ export function tokenEndpointError(ctx: ServiceContext, err: DpopProofRefused): 
 }
 
 /**
- * The thumbprint of the proof's key when the request carries a valid proof; undefined when it carries none and the
- * client does not require one.
+ * The key the tokens are bound to: the thumbprint of the request's proof, checked by the route before the client
+ * authenticated (proofKey), or undefined when it carries none and the client does not require one.
  */
-export async function tokenRequestKey(
-  ctx: ServiceContext,
-  client: OAuthClientRow,
-  input: TokenDpopInput | undefined,
-): Promise<string | undefined> {
-  if (input?.proof === undefined) {
-    if (client.dpopBoundAccessTokens)
-      throw new OAuthError('invalid_dpop_proof', 'This client must send a DPoP proof (dpop_bound_access_tokens)');
-    return undefined;
+export function tokenRequestKey(client: OAuthClientRow, jkt: string | undefined): string | undefined {
+  if (jkt === undefined && client.dpopBoundAccessTokens) {
+    throw new OAuthError('invalid_dpop_proof', 'This client must send a DPoP proof (dpop_bound_access_tokens)');
   }
-  return proofKey(ctx, input);
+  return jkt;
 }
 
 /**
  * The thumbprint of the key of a proof POSTed to an endpoint of this server (token, PAR), or undefined without one;
- * a refusal as the endpoint answers it (400 invalid_dpop_proof, or use_dpop_nonce with a fresh DPoP-Nonce).
+ * a refusal as the endpoint answers it (400 invalid_dpop_proof, or use_dpop_nonce with a fresh DPoP-Nonce). The
+ * routes call it before the client authenticates, so that a refused proof (a nonce challenge above all) spends no
+ * private_key_jwt assertion: a client may repeat the request with the same assertion and a new proof.
  */
 export async function proofKey(ctx: ServiceContext, input: TokenDpopInput | undefined): Promise<string | undefined> {
   if (input?.proof === undefined) return undefined;

@@ -7,7 +7,6 @@ import { redirectUriMatches } from '../../lib/redirect-uri';
 import type { ServiceContext } from '../context';
 import type { Principal } from '../principal';
 import { checkAuthorizationParams, startAuthorization, type AuthorizeOutcome } from './authorize.service';
-import { proofKey, type TokenDpopInput } from './dpop-binding';
 
 /**
  * Pushed authorization requests (RFC 9126, issue 34). The client sends its authorization request to POST
@@ -43,11 +42,11 @@ export async function pushAuthorizationRequest(
   ctx: ServiceContext,
   client: OAuthClientRow,
   body: Record<string, unknown>,
-  dpop?: TokenDpopInput,
+  proofJkt?: string,
 ): Promise<{ request_uri: string; expires_in: number }> {
-  // RFC 9449 §10.1: a DPoP proof with the pushed request binds the code to its key, as `dpop_jkt` does; checked first,
-  // so that a client asked for a nonce repeats the request before it is judged.
-  const proofJkt = await proofKey(ctx, dpop);
+  // RFC 9449 §10.1: a DPoP proof with the pushed request binds the code to its key, as `dpop_jkt` does. `proofJkt` is
+  // its key's thumbprint, checked by the route before the client authenticated (proofKey), so that a client asked for
+  // a nonce repeats the request before it is judged and without having spent its client assertion.
   // RFC 9126 §2.1: a pushed request must not itself name a request_uri.
   if (body.request_uri !== undefined)
     throw new OAuthError('invalid_request', 'request_uri is not allowed in a pushed authorization request');

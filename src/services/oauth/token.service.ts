@@ -16,7 +16,7 @@ import { noteClientUsed } from './clients.service';
 import { GRANT_TYPES, grantAllowed, TOKEN_EXCHANGE_GRANT } from '../../declarations/client-policy';
 import { exchangeToken } from './token-exchange.service';
 import { exchangeDeviceCode } from './device.service';
-import { dpopBinding, requireCodeKey, requireProofFor, requireRefreshKey, tokenRequestKey, type TokenDpopInput } from './dpop-binding';
+import { dpopBinding, requireCodeKey, requireProofFor, requireRefreshKey, tokenRequestKey } from './dpop-binding';
 
 export type { TokenResponse } from './token-response';
 import { requireParam } from './params';
@@ -228,7 +228,7 @@ export async function grantTokens(
   client: OAuthClientRow,
   request: TokenRequest,
   meta: RequestMeta,
-  dpop?: TokenDpopInput,
+  proofJkt?: string,
 ): Promise<TokenResponse> {
   const grantType = requireParam(request.grantType, 'grant_type');
   if (!(SUPPORTED_GRANTS as readonly string[]).includes(grantType)) {
@@ -238,8 +238,9 @@ export async function grantTokens(
   if (!grantAllowed(client, grantType)) {
     throw new OAuthError('unauthorized_client', `This client is not registered for the ${grantType} grant`);
   }
-  // RFC 9449 (docs/dpop.md): the key the tokens are bound to, when the request carries a DPoP proof.
-  const dpopJkt = await tokenRequestKey(ctx, client, dpop);
+  // RFC 9449 (docs/dpop.md): the key the tokens are bound to, when the request carries a DPoP proof (checked by the
+  // route before the client authenticated: proofKey).
+  const dpopJkt = tokenRequestKey(client, proofJkt);
   const response = await issueForGrant(ctx, client, grantType, request, meta, dpopJkt);
   await noteClientUsed(ctx, client);
   return response;

@@ -68,11 +68,11 @@ export async function receiveLogoutRequest(
     const ended = await withTransaction(ctx.db, async (trx) => {
       const sessionIds: string[] = [];
       for (const index of sessionIndexes) {
-        const saml = await endSamlSession(trx, target.id, index, now);
-        if (saml && saml.nameId === nameId) sessionIds.push(saml.sessionId);
+        const saml = await endSamlSession(trx, target.id, index, nameId, now);
+        if (saml) sessionIds.push(saml.sessionId);
       }
       if (sessionIndexes.length === 0 && principal && !principal.clientId) {
-        if ((await endSamlSessionsOfSession(trx, target.id, principal.sessionId, now)) > 0) sessionIds.push(principal.sessionId);
+        if ((await endSamlSessionsOfSession(trx, target.id, principal.sessionId, nameId, now)) > 0) sessionIds.push(principal.sessionId);
       }
       for (const sessionId of sessionIds) await revokeSession(trx, sessionId, now);
       await ctx.events.record(trx, {
