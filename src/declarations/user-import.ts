@@ -12,10 +12,10 @@ import { AppError } from '../errors';
 export function rowsOfCsv(text: string): unknown[] {
   const { parse: parseCsv } = require('csv-parse/sync') as typeof import('csv-parse/sync');
   try {
-    return parseCsv(text, { columns: true, skip_empty_lines: true, trim: true, bom: true, max_record_size: 65536 }) as unknown[];
+    const records: unknown[] = parseCsv(text, { columns: true, skip_empty_lines: true, trim: true, bom: true, max_record_size: 65536 });
+    return records;
   } catch (err) {
-    throw new AppError('validation_error', `The CSV could not be read: ${(err as Error).message}`, {
-      details: [{ path: 'body', message: (err as Error).message }],
-    });
+    const message = err instanceof Error ? err.message : String(err);
+    throw new AppError('validation_error', `The CSV could not be read: ${message}`, { details: [{ path: 'body', message }] });
   }
 }

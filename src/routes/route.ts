@@ -449,9 +449,9 @@ function chainOf(deps: RouteDeps, decl: MountedRouteDecl, handler: DeclaredRoute
   const { cacheControl } = decl;
   const final: RequestHandler = async (req, res) => {
     const input: HandlerInput<RouteDecl> = new Input(
-      decl.params ? parse(decl, 'params', req.params) : undefined,
-      decl.query ? parse(decl, 'query', req.query) : undefined,
-      decl.body ? parse(decl, 'body', req.body) : undefined,
+      decl.params ? parse(decl, 'params', decl.params, req.params) : undefined,
+      decl.query ? parse(decl, 'query', decl.query, req.query) : undefined,
+      decl.body ? parse(decl, 'body', decl.body, req.body) : undefined,
       req.principal,
       req,
     );
@@ -523,8 +523,7 @@ function authenticatorFor(deps: RouteDeps, auth: AuthMode): RequestHandler | und
 
 const WHAT = { params: 'Path', query: 'Query', body: 'Body' } as const;
 
-function parse(decl: RouteDecl, where: 'params' | 'query' | 'body', value: unknown): unknown {
-  const schema = decl[where]!;
+function parse(decl: RouteDecl, where: 'params' | 'query' | 'body', schema: z.ZodType, value: unknown): unknown {
   const result = schema.safeParse(where === 'body' && decl.bodyOptional !== true ? (value ?? {}) : value);
   if (result.success) return result.data;
   if (decl.invalid) throw decl.invalid(result.error.issues, where);

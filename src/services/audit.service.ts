@@ -167,7 +167,7 @@ export async function* exportAuditEvents(ctx: ServiceContext, query: AuditSearch
     const rows = await listAuditEvents(ctx.db, { ...filter, beforeId }, batch);
     if (rows.length > 0) yield rows;
     if (rows.length < batch) return;
-    beforeId = rows[rows.length - 1]!.id;
+    beforeId = rows[rows.length - 1].id;
   }
 }
 

@@ -13,6 +13,11 @@ export { SECURITY_EVENT_TYPES, type SecurityEventType } from '../declarations/ev
  * and never carries a secret, password, token, code or hash.
  */
 
+/** The names of the fields a patch sets (the keys whose value is not undefined): a `*.changed` event's `fields`. */
+export function changedFields(patch: object): string[] {
+  return Object.entries(patch).flatMap(([key, value]) => (value === undefined ? [] : [key]));
+}
+
 /** What a service says happened: the audit row's fields (repositories/audit-events.repo.ts) minus its time. */
 export interface SecurityEvent extends Omit<NewAuditEvent, 'occurredAt' | 'type'> {
   type: SecurityEventType;

@@ -45,13 +45,13 @@ export async function findUsers(
     // Fewer than a page before the cursor: that is the first page.
     if (rows.length <= limit) return findUsers(ctx, { ...filter, limit });
     rows = rows.slice(1);
-    nextCursor = rows[rows.length - 1]!.id;
-    prevCursor = rows[0]!.id;
+    nextCursor = rows[rows.length - 1].id;
+    prevCursor = rows[0].id;
   } else {
     const found = await searchUsers(ctx.db, { ...filter, limit, afterId: cursor });
     rows = found.slice(0, limit);
-    nextCursor = found.length > limit ? rows[rows.length - 1]!.id : null;
-    prevCursor = cursor !== undefined && rows.length > 0 ? rows[0]!.id : null;
+    nextCursor = found.length > limit ? rows[rows.length - 1].id : null;
+    prevCursor = cursor !== undefined && rows.length > 0 ? rows[0].id : null;
   }
   const roles = await listActiveRolesOfUsers(
     ctx.db,

@@ -64,7 +64,8 @@ export const importRow = z.object({
       if (v === '' || v === undefined) return undefined;
       if (typeof v !== 'string') return v;
       try {
-        return JSON.parse(v) as unknown;
+        const parsed: unknown = JSON.parse(v);
+        return parsed;
       } catch {
         return v;
       }
@@ -108,7 +109,7 @@ export async function importUsers(
 
   for (const [i, raw] of rows.entries()) {
     const row = i + 1;
-    const sentEmail = typeof (raw as { email?: unknown } | null)?.email === 'string' ? (raw as { email: string }).email : '';
+    const sentEmail = typeof raw === 'object' && raw !== null && 'email' in raw && typeof raw.email === 'string' ? raw.email : '';
     const problem = (field: string, message: string) => details.push({ path: `rows[${i}].${field}`, row, email: sentEmail, message });
     const parsed = importRow.safeParse(raw);
     if (!parsed.success) {
@@ -201,6 +202,6 @@ export async function importUsers(
 /** GET /api/admin/users/export: one page of accounts (never a hash, factor, code, key or token). */
 export async function exportUsersPage(ctx: ServiceContext, afterId: string | null) {
   const users = await listUsersForExport(ctx.db, afterId, EXPORT_PAGE_SIZE + 1);
-  const next = users.length > EXPORT_PAGE_SIZE ? users[EXPORT_PAGE_SIZE - 1]!.id : undefined;
+  const next = users.length > EXPORT_PAGE_SIZE ? users[EXPORT_PAGE_SIZE - 1].id : undefined;
   return { users: users.slice(0, EXPORT_PAGE_SIZE), next };
 }

@@ -1,3 +1,4 @@
+import { changedFields } from './events';
 import { randomUUID } from 'node:crypto';
 import { withTransaction, type DbOrTrx } from '../db';
 import { mapDbError } from '../db/pg-errors';
@@ -168,7 +169,7 @@ export async function updateUser(
           await assertNotLastSuperAdmin(trx, userId, 'Deactivating this user');
         }
       }
-      const fields = Object.keys(patch).filter((k) => patch[k as keyof typeof patch] !== undefined);
+      const fields = changedFields(patch);
       await applyAccountChange(ctx, trx, user, { ...patch, email: newEmail }, now, { actorId: actor.userId, fields });
     });
   } catch (err) {

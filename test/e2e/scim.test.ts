@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { sha256Hex } from '../../src/lib/crypto';
 import { presentEventData } from '../../src/services/webhooks/delivery.service';
+import { toAuditEventRow } from '../../src/db/repositories/audit-events.repo';
 import { makeSignedInUser, makeUser, signIn, uniqueEmail } from '../helpers/factories';
 import { makeRole } from '../helpers/rbac';
 import { createTestApp, type TestApp } from '../helpers/test-app';
@@ -823,8 +824,13 @@ describe('every SCIM change is a webhook', () => {
       .orderBy('d.id')
       .select('e.*');
     expect(rows.map((r: { type: string }) => r.type)).toEqual(['user.created', 'scim.group.created', 'user.deactivated', 'user.changed']);
-    for (const row of rows) expect(presentEventData(row).actor).toEqual({ type: 'scim_connection', id: c.id, name: 'Webhooks' });
-    expect(presentEventData(rows[1]).detail).toMatchObject({ display_name: 'Hooked', members_added: 1, added_user_ids: [user.body.id] });
+    for (const row of rows)
+      expect(presentEventData(toAuditEventRow(row)).actor).toEqual({ type: 'scim_connection', id: c.id, name: 'Webhooks' });
+    expect(presentEventData(toAuditEventRow(rows[1])).detail).toMatchObject({
+      display_name: 'Hooked',
+      members_added: 1,
+      added_user_ids: [user.body.id],
+    });
   });
 });
 

@@ -42,7 +42,7 @@ export interface AuditEventRecord {
   detail: Record<string, unknown> | string | null;
 }
 
-function toAuditEventRow(r: AuditEventRecord): AuditEventRow {
+export function toAuditEventRow(r: AuditEventRecord): AuditEventRow {
   return {
     id: String(r.id),
     occurredAt: new Date(r.occurred_at),

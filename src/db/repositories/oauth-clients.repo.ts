@@ -19,7 +19,7 @@ export type TokenEndpointAuthMethod = 'client_secret_basic' | 'none' | 'private_
 
 /** RFC 7517 JWK Set of public keys. */
 export interface JsonWebKeySet {
-  keys: Array<Record<string, unknown>>;
+  keys: Array<import('jose').JWK & Record<string, unknown>>;
   [member: string]: unknown;
 }
 

@@ -1,5 +1,6 @@
 import type { DbOrTrx } from '..';
 import { deleteDeliveriesBefore, recordDeliveryOutcome, type DeliveryAttemptOutcome } from './deliveries';
+import { toAuditEventRow, type AuditEventRow } from './audit-events.repo';
 
 export interface WebhookSubscriptionRow {
   id: string;
@@ -184,7 +185,7 @@ export async function listWebhookDeliveries(
 export interface DeliveryWork {
   delivery: WebhookDeliveryRow;
   subscription: WebhookSubscriptionRow;
-  event: Record<string, unknown> | undefined;
+  event: AuditEventRow | undefined;
 }
 
 export async function findDeliveryWork(db: DbOrTrx, deliveryId: string): Promise<DeliveryWork | undefined> {
@@ -192,9 +193,8 @@ export async function findDeliveryWork(db: DbOrTrx, deliveryId: string): Promise
   if (!delivery) return undefined;
   const subscription = await findWebhookSubscription(db, delivery.subscription_id);
   if (!subscription) return undefined;
-  // The event as its stored columns, for the wire payload (services/webhooks/delivery.service.ts).
-  const event = await db<Record<string, unknown>>('audit_events').where({ id: delivery.event_id }).first();
-  return { delivery: toDeliveryRow(delivery), subscription, event };
+  const event = await db('audit_events').where({ id: delivery.event_id }).first();
+  return { delivery: toDeliveryRow(delivery), subscription, event: event && toAuditEventRow(event) };
 }
 
 export interface AttemptOutcome extends DeliveryAttemptOutcome {

@@ -124,7 +124,7 @@ export function registrationInvalid(issues: z.core.$ZodIssue[], where: 'params' 
       headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
     });
   }
-  const issue = issues[0]!;
+  const issue = issues[0];
   const path = issue.path.map(String).join('.');
   const code = issue.path[0] === 'redirect_uris' ? 'invalid_redirect_uri' : 'invalid_client_metadata';
   return new OAuthError(code, path ? `${path}: ${issue.message}` : issue.message);

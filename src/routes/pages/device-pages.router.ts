@@ -25,13 +25,19 @@ export function createDevicePagesRouter(deps: RouteDeps) {
   const loginUrlFor = (userCode: string | undefined) =>
     `${config.baseUrl}/login?${new URLSearchParams({ return_to: deviceUrlFor(userCode) })}`;
 
-  /** Where the browser must go first, if anywhere: sign-in, second factor, or an admin's enrolment. */
-  const detour = async (principal: Principal | undefined, userCode: string | undefined): Promise<string | undefined> => {
+  /**
+   * Where the browser must go first (sign-in, second factor, or an admin's enrolment) as `{ next }`, or the signed-in
+   * person as `{ signedIn }` when it may stay.
+   */
+  const detour = async (
+    principal: Principal | undefined,
+    userCode: string | undefined,
+  ): Promise<{ next: string; signedIn?: undefined } | { next?: undefined; signedIn: Principal }> => {
     const signedIn = principal && !principal.clientId ? principal : undefined;
-    if (!signedIn) return loginUrlFor(userCode);
-    if (needsSecondFactorForAdmin(ctx.settings.current.values, signedIn)) return enrolUrlFor(deviceUrlFor(userCode));
-    if (await deviceNeedsSecondFactor(ctx, signedIn)) return loginUrlFor(userCode);
-    return undefined;
+    if (!signedIn) return { next: loginUrlFor(userCode) };
+    if (needsSecondFactorForAdmin(ctx.settings.current.values, signedIn)) return { next: enrolUrlFor(deviceUrlFor(userCode)) };
+    if (await deviceNeedsSecondFactor(ctx, signedIn)) return { next: loginUrlFor(userCode) };
+    return { signedIn };
   };
 
   return declareRouter(deps, [
@@ -45,9 +51,9 @@ export function createDevicePagesRouter(deps: RouteDeps) {
         query: z.object({ user_code: optionalText(32) }),
       },
       async ({ query, principal }) => {
-        const next = await detour(principal, query.user_code);
-        if (next) return new Redirect(next);
-        return hostedPage(({ csrf }) => renderDeviceEntryPage({ csrf, userCode: query.user_code, userEmail: principal!.email }));
+        const { next, signedIn } = await detour(principal, query.user_code);
+        if (next !== undefined) return new Redirect(next);
+        return hostedPage(({ csrf }) => renderDeviceEntryPage({ csrf, userCode: query.user_code, userEmail: signedIn.email }));
       },
     ),
     route(
@@ -62,14 +68,14 @@ export function createDevicePagesRouter(deps: RouteDeps) {
         body: z.object({ user_code: text(32) }),
       },
       async ({ body, principal, env }) => {
-        const next = await detour(principal, body.user_code);
-        if (next) return new Redirect(next);
-        const found = await lookUpUserCode(ctx, principal!, body.user_code);
+        const { next, signedIn } = await detour(principal, body.user_code);
+        if (next !== undefined) return new Redirect(next);
+        const found = await lookUpUserCode(ctx, signedIn, body.user_code);
         if (!found.ok) {
           const tooMany = found.reason === 'too_many';
           const error = tooMany ? env.t.device.tooMany : env.t.device.wrongCode;
           return hostedPage(
-            ({ csrf }) => renderDeviceEntryPage({ csrf, userCode: body.user_code, userEmail: principal!.email, error }),
+            ({ csrf }) => renderDeviceEntryPage({ csrf, userCode: body.user_code, userEmail: signedIn.email, error }),
             tooMany ? 429 : 400,
           );
         }
@@ -82,7 +88,7 @@ export function createDevicePagesRouter(deps: RouteDeps) {
             clientName: info.clientName,
             scopes,
             resources: info.resources,
-            userEmail: principal!.email,
+            userEmail: signedIn.email,
             unreviewed: info.unreviewed,
           }),
         );
@@ -100,17 +106,17 @@ export function createDevicePagesRouter(deps: RouteDeps) {
         body: z.object({ user_code: text(32), decision: text(10) }),
       },
       async ({ body, principal, env }) => {
-        const next = await detour(principal, body.user_code);
-        if (next) return new Redirect(next);
+        const { next, signedIn } = await detour(principal, body.user_code);
+        if (next !== undefined) return new Redirect(next);
         if (body.decision !== 'approve' && body.decision !== 'deny') {
           return hostedPage(() => renderOAuthErrorPage({ title: env.t.consent.noDecisionTitle, message: env.t.consent.noDecision }), 400);
         }
         const approved = body.decision === 'approve';
-        const result = await decideUserCode(ctx, principal!, body.user_code, approved);
+        const result = await decideUserCode(ctx, signedIn, body.user_code, approved);
         if (!result.ok) {
           const tooMany = result.reason === 'too_many';
           const error = tooMany ? env.t.device.tooMany : env.t.device.usedCode;
-          return hostedPage(({ csrf }) => renderDeviceEntryPage({ csrf, userEmail: principal!.email, error }), tooMany ? 429 : 400);
+          return hostedPage(({ csrf }) => renderDeviceEntryPage({ csrf, userEmail: signedIn.email, error }), tooMany ? 429 : 400);
         }
         return hostedPage(() => renderDeviceDonePage({ approved, clientName: result.clientName }));
       },

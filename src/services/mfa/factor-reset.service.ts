@@ -42,7 +42,7 @@ export function describeRemovedFactors(removed: RemovedFactors): string {
     parts.push(`${n} linked sign-in${n === 1 ? '' : 's'} (${removed.identities.join(', ')})`);
   }
   if (parts.length === 0) return 'no second factors';
-  return parts.length === 1 ? parts[0]! : `${parts.slice(0, -1).join(', ')} and ${parts[parts.length - 1]}`;
+  return parts.length === 1 ? parts[0] : `${parts.slice(0, -1).join(', ')} and ${parts[parts.length - 1]}`;
 }
 
 /**

@@ -19,7 +19,7 @@ const ALPHABET = 'abcdefghijkmnpqrstuvwxyz23456789';
 function newRecoveryCode(): string {
   const bytes = randomBytes(16);
   const chars = Array.from(bytes, (b) => ALPHABET[b & 31]).join('');
-  return chars.match(/.{4}/g)!.join('-');
+  return (chars.match(/.{4}/g) ?? []).join('-');
 }
 
 /** Replaces the user's codes with RECOVERY_CODE_COUNT new ones; returns them in plain text (shown once). */

@@ -50,7 +50,7 @@ function usable(set: JsonWebKeySet): import('jose').JSONWebKeySet {
       const { alg: _alg, ...rest } = k;
       return rest;
     }),
-  } as unknown as import('jose').JSONWebKeySet;
+  };
 }
 
 /**
@@ -124,7 +124,9 @@ export async function verifyClientAssertion(
     if (err instanceof errors.JOSEError) throw new AssertionRefused('invalid_assertion', `Invalid client assertion (${err.code})`);
     throw err;
   }
-  const exp = payload.exp!;
+  const { exp } = payload;
+  // jose checked it (requiredClaims); the type says it may be absent.
+  if (exp === undefined) throw new AssertionRefused('invalid_assertion', 'The client assertion must carry exp');
   if (exp - now.getTime() / 1000 > ASSERTION_MAX_LIFETIME_S + CLOCK_TOLERANCE_S) {
     throw new AssertionRefused('invalid_assertion', `The client assertion may be valid for at most ${ASSERTION_MAX_LIFETIME_S} seconds`);
   }

@@ -32,7 +32,7 @@ function decodeFormComponent(value: string): string | undefined {
 function parseBasic(header: string): { clientId: string; clientSecret: string } | undefined {
   const match = /^Basic\s+([A-Za-z0-9+/=._~-]+)\s*$/i.exec(header);
   if (!match) return undefined;
-  const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
+  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   if (colon < 0) return undefined;
   const clientId = decodeFormComponent(decoded.slice(0, colon));
@@ -124,7 +124,7 @@ async function authenticate(
     if (bodySecret !== undefined) {
       throw new OAuthError('invalid_request', 'Use one client authentication method: HTTP Basic or client_secret in the body, not both');
     }
-    const basic = parseBasic(header!);
+    const basic = parseBasic(header);
     if (!basic) throw new ClientAuthFailure(invalidClient(true, 'Malformed HTTP Basic credentials'), 'malformed');
     if (bodyId !== undefined && bodyId !== basic.clientId) {
       throw new OAuthError('invalid_request', 'client_id in the body does not match the HTTP Basic credentials');

@@ -41,17 +41,18 @@ export type KeyVerdict<T> = { ok: true; value: T } | { ok: false; reason: string
 export function checkJwks(value: unknown): KeyVerdict<JsonWebKeySet> {
   const fail = (key: ValidationKey, params?: ValidationParams): KeyVerdict<JsonWebKeySet> => refusal(key, params);
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail('jwksObject');
-  const keys = (value as { keys?: unknown }).keys;
+  const keys = 'keys' in value ? value.keys : undefined;
   if (!Array.isArray(keys) || keys.length === 0) return fail('jwksKeysEmpty');
   if (keys.length > MAX_KEYS) return fail('jwksTooMany', { max: String(MAX_KEYS) });
-  const kept: Array<Record<string, unknown>> = [];
+  const kept: JsonWebKeySet['keys'] = [];
   for (const [i, key] of keys.entries()) {
     if (typeof key !== 'object' || key === null || Array.isArray(key)) return fail('jwksKeyObject', { i: String(i) });
-    const jwk = key as Record<string, unknown>;
+    // An object (checked above) whose members are each checked below before the key is kept.
+    const jwk: JsonWebKeySet['keys'][number] = key;
     if (PRIVATE_MEMBERS.some((m) => m in jwk)) return fail('jwksKeyPrivate', { i: String(i) });
     if (jwk.use !== undefined && jwk.use !== 'sig') return fail('jwksKeyUse', { i: String(i) });
     if (jwk.kid !== undefined && (typeof jwk.kid !== 'string' || jwk.kid.length > 200)) return fail('jwksKeyKid', { i: String(i) });
-    if (jwk.alg !== undefined && !(CLIENT_ASSERTION_ALGS as readonly unknown[]).includes(jwk.alg)) {
+    if (jwk.alg !== undefined && !CLIENT_ASSERTION_ALGS.some((alg) => alg === jwk.alg)) {
       return fail('jwksKeyAlg', { i: String(i), algs: CLIENT_ASSERTION_ALGS.join(', ') });
     }
     const kty = jwk.kty;
@@ -59,7 +60,7 @@ export function checkJwks(value: unknown): KeyVerdict<JsonWebKeySet> {
     if (kty === 'OKP' && jwk.crv !== 'Ed25519') return fail('jwksKeyOkp', { i: String(i) });
     if (kty !== 'RSA' && kty !== 'EC' && kty !== 'OKP') return fail('jwksKeyType', { i: String(i) });
     try {
-      const imported = createPublicKey({ key: jwk as import('node:crypto').JsonWebKey, format: 'jwk' });
+      const imported = createPublicKey({ key: jwk, format: 'jwk' });
       if (kty === 'RSA' && (imported.asymmetricKeyDetails?.modulusLength ?? 0) < 2048) {
         return fail('jwksKeyRsaBits', { i: String(i) });
       }
@@ -172,7 +173,10 @@ export function createClientKeysFetcher(options: ClientKeysFetcherOptions): Clie
     const lifetime = Math.max(60, cacheLifetimeSeconds(response.headers.get('cache-control')));
     cache.delete(uri);
     cache.set(uri, { jwks: verdict.value, fetchedAtMs: now, expiresAtMs: now + lifetime * 1000 });
-    while (cache.size > maxEntries) cache.delete(cache.keys().next().value!);
+    for (const oldest of cache.keys()) {
+      if (cache.size <= maxEntries) break;
+      cache.delete(oldest);
+    }
     return verdict.value;
   }
 

@@ -1,3 +1,4 @@
+import { changedFields } from '../events';
 import { withTransaction } from '../../db';
 import {
   findClientById,
@@ -166,7 +167,7 @@ export async function updateClient(ctx: ServiceContext, clientId: string, patch:
   assertRedirectUrisAllowed(ctx, patch);
   // CONTRACT §13: a metadata-document client is what its document says (the next fetch would undo an edit); admins
   // may only deactivate or re-activate it.
-  const edited = Object.keys(patch).filter((k) => k !== 'isActive' && patch[k as keyof typeof patch] !== undefined);
+  const edited = changedFields(patch).filter((k) => k !== 'isActive');
   if (edited.length > 0 && (await getClient(ctx, clientId)).registration === 'metadata_document') {
     throw badRequest('Invalid client', [{ path: 'registration', ...say('metadataDocumentClient') }]);
   }
@@ -199,7 +200,7 @@ export async function updateClient(ctx: ServiceContext, clientId: string, patch:
       await burnUnusedCodesOfClient(trx, clientId, now);
       await revokeSessionsOfClient(trx, clientId, now);
     }
-    const fields = Object.keys(patch).filter((k) => patch[k as keyof typeof patch] !== undefined);
+    const fields = changedFields(patch);
     await ctx.events.record(trx, { type: 'oauth.client.changed', subjectId: clientId, clientId, detail: { fields } });
     if (patch.isActive === false) await ctx.events.record(trx, { type: 'oauth.client.deactivated', subjectId: clientId, clientId });
     return updated;

@@ -17,7 +17,7 @@ export function presentedTokenOf(authorization: string | undefined): PresentedTo
   if (!authorization) return undefined;
   const match = /^(Bearer|DPoP)\s+(\S+)\s*$/i.exec(authorization);
   if (!match) return undefined;
-  return { scheme: match[1]!.toLowerCase() === 'dpop' ? 'dpop' : 'bearer', token: match[2]! };
+  return { scheme: match[1].toLowerCase() === 'dpop' ? 'dpop' : 'bearer', token: match[2] };
 }
 
 /** Why a presented token is refused, with the 401's headers (`WWW-Authenticate: DPoP …`, and `DPoP-Nonce` when asked). */

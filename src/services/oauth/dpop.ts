@@ -124,8 +124,8 @@ export async function verifyDpopProof(ctx: ServiceContext, proof: string, reques
     throw refuse('The DPoP proof header is not readable');
   }
   if (header.typ !== 'dpop+jwt') throw refuse('The DPoP proof must have typ dpop+jwt');
-  const alg = header.alg;
-  if (typeof alg !== 'string' || !(DPOP_ALGS as readonly string[]).includes(alg)) {
+  const alg = DPOP_ALGS.find((known) => known === header.alg);
+  if (!alg) {
     throw refuse(`The DPoP proof must be signed with one of ${DPOP_ALGS.join(', ')}`);
   }
   const jwk: unknown = header.jwk;

@@ -1,3 +1,4 @@
+import { changedFields } from '../events';
 import { randomUUID } from 'node:crypto';
 import {
   deleteApiResource,
@@ -45,7 +46,7 @@ export async function changeApiResource(ctx: ServiceContext, id: string, patch: 
     throw mapDbError(err, DUPLICATE);
   });
   if (!resource) throw notFound('API resource');
-  const fields = Object.keys(patch).filter((k) => patch[k as keyof typeof patch] !== undefined);
+  const fields = changedFields(patch);
   await ctx.events.record(ctx.db, { type: 'oauth.resource.changed', subjectId: id, detail: { identifier: resource.identifier, fields } });
   return resource;
 }

@@ -46,7 +46,7 @@ export async function signInTargetOf(ctx: ServiceContext, returnTo: string | und
   const query: Record<string, string | string[]> = {};
   for (const key of new Set(url.searchParams.keys())) {
     const values = url.searchParams.getAll(key);
-    query[key] = values.length === 1 ? values[0]! : values;
+    query[key] = values.length === 1 ? values[0] : values;
   }
   // A pushed request (RFC 9126): its redirect URI is among the pushed parameters, read without spending them.
   const pushed = query.request_uri === undefined ? { params: query } : await pushedRequestOf(ctx, query);

@@ -70,7 +70,7 @@ export function exchangeTarget(
   }
   const named = p.resource ?? p.audience;
   if (named !== undefined) return { ok: true, identifier: named };
-  if (allowedResources.length === 1) return { ok: true, identifier: allowedResources[0]! };
+  if (allowedResources.length === 1) return { ok: true, identifier: allowedResources[0] };
   return refuse('invalid_request', 'Name the API the token is for: resource or audience');
 }
 

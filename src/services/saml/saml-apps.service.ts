@@ -127,7 +127,7 @@ async function resolveFields(ctx: ServiceContext, input: SamlAppInput): Promise<
   if (acsUrls.filter((a) => a.default).length > 1) {
     throw badRequest('Only one ACS URL can be the default', [{ path: 'acs_urls', ...say('samlAcsOneDefault') }]);
   }
-  if (!acsUrls.some((a) => a.default)) acsUrls[0]!.default = true;
+  if (!acsUrls.some((a) => a.default)) acsUrls[0].default = true;
 
   const spCertificate = readCertificate(metadata ? metadata.spCertificate : (input.spCertificate ?? null), 'sp_certificate');
   const encryptionInput = metadata ? metadata.spEncryptionCertificate : (input.spEncryptionCertificate ?? null);

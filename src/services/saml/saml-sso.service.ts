@@ -163,7 +163,7 @@ export async function receiveAuthnRequest(ctx: ServiceContext, input: SamlMessag
       throw new SamlInputError('only the HTTP-POST binding is offered for responses');
     const acsUrlAsked = attr(request, 'AssertionConsumerServiceURL');
     const acsIndexAsked = attr(request, 'AssertionConsumerServiceIndex');
-    let acs = app.acsUrls.find((a) => a.default) ?? app.acsUrls[0]!;
+    let acs = app.acsUrls.find((a) => a.default) ?? app.acsUrls[0];
     if (acsUrlAsked !== undefined) {
       const found = app.acsUrls.find((a) => a.url === acsUrlAsked);
       if (!found) throw new SamlInputError('the AssertionConsumerServiceURL is not registered for this application');
@@ -206,7 +206,7 @@ export async function startIdpInitiated(
   if (!principal || principal.clientId) return { kind: 'redirect', url: loginUrl(ctx, selfUrl) };
   const now = ctx.clock.now();
   const handle = randomBytes(24).toString('base64url');
-  const acs = app.acsUrls.find((a) => a.default) ?? app.acsUrls[0]!;
+  const acs = app.acsUrls.find((a) => a.default) ?? app.acsUrls[0];
   await insertSamlRequest(ctx.db, {
     id: handle,
     appId: app.id,

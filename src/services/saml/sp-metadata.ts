@@ -34,7 +34,7 @@ export function parseSpMetadata(xml: string): SpMetadata {
   if (!entityId || entityId.length > 1024) throw refused('samlMetadataEntityId');
   const sps = childrenNS(root, NS.metadata, 'SPSSODescriptor');
   if (sps.length !== 1) throw refused('samlMetadataOneSp');
-  const sp = sps[0]!;
+  const sp = sps[0];
 
   const acsUrls: SamlAcsUrl[] = [];
   for (const acs of childrenNS(sp, NS.metadata, 'AssertionConsumerService')) {
@@ -48,7 +48,7 @@ export function parseSpMetadata(xml: string): SpMetadata {
   }
   if (acsUrls.length === 0) throw refused('samlMetadataNoAcs');
   if (acsUrls.length > 20) throw refused('samlMetadataTooManyAcs');
-  if (!acsUrls.some((a) => a.default)) acsUrls[0]!.default = true;
+  if (!acsUrls.some((a) => a.default)) acsUrls[0].default = true;
   for (const a of acsUrls.filter((x) => x.default).slice(1)) a.default = false;
 
   let sloUrl: string | null = null;
@@ -79,7 +79,7 @@ function certificateOf(sp: Element, use: 'signing' | 'encryption'): string | nul
     const declared = attr(kd, 'use');
     if (declared !== undefined && declared !== use) continue;
     const certs = kd.getElementsByTagNameNS(NS.dsig, 'X509Certificate');
-    const body = certs.length > 0 ? textOf(certs[0]!) : undefined;
+    const body = certs.length > 0 ? textOf(certs[0]) : undefined;
     if (!body) continue;
     const pem = normaliseCertificate(body);
     if (!pem) throw refused('samlMetadataCertificate', { use });

@@ -96,32 +96,37 @@ function compile(
   count: { n: number },
 ): ScimCondition {
   if (++count.n > MAX_CONDITIONS) throw invalid(`The filter has more than ${MAX_CONDITIONS} terms`);
+  const opName: string = f.op;
   switch (f.op) {
     case 'and':
-    case 'or': {
-      const { filters } = f as Extract<Filter, { op: 'and' | 'or' }>;
-      return { kind: f.op, conditions: filters.map((x) => compile(x, catalogue, inner, count)) };
-    }
+    case 'or':
+      return { kind: f.op, conditions: f.filters.map((x) => compile(x, catalogue, inner, count)) };
     case 'not':
-      return { kind: 'not', condition: compile((f as Extract<Filter, { op: 'not' }>).filter, catalogue, inner, count) };
+      return { kind: 'not', condition: compile(f.filter, catalogue, inner, count) };
     case '[]': {
       if (inner) throw invalid('A value path cannot be nested in another');
-      const vp = f as Extract<Filter, { op: '[]' }>;
-      const multi = catalogue.multi[stripUrn(vp.attrPath, catalogue)];
-      if (!multi) throw invalid(`${vp.attrPath} is not a multi-valued attribute that can be filtered`);
-      return { kind: 'some', attribute: multi.name, condition: compile(vp.valFilter, catalogue, multi, count) };
+      const multi = catalogue.multi[stripUrn(f.attrPath, catalogue)];
+      if (!multi) throw invalid(`${f.attrPath} is not a multi-valued attribute that can be filtered`);
+      return { kind: 'some', attribute: multi.name, condition: compile(f.valFilter, catalogue, multi, count) };
     }
     case 'pr': {
-      const { attrPath } = f as Extract<Filter, { op: 'pr' }>;
-      const target = resolve(attrPath, catalogue, inner);
-      if (target.multi && !target.attribute) return { kind: 'some', attribute: target.multi, condition: { kind: 'constant', value: true } };
-      const present: ScimCondition = { kind: 'present', attribute: target.attribute!.name };
+      const target = resolve(f.attrPath, catalogue, inner);
+      if (!target.attribute) return { kind: 'some', attribute: target.multi, condition: { kind: 'constant', value: true } };
+      const present: ScimCondition = { kind: 'present', attribute: target.attribute.name };
       return target.multi ? { kind: 'some', attribute: target.multi, condition: present } : present;
     }
-    default: {
-      const cmp = f as Extract<Filter, { compValue: unknown }>;
-      const op = String(cmp.op).toLowerCase() as ScimCompareOp;
-      if (!['eq', 'ne', 'co', 'sw', 'ew', 'gt', 'ge', 'lt', 'le'].includes(op)) throw invalid(`Unknown operator ${String(cmp.op)}`);
+    case 'eq':
+    case 'ne':
+    case 'co':
+    case 'sw':
+    case 'ew':
+    case 'gt':
+    case 'ge':
+    case 'lt':
+    case 'le': {
+      // scim2-parse-filter lower-cases operators (`EQ` is `eq`), so the case labels are the grammar's.
+      const { op } = f;
+      const cmp = f;
       const target = resolve(cmp.attrPath, catalogue, inner);
       if (!target.attribute) throw invalid(`${cmp.attrPath} is multi-valued: compare one of its sub-attributes`);
       const condition: ScimCondition = {
@@ -135,6 +140,8 @@ function compile(
         return userNameEquals(condition.value);
       return target.multi ? { kind: 'some', attribute: target.multi, condition } : condition;
     }
+    default:
+      throw invalid(`Unknown operator ${opName}`);
   }
 }
 
@@ -161,7 +168,7 @@ function resolve(
   attrPath: string,
   catalogue: FilterCatalogue,
   inner: { sub: Record<string, Attribute> } | undefined,
-): { attribute?: Attribute; multi?: string } {
+): { attribute: Attribute; multi?: string } | { attribute?: undefined; multi: string } {
   if (typeof attrPath !== 'string') throw invalid('Missing attribute');
   const path = stripUrn(attrPath, catalogue);
   if (inner) {
@@ -172,7 +179,7 @@ function resolve(
   const single = catalogue.single[path];
   if (single) return { attribute: single };
   const [head, sub, ...rest] = path.split('.');
-  const multi = catalogue.multi[head!];
+  const multi = catalogue.multi[head];
   if (multi && rest.length === 0) {
     if (sub === undefined) return { multi: multi.name };
     const attribute = multi.sub[sub];

@@ -23,10 +23,15 @@ export const SCHEMA = {
 
 export type Resource = Record<string, unknown>;
 
+/** A JSON object (not an array, not null). */
+function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 /** `W/"…"`: a digest of the representation without its meta.version, so it changes exactly when the resource does. */
 export function versionOf(resource: Resource): string {
   const { meta, ...rest } = resource;
-  const { version: _ignored, ...metaRest } = (meta ?? {}) as Record<string, unknown>;
+  const metaRest = isJsonObject(meta) ? Object.fromEntries(Object.entries(meta).filter(([key]) => key !== 'version')) : {};
   const digest = createHash('sha256')
     .update(JSON.stringify({ ...rest, meta: metaRest }))
     .digest('base64url')
@@ -34,17 +39,15 @@ export function versionOf(resource: Resource): string {
   return `W/"${digest}"`;
 }
 
-function withVersion(resource: Resource): Resource {
-  const meta = resource.meta as Record<string, unknown>;
-  meta.version = versionOf(resource);
-  return resource;
+function withVersion<R extends Resource & { meta: Record<string, string> }>(resource: R): Resource {
+  return { ...resource, meta: { ...resource.meta, version: versionOf(resource) } };
 }
 
 /** A resource's `meta.version` and `meta.location` (the ETag and Location headers). */
 export function metaOf(resource: Resource): { version?: string; location?: string } {
   const meta = resource.meta;
-  if (!meta || typeof meta !== 'object') return {};
-  const { version, location } = meta as Record<string, unknown>;
+  if (!isJsonObject(meta)) return {};
+  const { version, location } = meta;
   return { ...(typeof version === 'string' ? { version } : {}), ...(typeof location === 'string' ? { location } : {}) };
 }
 
@@ -59,7 +62,7 @@ export function userResource(r: ScimUserRecord, baseUrl: string): Resource {
   if (user.firstName) name.givenName = user.firstName;
   if (user.lastName) name.familyName = user.lastName;
   if (formatted) name.formatted = formatted;
-  const resource: Resource = {
+  return withVersion({
     schemas: r.enterprise ? [SCHEMA.user, SCHEMA.enterprise] : [SCHEMA.user],
     id: user.id,
     ...(r.externalId !== null ? { externalId: r.externalId } : {}),
@@ -80,8 +83,7 @@ export function userResource(r: ScimUserRecord, baseUrl: string): Resource {
       lastModified: iso(latest(user.updatedAt, r.scimUpdatedAt)),
       location: `${baseUrl}/scim/v2/Users/${user.id}`,
     },
-  };
-  return withVersion(resource);
+  });
 }
 
 export function groupResource(g: ScimGroupRow, members: readonly string[], baseUrl: string): Resource {
@@ -132,7 +134,10 @@ export function project(resource: Resource, attributes: string[] | undefined, ex
     for (const path of attributes) {
       const [head, sub] = splitPath(path, extensions);
       if (sub === undefined) wanted.set(head, 'all');
-      else if (wanted.get(head) !== 'all') wanted.set(head, new Set([...((wanted.get(head) as Set<string>) ?? []), sub]));
+      else {
+        const had = wanted.get(head);
+        if (had !== 'all') wanted.set(head, new Set([...(had ?? []), sub]));
+      }
     }
     const out: Resource = {};
     for (const [key, value] of Object.entries(resource)) {
@@ -212,7 +217,7 @@ export interface UserInput {
 }
 
 function invalidValue(error: z.ZodError): ScimError {
-  const issue = error.issues[0]!;
+  const issue = error.issues[0];
   const path = issue.path.join('.');
   return new ScimError('validation_error', `${path ? `${path}: ` : ''}${issue.message}`, 'invalidValue');
 }
@@ -233,7 +238,7 @@ export function readUser(body: unknown): UserInput {
     throw new ScimError('validation_error', 'userName (or the primary emails value) must be an email address', 'invalidValue');
   }
   const enterprise = u[SCHEMA.enterprise];
-  const ext = enterprise && typeof enterprise === 'object' ? (enterprise as Record<string, unknown>) : null;
+  const ext = isJsonObject(enterprise) ? enterprise : null;
   if (ext && JSON.stringify(ext).length > 10_000)
     throw new ScimError('validation_error', 'The enterprise extension is too large', 'invalidValue');
   const firstName = (u.name?.givenName ?? '').trim();
@@ -288,7 +293,7 @@ const patchBody = z.looseObject({
   Operations: z
     .array(
       z.looseObject({
-        op: z.string().refine((op) => /^(add|replace|remove)$/i.test(op), 'op must be add, replace or remove'),
+        op: z.string().refine((op) => patchOp(op) !== undefined, 'op must be add, replace or remove'),
         path: z.string().max(1000).optional(),
         value: z.unknown().optional(),
       }),
@@ -297,22 +302,30 @@ const patchBody = z.looseObject({
     .max(1000),
 });
 
-export interface PatchOperation {
-  op: 'add' | 'replace' | 'remove';
-  path?: string;
-  value?: unknown;
+/** One operation of a PATCH: `remove` always names its target (scim-patch's `ScimPatchOperation` says the same). */
+export type PatchOperation = { op: 'remove'; path: string; value?: unknown } | { op: 'add' | 'replace'; path?: string; value?: unknown };
+
+/** `add`, `replace` or `remove` in any case, lower-cased; undefined for anything else. */
+function patchOp(raw: string): PatchOperation['op'] | undefined {
+  const op = raw.toLowerCase();
+  return op === 'add' || op === 'replace' || op === 'remove' ? op : undefined;
 }
 
 export function readPatch(body: unknown): PatchOperation[] {
   const parsed = patchBody.safeParse(body);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
+    const issue = parsed.error.issues[0];
     throw new ScimError('validation_error', `${issue.path.join('.') || 'body'}: ${issue.message}`, 'invalidSyntax');
   }
   return parsed.data.Operations.map((o) => {
-    const op = o.op.toLowerCase() as PatchOperation['op'];
+    const op = patchOp(o.op);
+    if (!op) throw new ScimError('validation_error', 'op must be add, replace or remove', 'invalidSyntax');
     if (op !== 'remove' && o.value === undefined) throw new ScimError('validation_error', `${o.op} needs a value`, 'invalidValue');
-    if (op === 'remove' && !o.path) throw new ScimError('validation_error', 'remove needs a path', 'noTarget');
-    return { op, ...(o.path !== undefined ? { path: o.path } : {}), ...(o.value !== undefined ? { value: o.value } : {}) };
+    const value = o.value !== undefined ? { value: o.value } : {};
+    if (op === 'remove') {
+      if (!o.path) throw new ScimError('validation_error', 'remove needs a path', 'noTarget');
+      return { op, path: o.path, ...value };
+    }
+    return { op, ...(o.path !== undefined ? { path: o.path } : {}), ...value };
   });
 }

@@ -115,17 +115,18 @@ async function changeGroup(
   connection: ScimConnectionRow,
   groupId: string,
   ifMatch: string | undefined,
-  change: (current: Resource) => GroupInput,
+  change: (current: Resource, members: readonly string[]) => GroupInput,
 ): Promise<Resource> {
   const now = ctx.clock.now();
   try {
     const group = await withTransaction(ctx.db, async (trx) => {
       const locked = await findScimGroup(trx, connection.id, groupId, true);
       if (!locked) throw GROUP_NOT_FOUND();
-      const current = await represent(trx, locked, ctx.config.baseUrl);
+      const members = (await listScimGroupMembers(trx, [locked.id])).get(locked.id) ?? [];
+      const current = groupResource(locked, members, ctx.config.baseUrl);
       assertVersion(current, ifMatch);
-      const input = change(current);
-      const before = new Set(((current.members as Array<{ value: string }>) ?? []).map((m) => m.value));
+      const input = change(current, members);
+      const before = new Set(members);
       const after = new Set(input.members);
       const added = [...after].filter((id) => !before.has(id)).sort();
       const removed = [...before].filter((id) => !after.has(id)).sort();
@@ -147,7 +148,9 @@ async function changeGroup(
       });
       return locked;
     });
-    return await represent(ctx.db, (await findScimGroup(ctx.db, connection.id, group.id))!, ctx.config.baseUrl);
+    const changed = await findScimGroup(ctx.db, connection.id, group.id);
+    if (!changed) throw GROUP_NOT_FOUND();
+    return await represent(ctx.db, changed, ctx.config.baseUrl);
   } catch (err) {
     throw scimDbError(err, NAME_TAKEN);
   }
@@ -173,9 +176,9 @@ export async function patchGroup(
   ifMatch: string | undefined,
 ): Promise<Resource> {
   const operations = readPatch(body);
-  return changeGroup(ctx, connection, groupId, ifMatch, (current) => {
+  return changeGroup(ctx, connection, groupId, ifMatch, (current, members) => {
     // Members are compared by value only: what a directory sends beside it (display, $ref) is not kept.
-    const bare = { ...current, members: ((current.members as Array<{ value: string }>) ?? []).map((m) => ({ value: m.value })) };
+    const bare = { ...current, members: members.map((value) => ({ value })) };
     return readGroup(applyPatch(bare, operations.map(bareMembers)));
   });
 }

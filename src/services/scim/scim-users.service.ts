@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { scimPatch, type ScimPatchOperation, type ScimResource } from 'scim-patch';
+import { scimPatch, ScimError as ScimPatchError, type ScimResource } from 'scim-patch';
 import { withTransaction, type DbOrTrx } from '../../db';
 import { isUniqueViolation, mapDbError } from '../../db/pg-errors';
 import { listRolesHeldByUser } from '../../db/repositories/roles.repo';
@@ -75,7 +75,7 @@ export function assertVersion(current: Resource, ifMatch: string | undefined): v
  */
 async function assertNotAdmin(db: DbOrTrx, userId: string): Promise<void> {
   const held = (await listRolesHeldByUser(db, userId)).filter((r) => r.application === null);
-  const adminTier = held.some((r) => (ADMIN_TIER as readonly string[]).includes(r.name));
+  const adminTier = held.some((r) => ADMIN_TIER.some((tier) => tier === r.name));
   const assignedRights = held.some((r) => r.assigned && r.permissions.some(isAdminPermission));
   if (adminTier || assignedRights) {
     throw new ScimError('forbidden', 'This account holds administrator rights: it is managed by administrators, not by a directory');
@@ -114,7 +114,7 @@ function scimFacts(input: UserInput) {
 /** A unique violation is 409 `uniqueness` (the email, or the connection's externalId); other database errors as usual. */
 export function scimDbError(err: unknown, what = EMAIL_TAKEN): unknown {
   if (isUniqueViolation(err)) {
-    const constraint = String((err as { constraint?: string }).constraint);
+    const constraint = typeof err === 'object' && err !== null && 'constraint' in err ? String(err.constraint) : '';
     const message = /external_id/.test(constraint)
       ? 'Another resource of this connection has this externalId'
       : /user_name/.test(constraint)
@@ -140,7 +140,8 @@ async function changeUser(
   try {
     await withTransaction(ctx.db, async (trx) => {
       if (!(await lockUser(trx, userId))) throw USER_NOT_FOUND();
-      const record = (await findScimUser(trx, connection.id, userId))!;
+      const record = await findScimUser(trx, connection.id, userId);
+      if (!record) throw USER_NOT_FOUND();
       const current = userResource(record, ctx.config.baseUrl);
       assertVersion(current, ifMatch);
       const input = change(current);
@@ -212,10 +213,10 @@ export function applyPatch(current: Resource, operations: ReturnType<typeof read
     meta: { created: new Date(0), lastModified: new Date(0) },
   };
   try {
-    const { meta: _stamped, ...patched } = scimPatch(resource, operations as ScimPatchOperation[], { mutateDocument: false });
+    const { meta: _stamped, ...patched } = scimPatch(resource, operations, { mutateDocument: false });
     return { ...patched, meta };
   } catch (err) {
-    const scimCode = (err as { scimCode?: string }).scimCode;
+    const scimCode = err instanceof ScimPatchError ? err.scimCode : undefined;
     const scimType = scimCode === 'noTarget' ? 'noTarget' : scimCode === 'invalidValue' ? 'invalidValue' : 'invalidPath';
     throw new ScimError('validation_error', err instanceof Error ? err.message : 'Invalid PATCH operation', scimType);
   }
@@ -230,7 +231,8 @@ export async function deleteUser(
 ): Promise<void> {
   await withTransaction(ctx.db, async (trx) => {
     if (!(await lockUser(trx, userId))) throw USER_NOT_FOUND();
-    const record = (await findScimUser(trx, connection.id, userId))!;
+    const record = await findScimUser(trx, connection.id, userId);
+    if (!record) throw USER_NOT_FOUND();
     assertVersion(userResource(record, ctx.config.baseUrl), ifMatch);
     await assertNotAdmin(trx, userId);
     // Recorded before the delete (same transaction): the event keeps the account's email and name (insertAuditEvents).

@@ -106,7 +106,7 @@ export class LiveSettings {
         const version = await storedSettingsVersion(this.deps.db);
         if (version !== this.snapshot.version) await reload('version check');
       } catch (err) {
-        logger.warn({ err: { message: (err as Error).message } }, 'settings version check failed');
+        logger.warn({ err: { message: err instanceof Error ? err.message : String(err) } }, 'settings version check failed');
       }
     };
     let checking = false;
@@ -140,7 +140,7 @@ export class LiveSettings {
       try {
         listener(this.snapshot);
       } catch (err) {
-        this.deps.logger.error({ err: { message: (err as Error).message } }, 'settings change listener failed');
+        this.deps.logger.error({ err: { message: err instanceof Error ? err.message : String(err) } }, 'settings change listener failed');
       }
     }
   }

@@ -12,6 +12,7 @@ import {
   SETTINGS,
   settingDeclaration,
   type SettingEntry,
+  type SettingDecl,
   type SettingName,
   type SettingValues,
 } from '../../declarations/settings';
@@ -47,7 +48,7 @@ export async function listSettings(ctx: ServiceContext): Promise<SettingEntry[]>
  */
 export async function changeSettings(ctx: ServiceContext, principal: Principal, input: Record<string, unknown>): Promise<SettingEntry[]> {
   const problems: ErrorDetail[] = [];
-  const changes: Array<{ name: SettingName; value: unknown }> = [];
+  const changes: Array<{ name: SettingName; declaration: SettingDecl; value: unknown }> = [];
   for (const [name, raw] of Object.entries(input)) {
     const declaration = settingDeclaration(name);
     if (!declaration) {
@@ -66,12 +67,12 @@ export async function changeSettings(ctx: ServiceContext, principal: Principal, 
       problems.push({ path: name, message: `${name}: ${firstIssue(parsed.error)}`, ...(said ? { said } : {}) });
       continue;
     }
-    changes.push({ name: declaration.name, value: parsed.data });
+    changes.push({ name: declaration.name, declaration, value: parsed.data });
   }
   if (!problems.length && !changes.length) problems.push({ path: '(root)', ...say('settingsNone') });
   if (problems.length) throw badRequest(problems.map((p) => p.message).join('; '), problems);
   // A sensitive setting needs system:manage_settings (not only the route's system:manage_users): nothing is stored.
-  const refused = changes.filter(({ name }) => settingDeclaration(name)!.sensitive).map(({ name }) => name);
+  const refused = changes.filter(({ declaration }) => declaration.sensitive).map(({ name }) => name);
   if (refused.length && !hasPermission(principal, MANAGE_SETTINGS))
     throw forbidden(`Changing ${refused.join(', ')} needs the permission ${MANAGE_SETTINGS}`);
 
@@ -81,8 +82,7 @@ export async function changeSettings(ctx: ServiceContext, principal: Principal, 
     const stored = await loadStoredSettings(trx);
     const now = ctx.clock.now();
     const audited: Array<{ name: string; before: unknown; after: unknown }> = [];
-    for (const { name, value } of changes) {
-      const declaration = settingDeclaration(name)!;
+    for (const { name, declaration, value } of changes) {
       const previous = name in stored.values ? declaration.schema.safeParse(stored.values[name]) : undefined;
       const before: unknown = previous?.success ? previous.data : declaration.default;
       await storeSetting(trx, name, value, principal.userId, now);

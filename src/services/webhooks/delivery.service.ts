@@ -2,6 +2,7 @@ import { Webhook } from 'standardwebhooks';
 import { withTransaction } from '../../db';
 import { findDeliveryWork, markDeliveryFailed, recordDeliveryAttempt, type AttemptOutcome } from '../../db/repositories/webhooks.repo';
 import { outboundRequest, OutboundRefused, type OutboundClient, type OutboundPolicy } from '../../lib/outbound-http';
+import type { AuditEventRow } from '../../db/repositories/audit-events.repo';
 import type { ServiceContext } from '../context';
 import { presentActor, presentSubject } from '../audit.service';
 import { POINTS_AT_THIS_SERVER, secretPurpose } from './subscriptions.service';
@@ -28,32 +29,20 @@ export interface DeliveryOptions {
 const SECRET_KEY = /password|secret|token|hash|verifier|^code$|otp|cookie|authorization/i;
 
 /** `data` of a delivery: the audit event as GET /api/admin/audit-events shows it, fields listed one by one. */
-export function presentEventData(row: Record<string, unknown>) {
-  const detail = (typeof row.detail === 'string' ? JSON.parse(row.detail) : (row.detail ?? {})) as Record<string, unknown>;
-  const text = (key: string) => (typeof row[key] === 'string' ? String(row[key]) : null);
-  const who = {
-    type: String(row.type),
-    actorId: text('actor_id'),
-    actorType: text('actor_type'),
-    actorName: text('actor_name'),
-    actorEmail: text('actor_email'),
-    subjectId: text('subject_id'),
-    subjectEmail: text('subject_email'),
-    subjectName: text('subject_name'),
-  };
+export function presentEventData(event: AuditEventRow) {
   return {
-    id: String(row.id),
-    type: String(row.type),
-    occurred_at: new Date(row.occurred_at as string | Date).toISOString(),
-    actor_id: (row.actor_id as string | null) ?? null,
-    actor: presentActor(who),
-    subject_id: who.subjectId,
-    subject: presentSubject(who),
-    client_id: (row.client_id as string | null) ?? null,
-    ip: (row.ip as string | null) ?? null,
-    user_agent: (row.user_agent as string | null) ?? null,
-    request_id: (row.request_id as string | null) ?? null,
-    detail: Object.fromEntries(Object.entries(detail).filter(([key]) => !SECRET_KEY.test(key))),
+    id: event.id,
+    type: event.type,
+    occurred_at: event.occurredAt.toISOString(),
+    actor_id: event.actorId,
+    actor: presentActor(event),
+    subject_id: event.subjectId,
+    subject: presentSubject(event),
+    client_id: event.clientId,
+    ip: event.ip,
+    user_agent: event.userAgent,
+    request_id: event.requestId,
+    detail: Object.fromEntries(Object.entries(event.detail).filter(([key]) => !SECRET_KEY.test(key))),
   };
 }
 

@@ -24,7 +24,14 @@ export async function installWebhookQueue(ctx: ServiceContext, connectionString:
 
 /** Loaded when first used (the server's start): code that only imports the services never parses it. */
 function loadGraphileWorker(): typeof import('graphile-worker') {
-  return require('graphile-worker') as typeof import('graphile-worker');
+  return require('graphile-worker');
+}
+
+/** The delivery a job names (`{ deliveryId }`, written by the fan-out trigger), or undefined when it names none. */
+function deliveryIdOf(payload: unknown): string | undefined {
+  if (typeof payload !== 'object' || payload === null || !('deliveryId' in payload)) return undefined;
+  const id = String(payload.deliveryId);
+  return /^[1-9][0-9]{0,18}$/.test(id) ? id : undefined;
 }
 
 function workerLogger(ctx: ServiceContext): WorkerLogger {
@@ -74,7 +81,10 @@ export async function startWebhookWorker(ctx: ServiceContext, options: WebhookWo
         const released = await releaseStaleWorkerLocks(ctx.db);
         if (released > 0) log.warn({ workers: released }, 'released the webhook attempts of workers that died; they run again');
       } catch (err) {
-        log.warn({ err: { message: (err as Error).message } }, 'releasing the locks of dead webhook workers failed; retried');
+        log.warn(
+          { err: { message: err instanceof Error ? err.message : String(err) } },
+          'releasing the locks of dead webhook workers failed; retried',
+        );
       } finally {
         sweeping = undefined;
       }
@@ -108,15 +118,13 @@ export async function startWebhookWorker(ctx: ServiceContext, options: WebhookWo
     logger: workerLogger(ctx),
     taskList: {
       [WEBHOOK_TASK]: async (payload) => {
-        const deliveryId = String((payload as { deliveryId?: unknown }).deliveryId ?? '');
-        if (!/^[1-9][0-9]{0,18}$/.test(deliveryId)) return;
-        await attemptDelivery(ctx, deliveryId, deliveryOptions);
+        const deliveryId = deliveryIdOf(payload);
+        if (deliveryId) await attemptDelivery(ctx, deliveryId, deliveryOptions);
       },
       // Issue 34: OpenID Connect back-channel logout tokens, on the same queue, schedule and outbound rules.
       [BACKCHANNEL_LOGOUT_TASK]: async (payload) => {
-        const deliveryId = String((payload as { deliveryId?: unknown }).deliveryId ?? '');
-        if (!/^[1-9][0-9]{0,18}$/.test(deliveryId)) return;
-        await attemptBackchannelLogout(ctx, deliveryId, deliveryOptions);
+        const deliveryId = deliveryIdOf(payload);
+        if (deliveryId) await attemptBackchannelLogout(ctx, deliveryId, deliveryOptions);
       },
     },
   });
@@ -154,7 +162,7 @@ export const STALE_LOCK_SWEEP_MS = 30_000;
 export async function releaseStaleWorkerLocks(db: DbOrTrx): Promise<number> {
   const installed = await db.raw(`select to_regclass('graphile_worker._private_jobs') is not null as ok`);
   if (!installed.rows[0]?.ok) return 0;
-  const stale = await db.raw(
+  const stale = await db.raw<{ rows: Array<{ ids: string[] | null }> }>(
     `select array(
        select locked_by from graphile_worker._private_jobs
         where locked_by is not null and locked_at < now() - make_interval(secs => ?)
@@ -164,7 +172,7 @@ export async function releaseStaleWorkerLocks(db: DbOrTrx): Promise<number> {
      ) as ids`,
     [STALE_WORKER_LOCK_SECONDS, STALE_WORKER_LOCK_SECONDS],
   );
-  const ids = (stale.rows[0]?.ids ?? []) as string[];
+  const ids = stale.rows[0]?.ids ?? [];
   if (ids.length === 0) return 0;
   await db.raw('select graphile_worker.force_unlock_workers(?::text[])', [ids]);
   return ids.length;

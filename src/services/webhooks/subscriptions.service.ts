@@ -1,3 +1,4 @@
+import { changedFields } from '../events';
 import { messagesFor, say } from '../../i18n';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { withTransaction } from '../../db';
@@ -101,7 +102,7 @@ export async function updateWebhook(ctx: ServiceContext, id: string, patch: Part
     await ctx.events.record(trx, {
       type: 'webhook.changed',
       subjectId: id,
-      detail: { fields: Object.keys(patch).filter((k) => patch[k as keyof WebhookInput] !== undefined) },
+      detail: { fields: changedFields(patch) },
     });
     return webhook;
   });

@@ -62,9 +62,8 @@ export function isLoopbackHost(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, '').toLowerCase();
   if (h === 'localhost' || h.endsWith('.localhost')) return true;
   if (!net.isIP(h)) return false;
-  let parsed = ipaddr.parse(h);
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
-  return parsed.range() === 'loopback';
+  // ipaddr.process: an IPv4-mapped IPv6 address as the IPv4 address it maps.
+  return ipaddr.process(h).range() === 'loopback';
 }
 
 export interface WebhookAddressRules {
@@ -94,9 +93,7 @@ function normalHost(host: string): string {
 function normalAddress(address: string): string | undefined {
   const h = normalHost(address);
   if (!ipaddr.isValid(h)) return undefined;
-  let parsed = ipaddr.parse(h);
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
-  return parsed.toNormalizedString();
+  return ipaddr.process(h).toNormalizedString();
 }
 
 function portOfUrl(url: URL): number {
@@ -134,7 +131,7 @@ function interfaceAddresses(): Set<string> {
   const addresses = new Set<string>();
   for (const list of Object.values(os.networkInterfaces())) {
     for (const entry of list ?? []) {
-      const normal = normalAddress(entry.address.split('%')[0]!);
+      const normal = normalAddress(entry.address.replace(/%.*$/, ''));
       if (normal) addresses.add(normal);
     }
   }
@@ -163,6 +160,7 @@ export function isListeningAddress(
  * production; private, loopback and link-local addresses refused in production unless webhook_allow_private.
  */
 export function webhookOutboundPolicy(rules: WebhookAddressRules, url: string, overrides: Partial<OutboundPolicy> = {}): OutboundPolicy {
+  const listeningPort = rules.port;
   let loopback = false;
   try {
     loopback = isLoopbackHost(new URL(url).hostname);
@@ -173,8 +171,8 @@ export function webhookOutboundPolicy(rules: WebhookAddressRules, url: string, o
     allowPrivate: !rules.isProduction || rules.webhookAllowPrivate,
     allowHttp: !rules.isProduction && loopback,
     // CONTRACT §23: never this server's own listening addresses, WEBHOOK_ALLOW_PRIVATE or not.
-    ...(rules.port !== undefined
-      ? { refuseAddress: (address: string, port: number) => isListeningAddress(rules.port!, address, port) }
+    ...(listeningPort !== undefined
+      ? { refuseAddress: (address: string, port: number) => isListeningAddress(listeningPort, address, port) }
       : {}),
     timeoutMs: DELIVERY_TIMEOUT_MS,
     maxBytes: RESPONSE_MAX_BYTES,

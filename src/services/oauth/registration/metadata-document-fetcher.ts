@@ -102,7 +102,10 @@ export function createMetadataDocumentFetcher(options: MetadataDocumentFetcherOp
     if (lifetime > 0) {
       cache.delete(clientId);
       cache.set(clientId, { client: verdict.value, expiresAtMs: options.clock.now().getTime() + lifetime * 1000 });
-      while (cache.size > maxEntries) cache.delete(cache.keys().next().value!);
+      for (const oldest of cache.keys()) {
+        if (cache.size <= maxEntries) break;
+        cache.delete(oldest);
+      }
     }
     return verdict.value;
   }
