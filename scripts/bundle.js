@@ -34,7 +34,7 @@ const EXTERNAL = [
   'otpauth',
   'redis',
   'rate-limit-redis',
-  // the user import's CSV parser (src/services/user-import.service.ts)
+  // the user import's CSV parser (src/declarations/user-import.ts)
   'csv-parse',
   // graphile-worker reads its own SQL migrations (node_modules/graphile-worker/sql) and loads its config at run time.
   'graphile-worker',

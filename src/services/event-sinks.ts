@@ -1,11 +1,7 @@
 import type { OperatorMetrics } from '../lib/metrics';
-import type { EventSink, SecurityEventType } from './events';
+import type { EventSink } from './events';
 
-/**
- * Types counted in the metrics but not kept in the audit trail: one per token request, far too many to be worth
- * a row each (the session a sign-in creates is in the trail already).
- */
-export const NOT_AUDITED: ReadonlySet<SecurityEventType> = new Set<SecurityEventType>(['oauth.token.issued']);
+export { NOT_AUDITED } from '../declarations/event-types';
 
 /** Label values must stay a small set: an unexpected grant type is counted as `other`. */
 const LABEL_VALUE = /^[A-Za-z0-9_:.-]{1,100}$/;

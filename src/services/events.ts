@@ -3,99 +3,15 @@ import { insertAuditEvents, type NewAuditEvent } from '../db/repositories/audit-
 import type { Clock } from '../lib/clock';
 import type { Logger } from '../lib/logger';
 import { currentRequestOrigin } from '../lib/request-context';
+import type { SecurityEventType } from '../declarations/event-types';
+
+export { SECURITY_EVENT_TYPES, type SecurityEventType } from '../declarations/event-types';
 
 /**
  * The one seam through which services say what happened (ARCHITECTURE "Audit trail and metrics"): a service
  * records an event once, in the transaction of the change; the audit table, log line and metrics each take it. `detail` is small
  * and never carries a secret, password, token, code or hash.
  */
-export const SECURITY_EVENT_TYPES = [
-  'auth.login.succeeded',
-  'auth.login.failed',
-  'auth.login.throttled',
-  'auth.login.mfa_required',
-  'auth.login.locked',
-  'auth.logout',
-  'auth.register',
-  'auth.refresh.reuse_detected',
-  'auth.password.changed',
-  'auth.password.reset',
-  'auth.email.verified',
-  'auth.email.changed',
-  'auth.session.revoked',
-  'auth.identity.linked',
-  'auth.identity.unlinked',
-  'auth.identity.flagged',
-  'auth.identity.confirmed',
-  'mfa.factor.added',
-  'mfa.factor.removed',
-  'mfa.recovery_code.used',
-  'mfa.factors.reset',
-  'mfa.factor.renamed',
-  'auth.reauthentication.failed',
-  'oauth.consent.granted',
-  'oauth.consent.reused',
-  'oauth.client.auth_failed',
-  'oauth.token.revoked',
-  'oauth.token.issued',
-  'oauth.code.replayed',
-  'oauth.grant.dropped',
-  'oauth.client.created',
-  'oauth.client.changed',
-  'oauth.client.secret_rotated',
-  'oauth.client.deactivated',
-  'oauth.client.registered',
-  'oauth.client.deleted',
-  'oauth.registration_token.created',
-  'oauth.registration_token.revoked',
-  'oauth.resource.created',
-  'oauth.resource.changed',
-  'oauth.resource.deleted',
-  'oauth.device.approved',
-  'oauth.device.denied',
-  'oidc.signing_key_rotated',
-  'oidc.logout',
-  'oidc.backchannel_logout.delivered',
-  'oidc.backchannel_logout.failed',
-  'oauth.token_exchanged',
-  'idp.provider.created',
-  'idp.provider.changed',
-  'idp.provider.deleted',
-  'saml.app.created',
-  'saml.app.changed',
-  'saml.app.deleted',
-  'saml.signing_key_rotated',
-  'saml.sso.succeeded',
-  'saml.sso.failed',
-  'saml.slo',
-  'user.created',
-  'user.changed',
-  'user.activated',
-  'user.deactivated',
-  'user.password_link_sent',
-  'user.invitation_resent',
-  'user.deleted',
-  'scim.connection.created',
-  'scim.connection.deleted',
-  'scim.connection.token_rotated',
-  'scim.group.created',
-  'scim.group.changed',
-  'scim.group.deleted',
-  'scim.group.roles_changed',
-  'role.assigned',
-  'role.removed',
-  'role.created',
-  'role.changed',
-  'mail.send_failed',
-  'webhook.created',
-  'webhook.changed',
-  'webhook.deleted',
-  'webhook.secret_rotated',
-  'webhook.redelivered',
-  'settings.changed',
-] as const;
-
-export type SecurityEventType = (typeof SECURITY_EVENT_TYPES)[number];
 
 /** The names of the fields a patch sets (the keys whose value is not undefined): a `*.changed` event's `fields`. */
 export function changedFields(patch: object): string[] {

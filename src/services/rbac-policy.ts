@@ -4,11 +4,12 @@
  * verdict; test/unit/rbac-policy.test.ts checks every rule as a table of actor × target × expected.
  */
 import { AppError } from '../errors';
+import { isGlobalSuperAdmin, SUPER_ADMIN } from '../declarations/roles';
+
+export { isGlobalSuperAdmin, SUPER_ADMIN } from '../declarations/roles';
 
 /** The admin tier, highest first: the only role names the server itself relies on (requireAdmin, adminRole). */
 export const ADMIN_TIER = ['super_admin', 'admin', 'manager'] as const;
-
-export const SUPER_ADMIN = 'super_admin';
 
 /** The spec's "permission `admin`" (CONTRACT §6): one of these global roles. */
 export const SPEC_ADMIN_ROLES = ['admin', SUPER_ADMIN] as const;
@@ -71,10 +72,6 @@ export const CLIENT_ACTIVATION_PERMISSION = 'oauth_clients:delete';
 /** super_admin holds every permission; anyone else holds what their active global roles grant. */
 export function hasPermission(principal: Pick<Actor, 'roleNames' | 'permissions'>, permission: string): boolean {
   return principal.roleNames.includes(SUPER_ADMIN) || principal.permissions.includes(permission);
-}
-
-export function isGlobalSuperAdmin(role: { name: string; application: string | null }): boolean {
-  return role.name === SUPER_ADMIN && role.application === null;
 }
 
 /** The seeded global roles whose names the server relies on: they keep their names. */

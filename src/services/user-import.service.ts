@@ -82,20 +82,7 @@ export interface ImportResult {
 const refuse = (details: ErrorDetail[]) =>
   new AppError('validation_error', `The import was refused: ${details.length} problem(s); nothing was created`, { details });
 
-/**
- * A CSV body (header row, `roles` separated by `;`) as rows; a malformed file is one refusal. The parser is loaded on
- * the first import (outside the server's bundle, scripts/bundle.js), not at start: most processes never import users.
- */
-export function rowsOfCsv(text: string): unknown[] {
-  const { parse: parseCsv } = require('csv-parse/sync') as typeof import('csv-parse/sync');
-  try {
-    const records: unknown[] = parseCsv(text, { columns: true, skip_empty_lines: true, trim: true, bom: true, max_record_size: 65536 });
-    return records;
-  } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
-    throw new AppError('validation_error', `The CSV could not be read: ${message}`, { details: [{ path: 'body', message }] });
-  }
-}
+export { rowsOfCsv } from '../declarations/user-import';
 
 /**
  * POST /api/admin/users/import (docs/passwords.md): every row is checked (shape, duplicates in the file, accounts that

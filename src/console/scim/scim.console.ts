@@ -1,10 +1,8 @@
 import { scimAdminApi as api } from '../../routes/scim/scim-admin.router';
 import type { ScimConnection, ScimGroupRoles } from '../../routes/scim/scim-admin.schemas';
-import type { ServiceContext } from '../../services/context';
-import { isGlobalSuperAdmin } from '../../services/rbac-policy';
-import { listRoles } from '../../services/role-catalogue.service';
-import { asking, consoleAction, consoleForm, consolePage, consoleRouter, pageEnv, redirect, type FieldErrors } from '../action';
-import { connectionBody, rolesBody } from './scim.form';
+import { asking, consoleAction, consoleForm, consolePage, consoleRouter, pageEnv, redirect } from '../action';
+import type { Caller, FieldErrors } from '../action';
+import { connectionBody, roleChoices, rolesBody } from './scim.form';
 import * as views from './scim.view';
 
 /**
@@ -17,22 +15,14 @@ const x = () => pageEnv().t.console.scim;
 const detail = (p: { connectionId: string }) => `/admin/scim/${p.connectionId}`;
 const nameOf = (r: { connection: ScimConnection }) => r.connection.name;
 
-/** The roles a group may be mapped to (active, never the global super_admin), and the ones it is mapped to now. */
-async function roleChoices(ctx: ServiceContext, mapped: readonly string[] = []): Promise<views.RoleChoice[]> {
-  const roles = await listRoles(ctx);
-  return roles
-    .filter((r) => !isGlobalSuperAdmin(r) && (r.isActive || mapped.includes(r.id)))
-    .map((r) => ({ id: r.id, name: r.name, application: r.application }));
-}
-
 export const createConsoleScimRouter = consoleRouter('scim', ({ ctx }) => {
   const scimUrl = `${ctx.config.baseUrl}/scim/v2`;
   const tokenPage = (r: { connection: ScimConnection; token: string }, heading: string, status: number) =>
     consolePage(views.renderConnectionToken, { ...r, heading, scimUrl }, heading, status);
-  const groupPage = async (group: ScimGroupRoles, checked: readonly string[], errors: FieldErrors = {}) =>
+  const groupPage = async (a: Caller, group: ScimGroupRoles, checked: readonly string[], errors: FieldErrors = {}) =>
     consolePage(
       views.renderGroupRoles,
-      { group, roles: await roleChoices(ctx, group.role_ids), checked, errors },
+      { group, roles: await roleChoices(a, group.role_ids), checked, errors },
       x().groupNamed(group.display_name),
     );
   return [
@@ -66,20 +56,25 @@ export const createConsoleScimRouter = consoleRouter('scim', ({ ctx }) => {
     }),
     consoleAction(api.groups, {
       path: '/scim-groups',
-      done: async (r) => {
-        const roles = await roleChoices(
-          ctx,
-          r.groups.flatMap((g) => g.role_ids),
-        );
-        return consolePage(views.renderGroups, { ...r, roles }, x().groupsTitle);
-      },
+      done: async (r, a) =>
+        consolePage(
+          views.renderGroups,
+          {
+            ...r,
+            roles: await roleChoices(
+              a,
+              r.groups.flatMap((g) => g.role_ids),
+            ),
+          },
+          x().groupsTitle,
+        ),
     }),
-    consoleAction(api.groupRoles, { path: '/scim-groups/:groupId', done: (r) => groupPage(r.group, r.group.role_ids) }),
+    consoleAction(api.groupRoles, { path: '/scim-groups/:groupId', done: (r, a) => groupPage(a, r.group, r.group.role_ids) }),
     consoleAction(api.setGroupRoles, {
       path: '/scim-groups/:groupId',
       ...rolesBody,
-      invalid: async ({ values, errors }, { call, params }) =>
-        groupPage((await call(api.groupRoles, { params })).group, values.role_ids, errors),
+      invalid: async ({ values, errors }, a) =>
+        groupPage(a, (await a.call(api.groupRoles, { params: a.params })).group, values.role_ids, errors),
       done: (_r, { params }) => redirect(`/admin/scim-groups/${params.groupId}`, x().rolesSaved),
     }),
   ];

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { rowsOfCsv } from '../../services/user-import.service';
+import { rowsOfCsv } from '../../declarations/user-import';
 import { pageEnv, text, type FieldErrors } from '../action';
 
 /** The import form: the pasted JSON or CSV as the API's body, the "dry run" checkbox as `?dry_run=`. */

@@ -1,6 +1,6 @@
 import { webhooksApi as api } from '../../routes/webhooks/webhooks.router';
 import type { Webhook } from '../../routes/webhooks/webhooks.schemas';
-import { DELIVERABLE_EVENT_TYPES } from '../../services/webhooks/webhook-policy';
+import { DELIVERABLE_EVENT_TYPES } from '../../declarations/event-types';
 import { asking, consoleAction, consoleForm, consolePage, consoleRouter, pageEnv, redirect, type FieldErrors } from '../action';
 import { deliveriesForm, deliveryStatus, valuesOf, webhookBody } from './webhooks.form';
 import * as views from './webhooks.view';

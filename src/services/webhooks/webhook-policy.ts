@@ -4,8 +4,7 @@ import ipaddr from 'ipaddr.js';
 import type { Config } from '../../config';
 import type { LiveSettings } from '../settings/live-settings';
 import type { OutboundPolicy } from '../../lib/outbound-http';
-import { NOT_AUDITED } from '../event-sinks';
-import { SECURITY_EVENT_TYPES } from '../events';
+import { DELIVERABLE_EVENT_TYPES } from '../../declarations/event-types';
 
 /**
  * The rules of CONTRACT §17 as pure functions (table tests in test/unit/webhook-policy.test.ts): which event
@@ -24,8 +23,7 @@ export const RESPONSE_EXCERPT_CHARS = 200;
 /** After a rotation the previous secret keeps signing (a second signature) this long, so receivers can switch. */
 export const PREVIOUS_SECRET_GRACE_SECONDS = 24 * 3600;
 
-/** Event types a subscriber can receive: the audit trail's (types counted but not kept in it are never sent). */
-export const DELIVERABLE_EVENT_TYPES: readonly string[] = SECURITY_EVENT_TYPES.filter((t) => !NOT_AUDITED.has(t));
+export { DELIVERABLE_EVENT_TYPES } from '../../declarations/event-types';
 
 /**
  * A valid pattern is `*`, an exact deliverable type, or `prefix.*` where some deliverable type starts with
