@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { ServerResponse } from 'node:http';
 import fc from 'fast-check';
 import { countUsersCapped, searchUsers } from '../../src/db/repositories/users.repo';
 import { countAuditEventsCapped, insertAuditEvents } from '../../src/db/repositories/audit-events.repo';
@@ -330,6 +331,14 @@ describe('audit: counts and CSV at size', () => {
 
   test('the CSV export streams every filtered row (beyond one batch), newest first, cells quoted and formulas neutralised', async () => {
     const { agent } = await makeSignedInUser(t, ['super_admin']);
+    // A long export waits for the socket to drain many times; no listener may be left behind each time (an operator
+    // would see MaxListenersExceededWarning in the log): the response ends with the few 'close' listeners it started with.
+    let closeListenersAtEnd = 0;
+    const end = ServerResponse.prototype.end;
+    ServerResponse.prototype.end = function (this: ServerResponse, ...args: Parameters<typeof end>) {
+      if (String(this.getHeader('content-type')).startsWith('text/csv')) closeListenersAtEnd = this.listenerCount('close');
+      return end.apply(this, args);
+    } as typeof end;
     const res = await agent
       .get(`/admin/audit.csv?subject=${who}`)
       .buffer(true)
@@ -338,7 +347,16 @@ describe('audit: counts and CSV at size', () => {
         r.setEncoding('utf8');
         r.on('data', (c: string) => (body += c));
         r.on('end', () => cb(null, body));
-      });
+      })
+      .then(
+        (r) => ((ServerResponse.prototype.end = end), r),
+        (e: unknown) => {
+          ServerResponse.prototype.end = end;
+          throw e;
+        },
+      );
+    expect(closeListenersAtEnd).toBeGreaterThan(0);
+    expect(closeListenersAtEnd).toBeLessThan(5);
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/csv/);
     expect(res.headers['transfer-encoding']).toBe('chunked');

@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import type { Response } from 'express';
 import type { AuditEventRow } from '../../db/repositories/audit-events.repo';
 import type { z } from 'zod';
@@ -71,8 +70,19 @@ export async function writeCsv(ctx: ServiceContext, q: AuditQuery, res: Response
   res.status(200).type('text/csv; charset=utf-8').set('Content-Disposition', 'attachment; filename="audit-events.csv"');
   let closed = false;
   res.once('close', () => (closed = true));
+  // Waits for 'drain' or 'close', then removes both listeners: racing two `once` promises would leave the loser's
+  // listeners on the response at every full buffer (MaxListenersExceededWarning after ten on a long export).
   const send = async (chunk: string) => {
-    if (!res.write(chunk)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+    if (res.write(chunk)) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        res.off('drain', done);
+        res.off('close', done);
+        resolve();
+      };
+      res.on('drain', done);
+      res.on('close', done);
+    });
   };
   await send(`${CSV_HEADER.join(',')}\r\n`);
   for await (const batch of audit.exportAuditEvents(ctx, { ...q, types: q.type, cursor: undefined, before: undefined })) {
