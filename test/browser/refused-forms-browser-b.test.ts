@@ -1,0 +1,5 @@
+import { refusedFormTests } from './refused-forms.shared';
+
+// Half 2 of 2 of the refused-forms browser checks (test/browser/refused-forms.shared.ts), split so that CI's two
+// workers share them.
+refusedFormTests({ index: 1, of: 2 });
