@@ -177,7 +177,9 @@ test('the identity-provider form names the variables that allow a private issuer
  * of the API (a client policy, an outbound-URL rule...), in German; the message beside the field and in the summary
  * holds no English (no "(Detail: …)" with the API's English reason either), and the JSON API keeps its English.
  */
-async function refusedInGerman(agent: TestAgent, form: string, post: string, body: Record<string, string | string[]>, field: string) {
+/** Posts the form (its CSRF value taken from the page) in German; the answer's message beside `field`, every field
+ * message shown, and the error summary. */
+async function postInGerman(agent: TestAgent, form: string, post: string, body: Record<string, string | string[]>, field: string) {
   const page = await agent.get(form).set('accept-language', 'de');
   const csrf = /name="csrf" value="([^"]+)"/.exec(page.text)?.[1] ?? '';
   const res = await agent
@@ -185,11 +187,18 @@ async function refusedInGerman(agent: TestAgent, form: string, post: string, bod
     .set('accept-language', 'de')
     .type('form')
     .send({ csrf, ...body });
-  expect([post, field, res.status]).toEqual([post, field, 400]);
-  const message = new RegExp(`<p class="field-error" id="f-${field}-error">([\\s\\S]*?)</p>`).exec(res.text)?.[1];
-  const shown = res.text.match(/<p class="field-error"[^>]*>[\s\S]*?<\/p>/g);
+  return {
+    status: res.status,
+    message: new RegExp(`<p class="field-error" id="f-${field}-error">([\\s\\S]*?)</p>`).exec(res.text)?.[1],
+    shown: res.text.match(/<p class="field-error"[^>]*>[\s\S]*?<\/p>/g) ?? [],
+    summary: /<div class="error-summary"[\s\S]*?<\/div>/.exec(res.text)?.[0] ?? '',
+  };
+}
+
+async function refusedInGerman(agent: TestAgent, form: string, post: string, body: Record<string, string | string[]>, field: string) {
+  const { status, message, shown, summary } = await postInGerman(agent, form, post, body, field);
+  expect([post, field, status]).toEqual([post, field, 400]);
   expect([post, field, message === undefined ? shown : 'shown']).toEqual([post, field, 'shown']);
-  const summary = /<div class="error-summary"[\s\S]*?<\/div>/.exec(res.text)?.[0] ?? '';
   return { message: visibleText(message ?? '').trim(), english: [...leftovers(message ?? ''), ...leftovers(summary)] };
 }
 
@@ -369,18 +378,9 @@ test('role and settings forms refused by the API say why in German', async () =>
  * no English sentence and no "(Detail: …)".
  */
 async function refusedAnyStatus(agent: TestAgent, form: string, post: string, body: Record<string, string | string[]>, field: string) {
-  const page = await agent.get(form).set('accept-language', 'de');
-  const csrf = /name="csrf" value="([^"]+)"/.exec(page.text)?.[1] ?? '';
-  const res = await agent
-    .post(post)
-    .set('accept-language', 'de')
-    .type('form')
-    .send({ csrf, ...body });
-  const message = new RegExp(`<p class="field-error" id="f-${field}-error">([\\s\\S]*?)</p>`).exec(res.text)?.[1];
-  const shown = res.text.match(/<p class="field-error"[^>]*>[\s\S]*?<\/p>/g) ?? [];
-  const summary = /<div class="error-summary"[\s\S]*?<\/div>/.exec(res.text)?.[0] ?? '';
+  const { status, message, shown, summary } = await postInGerman(agent, form, post, body, field);
   return {
-    status: res.status,
+    status,
     message: message === undefined ? `(not beside ${field}: ${shown.join(' | ')})` : visibleText(message).trim(),
     english: [...leftovers(message ?? ''), ...leftovers(summary), ...(/Detail/.test(summary) ? ['(Detail: …) in the summary'] : [])],
   };
