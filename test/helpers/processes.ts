@@ -104,12 +104,24 @@ export async function buildOnce(): Promise<void> {
  * cluster's recorded place; Linux).
  */
 export function postgresOf(dataDir: string, pgdata = path.join(dataDir, 'pgdata')): number[] {
-  return fs
+  const parentOf = (pid: string): string | undefined => /^PPid:\s*(\d+)$/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  const running = fs
     .readdirSync('/proc')
     .filter((name) => /^\d+$/.test(name))
     .filter((pid) => {
       try {
         return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(pgdata);
+      } catch {
+        return false;
+      }
+    });
+  // A backend the postmaster has just forked carries its command line until it renames itself: the postmasters are
+  // the processes whose parent is not one of them.
+  return running
+    .filter((pid) => {
+      try {
+        const parent = parentOf(pid);
+        return parent === undefined || !running.includes(parent);
       } catch {
         return false;
       }

@@ -43,7 +43,10 @@ test('the same jti for another key or kind is another identifier', async () => {
     spendJti(t.db, 'client_assertion', 'key-a', jti, later()),
     spendJti(t.db, 'dpop_proof', 'key-a', jti, later()),
   ]);
-  expect(spends).toEqual([true, true, true, false]);
+  // Another key and another kind are spent; of the two uses of the same identifier exactly one is accepted (which one
+  // depends on the connections their batches went out on, not on the order of the calls).
+  expect(spends.slice(1, 3)).toEqual([true, true]);
+  expect([spends[0], spends[3]].filter(Boolean)).toHaveLength(1);
 });
 
 test('inside a transaction the spend is part of it: rolled back, the identifier is usable again', async () => {
