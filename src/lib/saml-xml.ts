@@ -82,7 +82,10 @@ export function parseSamlXml(xml: string): Document {
   }
   const problems: string[] = [];
   const report = (msg: string) => problems.push(msg);
-  const doc = new (xmldom().DOMParser)({ errorHandler: { warning: report, error: report, fatalError: report } }).parseFromString(xml, 'text/xml');
+  const doc = new (xmldom().DOMParser)({ errorHandler: { warning: report, error: report, fatalError: report } }).parseFromString(
+    xml,
+    'text/xml',
+  );
   if (problems.length > 0 || !doc?.documentElement) throw new SamlInputError('the message is not well-formed XML');
   let roots = 0;
   for (let n = doc.firstChild; n; n = n.nextSibling) {
