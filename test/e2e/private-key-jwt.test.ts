@@ -291,8 +291,7 @@ describe('every refusal is 401 invalid_client, audited with its reason', () => {
   });
 
   test('a client that requires DPoP and sends no proof is refused without spending its assertion', async () => {
-    const dpopClientId = (await registerClient({ jwks: { keys: [key.publicJwk] } }, { dpop_bound_access_tokens: true })).client
-      .client_id;
+    const dpopClientId = (await registerClient({ jwks: { keys: [key.publicJwk] } }, { dpop_bound_access_tokens: true })).client.client_id;
     const assertion = await signAssertion(key, { iss: dpopClientId, sub: dpopClientId, aud: baseUrl });
     const refused = await tokenRequest(assertionForm(assertion));
     expect(refused.status).toBe(400);

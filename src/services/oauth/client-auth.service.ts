@@ -105,11 +105,7 @@ class ClientAuthFailure extends Error {
   }
 }
 
-async function authenticate(
-  ctx: ServiceContext,
-  input: ClientCredentialsInput,
-  options: ClientAuthOptions,
-): Promise<OAuthClientRow> {
+async function authenticate(ctx: ServiceContext, input: ClientCredentialsInput, options: ClientAuthOptions): Promise<OAuthClientRow> {
   const header = input.authorization;
   const usesBasic = typeof header === 'string' && /^Basic\b/i.test(header.trim());
   const bodyId = input.clientId;
