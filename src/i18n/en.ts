@@ -76,7 +76,8 @@ export const en = {
     backchannelHttps: 'backchannel_logout_uri must be an https URL',
     backchannelHttpsOrLoopback: 'backchannel_logout_uri must be an https URL (http only to a loopback host)',
     // Identity providers (services/federation/providers.service.ts).
-    issuerHttps: 'The issuer must be an https URL',
+    issuerHttps:
+      'The issuer must be an https URL: http only with the setting idp_allow_private turned on (Settings › Security, or IDP_ALLOW_PRIVATE=true), the switch for local development',
     issuerQuery: 'The issuer must not have a query or fragment',
     issuerRequired: 'An OpenID provider needs its issuer',
     issuerMicrosoft: 'Give the issuer of your tenant: https://login.microsoftonline.com/{tenant id}/v2.0',
@@ -123,6 +124,16 @@ export const en = {
     fieldMax: (p: ValidationParams) => `must be at most ${p.max}`,
     fieldMin: (p: ValidationParams) => `must be at least ${p.min}`,
     fieldUrl: 'must be a URL',
+    fieldHttpsUrl: 'must be an https URL',
+    // Proofs of a factor change and of the second sign-in step (routes/auth/mfa.schemas.ts).
+    proofAtMostOne: 'Send at most one of password, code, recovery_code or passkey',
+    proofExactlyOne: 'Send one of password, code, recovery_code or passkey',
+    proofAtMostOneBesidesCode: 'Send at most one of password, recovery_code or passkey',
+    secondFactorExactlyOne: 'Send exactly one of code, recovery_code or passkey',
+    // The audit log's filter (routes/audit/audit.schemas.ts).
+    auditFromBeforeTo: 'from must be before to',
+    // Role assignment (routes/rbac/rbac.schemas.ts).
+    roleIdOrName: 'Give either role_id or role (with an optional application)',
     fieldEmail: 'must be an email address',
     fieldId: 'is not a valid id',
     fieldFormat: 'does not have the expected form',

@@ -18,7 +18,7 @@ import { proofKey, tokenRequestKey } from '../../services/oauth/dpop-binding';
 import { getUserInfo, invalidToken } from '../../services/oauth/userinfo.service';
 import { renderOAuthErrorPage } from '../../views/consent';
 import { rawQueryOf, requestMeta } from '../shared';
-import { declareRouter, PrebuiltJson, route, type DeclaredRoute, type HttpMethod } from '../route';
+import { declareRouter, PrebuiltJson, replyOf, route, type DeclaredRoute, type HttpMethod } from '../route';
 import type { RouteDeps } from '../types';
 import {
   authorizeQuery,
@@ -168,6 +168,10 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
   const authenticatedClient = (req: Request, body: ClientCredentialsInput, options: ClientAuthOptions) =>
     authenticateClient(ctx, { authorization: req.headers.authorization, ...body }, options);
 
+  /** RFC 9449 §8: under `dpop_nonce_required`, an answer to a DPoP request carries the nonce of the next proof. */
+  const dpopNonceFor = (proof: unknown): Record<string, string> | undefined =>
+    proof !== undefined && dpopNonceRequired(ctx) ? { 'DPoP-Nonce': currentDpopNonce(ctx) } : undefined;
+
   const userinfo = (method: HttpMethod, summary: string, description: string) =>
     route(
       {
@@ -229,7 +233,7 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
           cors: 'client',
           response: { description: 'Tokens', schema: tokenResponseBody },
         },
-        async ({ body }, req, res) => {
+        async ({ body }, req) => {
           // RFC 9449 (docs/dpop.md): a DPoP header binds the tokens to its key; the proof names this endpoint's URL. Checked
           // before the client authenticates: a refused proof (use_dpop_nonce) spends no private_key_jwt assertion.
           const dpop = { proof: req.headers.dpop, url: `${ctx.config.baseUrl}/api/oauth/token` };
@@ -240,8 +244,7 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
             beforeSpend: (known) => tokenRequestKey(known, proofJkt),
           });
           const tokens = await grantTokens(ctx, client, body.request, requestMeta(req), proofJkt);
-          if (dpop.proof !== undefined && dpopNonceRequired(ctx)) res.set('DPoP-Nonce', currentDpopNonce(ctx));
-          return tokens;
+          return replyOf(tokens).withHeaders(dpopNonceFor(dpop.proof));
         },
       ),
       userinfo(
@@ -310,15 +313,14 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
           cors: 'client',
           response: { status: 201, description: 'RFC 9126 §2.2 answer', schema: parResponseBody },
         },
-        async ({ body }, req, res) => {
+        async ({ body }, req) => {
           // RFC 9449 §10.1: a DPoP header binds the code to its key; the proof names this endpoint's URL. Checked before the
           // client authenticates, as at the token endpoint.
           const dpop = { proof: req.headers.dpop, url: `${ctx.config.baseUrl}/api/oauth/par` };
           const proofJkt = await proofKey(ctx, dpop);
           const client = await authenticatedClient(req, body.client, { endpoint: 'par' });
           const pushed = await pushAuthorizationRequest(ctx, client, body.params, proofJkt);
-          if (dpop.proof !== undefined && dpopNonceRequired(ctx)) res.set('DPoP-Nonce', currentDpopNonce(ctx));
-          return pushed;
+          return replyOf(pushed).withHeaders(dpopNonceFor(dpop.proof));
         },
       ),
     ],
