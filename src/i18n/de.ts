@@ -3,6 +3,22 @@ import { keyed, pluralize } from './plural';
 
 const plural = pluralize('de');
 
+/** The settings' groups: the same words in the settings reference and in the console's settings form. */
+const settingGroups = {
+  sign_up: 'Registrierung',
+  security: 'Sicherheit',
+  browser: 'Browser-Anwendungen',
+  branding: 'Erscheinungsbild und Sprache',
+  mail: 'E-Mail',
+};
+
+/** A new password shorter than the policy allows (the sign-up form and the password pages). */
+const passwordTooShort = (n: number) =>
+  plural(n, {
+    one: `Wählen Sie ein Passwort mit mindestens ${n} Zeichen.`,
+    other: `Wählen Sie ein Passwort mit mindestens ${n} Zeichen.`,
+  });
+
 /** The German catalogue; typed with the English one, so every key and every message's parameters must match. */
 export const de: Messages = {
   validation: {
@@ -235,13 +251,7 @@ export const de: Messages = {
     errorSummary: 'Es gibt ein Problem',
   },
   settingsCatalogue: {
-    groups: {
-      sign_up: 'Registrierung',
-      security: 'Sicherheit',
-      browser: 'Browser-Anwendungen',
-      branding: 'Erscheinungsbild und Sprache',
-      mail: 'E-Mail',
-    },
+    groups: settingGroups,
     registration: {
       label: 'Selbstregistrierung',
       description:
@@ -432,11 +442,7 @@ export const de: Messages = {
       firstName: 'Geben Sie Ihren Vornamen ein.',
       lastName: 'Geben Sie Ihren Nachnamen ein.',
       email: 'Geben Sie eine gültige E-Mail-Adresse ein.',
-      password: (n: number) =>
-        plural(n, {
-          one: `Wählen Sie ein Passwort mit mindestens ${n} Zeichen.`,
-          other: `Wählen Sie ein Passwort mit mindestens ${n} Zeichen.`,
-        }),
+      password: passwordTooShort,
       mismatch: 'Die beiden Passwörter stimmen nicht überein.',
     },
     continueTo: (app: string) => `Weiter zu ${app}`,
@@ -809,11 +815,7 @@ export const de: Messages = {
     currentPasswordMissing: 'Geben Sie Ihr aktuelles Passwort ein.',
     currentPasswordWrong: 'Das aktuelle Passwort ist nicht korrekt.',
     newPasswordsDiffer: 'Die beiden neuen Passwörter stimmen nicht überein.',
-    passwordTooShort: (n: number) =>
-      plural(n, {
-        one: `Wählen Sie ein Passwort mit mindestens ${n} Zeichen.`,
-        other: `Wählen Sie ein Passwort mit mindestens ${n} Zeichen.`,
-      }),
+    passwordTooShort,
     passwordTooLong: 'Das Passwort ist zu lang.',
     passwordBreached: 'Dieses Passwort steht in Listen von Passwörtern, die bei anderen Diensten gestohlen wurden. Wählen Sie ein anderes.',
     passwordPersonal: 'Das Passwort darf weder den Namen Ihrer E-Mail-Adresse noch den Namen dieses Dienstes enthalten.',
@@ -1828,13 +1830,7 @@ export const de: Messages = {
       value: 'Wert',
       formIntro:
         'Diese Einstellungen gelten innerhalb von zwei Sekunden auf jeder Instanz, ohne Neustart. Eine durch eine Umgebungsvariable festgelegte Einstellung ist hier gesperrt: Ändern Sie die Variable und starten Sie neu.',
-      groups: {
-        sign_up: 'Registrierung',
-        security: 'Sicherheit',
-        browser: 'Browser-Anwendungen',
-        branding: 'Erscheinungsbild und Sprache',
-        mail: 'E-Mail',
-      },
+      groups: settingGroups,
       labels: keyed({
         registration: [
           'Selbstregistrierung',
