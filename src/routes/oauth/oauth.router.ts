@@ -5,8 +5,7 @@ import { presentationChallenge, resolvePrincipal } from '../../middleware/authen
 import { presentedTokenOf } from '../../services/oauth/dpop-resource';
 import { startAuthorization } from '../../services/oauth/authorize.service';
 import { pushAuthorizationRequest, startPushedAuthorization } from '../../services/oauth/par.service';
-import { authenticateClient, type ClientCredentialsInput } from '../../services/oauth/client-auth.service';
-import type { ClientEndpoint } from '../../declarations/client-policy';
+import { authenticateClient, type ClientAuthOptions, type ClientCredentialsInput } from '../../services/oauth/client-auth.service';
 import { startDeviceAuthorization } from '../../services/oauth/device.service';
 import { approveAuthorization, denyAuthorization, getConsentInfo } from '../../services/oauth/consent.service';
 import { buildDiscoveryDocument } from '../../services/oauth/discovery.service';
@@ -15,7 +14,7 @@ import { requireParam } from '../../services/oauth/params';
 import { revokeToken } from '../../services/oauth/revoke.service';
 import { grantTokens } from '../../services/oauth/token.service';
 import { currentDpopNonce, dpopNonceRequired } from '../../services/oauth/dpop';
-import { proofKey } from '../../services/oauth/dpop-binding';
+import { proofKey, tokenRequestKey } from '../../services/oauth/dpop-binding';
 import { getUserInfo, invalidToken } from '../../services/oauth/userinfo.service';
 import { renderOAuthErrorPage } from '../../views/consent';
 import { rawQueryOf, requestMeta } from '../shared';
@@ -166,7 +165,7 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
    * client_secret_basic, client_secret_post (RFC 6749 §2.3.1) or private_key_jwt (RFC 7523), shared by the token,
    * revocation, device authorization and PAR endpoints.
    */
-  const authenticatedClient = (req: Request, body: ClientCredentialsInput, options: { endpoint: ClientEndpoint }) =>
+  const authenticatedClient = (req: Request, body: ClientCredentialsInput, options: ClientAuthOptions) =>
     authenticateClient(ctx, { authorization: req.headers.authorization, ...body }, options);
 
   /** RFC 9449 §8: under `dpop_nonce_required`, an answer to a DPoP request carries the nonce of the next proof. */
@@ -239,7 +238,11 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
           // before the client authenticates: a refused proof (use_dpop_nonce) spends no private_key_jwt assertion.
           const dpop = { proof: req.headers.dpop, url: `${ctx.config.baseUrl}/api/oauth/token` };
           const proofJkt = await proofKey(ctx, dpop);
-          const client = await authenticatedClient(req, body.client, { endpoint: 'token' });
+          // A client that must send a proof and sent none is refused before its private_key_jwt assertion is spent.
+          const client = await authenticatedClient(req, body.client, {
+            endpoint: 'token',
+            beforeSpend: (known) => tokenRequestKey(known, proofJkt),
+          });
           const tokens = await grantTokens(ctx, client, body.request, requestMeta(req), proofJkt);
           return replyOf(tokens).withHeaders(dpopNonceFor(dpop.proof));
         },
