@@ -60,3 +60,11 @@ test('no `as` cast in routers, schemas and presenters: handlers get typed input 
     .filter((f) => f.casts > (f.file === path.join('routes', 'route.ts') ? 1 : 0));
   expect(offenders).toEqual([]);
 });
+
+test('one sign-in ending: only completeSignIn records a successful sign-in, and only signedInCookies builds its cookies with the CSRF rotation', () => {
+  const recorders = files.filter((f) => /type: 'auth\.login\.succeeded'/.test(f.text)).map((f) => f.file);
+  expect(recorders).toEqual([path.join('services', 'sessions.service.ts')]);
+  // The API's `signedIn` and the pages' `finishSignIn` both take their cookies from `signedInCookies` (routes/shared.ts).
+  const rotators = files.filter((f) => /\brotatedCsrf\(/.test(codeOf(f.text))).map((f) => f.file);
+  expect(rotators.sort()).toEqual([path.join('middleware', 'csrf.ts'), path.join('routes', 'shared.ts')].sort());
+});

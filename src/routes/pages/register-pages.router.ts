@@ -1,14 +1,12 @@
 import { z } from 'zod';
 import { AppError } from '../../errors';
 import { Redirect } from '../../http/outcome';
-import { rotatedCsrf } from '../../middleware/csrf';
-import { sessionCookies } from '../../middleware/session-cookies';
 import * as auth from '../../services/auth.service';
 import { minPasswordLength, PasswordRefused } from '../../services/password-policy';
 import { resolveReturnTo } from '../../services/oauth/return-to';
 import { signInApplicationFor } from '../../services/oauth/sign-in-context';
 import { renderRegisteredPage, renderRegisterPage, type RegisterField } from '../../views/register';
-import { requestMeta } from '../shared';
+import { requestMeta, signedInCookies } from '../shared';
 import { registerBody } from '../auth/auth.schemas';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
@@ -110,8 +108,7 @@ export function createRegisterPagesRouter(deps: RouteDeps) {
         }
         const target = resolveReturnTo(config, returnTo);
         return new Redirect(`/register?${new URLSearchParams({ done: '1', ...(target ? { return_to: target } : {}) })}`).withCookies(
-          ...sessionCookies(config, result.tokens),
-          rotatedCsrf(config),
+          ...signedInCookies(config, result),
         );
       },
     ),
