@@ -148,12 +148,7 @@ export interface AccountPatch {
  * another account needs strictly more rights than every role it holds; a new email burns every outstanding link
  * and tells the old address.
  */
-export async function updateUser(
-  ctx: ServiceContext,
-  actor: Actor,
-  userId: string,
-  patch: AccountPatch,
-): Promise<UserDetail> {
+export async function updateUser(ctx: ServiceContext, actor: Actor, userId: string, patch: AccountPatch): Promise<UserDetail> {
   const deactivate = patch.isActive === false;
   if (patch.isActive !== undefined && !hasPermission(actor, 'users:delete')) {
     throw forbidden(`${deactivate ? 'Deactivating' : 'Re-activating'} a user requires permission users:delete`);
