@@ -69,12 +69,14 @@ const proofShape = {
 type ProofFields = { password?: string; code?: string; recovery_code?: string; passkey?: AuthenticationResponseJSON };
 const PROOF_KEYS = ['password', 'code', 'recovery_code', 'passkey'] as const;
 const proofCount = (b: ProofFields) => PROOF_KEYS.filter((k) => b[k] !== undefined).length;
-const toProof = (b: ProofFields): ReauthProof => ({
-  password: b.password,
-  code: b.code,
-  recoveryCode: b.recovery_code,
-  passkey: b.passkey,
-});
+/** The one proof sent (the schemas below allow at most one), or none. */
+const toProof = (b: ProofFields): ReauthProof | undefined => {
+  if (b.password !== undefined) return { method: 'password', password: b.password };
+  if (b.code !== undefined) return { method: 'totp', code: b.code };
+  if (b.recovery_code !== undefined) return { method: 'recovery_code', recoveryCode: b.recovery_code };
+  if (b.passkey !== undefined) return { method: 'passkey', passkey: b.passkey };
+  return undefined;
+};
 const AT_MOST_ONE = { message: 'Send at most one of password, code, recovery_code or passkey' };
 const EXACTLY_ONE = { message: 'Send one of password, code, recovery_code or passkey' };
 
@@ -107,13 +109,13 @@ export const mfaLoginBody = z
     recovery_code: recoveryCodeField.optional(),
     passkey: authenticationResponseField.optional(),
   })
-  .refine((b) => [b.code, b.recovery_code, b.passkey].filter((v) => v !== undefined).length === 1, {
-    message: 'Send exactly one of code, recovery_code or passkey',
-  })
-  .transform((b): { mfa_token: string } & SecondFactorProof => {
-    if (b.code !== undefined) return { mfa_token: b.mfa_token, code: b.code };
-    if (b.recovery_code !== undefined) return { mfa_token: b.mfa_token, recovery_code: b.recovery_code };
-    return { mfa_token: b.mfa_token, passkey: b.passkey! };
+  .transform((b, ctx): { mfa_token: string } & SecondFactorProof => {
+    const sent = [b.code, b.recovery_code, b.passkey].filter((v) => v !== undefined).length;
+    if (sent === 1 && b.code !== undefined) return { mfa_token: b.mfa_token, code: b.code };
+    if (sent === 1 && b.recovery_code !== undefined) return { mfa_token: b.mfa_token, recovery_code: b.recovery_code };
+    if (sent === 1 && b.passkey !== undefined) return { mfa_token: b.mfa_token, passkey: b.passkey };
+    ctx.addIssue({ code: 'custom', message: 'Send exactly one of code, recovery_code or passkey' });
+    return z.NEVER;
   });
 
 export const mfaTokenBody = z.object({ mfa_token: mfaTokenField });

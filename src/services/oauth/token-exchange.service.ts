@@ -141,9 +141,9 @@ export async function exchangeToken(
   const resource = (await resolveTarget(ctx, client, target.identifier))!;
   const subject =
     params.subjectKind === 'id_token'
-      ? await idTokenSubject(ctx, client, input.subjectToken!)
-      : await accessTokenSubject(ctx, client, input.subjectToken!);
-  const actor = params.withActor ? await actorOf(ctx, client, input.actorToken!) : undefined;
+      ? await idTokenSubject(ctx, client, params.subjectToken)
+      : await accessTokenSubject(ctx, client, params.subjectToken);
+  const actor = params.actorToken !== undefined ? await actorOf(ctx, client, params.actorToken) : undefined;
   const { jkt } = enforce(exchangeBinding({ subject: subject.jkt, actor: actor?.jkt }, input.dpopJkt));
   const requested = input.scope === undefined ? undefined : parseScope(input.scope);
   const { scopes } = enforce(exchangeScopes(subject.scopes, resource.scopes, requested));
