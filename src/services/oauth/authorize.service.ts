@@ -14,10 +14,10 @@ import type { Principal } from '../principal';
 import { authorizeUrlAfterSignIn, needsFreshSignIn, parseOidcAuthorizeParams } from '../oidc/authorize-params';
 import { redirectUriMatches } from '../../lib/redirect-uri';
 import { enrolUrlFor, needsSecondFactorForAdmin } from '../mfa/policy';
-import { OAuthError } from '../../errors';
 import { grantAllowed } from '../../declarations/client-policy';
 import { findClientForRequest } from './registration/client-metadata.service';
-import { permittedScopes, resolveTarget } from './resources.service';
+import { judgeResource, permittedScopes } from './resource-resolver';
+import type { ApiResourceRow } from '../../db/repositories/api-resources.repo';
 import { consentShortfall, SHORTFALL_DESCRIPTIONS } from './grant-policy';
 import { formatScope, resolveRequestedScopes } from './scopes';
 
@@ -134,7 +134,7 @@ export type CheckedAuthorizationRequest =
       ok: true;
       state: string | undefined;
       scopes: string[];
-      resource: Awaited<ReturnType<typeof resolveTarget>>;
+      resource: ApiResourceRow | undefined;
       codeChallenge: string;
       /** RFC 9449 §10: the thumbprint of the DPoP key the code is to be bound to, when the request names one. */
       dpopJkt: string | undefined;
@@ -187,13 +187,9 @@ export async function checkAuthorizationParams(
   // RFC 8707: one resource per request, judged before the scope (the resource's scopes may be asked for with it).
   const resourceParam = single(query.resource);
   if (!resourceParam.ok) return refuse('invalid_target', 'Send at most one resource per request');
-  let resource: Awaited<ReturnType<typeof resolveTarget>>;
-  try {
-    resource = await resolveTarget(ctx, client, resourceParam.value);
-  } catch (err) {
-    if (err instanceof OAuthError) return refuse(err.error, err.description);
-    throw err;
-  }
+  const target = await judgeResource(ctx, client, { named: resourceParam.value });
+  if (!target.ok) return refuse(target.error, target.description);
+  const resource = target.resource;
   const requested = resolveRequestedScopes(scopeParam.value ?? '', permittedScopes(client, resource), resource?.scopes);
   if (!requested.ok) return refuse(requested.error, requested.description);
 

@@ -11,7 +11,7 @@ import type { Principal } from '../principal';
 import { authorizationResponseUrl, errorRedirect, issueAuthorizationCode } from './authorize.service';
 import { redirectUriMatches } from '../../lib/redirect-uri';
 import type { ApiResourceRow } from '../../db/repositories/api-resources.repo';
-import { permittedScopes, resolveTarget } from './resources.service';
+import { permittedScopes, resolveResource } from './resource-resolver';
 import { clientRegistrationEnabled } from './registration/client-metadata.service';
 import { recordConsent } from './grant-record';
 import { isSubset, parseScope } from './scopes';
@@ -46,7 +46,7 @@ async function clientStillAllowing(
   if (!client?.isActive || !clientRegistrationEnabled(ctx, client)) throw requestNotFound();
   if (!redirectUriMatches(client.redirectUris, request.redirectUri)) throw requestNotFound();
   // The API asked for must still exist and be allowed (CONTRACT §12); its scopes count with the client's.
-  const resource = await resolveTarget(ctx, client, request.resource ?? undefined, { db, refuse: () => requestNotFound() });
+  const resource = await resolveResource(ctx, client, request.resource ?? undefined, { db, refuse: () => requestNotFound() });
   if (!isSubset(parseScope(request.scope), permittedScopes(client, resource))) throw requestNotFound();
   return { client, resource };
 }

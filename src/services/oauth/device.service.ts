@@ -24,7 +24,7 @@ import { hasSecondFactor } from '../mfa/policy';
 import type { Principal } from '../principal';
 import { startSession } from '../sessions.service';
 import { DEVICE_CODE_GRANT, grantAllowed } from '../../declarations/client-policy';
-import { findResourceByIdentifier, permittedScopes, resolveTarget } from './resources.service';
+import { judgeResource, permittedScopes, resolveResource } from './resource-resolver';
 import { recordConsent } from './grant-record';
 import { formatScope, isSubset, parseScope } from './scopes';
 import { finishUserGrant, presentTokens, type TokenResponse } from './token-response';
@@ -69,7 +69,7 @@ export async function startDeviceAuthorization(
 ): Promise<DeviceAuthorization> {
   if (!grantAllowed(client, DEVICE_CODE_GRANT))
     throw new OAuthError('unauthorized_client', 'This client is not registered for the device grant');
-  const resource = await resolveTarget(ctx, client, input.resource);
+  const resource = await resolveResource(ctx, client, input.resource);
   const scopes = parseScope(input.scope ?? '');
   if (scopes.length === 0) throw new OAuthError('invalid_request', 'scope is required');
   if (!isSubset(scopes, permittedScopes(client, resource)))
@@ -125,7 +125,10 @@ export async function lookUpUserCode(ctx: ServiceContext, principal: Principal, 
     const row = await findPendingDeviceCode(ctx.db, sha256Hex(userCode), ctx.clock.now());
     const client = row ? await findClientById(ctx.db, row.clientId) : undefined;
     if (!row || !client?.isActive) return undefined;
-    const resource = row.resource ? await findResourceByIdentifier(ctx, row.resource) : undefined;
+    // The API named at device authorization, judged again (as consent does): one that has gone is not shown.
+    const target = await judgeResource(ctx, client, { granted: row.resource });
+    if (!target.ok) return undefined;
+    const resource = target.resource;
     return {
       userCode: formatUserCode(userCode),
       clientName: client.name,
@@ -154,6 +157,8 @@ export async function decideUserCode(
       if (!row) return undefined;
       const client = await findClientById(trx, row.clientId);
       if (!client?.isActive) throw new DeviceCodeGone();
+      // The API the page named must still be one the client may ask for (the resolver, as consent judges it).
+      if (!(await judgeResource(ctx, client, { granted: row.resource }, { db: trx })).ok) throw new DeviceCodeGone();
       if (approve) {
         // CONTRACT §23: the grant records the API named on the /device page (no redirect URI in this grant).
         await recordConsent(trx, principal.userId, client.clientId, { scopes: parseScope(row.scope), resource: row.resource }, now);
@@ -217,8 +222,9 @@ export async function exchangeDeviceCode(
   const issued = await withTransaction(ctx.db, async (trx) => {
     const user = polled.userId ? await findUserById(trx, polled.userId) : undefined;
     if (!user?.isActive) return undefined;
-    const resource = polled.resource ? await findResourceByIdentifier(ctx, polled.resource) : undefined;
-    if (polled.resource && !resource) return undefined;
+    const target = await judgeResource(ctx, client, { granted: polled.resource }, { db: trx });
+    if (!target.ok) return undefined;
+    const resource = target.resource;
     const auth = polled.authTime ? { time: polled.authTime, amr: polled.amr ?? ['pwd'] } : undefined;
     const started = await startSession(ctx, trx, {
       user,

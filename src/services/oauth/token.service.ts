@@ -21,26 +21,13 @@ import { dpopBinding, requireCodeKey, requireProofFor, requireRefreshKey, tokenR
 export type { TokenResponse } from './token-response';
 import { requireParam } from './params';
 import { finishUserGrant, presentTokens, withResourceToken, type TokenResponse } from './token-response';
-import { openRegistrationResources, resolveTarget, resourceOfClient } from './resources.service';
+import { grantableScopes, judgeResource, resolveResource } from './resource-resolver';
 import { consentShortfall, SHORTFALL_DESCRIPTIONS } from './grant-policy';
-import { isSubset, parseScope, unionScopes } from './scopes';
+import { isSubset, parseScope } from './scopes';
 
 type Exchange =
   | { ok: true; tokens: IssuedTokens; scope: string; userId: string; idToken?: string; expiresIn?: number }
   | { ok: false; description: string; error?: 'invalid_target' };
-
-/** The scopes a client's grants may carry: its own and those of every API it is allowed (CONTRACT §12, §13). */
-async function grantableScopes(ctx: ServiceContext, client: OAuthClientRow): Promise<string[]> {
-  let scopes: string[] = [...client.scopes];
-  for (const identifier of client.allowedResources) {
-    const resource = await resourceOfClient(ctx, client, identifier);
-    if (resource) scopes = unionScopes(scopes, resource.scopes);
-  }
-  if (client.registration === 'dynamic') {
-    for (const resource of await openRegistrationResources(ctx)) scopes = unionScopes(scopes, resource.scopes);
-  }
-  return scopes;
-}
 
 const INVALID_CODE = 'Authorization code is invalid, expired or already used';
 const NOT_APPROVED_FOR_RESOURCE = `${SHORTFALL_DESCRIPTIONS.resource}: send the user through authorization with it`;
@@ -66,7 +53,7 @@ export async function exchangeAuthorizationCode(
   const now = ctx.clock.now();
   const codeHash = sha256Hex(input.code);
   // Judged before the code is consumed: a resource the client may not ask for burns nothing.
-  const asked = await resolveTarget(ctx, client, input.resource);
+  const asked = await resolveResource(ctx, client, input.resource);
   const result = await withTransaction(ctx.db, async (trx): Promise<Exchange> => {
     const code = await consumeAuthorizationCode(trx, codeHash, client.clientId, now);
     if (!code) {
@@ -100,8 +87,10 @@ export async function exchangeAuthorizationCode(
     if (asked && code.resource && asked.identifier !== code.resource) {
       return { ok: false, error: 'invalid_target', description: 'resource differs from the authorization request' };
     }
-    const resource = asked ?? (code.resource ? await resourceOfClient(ctx, client, code.resource) : undefined);
-    if (code.resource && !resource) return { ok: false, error: 'invalid_target', description: 'resource is no longer a registered API' };
+    // The code's API, judged again by the resolver (it may have gone, or been taken from the client, since authorize).
+    const stored = asked ? undefined : await judgeResource(ctx, client, { granted: code.resource }, { db: trx });
+    if (stored && !stored.ok) return stored;
+    const resource = asked ?? stored?.resource;
     // CONTRACT §23: a token for an API only where the person approved this client for it (a code issued for sign-in
     // does not stretch to an API the client names here). The code is burned: it was presented once.
     if (resource && !(await grantCoversResource(trx, code.userId, client, resource.identifier))) {
@@ -152,16 +141,13 @@ export async function refreshAccessToken(
   input: { refreshToken: string; scope?: string; resource?: string; dpopJkt?: string },
 ): Promise<TokenResponse> {
   // RFC 8707: a refresh may ask for a token for an API; judged before rotation, so a refusal burns nothing.
-  const resource = await resolveTarget(ctx, client, input.resource);
+  const resource = await resolveResource(ctx, client, input.resource);
   // Verified once; the checks below and the rotation all read this payload (issue 33).
   const payload = ctx.jwt.verifyRefresh(input.refreshToken, ctx.clock.now());
   // RFC 9449 §5.0: a bound refresh token needs a proof of its key, and an API requiring DPoP a proof; before rotation.
   requireRefreshKey(payload?.cnf?.jkt, input.dpopJkt);
   requireProofFor(resource, input.dpopJkt);
-  // Only a client allowed APIs reads them: a spec client's refresh makes no further query (issue 10).
-  const clientScopes =
-    client.allowedResources.length > 0 || client.registration === 'dynamic' ? await grantableScopes(ctx, client) : client.scopes;
-  const refreshing = { clientId: client.clientId, scopes: clientScopes };
+  const refreshing = { clientId: client.clientId, scopes: await grantableScopes(ctx, client) };
   // The granted scope narrowed to what the client may still hold (CONTRACT §8), once.
   const narrowed = narrowScope(payload?.scope, refreshing);
   if (input.scope !== undefined) {
