@@ -965,9 +965,12 @@ const PAIR_JS = process.env.BENCH_PAIR_JS ? path.resolve(process.env.BENCH_PAIR_
 const PAIR_ROUNDS = Number(process.env.BENCH_PAIR_ROUNDS ?? 6);
 
 /**
- * Each wanted scenario (me, oauthRefresh, firstPartyRefresh, clientCredentials, clientCredentialsDpop) in PAIR_ROUNDS
- * rounds, A then B or B then A in turn; the refresh chains carry on from one run to the next. Prints each round's CPU
- * per request of both and the median of the ratios B/A.
+ * Each wanted scenario (me, oauthRefresh, firstPartyRefresh, clientCredentials and the signed variants
+ * oauthRefreshDpop, clientCredentialsDpop, clientCredentialsPrivateKeyJwt, each with its unsigned comparison) in
+ * PAIR_ROUNDS rounds; a round runs every scenario once on A and once on B (A then B or B then A in turn), so a signed
+ * variant and its unsigned one are measured close together. The refresh chains carry on from one run to the next.
+ * Prints each round's CPU per request of both, the median of the ratios B/A, and for each signed variant the median of
+ * its per-round ratio to its unsigned one on each build (issue 34's bound).
  */
 async function pairedRounds(a: Server, b: Server, fx: SsoFixtures): Promise<void> {
   const tokenPath = '/api/oauth/token';
@@ -981,7 +984,9 @@ async function pairedRounds(a: Server, b: Server, fx: SsoFixtures): Promise<void
     connections: CONNECTIONS,
   });
   const dpopKey = ecKey();
-  const pairs: Array<{ key: string; job: (base: string) => JobSpec; carry?: (tokens: string[]) => void }> = [];
+  // The proof's htu and the assertion's aud are BASE_URL's (A's address), which both builds are configured with.
+  const tokenUrl = `${a.url}${tokenPath}`;
+  const pairs: Array<{ key: string; job: (base: string) => JobSpec; carry?: (tokens: string[]) => void; unsigned?: string }> = [];
   if (wanted('me'))
     pairs.push({
       key: 'me',
@@ -998,24 +1003,57 @@ async function pairedRounds(a: Server, b: Server, fx: SsoFixtures): Promise<void
       job: (base) => oauthRefreshChain(`${base}${tokenPath}`, fx.client, fx.oauthRefreshTokens),
       carry: (tokens) => (fx.oauthRefreshTokens = tokens),
     });
+  if (wanted('oauthRefreshDpop')) {
+    // Chains of their own (made for this scenario): half unbound, half with a proof per request.
+    const half = fx.dpopRefreshTokens.length / 2;
+    let plain = fx.dpopRefreshTokens.slice(0, half);
+    let bound = fx.dpopRefreshTokens.slice(half);
+    pairs.push({
+      key: 'oauthRefreshUnbound',
+      job: (base) => oauthRefreshChain(`${base}${tokenPath}`, fx.client, plain),
+      carry: (tokens) => (plain = tokens),
+    });
+    pairs.push({
+      key: 'oauthRefreshDpop',
+      unsigned: 'oauthRefreshUnbound',
+      job: (base) => ({
+        ...oauthRefreshChain(`${base}${tokenPath}`, fx.client, bound),
+        sign: { dpop: { jwk: dpopKey, alg: 'ES256', htu: tokenUrl } },
+      }),
+      carry: (tokens) => (bound = tokens),
+    });
+  }
   if (wanted('firstPartyRefresh'))
     pairs.push({
       key: 'firstPartyRefresh',
       job: (base) => firstPartyRefreshChain(base, fx.firstPartyRefreshTokens),
       carry: (tokens) => (fx.firstPartyRefreshTokens = tokens),
     });
-  if (wanted('clientCredentials')) pairs.push({ key: 'clientCredentials', job: ccLoop });
-  // The proof's htu is BASE_URL's (A's address), which both builds are configured with.
+  const signedCc = wanted('clientCredentialsDpop') || wanted('clientCredentialsPrivateKeyJwt');
+  if (wanted('clientCredentials') || signedCc) pairs.push({ key: 'clientCredentials', job: ccLoop });
   if (wanted('clientCredentialsDpop'))
     pairs.push({
       key: 'clientCredentialsDpop',
-      job: (base) => ({ ...ccLoop(base), sign: { dpop: { jwk: dpopKey, alg: 'ES256', htu: `${a.url}${tokenPath}` } } }),
+      unsigned: 'clientCredentials',
+      job: (base) => ({ ...ccLoop(base), sign: { dpop: { jwk: dpopKey, alg: 'ES256', htu: tokenUrl } } }),
     });
+  if (wanted('clientCredentialsPrivateKeyJwt')) {
+    const jwk = ecKey();
+    const clientId = await privateKeyJwtMachine(a.url, fx, jwk);
+    pairs.push({
+      key: 'clientCredentialsPrivateKeyJwt',
+      unsigned: 'clientCredentials',
+      job: (base) => ({
+        ...ccLoop(base),
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        sign: { assertion: { jwk, alg: 'ES256', kid: 'bench-1', clientId, aud: tokenUrl } },
+      }),
+    });
+  }
   const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
-  const summary: string[] = [];
-  for (const pair of pairs) {
-    const rows: Array<{ a: number; b: number }> = [];
-    for (let round = 0; round < PAIR_ROUNDS; round++) {
+  const rows = new Map<string, Array<{ a: number; b: number }>>(pairs.map((p) => [p.key, []]));
+  for (let round = 0; round < PAIR_ROUNDS; round++) {
+    for (const pair of pairs) {
       const row = { a: 0, b: 0 };
       for (const side of round % 2 === 0 ? (['a', 'b'] as const) : (['b', 'a'] as const)) {
         const server = side === 'a' ? a : b;
@@ -1024,15 +1062,31 @@ async function pairedRounds(a: Server, b: Server, fx: SsoFixtures): Promise<void
         if (tokens && pair.carry) pair.carry(tokens);
         row[side] = r!.cpuMsPerRequest;
       }
-      rows.push(row);
+      rows.get(pair.key)!.push(row);
     }
-    const ratios = rows.map((r) => r.b / r.a);
+  }
+  const summary: string[] = [];
+  for (const pair of pairs) {
+    const own = rows.get(pair.key)!;
+    const ratios = own.map((r) => r.b / r.a);
     summary.push(
-      `${pair.key}: A ${rows.map((r) => fmt(r.a, 3)).join(' ')} | B ${rows.map((r) => fmt(r.b, 3)).join(' ')} | B/A ${ratios
+      `${pair.key}: A ${own.map((r) => fmt(r.a, 3)).join(' ')} | B ${own.map((r) => fmt(r.b, 3)).join(' ')} | B/A ${ratios
         .map((x) => fmt(x, 2))
         .join(
           ' ',
-        )} | median B/A ${fmt(median(ratios), 2)} (A median ${fmt(median(rows.map((r) => r.a)), 3)} ms, B ${fmt(median(rows.map((r) => r.b)), 3)} ms)`,
+        )} | median B/A ${fmt(median(ratios), 2)} (A median ${fmt(median(own.map((r) => r.a)), 3)} ms, B ${fmt(median(own.map((r) => r.b)), 3)} ms)`,
+    );
+  }
+  for (const pair of pairs) {
+    if (!pair.unsigned) continue;
+    const signed = rows.get(pair.key)!;
+    const unsigned = rows.get(pair.unsigned)!;
+    const onA = signed.map((r, i) => r.a / unsigned[i]!.a);
+    const onB = signed.map((r, i) => r.b / unsigned[i]!.b);
+    summary.push(
+      `${pair.key} / ${pair.unsigned} (bound 1.3): A ${onA.map((x) => fmt(x, 2)).join(' ')} median ${fmt(median(onA), 2)} | B ${onB
+        .map((x) => fmt(x, 2))
+        .join(' ')} median ${fmt(median(onB), 2)}`,
     );
   }
   process.stdout.write(
@@ -1041,6 +1095,25 @@ async function pairedRounds(a: Server, b: Server, fx: SsoFixtures): Promise<void
       .map((x) => fmt(x, 1))
       .join(' ')}):\n${summary.join('\n')}\n`,
   );
+}
+
+/** A client_credentials client authenticated by private_key_jwt with the public half of `jwk` (kid bench-1). */
+async function privateKeyJwtMachine(sso: string, fx: SsoFixtures, jwk: ReturnType<typeof ecKey>): Promise<string> {
+  const { d: _d, ...publicJwk } = jwk;
+  const created = await call(`${sso}/api/admin/oauth-clients`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${fx.adminToken}` },
+    json: {
+      name: 'Bench machine (private_key_jwt)',
+      grant_types: ['client_credentials'],
+      scopes: ['read'],
+      allowed_resources: [fx.ccResource],
+      token_endpoint_auth_method: 'private_key_jwt',
+      jwks: { keys: [{ ...publicJwk, kid: 'bench-1', alg: 'ES256', use: 'sig' }] },
+    },
+  });
+  expectStatus('create private_key_jwt machine client', created, 201);
+  return created.body.client.client_id as string;
 }
 
 async function signedVariants(server: Server, fx: SsoFixtures): Promise<void> {
@@ -1102,21 +1175,7 @@ async function signedVariants(server: Server, fx: SsoFixtures): Promise<void> {
   }
   if (wanted('clientCredentialsPrivateKeyJwt')) {
     const jwk = ecKey();
-    const { d: _d, ...publicJwk } = jwk;
-    const created = await call(`${sso}/api/admin/oauth-clients`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${fx.adminToken}` },
-      json: {
-        name: 'Bench machine (private_key_jwt)',
-        grant_types: ['client_credentials'],
-        scopes: ['read'],
-        allowed_resources: [fx.ccResource],
-        token_endpoint_auth_method: 'private_key_jwt',
-        jwks: { keys: [{ ...publicJwk, kid: 'bench-1', alg: 'ES256', use: 'sig' }] },
-      },
-    });
-    expectStatus('create private_key_jwt machine client', created, 201);
-    const clientId = created.body.client.client_id as string;
+    const clientId = await privateKeyJwtMachine(sso, fx, jwk);
     [results.ccPrivateKeyJwt] = await measure('client_credentials authenticated by a private_key_jwt assertion per request', server.pid, {
       ...ccLoop,
       headers: { 'content-type': 'application/x-www-form-urlencoded' },

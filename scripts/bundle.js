@@ -9,7 +9,7 @@
 //   WebAuthn browser script, pino-pretty, thread-stream, which pino requires at load for worker transports, and
 //   graphile-worker, the webhook queue);
 // - what a start does not need, so that it is not even parsed at start (the WebAuthn server stack, jose, nodemailer,
-//   qrcode, otpauth, the Redis client, the user import's CSV parser);
+//   qrcode, otpauth, the Redis client, the user import's CSV parser, undici, the SAML XML stack);
 // - the drivers of other databases that knex names but never loads here.
 'use strict';
 const path = require('node:path');
@@ -36,6 +36,12 @@ const EXTERNAL = [
   'rate-limit-redis',
   // the user import's CSV parser (src/declarations/user-import.ts)
   'csv-parse',
+  // the outbound HTTP client (src/lib/outbound-http.ts): webhooks, client key sets, federation, back-channel logout
+  'undici',
+  // the SAML XML stack (src/lib/saml-xml.ts)
+  '@xmldom/xmldom',
+  'xml-crypto',
+  'xml-encryption',
   // graphile-worker reads its own SQL migrations (node_modules/graphile-worker/sql) and loads its config at run time.
   'graphile-worker',
   // knex's other dialects and pg's optional native binding

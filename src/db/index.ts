@@ -63,11 +63,24 @@ export async function withTransaction<T>(db: Db, fn: (trx: Knex.Transaction) => 
 }
 
 /**
- * When `db` is a transaction: a promise that resolves when it commits and rejects when it rolls back (Knex's own);
- * undefined for the pool, where every statement is committed on its own.
+ * When `db` is a transaction: a promise that resolves when its work is committed and rejects when it is rolled back;
+ * undefined for the pool, where every statement is committed on its own. For a nested transaction (a savepoint) the
+ * work is committed only when the outermost transaction commits, and rolled back when the savepoint or any
+ * transaction around it rolls back: the release of a savepoint commits nothing yet.
  */
 export function commitOf(db: DbOrTrx): Promise<unknown> | undefined {
-  return db.isTransaction && 'executionPromise' in db ? db.executionPromise : undefined;
+  if (!db.isTransaction || !('executionPromise' in db)) return undefined;
+  const enclosing: Array<Promise<unknown>> = [];
+  let outermost: Knex.Transaction = db;
+  while (outermost.parentTransaction) {
+    enclosing.push(outermost.executionPromise);
+    outermost = outermost.parentTransaction;
+  }
+  if (enclosing.length === 0) return outermost.executionPromise;
+  return new Promise((resolve, reject) => {
+    for (const settled of enclosing) settled.then(undefined, reject);
+    outermost.executionPromise.then(resolve, reject);
+  });
 }
 
 /** The retry of withTransaction for work that is atomic on its own (a single statement). */

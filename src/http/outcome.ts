@@ -3,20 +3,17 @@ import type { ErrorDetail } from '../errors';
 import type { FieldErrors, Refusal } from '../views/console/components';
 
 /**
- * What a page or console handler answers, instead of writing to `res`: a page, a redirect (with the message shown once
- * on the next page), or a refused form. The kit's last step (the route's `outcome` renderer, e.g. the console's in
- * src/console/action.ts) turns it into HTML with the frame, the CSRF pair, the language and the status. Only streams
- * (a CSV export, static files, a download) still write to `res`.
+ * What travels with any answer besides its body: the cookies it sets or clears and its own headers. A page's outcome
+ * and an API route's `Reply` (src/routes/route.ts) both carry them, and their one writer (`writeCookiesAndHeaders`)
+ * puts them on the response: no handler writes a cookie to `res`.
  */
-export abstract class Outcome {
+export abstract class Answer {
   /** The cookies this answer sets or clears, in order (a sign-in's session pair, a cleared pending link). */
   readonly cookies: CookieWrite[] = [];
-  /** Response headers besides the kit's own (Retry-After of a refusal over a limit). */
+  /** Response headers besides the kit's own (Retry-After of a refusal over a limit, a DPoP nonce). */
   readonly headers: Record<string, string> = {};
 
-  protected constructor(readonly status: number) {}
-
-  /** This answer, also setting or clearing `cookies` (written by the kit's last step, before the body). */
+  /** This answer, also setting or clearing `cookies` (written by the last step, before the body). */
   withCookies(...cookies: ReadonlyArray<CookieWrite>): this {
     this.cookies.push(...cookies);
     return this;
@@ -26,6 +23,18 @@ export abstract class Outcome {
   withHeaders(headers: Readonly<Record<string, string>> | undefined): this {
     Object.assign(this.headers, headers);
     return this;
+  }
+}
+
+/**
+ * What a page or console handler answers, instead of writing to `res`: a page, a redirect (with the message shown once
+ * on the next page), or a refused form. The kit's last step (the route's `outcome` renderer, e.g. the console's in
+ * src/console/action.ts) turns it into HTML with the frame, the CSRF pair, the language and the status. Only streams
+ * (a CSV export, static files) still write to `res`.
+ */
+export abstract class Outcome extends Answer {
+  protected constructor(readonly status: number) {
+    super();
   }
 }
 
@@ -42,8 +51,8 @@ export const clearCookie = (name: string, options: CookieOptions): CookieWrite =
 /** `outcome` also setting or clearing `cookies`. */
 export const withCookies = <O extends Outcome>(outcome: O, ...cookies: CookieWrite[]): O => outcome.withCookies(...cookies);
 
-/** The first step of every outcome renderer: the outcome's cookies and headers, before its status and body. */
-export function writeCookiesAndHeaders(outcome: Outcome, res: Response): void {
+/** The first step of every answer's writer: its cookies and headers, before its status and body. */
+export function writeCookiesAndHeaders(outcome: Answer, res: Response): void {
   for (const { name, value, options } of outcome.cookies) {
     if (value === undefined) res.clearCookie(name, options);
     else res.cookie(name, value, options);

@@ -3,6 +3,22 @@ import { keyed, pluralize } from './plural';
 
 const plural = pluralize('de');
 
+/** The settings' groups: the same words in the settings reference and in the console's settings form. */
+const settingGroups = {
+  sign_up: 'Registrierung',
+  security: 'Sicherheit',
+  browser: 'Browser-Anwendungen',
+  branding: 'Erscheinungsbild und Sprache',
+  mail: 'E-Mail',
+};
+
+/** A new password shorter than the policy allows (the sign-up form and the password pages). */
+const passwordTooShort = (n: number) =>
+  plural(n, {
+    one: `Wählen Sie ein Passwort mit mindestens ${n} Zeichen.`,
+    other: `Wählen Sie ein Passwort mit mindestens ${n} Zeichen.`,
+  });
+
 /** The German catalogue; typed with the English one, so every key and every message's parameters must match. */
 export const de: Messages = {
   validation: {
@@ -59,7 +75,8 @@ export const de: Messages = {
     backchannelFragment: 'Die Back-Channel-Logout-URI darf kein Fragment (#) enthalten.',
     backchannelHttps: 'Die Back-Channel-Logout-URI muss mit https:// beginnen.',
     backchannelHttpsOrLoopback: 'Die Back-Channel-Logout-URI muss mit https:// beginnen (http nur an einen Loopback-Host).',
-    issuerHttps: 'Der Aussteller muss eine https-URL sein.',
+    issuerHttps:
+      'Der Aussteller muss eine https-URL sein: http nur mit eingeschalteter Einstellung idp_allow_private (Einstellungen › Sicherheit oder IDP_ALLOW_PRIVATE=true), dem Schalter für die lokale Entwicklung.',
     issuerQuery: 'Der Aussteller darf keine Abfrage (?) und kein Fragment (#) haben.',
     issuerRequired: 'Ein OpenID-Anbieter braucht seinen Aussteller.',
     issuerMicrosoft: 'Geben Sie den Aussteller Ihres Mandanten an: https://login.microsoftonline.com/{Mandanten-ID}/v2.0',
@@ -103,6 +120,13 @@ export const de: Messages = {
     fieldMax: (p) => `Geben Sie höchstens ${p.max} ein.`,
     fieldMin: (p) => `Geben Sie mindestens ${p.min} ein.`,
     fieldUrl: 'Geben Sie eine URL ein.',
+    fieldHttpsUrl: 'Geben Sie eine https-URL ein.',
+    proofAtMostOne: 'Bestätigen Sie mit höchstens einem von Passwort, Code, Wiederherstellungscode oder Passkey.',
+    proofExactlyOne: 'Bestätigen Sie mit Passwort, Code, Wiederherstellungscode oder Passkey.',
+    proofAtMostOneBesidesCode: 'Bestätigen Sie mit höchstens einem von Passwort, Wiederherstellungscode oder Passkey.',
+    secondFactorExactlyOne: 'Geben Sie genau eines an: Code, Wiederherstellungscode oder Passkey.',
+    auditFromBeforeTo: '„Von“ muss vor „Bis“ liegen.',
+    roleIdOrName: 'Geben Sie entweder role_id oder role (mit optionaler Anwendung) an.',
     fieldEmail: 'Geben Sie eine E-Mail-Adresse ein.',
     fieldId: 'Dies ist keine gültige Kennung.',
     fieldFormat: 'Der Wert hat nicht die erwartete Form.',
@@ -227,13 +251,7 @@ export const de: Messages = {
     errorSummary: 'Es gibt ein Problem',
   },
   settingsCatalogue: {
-    groups: {
-      sign_up: 'Registrierung',
-      security: 'Sicherheit',
-      browser: 'Browser-Anwendungen',
-      branding: 'Erscheinungsbild und Sprache',
-      mail: 'E-Mail',
-    },
+    groups: settingGroups,
     registration: {
       label: 'Selbstregistrierung',
       description:
@@ -424,11 +442,7 @@ export const de: Messages = {
       firstName: 'Geben Sie Ihren Vornamen ein.',
       lastName: 'Geben Sie Ihren Nachnamen ein.',
       email: 'Geben Sie eine gültige E-Mail-Adresse ein.',
-      password: (n: number) =>
-        plural(n, {
-          one: `Wählen Sie ein Passwort mit mindestens ${n} Zeichen.`,
-          other: `Wählen Sie ein Passwort mit mindestens ${n} Zeichen.`,
-        }),
+      password: passwordTooShort,
       mismatch: 'Die beiden Passwörter stimmen nicht überein.',
     },
     continueTo: (app: string) => `Weiter zu ${app}`,
@@ -801,11 +815,7 @@ export const de: Messages = {
     currentPasswordMissing: 'Geben Sie Ihr aktuelles Passwort ein.',
     currentPasswordWrong: 'Das aktuelle Passwort ist nicht korrekt.',
     newPasswordsDiffer: 'Die beiden neuen Passwörter stimmen nicht überein.',
-    passwordTooShort: (n: number) =>
-      plural(n, {
-        one: `Wählen Sie ein Passwort mit mindestens ${n} Zeichen.`,
-        other: `Wählen Sie ein Passwort mit mindestens ${n} Zeichen.`,
-      }),
+    passwordTooShort,
     passwordTooLong: 'Das Passwort ist zu lang.',
     passwordBreached: 'Dieses Passwort steht in Listen von Passwörtern, die bei anderen Diensten gestohlen wurden. Wählen Sie ein anderes.',
     passwordPersonal: 'Das Passwort darf weder den Namen Ihrer E-Mail-Adresse noch den Namen dieses Dienstes enthalten.',
@@ -1820,13 +1830,7 @@ export const de: Messages = {
       value: 'Wert',
       formIntro:
         'Diese Einstellungen gelten innerhalb von zwei Sekunden auf jeder Instanz, ohne Neustart. Eine durch eine Umgebungsvariable festgelegte Einstellung ist hier gesperrt: Ändern Sie die Variable und starten Sie neu.',
-      groups: {
-        sign_up: 'Registrierung',
-        security: 'Sicherheit',
-        browser: 'Browser-Anwendungen',
-        branding: 'Erscheinungsbild und Sprache',
-        mail: 'E-Mail',
-      },
+      groups: settingGroups,
       labels: keyed({
         registration: [
           'Selbstregistrierung',

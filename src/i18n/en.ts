@@ -2,6 +2,19 @@ import { keyed, pluralize } from './plural';
 
 const plural = pluralize('en');
 
+/** The settings' groups: the same words in the settings reference and in the console's settings form. */
+const settingGroups = {
+  sign_up: 'Sign-up and registration',
+  security: 'Security',
+  browser: 'Browser applications',
+  branding: 'Branding and language',
+  mail: 'Mail',
+};
+
+/** A new password shorter than the policy allows (the sign-up form and the password pages). */
+const passwordTooShort = (n: number) =>
+  plural(n, { one: `Choose a password of at least ${n} character.`, other: `Choose a password of at least ${n} characters.` });
+
 /**
  * The English catalogue: the reference every other catalogue must match key for key and signature for signature
  * (`Messages = typeof en`; de.ts is typed with it, so a missing or extra key does not compile). A message that
@@ -76,7 +89,8 @@ export const en = {
     backchannelHttps: 'backchannel_logout_uri must be an https URL',
     backchannelHttpsOrLoopback: 'backchannel_logout_uri must be an https URL (http only to a loopback host)',
     // Identity providers (services/federation/providers.service.ts).
-    issuerHttps: 'The issuer must be an https URL',
+    issuerHttps:
+      'The issuer must be an https URL: http only with the setting idp_allow_private turned on (Settings › Security, or IDP_ALLOW_PRIVATE=true), the switch for local development',
     issuerQuery: 'The issuer must not have a query or fragment',
     issuerRequired: 'An OpenID provider needs its issuer',
     issuerMicrosoft: 'Give the issuer of your tenant: https://login.microsoftonline.com/{tenant id}/v2.0',
@@ -123,6 +137,16 @@ export const en = {
     fieldMax: (p: ValidationParams) => `must be at most ${p.max}`,
     fieldMin: (p: ValidationParams) => `must be at least ${p.min}`,
     fieldUrl: 'must be a URL',
+    fieldHttpsUrl: 'must be an https URL',
+    // Proofs of a factor change and of the second sign-in step (routes/auth/mfa.schemas.ts).
+    proofAtMostOne: 'Send at most one of password, code, recovery_code or passkey',
+    proofExactlyOne: 'Send one of password, code, recovery_code or passkey',
+    proofAtMostOneBesidesCode: 'Send at most one of password, recovery_code or passkey',
+    secondFactorExactlyOne: 'Send exactly one of code, recovery_code or passkey',
+    // The audit log's filter (routes/audit/audit.schemas.ts).
+    auditFromBeforeTo: 'from must be before to',
+    // Role assignment (routes/rbac/rbac.schemas.ts).
+    roleIdOrName: 'Give either role_id or role (with an optional application)',
     fieldEmail: 'must be an email address',
     fieldId: 'is not a valid id',
     fieldFormat: 'does not have the expected form',
@@ -247,13 +271,7 @@ export const en = {
   },
   /** CONTRACT §18: the runtime settings (src/declarations/settings.ts), by name; docs/settings.md uses these. */
   settingsCatalogue: {
-    groups: {
-      sign_up: 'Sign-up and registration',
-      security: 'Security',
-      browser: 'Browser applications',
-      branding: 'Branding and language',
-      mail: 'Mail',
-    },
+    groups: settingGroups,
     registration: {
       label: 'Self-registration',
       description:
@@ -431,8 +449,7 @@ export const en = {
       firstName: 'Enter your first name.',
       lastName: 'Enter your last name.',
       email: 'Enter a valid email address.',
-      password: (n: number) =>
-        plural(n, { one: `Choose a password of at least ${n} character.`, other: `Choose a password of at least ${n} characters.` }),
+      password: passwordTooShort,
       mismatch: 'The two passwords are not the same.',
     },
     continueTo: (app: string) => `Continue to ${app}`,
@@ -791,8 +808,7 @@ export const en = {
     currentPasswordMissing: 'Enter your current password.',
     currentPasswordWrong: 'The current password is not correct.',
     newPasswordsDiffer: 'The two new passwords are not the same.',
-    passwordTooShort: (n: number) =>
-      plural(n, { one: `Choose a password of at least ${n} character.`, other: `Choose a password of at least ${n} characters.` }),
+    passwordTooShort,
     passwordTooLong: 'The password is too long.',
     passwordBreached: 'This password appears in lists of passwords stolen from other sites. Choose another one.',
     passwordPersonal: "The password must not contain your email address's name or the name of this service.",
@@ -1780,13 +1796,7 @@ export const en = {
       value: 'Value',
       formIntro:
         'These settings apply on every instance within two seconds, without a restart. A setting pinned by an environment variable is locked here: change the variable and restart.',
-      groups: keyed({
-        sign_up: 'Sign-up and registration',
-        security: 'Security',
-        browser: 'Browser applications',
-        branding: 'Branding and language',
-        mail: 'Mail',
-      }),
+      groups: keyed(settingGroups),
       labels: keyed({
         registration: [
           'Self-service sign-up',

@@ -1,9 +1,14 @@
 import { createPublicKey, createVerify, sign as rsaSign, X509Certificate, type KeyObject } from 'node:crypto';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import { DOMParser, XMLSerializer } from '@xmldom/xmldom';
-import { SignedXml } from 'xml-crypto';
-import { encrypt as xmlEncrypt } from 'xml-encryption';
 import type { Said } from '../errors';
+
+/**
+ * The XML stack (xmldom, xml-crypto, xml-encryption) is loaded on the first SAML message or metadata document, outside
+ * the server's bundle (scripts/bundle.js), not at start: most processes never speak SAML.
+ */
+const xmldom = (): typeof import('@xmldom/xmldom') => require('@xmldom/xmldom') as typeof import('@xmldom/xmldom');
+const xmlCrypto = (): typeof import('xml-crypto') => require('xml-crypto') as typeof import('xml-crypto');
+const xmlEncryption = (): typeof import('xml-encryption') => require('xml-encryption') as typeof import('xml-encryption');
 
 /**
  * The XML side of the SAML identity provider (CONTRACT §19), narrow by construction:
@@ -77,7 +82,10 @@ export function parseSamlXml(xml: string): Document {
   }
   const problems: string[] = [];
   const report = (msg: string) => problems.push(msg);
-  const doc = new DOMParser({ errorHandler: { warning: report, error: report, fatalError: report } }).parseFromString(xml, 'text/xml');
+  const doc = new (xmldom().DOMParser)({ errorHandler: { warning: report, error: report, fatalError: report } }).parseFromString(
+    xml,
+    'text/xml',
+  );
   if (problems.length > 0 || !doc?.documentElement) throw new SamlInputError('the message is not well-formed XML');
   let roots = 0;
   for (let n = doc.firstChild; n; n = n.nextSibling) {
@@ -128,7 +136,7 @@ export type XmlChild = Element | string | undefined | false | null;
 
 /** The document the IdP builds a message in; `el` creates its elements. */
 export function newDocument(): Document {
-  return new DOMParser().parseFromString('<x/>', 'text/xml');
+  return new (xmldom().DOMParser)().parseFromString('<x/>', 'text/xml');
 }
 
 /** An element `prefix:local` in `ns`, with attributes (undefined ones left out) and children (text is escaped). */
@@ -155,7 +163,7 @@ export function el(
 }
 
 export function serialize(node: Node): string {
-  return new XMLSerializer().serializeToString(node);
+  return new (xmldom().XMLSerializer)().serializeToString(node);
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -171,7 +179,7 @@ export interface SigningMaterial {
  * right after its <Issuer> (the position the SAML schema gives it), exclusive c14n, RSA-SHA256, SHA-256.
  */
 export function signElement(xml: string, ns: string, localName: string, id: string, key: SigningMaterial): string {
-  const sig = new SignedXml({
+  const sig = new (xmlCrypto().SignedXml)({
     privateKey: key.privateKeyPem,
     publicCert: key.certificatePem,
     signatureAlgorithm: ALG.rsaSha256,
@@ -190,7 +198,7 @@ export function signElement(xml: string, ns: string, localName: string, id: stri
 export function encryptToCertificate(xml: string, certificatePem: string): Promise<string> {
   const publicKey = publicKeyOf(certificatePem).export({ type: 'spki', format: 'pem' });
   return new Promise((resolve, reject) =>
-    xmlEncrypt(
+    xmlEncryption().encrypt(
       xml,
       {
         rsa_pub: publicKey,
@@ -253,7 +261,7 @@ export function verifySignedRoot(xml: string, doc: Document, certificatePem: str
     throw new SamlInputError('the registered certificate cannot be read');
   }
   // The key is the registered certificate's, never one from the message's KeyInfo.
-  const verifier = new SignedXml({ publicCert, getCertFromKeyInfo: () => null });
+  const verifier = new (xmlCrypto().SignedXml)({ publicCert, getCertFromKeyInfo: () => null });
   let valid: boolean;
   try {
     verifier.loadSignature(signature);

@@ -23,16 +23,11 @@ export function issueCsrf(req: Request, res: Response, config: Pick<Config, 'coo
 }
 
 /**
- * A new value at sign-in (every sign-in that sets the SSO cookies: pages, their second step, passkeys, an identity
- * provider's callback, sign-up): a value planted or read before the sign-in never works after it (session fixation's
- * CSRF twin). Forms rendered before it then need a reload, as after any sign-in.
+ * A new CSRF value at sign-in, as an answer's cookie (every sign-in that sets the SSO cookies: pages, their second step,
+ * passkeys, an identity provider's callback, sign-up, and the API's): a value planted or read before the sign-in never
+ * works after it (session fixation's CSRF twin). Forms rendered before it then need a reload, as after any sign-in.
+ * `value` is the new value (a page rendered with it uses it, not the old one).
  */
-export function rotateCsrf(res: Response, config: Pick<Config, 'cookieSecure'>): void {
-  const { name, value, options } = rotatedCsrf(config);
-  res.cookie(name, value, options);
-}
-
-/** rotateCsrf as an outcome's cookie: `value` is the new value (a page rendered with it uses it, not the old one). */
 export function rotatedCsrf(config: Pick<Config, 'cookieSecure'>): CookieWrite & { value: string } {
   return { name: CSRF_COOKIE, value: randomToken(32), options: csrfOptions(config) };
 }

@@ -36,7 +36,7 @@ import type { Authenticate } from '../middleware/authenticate';
 import { ADMIN_TIER, type Principal } from '../services/principal';
 import type { ServiceContext } from '../services/context';
 import type { Config } from '../config';
-import { Outcome } from '../http/outcome';
+import { Answer, Outcome, writeCookiesAndHeaders } from '../http/outcome';
 import type { Step } from '../http/dispatch';
 import { createClientCors, type ClientCors } from '../http/client-cors';
 import { responseChecker } from './docs/response-check';
@@ -393,15 +393,25 @@ function noneMatch(header: string | undefined, etag: string): boolean {
   return false;
 }
 
-/** A handler's answer with a status other than the declared one (e.g. 200 instead of 201 when nothing was created). */
-export class Reply<B = unknown> {
+/**
+ * A handler's JSON answer with what a plain body cannot say: a status other than the declared one (e.g. 200 instead of
+ * 201 when nothing was created), cookies set or cleared (a sign-in's session pair) and headers (a DPoP nonce). The
+ * adapter writes them (`writeCookiesAndHeaders`, the same writer as the pages' outcomes); no handler writes `res`.
+ */
+export class Reply<B = unknown> extends Answer {
   constructor(
-    readonly status: number,
+    /** The declared status when undefined. */
+    readonly status: number | undefined,
     readonly body: B,
-  ) {}
+  ) {
+    super();
+  }
 }
 
 export const reply = <B>(status: number, body: B): Reply<B> => new Reply(status, body);
+
+/** `body` with the declared status, ready to carry cookies or headers (`withCookies`, `withHeaders`). */
+export const replyOf = <B>(body: B): Reply<B> => new Reply(undefined, body);
 
 export function noStore(res: Response): void {
   res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
@@ -465,15 +475,16 @@ function chainOf(deps: RouteDeps, decl: MountedRouteDecl, handler: DeclaredRoute
       if (!decl.outcome) throw new Error(`${decl.method.toUpperCase()} ${decl.path}: an outcome without an outcome renderer`);
       return decl.outcome(result, req, res, deps.ctx.config);
     }
-    if (result === undefined) {
-      res.status(status).end();
-      return;
-    }
     let code = status;
     let body: unknown = result;
     if (result instanceof Reply) {
-      code = result.status;
+      writeCookiesAndHeaders(result, res);
+      code = result.status ?? status;
       body = result.body;
+    }
+    if (body === undefined) {
+      res.status(code).end();
+      return;
     }
     if (checkResponse && code < 400) checkResponse(body);
     if (cacheControl !== undefined && code < 400) res.setHeader('Cache-Control', cacheControl);

@@ -1,11 +1,12 @@
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import type { Config } from '../config';
-import { rotateCsrf } from '../middleware/csrf';
-import { setSessionCookies } from '../middleware/session-cookies';
+import type { CookieWrite } from '../http/outcome';
+import { rotatedCsrf } from '../middleware/csrf';
+import { sessionCookies } from '../middleware/session-cookies';
 import type { AuthResult, SecondFactorRequired } from '../services/auth.service';
 import type { RequestMeta } from '../services/context';
 import { presentAuthUser } from './auth/auth.presenters';
-import { reply } from './route';
+import { reply, replyOf } from './route';
 
 /**
  * What several routers share (the API's and the pages'), defined once here rather than imported from one router into
@@ -17,22 +18,29 @@ export function requestMeta(req: Request): RequestMeta {
   return { ip: req.ip ?? null, userAgent: req.get('user-agent') ?? null };
 }
 
-/** Every successful sign-in (register, login, its second step, passkey): the SSO cookies and the `authResult` body. */
-export function signedIn(config: Config, res: Response, result: AuthResult) {
-  setSessionCookies(res, config, result.tokens);
-  rotateCsrf(res, config);
-  return {
+/**
+ * The cookies of every sign-in, the API's and the pages' alike: the SSO pair and a new CSRF value (session fixation's
+ * CSRF twin). The one place that decides them.
+ */
+export const signedInCookies = (config: Config, result: Pick<AuthResult, 'tokens'>): CookieWrite[] => [
+  ...sessionCookies(config, result.tokens),
+  rotatedCsrf(config),
+];
+
+/** Every successful sign-in of the API (register, login, its second step, passkey): the `authResult` body with the sign-in cookies. */
+export function signedIn(config: Config, result: AuthResult) {
+  return replyOf({
     user: presentAuthUser(result.user, result.tokens.access),
     accessToken: result.tokens.accessToken,
     refreshToken: result.tokens.refreshToken,
-  };
+  }).withCookies(...signedInCookies(config, result));
 }
 
 /**
  * A first factor accepted (the password, an emailed code): signed in, or (CONTRACT §10) a 401 mfa_required with the
  * token of the second step, and no cookie and no session until that step.
  */
-export function signedInOrSecondStep(config: Config, res: Response, result: AuthResult | SecondFactorRequired) {
+export function signedInOrSecondStep(config: Config, result: AuthResult | SecondFactorRequired) {
   if (result.mfaRequired) {
     return reply(401, {
       error: 'mfa_required',
@@ -41,7 +49,7 @@ export function signedInOrSecondStep(config: Config, res: Response, result: Auth
       methods: result.methods,
     });
   }
-  return signedIn(config, res, result);
+  return signedIn(config, result);
 }
 
 /** The query string of the request as sent, with its leading `?` (empty when there is none). */

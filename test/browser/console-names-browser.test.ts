@@ -1,9 +1,10 @@
 import fs from 'node:fs';
+import request from 'supertest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { checkConsolePage, newConsoleContext, signInAt } from '../helpers/console-browser';
 import { launchChromium } from '../helpers/ensure-chromium';
 import { makeApiResource } from '../helpers/apps';
-import { makeClient, makeUser } from '../helpers/factories';
+import { makeClient, makeSignedInUser, makeUser } from '../helpers/factories';
 import { createListeningTestApp } from '../helpers/oauth';
 import { makeRole } from '../helpers/rbac';
 import type { TestApp } from '../helpers/test-app';
@@ -171,3 +172,25 @@ test('the audit log by name: people, applications, labelled details and the grou
     await context.close();
   }
 }, 180_000);
+
+test('a settings change in the audit log reads name, before and after, in English and German', async () => {
+  const changer = await makeSignedInUser(t, ['super_admin']);
+  const patched = await request(t.app).patch('/api/admin/settings').set('Authorization', changer.bearer).send({ invitation_ttl_hours: 48 });
+  expect(patched.status).toBe(200);
+  const { context, page } = await signedIn();
+  try {
+    for (const [language, title, said] of [
+      ['en', 'Audit log', 'Name: invitation_ttl_hours; Before: 72; After: 48'],
+      ['de', 'Audit-Protokoll', 'Name: invitation_ttl_hours; Vorher: 72; Nachher: 48'],
+    ] as const) {
+      await context.setExtraHTTPHeaders({ 'Accept-Language': language });
+      await page.goto(`${baseUrl}/admin/audit?type=settings.changed`);
+      await page.getByRole('heading', { name: title }).waitFor();
+      const row = page.getByRole('row').filter({ hasText: 'settings.changed' }).first();
+      expect(await row.locator('dl.detail dd').first().textContent()).toBe(said);
+      await checkConsolePage(page, `audit-settings-${language}`, SHOTS);
+    }
+  } finally {
+    await context.close();
+  }
+}, 120_000);

@@ -219,6 +219,10 @@ test('the upstream-provider form keeps the typed values after a refused private 
       await page.locator('#error-summary').waitFor({ timeout: 15_000 });
       for (const [id, value] of Object.entries(typed)) expect([id, await page.inputValue(`#${id}`)]).toEqual([id, value]);
       expect(await page.inputValue('#f-client_secret')).toBe('');
+      // The refusal itself, in the page's language, names the setting that allows it and what it is for.
+      const refusal = await page.locator('#error-summary').innerText();
+      expect(refusal).toContain('idp_allow_private');
+      expect(refusal).toContain(l.tag === 'de' ? 'lokale Entwicklung' : 'local development');
       const hint = page.locator('#private-issuer');
       expect(await hint.getByRole('link').getAttribute('href')).toBe('/admin/settings#f-idp_allow_private');
       await checkAccessible(page, `provider-private-issuer-${l.tag}`, SHOTS);

@@ -327,4 +327,31 @@ describe('GET /api/admin/summary', () => {
     // Seeded: super_admin, admin, manager. Admins: active users with an active global admin-tier role.
     expect(res.body).toEqual({ users: 4, active_users: 3, clients: 2, active_clients: 1, roles: 4, admins: 2 });
   });
+
+  test('sign-ins per UTC day: every day of the range, oldest first, counted from the audit trail', async () => {
+    const boss = await makeSignedInUser(tt, ['admin']);
+    const get = (query: string, bearer = boss.bearer) =>
+      request(tt.app).get(`/api/admin/summary/sign-ins${query}`).set('Authorization', bearer);
+    const today = tt.clock.now().toISOString().slice(0, 10);
+    const before = (await get('?days=7')).body.days[6];
+    await signIn(tt, boss.user);
+    const refused = await request(tt.app).post('/api/auth/login').send({ email: boss.user.email, password: 'not the password' });
+    expect(refused.status).toBe(401);
+    await tt.ctx.events.idle?.();
+
+    const week = await get('?days=7');
+    expect(week.status).toBe(200);
+    expect(week.headers['cache-control']).toContain('no-store');
+    const days = week.body.days as Array<{ day: string; succeeded: number; failed: number }>;
+    expect(days).toHaveLength(7);
+    expect(days[6]).toEqual({ day: today, succeeded: before.succeeded + 1, failed: before.failed + 1 });
+    expect(days.slice(0, 6).every((d) => d.succeeded === 0 && d.failed === 0 && d.day < today)).toBe(true);
+    expect((await get('')).body.days).toHaveLength(30);
+    for (const bad of ['?days=0', '?days=91', '?days=many']) {
+      const res = await get(bad);
+      expect([bad, res.status, res.body.error]).toEqual([bad, 400, 'validation_error']);
+    }
+    const manager = await makeSignedInUser(tt, ['manager']);
+    expect((await get('', manager.bearer)).status).toBe(403);
+  });
 });

@@ -9,6 +9,7 @@ import { createLogger } from '../../src/lib/logger';
 import { sha256Hex } from '../../src/lib/crypto';
 import type { ServiceContext } from '../../src/services/context';
 import { closeServiceContext, createServiceContext } from '../../src/create-context';
+import { clientWriteInFlight, clientWritesOfThisProcess } from '../../src/db/repositories/client-writes';
 import { updateClient } from '../../src/db/repositories/oauth-clients.repo';
 import { makeApiResource } from '../helpers/apps';
 import { makeSignedInUser } from '../helpers/factories';
@@ -146,6 +147,66 @@ test('a lookup on the writing instance while its transaction is open keeps nothi
     if (!trx.isCompleted()) await trx.rollback();
   }
   expect((await a.ctx.clients.find(clientId))?.name).toBe('Renamed in a transaction');
+});
+
+test('a write in a savepoint counts until the outermost transaction commits, not until the savepoint is released', async () => {
+  const { clientId, secret, resource } = await machineClient();
+  for (let i = 0; i < 2; i++) expect((await clientCredentials(a.app, clientId, secret, resource.identifier)).status).toBe(200);
+  const trx = await a.db.transaction();
+  try {
+    await trx.transaction(async (savepoint) => {
+      await updateClient(savepoint, clientId, { name: 'Renamed in a savepoint' }, new Date());
+    });
+    // Released, but nothing is committed: the lookup reads the old row and must not keep it past the commit.
+    expect(clientWriteInFlight()).toBe(true);
+    expect((await a.ctx.clients.find(clientId))?.name).toBe('Cached machine');
+    expect(a.ctx.clients.size).toBe(0);
+    await trx.commit();
+  } finally {
+    if (!trx.isCompleted()) await trx.rollback();
+  }
+  // The commit is seen when Knex settles the transaction's promise, a turn of the event loop after COMMIT returns.
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(clientWriteInFlight()).toBe(false);
+  expect((await a.ctx.clients.find(clientId))?.name).toBe('Renamed in a savepoint');
+});
+
+test('a write in a savepoint that is rolled back, or whose outer transaction is, changes nothing and publishes no change', async () => {
+  const { clientId } = await machineClient();
+  const trx = await a.db.transaction();
+  try {
+    let during = -1;
+    await expect(
+      trx.transaction(async (savepoint) => {
+        await updateClient(savepoint, clientId, { name: 'Never committed' }, new Date());
+        during = clientWritesOfThisProcess();
+        throw new Error('refused after the write');
+      }),
+    ).rejects.toThrow('refused after the write');
+    // Undone with its savepoint, while the outer transaction goes on: no write in flight, and no change published.
+    expect(clientWriteInFlight()).toBe(false);
+    expect(clientWritesOfThisProcess()).toBe(during);
+    expect((await a.ctx.clients.find(clientId))?.name).toBe('Cached machine');
+    await trx.commit();
+  } finally {
+    if (!trx.isCompleted()) await trx.rollback();
+  }
+  expect((await a.ctx.clients.find(clientId))?.name).toBe('Cached machine');
+  // An outer transaction that fails after its savepoint was released undoes the write too.
+  let during = -1;
+  await expect(
+    a.db.transaction(async (outer) => {
+      await outer.transaction(async (savepoint) => {
+        await updateClient(savepoint, clientId, { name: 'Released, then undone' }, new Date());
+      });
+      during = clientWritesOfThisProcess();
+      expect(clientWriteInFlight()).toBe(true);
+      throw new Error('outer refused');
+    }),
+  ).rejects.toThrow('outer refused');
+  expect(clientWriteInFlight()).toBe(false);
+  expect(clientWritesOfThisProcess()).toBe(during);
+  expect((await a.ctx.clients.find(clientId))?.name).toBe('Cached machine');
 });
 
 test('while B does not listen, it keeps nothing and reads every client afresh', async () => {

@@ -135,7 +135,13 @@ describe('client-scoped CORS', () => {
     expect(before.status).toBe(204);
     expect(before.headers['access-control-allow-origin']).toBeUndefined();
     await createClient({ type: 'public', redirect_uris: ['https://spa-d.example.com/cb'] });
-    for (const path of ['/api/oauth/token', '/api/oauth/revoke', '/api/oauth/userinfo', '/api/oauth/device_authorization']) {
+    for (const path of [
+      '/api/oauth/token',
+      '/api/oauth/revoke',
+      '/api/oauth/userinfo',
+      '/api/oauth/device_authorization',
+      '/api/oauth/par',
+    ]) {
       const pre = await api()
         .options(path)
         .set('Origin', 'https://spa-d.example.com')
@@ -166,6 +172,25 @@ describe('client-scoped CORS', () => {
       .send({ client_id: spa.client_id, scope: 'openid' });
     expect(device.status).toBe(200);
     expect(device.headers['access-control-allow-origin']).toBe(origin);
+    // Pushed authorization requests (RFC 9126) from the app's origin: the request_uri is readable by the app.
+    const par = await api().post('/api/oauth/par').set('Origin', origin).type('form').send({
+      client_id: spa.client_id,
+      response_type: 'code',
+      redirect_uri: 'https://spa-e.example.com/cb',
+      scope: 'openid',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+    });
+    expect(par.status).toBe(201);
+    expect(par.body.request_uri).toMatch(/^urn:ietf:params:oauth:request_uri:/);
+    expect(par.headers['access-control-allow-origin']).toBe(origin);
+    expect(par.headers['access-control-allow-credentials']).toBeUndefined();
+    const otherOrigin = await api()
+      .post('/api/oauth/par')
+      .set('Origin', 'https://elsewhere.example.com')
+      .type('form')
+      .send({ client_id: spa.client_id, response_type: 'code', redirect_uri: 'https://spa-e.example.com/cb', scope: 'openid' });
+    expect(otherOrigin.headers['access-control-allow-origin']).toBeUndefined();
 
     // A token naming the client (signature not checked for the CORS choice: an invalid token still gets its 401,
     // readable by the app, so that it can refresh).

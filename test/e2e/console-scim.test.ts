@@ -183,3 +183,46 @@ test('a manager is refused every SCIM page and action, as by the API', async () 
   expect((await api(`/api/admin/scim-connections/${id}`)).status).toBe(200);
   expect((await s.agent.get('/admin/users')).text).not.toContain('href="/admin/scim"');
 });
+
+test('a manager given users:manage_roles (no admin role) maps a group from the role choices, as through the API', async () => {
+  const manager = await makeSignedInUser(t, ['manager']);
+  const grants = await makeRole(t, { permissions: ['system:manage_users', 'users:manage_roles'] });
+  await t.db('user_roles').insert({ user_id: manager.user.id, role_id: grants.id });
+  const csrf = await csrfFrom(manager.agent, '/admin/users');
+  const created = await request(t.app)
+    .post('/api/admin/scim-connections')
+    .set('Authorization', admin.bearer)
+    .send({ name: 'Entra' })
+    .expect(201);
+  const group = await request(t.app)
+    .post('/scim/v2/Groups')
+    .set('Authorization', `Bearer ${created.body.token as string}`)
+    .set('Content-Type', 'application/scim+json')
+    .send(JSON.stringify({ schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'], displayName: 'Support' }))
+    .expect(201);
+  const groupId = group.body.id as string;
+  const role = await makeRole(t, { name: `support-${Date.now()}` });
+  const superAdminRole = await t.db('roles').where({ name: 'super_admin' }).whereNull('application').first();
+
+  // The choices come from GET /api/users/roles/assignable, which this caller may read (GET /api/rbac/roles it may not).
+  expect((await api('/api/rbac/roles', manager.bearer)).status).toBe(403);
+  const choices = await api('/api/users/roles/assignable', manager.bearer);
+  expect(choices.status).toBe(200);
+  expect(choices.body.roles.map((r: { id: string }) => r.id)).toContain(role.id);
+
+  const list = await manager.agent.get('/admin/scim-groups');
+  expect(list.status).toBe(200);
+  expect(list.text).toContain('Support');
+  const page = await manager.agent.get(`/admin/scim-groups/${groupId}`);
+  expect(page.status).toBe(200);
+  expect(page.text).toContain(`value="${role.id}"`);
+  expect(page.text).not.toContain(`value="${superAdminRole.id}"`);
+  const saved = await post(manager.agent, `/admin/scim-groups/${groupId}`, csrf, { role_ids: [role.id] });
+  expect(await flashAfter(manager.agent, saved)).toBe('ok: Roles of the group saved.');
+  expect((await api(`/api/admin/scim-groups/${groupId}/roles`)).body.group.role_ids).toEqual([role.id]);
+
+  // A plain manager (users:read, users:write) is refused the choices by both faces.
+  const plain = await makeSignedInUser(t, ['manager']);
+  expect((await api('/api/users/roles/assignable', plain.bearer)).status).toBe(403);
+  expect((await plain.agent.get(`/admin/scim-groups/${groupId}`)).status).toBe(403);
+});

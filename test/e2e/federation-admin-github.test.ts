@@ -271,7 +271,12 @@ describe('outbound policy: a provider on a private address needs idp_allow_priva
         message: expect.stringMatching(/does not resolve to an address this server may call.*idp_allowed_hosts.*idp_allow_private/),
       });
       const http = await request(strict.app).post('/api/admin/identity-providers').set('Authorization', bearer).send(oidcBody());
-      expect(http.body.details[0].message).toMatch(/https/);
+      // An issuer over http: the refusal names the setting that allows it (the local-development switch).
+      expect(http.status).toBe(400);
+      expect(http.body.details[0]).toMatchObject({
+        path: 'issuer',
+        message: expect.stringMatching(/https.*idp_allow_private.*IDP_ALLOW_PRIVATE=true.*local development/),
+      });
     } finally {
       await strict.close();
     }

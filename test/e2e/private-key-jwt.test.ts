@@ -290,6 +290,23 @@ describe('every refusal is 401 invalid_client, audited with its reason', () => {
     }
   });
 
+  test('a client that requires DPoP and sends no proof is refused without spending its assertion', async () => {
+    const dpopClientId = (await registerClient({ jwks: { keys: [key.publicJwk] } }, { dpop_bound_access_tokens: true })).client.client_id;
+    const assertion = await signAssertion(key, { iss: dpopClientId, sub: dpopClientId, aud: baseUrl });
+    const refused = await tokenRequest(assertionForm(assertion));
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toBe('invalid_dpop_proof');
+    // Unspent: the same assertion, now with a proof, is accepted once, then it is a replay.
+    const proofKey = await makeClientKey('ES256');
+    const htu = `${t.ctx.config.baseUrl}/api/oauth/token`;
+    const withProof = await tokenRequest(assertionForm(assertion)).set('DPoP', await dpopProof(proofKey, { htu }));
+    expect(withProof.status).toBe(200);
+    expect(withProof.body.token_type).toBe('DPoP');
+    const replay = await tokenRequest(assertionForm(assertion)).set('DPoP', await dpopProof(proofKey, { htu }));
+    expect(replay.status).toBe(401);
+    expect((await lastFailure(dpopClientId)).reason).toBe('assertion_replayed');
+  });
+
   test('malformed assertions and parameters are 4xx, never 5xx', async () => {
     for (const assertion of ['abc', 'a.b.c', '', 'eyJhbGciOiJFUzI1NiJ9.bm90IGpzb24.c2ln', 'x'.repeat(20_000)]) {
       const res = await tokenRequest(assertionForm(assertion));

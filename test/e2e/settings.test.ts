@@ -161,6 +161,23 @@ describe('PATCH /api/admin/settings applies at once and is audited', () => {
       ],
     });
     expect(event.actor_id).toBeTruthy();
+    // What an admin reads: the audit API answers the change with who made it, and the console's audit log shows each
+    // setting with its value before and after as labelled fields, in English and German.
+    const viewer = await makeSignedInUser(t, ['super_admin']);
+    const listed = await api().get('/api/admin/audit-events').query({ type: 'settings.changed' }).set('Authorization', viewer.bearer);
+    expect(listed.status).toBe(200);
+    expect(listed.body.events[0]).toMatchObject({
+      type: 'settings.changed',
+      actor: expect.objectContaining({ id: event.actor_id }),
+      detail: { changes: expect.arrayContaining([{ name: 'invitation_ttl_hours', before: 72, after: 48 }]) },
+    });
+    const page = await viewer.agent.get('/admin/audit').query({ type: 'settings.changed' });
+    // Each change reads what, before, after (whatever order the database keeps the recorded keys in).
+    expect(page.text).toContain(
+      '<dt>Changes</dt><dd>Name: invitation_ttl_hours; Before: 72; After: 48, Name: brand_color; Before: #2563eb; After: #7c3aed</dd>',
+    );
+    const german = await viewer.agent.get('/admin/audit').query({ type: 'settings.changed' }).set('Accept-Language', 'de');
+    expect(german.text).toContain('Vorher: 72; Nachher: 48');
     // The favicon and the pages follow the new colour.
     const favicon = await api()
       .get('/favicon.ico')

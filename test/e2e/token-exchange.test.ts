@@ -160,6 +160,21 @@ describe('an API exchanges a user’s token for a token for another API (imperso
     expect(res.body.scope).toBe('profile');
   });
 
+  test('the subject token’s audience is not checked (docs/token-exchange.md): a token for an API the caller may not use, or for this server', async () => {
+    // The subject is for the orders API and was issued to the web app; the caller may use neither the orders API nor
+    // the web app's tokens itself.
+    const forOrders = await userTokens();
+    expect(claimsOf(forOrders.access_token)).toMatchObject({ aud: orders.identifier, client_id: web.clientId });
+    expect(ordersApi.allowedResources).not.toContain(orders.identifier);
+    const exchanged = await exchange(ordersApi, { subject_token: forOrders.access_token });
+    expect(exchanged.status).toBe(200);
+    expect(await verify(exchanged.body.access_token)).toMatchObject({ aud: inventory.identifier, client_id: ordersApi.clientId });
+    // A token for this server itself (no API named): also a subject, for an API that defines its scopes.
+    const forThisServer = await userTokens({ resource: null, scope: 'openid profile' });
+    const direct = await exchange(directory, { subject_token: forThisServer.access_token, resource: people.identifier });
+    expect(direct.status).toBe(200);
+  });
+
   test('a client allowed one API gets a token for it without naming it', async () => {
     const single = await exchanger([inventory.identifier]);
     const res = await exchange(single, { subject_token: (await userTokens()).access_token, resource: undefined });

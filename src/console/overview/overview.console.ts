@@ -1,14 +1,17 @@
 import { summaryApi } from '../../routes/admin/admin.router';
-import { signInsPerDay } from '../../services/user-admin.service';
 import { renderOverview } from '../../views/console/pages';
 import { consoleAction, consolePage, consoleRouter, pageEnv } from '../action';
 
-/** The console's overview (CONTRACT §14): the counts of GET /api/admin/summary and the sign-ins of 30 days. */
-export const createConsoleOverviewRouter = consoleRouter('overview', (deps) => [
+/** The console's overview (CONTRACT §14): the counts of GET /api/admin/summary and 30 days of GET /api/admin/summary/sign-ins. */
+export const createConsoleOverviewRouter = consoleRouter('overview', () => [
   consoleAction(summaryApi.summary, {
     path: '/',
     summary: 'Console: overview',
-    done: async (summary) =>
-      consolePage(renderOverview, { summary, days: await signInsPerDay(deps.ctx, 30) }, pageEnv().t.console.overview.title),
+    done: async (summary, { call }) =>
+      consolePage(
+        renderOverview,
+        { summary, days: (await call(summaryApi.signIns, { query: { days: 30 } })).days },
+        pageEnv().t.console.overview.title,
+      ),
   }),
 ]);

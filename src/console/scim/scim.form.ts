@@ -10,10 +10,10 @@ export const rolesBody = formMapping({ form: z.object({ role_ids: list() }), inp
 
 /**
  * The roles a group may be mapped to (active, never the global super_admin), and the ones it is mapped to now: read
- * through GET /api/admin/roles, with that endpoint's guard.
+ * through GET /api/users/roles/assignable, guarded like the group pages (users:manage_roles, no admin role needed).
  */
 export async function roleChoices({ call }: Caller, mapped: readonly string[] = []): Promise<RoleChoice[]> {
-  const { roles } = await call(rolesApi.list, {});
+  const { roles } = await call(rolesApi.assignable, {});
   return roles
     .filter((r) => !isGlobalSuperAdmin(r) && (r.is_active || mapped.includes(r.id)))
     .map((r) => ({ id: r.id, name: r.name, application: r.application }));

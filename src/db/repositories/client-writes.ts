@@ -4,9 +4,9 @@ let generation = 0;
 let inFlight = 0;
 
 /**
- * Moves when a write to `oauth_clients` or `api_resources` by this process starts and again when it is committed (or
- * rolled back) (services/oauth/client-cache.ts): the instance's client cache forgets what it holds when this moves,
- * without waiting for its own `sso_clients` notification, and keeps no row read while it moved. Every instance, this
+ * Moves when a write to `oauth_clients` or `api_resources` by this process starts and again when it is committed
+ * (services/oauth/client-cache.ts): the instance's client cache forgets what it holds when this moves, without waiting
+ * for its own `sso_clients` notification, and keeps no row read while it moved. Every instance, this
  * one included, also hears the notification the tables' triggers send at commit.
  */
 export function clientWritesOfThisProcess(): number {
@@ -23,29 +23,36 @@ export function clientWriteInFlight(): boolean {
 
 /**
  * Runs one write to the tables a cached client is read from, counted as in flight from before the statement until
- * `db`'s transaction settles (at once when `db` is the pool: the statement is then committed when it returns).
+ * `db`'s work settles (db/index.ts commitOf: for a savepoint, the outermost transaction's commit; at once when `db` is
+ * the pool). A write that is committed moves the generation again; one that is rolled back (a failed statement on the
+ * pool, a savepoint or transaction rolled back) changed nothing and moves nothing: whatever the cache kept before the
+ * write was forgotten when it started, and nothing read while it was in flight was kept.
  */
 export async function clientWrite<T>(db: DbOrTrx, write: () => PromiseLike<T>): Promise<T> {
   inFlight++;
   generation++;
   let settled = false;
-  const done = () => {
+  const done = (changed: boolean) => {
     if (settled) return;
     settled = true;
     inFlight--;
-    generation++;
+    if (changed) generation++;
   };
-  const afterStatement = () => {
+  const afterStatement = (succeeded: boolean) => {
     const commit = commitOf(db);
-    if (commit) commit.then(done, done);
-    else done();
+    if (commit)
+      commit.then(
+        () => done(true),
+        () => done(false),
+      );
+    else done(succeeded);
   };
   try {
     const result = await write();
-    afterStatement();
+    afterStatement(true);
     return result;
   } catch (err) {
-    afterStatement();
+    afterStatement(false);
     throw err;
   }
 }

@@ -16,27 +16,30 @@ export interface PruneCutoffs {
  * What "expired" means per table, each condition served by the expiry index of the create_schema migration
  * (CONTRACT §3: pruned in small batches on an index over their expiry). A closed list of constant SQL.
  */
+/** The common case: a row whose `expires_at` has passed, found by its key. */
+const expired = <K extends string>(key: K) => ({ key, where: 'expires_at <= :now' }) as const;
+
 const TARGETS = {
   sessions: {
     key: 'id',
     where: 'expires_at <= :now or revoked_at <= :revokedBefore',
   },
-  refresh_tokens: { key: 'id', where: 'expires_at <= :now' },
-  oauth_codes: { key: 'code_hash', where: 'expires_at <= :now' },
-  oauth_authorization_requests: { key: 'id', where: 'expires_at <= :now' },
-  email_tokens: { key: 'token_hash', where: 'expires_at <= :now' },
-  email_sign_in_requests: { key: 'id', where: 'expires_at <= :now' },
-  login_tokens: { key: 'token_hash', where: 'expires_at <= :now' },
-  mfa_tokens: { key: 'token_hash', where: 'expires_at <= :now' },
-  webauthn_challenges: { key: 'challenge', where: 'expires_at <= :now' },
-  idp_flows: { key: 'state_hash', where: 'expires_at <= :now' },
-  idp_pending_links: { key: 'token_hash', where: 'expires_at <= :now' },
+  refresh_tokens: expired('id'),
+  oauth_codes: expired('code_hash'),
+  oauth_authorization_requests: expired('id'),
+  email_tokens: expired('token_hash'),
+  email_sign_in_requests: expired('id'),
+  login_tokens: expired('token_hash'),
+  mfa_tokens: expired('token_hash'),
+  webauthn_challenges: expired('challenge'),
+  idp_flows: expired('state_hash'),
+  idp_pending_links: expired('token_hash'),
   // RFC 8628: a device code past its 10 minutes, whatever its state (its tokens, if any, live in their session).
-  oauth_device_codes: { key: 'device_code_hash', where: 'expires_at <= :now' },
+  oauth_device_codes: expired('device_code_hash'),
   // Wrong user codes are counted in one-minute windows: an idle window is no longer counted.
   device_code_failures: { key: 'session_id', where: 'window_start < :idleBefore' },
   // CONTRACT §13: an initial access token past its expiry can register nothing.
-  registration_tokens: { key: 'id', where: 'expires_at <= :now' },
+  registration_tokens: expired('id'),
   // CONTRACT §13: a dynamically registered client no token was issued to for 30 days (never, or not since) is deleted
   // with its sessions, codes and grants (foreign keys), so a burst of registrations cannot grow the table for ever. The
   // partial expression index of the add_dynamic_client_registration migration serves the scan. A metadata-document
@@ -49,9 +52,9 @@ const TARGETS = {
       "(registration = 'metadata_document' and is_active and coalesce(last_used_at, created_at) <= :unusedClientBefore)",
   },
   // Issue 34: spent assertion and DPoP proof identifiers, kept until they could no longer be accepted anyway.
-  oauth_used_jtis: { key: 'key', where: 'expires_at <= :now' },
+  oauth_used_jtis: expired('key'),
   // Issue 34: a pushed authorization request lives 60 seconds, used or not.
-  oauth_pushed_requests: { key: 'request_uri_hash', where: 'expires_at <= :now' },
+  oauth_pushed_requests: expired('request_uri_hash'),
   // CONTRACT §19: a pending SAML request (served by saml_requests_expires_at_idx). Its row is also what refuses a
   // replayed AuthnRequest ID; a request's IssueInstant is accepted within 5 minutes either side of now and its row
   // lives 10 minutes, so once expired no copy can pass the IssueInstant check. It goes 5 minutes later still.

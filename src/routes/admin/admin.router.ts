@@ -1,5 +1,6 @@
 import { forbidden } from '../../errors';
 import { getSummary } from '../../services/admin.service';
+import { signInsPerDay } from '../../services/user-admin.service';
 import { listSigningKeys, rotateSigningKey } from '../../services/oidc/signing-keys.service';
 import { CLIENT_ACTIVATION_PERMISSION, hasPermission, SUPER_ADMIN } from '../../services/rbac-policy';
 import * as clients from '../../services/oauth/clients.service';
@@ -37,11 +38,13 @@ import {
   registrationTokensBody,
   signingKeyRotatedBody,
   signingKeysBody,
+  signInsPerDayBody,
+  signInsQuery,
   summaryBody,
   updateClientBody,
 } from './admin.schemas';
 
-/** The overview's counts (spec §4.6); the console's overview is built from it. */
+/** The overview's counts (spec §4.6) and sign-ins per day; the console's overview is built from them. */
 export const summaryApi = {
   summary: endpoint(
     {
@@ -53,6 +56,22 @@ export const summaryApi = {
       response: { description: '{ users, active_users, clients, active_clients, roles, admins }', schema: summaryBody },
     },
     async (_input, ctx) => presentSummary(await getSummary(ctx)),
+  ),
+  signIns: endpoint(
+    {
+      method: 'get',
+      path: '/summary/sign-ins',
+      summary: 'Successful and failed sign-ins per UTC day (today and the days before it), oldest first',
+      description:
+        'Counted from the audit trail (auth.login.succeeded and auth.login.failed): every day of the range has an entry, ' +
+        'zero when nothing happened. `days` is 1 to 90 (default 30).',
+      auth: 'user',
+      admin: true,
+      query: signInsQuery,
+      noStore: true,
+      response: { description: '{ days: [{ day, succeeded, failed }] }', schema: signInsPerDayBody },
+    },
+    async ({ query }, ctx) => ({ days: await signInsPerDay(ctx, query.days) }),
   ),
 };
 

@@ -391,6 +391,28 @@ export const summaryBody = z.strictObject({
 });
 export type Summary = z.output<typeof summaryBody>;
 
+/** How many UTC days of sign-ins, today included (the console's overview shows 30). */
+export const signInsQuery = z.object({
+  days: z.coerce
+    .number({ error: 'days must be a number' })
+    .int('days must be an integer')
+    .min(1, 'days must be at least 1')
+    .max(90, 'days must be at most 90')
+    .default(30),
+});
+
+/** Successful and failed sign-ins (auth.login.succeeded, auth.login.failed) per UTC day, oldest first, one per day. */
+export const signInsPerDayBody = z.strictObject({
+  days: z.array(
+    z.strictObject({
+      day: z.string().meta({ description: 'YYYY-MM-DD (UTC)' }),
+      succeeded: z.number().int(),
+      failed: z.number().int(),
+    }),
+  ),
+});
+export type SignInsPerDay = z.output<typeof signInsPerDayBody>;
+
 /** A published OpenID Connect signing key (never its private half); `retired_at` null for the current one. */
 export const signingKeyBody = z
   .strictObject({ kid: z.string(), alg: z.string(), created_at: timestampField, retired_at: timestampField.nullable() })

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { sayIssue } from '../../i18n';
 import { SECURITY_EVENT_TYPES } from '../../services/events';
 import { timestampField } from '../common.schemas';
 
@@ -63,7 +64,7 @@ export const auditEventsQuery = z
       .optional(),
     limit: limitField,
   })
-  .refine((q) => !q.from || !q.to || q.from < q.to, { message: 'from must be before to', path: ['from'] });
+  .refine((q) => !q.from || !q.to || q.from < q.to, { ...sayIssue('auditFromBeforeTo'), path: ['from'] });
 
 export const activityQuery = z.object({ cursor: cursorField.optional(), limit: limitField });
 

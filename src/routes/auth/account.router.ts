@@ -1,13 +1,13 @@
 import type { SessionRow } from '../../db/repositories/sessions.repo';
 import { conflict, notFound } from '../../errors';
-import { clearSessionCookies } from '../../middleware/session-cookies';
+import { clearedSessionCookies } from '../../middleware/session-cookies';
 import * as account from '../../services/account.service';
 import { normalizeEmail } from '../../services/auth.service';
 import * as links from '../../services/email-links.service';
 import * as loginTargets from '../../services/login-targets.service';
 import type { ServiceContext } from '../../services/context';
 import { successBody } from '../common.schemas';
-import { declareRouter, route } from '../route';
+import { declareRouter, replyOf, route } from '../route';
 import type { RouteDeps } from '../types';
 import {
   changePasswordBody,
@@ -98,9 +98,10 @@ export function createAccountRouter(deps: RouteDeps) {
           invalid: () => notFound('Session'),
           response: { status: 204, description: 'Revoked', kind: 'empty' },
         },
-        async ({ principal, params }, req, res) => {
+        async ({ principal, params }, req) => {
           const { current } = await account.revokeOwnSession(ctx, principal, params.sessionId);
-          if (current && req.authMethod === 'cookie') clearSessionCookies(res, ctx.config);
+          // The browser's own session ended: its cookies go with it.
+          return replyOf(undefined).withCookies(...(current && req.authMethod === 'cookie' ? clearedSessionCookies(ctx.config) : []));
         },
       ),
       route(
@@ -145,14 +146,16 @@ export function createAccountRouter(deps: RouteDeps) {
           response: { description: '{ success: true, email, email_verified: true }', schema: emailConfirmedBody },
           errors: [409],
         },
-        async ({ body, principal }, req, res) => {
+        async ({ body, principal }, req) => {
           const signedInUserId = principal && !principal.clientId ? principal.userId : undefined;
           const result = await links.confirmEmailWithLink(ctx, body.token, { signedInUserId });
           if (!result.confirmed) {
             throw conflict('This account was never verified: choose a password with POST /api/auth/set-password and this token');
           }
-          if (req.authMethod === 'cookie' && signedInUserId === result.userId) clearSessionCookies(res, ctx.config);
-          return { success: true, email: result.email, email_verified: true };
+          const endedHere = req.authMethod === 'cookie' && signedInUserId === result.userId;
+          return replyOf({ success: true, email: result.email, email_verified: true }).withCookies(
+            ...(endedHere ? clearedSessionCookies(ctx.config) : []),
+          );
         },
       ),
       mailRequest(

@@ -1,9 +1,9 @@
-import { clearSessionCookies, REFRESH_COOKIE, setSessionCookies } from '../../middleware/session-cookies';
+import { clearedSessionCookies, REFRESH_COOKIE, sessionCookies } from '../../middleware/session-cookies';
 import * as auth from '../../services/auth.service';
 import { forbidden } from '../../errors';
 import { ADMIN_TIER, scopeAllows } from '../../services/principal';
 import { successBody } from '../common.schemas';
-import { declareRouter, route } from '../route';
+import { declareRouter, replyOf, route } from '../route';
 import type { RouteDeps } from '../types';
 import { presentPrincipal, presentPrincipalForToken } from './auth.presenters';
 import { requestMeta, signedIn, signedInOrSecondStep } from '../shared';
@@ -38,7 +38,7 @@ export function createAuthRouter(deps: RouteDeps) {
           // 403 registration_closed when REGISTRATION=closed (CONTRACT §15).
           errors: [403, 409],
         },
-        async ({ body }, req, res) => signedIn(ctx.config, res, await auth.register(ctx, body, requestMeta(req))),
+        async ({ body }, req) => signedIn(ctx.config, await auth.register(ctx, body, requestMeta(req))),
       ),
       route(
         {
@@ -58,7 +58,7 @@ export function createAuthRouter(deps: RouteDeps) {
             },
           },
         },
-        async ({ body }, req, res) => signedInOrSecondStep(ctx.config, res, await auth.login(ctx, body, requestMeta(req))),
+        async ({ body }, req) => signedInOrSecondStep(ctx.config, await auth.login(ctx, body, requestMeta(req))),
       ),
       route(
         {
@@ -100,12 +100,12 @@ export function createAuthRouter(deps: RouteDeps) {
           response: { description: '{ accessToken, refreshToken } and new cookies', schema: tokenPair },
           errors: [401, 503],
         },
-        async ({ body }, req, res) => {
+        async ({ body }, req) => {
           const cookie: unknown = req.cookies?.[REFRESH_COOKIE];
           const presented = (typeof cookie === 'string' ? cookie : undefined) ?? body?.refreshToken;
           const tokens = await auth.refresh(ctx, presented, requestMeta(req));
-          setSessionCookies(res, ctx.config, tokens);
-          return { accessToken: tokens.accessToken, refreshToken: tokens.refreshToken };
+          const pair = { accessToken: tokens.accessToken, refreshToken: tokens.refreshToken };
+          return replyOf(pair).withCookies(...sessionCookies(ctx.config, tokens));
         },
       ),
       route(
@@ -116,10 +116,9 @@ export function createAuthRouter(deps: RouteDeps) {
           auth: 'user-or-client',
           response: { description: '{ success: true }', schema: successBody },
         },
-        async ({ principal }, _req, res) => {
+        async ({ principal }) => {
           await auth.logout(ctx, principal.sessionId);
-          clearSessionCookies(res, ctx.config);
-          return { success: true };
+          return replyOf({ success: true }).withCookies(...clearedSessionCookies(ctx.config));
         },
       ),
       route(

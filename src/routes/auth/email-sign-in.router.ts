@@ -1,4 +1,4 @@
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import { z } from 'zod';
 import type { Config } from '../../config';
 import type { CookieWrite } from '../../http/outcome';
@@ -20,17 +20,10 @@ export const EMAIL_SIGN_IN_COOKIE = 'email_sign_in';
 const COOKIE_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
 /**
- * The requesting browser's secret, always a new one minted here and set now (10 minutes): an incoming value is never
- * reused, since whoever planted it knows it. Undefined when the binding cannot be trusted (no `__Host-` cookie
+ * The requesting browser's secret as a cookie to set (10 minutes): always a new one minted here, since an incoming value
+ * is never reused (whoever planted it knows it). Undefined when the binding cannot be trusted (no `__Host-` cookie
  * possible): the request is then bound to no browser and its link always asks first.
  */
-export function browserSecretFor(config: Readonly<Config>, res: Response): string | undefined {
-  const cookie = browserSecretCookie(config);
-  if (cookie) res.cookie(cookie.name, cookie.value, cookie.options);
-  return cookie?.value;
-}
-
-/** browserSecretFor as an outcome's cookie (the hosted page's form post): `value` is the secret. */
 export function browserSecretCookie(config: Readonly<Config>): (CookieWrite & { value: string }) | undefined {
   const name = hostCookieName(config, EMAIL_SIGN_IN_COOKIE);
   if (!name) return undefined;
@@ -77,11 +70,11 @@ export function createEmailSignInRouter(deps: RouteDeps) {
           response: { status: 202, description: '{ success: true }', schema: successBody },
           errors: [404],
         },
-        async ({ body }, req, res) => {
+        async ({ body }) => {
           emailSignIn.assertEmailSignInEnabled(ctx);
-          const browserSecret = browserSecretFor(ctx.config, res);
-          await emailSignIn.requestEmailSignIn(ctx, { ...body, browserSecret });
-          return reply(202, { success: true });
+          const cookie = browserSecretCookie(ctx.config);
+          await emailSignIn.requestEmailSignIn(ctx, { ...body, browserSecret: cookie?.value });
+          return reply(202, { success: true }).withCookies(...(cookie ? [cookie] : []));
         },
       ),
       route(
@@ -103,8 +96,7 @@ export function createEmailSignInRouter(deps: RouteDeps) {
             401: { description: 'invalid_credentials, or mfa_required with the mfa_token of the second step', schema: mfaRequiredBody },
           },
         },
-        async ({ body }, req, res) =>
-          signedInOrSecondStep(ctx.config, res, await emailSignIn.verifyEmailSignInCode(ctx, body, requestMeta(req))),
+        async ({ body }, req) => signedInOrSecondStep(ctx.config, await emailSignIn.verifyEmailSignInCode(ctx, body, requestMeta(req))),
       ),
     ],
     { tags: ['Auth'] },

@@ -73,7 +73,7 @@ export function createMfaRouter(deps: RouteDeps) {
           response: { description: 'Signed in', schema: authResult },
           errors: [401],
         },
-        async ({ body }, req, res) => signedIn(ctx.config, res, await completeSecondFactor(ctx, body, requestMeta(req))),
+        async ({ body }, req) => signedIn(ctx.config, await completeSecondFactor(ctx, body, requestMeta(req))),
       ),
       route(
         {
@@ -214,7 +214,7 @@ export function createMfaRouter(deps: RouteDeps) {
           response: { description: 'Signed in', schema: authResult },
           errors: [401],
         },
-        async ({ body }, req, res) => signedIn(ctx.config, res, await signInWithPasskey(ctx, body.response, requestMeta(req))),
+        async ({ body }, req) => signedIn(ctx.config, await signInWithPasskey(ctx, body.response, requestMeta(req))),
       ),
       route(
         {

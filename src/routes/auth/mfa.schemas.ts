@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { ReauthProof } from '../../services/mfa/reauthenticate.service';
 import type { SecondFactorProof } from '../../services/mfa/sign-in.service';
+import { sayIssue } from '../../i18n';
 import { uuidField } from '../common.schemas';
 
 const b64url = (field: string, max = 16384) =>
@@ -77,8 +78,8 @@ const toProof = (b: ProofFields): ReauthProof | undefined => {
   if (b.passkey !== undefined) return { method: 'passkey', passkey: b.passkey };
   return undefined;
 };
-const AT_MOST_ONE = { message: 'Send at most one of password, code, recovery_code or passkey' };
-const EXACTLY_ONE = { message: 'Send one of password, code, recovery_code or passkey' };
+const AT_MOST_ONE = sayIssue('proofAtMostOne');
+const EXACTLY_ONE = sayIssue('proofExactlyOne');
 
 /** A factor change that needs a proof only when the sign-in is older than 10 minutes (body optional). */
 export const optionalProofBody = z
@@ -95,7 +96,7 @@ export const requiredProofBody = z
 /** `code` is the new app's first code; the proof, when needed, is one of the other three. */
 export const totpConfirmBody = z
   .object({ ...proofShape, code: codeField })
-  .refine((b) => proofCount({ ...b, code: undefined }) <= 1, { message: 'Send at most one of password, recovery_code or passkey' })
+  .refine((b) => proofCount({ ...b, code: undefined }) <= 1, sayIssue('proofAtMostOneBesidesCode'))
   .transform((b) => ({ code: b.code, proof: toProof({ ...b, code: undefined }) }));
 
 export const totpRemoveBody = requiredProofBody;
@@ -109,12 +110,12 @@ export const mfaLoginBody = z
     recovery_code: recoveryCodeField.optional(),
     passkey: authenticationResponseField.optional(),
   })
-  .transform((b, ctx): { mfa_token: string } & SecondFactorProof => {
-    const sent = [b.code, b.recovery_code, b.passkey].filter((v) => v !== undefined).length;
-    if (sent === 1 && b.code !== undefined) return { mfa_token: b.mfa_token, code: b.code };
-    if (sent === 1 && b.recovery_code !== undefined) return { mfa_token: b.mfa_token, recovery_code: b.recovery_code };
-    if (sent === 1 && b.passkey !== undefined) return { mfa_token: b.mfa_token, passkey: b.passkey };
-    ctx.addIssue({ code: 'custom', message: 'Send exactly one of code, recovery_code or passkey' });
+  .refine((b) => [b.code, b.recovery_code, b.passkey].filter((v) => v !== undefined).length === 1, sayIssue('secondFactorExactlyOne'))
+  .transform((b): { mfa_token: string } & SecondFactorProof => {
+    if (b.code !== undefined) return { mfa_token: b.mfa_token, code: b.code };
+    if (b.recovery_code !== undefined) return { mfa_token: b.mfa_token, recovery_code: b.recovery_code };
+    if (b.passkey !== undefined) return { mfa_token: b.mfa_token, passkey: b.passkey };
+    // The refinement above refuses a body without any proof.
     return z.NEVER;
   });
 

@@ -5,8 +5,7 @@ import { presentationChallenge, resolvePrincipal } from '../../middleware/authen
 import { presentedTokenOf } from '../../services/oauth/dpop-resource';
 import { startAuthorization } from '../../services/oauth/authorize.service';
 import { pushAuthorizationRequest, startPushedAuthorization } from '../../services/oauth/par.service';
-import { authenticateClient, type ClientCredentialsInput } from '../../services/oauth/client-auth.service';
-import type { ClientEndpoint } from '../../declarations/client-policy';
+import { authenticateClient, type ClientAuthOptions, type ClientCredentialsInput } from '../../services/oauth/client-auth.service';
 import { startDeviceAuthorization } from '../../services/oauth/device.service';
 import { approveAuthorization, denyAuthorization, getConsentInfo } from '../../services/oauth/consent.service';
 import { buildDiscoveryDocument } from '../../services/oauth/discovery.service';
@@ -15,11 +14,11 @@ import { requireParam } from '../../services/oauth/params';
 import { revokeToken } from '../../services/oauth/revoke.service';
 import { grantTokens } from '../../services/oauth/token.service';
 import { currentDpopNonce, dpopNonceRequired } from '../../services/oauth/dpop';
-import { proofKey } from '../../services/oauth/dpop-binding';
+import { proofKey, tokenRequestKey } from '../../services/oauth/dpop-binding';
 import { getUserInfo, invalidToken } from '../../services/oauth/userinfo.service';
 import { renderOAuthErrorPage } from '../../views/consent';
 import { rawQueryOf, requestMeta } from '../shared';
-import { declareRouter, PrebuiltJson, route, type DeclaredRoute, type HttpMethod } from '../route';
+import { declareRouter, PrebuiltJson, replyOf, route, type DeclaredRoute, type HttpMethod } from '../route';
 import type { RouteDeps } from '../types';
 import {
   authorizeQuery,
@@ -166,8 +165,12 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
    * client_secret_basic, client_secret_post (RFC 6749 §2.3.1) or private_key_jwt (RFC 7523), shared by the token,
    * revocation, device authorization and PAR endpoints.
    */
-  const authenticatedClient = (req: Request, body: ClientCredentialsInput, options: { endpoint: ClientEndpoint }) =>
+  const authenticatedClient = (req: Request, body: ClientCredentialsInput, options: ClientAuthOptions) =>
     authenticateClient(ctx, { authorization: req.headers.authorization, ...body }, options);
+
+  /** RFC 9449 §8: under `dpop_nonce_required`, an answer to a DPoP request carries the nonce of the next proof. */
+  const dpopNonceFor = (proof: unknown): Record<string, string> | undefined =>
+    proof !== undefined && dpopNonceRequired(ctx) ? { 'DPoP-Nonce': currentDpopNonce(ctx) } : undefined;
 
   const userinfo = (method: HttpMethod, summary: string, description: string) =>
     route(
@@ -230,15 +233,18 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
           cors: 'client',
           response: { description: 'Tokens', schema: tokenResponseBody },
         },
-        async ({ body }, req, res) => {
+        async ({ body }, req) => {
           // RFC 9449 (docs/dpop.md): a DPoP header binds the tokens to its key; the proof names this endpoint's URL. Checked
           // before the client authenticates: a refused proof (use_dpop_nonce) spends no private_key_jwt assertion.
           const dpop = { proof: req.headers.dpop, url: `${ctx.config.baseUrl}/api/oauth/token` };
           const proofJkt = await proofKey(ctx, dpop);
-          const client = await authenticatedClient(req, body.client, { endpoint: 'token' });
+          // A client that must send a proof and sent none is refused before its private_key_jwt assertion is spent.
+          const client = await authenticatedClient(req, body.client, {
+            endpoint: 'token',
+            beforeSpend: (known) => tokenRequestKey(known, proofJkt),
+          });
           const tokens = await grantTokens(ctx, client, body.request, requestMeta(req), proofJkt);
-          if (dpop.proof !== undefined && dpopNonceRequired(ctx)) res.set('DPoP-Nonce', currentDpopNonce(ctx));
-          return tokens;
+          return replyOf(tokens).withHeaders(dpopNonceFor(dpop.proof));
         },
       ),
       userinfo(
@@ -307,15 +313,14 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
           cors: 'client',
           response: { status: 201, description: 'RFC 9126 §2.2 answer', schema: parResponseBody },
         },
-        async ({ body }, req, res) => {
+        async ({ body }, req) => {
           // RFC 9449 §10.1: a DPoP header binds the code to its key; the proof names this endpoint's URL. Checked before the
           // client authenticates, as at the token endpoint.
           const dpop = { proof: req.headers.dpop, url: `${ctx.config.baseUrl}/api/oauth/par` };
           const proofJkt = await proofKey(ctx, dpop);
           const client = await authenticatedClient(req, body.client, { endpoint: 'par' });
           const pushed = await pushAuthorizationRequest(ctx, client, body.params, proofJkt);
-          if (dpop.proof !== undefined && dpopNonceRequired(ctx)) res.set('DPoP-Nonce', currentDpopNonce(ctx));
-          return pushed;
+          return replyOf(pushed).withHeaders(dpopNonceFor(dpop.proof));
         },
       ),
     ],

@@ -128,12 +128,10 @@ export function createOidcRouter(deps: RouteDeps) {
           summary: 'Public keys that verify id_tokens and RFC 9068 access tokens: the current ones and those retired less than an hour ago',
           auth: 'none',
           cors: 'public',
+          cacheControl: 'public, max-age=300',
           response: { description: 'RFC 7517 JWK Set (Cache-Control: public, max-age=300)', schema: jwksBody },
         },
-        async (_input, _req, res) => {
-          res.set('Cache-Control', 'public, max-age=300');
-          return publicJwks(ctx);
-        },
+        () => publicJwks(ctx),
       ),
       logoutRoute(
         'get',

@@ -1,7 +1,5 @@
 import type { Request } from 'express';
 import { clearCookie, Redirect, type CookieWrite } from '../../http/outcome';
-import { rotatedCsrf } from '../../middleware/csrf';
-import { sessionCookies } from '../../middleware/session-cookies';
 import type { AuthResult, SecondFactorRequired } from '../../services/auth.service';
 import type { ServiceContext } from '../../services/context';
 import { listEnabledProviders } from '../../services/federation/providers.service';
@@ -13,6 +11,7 @@ import type { SignInTarget } from '../../services/oauth/sign-in-context';
 import { renderSecondStepPage } from '../../views/login';
 import { hostedPage, type HostedPage } from './page-kit';
 import { adminRank } from '../../services/rbac-policy';
+import { signedInCookies } from '../shared';
 
 /** A pending link waiting for the person to prove the account (set by the identity provider callback, CONTRACT §16). */
 export const IDP_LINK_COOKIE = 'idp_link';
@@ -81,12 +80,6 @@ export function secondStepPage(
   const { application, formTargets } = target;
   return hostedPage(({ csrf }) => renderSecondStepPage({ csrf, returnTo, mfaToken, methods, application }), 200, formTargets);
 }
-
-/** The cookies of every sign-in: the SSO pair and a new CSRF value (session fixation's CSRF twin). */
-export const signedInCookies = (config: ServiceContext['config'], result: Pick<AuthResult, 'tokens'>): CookieWrite[] => [
-  ...sessionCookies(config, result.tokens),
-  rotatedCsrf(config),
-];
 
 /** What /login shows of CONTRACT §16: a "Continue with {name}" link per enabled provider, and a pending link's account. */
 export async function federationOnLoginPage(

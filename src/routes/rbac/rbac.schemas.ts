@@ -89,9 +89,7 @@ export const assignRoleBody = z
     role: roleNameField.optional(),
     application: applicationField.optional(),
   })
-  .refine((b) => (b.role_id === undefined) !== (b.role === undefined), {
-    message: 'Give either role_id or role (with an optional application)',
-  })
+  .refine((b) => (b.role_id === undefined) !== (b.role === undefined), sayIssue('roleIdOrName'))
   .transform((b): RoleRef =>
     b.role_id !== undefined ? { roleId: b.role_id } : { role: b.role ?? '', application: b.application ?? null },
   );

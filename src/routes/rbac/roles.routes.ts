@@ -47,6 +47,22 @@ export const rolesApi = {
     },
     async (_input, ctx) => ({ roles: (await catalogue.listRoles(ctx)).map(presentRole) }),
   ),
+  assignable: endpoint(
+    {
+      method: 'get',
+      path: '/roles/assignable',
+      summary: 'Every role, active or not: the choices of whoever assigns roles or maps SCIM groups to them',
+      description:
+        'For holders of users:manage_roles, who need not be admins: what a user may be given (POST ' +
+        '/api/users/:userId/roles) or a SCIM group mapped to (PUT /api/admin/scim-groups/:groupId/roles). Each role carries ' +
+        'is_active; whether a grant is allowed is still decided when it is made (docs/rbac.md).',
+      auth: 'user',
+      permission: 'users:manage_roles',
+      noStore: true,
+      response: { description: '{ roles }', schema: rolesBody },
+    },
+    async (_input, ctx) => ({ roles: (await catalogue.listRoles(ctx)).map(presentRole) }),
+  ),
   get: endpoint(
     {
       method: 'get',

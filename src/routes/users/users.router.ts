@@ -10,7 +10,7 @@ import { successBody, uuidField } from '../common.schemas';
 import { listRoles } from '../../services/role-catalogue.service';
 import { presentRole } from '../rbac/rbac.presenters';
 import { rolesBody, userIdParams } from '../rbac/rbac.schemas';
-import { createRoleRoutes } from '../rbac/roles.routes';
+import { createRoleRoutes, rolesApi } from '../rbac/roles.routes';
 import { declareRouter, endpoint, route, served } from '../route';
 import type { RouteDeps } from '../types';
 import { listOwnIdentities } from '../../services/federation/identities.service';
@@ -186,6 +186,7 @@ export function createUsersRouter(deps: RouteDeps) {
         },
         async () => ({ roles: (await listRoles(ctx, { activeOnly: true })).map(presentRole) }),
       ),
+      served(deps, rolesApi.assignable),
       role.create('/roles'),
       role.update('/roles/:roleId'),
       role.deactivate('/roles/:roleId'),

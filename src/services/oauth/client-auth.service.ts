@@ -55,7 +55,7 @@ function invalidClient(usedBasic: boolean, description = 'Client authentication 
 export async function authenticateClient(
   ctx: ServiceContext,
   input: ClientCredentialsInput,
-  options: { endpoint: ClientAuthEndpoint },
+  options: ClientAuthOptions,
 ): Promise<OAuthClientRow> {
   try {
     return await authenticate(ctx, input, options);
@@ -78,6 +78,15 @@ export async function authenticateClient(
 /** Where a client authenticated (the audit row's `detail.endpoint`). */
 export type ClientAuthEndpoint = ClientEndpoint;
 
+export interface ClientAuthOptions {
+  endpoint: ClientAuthEndpoint;
+  /**
+   * What the request must meet for this client besides authentication (the token endpoint: a client that requires
+   * DPoP sent a proof), checked before a private_key_jwt assertion is spent; it throws the request's error.
+   */
+  beforeSpend?: (client: OAuthClientRow) => void;
+}
+
 class ClientAuthFailure extends Error {
   constructor(
     readonly error: OAuthError,
@@ -96,11 +105,7 @@ class ClientAuthFailure extends Error {
   }
 }
 
-async function authenticate(
-  ctx: ServiceContext,
-  input: ClientCredentialsInput,
-  options: { endpoint: ClientAuthEndpoint },
-): Promise<OAuthClientRow> {
+async function authenticate(ctx: ServiceContext, input: ClientCredentialsInput, options: ClientAuthOptions): Promise<OAuthClientRow> {
   const header = input.authorization;
   const usesBasic = typeof header === 'string' && /^Basic\b/i.test(header.trim());
   const bodyId = input.clientId;
@@ -183,7 +188,7 @@ const ENDPOINT_PATHS: Record<ClientAuthEndpoint, string> = {
 async function authenticateWithAssertion(
   ctx: ServiceContext,
   input: ClientCredentialsInput,
-  options: { endpoint: ClientAuthEndpoint },
+  options: ClientAuthOptions,
 ): Promise<OAuthClientRow> {
   const { clientAssertion: assertion, clientAssertionType: type, clientId: bodyId } = input;
   if (type !== CLIENT_ASSERTION_TYPE) {
@@ -205,7 +210,8 @@ async function authenticateWithAssertion(
     throw new ClientAuthFailure(invalidClient(false, 'This client is not registered for private_key_jwt'), 'wrong_method', client.clientId);
   }
   try {
-    await verifyClientAssertion(ctx, client, assertion, `${ctx.config.baseUrl}${ENDPOINT_PATHS[options.endpoint]}`);
+    const endpointUrl = `${ctx.config.baseUrl}${ENDPOINT_PATHS[options.endpoint]}`;
+    await verifyClientAssertion(ctx, client, assertion, endpointUrl, options.beforeSpend);
   } catch (err) {
     if (err instanceof AssertionRefused) throw new ClientAuthFailure(invalidClient(false, err.message), err.reason, client.clientId);
     throw err;

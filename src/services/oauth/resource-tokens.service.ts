@@ -1,7 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { jose } from '../../lib/jose';
 import type { ServiceContext } from '../context';
-import { currentSigningKey, ID_TOKEN_TTL_SECONDS, publicKeyFor } from '../oidc/signing-keys.service';
+import { ID_TOKEN_TTL_SECONDS, publicKeyFor, signWithCurrentKey } from '../oidc/signing-keys.service';
 
 /**
  * The longest life of an RFC 9068 access token: a retired signing key stays in the JWKS for an id_token's life (plus
@@ -52,23 +51,15 @@ export async function signResourceToken(
     act?: ActClaim;
   },
 ): Promise<{ token: string; expiresIn: number }> {
-  const key = await currentSigningKey(ctx);
   const iat = Math.floor(ctx.clock.now().getTime() / 1000);
   const expiresIn = Math.min(input.ttlSeconds, RESOURCE_TOKEN_MAX_TTL_SECONDS);
   const claims: Record<string, unknown> = { client_id: input.clientId, scope: input.scope };
   if (input.sessionId) claims.sid = input.sessionId;
   if (input.dpopJkt) claims.cnf = { jkt: input.dpopJkt };
   if (input.act) claims.act = input.act;
-  const token = await new (jose().SignJWT)(claims)
-    // RFC 9068 §2.1: typ at+jwt, so that an id_token can never pass for an access token (or the other way round).
-    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'at+jwt' })
-    .setIssuer(ctx.config.oidcIssuer)
-    .setSubject(input.subject)
-    .setAudience(input.audience)
-    .setIssuedAt(iat)
-    .setExpirationTime(iat + expiresIn)
-    .setJti(randomUUID())
-    .sign(key.privateKey);
+  // RFC 9068 §2.1: typ at+jwt, so that an id_token can never pass for an access token (or the other way round).
+  const jwt = { typ: 'at+jwt', subject: input.subject, audience: input.audience, iat, ttlSeconds: expiresIn };
+  const token = await signWithCurrentKey(ctx, claims, jwt);
   return { token, expiresIn };
 }
 

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { withTransaction } from '../../db';
 import {
   findBackchannelDeliveryWork,
@@ -10,7 +9,6 @@ import {
 } from '../../db/repositories/backchannel-logout.repo';
 import { badRequest, type Said } from '../../errors';
 import { say } from '../../i18n';
-import { jose } from '../../lib/jose';
 import { checkOutboundTarget, outboundRequest, OutboundRefused, type OutboundClient, type OutboundPolicy } from '../../lib/outbound-http';
 import type { ServiceContext } from '../context';
 import { outboundWords } from '../outbound-words';
@@ -21,7 +19,7 @@ import {
   webhookAddressRules,
   webhookOutboundPolicy,
 } from '../webhooks/webhook-policy';
-import { currentSigningKey } from './signing-keys.service';
+import { signWithCurrentKey } from './signing-keys.service';
 
 /**
  * OpenID Connect Back-Channel Logout 1.0 (issue 34, docs/backchannel-logout.md). Sessions end in one place, the
@@ -77,18 +75,13 @@ export async function assertBackchannelLogoutUriAllowed(ctx: ServiceContext, uri
  * and never a nonce, signed with the id_tokens' key (the client verifies it with the same JWKS).
  */
 export async function signLogoutToken(ctx: ServiceContext, input: { clientId: string; userId: string; sid: string }): Promise<string> {
-  const key = await currentSigningKey(ctx);
   // Wall-clock time, not ctx.clock: the client compares iat and exp with its own clock (as webhook timestamps).
   const iat = Math.floor(Date.now() / 1000);
-  return new (jose().SignJWT)({ events: { [BACKCHANNEL_LOGOUT_EVENT]: {} }, sid: input.sid })
-    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'logout+jwt' })
-    .setIssuer(ctx.config.oidcIssuer)
-    .setSubject(input.userId)
-    .setAudience(input.clientId)
-    .setIssuedAt(iat)
-    .setExpirationTime(iat + LOGOUT_TOKEN_TTL_SECONDS)
-    .setJti(randomUUID())
-    .sign(key.privateKey);
+  return signWithCurrentKey(
+    ctx,
+    { events: { [BACKCHANNEL_LOGOUT_EVENT]: {} }, sid: input.sid },
+    { typ: 'logout+jwt', subject: input.userId, audience: input.clientId, iat, ttlSeconds: LOGOUT_TOKEN_TTL_SECONDS },
+  );
 }
 
 export interface BackchannelDeliveryOptions {

@@ -5,8 +5,7 @@ import { findUserById } from '../../db/repositories/users.repo';
 import type { ServiceContext } from '../context';
 import { fullName } from '../principal';
 import { parseScope } from '../oauth/scopes';
-import { currentSigningKey, ID_TOKEN_TTL_SECONDS } from './signing-keys.service';
-import { jose } from '../../lib/jose';
+import { ID_TOKEN_TTL_SECONDS, signWithCurrentKey } from './signing-keys.service';
 
 /**
  * OIDC Core 3.1.3.6: at_hash is the base64url of the left half of the hash of the access token's ASCII octets, the
@@ -79,14 +78,7 @@ export async function signIdToken(
     claims.email = user.email;
     claims.email_verified = user.emailVerified;
   }
-  const key = await currentSigningKey(ctx, db);
   const iat = seconds(ctx.clock.now());
-  return new (jose().SignJWT)(claims)
-    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
-    .setIssuer(ctx.config.oidcIssuer)
-    .setSubject(user.id)
-    .setAudience(input.clientId)
-    .setIssuedAt(iat)
-    .setExpirationTime(iat + ID_TOKEN_TTL_SECONDS)
-    .sign(key.privateKey);
+  const jwt = { typ: 'JWT', subject: user.id, audience: input.clientId, iat, ttlSeconds: ID_TOKEN_TTL_SECONDS, jti: false, db };
+  return signWithCurrentKey(ctx, claims, jwt);
 }

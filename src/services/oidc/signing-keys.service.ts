@@ -1,4 +1,4 @@
-import { createPrivateKey, createPublicKey, type JsonWebKey } from 'node:crypto';
+import { createPrivateKey, createPublicKey, randomUUID, type JsonWebKey } from 'node:crypto';
 import type { JWK, KeyLike } from 'jose';
 import type { DbOrTrx } from '../../db';
 import {
@@ -78,6 +78,27 @@ async function generateSigningKey(ctx: ServiceContext, alg: IdTokenAlg) {
     publicJwk: { ...publicJwk, kid, alg, use: 'sig' },
     privateJwkSealed: ctx.sealer.seal(JSON.stringify(privateJwk), sealPurpose(kid)),
   };
+}
+
+/**
+ * A JWT as every token this server signs is made (id_token, RFC 9068 access token, logout token): the current key
+ * and `typ` in the header, then iss, sub, aud, iat, exp (`iat` + `ttlSeconds`) and a fresh jti unless `jti: false`.
+ */
+export async function signWithCurrentKey(
+  ctx: ServiceContext,
+  claims: Record<string, unknown>,
+  jwt: { typ: string; subject: string; audience: string; iat: number; ttlSeconds: number; jti?: boolean; db?: DbOrTrx },
+): Promise<string> {
+  const key = await currentSigningKey(ctx, jwt.db);
+  const signer = new (jose().SignJWT)(claims)
+    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: jwt.typ })
+    .setIssuer(ctx.config.oidcIssuer)
+    .setSubject(jwt.subject)
+    .setAudience(jwt.audience)
+    .setIssuedAt(jwt.iat)
+    .setExpirationTime(jwt.iat + jwt.ttlSeconds);
+  if (jwt.jti !== false) signer.setJti(randomUUID());
+  return signer.sign(key.privateKey);
 }
 
 /**

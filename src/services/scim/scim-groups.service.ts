@@ -17,7 +17,7 @@ import { ScimError } from '../../errors';
 import type { ServiceContext } from '../context';
 import { compileFilter, GROUP_FILTERS } from './filter';
 import { groupResource, readGroup, readPatch, type GroupInput, type PatchOperation, type Resource } from './resources';
-import { applyPatch, assertVersion, scimDbError, type ListQuery, type ScimPage } from './scim-users.service';
+import { applyPatch, assertVersion, scimDbError, type ListQuery, type ScimPage, type ScimWrite } from './scim-users.service';
 
 /**
  * SCIM Groups (CONTRACT §20): a connection's groups and their members (accounts). A group is not a role: an
@@ -156,32 +156,20 @@ async function changeGroup(
   }
 }
 
-export async function replaceGroup(
-  ctx: ServiceContext,
-  connection: ScimConnectionRow,
-  groupId: string,
-  body: unknown,
-  ifMatch: string | undefined,
-): Promise<Resource> {
+export const replaceGroup: ScimWrite = async (ctx, connection, groupId, body, ifMatch) => {
   const input = readGroup(body);
   return changeGroup(ctx, connection, groupId, ifMatch, () => input);
-}
+};
 
 /** PATCH: add/remove/replace members (with and without a filter), rename; through scim-patch on the current resource. */
-export async function patchGroup(
-  ctx: ServiceContext,
-  connection: ScimConnectionRow,
-  groupId: string,
-  body: unknown,
-  ifMatch: string | undefined,
-): Promise<Resource> {
+export const patchGroup: ScimWrite = async (ctx, connection, groupId, body, ifMatch) => {
   const operations = readPatch(body);
   return changeGroup(ctx, connection, groupId, ifMatch, (current, members) => {
     // Members are compared by value only: what a directory sends beside it (display, $ref) is not kept.
     const bare = { ...current, members: members.map((value) => ({ value })) };
     return readGroup(applyPatch(bare, operations.map(bareMembers)));
   });
-}
+};
 
 /**
  * Members in a PATCH value compared by `value` alone: Entra ID removes `[{ "$ref": null, "value": "…" }]` and Okta

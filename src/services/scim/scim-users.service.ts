@@ -29,6 +29,15 @@ import { readPatch, readUser, userResource, versionOf, type Resource, type UserI
 export const USER_NOT_FOUND = () => new ScimError('not_found', 'User not found');
 const EMAIL_TAKEN = 'An account with this userName (email) already exists';
 
+/** A PUT or PATCH of one resource of a connection: its id, the request body, and the request's If-Match. */
+export type ScimWrite = (
+  ctx: ServiceContext,
+  connection: ScimConnectionRow,
+  id: string,
+  body: unknown,
+  ifMatch: string | undefined,
+) => Promise<Resource>;
+
 export interface ListQuery {
   filter?: string;
   /** 1-based (RFC 7644 §3.4.2.4). */
@@ -180,28 +189,16 @@ async function writeUser(
 }
 
 /** PUT: the resource replaced by the body (what it leaves out is cleared; `active` absent means true). */
-export async function replaceUser(
-  ctx: ServiceContext,
-  connection: ScimConnectionRow,
-  userId: string,
-  body: unknown,
-  ifMatch: string | undefined,
-): Promise<Resource> {
+export const replaceUser: ScimWrite = async (ctx, connection, userId, body, ifMatch) => {
   const input = readUser(body);
   return changeUser(ctx, connection, userId, ifMatch, () => input);
-}
+};
 
 /** PATCH: the operations applied by scim-patch to the current resource, then written like a PUT of the result. */
-export async function patchUser(
-  ctx: ServiceContext,
-  connection: ScimConnectionRow,
-  userId: string,
-  body: unknown,
-  ifMatch: string | undefined,
-): Promise<Resource> {
+export const patchUser: ScimWrite = async (ctx, connection, userId, body, ifMatch) => {
   const operations = readPatch(body);
   return changeUser(ctx, connection, userId, ifMatch, (current) => readUser(applyPatch(current, operations)));
-}
+};
 
 /** RFC 7644 §3.5.2 through scim-patch; its refusals are 400s with the scimType they name. */
 export function applyPatch(current: Resource, operations: ReturnType<typeof readPatch>): Resource {

@@ -1,12 +1,8 @@
+import type { SignInsPerDay } from '../../routes/admin/admin.schemas';
 import { pageEnv } from '../env';
 
-/** One UTC day of the overview's chart. */
-export interface SignInDay {
-  /** YYYY-MM-DD (UTC), oldest first, one per day. */
-  day: string;
-  succeeded: number;
-  failed: number;
-}
+/** One UTC day of the overview's chart: the wire shape of GET /api/admin/summary/sign-ins. */
+export type SignInDay = SignInsPerDay['days'][number];
 
 /**
  * Sign-ins and failed sign-ins per day as an SVG bar chart made on the server (no script). It is an image with a

@@ -480,6 +480,7 @@ function detailText(v: unknown): string {
   if (typeof v === 'object')
     return (
       Object.entries(v)
+        .sort(([a], [b]) => fieldRank(a) - fieldRank(b))
         .map(([k, x]) => `${detailLabel(k)}: ${detailText(x)}`)
         .join('; ') || '—'
     );
@@ -487,6 +488,13 @@ function detailText(v: unknown): string {
 }
 
 const detailLabel = (key: string) => c().audit.details[key] ?? key;
+
+/**
+ * A recorded change reads in its own order (what, before, after) whatever order PostgreSQL's jsonb keeps its keys in
+ * (shorter keys first: `after` before `before`); other fields keep theirs.
+ */
+const LEADING_FIELDS = ['name', 'before', 'after'];
+const fieldRank = (key: string) => (LEADING_FIELDS.includes(key) ? LEADING_FIELDS.indexOf(key) : LEADING_FIELDS.length);
 
 /** An event's detail as one line of labelled fields, as the audit log shows it (the CSV export's `detail`). */
 export const auditDetailLine = (detail: Record<string, unknown>): string => (Object.keys(detail).length === 0 ? '' : detailText(detail));
