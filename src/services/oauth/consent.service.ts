@@ -14,6 +14,7 @@ import type { ApiResourceRow } from '../../db/repositories/api-resources.repo';
 import { permittedScopes, resolveResource } from './resource-resolver';
 import { clientRegistrationEnabled } from './registration/client-metadata.service';
 import { recordConsent } from './grant-record';
+import { contextOf } from '../../db/repositories/authorization-context';
 import { isSubset, parseScope } from './scopes';
 
 export interface ConsentInfo {
@@ -93,13 +94,9 @@ export async function approveAuthorization(ctx: ServiceContext, principal: Princ
       clientId: client.clientId,
       userId: principal.userId,
       redirectUri: request.redirectUri,
-      scope: request.scope,
       codeChallenge: request.codeChallenge,
-      oidc: request.authTime
-        ? { nonce: request.nonce, authTime: request.authTime, amr: request.amr ?? ['pwd'], browserSessionId: request.browserSessionId }
-        : undefined,
-      resource: request.resource,
-      dpopJkt: request.dpopJkt,
+      // What travelled with the request travels on with the code, as it was.
+      context: contextOf(request),
     });
     return authorizationResponseUrl(ctx.config.oidcIssuer, request.redirectUri, { code, state: request.state });
   });

@@ -1,5 +1,4 @@
 import { randomInt } from 'node:crypto';
-import { dpopBinding } from './dpop-binding';
 import { withTransaction } from '../../db';
 import type { OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
 import {
@@ -10,7 +9,6 @@ import {
   recordDevicePoll,
   releaseDeviceCodeAttempt,
   takeDeviceCodeAttempt,
-  type DeviceCodeRow,
 } from '../../db/repositories/oauth-device-codes.repo';
 import { findSessionById } from '../../db/repositories/sessions.repo';
 import { findUserById } from '../../db/repositories/users.repo';
@@ -22,12 +20,11 @@ import type { RequestMeta, ServiceContext } from '../context';
 import { hasAnyFactor, loadFactors } from '../mfa/factors.service';
 import { hasSecondFactor } from '../mfa/policy';
 import type { Principal } from '../principal';
-import { startSession } from '../sessions.service';
 import { DEVICE_CODE_GRANT, grantAllowed } from '../../declarations/client-policy';
 import { judgeResource, permittedScopes, resolveResource } from './resource-resolver';
 import { recordConsent } from './grant-record';
 import { formatScope, isSubset, parseScope } from './scopes';
-import { finishUserGrant, presentTokens, type TokenResponse } from './token-response';
+import { issueUserGrant, presentTokens, type TokenResponse } from './token-response';
 
 /** CONTRACT §12: RFC 8628 §6.1's alphabet (no vowels, no look-alikes), 8 characters shown as XXXX-XXXX. */
 export const USER_CODE_ALPHABET = 'BCDFGHJKLMNPQRSTVWXZ';
@@ -225,23 +222,15 @@ export async function exchangeDeviceCode(
     const target = await judgeResource(ctx, client, { granted: polled.resource }, { db: trx });
     if (!target.ok) return undefined;
     const resource = target.resource;
-    const auth = polled.authTime ? { time: polled.authTime, amr: polled.amr ?? ['pwd'] } : undefined;
-    const started = await startSession(ctx, trx, {
-      user,
-      client: { clientId: client.clientId, scope: polled.scope },
-      meta,
-      auth,
-      dpop: dpopBinding(client, input.dpopJkt),
-    });
-    const consumed: DeviceCodeRow | undefined = await consumeDeviceCode(trx, hash, client.clientId, started.sessionId, now);
-    // Another poll consumed it first: roll this session back (exactly once).
-    if (!consumed) throw new DeviceCodeGone();
-    const { tokens, expiresIn, idToken, scope } = await finishUserGrant(ctx, trx, started, {
-      resource,
-      userId: user.id,
-      clientId: client.clientId,
-      scope: polled.scope,
-    });
+    const { tokens, expiresIn, idToken, scope } = await issueUserGrant(
+      ctx,
+      trx,
+      { client, user, context: polled, resource, meta, dpopJkt: input.dpopJkt },
+      async (sessionId) => {
+        // Another poll consumed it first: roll this session back (exactly once).
+        if (!(await consumeDeviceCode(trx, hash, client.clientId, sessionId, now))) throw new DeviceCodeGone();
+      },
+    );
     return { tokens, expiresIn, idToken, userId: user.id, scope };
   }).catch((err) => {
     if (err instanceof DeviceCodeGone) return undefined;

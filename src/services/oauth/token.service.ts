@@ -9,18 +9,18 @@ import { sha256Hex } from '../../lib/crypto';
 import { verifyPkceS256 } from '../../lib/pkce';
 import type { RequestMeta, ServiceContext } from '../context';
 import { isOpenIdScope, issueIdToken, signIdToken } from '../oidc/id-token.service';
-import { narrowScope, rotateVerifiedRefreshToken, startSession, type IssuedTokens } from '../sessions.service';
+import { narrowScope, rotateVerifiedRefreshToken, type IssuedTokens } from '../sessions.service';
 import { redirectUriMatches } from '../../lib/redirect-uri';
 import { exchangeClientCredentials } from './client-credentials.service';
 import { noteClientUsed } from './clients.service';
 import { GRANT_TYPES, grantAllowed, TOKEN_EXCHANGE_GRANT } from '../../declarations/client-policy';
 import { exchangeToken } from './token-exchange.service';
 import { exchangeDeviceCode } from './device.service';
-import { dpopBinding, requireCodeKey, requireProofFor, requireRefreshKey, tokenRequestKey } from './dpop-binding';
+import { requireCodeKey, requireProofFor, requireRefreshKey, tokenRequestKey } from './dpop-binding';
 
 export type { TokenResponse } from './token-response';
 import { requireParam } from './params';
-import { finishUserGrant, presentTokens, withResourceToken, type TokenResponse } from './token-response';
+import { issueUserGrant, presentTokens, withResourceToken, type TokenResponse } from './token-response';
 import { grantableScopes, judgeResource, resolveResource } from './resource-resolver';
 import { consentShortfall, SHORTFALL_DESCRIPTIONS } from './grant-policy';
 import { isSubset, parseScope } from './scopes';
@@ -98,23 +98,12 @@ export async function exchangeAuthorizationCode(
     }
     const user = await findUserById(trx, code.userId);
     if (!user?.isActive) return { ok: false, description: INVALID_CODE };
-    const auth = code.authTime ? { time: code.authTime, amr: code.amr ?? ['pwd'] } : undefined;
-    const started = await startSession(ctx, trx, {
-      user,
-      client: { clientId: client.clientId, scope: code.scope },
-      meta,
-      auth,
-      browserSessionId: code.browserSessionId,
-      dpop: dpopBinding(client, input.dpopJkt),
-    });
-    await setAuthorizationCodeSession(trx, codeHash, started.sessionId);
-    const { tokens, expiresIn, idToken, scope } = await finishUserGrant(ctx, trx, started, {
-      resource,
-      userId: user.id,
-      clientId: client.clientId,
-      scope: code.scope,
-      nonce: code.nonce,
-    });
+    const { tokens, expiresIn, idToken, scope } = await issueUserGrant(
+      ctx,
+      trx,
+      { client, user, context: code, resource, meta, dpopJkt: input.dpopJkt },
+      (sessionId) => setAuthorizationCodeSession(trx, codeHash, sessionId),
+    );
     return { ok: true, tokens, scope, userId: user.id, idToken, expiresIn };
   });
   if (!result.ok) throw new OAuthError(result.error ?? 'invalid_grant', result.description);
