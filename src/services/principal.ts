@@ -5,21 +5,15 @@ export type { PrincipalRole };
 // The rules live in rbac-policy.ts; these two are re-exported for the callers that only need the principal.
 export { ADMIN_TIER, hasPermission };
 
-/** The signed-in caller of a request, with live roles and permissions (never read from the token). */
-export interface Principal {
+/**
+ * The signed-in caller of a request: its account, live roles, permissions and amr as the database says them
+ * (PrincipalRecord, never read from the token), and what the token adds.
+ */
+export interface Principal extends Omit<PrincipalRecord, 'id'> {
   userId: string;
   sessionId: string;
-  email: string;
-  firstName: string;
-  lastName: string;
-  isActive: boolean;
-  emailVerified: boolean;
-  roles: PrincipalRole[];
   /** Names of the active global roles: the ones that govern this server. */
   roleNames: string[];
-  permissions: string[];
-  /** How the user signed in to this session (CONTRACT §10): live from the session row. */
-  amr: string[];
   /** Set when the access token was issued to an OAuth client. */
   clientId?: string;
   scope?: string;

@@ -1,4 +1,4 @@
-import type { InputHTMLAttributes } from 'preact';
+import type { ComponentChildren, InputHTMLAttributes } from 'preact';
 import { IdentitiesSection } from './federation';
 import { pageEnv } from './env';
 import { ONE_TIME_CODE, Actions, CsrfField, FieldMessage, Flash, Hidden, PasskeyError, Time, formatTime } from './kit';
@@ -58,6 +58,52 @@ type Props = { data: AccountPageData };
 /** A form's action, keeping the enrolment context (?enrol=required&return_to=…) across posts. */
 const act = (data: AccountPageData, path: string) => `/account/${path}${data.formQuery ?? ''}`;
 
+/** One section of the page: the heading it is labelled by, and a refusal about it as a whole at its top. */
+function Section({
+  data,
+  section,
+  id,
+  headingId = `${section}-h`,
+  heading,
+  children,
+}: Props & { section: AccountSection; id?: string; headingId?: string; heading: string; children: ComponentChildren }) {
+  return (
+    <section aria-labelledby={headingId} id={id}>
+      <h2 id={headingId}>{heading}</h2>
+      <SectionError data={data} section={section} />
+      {children}
+    </section>
+  );
+}
+
+/** A form that posts one action with one button: the CSRF field, what the action needs (children), the button. */
+function ButtonForm(props: { action: string; csrf: string; label: string; secondary?: boolean; children?: ComponentChildren }) {
+  return (
+    <form method="post" action={props.action}>
+      <CsrfField csrf={props.csrf} />
+      {props.children}
+      <Actions>
+        <button type="submit" class={props.secondary ? 'secondary' : undefined}>
+          {props.label}
+        </button>
+      </Actions>
+    </form>
+  );
+}
+
+/** A row's own action (sign out this session, remove this app or passkey): its hidden fields and one button named for it. */
+function RowAction(props: { action: string; fields: Record<string, string>; label: string; name: string; children?: ComponentChildren }) {
+  return (
+    <form method="post" action={props.action} class="inline">
+      <Hidden fields={props.fields} />
+      {props.children}
+      <button type="submit" class="secondary" aria-label={props.name}>
+        {props.label}
+      </button>
+    </form>
+  );
+}
+
 /** A refusal about the section as a whole (a stale session, a provider), at the section's top. */
 function SectionError({ data, section }: Props & { section: AccountSection }) {
   const shown = data.error?.section === section && data.error.field === undefined;
@@ -110,11 +156,8 @@ function ReauthField({ data, id }: Props & { id: string }) {
 function ProfileSection({ data }: Props) {
   const d = describedBy(data, 'profile');
   return (
-    <section aria-labelledby="profile-h">
-      <h2 id="profile-h">{tr().profile}</h2>
-      <SectionError data={data} section="profile" />
-      <form method="post" action={act(data, 'profile')}>
-        <CsrfField csrf={data.csrf} />
+    <Section data={data} section="profile" heading={tr().profile}>
+      <ButtonForm action={act(data, 'profile')} csrf={data.csrf} label={tr().saveProfile}>
         <Field
           data={data}
           id="first_name"
@@ -137,32 +180,23 @@ function ProfileSection({ data }: Props) {
           value={data.values?.last_name ?? data.lastName}
           aria-describedby={d}
         />
-        <Actions>
-          <button type="submit">{tr().saveProfile}</button>
-        </Actions>
-      </form>
-    </section>
+      </ButtonForm>
+    </Section>
   );
 }
 
 function PasswordSection({ data }: Props) {
   const d = describedBy(data, 'password');
   return (
-    <section aria-labelledby="password-h">
-      <h2 id="password-h">{tr().password}</h2>
-      <SectionError data={data} section="password" />
+    <Section data={data} section="password" heading={tr().password}>
       {data.hasPassword === false ? (
         // No current password to ask for: the set-password link by email, as "forgot password" sends it.
-        <form method="post" action="/forgot-password">
-          <Hidden fields={{ csrf: data.csrf, email: data.email }} />
+        <ButtonForm action="/forgot-password" csrf={data.csrf} label={tr().setPassword}>
+          <Hidden fields={{ email: data.email }} />
           <p>{tr().noPassword}</p>
-          <Actions>
-            <button type="submit">{tr().setPassword}</button>
-          </Actions>
-        </form>
+        </ButtonForm>
       ) : (
-        <form method="post" action={act(data, 'password')}>
-          <CsrfField csrf={data.csrf} />
+        <ButtonForm action={act(data, 'password')} csrf={data.csrf} label={tr().changePassword}>
           <input type="text" name="username" autocomplete="username" value={data.email} hidden />
           <Field
             data={data}
@@ -197,20 +231,15 @@ function PasswordSection({ data }: Props) {
             aria-describedby={d}
           />
           <p class="muted">{tr().passwordSignsOut}</p>
-          <Actions>
-            <button type="submit">{tr().changePassword}</button>
-          </Actions>
-        </form>
+        </ButtonForm>
       )}
-    </section>
+    </Section>
   );
 }
 
 function SessionsSection({ data }: Props) {
   return (
-    <section aria-labelledby="sessions-h" id="sessions">
-      <h2 id="sessions-h">{tr().sessions}</h2>
-      <SectionError data={data} section="sessions" />
+    <Section data={data} section="sessions" id="sessions" heading={tr().sessions}>
       <table>
         <thead>
           <tr>
@@ -236,35 +265,26 @@ function SessionsSection({ data }: Props) {
                 {s.current ? (
                   <strong>{tr().thisBrowser}</strong>
                 ) : (
-                  <form method="post" action={act(data, 'sessions/revoke')} class="inline">
-                    <Hidden fields={{ csrf: data.csrf, session_id: s.id }} />
-                    <button type="submit" class="secondary" aria-label={tr().signOutSession(formatTime(s.lastUsedAt))}>
-                      {tr().signOut}
-                    </button>
-                  </form>
+                  <RowAction
+                    action={act(data, 'sessions/revoke')}
+                    fields={{ csrf: data.csrf, session_id: s.id }}
+                    label={tr().signOut}
+                    name={tr().signOutSession(formatTime(s.lastUsedAt))}
+                  />
                 )}
               </td>
             </tr>
           ))}
         </tbody>
       </table>
-      <form method="post" action={act(data, 'sessions/revoke-others')}>
-        <CsrfField csrf={data.csrf} />
-        <Actions>
-          <button type="submit" class="secondary">
-            {tr().signOutOthers}
-          </button>
-        </Actions>
-      </form>
-    </section>
+      <ButtonForm action={act(data, 'sessions/revoke-others')} csrf={data.csrf} label={tr().signOutOthers} secondary />
+    </Section>
   );
 }
 
 function AppsSection({ data }: Props) {
   return (
-    <section aria-labelledby="apps-h" id="apps">
-      <h2 id="apps-h">{tr().connectedApps}</h2>
-      <SectionError data={data} section="apps" />
+    <Section data={data} section="apps" id="apps" heading={tr().connectedApps}>
       {data.apps.length ? (
         <ul>
           {data.apps.map((a) => (
@@ -273,12 +293,12 @@ function AppsSection({ data }: Props) {
               <span class="muted">
                 ({a.scopes.join(' ')}; {tr().since} <Time at={a.grantedAt} />)
               </span>{' '}
-              <form method="post" action={act(data, 'apps/remove')} class="inline">
-                <Hidden fields={{ csrf: data.csrf, client_id: a.clientId }} />
-                <button type="submit" class="secondary" aria-label={tr().removeNamed(a.name)}>
-                  {tr().remove}
-                </button>
-              </form>
+              <RowAction
+                action={act(data, 'apps/remove')}
+                fields={{ csrf: data.csrf, client_id: a.clientId }}
+                label={tr().remove}
+                name={tr().removeNamed(a.name)}
+              />
             </li>
           ))}
         </ul>
@@ -303,7 +323,7 @@ function AppsSection({ data }: Props) {
           </ul>
         </>
       )}
-    </section>
+    </Section>
   );
 }
 
@@ -316,8 +336,7 @@ function TotpPart({ data }: Props) {
         <p>{tr().totpOn}</p>
         <details>
           <summary>{tr().removeTotpSummary}</summary>
-          <form method="post" action={act(data, 'totp/remove')}>
-            <CsrfField csrf={data.csrf} />
+          <ButtonForm action={act(data, 'totp/remove')} csrf={data.csrf} label={tr().removeTotp} secondary>
             <Field
               data={data}
               id="totp_remove_code"
@@ -331,12 +350,7 @@ function TotpPart({ data }: Props) {
             <p class="muted">{tr().orWithoutApp}</p>
             <label for="totp_remove_password">{tr().yourPassword}</label>
             <input type="password" id="totp_remove_password" name="password" autocomplete="current-password" aria-describedby={d} />
-            <Actions>
-              <button type="submit" class="secondary">
-                {tr().removeTotp}
-              </button>
-            </Actions>
-          </form>
+          </ButtonForm>
         </details>
       </>
     );
@@ -360,22 +374,11 @@ function TotpPart({ data }: Props) {
           </li>
           <li>{tr().enterDigits}</li>
         </ol>
-        <form method="post" action={act(data, 'totp/confirm')}>
-          <CsrfField csrf={data.csrf} />
+        <ButtonForm action={act(data, 'totp/confirm')} csrf={data.csrf} label={tr().turnOn}>
           <Field data={data} id="totp_code" label={tr().codeFromApp} name="code" {...ONE_TIME_CODE} required aria-describedby={d} />
           <ReauthField data={data} id="totp_confirm_password" />
-          <Actions>
-            <button type="submit">{tr().turnOn}</button>
-          </Actions>
-        </form>
-        <form method="post" action={act(data, 'totp/remove')}>
-          <CsrfField csrf={data.csrf} />
-          <Actions>
-            <button type="submit" class="secondary">
-              {tr().cancelSetup}
-            </button>
-          </Actions>
-        </form>
+        </ButtonForm>
+        <ButtonForm action={act(data, 'totp/remove')} csrf={data.csrf} label={tr().cancelSetup} secondary />
       </>
     );
   }
@@ -383,13 +386,9 @@ function TotpPart({ data }: Props) {
     <>
       <h3>{tr().authenticatorApp}</h3>
       <p class="muted">{tr().totpHint}</p>
-      <form method="post" action={act(data, 'totp/setup')}>
-        <CsrfField csrf={data.csrf} />
+      <ButtonForm action={act(data, 'totp/setup')} csrf={data.csrf} label={tr().setUpTotp}>
         <ReauthField data={data} id="totp_setup_password" />
-        <Actions>
-          <button type="submit">{tr().setUpTotp}</button>
-        </Actions>
-      </form>
+      </ButtonForm>
     </>
   );
 }
@@ -403,8 +402,7 @@ function RecoveryPart({ data }: Props) {
       {hasFactor ? (
         <details>
           <summary>{data.recoveryCodesLeft ? tr().makeNewRecovery : tr().makeRecovery}</summary>
-          <form method="post" action={act(data, 'recovery-codes')}>
-            <CsrfField csrf={data.csrf} />
+          <ButtonForm action={act(data, 'recovery-codes')} csrf={data.csrf} label={tr().makeNewCodes} secondary>
             <Field
               data={data}
               id="recovery_password"
@@ -417,12 +415,7 @@ function RecoveryPart({ data }: Props) {
             <p class="muted">{pageEnv().t.accountExtra.orInsteadOfPassword}</p>
             <label for="recovery_code_proof">{pageEnv().t.accountExtra.currentTotpCode}</label>
             <input type="text" id="recovery_code_proof" name="code" inputmode="numeric" autocomplete="one-time-code" maxlength={6} />
-            <Actions>
-              <button type="submit" class="secondary">
-                {tr().makeNewCodes}
-              </button>
-            </Actions>
-          </form>
+          </ButtonForm>
         </details>
       ) : null}
     </>
@@ -466,13 +459,14 @@ function PasskeysPart({ data }: Props) {
                   {tr().rename}
                 </button>
               </form>
-              <form method="post" action={act(data, 'passkeys/remove')} class="inline">
-                <Hidden fields={{ csrf: data.csrf, id: p.id }} />
+              <RowAction
+                action={act(data, 'passkeys/remove')}
+                fields={{ csrf: data.csrf, id: p.id }}
+                label="Remove"
+                name={`Remove passkey ${p.name}`}
+              >
                 <ReauthField data={data} id={`remove-password-${p.id}`} />
-                <button type="submit" class="secondary" aria-label={`Remove passkey ${p.name}`}>
-                  Remove
-                </button>
-              </form>
+              </RowAction>
             </li>
           ))}
         </ul>
@@ -564,14 +558,7 @@ function VerificationNotice({ data }: Props) {
       <h2 id="verify-h">{t.verify.title}</h2>
       <p>{t.account.unverified(data.email)}</p>
       <p class="muted">{t.account.unverifiedWhy}</p>
-      <form method="post" action={act(data, 'verification/resend')}>
-        <CsrfField csrf={data.csrf} />
-        <Actions>
-          <button type="submit" class="secondary">
-            {t.account.resend}
-          </button>
-        </Actions>
-      </form>
+      <ButtonForm action={act(data, 'verification/resend')} csrf={data.csrf} label={t.account.resend} secondary />
     </section>
   );
 }
@@ -612,13 +599,11 @@ export function renderAccountPage(data: AccountPageData): string {
       <VerificationNotice data={data} />
       <ProfileSection data={data} />
       <PasswordSection data={data} />
-      <section aria-labelledby="mfa-h" id="second-factors">
-        <h2 id="mfa-h">{tr().secondFactorsAndPasskeys}</h2>
-        <SectionError data={data} section="second-factors" />
+      <Section data={data} section="second-factors" id="second-factors" headingId="mfa-h" heading={tr().secondFactorsAndPasskeys}>
         <TotpPart data={data} />
         <PasskeysPart data={data} />
         <RecoveryPart data={data} />
-      </section>
+      </Section>
       <IdentitiesSection
         csrf={data.csrf}
         identities={data.identities ?? []}
@@ -629,14 +614,7 @@ export function renderAccountPage(data: AccountPageData): string {
       <SessionsSection data={data} />
       <AppsSection data={data} />
       <section>
-        <form method="post" action="/logout">
-          <CsrfField csrf={data.csrf} />
-          <Actions>
-            <button type="submit" class="secondary">
-              {tr().signOut}
-            </button>
-          </Actions>
-        </form>
+        <ButtonForm action="/logout" csrf={data.csrf} label={tr().signOut} secondary />
       </section>
     </>,
   );

@@ -89,29 +89,16 @@ export function NewPasswordFields(props: {
   describedBy?: string;
   invalid?: boolean;
 }) {
+  const input = (name: string, refusal: { 'aria-describedby'?: string; 'aria-invalid'?: 'true' } = {}) => (
+    <input type="password" id={name} name={name} autocomplete="new-password" minlength={props.minLength} required {...refusal} />
+  );
   return (
     <>
       <label for="password">{props.label}</label>
-      <input
-        type="password"
-        id="password"
-        name="password"
-        autocomplete="new-password"
-        minlength={props.minLength}
-        required
-        aria-describedby={props.describedBy}
-        aria-invalid={props.invalid ? 'true' : undefined}
-      />
+      {input('password', { 'aria-describedby': props.describedBy, 'aria-invalid': props.invalid ? 'true' : undefined })}
       <p class="muted">{pageEnv().t.common.atLeastChars(props.minLength)}</p>
       <label for="password_confirm">{props.repeatLabel}</label>
-      <input
-        type="password"
-        id="password_confirm"
-        name="password_confirm"
-        autocomplete="new-password"
-        minlength={props.minLength}
-        required
-      />
+      {input('password_confirm')}
     </>
   );
 }

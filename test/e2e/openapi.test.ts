@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { SETTINGS } from '../../src/declarations/settings';
 import { createTestApp, type TestApp } from '../helpers/test-app';
 
 let t: TestApp;
@@ -18,6 +19,17 @@ describe('API description', () => {
     const register = res.body.paths['/api/auth/register'].post;
     expect(register.requestBody.content['application/json'].schema.properties).toHaveProperty('password');
     expect(res.body.paths['/api/oauth/token'].post.requestBody.content).toHaveProperty('application/x-www-form-urlencoded');
+  });
+
+  test('the settings operations describe every declared setting (one declaration, CONTRACT §18)', async () => {
+    const doc = (await request(t.app).get('/api/openapi.json')).body;
+    const names = SETTINGS.map((s) => s.name).sort();
+    const ref: string = doc.paths['/api/admin/settings'].patch.requestBody.content['application/json'].schema.$ref;
+    const patch = doc.components.schemas[ref.replace('#/components/schemas/', '')];
+    expect(Object.keys(patch.properties).sort()).toEqual(names);
+    expect(patch.properties.invitation_ttl_hours).toMatchObject({ type: 'integer', minimum: 1, maximum: 720 });
+    expect(patch.properties.registration).toMatchObject({ enum: ['open', 'closed'] });
+    expect(doc.paths['/api/admin/settings'].get.responses['200']).toBeDefined();
   });
 
   test('every documented operation is routed (none answers "route not found")', async () => {

@@ -94,6 +94,19 @@ describe('GET /api/admin/settings', () => {
     expect(entryOf(res.body, 'password_policy').value).toEqual({ min_length: 6, breached_check: false, reject_email_local_part: false });
   });
 
+  test('environment: the start-up configuration by name, read-only; a secret as set without its value, credentials masked', async () => {
+    const res = await api().get('/api/admin/settings').set('Authorization', admin);
+    const environment = res.body.environment as Array<{ name: string; value: string | null; set: boolean }>;
+    const byName = new Map(environment.map((e) => [e.name, e]));
+    expect(environment.map((e) => e.name)).toEqual([...byName.keys()].sort((a, b) => a.localeCompare(b)));
+    expect(byName.get('baseUrl')).toEqual({ name: 'baseUrl', value: t.config.baseUrl, set: true });
+    expect(byName.get('jwtAccessSecret')).toEqual({ name: 'jwtAccessSecret', value: null, set: true });
+    expect(byName.has('pinnedSettings')).toBe(false);
+    const text = JSON.stringify(res.body);
+    expect(text).not.toContain(t.config.jwtAccessSecret);
+    expect(text).not.toContain(t.config.keysSecret);
+  });
+
   test('needs system:manage_users: 401 without a token, 403 for a user or a manager', async () => {
     expect((await api().get('/api/admin/settings')).status).toBe(401);
     const user = await makeSignedInUser(t);

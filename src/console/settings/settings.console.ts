@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { SettingEntry } from '../../declarations/settings';
 import { settingsApi as api } from '../../routes/settings/settings.router';
-import { effectiveSettings, NOT_SET, SECRET_SET } from '../../services/settings.service';
+import type { SettingEntry } from '../../declarations/settings';
+import type { StartupSetting } from '../../routes/settings/settings.schemas';
 import { consoleAction, consolePage, consoleRouter, pageEnv, Redirect, redirect, text, type Caller, type FieldErrors } from '../action';
 import { changesOf, settingsForm } from './settings.form';
 import { renderSettingsPage } from './settings.view';
@@ -13,15 +13,13 @@ import { renderSettingsPage } from './settings.view';
  */
 const x = () => pageEnv().t.console.settings;
 type Refused = { values?: Record<string, string>; errors?: FieldErrors; status?: number };
+/** What GET /api/admin/settings answers. */
+type SettingsList = { settings: SettingEntry[]; environment: StartupSetting[] };
 
-export const createConsoleSettingsRouter = consoleRouter('settings', (deps) => {
-  const environment = () =>
-    effectiveSettings(deps.ctx.config).map(([key, value]): [string, string] => [
-      key,
-      value === NOT_SET ? x().notSet : value === SECRET_SET ? `•••••• (${x().envSecretSet})` : value,
-    ]);
+export const createConsoleSettingsRouter = consoleRouter('settings', () => {
+  const shown = (s: StartupSetting): [string, string] => [s.name, s.value ?? (s.set ? `•••••• (${x().envSecretSet})` : x().notSet)];
   // The sensitive settings need system:manage_settings, the test mail's guard.
-  const page = ({ allows }: Caller, settings: SettingEntry[], refused: Refused = {}) =>
+  const page = ({ allows }: Caller, { settings, environment }: SettingsList, refused: Refused = {}) =>
     consolePage(
       renderSettingsPage,
       {
@@ -29,14 +27,14 @@ export const createConsoleSettingsRouter = consoleRouter('settings', (deps) => {
         values: refused.values,
         errors: refused.errors ?? {},
         mayChangeSensitive: allows(api.testMail),
-        environment: environment(),
+        environment: environment.map(shown),
       },
       x().title,
       refused.status,
     );
-  const again = async (refused: Refused, a: Caller) => page(a, (await a.call(api.list, {})).settings, refused);
+  const again = async (refused: Refused, a: Caller) => page(a, await a.call(api.list, {}), refused);
   return [
-    consoleAction(api.list, { path: '/settings', done: (r, a) => page(a, r.settings) }),
+    consoleAction(api.list, { path: '/settings', done: (r, a) => page(a, r) }),
     consoleAction(api.change, {
       path: '/settings',
       form: settingsForm,

@@ -4,9 +4,18 @@ import { MANAGE_SETTINGS } from '../../declarations/settings';
 import { changeSettings, listSettings, sendTestMail } from '../../services/settings/settings.service';
 import { declareRouter, endpoint, serve } from '../route';
 import type { RouteDeps } from '../types';
-import { changeSettingsBody, settingsBody, testMailBody } from './settings.schemas';
+import { effectiveSettings, NOT_SET, SECRET_SET } from '../../services/settings.service';
+import { changeSettingsBody, settingsBody, settingsListBody, testMailBody, type StartupSetting } from './settings.schemas';
 
 const PERMISSION = 'system:manage_users';
+
+/** A start-up value as shown: never a secret's value. */
+const presentStartupSetting = ([name, shown]: [string, string]): StartupSetting =>
+  shown === NOT_SET
+    ? { name, value: null, set: false }
+    : shown === SECRET_SET
+      ? { name, value: null, set: true }
+      : { name, value: shown, set: true };
 
 /** A refused change names each setting (and its variable when the environment pins it): CONTRACT §18. */
 const invalidChange = (issues: z.core.$ZodIssue[]) => {
@@ -31,12 +40,16 @@ export const settingsApi = {
       method: 'get',
       path: '/settings',
       summary: `Runtime settings: value (null for a secret, with set), source, read_only and the variable that pins each`,
+      description:
+        '`environment` lists, read-only, the configuration the server started with (environment variables and defaults) by ' +
+        'name: value null when not set, and for a secret that is set (set: true, never the value); credentials inside ' +
+        'connection URLs masked.',
       auth: 'user',
       permission: PERMISSION,
       noStore: true,
-      response: { description: '{ settings }', schema: settingsBody },
+      response: { description: '{ settings, environment }', schema: settingsListBody },
     },
-    async (_input, ctx) => ({ settings: await listSettings(ctx) }),
+    async (_input, ctx) => ({ settings: await listSettings(ctx), environment: effectiveSettings(ctx.config).map(presentStartupSetting) }),
   ),
   change: endpoint(
     {
