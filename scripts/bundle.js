@@ -42,6 +42,9 @@ const EXTERNAL = [
   '@xmldom/xmldom',
   'xml-crypto',
   'xml-encryption',
+  // PostgreSQL's driver: graphile-worker (outside the bundle) requires it from node_modules, and a bundled copy for knex
+  // and the pool would be a second one in memory.
+  'pg',
   // graphile-worker reads its own SQL migrations (node_modules/graphile-worker/sql) and loads its config at run time.
   'graphile-worker',
   // knex's other dialects and pg's optional native binding

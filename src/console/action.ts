@@ -12,7 +12,7 @@ import {
   serviceFieldErrors,
   setFlash,
 } from '../routes/console/console-kit';
-import { html, text } from '../routes/pages/page-kit';
+import { text, writePage } from '../routes/pages/page-kit';
 import {
   declareRouter,
   route,
@@ -136,15 +136,14 @@ export interface Confirmation {
 /** The console's last step: a page in the console's frame, or a 303 with the flash of post-redirect-get. */
 export function renderConsoleOutcome(section: ConsoleSection | undefined): OutcomeRenderer {
   return (outcome: Outcome, req, res, config) => {
-    writeCookiesAndHeaders(outcome, res);
     if (outcome instanceof Redirect) {
+      writeCookiesAndHeaders(outcome, res);
       if (outcome.flash) setFlash(res, config, outcome.flash.kind, outcome.flash.message);
       return res.redirect(outcome.status, outcome.to);
     }
     const principal = req.principal;
     if (!(outcome instanceof ConsolePage) || !principal) throw new Error(`${req.method} ${req.path}: not a console outcome`);
-    const frame = { ...frameOf(req, res, config, principal, section, outcome.title), errors: outcome.errors };
-    html(res, outcome.status, outcome.render(frame), outcome.formTargets);
+    writePage(outcome, res, () => ({ ...frameOf(req, res, config, principal, section, outcome.title), errors: outcome.errors }));
   };
 }
 

@@ -12,7 +12,7 @@
  * registering or editing an application takes effect at once on every instance, without a restart.
  */
 import type { Request, RequestHandler, Response } from 'express';
-import { decodeJwt } from 'jose';
+import { jose } from '../lib/jose';
 import { findClientById, isRegisteredCorsOrigin } from '../db/repositories/oauth-clients.repo';
 import { presentedTokenOf } from '../services/oauth/dpop-resource';
 import type { ServiceContext } from '../services/context';
@@ -50,7 +50,7 @@ export function clientNamedBy(req: Request): string | undefined {
     // Only to choose which origins may read the answer: an invalid or expired token still gets its 401, readable by
     // the app it names (so that the app can refresh), and never anything more.
     try {
-      const claim = decodeJwt(bearer).client_id;
+      const claim = jose().decodeJwt(bearer).client_id;
       return typeof claim === 'string' ? claim : undefined;
     } catch {
       return undefined;

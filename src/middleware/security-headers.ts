@@ -25,7 +25,7 @@ export function formActionSource(url: string): string | undefined {
  * Widens this response's CSP `form-action 'self'` (the default on every answer) by the places a form on this page may
  * end at after the server's redirects: Chromium applies form-action to each redirect that follows a form submission.
  * Only a route that validated those targets (a registered redirect URI, an allow-listed return_to, an SP's ACS URL)
- * calls this, through the page kit (`html(res, status, body, formTargets)` or a Page outcome's `formTargets`).
+ * calls this, through a Page outcome's `formTargets` (written by the page kit's `writePage`).
  */
 export function allowFormTargets(res: Response, targets: ReadonlyArray<string | undefined>): void {
   const sources = [...new Set(targets.map((t) => (t === undefined ? undefined : formActionSource(t))))].filter((s) => s !== undefined);

@@ -8,6 +8,7 @@ import {
 } from '../db/repositories/audit-events.repo';
 import { findClientNames } from '../db/repositories/oauth-clients.repo';
 import { estimateRowCount } from '../db/repositories/table-estimates.repo';
+import { deleteInBatches } from '../db/repositories/prune.repo';
 import { badRequest } from '../errors';
 import { addSeconds } from '../lib/clock';
 import type { ServiceContext } from './context';
@@ -181,12 +182,9 @@ export const AUDIT_PRUNE_BATCH_SIZE = 1000;
 
 /** Deletes events older than AUDIT_RETENTION_DAYS, batch by batch until a batch comes back short. */
 export async function pruneAuditEvents(ctx: ServiceContext, batchSize = AUDIT_PRUNE_BATCH_SIZE): Promise<number> {
-  const before = addSeconds(ctx.clock.now(), -ctx.config.auditRetentionDays * 24 * 3600);
-  let total = 0;
-  let deleted: number;
-  do {
-    deleted = await deleteAuditEventsBefore(ctx.db, before, batchSize);
-    total += deleted;
-  } while (deleted >= batchSize);
-  return total;
+  const before = auditRetentionCutoff(ctx, ctx.clock.now());
+  return deleteInBatches(() => deleteAuditEventsBefore(ctx.db, before, batchSize), batchSize);
 }
+
+/** What is older than this is past AUDIT_RETENTION_DAYS: audit events, and the deliveries kept as long as they are. */
+export const auditRetentionCutoff = (ctx: ServiceContext, now: Date): Date => addSeconds(now, -ctx.config.auditRetentionDays * 24 * 3600);

@@ -1,8 +1,8 @@
 import { deleteBackchannelDeliveriesBefore } from '../db/repositories/backchannel-logout.repo';
-import { deleteExpiredBatch, PRUNE_TABLES, type PruneTable } from '../db/repositories/prune.repo';
+import { deleteExpiredBatch, deleteInBatches, PRUNE_TABLES, type PruneTable } from '../db/repositories/prune.repo';
 import { addSeconds } from '../lib/clock';
 import { deleteWebhookDeliveriesBefore } from '../db/repositories/webhooks.repo';
-import { pruneAuditEvents } from './audit.service';
+import { auditRetentionCutoff, pruneAuditEvents } from './audit.service';
 import { releaseStaleWorkerLocks } from './webhooks/queue';
 import type { ServiceContext } from './context';
 import { SAML_WINDOW_SECONDS } from './saml/saml-policy';
@@ -43,31 +43,17 @@ export async function pruneExpired(
     number
   >;
   for (const table of PRUNE_TABLES) {
-    let total = 0;
-    let deleted: number;
-    do {
-      deleted = await deleteExpiredBatch(ctx.db, table, cutoffs, batchSize);
-      total += deleted;
-    } while (deleted >= batchSize);
-    counts[table] = total;
+    counts[table] = await deleteInBatches(() => deleteExpiredBatch(ctx.db, table, cutoffs, batchSize), batchSize);
   }
   counts.audit_events = await pruneAuditEvents(ctx, batchSize);
   // Webhook deliveries (issue 26) are kept as long as the audit events they carry.
-  const deliveriesBefore = addSeconds(now, -ctx.config.auditRetentionDays * 24 * 3600);
-  let deliveries = 0;
-  let deleted: number;
-  do {
-    deleted = await deleteWebhookDeliveriesBefore(ctx.db, deliveriesBefore, batchSize);
-    deliveries += deleted;
-  } while (deleted >= batchSize);
-  counts.webhook_deliveries = deliveries;
+  const deliveriesBefore = auditRetentionCutoff(ctx, now);
+  counts.webhook_deliveries = await deleteInBatches(() => deleteWebhookDeliveriesBefore(ctx.db, deliveriesBefore, batchSize), batchSize);
   // Back-channel logout deliveries (issue 34) likewise: what the application's page lists, kept as long as the audit.
-  let logouts = 0;
-  do {
-    deleted = await deleteBackchannelDeliveriesBefore(ctx.db, deliveriesBefore, batchSize);
-    logouts += deleted;
-  } while (deleted >= batchSize);
-  counts.backchannel_logout_deliveries = logouts;
+  counts.backchannel_logout_deliveries = await deleteInBatches(
+    () => deleteBackchannelDeliveriesBefore(ctx.db, deliveriesBefore, batchSize),
+    batchSize,
+  );
   // A worker that died mid-attempt (kill -9) leaves its job locked; its attempt runs again after this sweep.
   counts.webhook_workers_released = await releaseStaleWorkerLocks(ctx.db);
   return counts;

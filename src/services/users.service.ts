@@ -132,6 +132,15 @@ export async function resendInvitation(ctx: ServiceContext, actor: Actor, userId
   return getUserDetail(ctx, userId);
 }
 
+/** The fields of an account that an administrator or a SCIM connection may change; absent means unchanged. */
+export interface AccountPatch {
+  firstName?: string;
+  lastName?: string;
+  email?: string;
+  isActive?: boolean;
+  emailVerified?: boolean;
+}
+
 /**
  * Admin update of a user. `is_active: false` is a deactivation (CONTRACT §6): it needs users:delete, is refused
  * on one's own account and on the last active super_admin (409), revokes every session of the user and burns
@@ -139,12 +148,7 @@ export async function resendInvitation(ctx: ServiceContext, actor: Actor, userId
  * another account needs strictly more rights than every role it holds; a new email burns every outstanding link
  * and tells the old address.
  */
-export async function updateUser(
-  ctx: ServiceContext,
-  actor: Actor,
-  userId: string,
-  patch: { firstName?: string; lastName?: string; email?: string; isActive?: boolean; emailVerified?: boolean },
-): Promise<UserDetail> {
+export async function updateUser(ctx: ServiceContext, actor: Actor, userId: string, patch: AccountPatch): Promise<UserDetail> {
   const deactivate = patch.isActive === false;
   if (patch.isActive !== undefined && !hasPermission(actor, 'users:delete')) {
     throw forbidden(`${deactivate ? 'Deactivating' : 'Re-activating'} a user requires permission users:delete`);
@@ -192,7 +196,7 @@ export async function applyAccountChange(
   ctx: ServiceContext,
   trx: DbOrTrx,
   user: UserRow,
-  patch: { firstName?: string; lastName?: string; email?: string; isActive?: boolean; emailVerified?: boolean },
+  patch: AccountPatch,
   now: Date,
   audit: { actorId?: string; fields: string[] },
 ): Promise<void> {

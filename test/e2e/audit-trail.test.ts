@@ -197,6 +197,25 @@ test('filters by type and time range, and walks every page with the cursor exact
   expect((await audit({ subject: user.id, to: future })).events).toHaveLength(5);
 });
 
+test('GET /api/admin/audit-events/count: what the same filter matches, exactly, cursors and limit ignored', async () => {
+  const user = await makeUser(t);
+  for (let i = 0; i < 3; i++) {
+    await request(t.app)
+      .post('/api/auth/login')
+      .send({ email: user.email, password: `wrong-${i}-password` });
+  }
+  const count = (query: Record<string, string>, bearer = admin.bearer) =>
+    request(t.app).get('/api/admin/audit-events/count').query(query).set('Authorization', bearer);
+  const res = await count({ subject: user.id, type: 'auth.login.failed', limit: '1' });
+  expect(res.status).toBe(200);
+  expect(res.headers['cache-control']).toBe('no-store');
+  expect(res.body).toEqual({ count: { kind: 'exact', value: 3 } });
+  const future = new Date(t.clock.now().getTime() + 3600_000).toISOString();
+  expect((await count({ subject: user.id, from: future })).body).toEqual({ count: { kind: 'exact', value: 0 } });
+  expect((await count({ type: 'no.such.type' })).status).toBe(400);
+  expect((await count({}, (await makeSignedInUser(t)).bearer)).status).toBe(403);
+});
+
 test('bad queries answer 400; only system:manage_users reads the trail', async () => {
   for (const query of [
     { type: 'no.such.type' },

@@ -1,3 +1,4 @@
+import { KeyObject, sign } from 'node:crypto';
 import fc from 'fast-check';
 import * as jose from 'jose';
 import request from 'supertest';
@@ -248,6 +249,25 @@ describe('refusals of a proof at the token endpoint: 400 invalid_dpop_proof', ()
       /does not verify/,
       () => proofFor(es256, {}, {}, { jwk: (({ kid: _k, use: _u, ...rest }) => rest)(other.publicJwk) }),
     ],
+    [
+      'a key of another type than its alg (an Ed25519 jwk under ES256)',
+      /does not verify/,
+      async () => proofFor(es256, {}, {}, { jwk: (await makeClientKey('EdDSA')).publicJwk }),
+    ],
+    [
+      'a crit header (an extension this server does not know)',
+      /must not carry a crit header/,
+      async () => {
+        // jose refuses to sign an unknown critical extension, so the proof is signed by hand.
+        const { kid: _k, use: _u, ...jwk } = es256.publicJwk;
+        const head = { alg: 'ES256', typ: 'dpop+jwt', jwk, crit: ['x-ext'], 'x-ext': true };
+        const claims = { htm: 'POST', htu: tokenUrl, iat: Math.floor(t.clock.now().getTime() / 1000), jti: 'crit' };
+        const input = [head, claims].map((part) => Buffer.from(JSON.stringify(part)).toString('base64url')).join('.');
+        const signature = sign('sha256', Buffer.from(input), { key: KeyObject.from(es256.privateKey), dsaEncoding: 'ieee-p1363' });
+        return `${input}.${signature.toString('base64url')}`;
+      },
+    ],
+    ['an exp in the past', /does not verify/, () => proofFor(es256, {}, { exp: Math.floor(t.clock.now().getTime() / 1000) - 5 })],
     ['htm is not POST', /htm must be POST/, () => proofFor(es256, { htm: 'GET' })],
     [
       'htu is another URL',

@@ -1,6 +1,5 @@
-import { auditApi } from '../../routes/audit/audit.router';
+import { auditApi, exportedAuditEvents } from '../../routes/audit/audit.router';
 import { auditEventsQuery } from '../../routes/audit/audit.schemas';
-import * as audit from '../../services/audit.service';
 import * as views from '../../views/console/pages';
 import { consoleAction, consolePage, consoleRouter, consoleStream, pageEnv, type Caller, type FieldErrors } from '../action';
 import { writeCsv } from './audit.csv';
@@ -8,7 +7,8 @@ import { asQuery, auditForm, linkOf, filterOf, type AuditForm } from './audit.fo
 
 /**
  * The audit log (CONTRACT §14): the page is GET /api/admin/audit-events (same guard, same query schema, its answer as
- * the view's props) with the count of what the filter matches; the CSV export of the filtered rows is streamed.
+ * the view's props) with GET /api/admin/audit-events/count; the CSV export of the filtered events is streamed from
+ * the list's export port (exportedAuditEvents), in the list's wire shape.
  */
 type Groups = views.AuditProps['groups'];
 const groupsBy = async (call: Caller['call']): Promise<Groups> => (await call(auditApi.types, {})).groups;
@@ -37,8 +37,7 @@ export const createConsoleAuditRouter = consoleRouter('audit', ({ ctx }) => [
     field: 'from',
     invalid: ({ values, errors }, { call }) => page(groupsBy(call), values, { errors }, 400),
     done: async (r, { form: f, call }) => {
-      const q = auditEventsQuery.parse(asQuery(f));
-      const count = await audit.countAuditEvents(ctx, { ...q, types: q.type });
+      const { count } = await call(auditApi.count, { query: auditEventsQuery.parse(asQuery(f)) });
       const paged = f.cursor !== undefined || f.before !== undefined;
       return page(groupsBy(call), f, {
         events: r.events,
@@ -55,6 +54,6 @@ export const createConsoleAuditRouter = consoleRouter('audit', ({ ctx }) => [
     form: auditForm,
     input: (f) => ({ ...asQuery(f), cursor: undefined, before: undefined }),
     invalid: ({ values, errors }, { call }) => page(groupsBy(call), values, { errors }, 400),
-    write: (q, res) => writeCsv(ctx, q, res),
+    write: (q, res) => writeCsv(exportedAuditEvents(ctx, q), res),
   }),
 ]);

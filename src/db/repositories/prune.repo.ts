@@ -88,3 +88,14 @@ export async function deleteExpiredBatch(db: DbOrTrx, table: PruneTable, cutoffs
   );
   return (result.rows ?? []).length;
 }
+
+/** Runs one bounded delete after another until a batch comes back short; returns how many rows went in all. */
+export async function deleteInBatches(deleteBatch: () => Promise<number>, batchSize: number): Promise<number> {
+  let total = 0;
+  let deleted: number;
+  do {
+    deleted = await deleteBatch();
+    total += deleted;
+  } while (deleted >= batchSize);
+  return total;
+}

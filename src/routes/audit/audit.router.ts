@@ -1,8 +1,18 @@
+import type { z } from 'zod';
 import * as audit from '../../services/audit.service';
 import { declareRouter, endpoint, route, serve } from '../route';
 import type { RouteDeps } from '../types';
 import { presentActivity, presentAuditEvent, presentPage } from './audit.presenters';
-import { activityBody, activityQuery, auditEventTypesBody, auditEventsBody, auditEventsQuery } from './audit.schemas';
+import type { ServiceContext } from '../../services/context';
+import {
+  activityBody,
+  activityQuery,
+  auditEventTypesBody,
+  auditEventsBody,
+  auditEventsCountBody,
+  auditEventsQuery,
+  type AuditEvent,
+} from './audit.schemas';
 
 /**
  * GET /api/admin/audit-events (system:manage_users): the audit trail, filtered, newest first, cursor-paginated both
@@ -36,6 +46,23 @@ export const auditApi = {
       return { ...presentPage(page, (e) => presentAuditEvent(e, names)), prev_cursor: page.prevCursor };
     },
   ),
+  count: endpoint(
+    {
+      method: 'get',
+      path: '/audit-events/count',
+      summary: 'How many events the filter of GET /api/admin/audit-events matches (cursors and limit ignored)',
+      description:
+        'The same query as the list: actor, subject, type, from, to. `count.kind` is `exact`, `more-than` (a filtered count ' +
+        'stops at 10,000) or `about` (the estimate of an unfiltered trail beyond that).',
+      tags: ['Admin'],
+      auth: 'user',
+      permission: 'system:manage_users',
+      query: auditEventsQuery,
+      noStore: true,
+      response: { description: '{ count: { kind, value } }', schema: auditEventsCountBody },
+    },
+    async ({ query }, ctx) => ({ count: await audit.countAuditEvents(ctx, { ...query, types: query.type }) }),
+  ),
   types: endpoint(
     {
       method: 'get',
@@ -50,6 +77,17 @@ export const auditApi = {
     async (_input, ctx) => audit.listStoredTypes(ctx),
   ),
 };
+
+/**
+ * Every event the filter of `auditApi.list` matches, newest first, in batches, as the list answers them: the port the
+ * console's CSV download streams from (it writes each batch before the next is read).
+ */
+export async function* exportedAuditEvents(ctx: ServiceContext, query: z.output<typeof auditEventsQuery>): AsyncGenerator<AuditEvent[]> {
+  for await (const batch of audit.exportAuditEvents(ctx, { ...query, types: query.type, cursor: undefined, before: undefined })) {
+    const names = await audit.clientNamesOf(ctx, batch);
+    yield batch.map((e) => presentAuditEvent(e, names));
+  }
+}
 
 export function createAuditRouter(deps: RouteDeps) {
   return declareRouter(deps, serve(deps, auditApi));

@@ -129,6 +129,14 @@ export type AuditEventsBody = z.output<typeof auditEventsBody>;
 /** One event of GET /api/admin/audit-events as sent. */
 export type AuditEvent = AuditEventsBody['events'][number];
 
+/**
+ * How many events a filter matches, without counting a large trail: `exact`, `more-than` (a filtered count stops at
+ * 10,000) or `about` (the planner's estimate for an unfiltered trail beyond that).
+ */
+export const auditEventsCountBody = z.strictObject({
+  count: z.strictObject({ kind: z.enum(['exact', 'more-than', 'about']), value: z.number().int() }),
+});
+
 export const activityBody = z.strictObject({
   events: z.array(z.strictObject({ ...common, actor: z.enum(['self', 'other', 'system']) })),
   next_cursor: z.string().nullable(),

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import type { GrantWithClientRow } from '../../db/repositories/oauth-grants.repo';
 import { forbidden } from '../../errors';
+import { Redirect } from '../../http/outcome';
+import { renderPageOutcome } from '../pages/page-kit';
 import { disconnectApp, listConnectedApps } from '../../services/oauth/apps.service';
 import { listSamlAppsOfPerson } from '../../services/saml/saml-apps.service';
 import type { Principal } from '../../services/principal';
@@ -94,8 +96,9 @@ export function createAppsRouter(deps: RouteDeps) {
         // RFC 9700 §2.6 / CONTRACT §8: an authorization redirect is never readable cross-origin.
         cors: false,
         response: { status: 302, description: 'Redirect', kind: 'redirect' },
+        outcome: renderPageOutcome,
       },
-      (_input, req, res) => res.redirect(302, `/api/oauth/authorize${rawQueryOf(req)}`),
+      (_input, req) => new Redirect(`/api/oauth/authorize${rawQueryOf(req)}`, undefined, 302),
     ),
   ]);
 }

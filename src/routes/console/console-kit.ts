@@ -12,7 +12,8 @@ import { pageEnv } from '../../views/env';
 import { CONSOLE_NAV, type ConsoleFrame, type ConsoleSection } from '../../views/console/layout';
 import { listDeclaredRoutes, passesGuard } from '../route-table';
 import { renderConsoleError } from '../../views/console/pages';
-import { html, PAGE } from '../pages/page-kit';
+import { hostedPage, PAGE, sendHostedPage, writePage } from '../pages/page-kit';
+import { Page } from '../../http/outcome';
 
 /**
  * What the console's routes share (CONTRACT §14): the declaration base, the page frame (CSRF field, flash message),
@@ -182,7 +183,10 @@ export function consoleRefusals(config: Config): ErrorRequestHandler {
     if (err.status === 403) {
       const mfa = err.code === 'mfa_required';
       if (!principal || !isAdminTier || mfa) {
-        return html(res, 403, renderOAuthErrorPage({ title: e.notAllowed, message: mfa ? e.needsFactor : e.adminsOnly }));
+        return sendHostedPage(
+          hostedPage(() => renderOAuthErrorPage({ title: e.notAllowed, message: mfa ? e.needsFactor : e.adminsOnly }), 403),
+          res,
+        );
       }
       // The console's front door (/admin) for an admin who may not see the overview (a manager): the first section it
       // may open, rather than "Not allowed".
@@ -190,27 +194,34 @@ export function consoleRefusals(config: Config): ErrorRequestHandler {
         req.method === 'GET' && req.originalUrl.split('?')[0]?.replace(/\/+$/, '') === '/admin' ? landingOf(req, principal) : undefined;
       if (landing && landing !== '/admin') return res.redirect(303, landing);
       const refusal = refusalOf(err) ?? err.message;
-      return html(
-        res,
-        403,
-        renderConsoleError(frameOf(req, res, config, principal, undefined, e.notAllowed), {
-          title: e.notAllowed,
-          message: RefusalText({ value: refusal }),
-        }),
-      );
+      const message = RefusalText({ value: refusal });
+      return writeConsoleError(req, res, config, principal, 403, { title: e.notAllowed, message });
     }
     if ((err.status === 404 || err.code === 'validation_error') && principal && isAdminTier) {
-      return html(
-        res,
-        404,
-        renderConsoleError(frameOf(req, res, config, principal, undefined, e.notFound), { title: e.notFound, message: e.notFoundText }),
-      );
+      return writeConsoleError(req, res, config, principal, 404, { title: e.notFound, message: e.notFoundText });
     }
     next(err);
   };
 }
 
+/** A refusal in the console's frame (the error boundary's page, written outside a route's last step). */
+function writeConsoleError(
+  req: Request,
+  res: Response,
+  config: Config,
+  principal: Principal,
+  status: number,
+  error: { title: string; message: Parameters<typeof renderConsoleError>[1]['message'] },
+): void {
+  const refusal = new Page<ConsoleFrame>((frame) => renderConsoleError(frame, error), error.title, status);
+  writePage(refusal, res, () => frameOf(req, res, config, principal, undefined, error.title));
+}
+
 /** A console form whose CSRF pair is missing or wrong. */
-export function refuseConsoleForm(req: Request, res: Response): void {
-  html(res, 403, renderOAuthErrorPage({ title: pageEnv().t.console.errors.refused, message: pageEnv().t.console.errors.formExpired }));
+export function refuseConsoleForm(_req: Request, res: Response): void {
+  const { refused, formExpired } = pageEnv().t.console.errors;
+  sendHostedPage(
+    hostedPage(() => renderOAuthErrorPage({ title: refused, message: formExpired }), 403),
+    res,
+  );
 }

@@ -17,6 +17,8 @@ import { currentDpopNonce, dpopNonceRequired } from '../../services/oauth/dpop';
 import { proofKey, tokenRequestKey } from '../../services/oauth/dpop-binding';
 import { getUserInfo, invalidToken } from '../../services/oauth/userinfo.service';
 import { renderOAuthErrorPage } from '../../views/consent';
+import { Redirect } from '../../http/outcome';
+import { hostedPage, renderPageOutcome } from '../pages/page-kit';
 import { rawQueryOf, requestMeta } from '../shared';
 import { declareRouter, PrebuiltJson, replyOf, route, type DeclaredRoute, type HttpMethod } from '../route';
 import type { RouteDeps } from '../types';
@@ -96,27 +98,24 @@ export function createOAuthRouter(deps: RouteDeps) {
             description: 'To the login page, the consent page, or redirect_uri with code and state',
             kind: 'redirect',
           },
+          // The browser's answers: the redirect, or the error page when the client cannot be trusted with it.
+          outcome: renderPageOutcome,
         },
-        async ({ query, principal, env }, req, res) => {
+        async ({ query, principal, env }, req) => {
           const authorizeUrl = `${ctx.config.baseUrl}/api/oauth/authorize${rawQueryOf(req)}`;
           // RFC 9126 §4 (issue 34): a pushed request names only client_id and request_uri.
           const outcome =
             query.request_uri !== undefined
               ? await startPushedAuthorization(ctx, query, principal, authorizeUrl)
               : await startAuthorization(ctx, query, principal, authorizeUrl);
-          if (outcome.kind === 'redirect') return res.redirect(302, outcome.url);
+          if (outcome.kind === 'redirect') return new Redirect(outcome.url, undefined, 302);
           // RFC 6749 §4.1.2.1: the client or redirect URI is not verified, so the error is shown here, never redirected.
           if (req.accepts(['json', 'html']) === 'html') {
-            return res
-              .status(400)
-              .type('html')
-              .send(
-                renderOAuthErrorPage({
-                  title: env.t.oauthPages.invalidLinkTitle,
-                  message: env.t.oauthPages.invalidLink,
-                  detail: outcome.description,
-                }),
-              );
+            const { invalidLinkTitle, invalidLink } = env.t.oauthPages;
+            return hostedPage(
+              () => renderOAuthErrorPage({ title: invalidLinkTitle, message: invalidLink, detail: outcome.description }),
+              400,
+            );
           }
           throw new OAuthError(outcome.error, outcome.description, { status: 400 });
         },

@@ -8,14 +8,22 @@ import { renderOAuthErrorPage } from '../../views/consent';
 import type { OutcomeRenderer } from '../route';
 
 /**
- * What the server-rendered pages share: the HTML answer (with the places its forms may end at, CSP form-action), form
- * and query fields that never fail validation (a page answers bad input with a page, not a JSON error), and the CSRF
- * refusal for the route line's `csrf` option.
+ * What the server-rendered pages share: the last step that writes a page outcome (with the places its forms may end
+ * at, CSP form-action), form and query fields that never fail validation (a page answers bad input with a page, not a
+ * JSON error), and the CSRF refusal for the route line's `csrf` option. A handler never writes HTML itself: it returns
+ * an outcome (test/unit/architecture.test.ts refuses a route handler that takes `res`).
  */
-export function html(res: Response, status: number, body: string, formTargets?: ReadonlyArray<string | undefined>): void {
-  // Where this page's forms may end besides this server (CSP form-action, issue 30): only what the route validated.
-  if (formTargets) allowFormTargets(res, formTargets);
-  res.status(status).type('html').send(body);
+
+/**
+ * Writes a page outcome: its cookies and headers, then its view of the frame (made when the page is written, after the
+ * outcome's cookies) as HTML with its status. Where its forms may end besides this server (CSP form-action, issue 30):
+ * only what the route validated. The last step of both HTML faces and their error boundaries; never a handler.
+ */
+export function writePage<F>(outcome: Page<F>, res: Response, frame: () => F): void {
+  writeCookiesAndHeaders(outcome, res);
+  const body = outcome.render(frame());
+  if (outcome.formTargets) allowFormTargets(res, outcome.formTargets);
+  res.status(outcome.status).type('html').send(body);
 }
 
 /** A form or query field as sent when it is one string, else undefined; cut at `max` characters when given. */
@@ -63,19 +71,13 @@ export const renderPageOutcome: OutcomeRenderer = (outcome, req, res, config) =>
   // A page answering a sign-in (the CSRF value rotated among its cookies) draws its forms with the new value.
   const rotated = outcome.cookies.filter((c) => c.name === CSRF_COOKIE).at(-1)?.value;
   let csrf: string | undefined;
-  writePage(outcome, res, {
+  const frame: PageFrame = {
     get csrf() {
       return (csrf ??= rotated ?? issueCsrf(req, res, config));
     },
-  });
+  };
+  writePage(outcome, res, () => frame);
 };
-
-/** A hosted page's cookies, headers, status and HTML (the CSP form-action sources of its form targets). */
-function writePage(outcome: HostedPage, res: Response, frame: PageFrame): void {
-  writeCookiesAndHeaders(outcome, res);
-  const body = outcome.render(frame);
-  html(res, outcome.status, body, outcome.formTargets);
-}
 
 /** The frame of a page without a form (a refusal). */
 const noFormHere: PageFrame = {
@@ -85,7 +87,7 @@ const noFormHere: PageFrame = {
 };
 
 /** A hosted page written outside a route's last step (the pages' error boundary, a CSRF refusal). */
-export const sendHostedPage = (outcome: HostedPage, res: Response): void => writePage(outcome, res, noFormHere);
+export const sendHostedPage = (outcome: HostedPage, res: Response): void => writePage(outcome, res, () => noFormHere);
 
 /** Shared part of every page's declaration: HTML, never cached, not in the API description, outcomes rendered as pages. */
 export const PAGE = { noStore: true, document: false, tags: ['Pages'], outcome: renderPageOutcome } as const;

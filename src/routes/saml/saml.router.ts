@@ -1,7 +1,8 @@
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import { z } from 'zod';
 import { pageEnvOf } from '../../middleware/page-env';
-import { clearSessionCookies } from '../../middleware/session-cookies';
+import { clearedSessionCookies } from '../../middleware/session-cookies';
+import { Redirect, type Outcome } from '../../http/outcome';
 import type { Principal } from '../../services/principal';
 import { idpMetadataXml } from '../../services/saml/saml-metadata.service';
 import { receiveLogoutRequest } from '../../services/saml/saml-slo.service';
@@ -14,7 +15,7 @@ import {
 } from '../../services/saml/saml-sso.service';
 import { renderOAuthErrorPage } from '../../views/consent';
 import { renderSamlPostPage } from '../../views/saml-post';
-import { html, optionalText } from '../pages/page-kit';
+import { hostedPage, optionalText, renderPageOutcome } from '../pages/page-kit';
 import { declareRouter, route } from '../route';
 import { rawQueryOf } from '../shared';
 import type { RouteDeps } from '../types';
@@ -24,25 +25,20 @@ const messageFields = z.object({ SAMLRequest: optionalText(), RelayState: option
 const continueQuery = z.object({ request: optionalText(100) });
 
 /** What a SAML endpoint answers, in HTML: the error page (400), a redirect, or the auto-submitting form. */
-function answer(req: Request, res: Response, outcome: SamlOutcome): void {
-  const { t } = pageEnvOf(req);
-  if (outcome.kind === 'redirect') return res.redirect(303, outcome.url);
+function answer(req: Request, outcome: SamlOutcome): Outcome {
+  if (outcome.kind === 'redirect') return new Redirect(outcome.url);
   if (outcome.kind === 'post') {
     const { action, field, message, relayState, appName } = outcome;
     // The form posts to the SP's registered ACS (or SLO) URL, checked by the service.
-    return html(res, 200, renderSamlPostPage({ action, field, message, relayState, appName }), [action]);
+    return hostedPage(() => renderSamlPostPage({ action, field, message, relayState, appName }), 200, [action]);
   }
-  html(res, 400, renderOAuthErrorPage({ title: t.oauthPages.invalidLinkTitle, message: t.oauthPages.invalidLink, detail: outcome.detail }));
+  const { t } = pageEnvOf(req);
+  const { detail } = outcome;
+  return hostedPage(() => renderOAuthErrorPage({ title: t.oauthPages.invalidLinkTitle, message: t.oauthPages.invalidLink, detail }), 400);
 }
 
 type Binding = SamlMessageInput['binding'];
-type BindingHandler = (
-  req: Request,
-  res: Response,
-  binding: Binding,
-  fields: z.output<typeof messageFields>,
-  principal?: Principal,
-) => Promise<void>;
+type BindingHandler = (req: Request, binding: Binding, fields: z.output<typeof messageFields>, principal?: Principal) => Promise<Outcome>;
 
 /** A received message as its binding delivered it (the Redirect binding's signature is over the query as sent). */
 const messageOf = (req: Request, binding: Binding, fields: z.output<typeof messageFields>): SamlMessageInput => ({
@@ -67,35 +63,37 @@ export function createSamlRouter(deps: RouteDeps) {
     cors: false,
     tags: ['SAML'],
     response: { description: 'HTML page (the POST form, or an error page)', kind: 'html' },
+    outcome: renderPageOutcome,
   } as const;
-  const sso: BindingHandler = async (req, res, binding, fields, principal) => {
+  const sso: BindingHandler = async (req, binding, fields, principal) => {
     if (binding === 'redirect' && fields.app !== undefined && fields.SAMLRequest === undefined) {
       const self = `${config.baseUrl}/saml/sso${rawQueryOf(req)}`;
-      return answer(req, res, await startIdpInitiated(ctx, fields.app, firstParty(principal), self));
+      return answer(req, await startIdpInitiated(ctx, fields.app, firstParty(principal), self));
     }
-    answer(req, res, await receiveAuthnRequest(ctx, messageOf(req, binding, fields)));
+    return answer(req, await receiveAuthnRequest(ctx, messageOf(req, binding, fields)));
   };
-  const slo: BindingHandler = async (req, res, binding, fields, principal) => {
+  const slo: BindingHandler = async (req, binding, fields, principal) => {
     const signedIn = firstParty(principal);
     const { outcome, endedSessionIds } = await receiveLogoutRequest(ctx, messageOf(req, binding, fields), signedIn);
-    if (signedIn && endedSessionIds.includes(signedIn.sessionId)) clearSessionCookies(res, config);
-    answer(req, res, outcome);
+    // The browser's own session ended: its cookies go with it.
+    const ended = signedIn !== undefined && endedSessionIds.includes(signedIn.sessionId);
+    return answer(req, outcome).withCookies(...(ended ? clearedSessionCookies(config) : []));
   };
   /** One endpoint in both bindings: GET (HTTP-Redirect, the browser's session read) and POST (HTTP-POST). */
   const bindings = (path: '/sso' | '/slo', handle: BindingHandler, o: { redirect: string; post: string; postReadsSession: boolean }) => [
     route(
       { ...page, method: 'get', path, summary: o.redirect, auth: 'browser', rateLimit: true, query: messageFields },
-      async ({ query, principal }, req, res) => handle(req, res, 'redirect', query, principal),
+      async ({ query, principal }, req) => handle(req, 'redirect', query, principal),
     ),
     // A cross-site POST to /saml/sso never acts on the browser's session (docs/saml.md, Browser); /saml/slo may end it.
     o.postReadsSession
       ? route(
           { ...page, method: 'post', path, summary: o.post, auth: 'browser', rateLimit: true, form: true, body: messageFields },
-          async ({ body, principal }, req, res) => handle(req, res, 'post', body, principal),
+          async ({ body, principal }, req) => handle(req, 'post', body, principal),
         )
       : route(
           { ...page, method: 'post', path, summary: o.post, auth: 'none', rateLimit: true, form: true, body: messageFields },
-          async ({ body }, req, res) => handle(req, res, 'post', body),
+          async ({ body }, req) => handle(req, 'post', body),
         ),
   ];
   return declareRouter(
@@ -132,7 +130,7 @@ export function createSamlRouter(deps: RouteDeps) {
           auth: 'browser',
           query: continueQuery,
         },
-        async ({ query, principal }, req, res) => answer(req, res, await continueSso(ctx, query.request ?? '', firstParty(principal))),
+        async ({ query, principal }, req) => answer(req, await continueSso(ctx, query.request ?? '', firstParty(principal))),
       ),
       ...bindings('/slo', slo, {
         redirect: 'SAML single logout, HTTP-Redirect binding',

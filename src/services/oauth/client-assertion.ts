@@ -54,14 +54,20 @@ function usable(set: JsonWebKeySet): import('jose').JSONWebKeySet {
 }
 
 /**
- * jose's local key sets by their content: a set keeps the keys it imported, so a client's next assertion is checked
- * without importing its key again (the client row, and so the set, is read anew per request). Bounded; the oldest
- * entry goes first. The content is the cache key, so a replaced or rotated set is a new entry.
+ * jose's local key sets, kept so that a client's next assertion is checked without importing its key again: by the
+ * stored set itself (the client cache and the jwks_uri cache hand out the same object until it changes), else by its
+ * content (a client row read anew per request). Bounded; the oldest entry goes first. The content is the key, so a
+ * replaced or rotated set is a new entry.
  */
-const localKeySets = new Map<string, ReturnType<ReturnType<typeof jose>['createLocalJWKSet']>>();
+type LocalKeySet = ReturnType<ReturnType<typeof jose>['createLocalJWKSet']>;
+const keySetsByObject = new WeakMap<JsonWebKeySet, LocalKeySet>();
+const localKeySets = new Map<string, LocalKeySet>();
 const LOCAL_KEY_SETS = 500;
 
-function localKeySet(set: import('jose').JSONWebKeySet) {
+function localKeySet(stored: JsonWebKeySet): LocalKeySet {
+  const same = keySetsByObject.get(stored);
+  if (same) return same;
+  const set = usable(stored);
   const id = JSON.stringify(set);
   let keys = localKeySets.get(id);
   if (!keys) {
@@ -72,6 +78,7 @@ function localKeySet(set: import('jose').JSONWebKeySet) {
     keys = jose().createLocalJWKSet(set);
     localKeySets.set(id, keys);
   }
+  keySetsByObject.set(stored, keys);
   return keys;
 }
 
@@ -87,7 +94,6 @@ export async function verifyClientAssertion(
   const now = ctx.clock.now();
   const audience = [...new Set([ctx.config.oidcIssuer, `${ctx.config.baseUrl}/api/oauth/token`, endpointUrl])];
 
-  const keySet = async (refresh: boolean) => usable(await storedKeySet(refresh));
   const storedKeySet = async (refresh: boolean) => {
     if (client.jwks) return client.jwks;
     if (!client.jwksUri) throw new AssertionRefused('keys_unavailable', 'The client has no keys');
@@ -102,7 +108,7 @@ export async function verifyClientAssertion(
     }
   };
   const verify = async (refresh: boolean) =>
-    jwtVerify(assertion, localKeySet(await keySet(refresh)), {
+    jwtVerify(assertion, localKeySet(await storedKeySet(refresh)), {
       algorithms: [...CLIENT_ASSERTION_ALGS],
       issuer: client.clientId,
       subject: client.clientId,

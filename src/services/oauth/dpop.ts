@@ -1,4 +1,4 @@
-import { createHash, createHmac, KeyObject, timingSafeEqual } from 'node:crypto';
+import { constants, createHash, createHmac, KeyObject, timingSafeEqual, verify } from 'node:crypto';
 import type { JWK } from 'jose';
 import { spendJti } from '../../db/repositories/used-jtis.repo';
 import { jose } from '../../lib/jose';
@@ -11,7 +11,9 @@ import type { ServiceContext } from '../context';
  *
  * A proof is accepted when:
  * - it is a compact JWS with `typ: dpop+jwt`, an `alg` of DPOP_ALGS and a public `jwk` header (never a private or
- *   symmetric key) whose signature verifies (jose does the cryptography);
+ *   symmetric key, and a key of the algorithm's type: a P-256 key for ES256, RSA of at least 2048 bits for RS256 and
+ *   PS256, Ed25519 for EdDSA), no `crit` header, and a signature that verifies (see proofHeader and signatureVerifies:
+ *   jose imports the key and computes its thumbprint once per header; node:crypto checks each signature);
  * - `htm` is the request's method and `htu` its URL, both compared without query and fragment (§4.3);
  * - `iat` is within DPOP_PROOF_WINDOW_S of now, either way;
  * - `ath` is the base64url SHA-256 of the access token, when one is presented with it (§4.3, §7);
@@ -77,31 +79,115 @@ function withoutQuery(url: string): string | undefined {
 
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
 
-/**
- * Parsed public keys by thumbprint and algorithm: the thumbprint names the key's public members exactly, so a cached
- * key is the key the header carries. Bounded; the oldest entry goes first.
- */
-const keyCache = new Map<string, KeyObject>();
-const KEY_CACHE_SIZE = 1000;
+type DpopAlg = (typeof DPOP_ALGS)[number];
 
-async function publicKeyOf(jwk: JWK, thumbprint: string, alg: string): Promise<KeyObject> {
-  const cacheKey = `${alg}.${thumbprint}`;
-  const cached = keyCache.get(cacheKey);
-  if (cached) return cached;
-  const imported = await jose().importJWK({ ...jwk, ext: true }, alg);
-  if (!(imported instanceof KeyObject) || imported.type !== 'public') {
-    throw new DpopProofRefused('invalid_dpop_proof', 'The DPoP proof must carry a public key');
-  }
-  if (keyCache.size >= KEY_CACHE_SIZE) {
-    const oldest = keyCache.keys().next().value;
-    if (oldest !== undefined) keyCache.delete(oldest);
-  }
-  keyCache.set(cacheKey, imported);
-  return imported;
+/** What a proof's protected header says once it is judged: the algorithm, the key and its thumbprint. */
+interface ProofHeader {
+  alg: DpopAlg;
+  key: KeyObject;
+  jkt: string;
 }
+
+/**
+ * Judged headers by their exact base64url text (issue 34's speed bound): a client signs every proof with one key, so
+ * its proofs share one header, and the header is decoded, checked, its key imported and its thumbprint computed once.
+ * The text is the whole header, so a kept entry is exactly what that header says. Bounded; the oldest goes first.
+ */
+const headerCache = new Map<string, ProofHeader>();
+const HEADER_CACHE_SIZE = 1000;
 
 function refuse(message: string): DpopProofRefused {
   return new DpopProofRefused('invalid_dpop_proof', message);
+}
+
+/** The key type each algorithm needs (as jose requires it): P-256 for ES256, RSA of 2048 bits or more, Ed25519. */
+function keyFitsAlg(key: KeyObject, alg: DpopAlg): boolean {
+  const details = key.asymmetricKeyDetails;
+  switch (alg) {
+    case 'ES256':
+      return key.asymmetricKeyType === 'ec' && details?.namedCurve === 'prime256v1';
+    case 'RS256':
+    case 'PS256':
+      return key.asymmetricKeyType === 'rsa' && (details?.modulusLength ?? 0) >= 2048;
+    case 'EdDSA':
+    case 'Ed25519':
+      return key.asymmetricKeyType === 'ed25519';
+  }
+}
+
+async function proofHeader(segment: string): Promise<ProofHeader> {
+  const kept = headerCache.get(segment);
+  if (kept) return kept;
+  let header: unknown;
+  try {
+    header = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
+  } catch {
+    throw refuse('The DPoP proof header is not readable');
+  }
+  if (typeof header !== 'object' || header === null || Array.isArray(header)) throw refuse('The DPoP proof header is not readable');
+  const fields = Object.fromEntries(Object.entries(header));
+  if (fields.typ !== 'dpop+jwt') throw refuse('The DPoP proof must have typ dpop+jwt');
+  const alg = DPOP_ALGS.find((known) => known === fields.alg);
+  if (!alg) throw refuse(`The DPoP proof must be signed with one of ${DPOP_ALGS.join(', ')}`);
+  // No JWS extension is understood here (RFC 7515 §4.1.11: a crit header this server cannot honour is refused).
+  if (fields.crit !== undefined) throw refuse('The DPoP proof must not carry a crit header');
+  const jwk: unknown = fields.jwk;
+  if (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk)) throw refuse('The DPoP proof must carry its public key (jwk)');
+  const members = Object.fromEntries(Object.entries(jwk));
+  const kty = members.kty;
+  if (typeof kty !== 'string') throw refuse('The DPoP proof must carry its public key (jwk with kty)');
+  const publicJwk: JWK = { ...members, kty };
+  if (PRIVATE_MEMBERS.some((m) => m in publicJwk)) throw refuse('The DPoP proof must carry a public key, never a private one');
+  let key: KeyObject;
+  let thumbprint: string;
+  try {
+    thumbprint = await jkt(publicJwk);
+    const imported = await jose().importJWK({ ...publicJwk, ext: true }, alg);
+    if (!(imported instanceof KeyObject) || imported.type !== 'public') throw refuse('The DPoP proof must carry a public key');
+    key = imported;
+  } catch (err) {
+    if (err instanceof DpopProofRefused) throw err;
+    if (err instanceof jose().errors.JOSEError || err instanceof TypeError)
+      throw refuse(`The DPoP proof does not verify (${describe(err)})`);
+    throw err;
+  }
+  if (!keyFitsAlg(key, alg)) throw refuse('The DPoP proof does not verify (its key does not fit its alg)');
+  const judged = { alg, key, jkt: thumbprint };
+  if (headerCache.size >= HEADER_CACHE_SIZE) {
+    const oldest = headerCache.keys().next().value;
+    if (oldest !== undefined) headerCache.delete(oldest);
+  }
+  headerCache.set(segment, judged);
+  return judged;
+}
+
+/**
+ * RFC 7515 §5.2 with node:crypto, synchronously: the signature over the ASCII `header.payload` under the algorithm's
+ * parameters (RFC 7518 §3.3-3.5, RFC 8037). jose verifies through a promise and the libuv thread pool, which cost a
+ * DPoP request about as much again as the check itself (docs/performance.md); the key was imported by jose above.
+ */
+function signatureVerifies(header: ProofHeader, signingInput: string, signature: Buffer): boolean {
+  const data = Buffer.from(signingInput, 'ascii');
+  try {
+    switch (header.alg) {
+      case 'ES256':
+        return verify('sha256', data, { key: header.key, dsaEncoding: 'ieee-p1363' }, signature);
+      case 'RS256':
+        return verify('sha256', data, header.key, signature);
+      case 'PS256':
+        return verify(
+          'sha256',
+          data,
+          { key: header.key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_DIGEST },
+          signature,
+        );
+      case 'EdDSA':
+      case 'Ed25519':
+        return verify(null, data, header.key, signature);
+    }
+  } catch {
+    return false;
+  }
 }
 
 /** The one `DPoP` header of a request, or undefined; more than one (or a list) is refused. */
@@ -113,49 +199,40 @@ export function dpopHeaderOf(value: string | string[] | undefined): string | und
 
 /** Verifies a DPoP proof for one request (see the module comment); throws DpopProofRefused. */
 export async function verifyDpopProof(ctx: ServiceContext, proof: string, request: DpopRequest): Promise<DpopProof> {
-  const { decodeProtectedHeader, jwtVerify, errors } = jose();
   if (proof.length > MAX_PROOF_LENGTH || !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(proof)) {
     throw refuse('The DPoP proof is not a compact JWS');
   }
-  let header: import('jose').ProtectedHeaderParameters;
+  const firstDot = proof.indexOf('.');
+  const lastDot = proof.lastIndexOf('.');
+  const header = await proofHeader(proof.slice(0, firstDot));
+  if (!signatureVerifies(header, proof.slice(0, lastDot), Buffer.from(proof.slice(lastDot + 1), 'base64url'))) {
+    throw refuse('The DPoP proof does not verify (ERR_JWS_SIGNATURE_VERIFICATION_FAILED)');
+  }
+  let payload: unknown;
   try {
-    header = decodeProtectedHeader(proof);
+    payload = JSON.parse(Buffer.from(proof.slice(firstDot + 1, lastDot), 'base64url').toString('utf8'));
   } catch {
-    throw refuse('The DPoP proof header is not readable');
+    throw refuse('The DPoP proof does not verify (ERR_JWT_INVALID)');
   }
-  if (header.typ !== 'dpop+jwt') throw refuse('The DPoP proof must have typ dpop+jwt');
-  const alg = DPOP_ALGS.find((known) => known === header.alg);
-  if (!alg) {
-    throw refuse(`The DPoP proof must be signed with one of ${DPOP_ALGS.join(', ')}`);
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
+    throw refuse('The DPoP proof does not verify (ERR_JWT_INVALID)');
   }
-  const jwk: unknown = header.jwk;
-  if (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk)) throw refuse('The DPoP proof must carry its public key (jwk)');
-  const members = Object.fromEntries(Object.entries(jwk));
-  const kty = members.kty;
-  if (typeof kty !== 'string') throw refuse('The DPoP proof must carry its public key (jwk with kty)');
-  const publicJwk: JWK = { ...members, kty };
-  if (PRIVATE_MEMBERS.some((m) => m in publicJwk)) throw refuse('The DPoP proof must carry a public key, never a private one');
+  const claims = Object.fromEntries(Object.entries(payload));
+  const thumbprint = header.jkt;
 
-  let thumbprint: string;
-  let payload: import('jose').JWTPayload;
-  try {
-    thumbprint = await jkt(publicJwk);
-    const key = await publicKeyOf(publicJwk, thumbprint, alg);
-    ({ payload } = await jwtVerify(proof, key, { typ: 'dpop+jwt', algorithms: [alg] }));
-  } catch (err) {
-    if (err instanceof DpopProofRefused) throw err;
-    if (err instanceof errors.JOSEError || err instanceof TypeError) throw refuse(`The DPoP proof does not verify (${describe(err)})`);
-    throw err;
+  const { htm, htu, iat, jti, ath, nonce, exp, nbf } = claims;
+  const now = ctx.clock.now().getTime() / 1000;
+  // RFC 7519 §4.1.4-4.1.5, as jose judged them: a proof need not carry exp or nbf, but one that does must be current.
+  if (exp !== undefined && (typeof exp !== 'number' || !(exp > now))) throw refuse('The DPoP proof does not verify (ERR_JWT_EXPIRED)');
+  if (nbf !== undefined && (typeof nbf !== 'number' || !(nbf <= now))) {
+    throw refuse('The DPoP proof does not verify (ERR_JWT_CLAIM_VALIDATION_FAILED)');
   }
-
-  const { htm, htu, iat, jti, ath, nonce } = payload;
   if (typeof htm !== 'string' || htm !== request.method.toUpperCase()) throw refuse(`The DPoP proof's htm must be ${request.method}`);
   const expected = withoutQuery(request.url);
   // Two unreadable URLs are not equal: a request target in absolute form makes BASE_URL + target no URL at all.
   if (expected === undefined || typeof htu !== 'string' || htu.length > 4096 || withoutQuery(htu) !== expected) {
     throw refuse(`The DPoP proof's htu must be ${expected ?? request.url}`);
   }
-  const now = ctx.clock.now().getTime() / 1000;
   if (typeof iat !== 'number' || !Number.isFinite(iat) || Math.abs(now - iat) > DPOP_PROOF_WINDOW_S) {
     throw refuse(`The DPoP proof's iat must be within ${DPOP_PROOF_WINDOW_S} seconds of now`);
   }

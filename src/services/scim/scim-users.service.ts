@@ -15,7 +15,7 @@ import { insertUser, lockUser, updateUser as updateUserRow } from '../../db/repo
 import { ScimError } from '../../errors';
 import type { ServiceContext } from '../context';
 import { ADMIN_TIER, isAdminPermission } from '../rbac-policy';
-import { applyAccountChange } from '../users.service';
+import { applyAccountChange, type AccountPatch } from '../users.service';
 import { compileFilter, USER_FILTERS } from './filter';
 import { readPatch, readUser, userResource, versionOf, type Resource, type UserInput } from './resources';
 
@@ -172,7 +172,7 @@ async function writeUser(
   now: Date,
 ): Promise<void> {
   const { user } = record;
-  const patch: { firstName?: string; lastName?: string; email?: string; isActive?: boolean } = {};
+  const patch: AccountPatch = {};
   if (input.firstName !== user.firstName) patch.firstName = input.firstName;
   if (input.lastName !== user.lastName) patch.lastName = input.lastName;
   if (input.email !== user.email) patch.email = input.email;
