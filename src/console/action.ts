@@ -1,8 +1,9 @@
 import type { Response } from 'express';
 import { z } from 'zod';
-import { AppError, forbidden, type ErrorDetail } from '../errors';
+import { AppError, type ErrorDetail } from '../errors';
 import { Invalid, Page, Redirect, writeCookiesAndHeaders, type Outcome } from '../http/outcome';
 import {
+  callerOf,
   CONSOLE,
   fieldErrors,
   frameOf,
@@ -11,6 +12,7 @@ import {
   refuseConsoleForm,
   serviceFieldErrors,
   setFlash,
+  type EndpointCaller,
 } from '../routes/console/console-kit';
 import { text, writePage } from '../routes/pages/page-kit';
 import {
@@ -23,9 +25,6 @@ import {
   type RouteInput,
 } from '../routes/route';
 import type { RouteDeps } from '../routes/types';
-import type { ServiceContext } from '../services/context';
-import { hasPermission, SPEC_ADMIN_ROLES } from '../services/rbac-policy';
-import type { Principal } from '../services/principal';
 import type { FieldErrors } from '../views/console/components';
 import type { ConsoleFrame, ConsoleSection } from '../views/console/layout';
 import { renderConfirm } from '../views/console/pages';
@@ -73,16 +72,11 @@ export type ConsoleOutcome = ConsolePage | Redirect;
 type FormSchema = z.ZodObject;
 type FormOf<S> = S extends z.ZodType ? z.output<S> : Record<string, never>;
 
-/** What an action's callbacks are given. */
-export interface ActionInput<D extends RouteDecl, S> {
+/** What an action's callbacks are given: the endpoint's params, the form, and the caller (principal, call, allows). */
+export interface ActionInput<D extends RouteDecl, S> extends EndpointCaller {
   params: RouteInput<D>['params'];
   /** The form (a post's body, a page's query) as sent, each field a string. */
   form: FormOf<S>;
-  principal: Principal;
-  /** Another endpoint of the API, run for the same caller (the thing a confirmation names, the subject of a page). */
-  call<R>(e: Endpoint<RouteDecl, R>, input: { params?: unknown; query?: unknown }): Promise<R>;
-  /** Whether the caller passes `e`'s guard: a page offers a button only to whom its endpoint would let through. */
-  allows(e: Endpoint<RouteDecl, unknown>): boolean;
 }
 
 /** What a page helper needs of an action's input (any action's). */
@@ -167,7 +161,7 @@ export const asking =
 
 interface Section {
   section: ConsoleSection;
-  ctx: ServiceContext;
+  ctx: RouteDeps['ctx'];
 }
 
 export function consoleAction<D extends RouteDecl, R, S extends FormSchema | undefined = undefined>(
@@ -294,29 +288,6 @@ export function consoleStream<Q extends z.ZodType, S extends FormSchema>(
 }
 
 type Schema = z.ZodType | undefined;
-
-/**
- * Runs another endpoint of the API for the same caller, behind that endpoint's own guard (its permission, role and
- * admin rule): a console page never reads more than its caller could read through the API.
- */
-const callerOf = (ctx: ServiceContext, principal: Principal): Caller => ({
-  principal,
-  call: async <R>(other: Endpoint<RouteDecl, R>, i: { params?: unknown; query?: unknown }) => {
-    const refused = guardRefusal(other.decl, principal);
-    if (refused) throw forbidden(refused);
-    return other.run({ params: i.params, query: i.query, body: undefined, principal }, ctx);
-  },
-  allows: (other) => guardRefusal(other.decl, principal) === undefined,
-});
-
-/** Why a declaration's guard refuses the principal (the words of src/middleware/authorize.ts), or undefined. */
-function guardRefusal(d: RouteDecl, principal: Principal): string | undefined {
-  if (d.permission !== undefined && !hasPermission(principal, d.permission)) return `Requires permission ${d.permission}`;
-  const roles: readonly string[] = d.role === undefined ? [] : typeof d.role === 'string' ? [d.role] : d.role;
-  if (roles.length > 0 && !roles.some((r) => principal.roleNames.includes(r))) return `Requires role ${roles.join(' or ')}`;
-  if (d.admin && !SPEC_ADMIN_ROLES.some((r) => principal.roleNames.includes(r))) return `Requires role ${SPEC_ADMIN_ROLES.join(' or ')}`;
-  return undefined;
-}
 
 /** The console declaration of an endpoint's action: the endpoint's guard and params, the form, the console's steps. */
 function declOf(

@@ -1,15 +1,17 @@
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import { z } from 'zod';
 import type { Config } from '../../config';
-import { AppError, type Said } from '../../errors';
+import { AppError, forbidden, type Said } from '../../errors';
 import { isValidationKey, saidOfIssue, validationKeyOf, validationText } from '../../i18n';
 import { issueCsrf } from '../../middleware/csrf';
+import type { ServiceContext } from '../../services/context';
 import type { Principal } from '../../services/principal';
-import { adminRank } from '../../services/rbac-policy';
+import { adminRank, hasPermission, SPEC_ADMIN_ROLES } from '../../services/rbac-policy';
 import { renderOAuthErrorPage } from '../../views/consent';
 import { RefusalText, type FieldErrors, type Refusal } from '../../views/console/components';
 import { pageEnv } from '../../views/env';
 import { CONSOLE_NAV, type ConsoleFrame, type ConsoleSection } from '../../views/console/layout';
+import type { Endpoint, RouteDecl } from '../route';
 import { listDeclaredRoutes, passesGuard } from '../route-table';
 import { renderConsoleError } from '../../views/console/pages';
 import { hostedPage, PAGE, sendHostedPage, writePage } from '../pages/page-kit';
@@ -224,4 +226,36 @@ export function refuseConsoleForm(_req: Request, res: Response): void {
     hostedPage(() => renderOAuthErrorPage({ title: refused, message: formExpired }), 403),
     res,
   );
+}
+
+/** Who a console page acts for: the principal, another endpoint run behind its own guard, and whether a guard lets them by. */
+export interface EndpointCaller {
+  principal: Principal;
+  /** Another endpoint of the API, run for the same caller (the thing a confirmation names, the subject of a page). */
+  call<R>(e: Endpoint<RouteDecl, R>, input: { params?: unknown; query?: unknown }): Promise<R>;
+  /** Whether the caller passes `e`'s guard: a page offers a button only to whom its endpoint would let through. */
+  allows(e: Endpoint<RouteDecl, unknown>): boolean;
+}
+
+/**
+ * Runs another endpoint of the API for the same caller, behind that endpoint's own guard (its permission, role and
+ * admin rule): a console page never reads more than its caller could read through the API.
+ */
+export const callerOf = (ctx: ServiceContext, principal: Principal): EndpointCaller => ({
+  principal,
+  call: async <R>(other: Endpoint<RouteDecl, R>, i: { params?: unknown; query?: unknown }) => {
+    const refused = guardRefusal(other.decl, principal);
+    if (refused) throw forbidden(refused);
+    return other.run({ params: i.params, query: i.query, body: undefined, principal }, ctx);
+  },
+  allows: (other) => guardRefusal(other.decl, principal) === undefined,
+});
+
+/** Why a declaration's guard refuses the principal (the words of src/middleware/authorize.ts), or undefined. */
+function guardRefusal(d: RouteDecl, principal: Principal): string | undefined {
+  if (d.permission !== undefined && !hasPermission(principal, d.permission)) return `Requires permission ${d.permission}`;
+  const roles: readonly string[] = d.role === undefined ? [] : typeof d.role === 'string' ? [d.role] : d.role;
+  if (roles.length > 0 && !roles.some((r) => principal.roleNames.includes(r))) return `Requires role ${roles.join(' or ')}`;
+  if (d.admin && !SPEC_ADMIN_ROLES.some((r) => principal.roleNames.includes(r))) return `Requires role ${SPEC_ADMIN_ROLES.join(' or ')}`;
+  return undefined;
 }
