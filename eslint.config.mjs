@@ -34,6 +34,8 @@ const STACK = [
   ...TOP,
 ];
 const above = (layer) => STACK.slice(STACK.indexOf(layer) + 1);
+/** Layers that still hold a non-null `!` (the rule below skips them). */
+const STILL_ASSERTING = ['./src/http', './src/console'];
 const LAYERS = [
   // lib: the ground. Node and packages only.
   ...STACK.map((from) => up('./src/lib', from, 'lib/ is the ground floor: it imports nothing of the app.')),
@@ -165,17 +167,11 @@ export default tseslint.config(
     },
   },
   {
-    // No non-null `!` where the type can say it (issue 31): a folder joins this list once it has none left.
-    files: [
-      'src/db/**/*.{ts,tsx}',
-      'src/lib/**/*.{ts,tsx}',
-      'src/config/**/*.{ts,tsx}',
-      'src/declarations/**/*.{ts,tsx}',
-      'src/i18n/**/*.{ts,tsx}',
-      'src/cli/**/*.{ts,tsx}',
-      'src/server.ts',
-      'src/middleware/**/*.{ts,tsx}',
-    ],
+    // No non-null `!` where the type can say it (issue 31): every layer of STACK and the ground, but for the layers in
+    // STILL_ASSERTING (they join once they have none left, `npx tsx scripts/type-escapes.ts --list`).
+    files: ['./src/lib', './src/i18n', './src/errors', ...STACK]
+      .filter((layer) => !STILL_ASSERTING.includes(layer))
+      .map((layer) => (/\.tsx?$/.test(layer) ? layer.slice(2) : `${layer.slice(2)}/**/*.{ts,tsx}`)),
     // These pipeline steps still hold `!` (issue 33 reworks them): they join once they have none.
     ignores: [
       'src/middleware/global-step.ts',

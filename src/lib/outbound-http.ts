@@ -190,7 +190,7 @@ export async function checkOutboundTarget(raw: string | URL, policy: OutboundPol
  * undici, loaded on the first outbound request (outside the server's bundle, scripts/bundle.js), not at start: about
  * 6 MB of heap and a fifth of a second of a start that most processes spend before they call anyone.
  */
-const undici = (): typeof import('undici') => require('undici') as typeof import('undici');
+const undici = (): typeof import('undici') => require('undici');
 
 /** A connection pool whose new connections to `port` are vetted under `policy` (one per port: the lookup cannot see it). */
 function createVettingAgent(policy: OutboundPolicy, port: number): Dispatcher {

@@ -6,9 +6,9 @@ import type { Said } from '../errors';
  * The XML stack (xmldom, xml-crypto, xml-encryption) is loaded on the first SAML message or metadata document, outside
  * the server's bundle (scripts/bundle.js), not at start: most processes never speak SAML.
  */
-const xmldom = (): typeof import('@xmldom/xmldom') => require('@xmldom/xmldom') as typeof import('@xmldom/xmldom');
-const xmlCrypto = (): typeof import('xml-crypto') => require('xml-crypto') as typeof import('xml-crypto');
-const xmlEncryption = (): typeof import('xml-encryption') => require('xml-encryption') as typeof import('xml-encryption');
+const xmldom = (): typeof import('@xmldom/xmldom') => require('@xmldom/xmldom');
+const xmlCrypto = (): typeof import('xml-crypto') => require('xml-crypto');
+const xmlEncryption = (): typeof import('xml-encryption') => require('xml-encryption');
 
 /**
  * The XML side of the SAML identity provider (CONTRACT §19), narrow by construction:

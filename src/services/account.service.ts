@@ -13,7 +13,7 @@ import { notFound } from '../errors';
 import { SET_PASSWORD_PURPOSES } from './email-links.service';
 import type { ServiceContext } from './context';
 import { assertPasswordAllowed } from './password-policy';
-import { verifyReauthProof } from './mfa/reauthenticate.service';
+import { verifyOwnPassword } from './mfa/reauthenticate.service';
 import type { Principal } from './principal';
 
 /** GET /api/auth/sessions: the caller's active (unrevoked, unexpired) sessions, most recently used first. */
@@ -69,8 +69,7 @@ export async function revokeOwnSession(ctx: ServiceContext, principal: Principal
  * wrong: 403 reauthentication_failed (CONTRACT §11).
  */
 export async function checkOwnPassword(ctx: ServiceContext, principal: Principal, password: string): Promise<UserRow> {
-  const { user } = await verifyReauthProof(ctx, principal, { password });
-  return user!;
+  return verifyOwnPassword(ctx, principal, password);
 }
 
 /**

@@ -14,8 +14,8 @@ import { assertPasswordAllowed } from './password-policy';
 import { isOwnHash, schemeOf } from '../lib/imported-hashes';
 
 /** Replaces an imported hash, verified a moment ago, with bcrypt (audited; the policy does not apply to it). */
-async function rehashImportedPassword(ctx: ServiceContext, user: UserRow, password: string): Promise<void> {
-  const scheme = schemeOf(user.passwordHash!) ?? 'unknown';
+async function rehashImportedPassword(ctx: ServiceContext, user: UserRow, importedHash: string, password: string): Promise<void> {
+  const scheme = schemeOf(importedHash) ?? 'unknown';
   const passwordHash = await ctx.passwords.hash(password);
   await withTransaction(ctx.db, async (trx) => {
     await updateUser(trx, user.id, { passwordHash }, ctx.clock.now());
@@ -134,7 +134,7 @@ export async function login(
   }
   const { user } = account;
   // An imported password (docs/passwords.md) was just verified in its own scheme: it is replaced by this server's bcrypt.
-  if (user.passwordHash && !isOwnHash(user.passwordHash)) await rehashImportedPassword(ctx, user, input.password);
+  if (user.passwordHash && !isOwnHash(user.passwordHash)) await rehashImportedPassword(ctx, user, user.passwordHash, input.password);
   // CONTRACT §10: with a second factor the password only earns an mfa_token. The failures are cleared by the
   // completed sign-in, not here, so wrong codes keep adding to them.
   const methods = signInMethods(account);

@@ -74,6 +74,7 @@ export async function inviteUser(
     throw forbidden('Assigning roles requires permission users:manage_roles');
   }
   const now = ctx.clock.now();
+  const invitationExpiresAt = addSeconds(now, ctx.settings.current.values.invitation_ttl_hours * 3600);
   let user: UserRow;
   try {
     user = await withTransaction(ctx.db, async (trx) => {
@@ -84,7 +85,7 @@ export async function inviteUser(
         lastName: input.lastName.trim(),
         passwordHash: null,
         emailVerified: false,
-        invitationExpiresAt: addSeconds(now, ctx.settings.current.values.invitation_ttl_hours * 3600),
+        invitationExpiresAt,
         now,
       });
       await grantRolesOnCreate(trx, actor, created.id, roleIds, now);
@@ -100,7 +101,7 @@ export async function inviteUser(
     throw mapDbError(err, EMAIL_TAKEN);
   }
   // After the commit: the link token is written outside the transaction (the embedded database has one connection).
-  await sendInvitationEmail(ctx, user, user.invitationExpiresAt!);
+  await sendInvitationEmail(ctx, user, invitationExpiresAt);
   return getUserDetail(ctx, user.id);
 }
 
@@ -126,7 +127,9 @@ export async function resendInvitation(ctx: ServiceContext, actor: Actor, userId
       subjectId: userId,
       detail: { expires_at: expiresAt.toISOString() },
     });
-    return updated!;
+    // The row is locked above: it is there.
+    if (!updated) throw notFound('User');
+    return updated;
   });
   await sendInvitationEmail(ctx, user, expiresAt);
   return getUserDetail(ctx, userId);

@@ -194,3 +194,46 @@ test('a settings change in the audit log reads name, before and after, in Englis
     await context.close();
   }
 }, 120_000);
+
+test("invited in the user list and resent from the person's page (its events by name), en and de; the new-role form in German", async () => {
+  const invited = await makeUser(t, { firstName: 'Ivy', lastName: 'Invited' });
+  await t
+    .db('users')
+    .where({ id: invited.id })
+    .update({ password_hash: null, invitation_expires_at: new Date(Date.now() + 72 * 3600_000) });
+  const { context, page } = await signedIn();
+  const said = {
+    en: { status: 'Invited', resend: 'Resend invitation', resent: `Invitation sent again to ${invited.email}.` },
+    de: { status: 'Eingeladen', resend: 'Einladung erneut senden', resent: `Einladung erneut an ${invited.email} gesendet.` },
+  };
+  try {
+    for (const language of ['en', 'de'] as const) {
+      await context.setExtraHTTPHeaders({ 'Accept-Language': language });
+      await page.goto(`${baseUrl}/admin/users`);
+      const row = page.getByRole('row').filter({ hasText: invited.email });
+      expect((await row.locator('.badge.invited').textContent())?.trim()).toBe(said[language].status);
+      await checkConsolePage(page, `users-invited-${language}`, SHOTS);
+
+      const before = t.mails.length;
+      await page.goto(`${baseUrl}/admin/users/${invited.id}`);
+      await page.getByRole('button', { name: said[language].resend }).click();
+      await page.getByRole('status').filter({ hasText: said[language].resent }).waitFor();
+      expect(t.mails.length).toBe(before + 1);
+      expect(t.mails[t.mails.length - 1]!.to).toBe(invited.email);
+      // The resend is among the person's events, its actor by name.
+      await page
+        .locator('#content')
+        .getByRole('link', { name: /Ada Admin/ })
+        .first()
+        .waitFor();
+      await checkConsolePage(page, `user-invitation-resent-${language}`, SHOTS);
+    }
+
+    // The new-role form in German (English: the roles test above).
+    await page.goto(`${baseUrl}/admin/roles/new`);
+    await page.getByRole('heading', { name: 'Rolle erstellen', level: 1 }).waitFor();
+    await checkConsolePage(page, 'role-new-de', SHOTS);
+  } finally {
+    await context.close();
+  }
+}, 120_000);

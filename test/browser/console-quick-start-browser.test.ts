@@ -71,6 +71,26 @@ test('an admin creates each kind of application from the console and sees its qu
     await page.getByRole('heading', { name: 'Overview' }).waitFor();
     await page.getByRole('heading', { name: 'Get started' }).waitFor();
     await check('overview-get-started');
+    await context.setExtraHTTPHeaders({ 'Accept-Language': 'de' });
+    await page.reload();
+    await page.getByRole('heading', { name: 'Erste Schritte' }).waitFor();
+    await check('overview-get-started-de');
+    // The chart's legend keeps each German label whole at 320 px (no "Anmeldun-gen").
+    await page.setViewportSize({ width: 320, height: 900 });
+    const legendLines = await page.locator('.legend li').evaluateAll((items) =>
+      items.map((li) => {
+        const range = document.createRange();
+        range.selectNodeContents(Array.from(li.childNodes).find((n) => n.nodeType === Node.TEXT_NODE && n.textContent?.trim())!);
+        return new Set(
+          Array.from(range.getClientRects())
+            .filter((r) => r.width > 0)
+            .map((r) => Math.round(r.top)),
+        ).size;
+      }),
+    );
+    expect(legendLines).toEqual([1, 1]);
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await context.setExtraHTTPHeaders({ 'Accept-Language': 'en' });
 
     // The API the SPA calls, registered with the console's form too.
     await page.goto(`${baseUrl}/admin/api-resources/new`);

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
+import { checkAccessible } from '../helpers/accessibility';
 import { launchChromium } from '../helpers/ensure-chromium';
 import { makeUser } from '../helpers/factories';
 import { makeApiResource, makeAppClient } from '../helpers/apps';
@@ -45,7 +46,8 @@ afterAll(async () => {
 
 /** The person: opens the address the device shows, signs in, types the code, answers. */
 async function personAnswers(started: Started, user: { email: string; password: string }, decision: 'Approve' | 'Deny') {
-  const context = await browser.newContext();
+  // bypassCSP: axe-core is injected into the confirmation page.
+  const context = await browser.newContext({ bypassCSP: true });
   const page = await context.newPage();
   try {
     await page.goto(started.verification_uri);
@@ -62,6 +64,8 @@ async function personAnswers(started: Started, user: { email: string; password: 
       scopes: await page.textContent('ul.scopes'),
       code: await page.textContent('#user-code'),
     };
+    // The confirmation page with its large code, in English (German: test/browser/i18n-browser.test.ts).
+    if (decision === 'Approve') await checkAccessible(page, 'device-confirm-en', process.env.CONSOLE_SHOTS);
     await page.click(`text=${decision}`);
     const result = await page.textContent('#device-result');
     return { shown, result };

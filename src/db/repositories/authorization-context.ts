@@ -20,9 +20,6 @@ export interface AuthorizationContext {
   dpopJkt: string | null;
 }
 
-/** What an OpenID Connect authorization carries from the authorize request to the id_token (CONTRACT §9). */
-export type OidcRequestContext = { nonce: string | null; authTime: Date; amr: string[]; browserSessionId?: string | null };
-
 /** The columns of an AuthorizationContext as the tables store them (`amr` is jsonb, read back parsed or as text). */
 export interface AuthorizationContextRecord {
   scope: string;
@@ -54,17 +51,29 @@ function parseAmr(text: string): string[] {
   return Array.isArray(parsed) ? parsed.filter((m): m is string => typeof m === 'string') : [];
 }
 
-/** The columns written for an OIDC context and a resource (none when absent: the columns' defaults stand). */
-export function authorizationContextColumns(c: {
-  oidc?: OidcRequestContext;
-  resource?: string | null;
-  dpopJkt?: string | null;
-}): Record<string, unknown> {
+/** The columns an AuthorizationContext is stored in (every one written: a pending request and its code carry all). */
+export function authorizationContextColumns(c: AuthorizationContext): Record<string, unknown> {
   return {
-    ...(c.dpopJkt ? { dpop_jkt: c.dpopJkt } : {}),
-    ...(c.oidc ? { nonce: c.oidc.nonce, auth_time: c.oidc.authTime, amr: c.oidc.amr } : {}),
-    ...(c.oidc?.browserSessionId ? { browser_session_id: c.oidc.browserSessionId } : {}),
-    ...(c.resource ? { resource: c.resource } : {}),
+    scope: c.scope,
+    resource: c.resource,
+    nonce: c.nonce,
+    auth_time: c.authTime,
+    amr: c.amr,
+    browser_session_id: c.browserSessionId,
+    dpop_jkt: c.dpopJkt,
+  };
+}
+
+/** The context alone, from a row that carries it (a pending request becoming a code passes exactly this on). */
+export function contextOf(g: AuthorizationContext): AuthorizationContext {
+  return {
+    scope: g.scope,
+    resource: g.resource,
+    nonce: g.nonce,
+    authTime: g.authTime,
+    amr: g.amr,
+    browserSessionId: g.browserSessionId,
+    dpopJkt: g.dpopJkt,
   };
 }
 
@@ -103,19 +112,15 @@ export function pendingGrantOf(r: PendingGrantRecord): PendingGrant {
   };
 }
 
-/** A PendingGrant to store. */
+/** A PendingGrant to store: whose, for which client, where the answer goes, PKCE, and the context it carries. */
 export interface NewPendingGrant {
   clientId: string;
   userId: string;
   redirectUri: string;
-  scope: string;
   codeChallenge: string;
   now: Date;
   expiresAt: Date;
-  oidc?: OidcRequestContext;
-  resource?: string | null;
-  /** RFC 9449 §10: the DPoP key thumbprint the authorization request named. */
-  dpopJkt?: string | null;
+  context: AuthorizationContext;
 }
 
 /** The columns written for a NewPendingGrant. */
@@ -124,9 +129,8 @@ export function pendingGrantColumns(g: NewPendingGrant): Record<string, unknown>
     client_id: g.clientId,
     user_id: g.userId,
     redirect_uri: g.redirectUri,
-    scope: g.scope,
     code_challenge: g.codeChallenge,
-    ...authorizationContextColumns(g),
+    ...authorizationContextColumns(g.context),
     created_at: g.now,
     expires_at: g.expiresAt,
   };

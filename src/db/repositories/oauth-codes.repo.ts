@@ -7,8 +7,6 @@ import {
   type PendingGrantRecord,
 } from './authorization-context';
 
-export type { OidcRequestContext } from './authorization-context';
-
 /** An authorization code, known only by its SHA-256 (spec §2.7). */
 export interface AuthorizationCodeRow extends PendingGrant {
   codeHash: string;

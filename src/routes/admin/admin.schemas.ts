@@ -5,7 +5,7 @@ import { SUPPORTED_SCOPES } from '../../services/oauth/client-secrets';
 import { CLIENT_TYPES, DEFAULT_GRANT_TYPES, GRANT_TYPES, type ClientType } from '../../declarations/client-policy';
 import { CLIENT_PRESETS, PRESETS, type ClientPreset } from '../../declarations/client-presets';
 import { checkJwks } from '../../services/oauth/client-keys';
-import { isResourceIdentifier } from '../../services/oauth/resources.service';
+import { isResourceIdentifier } from '../../services/oauth/resource-resolver';
 import { webOrigins } from '../../declarations/settings';
 import { nameField, timestampField, timestampFields } from '../common.schemas';
 

@@ -70,12 +70,14 @@ const proofShape = {
 type ProofFields = { password?: string; code?: string; recovery_code?: string; passkey?: AuthenticationResponseJSON };
 const PROOF_KEYS = ['password', 'code', 'recovery_code', 'passkey'] as const;
 const proofCount = (b: ProofFields) => PROOF_KEYS.filter((k) => b[k] !== undefined).length;
-const toProof = (b: ProofFields): ReauthProof => ({
-  password: b.password,
-  code: b.code,
-  recoveryCode: b.recovery_code,
-  passkey: b.passkey,
-});
+/** The one proof sent (the schemas below allow at most one), or none. */
+const toProof = (b: ProofFields): ReauthProof | undefined => {
+  if (b.password !== undefined) return { method: 'password', password: b.password };
+  if (b.code !== undefined) return { method: 'totp', code: b.code };
+  if (b.recovery_code !== undefined) return { method: 'recovery_code', recoveryCode: b.recovery_code };
+  if (b.passkey !== undefined) return { method: 'passkey', passkey: b.passkey };
+  return undefined;
+};
 const AT_MOST_ONE = sayIssue('proofAtMostOne');
 const EXACTLY_ONE = sayIssue('proofExactlyOne');
 
@@ -112,7 +114,9 @@ export const mfaLoginBody = z
   .transform((b): { mfa_token: string } & SecondFactorProof => {
     if (b.code !== undefined) return { mfa_token: b.mfa_token, code: b.code };
     if (b.recovery_code !== undefined) return { mfa_token: b.mfa_token, recovery_code: b.recovery_code };
-    return { mfa_token: b.mfa_token, passkey: b.passkey! };
+    if (b.passkey !== undefined) return { mfa_token: b.mfa_token, passkey: b.passkey };
+    // The refinement above refuses a body without any proof.
+    return z.NEVER;
   });
 
 export const mfaTokenBody = z.object({ mfa_token: mfaTokenField });

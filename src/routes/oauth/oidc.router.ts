@@ -94,28 +94,29 @@ export function createOidcRouter(deps: RouteDeps) {
     if (outcome.redirectUrl) return new Redirect(outcome.redirectUrl, undefined, req.method === 'POST' ? 303 : 302).withCookies(...cleared);
     return hostedPage(renderSignedOutPage).withCookies(...cleared);
   };
-  const logoutRoute = (method: HttpMethod, summary: string) =>
-    route(
-      {
-        method,
-        path: '/logout',
-        summary,
-        auth: 'browser',
-        noStore: true,
-        outcome: renderPageOutcome,
-        // Issue 19: a browser page that ends the session, never readable cross-origin (CONTRACT §8), whatever the origin.
-        cors: false,
-        form: method === 'post',
-        ...(method === 'post' ? { body: logoutParams } : { query: logoutParams }),
-        response: {
-          status: 302,
-          kind: 'redirect',
-          description:
-            "To the client's registered post_logout_redirect_uri with state; or 200 with the confirmation page or the signed-out page (400 page for a bad request)",
-        },
+  const logoutDeclaration = (method: HttpMethod, summary: string) =>
+    ({
+      method,
+      path: '/logout',
+      summary,
+      auth: 'browser',
+      noStore: true,
+      outcome: renderPageOutcome,
+      // Issue 19: a browser page that ends the session, never readable cross-origin (CONTRACT §8), whatever the origin.
+      cors: false,
+      response: {
+        status: 302,
+        kind: 'redirect',
+        description:
+          "To the client's registered post_logout_redirect_uri with state; or 200 with the confirmation page or the signed-out page (400 page for a bad request)",
       },
-      ({ query, body, principal }, req) => logout((query ?? body)!, principal, req),
-    );
+    }) as const;
+  const logoutRoute = (method: HttpMethod, summary: string) =>
+    method === 'post'
+      ? route({ ...logoutDeclaration(method, summary), form: true, body: logoutParams }, ({ body, principal }, req) =>
+          logout(body, principal, req),
+        )
+      : route({ ...logoutDeclaration(method, summary), query: logoutParams }, ({ query, principal }, req) => logout(query, principal, req));
 
   return declareRouter(
     deps,

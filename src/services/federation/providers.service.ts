@@ -170,15 +170,17 @@ function slugTaken(err: unknown): AppError | unknown {
 
 export async function createProvider(ctx: ServiceContext, input: ProviderInput): Promise<IdentityProviderRow> {
   const fields = await fieldsOf(ctx, input);
-  if (!input.clientSecret) throw invalid('client_secret', say('providerSecretRequired'));
-  if (fields.type === 'oidc') await validateOidcIssuer(ctx, fields.issuer!, fields.clientId);
+  const clientSecret = input.clientSecret;
+  if (!clientSecret) throw invalid('client_secret', say('providerSecretRequired'));
+  // fieldsOf gives an OpenID Connect provider its issuer, and a GitHub one none.
+  if (fields.issuer) await validateOidcIssuer(ctx, fields.issuer, fields.clientId);
   const id = randomUUID();
   try {
     return await withTransaction(ctx.db, async (trx) => {
       const provider = await insertIdentityProvider(
         trx,
         id,
-        { ...fields, clientSecretSealed: ctx.sealer.seal(input.clientSecret!, clientSecretPurpose(id)) },
+        { ...fields, clientSecretSealed: ctx.sealer.seal(clientSecret, clientSecretPurpose(id)) },
         ctx.clock.now(),
       );
       await ctx.events.record(trx, {
@@ -201,7 +203,7 @@ export async function updateProvider(ctx: ServiceContext, id: string, patch: Pro
     { ...patch, slug: patch.slug ?? existing.slug, clientId: patch.clientId ?? existing.clientId },
     existing,
   );
-  if (fields.type === 'oidc') await validateOidcIssuer(ctx, fields.issuer!, fields.clientId);
+  if (fields.issuer) await validateOidcIssuer(ctx, fields.issuer, fields.clientId);
   try {
     return await withTransaction(ctx.db, async (trx) => {
       const updated = await updateIdentityProvider(

@@ -121,6 +121,12 @@ function rememberAuthorizationOrigin(ctx: ServiceContext, provider: IdentityProv
   authorizationOrigins.set(originKeyOf(provider), { origin, until: ctx.clock.now().getTime() + ORIGIN_TTL_MS });
 }
 
+/** An OpenID Connect provider's issuer (providers.service.ts fieldsOf gives every one an issuer, a GitHub one none). */
+function oidcIssuerOf(provider: IdentityProviderRow): string {
+  if (!provider.issuer) throw new Error(`identity provider ${provider.slug} has no issuer`);
+  return provider.issuer;
+}
+
 /**
  * Where a round trip with `provider` sends the browser (its authorization endpoint's origin): GitHub's base URL, else
  * the discovered endpoint (remembered 10 minutes). When discovery fails or takes over 3 s, the issuer's origin: the
@@ -128,7 +134,7 @@ function rememberAuthorizationOrigin(ctx: ServiceContext, provider: IdentityProv
  */
 export async function authorizationOriginOf(ctx: ServiceContext, provider: IdentityProviderRow): Promise<string> {
   if (provider.type !== 'oidc') return new URL(githubBaseOf(provider)).origin;
-  const fallback = new URL(provider.issuer!).origin;
+  const fallback = new URL(oidcIssuerOf(provider)).origin;
   const known = authorizationOrigins.get(originKeyOf(provider));
   if (known && known.until > ctx.clock.now().getTime()) return known.origin;
   let timer: NodeJS.Timeout | undefined;
@@ -147,7 +153,7 @@ async function configurationOf(ctx: ServiceContext, provider: IdentityProviderRo
   const secret = clientSecretOf(ctx, provider);
   let configuration: Configuration;
   if (provider.type === 'oidc') {
-    configuration = await discoverOidc(upstreamRulesOf(ctx), provider.issuer!, provider.clientId, secret);
+    configuration = await discoverOidc(upstreamRulesOf(ctx), oidcIssuerOf(provider), provider.clientId, secret);
     // The id_token comes straight from the token endpoint; its signature is checked against the JWKS all the same.
     client.enableNonRepudiationChecks(configuration);
   } else {
@@ -219,7 +225,9 @@ export async function exchangeCallback(
         expectedNonce: round.nonce,
         idTokenExpected: true,
       });
-      const claims = tokens.claims()!;
+      const claims = tokens.claims();
+      // idTokenExpected: openid-client refuses a token response without an id_token before this.
+      if (!claims) throw new UpstreamRejected('provider answered no id_token');
       let source: Record<string, unknown> = claims;
       // Providers that keep profile claims out of the id_token (OIDC Core §5.4) serve them at userinfo, for this sub.
       if (claims.email === undefined && configuration.serverMetadata().userinfo_endpoint) {

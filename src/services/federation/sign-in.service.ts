@@ -190,7 +190,7 @@ export async function completeFederatedSignIn(
           now,
         })
       : undefined;
-  if (!flow) {
+  if (!flow || !state) {
     await ctx.events.record(ctx.db, { type: 'auth.login.failed', actorId: null, detail: { provider: slug, reason: 'idp_state' } });
     throw new FederationRefused('stale', provider.name);
   }
@@ -216,7 +216,7 @@ export async function completeFederatedSignIn(
   let identity: UpstreamIdentity;
   try {
     identity = await exchangeCallback(ctx, provider, input.callbackUrl, {
-      state: state!,
+      state,
       nonce: flow.nonce,
       codeVerifier: ctx.sealer.open(flow.codeVerifierSealed, 'idp-flow'),
     });
@@ -273,6 +273,8 @@ export async function completeFederatedSignIn(
       return { kind: 'linked', providerName: provider.name };
     }
     case 'prove_account': {
+      // The policy refuses no_email before it asks for a proof; said again here for the compiler.
+      if (!email) throw new FederationRefused('no_email', provider.name, 403);
       const token = randomToken(32);
       await insertPendingLink(ctx.db, {
         tokenHash: sha256Hex(token),
@@ -280,19 +282,23 @@ export async function completeFederatedSignIn(
         providerId: provider.id,
         issuer: key.issuer,
         subject: identity.subject,
-        email: email ?? null,
+        email,
         now,
         expiresAt: addSeconds(now, PENDING_LINK_TTL_SECONDS),
       });
-      return { kind: 'prove_account', pendingLinkToken: token, email: email!, providerName: provider.name, returnTo };
+      return { kind: 'prove_account', pendingLinkToken: token, email, providerName: provider.name, returnTo };
     }
     case 'link_and_sign_in':
-      await linkIdentity(ctx, decision.userId, provider, key, email, 'verified_email');
-      return signIn(ctx, (await findUserById(ctx.db, decision.userId))!, provider, key, returnTo, meta);
-    case 'sign_in':
-      return signIn(ctx, linkedUser!, provider, key, returnTo, meta);
+    case 'sign_in': {
+      if (decision.action === 'link_and_sign_in') await linkIdentity(ctx, decision.userId, provider, key, email, 'verified_email');
+      // A known identity signs in its linked user (read above); a new link, the account the email named.
+      const user = linkedUser?.id === decision.userId ? linkedUser : await findUserById(ctx.db, decision.userId);
+      if (!user) throw new FederationRefused('inactive', provider.name, 403);
+      return signIn(ctx, user, provider, key, returnTo, meta);
+    }
     case 'sign_up':
-      return signIn(ctx, await signUp(ctx, provider, identity, key, email!, decision.emailVerified), provider, key, returnTo, meta);
+      if (!email) throw new FederationRefused('no_email', provider.name, 403);
+      return signIn(ctx, await signUp(ctx, provider, identity, key, email, decision.emailVerified), provider, key, returnTo, meta);
   }
 }
 

@@ -49,7 +49,7 @@ export function presentPasskeyName(name: string | undefined): string {
 export async function passkeyRegistrationOptions(
   ctx: ServiceContext,
   principal: Principal,
-  proof: ReauthProof = {},
+  proof?: ReauthProof,
   meta?: RequestMeta,
 ): Promise<PublicKeyCredentialCreationOptionsJSON> {
   const factors = await loadFactors(ctx.db, principal.userId);
@@ -81,7 +81,7 @@ export async function registerPasskey(
   ctx: ServiceContext,
   principal: Principal,
   input: { response: RegistrationResponseJSON; name?: string },
-  proof: ReauthProof = {},
+  proof?: ReauthProof,
   meta?: RequestMeta,
 ): Promise<{ passkey: PasskeyRow; recoveryCodes?: string[] }> {
   const factors = await loadFactors(ctx.db, principal.userId);
@@ -168,7 +168,7 @@ export async function removePasskey(
   ctx: ServiceContext,
   principal: Principal,
   id: string,
-  proof: ReauthProof = {},
+  proof?: ReauthProof,
   meta?: RequestMeta,
 ): Promise<void> {
   const factors = await loadFactors(ctx.db, principal.userId);

@@ -17,22 +17,13 @@ import { factorChangeVerdict, type ProofKind } from './reauth-policy';
  * account's authenticator app), `recovery_code`, or `passkey` (an assertion made with options from
  * POST /api/auth/passkeys/login/options). At most one per request.
  */
-export interface ReauthProof {
-  password?: string;
-  code?: string;
-  recoveryCode?: string;
-  passkey?: AuthenticationResponseJSON;
-}
+export type ReauthProof =
+  | { method: 'password'; password: string }
+  | { method: 'totp'; code: string }
+  | { method: 'recovery_code'; recoveryCode: string }
+  | { method: 'passkey'; passkey: AuthenticationResponseJSON };
 
-type ProofMethod = 'password' | 'totp' | 'recovery_code' | 'passkey';
-
-function methodOf(proof: ReauthProof): ProofMethod | undefined {
-  if (proof.password !== undefined) return 'password';
-  if (proof.code !== undefined) return 'totp';
-  if (proof.recoveryCode !== undefined) return 'recovery_code';
-  if (proof.passkey !== undefined) return 'passkey';
-  return undefined;
-}
+type ProofMethod = ReauthProof['method'];
 
 const WRONG: Record<ProofMethod, string> = {
   password: 'Current password is incorrect',
@@ -112,45 +103,64 @@ export async function guardedCheck(
  * Verifies the proof a signed-in caller sent (none is fine: the caller decides whether one was needed). Every guess
  * counts on the sign-in throttle and a wrong one is audited and refused (refuseGuess). A right one makes the
  * session's sign-in recent again (auth_time = now, the method added to its amr) and resets the throttle, as a
- * successful sign-in does. Returns what was proved, and for the password the user row it was checked against.
+ * successful sign-in does. Returns what was proved; `verifyOwnPassword` below also answers the user row.
  */
 export async function verifyReauthProof(
   ctx: ServiceContext,
   principal: Principal,
-  proof: ReauthProof,
+  proof: ReauthProof | undefined,
   meta?: RequestMeta,
-): Promise<{ kind: ProofKind; user?: UserRow }> {
-  const method = methodOf(proof);
-  if (!method) return { kind: 'none' };
-  const failures = await countGuess(ctx, principal, method);
-  let ok = false;
-  let user: UserRow | undefined;
-  let afterCommit: (() => Promise<void>) | undefined;
-  switch (method) {
-    case 'password':
-      user = await findUserById(ctx.db, principal.userId);
-      ok = (await ctx.passwords.verify(proof.password!, user?.passwordHash)) && user !== undefined;
-      break;
+): Promise<{ kind: ProofKind }> {
+  if (!proof) return { kind: 'none' };
+  if (proof.method === 'password') {
+    await verifyOwnPassword(ctx, principal, proof.password, meta);
+    return { kind: 'password' };
+  }
+  const failures = await countGuess(ctx, principal, proof.method);
+  const held = await proofHolds(ctx, principal, proof, meta);
+  if (!held.ok) return refuseGuess(ctx, principal, proof.method, failures, WRONG[proof.method], meta);
+  await provedNow(ctx, principal, proof.method);
+  await held.afterCommit?.();
+  return { kind: 'factor' };
+}
+
+/**
+ * The caller's current password as a proof (verifyReauthProof's password branch): counted, checked, a wrong one
+ * refused; answers the user row it was checked against (the password change goes on with it).
+ */
+export async function verifyOwnPassword(ctx: ServiceContext, principal: Principal, password: string, meta?: RequestMeta): Promise<UserRow> {
+  const failures = await countGuess(ctx, principal, 'password');
+  const user = await findUserById(ctx.db, principal.userId);
+  const ok = (await ctx.passwords.verify(password, user?.passwordHash)) && user !== undefined;
+  if (!ok || !user) return refuseGuess(ctx, principal, 'password', failures, WRONG.password, meta);
+  await provedNow(ctx, principal, 'password');
+  return user;
+}
+
+/** Whether a second-factor proof holds; a recovery code also says what to run once the proof is recorded (its mail). */
+async function proofHolds(
+  ctx: ServiceContext,
+  principal: Principal,
+  proof: Exclude<ReauthProof, { method: 'password' }>,
+  meta: RequestMeta | undefined,
+): Promise<{ ok: boolean; afterCommit?: () => Promise<void> }> {
+  switch (proof.method) {
     case 'totp':
-      ok = await verifyTotpCode(ctx, ctx.db, principal.userId, proof.code!);
-      break;
-    case 'recovery_code': {
-      const used = await useRecoveryCode(ctx, ctx.db, principal.userId, proof.recoveryCode!, meta);
-      if (used.ok) [ok, afterCommit] = [true, used.afterCommit];
-      break;
-    }
+      return { ok: await verifyTotpCode(ctx, ctx.db, principal.userId, proof.code) };
+    case 'recovery_code':
+      return useRecoveryCode(ctx, ctx.db, principal.userId, proof.recoveryCode, meta);
     case 'passkey': {
       // Options from POST /api/auth/passkeys/login/options (a challenge of no account); the credential must be ours.
-      const passkey = await verifyPasskeyAssertion(ctx, ctx.db, proof.passkey!, { userId: null });
-      ok = passkey?.userId === principal.userId;
-      break;
+      const passkey = await verifyPasskeyAssertion(ctx, ctx.db, proof.passkey, { userId: null });
+      return { ok: passkey?.userId === principal.userId };
     }
   }
-  if (!ok) await refuseGuess(ctx, principal, method, failures, WRONG[method], meta);
+}
+
+/** A right proof: the throttle is reset and the session's sign-in is recent again, the method added to its amr. */
+async function provedNow(ctx: ServiceContext, principal: Principal, method: ProofMethod): Promise<void> {
   await clearLoginFailures(ctx.db, principal.email);
   await recordSessionReauthentication(ctx.db, principal.sessionId, AMR_OF[method], ctx.clock.now());
-  await afterCommit?.();
-  return { kind: method === 'password' ? 'password' : 'factor', user };
 }
 
 /**
@@ -160,10 +170,10 @@ export async function verifyReauthProof(
 export async function requireFactorChangeAllowed(
   ctx: ServiceContext,
   principal: Principal,
-  proof: ReauthProof,
+  proof: ReauthProof | undefined,
   factors: Factors,
   options: { proofRequired?: boolean; meta?: RequestMeta } = {},
-): Promise<{ kind: ProofKind; user?: UserRow }> {
+): Promise<{ kind: ProofKind }> {
   const proved = await verifyReauthProof(ctx, principal, proof, options.meta);
   const session = await findSessionById(ctx.db, principal.sessionId);
   if (!session || session.userId !== principal.userId) throw unauthorized();

@@ -36,7 +36,7 @@ export async function issueRecoveryCodes(ctx: ServiceContext, trx: DbOrTrx, user
 export async function regenerateRecoveryCodes(
   ctx: ServiceContext,
   principal: Principal,
-  proof: ReauthProof,
+  proof: ReauthProof | undefined,
   meta?: RequestMeta,
 ): Promise<string[]> {
   const factors = await loadFactors(ctx.db, principal.userId);

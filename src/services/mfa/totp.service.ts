@@ -29,7 +29,7 @@ const pendingStartedAfter = (ctx: ServiceContext) => addSeconds(ctx.clock.now(),
 export async function setupTotp(
   ctx: ServiceContext,
   principal: Principal,
-  proof: ReauthProof = {},
+  proof?: ReauthProof,
   meta?: RequestMeta,
 ): Promise<{ secret: string; otpauthUrl: string }> {
   const factors = await loadFactors(ctx.db, principal.userId);
@@ -61,7 +61,7 @@ export async function confirmTotp(
   ctx: ServiceContext,
   principal: Principal,
   code: string,
-  proof: Omit<ReauthProof, 'code'> = {},
+  proof?: ReauthProof,
   meta?: RequestMeta,
 ): Promise<string[]> {
   const row = await findTotp(ctx.db, principal.userId);
@@ -69,7 +69,8 @@ export async function confirmTotp(
   const pending = livePending(ctx, row, principal);
   if (!pending) throw conflict('Start the authenticator app setup first (a setup lasts 10 minutes, in the session that began it)');
   await requireFactorChangeAllowed(ctx, principal, proof, await loadFactors(ctx.db, principal.userId), { meta });
-  let codes: string[] | undefined;
+  // Filled by the check once the code is right (guardedCheck refuses a wrong one with 403).
+  let codes: string[] = [];
   await guardedCheck(
     ctx,
     principal,
@@ -77,20 +78,21 @@ export async function confirmTotp(
     async () => {
       const step = matchingStep(ctx, ctx.sealer.open(pending.secretSealed, SEAL_PURPOSE), code);
       if (step === undefined) return false;
-      codes = await withTransaction(ctx.db, async (trx) => {
+      const issued = await withTransaction(ctx.db, async (trx) => {
         const confirming = { confirm: true, sessionId: principal.sessionId, startedAfter: pendingStartedAfter(ctx) } as const;
         if (!(await useTotpStep(trx, principal.userId, step, ctx.clock.now(), confirming))) return undefined;
         await addSessionAmr(trx, principal.sessionId, AMR.totp);
-        const issued = await issueRecoveryCodes(ctx, trx, principal.userId);
+        const recoveryCodes = await issueRecoveryCodes(ctx, trx, principal.userId);
         await recordFactorEvent(ctx, trx, 'mfa.factor.added', principal.userId, { factor: 'totp' }, meta);
-        return issued;
+        return recoveryCodes;
       });
-      return codes !== undefined;
+      if (issued) codes = issued;
+      return issued !== undefined;
     },
     meta,
   );
   mailFactorAdded(ctx, { email: principal.email, firstName: principal.firstName }, { kind: 'totp' });
-  return codes!;
+  return codes;
 }
 
 /**
@@ -99,7 +101,12 @@ export async function confirmTotp(
  * (the step-up rule). A pending enrolment goes without a proof. Without any factor left, the recovery codes go too:
  * they only ever stand in for a factor.
  */
-export async function removeTotp(ctx: ServiceContext, principal: Principal, proof: ReauthProof, meta?: RequestMeta): Promise<void> {
+export async function removeTotp(
+  ctx: ServiceContext,
+  principal: Principal,
+  proof: ReauthProof | undefined,
+  meta?: RequestMeta,
+): Promise<void> {
   const factors = await loadFactors(ctx.db, principal.userId);
   const row = await findTotp(ctx.db, principal.userId);
   if (!row) throw new AppError('not_found', 'No authenticator app is set up');

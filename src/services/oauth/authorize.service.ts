@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { withTransaction, type DbOrTrx } from '../../db';
 import type { OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
-import { insertAuthorizationCode, type OidcRequestContext } from '../../db/repositories/oauth-codes.repo';
+import { insertAuthorizationCode } from '../../db/repositories/oauth-codes.repo';
+import type { AuthorizationContext } from '../../db/repositories/authorization-context';
 import { findSessionById } from '../../db/repositories/sessions.repo';
 import { findGrant } from '../../db/repositories/oauth-grants.repo';
 import { insertAuthorizationRequest } from '../../db/repositories/oauth-requests.repo';
@@ -14,10 +15,10 @@ import type { Principal } from '../principal';
 import { authorizeUrlAfterSignIn, needsFreshSignIn, parseOidcAuthorizeParams } from '../oidc/authorize-params';
 import { redirectUriMatches } from '../../lib/redirect-uri';
 import { enrolUrlFor, needsSecondFactorForAdmin } from '../mfa/policy';
-import { OAuthError } from '../../errors';
 import { grantAllowed } from '../../declarations/client-policy';
 import { findClientForRequest } from './registration/client-metadata.service';
-import { permittedScopes, resolveTarget } from './resources.service';
+import { judgeResource, permittedScopes } from './resource-resolver';
+import type { ApiResourceRow } from '../../db/repositories/api-resources.repo';
 import { consentShortfall, SHORTFALL_DESCRIPTIONS } from './grant-policy';
 import { formatScope, resolveRequestedScopes } from './scopes';
 
@@ -83,12 +84,9 @@ export async function issueAuthorizationCode(
     clientId: string;
     userId: string;
     redirectUri: string;
-    scope: string;
     codeChallenge: string;
-    oidc?: OidcRequestContext;
-    resource?: string | null;
-    /** RFC 9449 §10: the code is exchanged only with a DPoP proof of this key. */
-    dpopJkt?: string | null;
+    /** What travels with the grant (its `dpopJkt`: the code is exchanged only with a DPoP proof of that key). */
+    context: AuthorizationContext;
   },
 ): Promise<string> {
   const code = randomToken(32);
@@ -134,7 +132,7 @@ export type CheckedAuthorizationRequest =
       ok: true;
       state: string | undefined;
       scopes: string[];
-      resource: Awaited<ReturnType<typeof resolveTarget>>;
+      resource: ApiResourceRow | undefined;
       codeChallenge: string;
       /** RFC 9449 §10: the thumbprint of the DPoP key the code is to be bound to, when the request names one. */
       dpopJkt: string | undefined;
@@ -187,13 +185,9 @@ export async function checkAuthorizationParams(
   // RFC 8707: one resource per request, judged before the scope (the resource's scopes may be asked for with it).
   const resourceParam = single(query.resource);
   if (!resourceParam.ok) return refuse('invalid_target', 'Send at most one resource per request');
-  let resource: Awaited<ReturnType<typeof resolveTarget>>;
-  try {
-    resource = await resolveTarget(ctx, client, resourceParam.value);
-  } catch (err) {
-    if (err instanceof OAuthError) return refuse(err.error, err.description);
-    throw err;
-  }
+  const target = await judgeResource(ctx, client, { named: resourceParam.value });
+  if (!target.ok) return refuse(target.error, target.description);
+  const resource = target.resource;
   const requested = resolveRequestedScopes(scopeParam.value ?? '', permittedScopes(client, resource), resource?.scopes);
   if (!requested.ok) return refuse(requested.error, requested.description);
 
@@ -286,18 +280,21 @@ export async function startAuthorization(
     if (prompt.none) return redirectError('login_required', 'The user must sign in again');
     return loginRedirect(authorizeUrlAfterSignIn(authorizeUrl));
   }
-  const oidcContext: OidcRequestContext = {
+  // What travels with the grant from here to its tokens (the pending request, the code, the session).
+  const context: AuthorizationContext = {
+    scope: formatScope(scopes),
+    resource: resource?.identifier ?? null,
     nonce: oidc.params.nonce ?? null,
     authTime,
     amr: browserSession?.amr ?? ['pwd'],
     // Back-Channel Logout (issue 34): the session the code opens belongs to this browser session (the id_token's sid).
     browserSessionId: browserSession?.id ?? null,
+    dpopJkt: checked.dpopJkt ?? null,
   };
   // A pushed request is spent here, once the person is signed in and the request is decided (RFC 9126 §4: once).
   const spent = pushed ? await pushed.spend() : undefined;
   if (spent) return spent;
 
-  const scope = formatScope(scopes);
   const codeChallenge = checked.codeChallenge;
   const grant = await findGrant(ctx.db, principal.userId, client.clientId);
   // CONTRACT §23: the grant must cover the scopes, the API and (for a self-registered client) the redirect URI.
@@ -316,11 +313,8 @@ export async function startAuthorization(
         clientId: client.clientId,
         userId: principal.userId,
         redirectUri,
-        scope,
         codeChallenge,
-        oidc: oidcContext,
-        resource: resource?.identifier,
-        dpopJkt: checked.dpopJkt,
+        context,
       });
     });
     return { kind: 'redirect', url: authorizationResponseUrl(ctx.config.oidcIssuer, redirectUri, { code, state }) };
@@ -333,14 +327,11 @@ export async function startAuthorization(
     userId: principal.userId,
     clientId: client.clientId,
     redirectUri,
-    scope,
     state: state ?? null,
     codeChallenge,
     now,
     expiresAt: addSeconds(now, ctx.config.pendingAuthorizationTtlSeconds),
-    oidc: oidcContext,
-    resource: resource?.identifier,
-    dpopJkt: checked.dpopJkt,
+    context,
   });
   // CONTRACT §15: the consent page speaks the language the client asked for (OIDC Core 3.1.2.1 ui_locales).
   const uiLocales = new URL(authorizeUrl).searchParams.get('ui_locales')?.slice(0, 256);

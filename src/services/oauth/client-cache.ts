@@ -65,7 +65,10 @@ export class ClientCache {
     if (row && this.active && generation === this.generation && writes === clientWritesOfThisProcess() && !clientWriteInFlight()) {
       this.entries.delete(clientId);
       this.entries.set(clientId, { row, readAtMs: now });
-      while (this.entries.size > CLIENT_CACHE_SIZE) this.entries.delete(this.entries.keys().next().value!);
+      for (const oldest of this.entries.keys()) {
+        if (this.entries.size <= CLIENT_CACHE_SIZE) break;
+        this.entries.delete(oldest);
+      }
     }
     return row;
   }

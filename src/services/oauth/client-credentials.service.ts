@@ -3,7 +3,7 @@ import { OAuthError } from '../../errors';
 import type { ServiceContext } from '../context';
 import { requireProofFor } from './dpop-binding';
 import { signResourceToken } from './resource-tokens.service';
-import { permittedScopes, resolveTarget, resourceOfClient } from './resources.service';
+import { permittedScopes, resolveResource } from './resource-resolver';
 import type { TokenResponse } from './token-response';
 import { formatScope, isSubset, parseScope } from './scopes';
 
@@ -23,10 +23,8 @@ export async function exchangeClientCredentials(
 ): Promise<TokenResponse> {
   // Also enforced by the client's registration (client-policy.ts); a public client never holds this grant.
   if (client.type !== 'confidential') throw new OAuthError('unauthorized_client', 'client_credentials is for confidential clients only');
-  const defaulted = input.resource === undefined && client.allowedResources.length === 1 ? client.allowedResources[0] : undefined;
   // The client and its allowed APIs were read by its authentication, in one statement (issues 22 and 33).
-  const resource =
-    (await resolveTarget(ctx, client, input.resource)) ?? (defaulted ? await resourceOfClient(ctx, client, defaulted) : undefined);
+  const resource = await resolveResource(ctx, client, input.resource, { fallback: 'only_allowed' });
   requireProofFor(resource, input.dpopJkt);
   const allowed = permittedScopes(client, resource).filter((s) => s !== 'openid');
   // Without `scope`, a token for an API carries that API's scopes (those the client may ask for), never the client's

@@ -204,7 +204,10 @@ export function createClientKeysFetcher(options: ClientKeysFetcherOptions): Clie
             if (err instanceof ClientKeysUnavailable) {
               failures.delete(uri);
               failures.set(uri, { atMs: options.clock.now().getTime(), error: err });
-              while (failures.size > maxEntries) failures.delete(failures.keys().next().value!);
+              for (const oldest of failures.keys()) {
+                if (failures.size <= maxEntries) break;
+                failures.delete(oldest);
+              }
             }
             throw err;
           },

@@ -11,9 +11,10 @@ import type { Principal } from '../principal';
 import { authorizationResponseUrl, errorRedirect, issueAuthorizationCode } from './authorize.service';
 import { redirectUriMatches } from '../../lib/redirect-uri';
 import type { ApiResourceRow } from '../../db/repositories/api-resources.repo';
-import { permittedScopes, resolveTarget } from './resources.service';
+import { permittedScopes, resolveResource } from './resource-resolver';
 import { clientRegistrationEnabled } from './registration/client-metadata.service';
 import { recordConsent } from './grant-record';
+import { contextOf } from '../../db/repositories/authorization-context';
 import { isSubset, parseScope } from './scopes';
 
 export interface ConsentInfo {
@@ -46,7 +47,7 @@ async function clientStillAllowing(
   if (!client?.isActive || !clientRegistrationEnabled(ctx, client)) throw requestNotFound();
   if (!redirectUriMatches(client.redirectUris, request.redirectUri)) throw requestNotFound();
   // The API asked for must still exist and be allowed (CONTRACT §12); its scopes count with the client's.
-  const resource = await resolveTarget(ctx, client, request.resource ?? undefined, { db, refuse: () => requestNotFound() });
+  const resource = await resolveResource(ctx, client, request.resource ?? undefined, { db, refuse: () => requestNotFound() });
   if (!isSubset(parseScope(request.scope), permittedScopes(client, resource))) throw requestNotFound();
   return { client, resource };
 }
@@ -93,13 +94,9 @@ export async function approveAuthorization(ctx: ServiceContext, principal: Princ
       clientId: client.clientId,
       userId: principal.userId,
       redirectUri: request.redirectUri,
-      scope: request.scope,
       codeChallenge: request.codeChallenge,
-      oidc: request.authTime
-        ? { nonce: request.nonce, authTime: request.authTime, amr: request.amr ?? ['pwd'], browserSessionId: request.browserSessionId }
-        : undefined,
-      resource: request.resource,
-      dpopJkt: request.dpopJkt,
+      // What travelled with the request travels on with the code, as it was.
+      context: contextOf(request),
     });
     return authorizationResponseUrl(ctx.config.oidcIssuer, request.redirectUri, { code, state: request.state });
   });

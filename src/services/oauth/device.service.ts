@@ -1,5 +1,4 @@
 import { randomInt } from 'node:crypto';
-import { dpopBinding } from './dpop-binding';
 import { withTransaction } from '../../db';
 import type { OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
 import {
@@ -10,7 +9,6 @@ import {
   recordDevicePoll,
   releaseDeviceCodeAttempt,
   takeDeviceCodeAttempt,
-  type DeviceCodeRow,
 } from '../../db/repositories/oauth-device-codes.repo';
 import { findSessionById } from '../../db/repositories/sessions.repo';
 import { findUserById } from '../../db/repositories/users.repo';
@@ -22,12 +20,11 @@ import type { RequestMeta, ServiceContext } from '../context';
 import { hasAnyFactor, loadFactors } from '../mfa/factors.service';
 import { hasSecondFactor } from '../mfa/policy';
 import type { Principal } from '../principal';
-import { startSession } from '../sessions.service';
 import { DEVICE_CODE_GRANT, grantAllowed } from '../../declarations/client-policy';
-import { findResourceByIdentifier, permittedScopes, resolveTarget } from './resources.service';
+import { judgeResource, permittedScopes, resolveResource } from './resource-resolver';
 import { recordConsent } from './grant-record';
 import { formatScope, isSubset, parseScope } from './scopes';
-import { finishUserGrant, presentTokens, type TokenResponse } from './token-response';
+import { issueUserGrant, presentTokens, type TokenResponse } from './token-response';
 
 /** CONTRACT §12: RFC 8628 §6.1's alphabet (no vowels, no look-alikes), 8 characters shown as XXXX-XXXX. */
 export const USER_CODE_ALPHABET = 'BCDFGHJKLMNPQRSTVWXZ';
@@ -69,7 +66,7 @@ export async function startDeviceAuthorization(
 ): Promise<DeviceAuthorization> {
   if (!grantAllowed(client, DEVICE_CODE_GRANT))
     throw new OAuthError('unauthorized_client', 'This client is not registered for the device grant');
-  const resource = await resolveTarget(ctx, client, input.resource);
+  const resource = await resolveResource(ctx, client, input.resource);
   const scopes = parseScope(input.scope ?? '');
   if (scopes.length === 0) throw new OAuthError('invalid_request', 'scope is required');
   if (!isSubset(scopes, permittedScopes(client, resource)))
@@ -125,7 +122,10 @@ export async function lookUpUserCode(ctx: ServiceContext, principal: Principal, 
     const row = await findPendingDeviceCode(ctx.db, sha256Hex(userCode), ctx.clock.now());
     const client = row ? await findClientById(ctx.db, row.clientId) : undefined;
     if (!row || !client?.isActive) return undefined;
-    const resource = row.resource ? await findResourceByIdentifier(ctx, row.resource) : undefined;
+    // The API named at device authorization, judged again (as consent does): one that has gone is not shown.
+    const target = await judgeResource(ctx, client, { granted: row.resource });
+    if (!target.ok) return undefined;
+    const resource = target.resource;
     return {
       userCode: formatUserCode(userCode),
       clientName: client.name,
@@ -154,6 +154,8 @@ export async function decideUserCode(
       if (!row) return undefined;
       const client = await findClientById(trx, row.clientId);
       if (!client?.isActive) throw new DeviceCodeGone();
+      // The API the page named must still be one the client may ask for (the resolver, as consent judges it).
+      if (!(await judgeResource(ctx, client, { granted: row.resource }, { db: trx })).ok) throw new DeviceCodeGone();
       if (approve) {
         // CONTRACT §23: the grant records the API named on the /device page (no redirect URI in this grant).
         await recordConsent(trx, principal.userId, client.clientId, { scopes: parseScope(row.scope), resource: row.resource }, now);
@@ -217,25 +219,18 @@ export async function exchangeDeviceCode(
   const issued = await withTransaction(ctx.db, async (trx) => {
     const user = polled.userId ? await findUserById(trx, polled.userId) : undefined;
     if (!user?.isActive) return undefined;
-    const resource = polled.resource ? await findResourceByIdentifier(ctx, polled.resource) : undefined;
-    if (polled.resource && !resource) return undefined;
-    const auth = polled.authTime ? { time: polled.authTime, amr: polled.amr ?? ['pwd'] } : undefined;
-    const started = await startSession(ctx, trx, {
-      user,
-      client: { clientId: client.clientId, scope: polled.scope },
-      meta,
-      auth,
-      dpop: dpopBinding(client, input.dpopJkt),
-    });
-    const consumed: DeviceCodeRow | undefined = await consumeDeviceCode(trx, hash, client.clientId, started.sessionId, now);
-    // Another poll consumed it first: roll this session back (exactly once).
-    if (!consumed) throw new DeviceCodeGone();
-    const { tokens, expiresIn, idToken, scope } = await finishUserGrant(ctx, trx, started, {
-      resource,
-      userId: user.id,
-      clientId: client.clientId,
-      scope: polled.scope,
-    });
+    const target = await judgeResource(ctx, client, { granted: polled.resource }, { db: trx });
+    if (!target.ok) return undefined;
+    const resource = target.resource;
+    const { tokens, expiresIn, idToken, scope } = await issueUserGrant(
+      ctx,
+      trx,
+      { client, user, context: polled, resource, meta, dpopJkt: input.dpopJkt },
+      async (sessionId) => {
+        // Another poll consumed it first: roll this session back (exactly once).
+        if (!(await consumeDeviceCode(trx, hash, client.clientId, sessionId, now))) throw new DeviceCodeGone();
+      },
+    );
     return { tokens, expiresIn, idToken, userId: user.id, scope };
   }).catch((err) => {
     if (err instanceof DeviceCodeGone) return undefined;

@@ -33,7 +33,7 @@ export interface ExchangeParams {
  */
 export function checkExchangeParams(
   p: ExchangeParams,
-): { ok: true; subjectKind: 'access_token' | 'id_token'; withActor: boolean } | ExchangeRefusal {
+): { ok: true; subjectKind: 'access_token' | 'id_token'; subjectToken: string; actorToken: string | undefined } | ExchangeRefusal {
   if (!p.subjectToken) return refuse('invalid_request', 'subject_token is required');
   if (!p.subjectTokenType) return refuse('invalid_request', 'subject_token_type is required');
   if (p.subjectTokenType !== TOKEN_TYPE_ACCESS_TOKEN && p.subjectTokenType !== TOKEN_TYPE_ID_TOKEN) {
@@ -53,7 +53,8 @@ export function checkExchangeParams(
   return {
     ok: true,
     subjectKind: p.subjectTokenType === TOKEN_TYPE_ID_TOKEN ? 'id_token' : 'access_token',
-    withActor: p.actorToken !== undefined,
+    subjectToken: p.subjectToken,
+    actorToken: p.actorToken,
   };
 }
 

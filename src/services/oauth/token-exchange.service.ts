@@ -10,7 +10,7 @@ import { introspectToken } from '../oidc/introspection.service';
 import { publicKeyFor } from '../oidc/signing-keys.service';
 import { TOKEN_EXCHANGE_GRANT } from '../../declarations/client-policy';
 import { RESOURCE_TOKEN_MAX_TTL_SECONDS, type ActClaim } from './resource-tokens.service';
-import { resolveTarget } from './resources.service';
+import { resolveResource } from './resource-resolver';
 import { formatScope, parseScope } from './scopes';
 import {
   actFor,
@@ -138,12 +138,12 @@ export async function exchangeToken(
   const params = enforce(checkExchangeParams(input));
   // Before any token is looked at: a target the client may not ask for refuses the request whatever it carries.
   const target = enforce(exchangeTarget(input, client.allowedResources));
-  const resource = (await resolveTarget(ctx, client, target.identifier))!;
+  const resource = await resolveResource(ctx, client, target.identifier);
   const subject =
     params.subjectKind === 'id_token'
-      ? await idTokenSubject(ctx, client, input.subjectToken!)
-      : await accessTokenSubject(ctx, client, input.subjectToken!);
-  const actor = params.withActor ? await actorOf(ctx, client, input.actorToken!) : undefined;
+      ? await idTokenSubject(ctx, client, params.subjectToken)
+      : await accessTokenSubject(ctx, client, params.subjectToken);
+  const actor = params.actorToken !== undefined ? await actorOf(ctx, client, params.actorToken) : undefined;
   const { jkt } = enforce(exchangeBinding({ subject: subject.jkt, actor: actor?.jkt }, input.dpopJkt));
   const requested = input.scope === undefined ? undefined : parseScope(input.scope);
   const { scopes } = enforce(exchangeScopes(subject.scopes, resource.scopes, requested));

@@ -3,8 +3,12 @@ import type { DbOrTrx } from '../../db';
 import { touchGrant } from '../../db/repositories/oauth-grants.repo';
 import type { ServiceContext } from '../context';
 import { isOpenIdScope, issueIdToken } from '../oidc/id-token.service';
-import type { IssuedTokens } from '../sessions.service';
-import { requireProofFor } from './dpop-binding';
+import { startSession, type IssuedTokens } from '../sessions.service';
+import type { AuthorizationContext } from '../../db/repositories/authorization-context';
+import type { OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
+import type { UserRow } from '../../db/repositories/users.repo';
+import type { RequestMeta } from '../context';
+import { dpopBinding, requireProofFor } from './dpop-binding';
 import { signResourceToken, type ActClaim } from './resource-tokens.service';
 import { narrowToRoleScopes } from './resources.service';
 import { formatScope, parseScope } from './scopes';
@@ -98,6 +102,43 @@ export async function signUserResourceToken(
     act: input.act,
   });
   return { token: signed.token, expiresIn: signed.expiresIn, scope };
+}
+
+/**
+ * The tokens of a user grant (authorization_code, device_code), built from what travelled with it: the session opens
+ * with the context's scope, auth_time, amr and browser session, bound to the request's DPoP key; `onSession` records
+ * it on the code or device code (and may throw to roll back); then finishUserGrant, with the context's nonce.
+ */
+export async function issueUserGrant(
+  ctx: ServiceContext,
+  trx: DbOrTrx,
+  input: {
+    client: OAuthClientRow;
+    user: UserRow;
+    context: AuthorizationContext;
+    resource: ApiResourceRow | undefined;
+    meta: RequestMeta;
+    dpopJkt: string | undefined;
+  },
+  onSession: (sessionId: string) => Promise<void>,
+): Promise<{ tokens: IssuedTokens; expiresIn?: number; idToken?: string; scope: string }> {
+  const { client, user, context } = input;
+  const started = await startSession(ctx, trx, {
+    user,
+    client: { clientId: client.clientId, scope: context.scope },
+    meta: input.meta,
+    auth: context.authTime ? { time: context.authTime, amr: context.amr ?? ['pwd'] } : undefined,
+    browserSessionId: context.browserSessionId,
+    dpop: dpopBinding(client, input.dpopJkt),
+  });
+  await onSession(started.sessionId);
+  return finishUserGrant(ctx, trx, started, {
+    resource: input.resource,
+    userId: user.id,
+    clientId: client.clientId,
+    scope: context.scope,
+    nonce: context.nonce,
+  });
 }
 
 /**

@@ -9,38 +9,25 @@ import { sha256Hex } from '../../lib/crypto';
 import { verifyPkceS256 } from '../../lib/pkce';
 import type { RequestMeta, ServiceContext } from '../context';
 import { isOpenIdScope, issueIdToken, signIdToken } from '../oidc/id-token.service';
-import { narrowScope, rotateVerifiedRefreshToken, startSession, type IssuedTokens } from '../sessions.service';
+import { narrowScope, rotateVerifiedRefreshToken, type IssuedTokens } from '../sessions.service';
 import { redirectUriMatches } from '../../lib/redirect-uri';
 import { exchangeClientCredentials } from './client-credentials.service';
 import { noteClientUsed } from './clients.service';
 import { GRANT_TYPES, grantAllowed, TOKEN_EXCHANGE_GRANT } from '../../declarations/client-policy';
 import { exchangeToken } from './token-exchange.service';
 import { exchangeDeviceCode } from './device.service';
-import { dpopBinding, requireCodeKey, requireProofFor, requireRefreshKey, tokenRequestKey } from './dpop-binding';
+import { requireCodeKey, requireProofFor, requireRefreshKey, tokenRequestKey } from './dpop-binding';
 
 export type { TokenResponse } from './token-response';
 import { requireParam } from './params';
-import { finishUserGrant, presentTokens, withResourceToken, type TokenResponse } from './token-response';
-import { openRegistrationResources, resolveTarget, resourceOfClient } from './resources.service';
+import { issueUserGrant, presentTokens, withResourceToken, type TokenResponse } from './token-response';
+import { grantableScopes, judgeResource, resolveResource } from './resource-resolver';
 import { consentShortfall, SHORTFALL_DESCRIPTIONS } from './grant-policy';
-import { isSubset, parseScope, unionScopes } from './scopes';
+import { isSubset, parseScope } from './scopes';
 
 type Exchange =
   | { ok: true; tokens: IssuedTokens; scope: string; userId: string; idToken?: string; expiresIn?: number }
   | { ok: false; description: string; error?: 'invalid_target' };
-
-/** The scopes a client's grants may carry: its own and those of every API it is allowed (CONTRACT §12, §13). */
-async function grantableScopes(ctx: ServiceContext, client: OAuthClientRow): Promise<string[]> {
-  let scopes: string[] = [...client.scopes];
-  for (const identifier of client.allowedResources) {
-    const resource = await resourceOfClient(ctx, client, identifier);
-    if (resource) scopes = unionScopes(scopes, resource.scopes);
-  }
-  if (client.registration === 'dynamic') {
-    for (const resource of await openRegistrationResources(ctx)) scopes = unionScopes(scopes, resource.scopes);
-  }
-  return scopes;
-}
 
 const INVALID_CODE = 'Authorization code is invalid, expired or already used';
 const NOT_APPROVED_FOR_RESOURCE = `${SHORTFALL_DESCRIPTIONS.resource}: send the user through authorization with it`;
@@ -66,7 +53,7 @@ export async function exchangeAuthorizationCode(
   const now = ctx.clock.now();
   const codeHash = sha256Hex(input.code);
   // Judged before the code is consumed: a resource the client may not ask for burns nothing.
-  const asked = await resolveTarget(ctx, client, input.resource);
+  const asked = await resolveResource(ctx, client, input.resource);
   const result = await withTransaction(ctx.db, async (trx): Promise<Exchange> => {
     const code = await consumeAuthorizationCode(trx, codeHash, client.clientId, now);
     if (!code) {
@@ -100,8 +87,10 @@ export async function exchangeAuthorizationCode(
     if (asked && code.resource && asked.identifier !== code.resource) {
       return { ok: false, error: 'invalid_target', description: 'resource differs from the authorization request' };
     }
-    const resource = asked ?? (code.resource ? await resourceOfClient(ctx, client, code.resource) : undefined);
-    if (code.resource && !resource) return { ok: false, error: 'invalid_target', description: 'resource is no longer a registered API' };
+    // The code's API, judged again by the resolver (it may have gone, or been taken from the client, since authorize).
+    const stored = asked ? undefined : await judgeResource(ctx, client, { granted: code.resource }, { db: trx });
+    if (stored && !stored.ok) return stored;
+    const resource = asked ?? stored?.resource;
     // CONTRACT §23: a token for an API only where the person approved this client for it (a code issued for sign-in
     // does not stretch to an API the client names here). The code is burned: it was presented once.
     if (resource && !(await grantCoversResource(trx, code.userId, client, resource.identifier))) {
@@ -109,23 +98,12 @@ export async function exchangeAuthorizationCode(
     }
     const user = await findUserById(trx, code.userId);
     if (!user?.isActive) return { ok: false, description: INVALID_CODE };
-    const auth = code.authTime ? { time: code.authTime, amr: code.amr ?? ['pwd'] } : undefined;
-    const started = await startSession(ctx, trx, {
-      user,
-      client: { clientId: client.clientId, scope: code.scope },
-      meta,
-      auth,
-      browserSessionId: code.browserSessionId,
-      dpop: dpopBinding(client, input.dpopJkt),
-    });
-    await setAuthorizationCodeSession(trx, codeHash, started.sessionId);
-    const { tokens, expiresIn, idToken, scope } = await finishUserGrant(ctx, trx, started, {
-      resource,
-      userId: user.id,
-      clientId: client.clientId,
-      scope: code.scope,
-      nonce: code.nonce,
-    });
+    const { tokens, expiresIn, idToken, scope } = await issueUserGrant(
+      ctx,
+      trx,
+      { client, user, context: code, resource, meta, dpopJkt: input.dpopJkt },
+      (sessionId) => setAuthorizationCodeSession(trx, codeHash, sessionId),
+    );
     return { ok: true, tokens, scope, userId: user.id, idToken, expiresIn };
   });
   if (!result.ok) throw new OAuthError(result.error ?? 'invalid_grant', result.description);
@@ -152,16 +130,13 @@ export async function refreshAccessToken(
   input: { refreshToken: string; scope?: string; resource?: string; dpopJkt?: string },
 ): Promise<TokenResponse> {
   // RFC 8707: a refresh may ask for a token for an API; judged before rotation, so a refusal burns nothing.
-  const resource = await resolveTarget(ctx, client, input.resource);
+  const resource = await resolveResource(ctx, client, input.resource);
   // Verified once; the checks below and the rotation all read this payload (issue 33).
   const payload = ctx.jwt.verifyRefresh(input.refreshToken, ctx.clock.now());
   // RFC 9449 §5.0: a bound refresh token needs a proof of its key, and an API requiring DPoP a proof; before rotation.
   requireRefreshKey(payload?.cnf?.jkt, input.dpopJkt);
   requireProofFor(resource, input.dpopJkt);
-  // Only a client allowed APIs reads them: a spec client's refresh makes no further query (issue 10).
-  const clientScopes =
-    client.allowedResources.length > 0 || client.registration === 'dynamic' ? await grantableScopes(ctx, client) : client.scopes;
-  const refreshing = { clientId: client.clientId, scopes: clientScopes };
+  const refreshing = { clientId: client.clientId, scopes: await grantableScopes(ctx, client) };
   // The granted scope narrowed to what the client may still hold (CONTRACT §8), once.
   const narrowed = narrowScope(payload?.scope, refreshing);
   if (input.scope !== undefined) {

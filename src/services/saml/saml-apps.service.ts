@@ -94,8 +94,8 @@ function readCertificate(value: string | null, field: 'sp_certificate' | 'sp_enc
 /** The stored fields of an app from the request (and the SP's metadata when given); 400 with details when they do not fit. */
 async function resolveFields(ctx: ServiceContext, input: SamlAppInput): Promise<SamlAppFields> {
   let metadata: SpMetadata | undefined;
-  if (input.metadataXml !== undefined || input.metadataUrl !== undefined) {
-    const xml = input.metadataXml ?? (await fetchMetadata(ctx, input.metadataUrl!));
+  const xml = input.metadataXml ?? (input.metadataUrl !== undefined ? await fetchMetadata(ctx, input.metadataUrl) : undefined);
+  if (xml !== undefined) {
     try {
       metadata = parseSpMetadata(xml);
     } catch (err) {

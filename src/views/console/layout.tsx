@@ -94,7 +94,8 @@ const CONSOLE_CSS = `
   .chart .failed { fill: var(--danger); }
   .chart .axis { stroke: var(--border); }
   .chart text { fill: var(--fg); font-size: 11px; }
-  .legend { display: flex; gap: 1rem; list-style: none; padding: 0; margin: .25rem 0; }
+  .legend { display: flex; flex-wrap: wrap; gap: .25rem 1rem; list-style: none; padding: 0; margin: .25rem 0; }
+  .legend li { white-space: nowrap; }
   .swatch { display: inline-block; width: .8rem; height: .8rem; margin-right: .3rem; vertical-align: -1px; border-radius: 2px; }
   .swatch.succeeded { background: var(--accent); }
   .swatch.failed { background: var(--danger); }

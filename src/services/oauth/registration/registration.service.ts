@@ -211,20 +211,19 @@ export async function registerClient(
  * RFC 7592 §3: the registration access token of a dynamically registered client, compared in constant time with the
  * SHA-256 the client row keeps. An unknown client, an admin-created one and a wrong token answer the same 401.
  */
-async function authenticateRegistration(ctx: ServiceContext, clientId: string, token: string | undefined): Promise<OAuthClientRow> {
+async function authenticateRegistration(ctx: ServiceContext, clientId: string, token: string | undefined): Promise<RegisteredClient> {
   enabledMode(ctx);
   const client = clientId.length <= 200 ? await findClientById(ctx.db, clientId) : undefined;
   const matches = safeEqual(sha256Hex(token ?? ''), client?.registrationAccessTokenHash ?? DUMMY_TOKEN_HASH);
   if (token === undefined || !client || client.registration !== 'dynamic' || !matches) {
     throw invalidToken('registration access token', token !== undefined);
   }
-  return client;
+  return { client, registrationAccessToken: token };
 }
 
 /** RFC 7592 §2.1. */
 export async function readRegistration(ctx: ServiceContext, clientId: string, token: string | undefined): Promise<RegisteredClient> {
-  const client = await authenticateRegistration(ctx, clientId, token);
-  return { client, registrationAccessToken: token! };
+  return authenticateRegistration(ctx, clientId, token);
 }
 
 /**
@@ -239,7 +238,7 @@ export async function updateRegistration(
   token: string | undefined,
   metadata: ClientMetadataUpdate,
 ): Promise<RegisteredClient> {
-  const current = await authenticateRegistration(ctx, clientId, token);
+  const { client: current, registrationAccessToken } = await authenticateRegistration(ctx, clientId, token);
   if (metadata.clientId !== undefined && metadata.clientId !== clientId) {
     throw new OAuthError('invalid_client_metadata', 'client_id does not match the client being updated');
   }
@@ -281,12 +280,12 @@ export async function updateRegistration(
     });
     return row;
   });
-  return { client, registrationAccessToken: token! };
+  return { client, registrationAccessToken };
 }
 
 /** RFC 7592 §2.3: the client, its secret and its registration access token stop working; its sessions end with it. */
 export async function deleteRegistration(ctx: ServiceContext, clientId: string, token: string | undefined): Promise<void> {
-  const client = await authenticateRegistration(ctx, clientId, token);
+  const { client } = await authenticateRegistration(ctx, clientId, token);
   await withTransaction(ctx.db, async (trx) => {
     if (!(await deleteClient(trx, clientId))) throw invalidToken('registration access token', true);
     await ctx.events.record(trx, {
