@@ -462,8 +462,8 @@ function PasskeysPart({ data }: Props) {
               <RowAction
                 action={act(data, 'passkeys/remove')}
                 fields={{ csrf: data.csrf, id: p.id }}
-                label="Remove"
-                name={`Remove passkey ${p.name}`}
+                label={tr().remove}
+                name={tr().removePasskey(p.name)}
               >
                 <ReauthField data={data} id={`remove-password-${p.id}`} />
               </RowAction>
