@@ -108,6 +108,9 @@ const envSchema = z.object({
   // src/declarations/settings.ts parses them (pinnedSettings), docs/settings.md lists them.
 });
 
+/** The names of the environment variables the service reads (the start-up configuration's list names each value's). */
+export const ENVIRONMENT_VARIABLES: ReadonlySet<string> = new Set(Object.keys(envSchema.shape));
+
 export interface Config {
   nodeEnv: 'production' | 'development' | 'test';
   isProduction: boolean;

@@ -506,7 +506,10 @@ describe('signing keys and settings', () => {
   test('settings show the effective configuration with secrets masked', async () => {
     const { agent } = await adminAgent();
     const res = await agent.get('/admin/settings');
-    expect(res.text).toContain('baseUrl');
+    // Each value by the environment variable that sets it; a value the server derives by its own name.
+    expect(res.text).toContain('<code>BASE_URL</code>');
+    expect(res.text).not.toContain('<code>baseUrl</code>');
+    expect(res.text).toContain('<code>baseOrigin</code>');
     expect(res.text).not.toContain(t.config.jwtAccessSecret);
     expect(res.text).not.toContain(t.config.jwtRefreshSecret);
     expect(res.text).toContain('•••••• (set)');

@@ -96,11 +96,13 @@ describe('GET /api/admin/settings', () => {
 
   test('environment: the start-up configuration by name, read-only; a secret as set without its value, credentials masked', async () => {
     const res = await api().get('/api/admin/settings').set('Authorization', admin);
-    const environment = res.body.environment as Array<{ name: string; value: string | null; set: boolean }>;
+    const environment = res.body.environment as Array<{ name: string; variable: string | null; value: string | null; set: boolean }>;
     const byName = new Map(environment.map((e) => [e.name, e]));
     expect(environment.map((e) => e.name)).toEqual([...byName.keys()].sort((a, b) => a.localeCompare(b)));
-    expect(byName.get('baseUrl')).toEqual({ name: 'baseUrl', value: t.config.baseUrl, set: true });
-    expect(byName.get('jwtAccessSecret')).toEqual({ name: 'jwtAccessSecret', value: null, set: true });
+    expect(byName.get('baseUrl')).toEqual({ name: 'baseUrl', variable: 'BASE_URL', value: t.config.baseUrl, set: true });
+    expect(byName.get('jwtAccessSecret')).toEqual({ name: 'jwtAccessSecret', variable: 'JWT_ACCESS_SECRET', value: null, set: true });
+    // A value the server derives names no variable.
+    expect(byName.get('baseOrigin')).toMatchObject({ name: 'baseOrigin', variable: null });
     expect(byName.has('pinnedSettings')).toBe(false);
     const text = JSON.stringify(res.body);
     expect(text).not.toContain(t.config.jwtAccessSecret);

@@ -17,7 +17,10 @@ type Refused = { values?: Record<string, string>; errors?: FieldErrors; status?:
 type SettingsList = { settings: SettingEntry[]; environment: StartupSetting[] };
 
 export const createConsoleSettingsRouter = consoleRouter('settings', () => {
-  const shown = (s: StartupSetting): [string, string] => [s.name, s.value ?? (s.set ? `•••••• (${x().envSecretSet})` : x().notSet)];
+  const shown = (s: StartupSetting): [string, string] => [
+    s.variable ?? s.name,
+    s.value ?? (s.set ? `•••••• (${x().envSecretSet})` : x().notSet),
+  ];
   // The sensitive settings need system:manage_settings, the test mail's guard.
   const page = ({ allows }: Caller, { settings, environment }: SettingsList, refused: Refused = {}) =>
     consolePage(

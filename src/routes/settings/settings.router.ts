@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { badRequest } from '../../errors';
+import { ENVIRONMENT_VARIABLES } from '../../config';
 import { MANAGE_SETTINGS } from '../../declarations/settings';
 import { changeSettings, listSettings, sendTestMail } from '../../services/settings/settings.service';
 import { declareRouter, endpoint, serve } from '../route';
@@ -10,12 +11,15 @@ import { changeSettingsBody, settingsBody, settingsListBody, testMailBody, type 
 const PERMISSION = 'system:manage_users';
 
 /** A start-up value as shown: never a secret's value. */
-const presentStartupSetting = ([name, shown]: [string, string]): StartupSetting =>
-  shown === NOT_SET
-    ? { name, value: null, set: false }
+const presentStartupSetting = ([name, shown]: [string, string]): StartupSetting => {
+  const snake = name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
+  const variable = ENVIRONMENT_VARIABLES.has(snake) ? snake : null;
+  return shown === NOT_SET
+    ? { name, variable, value: null, set: false }
     : shown === SECRET_SET
-      ? { name, value: null, set: true }
-      : { name, value: shown, set: true };
+      ? { name, variable, value: null, set: true }
+      : { name, variable, value: shown, set: true };
+};
 
 /** A refused change names each setting (and its variable when the environment pins it): CONTRACT §18. */
 const invalidChange = (issues: z.core.$ZodIssue[]) => {
@@ -42,7 +46,7 @@ export const settingsApi = {
       summary: `Runtime settings: value (null for a secret, with set), source, read_only and the variable that pins each`,
       description:
         '`environment` lists, read-only, the configuration the server started with (environment variables and defaults) by ' +
-        'name: value null when not set, and for a secret that is set (set: true, never the value); credentials inside ' +
+        'name and by the environment variable that sets it (variable, null for a derived value): value null when not set, and for a secret that is set (set: true, never the value); credentials inside ' +
         'connection URLs masked.',
       auth: 'user',
       permission: PERMISSION,

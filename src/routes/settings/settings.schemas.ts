@@ -9,7 +9,13 @@ export const settingsBody = z.object({ settings: z.array(settingEntrySchema) });
  * the configuration: `value` is null when not set, and for a secret that is set (`set: true`, never the value);
  * credentials inside connection URLs are masked.
  */
-export const startupSettingBody = z.strictObject({ name: z.string(), value: z.string().nullable(), set: z.boolean() });
+export const startupSettingBody = z.strictObject({
+  name: z.string(),
+  /** The environment variable that sets it (null for a value the server derives, e.g. baseOrigin from BASE_URL). */
+  variable: z.string().nullable(),
+  value: z.string().nullable(),
+  set: z.boolean(),
+});
 
 /** GET: the runtime settings and, read-only, the start-up configuration (the console's Settings page shows both). */
 export const settingsListBody = settingsBody.extend({ environment: z.array(startupSettingBody) });
