@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
 import { makeClient } from './factories';
-import type { Server } from 'node:http';
+import { createServer } from 'node:http';
 import net from 'node:net';
 import { createTestApp, type TestApp } from './test-app';
 
@@ -125,12 +125,26 @@ export async function createListeningTestApp(
   env: Record<string, string> = {},
   options: Omit<Parameters<typeof createTestApp>[0] & object, 'env'> = {},
 ): Promise<{ t: TestApp; baseUrl: string; stop: () => Promise<void> }> {
-  const port = await freePort();
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const t = await createTestApp({ ...options, env: { BASE_URL: baseUrl, PORT: String(port), ...env } });
-  const server = await new Promise<Server>((resolve) => {
-    const s = t.app.listen(port, '127.0.0.1', () => resolve(s));
+  // The port is held from the start (listening on port 0), and the app answers on it once made: a port found free and
+  // listened on later can be taken in between by another worker's probe, and Express 5's listen callback is called
+  // with that error, which left a server that never listened (ECONNREFUSED in CI).
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
   });
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('the test server has no port');
+  const port = address.port;
+  const baseUrl = `http://127.0.0.1:${port}`;
+  let t: TestApp;
+  try {
+    t = await createTestApp({ ...options, env: { BASE_URL: baseUrl, PORT: String(port), ...env } });
+  } catch (err) {
+    server.close();
+    throw err;
+  }
+  server.on('request', t.app);
   return {
     t,
     baseUrl,
