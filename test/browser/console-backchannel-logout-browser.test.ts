@@ -136,4 +136,4 @@ test('an admin sets the back-channel logout URL in the form and reads the delive
   } finally {
     await context.close();
   }
-});
+}, 120_000);
