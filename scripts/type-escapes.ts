@@ -14,7 +14,8 @@ export interface Escape {
   text: string;
 }
 
-function sources(dir: string): string[] {
+/** The TypeScript sources below `dir` (not declaration files). */
+export function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const full = path.join(dir, entry.name);
     if (entry.isDirectory()) return sources(full);
@@ -22,15 +23,14 @@ function sources(dir: string): string[] {
   });
 }
 
+/** One file's syntax tree, with parents set (TSX for .tsx). */
+export function parseSource(file: string, text: string): ts.SourceFile {
+  return ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, file.endsWith('.tsx') ? ts.ScriptKind.TSX : ts.ScriptKind.TS);
+}
+
 /** Every `as` cast (but `as const`) and every non-null assertion in one file's text. */
 export function escapesIn(file: string, text: string): Escape[] {
-  const source = ts.createSourceFile(
-    file,
-    text,
-    ts.ScriptTarget.Latest,
-    true,
-    file.endsWith('.tsx') ? ts.ScriptKind.TSX : ts.ScriptKind.TS,
-  );
+  const source = parseSource(file, text);
   const found: Escape[] = [];
   const at = (node: ts.Node, kind: Escape['kind']) =>
     found.push({

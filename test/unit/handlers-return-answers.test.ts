@@ -1,6 +1,7 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
+import { parseSource, sources } from '../../scripts/type-escapes';
 
 /**
  * Handlers return what they answer (docs/architecture.md, "Outcomes"): a page, a redirect, a refused form, a JSON body
@@ -22,14 +23,6 @@ const STREAMS: Record<string, { count: number; why: string }> = {
   'routes/scim/scim.router.ts': { count: 17, why: 'application/scim+json answers with ETag and Location (SCIM dialect)' },
 };
 
-function sources(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) return sources(full);
-    return /\.tsx?$/.test(entry.name) && !entry.name.endsWith('.d.ts') ? [full] : [];
-  });
-}
-
 interface Found {
   file: string;
   line: number;
@@ -37,13 +30,7 @@ interface Found {
 
 /** Every `route(decl, handler)` whose handler takes a third parameter (`res`), and every read of `req.res`. */
 function writersIn(file: string, text: string): Found[] {
-  const source = ts.createSourceFile(
-    file,
-    text,
-    ts.ScriptTarget.Latest,
-    true,
-    file.endsWith('.tsx') ? ts.ScriptKind.TSX : ts.ScriptKind.TS,
-  );
+  const source = parseSource(file, text);
   const found: Found[] = [];
   const at = (node: ts.Node) => found.push({ file, line: source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1 });
   const visit = (node: ts.Node): void => {
