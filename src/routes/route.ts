@@ -502,7 +502,7 @@ function chainOf(deps: RouteDeps, decl: MountedRouteDecl, handler: DeclaredRoute
  * Express (which adds the charset to it).
  */
 function sendJson(res: Response, code: number, body: unknown): void {
-  // A handler's own Content-Type (SCIM's) gets Express's charset handling.
+  // A Content-Type set before (a Reply's own header) gets Express's charset handling.
   const text = res.hasHeader('Content-Type') ? undefined : JSON.stringify(body);
   if (text === undefined) {
     res.status(code).json(body);
