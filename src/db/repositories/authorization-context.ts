@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { OAuthError } from '../../errors';
+import { jsonColumnValue } from '../../lib/json-text';
 
 /** RFC 6749 §3.3: scope-tokens separated by single spaces (none: the empty string). */
 const SCOPE_PATTERN = /^(?:[\x21\x23-\x5B\x5D-\x7E]+(?: [\x21\x23-\x5B\x5D-\x7E]+)*)?$/;
@@ -8,20 +9,7 @@ const AMR_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 /** RFC 7638: a base64url SHA-256 thumbprint. */
 const JKT_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 
-/** jsonb comes back parsed from pg, as text from drivers that do not parse json: both read the same. */
-function jsonValue(value: unknown): unknown {
-  if (typeof value !== 'string') return value;
-  try {
-    return JSON.parse(value) as unknown;
-  } catch {
-    return value;
-  }
-}
-
-const nullableText = (check?: RegExp) =>
-  (check ? z.string().regex(check) : z.string())
-    .nullish()
-    .transform((v) => v ?? null);
+const nullableText = (check?: RegExp) => (check ? z.string().regex(check) : z.string()).nullish().transform((v) => v ?? null);
 
 /**
  * What travels with a grant, declared once (after node-oidc-provider's `storesAuth`): from the pending authorization
@@ -52,7 +40,7 @@ export const storedAuthorizationContext = z
       .transform((v) => (v ? new Date(v) : null))
       .refine((d) => d === null || !Number.isNaN(d.getTime())),
     amr: z.preprocess(
-      jsonValue,
+      jsonColumnValue,
       z
         .array(z.string().regex(AMR_PATTERN))
         .min(1)

@@ -217,7 +217,14 @@ export async function lockLiveSession(
   id: string,
   now: Date,
 ): Promise<
-  | { id: string; userId: string; createdAt: Date; clientId: string | null; scope: string | null; context: AuthorizationContext | undefined }
+  | {
+      id: string;
+      userId: string;
+      createdAt: Date;
+      clientId: string | null;
+      scope: string | null;
+      context: AuthorizationContext | undefined;
+    }
   | undefined
 > {
   const row = await db('sessions')
