@@ -134,18 +134,77 @@ export function mayTakeOverUser(actor: Actor, targetRoles: readonly RoleFacts[],
   return above ? forbid(`${what} needs strictly more rights than the account's role ${above.name}`) : ALLOWED;
 }
 
+/** A scope of an API resource (its identifier) that a role grants. */
+export interface ApiScopeFacts {
+  resource: string;
+  scope: string;
+}
+
+/** A scope the granter holds through an active role: for every application (`application` null) or for one. */
+export interface HeldApiScope extends ApiScopeFacts {
+  application: string | null;
+}
+
+/** Who grants a role: the actor and the API scopes their active roles grant them (db: listApiScopesHeldByUser). */
+export interface Granter extends Actor {
+  apiScopes: readonly HeldApiScope[];
+}
+
+/** A role as granting sees it: its permissions and the API scopes it carries. */
+export interface GrantableRole extends RoleFacts {
+  apiScopes: readonly ApiScopeFacts[];
+}
+
 /**
- * A role may be granted by this actor when it is active, super_admin only by a super_admin, and a global role
- * (the only kind that grants rights here) carries no admin tier above the actor's and no permission the actor
- * lacks, so users:manage_roles alone cannot promote anyone, the actor included, above the actor.
+ * The spec's "permission `admin`" (CONTRACT §6: role admin or super_admin) may hand out any API scope: the scopes of
+ * business APIs are theirs to distribute, as users:manage_roles exists for (docs/rbac.md). Anyone else only what they hold.
  */
-export function mayGrantRole(actor: Actor, role: RoleFacts): Verdict {
-  if (role.isActive === false) return conflictWith(`Role ${role.name} is deactivated and cannot be assigned`);
-  if (isGlobalSuperAdmin(role) && !actorIsSuperAdmin(actor)) return forbid('Only a super_admin may grant super_admin');
-  if (role.application === null && (adminRank([role.name]) > adminRank(actor.roleNames) || !holdsAll(actor, role.permissions))) {
+function handsOutAnyApiScope(granter: Pick<Actor, 'roleNames'>): boolean {
+  return SPEC_ADMIN_ROLES.some((name) => granter.roleNames.includes(name));
+}
+
+/**
+ * Whether the granter holds this API scope for the role's application: through a global role (every application), or,
+ * for a role scoped to an application, through a role scoped to that same application.
+ */
+function holdsApiScope(granter: Granter, wanted: ApiScopeFacts, application: string | null): boolean {
+  return granter.apiScopes.some(
+    (held) =>
+      held.resource === wanted.resource &&
+      held.scope === wanted.scope &&
+      (held.application === null || (application !== null && held.application === application)),
+  );
+}
+
+/**
+ * THE rule of handing out a role (docs/rbac.md "Guard rails"), declared once: whether the granter's rights cover the
+ * role's, whatever its activity. super_admin only by a super_admin; a global role (the only kind that grants this
+ * server's permissions) with no admin tier above the granter's and no permission the granter lacks; and any role, global
+ * or scoped to an application, with no API scope the granter does not hold for that application (admin and super_admin
+ * excepted). So users:manage_roles alone cannot promote anyone, the granter included, above the granter. Every grant
+ * (assignment, invitation, import, SCIM group mapping) and the list of assignable roles ask here.
+ */
+export function mayHandOutRole(granter: Granter, role: GrantableRole): Verdict {
+  if (isGlobalSuperAdmin(role) && !actorIsSuperAdmin(granter)) return forbid('Only a super_admin may grant super_admin');
+  if (role.application === null && (adminRank([role.name]) > adminRank(granter.roleNames) || !holdsAll(granter, role.permissions))) {
     return forbid(`Granting ${role.name} requires holding every right it grants`);
   }
+  if (!handsOutAnyApiScope(granter)) {
+    const missing = role.apiScopes.find((wanted) => !holdsApiScope(granter, wanted, role.application));
+    if (missing) {
+      return forbid(
+        `Granting ${role.name} requires holding every API scope it grants: you do not hold ${missing.scope} of ${missing.resource}` +
+          (role.application === null ? '' : ` for ${role.application}`),
+      );
+    }
+  }
   return ALLOWED;
+}
+
+/** A role may be granted when it is active and the granter may hand it out (mayHandOutRole). */
+export function mayGrantRole(granter: Granter, role: GrantableRole): Verdict {
+  if (role.isActive === false) return conflictWith(`Role ${role.name} is deactivated and cannot be assigned`);
+  return mayHandOutRole(granter, role);
 }
 
 /** super_admin is removed only by a super_admin (and never from the last one: a database question, see the service). */

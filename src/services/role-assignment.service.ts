@@ -3,6 +3,8 @@ import { loadUserAccess, type PrincipalRole } from '../db/repositories/principal
 import {
   findRoleById,
   findRoleByName,
+  listApiScopesHeldByUser,
+  listRoles,
   listRolesHeldByUser,
   listRolesOfUser,
   lockSuperAdminRole,
@@ -25,11 +27,13 @@ import {
   enforce,
   hasPermission,
   mayGrantRole,
+  mayHandOutRole,
   mayManageUser,
   mayRemoveRole,
   mayTakeOverUser,
   SUPER_ADMIN,
   type Actor,
+  type Granter,
 } from './rbac-policy';
 import { roleOr404 } from './role-catalogue.service';
 import { say } from '../i18n';
@@ -81,6 +85,25 @@ export async function listUserRoles(ctx: ServiceContext, userId: string): Promis
   return listRolesHeldByUser(ctx.db, userId);
 }
 
+/** The actor as a granter of roles: with the API scopes their active roles grant (rbac-policy mayHandOutRole). */
+export async function granterOf(db: DbOrTrx, actor: Actor): Promise<Granter> {
+  return {
+    userId: actor.userId,
+    roleNames: actor.roleNames,
+    permissions: actor.permissions,
+    apiScopes: await listApiScopesHeldByUser(db, actor.userId),
+  };
+}
+
+/**
+ * The roles this actor may hand out (GET /api/users/roles/assignable), active or not, by the one rule every grant
+ * follows (rbac-policy mayHandOutRole); a deactivated one is listed with is_active false and refused (409) if granted.
+ */
+export async function listAssignableRoles(ctx: ServiceContext, actor: Actor): Promise<RoleRow[]> {
+  const [granter, roles] = await Promise.all([granterOf(ctx.db, actor), listRoles(ctx.db)]);
+  return roles.filter((role) => mayHandOutRole(granter, role).allowed);
+}
+
 async function resolveRoleRef(db: DbOrTrx, ref: RoleRef): Promise<RoleRow> {
   const role = 'roleId' in ref ? await findRoleById(db, ref.roleId) : await findRoleByName(db, ref.role, ref.application);
   if (!role) throw notFound('Role');
@@ -97,7 +120,7 @@ export async function assignUserRole(
   const result = await withTransaction(ctx.db, async (trx) => {
     await userOr404(trx, userId);
     const role = await resolveRoleRef(trx, ref);
-    enforce(mayGrantRole(actor, role));
+    enforce(mayGrantRole(await granterOf(trx, actor), role));
     await assertMayManageUser(trx, actor, userId);
     const assigned = await assignRoleToUser(trx, userId, role.id, ctx.clock.now());
     if (assigned) {
@@ -115,9 +138,11 @@ export async function assignUserRole(
 
 /** Grants roles by id to a user created in the same transaction (the invite), under the same rule as assignUserRole. */
 export async function grantRolesOnCreate(trx: DbOrTrx, actor: Actor, userId: string, roleIds: readonly string[], now: Date): Promise<void> {
+  if (roleIds.length === 0) return;
+  const granter = await granterOf(trx, actor);
   for (const roleId of roleIds) {
     const role = await roleOr404(trx, roleId);
-    enforce(mayGrantRole(actor, role));
+    enforce(mayGrantRole(granter, role));
     await assignRoleToUser(trx, userId, role.id, now);
   }
 }

@@ -67,8 +67,13 @@ export async function countFoundUsers(ctx: ServiceContext, filter: UserFilter): 
   return unfiltered ? unfilteredCount(() => estimateRowCount(ctx.db, 'users'), count) : cappedCount(await count());
 }
 
-export async function listSessionsOfUser(ctx: ServiceContext, userId: string): Promise<SessionRow[]> {
+/** 404 for an id that names no account: the reads about one user (its sessions, factors, apps, activity). */
+export async function assertUserExists(ctx: ServiceContext, userId: string): Promise<void> {
   if (!(await findUserById(ctx.db, userId))) throw notFound('User');
+}
+
+export async function listSessionsOfUser(ctx: ServiceContext, userId: string): Promise<SessionRow[]> {
+  await assertUserExists(ctx, userId);
   return listActiveSessionsOfUser(ctx.db, userId, ctx.clock.now());
 }
 
@@ -93,6 +98,7 @@ export interface FactorsOfUser {
 }
 
 export async function listFactorsOfUser(ctx: ServiceContext, userId: string): Promise<FactorsOfUser> {
+  await assertUserExists(ctx, userId);
   const [totp, passkeys, recoveryCodesLeft] = await Promise.all([
     findTotp(ctx.db, userId),
     listPasskeysOfUser(ctx.db, userId),

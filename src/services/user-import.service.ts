@@ -12,6 +12,7 @@ import { normalizeEmail } from './auth.service';
 import type { ServiceContext } from './context';
 import type { Principal } from './principal';
 import { hasPermission, mayGrantRole } from './rbac-policy';
+import { granterOf } from './role-assignment.service';
 
 /** At most this many rows in one import (all or nothing). */
 export const MAX_IMPORT_ROWS = 10_000;
@@ -106,6 +107,7 @@ export async function importUsers(
   const seen = new Map<string, number>();
   const roleCache = new Map<string, RoleRow | undefined>();
   const mayManageRoles = hasPermission(actor, 'users:manage_roles');
+  const granter = await granterOf(ctx.db, actor);
 
   for (const [i, raw] of rows.entries()) {
     const row = i + 1;
@@ -132,7 +134,7 @@ export async function importUsers(
           problem('roles', `no global role is named ${roleName}`);
           continue;
         }
-        const verdict = mayGrantRole(actor, role);
+        const verdict = mayGrantRole(granter, role);
         if (!verdict.allowed) problem('roles', verdict.reason);
         else roleIds.push(role.id);
       }

@@ -12,6 +12,7 @@ import {
   listUsers as listUserRows,
   lockUser,
   updateUser as updateUserRow,
+  type UserFilter,
   type UserRow,
 } from '../db/repositories/users.repo';
 import { conflict, forbidden, notFound } from '../errors';
@@ -39,10 +40,12 @@ export interface UserDetail {
 
 export async function listUsers(
   ctx: ServiceContext,
-  query: { search?: string; page: number; limit: number },
+  query: UserFilter & { page: number; limit: number },
 ): Promise<{ users: UserWithRoles[]; total: number }> {
   const { users, total } = await listUserRows(ctx.db, {
     search: query.search || undefined,
+    status: query.status,
+    holdingRoles: query.holdingRoles,
     limit: query.limit,
     offset: (query.page - 1) * query.limit,
   });

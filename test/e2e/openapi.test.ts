@@ -32,6 +32,23 @@ describe('API description', () => {
     expect(doc.paths['/api/admin/settings'].get.responses['200']).toBeDefined();
   });
 
+  test("the reads of a user's page and the list's keyset paging are documented with their answers", async () => {
+    const doc = (await request(t.app).get('/api/openapi.json')).body;
+    for (const read of ['sessions', 'mfa', 'apps', 'activity', 'identities']) {
+      const op = doc.paths[`/api/users/{userId}/${read}`].get;
+      expect(op.responses['200']).toBeDefined();
+      expect(op.responses['404']).toBeDefined();
+      expect(op.parameters.map((p: { name: string }) => p.name)).toContain('userId');
+    }
+    const activityQuery = doc.paths['/api/users/{userId}/activity'].get.parameters.map((p: { name: string }) => p.name);
+    expect(activityQuery).toEqual(expect.arrayContaining(['cursor', 'limit']));
+    const list = doc.paths['/api/users'].get;
+    const names = list.parameters.map((p: { name: string }) => p.name);
+    expect(names).toEqual(expect.arrayContaining(['search', 'status', 'tier', 'page', 'limit', 'paging', 'cursor', 'before']));
+    expect(JSON.stringify(list.responses['200'])).toContain('next_cursor');
+    expect(doc.paths['/api/users/count'].get.responses['200']).toBeDefined();
+  });
+
   test('every documented operation is routed (none answers "route not found")', async () => {
     const doc = (await request(t.app).get('/api/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
     const unrouted: string[] = [];

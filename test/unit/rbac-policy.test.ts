@@ -2,12 +2,16 @@ import {
   adminRank,
   hasPermission,
   mayGrantRole,
+  mayHandOutRole,
   mayManageUser,
   mayRemoveRole,
   mayTakeOverUser,
   mayUpdateRole,
   strictlyOutranks,
   type Actor,
+  type GrantableRole,
+  type Granter,
+  type HeldApiScope,
   type RoleFacts,
   type Verdict,
 } from '../../src/services/rbac-policy';
@@ -79,7 +83,45 @@ describe('mayGrantRole: active, super_admin only by a super_admin, never above t
     ['super_admin', 'a deactivated role', SUPER, role('custom', [], null, false), 'conflict'],
     ['plain user', 'an empty role', PLAIN, role('custom'), 'allowed'],
   ] as const)('%s grants %s: %s', (_a, _r, a, r, expected) => {
-    expect(outcome(mayGrantRole(a, r))).toBe(expected);
+    expect(outcome(mayGrantRole({ ...a, apiScopes: [] }, { ...r, apiScopes: [] }))).toBe(expected);
+  });
+});
+
+describe('mayHandOutRole: every API scope of the role held for its application (admin and super_admin excepted)', () => {
+  const API = 'https://orders.test/';
+  const held = (scope: string, application: string | null = null): HeldApiScope => ({ resource: API, scope, application });
+  const granter = (a: Actor, apiScopes: HeldApiScope[]): Granter => ({ ...a, apiScopes });
+  const carrying = (scopes: string[], application: string | null = null, name = 'clerk'): GrantableRole => ({
+    ...role(name, [], application),
+    apiScopes: scopes.map((scope) => ({ resource: API, scope })),
+  });
+  const GRANTER = actor(['granter'], ['users:manage_roles']);
+  test.each([
+    ['holds nothing', granter(GRANTER, []), carrying(['orders:write']), 'forbidden'],
+    ['holds it globally', granter(GRANTER, [held('orders:write')]), carrying(['orders:write']), 'allowed'],
+    ['holds one of two', granter(GRANTER, [held('orders:read')]), carrying(['orders:read', 'orders:write']), 'forbidden'],
+    ['holds it for crm only, global role', granter(GRANTER, [held('orders:write', 'crm')]), carrying(['orders:write']), 'forbidden'],
+    ['holds it for crm, crm role', granter(GRANTER, [held('orders:write', 'crm')]), carrying(['orders:write'], 'crm'), 'allowed'],
+    ['holds it for erp, crm role', granter(GRANTER, [held('orders:write', 'erp')]), carrying(['orders:write'], 'crm'), 'forbidden'],
+    ['holds it globally, crm role', granter(GRANTER, [held('orders:write')]), carrying(['orders:write'], 'crm'), 'allowed'],
+    [
+      'same scope name of another resource',
+      granter(GRANTER, [{ resource: 'https://other.test/', scope: 'orders:write', application: null }]),
+      carrying(['orders:write']),
+      'forbidden',
+    ],
+    ['admin, holds nothing', granter(ADMIN, []), carrying(['orders:write'], 'crm'), 'allowed'],
+    ['super_admin, holds nothing', granter(SUPER, []), carrying(['orders:write']), 'allowed'],
+    ['manager, holds nothing', granter(MANAGER, []), carrying(['orders:write']), 'forbidden'],
+    ['a role without scopes', granter(GRANTER, []), carrying([]), 'allowed'],
+  ] as const)('%s: %s', (_why, g, r, expected) => {
+    expect(outcome(mayHandOutRole(g, r))).toBe(expected);
+  });
+
+  test('a deactivated role is handed out by the rule but not granted', () => {
+    const dormant = { ...carrying([]), isActive: false };
+    expect(outcome(mayHandOutRole(granter(GRANTER, []), dormant))).toBe('allowed');
+    expect(outcome(mayGrantRole(granter(GRANTER, []), dormant))).toBe('conflict');
   });
 });
 

@@ -215,6 +215,31 @@ export async function scopesGrantedByRoles(db: DbOrTrx, userId: string, resource
   return rows.map((r) => r.scope);
 }
 
+/** An API scope an account holds through one of its roles: for every application (`application` null) or one. */
+export interface HeldApiScopeRow {
+  resource: string;
+  scope: string;
+  application: string | null;
+}
+
+/**
+ * The API scopes the active roles user `userId` holds (heldRolesSql: assigned or through a SCIM group) grant, each with
+ * the application its role is scoped to (null: a global role, which grants it to every application): what the user
+ * may hand out by granting a role (rbac-policy mayHandOutRole). Only scopes the resource still defines count.
+ */
+export async function listApiScopesHeldByUser(db: DbOrTrx, userId: string): Promise<HeldApiScopeRow[]> {
+  const rows: Array<{ resource: string; scope: string; application: string | null }> = await db
+    .select('ar.identifier as resource', 'ras.scope', 'ro.application')
+    .distinct()
+    .from('role_api_scopes as ras')
+    .join('api_resources as ar', 'ar.id', 'ras.resource_id')
+    .join('roles as ro', 'ro.id', 'ras.role_id')
+    .join(db.raw(`(${heldRolesSql('?')}) as held`, [userId, userId]), 'held.role_id', 'ro.id')
+    .where('ro.is_active', true)
+    .whereRaw('ar.scopes @> jsonb_build_array(ras.scope)');
+  return rows.map((r) => ({ resource: r.resource, scope: r.scope, application: r.application }));
+}
+
 /**
  * Takes a row lock on the global super_admin role for the rest of the transaction. Every change that can take
  * super_admin away from someone takes it first, so two concurrent requests cannot both remove "one of the two

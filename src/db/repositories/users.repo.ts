@@ -189,13 +189,9 @@ function whereSearch(q: Knex.QueryBuilder, alias: string, term: string): void {
  */
 export async function listUsers(
   db: DbOrTrx,
-  query: { search?: string; limit: number; offset: number },
+  query: UserFilter & { limit: number; offset: number },
 ): Promise<{ users: UserRow[]; total: number }> {
-  const matching = () => {
-    const q = db<UserRecord>('users as u');
-    if (query.search) whereSearch(q, 'u', query.search);
-    return q;
-  };
+  const matching = () => filteredUsers(db, query);
   const [rows, count] = await Promise.all([
     matching()
       .select('u.*')

@@ -13,22 +13,24 @@ import type { RouteDeps } from '../types';
 
 const clientIdParam = z.object({ clientId: z.string().min(1).max(200, 'clientId is too long') });
 
+/** An application the person approved (its grant): the account's own list and an administrator's view of it. */
+export const connectedAppBody = z.strictObject({
+  client_id: z.string(),
+  name: z.string(),
+  scopes: z.array(z.string()),
+  granted_at: timestampField,
+  last_used_at: timestampField.nullable(),
+});
+export type ConnectedApp = z.output<typeof connectedAppBody>;
+
 const appsBody = z.strictObject({
-  apps: z.array(
-    z.strictObject({
-      client_id: z.string(),
-      name: z.string(),
-      scopes: z.array(z.string()),
-      granted_at: timestampField,
-      last_used_at: timestampField.nullable(),
-    }),
-  ),
+  apps: z.array(connectedAppBody),
   saml_apps: z
     .array(z.strictObject({ id: z.string(), name: z.string(), last_sign_in_at: timestampField, sign_in_url: z.string() }))
     .meta({ description: 'SAML applications the person signed in to, with the IdP-initiated sign-in link (docs/saml.md)' }),
 });
 
-function presentApp(grant: GrantWithClientRow) {
+export function presentApp(grant: GrantWithClientRow): ConnectedApp {
   return {
     client_id: grant.clientId,
     name: grant.clientName,

@@ -51,17 +51,19 @@ export const rolesApi = {
     {
       method: 'get',
       path: '/roles/assignable',
-      summary: 'Every role, active or not: the choices of whoever assigns roles or maps SCIM groups to them',
+      summary: 'The roles the caller may hand out, active or not: the choices of whoever assigns roles or maps SCIM groups to them',
       description:
-        'For holders of users:manage_roles, who need not be admins: what a user may be given (POST ' +
-        '/api/users/:userId/roles) or a SCIM group mapped to (PUT /api/admin/scim-groups/:groupId/roles). Each role carries ' +
-        'is_active; whether a grant is allowed is still decided when it is made (docs/rbac.md).',
+        'For holders of users:manage_roles, who need not be admins: what the caller may give a user (POST ' +
+        '/api/users/:userId/roles) or map a SCIM group to (PUT /api/admin/scim-groups/:groupId/roles), by the rule every ' +
+        'grant follows: no permission and no API scope the caller does not hold (admin and super_admin hand out any API ' +
+        'scope), super_admin only to a super_admin. Each role carries is_active; a deactivated one is refused (409) when ' +
+        'granted (docs/rbac.md).',
       auth: 'user',
       permission: 'users:manage_roles',
       noStore: true,
       response: { description: '{ roles }', schema: rolesBody },
     },
-    async (_input, ctx) => ({ roles: (await catalogue.listRoles(ctx)).map(presentRole) }),
+    async ({ principal }, ctx) => ({ roles: (await assignments.listAssignableRoles(ctx, principal)).map(presentRole) }),
   ),
   get: endpoint(
     {

@@ -14,11 +14,11 @@ export function presentUserSummary(user: UserRow, roles: PrincipalRole[]) {
   return {
     ...presentIdentity(user),
     roles: roles.map(presentRoleRef),
-    created_at: user.createdAt,
-    updated_at: user.updatedAt,
-    last_login_at: user.lastLoginAt,
+    created_at: user.createdAt.toISOString(),
+    updated_at: user.updatedAt.toISOString(),
+    last_login_at: user.lastLoginAt?.toISOString() ?? null,
     status: userStatus(user),
-    invitation_expires_at: user.invitationExpiresAt ?? null,
+    invitation_expires_at: user.invitationExpiresAt?.toISOString() ?? null,
   };
 }
 

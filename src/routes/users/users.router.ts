@@ -13,11 +13,26 @@ import { rolesBody, userIdParams } from '../rbac/rbac.schemas';
 import { createRoleRoutes, rolesApi } from '../rbac/roles.routes';
 import { declareRouter, endpoint, route, served } from '../route';
 import type { RouteDeps } from '../types';
+import * as audit from '../../services/audit.service';
 import { listOwnIdentities } from '../../services/federation/identities.service';
+import { listConnectedApps } from '../../services/oauth/apps.service';
+import { ADMIN_TIER } from '../../services/principal';
+import { presentAuditEvent, presentPage } from '../audit/audit.presenters';
+import { activityQuery } from '../audit/audit.schemas';
+import { presentApp } from '../auth/apps.router';
 import { presentIdentity } from '../federation/federation.presenters';
 import { identitiesBody } from '../federation/identity-providers.schemas';
 import { presentUserDetail, presentUserSummary } from './users.presenters';
-import { inviteUserBody, listUsersQuery, updateUserBody, userDetailEnvelope, usersPageBody } from './users.schemas';
+import {
+  inviteUserBody,
+  listUsersQuery,
+  updateUserBody,
+  userActivityBody,
+  userAppsBody,
+  userDetailEnvelope,
+  usersCountBody,
+  usersPageBody,
+} from './users.schemas';
 
 /** The routes of users that the console's user pages are built from (src/console/users/users.console.ts). */
 export const usersApi = {
@@ -25,15 +40,127 @@ export const usersApi = {
     {
       method: 'get',
       path: '/',
-      summary: 'List users (query search, page, limit <= 100)',
+      summary: 'List users, newest first: by page number (search, page, limit <= 100) or by keyset cursor (paging=cursor)',
+      description:
+        'Filters: search (email or name), status (active | inactive), tier=admin. By page (the default) the answer carries ' +
+        'the exact total; by cursor (paging=cursor, or cursor / before given) page 2,000 costs what page 1 costs and ' +
+        'nothing is counted: page and total are null, and GET /api/users/count answers how many match. Both answer ' +
+        'next_cursor and prev_cursor.',
       auth: 'user',
       permission: 'users:read',
       query: listUsersQuery,
-      response: { description: '{ users, total, page, limit }', schema: usersPageBody },
+      response: { description: '{ users, total, page, limit, next_cursor, prev_cursor }', schema: usersPageBody },
     },
     async ({ query }, ctx) => {
-      const { users: page, total } = await users.listUsers(ctx, query);
-      return { users: page.map((u) => presentUserSummary(u.user, u.roles)), total, page: query.page, limit: query.limit };
+      const filter = filterOf(query);
+      if (query.paging === 'cursor' || query.cursor !== undefined || query.before !== undefined) {
+        const found = await userAdmin.findUsers(ctx, { ...filter, cursor: query.cursor, before: query.before, limit: query.limit });
+        return {
+          users: found.users.map((u) => presentUserSummary(u.user, u.roles)),
+          total: null,
+          page: null,
+          limit: query.limit,
+          next_cursor: found.nextCursor,
+          prev_cursor: found.prevCursor,
+        };
+      }
+      const { users: rows, total } = await users.listUsers(ctx, { ...filter, page: query.page, limit: query.limit });
+      const more = rows.length > 0 && query.page * query.limit < total;
+      return {
+        users: rows.map((u) => presentUserSummary(u.user, u.roles)),
+        total,
+        page: query.page,
+        limit: query.limit,
+        next_cursor: more ? rows[rows.length - 1].user.id : null,
+        prev_cursor: query.page > 1 && rows.length > 0 ? rows[0].user.id : null,
+      };
+    },
+  ),
+  count: endpoint(
+    {
+      method: 'get',
+      path: '/count',
+      summary: 'How many users the filter of GET /api/users matches (page, limit and cursors ignored)',
+      description:
+        'The same query as the list: search, status, tier. `count.kind` is `exact`, `more-than` (a filtered count stops ' +
+        'at 10,000) or `about` (the estimate of an unfiltered table beyond that).',
+      auth: 'user',
+      permission: 'users:read',
+      query: listUsersQuery,
+      noStore: true,
+      response: { description: '{ count: { kind, value } }', schema: usersCountBody },
+    },
+    async ({ query }, ctx) => ({ count: await userAdmin.countFoundUsers(ctx, filterOf(query)) }),
+  ),
+  sessions: endpoint(
+    {
+      method: 'get',
+      path: '/:userId/sessions',
+      summary: "A user's live sessions",
+      auth: 'user',
+      permission: 'users:read',
+      params: userIdParams,
+      noStore: true,
+      response: { description: '{ sessions: [...] } (current is always false)', schema: sessionsBody },
+      errors: [404],
+    },
+    async ({ params }, ctx) => ({ sessions: (await userAdmin.listSessionsOfUser(ctx, params.userId)).map((s) => presentSession(s, '')) }),
+  ),
+  factors: endpoint(
+    {
+      method: 'get',
+      path: '/:userId/mfa',
+      summary: "A user's second factors (never their secrets)",
+      auth: 'user',
+      permission: 'users:read',
+      params: userIdParams,
+      noStore: true,
+      response: { description: '{ totp, passkeys, recovery_codes_left }', schema: mfaStatusBody },
+      errors: [404],
+    },
+    async ({ params }, ctx) => {
+      const factors = await userAdmin.listFactorsOfUser(ctx, params.userId);
+      return { totp: factors.totp, passkeys: factors.passkeys.map(presentPasskey), recovery_codes_left: factors.recoveryCodesLeft };
+    },
+  ),
+  apps: endpoint(
+    {
+      method: 'get',
+      path: '/:userId/apps',
+      summary: 'The applications a user approved (their grants), as the account page lists them',
+      auth: 'user',
+      permission: 'users:read',
+      params: userIdParams,
+      noStore: true,
+      response: { description: '{ apps: [{ client_id, name, scopes, granted_at, last_used_at }] }', schema: userAppsBody },
+      errors: [404],
+    },
+    async ({ params }, ctx) => {
+      await userAdmin.assertUserExists(ctx, params.userId);
+      return { apps: (await listConnectedApps(ctx, params.userId)).map(presentApp) };
+    },
+  ),
+  activity: endpoint(
+    {
+      method: 'get',
+      path: '/:userId/activity',
+      summary: 'The security events about a user (as actor or subject), newest first, people and applications by name',
+      description:
+        'Each event as GET /api/admin/audit-events presents it (actor and subject with email and name, the application ' +
+        'with its current name); next_cursor pages on. The whole trail stays behind system:manage_users.',
+      auth: 'user',
+      permission: 'users:read',
+      params: userIdParams,
+      query: activityQuery,
+      noStore: true,
+      response: { description: '{ events, next_cursor }', schema: userActivityBody },
+      errors: [404],
+    },
+    async ({ params, query }, ctx) => {
+      await userAdmin.assertUserExists(ctx, params.userId);
+      const page = await audit.listOwnActivity(ctx, params.userId, { cursor: query.cursor, limit: query.limit });
+      const names = await audit.clientNamesOf(ctx, page.events);
+      return presentPage(page, (e) => presentAuditEvent(e, names));
     },
   ),
   update: endpoint(
@@ -167,6 +294,11 @@ export const usersApi = {
   ),
 };
 
+/** The list's filter as the services take it. */
+function filterOf(q: { search?: string; status?: 'active' | 'inactive'; tier?: 'admin' }) {
+  return { search: q.search || undefined, status: q.status, holdingRoles: q.tier === 'admin' ? ADMIN_TIER : undefined };
+}
+
 /** Users (spec §4.4). The fixed paths (admin/list, roles/*) come before /:userId, which must be a uuid. */
 export function createUsersRouter(deps: RouteDeps) {
   const { ctx } = deps;
@@ -191,6 +323,7 @@ export function createUsersRouter(deps: RouteDeps) {
       role.update('/roles/:roleId'),
       role.deactivate('/roles/:roleId'),
       served(deps, usersApi.list),
+      served(deps, usersApi.count),
       // Beyond the spec (CONTRACT §6): invite a user, who sets a password through the mailed link.
       served(deps, usersApi.invite),
       served(deps, usersApi.resendInvitation),
@@ -201,36 +334,11 @@ export function createUsersRouter(deps: RouteDeps) {
       // CONTRACT §11: an administrator resets a user's second factors (e.g. a lost phone); audited and mailed.
       served(deps, usersApi.resetFactors),
       // Beyond the spec: what the console's user page shows and does (CONTRACT §14), for API clients too.
-      route(
-        {
-          method: 'get',
-          path: '/:userId/sessions',
-          summary: "A user's live sessions",
-          auth: 'user',
-          permission: 'users:read',
-          params: userIdParams,
-          noStore: true,
-          response: { description: '{ sessions: [...] } (current is always false)', schema: sessionsBody },
-        },
-        async ({ params }) => ({ sessions: (await userAdmin.listSessionsOfUser(ctx, params.userId)).map((s) => presentSession(s, '')) }),
-      ),
+      served(deps, usersApi.sessions),
       served(deps, usersApi.revokeSession),
-      route(
-        {
-          method: 'get',
-          path: '/:userId/mfa',
-          summary: "A user's second factors (never their secrets)",
-          auth: 'user',
-          permission: 'users:read',
-          params: userIdParams,
-          noStore: true,
-          response: { description: '{ totp, passkeys, recovery_codes_left }', schema: mfaStatusBody },
-        },
-        async ({ params }) => {
-          const factors = await userAdmin.listFactorsOfUser(ctx, params.userId);
-          return { totp: factors.totp, passkeys: factors.passkeys.map(presentPasskey), recovery_codes_left: factors.recoveryCodesLeft };
-        },
-      ),
+      served(deps, usersApi.factors),
+      served(deps, usersApi.apps),
+      served(deps, usersApi.activity),
       served(deps, usersApi.passwordLink),
       role.listOfUser('/:userId/roles'),
       role.assignToUser('/:userId/roles'),

@@ -1,12 +1,25 @@
 import { z } from 'zod';
 import { sayIssue } from '../../i18n';
+import { connectedAppBody } from '../auth/apps.router';
 import { adminRoleField, identityShape } from '../auth/auth.schemas';
+import { auditEventsBody } from '../audit/audit.schemas';
 import { emailField, nameField, timestampField, timestampFields, uuidField } from '../common.schemas';
 
 export const USERS_PAGE_MAX = 100;
 
+const userCursorField = (name: string, description: string) =>
+  z.uuid({ error: `${name} must be a user id (a cursor this list gave out)` }).meta({ description });
+
 export const listUsersQuery = z.object({
   search: z.string({ error: 'search must be a single string' }).trim().max(200, 'search is too long').optional(),
+  status: z
+    .enum(['active', 'inactive'], { error: 'status must be active or inactive' })
+    .optional()
+    .meta({ description: 'Only active, or only deactivated, accounts' }),
+  tier: z
+    .enum(['admin'], { error: 'tier must be admin' })
+    .optional()
+    .meta({ description: 'admin: only holders of an active global super_admin, admin or manager role' }),
   page: z.coerce
     .number({ error: 'page must be a number' })
     .int('page must be an integer')
@@ -20,6 +33,23 @@ export const listUsersQuery = z.object({
     .min(1, 'limit must be at least 1')
     .default(20)
     .transform((n) => Math.min(n, USERS_PAGE_MAX)),
+  paging: z
+    .enum(['pages', 'cursor'], { error: 'paging must be pages or cursor' })
+    .default('pages')
+    .meta({
+      description:
+        'pages (the default): by page number, with the exact total. cursor: by keyset (next_cursor, prev_cursor), without ' +
+        'counting; page and total are then null (GET /api/users/count says how many match). cursor or before imply it.',
+    }),
+  cursor: userCursorField('cursor', 'next_cursor of the previous answer: the page after it (older accounts)').optional(),
+  before: userCursorField('before', 'prev_cursor of a later answer: the page before it (newer accounts); ignored with cursor').optional(),
+});
+
+/** GET /api/users/count: how many accounts the list's filter matches. */
+export const usersCountBody = z.strictObject({
+  count: z.strictObject({ kind: z.enum(['exact', 'more-than', 'about']), value: z.number().int() }).meta({
+    description: 'exact; more-than (a filtered count stops at 10,000); about (the estimate of an unfiltered table beyond that)',
+  }),
 });
 
 export const inviteUserBody = z
@@ -72,11 +102,23 @@ export const userDetailEnvelope = z.strictObject({ user: userDetailBody });
 
 export const usersPageBody = z.strictObject({
   users: z.array(userSummaryBody),
-  total: z.number().int(),
-  page: z.number().int(),
+  total: z.number().int().nullable().meta({ description: 'How many accounts match; null when paging by cursor' }),
+  page: z.number().int().nullable().meta({ description: 'The page number asked for; null when paging by cursor' }),
   limit: z.number().int(),
+  next_cursor: z.uuid().nullable().meta({ description: 'Passed as cursor: the next page (older accounts); null on the last page' }),
+  prev_cursor: z.uuid().nullable().meta({ description: 'Passed as before: the previous page (newer accounts); null on the first page' }),
 });
+
+/** A user as the API sends it (list item, and the detail with its permissions). */
+export type UserSummary = z.output<typeof userSummaryBody>;
+export type UserDetail = z.output<typeof userDetailBody>;
 
 export const adminUsersBody = z.strictObject({
   users: z.array(z.strictObject({ ...userSummaryShape, adminRole: adminRoleField })),
 });
+
+/** GET /api/users/:userId/apps: the applications the user approved. */
+export const userAppsBody = z.strictObject({ apps: z.array(connectedAppBody) });
+
+/** GET /api/users/:userId/activity: events about the user, each as the audit trail presents it. */
+export const userActivityBody = z.strictObject({ events: auditEventsBody.shape.events, next_cursor: z.string().nullable() });

@@ -21,6 +21,7 @@ import { badRequest, notFound, unauthorized } from '../../errors';
 import { newHashedSecret, safeEqual, sha256Hex } from '../../lib/crypto';
 import type { ServiceContext } from '../context';
 import { enforce, isGlobalSuperAdmin, mayGrantRole, type Actor } from '../rbac-policy';
+import { granterOf } from '../role-assignment.service';
 
 /**
  * SCIM connections (CONTRACT §20): one per directory, each with its own bearer token (shown once, only its SHA-256
@@ -150,7 +151,7 @@ export async function getGroupRoles(ctx: ServiceContext, groupId: string): Promi
 /**
  * Maps a group to roles (replacing its mapping). Membership grants them from the next request on (the permission
  * lookup is live). super_admin is refused (400); any other role only under the rule of granting it to one account
- * (rbac-policy mayGrantRole), since the mapping grants it to every member.
+ * (rbac-policy mayGrantRole: permissions and API scopes), since the mapping grants it to every member.
  */
 export async function setGroupRoles(
   ctx: ServiceContext,
@@ -163,13 +164,14 @@ export async function setGroupRoles(
     const group = await findScimGroup(trx, null, groupId, true);
     if (!group) throw notFound('SCIM group');
     const names: string[] = [];
+    const granter = await granterOf(trx, actor);
     for (const [i, id] of ids.entries()) {
       const role = await findRoleById(trx, id);
       if (!role) throw badRequest('Body is invalid', [{ path: `role_ids.${i}`, message: `No role has the id ${id}` }]);
       if (isGlobalSuperAdmin(role)) {
         throw badRequest('Body is invalid', [{ path: `role_ids.${i}`, message: messagesFor('en').validation.scimGroupSuperAdmin }]);
       }
-      enforce(mayGrantRole(actor, role));
+      enforce(mayGrantRole(granter, role));
       names.push(role.name);
     }
     const before = await listScimGroupRoleIds(trx, groupId);
