@@ -18,11 +18,13 @@ export function parseJsonText<S extends z.ZodType>(text: string, schema: S): z.i
 /** A jsonb column's value as a driver hands it over: parsed by pg, as text by drivers that do not parse json. */
 export function jsonColumnValue(value: unknown): unknown {
   if (typeof value !== 'string') return value;
+  let parsed: unknown = value;
   try {
-    return JSON.parse(value) as unknown;
+    parsed = JSON.parse(value);
   } catch {
-    return value;
+    // Not JSON: the schema that reads it refuses the text as it is.
   }
+  return parsed;
 }
 
 /** What this server reads of a package.json: its name and version. */
