@@ -25,6 +25,7 @@ import { issueUserGrant, presentTokens, withResourceToken, type TokenResponse } 
 import { grantableScopes, judgeResource, resolveResource } from './resource-resolver';
 import { consentShortfall, SHORTFALL_DESCRIPTIONS } from './grant-policy';
 import { isSubset, parseScope } from './scopes';
+import { isOneOf } from '../../lib/one-of';
 
 type Exchange =
   | { ok: true; tokens: IssuedTokens; scope: string; userId: string; idToken?: string; expiresIn?: number }
@@ -201,7 +202,7 @@ export interface TokenRequest {
 /** The grant type, or the refusal of one this server does not support or this client is not registered for. */
 function checkedGrantType(client: OAuthClientRow, request: TokenRequest): string {
   const grantType = requireParam(request.grantType, 'grant_type');
-  if (!(SUPPORTED_GRANTS as readonly string[]).includes(grantType)) {
+  if (!isOneOf(SUPPORTED_GRANTS, grantType)) {
     throw new OAuthError('unsupported_grant_type', `Supported grant types: ${SUPPORTED_GRANTS.join(', ')}`);
   }
   // CONTRACT §12: every grant is checked against the grant types the client is registered for.
