@@ -191,6 +191,9 @@ export class ScimError extends AppError {
   }
 }
 
+/** The media type of every SCIM answer, errors included (RFC 7644 §3.1). */
+export const SCIM_MEDIA_TYPE = 'application/scim+json';
+
 /**
  * An error as the SCIM endpoints answer it (RFC 7644 §3.12): `{ schemas: [Error], status: "400", scimType?, detail }`
  * with `application/scim+json`. Made by the SCIM scope's boundary (src/routes/scim/scim-errors.ts) from any error.

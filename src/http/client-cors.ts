@@ -35,7 +35,7 @@ export function clientNamedBy(req: Request): string | undefined {
   if (typeof body?.client_id === 'string' && body.client_id.length > 0) return body.client_id;
   const basic = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(req.headers.authorization ?? '');
   if (basic) {
-    const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
+    const decoded = Buffer.from(basic[1], 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (colon > 0) {
       try {

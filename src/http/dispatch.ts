@@ -31,7 +31,7 @@ export function runChain(chain: readonly Step[], req: Request, res: Response, do
   const next = (err?: unknown): void => {
     const failed = err !== undefined && err !== null;
     while (index < chain.length) {
-      const step = chain[index++]!;
+      const step = chain[index++];
       let result: unknown;
       try {
         if (handlesErrors(step)) {

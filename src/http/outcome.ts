@@ -29,8 +29,9 @@ export abstract class Answer {
 /**
  * What a page or console handler answers, instead of writing to `res`: a page, a redirect (with the message shown once
  * on the next page), or a refused form. The kit's last step (the route's `outcome` renderer, e.g. the console's in
- * src/console/action.ts) turns it into HTML with the frame, the CSRF pair, the language and the status. Only streams
- * (a CSV export, static files) still write to `res`.
+ * src/console/action.ts) turns it into HTML with the frame, the CSRF pair, the language and the status. A body that is
+ * neither JSON nor a page is a `Document` (below); only streams (a CSV export, the files of a directory) still write to
+ * `res`.
  */
 export abstract class Outcome extends Answer {
   protected constructor(readonly status: number) {
@@ -114,4 +115,37 @@ export class Invalid<V = unknown> extends Outcome {
   ) {
     super(status);
   }
+}
+
+/**
+ * A document with its own media type, answered whole (not a stream): the SAML metadata (XML), the SCIM answers and
+ * errors (`application/scim+json`), the API reference page and the same-origin scripts. The route adapter writes it
+ * (`writeDocument`) for any handler that returns one; its cookies and headers (an ETag, a Location) go first.
+ * `cacheControl`: the answer's Cache-Control; when undefined, a successful answer takes the route's declared one.
+ */
+export class Document extends Answer {
+  constructor(
+    readonly status: number,
+    /** The media type; a string body is sent with `charset=utf-8` appended (as Express's `res.type().send()` does). */
+    readonly mediaType: string,
+    readonly body: string | Buffer,
+    readonly cacheControl?: string,
+  ) {
+    super();
+  }
+}
+
+/** `value` serialised as JSON under its own media type (SCIM's `application/scim+json`). */
+export const jsonDocument = (status: number, mediaType: string, value: unknown): Document =>
+  new Document(status, mediaType, JSON.stringify(value));
+
+/**
+ * Writes a document: its cookies and headers, its Cache-Control (or `declaredCacheControl`, the route's, on a
+ * success), its status, media type and body. A HEAD request gets the headers alone (Express leaves the body out).
+ */
+export function writeDocument(document: Document, res: Response, declaredCacheControl?: string): void {
+  writeCookiesAndHeaders(document, res);
+  const cacheControl = document.cacheControl ?? (document.status < 400 ? declaredCacheControl : undefined);
+  if (cacheControl !== undefined) res.set('Cache-Control', cacheControl);
+  res.status(document.status).type(document.mediaType).send(document.body);
 }

@@ -1,7 +1,8 @@
 import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 import type { LiveSettings } from '../services/settings/live-settings';
 import { isConnectionError, mapDbError } from '../db/pg-errors';
-import { AppError, notFound, OAuthError, ScimProblem } from '../errors';
+import { AppError, notFound, OAuthError, SCIM_MEDIA_TYPE, ScimProblem } from '../errors';
+import { jsonDocument, writeDocument } from '../http/outcome';
 import type { Logger } from '../lib/logger';
 import { runInRequest } from '../lib/request-context';
 import { thrownField, thrownString } from '../lib/thrown';
@@ -74,14 +75,13 @@ export function createErrorHandler(logger: Logger, settings: LiveSettings, rende
       if (err.status >= 500 && err.status !== 503) {
         logger.error({ reqId: req.id, err: describe(err.cause ?? err), dbDown: isConnectionError(err.cause) }, 'unhandled error');
       }
-      if (err.headers) res.set(err.headers);
       const body = {
         schemas: [SCIM_ERROR_SCHEMA],
         status: String(err.status),
         ...(err.scimType ? { scimType: err.scimType } : {}),
         detail: err.detail,
       };
-      return res.status(err.status).type('application/scim+json').send(JSON.stringify(body));
+      return writeDocument(jsonDocument(err.status, SCIM_MEDIA_TYPE, body).withHeaders(err.headers), res);
     }
 
     const appError = toAppError(err);

@@ -25,8 +25,8 @@ export function createGlobalStep(deps: {
     req.routeSeries = undefined;
     res.setHeader('X-Request-Id', id);
     const { set, removed } = headers();
-    for (let i = 0; i < set.length; i++) res.setHeader(set[i]![0], set[i]![1]);
-    for (let i = 0; i < removed.length; i++) res.removeHeader(removed[i]!);
+    for (let i = 0; i < set.length; i++) res.setHeader(set[i][0], set[i][1]);
+    for (let i = 0; i < removed.length; i++) res.removeHeader(removed[i]);
     const logged = !isUnloggedUrl(req.url);
     // 'close' is emitted once per response: `on`, without the wrapper `once` allocates and removes.
     res.on('close', () => {

@@ -51,8 +51,8 @@ export function securityHeaders(options: HelmetOptions | RecordedSecurityHeaders
   return (_req, res, next) => {
     // A function returns the headers in force (recorded again when the settings they depend on change).
     const { set, removed } = current();
-    for (let i = 0; i < set.length; i++) res.setHeader(set[i]![0], set[i]![1]);
-    for (let i = 0; i < removed.length; i++) res.removeHeader(removed[i]!);
+    for (let i = 0; i < set.length; i++) res.setHeader(set[i][0], set[i][1]);
+    for (let i = 0; i < removed.length; i++) res.removeHeader(removed[i]);
     next();
   };
 }

@@ -36,7 +36,7 @@ import type { Authenticate } from '../middleware/authenticate';
 import { ADMIN_TIER, type Principal } from '../services/principal';
 import type { ServiceContext } from '../services/context';
 import type { Config } from '../config';
-import { Answer, Outcome, writeCookiesAndHeaders } from '../http/outcome';
+import { Answer, Document, Outcome, writeCookiesAndHeaders, writeDocument } from '../http/outcome';
 import type { Step } from '../http/dispatch';
 import { createClientCors, type ClientCors } from '../http/client-cors';
 import { responseChecker } from './docs/response-check';
@@ -471,6 +471,7 @@ function chainOf(deps: RouteDeps, decl: MountedRouteDecl, handler: DeclaredRoute
       if (checkResponse && status < 400) checkResponse(result.value);
       return result.send(req, res, status, cacheControl);
     }
+    if (result instanceof Document) return writeDocument(result, res, cacheControl);
     if (result instanceof Outcome) {
       if (!decl.outcome) throw new Error(`${decl.method.toUpperCase()} ${decl.path}: an outcome without an outcome renderer`);
       return decl.outcome(result, req, res, deps.ctx.config);
@@ -501,7 +502,7 @@ function chainOf(deps: RouteDeps, decl: MountedRouteDecl, handler: DeclaredRoute
  * Express (which adds the charset to it).
  */
 function sendJson(res: Response, code: number, body: unknown): void {
-  // A handler's own Content-Type (SCIM's) gets Express's charset handling.
+  // A Content-Type set before (a Reply's own header) gets Express's charset handling.
   const text = res.hasHeader('Content-Type') ? undefined : JSON.stringify(body);
   if (text === undefined) {
     res.status(code).json(body);

@@ -1,11 +1,10 @@
 import fs from 'node:fs';
-import type { Server } from 'node:http';
+import type { RequestListener, Server } from 'node:http';
 import type { Browser, Page } from 'playwright-core';
 import { checkConsolePage, newConsoleContext, signInAt } from '../helpers/console-browser';
 import { launchChromium } from '../helpers/ensure-chromium';
 import { makeUser } from '../helpers/factories';
-import { freePort } from '../helpers/oauth';
-import { closeAll, listenAll, resourceServer, serveSpa, signInThroughSpa } from '../helpers/spa-guide';
+import { closeAll, holdLocalPort, resourceServer, serveSpa, signInThroughSpa } from '../helpers/spa-guide';
 import { createTestApp, type TestApp } from '../helpers/test-app';
 
 /**
@@ -23,20 +22,20 @@ let spaOrigin: string;
 let apiUrl: string;
 let browser: Browser;
 const servers: Server[] = [];
+/** Gives the SPA origin's server (its port held in beforeAll) its handler. */
+let serveSpaLater: (handler: RequestListener) => void;
 
 beforeAll(async () => {
-  const [serverPort, spaPort, apiPort] = [await freePort(), await freePort(), await freePort()];
-  baseUrl = `http://localhost:${serverPort}`;
-  spaOrigin = `http://localhost:${spaPort}`;
-  apiUrl = `http://localhost:${apiPort}`;
+  // Each server holds its port from the start and answers once its handler is made.
+  const [server, spa, api] = [await holdLocalPort(servers), await holdLocalPort(servers), await holdLocalPort(servers)];
+  serveSpaLater = spa.serve;
+  baseUrl = `http://localhost:${server.port}`;
+  spaOrigin = `http://localhost:${spa.port}`;
+  apiUrl = `http://localhost:${api.port}`;
   // No global CORS list: what the console form registers must be enough.
-  t = await createTestApp({ env: { BASE_URL: baseUrl, PORT: String(serverPort), ALLOWED_ORIGINS: '' } });
-  await listenAll(servers, t.app, serverPort);
-  await listenAll(
-    servers,
-    await resourceServer.createApi({ issuer: baseUrl, audience: AUDIENCE, insecure: true, corsOrigins: [spaOrigin] }),
-    apiPort,
-  );
+  t = await createTestApp({ env: { BASE_URL: baseUrl, PORT: String(server.port), ALLOWED_ORIGINS: '' } });
+  server.serve(t.app);
+  api.serve(await resourceServer.createApi({ issuer: baseUrl, audience: AUDIENCE, insecure: true, corsOrigins: [spaOrigin] }));
   browser = await launchChromium();
   if (SHOTS) fs.mkdirSync(SHOTS, { recursive: true });
 }, 60_000);
@@ -159,7 +158,7 @@ test('an admin creates each kind of application from the console and sees its qu
   const settings = spaSettings.replace("'https://invoices.example.com/invoices'", `'${apiUrl}/invoices'`);
   expect(settings).not.toBe(spaSettings);
   expect(settings).toContain(`resource: '${AUDIENCE}'`);
-  await listenAll(servers, serveSpa(spaOrigin, settings), Number(new URL(spaOrigin).port));
+  serveSpaLater(serveSpa(spaOrigin, settings));
   const user = await makeUser(t, { firstName: 'Ada', lastName: 'Console' });
   const { result, problems, close } = await signInThroughSpa(browser, { baseUrl, spaOrigin, user });
   try {

@@ -3,7 +3,7 @@ import type { Browser } from 'playwright-core';
 import request from 'supertest';
 import { launchChromium } from '../helpers/ensure-chromium';
 import { makeClient, makeSignedInUser, uniqueEmail } from '../helpers/factories';
-import { authorizeParams, basicAuth, freePort } from '../helpers/oauth';
+import { authorizeParams, basicAuth, heldPort } from '../helpers/oauth';
 import { createTestApp, type TestApp } from '../helpers/test-app';
 import { addProvider, startUpstreamOidc, type UpstreamOidc } from '../helpers/upstream';
 
@@ -19,12 +19,12 @@ let browser: Browser;
 let upstream: UpstreamOidc;
 
 beforeAll(async () => {
-  const port = await freePort();
+  // The port is held from the start; the app answers on it once made.
+  let port: number;
+  ({ server, port } = await heldPort('127.0.0.1'));
   baseUrl = `http://localhost:${port}`;
   t = await createTestApp({ env: { BASE_URL: baseUrl, IDP_ALLOW_PRIVATE: 'true' } });
-  server = await new Promise<Server>((resolve) => {
-    const s = t.app.listen(port, '127.0.0.1', () => resolve(s));
-  });
+  server.on('request', t.app);
   upstream = await startUpstreamOidc([`${baseUrl}/api/auth/idp/corp/callback`]);
   const admin = await makeSignedInUser(t, ['super_admin']);
   await addProvider(t, admin.accessToken, {

@@ -6,7 +6,7 @@ import request from 'supertest';
 import { launchChromium } from '../helpers/ensure-chromium';
 import { makeClient, makeUser, signIn } from '../helpers/factories';
 import { enrolTotp, totpCode } from '../helpers/mfa';
-import { authorizeParams, basicAuth, freePort } from '../helpers/oauth';
+import { authorizeParams, basicAuth, heldPort } from '../helpers/oauth';
 import { createTestApp, type TestApp } from '../helpers/test-app';
 
 /**
@@ -22,12 +22,12 @@ let server: Server;
 let browser: Browser;
 
 beforeAll(async () => {
-  const port = await freePort();
+  // The port is held from the start; the app answers on it once made.
+  let port: number;
+  ({ server, port } = await heldPort('127.0.0.1'));
   baseUrl = `http://localhost:${port}`;
   t = await createTestApp({ env: { BASE_URL: baseUrl } });
-  server = await new Promise<Server>((resolve) => {
-    const s = t.app.listen(port, '127.0.0.1', () => resolve(s));
-  });
+  server.on('request', t.app);
   browser = await launchChromium(['--host-resolver-rules=MAP localhost 127.0.0.1']);
   fs.mkdirSync(OUTPUT, { recursive: true });
 }, 60_000);

@@ -3,7 +3,7 @@ import type { Browser } from 'playwright-core';
 import { launchChromium } from '../helpers/ensure-chromium';
 import request from 'supertest';
 import { makeClient, makeUser } from '../helpers/factories';
-import { basicAuth, createListeningTestApp, freePort, pkcePair } from '../helpers/oauth';
+import { basicAuth, createListeningTestApp, heldPort, pkcePair } from '../helpers/oauth';
 import type { TestApp } from '../helpers/test-app';
 
 let t: TestApp;
@@ -18,14 +18,14 @@ beforeAll(async () => {
   const listening = await createListeningTestApp();
   ({ t, baseUrl } = listening);
   stopApp = listening.stop;
-  const port = await freePort();
+  let port: number;
+  ({ server: callbackServer, port } = await heldPort('127.0.0.1'));
   callbackUrl = `http://127.0.0.1:${port}/callback`;
-  callbackServer = http.createServer((req, res) => {
+  callbackServer.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     const url = new URL(req.url ?? '/', callbackUrl);
     if (url.pathname === '/callback') callbacks.push(url);
     res.writeHead(200, { 'Content-Type': 'text/html' }).end('<!doctype html><title>Callback</title><h1>Back in the app</h1>');
   });
-  await new Promise<void>((resolve) => callbackServer.listen(port, '127.0.0.1', resolve));
   browser = await launchChromium();
 }, 60_000);
 

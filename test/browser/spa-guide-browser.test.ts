@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import type { Server } from 'node:http';
+import type { RequestListener, Server } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -7,7 +7,7 @@ import type { Browser } from 'playwright-core';
 import { launchChromium } from '../helpers/ensure-chromium';
 import { freePort } from '../helpers/oauth';
 import { buildOnce, ROOT, startServerProcess, type RunningServer } from '../helpers/processes';
-import { closeAll, guideBlock, listenAll, serveSpa, signInThroughSpa } from '../helpers/spa-guide';
+import { closeAll, guideBlock, holdLocalPort, serveSpa, signInThroughSpa } from '../helpers/spa-guide';
 import { createTestDatabase } from '../helpers/test-app';
 
 /**
@@ -31,6 +31,8 @@ let spaOrigin: string;
 let apiUrl: string;
 let browser: Browser;
 const servers: Server[] = [];
+/** Gives the SPA origin's server (its port held in beforeAll) its handler. */
+let serveSpaLater: (handler: RequestListener) => void;
 
 const json = (body: unknown, headers: Record<string, string> = {}) => ({
   method: 'POST',
@@ -42,7 +44,11 @@ beforeAll(async () => {
   await buildOnce();
   const db = await createTestDatabase();
   dropDb = db.drop;
-  const [serverPort, spaPort, apiPort] = [await freePort(), await freePort(), await freePort()];
+  // The server and the example API are child processes (free ports); the SPA's own server holds its port from the start.
+  const [serverPort, apiPort] = [await freePort(), await freePort()];
+  const spa = await holdLocalPort(servers);
+  const spaPort = spa.port;
+  serveSpaLater = spa.serve;
   baseUrl = `http://localhost:${serverPort}`;
   spaOrigin = `http://localhost:${spaPort}`;
   apiUrl = `http://localhost:${apiPort}`;
@@ -148,7 +154,7 @@ test('the SPA guide, against the built server set up only through its setup link
     .replace("'client_…'", `'${clientId}'`)
     .replace("'https://app.example.com/callback'", `'${spaOrigin}/callback'`);
   expect(settings).toContain(`insecure: /^http`);
-  await listenAll(servers, serveSpa(spaOrigin, settings), Number(new URL(spaOrigin).port));
+  serveSpaLater(serveSpa(spaOrigin, settings));
 
   // Someone signs up (registration is open by default) and signs in through the app.
   const user = { email: 'ada@example.test', password: 'ada-password-1' };

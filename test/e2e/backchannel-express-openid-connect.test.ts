@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { startWebhookWorker, type WebhookWorker } from '../../src/services/webhooks/queue';
 import { makeSignedInUser, makeUser } from '../helpers/factories';
-import { csrfFrom, createListeningTestApp, freePort } from '../helpers/oauth';
+import { csrfFrom, createListeningTestApp, heldPort } from '../helpers/oauth';
 import { loadEsm, signInAndApprove } from '../helpers/oidc';
 import { RpBrowser } from '../helpers/rp-browser';
 import type { TestApp } from '../helpers/test-app';
@@ -49,7 +49,9 @@ beforeAll(async () => {
   ({ t, baseUrl, stop } = await createListeningTestApp());
   admin = (await makeSignedInUser(t, ['super_admin'])).bearer;
   worker = await startWebhookWorker(t.ctx, { connectionString: t.databaseUrl, retryDelaysSeconds: [0.2, 0.2], pollIntervalMs: 100 });
-  const port = await freePort();
+  // The app's port is held from the start; the app answers on it once made.
+  let port: number;
+  ({ server: appServer, port } = await heldPort('127.0.0.1'));
   appOrigin = `http://127.0.0.1:${port}`;
   const created = await request(t.app)
     .post('/api/admin/oauth-clients')
@@ -84,11 +86,10 @@ beforeAll(async () => {
     res.setHeader('content-type', 'application/json');
     res.end(JSON.stringify({ authenticated: req.oidc.isAuthenticated(), sub: req.oidc.user?.sub ?? null }));
   });
-  appServer = http.createServer((req, res) => {
+  appServer.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     if (req.url === '/backchannel-logout') res.on('finish', () => answered.push(res.statusCode));
     (app as unknown as http.RequestListener)(req, res);
   });
-  await new Promise<void>((resolve) => appServer.listen(port, '127.0.0.1', () => resolve()));
   expect((appServer.address() as AddressInfo).port).toBe(port);
 }, 60_000);
 

@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import type { Server } from 'node:http';
 import path from 'node:path';
 import type { Express } from 'express';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { freePort } from './oauth';
+import { heldPort } from './oauth';
 import { loadEsm, signInAndApprove } from './oidc';
 
 /**
@@ -40,15 +39,16 @@ export interface RunningMcpServer {
 
 /** examples/mcp-server listening on 127.0.0.1, trusting the issuer at `issuer`. */
 export async function startExampleMcpServer(issuer: string): Promise<RunningMcpServer> {
-  const port = await freePort();
-  const { app, resource, resourceMetadataUrl } = await mcpExample.createMcpApp({
-    issuer,
-    publicUrl: `http://127.0.0.1:${port}`,
-    insecure: true,
-  });
-  const server = await new Promise<Server>((resolve) => {
-    const s = app.listen(port, '127.0.0.1', () => resolve(s));
-  });
+  const { server, port } = await heldPort('127.0.0.1');
+  let made: Awaited<ReturnType<McpExample['createMcpApp']>>;
+  try {
+    made = await mcpExample.createMcpApp({ issuer, publicUrl: `http://127.0.0.1:${port}`, insecure: true });
+  } catch (err) {
+    server.close();
+    throw err;
+  }
+  const { app, resource, resourceMetadataUrl } = made;
+  server.on('request', app);
   return {
     resource,
     resourceMetadataUrl,

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
 import { makeClient } from './factories';
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import net from 'node:net';
 import { createTestApp, type TestApp } from './test-app';
 
@@ -108,7 +108,7 @@ export function loadOAuth4WebApi(): typeof import('oauth4webapi', { with: { 'res
   });
 }
 
-/** A free TCP port on 127.0.0.1 (BASE_URL must name it before the app is built). */
+/** A free TCP port on 127.0.0.1, for a child process to listen on (an in-process server holds its port: heldPort). */
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
@@ -120,22 +120,32 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * An HTTP server already listening on a port of its own (port 0 on `host`; every local address without one), for an
+ * app that must know its own address before it is made: attach it with `server.on('request', handler)` once made. A
+ * port found free (freePort) and listened on later can be taken in between by another worker's probe, and Express 5
+ * hands that EADDRINUSE to the listen callback, which left a server that never listened (ECONNREFUSED in CI). freePort
+ * stays for ports a child process listens on.
+ */
+export async function heldPort(host?: string): Promise<{ server: Server; port: number }> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    if (host === undefined) server.listen(0, () => resolve());
+    else server.listen(0, host, () => resolve());
+  });
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('the test server has no port');
+  return { server, port: address.port };
+}
+
 /** The app listening on a real 127.0.0.1 port with BASE_URL pointing at it (libraries and browsers do real HTTP). */
 export async function createListeningTestApp(
   env: Record<string, string> = {},
   options: Omit<Parameters<typeof createTestApp>[0] & object, 'env'> = {},
 ): Promise<{ t: TestApp; baseUrl: string; stop: () => Promise<void> }> {
-  // The port is held from the start (listening on port 0), and the app answers on it once made: a port found free and
-  // listened on later can be taken in between by another worker's probe, and Express 5's listen callback is called
-  // with that error, which left a server that never listened (ECONNREFUSED in CI).
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('the test server has no port');
-  const port = address.port;
+  // The port is held from the start (see heldPort), and the app answers on it once made.
+  const { server, port } = await heldPort('127.0.0.1');
   const baseUrl = `http://127.0.0.1:${port}`;
   let t: TestApp;
   try {

@@ -3,6 +3,7 @@ import http, { type Server } from 'node:http';
 import path from 'node:path';
 import type { Express } from 'express';
 import type { Browser, Page } from 'playwright-core';
+import { heldPort } from './oauth';
 import { loadEsm } from './oidc';
 
 /**
@@ -25,11 +26,14 @@ export const resourceServer = loadEsm<{
   createApi(options: { issuer: string; audience: string; insecure: boolean; corsOrigins: string[] }): Promise<Express>;
 }>(path.join(ROOT, 'examples/apps/resource-server.mjs'));
 
-/** Listens on every local address (localhost may resolve to ::1 or 127.0.0.1); `servers` collects them for closing. */
-export async function listenAll(servers: Server[], handler: http.RequestListener | Express, port: number): Promise<void> {
-  const server = http.createServer(handler);
-  await new Promise<void>((resolve) => server.listen(port, resolve));
+/**
+ * A server on every local address (localhost may resolve to ::1 or 127.0.0.1) holding a port of its own from the start
+ * (heldPort); `serve` gives it its handler once that is made. `servers` collects it for closing.
+ */
+export async function holdLocalPort(servers: Server[]): Promise<{ port: number; serve(handler: http.RequestListener | Express): void }> {
+  const { server, port } = await heldPort();
   servers.push(server);
+  return { port, serve: (handler) => server.on('request', handler) };
 }
 
 export async function closeAll(servers: Server[]): Promise<void> {

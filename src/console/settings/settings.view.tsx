@@ -83,10 +83,14 @@ export function renderSettingsPage(frame: ConsoleFrame, data: SettingsPageData):
   const byName = new Map(data.settings.map((e) => [e.name, e]));
   const lockOf = (d: SettingDecl, entry: SettingEntry) =>
     entry.read_only ? st.pinned(entry.env_var) : d.sensitive && !data.mayChangeSensitive ? st.needsPermission : undefined;
-  const shown = SETTINGS.filter((d) => byName.has(d.name));
-  const editable = shown.filter((d) => lockOf(d, byName.get(d.name)!) === undefined).map((d) => d.name);
-  const groups = [...new Set(shown.map((d) => d.group))];
-  const was = Object.fromEntries(shown.map((d) => [`was_${d.name}`, formTextOf(d, byName.get(d.name)!.value)]));
+  // The declared settings the answer lists, in declaration order, each with its entry.
+  const shown = SETTINGS.flatMap((d) => {
+    const entry = byName.get(d.name);
+    return entry ? [{ d, entry }] : [];
+  });
+  const editable = shown.filter(({ d, entry }) => lockOf(d, entry) === undefined).map(({ d }) => d.name);
+  const groups = [...new Set(shown.map(({ d }) => d.group))];
+  const was = Object.fromEntries(shown.map(({ d, entry }) => [`was_${d.name}`, formTextOf(d, entry.value)]));
   return renderConsole(
     frame,
     <>
@@ -97,9 +101,8 @@ export function renderSettingsPage(frame: ConsoleFrame, data: SettingsPageData):
           <fieldset>
             <legend>{st.groups[group] ?? group}</legend>
             {shown
-              .filter((d) => d.group === group)
-              .map((d) => {
-                const entry = byName.get(d.name)!;
+              .filter(({ d }) => d.group === group)
+              .map(({ d, entry }) => {
                 const value = d.secret ? '' : (data.values?.[d.name] ?? formTextOf(d, entry.value));
                 return <SettingField d={d} entry={entry} locked={lockOf(d, entry)} value={value} errors={data.errors} />;
               })}

@@ -1,62 +1,33 @@
 import { preparedRows, type DbOrTrx } from '..';
+import { convert, date, dateOrNull, orNull, rowMapper, same, type RecordOf, type RowOf } from '../rows';
 import { ACCESS_COLUMNS, rolesCte, sessionClientIsActive, toUserAccess, type AccessColumns, type PrincipalRole } from './principal.repo';
 
-export interface SessionRow {
-  id: string;
-  userId: string;
-  clientId: string | null;
-  scope: string | null;
-  ip: string | null;
-  userAgent: string | null;
-  createdAt: Date;
-  lastUsedAt: Date;
-  expiresAt: Date;
-  revokedAt: Date | null;
+const sessionColumns = {
+  id: same<string>(),
+  userId: same<string>(),
+  clientId: same<string | null>(),
+  scope: same<string | null>(),
+  ip: same<string | null>(),
+  userAgent: same<string | null>(),
+  createdAt: date,
+  lastUsedAt: date,
+  expiresAt: date,
+  revokedAt: dateOrNull,
   /** When the user last proved who they are (password or passkey); kept through refresh (OIDC `auth_time`). */
-  authTime: Date;
+  authTime: date,
   /** How they did (OIDC `amr`, CONTRACT §10). */
-  amr: string[];
+  amr: convert((amr: string[] | null) => amr ?? ['pwd']),
   /** Back-Channel Logout (issue 34): the browser session a code exchange's session belongs to. */
-  browserSessionId: string | null;
-}
+  browserSessionId: orNull<string>(),
+};
+
+export type SessionRow = RowOf<typeof sessionColumns>;
+export type SessionRecord = RecordOf<typeof sessionColumns>;
+const toSessionRow = rowMapper(sessionColumns);
 
 /** The id_token's `sid` of a session: the browser session it belongs to, else its own id (issue 34). */
 export function oidcSidOf(session: Pick<SessionRow, 'id' | 'browserSessionId'>): string {
   return session.browserSessionId ?? session.id;
-}
-
-export interface SessionRecord {
-  id: string;
-  user_id: string;
-  client_id: string | null;
-  scope: string | null;
-  ip: string | null;
-  user_agent: string | null;
-  created_at: Date;
-  last_used_at: Date;
-  expires_at: Date;
-  revoked_at: Date | null;
-  auth_time: Date;
-  amr: string[] | null;
-  browser_session_id?: string | null;
-}
-
-function toSessionRow(r: SessionRecord): SessionRow {
-  return {
-    id: r.id,
-    userId: r.user_id,
-    clientId: r.client_id,
-    scope: r.scope,
-    ip: r.ip,
-    userAgent: r.user_agent,
-    createdAt: new Date(r.created_at),
-    lastUsedAt: new Date(r.last_used_at),
-    expiresAt: new Date(r.expires_at),
-    revokedAt: r.revoked_at ? new Date(r.revoked_at) : null,
-    authTime: new Date(r.auth_time),
-    amr: r.amr ?? ['pwd'],
-    browserSessionId: r.browser_session_id ?? null,
-  };
 }
 
 /**

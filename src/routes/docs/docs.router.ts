@@ -1,6 +1,7 @@
 import express, { type RequestHandler } from 'express';
 import path from 'node:path';
 import { z } from 'zod';
+import { Document } from '../../http/outcome';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
 import { buildOpenApiDocument } from './openapi';
@@ -51,7 +52,7 @@ export function createDocsRouter(deps: RouteDeps) {
           cors: false,
           response: { description: 'HTML page', kind: 'html' },
         },
-        (_input, _req, res) => void res.type('html').send(DOCS_PAGE),
+        () => new Document(200, 'text/html', DOCS_PAGE),
       ),
       route(
         {
@@ -62,7 +63,7 @@ export function createDocsRouter(deps: RouteDeps) {
           cors: false,
           document: false,
         },
-        (_input, _req, res) => void res.type('application/javascript').send(INIT_SCRIPT),
+        () => new Document(200, 'application/javascript', INIT_SCRIPT),
       ),
     ],
     { tags: ['Docs'] },

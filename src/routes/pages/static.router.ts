@@ -1,4 +1,3 @@
-import type { Response } from 'express';
 import fs from 'node:fs';
 import path from 'node:path';
 import { CONSOLE_SCRIPT } from '../../views/console-script';
@@ -6,6 +5,7 @@ import { FORM_ERRORS_SCRIPT } from '../../views/form-errors-script';
 import { PASSKEYS_SCRIPT } from '../../views/passkeys-script';
 import { RECOVERY_CODES_SCRIPT } from '../../views/recovery-codes-script';
 import { SAML_POST_SCRIPT } from '../../views/saml-post';
+import { Document } from '../../http/outcome';
 import { declareRouter, route } from '../route';
 import { derived } from '../../services/settings/live-settings';
 import type { RouteDeps } from '../types';
@@ -19,28 +19,30 @@ function loadWebAuthnBundle(): string {
 /** Same-origin scripts of the pages' WebAuthn ceremonies (the CSP allows script-src 'self' only). */
 export function createStaticRouter(deps: RouteDeps) {
   let bundle: string | undefined;
-  const script = { auth: 'none', document: false, tags: ['Pages'], response: { description: 'JavaScript' } } as const;
-  const send = (body: string, res: Response) => res.type('application/javascript').set('Cache-Control', 'public, max-age=3600').send(body);
+  const script = {
+    auth: 'none',
+    document: false,
+    tags: ['Pages'],
+    cacheControl: 'public, max-age=3600',
+    response: { description: 'JavaScript' },
+  } as const;
+  const send = (body: string) => new Document(200, 'application/javascript', body);
   return declareRouter(deps, [
-    route(
-      { ...script, method: 'get', path: '/simplewebauthn-browser.js', summary: '@simplewebauthn/browser bundle' },
-      (_input, _req, res) => send((bundle ??= loadWebAuthnBundle()), res),
+    route({ ...script, method: 'get', path: '/simplewebauthn-browser.js', summary: '@simplewebauthn/browser bundle' }, () =>
+      send((bundle ??= loadWebAuthnBundle())),
     ),
-    route({ ...script, method: 'get', path: '/passkeys.js', summary: 'WebAuthn glue of /login and /account' }, (_input, _req, res) =>
-      send(PASSKEYS_SCRIPT, res),
+    route({ ...script, method: 'get', path: '/passkeys.js', summary: 'WebAuthn glue of /login and /account' }, () => send(PASSKEYS_SCRIPT)),
+    route({ ...script, method: 'get', path: '/console.js', summary: 'Copy buttons of the administration console' }, () =>
+      send(CONSOLE_SCRIPT),
     ),
-    route({ ...script, method: 'get', path: '/console.js', summary: 'Copy buttons of the administration console' }, (_input, _req, res) =>
-      send(CONSOLE_SCRIPT, res),
+    route({ ...script, method: 'get', path: '/form-errors.js', summary: "Focus of a refused form's error summary" }, () =>
+      send(FORM_ERRORS_SCRIPT),
     ),
-    route({ ...script, method: 'get', path: '/form-errors.js', summary: "Focus of a refused form's error summary" }, (_input, _req, res) =>
-      send(FORM_ERRORS_SCRIPT, res),
+    route({ ...script, method: 'get', path: '/recovery-codes.js', summary: 'Focus, copy and announce of the recovery-codes panel' }, () =>
+      send(RECOVERY_CODES_SCRIPT),
     ),
-    route(
-      { ...script, method: 'get', path: '/recovery-codes.js', summary: 'Focus, copy and announce of the recovery-codes panel' },
-      (_input, _req, res) => send(RECOVERY_CODES_SCRIPT, res),
-    ),
-    route({ ...script, method: 'get', path: '/saml-post.js', summary: 'Submits the SAML HTTP-POST binding form' }, (_input, _req, res) =>
-      send(SAML_POST_SCRIPT, res),
+    route({ ...script, method: 'get', path: '/saml-post.js', summary: 'Submits the SAML HTTP-POST binding form' }, () =>
+      send(SAML_POST_SCRIPT),
     ),
   ]);
 }
@@ -66,9 +68,10 @@ export function createFaviconRouter(deps: RouteDeps) {
         auth: 'none',
         document: false,
         tags: ['Pages'],
+        cacheControl: 'public, max-age=86400',
         response: { description: 'image/svg+xml' },
       },
-      (_input, _req, res) => res.type('image/svg+xml').set('Cache-Control', 'public, max-age=86400').send(svg()),
+      () => new Document(200, 'image/svg+xml', svg()),
     ),
   ]);
 }

@@ -2,7 +2,7 @@ import type { Request } from 'express';
 import { z } from 'zod';
 import { pageEnvOf } from '../../middleware/page-env';
 import { clearedSessionCookies } from '../../middleware/session-cookies';
-import { Redirect, type Outcome } from '../../http/outcome';
+import { Document, Redirect, type Outcome } from '../../http/outcome';
 import type { Principal } from '../../services/principal';
 import { idpMetadataXml } from '../../services/saml/saml-metadata.service';
 import { receiveLogoutRequest } from '../../services/saml/saml-slo.service';
@@ -109,12 +109,7 @@ export function createSamlRouter(deps: RouteDeps) {
           cacheControl: 'public, max-age=300',
           response: { description: 'application/samlmetadata+xml', kind: 'html' },
         },
-        async (_input, _req, res) => {
-          res
-            .type('application/samlmetadata+xml')
-            .set('Cache-Control', 'public, max-age=300')
-            .send(await idpMetadataXml(ctx));
-        },
+        async () => new Document(200, 'application/samlmetadata+xml', await idpMetadataXml(ctx)),
       ),
       ...bindings('/sso', sso, {
         redirect: 'SAML SSO, HTTP-Redirect binding (SAMLRequest, RelayState, SigAlg, Signature) or IdP-initiated (?app=<id>)',

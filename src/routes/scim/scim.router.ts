@@ -1,7 +1,7 @@
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import { z } from 'zod';
-import { ScimError } from '../../errors';
-import { unauthorized } from '../../errors';
+import { SCIM_MEDIA_TYPE, ScimError, unauthorized } from '../../errors';
+import { jsonDocument, type Document } from '../../http/outcome';
 import { resourceTypes, schemas, serviceProviderConfig } from '../../services/scim/discovery';
 import { attributeList, metaOf, project, SCHEMA, type Resource } from '../../services/scim/resources';
 import * as groups from '../../services/scim/scim-groups.service';
@@ -81,13 +81,17 @@ function connectionOf(req: Request) {
   return req.scimConnection;
 }
 
-/** A SCIM answer: `application/scim+json`, the ETag of a single resource (the whole one when projected), its Location when created. */
-function send(res: Response, status: number, body: Resource, options: { etag?: true | Resource; location?: boolean } = {}): void {
+/**
+ * A SCIM answer (RFC 7644 §3.1): `application/scim+json`, the ETag of a single resource (the whole one when
+ * projected), its Location when created.
+ */
+function scim(status: number, body: Resource, options: { etag?: true | Resource; location?: boolean } = {}): Document {
   const version = options.etag ? metaOf(options.etag === true ? body : options.etag).version : undefined;
   const location = options.location ? metaOf(body).location : undefined;
-  if (version) res.set('ETag', version);
-  if (location) res.set('Location', location);
-  res.status(status).type('application/scim+json').send(JSON.stringify(body));
+  return jsonDocument(status, SCIM_MEDIA_TYPE, body).withHeaders({
+    ...(version ? { ETag: version } : {}),
+    ...(location ? { Location: location } : {}),
+  });
 }
 
 function listResponse(page: users.ScimPage, query: ListQuery, coreUrn: string): Resource {
@@ -117,16 +121,16 @@ export function createScimRouter(deps: RouteDeps) {
     itemsPerPage: items.length,
     Resources: items,
   });
-  const listUsers = async (query: ListQuery, req: Request, res: Response) => {
+  const listUsers = async (query: ListQuery, req: Request): Promise<Document> => {
     const page = await users.listUsers(ctx, connectionOf(req), query);
-    send(res, 200, listResponse(page, query, SCHEMA.user));
+    return scim(200, listResponse(page, query, SCHEMA.user));
   };
-  const listGroups = async (query: ListQuery, req: Request, res: Response) => {
+  const listGroups = async (query: ListQuery, req: Request): Promise<Document> => {
     const excluded = attributeList(query.excludedAttributes, SCHEMA.group) ?? [];
     const attributes = attributeList(query.attributes, SCHEMA.group);
     const withMembers = !excluded.includes('members') && (!attributes?.length || attributes.some((a) => a.startsWith('members')));
     const page = await groups.listGroups(ctx, connectionOf(req), { ...query, withMembers });
-    send(res, 200, listResponse(page, query, SCHEMA.group));
+    return scim(200, listResponse(page, query, SCHEMA.group));
   };
   const search = { ...common, method: 'post', body: searchBody, invalid: invalidSearch } as const;
   const byId = (items: Resource[], id: string, what: string): Resource => {
@@ -138,50 +142,45 @@ export function createScimRouter(deps: RouteDeps) {
   return declareRouter(
     deps,
     [
-      route({ ...common, method: 'get', path: '/ServiceProviderConfig', summary: 'SCIM service provider configuration' }, (_i, _req, res) =>
-        send(res, 200, serviceProviderConfig(base())),
+      route({ ...common, method: 'get', path: '/ServiceProviderConfig', summary: 'SCIM service provider configuration' }, () =>
+        scim(200, serviceProviderConfig(base())),
       ),
-      route({ ...common, method: 'get', path: '/ResourceTypes', summary: 'SCIM resource types' }, (_i, _req, res) =>
-        send(res, 200, list(resourceTypes(base()))),
+      route({ ...common, method: 'get', path: '/ResourceTypes', summary: 'SCIM resource types' }, () =>
+        scim(200, list(resourceTypes(base()))),
       ),
-      route(
-        { ...common, method: 'get', path: '/ResourceTypes/:id', summary: 'A SCIM resource type', params: idParams },
-        ({ params }, _req, res) => send(res, 200, byId(resourceTypes(base()), params.id, 'Resource type')),
+      route({ ...common, method: 'get', path: '/ResourceTypes/:id', summary: 'A SCIM resource type', params: idParams }, ({ params }) =>
+        scim(200, byId(resourceTypes(base()), params.id, 'Resource type')),
       ),
-      route({ ...common, method: 'get', path: '/Schemas', summary: 'SCIM schemas' }, (_i, _req, res) =>
-        send(res, 200, list(schemas(base()))),
-      ),
-      route({ ...common, method: 'get', path: '/Schemas/:id', summary: 'A SCIM schema', params: idParams }, ({ params }, _req, res) =>
-        send(res, 200, byId(schemas(base()), params.id, 'Schema')),
+      route({ ...common, method: 'get', path: '/Schemas', summary: 'SCIM schemas' }, () => scim(200, list(schemas(base())))),
+      route({ ...common, method: 'get', path: '/Schemas/:id', summary: 'A SCIM schema', params: idParams }, ({ params }) =>
+        scim(200, byId(schemas(base()), params.id, 'Schema')),
       ),
 
       // Users
-      route({ ...common, method: 'get', path: '/Users', summary: 'List or filter SCIM users', query: listQuery }, ({ query }, req, res) =>
-        listUsers(query, req, res),
+      route({ ...common, method: 'get', path: '/Users', summary: 'List or filter SCIM users', query: listQuery }, ({ query }, req) =>
+        listUsers(query, req),
       ),
-      route({ ...search, path: '/Users/.search', summary: 'Search SCIM users (RFC 7644 §3.4.3)' }, ({ body }, req, res) =>
-        listUsers(body, req, res),
-      ),
+      route({ ...search, path: '/Users/.search', summary: 'Search SCIM users (RFC 7644 §3.4.3)' }, ({ body }, req) => listUsers(body, req)),
       route(
         { ...common, method: 'post', path: '/Users', summary: 'Create a SCIM user (an account)', body: anyBody },
-        async ({ body }, req, res) => send(res, 201, await users.createUser(ctx, connectionOf(req), body), { etag: true, location: true }),
+        async ({ body }, req) => scim(201, await users.createUser(ctx, connectionOf(req), body), { etag: true, location: true }),
       ),
       route(
         { ...common, method: 'get', path: '/Users/:id', summary: 'A SCIM user', params: idParams, query: projectionQuery },
-        async ({ params, query }, req, res) => {
+        async ({ params, query }, req) => {
           const resource = await users.getUser(ctx, connectionOf(req), params.id);
-          send(res, 200, projected(resource, query, SCHEMA.user), { etag: resource });
+          return scim(200, projected(resource, query, SCHEMA.user), { etag: resource });
         },
       ),
       route(
         { ...common, method: 'put', path: '/Users/:id', summary: 'Replace a SCIM user', params: idParams, body: anyBody },
-        async ({ params, body }, req, res) =>
-          send(res, 200, await users.replaceUser(ctx, connectionOf(req), params.id, body, req.get('if-match')), { etag: true }),
+        async ({ params, body }, req) =>
+          scim(200, await users.replaceUser(ctx, connectionOf(req), params.id, body, req.get('if-match')), { etag: true }),
       ),
       route(
         { ...common, method: 'patch', path: '/Users/:id', summary: 'Patch a SCIM user', params: idParams, body: anyBody },
-        async ({ params, body }, req, res) =>
-          send(res, 200, await users.patchUser(ctx, connectionOf(req), params.id, body, req.get('if-match')), { etag: true }),
+        async ({ params, body }, req) =>
+          scim(200, await users.patchUser(ctx, connectionOf(req), params.id, body, req.get('if-match')), { etag: true }),
       ),
       route(
         {
@@ -198,31 +197,31 @@ export function createScimRouter(deps: RouteDeps) {
       ),
 
       // Groups
-      route({ ...common, method: 'get', path: '/Groups', summary: 'List or filter SCIM groups', query: listQuery }, ({ query }, req, res) =>
-        listGroups(query, req, res),
+      route({ ...common, method: 'get', path: '/Groups', summary: 'List or filter SCIM groups', query: listQuery }, ({ query }, req) =>
+        listGroups(query, req),
       ),
-      route({ ...search, path: '/Groups/.search', summary: 'Search SCIM groups (RFC 7644 §3.4.3)' }, ({ body }, req, res) =>
-        listGroups(body, req, res),
+      route({ ...search, path: '/Groups/.search', summary: 'Search SCIM groups (RFC 7644 §3.4.3)' }, ({ body }, req) =>
+        listGroups(body, req),
       ),
-      route({ ...common, method: 'post', path: '/Groups', summary: 'Create a SCIM group', body: anyBody }, async ({ body }, req, res) =>
-        send(res, 201, await groups.createGroup(ctx, connectionOf(req), body), { etag: true, location: true }),
+      route({ ...common, method: 'post', path: '/Groups', summary: 'Create a SCIM group', body: anyBody }, async ({ body }, req) =>
+        scim(201, await groups.createGroup(ctx, connectionOf(req), body), { etag: true, location: true }),
       ),
       route(
         { ...common, method: 'get', path: '/Groups/:id', summary: 'A SCIM group', params: idParams, query: projectionQuery },
-        async ({ params, query }, req, res) => {
+        async ({ params, query }, req) => {
           const resource = await groups.getGroup(ctx, connectionOf(req), params.id);
-          send(res, 200, projected(resource, query, SCHEMA.group), { etag: resource });
+          return scim(200, projected(resource, query, SCHEMA.group), { etag: resource });
         },
       ),
       route(
         { ...common, method: 'put', path: '/Groups/:id', summary: 'Replace a SCIM group', params: idParams, body: anyBody },
-        async ({ params, body }, req, res) =>
-          send(res, 200, await groups.replaceGroup(ctx, connectionOf(req), params.id, body, req.get('if-match')), { etag: true }),
+        async ({ params, body }, req) =>
+          scim(200, await groups.replaceGroup(ctx, connectionOf(req), params.id, body, req.get('if-match')), { etag: true }),
       ),
       route(
         { ...common, method: 'patch', path: '/Groups/:id', summary: 'Patch a SCIM group (members, name)', params: idParams, body: anyBody },
-        async ({ params, body }, req, res) =>
-          send(res, 200, await groups.patchGroup(ctx, connectionOf(req), params.id, body, req.get('if-match')), { etag: true }),
+        async ({ params, body }, req) =>
+          scim(200, await groups.patchGroup(ctx, connectionOf(req), params.id, body, req.get('if-match')), { etag: true }),
       ),
       route(
         {

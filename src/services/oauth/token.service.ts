@@ -15,6 +15,7 @@ import { exchangeClientCredentials } from './client-credentials.service';
 import { noteClientUsed } from './clients.service';
 import { GRANT_TYPES, grantAllowed, TOKEN_EXCHANGE_GRANT } from '../../declarations/client-policy';
 import { exchangeToken } from './token-exchange.service';
+import { exchangeTarget } from './token-exchange-policy';
 import { exchangeDeviceCode } from './device.service';
 import { requireCodeKey, requireProofFor, requireRefreshKey, tokenRequestKey } from './dpop-binding';
 
@@ -24,6 +25,7 @@ import { issueUserGrant, presentTokens, withResourceToken, type TokenResponse } 
 import { grantableScopes, judgeResource, resolveResource } from './resource-resolver';
 import { consentShortfall, SHORTFALL_DESCRIPTIONS } from './grant-policy';
 import { isSubset, parseScope } from './scopes';
+import { isOneOf } from '../../lib/one-of';
 
 type Exchange =
   | { ok: true; tokens: IssuedTokens; scope: string; userId: string; idToken?: string; expiresIn?: number }
@@ -197,6 +199,78 @@ export interface TokenRequest {
   audience?: string;
 }
 
+/** The grant type, or the refusal of one this server does not support or this client is not registered for. */
+function checkedGrantType(client: OAuthClientRow, request: TokenRequest): string {
+  const grantType = requireParam(request.grantType, 'grant_type');
+  if (!isOneOf(SUPPORTED_GRANTS, grantType)) {
+    throw new OAuthError('unsupported_grant_type', `Supported grant types: ${SUPPORTED_GRANTS.join(', ')}`);
+  }
+  // CONTRACT §12: every grant is checked against the grant types the client is registered for.
+  if (!grantAllowed(client, grantType)) {
+    throw new OAuthError('unauthorized_client', `This client is not registered for the ${grantType} grant`);
+  }
+  return grantType;
+}
+
+/**
+ * The API a token request's tokens would be for, read without spending anything (docs/dpop.md): the `resource` it
+ * names (for token exchange, its target), else what the grant would fall back to (client_credentials: the client's only
+ * allowed API; authorization_code: the API the unused code was issued for). Undefined when none, or when the grant
+ * itself will refuse the request (it answers that refusal after authentication, as before).
+ */
+async function resourceBeforeSpend(ctx: ServiceContext, client: OAuthClientRow, grantType: string, request: TokenRequest) {
+  const named = async (identifier: string | undefined) => {
+    const verdict = await judgeResource(ctx, client, { named: identifier });
+    return verdict.ok ? verdict.resource : undefined;
+  };
+  switch (grantType) {
+    case 'client_credentials':
+      return resolveResource(ctx, client, request.resource, { fallback: 'only_allowed' }).catch(() => undefined);
+    case TOKEN_EXCHANGE_GRANT: {
+      const target = exchangeTarget(request, client.allowedResources);
+      return target.ok ? named(target.identifier) : undefined;
+    }
+    case 'authorization_code': {
+      if (request.resource !== undefined) return named(request.resource);
+      const code = request.code === undefined ? undefined : await unusedCodeOf(ctx, client, request.code);
+      if (!code?.resource) return undefined;
+      const verdict = await judgeResource(ctx, client, { granted: code.resource });
+      return verdict.ok ? verdict.resource : undefined;
+    }
+    default:
+      return named(request.resource);
+  }
+}
+
+/** An authorization code of this client that is neither used nor expired, read (not consumed). */
+async function unusedCodeOf(ctx: ServiceContext, client: OAuthClientRow, code: string) {
+  const row = await findAuthorizationCode(ctx.db, sha256Hex(code));
+  return row && row.clientId === client.clientId && !row.usedAt && row.expiresAt > ctx.clock.now() ? row : undefined;
+}
+
+/**
+ * The refusals of a token request that depend on nothing single-use (docs/dpop.md "Nothing is spent by a refusal"):
+ * the grant type, and a DPoP proof that the client, the API the tokens would be for, or a code bound to a key requires
+ * and the request lacks. The token route runs them once the client's private_key_jwt assertion has verified and before
+ * its `jti` is spent, so that the client can repeat the request with the same assertion and a proof. The grants check
+ * the same again (a client authenticating by secret spends nothing).
+ */
+export async function refuseBeforeSpend(
+  ctx: ServiceContext,
+  client: OAuthClientRow,
+  request: TokenRequest,
+  proofJkt: string | undefined,
+): Promise<void> {
+  const grantType = checkedGrantType(client, request);
+  tokenRequestKey(client, proofJkt);
+  if (proofJkt !== undefined) return;
+  requireProofFor(await resourceBeforeSpend(ctx, client, grantType, request), undefined);
+  if (grantType === 'authorization_code' && request.code !== undefined) {
+    const code = await unusedCodeOf(ctx, client, request.code);
+    if (code) requireCodeKey(code.dpopJkt, undefined);
+  }
+}
+
 /** POST /api/oauth/token: dispatches on grant_type (spec §5.8: authorization_code and refresh_token only). */
 export async function grantTokens(
   ctx: ServiceContext,
@@ -205,14 +279,7 @@ export async function grantTokens(
   meta: RequestMeta,
   proofJkt?: string,
 ): Promise<TokenResponse> {
-  const grantType = requireParam(request.grantType, 'grant_type');
-  if (!(SUPPORTED_GRANTS as readonly string[]).includes(grantType)) {
-    throw new OAuthError('unsupported_grant_type', `Supported grant types: ${SUPPORTED_GRANTS.join(', ')}`);
-  }
-  // CONTRACT §12: every grant is checked against the grant types the client is registered for.
-  if (!grantAllowed(client, grantType)) {
-    throw new OAuthError('unauthorized_client', `This client is not registered for the ${grantType} grant`);
-  }
+  const grantType = checkedGrantType(client, request);
   // RFC 9449 (docs/dpop.md): the key the tokens are bound to, when the request carries a DPoP proof (checked by the
   // route before the client authenticated: proofKey).
   const dpopJkt = tokenRequestKey(client, proofJkt);
