@@ -1,6 +1,7 @@
 import { preparedRows, type DbOrTrx } from '..';
 import { convert, date, dateOrNull, orNull, rowMapper, same, type RecordOf, type RowOf } from '../rows';
 import { ACCESS_COLUMNS, rolesCte, sessionClientIsActive, toUserAccess, type AccessColumns, type PrincipalRole } from './principal.repo';
+import { sessionContextOf, type AuthorizationContext } from './authorization-context';
 
 const sessionColumns = {
   id: same<string>(),
@@ -50,6 +51,8 @@ export async function insertSession(
     authTime?: Date;
     amr?: string[];
     browserSessionId?: string | null;
+    /** RFC 8707: the API the grant that opens an OAuth session was for (its refreshes issue tokens for it). */
+    resource?: string | null;
   },
   firstRefreshTokenId: string,
   signIn?: { clearFailuresOf?: string },
@@ -59,18 +62,18 @@ export async function insertSession(
   // reads in no set order (in practice last, in reverse), so `cleared` reads `touched` to run after it.
   const signInCtes = [
     ...(signIn ? ['touched as (update users set last_login_at = $7 where id = $2 returning id)'] : []),
-    ...(clearing ? ['cleared as (delete from login_failures where email = $13 and exists (select 1 from touched))'] : []),
+    ...(clearing ? ['cleared as (delete from login_failures where email = $14 and exists (select 1 from touched))'] : []),
   ];
   // A named prepared statement per shape (a password sign-in runs it outside a transaction: issue 10).
-  const name = clearing ? 'sso_insert_session_password_sign_in_3' : signIn ? 'sso_insert_session_sign_in_3' : 'sso_insert_session_2';
+  const name = clearing ? 'sso_insert_session_password_sign_in_4' : signIn ? 'sso_insert_session_sign_in_4' : 'sso_insert_session_3';
   const [row] = await preparedRows<AccessColumns>(
     db,
     name,
     `with ${signInCtes.map((cte) => `${cte},`).join('\n')}
      s as (
        insert into sessions (id, user_id, client_id, scope, ip, user_agent, created_at, last_used_at, expires_at, auth_time, amr,
-                             browser_session_id)
-       values ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, cast($10 as text[]), cast($12 as uuid))
+                             browser_session_id, resource)
+       values ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, cast($10 as text[]), cast($12 as uuid), cast($13 as text))
        returning id
      ), t as (
        insert into refresh_tokens (id, session_id, created_at, expires_at) select $11, s.id, $7, $8 from s
@@ -89,6 +92,7 @@ export async function insertSession(
       s.amr ?? ['pwd'],
       firstRefreshTokenId,
       s.browserSessionId ?? null,
+      s.resource ?? null,
       ...(signIn?.clearFailuresOf !== undefined ? [signIn.clearFailuresOf] : []),
     ],
   );
@@ -183,16 +187,33 @@ export async function lockLiveSession(
   db: DbOrTrx,
   id: string,
   now: Date,
-): Promise<{ id: string; userId: string; createdAt: Date; clientId: string | null; scope: string | null } | undefined> {
+): Promise<
+  | {
+      id: string;
+      userId: string;
+      createdAt: Date;
+      clientId: string | null;
+      scope: string | null;
+      context: AuthorizationContext | undefined;
+    }
+  | undefined
+> {
   const row = await db('sessions')
     .where({ id })
     .whereNull('revoked_at')
     .where('expires_at', '>', now)
     .whereRaw(sessionClientIsActive('sessions'))
     .forNoKeyUpdate()
-    .first('id', 'user_id', 'created_at', 'client_id', 'scope');
+    .first('id', 'user_id', 'created_at', 'client_id', 'scope', 'resource', 'auth_time', 'amr', 'browser_session_id');
   return row
-    ? { id: row.id, userId: row.user_id, createdAt: new Date(row.created_at), clientId: row.client_id, scope: row.scope }
+    ? {
+        id: row.id,
+        userId: row.user_id,
+        createdAt: new Date(row.created_at),
+        clientId: row.client_id,
+        scope: row.scope,
+        context: sessionContextOf(row),
+      }
     : undefined;
 }
 
