@@ -28,11 +28,13 @@ export const LOG_REDACT_PATHS = [
  * JSON lines, one per event (what log shippers read). With `pretty` and a terminal on stdout (`npm start` in
  * development) the same lines are rendered readable by pino-pretty, loaded only then.
  *
- * Written asynchronously (issue 10): a line is handed to the stream at once, and lines logged while a write is in
- * flight go out together in the next one, so a busy server makes one write per batch rather than one blocking write
- * per line. Nothing waits for a buffer to fill: a quiet server writes each line as it comes. pino flushes what is
- * pending when the process exits normally, on process.exit and on an uncaught exception; a process killed outright
- * (SIGKILL, out of memory, a native crash) can lose the lines not yet written. If stdout stops draining, at most
+ * Written asynchronously and in batches (issues 10 and 33): lines are collected until LOG_BATCH_BYTES are pending or
+ * LOG_FLUSH_INTERVAL_MS have passed, then go out in one write, so a busy server makes one write per few dozen lines
+ * rather than one per line (each write was about a tenth of a `/api/auth/me` request's CPU), and a quiet server's
+ * line appears within LOG_FLUSH_INTERVAL_MS. pino writes what is pending, synchronously, when the process exits
+ * (the graceful stop ends with process.exit, so no line of a drained request is lost), on process.exit and on an
+ * uncaught exception; a process killed outright (SIGKILL, out of memory, a native crash) can lose the lines of the
+ * last LOG_FLUSH_INTERVAL_MS. If stdout stops draining, at most
  * LOG_BUFFER_MAX_BYTES wait in memory and later lines are dropped (and counted in a warning once it drains) rather
  * than growing the heap without bound.
  */
@@ -45,7 +47,13 @@ export function createLogger(level: string, options: { pretty?: boolean } = {}):
     streams.set(logger, stream);
     return logger;
   }
-  const destination = pino.destination({ dest: 1, sync: false, maxLength: LOG_BUFFER_MAX_BYTES });
+  const destination = pino.destination({
+    dest: 1,
+    sync: false,
+    minLength: LOG_BATCH_BYTES,
+    periodicFlush: LOG_FLUSH_INTERVAL_MS,
+    maxLength: LOG_BUFFER_MAX_BYTES,
+  });
   const logger = pino(base, destination);
   streams.set(logger, destination);
   let dropped = 0;
@@ -73,6 +81,11 @@ export function createUnredactedLogger(logger: Logger): Logger {
   const stream = streams.get(logger);
   return stream ? pino({ level: 'trace', base: undefined }, stream) : logger;
 }
+
+/** Log output is written once this much is pending (about 25 access-log lines)... */
+const LOG_BATCH_BYTES = 4096;
+/** ...or at the latest this long after the previous write: a line appears within this bound. */
+const LOG_FLUSH_INTERVAL_MS = 200;
 
 /** At most this much log output waits for a stalled stdout before lines are dropped. */
 const LOG_BUFFER_MAX_BYTES = 16 * 1024 * 1024;

@@ -7,8 +7,8 @@ import { webhookOutboundPolicy } from '../../src/services/webhooks/webhook-polic
 import { makeApiResource } from '../helpers/apps';
 import { makeClientKey, signAssertion, startJwksHost, type ClientKeyPair } from '../helpers/client-keys';
 import { dpopProof } from '../helpers/dpop';
-import { makeSignedInUser } from '../helpers/factories';
-import { createListeningTestApp, loadOAuth4WebApi } from '../helpers/oauth';
+import { makeSignedInUser, makeUser, signIn } from '../helpers/factories';
+import { createListeningTestApp, loadOAuth4WebApi, obtainCode } from '../helpers/oauth';
 import { loadEsm, type OpenIdClient } from '../helpers/oidc';
 import type { TestApp } from '../helpers/test-app';
 
@@ -305,6 +305,91 @@ describe('every refusal is 401 invalid_client, audited with its reason', () => {
     const replay = await tokenRequest(assertionForm(assertion)).set('DPoP', await dpopProof(proofKey, { htu }));
     expect(replay.status).toBe(401);
     expect((await lastFailure(dpopClientId)).reason).toBe('assertion_replayed');
+  });
+
+  test('an API that requires DPoP, asked for without a proof, is refused without spending the assertion (named, or the only allowed API)', async () => {
+    const api = (
+      await admin()
+        .post('/api/admin/api-resources')
+        .set('Authorization', bearer)
+        .send({
+          identifier: `https://bound-${Date.now()}.pkjwt.test/`,
+          name: 'Bound',
+          scopes: ['ledger:read'],
+          dpop_bound_access_tokens: true,
+        })
+    ).body.resource.identifier as string;
+    const proofKey = await makeClientKey('ES256');
+    const htu = `${t.ctx.config.baseUrl}/api/oauth/token`;
+    for (const named of [true, false]) {
+      const clientId = (await registerClient({ jwks: { keys: [key.publicJwk] } }, { allowed_resources: [api] })).client.client_id;
+      const assertion = await signAssertion(key, { iss: clientId, sub: clientId, aud: baseUrl });
+      const form = { ...assertionForm(assertion), ...(named ? { resource: api } : {}) };
+      const refused = await tokenRequest(form);
+      expect(refused.status).toBe(400);
+      expect(refused.body.error).toBe('invalid_dpop_proof');
+      expect(refused.body.error_description).toContain(api);
+      // Unspent: the same assertion with a proof gets the token, once.
+      const retried = await tokenRequest(form).set('DPoP', await dpopProof(proofKey, { htu }));
+      expect(retried.status).toBe(200);
+      expect(retried.body.token_type).toBe('DPoP');
+      const replay = await tokenRequest(form).set('DPoP', await dpopProof(proofKey, { htu }));
+      expect(replay.status).toBe(401);
+      expect((await lastFailure(clientId)).reason).toBe('assertion_replayed');
+    }
+  });
+
+  test('a code bound to a DPoP key, or for an API that requires DPoP, exchanged without a proof spends neither the assertion nor the code', async () => {
+    const api = (
+      await admin()
+        .post('/api/admin/api-resources')
+        .set('Authorization', bearer)
+        .send({
+          identifier: `https://bound-code-${Date.now()}.pkjwt.test/`,
+          name: 'Bound',
+          scopes: ['ledger:read'],
+          dpop_bound_access_tokens: true,
+        })
+    ).body.resource.identifier as string;
+    const web = await admin()
+      .post('/api/admin/oauth-clients')
+      .set('Authorization', bearer)
+      .send({
+        name: 'Ledger web',
+        token_endpoint_auth_method: 'private_key_jwt',
+        grant_types: ['authorization_code', 'refresh_token'],
+        redirect_uris: ['https://ledger.test/callback'],
+        scopes: ['openid'],
+        allowed_resources: [api],
+        jwks: { keys: [key.publicJwk] },
+      });
+    expect(web.status).toBe(201);
+    const clientId = web.body.client.client_id as string;
+    const client = { clientId, redirectUris: ['https://ledger.test/callback'] };
+    const { agent } = await signIn(t, await makeUser(t));
+    const proofKey = await makeClientKey('ES256');
+    const htu = `${t.ctx.config.baseUrl}/api/oauth/token`;
+    const cases: Array<Record<string, string>> = [
+      { scope: 'openid ledger:read', resource: api },
+      { scope: 'openid', dpop_jkt: await jose.calculateJwkThumbprint(proofKey.publicJwk as jose.JWK) },
+    ];
+    for (const overrides of cases) {
+      const { code, verifier, redirectUri } = await obtainCode(agent, client, overrides);
+      const assertion = await signAssertion(key, { iss: clientId, sub: clientId, aud: baseUrl });
+      const form = {
+        ...assertionForm(assertion),
+        grant_type: 'authorization_code',
+        code,
+        code_verifier: verifier,
+        redirect_uri: redirectUri,
+      };
+      const refused = await tokenRequest(form);
+      expect(refused.status).toBe(400);
+      expect(refused.body.error).toBe('invalid_dpop_proof');
+      const retried = await tokenRequest(form).set('DPoP', await dpopProof(proofKey, { htu }));
+      expect(retried.status).toBe(200);
+      expect(retried.body.token_type).toBe('DPoP');
+    }
   });
 
   test('malformed assertions and parameters are 4xx, never 5xx', async () => {

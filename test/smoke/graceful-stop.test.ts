@@ -46,11 +46,12 @@ afterAll(async () => {
 interface Outcome {
   status?: number;
   connection?: string;
+  requestId?: string;
   error?: string;
   afterSignal: boolean;
 }
 
-function signIn(agent: http.Agent, base: string): Promise<{ status: number; connection?: string }> {
+function signIn(agent: http.Agent, base: string): Promise<{ status: number; connection?: string; requestId?: string }> {
   const body = JSON.stringify(ADMIN);
   return new Promise((resolve, reject) => {
     const req = http.request(
@@ -58,7 +59,9 @@ function signIn(agent: http.Agent, base: string): Promise<{ status: number; conn
       { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
       (res) => {
         res.resume();
-        res.on('end', () => resolve({ status: res.statusCode!, connection: res.headers.connection }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode!, connection: res.headers.connection, requestId: String(res.headers['x-request-id']) }),
+        );
         res.on('error', reject);
       },
     );
@@ -66,6 +69,18 @@ function signIn(agent: http.Agent, base: string): Promise<{ status: number; conn
     req.end(body);
   });
 }
+
+test('a quiet server writes its access-log line within a second of the answer', async () => {
+  const running = server!;
+  for (const id of ['quiet-line-0001', 'quiet-line-0002']) {
+    const res = await fetch(`${running.base}/.well-known/openid-configuration`, { headers: { 'x-request-id': id } });
+    expect(res.status).toBe(200);
+    await res.arrayBuffer();
+    const answered = Date.now();
+    while (!accessLogIds(running.output()).includes(id) && Date.now() - answered < 3000) await new Promise((r) => setTimeout(r, 10));
+    expect({ id, within1s: Date.now() - answered < 1000 }).toEqual({ id, within1s: true });
+  }
+});
 
 test('SIGTERM under continuous keep-alive sign-ins: every request answered, no ECONNRESET, a clean exit', async () => {
   const running = server!;
@@ -77,8 +92,8 @@ test('SIGTERM under continuous keep-alive sign-ins: every request answered, no E
       for (let n = 0; n < MAX_REQUESTS_PER_CLIENT; n++) {
         const afterSignal = signalled;
         try {
-          const { status, connection } = await signIn(agent, running.base);
-          mine.push({ status, connection, afterSignal });
+          const { status, connection, requestId } = await signIn(agent, running.base);
+          mine.push({ status, connection, requestId, afterSignal });
           // Told to close: this client goes elsewhere (the next instance of a rolling restart).
           if (connection === 'close') return;
         } catch (err) {
@@ -118,4 +133,12 @@ test('SIGTERM under continuous keep-alive sign-ins: every request answered, no E
   expect({ code, log: code === 0 ? '' : running.output().slice(-3000) }).toEqual({ code: 0, log: '' });
   expect(stopMs).toBeLessThan(10_000);
   expect(running.output()).toMatch(/draining in-flight requests/);
+  // The access log is written in batches (src/lib/logger.ts): every answered request's line is out by the exit.
+  const logged = new Set(accessLogIds(running.output()));
+  expect(all.filter((o) => !logged.has(o.requestId!))).toEqual([]);
 }, 120_000);
+
+/** The request ids of the access log's "request completed" lines in the server's output (whole lines only). */
+function accessLogIds(output: string): string[] {
+  return [...output.matchAll(/^\{.*"req":\{"id":"([^"]+)".*"msg":"request completed"\}$/gm)].map((m) => m[1]!);
+}

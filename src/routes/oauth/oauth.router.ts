@@ -12,9 +12,9 @@ import { buildDiscoveryDocument } from '../../services/oauth/discovery.service';
 import { derived } from '../../services/settings/live-settings';
 import { requireParam } from '../../services/oauth/params';
 import { revokeToken } from '../../services/oauth/revoke.service';
-import { grantTokens } from '../../services/oauth/token.service';
+import { grantTokens, refuseBeforeSpend } from '../../services/oauth/token.service';
 import { currentDpopNonce, dpopNonceRequired } from '../../services/oauth/dpop';
-import { proofKey, tokenRequestKey } from '../../services/oauth/dpop-binding';
+import { proofKey } from '../../services/oauth/dpop-binding';
 import { getUserInfo, invalidToken } from '../../services/oauth/userinfo.service';
 import { renderOAuthErrorPage } from '../../views/consent';
 import { Redirect } from '../../http/outcome';
@@ -237,10 +237,11 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
           // before the client authenticates: a refused proof (use_dpop_nonce) spends no private_key_jwt assertion.
           const dpop = { proof: req.headers.dpop, url: `${ctx.config.baseUrl}/api/oauth/token` };
           const proofJkt = await proofKey(ctx, dpop);
-          // A client that must send a proof and sent none is refused before its private_key_jwt assertion is spent.
+          // Every refusal that spends nothing (a proof the client, the API or the code requires, the grant type) comes
+          // before the client's private_key_jwt assertion is spent: the client may repeat the request with it.
           const client = await authenticatedClient(req, body.client, {
             endpoint: 'token',
-            beforeSpend: (known) => tokenRequestKey(known, proofJkt),
+            beforeSpend: (known) => refuseBeforeSpend(ctx, known, body.request, proofJkt),
           });
           const tokens = await grantTokens(ctx, client, body.request, requestMeta(req), proofJkt);
           return replyOf(tokens).withHeaders(dpopNonceFor(dpop.proof));

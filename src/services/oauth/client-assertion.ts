@@ -88,7 +88,7 @@ export async function verifyClientAssertion(
   assertion: string,
   endpointUrl: string,
   /** What the request must still meet once the assertion verifies, checked before its `jti` is spent (it may throw). */
-  beforeSpend?: (client: OAuthClientRow) => void,
+  beforeSpend?: (client: OAuthClientRow) => void | Promise<void>,
 ): Promise<void> {
   const { jwtVerify, errors } = jose();
   const now = ctx.clock.now();
@@ -142,9 +142,9 @@ export async function verifyClientAssertion(
   if (typeof jti !== 'string' || jti.length === 0 || jti.length > 256) {
     throw new AssertionRefused('invalid_assertion', 'The client assertion needs a jti');
   }
-  // A request refused for another reason (a client that must send a DPoP proof sent none) leaves the assertion unspent,
+  // A request refused for another reason (a DPoP proof the client or the API requires is missing) leaves the assertion unspent,
   // so that the client may repeat the request with it.
-  beforeSpend?.(client);
+  await beforeSpend?.(client);
   const spentUntil = new Date((exp + CLOCK_TOLERANCE_S) * 1000);
   if (!(await spendJti(ctx.db, 'client_assertion', client.clientId, jti, spentUntil))) {
     throw new AssertionRefused('assertion_replayed', 'This client assertion was used before');

@@ -81,10 +81,11 @@ export type ClientAuthEndpoint = ClientEndpoint;
 export interface ClientAuthOptions {
   endpoint: ClientAuthEndpoint;
   /**
-   * What the request must meet for this client besides authentication (the token endpoint: a client that requires
-   * DPoP sent a proof), checked before a private_key_jwt assertion is spent; it throws the request's error.
+   * What the request must meet for this client besides authentication (the token endpoint: token.service.ts
+   * refuseBeforeSpend), checked once a private_key_jwt assertion has verified and before it is spent; it throws the
+   * request's error.
    */
-  beforeSpend?: (client: OAuthClientRow) => void;
+  beforeSpend?: (client: OAuthClientRow) => void | Promise<void>;
 }
 
 class ClientAuthFailure extends Error {

@@ -15,6 +15,7 @@ import { exchangeClientCredentials } from './client-credentials.service';
 import { noteClientUsed } from './clients.service';
 import { GRANT_TYPES, grantAllowed, TOKEN_EXCHANGE_GRANT } from '../../declarations/client-policy';
 import { exchangeToken } from './token-exchange.service';
+import { exchangeTarget } from './token-exchange-policy';
 import { exchangeDeviceCode } from './device.service';
 import { requireCodeKey, requireProofFor, requireRefreshKey, tokenRequestKey } from './dpop-binding';
 
@@ -24,6 +25,7 @@ import { issueUserGrant, presentTokens, withResourceToken, type TokenResponse } 
 import { grantableScopes, judgeResource, resolveResource } from './resource-resolver';
 import { consentShortfall, SHORTFALL_DESCRIPTIONS } from './grant-policy';
 import { isSubset, parseScope } from './scopes';
+import { isOneOf } from '../../lib/one-of';
 
 type Exchange =
   | { ok: true; tokens: IssuedTokens; scope: string; userId: string; idToken?: string; expiresIn?: number }
@@ -122,7 +124,8 @@ export async function exchangeAuthorizationCode(
  * refresh_token grant: rotation, the grace window, reuse detection (whole session revoked), client binding and
  * narrowing to the client's current scopes (CONTRACT §8) live in rotateVerifiedRefreshToken; the token is verified and
  * its scope narrowed once, here. Narrowing on request is not
- * supported: a `scope` parameter must name the scope the refresh would carry.
+ * supported: a `scope` parameter must name the scope the refresh would carry. Without a `resource` parameter the
+ * access token is for the API the grant was for (the session's context, RFC 9068 `aud`), judged again.
  */
 export async function refreshAccessToken(
   ctx: ServiceContext,
@@ -161,9 +164,14 @@ export async function refreshAccessToken(
       throw new OAuthError('invalid_scope', 'The client is no longer registered for any scope of this grant');
     throw new OAuthError('invalid_grant', 'Refresh token is invalid, expired or already used');
   }
+  // The API the grant was for (the session keeps its context, read by the rotation itself: no query added), judged
+  // again by the resolver: one taken from the client (or gone) since is refused as the code grant refuses it. A named
+  // resource was judged above and wins (CONTRACT §23: one the person approved this client for).
+  const kept = resource ? undefined : await judgeResource(ctx, client, { granted: result.context?.resource ?? null });
+  if (kept && !kept.ok) throw new OAuthError(kept.error, kept.description);
   const { tokens, expiresIn, scope } = await withResourceToken(ctx, result.tokens, {
-    resource: holder ? resource : undefined,
-    userId: holder ?? '',
+    resource: holder ? resource : kept?.resource,
+    userId: payload?.userId ?? '',
     clientId: client.clientId,
     scope: result.scope ?? '',
   });
@@ -197,6 +205,78 @@ export interface TokenRequest {
   audience?: string;
 }
 
+/** The grant type, or the refusal of one this server does not support or this client is not registered for. */
+function checkedGrantType(client: OAuthClientRow, request: TokenRequest): string {
+  const grantType = requireParam(request.grantType, 'grant_type');
+  if (!isOneOf(SUPPORTED_GRANTS, grantType)) {
+    throw new OAuthError('unsupported_grant_type', `Supported grant types: ${SUPPORTED_GRANTS.join(', ')}`);
+  }
+  // CONTRACT §12: every grant is checked against the grant types the client is registered for.
+  if (!grantAllowed(client, grantType)) {
+    throw new OAuthError('unauthorized_client', `This client is not registered for the ${grantType} grant`);
+  }
+  return grantType;
+}
+
+/**
+ * The API a token request's tokens would be for, read without spending anything (docs/dpop.md): the `resource` it
+ * names (for token exchange, its target), else what the grant would fall back to (client_credentials: the client's only
+ * allowed API; authorization_code: the API the unused code was issued for). Undefined when none, or when the grant
+ * itself will refuse the request (it answers that refusal after authentication, as before).
+ */
+async function resourceBeforeSpend(ctx: ServiceContext, client: OAuthClientRow, grantType: string, request: TokenRequest) {
+  const named = async (identifier: string | undefined) => {
+    const verdict = await judgeResource(ctx, client, { named: identifier });
+    return verdict.ok ? verdict.resource : undefined;
+  };
+  switch (grantType) {
+    case 'client_credentials':
+      return resolveResource(ctx, client, request.resource, { fallback: 'only_allowed' }).catch(() => undefined);
+    case TOKEN_EXCHANGE_GRANT: {
+      const target = exchangeTarget(request, client.allowedResources);
+      return target.ok ? named(target.identifier) : undefined;
+    }
+    case 'authorization_code': {
+      if (request.resource !== undefined) return named(request.resource);
+      const code = request.code === undefined ? undefined : await unusedCodeOf(ctx, client, request.code);
+      if (!code?.resource) return undefined;
+      const verdict = await judgeResource(ctx, client, { granted: code.resource });
+      return verdict.ok ? verdict.resource : undefined;
+    }
+    default:
+      return named(request.resource);
+  }
+}
+
+/** An authorization code of this client that is neither used nor expired, read (not consumed). */
+async function unusedCodeOf(ctx: ServiceContext, client: OAuthClientRow, code: string) {
+  const row = await findAuthorizationCode(ctx.db, sha256Hex(code));
+  return row && row.clientId === client.clientId && !row.usedAt && row.expiresAt > ctx.clock.now() ? row : undefined;
+}
+
+/**
+ * The refusals of a token request that depend on nothing single-use (docs/dpop.md "Nothing is spent by a refusal"):
+ * the grant type, and a DPoP proof that the client, the API the tokens would be for, or a code bound to a key requires
+ * and the request lacks. The token route runs them once the client's private_key_jwt assertion has verified and before
+ * its `jti` is spent, so that the client can repeat the request with the same assertion and a proof. The grants check
+ * the same again (a client authenticating by secret spends nothing).
+ */
+export async function refuseBeforeSpend(
+  ctx: ServiceContext,
+  client: OAuthClientRow,
+  request: TokenRequest,
+  proofJkt: string | undefined,
+): Promise<void> {
+  const grantType = checkedGrantType(client, request);
+  tokenRequestKey(client, proofJkt);
+  if (proofJkt !== undefined) return;
+  requireProofFor(await resourceBeforeSpend(ctx, client, grantType, request), undefined);
+  if (grantType === 'authorization_code' && request.code !== undefined) {
+    const code = await unusedCodeOf(ctx, client, request.code);
+    if (code) requireCodeKey(code.dpopJkt, undefined);
+  }
+}
+
 /** POST /api/oauth/token: dispatches on grant_type (spec §5.8: authorization_code and refresh_token only). */
 export async function grantTokens(
   ctx: ServiceContext,
@@ -205,14 +285,7 @@ export async function grantTokens(
   meta: RequestMeta,
   proofJkt?: string,
 ): Promise<TokenResponse> {
-  const grantType = requireParam(request.grantType, 'grant_type');
-  if (!(SUPPORTED_GRANTS as readonly string[]).includes(grantType)) {
-    throw new OAuthError('unsupported_grant_type', `Supported grant types: ${SUPPORTED_GRANTS.join(', ')}`);
-  }
-  // CONTRACT §12: every grant is checked against the grant types the client is registered for.
-  if (!grantAllowed(client, grantType)) {
-    throw new OAuthError('unauthorized_client', `This client is not registered for the ${grantType} grant`);
-  }
+  const grantType = checkedGrantType(client, request);
   // RFC 9449 (docs/dpop.md): the key the tokens are bound to, when the request carries a DPoP proof (checked by the
   // route before the client authenticated: proofKey).
   const dpopJkt = tokenRequestKey(client, proofJkt);

@@ -1,0 +1,81 @@
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+
+/**
+ * Issue 31's gates that ESLint holds (eslint.config.mjs, docs/architecture.md "Layers"): no view imports `db/` or
+ * `services/` (the VIEWS zone: every file of src/views/ and every src/console/**\/*.view.tsx), a view may read the
+ * API's wire shapes (`routes/**\/*.schemas.ts`), and no file of src/ holds a non-null `!` (`req.pageEnv!` included).
+ * `npm run lint` applies them to the real files; this test shows that they refuse what they must, by linting probe
+ * texts under real paths (nothing is written).
+ */
+const ROOT = path.join(__dirname, '../..');
+const RESTRICTED = 'import-x/no-restricted-paths';
+const NON_NULL = '@typescript-eslint/no-non-null-assertion';
+
+interface Probe {
+  filePath: string;
+  text: string;
+}
+
+const probes: Record<string, Probe> = {
+  pageViewRow: {
+    filePath: 'src/views/login.tsx',
+    text: "import type { UserRow } from '../db/repositories/users.repo';\nexport type A = UserRow;\n",
+  },
+  pageViewService: {
+    filePath: 'src/views/account.tsx',
+    text: "import { getUserDetail } from '../services/users.service';\nexport const a = getUserDetail;\n",
+  },
+  consoleSharedViewRow: {
+    filePath: 'src/views/console/pages.tsx',
+    text: "import type { UserRow } from '../../db/repositories/users.repo';\nexport type A = UserRow;\n",
+  },
+  areaViewService: {
+    filePath: 'src/console/webhooks/webhooks.view.tsx',
+    text: "import type { ServiceContext } from '../../services/context';\nexport type A = ServiceContext;\n",
+  },
+  areaViewWireShape: {
+    filePath: 'src/console/webhooks/webhooks.view.tsx',
+    text: "import type { Webhook } from '../../routes/webhooks/webhooks.schemas';\nexport type A = Webhook;\n",
+  },
+  pageViewRouter: {
+    filePath: 'src/views/login.tsx',
+    text: "import { createWebhooksRouter } from '../routes/webhooks/webhooks.router';\nexport const a = createWebhooksRouter;\n",
+  },
+  ...Object.fromEntries(
+    ['src/routes/pages/account-pages.router.ts', 'src/console/action.ts', 'src/http/dispatch.ts', 'src/middleware/global-step.ts'].map(
+      (filePath) => [
+        `nonNull ${filePath}`,
+        { filePath, text: "import type { Request } from 'express';\nexport const env = (req: Request) => req.pageEnv!;\n" },
+      ],
+    ),
+  ),
+};
+
+let results: Record<string, string[]>;
+
+beforeAll(() => {
+  const entries = Object.entries(probes);
+  const out = execFileSync(process.execPath, [path.join(ROOT, 'test/helpers/lint-probes.mjs')], {
+    cwd: ROOT,
+    input: JSON.stringify(entries.map(([, p]) => ({ ...p, filePath: path.join(ROOT, p.filePath) }))),
+    encoding: 'utf8',
+  });
+  const rules = JSON.parse(out) as string[][];
+  results = Object.fromEntries(entries.map(([name], i) => [name, rules[i] ?? []]));
+}, 120_000);
+
+test.each(['pageViewRow', 'pageViewService', 'consoleSharedViewRow', 'areaViewService', 'pageViewRouter'])(
+  'a view that imports a row, a service or a router is refused (%s)',
+  (name) => {
+    expect(results[name]).toContain(RESTRICTED);
+  },
+);
+
+test('a view may import the wire shapes of the API', () => {
+  expect(results.areaViewWireShape).not.toContain(RESTRICTED);
+});
+
+test.each(Object.keys(probes).filter((name) => name.startsWith('nonNull ')))('`req.pageEnv!` is refused in every layer (%s)', (name) => {
+  expect(results[name]).toContain(NON_NULL);
+});
