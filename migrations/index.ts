@@ -42,6 +42,7 @@ import * as backchannelLogoutOnDelete from './20261202120000_backchannel_logout_
 import * as permissionDescriptions from './20261202130000_permission_descriptions';
 import * as exchangedSessionsSendNoLogout from './20261202170000_exchanged_sessions_send_no_logout';
 import * as notifyClientChanges from './20261203160000_notify_client_changes';
+import * as sessionResource from './20261205200000_session_resource';
 
 /**
  * Migrations are listed here (in order) rather than discovered on disk, so that the same list runs under
@@ -91,6 +92,7 @@ const MIGRATIONS: Array<[string, Knex.Migration]> = [
   ['20261202130000_permission_descriptions', permissionDescriptions],
   ['20261202170000_exchanged_sessions_send_no_logout', exchangedSessionsSendNoLogout],
   ['20261203160000_notify_client_changes', notifyClientChanges],
+  ['20261205200000_session_resource', sessionResource],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Knex.Migration]> = {

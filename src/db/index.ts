@@ -53,13 +53,44 @@ export async function migrateLatest(db: Db): Promise<string[]> {
 export const TRANSACTION_ATTEMPTS = 4;
 
 /**
- * Runs `fn` in one transaction. A deadlock or serialization failure (the transaction was rolled back, so nothing
- * happened) is retried after a short random pause, then reported as 503 service_unavailable, never a 500
- * (CONTRACT §8). `fn` must therefore have no side effect outside the database: mail, events and logs of the
- * outcome belong after the commit.
+ * What withTransaction throws when `fn` rolled its transaction back without an error (`trx.rollback()`): nothing was
+ * committed, so there is no result to return and nothing recorded in it is published (commitOf rejects).
+ */
+export class TransactionRolledBack extends Error {
+  constructor() {
+    super('The transaction was rolled back');
+    this.name = 'TransactionRolledBack';
+  }
+}
+
+/**
+ * Knex resolves a transaction rolled back without an error (`trx.rollback()`) like a committed one, unless told not
+ * to: with `doNotRejectOnRollback: false` it rejects, so the caller and every after-commit consumer (commitOf: the event
+ * bus's log and metrics, the client cache) see a rollback as one. Given to every transaction and savepoint opened here.
+ */
+const TRANSACTION_CONFIG: Knex.TransactionConfig = { doNotRejectOnRollback: false };
+
+/** Knex's rejection of a transaction rolled back without an error (knex/lib/execution/transaction.js). */
+function isRollbackWithoutError(err: unknown): boolean {
+  return err instanceof Error && err.message.startsWith('Transaction rejected with non-error');
+}
+
+/**
+ * Runs `fn` in one transaction (a savepoint when `db` is a transaction). A deadlock or serialization failure (the
+ * transaction was rolled back, so nothing happened) is retried after a short random pause, then reported as 503
+ * service_unavailable, never a 500 (CONTRACT §8). `fn` must therefore have no side effect outside the database: mail,
+ * events and logs of the outcome belong after the commit. A rollback without an error is never a success: it throws
+ * TransactionRolledBack, and nothing recorded in the transaction is published.
  */
 export async function withTransaction<T>(db: Db, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
-  return retryingConflicts(() => db.transaction(fn));
+  return retryingConflicts(async () => {
+    try {
+      return await db.transaction(fn, TRANSACTION_CONFIG);
+    } catch (err) {
+      if (isRollbackWithoutError(err)) throw new TransactionRolledBack();
+      throw err;
+    }
+  });
 }
 
 /**

@@ -15,6 +15,18 @@ export function parseJsonText<S extends z.ZodType>(text: string, schema: S): z.i
   return parsed.success ? parsed.data : undefined;
 }
 
+/** A jsonb column's value as a driver hands it over: parsed by pg, as text by drivers that do not parse json. */
+export function jsonColumnValue(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  let parsed: unknown = value;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    // Not JSON: the schema that reads it refuses the text as it is.
+  }
+  return parsed;
+}
+
 /** What this server reads of a package.json: its name and version. */
 export const PACKAGE_VERSION = z.object({ name: z.string().optional(), version: z.string().optional() });
 

@@ -5,6 +5,7 @@
  */
 import { AppError } from '../errors';
 import { isGlobalSuperAdmin, SUPER_ADMIN } from '../declarations/roles';
+import { isOneOf } from '../lib/one-of';
 
 export { isGlobalSuperAdmin, SUPER_ADMIN } from '../declarations/roles';
 
@@ -76,7 +77,7 @@ export function hasPermission(principal: Pick<Actor, 'roleNames' | 'permissions'
 
 /** The seeded global roles whose names the server relies on: they keep their names. */
 export function isBuiltInRole(role: { name: string; application: string | null }): boolean {
-  return role.application === null && (ADMIN_TIER as readonly string[]).includes(role.name);
+  return role.application === null && isOneOf(ADMIN_TIER, role.name);
 }
 
 export function actorIsSuperAdmin(actor: Pick<Actor, 'roleNames'>): boolean {

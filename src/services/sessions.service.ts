@@ -14,6 +14,7 @@ import type { RequestMeta, ServiceContext } from './context';
 import { fullName, globalRoleNames } from './principal';
 import type { IdTokenSubject } from './oidc/id-token.service';
 import { touchGrantOfSession } from '../db/repositories/oauth-grants.repo';
+import type { AuthorizationContext } from '../db/repositories/authorization-context';
 
 export interface IssuedTokens {
   sessionId: string;
@@ -118,7 +119,8 @@ export async function startSession(
   trx: DbOrTrx,
   input: {
     user: SessionUser;
-    client?: { clientId: string; scope: string };
+    /** An OAuth session's client and the context's scope and resource (RFC 8707: the API its refreshes are for). */
+    client?: { clientId: string; scope: string; resource?: string | null };
     meta?: RequestMeta;
     /**
      * When and how the user authenticated, if not right now with a password alone: a code exchange inherits the
@@ -158,6 +160,7 @@ export async function startSession(
       authTime: input.auth?.time,
       amr,
       browserSessionId: input.browserSessionId ?? null,
+      resource: input.client?.resource ?? null,
     },
     tokenId,
     input.signIn,
@@ -187,6 +190,8 @@ export type RotateResult =
       grace: boolean;
       /** The session and user an id_token needs, when the rotation read them (its one-statement path). */
       idTokenSubject?: IdTokenSubject;
+      /** The grant context the OAuth session keeps (its resource above all), read with the rotation; none first-party. */
+      context?: AuthorizationContext;
     }
   | { ok: false; reason: 'invalid' | 'reused' | 'wrong_client' | 'invalid_scope' };
 
@@ -254,6 +259,7 @@ export async function rotateVerifiedRefreshToken(
     refreshId: string,
     refreshExpiresAt: Date,
     grace: boolean,
+    context: AuthorizationContext | undefined,
     read?: { authTime: Date; userUpdatedAt: Date; sid: string },
   ): RotateResult => {
     const roles = globalRoleNames(principal.roles);
@@ -265,6 +271,7 @@ export async function rotateVerifiedRefreshToken(
     return {
       ok: true,
       grace,
+      context,
       idTokenSubject: read && {
         sessionId: read.sid,
         authTime: read.authTime,
@@ -300,7 +307,7 @@ export async function rotateVerifiedRefreshToken(
   });
   const result = fast
     ? fast.principal
-      ? issue(fast.principal, successorId, fast.refreshExpiresAt, false, fast.idTokenReads)
+      ? issue(fast.principal, successorId, fast.refreshExpiresAt, false, fast.context, fast.idTokenReads)
       : ({ ok: false, reason: 'invalid' } as const)
     : await withTransaction(ctx.db, async (trx): Promise<RotateResult> => {
         // Nothing was consumed: a token presented again (grace window or reuse), or one that is not live.
@@ -340,7 +347,7 @@ export async function rotateVerifiedRefreshToken(
         if (!principal) return { ok: false, reason: 'invalid' };
         // The connected app's last use, as the one-statement path updates it (oauth_grants after refresh_tokens).
         if (payload.client_id) await touchGrantOfSession(trx, payload.sid, now);
-        return issue(principal, refreshId, refreshExpiresAt, !consumed);
+        return issue(principal, refreshId, refreshExpiresAt, !consumed, session.context);
       });
   const clientOfToken = payload.client_id ?? null;
   if (!result.ok && result.reason === 'reused') {

@@ -5,7 +5,7 @@ import { escapesBelow, escapesIn } from '../../scripts/type-escapes';
  * Issue 31's gate on type escapes in src/, counted by the TypeScript parser (scripts/type-escapes.ts): the bounds only
  * go down. When a change removes casts, lower the bound to the new count in the same commit.
  */
-const BOUNDS = { as: 70, nonNull: 0 };
+const BOUNDS = { as: 66, nonNull: 0 };
 
 const all = escapesBelow(path.join(__dirname, '../../src'));
 

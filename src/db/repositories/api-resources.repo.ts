@@ -1,54 +1,31 @@
 import { preparedRows, type DbOrTrx } from '..';
+import { date, flag, named, num, rowMapper, same, type RecordOf, type RowOf } from '../rows';
 import { clientWrite } from './client-writes';
 
 /** An API that accepts our RFC 9068 access tokens (CONTRACT §12, RFC 8707). */
-export interface ApiResourceRow extends ApiResourceFields {
-  id: string;
-  dpopBoundAccessTokens: boolean;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-export interface ApiResourceRecord {
-  id: string;
-  identifier: string;
-  name: string;
+const apiResourceColumns = {
+  id: same<string>(),
+  identifier: same<string>(),
+  name: same<string>(),
   /** jsonb, parsed by pg (written as JSON text). */
-  scopes: string[];
-  access_token_ttl_s: number;
-  open_registration: boolean;
-  role_based_access: boolean;
-  dpop_bound_access_tokens?: boolean;
-  created_at: Date;
-  updated_at: Date;
-}
-
-export function toApiResourceRow(r: ApiResourceRecord): ApiResourceRow {
-  return {
-    id: r.id,
-    identifier: r.identifier,
-    name: r.name,
-    scopes: r.scopes,
-    accessTokenTtlSeconds: Number(r.access_token_ttl_s),
-    openRegistration: r.open_registration,
-    roleBasedAccess: r.role_based_access,
-    dpopBoundAccessTokens: r.dpop_bound_access_tokens === true,
-    createdAt: new Date(r.created_at),
-    updatedAt: new Date(r.updated_at),
-  };
-}
-
-export interface ApiResourceFields {
-  identifier: string;
-  name: string;
-  scopes: string[];
-  accessTokenTtlSeconds: number;
-  openRegistration: boolean;
+  scopes: same<string[]>(),
+  accessTokenTtlSeconds: named('access_token_ttl_s', num),
+  openRegistration: same<boolean>(),
   /** A user-delegated token carries only the scopes the user's roles grant for this API (docs/rbac.md). */
-  roleBasedAccess: boolean;
+  roleBasedAccess: same<boolean>(),
   /** RFC 9449 (issue 34): every access token for this API must be DPoP-bound. */
-  dpopBoundAccessTokens?: boolean;
-}
+  dpopBoundAccessTokens: flag,
+  createdAt: date,
+  updatedAt: date,
+};
+
+export type ApiResourceRow = RowOf<typeof apiResourceColumns>;
+export type ApiResourceRecord = RecordOf<typeof apiResourceColumns>;
+export const toApiResourceRow = rowMapper(apiResourceColumns);
+
+/** What an admin sets; `dpopBoundAccessTokens` defaults to false. */
+export type ApiResourceFields = Omit<ApiResourceRow, 'id' | 'createdAt' | 'updatedAt' | 'dpopBoundAccessTokens'> &
+  Partial<Pick<ApiResourceRow, 'dpopBoundAccessTokens'>>;
 
 export async function insertApiResource(db: DbOrTrx, r: ApiResourceFields & { id: string; now: Date }): Promise<ApiResourceRow> {
   const [row] = await clientWrite(db, () =>

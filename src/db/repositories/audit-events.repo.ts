@@ -1,66 +1,35 @@
 import type { Knex } from 'knex';
 import type { DbOrTrx } from '..';
 import { JSON_OBJECT, parseJsonText } from '../../lib/json-text';
+import { convert, date, orNull, rowMapper, same, str, type RecordOf, type RowOf } from '../rows';
 
-export interface AuditEventRow {
-  id: string;
-  occurredAt: Date;
-  type: string;
-  actorId: string | null;
+const auditEventColumns = {
+  id: str,
+  occurredAt: date,
+  type: same<string>(),
+  actorId: same<string | null>(),
   /** What kind of actor `actorId` names: null for a user (or nobody), `scim_connection` for a SCIM connection. */
-  actorType: string | null;
+  actorType: orNull<string>(),
   /** The actor's name when it acted: a SCIM connection's, or a user's first and last name (null when it had none). */
-  actorName: string | null;
+  actorName: orNull<string>(),
   /** A user actor's email when it acted (null for other actors, and for events older than the recording). */
-  actorEmail: string | null;
-  subjectId: string | null;
+  actorEmail: orNull<string>(),
+  subjectId: same<string | null>(),
   /** When the subject is a user: its email and name when the event happened. */
-  subjectEmail: string | null;
-  subjectName: string | null;
-  clientId: string | null;
-  ip: string | null;
-  userAgent: string | null;
-  requestId: string | null;
-  detail: Record<string, unknown>;
-}
+  subjectEmail: orNull<string>(),
+  subjectName: orNull<string>(),
+  clientId: same<string | null>(),
+  ip: same<string | null>(),
+  userAgent: same<string | null>(),
+  requestId: same<string | null>(),
+  detail: convert((d: Record<string, unknown> | string | null) =>
+    typeof d === 'string' ? (parseJsonText(d, JSON_OBJECT) ?? {}) : (d ?? {}),
+  ),
+};
 
-export interface AuditEventRecord {
-  id: string | number;
-  occurred_at: Date;
-  type: string;
-  actor_id: string | null;
-  actor_type?: string | null;
-  actor_name?: string | null;
-  actor_email?: string | null;
-  subject_id: string | null;
-  subject_email?: string | null;
-  subject_name?: string | null;
-  client_id: string | null;
-  ip: string | null;
-  user_agent: string | null;
-  request_id: string | null;
-  detail: Record<string, unknown> | string | null;
-}
-
-export function toAuditEventRow(r: AuditEventRecord): AuditEventRow {
-  return {
-    id: String(r.id),
-    occurredAt: new Date(r.occurred_at),
-    type: r.type,
-    actorId: r.actor_id,
-    actorType: r.actor_type ?? null,
-    actorName: r.actor_name ?? null,
-    actorEmail: r.actor_email ?? null,
-    subjectId: r.subject_id,
-    subjectEmail: r.subject_email ?? null,
-    subjectName: r.subject_name ?? null,
-    clientId: r.client_id,
-    ip: r.ip,
-    userAgent: r.user_agent,
-    requestId: r.request_id,
-    detail: typeof r.detail === 'string' ? (parseJsonText(r.detail, JSON_OBJECT) ?? {}) : (r.detail ?? {}),
-  };
-}
+export type AuditEventRow = RowOf<typeof auditEventColumns>;
+export type AuditEventRecord = RecordOf<typeof auditEventColumns>;
+export const toAuditEventRow = rowMapper(auditEventColumns);
 
 export interface NewAuditEvent {
   occurredAt: Date;

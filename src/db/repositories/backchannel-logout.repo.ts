@@ -1,5 +1,6 @@
 import type { DbOrTrx } from '..';
-import { deleteDeliveriesBefore, recordDeliveryOutcome, type DeliveryAttemptOutcome } from './deliveries';
+import { deleteDeliveriesBefore, deliveryAttemptColumns, recordDeliveryOutcome, type DeliveryAttemptOutcome } from './deliveries';
+import { convert, rowMapper, same, type RecordOf, type RowOf } from '../rows';
 
 /**
  * OpenID Connect Back-Channel Logout deliveries (issue 34): one row per (client, ended session), written by the
@@ -7,59 +8,18 @@ import { deleteDeliveriesBefore, recordDeliveryOutcome, type DeliveryAttemptOutc
  */
 export type BackchannelDeliveryStatus = 'pending' | 'delivered' | 'failed';
 
-export interface BackchannelDeliveryRow {
-  id: string;
-  clientId: string;
-  userId: string;
+const backchannelDeliveryColumns = {
+  ...deliveryAttemptColumns,
+  clientId: same<string>(),
+  userId: same<string>(),
   /** The `sid` of the logout token: the browser session, as in the client's id_tokens. */
-  sid: string;
-  status: BackchannelDeliveryStatus;
-  attempts: number;
-  lastAttemptAt: Date | null;
-  lastResponseStatus: number | null;
-  lastError: string | null;
-  nextAttemptAt: Date | null;
-  deliveredAt: Date | null;
-  createdAt: Date;
-}
+  sid: same<string>(),
+  status: convert((value: string): BackchannelDeliveryStatus => (value === 'delivered' || value === 'failed' ? value : 'pending')),
+};
 
-export interface BackchannelDeliveryRecord {
-  id: string | number;
-  client_id: string;
-  user_id: string;
-  sid: string;
-  status: string;
-  attempts: number;
-  last_attempt_at: Date | null;
-  last_response_status: number | null;
-  last_error: string | null;
-  next_attempt_at: Date | null;
-  delivered_at: Date | null;
-  created_at: Date;
-}
-
-function toStatus(value: string): BackchannelDeliveryStatus {
-  return value === 'delivered' || value === 'failed' ? value : 'pending';
-}
-
-const date = (d: Date | null) => (d ? new Date(d) : null);
-
-function toRow(r: BackchannelDeliveryRecord): BackchannelDeliveryRow {
-  return {
-    id: String(r.id),
-    clientId: r.client_id,
-    userId: r.user_id,
-    sid: r.sid,
-    status: toStatus(r.status),
-    attempts: r.attempts,
-    lastAttemptAt: date(r.last_attempt_at),
-    lastResponseStatus: r.last_response_status,
-    lastError: r.last_error,
-    nextAttemptAt: date(r.next_attempt_at),
-    deliveredAt: date(r.delivered_at),
-    createdAt: new Date(r.created_at),
-  };
-}
+export type BackchannelDeliveryRow = RowOf<typeof backchannelDeliveryColumns>;
+export type BackchannelDeliveryRecord = RecordOf<typeof backchannelDeliveryColumns>;
+const toRow = rowMapper(backchannelDeliveryColumns);
 
 /** One delivery with the client's current logout address and state (the attempt reads both). */
 export async function findBackchannelDeliveryWork(

@@ -1,10 +1,23 @@
 import type { DbOrTrx } from '..';
+import { date, dateOrNull, same, str } from '../rows';
 
 /**
  * What the two outbound delivery tables (webhook_deliveries, backchannel_logout_deliveries) share: recording one
  * attempt and the retention delete. Each is one statement; the table is one of a closed list, never input.
  */
 type DeliveryTable = 'webhook_deliveries' | 'backchannel_logout_deliveries';
+
+/** The columns both tables share: the delivery's id, its attempts and their outcome (the repositories add their own). */
+export const deliveryAttemptColumns = {
+  id: str,
+  attempts: same<number>(),
+  lastAttemptAt: dateOrNull,
+  lastResponseStatus: same<number | null>(),
+  lastError: same<string | null>(),
+  nextAttemptAt: dateOrNull,
+  deliveredAt: dateOrNull,
+  createdAt: date,
+};
 
 export interface DeliveryAttemptOutcome {
   status: 'pending' | 'delivered' | 'failed';

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { DbOrTrx } from '..';
+import { date, num, orNull, rowMapper, same, type RecordOf, type RowOf } from '../rows';
 import { recipientSql, type RecipientColumns } from './email-tokens.repo';
 
 export interface EmailSignInRecord {
@@ -20,17 +21,6 @@ export interface EmailSignInRecipient {
   userId: string;
   email: string;
   firstName: string;
-}
-
-export interface EmailSignInRow {
-  id: string;
-  userId: string;
-  email: string;
-  codeHash: string;
-  browserHash: string | null;
-  returnTo: string | null;
-  failures: number;
-  expiresAt: Date;
 }
 
 /**
@@ -83,32 +73,22 @@ export async function insertEmailSignInForAddress(
   return row ? { requestId: r.id, userId: row.id, email: row.email, firstName: row.first_name } : undefined;
 }
 
+const liveColumns = {
+  id: same<string>(),
+  userId: same<string>(),
+  email: same<string>(),
+  codeHash: same<string>(),
+  browserHash: orNull<string>(),
+  returnTo: orNull<string>(),
+  failures: num,
+  expiresAt: date,
+};
+
+/** The columns LIVE_COLUMNS selects (the request and its account's address). */
+export type EmailSignInRow = RowOf<typeof liveColumns>;
 const LIVE_COLUMNS = `r.id, r.user_id, u.email, r.code_hash, r.browser_hash, r.return_to, r.failures, r.expires_at`;
-
-/** What LIVE_COLUMNS selects. */
-interface LiveColumns {
-  id: string;
-  user_id: string;
-  email: string;
-  code_hash: string;
-  browser_hash: string | null;
-  return_to: string | null;
-  failures: number;
-  expires_at: Date;
-}
-
-function toRow(row: LiveColumns): EmailSignInRow {
-  return {
-    id: row.id,
-    userId: row.user_id,
-    email: row.email,
-    codeHash: row.code_hash,
-    browserHash: row.browser_hash ?? null,
-    returnTo: row.return_to ?? null,
-    failures: Number(row.failures),
-    expiresAt: new Date(row.expires_at),
-  };
-}
+type LiveColumns = RecordOf<typeof liveColumns>;
+const toRow = rowMapper(liveColumns);
 
 /** The live request (unused, unexpired, fewer than :maxFailures wrong codes) that `which` picks, without consuming it. */
 async function findLiveEmailSignIn(

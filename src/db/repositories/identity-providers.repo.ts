@@ -1,83 +1,35 @@
 import type { DbOrTrx } from '..';
 import { UUID_PATTERN } from '../../lib/ids';
+import { date, recordWriter, rowMapper, same, type RecordOf, type RowOf } from '../rows';
 
 export type IdentityProviderType = 'oidc' | 'github';
 
-export interface IdentityProviderRow {
-  id: string;
-  slug: string;
-  name: string;
-  type: IdentityProviderType;
-  issuer: string | null;
-  baseUrl: string | null;
-  apiBaseUrl: string | null;
-  clientId: string;
+const identityProviderColumns = {
+  id: same<string>(),
+  slug: same<string>(),
+  name: same<string>(),
+  type: same<IdentityProviderType>(),
+  issuer: same<string | null>(),
+  baseUrl: same<string | null>(),
+  apiBaseUrl: same<string | null>(),
+  clientId: same<string>(),
   /** AES-GCM sealed (lib/sealed.ts); never presented. */
-  clientSecretSealed: string | null;
-  scopes: string;
-  enabled: boolean;
-  trustEmail: boolean;
-  allowSignup: boolean;
-  createdAt: Date;
-  updatedAt: Date;
-}
+  clientSecretSealed: same<string | null>(),
+  scopes: same<string>(),
+  enabled: same<boolean>(),
+  trustEmail: same<boolean>(),
+  allowSignup: same<boolean>(),
+  createdAt: date,
+  updatedAt: date,
+};
 
-export interface IdentityProviderRecord {
-  id: string;
-  slug: string;
-  name: string;
-  type: IdentityProviderType;
-  issuer: string | null;
-  base_url: string | null;
-  api_base_url: string | null;
-  client_id: string;
-  client_secret_sealed: string | null;
-  scopes: string;
-  enabled: boolean;
-  trust_email: boolean;
-  allow_signup: boolean;
-  created_at: Date;
-  updated_at: Date;
-}
-
-function toRow(r: IdentityProviderRecord): IdentityProviderRow {
-  return {
-    id: r.id,
-    slug: r.slug,
-    name: r.name,
-    type: r.type,
-    issuer: r.issuer,
-    baseUrl: r.base_url,
-    apiBaseUrl: r.api_base_url,
-    clientId: r.client_id,
-    clientSecretSealed: r.client_secret_sealed,
-    scopes: r.scopes,
-    enabled: r.enabled,
-    trustEmail: r.trust_email,
-    allowSignup: r.allow_signup,
-    createdAt: new Date(r.created_at),
-    updatedAt: new Date(r.updated_at),
-  };
-}
+export type IdentityProviderRow = RowOf<typeof identityProviderColumns>;
+export type IdentityProviderRecord = RecordOf<typeof identityProviderColumns>;
+const toRow = rowMapper(identityProviderColumns);
 
 export type IdentityProviderFields = Omit<IdentityProviderRow, 'id' | 'createdAt' | 'updatedAt'>;
 
-function toRecord(p: Partial<IdentityProviderFields>): Partial<IdentityProviderRecord> {
-  const out: Partial<IdentityProviderRecord> = {};
-  if (p.slug !== undefined) out.slug = p.slug;
-  if (p.name !== undefined) out.name = p.name;
-  if (p.type !== undefined) out.type = p.type;
-  if (p.issuer !== undefined) out.issuer = p.issuer;
-  if (p.baseUrl !== undefined) out.base_url = p.baseUrl;
-  if (p.apiBaseUrl !== undefined) out.api_base_url = p.apiBaseUrl;
-  if (p.clientId !== undefined) out.client_id = p.clientId;
-  if (p.clientSecretSealed !== undefined) out.client_secret_sealed = p.clientSecretSealed;
-  if (p.scopes !== undefined) out.scopes = p.scopes;
-  if (p.enabled !== undefined) out.enabled = p.enabled;
-  if (p.trustEmail !== undefined) out.trust_email = p.trustEmail;
-  if (p.allowSignup !== undefined) out.allow_signup = p.allowSignup;
-  return out;
-}
+const toRecord: (p: Partial<IdentityProviderFields>) => Partial<IdentityProviderRecord> = recordWriter(identityProviderColumns);
 
 export async function listIdentityProviders(db: DbOrTrx, options: { enabledOnly?: boolean } = {}): Promise<IdentityProviderRow[]> {
   const q = db('identity_providers').orderBy([{ column: 'name' }, { column: 'slug' }]);

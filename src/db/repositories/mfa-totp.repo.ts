@@ -1,35 +1,20 @@
 import type { DbOrTrx } from '..';
+import { convert, date, dateOrNull, orNull, rowMapper, same, type RecordOf, type RowOf } from '../rows';
 
-export interface TotpRow {
-  userId: string;
+const totpColumns = {
+  userId: same<string>(),
   /** The base32 secret sealed with KEYS_SECRET (lib/sealed.ts); never returned to a client after setup. */
-  secretSealed: string;
-  createdAt: Date;
-  confirmedAt: Date | null;
-  lastUsedStep: number | null;
+  secretSealed: same<string>(),
+  createdAt: date,
+  confirmedAt: dateOrNull,
+  lastUsedStep: convert((step: string | number | null) => (step === null ? null : Number(step))),
   /** The session that started a pending enrolment (CONTRACT §11); null once confirmed. */
-  pendingSessionId: string | null;
-}
+  pendingSessionId: orNull<string>(),
+};
 
-export interface TotpRecord {
-  user_id: string;
-  secret_sealed: string;
-  created_at: Date;
-  confirmed_at: Date | null;
-  last_used_step: string | number | null;
-  pending_session_id: string | null;
-}
-
-function toRow(r: TotpRecord): TotpRow {
-  return {
-    userId: r.user_id,
-    secretSealed: r.secret_sealed,
-    createdAt: new Date(r.created_at),
-    confirmedAt: r.confirmed_at ? new Date(r.confirmed_at) : null,
-    lastUsedStep: r.last_used_step === null ? null : Number(r.last_used_step),
-    pendingSessionId: r.pending_session_id ?? null,
-  };
-}
+export type TotpRow = RowOf<typeof totpColumns>;
+export type TotpRecord = RecordOf<typeof totpColumns>;
+const toRow = rowMapper(totpColumns);
 
 export async function findTotp(db: DbOrTrx, userId: string): Promise<TotpRow | undefined> {
   const row = await db('mfa_totp').where({ user_id: userId }).first();

@@ -1,47 +1,28 @@
 import type { DbOrTrx } from '..';
+import { convert, date, dateOrNull, named, rowMapper, same, type RecordOf, type RowOf } from '../rows';
 
 /** A user's approval of a client (a connected app). */
-export interface GrantRow {
-  userId: string;
-  clientId: string;
-  scopes: string[];
-  /** CONTRACT §23: the API resources (RFC 8707 identifiers) the person consented to. */
-  resources: string[];
+const grantColumns = {
+  userId: same<string>(),
+  clientId: same<string>(),
+  scopes: named(
+    'scope',
+    convert((scope: string) => scope.split(' ').filter(Boolean)),
+  ),
+  /** CONTRACT §23: the API resources (RFC 8707 identifiers) the person consented to (jsonb, parsed by pg). */
+  resources: same<string[]>(),
   /** CONTRACT §23: the redirect URIs the person consented to (a self-registered client is bound to them). */
-  redirectUris: string[];
-  grantedAt: Date;
-  lastUsedAt: Date | null;
-}
+  redirectUris: same<string[]>(),
+  grantedAt: date,
+  lastUsedAt: dateOrNull,
+};
+
+export type GrantRow = RowOf<typeof grantColumns>;
+export type GrantRecord = RecordOf<typeof grantColumns>;
+const toRow = rowMapper(grantColumns);
 
 export interface GrantWithClientRow extends GrantRow {
   clientName: string;
-}
-
-export interface GrantRecord {
-  user_id: string;
-  client_id: string;
-  scope: string;
-  /** jsonb lists, parsed by pg (written as JSON text). */
-  resources: string[];
-  redirect_uris: string[];
-  granted_at: Date;
-  last_used_at: Date | null;
-}
-
-function splitScope(scope: string): string[] {
-  return scope.split(' ').filter(Boolean);
-}
-
-function toRow(r: GrantRecord): GrantRow {
-  return {
-    userId: r.user_id,
-    clientId: r.client_id,
-    scopes: splitScope(r.scope),
-    resources: r.resources,
-    redirectUris: r.redirect_uris,
-    grantedAt: new Date(r.granted_at),
-    lastUsedAt: r.last_used_at ? new Date(r.last_used_at) : null,
-  };
 }
 
 export async function findGrant(db: DbOrTrx, userId: string, clientId: string): Promise<GrantRow | undefined> {

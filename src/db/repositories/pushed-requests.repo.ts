@@ -1,9 +1,12 @@
 import type { DbOrTrx } from '..';
+import { authorizationRequestParams, type AuthorizationRequestParams } from '../../declarations/authorization-request';
+import { jsonColumnValue } from '../../lib/json-text';
 
 /** A pushed authorization request (RFC 9126, issue 34): the parameters the client pushed, as strings. */
 export interface PushedRequestRow {
   clientId: string;
-  params: Record<string, string>;
+  /** Read back through the declared schema; null when the stored row does not parse (it is refused, never judged). */
+  params: AuthorizationRequestParams | null;
   expiresAt: Date;
   usedAt: Date | null;
 }
@@ -12,7 +15,7 @@ export interface PushedRequestRecord {
   request_uri_hash: string;
   client_id: string;
   /** jsonb: parsed by pg (its text from drivers that do not parse json). */
-  params: Record<string, string> | string;
+  params: unknown;
   created_at: Date;
   expires_at: Date;
   used_at: Date | null;
@@ -20,7 +23,7 @@ export interface PushedRequestRecord {
 
 export async function insertPushedRequest(
   db: DbOrTrx,
-  r: { requestUriHash: string; clientId: string; params: Record<string, string>; now: Date; expiresAt: Date },
+  r: { requestUriHash: string; clientId: string; params: AuthorizationRequestParams; now: Date; expiresAt: Date },
 ): Promise<void> {
   await db('oauth_pushed_requests').insert({
     request_uri_hash: r.requestUriHash,
@@ -32,11 +35,12 @@ export async function insertPushedRequest(
 }
 
 export async function findPushedRequest(db: DbOrTrx, requestUriHash: string): Promise<PushedRequestRow | undefined> {
-  const row = await db('oauth_pushed_requests').where({ request_uri_hash: requestUriHash }).first();
+  const row: PushedRequestRecord | undefined = await db('oauth_pushed_requests').where({ request_uri_hash: requestUriHash }).first();
   if (!row) return undefined;
+  const params = authorizationRequestParams.safeParse(jsonColumnValue(row.params));
   return {
     clientId: row.client_id,
-    params: typeof row.params === 'string' ? JSON.parse(row.params) : row.params,
+    params: params.success ? params.data : null,
     expiresAt: new Date(row.expires_at),
     usedAt: row.used_at ? new Date(row.used_at) : null,
   };

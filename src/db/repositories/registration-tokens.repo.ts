@@ -1,38 +1,22 @@
 import type { DbOrTrx } from '..';
+import { date, dateOrNull, num, rowMapper, same, type RecordOf, type RowOf } from '../rows';
 
 /** An initial access token of CONTRACT §13 (CLIENT_REGISTRATION=token): only its SHA-256 is stored. */
-export interface RegistrationTokenRow {
-  id: string;
-  createdBy: string | null;
-  maxUses: number;
-  uses: number;
-  createdAt: Date;
-  expiresAt: Date;
-  revokedAt: Date | null;
-}
+const registrationTokenColumns = {
+  id: same<string>(),
+  createdBy: same<string | null>(),
+  maxUses: num,
+  uses: num,
+  createdAt: date,
+  expiresAt: date,
+  revokedAt: dateOrNull,
+};
 
-export interface RegistrationTokenRecord {
-  id: string;
+export type RegistrationTokenRow = RowOf<typeof registrationTokenColumns>;
+export interface RegistrationTokenRecord extends RecordOf<typeof registrationTokenColumns> {
   token_hash: string;
-  created_by: string | null;
-  max_uses: number;
-  uses: number;
-  created_at: Date;
-  expires_at: Date;
-  revoked_at: Date | null;
 }
-
-function toRow(r: RegistrationTokenRecord): RegistrationTokenRow {
-  return {
-    id: r.id,
-    createdBy: r.created_by,
-    maxUses: Number(r.max_uses),
-    uses: Number(r.uses),
-    createdAt: new Date(r.created_at),
-    expiresAt: new Date(r.expires_at),
-    revokedAt: r.revoked_at ? new Date(r.revoked_at) : null,
-  };
-}
+const toRow = rowMapper(registrationTokenColumns);
 
 export async function insertRegistrationToken(
   db: DbOrTrx,

@@ -1,60 +1,38 @@
 import type { Knex } from 'knex';
 import type { DbOrTrx } from '..';
 import { UUID_PATTERN } from '../../lib/ids';
+import { date, rowMapper, same, type RecordOf, type RowOf } from '../rows';
 import { heldRolesSql } from './principal.repo';
-
-export interface RoleRow {
-  id: string;
-  name: string;
-  description: string;
-  /** null = a global role. */
-  application: string | null;
-  /** Sorted; every catalogue permission for the global super_admin (CONTRACT §6). */
-  permissions: string[];
-  /** Scopes of API resources the role grants (resource = its identifier), sorted; only scopes the resource still defines. */
-  apiScopes: RoleApiScope[];
-  isActive: boolean;
-  createdAt: Date;
-  updatedAt: Date;
-}
 
 export interface RoleApiScope {
   resource: string;
   scope: string;
 }
 
+/** The columns of selectRoles: the role and its permissions and API scopes as json arrays (pg parses json). */
+const roleColumns = {
+  id: same<string>(),
+  name: same<string>(),
+  description: same<string>(),
+  /** null = a global role. */
+  application: same<string | null>(),
+  /** Sorted; every catalogue permission for the global super_admin (CONTRACT §6). */
+  permissions: same<string[]>(),
+  /** Scopes of API resources the role grants (resource = its identifier), sorted; only scopes the resource still defines. */
+  apiScopes: same<RoleApiScope[]>(),
+  isActive: same<boolean>(),
+  createdAt: date,
+  updatedAt: date,
+};
+
+export type RoleRow = RowOf<typeof roleColumns>;
+type RoleRecord = RecordOf<typeof roleColumns>;
+const toRoleRow = rowMapper(roleColumns);
+
 export interface PermissionRow {
   name: string;
   description: string;
 }
-
-/** The columns of selectRoles: the role and its permissions and API scopes as json arrays (pg parses json). */
-interface RoleRecord {
-  id: string;
-  name: string;
-  description: string;
-  application: string | null;
-  permissions: string[];
-  api_scopes: RoleApiScope[];
-  is_active: boolean;
-  created_at: Date;
-  updated_at: Date;
-}
-
-function toRoleRow(r: RoleRecord): RoleRow {
-  return {
-    id: r.id,
-    name: r.name,
-    description: r.description,
-    application: r.application,
-    permissions: r.permissions,
-    apiScopes: r.api_scopes,
-    isActive: r.is_active,
-    createdAt: new Date(r.created_at),
-    updatedAt: new Date(r.updated_at),
-  };
-}
-
 /**
  * Roles with their permissions in one statement. The global super_admin is shown with the whole catalogue, the
  * same rule loadUserAccess applies (CONTRACT §6: super_admin holds every permission).

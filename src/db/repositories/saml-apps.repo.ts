@@ -1,4 +1,5 @@
 import type { DbOrTrx } from '..';
+import { date, recordWriter, rowMapper, same, type RecordOf, type RowOf } from '../rows';
 
 export type SamlNameIdFormat = 'emailAddress' | 'persistent' | 'transient' | 'unspecified';
 export type SamlSloBinding = 'HTTP-Redirect' | 'HTTP-POST';
@@ -19,84 +20,37 @@ export interface SamlAttributeNames {
 }
 
 /** A registered service provider (CONTRACT §19). */
-export interface SamlAppRow {
-  id: string;
-  name: string;
-  entityId: string;
-  acsUrls: SamlAcsUrl[];
-  sloUrl: string | null;
-  sloBinding: SamlSloBinding;
-  nameIdFormat: SamlNameIdFormat;
-  attributes: SamlAttributeNames;
-  signResponse: boolean;
-  signAssertion: boolean;
-  encryptAssertion: boolean;
-  wantAuthnRequestsSigned: boolean;
-  spCertificate: string | null;
+const samlAppColumns = {
+  id: same<string>(),
+  name: same<string>(),
+  entityId: same<string>(),
+  acsUrls: same<SamlAcsUrl[]>(),
+  sloUrl: same<string | null>(),
+  sloBinding: same<SamlSloBinding>(),
+  nameIdFormat: same<SamlNameIdFormat>(),
+  attributes: same<SamlAttributeNames>(),
+  signResponse: same<boolean>(),
+  signAssertion: same<boolean>(),
+  encryptAssertion: same<boolean>(),
+  wantAuthnRequestsSigned: same<boolean>(),
+  spCertificate: same<string | null>(),
   /** From the SP's metadata when its encryption certificate is not its signing one; else null (sp_certificate serves). */
-  spEncryptionCertificate: string | null;
-  enabled: boolean;
-  createdAt: Date;
-  updatedAt: Date;
-}
+  spEncryptionCertificate: same<string | null>(),
+  enabled: same<boolean>(),
+  createdAt: date,
+  updatedAt: date,
+};
 
+export type SamlAppRow = RowOf<typeof samlAppColumns>;
 export type SamlAppFields = Omit<SamlAppRow, 'id' | 'createdAt' | 'updatedAt'>;
-
-export interface SamlAppRecord {
-  id: string;
-  name: string;
-  entity_id: string;
-  acs_urls: SamlAcsUrl[];
-  slo_url: string | null;
-  slo_binding: SamlSloBinding;
-  name_id_format: SamlNameIdFormat;
-  attributes: SamlAttributeNames;
-  sign_response: boolean;
-  sign_assertion: boolean;
-  encrypt_assertion: boolean;
-  want_authn_requests_signed: boolean;
-  sp_certificate: string | null;
-  sp_encryption_certificate: string | null;
-  enabled: boolean;
-  created_at: Date;
-  updated_at: Date;
-}
-
-const toRow = (r: SamlAppRecord): SamlAppRow => ({
-  id: r.id,
-  name: r.name,
-  entityId: r.entity_id,
-  acsUrls: r.acs_urls,
-  sloUrl: r.slo_url,
-  sloBinding: r.slo_binding,
-  nameIdFormat: r.name_id_format,
-  attributes: r.attributes,
-  signResponse: r.sign_response,
-  signAssertion: r.sign_assertion,
-  encryptAssertion: r.encrypt_assertion,
-  wantAuthnRequestsSigned: r.want_authn_requests_signed,
-  spCertificate: r.sp_certificate,
-  spEncryptionCertificate: r.sp_encryption_certificate,
-  enabled: r.enabled,
-  createdAt: new Date(r.created_at),
-  updatedAt: new Date(r.updated_at),
-});
-
+export type SamlAppRecord = RecordOf<typeof samlAppColumns>;
+const toRow = rowMapper(samlAppColumns);
+const writeColumns = recordWriter(samlAppColumns);
+/** The jsonb columns are written as JSON text. */
 const toRecord = (f: SamlAppFields) => ({
-  name: f.name,
-  entity_id: f.entityId,
+  ...writeColumns(f),
   acs_urls: JSON.stringify(f.acsUrls),
-  slo_url: f.sloUrl,
-  slo_binding: f.sloBinding,
-  name_id_format: f.nameIdFormat,
   attributes: JSON.stringify(f.attributes),
-  sign_response: f.signResponse,
-  sign_assertion: f.signAssertion,
-  encrypt_assertion: f.encryptAssertion,
-  want_authn_requests_signed: f.wantAuthnRequestsSigned,
-  sp_certificate: f.spCertificate,
-  sp_encryption_certificate: f.spEncryptionCertificate,
-  enabled: f.enabled,
 });
 
 export async function listSamlApps(db: DbOrTrx): Promise<SamlAppRow[]> {

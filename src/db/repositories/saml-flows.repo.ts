@@ -1,42 +1,24 @@
 import type { DbOrTrx } from '..';
+import { date, rowMapper, same, type RecordOf, type RowOf } from '../rows';
 
 /** An AuthnRequest (or an IdP-initiated start) waiting for the person to sign in (CONTRACT §19). */
-export interface SamlRequestRow {
-  id: string;
-  appId: string;
-  requestId: string | null;
-  acsUrl: string;
-  relayState: string | null;
-  forceAuthn: boolean;
-  isPassive: boolean;
-  createdAt: Date;
-  expiresAt: Date;
-}
+const samlRequestColumns = {
+  id: same<string>(),
+  appId: same<string>(),
+  requestId: same<string | null>(),
+  acsUrl: same<string>(),
+  relayState: same<string | null>(),
+  forceAuthn: same<boolean>(),
+  isPassive: same<boolean>(),
+  createdAt: date,
+  expiresAt: date,
+};
 
-export interface SamlRequestRecord {
-  id: string;
-  app_id: string;
-  request_id: string | null;
-  acs_url: string;
-  relay_state: string | null;
-  force_authn: boolean;
-  is_passive: boolean;
-  created_at: Date;
-  expires_at: Date;
+export type SamlRequestRow = RowOf<typeof samlRequestColumns>;
+export interface SamlRequestRecord extends RecordOf<typeof samlRequestColumns> {
   used_at: Date | null;
 }
-
-const toRequest = (r: SamlRequestRecord): SamlRequestRow => ({
-  id: r.id,
-  appId: r.app_id,
-  requestId: r.request_id,
-  acsUrl: r.acs_url,
-  relayState: r.relay_state,
-  forceAuthn: r.force_authn,
-  isPassive: r.is_passive,
-  createdAt: new Date(r.created_at),
-  expiresAt: new Date(r.expires_at),
-});
+const toRequest = rowMapper(samlRequestColumns);
 
 /**
  * Stores a request; false when this app already sent this request ID (the unique index (app_id, request_id) decides,

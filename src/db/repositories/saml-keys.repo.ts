@@ -1,29 +1,18 @@
 import type { DbOrTrx } from '..';
+import { date, dateOrNull, rowMapper, same, type RecordOf, type RowOf } from '../rows';
 
 /** The SAML IdP's signing key (CONTRACT §19): the private half only ever held sealed here. */
-export interface SamlKeyRow {
-  id: string;
-  privateKeySealed: string;
-  certificatePem: string;
-  createdAt: Date;
-  retiredAt: Date | null;
-}
+const samlKeyColumns = {
+  id: same<string>(),
+  privateKeySealed: same<string>(),
+  certificatePem: same<string>(),
+  createdAt: date,
+  retiredAt: dateOrNull,
+};
 
-export interface SamlKeyRecord {
-  id: string;
-  private_key_sealed: string;
-  certificate_pem: string;
-  created_at: Date;
-  retired_at: Date | null;
-}
-
-const toRow = (r: SamlKeyRecord): SamlKeyRow => ({
-  id: r.id,
-  privateKeySealed: r.private_key_sealed,
-  certificatePem: r.certificate_pem,
-  createdAt: new Date(r.created_at),
-  retiredAt: r.retired_at ? new Date(r.retired_at) : null,
-});
+export type SamlKeyRow = RowOf<typeof samlKeyColumns>;
+export type SamlKeyRecord = RecordOf<typeof samlKeyColumns>;
+const toRow = rowMapper(samlKeyColumns);
 
 export async function findCurrentSamlKey(db: DbOrTrx): Promise<SamlKeyRow | undefined> {
   const row = await db('saml_signing_keys').whereNull('retired_at').first();

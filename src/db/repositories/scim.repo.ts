@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { DbOrTrx } from '..';
 import { UUID_PATTERN } from '../../lib/ids';
+import { date, dateOrNull, rowMapper, same, type RecordOf, type RowOf } from '../rows';
 import { toUserRow, type UserRecord, type UserRow } from './users.repo';
 
 /**
@@ -12,35 +13,20 @@ import { toUserRow, type UserRecord, type UserRow } from './users.repo';
 // ---------------------------------------------------------------------------------------------------------------
 // Connections
 
-export interface ScimConnectionRow {
-  id: string;
-  name: string;
-  description: string;
-  createdBy: string | null;
-  createdAt: Date;
-  lastUsedAt: Date | null;
-}
+const connectionColumns = {
+  id: same<string>(),
+  name: same<string>(),
+  description: same<string>(),
+  createdBy: same<string | null>(),
+  createdAt: date,
+  lastUsedAt: dateOrNull,
+};
 
-export interface ScimConnectionRecord {
-  id: string;
-  name: string;
-  description: string;
+export type ScimConnectionRow = RowOf<typeof connectionColumns>;
+export interface ScimConnectionRecord extends RecordOf<typeof connectionColumns> {
   token_hash: string;
-  created_by: string | null;
-  created_at: Date;
-  last_used_at: Date | null;
 }
-
-function toConnection(r: ScimConnectionRecord): ScimConnectionRow {
-  return {
-    id: r.id,
-    name: r.name,
-    description: r.description,
-    createdBy: r.created_by,
-    createdAt: new Date(r.created_at),
-    lastUsedAt: r.last_used_at ? new Date(r.last_used_at) : null,
-  };
-}
+const toConnection = rowMapper(connectionColumns);
 
 export async function insertScimConnection(
   db: DbOrTrx,
@@ -390,23 +376,18 @@ export async function deleteAccount(db: DbOrTrx, userId: string): Promise<boolea
 // ---------------------------------------------------------------------------------------------------------------
 // Groups
 
-export interface ScimGroupRow {
-  id: string;
-  connectionId: string;
-  displayName: string;
-  externalId: string | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
+const groupColumns = {
+  id: same<string>(),
+  connectionId: same<string>(),
+  displayName: same<string>(),
+  externalId: same<string | null>(),
+  createdAt: date,
+  updatedAt: date,
+};
 
-export interface ScimGroupRecord {
-  id: string;
-  connection_id: string;
-  display_name: string;
-  external_id: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
+export type ScimGroupRow = RowOf<typeof groupColumns>;
+export type ScimGroupRecord = RecordOf<typeof groupColumns>;
+const toGroup = rowMapper(groupColumns);
 
 /** A group's members and the roles it is mapped to: a pair of ids a row. */
 export interface ScimGroupMemberRecord {
@@ -417,17 +398,6 @@ export interface ScimGroupMemberRecord {
 export interface ScimGroupRoleRecord {
   group_id: string;
   role_id: string;
-}
-
-function toGroup(r: ScimGroupRecord): ScimGroupRow {
-  return {
-    id: r.id,
-    connectionId: r.connection_id,
-    displayName: r.display_name,
-    externalId: r.external_id,
-    createdAt: new Date(r.created_at),
-    updatedAt: new Date(r.updated_at),
-  };
 }
 
 export async function insertScimGroup(

@@ -1,62 +1,34 @@
 import { preparedRows, type DbOrTrx } from '..';
+import { convert, date, dateOrNull, orNull, rowMapper, same, type RecordOf, type RowOf } from '../rows';
 import { ACCESS_COLUMNS, rolesCte, sessionClientIsActive, toUserAccess, type AccessColumns, type PrincipalRole } from './principal.repo';
+import { sessionContextOf, type AuthorizationContext } from './authorization-context';
 
-export interface SessionRow {
-  id: string;
-  userId: string;
-  clientId: string | null;
-  scope: string | null;
-  ip: string | null;
-  userAgent: string | null;
-  createdAt: Date;
-  lastUsedAt: Date;
-  expiresAt: Date;
-  revokedAt: Date | null;
+const sessionColumns = {
+  id: same<string>(),
+  userId: same<string>(),
+  clientId: same<string | null>(),
+  scope: same<string | null>(),
+  ip: same<string | null>(),
+  userAgent: same<string | null>(),
+  createdAt: date,
+  lastUsedAt: date,
+  expiresAt: date,
+  revokedAt: dateOrNull,
   /** When the user last proved who they are (password or passkey); kept through refresh (OIDC `auth_time`). */
-  authTime: Date;
+  authTime: date,
   /** How they did (OIDC `amr`, CONTRACT §10). */
-  amr: string[];
+  amr: convert((amr: string[] | null) => amr ?? ['pwd']),
   /** Back-Channel Logout (issue 34): the browser session a code exchange's session belongs to. */
-  browserSessionId: string | null;
-}
+  browserSessionId: orNull<string>(),
+};
+
+export type SessionRow = RowOf<typeof sessionColumns>;
+export type SessionRecord = RecordOf<typeof sessionColumns>;
+const toSessionRow = rowMapper(sessionColumns);
 
 /** The id_token's `sid` of a session: the browser session it belongs to, else its own id (issue 34). */
 export function oidcSidOf(session: Pick<SessionRow, 'id' | 'browserSessionId'>): string {
   return session.browserSessionId ?? session.id;
-}
-
-export interface SessionRecord {
-  id: string;
-  user_id: string;
-  client_id: string | null;
-  scope: string | null;
-  ip: string | null;
-  user_agent: string | null;
-  created_at: Date;
-  last_used_at: Date;
-  expires_at: Date;
-  revoked_at: Date | null;
-  auth_time: Date;
-  amr: string[] | null;
-  browser_session_id?: string | null;
-}
-
-function toSessionRow(r: SessionRecord): SessionRow {
-  return {
-    id: r.id,
-    userId: r.user_id,
-    clientId: r.client_id,
-    scope: r.scope,
-    ip: r.ip,
-    userAgent: r.user_agent,
-    createdAt: new Date(r.created_at),
-    lastUsedAt: new Date(r.last_used_at),
-    expiresAt: new Date(r.expires_at),
-    revokedAt: r.revoked_at ? new Date(r.revoked_at) : null,
-    authTime: new Date(r.auth_time),
-    amr: r.amr ?? ['pwd'],
-    browserSessionId: r.browser_session_id ?? null,
-  };
 }
 
 /**
@@ -79,6 +51,8 @@ export async function insertSession(
     authTime?: Date;
     amr?: string[];
     browserSessionId?: string | null;
+    /** RFC 8707: the API the grant that opens an OAuth session was for (its refreshes issue tokens for it). */
+    resource?: string | null;
   },
   firstRefreshTokenId: string,
   signIn?: { clearFailuresOf?: string },
@@ -88,18 +62,18 @@ export async function insertSession(
   // reads in no set order (in practice last, in reverse), so `cleared` reads `touched` to run after it.
   const signInCtes = [
     ...(signIn ? ['touched as (update users set last_login_at = $7 where id = $2 returning id)'] : []),
-    ...(clearing ? ['cleared as (delete from login_failures where email = $13 and exists (select 1 from touched))'] : []),
+    ...(clearing ? ['cleared as (delete from login_failures where email = $14 and exists (select 1 from touched))'] : []),
   ];
   // A named prepared statement per shape (a password sign-in runs it outside a transaction: issue 10).
-  const name = clearing ? 'sso_insert_session_password_sign_in_3' : signIn ? 'sso_insert_session_sign_in_3' : 'sso_insert_session_2';
+  const name = clearing ? 'sso_insert_session_password_sign_in_4' : signIn ? 'sso_insert_session_sign_in_4' : 'sso_insert_session_3';
   const [row] = await preparedRows<AccessColumns>(
     db,
     name,
     `with ${signInCtes.map((cte) => `${cte},`).join('\n')}
      s as (
        insert into sessions (id, user_id, client_id, scope, ip, user_agent, created_at, last_used_at, expires_at, auth_time, amr,
-                             browser_session_id)
-       values ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, cast($10 as text[]), cast($12 as uuid))
+                             browser_session_id, resource)
+       values ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, cast($10 as text[]), cast($12 as uuid), cast($13 as text))
        returning id
      ), t as (
        insert into refresh_tokens (id, session_id, created_at, expires_at) select $11, s.id, $7, $8 from s
@@ -118,6 +92,7 @@ export async function insertSession(
       s.amr ?? ['pwd'],
       firstRefreshTokenId,
       s.browserSessionId ?? null,
+      s.resource ?? null,
       ...(signIn?.clearFailuresOf !== undefined ? [signIn.clearFailuresOf] : []),
     ],
   );
@@ -212,16 +187,33 @@ export async function lockLiveSession(
   db: DbOrTrx,
   id: string,
   now: Date,
-): Promise<{ id: string; userId: string; createdAt: Date; clientId: string | null; scope: string | null } | undefined> {
+): Promise<
+  | {
+      id: string;
+      userId: string;
+      createdAt: Date;
+      clientId: string | null;
+      scope: string | null;
+      context: AuthorizationContext | undefined;
+    }
+  | undefined
+> {
   const row = await db('sessions')
     .where({ id })
     .whereNull('revoked_at')
     .where('expires_at', '>', now)
     .whereRaw(sessionClientIsActive('sessions'))
     .forNoKeyUpdate()
-    .first('id', 'user_id', 'created_at', 'client_id', 'scope');
+    .first('id', 'user_id', 'created_at', 'client_id', 'scope', 'resource', 'auth_time', 'amr', 'browser_session_id');
   return row
-    ? { id: row.id, userId: row.user_id, createdAt: new Date(row.created_at), clientId: row.client_id, scope: row.scope }
+    ? {
+        id: row.id,
+        userId: row.user_id,
+        createdAt: new Date(row.created_at),
+        clientId: row.client_id,
+        scope: row.scope,
+        context: sessionContextOf(row),
+      }
     : undefined;
 }
 

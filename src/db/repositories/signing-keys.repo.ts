@@ -1,36 +1,21 @@
 import type { JWK } from 'jose';
 import type { DbOrTrx } from '..';
+import { date, dateOrNull, rowMapper, same, type RecordOf, type RowOf } from '../rows';
 
 /** An id_token signing key (CONTRACT §9). The private half is only ever held sealed here. */
-export interface SigningKeyRow {
-  kid: string;
-  alg: string;
-  publicJwk: JWK;
-  privateJwkSealed: string;
-  createdAt: Date;
-  retiredAt: Date | null;
-}
-
-export interface SigningKeyRecord {
-  kid: string;
-  alg: string;
+const signingKeyColumns = {
+  kid: same<string>(),
+  alg: same<string>(),
   /** jsonb, parsed by pg. */
-  public_jwk: JWK;
-  private_jwk_sealed: string;
-  created_at: Date;
-  retired_at: Date | null;
-}
+  publicJwk: same<JWK>(),
+  privateJwkSealed: same<string>(),
+  createdAt: date,
+  retiredAt: dateOrNull,
+};
 
-function toRow(r: SigningKeyRecord): SigningKeyRow {
-  return {
-    kid: r.kid,
-    alg: r.alg,
-    publicJwk: r.public_jwk,
-    privateJwkSealed: r.private_jwk_sealed,
-    createdAt: new Date(r.created_at),
-    retiredAt: r.retired_at ? new Date(r.retired_at) : null,
-  };
-}
+export type SigningKeyRow = RowOf<typeof signingKeyColumns>;
+export type SigningKeyRecord = RecordOf<typeof signingKeyColumns>;
+const toRow = rowMapper(signingKeyColumns);
 
 export async function findCurrentSigningKey(db: DbOrTrx, alg: string): Promise<SigningKeyRow | undefined> {
   const row = await db('oidc_signing_keys').where({ alg }).whereNull('retired_at').first();

@@ -1,53 +1,32 @@
 import type { DbOrTrx } from '..';
 import { UUID_PATTERN } from '../../lib/ids';
+import { date, dateOrNull, flag, rowMapper, same, type RecordOf, type RowOf } from '../rows';
 
-export interface UserIdentityRow {
-  id: string;
-  userId: string;
-  providerId: string;
+const userIdentityColumns = {
+  id: same<string>(),
+  userId: same<string>(),
+  providerId: same<string>(),
   /** The provider's issuer (oidc) or base URL (github) when the identity was linked: part of its key (CONTRACT §23). */
-  issuer: string;
-  subject: string;
-  email: string | null;
-  createdAt: Date;
-  lastUsedAt: Date | null;
+  issuer: same<string>(),
+  subject: same<string>(),
+  email: same<string | null>(),
+  createdAt: date,
+  lastUsedAt: dateOrNull,
   /**
    * Linked to an administrator's account under the rules before the fourth review (migration
    * 20261130100000_flag_privileged_identities): it signs nobody in until the owner keeps it from /account.
    */
-  needsConfirmation: boolean;
-}
+  needsConfirmation: flag,
+};
+
+export type UserIdentityRow = RowOf<typeof userIdentityColumns>;
+export type UserIdentityRecord = RecordOf<typeof userIdentityColumns>;
+const toRow = rowMapper(userIdentityColumns);
 
 /** A linked identity with its provider's slug and name (the /account list and GET /api/auth/identities). */
 export interface LinkedIdentity extends UserIdentityRow {
   providerSlug: string;
   providerName: string;
-}
-
-export interface UserIdentityRecord {
-  id: string;
-  user_id: string;
-  provider_id: string;
-  issuer: string;
-  subject: string;
-  email: string | null;
-  created_at: Date;
-  last_used_at: Date | null;
-  needs_confirmation: boolean;
-}
-
-function toRow(r: UserIdentityRecord): UserIdentityRow {
-  return {
-    id: r.id,
-    userId: r.user_id,
-    providerId: r.provider_id,
-    issuer: r.issuer,
-    subject: r.subject,
-    email: r.email,
-    createdAt: new Date(r.created_at),
-    lastUsedAt: r.last_used_at ? new Date(r.last_used_at) : null,
-    needsConfirmation: r.needs_confirmation === true,
-  };
 }
 
 /** The identity key of CONTRACT §23: (provider, issuer or GitHub base URL, subject). */

@@ -1,52 +1,27 @@
 import type { Knex } from 'knex';
 import { preparedRows, type DbOrTrx } from '..';
 import { UUID_PATTERN } from '../../lib/ids';
+import { date, dateOrNull, rowMapper, same, type RecordOf, type RowOf } from '../rows';
 
-export interface UserRow {
-  id: string;
-  email: string;
-  firstName: string;
-  lastName: string;
-  passwordHash: string | null;
-  isActive: boolean;
-  emailVerified: boolean;
-  createdAt: Date;
-  updatedAt: Date;
-  lastLoginAt: Date | null;
-  /** An invitation not yet accepted: when its link stops working (null or absent: not invited, or accepted). */
-  invitationExpiresAt?: Date | null;
-}
+const userColumns = {
+  id: same<string>(),
+  email: same<string>(),
+  firstName: same<string>(),
+  lastName: same<string>(),
+  passwordHash: same<string | null>(),
+  isActive: same<boolean>(),
+  emailVerified: same<boolean>(),
+  createdAt: date,
+  updatedAt: date,
+  lastLoginAt: dateOrNull,
+  /** An invitation not yet accepted: when its link stops working (null: not invited, or accepted). */
+  invitationExpiresAt: dateOrNull,
+};
 
+export type UserRow = RowOf<typeof userColumns>;
 /** A users row as pg returns it (other repositories' statements that select `u.*` extend it). */
-export interface UserRecord {
-  id: string;
-  email: string;
-  first_name: string;
-  last_name: string;
-  password_hash: string | null;
-  is_active: boolean;
-  email_verified: boolean;
-  created_at: Date;
-  updated_at: Date;
-  last_login_at: Date | null;
-  invitation_expires_at?: Date | null;
-}
-
-export function toUserRow(r: UserRecord): UserRow {
-  return {
-    id: r.id,
-    email: r.email,
-    firstName: r.first_name,
-    lastName: r.last_name,
-    passwordHash: r.password_hash,
-    isActive: r.is_active,
-    emailVerified: r.email_verified,
-    createdAt: new Date(r.created_at),
-    updatedAt: new Date(r.updated_at),
-    lastLoginAt: r.last_login_at ? new Date(r.last_login_at) : null,
-    invitationExpiresAt: r.invitation_expires_at ? new Date(r.invitation_expires_at) : null,
-  };
-}
+export type UserRecord = RecordOf<typeof userColumns>;
+export const toUserRow = rowMapper(userColumns);
 
 export async function findUserById(db: DbOrTrx, id: string): Promise<UserRow | undefined> {
   if (!UUID_PATTERN.test(id)) return undefined;

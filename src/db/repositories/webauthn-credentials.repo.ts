@@ -1,47 +1,24 @@
 import type { DbOrTrx } from '..';
+import { convert, date, dateOrNull, num, rowMapper, same, type RecordOf, type RowOf } from '../rows';
 import { parseTextArray } from './principal.repo';
 
-export interface PasskeyRow {
-  id: string;
-  userId: string;
+const passkeyColumns = {
+  id: same<string>(),
+  userId: same<string>(),
   /** base64url credential ID. */
-  credentialId: string;
-  publicKey: Uint8Array<ArrayBuffer>;
-  counter: number;
-  transports: string[];
-  name: string;
-  backedUp: boolean;
-  createdAt: Date;
-  lastUsedAt: Date | null;
-}
+  credentialId: same<string>(),
+  publicKey: convert((key: Buffer) => new Uint8Array(key)),
+  counter: num,
+  transports: convert((t: string[] | string) => parseTextArray(t)),
+  name: same<string>(),
+  backedUp: same<boolean>(),
+  createdAt: date,
+  lastUsedAt: dateOrNull,
+};
 
-export interface PasskeyRecord {
-  id: string;
-  user_id: string;
-  credential_id: string;
-  public_key: Buffer;
-  counter: string | number;
-  transports: string[] | string;
-  name: string;
-  backed_up: boolean;
-  created_at: Date;
-  last_used_at: Date | null;
-}
-
-function toRow(r: PasskeyRecord): PasskeyRow {
-  return {
-    id: r.id,
-    userId: r.user_id,
-    credentialId: r.credential_id,
-    publicKey: new Uint8Array(r.public_key),
-    counter: Number(r.counter),
-    transports: parseTextArray(r.transports),
-    name: r.name,
-    backedUp: r.backed_up,
-    createdAt: new Date(r.created_at),
-    lastUsedAt: r.last_used_at ? new Date(r.last_used_at) : null,
-  };
-}
+export type PasskeyRow = RowOf<typeof passkeyColumns>;
+export type PasskeyRecord = RecordOf<typeof passkeyColumns>;
+const toRow = rowMapper(passkeyColumns);
 
 export async function insertPasskey(
   db: DbOrTrx,

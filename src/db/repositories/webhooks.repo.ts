@@ -1,47 +1,24 @@
 import type { DbOrTrx } from '..';
-import { deleteDeliveriesBefore, recordDeliveryOutcome, type DeliveryAttemptOutcome } from './deliveries';
+import { deleteDeliveriesBefore, deliveryAttemptColumns, recordDeliveryOutcome, type DeliveryAttemptOutcome } from './deliveries';
 import { toAuditEventRow, type AuditEventRow } from './audit-events.repo';
+import { date, dateOrNull, rowMapper, same, str, type RecordOf, type RowOf } from '../rows';
 
-export interface WebhookSubscriptionRow {
-  id: string;
-  url: string;
-  events: string[];
-  enabled: boolean;
-  description: string;
-  secretSealed: string;
-  previousSecretSealed: string | null;
-  previousSecretExpiresAt: Date | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
+const subscriptionColumns = {
+  id: same<string>(),
+  url: same<string>(),
+  events: same<string[]>(),
+  enabled: same<boolean>(),
+  description: same<string>(),
+  secretSealed: same<string>(),
+  previousSecretSealed: same<string | null>(),
+  previousSecretExpiresAt: dateOrNull,
+  createdAt: date,
+  updatedAt: date,
+};
 
-export interface SubscriptionRecord {
-  id: string;
-  url: string;
-  events: string[];
-  enabled: boolean;
-  description: string;
-  secret_sealed: string;
-  previous_secret_sealed: string | null;
-  previous_secret_expires_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-function toSubscriptionRow(r: SubscriptionRecord): WebhookSubscriptionRow {
-  return {
-    id: r.id,
-    url: r.url,
-    events: r.events,
-    enabled: r.enabled,
-    description: r.description,
-    secretSealed: r.secret_sealed,
-    previousSecretSealed: r.previous_secret_sealed,
-    previousSecretExpiresAt: r.previous_secret_expires_at ? new Date(r.previous_secret_expires_at) : null,
-    createdAt: new Date(r.created_at),
-    updatedAt: new Date(r.updated_at),
-  };
-}
+export type WebhookSubscriptionRow = RowOf<typeof subscriptionColumns>;
+export type SubscriptionRecord = RecordOf<typeof subscriptionColumns>;
+const toSubscriptionRow = rowMapper(subscriptionColumns);
 
 export async function insertWebhookSubscription(
   db: DbOrTrx,
@@ -116,57 +93,18 @@ export async function deleteWebhookSubscription(db: DbOrTrx, id: string): Promis
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 
-export interface WebhookDeliveryRow {
-  id: string;
-  subscriptionId: string;
-  eventId: string;
-  eventType: string;
-  status: DeliveryStatus;
-  attempts: number;
-  lastAttemptAt: Date | null;
-  lastResponseStatus: number | null;
-  lastResponseExcerpt: string | null;
-  lastError: string | null;
-  nextAttemptAt: Date | null;
-  deliveredAt: Date | null;
-  createdAt: Date;
-}
+const deliveryColumns = {
+  ...deliveryAttemptColumns,
+  subscriptionId: same<string>(),
+  eventId: str,
+  eventType: same<string>(),
+  status: same<DeliveryStatus>(),
+  lastResponseExcerpt: same<string | null>(),
+};
 
-export interface DeliveryRecord {
-  id: string | number;
-  subscription_id: string;
-  event_id: string | number;
-  event_type: string;
-  status: DeliveryStatus;
-  attempts: number;
-  last_attempt_at: Date | null;
-  last_response_status: number | null;
-  last_response_excerpt: string | null;
-  last_error: string | null;
-  next_attempt_at: Date | null;
-  delivered_at: Date | null;
-  created_at: Date;
-}
-
-const dateOrNull = (d: Date | null) => (d ? new Date(d) : null);
-
-function toDeliveryRow(r: DeliveryRecord): WebhookDeliveryRow {
-  return {
-    id: String(r.id),
-    subscriptionId: r.subscription_id,
-    eventId: String(r.event_id),
-    eventType: r.event_type,
-    status: r.status,
-    attempts: r.attempts,
-    lastAttemptAt: dateOrNull(r.last_attempt_at),
-    lastResponseStatus: r.last_response_status,
-    lastResponseExcerpt: r.last_response_excerpt,
-    lastError: r.last_error,
-    nextAttemptAt: dateOrNull(r.next_attempt_at),
-    deliveredAt: dateOrNull(r.delivered_at),
-    createdAt: new Date(r.created_at),
-  };
-}
+export type WebhookDeliveryRow = RowOf<typeof deliveryColumns>;
+export type DeliveryRecord = RecordOf<typeof deliveryColumns>;
+const toDeliveryRow = rowMapper(deliveryColumns);
 
 /** Newest first; one more row than `limit` tells the caller whether another page exists. */
 export async function listWebhookDeliveries(

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { authorizationRequestParams } from '../../declarations/authorization-request';
 
 const param = (name: string, max = 4096) =>
   z
@@ -92,22 +93,13 @@ export const deviceAuthorizationBody = z
   })
   .meta({ id: 'DeviceAuthorizationResponse' });
 
-/** RFC 9126 §2.1 (issue 34): an authorization request's parameters, pushed with client authentication. */
+/**
+ * RFC 9126 §2.1 (issue 34): an authorization request's parameters (declared once: declarations/authorization-request.ts),
+ * pushed with client authentication.
+ */
 export const parParams = z
   .looseObject({
-    response_type: param('response_type', 100),
-    redirect_uri: param('redirect_uri', 2048),
-    scope: param('scope', 1024),
-    state: param('state', 2048),
-    code_challenge: param('code_challenge', 128),
-    code_challenge_method: param('code_challenge_method', 20),
-    nonce: param('nonce', 2048),
-    prompt: param('prompt', 100),
-    max_age: param('max_age', 20),
-    login_hint: param('login_hint', 500),
-    resource: param('resource', 2048),
-    ui_locales: param('ui_locales', 256),
-    dpop_jkt: param('dpop_jkt', 100),
+    ...authorizationRequestParams.shape,
     ...clientCredentials,
   })
   .transform((p) => {
@@ -164,23 +156,23 @@ export const consentRequestBody = z
  * which must see repeated or missing parameters as sent (an error may only be redirected once the client and
  * redirect URI are verified).
  */
-const authorizeParam = (description: string) => z.unknown().optional().meta({ type: 'string', description });
+const authorizeParam = (description: string | undefined) => z.unknown().optional().meta({ type: 'string', description });
+const { shape } = authorizationRequestParams;
 export const authorizeQuery = z.looseObject({
-  response_type: authorizeParam('code'),
+  response_type: authorizeParam(shape.response_type.description),
   client_id: authorizeParam('The registered client'),
-  redirect_uri: authorizeParam('One of the registered redirect URIs, exactly'),
-  scope: authorizeParam('Space-separated scopes within the client’s'),
-  state: authorizeParam('Returned unchanged with the code'),
-  code_challenge: authorizeParam('PKCE: BASE64URL(SHA-256(code_verifier))'),
-  code_challenge_method: authorizeParam('S256'),
-  nonce: authorizeParam('OpenID Connect: echoed in the id_token'),
-  prompt: authorizeParam('OpenID Connect: none, login or consent (space-separated)'),
-  max_age: authorizeParam('OpenID Connect: seconds since the last sign-in beyond which the user signs in again'),
-  login_hint: authorizeParam('OpenID Connect: prefills the email on the login page'),
-  resource: authorizeParam('RFC 8707: a registered API the client is allowed; its token is then an RFC 9068 JWT'),
-  dpop_jkt: authorizeParam(
-    'RFC 9449 §10: the SHA-256 JWK thumbprint of the client’s DPoP key; the code is then exchanged only with a DPoP proof of that key',
-  ),
+  redirect_uri: authorizeParam(shape.redirect_uri.description),
+  scope: authorizeParam(shape.scope.description),
+  state: authorizeParam(shape.state.description),
+  code_challenge: authorizeParam(shape.code_challenge.description),
+  code_challenge_method: authorizeParam(shape.code_challenge_method.description),
+  nonce: authorizeParam(shape.nonce.description),
+  prompt: authorizeParam(shape.prompt.description),
+  max_age: authorizeParam(shape.max_age.description),
+  login_hint: authorizeParam(shape.login_hint.description),
+  resource: authorizeParam(shape.resource.description),
+  ui_locales: authorizeParam(shape.ui_locales.description),
+  dpop_jkt: authorizeParam(shape.dpop_jkt.description),
   request_uri: authorizeParam('RFC 9126: the request_uri /api/oauth/par answered (with client_id, instead of the other parameters)'),
 });
 

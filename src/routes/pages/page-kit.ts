@@ -11,7 +11,7 @@ import type { OutcomeRenderer } from '../route';
  * What the server-rendered pages share: the last step that writes a page outcome (with the places its forms may end
  * at, CSP form-action), form and query fields that never fail validation (a page answers bad input with a page, not a
  * JSON error), and the CSRF refusal for the route line's `csrf` option. A handler never writes HTML itself: it returns
- * an outcome (test/unit/architecture.test.ts refuses a route handler that takes `res`).
+ * an outcome (test/unit/handlers-return-answers.test.ts refuses a route handler that takes `res`).
  */
 
 /**

@@ -7,6 +7,7 @@ import { redirectUriMatches } from '../../lib/redirect-uri';
 import type { ServiceContext } from '../context';
 import type { Principal } from '../principal';
 import { checkAuthorizationParams, startAuthorization, type AuthorizeOutcome } from './authorize.service';
+import { AUTHORIZATION_REQUEST_PARAMS, type AuthorizationRequestParams } from '../../declarations/authorization-request';
 
 /**
  * Pushed authorization requests (RFC 9126, issue 34). The client sends its authorization request to POST
@@ -19,23 +20,6 @@ import { checkAuthorizationParams, startAuthorization, type AuthorizeOutcome } f
 
 export const REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:';
 export const PUSHED_REQUEST_TTL_SECONDS = 60;
-
-/** The authorization parameters a pushed request may carry (RFC 6749, RFC 7636, RFC 8707, OpenID Connect). */
-export const PUSHED_PARAMS = [
-  'response_type',
-  'redirect_uri',
-  'scope',
-  'state',
-  'code_challenge',
-  'code_challenge_method',
-  'nonce',
-  'prompt',
-  'max_age',
-  'login_hint',
-  'resource',
-  'ui_locales',
-  'dpop_jkt',
-] as const;
 
 /** RFC 9126 §2.2: the request as /api/oauth/authorize would judge it, or the error it would get (400, never redirected). */
 export async function pushAuthorizationRequest(
@@ -50,8 +34,9 @@ export async function pushAuthorizationRequest(
   // RFC 9126 §2.1: a pushed request must not itself name a request_uri.
   if (body.request_uri !== undefined)
     throw new OAuthError('invalid_request', 'request_uri is not allowed in a pushed authorization request');
-  const params: Record<string, string> = {};
-  for (const name of PUSHED_PARAMS) {
+  // The parameters declared once (declarations/authorization-request.ts), read back through the same schema.
+  const params: AuthorizationRequestParams = {};
+  for (const name of AUTHORIZATION_REQUEST_PARAMS) {
     const value = body[name];
     if (value === undefined) continue;
     if (typeof value !== 'string') throw new OAuthError('invalid_request', `${name} must be sent once`);
@@ -117,5 +102,7 @@ export async function pushedRequestOf(
   if (!pushed || pushed.clientId !== clientId || pushed.usedAt || pushed.expiresAt <= ctx.clock.now()) {
     return { refusal: 'request_uri is unknown, expired, already used or not this client’s' };
   }
+  // A stored request that does not read back as authorization parameters (a corrupted row) is refused, never judged.
+  if (!pushed.params) return { refusal: 'request_uri names a malformed pushed request: push the request again' };
   return { hash, params: { ...pushed.params, client_id: clientId } };
 }

@@ -1,10 +1,11 @@
 import { SUPPORTED_SCOPES } from './client-secrets';
+import { isOneOf } from '../../lib/one-of';
 
 /** RFC 6749 §3.3: scope is a list of space-delimited, case-sensitive strings. Returned deduplicated, in catalogue order. */
 export function parseScope(scope: string): string[] {
   const requested = new Set(scope.split(' ').filter(Boolean));
   const known = SUPPORTED_SCOPES.filter((s) => requested.has(s));
-  const unknown = [...requested].filter((s) => !(SUPPORTED_SCOPES as readonly string[]).includes(s));
+  const unknown = [...requested].filter((s) => !isOneOf(SUPPORTED_SCOPES, s));
   return [...known, ...unknown];
 }
 
@@ -38,7 +39,7 @@ export function resolveRequestedScopes(
 ): RequestedScopeVerdict {
   const asked = parseScope(scope);
   // The scopes of the API named with `resource` (RFC 8707, CONTRACT §12) are known too.
-  const known = (s: string) => (SUPPORTED_SCOPES as readonly string[]).includes(s) || resourceScopes.includes(s);
+  const known = (s: string) => isOneOf(SUPPORTED_SCOPES, s) || resourceScopes.includes(s);
   const scopes = asked.includes('openid') ? asked.filter(known) : asked;
   if (scopes.length === 0) return { ok: false, error: 'invalid_request', description: 'scope is required' };
   if (!isSubset(scopes, clientScopes)) {

@@ -106,7 +106,8 @@ export async function signUserResourceToken(
 
 /**
  * The tokens of a user grant (authorization_code, device_code), built from what travelled with it: the session opens
- * with the context's scope, auth_time, amr and browser session, bound to the request's DPoP key; `onSession` records
+ * with the context's scope, auth_time, amr and browser session and the API the tokens are for (`resource`, judged
+ * again by the resolver: what its refreshes are for), bound to the request's DPoP key; `onSession` records
  * it on the code or device code (and may throw to roll back); then finishUserGrant, with the context's nonce.
  */
 export async function issueUserGrant(
@@ -125,7 +126,7 @@ export async function issueUserGrant(
   const { client, user, context } = input;
   const started = await startSession(ctx, trx, {
     user,
-    client: { clientId: client.clientId, scope: context.scope },
+    client: { clientId: client.clientId, scope: context.scope, resource: input.resource?.identifier ?? null },
     meta: input.meta,
     auth: context.authTime ? { time: context.authTime, amr: context.amr ?? ['pwd'] } : undefined,
     browserSessionId: context.browserSessionId,

@@ -25,6 +25,7 @@ import { issueUserGrant, presentTokens, withResourceToken, type TokenResponse } 
 import { grantableScopes, judgeResource, resolveResource } from './resource-resolver';
 import { consentShortfall, SHORTFALL_DESCRIPTIONS } from './grant-policy';
 import { isSubset, parseScope } from './scopes';
+import { isOneOf } from '../../lib/one-of';
 
 type Exchange =
   | { ok: true; tokens: IssuedTokens; scope: string; userId: string; idToken?: string; expiresIn?: number }
@@ -123,7 +124,8 @@ export async function exchangeAuthorizationCode(
  * refresh_token grant: rotation, the grace window, reuse detection (whole session revoked), client binding and
  * narrowing to the client's current scopes (CONTRACT §8) live in rotateVerifiedRefreshToken; the token is verified and
  * its scope narrowed once, here. Narrowing on request is not
- * supported: a `scope` parameter must name the scope the refresh would carry.
+ * supported: a `scope` parameter must name the scope the refresh would carry. Without a `resource` parameter the
+ * access token is for the API the grant was for (the session's context, RFC 9068 `aud`), judged again.
  */
 export async function refreshAccessToken(
   ctx: ServiceContext,
@@ -162,9 +164,14 @@ export async function refreshAccessToken(
       throw new OAuthError('invalid_scope', 'The client is no longer registered for any scope of this grant');
     throw new OAuthError('invalid_grant', 'Refresh token is invalid, expired or already used');
   }
+  // The API the grant was for (the session keeps its context, read by the rotation itself: no query added), judged
+  // again by the resolver: one taken from the client (or gone) since is refused as the code grant refuses it. A named
+  // resource was judged above and wins (CONTRACT §23: one the person approved this client for).
+  const kept = resource ? undefined : await judgeResource(ctx, client, { granted: result.context?.resource ?? null });
+  if (kept && !kept.ok) throw new OAuthError(kept.error, kept.description);
   const { tokens, expiresIn, scope } = await withResourceToken(ctx, result.tokens, {
-    resource: holder ? resource : undefined,
-    userId: holder ?? '',
+    resource: holder ? resource : kept?.resource,
+    userId: payload?.userId ?? '',
     clientId: client.clientId,
     scope: result.scope ?? '',
   });
@@ -201,7 +208,7 @@ export interface TokenRequest {
 /** The grant type, or the refusal of one this server does not support or this client is not registered for. */
 function checkedGrantType(client: OAuthClientRow, request: TokenRequest): string {
   const grantType = requireParam(request.grantType, 'grant_type');
-  if (!(SUPPORTED_GRANTS as readonly string[]).includes(grantType)) {
+  if (!isOneOf(SUPPORTED_GRANTS, grantType)) {
     throw new OAuthError('unsupported_grant_type', `Supported grant types: ${SUPPORTED_GRANTS.join(', ')}`);
   }
   // CONTRACT §12: every grant is checked against the grant types the client is registered for.

@@ -1,4 +1,5 @@
 import type { OAuthErrorCode } from '../../errors';
+import { isOneOf } from '../../lib/one-of';
 
 /** OIDC Core 3.1.2.1 parameters of an authorization request, beyond RFC 6749's (CONTRACT §9). */
 export interface OidcAuthorizeParams {
@@ -33,7 +34,7 @@ export function parseOidcAuthorizeParams(query: Record<string, unknown>): Parsed
 
   const prompts = new Set((prompt.value ?? '').split(' ').filter(Boolean));
   for (const value of prompts) {
-    if (!(PROMPT_VALUES as readonly string[]).includes(value)) return fail(`prompt value "${value.slice(0, 40)}" is not supported`);
+    if (!isOneOf(PROMPT_VALUES, value)) return fail(`prompt value "${value.slice(0, 40)}" is not supported`);
   }
   // OIDC Core 3.1.2.1: none with any other value is an error.
   if (prompts.has('none') && prompts.size > 1) return fail('prompt=none cannot be combined with other values');

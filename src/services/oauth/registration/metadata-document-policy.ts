@@ -6,6 +6,7 @@
  */
 import { nameProblem } from '../../../lib/names';
 import { checkRedirectUri } from '../../../lib/redirect-uri';
+import { isOneOf } from '../../../lib/one-of';
 
 /** CONTRACT §13: what an `open` registration (and so a metadata-document client) may ask for besides resources. */
 export const OPEN_REGISTRATION_SCOPES = ['openid', 'profile', 'email', 'offline_access'] as const;
@@ -129,7 +130,7 @@ export function checkMetadataDocument(clientId: string, document: unknown): Verd
   let grantTypes: string[] = [...METADATA_DOCUMENT_GRANTS];
   if (d.grant_types !== undefined) {
     if (!isStringArray(d.grant_types)) return fail('grant_types must be an array of strings');
-    const unknown = d.grant_types.find((g) => !(METADATA_DOCUMENT_GRANTS as readonly string[]).includes(g));
+    const unknown = d.grant_types.find((g) => !isOneOf(METADATA_DOCUMENT_GRANTS, g));
     if (unknown !== undefined) return fail(`grant type ${unknown} is not available to a metadata document client`);
     if (!d.grant_types.includes('authorization_code')) return fail('grant_types must include authorization_code');
     grantTypes = METADATA_DOCUMENT_GRANTS.filter((g) => (d.grant_types as string[]).includes(g));
