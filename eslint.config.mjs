@@ -13,8 +13,8 @@ import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 const up = (target, from, message, except) => ({ target, from, message, ...(except ? { except } : {}) });
 // Every view: the end-user pages' and the console's shared views (src/views/**) and each console area's *.view.tsx.
 const VIEWS = ['./src/views', './src/console/**/*.view.tsx'];
-// The console's files that import no service or row (every area but users, which is left: docs/architecture.md).
-const CONSOLE_BUILT_FROM_API = ['./src/console/*.ts', './src/console/!(users)/**/*'];
+// The console's files: every area imports no service or row (docs/architecture.md).
+const CONSOLE_BUILT_FROM_API = ['./src/console/**/*'];
 const TOP = ['./src/app.ts', './src/server.ts', './src/create-context.ts', './src/cli'];
 /**
  * The layers above lib/, i18n/ and errors/ (the ground, which imports none of them), lowest first: a layer never imports
@@ -72,8 +72,7 @@ const LAYERS = [
   ),
   ...['./src/middleware', './src/http', ...TOP].map((from) => up('./src/console/**/*.view.tsx', from, 'A view knows no Express.')),
   // console: a client of the API (issue 31). Pages and actions are built from the REST declarations (src/console/action.ts)
-  // and read services and rows only through them. The users area is the one left (it still reads its page's data from
-  // the services); it joins the zone once it is built from its endpoints too.
+  // and read services and rows only through them, every area alike.
   ...['./src/services', './src/db'].map((from) =>
     up(
       CONSOLE_BUILT_FROM_API,

@@ -84,6 +84,11 @@ export const unauthorized = (message = 'Authentication required', headers?: Reco
   new AppError('unauthorized', message, headers ? { headers } : {});
 export const forbidden = (message = 'You do not have permission to do this') => new AppError('forbidden', message);
 export const notFound = (what = 'Resource') => new AppError('not_found', `${what} not found`);
+/** The value, or the 404 naming `what` where there is none (a lookup by id that found nothing). */
+export function found<T>(value: T | null | undefined, what: string): T {
+  if (value === undefined || value === null) throw notFound(what);
+  return value;
+}
 /** A 409: an English message, or a refusal declared with its catalogue key (`conflict(say('emailTaken'))`, src/i18n). */
 export const conflict = (refusal: string | { message: string; said?: Said }) =>
   typeof refusal === 'string'

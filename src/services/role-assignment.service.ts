@@ -19,7 +19,7 @@ import {
   removeRoleFromUser,
 } from '../db/repositories/user-roles.repo';
 import { findUserById, type UserRow } from '../db/repositories/users.repo';
-import { conflict, notFound } from '../errors';
+import { conflict, found, notFound } from '../errors';
 import type { ServiceContext } from './context';
 import { globalRoleNames } from './principal';
 import {
@@ -49,9 +49,7 @@ export interface UserWithRoles {
 }
 
 async function userOr404(db: DbOrTrx, userId: string): Promise<UserRow> {
-  const user = await findUserById(db, userId);
-  if (!user) throw notFound('User');
-  return user;
+  return found(await findUserById(db, userId), 'User');
 }
 
 /** 403 unless the actor may change this account (its live roles and permissions, read in `db`). */

@@ -14,7 +14,7 @@ import {
   type RoleRow,
 } from '../db/repositories/roles.repo';
 import { findApiResourceByIdentifier } from '../db/repositories/api-resources.repo';
-import { badRequest, notFound, type ErrorDetail } from '../errors';
+import { badRequest, type ErrorDetail, found } from '../errors';
 import type { ServiceContext } from './context';
 import { enforce, mayUpdateRole } from './rbac-policy';
 
@@ -23,9 +23,7 @@ import { enforce, mayUpdateRole } from './rbac-policy';
 const ROLE_NAME_TAKEN = say('roleNameTaken');
 
 export async function roleOr404(db: DbOrTrx, roleId: string): Promise<RoleRow> {
-  const role = await findRoleById(db, roleId);
-  if (!role) throw notFound('Role');
-  return role;
+  return found(await findRoleById(db, roleId), 'Role');
 }
 
 async function assertKnownPermissions(db: DbOrTrx, permissions: string[]): Promise<void> {

@@ -1,76 +1,55 @@
 import { UUID_PATTERN } from '../../lib/ids';
-import { presentAuditEvent } from '../../routes/audit/audit.presenters';
 import { rolesApi } from '../../routes/rbac/roles.routes';
 import { usersApi as api } from '../../routes/users/users.router';
-import * as audit from '../../services/audit.service';
-import type { ServiceContext } from '../../services/context';
-import { listOwnIdentities } from '../../services/federation/identities.service';
-import { listConnectedApps } from '../../services/oauth/apps.service';
-import { ADMIN_TIER, type Principal } from '../../services/principal';
-import * as catalogue from '../../services/role-catalogue.service';
-import * as userAdmin from '../../services/user-admin.service';
-import * as users from '../../services/users.service';
+import { listUsersQuery } from '../../routes/users/users.schemas';
 import * as views from '../../views/console/pages';
-import { asking, consoleAction, consoleForm, consolePage, consoleRouter, pageEnv, Redirect, redirect } from '../action';
+import { asking, consoleAction, consoleForm, consolePage, consoleRouter, pageEnv, Redirect, redirect, type Caller } from '../action';
 import type { FieldErrors } from '../action';
-import { asCursor, changes, inviteForm, listFilterOf, profileForm, roleForm, USERS_PAGE, usersQuery } from './users.form';
+import { changes, inviteForm, listFilterOf, listQuery, profileForm, roleForm, usersQuery } from './users.form';
 
 /**
  * The console's user pages and actions (CONTRACT §14), each built from its /api/users endpoint: the same guard, schema,
- * service call and audit event. The list and the user's page read the services the API's reads use (the list pages by
- * keyset, which the API's page-numbered list does not).
+ * service call and audit event. The list is GET /api/users by keyset (paging=cursor) with GET /api/users/count; a
+ * user's page is GET /api/users/:userId with its sessions, mfa, apps, activity and identities, as the API answers them.
  */
 const c = () => pageEnv().t.console;
 const user = (p: { userId: string }) => `/admin/users/${p.userId}`;
 const emailOf = (r: { user: { email: string } }) => r.user.email;
+/** The user's latest events on the page; the audit log shows the rest. */
+const EVENTS_SHOWN = 10;
+
 /** The user's page; a refused form of it is shown again with its errors beside the fields and the values entered. */
 async function detailPage(
-  ctx: ServiceContext,
-  { principal, params: { userId } }: { principal: Principal; params: { userId: string } },
+  { principal, call, allows, params }: Caller & { params: { userId: string } },
   refused?: { errors: FieldErrors; values: Record<string, string>; status: number },
 ) {
   const { errors = {}, values, status = 200 } = refused ?? {};
-  const [detail, allRoles, sessions, apps, factors, events, identities] = await Promise.all([
-    users.getUserDetail(ctx, userId),
-    catalogue.listRoles(ctx),
-    userAdmin.listSessionsOfUser(ctx, userId),
-    listConnectedApps(ctx, userId),
-    userAdmin.listFactorsOfUser(ctx, userId),
-    audit.listOwnActivity(ctx, userId, { limit: 10 }),
-    listOwnIdentities(ctx, userId),
+  const [{ user: u }, roles, { sessions }, { apps }, factors, { events }, { identities }] = await Promise.all([
+    call(api.get, { params }),
+    // The choices of "Role to assign", for whoever may assign roles (users:manage_roles).
+    allows(rolesApi.assignable) ? call(rolesApi.assignable, {}).then((r) => r.roles) : Promise.resolve([]),
+    call(api.sessions, { params }),
+    call(api.apps, { params }),
+    call(api.factors, { params }),
+    call(api.activity, { params, query: { limit: EVENTS_SHOWN } }),
+    call(api.identities, { params }),
   ]);
-  const clientNames = await audit.clientNamesOf(ctx, events.events);
-  const pausedIdentities = identities.filter((i) => i.needsConfirmation).map((i) => ({ providerName: i.providerName, email: i.email }));
-  const data = {
-    ...detail,
-    allRoles,
-    sessions,
-    apps,
-    factors,
-    events: events.events.map((e) => presentAuditEvent(e, clientNames)),
-    pausedIdentities,
-    errors,
-    values,
-    isSelf: userId === principal.userId,
-  };
-  return consolePage(views.renderUserDetail, data, detail.user.email, status, errors);
+  const data = { user: u, allRoles: roles, sessions, apps, factors, events, identities, errors, values, isSelf: u.id === principal.userId };
+  return consolePage(views.renderUserDetail, data, u.email, status, errors);
 }
 
-export const createConsoleUsersRouter = consoleRouter('users', ({ ctx }) => [
-  consoleForm(api.list, {
+export const createConsoleUsersRouter = consoleRouter('users', () => [
+  consoleAction(api.list, {
     path: '/users',
     summary: 'Console: users',
     form: usersQuery,
-    page: async ({ form: q }) => {
-      const { status, tier, shown, link } = listFilterOf(q);
-      const filter = { search: q.q.trim() || undefined, status, holdingRoles: tier ? ADMIN_TIER : undefined };
-      const [found, count] = await Promise.all([
-        userAdmin.findUsers(ctx, { ...filter, cursor: asCursor(q.cursor), before: asCursor(q.before), limit: USERS_PAGE }),
-        userAdmin.countFoundUsers(ctx, filter),
-      ]);
-      const prev = found.prevCursor ? link({ before: found.prevCursor }) : undefined;
-      const next = found.nextCursor ? link({ cursor: found.nextCursor }) : undefined;
-      return consolePage(views.renderUsers, { users: found.users, count, filter: shown, prev, next }, c().users.title);
+    input: listQuery,
+    done: async (r, { form: q, call }) => {
+      const { shown, link } = listFilterOf(q);
+      const { count } = await call(api.count, { query: listUsersQuery.parse(listQuery(q)) });
+      const prev = r.prev_cursor ? link({ before: r.prev_cursor }) : undefined;
+      const next = r.next_cursor ? link({ cursor: r.next_cursor }) : undefined;
+      return consolePage(views.renderUsers, { users: r.users, count, filter: shown, prev, next }, c().users.title);
     },
   }),
   consoleForm(api.invite, {
@@ -90,7 +69,7 @@ export const createConsoleUsersRouter = consoleRouter('users', ({ ctx }) => [
   consoleForm(api.get, {
     path: '/users/:userId',
     summary: 'Console: a user',
-    page: (a) => detailPage(ctx, a),
+    page: (a) => detailPage(a),
   }),
   consoleAction(api.update, {
     path: '/users/:userId/profile',
@@ -103,7 +82,7 @@ export const createConsoleUsersRouter = consoleRouter('users', ({ ctx }) => [
         : redirect(user(params), c().common.nothingChanged),
     input: async (f, { call, params }) => changes(f, (await call(api.get, { params })).user),
     field: 'email',
-    invalid: (refused, a) => detailPage(ctx, a, refused),
+    invalid: (refused, a) => detailPage(a, refused),
     done: (_r, { params }) => redirect(user(params), c().user.profileSaved),
   }),
   // CONTRACT §8: re-activation needs users:delete, like deactivation (the API's PUT checks it in the service).
@@ -133,7 +112,7 @@ export const createConsoleUsersRouter = consoleRouter('users', ({ ctx }) => [
       UUID_PATTERN.test(f.role_id) ? undefined : new Redirect(user(params), { kind: 'error', message: c().errors.chooseRole }),
     input: (f) => ({ role_id: f.role_id }),
     field: 'role_id',
-    invalid: (refused, a) => detailPage(ctx, a, refused),
+    invalid: (refused, a) => detailPage(a, refused),
     done: async (r, { call, params, form: f }) => {
       const { role } = await call(rolesApi.get, { params: { roleId: f.role_id } });
       return redirect(user(params), r.status === 201 ? c().user.roleAssigned(role.name) : c().user.roleAlreadyHeld(role.name));

@@ -8,7 +8,7 @@ export const profileForm = z.object({ first_name: text(300), last_name: text(300
 export const usersQuery = z.object({ q: text(200), status: text(20), tier: text(20), cursor: optionalText(60), before: optionalText(60) });
 export const USERS_PAGE = 50;
 // Keyset cursors are user ids; anything else (an edited URL) starts from the top.
-export const asCursor = (v: string | undefined) => (v && UUID_PATTERN.test(v) ? v : undefined);
+const asCursor = (v: string | undefined) => (v && UUID_PATTERN.test(v) ? v : undefined);
 
 /** The list's filter as understood (anything unknown: none), and the link to a page of it. */
 export function listFilterOf(q: z.output<typeof usersQuery>) {
@@ -18,6 +18,20 @@ export function listFilterOf(q: z.output<typeof usersQuery>) {
   const link = (extra: Record<string, string>) =>
     `/admin/users?${new URLSearchParams({ ...Object.fromEntries(Object.entries(shown).filter(([, v]) => v)), ...extra })}`;
   return { status, tier, shown, link };
+}
+
+/** The list's form as the query of GET /api/users, paged by keyset: USERS_PAGE a page, the filter as understood. */
+export function listQuery(q: z.output<typeof usersQuery>) {
+  const { status, tier } = listFilterOf(q);
+  return {
+    search: q.q.trim() || undefined,
+    status,
+    tier: tier || undefined,
+    paging: 'cursor',
+    cursor: asCursor(q.cursor),
+    before: asCursor(q.before),
+    limit: USERS_PAGE,
+  };
 }
 
 export const roleForm = z.object({ role_id: text(100) });

@@ -63,3 +63,13 @@ export const emailConfirmedBody = z.strictObject({ success: z.literal(true), ema
 export const urlBody = z.strictObject({ url: z.string() });
 
 export const loginTokenBody = z.strictObject({ login_token: z.string(), expires_in: z.number().int() });
+
+/** An application the person approved (its grant): the account's own list and an administrator's view of it. */
+export const connectedAppBody = z.strictObject({
+  client_id: z.string(),
+  name: z.string(),
+  scopes: z.array(z.string()),
+  granted_at: timestampField,
+  last_used_at: timestampField.nullable(),
+});
+export type ConnectedApp = z.output<typeof connectedAppBody>;

@@ -7,21 +7,12 @@ import { disconnectApp, listConnectedApps } from '../../services/oauth/apps.serv
 import { listSamlAppsOfPerson } from '../../services/saml/saml-apps.service';
 import type { Principal } from '../../services/principal';
 import { timestampField } from '../common.schemas';
+import { connectedAppBody, type ConnectedApp } from './account.schemas';
 import { rawQueryOf } from '../shared';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
 
 const clientIdParam = z.object({ clientId: z.string().min(1).max(200, 'clientId is too long') });
-
-/** An application the person approved (its grant): the account's own list and an administrator's view of it. */
-export const connectedAppBody = z.strictObject({
-  client_id: z.string(),
-  name: z.string(),
-  scopes: z.array(z.string()),
-  granted_at: timestampField,
-  last_used_at: timestampField.nullable(),
-});
-export type ConnectedApp = z.output<typeof connectedAppBody>;
 
 const appsBody = z.strictObject({
   apps: z.array(connectedAppBody),

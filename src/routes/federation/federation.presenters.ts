@@ -38,8 +38,8 @@ export function presentIdentity(i: LinkedIdentity) {
     id: i.id,
     provider: { slug: i.providerSlug, name: i.providerName },
     email: i.email,
-    created_at: i.createdAt,
-    last_used_at: i.lastUsedAt,
+    created_at: i.createdAt.toISOString(),
+    last_used_at: i.lastUsedAt?.toISOString() ?? null,
     needs_confirmation: i.needsConfirmation,
   };
 }

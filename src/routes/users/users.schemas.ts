@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { sayIssue } from '../../i18n';
-import { connectedAppBody } from '../auth/apps.router';
+import { connectedAppBody, sessionsBody } from '../auth/account.schemas';
 import { adminRoleField, identityShape } from '../auth/auth.schemas';
+import { mfaStatusBody } from '../auth/mfa.schemas';
+import { identitiesBody } from '../federation/identity-providers.schemas';
 import { auditEventsBody } from '../audit/audit.schemas';
 import { emailField, nameField, timestampField, timestampFields, uuidField } from '../common.schemas';
 
@@ -122,3 +124,9 @@ export const userAppsBody = z.strictObject({ apps: z.array(connectedAppBody) });
 
 /** GET /api/users/:userId/activity: events about the user, each as the audit trail presents it. */
 export const userActivityBody = z.strictObject({ events: auditEventsBody.shape.events, next_cursor: z.string().nullable() });
+
+/** What a user's page reads, as the API sends it (the console's user page renders these). */
+export type UserSession = z.output<typeof sessionsBody>['sessions'][number];
+export type UserFactors = z.output<typeof mfaStatusBody>;
+export type UserIdentity = z.output<typeof identitiesBody>['identities'][number];
+export type { ConnectedApp } from '../auth/account.schemas';

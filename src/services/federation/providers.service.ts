@@ -12,7 +12,7 @@ import {
   type IdentityProviderRow,
   type IdentityProviderType,
 } from '../../db/repositories/identity-providers.repo';
-import { AppError, badRequest, conflict, notFound, type Said } from '../../errors';
+import { AppError, badRequest, conflict, found, notFound, type Said } from '../../errors';
 import { say } from '../../i18n';
 import type { ServiceContext } from '../context';
 import {
@@ -159,9 +159,7 @@ export async function listEnabledProviders(ctx: ServiceContext): Promise<Identit
 }
 
 export async function getProvider(ctx: ServiceContext, id: string): Promise<IdentityProviderRow> {
-  const provider = await findIdentityProviderById(ctx.db, id);
-  if (!provider) throw notFound('Identity provider');
-  return provider;
+  return found(await findIdentityProviderById(ctx.db, id), 'Identity provider');
 }
 
 function slugTaken(err: unknown): AppError | unknown {
@@ -206,13 +204,18 @@ export async function updateProvider(ctx: ServiceContext, id: string, patch: Pro
   if (fields.issuer) await validateOidcIssuer(ctx, fields.issuer, fields.clientId);
   try {
     return await withTransaction(ctx.db, async (trx) => {
-      const updated = await updateIdentityProvider(
-        trx,
-        id,
-        { ...fields, ...(patch.clientSecret ? { clientSecretSealed: ctx.sealer.seal(patch.clientSecret, clientSecretPurpose(id)) } : {}) },
-        ctx.clock.now(),
+      const updated = found(
+        await updateIdentityProvider(
+          trx,
+          id,
+          {
+            ...fields,
+            ...(patch.clientSecret ? { clientSecretSealed: ctx.sealer.seal(patch.clientSecret, clientSecretPurpose(id)) } : {}),
+          },
+          ctx.clock.now(),
+        ),
+        'Identity provider',
       );
-      if (!updated) throw notFound('Identity provider');
       await ctx.events.record(trx, {
         type: 'idp.provider.changed',
         detail: {

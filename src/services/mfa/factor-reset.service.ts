@@ -7,7 +7,7 @@ import { burnChallengesOfUser } from '../../db/repositories/webauthn-challenges.
 import { deletePasskeysOfUser } from '../../db/repositories/webauthn-credentials.repo';
 import { deleteIdentitiesOfUser } from '../../db/repositories/user-identities.repo';
 import { lockUser } from '../../db/repositories/users.repo';
-import { forbidden, notFound } from '../../errors';
+import { forbidden, found } from '../../errors';
 import type { ServiceContext } from '../context';
 import type { Actor } from '../rbac-policy';
 import { assertMayTakeOverUser } from '../role-assignment.service';
@@ -104,8 +104,7 @@ export async function removeEveryFactor(
 export async function resetUserFactors(ctx: ServiceContext, actor: Actor, userId: string): Promise<RemovedFactors> {
   if (userId === actor.userId) throw forbidden('Change your own second factors on your account page');
   const { user, removed } = await withTransaction(ctx.db, async (trx) => {
-    const target = await lockUser(trx, userId);
-    if (!target) throw notFound('User');
+    const target = found(await lockUser(trx, userId), 'User');
     await assertMayTakeOverUser(trx, actor, userId, 'Resetting the second factors of this account');
     return { user: target, removed: await removeEveryFactor(ctx, trx, userId, { via: 'admin', actorId: actor.userId }) };
   });

@@ -16,7 +16,7 @@ import {
   renamePasskey,
   type PasskeyRow,
 } from '../../db/repositories/webauthn-credentials.repo';
-import { AppError, conflict, notFound } from '../../errors';
+import { AppError, conflict, found, notFound } from '../../errors';
 import { addSeconds } from '../../lib/clock';
 import type { RequestMeta, ServiceContext } from '../context';
 import { fullName, type Principal } from '../principal';
@@ -145,8 +145,7 @@ export async function renameOwnPasskey(
 ): Promise<PasskeyRow> {
   assertMayManageFactors(principal, await loadFactors(ctx.db, principal.userId));
   return withTransaction(ctx.db, async (trx) => {
-    const row = await renamePasskey(trx, principal.userId, id, presentPasskeyName(name));
-    if (!row) throw notFound('Passkey');
+    const row = found(await renamePasskey(trx, principal.userId, id, presentPasskeyName(name)), 'Passkey');
     // The new name only: a name is the user's own label, not a secret, and the old one is in the previous event.
     await recordFactorEvent(
       ctx,
@@ -175,8 +174,7 @@ export async function removePasskey(
   if (!factors.passkeys.some((p) => p.id === id)) throw notFound('Passkey');
   await requireFactorChangeAllowed(ctx, principal, proof, factors, { meta });
   const removed = await withTransaction(ctx.db, async (trx) => {
-    const row = await deletePasskey(trx, principal.userId, id);
-    if (!row) throw notFound('Passkey');
+    const row = found(await deletePasskey(trx, principal.userId, id), 'Passkey');
     if (!hasAnyFactor(await loadFactors(trx, principal.userId))) await deleteRecoveryCodes(trx, principal.userId);
     await recordFactorEvent(ctx, trx, 'mfa.factor.removed', principal.userId, { factor: 'passkey', passkey_id: row.id }, meta);
     return row;

@@ -3,6 +3,7 @@ import { listenForNotifications, type Listener } from '../../db/notifications';
 import { clientWriteInFlight, clientWritesOfThisProcess } from '../../db/repositories/client-writes';
 import { findClientById, type OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
 import type { Logger } from '../../lib/logger';
+import { setNewest } from '../../lib/bounded-map';
 
 /** The NOTIFY channel of client changes (migration 20261203160000: a trigger on oauth_clients and api_resources). */
 export const CLIENTS_CHANNEL = 'sso_clients';
@@ -63,12 +64,7 @@ export class ClientCache {
     // process is uncommitted: the row read may be the old one, and the write's commit could come before the read's
     // answer is handled.
     if (row && this.active && generation === this.generation && writes === clientWritesOfThisProcess() && !clientWriteInFlight()) {
-      this.entries.delete(clientId);
-      this.entries.set(clientId, { row, readAtMs: now });
-      for (const oldest of this.entries.keys()) {
-        if (this.entries.size <= CLIENT_CACHE_SIZE) break;
-        this.entries.delete(oldest);
-      }
+      setNewest(this.entries, clientId, { row, readAtMs: now }, CLIENT_CACHE_SIZE);
     }
     return row;
   }

@@ -6,6 +6,7 @@ import { say, type ValidationKey, type ValidationParams } from '../../i18n';
 import { outboundRequest, OutboundRefused, type OutboundPolicy } from '../../lib/outbound-http';
 import { isLoopbackHost } from '../webhooks/webhook-policy';
 import { cacheLifetimeSeconds } from './registration/metadata-document-policy';
+import { setNewest } from '../../lib/bounded-map';
 
 /**
  * The public keys of private_key_jwt clients (issue 34; RFC 7523, RFC 7591 §2 `jwks` / `jwks_uri`): the rules a key
@@ -171,12 +172,7 @@ export function createClientKeysFetcher(options: ClientKeysFetcherOptions): Clie
     const now = options.clock.now().getTime();
     // At least a minute, at most a day; without caching headers five minutes.
     const lifetime = Math.max(60, cacheLifetimeSeconds(response.headers.get('cache-control')));
-    cache.delete(uri);
-    cache.set(uri, { jwks: verdict.value, fetchedAtMs: now, expiresAtMs: now + lifetime * 1000 });
-    for (const oldest of cache.keys()) {
-      if (cache.size <= maxEntries) break;
-      cache.delete(oldest);
-    }
+    setNewest(cache, uri, { jwks: verdict.value, fetchedAtMs: now, expiresAtMs: now + lifetime * 1000 }, maxEntries);
     return verdict.value;
   }
 
@@ -202,12 +198,7 @@ export function createClientKeysFetcher(options: ClientKeysFetcherOptions): Clie
           },
           (err: unknown) => {
             if (err instanceof ClientKeysUnavailable) {
-              failures.delete(uri);
-              failures.set(uri, { atMs: options.clock.now().getTime(), error: err });
-              for (const oldest of failures.keys()) {
-                if (failures.size <= maxEntries) break;
-                failures.delete(oldest);
-              }
+              setNewest(failures, uri, { atMs: options.clock.now().getTime(), error: err }, maxEntries);
             }
             throw err;
           },

@@ -13,7 +13,7 @@ import {
 import { burnUnusedCodesOfClient } from '../../db/repositories/oauth-codes.repo';
 import { consumePendingRequestsOfClient } from '../../db/repositories/oauth-requests.repo';
 import { revokeSessionsOfClient } from '../../db/repositories/sessions.repo';
-import { badRequest, notFound } from '../../errors';
+import { badRequest, found } from '../../errors';
 import { say } from '../../i18n';
 import { addSeconds } from '../../lib/clock';
 import { checkRedirectUri } from '../../lib/redirect-uri';
@@ -157,9 +157,7 @@ export async function noteClientUsed(ctx: ServiceContext, client: OAuthClientRow
 }
 
 export async function getClient(ctx: ServiceContext, clientId: string): Promise<OAuthClientRow> {
-  const client = await findClientById(ctx.db, clientId);
-  if (!client) throw notFound('OAuth client');
-  return client;
+  return found(await findClientById(ctx.db, clientId), 'OAuth client');
 }
 
 /** `isActive: false` deactivates: the client's sessions are revoked with it (CONTRACT §6), its unused codes and pending consents end. */
@@ -191,8 +189,7 @@ export async function updateClient(ctx: ServiceContext, clientId: string, patch:
   const now = ctx.clock.now();
   const client = await withTransaction(ctx.db, async (trx) => {
     const { keys: _keys, privateKeyJwt: _privateKeyJwt, ...rest } = patch;
-    const updated = await updateClientRow(trx, clientId, { ...rest, keys }, now);
-    if (!updated) throw notFound('OAuth client');
+    const updated = found(await updateClientRow(trx, clientId, { ...rest, keys }, now), 'OAuth client');
     if (patch.isActive === false) {
       // Nothing issued before the deactivation works after a re-activation either: pending consents, unused codes and
       // sessions end with it (lock order of docs/security.md: requests, codes, sessions).
@@ -215,8 +212,7 @@ export async function rotateClientSecret(ctx: ServiceContext, clientId: string):
   if (current.tokenEndpointAuthMethod === 'private_key_jwt') throw badRequest('A private_key_jwt client has no secret to rotate');
   const { secret, secretHash } = generateClientSecret();
   const client = await withTransaction(ctx.db, async (trx) => {
-    const row = await updateClientRow(trx, clientId, { secretHash }, ctx.clock.now());
-    if (!row) throw notFound('OAuth client');
+    const row = found(await updateClientRow(trx, clientId, { secretHash }, ctx.clock.now()), 'OAuth client');
     await ctx.events.record(trx, { type: 'oauth.client.secret_rotated', subjectId: clientId, clientId });
     return row;
   });

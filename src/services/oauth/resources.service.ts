@@ -13,7 +13,7 @@ import {
 import { scopesGrantedByRoles } from '../../db/repositories/roles.repo';
 import type { DbOrTrx } from '../../db';
 import { mapDbError } from '../../db/pg-errors';
-import { notFound } from '../../errors';
+import { found, notFound } from '../../errors';
 import type { ServiceContext } from '../context';
 import { say } from '../../i18n';
 
@@ -32,9 +32,7 @@ export async function listResources(ctx: ServiceContext): Promise<ApiResourceRow
 }
 
 export async function getApiResource(ctx: ServiceContext, id: string): Promise<ApiResourceRow> {
-  const resource = await findApiResourceById(ctx.db, id);
-  if (!resource) throw notFound('API resource');
-  return resource;
+  return found(await findApiResourceById(ctx.db, id), 'API resource');
 }
 
 export async function changeApiResource(ctx: ServiceContext, id: string, patch: Partial<ApiResourceFields>): Promise<ApiResourceRow> {
@@ -49,8 +47,7 @@ export async function changeApiResource(ctx: ServiceContext, id: string, patch: 
 
 /** Tokens already issued for it stop being active at introspection (the resource is gone). */
 export async function removeApiResource(ctx: ServiceContext, id: string): Promise<ApiResourceRow> {
-  const resource = await deleteApiResource(ctx.db, id);
-  if (!resource) throw notFound('API resource');
+  const resource = found(await deleteApiResource(ctx.db, id), 'API resource');
   await ctx.events.record(ctx.db, { type: 'oauth.resource.deleted', subjectId: id, detail: { identifier: resource.identifier } });
   return resource;
 }

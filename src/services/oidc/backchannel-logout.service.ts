@@ -9,16 +9,11 @@ import {
 } from '../../db/repositories/backchannel-logout.repo';
 import { badRequest, type Said } from '../../errors';
 import { say } from '../../i18n';
-import { checkOutboundTarget, outboundRequest, OutboundRefused, type OutboundClient, type OutboundPolicy } from '../../lib/outbound-http';
+import { checkOutboundTarget, OutboundRefused, type OutboundPolicy } from '../../lib/outbound-http';
 import type { ServiceContext } from '../context';
 import { outboundWords } from '../outbound-words';
-import {
-  isDelivered,
-  retryDelaySeconds,
-  RETRY_DELAYS_SECONDS,
-  webhookAddressRules,
-  webhookOutboundPolicy,
-} from '../webhooks/webhook-policy';
+import { postDelivery, type DeliveryOptions } from '../webhooks/post-delivery';
+import { webhookAddressRules, webhookOutboundPolicy } from '../webhooks/webhook-policy';
 import { signWithCurrentKey } from './signing-keys.service';
 
 /**
@@ -84,14 +79,7 @@ export async function signLogoutToken(ctx: ServiceContext, input: { clientId: st
   );
 }
 
-export interface BackchannelDeliveryOptions {
-  /** The retry schedule; the webhooks' unless a test shortens it. */
-  retryDelaysSeconds?: readonly number[];
-  /** Outbound policy overrides (tests: a resolver). */
-  outbound?: Partial<OutboundPolicy>;
-  /** The worker's kept-alive client. */
-  client?: OutboundClient;
-}
+export type BackchannelDeliveryOptions = DeliveryOptions;
 
 /**
  * One attempt of one delivery: a fresh logout token POSTed as `logout_token=` (application/x-www-form-urlencoded).
@@ -123,24 +111,11 @@ export async function attemptBackchannelLogout(
     headers: { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'service-sso-backchannel-logout' },
     body,
   };
-  let responseStatus: number | null = null;
-  let error: string | null = null;
-  try {
-    const policy = webhookOutboundPolicy(webhookAddressRules(ctx), work.uri, options.outbound);
-    const res = options.client ? await options.client.request(work.uri, request, policy) : await outboundRequest(work.uri, request, policy);
-    responseStatus = res.status;
-  } catch (err) {
-    if (!(err instanceof OutboundRefused)) throw err;
-    error = `${err.reason}: ${err.message}`;
-  }
-  const delivered = isDelivered(responseStatus);
-  const retryIn = delivered ? null : retryDelaySeconds(delivery.attempts + 1, options.retryDelaysSeconds ?? RETRY_DELAYS_SECONDS);
-  const outcome: BackchannelAttemptOutcome = {
-    status: delivered ? 'delivered' : retryIn === null ? 'failed' : 'pending',
-    responseStatus,
-    error: error ?? (delivered ? null : `HTTP ${responseStatus}`),
-    retryInSeconds: retryIn,
-  };
+  const posted = await postDelivery(ctx, work.uri, request, options, delivery.attempts);
+  const outcome: BackchannelAttemptOutcome = posted.outcome;
+  const { responseStatus, retryInSeconds: retryIn } = outcome;
+  const delivered = outcome.status === 'delivered';
+  const error = posted.refusal;
   await withTransaction(ctx.db, async (trx) => {
     const row = await recordBackchannelAttempt(trx, deliveryId, outcome);
     if (row && outcome.status !== 'pending') await recordOutcome(ctx, trx, row, outcome.status, outcome.error);

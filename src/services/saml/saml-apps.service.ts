@@ -14,7 +14,7 @@ import {
   type SamlNameIdFormat,
   type SamlSloBinding,
 } from '../../db/repositories/saml-apps.repo';
-import { badRequest, conflict, notFound, type Said } from '../../errors';
+import { badRequest, conflict, found, notFound, type Said } from '../../errors';
 import { say } from '../../i18n';
 import { isUniqueViolation } from '../../db/pg-errors';
 import { outboundRequest, OutboundRefused } from '../../lib/outbound-http';
@@ -182,9 +182,7 @@ export async function listApps(ctx: ServiceContext): Promise<SamlAppRow[]> {
 }
 
 export async function getApp(ctx: ServiceContext, id: string): Promise<SamlAppRow> {
-  const app = await findSamlAppById(ctx.db, id);
-  if (!app) throw notFound('SAML application');
-  return app;
+  return found(await findSamlAppById(ctx.db, id), 'SAML application');
 }
 
 export async function createApp(ctx: ServiceContext, input: SamlAppInput): Promise<SamlAppRow> {

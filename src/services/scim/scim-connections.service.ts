@@ -17,7 +17,7 @@ import {
   type ScimGroupRow,
 } from '../../db/repositories/scim.repo';
 import { messagesFor } from '../../i18n';
-import { badRequest, notFound, unauthorized } from '../../errors';
+import { badRequest, found, unauthorized } from '../../errors';
 import { newHashedSecret, safeEqual, sha256Hex } from '../../lib/crypto';
 import type { ServiceContext } from '../context';
 import { enforce, isGlobalSuperAdmin, mayGrantRole, type Actor } from '../rbac-policy';
@@ -62,9 +62,7 @@ export async function createConnection(
 }
 
 export async function getConnection(ctx: ServiceContext, id: string): Promise<ScimConnectionRow> {
-  const found = await findScimConnection(ctx.db, id);
-  if (!found) throw notFound('SCIM connection');
-  return found;
+  return found(await findScimConnection(ctx.db, id), 'SCIM connection');
 }
 
 /**
@@ -78,8 +76,7 @@ export async function rotateConnectionToken(
 ): Promise<{ connection: ScimConnectionRow; token: string }> {
   const { secret: token, hash } = newHashedSecret(TOKEN_PREFIX);
   const connection = await withTransaction(ctx.db, async (trx) => {
-    const rotated = await setScimConnectionTokenHash(trx, id, hash);
-    if (!rotated) throw notFound('SCIM connection');
+    const rotated = found(await setScimConnectionTokenHash(trx, id, hash), 'SCIM connection');
     await ctx.events.record(trx, {
       type: 'scim.connection.token_rotated',
       actorId: actor.userId,
@@ -94,8 +91,7 @@ export async function rotateConnectionToken(
 /** Revokes a connection: its token stops working at once; its groups (and the roles they granted) and externalIds go. */
 export async function deleteConnection(ctx: ServiceContext, actor: Actor, id: string): Promise<void> {
   await withTransaction(ctx.db, async (trx) => {
-    const deleted = await deleteScimConnection(trx, id);
-    if (!deleted) throw notFound('SCIM connection');
+    const deleted = found(await deleteScimConnection(trx, id), 'SCIM connection');
     await ctx.events.record(trx, { type: 'scim.connection.deleted', actorId: actor.userId, subjectId: id, detail: { name: deleted.name } });
   });
 }
@@ -139,8 +135,7 @@ export async function listGroupsWithRoles(ctx: ServiceContext): Promise<GroupWit
 }
 
 export async function getGroupRoles(ctx: ServiceContext, groupId: string): Promise<GroupWithRoles> {
-  const group = await findScimGroup(ctx.db, null, groupId);
-  if (!group) throw notFound('SCIM group');
+  const group = found(await findScimGroup(ctx.db, null, groupId), 'SCIM group');
   return {
     group,
     connectionName: await connectionNameOf(ctx.db, group.connectionId),
@@ -161,8 +156,7 @@ export async function setGroupRoles(
 ): Promise<GroupWithRoles> {
   const ids = [...new Set(roleIds)].sort();
   return withTransaction(ctx.db, async (trx) => {
-    const group = await findScimGroup(trx, null, groupId, true);
-    if (!group) throw notFound('SCIM group');
+    const group = found(await findScimGroup(trx, null, groupId, true), 'SCIM group');
     const names: string[] = [];
     const granter = await granterOf(trx, actor);
     for (const [i, id] of ids.entries()) {

@@ -1,29 +1,15 @@
 import { Webhook } from 'standardwebhooks';
 import { withTransaction } from '../../db';
 import { findDeliveryWork, markDeliveryFailed, recordDeliveryAttempt, type AttemptOutcome } from '../../db/repositories/webhooks.repo';
-import { outboundRequest, OutboundRefused, type OutboundClient, type OutboundPolicy } from '../../lib/outbound-http';
+import { OutboundRefused } from '../../lib/outbound-http';
 import type { AuditEventRow } from '../../db/repositories/audit-events.repo';
 import type { ServiceContext } from '../context';
 import { presentActor, presentSubject } from '../audit.service';
 import { POINTS_AT_THIS_SERVER, secretPurpose } from './subscriptions.service';
-import {
-  isDelivered,
-  pointsAtThisServer,
-  RESPONSE_EXCERPT_CHARS,
-  retryDelaySeconds,
-  RETRY_DELAYS_SECONDS,
-  webhookAddressRules,
-  webhookOutboundPolicy,
-} from './webhook-policy';
+import { postDelivery, type DeliveryOptions } from './post-delivery';
+import { pointsAtThisServer, RESPONSE_EXCERPT_CHARS } from './webhook-policy';
 
-export interface DeliveryOptions {
-  /** The retry schedule; CONTRACT §17's unless a test shortens it. */
-  retryDelaysSeconds?: readonly number[];
-  /** Outbound policy overrides (tests: a resolver). */
-  outbound?: Partial<OutboundPolicy>;
-  /** Kept-alive connections to receivers (the worker's); one connection per attempt without it. */
-  client?: OutboundClient;
-}
+export type { DeliveryOptions } from './post-delivery';
 
 /** Keys a payload never carries, whatever an event's detail holds (the event bus drops them already). */
 const SECRET_KEY = /password|secret|token|hash|verifier|^code$|otp|cookie|authorization/i;
@@ -92,34 +78,15 @@ export async function attemptDelivery(
     'webhook-signature': signatureHeader(secrets, delivery.eventId, now, body),
   };
 
-  let responseStatus: number | null = null;
-  let responseExcerpt: string | null = null;
-  let error: string | null = null;
-  try {
-    // CONTRACT §23: a URL that names this server (saved before the rule, or written around the API) is never called;
-    // its own addresses are refused by the policy's refuseAddress when the connection is made.
+  // CONTRACT §23: a URL that names this server (saved before the rule, or written around the API) is never called;
+  // its own addresses are refused by the policy's refuseAddress when the connection is made.
+  const posted = await postDelivery(ctx, subscription.url, { method: 'POST', headers, body }, options, delivery.attempts, () => {
     if (pointsAtThisServer(ctx.config, subscription.url)) throw new OutboundRefused('refused_address', POINTS_AT_THIS_SERVER);
-    const policy = webhookOutboundPolicy(webhookAddressRules(ctx), subscription.url, options.outbound);
-    const request = { method: 'POST', headers, body };
-    const res = options.client
-      ? await options.client.request(subscription.url, request, policy)
-      : await outboundRequest(subscription.url, request, policy);
-    responseStatus = res.status;
-    responseExcerpt = excerpt(res.body);
-  } catch (err) {
-    if (!(err instanceof OutboundRefused)) throw err;
-    error = `${err.reason}: ${err.message}`;
-  }
-
-  const delivered = isDelivered(responseStatus);
-  const retryIn = delivered ? null : retryDelaySeconds(delivery.attempts + 1, options.retryDelaysSeconds ?? RETRY_DELAYS_SECONDS);
-  const outcome: AttemptOutcome = {
-    status: delivered ? 'delivered' : retryIn === null ? 'failed' : 'pending',
-    responseStatus,
-    responseExcerpt,
-    error: error ?? (delivered ? null : `HTTP ${responseStatus}`),
-    retryInSeconds: retryIn,
-  };
+  });
+  const outcome: AttemptOutcome = { ...posted.outcome, responseExcerpt: posted.response && excerpt(posted.response.body) };
+  const { responseStatus, retryInSeconds: retryIn } = outcome;
+  const delivered = outcome.status === 'delivered';
+  const error = posted.refusal;
   await withTransaction(ctx.db, (trx) => recordDeliveryAttempt(trx, deliveryId, outcome));
   ctx.metrics.webhookDeliveries.inc({ outcome: delivered ? 'delivered' : retryIn === null ? 'failed' : 'retry' });
   if (!delivered) {

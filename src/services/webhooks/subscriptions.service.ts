@@ -15,7 +15,7 @@ import {
   type WebhookDeliveryRow,
   type WebhookSubscriptionRow,
 } from '../../db/repositories/webhooks.repo';
-import { badRequest, notFound } from '../../errors';
+import { badRequest, found, notFound } from '../../errors';
 import { addSeconds } from '../../lib/clock';
 import { checkOutboundTarget, OutboundRefused, type OutboundPolicy } from '../../lib/outbound-http';
 import type { ServiceContext } from '../context';
@@ -65,9 +65,7 @@ export async function listWebhooks(ctx: ServiceContext): Promise<WebhookSubscrip
 }
 
 export async function getWebhook(ctx: ServiceContext, id: string): Promise<WebhookSubscriptionRow> {
-  const row = await findWebhookSubscription(ctx.db, id);
-  if (!row) throw notFound('Webhook');
-  return row;
+  return found(await findWebhookSubscription(ctx.db, id), 'Webhook');
 }
 
 /** The plain secret is returned here and by rotateWebhookSecret only; the row keeps it sealed. */
@@ -97,8 +95,7 @@ export async function createWebhook(
 export async function updateWebhook(ctx: ServiceContext, id: string, patch: Partial<WebhookInput>): Promise<WebhookSubscriptionRow> {
   if (patch.url !== undefined) await assertWebhookUrlAllowed(ctx, patch.url);
   return withTransaction(ctx.db, async (trx) => {
-    const webhook = await updateWebhookSubscription(trx, id, patch, ctx.clock.now());
-    if (!webhook) throw notFound('Webhook');
+    const webhook = found(await updateWebhookSubscription(trx, id, patch, ctx.clock.now()), 'Webhook');
     await ctx.events.record(trx, {
       type: 'webhook.changed',
       subjectId: id,
@@ -124,8 +121,7 @@ export async function rotateWebhookSecret(ctx: ServiceContext, id: string): Prom
   const now = ctx.clock.now();
   const sealed = ctx.sealer.seal(secret, secretPurpose(id));
   const webhook = await withTransaction(ctx.db, async (trx) => {
-    const row = await rotateSecretRow(trx, id, sealed, addSeconds(now, PREVIOUS_SECRET_GRACE_SECONDS), now);
-    if (!row) throw notFound('Webhook');
+    const row = found(await rotateSecretRow(trx, id, sealed, addSeconds(now, PREVIOUS_SECRET_GRACE_SECONDS), now), 'Webhook');
     await ctx.events.record(trx, { type: 'webhook.secret_rotated', subjectId: id });
     return row;
   });
@@ -162,8 +158,7 @@ export async function listDeliveries(
 /** One attempt now, whatever the delivery's status; if it fails, the retry schedule continues from the attempts made. */
 export async function redeliver(ctx: ServiceContext, id: string, deliveryId: string): Promise<WebhookDeliveryRow> {
   return withTransaction(ctx.db, async (trx) => {
-    const delivery = await resetDeliveryForRedelivery(trx, id, deliveryId);
-    if (!delivery) throw notFound('Delivery');
+    const delivery = found(await resetDeliveryForRedelivery(trx, id, deliveryId), 'Delivery');
     await ctx.events.record(trx, {
       type: 'webhook.redelivered',
       subjectId: id,

@@ -2,8 +2,8 @@ import type { ComponentChildren } from 'preact';
 import type { ApiResource, BackchannelDelivery, OAuthClient, SigningKey, Summary } from '../../routes/admin/admin.schemas';
 import type { AuditEvent } from '../../routes/audit/audit.schemas';
 import type { Role } from '../../routes/rbac/rbac.schemas';
+import type { ConnectedApp, UserDetail, UserFactors, UserIdentity, UserSession, UserSummary } from '../../routes/users/users.schemas';
 import type { ListCount } from '../../declarations/list-count';
-import { userStatus } from '../../declarations/user-status';
 import { messagesFor } from '../../i18n';
 import { pageEnv } from '../env';
 import { Actions, formatTime, Time } from '../kit';
@@ -32,51 +32,10 @@ import { PRESETS, presetOf, type ClientPreset } from '../../declarations/client-
 import { GetStarted, presetName, QuickStart, type QuickStartData } from './quick-start';
 
 /**
- * What the user pages show of an account, its roles, sessions, approved applications and second factors: the view's
- * own prop types (docs/architecture.md, "Layers": a view never imports a database row or a service type).
+ * The user pages render what the users API answers (GET /api/users, /api/users/:userId and its sessions, mfa, apps,
+ * activity and identities): wire shapes, never a database row or a service type (docs/architecture.md, "Layers").
  */
-export interface UserView {
-  id: string;
-  email: string;
-  firstName: string;
-  lastName: string;
-  isActive: boolean;
-  emailVerified: boolean;
-  createdAt: Date;
-  lastLoginAt: Date | null;
-  /** Set while an invitation is open (no password chosen yet). */
-  invitationExpiresAt?: Date | null;
-}
-/** A role as a user holds it (global when `application` is null). */
-export interface HeldRoleView {
-  id: string;
-  name: string;
-  application: string | null;
-}
-/** A role that may be assigned. */
-export interface RoleChoiceView extends HeldRoleView {
-  isActive: boolean;
-}
-export interface SessionView {
-  id: string;
-  clientId: string | null;
-  ip: string | null;
-  userAgent: string | null;
-  createdAt: Date;
-  lastUsedAt: Date;
-}
-/** An application the user approved (consent). */
-export interface ApprovedAppView {
-  clientId: string;
-  clientName: string;
-  scopes: string[];
-  grantedAt: Date;
-}
-export interface FactorsView {
-  totp: boolean;
-  passkeys: Array<{ name: string }>;
-  recoveryCodesLeft: number;
-}
+type RoleRef = UserSummary['roles'][number];
 
 /** The console's catalogue in the page's language (CONTRACT §15). */
 const c = () => pageEnv().t.console;
@@ -84,8 +43,8 @@ const dash = (v: string | null | undefined) => (v ? v : '—');
 const yesNo = (v: boolean) => (v ? c().common.yes : c().common.no);
 /** A count in the page's language (Intl.NumberFormat: 1,234 / 1.234). */
 const count = (n: number) => new Intl.NumberFormat(pageEnv().locale).format(n);
-const fullName = (u: { firstName: string; lastName: string }) => `${u.firstName} ${u.lastName}`.trim();
-const roleLabel = (r: { name: string; application: string | null }) => (r.application ? `${r.name} (${r.application})` : r.name);
+const fullName = (u: { first_name: string; last_name: string }) => `${u.first_name} ${u.last_name}`.trim();
+const roleLabel = (r: Pick<RoleRef, 'name' | 'application'>) => (r.application ? `${r.name} (${r.application})` : r.name);
 
 export function renderOverview(frame: ConsoleFrame, data: { summary: Summary; days: SignInDay[] }): string {
   const s = data.summary;
@@ -141,7 +100,7 @@ export interface UsersFilter {
 export function renderUsers(
   frame: ConsoleFrame,
   data: {
-    users: Array<{ user: UserView; roles: HeldRoleView[] }>;
+    users: UserSummary[];
     count: ListCount;
     filter: UsersFilter;
     prev?: string;
@@ -189,12 +148,12 @@ export function renderUsers(
         rows={data.users}
         empty={filtered ? u.noMatch : <NoneYet text={u.noneYet} href="/admin/users/new" link={u.inviteOne} />}
         columns={[
-          { label: k.email, wrap: true, cell: ({ user }) => <a href={`/admin/users/${user.id}`}>{user.email}</a> },
-          { label: k.name, cell: ({ user }) => dash(fullName(user)) },
+          { label: k.email, wrap: true, cell: (user) => <a href={`/admin/users/${user.id}`}>{user.email}</a> },
+          { label: k.name, cell: (user) => dash(fullName(user)) },
           { label: u.roles, cell: ({ roles }) => (roles.length ? roles.map(roleLabel).join(', ') : '—') },
-          { label: k.status, cell: ({ user }) => <UserStatus user={user} /> },
-          { label: u.verified, cell: ({ user }) => yesNo(user.emailVerified) },
-          { label: u.lastSignIn, cell: ({ user }) => (user.lastLoginAt ? <Time at={user.lastLoginAt} /> : k.never) },
+          { label: k.status, cell: (user) => <UserStatus user={user} /> },
+          { label: u.verified, cell: (user) => yesNo(user.email_verified) },
+          { label: u.lastSignIn, cell: (user) => (user.last_login_at ? <Time at={user.last_login_at} /> : k.never) },
         ]}
       />
       <Pagination prev={data.prev} next={data.next} label={u.pagesLabel} />
@@ -223,24 +182,24 @@ export function renderInviteUser(frame: ConsoleFrame, data: { values: Record<str
 }
 
 export interface UserDetailData {
-  user: UserView;
-  roles: HeldRoleView[];
-  allRoles: RoleChoiceView[];
-  sessions: SessionView[];
-  apps: ApprovedAppView[];
-  factors: FactorsView;
+  user: UserDetail;
+  /** The roles that may be assigned (GET /api/users/roles/assignable); none for whoever may not assign roles. */
+  allRoles: Role[];
+  sessions: UserSession[];
+  apps: ConnectedApp[];
+  factors: UserFactors;
   events: AuditEvent[];
-  /** Identities flagged at the upgrade (linked to an admin account under the old rules): paused until the owner confirms. */
-  pausedIdentities?: Array<{ providerName: string; email: string | null }>;
+  /** Identities at other providers; one flagged at the upgrade (`needs_confirmation`) is shown as paused. */
+  identities: UserIdentity[];
   errors: FieldErrors;
   values?: Record<string, string>;
   isSelf: boolean;
 }
 
 /** Invited (no password set yet), Active or Inactive (docs/rbac.md, "Invitations"). */
-function UserStatus(props: { user: Pick<UserView, 'isActive' | 'invitationExpiresAt'> }) {
+function UserStatus(props: { user: Pick<UserSummary, 'status'> }) {
   const k = c().common;
-  const status = userStatus(props.user);
+  const { status } = props.user;
   return status === 'invited' ? (
     <span class="badge invited">{k.invited}</span>
   ) : (
@@ -252,7 +211,8 @@ export function renderUserDetail(frame: ConsoleFrame, d: UserDetailData): string
   const u = d.user;
   const base = `/admin/users/${u.id}`;
   const v = d.values ?? {};
-  const assignable = d.allRoles.filter((r) => r.isActive && !d.roles.some((held) => held.id === r.id));
+  const assignable = d.allRoles.filter((r) => r.is_active && !u.roles.some((held) => held.id === r.id));
+  const invitationExpiresAt = u.status === 'invited' ? u.invitation_expires_at : null;
   const { user: x, users: us, common: k } = c();
   return renderConsole(
     frame,
@@ -263,33 +223,35 @@ export function renderUserDetail(frame: ConsoleFrame, d: UserDetailData): string
         items={[
           [k.email, u.email],
           [k.status, <UserStatus user={u} />],
-          ...(u.isActive && u.invitationExpiresAt
+          ...(invitationExpiresAt
             ? [
                 [
                   x.invitationUntil,
                   <>
-                    <Time at={u.invitationExpiresAt} />
-                    {u.invitationExpiresAt.getTime() <= Date.now() ? <p class="field-error">{x.invitationExpired}</p> : null}
+                    <Time at={invitationExpiresAt} />
+                    {Date.parse(invitationExpiresAt) <= Date.now() ? <p class="field-error">{x.invitationExpired}</p> : null}
                   </>,
                 ] as [string, ComponentChildren],
               ]
             : []),
-          [x.emailVerified, yesNo(u.emailVerified)],
-          [k.created, <Time at={u.createdAt} />],
-          [us.lastSignIn, u.lastLoginAt ? <Time at={u.lastLoginAt} /> : k.never],
+          [x.emailVerified, yesNo(u.email_verified)],
+          [k.created, <Time at={u.created_at} />],
+          [us.lastSignIn, u.last_login_at ? <Time at={u.last_login_at} /> : k.never],
           [x.userId, <code>{u.id}</code>],
         ]}
       />
-      {d.pausedIdentities?.map((i) => (
-        <p class="error">{x.pausedIdentity(i.providerName, i.email ?? '')}</p>
-      ))}
+      {d.identities
+        .filter((i) => i.needs_confirmation)
+        .map((i) => (
+          <p class="error">{x.pausedIdentity(i.provider.name, i.email ?? '')}</p>
+        ))}
       <div class="actions">
-        {u.isActive ? (
+        {u.is_active ? (
           <ActionButton action={`${base}/deactivate`} csrf={frame.csrf} label={x.deactivate} danger />
         ) : (
           <ActionButton action={`${base}/activate`} csrf={frame.csrf} label={x.reactivate} />
         )}
-        {u.isActive && u.invitationExpiresAt ? (
+        {invitationExpiresAt ? (
           <ActionButton action={`${base}/invitation`} csrf={frame.csrf} label={x.resendInvitation} />
         ) : (
           <ActionButton action={`${base}/password-link`} csrf={frame.csrf} label={x.sendPasswordLink} />
@@ -299,11 +261,11 @@ export function renderUserDetail(frame: ConsoleFrame, d: UserDetailData): string
       <section class="panel" aria-labelledby="profile-h">
         <h2 id="profile-h">{x.profile}</h2>
         <PostForm action={`${base}/profile`} csrf={frame.csrf}>
-          <Field name="first_name" label={k.firstName} value={v.first_name ?? u.firstName} errors={d.errors} />
-          <Field name="last_name" label={k.lastName} value={v.last_name ?? u.lastName} errors={d.errors} />
+          <Field name="first_name" label={k.firstName} value={v.first_name ?? u.first_name} errors={d.errors} />
+          <Field name="last_name" label={k.lastName} value={v.last_name ?? u.last_name} errors={d.errors} />
           <Field name="email" type="email" label={k.email} value={v.email ?? u.email} errors={d.errors} autocomplete="off" />
           <div class="check">
-            <input type="checkbox" id="f-email_verified" name="email_verified" value="true" checked={u.emailVerified} />
+            <input type="checkbox" id="f-email_verified" name="email_verified" value="true" checked={u.email_verified} />
             <label for="f-email_verified">{x.addressVerified}</label>
           </div>
           <Actions>
@@ -316,7 +278,7 @@ export function renderUserDetail(frame: ConsoleFrame, d: UserDetailData): string
         <h2 id="roles-h">{x.roles}</h2>
         <Table
           caption={x.rolesHeld}
-          rows={d.roles}
+          rows={u.roles}
           empty={x.noRoles}
           columns={[
             { label: us.role, cell: (r) => <a href={`/admin/roles/${r.id}`}>{r.name}</a> },
@@ -360,11 +322,11 @@ export function renderUserDetail(frame: ConsoleFrame, d: UserDetailData): string
           rows={d.sessions}
           empty={x.noSessions}
           columns={[
-            { label: x.started, cell: (s) => <Time at={s.createdAt} /> },
-            { label: x.lastUsed, cell: (s) => <Time at={s.lastUsedAt} /> },
-            { label: x.app, cell: (s) => dash(s.clientId) },
+            { label: x.started, cell: (s) => <Time at={s.created_at} /> },
+            { label: x.lastUsed, cell: (s) => <Time at={s.last_used_at} /> },
+            { label: x.app, cell: (s) => dash(s.client_id) },
             { label: x.ipAddress, cell: (s) => dash(s.ip) },
-            { label: x.browser, wrap: true, cell: (s) => dash(s.userAgent) },
+            { label: x.browser, wrap: true, cell: (s) => dash(s.user_agent) },
             {
               label: k.action,
               cell: (s) => (
@@ -373,7 +335,7 @@ export function renderUserDetail(frame: ConsoleFrame, d: UserDetailData): string
                   csrf={frame.csrf}
                   label={k.revoke}
                   danger
-                  ariaLabel={x.revokeSession(formatTime(s.createdAt))}
+                  ariaLabel={x.revokeSession(formatTime(new Date(s.created_at)))}
                 />
               ),
             },
@@ -388,9 +350,9 @@ export function renderUserDetail(frame: ConsoleFrame, d: UserDetailData): string
           rows={d.apps}
           empty={x.noApps}
           columns={[
-            { label: k.application, cell: (a) => <a href={`/admin/applications/${encodeURIComponent(a.clientId)}`}>{a.clientName}</a> },
+            { label: k.application, cell: (a) => <a href={`/admin/applications/${encodeURIComponent(a.client_id)}`}>{a.name}</a> },
             { label: x.scopes, cell: (a) => a.scopes.join(' ') },
-            { label: x.granted, cell: (a) => <Time at={a.grantedAt} /> },
+            { label: x.granted, cell: (a) => <Time at={a.granted_at} /> },
           ]}
         />
       </section>
@@ -401,14 +363,14 @@ export function renderUserDetail(frame: ConsoleFrame, d: UserDetailData): string
           items={[
             [x.authenticatorApp, d.factors.totp ? k.on : k.off],
             [x.passkeys, d.factors.passkeys.length ? d.factors.passkeys.map((p) => p.name).join(', ') : k.none],
-            [x.recoveryCodesLeft, count(d.factors.recoveryCodesLeft)],
+            [x.recoveryCodesLeft, count(d.factors.recovery_codes_left)],
           ]}
         />
         {d.isSelf ? (
           <p class="muted">
             {x.ownFactorsBefore} <a href="/account#second-factors">{x.ownFactorsLink}</a>.
           </p>
-        ) : d.factors.totp || d.factors.passkeys.length || d.factors.recoveryCodesLeft ? (
+        ) : d.factors.totp || d.factors.passkeys.length || d.factors.recovery_codes_left ? (
           <ActionButton action={`${base}/mfa/reset`} csrf={frame.csrf} label={x.resetFactors} danger />
         ) : null}
       </section>

@@ -8,6 +8,7 @@ import {
   METADATA_DOCUMENT_TIMEOUT_MS,
   type MetadataDocumentClient,
 } from './metadata-document-policy';
+import { setNewest } from '../../../lib/bounded-map';
 
 /**
  * Client ID Metadata Documents (CONTRACT §13): an https client_id is fetched, judged by metadata-document-policy.ts,
@@ -100,12 +101,7 @@ export function createMetadataDocumentFetcher(options: MetadataDocumentFetcherOp
     if (!verdict.ok) throw new MetadataDocumentRefused(`invalid metadata document: ${verdict.reason}`);
     const lifetime = cacheLifetimeSeconds(response.headers.get('cache-control'));
     if (lifetime > 0) {
-      cache.delete(clientId);
-      cache.set(clientId, { client: verdict.value, expiresAtMs: options.clock.now().getTime() + lifetime * 1000 });
-      for (const oldest of cache.keys()) {
-        if (cache.size <= maxEntries) break;
-        cache.delete(oldest);
-      }
+      setNewest(cache, clientId, { client: verdict.value, expiresAtMs: options.clock.now().getTime() + lifetime * 1000 }, maxEntries);
     }
     return verdict.value;
   }

@@ -6,7 +6,7 @@ import {
   revokeRegistrationToken,
   type RegistrationTokenRow,
 } from '../../../db/repositories/registration-tokens.repo';
-import { notFound } from '../../../errors';
+import { found } from '../../../errors';
 import { addSeconds } from '../../../lib/clock';
 import { newHashedSecret } from '../../../lib/crypto';
 import type { ServiceContext } from '../../context';
@@ -56,8 +56,7 @@ export async function listTokens(ctx: ServiceContext): Promise<RegistrationToken
 /** The token registers nothing more; clients it registered stay (deactivate them as any client). */
 export async function revokeToken(ctx: ServiceContext, id: string): Promise<RegistrationTokenRow> {
   return withTransaction(ctx.db, async (trx) => {
-    const row = await revokeRegistrationToken(trx, id, ctx.clock.now());
-    if (!row) throw notFound('Registration token');
+    const row = found(await revokeRegistrationToken(trx, id, ctx.clock.now()), 'Registration token');
     await ctx.events.record(trx, { type: 'oauth.registration_token.revoked', subjectId: id });
     return row;
   });
