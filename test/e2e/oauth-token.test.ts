@@ -150,6 +150,38 @@ describe('POST /api/oauth/token > authorization_code', () => {
     for (const r of results.filter((x) => x.status !== 200)) expect(r.body.error).toBe('invalid_grant');
   });
 
+  test('the losers of a concurrent exchange are refused and revoke nothing; a presentation after the exchange still revokes', async () => {
+    const { agent, client } = await setup();
+    const { code, verifier } = await obtainCode(agent, client);
+    // Every presentation reads the code slowly: the winner commits while the losers are still looking, the window in
+    // which a loser took the freshly committed use for a replay and revoked the winner's session.
+    const read = codesRepo.findAuthorizationCode;
+    const slow = jest.spyOn(codesRepo, 'findAuthorizationCode').mockImplementation(async (db, hash) => {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      return read(db, hash);
+    });
+    let results: request.Response[];
+    try {
+      results = await Promise.all(Array.from({ length: 5 }, () => exchangeCode(t, client, { code, verifier })));
+    } finally {
+      slow.mockRestore();
+    }
+    const winners = results.filter((r) => r.status === 200);
+    expect(winners).toHaveLength(1);
+    for (const r of results.filter((x) => x.status !== 200)) expect(r.body.error).toBe('invalid_grant');
+    const [winner] = winners;
+    expect((await me(winner.body.access_token)).status).toBe(200);
+    const replayed = () => t.db('audit_events').where({ type: 'oauth.code.replayed', client_id: client.clientId });
+    expect(await replayed()).toHaveLength(0);
+
+    // After the exchange, the code presented again is a replay: it revokes what the exchange issued (RFC 6749 §4.1.2).
+    const replay = await exchangeCode(t, client, { code, verifier });
+    expect(replay.status).toBe(400);
+    expect(replay.body.error).toBe('invalid_grant');
+    expect((await me(winner.body.access_token)).status).toBe(401);
+    expect(await replayed()).toHaveLength(1);
+  });
+
   test('a database failure answers 503 temporarily_unavailable and burns nothing', async () => {
     const { agent, client } = await setup();
     const { code, verifier } = await obtainCode(agent, client);

@@ -57,10 +57,13 @@ export async function exchangeAuthorizationCode(
   // Judged before the code is consumed: a resource the client may not ask for burns nothing.
   const asked = await resolveResource(ctx, client, input.resource);
   const result = await withTransaction(ctx.db, async (trx): Promise<Exchange> => {
+    // The code as it stood before this presentation: read first, so that a use committed while this presentation was
+    // racing it (a concurrent exchange that won the row lock) is not taken for a replay after issuance (docs/oauth.md).
+    const previous = await findAuthorizationCode(trx, codeHash);
     const code = await consumeAuthorizationCode(trx, codeHash, client.clientId, now);
     if (!code) {
-      const previous = await findAuthorizationCode(trx, codeHash);
-      // RFC 6749 §4.1.2: a replayed code revokes the tokens its first exchange issued.
+      // RFC 6749 §4.1.2: a code presented again after it was exchanged revokes the tokens that exchange issued. The
+      // losers of a concurrent exchange are refused and revoke nothing: the code was not yet used when they came.
       if (previous?.usedAt && previous.clientId === client.clientId && previous.sessionId) {
         // One event per revocation: of a burst of replays only the one that ended the session writes a row (the
         // others would only queue behind it on the session row).
