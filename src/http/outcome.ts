@@ -140,12 +140,13 @@ export const jsonDocument = (status: number, mediaType: string, value: unknown):
   new Document(status, mediaType, JSON.stringify(value));
 
 /**
- * Writes a document: its cookies and headers, its Cache-Control (or `declaredCacheControl`, the route's, on a
- * success), its status, media type and body. A HEAD request gets the headers alone (Express leaves the body out).
+ * Writes a document: its cookies and headers, its media type, its Cache-Control (or `declaredCacheControl`, the
+ * route's, on a success), its status and body. A HEAD request gets the headers alone (Express leaves the body out).
  */
 export function writeDocument(document: Document, res: Response, declaredCacheControl?: string): void {
   writeCookiesAndHeaders(document, res);
+  res.type(document.mediaType);
   const cacheControl = document.cacheControl ?? (document.status < 400 ? declaredCacheControl : undefined);
   if (cacheControl !== undefined) res.set('Cache-Control', cacheControl);
-  res.status(document.status).type(document.mediaType).send(document.body);
+  res.status(document.status).send(document.body);
 }
