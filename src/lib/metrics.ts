@@ -47,20 +47,28 @@ export function createOperatorMetrics(
   collectDefaultMetrics({ register: registry });
   const registers = [registry];
 
-  const signIns = new Counter({
-    name: 'sso_sign_ins_total',
-    help: 'Password sign-in attempts by outcome (success, bad_password, throttled, mfa_required)',
-    labelNames: ['outcome'] as const,
-    registers,
-  });
-  for (const outcome of SIGN_IN_OUTCOMES) signIns.inc({ outcome }, 0);
-  const tokensIssued = new Counter({
-    name: 'sso_tokens_issued_total',
-    help: 'Token pairs issued, by grant type (password and registration are the first-party sign-ins)',
-    labelNames: ['grant_type'] as const,
-    registers,
-  });
-  for (const grant_type of GRANT_TYPES) tokensIssued.inc({ grant_type }, 0);
+  /** A counter by one label, every value of which is exported from the start (at 0). */
+  const countedBy = <L extends string>(name: string, help: string, label: L, values: readonly string[]): Counter<L> => {
+    const counter = new Counter({ name, help, labelNames: [label], registers });
+    for (const value of values) {
+      const labels: Partial<Record<L, string>> = {};
+      labels[label] = value;
+      counter.inc(labels, 0);
+    }
+    return counter;
+  };
+  const signIns = countedBy(
+    'sso_sign_ins_total',
+    'Password sign-in attempts by outcome (success, bad_password, throttled, mfa_required)',
+    'outcome',
+    SIGN_IN_OUTCOMES,
+  );
+  const tokensIssued = countedBy(
+    'sso_tokens_issued_total',
+    'Token pairs issued, by grant type (password and registration are the first-party sign-ins)',
+    'grant_type',
+    GRANT_TYPES,
+  );
 
   const pool = (pick: (s: PoolStats) => number) =>
     function collect(this: Gauge) {
@@ -94,13 +102,12 @@ export function createOperatorMetrics(
     registers,
     collect: backlog((b) => b.due),
   });
-  const webhookDeliveries = new Counter({
-    name: 'sso_webhook_deliveries_total',
-    help: 'Webhook delivery attempts by outcome (delivered, retry, failed)',
-    labelNames: ['outcome'] as const,
-    registers,
-  });
-  for (const outcome of WEBHOOK_OUTCOMES) webhookDeliveries.inc({ outcome }, 0);
+  const webhookDeliveries = countedBy(
+    'sso_webhook_deliveries_total',
+    'Webhook delivery attempts by outcome (delivered, retry, failed)',
+    'outcome',
+    WEBHOOK_OUTCOMES,
+  );
 
   const build = new Gauge({
     name: 'sso_build_info',

@@ -1,6 +1,7 @@
 import { pageEnv } from './env';
 import { Actions, CsrfField, FieldMessage, invalidAttrs } from './kit';
 import { renderPage } from './layout';
+import { renderMessagePage } from './email-link-pages';
 
 /** /forgot-password: ask for a set-password link by email (beyond the spec, like POST /api/auth/forgot-password). */
 export function renderForgotPasswordForm(options: { csrf: string; email?: string; error?: string }): string {
@@ -38,14 +39,5 @@ export function renderForgotPasswordForm(options: { csrf: string; email?: string
 /** The same answer whether or not the address has an account (no account oracle). */
 export function renderForgotPasswordSent(): string {
   const { t } = pageEnv();
-  return renderPage(
-    { title: t.forgot.sentTitle },
-    <>
-      <h1>{t.forgot.sentTitle}</h1>
-      <p>{t.forgot.sent}</p>
-      <p class="muted">
-        <a href="/login">{t.common.backToSignIn}</a>
-      </p>
-    </>,
-  );
+  return renderMessagePage({ title: t.forgot.sentTitle, message: t.forgot.sent, closing: <a href="/login">{t.common.backToSignIn}</a> });
 }

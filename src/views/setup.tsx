@@ -1,6 +1,7 @@
 import { pageEnv } from './env';
 import { Actions, FieldMessage, Hidden, invalidAttrs, NewPasswordFields } from './kit';
 import { renderPage } from './layout';
+import { renderLinkDonePage, renderMessagePage } from './email-link-pages';
 
 /** /setup with a live link: the first administrator's account, no JavaScript needed. */
 export function renderSetupForm(options: {
@@ -63,30 +64,20 @@ export function renderSetupForm(options: {
 
 export function renderSetupDone(): string {
   const { t } = pageEnv();
-  return renderPage(
-    { title: t.setup.doneTitle },
-    <>
-      <h1>{t.setup.doneTitle}</h1>
-      <p>{t.setup.done}</p>
-      <p>
-        <a href="/login">{t.common.continueToSignIn}</a>
-      </p>
-    </>,
-  );
+  return renderLinkDonePage(t.setup.doneTitle, t.setup.done);
 }
 
 export function renderSetupInvalid(): string {
   const { t } = pageEnv();
-  return renderPage(
-    { title: t.setup.invalidTitle },
-    <>
-      <h1>{t.setup.invalidHeading}</h1>
-      <p class="error" role="alert">
-        {t.setup.invalid}
-      </p>
-      <p class="muted">
+  return renderMessagePage({
+    title: t.setup.invalidTitle,
+    heading: t.setup.invalidHeading,
+    message: t.setup.invalid,
+    alert: true,
+    closing: (
+      <>
         {t.setup.invalidHintBefore} <code>npm run admin</code> {t.setup.invalidHintAfter}
-      </p>
-    </>,
-  );
+      </>
+    ),
+  });
 }

@@ -1,6 +1,6 @@
 import { pageEnv } from './env';
 import { Actions, Hidden } from './kit';
-import { renderLinkDonePage, renderLinkInvalidPage } from './email-link-pages';
+import { renderLinkDonePage, renderLinkInvalidPage, renderMessagePage } from './email-link-pages';
 import { renderPage } from './layout';
 
 /** /verify-email with a live link: one button confirms the address (a POST, so mail scanners that pre-fetch links burn nothing). */
@@ -33,14 +33,10 @@ export function renderVerifyEmailInvalid(): string {
 /** The CSRF check of a form post failed (the form was not opened from this site in this browser). */
 export function renderFormExpired(linkPath: string): string {
   const { t } = pageEnv();
-  return renderPage(
-    { title: t.verify.tryAgain },
-    <>
-      <h1>{t.verify.tryAgain}</h1>
-      <p class="error" role="alert">
-        {t.common.formExpired}
-      </p>
-      <p class="muted">{t.verify.expiredHint(linkPath)}</p>
-    </>,
-  );
+  return renderMessagePage({
+    title: t.verify.tryAgain,
+    message: t.common.formExpired,
+    alert: true,
+    closing: t.verify.expiredHint(linkPath),
+  });
 }
