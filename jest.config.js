@@ -8,6 +8,8 @@ module.exports = {
   },
   globalSetup: '<rootDir>/test/helpers/global-setup.ts',
   globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
+  // Longest suites first, and Chromium suites one at a time where other suites can run beside them (test/timings.json).
+  testSequencer: '<rootDir>/test/helpers/sequencer.js',
   testTimeout: 30000,
   maxWorkers: process.env.CI ? 2 : '50%',
   reporters: ['default', '<rootDir>/test/helpers/summary-reporter.js'],

@@ -19,12 +19,13 @@ interface AxeViolation {
  */
 export async function checkAccessible(page: Page, name: string, shots?: string): Promise<void> {
   const problems: string[] = [];
+  // The CSP allows same-origin scripts only: the test context bypasses it to inject axe-core, once per page (the colour
+  // scheme and the width change without a reload; a page loaded since has no axe and gets it again).
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE_SOURCE);
   for (const colorScheme of ['light', 'dark'] as const) {
     await page.emulateMedia({ colorScheme });
     for (const width of [1280, 320]) {
       await page.setViewportSize({ width, height: 900 });
-      // The CSP allows same-origin scripts only: the test context bypasses it to inject axe-core.
-      await page.evaluate(AXE_SOURCE);
       const violations = (await page.evaluate(async () => {
         const axe = (window as unknown as { axe: { run(ctx: Document, options: object): Promise<{ violations: unknown[] }> } }).axe;
         const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
