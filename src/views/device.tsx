@@ -1,5 +1,5 @@
 import { pageEnv } from './env';
-import { Actions, FieldMessage, Hidden, invalidAttrs } from './kit';
+import { Actions, FieldMessage, Hidden, invalidAttrs, Submit } from './kit';
 import { renderPage } from './layout';
 import { ApiResources } from './consent';
 
@@ -29,9 +29,7 @@ export function renderDeviceEntryPage(options: { csrf: string; userCode?: string
           {...invalidAttrs(options.error, 'device-error')}
         />
         <FieldMessage id="device-error" message={options.error} />
-        <Actions>
-          <button type="submit">{t.device.continue}</button>
-        </Actions>
+        <Submit label={t.device.continue} />
       </form>
     </>,
   );

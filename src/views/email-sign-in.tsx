@@ -1,6 +1,6 @@
 import { renderLinkInvalidPage } from './email-link-pages';
 import { pageEnv } from './env';
-import { ONE_TIME_CODE, Actions, FieldMessage, Hidden, invalidAttrs } from './kit';
+import { FieldMessage, Hidden, invalidAttrs, ONE_TIME_CODE, Submit } from './kit';
 import { renderPage } from './layout';
 import { ContinueTo, type SignInApplication } from './login';
 
@@ -28,9 +28,7 @@ export function renderEmailCodePage(options: {
         <label for="code">{t.emailSignIn.code}</label>
         <input type="text" id="code" name="code" {...ONE_TIME_CODE} required autofocus {...invalidAttrs(options.error, 'code-error')} />
         <FieldMessage id="code-error" message={options.error} />
-        <Actions>
-          <button type="submit">{t.emailSignIn.submit}</button>
-        </Actions>
+        <Submit label={t.emailSignIn.submit} />
       </form>
       <p class="muted">
         <a href={again}>{t.emailSignIn.sendAgain}</a>
@@ -52,9 +50,7 @@ export function renderEmailLinkConfirmPage(options: { csrf: string; token: strin
       </p>
       <form method="post" action="/login/email/confirm">
         <Hidden fields={{ csrf: options.csrf, token: options.token }} />
-        <Actions>
-          <button type="submit">{t.emailSignIn.confirmButton}</button>
-        </Actions>
+        <Submit label={t.emailSignIn.confirmButton} />
       </form>
     </>,
   );

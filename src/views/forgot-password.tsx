@@ -1,5 +1,5 @@
 import { pageEnv } from './env';
-import { Actions, CsrfField, FieldMessage, invalidAttrs } from './kit';
+import { CsrfField, FieldMessage, invalidAttrs, Submit } from './kit';
 import { renderPage } from './layout';
 import { renderMessagePage } from './email-link-pages';
 
@@ -25,9 +25,7 @@ export function renderForgotPasswordForm(options: { csrf: string; email?: string
           {...invalidAttrs(options.error, 'form-error')}
         />
         <FieldMessage id="form-error" message={options.error} />
-        <Actions>
-          <button type="submit">{t.forgot.submit}</button>
-        </Actions>
+        <Submit label={t.forgot.submit} />
       </form>
       <p class="muted">
         <a href="/login">{t.common.backToSignIn}</a>

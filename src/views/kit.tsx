@@ -41,6 +41,15 @@ export function Actions(props: { class?: string; children?: ComponentChildren })
   return <div class={props.class ? `actions ${props.class}` : 'actions'}>{props.children}</div>;
 }
 
+/** A form's one action: its submit button in the actions row. */
+export function Submit(props: { label: ComponentChildren }) {
+  return (
+    <Actions>
+      <button type="submit">{props.label}</button>
+    </Actions>
+  );
+}
+
 const timeFormats = new Map<string, Intl.DateTimeFormat>();
 
 /** A UTC date and time in the page's language, by Intl.DateTimeFormat ("26 Nov 2026, 17:35 UTC", "26.11.2026, 17:35 UTC"). */

@@ -1,7 +1,8 @@
 import { PendingLinkNotice, ProviderButtons } from './federation';
 import { pageEnv } from './env';
-import { ONE_TIME_CODE, Actions, CsrfField, FieldMessage, Hidden, invalidAttrs, PasskeyError } from './kit';
+import { Actions, CsrfField, FieldMessage, Hidden, invalidAttrs, ONE_TIME_CODE, PasskeyError, Submit } from './kit';
 import { renderPage } from './layout';
+import { renderMessagePage } from './email-link-pages';
 
 /**
  * "to continue to {application}" under the heading of an OAuth/OIDC sign-in (CONTRACT §15). A self-registered app's name
@@ -154,9 +155,7 @@ export function renderSecondStepPage(options: {
             {...invalidAttrs(errorField === 'code' ? options.error : undefined, 'mfa-error')}
           />
           {errorField === 'code' ? <FieldMessage id="mfa-error" message={options.error} /> : null}
-          <Actions>
-            <button type="submit">{t.secondStep.verify}</button>
-          </Actions>
+          <Submit label={t.secondStep.verify} />
         </form>
       ) : null}
       {has('passkey') ? (
@@ -238,14 +237,10 @@ export function renderSignedInPage(options: { email: string; csrf: string; conso
 /** After signing out through the page. */
 export function renderSignedOutPage(): string {
   const { t } = pageEnv();
-  return renderPage(
-    { title: t.signedOut.title },
-    <>
-      <h1>{t.signedOut.title}</h1>
-      <p>{t.signedOut.body}</p>
-      <p>
-        <a href="/login">{t.signedOut.again}</a>
-      </p>
-    </>,
-  );
+  return renderMessagePage({
+    title: t.signedOut.title,
+    message: t.signedOut.body,
+    closing: <a href="/login">{t.signedOut.again}</a>,
+    plainClosing: true,
+  });
 }

@@ -1,5 +1,5 @@
 import { pageEnv } from './env';
-import { Actions, Hidden } from './kit';
+import { Actions, Hidden, Submit } from './kit';
 import { renderPage } from './layout';
 
 /**
@@ -25,9 +25,7 @@ export function renderLogoutConfirmPage(options: {
       <form method="post" action="/api/oauth/logout">
         <Hidden fields={{ csrf: options.csrf, confirm: 'yes' }} />
         <Hidden fields={options.params} />
-        <Actions>
-          <button type="submit">{t.logout.submit}</button>
-        </Actions>
+        <Submit label={t.logout.submit} />
       </form>
       <Actions class="muted">
         <a href="/login">{t.logout.stay}</a>

@@ -1,5 +1,5 @@
 import { pageEnv } from './env';
-import { Actions, Hidden, NewPasswordFields } from './kit';
+import { Hidden, NewPasswordFields, Submit } from './kit';
 import { renderPage } from './layout';
 import { ContinueTo, type SignInApplication } from './login';
 
@@ -70,9 +70,7 @@ export function renderRegisterPage(options: {
           invalid={errors.password !== undefined}
         />
         {fieldError('password')}
-        <Actions>
-          <button type="submit">{t.register.submit}</button>
-        </Actions>
+        <Submit label={t.register.submit} />
       </form>
       <p class="muted">
         {t.register.haveAccount} <a href={loginHref}>{t.common.signIn}</a>

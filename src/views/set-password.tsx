@@ -1,5 +1,5 @@
 import { pageEnv } from './env';
-import { Actions, FieldMessage, Hidden, NewPasswordFields } from './kit';
+import { FieldMessage, Hidden, NewPasswordFields, Submit } from './kit';
 import { renderLinkDonePage, renderLinkInvalidPage } from './email-link-pages';
 import { renderPage } from './layout';
 
@@ -33,9 +33,7 @@ export function renderSetPasswordForm(options: {
           invalid={options.error !== undefined}
         />
         <FieldMessage id="form-error" message={options.error} />
-        <Actions>
-          <button type="submit">{t.setPassword.submit}</button>
-        </Actions>
+        <Submit label={t.setPassword.submit} />
       </form>
     </>,
   );

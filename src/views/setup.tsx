@@ -1,5 +1,5 @@
 import { pageEnv } from './env';
-import { Actions, FieldMessage, Hidden, invalidAttrs, NewPasswordFields } from './kit';
+import { FieldMessage, Hidden, invalidAttrs, NewPasswordFields, Submit } from './kit';
 import { renderPage } from './layout';
 import { renderLinkDonePage, renderMessagePage } from './email-link-pages';
 
@@ -54,9 +54,7 @@ export function renderSetupForm(options: {
           invalid={errorOf('password') !== undefined}
         />
         {beside('password')}
-        <Actions>
-          <button type="submit">{t.setup.submit}</button>
-        </Actions>
+        <Submit label={t.setup.submit} />
       </form>
     </>,
   );

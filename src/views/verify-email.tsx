@@ -1,5 +1,5 @@
 import { pageEnv } from './env';
-import { Actions, Hidden } from './kit';
+import { Hidden, Submit } from './kit';
 import { renderLinkDonePage, renderLinkInvalidPage, renderMessagePage } from './email-link-pages';
 import { renderPage } from './layout';
 
@@ -13,9 +13,7 @@ export function renderVerifyEmailForm(options: { email: string; token: string; c
       <p>{t.verify.confirm(options.email)}</p>
       <form method="post" action="/verify-email">
         <Hidden fields={{ token: options.token, csrf: options.csrf }} />
-        <Actions>
-          <button type="submit">{t.verify.submit}</button>
-        </Actions>
+        <Submit label={t.verify.submit} />
       </form>
     </>,
   );

@@ -2,7 +2,7 @@ import type { ComponentChildren } from 'preact';
 import type { z } from 'zod';
 import type { samlAppResponse, samlAppsBody } from '../../routes/saml/saml-apps.schemas';
 import { pageEnv } from '../../views/env';
-import { Actions, RefusalText, Time } from '../../views/kit';
+import { Actions, RefusalText, Submit, Time } from '../../views/kit';
 import {
   ActionButton,
   Badge,
@@ -195,9 +195,7 @@ export function renderSamlAppForm(frame: ConsoleFrame, data: { app?: SamlApp; va
           <CheckError name="encrypt_assertion" errors={e} />
           <Checkbox name="enabled" label={h.enabledField} checked={v.enabled} />
         </fieldset>
-        <Actions>
-          <button type="submit">{a ? h.save : h.createButton}</button>
-        </Actions>
+        <Submit label={a ? h.save : h.createButton} />
       </PostForm>
       {a ? (
         <Actions>

@@ -1,7 +1,7 @@
 import type { Role } from '../../routes/rbac/rbac.schemas';
 import type { ScimConnection, ScimGroupRoles } from '../../routes/scim/scim-admin.schemas';
 import { pageEnv } from '../../views/env';
-import { Actions, Time } from '../../views/kit';
+import { Actions, Submit, Time } from '../../views/kit';
 import { ActionButton, Checkboxes, CopyValue, Facts, Field, PostForm, Table, type FieldErrors } from '../../views/console/components';
 import { BackLink, CreateButton, NoneYet } from '../../views/console/list';
 import { renderConsole, type ConsoleFrame } from '../../views/console/layout';
@@ -56,9 +56,7 @@ export function renderConnectionForm(frame: ConsoleFrame, data: { values: Connec
       <PostForm action="/admin/scim" csrf={frame.csrf}>
         <Field name="name" label={k.name} value={data.values.name} errors={data.errors} required hint={h.nameHint} />
         <Field name="description" label={k.description} value={data.values.description} errors={data.errors} hint={h.descriptionHint} />
-        <Actions>
-          <button type="submit">{h.createButton}</button>
-        </Actions>
+        <Submit label={h.createButton} />
       </PostForm>
     </>,
   );
@@ -196,9 +194,7 @@ export function renderGroupRoles(
             errors={data.errors}
           />
         )}
-        <Actions>
-          <button type="submit">{h.saveRoles}</button>
-        </Actions>
+        <Submit label={h.saveRoles} />
       </PostForm>
     </>,
   );

@@ -1,6 +1,6 @@
 import { SETTINGS, type SettingDecl, type SettingEntry } from '../../declarations/settings';
 import { pageEnv } from '../../views/env';
-import { Actions, RefusalText } from '../../views/kit';
+import { RefusalText, Submit } from '../../views/kit';
 import { Field, PostForm, Table, type FieldErrors } from '../../views/console/components';
 import { renderConsole, type ConsoleFrame } from '../../views/console/layout';
 import { choicesOf, controlOf, formTextOf } from './settings.form';
@@ -108,9 +108,7 @@ export function renderSettingsPage(frame: ConsoleFrame, data: SettingsPageData):
               })}
           </fieldset>
         ))}
-        <Actions>
-          <button type="submit">{st.save}</button>
-        </Actions>
+        <Submit label={st.save} />
       </PostForm>
       {data.mayChangeSensitive ? (
         <section aria-labelledby="test-mail-title">
@@ -125,9 +123,7 @@ export function renderSettingsPage(frame: ConsoleFrame, data: SettingsPageData):
               required
               autocomplete="email"
             />
-            <Actions>
-              <button type="submit">{st.testMailSend}</button>
-            </Actions>
+            <Submit label={st.testMailSend} />
           </PostForm>
         </section>
       ) : null}

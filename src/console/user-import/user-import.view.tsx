@@ -1,6 +1,6 @@
 import type { ErrorDetail } from '../../errors';
 import { pageEnv } from '../../views/env';
-import { Actions } from '../../views/kit';
+import { Submit } from '../../views/kit';
 import { Checkbox, PostForm, Select, Table, TextArea, type FieldErrors } from '../../views/console/components';
 import { renderConsole, type ConsoleFrame } from '../../views/console/layout';
 import { BackLink } from '../../views/console/list';
@@ -62,9 +62,7 @@ export function renderImportForm(
         />
         <TextArea name="content" label={h.content} value={data.values.content} errors={data.errors} hint={h.contentHint} />
         <Checkbox name="dry_run" label={h.dryRun} checked={data.values.dry_run === 'true'} hint={h.dryRunHint} />
-        <Actions>
-          <button type="submit">{h.submit}</button>
-        </Actions>
+        <Submit label={h.submit} />
       </PostForm>
     </>,
   );

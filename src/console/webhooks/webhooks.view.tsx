@@ -1,6 +1,6 @@
 import type { Webhook, WebhookDelivery } from '../../routes/webhooks/webhooks.schemas';
 import { pageEnv } from '../../views/env';
-import { Actions, Time } from '../../views/kit';
+import { Actions, Submit, Time } from '../../views/kit';
 import {
   ActionButton,
   Badge,
@@ -97,9 +97,7 @@ export function renderWebhookForm(
         </details>
         <Field name="description" label={k.description} value={v.description} errors={data.errors} hint={h.descriptionHint} />
         <Checkbox name="enabled" label={h.enabledField} checked={v.enabled} />
-        <Actions>
-          <button type="submit">{w ? h.save : h.createButton}</button>
-        </Actions>
+        <Submit label={w ? h.save : h.createButton} />
       </PostForm>
       {w ? (
         <Actions>

@@ -1,6 +1,6 @@
 import type { IdentityProvider } from '../../routes/federation/identity-providers.schemas';
 import { pageEnv } from '../env';
-import { Actions, Hidden, Time } from '../kit';
+import { Actions, Hidden, Submit, Time } from '../kit';
 import { ActionButton, Badge, Checkbox, CopyValue, Facts, Field, PostForm, type FieldErrors } from './components';
 import { BackLink, ListPage } from './list';
 import { renderConsole, type ConsoleFrame } from './layout';
@@ -156,9 +156,7 @@ export function renderProviderForm(
         <Checkbox name="enabled" label={i.enabledField} checked={v.enabled} />
         <Checkbox name="trust_email" label={i.trustEmail} checked={v.trust_email} hint={i.trustEmailHint} />
         <Checkbox name="allow_signup" label={i.allowSignup} checked={v.allow_signup} />
-        <Actions>
-          <button type="submit">{p ? i.save : i.addButton}</button>
-        </Actions>
+        <Submit label={p ? i.save : i.addButton} />
       </PostForm>
       {p ? (
         <Actions>

@@ -6,7 +6,7 @@ import type { ConnectedApp, UserDetail, UserFactors, UserIdentity, UserSession, 
 import type { ListCount } from '../../declarations/list-count';
 import { messagesFor } from '../../i18n';
 import { pageEnv } from '../env';
-import { Actions, formatTime, Time } from '../kit';
+import { Actions, formatTime, Submit, Time } from '../kit';
 import {
   ActionButton,
   Badge,
@@ -173,9 +173,7 @@ export function renderInviteUser(frame: ConsoleFrame, data: { values: Record<str
         <Field name="email" type="email" label={k.email} value={data.values.email} errors={data.errors} required autocomplete="off" />
         <Field name="first_name" label={k.firstName} value={data.values.first_name} errors={data.errors} required />
         <Field name="last_name" label={k.lastName} value={data.values.last_name} errors={data.errors} required />
-        <Actions>
-          <button type="submit">{u.sendInvitation}</button>
-        </Actions>
+        <Submit label={u.sendInvitation} />
       </PostForm>
     </>,
   );
@@ -268,9 +266,7 @@ export function renderUserDetail(frame: ConsoleFrame, d: UserDetailData): string
             <input type="checkbox" id="f-email_verified" name="email_verified" value="true" checked={u.email_verified} />
             <label for="f-email_verified">{x.addressVerified}</label>
           </div>
-          <Actions>
-            <button type="submit">{x.saveProfile}</button>
-          </Actions>
+          <Submit label={x.saveProfile} />
         </PostForm>
       </section>
 
@@ -631,9 +627,7 @@ export function renderRoleForm(
               />
             ))}
           </fieldset>
-          <Actions>
-            <button type="submit">{r ? ro.save : ro.createButton}</button>
-          </Actions>
+          <Submit label={r ? ro.save : ro.createButton} />
         </PostForm>
       ) : (
         <>
@@ -916,9 +910,7 @@ export function renderApplicationForm(
               <RefusalText value={data.errors._form} />
             </p>
           ) : null}
-          <Actions>
-            <button type="submit">{c ? ap.save : ap.createButton}</button>
-          </Actions>
+          <Submit label={c ? ap.save : ap.createButton} />
         </PostForm>
       ) : (
         <Facts

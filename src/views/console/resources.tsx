@@ -1,6 +1,6 @@
 import type { ApiResource } from '../../routes/admin/admin.schemas';
 import { pageEnv } from '../env';
-import { Actions, Time } from '../kit';
+import { Actions, Submit, Time } from '../kit';
 import { ActionButton, Checkbox, CopyValue, Facts, Field, PostForm, Table, TextArea, type FieldErrors } from './components';
 import { BackLink, CreateButton, NoneYet } from './list';
 import { renderConsole, type ConsoleFrame } from './layout';
@@ -93,9 +93,7 @@ export function renderResourceForm(
           <Checkbox name="open_registration" label={x.openRegistration} checked={v.open_registration} hint={x.openRegistrationHint} />
           <Checkbox name="role_based_access" label={x.roleBasedAccess} checked={v.role_based_access} hint={x.roleBasedAccessHint} />
           <Checkbox name="dpop_bound_access_tokens" label={x.dpop} checked={v.dpop_bound_access_tokens} hint={x.dpopHint} />
-          <Actions>
-            <button type="submit">{r ? x.save : x.registerButton}</button>
-          </Actions>
+          <Submit label={r ? x.save : x.registerButton} />
         </PostForm>
       ) : r ? (
         <Facts
