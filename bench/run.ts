@@ -965,7 +965,7 @@ const PAIR_JS = process.env.BENCH_PAIR_JS ? path.resolve(process.env.BENCH_PAIR_
 const PAIR_ROUNDS = Number(process.env.BENCH_PAIR_ROUNDS ?? 6);
 
 /**
- * Each wanted scenario (me, oauthRefresh, firstPartyRefresh, clientCredentials and the signed variants
+ * Each wanted scenario (health, discovery, oidcDiscovery, me, oauthRefresh, firstPartyRefresh, clientCredentials and the signed variants
  * oauthRefreshDpop, clientCredentialsDpop, clientCredentialsPrivateKeyJwt, each with its unsigned comparison) in
  * PAIR_ROUNDS rounds; a round runs every scenario once on A and once on B (A then B or B then A in turn), so a signed
  * variant and its unsigned one are measured close together. The refresh chains carry on from one run to the next.
@@ -987,6 +987,14 @@ async function pairedRounds(a: Server, b: Server, fx: SsoFixtures): Promise<void
   // The proof's htu and the assertion's aud are BASE_URL's (A's address), which both builds are configured with.
   const tokenUrl = `${a.url}${tokenPath}`;
   const pairs: Array<{ key: string; job: (base: string) => JobSpec; carry?: (tokens: string[]) => void; unsigned?: string }> = [];
+  // The documents scope (issue 33): /health, the spec's discovery (under /api, behind its limiter) and OpenID's.
+  const documentPaths: Array<[string, string]> = [
+    ['health', '/health'],
+    ['discovery', '/api/oauth/.well-known/oauth-authorization-server'],
+    ['oidcDiscovery', '/.well-known/openid-configuration'],
+  ];
+  for (const [key, path] of documentPaths)
+    if (wanted(key)) pairs.push({ key, job: (base) => ({ tool: 'autocannon', url: `${base}${path}`, connections: CONNECTIONS }) });
   if (wanted('me'))
     pairs.push({
       key: 'me',
