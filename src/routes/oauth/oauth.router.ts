@@ -9,7 +9,6 @@ import { authenticateClient, type ClientAuthOptions, type ClientCredentialsInput
 import { startDeviceAuthorization } from '../../services/oauth/device.service';
 import { approveAuthorization, denyAuthorization, getConsentInfo } from '../../services/oauth/consent.service';
 import { buildDiscoveryDocument } from '../../services/oauth/discovery.service';
-import { derived } from '../../services/settings/live-settings';
 import { requireParam } from '../../services/oauth/params';
 import { revokeToken } from '../../services/oauth/revoke.service';
 import { grantTokens, refuseBeforeSpend } from '../../services/oauth/token.service';
@@ -20,8 +19,9 @@ import { renderOAuthErrorPage } from '../../views/consent';
 import { Redirect } from '../../http/outcome';
 import { hostedPage, renderPageOutcome } from '../pages/page-kit';
 import { rawQueryOf, requestMeta } from '../shared';
-import { declareRouter, PrebuiltJson, replyOf, route, type DeclaredRoute, type HttpMethod } from '../route';
+import { declareRouter, replyOf, route, type HttpMethod } from '../route';
 import type { RouteDeps } from '../types';
+import { metadataRoute } from './metadata-route';
 import {
   authorizeQuery,
   consentInfoBody,
@@ -37,25 +37,6 @@ import {
   tokenResponseBody,
   userInfoBody,
 } from './oauth.schemas';
-
-/** The discovery document route (RFC 8414), served at two locations. */
-function discoveryRoute(deps: RouteDeps, path: string, summary: string): DeclaredRoute {
-  // Rebuilt when the settings change (registration_endpoint, client_id_metadata_document_supported), not per request.
-  const discovery = derived(deps.ctx.settings, (s) => new PrebuiltJson(buildDiscoveryDocument(deps.ctx.config, s.values)));
-  return route(
-    {
-      method: 'get',
-      path,
-      summary,
-      tags: ['OAuth 2.0'],
-      auth: 'none',
-      cacheControl: 'public, max-age=300',
-      cors: 'public',
-      response: { description: 'RFC 8414 metadata', schema: discoveryBody },
-    },
-    () => discovery(),
-  );
-}
 
 /**
  * The OAuth 2.0 endpoints a browser or the consent UI calls (spec §4.3, CONTRACT §5): authorize and the consent
@@ -333,5 +314,17 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
  * and at the RFC 8414 location /.well-known/oauth-authorization-server (CONTRACT §5).
  */
 export function createDiscoveryRouter(deps: RouteDeps) {
-  return declareRouter(deps, [discoveryRoute(deps, '/oauth-authorization-server', 'Discovery document (RFC 8414 metadata)')]);
+  return declareRouter(deps, [
+    metadataRoute(
+      deps,
+      {
+        path: '/oauth-authorization-server',
+        summary: 'Discovery document (RFC 8414 metadata)',
+        tags: ['OAuth 2.0'],
+        description: 'RFC 8414 metadata',
+        schema: discoveryBody,
+      },
+      buildDiscoveryDocument,
+    ),
+  ]);
 }

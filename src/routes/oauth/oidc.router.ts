@@ -5,7 +5,6 @@ import { clearedSessionCookies } from '../../middleware/session-cookies';
 import { authenticateClient } from '../../services/oauth/client-auth.service';
 import { requireParam } from '../../services/oauth/params';
 import { buildOpenIdConfiguration } from '../../services/oidc/discovery.service';
-import { derived } from '../../services/settings/live-settings';
 import { introspectToken } from '../../services/oidc/introspection.service';
 import { planLogout } from '../../services/oidc/logout.service';
 import { publicJwks } from '../../services/oidc/signing-keys.service';
@@ -15,31 +14,13 @@ import { pageEnv } from '../../views/env';
 import { renderSignedOutPage } from '../../views/login';
 import { renderLogoutConfirmPage } from '../../views/logout';
 import { hostedPage, renderPageOutcome } from '../pages/page-kit';
-import { declareRouter, PrebuiltJson, route, type DeclaredRoute, type HttpMethod } from '../route';
+import { declareRouter, route, type HttpMethod } from '../route';
 import type { RouteDeps } from '../types';
+import { metadataRoute } from './metadata-route';
 import { introspectionBody, introspectParams, jwksBody, logoutParams, openIdConfigurationBody } from './oauth.schemas';
 import type { z } from 'zod';
 
 const TAGS = ['OpenID Connect'] as const;
-
-/** The OpenID Provider metadata, served at the root and under /api/oauth (CONTRACT §9). */
-function openIdConfigurationRoute(deps: RouteDeps, path: string, summary: string): DeclaredRoute {
-  // Rebuilt when the settings change, not per request.
-  const document = derived(deps.ctx.settings, (s) => new PrebuiltJson(buildOpenIdConfiguration(deps.ctx.config, s.values)));
-  return route(
-    {
-      method: 'get',
-      path,
-      summary,
-      tags: TAGS,
-      auth: 'none',
-      cacheControl: 'public, max-age=300',
-      cors: 'public',
-      response: { description: 'OpenID Provider metadata', schema: openIdConfigurationBody },
-    },
-    () => document(),
-  );
-}
 
 const refusedPage = () => {
   const { t } = pageEnv();
@@ -176,5 +157,17 @@ export function createOidcProtocolRouter(deps: RouteDeps) {
  * Discovery 1.0 §4 looks for the issuer BASE_URL, and under /api/oauth/.well-known (CONTRACT §9).
  */
 export function createOidcDiscoveryRouter(deps: RouteDeps) {
-  return declareRouter(deps, [openIdConfigurationRoute(deps, '/openid-configuration', 'OpenID Connect Discovery 1.0')]);
+  return declareRouter(deps, [
+    metadataRoute(
+      deps,
+      {
+        path: '/openid-configuration',
+        summary: 'OpenID Connect Discovery 1.0',
+        tags: TAGS,
+        description: 'OpenID Provider metadata',
+        schema: openIdConfigurationBody,
+      },
+      buildOpenIdConfiguration,
+    ),
+  ]);
 }
