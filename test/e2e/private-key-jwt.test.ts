@@ -4,7 +4,7 @@ import * as jose from 'jose';
 import request from 'supertest';
 import { createClientKeysFetcher, JWKS_MAX_BYTES, JWKS_TIMEOUT_MS } from '../../src/services/oauth/client-keys';
 import { webhookOutboundPolicy } from '../../src/services/webhooks/webhook-policy';
-import { makeApiResource } from '../helpers/apps';
+import { answerOnDevicePage, makeApiResource } from '../helpers/apps';
 import { makeClientKey, signAssertion, startJwksHost, type ClientKeyPair } from '../helpers/client-keys';
 import { dpopProof } from '../helpers/dpop';
 import { makeSignedInUser, makeUser, signIn } from '../helpers/factories';
@@ -390,6 +390,43 @@ describe('every refusal is 401 invalid_client, audited with its reason', () => {
       expect(retried.status).toBe(200);
       expect(retried.body.token_type).toBe('DPoP');
     }
+  });
+
+  test('an approved device authorization for an API that requires DPoP, polled without a proof, spends no assertion', async () => {
+    const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+    const api = (
+      await admin()
+        .post('/api/admin/api-resources')
+        .set('Authorization', bearer)
+        .send({
+          identifier: `https://bound-device-${Date.now()}.pkjwt.test/`,
+          name: 'Bound',
+          scopes: ['ledger:read'],
+          dpop_bound_access_tokens: true,
+        })
+    ).body.resource.identifier as string;
+    const clientId = (
+      await registerClient(
+        { jwks: { keys: [key.publicJwk] } },
+        { grant_types: [DEVICE_GRANT], scopes: ['openid'], allowed_resources: [api] },
+      )
+    ).client.client_id;
+    const assertionOf = async () => assertionForm(await signAssertion(key, { iss: clientId, sub: clientId, aud: baseUrl }));
+    const started = await request(t.app)
+      .post('/api/oauth/device_authorization')
+      .type('form')
+      .send({ ...(await assertionOf()), scope: 'openid ledger:read', resource: api });
+    expect(started.status).toBe(200);
+    const { agent } = await signIn(t, await makeUser(t));
+    expect((await answerOnDevicePage(agent, started.body.user_code, 'approve')).status).toBe(200);
+    const form = { ...(await assertionOf()), grant_type: DEVICE_GRANT, device_code: started.body.device_code as string };
+    const refused = await tokenRequest(form);
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toBe('invalid_dpop_proof');
+    const proofKey = await makeClientKey('ES256');
+    const retried = await tokenRequest(form).set('DPoP', await dpopProof(proofKey, { htu: `${t.ctx.config.baseUrl}/api/oauth/token` }));
+    expect(retried.status).toBe(200);
+    expect(retried.body.token_type).toBe('DPoP');
   });
 
   test('malformed assertions and parameters are 4xx, never 5xx', async () => {

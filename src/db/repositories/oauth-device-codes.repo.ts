@@ -77,6 +77,20 @@ export async function findPendingDeviceCode(db: DbOrTrx, userCodeHash: string, n
   return row ? toRow(row) : undefined;
 }
 
+/** The client's approved, unexpired device authorization of this device code, read (not polled, not consumed). */
+export async function findApprovedDeviceCode(
+  db: DbOrTrx,
+  deviceCodeHash: string,
+  clientId: string,
+  now: Date,
+): Promise<DeviceCodeRow | undefined> {
+  const row = await db('oauth_device_codes')
+    .where({ device_code_hash: deviceCodeHash, client_id: clientId, status: 'approved' })
+    .where('expires_at', '>', now)
+    .first();
+  return row ? toRow(row) : undefined;
+}
+
 /** The user's answer, in one conditional UPDATE: of two answers to one code, exactly one counts. */
 export async function decideDeviceCode(
   db: DbOrTrx,

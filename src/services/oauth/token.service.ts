@@ -2,6 +2,7 @@ import { withTransaction, type DbOrTrx } from '../../db';
 import { findGrant } from '../../db/repositories/oauth-grants.repo';
 import type { OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
 import { consumeAuthorizationCode, findAuthorizationCode, setAuthorizationCodeSession } from '../../db/repositories/oauth-codes.repo';
+import { findApprovedDeviceCode } from '../../db/repositories/oauth-device-codes.repo';
 import { revokeSession } from '../../db/repositories/sessions.repo';
 import { findUserById } from '../../db/repositories/users.repo';
 import { OAuthError } from '../../errors';
@@ -224,7 +225,8 @@ function checkedGrantType(client: OAuthClientRow, request: TokenRequest): string
 /**
  * The API a token request's tokens would be for, read without spending anything (docs/dpop.md): the `resource` it
  * names (for token exchange, its target), else what the grant would fall back to (client_credentials: the client's only
- * allowed API; authorization_code: the API the unused code was issued for). Undefined when none, or when the grant
+ * allowed API; authorization_code: the API the unused code was issued for; device_code: the API of the approved
+ * authorization). Undefined when none, or when the grant
  * itself will refuse the request (it answers that refusal after authentication, as before).
  */
 async function resourceBeforeSpend(ctx: ServiceContext, client: OAuthClientRow, grantType: string, request: TokenRequest) {
@@ -246,8 +248,18 @@ async function resourceBeforeSpend(ctx: ServiceContext, client: OAuthClientRow, 
       const verdict = await judgeResource(ctx, client, { granted: code.resource });
       return verdict.ok ? verdict.resource : undefined;
     }
-    default:
+    case 'refresh_token':
       return named(request.resource);
+    default: {
+      // The device grant takes no `resource`: its tokens are for the API the approved authorization was for.
+      const device =
+        request.deviceCode === undefined
+          ? undefined
+          : await findApprovedDeviceCode(ctx.db, sha256Hex(request.deviceCode), client.clientId, ctx.clock.now());
+      if (!device?.resource) return undefined;
+      const verdict = await judgeResource(ctx, client, { granted: device.resource });
+      return verdict.ok ? verdict.resource : undefined;
+    }
   }
 }
 
