@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { makeApiResource, makeAppClient } from '../helpers/apps';
-import { makeSignedInUser, makeUser, uniqueEmail } from '../helpers/factories';
+import { grantRole, makeSignedInUser, makeUser, uniqueEmail } from '../helpers/factories';
 import { createTestApp, type TestApp } from '../helpers/test-app';
 
 /**
@@ -191,6 +191,30 @@ describe('granting a role with API scopes', () => {
       ).status,
     ).toBe(200);
     expect((await api().get(path).set('Authorization', root)).body.group.role_ids).toEqual([reader]);
+
+    // A role a super_admin mapped is kept by the granter's changes (keeping it grants nothing new), and the console's
+    // group page, which does not offer it to them, keeps it in its form.
+    await api()
+      .put(path)
+      .set('Authorization', root)
+      .send({ role_ids: [clerk] })
+      .expect(200);
+    expect(
+      (
+        await api()
+          .put(path)
+          .set('Authorization', granter.bearer)
+          .send({ role_ids: [clerk, reader] })
+      ).status,
+    ).toBe(200);
+    expect((await api().get(path).set('Authorization', root)).body.group.role_ids.sort()).toEqual([clerk, reader].sort());
+    // The console is for the admin tier: the granter is a manager too from here on.
+    await grantRole(t, granter.user.id, 'manager');
+    const page = await granter.agent.get(`/admin/scim-groups/${group.body.id as string}`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(`<input type="hidden" name="role_ids" value="${clerk}"`);
+    expect(page.text).not.toMatch(new RegExp(`type="checkbox"[^>]*value="${clerk}"`));
+    expect(page.text).toMatch(new RegExp(`type="checkbox"[^>]*value="${reader}"`));
   });
 
   test('an import whose rows carry such a role is refused as a whole', async () => {

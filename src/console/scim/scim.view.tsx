@@ -182,6 +182,12 @@ export function renderGroupRoles(
         ]}
       />
       <PostForm action={`/admin/scim-groups/${g.id}`} csrf={frame.csrf}>
+        {/* Mapped roles this caller may not hand out (GET /api/users/roles/assignable leaves them out) are kept as they are. */}
+        {g.role_ids
+          .filter((id) => !data.roles.some((r) => r.id === id))
+          .map((id) => (
+            <input type="hidden" name="role_ids" value={id} />
+          ))}
         {data.roles.length === 0 ? (
           <p>{h.noAssignableRoles}</p>
         ) : (

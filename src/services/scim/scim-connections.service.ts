@@ -145,8 +145,9 @@ export async function getGroupRoles(ctx: ServiceContext, groupId: string): Promi
 
 /**
  * Maps a group to roles (replacing its mapping). Membership grants them from the next request on (the permission
- * lookup is live). super_admin is refused (400); any other role only under the rule of granting it to one account
- * (rbac-policy mayGrantRole: permissions and API scopes), since the mapping grants it to every member.
+ * lookup is live). super_admin is refused (400); any other role the mapping adds only under the rule of granting it to
+ * one account (rbac-policy mayGrantRole: permissions and API scopes), since the mapping grants it to every member. A
+ * role already mapped may be kept by someone who could not have added it (the console keeps what it does not offer).
  */
 export async function setGroupRoles(
   ctx: ServiceContext,
@@ -159,16 +160,17 @@ export async function setGroupRoles(
     const group = found(await findScimGroup(trx, null, groupId, true), 'SCIM group');
     const names: string[] = [];
     const granter = await granterOf(trx, actor);
+    const before = await listScimGroupRoleIds(trx, groupId);
     for (const [i, id] of ids.entries()) {
       const role = await findRoleById(trx, id);
       if (!role) throw badRequest('Body is invalid', [{ path: `role_ids.${i}`, message: `No role has the id ${id}` }]);
       if (isGlobalSuperAdmin(role)) {
         throw badRequest('Body is invalid', [{ path: `role_ids.${i}`, message: messagesFor('en').validation.scimGroupSuperAdmin }]);
       }
-      enforce(mayGrantRole(granter, role));
+      // Only a role the mapping adds is granted by this change: one it keeps was granted before, by whoever mapped it.
+      if (!before.includes(id)) enforce(mayGrantRole(granter, role));
       names.push(role.name);
     }
-    const before = await listScimGroupRoleIds(trx, groupId);
     await setScimGroupRoles(trx, groupId, ids);
     if (before.join() !== ids.join()) {
       await ctx.events.record(trx, {
