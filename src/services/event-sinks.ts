@@ -1,4 +1,4 @@
-import type { OperatorMetrics } from '../lib/metrics';
+import type { OperatorMetrics, SIGN_IN_OUTCOMES } from '../lib/metrics';
 import type { EventSink } from './events';
 
 export { NOT_AUDITED } from '../declarations/event-types';
@@ -6,24 +6,24 @@ export { NOT_AUDITED } from '../declarations/event-types';
 /** Label values must stay a small set: an unexpected grant type is counted as `other`. */
 const LABEL_VALUE = /^[A-Za-z0-9_:.-]{1,100}$/;
 
+/** The sign-in events, and the outcome each is counted as in sso_sign_ins_total. */
+const SIGN_IN_OUTCOME = new Map<string, (typeof SIGN_IN_OUTCOMES)[number]>([
+  ['auth.login.succeeded', 'success'],
+  ['auth.login.failed', 'bad_password'],
+  ['auth.login.throttled', 'throttled'],
+  ['auth.login.mfa_required', 'mfa_required'],
+]);
+
 /** Counts what an operator alerts on (lib/metrics.ts names them). */
 export function createMetricsEventSink(metrics: OperatorMetrics): EventSink {
   return {
     emit(event) {
       metrics.securityEvents.inc({ type: event.type });
+      const outcome = SIGN_IN_OUTCOME.get(event.type);
+      if (outcome) metrics.signIns.inc({ outcome });
       switch (event.type) {
         case 'auth.login.succeeded':
-          metrics.signIns.inc({ outcome: 'success' });
           metrics.tokensIssued.inc({ grant_type: 'password' });
-          break;
-        case 'auth.login.failed':
-          metrics.signIns.inc({ outcome: 'bad_password' });
-          break;
-        case 'auth.login.throttled':
-          metrics.signIns.inc({ outcome: 'throttled' });
-          break;
-        case 'auth.login.mfa_required':
-          metrics.signIns.inc({ outcome: 'mfa_required' });
           break;
         case 'auth.login.locked':
           metrics.lockouts.inc();

@@ -7,9 +7,10 @@ import { createTestApp, type TestApp } from '../helpers/test-app';
 /**
  * Issue 31 item 5, "what travels with a grant, declared once": the grant context (scope, resource, nonce, auth_time,
  * amr, browser session, DPoP binding) is stored by the pending request, the code, the device code and the OAuth session
- * the refresh token rotates, and read back through one schema. A refresh issues its token for the API the grant was
- * for (RFC 9068 `aud`), judged again by the resource resolver; a pushed request (RFC 9126) carries its context to the
- * code; a corrupted stored context is refused as invalid_grant, never a 500.
+ * the refresh token rotates, and read back through one schema. The session records the API the grant was for; a
+ * refresh gets a token for an API only by naming it (`resource`, RFC 8707), judged again by the resource resolver, and
+ * without it the spec's HS256 token; a pushed request (RFC 9126) carries its context to the code; a corrupted stored
+ * context is refused as invalid_grant, never a 500.
  */
 const jose = require('jose') as typeof import('jose');
 const DEVICE = 'urn:ietf:params:oauth:grant-type:device_code';
@@ -47,8 +48,8 @@ async function exchange(auth: string, got: { code: string; verifier: string; red
 const sessionOf = async (userId: string, clientId: string) =>
   t.db('sessions').where({ user_id: userId, client_id: clientId }).orderBy('created_at', 'desc').first();
 
-describe('refresh: the token is for the API the grant was for', () => {
-  test('code grant with resource, then refresh without one: each refreshed access token has the same aud and scope', async () => {
+describe('refresh after a grant for an API', () => {
+  test('code grant with resource: the session records the API; a refresh naming it gets its RFC 9068 token, one naming none the HS256 token', async () => {
     const { a, client, user, agent, auth } = await setUp();
     const got = await obtainCode(agent, client, { scope: 'openid invoices:read', resource: a.identifier, nonce: 'n-1' });
     const first = await exchange(auth, got);
@@ -60,7 +61,7 @@ describe('refresh: the token is for the API the grant was for', () => {
 
     let refreshToken: string = first.body.refresh_token;
     for (let round = 0; round < 2; round++) {
-      const refreshed = await token({ grant_type: 'refresh_token', refresh_token: refreshToken }, auth);
+      const refreshed = await token({ grant_type: 'refresh_token', refresh_token: refreshToken, resource: a.identifier }, auth);
       expect(refreshed.status).toBe(200);
       expect(jose.decodeProtectedHeader(refreshed.body.access_token).typ).toBe('at+jwt');
       const claims = jose.decodeJwt(refreshed.body.access_token);
@@ -71,6 +72,12 @@ describe('refresh: the token is for the API the grant was for', () => {
       expect(typeof refreshed.body.id_token).toBe('string');
       refreshToken = refreshed.body.refresh_token;
     }
+    // Without resource: the spec's HS256 access token, as for any token request that names no API.
+    const plain = await token({ grant_type: 'refresh_token', refresh_token: refreshToken }, auth);
+    expect(plain.status).toBe(200);
+    expect(jose.decodeProtectedHeader(plain.body.access_token).alg).toBe('HS256');
+    expect(jose.decodeProtectedHeader(plain.body.access_token).typ).not.toBe('at+jwt');
+    expect((await sessionOf(user.id, client.clientId)).resource).toBe(a.identifier);
   });
 
   test('sign-in only: the refresh stays the session token (not an RFC 9068 token)', async () => {
@@ -83,25 +90,25 @@ describe('refresh: the token is for the API the grant was for', () => {
     expect(jose.decodeProtectedHeader(refreshed.body.access_token).typ).not.toBe('at+jwt');
   });
 
-  test('an administrator removed the API from the client: the refresh is invalid_target, and no token is issued', async () => {
+  test('an administrator removed the API from the client: a refresh naming it is invalid_target, issues nothing and spends nothing', async () => {
     const { a, client, user, agent, auth } = await setUp();
     const first = await exchange(auth, await obtainCode(agent, client, { scope: 'openid invoices:read', resource: a.identifier }));
     expect(first.status).toBe(200);
     const put = await api().put(`/api/admin/oauth-clients/${client.clientId}`).set('Authorization', admin).send({ allowed_resources: [] });
     expect(put.status).toBe(200);
     expect(put.body.client.allowed_resources).toEqual([]);
-    const refreshed = await token({ grant_type: 'refresh_token', refresh_token: first.body.refresh_token }, auth);
+    const refreshed = await token({ grant_type: 'refresh_token', refresh_token: first.body.refresh_token, resource: a.identifier }, auth);
     expect(refreshed.status).toBe(400);
-    expect(refreshed.body).toEqual({
-      error: 'invalid_target',
-      error_description: 'This client may no longer ask for tokens for this resource',
-    });
+    expect(refreshed.body.error).toBe('invalid_target');
     expect(refreshed.body).not.toHaveProperty('access_token');
-    // The session still names the API: it stays refused, it never falls back to a token for something else.
     expect((await sessionOf(user.id, client.clientId)).resource).toBe(a.identifier);
+    // Judged before the rotation: the refresh token still works, for the HS256 token.
+    const plain = await token({ grant_type: 'refresh_token', refresh_token: first.body.refresh_token }, auth);
+    expect(plain.status).toBe(200);
+    expect(jose.decodeProtectedHeader(plain.body.access_token).alg).toBe('HS256');
   });
 
-  test('the device grant: a refresh without resource keeps the API approved on /device', async () => {
+  test('the device grant: a refresh naming the API approved on /device gets its token', async () => {
     const a = await makeApiResource(t, { name: 'Telemetry API', scopes: ['telemetry:write'] });
     const client = await makeAppClient(t, {
       type: 'public',
@@ -112,7 +119,12 @@ describe('refresh: the token is for the API the grant was for', () => {
     const polled = await deviceTokens(client.clientId, a.identifier);
     expect(polled.status).toBe(200);
     expect(jose.decodeJwt(polled.body.access_token).aud).toBe(a.identifier);
-    const refreshed = await token({ grant_type: 'refresh_token', refresh_token: polled.body.refresh_token, client_id: client.clientId });
+    const refreshed = await token({
+      grant_type: 'refresh_token',
+      refresh_token: polled.body.refresh_token,
+      client_id: client.clientId,
+      resource: a.identifier,
+    });
     expect(refreshed.status).toBe(200);
     expect(jose.decodeJwt(refreshed.body.access_token)).toMatchObject({ aud: a.identifier, scope: 'openid telemetry:write' });
   });
@@ -180,7 +192,7 @@ describe('PAR: the pushed request carries its context to the code', () => {
     expect(tokens.status).toBe(200);
     expect(jose.decodeJwt(tokens.body.access_token)).toMatchObject({ aud: a.identifier, scope: 'openid invoices:read' });
     expect(jose.decodeJwt(tokens.body.id_token)).toMatchObject({ nonce: 'pushed-nonce', sub: user.id, amr: ['pwd'] });
-    const refreshed = await token({ grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token }, auth);
+    const refreshed = await token({ grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token, resource: a.identifier }, auth);
     expect(jose.decodeJwt(refreshed.body.access_token).aud).toBe(a.identifier);
   });
 

@@ -31,32 +31,24 @@ export type FactorName = { kind: 'passkey'; name: string } | { kind: 'totp' };
 const factorName = (t: Messages, factor: FactorName) =>
   factor.kind === 'passkey' ? t.mailExtra.aPasskey(factor.name) : t.mailExtra.anAuthenticatorApp;
 
-export function mailFactorAdded(ctx: ServiceContext, user: MailUser, factor: FactorName): void {
-  notify(
-    ctx,
-    user,
-    (t) => t.mail.factorAddedSubject,
-    (t) => t.mail.factorAdded(factorName(t, factor)),
-  );
-}
+/** A notice of one change: its subject, and its body from what the caller says changed. */
+const notice =
+  <A>(subject: (t: Messages) => string, what: (t: Messages, about: A) => string) =>
+  (ctx: ServiceContext, user: MailUser, about: A): void =>
+    notify(ctx, user, subject, (t) => what(t, about));
 
-export function mailFactorRemoved(ctx: ServiceContext, user: MailUser, factor: FactorName): void {
-  notify(
-    ctx,
-    user,
-    (t) => t.mail.factorRemovedSubject,
-    (t) => t.mail.factorRemoved(factorName(t, factor)),
-  );
-}
-
-export function mailRecoveryCodeUsed(ctx: ServiceContext, user: MailUser, left: number): void {
-  notify(
-    ctx,
-    user,
-    (t) => t.mail.recoveryUsedSubject,
-    (t) => t.mail.recoveryUsed(left),
-  );
-}
+export const mailFactorAdded = notice<FactorName>(
+  (t) => t.mail.factorAddedSubject,
+  (t, factor) => t.mail.factorAdded(factorName(t, factor)),
+);
+export const mailFactorRemoved = notice<FactorName>(
+  (t) => t.mail.factorRemovedSubject,
+  (t, factor) => t.mail.factorRemoved(factorName(t, factor)),
+);
+export const mailRecoveryCodeUsed = notice<number>(
+  (t) => t.mail.recoveryUsedSubject,
+  (t, left) => t.mail.recoveryUsed(left),
+);
 
 /**
  * CONTRACT §11, §23: taking an account back (or an administrator's reset) removed every second factor and every

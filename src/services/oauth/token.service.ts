@@ -129,7 +129,8 @@ export async function exchangeAuthorizationCode(
  * narrowing to the client's current scopes (CONTRACT §8) live in rotateVerifiedRefreshToken; the token is verified and
  * its scope narrowed once, here. Narrowing on request is not
  * supported: a `scope` parameter must name the scope the refresh would carry. Without a `resource` parameter the
- * access token is for the API the grant was for (the session's context, RFC 9068 `aud`), judged again.
+ * access token is the spec's HS256 token, as for any token request without one (CONTRACT §12); the API the grant was
+ * for is recorded on the session (its context) but never chosen for the client.
  */
 export async function refreshAccessToken(
   ctx: ServiceContext,
@@ -168,14 +169,9 @@ export async function refreshAccessToken(
       throw new OAuthError('invalid_scope', 'The client is no longer registered for any scope of this grant');
     throw new OAuthError('invalid_grant', 'Refresh token is invalid, expired or already used');
   }
-  // The API the grant was for (the session keeps its context, read by the rotation itself: no query added), judged
-  // again by the resolver: one taken from the client (or gone) since is refused as the code grant refuses it. A named
-  // resource was judged above and wins (CONTRACT §23: one the person approved this client for).
-  const kept = resource ? undefined : await judgeResource(ctx, client, { granted: result.context?.resource ?? null });
-  if (kept && !kept.ok) throw new OAuthError(kept.error, kept.description);
   const { tokens, expiresIn, scope } = await withResourceToken(ctx, result.tokens, {
-    resource: holder ? resource : kept?.resource,
-    userId: payload?.userId ?? '',
+    resource: holder ? resource : undefined,
+    userId: holder ?? '',
     clientId: client.clientId,
     scope: result.scope ?? '',
   });
