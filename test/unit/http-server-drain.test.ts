@@ -20,8 +20,10 @@ beforeEach(async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
 });
-afterEach(() => {
+afterEach(async () => {
   server.closeAllConnections();
+  // A test that drains a server of its own leaves this one listening: close it, or the worker cannot exit.
+  if (server.listening) await new Promise((resolve) => server.close(resolve));
 });
 
 /** A raw connection: what it received so far, and a promise of its end (how: a clean FIN, or an error). */
