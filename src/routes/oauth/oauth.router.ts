@@ -4,7 +4,7 @@ import { OAuthError } from '../../errors';
 import { presentationChallenge, resolvePrincipal } from '../../middleware/authenticate';
 import { presentedTokenOf } from '../../services/oauth/dpop-resource';
 import { startAuthorization } from '../../services/oauth/authorize.service';
-import { pushAuthorizationRequest, startPushedAuthorization } from '../../services/oauth/par.service';
+import { judgePushedRequest, pushAuthorizationRequest, startPushedAuthorization } from '../../services/oauth/par.service';
 import { authenticateClient, type ClientAuthOptions, type ClientCredentialsInput } from '../../services/oauth/client-auth.service';
 import { startDeviceAuthorization } from '../../services/oauth/device.service';
 import { approveAuthorization, denyAuthorization, getConsentInfo } from '../../services/oauth/consent.service';
@@ -285,7 +285,8 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
             'browser then goes to /api/oauth/authorize?client_id=…&request_uri=…, which uses the pushed parameters once. A `DPoP` ' +
             'header (RFC 9449 §10.1: a proof with htm POST, htu this URL) binds the authorization code to its key, as `dpop_jkt` ' +
             'does; a bad proof, or a dpop_jkt of another key, is 400 invalid_dpop_proof (use_dpop_nonce with a DPoP-Nonce header ' +
-            'under the dpop_nonce_required setting).',
+            'under the dpop_nonce_required setting). A refusal of the parameters comes before a private_key_jwt assertion is ' +
+            'spent: the client repeats the corrected request with the same assertion.',
           auth: 'client',
           dialect: 'oauth',
           noStore: true,
@@ -299,7 +300,12 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
           // client authenticates, as at the token endpoint.
           const dpop = { proof: req.headers.dpop, url: `${ctx.config.baseUrl}/api/oauth/par` };
           const proofJkt = await proofKey(ctx, dpop);
-          const client = await authenticatedClient(req, body.client, { endpoint: 'par' });
+          // Every refusal of the pushed parameters (they spend nothing) comes before the client's private_key_jwt
+          // assertion is spent, as at the token endpoint: the client may repeat the corrected request with it.
+          const client = await authenticatedClient(req, body.client, {
+            endpoint: 'par',
+            beforeSpend: async (known) => void (await judgePushedRequest(ctx, known, body.params, proofJkt)),
+          });
           const pushed = await pushAuthorizationRequest(ctx, client, body.params, proofJkt);
           return replyOf(pushed).withHeaders(dpopNonceFor(dpop.proof));
         },

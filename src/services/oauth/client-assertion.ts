@@ -142,8 +142,8 @@ export async function verifyClientAssertion(
   if (typeof jti !== 'string' || jti.length === 0 || jti.length > 256) {
     throw new AssertionRefused('invalid_assertion', 'The client assertion needs a jti');
   }
-  // A request refused for another reason (a DPoP proof the client or the API requires is missing) leaves the assertion unspent,
-  // so that the client may repeat the request with it.
+  // A request refused for another reason (a DPoP proof the client or the API requires is missing, a pushed authorization
+  // request's parameters) leaves the assertion unspent, so that the client may repeat the request with it.
   await beforeSpend?.(client);
   const spentUntil = new Date((exp + CLOCK_TOLERANCE_S) * 1000);
   if (!(await spendJti(ctx.db, 'client_assertion', client.clientId, jti, spentUntil))) {

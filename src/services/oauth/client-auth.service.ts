@@ -82,8 +82,8 @@ export interface ClientAuthOptions {
   endpoint: ClientAuthEndpoint;
   /**
    * What the request must meet for this client besides authentication (the token endpoint: token.service.ts
-   * refuseBeforeSpend), checked once a private_key_jwt assertion has verified and before it is spent; it throws the
-   * request's error.
+   * refuseBeforeSpend; the PAR endpoint: par.service.ts judgePushedRequest), checked once a private_key_jwt assertion
+   * has verified and before it is spent; it throws the request's error.
    */
   beforeSpend?: (client: OAuthClientRow) => void | Promise<void>;
 }

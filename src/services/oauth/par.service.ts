@@ -21,13 +21,17 @@ import { AUTHORIZATION_REQUEST_PARAMS, type AuthorizationRequestParams } from '.
 export const REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:';
 export const PUSHED_REQUEST_TTL_SECONDS = 60;
 
-/** RFC 9126 §2.2: the request as /api/oauth/authorize would judge it, or the error it would get (400, never redirected). */
-export async function pushAuthorizationRequest(
+/**
+ * RFC 9126 §2.2: the pushed parameters as /api/oauth/authorize would judge them, or the error they get (400, never
+ * redirected). It reads and spends nothing, so the PAR route runs it also once a private_key_jwt assertion has verified
+ * and before its `jti` is spent (docs/par.md): a refused request leaves the assertion usable for the corrected one.
+ */
+export async function judgePushedRequest(
   ctx: ServiceContext,
   client: OAuthClientRow,
   body: Record<string, unknown>,
   proofJkt?: string,
-): Promise<{ request_uri: string; expires_in: number }> {
+): Promise<AuthorizationRequestParams> {
   // RFC 9449 §10.1: a DPoP proof with the pushed request binds the code to its key, as `dpop_jkt` does. `proofJkt` is
   // its key's thumbprint, checked by the route before the client authenticated (proofKey), so that a client asked for
   // a nonce repeats the request before it is judged and without having spent its client assertion.
@@ -54,7 +58,17 @@ export async function pushAuthorizationRequest(
   }
   const checked = await checkAuthorizationParams(ctx, client, params);
   if (!checked.ok) throw new OAuthError(checked.error, checked.description, { status: 400 });
+  return params;
+}
 
+/** RFC 9126 §2.2: the request judged (judgePushedRequest) and kept under a new single-use request_uri. */
+export async function pushAuthorizationRequest(
+  ctx: ServiceContext,
+  client: OAuthClientRow,
+  body: Record<string, unknown>,
+  proofJkt?: string,
+): Promise<{ request_uri: string; expires_in: number }> {
+  const params = await judgePushedRequest(ctx, client, body, proofJkt);
   const requestUri = `${REQUEST_URI_PREFIX}${randomToken(32)}`;
   const now = ctx.clock.now();
   await insertPushedRequest(ctx.db, {
