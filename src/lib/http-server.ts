@@ -82,10 +82,22 @@ export function createHttpServer(
       // idle ones at once.
       net.Server.prototype.close.call(server, () => {
         clearInterval(sweeper);
+        stopConnectionsChecking(server);
         resolve();
       });
       if (connections.size === 0) return;
       sweep();
     });
   return Object.assign(server, { drain });
+}
+
+/**
+ * http.Server's own close() stops the timer that checks its connections against `requestTimeout`; net.Server's close,
+ * which `drain` uses, does not, so a drained server would keep that timer running. Node keeps the timer under a
+ * symbol of its own; when a Node version names it otherwise, nothing is found and nothing is done.
+ */
+function stopConnectionsChecking(server: http.Server): void {
+  const key = Object.getOwnPropertySymbols(server).find((s) => s.description === 'http.server.connectionsCheckingInterval');
+  const timer = key ? (server as unknown as Record<symbol, unknown>)[key] : undefined;
+  if (timer) clearInterval(timer as NodeJS.Timeout);
 }

@@ -1,3 +1,4 @@
+import { createHook } from 'node:async_hooks';
 import net, { type AddressInfo } from 'node:net';
 import { createHttpServer, type HttpServer } from '../../src/lib/http-server';
 
@@ -98,5 +99,32 @@ test('a request in flight when the drain begins is answered, then its connection
     await drained;
   } finally {
     slow.closeAllConnections();
+  }
+});
+
+test('a drained server leaves no timer of its own running', async () => {
+  // The timers the server starts while it begins to listen (Node's check of its connections against requestTimeout).
+  const started = new Set<number>();
+  const stopped = new Set<number>();
+  const hook = createHook({
+    init: (id, type) => void (type === 'Timeout' && started.add(id)),
+    destroy: (id) => void stopped.add(id),
+  }).enable();
+  try {
+    const own = createHttpServer((_req, res) => res.end('ok'), { checkIntervalMs: 50 });
+    await new Promise<void>((resolve) => own.listen(0, '127.0.0.1', resolve));
+    await new Promise((r) => setImmediate(r));
+    const timers = [...started];
+    expect(timers.length).toBeGreaterThan(0);
+    port = (own.address() as AddressInfo).port;
+    const a = await connect();
+    a.socket.write(get('/once'));
+    await until(() => a.received().endsWith('ok'));
+    a.socket.end();
+    await own.drain();
+    await new Promise((r) => setImmediate(r));
+    expect(timers.filter((id) => !stopped.has(id))).toEqual([]);
+  } finally {
+    hook.disable();
   }
 });
