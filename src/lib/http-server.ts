@@ -98,6 +98,11 @@ export function createHttpServer(
  */
 function stopConnectionsChecking(server: http.Server): void {
   const key = Object.getOwnPropertySymbols(server).find((s) => s.description === 'http.server.connectionsCheckingInterval');
-  const timer = key ? (server as unknown as Record<symbol, unknown>)[key] : undefined;
-  if (timer) clearInterval(timer as NodeJS.Timeout);
+  const timer: unknown = key ? Reflect.get(server, key) : undefined;
+  if (isTimer(timer)) clearInterval(timer);
+}
+
+/** A Node timer object (what setInterval returns). */
+function isTimer(value: unknown): value is NodeJS.Timeout {
+  return typeof value === 'object' && value !== null && 'hasRef' in value && 'refresh' in value;
 }
