@@ -225,7 +225,14 @@ function checkedGrantType(client: OAuthClientRow, request: TokenRequest): string
  * authorization). Undefined when none, or when the grant
  * itself will refuse the request (it answers that refusal after authentication, as before).
  */
-async function resourceBeforeSpend(ctx: ServiceContext, client: OAuthClientRow, grantType: string, request: TokenRequest) {
+async function resourceBeforeSpend(
+  ctx: ServiceContext,
+  client: OAuthClientRow,
+  grantType: string,
+  request: TokenRequest,
+  /** authorization_code: the request's code, if unused (read once by the caller). */
+  code: UnusedCode | undefined,
+) {
   const named = async (identifier: string | undefined) => {
     const verdict = await judgeResource(ctx, client, { named: identifier });
     return verdict.ok ? verdict.resource : undefined;
@@ -239,7 +246,6 @@ async function resourceBeforeSpend(ctx: ServiceContext, client: OAuthClientRow, 
     }
     case 'authorization_code': {
       if (request.resource !== undefined) return named(request.resource);
-      const code = request.code === undefined ? undefined : await unusedCodeOf(ctx, client, request.code);
       if (!code?.resource) return undefined;
       const verdict = await judgeResource(ctx, client, { granted: code.resource });
       return verdict.ok ? verdict.resource : undefined;
@@ -264,6 +270,7 @@ async function unusedCodeOf(ctx: ServiceContext, client: OAuthClientRow, code: s
   const row = await findAuthorizationCode(ctx.db, sha256Hex(code));
   return row && row.clientId === client.clientId && !row.usedAt && row.expiresAt > ctx.clock.now() ? row : undefined;
 }
+type UnusedCode = Awaited<ReturnType<typeof unusedCodeOf>>;
 
 /**
  * The refusals of a token request that depend on nothing single-use (docs/dpop.md "Nothing is spent by a refusal"):
@@ -281,11 +288,9 @@ export async function refuseBeforeSpend(
   const grantType = checkedGrantType(client, request);
   tokenRequestKey(client, proofJkt);
   if (proofJkt !== undefined) return;
-  requireProofFor(await resourceBeforeSpend(ctx, client, grantType, request), undefined);
-  if (grantType === 'authorization_code' && request.code !== undefined) {
-    const code = await unusedCodeOf(ctx, client, request.code);
-    if (code) requireCodeKey(code.dpopJkt, undefined);
-  }
+  const code = grantType === 'authorization_code' && request.code !== undefined ? await unusedCodeOf(ctx, client, request.code) : undefined;
+  requireProofFor(await resourceBeforeSpend(ctx, client, grantType, request, code), undefined);
+  if (code) requireCodeKey(code.dpopJkt, undefined);
 }
 
 /** POST /api/oauth/token: dispatches on grant_type (spec §5.8: authorization_code and refresh_token only). */
