@@ -1,4 +1,4 @@
-import { renderLinkInvalidPage } from './email-link-pages';
+import { linkInvalidPage } from './email-link-pages';
 import { pageEnv } from './env';
 import { FieldMessage, Hidden, invalidAttrs, ONE_TIME_CODE, Submit } from './kit';
 import { renderPage } from './layout';
@@ -56,6 +56,4 @@ export function renderEmailLinkConfirmPage(options: { csrf: string; token: strin
   );
 }
 
-export function renderEmailLinkInvalid(): string {
-  return renderLinkInvalidPage(pageEnv().t.emailSignIn.invalidHint);
-}
+export const renderEmailLinkInvalid = linkInvalidPage(() => pageEnv().t.emailSignIn);

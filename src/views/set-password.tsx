@@ -1,6 +1,6 @@
 import { pageEnv } from './env';
 import { FieldMessage, Hidden, NewPasswordFields, Submit } from './kit';
-import { renderLinkDonePage, renderLinkInvalidPage } from './email-link-pages';
+import { linkDonePage, linkInvalidPage } from './email-link-pages';
 import { renderPage } from './layout';
 
 /** /set-password with a live link: choose a password (twice), no JavaScript needed. */
@@ -39,11 +39,6 @@ export function renderSetPasswordForm(options: {
   );
 }
 
-export function renderSetPasswordDone(): string {
-  const { t } = pageEnv();
-  return renderLinkDonePage(t.setPassword.doneTitle, t.setPassword.done);
-}
+export const renderSetPasswordDone = linkDonePage(() => pageEnv().t.setPassword);
 
-export function renderSetPasswordInvalid(): string {
-  return renderLinkInvalidPage(pageEnv().t.setPassword.invalidHint);
-}
+export const renderSetPasswordInvalid = linkInvalidPage(() => pageEnv().t.setPassword);

@@ -1,7 +1,7 @@
 import { pageEnv } from './env';
 import { FieldMessage, Hidden, invalidAttrs, NewPasswordFields, Submit } from './kit';
 import { renderPage } from './layout';
-import { renderLinkDonePage, renderMessagePage } from './email-link-pages';
+import { linkDonePage, renderMessagePage } from './email-link-pages';
 
 /** /setup with a live link: the first administrator's account, no JavaScript needed. */
 export function renderSetupForm(options: {
@@ -60,10 +60,7 @@ export function renderSetupForm(options: {
   );
 }
 
-export function renderSetupDone(): string {
-  const { t } = pageEnv();
-  return renderLinkDonePage(t.setup.doneTitle, t.setup.done);
-}
+export const renderSetupDone = linkDonePage(() => pageEnv().t.setup);
 
 export function renderSetupInvalid(): string {
   const { t } = pageEnv();
