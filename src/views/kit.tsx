@@ -1,4 +1,4 @@
-import type { ComponentChildren } from 'preact';
+import type { ComponentChildren, InputHTMLAttributes } from 'preact';
 import { pageEnv } from './env';
 
 /**
@@ -189,4 +189,24 @@ export const ONE_TIME_CODE = { inputmode: 'numeric', pattern: '[0-9]*', maxlengt
 
 export function invalidAttrs(message: Refusal | undefined, messageId: string): { 'aria-invalid'?: 'true'; 'aria-describedby'?: string } {
   return message ? { 'aria-invalid': 'true', 'aria-describedby': messageId } : {};
+}
+
+/**
+ * A labelled input of a page form (its id is its name) with its refusal below it, tied together by aria-invalid and
+ * aria-describedby; `errorId` (`<name>-error` unless given) may be shared by the inputs of one form.
+ */
+export function PageField({
+  label,
+  error,
+  errorId,
+  ...input
+}: { name: string; label: string; error?: Refusal; errorId?: string } & InputHTMLAttributes) {
+  const messageId = errorId ?? `${input.name}-error`;
+  return (
+    <>
+      <label for={input.name}>{label}</label>
+      <input type="text" id={input.name} {...input} {...invalidAttrs(error, messageId)} />
+      <FieldMessage id={messageId} message={error} />
+    </>
+  );
 }

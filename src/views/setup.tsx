@@ -1,5 +1,5 @@
 import { pageEnv } from './env';
-import { FieldMessage, Hidden, invalidAttrs, NewPasswordFields, Submit } from './kit';
+import { FieldMessage, Hidden, NewPasswordFields, PageField, Submit } from './kit';
 import { renderPage } from './layout';
 import { linkDonePage, renderMessagePage } from './email-link-pages';
 
@@ -16,7 +16,6 @@ export function renderSetupForm(options: {
   const v = options.values ?? {};
   const field = options.errorField ?? 'email';
   const errorOf = (f: typeof field) => (field === f ? options.error : undefined);
-  const beside = (f: typeof field) => <FieldMessage id={`${f}-error`} message={errorOf(f)} />;
   const { t, brand } = pageEnv();
   return renderPage(
     { title: t.setup.title(brand.name), errors: { [field]: options.error } },
@@ -32,19 +31,7 @@ export function renderSetupForm(options: {
             ['last_name', 'text', t.common.lastName, 'family-name'],
           ] as const
         ).map(([f, type, label, autocomplete]) => (
-          <>
-            <label for={f}>{label}</label>
-            <input
-              type={type}
-              id={f}
-              name={f}
-              value={v[f] ?? ''}
-              autocomplete={autocomplete}
-              required
-              {...invalidAttrs(errorOf(f), `${f}-error`)}
-            />
-            {beside(f)}
-          </>
+          <PageField type={type} name={f} label={label} value={v[f] ?? ''} autocomplete={autocomplete} required error={errorOf(f)} />
         ))}
         <NewPasswordFields
           minLength={options.minLength}
@@ -53,7 +40,7 @@ export function renderSetupForm(options: {
           describedBy={errorOf('password') ? 'password-error' : undefined}
           invalid={errorOf('password') !== undefined}
         />
-        {beside('password')}
+        <FieldMessage id="password-error" message={errorOf('password')} />
         <Submit label={t.setup.submit} />
       </form>
     </>,
