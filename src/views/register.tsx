@@ -1,5 +1,5 @@
 import { pageEnv } from './env';
-import { FieldMessage, Hidden, NewPasswordFields, PageField, Submit } from './kit';
+import { Hidden, NewPasswordFields, PageField, Submit } from './kit';
 import { renderPage } from './layout';
 import { ContinueTo, type SignInApplication } from './login';
 
@@ -50,14 +50,7 @@ export function renderRegisterPage(options: {
             error={errors[field]}
           />
         ))}
-        <NewPasswordFields
-          minLength={options.minLength}
-          label={t.common.password}
-          repeatLabel={t.common.repeatPassword}
-          describedBy={errors.password ? 'password-error' : undefined}
-          invalid={errors.password !== undefined}
-        />
-        <FieldMessage id="password-error" message={errors.password} />
+        <NewPasswordFields minLength={options.minLength} error={errors.password} />
         <Submit label={t.register.submit} />
       </form>
       <p class="muted">

@@ -1,5 +1,5 @@
 import { pageEnv } from './env';
-import { FieldMessage, Hidden, NewPasswordFields, Submit } from './kit';
+import { Hidden, NewPasswordFields, Submit } from './kit';
 import { linkDonePage, linkInvalidPage } from './email-link-pages';
 import { renderPage } from './layout';
 
@@ -29,10 +29,9 @@ export function renderSetPasswordForm(options: {
           minLength={options.minLength}
           label={t.common.newPassword}
           repeatLabel={t.common.repeatNewPassword}
-          describedBy={options.error ? 'form-error' : undefined}
-          invalid={options.error !== undefined}
+          error={options.error}
+          errorId="form-error"
         />
-        <FieldMessage id="form-error" message={options.error} />
         <Submit label={t.setPassword.submit} />
       </form>
     </>,

@@ -1,5 +1,5 @@
 import { pageEnv } from './env';
-import { FieldMessage, Hidden, NewPasswordFields, PageField, Submit } from './kit';
+import { Hidden, NewPasswordFields, PageField, Submit } from './kit';
 import { renderPage } from './layout';
 import { linkDonePage, renderMessagePage } from './email-link-pages';
 
@@ -33,14 +33,7 @@ export function renderSetupForm(options: {
         ).map(([f, type, label, autocomplete]) => (
           <PageField type={type} name={f} label={label} value={v[f] ?? ''} autocomplete={autocomplete} required error={errorOf(f)} />
         ))}
-        <NewPasswordFields
-          minLength={options.minLength}
-          label={t.common.password}
-          repeatLabel={t.common.repeatPassword}
-          describedBy={errorOf('password') ? 'password-error' : undefined}
-          invalid={errorOf('password') !== undefined}
-        />
-        <FieldMessage id="password-error" message={errorOf('password')} />
+        <NewPasswordFields minLength={options.minLength} error={errorOf('password')} />
         <Submit label={t.setup.submit} />
       </form>
     </>,
