@@ -48,8 +48,11 @@ export function jsonObjectSegment(segment: string): Record<string, unknown> | un
   } catch {
     return undefined;
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-  return Object.fromEntries(Object.entries(value));
+  return isRecord(value) ? value : undefined;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The key type each algorithm needs (as jose requires it): P-256 for ES256, RSA of 2048 bits or more, Ed25519. */

@@ -2,7 +2,7 @@ import type { JsonWebKeySet, OAuthClientRow } from '../../db/repositories/oauth-
 import { spendJti } from '../../db/repositories/used-jtis.repo';
 import { KeyObject } from 'node:crypto';
 import { jose } from '../../lib/jose';
-import { clientJwsAlg, compactJws, jsonObjectSegment, keyFitsAlg, signatureVerifies } from '../../lib/jws';
+import { clientJwsAlg, compactJws, jsonObjectSegment, keyFitsAlg, signatureVerifies, type CompactJws } from '../../lib/jws';
 import type { ServiceContext } from '../context';
 import { ClientKeysUnavailable } from './client-keys';
 
@@ -11,7 +11,8 @@ import { ClientKeysUnavailable } from './client-keys';
  * is known and registered for the method. `iss` = `sub` = client_id, `aud` the issuer, the token endpoint's URL or the
  * URL of the endpoint called, signed (RS256, PS256, ES256, EdDSA) by a key of the client's `jwks` or `jwks_uri`
  * (fetched anew once when the `kid` is unknown), `exp` in the future and at most 5 minutes away, and a `jti` spent
- * once in PostgreSQL.
+ * once in PostgreSQL. The signature is checked synchronously with node:crypto (lib/jws.ts, as DPoP proofs are); jose
+ * chooses the key from the client's set and imports it once per set; the claims are judged as jose's jwtVerify would.
  */
 
 /** An assertion may be valid for at most this long from when it is received. */
@@ -32,11 +33,23 @@ export class AssertionRefused extends Error {
   }
 }
 
-/** The unverified `iss` of an assertion (to find the client), or undefined when it is not a JWT with a string `iss`. */
-export function assertionIssuer(assertion: string): string | undefined {
+/** An assertion read but not verified: its parts, its payload and the client it names (`iss`). */
+export interface ReadAssertion {
+  issuer: string;
+  jws: CompactJws;
+  payload: Record<string, unknown>;
+}
+
+/**
+ * The parts and unverified payload of an assertion (to find the client by its `iss`), or undefined when it is not a
+ * compact JWS whose payload is an object with a string `iss`.
+ */
+export function readAssertion(assertion: string): ReadAssertion | undefined {
   const jws = compactJws(assertion, MAX_ASSERTION_LENGTH);
-  const iss = jws && jsonObjectSegment(jws.payloadSegment)?.iss;
-  return typeof iss === 'string' && iss.length > 0 && iss.length <= 2048 ? iss : undefined;
+  const payload = jws && jsonObjectSegment(jws.payloadSegment);
+  const iss = payload?.iss;
+  if (!jws || !payload || typeof iss !== 'string' || iss.length === 0 || iss.length > 2048) return undefined;
+  return { issuer: iss, jws, payload };
 }
 
 /**
@@ -111,7 +124,7 @@ function claimsRefusal(payload: Record<string, unknown>, clientId: string, audie
 export async function verifyClientAssertion(
   ctx: ServiceContext,
   client: OAuthClientRow,
-  assertion: string,
+  { jws, payload }: ReadAssertion,
   endpointUrl: string,
   /** What the request must still meet once the assertion verifies, checked before its `jti` is spent (it may throw). */
   beforeSpend?: (client: OAuthClientRow) => void | Promise<void>,
@@ -122,8 +135,6 @@ export async function verifyClientAssertion(
 
   // RFC 7515 §5.2, checked synchronously (lib/jws.ts): the header names a known algorithm and no extension; jose
   // chooses the key from the client's set (by kid, key type and alg) and imports it once per set.
-  const jws = compactJws(assertion, MAX_ASSERTION_LENGTH);
-  if (!jws) throw invalid('ERR_JWS_INVALID');
   const header = jsonObjectSegment(jws.headerSegment);
   if (!header) throw invalid('ERR_JWS_INVALID');
   const alg = clientJwsAlg(header.alg);
@@ -161,8 +172,6 @@ export async function verifyClientAssertion(
   }
   if (!(key instanceof KeyObject) || key.type !== 'public' || !keyFitsAlg(key, alg)) throw invalid('ERR_JOSE_NOT_SUPPORTED');
   if (!signatureVerifies(alg, key, jws.signingInput, jws.signature)) throw invalid('ERR_JWS_SIGNATURE_VERIFICATION_FAILED');
-  const payload = jsonObjectSegment(jws.payloadSegment);
-  if (!payload) throw invalid('ERR_JWT_INVALID');
   const refusal = claimsRefusal(payload, client.clientId, audience, Math.floor(now));
   if (refusal) throw invalid(refusal);
 
