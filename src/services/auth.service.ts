@@ -44,7 +44,10 @@ export function newAccount(input: { email: string; firstName: string; lastName: 
 }
 
 /** A new account with the password its person chose: allowed by the password policy, and hashed. */
-export async function newPasswordAccount(ctx: ServiceContext, input: { email: string; firstName: string; lastName: string; password: string }) {
+export async function newPasswordAccount(
+  ctx: ServiceContext,
+  input: { email: string; firstName: string; lastName: string; password: string },
+) {
   const account = newAccount(input);
   await assertPasswordAllowed(ctx, input.password, { email: account.email });
   return { ...account, passwordHash: await ctx.passwords.hash(input.password) };

@@ -389,7 +389,13 @@ async function signIn(
   if (!user.isActive) throw new FederationRefused('inactive', provider.name, 403);
   const methods = methodsOf(await loadFactors(ctx.db, user.id));
   if (methods.length > 0) {
-    const mfaToken = await startSecondStep(ctx, user.id, meta, { methods, provider: provider.slug, upstream_subject: key.subject }, AMR.federated);
+    const mfaToken = await startSecondStep(
+      ctx,
+      user.id,
+      meta,
+      { methods, provider: provider.slug, upstream_subject: key.subject },
+      AMR.federated,
+    );
     return { kind: 'second_factor', mfaToken, methods, returnTo };
   }
   const now = ctx.clock.now();
