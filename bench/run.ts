@@ -1040,7 +1040,7 @@ async function startFloor(sso: string, fx: SsoFixtures, jwtAccessSecret: string,
   const file = path.join(workDir, 'floor-answers.json');
   fs.writeFileSync(file, JSON.stringify({ rateLimit, answers }));
   const port = await freePort();
-  return startProcess(
+  const floor = await startProcess(
     'express-floor',
     process.execPath,
     [path.join(ROOT, 'bench/baselines/express-floor.cjs'), String(port), file, jwtAccessSecret, dbUrl],
@@ -1048,6 +1048,30 @@ async function startFloor(sso: string, fx: SsoFixtures, jwtAccessSecret: string,
     '/ready',
     `http://127.0.0.1:${port}`,
   );
+  // Like for like: the floor answers with the server's headers (those made per answer included, by name) and bytes.
+  for (const answer of answers) {
+    const got = await rawGet(`${floor.url}${answer.path}`, answer.me ? { authorization: `Bearer ${fx.userAccessToken}` } : {});
+    const sent = (raw: string[], all: boolean) =>
+      raw
+        .flatMap((name, i) => (i % 2 === 0 && (all || !PER_ANSWER_HEADERS.has(name.toLowerCase())) ? [`${name}: ${raw[i + 1]}`] : []))
+        .filter((h) => !answer.me || !/^content-length:/i.test(h));
+    const server = await rawGet(`${sso}${answer.path}`, answer.me ? { authorization: `Bearer ${fx.userAccessToken}` } : {});
+    const names = (raw: string[]) =>
+      raw
+        .filter((_, i) => i % 2 === 0)
+        .sort()
+        .join();
+    const same =
+      got.status === answer.status &&
+      sent(got.rawHeaders, false).join('\n') === answer.headers.map(([n, v]) => `${n}: ${v}`).join('\n') &&
+      names(got.rawHeaders) === names(server.rawHeaders) &&
+      (answer.me || got.body.toString('base64') === answer.body);
+    if (!same)
+      throw new Error(
+        `the floor's ${answer.path} differs from the server's:\n${sent(got.rawHeaders, true).join('\n')}\n---\n${sent(server.rawHeaders, true).join('\n')}`,
+      );
+  }
+  return floor;
 }
 
 /** Each wanted floor, measured like the server's answer it models. */
