@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { DbOrTrx } from '..';
 import { date, num, orNull, rowMapper, same, type RecordOf, type RowOf } from '../rows';
+import { live } from '../table';
 import { recipientSql, type RecipientColumns } from './email-tokens.repo';
 
 export interface EmailSignInRecord {
@@ -129,9 +130,8 @@ export async function findLiveEmailSignInByEmail(
 /** Counts a wrong code atomically; returns the new count (0 when the request is no longer live). */
 export async function countEmailSignInFailure(db: DbOrTrx, id: string, now: Date): Promise<number> {
   const rows = await db('email_sign_in_requests')
-    .where({ id })
-    .whereNull('used_at')
-    .where('expires_at', '>', now)
+    .where({ id, used_at: null })
+    .modify(live({ now }))
     .increment('failures', 1)
     .returning('failures');
   return rows[0]?.failures ?? 0;
@@ -140,10 +140,8 @@ export async function countEmailSignInFailure(db: DbOrTrx, id: string, now: Date
 /** Burns the request in ONE conditional UPDATE: of N concurrent uses of the link or the code exactly one wins. */
 export async function consumeEmailSignIn(db: DbOrTrx, id: string, now: Date, maxFailures: number): Promise<boolean> {
   const rows = await db('email_sign_in_requests')
-    .where({ id })
-    .whereNull('used_at')
-    .where('expires_at', '>', now)
-    .where('failures', '<', maxFailures)
+    .where({ id, used_at: null })
+    .modify(live({ now, failuresBelow: maxFailures }))
     .update({ used_at: now })
     .returning('id');
   return rows.length === 1;

@@ -1,6 +1,7 @@
 import type { DbOrTrx } from '..';
 import { UUID_PATTERN } from '../../lib/ids';
 import { date, recordWriter, rowMapper, same, type RecordOf, type RowOf } from '../rows';
+import { table } from '../table';
 
 export type IdentityProviderType = 'oidc' | 'github';
 
@@ -25,56 +26,25 @@ const identityProviderColumns = {
 
 export type IdentityProviderRow = RowOf<typeof identityProviderColumns>;
 export type IdentityProviderRecord = RecordOf<typeof identityProviderColumns>;
-const toRow = rowMapper(identityProviderColumns);
+const identityProviders = table('identity_providers', rowMapper(identityProviderColumns));
 
 export type IdentityProviderFields = Omit<IdentityProviderRow, 'id' | 'createdAt' | 'updatedAt'>;
 
 const toRecord: (p: Partial<IdentityProviderFields>) => Partial<IdentityProviderRecord> = recordWriter(identityProviderColumns);
 
-export async function listIdentityProviders(db: DbOrTrx, options: { enabledOnly?: boolean } = {}): Promise<IdentityProviderRow[]> {
-  const q = db('identity_providers').orderBy([{ column: 'name' }, { column: 'slug' }]);
-  if (options.enabledOnly) q.where({ enabled: true });
-  return (await q).map(toRow);
-}
+export const listIdentityProviders = (db: DbOrTrx, options: { enabledOnly?: boolean } = {}) =>
+  identityProviders.list(db, options.enabledOnly ? { enabled: true } : {}, ['name', 'slug']);
 
-export async function findIdentityProviderById(db: DbOrTrx, id: string): Promise<IdentityProviderRow | undefined> {
-  if (!UUID_PATTERN.test(id)) return undefined;
-  const row = await db('identity_providers').where({ id }).first();
-  return row ? toRow(row) : undefined;
-}
+export const findIdentityProviderById = async (db: DbOrTrx, id: string) =>
+  UUID_PATTERN.test(id) ? identityProviders.find(db, { id }) : undefined;
 
-export async function findIdentityProviderBySlug(db: DbOrTrx, slug: string): Promise<IdentityProviderRow | undefined> {
-  const row = await db('identity_providers').where({ slug }).first();
-  return row ? toRow(row) : undefined;
-}
+export const findIdentityProviderBySlug = (db: DbOrTrx, slug: string) => identityProviders.find(db, { slug });
 
-export async function insertIdentityProvider(
-  db: DbOrTrx,
-  id: string,
-  fields: IdentityProviderFields,
-  now: Date,
-): Promise<IdentityProviderRow> {
-  const [row] = await db('identity_providers')
-    .insert({ id, ...toRecord(fields), created_at: now, updated_at: now })
-    .returning('*');
-  return toRow(row);
-}
+export const insertIdentityProvider = (db: DbOrTrx, id: string, fields: IdentityProviderFields, now: Date) =>
+  identityProviders.insert(db, { id, ...toRecord(fields), created_at: now, updated_at: now });
 
-export async function updateIdentityProvider(
-  db: DbOrTrx,
-  id: string,
-  fields: Partial<IdentityProviderFields>,
-  now: Date,
-): Promise<IdentityProviderRow | undefined> {
-  if (!UUID_PATTERN.test(id)) return undefined;
-  const [row] = await db('identity_providers')
-    .where({ id })
-    .update({ ...toRecord(fields), updated_at: now })
-    .returning('*');
-  return row ? toRow(row) : undefined;
-}
+export const updateIdentityProvider = async (db: DbOrTrx, id: string, fields: Partial<IdentityProviderFields>, now: Date) =>
+  UUID_PATTERN.test(id) ? identityProviders.update(db, { id }, { ...toRecord(fields), updated_at: now }) : undefined;
 
-export async function deleteIdentityProvider(db: DbOrTrx, id: string): Promise<boolean> {
-  if (!UUID_PATTERN.test(id)) return false;
-  return (await db('identity_providers').where({ id }).delete()) === 1;
-}
+export const deleteIdentityProvider = async (db: DbOrTrx, id: string) =>
+  UUID_PATTERN.test(id) && (await identityProviders.delete(db, { id })) === 1;

@@ -1,5 +1,6 @@
 import type { DbOrTrx } from '..';
 import { convert, date, dateOrNull, named, rowMapper, same, type RecordOf, type RowOf } from '../rows';
+import { table } from '../table';
 
 /** A user's approval of a client (a connected app). */
 const grantColumns = {
@@ -19,16 +20,14 @@ const grantColumns = {
 
 export type GrantRow = RowOf<typeof grantColumns>;
 export type GrantRecord = RecordOf<typeof grantColumns>;
-const toRow = rowMapper(grantColumns);
+const grants = table('oauth_grants', rowMapper(grantColumns));
+const { toRow } = grants;
 
 export interface GrantWithClientRow extends GrantRow {
   clientName: string;
 }
 
-export async function findGrant(db: DbOrTrx, userId: string, clientId: string): Promise<GrantRow | undefined> {
-  const row = await db('oauth_grants').where({ user_id: userId, client_id: clientId }).first();
-  return row ? toRow(row) : undefined;
-}
+export const findGrant = (db: DbOrTrx, userId: string, clientId: string) => grants.find(db, { user_id: userId, client_id: clientId });
 
 /**
  * Creates the grant, or replaces what it covers (the caller passes the union with what was there, read in the same
@@ -70,10 +69,8 @@ export async function listGrantsOfUser(db: DbOrTrx, userId: string): Promise<Gra
 }
 
 /** Returns whether a grant was there to delete. */
-export async function deleteGrant(db: DbOrTrx, userId: string, clientId: string): Promise<boolean> {
-  const n = await db('oauth_grants').where({ user_id: userId, client_id: clientId }).del();
-  return n > 0;
-}
+export const deleteGrant = async (db: DbOrTrx, userId: string, clientId: string) =>
+  (await grants.delete(db, { user_id: userId, client_id: clientId })) > 0;
 
 export async function touchGrant(db: DbOrTrx, userId: string, clientId: string, now: Date): Promise<void> {
   await db('oauth_grants').where({ user_id: userId, client_id: clientId }).update({ last_used_at: now });

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { DbOrTrx } from '..';
 import { UUID_PATTERN } from '../../lib/ids';
 import { date, dateOrNull, rowMapper, same, type RecordOf, type RowOf } from '../rows';
+import { table } from '../table';
 import { toUserRow, type UserRecord, type UserRow } from './users.repo';
 
 /**
@@ -26,28 +27,25 @@ export type ScimConnectionRow = RowOf<typeof connectionColumns>;
 export interface ScimConnectionRecord extends RecordOf<typeof connectionColumns> {
   token_hash: string;
 }
-const toConnection = rowMapper(connectionColumns);
+const connections = table('scim_connections', rowMapper(connectionColumns));
+const toConnection = connections.toRow;
 
-export async function insertScimConnection(
+export const insertScimConnection = (
   db: DbOrTrx,
   c: { id: string; name: string; description: string; tokenHash: string; createdBy: string | null; now: Date },
-): Promise<ScimConnectionRow> {
-  const [row] = await db('scim_connections')
-    .insert({ id: c.id, name: c.name, description: c.description, token_hash: c.tokenHash, created_by: c.createdBy, created_at: c.now })
-    .returning('*');
-  return toConnection(row);
-}
+) =>
+  connections.insert(db, {
+    id: c.id,
+    name: c.name,
+    description: c.description,
+    token_hash: c.tokenHash,
+    created_by: c.createdBy,
+    created_at: c.now,
+  });
 
-export async function listScimConnections(db: DbOrTrx): Promise<ScimConnectionRow[]> {
-  const rows = await db('scim_connections').orderBy([{ column: 'created_at' }, { column: 'id' }]);
-  return rows.map(toConnection);
-}
+export const listScimConnections = (db: DbOrTrx) => connections.list(db, {}, ['created_at', 'id']);
 
-export async function findScimConnection(db: DbOrTrx, id: string): Promise<ScimConnectionRow | undefined> {
-  if (!UUID_PATTERN.test(id)) return undefined;
-  const row = await db('scim_connections').where({ id }).first();
-  return row ? toConnection(row) : undefined;
-}
+export const findScimConnection = async (db: DbOrTrx, id: string) => (UUID_PATTERN.test(id) ? connections.find(db, { id }) : undefined);
 
 /** The connection whose token has this SHA-256, with the stored hash for the caller's constant-time comparison. */
 export async function findScimConnectionByTokenHash(
@@ -59,11 +57,8 @@ export async function findScimConnectionByTokenHash(
 }
 
 /** A new token hash (rotation): the old token stops matching at once. */
-export async function setScimConnectionTokenHash(db: DbOrTrx, id: string, tokenHash: string): Promise<ScimConnectionRow | undefined> {
-  if (!UUID_PATTERN.test(id)) return undefined;
-  const [row] = await db('scim_connections').where({ id }).update({ token_hash: tokenHash }).returning('*');
-  return row ? toConnection(row) : undefined;
-}
+export const setScimConnectionTokenHash = async (db: DbOrTrx, id: string, tokenHash: string) =>
+  UUID_PATTERN.test(id) ? connections.update(db, { id }, { token_hash: tokenHash }) : undefined;
 
 /** last_used_at, written at most once a minute per connection. */
 export async function touchScimConnection(db: DbOrTrx, id: string, now: Date): Promise<void> {
@@ -387,7 +382,8 @@ const groupColumns = {
 
 export type ScimGroupRow = RowOf<typeof groupColumns>;
 export type ScimGroupRecord = RecordOf<typeof groupColumns>;
-const toGroup = rowMapper(groupColumns);
+const groups = table('scim_groups', rowMapper(groupColumns));
+const toGroup = groups.toRow;
 
 /** A group's members and the roles it is mapped to: a pair of ids a row. */
 export interface ScimGroupMemberRecord {
@@ -400,22 +396,18 @@ export interface ScimGroupRoleRecord {
   role_id: string;
 }
 
-export async function insertScimGroup(
+export const insertScimGroup = (
   db: DbOrTrx,
   g: { id: string; connectionId: string; displayName: string; externalId: string | null; now: Date },
-): Promise<ScimGroupRow> {
-  const [row] = await db('scim_groups')
-    .insert({
-      id: g.id,
-      connection_id: g.connectionId,
-      display_name: g.displayName,
-      external_id: g.externalId,
-      created_at: g.now,
-      updated_at: g.now,
-    })
-    .returning('*');
-  return toGroup(row);
-}
+) =>
+  groups.insert(db, {
+    id: g.id,
+    connection_id: g.connectionId,
+    display_name: g.displayName,
+    external_id: g.externalId,
+    created_at: g.now,
+    updated_at: g.now,
+  });
 
 /** A group of the connection; `lock` takes its row for the rest of the transaction (the first lock of every group change). */
 export async function findScimGroup(

@@ -1,6 +1,7 @@
 import type { DbOrTrx } from '..';
 import { UUID_PATTERN } from '../../lib/ids';
 import { date, dateOrNull, flag, rowMapper, same, type RecordOf, type RowOf } from '../rows';
+import { table } from '../table';
 
 const userIdentityColumns = {
   id: same<string>(),
@@ -21,7 +22,8 @@ const userIdentityColumns = {
 
 export type UserIdentityRow = RowOf<typeof userIdentityColumns>;
 export type UserIdentityRecord = RecordOf<typeof userIdentityColumns>;
-const toRow = rowMapper(userIdentityColumns);
+const identities = table('user_identities', rowMapper(userIdentityColumns));
+const { toRow } = identities;
 
 /** A linked identity with its provider's slug and name (the /account list and GET /api/auth/identities). */
 export interface LinkedIdentity extends UserIdentityRow {
@@ -36,20 +38,14 @@ export interface IdentityKey {
   subject: string;
 }
 
+/** The columns of an identity key. */
+const keyOf = (key: IdentityKey) => ({ provider_id: key.providerId, issuer: key.issuer, subject: key.subject });
+
 /** The identity (provider, issuer, subject), stamped as used now; undefined when nobody has linked it. */
-export async function useIdentity(db: DbOrTrx, key: IdentityKey, now: Date): Promise<UserIdentityRow | undefined> {
-  const [row] = await db('user_identities')
-    .where({ provider_id: key.providerId, issuer: key.issuer, subject: key.subject })
-    .update({ last_used_at: now })
-    .returning('*');
-  return row ? toRow(row) : undefined;
-}
+export const useIdentity = (db: DbOrTrx, key: IdentityKey, now: Date) => identities.update(db, keyOf(key), { last_used_at: now });
 
 /** The identity (provider, issuer, subject) without stamping it (the policy asks who holds it). */
-export async function findIdentity(db: DbOrTrx, key: IdentityKey): Promise<UserIdentityRow | undefined> {
-  const row = await db('user_identities').where({ provider_id: key.providerId, issuer: key.issuer, subject: key.subject }).first();
-  return row ? toRow(row) : undefined;
-}
+export const findIdentity = (db: DbOrTrx, key: IdentityKey) => identities.find(db, keyOf(key));
 
 /**
  * Links (provider, issuer, subject) to a user. Returns undefined when that identity is already linked (to anyone): the unique
@@ -90,14 +86,10 @@ export async function listIdentitiesOfUser(db: DbOrTrx, userId: string): Promise
 }
 
 /** The owner keeps a flagged identity: it signs in again. Returns it, or undefined when it is not theirs or not flagged. */
-export async function confirmIdentityOfUser(db: DbOrTrx, userId: string, id: string): Promise<UserIdentityRow | undefined> {
-  if (!UUID_PATTERN.test(id)) return undefined;
-  const [row] = await db('user_identities')
-    .where({ id, user_id: userId, needs_confirmation: true })
-    .update({ needs_confirmation: false })
-    .returning('*');
-  return row ? toRow(row) : undefined;
-}
+export const confirmIdentityOfUser = async (db: DbOrTrx, userId: string, id: string) =>
+  UUID_PATTERN.test(id)
+    ? identities.update(db, { id, user_id: userId, needs_confirmation: true }, { needs_confirmation: false })
+    : undefined;
 
 export async function deleteIdentityOfUser(db: DbOrTrx, userId: string, id: string): Promise<UserIdentityRow | undefined> {
   if (!UUID_PATTERN.test(id)) return undefined;

@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
 import { preparedRows, type DbOrTrx } from '..';
 import { UUID_PATTERN } from '../../lib/ids';
-import { date, dateOrNull, rowMapper, same, type RecordOf, type RowOf } from '../rows';
+import { date, dateOrNull, recordWriter, rowMapper, same, type RecordOf, type RowOf } from '../rows';
+import { table } from '../table';
 
 const userColumns = {
   id: same<string>(),
@@ -21,13 +22,12 @@ const userColumns = {
 export type UserRow = RowOf<typeof userColumns>;
 /** A users row as pg returns it (other repositories' statements that select `u.*` extend it). */
 export type UserRecord = RecordOf<typeof userColumns>;
-export const toUserRow = rowMapper(userColumns);
+const userTable = table('users', rowMapper(userColumns));
+export const toUserRow = userTable.toRow;
+/** The fields given, by their columns (undefined ones left out). */
+const writeUser = recordWriter(userColumns);
 
-export async function findUserById(db: DbOrTrx, id: string): Promise<UserRow | undefined> {
-  if (!UUID_PATTERN.test(id)) return undefined;
-  const row = await db('users').where({ id }).first();
-  return row ? toUserRow(row) : undefined;
-}
+export const findUserById = async (db: DbOrTrx, id: string) => (UUID_PATTERN.test(id) ? userTable.find(db, { id }) : undefined);
 
 /** What the password step of sign-in needs: the account and which second factors it has. */
 export interface SignInAccount {
@@ -63,12 +63,9 @@ export async function findSignInAccount(db: DbOrTrx, email: string): Promise<Sig
   };
 }
 
-export async function findUserByEmail(db: DbOrTrx, email: string): Promise<UserRow | undefined> {
-  const row = await db('users').where({ email }).first();
-  return row ? toUserRow(row) : undefined;
-}
+export const findUserByEmail = (db: DbOrTrx, email: string) => userTable.find(db, { email });
 
-export async function insertUser(
+export const insertUser = (
   db: DbOrTrx,
   user: {
     id: string;
@@ -80,24 +77,20 @@ export async function insertUser(
     invitationExpiresAt?: Date;
     now: Date;
   },
-): Promise<UserRow> {
-  const [row] = await db('users')
-    .insert({
-      id: user.id,
-      email: user.email,
-      first_name: user.firstName,
-      last_name: user.lastName,
-      password_hash: user.passwordHash,
-      email_verified: user.emailVerified ?? false,
-      invitation_expires_at: user.invitationExpiresAt ?? null,
-      created_at: user.now,
-      updated_at: user.now,
-    })
-    .returning('*');
-  return toUserRow(row);
-}
+) =>
+  userTable.insert(db, {
+    id: user.id,
+    email: user.email,
+    first_name: user.firstName,
+    last_name: user.lastName,
+    password_hash: user.passwordHash,
+    email_verified: user.emailVerified ?? false,
+    invitation_expires_at: user.invitationExpiresAt ?? null,
+    created_at: user.now,
+    updated_at: user.now,
+  });
 
-export async function updateUser(
+export const updateUser = (
   db: DbOrTrx,
   id: string,
   patch: Partial<{
@@ -111,19 +104,7 @@ export async function updateUser(
     invitationExpiresAt: Date | null;
   }>,
   now: Date,
-): Promise<UserRow | undefined> {
-  const record: Partial<UserRecord> = { updated_at: now };
-  if (patch.firstName !== undefined) record.first_name = patch.firstName;
-  if (patch.lastName !== undefined) record.last_name = patch.lastName;
-  if (patch.email !== undefined) record.email = patch.email;
-  if (patch.passwordHash !== undefined) record.password_hash = patch.passwordHash;
-  if (patch.isActive !== undefined) record.is_active = patch.isActive;
-  if (patch.emailVerified !== undefined) record.email_verified = patch.emailVerified;
-  if (patch.lastLoginAt !== undefined) record.last_login_at = patch.lastLoginAt;
-  if (patch.invitationExpiresAt !== undefined) record.invitation_expires_at = patch.invitationExpiresAt;
-  const [row] = await db('users').where({ id }).update(record).returning('*');
-  return row ? toUserRow(row) : undefined;
-}
+) => userTable.update(db, { id }, { ...writeUser(patch), updated_at: now });
 
 /**
  * Locks a user row for the rest of the transaction and returns it. The first lock of the email-link flows, so that

@@ -2,6 +2,7 @@ import type { DbOrTrx } from '..';
 import { deleteDeliveriesBefore, deliveryAttemptColumns, recordDeliveryOutcome, type DeliveryAttemptOutcome } from './deliveries';
 import { toAuditEventRow, type AuditEventRow } from './audit-events.repo';
 import { date, dateOrNull, rowMapper, same, str, type RecordOf, type RowOf } from '../rows';
+import { table } from '../table';
 
 const subscriptionColumns = {
   id: same<string>(),
@@ -18,55 +19,39 @@ const subscriptionColumns = {
 
 export type WebhookSubscriptionRow = RowOf<typeof subscriptionColumns>;
 export type SubscriptionRecord = RecordOf<typeof subscriptionColumns>;
-const toSubscriptionRow = rowMapper(subscriptionColumns);
+const subscriptions = table('webhook_subscriptions', rowMapper(subscriptionColumns));
 
-export async function insertWebhookSubscription(
+export const insertWebhookSubscription = (
   db: DbOrTrx,
   s: { id: string; url: string; events: string[]; enabled: boolean; description: string; secretSealed: string; now: Date },
-): Promise<WebhookSubscriptionRow> {
-  const [row] = await db('webhook_subscriptions')
-    .insert({
-      id: s.id,
-      url: s.url,
-      events: s.events,
-      enabled: s.enabled,
-      description: s.description,
-      secret_sealed: s.secretSealed,
-      created_at: s.now,
-      updated_at: s.now,
-    })
-    .returning('*');
-  return toSubscriptionRow(row);
-}
+) =>
+  subscriptions.insert(db, {
+    id: s.id,
+    url: s.url,
+    events: s.events,
+    enabled: s.enabled,
+    description: s.description,
+    secret_sealed: s.secretSealed,
+    created_at: s.now,
+    updated_at: s.now,
+  });
 
-export async function listWebhookSubscriptions(db: DbOrTrx): Promise<WebhookSubscriptionRow[]> {
-  const rows = await db('webhook_subscriptions').select('*').orderBy('created_at').orderBy('id');
-  return rows.map(toSubscriptionRow);
-}
+export const listWebhookSubscriptions = (db: DbOrTrx) => subscriptions.list(db, {}, ['created_at', 'id']);
 
-export async function findWebhookSubscription(db: DbOrTrx, id: string): Promise<WebhookSubscriptionRow | undefined> {
-  const row = await db('webhook_subscriptions').where({ id }).first();
-  return row ? toSubscriptionRow(row) : undefined;
-}
+export const findWebhookSubscription = (db: DbOrTrx, id: string) => subscriptions.find(db, { id });
 
-export async function updateWebhookSubscription(
+export const updateWebhookSubscription = (
   db: DbOrTrx,
   id: string,
   patch: Partial<{ url: string; events: string[]; enabled: boolean; description: string }>,
   now: Date,
-): Promise<WebhookSubscriptionRow | undefined> {
-  const [row] = await db('webhook_subscriptions')
-    .where({ id })
-    .update({
-      ...(patch.url !== undefined ? { url: patch.url } : {}),
-      ...(patch.events !== undefined ? { events: patch.events } : {}),
-      ...(patch.enabled !== undefined ? { enabled: patch.enabled } : {}),
-      ...(patch.description !== undefined ? { description: patch.description } : {}),
-      updated_at: now,
-    })
-    .returning('*');
-  return row ? toSubscriptionRow(row) : undefined;
-}
+) =>
+  // Knex leaves out of the UPDATE the fields the patch leaves undefined.
+  subscriptions.update(
+    db,
+    { id },
+    { url: patch.url, events: patch.events, enabled: patch.enabled, description: patch.description, updated_at: now },
+  );
 
 /** The new secret signs from now on; the current one keeps signing beside it until `previousExpiresAt`. */
 export async function rotateWebhookSecret(
@@ -83,13 +68,11 @@ export async function rotateWebhookSecret(
     [previousExpiresAt, secretSealed, now, id],
   );
   const [row] = result.rows;
-  return row ? toSubscriptionRow(row) : undefined;
+  return row ? subscriptions.toRow(row) : undefined;
 }
 
 /** Deletes the subscription and (cascade) its deliveries; their queued jobs find nothing and end. */
-export async function deleteWebhookSubscription(db: DbOrTrx, id: string): Promise<boolean> {
-  return (await db('webhook_subscriptions').where({ id }).delete()) > 0;
-}
+export const deleteWebhookSubscription = async (db: DbOrTrx, id: string) => (await subscriptions.delete(db, { id })) > 0;
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 
