@@ -507,15 +507,7 @@ function chainOf(deps: RouteDeps, decl: MountedRouteDecl, handler: DeclaredRoute
   const checkResponse = deps.ctx.config.nodeEnv === 'test' ? responseChecker(decl) : undefined;
   const status = decl.response?.status ?? 200;
   const { cacheControl } = decl;
-  const final: RequestHandler = async (req, res) => {
-    const input: HandlerInput<RouteDecl> = new Input(
-      decl.params ? parse(decl, 'params', decl.params, req.params) : undefined,
-      decl.query ? parse(decl, 'query', decl.query, req.query) : undefined,
-      decl.body ? parse(decl, 'body', decl.body, req.body) : undefined,
-      req.principal,
-      req,
-    );
-    const result = await handler(input, req, res);
+  const write = (result: unknown, req: Request, res: Response): void | Promise<void> => {
     if (res.headersSent) return;
     if (result instanceof PrebuiltJson) {
       if (checkResponse && status < 400) checkResponse(result.value);
@@ -540,6 +532,20 @@ function chainOf(deps: RouteDeps, decl: MountedRouteDecl, handler: DeclaredRoute
     if (checkResponse && code < 400) checkResponse(body);
     if (cacheControl !== undefined && code < 400) res.setHeader('Cache-Control', cacheControl);
     sendJson(res, code, body);
+  };
+  // The handler's answer, written when it is known: at once for a synchronous handler (a prebuilt document: no promise
+  // and no microtask), when its promise settles for an async one. A rejection or a throw goes to the chain's errors.
+  const final: RequestHandler = (req, res) => {
+    const input: HandlerInput<RouteDecl> = new Input(
+      decl.params ? parse(decl, 'params', decl.params, req.params) : undefined,
+      decl.query ? parse(decl, 'query', decl.query, req.query) : undefined,
+      decl.body ? parse(decl, 'body', decl.body, req.body) : undefined,
+      req.principal,
+      req,
+    );
+    const result = handler(input, req, res);
+    if (result instanceof Promise) return result.then((settled: unknown) => write(settled, req, res));
+    return write(result, req, res);
   };
   chain.push(final);
   return chain;
