@@ -13,10 +13,16 @@
  *   roles and permissions, on the same database: bench/baselines/express-me.cjs); node-oidc-provider 9 (in-memory
  *   adapter, PKCE required, rotation, tokens from its own code flow); bcrypt comparisons/s on one core with the
  *   server's bcrypt.
+ * - Floors (issue 33), one more process: bare Express 5 answering /health, both discovery documents and /me (the /me
+ *   ceiling's work) with the work every such answer of the server must do: the server's own bytes and headers
+ *   (recorded from it), a request id, the /api limit's count and headers, one access-log line through pino
+ *   (bench/baselines/express-floor.cjs). Reported as floor ÷ bare (what that work costs Express) and server ÷ floor
+ *   (what the server adds); the targets stay measured against bare Express and the ceiling.
  *
  * Options: --json FILE (write every figure), --soak SECONDS (mixed traffic, RSS and p99 per 10 s window),
  * --seconds N (measured seconds per scenario, default 8), --connections N (default 16), --only KEYS (a comma-separated
- * subset of the scenarios: bare, health, discovery, oidcDiscovery, jwt, meCeiling, me, oidcRefresh, oauthRefresh,
+ * subset of the scenarios: bare, health, discovery, oidcDiscovery, jwt, meCeiling, me, floorHealth, floorDiscovery,
+ * floorOidcDiscovery, meFloor, oidcRefresh, oauthRefresh,
  * firstPartyRefresh, oidcClientCredentials, clientCredentials, oauthRefreshDpop, clientCredentialsDpop,
  * clientCredentialsPrivateKeyJwt, login, webhooks, console; the targets whose figures are missing are left out).
  * The last three (issue 34) each measure a signed variant right after its plain one, with the same tool: the refresh
@@ -31,6 +37,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash, generateKeyPairSync, randomBytes, randomUUID, type JsonWebKey } from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import os from 'node:os';
@@ -60,6 +67,10 @@ const SCENARIO_KEYS = [
   'jwt',
   'meCeiling',
   'me',
+  'floorHealth',
+  'floorDiscovery',
+  'floorOidcDiscovery',
+  'meFloor',
   'oidcRefresh',
   'oauthRefresh',
   'firstPartyRefresh',
@@ -791,7 +802,8 @@ async function main(): Promise<void> {
       '/ready',
       `http://127.0.0.1:${mePort}`,
     );
-    await runScenarios(server, fx, { bare, oidc, oidcBase, oidcClient, oidcTokens, jwt, meCeiling });
+    const floor = await startFloor(sso, fx, jwtAccessSecret, db.url);
+    await runScenarios(server, fx, { bare, oidc, oidcBase, oidcClient, oidcTokens, jwt, meCeiling, floor });
     if (receiverTls) await webhookBurst(server, fx, admin, db.url, receiverTls);
     if (wanted('console')) await consoleAtScale(server, admin, db.url);
     report({
@@ -844,6 +856,8 @@ interface Baselines {
   oidcTokens: string[];
   jwt: Server;
   meCeiling: Server;
+  /** The floors of the stateless answers (express-floor.cjs), when a floor scenario is wanted. */
+  floor: Server | undefined;
 }
 
 const results: Record<string, Scenario> = {};
@@ -879,6 +893,7 @@ async function runScenarios(server: Server, fx: SsoFixtures, b: Baselines): Prom
     );
   if (wanted('me'))
     [results.me] = await measure('GET /api/auth/me (Bearer, live permissions)', server.pid, get(`${sso}/api/auth/me`, bearer));
+  if (b.floor) await floorScenarios(b.floor, bearer);
 
   if (wanted('oidcRefresh'))
     [results.oidcRefresh] = await measure(
@@ -942,6 +957,167 @@ async function runScenarios(server: Server, fx: SsoFixtures, b: Baselines): Prom
   );
   results.login = login!;
   results.healthDuringStorm = probe!;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The floors (issue 33): bare Express 5 doing the work the server's stateless answers must do (the same bytes and
+// headers, a request id, the /api limit's count and headers, one access-log line through pino), so that a missed
+// target splits into what that work costs Express (floor ÷ bare) and what the server adds to it (server ÷ floor).
+
+/** The floors' paths, the scenario keys of the floor and of the server's answer, and its baseline without the work. */
+const FLOORS = [
+  { key: 'floorHealth', server: 'health', bare: 'bare', path: '/health', label: 'GET /health' },
+  {
+    key: 'floorDiscovery',
+    server: 'discovery',
+    bare: 'bare',
+    path: '/api/oauth/.well-known/oauth-authorization-server',
+    label: 'OAuth discovery',
+  },
+  {
+    key: 'floorOidcDiscovery',
+    server: 'oidcDiscovery',
+    bare: 'bare',
+    path: '/.well-known/openid-configuration',
+    label: 'OpenID discovery',
+  },
+  { key: 'meFloor', server: 'me', bare: 'meCeiling', path: '/api/auth/me', label: 'GET /api/auth/me' },
+] as const;
+
+/** Headers made per answer (the floor makes its own) or by the connection: not recorded. */
+const PER_ANSWER_HEADERS = new Set([
+  'date',
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'x-request-id',
+  'ratelimit',
+  'ratelimit-policy',
+]);
+
+/** One GET with the headers exactly as sent (name case and order kept). */
+function rawGet(url: string, headers: Record<string, string>): Promise<{ status: number; rawHeaders: string[]; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, rawHeaders: res.rawHeaders, body: Buffer.concat(chunks) }));
+        res.on('error', reject);
+      })
+      .on('error', reject);
+  });
+}
+
+/**
+ * Starts the floor (bench/baselines/express-floor.cjs) with the server's own answers: each floor path is asked once
+ * of the server, and its status, headers (but those made per answer) and body are what the floor sends; the limit is
+ * the one the server announces (`RateLimit-Policy`). Undefined when no floor scenario is wanted.
+ */
+async function startFloor(sso: string, fx: SsoFixtures, jwtAccessSecret: string, dbUrl: string): Promise<Server | undefined> {
+  if (!FLOORS.some((f) => wanted(f.key))) return undefined;
+  const answers = [];
+  let rateLimit: { max: number; windowMs: number } | undefined;
+  for (const floor of FLOORS) {
+    const me = floor.key === 'meFloor';
+    const got = await rawGet(`${sso}${floor.path}`, me ? { authorization: `Bearer ${fx.userAccessToken}` } : {});
+    expectStatus(`the floor's model answer ${floor.path}`, { status: got.status, body: got.body.toString() }, 200);
+    const headers: Array<[string, string]> = [];
+    for (let i = 0; i < got.rawHeaders.length; i += 2) {
+      const [name, value] = [got.rawHeaders[i] ?? '', got.rawHeaders[i + 1] ?? ''];
+      const lower = name.toLowerCase();
+      if (lower === 'ratelimit-policy') {
+        const [max, window] = value.split(';w=');
+        rateLimit = { max: Number(max), windowMs: Number(window) * 1000 };
+      }
+      // /me's length and body are the ceiling's own (its answer is computed as the ceiling computes it).
+      if (PER_ANSWER_HEADERS.has(lower) || (me && lower === 'content-length')) continue;
+      headers.push([name, value]);
+    }
+    answers.push({ path: floor.path, status: got.status, headers, body: got.body.toString('base64'), me });
+  }
+  if (!rateLimit) throw new Error('the floor: the server announced no RateLimit-Policy under /api');
+  const file = path.join(workDir, 'floor-answers.json');
+  fs.writeFileSync(file, JSON.stringify({ rateLimit, answers }));
+  const port = await freePort();
+  const floor = await startProcess(
+    'express-floor',
+    process.execPath,
+    [path.join(ROOT, 'bench/baselines/express-floor.cjs'), String(port), file, jwtAccessSecret, dbUrl],
+    { PATH: process.env.PATH, NODE_ENV: 'production' },
+    '/ready',
+    `http://127.0.0.1:${port}`,
+  );
+  // Like for like: the floor answers with the server's headers (those made per answer included, by name) and bytes.
+  for (const answer of answers) {
+    const got = await rawGet(`${floor.url}${answer.path}`, answer.me ? { authorization: `Bearer ${fx.userAccessToken}` } : {});
+    const sent = (raw: string[], all: boolean) =>
+      raw
+        .flatMap((name, i) => (i % 2 === 0 && (all || !PER_ANSWER_HEADERS.has(name.toLowerCase())) ? [`${name}: ${raw[i + 1]}`] : []))
+        .filter((h) => !answer.me || !/^content-length:/i.test(h));
+    const server = await rawGet(`${sso}${answer.path}`, answer.me ? { authorization: `Bearer ${fx.userAccessToken}` } : {});
+    const names = (raw: string[]) =>
+      raw
+        .filter((_, i) => i % 2 === 0)
+        .sort()
+        .join();
+    const same =
+      got.status === answer.status &&
+      sent(got.rawHeaders, false).join('\n') === answer.headers.map(([n, v]) => `${n}: ${v}`).join('\n') &&
+      names(got.rawHeaders) === names(server.rawHeaders) &&
+      (answer.me || got.body.toString('base64') === answer.body);
+    if (!same)
+      throw new Error(
+        `the floor's ${answer.path} differs from the server's:\n${sent(got.rawHeaders, true).join('\n')}\n---\n${sent(server.rawHeaders, true).join('\n')}`,
+      );
+  }
+  return floor;
+}
+
+/** Each wanted floor, measured like the server's answer it models. */
+async function floorScenarios(floor: Server, bearer: Record<string, string>): Promise<void> {
+  for (const f of FLOORS) {
+    if (!wanted(f.key)) continue;
+    const headers = f.key === 'meFloor' ? bearer : undefined;
+    [results[f.key]] = await measure(`floor: Express 5 with the required work, ${f.label}`, floor.pid, {
+      tool: 'autocannon',
+      url: `${floor.url}${f.path}`,
+      headers,
+      connections: CONNECTIONS,
+    });
+  }
+}
+
+/** Floor ÷ its bare baseline and server ÷ floor, by requests/s and by CPU per request, per floor path. */
+function floorFigures(): Record<string, { floorVsBare: { rps: number; cpu: number }; serverVsFloor: { rps: number; cpu: number } }> {
+  const div = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined || !(b > 0) ? NaN : a / b);
+  const out: ReturnType<typeof floorFigures> = {};
+  for (const f of FLOORS) {
+    const [floor, server, bare] = [results[f.key], results[f.server], results[f.bare]];
+    if (!floor) continue;
+    out[f.server] = {
+      floorVsBare: { rps: div(floor.rps, bare?.rps), cpu: div(bare?.cpuMsPerRequest, floor.cpuMsPerRequest) },
+      serverVsFloor: { rps: div(server?.rps, floor.rps), cpu: div(floor.cpuMsPerRequest, server?.cpuMsPerRequest) },
+    };
+  }
+  return out;
+}
+
+/** The floor rows of the targets table (figures, no targets of their own). */
+function floorTargets(
+  ratio: (a: number | undefined, b: number | undefined) => number,
+): Array<{ scenario: string; value: number; target: undefined; unit: string; higher: boolean }> {
+  return FLOORS.flatMap((f) => {
+    const [floor, server, bare] = [results[f.key], results[f.server], results[f.bare]];
+    const bareName = f.bare === 'bare' ? 'bare Express 5' : 'its ceiling';
+    const row = (scenario: string, value: number) => ({ scenario, value, target: undefined, unit: '×', higher: true });
+    return [
+      row(`(floor: Express 5 with the required work, ${f.label}, vs ${bareName})`, ratio(floor?.rps, bare?.rps)),
+      row(`(by CPU per request: that floor vs ${bareName})`, ratio(bare?.cpuMsPerRequest, floor?.cpuMsPerRequest)),
+      row(`(${f.label} vs its floor)`, ratio(server?.rps, floor?.rps)),
+      row(`(by CPU per request: ${f.label} vs its floor)`, ratio(floor?.cpuMsPerRequest, server?.cpuMsPerRequest)),
+    ];
+  });
 }
 
 /** A fresh P-256 key as a private JWK (the load generator signs DPoP proofs and client assertions with it). */
@@ -1289,6 +1465,7 @@ function report(s: Summary): void {
       unit: '×',
       higher: true,
     },
+    ...floorTargets(ratio),
     {
       scenario: '(by CPU per request: OAuth refresh vs node-oidc-provider 9, PostgreSQL not counted)',
       value: ratio(r.oidcRefresh?.cpuMsPerRequest, r.oauthRefresh?.cpuMsPerRequest),
@@ -1451,6 +1628,7 @@ function report(s: Summary): void {
           oidcPeakRss: oidcPeak,
           webhooks: webhookFigures,
           consoleSeed,
+          floors: floorFigures(),
           targets,
         },
         null,

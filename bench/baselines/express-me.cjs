@@ -8,18 +8,10 @@ const { createSecretKey } = require('node:crypto');
 const express = require('express');
 const jwt = require('jsonwebtoken');
 const { Pool } = require('pg');
+const { LOAD_USER, meBody } = require('./me-query.cjs');
 
 const key = createSecretKey(Buffer.from(process.argv[3] ?? '', 'utf8'));
 const pool = new Pool({ connectionString: process.argv[4], max: 10 });
-const LOAD_USER = `select u.id, u.email, u.first_name, u.last_name, u.email_verified,
-       coalesce((select json_agg(json_build_object('id', ro.id, 'name', ro.name, 'application', ro.application) order by ro.name)
-                   from user_roles ur join roles ro on ro.id = ur.role_id
-                  where ur.user_id = u.id and ro.is_active), '[]'::json) as roles,
-       coalesce((select json_agg(distinct rp.permission)
-                   from user_roles ur join roles ro on ro.id = ur.role_id join role_permissions rp on rp.role_id = ro.id
-                  where ur.user_id = u.id and ro.is_active and ro.application is null), '[]'::json) as permissions
-  from sessions s join users u on u.id = s.user_id
- where s.id = $1 and s.user_id = $2 and s.revoked_at is null and s.expires_at > now() and u.is_active`;
 
 const app = express();
 app.get('/ready', (_req, res) => {
@@ -37,17 +29,7 @@ app.get('/', async (req, res) => {
     const { rows } = await pool.query({ name: 'ceiling_load_user', text: LOAD_USER, values: [payload.sid, payload.userId] });
     const u = rows[0];
     if (!u) return res.status(401).json({ error: 'unauthorized' });
-    res.json({
-      user: {
-        id: u.id,
-        email: u.email,
-        first_name: u.first_name,
-        last_name: u.last_name,
-        email_verified: u.email_verified,
-        roles: u.roles.map((r) => r.name),
-        permissions: u.permissions,
-      },
-    });
+    res.json(meBody(u));
   } catch {
     res.status(503).json({ error: 'service_unavailable' });
   }

@@ -8,6 +8,7 @@ import { anyFactorRemoved, describeRemovedFactors } from '../services/mfa/factor
 import { closeServiceContext, createServiceContext } from '../create-context';
 import { rotateSamlKey } from '../services/saml/saml-keys.service';
 import { rotateSigningKey } from '../services/oidc/signing-keys.service';
+import type { ServiceContext } from '../services/context';
 import { withDatabase } from './with-database';
 
 const USAGE = [
@@ -16,18 +17,14 @@ const USAGE = [
   '       npm run admin -- rotate-saml-key',
 ].join('\n');
 
-/**
- * `npm run admin -- rotate-signing-key` (CONTRACT §9): a new current id_token signing key of ID_TOKEN_ALG; the old
- * ones stay in the JWKS until the id_tokens they signed have expired. Running servers switch within 30 seconds.
- */
-async function rotateSigningKeyCommand(): Promise<void> {
+/** Runs `command` with a service context on the migrated database (the embedded one when DATABASE_URL is unset). */
+async function withMigratedContext(command: (ctx: ServiceContext) => Promise<void>): Promise<void> {
   const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
   await withDatabase(config, async (config) => {
     const ctx = createServiceContext(config);
     try {
       await migrateLatest(ctx.db);
-      const { kid, alg, retired } = await rotateSigningKey(ctx);
-      process.stdout.write(`New current signing key ${kid} (${alg}); retired: ${retired.length ? retired.join(', ') : 'none'}\n`);
+      await command(ctx);
     } finally {
       await closeServiceContext(ctx);
     }
@@ -35,23 +32,23 @@ async function rotateSigningKeyCommand(): Promise<void> {
 }
 
 /**
+ * `npm run admin -- rotate-signing-key` (CONTRACT §9): a new current id_token signing key of ID_TOKEN_ALG; the old
+ * ones stay in the JWKS until the id_tokens they signed have expired. Running servers switch within 30 seconds.
+ */
+async function rotateSigningKeyCommand(ctx: ServiceContext): Promise<void> {
+  const { kid, alg, retired } = await rotateSigningKey(ctx);
+  process.stdout.write(`New current signing key ${kid} (${alg}); retired: ${retired.length ? retired.join(', ') : 'none'}\n`);
+}
+
+/**
  * `npm run admin -- rotate-saml-key` (CONTRACT §19): a new SAML signing key and certificate; the old certificate stays
  * in /saml/metadata for 30 days so SPs that refresh the metadata pick up the new one first. Servers switch within 30 s.
  */
-async function rotateSamlKeyCommand(): Promise<void> {
-  const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
-  await withDatabase(config, async (config) => {
-    const ctx = createServiceContext(config);
-    try {
-      await migrateLatest(ctx.db);
-      const { id, retired } = await rotateSamlKey(ctx);
-      process.stdout.write(
-        `New current SAML signing key ${id}; retired (still published for 30 days): ${retired.length ? retired.join(', ') : 'none'}\n`,
-      );
-    } finally {
-      await closeServiceContext(ctx);
-    }
-  });
+async function rotateSamlKeyCommand(ctx: ServiceContext): Promise<void> {
+  const { id, retired } = await rotateSamlKey(ctx);
+  process.stdout.write(
+    `New current SAML signing key ${id}; retired (still published for 30 days): ${retired.length ? retired.join(', ') : 'none'}\n`,
+  );
 }
 
 /**
@@ -63,8 +60,8 @@ async function main(): Promise<void> {
     allowPositionals: true,
     options: { email: { type: 'string' }, password: { type: 'string' } },
   });
-  if (positionals[0] === 'rotate-signing-key') return rotateSigningKeyCommand();
-  if (positionals[0] === 'rotate-saml-key') return rotateSamlKeyCommand();
+  if (positionals[0] === 'rotate-signing-key') return withMigratedContext(rotateSigningKeyCommand);
+  if (positionals[0] === 'rotate-saml-key') return withMigratedContext(rotateSamlKeyCommand);
   if (positionals[0] !== 'create-admin' || !values.email || !values.password) {
     process.stderr.write(`${USAGE}\n`);
     process.exit(2);
@@ -73,28 +70,21 @@ async function main(): Promise<void> {
   if ([...values.password].length < PASSWORD_MIN_LENGTH || Buffer.byteLength(values.password, 'utf8') > PASSWORD_MAX_BYTES) {
     throw new Error('--password must be 6 characters to 72 bytes');
   }
-  const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
   const { email, password } = values;
-  await withDatabase(config, async (config) => {
-    const ctx = createServiceContext(config);
-    try {
-      await migrateLatest(ctx.db);
-      // The stored settings (the password policy) apply to the password given here.
-      await ctx.settings.refresh();
-      const result = await ensureSuperAdmin(ctx, { email, password, resetPassword: true });
-      process.stdout.write(`${result.created ? 'Created' : 'Promoted'} super_admin ${email.trim().toLowerCase()} (${result.userId})\n`);
-      if (!result.created) {
-        // CONTRACT §11: say what taking the account over removed.
-        const removed = result.removedFactors;
-        process.stdout.write(
-          removed && anyFactorRemoved(removed)
-            ? `Removed ${describeRemovedFactors(removed)}; the address was notified by mail.\n`
-            : 'The account had no second factors.\n',
-        );
-        process.stdout.write('Every session of the account was signed out.\n');
-      }
-    } finally {
-      await closeServiceContext(ctx);
+  await withMigratedContext(async (ctx) => {
+    // The stored settings (the password policy) apply to the password given here.
+    await ctx.settings.refresh();
+    const result = await ensureSuperAdmin(ctx, { email, password, resetPassword: true });
+    process.stdout.write(`${result.created ? 'Created' : 'Promoted'} super_admin ${email.trim().toLowerCase()} (${result.userId})\n`);
+    if (!result.created) {
+      // CONTRACT §11: say what taking the account over removed.
+      const removed = result.removedFactors;
+      process.stdout.write(
+        removed && anyFactorRemoved(removed)
+          ? `Removed ${describeRemovedFactors(removed)}; the address was notified by mail.\n`
+          : 'The account had no second factors.\n',
+      );
+      process.stdout.write('Every session of the account was signed out.\n');
     }
   });
 }

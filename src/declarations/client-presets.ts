@@ -105,6 +105,9 @@ export interface QuickStartValues {
   resourceScope?: string;
 }
 
+/** A JavaScript snippet of these lines. */
+const js = (lines: string[]) => ({ language: 'js' as const, code: lines.join('\n') });
+
 const q = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
 /**
@@ -117,65 +120,51 @@ export function quickStartSnippet(preset: ClientPreset, v: QuickStartValues): { 
   const resourceLine = v.resource
     ? `  resource: ${q(v.resource)},`
     : '  resource: undefined, // the identifier of an API once the application may call one ("Allowed APIs")';
+  // A confidential client's discovery: the secret comes from the environment.
+  const confidentialDiscovery = [
+    "import * as client from 'openid-client';",
+    `const config = await client.discovery(new URL(${q(v.issuer)}), ${q(v.clientId)}, process.env.CLIENT_SECRET);`,
+  ];
   switch (preset) {
     case 'spa':
-      return {
-        language: 'js',
-        code: [
-          '// settings.js: what the registration answered.',
-          `export const issuer = ${q(v.issuer)};`,
-          "export const api = 'https://invoices.example.com/invoices';",
-          'export const settings = {',
-          `  clientId: ${q(v.clientId)},`,
-          `  redirectUri: ${q(v.redirectUri ?? PRESETS.spa.redirectExample ?? '')},`,
-          resourceLine,
-          '  // Local development switch: oauth4webapi refuses a server on plain http unless told so. This turns it on for a',
-          '  // server at http://localhost or http://127.0.0.1 only, never for anything else.',
-          '  insecure: /^http:\\/\\/(localhost|127\\.0\\.0\\.1)(:\\d+)?$/.test(issuer),',
-          '};',
-        ].join('\n'),
-      };
+      return js([
+        '// settings.js: what the registration answered.',
+        `export const issuer = ${q(v.issuer)};`,
+        "export const api = 'https://invoices.example.com/invoices';",
+        'export const settings = {',
+        `  clientId: ${q(v.clientId)},`,
+        `  redirectUri: ${q(v.redirectUri ?? PRESETS.spa.redirectExample ?? '')},`,
+        resourceLine,
+        '  // Local development switch: oauth4webapi refuses a server on plain http unless told so. This turns it on for a',
+        '  // server at http://localhost or http://127.0.0.1 only, never for anything else.',
+        '  insecure: /^http:\\/\\/(localhost|127\\.0\\.0\\.1)(:\\d+)?$/.test(issuer),',
+        '};',
+      ]);
     case 'web':
-      return {
-        language: 'js',
-        code: [
-          "import * as client from 'openid-client';",
-          `const config = await client.discovery(new URL(${q(v.issuer)}), ${q(v.clientId)}, process.env.CLIENT_SECRET);`,
-        ].join('\n'),
-      };
+      return js(confidentialDiscovery);
     case 'native':
-      return {
-        language: 'js',
-        code: [
-          `const issuer = ${q(v.issuer)};`,
-          `const clientId = ${q(v.clientId)};`,
-          "import * as client from 'openid-client';",
-          'const config = await client.discovery(new URL(issuer), clientId, undefined, client.None());   // public: no secret',
-          'const server = http.createServer();',
-          "await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));                      // any free port",
-          'const redirectUri = `http://127.0.0.1:${server.address().port}/callback`;',
-        ].join('\n'),
-      };
+      return js([
+        `const issuer = ${q(v.issuer)};`,
+        `const clientId = ${q(v.clientId)};`,
+        "import * as client from 'openid-client';",
+        'const config = await client.discovery(new URL(issuer), clientId, undefined, client.None());   // public: no secret',
+        'const server = http.createServer();',
+        "await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));                      // any free port",
+        'const redirectUri = `http://127.0.0.1:${server.address().port}/callback`;',
+      ]);
     case 'm2m':
-      return {
-        language: 'js',
-        code: [
-          "import * as client from 'openid-client';",
-          `const config = await client.discovery(new URL(${q(v.issuer)}), ${q(v.clientId)}, process.env.CLIENT_SECRET);`,
-          `const tokens = await client.clientCredentialsGrant(config, { resource: ${q(resource)}, scope: ${q(v.resourceScope ?? 'invoices:read')} });`,
-        ].join('\n'),
-      };
+      return js([
+        ...confidentialDiscovery,
+        `const tokens = await client.clientCredentialsGrant(config, { resource: ${q(resource)}, scope: ${q(v.resourceScope ?? 'invoices:read')} });`,
+      ]);
     case 'device':
-      return {
-        language: 'js',
-        code: [
-          "import * as client from 'openid-client';",
-          `const config = await client.discovery(new URL(${q(v.issuer)}), ${q(v.clientId)}, undefined, client.None());`,
-          "const started = await client.initiateDeviceAuthorization(config, { scope: 'openid profile' });",
-          'console.log(`Open ${started.verification_uri} and enter ${started.user_code}`);   // or show verification_uri_complete as a QR code',
-          'const tokens = await client.pollDeviceAuthorizationGrant(config, started);       // honours interval and slow_down',
-          'console.log(`Signed in as ${tokens.claims().sub}`);',
-        ].join('\n'),
-      };
+      return js([
+        "import * as client from 'openid-client';",
+        `const config = await client.discovery(new URL(${q(v.issuer)}), ${q(v.clientId)}, undefined, client.None());`,
+        "const started = await client.initiateDeviceAuthorization(config, { scope: 'openid profile' });",
+        'console.log(`Open ${started.verification_uri} and enter ${started.user_code}`);   // or show verification_uri_complete as a QR code',
+        'const tokens = await client.pollDeviceAuthorizationGrant(config, started);       // honours interval and slow_down',
+        'console.log(`Signed in as ${tokens.claims().sub}`);',
+      ]);
   }
 }

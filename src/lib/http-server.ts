@@ -50,7 +50,8 @@ export function createHttpServer(
       const state = connections.get(req.socket);
       answering.add(res);
       if (state) state.open++;
-      res.once('close', () => {
+      // 'close' is emitted once per response: `on`, without the wrapper `once` allocates and removes.
+      res.on('close', () => {
         answering.delete(res);
         if (!state) return;
         state.open--;

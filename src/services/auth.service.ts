@@ -9,7 +9,7 @@ import type { RequestMeta, ServiceContext } from './context';
 import { sendVerificationEmail } from './email-links.service';
 import type { Principal } from './principal';
 import { signInMethods, type SecondFactorMethod } from './mfa/factors.service';
-import { createMfaToken } from './mfa/mfa-token';
+import { startSecondStep } from './mfa/mfa-token';
 import { assertPasswordAllowed } from './password-policy';
 import { isOwnHash, schemeOf } from '../lib/imported-hashes';
 
@@ -36,6 +36,21 @@ export const LOGIN_THROTTLE = { threshold: 10, baseLockSeconds: 60, maxLockSecon
 /** Emails are trimmed and compared case-insensitively (CONTRACT §4). */
 export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
+}
+
+/** A new account as a person or an administrator gave it: a fresh id, the address normalized, the names trimmed. */
+export function newAccount(input: { email: string; firstName: string; lastName: string }) {
+  return { id: randomUUID(), email: normalizeEmail(input.email), firstName: input.firstName.trim(), lastName: input.lastName.trim() };
+}
+
+/** A new account with the password its person chose: allowed by the password policy, and hashed. */
+export async function newPasswordAccount(
+  ctx: ServiceContext,
+  input: { email: string; firstName: string; lastName: string; password: string },
+) {
+  const account = newAccount(input);
+  await assertPasswordAllowed(ctx, input.password, { email: account.email });
+  return { ...account, passwordHash: await ctx.passwords.hash(input.password) };
 }
 
 /** 429 too_many_attempts with Retry-After until the address's lock ends (CONTRACT §4). */
@@ -72,20 +87,11 @@ export async function register(
   // CONTRACT §15: the one place the switch is enforced (the API and the /register page both come here).
   if (!registrationOpen(ctx.settings.current.values))
     throw new AppError('registration_closed', 'Registration is closed: ask an administrator for an invitation');
-  const email = normalizeEmail(input.email);
-  await assertPasswordAllowed(ctx, input.password, { email });
-  const passwordHash = await ctx.passwords.hash(input.password);
+  const account = await newPasswordAccount(ctx, input);
   const now = ctx.clock.now();
   try {
     const result = await withTransaction(ctx.db, async (trx) => {
-      const user = await insertUser(trx, {
-        id: randomUUID(),
-        email,
-        firstName: input.firstName.trim(),
-        lastName: input.lastName.trim(),
-        passwordHash,
-        now,
-      });
+      const user = await insertUser(trx, { ...account, now });
       const tokens = await startSession(ctx, trx, { user, meta });
       // Every way an account comes to exist records user.created (webhook subscribers provision on it).
       await ctx.events.record(trx, { type: 'user.created', actorId: user.id, subjectId: user.id, detail: { via: 'registration' } });
@@ -140,14 +146,7 @@ export async function login(
   const methods = signInMethods(account);
   if (methods.length > 0) {
     await releaseLoginAttempt(ctx.db, email);
-    const mfaToken = await createMfaToken(ctx, user.id);
-    await ctx.events.record(ctx.db, {
-      type: 'auth.login.mfa_required',
-      subjectId: user.id,
-      ip: meta.ip,
-      userAgent: meta.userAgent,
-      detail: { methods },
-    });
+    const mfaToken = await startSecondStep(ctx, user.id, meta, { methods });
     return { mfaRequired: true, mfaToken, methods };
   }
   // One statement: failures cleared, last_login_at, the session and its refresh token, the user's roles.

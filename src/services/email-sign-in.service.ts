@@ -17,7 +17,7 @@ import { randomToken, safeEqual, sha256Hex } from '../lib/crypto';
 import { LOGIN_THROTTLE, normalizeEmail, tooManyAttempts, type AuthResult, type SecondFactorRequired } from './auth.service';
 import type { RequestMeta, ServiceContext } from './context';
 import { signInMethods } from './mfa/factors.service';
-import { createMfaToken } from './mfa/mfa-token';
+import { startSecondStep } from './mfa/mfa-token';
 import { AMR } from './mfa/policy';
 import { completeSignIn } from './sessions.service';
 import { mailEnv } from './mail';
@@ -203,14 +203,7 @@ async function finish(
     if (!(await consumeEmailSignIn(ctx.db, row.id, now, EMAIL_SIGN_IN_MAX_FAILURES))) return undefined;
     // As after a right password: the attempt counted for the code is not a failure, but earlier wrong ones stay.
     if (via === 'code') await releaseLoginAttempt(ctx.db, user.email);
-    const mfaToken = await createMfaToken(ctx, user.id, AMR.totp);
-    await ctx.events.record(ctx.db, {
-      type: 'auth.login.mfa_required',
-      subjectId: user.id,
-      ip: meta.ip,
-      userAgent: meta.userAgent,
-      detail: { methods, method: 'email' },
-    });
+    const mfaToken = await startSecondStep(ctx, user.id, meta, { methods, method: 'email' }, AMR.totp);
     return { mfaRequired: true, mfaToken, methods, returnTo };
   }
   const tokens = await withTransaction(ctx.db, async (trx) => {

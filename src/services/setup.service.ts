@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { withTransaction } from '../db';
 import { isUniqueViolation } from '../db/pg-errors';
 import { lockSuperAdminRole } from '../db/repositories/roles.repo';
@@ -8,9 +7,8 @@ import { findUserByEmail, insertUser } from '../db/repositories/users.repo';
 import { conflict } from '../errors';
 import { randomToken, safeEqual } from '../lib/crypto';
 import { grantSuperAdmin } from './bootstrap.service';
-import { normalizeEmail } from './auth.service';
+import { newPasswordAccount } from './auth.service';
 import type { ServiceContext } from './context';
-import { assertPasswordAllowed } from './password-policy';
 import { say } from '../i18n';
 
 /**
@@ -75,9 +73,8 @@ export async function completeSetup(
   input: { email: string; firstName: string; lastName: string; password: string },
 ): Promise<{ userId: string; email: string }> {
   if (!(await isSetupTokenValid(ctx, token))) throw new SetupLinkInvalid('setup link is not valid');
-  const email = normalizeEmail(input.email);
-  await assertPasswordAllowed(ctx, input.password, { email });
-  const passwordHash = await ctx.passwords.hash(input.password);
+  const account = await newPasswordAccount(ctx, input);
+  const { email } = account;
   const now = ctx.clock.now();
   let userId: string;
   try {
@@ -87,15 +84,7 @@ export async function completeSetup(
       if (!sealed || !matches(ctx, sealed, token)) throw new SetupLinkInvalid('setup link is not valid');
       if ((await countUsersWithGlobalRoles(trx, ['super_admin'])) > 0) throw new SetupLinkInvalid('an administrator exists');
       if (await findUserByEmail(trx, email)) throw conflict(say('emailTaken'));
-      const user = await insertUser(trx, {
-        id: randomUUID(),
-        email,
-        firstName: input.firstName.trim(),
-        lastName: input.lastName.trim(),
-        passwordHash,
-        emailVerified: true,
-        now,
-      });
+      const user = await insertUser(trx, { ...account, emailVerified: true, now });
       await grantSuperAdmin(trx, user.id, now);
       await deleteSetupToken(trx);
       await ctx.events.record(trx, { type: 'user.created', actorId: null, subjectId: user.id, detail: { via: 'setup' } });

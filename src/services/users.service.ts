@@ -1,5 +1,4 @@
 import { changedFields } from './events';
-import { randomUUID } from 'node:crypto';
 import { withTransaction, type DbOrTrx } from '../db';
 import { mapDbError } from '../db/pg-errors';
 import { burnEmailTokensOfUser } from '../db/repositories/email-tokens.repo';
@@ -16,7 +15,7 @@ import {
   type UserRow,
 } from '../db/repositories/users.repo';
 import { conflict, forbidden, notFound } from '../errors';
-import { normalizeEmail } from './auth.service';
+import { newAccount, normalizeEmail } from './auth.service';
 import type { ServiceContext } from './context';
 import { sendEmailChangedNotice, sendInvitationEmail } from './email-links.service';
 import { addSeconds } from '../lib/clock';
@@ -82,10 +81,7 @@ export async function inviteUser(
   try {
     user = await withTransaction(ctx.db, async (trx) => {
       const created = await insertUser(trx, {
-        id: randomUUID(),
-        email: normalizeEmail(input.email),
-        firstName: input.firstName.trim(),
-        lastName: input.lastName.trim(),
+        ...newAccount(input),
         passwordHash: null,
         emailVerified: false,
         invitationExpiresAt,

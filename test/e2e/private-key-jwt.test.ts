@@ -232,6 +232,13 @@ describe('every refusal is 401 invalid_client, audited with its reason', () => {
     expect(res.status).toBe(200);
   });
 
+  test('aud may be an array: one accepted audience among others is enough', async () => {
+    const res = await tokenRequest(
+      assertionForm(await signAssertion(key, { ...good(), aud: ['https://elsewhere.example.test', `${baseUrl}/api/oauth/token`] })),
+    );
+    expect(res.status).toBe(200);
+  });
+
   test.each([
     ['another audience', async () => signAssertion(key, { ...good(), aud: 'https://elsewhere.example.test' }), 'invalid_assertion'],
     ['sub other than iss', async () => signAssertion(key, { ...good(), sub: 'someone-else' }), 'invalid_assertion'],
@@ -240,6 +247,18 @@ describe('every refusal is 401 invalid_client, audited with its reason', () => {
     ['without jti', async () => signAssertion(key, { ...good(), jti: undefined }), 'invalid_assertion'],
     ['signed by another key', async () => signAssertion(await makeClientKey('ES256', key.kid), good()), 'invalid_assertion'],
     ['signed with HS256', async () => signHs256({ ...good() }), 'invalid_assertion'],
+    ['not valid yet (nbf two minutes ahead)', async () => signAssertion(key, { ...good(), nbf: now() + 120 }), 'invalid_assertion'],
+    ['iat that is not a number', async () => signAssertion(key, { ...good(), iat: 'yesterday' }), 'invalid_assertion'],
+    ['exp that is not a number', async () => signAssertion(key, { ...good(), exp: String(now() + 60) }), 'invalid_assertion'],
+    ['an audience array naming none of ours', async () => signAssertion(key, { ...good(), aud: ['https://elsewhere.example.test', 'x'] }), 'invalid_assertion'],
+    [
+      'a crit header (an extension this server does not understand)',
+      async () =>
+        new jose.SignJWT({ ...good(), exp: now() + 60, jti: crypto.randomUUID() })
+          .setProtectedHeader({ alg: key.alg, kid: key.kid, crit: ['urn:example:ext'], 'urn:example:ext': 1 })
+          .sign(key.privateKey, { crit: { 'urn:example:ext': true } }),
+      'invalid_assertion',
+    ],
     // Not even read as a JWT naming a client: refused before any client is looked up.
     ['alg none', async () => unsigned({ ...good(), exp: now() + 60, jti: 'x' }), 'malformed'],
   ])('%s', async (_label, make, reason) => {

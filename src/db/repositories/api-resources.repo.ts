@@ -1,9 +1,10 @@
 import { preparedRows, type DbOrTrx } from '..';
-import { date, flag, named, num, rowMapper, same, type RecordOf, type RowOf } from '../rows';
+import { date, flag, named, num, same, type RecordOf, type RowOf } from '../rows';
+import { table } from '../table';
 import { clientWrite } from './client-writes';
 
 /** An API that accepts our RFC 9068 access tokens (CONTRACT §12, RFC 8707). */
-const apiResourceColumns = {
+export const apiResources = table('api_resources', {
   id: same<string>(),
   identifier: same<string>(),
   name: same<string>(),
@@ -17,11 +18,9 @@ const apiResourceColumns = {
   dpopBoundAccessTokens: flag,
   createdAt: date,
   updatedAt: date,
-};
-
-export type ApiResourceRow = RowOf<typeof apiResourceColumns>;
-export type ApiResourceRecord = RecordOf<typeof apiResourceColumns>;
-export const toApiResourceRow = rowMapper(apiResourceColumns);
+});
+export type ApiResourceRow = RowOf<typeof apiResources.columns>;
+export type ApiResourceRecord = RecordOf<typeof apiResources.columns>;
 
 /** What an admin sets; `dpopBoundAccessTokens` defaults to false. */
 export type ApiResourceFields = Omit<ApiResourceRow, 'id' | 'createdAt' | 'updatedAt' | 'dpopBoundAccessTokens'> &
@@ -44,31 +43,22 @@ export async function insertApiResource(db: DbOrTrx, r: ApiResourceFields & { id
       })
       .returning('*'),
   );
-  return toApiResourceRow(row);
+  return apiResources.toRow(row);
 }
 
-export async function listApiResources(db: DbOrTrx): Promise<ApiResourceRow[]> {
-  const rows = await db('api_resources').orderBy('identifier');
-  return rows.map((r) => toApiResourceRow(r));
-}
+export const listApiResources = (db: DbOrTrx) => apiResources.list(db, {}, ['identifier']);
 
 /** CONTRACT §12/§13: the APIs self-registered and metadata-document clients may ask tokens for. */
-export async function listOpenRegistrationResources(db: DbOrTrx): Promise<ApiResourceRow[]> {
-  const rows = await db('api_resources').where({ open_registration: true }).orderBy('identifier');
-  return rows.map((r) => toApiResourceRow(r));
-}
+export const listOpenRegistrationResources = (db: DbOrTrx) => apiResources.list(db, { open_registration: true }, ['identifier']);
 
-export async function findApiResourceById(db: DbOrTrx, id: string): Promise<ApiResourceRow | undefined> {
-  const row = await db('api_resources').where({ id }).first();
-  return row ? toApiResourceRow(row) : undefined;
-}
+export const findApiResourceById = (db: DbOrTrx, id: string) => apiResources.find(db, { id });
 
 /** Behind every token request that names a resource: a named prepared statement rather than a built query (issue 10). */
 export async function findApiResourceByIdentifier(db: DbOrTrx, identifier: string): Promise<ApiResourceRow | undefined> {
   const [row] = await preparedRows<ApiResourceRecord>(db, 'sso_find_api_resource_3', `${SELECT_RESOURCE} where identifier = $1`, [
     identifier,
   ]);
-  return row ? toApiResourceRow(row) : undefined;
+  return row ? apiResources.toRow(row) : undefined;
 }
 
 const SELECT_RESOURCE =
@@ -80,19 +70,17 @@ export async function updateApiResource(
   patch: Partial<ApiResourceFields>,
   now: Date,
 ): Promise<ApiResourceRow | undefined> {
-  const record: Record<string, unknown> = { updated_at: now };
-  if (patch.identifier !== undefined) record.identifier = patch.identifier;
-  if (patch.name !== undefined) record.name = patch.name;
-  if (patch.scopes !== undefined) record.scopes = JSON.stringify(patch.scopes);
-  if (patch.accessTokenTtlSeconds !== undefined) record.access_token_ttl_s = patch.accessTokenTtlSeconds;
-  if (patch.openRegistration !== undefined) record.open_registration = patch.openRegistration;
-  if (patch.roleBasedAccess !== undefined) record.role_based_access = patch.roleBasedAccess;
-  if (patch.dpopBoundAccessTokens !== undefined) record.dpop_bound_access_tokens = patch.dpopBoundAccessTokens;
+  // The fields given, by their columns (the jsonb scopes as JSON text); Knex leaves undefined ones out of the UPDATE.
+  const record = {
+    ...apiResources.toRecord(patch),
+    scopes: patch.scopes === undefined ? undefined : JSON.stringify(patch.scopes),
+    updated_at: now,
+  };
   const [row] = await clientWrite(db, () => db('api_resources').where({ id }).update(record).returning('*'));
-  return row ? toApiResourceRow(row) : undefined;
+  return row ? apiResources.toRow(row) : undefined;
 }
 
 export async function deleteApiResource(db: DbOrTrx, id: string): Promise<ApiResourceRow | undefined> {
   const [row] = await clientWrite(db, () => db('api_resources').where({ id }).delete().returning('*'));
-  return row ? toApiResourceRow(row) : undefined;
+  return row ? apiResources.toRow(row) : undefined;
 }

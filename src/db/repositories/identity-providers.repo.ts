@@ -1,10 +1,11 @@
 import type { DbOrTrx } from '..';
 import { UUID_PATTERN } from '../../lib/ids';
-import { date, recordWriter, rowMapper, same, type RecordOf, type RowOf } from '../rows';
+import { date, same, type RowOf } from '../rows';
+import { table } from '../table';
 
 export type IdentityProviderType = 'oidc' | 'github';
 
-const identityProviderColumns = {
+export const identityProviders = table('identity_providers', {
   id: same<string>(),
   slug: same<string>(),
   name: same<string>(),
@@ -21,60 +22,24 @@ const identityProviderColumns = {
   allowSignup: same<boolean>(),
   createdAt: date,
   updatedAt: date,
-};
-
-export type IdentityProviderRow = RowOf<typeof identityProviderColumns>;
-export type IdentityProviderRecord = RecordOf<typeof identityProviderColumns>;
-const toRow = rowMapper(identityProviderColumns);
+});
+export type IdentityProviderRow = RowOf<typeof identityProviders.columns>;
 
 export type IdentityProviderFields = Omit<IdentityProviderRow, 'id' | 'createdAt' | 'updatedAt'>;
 
-const toRecord: (p: Partial<IdentityProviderFields>) => Partial<IdentityProviderRecord> = recordWriter(identityProviderColumns);
+export const listIdentityProviders = (db: DbOrTrx, options: { enabledOnly?: boolean } = {}) =>
+  identityProviders.list(db, options.enabledOnly ? { enabled: true } : {}, ['name', 'slug']);
 
-export async function listIdentityProviders(db: DbOrTrx, options: { enabledOnly?: boolean } = {}): Promise<IdentityProviderRow[]> {
-  const q = db('identity_providers').orderBy([{ column: 'name' }, { column: 'slug' }]);
-  if (options.enabledOnly) q.where({ enabled: true });
-  return (await q).map(toRow);
-}
+export const findIdentityProviderById = async (db: DbOrTrx, id: string) =>
+  UUID_PATTERN.test(id) ? identityProviders.find(db, { id }) : undefined;
 
-export async function findIdentityProviderById(db: DbOrTrx, id: string): Promise<IdentityProviderRow | undefined> {
-  if (!UUID_PATTERN.test(id)) return undefined;
-  const row = await db('identity_providers').where({ id }).first();
-  return row ? toRow(row) : undefined;
-}
+export const findIdentityProviderBySlug = (db: DbOrTrx, slug: string) => identityProviders.find(db, { slug });
 
-export async function findIdentityProviderBySlug(db: DbOrTrx, slug: string): Promise<IdentityProviderRow | undefined> {
-  const row = await db('identity_providers').where({ slug }).first();
-  return row ? toRow(row) : undefined;
-}
+export const insertIdentityProvider = (db: DbOrTrx, id: string, fields: IdentityProviderFields, now: Date) =>
+  identityProviders.insert(db, { id, ...identityProviders.toRecord(fields), created_at: now, updated_at: now });
 
-export async function insertIdentityProvider(
-  db: DbOrTrx,
-  id: string,
-  fields: IdentityProviderFields,
-  now: Date,
-): Promise<IdentityProviderRow> {
-  const [row] = await db('identity_providers')
-    .insert({ id, ...toRecord(fields), created_at: now, updated_at: now })
-    .returning('*');
-  return toRow(row);
-}
+export const updateIdentityProvider = async (db: DbOrTrx, id: string, fields: Partial<IdentityProviderFields>, now: Date) =>
+  UUID_PATTERN.test(id) ? identityProviders.update(db, { id }, { ...identityProviders.toRecord(fields), updated_at: now }) : undefined;
 
-export async function updateIdentityProvider(
-  db: DbOrTrx,
-  id: string,
-  fields: Partial<IdentityProviderFields>,
-  now: Date,
-): Promise<IdentityProviderRow | undefined> {
-  if (!UUID_PATTERN.test(id)) return undefined;
-  const [row] = await db('identity_providers')
-    .where({ id })
-    .update({ ...toRecord(fields), updated_at: now })
-    .returning('*');
-  return row ? toRow(row) : undefined;
-}
-
-export async function deleteIdentityProvider(db: DbOrTrx, id: string): Promise<boolean> {
-  if (!UUID_PATTERN.test(id)) return false;
-  return (await db('identity_providers').where({ id }).delete()) === 1;
-}
+export const deleteIdentityProvider = async (db: DbOrTrx, id: string) =>
+  UUID_PATTERN.test(id) && (await identityProviders.delete(db, { id })) === 1;

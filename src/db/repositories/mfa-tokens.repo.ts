@@ -1,4 +1,5 @@
 import type { DbOrTrx } from '..';
+import { live, mappedTable } from '../table';
 
 export interface MfaTokenRow {
   tokenHash: string;
@@ -19,6 +20,14 @@ export interface MfaTokenRecord {
   used_at: Date | null;
 }
 
+const mfaTokens = mappedTable('mfa_tokens', (r): MfaTokenRow => ({
+  tokenHash: r.token_hash,
+  userId: r.user_id,
+  failures: r.failures,
+  expiresAt: new Date(r.expires_at),
+  firstFactor: r.first_factor ?? 'pwd',
+}));
+
 export async function insertMfaToken(
   db: DbOrTrx,
   t: { tokenHash: string; userId: string; now: Date; expiresAt: Date; firstFactor?: string },
@@ -33,30 +42,14 @@ export async function insertMfaToken(
 }
 
 /** The token while it is usable: unused, unexpired, fewer than `maxFailures` wrong codes. */
-export async function findLiveMfaToken(db: DbOrTrx, tokenHash: string, now: Date, maxFailures: number): Promise<MfaTokenRow | undefined> {
-  const row = await db('mfa_tokens')
-    .where({ token_hash: tokenHash })
-    .whereNull('used_at')
-    .where('expires_at', '>', now)
-    .where('failures', '<', maxFailures)
-    .first();
-  return row
-    ? {
-        tokenHash: row.token_hash,
-        userId: row.user_id,
-        failures: row.failures,
-        expiresAt: new Date(row.expires_at),
-        firstFactor: row.first_factor ?? 'pwd',
-      }
-    : undefined;
-}
+export const findLiveMfaToken = (db: DbOrTrx, tokenHash: string, now: Date, maxFailures: number) =>
+  mfaTokens.findLive(db, { token_hash: tokenHash, used_at: null }, { now, failuresBelow: maxFailures });
 
 /** Counts a wrong code atomically; returns the new failure count (0 when the token is no longer live). */
 export async function countMfaTokenFailure(db: DbOrTrx, tokenHash: string, now: Date): Promise<number> {
   const rows = await db('mfa_tokens')
-    .where({ token_hash: tokenHash })
-    .whereNull('used_at')
-    .where('expires_at', '>', now)
+    .where({ token_hash: tokenHash, used_at: null })
+    .modify(live({ now }))
     .increment('failures', 1)
     .returning('failures');
   return rows[0]?.failures ?? 0;
@@ -69,12 +62,6 @@ export async function burnMfaTokensOfUser(db: DbOrTrx, userId: string, now: Date
 
 /** Burns the token in ONE conditional UPDATE: of N concurrent completions exactly one gets a session. */
 export async function consumeMfaToken(db: DbOrTrx, tokenHash: string, userId: string, now: Date, maxFailures: number): Promise<boolean> {
-  const rows = await db('mfa_tokens')
-    .where({ token_hash: tokenHash, user_id: userId })
-    .whereNull('used_at')
-    .where('expires_at', '>', now)
-    .where('failures', '<', maxFailures)
-    .update({ used_at: now })
-    .returning('token_hash');
-  return rows.length === 1;
+  const where = { token_hash: tokenHash, user_id: userId, used_at: null };
+  return (await mfaTokens.spend(db, where, { used_at: now }, { now, failuresBelow: maxFailures })) !== undefined;
 }

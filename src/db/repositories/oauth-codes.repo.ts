@@ -6,6 +6,7 @@ import {
   type PendingGrant,
   type PendingGrantRecord,
 } from './authorization-context';
+import { mappedTable } from '../table';
 
 /** An authorization code, known only by its SHA-256 (spec §2.7). */
 export interface AuthorizationCodeRow extends PendingGrant {
@@ -28,6 +29,7 @@ function toRow(r: AuthorizationCodeRecord): AuthorizationCodeRow {
     sessionId: r.session_id,
   };
 }
+const codes = mappedTable('oauth_codes', toRow);
 
 export async function insertAuthorizationCode(db: DbOrTrx, c: NewPendingGrant & { codeHash: string }): Promise<void> {
   await db('oauth_codes').insert({ code_hash: c.codeHash, ...pendingGrantColumns(c) });
@@ -47,26 +49,10 @@ export async function consumeAuthorizationCode(
   // not queue on the row lock holding a pooled connection; it finds no usable code and is refused at once. A burst of
   // presentations therefore cannot exhaust the pool and turn into 503s. If the holder rolls back, the code stays
   // unused (CONTRACT §3: a failure burns nothing).
-  const [row] = await db('oauth_codes')
-    .whereIn(
-      'code_hash',
-      db('oauth_codes')
-        .select('code_hash')
-        .where({ code_hash: codeHash, client_id: clientId })
-        .whereNull('used_at')
-        .where('expires_at', '>', now)
-        .forUpdate()
-        .skipLocked(),
-    )
-    .update({ used_at: now })
-    .returning('*');
-  return row ? toRow(row) : undefined;
+  return codes.spend(db, { code_hash: codeHash, client_id: clientId, used_at: null }, { used_at: now }, { now, skipLocked: 'code_hash' });
 }
 
-export async function findAuthorizationCode(db: DbOrTrx, codeHash: string): Promise<AuthorizationCodeRow | undefined> {
-  const row = await db('oauth_codes').where({ code_hash: codeHash }).first();
-  return row ? toRow(row) : undefined;
-}
+export const findAuthorizationCode = (db: DbOrTrx, codeHash: string) => codes.find(db, { code_hash: codeHash });
 
 /** Remembers the session a code created, so that a replay can revoke it (RFC 6749 §4.1.2). */
 export async function setAuthorizationCodeSession(db: DbOrTrx, codeHash: string, sessionId: string): Promise<void> {

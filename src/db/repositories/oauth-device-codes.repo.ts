@@ -1,5 +1,6 @@
 import { preparedRows, type DbOrTrx } from '..';
 import { authorizationContextOf, type AuthorizationContext, type AuthorizationContextRecord } from './authorization-context';
+import { mappedTable } from '../table';
 
 export type DeviceCodeStatus = 'pending' | 'approved' | 'denied' | 'consumed';
 
@@ -36,6 +37,7 @@ function toRow(r: DeviceCodeRecord): DeviceCodeRow {
     expiresAt: new Date(r.expires_at),
   };
 }
+const deviceCodes = mappedTable('oauth_device_codes', toRow);
 
 /** Inserts a device authorization; false when the user code's hash is taken (the caller draws another code). */
 export async function insertDeviceCode(
@@ -69,47 +71,31 @@ export async function insertDeviceCode(
 }
 
 /** The pending, unexpired authorization a user code names; undefined for any other. */
-export async function findPendingDeviceCode(db: DbOrTrx, userCodeHash: string, now: Date): Promise<DeviceCodeRow | undefined> {
-  const row = await db('oauth_device_codes')
-    .where({ user_code_hash: userCodeHash, status: 'pending' })
-    .where('expires_at', '>', now)
-    .first();
-  return row ? toRow(row) : undefined;
-}
+export const findPendingDeviceCode = (db: DbOrTrx, userCodeHash: string, now: Date) =>
+  deviceCodes.findLive(db, { user_code_hash: userCodeHash, status: 'pending' }, { now });
 
 /** The client's approved, unexpired device authorization of this device code, read (not polled, not consumed). */
-export async function findApprovedDeviceCode(
-  db: DbOrTrx,
-  deviceCodeHash: string,
-  clientId: string,
-  now: Date,
-): Promise<DeviceCodeRow | undefined> {
-  const row = await db('oauth_device_codes')
-    .where({ device_code_hash: deviceCodeHash, client_id: clientId, status: 'approved' })
-    .where('expires_at', '>', now)
-    .first();
-  return row ? toRow(row) : undefined;
-}
+export const findApprovedDeviceCode = (db: DbOrTrx, deviceCodeHash: string, clientId: string, now: Date) =>
+  deviceCodes.findLive(db, { device_code_hash: deviceCodeHash, client_id: clientId, status: 'approved' }, { now });
 
 /** The user's answer, in one conditional UPDATE: of two answers to one code, exactly one counts. */
-export async function decideDeviceCode(
+export const decideDeviceCode = (
   db: DbOrTrx,
   userCodeHash: string,
   decision: { approve: boolean; userId: string; authTime: Date; amr: string[] },
   now: Date,
-): Promise<DeviceCodeRow | undefined> {
-  const [row] = await db('oauth_device_codes')
-    .where({ user_code_hash: userCodeHash, status: 'pending' })
-    .where('expires_at', '>', now)
-    .update({
+) =>
+  deviceCodes.spend(
+    db,
+    { user_code_hash: userCodeHash, status: 'pending' },
+    {
       status: decision.approve ? 'approved' : 'denied',
       user_id: decision.userId,
       auth_time: decision.authTime,
       amr: JSON.stringify(decision.amr),
-    })
-    .returning('*');
-  return row ? toRow(row) : undefined;
-}
+    },
+    { now },
+  );
 
 /**
  * One poll of the token endpoint (RFC 8628 §3.5), in one statement: records the poll and, when it came sooner than the
@@ -144,20 +130,13 @@ export async function recordDevicePoll(
 }
 
 /** The approved code's tokens are issued once: the consuming UPDATE is conditional on `approved` and unexpired. */
-export async function consumeDeviceCode(
-  db: DbOrTrx,
-  deviceCodeHash: string,
-  clientId: string,
-  sessionId: string,
-  now: Date,
-): Promise<DeviceCodeRow | undefined> {
-  const [row] = await db('oauth_device_codes')
-    .where({ device_code_hash: deviceCodeHash, client_id: clientId, status: 'approved' })
-    .where('expires_at', '>', now)
-    .update({ status: 'consumed', session_id: sessionId })
-    .returning('*');
-  return row ? toRow(row) : undefined;
-}
+export const consumeDeviceCode = (db: DbOrTrx, deviceCodeHash: string, clientId: string, sessionId: string, now: Date) =>
+  deviceCodes.spend(
+    db,
+    { device_code_hash: deviceCodeHash, client_id: clientId, status: 'approved' },
+    { status: 'consumed', session_id: sessionId },
+    { now },
+  );
 
 /**
  * Counts one wrong-code attempt of a browser session against `limit` per `windowSeconds`, in one statement, BEFORE the

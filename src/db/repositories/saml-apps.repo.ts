@@ -1,5 +1,6 @@
 import type { DbOrTrx } from '..';
-import { date, recordWriter, rowMapper, same, type RecordOf, type RowOf } from '../rows';
+import { date, same, type RowOf } from '../rows';
+import { table } from '../table';
 
 export type SamlNameIdFormat = 'emailAddress' | 'persistent' | 'transient' | 'unspecified';
 export type SamlSloBinding = 'HTTP-Redirect' | 'HTTP-POST';
@@ -20,7 +21,7 @@ export interface SamlAttributeNames {
 }
 
 /** A registered service provider (CONTRACT §19). */
-const samlAppColumns = {
+export const samlApps = table('saml_apps', {
   id: same<string>(),
   name: same<string>(),
   entityId: same<string>(),
@@ -39,33 +40,21 @@ const samlAppColumns = {
   enabled: same<boolean>(),
   createdAt: date,
   updatedAt: date,
-};
-
-export type SamlAppRow = RowOf<typeof samlAppColumns>;
+});
+export type SamlAppRow = RowOf<typeof samlApps.columns>;
 export type SamlAppFields = Omit<SamlAppRow, 'id' | 'createdAt' | 'updatedAt'>;
-export type SamlAppRecord = RecordOf<typeof samlAppColumns>;
-const toRow = rowMapper(samlAppColumns);
-const writeColumns = recordWriter(samlAppColumns);
 /** The jsonb columns are written as JSON text. */
 const toRecord = (f: SamlAppFields) => ({
-  ...writeColumns(f),
+  ...samlApps.toRecord(f),
   acs_urls: JSON.stringify(f.acsUrls),
   attributes: JSON.stringify(f.attributes),
 });
 
-export async function listSamlApps(db: DbOrTrx): Promise<SamlAppRow[]> {
-  return (await db('saml_apps').orderBy('name').orderBy('id')).map(toRow);
-}
+export const listSamlApps = (db: DbOrTrx) => samlApps.list(db, {}, ['name', 'id']);
 
-export async function findSamlAppById(db: DbOrTrx, id: string): Promise<SamlAppRow | undefined> {
-  const row = await db('saml_apps').where({ id }).first();
-  return row ? toRow(row) : undefined;
-}
+export const findSamlAppById = (db: DbOrTrx, id: string) => samlApps.find(db, { id });
 
-export async function findSamlAppByEntityId(db: DbOrTrx, entityId: string): Promise<SamlAppRow | undefined> {
-  const row = await db('saml_apps').where({ entity_id: entityId }).first();
-  return row ? toRow(row) : undefined;
-}
+export const findSamlAppByEntityId = (db: DbOrTrx, entityId: string) => samlApps.find(db, { entity_id: entityId });
 
 /** Undefined when the entity id is taken (unique index). */
 export async function insertSamlApp(db: DbOrTrx, id: string, f: SamlAppFields, now: Date): Promise<SamlAppRow | undefined> {
@@ -74,17 +63,10 @@ export async function insertSamlApp(db: DbOrTrx, id: string, f: SamlAppFields, n
     .onConflict('entity_id')
     .ignore()
     .returning('*');
-  return row ? toRow(row) : undefined;
+  return row ? samlApps.toRow(row) : undefined;
 }
 
-export async function updateSamlApp(db: DbOrTrx, id: string, f: SamlAppFields, now: Date): Promise<SamlAppRow | undefined> {
-  const [row] = await db('saml_apps')
-    .where({ id })
-    .update({ ...toRecord(f), updated_at: now })
-    .returning('*');
-  return row ? toRow(row) : undefined;
-}
+export const updateSamlApp = (db: DbOrTrx, id: string, f: SamlAppFields, now: Date) =>
+  samlApps.update(db, { id }, { ...toRecord(f), updated_at: now });
 
-export async function deleteSamlApp(db: DbOrTrx, id: string): Promise<boolean> {
-  return (await db('saml_apps').where({ id }).delete()) > 0;
-}
+export const deleteSamlApp = async (db: DbOrTrx, id: string) => (await samlApps.delete(db, { id })) > 0;

@@ -1,8 +1,9 @@
 import type { DbOrTrx } from '..';
-import { date, rowMapper, same, type RecordOf, type RowOf } from '../rows';
+import { date, hidden, same, type RowOf } from '../rows';
+import { table } from '../table';
 
 /** An AuthnRequest (or an IdP-initiated start) waiting for the person to sign in (CONTRACT §19). */
-const samlRequestColumns = {
+export const samlRequests = table('saml_requests', {
   id: same<string>(),
   appId: same<string>(),
   requestId: same<string | null>(),
@@ -12,13 +13,9 @@ const samlRequestColumns = {
   isPassive: same<boolean>(),
   createdAt: date,
   expiresAt: date,
-};
-
-export type SamlRequestRow = RowOf<typeof samlRequestColumns>;
-export interface SamlRequestRecord extends RecordOf<typeof samlRequestColumns> {
-  used_at: Date | null;
-}
-const toRequest = rowMapper(samlRequestColumns);
+  usedAt: hidden<Date | null>(),
+});
+export type SamlRequestRow = RowOf<typeof samlRequests.columns>;
 
 /**
  * Stores a request; false when this app already sent this request ID (the unique index (app_id, request_id) decides,
@@ -44,21 +41,11 @@ export async function insertSamlRequest(db: DbOrTrx, r: Omit<SamlRequestRow, 'cr
 }
 
 /** A live, unused request (to decide what to do next); spending it is `consumeSamlRequest`. */
-export async function findLiveSamlRequest(db: DbOrTrx, id: string, now: Date): Promise<SamlRequestRow | undefined> {
-  const row = await db('saml_requests').where({ id }).whereNull('used_at').where('expires_at', '>', now).first();
-  return row ? toRequest(row) : undefined;
-}
+export const findLiveSamlRequest = (db: DbOrTrx, id: string, now: Date) => samlRequests.findLive(db, { id, used_at: null }, { now });
 
 /** Spends a request with one conditional UPDATE: of concurrent answers to one request exactly one wins. */
-export async function consumeSamlRequest(db: DbOrTrx, id: string, now: Date): Promise<SamlRequestRow | undefined> {
-  const [row] = await db('saml_requests')
-    .where({ id })
-    .whereNull('used_at')
-    .where('expires_at', '>', now)
-    .update({ used_at: now })
-    .returning('*');
-  return row ? toRequest(row) : undefined;
-}
+export const consumeSamlRequest = (db: DbOrTrx, id: string, now: Date) =>
+  samlRequests.spend(db, { id, used_at: null }, { used_at: now }, { now });
 
 /** What an assertion was issued for: SessionIndex -> SSO session. */
 export interface SamlSessionRow {

@@ -1,9 +1,10 @@
 import type { JWK } from 'jose';
 import type { DbOrTrx } from '..';
-import { date, dateOrNull, rowMapper, same, type RecordOf, type RowOf } from '../rows';
+import { date, dateOrNull, same, type RowOf } from '../rows';
+import { keyRing } from './key-ring';
 
 /** An id_token signing key (CONTRACT §9). The private half is only ever held sealed here. */
-const signingKeyColumns = {
+export const signingKeys = keyRing('oidc_signing_keys', 'kid', {
   kid: same<string>(),
   alg: same<string>(),
   /** jsonb, parsed by pg. */
@@ -11,29 +12,13 @@ const signingKeyColumns = {
   privateJwkSealed: same<string>(),
   createdAt: date,
   retiredAt: dateOrNull,
-};
+});
+export type SigningKeyRow = RowOf<typeof signingKeys.columns>;
 
-export type SigningKeyRow = RowOf<typeof signingKeyColumns>;
-export type SigningKeyRecord = RecordOf<typeof signingKeyColumns>;
-const toRow = rowMapper(signingKeyColumns);
-
-export async function findCurrentSigningKey(db: DbOrTrx, alg: string): Promise<SigningKeyRow | undefined> {
-  const row = await db('oidc_signing_keys').where({ alg }).whereNull('retired_at').first();
-  return row ? toRow(row) : undefined;
-}
-
-export async function findSigningKey(db: DbOrTrx, kid: string): Promise<SigningKeyRow | undefined> {
-  const row = await db('oidc_signing_keys').where({ kid }).first();
-  return row ? toRow(row) : undefined;
-}
-
+export const findCurrentSigningKey = (db: DbOrTrx, alg: string) => signingKeys.find(db, { alg, retired_at: null });
+export const findSigningKey = (db: DbOrTrx, kid: string) => signingKeys.find(db, { kid });
 /** Current keys and keys retired after `retiredAfter` (their id_tokens may still be live), newest first. */
-export async function listPublishedSigningKeys(db: DbOrTrx, retiredAfter: Date): Promise<SigningKeyRow[]> {
-  const rows = await db('oidc_signing_keys')
-    .where((q) => q.whereNull('retired_at').orWhere('retired_at', '>', retiredAfter))
-    .orderBy('created_at', 'desc');
-  return rows.map(toRow);
-}
+export const listPublishedSigningKeys = signingKeys.listPublished;
 
 /**
  * Inserts a new current key unless one for this algorithm exists (the partial unique index decides, so of several
@@ -54,12 +39,6 @@ export async function insertSigningKeyIfNoneCurrent(
 }
 
 /** Retires every current key (all algorithms); returns their kids. */
-export async function retireCurrentSigningKeys(db: DbOrTrx, now: Date): Promise<string[]> {
-  const rows = await db('oidc_signing_keys').whereNull('retired_at').update({ retired_at: now }).returning('kid');
-  return rows.map((r) => r.kid);
-}
-
+export const retireCurrentSigningKeys = signingKeys.retireCurrent;
 /** Keys retired before `before` verify nothing live any more. */
-export async function deleteSigningKeysRetiredBefore(db: DbOrTrx, before: Date): Promise<number> {
-  return db('oidc_signing_keys').whereNotNull('retired_at').where('retired_at', '<', before).delete();
-}
+export const deleteSigningKeysRetiredBefore = signingKeys.deleteRetiredBefore;

@@ -1,9 +1,10 @@
 import type { Knex } from 'knex';
 import { preparedRows, type DbOrTrx } from '..';
 import { UUID_PATTERN } from '../../lib/ids';
-import { date, dateOrNull, rowMapper, same, type RecordOf, type RowOf } from '../rows';
+import { date, dateOrNull, same, type RecordOf, type RowOf } from '../rows';
+import { table } from '../table';
 
-const userColumns = {
+export const userTable = table('users', {
   id: same<string>(),
   email: same<string>(),
   firstName: same<string>(),
@@ -16,18 +17,12 @@ const userColumns = {
   lastLoginAt: dateOrNull,
   /** An invitation not yet accepted: when its link stops working (null: not invited, or accepted). */
   invitationExpiresAt: dateOrNull,
-};
-
-export type UserRow = RowOf<typeof userColumns>;
+});
+export type UserRow = RowOf<typeof userTable.columns>;
 /** A users row as pg returns it (other repositories' statements that select `u.*` extend it). */
-export type UserRecord = RecordOf<typeof userColumns>;
-export const toUserRow = rowMapper(userColumns);
+export type UserRecord = RecordOf<typeof userTable.columns>;
 
-export async function findUserById(db: DbOrTrx, id: string): Promise<UserRow | undefined> {
-  if (!UUID_PATTERN.test(id)) return undefined;
-  const row = await db('users').where({ id }).first();
-  return row ? toUserRow(row) : undefined;
-}
+export const findUserById = async (db: DbOrTrx, id: string) => (UUID_PATTERN.test(id) ? userTable.find(db, { id }) : undefined);
 
 /** What the password step of sign-in needs: the account and which second factors it has. */
 export interface SignInAccount {
@@ -56,19 +51,16 @@ export async function findSignInAccount(db: DbOrTrx, email: string): Promise<Sig
   );
   if (!row) return undefined;
   return {
-    user: toUserRow(row),
+    user: userTable.toRow(row),
     totp: row.has_totp === true,
     passkeys: Number(row.passkeys),
     recoveryCodesLeft: Number(row.recovery_codes_left),
   };
 }
 
-export async function findUserByEmail(db: DbOrTrx, email: string): Promise<UserRow | undefined> {
-  const row = await db('users').where({ email }).first();
-  return row ? toUserRow(row) : undefined;
-}
+export const findUserByEmail = (db: DbOrTrx, email: string) => userTable.find(db, { email });
 
-export async function insertUser(
+export const insertUser = (
   db: DbOrTrx,
   user: {
     id: string;
@@ -80,24 +72,20 @@ export async function insertUser(
     invitationExpiresAt?: Date;
     now: Date;
   },
-): Promise<UserRow> {
-  const [row] = await db('users')
-    .insert({
-      id: user.id,
-      email: user.email,
-      first_name: user.firstName,
-      last_name: user.lastName,
-      password_hash: user.passwordHash,
-      email_verified: user.emailVerified ?? false,
-      invitation_expires_at: user.invitationExpiresAt ?? null,
-      created_at: user.now,
-      updated_at: user.now,
-    })
-    .returning('*');
-  return toUserRow(row);
-}
+) =>
+  userTable.insert(db, {
+    id: user.id,
+    email: user.email,
+    first_name: user.firstName,
+    last_name: user.lastName,
+    password_hash: user.passwordHash,
+    email_verified: user.emailVerified ?? false,
+    invitation_expires_at: user.invitationExpiresAt ?? null,
+    created_at: user.now,
+    updated_at: user.now,
+  });
 
-export async function updateUser(
+export const updateUser = (
   db: DbOrTrx,
   id: string,
   patch: Partial<{
@@ -111,19 +99,7 @@ export async function updateUser(
     invitationExpiresAt: Date | null;
   }>,
   now: Date,
-): Promise<UserRow | undefined> {
-  const record: Partial<UserRecord> = { updated_at: now };
-  if (patch.firstName !== undefined) record.first_name = patch.firstName;
-  if (patch.lastName !== undefined) record.last_name = patch.lastName;
-  if (patch.email !== undefined) record.email = patch.email;
-  if (patch.passwordHash !== undefined) record.password_hash = patch.passwordHash;
-  if (patch.isActive !== undefined) record.is_active = patch.isActive;
-  if (patch.emailVerified !== undefined) record.email_verified = patch.emailVerified;
-  if (patch.lastLoginAt !== undefined) record.last_login_at = patch.lastLoginAt;
-  if (patch.invitationExpiresAt !== undefined) record.invitation_expires_at = patch.invitationExpiresAt;
-  const [row] = await db('users').where({ id }).update(record).returning('*');
-  return row ? toUserRow(row) : undefined;
-}
+) => userTable.update(db, { id }, { ...userTable.toRecord(patch), updated_at: now });
 
 /**
  * Locks a user row for the rest of the transaction and returns it. The first lock of the email-link flows, so that
@@ -131,7 +107,7 @@ export async function updateUser(
  */
 export async function lockUser(db: DbOrTrx, id: string): Promise<UserRow | undefined> {
   const row = await db('users').where({ id }).forNoKeyUpdate().first();
-  return row ? toUserRow(row) : undefined;
+  return row ? userTable.toRow(row) : undefined;
 }
 
 /** `%`, `_` and `\` match literally in a search term. */
@@ -178,7 +154,7 @@ export async function listUsers(
       .offset(query.offset),
     matching().count<{ count: string }[]>('* as count').first(),
   ]);
-  return { users: rows.map(toUserRow), total: Number(count?.count ?? 0) };
+  return { users: rows.map(userTable.toRow), total: Number(count?.count ?? 0) };
 }
 
 export async function countUsers(db: DbOrTrx): Promise<{ total: number; active: number }> {
@@ -250,7 +226,7 @@ export async function searchUsers(db: DbOrTrx, query: UserSearch): Promise<UserR
       { column: 'u.id', order },
     ])
     .limit(query.limit + 1);
-  const users = rows.map(toUserRow);
+  const users = rows.map(userTable.toRow);
   return backwards ? users.reverse() : users;
 }
 

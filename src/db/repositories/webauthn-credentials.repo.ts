@@ -1,8 +1,9 @@
 import type { DbOrTrx } from '..';
-import { convert, date, dateOrNull, num, rowMapper, same, type RecordOf, type RowOf } from '../rows';
+import { convert, date, dateOrNull, num, same, type RowOf } from '../rows';
+import { table } from '../table';
 import { parseTextArray } from './principal.repo';
 
-const passkeyColumns = {
+export const passkeys = table('webauthn_credentials', {
   id: same<string>(),
   userId: same<string>(),
   /** base64url credential ID. */
@@ -14,13 +15,10 @@ const passkeyColumns = {
   backedUp: same<boolean>(),
   createdAt: date,
   lastUsedAt: dateOrNull,
-};
+});
+export type PasskeyRow = RowOf<typeof passkeys.columns>;
 
-export type PasskeyRow = RowOf<typeof passkeyColumns>;
-export type PasskeyRecord = RecordOf<typeof passkeyColumns>;
-const toRow = rowMapper(passkeyColumns);
-
-export async function insertPasskey(
+export const insertPasskey = (
   db: DbOrTrx,
   p: {
     id: string;
@@ -33,32 +31,22 @@ export async function insertPasskey(
     backedUp: boolean;
     now: Date;
   },
-): Promise<PasskeyRow> {
-  const [row] = await db('webauthn_credentials')
-    .insert({
-      id: p.id,
-      user_id: p.userId,
-      credential_id: p.credentialId,
-      public_key: Buffer.from(p.publicKey),
-      counter: p.counter,
-      transports: p.transports,
-      name: p.name,
-      backed_up: p.backedUp,
-      created_at: p.now,
-    })
-    .returning('*');
-  return toRow(row);
-}
+) =>
+  passkeys.insert(db, {
+    id: p.id,
+    user_id: p.userId,
+    credential_id: p.credentialId,
+    public_key: Buffer.from(p.publicKey),
+    counter: p.counter,
+    transports: p.transports,
+    name: p.name,
+    backed_up: p.backedUp,
+    created_at: p.now,
+  });
 
-export async function listPasskeysOfUser(db: DbOrTrx, userId: string): Promise<PasskeyRow[]> {
-  const rows = await db('webauthn_credentials').where({ user_id: userId }).orderBy('created_at', 'asc');
-  return rows.map(toRow);
-}
+export const listPasskeysOfUser = (db: DbOrTrx, userId: string) => passkeys.list(db, { user_id: userId }, ['created_at']);
 
-export async function findPasskeyByCredentialId(db: DbOrTrx, credentialId: string): Promise<PasskeyRow | undefined> {
-  const row = await db('webauthn_credentials').where({ credential_id: credentialId }).first();
-  return row ? toRow(row) : undefined;
-}
+export const findPasskeyByCredentialId = (db: DbOrTrx, credentialId: string) => passkeys.find(db, { credential_id: credentialId });
 
 /**
  * Records a verified assertion: the signature counter only moves forward, checked again in the UPDATE so that two
@@ -73,20 +61,18 @@ export async function recordPasskeyUse(db: DbOrTrx, id: string, newCounter: numb
   return n > 0;
 }
 
-export async function renamePasskey(db: DbOrTrx, userId: string, id: string, name: string): Promise<PasskeyRow | undefined> {
-  const [row] = await db('webauthn_credentials').where({ id, user_id: userId }).update({ name }).returning('*');
-  return row ? toRow(row) : undefined;
-}
+export const renamePasskey = (db: DbOrTrx, userId: string, id: string, name: string) =>
+  passkeys.update(db, { id, user_id: userId }, { name });
 
 /** Every passkey of the user, deleted in one statement; returns the deleted rows. */
 export async function deletePasskeysOfUser(db: DbOrTrx, userId: string): Promise<PasskeyRow[]> {
   const rows = await db('webauthn_credentials').where({ user_id: userId }).delete().returning('*');
-  return rows.map(toRow);
+  return rows.map(passkeys.toRow);
 }
 
 export async function deletePasskey(db: DbOrTrx, userId: string, id: string): Promise<PasskeyRow | undefined> {
   const [row] = await db('webauthn_credentials').where({ id, user_id: userId }).delete().returning('*');
-  return row ? toRow(row) : undefined;
+  return row ? passkeys.toRow(row) : undefined;
 }
 
 /** Removes every passkey of a user (an administrator's factor reset); returns how many went. */

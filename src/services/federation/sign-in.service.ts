@@ -28,7 +28,7 @@ import { normalizeEmail } from '../auth.service';
 import type { RequestMeta, ServiceContext } from '../context';
 import { sendVerificationEmail } from '../email-links.service';
 import { loadFactors, methodsOf, type SecondFactorMethod } from '../mfa/factors.service';
-import { createMfaToken } from '../mfa/mfa-token';
+import { startSecondStep } from '../mfa/mfa-token';
 import { mailIdentityLinked } from '../mfa/notifications';
 import { AMR } from '../mfa/policy';
 import { resolveReturnTo } from '../oauth/return-to';
@@ -389,14 +389,13 @@ async function signIn(
   if (!user.isActive) throw new FederationRefused('inactive', provider.name, 403);
   const methods = methodsOf(await loadFactors(ctx.db, user.id));
   if (methods.length > 0) {
-    const mfaToken = await createMfaToken(ctx, user.id, AMR.federated);
-    await ctx.events.record(ctx.db, {
-      type: 'auth.login.mfa_required',
-      subjectId: user.id,
-      ip: meta.ip,
-      userAgent: meta.userAgent,
-      detail: { methods, provider: provider.slug, upstream_subject: key.subject },
-    });
+    const mfaToken = await startSecondStep(
+      ctx,
+      user.id,
+      meta,
+      { methods, provider: provider.slug, upstream_subject: key.subject },
+      AMR.federated,
+    );
     return { kind: 'second_factor', mfaToken, methods, returnTo };
   }
   const now = ctx.clock.now();

@@ -2,7 +2,7 @@ import type { OAuthClientRow } from '../../db/repositories/oauth-clients.repo';
 import { OAuthError } from '../../errors';
 import { sha256Hex } from '../../lib/crypto';
 import type { ServiceContext } from '../context';
-import { AssertionRefused, assertionIssuer, verifyClientAssertion } from './client-assertion';
+import { AssertionRefused, readAssertion, verifyClientAssertion } from './client-assertion';
 import { CLIENT_ASSERTION_TYPE } from './client-keys';
 import { clientAuthentication, type ClientEndpoint } from '../../declarations/client-policy';
 import { verifyClientSecret } from './client-secrets';
@@ -199,8 +199,9 @@ async function authenticateWithAssertion(
     throw new OAuthError('invalid_request', 'client_assertion must be a single string');
   }
   if (bodyId !== undefined && typeof bodyId !== 'string') throw new OAuthError('invalid_request', 'client_id must be a single string');
-  const issuer = assertionIssuer(assertion);
-  if (!issuer) throw new ClientAuthFailure(invalidClient(false, 'The client assertion is not a JWT naming its client'), 'malformed');
+  const read = readAssertion(assertion);
+  if (!read) throw new ClientAuthFailure(invalidClient(false, 'The client assertion is not a JWT naming its client'), 'malformed');
+  const { issuer } = read;
   if (bodyId !== undefined && bodyId !== issuer) {
     throw new ClientAuthFailure(invalidClient(false, 'client_id does not match the client assertion'), 'malformed');
   }
@@ -212,7 +213,7 @@ async function authenticateWithAssertion(
   }
   try {
     const endpointUrl = `${ctx.config.baseUrl}${ENDPOINT_PATHS[options.endpoint]}`;
-    await verifyClientAssertion(ctx, client, assertion, endpointUrl, options.beforeSpend);
+    await verifyClientAssertion(ctx, client, read, endpointUrl, options.beforeSpend);
   } catch (err) {
     if (err instanceof AssertionRefused) throw new ClientAuthFailure(invalidClient(false, err.message), err.reason, client.clientId);
     throw err;

@@ -1,4 +1,5 @@
 import { createPublicKey } from 'node:crypto';
+import { CLIENT_JWS_ALGS } from '../../lib/jws';
 import type { JsonWebKeySet } from '../../db/repositories/oauth-clients.repo';
 import type { Clock } from '../../lib/clock';
 import type { Said } from '../../errors';
@@ -18,7 +19,7 @@ import { setNewest } from '../../lib/bounded-map';
  * The assertion algorithms accepted (and announced in discovery). `Ed25519` is EdDSA over Ed25519 by its fully
  * specified name (RFC 9864), which oauth4webapi signs with.
  */
-export const CLIENT_ASSERTION_ALGS = ['RS256', 'PS256', 'ES256', 'EdDSA', 'Ed25519'] as const;
+export const CLIENT_ASSERTION_ALGS = CLIENT_JWS_ALGS;
 
 export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 

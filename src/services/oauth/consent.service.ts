@@ -61,14 +61,29 @@ export async function getConsentInfo(ctx: ServiceContext, principal: Principal, 
   return { request, client, scopes: parseScope(request.scope), resources };
 }
 
-/** Approve: the pending request is consumed (one conditional UPDATE), the grant recorded and a code issued. */
-export async function approveAuthorization(ctx: ServiceContext, principal: Principal, requestId: string): Promise<string> {
+/**
+ * The user's answer to a pending request: the request is consumed (one conditional UPDATE, so of two answers exactly
+ * one counts) and `answer` runs in the same transaction with the client still allowed to ask.
+ */
+async function answerRequest(
+  ctx: ServiceContext,
+  principal: Principal,
+  requestId: string,
+  answer: (trx: DbOrTrx, request: AuthorizationRequestRow, client: OAuthClientRow, now: Date) => Promise<string>,
+): Promise<string> {
   assertFirstParty(principal);
   const now = ctx.clock.now();
   return withTransaction(ctx.db, async (trx) => {
     const request = await consumeAuthorizationRequest(trx, requestId, principal.userId, now);
     if (!request) throw requestNotFound();
     const { client } = await clientStillAllowing(ctx, trx, request);
+    return answer(trx, request, client, now);
+  });
+}
+
+/** Approve: the pending request is consumed, the grant recorded and a code issued. */
+export async function approveAuthorization(ctx: ServiceContext, principal: Principal, requestId: string): Promise<string> {
+  return answerRequest(ctx, principal, requestId, async (trx, request, client, now) => {
     const requested = parseScope(request.scope);
     // CONTRACT §23: the grant records the API and the redirect URI the person saw on the page.
     const granted = await recordConsent(
@@ -104,12 +119,7 @@ export async function approveAuthorization(ctx: ServiceContext, principal: Princ
 
 /** Deny: the request is consumed and the client learns access_denied with its state (spec §4.3). */
 export async function denyAuthorization(ctx: ServiceContext, principal: Principal, requestId: string): Promise<string> {
-  assertFirstParty(principal);
-  const now = ctx.clock.now();
-  return withTransaction(ctx.db, async (trx) => {
-    const request = await consumeAuthorizationRequest(trx, requestId, principal.userId, now);
-    if (!request) throw requestNotFound();
-    await clientStillAllowing(ctx, trx, request);
-    return errorRedirect(ctx.config.oidcIssuer, request.redirectUri, 'access_denied', 'The user denied the request', request.state);
-  });
+  return answerRequest(ctx, principal, requestId, async (_trx, request) =>
+    errorRedirect(ctx.config.oidcIssuer, request.redirectUri, 'access_denied', 'The user denied the request', request.state),
+  );
 }

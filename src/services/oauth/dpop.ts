@@ -1,7 +1,8 @@
-import { constants, createHash, createHmac, KeyObject, timingSafeEqual, verify } from 'node:crypto';
+import { createHash, createHmac, KeyObject, timingSafeEqual } from 'node:crypto';
 import type { JWK } from 'jose';
 import { spendJti } from '../../db/repositories/used-jtis.repo';
 import { jose } from '../../lib/jose';
+import { compactJws, jsonObjectSegment, keyFitsAlg, signatureVerifies } from '../../lib/jws';
 import type { ServiceContext } from '../context';
 
 /**
@@ -100,32 +101,11 @@ function refuse(message: string): DpopProofRefused {
   return new DpopProofRefused('invalid_dpop_proof', message);
 }
 
-/** The key type each algorithm needs (as jose requires it): P-256 for ES256, RSA of 2048 bits or more, Ed25519. */
-function keyFitsAlg(key: KeyObject, alg: DpopAlg): boolean {
-  const details = key.asymmetricKeyDetails;
-  switch (alg) {
-    case 'ES256':
-      return key.asymmetricKeyType === 'ec' && details?.namedCurve === 'prime256v1';
-    case 'RS256':
-    case 'PS256':
-      return key.asymmetricKeyType === 'rsa' && (details?.modulusLength ?? 0) >= 2048;
-    case 'EdDSA':
-    case 'Ed25519':
-      return key.asymmetricKeyType === 'ed25519';
-  }
-}
-
 async function proofHeader(segment: string): Promise<ProofHeader> {
   const kept = headerCache.get(segment);
   if (kept) return kept;
-  let header: unknown;
-  try {
-    header = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
-  } catch {
-    throw refuse('The DPoP proof header is not readable');
-  }
-  if (typeof header !== 'object' || header === null || Array.isArray(header)) throw refuse('The DPoP proof header is not readable');
-  const fields = Object.fromEntries(Object.entries(header));
+  const fields = jsonObjectSegment(segment);
+  if (!fields) throw refuse('The DPoP proof header is not readable');
   if (fields.typ !== 'dpop+jwt') throw refuse('The DPoP proof must have typ dpop+jwt');
   const alg = DPOP_ALGS.find((known) => known === fields.alg);
   if (!alg) throw refuse(`The DPoP proof must be signed with one of ${DPOP_ALGS.join(', ')}`);
@@ -161,35 +141,6 @@ async function proofHeader(segment: string): Promise<ProofHeader> {
   return judged;
 }
 
-/**
- * RFC 7515 §5.2 with node:crypto, synchronously: the signature over the ASCII `header.payload` under the algorithm's
- * parameters (RFC 7518 §3.3-3.5, RFC 8037). jose verifies through a promise and the libuv thread pool, which cost a
- * DPoP request about as much again as the check itself (docs/performance.md); the key was imported by jose above.
- */
-function signatureVerifies(header: ProofHeader, signingInput: string, signature: Buffer): boolean {
-  const data = Buffer.from(signingInput, 'ascii');
-  try {
-    switch (header.alg) {
-      case 'ES256':
-        return verify('sha256', data, { key: header.key, dsaEncoding: 'ieee-p1363' }, signature);
-      case 'RS256':
-        return verify('sha256', data, header.key, signature);
-      case 'PS256':
-        return verify(
-          'sha256',
-          data,
-          { key: header.key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_DIGEST },
-          signature,
-        );
-      case 'EdDSA':
-      case 'Ed25519':
-        return verify(null, data, header.key, signature);
-    }
-  } catch {
-    return false;
-  }
-}
-
 /** The one `DPoP` header of a request, or undefined; more than one (or a list) is refused. */
 export function dpopHeaderOf(value: string | string[] | undefined): string | undefined {
   if (value === undefined) return undefined;
@@ -199,25 +150,14 @@ export function dpopHeaderOf(value: string | string[] | undefined): string | und
 
 /** Verifies a DPoP proof for one request (see the module comment); throws DpopProofRefused. */
 export async function verifyDpopProof(ctx: ServiceContext, proof: string, request: DpopRequest): Promise<DpopProof> {
-  if (proof.length > MAX_PROOF_LENGTH || !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(proof)) {
-    throw refuse('The DPoP proof is not a compact JWS');
-  }
-  const firstDot = proof.indexOf('.');
-  const lastDot = proof.lastIndexOf('.');
-  const header = await proofHeader(proof.slice(0, firstDot));
-  if (!signatureVerifies(header, proof.slice(0, lastDot), Buffer.from(proof.slice(lastDot + 1), 'base64url'))) {
+  const jws = compactJws(proof, MAX_PROOF_LENGTH);
+  if (!jws) throw refuse('The DPoP proof is not a compact JWS');
+  const header = await proofHeader(jws.headerSegment);
+  if (!signatureVerifies(header.alg, header.key, jws.signingInput, jws.signature)) {
     throw refuse('The DPoP proof does not verify (ERR_JWS_SIGNATURE_VERIFICATION_FAILED)');
   }
-  let payload: unknown;
-  try {
-    payload = JSON.parse(Buffer.from(proof.slice(firstDot + 1, lastDot), 'base64url').toString('utf8'));
-  } catch {
-    throw refuse('The DPoP proof does not verify (ERR_JWT_INVALID)');
-  }
-  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
-    throw refuse('The DPoP proof does not verify (ERR_JWT_INVALID)');
-  }
-  const claims = Object.fromEntries(Object.entries(payload));
+  const claims = jsonObjectSegment(jws.payloadSegment);
+  if (!claims) throw refuse('The DPoP proof does not verify (ERR_JWT_INVALID)');
   const thumbprint = header.jkt;
 
   const { htm, htu, iat, jti, ath, nonce, exp, nbf } = claims;
