@@ -867,6 +867,7 @@ async function runScenarios(server: Server, fx: SsoFixtures, b: Baselines): Prom
   const sso = server.url;
   const get = (url: string, headers?: Record<string, string>) => ({ tool: 'autocannon' as const, url, headers, connections: CONNECTIONS });
   process.stdout.write(`scenarios: ${SECONDS} s each after ${WARMUP} s warm-up, ${CONNECTIONS} connections\n`);
+  if (FLOOR_ROUNDS > 0 && b.floor) return floorRounds(server, b, b.floor, { authorization: `Bearer ${fx.userAccessToken}` });
   if (wanted('bare')) [results.bare] = await measure('baseline: bare Express 5 JSON', b.bare.pid, get(`${b.bare.url}/`));
   if (wanted('health')) [results.health] = await measure('GET /health', server.pid, get(`${sso}/health`));
   // Each floor right after the answer it models (closer in time than at the end, on a machine whose speed moves).
@@ -1076,6 +1077,59 @@ async function startFloor(sso: string, fx: SsoFixtures, jwtAccessSecret: string,
       );
   }
   return floor;
+}
+
+/**
+ * BENCH_FLOOR_ROUNDS=N: instead of the scenarios, each wanted floor runs N rounds of three measurements, its baseline
+ * (bare Express, or the /me ceiling), the floor and the server on the same path, the order reversed every other round;
+ * each round gives the ratios by CPU per request, and the medians of the rounds' ratios are printed. On a machine whose
+ * speed moves from minute to minute, ratios within a round are what can be compared.
+ */
+const FLOOR_ROUNDS = Number(process.env.BENCH_FLOOR_ROUNDS ?? 0);
+
+async function floorRounds(server: Server, b: Baselines, floor: Server, bearer: Record<string, string>): Promise<void> {
+  const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)] ?? NaN;
+  const lines: string[] = [];
+  for (const f of FLOORS) {
+    if (!wanted(f.key)) continue;
+    const base = f.bare === 'bare' ? b.bare : b.meCeiling;
+    const headers = f.key === 'meFloor' ? bearer : undefined;
+    const sides = [
+      { side: 'base', pid: base.pid, url: `${base.url}/` },
+      { side: 'floor', pid: floor.pid, url: `${floor.url}${f.path}` },
+      { side: 'server', pid: server.pid, url: `${server.url}${f.path}` },
+    ];
+    const ratios = { floorVsBase: [] as number[], serverVsFloor: [] as number[], serverVsBase: [] as number[] };
+    for (let round = 0; round < FLOOR_ROUNDS; round++) {
+      const cpu: Record<string, number> = {};
+      for (const s of round % 2 === 0 ? sides : [...sides].reverse()) {
+        const [r] = await measure(`${f.label} round ${round + 1} ${s.side}`, s.pid, {
+          tool: 'autocannon',
+          url: s.url,
+          headers,
+          connections: CONNECTIONS,
+        });
+        cpu[s.side] = r?.cpuMsPerRequest ?? NaN;
+      }
+      ratios.floorVsBase.push((cpu.base ?? NaN) / (cpu.floor ?? NaN));
+      ratios.serverVsFloor.push((cpu.floor ?? NaN) / (cpu.server ?? NaN));
+      ratios.serverVsBase.push((cpu.base ?? NaN) / (cpu.server ?? NaN));
+    }
+    const show = (xs: number[]) => `${xs.map((x) => x.toFixed(2)).join(' ')} | median ${median(xs).toFixed(2)}`;
+    const baseName = f.bare === 'bare' ? 'bare Express 5' : 'the ceiling';
+    lines.push(
+      `${f.label}, by CPU per request:`,
+      `  floor vs ${baseName}: ${show(ratios.floorVsBase)}`,
+      `  server vs floor: ${show(ratios.serverVsFloor)}`,
+      `  server vs ${baseName}: ${show(ratios.serverVsBase)}`,
+    );
+  }
+  process.stdout.write(
+    `\nfloor rounds (load average ${os
+      .loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}):\n${lines.join('\n')}\n`,
+  );
 }
 
 /** One floor, when wanted, measured like the server's answer it models. */
