@@ -80,6 +80,10 @@ const LAYERS = [
       'The console is built from the API: call the endpoint (consoleAction, call, asking) or its port in routes/, not a service or a repository.',
     ),
   ),
+  // routes: the API and the pages; the console is mounted beside them by the app (src/console/index.ts), never by routes/.
+  ...['./src/console', ...TOP].map((from) =>
+    up('./src/routes', from, 'routes/ knows no console: the console builds on the API, and src/app.ts mounts it (src/console/index.ts).'),
+  ),
   // middleware: the Express steps; the error page is injected by the app.
   ...['./src/views', './src/routes', './src/console', ...TOP].map((from) =>
     up('./src/middleware', from, 'middleware/ is below routes and beside views: a page it needs is injected (createErrorHandler).'),

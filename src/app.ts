@@ -13,6 +13,7 @@ import { createGlobalStep } from './middleware/global-step';
 import { requestContext } from './lib/request-context';
 import { installLazyPageEnv } from './middleware/page-env';
 import { mountRoutes, type Scopes } from './routes';
+import { mountConsole } from './console';
 import { oauthDialect } from './routes/oauth/oauth-errors';
 import { consoleRefusals } from './routes/console/console-kit';
 import { pageErrors } from './routes/pages/page-errors';
@@ -90,7 +91,7 @@ export function createScopes(app: Express, deps: AppDeps): { scopes: Scopes; fin
   const apiSteps = [limitQueryParameters, limiter, json, form, requestContext, origins];
   const pageSteps = [limitQueryParameters, form, requestContext, origins];
 
-  // The app's one router (src/http/dispatch.ts), mounted now: every scope adds its routes to it (mountRoutes, after
+  // The app's one router (src/http/dispatch.ts), mounted now: every scope adds its routes to it (mountRoutes and mountConsole, after
   // this), each with its whole chain, so a request runs the steps of its route's scope only, once.
   const router = new Dispatcher();
   app.use(router.handle);
@@ -163,6 +164,7 @@ export function createApp(deps: AppDeps): Express {
   const { scopes, finish, router } = createScopes(app, deps);
   router.on('get', '/metrics', '/metrics', [metricsEndpoint(metrics, config.metricsToken)]);
   mountRoutes(scopes);
+  mountConsole(scopes.consolePages);
   finish();
   return app;
 }

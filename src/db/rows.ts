@@ -9,6 +9,8 @@
 export interface Column<R, T> {
   readonly from: ((value: R) => T) | null;
   readonly name?: string;
+  /** In the record, not in the Row (`hidden`). */
+  readonly hidden?: true;
   /** Types only: never set. */
   readonly types?: { record: R; row: T };
 }
@@ -21,7 +23,7 @@ export type SnakeCase<S extends string> = S extends `${infer H}${infer T}`
   ? `${H extends Lowercase<H> ? H : `_${Lowercase<H>}`}${SnakeCase<T>}`
   : S;
 
-export type RowOf<C extends Columns> = { [K in keyof C]: NonNullable<C[K]['types']>['row'] };
+export type RowOf<C extends Columns> = { [K in keyof C as C[K] extends { hidden: true } ? never : K]: NonNullable<C[K]['types']>['row'] };
 /** A column's name: its field's in snake_case, or the one given with `named`. */
 type ColumnName<C extends Columns, K extends keyof C & string> = C[K] extends { name: infer N extends string } ? N : SnakeCase<K>;
 export type RecordOf<C extends Columns> = {
@@ -40,6 +42,8 @@ export const named = <N extends string, R, T>(name: N, column: Column<R, T>): Co
   name,
 });
 export const convert = <R, T>(from: (value: R) => T): Column<R, T> => ({ from });
+/** A column the Row leaves out (a secret's hash, a spent mark only statements read): in the record only. */
+export const hidden = <T>(): Column<T, T> & { readonly hidden: true } => ({ from: null, hidden: true });
 
 const toDate = (v: Date | string): Date => new Date(v);
 const toDateOrNull = (v: Date | string | null | undefined): Date | null => (v ? new Date(v) : null);
@@ -61,9 +65,12 @@ export const orNull = <T>(): Column<T | null | undefined, T | null> => ({ from: 
 /** A boolean that is false unless true (a nullable or newer column). */
 export const flag: Column<boolean | null | undefined, boolean> = { from: toFlag };
 
+/** The columns a Row shows, with their fields. */
+const shown = (columns: Columns) => Object.entries(columns).filter(([, column]) => !column.hidden);
+
 /** The mapper of a column map: one loop over keys computed once. */
 export function rowMapper<C extends Columns>(columns: C): (record: RecordOf<C>) => RowOf<C> {
-  const plan = Object.entries(columns).map(([field, column]) => ({ field, name: column.name ?? snakeCase(field), from: column.from }));
+  const plan = shown(columns).map(([field, column]) => ({ field, name: column.name ?? snakeCase(field), from: column.from }));
   return (record) => {
     const source: Record<string, unknown> = record;
     const row: Record<string, unknown> = {};
@@ -74,7 +81,7 @@ export function rowMapper<C extends Columns>(columns: C): (record: RecordOf<C>) 
 
 /** The other way, for writes: the fields given (undefined ones left out) under their column names, values unchanged. */
 export function recordWriter<C extends Columns>(columns: C): (fields: Partial<RowOf<C>>) => Partial<RecordOf<C>> {
-  const plan = Object.entries(columns).map(([field, column]) => ({ field, name: column.name ?? snakeCase(field) }));
+  const plan = shown(columns).map(([field, column]) => ({ field, name: column.name ?? snakeCase(field) }));
   return (fields) => {
     const source: Record<string, unknown> = fields;
     const record: Record<string, unknown> = {};

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Tables } from 'knex/types/tables';
 import type { DbOrTrx } from '.';
+import { recordWriter, rowMapper, type Columns, type RecordOf, type RowOf } from './rows';
 
 /**
  * The statements a repository writes for most tables, once (docs/architecture.md, "Typed rows"): a table named in
@@ -17,8 +18,8 @@ type Write<K extends TableName, S extends 'insert' | 'update'> =
   Tables[K] extends Knex.CompositeTableType<unknown> ? Knex.ResolveTableType<Tables[K], S> : Knex.DbRecord<Tables[K]>;
 type Order<K extends TableName> = Array<(keyof RecordIn<K> & string) | { column: keyof RecordIn<K> & string; order: 'asc' | 'desc' }>;
 
-export interface Table<K extends TableName, Row> {
-  readonly toRow: (record: RecordIn<K>) => Row;
+export interface Table<K extends TableName, Row, In = RecordIn<K>> {
+  readonly toRow: (record: In) => Row;
   /** The row `where` picks; undefined when there is none. */
   find(db: DbOrTrx, where: Where<K>): Promise<Row | undefined>;
   /** The rows `where` picks, in this order. */
@@ -62,10 +63,27 @@ export function live({ now, failuresBelow }: Live): (q: Knex.QueryBuilder) => vo
   };
 }
 
-export function table<K extends TableName, Row>(name: K, toRow: (record: RecordIn<K>) => Row): Table<K, Row> {
+/**
+ * A table read through its column map (src/db/rows.ts), declared once: the Row type is `RowOf<typeof t.columns>`, the
+ * record Knex's table map holds (src/db/tables.ts) is `RecordOf<typeof t.columns>`, and `toRecord` is the way back for
+ * writes (the fields given, by their column names).
+ */
+export function table<K extends TableName, C extends Columns>(
+  name: K,
+  columns: C,
+): Table<K, RowOf<C>, RecordOf<C>> & { readonly columns: C; readonly toRecord: (fields: Partial<RowOf<C>>) => Partial<RecordOf<C>> } {
+  return { ...statements(name, rowMapper(columns)), columns, toRecord: recordWriter(columns) };
+}
+
+/** A table whose rows a mapper of its own reads (a record parsed through a schema, a field with a default). */
+export function mappedTable<K extends TableName, Row>(name: K, toRow: (record: RecordIn<K>) => Row): Table<K, Row> {
+  return statements(name, toRow);
+}
+
+function statements<K extends TableName, Row, In>(name: K, toRow: (record: In) => Row): Table<K, Row, In> {
   // Read through Knex's untyped builder: the signatures above carry the table's types, the mapper takes the record.
   const from: string = name;
-  const one = (row: RecordIn<K> | undefined): Row | undefined => (row ? toRow(row) : undefined);
+  const one = (row: In | undefined): Row | undefined => (row ? toRow(row) : undefined);
   return {
     toRow,
     find: async (db, where) => one(await db(from).where(where).first()),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { messagesFor } from '../i18n';
 import { emailAddress } from '../lib/email-address';
 import { NAME_FORBIDDEN, NAME_MAX_CHARACTERS } from '../lib/names';
 import { PASSWORD_MAX_BYTES, PASSWORD_MIN_LENGTH } from '../lib/password';
@@ -37,6 +38,24 @@ export const nameField = (field: string) =>
       message: `${field} must be one line without control characters`,
       params: { said: { key: 'fieldOneLine' } },
     });
+
+/**
+ * `limit` of a paged list: a whole number from 1, `size` when omitted; a larger one is capped to `max` rather than
+ * refused (the answer echoes the limit applied).
+ */
+export const pageLimitField = (size: number, max: number) =>
+  z.coerce
+    .number({ error: 'limit must be a number' })
+    .int('limit must be an integer')
+    .min(1, 'limit must be at least 1')
+    .default(size)
+    .transform((n) => Math.min(n, max));
+
+/** `cursor` of a list paged by keyset: the previous page's next_cursor, as this server gave it out. */
+export const cursorField = z
+  .string({ error: 'cursor must be a single string' })
+  .regex(/^[A-Za-z0-9_-]{1,40}$/, messagesFor('en').validation.cursorUnknown)
+  .meta({ description: 'next_cursor of the previous page (opaque)' });
 
 export const uuidField = (name: string) => z.uuid({ error: `${name} must be a uuid` });
 

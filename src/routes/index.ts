@@ -13,19 +13,6 @@ import { createHealthRouter } from './health/health.router';
 import { createDiscoveryRouter, createOAuthProtocolRouter, createOAuthRouter } from './oauth/oauth.router';
 import { createRegistrationRouter } from './oauth/registration.router';
 import { createOidcDiscoveryRouter, createOidcProtocolRouter, createOidcRouter } from './oauth/oidc.router';
-import { createConsoleIdentityProvidersRouter } from '../console/identity-providers/identity-providers.console';
-import { createConsoleResourcesRouter } from '../console/resources/resources.console';
-import { createConsoleScimRouter } from '../console/scim/scim.console';
-import { createConsoleWebhooksRouter } from '../console/webhooks/webhooks.console';
-import { createConsoleSamlRouter } from '../console/saml/saml.console';
-import { createConsoleUserImportRouter } from '../console/user-import/user-import.console';
-import { createConsoleUsersRouter } from '../console/users/users.console';
-import { createConsoleApplicationsRouter } from '../console/applications/applications.console';
-import { createConsoleSettingsRouter } from '../console/settings/settings.console';
-import { createConsoleRolesRouter } from '../console/roles/roles.console';
-import { createConsoleAuditRouter } from '../console/audit/audit.console';
-import { createConsoleSigningKeysRouter } from '../console/signing-keys/signing-keys.console';
-import { createConsoleOverviewRouter } from '../console/overview/overview.console';
 import { createAccountPagesRouter } from './pages/account-pages.router';
 import { createDevicePagesRouter } from './pages/device-pages.router';
 import { createLinkConfirmPagesRouter } from './pages/link-confirm-pages.router';
@@ -71,7 +58,7 @@ export interface Scopes {
  * and answers is its declaration (src/routes/route.ts); the app's route table (src/routes/route-table.ts), which the
  * OpenAPI document and the permission matrix read, is recorded as they are mounted.
  */
-export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, administration, pages, consolePages, scim }: Scopes): void {
+export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, administration, pages, scim }: Scopes): void {
   // Polled most, by load balancers and relying parties: GET only, no body, no cookie, no session, no security event.
   documents.mount('/health', createHealthRouter);
   // The spec's discovery path, and the RFC 8414 location (CONTRACT §5).
@@ -121,20 +108,4 @@ export function mountRoutes({ documents, apiDocuments, api, oauthProtocol, admin
   pages.mount('/', createRegisterPagesRouter);
   pages.mount('/', createEmailSignInPagesRouter);
   pages.mount('/saml', createSamlRouter);
-  // The administration console (CONTRACT §14): HTML pages, refused as pages; every action mirrors an /api/admin route.
-  // Before the console's other routes: /users/new is not a /users/:userId.
-  // Before the users' pages: /admin/users/import is not a user id.
-  consolePages.mount('/admin', createConsoleUserImportRouter);
-  consolePages.mount('/admin', createConsoleUsersRouter);
-  consolePages.mount('/admin', createConsoleOverviewRouter);
-  consolePages.mount('/admin', createConsoleAuditRouter);
-  consolePages.mount('/admin', createConsoleSigningKeysRouter);
-  consolePages.mount('/admin', createConsoleApplicationsRouter);
-  consolePages.mount('/admin', createConsoleRolesRouter);
-  consolePages.mount('/admin', createConsoleResourcesRouter);
-  consolePages.mount('/admin', createConsoleIdentityProvidersRouter);
-  consolePages.mount('/admin', createConsoleWebhooksRouter);
-  consolePages.mount('/admin', createConsoleScimRouter);
-  consolePages.mount('/admin', createConsoleSettingsRouter);
-  consolePages.mount('/admin', createConsoleSamlRouter);
 }

@@ -24,7 +24,7 @@ import cors from 'cors';
 import { createHash } from 'node:crypto';
 import { Router, type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
 import { z } from 'zod';
-import { AppError } from '../errors';
+import { AppError, badRequest, notFound } from '../errors';
 import { csrfValid } from '../middleware/csrf';
 import { requireAdminSecondFactor } from '../middleware/mfa-policy';
 import { scimAuthenticate } from '../middleware/scim-authenticate';
@@ -253,6 +253,56 @@ export function endpoint<const D extends RouteDecl, R>(
 ): Endpoint<D, R> {
   return { decl, run };
 }
+
+/** What the endpoints of a group share (`endpointsWith`). */
+type SharedDecl = Pick<RouteDecl, 'auth'> &
+  Partial<Pick<RouteDecl, 'permission' | 'role' | 'admin' | 'tags' | 'params' | 'invalid' | 'noStore'>>;
+/** What each endpoint of a group declares itself besides its method and path: the rest (never what the group declares). */
+type OwnDecl<S> = Omit<RouteDecl, 'auth' | 'method' | 'path'> & { [K in keyof S]?: never };
+
+/** One method's endpoints of a group: `(path, the endpoint's own declaration, run)`. */
+function endpointsOf<const S extends SharedDecl, const M extends HttpMethod>(shared: S, method: M) {
+  return <const D extends OwnDecl<S>, R>(
+    path: string,
+    decl: D,
+    run: (input: RouteInput<S & { method: M; path: string } & D>, ctx: ServiceContext) => Promise<R>,
+  ) => endpoint({ ...shared, method, path, ...decl }, run);
+}
+
+/**
+ * Endpoints that share part of their declaration, said once for the group: its guard (`{ auth: 'user', permission:
+ * 'oauth_clients:read' }`) and, for the endpoints about one thing, its id parameter and what a malformed one answers
+ * (`idNotFound`). Each endpoint declares its method and path, and the rest of its declaration:
+ *
+ *   const aWebhook = endpointsWith({ auth: 'user', permission: 'system:manage_users', params: webhookIdParams, invalid: idNotFound('Webhook') });
+ *   get: aWebhook.get('/webhooks/:webhookId', { summary: 'Webhook detail', response: one }, async ({ params }, ctx) => …),
+ */
+export function endpointsWith<const S extends SharedDecl>(shared: S) {
+  return {
+    get: endpointsOf(shared, 'get'),
+    post: endpointsOf(shared, 'post'),
+    put: endpointsOf(shared, 'put'),
+    patch: endpointsOf(shared, 'patch'),
+    delete: endpointsOf(shared, 'delete'),
+  };
+}
+
+/** The answer of a removal: 204, no body. */
+export const removed = (description: string) => ({ status: 204, description, kind: 'empty' }) as const;
+
+/**
+ * `invalid` of the routes about one thing: a malformed id is an unknown `what` (404), as for an id never issued; a bad
+ * query or body is the usual 400 with the issues.
+ */
+export const idNotFound =
+  (what: string) =>
+  (issues: z.core.$ZodIssue[], where: 'params' | 'query' | 'body'): Error =>
+    where === 'params'
+      ? notFound(what)
+      : badRequest(
+          `${WHAT[where]} is invalid`,
+          issues.map((i) => ({ path: i.path.join('.') || '(root)', message: i.message })),
+        );
 
 /** The routes of a group of endpoints, in their order, run with the router's context. */
 export function serve(deps: RouteDeps, endpoints: Record<string, Endpoint>): DeclaredRoute[] {

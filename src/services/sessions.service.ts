@@ -14,7 +14,6 @@ import type { RequestMeta, ServiceContext } from './context';
 import { fullName, globalRoleNames } from './principal';
 import type { IdTokenSubject } from './oidc/id-token.service';
 import { touchGrantOfSession } from '../db/repositories/oauth-grants.repo';
-import type { AuthorizationContext } from '../db/repositories/authorization-context';
 
 export interface IssuedTokens {
   sessionId: string;
@@ -190,8 +189,6 @@ export type RotateResult =
       grace: boolean;
       /** The session and user an id_token needs, when the rotation read them (its one-statement path). */
       idTokenSubject?: IdTokenSubject;
-      /** The grant context the OAuth session keeps (its resource above all), read with the rotation; none first-party. */
-      context?: AuthorizationContext;
     }
   | { ok: false; reason: 'invalid' | 'reused' | 'wrong_client' | 'invalid_scope' };
 
@@ -259,7 +256,6 @@ export async function rotateVerifiedRefreshToken(
     refreshId: string,
     refreshExpiresAt: Date,
     grace: boolean,
-    context: AuthorizationContext | undefined,
     read?: { authTime: Date; userUpdatedAt: Date; sid: string },
   ): RotateResult => {
     const roles = globalRoleNames(principal.roles);
@@ -271,7 +267,6 @@ export async function rotateVerifiedRefreshToken(
     return {
       ok: true,
       grace,
-      context,
       idTokenSubject: read && {
         sessionId: read.sid,
         authTime: read.authTime,
@@ -307,10 +302,11 @@ export async function rotateVerifiedRefreshToken(
   });
   const result = fast
     ? fast.principal
-      ? issue(fast.principal, successorId, fast.refreshExpiresAt, false, fast.context, fast.idTokenReads)
+      ? issue(fast.principal, successorId, fast.refreshExpiresAt, false, fast.idTokenReads)
       : ({ ok: false, reason: 'invalid' } as const)
     : await withTransaction(ctx.db, async (trx): Promise<RotateResult> => {
-        // Nothing was consumed: a token presented again (grace window or reuse), or one that is not live.
+        // Nothing was consumed: a token presented again (grace window or reuse), one that is not live, or a session whose
+        // stored context is malformed, which this read refuses (invalid_grant, through the one schema) before any spend.
         const session = await lockLiveSession(trx, payload.sid, now);
         if (!session || session.userId !== payload.userId) return { ok: false, reason: 'invalid' };
         const consumed = await consumeRefreshToken(trx, { id: payload.tokenId, sessionId: payload.sid, now, successorId });
@@ -347,7 +343,7 @@ export async function rotateVerifiedRefreshToken(
         if (!principal) return { ok: false, reason: 'invalid' };
         // The connected app's last use, as the one-statement path updates it (oauth_grants after refresh_tokens).
         if (payload.client_id) await touchGrantOfSession(trx, payload.sid, now);
-        return issue(principal, refreshId, refreshExpiresAt, !consumed, session.context);
+        return issue(principal, refreshId, refreshExpiresAt, !consumed);
       });
   const clientOfToken = payload.client_id ?? null;
   if (!result.ok && result.reason === 'reused') {

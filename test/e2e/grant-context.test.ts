@@ -304,4 +304,22 @@ describe('a corrupted stored context is invalid_grant (400), never a 500', () =>
     expect(refreshed.body.error).toBe('invalid_grant');
     expect(refreshed.body).not.toHaveProperty('access_token');
   });
+
+  test.each([
+    ['a scope that is not scope-tokens', () => ({ scope: 'openid  "profile"' })],
+    ['an empty amr list', () => ({ amr: t.db.raw(`'{}'::text[]`) })],
+  ])('an OAuth session with %s: its refresh is refused and spends nothing', async (_label, corrupted) => {
+    const { client, user, agent, auth } = await setUp();
+    const first = await exchange(auth, await obtainCode(agent, client, { scope: 'openid' }));
+    const session = await sessionOf(user.id, client.clientId);
+    await t.db('sessions').where({ id: session.id }).update(corrupted());
+    const refreshed = await token({ grant_type: 'refresh_token', refresh_token: first.body.refresh_token }, auth);
+    expect(refreshed.status).toBe(400);
+    expect(refreshed.body).toEqual({
+      error: 'invalid_grant',
+      error_description: 'The stored authorization is malformed; start a new authorization',
+    });
+    // Refused before the rotation: the presented token is still unused and has no successor.
+    expect(await t.db('refresh_tokens').where({ session_id: session.id }).select('used_at')).toEqual([{ used_at: null }]);
+  });
 });

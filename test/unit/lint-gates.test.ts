@@ -42,6 +42,10 @@ const probes: Record<string, Probe> = {
     filePath: 'src/views/login.tsx',
     text: "import { createWebhooksRouter } from '../routes/webhooks/webhooks.router';\nexport const a = createWebhooksRouter;\n",
   },
+  routesConsole: {
+    filePath: 'src/routes/index.ts',
+    text: "import { mountConsole } from '../console';\nexport const a = mountConsole;\n",
+  },
   ...Object.fromEntries(
     ['src/routes/pages/account-pages.router.ts', 'src/console/action.ts', 'src/http/dispatch.ts', 'src/middleware/global-step.ts'].map(
       (filePath) => [
@@ -71,6 +75,10 @@ test.each(['pageViewRow', 'pageViewService', 'consoleSharedViewRow', 'areaViewSe
     expect(results[name]).toContain(RESTRICTED);
   },
 );
+
+test('routes/ never imports the console (src/app.ts mounts it: the console builds on the API, not the reverse)', () => {
+  expect(results.routesConsole).toContain(RESTRICTED);
+});
 
 test('a view may import the wire shapes of the API', () => {
   expect(results.areaViewWireShape).not.toContain(RESTRICTED);

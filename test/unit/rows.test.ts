@@ -1,4 +1,4 @@
-import { convert, date, dateOrNull, flag, num, orNull, recordWriter, rowMapper, same, snakeCase, str } from '../../src/db/rows';
+import { convert, date, dateOrNull, flag, hidden, num, orNull, recordWriter, rowMapper, same, snakeCase, str } from '../../src/db/rows';
 
 describe('db/rows: one column map gives the Row, the record and the mapper', () => {
   const columns = {
@@ -59,6 +59,15 @@ describe('db/rows: one column map gives the Row, the record and the mapper', () 
   test('the writer names the given fields by their columns and leaves out undefined ones', () => {
     const toRecord = recordWriter(columns);
     expect(toRecord({ userId: 'u2', browserSessionId: null, counter: undefined })).toEqual({ user_id: 'u2', browser_session_id: null });
+  });
+
+  test('a hidden column is in the record and never in the Row', () => {
+    const secretColumns = { id: same<string>(), tokenHash: hidden<string>(), createdAt: date };
+    const created = new Date('2026-01-02T03:04:05Z');
+    const row = rowMapper(secretColumns)({ id: 't1', token_hash: 'sha256-of-the-token', created_at: created });
+    expect(row).toEqual({ id: 't1', createdAt: created });
+    expect(Object.keys(row)).toEqual(['id', 'createdAt']);
+    expect(recordWriter(secretColumns)({ id: 't2' })).toEqual({ id: 't2' });
   });
 
   test('snakeCase', () => {

@@ -1,10 +1,10 @@
 import { preparedRows, type DbOrTrx } from '..';
-import { date, flag, named, num, recordWriter, rowMapper, same, type RecordOf, type RowOf } from '../rows';
+import { date, flag, named, num, same, type RecordOf, type RowOf } from '../rows';
 import { table } from '../table';
 import { clientWrite } from './client-writes';
 
 /** An API that accepts our RFC 9068 access tokens (CONTRACT §12, RFC 8707). */
-const apiResourceColumns = {
+export const apiResources = table('api_resources', {
   id: same<string>(),
   identifier: same<string>(),
   name: same<string>(),
@@ -18,13 +18,9 @@ const apiResourceColumns = {
   dpopBoundAccessTokens: flag,
   createdAt: date,
   updatedAt: date,
-};
-
-export type ApiResourceRow = RowOf<typeof apiResourceColumns>;
-export type ApiResourceRecord = RecordOf<typeof apiResourceColumns>;
-const apiResources = table('api_resources', rowMapper(apiResourceColumns));
-export const toApiResourceRow = apiResources.toRow;
-const writeColumns = recordWriter(apiResourceColumns);
+});
+export type ApiResourceRow = RowOf<typeof apiResources.columns>;
+export type ApiResourceRecord = RecordOf<typeof apiResources.columns>;
 
 /** What an admin sets; `dpopBoundAccessTokens` defaults to false. */
 export type ApiResourceFields = Omit<ApiResourceRow, 'id' | 'createdAt' | 'updatedAt' | 'dpopBoundAccessTokens'> &
@@ -47,7 +43,7 @@ export async function insertApiResource(db: DbOrTrx, r: ApiResourceFields & { id
       })
       .returning('*'),
   );
-  return toApiResourceRow(row);
+  return apiResources.toRow(row);
 }
 
 export const listApiResources = (db: DbOrTrx) => apiResources.list(db, {}, ['identifier']);
@@ -62,7 +58,7 @@ export async function findApiResourceByIdentifier(db: DbOrTrx, identifier: strin
   const [row] = await preparedRows<ApiResourceRecord>(db, 'sso_find_api_resource_3', `${SELECT_RESOURCE} where identifier = $1`, [
     identifier,
   ]);
-  return row ? toApiResourceRow(row) : undefined;
+  return row ? apiResources.toRow(row) : undefined;
 }
 
 const SELECT_RESOURCE =
@@ -75,12 +71,16 @@ export async function updateApiResource(
   now: Date,
 ): Promise<ApiResourceRow | undefined> {
   // The fields given, by their columns (the jsonb scopes as JSON text); Knex leaves undefined ones out of the UPDATE.
-  const record = { ...writeColumns(patch), scopes: patch.scopes === undefined ? undefined : JSON.stringify(patch.scopes), updated_at: now };
+  const record = {
+    ...apiResources.toRecord(patch),
+    scopes: patch.scopes === undefined ? undefined : JSON.stringify(patch.scopes),
+    updated_at: now,
+  };
   const [row] = await clientWrite(db, () => db('api_resources').where({ id }).update(record).returning('*'));
-  return row ? toApiResourceRow(row) : undefined;
+  return row ? apiResources.toRow(row) : undefined;
 }
 
 export async function deleteApiResource(db: DbOrTrx, id: string): Promise<ApiResourceRow | undefined> {
   const [row] = await clientWrite(db, () => db('api_resources').where({ id }).delete().returning('*'));
-  return row ? toApiResourceRow(row) : undefined;
+  return row ? apiResources.toRow(row) : undefined;
 }

@@ -76,6 +76,23 @@ export function authorizationContextOf(r: unknown): AuthorizationContext {
   return parsed.data;
 }
 
+/** A regular expression's source as an SQL string literal (PostgreSQL's regular expressions read these patterns alike). */
+const sqlPattern = (pattern: RegExp): string => `'${pattern.source.replaceAll("'", "''")}'`;
+
+/**
+ * SQL: the stored context of the session row `alias` would read through storedAuthorizationContext (sessionContextOf):
+ * a first-party session (no client) carries none; an OAuth session's scope is scope-tokens and its amr, when set, a
+ * non-empty list of method names, by the same patterns. Its other columns are typed by their table (auth_time a
+ * timestamptz, resource and browser_session_id text). The one-statement refresh rotation rotates only such a session,
+ * so it need not parse the context it does not use (issue 33); a malformed one goes to the transactional path, which
+ * reads the row through the schema and refuses it (invalid_grant) before anything is spent.
+ */
+export function sessionContextIsWellFormed(alias: string): string {
+  return `(${alias}.client_id is null or (coalesce(${alias}.scope, '') ~ ${sqlPattern(SCOPE_PATTERN)}
+          and (${alias}.amr is null or (cardinality(${alias}.amr) > 0
+               and not exists (select from unnest(${alias}.amr) m where m is null or m !~ ${sqlPattern(AMR_PATTERN)})))))`;
+}
+
 /** The context columns of a sessions row (an OAuth session keeps no nonce and no DPoP binding of its code). */
 export interface SessionContextRecord {
   client_id: string | null;

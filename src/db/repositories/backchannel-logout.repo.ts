@@ -1,6 +1,7 @@
 import type { DbOrTrx } from '..';
 import { deleteDeliveriesBefore, deliveryAttemptColumns, recordDeliveryOutcome, type DeliveryAttemptOutcome } from './deliveries';
-import { convert, rowMapper, same, type RecordOf, type RowOf } from '../rows';
+import { convert, same, type RowOf } from '../rows';
+import { table } from '../table';
 
 /**
  * OpenID Connect Back-Channel Logout deliveries (issue 34): one row per (client, ended session), written by the
@@ -8,18 +9,15 @@ import { convert, rowMapper, same, type RecordOf, type RowOf } from '../rows';
  */
 export type BackchannelDeliveryStatus = 'pending' | 'delivered' | 'failed';
 
-const backchannelDeliveryColumns = {
+export const backchannelDeliveries = table('backchannel_logout_deliveries', {
   ...deliveryAttemptColumns,
   clientId: same<string>(),
   userId: same<string>(),
   /** The `sid` of the logout token: the browser session, as in the client's id_tokens. */
   sid: same<string>(),
   status: convert((value: string): BackchannelDeliveryStatus => (value === 'delivered' || value === 'failed' ? value : 'pending')),
-};
-
-export type BackchannelDeliveryRow = RowOf<typeof backchannelDeliveryColumns>;
-export type BackchannelDeliveryRecord = RecordOf<typeof backchannelDeliveryColumns>;
-const toRow = rowMapper(backchannelDeliveryColumns);
+});
+export type BackchannelDeliveryRow = RowOf<typeof backchannelDeliveries.columns>;
 
 /** One delivery with the client's current logout address and state (the attempt reads both). */
 export async function findBackchannelDeliveryWork(
@@ -31,27 +29,19 @@ export async function findBackchannelDeliveryWork(
     .where('d.id', id)
     .first('d.*', 'c.backchannel_logout_uri as uri', 'c.is_active as client_active');
   if (!row) return undefined;
-  return { delivery: toRow(row), uri: row.uri ?? null, clientActive: row.client_active === true };
+  return { delivery: backchannelDeliveries.toRow(row), uri: row.uri ?? null, clientActive: row.client_active === true };
 }
 
 export type BackchannelAttemptOutcome = DeliveryAttemptOutcome;
 
 /** Records one attempt and, when another is due, enqueues it in the same transaction (backchannel_logout_enqueue). */
-export async function recordBackchannelAttempt(
-  db: DbOrTrx,
-  id: string,
-  outcome: BackchannelAttemptOutcome,
-): Promise<BackchannelDeliveryRow | undefined> {
-  const row = await recordDeliveryOutcome<BackchannelDeliveryRecord>(db, 'backchannel_logout_deliveries', id, outcome, {
+export const recordBackchannelAttempt = (db: DbOrTrx, id: string, outcome: BackchannelAttemptOutcome) =>
+  recordDeliveryOutcome(db, 'backchannel_logout_deliveries', id, outcome, {
     excerpt: false,
     onlyPending: true,
+    toRow: backchannelDeliveries.toRow,
+    enqueue: (_row, delaySeconds) => db.raw('select backchannel_logout_enqueue(?::bigint, ?::double precision)', [id, delaySeconds]),
   });
-  if (!row) return undefined;
-  if (outcome.retryInSeconds !== null) {
-    await db.raw('select backchannel_logout_enqueue(?::bigint, ?::double precision)', [id, outcome.retryInSeconds]);
-  }
-  return toRow(row);
-}
 
 /** A delivery that cannot be attempted (the client has no logout address any more, or was deactivated). */
 export async function markBackchannelDeliveryFailed(db: DbOrTrx, id: string, error: string): Promise<boolean> {
@@ -64,14 +54,11 @@ export async function markBackchannelDeliveryFailed(db: DbOrTrx, id: string, err
 /** The client's most recent deliveries, newest first (the console's application page, the admin API). */
 export async function listBackchannelDeliveries(db: DbOrTrx, clientId: string, limit: number): Promise<BackchannelDeliveryRow[]> {
   const rows = await db('backchannel_logout_deliveries').where({ client_id: clientId }).orderBy('id', 'desc').limit(limit);
-  return rows.map(toRow);
+  return rows.map(backchannelDeliveries.toRow);
 }
 
 /** Deliveries of every client, newest first (tests and the prune job read them by session). */
-export async function listBackchannelDeliveriesOfSid(db: DbOrTrx, sid: string): Promise<BackchannelDeliveryRow[]> {
-  const rows = await db('backchannel_logout_deliveries').where({ sid }).orderBy('id', 'asc');
-  return rows.map(toRow);
-}
+export const listBackchannelDeliveriesOfSid = (db: DbOrTrx, sid: string) => backchannelDeliveries.list(db, { sid }, ['id']);
 
 /**
  * Retention (AUDIT_RETENTION_DAYS, as webhook deliveries): deletes at most `limit` finished deliveries created before

@@ -29,17 +29,23 @@ export interface DeliveryAttemptOutcome {
 
 /**
  * Counts one attempt and writes its outcome (`attempts + 1` keeps the count right even if an operator's redelivery
- * raced the attempt); the next attempt is due `retryInSeconds` from now, and `delivered_at` is set on delivery.
+ * raced the attempt); the next attempt is due `retryInSeconds` from now, and `delivered_at` is set on delivery. When
+ * another attempt is due, `enqueue` queues its job in the same transaction.
  * `excerpt`: the table keeps the response's first bytes. `onlyPending`: a delivery no longer pending is left alone.
  * The updated row, or undefined when none was.
  */
-export async function recordDeliveryOutcome<R>(
+export async function recordDeliveryOutcome<R, Row>(
   db: DbOrTrx,
   table: DeliveryTable,
   id: string,
   outcome: DeliveryAttemptOutcome & { responseExcerpt?: string | null },
-  options: { excerpt: boolean; onlyPending: boolean },
-): Promise<R | undefined> {
+  options: {
+    excerpt: boolean;
+    onlyPending: boolean;
+    toRow: (record: R) => Row;
+    enqueue: (record: R, delaySeconds: number) => PromiseLike<unknown>;
+  },
+): Promise<Row | undefined> {
   const result = await db.raw<{ rows: R[] }>(
     `update ${table} set
        attempts = attempts + 1,
@@ -61,7 +67,10 @@ export async function recordDeliveryOutcome<R>(
       id,
     ],
   );
-  return result.rows[0];
+  const [row] = result.rows;
+  if (!row) return undefined;
+  if (outcome.retryInSeconds !== null) await options.enqueue(row, outcome.retryInSeconds);
+  return options.toRow(row);
 }
 
 /**

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { DbOrTrx } from '..';
 import { date, num, orNull, rowMapper, same, type RecordOf, type RowOf } from '../rows';
 import { live } from '../table';
-import { recipientSql, type RecipientColumns } from './email-tokens.repo';
+import { insertForRecipient } from './email-tokens.repo';
 
 export interface EmailSignInRecord {
   id: string;
@@ -44,10 +44,14 @@ export async function insertEmailSignInForAddress(
     maxPerWindow: number;
   },
 ): Promise<EmailSignInRecipient | undefined> {
-  const result = await db.raw<{ rows: RecipientColumns[] }>(
-    `with u as (
-       ${recipientSql('email_verified', 'select count(*) from email_sign_in_requests r where r.user_id = users.id and r.created_at > :windowStart')}
-     ), burnt as (
+  const recipient = await insertForRecipient(
+    db,
+    {
+      condition: 'email_verified',
+      earlier: 'select count(*) from email_sign_in_requests r where r.user_id = users.id and r.created_at > :windowStart',
+    },
+    // A data-modifying CTE runs whether or not the query reads it: the open request is burnt before the new one is stored.
+    `burnt as (
        update email_sign_in_requests set used_at = :now
         where user_id in (select id from u) and used_at is null
        returning id
@@ -55,8 +59,7 @@ export async function insertEmailSignInForAddress(
        insert into email_sign_in_requests (id, user_id, token_hash, code_hash, browser_hash, return_to, created_at, expires_at)
        select :id, u.id, :tokenHash, :codeHash, :browserHash, :returnTo, :now, :expiresAt from u
        returning user_id
-     )
-     select u.id, u.email, u.first_name, (select count(*) from burnt) as burnt from u join ins on ins.user_id = u.id`,
+     )`,
     {
       email: r.email,
       windowStart: r.windowStart,
@@ -70,8 +73,7 @@ export async function insertEmailSignInForAddress(
       expiresAt: r.expiresAt,
     },
   );
-  const [row] = result.rows;
-  return row ? { requestId: r.id, userId: row.id, email: row.email, firstName: row.first_name } : undefined;
+  return recipient && { requestId: r.id, userId: recipient.id, email: recipient.email, firstName: recipient.firstName };
 }
 
 const liveColumns = {
@@ -108,24 +110,12 @@ async function findLiveEmailSignIn(
 }
 
 /** The live request of a link token. */
-export async function findLiveEmailSignInByToken(
-  db: DbOrTrx,
-  tokenHash: string,
-  now: Date,
-  maxFailures: number,
-): Promise<EmailSignInRow | undefined> {
-  return findLiveEmailSignIn(db, 'r.token_hash = :tokenHash', { tokenHash, now, maxFailures });
-}
+export const findLiveEmailSignInByToken = (db: DbOrTrx, tokenHash: string, now: Date, maxFailures: number) =>
+  findLiveEmailSignIn(db, 'r.token_hash = :tokenHash', { tokenHash, now, maxFailures });
 
 /** The live request of an address (the newest: a new request burns the older ones). */
-export async function findLiveEmailSignInByEmail(
-  db: DbOrTrx,
-  email: string,
-  now: Date,
-  maxFailures: number,
-): Promise<EmailSignInRow | undefined> {
-  return findLiveEmailSignIn(db, 'u.email = :email', { email, now, maxFailures });
-}
+export const findLiveEmailSignInByEmail = (db: DbOrTrx, email: string, now: Date, maxFailures: number) =>
+  findLiveEmailSignIn(db, 'u.email = :email', { email, now, maxFailures });
 
 /** Counts a wrong code atomically; returns the new count (0 when the request is no longer live). */
 export async function countEmailSignInFailure(db: DbOrTrx, id: string, now: Date): Promise<number> {

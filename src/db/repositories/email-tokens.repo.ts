@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import type { DbOrTrx } from '..';
 
 export type EmailTokenPurpose = 'verify_email' | 'set_password';
@@ -11,22 +12,11 @@ function toPurpose(value: string): EmailTokenPurpose {
   return purpose;
 }
 
-/** The columns of a mail's recipient, as recipientSql selects them. */
-export interface RecipientColumns {
+/** The columns of a mail's recipient. */
+interface RecipientColumns {
   id: string;
   email: string;
   first_name: string;
-}
-
-/**
- * The recipient of a mail sent to an address, as the body of a CTE: the active account of `:email` when `condition`
- * holds for it and `earlier` (a count over the account's earlier requests, correlated on `users.id`) is below `:max`.
- * An unknown address selects nothing, in the same single statement (no timing oracle).
- */
-export function recipientSql(condition: string, earlier: string): string {
-  return `select id, email, first_name from users
-        where email = :email and is_active and ${condition}
-          and (${earlier}) < :max`;
 }
 
 /** A live (unused, unexpired) link of an active user, with the address it was sent to. */
@@ -41,6 +31,31 @@ export interface LinkRecipient {
   id: string;
   email: string;
   firstName: string;
+}
+
+/**
+ * Looks up the recipient of a mail sent to `:email` and stores what is sent to it, in ONE statement: a known and an
+ * unknown address cost the same single round trip (no timing oracle). The recipient `u` is the active account of
+ * `:email` when `recipient.condition` holds for it and `recipient.earlier` (a count over the account's earlier
+ * requests, correlated on `users.id`) is below `:max`; `writes` are the statement's further CTEs, the last of them
+ * `ins`, which inserts for `u` and returns its `user_id`. Returns the recipient, or undefined.
+ */
+export async function insertForRecipient(
+  db: DbOrTrx,
+  recipient: { condition: string; earlier: string },
+  writes: string,
+  bindings: Record<string, Knex.Value>,
+): Promise<LinkRecipient | undefined> {
+  const result = await db.raw<{ rows: RecipientColumns[] }>(
+    `with u as (
+       select id, email, first_name from users
+        where email = :email and is_active and ${recipient.condition} and (${recipient.earlier}) < :max
+     ), ${writes}
+     select u.id, u.email, u.first_name from u join ins on ins.user_id = u.id`,
+    bindings,
+  );
+  const [row] = result.rows;
+  return row ? { id: row.id, email: row.email, firstName: row.first_name } : undefined;
 }
 
 export async function insertEmailToken(
@@ -75,18 +90,18 @@ export async function insertEmailTokenForAddress(
     maxPerWindow: number;
   },
 ): Promise<LinkRecipient | undefined> {
-  const result = await db.raw<{ rows: RecipientColumns[] }>(
-    `with u as (
-       ${recipientSql(
-         '(not :onlyUnverified or not email_verified)',
-         'select count(*) from email_tokens et where et.user_id = users.id and et.purpose = :purpose and et.created_at > :windowStart',
-       )}
-     ), ins as (
+  return insertForRecipient(
+    db,
+    {
+      condition: '(not :onlyUnverified or not email_verified)',
+      earlier:
+        'select count(*) from email_tokens et where et.user_id = users.id and et.purpose = :purpose and et.created_at > :windowStart',
+    },
+    `ins as (
        insert into email_tokens (token_hash, user_id, purpose, created_at, expires_at)
        select :hash, u.id, :purpose, :now, :expiresAt from u
        returning user_id
-     )
-     select u.id, u.email, u.first_name from u join ins on ins.user_id = u.id`,
+     )`,
     {
       email: t.email,
       onlyUnverified: t.onlyUnverified,
@@ -98,8 +113,6 @@ export async function insertEmailTokenForAddress(
       expiresAt: t.expiresAt,
     },
   );
-  const [row] = result.rows;
-  return row ? { id: row.id, email: row.email, firstName: row.first_name } : undefined;
 }
 
 /** Reads a live link without consuming it (spec §3: verify-email leaves the link unchanged). */

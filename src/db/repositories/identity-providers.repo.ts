@@ -1,11 +1,11 @@
 import type { DbOrTrx } from '..';
 import { UUID_PATTERN } from '../../lib/ids';
-import { date, recordWriter, rowMapper, same, type RecordOf, type RowOf } from '../rows';
+import { date, same, type RowOf } from '../rows';
 import { table } from '../table';
 
 export type IdentityProviderType = 'oidc' | 'github';
 
-const identityProviderColumns = {
+export const identityProviders = table('identity_providers', {
   id: same<string>(),
   slug: same<string>(),
   name: same<string>(),
@@ -22,15 +22,10 @@ const identityProviderColumns = {
   allowSignup: same<boolean>(),
   createdAt: date,
   updatedAt: date,
-};
-
-export type IdentityProviderRow = RowOf<typeof identityProviderColumns>;
-export type IdentityProviderRecord = RecordOf<typeof identityProviderColumns>;
-const identityProviders = table('identity_providers', rowMapper(identityProviderColumns));
+});
+export type IdentityProviderRow = RowOf<typeof identityProviders.columns>;
 
 export type IdentityProviderFields = Omit<IdentityProviderRow, 'id' | 'createdAt' | 'updatedAt'>;
-
-const toRecord: (p: Partial<IdentityProviderFields>) => Partial<IdentityProviderRecord> = recordWriter(identityProviderColumns);
 
 export const listIdentityProviders = (db: DbOrTrx, options: { enabledOnly?: boolean } = {}) =>
   identityProviders.list(db, options.enabledOnly ? { enabled: true } : {}, ['name', 'slug']);
@@ -41,10 +36,10 @@ export const findIdentityProviderById = async (db: DbOrTrx, id: string) =>
 export const findIdentityProviderBySlug = (db: DbOrTrx, slug: string) => identityProviders.find(db, { slug });
 
 export const insertIdentityProvider = (db: DbOrTrx, id: string, fields: IdentityProviderFields, now: Date) =>
-  identityProviders.insert(db, { id, ...toRecord(fields), created_at: now, updated_at: now });
+  identityProviders.insert(db, { id, ...identityProviders.toRecord(fields), created_at: now, updated_at: now });
 
 export const updateIdentityProvider = async (db: DbOrTrx, id: string, fields: Partial<IdentityProviderFields>, now: Date) =>
-  UUID_PATTERN.test(id) ? identityProviders.update(db, { id }, { ...toRecord(fields), updated_at: now }) : undefined;
+  UUID_PATTERN.test(id) ? identityProviders.update(db, { id }, { ...identityProviders.toRecord(fields), updated_at: now }) : undefined;
 
 export const deleteIdentityProvider = async (db: DbOrTrx, id: string) =>
   UUID_PATTERN.test(id) && (await identityProviders.delete(db, { id })) === 1;

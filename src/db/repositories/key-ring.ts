@@ -1,11 +1,12 @@
 import type { DbOrTrx } from '..';
+import type { Columns, RecordOf, RowOf } from '../rows';
 import { table, type Table } from '../table';
 
 /**
  * A table of rotating signing keys (id_tokens' and SAML's): current keys (`retired_at` null) sign; a rotation retires
  * them, and a retired key stays published for a while (its signatures may still be checked), then is deleted.
  */
-export interface KeyRing<K extends 'oidc_signing_keys' | 'saml_signing_keys', Row> extends Table<K, Row> {
+export interface KeyRing<K extends 'oidc_signing_keys' | 'saml_signing_keys', Row, In> extends Table<K, Row, In> {
   /** The current keys and those retired after `retiredAfter`, newest first. */
   listPublished(db: DbOrTrx, retiredAfter: Date): Promise<Row[]>;
   /** Retires every current key; returns their ids. */
@@ -14,20 +15,21 @@ export interface KeyRing<K extends 'oidc_signing_keys' | 'saml_signing_keys', Ro
   deleteRetiredBefore(db: DbOrTrx, before: Date): Promise<number>;
 }
 
-export function keyRing<K extends 'oidc_signing_keys' | 'saml_signing_keys', Row>(
+export function keyRing<K extends 'oidc_signing_keys' | 'saml_signing_keys', C extends Columns>(
   name: K,
   key: 'kid' | 'id',
-  toRow: Table<K, Row>['toRow'],
-): KeyRing<K, Row> {
+  columns: C,
+): KeyRing<K, RowOf<C>, RecordOf<C>> & { readonly columns: C } {
+  const keys = table(name, columns);
   const from: string = name;
   return {
-    ...table(name, toRow),
+    ...keys,
     listPublished: async (db, retiredAfter) =>
       (
         await db(from)
           .where((q) => q.whereNull('retired_at').orWhere('retired_at', '>', retiredAfter))
           .orderBy('created_at', 'desc')
-      ).map(toRow),
+      ).map(keys.toRow),
     retireCurrent: async (db, now) =>
       (await db(from).whereNull('retired_at').update({ retired_at: now }).returning(key)).map((r) => r[key]),
     deleteRetiredBefore: async (db, before) => db(from).whereNotNull('retired_at').where('retired_at', '<', before).delete(),

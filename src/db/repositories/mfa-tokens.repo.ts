@@ -1,5 +1,5 @@
 import type { DbOrTrx } from '..';
-import { live, table } from '../table';
+import { live, mappedTable } from '../table';
 
 export interface MfaTokenRow {
   tokenHash: string;
@@ -20,7 +20,7 @@ export interface MfaTokenRecord {
   used_at: Date | null;
 }
 
-const mfaTokens = table('mfa_tokens', (r): MfaTokenRow => ({
+const mfaTokens = mappedTable('mfa_tokens', (r): MfaTokenRow => ({
   tokenHash: r.token_hash,
   userId: r.user_id,
   failures: r.failures,

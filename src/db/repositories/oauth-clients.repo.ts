@@ -1,5 +1,5 @@
 import { preparedRows, type DbOrTrx } from '..';
-import { toApiResourceRow, type ApiResourceRecord, type ApiResourceRow } from './api-resources.repo';
+import { apiResources, type ApiResourceRecord, type ApiResourceRow } from './api-resources.repo';
 import { JSON_STRINGS, parseJsonText } from '../../lib/json-text';
 import { corsOriginsOf } from '../../lib/redirect-uri';
 import { clientWrite } from './client-writes';
@@ -146,7 +146,7 @@ function toClientRow(r: OAuthClientRecord): OAuthClientRow {
     updatedAt: new Date(r.updated_at),
     ...(r.resources
       ? {
-          resources: (typeof r.resources === 'string' ? JSON.parse(r.resources) : r.resources).map(toApiResourceRow),
+          resources: (typeof r.resources === 'string' ? JSON.parse(r.resources) : r.resources).map(apiResources.toRow),
         }
       : {}),
   };

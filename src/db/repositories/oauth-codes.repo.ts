@@ -6,7 +6,7 @@ import {
   type PendingGrant,
   type PendingGrantRecord,
 } from './authorization-context';
-import { table } from '../table';
+import { mappedTable } from '../table';
 
 /** An authorization code, known only by its SHA-256 (spec §2.7). */
 export interface AuthorizationCodeRow extends PendingGrant {
@@ -29,7 +29,7 @@ function toRow(r: AuthorizationCodeRecord): AuthorizationCodeRow {
     sessionId: r.session_id,
   };
 }
-const codes = table('oauth_codes', toRow);
+const codes = mappedTable('oauth_codes', toRow);
 
 export async function insertAuthorizationCode(db: DbOrTrx, c: NewPendingGrant & { codeHash: string }): Promise<void> {
   await db('oauth_codes').insert({ code_hash: c.codeHash, ...pendingGrantColumns(c) });

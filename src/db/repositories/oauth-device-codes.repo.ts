@@ -1,6 +1,6 @@
 import { preparedRows, type DbOrTrx } from '..';
 import { authorizationContextOf, type AuthorizationContext, type AuthorizationContextRecord } from './authorization-context';
-import { table } from '../table';
+import { mappedTable } from '../table';
 
 export type DeviceCodeStatus = 'pending' | 'approved' | 'denied' | 'consumed';
 
@@ -37,7 +37,7 @@ function toRow(r: DeviceCodeRecord): DeviceCodeRow {
     expiresAt: new Date(r.expires_at),
   };
 }
-const deviceCodes = table('oauth_device_codes', toRow);
+const deviceCodes = mappedTable('oauth_device_codes', toRow);
 
 /** Inserts a device authorization; false when the user code's hash is taken (the caller draws another code). */
 export async function insertDeviceCode(

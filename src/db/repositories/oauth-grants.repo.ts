@@ -1,9 +1,9 @@
 import type { DbOrTrx } from '..';
-import { convert, date, dateOrNull, named, rowMapper, same, type RecordOf, type RowOf } from '../rows';
+import { convert, date, dateOrNull, named, same, type RecordOf, type RowOf } from '../rows';
 import { table } from '../table';
 
 /** A user's approval of a client (a connected app). */
-const grantColumns = {
+export const oauthGrants = table('oauth_grants', {
   userId: same<string>(),
   clientId: same<string>(),
   scopes: named(
@@ -16,18 +16,14 @@ const grantColumns = {
   redirectUris: same<string[]>(),
   grantedAt: date,
   lastUsedAt: dateOrNull,
-};
-
-export type GrantRow = RowOf<typeof grantColumns>;
-export type GrantRecord = RecordOf<typeof grantColumns>;
-const grants = table('oauth_grants', rowMapper(grantColumns));
-const { toRow } = grants;
+});
+export type GrantRow = RowOf<typeof oauthGrants.columns>;
 
 export interface GrantWithClientRow extends GrantRow {
   clientName: string;
 }
 
-export const findGrant = (db: DbOrTrx, userId: string, clientId: string) => grants.find(db, { user_id: userId, client_id: clientId });
+export const findGrant = (db: DbOrTrx, userId: string, clientId: string) => oauthGrants.find(db, { user_id: userId, client_id: clientId });
 
 /**
  * Creates the grant, or replaces what it covers (the caller passes the union with what was there, read in the same
@@ -65,12 +61,15 @@ export async function listGrantsOfUser(db: DbOrTrx, userId: string): Promise<Gra
       'g.last_used_at',
       'c.name as client_name',
     );
-  return rows.map((r: GrantRecord & { client_name: string }) => ({ ...toRow(r), clientName: r.client_name }));
+  return rows.map((r: RecordOf<typeof oauthGrants.columns> & { client_name: string }) => ({
+    ...oauthGrants.toRow(r),
+    clientName: r.client_name,
+  }));
 }
 
 /** Returns whether a grant was there to delete. */
 export const deleteGrant = async (db: DbOrTrx, userId: string, clientId: string) =>
-  (await grants.delete(db, { user_id: userId, client_id: clientId })) > 0;
+  (await oauthGrants.delete(db, { user_id: userId, client_id: clientId })) > 0;
 
 export async function touchGrant(db: DbOrTrx, userId: string, clientId: string, now: Date): Promise<void> {
   await db('oauth_grants').where({ user_id: userId, client_id: clientId }).update({ last_used_at: now });

@@ -6,7 +6,7 @@ import {
   type PendingGrant,
   type PendingGrantRecord,
 } from './authorization-context';
-import { table } from '../table';
+import { mappedTable } from '../table';
 
 /** A pending authorization: what the user is asked to approve on the consent screen (CONTRACT §5). */
 export interface AuthorizationRequestRow extends PendingGrant {
@@ -24,7 +24,7 @@ export interface AuthorizationRequestRecord extends PendingGrantRecord {
 function toRow(r: AuthorizationRequestRecord): AuthorizationRequestRow {
   return { id: r.id, ...pendingGrantOf(r), state: r.state, consumedAt: r.consumed_at ? new Date(r.consumed_at) : null };
 }
-const requests = table('oauth_authorization_requests', toRow);
+const requests = mappedTable('oauth_authorization_requests', toRow);
 
 export async function insertAuthorizationRequest(db: DbOrTrx, r: NewPendingGrant & { id: string; state: string | null }): Promise<void> {
   await db('oauth_authorization_requests').insert({ id: r.id, state: r.state, ...pendingGrantColumns(r) });

@@ -1,6 +1,7 @@
 import type { DbOrTrx } from '..';
 import { authorizationRequestParams, type AuthorizationRequestParams } from '../../declarations/authorization-request';
 import { jsonColumnValue } from '../../lib/json-text';
+import { live } from '../table';
 
 /** A pushed authorization request (RFC 9126, issue 34): the parameters the client pushed, as strings. */
 export interface PushedRequestRow {
@@ -49,9 +50,8 @@ export async function findPushedRequest(db: DbOrTrx, requestUriHash: string): Pr
 /** Marks the request used; true for exactly one caller, and only while it is unused and unexpired. */
 export async function usePushedRequest(db: DbOrTrx, requestUriHash: string, now: Date): Promise<boolean> {
   const updated = await db('oauth_pushed_requests')
-    .where({ request_uri_hash: requestUriHash })
-    .whereNull('used_at')
-    .andWhere('expires_at', '>', now)
+    .where({ request_uri_hash: requestUriHash, used_at: null })
+    .modify(live({ now }))
     .update({ used_at: now });
   return updated === 1;
 }

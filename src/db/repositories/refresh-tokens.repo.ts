@@ -1,5 +1,5 @@
 import { preparedRows, retryingConflicts, type DbOrTrx } from '..';
-import { sessionContextOf, type AuthorizationContext, type SessionContextRecord } from './authorization-context';
+import { sessionContextIsWellFormed } from './authorization-context';
 import {
   PRINCIPAL_COLUMNS,
   rolesCte,
@@ -61,10 +61,6 @@ interface RotationColumns extends PrincipalColumns {
   auth_time: Date;
   user_updated_at: Date;
   oidc_sid: string;
-  session_client_id: string | null;
-  session_scope: string | null;
-  session_resource: string | null;
-  session_browser_session_id: string | null;
 }
 
 export interface FastRotation {
@@ -75,8 +71,6 @@ export interface FastRotation {
   /** With the principal: what an id_token of the rotated session says beyond it (read in the same statement). */
   /** What an id_token needs beyond the principal; `sid` is the browser session the session belongs to (issue 34). */
   idTokenReads: { authTime: Date; userUpdatedAt: Date; sid: string } | undefined;
-  /** The grant context the OAuth session keeps (read in the same statement); undefined for a first-party session. */
-  context: AuthorizationContext | undefined;
 }
 
 /**
@@ -84,8 +78,9 @@ export interface FastRotation {
  * lock the live session row (the lock order of every rotation: sessions, then refresh_tokens), consume the live
  * token naming its successor, insert the successor expiring at the earlier of its TTL and the session's absolute end,
  * extend the session (and narrow its scope when asked), and read the principal. Undefined when nothing was consumed
- * (session not live, token already used or expired): the caller then takes the transactional path, which decides
- * between the grace window, reuse detection and a plain refusal exactly as before.
+ * (session not live, token already used or expired, or the session's stored context malformed:
+ * sessionContextIsWellFormed): the caller then takes the transactional path, which decides between the grace window,
+ * reuse detection, the malformed context's refusal and a plain refusal exactly as before.
  */
 export async function rotateLiveRefreshToken(
   db: DbOrTrx,
@@ -102,7 +97,7 @@ export async function rotateLiveRefreshToken(
   },
 ): Promise<FastRotation | undefined> {
   const [row] = await retryingConflicts(() =>
-    preparedRows<RotationColumns>(db, 'sso_rotate_refresh_8', ROTATE_SQL, [
+    preparedRows<RotationColumns>(db, 'sso_rotate_refresh_9', ROTATE_SQL, [
       t.sessionId,
       t.userId,
       t.tokenId,
@@ -114,16 +109,7 @@ export async function rotateLiveRefreshToken(
     ]),
   );
   if (!row) return undefined;
-  const session: SessionContextRecord = {
-    client_id: row.session_client_id,
-    scope: row.session_scope,
-    resource: row.session_resource,
-    auth_time: row.auth_time,
-    amr: row.amr,
-    browser_session_id: row.session_browser_session_id,
-  };
   return {
-    context: sessionContextOf(session),
     refreshExpiresAt: new Date(row.refresh_expires_at),
     principal: row.id ? toPrincipalRecord(row) : undefined,
     idTokenReads: row.id
@@ -142,11 +128,10 @@ export async function rotateLiveRefreshToken(
  * in the same statement (`g`, after refresh_tokens in the lock order of docs/security.md).
  */
 const ROTATE_SQL = `with s as (
-       select se.id, se.user_id, se.amr, se.created_at, se.auth_time, se.client_id, se.browser_session_id, se.scope,
-              se.resource
+       select se.id, se.user_id, se.amr, se.created_at, se.auth_time, se.client_id, se.browser_session_id
          from sessions se
         where se.id = $1 and se.user_id = $2 and se.revoked_at is null and se.expires_at > $4
-          and ${sessionClientIsActive('se')}
+          and ${sessionClientIsActive('se')} and ${sessionContextIsWellFormed('se')}
         for no key update
      ), c as (
        update refresh_tokens rt set used_at = $4, replaced_by = $5
@@ -167,6 +152,5 @@ const ROTATE_SQL = `with s as (
         where s.client_id is not null and og.user_id = s.user_id and og.client_id = s.client_id and exists (select 1 from n)
      ), ${rolesCte('$2')}
      select n.expires_at as refresh_expires_at, s.auth_time, coalesce(s.browser_session_id, s.id) as oidc_sid,
-            s.client_id as session_client_id, s.scope as session_scope, s.resource as session_resource,
-            s.browser_session_id as session_browser_session_id, u.updated_at as user_updated_at, ${PRINCIPAL_COLUMNS}
+            u.updated_at as user_updated_at, ${PRINCIPAL_COLUMNS}
        from n cross join s left join users u on u.id = s.user_id and u.is_active`;

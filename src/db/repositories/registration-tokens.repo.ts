@@ -1,23 +1,19 @@
 import type { DbOrTrx } from '..';
-import { date, dateOrNull, num, rowMapper, same, type RecordOf, type RowOf } from '../rows';
+import { date, dateOrNull, hidden, num, same, type RowOf } from '../rows';
 import { table } from '../table';
 
 /** An initial access token of CONTRACT §13 (CLIENT_REGISTRATION=token): only its SHA-256 is stored. */
-const registrationTokenColumns = {
+export const registrationTokens = table('registration_tokens', {
   id: same<string>(),
+  tokenHash: hidden<string>(),
   createdBy: same<string | null>(),
   maxUses: num,
   uses: num,
   createdAt: date,
   expiresAt: date,
   revokedAt: dateOrNull,
-};
-
-export type RegistrationTokenRow = RowOf<typeof registrationTokenColumns>;
-export interface RegistrationTokenRecord extends RecordOf<typeof registrationTokenColumns> {
-  token_hash: string;
-}
-const registrationTokens = table('registration_tokens', rowMapper(registrationTokenColumns));
+});
+export type RegistrationTokenRow = RowOf<typeof registrationTokens.columns>;
 
 export const insertRegistrationToken = (
   db: DbOrTrx,

@@ -1,5 +1,5 @@
 import type { DbOrTrx } from '..';
-import { date, recordWriter, rowMapper, same, type RecordOf, type RowOf } from '../rows';
+import { date, same, type RowOf } from '../rows';
 import { table } from '../table';
 
 export type SamlNameIdFormat = 'emailAddress' | 'persistent' | 'transient' | 'unspecified';
@@ -21,7 +21,7 @@ export interface SamlAttributeNames {
 }
 
 /** A registered service provider (CONTRACT §19). */
-const samlAppColumns = {
+export const samlApps = table('saml_apps', {
   id: same<string>(),
   name: same<string>(),
   entityId: same<string>(),
@@ -40,16 +40,12 @@ const samlAppColumns = {
   enabled: same<boolean>(),
   createdAt: date,
   updatedAt: date,
-};
-
-export type SamlAppRow = RowOf<typeof samlAppColumns>;
+});
+export type SamlAppRow = RowOf<typeof samlApps.columns>;
 export type SamlAppFields = Omit<SamlAppRow, 'id' | 'createdAt' | 'updatedAt'>;
-export type SamlAppRecord = RecordOf<typeof samlAppColumns>;
-const samlApps = table('saml_apps', rowMapper(samlAppColumns));
-const writeColumns = recordWriter(samlAppColumns);
 /** The jsonb columns are written as JSON text. */
 const toRecord = (f: SamlAppFields) => ({
-  ...writeColumns(f),
+  ...samlApps.toRecord(f),
   acs_urls: JSON.stringify(f.acsUrls),
   attributes: JSON.stringify(f.attributes),
 });

@@ -1,9 +1,9 @@
 import type { DbOrTrx } from '..';
-import { date, rowMapper, same, type RecordOf, type RowOf } from '../rows';
+import { date, hidden, same, type RowOf } from '../rows';
 import { table } from '../table';
 
 /** An AuthnRequest (or an IdP-initiated start) waiting for the person to sign in (CONTRACT §19). */
-const samlRequestColumns = {
+export const samlRequests = table('saml_requests', {
   id: same<string>(),
   appId: same<string>(),
   requestId: same<string | null>(),
@@ -13,13 +13,9 @@ const samlRequestColumns = {
   isPassive: same<boolean>(),
   createdAt: date,
   expiresAt: date,
-};
-
-export type SamlRequestRow = RowOf<typeof samlRequestColumns>;
-export interface SamlRequestRecord extends RecordOf<typeof samlRequestColumns> {
-  used_at: Date | null;
-}
-const samlRequests = table('saml_requests', rowMapper(samlRequestColumns));
+  usedAt: hidden<Date | null>(),
+});
+export type SamlRequestRow = RowOf<typeof samlRequests.columns>;
 
 /**
  * Stores a request; false when this app already sent this request ID (the unique index (app_id, request_id) decides,

@@ -1,19 +1,16 @@
 import type { DbOrTrx } from '..';
-import { date, dateOrNull, rowMapper, same, type RecordOf, type RowOf } from '../rows';
+import { date, dateOrNull, same, type RowOf } from '../rows';
 import { keyRing } from './key-ring';
 
 /** The SAML IdP's signing key (CONTRACT §19): the private half only ever held sealed here. */
-const samlKeyColumns = {
+export const samlKeys = keyRing('saml_signing_keys', 'id', {
   id: same<string>(),
   privateKeySealed: same<string>(),
   certificatePem: same<string>(),
   createdAt: date,
   retiredAt: dateOrNull,
-};
-
-export type SamlKeyRow = RowOf<typeof samlKeyColumns>;
-export type SamlKeyRecord = RecordOf<typeof samlKeyColumns>;
-const samlKeys = keyRing('saml_signing_keys', 'id', rowMapper(samlKeyColumns));
+});
+export type SamlKeyRow = RowOf<typeof samlKeys.columns>;
 
 export const findCurrentSamlKey = (db: DbOrTrx) => samlKeys.find(db, { retired_at: null });
 /** The current key and keys retired after `retiredAfter`, newest first (the metadata publishes them all). */

@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
 import type { DbOrTrx } from '..';
 import { UUID_PATTERN } from '../../lib/ids';
-import { date, dateOrNull, rowMapper, same, type RecordOf, type RowOf } from '../rows';
+import { date, dateOrNull, hidden, same, type RecordOf, type RowOf } from '../rows';
 import { table } from '../table';
-import { toUserRow, type UserRecord, type UserRow } from './users.repo';
+import { userTable, type UserRecord, type UserRow } from './users.repo';
 
 /**
  * SCIM 2.0 provisioning (CONTRACT §20, docs/scim.md): connections, what a connection knows of an account, groups,
@@ -14,27 +14,23 @@ import { toUserRow, type UserRecord, type UserRow } from './users.repo';
 // ---------------------------------------------------------------------------------------------------------------
 // Connections
 
-const connectionColumns = {
+export const scimConnections = table('scim_connections', {
   id: same<string>(),
+  /** The SHA-256 of the connection's token, never shown. */
+  tokenHash: hidden<string>(),
   name: same<string>(),
   description: same<string>(),
   createdBy: same<string | null>(),
   createdAt: date,
   lastUsedAt: dateOrNull,
-};
-
-export type ScimConnectionRow = RowOf<typeof connectionColumns>;
-export interface ScimConnectionRecord extends RecordOf<typeof connectionColumns> {
-  token_hash: string;
-}
-const connections = table('scim_connections', rowMapper(connectionColumns));
-const toConnection = connections.toRow;
+});
+export type ScimConnectionRow = RowOf<typeof scimConnections.columns>;
 
 export const insertScimConnection = (
   db: DbOrTrx,
   c: { id: string; name: string; description: string; tokenHash: string; createdBy: string | null; now: Date },
 ) =>
-  connections.insert(db, {
+  scimConnections.insert(db, {
     id: c.id,
     name: c.name,
     description: c.description,
@@ -43,9 +39,9 @@ export const insertScimConnection = (
     created_at: c.now,
   });
 
-export const listScimConnections = (db: DbOrTrx) => connections.list(db, {}, ['created_at', 'id']);
+export const listScimConnections = (db: DbOrTrx) => scimConnections.list(db, {}, ['created_at', 'id']);
 
-export const findScimConnection = async (db: DbOrTrx, id: string) => (UUID_PATTERN.test(id) ? connections.find(db, { id }) : undefined);
+export const findScimConnection = async (db: DbOrTrx, id: string) => (UUID_PATTERN.test(id) ? scimConnections.find(db, { id }) : undefined);
 
 /** The connection whose token has this SHA-256, with the stored hash for the caller's constant-time comparison. */
 export async function findScimConnectionByTokenHash(
@@ -53,12 +49,12 @@ export async function findScimConnectionByTokenHash(
   tokenHash: string,
 ): Promise<{ connection: ScimConnectionRow; tokenHash: string } | undefined> {
   const row = await db('scim_connections').where({ token_hash: tokenHash }).first();
-  return row ? { connection: toConnection(row), tokenHash: row.token_hash } : undefined;
+  return row ? { connection: scimConnections.toRow(row), tokenHash: row.token_hash } : undefined;
 }
 
 /** A new token hash (rotation): the old token stops matching at once. */
 export const setScimConnectionTokenHash = async (db: DbOrTrx, id: string, tokenHash: string) =>
-  UUID_PATTERN.test(id) ? connections.update(db, { id }, { token_hash: tokenHash }) : undefined;
+  UUID_PATTERN.test(id) ? scimConnections.update(db, { id }, { token_hash: tokenHash }) : undefined;
 
 /** last_used_at, written at most once a minute per connection. */
 export async function touchScimConnection(db: DbOrTrx, id: string, now: Date): Promise<void> {
@@ -72,7 +68,7 @@ export async function touchScimConnection(db: DbOrTrx, id: string, now: Date): P
 export async function deleteScimConnection(db: DbOrTrx, id: string): Promise<ScimConnectionRow | undefined> {
   if (!UUID_PATTERN.test(id)) return undefined;
   const [row] = await db('scim_connections').where({ id }).delete().returning('*');
-  return row ? toConnection(row) : undefined;
+  return row ? scimConnections.toRow(row) : undefined;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -281,7 +277,7 @@ interface ScimUserColumns extends UserRecord {
 
 function toScimUser(r: ScimUserColumns): ScimUserRecord {
   return {
-    user: toUserRow(r),
+    user: userTable.toRow(r),
     externalId: r.scim_external_id,
     userName: r.scim_user_name,
     displayName: r.scim_display_name,
@@ -371,19 +367,15 @@ export async function deleteAccount(db: DbOrTrx, userId: string): Promise<boolea
 // ---------------------------------------------------------------------------------------------------------------
 // Groups
 
-const groupColumns = {
+export const scimGroups = table('scim_groups', {
   id: same<string>(),
   connectionId: same<string>(),
   displayName: same<string>(),
   externalId: same<string | null>(),
   createdAt: date,
   updatedAt: date,
-};
-
-export type ScimGroupRow = RowOf<typeof groupColumns>;
-export type ScimGroupRecord = RecordOf<typeof groupColumns>;
-const groups = table('scim_groups', rowMapper(groupColumns));
-const toGroup = groups.toRow;
+});
+export type ScimGroupRow = RowOf<typeof scimGroups.columns>;
 
 /** A group's members and the roles it is mapped to: a pair of ids a row. */
 export interface ScimGroupMemberRecord {
@@ -400,7 +392,7 @@ export const insertScimGroup = (
   db: DbOrTrx,
   g: { id: string; connectionId: string; displayName: string; externalId: string | null; now: Date },
 ) =>
-  groups.insert(db, {
+  scimGroups.insert(db, {
     id: g.id,
     connection_id: g.connectionId,
     display_name: g.displayName,
@@ -421,7 +413,7 @@ export async function findScimGroup(
   if (connectionId !== null) q.where({ connection_id: connectionId });
   if (lock) q.forUpdate();
   const row = await q.first();
-  return row ? toGroup(row) : undefined;
+  return row ? scimGroups.toRow(row) : undefined;
 }
 
 export async function listScimGroups(
@@ -437,12 +429,12 @@ export async function listScimGroups(
   };
   const [{ count }] = await base().count<[{ count: string }]>({ count: '*' });
   if (query.limit === 0) return { rows: [], total: Number(count) };
-  const rows: ScimGroupRecord[] = await base()
+  const rows: RecordOf<typeof scimGroups.columns>[] = await base()
     .select('g.*')
     .orderBy([{ column: 'g.created_at' }, { column: 'g.id' }])
     .offset(query.offset)
     .limit(query.limit);
-  return { rows: rows.map(toGroup), total: Number(count) };
+  return { rows: rows.map(scimGroups.toRow), total: Number(count) };
 }
 
 export async function updateScimGroup(

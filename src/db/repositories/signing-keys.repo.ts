@@ -1,10 +1,10 @@
 import type { JWK } from 'jose';
 import type { DbOrTrx } from '..';
-import { date, dateOrNull, rowMapper, same, type RecordOf, type RowOf } from '../rows';
+import { date, dateOrNull, same, type RowOf } from '../rows';
 import { keyRing } from './key-ring';
 
 /** An id_token signing key (CONTRACT §9). The private half is only ever held sealed here. */
-const signingKeyColumns = {
+export const signingKeys = keyRing('oidc_signing_keys', 'kid', {
   kid: same<string>(),
   alg: same<string>(),
   /** jsonb, parsed by pg. */
@@ -12,11 +12,8 @@ const signingKeyColumns = {
   privateJwkSealed: same<string>(),
   createdAt: date,
   retiredAt: dateOrNull,
-};
-
-export type SigningKeyRow = RowOf<typeof signingKeyColumns>;
-export type SigningKeyRecord = RecordOf<typeof signingKeyColumns>;
-const signingKeys = keyRing('oidc_signing_keys', 'kid', rowMapper(signingKeyColumns));
+});
+export type SigningKeyRow = RowOf<typeof signingKeys.columns>;
 
 export const findCurrentSigningKey = (db: DbOrTrx, alg: string) => signingKeys.find(db, { alg, retired_at: null });
 export const findSigningKey = (db: DbOrTrx, kid: string) => signingKeys.find(db, { kid });

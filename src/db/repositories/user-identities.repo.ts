@@ -1,9 +1,9 @@
 import type { DbOrTrx } from '..';
 import { UUID_PATTERN } from '../../lib/ids';
-import { date, dateOrNull, flag, rowMapper, same, type RecordOf, type RowOf } from '../rows';
+import { date, dateOrNull, flag, same, type RecordOf, type RowOf } from '../rows';
 import { table } from '../table';
 
-const userIdentityColumns = {
+export const userIdentities = table('user_identities', {
   id: same<string>(),
   userId: same<string>(),
   providerId: same<string>(),
@@ -18,12 +18,8 @@ const userIdentityColumns = {
    * 20261130100000_flag_privileged_identities): it signs nobody in until the owner keeps it from /account.
    */
   needsConfirmation: flag,
-};
-
-export type UserIdentityRow = RowOf<typeof userIdentityColumns>;
-export type UserIdentityRecord = RecordOf<typeof userIdentityColumns>;
-const identities = table('user_identities', rowMapper(userIdentityColumns));
-const { toRow } = identities;
+});
+export type UserIdentityRow = RowOf<typeof userIdentities.columns>;
 
 /** A linked identity with its provider's slug and name (the /account list and GET /api/auth/identities). */
 export interface LinkedIdentity extends UserIdentityRow {
@@ -42,10 +38,10 @@ export interface IdentityKey {
 const keyOf = (key: IdentityKey) => ({ provider_id: key.providerId, issuer: key.issuer, subject: key.subject });
 
 /** The identity (provider, issuer, subject), stamped as used now; undefined when nobody has linked it. */
-export const useIdentity = (db: DbOrTrx, key: IdentityKey, now: Date) => identities.update(db, keyOf(key), { last_used_at: now });
+export const useIdentity = (db: DbOrTrx, key: IdentityKey, now: Date) => userIdentities.update(db, keyOf(key), { last_used_at: now });
 
 /** The identity (provider, issuer, subject) without stamping it (the policy asks who holds it). */
-export const findIdentity = (db: DbOrTrx, key: IdentityKey) => identities.find(db, keyOf(key));
+export const findIdentity = (db: DbOrTrx, key: IdentityKey) => userIdentities.find(db, keyOf(key));
 
 /**
  * Links (provider, issuer, subject) to a user. Returns undefined when that identity is already linked (to anyone): the unique
@@ -69,7 +65,7 @@ export async function insertIdentity(
     .onConflict(['provider_id', 'issuer', 'subject'])
     .ignore()
     .returning('*');
-  return row ? toRow(row) : undefined;
+  return row ? userIdentities.toRow(row) : undefined;
 }
 
 export async function listIdentitiesOfUser(db: DbOrTrx, userId: string): Promise<LinkedIdentity[]> {
@@ -78,8 +74,8 @@ export async function listIdentitiesOfUser(db: DbOrTrx, userId: string): Promise
     .where('i.user_id', userId)
     .orderBy('i.created_at')
     .select('i.*', 'p.slug as provider_slug', 'p.name as provider_name');
-  return rows.map((r: UserIdentityRecord & { provider_slug: string; provider_name: string }) => ({
-    ...toRow(r),
+  return rows.map((r: RecordOf<typeof userIdentities.columns> & { provider_slug: string; provider_name: string }) => ({
+    ...userIdentities.toRow(r),
     providerSlug: r.provider_slug,
     providerName: r.provider_name,
   }));
@@ -88,13 +84,13 @@ export async function listIdentitiesOfUser(db: DbOrTrx, userId: string): Promise
 /** The owner keeps a flagged identity: it signs in again. Returns it, or undefined when it is not theirs or not flagged. */
 export const confirmIdentityOfUser = async (db: DbOrTrx, userId: string, id: string) =>
   UUID_PATTERN.test(id)
-    ? identities.update(db, { id, user_id: userId, needs_confirmation: true }, { needs_confirmation: false })
+    ? userIdentities.update(db, { id, user_id: userId, needs_confirmation: true }, { needs_confirmation: false })
     : undefined;
 
 export async function deleteIdentityOfUser(db: DbOrTrx, userId: string, id: string): Promise<UserIdentityRow | undefined> {
   if (!UUID_PATTERN.test(id)) return undefined;
   const [row] = await db('user_identities').where({ id, user_id: userId }).delete().returning('*');
-  return row ? toRow(row) : undefined;
+  return row ? userIdentities.toRow(row) : undefined;
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { DbOrTrx } from '..';
 import type { PrincipalRole } from './principal.repo';
-import { toUserRow, type UserRow } from './users.repo';
+import { userTable, type UserRow } from './users.repo';
 
 /** Returns false when the user already held the role (assignment is idempotent). */
 export async function assignRoleToUser(db: DbOrTrx, userId: string, roleId: string, now: Date): Promise<boolean> {
@@ -49,7 +49,7 @@ function adminUsersQuery(db: DbOrTrx, roleNames: readonly string[]) {
 
 export async function listUsersWithGlobalRoles(db: DbOrTrx, roleNames: readonly string[]): Promise<UserRow[]> {
   const rows = await adminUsersQuery(db, roleNames).select('u.*').orderBy('u.email');
-  return rows.map(toUserRow);
+  return rows.map(userTable.toRow);
 }
 
 export async function countUsersWithGlobalRoles(

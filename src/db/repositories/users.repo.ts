@@ -1,10 +1,10 @@
 import type { Knex } from 'knex';
 import { preparedRows, type DbOrTrx } from '..';
 import { UUID_PATTERN } from '../../lib/ids';
-import { date, dateOrNull, recordWriter, rowMapper, same, type RecordOf, type RowOf } from '../rows';
+import { date, dateOrNull, same, type RecordOf, type RowOf } from '../rows';
 import { table } from '../table';
 
-const userColumns = {
+export const userTable = table('users', {
   id: same<string>(),
   email: same<string>(),
   firstName: same<string>(),
@@ -17,15 +17,10 @@ const userColumns = {
   lastLoginAt: dateOrNull,
   /** An invitation not yet accepted: when its link stops working (null: not invited, or accepted). */
   invitationExpiresAt: dateOrNull,
-};
-
-export type UserRow = RowOf<typeof userColumns>;
+});
+export type UserRow = RowOf<typeof userTable.columns>;
 /** A users row as pg returns it (other repositories' statements that select `u.*` extend it). */
-export type UserRecord = RecordOf<typeof userColumns>;
-const userTable = table('users', rowMapper(userColumns));
-export const toUserRow = userTable.toRow;
-/** The fields given, by their columns (undefined ones left out). */
-const writeUser = recordWriter(userColumns);
+export type UserRecord = RecordOf<typeof userTable.columns>;
 
 export const findUserById = async (db: DbOrTrx, id: string) => (UUID_PATTERN.test(id) ? userTable.find(db, { id }) : undefined);
 
@@ -56,7 +51,7 @@ export async function findSignInAccount(db: DbOrTrx, email: string): Promise<Sig
   );
   if (!row) return undefined;
   return {
-    user: toUserRow(row),
+    user: userTable.toRow(row),
     totp: row.has_totp === true,
     passkeys: Number(row.passkeys),
     recoveryCodesLeft: Number(row.recovery_codes_left),
@@ -104,7 +99,7 @@ export const updateUser = (
     invitationExpiresAt: Date | null;
   }>,
   now: Date,
-) => userTable.update(db, { id }, { ...writeUser(patch), updated_at: now });
+) => userTable.update(db, { id }, { ...userTable.toRecord(patch), updated_at: now });
 
 /**
  * Locks a user row for the rest of the transaction and returns it. The first lock of the email-link flows, so that
@@ -112,7 +107,7 @@ export const updateUser = (
  */
 export async function lockUser(db: DbOrTrx, id: string): Promise<UserRow | undefined> {
   const row = await db('users').where({ id }).forNoKeyUpdate().first();
-  return row ? toUserRow(row) : undefined;
+  return row ? userTable.toRow(row) : undefined;
 }
 
 /** `%`, `_` and `\` match literally in a search term. */
@@ -159,7 +154,7 @@ export async function listUsers(
       .offset(query.offset),
     matching().count<{ count: string }[]>('* as count').first(),
   ]);
-  return { users: rows.map(toUserRow), total: Number(count?.count ?? 0) };
+  return { users: rows.map(userTable.toRow), total: Number(count?.count ?? 0) };
 }
 
 export async function countUsers(db: DbOrTrx): Promise<{ total: number; active: number }> {
@@ -231,7 +226,7 @@ export async function searchUsers(db: DbOrTrx, query: UserSearch): Promise<UserR
       { column: 'u.id', order },
     ])
     .limit(query.limit + 1);
-  const users = rows.map(toUserRow);
+  const users = rows.map(userTable.toRow);
   return backwards ? users.reverse() : users;
 }
 

@@ -1,9 +1,9 @@
 import type { DbOrTrx } from '..';
-import { convert, date, dateOrNull, num, rowMapper, same, type RecordOf, type RowOf } from '../rows';
+import { convert, date, dateOrNull, num, same, type RowOf } from '../rows';
 import { table } from '../table';
 import { parseTextArray } from './principal.repo';
 
-const passkeyColumns = {
+export const passkeys = table('webauthn_credentials', {
   id: same<string>(),
   userId: same<string>(),
   /** base64url credential ID. */
@@ -15,11 +15,8 @@ const passkeyColumns = {
   backedUp: same<boolean>(),
   createdAt: date,
   lastUsedAt: dateOrNull,
-};
-
-export type PasskeyRow = RowOf<typeof passkeyColumns>;
-export type PasskeyRecord = RecordOf<typeof passkeyColumns>;
-const passkeys = table('webauthn_credentials', rowMapper(passkeyColumns));
+});
+export type PasskeyRow = RowOf<typeof passkeys.columns>;
 
 export const insertPasskey = (
   db: DbOrTrx,

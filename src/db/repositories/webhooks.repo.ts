@@ -1,10 +1,10 @@
 import type { DbOrTrx } from '..';
 import { deleteDeliveriesBefore, deliveryAttemptColumns, recordDeliveryOutcome, type DeliveryAttemptOutcome } from './deliveries';
 import { toAuditEventRow, type AuditEventRow } from './audit-events.repo';
-import { date, dateOrNull, rowMapper, same, str, type RecordOf, type RowOf } from '../rows';
+import { date, dateOrNull, same, str, type RecordOf, type RowOf } from '../rows';
 import { table } from '../table';
 
-const subscriptionColumns = {
+export const webhookSubscriptions = table('webhook_subscriptions', {
   id: same<string>(),
   url: same<string>(),
   events: same<string[]>(),
@@ -15,17 +15,14 @@ const subscriptionColumns = {
   previousSecretExpiresAt: dateOrNull,
   createdAt: date,
   updatedAt: date,
-};
-
-export type WebhookSubscriptionRow = RowOf<typeof subscriptionColumns>;
-export type SubscriptionRecord = RecordOf<typeof subscriptionColumns>;
-const subscriptions = table('webhook_subscriptions', rowMapper(subscriptionColumns));
+});
+export type WebhookSubscriptionRow = RowOf<typeof webhookSubscriptions.columns>;
 
 export const insertWebhookSubscription = (
   db: DbOrTrx,
   s: { id: string; url: string; events: string[]; enabled: boolean; description: string; secretSealed: string; now: Date },
 ) =>
-  subscriptions.insert(db, {
+  webhookSubscriptions.insert(db, {
     id: s.id,
     url: s.url,
     events: s.events,
@@ -36,9 +33,9 @@ export const insertWebhookSubscription = (
     updated_at: s.now,
   });
 
-export const listWebhookSubscriptions = (db: DbOrTrx) => subscriptions.list(db, {}, ['created_at', 'id']);
+export const listWebhookSubscriptions = (db: DbOrTrx) => webhookSubscriptions.list(db, {}, ['created_at', 'id']);
 
-export const findWebhookSubscription = (db: DbOrTrx, id: string) => subscriptions.find(db, { id });
+export const findWebhookSubscription = (db: DbOrTrx, id: string) => webhookSubscriptions.find(db, { id });
 
 export const updateWebhookSubscription = (
   db: DbOrTrx,
@@ -47,7 +44,7 @@ export const updateWebhookSubscription = (
   now: Date,
 ) =>
   // Knex leaves out of the UPDATE the fields the patch leaves undefined.
-  subscriptions.update(
+  webhookSubscriptions.update(
     db,
     { id },
     { url: patch.url, events: patch.events, enabled: patch.enabled, description: patch.description, updated_at: now },
@@ -61,33 +58,30 @@ export async function rotateWebhookSecret(
   previousExpiresAt: Date,
   now: Date,
 ): Promise<WebhookSubscriptionRow | undefined> {
-  const result = await db.raw<{ rows: SubscriptionRecord[] }>(
+  const result = await db.raw<{ rows: RecordOf<typeof webhookSubscriptions.columns>[] }>(
     `update webhook_subscriptions
      set previous_secret_sealed = secret_sealed, previous_secret_expires_at = ?, secret_sealed = ?, updated_at = ?
      where id = ? returning *`,
     [previousExpiresAt, secretSealed, now, id],
   );
   const [row] = result.rows;
-  return row ? subscriptions.toRow(row) : undefined;
+  return row ? webhookSubscriptions.toRow(row) : undefined;
 }
 
 /** Deletes the subscription and (cascade) its deliveries; their queued jobs find nothing and end. */
-export const deleteWebhookSubscription = async (db: DbOrTrx, id: string) => (await subscriptions.delete(db, { id })) > 0;
+export const deleteWebhookSubscription = async (db: DbOrTrx, id: string) => (await webhookSubscriptions.delete(db, { id })) > 0;
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 
-const deliveryColumns = {
+export const webhookDeliveries = table('webhook_deliveries', {
   ...deliveryAttemptColumns,
   subscriptionId: same<string>(),
   eventId: str,
   eventType: same<string>(),
   status: same<DeliveryStatus>(),
   lastResponseExcerpt: same<string | null>(),
-};
-
-export type WebhookDeliveryRow = RowOf<typeof deliveryColumns>;
-export type DeliveryRecord = RecordOf<typeof deliveryColumns>;
-const toDeliveryRow = rowMapper(deliveryColumns);
+});
+export type WebhookDeliveryRow = RowOf<typeof webhookDeliveries.columns>;
 
 /** Newest first; one more row than `limit` tells the caller whether another page exists. */
 export async function listWebhookDeliveries(
@@ -99,7 +93,7 @@ export async function listWebhookDeliveries(
   const q = db('webhook_deliveries').where({ subscription_id: subscriptionId }).orderBy('id', 'desc').limit(limit);
   if (filter.status) q.where('status', filter.status);
   if (filter.beforeId !== undefined) q.where('id', '<', filter.beforeId);
-  return (await q).map(toDeliveryRow);
+  return (await q).map(webhookDeliveries.toRow);
 }
 
 /** What one attempt needs: the delivery, its subscription and its audit event (undefined parts were deleted). */
@@ -115,7 +109,7 @@ export async function findDeliveryWork(db: DbOrTrx, deliveryId: string): Promise
   const subscription = await findWebhookSubscription(db, delivery.subscription_id);
   if (!subscription) return undefined;
   const event = await db('audit_events').where({ id: delivery.event_id }).first();
-  return { delivery: toDeliveryRow(delivery), subscription, event: event && toAuditEventRow(event) };
+  return { delivery: webhookDeliveries.toRow(delivery), subscription, event: event && toAuditEventRow(event) };
 }
 
 export interface AttemptOutcome extends DeliveryAttemptOutcome {
@@ -126,19 +120,13 @@ export interface AttemptOutcome extends DeliveryAttemptOutcome {
  * Records one attempt and, when another is due, enqueues it in the same transaction (webhook_enqueue, the
  * migration's one caller of graphile-worker's SQL API).
  */
-export async function recordDeliveryAttempt(
-  db: DbOrTrx,
-  deliveryId: string,
-  outcome: AttemptOutcome,
-): Promise<WebhookDeliveryRow | undefined> {
-  const row = await recordDeliveryOutcome<DeliveryRecord>(db, 'webhook_deliveries', deliveryId, outcome, {
+export const recordDeliveryAttempt = (db: DbOrTrx, deliveryId: string, outcome: AttemptOutcome) =>
+  recordDeliveryOutcome(db, 'webhook_deliveries', deliveryId, outcome, {
     excerpt: true,
     onlyPending: false,
+    toRow: webhookDeliveries.toRow,
+    enqueue: (row, delaySeconds) => enqueueDelivery(db, String(row.id), row.subscription_id, delaySeconds),
   });
-  if (!row) return undefined;
-  if (outcome.retryInSeconds !== null) await enqueueDelivery(db, String(row.id), row.subscription_id, outcome.retryInSeconds);
-  return toDeliveryRow(row);
-}
 
 /** A delivery that cannot be attempted (subscription disabled, event pruned): failed without an attempt. */
 export async function markDeliveryFailed(db: DbOrTrx, deliveryId: string, error: string): Promise<void> {
@@ -163,7 +151,7 @@ export async function resetDeliveryForRedelivery(
     .returning('*');
   if (!row) return undefined;
   await enqueueDelivery(db, String(row.id), row.subscription_id, 0);
-  return toDeliveryRow(row);
+  return webhookDeliveries.toRow(row);
 }
 
 /** The backlog gauges: deliveries due now and the age of the oldest one (0 when none). */

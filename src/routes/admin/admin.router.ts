@@ -7,7 +7,7 @@ import * as clients from '../../services/oauth/clients.service';
 import { recentBackchannelDeliveries } from '../../services/oidc/backchannel-logout.service';
 import * as registrationTokens from '../../services/oauth/registration/registration-tokens.service';
 import * as resources from '../../services/oauth/resources.service';
-import { declareRouter, endpoint, serve } from '../route';
+import { declareRouter, endpointsWith, serve } from '../route';
 import type { RouteDeps } from '../types';
 import {
   presentApiResource,
@@ -44,29 +44,33 @@ import {
   updateClientBody,
 } from './admin.schemas';
 
+const READ = { auth: 'user', permission: 'oauth_clients:read' } as const;
+const WRITE = { auth: 'user', permission: 'oauth_clients:write' } as const;
+const forAdmins = endpointsWith({ auth: 'user', admin: true });
+const read = endpointsWith(READ);
+const write = endpointsWith(WRITE);
+const readClient = endpointsWith({ ...READ, params: clientIdParams });
+const writeResource = endpointsWith({ ...WRITE, params: apiResourceIdParams });
+const oneClient = { description: '{ client }', schema: clientEnvelope };
+const oneResource = { description: '{ resource }', schema: apiResourceEnvelope };
+
 /** The overview's counts (spec §4.6) and sign-ins per day; the console's overview is built from them. */
 export const summaryApi = {
-  summary: endpoint(
+  summary: forAdmins.get(
+    '/summary',
     {
-      method: 'get',
-      path: '/summary',
       summary: 'Counts of users, clients, roles, admins',
-      auth: 'user',
-      admin: true,
       response: { description: '{ users, active_users, clients, active_clients, roles, admins }', schema: summaryBody },
     },
     async (_input, ctx) => presentSummary(await getSummary(ctx)),
   ),
-  signIns: endpoint(
+  signIns: forAdmins.get(
+    '/summary/sign-ins',
     {
-      method: 'get',
-      path: '/summary/sign-ins',
       summary: 'Successful and failed sign-ins per UTC day (today and the days before it), oldest first',
       description:
         'Counted from the audit trail (auth.login.succeeded and auth.login.failed): every day of the range has an entry, ' +
         'zero when nothing happened. `days` is 1 to 90 (default 30).',
-      auth: 'user',
-      admin: true,
       query: signInsQuery,
       noStore: true,
       response: { description: '{ days: [{ day, succeeded, failed }] }', schema: signInsPerDayBody },
@@ -80,24 +84,18 @@ export const summaryApi = {
  * `npm run admin -- rotate-signing-key` (the same service). The console's Signing keys page is built from these.
  */
 export const signingKeysApi = {
-  list: endpoint(
+  list: forAdmins.get(
+    '/signing-keys',
     {
-      method: 'get',
-      path: '/signing-keys',
       summary: 'The published id_token and access-token signing keys, newest first, with their status (never a private key)',
-      auth: 'user',
-      admin: true,
       response: { description: '{ keys: [{ kid, alg, created_at, retired_at }] }', schema: signingKeysBody },
     },
     async (_input, ctx) => ({ keys: (await listSigningKeys(ctx)).map(presentSigningKey) }),
   ),
-  rotate: endpoint(
+  rotate: endpointsWith({ auth: 'user', role: SUPER_ADMIN }).post(
+    '/signing-keys/rotate',
     {
-      method: 'post',
-      path: '/signing-keys/rotate',
       summary: 'Rotate the signing key: a new current key; the old one stays published until its tokens have expired',
-      auth: 'user',
-      role: SUPER_ADMIN,
       noStore: true,
       response: { description: '{ kid, alg, retired }', schema: signingKeyRotatedBody },
     },
@@ -111,30 +109,24 @@ export const signingKeysApi = {
  * built from these endpoints (src/console/applications/applications.console.ts).
  */
 export const clientsApi = {
-  list: endpoint(
+  list: read.get(
+    '/oauth-clients',
     {
-      method: 'get',
-      path: '/oauth-clients',
       summary: 'List OAuth clients (`?registration=dynamic`: those that registered themselves, CONTRACT §13)',
-      auth: 'user',
-      permission: 'oauth_clients:read',
       query: listClientsQuery,
       response: { description: '{ clients }', schema: clientsBody },
     },
     async ({ query }, ctx) => ({ clients: (await clients.listClients(ctx, query)).map(presentClient) }),
   ),
-  create: endpoint(
+  create: write.post(
+    '/oauth-clients',
     {
-      method: 'post',
-      path: '/oauth-clients',
       summary: 'Create a client; the secret is returned once',
       description:
         'CONTRACT §12: `type` confidential (default) or public (no secret, token_endpoint_auth_method none), `grant_types` ' +
         '(default authorization_code and refresh_token; client_credentials for confidential clients only; ' +
         'urn:ietf:params:oauth:grant-type:device_code), `allowed_resources` (registered API identifiers). `preset` (web, ' +
         'spa, native, m2m, device) fills in type, grant_types and scopes where the body leaves them out (docs/apps.md).',
-      auth: 'user',
-      permission: 'oauth_clients:write',
       noStore: true,
       body: createClientBody,
       response: {
@@ -148,29 +140,18 @@ export const clientsApi = {
       return { client: presentClient(client), ...(clientSecret !== undefined ? { client_secret: clientSecret } : {}) };
     },
   ),
-  get: endpoint(
-    {
-      method: 'get',
-      path: '/oauth-clients/:clientId',
-      summary: 'Client detail (secret redacted)',
-      auth: 'user',
-      permission: 'oauth_clients:read',
-      params: clientIdParams,
-      response: { description: '{ client }', schema: clientEnvelope },
-    },
+  get: readClient.get(
+    '/oauth-clients/:clientId',
+    { summary: 'Client detail (secret redacted)', response: oneClient },
     async ({ params }, ctx) => ({ client: presentClient(await clients.getClient(ctx, params.clientId)) }),
   ),
-  update: endpoint(
+  update: endpointsWith({ ...WRITE, params: clientIdParams }).put(
+    '/oauth-clients/:clientId',
     {
-      method: 'put',
-      path: '/oauth-clients/:clientId',
       summary: 'Update a client',
-      auth: 'user',
-      permission: 'oauth_clients:write',
       description: '`is_active` (deactivate or re-activate) also needs `oauth_clients:delete`; 403 otherwise.',
-      params: clientIdParams,
       body: updateClientBody,
-      response: { description: '{ client }', schema: clientEnvelope },
+      response: oneClient,
     },
     async ({ params, body, principal }, ctx) => {
       // CONTRACT §23: deactivating or re-activating is DELETE's right, whichever endpoint carries it.
@@ -180,15 +161,11 @@ export const clientsApi = {
       return { client: presentClient(await clients.updateClient(ctx, params.clientId, body)) };
     },
   ),
-  rotateSecret: endpoint(
+  rotateSecret: endpointsWith({ auth: 'user', permission: 'oauth_clients:rotate_secret', params: clientIdParams }).post(
+    '/oauth-clients/:clientId/rotate-secret',
     {
-      method: 'post',
-      path: '/oauth-clients/:clientId/rotate-secret',
       summary: 'Rotate the secret (the old one stops working at once); 400 for a public client',
-      auth: 'user',
-      permission: 'oauth_clients:rotate_secret',
       noStore: true,
-      params: clientIdParams,
       response: { description: '{ client_id, client_secret } (Cache-Control: no-store)', schema: clientSecretBody },
     },
     async ({ params }, ctx) => {
@@ -196,17 +173,13 @@ export const clientsApi = {
       return { client_id: rotated.clientId, client_secret: rotated.clientSecret };
     },
   ),
-  backchannelDeliveries: endpoint(
+  backchannelDeliveries: readClient.get(
+    '/oauth-clients/:clientId/backchannel-logout-deliveries',
     {
-      method: 'get',
-      path: '/oauth-clients/:clientId/backchannel-logout-deliveries',
       summary: "The client's 20 most recent back-channel logout deliveries, newest first",
       description:
         'OpenID Connect Back-Channel Logout (docs/backchannel-logout.md): one delivery per ended browser session under which ' +
         'the client held a session; pending while retried on the webhooks schedule, then delivered or failed.',
-      auth: 'user',
-      permission: 'oauth_clients:read',
-      params: clientIdParams,
       response: { description: '{ deliveries }', schema: backchannelDeliveriesBody },
     },
     async ({ params }, ctx) => {
@@ -214,14 +187,10 @@ export const clientsApi = {
       return { deliveries: (await recentBackchannelDeliveries(ctx, params.clientId)).map(presentBackchannelDelivery) };
     },
   ),
-  deactivate: endpoint(
+  deactivate: endpointsWith({ auth: 'user', permission: 'oauth_clients:delete', params: clientIdParams }).delete(
+    '/oauth-clients/:clientId',
     {
-      method: 'delete',
-      path: '/oauth-clients/:clientId',
       summary: 'Deactivate a client and revoke its sessions',
-      auth: 'user',
-      permission: 'oauth_clients:delete',
-      params: clientIdParams,
       response: { description: '{ client } (is_active false)', schema: clientEnvelope },
     },
     async ({ params }, ctx) => ({ client: presentClient(await clients.deactivateClient(ctx, params.clientId)) }),
@@ -230,27 +199,21 @@ export const clientsApi = {
 
 /** Initial access tokens of dynamic client registration (CONTRACT §13). */
 export const registrationTokensApi = {
-  list: endpoint(
+  list: read.get(
+    '/registration-tokens',
     {
-      method: 'get',
-      path: '/registration-tokens',
       summary: 'List initial access tokens for dynamic client registration (never the tokens themselves)',
-      auth: 'user',
-      permission: 'oauth_clients:read',
       response: { description: '{ registration_tokens }', schema: registrationTokensBody },
     },
     async (_input, ctx) => ({ registration_tokens: (await registrationTokens.listTokens(ctx)).map(presentRegistrationToken) }),
   ),
-  create: endpoint(
+  create: write.post(
+    '/registration-tokens',
     {
-      method: 'post',
-      path: '/registration-tokens',
       summary: 'Mint an initial access token for CLIENT_REGISTRATION=token; the token is returned once',
       description:
         'CONTRACT §13. `expires_in_s` (60 s to 90 days, default 1 day), `max_uses` (1-10000, default 1). A client sends it as ' +
         '`Authorization: Bearer <token>` to POST /api/oauth/register; each registration spends one use.',
-      auth: 'user',
-      permission: 'oauth_clients:write',
       noStore: true,
       body: createRegistrationTokenBody,
       response: {
@@ -264,14 +227,10 @@ export const registrationTokensApi = {
       return { token: minted.token, registration_token: presentRegistrationToken(minted.row) };
     },
   ),
-  revoke: endpoint(
+  revoke: endpointsWith({ ...WRITE, params: registrationTokenIdParams }).delete(
+    '/registration-tokens/:tokenId',
     {
-      method: 'delete',
-      path: '/registration-tokens/:tokenId',
       summary: 'Revoke an initial access token (clients it registered stay; deactivate them as any client)',
-      auth: 'user',
-      permission: 'oauth_clients:write',
-      params: registrationTokenIdParams,
       response: { description: '{ registration_token } (revoked_at set)', schema: registrationTokenEnvelope },
     },
     async ({ params }, ctx) => ({
@@ -282,64 +241,38 @@ export const registrationTokensApi = {
 
 /** API resources (CONTRACT §12); the console's pages are built from them (src/console/resources/resources.console.ts). */
 export const resourcesApi = {
-  list: endpoint(
+  list: read.get(
+    '/api-resources',
     {
-      method: 'get',
-      path: '/api-resources',
       summary: 'List the APIs that accept RFC 9068 access tokens (RFC 8707 resources)',
-      auth: 'user',
-      permission: 'oauth_clients:read',
       response: { description: '{ resources }', schema: apiResourcesBody },
     },
     async (_input, ctx) => ({ resources: (await resources.listResources(ctx)).map(presentApiResource) }),
   ),
-  create: endpoint(
+  create: write.post(
+    '/api-resources',
     {
-      method: 'post',
-      path: '/api-resources',
       summary: 'Register an API (identifier: absolute URI, the aud of its tokens)',
-      auth: 'user',
-      permission: 'oauth_clients:write',
       body: createApiResourceBody,
-      response: { status: 201, description: '{ resource }', schema: apiResourceEnvelope },
+      response: { status: 201, ...oneResource },
       errors: [409],
     },
     async ({ body }, ctx) => ({ resource: presentApiResource(await resources.createApiResource(ctx, body)) }),
   ),
-  get: endpoint(
-    {
-      method: 'get',
-      path: '/api-resources/:resourceId',
-      summary: 'API resource detail',
-      auth: 'user',
-      permission: 'oauth_clients:read',
-      params: apiResourceIdParams,
-      response: { description: '{ resource }', schema: apiResourceEnvelope },
-    },
+  get: endpointsWith({ ...READ, params: apiResourceIdParams }).get(
+    '/api-resources/:resourceId',
+    { summary: 'API resource detail', response: oneResource },
     async ({ params }, ctx) => ({ resource: presentApiResource(await resources.getApiResource(ctx, params.resourceId)) }),
   ),
-  update: endpoint(
-    {
-      method: 'put',
-      path: '/api-resources/:resourceId',
-      summary: 'Update an API resource',
-      auth: 'user',
-      permission: 'oauth_clients:write',
-      params: apiResourceIdParams,
-      body: updateApiResourceBody,
-      response: { description: '{ resource }', schema: apiResourceEnvelope },
-      errors: [409],
-    },
+  update: writeResource.put(
+    '/api-resources/:resourceId',
+    { summary: 'Update an API resource', body: updateApiResourceBody, response: oneResource, errors: [409] },
     async ({ params, body }, ctx) => ({ resource: presentApiResource(await resources.changeApiResource(ctx, params.resourceId, body)) }),
   ),
-  remove: endpoint(
+  remove: writeResource.delete(
+    '/api-resources/:resourceId',
     {
-      method: 'delete',
-      path: '/api-resources/:resourceId',
       summary: 'Delete an API resource: tokens issued for it stop being active at introspection',
-      auth: 'user',
-      permission: 'oauth_clients:write',
-      params: apiResourceIdParams,
       response: { description: '{ resource } (as it was)', schema: apiResourceEnvelope },
     },
     async ({ params }, ctx) => ({ resource: presentApiResource(await resources.removeApiResource(ctx, params.resourceId)) }),

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import * as audit from '../../services/audit.service';
-import { declareRouter, endpoint, route, serve } from '../route';
+import { declareRouter, endpointsWith, route, serve } from '../route';
 import type { RouteDeps } from '../types';
 import { presentActivity, presentAuditEvent, presentPage } from './audit.presenters';
 import type { ServiceContext } from '../../services/context';
@@ -14,21 +14,18 @@ import {
   type AuditEvent,
 } from './audit.schemas';
 
+const auditTrail = endpointsWith({ auth: 'user', permission: 'system:manage_users', tags: ['Admin'], noStore: true });
+
 /**
  * GET /api/admin/audit-events (system:manage_users): the audit trail, filtered, newest first, cursor-paginated both
  * ways. The console's audit log is built from this endpoint (src/console/audit/audit.console.ts).
  */
 export const auditApi = {
-  list: endpoint(
+  list: auditTrail.get(
+    '/audit-events',
     {
-      method: 'get',
-      path: '/audit-events',
       summary: 'The audit trail of security events, newest first (docs/operations.md "Audit trail")',
-      tags: ['Admin'],
-      auth: 'user',
-      permission: 'system:manage_users',
       query: auditEventsQuery,
-      noStore: true,
       response: { description: '{ events, next_cursor, prev_cursor }', schema: auditEventsBody },
     },
     async ({ query }, ctx) => {
@@ -46,32 +43,22 @@ export const auditApi = {
       return { ...presentPage(page, (e) => presentAuditEvent(e, names)), prev_cursor: page.prevCursor };
     },
   ),
-  count: endpoint(
+  count: auditTrail.get(
+    '/audit-events/count',
     {
-      method: 'get',
-      path: '/audit-events/count',
       summary: 'How many events the filter of GET /api/admin/audit-events matches (cursors and limit ignored)',
       description:
         'The same query as the list: actor, subject, type, from, to. `count.kind` is `exact`, `more-than` (a filtered count ' +
         'stops at 10,000) or `about` (the estimate of an unfiltered trail beyond that).',
-      tags: ['Admin'],
-      auth: 'user',
-      permission: 'system:manage_users',
       query: auditEventsQuery,
-      noStore: true,
       response: { description: '{ count: { kind, value } }', schema: auditEventsCountBody },
     },
     async ({ query }, ctx) => ({ count: await audit.countAuditEvents(ctx, { ...query, types: query.type }) }),
   ),
-  types: endpoint(
+  types: auditTrail.get(
+    '/audit-events/types',
     {
-      method: 'get',
-      path: '/audit-events/types',
       summary: 'The event types the audit trail has ever held, grouped by prefix (the type filter of the audit log)',
-      tags: ['Admin'],
-      auth: 'user',
-      permission: 'system:manage_users',
-      noStore: true,
       response: { description: '{ types, groups: [{ group, types }] }', schema: auditEventTypesBody },
     },
     async (_input, ctx) => audit.listStoredTypes(ctx),

@@ -1,22 +1,11 @@
 import { z } from 'zod';
 import { sayIssue } from '../../i18n';
 import { SECURITY_EVENT_TYPES } from '../../services/events';
-import { timestampField } from '../common.schemas';
+import { cursorField, pageLimitField, timestampField } from '../common.schemas';
 
 export const AUDIT_PAGE_MAX = 200;
 
-const limitField = z.coerce
-  .number({ error: 'limit must be a number' })
-  .int('limit must be an integer')
-  .min(1, 'limit must be at least 1')
-  .default(50)
-  .transform((n) => Math.min(n, AUDIT_PAGE_MAX))
-  .meta({ description: 'Events per page (default 50; more than 200 is capped to 200)' });
-
-const cursorField = z
-  .string({ error: 'cursor must be a single string' })
-  .regex(/^[A-Za-z0-9_-]{1,40}$/, 'cursor is not one this server gave out')
-  .meta({ description: 'next_cursor of the previous page (opaque)' });
+const limitField = pageLimitField(50, AUDIT_PAGE_MAX).meta({ description: 'Events per page (default 50; more than 200 is capped to 200)' });
 
 const timeField = (name: string, description: string) =>
   z.iso

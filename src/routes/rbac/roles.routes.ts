@@ -2,7 +2,7 @@ import type { ServiceContext } from '../../services/context';
 import { SUPER_ADMIN } from '../../services/rbac-policy';
 import * as assignments from '../../services/role-assignment.service';
 import * as catalogue from '../../services/role-catalogue.service';
-import { endpoint, reply, route, type DeclaredRoute, type Endpoint } from '../route';
+import { endpointsWith, removed, reply, route, type DeclaredRoute, type Endpoint } from '../route';
 import { presentAdminUser } from '../users/users.presenters';
 import { adminUsersBody } from '../users/users.schemas';
 import { presentHeldRole, presentPermission, presentRole } from './rbac.presenters';
@@ -19,38 +19,31 @@ import {
   userRoleParams,
 } from './rbac.schemas';
 
+const SUPER = { auth: 'user', role: SUPER_ADMIN } as const;
+const MANAGE_ROLES = { auth: 'user', permission: 'users:manage_roles' } as const;
+const forAdmins = endpointsWith({ auth: 'user', admin: true });
+const aRole = endpointsWith({ ...SUPER, params: roleIdParams });
+const one = { description: '{ role }', schema: roleEnvelope };
+
 /**
  * The roles, their assignment and the admin list (spec §4.4, §4.5): one declaration each (guard, schemas, handler).
  * Some are served under both URL sets, /api/users/* and /api/rbac/* (`createRoleRoutes` says where); the console's
  * role pages and a user's role actions are built from the same endpoints (src/console/roles/roles.console.ts).
  */
 export const rolesApi = {
-  permissions: endpoint(
-    {
-      method: 'get',
-      path: '/permissions',
-      summary: 'Permission catalogue',
-      auth: 'user',
-      admin: true,
-      response: { description: '{ permissions: [{ name, description }] }', schema: permissionsBody },
-    },
+  permissions: forAdmins.get(
+    '/permissions',
+    { summary: 'Permission catalogue', response: { description: '{ permissions: [{ name, description }] }', schema: permissionsBody } },
     async (_input, ctx) => ({ permissions: (await catalogue.listPermissionCatalogue(ctx)).map(presentPermission) }),
   ),
-  list: endpoint(
-    {
-      method: 'get',
-      path: '/roles',
-      summary: 'Roles, including application-scoped ones',
-      auth: 'user',
-      admin: true,
-      response: { description: '{ roles }', schema: rolesBody },
-    },
+  list: forAdmins.get(
+    '/roles',
+    { summary: 'Roles, including application-scoped ones', response: { description: '{ roles }', schema: rolesBody } },
     async (_input, ctx) => ({ roles: (await catalogue.listRoles(ctx)).map(presentRole) }),
   ),
-  assignable: endpoint(
+  assignable: endpointsWith(MANAGE_ROLES).get(
+    '/roles/assignable',
     {
-      method: 'get',
-      path: '/roles/assignable',
       summary: 'The roles the caller may hand out, active or not: the choices of whoever assigns roles or maps SCIM groups to them',
       description:
         'For holders of users:manage_roles, who need not be admins: what the caller may give a user (POST ' +
@@ -58,85 +51,43 @@ export const rolesApi = {
         'grant follows: no permission and no API scope the caller does not hold (admin and super_admin hand out any API ' +
         'scope), super_admin only to a super_admin. Each role carries is_active; a deactivated one is refused (409) when ' +
         'granted (docs/rbac.md).',
-      auth: 'user',
-      permission: 'users:manage_roles',
       noStore: true,
       response: { description: '{ roles }', schema: rolesBody },
     },
     async ({ principal }, ctx) => ({ roles: (await assignments.listAssignableRoles(ctx, principal)).map(presentRole) }),
   ),
-  get: endpoint(
-    {
-      method: 'get',
-      path: '/roles/:roleId',
-      summary: 'A role (active or not)',
-      auth: 'user',
-      admin: true,
-      params: roleIdParams,
-      response: { description: '{ role }', schema: roleEnvelope },
-    },
+  get: endpointsWith({ auth: 'user', admin: true, params: roleIdParams }).get(
+    '/roles/:roleId',
+    { summary: 'A role (active or not)', response: one },
     async ({ params }, ctx) => ({ role: presentRole(await catalogue.roleOr404(ctx.db, params.roleId)) }),
   ),
-  create: endpoint(
-    {
-      method: 'post',
-      path: '/roles',
-      summary: 'Create a role',
-      auth: 'user',
-      role: SUPER_ADMIN,
-      body: createRoleBody,
-      response: { status: 201, description: '{ role }', schema: roleEnvelope },
-      errors: [409],
-    },
+  create: endpointsWith(SUPER).post(
+    '/roles',
+    { summary: 'Create a role', body: createRoleBody, response: { status: 201, ...one }, errors: [409] },
     async ({ body }, ctx) => ({ role: presentRole(await catalogue.createRole(ctx, body)) }),
   ),
-  update: endpoint(
-    {
-      method: 'put',
-      path: '/roles/:roleId',
-      summary: 'Update a role',
-      auth: 'user',
-      role: SUPER_ADMIN,
-      params: roleIdParams,
-      body: updateRoleBody,
-      response: { description: '{ role }', schema: roleEnvelope },
-      errors: [409],
-    },
+  update: aRole.put(
+    '/roles/:roleId',
+    { summary: 'Update a role', body: updateRoleBody, response: one, errors: [409] },
     async ({ params, body }, ctx) => ({ role: presentRole(await catalogue.updateRole(ctx, params.roleId, body)) }),
   ),
-  deactivate: endpoint(
-    {
-      method: 'delete',
-      path: '/roles/:roleId',
-      summary: 'Deactivate a role',
-      auth: 'user',
-      role: SUPER_ADMIN,
-      params: roleIdParams,
-      response: { description: '{ role } (is_active false)', schema: roleEnvelope },
-      errors: [409],
-    },
+  deactivate: aRole.delete(
+    '/roles/:roleId',
+    { summary: 'Deactivate a role', response: { description: '{ role } (is_active false)', schema: roleEnvelope }, errors: [409] },
     async ({ params }, ctx) => ({ role: presentRole(await catalogue.deactivateRole(ctx, params.roleId)) }),
   ),
-  listOfUser: endpoint(
+  listOfUser: endpointsWith({ auth: 'user', permission: 'users:read', params: userIdParams }).get(
+    '/:userId/roles',
     {
-      method: 'get',
-      path: '/:userId/roles',
       summary: "A user's roles: assigned, and granted by SCIM groups (each marked with how it is held)",
-      auth: 'user',
-      permission: 'users:read',
-      params: userIdParams,
       response: { description: '{ roles } (Role objects with `assigned` and `scim_groups`)', schema: heldRolesBody },
     },
     async ({ params }, ctx) => ({ roles: (await assignments.listUserRoles(ctx, params.userId)).map(presentHeldRole) }),
   ),
-  assignToUser: endpoint(
+  assignToUser: endpointsWith({ ...MANAGE_ROLES, params: userIdParams }).post(
+    '/:userId/roles',
     {
-      method: 'post',
-      path: '/:userId/roles',
       summary: 'Assign a role ({ role_id } or { role, application? })',
-      auth: 'user',
-      permission: 'users:manage_roles',
-      params: userIdParams,
       body: assignRoleBody,
       response: { status: 201, description: '{ roles } (200 when already held)', schema: rolesBody },
       errors: [409],
@@ -146,30 +97,16 @@ export const rolesApi = {
       return reply(result.assigned ? 201 : 200, { roles: result.roles.map(presentRole) });
     },
   ),
-  removeFromUser: endpoint(
-    {
-      method: 'delete',
-      path: '/:userId/roles/:roleId',
-      summary: 'Remove a role',
-      auth: 'user',
-      permission: 'users:manage_roles',
-      params: userRoleParams,
-      response: { status: 204, description: 'Removed', kind: 'empty' },
-      errors: [409],
-    },
+  removeFromUser: endpointsWith({ ...MANAGE_ROLES, params: userRoleParams }).delete(
+    '/:userId/roles/:roleId',
+    { summary: 'Remove a role', response: removed('Removed'), errors: [409] },
     async ({ principal, params }, ctx) => {
       await assignments.removeUserRole(ctx, principal, params.userId, params.roleId);
     },
   ),
-  adminUsers: endpoint(
-    {
-      method: 'get',
-      path: '/admin-users',
-      summary: 'Users holding admin-tier roles',
-      auth: 'user',
-      permission: 'system:manage_users',
-      response: { description: '{ users } (each with adminRole)', schema: adminUsersBody },
-    },
+  adminUsers: endpointsWith({ auth: 'user', permission: 'system:manage_users' }).get(
+    '/admin-users',
+    { summary: 'Users holding admin-tier roles', response: { description: '{ users } (each with adminRole)', schema: adminUsersBody } },
     async (_input, ctx) => ({ users: (await assignments.listAdminUsers(ctx)).map(presentAdminUser) }),
   ),
 };

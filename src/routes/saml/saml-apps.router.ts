@@ -1,26 +1,22 @@
-import type { z } from 'zod';
-import { badRequest, notFound } from '../../errors';
 import { SUPER_ADMIN } from '../../services/rbac-policy';
 import * as apps from '../../services/saml/saml-apps.service';
 import { rotateSamlKey } from '../../services/saml/saml-keys.service';
 import { idpDescription } from '../../services/saml/saml-metadata.service';
 import type { ServiceContext } from '../../services/context';
-import { declareRouter, endpoint, serve } from '../route';
+import { declareRouter, endpointsWith, idNotFound, removed, serve } from '../route';
 import type { RouteDeps } from '../types';
 import { samlAppBody, samlAppEnvelope, samlAppIdParams, samlAppsBody, samlKeyRotatedBody } from './saml-apps.schemas';
 import { presentSamlApp } from './saml.presenters';
 
-const read = { auth: 'user', permission: 'oauth_clients:read' } as const;
-const write = { auth: 'user', permission: 'oauth_clients:write' } as const;
+const READ = { auth: 'user', permission: 'oauth_clients:read' } as const;
+const WRITE = { auth: 'user', permission: 'oauth_clients:write' } as const;
+const byId = { params: samlAppIdParams, invalid: idNotFound('SAML application') };
+const read = endpointsWith(READ);
+const write = endpointsWith(WRITE);
+const readApp = endpointsWith({ ...READ, ...byId });
+const writeApp = endpointsWith({ ...WRITE, ...byId });
+const one = { description: '{ app }', schema: samlAppEnvelope };
 const present = (ctx: ServiceContext, a: Parameters<typeof presentSamlApp>[1]) => presentSamlApp(ctx.config, a);
-/** A malformed id is an unknown application (404), as for an id that was never issued; a bad body is the usual 400. */
-const appNotFound = (issues: z.core.$ZodIssue[], where: 'params' | 'query' | 'body') =>
-  where === 'params'
-    ? notFound('SAML application')
-    : badRequest(
-        'Body is invalid',
-        issues.map((i) => ({ path: i.path.join('.') || '(root)', message: i.message })),
-      );
 
 /**
  * SAML applications (CONTRACT §19), permission oauth_clients:read / oauth_clients:write. Created from fields or from
@@ -28,25 +24,21 @@ const appNotFound = (issues: z.core.$ZodIssue[], where: 'params' | 'query' | 'bo
  * The console's SAML pages are built from these same endpoints (src/console/saml/saml.console.ts).
  */
 export const samlAppsApi = {
-  list: endpoint(
+  list: read.get(
+    '/saml-apps',
     {
-      ...read,
-      method: 'get',
-      path: '/saml-apps',
       summary: 'List SAML applications, with the IdP metadata URL and certificates to give them',
       response: { description: '{ apps, idp }', schema: samlAppsBody },
     },
     async (_input, ctx) => ({ apps: (await apps.listApps(ctx)).map((a) => present(ctx, a)), idp: await idpDescription(ctx) }),
   ),
-  create: endpoint(
+  create: write.post(
+    '/saml-apps',
     {
-      ...write,
-      method: 'post',
-      path: '/saml-apps',
       summary: 'Add a SAML application (from fields, or from the SP metadata: metadata_xml or an https metadata_url)',
       noStore: true,
       body: samlAppBody,
-      response: { status: 201, description: '{ app }', schema: samlAppEnvelope },
+      response: { status: 201, ...one },
       errors: [409],
     },
     async ({ body }, ctx) => ({ app: present(ctx, await apps.createApp(ctx, body)) }),
@@ -55,12 +47,9 @@ export const samlAppsApi = {
    * The signing key is the server's, shared by every SAML application: rotating it is super_admin's, like the OpenID
    * Connect signing key on the console and `npm run admin -- rotate-saml-key`.
    */
-  rotateKey: endpoint(
+  rotateKey: endpointsWith({ auth: 'user', role: SUPER_ADMIN }).post(
+    '/saml-apps/signing-key/rotate',
     {
-      auth: 'user',
-      role: SUPER_ADMIN,
-      method: 'post',
-      path: '/saml-apps/signing-key/rotate',
       summary: 'Rotate the SAML signing key (the old certificate stays in the metadata for 30 days)',
       response: { description: '{ id, retired, certificates }', schema: samlKeyRotatedBody },
     },
@@ -69,43 +58,23 @@ export const samlAppsApi = {
       return { id, retired, certificates: (await idpDescription(ctx)).certificates };
     },
   ),
-  get: endpoint(
+  get: readApp.get('/saml-apps/:appId', { summary: 'SAML application detail', response: one }, async ({ params }, ctx) => ({
+    app: present(ctx, await apps.getApp(ctx, params.appId)),
+  })),
+  update: writeApp.put(
+    '/saml-apps/:appId',
     {
-      ...read,
-      method: 'get',
-      path: '/saml-apps/:appId',
-      summary: 'SAML application detail',
-      params: samlAppIdParams,
-      invalid: appNotFound,
-      response: { description: '{ app }', schema: samlAppEnvelope },
-    },
-    async ({ params }, ctx) => ({ app: present(ctx, await apps.getApp(ctx, params.appId)) }),
-  ),
-  update: endpoint(
-    {
-      ...write,
-      method: 'put',
-      path: '/saml-apps/:appId',
       summary: 'Replace a SAML application (same body as POST; omitted fields take their defaults)',
       noStore: true,
-      params: samlAppIdParams,
-      invalid: appNotFound,
       body: samlAppBody,
-      response: { description: '{ app }', schema: samlAppEnvelope },
+      response: one,
       errors: [409],
     },
     async ({ params, body }, ctx) => ({ app: present(ctx, await apps.updateApp(ctx, params.appId, body)) }),
   ),
-  remove: endpoint(
-    {
-      ...write,
-      method: 'delete',
-      path: '/saml-apps/:appId',
-      summary: 'Delete a SAML application',
-      params: samlAppIdParams,
-      invalid: appNotFound,
-      response: { status: 204, description: 'Deleted', kind: 'empty' },
-    },
+  remove: writeApp.delete(
+    '/saml-apps/:appId',
+    { summary: 'Delete a SAML application', response: removed('Deleted') },
     async ({ params }, ctx) => {
       await apps.removeApp(ctx, params.appId);
     },

@@ -1,8 +1,6 @@
 import type { ScimConnectionRow } from '../../db/repositories/scim.repo';
 import * as scim from '../../services/scim/scim-connections.service';
-import type { z } from 'zod';
-import { badRequest, notFound } from '../../errors';
-import { declareRouter, endpoint, serve } from '../route';
+import { declareRouter, endpointsWith, idNotFound, removed, serve } from '../route';
 import type { RouteDeps } from '../types';
 import {
   createdScimConnectionBody,
@@ -38,14 +36,14 @@ export function presentScimGroupRoles(g: scim.GroupWithRoles) {
   };
 }
 
-const zodIssueDetails = (issues: z.core.$ZodIssue[]) => issues.map((i) => ({ path: i.path.join('.') || '(root)', message: i.message }));
-const connectionNotFound = () => notFound('SCIM connection');
-const groupNotFound = () => notFound('SCIM group');
-/** A malformed group id is an unknown group (404); a bad body is the usual 400 with details. */
-const invalidGroupInput = (issues: z.core.$ZodIssue[], where: 'params' | 'query' | 'body') =>
-  where === 'params' ? groupNotFound() : badRequest('Body is invalid', zodIssueDetails(issues));
-
-const SCIM = ['SCIM'] as const;
+const MANAGE_USERS = { auth: 'user', permission: 'system:manage_users' } as const;
+const MANAGE_ROLES = { auth: 'user', permission: 'users:manage_roles' } as const;
+const connections = endpointsWith(MANAGE_USERS);
+const aConnection = endpointsWith({ ...MANAGE_USERS, params: scimConnectionIdParams, invalid: idNotFound('SCIM connection') });
+const groups = endpointsWith(MANAGE_ROLES);
+const aGroup = endpointsWith({ ...MANAGE_ROLES, params: scimGroupIdParams, invalid: idNotFound('SCIM group') });
+const withToken = { description: '{ connection, token } (Cache-Control: no-store)', schema: createdScimConnectionBody };
+const groupRoles = { description: '{ group: { id, connection_id, display_name, external_id, role_ids } }', schema: scimGroupRolesEnvelope };
 
 /**
  * CONTRACT §20 (docs/scim.md): SCIM connections (their token is in the create and rotate answers only, which no cache
@@ -53,119 +51,70 @@ const SCIM = ['SCIM'] as const;
  * (src/console/scim/scim.console.ts).
  */
 export const scimAdminApi = {
-  list: endpoint(
-    {
-      method: 'get',
-      path: '/scim-connections',
-      summary: 'List SCIM connections (never their tokens)',
-      auth: 'user',
-      permission: 'system:manage_users',
-      response: { description: '{ connections }', schema: scimConnectionsBody },
-    },
+  list: connections.get(
+    '/scim-connections',
+    { summary: 'List SCIM connections (never their tokens)', response: { description: '{ connections }', schema: scimConnectionsBody } },
     async (_input, ctx) => ({ connections: (await scim.listConnections(ctx)).map(presentScimConnection) }),
   ),
-  create: endpoint(
+  create: connections.post(
+    '/scim-connections',
     {
-      method: 'post',
-      path: '/scim-connections',
       summary: 'Create a SCIM connection; its bearer token is returned once',
-      auth: 'user',
-      permission: 'system:manage_users',
       noStore: true,
       body: createScimConnectionBody,
-      response: { status: 201, description: '{ connection, token } (Cache-Control: no-store)', schema: createdScimConnectionBody },
+      response: { status: 201, ...withToken },
     },
     async ({ body, principal }, ctx) => {
       const { connection, token } = await scim.createConnection(ctx, principal, body);
       return { connection: presentScimConnection(connection), token };
     },
   ),
-  get: endpoint(
-    {
-      method: 'get',
-      path: '/scim-connections/:connectionId',
-      summary: 'A SCIM connection (never its token)',
-      auth: 'user',
-      permission: 'system:manage_users',
-      params: scimConnectionIdParams,
-      invalid: connectionNotFound,
-      response: { description: '{ connection }', schema: scimConnectionEnvelope },
-    },
+  get: aConnection.get(
+    '/scim-connections/:connectionId',
+    { summary: 'A SCIM connection (never its token)', response: { description: '{ connection }', schema: scimConnectionEnvelope } },
     async ({ params }, ctx) => ({ connection: presentScimConnection(await scim.getConnection(ctx, params.connectionId)) }),
   ),
-  rotate: endpoint(
+  rotate: aConnection.post(
+    '/scim-connections/:connectionId/rotate',
     {
-      method: 'post',
-      path: '/scim-connections/:connectionId/rotate',
       summary: "Replace a SCIM connection's token (returned once); the old token stops working at once",
-      auth: 'user',
-      permission: 'system:manage_users',
       noStore: true,
-      params: scimConnectionIdParams,
-      invalid: connectionNotFound,
-      response: { description: '{ connection, token } (Cache-Control: no-store)', schema: createdScimConnectionBody },
+      response: withToken,
     },
     async ({ params, principal }, ctx) => {
       const { connection, token } = await scim.rotateConnectionToken(ctx, principal, params.connectionId);
       return { connection: presentScimConnection(connection), token };
     },
   ),
-  remove: endpoint(
+  remove: aConnection.delete(
+    '/scim-connections/:connectionId',
     {
-      method: 'delete',
-      path: '/scim-connections/:connectionId',
       summary: 'Revoke a SCIM connection: its token stops working; its groups and the roles they granted go',
-      auth: 'user',
-      permission: 'system:manage_users',
-      params: scimConnectionIdParams,
-      invalid: connectionNotFound,
-      response: { status: 204, description: 'Revoked', kind: 'empty' },
+      response: removed('Revoked'),
     },
     async ({ params, principal }, ctx) => {
       await scim.deleteConnection(ctx, principal, params.connectionId);
     },
   ),
-  groups: endpoint(
+  groups: groups.get(
+    '/scim-groups',
     {
-      method: 'get',
-      path: '/scim-groups',
       summary: 'List the groups SCIM connections pushed, with the roles each is mapped to',
-      auth: 'user',
-      permission: 'users:manage_roles',
       response: { description: '{ groups }', schema: scimGroupsBody },
     },
     async (_input, ctx) => ({ groups: (await scim.listGroupsWithRoles(ctx)).map(presentScimGroupRoles) }),
   ),
-  groupRoles: endpoint(
-    {
-      method: 'get',
-      path: '/scim-groups/:groupId/roles',
-      summary: 'The roles a SCIM group is mapped to',
-      auth: 'user',
-      permission: 'users:manage_roles',
-      params: scimGroupIdParams,
-      invalid: invalidGroupInput,
-      response: {
-        description: '{ group: { id, connection_id, display_name, external_id, role_ids } }',
-        schema: scimGroupRolesEnvelope,
-      },
-    },
+  groupRoles: aGroup.get(
+    '/scim-groups/:groupId/roles',
+    { summary: 'The roles a SCIM group is mapped to', response: groupRoles },
     async ({ params }, ctx) => ({ group: presentScimGroupRoles(await scim.getGroupRoles(ctx, params.groupId)) }),
   ),
-  setGroupRoles: endpoint(
+  setGroupRoles: aGroup.put(
+    '/scim-groups/:groupId/roles',
     {
-      method: 'put',
-      path: '/scim-groups/:groupId/roles',
       summary: 'Map a SCIM group to roles (never super_admin): its members hold them from the next request on',
-      auth: 'user',
-      permission: 'users:manage_roles',
-      params: scimGroupIdParams,
-      invalid: invalidGroupInput,
       body: setScimGroupRolesBody,
-      response: {
-        description: '{ group: { id, connection_id, display_name, external_id, role_ids } }',
-        schema: scimGroupRolesEnvelope,
-      },
+      response: groupRoles,
       errors: [409],
     },
     async ({ params, body, principal }, ctx) => ({
@@ -175,5 +124,5 @@ export const scimAdminApi = {
 };
 
 export function createScimAdminRouter(deps: RouteDeps) {
-  return declareRouter(deps, serve(deps, scimAdminApi), { tags: SCIM });
+  return declareRouter(deps, serve(deps, scimAdminApi), { tags: ['SCIM'] });
 }

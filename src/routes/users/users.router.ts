@@ -11,7 +11,7 @@ import { listRoles } from '../../services/role-catalogue.service';
 import { presentRole } from '../rbac/rbac.presenters';
 import { rolesBody, userIdParams } from '../rbac/rbac.schemas';
 import { createRoleRoutes, rolesApi } from '../rbac/roles.routes';
-import { declareRouter, endpoint, route, served } from '../route';
+import { declareRouter, endpointsWith, removed, route, served } from '../route';
 import type { RouteDeps } from '../types';
 import * as audit from '../../services/audit.service';
 import { listOwnIdentities } from '../../services/federation/identities.service';
@@ -34,20 +34,25 @@ import {
   usersPageBody,
 } from './users.schemas';
 
+const READ = { auth: 'user', permission: 'users:read' } as const;
+const WRITE = { auth: 'user', permission: 'users:write' } as const;
+const readUsers = endpointsWith(READ);
+const readUser = endpointsWith({ ...READ, params: userIdParams });
+const writeUser = endpointsWith({ ...WRITE, params: userIdParams });
+const userSessionParams = z.object({ userId: uuidField('userId'), sessionId: uuidField('sessionId') });
+const one = { description: '{ user }', schema: userDetailEnvelope };
+
 /** The routes of users that the console's user pages are built from (src/console/users/users.console.ts). */
 export const usersApi = {
-  list: endpoint(
+  list: readUsers.get(
+    '/',
     {
-      method: 'get',
-      path: '/',
       summary: 'List users, newest first: by page number (search, page, limit <= 100) or by keyset cursor (paging=cursor)',
       description:
         'Filters: search (email or name), status (active | inactive), tier=admin. By page (the default) the answer carries ' +
         'the exact total; by cursor (paging=cursor, or cursor / before given) page 2,000 costs what page 1 costs and ' +
         'nothing is counted: page and total are null, and GET /api/users/count answers how many match. Both answer ' +
         'next_cursor and prev_cursor.',
-      auth: 'user',
-      permission: 'users:read',
       query: listUsersQuery,
       response: { description: '{ users, total, page, limit, next_cursor, prev_cursor }', schema: usersPageBody },
     },
@@ -76,44 +81,33 @@ export const usersApi = {
       };
     },
   ),
-  count: endpoint(
+  count: readUsers.get(
+    '/count',
     {
-      method: 'get',
-      path: '/count',
       summary: 'How many users the filter of GET /api/users matches (page, limit and cursors ignored)',
       description:
         'The same query as the list: search, status, tier. `count.kind` is `exact`, `more-than` (a filtered count stops ' +
         'at 10,000) or `about` (the estimate of an unfiltered table beyond that).',
-      auth: 'user',
-      permission: 'users:read',
       query: listUsersQuery,
       noStore: true,
       response: { description: '{ count: { kind, value } }', schema: usersCountBody },
     },
     async ({ query }, ctx) => ({ count: await userAdmin.countFoundUsers(ctx, filterOf(query)) }),
   ),
-  sessions: endpoint(
+  sessions: readUser.get(
+    '/:userId/sessions',
     {
-      method: 'get',
-      path: '/:userId/sessions',
       summary: "A user's live sessions",
-      auth: 'user',
-      permission: 'users:read',
-      params: userIdParams,
       noStore: true,
       response: { description: '{ sessions: [...] } (current is always false)', schema: sessionsBody },
       errors: [404],
     },
     async ({ params }, ctx) => ({ sessions: (await userAdmin.listSessionsOfUser(ctx, params.userId)).map((s) => presentSession(s, '')) }),
   ),
-  factors: endpoint(
+  factors: readUser.get(
+    '/:userId/mfa',
     {
-      method: 'get',
-      path: '/:userId/mfa',
       summary: "A user's second factors (never their secrets)",
-      auth: 'user',
-      permission: 'users:read',
-      params: userIdParams,
       noStore: true,
       response: { description: '{ totp, passkeys, recovery_codes_left }', schema: mfaStatusBody },
       errors: [404],
@@ -123,14 +117,10 @@ export const usersApi = {
       return { totp: factors.totp, passkeys: factors.passkeys.map(presentPasskey), recovery_codes_left: factors.recoveryCodesLeft };
     },
   ),
-  apps: endpoint(
+  apps: readUser.get(
+    '/:userId/apps',
     {
-      method: 'get',
-      path: '/:userId/apps',
       summary: 'The applications a user approved (their grants), as the account page lists them',
-      auth: 'user',
-      permission: 'users:read',
-      params: userIdParams,
       noStore: true,
       response: { description: '{ apps: [{ client_id, name, scopes, granted_at, last_used_at }] }', schema: userAppsBody },
       errors: [404],
@@ -140,17 +130,13 @@ export const usersApi = {
       return { apps: (await listConnectedApps(ctx, params.userId)).map(presentApp) };
     },
   ),
-  activity: endpoint(
+  activity: readUser.get(
+    '/:userId/activity',
     {
-      method: 'get',
-      path: '/:userId/activity',
       summary: 'The security events about a user (as actor or subject), newest first, people and applications by name',
       description:
         'Each event as GET /api/admin/audit-events presents it (actor and subject with email and name, the application ' +
         'with its current name); next_cursor pages on. The whole trail stays behind system:manage_users.',
-      auth: 'user',
-      permission: 'users:read',
-      params: userIdParams,
       query: activityQuery,
       noStore: true,
       response: { description: '{ events, next_cursor }', schema: userActivityBody },
@@ -163,83 +149,50 @@ export const usersApi = {
       return presentPage(page, (e) => presentAuditEvent(e, names));
     },
   ),
-  update: endpoint(
-    {
-      method: 'put',
-      path: '/:userId',
-      summary: 'Update a user',
-      auth: 'user',
-      permission: 'users:write',
-      params: userIdParams,
-      body: updateUserBody,
-      response: { description: '{ user }', schema: userDetailEnvelope },
-      errors: [409],
-    },
+  update: writeUser.put(
+    '/:userId',
+    { summary: 'Update a user', body: updateUserBody, response: one, errors: [409] },
     async ({ principal, params, body }, ctx) => ({ user: presentUserDetail(await users.updateUser(ctx, principal, params.userId, body)) }),
   ),
-  resetFactors: endpoint(
+  resetFactors: writeUser.delete(
+    '/:userId/mfa',
     {
-      method: 'delete',
-      path: '/:userId/mfa',
       summary: "Reset a user's second factors: every passkey, the authenticator app and the recovery codes",
       description:
         'Needs users:write and strictly more rights than every role the account holds (as for changing its email). Not for ' +
         "one's own account (403: use the account page, under its re-authentication rule). The user is mailed; sessions stay.",
-      auth: 'user',
-      permission: 'users:write',
-      params: userIdParams,
-      response: { status: 204, description: 'Reset (also when there was nothing to remove)', kind: 'empty' },
+      response: removed('Reset (also when there was nothing to remove)'),
     },
     async ({ principal, params }, ctx) => {
       await resetUserFactors(ctx, principal, params.userId);
     },
   ),
-  invite: endpoint(
+  invite: endpointsWith(WRITE).post(
+    '/',
     {
-      method: 'post',
-      path: '/',
       summary: 'Invite a user (beyond the spec): emails a set-password link',
-      auth: 'user',
-      permission: 'users:write',
       body: inviteUserBody,
-      response: { status: 201, description: '{ user }', schema: userDetailEnvelope },
+      response: { status: 201, ...one },
       errors: [404, 409],
     },
     async ({ principal, body }, ctx) => ({ user: presentUserDetail(await users.inviteUser(ctx, principal, body)) }),
   ),
-  resendInvitation: endpoint(
+  resendInvitation: writeUser.post(
+    '/:userId/invitation',
     {
-      method: 'post',
-      path: '/:userId/invitation',
       summary: 'Send a pending invitation again: earlier links stop working, the new one is valid invitation_ttl_hours',
-      auth: 'user',
-      permission: 'users:write',
-      params: userIdParams,
       response: { description: '{ user } (status invited, the new invitation_expires_at)', schema: userDetailEnvelope },
       errors: [404, 409],
     },
     async ({ principal, params }, ctx) => ({ user: presentUserDetail(await users.resendInvitation(ctx, principal, params.userId)) }),
   ),
-  get: endpoint(
+  get: readUser.get('/:userId', { summary: 'User detail with roles and permissions', response: one }, async ({ params }, ctx) => ({
+    user: presentUserDetail(await users.getUserDetail(ctx, params.userId)),
+  })),
+  identities: readUser.get(
+    '/:userId/identities',
     {
-      method: 'get',
-      path: '/:userId',
-      summary: 'User detail with roles and permissions',
-      auth: 'user',
-      permission: 'users:read',
-      params: userIdParams,
-      response: { description: '{ user }', schema: userDetailEnvelope },
-    },
-    async ({ params }, ctx) => ({ user: presentUserDetail(await users.getUserDetail(ctx, params.userId)) }),
-  ),
-  identities: endpoint(
-    {
-      method: 'get',
-      path: '/:userId/identities',
       summary: "The user's identities of other providers; needs_confirmation marks one paused since the upgrade",
-      auth: 'user',
-      permission: 'users:read',
-      params: userIdParams,
       response: { description: '{ identities }', schema: identitiesBody },
       errors: [404],
     },
@@ -248,43 +201,31 @@ export const usersApi = {
       return { identities: (await listOwnIdentities(ctx, params.userId)).map(presentIdentity) };
     },
   ),
-  deactivate: endpoint(
+  deactivate: endpointsWith({ auth: 'user', permission: 'users:delete', params: userIdParams }).delete(
+    '/:userId',
     {
-      method: 'delete',
-      path: '/:userId',
       summary: 'Deactivate a user and revoke their sessions',
-      auth: 'user',
-      permission: 'users:delete',
-      params: userIdParams,
       response: { description: '{ user } (is_active false)', schema: userDetailEnvelope },
       errors: [409],
     },
     async ({ principal, params }, ctx) => ({ user: presentUserDetail(await users.deactivateUser(ctx, principal, params.userId)) }),
   ),
-  revokeSession: endpoint(
+  revokeSession: endpointsWith({ ...WRITE, params: userSessionParams }).delete(
+    '/:userId/sessions/:sessionId',
     {
-      method: 'delete',
-      path: '/:userId/sessions/:sessionId',
       summary: "Revoke one of a user's sessions",
       description: 'Needs the rights to edit the account (CONTRACT §8). Audited as auth.session.revoked.',
-      auth: 'user',
-      permission: 'users:write',
-      params: z.object({ userId: uuidField('userId'), sessionId: uuidField('sessionId') }),
-      response: { status: 204, description: 'Revoked', kind: 'empty' },
+      response: removed('Revoked'),
     },
     async ({ principal, params }, ctx) => {
       await userAdmin.revokeSessionOfUser(ctx, principal, params.userId, params.sessionId);
     },
   ),
-  passwordLink: endpoint(
+  passwordLink: writeUser.post(
+    '/:userId/set-password-link',
     {
-      method: 'post',
-      path: '/:userId/set-password-link',
       summary: 'Email the user a link to choose a password',
       description: 'Follows the take-over rule of CONTRACT §8 (like changing the email). Audited as user.password_link_sent.',
-      auth: 'user',
-      permission: 'users:write',
-      params: userIdParams,
       response: { status: 202, description: '{ success: true }', schema: successBody },
     },
     async ({ principal, params }, ctx) => {

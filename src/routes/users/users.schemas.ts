@@ -5,7 +5,7 @@ import { adminRoleField, identityShape } from '../auth/auth.schemas';
 import { mfaStatusBody } from '../auth/mfa.schemas';
 import { identitiesBody } from '../federation/identity-providers.schemas';
 import { auditEventsBody } from '../audit/audit.schemas';
-import { emailField, nameField, timestampField, timestampFields, uuidField } from '../common.schemas';
+import { emailField, nameField, pageLimitField, timestampField, timestampFields, uuidField } from '../common.schemas';
 
 export const USERS_PAGE_MAX = 100;
 
@@ -28,13 +28,7 @@ export const listUsersQuery = z.object({
     .min(1, 'page starts at 1')
     .max(1_000_000)
     .default(1),
-  // A larger limit is capped rather than refused; the response echoes the limit applied.
-  limit: z.coerce
-    .number({ error: 'limit must be a number' })
-    .int('limit must be an integer')
-    .min(1, 'limit must be at least 1')
-    .default(20)
-    .transform((n) => Math.min(n, USERS_PAGE_MAX)),
+  limit: pageLimitField(20, USERS_PAGE_MAX),
   paging: z
     .enum(['pages', 'cursor'], { error: 'paging must be pages or cursor' })
     .default('pages')

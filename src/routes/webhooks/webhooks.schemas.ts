@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { messagesFor } from '../../i18n';
 import { isValidEventPattern } from '../../services/webhooks/webhook-policy';
-import { timestampField, timestampFields } from '../common.schemas';
+import { cursorField, pageLimitField, timestampField, timestampFields } from '../common.schemas';
 
 /** The API's messages, declared in the catalogue (CONTRACT §18: a form shows them in the page's language). */
 const API = messagesFor('en').validation;
@@ -62,18 +62,8 @@ export const updateWebhookBody = z
 
 export const deliveriesQuery = z.object({
   status: z.enum(['pending', 'delivered', 'failed'], { error: API.deliveryStatus }).optional(),
-  cursor: z
-    .string({ error: 'cursor must be a single string' })
-    .regex(/^[A-Za-z0-9_-]{1,40}$/, API.cursorUnknown)
-    .optional()
-    .meta({ description: 'next_cursor of the previous page (opaque)' }),
-  limit: z.coerce
-    .number({ error: 'limit must be a number' })
-    .int('limit must be an integer')
-    .min(1, 'limit must be at least 1')
-    .default(50)
-    .transform((n) => Math.min(n, 200))
-    .meta({ description: 'Deliveries per page (default 50; more than 200 is capped to 200)' }),
+  cursor: cursorField.optional(),
+  limit: pageLimitField(50, 200).meta({ description: 'Deliveries per page (default 50; more than 200 is capped to 200)' }),
 });
 
 /** A subscription: never its secret. */
