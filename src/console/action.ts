@@ -152,12 +152,25 @@ export const consoleRouter =
 
 /**
  * The `confirm:` of an action about one thing: the question names it, read through `get` for the same caller (behind
- * `get`'s own guard), e.g. `asking(api.get, (r) => r.webhook.url, (url) => ({ title: x().deleteTitle(url), … }))`.
+ * `get`'s own guard), e.g. `asking(api.get, (r) => r.webhook.url, (url) => ({ title: x().deleteTitle(url), … }))`, or with `saying`.
  */
 export const asking =
   <G extends RouteDecl, R>(get: Endpoint<G, R>, nameOf: (r: R) => string, says: (name: string) => Confirmation) =>
   async ({ call, params }: { call: Caller['call']; params: unknown }): Promise<Confirmation> =>
     says(nameOf(await call(get, { params })));
+
+/**
+ * The question of an area's action `verb` as its catalogue words it: the title `<verb>Title(name)`, the sentence
+ * `<verb>Text`, the button `<verb>`, e.g. `asking(api.get, (r) => r.app.name, saying('delete', x))`.
+ */
+export const saying =
+  <V extends string>(verb: V, catalogue: () => Record<`${V}Title`, (name: string) => string> & Record<V | `${V}Text`, string>) =>
+  (name: string): Confirmation => {
+    const says = catalogue();
+    const titles: Record<`${V}Title`, (name: string) => string> = says;
+    const words: Record<V | `${V}Text`, string> = says;
+    return { title: titles[`${verb}Title`](name), text: words[`${verb}Text`], button: words[verb] };
+  };
 
 interface Section {
   section: ConsoleSection;

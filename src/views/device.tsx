@@ -1,5 +1,5 @@
 import { pageEnv } from './env';
-import { Actions, FieldMessage, Hidden, invalidAttrs, Submit } from './kit';
+import { Actions, Hidden, PageField, Submit } from './kit';
 import { renderPage } from './layout';
 import { ApiResources } from './consent';
 
@@ -13,12 +13,10 @@ export function renderDeviceEntryPage(options: { csrf: string; userCode?: string
       <p class="muted">{t.device.signedInAs(options.userEmail)}</p>
       <form method="post" action="/device" novalidate>
         <Hidden fields={{ csrf: options.csrf }} />
-        <label for="user_code">{t.device.enterCode}</label>
-        <input
-          type="text"
-          id="user_code"
-          class="user-code"
+        <PageField
           name="user_code"
+          label={t.device.enterCode}
+          class="user-code"
           autocomplete="one-time-code"
           autocapitalize="characters"
           spellcheck={false}
@@ -26,9 +24,9 @@ export function renderDeviceEntryPage(options: { csrf: string; userCode?: string
           autofocus
           placeholder="XXXX-XXXX"
           value={options.userCode ?? ''}
-          {...invalidAttrs(options.error, 'device-error')}
+          error={options.error}
+          errorId="device-error"
         />
-        <FieldMessage id="device-error" message={options.error} />
         <Submit label={t.device.continue} />
       </form>
     </>,

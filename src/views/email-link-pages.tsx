@@ -30,14 +30,22 @@ export function renderMessagePage(p: {
   );
 }
 
-/** What an emailed link's page says once its action is done (set-password, verify-email, the first administrator). */
-export function renderLinkDonePage(title: string, text: string): string {
-  const { t } = pageEnv();
-  return renderMessagePage({ title, message: text, closing: <a href="/login">{t.common.continueToSignIn}</a>, plainClosing: true });
-}
+/**
+ * The page of an emailed link's action once it is done (set-password, verify-email, the first administrator), worded
+ * by the catalogue section of that link (its `doneTitle` and `done`).
+ */
+export const linkDonePage = (says: () => { doneTitle: string; done: string }) => (): string => {
+  const { doneTitle, done } = says();
+  return renderMessagePage({
+    title: doneTitle,
+    message: done,
+    closing: <a href="/login">{pageEnv().t.common.continueToSignIn}</a>,
+    plainClosing: true,
+  });
+};
 
-/** An emailed link that is unknown, used or expired; `hint` says how to get a new one. */
-export function renderLinkInvalidPage(hint: string): string {
+/** The page of an emailed link that is unknown, used or expired; its section's `invalidHint` says how to get a new one. */
+export const linkInvalidPage = (says: () => { invalidHint: string }) => (): string => {
   const { t } = pageEnv();
-  return renderMessagePage({ title: t.common.linkInvalidTitle, message: t.common.linkInvalid, alert: true, closing: hint });
-}
+  return renderMessagePage({ title: t.common.linkInvalidTitle, message: t.common.linkInvalid, alert: true, closing: says().invalidHint });
+};

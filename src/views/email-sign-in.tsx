@@ -1,6 +1,6 @@
-import { renderLinkInvalidPage } from './email-link-pages';
+import { linkInvalidPage } from './email-link-pages';
 import { pageEnv } from './env';
-import { FieldMessage, Hidden, invalidAttrs, ONE_TIME_CODE, Submit } from './kit';
+import { Hidden, ONE_TIME_CODE, PageField, Submit } from './kit';
 import { renderPage } from './layout';
 import { ContinueTo, type SignInApplication } from './login';
 
@@ -25,9 +25,7 @@ export function renderEmailCodePage(options: {
       <p id="email-sent">{t.emailSignIn.codeIntro(options.email)}</p>
       <form method="post" action="/login/email/code" novalidate>
         <Hidden fields={{ csrf: options.csrf, return_to: options.returnTo ?? '', email: options.email }} />
-        <label for="code">{t.emailSignIn.code}</label>
-        <input type="text" id="code" name="code" {...ONE_TIME_CODE} required autofocus {...invalidAttrs(options.error, 'code-error')} />
-        <FieldMessage id="code-error" message={options.error} />
+        <PageField name="code" label={t.emailSignIn.code} {...ONE_TIME_CODE} required autofocus error={options.error} />
         <Submit label={t.emailSignIn.submit} />
       </form>
       <p class="muted">
@@ -56,6 +54,4 @@ export function renderEmailLinkConfirmPage(options: { csrf: string; token: strin
   );
 }
 
-export function renderEmailLinkInvalid(): string {
-  return renderLinkInvalidPage(pageEnv().t.emailSignIn.invalidHint);
-}
+export const renderEmailLinkInvalid = linkInvalidPage(() => pageEnv().t.emailSignIn);

@@ -1,5 +1,5 @@
 import { pageEnv } from './env';
-import { CsrfField, FieldMessage, invalidAttrs, Submit } from './kit';
+import { CsrfField, PageField, Submit } from './kit';
 import { renderPage } from './layout';
 import { renderMessagePage } from './email-link-pages';
 
@@ -13,18 +13,17 @@ export function renderForgotPasswordForm(options: { csrf: string; email?: string
       <p>{t.forgot.intro}</p>
       <form method="post" action="/forgot-password" novalidate>
         <CsrfField csrf={options.csrf} />
-        <label for="email">{t.common.email}</label>
-        <input
+        <PageField
           type="email"
-          id="email"
           name="email"
+          label={t.common.email}
           autocomplete="username"
           required
           autofocus
           value={options.email ?? ''}
-          {...invalidAttrs(options.error, 'form-error')}
+          error={options.error}
+          errorId="form-error"
         />
-        <FieldMessage id="form-error" message={options.error} />
         <Submit label={t.forgot.submit} />
       </form>
       <p class="muted">

@@ -1,4 +1,4 @@
-import type { ComponentChildren } from 'preact';
+import type { ComponentChildren, InputHTMLAttributes } from 'preact';
 import { pageEnv } from './env';
 
 /**
@@ -90,24 +90,24 @@ export function PasskeyError() {
   );
 }
 
-/** A new password typed twice (set-password, setup): labels, length hint, autocomplete for password managers. */
-export function NewPasswordFields(props: {
-  minLength: number;
-  label: string;
-  repeatLabel: string;
-  describedBy?: string;
-  invalid?: boolean;
-}) {
+/**
+ * A new password typed twice (register, set-password, setup): labels ("Password", "Repeat password" unless given),
+ * length hint, autocomplete for password managers, and the refusal below them (`errorId`, `password-error` unless given).
+ */
+export function NewPasswordFields(props: { minLength: number; label?: string; repeatLabel?: string; error?: Refusal; errorId?: string }) {
+  const { t } = pageEnv();
+  const errorId = props.errorId ?? 'password-error';
   const input = (name: string, refusal: { 'aria-describedby'?: string; 'aria-invalid'?: 'true' } = {}) => (
     <input type="password" id={name} name={name} autocomplete="new-password" minlength={props.minLength} required {...refusal} />
   );
   return (
     <>
-      <label for="password">{props.label}</label>
-      {input('password', { 'aria-describedby': props.describedBy, 'aria-invalid': props.invalid ? 'true' : undefined })}
-      <p class="muted">{pageEnv().t.common.atLeastChars(props.minLength)}</p>
-      <label for="password_confirm">{props.repeatLabel}</label>
+      <label for="password">{props.label ?? t.common.password}</label>
+      {input('password', { 'aria-describedby': props.error ? errorId : undefined, 'aria-invalid': props.error ? 'true' : undefined })}
+      <p class="muted">{t.common.atLeastChars(props.minLength)}</p>
+      <label for="password_confirm">{props.repeatLabel ?? t.common.repeatPassword}</label>
       {input('password_confirm')}
+      <FieldMessage id={errorId} message={props.error} />
     </>
   );
 }
@@ -189,4 +189,24 @@ export const ONE_TIME_CODE = { inputmode: 'numeric', pattern: '[0-9]*', maxlengt
 
 export function invalidAttrs(message: Refusal | undefined, messageId: string): { 'aria-invalid'?: 'true'; 'aria-describedby'?: string } {
   return message ? { 'aria-invalid': 'true', 'aria-describedby': messageId } : {};
+}
+
+/**
+ * A labelled input of a page form (its id is its name) with its refusal below it, tied together by aria-invalid and
+ * aria-describedby; `errorId` (`<name>-error` unless given) may be shared by the inputs of one form.
+ */
+export function PageField({
+  label,
+  error,
+  errorId,
+  ...input
+}: { name: string; label: string; error?: Refusal; errorId?: string } & InputHTMLAttributes) {
+  const messageId = errorId ?? `${input.name}-error`;
+  return (
+    <>
+      <label for={input.name}>{label}</label>
+      <input type="text" id={input.name} {...input} {...invalidAttrs(error, messageId)} />
+      <FieldMessage id={messageId} message={error} />
+    </>
+  );
 }

@@ -1,6 +1,6 @@
 import { PendingLinkNotice, ProviderButtons } from './federation';
 import { pageEnv } from './env';
-import { Actions, CsrfField, FieldMessage, Hidden, invalidAttrs, ONE_TIME_CODE, PasskeyError, Submit } from './kit';
+import { Actions, CsrfField, Hidden, ONE_TIME_CODE, PageField, PasskeyError, Submit } from './kit';
 import { renderPage } from './layout';
 import { renderMessagePage } from './email-link-pages';
 
@@ -61,7 +61,6 @@ export function renderLoginPage(options: {
   // A refused sign-in names the first field (which of the two was wrong is never told).
   const errorField = options.errorField ?? 'email';
   const fieldError = errorField === 'email' ? options.error : undefined;
-  const refused = invalidAttrs(fieldError, 'login-error');
   const hidden = <Hidden fields={{ csrf: options.csrf, return_to: options.returnTo ?? '' }} />;
   const registerHref = `/register${options.returnTo ? `?${new URLSearchParams({ return_to: options.returnTo })}` : ''}`;
   return renderPage(
@@ -73,9 +72,17 @@ export function renderLoginPage(options: {
       {options.signedInAs ? <p class="muted">{t.login.signedInAs(options.signedInAs)}</p> : null}
       <form method="post" action="/login" novalidate>
         {hidden}
-        <label for="email">{t.common.email}</label>
-        <input type="email" id="email" name="email" autocomplete="username" required autofocus value={options.email ?? ''} {...refused} />
-        <FieldMessage id="login-error" message={fieldError} />
+        <PageField
+          type="email"
+          name="email"
+          label={t.common.email}
+          autocomplete="username"
+          required
+          autofocus
+          value={options.email ?? ''}
+          error={fieldError}
+          errorId="login-error"
+        />
         <label for="password">{t.common.password}</label>
         <input type="password" id="password" name="password" autocomplete="current-password" required />
         <Actions>
@@ -144,17 +151,15 @@ export function renderSecondStepPage(options: {
       {has('totp') ? (
         <form method="post" action="/login/mfa" novalidate>
           {hidden}
-          <label for="code">{t.secondStep.code}</label>
-          <input
-            type="text"
-            id="code"
+          <PageField
             name="code"
+            label={t.secondStep.code}
             {...ONE_TIME_CODE}
             required
             autofocus
-            {...invalidAttrs(errorField === 'code' ? options.error : undefined, 'mfa-error')}
+            error={errorField === 'code' ? options.error : undefined}
+            errorId="mfa-error"
           />
-          {errorField === 'code' ? <FieldMessage id="mfa-error" message={options.error} /> : null}
           <Submit label={t.secondStep.verify} />
         </form>
       ) : null}
@@ -175,18 +180,16 @@ export function renderSecondStepPage(options: {
           <summary>{t.secondStep.useRecovery}</summary>
           <form method="post" action="/login/mfa" novalidate>
             {hidden}
-            <label for="recovery_code">{t.secondStep.recoveryCode}</label>
-            <input
-              type="text"
-              id="recovery_code"
+            <PageField
               name="recovery_code"
+              label={t.secondStep.recoveryCode}
               autocomplete="off"
               autocapitalize="none"
               spellcheck={false}
               required
-              {...invalidAttrs(errorField === 'recovery_code' ? options.error : undefined, 'mfa-error')}
+              error={errorField === 'recovery_code' ? options.error : undefined}
+              errorId="mfa-error"
             />
-            {errorField === 'recovery_code' ? <FieldMessage id="mfa-error" message={options.error} /> : null}
             <Actions>
               <button type="submit" class="secondary">
                 {t.secondStep.submitRecovery}

@@ -1,5 +1,5 @@
 import { pageEnv } from './env';
-import { Hidden, NewPasswordFields, Submit } from './kit';
+import { Hidden, NewPasswordFields, PageField, Submit } from './kit';
 import { renderPage } from './layout';
 import { ContinueTo, type SignInApplication } from './login';
 
@@ -19,13 +19,6 @@ export function renderRegisterPage(options: {
   const { t, brand } = pageEnv();
   const v = options.values ?? {};
   const errors = options.errors ?? {};
-  const fieldError = (field: RegisterField) =>
-    errors[field] ? (
-      <p class="field-error" id={`${field}-error`}>
-        {errors[field]}
-      </p>
-    ) : null;
-  const describedBy = (field: RegisterField) => (errors[field] ? `${field}-error` : undefined);
   const loginHref = `/login${options.returnTo ? `?${new URLSearchParams({ return_to: options.returnTo })}` : ''}`;
   return renderPage(
     {
@@ -46,30 +39,18 @@ export function renderRegisterPage(options: {
             ['email', 'email', t.common.email, 'username', 254],
           ] as const
         ).map(([field, type, label, autocomplete, maxlength]) => (
-          <>
-            <label for={field}>{label}</label>
-            <input
-              type={type}
-              id={field}
-              name={field}
-              autocomplete={autocomplete}
-              maxlength={maxlength}
-              required
-              value={v[field] ?? ''}
-              aria-invalid={errors[field] ? 'true' : undefined}
-              aria-describedby={describedBy(field)}
-            />
-            {fieldError(field)}
-          </>
+          <PageField
+            type={type}
+            name={field}
+            label={label}
+            autocomplete={autocomplete}
+            maxlength={maxlength}
+            required
+            value={v[field] ?? ''}
+            error={errors[field]}
+          />
         ))}
-        <NewPasswordFields
-          minLength={options.minLength}
-          label={t.common.password}
-          repeatLabel={t.common.repeatPassword}
-          describedBy={describedBy('password')}
-          invalid={errors.password !== undefined}
-        />
-        {fieldError('password')}
+        <NewPasswordFields minLength={options.minLength} error={errors.password} />
         <Submit label={t.register.submit} />
       </form>
       <p class="muted">

@@ -1,6 +1,6 @@
 import { pageEnv } from './env';
-import { FieldMessage, Hidden, NewPasswordFields, Submit } from './kit';
-import { renderLinkDonePage, renderLinkInvalidPage } from './email-link-pages';
+import { Hidden, NewPasswordFields, Submit } from './kit';
+import { linkDonePage, linkInvalidPage } from './email-link-pages';
 import { renderPage } from './layout';
 
 /** /set-password with a live link: choose a password (twice), no JavaScript needed. */
@@ -29,21 +29,15 @@ export function renderSetPasswordForm(options: {
           minLength={options.minLength}
           label={t.common.newPassword}
           repeatLabel={t.common.repeatNewPassword}
-          describedBy={options.error ? 'form-error' : undefined}
-          invalid={options.error !== undefined}
+          error={options.error}
+          errorId="form-error"
         />
-        <FieldMessage id="form-error" message={options.error} />
         <Submit label={t.setPassword.submit} />
       </form>
     </>,
   );
 }
 
-export function renderSetPasswordDone(): string {
-  const { t } = pageEnv();
-  return renderLinkDonePage(t.setPassword.doneTitle, t.setPassword.done);
-}
+export const renderSetPasswordDone = linkDonePage(() => pageEnv().t.setPassword);
 
-export function renderSetPasswordInvalid(): string {
-  return renderLinkInvalidPage(pageEnv().t.setPassword.invalidHint);
-}
+export const renderSetPasswordInvalid = linkInvalidPage(() => pageEnv().t.setPassword);

@@ -1,7 +1,7 @@
 import { pageEnv } from './env';
-import { FieldMessage, Hidden, invalidAttrs, NewPasswordFields, Submit } from './kit';
+import { Hidden, NewPasswordFields, PageField, Submit } from './kit';
 import { renderPage } from './layout';
-import { renderLinkDonePage, renderMessagePage } from './email-link-pages';
+import { linkDonePage, renderMessagePage } from './email-link-pages';
 
 /** /setup with a live link: the first administrator's account, no JavaScript needed. */
 export function renderSetupForm(options: {
@@ -16,7 +16,6 @@ export function renderSetupForm(options: {
   const v = options.values ?? {};
   const field = options.errorField ?? 'email';
   const errorOf = (f: typeof field) => (field === f ? options.error : undefined);
-  const beside = (f: typeof field) => <FieldMessage id={`${f}-error`} message={errorOf(f)} />;
   const { t, brand } = pageEnv();
   return renderPage(
     { title: t.setup.title(brand.name), errors: { [field]: options.error } },
@@ -32,38 +31,16 @@ export function renderSetupForm(options: {
             ['last_name', 'text', t.common.lastName, 'family-name'],
           ] as const
         ).map(([f, type, label, autocomplete]) => (
-          <>
-            <label for={f}>{label}</label>
-            <input
-              type={type}
-              id={f}
-              name={f}
-              value={v[f] ?? ''}
-              autocomplete={autocomplete}
-              required
-              {...invalidAttrs(errorOf(f), `${f}-error`)}
-            />
-            {beside(f)}
-          </>
+          <PageField type={type} name={f} label={label} value={v[f] ?? ''} autocomplete={autocomplete} required error={errorOf(f)} />
         ))}
-        <NewPasswordFields
-          minLength={options.minLength}
-          label={t.common.password}
-          repeatLabel={t.common.repeatPassword}
-          describedBy={errorOf('password') ? 'password-error' : undefined}
-          invalid={errorOf('password') !== undefined}
-        />
-        {beside('password')}
+        <NewPasswordFields minLength={options.minLength} error={errorOf('password')} />
         <Submit label={t.setup.submit} />
       </form>
     </>,
   );
 }
 
-export function renderSetupDone(): string {
-  const { t } = pageEnv();
-  return renderLinkDonePage(t.setup.doneTitle, t.setup.done);
-}
+export const renderSetupDone = linkDonePage(() => pageEnv().t.setup);
 
 export function renderSetupInvalid(): string {
   const { t } = pageEnv();

@@ -1,6 +1,6 @@
 import { pageEnv } from './env';
 import { Hidden, Submit } from './kit';
-import { renderLinkDonePage, renderLinkInvalidPage, renderMessagePage } from './email-link-pages';
+import { linkDonePage, linkInvalidPage, renderMessagePage } from './email-link-pages';
 import { renderPage } from './layout';
 
 /** /verify-email with a live link: one button confirms the address (a POST, so mail scanners that pre-fetch links burn nothing). */
@@ -19,14 +19,9 @@ export function renderVerifyEmailForm(options: { email: string; token: string; c
   );
 }
 
-export function renderVerifyEmailDone(): string {
-  const { t } = pageEnv();
-  return renderLinkDonePage(t.verify.doneTitle, t.verify.done);
-}
+export const renderVerifyEmailDone = linkDonePage(() => pageEnv().t.verify);
 
-export function renderVerifyEmailInvalid(): string {
-  return renderLinkInvalidPage(pageEnv().t.verify.invalidHint);
-}
+export const renderVerifyEmailInvalid = linkInvalidPage(() => pageEnv().t.verify);
 
 /** The CSRF check of a form post failed (the form was not opened from this site in this browser). */
 export function renderFormExpired(linkPath: string): string {

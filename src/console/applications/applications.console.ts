@@ -5,7 +5,7 @@ import { clientsApi as api, resourcesApi } from '../../routes/admin/admin.router
 import type { BackchannelDelivery, OAuthClient } from '../../routes/admin/admin.schemas';
 import * as views from '../../views/console/pages';
 import { presetName, renderPresetChooser, renderQuickStart, type QuickStartData } from '../../views/console/quick-start';
-import { asking, consoleAction, consoleForm, consolePage, consoleRouter, pageEnv, Redirect, redirect, text } from '../action';
+import { asking, consoleAction, consoleForm, consolePage, consoleRouter, pageEnv, Redirect, redirect, saying, text } from '../action';
 import type { Caller, FieldErrors } from '../action';
 import { createBody, presetParam, presetValues, updateBody, valuesOf } from './applications.form';
 
@@ -95,7 +95,7 @@ export const createConsoleApplicationsRouter = consoleRouter('applications', (de
     }),
     consoleAction(api.rotateSecret, {
       path: '/applications/:clientId/rotate',
-      confirm: asking(api.get, nameOf, (name) => ({ title: x().rotateTitle(name), text: x().rotateText, button: x().rotate })),
+      confirm: asking(api.get, nameOf, saying('rotate', x)),
       before: async ({ call, params }) => {
         const { client } = await call(api.get, { params });
         const refused = !client.is_active
@@ -115,7 +115,7 @@ export const createConsoleApplicationsRouter = consoleRouter('applications', (de
     }),
     consoleAction(api.deactivate, {
       path: '/applications/:clientId/deactivate',
-      confirm: asking(api.get, nameOf, (name) => ({ title: x().deactivateTitle(name), text: x().deactivateText, button: x().deactivate })),
+      confirm: asking(api.get, nameOf, saying('deactivate', x)),
       back: (p) => detail(p.clientId),
       done: (_r, { params }) => redirect(detail(params.clientId), x().deactivated),
     }),

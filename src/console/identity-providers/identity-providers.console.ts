@@ -3,7 +3,8 @@ import { identityProvidersApi as api } from '../../routes/federation/identity-pr
 import type { IdentityProvider } from '../../routes/federation/identity-providers.schemas';
 import { callbackUrlOf } from '../../declarations/identity-providers';
 import * as views from '../../views/console/identity-providers';
-import { asking, consoleAction, consoleForm, consolePage, consoleRouter, pageEnv, redirect, text, type FieldErrors } from '../action';
+import { asking, consoleAction, consoleForm, consolePage, consoleRouter, pageEnv, redirect, saying, text } from '../action';
+import type { FieldErrors } from '../action';
 import { asKind, createBody, formValues, kindOf, newValues, updateBody, valuesOf } from './identity-providers.form';
 
 /**
@@ -53,11 +54,7 @@ export const createConsoleIdentityProvidersRouter = consoleRouter('identity-prov
     }),
     consoleAction(api.remove, {
       path: '/identity-providers/:providerId/delete',
-      confirm: asking(
-        api.get,
-        (r) => r.provider.name,
-        (name) => ({ title: x().deleteTitle(name), text: x().deleteText, button: x().delete }),
-      ),
+      confirm: asking(api.get, (r) => r.provider.name, saying('delete', x)),
       back: () => '/admin/identity-providers',
       done: () => redirect('/admin/identity-providers', x().deleted),
     }),

@@ -10,6 +10,7 @@ import {
   consoleRouter,
   pageEnv,
   redirect,
+  saying,
   type Caller,
   type FieldErrors,
 } from '../action';
@@ -67,11 +68,7 @@ export const createConsoleRolesRouter = consoleRouter('roles', () => [
   }),
   consoleAction(api.deactivate, {
     path: '/roles/:roleId/deactivate',
-    confirm: asking(
-      api.get,
-      (r) => r.role.name,
-      (name) => ({ title: x().deactivateTitle(name), text: x().deactivateText, button: x().deactivate }),
-    ),
+    confirm: asking(api.get, (r) => r.role.name, saying('deactivate', x)),
     back: (p) => detail(p.roleId),
     done: (_r, { params }) => redirect(detail(params.roleId), x().deactivated),
   }),

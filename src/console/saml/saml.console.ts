@@ -1,5 +1,5 @@
 import { samlAppsApi as api } from '../../routes/saml/saml-apps.router';
-import { asking, consoleAction, consoleForm, consolePage, consoleRouter, pageEnv, redirect, type FieldErrors } from '../action';
+import { asking, consoleAction, consoleForm, consolePage, consoleRouter, pageEnv, redirect, saying, type FieldErrors } from '../action';
 import { appBody, placed, valuesOf } from './saml.form';
 import * as views from './saml.view';
 
@@ -44,11 +44,7 @@ export const createConsoleSamlRouter = consoleRouter('saml', () => [
   }),
   consoleAction(api.remove, {
     path: '/saml-apps/:appId/delete',
-    confirm: asking(
-      api.get,
-      (r) => r.app.name,
-      (name) => ({ title: x().deleteTitle(name), text: x().deleteText, button: x().delete }),
-    ),
+    confirm: asking(api.get, (r) => r.app.name, saying('delete', x)),
     back: () => '/admin/saml-apps',
     done: () => redirect('/admin/saml-apps', x().deleted),
   }),

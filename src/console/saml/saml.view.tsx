@@ -6,6 +6,7 @@ import { Actions, RefusalText, Submit, Time } from '../../views/kit';
 import {
   ActionButton,
   Badge,
+  bindForm,
   Checkbox,
   CopyValue,
   Facts,
@@ -110,6 +111,7 @@ export function renderSamlAppForm(frame: ConsoleFrame, data: { app?: SamlApp; va
   const a = data.app;
   const v = data.values;
   const e = data.errors;
+  const bound = bindForm(v, e);
   const { saml: h, common: k } = pageEnv().t.console;
   return renderConsole(
     frame,
@@ -133,18 +135,18 @@ export function renderSamlAppForm(frame: ConsoleFrame, data: { app?: SamlApp; va
         />
       ) : null}
       <PostForm action={a ? `/admin/saml-apps/${a.id}` : '/admin/saml-apps'} csrf={frame.csrf}>
-        <Field name="name" label={k.name} value={v.name} errors={e} required />
+        <Field {...bound('name')} label={k.name} required />
         <fieldset>
           <legend>{h.fromMetadata}</legend>
           <p class="hint">{h.fromMetadataHint}</p>
-          <Field name="metadata_url" label={h.metadataUrlField} type="url" value={v.metadata_url} errors={e} hint={h.metadataUrlHint} />
-          <TextArea name="metadata_xml" label={h.metadataXml} value={v.metadata_xml} errors={e} />
+          <Field {...bound('metadata_url')} label={h.metadataUrlField} type="url" hint={h.metadataUrlHint} />
+          <TextArea {...bound('metadata_xml')} label={h.metadataXml} />
         </fieldset>
         <fieldset>
           <legend>{h.byHand}</legend>
-          <Field name="entity_id" label={h.entityId} value={v.entity_id} errors={e} />
-          <TextArea name="acs_urls" label={h.acsUrls} value={v.acs_urls} errors={e} hint={h.acsUrlsHint} />
-          <Field name="slo_url" label={h.spSloUrl} type="url" value={v.slo_url} errors={e} />
+          <Field {...bound('entity_id')} label={h.entityId} />
+          <TextArea {...bound('acs_urls')} label={h.acsUrls} hint={h.acsUrlsHint} />
+          <Field {...bound('slo_url')} label={h.spSloUrl} type="url" />
           <Select
             name="slo_binding"
             label={h.sloBinding}
@@ -154,14 +156,8 @@ export function renderSamlAppForm(frame: ConsoleFrame, data: { app?: SamlApp; va
               { value: 'HTTP-POST', label: 'HTTP-POST' },
             ]}
           />
-          <TextArea name="sp_certificate" label={h.spCertificate} value={v.sp_certificate} errors={e} hint={h.spCertificateHint} />
-          <TextArea
-            name="sp_encryption_certificate"
-            label={h.spEncryptionCertificate}
-            value={v.sp_encryption_certificate}
-            errors={e}
-            hint={h.spEncryptionCertificateHint}
-          />
+          <TextArea {...bound('sp_certificate')} label={h.spCertificate} hint={h.spCertificateHint} />
+          <TextArea {...bound('sp_encryption_certificate')} label={h.spEncryptionCertificate} hint={h.spEncryptionCertificateHint} />
           <Checkbox name="want_authn_requests_signed" label={h.wantSigned} checked={v.want_authn_requests_signed} />
           <CheckError name="want_authn_requests_signed" errors={e} />
         </fieldset>
@@ -180,11 +176,11 @@ export function renderSamlAppForm(frame: ConsoleFrame, data: { app?: SamlApp; va
         <fieldset>
           <legend>{h.attributes}</legend>
           <p class="hint">{h.attributesHint}</p>
-          <Field name="attr_email" label={h.attrEmail} value={v.attr_email} errors={e} />
-          <Field name="attr_given_name" label={h.attrGivenName} value={v.attr_given_name} errors={e} />
-          <Field name="attr_family_name" label={h.attrFamilyName} value={v.attr_family_name} errors={e} />
-          <Field name="attr_name" label={h.attrName} value={v.attr_name} errors={e} />
-          <Field name="attr_roles" label={h.attrRoles} value={v.attr_roles} errors={e} />
+          <Field {...bound('attr_email')} label={h.attrEmail} />
+          <Field {...bound('attr_given_name')} label={h.attrGivenName} />
+          <Field {...bound('attr_family_name')} label={h.attrFamilyName} />
+          <Field {...bound('attr_name')} label={h.attrName} />
+          <Field {...bound('attr_roles')} label={h.attrRoles} />
         </fieldset>
         <fieldset>
           <legend>{h.security}</legend>

@@ -1,6 +1,6 @@
 import { scimAdminApi as api } from '../../routes/scim/scim-admin.router';
 import type { ScimConnection, ScimGroupRoles } from '../../routes/scim/scim-admin.schemas';
-import { asking, consoleAction, consoleForm, consolePage, consoleRouter, pageEnv, redirect } from '../action';
+import { asking, consoleAction, consoleForm, consolePage, consoleRouter, pageEnv, redirect, saying } from '../action';
 import type { Caller, FieldErrors } from '../action';
 import { connectionBody, roleChoices, rolesBody } from './scim.form';
 import * as views from './scim.view';
@@ -43,14 +43,14 @@ export const createConsoleScimRouter = consoleRouter('scim', ({ ctx }) => {
     }),
     consoleAction(api.rotate, {
       path: '/scim/:connectionId/rotate',
-      confirm: asking(api.get, nameOf, (name) => ({ title: x().rotateTitle(name), text: x().rotateText, button: x().rotate })),
+      confirm: asking(api.get, nameOf, saying('rotate', x)),
       // A connection revoked in another tab: said on the list (never a token in a redirect).
       back: () => '/admin/scim',
       done: (r) => tokenPage(r, x().rotatedTitle, 200),
     }),
     consoleAction(api.remove, {
       path: '/scim/:connectionId/delete',
-      confirm: asking(api.get, nameOf, (name) => ({ title: x().revokeTitle(name), text: x().revokeText, button: x().revoke })),
+      confirm: asking(api.get, nameOf, saying('revoke', x)),
       back: detail,
       done: () => redirect('/admin/scim', x().revoked),
     }),

@@ -3,8 +3,8 @@ import { rolesApi } from '../../routes/rbac/roles.routes';
 import { usersApi as api } from '../../routes/users/users.router';
 import { listUsersQuery } from '../../routes/users/users.schemas';
 import * as views from '../../views/console/pages';
-import { asking, consoleAction, consoleForm, consolePage, consoleRouter, pageEnv, Redirect, redirect, type Caller } from '../action';
-import type { FieldErrors } from '../action';
+import { asking, consoleAction, consoleForm, consolePage, consoleRouter, pageEnv, Redirect, redirect, saying } from '../action';
+import type { Caller, FieldErrors } from '../action';
 import { changes, inviteForm, listFilterOf, listQuery, profileForm, roleForm, usersQuery } from './users.form';
 
 /**
@@ -13,6 +13,7 @@ import { changes, inviteForm, listFilterOf, listQuery, profileForm, roleForm, us
  * user's page is GET /api/users/:userId with its sessions, mfa, apps, activity and identities, as the API answers them.
  */
 const c = () => pageEnv().t.console;
+const userSays = () => c().user;
 const user = (p: { userId: string }) => `/admin/users/${p.userId}`;
 const emailOf = (r: { user: { email: string } }) => r.user.email;
 /** The user's latest events on the page; the audit log shows the rest. */
@@ -95,11 +96,7 @@ export const createConsoleUsersRouter = consoleRouter('users', () => [
   }),
   consoleAction(api.deactivate, {
     path: '/users/:userId/deactivate',
-    confirm: asking(api.get, emailOf, (email) => ({
-      title: c().user.deactivateTitle(email),
-      text: c().user.deactivateText,
-      button: c().user.deactivate,
-    })),
+    confirm: asking(api.get, emailOf, saying('deactivate', userSays)),
     back: user,
     done: (_r, { params }) => redirect(user(params), c().user.deactivated),
   }),

@@ -1,7 +1,7 @@
 import { webhooksApi as api } from '../../routes/webhooks/webhooks.router';
 import type { Webhook } from '../../routes/webhooks/webhooks.schemas';
 import { DELIVERABLE_EVENT_TYPES } from '../../declarations/event-types';
-import { asking, consoleAction, consoleForm, consolePage, consoleRouter, pageEnv, redirect, type FieldErrors } from '../action';
+import { asking, consoleAction, consoleForm, consolePage, consoleRouter, pageEnv, redirect, saying, type FieldErrors } from '../action';
 import { deliveriesForm, deliveryStatus, valuesOf, webhookBody } from './webhooks.form';
 import * as views from './webhooks.view';
 
@@ -39,14 +39,14 @@ export const createConsoleWebhooksRouter = consoleRouter('webhooks', () => [
   }),
   consoleAction(api.rotateSecret, {
     path: '/webhooks/:webhookId/rotate',
-    confirm: asking(api.get, urlOf, (url) => ({ title: x().rotateTitle(url), text: x().rotateText, button: x().rotate })),
+    confirm: asking(api.get, urlOf, saying('rotate', x)),
     // A webhook deleted in another tab: said on the list (never a secret in a redirect).
     back: () => '/admin/webhooks',
     done: (r) => consolePage(views.renderWebhookSecret, { ...r, heading: x().rotatedHeading, rotated: true }, x().rotatedTitle),
   }),
   consoleAction(api.remove, {
     path: '/webhooks/:webhookId/delete',
-    confirm: asking(api.get, urlOf, (url) => ({ title: x().deleteTitle(url), text: x().deleteText, button: x().delete })),
+    confirm: asking(api.get, urlOf, saying('delete', x)),
     back: () => '/admin/webhooks',
     done: () => redirect('/admin/webhooks', x().deleted),
   }),

@@ -4,6 +4,7 @@ import { Actions, Submit, Time } from '../../views/kit';
 import {
   ActionButton,
   Badge,
+  bindForm,
   Checkbox,
   CopyValue,
   Facts,
@@ -61,6 +62,7 @@ export function renderWebhookForm(
 ): string {
   const w = data.webhook;
   const v = data.values;
+  const bound = bindForm(v, data.errors);
   const { webhooks: h, common: k } = pageEnv().t.console;
   return renderConsole(
     frame,
@@ -83,8 +85,8 @@ export function renderWebhookForm(
         </>
       ) : null}
       <PostForm action={w ? `/admin/webhooks/${w.id}` : '/admin/webhooks'} csrf={frame.csrf}>
-        <Field name="url" label={h.endpointUrl} type="url" value={v.url} errors={data.errors} required hint={h.urlHint} />
-        <TextArea name="events" label={h.events} value={v.events} errors={data.errors} hint={h.eventsHint} />
+        <Field {...bound('url')} label={h.endpointUrl} type="url" required hint={h.urlHint} />
+        <TextArea {...bound('events')} label={h.events} hint={h.eventsHint} />
         <details>
           <summary>{h.eventTypes}</summary>
           <p class="event-types">
@@ -95,7 +97,7 @@ export function renderWebhookForm(
             ))}
           </p>
         </details>
-        <Field name="description" label={k.description} value={v.description} errors={data.errors} hint={h.descriptionHint} />
+        <Field {...bound('description')} label={k.description} hint={h.descriptionHint} />
         <Checkbox name="enabled" label={h.enabledField} checked={v.enabled} />
         <Submit label={w ? h.save : h.createButton} />
       </PostForm>

@@ -188,6 +188,20 @@ export function Select(
   );
 }
 
+/** The keys of a form's values that hold text (what a Field, TextArea or Select shows). */
+type TextKeys<V> = { [K in keyof V]-?: V[K] extends string | undefined ? K : never }[keyof V] & string;
+
+/**
+ * A form's controls bound to the values it was shown with and its refusals, by name: `<Field {...bound('issuer')}
+ * label={…} />` names the control, shows the value it had and the error beside it.
+ */
+export function bindForm<V extends object>(values: V, errors: FieldErrors | undefined) {
+  return (name: TextKeys<V>) => {
+    const value: unknown = values[name];
+    return { name, value: typeof value === 'string' ? value : undefined, errors };
+  };
+}
+
 /** A CSRF-protected form post (post-redirect-get on the server). */
 export function PostForm(props: {
   action: string;

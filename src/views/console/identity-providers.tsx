@@ -1,7 +1,7 @@
 import type { IdentityProvider } from '../../routes/federation/identity-providers.schemas';
 import { pageEnv } from '../env';
 import { Actions, Hidden, Submit, Time } from '../kit';
-import { ActionButton, Badge, Checkbox, CopyValue, Facts, Field, PostForm, type FieldErrors } from './components';
+import { ActionButton, Badge, bindForm, Checkbox, CopyValue, Facts, Field, PostForm, type FieldErrors } from './components';
 import { BackLink, ListPage } from './list';
 import { renderConsole, type ConsoleFrame } from './layout';
 
@@ -90,6 +90,7 @@ export function renderProviderForm(
 ): string {
   const p = data.provider;
   const v = data.values;
+  const bound = bindForm(v, data.errors);
   const isGithub = v.kind === 'github';
   const { identityProviders: i, common: k } = pageEnv().t.console;
   return renderConsole(
@@ -114,27 +115,18 @@ export function renderProviderForm(
       )}
       <PostForm action={p ? `/admin/identity-providers/${p.id}` : '/admin/identity-providers'} csrf={frame.csrf}>
         {p ? null : <Hidden fields={{ kind: v.kind }} />}
-        <Field name="slug" label={i.slug} value={v.slug} errors={data.errors} required hint={i.slugHint} />
-        <Field name="name" label={k.name} value={v.name} errors={data.errors} required hint={i.nameHint} />
+        <Field {...bound('slug')} label={i.slug} required hint={i.slugHint} />
+        <Field {...bound('name')} label={k.name} required hint={i.nameHint} />
         {isGithub ? (
           <>
-            <Field name="base_url" label={i.githubUrl} type="url" value={v.base_url} errors={data.errors} hint={i.githubUrlHint} />
-            <Field
-              name="api_base_url"
-              label={i.githubApiUrl}
-              type="url"
-              value={v.api_base_url}
-              errors={data.errors}
-              hint={i.githubApiUrlHint}
-            />
+            <Field {...bound('base_url')} label={i.githubUrl} type="url" hint={i.githubUrlHint} />
+            <Field {...bound('api_base_url')} label={i.githubApiUrl} type="url" hint={i.githubApiUrlHint} />
           </>
         ) : (
           <Field
-            name="issuer"
+            {...bound('issuer')}
             label={i.issuer}
             type="url"
-            value={v.issuer}
-            errors={data.errors}
             required
             hint={v.kind === 'microsoft' ? i.issuerHintMicrosoft : i.issuerHint}
           />
@@ -142,7 +134,7 @@ export function renderProviderForm(
         <p class="hint" id="private-issuer">
           {i.privateIssuer} <a href="/admin/settings#f-idp_allow_private">{i.privateIssuerLink}</a>
         </p>
-        <Field name="client_id" label={i.clientId} value={v.client_id} errors={data.errors} required autocomplete="off" />
+        <Field {...bound('client_id')} label={i.clientId} required autocomplete="off" />
         <Field
           name="client_secret"
           label={i.clientSecret}
@@ -152,7 +144,7 @@ export function renderProviderForm(
           autocomplete="new-password"
           hint={p ? i.secretHintEdit : i.secretHintNew}
         />
-        <Field name="scopes" label={i.scopes} value={v.scopes} errors={data.errors} hint={i.scopesHint} />
+        <Field {...bound('scopes')} label={i.scopes} hint={i.scopesHint} />
         <Checkbox name="enabled" label={i.enabledField} checked={v.enabled} />
         <Checkbox name="trust_email" label={i.trustEmail} checked={v.trust_email} hint={i.trustEmailHint} />
         <Checkbox name="allow_signup" label={i.allowSignup} checked={v.allow_signup} />

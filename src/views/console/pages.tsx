@@ -10,12 +10,13 @@ import { Actions, formatTime, Submit, Time } from '../kit';
 import {
   ActionButton,
   Badge,
+  bindForm,
   Checkbox,
   Checkboxes,
   CopyValue,
+  CountLine,
   Facts,
   Field,
-  CountLine,
   Pagination,
   PostForm,
   Radios,
@@ -162,6 +163,7 @@ export function renderUsers(
 }
 
 export function renderInviteUser(frame: ConsoleFrame, data: { values: Record<string, string>; errors: FieldErrors }): string {
+  const bound = bindForm(data.values, data.errors);
   const { users: u, common: k } = c();
   return renderConsole(
     frame,
@@ -170,9 +172,9 @@ export function renderInviteUser(frame: ConsoleFrame, data: { values: Record<str
       <h1>{u.invite}</h1>
       <p>{u.inviteIntro}</p>
       <PostForm action="/admin/users" csrf={frame.csrf}>
-        <Field name="email" type="email" label={k.email} value={data.values.email} errors={data.errors} required autocomplete="off" />
-        <Field name="first_name" label={k.firstName} value={data.values.first_name} errors={data.errors} required />
-        <Field name="last_name" label={k.lastName} value={data.values.last_name} errors={data.errors} required />
+        <Field {...bound('email')} type="email" label={k.email} required autocomplete="off" />
+        <Field {...bound('first_name')} label={k.firstName} required />
+        <Field {...bound('last_name')} label={k.lastName} required />
         <Submit label={u.sendInvitation} />
       </PostForm>
     </>,
@@ -209,6 +211,7 @@ export function renderUserDetail(frame: ConsoleFrame, d: UserDetailData): string
   const u = d.user;
   const base = `/admin/users/${u.id}`;
   const v = d.values ?? {};
+  const bound = bindForm(v, d.errors);
   const assignable = d.allRoles.filter((r) => r.is_active && !u.roles.some((held) => held.id === r.id));
   const invitationExpiresAt = u.status === 'invited' ? u.invitation_expires_at : null;
   const { user: x, users: us, common: k } = c();
@@ -296,13 +299,11 @@ export function renderUserDetail(frame: ConsoleFrame, d: UserDetailData): string
         {assignable.length ? (
           <PostForm action={`${base}/roles`} csrf={frame.csrf} class="filters">
             <Select
-              name="role_id"
+              {...bound('role_id')}
               label={x.roleToAssign}
               placeholder={x.chooseRole}
               required
               options={assignable.map((r) => ({ value: r.id, label: roleLabel(r) }))}
-              value={v.role_id}
-              errors={d.errors}
             />
             <div>
               <button type="submit">{x.assignRole}</button>
@@ -556,6 +557,7 @@ export function renderRoleForm(
 ): string {
   const r = data.role;
   const v = data.values;
+  const bound = bindForm(v, data.errors);
   const { roles: ro, common: k } = c();
   // A role stored earlier with a free-text application that names no registered client: shown, and fixable.
   const stray = r?.application && !data.applications.some((a) => a.client_id === r.application) ? r.application : undefined;
@@ -587,17 +589,10 @@ export function renderRoleForm(
       ) : null}
       {data.canEdit ? (
         <PostForm action={r ? `/admin/roles/${r.id}` : '/admin/roles'} csrf={frame.csrf}>
-          <Field name="name" label={k.name} value={v.name} errors={data.errors} required hint={ro.nameHint} />
-          <Field name="description" label={k.description} value={v.description} errors={data.errors} />
+          <Field {...bound('name')} label={k.name} required hint={ro.nameHint} />
+          <Field {...bound('description')} label={k.description} />
           {r && r.application === null ? null : (
-            <Select
-              name="application"
-              label={ro.applicationField}
-              value={v.application}
-              options={appOptions}
-              errors={data.errors}
-              hint={ro.applicationHint}
-            />
+            <Select {...bound('application')} label={ro.applicationField} options={appOptions} hint={ro.applicationHint} />
           )}
           <Checkboxes
             name="permissions"
@@ -739,6 +734,7 @@ export function renderApplicationForm(
   },
 ): string {
   const c = data.client;
+  const bound = bindForm(data.values, data.errors);
   const base = c ? `/admin/applications/${encodeURIComponent(c.client_id)}` : '/admin/applications';
   const { applications: ap, common: k, nav, start: st } = pageEnv().t.console;
   // A new application from a preset shows what that kind needs; `custom` (and an existing application) everything.
@@ -803,7 +799,7 @@ export function renderApplicationForm(
       {data.may.write ? (
         <PostForm action={base} csrf={frame.csrf}>
           {presetKey ? <input type="hidden" name="preset" value={presetKey} /> : null}
-          <Field name="name" label={k.name} value={data.values.name} errors={data.errors} required hint={ap.nameHint} />
+          <Field {...bound('name')} label={k.name} required hint={ap.nameHint} />
           {c ? null : shows.kinds ? (
             <Radios
               name="type"
@@ -821,8 +817,8 @@ export function renderApplicationForm(
           )}
           {(!c && shows.kinds) || c?.token_endpoint_auth_method === 'private_key_jwt' ? (
             <>
-              <TextArea name="jwks" label={ap.jwks} value={data.values.jwks} errors={data.errors} hint={ap.jwksHint} />
-              <Field name="jwks_uri" label={ap.jwksUri} value={data.values.jwks_uri} errors={data.errors} hint={ap.jwksUriHint} />
+              <TextArea {...bound('jwks')} label={ap.jwks} hint={ap.jwksHint} />
+              <Field {...bound('jwks_uri')} label={ap.jwksUri} hint={ap.jwksUriHint} />
             </>
           ) : null}
           {preset ? (
@@ -836,33 +832,9 @@ export function renderApplicationForm(
               errors={data.errors}
             />
           )}
-          {shows.redirects ? (
-            <TextArea
-              name="redirect_uris"
-              label={ap.redirectUris}
-              value={data.values.redirect_uris}
-              errors={data.errors}
-              hint={redirectHint}
-            />
-          ) : null}
-          {shows.origins ? (
-            <TextArea
-              name="allowed_origins"
-              label={ap.allowedOrigins}
-              value={data.values.allowed_origins}
-              errors={data.errors}
-              hint={ap.allowedOriginsHint}
-            />
-          ) : null}
-          {shows.postLogout ? (
-            <TextArea
-              name="post_logout_redirect_uris"
-              label={ap.postLogout}
-              value={data.values.post_logout_redirect_uris}
-              errors={data.errors}
-              hint={ap.postLogoutHint}
-            />
-          ) : null}
+          {shows.redirects ? <TextArea {...bound('redirect_uris')} label={ap.redirectUris} hint={redirectHint} /> : null}
+          {shows.origins ? <TextArea {...bound('allowed_origins')} label={ap.allowedOrigins} hint={ap.allowedOriginsHint} /> : null}
+          {shows.postLogout ? <TextArea {...bound('post_logout_redirect_uris')} label={ap.postLogout} hint={ap.postLogoutHint} /> : null}
           <Checkboxes
             name="scopes"
             legend={ap.scopes}
@@ -875,14 +847,7 @@ export function renderApplicationForm(
           {shows.backchannel ? (
             <fieldset>
               <legend>{ap.backchannelLegend}</legend>
-              <Field
-                name="backchannel_logout_uri"
-                type="url"
-                label={ap.backchannelUri}
-                value={data.values.backchannel_logout_uri}
-                errors={data.errors}
-                hint={ap.backchannelUriHint}
-              />
+              <Field {...bound('backchannel_logout_uri')} type="url" label={ap.backchannelUri} hint={ap.backchannelUriHint} />
               <Checkbox
                 name="backchannel_logout_session_required"
                 label={ap.backchannelSessionRequired}
@@ -1007,6 +972,7 @@ export interface AuditProps {
 
 export function renderAudit(frame: ConsoleFrame, data: AuditProps): string {
   const f = data.filter;
+  const bound = bindForm(f, data.errors);
   const a = c().audit;
   const filtered = Boolean(f.type || f.actor || f.subject || f.from || f.to);
   return renderConsole(
@@ -1031,10 +997,10 @@ export function renderAudit(frame: ConsoleFrame, data: AuditProps): string {
             ))}
           </select>
         </div>
-        <Field name="actor" label={a.actor} value={f.actor} errors={data.errors} />
-        <Field name="subject" label={a.subject} value={f.subject} errors={data.errors} />
-        <Field name="from" type="date" label={a.from} value={f.from} errors={data.errors} />
-        <Field name="to" type="date" label={a.until} value={f.to} errors={data.errors} />
+        <Field {...bound('actor')} label={a.actor} />
+        <Field {...bound('subject')} label={a.subject} />
+        <Field {...bound('from')} type="date" label={a.from} />
+        <Field {...bound('to')} type="date" label={a.until} />
         <div>
           <button type="submit">{a.filter}</button>
         </div>

@@ -1,7 +1,7 @@
 import type { ApiResource } from '../../routes/admin/admin.schemas';
 import { pageEnv } from '../env';
 import { Actions, Submit, Time } from '../kit';
-import { ActionButton, Checkbox, CopyValue, Facts, Field, PostForm, Table, TextArea, type FieldErrors } from './components';
+import { ActionButton, bindForm, Checkbox, CopyValue, Facts, Field, PostForm, Table, TextArea, type FieldErrors } from './components';
 import { BackLink, CreateButton, NoneYet } from './list';
 import { renderConsole, type ConsoleFrame } from './layout';
 
@@ -52,6 +52,7 @@ export function renderResourceForm(
 ): string {
   const r = data.resource;
   const v = data.values;
+  const bound = bindForm(v, data.errors);
   const { resources: x, common: k } = pageEnv().t.console;
   return renderConsole(
     frame,
@@ -69,27 +70,10 @@ export function renderResourceForm(
       ) : null}
       {data.canWrite ? (
         <PostForm action={r ? `/admin/api-resources/${r.id}` : '/admin/api-resources'} csrf={frame.csrf}>
-          <Field
-            name="identifier"
-            label={x.identifier}
-            type="url"
-            value={v.identifier}
-            errors={data.errors}
-            required
-            hint={x.identifierHint}
-          />
-          <Field name="name" label={k.name} value={v.name} errors={data.errors} required hint={x.nameHint} />
-          <TextArea name="scopes" label={x.scopes} value={v.scopes} errors={data.errors} hint={x.scopesHint} />
-          <Field
-            name="access_token_ttl_s"
-            label={x.ttl}
-            type="number"
-            min={60}
-            max={3600}
-            value={v.access_token_ttl_s}
-            errors={data.errors}
-            hint={x.ttlHint}
-          />
+          <Field {...bound('identifier')} label={x.identifier} type="url" required hint={x.identifierHint} />
+          <Field {...bound('name')} label={k.name} required hint={x.nameHint} />
+          <TextArea {...bound('scopes')} label={x.scopes} hint={x.scopesHint} />
+          <Field {...bound('access_token_ttl_s')} label={x.ttl} type="number" min={60} max={3600} hint={x.ttlHint} />
           <Checkbox name="open_registration" label={x.openRegistration} checked={v.open_registration} hint={x.openRegistrationHint} />
           <Checkbox name="role_based_access" label={x.roleBasedAccess} checked={v.role_based_access} hint={x.roleBasedAccessHint} />
           <Checkbox name="dpop_bound_access_tokens" label={x.dpop} checked={v.dpop_bound_access_tokens} hint={x.dpopHint} />
