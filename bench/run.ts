@@ -11,8 +11,9 @@
  * - Baselines, each its own process on the server's CPU: bare Express 5; Express + jsonwebtoken HS256 verify; the
  *   fair ceiling of GET /api/auth/me (Express + jsonwebtoken + one prepared `pg` query loading the session's user with
  *   roles and permissions, on the same database: bench/baselines/express-me.cjs); node-oidc-provider 9 (in-memory
- *   adapter, PKCE required, rotation, tokens from its own code flow); bcrypt comparisons/s on one core with the
- *   server's bcrypt.
+ *   adapter, PKCE required, rotation, tokens from its own code flow), and the same with a PostgreSQL adapter on the
+ *   bench's database (oidcRefreshPg: the refresh floor when tokens live in a database); bcrypt comparisons/s on one
+ *   core with the server's bcrypt.
  * - Floors (issue 33), one more process: bare Express 5 answering /health, both discovery documents and /me (the /me
  *   ceiling's work) with the work every such answer of the server must do: the server's own bytes and headers
  *   (recorded from it), a request id, the /api limit's count and headers, one access-log line through pino
@@ -22,7 +23,7 @@
  * Options: --json FILE (write every figure), --soak SECONDS (mixed traffic, RSS and p99 per 10 s window),
  * --seconds N (measured seconds per scenario, default 8), --connections N (default 16), --only KEYS (a comma-separated
  * subset of the scenarios: bare, health, discovery, oidcDiscovery, jwt, meCeiling, me, floorHealth, floorDiscovery,
- * floorOidcDiscovery, meFloor, oidcRefresh, oauthRefresh,
+ * floorOidcDiscovery, meFloor, oidcRefresh, oidcRefreshPg, oauthRefresh,
  * firstPartyRefresh, oidcClientCredentials, clientCredentials, oauthRefreshDpop, clientCredentialsDpop,
  * clientCredentialsPrivateKeyJwt, login, webhooks, console; the targets whose figures are missing are left out).
  * The last three (issue 34) each measure a signed variant right after its plain one, with the same tool: the refresh
@@ -72,6 +73,7 @@ const SCENARIO_KEYS = [
   'floorOidcDiscovery',
   'meFloor',
   'oidcRefresh',
+  'oidcRefreshPg',
   'oauthRefresh',
   'firstPartyRefresh',
   'oidcClientCredentials',
@@ -576,6 +578,28 @@ async function oidcProviderRefreshTokens(base: string, client: { id: string; sec
   return tokens;
 }
 
+/**
+ * node-oidc-provider 9 as in the oidcRefresh baseline, but keeping its tokens, grants, sessions and interactions in
+ * PostgreSQL through its adapter interface (bench/baselines/oidc-provider-pg-adapter.mjs, on the bench's database):
+ * the floor of a refresh rotation that every instance must see spent, which the in-memory baseline does not pay.
+ */
+async function startOidcProviderPg(dbUrl: string): Promise<{ server: Server; base: string; tokens: string[] }> {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const server = await startProcess(
+    'oidc-provider-pg',
+    process.execPath,
+    [path.join(ROOT, 'bench/baselines/oidc-provider.mjs'), String(port), dbUrl],
+    { PATH: process.env.PATH, NODE_ENV: 'production' },
+    '/.well-known/openid-configuration',
+    base,
+  );
+  const client = { id: 'bench-client', secret: 'bench-client-secret-0123456789abcdef' };
+  const tokens = await oidcProviderRefreshTokens(base, client, CONNECTIONS);
+  await checkRefreshSignsIdToken('node-oidc-provider (PostgreSQL adapter)', `${base}/token`, client, tokens);
+  return { server, base, tokens };
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Running the load generator.
 
@@ -758,6 +782,8 @@ async function main(): Promise<void> {
   await checkRefreshSignsIdToken('node-oidc-provider', `${oidcBase}/token`, oidcClient, oidcTokens);
   await checkRefreshSignsIdToken('this server', `${sso}/api/oauth/token`, fx.client, fx.oauthRefreshTokens);
 
+  const oidcPg = !PAIR_JS && SOAK === 0 && wanted('oidcRefreshPg') ? await startOidcProviderPg(db.url) : undefined;
+
   if (PAIR_JS) {
     // Paired rounds (docs/performance.md, "A/B on a shared machine"): build B beside build A on the same database and
     // secrets, on the same CPU, the load alternating between them.
@@ -803,7 +829,7 @@ async function main(): Promise<void> {
       `http://127.0.0.1:${mePort}`,
     );
     const floor = await startFloor(sso, fx, jwtAccessSecret, db.url);
-    await runScenarios(server, fx, { bare, oidc, oidcBase, oidcClient, oidcTokens, jwt, meCeiling, floor });
+    await runScenarios(server, fx, { bare, oidc, oidcBase, oidcClient, oidcTokens, oidcPg, jwt, meCeiling, floor });
     if (receiverTls) await webhookBurst(server, fx, admin, db.url, receiverTls);
     if (wanted('console')) await consoleAtScale(server, admin, db.url);
     report({
@@ -854,6 +880,8 @@ interface Baselines {
   oidcBase: string;
   oidcClient: { id: string; secret: string };
   oidcTokens: string[];
+  /** node-oidc-provider with the PostgreSQL adapter (oidcRefreshPg). */
+  oidcPg: { server: Server; base: string; tokens: string[] } | undefined;
   jwt: Server;
   meCeiling: Server;
   /** The floors of the stateless answers (express-floor.cjs), when a floor scenario is wanted. */
@@ -867,8 +895,11 @@ async function runScenarios(server: Server, fx: SsoFixtures, b: Baselines): Prom
   const sso = server.url;
   const get = (url: string, headers?: Record<string, string>) => ({ tool: 'autocannon' as const, url, headers, connections: CONNECTIONS });
   process.stdout.write(`scenarios: ${SECONDS} s each after ${WARMUP} s warm-up, ${CONNECTIONS} connections\n`);
+  if (FLOOR_ROUNDS > 0 && b.floor) return floorRounds(server, b, b.floor, { authorization: `Bearer ${fx.userAccessToken}` });
   if (wanted('bare')) [results.bare] = await measure('baseline: bare Express 5 JSON', b.bare.pid, get(`${b.bare.url}/`));
   if (wanted('health')) [results.health] = await measure('GET /health', server.pid, get(`${sso}/health`));
+  // Each floor right after the answer it models (closer in time than at the end, on a machine whose speed moves).
+  if (b.floor) await floorScenario(b.floor, 'floorHealth');
   // Both discovery paths of the issue's targets: the spec's (under /api, behind its limiter) and OpenID's at the root.
   if (wanted('discovery'))
     [results.discovery] = await measure(
@@ -876,12 +907,14 @@ async function runScenarios(server: Server, fx: SsoFixtures, b: Baselines): Prom
       server.pid,
       get(`${sso}/api/oauth/.well-known/oauth-authorization-server`),
     );
+  if (b.floor) await floorScenario(b.floor, 'floorDiscovery');
   if (wanted('oidcDiscovery'))
     [results.oidcDiscovery] = await measure(
       'GET /.well-known/openid-configuration',
       server.pid,
       get(`${sso}/.well-known/openid-configuration`),
     );
+  if (b.floor) await floorScenario(b.floor, 'floorOidcDiscovery');
   const bearer = { authorization: `Bearer ${fx.userAccessToken}` };
   if (wanted('jwt'))
     [results.jwt] = await measure('baseline: Express + jsonwebtoken HS256 verify', b.jwt.pid, get(`${b.jwt.url}/`, bearer));
@@ -893,13 +926,19 @@ async function runScenarios(server: Server, fx: SsoFixtures, b: Baselines): Prom
     );
   if (wanted('me'))
     [results.me] = await measure('GET /api/auth/me (Bearer, live permissions)', server.pid, get(`${sso}/api/auth/me`, bearer));
-  if (b.floor) await floorScenarios(b.floor, bearer);
+  if (b.floor) await floorScenario(b.floor, 'meFloor', bearer);
 
   if (wanted('oidcRefresh'))
     [results.oidcRefresh] = await measure(
       'baseline: node-oidc-provider 9 refresh_token grant',
       b.oidc.pid,
       oauthRefreshChain(`${b.oidcBase}/token`, b.oidcClient, b.oidcTokens),
+    );
+  if (b.oidcPg)
+    [results.oidcRefreshPg] = await measure(
+      'baseline: node-oidc-provider 9 refresh_token grant, PostgreSQL adapter',
+      b.oidcPg.server.pid,
+      oauthRefreshChain(`${b.oidcPg.base}/token`, b.oidcClient, b.oidcPg.tokens),
     );
   if (wanted('oauthRefresh'))
     [results.oauthRefresh] = await measure(
@@ -1074,18 +1113,69 @@ async function startFloor(sso: string, fx: SsoFixtures, jwtAccessSecret: string,
   return floor;
 }
 
-/** Each wanted floor, measured like the server's answer it models. */
-async function floorScenarios(floor: Server, bearer: Record<string, string>): Promise<void> {
+/**
+ * BENCH_FLOOR_ROUNDS=N: instead of the scenarios, each wanted floor runs N rounds of three measurements, its baseline
+ * (bare Express, or the /me ceiling), the floor and the server on the same path, the order reversed every other round;
+ * each round gives the ratios by CPU per request, and the medians of the rounds' ratios are printed. On a machine whose
+ * speed moves from minute to minute, ratios within a round are what can be compared.
+ */
+const FLOOR_ROUNDS = Number(process.env.BENCH_FLOOR_ROUNDS ?? 0);
+
+async function floorRounds(server: Server, b: Baselines, floor: Server, bearer: Record<string, string>): Promise<void> {
+  const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)] ?? NaN;
+  const lines: string[] = [];
   for (const f of FLOORS) {
     if (!wanted(f.key)) continue;
+    const base = f.bare === 'bare' ? b.bare : b.meCeiling;
     const headers = f.key === 'meFloor' ? bearer : undefined;
-    [results[f.key]] = await measure(`floor: Express 5 with the required work, ${f.label}`, floor.pid, {
-      tool: 'autocannon',
-      url: `${floor.url}${f.path}`,
-      headers,
-      connections: CONNECTIONS,
-    });
+    const sides = [
+      { side: 'base', pid: base.pid, url: `${base.url}/` },
+      { side: 'floor', pid: floor.pid, url: `${floor.url}${f.path}` },
+      { side: 'server', pid: server.pid, url: `${server.url}${f.path}` },
+    ];
+    const ratios = { floorVsBase: [] as number[], serverVsFloor: [] as number[], serverVsBase: [] as number[] };
+    for (let round = 0; round < FLOOR_ROUNDS; round++) {
+      const cpu: Record<string, number> = {};
+      for (const s of round % 2 === 0 ? sides : [...sides].reverse()) {
+        const [r] = await measure(`${f.label} round ${round + 1} ${s.side}`, s.pid, {
+          tool: 'autocannon',
+          url: s.url,
+          headers,
+          connections: CONNECTIONS,
+        });
+        cpu[s.side] = r?.cpuMsPerRequest ?? NaN;
+      }
+      ratios.floorVsBase.push((cpu.base ?? NaN) / (cpu.floor ?? NaN));
+      ratios.serverVsFloor.push((cpu.floor ?? NaN) / (cpu.server ?? NaN));
+      ratios.serverVsBase.push((cpu.base ?? NaN) / (cpu.server ?? NaN));
+    }
+    const show = (xs: number[]) => `${xs.map((x) => x.toFixed(2)).join(' ')} | median ${median(xs).toFixed(2)}`;
+    const baseName = f.bare === 'bare' ? 'bare Express 5' : 'the ceiling';
+    lines.push(
+      `${f.label}, by CPU per request:`,
+      `  floor vs ${baseName}: ${show(ratios.floorVsBase)}`,
+      `  server vs floor: ${show(ratios.serverVsFloor)}`,
+      `  server vs ${baseName}: ${show(ratios.serverVsBase)}`,
+    );
   }
+  process.stdout.write(
+    `\nfloor rounds (load average ${os
+      .loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}):\n${lines.join('\n')}\n`,
+  );
+}
+
+/** One floor, when wanted, measured like the server's answer it models. */
+async function floorScenario(floor: Server, key: (typeof FLOORS)[number]['key'], headers?: Record<string, string>): Promise<void> {
+  const f = FLOORS.find((x) => x.key === key);
+  if (!f || !wanted(key)) return;
+  [results[key]] = await measure(`floor: Express 5 with the required work, ${f.label}`, floor.pid, {
+    tool: 'autocannon',
+    url: `${floor.url}${f.path}`,
+    headers,
+    connections: CONNECTIONS,
+  });
 }
 
 /** Floor ÷ its bare baseline and server ÷ floor, by requests/s and by CPU per request, per floor path. */
@@ -1469,6 +1559,29 @@ function report(s: Summary): void {
     {
       scenario: '(by CPU per request: OAuth refresh vs node-oidc-provider 9, PostgreSQL not counted)',
       value: ratio(r.oidcRefresh?.cpuMsPerRequest, r.oauthRefresh?.cpuMsPerRequest),
+      target: undefined,
+      unit: '×',
+      higher: true,
+    },
+    // The refresh floor (docs/performance.md): node-oidc-provider keeping its tokens in PostgreSQL, as this server must
+    // (every instance sees a token spent), beside the target's in-memory comparison, not instead of it.
+    {
+      scenario: '(OAuth refresh grant vs node-oidc-provider 9 with a PostgreSQL adapter)',
+      value: ratio(r.oauthRefresh?.rps, r.oidcRefreshPg?.rps),
+      target: undefined,
+      unit: '×',
+      higher: true,
+    },
+    {
+      scenario: '(by CPU per request: OAuth refresh vs node-oidc-provider 9 with a PostgreSQL adapter, PostgreSQL not counted)',
+      value: ratio(r.oidcRefreshPg?.cpuMsPerRequest, r.oauthRefresh?.cpuMsPerRequest),
+      target: undefined,
+      unit: '×',
+      higher: true,
+    },
+    {
+      scenario: '(POST /api/auth/refresh-token vs node-oidc-provider 9 with a PostgreSQL adapter)',
+      value: ratio(r.firstPartyRefresh?.rps, r.oidcRefreshPg?.rps),
       target: undefined,
       unit: '×',
       higher: true,

@@ -1,12 +1,15 @@
 // Baseline: node-oidc-provider 9 with its in-memory adapter, serving the same refresh_token grant with rotation.
 // PKCE is required, tokens are minted through its own authorization code flow (the interaction below signs the
 // bench account in and grants openid + offline_access without a page), and every refresh rotates the token.
-// Usage: node oidc-provider.mjs PORT  — prints "listening" on stdout once it answers.
+// Usage: node oidc-provider.mjs PORT [DATABASE_URL]  — prints "listening" on stdout once it answers. With a database
+// URL it keeps its tokens, grants, sessions and interactions in PostgreSQL instead (oidc-provider-pg-adapter.mjs).
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import Provider from 'oidc-provider';
+import { pgAdapter } from './oidc-provider-pg-adapter.mjs';
 
 const port = Number(process.argv[2] ?? 0);
+const databaseUrl = process.argv[3];
 const issuer = `http://127.0.0.1:${port}`;
 export const CLIENT = {
   client_id: 'bench-client',
@@ -30,6 +33,7 @@ const ACCOUNT = 'bench-account';
 
 const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const provider = new Provider(issuer, {
+  ...(databaseUrl ? { adapter: await pgAdapter(databaseUrl) } : {}),
   clients: [CLIENT, CC_CLIENT],
   jwks: { keys: [{ ...privateKey.export({ format: 'jwk' }), kid: 'bench', use: 'sig', alg: 'RS256' }] },
   cookies: { keys: [randomBytes(32).toString('hex')] },

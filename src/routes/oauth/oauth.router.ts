@@ -134,6 +134,12 @@ export function createOAuthRouter(deps: RouteDeps) {
 }
 
 /**
+ * What a client calls with its own authentication (token, revocation, device authorization, PAR): a form post, never
+ * cached (RFC 6749 §5.1), with CORS for the origins of the client it names.
+ */
+const clientCall = { auth: 'client', noStore: true, form: true, cors: 'client' } as const;
+
+/**
  * The OAuth 2.0 protocol endpoints (token, revocation, userinfo), mounted in the OAuth protocol scope: every error,
  * theirs or a step's before them, answers in RFC 6749's dialect. Token responses and their errors are never cached
  * (RFC 6749 §5.1).
@@ -206,11 +212,8 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
             'the calling client: the answer carries act), resource or audience (an API the client is allowed) and scope (no wider ' +
             "than the subject token's for that API, else invalid_scope); answers an RFC 9068 token with issued_token_type, bound to " +
             'the same DPoP key when the subject token was bound (docs/token-exchange.md).',
-          auth: 'client',
-          noStore: true,
-          form: true,
+          ...clientCall,
           body: tokenParams,
-          cors: 'client',
           response: { description: 'Tokens', schema: tokenResponseBody },
         },
         async ({ body }, req) => {
@@ -239,11 +242,8 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
           method: 'post',
           path: '/revoke',
           summary: 'Token revocation (RFC 7009)',
-          auth: 'client',
-          noStore: true,
-          form: true,
+          ...clientCall,
           body: revokeParams,
-          cors: 'client',
           // CONTRACT §8: `{}` as JSON rather than an empty body, which some client libraries refuse to parse.
           response: { description: 'Revoked, or unknown / already revoked: `{}`', schema: z.strictObject({}) },
         },
@@ -261,12 +261,9 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
           description:
             'Client authentication as at the token endpoint (a public client sends client_id alone). The client must list the ' +
             'grant urn:ietf:params:oauth:grant-type:device_code. `scope` is required; `resource` (RFC 8707) is optional.',
-          auth: 'client',
+          ...clientCall,
           dialect: 'oauth',
-          noStore: true,
-          form: true,
           body: deviceAuthorizationParams,
-          cors: 'client',
           response: { description: 'RFC 8628 §3.2 answer', schema: deviceAuthorizationBody },
         },
         async ({ body }, req) => {
@@ -287,12 +284,9 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
             'does; a bad proof, or a dpop_jkt of another key, is 400 invalid_dpop_proof (use_dpop_nonce with a DPoP-Nonce header ' +
             'under the dpop_nonce_required setting). A refusal of the parameters comes before a private_key_jwt assertion is ' +
             'spent: the client repeats the corrected request with the same assertion.',
-          auth: 'client',
+          ...clientCall,
           dialect: 'oauth',
-          noStore: true,
-          form: true,
           body: parParams,
-          cors: 'client',
           response: { status: 201, description: 'RFC 9126 §2.2 answer', schema: parResponseBody },
         },
         async ({ body }, req) => {

@@ -104,20 +104,20 @@ export const samlAppBody = z
         if (b[field] !== undefined) c.addIssue({ code: 'custom', path: [field], ...sayIssue('samlFromMetadata', { field }) });
       }
     } else {
-      if (b.entity_id === undefined)
-        c.addIssue({
-          code: 'custom',
-          path: ['entity_id'],
-          message: 'entity_id is required (or metadata_xml / metadata_url)',
-          params: { said: { key: 'samlEntityIdRequired' } },
-        });
-      if (b.acs_urls === undefined)
-        c.addIssue({
-          code: 'custom',
-          path: ['acs_urls'],
-          message: 'acs_urls is required (or metadata_xml / metadata_url)',
-          params: { said: { key: 'samlAcsRequired' } },
-        });
+      const required = [
+        ['entity_id', 'samlEntityIdRequired'],
+        ['acs_urls', 'samlAcsRequired'],
+      ] as const;
+      for (const [field, key] of required) {
+        if (b[field] === undefined) {
+          c.addIssue({
+            code: 'custom',
+            path: [field],
+            message: `${field} is required (or metadata_xml / metadata_url)`,
+            params: { said: { key } },
+          });
+        }
+      }
     }
   })
   .transform((b): SamlAppInput => ({

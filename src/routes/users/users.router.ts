@@ -38,6 +38,8 @@ const READ = { auth: 'user', permission: 'users:read' } as const;
 const WRITE = { auth: 'user', permission: 'users:write' } as const;
 const readUsers = endpointsWith(READ);
 const readUser = endpointsWith({ ...READ, params: userIdParams });
+/** The reads of a user's console page (never cached; an unknown user is 404). */
+const userPage = endpointsWith({ ...READ, params: userIdParams, noStore: true });
 const writeUser = endpointsWith({ ...WRITE, params: userIdParams });
 const userSessionParams = z.object({ userId: uuidField('userId'), sessionId: uuidField('sessionId') });
 const one = { description: '{ user }', schema: userDetailEnvelope };
@@ -94,43 +96,34 @@ export const usersApi = {
     },
     async ({ query }, ctx) => ({ count: await userAdmin.countFoundUsers(ctx, filterOf(query)) }),
   ),
-  sessions: readUser.get(
+  sessions: userPage.get(
     '/:userId/sessions',
-    {
-      summary: "A user's live sessions",
-      noStore: true,
-      response: { description: '{ sessions: [...] } (current is always false)', schema: sessionsBody },
-      errors: [404],
-    },
+    { summary: "A user's live sessions", response: { description: '{ sessions: [...] } (current is always false)', schema: sessionsBody } },
     async ({ params }, ctx) => ({ sessions: (await userAdmin.listSessionsOfUser(ctx, params.userId)).map((s) => presentSession(s, '')) }),
   ),
-  factors: readUser.get(
+  factors: userPage.get(
     '/:userId/mfa',
     {
       summary: "A user's second factors (never their secrets)",
-      noStore: true,
       response: { description: '{ totp, passkeys, recovery_codes_left }', schema: mfaStatusBody },
-      errors: [404],
     },
     async ({ params }, ctx) => {
       const factors = await userAdmin.listFactorsOfUser(ctx, params.userId);
       return { totp: factors.totp, passkeys: factors.passkeys.map(presentPasskey), recovery_codes_left: factors.recoveryCodesLeft };
     },
   ),
-  apps: readUser.get(
+  apps: userPage.get(
     '/:userId/apps',
     {
       summary: 'The applications a user approved (their grants), as the account page lists them',
-      noStore: true,
       response: { description: '{ apps: [{ client_id, name, scopes, granted_at, last_used_at }] }', schema: userAppsBody },
-      errors: [404],
     },
     async ({ params }, ctx) => {
       await userAdmin.assertUserExists(ctx, params.userId);
       return { apps: (await listConnectedApps(ctx, params.userId)).map(presentApp) };
     },
   ),
-  activity: readUser.get(
+  activity: userPage.get(
     '/:userId/activity',
     {
       summary: 'The security events about a user (as actor or subject), newest first, people and applications by name',
@@ -138,9 +131,7 @@ export const usersApi = {
         'Each event as GET /api/admin/audit-events presents it (actor and subject with email and name, the application ' +
         'with its current name); next_cursor pages on. The whole trail stays behind system:manage_users.',
       query: activityQuery,
-      noStore: true,
       response: { description: '{ events, next_cursor }', schema: userActivityBody },
-      errors: [404],
     },
     async ({ params, query }, ctx) => {
       await userAdmin.assertUserExists(ctx, params.userId);
@@ -194,7 +185,6 @@ export const usersApi = {
     {
       summary: "The user's identities of other providers; needs_confirmation marks one paused since the upgrade",
       response: { description: '{ identities }', schema: identitiesBody },
-      errors: [404],
     },
     async ({ params }, ctx) => {
       await users.getUserDetail(ctx, params.userId);
