@@ -3,7 +3,7 @@ import { Actions, Hidden } from './kit';
 import { renderPage } from './layout';
 
 /** CONTRACT §23: consent names each API (RFC 8707 resource) the tokens would be for, by name and identifier. */
-export function ApiResources(props: { resources: ReadonlyArray<{ identifier: string; name: string }> }) {
+function ApiResources(props: { resources: ReadonlyArray<{ identifier: string; name: string }> }) {
   const { t } = pageEnv();
   if (props.resources.length === 0) return null;
   return (
@@ -16,6 +16,35 @@ export function ApiResources(props: { resources: ReadonlyArray<{ identifier: str
           </li>
         ))}
       </ul>
+    </>
+  );
+}
+
+/**
+ * What an app asks for (consent, device): a warning when no administrator reviewed it, what it will be able to do in
+ * plain words, and the APIs (RFC 8707 resources) its tokens would be for.
+ */
+export function Requested(props: {
+  unreviewed?: string;
+  willBeAble: string;
+  scopes: ReadonlyArray<{ description: string }>;
+  resources: ReadonlyArray<{ identifier: string; name: string }>;
+}) {
+  return (
+    <>
+      {props.unreviewed !== undefined ? (
+        <section class="error" id="unreviewed-app" aria-labelledby="unreviewed-title">
+          <h2 id="unreviewed-title">{pageEnv().t.consent.unreviewedTitle}</h2>
+          <p>{props.unreviewed}</p>
+        </section>
+      ) : null}
+      <p id="scopes-heading">{props.willBeAble}</p>
+      <ul class="scopes" aria-labelledby="scopes-heading">
+        {props.scopes.map((s) => (
+          <li>{s.description}</li>
+        ))}
+      </ul>
+      <ApiResources resources={props.resources} />
     </>
   );
 }
@@ -52,19 +81,12 @@ export function renderConsentPage(options: {
         </div>
       )}
       <p class="muted">{t.consent.signedInAs(options.userEmail)}</p>
-      {options.unreviewed ? (
-        <section class="error" id="unreviewed-app" aria-labelledby="unreviewed-title">
-          <h2 id="unreviewed-title">{t.consent.unreviewedTitle}</h2>
-          <p>{t.consent.unreviewed(options.unreviewed.redirectHost)}</p>
-        </section>
-      ) : null}
-      <p id="scopes-heading">{t.consent.willBeAble}</p>
-      <ul class="scopes" aria-labelledby="scopes-heading">
-        {options.scopes.map((s) => (
-          <li>{s.description}</li>
-        ))}
-      </ul>
-      <ApiResources resources={options.resources} />
+      <Requested
+        unreviewed={options.unreviewed ? t.consent.unreviewed(options.unreviewed.redirectHost) : undefined}
+        willBeAble={t.consent.willBeAble}
+        scopes={options.scopes}
+        resources={options.resources}
+      />
       <form method="post" action="/consent">
         <Hidden fields={{ csrf: options.csrf, request_id: options.requestId, ui_locales: options.uiLocales }} />
         <Actions>

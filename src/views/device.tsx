@@ -1,7 +1,7 @@
 import { pageEnv } from './env';
 import { Actions, Hidden, PageField, Submit } from './kit';
 import { renderPage } from './layout';
-import { ApiResources } from './consent';
+import { Requested } from './consent';
 
 /** /device (RFC 8628 §3.3): the user types the code their device shows. No JavaScript, plain form posts. */
 export function renderDeviceEntryPage(options: { csrf: string; userCode?: string; userEmail: string; error?: string }): string {
@@ -60,19 +60,12 @@ export function renderDeviceConfirmPage(options: {
         </strong>
       </p>
       <p>{t.device.onlyIfSame}</p>
-      {options.unreviewed ? (
-        <section class="error" id="unreviewed-app" aria-labelledby="unreviewed-title">
-          <h2 id="unreviewed-title">{t.consent.unreviewedTitle}</h2>
-          <p>{t.consent.unreviewedDevice}</p>
-        </section>
-      ) : null}
-      <p id="scopes-heading">{t.device.willBeAble}</p>
-      <ul class="scopes" aria-labelledby="scopes-heading">
-        {options.scopes.map((s) => (
-          <li>{s.description}</li>
-        ))}
-      </ul>
-      <ApiResources resources={options.resources} />
+      <Requested
+        unreviewed={options.unreviewed ? t.consent.unreviewedDevice : undefined}
+        willBeAble={t.device.willBeAble}
+        scopes={options.scopes}
+        resources={options.resources}
+      />
       <form method="post" action="/device/decide">
         <Hidden fields={{ csrf: options.csrf, user_code: options.userCode }} />
         <Actions>

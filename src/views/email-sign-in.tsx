@@ -1,6 +1,6 @@
 import { linkInvalidPage } from './email-link-pages';
 import { pageEnv } from './env';
-import { Hidden, ONE_TIME_CODE, PageField, Submit } from './kit';
+import { ButtonPost, Hidden, ONE_TIME_CODE, PageField, Submit } from './kit';
 import { renderPage } from './layout';
 import { ContinueTo, type SignInApplication } from './login';
 
@@ -46,10 +46,7 @@ export function renderEmailLinkConfirmPage(options: { csrf: string; token: strin
       <p class="error" role="note">
         {t.emailSignIn.confirmWarning}
       </p>
-      <form method="post" action="/login/email/confirm">
-        <Hidden fields={{ csrf: options.csrf, token: options.token }} />
-        <Submit label={t.emailSignIn.confirmButton} />
-      </form>
+      <ButtonPost action="/login/email/confirm" fields={{ csrf: options.csrf, token: options.token }} label={t.emailSignIn.confirmButton} />
     </>,
   );
 }

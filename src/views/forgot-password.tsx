@@ -1,5 +1,5 @@
 import { pageEnv } from './env';
-import { CsrfField, PageField, Submit } from './kit';
+import { AccountEmail, CsrfField, Submit } from './kit';
 import { renderPage } from './layout';
 import { renderMessagePage } from './email-link-pages';
 
@@ -13,17 +13,7 @@ export function renderForgotPasswordForm(options: { csrf: string; email?: string
       <p>{t.forgot.intro}</p>
       <form method="post" action="/forgot-password" novalidate>
         <CsrfField csrf={options.csrf} />
-        <PageField
-          type="email"
-          name="email"
-          label={t.common.email}
-          autocomplete="username"
-          required
-          autofocus
-          value={options.email ?? ''}
-          error={options.error}
-          errorId="form-error"
-        />
+        <AccountEmail value={options.email} error={options.error} errorId="form-error" />
         <Submit label={t.forgot.submit} />
       </form>
       <p class="muted">

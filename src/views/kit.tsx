@@ -50,6 +50,22 @@ export function Submit(props: { label: ComponentChildren }) {
   );
 }
 
+/** A form whose one step is its button: its hidden fields (the CSRF token among them) posted to `action`. */
+export function ButtonPost(props: {
+  action: string;
+  fields: Record<string, string | undefined>;
+  label: ComponentChildren;
+  children?: ComponentChildren;
+}) {
+  return (
+    <form method="post" action={props.action}>
+      <Hidden fields={props.fields} />
+      {props.children}
+      <Submit label={props.label} />
+    </form>
+  );
+}
+
 const timeFormats = new Map<string, Intl.DateTimeFormat>();
 
 /** A UTC date and time in the page's language, by Intl.DateTimeFormat ("26 Nov 2026, 17:35 UTC", "26.11.2026, 17:35 UTC"). */
@@ -208,5 +224,22 @@ export function PageField({
       <input type="text" id={input.name} {...input} {...invalidAttrs(error, messageId)} />
       <FieldMessage id={messageId} message={error} />
     </>
+  );
+}
+
+/** The address of an account (sign-in, forgot-password): focused first, filled in by password managers. */
+export function AccountEmail(props: { value?: string; error?: Refusal; errorId: string }) {
+  return (
+    <PageField
+      type="email"
+      name="email"
+      label={pageEnv().t.common.email}
+      autocomplete="username"
+      required
+      autofocus
+      value={props.value ?? ''}
+      error={props.error}
+      errorId={props.errorId}
+    />
   );
 }

@@ -1,6 +1,6 @@
 import { PendingLinkNotice, ProviderButtons } from './federation';
 import { pageEnv } from './env';
-import { Actions, CsrfField, Hidden, ONE_TIME_CODE, PageField, PasskeyError, Submit } from './kit';
+import { AccountEmail, Actions, CsrfField, Hidden, ONE_TIME_CODE, PageField, PasskeyError, Submit } from './kit';
 import { renderPage } from './layout';
 import { renderMessagePage } from './email-link-pages';
 
@@ -72,17 +72,7 @@ export function renderLoginPage(options: {
       {options.signedInAs ? <p class="muted">{t.login.signedInAs(options.signedInAs)}</p> : null}
       <form method="post" action="/login" novalidate>
         {hidden}
-        <PageField
-          type="email"
-          name="email"
-          label={t.common.email}
-          autocomplete="username"
-          required
-          autofocus
-          value={options.email ?? ''}
-          error={fieldError}
-          errorId="login-error"
-        />
+        <AccountEmail value={options.email} error={fieldError} errorId="login-error" />
         <label for="password">{t.common.password}</label>
         <input type="password" id="password" name="password" autocomplete="current-password" required />
         <Actions>

@@ -1,5 +1,5 @@
 import { pageEnv } from './env';
-import { Actions, Hidden, Submit } from './kit';
+import { Actions, ButtonPost, Hidden } from './kit';
 import { renderPage } from './layout';
 
 /**
@@ -22,11 +22,9 @@ export function renderLogoutConfirmPage(options: {
       <p>
         {t.logout.signedInAs} <strong>{options.userEmail}</strong>. {t.logout.everyApp}
       </p>
-      <form method="post" action="/api/oauth/logout">
-        <Hidden fields={{ csrf: options.csrf, confirm: 'yes' }} />
+      <ButtonPost action="/api/oauth/logout" fields={{ csrf: options.csrf, confirm: 'yes' }} label={t.logout.submit}>
         <Hidden fields={options.params} />
-        <Submit label={t.logout.submit} />
-      </form>
+      </ButtonPost>
       <Actions class="muted">
         <a href="/login">{t.logout.stay}</a>
       </Actions>

@@ -1,5 +1,5 @@
 import { pageEnv } from './env';
-import { Hidden, Submit } from './kit';
+import { ButtonPost } from './kit';
 import { linkDonePage, linkInvalidPage, renderMessagePage } from './email-link-pages';
 import { renderPage } from './layout';
 
@@ -11,10 +11,7 @@ export function renderVerifyEmailForm(options: { email: string; token: string; c
     <>
       <h1>{t.verify.title}</h1>
       <p>{t.verify.confirm(options.email)}</p>
-      <form method="post" action="/verify-email">
-        <Hidden fields={{ token: options.token, csrf: options.csrf }} />
-        <Submit label={t.verify.submit} />
-      </form>
+      <ButtonPost action="/verify-email" fields={{ token: options.token, csrf: options.csrf }} label={t.verify.submit} />
     </>,
   );
 }

@@ -8,6 +8,7 @@ import {
   Checkbox,
   CopyValue,
   Facts,
+  FilterForm,
   Field,
   Pagination,
   PostForm,
@@ -173,7 +174,7 @@ export function renderDeliveries(
       <p>
         {h.to} <code>{w.url}</code>, {h.toNewestFirst}
       </p>
-      <form method="get" action={`/admin/webhooks/${w.id}/deliveries`} class="filters" role="search" aria-label={h.deliveries}>
+      <FilterForm action={`/admin/webhooks/${w.id}/deliveries`} label={h.deliveries} button={h.filter}>
         <Select
           name="status"
           label={k.status}
@@ -185,10 +186,7 @@ export function renderDeliveries(
             { value: 'failed', label: h.failed },
           ]}
         />
-        <div>
-          <button type="submit">{h.filter}</button>
-        </div>
-      </form>
+      </FilterForm>
       <Table
         caption={h.deliveries}
         rows={data.deliveries}

@@ -105,19 +105,31 @@ export function Checkboxes(props: {
 
 /** One checkbox that sends "true" when checked, with an optional hint. */
 export function Checkbox(props: { name: string; label: string; checked: boolean; hint?: string }) {
-  const id = `f-${props.name}`;
+  return <Check type="checkbox" id={`f-${props.name}`} value="true" {...props} />;
+}
+
+/** A checkbox or radio button in its `.check` row: its label, and its hint tied to it. */
+function Check(props: {
+  type: 'checkbox' | 'radio';
+  id: string;
+  name: string;
+  value: string;
+  checked: boolean;
+  label: string;
+  hint?: string;
+}) {
   return (
     <div class="check">
       <input
-        type="checkbox"
-        id={id}
+        type={props.type}
+        id={props.id}
         name={props.name}
-        value="true"
+        value={props.value}
         checked={props.checked}
-        aria-describedby={props.hint ? `${id}-hint` : undefined}
+        aria-describedby={props.hint ? `${props.id}-hint` : undefined}
       />
-      <label for={id}>{props.label}</label>
-      <HintAndError id={id} hint={props.hint} />
+      <label for={props.id}>{props.label}</label>
+      <HintAndError id={props.id} hint={props.hint} />
     </div>
   );
 }
@@ -134,27 +146,9 @@ export function Radios(props: {
   return (
     <fieldset aria-describedby={error ? `f-${props.name}-error` : undefined}>
       <legend>{props.legend}</legend>
-      {props.options.map((o) => {
-        const id = `f-${props.name}-${o.value}`;
-        return (
-          <div class="check">
-            <input
-              type="radio"
-              id={id}
-              name={props.name}
-              value={o.value}
-              checked={props.value === o.value}
-              aria-describedby={o.hint ? `${id}-hint` : undefined}
-            />
-            <label for={id}>{o.label}</label>
-            {o.hint ? (
-              <p class="hint" id={`${id}-hint`}>
-                {o.hint}
-              </p>
-            ) : null}
-          </div>
-        );
-      })}
+      {props.options.map((o) => (
+        <Check type="radio" id={`f-${props.name}-${o.value}`} name={props.name} checked={props.value === o.value} {...o} />
+      ))}
       <HintAndError id={`f-${props.name}`} error={error} />
     </fieldset>
   );
@@ -214,6 +208,18 @@ export function PostForm(props: {
     <form method="post" action={props.action} class={props.class}>
       <Hidden fields={{ csrf: props.csrf, ...props.fields }} />
       {props.children}
+    </form>
+  );
+}
+
+/** A list's filters: a search form (GET, so the URL keeps them) whose controls stand in a row before its button. */
+export function FilterForm(props: { action: string; label: string; button: string; children?: ComponentChildren }) {
+  return (
+    <form method="get" action={props.action} class="filters" role="search" aria-label={props.label}>
+      {props.children}
+      <div>
+        <button type="submit">{props.button}</button>
+      </div>
     </form>
   );
 }

@@ -16,6 +16,7 @@ import {
   CopyValue,
   CountLine,
   Facts,
+  FilterForm,
   Field,
   Pagination,
   PostForm,
@@ -118,7 +119,7 @@ export function renderUsers(
         {' '}
         <a href="/admin/users/import">{u.importExport}</a>
       </CreateButton>
-      <form method="get" action="/admin/users" class="filters" role="search" aria-label={u.filtersLabel}>
+      <FilterForm action="/admin/users" label={u.filtersLabel} button={u.searchButton}>
         <Field name="q" type="search" label={u.search} value={data.filter.q} />
         <Select
           name="status"
@@ -139,10 +140,7 @@ export function renderUsers(
             { value: 'admin', label: u.adminTier },
           ]}
         />
-        <div>
-          <button type="submit">{u.searchButton}</button>
-        </div>
-      </form>
+      </FilterForm>
       {data.users.length ? <CountLine count={data.count} what="users" filtered={filtered} /> : null}
       <Table
         caption={u.caption}
@@ -979,7 +977,7 @@ export function renderAudit(frame: ConsoleFrame, data: AuditProps): string {
     frame,
     <>
       <h1>{a.title}</h1>
-      <form method="get" action="/admin/audit" class="filters" role="search" aria-label={a.filtersLabel}>
+      <FilterForm action="/admin/audit" label={a.filtersLabel} button={a.filter}>
         <div>
           <label for="f-type">{a.type}</label>
           <select id="f-type" name="type">
@@ -1001,10 +999,7 @@ export function renderAudit(frame: ConsoleFrame, data: AuditProps): string {
         <Field {...bound('subject')} label={a.subject} />
         <Field {...bound('from')} type="date" label={a.from} />
         <Field {...bound('to')} type="date" label={a.until} />
-        <div>
-          <button type="submit">{a.filter}</button>
-        </div>
-      </form>
+      </FilterForm>
       <p>
         <a href={data.csv}>{a.csv}</a>
       </p>
