@@ -27,8 +27,8 @@ const STACK = [
   './src/db',
   './src/services',
   './src/views',
-  './src/middleware',
   './src/http',
+  './src/middleware',
   './src/routes',
   './src/console',
   ...TOP,
@@ -83,6 +83,10 @@ const LAYERS = [
   // routes: the API and the pages; the console is mounted beside them by the app (src/console/index.ts), never by routes/.
   ...['./src/console', ...TOP].map((from) =>
     up('./src/routes', from, 'routes/ knows no console: the console builds on the API, and src/app.ts mounts it (src/console/index.ts).'),
+  ),
+  // http: the outcome kit and the one router, below the Express steps that use them (middleware/ writes outcomes).
+  ...['./src/middleware', './src/routes', './src/console', ...TOP].map((from) =>
+    up('./src/http', from, 'http/ (outcomes, the router) is below the Express steps and the routes: it imports none of them.'),
   ),
   // middleware: the Express steps; the error page is injected by the app.
   ...['./src/views', './src/routes', './src/console', ...TOP].map((from) =>

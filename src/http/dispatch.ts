@@ -1,7 +1,7 @@
 import FindMyWay from 'find-my-way';
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
 import { AppError } from '../errors';
-import { RouteSeries } from '../middleware/metrics';
+import { RouteSeries } from '../lib/metrics';
 
 /** A step of a route's chain: a middleware, or an error handler (four parameters, as Express tells them apart). */
 export type Step = RequestHandler | ErrorRequestHandler;

@@ -83,7 +83,12 @@ export function signatureVerifies(alg: ClientJwsAlg, key: KeyObject, signingInpu
       case 'RS256':
         return verify('sha256', data, key, signature);
       case 'PS256':
-        return verify('sha256', data, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_DIGEST }, signature);
+        return verify(
+          'sha256',
+          data,
+          { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_DIGEST },
+          signature,
+        );
       case 'EdDSA':
       case 'Ed25519':
         return verify(null, data, key, signature);

@@ -1,7 +1,7 @@
 import type { Request, RequestHandler } from 'express';
 import { Histogram, type Registry } from 'prom-client';
 import { safeEqual } from '../lib/crypto';
-import type { OperatorMetrics } from '../lib/metrics';
+import { RouteSeries, type OperatorMetrics } from '../lib/metrics';
 
 export interface Metrics {
   registry: Registry;
@@ -33,34 +33,6 @@ export function createMetrics(operator: OperatorMetrics): Metrics {
 
 /** The label of every request no route matched (404s, probes of random paths): one series, whatever the path. */
 export const UNMATCHED_ROUTE = 'unmatched';
-
-type Child = ReturnType<Histogram<'method' | 'route' | 'status'>['labels']>;
-
-/**
- * The duration series of one route (issue 33): its label, the route's full declared pattern (`/api/auth/sessions/:sessionId`),
- * never the raw path, so the label set is bounded by the routes the app declares (CONTRACT §8), and its pre-bound
- * histogram children by method and status, made on first use. Made once per declared route by the app's router
- * (src/http/dispatch.ts), which sets it as `req.routeSeries` for the route it matched: an observation is two lookups
- * and an increment, with no key string or label object built per request.
- */
-export class RouteSeries {
-  private readonly byMethod = new Map<string, Map<number, Child>>();
-  constructor(readonly label: string) {}
-
-  child(histogram: Histogram<'method' | 'route' | 'status'>, method: string, status: number): Child {
-    let byStatus = this.byMethod.get(method);
-    if (byStatus === undefined) {
-      byStatus = new Map();
-      this.byMethod.set(method, byStatus);
-    }
-    let child = byStatus.get(status);
-    if (child === undefined) {
-      child = histogram.labels(method, this.label, String(status));
-      byStatus.set(status, child);
-    }
-    return child;
-  }
-}
 
 /** GET /metrics (Prometheus text) behind `Authorization: Bearer METRICS_TOKEN`; 404 when no token is set. */
 export function metricsEndpoint(metrics: Metrics, token: string | undefined): RequestHandler {

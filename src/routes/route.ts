@@ -274,7 +274,9 @@ function endpointsOf<const S extends SharedDecl, const M extends HttpMethod>(sha
  * 'oauth_clients:read' }`) and, for the endpoints about one thing, its id parameter and what a malformed one answers
  * (`idNotFound`). Each endpoint declares its method and path, and the rest of its declaration:
  *
- *   const aWebhook = endpointsWith({ auth: 'user', permission: 'system:manage_users', params: webhookIdParams, invalid: idNotFound('Webhook') });
+ *   const aWebhook = endpointsWith({
+ *     auth: 'user', permission: 'system:manage_users', params: webhookIdParams, invalid: idNotFound('Webhook'),
+ *   });
  *   get: aWebhook.get('/webhooks/:webhookId', { summary: 'Webhook detail', response: one }, async ({ params }, ctx) => …),
  */
 export function endpointsWith<const S extends SharedDecl>(shared: S) {

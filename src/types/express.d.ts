@@ -1,4 +1,4 @@
-import type { RouteSeries } from '../middleware/metrics';
+import type { RouteSeries } from '../lib/metrics';
 import type { PageEnv } from '../middleware/page-env';
 import type { Principal } from '../services/principal';
 import type { ScimConnectionRow } from '../db/repositories/scim.repo';

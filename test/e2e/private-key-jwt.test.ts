@@ -250,7 +250,11 @@ describe('every refusal is 401 invalid_client, audited with its reason', () => {
     ['not valid yet (nbf two minutes ahead)', async () => signAssertion(key, { ...good(), nbf: now() + 120 }), 'invalid_assertion'],
     ['iat that is not a number', async () => signAssertion(key, { ...good(), iat: 'yesterday' }), 'invalid_assertion'],
     ['exp that is not a number', async () => signAssertion(key, { ...good(), exp: String(now() + 60) }), 'invalid_assertion'],
-    ['an audience array naming none of ours', async () => signAssertion(key, { ...good(), aud: ['https://elsewhere.example.test', 'x'] }), 'invalid_assertion'],
+    [
+      'an audience array naming none of ours',
+      async () => signAssertion(key, { ...good(), aud: ['https://elsewhere.example.test', 'x'] }),
+      'invalid_assertion',
+    ],
     [
       'a crit header (an extension this server does not understand)',
       async () =>

@@ -42,6 +42,10 @@ const probes: Record<string, Probe> = {
     filePath: 'src/views/login.tsx',
     text: "import { createWebhooksRouter } from '../routes/webhooks/webhooks.router';\nexport const a = createWebhooksRouter;\n",
   },
+  httpMiddleware: {
+    filePath: 'src/http/dispatch.ts',
+    text: "import { createMetrics } from '../middleware/metrics';\nexport const a = createMetrics;\n",
+  },
   routesConsole: {
     filePath: 'src/routes/index.ts',
     text: "import { mountConsole } from '../console';\nexport const a = mountConsole;\n",
@@ -78,6 +82,10 @@ test.each(['pageViewRow', 'pageViewService', 'consoleSharedViewRow', 'areaViewSe
 
 test('routes/ never imports the console (src/app.ts mounts it: the console builds on the API, not the reverse)', () => {
   expect(results.routesConsole).toContain(RESTRICTED);
+});
+
+test('http/ (outcomes, the one router) never imports an Express step of middleware/', () => {
+  expect(results.httpMiddleware).toContain(RESTRICTED);
 });
 
 test('a view may import the wire shapes of the API', () => {

@@ -15,12 +15,8 @@ export function createRbacRouter(deps: RouteDeps) {
       served(deps, rolesApi.permissions),
       served(deps, rolesApi.list),
       served(deps, rolesApi.get),
-      role.create('/roles'),
-      role.update('/roles/:roleId'),
-      role.deactivate('/roles/:roleId'),
-      role.listOfUser('/users/:userId/roles'),
-      role.assignToUser('/users/:userId/roles'),
-      role.removeFromUser('/users/:userId/roles/:roleId'),
+      ...role.catalogueChanges,
+      ...role.ofUser('/users'),
       route(
         {
           method: 'get',

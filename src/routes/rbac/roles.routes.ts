@@ -111,19 +111,16 @@ export const rolesApi = {
   ),
 };
 
-/** The role routes of a router, each at the path the router gives it. */
+/**
+ * The role routes served under both URL sets: the changes to the catalogue (at their own paths), a user's roles below
+ * `userPrefix` (`''` in /api/users, `'/users'` in /api/rbac), and the admin list at the path the router gives it.
+ */
 export function createRoleRoutes(ctx: ServiceContext) {
-  const at =
-    (e: Endpoint) =>
-    (path: string): DeclaredRoute =>
-      route({ ...e.decl, path }, (input) => e.run(input, ctx));
+  const at = (e: Endpoint, path = e.decl.path): DeclaredRoute => route({ ...e.decl, path }, (input) => e.run(input, ctx));
   return {
-    create: at(rolesApi.create),
-    update: at(rolesApi.update),
-    deactivate: at(rolesApi.deactivate),
-    listOfUser: at(rolesApi.listOfUser),
-    assignToUser: at(rolesApi.assignToUser),
-    removeFromUser: at(rolesApi.removeFromUser),
-    adminUsers: at(rolesApi.adminUsers),
+    catalogueChanges: [rolesApi.create, rolesApi.update, rolesApi.deactivate].map((e) => at(e)),
+    ofUser: (userPrefix: string) =>
+      [rolesApi.listOfUser, rolesApi.assignToUser, rolesApi.removeFromUser].map((e) => at(e, userPrefix + e.decl.path)),
+    adminUsers: (path: string) => at(rolesApi.adminUsers, path),
   };
 }

@@ -250,9 +250,7 @@ export function createUsersRouter(deps: RouteDeps) {
         async () => ({ roles: (await listRoles(ctx, { activeOnly: true })).map(presentRole) }),
       ),
       served(deps, rolesApi.assignable),
-      role.create('/roles'),
-      role.update('/roles/:roleId'),
-      role.deactivate('/roles/:roleId'),
+      ...role.catalogueChanges,
       served(deps, usersApi.list),
       served(deps, usersApi.count),
       // Beyond the spec (CONTRACT §6): invite a user, who sets a password through the mailed link.
@@ -271,9 +269,7 @@ export function createUsersRouter(deps: RouteDeps) {
       served(deps, usersApi.apps),
       served(deps, usersApi.activity),
       served(deps, usersApi.passwordLink),
-      role.listOfUser('/:userId/roles'),
-      role.assignToUser('/:userId/roles'),
-      role.removeFromUser('/:userId/roles/:roleId'),
+      ...role.ofUser(''),
     ],
     { tags: ['Users'] },
   );
