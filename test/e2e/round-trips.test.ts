@@ -5,6 +5,7 @@ import request from 'supertest';
 import { makeApiResource } from '../helpers/apps';
 import { makeClient, makeSignedInUser } from '../helpers/factories';
 import { basicAuth, issueOAuthTokens } from '../helpers/oauth';
+import { makeClientKey, signAssertion } from '../helpers/client-keys';
 import { createTestApp, type TestApp } from '../helpers/test-app';
 
 /**
@@ -123,6 +124,38 @@ describe('database round trips per request', () => {
     for (let i = 0; i < 20 && !cached; i++) cached = (await statementsOf(cc)).length === 0;
     expect(cached).toBe(true);
     expect(await statementsOf(cc)).toEqual([]);
+  });
+
+  test('client_credentials by private_key_jwt: one statement, the assertion spent; the client and its keys from the cache', async () => {
+    const admin = (await makeSignedInUser(t, ['super_admin'])).bearer;
+    const key = await makeClientKey();
+    const created = await request(t.app)
+      .post('/api/admin/oauth-clients')
+      .set('Authorization', admin)
+      .send({
+        name: 'Machine (private_key_jwt)',
+        grant_types: ['client_credentials'],
+        redirect_uris: [],
+        token_endpoint_auth_method: 'private_key_jwt',
+        jwks: { keys: [key.publicJwk] },
+      });
+    expect(created.status).toBe(201);
+    const clientId: string = created.body.client.client_id;
+    const cc = async () => {
+      const assertion = await signAssertion(key, { iss: clientId, sub: clientId, aud: `${t.ctx.config.baseUrl}/api/oauth/token` });
+      return (app: Handler) =>
+        request(app).post('/api/oauth/token').type('form').send({
+          grant_type: 'client_credentials',
+          client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+          client_assertion: assertion,
+        });
+    };
+    let cached = false;
+    for (let i = 0; i < 20 && !cached; i++) cached = (await statementsOf(await cc())).length === 1;
+    expect(cached).toBe(true);
+    const statements = await statementsOf(await cc());
+    expect(statements).toHaveLength(1);
+    expect(statements[0]).toMatch(/oauth_used_jtis|used_jti|spend/i);
   });
 
   test('discovery: no statement; /health: at most one a second', async () => {
