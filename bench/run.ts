@@ -578,25 +578,29 @@ async function oidcProviderRefreshTokens(base: string, client: { id: string; sec
   return tokens;
 }
 
+/** The bench's client at node-oidc-provider (bench/baselines/oidc-provider.mjs registers it). */
+const OIDC_CLIENT = { id: 'bench-client', secret: 'bench-client-secret-0123456789abcdef' };
+
 /**
- * node-oidc-provider 9 as in the oidcRefresh baseline, but keeping its tokens, grants, sessions and interactions in
- * PostgreSQL through its adapter interface (bench/baselines/oidc-provider-pg-adapter.mjs, on the bench's database):
- * the floor of a refresh rotation that every instance must see spent, which the in-memory baseline does not pay.
+ * node-oidc-provider 9 (bench/baselines/oidc-provider.mjs) with a refresh token per connection, checked to sign an
+ * id_token on refresh. With `dbUrl`, it keeps its tokens, grants, sessions and interactions in PostgreSQL through its
+ * adapter interface (bench/baselines/oidc-provider-pg-adapter.mjs, on the bench's database): the floor of a refresh
+ * rotation that every instance must see spent, which the in-memory baseline does not pay.
  */
-async function startOidcProviderPg(dbUrl: string): Promise<{ server: Server; base: string; tokens: string[] }> {
+async function startOidcProvider(dbUrl?: string): Promise<{ server: Server; base: string; tokens: string[] }> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const server = await startProcess(
-    'oidc-provider-pg',
+    dbUrl ? 'oidc-provider-pg' : 'oidc-provider',
     process.execPath,
-    [path.join(ROOT, 'bench/baselines/oidc-provider.mjs'), String(port), dbUrl],
+    [path.join(ROOT, 'bench/baselines/oidc-provider.mjs'), String(port), ...(dbUrl ? [dbUrl] : [])],
     { PATH: process.env.PATH, NODE_ENV: 'production' },
     '/.well-known/openid-configuration',
     base,
   );
-  const client = { id: 'bench-client', secret: 'bench-client-secret-0123456789abcdef' };
-  const tokens = await oidcProviderRefreshTokens(base, client, CONNECTIONS);
-  await checkRefreshSignsIdToken('node-oidc-provider (PostgreSQL adapter)', `${base}/token`, client, tokens);
+  const tokens = await oidcProviderRefreshTokens(base, OIDC_CLIENT, CONNECTIONS);
+  const label = dbUrl ? 'node-oidc-provider (PostgreSQL adapter)' : 'node-oidc-provider';
+  await checkRefreshSignsIdToken(label, `${base}/token`, OIDC_CLIENT, tokens);
   return { server, base, tokens };
 }
 
@@ -767,22 +771,11 @@ async function main(): Promise<void> {
   process.stdout.write('fixtures through the public API ...\n');
   const fx = await ssoFixtures(sso, admin, CONNECTIONS);
 
-  const oidcPort = await freePort();
-  const oidcBase = `http://127.0.0.1:${oidcPort}`;
-  const oidc = await startProcess(
-    'oidc-provider',
-    process.execPath,
-    [path.join(ROOT, 'bench/baselines/oidc-provider.mjs'), String(oidcPort)],
-    { PATH: process.env.PATH, NODE_ENV: 'production' },
-    '/.well-known/openid-configuration',
-    oidcBase,
-  );
-  const oidcClient = { id: 'bench-client', secret: 'bench-client-secret-0123456789abcdef' };
-  const oidcTokens = await oidcProviderRefreshTokens(oidcBase, oidcClient, CONNECTIONS);
-  await checkRefreshSignsIdToken('node-oidc-provider', `${oidcBase}/token`, oidcClient, oidcTokens);
+  const { server: oidc, base: oidcBase, tokens: oidcTokens } = await startOidcProvider();
+  const oidcClient = OIDC_CLIENT;
   await checkRefreshSignsIdToken('this server', `${sso}/api/oauth/token`, fx.client, fx.oauthRefreshTokens);
 
-  const oidcPg = !PAIR_JS && SOAK === 0 && wanted('oidcRefreshPg') ? await startOidcProviderPg(db.url) : undefined;
+  const oidcPg = !PAIR_JS && SOAK === 0 && wanted('oidcRefreshPg') ? await startOidcProvider(db.url) : undefined;
 
   if (PAIR_JS) {
     // Paired rounds (docs/performance.md, "A/B on a shared machine"): build B beside build A on the same database and

@@ -17,10 +17,9 @@
 const { createSecretKey, randomUUID } = require('node:crypto');
 const fs = require('node:fs');
 const express = require('express');
-const jwt = require('jsonwebtoken');
 const { Pool } = require('pg');
 const pino = require('pino');
-const { LOAD_USER, meBody } = require('./me-query.cjs');
+const { answerMe } = require('./me-query.cjs');
 
 const [, , port, answersFile, secret, databaseUrl] = process.argv;
 const { rateLimit, answers } = JSON.parse(fs.readFileSync(answersFile, 'utf8'));
@@ -95,23 +94,9 @@ app.get('/ready', (_req, res) => {
 for (const answer of answers) {
   const before = common(answer);
   if (answer.me) {
-    app.get(answer.path, async (req, res) => {
+    app.get(answer.path, (req, res) => {
       before(req, res);
-      const match = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
-      let payload;
-      try {
-        payload = jwt.verify(match ? match[1] : '', key, { algorithms: ['HS256'] });
-      } catch {
-        return res.status(401).json({ error: 'unauthorized' });
-      }
-      try {
-        const { rows } = await pool.query({ name: 'floor_load_user', text: LOAD_USER, values: [payload.sid, payload.userId] });
-        const u = rows[0];
-        if (!u) return res.status(401).json({ error: 'unauthorized' });
-        res.status(answer.status).json(meBody(u));
-      } catch {
-        res.status(503).json({ error: 'service_unavailable' });
-      }
+      return answerMe(req, res, { pool, key, name: 'floor_load_user', status: answer.status });
     });
   } else {
     const body = Buffer.from(answer.body, 'base64');

@@ -6,9 +6,8 @@
 'use strict';
 const { createSecretKey } = require('node:crypto');
 const express = require('express');
-const jwt = require('jsonwebtoken');
 const { Pool } = require('pg');
-const { LOAD_USER, meBody } = require('./me-query.cjs');
+const { answerMe } = require('./me-query.cjs');
 
 const key = createSecretKey(Buffer.from(process.argv[3] ?? '', 'utf8'));
 const pool = new Pool({ connectionString: process.argv[4], max: 10 });
@@ -17,22 +16,6 @@ const app = express();
 app.get('/ready', (_req, res) => {
   res.json({ status: 'OK' });
 });
-app.get('/', async (req, res) => {
-  const match = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
-  let payload;
-  try {
-    payload = jwt.verify(match ? match[1] : '', key, { algorithms: ['HS256'] });
-  } catch {
-    return res.status(401).json({ error: 'unauthorized' });
-  }
-  try {
-    const { rows } = await pool.query({ name: 'ceiling_load_user', text: LOAD_USER, values: [payload.sid, payload.userId] });
-    const u = rows[0];
-    if (!u) return res.status(401).json({ error: 'unauthorized' });
-    res.json(meBody(u));
-  } catch {
-    res.status(503).json({ error: 'service_unavailable' });
-  }
-});
+app.get('/', (req, res) => answerMe(req, res, { pool, key, name: 'ceiling_load_user' }));
 const server = app.listen(Number(process.argv[2] ?? 0), '127.0.0.1', () => process.stdout.write('listening\n'));
 process.on('SIGTERM', () => server.close(() => pool.end().then(() => process.exit(0))));

@@ -1,6 +1,7 @@
-// The one statement of the /me ceiling (express-me.cjs) and of the /me floor (express-floor.cjs): the session's live
-// user with their active roles and permissions.
+// The one statement of the /me ceiling (express-me.cjs) and of the /me floor (express-floor.cjs), the session's live
+// user with their active roles and permissions, and the handler both answer /me with.
 'use strict';
+const jwt = require('jsonwebtoken');
 
 module.exports.LOAD_USER = `select u.id, u.email, u.first_name, u.last_name, u.email_verified,
        coalesce((select json_agg(json_build_object('id', ro.id, 'name', ro.name, 'application', ro.application) order by ro.name)
@@ -24,3 +25,25 @@ module.exports.meBody = (u) => ({
     permissions: u.permissions,
   },
 });
+
+/**
+ * The /me answer of the ceiling and the floor: the Bearer token verified (HS256 with `key`), then LOAD_USER as the
+ * prepared statement `name` on `pool`; 401 when either refuses, 503 when the database fails, else `status` and meBody.
+ */
+module.exports.answerMe = async (req, res, { pool, key, name, status = 200 }) => {
+  const match = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
+  let payload;
+  try {
+    payload = jwt.verify(match ? match[1] : '', key, { algorithms: ['HS256'] });
+  } catch {
+    return res.status(401).json({ error: 'unauthorized' });
+  }
+  try {
+    const { rows } = await pool.query({ name, text: module.exports.LOAD_USER, values: [payload.sid, payload.userId] });
+    const u = rows[0];
+    if (!u) return res.status(401).json({ error: 'unauthorized' });
+    res.status(status).json(module.exports.meBody(u));
+  } catch {
+    res.status(503).json({ error: 'service_unavailable' });
+  }
+};
