@@ -153,11 +153,14 @@ describe('POST /api/oauth/token > authorization_code', () => {
   test('the losers of a concurrent exchange are refused and revoke nothing; a presentation after the exchange still revokes', async () => {
     const { agent, client } = await setup();
     const { code, verifier } = await obtainCode(agent, client);
-    // Every presentation reads the code slowly: the winner commits while the losers are still looking, the window in
-    // which a loser took the freshly committed use for a replay and revoked the winner's session.
+    // Every presentation reads the code slowly, and the last one slower still: the winner commits while the losers are
+    // still looking, and the last loser looks only after that commit (as on a loaded machine). Each of those was a
+    // window in which a loser took the freshly committed use for a replay and revoked the winner's session.
     const read = codesRepo.findAuthorizationCode;
+    let reads = 0;
     const slow = jest.spyOn(codesRepo, 'findAuthorizationCode').mockImplementation(async (db, hash) => {
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      reads += 1;
+      await new Promise((resolve) => setTimeout(resolve, reads === 5 ? 2500 : 1000));
       return read(db, hash);
     });
     let results: request.Response[];

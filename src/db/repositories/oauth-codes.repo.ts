@@ -37,19 +37,26 @@ export async function insertAuthorizationCode(db: DbOrTrx, c: NewPendingGrant & 
 
 /**
  * Marks the client's unused, unexpired code used in one conditional UPDATE, so that of N concurrent exchanges
- * exactly one gets the row back. Another client's code is left untouched.
+ * exactly one gets the row back. Another client's code is left untouched. `usedAt` is when the code was taken (read
+ * from the clock just before this statement), which a later presentation compares with its own arrival.
  */
 export async function consumeAuthorizationCode(
   db: DbOrTrx,
   codeHash: string,
   clientId: string,
   now: Date,
+  usedAt: Date = now,
 ): Promise<AuthorizationCodeRow | undefined> {
   // SKIP LOCKED: while one exchange holds the code (its transaction issues the tokens), a concurrent exchange does
   // not queue on the row lock holding a pooled connection; it finds no usable code and is refused at once. A burst of
   // presentations therefore cannot exhaust the pool and turn into 503s. If the holder rolls back, the code stays
   // unused (CONTRACT §3: a failure burns nothing).
-  return codes.spend(db, { code_hash: codeHash, client_id: clientId, used_at: null }, { used_at: now }, { now, skipLocked: 'code_hash' });
+  return codes.spend(
+    db,
+    { code_hash: codeHash, client_id: clientId, used_at: null },
+    { used_at: usedAt },
+    { now, skipLocked: 'code_hash' },
+  );
 }
 
 export const findAuthorizationCode = (db: DbOrTrx, codeHash: string) => codes.find(db, { code_hash: codeHash });

@@ -61,11 +61,14 @@ export async function exchangeAuthorizationCode(
     // The code as it stood before this presentation: read first, so that a use committed while this presentation was
     // racing it (a concurrent exchange that won the row lock) is not taken for a replay after issuance (docs/oauth.md).
     const previous = await findAuthorizationCode(trx, codeHash);
-    const code = await consumeAuthorizationCode(trx, codeHash, client.clientId, now);
+    const code = await consumeAuthorizationCode(trx, codeHash, client.clientId, now, ctx.clock.now());
     if (!code) {
       // RFC 6749 §4.1.2: a code presented again after it was exchanged revokes the tokens that exchange issued. The
-      // losers of a concurrent exchange are refused and revoke nothing: the code was not yet used when they came.
-      if (previous?.usedAt && previous.clientId === client.clientId && previous.sessionId) {
+      // losers of a concurrent exchange are refused and revoke nothing: the code was not yet used when they came. Both
+      // tests: the use was visible when this presentation looked, and it was taken before this presentation arrived (a
+      // loser slow to look may see the winner's commit, but the winner took the code after the loser came).
+      const replay = previous?.usedAt && previous.usedAt <= now;
+      if (replay && previous.clientId === client.clientId && previous.sessionId) {
         // One event per revocation: of a burst of replays only the one that ended the session writes a row (the
         // others would only queue behind it on the session row).
         if (await revokeSession(trx, previous.sessionId, now)) {
