@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { createHealthProbe } from '../../services/health.service';
-import { declareRouter, reply, route } from '../route';
-import type { RouteDeps } from '../types';
+import { reply, route, routerOf } from '../route';
 
 const healthBody = z.strictObject({ status: z.literal('OK') });
 
@@ -10,9 +9,9 @@ const healthBody = z.strictObject({ status: z.literal('OK') });
  * (spec §4.1). Concurrent requests share one probe (services/health.service.ts). Mounted in the documents scope (no
  * step but CORS): load balancers poll it.
  */
-export function createHealthRouter(deps: RouteDeps) {
-  const probe = createHealthProbe(deps.ctx.db);
-  return declareRouter(deps, [
+export const createHealthRouter = routerOf((ctx) => {
+  const probe = createHealthProbe(ctx.db);
+  return [
     route(
       {
         method: 'get',
@@ -29,5 +28,5 @@ export function createHealthRouter(deps: RouteDeps) {
         return reply(503, { status: 'unavailable', error: 'service_unavailable', message: 'Database unreachable' });
       },
     ),
-  ]);
-}
+  ];
+});
