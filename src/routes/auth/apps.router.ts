@@ -6,8 +6,8 @@ import { renderPageOutcome } from '../pages/page-kit';
 import { disconnectApp, listConnectedApps } from '../../services/oauth/apps.service';
 import { listSamlAppsOfPerson } from '../../services/saml/saml-apps.service';
 import type { Principal } from '../../services/principal';
-import { timestampField } from '../common.schemas';
-import { connectedAppBody, type ConnectedApp } from './account.schemas';
+import { timestampField } from '../../wire/common.schemas';
+import { connectedAppBody, type ConnectedApp } from '../../wire/auth/account.schemas';
 import { rawQueryOf } from '../shared';
 import { route, routerOf } from '../route';
 

@@ -4,7 +4,7 @@ import { rotateSamlKey } from '../../services/saml/saml-keys.service';
 import { idpDescription } from '../../services/saml/saml-metadata.service';
 import type { ServiceContext } from '../../services/context';
 import { endpointsWith, idNotFound, removed, servingRouter } from '../route';
-import { samlAppBody, samlAppEnvelope, samlAppIdParams, samlAppsBody, samlKeyRotatedBody } from './saml-apps.schemas';
+import { samlAppBody, samlAppEnvelope, samlAppIdParams, samlAppsBody, samlKeyRotatedBody } from '../../wire/saml/saml-apps.schemas';
 import { presentSamlApp } from './saml.presenters';
 
 const READ = { auth: 'user', permission: 'oauth_clients:read' } as const;

@@ -5,7 +5,13 @@ import { MANAGE_SETTINGS } from '../../declarations/settings';
 import { changeSettings, listSettings, sendTestMail } from '../../services/settings/settings.service';
 import { endpoint, servingRouter } from '../route';
 import { effectiveSettings, NOT_SET, SECRET_SET } from '../../services/settings.service';
-import { changeSettingsBody, settingsBody, settingsListBody, testMailBody, type StartupSetting } from './settings.schemas';
+import {
+  changeSettingsBody,
+  settingsBody,
+  settingsListBody,
+  testMailBody,
+  type StartupSetting,
+} from '../../wire/settings/settings.schemas';
 
 const PERMISSION = 'system:manage_users';
 

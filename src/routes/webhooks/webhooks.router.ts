@@ -12,7 +12,7 @@ import {
   webhookIdParams,
   webhooksBody,
   webhookWithSecretBody,
-} from './webhooks.schemas';
+} from '../../wire/webhooks/webhooks.schemas';
 
 const webhooksGuard = { auth: 'user', permission: 'system:manage_users' } as const;
 const guarded = endpointsWith(webhooksGuard);
