@@ -1,5 +1,5 @@
 import { resourcesApi as api } from '../../routes/admin/admin.router';
-import type { ApiResource } from '../../routes/admin/admin.schemas';
+import type { ApiResource } from '../../wire/admin/admin.schemas';
 import * as views from '../../views/console/resources';
 import { consoleAction, consoleForm, consolePage, consoleRouter, pageEnv, redirect, type Caller, type FieldErrors } from '../action';
 import { resourceBody, valuesOf } from './resources.form';

@@ -1,5 +1,5 @@
 import { clientsApi, resourcesApi } from '../../routes/admin/admin.router';
-import type { Role } from '../../routes/rbac/rbac.schemas';
+import type { Role } from '../../wire/rbac/rbac.schemas';
 import { rolesApi as api } from '../../routes/rbac/roles.routes';
 import * as views from '../../views/console/pages';
 import {

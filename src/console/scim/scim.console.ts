@@ -1,5 +1,5 @@
 import { scimAdminApi as api } from '../../routes/scim/scim-admin.router';
-import type { ScimConnection, ScimGroupRoles } from '../../routes/scim/scim-admin.schemas';
+import type { ScimConnection, ScimGroupRoles } from '../../wire/scim/scim-admin.schemas';
 import { asking, consoleAction, consoleForm, consolePage, consoleRouter, pageEnv, redirect, saying } from '../action';
 import type { Caller, FieldErrors } from '../action';
 import { connectionBody, roleChoices, rolesBody } from './scim.form';

@@ -1,5 +1,5 @@
 import { webhooksApi as api } from '../../routes/webhooks/webhooks.router';
-import type { Webhook } from '../../routes/webhooks/webhooks.schemas';
+import type { Webhook } from '../../wire/webhooks/webhooks.schemas';
 import { DELIVERABLE_EVENT_TYPES } from '../../declarations/event-types';
 import { asking, consoleAction, consoleForm, consolePage, consoleRouter, pageEnv, redirect, saying, type FieldErrors } from '../action';
 import { deliveriesForm, deliveryStatus, valuesOf, webhookBody } from './webhooks.form';

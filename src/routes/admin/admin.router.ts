@@ -42,7 +42,7 @@ import {
   signInsQuery,
   summaryBody,
   updateClientBody,
-} from './admin.schemas';
+} from '../../wire/admin/admin.schemas';
 
 const READ = { auth: 'user', permission: 'oauth_clients:read' } as const;
 const WRITE = { auth: 'user', permission: 'oauth_clients:write' } as const;

@@ -12,7 +12,7 @@ import {
   auditEventsCountBody,
   auditEventsQuery,
   type AuditEvent,
-} from './audit.schemas';
+} from '../../wire/audit/audit.schemas';
 
 const auditTrail = endpointsWith({ auth: 'user', permission: 'system:manage_users', tags: ['Admin'], noStore: true });
 

@@ -2,7 +2,7 @@ import { clearedSessionCookies, REFRESH_COOKIE, sessionCookies } from '../../mid
 import * as auth from '../../services/auth.service';
 import { forbidden } from '../../errors';
 import { ADMIN_TIER, scopeAllows } from '../../services/principal';
-import { successBody } from '../common.schemas';
+import { successBody } from '../../wire/common.schemas';
 import { declareRouter, replyOf, route } from '../route';
 import type { RouteDeps } from '../types';
 import { presentPrincipal, presentPrincipalForToken } from './auth.presenters';
@@ -17,7 +17,7 @@ import {
   tokenPair,
   tokenUserEnvelope,
   updateMeBody,
-} from './auth.schemas';
+} from '../../wire/auth/auth.schemas';
 
 /** Accounts and first-party sessions (spec §4.2, CONTRACT §4). Token responses are never cached. */
 export function createAuthRouter(deps: RouteDeps) {

@@ -5,11 +5,11 @@ import type { CookieWrite } from '../../http/outcome';
 import { randomToken } from '../../lib/crypto';
 import { hostCookieName, hostCookieOptions } from '../../middleware/host-cookies';
 import * as emailSignIn from '../../services/email-sign-in.service';
-import { emailField, successBody } from '../common.schemas';
+import { emailField, successBody } from '../../wire/common.schemas';
 import { declareRouter, reply, route } from '../route';
 import { requestMeta, signedInOrSecondStep } from '../shared';
 import type { RouteDeps } from '../types';
-import { authResult, mfaRequiredBody } from './auth.schemas';
+import { authResult, mfaRequiredBody } from '../../wire/auth/auth.schemas';
 
 /**
  * The cookie that tells the browser which asked for a sign-in email from any other (docs/passwords.md,

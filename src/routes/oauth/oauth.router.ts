@@ -36,7 +36,7 @@ import {
   tokenParams,
   tokenResponseBody,
   userInfoBody,
-} from './oauth.schemas';
+} from '../../wire/oauth/oauth.schemas';
 
 /**
  * The OAuth 2.0 endpoints a browser or the consent UI calls (spec §4.3, CONTRACT §5): authorize and the consent

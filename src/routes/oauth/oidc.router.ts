@@ -17,7 +17,7 @@ import { hostedPage, renderPageOutcome } from '../pages/page-kit';
 import { declareRouter, route, type HttpMethod } from '../route';
 import type { RouteDeps } from '../types';
 import { metadataRoute } from './metadata-route';
-import { introspectionBody, introspectParams, jwksBody, logoutParams, openIdConfigurationBody } from './oauth.schemas';
+import { introspectionBody, introspectParams, jwksBody, logoutParams, openIdConfigurationBody } from '../../wire/oauth/oauth.schemas';
 import type { z } from 'zod';
 
 const TAGS = ['OpenID Connect'] as const;

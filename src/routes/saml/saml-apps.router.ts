@@ -5,7 +5,7 @@ import { idpDescription } from '../../services/saml/saml-metadata.service';
 import type { ServiceContext } from '../../services/context';
 import { declareRouter, endpointsWith, idNotFound, removed, serve } from '../route';
 import type { RouteDeps } from '../types';
-import { samlAppBody, samlAppEnvelope, samlAppIdParams, samlAppsBody, samlKeyRotatedBody } from './saml-apps.schemas';
+import { samlAppBody, samlAppEnvelope, samlAppIdParams, samlAppsBody, samlKeyRotatedBody } from '../../wire/saml/saml-apps.schemas';
 import { presentSamlApp } from './saml.presenters';
 
 const READ = { auth: 'user', permission: 'oauth_clients:read' } as const;

@@ -12,7 +12,7 @@ import {
   scimGroupRolesEnvelope,
   scimGroupsBody,
   setScimGroupRolesBody,
-} from './scim-admin.schemas';
+} from '../../wire/scim/scim-admin.schemas';
 
 /** A connection, field by field (never its token or hash). */
 export function presentScimConnection(c: ScimConnectionRow) {

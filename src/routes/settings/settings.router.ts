@@ -6,7 +6,13 @@ import { changeSettings, listSettings, sendTestMail } from '../../services/setti
 import { declareRouter, endpoint, serve } from '../route';
 import type { RouteDeps } from '../types';
 import { effectiveSettings, NOT_SET, SECRET_SET } from '../../services/settings.service';
-import { changeSettingsBody, settingsBody, settingsListBody, testMailBody, type StartupSetting } from './settings.schemas';
+import {
+  changeSettingsBody,
+  settingsBody,
+  settingsListBody,
+  testMailBody,
+  type StartupSetting,
+} from '../../wire/settings/settings.schemas';
 
 const PERMISSION = 'system:manage_users';
 

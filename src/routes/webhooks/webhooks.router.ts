@@ -13,7 +13,7 @@ import {
   webhookIdParams,
   webhooksBody,
   webhookWithSecretBody,
-} from './webhooks.schemas';
+} from '../../wire/webhooks/webhooks.schemas';
 
 const webhooksGuard = { auth: 'user', permission: 'system:manage_users' } as const;
 const guarded = endpointsWith(webhooksGuard);
