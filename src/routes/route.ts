@@ -322,6 +322,18 @@ export interface RouterOptions {
 }
 
 /**
+ * A router module's factory, what a scope mounts (`api.mount('/auth', createAuthRouter)`): its routes, built with the
+ * router's context, declared into a router. `export const createAuthRouter = routerOf((ctx) => [route(...), ...])`.
+ */
+export function routerOf(routes: (ctx: ServiceContext, deps: RouteDeps) => DeclaredRoute[], options: RouterOptions = {}) {
+  return (deps: RouteDeps): Router => declareRouter(deps, routes(deps.ctx, deps), options);
+}
+
+/** The router of an exported group of endpoints (`webhooksApi`), served in their order. */
+export const servingRouter = (endpoints: Record<string, Endpoint>, options: RouterOptions = {}) =>
+  routerOf((_ctx, deps) => serve(deps, endpoints), options);
+
+/**
  * Builds an Express router from declarations, in order (fixed paths before parameterised ones). Each route runs the
  * steps of the scope it is declared for (`deps.scope`, src/routes/scope.ts) and then its own; the scope records it in
  * the app's route table.

@@ -1,6 +1,5 @@
 import * as providers from '../../services/federation/providers.service';
-import { declareRouter, endpointsWith, removed, serve } from '../route';
-import type { RouteDeps } from '../types';
+import { endpointsWith, removed, servingRouter } from '../route';
 import { presentProvider } from './federation.presenters';
 import {
   createProviderBody,
@@ -66,6 +65,4 @@ export const identityProvidersApi = {
   ),
 };
 
-export function createIdentityProvidersRouter(deps: RouteDeps) {
-  return declareRouter(deps, serve(deps, identityProvidersApi), { tags: ['Identity providers'] });
-}
+export const createIdentityProvidersRouter = servingRouter(identityProvidersApi, { tags: ['Identity providers'] });
