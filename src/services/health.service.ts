@@ -16,6 +16,11 @@ export const HEALTH_REFRESH_AFTER_MS = 500;
 export interface HealthProbe {
   /** True when the database answered `select 1` in a probe started at most HEALTH_MAX_AGE_MS ago. */
   check(): Promise<boolean>;
+  /**
+   * The same answer without waiting when a result young enough exists (starting the next probe in the background past
+   * HEALTH_REFRESH_AFTER_MS, as `check` does); undefined when the caller must wait for a probe (`check`).
+   */
+  fresh(): boolean | undefined;
 }
 
 /**
@@ -49,14 +54,19 @@ export function createHealthProbe(db: Db, now: () => number = () => performance.
       inFlight = undefined;
     }));
 
+  const fresh = (): boolean | undefined => {
+    if (!last) return undefined;
+    const age = now() - last.startedAt;
+    if (age >= HEALTH_MAX_AGE_MS) return undefined;
+    if (age >= HEALTH_REFRESH_AFTER_MS) void next();
+    return last.ok;
+  };
+
   return {
     check() {
-      const age = last ? now() - last.startedAt : Infinity;
-      if (last && age < HEALTH_MAX_AGE_MS) {
-        if (age >= HEALTH_REFRESH_AFTER_MS) void next();
-        return Promise.resolve(last.ok);
-      }
-      return next();
+      const ok = fresh();
+      return ok === undefined ? next() : Promise.resolve(ok);
     },
+    fresh,
   };
 }

@@ -134,3 +134,26 @@ test('a database that hangs right after a good probe is reported down within 2 s
   await jest.advanceTimersByTimeAsync(start + DOWN_WITHIN_MS - 1 - jest.now());
   expect(late.result()).toBe(false);
 });
+
+test('fresh() answers without waiting only while a result is young enough, and refreshes it as check() does', async () => {
+  const fake = fakeDb();
+  const probe = createHealthProbe(fake.db, fakeNow);
+  // No probe yet: nothing to answer at once (the handler then waits for check()).
+  expect(probe.fresh()).toBeUndefined();
+  expect(fake.pings()).toBe(0);
+  const start = jest.now();
+  expect(await probe.check()).toBe(true);
+
+  fake.set('down');
+  jest.setSystemTime(start + HEALTH_REFRESH_AFTER_MS - 1);
+  expect(probe.fresh()).toBe(true);
+  expect(fake.pings()).toBe(1); // young: no probe started
+  jest.setSystemTime(start + HEALTH_REFRESH_AFTER_MS);
+  expect(probe.fresh()).toBe(true);
+  expect(fake.pings()).toBe(2); // past the refresh age: the next probe started in the background
+  await jest.advanceTimersByTimeAsync(0);
+  expect(probe.fresh()).toBe(false); // its result (down) answers from then on
+
+  jest.setSystemTime(start + HEALTH_REFRESH_AFTER_MS + HEALTH_MAX_AGE_MS);
+  expect(probe.fresh()).toBeUndefined(); // too old: the caller must wait for a probe
+});

@@ -10,7 +10,9 @@ import { createHttpServer, type HttpServer } from '../../src/lib/http-server';
  */
 let server: HttpServer;
 let port: number;
-const KEEP_ALIVE_MS = 800;
+// Wide enough that a loaded machine (a CI worker beside Chromium) does not let the 200 ms pause of the first test reach
+// the idle timeout, nor push the drain of the second past its upper bound.
+const KEEP_ALIVE_MS = 1500;
 
 beforeEach(async () => {
   server = createHttpServer((req, res) => {
@@ -45,7 +47,7 @@ function connect(): Promise<{ socket: net.Socket; received: () => string; ended:
 const get = (path: string) => `GET ${path} HTTP/1.1\r\nHost: sso.test\r\n\r\n`;
 const until = async (check: () => boolean) => {
   for (let i = 0; !check(); i++) {
-    if (i > 200) throw new Error('timed out');
+    if (i > 1000) throw new Error('timed out');
     await new Promise((r) => setTimeout(r, 10));
   }
 };
@@ -82,7 +84,7 @@ test('idle connections, used or never, close once idle for the keep-alive timeou
   await drained;
   const took = Date.now() - started;
   expect(took).toBeGreaterThanOrEqual(KEEP_ALIVE_MS - 250);
-  expect(took).toBeLessThan(KEEP_ALIVE_MS + 2_000);
+  expect(took).toBeLessThan(KEEP_ALIVE_MS + 5_000);
 });
 
 test('a request in flight when the drain begins is answered, then its connection closes', async () => {
