@@ -26,6 +26,7 @@ const STACK = [
   './src/config',
   './src/db',
   './src/services',
+  './src/wire',
   './src/views',
   './src/http',
   './src/middleware',
@@ -57,16 +58,18 @@ const LAYERS = [
       'services/ know no HTTP and no view: render mail through ctx.mailHtml, take plain input, return plain output.',
     ),
   ),
-  // views: render what they are given (wire shapes of the API's *.schemas.ts, or their own prop types).
+  // wire: the API's request and response shapes (zod), read by the routes and the views alike; below both.
+  ...above('./src/wire').map((from) =>
+    up('./src/wire', from, "wire/ holds the API's shapes, below the routes and the views that read them: it imports neither."),
+  ),
+  // views: render what they are given (the API's wire shapes, src/wire/, or their own prop types).
   up(VIEWS, './src/db', 'A view receives wire shapes or its own prop types, never a database row.'),
   up(
     VIEWS,
     './src/services',
     'A view receives wire shapes or its own prop types, never a service type (shared declarations: declarations/).',
   ),
-  up(VIEWS, './src/routes/**/*', 'A view may read the wire shapes of the API (routes/**/*.schemas.ts) and nothing else of routes/.', [
-    '**/src/routes/**/*.schemas.ts',
-  ]),
+  up(VIEWS, './src/routes', "A view reads the API's wire shapes from wire/, never routes/ (which is above every view)."),
   ...['./src/middleware', './src/http', './src/console', ...TOP].map((from) =>
     up('./src/views', from, 'A view knows no Express and no console wiring.'),
   ),
@@ -87,6 +90,10 @@ const LAYERS = [
   // http: the outcome kit and the one router, below the Express steps that use them (middleware/ writes outcomes).
   ...['./src/middleware', './src/routes', './src/console', ...TOP].map((from) =>
     up('./src/http', from, 'http/ (outcomes, the router) is below the Express steps and the routes: it imports none of them.'),
+  ),
+  // ...and it knows no domain: what a step needs of it is a port that the app fills (ClientOrigins in http/client-cors.ts).
+  ...['./src/services', './src/db'].map((from) =>
+    up('./src/http', from, 'http/ knows no service or repository: declare what the step needs as a port and let src/app.ts pass it in.'),
   ),
   // middleware: the Express steps; the error page is injected by the app.
   ...['./src/views', './src/routes', './src/console', ...TOP].map((from) =>

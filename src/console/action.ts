@@ -266,6 +266,27 @@ export function consoleForm<D extends RouteDecl, S extends FormSchema | undefine
 }
 
 /**
+ * The three routes a section opens with, from its list and create endpoints: the list page (`path`), the empty form
+ * of a create (`path/new`) and the create post (`path`), e.g.
+ * `...consoleListing(api, '/webhooks', { list: (r) => consolePage(…), form: () => form({}), create: { ...webhookBody, invalid, done } })`.
+ */
+export function consoleListing<L extends RouteDecl, LR, C extends RouteDecl, CR, S extends FormSchema | undefined = undefined>(
+  api: { list: Endpoint<L, LR>; create: Endpoint<C, CR> },
+  path: string,
+  o: {
+    list: ActionOptions<L, LR, undefined>['done'];
+    form: (a: ActionInput<C, undefined>) => ConsolePage | Promise<ConsolePage>;
+    create: Omit<ActionOptions<C, CR, S>, 'path'>;
+  },
+): Array<(s: Section) => DeclaredRoute> {
+  return [
+    consoleAction(api.list, { path, done: o.list }),
+    consoleForm(api.create, { path: `${path}/new`, page: o.form }),
+    consoleAction(api.create, { ...o.create, path }),
+  ];
+}
+
+/**
  * A download guarded like `e` whose form is checked by `e`'s own query schema (the CSV of the audit log): a refused
  * form is the `invalid` page, before the first byte; then `write` streams to `res`, the one thing a console handler
  * still writes itself.

@@ -5,6 +5,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import request from 'supertest';
 import { listDeclaredRoutes } from '../../src/routes/route-table';
 import { ensureSetupLink } from '../../src/services/setup.service';
+import { axeViolations } from '../helpers/accessibility';
 import { launchChromium } from '../helpers/ensure-chromium';
 import { makeClient, makeSignedInUser, makeUser } from '../helpers/factories';
 import { enrolTotp, nextStep, totpCode } from '../helpers/mfa';
@@ -30,7 +31,6 @@ import type { TestApp } from '../helpers/test-app';
 
 const SHOTS = process.env.SHOTS;
 if (SHOTS) fs.mkdirSync(SHOTS, { recursive: true });
-const AXE_SOURCE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 /** Declares the suite's hooks and the cases of one shard (`index` of `of`). */
 export function refusedFormTests(shard: { index: number; of: number }): void {
@@ -39,12 +39,28 @@ export function refusedFormTests(shard: { index: number; of: number }): void {
   let stopApp: () => Promise<void>;
   let browser: Browser;
   let setupLink: string;
+  /**
+   * One browser context and one tab per language for the whole suite: each case starts with no cookies, in the light
+   * scheme at 1280 px, on a page it loads itself. A new context per case and language started a new renderer each
+   * time (a third of the suite's browser work) and made axe-core compile afresh on every page; the tab kept, the
+   * renderer and its compiled scripts are reused.
+   */
+  const tabs = new Map<string, { context: BrowserContext; page: Page }>();
+
+  const LANGUAGES = [
+    { locale: 'en-GB', error: /^Error: /, summary: 'There is a problem' },
+    { locale: 'de-DE', error: /^Fehler: /, summary: 'Es gibt ein Problem' },
+  ] as const;
 
   beforeAll(async () => {
     ({ t, baseUrl, stop: stopApp } = await createListeningTestApp({ REGISTRATION: 'open' }));
     // The first-run link lives while no administrator exists: taken before any is made (the setup case runs first).
     setupLink = (await ensureSetupLink(t.ctx))!;
     browser = await launchChromium();
+    for (const l of LANGUAGES) {
+      const context = await browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 900 }, locale: l.locale });
+      tabs.set(l.locale, { context, page: await context.newPage() });
+    }
   }, 60_000);
 
   afterAll(async () => {
@@ -514,11 +530,6 @@ export function refusedFormTests(shard: { index: number; of: number }): void {
       expect(Object.keys(CASES).sort()).toEqual([...forms].sort());
     });
 
-  const LANGUAGES = [
-    { locale: 'en-GB', error: /^Error: /, summary: 'There is a problem' },
-    { locale: 'de-DE', error: /^Fehler: /, summary: 'Es gibt ein Problem' },
-  ] as const;
-
   const fieldCases = Object.entries(CASES)
     .filter((e): e is [string, FieldsCase] => !('buttons' in e[1]))
     .filter((_, i) => i % shard.of === shard.index);
@@ -594,90 +605,77 @@ export function refusedFormTests(shard: { index: number; of: number }): void {
     async (name, template) => {
       const messages: Record<string, string[]> = {};
       for (const l of LANGUAGES) {
-        const context = await browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 900 }, locale: l.locale });
-        const page = await context.newPage();
-        try {
-          const who = template.who ? await template.who() : undefined;
-          await signInContext(context, who);
-          const c = await refuse(page, name, template, who);
-          await page.locator('#error-summary').waitFor({ timeout: 15_000 });
+        const { context, page } = tabs.get(l.locale)!;
+        await context.clearCookies();
+        await page.emulateMedia({ colorScheme: 'light' });
+        await page.setViewportSize({ width: 1280, height: 900 });
+        const who = template.who ? await template.who() : undefined;
+        await signInContext(context, who);
+        const c = await refuse(page, name, template, who);
+        await page.locator('#error-summary').waitFor({ timeout: 15_000 });
 
-          expect(await page.title()).toMatch(l.error);
-          expect(await page.evaluate(() => document.activeElement?.id)).toBe('error-summary');
-          const summary = page.locator('#error-summary');
-          expect(await summary.getAttribute('role')).toBe('alert');
-          expect((await summary.locator('h2').textContent())?.trim()).toBe(l.summary);
-          const hrefs = await summary.locator('a').evaluateAll((as) => as.map((a) => a.getAttribute('href')));
-          expect(hrefs).toEqual(c.links.filter((id) => id !== '_form').map((id) => `#${id}`));
-          expect(await summary.locator('li').count()).toBe(c.links.length);
+        expect(await page.title()).toMatch(l.error);
+        expect(await page.evaluate(() => document.activeElement?.id)).toBe('error-summary');
+        const summary = page.locator('#error-summary');
+        expect(await summary.getAttribute('role')).toBe('alert');
+        expect((await summary.locator('h2').textContent())?.trim()).toBe(l.summary);
+        const hrefs = await summary.locator('a').evaluateAll((as) => as.map((a) => a.getAttribute('href')));
+        expect(hrefs).toEqual(c.links.filter((id) => id !== '_form').map((id) => `#${id}`));
+        expect(await summary.locator('li').count()).toBe(c.links.length);
 
-          // Each refused field: invalid, and described by its message beside it, the summary's sentence.
-          const said: string[] = [];
-          for (const id of c.links) {
-            if (id === '_form') {
-              said.push((await summary.locator('li').first().textContent())!.trim());
-              continue;
-            }
-            const field = page.locator(`#${cssId(id)}`);
-            const target = (await field.evaluate((el) => el.matches('input, select, textarea'))) ? field : field.locator('input').first();
-            expect(await target.getAttribute('aria-invalid')).toBe('true');
-            // A group of checkboxes is described as a whole (its fieldset).
-            const describedBy = (await target.getAttribute('aria-describedby')) ?? (await field.getAttribute('aria-describedby')) ?? '';
-            const beside = (
-              await page.evaluate(
-                (ids) => ids.map((i) => document.getElementById(i)?.textContent ?? '').join(' '),
-                describedBy.split(' ').filter(Boolean),
-              )
-            ).trim();
-            expect(beside).not.toBe('');
-            const linked = (await summary.locator(`a[href="#${id}"]`).textContent())!.trim();
-            expect(beside).toContain(linked.slice(0, 30));
-            said.push(linked);
+        // Each refused field: invalid, and described by its message beside it, the summary's sentence.
+        const said: string[] = [];
+        for (const id of c.links) {
+          if (id === '_form') {
+            said.push((await summary.locator('li').first().textContent())!.trim());
+            continue;
           }
-          messages[l.locale] = said;
+          const field = page.locator(`#${cssId(id)}`);
+          const target = (await field.evaluate((el) => el.matches('input, select, textarea'))) ? field : field.locator('input').first();
+          expect(await target.getAttribute('aria-invalid')).toBe('true');
+          // A group of checkboxes is described as a whole (its fieldset).
+          const describedBy = (await target.getAttribute('aria-describedby')) ?? (await field.getAttribute('aria-describedby')) ?? '';
+          const beside = (
+            await page.evaluate(
+              (ids) => ids.map((i) => document.getElementById(i)?.textContent ?? '').join(' '),
+              describedBy.split(' ').filter(Boolean),
+            )
+          ).trim();
+          expect(beside).not.toBe('');
+          const linked = (await summary.locator(`a[href="#${id}"]`).textContent())!.trim();
+          expect(beside).toContain(linked.slice(0, 30));
+          said.push(linked);
+        }
+        messages[l.locale] = said;
 
-          for (const [id, value] of Object.entries(c.kept ?? {}))
-            expect([id, await page.locator(`#${cssId(id)}`).inputValue()]).toEqual([id, value]);
+        for (const [id, value] of Object.entries(c.kept ?? {}))
+          expect([id, await page.locator(`#${cssId(id)}`).inputValue()]).toEqual([id, value]);
 
-          // A link of the summary moves the focus to its field.
-          const first = c.links.find((id) => id !== '_form');
-          if (first) {
-            await summary.locator(`a[href="#${first}"]`).click();
-            expect(await page.evaluate(() => document.activeElement?.id)).toBe(first);
+        // A link of the summary moves the focus to its field.
+        const first = c.links.find((id) => id !== '_form');
+        if (first) {
+          await summary.locator(`a[href="#${first}"]`).click();
+          expect(await page.evaluate(() => document.activeElement?.id)).toBe(first);
+        }
+
+        // English light at 1280 px, German dark at 320 px: each form in each language, each scheme and each width once
+        // (the refusal's markup is the same in every form; the other combinations are checked by the other browser
+        // suites; CI's time budget).
+        for (const [scheme, width] of l.locale.startsWith('en') ? ([['light', 1280]] as const) : ([['dark', 320]] as const)) {
+          await page.emulateMedia({ colorScheme: scheme });
+          await page.setViewportSize({ width, height: 900 });
+          const violations = (await axeViolations(page)).map(
+            (v) => `${scheme} ${width}px: ${v.id} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
+          );
+          expect(violations).toEqual([]);
+          if (width === 320)
+            expect(
+              await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth),
+            ).toBeLessThanOrEqual(1);
+          if (SHOTS) {
+            const file = `${name.replace(/^POST \//, '').replace(/[/:]+/g, '-')}-${l.locale.slice(0, 2)}-${width}${scheme === 'dark' ? '-dark' : ''}.png`;
+            await page.screenshot({ path: path.join(SHOTS, file), fullPage: true });
           }
-
-          // English light at 1280 px, German dark at 320 px: each form in each language, each scheme and each width once
-          // (the refusal's markup is the same in every form; the other combinations are checked by the other browser
-          // suites; CI's time budget).
-          await page.evaluate(AXE_SOURCE);
-          for (const [scheme, width] of l.locale.startsWith('en') ? ([['light', 1280]] as const) : ([['dark', 320]] as const)) {
-            await page.emulateMedia({ colorScheme: scheme });
-            await page.setViewportSize({ width, height: 900 });
-            const violations = (
-              await page.evaluate(async () => {
-                const axe = (
-                  window as unknown as {
-                    axe: {
-                      run(d: Document, o: object): Promise<{ violations: Array<{ id: string; nodes: Array<{ target: string[] }> }> }>;
-                    };
-                  }
-                ).axe;
-                return (await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } }))
-                  .violations;
-              })
-            ).map((v) => `${scheme} ${width}px: ${v.id} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-            expect(violations).toEqual([]);
-            if (width === 320)
-              expect(
-                await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth),
-              ).toBeLessThanOrEqual(1);
-            if (SHOTS) {
-              const file = `${name.replace(/^POST \//, '').replace(/[/:]+/g, '-')}-${l.locale.slice(0, 2)}-${width}${scheme === 'dark' ? '-dark' : ''}.png`;
-              await page.screenshot({ path: path.join(SHOTS, file), fullPage: true });
-            }
-          }
-        } finally {
-          await context.close();
         }
       }
       // In the page's language: the German sentences are not the English ones.

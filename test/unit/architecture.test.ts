@@ -23,10 +23,11 @@ test('only src/db (repositories and the pool) imports knex', () => {
   expect(offenders).toEqual([]);
 });
 
-test('routes never reach a repository: they call services', () => {
+test('routes (and the wire shapes they read) never reach a repository: they call services', () => {
   const offenders = files.filter(
     (f) =>
-      f.file.startsWith(`routes${path.sep}`) && /from '(\.\.\/)+db\/repositories\/[^']+'/.test(f.text.replace(/import type[^;]+;/g, '')),
+      (f.file.startsWith(`routes${path.sep}`) || f.file.startsWith(`wire${path.sep}`)) &&
+      /from '(\.\.\/)+db\/repositories\/[^']+'/.test(f.text.replace(/import type[^;]+;/g, '')),
   );
   expect(offenders.map((f) => f.file)).toEqual([]);
 });
@@ -41,7 +42,7 @@ const codeOf = (text: string) =>
 test('no `any` between routers and services', () => {
   expect(codeOf("const a = 'as any'; // x: any\nlet b: any = 1 as any;")).toMatch(/b: any = 1 as any/);
   const offenders = files
-    .filter((f) => f.file.startsWith(`routes${path.sep}`) || f.file.startsWith(`services${path.sep}`))
+    .filter((f) => ['routes', 'wire', 'services'].some((layer) => f.file.startsWith(`${layer}${path.sep}`)))
     .filter((f) => /\bas any\b|:\s*any\b|<any>/.test(codeOf(f.text)))
     .map((f) => f.file);
   expect(offenders).toEqual([]);
@@ -54,7 +55,7 @@ test('no `as` cast in routers, schemas and presenters: handlers get typed input 
     2,
   );
   const offenders = files
-    .filter((f) => f.file.startsWith(`routes${path.sep}`))
+    .filter((f) => f.file.startsWith(`routes${path.sep}`) || f.file.startsWith(`wire${path.sep}`))
     .map((f) => ({ file: f.file, casts: casts(f.file, f.text) }))
     // route.ts erases each declaration's input type once, where it builds exactly that input at runtime.
     .filter((f) => f.casts > (f.file === path.join('routes', 'route.ts') ? 1 : 0));

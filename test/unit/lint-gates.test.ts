@@ -4,7 +4,8 @@ import path from 'node:path';
 /**
  * Issue 31's gates that ESLint holds (eslint.config.mjs, docs/architecture.md "Layers"): no view imports `db/` or
  * `services/` (the VIEWS zone: every file of src/views/ and every src/console/**\/*.view.tsx), a view may read the
- * API's wire shapes (`routes/**\/*.schemas.ts`), and no file of src/ holds a non-null `!` (`req.pageEnv!` included).
+ * API's wire shapes (`src/wire/`, below the routes and the views) and nothing of `routes/`, and no file of src/ holds
+ * a non-null `!` (`req.pageEnv!` included).
  * `npm run lint` applies them to the real files; this test shows that they refuse what they must, by linting probe
  * texts under real paths (nothing is written).
  */
@@ -36,7 +37,23 @@ const probes: Record<string, Probe> = {
   },
   areaViewWireShape: {
     filePath: 'src/console/webhooks/webhooks.view.tsx',
-    text: "import type { Webhook } from '../../routes/webhooks/webhooks.schemas';\nexport type A = Webhook;\n",
+    text: "import type { Webhook } from '../../wire/webhooks/webhooks.schemas';\nexport type A = Webhook;\n",
+  },
+  sharedViewWireShape: {
+    filePath: 'src/views/console/pages.tsx',
+    text: "import type { OAuthClient } from '../../wire/admin/admin.schemas';\nexport type A = OAuthClient;\n",
+  },
+  areaViewRoutes: {
+    filePath: 'src/console/webhooks/webhooks.view.tsx',
+    text: "import type { RouteDeps } from '../../routes/route';\nexport type A = RouteDeps;\n",
+  },
+  wireRoutes: {
+    filePath: 'src/wire/webhooks/webhooks.schemas.ts',
+    text: "import { route } from '../../routes/route';\nexport const a = route;\n",
+  },
+  wireView: {
+    filePath: 'src/wire/admin/admin.schemas.ts',
+    text: "import { Field } from '../../views/console/components';\nexport const a = Field;\n",
   },
   pageViewRouter: {
     filePath: 'src/views/login.tsx',
@@ -45,6 +62,14 @@ const probes: Record<string, Probe> = {
   httpMiddleware: {
     filePath: 'src/http/dispatch.ts',
     text: "import { createMetrics } from '../middleware/metrics';\nexport const a = createMetrics;\n",
+  },
+  httpService: {
+    filePath: 'src/http/client-cors.ts',
+    text: "import type { ServiceContext } from '../services/context';\nexport type A = ServiceContext;\n",
+  },
+  httpRepository: {
+    filePath: 'src/http/client-cors.ts',
+    text: "import { findClientById } from '../db/repositories/oauth-clients.repo';\nexport const a = findClientById;\n",
   },
   routesConsole: {
     filePath: 'src/routes/index.ts',
@@ -73,8 +98,8 @@ beforeAll(() => {
   results = Object.fromEntries(entries.map(([name], i) => [name, rules[i] ?? []]));
 }, 120_000);
 
-test.each(['pageViewRow', 'pageViewService', 'consoleSharedViewRow', 'areaViewService', 'pageViewRouter'])(
-  'a view that imports a row, a service or a router is refused (%s)',
+test.each(['pageViewRow', 'pageViewService', 'consoleSharedViewRow', 'areaViewService', 'pageViewRouter', 'areaViewRoutes'])(
+  'a view that imports a row, a service or anything of routes/ is refused (%s)',
   (name) => {
     expect(results[name]).toContain(RESTRICTED);
   },
@@ -88,8 +113,19 @@ test('http/ (outcomes, the one router) never imports an Express step of middlewa
   expect(results.httpMiddleware).toContain(RESTRICTED);
 });
 
-test('a view may import the wire shapes of the API', () => {
-  expect(results.areaViewWireShape).not.toContain(RESTRICTED);
+test.each(['httpService', 'httpRepository'])(
+  'http/ imports no service and no repository: the app passes a port in (ClientOrigins) (%s)',
+  (name) => {
+    expect(results[name]).toContain(RESTRICTED);
+  },
+);
+
+test.each(['areaViewWireShape', 'sharedViewWireShape'])('a view may import the wire shapes of the API (%s)', (name) => {
+  expect(results[name]).not.toContain(RESTRICTED);
+});
+
+test.each(['wireRoutes', 'wireView'])("wire/ (the API's shapes) imports no route and no view: both read it (%s)", (name) => {
+  expect(results[name]).toContain(RESTRICTED);
 });
 
 test.each(Object.keys(probes).filter((name) => name.startsWith('nonNull ')))('`req.pageEnv!` is refused in every layer (%s)', (name) => {

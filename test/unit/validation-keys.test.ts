@@ -2,21 +2,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { SETTINGS } from '../../src/declarations/settings';
 import { isValidationKey, messagesFor, saidOfIssue, validationKeyOf, validationText, type ValidationKey } from '../../src/i18n';
-import { createApiResourceBody, createClientBody } from '../../src/routes/admin/admin.schemas';
-import { auditEventsQuery } from '../../src/routes/audit/audit.schemas';
-import {
-  mfaLoginBody,
-  optionalProofBody,
-  passkeyRegisterBody,
-  requiredProofBody,
-  totpConfirmBody,
-} from '../../src/routes/auth/mfa.schemas';
-import { assignRoleBody, createRoleBody } from '../../src/routes/rbac/rbac.schemas';
-import { samlAppBody } from '../../src/routes/saml/saml-apps.schemas';
-import { createScimConnectionBody, setScimGroupRolesBody } from '../../src/routes/scim/scim-admin.schemas';
-import { changeSettingsBody } from '../../src/routes/settings/settings.schemas';
-import { inviteUserBody } from '../../src/routes/users/users.schemas';
-import { createWebhookBody } from '../../src/routes/webhooks/webhooks.schemas';
+import { createApiResourceBody, createClientBody } from '../../src/wire/admin/admin.schemas';
+import { auditEventsQuery } from '../../src/wire/audit/audit.schemas';
+import { mfaLoginBody, optionalProofBody, passkeyRegisterBody, requiredProofBody, totpConfirmBody } from '../../src/wire/auth/mfa.schemas';
+import { assignRoleBody, createRoleBody } from '../../src/wire/rbac/rbac.schemas';
+import { samlAppBody } from '../../src/wire/saml/saml-apps.schemas';
+import { createScimConnectionBody, setScimGroupRolesBody } from '../../src/wire/scim/scim-admin.schemas';
+import { changeSettingsBody } from '../../src/wire/settings/settings.schemas';
+import { inviteUserBody } from '../../src/wire/users/users.schemas';
+import { createWebhookBody } from '../../src/wire/webhooks/webhooks.schemas';
 import { declaredMessages, isZodSchema } from '../helpers/zod-messages';
 
 /**
@@ -112,7 +106,7 @@ function everySchema(): Array<[string, unknown]> {
       .filter((f) => pattern.test(f))
       .map((f) => path.join(dir, f));
   const modules = [
-    ...files('src/routes', /\.schemas\.ts$/),
+    ...files('src/wire', /\.schemas\.ts$/),
     ...files('src/console', /\.(form|console)\.ts$/),
     ...files('src/declarations', /\.ts$/),
   ];

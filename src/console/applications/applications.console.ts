@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { SUPPORTED_SCOPES } from '../../declarations/client-policy';
 import type { ClientPreset } from '../../declarations/client-presets';
 import { clientsApi as api, resourcesApi } from '../../routes/admin/admin.router';
-import type { BackchannelDelivery, OAuthClient } from '../../routes/admin/admin.schemas';
+import type { BackchannelDelivery, OAuthClient } from '../../wire/admin/admin.schemas';
 import * as views from '../../views/console/pages';
 import { presetName, renderPresetChooser, renderQuickStart, type QuickStartData } from '../../views/console/quick-start';
 import { asking, consoleAction, consoleForm, consolePage, consoleRouter, pageEnv, Redirect, redirect, saying, text } from '../action';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DEFAULT_GRANT_TYPES } from '../../declarations/client-policy';
 import { isClientPreset, PRESETS, type ClientPreset } from '../../declarations/client-presets';
-import { DEFAULT_CLIENT_SCOPES, type OAuthClient } from '../../routes/admin/admin.schemas';
+import { DEFAULT_CLIENT_SCOPES, type OAuthClient } from '../../wire/admin/admin.schemas';
 import type { ApplicationValues } from '../../views/console/pages';
 import { formMapping, lines, list, text } from '../action';
 

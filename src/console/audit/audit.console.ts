@@ -1,5 +1,5 @@
 import { auditApi, exportedAuditEvents } from '../../routes/audit/audit.router';
-import { auditEventsQuery } from '../../routes/audit/audit.schemas';
+import { auditEventsQuery } from '../../wire/audit/audit.schemas';
 import * as views from '../../views/console/pages';
 import { consoleAction, consolePage, consoleRouter, consoleStream, pageEnv, type Caller, type FieldErrors } from '../action';
 import { writeCsv } from './audit.csv';

@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import type { AuditEvent } from '../../routes/audit/audit.schemas';
+import type { AuditEvent } from '../../wire/audit/audit.schemas';
 import { auditDetailLine } from '../../views/console/pages';
 
 /** The audit log as CSV (the console's download): the filtered events, streamed. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { identityProvidersApi as api } from '../../routes/federation/identity-providers.router';
-import type { IdentityProvider } from '../../routes/federation/identity-providers.schemas';
+import type { IdentityProvider } from '../../wire/federation/identity-providers.schemas';
 import { callbackUrlOf } from '../../declarations/identity-providers';
 import * as views from '../../views/console/identity-providers';
 import { asking, consoleAction, consoleForm, consolePage, consoleRouter, pageEnv, redirect, saying, text } from '../action';

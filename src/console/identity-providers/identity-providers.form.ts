@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { GITHUB_DEFAULTS, OIDC_DEFAULT_SCOPES, PROVIDER_PRESETS } from '../../declarations/identity-providers';
-import type { IdentityProvider } from '../../routes/federation/identity-providers.schemas';
+import type { IdentityProvider } from '../../wire/federation/identity-providers.schemas';
 import { PROVIDER_KINDS, type ProviderKind, type ProviderValues } from '../../views/console/identity-providers';
 import { checked, formMapping, text } from '../action';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ApiResource } from '../../routes/admin/admin.schemas';
+import type { ApiResource } from '../../wire/admin/admin.schemas';
 import type { ResourceValues } from '../../views/console/resources';
 import { checked, formMapping, text } from '../action';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Role } from '../../routes/rbac/rbac.schemas';
+import type { Role } from '../../wire/rbac/rbac.schemas';
 import type { RoleValues } from '../../views/console/pages';
 import { formMapping, list, text } from '../action';
 

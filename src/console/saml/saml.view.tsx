@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import type { z } from 'zod';
-import type { samlAppResponse, samlAppsBody } from '../../routes/saml/saml-apps.schemas';
+import type { samlAppResponse, samlAppsBody } from '../../wire/saml/saml-apps.schemas';
 import { pageEnv } from '../../views/env';
 import { Actions, RefusalText, Submit, Time } from '../../views/kit';
 import {

@@ -1,5 +1,5 @@
-import type { Role } from '../../routes/rbac/rbac.schemas';
-import type { ScimConnection, ScimGroupRoles } from '../../routes/scim/scim-admin.schemas';
+import type { Role } from '../../wire/rbac/rbac.schemas';
+import type { ScimConnection, ScimGroupRoles } from '../../wire/scim/scim-admin.schemas';
 import { pageEnv } from '../../views/env';
 import { Actions, Submit, Time } from '../../views/kit';
 import { ActionButton, Checkboxes, CopyValue, Facts, Field, PostForm, Table, type FieldErrors } from '../../views/console/components';

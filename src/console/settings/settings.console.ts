@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { settingsApi as api } from '../../routes/settings/settings.router';
 import type { SettingEntry } from '../../declarations/settings';
-import type { StartupSetting } from '../../routes/settings/settings.schemas';
+import type { StartupSetting } from '../../wire/settings/settings.schemas';
 import { consoleAction, consolePage, consoleRouter, pageEnv, Redirect, redirect, text, type Caller, type FieldErrors } from '../action';
 import { changesOf, settingsForm } from './settings.form';
 import { renderSettingsPage } from './settings.view';

@@ -1,7 +1,7 @@
 import { UUID_PATTERN } from '../../lib/ids';
 import { rolesApi } from '../../routes/rbac/roles.routes';
 import { usersApi as api } from '../../routes/users/users.router';
-import { listUsersQuery } from '../../routes/users/users.schemas';
+import { listUsersQuery } from '../../wire/users/users.schemas';
 import * as views from '../../views/console/pages';
 import { asking, consoleAction, consoleForm, consolePage, consoleRouter, pageEnv, Redirect, redirect, saying } from '../action';
 import type { Caller, FieldErrors } from '../action';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Webhook } from '../../routes/webhooks/webhooks.schemas';
+import type { Webhook } from '../../wire/webhooks/webhooks.schemas';
 import { checked, formMapping, optionalText, text } from '../action';
 import type { WebhookValues } from './webhooks.view';
 

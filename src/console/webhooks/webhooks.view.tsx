@@ -1,4 +1,4 @@
-import type { Webhook, WebhookDelivery } from '../../routes/webhooks/webhooks.schemas';
+import type { Webhook, WebhookDelivery } from '../../wire/webhooks/webhooks.schemas';
 import { pageEnv } from '../../views/env';
 import { Actions, Submit, Time } from '../../views/kit';
 import {

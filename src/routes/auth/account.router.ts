@@ -6,7 +6,7 @@ import { normalizeEmail } from '../../services/auth.service';
 import * as links from '../../services/email-links.service';
 import * as loginTargets from '../../services/login-targets.service';
 import type { ServiceContext } from '../../services/context';
-import { successBody } from '../common.schemas';
+import { successBody } from '../../wire/common.schemas';
 import { declareRouter, replyOf, route } from '../route';
 import type { RouteDeps } from '../types';
 import {
@@ -24,7 +24,7 @@ import {
   sessionsBody,
   setPasswordBody,
   urlBody,
-} from './account.schemas';
+} from '../../wire/auth/account.schemas';
 
 /** One session of GET /api/auth/sessions (CONTRACT §4); fields listed one by one. */
 export function presentSession(session: SessionRow, currentSessionId: string) {

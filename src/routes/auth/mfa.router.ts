@@ -9,7 +9,7 @@ import * as totp from '../../services/mfa/totp.service';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
 import { requestMeta, signedIn } from '../shared';
-import { authResult } from './auth.schemas';
+import { authResult } from '../../wire/auth/auth.schemas';
 import {
   mfaLoginBody,
   mfaStatusBody,
@@ -27,7 +27,7 @@ import {
   totpRemoveBody,
   totpSetupResponse,
   webauthnOptionsBody,
-} from './mfa.schemas';
+} from '../../wire/auth/mfa.schemas';
 
 export function presentPasskey(p: PasskeyRow) {
   return {

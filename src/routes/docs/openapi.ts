@@ -1,7 +1,7 @@
 import type { Application } from 'express';
 import { z } from 'zod';
 import type { Config } from '../../config';
-import { errorBody, oauthErrorBody } from '../common.schemas';
+import { errorBody, oauthErrorBody } from '../../wire/common.schemas';
 import type { RouteDecl } from '../route';
 import { guardOf, listDeclaredRoutes, type DeclaredAppRoute } from '../route-table';
 

@@ -17,7 +17,13 @@ import { declareRouter, route } from '../route';
 import { rawQueryOf, requestMeta } from '../shared';
 import type { RouteDeps } from '../types';
 import { presentIdentity, presentPublicProvider } from './federation.presenters';
-import { identitiesBody, identityParams, publicProvidersBody, slugParams, startQuery } from './identity-providers.schemas';
+import {
+  identitiesBody,
+  identityParams,
+  publicProvidersBody,
+  slugParams,
+  startQuery,
+} from '../../wire/federation/identity-providers.schemas';
 
 /**
  * Binds a round trip to the browser that started it: random, HttpOnly (CONTRACT §16). With COOKIE_SECURE it is

@@ -1,8 +1,13 @@
 import * as providers from '../../services/federation/providers.service';
-import { declareRouter, endpointsWith, removed, serve } from '../route';
-import type { RouteDeps } from '../types';
+import { endpointsWith, removed, servingRouter } from '../route';
 import { presentProvider } from './federation.presenters';
-import { createProviderBody, providerEnvelope, providerIdParams, providersBody, updateProviderBody } from './identity-providers.schemas';
+import {
+  createProviderBody,
+  providerEnvelope,
+  providerIdParams,
+  providersBody,
+  updateProviderBody,
+} from '../../wire/federation/identity-providers.schemas';
 
 const guard = { auth: 'user', permission: 'system:manage_identity_providers' } as const;
 const guarded = endpointsWith(guard);
@@ -60,6 +65,4 @@ export const identityProvidersApi = {
   ),
 };
 
-export function createIdentityProvidersRouter(deps: RouteDeps) {
-  return declareRouter(deps, serve(deps, identityProvidersApi), { tags: ['Identity providers'] });
-}
+export const createIdentityProvidersRouter = servingRouter(identityProvidersApi, { tags: ['Identity providers'] });

@@ -16,7 +16,7 @@ import {
   clientMetadataUpdateBody,
   registrationClientParams,
   registrationInvalid,
-} from './registration.schemas';
+} from '../../wire/oauth/registration.schemas';
 
 /** RFC 7591 §3.2.1 / RFC 7592 §3, field by field (the secret only when just created; never a hash). */
 function presentClientInformation(baseUrl: string, registered: RegisteredClient) {

@@ -9,7 +9,7 @@ import type { Principal } from '../../services/principal';
 import { renderForgotPasswordForm, renderForgotPasswordSent } from '../../views/forgot-password';
 import { renderSetPasswordDone, renderSetPasswordForm, renderSetPasswordInvalid } from '../../views/set-password';
 import { renderFormExpired, renderVerifyEmailDone, renderVerifyEmailForm, renderVerifyEmailInvalid } from '../../views/verify-email';
-import { emailField, passwordField } from '../common.schemas';
+import { emailField, passwordField } from '../../wire/common.schemas';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
 import { passwordProblem, passwordRefusalText } from './page-messages';

@@ -7,7 +7,7 @@ import { signInTargetOf } from '../../services/oauth/sign-in-context';
 import { renderEmailCodePage, renderEmailLinkConfirmPage, renderEmailLinkInvalid } from '../../views/email-sign-in';
 import { renderLoginPage } from '../../views/login';
 import { browserSecretCookie, browserSecretOf } from '../auth/email-sign-in.router';
-import { emailField } from '../common.schemas';
+import { emailField } from '../../wire/common.schemas';
 import { declareRouter, route } from '../route';
 import { requestMeta } from '../shared';
 import type { RouteDeps } from '../types';

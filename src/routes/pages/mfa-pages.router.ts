@@ -5,7 +5,7 @@ import { AppError } from '../../errors';
 import { completeSecondFactor, methodsOfMfaToken, signInWithPasskey, type SecondFactorProof } from '../../services/mfa/sign-in.service';
 import { renderLoginPage, renderSecondStepPage } from '../../views/login';
 import { requestMeta } from '../shared';
-import { authenticationResponseField } from '../auth/mfa.schemas';
+import { authenticationResponseField } from '../../wire/auth/mfa.schemas';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
 import { hostedPage, optionalText, PAGE, refuseForm, text } from './page-kit';

@@ -7,7 +7,7 @@ import { resolveReturnTo } from '../../services/oauth/return-to';
 import { signInApplicationFor } from '../../services/oauth/sign-in-context';
 import { renderRegisteredPage, renderRegisterPage, type RegisterField } from '../../views/register';
 import { requestMeta, signedInCookies } from '../shared';
-import { registerBody } from '../auth/auth.schemas';
+import { registerBody } from '../../wire/auth/auth.schemas';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
 import { hostedPage, optionalText, PAGE, refuseForm, text } from './page-kit';

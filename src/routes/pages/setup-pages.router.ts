@@ -5,7 +5,7 @@ import { minPasswordLength, PasswordRefused } from '../../services/password-poli
 import { completeSetup, isSetupTokenValid, SetupLinkInvalid } from '../../services/setup.service';
 import { renderSetupDone, renderSetupForm, renderSetupInvalid } from '../../views/setup';
 import { renderFormExpired } from '../../views/verify-email';
-import { emailField, nameField, passwordField } from '../common.schemas';
+import { emailField, nameField, passwordField } from '../../wire/common.schemas';
 import { declareRouter, route } from '../route';
 import type { RouteDeps } from '../types';
 import { hostedPage, optionalText, PAGE, requireCsrf, text } from './page-kit';

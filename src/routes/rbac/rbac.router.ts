@@ -2,7 +2,7 @@ import * as access from '../../services/role-assignment.service';
 import { declareRouter, route, served } from '../route';
 import type { RouteDeps } from '../types';
 import { presentRoleRef } from '../users/users.presenters';
-import { checkPermissionBody, hasPermissionBody, userAccessBody, userIdParams } from './rbac.schemas';
+import { checkPermissionBody, hasPermissionBody, userAccessBody, userIdParams } from '../../wire/rbac/rbac.schemas';
 import { createRoleRoutes, rolesApi } from './roles.routes';
 
 /** RBAC (spec §4.5). Permissions come from the live lookup of `authenticate`, never from the token. */

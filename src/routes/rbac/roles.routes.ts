@@ -4,7 +4,7 @@ import * as assignments from '../../services/role-assignment.service';
 import * as catalogue from '../../services/role-catalogue.service';
 import { endpointsWith, removed, reply, route, type DeclaredRoute, type Endpoint } from '../route';
 import { presentAdminUser } from '../users/users.presenters';
-import { adminUsersBody } from '../users/users.schemas';
+import { adminUsersBody } from '../../wire/users/users.schemas';
 import { presentHeldRole, presentPermission, presentRole } from './rbac.presenters';
 import {
   assignRoleBody,
@@ -17,7 +17,7 @@ import {
   updateRoleBody,
   userIdParams,
   userRoleParams,
-} from './rbac.schemas';
+} from '../../wire/rbac/rbac.schemas';
 
 const SUPER = { auth: 'user', role: SUPER_ADMIN } as const;
 const MANAGE_ROLES = { auth: 'user', permission: 'users:manage_roles' } as const;

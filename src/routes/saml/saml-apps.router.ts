@@ -3,9 +3,8 @@ import * as apps from '../../services/saml/saml-apps.service';
 import { rotateSamlKey } from '../../services/saml/saml-keys.service';
 import { idpDescription } from '../../services/saml/saml-metadata.service';
 import type { ServiceContext } from '../../services/context';
-import { declareRouter, endpointsWith, idNotFound, removed, serve } from '../route';
-import type { RouteDeps } from '../types';
-import { samlAppBody, samlAppEnvelope, samlAppIdParams, samlAppsBody, samlKeyRotatedBody } from './saml-apps.schemas';
+import { endpointsWith, idNotFound, removed, servingRouter } from '../route';
+import { samlAppBody, samlAppEnvelope, samlAppIdParams, samlAppsBody, samlKeyRotatedBody } from '../../wire/saml/saml-apps.schemas';
 import { presentSamlApp } from './saml.presenters';
 
 const READ = { auth: 'user', permission: 'oauth_clients:read' } as const;
@@ -81,6 +80,4 @@ export const samlAppsApi = {
   ),
 };
 
-export function createSamlAppsRouter(deps: RouteDeps) {
-  return declareRouter(deps, serve(deps, samlAppsApi), { tags: ['SAML'] });
-}
+export const createSamlAppsRouter = servingRouter(samlAppsApi, { tags: ['SAML'] });

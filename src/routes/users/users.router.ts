@@ -2,14 +2,14 @@ import { resetUserFactors } from '../../services/mfa/factor-reset.service';
 import { z } from 'zod';
 import * as userAdmin from '../../services/user-admin.service';
 import * as users from '../../services/users.service';
-import { sessionsBody } from '../auth/account.schemas';
+import { sessionsBody } from '../../wire/auth/account.schemas';
 import { presentSession } from '../auth/account.router';
 import { presentPasskey } from '../auth/mfa.router';
-import { mfaStatusBody } from '../auth/mfa.schemas';
-import { successBody, uuidField } from '../common.schemas';
+import { mfaStatusBody } from '../../wire/auth/mfa.schemas';
+import { successBody, uuidField } from '../../wire/common.schemas';
 import { listRoles } from '../../services/role-catalogue.service';
 import { presentRole } from '../rbac/rbac.presenters';
-import { rolesBody, userIdParams } from '../rbac/rbac.schemas';
+import { rolesBody, userIdParams } from '../../wire/rbac/rbac.schemas';
 import { createRoleRoutes, rolesApi } from '../rbac/roles.routes';
 import { declareRouter, endpointsWith, removed, route, served } from '../route';
 import type { RouteDeps } from '../types';
@@ -18,10 +18,10 @@ import { listOwnIdentities } from '../../services/federation/identities.service'
 import { listConnectedApps } from '../../services/oauth/apps.service';
 import { ADMIN_TIER } from '../../services/principal';
 import { presentAuditEvent, presentPage } from '../audit/audit.presenters';
-import { activityQuery } from '../audit/audit.schemas';
+import { activityQuery } from '../../wire/audit/audit.schemas';
 import { presentApp } from '../auth/apps.router';
 import { presentIdentity } from '../federation/federation.presenters';
-import { identitiesBody } from '../federation/identity-providers.schemas';
+import { identitiesBody } from '../../wire/federation/identity-providers.schemas';
 import { presentUserDetail, presentUserSummary } from './users.presenters';
 import {
   inviteUserBody,
@@ -32,7 +32,7 @@ import {
   userDetailEnvelope,
   usersCountBody,
   usersPageBody,
-} from './users.schemas';
+} from '../../wire/users/users.schemas';
 
 const READ = { auth: 'user', permission: 'users:read' } as const;
 const WRITE = { auth: 'user', permission: 'users:write' } as const;

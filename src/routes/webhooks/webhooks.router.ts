@@ -1,6 +1,5 @@
 import * as webhooks from '../../services/webhooks/subscriptions.service';
-import { declareRouter, endpointsWith, idNotFound, removed, serve } from '../route';
-import type { RouteDeps } from '../types';
+import { endpointsWith, idNotFound, removed, servingRouter } from '../route';
 import { presentDelivery, presentWebhook } from './webhooks.presenters';
 import {
   createWebhookBody,
@@ -13,7 +12,7 @@ import {
   webhookIdParams,
   webhooksBody,
   webhookWithSecretBody,
-} from './webhooks.schemas';
+} from '../../wire/webhooks/webhooks.schemas';
 
 const webhooksGuard = { auth: 'user', permission: 'system:manage_users' } as const;
 const guarded = endpointsWith(webhooksGuard);
@@ -93,6 +92,4 @@ export const webhooksApi = {
   ),
 };
 
-export function createWebhooksRouter(deps: RouteDeps) {
-  return declareRouter(deps, serve(deps, webhooksApi), { tags: ['Webhooks'] });
-}
+export const createWebhooksRouter = servingRouter(webhooksApi, { tags: ['Webhooks'] });

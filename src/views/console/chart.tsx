@@ -1,4 +1,4 @@
-import type { SignInsPerDay } from '../../routes/admin/admin.schemas';
+import type { SignInsPerDay } from '../../wire/admin/admin.schemas';
 import { pageEnv } from '../env';
 
 /** One UTC day of the overview's chart: the wire shape of GET /api/admin/summary/sign-ins. */

@@ -1,4 +1,4 @@
-import type { IdentityProvider } from '../../routes/federation/identity-providers.schemas';
+import type { IdentityProvider } from '../../wire/federation/identity-providers.schemas';
 import { pageEnv } from '../env';
 import { Actions, Hidden, Submit, Time } from '../kit';
 import { ActionButton, Badge, bindForm, Checkbox, CopyValue, Facts, Field, PostForm, type FieldErrors } from './components';

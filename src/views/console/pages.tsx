@@ -1,8 +1,8 @@
 import type { ComponentChildren } from 'preact';
-import type { ApiResource, BackchannelDelivery, OAuthClient, SigningKey, Summary } from '../../routes/admin/admin.schemas';
-import type { AuditEvent } from '../../routes/audit/audit.schemas';
-import type { Role } from '../../routes/rbac/rbac.schemas';
-import type { ConnectedApp, UserDetail, UserFactors, UserIdentity, UserSession, UserSummary } from '../../routes/users/users.schemas';
+import type { ApiResource, BackchannelDelivery, OAuthClient, SigningKey, Summary } from '../../wire/admin/admin.schemas';
+import type { AuditEvent } from '../../wire/audit/audit.schemas';
+import type { Role } from '../../wire/rbac/rbac.schemas';
+import type { ConnectedApp, UserDetail, UserFactors, UserIdentity, UserSession, UserSummary } from '../../wire/users/users.schemas';
 import type { ListCount } from '../../declarations/list-count';
 import { messagesFor } from '../../i18n';
 import { pageEnv } from '../env';

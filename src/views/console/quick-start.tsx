@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import type { ApiResource, OAuthClient } from '../../routes/admin/admin.schemas';
+import type { ApiResource, OAuthClient } from '../../wire/admin/admin.schemas';
 import { CLIENT_PRESETS, presetOf, PRESETS, quickStartSnippet, type ClientPreset } from '../../declarations/client-presets';
 import { pageEnv } from '../env';
 import { CopyValue, Facts } from './components';

@@ -1,4 +1,4 @@
-import type { ApiResource } from '../../routes/admin/admin.schemas';
+import type { ApiResource } from '../../wire/admin/admin.schemas';
 import { pageEnv } from '../env';
 import { Actions, Submit, Time } from '../kit';
 import { ActionButton, bindForm, Checkbox, CopyValue, Facts, Field, PostForm, Table, TextArea, type FieldErrors } from './components';
