@@ -91,6 +91,10 @@ const LAYERS = [
   ...['./src/middleware', './src/routes', './src/console', ...TOP].map((from) =>
     up('./src/http', from, 'http/ (outcomes, the router) is below the Express steps and the routes: it imports none of them.'),
   ),
+  // ...and it knows no domain: what a step needs of it is a port that the app fills (ClientOrigins in http/client-cors.ts).
+  ...['./src/services', './src/db'].map((from) =>
+    up('./src/http', from, 'http/ knows no service or repository: declare what the step needs as a port and let src/app.ts pass it in.'),
+  ),
   // middleware: the Express steps; the error page is injected by the app.
   ...['./src/views', './src/routes', './src/console', ...TOP].map((from) =>
     up('./src/middleware', from, 'middleware/ is below routes and beside views: a page it needs is injected (createErrorHandler).'),

@@ -11,6 +11,7 @@
 // - what a start does not need, so that it is not even parsed at start (the WebAuthn server stack, jose, nodemailer,
 //   qrcode, otpauth, the Redis client, the user import's CSV parser, undici, the SAML XML stack);
 // - the drivers of other databases that knex names but never loads here.
+// And left out altogether: zod's message locales but English (zodEnglishOnly below).
 'use strict';
 const path = require('node:path');
 const fs = require('node:fs');
@@ -109,8 +110,31 @@ function asciiOnly(file) {
   fs.writeFileSync(file, lines.join('\n'));
 }
 
+/**
+ * zod's message locales: `zod` (core and classic) re-exports all 64 of them as `locales`, so a bundle would hold and
+ * evaluate every one at start (about 1.2 MB of heap and 0.4 MB of source, issue 33). The server reads zod's English
+ * messages only (classic's default, which zod loads from `locales/en` itself): the bundle's `locales` is English
+ * alone. docs/performance.md has the figures.
+ */
+const zodEnglishOnly = {
+  name: 'zod-english-only',
+  setup(build) {
+    build.onResolve({ filter: /^\.\.\/locales\/index\.cjs$/ }, (args) =>
+      /[\\/]node_modules[\\/]zod[\\/]/.test(args.importer)
+        ? { path: path.join(path.dirname(args.importer), '..', 'locales', 'index.cjs'), namespace: 'zod-english-only' }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'zod-english-only' }, (args) => ({
+      contents: 'exports.en = require("./en.cjs").default;\n',
+      resolveDir: path.dirname(args.path),
+      loader: 'js',
+    }));
+  },
+};
+
 async function build(esbuild, out) {
   await esbuild.build({
+    plugins: [zodEnglishOnly],
     entryPoints: [entry],
     outfile: out,
     bundle: true,

@@ -11,7 +11,7 @@ import type { ServiceContext } from './services/context';
 import { createMetricsEventSink, NOT_AUDITED } from './services/event-sinks';
 import { createEventBus, createLogEventSink, type EventBus } from './services/events';
 import { createMailer, type Mailer } from './services/mailer.service';
-import { renderMailHtml } from './views/mail';
+import { renderMailHtml } from './views/mail-html';
 import { LiveSettings } from './services/settings/live-settings';
 import { ClientCache } from './services/oauth/client-cache';
 import { createClientKeysFetcher, JWKS_MAX_BYTES, JWKS_TIMEOUT_MS, type ClientKeysFetcher } from './services/oauth/client-keys';

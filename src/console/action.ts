@@ -5,6 +5,7 @@ import { Invalid, Page, Redirect, writeCookiesAndHeaders, type Outcome } from '.
 import {
   callerOf,
   CONSOLE,
+  checked,
   fieldErrors,
   frameOf,
   refusalOf,
@@ -117,6 +118,9 @@ export interface ActionOptions<D extends RouteDecl, R, S extends FormSchema | un
  * A form's mapping onto its endpoint's input, declared once in the area's *.form.ts and spread into each action that
  * posts it (create and update): the fields, the input built from them, the field a refusal naming none is shown beside.
  */
+/** A checkbox of a form: checked sends "true" (true), unchecked sends nothing (false). */
+export const checkbox = () => text(10).transform(checked);
+
 export const formMapping = <S extends FormSchema>(m: { form: S; input: (f: z.output<S>) => unknown; field?: string }) => m;
 
 const confirmField = z.object({ confirm: text(10) });
@@ -263,6 +267,27 @@ export function consoleForm<D extends RouteDecl, S extends FormSchema | undefine
           }),
         ),
     );
+}
+
+/**
+ * The three routes a section opens with, from its list and create endpoints: the list page (`path`), the empty form
+ * of a create (`path/new`) and the create post (`path`), e.g.
+ * `...consoleListing(api, '/webhooks', { list: (r) => consolePage(…), form: () => form({}), create: { ...webhookBody, invalid, done } })`.
+ */
+export function consoleListing<L extends RouteDecl, LR, C extends RouteDecl, CR, S extends FormSchema | undefined = undefined>(
+  api: { list: Endpoint<L, LR>; create: Endpoint<C, CR> },
+  path: string,
+  o: {
+    list: ActionOptions<L, LR, undefined>['done'];
+    form: (a: ActionInput<C, undefined>) => ConsolePage | Promise<ConsolePage>;
+    create: Omit<ActionOptions<C, CR, S>, 'path'>;
+  },
+): Array<(s: Section) => DeclaredRoute> {
+  return [
+    consoleAction(api.list, { path, done: o.list }),
+    consoleForm(api.create, { path: `${path}/new`, page: o.form }),
+    consoleAction(api.create, { ...o.create, path }),
+  ];
 }
 
 /**

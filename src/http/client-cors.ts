@@ -9,18 +9,28 @@
  * - a preflight names no client: it is answered for any origin an active client lists, and the global ones.
  *
  * The client's origins are read from its row at each request (and `cors_origins` is kept in step by every write), so
- * registering or editing an application takes effect at once on every instance, without a restart.
+ * registering or editing an application takes effect at once on every instance, without a restart. Who reads them is
+ * not this file's business: it asks through `ClientOrigins`, a port the app fills (`clientOrigins` in
+ * src/services/oauth/client-origins.ts), so http/ knows no service and no repository.
  */
 import type { Request, RequestHandler, Response } from 'express';
 import { jose } from '../lib/jose';
-import { findClientById, isRegisteredCorsOrigin } from '../db/repositories/oauth-clients.repo';
-import { presentedTokenOf } from '../services/oauth/dpop-resource';
-import type { ServiceContext } from '../services/context';
+import { presentedTokenOf } from '../lib/presented-token';
 
 /** What a browser may send with these calls (RFC 9449 DPoP included) and read from the answers. */
 const ALLOW_HEADERS = 'Authorization, Content-Type, DPoP';
 const EXPOSE_HEADERS = 'WWW-Authenticate, DPoP-Nonce';
 const MAX_AGE_SECONDS = '600';
+
+/** What the CORS steps ask about an origin (the port; src/app.ts passes the service's). */
+export interface ClientOrigins {
+  /** One of the global `allowed_origins` in force now (answered without a lookup). */
+  isGlobal(origin: string): boolean;
+  /** The active client `clientId` lists the origin. */
+  listedBy(clientId: string, origin: string): Promise<boolean>;
+  /** Some active client lists the origin (a preflight names no client). */
+  listedByAny(origin: string): Promise<boolean>;
+}
 
 export interface ClientCors {
   /** Runs after the body parsers: sets the headers when the origin is the named client's (or global). */
@@ -65,22 +75,20 @@ function allow(res: Response, origin: string): void {
   res.set('Access-Control-Expose-Headers', EXPOSE_HEADERS);
 }
 
-export function createClientCors(ctx: Pick<ServiceContext, 'db' | 'settings'>): ClientCors {
-  const globalOrigin = (origin: string) => ctx.settings.current.allowedOrigins.has(origin);
-
+export function createClientCors(origins: ClientOrigins): ClientCors {
   const answer: RequestHandler = (req, res, next) => {
     const origin = req.headers.origin;
     if (origin === undefined) return next();
     res.vary('Origin');
-    if (globalOrigin(origin)) {
+    if (origins.isGlobal(origin)) {
       allow(res, origin);
       return next();
     }
     const clientId = clientNamedBy(req);
     if (clientId === undefined || clientId.length > 2048) return next();
-    findClientById(ctx.db, clientId).then(
-      (client) => {
-        if (client?.isActive && client.corsOrigins.includes(origin)) allow(res, origin);
+    origins.listedBy(clientId, origin).then(
+      (listed) => {
+        if (listed) allow(res, origin);
         next();
       },
       (err: unknown) => next(err),
@@ -102,8 +110,8 @@ export function createClientCors(ctx: Pick<ServiceContext, 'db' | 'settings'>): 
       res.status(204).end();
     };
     if (origin === undefined || origin.length > 2048) return done(false);
-    if (globalOrigin(origin)) return done(true);
-    isRegisteredCorsOrigin(ctx.db, origin).then(done, (err: unknown) => next(err));
+    if (origins.isGlobal(origin)) return done(true);
+    origins.listedByAny(origin).then(done, (err: unknown) => next(err));
   };
 
   return { answer, preflight };

@@ -38,7 +38,7 @@ import type { ServiceContext } from '../services/context';
 import type { Config } from '../config';
 import { Answer, Document, Outcome, writeCookiesAndHeaders, writeDocument } from '../http/outcome';
 import type { Step } from '../http/dispatch';
-import { createClientCors, type ClientCors } from '../http/client-cors';
+import { createClientCors, type ClientCors, type ClientOrigins } from '../http/client-cors';
 import { responseChecker } from './docs/response-check';
 
 /** CONTRACT §18: public documents any web page may read: `*`, never credentials (a preflight is answered too). */
@@ -58,6 +58,8 @@ export interface RouteDeps {
   rateLimit?: RequestHandler;
   /** The per-IP budget of dynamic client registration (CONTRACT §13), for routes that declare `rateLimit: 'registration'`. */
   registrationRateLimit?: RequestHandler;
+  /** Which browser origins a client lists, for routes that declare `cors: 'client'` (src/app.ts passes the service's). */
+  clientOrigins?: ClientOrigins;
   /** The scope the router is mounted in (src/routes/scope.ts): its steps, dialect and policy; none outside an app. */
   scope?: ScopeSteps;
 }
@@ -320,6 +322,18 @@ export interface RouterOptions {
 }
 
 /**
+ * A router module's factory, what a scope mounts (`api.mount('/auth', createAuthRouter)`): its routes, built with the
+ * router's context, declared into a router. `export const createAuthRouter = routerOf((ctx) => [route(...), ...])`.
+ */
+export function routerOf(routes: (ctx: ServiceContext, deps: RouteDeps) => DeclaredRoute[], options: RouterOptions = {}) {
+  return (deps: RouteDeps): Router => declareRouter(deps, routes(deps.ctx, deps), options);
+}
+
+/** The router of an exported group of endpoints (`webhooksApi`), served in their order. */
+export const servingRouter = (endpoints: Record<string, Endpoint>, options: RouterOptions = {}) =>
+  routerOf((_ctx, deps) => serve(deps, endpoints), options);
+
+/**
  * Builds an Express router from declarations, in order (fixed paths before parameterised ones). Each route runs the
  * steps of the scope it is declared for (`deps.scope`, src/routes/scope.ts) and then its own; the scope records it in
  * the app's route table.
@@ -344,7 +358,9 @@ export function declareRouter(deps: RouteDeps, routes: DeclaredRoute[], options:
     };
     if (decl.cors === 'client') {
       // The client is named in the body: its CORS step runs after the scope's body parsers.
-      clientCors ??= createClientCors(deps.ctx);
+      if (!deps.clientOrigins)
+        throw new Error(`${decl.method.toUpperCase()} ${decl.path} declares cors: 'client' without deps.clientOrigins`);
+      clientCors ??= createClientCors(deps.clientOrigins);
       const chain: Array<RequestHandler | ErrorRequestHandler> = [];
       if (scope) chain.push(...scope.steps);
       chain.push(clientCors.answer, ...chainOf(deps, decl, declared.handler));

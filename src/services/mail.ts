@@ -8,7 +8,7 @@ export type MailParagraph = string | { href: string; text: string };
 
 /**
  * The port through which services render the HTML part of a mail: services say what a mail says, the views draw it
- * (src/views/mail.tsx implements it; src/create-context.ts puts it in the service context as `mailHtml`), so no
+ * (src/views/mail-html.tsx implements it; src/create-context.ts puts it in the service context as `mailHtml`), so no
  * service imports a view.
  */
 export type MailHtmlRenderer = (paragraphs: MailParagraph[], options: { brand: Readonly<Brand>; footer: string }) => string;

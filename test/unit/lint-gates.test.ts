@@ -63,6 +63,14 @@ const probes: Record<string, Probe> = {
     filePath: 'src/http/dispatch.ts',
     text: "import { createMetrics } from '../middleware/metrics';\nexport const a = createMetrics;\n",
   },
+  httpService: {
+    filePath: 'src/http/client-cors.ts',
+    text: "import type { ServiceContext } from '../services/context';\nexport type A = ServiceContext;\n",
+  },
+  httpRepository: {
+    filePath: 'src/http/client-cors.ts',
+    text: "import { findClientById } from '../db/repositories/oauth-clients.repo';\nexport const a = findClientById;\n",
+  },
   routesConsole: {
     filePath: 'src/routes/index.ts',
     text: "import { mountConsole } from '../console';\nexport const a = mountConsole;\n",
@@ -104,6 +112,13 @@ test('routes/ never imports the console (src/app.ts mounts it: the console build
 test('http/ (outcomes, the one router) never imports an Express step of middleware/', () => {
   expect(results.httpMiddleware).toContain(RESTRICTED);
 });
+
+test.each(['httpService', 'httpRepository'])(
+  'http/ imports no service and no repository: the app passes a port in (ClientOrigins) (%s)',
+  (name) => {
+    expect(results[name]).toContain(RESTRICTED);
+  },
+);
 
 test.each(['areaViewWireShape', 'sharedViewWireShape'])('a view may import the wire shapes of the API (%s)', (name) => {
   expect(results[name]).not.toContain(RESTRICTED);

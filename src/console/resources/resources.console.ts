@@ -1,7 +1,7 @@
 import { resourcesApi as api } from '../../routes/admin/admin.router';
 import type { ApiResource } from '../../wire/admin/admin.schemas';
 import * as views from '../../views/console/resources';
-import { consoleAction, consoleForm, consolePage, consoleRouter, pageEnv, redirect, type Caller, type FieldErrors } from '../action';
+import { consoleAction, consoleListing, consolePage, consoleRouter, pageEnv, redirect, type Caller, type FieldErrors } from '../action';
 import { resourceBody, valuesOf } from './resources.form';
 
 /** Console pages of API resources (CONTRACT §12, §14), each built from its /api/admin/api-resources endpoint. */
@@ -15,16 +15,14 @@ const form = ({ allows }: Caller, data: { resource?: ApiResource; values?: views
   );
 
 export const createConsoleResourcesRouter = consoleRouter('resources', () => [
-  consoleAction(api.list, {
-    path: '/api-resources',
-    done: (r, { allows }) => consolePage(views.renderResources, { ...r, canWrite: allows(api.create) }, x().title),
-  }),
-  consoleForm(api.create, { path: '/api-resources/new', page: (a) => form(a, {}) }),
-  consoleAction(api.create, {
-    path: '/api-resources',
-    ...resourceBody,
-    invalid: ({ values, errors }, a) => form(a, { values, errors }),
-    done: (r) => redirect(detail(r.resource.id), x().registered(r.resource.name)),
+  ...consoleListing(api, '/api-resources', {
+    list: (r, { allows }) => consolePage(views.renderResources, { ...r, canWrite: allows(api.create) }, x().title),
+    form: (a) => form(a, {}),
+    create: {
+      ...resourceBody,
+      invalid: ({ values, errors }, a) => form(a, { values, errors }),
+      done: (r) => redirect(detail(r.resource.id), x().registered(r.resource.name)),
+    },
   }),
   consoleAction(api.get, { path: '/api-resources/:resourceId', done: (r, a) => form(a, r) }),
   consoleAction(api.update, {

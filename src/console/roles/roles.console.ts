@@ -5,7 +5,7 @@ import * as views from '../../views/console/pages';
 import {
   asking,
   consoleAction,
-  consoleForm,
+  consoleListing,
   consolePage,
   consoleRouter,
   pageEnv,
@@ -46,16 +46,14 @@ const form = async (a: Caller, data: { role?: Role; values?: views.RoleValues; e
 };
 
 export const createConsoleRolesRouter = consoleRouter('roles', () => [
-  consoleAction(api.list, {
-    path: '/roles',
-    done: (r, { allows }) => consolePage(views.renderRoles, { ...r, canEdit: allows(api.update) }, x().title),
-  }),
-  consoleForm(api.create, { path: '/roles/new', page: (a) => form(a, {}) }),
-  consoleAction(api.create, {
-    path: '/roles',
-    ...createBody,
-    invalid: ({ values, errors }, a) => form(a, { values, errors }),
-    done: ({ role }) => redirect(detail(role.id), x().created(role.name)),
+  ...consoleListing(api, '/roles', {
+    list: (r, { allows }) => consolePage(views.renderRoles, { ...r, canEdit: allows(api.update) }, x().title),
+    form: (a) => form(a, {}),
+    create: {
+      ...createBody,
+      invalid: ({ values, errors }, a) => form(a, { values, errors }),
+      done: ({ role }) => redirect(detail(role.id), x().created(role.name)),
+    },
   }),
   consoleAction(api.get, { path: '/roles/:roleId', done: ({ role }, a) => form(a, { role }) }),
   consoleAction(api.update, {

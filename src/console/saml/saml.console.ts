@@ -1,5 +1,5 @@
 import { samlAppsApi as api } from '../../routes/saml/saml-apps.router';
-import { asking, consoleAction, consoleForm, consolePage, consoleRouter, pageEnv, redirect, saying, type FieldErrors } from '../action';
+import { asking, consoleAction, consoleListing, consolePage, consoleRouter, pageEnv, redirect, saying, type FieldErrors } from '../action';
 import { appBody, placed, valuesOf } from './saml.form';
 import * as views from './saml.view';
 
@@ -20,13 +20,14 @@ const form = (data: { app?: views.SamlApp; values?: views.SamlAppValues; errors?
   );
 
 export const createConsoleSamlRouter = consoleRouter('saml', () => [
-  consoleAction(api.list, { path: '/saml-apps', done: (r) => consolePage(views.renderSamlApps, r, x().title) }),
-  consoleForm(api.create, { path: '/saml-apps/new', page: () => form({}) }),
-  consoleAction(api.create, {
-    path: '/saml-apps',
-    ...appBody,
-    invalid: ({ values, errors, status }) => form({ values, errors: placed(errors, values) }, status),
-    done: (r) => redirect(detail({ appId: r.app.id }), x().created(r.app.name)),
+  ...consoleListing(api, '/saml-apps', {
+    list: (r) => consolePage(views.renderSamlApps, r, x().title),
+    form: () => form({}),
+    create: {
+      ...appBody,
+      invalid: ({ values, errors, status }) => form({ values, errors: placed(errors, values) }, status),
+      done: (r) => redirect(detail({ appId: r.app.id }), x().created(r.app.name)),
+    },
   }),
   consoleAction(api.rotateKey, {
     path: '/saml-apps/rotate-key',

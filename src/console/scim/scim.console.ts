@@ -1,6 +1,6 @@
 import { scimAdminApi as api } from '../../routes/scim/scim-admin.router';
 import type { ScimConnection, ScimGroupRoles } from '../../wire/scim/scim-admin.schemas';
-import { asking, consoleAction, consoleForm, consolePage, consoleRouter, pageEnv, redirect, saying } from '../action';
+import { asking, consoleAction, consoleListing, consolePage, consoleRouter, pageEnv, redirect, saying } from '../action';
 import type { Caller, FieldErrors } from '../action';
 import { connectionBody, roleChoices, rolesBody } from './scim.form';
 import * as views from './scim.view';
@@ -26,16 +26,14 @@ export const createConsoleScimRouter = consoleRouter('scim', ({ ctx }) => {
       x().groupNamed(group.display_name),
     );
   return [
-    consoleAction(api.list, { path: '/scim', done: (r) => consolePage(views.renderConnections, { ...r, scimUrl }, x().title) }),
-    consoleForm(api.create, {
-      path: '/scim/new',
-      page: () => consolePage(views.renderConnectionForm, { values: { name: '', description: '' }, errors: {} }, x().create),
-    }),
-    consoleAction(api.create, {
-      path: '/scim',
-      ...connectionBody,
-      invalid: ({ values, errors }) => consolePage(views.renderConnectionForm, { values, errors }, x().create),
-      done: (r) => tokenPage(r, x().createdTitle, 201),
+    ...consoleListing(api, '/scim', {
+      list: (r) => consolePage(views.renderConnections, { ...r, scimUrl }, x().title),
+      form: () => consolePage(views.renderConnectionForm, { values: { name: '', description: '' }, errors: {} }, x().create),
+      create: {
+        ...connectionBody,
+        invalid: ({ values, errors }) => consolePage(views.renderConnectionForm, { values, errors }, x().create),
+        done: (r) => tokenPage(r, x().createdTitle, 201),
+      },
     }),
     consoleAction(api.get, {
       path: '/scim/:connectionId',

@@ -1,7 +1,7 @@
 import { webhooksApi as api } from '../../routes/webhooks/webhooks.router';
 import type { Webhook } from '../../wire/webhooks/webhooks.schemas';
 import { DELIVERABLE_EVENT_TYPES } from '../../declarations/event-types';
-import { asking, consoleAction, consoleForm, consolePage, consoleRouter, pageEnv, redirect, saying, type FieldErrors } from '../action';
+import { asking, consoleAction, consoleListing, consolePage, consoleRouter, pageEnv, redirect, saying, type FieldErrors } from '../action';
 import { deliveriesForm, deliveryStatus, valuesOf, webhookBody } from './webhooks.form';
 import * as views from './webhooks.view';
 
@@ -22,13 +22,14 @@ const link = (p: { webhookId: string }, status: string, extra: Record<string, st
 const urlOf = (r: { webhook: Webhook }) => r.webhook.url;
 
 export const createConsoleWebhooksRouter = consoleRouter('webhooks', () => [
-  consoleAction(api.list, { path: '/webhooks', done: (r) => consolePage(views.renderWebhooks, r, x().title) }),
-  consoleForm(api.create, { path: '/webhooks/new', page: () => form({}) }),
-  consoleAction(api.create, {
-    path: '/webhooks',
-    ...webhookBody,
-    invalid: ({ values, errors }) => form({ values, errors }),
-    done: (r) => consolePage(views.renderWebhookSecret, { ...r, heading: x().createdTitle, rotated: false }, x().createdTitle, 201),
+  ...consoleListing(api, '/webhooks', {
+    list: (r) => consolePage(views.renderWebhooks, r, x().title),
+    form: () => form({}),
+    create: {
+      ...webhookBody,
+      invalid: ({ values, errors }) => form({ values, errors }),
+      done: (r) => consolePage(views.renderWebhookSecret, { ...r, heading: x().createdTitle, rotated: false }, x().createdTitle, 201),
+    },
   }),
   consoleAction(api.get, { path: '/webhooks/:webhookId', done: (r) => form({ webhook: r.webhook }) }),
   consoleAction(api.update, {

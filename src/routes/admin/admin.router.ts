@@ -7,8 +7,7 @@ import * as clients from '../../services/oauth/clients.service';
 import { recentBackchannelDeliveries } from '../../services/oidc/backchannel-logout.service';
 import * as registrationTokens from '../../services/oauth/registration/registration-tokens.service';
 import * as resources from '../../services/oauth/resources.service';
-import { declareRouter, endpointsWith, serve } from '../route';
-import type { RouteDeps } from '../types';
+import { endpointsWith, routerOf, serve } from '../route';
 import {
   presentApiResource,
   presentBackchannelDelivery,
@@ -279,10 +278,7 @@ export const resourcesApi = {
   ),
 };
 
-export function createAdminRouter(deps: RouteDeps) {
-  return declareRouter(
-    deps,
-    [summaryApi, clientsApi, registrationTokensApi, resourcesApi, signingKeysApi].flatMap((api) => serve(deps, api)),
-    { tags: ['Admin'] },
-  );
-}
+export const createAdminRouter = routerOf(
+  (_ctx, deps) => [summaryApi, clientsApi, registrationTokensApi, resourcesApi, signingKeysApi].flatMap((api) => serve(deps, api)),
+  { tags: ['Admin'] },
+);

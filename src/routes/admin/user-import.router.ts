@@ -2,8 +2,7 @@ import express from 'express';
 import { z } from 'zod';
 import { UUID_PATTERN } from '../../lib/ids';
 import { exportUsersPage, importUsers, MAX_IMPORT_ROWS, rowsOfCsv } from '../../services/user-import.service';
-import { declareRouter, endpoint, reply, route, serve } from '../route';
-import type { RouteDeps } from '../types';
+import { endpoint, reply, route, routerOf, serve } from '../route';
 
 /** JSON or CSV bodies of up to 10,000 rows (a Firebase row with its hash parameters is about 400 bytes). */
 const importBodyParser = (() => {
@@ -67,52 +66,48 @@ export const userImportApi = {
   ),
 };
 
-export function createUserImportRouter(deps: RouteDeps) {
-  const { ctx } = deps;
-  return declareRouter(
-    deps,
-    [
-      ...serve(deps, userImportApi),
-      route(
-        {
-          method: 'get',
-          path: '/users/export',
-          summary: 'Export accounts as JSON lines, 1,000 a page (never a secret)',
-          description:
-            'application/x-ndjson, one account a line: { id, email, first_name, last_name, email_verified, is_active, roles, created_at, ' +
-            'last_login_at }. A further page is named by a `Link: <…>; rel="next"` header. Never a password hash, factor secret, ' +
-            'recovery code, passkey key or token.',
-          auth: 'user',
-          permission: 'users:read',
-          noStore: true,
-          query: exportQuery,
-          response: { description: 'application/x-ndjson', kind: 'html' },
-        },
-        async ({ query }, _req, res) => {
-          const page = await exportUsersPage(ctx, query.after ?? null);
-          if (page.next) {
-            res.set('Link', `<${ctx.config.baseUrl}/api/admin/users/export?${new URLSearchParams({ after: page.next })}>; rel="next"`);
-          }
-          const lines = page.users.map((u) =>
-            JSON.stringify({
-              id: u.id,
-              email: u.email,
-              first_name: u.firstName,
-              last_name: u.lastName,
-              email_verified: u.emailVerified,
-              is_active: u.isActive,
-              roles: u.roles,
-              created_at: u.createdAt.toISOString(),
-              last_login_at: u.lastLoginAt ? u.lastLoginAt.toISOString() : null,
-            }),
-          );
-          res
-            .status(200)
-            .type('application/x-ndjson')
-            .send(lines.length ? `${lines.join('\n')}\n` : '');
-        },
-      ),
-    ],
-    { tags: ['Users'] },
-  );
-}
+export const createUserImportRouter = routerOf(
+  (ctx, deps) => [
+    ...serve(deps, userImportApi),
+    route(
+      {
+        method: 'get',
+        path: '/users/export',
+        summary: 'Export accounts as JSON lines, 1,000 a page (never a secret)',
+        description:
+          'application/x-ndjson, one account a line: { id, email, first_name, last_name, email_verified, is_active, roles, created_at, ' +
+          'last_login_at }. A further page is named by a `Link: <…>; rel="next"` header. Never a password hash, factor secret, ' +
+          'recovery code, passkey key or token.',
+        auth: 'user',
+        permission: 'users:read',
+        noStore: true,
+        query: exportQuery,
+        response: { description: 'application/x-ndjson', kind: 'html' },
+      },
+      async ({ query }, _req, res) => {
+        const page = await exportUsersPage(ctx, query.after ?? null);
+        if (page.next) {
+          res.set('Link', `<${ctx.config.baseUrl}/api/admin/users/export?${new URLSearchParams({ after: page.next })}>; rel="next"`);
+        }
+        const lines = page.users.map((u) =>
+          JSON.stringify({
+            id: u.id,
+            email: u.email,
+            first_name: u.firstName,
+            last_name: u.lastName,
+            email_verified: u.emailVerified,
+            is_active: u.isActive,
+            roles: u.roles,
+            created_at: u.createdAt.toISOString(),
+            last_login_at: u.lastLoginAt ? u.lastLoginAt.toISOString() : null,
+          }),
+        );
+        res
+          .status(200)
+          .type('application/x-ndjson')
+          .send(lines.length ? `${lines.join('\n')}\n` : '');
+      },
+    ),
+  ],
+  { tags: ['Users'] },
+);

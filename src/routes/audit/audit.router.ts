@@ -1,7 +1,6 @@
 import type { z } from 'zod';
 import * as audit from '../../services/audit.service';
-import { declareRouter, endpointsWith, route, serve } from '../route';
-import type { RouteDeps } from '../types';
+import { endpointsWith, route, routerOf, servingRouter } from '../route';
 import { presentActivity, presentAuditEvent, presentPage } from './audit.presenters';
 import type { ServiceContext } from '../../services/context';
 import {
@@ -76,33 +75,28 @@ export async function* exportedAuditEvents(ctx: ServiceContext, query: z.output<
   }
 }
 
-export function createAuditRouter(deps: RouteDeps) {
-  return declareRouter(deps, serve(deps, auditApi));
-}
+export const createAuditRouter = servingRouter(auditApi);
 
 /** GET /api/auth/activity: the caller's own security events (sign-ins, password and email changes, …). */
-export function createActivityRouter(deps: RouteDeps) {
-  const { ctx } = deps;
-  return declareRouter(deps, [
-    route(
-      {
-        method: 'get',
-        path: '/activity',
-        summary: 'Own security events (sign-ins, password and email changes, sessions, roles), newest first',
-        tags: ['Account'],
-        auth: 'user',
-        query: activityQuery,
-        noStore: true,
-        response: {
-          description:
-            '{ events: [{ id, type, occurred_at, actor ("self" | "other" | "system"), client_id, ip, user_agent, detail }], next_cursor }',
-          schema: activityBody,
-        },
+export const createActivityRouter = routerOf((ctx) => [
+  route(
+    {
+      method: 'get',
+      path: '/activity',
+      summary: 'Own security events (sign-ins, password and email changes, sessions, roles), newest first',
+      tags: ['Account'],
+      auth: 'user',
+      query: activityQuery,
+      noStore: true,
+      response: {
+        description:
+          '{ events: [{ id, type, occurred_at, actor ("self" | "other" | "system"), client_id, ip, user_agent, detail }], next_cursor }',
+        schema: activityBody,
       },
-      async ({ query, principal }) =>
-        presentPage(await audit.listOwnActivity(ctx, principal.userId, { cursor: query.cursor, limit: query.limit }), (e) =>
-          presentActivity(e, principal.userId),
-        ),
-    ),
-  ]);
-}
+    },
+    async ({ query, principal }) =>
+      presentPage(await audit.listOwnActivity(ctx, principal.userId, { cursor: query.cursor, limit: query.limit }), (e) =>
+        presentActivity(e, principal.userId),
+      ),
+  ),
+]);

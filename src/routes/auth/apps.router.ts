@@ -9,8 +9,7 @@ import type { Principal } from '../../services/principal';
 import { timestampField } from '../../wire/common.schemas';
 import { connectedAppBody, type ConnectedApp } from '../../wire/auth/account.schemas';
 import { rawQueryOf } from '../shared';
-import { declareRouter, route } from '../route';
-import type { RouteDeps } from '../types';
+import { route, routerOf } from '../route';
 
 const clientIdParam = z.object({ clientId: z.string().min(1).max(200, 'clientId is too long') });
 
@@ -38,60 +37,57 @@ function firstPartyUserId(principal: Principal): string {
 }
 
 /** Connected apps (CONTRACT §4) and the legacy /authorize redirect. */
-export function createAppsRouter(deps: RouteDeps) {
-  const { ctx } = deps;
-  return declareRouter(deps, [
-    route(
-      {
-        method: 'get',
-        path: '/apps',
-        summary: 'Apps approved to sign in with this account',
-        tags: ['Account'],
-        auth: 'user',
-        response: { description: '{ apps: [{ client_id, name, scopes, granted_at, last_used_at }], saml_apps }', schema: appsBody },
-      },
-      async ({ principal }) => {
-        const userId = firstPartyUserId(principal);
-        const [apps, samlApps] = await Promise.all([listConnectedApps(ctx, userId), listSamlAppsOfPerson(ctx, userId)]);
-        return {
-          apps: apps.map(presentApp),
-          saml_apps: samlApps.map((a) => ({
-            id: a.appId,
-            name: a.name,
-            last_sign_in_at: a.lastSignInAt.toISOString(),
-            sign_in_url: `${ctx.config.baseUrl}/saml/sso?app=${a.appId}`,
-          })),
-        };
-      },
-    ),
-    route(
-      {
-        method: 'delete',
-        path: '/apps/:clientId',
-        summary: "Drop an app's grant and revoke its sessions",
-        tags: ['Account'],
-        auth: 'user',
-        params: clientIdParam,
-        response: { status: 204, description: 'Dropped', kind: 'empty' },
-      },
-      async ({ principal, params }) => {
-        await disconnectApp(ctx, firstPartyUserId(principal), params.clientId);
-      },
-    ),
-    // Legacy entry point (spec §4.2): the same query goes to /api/oauth/authorize, so every PKCE rule still applies.
-    route(
-      {
-        method: 'get',
-        path: '/authorize',
-        summary: 'Legacy: 302 to /api/oauth/authorize with the same query',
-        tags: ['OAuth 2.0'],
-        auth: 'none',
-        // RFC 9700 §2.6 / CONTRACT §8: an authorization redirect is never readable cross-origin.
-        cors: false,
-        response: { status: 302, description: 'Redirect', kind: 'redirect' },
-        outcome: renderPageOutcome,
-      },
-      (_input, req) => new Redirect(`/api/oauth/authorize${rawQueryOf(req)}`, undefined, 302),
-    ),
-  ]);
-}
+export const createAppsRouter = routerOf((ctx) => [
+  route(
+    {
+      method: 'get',
+      path: '/apps',
+      summary: 'Apps approved to sign in with this account',
+      tags: ['Account'],
+      auth: 'user',
+      response: { description: '{ apps: [{ client_id, name, scopes, granted_at, last_used_at }], saml_apps }', schema: appsBody },
+    },
+    async ({ principal }) => {
+      const userId = firstPartyUserId(principal);
+      const [apps, samlApps] = await Promise.all([listConnectedApps(ctx, userId), listSamlAppsOfPerson(ctx, userId)]);
+      return {
+        apps: apps.map(presentApp),
+        saml_apps: samlApps.map((a) => ({
+          id: a.appId,
+          name: a.name,
+          last_sign_in_at: a.lastSignInAt.toISOString(),
+          sign_in_url: `${ctx.config.baseUrl}/saml/sso?app=${a.appId}`,
+        })),
+      };
+    },
+  ),
+  route(
+    {
+      method: 'delete',
+      path: '/apps/:clientId',
+      summary: "Drop an app's grant and revoke its sessions",
+      tags: ['Account'],
+      auth: 'user',
+      params: clientIdParam,
+      response: { status: 204, description: 'Dropped', kind: 'empty' },
+    },
+    async ({ principal, params }) => {
+      await disconnectApp(ctx, firstPartyUserId(principal), params.clientId);
+    },
+  ),
+  // Legacy entry point (spec §4.2): the same query goes to /api/oauth/authorize, so every PKCE rule still applies.
+  route(
+    {
+      method: 'get',
+      path: '/authorize',
+      summary: 'Legacy: 302 to /api/oauth/authorize with the same query',
+      tags: ['OAuth 2.0'],
+      auth: 'none',
+      // RFC 9700 §2.6 / CONTRACT §8: an authorization redirect is never readable cross-origin.
+      cors: false,
+      response: { status: 302, description: 'Redirect', kind: 'redirect' },
+      outcome: renderPageOutcome,
+    },
+    (_input, req) => new Redirect(`/api/oauth/authorize${rawQueryOf(req)}`, undefined, 302),
+  ),
+]);

@@ -6,9 +6,8 @@ import { randomToken } from '../../lib/crypto';
 import { hostCookieName, hostCookieOptions } from '../../middleware/host-cookies';
 import * as emailSignIn from '../../services/email-sign-in.service';
 import { emailField, successBody } from '../../wire/common.schemas';
-import { declareRouter, reply, route } from '../route';
+import { reply, route, routerOf } from '../route';
 import { requestMeta, signedInOrSecondStep } from '../shared';
-import type { RouteDeps } from '../types';
 import { authResult, mfaRequiredBody } from '../../wire/auth/auth.schemas';
 
 /**
@@ -47,58 +46,54 @@ export const emailSignInVerifyBody = z.object({
 });
 
 /** Sign-in by email (setting `email_sign_in`): the request, and the code typed on a page or an app. */
-export function createEmailSignInRouter(deps: RouteDeps) {
-  const { ctx } = deps;
-  return declareRouter(
-    deps,
-    [
-      route(
-        {
-          method: 'post',
-          path: '/login/email',
-          summary: 'Email me a sign-in link and code',
-          description:
-            'Always 202 with the same body, whether or not the address has an account. An active account with a verified address ' +
-            'gets one mail (in the language of the request) with a single-use link and a 6-digit code, both valid 10 minutes; a new ' +
-            'request replaces the previous one. With COOKIE_SECURE, sets a new `__Host-email_sign_in` cookie: the link opened in ' +
-            'this browser signs it in at once; another browser, or any browser without COOKIE_SECURE, gets a confirmation page ' +
-            'first. 404 when the setting `email_sign_in` is off.',
-          auth: 'none',
-          originCheck: true,
-          noStore: true,
-          body: emailSignInRequestBody,
-          response: { status: 202, description: '{ success: true }', schema: successBody },
-          errors: [404],
+export const createEmailSignInRouter = routerOf(
+  (ctx) => [
+    route(
+      {
+        method: 'post',
+        path: '/login/email',
+        summary: 'Email me a sign-in link and code',
+        description:
+          'Always 202 with the same body, whether or not the address has an account. An active account with a verified address ' +
+          'gets one mail (in the language of the request) with a single-use link and a 6-digit code, both valid 10 minutes; a new ' +
+          'request replaces the previous one. With COOKIE_SECURE, sets a new `__Host-email_sign_in` cookie: the link opened in ' +
+          'this browser signs it in at once; another browser, or any browser without COOKIE_SECURE, gets a confirmation page ' +
+          'first. 404 when the setting `email_sign_in` is off.',
+        auth: 'none',
+        originCheck: true,
+        noStore: true,
+        body: emailSignInRequestBody,
+        response: { status: 202, description: '{ success: true }', schema: successBody },
+        errors: [404],
+      },
+      async ({ body }) => {
+        emailSignIn.assertEmailSignInEnabled(ctx);
+        const cookie = browserSecretCookie(ctx.config);
+        await emailSignIn.requestEmailSignIn(ctx, { ...body, browserSecret: cookie?.value });
+        return reply(202, { success: true }).withCookies(...(cookie ? [cookie] : []));
+      },
+    ),
+    route(
+      {
+        method: 'post',
+        path: '/login/email/verify',
+        summary: 'Sign in with the 6-digit code of a sign-in email',
+        description:
+          'Answers as POST /api/auth/login: tokens and cookies, or 401 mfa_required for an account with a second factor. A wrong ' +
+          'code is 401 invalid_credentials and counts on the address sign-in throttle (429 too_many_attempts); five wrong codes ' +
+          'end the request. The session amr is ["otp"] (plus the second factor).',
+        auth: 'none',
+        originCheck: true,
+        noStore: true,
+        body: emailSignInVerifyBody,
+        response: { description: 'Signed in', schema: authResult },
+        errors: [401, 404],
+        errorBodies: {
+          401: { description: 'invalid_credentials, or mfa_required with the mfa_token of the second step', schema: mfaRequiredBody },
         },
-        async ({ body }) => {
-          emailSignIn.assertEmailSignInEnabled(ctx);
-          const cookie = browserSecretCookie(ctx.config);
-          await emailSignIn.requestEmailSignIn(ctx, { ...body, browserSecret: cookie?.value });
-          return reply(202, { success: true }).withCookies(...(cookie ? [cookie] : []));
-        },
-      ),
-      route(
-        {
-          method: 'post',
-          path: '/login/email/verify',
-          summary: 'Sign in with the 6-digit code of a sign-in email',
-          description:
-            'Answers as POST /api/auth/login: tokens and cookies, or 401 mfa_required for an account with a second factor. A wrong ' +
-            'code is 401 invalid_credentials and counts on the address sign-in throttle (429 too_many_attempts); five wrong codes ' +
-            'end the request. The session amr is ["otp"] (plus the second factor).',
-          auth: 'none',
-          originCheck: true,
-          noStore: true,
-          body: emailSignInVerifyBody,
-          response: { description: 'Signed in', schema: authResult },
-          errors: [401, 404],
-          errorBodies: {
-            401: { description: 'invalid_credentials, or mfa_required with the mfa_token of the second step', schema: mfaRequiredBody },
-          },
-        },
-        async ({ body }, req) => signedInOrSecondStep(ctx.config, await emailSignIn.verifyEmailSignInCode(ctx, body, requestMeta(req))),
-      ),
-    ],
-    { tags: ['Auth'] },
-  );
-}
+      },
+      async ({ body }, req) => signedInOrSecondStep(ctx.config, await emailSignIn.verifyEmailSignInCode(ctx, body, requestMeta(req))),
+    ),
+  ],
+  { tags: ['Auth'] },
+);

@@ -1,6 +1,5 @@
 import * as providers from '../../services/federation/providers.service';
-import { declareRouter, endpointsWith, removed, serve } from '../route';
-import type { RouteDeps } from '../types';
+import { endpointsWith, removed, servingRouter } from '../route';
 import { presentProvider } from './federation.presenters';
 import {
   createProviderBody,
@@ -60,12 +59,8 @@ export const identityProvidersApi = {
   remove: aProvider.delete(
     '/identity-providers/:providerId',
     { summary: 'Delete an identity provider and unlink its identities', response: removed('Deleted') },
-    async ({ params }, ctx) => {
-      await providers.deleteProvider(ctx, params.providerId);
-    },
+    async ({ params }, ctx) => providers.deleteProvider(ctx, params.providerId),
   ),
 };
 
-export function createIdentityProvidersRouter(deps: RouteDeps) {
-  return declareRouter(deps, serve(deps, identityProvidersApi), { tags: ['Identity providers'] });
-}
+export const createIdentityProvidersRouter = servingRouter(identityProvidersApi, { tags: ['Identity providers'] });

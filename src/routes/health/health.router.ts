@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { createHealthProbe } from '../../services/health.service';
-import { declareRouter, reply, route } from '../route';
-import type { RouteDeps } from '../types';
+import { reply, route, routerOf } from '../route';
 
 const healthBody = z.strictObject({ status: z.literal('OK') });
 const UP = { status: 'OK' };
@@ -13,9 +12,9 @@ const answer = (ok: boolean) =>
  * (spec §4.1). Concurrent requests share one probe (services/health.service.ts). Mounted in the documents scope (no
  * step but CORS): load balancers poll it.
  */
-export function createHealthRouter(deps: RouteDeps) {
-  const probe = createHealthProbe(deps.ctx.db);
-  return declareRouter(deps, [
+export const createHealthRouter = routerOf((ctx) => {
+  const probe = createHealthProbe(ctx.db);
+  return [
     route(
       {
         method: 'get',
@@ -34,5 +33,5 @@ export function createHealthRouter(deps: RouteDeps) {
         return ok === undefined ? probe.check().then(answer) : answer(ok);
       },
     ),
-  ]);
-}
+  ];
+});

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Request } from 'express';
 import { OAuthError } from '../../errors';
 import { presentationChallenge, resolvePrincipal } from '../../middleware/authenticate';
-import { presentedTokenOf } from '../../services/oauth/dpop-resource';
+import { presentedTokenOf } from '../../lib/presented-token';
 import { startAuthorization } from '../../services/oauth/authorize.service';
 import { judgePushedRequest, pushAuthorizationRequest, startPushedAuthorization } from '../../services/oauth/par.service';
 import { authenticateClient, type ClientAuthOptions, type ClientCredentialsInput } from '../../services/oauth/client-auth.service';

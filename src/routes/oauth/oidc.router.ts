@@ -14,7 +14,7 @@ import { pageEnv } from '../../views/env';
 import { renderSignedOutPage } from '../../views/login';
 import { renderLogoutConfirmPage } from '../../views/logout';
 import { hostedPage, renderPageOutcome } from '../pages/page-kit';
-import { declareRouter, route, type HttpMethod } from '../route';
+import { declareRouter, route, routerOf, type HttpMethod } from '../route';
 import type { RouteDeps } from '../types';
 import { metadataRoute } from './metadata-route';
 import { introspectionBody, introspectParams, jwksBody, logoutParams, openIdConfigurationBody } from '../../wire/oauth/oauth.schemas';
@@ -125,32 +125,28 @@ export function createOidcRouter(deps: RouteDeps) {
 }
 
 /** Token introspection (RFC 7662), mounted in the OAuth protocol scope (RFC 6749's error dialect). */
-export function createOidcProtocolRouter(deps: RouteDeps) {
-  const { ctx } = deps;
-  return declareRouter(
-    deps,
-    [
-      route(
-        {
-          method: 'post',
-          path: '/introspect',
-          summary: 'Token introspection (RFC 7662) for resource servers authenticated as any active client',
-          auth: 'client',
-          noStore: true,
-          form: true,
-          body: introspectParams,
-          response: { description: '{ active: false }, or the live token described', schema: introspectionBody },
-        },
-        async ({ body }, req) => {
-          const credentials = { authorization: req.headers.authorization, ...body.client };
-          const caller = await authenticateClient(ctx, credentials, { endpoint: 'introspect' });
-          return introspectToken(ctx, caller, { token: requireParam(body.token, 'token'), tokenTypeHint: body.tokenTypeHint });
-        },
-      ),
-    ],
-    { tags: TAGS },
-  );
-}
+export const createOidcProtocolRouter = routerOf(
+  (ctx) => [
+    route(
+      {
+        method: 'post',
+        path: '/introspect',
+        summary: 'Token introspection (RFC 7662) for resource servers authenticated as any active client',
+        auth: 'client',
+        noStore: true,
+        form: true,
+        body: introspectParams,
+        response: { description: '{ active: false }, or the live token described', schema: introspectionBody },
+      },
+      async ({ body }, req) => {
+        const credentials = { authorization: req.headers.authorization, ...body.client };
+        const caller = await authenticateClient(ctx, credentials, { endpoint: 'introspect' });
+        return introspectToken(ctx, caller, { token: requireParam(body.token, 'token'), tokenTypeHint: body.tokenTypeHint });
+      },
+    ),
+  ],
+  { tags: TAGS },
+);
 
 /**
  * The OpenID Provider metadata, a public document: at /.well-known/openid-configuration, where OpenID Connect

@@ -3,8 +3,7 @@ import * as apps from '../../services/saml/saml-apps.service';
 import { rotateSamlKey } from '../../services/saml/saml-keys.service';
 import { idpDescription } from '../../services/saml/saml-metadata.service';
 import type { ServiceContext } from '../../services/context';
-import { declareRouter, endpointsWith, idNotFound, removed, serve } from '../route';
-import type { RouteDeps } from '../types';
+import { endpointsWith, idNotFound, removed, servingRouter } from '../route';
 import { samlAppBody, samlAppEnvelope, samlAppIdParams, samlAppsBody, samlKeyRotatedBody } from '../../wire/saml/saml-apps.schemas';
 import { presentSamlApp } from './saml.presenters';
 
@@ -75,12 +74,8 @@ export const samlAppsApi = {
   remove: writeApp.delete(
     '/saml-apps/:appId',
     { summary: 'Delete a SAML application', response: removed('Deleted') },
-    async ({ params }, ctx) => {
-      await apps.removeApp(ctx, params.appId);
-    },
+    async ({ params }, ctx) => apps.removeApp(ctx, params.appId),
   ),
 };
 
-export function createSamlAppsRouter(deps: RouteDeps) {
-  return declareRouter(deps, serve(deps, samlAppsApi), { tags: ['SAML'] });
-}
+export const createSamlAppsRouter = servingRouter(samlAppsApi, { tags: ['SAML'] });

@@ -1,7 +1,6 @@
 import type { ScimConnectionRow } from '../../db/repositories/scim.repo';
 import * as scim from '../../services/scim/scim-connections.service';
-import { declareRouter, endpointsWith, idNotFound, removed, serve } from '../route';
-import type { RouteDeps } from '../types';
+import { endpointsWith, idNotFound, removed, servingRouter } from '../route';
 import {
   createdScimConnectionBody,
   createScimConnectionBody,
@@ -123,6 +122,4 @@ export const scimAdminApi = {
   ),
 };
 
-export function createScimAdminRouter(deps: RouteDeps) {
-  return declareRouter(deps, serve(deps, scimAdminApi), { tags: ['SCIM'] });
-}
+export const createScimAdminRouter = servingRouter(scimAdminApi, { tags: ['SCIM'] });

@@ -2,6 +2,8 @@ import type { Request } from 'express';
 import { z } from 'zod';
 import { SCIM_MEDIA_TYPE, ScimError, unauthorized } from '../../errors';
 import { jsonDocument, type Document } from '../../http/outcome';
+import type { ScimConnectionRow } from '../../db/repositories/scim.repo';
+import type { ServiceContext } from '../../services/context';
 import { resourceTypes, schemas, serviceProviderConfig } from '../../services/scim/discovery';
 import { attributeList, metaOf, project, SCHEMA, type Resource } from '../../services/scim/resources';
 import * as groups from '../../services/scim/scim-groups.service';
@@ -110,6 +112,18 @@ function projected(resource: Resource, query: z.output<typeof projectionQuery>, 
   return project(resource, attributeList(query.attributes, coreUrn), attributeList(query.excludedAttributes, coreUrn));
 }
 
+/** A SCIM resource type's service (Users, Groups) and the summaries of its routes. */
+interface ResourceType {
+  service: {
+    create: (ctx: ServiceContext, connection: ScimConnectionRow, body: unknown) => Promise<Resource>;
+    get: (ctx: ServiceContext, connection: ScimConnectionRow, id: string) => Promise<Resource>;
+    replace: users.ScimWrite;
+    patch: users.ScimWrite;
+    remove: (ctx: ServiceContext, connection: ScimConnectionRow, id: string, ifMatch: string | undefined) => Promise<void>;
+  };
+  says: Record<'list' | 'search' | 'create' | 'get' | 'replace' | 'patch' | 'remove', string>;
+}
+
 export function createScimRouter(deps: RouteDeps) {
   const { ctx } = deps;
   const base = () => ctx.config.baseUrl;
@@ -139,6 +153,40 @@ export function createScimRouter(deps: RouteDeps) {
     return found;
   };
 
+  /** The routes of one resource type (RFC 7644 §3): list, search, create, read, replace, patch and delete. */
+  const resourceRoutes = (
+    path: string,
+    coreUrn: string,
+    listed: (query: ListQuery, req: Request) => Promise<Document>,
+    of: ResourceType,
+  ) => {
+    const { service, says } = of;
+    const one = { ...common, path: `${path}/:id`, params: idParams } as const;
+    return [
+      route({ ...common, method: 'get', path, summary: says.list, query: listQuery }, ({ query }, req) => listed(query, req)),
+      route({ ...search, path: `${path}/.search`, summary: says.search }, ({ body }, req) => listed(body, req)),
+      route({ ...common, method: 'post', path, summary: says.create, body: anyBody }, async ({ body }, req) =>
+        scim(201, await service.create(ctx, connectionOf(req), body), { etag: true, location: true }),
+      ),
+      route({ ...one, method: 'get', summary: says.get, query: projectionQuery }, async ({ params, query }, req) => {
+        const resource = await service.get(ctx, connectionOf(req), params.id);
+        return scim(200, projected(resource, query, coreUrn), { etag: resource });
+      }),
+      route({ ...one, method: 'put', summary: says.replace, body: anyBody }, async ({ params, body }, req) =>
+        scim(200, await service.replace(ctx, connectionOf(req), params.id, body, req.get('if-match')), { etag: true }),
+      ),
+      route({ ...one, method: 'patch', summary: says.patch, body: anyBody }, async ({ params, body }, req) =>
+        scim(200, await service.patch(ctx, connectionOf(req), params.id, body, req.get('if-match')), { etag: true }),
+      ),
+      route(
+        { ...one, method: 'delete', summary: says.remove, response: { status: 204, description: 'Deleted', kind: 'empty' } },
+        async ({ params }, req) => {
+          await service.remove(ctx, connectionOf(req), params.id, req.get('if-match'));
+        },
+      ),
+    ];
+  };
+
   return declareRouter(
     deps,
     [
@@ -156,86 +204,42 @@ export function createScimRouter(deps: RouteDeps) {
         scim(200, byId(schemas(base()), params.id, 'Schema')),
       ),
 
-      // Users
-      route({ ...common, method: 'get', path: '/Users', summary: 'List or filter SCIM users', query: listQuery }, ({ query }, req) =>
-        listUsers(query, req),
-      ),
-      route({ ...search, path: '/Users/.search', summary: 'Search SCIM users (RFC 7644 §3.4.3)' }, ({ body }, req) => listUsers(body, req)),
-      route(
-        { ...common, method: 'post', path: '/Users', summary: 'Create a SCIM user (an account)', body: anyBody },
-        async ({ body }, req) => scim(201, await users.createUser(ctx, connectionOf(req), body), { etag: true, location: true }),
-      ),
-      route(
-        { ...common, method: 'get', path: '/Users/:id', summary: 'A SCIM user', params: idParams, query: projectionQuery },
-        async ({ params, query }, req) => {
-          const resource = await users.getUser(ctx, connectionOf(req), params.id);
-          return scim(200, projected(resource, query, SCHEMA.user), { etag: resource });
+      ...resourceRoutes('/Users', SCHEMA.user, listUsers, {
+        service: {
+          create: users.createUser,
+          get: users.getUser,
+          replace: users.replaceUser,
+          patch: users.patchUser,
+          remove: users.deleteUser,
         },
-      ),
-      route(
-        { ...common, method: 'put', path: '/Users/:id', summary: 'Replace a SCIM user', params: idParams, body: anyBody },
-        async ({ params, body }, req) =>
-          scim(200, await users.replaceUser(ctx, connectionOf(req), params.id, body, req.get('if-match')), { etag: true }),
-      ),
-      route(
-        { ...common, method: 'patch', path: '/Users/:id', summary: 'Patch a SCIM user', params: idParams, body: anyBody },
-        async ({ params, body }, req) =>
-          scim(200, await users.patchUser(ctx, connectionOf(req), params.id, body, req.get('if-match')), { etag: true }),
-      ),
-      route(
-        {
-          ...common,
-          method: 'delete',
-          path: '/Users/:id',
-          summary: 'Delete a SCIM user (the account)',
-          params: idParams,
-          response: { status: 204, description: 'Deleted', kind: 'empty' },
+        says: {
+          list: 'List or filter SCIM users',
+          search: 'Search SCIM users (RFC 7644 §3.4.3)',
+          create: 'Create a SCIM user (an account)',
+          get: 'A SCIM user',
+          replace: 'Replace a SCIM user',
+          patch: 'Patch a SCIM user',
+          remove: 'Delete a SCIM user (the account)',
         },
-        async ({ params }, req) => {
-          await users.deleteUser(ctx, connectionOf(req), params.id, req.get('if-match'));
+      }),
+      ...resourceRoutes('/Groups', SCHEMA.group, listGroups, {
+        service: {
+          create: groups.createGroup,
+          get: groups.getGroup,
+          replace: groups.replaceGroup,
+          patch: groups.patchGroup,
+          remove: groups.deleteGroup,
         },
-      ),
-
-      // Groups
-      route({ ...common, method: 'get', path: '/Groups', summary: 'List or filter SCIM groups', query: listQuery }, ({ query }, req) =>
-        listGroups(query, req),
-      ),
-      route({ ...search, path: '/Groups/.search', summary: 'Search SCIM groups (RFC 7644 §3.4.3)' }, ({ body }, req) =>
-        listGroups(body, req),
-      ),
-      route({ ...common, method: 'post', path: '/Groups', summary: 'Create a SCIM group', body: anyBody }, async ({ body }, req) =>
-        scim(201, await groups.createGroup(ctx, connectionOf(req), body), { etag: true, location: true }),
-      ),
-      route(
-        { ...common, method: 'get', path: '/Groups/:id', summary: 'A SCIM group', params: idParams, query: projectionQuery },
-        async ({ params, query }, req) => {
-          const resource = await groups.getGroup(ctx, connectionOf(req), params.id);
-          return scim(200, projected(resource, query, SCHEMA.group), { etag: resource });
+        says: {
+          list: 'List or filter SCIM groups',
+          search: 'Search SCIM groups (RFC 7644 §3.4.3)',
+          create: 'Create a SCIM group',
+          get: 'A SCIM group',
+          replace: 'Replace a SCIM group',
+          patch: 'Patch a SCIM group (members, name)',
+          remove: 'Delete a SCIM group',
         },
-      ),
-      route(
-        { ...common, method: 'put', path: '/Groups/:id', summary: 'Replace a SCIM group', params: idParams, body: anyBody },
-        async ({ params, body }, req) =>
-          scim(200, await groups.replaceGroup(ctx, connectionOf(req), params.id, body, req.get('if-match')), { etag: true }),
-      ),
-      route(
-        { ...common, method: 'patch', path: '/Groups/:id', summary: 'Patch a SCIM group (members, name)', params: idParams, body: anyBody },
-        async ({ params, body }, req) =>
-          scim(200, await groups.patchGroup(ctx, connectionOf(req), params.id, body, req.get('if-match')), { etag: true }),
-      ),
-      route(
-        {
-          ...common,
-          method: 'delete',
-          path: '/Groups/:id',
-          summary: 'Delete a SCIM group',
-          params: idParams,
-          response: { status: 204, description: 'Deleted', kind: 'empty' },
-        },
-        async ({ params }, req) => {
-          await groups.deleteGroup(ctx, connectionOf(req), params.id, req.get('if-match'));
-        },
-      ),
+      }),
     ],
     { tags: ['SCIM'] },
   );

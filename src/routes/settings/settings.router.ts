@@ -3,8 +3,7 @@ import { badRequest } from '../../errors';
 import { ENVIRONMENT_VARIABLES } from '../../config';
 import { MANAGE_SETTINGS } from '../../declarations/settings';
 import { changeSettings, listSettings, sendTestMail } from '../../services/settings/settings.service';
-import { declareRouter, endpoint, serve } from '../route';
-import type { RouteDeps } from '../types';
+import { endpoint, servingRouter } from '../route';
 import { effectiveSettings, NOT_SET, SECRET_SET } from '../../services/settings.service';
 import {
   changeSettingsBody,
@@ -92,6 +91,4 @@ export const settingsApi = {
   ),
 };
 
-export function createSettingsRouter(deps: RouteDeps) {
-  return declareRouter(deps, serve(deps, settingsApi), { tags: ['Settings'] });
-}
+export const createSettingsRouter = servingRouter(settingsApi, { tags: ['Settings'] });

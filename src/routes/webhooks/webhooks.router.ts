@@ -1,6 +1,5 @@
 import * as webhooks from '../../services/webhooks/subscriptions.service';
-import { declareRouter, endpointsWith, idNotFound, removed, serve } from '../route';
-import type { RouteDeps } from '../types';
+import { endpointsWith, idNotFound, removed, servingRouter } from '../route';
 import { presentDelivery, presentWebhook } from './webhooks.presenters';
 import {
   createWebhookBody,
@@ -58,9 +57,7 @@ export const webhooksApi = {
   remove: aWebhook.delete(
     '/webhooks/:webhookId',
     { summary: 'Delete a subscription and its deliveries', response: removed('Deleted') },
-    async ({ params }, ctx) => {
-      await webhooks.deleteWebhook(ctx, params.webhookId);
-    },
+    async ({ params }, ctx) => webhooks.deleteWebhook(ctx, params.webhookId),
   ),
   rotateSecret: aWebhook.post(
     '/webhooks/:webhookId/rotate-secret',
@@ -93,6 +90,4 @@ export const webhooksApi = {
   ),
 };
 
-export function createWebhooksRouter(deps: RouteDeps) {
-  return declareRouter(deps, serve(deps, webhooksApi), { tags: ['Webhooks'] });
-}
+export const createWebhooksRouter = servingRouter(webhooksApi, { tags: ['Webhooks'] });

@@ -1,3 +1,4 @@
+import type { PresentedToken } from '../../lib/presented-token';
 import type { ServiceContext } from '../context';
 import { currentDpopNonce, DPOP_ALGS, dpopHeaderOf, dpopNonceRequired, DpopProofRefused, verifyDpopProof } from './dpop';
 
@@ -6,19 +7,6 @@ import { currentDpopNonce, DPOP_ALGS, dpopHeaderOf, dpopNonceRequired, DpopProof
  * a DPoP-bound token only as `Authorization: DPoP <token>` with a proof of its key (with `ath`), never as a Bearer
  * token; an unbound token only as Bearer. A refusal is a 401 whose `WWW-Authenticate` names the DPoP scheme (§7.1).
  */
-
-/** The scheme and token of an `Authorization: Bearer|DPoP <token>` header (RFC 6750 §2.1, RFC 9449 §7.1). */
-export interface PresentedToken {
-  scheme: 'bearer' | 'dpop';
-  token: string;
-}
-
-export function presentedTokenOf(authorization: string | undefined): PresentedToken | undefined {
-  if (!authorization) return undefined;
-  const match = /^(Bearer|DPoP)\s+(\S+)\s*$/i.exec(authorization);
-  if (!match) return undefined;
-  return { scheme: match[1].toLowerCase() === 'dpop' ? 'dpop' : 'bearer', token: match[2] };
-}
 
 /** Why a presented token is refused, with the 401's headers (`WWW-Authenticate: DPoP …`, and `DPoP-Nonce` when asked). */
 export interface DpopChallenge {
