@@ -536,11 +536,15 @@ export function refusedFormTests(shard: { index: number; of: number }): void {
 
   async function signInContext(context: BrowserContext, who: Who | undefined): Promise<void> {
     if (!who) return;
-    const res = await context.request.post(`${baseUrl}/api/auth/login`, { data: { email: who.email, password: who.password } });
+    // The context lives for the whole suite: a connection kept alive from an earlier case may be closed by the server
+    // (its keep-alive timeout) just as this request is written on it (ECONNRESET). Each sign-in uses a connection of its own.
+    const headers = { connection: 'close' };
+    const res = await context.request.post(`${baseUrl}/api/auth/login`, { data: { email: who.email, password: who.password }, headers });
     if (who.totpSecret && res.status() === 401) {
       const mfa_token = ((await res.json()) as { mfa_token: string }).mfa_token;
       const second = await context.request.post(`${baseUrl}/api/auth/login/mfa`, {
         data: { mfa_token, code: totpCode(t, who.totpSecret) },
+        headers,
       });
       nextStep(t);
       if (second.status() !== 200) throw new Error(`second step of ${who.email}: ${second.status()}`);
