@@ -5,6 +5,7 @@ import { Invalid, Page, Redirect, writeCookiesAndHeaders, type Outcome } from '.
 import {
   callerOf,
   CONSOLE,
+  checked,
   fieldErrors,
   frameOf,
   refusalOf,
@@ -117,6 +118,9 @@ export interface ActionOptions<D extends RouteDecl, R, S extends FormSchema | un
  * A form's mapping onto its endpoint's input, declared once in the area's *.form.ts and spread into each action that
  * posts it (create and update): the fields, the input built from them, the field a refusal naming none is shown beside.
  */
+/** A checkbox of a form: checked sends "true" (true), unchecked sends nothing (false). */
+export const checkbox = () => text(10).transform(checked);
+
 export const formMapping = <S extends FormSchema>(m: { form: S; input: (f: z.output<S>) => unknown; field?: string }) => m;
 
 const confirmField = z.object({ confirm: text(10) });

@@ -20,6 +20,7 @@ export function createGlobalStep(deps: {
     const started = performance.now();
     const id = requestIdOf(req);
     req.id = id;
+    req.arrivedAt = started;
     // Set here on every request (the router replaces it when a declared route matched): every request object takes the
     // same shape, whichever route it ends at.
     req.routeSeries = undefined;

@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import type { Config } from '../config';
+import type { Clock } from '../lib/clock';
 import type { CookieWrite } from '../http/outcome';
 import { rotatedCsrf } from '../middleware/csrf';
 import { sessionCookies } from '../middleware/session-cookies';
@@ -16,6 +17,12 @@ import { reply, replyOf } from './route';
 /** Who made the request, as sessions and security events record it. */
 export function requestMeta(req: Request): RequestMeta {
   return { ip: req.ip ?? null, userAgent: req.get('user-agent') ?? null };
+}
+
+/** When the request reached the server, in `clock`'s time (the global step's mark; now where none marked it). */
+export function arrivalOf(clock: Clock, req: Request): Date {
+  const now = clock.now();
+  return req.arrivedAt === undefined ? now : new Date(now.getTime() - (performance.now() - req.arrivedAt));
 }
 
 /**

@@ -45,4 +45,6 @@ export interface ServiceContext {
 export interface RequestMeta {
   ip?: string | null;
   userAgent?: string | null;
+  /** When the request reached the server (before the client authenticated), in the clock's time; the code exchange's replay rule. */
+  arrivedAt?: Date;
 }

@@ -9,6 +9,10 @@ import { listPasskeysOfUser, type PasskeyRow } from '../db/repositories/webauthn
 import { listActiveRolesOfUsers } from '../db/repositories/user-roles.repo';
 import { forbidden, notFound } from '../errors';
 import type { ServiceContext } from './context';
+import { listOwnIdentities } from './federation/identities.service';
+import type { LinkedIdentity } from '../db/repositories/user-identities.repo';
+import { listConnectedApps } from './oauth/apps.service';
+import type { GrantWithClientRow } from '../db/repositories/oauth-grants.repo';
 import { sendSetPasswordEmail } from './email-links.service';
 import { cappedCount, COUNT_CAP, unfilteredCount, type ListCount } from '../declarations/list-count';
 import type { Actor } from './rbac-policy';
@@ -75,6 +79,18 @@ export async function assertUserExists(ctx: ServiceContext, userId: string): Pro
 export async function listSessionsOfUser(ctx: ServiceContext, userId: string): Promise<SessionRow[]> {
   await assertUserExists(ctx, userId);
   return listActiveSessionsOfUser(ctx.db, userId, ctx.clock.now());
+}
+
+/** The applications a user approved (their grants); 404 for an unknown user, as every read of a user's page. */
+export async function listAppsOfUser(ctx: ServiceContext, userId: string): Promise<GrantWithClientRow[]> {
+  await assertUserExists(ctx, userId);
+  return listConnectedApps(ctx, userId);
+}
+
+/** The user's identities of other providers; 404 for an unknown user. */
+export async function listIdentitiesOfUser(ctx: ServiceContext, userId: string): Promise<LinkedIdentity[]> {
+  await assertUserExists(ctx, userId);
+  return listOwnIdentities(ctx, userId);
 }
 
 /** An administrator ends one session of another account (the same rule as editing the account: §8 mayManageUser). */

@@ -19,6 +19,11 @@ declare global {
        * none did. Set to `undefined` by the global step on every request, so every request object has the same shape.
        */
       routeSeries: RouteSeries | undefined;
+      /**
+       * `performance.now()` when the global step saw the request (middleware/global-step.ts), so that a rule about the
+       * request's arrival (the code exchange's replay rule) is not moved by what ran before it (client authentication).
+       */
+      arrivedAt?: number;
       /** Language and branding of the pages and mails this request renders (middleware/page-env.ts). */
       pageEnv?: PageEnv;
     }

@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { pageEnv } from './env';
+import { ButtonPost } from './kit';
 import { renderPage } from './layout';
 
 /**
@@ -49,3 +50,30 @@ export const linkInvalidPage = (says: () => { invalidHint: string }) => (): stri
   const { t } = pageEnv();
   return renderMessagePage({ title: t.common.linkInvalidTitle, message: t.common.linkInvalid, alert: true, closing: says().invalidHint });
 };
+
+/**
+ * An emailed link's question before it acts: the title, a sentence naming the address, an optional warning, and one
+ * button that posts the link's token (a POST, so mail scanners that pre-fetch links burn nothing).
+ */
+export function renderLinkQuestion(p: {
+  title: string;
+  intro: string;
+  warning?: string;
+  action: string;
+  button: string;
+  fields: { csrf: string; token: string };
+}): string {
+  return renderPage(
+    { title: p.title },
+    <>
+      <h1>{p.title}</h1>
+      <p>{p.intro}</p>
+      {p.warning ? (
+        <p class="error" role="note">
+          {p.warning}
+        </p>
+      ) : null}
+      <ButtonPost action={p.action} fields={p.fields} label={p.button} />
+    </>,
+  );
+}

@@ -1,6 +1,6 @@
-import { linkInvalidPage } from './email-link-pages';
+import { linkInvalidPage, renderLinkQuestion } from './email-link-pages';
 import { pageEnv } from './env';
-import { ButtonPost, Hidden, ONE_TIME_CODE, PageField, Submit } from './kit';
+import { Hidden, ONE_TIME_CODE, PageField, Submit } from './kit';
 import { renderPage } from './layout';
 import { ContinueTo, type SignInApplication } from './login';
 
@@ -37,18 +37,15 @@ export function renderEmailCodePage(options: {
 
 /** A sign-in link opened in a browser other than the one that asked for it: a question before anyone is signed in. */
 export function renderEmailLinkConfirmPage(options: { csrf: string; token: string; email: string }): string {
-  const { t } = pageEnv();
-  return renderPage(
-    { title: t.emailSignIn.confirmTitle },
-    <>
-      <h1>{t.emailSignIn.confirmTitle}</h1>
-      <p>{t.emailSignIn.confirmIntro(options.email)}</p>
-      <p class="error" role="note">
-        {t.emailSignIn.confirmWarning}
-      </p>
-      <ButtonPost action="/login/email/confirm" fields={{ csrf: options.csrf, token: options.token }} label={t.emailSignIn.confirmButton} />
-    </>,
-  );
+  const { emailSignIn: says } = pageEnv().t;
+  return renderLinkQuestion({
+    title: says.confirmTitle,
+    intro: says.confirmIntro(options.email),
+    warning: says.confirmWarning,
+    action: '/login/email/confirm',
+    button: says.confirmButton,
+    fields: { csrf: options.csrf, token: options.token },
+  });
 }
 
 export const renderEmailLinkInvalid = linkInvalidPage(() => pageEnv().t.emailSignIn);

@@ -1,19 +1,16 @@
 import { pageEnv } from './env';
-import { ButtonPost } from './kit';
-import { linkDonePage, linkInvalidPage, renderMessagePage } from './email-link-pages';
-import { renderPage } from './layout';
+import { linkDonePage, linkInvalidPage, renderLinkQuestion, renderMessagePage } from './email-link-pages';
 
 /** /verify-email with a live link: one button confirms the address (a POST, so mail scanners that pre-fetch links burn nothing). */
 export function renderVerifyEmailForm(options: { email: string; token: string; csrf: string }): string {
-  const { t } = pageEnv();
-  return renderPage(
-    { title: t.verify.title },
-    <>
-      <h1>{t.verify.title}</h1>
-      <p>{t.verify.confirm(options.email)}</p>
-      <ButtonPost action="/verify-email" fields={{ token: options.token, csrf: options.csrf }} label={t.verify.submit} />
-    </>,
-  );
+  const { verify: says } = pageEnv().t;
+  return renderLinkQuestion({
+    title: says.title,
+    intro: says.confirm(options.email),
+    action: '/verify-email',
+    button: says.submit,
+    fields: { token: options.token, csrf: options.csrf },
+  });
 }
 
 export const renderVerifyEmailDone = linkDonePage(() => pageEnv().t.verify);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { messagesFor } from '../i18n';
+import { messagesFor, sayIssue } from '../i18n';
 import { emailAddress } from '../lib/email-address';
 import { NAME_FORBIDDEN, NAME_MAX_CHARACTERS } from '../lib/names';
 import { PASSWORD_MAX_BYTES, PASSWORD_MIN_LENGTH } from '../lib/password';
@@ -100,3 +100,13 @@ export const httpsUrlField = (field: string) =>
       },
       { message: `${field} must be an https URL` },
     );
+
+/**
+ * The body of a partial update (PATCH/PUT of one thing): the fields it may change, each optional, and a body that
+ * names none refused ("nothing to update"); `.transform()` it to the service's input.
+ */
+export const updateBody = <S extends z.ZodRawShape>(fields: S) =>
+  z
+    .object(fields)
+    .partial()
+    .refine((b) => Object.values(b).some((v) => v !== undefined), sayIssue('nothingToUpdate'));

@@ -1,4 +1,5 @@
 import request from 'supertest';
+import * as clientsRepo from '../../src/db/repositories/oauth-clients.repo';
 import * as codesRepo from '../../src/db/repositories/oauth-codes.repo';
 import * as refreshRepo from '../../src/db/repositories/refresh-tokens.repo';
 import { insertClient } from '../../src/db/repositories/oauth-clients.repo';
@@ -183,6 +184,30 @@ describe('POST /api/oauth/token > authorization_code', () => {
     expect(replay.body.error).toBe('invalid_grant');
     expect((await me(winner.body.access_token)).status).toBe(401);
     expect(await replayed()).toHaveLength(1);
+  });
+
+  test('a loser slow to authenticate (it arrived before the code was taken) revokes nothing either', async () => {
+    const { agent, client } = await setup();
+    const { code, verifier } = await obtainCode(agent, client);
+    // The second presentation's client lookup is slow: the first takes the code and commits meanwhile, and the second
+    // reaches the exchange (and sees the use) only after that. It came before the code was taken: a loser, not a replay.
+    const read = clientsRepo.findClientById;
+    let reads = 0;
+    const slow = jest.spyOn(clientsRepo, 'findClientById').mockImplementation(async (db, id) => {
+      reads += 1;
+      if (reads === 2) await new Promise((resolve) => setTimeout(resolve, 1500));
+      return read(db, id);
+    });
+    let results: request.Response[];
+    try {
+      results = await Promise.all([exchangeCode(t, client, { code, verifier }), exchangeCode(t, client, { code, verifier })]);
+    } finally {
+      slow.mockRestore();
+    }
+    expect(results.map((r) => r.status).sort()).toEqual([200, 400]);
+    const [winner] = results.filter((r) => r.status === 200);
+    expect((await me(winner.body.access_token)).status).toBe(200);
+    expect(await t.db('audit_events').where({ type: 'oauth.code.replayed', client_id: client.clientId })).toHaveLength(0);
   });
 
   test('a database failure answers 503 temporarily_unavailable and burns nothing', async () => {

@@ -2,13 +2,12 @@ import { z } from 'zod';
 import { GITHUB_DEFAULTS, OIDC_DEFAULT_SCOPES, PROVIDER_PRESETS } from '../../declarations/identity-providers';
 import type { IdentityProvider } from '../../wire/federation/identity-providers.schemas';
 import { PROVIDER_KINDS, type ProviderKind, type ProviderValues } from '../../views/console/identity-providers';
-import { checked, formMapping, text } from '../action';
+import { checkbox, formMapping, text } from '../action';
 
 /**
  * The identity provider form (CONTRACT §16): its fields, as the API's bodies and from its wire shape. The client
  * secret is write-only: never shown, not even after a refused post.
  */
-const flag = () => text(10).transform(checked);
 const providerForm = z.object({
   kind: text(20),
   slug: text(100),
@@ -19,9 +18,9 @@ const providerForm = z.object({
   client_id: text(600),
   client_secret: text(2100),
   scopes: text(600),
-  enabled: flag(),
-  trust_email: flag(),
-  allow_signup: flag(),
+  enabled: checkbox(),
+  trust_email: checkbox(),
+  allow_signup: checkbox(),
 });
 type ProviderForm = z.output<typeof providerForm>;
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ApiResource } from '../../wire/admin/admin.schemas';
 import type { ResourceValues } from '../../views/console/resources';
-import { checked, formMapping, text } from '../action';
+import { checkbox, formMapping, text } from '../action';
 
 /** The API resource form (CONTRACT §12): its fields, as the API's body and from its wire shape. */
 const resourceForm = z.object({
@@ -9,9 +9,9 @@ const resourceForm = z.object({
   name: text(300),
   scopes: text(10_000),
   access_token_ttl_s: text(20),
-  open_registration: text(10).transform(checked),
-  dpop_bound_access_tokens: text(10).transform(checked),
-  role_based_access: text(10).transform(checked),
+  open_registration: checkbox(),
+  dpop_bound_access_tokens: checkbox(),
+  role_based_access: checkbox(),
 });
 
 /** The form as the API body; a lifetime that is not a number stays a string, so that the API's schema names it. */

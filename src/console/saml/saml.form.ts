@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import { DEFAULT_SAML_ATTRIBUTES } from '../../declarations/saml';
-import { checked, formMapping, lines, text, type FieldErrors } from '../action';
+import { checkbox, formMapping, lines, text, type FieldErrors } from '../action';
 import type { SamlApp, SamlAppValues } from './saml.view';
 
 /** The SAML application form (CONTRACT §19): its fields, as the API's body and from its wire shape. */
-const flag = () => text(10).transform(checked);
 const appForm = z.object({
   name: text(200),
   metadata_url: text(2100),
@@ -16,11 +15,11 @@ const appForm = z.object({
   name_id_format: text(20),
   sp_certificate: text(20_000),
   sp_encryption_certificate: text(20_000),
-  want_authn_requests_signed: flag(),
-  sign_response: flag(),
-  sign_assertion: flag(),
-  encrypt_assertion: flag(),
-  enabled: flag(),
+  want_authn_requests_signed: checkbox(),
+  sign_response: checkbox(),
+  sign_assertion: checkbox(),
+  encrypt_assertion: checkbox(),
+  enabled: checkbox(),
   attr_email: text(600),
   attr_given_name: text(600),
   attr_family_name: text(600),

@@ -116,8 +116,7 @@ export function renderSamlAppForm(frame: ConsoleFrame, data: { app?: SamlApp; va
   return renderConsole(
     frame,
     <>
-      <BackLink href="/admin/saml-apps" label={h.back} />
-      <h1>{a ? h.named(a.name) : h.create}</h1>
+      <BackLink href="/admin/saml-apps" label={h.back} heading={a ? h.named(a.name) : h.create} />
       {a ? (
         <Facts
           items={[

@@ -51,8 +51,7 @@ export function renderConnectionForm(frame: ConsoleFrame, data: { values: Connec
   return renderConsole(
     frame,
     <>
-      <BackLink href="/admin/scim" label={h.back} />
-      <h1>{h.create}</h1>
+      <BackLink href="/admin/scim" label={h.back} heading={h.create} />
       <PostForm action="/admin/scim" csrf={frame.csrf}>
         <Field name="name" label={k.name} value={data.values.name} errors={data.errors} required hint={h.nameHint} />
         <Field name="description" label={k.description} value={data.values.description} errors={data.errors} hint={h.descriptionHint} />
@@ -68,8 +67,7 @@ export function renderConnection(frame: ConsoleFrame, data: { connection: ScimCo
   return renderConsole(
     frame,
     <>
-      <BackLink href="/admin/scim" label={h.back} />
-      <h1>{h.connection(c.name)}</h1>
+      <BackLink href="/admin/scim" label={h.back} heading={h.connection(c.name)} />
       <Facts
         items={[
           [k.description, c.description || '—'],
@@ -126,8 +124,7 @@ export function renderGroups(frame: ConsoleFrame, data: { groups: ScimGroupRoles
   return renderConsole(
     frame,
     <>
-      <BackLink href="/admin/scim" label={h.back} />
-      <h1>{h.groupsTitle}</h1>
+      <BackLink href="/admin/scim" label={h.back} heading={h.groupsTitle} />
       <p>{h.groupsIntro}</p>
       <Table
         caption={h.groupsCaption}
@@ -173,8 +170,7 @@ export function renderGroupRoles(
   return renderConsole(
     frame,
     <>
-      <BackLink href="/admin/scim-groups" label={h.backToGroups} />
-      <h1>{h.groupNamed(g.display_name)}</h1>
+      <BackLink href="/admin/scim-groups" label={h.backToGroups} heading={h.groupNamed(g.display_name)} />
       <Facts
         items={[
           [h.connectionColumn, g.connection_name],

@@ -24,8 +24,7 @@ export function renderImportForm(
   return renderConsole(
     frame,
     <>
-      <BackLink href="/admin/users" label={h.back} />
-      <h1>{data.checked === undefined ? h.title : h.dryRunTitle}</h1>
+      <BackLink href="/admin/users" label={h.back} heading={data.checked === undefined ? h.title : h.dryRunTitle} />
       <p>{h.intro}</p>
       <p>
         <a href="/api/admin/users/export" download="accounts.jsonl">

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { Webhook } from '../../wire/webhooks/webhooks.schemas';
-import { checked, formMapping, optionalText, text } from '../action';
+import { checkbox, formMapping, optionalText, text } from '../action';
 import type { WebhookValues } from './webhooks.view';
 
 /** The webhook form's fields, as the API's body (checked by the API's own schemas) and from its wire shape. */
-export const webhookForm = z.object({ url: text(2100), events: text(6000), description: text(600), enabled: text(10).transform(checked) });
+export const webhookForm = z.object({ url: text(2100), events: text(6000), description: text(600), enabled: checkbox() });
 export const deliveriesForm = z.object({ status: text(20), cursor: optionalText(60) });
 
 export const webhookBody = formMapping({

@@ -68,8 +68,7 @@ export function renderWebhookForm(
   return renderConsole(
     frame,
     <>
-      <BackLink href="/admin/webhooks" label={h.back} />
-      <h1>{w ? (w.description ? h.named(w.description) : h.webhook) : h.create}</h1>
+      <BackLink href="/admin/webhooks" label={h.back} heading={w ? (w.description ? h.named(w.description) : h.webhook) : h.create} />
       {w ? (
         <>
           <Facts

@@ -59,9 +59,7 @@ export const identityProvidersApi = {
   remove: aProvider.delete(
     '/identity-providers/:providerId',
     { summary: 'Delete an identity provider and unlink its identities', response: removed('Deleted') },
-    async ({ params }, ctx) => {
-      await providers.deleteProvider(ctx, params.providerId);
-    },
+    async ({ params }, ctx) => providers.deleteProvider(ctx, params.providerId),
   ),
 };
 

@@ -18,7 +18,7 @@ import { getUserInfo, invalidToken } from '../../services/oauth/userinfo.service
 import { renderOAuthErrorPage } from '../../views/consent';
 import { Redirect } from '../../http/outcome';
 import { hostedPage, renderPageOutcome } from '../pages/page-kit';
-import { rawQueryOf, requestMeta } from '../shared';
+import { arrivalOf, rawQueryOf, requestMeta } from '../shared';
 import { declareRouter, replyOf, route, type HttpMethod } from '../route';
 import type { RouteDeps } from '../types';
 import { metadataRoute } from './metadata-route';
@@ -227,7 +227,8 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
             endpoint: 'token',
             beforeSpend: (known) => refuseBeforeSpend(ctx, known, body.request, proofJkt),
           });
-          const tokens = await grantTokens(ctx, client, body.request, requestMeta(req), proofJkt);
+          const meta = { ...requestMeta(req), arrivedAt: arrivalOf(ctx.clock, req) };
+          const tokens = await grantTokens(ctx, client, body.request, meta, proofJkt);
           return replyOf(tokens).withHeaders(dpopNonceFor(dpop.proof));
         },
       ),

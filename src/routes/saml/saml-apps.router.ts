@@ -74,9 +74,7 @@ export const samlAppsApi = {
   remove: writeApp.delete(
     '/saml-apps/:appId',
     { summary: 'Delete a SAML application', response: removed('Deleted') },
-    async ({ params }, ctx) => {
-      await apps.removeApp(ctx, params.appId);
-    },
+    async ({ params }, ctx) => apps.removeApp(ctx, params.appId),
   ),
 };
 

@@ -14,8 +14,6 @@ import { createRoleRoutes, rolesApi } from '../rbac/roles.routes';
 import { declareRouter, endpointsWith, removed, route, served } from '../route';
 import type { RouteDeps } from '../types';
 import * as audit from '../../services/audit.service';
-import { listOwnIdentities } from '../../services/federation/identities.service';
-import { listConnectedApps } from '../../services/oauth/apps.service';
 import { ADMIN_TIER } from '../../services/principal';
 import { presentAuditEvent, presentPage } from '../audit/audit.presenters';
 import { activityQuery } from '../../wire/audit/audit.schemas';
@@ -118,10 +116,7 @@ export const usersApi = {
       summary: 'The applications a user approved (their grants), as the account page lists them',
       response: { description: '{ apps: [{ client_id, name, scopes, granted_at, last_used_at }] }', schema: userAppsBody },
     },
-    async ({ params }, ctx) => {
-      await userAdmin.assertUserExists(ctx, params.userId);
-      return { apps: (await listConnectedApps(ctx, params.userId)).map(presentApp) };
-    },
+    async ({ params }, ctx) => ({ apps: (await userAdmin.listAppsOfUser(ctx, params.userId)).map(presentApp) }),
   ),
   activity: userPage.get(
     '/:userId/activity',
@@ -186,10 +181,7 @@ export const usersApi = {
       summary: "The user's identities of other providers; needs_confirmation marks one paused since the upgrade",
       response: { description: '{ identities }', schema: identitiesBody },
     },
-    async ({ params }, ctx) => {
-      await users.getUserDetail(ctx, params.userId);
-      return { identities: (await listOwnIdentities(ctx, params.userId)).map(presentIdentity) };
-    },
+    async ({ params }, ctx) => ({ identities: (await userAdmin.listIdentitiesOfUser(ctx, params.userId)).map(presentIdentity) }),
   ),
   deactivate: endpointsWith({ auth: 'user', permission: 'users:delete', params: userIdParams }).delete(
     '/:userId',

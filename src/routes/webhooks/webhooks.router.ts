@@ -57,9 +57,7 @@ export const webhooksApi = {
   remove: aWebhook.delete(
     '/webhooks/:webhookId',
     { summary: 'Delete a subscription and its deliveries', response: removed('Deleted') },
-    async ({ params }, ctx) => {
-      await webhooks.deleteWebhook(ctx, params.webhookId);
-    },
+    async ({ params }, ctx) => webhooks.deleteWebhook(ctx, params.webhookId),
   ),
   rotateSecret: aWebhook.post(
     '/webhooks/:webhookId/rotate-secret',

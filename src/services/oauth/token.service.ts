@@ -66,8 +66,9 @@ export async function exchangeAuthorizationCode(
       // RFC 6749 §4.1.2: a code presented again after it was exchanged revokes the tokens that exchange issued. The
       // losers of a concurrent exchange are refused and revoke nothing: the code was not yet used when they came. Both
       // tests: the use was visible when this presentation looked, and it was taken before this presentation arrived (a
-      // loser slow to look may see the winner's commit, but the winner took the code after the loser came).
-      const replay = previous?.usedAt && previous.usedAt <= now;
+      // loser slow to look may see the winner's commit, but the winner took the code after the loser came). Its arrival
+      // is when the server received it (meta.arrivedAt): a loser slow to authenticate came before the code was taken too.
+      const replay = previous?.usedAt && previous.usedAt <= (meta.arrivedAt ?? now);
       if (replay && previous.clientId === client.clientId && previous.sessionId) {
         // One event per revocation: of a burst of replays only the one that ended the session writes a row (the
         // others would only queue behind it on the session row).

@@ -47,8 +47,7 @@ export function renderProviderKinds(frame: ConsoleFrame): string {
   return renderConsole(
     frame,
     <>
-      <BackLink href="/admin/identity-providers" label={i.back} />
-      <h1>{i.addTitle}</h1>
+      <BackLink href="/admin/identity-providers" label={i.back} heading={i.addTitle} />
       <p>{i.chooseKind}</p>
       <ul class="choices">
         {PROVIDER_KINDS.map((kind) => (
@@ -96,8 +95,7 @@ export function renderProviderForm(
   return renderConsole(
     frame,
     <>
-      <BackLink href="/admin/identity-providers" label={i.back} />
-      <h1>{p ? p.name : i.addKind(KIND_LABEL()[v.kind].title)}</h1>
+      <BackLink href="/admin/identity-providers" label={i.back} heading={p ? p.name : i.addKind(KIND_LABEL()[v.kind].title)} />
       {p ? (
         <Facts
           items={[

@@ -23,12 +23,15 @@ export function NoneYet(props: { text: string; href: string; link: string }) {
   );
 }
 
-/** The link back to the list, above a page of one item or its form. */
-export function BackLink(props: { href: string; label: string }) {
+/** The top of a page of one item or its form: the link back to the list, then the page's heading. */
+export function BackLink(props: { href: string; label: string; heading: ComponentChildren }) {
   return (
-    <p>
-      <a href={props.href}>{props.label}</a>
-    </p>
+    <>
+      <p>
+        <a href={props.href}>{props.label}</a>
+      </p>
+      <h1>{props.heading}</h1>
+    </>
   );
 }
 

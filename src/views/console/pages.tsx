@@ -166,8 +166,7 @@ export function renderInviteUser(frame: ConsoleFrame, data: { values: Record<str
   return renderConsole(
     frame,
     <>
-      <BackLink href="/admin/users" label={u.back} />
-      <h1>{u.invite}</h1>
+      <BackLink href="/admin/users" label={u.back} heading={u.invite} />
       <p>{u.inviteIntro}</p>
       <PostForm action="/admin/users" csrf={frame.csrf}>
         <Field {...bound('email')} type="email" label={k.email} required autocomplete="off" />
@@ -216,8 +215,7 @@ export function renderUserDetail(frame: ConsoleFrame, d: UserDetailData): string
   return renderConsole(
     frame,
     <>
-      <BackLink href="/admin/users" label={us.back} />
-      <h1>{fullName(u) || u.email}</h1>
+      <BackLink href="/admin/users" label={us.back} heading={fullName(u) || u.email} />
       <Facts
         items={[
           [k.email, u.email],
@@ -568,8 +566,7 @@ export function renderRoleForm(
   return renderConsole(
     frame,
     <>
-      <BackLink href="/admin/roles" label={ro.back} />
-      <h1>{r ? ro.heading(roleLabel(r)) : ro.create}</h1>
+      <BackLink href="/admin/roles" label={ro.back} heading={r ? ro.heading(roleLabel(r)) : ro.create} />
       {r ? (
         <Facts
           items={[
@@ -752,8 +749,11 @@ export function renderApplicationForm(
   return renderConsole(
     frame,
     <>
-      <BackLink href="/admin/applications" label={ap.back} />
-      <h1>{c ? c.name : presetKey ? st.formTitle(presetName(presetKey)) : ap.create}</h1>
+      <BackLink
+        href="/admin/applications"
+        label={ap.back}
+        heading={c ? c.name : presetKey ? st.formTitle(presetName(presetKey)) : ap.create}
+      />
       {presetKey ? <p>{st.presets[presetKey].text}</p> : null}
       {c ? (
         <Facts

@@ -57,8 +57,7 @@ export function renderResourceForm(
   return renderConsole(
     frame,
     <>
-      <BackLink href="/admin/api-resources" label={x.back} />
-      <h1>{r ? r.name : x.register}</h1>
+      <BackLink href="/admin/api-resources" label={x.back} heading={r ? r.name : x.register} />
       {r ? (
         <Facts
           items={[

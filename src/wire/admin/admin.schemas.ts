@@ -7,7 +7,7 @@ import { CLIENT_PRESETS, PRESETS, type ClientPreset } from '../../declarations/c
 import { checkJwks } from '../../services/oauth/client-keys';
 import { isResourceIdentifier } from '../../services/oauth/resource-resolver';
 import { webOrigins } from '../../declarations/settings';
-import { nameField, timestampField, timestampFields } from '../common.schemas';
+import { nameField, timestampField, timestampFields, updateBody } from '../common.schemas';
 
 /** Issue 34: how an admin-registered client authenticates (client_secret_post is accepted from every secret client). */
 export const CLIENT_AUTH_METHODS = ['client_secret_basic', 'private_key_jwt', 'none'] as const;
@@ -176,24 +176,21 @@ export const createClientBody = z
     };
   });
 
-export const updateClientBody = z
-  .object({ ...clientFields, name: clientFields.name.optional() })
-  .refine((b) => Object.values(b).some((v) => v !== undefined), sayIssue('nothingToUpdate'))
-  .transform((b) => ({
-    name: b.name,
-    redirectUris: mergeRedirectUris(b),
-    scopes: b.scopes,
-    postLogoutRedirectUris: b.post_logout_redirect_uris,
-    isActive: b.is_active,
-    grantTypes: b.grant_types,
-    allowedResources: b.allowed_resources,
-    keys: b.jwks !== undefined || b.jwks_uri !== undefined ? { jwks: b.jwks, jwksUri: b.jwks_uri } : undefined,
-    requirePushedAuthorizationRequests: b.require_pushed_authorization_requests,
-    dpopBoundAccessTokens: b.dpop_bound_access_tokens,
-    allowedOrigins: b.allowed_origins,
-    backchannelLogoutUri: b.backchannel_logout_uri,
-    backchannelLogoutSessionRequired: b.backchannel_logout_session_required,
-  }));
+export const updateClientBody = updateBody(clientFields).transform((b) => ({
+  name: b.name,
+  redirectUris: mergeRedirectUris(b),
+  scopes: b.scopes,
+  postLogoutRedirectUris: b.post_logout_redirect_uris,
+  isActive: b.is_active,
+  grantTypes: b.grant_types,
+  allowedResources: b.allowed_resources,
+  keys: b.jwks !== undefined || b.jwks_uri !== undefined ? { jwks: b.jwks, jwksUri: b.jwks_uri } : undefined,
+  requirePushedAuthorizationRequests: b.require_pushed_authorization_requests,
+  dpopBoundAccessTokens: b.dpop_bound_access_tokens,
+  allowedOrigins: b.allowed_origins,
+  backchannelLogoutUri: b.backchannel_logout_uri,
+  backchannelLogoutSessionRequired: b.backchannel_logout_session_required,
+}));
 
 /** Back-channel logout deliveries of one client (issue 34). */
 export const backchannelDeliveriesBody = z.strictObject({
@@ -336,26 +333,15 @@ export const createApiResourceBody = z
     roleBasedAccess: b.role_based_access ?? false,
   }));
 
-export const updateApiResourceBody = z
-  .object({
-    identifier: apiResourceFields.identifier.optional(),
-    name: apiResourceFields.name.optional(),
-    scopes: apiResourceFields.scopes.optional(),
-    access_token_ttl_s: apiResourceFields.access_token_ttl_s.optional(),
-    open_registration: apiResourceFields.open_registration.optional(),
-    dpop_bound_access_tokens: apiResourceFields.dpop_bound_access_tokens.optional(),
-    role_based_access: apiResourceFields.role_based_access.optional(),
-  })
-  .refine((b) => Object.values(b).some((v) => v !== undefined), sayIssue('nothingToUpdate'))
-  .transform((b) => ({
-    identifier: b.identifier,
-    name: b.name,
-    scopes: b.scopes,
-    accessTokenTtlSeconds: b.access_token_ttl_s,
-    openRegistration: b.open_registration,
-    dpopBoundAccessTokens: b.dpop_bound_access_tokens,
-    roleBasedAccess: b.role_based_access,
-  }));
+export const updateApiResourceBody = updateBody(apiResourceFields).transform((b) => ({
+  identifier: b.identifier,
+  name: b.name,
+  scopes: b.scopes,
+  accessTokenTtlSeconds: b.access_token_ttl_s,
+  openRegistration: b.open_registration,
+  dpopBoundAccessTokens: b.dpop_bound_access_tokens,
+  roleBasedAccess: b.role_based_access,
+}));
 
 export const apiResourceBody = z
   .strictObject({

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { sayIssue } from '../../i18n';
-import { timestampFields, uuidField } from '../common.schemas';
+import { timestampFields, updateBody, uuidField } from '../common.schemas';
 import type { RoleRef } from '../../services/role-assignment.service';
 import { roleRefBody } from '../users/users.schemas';
 
@@ -62,25 +62,15 @@ export const createRoleBody = z
   })
   .transform(({ api_scopes, ...b }) => ({ ...b, apiScopes: api_scopes }));
 
-export const updateRoleBody = z
-  .object({
-    name: roleNameField.optional(),
-    description: descriptionField.optional(),
-    /** Re-points an application-scoped role (e.g. one created with a free-text name) at another application. */
-    application: applicationField.optional(),
-    permissions: permissionsField.optional(),
-    api_scopes: apiScopesField.optional(),
-    is_active: z.boolean({ error: 'is_active must be a boolean' }).optional(),
-  })
-  .refine((b) => Object.values(b).some((v) => v !== undefined), sayIssue('nothingToUpdate'))
-  .transform((b) => ({
-    name: b.name,
-    description: b.description,
-    application: b.application,
-    permissions: b.permissions,
-    apiScopes: b.api_scopes,
-    isActive: b.is_active,
-  }));
+export const updateRoleBody = updateBody({
+  name: roleNameField,
+  description: descriptionField,
+  /** Re-points an application-scoped role (e.g. one created with a free-text name) at another application. */
+  application: applicationField,
+  permissions: permissionsField,
+  api_scopes: apiScopesField,
+  is_active: z.boolean({ error: 'is_active must be a boolean' }),
+}).transform(({ api_scopes, is_active, ...b }) => ({ ...b, apiScopes: api_scopes, isActive: is_active }));
 
 /** CONTRACT §6: `{ role_id }` or `{ role: name, application? }`. */
 export const assignRoleBody = z

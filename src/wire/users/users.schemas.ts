@@ -1,11 +1,10 @@
 import { z } from 'zod';
-import { sayIssue } from '../../i18n';
 import { connectedAppBody, sessionsBody } from '../auth/account.schemas';
 import { adminRoleField, identityShape } from '../auth/auth.schemas';
 import { mfaStatusBody } from '../auth/mfa.schemas';
 import { identitiesBody } from '../federation/identity-providers.schemas';
 import { auditEventsBody } from '../audit/audit.schemas';
-import { emailField, nameField, pageLimitField, timestampField, timestampFields, uuidField } from '../common.schemas';
+import { emailField, nameField, pageLimitField, timestampField, timestampFields, updateBody, uuidField } from '../common.schemas';
 
 export const USERS_PAGE_MAX = 100;
 
@@ -57,22 +56,19 @@ export const inviteUserBody = z
   })
   .transform((b) => ({ email: b.email, firstName: b.first_name, lastName: b.last_name, roleIds: b.role_ids }));
 
-export const updateUserBody = z
-  .object({
-    first_name: nameField('first_name').optional(),
-    last_name: nameField('last_name').optional(),
-    email: emailField.optional(),
-    is_active: z.boolean({ error: 'is_active must be a boolean' }).optional(),
-    email_verified: z.boolean({ error: 'email_verified must be a boolean' }).optional(),
-  })
-  .refine((b) => Object.values(b).some((v) => v !== undefined), sayIssue('nothingToUpdate'))
-  .transform((b) => ({
-    firstName: b.first_name,
-    lastName: b.last_name,
-    email: b.email,
-    isActive: b.is_active,
-    emailVerified: b.email_verified,
-  }));
+export const updateUserBody = updateBody({
+  first_name: nameField('first_name'),
+  last_name: nameField('last_name'),
+  email: emailField,
+  is_active: z.boolean({ error: 'is_active must be a boolean' }),
+  email_verified: z.boolean({ error: 'email_verified must be a boolean' }),
+}).transform((b) => ({
+  firstName: b.first_name,
+  lastName: b.last_name,
+  email: b.email,
+  isActive: b.is_active,
+  emailVerified: b.email_verified,
+}));
 
 /** `{ id, name, application }`: a role inside user objects (CONTRACT §6). */
 export const roleRefBody = z.strictObject({ id: z.uuid(), name: z.string(), application: z.string().nullable() });
