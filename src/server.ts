@@ -16,7 +16,7 @@ import { currentSamlKey } from './services/saml/saml-keys.service';
 import { closeServiceContext, createServiceContext } from './create-context';
 import { startPruneTimer } from './services/prune.service';
 import { ensureSetupLink } from './services/setup.service';
-import { installWebhookQueue, startWebhookWorker, type WebhookWorker } from './services/webhooks/queue';
+import { startWebhookWorker, type WebhookWorker } from './services/webhooks/queue';
 
 /** The only file that listens or exits: loadConfig -> createDb -> migrate -> createApp -> listen. */
 async function main(): Promise<void> {
@@ -103,11 +103,12 @@ async function main(): Promise<void> {
     }
   };
   // Issue 26: webhook deliveries run beside request handling (services/webhooks/queue.ts), on DATABASE_URL's PostgreSQL
-  // or the embedded one alike. The queue's schema exists before the first request can write an event.
-  // The bootstrap writes audit events, whose webhook fan-out needs the queue's schema: it comes after the install.
+  // or the embedded one alike. The queue's schema exists before the first request can write an event: starting the
+  // workers installs or upgrades it (graphile-worker's run; issue 33: a start sets graphile-worker up once).
+  // The bootstrap writes audit events, whose webhook fan-out needs the queue's schema: it comes after the workers' start.
   const queue = (async (): Promise<WebhookWorker> => {
-    await installWebhookQueue(ctx, connectionString);
-    const [worker] = await Promise.all([startWebhookWorker(ctx, { connectionString }), administrators()]);
+    const worker = await startWebhookWorker(ctx, { connectionString });
+    await administrators();
     return worker;
   })();
   const [, { rateLimit, registrationRateLimit, closeRedis }, webhookWorker] = await Promise.all([keys, limits, queue]);

@@ -16,12 +16,6 @@ import { webhookAddressRules, webhookOutboundPolicy } from './webhook-policy';
  */
 export const WEBHOOK_TASK = 'webhook_deliver';
 
-/** Installs (or upgrades) graphile-worker's own schema; idempotent, safe from several instances at once. */
-export async function installWebhookQueue(ctx: ServiceContext, connectionString: string): Promise<void> {
-  const { runMigrations } = loadGraphileWorker();
-  await runMigrations({ connectionString, logger: workerLogger(ctx) });
-}
-
 /** Loaded when first used (the server's start): code that only imports the services never parses it. */
 function loadGraphileWorker(): typeof import('graphile-worker') {
   return require('graphile-worker');
@@ -66,9 +60,9 @@ export interface WebhookWorkerOptions extends DeliveryOptions {
  * completes jobs on a pool of its own (at most 4 connections); attempts use the service pool for their short reads
  * and writes and hold no connection while waiting for a receiver. `stop()` lets running attempts finish.
  *
- * Restarts lose nothing (CONTRACT §23): the locks of workers that died (a `kill -9`, a power cut) are released before
- * the first job is fetched, and again every STALE_LOCK_SWEEP_MS, so that a dead worker's attempt and the rest of its
- * named queue run again within two minutes of any restart.
+ * Restarts lose nothing (CONTRACT §23): the locks of workers that died (a `kill -9`, a power cut) are released as the
+ * workers start (a locked job is not fetched before), and again every STALE_LOCK_SWEEP_MS, so that a dead worker's
+ * attempt and the rest of its named queue run again within two minutes of any restart.
  */
 export async function startWebhookWorker(ctx: ServiceContext, options: WebhookWorkerOptions): Promise<WebhookWorker> {
   const concurrency = options.concurrency ?? ctx.config.webhookConcurrency;
@@ -89,7 +83,6 @@ export async function startWebhookWorker(ctx: ServiceContext, options: WebhookWo
         sweeping = undefined;
       }
     })());
-  await sweep();
   // One keep-alive client for all attempts: a burst to one receiver reuses its connections (and TLS sessions). Its
   // address rules depend on webhook_allow_private, a runtime setting (CONTRACT §18): one client per value, the one
   // of the value in force chosen at each attempt.
@@ -128,6 +121,9 @@ export async function startWebhookWorker(ctx: ServiceContext, options: WebhookWo
       },
     },
   });
+  // The locks of dead workers, released once the queue's schema exists (run installs or upgrades it first, so a start
+  // sets up graphile-worker once, issue 33): their jobs were not fetchable while locked, and run at the next poll.
+  await sweep();
   const sweeper = setInterval(() => void sweep(), options.staleLockSweepMs ?? STALE_LOCK_SWEEP_MS);
   sweeper.unref();
   return {
