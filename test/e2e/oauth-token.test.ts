@@ -25,6 +25,26 @@ async function setup() {
 
 const me = (accessToken: string) => request(t.app).get('/api/auth/me').set('Authorization', `Bearer ${accessToken}`);
 
+/** `read`, each of whose calls first waits `delayOf(n)` ms (n: 1 for the first call): a step slowed for a race. */
+function slowed<A extends unknown[], R>(read: (...args: A) => Promise<R>, delayOf: (call: number) => number) {
+  let calls = 0;
+  return async (...args: A): Promise<R> => {
+    calls += 1;
+    const ms = delayOf(calls);
+    if (ms > 0) await new Promise((resolve) => setTimeout(resolve, ms));
+    return read(...args);
+  };
+}
+
+/** `count` exchanges of one code at once, while `slow` (a spy) is in place; it is restored afterwards. */
+async function exchangesAtOnce(count: number, client: TestClient, code: { code: string; verifier: string }, slow: jest.SpyInstance) {
+  try {
+    return await Promise.all(Array.from({ length: count }, () => exchangeCode(t, client, code)));
+  } finally {
+    slow.mockRestore();
+  }
+}
+
 describe('POST /api/oauth/token > authorization_code', () => {
   test('Basic auth, form body: exactly the spec fields (+ id_token for openid, CONTRACT §9), no-store, session bound to the client', async () => {
     const { user, agent, client } = await setup();
@@ -157,19 +177,13 @@ describe('POST /api/oauth/token > authorization_code', () => {
     // Every presentation reads the code slowly, and the last one slower still: the winner commits while the losers are
     // still looking, and the last loser looks only after that commit (as on a loaded machine). Each of those was a
     // window in which a loser took the freshly committed use for a replay and revoked the winner's session.
-    const read = codesRepo.findAuthorizationCode;
-    let reads = 0;
-    const slow = jest.spyOn(codesRepo, 'findAuthorizationCode').mockImplementation(async (db, hash) => {
-      reads += 1;
-      await new Promise((resolve) => setTimeout(resolve, reads === 5 ? 2500 : 1000));
-      return read(db, hash);
-    });
-    let results: request.Response[];
-    try {
-      results = await Promise.all(Array.from({ length: 5 }, () => exchangeCode(t, client, { code, verifier })));
-    } finally {
-      slow.mockRestore();
-    }
+    const read = slowed(codesRepo.findAuthorizationCode, (n) => (n === 5 ? 2500 : 1000));
+    const results = await exchangesAtOnce(
+      5,
+      client,
+      { code, verifier },
+      jest.spyOn(codesRepo, 'findAuthorizationCode').mockImplementation(read),
+    );
     const winners = results.filter((r) => r.status === 200);
     expect(winners).toHaveLength(1);
     for (const r of results.filter((x) => x.status !== 200)) expect(r.body.error).toBe('invalid_grant');
@@ -191,19 +205,13 @@ describe('POST /api/oauth/token > authorization_code', () => {
     const { code, verifier } = await obtainCode(agent, client);
     // The second presentation's client lookup is slow: the first takes the code and commits meanwhile, and the second
     // reaches the exchange (and sees the use) only after that. It came before the code was taken: a loser, not a replay.
-    const read = clientsRepo.findClientById;
-    let reads = 0;
-    const slow = jest.spyOn(clientsRepo, 'findClientById').mockImplementation(async (db, id) => {
-      reads += 1;
-      if (reads === 2) await new Promise((resolve) => setTimeout(resolve, 1500));
-      return read(db, id);
-    });
-    let results: request.Response[];
-    try {
-      results = await Promise.all([exchangeCode(t, client, { code, verifier }), exchangeCode(t, client, { code, verifier })]);
-    } finally {
-      slow.mockRestore();
-    }
+    const read = slowed(clientsRepo.findClientById, (n) => (n === 2 ? 1500 : 0));
+    const results = await exchangesAtOnce(
+      2,
+      client,
+      { code, verifier },
+      jest.spyOn(clientsRepo, 'findClientById').mockImplementation(read),
+    );
     expect(results.map((r) => r.status).sort()).toEqual([200, 400]);
     const [winner] = results.filter((r) => r.status === 200);
     expect((await me(winner.body.access_token)).status).toBe(200);
