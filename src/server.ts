@@ -9,6 +9,7 @@ import { DataDirLockedError } from './lib/data-dir-lock';
 import { createLogger } from './lib/logger';
 import { thrownMessage } from './lib/thrown';
 import { tuneHeap } from './lib/heap-tuning';
+import { announceListening } from './lib/listening';
 import { createRateLimit, createRedisRateLimitStore, createRegistrationRateLimit } from './middleware/rate-limit';
 import { ensureSuperAdmin } from './services/bootstrap.service';
 import { currentSigningKey } from './services/oidc/signing-keys.service';
@@ -129,6 +130,7 @@ async function main(): Promise<void> {
   server.listen(config.port, () => {
     const database = embedded ? `embedded PostgreSQL (${config.dataDir})` : 'postgresql';
     logger.info({ url: config.baseUrl, database }, 'service-sso listening');
+    announceListening();
   });
 
   let stopping = false;

@@ -52,13 +52,13 @@ const post = (path: string, body: unknown, headers: Record<string, string> = {})
   get(path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
 
 test('the bundle is pure ASCII, so V8 holds its source at one byte per character (not two)', () => {
-  const bundle = fs.readFileSync(path.resolve(__dirname, '../../dist/src/server.js')).toString('latin1');
+  const bundle = fs.readFileSync(path.resolve(__dirname, '../../dist/src/server.bundle.js')).toString('latin1');
   expect(bundle.length).toBeGreaterThan(1_000_000);
   expect(bundle.match(/[^\x00-\x7f]/g) ?? []).toEqual([]);
 });
 
 test("the bundle holds zod's English messages and none of its other locales (issue 33: heap and source at start)", () => {
-  const bundle = fs.readFileSync(path.resolve(__dirname, '../../dist/src/server.js'), 'latin1');
+  const bundle = fs.readFileSync(path.resolve(__dirname, '../../dist/src/server.bundle.js'), 'latin1');
   expect(bundle).toContain('Invalid input: expected');
   // Dutch, one of the 63 others, whose messages are plain ASCII.
   expect(bundle).not.toContain('Ongeldige invoer');
