@@ -22,6 +22,7 @@ import { AppError, ScimProblem } from './errors';
 import { registerRouteTable, type DeclaredAppRoute } from './routes/route-table';
 import { Scope } from './routes/scope';
 import { Dispatcher } from './http/dispatch';
+import { installPipeline } from './http/pipeline';
 import type { ServiceContext } from './services/context';
 import { derived } from './services/settings/live-settings';
 import { clientOrigins } from './services/oauth/client-origins';
@@ -147,6 +148,8 @@ export function createApp(deps: AppDeps): Express {
   const { ctx } = deps;
   const { config } = ctx;
   const app = express();
+  // Every request goes the one way: the steps mounted below, in order (src/http/pipeline.ts).
+  installPipeline(app);
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
   // No ETag: the answers are per-caller and mostly no-store, so a SHA-1 of every JSON body buys no revalidation.
