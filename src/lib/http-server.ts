@@ -40,13 +40,6 @@ export function createHttpServer(
   const connections = new Map<net.Socket, ConnectionState>();
   const answering = new Set<http.ServerResponse>();
   let draining = false;
-  function answered(this: http.ServerResponse): void {
-    answering.delete(this);
-    const state = connections.get(this.req.socket);
-    if (!state) return;
-    state.open--;
-    state.idleSince = Date.now();
-  }
   const server = http.createServer(
     {
       requestTimeout,
@@ -57,9 +50,13 @@ export function createHttpServer(
       const state = connections.get(req.socket);
       answering.add(res);
       if (state) state.open++;
-      // 'close' is emitted once per response: `on`, without the wrapper `once` allocates and removes; one listener
-      // function for every answer, no closure per request.
-      res.on('close', answered);
+      // 'close' is emitted once per response: `on`, without the wrapper `once` allocates and removes.
+      res.on('close', () => {
+        answering.delete(res);
+        if (!state) return;
+        state.open--;
+        state.idleSince = Date.now();
+      });
       // Node then closes the connection once this answer is sent: the client opens its next one elsewhere.
       if (draining) res.setHeader('Connection', 'close');
       handler(req, res);

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry, type Histogram } from 'prom-client';
 import { parseJsonText, PACKAGE_VERSION } from './json-text';
 
 /**
@@ -159,125 +159,30 @@ function packageVersion(): string {
   return (version = 'unknown');
 }
 
-type RouteLabel = 'method' | 'route' | 'status';
-
-/** prom-client's internal histogram object (what its registry renders; `get()` merges `sharedLabels` into `labels`). */
-interface PromHistogramObject {
-  name: string;
-  help: string;
-  type: 'histogram';
-  aggregator: 'sum';
-  values: Array<{
-    labels: { le?: number | '+Inf' };
-    sharedLabels: Readonly<Record<RouteLabel, string>>;
-    value: number;
-    metricName: string;
-    exemplar?: null;
-  }>;
-}
-
-/** One series of the request histogram: its labels, its count per bucket (not cumulative), its sum and count. */
-export class RouteCell {
-  readonly counts: number[];
-  sum = 0;
-  count = 0;
-  constructor(
-    readonly labels: Readonly<Record<RouteLabel, string>>,
-    private readonly bounds: readonly number[],
-  ) {
-    this.counts = bounds.map(() => 0);
-  }
-
-  observe(seconds: number): void {
-    this.sum += seconds;
-    this.count++;
-    const { bounds, counts } = this;
-    for (let i = 0; i < bounds.length; i++) {
-      if (seconds <= bounds[i]) {
-        counts[i]++;
-        return;
-      }
-    }
-  }
-}
-
-/**
- * The request histogram (`http_request_duration_seconds`, issue 33): a prom-client Histogram on the registry, scraped and
- * rendered by prom-client as any histogram, whose observations go to cells made once per route, method and status
- * (RouteSeries) instead of prom-client's own observe, which builds a label object and a key string for every one.
- */
-export class RouteHistogram extends Histogram<RouteLabel> {
-  private cells: RouteCell[] = [];
-  constructor(private readonly config: { name: string; help: string; buckets: readonly number[]; registers: Registry[] }) {
-    super({ ...config, buckets: [...config.buckets], labelNames: ['method', 'route', 'status'] });
-  }
-
-  cell(method: string, route: string, status: number): RouteCell {
-    const cell = new RouteCell({ method, route, status: String(status) }, this.config.buckets);
-    this.cells.push(cell);
-    return cell;
-  }
-
-  /**
-   * What prom-client's Histogram gives its registry (and its own `get()` turns into the public shape): per cell, the
-   * cumulative buckets, `+Inf`, the sum and the count, the cell's labels as the shared labels of its lines.
-   */
-  async getForPromString(): Promise<PromHistogramObject> {
-    const { name, help, buckets } = this.config;
-    const values: PromHistogramObject['values'] = [];
-    for (const cell of this.cells) {
-      let cumulative = 0;
-      for (let i = 0; i < buckets.length; i++) {
-        cumulative += cell.counts[i];
-        values.push({
-          labels: { le: buckets[i] },
-          sharedLabels: cell.labels,
-          value: cumulative,
-          metricName: `${name}_bucket`,
-          exemplar: null,
-        });
-      }
-      values.push({ labels: { le: '+Inf' }, sharedLabels: cell.labels, value: cell.count, metricName: `${name}_bucket`, exemplar: null });
-      values.push({ labels: {}, sharedLabels: cell.labels, value: cell.sum, metricName: `${name}_sum` });
-      values.push({ labels: {}, sharedLabels: cell.labels, value: cell.count, metricName: `${name}_count` });
-    }
-    return { name, help, type: 'histogram', values, aggregator: 'sum' };
-  }
-
-  override reset(): void {
-    super.reset();
-    // prom-client's constructor resets before this class's fields exist.
-    const cells: RouteCell[] | undefined = this.cells;
-    for (const cell of cells ?? []) {
-      cell.counts.fill(0);
-      cell.sum = 0;
-      cell.count = 0;
-    }
-  }
-}
+type Child = ReturnType<Histogram<'method' | 'route' | 'status'>['labels']>;
 
 /**
  * The duration series of one route (issue 33): its label, the route's full declared pattern (`/api/auth/sessions/:sessionId`),
- * never the raw path, so the label set is bounded by the routes the app declares (CONTRACT §8), and its histogram cells
- * by method and status, made on first use. Made once per declared route by the app's router (src/http/dispatch.ts),
- * which sets it as `req.routeSeries` for the route it matched: an observation is two lookups and a few increments, with
- * no key string or label object built per request.
+ * never the raw path, so the label set is bounded by the routes the app declares (CONTRACT §8), and its pre-bound
+ * histogram children by method and status, made on first use. Made once per declared route by the app's router
+ * (src/http/dispatch.ts), which sets it as `req.routeSeries` for the route it matched: an observation is two lookups
+ * and an increment, with no key string or label object built per request.
  */
 export class RouteSeries {
-  private readonly byMethod = new Map<string, Map<number, RouteCell>>();
+  private readonly byMethod = new Map<string, Map<number, Child>>();
   constructor(readonly label: string) {}
 
-  child(histogram: RouteHistogram, method: string, status: number): RouteCell {
+  child(histogram: Histogram<'method' | 'route' | 'status'>, method: string, status: number): Child {
     let byStatus = this.byMethod.get(method);
     if (byStatus === undefined) {
       byStatus = new Map();
       this.byMethod.set(method, byStatus);
     }
-    let cell = byStatus.get(status);
-    if (cell === undefined) {
-      cell = histogram.cell(method, this.label, status);
-      byStatus.set(status, cell);
+    let child = byStatus.get(status);
+    if (child === undefined) {
+      child = histogram.labels(method, this.label, String(status));
+      byStatus.set(status, child);
     }
-    return cell;
+    return child;
   }
 }

@@ -1,4 +1,4 @@
-import type { RequestHandler, Response } from 'express';
+import type { RequestHandler } from 'express';
 import type { Metrics } from './metrics';
 import { isUnloggedUrl, requestIdOf, type AccessLogWriter } from './request-log';
 import type { RecordedSecurityHeaders } from './security-headers';
@@ -16,26 +16,6 @@ export function createGlobalStep(deps: {
   headers: () => RecordedSecurityHeaders;
 }): RequestHandler {
   const { metrics, accessLog, headers } = deps;
-  // The answer's 'close' listener, one function for every answer (no closure per request): what it needs is on the
-  // request (its id, its arrival).
-  function closed(this: Response): void {
-    const req = this.req;
-    const started = req.arrivedAt ?? performance.now();
-    const elapsed = performance.now() - started;
-    const finished = this.writableFinished;
-    if (finished) metrics.record(req, this.statusCode, elapsed / 1000);
-    const url = req.originalUrl;
-    if (isUnloggedUrl(url)) return;
-    const q = url.indexOf('?');
-    accessLog(
-      typeof req.id === 'string' ? req.id : String(req.id),
-      req.method,
-      q === -1 ? url : url.slice(0, q),
-      this.statusCode,
-      elapsed,
-      finished,
-    );
-  }
   return (req, res, next) => {
     const started = performance.now();
     const id = requestIdOf(req);
@@ -48,8 +28,17 @@ export function createGlobalStep(deps: {
     const { set, removed } = headers();
     for (let i = 0; i < set.length; i++) res.setHeader(set[i][0], set[i][1]);
     for (let i = 0; i < removed.length; i++) res.removeHeader(removed[i]);
+    const logged = !isUnloggedUrl(req.url);
     // 'close' is emitted once per response: `on`, without the wrapper `once` allocates and removes.
-    res.on('close', closed);
+    res.on('close', () => {
+      const elapsed = performance.now() - started;
+      const finished = res.writableFinished;
+      if (finished) metrics.record(req, res.statusCode, elapsed / 1000);
+      if (!logged) return;
+      const url = req.originalUrl;
+      const q = url.indexOf('?');
+      accessLog(id, req.method, q === -1 ? url : url.slice(0, q), res.statusCode, elapsed, finished);
+    });
     next();
   };
 }

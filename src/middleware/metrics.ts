@@ -1,7 +1,7 @@
 import type { Request, RequestHandler } from 'express';
-import type { Registry } from 'prom-client';
+import { Histogram, type Registry } from 'prom-client';
 import { safeEqual } from '../lib/crypto';
-import { RouteHistogram, RouteSeries, type OperatorMetrics } from '../lib/metrics';
+import { RouteSeries, type OperatorMetrics } from '../lib/metrics';
 
 export interface Metrics {
   registry: Registry;
@@ -15,9 +15,10 @@ export interface Metrics {
 /** The request histogram, on the registry of the operator metrics (lib/metrics.ts), which also counts 429s. */
 export function createMetrics(operator: OperatorMetrics): Metrics {
   const { registry } = operator;
-  const duration = new RouteHistogram({
+  const duration = new Histogram({
     name: 'http_request_duration_seconds',
     help: 'HTTP request duration by method, route and status',
+    labelNames: ['method', 'route', 'status'],
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [registry],
   });
