@@ -157,7 +157,7 @@ async function build(esbuild, out) {
     charset: 'ascii',
     // Without comments and indentation (names and statements untouched): V8 keeps the source of a script for its
     // whole life, and whitespace and comments were 30 % of it (issue 10: −6 MB of heap). Stack traces name the
-    // bundle's long lines; the linked map (dist/src/server.js.map, not read unless asked) turns them back into the
+    // bundle's long lines; the linked map (dist/src/server.bundle.js.map, not read unless asked) turns them back into the
     // compiled files' lines with `node --enable-source-maps` (docs/operations.md).
     minifyWhitespace: true,
     sourcemap: 'linked',

@@ -3,9 +3,9 @@
  * `server.bundle.js`): it runs the bundle with a V8 code cache, so that a start does not parse and compile again what
  * the last start compiled (issue 33, start within 1 s: about a quarter less CPU per start, docs/performance.md).
  *
- * - The cache is `server.bundle.cache` beside the bundle: the SHA-1 of the bundle's bytes, then V8's cached data. A
- *   cache of another bundle, or one V8 rejects (another Node version or other V8 flags), is not used, and is written
- *   again once the server listens.
+ * - The cache is `server.bundle.cache` beside the bundle: the SHA-1 of the bundle's bytes, the SHA-256 of V8's data,
+ *   then the data. A cache of another bundle, a damaged one, one not owned by this user or writable by others, or one
+ *   V8 rejects (another Node version or other V8 flags) is not used, and is written again once the server listens.
  * - It is written once the server listens (the `service-sso:listening` diagnostics channel, published by server.ts), so
  *   it holds every function a start compiled; written to a temporary file, then renamed: a concurrent start reads the
  *   old cache or the new one, never half of one. Only where the server may write beside its bundle (a read-only image:
@@ -28,21 +28,31 @@ import { loadPostgresDriver } from './lib/postgres-driver';
 
 const bundle = path.join(__dirname, 'server.bundle.js');
 const cacheFile = path.join(__dirname, 'server.bundle.cache');
-const DIGEST_BYTES = 20;
+/** The cache file: the bundle's SHA-1, then the SHA-256 of V8's data, then the data. */
+const BUNDLE_DIGEST = 20;
+const DATA_DIGEST = 32;
+const HEADER = BUNDLE_DIGEST + DATA_DIGEST;
 
 function run(): void {
   tuneHeap();
-  if (process.sourceMapsEnabled) {
-    require(bundle);
+  const requireFromBundle = createRequire(bundle);
+  loadPostgresDriver(requireFromBundle);
+  // Node before 20.12 has no main-context loader for a script's dynamic import(): the bundle runs as a plain module.
+  const mainContextLoader: typeof vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER | undefined = vm.constants?.USE_MAIN_CONTEXT_DEFAULT_LOADER;
+  if (process.sourceMapsEnabled === true || mainContextLoader === undefined) {
+    requireFromBundle(bundle);
     return;
   }
   const bytes = fs.readFileSync(bundle);
   const digest = createHash('sha1').update(bytes).digest();
   const cached = readCache(digest);
-  const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${bytes.toString('latin1')}\n})`, {
+  // The wrapper on a line of its own, the bundle's first line counted as line 1: stack traces keep the bundle's own
+  // lines and columns (what its source map is read with).
+  const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {\n${bytes.toString('latin1')}\n})`, {
     filename: bundle,
+    lineOffset: -1,
     cachedData: cached,
-    importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+    importModuleDynamically: mainContextLoader,
   });
   if (cached === undefined || script.cachedDataRejected === true) {
     const write = () => {
@@ -53,31 +63,56 @@ function run(): void {
   }
   const compiled: unknown = script.runInThisContext();
   if (typeof compiled !== 'function') throw new Error('the server bundle did not compile to its module function');
-  const requireFromBundle = createRequire(bundle);
-  loadPostgresDriver(requireFromBundle);
   const module = { exports: {}, id: bundle, filename: bundle, loaded: false, children: [], paths: [] };
   compiled.call(module.exports, module.exports, requireFromBundle, module, bundle, __dirname);
 }
 
-/** The cached data of this bundle, or undefined (none, unreadable, or another bundle's). */
+/**
+ * The cached data of this bundle, or undefined: none; not a regular file of this process's user that only it may
+ * write (the data is code: V8 in a release build does not checksum it, and damaged data can crash or miscompile);
+ * another bundle's; or data whose SHA-256 does not match (a torn or damaged file).
+ */
 function readCache(digest: Buffer): Buffer | undefined {
-  let data: Buffer;
+  let fd: number;
   try {
-    data = fs.readFileSync(cacheFile);
+    fd = fs.openSync(cacheFile, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
   } catch {
     return undefined;
   }
-  return data.length > DIGEST_BYTES && data.subarray(0, DIGEST_BYTES).equals(digest) ? data.subarray(DIGEST_BYTES) : undefined;
+  try {
+    const stat = fs.fstatSync(fd);
+    const owner = process.geteuid?.();
+    if (!stat.isFile() || (owner !== undefined && stat.uid !== owner) || (stat.mode & 0o022) !== 0) return undefined;
+    const file = fs.readFileSync(fd);
+    if (file.length <= HEADER || !file.subarray(0, BUNDLE_DIGEST).equals(digest)) return undefined;
+    const data = file.subarray(HEADER);
+    return createHash('sha256').update(data).digest().equals(file.subarray(BUNDLE_DIGEST, HEADER)) ? data : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
+/** Written to a new temporary file, flushed to disk, then renamed over the cache: a start reads a whole file or none. */
 function writeCache(digest: Buffer, data: Buffer): void {
   const temporary = `${cacheFile}.${process.pid}.tmp`;
   try {
-    fs.writeFileSync(temporary, Buffer.concat([digest, data]), { mode: 0o600 });
+    const fd = fs.openSync(temporary, 'wx', 0o600);
+    try {
+      fs.writeFileSync(fd, Buffer.concat([digest, createHash('sha256').update(data).digest(), data]));
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
     fs.renameSync(temporary, cacheFile);
   } catch {
-    // Not writable (a read-only image): every start compiles, as without a cache.
-    fs.rmSync(temporary, { force: true });
+    // Not writable (a read-only image, another user's directory): every start compiles, as without a cache.
+    try {
+      fs.rmSync(temporary, { force: true });
+    } catch {
+      // nothing to remove, or not ours to remove
+    }
   }
 }
 

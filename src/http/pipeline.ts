@@ -11,7 +11,8 @@ import { runChain, type Step } from './dispatch';
  * Express's router would, for each request, parse the URL again for each of the four steps, match it against each
  * step's mount path and keep closures to restore `baseUrl`, `next` and `params`: work no step here uses (a route's
  * parameters come from the one router). Installed by createApp on the app it builds; an app built elsewhere (tests
- * mounting a scope of their own) keeps Express's router.
+ * mounting a scope of their own) keeps Express's router. Not Express's: `next('route')` and `next('router')` (which only
+ * Express routes give a meaning) count as errors, and `req.next` is not set; no step here uses either.
  */
 export class Pipeline {
   private readonly steps: Step[] = [];
@@ -25,9 +26,11 @@ export class Pipeline {
 
   /** What Express's `app.handle` calls with each request: the steps in order; past the last one, Express's final handler. */
   readonly handle = (req: Request, res: Response, done: NextFunction): void => {
-    // What Express's router sets before its first step, and steps read (the access log's path, mounted apps).
+    // What Express's router sets before its first step, and steps read (the access log's path, mounted apps); the
+    // one router sets the matched route's parameters.
     req.baseUrl = '';
     req.originalUrl ||= req.url;
+    req.params = {};
     runChain(this.steps, req, res, done);
   };
 }

@@ -4,6 +4,7 @@ import pino from 'pino';
 import request from 'supertest';
 import { z } from 'zod';
 import { createScopes } from '../../src/app';
+import { installPipeline } from '../../src/http/pipeline';
 import { AppError } from '../../src/errors';
 import { mountRoutes, type Scopes } from '../../src/routes';
 import { declareRouter, route } from '../../src/routes/route';
@@ -34,9 +35,13 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-/** An app of the test's own: `before` as global steps, the service's scopes and routes, and `extra` mounted in them. */
+/**
+ * An app of the test's own: `before` as global steps, the service's scopes and routes, and `extra` mounted in them, on
+ * the app's one pipeline as createApp builds it (src/http/pipeline.ts).
+ */
 function buildApp(before: RequestHandler[], extra?: (scopes: Scopes) => void) {
   const app = express();
+  installPipeline(app);
   app.set('query parser', 'simple');
   for (const step of before) app.use(step);
   const { scopes, finish } = createScopes(app, { ctx: t.ctx });

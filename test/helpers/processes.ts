@@ -24,8 +24,8 @@ export async function startServerProcess(
   timeoutMs = 150_000,
   options: { build?: boolean; root?: string } = {},
 ): Promise<RunningServer> {
-  // `build`: the production build (dist/src/server.js, the one-file bundle of scripts/bundle.js), as production and
-  // the Dockerfile run it; call buildOnce() first. `root`: a copy of the repository elsewhere to run from.
+  // `build`: the production build (dist/src/server.js, the entry in front of the one-file bundle of scripts/bundle.js),
+  // as production and the Dockerfile run it; call buildOnce() first. `root`: a copy of the repository elsewhere to run from.
   const root = options.root ?? ROOT;
   const args = options.build ? [path.join(root, 'dist/src/server.js')] : ['--import', 'tsx', 'src/server.ts'];
   const proc = spawn(process.execPath, args, {

@@ -104,7 +104,27 @@ test("another bundle's cache is not used and is replaced; so is one V8 rejects",
   const remade = await startOnce();
   expect(remade.cache!.length).toBeGreaterThan(100_000);
   expect(remade.cache!.subarray(0, 20).equals(bundleDigest())).toBe(true);
-}, 180_000);
+
+  // Damaged data under an intact header (V8 would not notice: release builds do not checksum cached data): not used,
+  // made again.
+  const damaged = Buffer.from(remade.cache!);
+  damaged[damaged.length - 1000] ^= 0x01;
+  fs.writeFileSync(cacheFile(), damaged, { mode: 0o600 });
+  const repaired = await startOnce();
+  expect(repaired.cache!.equals(damaged)).toBe(false);
+  expect(createHash('sha256').update(repaired.cache!.subarray(52)).digest().equals(repaired.cache!.subarray(20, 52))).toBe(true);
+}, 240_000);
+
+test('a cache others may write is not used, and is replaced by one only the owner may write', async () => {
+  const { cache } = await startOnce();
+  fs.writeFileSync(cacheFile(), cache!);
+  fs.chmodSync(cacheFile(), 0o666);
+  const writtenAt = fs.statSync(cacheFile()).mtimeMs;
+  await new Promise((r) => setTimeout(r, 20));
+  await startOnce();
+  expect(fs.statSync(cacheFile()).mode & 0o777).toBe(0o600);
+  expect(fs.statSync(cacheFile()).mtimeMs).not.toBe(writtenAt);
+}, 120_000);
 
 test('under --enable-source-maps the bundle loads as a plain module (Node maps its stack traces): no cache is written', async () => {
   const run = await startOnce({ NODE_OPTIONS: '--enable-source-maps' });
