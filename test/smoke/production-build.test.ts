@@ -8,9 +8,10 @@ import { createTestDatabase } from '../helpers/test-app';
 
 /**
  * The production build as production runs it (issue 10): `npm run build` bundles the server into one file,
- * dist/src/server.bundle.js (run by the entry dist/src/server.js), and leaves some packages outside the bundle, loaded from node_modules on first use (the
- * WebAuthn server stack, jose, nodemailer, qrcode, otpauth, swagger-ui-dist, the WebAuthn browser script). The rest
- * of the suite runs the TypeScript sources; this test starts the bundle and makes a request that loads each of them.
+ * dist/src/server.bundle.js (run by the entry dist/src/server.js), and leaves some packages outside the bundle, loaded
+ * from node_modules on first use (the WebAuthn server stack, jose, nodemailer, qrcode, otpauth, swagger-ui-dist, the
+ * WebAuthn browser script). The rest of the suite runs the TypeScript sources; this test starts the bundle and makes a
+ * request that loads each of them.
  */
 let server: RunningServer | undefined;
 let smtp: TestSmtpServer;
