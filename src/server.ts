@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { createApp } from './app';
-import { createHttpServer } from './lib/http-server';
+import { createAppServer } from './lib/http-server';
 import { ConfigError, loadConfig } from './config';
 import { createDb, migrateLatest } from './db';
 import { openEmbeddedForServer, type OpenedDatabase } from './db/embedded-database';
@@ -115,7 +115,7 @@ async function main(): Promise<void> {
   const [, { rateLimit, registrationRateLimit, closeRedis }, webhookWorker] = await Promise.all([keys, limits, queue]);
 
   const app = createApp({ ctx, rateLimit, registrationRateLimit });
-  const server = createHttpServer(app);
+  const server = createAppServer(app);
   const stopPruning = startPruneTimer(ctx);
   if (config.allowHttpRedirectUris) {
     logger.warn('ALLOW_HTTP_REDIRECT_URIS=true: OAuth clients may register plain-http redirect URIs (internal networks only)');

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import net from 'node:net';
+import type { Express } from 'express';
 
 /** CONTRACT §8: headers and body must have arrived within this time, else Node answers 408 and closes. */
 export const REQUEST_TIMEOUT_MS = 30_000;
@@ -34,7 +35,15 @@ export interface HttpServer extends http.Server {
  */
 export function createHttpServer(
   handler: http.RequestListener,
-  options: { requestTimeoutMs?: number; checkIntervalMs?: number } = {},
+  options: {
+    requestTimeoutMs?: number;
+    checkIntervalMs?: number;
+    /**
+     * The prototypes the request and response objects are made with (an Express app's `app.request` and
+     * `app.response`; see `madeWithPrototypes`). Without them, Node's own.
+     */
+    prototypes?: { request: object; response: object };
+  } = {},
 ): HttpServer {
   const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const connections = new Map<net.Socket, ConnectionState>();
@@ -45,6 +54,7 @@ export function createHttpServer(
       requestTimeout,
       headersTimeout: requestTimeout,
       connectionsCheckingInterval: options.checkIntervalMs ?? Math.min(5_000, requestTimeout),
+      ...(options.prototypes && madeWithPrototypes(options.prototypes)),
     },
     (req, res) => {
       const state = connections.get(req.socket);
@@ -90,6 +100,60 @@ export function createHttpServer(
       sweep();
     });
   return Object.assign(server, { drain });
+}
+
+/**
+ * The server of an Express app, as the service runs it: `createHttpServer` with the app's request and response
+ * prototypes, so that Node makes every request and response object with them (`madeWithPrototypes`).
+ */
+export function createAppServer(app: Express, options: { requestTimeoutMs?: number; checkIntervalMs?: number } = {}): HttpServer {
+  return createHttpServer(app, { ...options, prototypes: { request: app.request, response: app.response } });
+}
+
+/**
+ * The constructors of the request and response objects of Node's http server (its `IncomingMessage` and
+ * `ServerResponse` options) that make Node's objects with the given prototypes from the start (issue 33).
+ *
+ * Express's `app.handle` gives every request and response the app's prototypes (`app.request`, `app.response`) with
+ * `Object.setPrototypeOf`, on objects Node has just made. V8 then gives each object a map of its own, and the code
+ * that reads or writes them afterwards (Node's HTTP code, Express, every step) meets shapes it has not seen before:
+ * slow property access and more garbage (docs/performance.md: about two thirds of the CPU of a `/health` request).
+ * Made with the app's prototypes, the objects of a kind share their shapes, and `app.handle`'s `setPrototypeOf` finds
+ * the prototype in place and changes nothing. `instanceof` holds for Node's classes (the prototypes inherit from them).
+ *
+ * Node's constructors are functions, called here on the new object (`Reflect.construct` with another `new.target`
+ * measured five times slower than Express's way). Undefined when they are not (a Node where they became classes):
+ * the server then uses Node's own, and Express sets the prototypes as before.
+ */
+export function madeWithPrototypes(prototypes: { request: object; response: object }):
+  | { IncomingMessage: typeof http.IncomingMessage; ServerResponse: typeof http.ServerResponse }
+  | undefined {
+  const { request, response } = prototypes;
+  if (!(request instanceof http.IncomingMessage) || !(response instanceof http.ServerResponse)) {
+    throw new TypeError('the prototypes must inherit from http.IncomingMessage and http.ServerResponse');
+  }
+  const isClass = (f: unknown) => /^class\b/.test(Function.prototype.toString.call(f));
+  if (isClass(http.IncomingMessage) || isClass(http.ServerResponse)) return undefined;
+  function AppRequest(this: http.IncomingMessage, socket: net.Socket): void {
+    http.IncomingMessage.call(this, socket);
+  }
+  AppRequest.prototype = request;
+  // Node passes the response's options (highWaterMark, …) as a second argument its typings do not declare.
+  function AppResponse(this: http.ServerResponse, req: http.IncomingMessage, options: unknown): void {
+    Reflect.apply(http.ServerResponse, this, [req, options]);
+  }
+  AppResponse.prototype = response;
+  const [IncomingMessage, ServerResponse]: unknown[] = [AppRequest, AppResponse];
+  if (!constructs(IncomingMessage, http.IncomingMessage) || !constructs(ServerResponse, http.ServerResponse)) return undefined;
+  // Node's statics (IncomingMessage.from, …) stay reachable, as on a subclass.
+  Object.setPrototypeOf(IncomingMessage, http.IncomingMessage);
+  Object.setPrototypeOf(ServerResponse, http.ServerResponse);
+  return { IncomingMessage, ServerResponse };
+}
+
+/** Whether `made` is a function whose instances are instances of `base` (its prototype inherits from base's). */
+function constructs<C extends abstract new (...args: never[]) => object>(made: unknown, base: C): made is C {
+  return typeof made === 'function' && made.prototype instanceof base;
 }
 
 /**

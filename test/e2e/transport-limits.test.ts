@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
-import { createHttpServer, REQUEST_TIMEOUT_MS } from '../../src/lib/http-server';
+import { createAppServer, REQUEST_TIMEOUT_MS } from '../../src/lib/http-server';
 import { makeClient, makeSignedInUser, makeUser } from '../helpers/factories';
 import { createTestApp, type TestApp } from '../helpers/test-app';
 
@@ -167,11 +167,11 @@ describe('redirect URIs (CONTRACT §8)', () => {
 describe('slow clients and hosted forms (CONTRACT §8)', () => {
   test('headers that do not arrive in time: the connection is answered 408 or closed', async () => {
     expect(REQUEST_TIMEOUT_MS).toBe(30_000);
-    const production = createHttpServer(t.app);
+    const production = createAppServer(t.app);
     expect(production.requestTimeout).toBe(30_000);
     expect(production.headersTimeout).toBe(30_000);
 
-    const server = createHttpServer(t.app, { requestTimeoutMs: 1000, checkIntervalMs: 200 });
+    const server = createAppServer(t.app, { requestTimeoutMs: 1000, checkIntervalMs: 200 });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const { port } = server.address() as AddressInfo;
