@@ -15,6 +15,8 @@ const path = require('node:path');
 const root = path.resolve(__dirname, '..');
 const dist = path.join(root, 'dist');
 const entry = path.join(dist, 'src', 'server.js');
+// What the entry runs (scripts/bundle.js): a build without it is no build.
+const bundle = path.join(dist, 'src', 'server.bundle.js');
 const SOURCES = ['src', 'migrations', 'scripts', 'knexfile.ts', 'tsconfig.json', 'tsconfig.build.json', 'package.json'];
 
 function newerThan(file, since) {
@@ -29,7 +31,7 @@ function newerThan(file, since) {
 }
 
 function isStale() {
-  if (!fs.existsSync(entry)) return true;
+  if (!fs.existsSync(entry) || !fs.existsSync(bundle)) return true;
   const builtAt = fs.statSync(entry).mtimeMs;
   return SOURCES.some((name) => newerThan(path.join(root, name), builtAt));
 }
@@ -47,7 +49,7 @@ if (isStale()) {
     tsc = undefined;
   }
   if (!tsc) {
-    if (!fs.existsSync(entry)) {
+    if (!fs.existsSync(entry) || !fs.existsSync(bundle)) {
       process.stderr.write(
         'No build in dist/ and no TypeScript to make one: run `npm install` (with dev dependencies), then `npm start`.\n',
       );
@@ -55,7 +57,8 @@ if (isStale()) {
     }
     process.stderr.write('Sources are newer than dist/ but TypeScript is not installed: starting the existing build.\n');
   } else {
-    const why = installing ? 'after npm install' : fs.existsSync(entry) ? 'sources newer than dist/' : 'no build in dist/ yet';
+    const built = fs.existsSync(entry) && fs.existsSync(bundle);
+    const why = installing ? 'after npm install' : built ? 'sources newer than dist/' : 'no build in dist/ yet';
     process.stderr.write(`Building the server into dist/ (${why}): TypeScript, then one bundled file; this takes up to a minute ...\n`);
     // A clean build: no compiled file outlives its deleted source.
     fs.rmSync(dist, { recursive: true, force: true });

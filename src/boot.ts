@@ -10,6 +10,8 @@
  *   it holds every function a start compiled; written to a temporary file, then renamed: a concurrent start reads the
  *   old cache or the new one, never half of one. Only where the server may write beside its bundle (a read-only image:
  *   no cache, the start is as without one). Never in a shared directory: cached data is code.
+ * - The "listening" log line says what this start found (`codeCache`: used, none, rejected; lib/listening.ts). The
+ *   temporary files of processes killed between write and rename are removed at the next write.
  * - `--enable-source-maps` (docs/operations.md): the bundle is loaded as a plain module, since Node maps the stack
  *   traces of modules it loads itself.
  * - The heap growth of lib/heap-tuning.ts is set before compiling: V8 accepts cached data only under the flags it was
@@ -23,7 +25,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import vm from 'node:vm';
 import { tuneHeap } from './lib/heap-tuning';
-import { LISTENING_CHANNEL } from './lib/listening';
+import { LISTENING_CHANNEL, type Listening } from './lib/listening';
 import { loadPostgresDriver } from './lib/postgres-driver';
 
 const bundle = path.join(__dirname, 'server.bundle.js');
@@ -54,13 +56,13 @@ function run(): void {
     cachedData: cached,
     importModuleDynamically: mainContextLoader,
   });
-  if (cached === undefined || script.cachedDataRejected === true) {
-    const write = () => {
-      unsubscribe(LISTENING_CHANNEL, write);
-      setImmediate(() => writeCache(digest, script.createCachedData()));
-    };
-    subscribe(LISTENING_CHANNEL, write);
-  }
+  const codeCache: Listening['codeCache'] = cached === undefined ? 'none' : script.cachedDataRejected === true ? 'rejected' : 'used';
+  const listening = (message: unknown) => {
+    unsubscribe(LISTENING_CHANNEL, listening);
+    if (isListening(message)) message.codeCache = codeCache;
+    if (codeCache !== 'used') setImmediate(() => writeCache(digest, script.createCachedData()));
+  };
+  subscribe(LISTENING_CHANNEL, listening);
   const compiled: unknown = script.runInThisContext();
   if (typeof compiled !== 'function') throw new Error('the server bundle did not compile to its module function');
   const module = { exports: {}, id: bundle, filename: bundle, loaded: false, children: [], paths: [] };
@@ -94,9 +96,18 @@ function readCache(digest: Buffer): Buffer | undefined {
   }
 }
 
-/** Written to a new temporary file, flushed to disk, then renamed over the cache: a start reads a whole file or none. */
+/** The message of the listening channel (an object server.ts publishes). */
+function isListening(message: unknown): message is Listening {
+  return typeof message === 'object' && message !== null;
+}
+
+/**
+ * Written to a new temporary file, flushed to disk, then renamed over the cache: a start reads a whole file or none.
+ * The temporary files of processes that no longer run (killed between write and rename) are removed first.
+ */
 function writeCache(digest: Buffer, data: Buffer): void {
   const temporary = `${cacheFile}.${process.pid}.tmp`;
+  removeAbandoned();
   try {
     const fd = fs.openSync(temporary, 'wx', 0o600);
     try {
@@ -113,6 +124,36 @@ function writeCache(digest: Buffer, data: Buffer): void {
     } catch {
       // nothing to remove, or not ours to remove
     }
+  }
+}
+
+/** Removes `server.bundle.cache.<pid>.tmp` files whose process is gone; another start's file is left to it. */
+function removeAbandoned(): void {
+  const prefix = `${path.basename(cacheFile)}.`;
+  let names: string[];
+  try {
+    names = fs.readdirSync(path.dirname(cacheFile));
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = name.startsWith(prefix) && name.endsWith('.tmp') ? Number(name.slice(prefix.length, -'.tmp'.length)) : NaN;
+    if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || running(pid)) continue;
+    try {
+      fs.rmSync(path.join(path.dirname(cacheFile), name), { force: true });
+    } catch {
+      // not ours to remove
+    }
+  }
+}
+
+/** Whether a process with this id runs (EPERM: it runs as another user). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err instanceof Error && 'code' in err && err.code === 'EPERM';
   }
 }
 

@@ -129,8 +129,7 @@ async function main(): Promise<void> {
   }
   server.listen(config.port, () => {
     const database = embedded ? `embedded PostgreSQL (${config.dataDir})` : 'postgresql';
-    logger.info({ url: config.baseUrl, database }, 'service-sso listening');
-    announceListening();
+    logger.info({ url: config.baseUrl, database, ...announceListening() }, 'service-sso listening');
   });
 
   let stopping = false;

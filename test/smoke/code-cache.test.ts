@@ -58,7 +58,6 @@ async function startOnce(extraEnv: NodeJS.ProcessEnv = {}): Promise<{ cache: Buf
       ...secrets,
       SMTP_URL: 'smtp://127.0.0.1:1',
       MAIL_FROM: 'sso@example.test',
-      LOG_LEVEL: 'warn',
       ...extraEnv,
     },
     port,
@@ -75,9 +74,17 @@ async function startOnce(extraEnv: NodeJS.ProcessEnv = {}): Promise<{ cache: Buf
   }
 }
 
+/** The server's "listening" log line. */
+function listeningLine(output: string): Record<string, unknown> {
+  const line = output.split('\n').find((l) => l.includes('"msg":"service-sso listening"'));
+  if (line === undefined) throw new Error(`no listening line in:\n${output}`);
+  return JSON.parse(line) as Record<string, unknown>;
+}
+
 test('the first start writes the cache (the bundle digest, then V8 data; owner only); the next start uses it as it is', async () => {
   const first = await startOnce();
   expect(first.cache).toBeDefined();
+  expect(listeningLine(first.output)).toMatchObject({ codeCache: 'none' });
   expect(first.cache!.subarray(0, 20).equals(bundleDigest())).toBe(true);
   expect(first.cache!.length).toBeGreaterThan(100_000);
   expect(fs.statSync(cacheFile()).mode & 0o777).toBe(0o600);
@@ -88,6 +95,19 @@ test('the first start writes the cache (the bundle digest, then V8 data; owner o
   expect(second.cache!.equals(first.cache!)).toBe(true);
   expect(fs.statSync(cacheFile()).mtimeMs).toBe(writtenAt);
   expect(fs.readdirSync(path.join(dir, 'dist/src')).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  expect(listeningLine(second.output)).toMatchObject({ codeCache: 'used' });
+}, 120_000);
+
+test("a process killed between the cache's write and rename leaves a file the next write removes; a running one's stays", async () => {
+  // No process has an id above Linux's largest (2^22); this test's own process runs.
+  const abandoned = path.join(dir, `dist/src/server.bundle.cache.${2 ** 22 + 1}.tmp`);
+  const running = path.join(dir, `dist/src/server.bundle.cache.${process.pid}.tmp`);
+  fs.writeFileSync(abandoned, 'half a cache', { mode: 0o600 });
+  fs.writeFileSync(running, 'being written', { mode: 0o600 });
+  const run = await startOnce();
+  expect(run.cache).toBeDefined();
+  expect(fs.existsSync(abandoned)).toBe(false);
+  expect(fs.readFileSync(running, 'utf8')).toBe('being written');
 }, 120_000);
 
 test("another bundle's cache is not used and is replaced; so is one V8 rejects", async () => {
@@ -97,11 +117,17 @@ test("another bundle's cache is not used and is replaced; so is one V8 rejects",
   foreign[0] ^= 0xff;
   fs.writeFileSync(cacheFile(), foreign, { mode: 0o600 });
   const replaced = await startOnce();
+  expect(listeningLine(replaced.output)).toMatchObject({ codeCache: 'none' });
   expect(replaced.cache!.subarray(0, 20).equals(bundleDigest())).toBe(true);
 
   // This bundle's digest, and data V8 cannot use: the server starts all the same, and the cache is made again.
-  fs.writeFileSync(cacheFile(), Buffer.concat([bundleDigest(), randomBytes(4096)]), { mode: 0o600 });
+  // (with the SHA-256 of that data, so that it reaches V8).
+  const garbage = randomBytes(4096);
+  fs.writeFileSync(cacheFile(), Buffer.concat([bundleDigest(), createHash('sha256').update(garbage).digest(), garbage]), {
+    mode: 0o600,
+  });
   const remade = await startOnce();
+  expect(listeningLine(remade.output)).toMatchObject({ codeCache: 'rejected' });
   expect(remade.cache!.length).toBeGreaterThan(100_000);
   expect(remade.cache!.subarray(0, 20).equals(bundleDigest())).toBe(true);
 
@@ -129,4 +155,5 @@ test('a cache others may write is not used, and is replaced by one only the owne
 test('under --enable-source-maps the bundle loads as a plain module (Node maps its stack traces): no cache is written', async () => {
   const run = await startOnce({ NODE_OPTIONS: '--enable-source-maps' });
   expect(run.cache).toBeUndefined();
+  expect(listeningLine(run.output)).not.toHaveProperty('codeCache');
 }, 120_000);
