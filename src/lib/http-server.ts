@@ -125,9 +125,10 @@ export function createAppServer(app: Express, options: { requestTimeoutMs?: numb
  * measured five times slower than Express's way). Undefined when they are not (a Node where they became classes):
  * the server then uses Node's own, and Express sets the prototypes as before.
  */
-export function madeWithPrototypes(prototypes: { request: object; response: object }):
-  | { IncomingMessage: typeof http.IncomingMessage; ServerResponse: typeof http.ServerResponse }
-  | undefined {
+export function madeWithPrototypes(prototypes: {
+  request: object;
+  response: object;
+}): { IncomingMessage: typeof http.IncomingMessage; ServerResponse: typeof http.ServerResponse } | undefined {
   const { request, response } = prototypes;
   if (!(request instanceof http.IncomingMessage) || !(response instanceof http.ServerResponse)) {
     throw new TypeError('the prototypes must inherit from http.IncomingMessage and http.ServerResponse');
