@@ -47,7 +47,8 @@ function run(): void {
   }
   const bytes = fs.readFileSync(bundle);
   const digest = createHash('sha1').update(bytes).digest();
-  const cached = readCache(digest);
+  const found = readCache(digest);
+  const cached = typeof found === 'string' ? undefined : found;
   // The wrapper on a line of its own, the bundle's first line counted as line 1: stack traces keep the bundle's own
   // lines and columns (what its source map is read with).
   const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {\n${bytes.toString('latin1')}\n})`, {
@@ -56,7 +57,7 @@ function run(): void {
     cachedData: cached,
     importModuleDynamically: mainContextLoader,
   });
-  const codeCache: Listening['codeCache'] = cached === undefined ? 'none' : script.cachedDataRejected === true ? 'rejected' : 'used';
+  const codeCache: Listening['codeCache'] = typeof found === 'string' ? found : script.cachedDataRejected === true ? 'rejected' : 'used';
   const listening = (message: unknown) => {
     unsubscribe(LISTENING_CHANNEL, listening);
     if (isListening(message)) message.codeCache = codeCache;
@@ -70,27 +71,27 @@ function run(): void {
 }
 
 /**
- * The cached data of this bundle, or undefined: none; not a regular file of this process's user that only it may
- * write (the data is code: V8 in a release build does not checksum it, and damaged data can crash or miscompile);
- * another bundle's; or data whose SHA-256 does not match (a torn or damaged file).
+ * The cached data of this bundle; `none` when there is no cache file; `refused` when it is not a regular file of this
+ * process's user that only it may write (the data is code: V8 in a release build does not checksum it, and damaged
+ * data can crash or miscompile), is another bundle's, or its data's SHA-256 does not match (a torn or damaged file).
  */
-function readCache(digest: Buffer): Buffer | undefined {
+function readCache(digest: Buffer): Buffer | 'none' | 'refused' {
   let fd: number;
   try {
     fd = fs.openSync(cacheFile, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
-  } catch {
-    return undefined;
+  } catch (err) {
+    return err instanceof Error && 'code' in err && err.code === 'ENOENT' ? 'none' : 'refused';
   }
   try {
     const stat = fs.fstatSync(fd);
     const owner = process.geteuid?.();
-    if (!stat.isFile() || (owner !== undefined && stat.uid !== owner) || (stat.mode & 0o022) !== 0) return undefined;
+    if (!stat.isFile() || (owner !== undefined && stat.uid !== owner) || (stat.mode & 0o022) !== 0) return 'refused';
     const file = fs.readFileSync(fd);
-    if (file.length <= HEADER || !file.subarray(0, BUNDLE_DIGEST).equals(digest)) return undefined;
+    if (file.length <= HEADER || !file.subarray(0, BUNDLE_DIGEST).equals(digest)) return 'refused';
     const data = file.subarray(HEADER);
-    return createHash('sha256').update(data).digest().equals(file.subarray(BUNDLE_DIGEST, HEADER)) ? data : undefined;
+    return createHash('sha256').update(data).digest().equals(file.subarray(BUNDLE_DIGEST, HEADER)) ? data : 'refused';
   } catch {
-    return undefined;
+    return 'refused';
   } finally {
     fs.closeSync(fd);
   }
@@ -108,8 +109,14 @@ function isListening(message: unknown): message is Listening {
 function writeCache(digest: Buffer, data: Buffer): void {
   const temporary = `${cacheFile}.${process.pid}.tmp`;
   removeAbandoned();
+  let fd: number;
   try {
-    const fd = fs.openSync(temporary, 'wx', 0o600);
+    fd = fs.openSync(temporary, 'wx', 0o600);
+  } catch {
+    // Not writable (a read-only image, another user's directory): every start compiles, as without a cache.
+    return;
+  }
+  try {
     try {
       fs.writeFileSync(fd, Buffer.concat([digest, createHash('sha256').update(data).digest(), data]));
       fs.fsyncSync(fd);
@@ -118,16 +125,21 @@ function writeCache(digest: Buffer, data: Buffer): void {
     }
     fs.renameSync(temporary, cacheFile);
   } catch {
-    // Not writable (a read-only image, another user's directory): every start compiles, as without a cache.
+    // A full disk, or the file removed under it: this file, which this process made, goes; the next start writes again.
     try {
       fs.rmSync(temporary, { force: true });
     } catch {
-      // nothing to remove, or not ours to remove
+      // already gone
     }
   }
 }
 
-/** Removes `server.bundle.cache.<pid>.tmp` files whose process is gone; another start's file is left to it. */
+/**
+ * Removes the `server.bundle.cache.<pid>.tmp` files of processes that are gone, and one of this process's id (left by
+ * an earlier process with the same id, e.g. pid 1 in a container: this process has not begun its own yet); another
+ * running start's file is left to it. Processes of another pid namespace (a dist/ shared between containers) look
+ * gone: their write then fails at its rename and that start writes no cache; nothing half-written is ever read.
+ */
 function removeAbandoned(): void {
   const prefix = `${path.basename(cacheFile)}.`;
   let names: string[];
@@ -137,8 +149,10 @@ function removeAbandoned(): void {
     return;
   }
   for (const name of names) {
-    const pid = name.startsWith(prefix) && name.endsWith('.tmp') ? Number(name.slice(prefix.length, -'.tmp'.length)) : NaN;
-    if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || running(pid)) continue;
+    const id = name.startsWith(prefix) && name.endsWith('.tmp') ? name.slice(prefix.length, -'.tmp'.length) : '';
+    if (!/^[1-9][0-9]{0,9}$/.test(id)) continue;
+    const pid = Number(id);
+    if (pid !== process.pid && running(pid)) continue;
     try {
       fs.rmSync(path.join(path.dirname(cacheFile), name), { force: true });
     } catch {

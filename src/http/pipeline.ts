@@ -5,8 +5,9 @@ import { runChain, type Step } from './dispatch';
  * The app's one pipeline (issue 33): the steps the app mounts (`app.use`: the global step, the one router of
  * src/http/dispatch.ts, the 404 and the one error handler), run in order by `runChain`, as Express's router runs its
  * middleware, without matching each step's path (every one is mounted at `/`). Express stays the framework: its
- * `app.handle` still makes the request and response objects (prototypes, `res.locals`, the final handler) and hands
- * them to this as the app's router; the steps are Express middleware and error handlers.
+ * `app.handle` still prepares the request and response objects (their prototypes, which the service's server has
+ * already given them, `res.locals`, the final handler) and hands them to this as the app's router; the steps are
+ * Express middleware and error handlers.
  *
  * Express's router would, for each request, parse the URL again for each of the four steps, match it against each
  * step's mount path and keep closures to restore `baseUrl`, `next` and `params`: work no step here uses (a route's

@@ -122,8 +122,9 @@ export function createAppServer(app: Express, options: { requestTimeoutMs?: numb
  * the prototype in place and changes nothing. `instanceof` holds for Node's classes (the prototypes inherit from them).
  *
  * Node's constructors are functions, called here on the new object (`Reflect.construct` with another `new.target`
- * measured five times slower than Express's way). Undefined when they are not (a Node where they became classes):
- * the server then uses Node's own, and Express sets the prototypes as before.
+ * measured five times slower than Express's way); named like Node's, so that stack traces read as before. They are
+ * tried once here (a request and a response on an unconnected socket): where Node's cannot be called that way (a Node
+ * where they became classes), undefined, and the server uses Node's own (Express then sets the prototypes as before).
  */
 export function madeWithPrototypes(prototypes: {
   request: object;
@@ -133,19 +134,24 @@ export function madeWithPrototypes(prototypes: {
   if (!(request instanceof http.IncomingMessage) || !(response instanceof http.ServerResponse)) {
     throw new TypeError('the prototypes must inherit from http.IncomingMessage and http.ServerResponse');
   }
-  const isClass = (f: unknown) => /^class\b/.test(Function.prototype.toString.call(f));
-  if (isClass(http.IncomingMessage) || isClass(http.ServerResponse)) return undefined;
-  function AppRequest(this: http.IncomingMessage, socket: net.Socket): void {
+  const AppRequest = function IncomingMessage(this: http.IncomingMessage, socket: net.Socket): void {
     http.IncomingMessage.call(this, socket);
-  }
+  };
   AppRequest.prototype = request;
   // Node passes the response's options (highWaterMark, …) as a second argument its typings do not declare.
-  function AppResponse(this: http.ServerResponse, req: http.IncomingMessage, options: unknown): void {
+  const AppResponse = function ServerResponse(this: http.ServerResponse, req: http.IncomingMessage, options: unknown): void {
     Reflect.apply(http.ServerResponse, this, [req, options]);
-  }
+  };
   AppResponse.prototype = response;
   const [IncomingMessage, ServerResponse]: unknown[] = [AppRequest, AppResponse];
   if (!constructs(IncomingMessage, http.IncomingMessage) || !constructs(ServerResponse, http.ServerResponse)) return undefined;
+  try {
+    const probe = new IncomingMessage(new net.Socket());
+    const answer = new ServerResponse(probe);
+    if (Object.getPrototypeOf(probe) !== request || Object.getPrototypeOf(answer) !== response) return undefined;
+  } catch {
+    return undefined;
+  }
   // Node's statics (IncomingMessage.from, …) stay reachable, as on a subclass.
   Object.setPrototypeOf(IncomingMessage, http.IncomingMessage);
   Object.setPrototypeOf(ServerResponse, http.ServerResponse);

@@ -9,11 +9,12 @@ export const LISTENING_CHANNEL = 'service-sso:listening';
 /** What the subscribers of the channel say about the start, logged with the "listening" line. */
 export interface Listening {
   /**
-   * The production entry's V8 code cache: `used`; `none` (none usable: absent, another bundle's, damaged or not the
-   * server user's own; one is written now where dist/ is writable); `rejected` (V8 refused it: another Node or other
-   * flags; written again). Absent where the server does not run from the bundle (`npm run dev`, `--enable-source-maps`).
+   * The production entry's V8 code cache: `used`; `none` (no cache file yet); `refused` (not used: another bundle's,
+   * damaged, or not a file only the server's user may write); `rejected` (V8 refused it: another Node or other flags).
+   * After any but `used`, one is written where dist/ is writable. Absent where the server does not run the bundle
+   * with a cache (`npm run dev`, `--enable-source-maps`, Node before 20.12).
    */
-  codeCache?: 'used' | 'none' | 'rejected';
+  codeCache?: 'used' | 'none' | 'refused' | 'rejected';
 }
 
 export function announceListening(): Listening {

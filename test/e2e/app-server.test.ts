@@ -15,9 +15,14 @@ import { createTestApp, type TestApp } from '../helpers/test-app';
 let t: TestApp;
 let server: HttpServer;
 let base: string;
+const made: boolean[] = [];
 beforeAll(async () => {
   t = await createTestApp();
   server = createAppServer(t.app);
+  // Before Express sees it: every request and response of this server is made with the app's prototypes.
+  server.prependListener('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    made.push(Object.getPrototypeOf(req) === t.app.request && Object.getPrototypeOf(res) === t.app.response);
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
@@ -125,5 +130,10 @@ describe("the service's answers through its own server", () => {
       expect(me.status).toBe(200);
       expect(((await me.json()) as { user: { email: string } }).user.email).toBe(email);
     }
+  });
+
+  test('every request those tests sent through the server was made with the prototypes', () => {
+    expect(made.length).toBeGreaterThanOrEqual(10);
+    expect(made.every(Boolean)).toBe(true);
   });
 });

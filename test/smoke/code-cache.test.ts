@@ -99,15 +99,19 @@ test('the first start writes the cache (the bundle digest, then V8 data; owner o
 }, 120_000);
 
 test("a process killed between the cache's write and rename leaves a file the next write removes; a running one's stays", async () => {
-  // No process has an id above Linux's largest (2^22); this test's own process runs.
+  // No process has an id above Linux's largest (2^22); this test's own process runs; a name that is not a plain
+  // decimal id is nobody's.
   const abandoned = path.join(dir, `dist/src/server.bundle.cache.${2 ** 22 + 1}.tmp`);
   const running = path.join(dir, `dist/src/server.bundle.cache.${process.pid}.tmp`);
   fs.writeFileSync(abandoned, 'half a cache', { mode: 0o600 });
   fs.writeFileSync(running, 'being written', { mode: 0o600 });
+  const odd = path.join(dir, `dist/src/server.bundle.cache.0x10.tmp`);
+  fs.writeFileSync(odd, 'not a pid', { mode: 0o600 });
   const run = await startOnce();
   expect(run.cache).toBeDefined();
   expect(fs.existsSync(abandoned)).toBe(false);
   expect(fs.readFileSync(running, 'utf8')).toBe('being written');
+  expect(fs.readFileSync(odd, 'utf8')).toBe('not a pid');
 }, 120_000);
 
 test("another bundle's cache is not used and is replaced; so is one V8 rejects", async () => {
@@ -117,7 +121,7 @@ test("another bundle's cache is not used and is replaced; so is one V8 rejects",
   foreign[0] ^= 0xff;
   fs.writeFileSync(cacheFile(), foreign, { mode: 0o600 });
   const replaced = await startOnce();
-  expect(listeningLine(replaced.output)).toMatchObject({ codeCache: 'none' });
+  expect(listeningLine(replaced.output)).toMatchObject({ codeCache: 'refused' });
   expect(replaced.cache!.subarray(0, 20).equals(bundleDigest())).toBe(true);
 
   // This bundle's digest, and data V8 cannot use: the server starts all the same, and the cache is made again.
@@ -137,6 +141,7 @@ test("another bundle's cache is not used and is replaced; so is one V8 rejects",
   damaged[damaged.length - 1000] ^= 0x01;
   fs.writeFileSync(cacheFile(), damaged, { mode: 0o600 });
   const repaired = await startOnce();
+  expect(listeningLine(repaired.output)).toMatchObject({ codeCache: 'refused' });
   expect(repaired.cache!.equals(damaged)).toBe(false);
   expect(createHash('sha256').update(repaired.cache!.subarray(52)).digest().equals(repaired.cache!.subarray(20, 52))).toBe(true);
 }, 240_000);
@@ -147,7 +152,8 @@ test('a cache others may write is not used, and is replaced by one only the owne
   fs.chmodSync(cacheFile(), 0o666);
   const writtenAt = fs.statSync(cacheFile()).mtimeMs;
   await new Promise((r) => setTimeout(r, 20));
-  await startOnce();
+  const replaced = await startOnce();
+  expect(listeningLine(replaced.output)).toMatchObject({ codeCache: 'refused' });
   expect(fs.statSync(cacheFile()).mode & 0o777).toBe(0o600);
   expect(fs.statSync(cacheFile()).mtimeMs).not.toBe(writtenAt);
 }, 120_000);
