@@ -7,6 +7,8 @@ module.exports = {
     '^.+\\.tsx?$': ['ts-jest', { diagnostics: false }],
   },
   globalSetup: '<rootDir>/test/helpers/global-setup.ts',
+  // supertest and app.listen reach the app through the service's own HTTP server (test/helpers/app-server-setup.ts).
+  setupFilesAfterEnv: ['<rootDir>/test/helpers/app-server-setup.ts'],
   globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
   // Longest suites first, and Chromium suites one at a time where other suites can run beside them (test/timings.json).
   testSequencer: '<rootDir>/test/helpers/sequencer.js',

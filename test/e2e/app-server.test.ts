@@ -10,7 +10,8 @@ import { createTestApp, type TestApp } from '../helpers/test-app';
  * Issue 33: the service's HTTP server makes every request and response object with the app's prototypes
  * (`app.request`, `app.response`), so that Express's `app.handle` has no prototype to change (the change is what made
  * every object of a request slow: docs/performance.md). What a client sees through that server is the service's
- * usual answers; most other suites reach the app through supertest's own server, where Express sets the prototypes.
+ * usual answers. The other suites reach the app through the same server: supertest's `request(app)` and
+ * `app.listen` make it with createAppServer (test/helpers/app-server-setup.ts), as the last test here shows.
  */
 let t: TestApp;
 let server: HttpServer;
@@ -130,6 +131,18 @@ describe("the service's answers through its own server", () => {
       expect(me.status).toBe(200);
       expect(((await me.json()) as { user: { email: string } }).user.email).toBe(email);
     }
+  });
+
+  test("supertest's request(app) reaches the app through the service's own server too", async () => {
+    const test = request(t.app).get('/health');
+    const { app: target } = test as unknown as { app: http.Server & { drain?: unknown } };
+    // createAppServer's server, with its drain (Node's own http.Server has none), its objects made with the prototypes.
+    expect(target).toBeInstanceOf(http.Server);
+    expect(typeof target.drain).toBe('function');
+    const seen: boolean[] = [];
+    target.prependListener('request', (req: http.IncomingMessage) => seen.push(Object.getPrototypeOf(req) === t.app.request));
+    expect((await test).status).toBe(200);
+    expect(seen).toEqual([true]);
   });
 
   test('every request those tests sent through the server was made with the prototypes', () => {
