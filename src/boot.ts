@@ -10,8 +10,8 @@
  *   it holds every function a start compiled; written to a temporary file, then renamed: a concurrent start reads the
  *   old cache or the new one, never half of one. Only where the server may write beside its bundle (a read-only image:
  *   no cache, the start is as without one). Never in a shared directory: cached data is code.
- * - The "listening" log line says what this start found (`codeCache`: used, none, rejected; lib/listening.ts). The
- *   temporary files of processes killed between write and rename are removed at the next write.
+ * - The "listening" log line says what this start found (`codeCache`: used, none, refused, rejected;
+ *   lib/listening.ts). The temporary files of processes killed between write and rename are removed at the next write.
  * - `--enable-source-maps` (docs/operations.md): the bundle is loaded as a plain module, since Node maps the stack
  *   traces of modules it loads itself.
  * - The heap growth of lib/heap-tuning.ts is set before compiling: V8 accepts cached data only under the flags it was
