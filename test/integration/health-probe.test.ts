@@ -12,6 +12,8 @@ let relay: net.Server;
 const sockets = new Set<net.Socket>();
 let db: Db;
 let queries = 0;
+/** Queries whose answer (or error) has come back. */
+let answered = 0;
 let clock = 0;
 
 beforeAll(async () => {
@@ -29,6 +31,8 @@ beforeAll(async () => {
   url.host = `127.0.0.1:${(relay.address() as net.AddressInfo).port}`;
   db = createDb({ databaseUrl: url.toString() });
   db.on('query', () => queries++);
+  db.on('query-response', () => answered++);
+  db.on('query-error', () => answered++);
 });
 
 afterAll(async () => {
@@ -37,9 +41,12 @@ afterAll(async () => {
   for (const s of sockets) s.destroy();
 });
 
-/** Lets a background probe finish (it answers in well under the polling budget on a live database). */
+/**
+ * Lets a background probe finish: its query answered (on a loaded machine that can take longer than any fixed pause),
+ * then a moment for the probe to keep the result. A query that never starts or never answers ends the wait at 5 s.
+ */
 async function settled(expectedQueries: number): Promise<void> {
-  for (let i = 0; i < 200 && queries < expectedQueries; i++) await new Promise((r) => setTimeout(r, 10));
+  for (let i = 0; i < 500 && answered < expectedQueries; i++) await new Promise((r) => setTimeout(r, 10));
   await new Promise((r) => setTimeout(r, 50));
 }
 
