@@ -12,7 +12,9 @@
  *   fair ceiling of GET /api/auth/me (Express + jsonwebtoken + one prepared `pg` query loading the session's user with
  *   roles and permissions, on the same database: bench/baselines/express-me.cjs); node-oidc-provider 9 (in-memory
  *   adapter, PKCE required, rotation, tokens from its own code flow), and the same with a PostgreSQL adapter on the
- *   bench's database (oidcRefreshPg: the refresh floor when tokens live in a database); bcrypt comparisons/s on one
+ *   bench's database (oidcRefreshPg: the refresh floor when tokens live in a database); the refresh ceiling
+ *   (refreshCeiling: Express + the server's one rotation statement + the same token signatures,
+ *   bench/baselines/express-refresh.cjs), measured A B B A beside the in-memory peer; bcrypt comparisons/s on one
  *   core with the server's bcrypt.
  * - Floors (issue 33), one more process: bare Express 5 answering /health, both discovery documents and /me (the /me
  *   ceiling's work) with the work every such answer of the server must do: the server's own bytes and headers
@@ -28,9 +30,10 @@
  *   (the last one the peer runs a counterpart of) against the peer's peak over all of its scenarios.
  *
  * Options: --json FILE (write every figure), --soak SECONDS (mixed traffic, RSS and p99 per 10 s window),
- * --seconds N (measured seconds per scenario, default 8), --connections N (default 16), --only KEYS (a comma-separated
+ * --seconds N (measured seconds per scenario, default 8), --warmup N (seconds of the same load before a scenario's first
+ * run, default 8), --connections N (default 16), --only KEYS (a comma-separated
  * subset of the scenarios: bare, health, discovery, oidcDiscovery, jwt, meCeiling, me, floorHealth, floorDiscovery,
- * floorOidcDiscovery, meFloor, oidcRefresh, oidcRefreshPg, oauthRefresh,
+ * floorOidcDiscovery, meFloor, oidcRefresh, oidcRefreshPg, oauthRefresh, refreshCeiling,
  * firstPartyRefresh, oidcClientCredentials, clientCredentials, oauthRefreshDpop, clientCredentialsDpop,
  * clientCredentialsPrivateKeyJwt, login, webhooks, console; the targets whose figures are missing are left out;
  * a target's pair runs when either of its keys is wanted: bare or health, discovery, oidcDiscovery, meCeiling or me,
@@ -66,6 +69,7 @@ const { values: opts } = parseArgs({
     soak: { type: 'string' },
     seconds: { type: 'string', default: process.env.BENCH_SECONDS ?? '8' },
     connections: { type: 'string', default: process.env.BENCH_CONNECTIONS ?? '16' },
+    warmup: { type: 'string', default: process.env.BENCH_WARMUP ?? '8' },
     only: { type: 'string' },
   },
 });
@@ -84,6 +88,7 @@ const SCENARIO_KEYS = [
   'oidcRefresh',
   'oidcRefreshPg',
   'oauthRefresh',
+  'refreshCeiling',
   'firstPartyRefresh',
   'oidcClientCredentials',
   'clientCredentials',
@@ -100,7 +105,9 @@ for (const key of ONLY ?? [])
 /** Whether the run measures this scenario (all of them without --only). */
 const wanted = (key: string) => !ONLY || ONLY.has(key);
 const SECONDS = Number(opts.seconds);
-const WARMUP = Math.min(3, Math.max(1, Math.round(SECONDS / 4)));
+// Each process is measured warm: V8 optimizes a server's hot functions only after some thousands of requests, and a
+// 2 s warm-up measured this server's refresh grant 20-30 % slower than 10 s did (docs/performance.md, "Warm-up").
+const WARMUP = Number(opts.warmup);
 const CONNECTIONS = Number(opts.connections);
 const SOAK = opts.soak ? Number(opts.soak) : 0;
 const LOGIN_CONNECTIONS = 8;
@@ -386,6 +393,8 @@ interface SsoFixtures {
   loginBodies: string[];
   firstPartyRefreshTokens: string[];
   oauthRefreshTokens: string[];
+  /** Refresh chains of the same client for the refresh ceiling (express-refresh.cjs), which spends them in the database. */
+  ceilingRefreshTokens: string[];
   /** Refresh chains of the same client for the DPoP comparison (issue 34): half plain, half with proofs. */
   dpopRefreshTokens: string[];
   client: { id: string; secret: string };
@@ -430,8 +439,10 @@ async function ssoFixtures(sso: string, admin: { email: string; password: string
   const firstPartyRefreshTokens: string[] = [];
   const oauthRefreshTokens: string[] = [];
   const dpopRefreshTokens: string[] = [];
+  const ceilingRefreshTokens: string[] = [];
   const dpopChains = wanted('oauthRefreshDpop') ? 2 * chains : 0;
-  for (let i = 0; i < chains + dpopChains; i++) {
+  const ceilingChains = wanted('refreshCeiling') ? chains : 0;
+  for (let i = 0; i < chains + dpopChains + ceilingChains; i++) {
     const login = await call(`${sso}/api/auth/login`, { method: 'POST', json: { email, password } });
     expectStatus('login', login, 200);
     firstPartyRefreshTokens.push(login.body.refreshToken);
@@ -468,7 +479,7 @@ async function ssoFixtures(sso: string, admin: { email: string; password: string
       body: new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT_URI }).toString(),
     });
     expectStatus('code exchange', token, 200);
-    (i < chains ? oauthRefreshTokens : dpopRefreshTokens).push(token.body.refresh_token);
+    (i < chains ? oauthRefreshTokens : i < chains + dpopChains ? dpopRefreshTokens : ceilingRefreshTokens).push(token.body.refresh_token);
   }
   const loginBodies: string[] = [];
   for (let i = 0; i < LOGIN_ACCOUNTS; i++) {
@@ -483,6 +494,7 @@ async function ssoFixtures(sso: string, admin: { email: string; password: string
     loginBodies,
     firstPartyRefreshTokens,
     oauthRefreshTokens,
+    ceilingRefreshTokens,
     dpopRefreshTokens,
     client,
     ccClient,
@@ -827,6 +839,7 @@ async function main(): Promise<void> {
   const sso = `http://127.0.0.1:${ssoPort}`;
   const admin = { email: 'bench-admin@example.test', password: randomBytes(12).toString('base64url') };
   const jwtAccessSecret = randomBytes(48).toString('base64url');
+  const jwtRefreshSecret = randomBytes(48).toString('base64url');
   // The webhook burst's receiver speaks https, as production requires, with a certificate the server trusts.
   const receiverTls = wanted('webhooks') && SOAK === 0 ? receiverCertificate() : undefined;
   const env: NodeJS.ProcessEnv = {
@@ -837,7 +850,7 @@ async function main(): Promise<void> {
     BASE_URL: sso,
     DATABASE_URL: db.url,
     JWT_ACCESS_SECRET: jwtAccessSecret,
-    JWT_REFRESH_SECRET: randomBytes(48).toString('base64url'),
+    JWT_REFRESH_SECRET: jwtRefreshSecret,
     SMTP_URL: smtp.url,
     MAIL_FROM: 'bench@example.test',
     BOOTSTRAP_ADMIN_EMAIL: admin.email,
@@ -931,8 +944,30 @@ async function main(): Promise<void> {
       '/ready',
       `http://127.0.0.1:${mePort}`,
     );
+    const refreshCeilingPort = await freePort();
+    const refreshCeiling = wanted('refreshCeiling')
+      ? await startProcess(
+          'express-refresh',
+          process.execPath,
+          [
+            path.join(ROOT, 'bench/baselines/express-refresh.cjs'),
+            String(refreshCeilingPort),
+            jwtRefreshSecret,
+            jwtAccessSecret,
+            db.url,
+            fx.client.id,
+            fx.client.secret,
+            'service-sso',
+          ],
+          { PATH: process.env.PATH, NODE_ENV: 'production' },
+          '/ready',
+          `http://127.0.0.1:${refreshCeilingPort}`,
+        )
+      : undefined;
+    if (refreshCeiling)
+      await checkRefreshSignsIdToken('the refresh ceiling', `${refreshCeiling.url}/token`, fx.client, fx.ceilingRefreshTokens);
     const floor = await startFloor(sso, fx, jwtAccessSecret, db.url);
-    await runScenarios(server, fx, { bare, oidc, oidcBase, oidcClient, oidcTokens, oidcPg, jwt, meCeiling, floor });
+    await runScenarios(server, fx, { bare, oidc, oidcBase, oidcClient, oidcTokens, oidcPg, jwt, meCeiling, refreshCeiling, floor });
     if (receiverTls) await webhookBurst(server, fx, admin, db.url, receiverTls);
     if (wanted('console')) await consoleAtScale(server, admin, db.url);
     report({
@@ -987,6 +1022,8 @@ interface Baselines {
   oidcPg: { server: Server; base: string; tokens: string[] } | undefined;
   jwt: Server;
   meCeiling: Server;
+  /** The refresh ceiling (express-refresh.cjs), when refreshCeiling is wanted. */
+  refreshCeiling: Server | undefined;
   /** The floors of the stateless answers (express-floor.cjs), when a floor scenario is wanted. */
   floor: Server | undefined;
 }
@@ -1062,6 +1099,30 @@ async function runScenarios(server: Server, fx: SsoFixtures, b: Baselines): Prom
       job: () => oauthRefreshChain(`${sso}/api/oauth/token`, fx.client, fx.oauthRefreshTokens),
       carry: (tokens) => (fx.oauthRefreshTokens = tokens),
     });
+  // The refresh ceiling (Express doing the rotation's required work, the token spent in PostgreSQL) beside the same
+  // in-memory peer: below 1.0 ×, no Express server that spends its tokens in the database meets the target.
+  // Then the server beside the ceiling: what this server adds to that work.
+  if (b.refreshCeiling) {
+    const ceiling = b.refreshCeiling;
+    const ceilingSide = (key: string, name: string): PairSide => ({
+      key,
+      name,
+      pid: ceiling.pid,
+      job: () => oauthRefreshChain(`${ceiling.url}/token`, fx.client, fx.ceilingRefreshTokens),
+      carry: (tokens) => (fx.ceilingRefreshTokens = tokens),
+    });
+    await measurePair(
+      oidcSide('oidcRefreshForCeiling', 'baseline: node-oidc-provider 9 refresh_token grant (beside the refresh ceiling)'),
+      ceilingSide('refreshCeiling', 'baseline: refresh ceiling (Express + the rotation statement + the same signatures)'),
+    );
+    await measurePair(ceilingSide('refreshCeilingForServer', 'baseline: refresh ceiling (beside the OAuth refresh grant)'), {
+      key: 'oauthRefreshForCeiling',
+      name: 'POST /api/oauth/token refresh_token grant (beside the refresh ceiling)',
+      pid: server.pid,
+      job: () => oauthRefreshChain(`${sso}/api/oauth/token`, fx.client, fx.oauthRefreshTokens),
+      carry: (tokens) => (fx.oauthRefreshTokens = tokens),
+    });
+  }
   if (b.oidcPg)
     [results.oidcRefreshPg] = await measure(
       'baseline: node-oidc-provider 9 refresh_token grant, PostgreSQL adapter',
@@ -1640,7 +1701,16 @@ interface Summary {
  * the peak RSS target compares the server's peak over these with the peer's over all of its own (like with like; not
  * the signed variants, login storm, webhook burst or console, which the peer never runs).
  */
-const SAME_LOAD_KEYS = ['health', 'discovery', 'oidcDiscovery', 'me', 'oauthRefresh', 'firstPartyRefresh', 'clientCredentials'];
+const SAME_LOAD_KEYS = [
+  'health',
+  'discovery',
+  'oidcDiscovery',
+  'me',
+  'oauthRefresh',
+  'oauthRefreshForCeiling',
+  'firstPartyRefresh',
+  'clientCredentials',
+];
 
 function report(s: Summary): void {
   const r = results;
@@ -1756,6 +1826,36 @@ function report(s: Summary): void {
     {
       scenario: '(by CPU per request: OAuth refresh vs node-oidc-provider 9 with a PostgreSQL adapter, PostgreSQL not counted)',
       value: ratio(r.oidcRefreshPg?.cpuMsPerRequest, r.oauthRefresh?.cpuMsPerRequest),
+      target: undefined,
+      unit: '×',
+      higher: true,
+    },
+    // The refresh ceiling: what the required work (the token spent in PostgreSQL, the same signatures) costs Express,
+    // against the in-memory peer beside it, and what this server adds to it (docs/performance.md).
+    {
+      scenario: '(refresh ceiling: Express + the rotation statement + the same signatures, vs node-oidc-provider 9)',
+      value: ratio(r.refreshCeiling?.rps, r.oidcRefreshForCeiling?.rps),
+      target: undefined,
+      unit: '×',
+      higher: true,
+    },
+    {
+      scenario: '(by CPU per request: the refresh ceiling vs node-oidc-provider 9, PostgreSQL not counted)',
+      value: ratio(r.oidcRefreshForCeiling?.cpuMsPerRequest, r.refreshCeiling?.cpuMsPerRequest),
+      target: undefined,
+      unit: '×',
+      higher: true,
+    },
+    {
+      scenario: '(OAuth refresh grant vs the refresh ceiling)',
+      value: ratio(r.oauthRefreshForCeiling?.rps, r.refreshCeilingForServer?.rps),
+      target: undefined,
+      unit: '×',
+      higher: true,
+    },
+    {
+      scenario: '(by CPU per request: OAuth refresh grant vs the refresh ceiling, PostgreSQL not counted)',
+      value: ratio(r.refreshCeilingForServer?.cpuMsPerRequest, r.oauthRefreshForCeiling?.cpuMsPerRequest),
       target: undefined,
       unit: '×',
       higher: true,

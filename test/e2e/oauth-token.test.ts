@@ -404,6 +404,35 @@ describe('POST /api/oauth/token > refresh_token', () => {
     expect(retried.last_used_at).not.toBeNull();
   });
 
+  test('records the connected app last use at most once a minute, so that one user refreshing on many devices does not queue on it', async () => {
+    const { user, agent, client } = await setup();
+    const lastUsed = async () =>
+      ((await t.db('oauth_grants').where({ user_id: user.id, client_id: client.clientId }).first()).last_used_at as Date).getTime();
+    let tokens = await issueOAuthTokens(t, agent, client);
+    const atExchange = await lastUsed();
+    expect(Math.abs(atExchange - t.clock.now().getTime())).toBeLessThan(1000);
+
+    // 30 s later: the refresh rotates, the recorded use stays as it was.
+    t.clock.advance(30);
+    let res = await refresh(client, tokens.refresh_token);
+    expect(res.status).toBe(200);
+    tokens = res.body;
+    expect(await lastUsed()).toBe(atExchange);
+    // The grace-window retry of that token (the transactional path) leaves it too.
+    expect((await refresh(client, tokens.refresh_token)).status).toBe(200);
+    expect(await lastUsed()).toBe(atExchange);
+
+    // Over a minute after the recorded use: the next rotation records it.
+    t.clock.advance(31);
+    const second = await issueOAuthTokens(t, agent, client);
+    const atSecondExchange = await lastUsed();
+    expect(atSecondExchange - atExchange).toBeGreaterThanOrEqual(61_000);
+    t.clock.advance(61);
+    res = await refresh(client, second.refresh_token);
+    expect(res.status).toBe(200);
+    expect((await lastUsed()) - atSecondExchange).toBeGreaterThanOrEqual(61_000);
+  });
+
   test('a garbage refresh token -> invalid_grant', async () => {
     const { client } = await setup();
     const res = await refresh(client, 'not-a-jwt');

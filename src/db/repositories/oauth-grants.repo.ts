@@ -1,4 +1,5 @@
 import type { DbOrTrx } from '..';
+import { lastUseStaleBefore } from '../last-use';
 import { convert, date, dateOrNull, named, same, type RecordOf, type RowOf } from '../rows';
 import { table } from '../table';
 
@@ -71,8 +72,12 @@ export async function listGrantsOfUser(db: DbOrTrx, userId: string): Promise<Gra
 export const deleteGrant = async (db: DbOrTrx, userId: string, clientId: string) =>
   (await oauthGrants.delete(db, { user_id: userId, client_id: clientId })) > 0;
 
+/** The connected app's last use, written at most once a minute (db/last-use.ts): a recent one is left as it is. */
 export async function touchGrant(db: DbOrTrx, userId: string, clientId: string, now: Date): Promise<void> {
-  await db('oauth_grants').where({ user_id: userId, client_id: clientId }).update({ last_used_at: now });
+  await db('oauth_grants')
+    .where({ user_id: userId, client_id: clientId })
+    .where((w) => w.whereNull('last_used_at').orWhere('last_used_at', '<', lastUseStaleBefore(now)))
+    .update({ last_used_at: now });
 }
 
 /** The same, found through the OAuth session a refresh token belongs to (one statement). */
@@ -80,7 +85,8 @@ export async function touchGrantOfSession(db: DbOrTrx, sessionId: string, now: D
   await db.raw(
     `update oauth_grants g set last_used_at = ?
        from sessions s
-      where s.id = ? and g.user_id = s.user_id and g.client_id = s.client_id`,
-    [now, sessionId],
+      where s.id = ? and g.user_id = s.user_id and g.client_id = s.client_id
+        and (g.last_used_at is null or g.last_used_at < ?)`,
+    [now, sessionId, lastUseStaleBefore(now)],
   );
 }

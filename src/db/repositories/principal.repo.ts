@@ -1,4 +1,5 @@
 import { preparedRows, type DbOrTrx } from '..';
+import { lastUseStaleBefore } from '../last-use';
 
 export interface PrincipalRole {
   id: string;
@@ -72,16 +73,13 @@ export function sessionClientIsActive(session: string): string {
           or exists (select 1 from oauth_clients oc where oc.client_id = ${session}.client_id and oc.is_active))`;
 }
 
-/** last_used_at is written at most once per this many seconds per session. */
-const TOUCH_INTERVAL_SECONDS = 60;
-
 /**
  * The live check behind every authenticated request, in ONE round trip (CONTRACT §3): the session is active,
  * the user is active, and their current roles and permissions. Also refreshes the session's last_used_at at
  * most once a minute. Returns undefined when the session or user is not active.
  */
 export async function loadPrincipal(db: DbOrTrx, sessionId: string, userId: string, now: Date): Promise<PrincipalRecord | undefined> {
-  const stale = new Date(now.getTime() - TOUCH_INTERVAL_SECONDS * 1000);
+  const stale = lastUseStaleBefore(now);
   const [row] = await preparedRows<PrincipalColumns>(db, 'sso_load_principal_5', LOAD_PRINCIPAL_SQL, [sessionId, userId, now, stale]);
   return row ? toPrincipalRecord(row) : undefined;
 }

@@ -1,4 +1,5 @@
 import { preparedRows, retryingConflicts, type DbOrTrx } from '..';
+import { lastUseStaleBefore } from '../last-use';
 import { sessionContextIsWellFormed } from './authorization-context';
 import {
   PRINCIPAL_COLUMNS,
@@ -97,7 +98,7 @@ export async function rotateLiveRefreshToken(
   },
 ): Promise<FastRotation | undefined> {
   const [row] = await retryingConflicts(() =>
-    preparedRows<RotationColumns>(db, 'sso_rotate_refresh_9', ROTATE_SQL, [
+    preparedRows<RotationColumns>(db, 'sso_rotate_refresh_10', ROTATE_SQL, [
       t.sessionId,
       t.userId,
       t.tokenId,
@@ -106,6 +107,7 @@ export async function rotateLiveRefreshToken(
       t.ttlSeconds,
       t.sessionMaxAgeSeconds,
       t.scope,
+      lastUseStaleBefore(t.now),
     ]),
   );
   if (!row) return undefined;
@@ -123,11 +125,12 @@ export async function rotateLiveRefreshToken(
 }
 
 /**
- * $1 session, $2 user, $3 presented token id, $4 now, $5 successor id, $6 token TTL s, $7 session max age s, $8 scope.
+ * $1 session, $2 user, $3 presented token id, $4 now, $5 successor id, $6 token TTL s, $7 session max age s, $8 scope,
+ * $9 the last use before which the connected app's is stale (db/last-use.ts: written at most once a minute).
  * An OAuth session's client must be active (CONTRACT §8, as in loadPrincipal); its connected app's last use is updated
  * in the same statement (`g`, after refresh_tokens in the lock order of docs/security.md).
  */
-const ROTATE_SQL = `with s as (
+export const ROTATE_SQL = `with s as (
        select se.id, se.user_id, se.amr, se.created_at, se.auth_time, se.client_id, se.browser_session_id
          from sessions se
         where se.id = $1 and se.user_id = $2 and se.revoked_at is null and se.expires_at > $4
@@ -150,6 +153,7 @@ const ROTATE_SQL = `with s as (
        update oauth_grants og set last_used_at = $4
          from s
         where s.client_id is not null and og.user_id = s.user_id and og.client_id = s.client_id and exists (select 1 from n)
+          and (og.last_used_at is null or og.last_used_at < $9)
      ), ${rolesCte('$2')}
      select n.expires_at as refresh_expires_at, s.auth_time, coalesce(s.browser_session_id, s.id) as oidc_sid,
             u.updated_at as user_updated_at, ${PRINCIPAL_COLUMNS}

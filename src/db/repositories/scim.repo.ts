@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { DbOrTrx } from '..';
 import { UUID_PATTERN } from '../../lib/ids';
+import { lastUseStaleBefore } from '../last-use';
 import { date, dateOrNull, hidden, same, type RecordOf, type RowOf } from '../rows';
 import { table } from '../table';
 import { userTable, type UserRecord, type UserRow } from './users.repo';
@@ -56,11 +57,11 @@ export async function findScimConnectionByTokenHash(
 export const setScimConnectionTokenHash = async (db: DbOrTrx, id: string, tokenHash: string) =>
   UUID_PATTERN.test(id) ? scimConnections.update(db, { id }, { token_hash: tokenHash }) : undefined;
 
-/** last_used_at, written at most once a minute per connection. */
+/** last_used_at, written at most once a minute per connection (db/last-use.ts). */
 export async function touchScimConnection(db: DbOrTrx, id: string, now: Date): Promise<void> {
   await db('scim_connections')
     .where({ id })
-    .where((w) => w.whereNull('last_used_at').orWhere('last_used_at', '<', new Date(now.getTime() - 60_000)))
+    .where((w) => w.whereNull('last_used_at').orWhere('last_used_at', '<', lastUseStaleBefore(now)))
     .update({ last_used_at: now });
 }
 
