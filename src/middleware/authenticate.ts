@@ -59,7 +59,8 @@ export function createAuthenticate(ctx: ServiceContext) {
     return async (req: Request, res: Response, next: NextFunction) => {
       const presented = presentedTokenOf(req.headers.authorization);
       const bearer = presented?.token;
-      const cookieToken: unknown = req.cookies?.[ACCESS_COOKIE];
+      // The cookie only without an Authorization header: a Bearer request never parses its Cookie header.
+      const cookieToken: unknown = bearer === undefined ? req.cookies?.[ACCESS_COOKIE] : undefined;
       const token = bearer ?? (typeof cookieToken === 'string' ? cookieToken : undefined);
       let principal = token ? await resolvePrincipal(ctx, token) : undefined;
       // RFC 9449 §7: a bound token is judged however it came; in the accessToken cookie it is a Bearer presentation.
