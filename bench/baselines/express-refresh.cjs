@@ -18,6 +18,10 @@ const jwt = require('jsonwebtoken');
 const { SignJWT } = require('jose');
 const { Pool } = require('pg');
 const { ROTATE_SQL } = require(path.join(__dirname, '../../dist/src/db/repositories/refresh-tokens.repo.js'));
+const { lastUseStaleBefore } = require(path.join(__dirname, '../../dist/src/db/last-use.js'));
+if (typeof ROTATE_SQL !== 'string' || typeof lastUseStaleBefore !== 'function') {
+  throw new Error('express-refresh: the build in dist/ has no ROTATE_SQL or lastUseStaleBefore; run npm run build');
+}
 
 const [port, refreshSecret, accessSecret, databaseUrl, clientId, clientSecret, issuer] = process.argv.slice(2);
 const refreshKey = createSecretKey(Buffer.from(refreshSecret, 'utf8'));
@@ -64,8 +68,7 @@ app.post('/token', express.urlencoded({ extended: false }), async (req, res) => 
   const successorId = randomUUID();
   let row;
   try {
-    const stale = new Date(now.getTime() - 60_000);
-    const params = [p.sid, p.userId, p.tokenId, now, successorId, REFRESH_TTL, SESSION_MAX_AGE, null, stale];
+    const params = [p.sid, p.userId, p.tokenId, now, successorId, REFRESH_TTL, SESSION_MAX_AGE, null, lastUseStaleBefore(now)];
     ({
       rows: [row],
     } = await pool.query({ name: 'ceiling_rotate', text: ROTATE_SQL, values: params }));
@@ -78,7 +81,8 @@ app.post('/token', express.urlencoded({ extended: false }), async (req, res) => 
     userId: row.id,
     email: row.email,
     name: `${row.first_name} ${row.last_name}`.trim(),
-    roles: row.roles.map((r) => r.name),
+    // The server's tokens carry the global roles (no application's).
+    roles: row.roles.filter((r) => r.application === null).map((r) => r.name),
     sid: p.sid,
     amr: row.amr,
     client_id: clientId,
@@ -89,6 +93,7 @@ app.post('/token', express.urlencoded({ extended: false }), async (req, res) => 
   const refreshExp = Math.min(iat + REFRESH_TTL, Math.floor(new Date(row.refresh_expires_at).getTime() / 1000));
   const refreshToken = jwt.sign({ ...claims, tokenId: successorId, jti: successorId, iat, exp: refreshExp }, refreshKey, options);
   const atHash = createHash('sha256').update(accessToken).digest().subarray(0, 16).toString('base64url');
+  // The claims of the bench's grant, `openid profile email` (the server adds profile and email claims by scope).
   const idToken = await new SignJWT({
     auth_time: Math.floor(new Date(row.auth_time).getTime() / 1000),
     sid: row.oidc_sid,

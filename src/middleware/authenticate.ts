@@ -59,7 +59,8 @@ export function createAuthenticate(ctx: ServiceContext) {
     return async (req: Request, res: Response, next: NextFunction) => {
       const presented = presentedTokenOf(req.headers.authorization);
       const bearer = presented?.token;
-      // The cookie only without an Authorization header: a Bearer request never parses its Cookie header.
+      // The cookie only when the Authorization header carries no Bearer or DPoP token: such a request never parses its
+      // Cookie header (another scheme, or a malformed header, falls back to the cookie as before).
       const cookieToken: unknown = bearer === undefined ? req.cookies?.[ACCESS_COOKIE] : undefined;
       const token = bearer ?? (typeof cookieToken === 'string' ? cookieToken : undefined);
       let principal = token ? await resolvePrincipal(ctx, token) : undefined;

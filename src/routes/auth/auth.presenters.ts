@@ -19,7 +19,7 @@ export function presentIdentity(user: UserLike) {
 
 /** The user object of me, login and register (CONTRACT §4). */
 export function presentAuthUser(user: UserLike, access: { roleNames: string[]; permissions: string[]; amr?: string[] }) {
-  // One literal (no spreads): the user object of every /me answer, built in one allocation of one shape.
+  // One literal without spreads (the user object of every /me answer), `amr` added after it when present.
   const presented: ReturnType<typeof presentIdentity> & { roles: string[]; permissions: string[]; adminRole: string; amr?: string[] } = {
     id: user.id,
     email: user.email,
