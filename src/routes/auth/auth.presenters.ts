@@ -19,19 +19,13 @@ export function presentIdentity(user: UserLike) {
 
 /** The user object of me, login and register (CONTRACT §4). */
 export function presentAuthUser(user: UserLike, access: { roleNames: string[]; permissions: string[]; amr?: string[] }) {
-  // One literal without spreads (the user object of every /me answer), `amr` added after it when present.
-  const presented: ReturnType<typeof presentIdentity> & { roles: string[]; permissions: string[]; adminRole: string; amr?: string[] } = {
-    id: user.id,
-    email: user.email,
-    name: fullName(user.firstName, user.lastName),
-    first_name: user.firstName,
-    last_name: user.lastName,
-    is_active: user.isActive,
-    email_verified: user.emailVerified,
-    roles: access.roleNames,
-    permissions: access.permissions,
-    adminRole: adminRoleOf(access.roleNames),
-  };
+  // No spreads (the user object of every /me answer): the identity's own object, given the access fields in place.
+  const presented: ReturnType<typeof presentIdentity> & { roles: string[]; permissions: string[]; adminRole: string; amr?: string[] } =
+    Object.assign(presentIdentity(user), {
+      roles: access.roleNames,
+      permissions: access.permissions,
+      adminRole: adminRoleOf(access.roleNames),
+    });
   // CONTRACT §10 (beyond the spec): how the user signed in to this session.
   if (access.amr) presented.amr = access.amr;
   return presented;
