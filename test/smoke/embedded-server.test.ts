@@ -23,7 +23,11 @@ beforeAll(() => buildOnce(), 300_000);
 /** Stops the server; a stop that is not clean fails with the end of the server's own log, which says why. */
 const stop = async (running: RunningServer): Promise<number | null> => {
   const code = await running.stop();
-  if (code !== 0) throw new Error(`the server exited with ${code} on SIGTERM; its log ends:\n${running.output().slice(-4000)}`);
+  if (code !== 0) {
+    // A signal's name when the process did not exit by itself (killed, or a native crash): the log may then be empty.
+    const how = code === null ? `signal ${running.proc.signalCode}` : `code ${code}`;
+    throw new Error(`the server exited with ${how} on SIGTERM; its log ends:\n${running.output().slice(-4000)}`);
+  }
   return code;
 };
 
