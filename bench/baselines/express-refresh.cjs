@@ -77,10 +77,11 @@ app.post('/token', express.urlencoded({ extended: false }), async (req, res) => 
   }
   if (!row?.id) return res.status(400).json({ error: 'invalid_grant' });
   const iat = Math.floor(now.getTime() / 1000);
+  const name = `${row.first_name} ${row.last_name}`.trim();
   const claims = {
     userId: row.id,
     email: row.email,
-    name: `${row.first_name} ${row.last_name}`.trim(),
+    name,
     // The server's tokens carry the global roles (no application's).
     roles: row.roles.filter((r) => r.application === null).map((r) => r.name),
     sid: p.sid,
@@ -99,7 +100,7 @@ app.post('/token', express.urlencoded({ extended: false }), async (req, res) => 
     sid: row.oidc_sid,
     at_hash: atHash,
     amr: row.amr,
-    name: `${row.first_name} ${row.last_name}`.trim(),
+    name,
     given_name: row.first_name,
     family_name: row.last_name,
     updated_at: Math.floor(new Date(row.user_updated_at).getTime() / 1000),
