@@ -1,4 +1,5 @@
 import knexFactory, { Knex } from 'knex';
+import type { Pool as PgPool } from 'pg';
 import { migrationSource } from '../../migrations';
 import type { Config } from '../config';
 import { serviceUnavailable } from '../errors';
@@ -34,13 +35,67 @@ export function createDb(config: Pick<Config, 'databaseUrl'>, options: { poolMax
     deprecate: () => undefined,
     debug: () => undefined,
   };
-  return knexFactory({
+  const max = options.poolMax ?? 10;
+  const db = knexFactory({
     log,
     client: 'pg',
-    connection: { connectionString: config.databaseUrl, connectionTimeoutMillis: 1500 },
-    pool: { min: 0, max: options.poolMax ?? 10 },
-    acquireConnectionTimeout: 5000,
+    connection: { connectionString: config.databaseUrl, connectionTimeoutMillis: CONNECT_TIMEOUT_MS },
+    pool: { min: 0, max },
+    acquireConnectionTimeout: ACQUIRE_TIMEOUT_MS,
   });
+  attachStatementPool(db, config.databaseUrl, Math.ceil(max / 2), options.logger);
+  return db;
+}
+
+/** A connection to a database that is down or hangs fails within this (pg's `connectionTimeoutMillis`). */
+const CONNECT_TIMEOUT_MS = 1500;
+/** How long a statement may queue for a busy pool (see createDb). */
+const ACQUIRE_TIMEOUT_MS = 5000;
+
+/** The pool of each Db made by createDb for its named prepared statements (preparedRows). */
+const statementPools = new WeakMap<Db, (make?: boolean) => PgPool | undefined>();
+
+/**
+ * The named prepared statements (preparedRows, the hottest statements: a Bearer request's principal, a refresh's
+ * rotation) run on `pg`'s own pool, beside Knex's: at most `max` connections (half of Knex's, rounded up: 5 beside 10,
+ * 3 beside the embedded database's 5; each statement holds its connection for one round trip), opened on demand,
+ * 1.5 s to connect, 5 s to wait for a free one. Knex's pool (tarn) makes about 25 promises per acquire and release
+ * (its pending operation and timeout, its asynchronous validation); pg-pool's `query` hands an idle client over and
+ * back with one. About 9 % less CPU per `GET /api/auth/me` (docs/performance.md, "The hot prepared statements on pg's
+ * own pool"). The pool is made at first use, ended when the Db is destroyed, and not made again after that.
+ */
+function attachStatementPool(db: Db, connectionString: string, max: number, logger: Logger | undefined): void {
+  let pool: PgPool | undefined;
+  let destroyed = false;
+  statementPools.set(db, (make = true) => {
+    if (pool || !make) return pool;
+    if (destroyed) throw new Error('preparedRows: the Db was destroyed');
+    const { Pool, Client } = require('pg') as typeof import('pg');
+    // pg-pool's connectionTimeoutMillis bounds the wait for a free client; each new client connects within its own.
+    class StatementClient extends Client {
+      constructor(options?: import('pg').ClientConfig) {
+        super({ ...options, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+      }
+    }
+    pool = new Pool({
+      connectionString,
+      max,
+      connectionTimeoutMillis: ACQUIRE_TIMEOUT_MS,
+      idleTimeoutMillis: 30_000,
+      Client: StatementClient,
+    });
+    // An idle client whose connection dropped: pg-pool removes it; without a listener the error would end the process.
+    pool.on('error', (err) => logger?.warn({ err: { message: err.message } }, 'database warning: an idle statement connection failed'));
+    return pool;
+  });
+  const destroyClient = db.client.destroy.bind(db.client) as (callback?: unknown) => Promise<void>;
+  db.client.destroy = async (callback?: unknown) => {
+    const ending = pool;
+    pool = undefined;
+    destroyed = true;
+    if (ending) await ending.end();
+    return destroyClient(callback);
+  };
 }
 
 export async function migrateLatest(db: Db): Promise<string[]> {
@@ -133,18 +188,20 @@ export async function pingDatabase(db: Db): Promise<void> {
 }
 
 /**
- * Connections in use, idle, and acquisitions waiting, for the pool gauges (undefined before the pool exists). Knex has
- * no public API for its pool: this reads `client.pool`, its tarn.js pool, whose counting methods are tarn's public
- * API. test/integration/prepared-statements.test.ts pins it, so a Knex upgrade that moves the pool fails there.
+ * Connections in use, idle, and acquisitions waiting, for the pool gauges (undefined before the pool exists): Knex's
+ * pool and the statement pool together. Knex has no public API for its pool: this reads `client.pool`, its tarn.js
+ * pool, whose counting methods are tarn's public API; pg-pool's counts are its public API.
+ * test/integration/prepared-statements.test.ts pins it, so a Knex upgrade that moves the pool fails there.
  */
 export function poolStats(db: Db): { inUse: number; idle: number; waiting: number } | undefined {
   const pool: Partial<Record<'numUsed' | 'numFree' | 'numPendingAcquires', () => number>> | undefined = db.client.pool;
   if (!pool?.numUsed || !pool.numFree || !pool.numPendingAcquires) return undefined;
-  return { inUse: pool.numUsed(), idle: pool.numFree(), waiting: pool.numPendingAcquires() };
-}
-
-interface PgConnection {
-  query<R>(config: { name: string; text: string; values: readonly unknown[] }): Promise<{ rows: R[] }>;
+  const statements = statementPools.get(db)?.(false);
+  return {
+    inUse: pool.numUsed() + (statements ? statements.totalCount - statements.idleCount : 0),
+    idle: pool.numFree() + (statements?.idleCount ?? 0),
+    waiting: pool.numPendingAcquires() + (statements?.waitingCount ?? 0),
+  };
 }
 
 /**
@@ -157,13 +214,10 @@ const generations = new Map<string, number>();
 const STALE_PREPARED_STATEMENT = '0A000';
 
 /**
- * Runs `text` (with $1… placeholders) as a named prepared statement on a pooled `pg` connection: PostgreSQL parses and
- * plans it once per connection instead of once per call, and the query builder is skipped. Inside a transaction it
- * runs through Knex as an ordinary parameterised query. For the hottest statements only.
- *
- * Knex has no API for a named statement: the connection is taken from its pool with `client.acquireConnection()` and
- * given back with `client.releaseConnection()` (what Knex's own query runner calls), and the statement goes to `pg`'s
- * public `query({ name, text, values })`. test/integration/prepared-statements.test.ts pins both.
+ * Runs `text` (with $1… placeholders) as a named prepared statement on the Db's statement pool (attachStatementPool):
+ * PostgreSQL parses and plans it once per connection instead of once per call, and the query builder is skipped.
+ * Inside a transaction it runs through Knex as an ordinary parameterised query. For the hottest statements only.
+ * test/integration/prepared-statements.test.ts pins it.
  */
 export async function preparedRows<R extends object = Record<string, unknown>>(
   db: DbOrTrx,
@@ -179,18 +233,17 @@ export async function preparedRows<R extends object = Record<string, unknown>>(
     });
     return (await db.raw<{ rows: R[] }>(sql, bindings)).rows;
   }
+  const pool = statementPools.get(db)?.();
+  if (!pool) throw new Error('preparedRows: a Db made by createDb is needed (its statement pool)');
   for (let attempt = 1; ; attempt++) {
     const generation = generations.get(name) ?? 0;
-    const connection: PgConnection = await db.client.acquireConnection();
     try {
-      return (await connection.query<R>({ name: generation ? `${name}_g${generation}` : name, text, values })).rows;
+      return (await pool.query<R>({ name: generation ? `${name}_g${generation}` : name, text, values: values as unknown[] })).rows;
     } catch (err) {
       // Another instance migrated the schema under this prepared statement (a rolling deploy): the statement is
       // prepared afresh under its next name, on this connection and every other, and the call is tried once more.
       if (thrownCode(err) !== STALE_PREPARED_STATEMENT || attempt > 1) throw err;
       if (generations.get(name) === undefined || generations.get(name) === generation) generations.set(name, generation + 1);
-    } finally {
-      await db.client.releaseConnection(connection);
     }
   }
 }

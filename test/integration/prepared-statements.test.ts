@@ -8,9 +8,11 @@ import { createTestDatabase } from '../helpers/test-app';
  */
 let db: Db;
 let drop: () => Promise<void>;
+let url: string;
 beforeAll(async () => {
   const created = await createTestDatabase();
   drop = created.drop;
+  url = created.url;
   // One connection: the statement is prepared on the very connection that sees the schema change.
   db = createDb({ databaseUrl: created.url }, { poolMax: 1 });
 });
@@ -37,11 +39,40 @@ test('other errors are not retried', async () => {
   });
 });
 
-test('the Knex pool internals this server reads are where it reads them (db/index.ts: poolStats, acquire/release)', async () => {
+test('the pool internals this server reads are where it reads them (db/index.ts: poolStats over both pools)', async () => {
   await db.raw('select 1');
-  expect(poolStats(db)).toEqual({ inUse: 0, idle: 1, waiting: 0 });
+  await preparedRows(db, 'test_select_one', 'select $1::int as one', [1]);
+  // One idle connection in Knex's pool, one in the statement pool.
+  expect(poolStats(db)).toEqual({ inUse: 0, idle: 2, waiting: 0 });
   const connection = await db.client.acquireConnection();
-  expect(poolStats(db)).toEqual({ inUse: 1, idle: 0, waiting: 0 });
+  expect(poolStats(db)).toEqual({ inUse: 1, idle: 1, waiting: 0 });
   await db.client.releaseConnection(connection);
-  expect(poolStats(db)).toEqual({ inUse: 0, idle: 1, waiting: 0 });
+  expect(poolStats(db)).toEqual({ inUse: 0, idle: 2, waiting: 0 });
+
+  // The statement pool holds at most poolMax connections (1 here): a second statement waits for the first's.
+  const slow = preparedRows(db, 'test_sleep', "select 'yes' as slept from pg_sleep($1::float8)", [0.2]);
+  const queued = preparedRows<{ one: number }>(db, 'test_select_one', 'select $1::int as one', [2]);
+  // pg-pool hands clients out on its next turn; the first statement then sleeps for 200 ms.
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  expect(poolStats(db)).toEqual({ inUse: 1, idle: 1, waiting: 1 });
+  expect(await queued).toEqual([{ one: 2 }]);
+  expect(await slow).toEqual([{ slept: 'yes' }]);
+  expect(poolStats(db)).toEqual({ inUse: 0, idle: 2, waiting: 0 });
+});
+
+test('destroying the Db closes the connections of its statement pool too', async () => {
+  const connections = async () =>
+    Number(
+      (await db.raw<{ rows: Array<{ n: string }> }>('select count(*) as n from pg_stat_activity where datname = current_database()'))
+        .rows[0]?.n,
+    );
+  const other = createDb({ databaseUrl: url }, { poolMax: 1 });
+  const before = await connections();
+  expect(await preparedRows(other, 'test_select_one', 'select $1::int as one', [3])).toEqual([{ one: 3 }]);
+  expect(await connections()).toBe(before + 1);
+  await other.destroy();
+  for (let tries = 0; (await connections()) !== before && tries < 40; tries++) await new Promise((resolve) => setTimeout(resolve, 50));
+  expect(await connections()).toBe(before);
+  // As Knex refuses a query after destroy, so does the statement pool (it is not opened again).
+  await expect(preparedRows(other, 'test_select_one', 'select $1::int as one', [4])).rejects.toThrow('destroyed');
 });

@@ -1,5 +1,5 @@
 import type { DbOrTrx } from '..';
-import { lastUseStaleBefore } from '../last-use';
+import { lastUseStaleBefore, touchLastUse } from '../last-use';
 import { convert, date, dateOrNull, named, same, type RecordOf, type RowOf } from '../rows';
 import { table } from '../table';
 
@@ -74,10 +74,7 @@ export const deleteGrant = async (db: DbOrTrx, userId: string, clientId: string)
 
 /** The connected app's last use, written at most once a minute (db/last-use.ts): a recent one is left as it is. */
 export async function touchGrant(db: DbOrTrx, userId: string, clientId: string, now: Date): Promise<void> {
-  await db('oauth_grants')
-    .where({ user_id: userId, client_id: clientId })
-    .where((w) => w.whereNull('last_used_at').orWhere('last_used_at', '<', lastUseStaleBefore(now)))
-    .update({ last_used_at: now });
+  await touchLastUse(db, 'oauth_grants', { user_id: userId, client_id: clientId }, now);
 }
 
 /** The same, found through the OAuth session a refresh token belongs to (one statement). */

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { DbOrTrx } from '..';
 import { UUID_PATTERN } from '../../lib/ids';
-import { lastUseStaleBefore } from '../last-use';
+import { touchLastUse } from '../last-use';
 import { date, dateOrNull, hidden, same, type RecordOf, type RowOf } from '../rows';
 import { table } from '../table';
 import { userTable, type UserRecord, type UserRow } from './users.repo';
@@ -59,10 +59,7 @@ export const setScimConnectionTokenHash = async (db: DbOrTrx, id: string, tokenH
 
 /** last_used_at, written at most once a minute per connection (db/last-use.ts). */
 export async function touchScimConnection(db: DbOrTrx, id: string, now: Date): Promise<void> {
-  await db('scim_connections')
-    .where({ id })
-    .where((w) => w.whereNull('last_used_at').orWhere('last_used_at', '<', lastUseStaleBefore(now)))
-    .update({ last_used_at: now });
+  await touchLastUse(db, 'scim_connections', { id }, now);
 }
 
 /** Deletes a connection; its groups, their memberships and mappings, and its externalIds go with it. */
