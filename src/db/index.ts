@@ -5,7 +5,7 @@ import type { Config } from '../config';
 import { serviceUnavailable } from '../errors';
 import type { Logger } from '../lib/logger';
 import { thrownCode } from '../lib/thrown';
-import { isRetryableTransactionError } from './pg-errors';
+import { isConnectionError, isRetryableTransactionError } from './pg-errors';
 
 export type Db = Knex;
 
@@ -60,8 +60,7 @@ const statementPools = new WeakMap<Db, (make?: boolean) => PgPool | undefined>()
  * rotation) run on `pg`'s own pool, beside Knex's: at most `max` connections (half of Knex's, rounded up: 5 beside 10,
  * 3 beside the embedded database's 5; each statement holds its connection for one round trip), opened on demand,
  * 1.5 s to connect, 5 s to wait for a free one. Knex's pool (tarn) makes about 25 promises per acquire and release
- * (its pending operation and timeout, its asynchronous validation); pg-pool's `query` hands an idle client over and
- * back with one. About 9 % less CPU per `GET /api/auth/me` (docs/performance.md, "The hot prepared statements on pg's
+ * (its pending operation and timeout, its asynchronous validation); pg-pool hands an idle client over with one or two. About 9 % less CPU per `GET /api/auth/me` (docs/performance.md, "The hot prepared statements on pg's
  * own pool"). The pool is made at first use, ended when the Db is destroyed, and not made again after that.
  */
 function attachStatementPool(db: Db, connectionString: string, max: number, logger: Logger | undefined): void {
@@ -69,7 +68,7 @@ function attachStatementPool(db: Db, connectionString: string, max: number, logg
   let destroyed = false;
   statementPools.set(db, (make = true) => {
     if (pool || !make) return pool;
-    if (destroyed) throw new Error('preparedRows: the Db was destroyed');
+    if (destroyed) throw serviceUnavailable(new Error('preparedRows: the Db was destroyed'));
     const { Pool, Client } = require('pg') as typeof import('pg');
     // pg-pool's connectionTimeoutMillis bounds the wait for a free client; each new client connects within its own.
     class StatementClient extends Client {
@@ -225,7 +224,10 @@ export async function preparedRows<R extends object = Record<string, unknown>>(
   text: string,
   values: readonly Knex.Value[],
 ): Promise<R[]> {
-  if (db.isTransaction) {
+  // A transaction's statements run on its connection; a Db not made by createDb (the bench's PGlite candidate) has no
+  // statement pool: both through Knex, as an ordinary parameterised query.
+  const pool = db.isTransaction ? undefined : statementPools.get(db)?.();
+  if (!pool) {
     const bindings: Knex.Value[] = [];
     const sql = text.replace(/\$(\d+)/g, (_m, n: string) => {
       bindings.push(values[Number(n) - 1]);
@@ -233,17 +235,28 @@ export async function preparedRows<R extends object = Record<string, unknown>>(
     });
     return (await db.raw<{ rows: R[] }>(sql, bindings)).rows;
   }
-  const pool = statementPools.get(db)?.();
-  if (!pool) throw new Error('preparedRows: a Db made by createDb is needed (its statement pool)');
   for (let attempt = 1; ; attempt++) {
     const generation = generations.get(name) ?? 0;
+    const client = await pool.connect();
+    // pg emits 'error' on a checked-out client whose connection fails: without a listener the process would end.
+    let lost: Error | undefined;
+    const onLost = (err: Error) => {
+      lost = err;
+    };
+    client.on('error', onLost);
     try {
-      return (await pool.query<R>({ name: generation ? `${name}_g${generation}` : name, text, values: values as unknown[] })).rows;
+      return (await client.query<R>({ name: generation ? `${name}_g${generation}` : name, text, values: values as unknown[] })).rows;
     } catch (err) {
+      // Only a connection's failure ends it; after a statement's own error (a lost race, a value PostgreSQL refused,
+      // a stale plan) the connection is kept with the statements it has prepared (pg-pool's `query` would end it).
+      if (isConnectionError(err)) lost ??= err instanceof Error ? err : new Error(String(err));
       // Another instance migrated the schema under this prepared statement (a rolling deploy): the statement is
       // prepared afresh under its next name, on this connection and every other, and the call is tried once more.
       if (thrownCode(err) !== STALE_PREPARED_STATEMENT || attempt > 1) throw err;
       if (generations.get(name) === undefined || generations.get(name) === generation) generations.set(name, generation + 1);
+    } finally {
+      client.off('error', onLost);
+      client.release(lost);
     }
   }
 }

@@ -1,4 +1,5 @@
 import { createDb, poolStats, preparedRows, type Db } from '../../src/db';
+import { isConnectionError } from '../../src/db/pg-errors';
 import { createTestDatabase } from '../helpers/test-app';
 
 /**
@@ -13,7 +14,8 @@ beforeAll(async () => {
   const created = await createTestDatabase();
   drop = created.drop;
   url = created.url;
-  // One connection: the statement is prepared on the very connection that sees the schema change.
+  // One connection in each pool: the statement is prepared on the statement pool's one connection, which is kept after
+  // the refusal of its stale plan and sees the schema change (Knex's connection runs the ALTER).
   db = createDb({ databaseUrl: created.url }, { poolMax: 1 });
 });
 afterAll(async () => {
@@ -39,6 +41,20 @@ test('other errors are not retried', async () => {
   });
 });
 
+test('a statement refused by PostgreSQL keeps its connection (and the statements prepared on it)', async () => {
+  const backend = async () =>
+    (await preparedRows<{ pid: number }>(db, 'test_backend_pid', 'select pg_backend_pid() as pid where $1::int = 1', [1]))[0]?.pid;
+  const before = await backend();
+  expect(before).toEqual(expect.any(Number));
+  // A value PostgreSQL refuses (a NUL byte in text), a missing table: neither ends the connection (pg-pool's own `query`
+  // would end it).
+  await expect(preparedRows(db, 'test_text_value', 'select $1::text as t', ['a\u0000b'])).rejects.toMatchObject({ code: '22021' });
+  await expect(preparedRows(db, 'test_missing_table', 'select * from no_such_table where a = $1', [1])).rejects.toMatchObject({
+    code: '42P01',
+  });
+  expect(await backend()).toBe(before);
+});
+
 test('the pool internals this server reads are where it reads them (db/index.ts: poolStats over both pools)', async () => {
   await db.raw('select 1');
   await preparedRows(db, 'test_select_one', 'select $1::int as one', [1]);
@@ -50,10 +66,10 @@ test('the pool internals this server reads are where it reads them (db/index.ts:
   expect(poolStats(db)).toEqual({ inUse: 0, idle: 2, waiting: 0 });
 
   // The statement pool holds at most poolMax connections (1 here): a second statement waits for the first's.
-  const slow = preparedRows(db, 'test_sleep', "select 'yes' as slept from pg_sleep($1::float8)", [0.2]);
+  const slow = preparedRows(db, 'test_sleep', "select 'yes' as slept from pg_sleep($1::float8)", [1]);
   const queued = preparedRows<{ one: number }>(db, 'test_select_one', 'select $1::int as one', [2]);
-  // pg-pool hands clients out on its next turn; the first statement then sleeps for 200 ms.
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  // pg-pool hands clients out on a later turn; the first statement then sleeps for a second.
+  for (let tries = 0; poolStats(db)?.waiting !== 1 && tries < 50; tries++) await new Promise((resolve) => setTimeout(resolve, 10));
   expect(poolStats(db)).toEqual({ inUse: 1, idle: 1, waiting: 1 });
   expect(await queued).toEqual([{ one: 2 }]);
   expect(await slow).toEqual([{ slept: 'yes' }]);
@@ -63,16 +79,34 @@ test('the pool internals this server reads are where it reads them (db/index.ts:
 test('destroying the Db closes the connections of its statement pool too', async () => {
   const connections = async () =>
     Number(
-      (await db.raw<{ rows: Array<{ n: string }> }>('select count(*) as n from pg_stat_activity where datname = current_database()'))
-        .rows[0]?.n,
+      (
+        await db.raw<{ rows: Array<{ n: string }> }>(
+          "select count(*) as n from pg_stat_activity where datname = current_database() and backend_type = 'client backend'",
+        )
+      ).rows[0]?.n,
     );
+  const settled = async (expected: number) => {
+    for (let tries = 0; (await connections()) !== expected && tries < 40; tries++) await new Promise((resolve) => setTimeout(resolve, 50));
+    return connections();
+  };
   const other = createDb({ databaseUrl: url }, { poolMax: 1 });
   const before = await connections();
   expect(await preparedRows(other, 'test_select_one', 'select $1::int as one', [3])).toEqual([{ one: 3 }]);
-  expect(await connections()).toBe(before + 1);
+  expect(await settled(before + 1)).toBe(before + 1);
   await other.destroy();
-  for (let tries = 0; (await connections()) !== before && tries < 40; tries++) await new Promise((resolve) => setTimeout(resolve, 50));
-  expect(await connections()).toBe(before);
-  // As Knex refuses a query after destroy, so does the statement pool (it is not opened again).
-  await expect(preparedRows(other, 'test_select_one', 'select $1::int as one', [4])).rejects.toThrow('destroyed');
+  expect(await settled(before)).toBe(before);
+  // As Knex refuses a query after destroy, so does the statement pool (it is not opened again): 503, not 500.
+  await expect(preparedRows(other, 'test_select_one', 'select $1::int as one', [4])).rejects.toMatchObject({ code: 'service_unavailable' });
+});
+
+test('a database that does not answer fails a statement within the connect timeout, as a connection error (503)', async () => {
+  const unreachable = createDb({ databaseUrl: 'postgres://postgres@127.0.0.1:1/nothing' }, { poolMax: 1 });
+  const started = Date.now();
+  const refused = await preparedRows(unreachable, 'test_select_one', 'select $1::int as one', [5]).then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  expect(Date.now() - started).toBeLessThan(2500);
+  expect(isConnectionError(refused)).toBe(true);
+  await unreachable.destroy();
 });
