@@ -52,6 +52,9 @@ const CONNECT_TIMEOUT_MS = 1500;
 /** How long a statement may queue for a busy pool (see createDb). */
 const ACQUIRE_TIMEOUT_MS = 5000;
 
+/** `pg`, loaded when the first statement pool is made (the entry has loaded it once already: lib/postgres-driver.ts). */
+const loadPg = (): typeof import('pg') => require('pg');
+
 /** The pool of each Db made by createDb for its named prepared statements (preparedRows). */
 const statementPools = new WeakMap<Db, (make?: boolean) => PgPool | undefined>();
 
@@ -70,7 +73,7 @@ function attachStatementPool(db: Db, connectionString: string, max: number, logg
   statementPools.set(db, (make = true) => {
     if (pool || !make) return pool;
     if (destroyed) throw serviceUnavailable(new Error('preparedRows: the Db was destroyed'));
-    const { Pool, Client } = require('pg') as typeof import('pg');
+    const { Pool, Client } = loadPg();
     // pg-pool's connectionTimeoutMillis bounds the wait for a free client; each new client connects within its own.
     class StatementClient extends Client {
       constructor(options?: import('pg').ClientConfig) {
@@ -88,7 +91,7 @@ function attachStatementPool(db: Db, connectionString: string, max: number, logg
     pool.on('error', (err) => logger?.warn({ err: { message: err.message } }, 'database warning: an idle statement connection failed'));
     return pool;
   });
-  const destroyClient = db.client.destroy.bind(db.client) as (callback?: unknown) => Promise<void>;
+  const destroyClient = db.client.destroy.bind(db.client);
   db.client.destroy = async (callback?: unknown) => {
     const ending = pool;
     pool = undefined;
@@ -246,7 +249,7 @@ export async function preparedRows<R extends object = Record<string, unknown>>(
     };
     client.on('error', onLost);
     try {
-      return (await client.query<R>({ name: generation ? `${name}_g${generation}` : name, text, values: values as unknown[] })).rows;
+      return (await client.query<R>({ name: generation ? `${name}_g${generation}` : name, text, values: [...values] })).rows;
     } catch (err) {
       // Only a connection's failure ends it; after a statement's own error (a lost race, a value PostgreSQL refused,
       // a stale plan) the connection is kept with the statements it has prepared (pg-pool's `query` would end it).
