@@ -64,7 +64,7 @@ const statementPools = new WeakMap<Db, (make?: boolean) => PgPool | undefined>()
  * 3 beside the embedded database's 5; each statement holds its connection for one round trip), opened on demand,
  * 1.5 s to connect, 5 s to wait for a free one. Knex's pool (tarn) makes about 25 promises per acquire and release
  * (its pending operation and timeout, its asynchronous validation); pg-pool hands an idle client over with one or
- * two. About 9 % less CPU per `GET /api/auth/me` (docs/performance.md, "The hot prepared statements on pg's own
+ * two. About 6–9 % less CPU per `GET /api/auth/me` (docs/performance.md, "The hot prepared statements on pg's own
  * pool"). The pool is made at first use, ended when the Db is destroyed, and not made again after that.
  */
 function attachStatementPool(db: Db, connectionString: string, max: number, logger: Logger | undefined): void {
