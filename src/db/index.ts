@@ -55,8 +55,14 @@ const ACQUIRE_TIMEOUT_MS = 5000;
 /** `pg`, loaded when the first statement pool is made (the entry has loaded it once already: lib/postgres-driver.ts). */
 const loadPg = (): typeof import('pg') => require('pg');
 
+/** The statement pool of a Db made by createDb: the pool if it is open, and the pool opened if need be. */
+interface StatementPool {
+  current(): PgPool | undefined;
+  open(): PgPool;
+}
+
 /** The pool of each Db made by createDb for its named prepared statements (preparedRows). */
-const statementPools = new WeakMap<Db, (make?: boolean) => PgPool | undefined>();
+const statementPools = new WeakMap<Db, StatementPool>();
 
 /**
  * The named prepared statements (preparedRows, the hottest statements: a Bearer request's principal, a refresh's
@@ -70,8 +76,8 @@ const statementPools = new WeakMap<Db, (make?: boolean) => PgPool | undefined>()
 function attachStatementPool(db: Db, connectionString: string, max: number, logger: Logger | undefined): void {
   let pool: PgPool | undefined;
   let destroyed = false;
-  statementPools.set(db, (make = true) => {
-    if (pool || !make) return pool;
+  const open = (): PgPool => {
+    if (pool) return pool;
     if (destroyed) throw serviceUnavailable(new Error('preparedRows: the Db was destroyed'));
     const { Pool, Client } = loadPg();
     // pg-pool's connectionTimeoutMillis bounds the wait for a free client; each new client connects within its own.
@@ -90,7 +96,8 @@ function attachStatementPool(db: Db, connectionString: string, max: number, logg
     // An idle client whose connection dropped: pg-pool removes it; without a listener the error would end the process.
     pool.on('error', (err) => logger?.warn({ err: { message: err.message } }, 'database warning: an idle statement connection failed'));
     return pool;
-  });
+  };
+  statementPools.set(db, { current: () => pool, open });
   const destroyClient = db.client.destroy.bind(db.client);
   db.client.destroy = async (callback?: unknown) => {
     const ending = pool;
@@ -199,7 +206,7 @@ export async function pingDatabase(db: Db): Promise<void> {
 export function poolStats(db: Db): { inUse: number; idle: number; waiting: number } | undefined {
   const pool: Partial<Record<'numUsed' | 'numFree' | 'numPendingAcquires', () => number>> | undefined = db.client.pool;
   if (!pool?.numUsed || !pool.numFree || !pool.numPendingAcquires) return undefined;
-  const statements = statementPools.get(db)?.(false);
+  const statements = statementPools.get(db)?.current();
   return {
     inUse: pool.numUsed() + (statements ? statements.totalCount - statements.idleCount : 0),
     idle: pool.numFree() + (statements?.idleCount ?? 0),
@@ -230,7 +237,7 @@ export async function preparedRows<R extends object = Record<string, unknown>>(
 ): Promise<R[]> {
   // A transaction's statements run on its connection; a Db not made by createDb (the bench's PGlite candidate) has no
   // statement pool: both through Knex, as an ordinary parameterised query.
-  const pool = db.isTransaction ? undefined : statementPools.get(db)?.();
+  const pool = db.isTransaction ? undefined : statementPools.get(db)?.open();
   if (!pool) {
     const bindings: Knex.Value[] = [];
     const sql = text.replace(/\$(\d+)/g, (_m, n: string) => {
