@@ -150,7 +150,7 @@ export const consoleRouter =
   (section: ConsoleSection, actions: (deps: RouteDeps) => Array<(s: Section) => DeclaredRoute>) => (deps: RouteDeps) =>
     declareRouter(
       deps,
-      actions(deps).map((a) => a({ section, ctx: deps.ctx })),
+      actions(deps).map((a) => a({ section })),
       { tags: ['Console'] },
     );
 
@@ -178,14 +178,13 @@ export const saying =
 
 interface Section {
   section: ConsoleSection;
-  ctx: RouteDeps['ctx'];
 }
 
 export function consoleAction<D extends RouteDecl, R, S extends FormSchema | undefined = undefined>(
   e: Endpoint<D, R>,
   options: ActionOptions<D, R, S>,
 ): (s: Section) => DeclaredRoute {
-  return ({ section, ctx }) => {
+  return ({ section }) => {
     const d = e.decl;
     const method = options.method ?? (d.method === 'get' ? 'get' : 'post');
     const fields: FormSchema = options.form ?? z.object({});
@@ -194,7 +193,7 @@ export function consoleAction<D extends RouteDecl, R, S extends FormSchema | und
     return route(decl, async (input) => {
       const principal = input.principal;
       const sent = fieldsOf(method === 'post' ? input.body : input.query);
-      const a = typed<D, S>({ params: input.params, form: sent, ...callerOf(ctx, principal) });
+      const a = typed<D, S>({ params: input.params, form: sent, ...callerOf(input.ctx, principal) });
       if (options.confirm && sent.confirm !== 'yes') {
         const { title, text: message, button } = await options.confirm(a);
         const action = `/admin${fill(options.path, input.params)}`;
@@ -236,7 +235,7 @@ export function consoleAction<D extends RouteDecl, R, S extends FormSchema | und
       let result: R;
       try {
         const [query, body] = d.method === 'get' ? [apiInput, undefined] : [apiQuery, apiInput];
-        result = await run.run({ params: input.params, query, body, principal }, ctx);
+        result = await run.run({ params: input.params, query, body, principal }, input.ctx);
       } catch (err) {
         const errors = options.invalid ? serviceFieldErrors(err, options.field ?? '_form') : undefined;
         const shown = errors ? await refuse(errors, refusalStatus(err), err instanceof AppError ? (err.details ?? []) : []) : undefined;
@@ -255,7 +254,7 @@ export function consoleForm<D extends RouteDecl, S extends FormSchema | undefine
   e: Endpoint<D, unknown>,
   options: { path: string; summary?: string; form?: S; page: (a: ActionInput<D, S>) => ConsolePage | Promise<ConsolePage> },
 ): (s: Section) => DeclaredRoute {
-  return ({ section, ctx }) =>
+  return ({ section }) =>
     route(
       declOf(e.decl, section, 'get', options.path, options.summary ?? `Console: ${e.decl.summary} (form)`, options.form ?? z.object({})),
       (input) =>
@@ -263,7 +262,7 @@ export function consoleForm<D extends RouteDecl, S extends FormSchema | undefine
           typed<D, S>({
             params: input.params,
             form: fieldsOf(input.query),
-            ...callerOf(ctx, input.principal),
+            ...callerOf(input.ctx, input.principal),
           }),
         ),
     );
@@ -303,10 +302,10 @@ export function consoleStream<Q extends z.ZodType, S extends FormSchema>(
     form: S;
     input: (form: z.output<S>) => unknown;
     invalid: (refused: Invalid<z.output<S>>, a: Caller) => ConsolePage | Promise<ConsolePage>;
-    write: (query: z.output<Q>, res: Response) => Promise<void>;
+    write: (query: z.output<Q>, res: Response, ctx: RouteDeps['ctx']) => Promise<void>;
   },
 ): (s: Section) => DeclaredRoute {
-  return ({ section, ctx }) =>
+  return ({ section }) =>
     route(
       {
         ...declOf(e.decl, section, 'get', options.path, options.summary, options.form),
@@ -317,10 +316,10 @@ export function consoleStream<Q extends z.ZodType, S extends FormSchema>(
         const parsed = e.decl.query?.safeParse(options.input(form));
         if (!parsed?.success) {
           const errors = parsed ? fieldErrors(parsed.error.issues) : {};
-          const again = await options.invalid(new Invalid(errors, form), callerOf(ctx, input.principal));
+          const again = await options.invalid(new Invalid(errors, form), callerOf(input.ctx, input.principal));
           return new ConsolePage(again.render, again.title, 400, errors);
         }
-        await options.write(parsed.data, res);
+        await options.write(parsed.data, res, input.ctx);
       },
     );
 }

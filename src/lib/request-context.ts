@@ -20,31 +20,3 @@ export function currentRequest(): Request | undefined {
 export function runInRequest<T>(req: Request, fn: () => T): T {
   return storage.getStore() === req ? fn() : storage.run(req, fn);
 }
-
-export interface RequestOrigin {
-  requestId: string | null;
-  ip: string | null;
-  userAgent: string | null;
-  /** The authenticated caller, once `authenticate` has run: a user id, or a SCIM connection's id. */
-  userId: string | null;
-  /** `scim_connection` when the caller is a SCIM connection (CONTRACT §20), null for a user. */
-  actorType: string | null;
-  /** The SCIM connection's name; null for a user. */
-  actorName: string | null;
-  clientId: string | null;
-}
-
-/** Who is asking, for the request in whose async context this runs; undefined outside a request (CLI, timers). */
-export function currentRequestOrigin(): RequestOrigin | undefined {
-  const req = storage.getStore();
-  if (!req) return undefined;
-  return {
-    requestId: typeof req.id === 'string' ? req.id : req.id !== undefined ? String(req.id) : null,
-    ip: req.ip ?? null,
-    userAgent: req.get('user-agent') ?? null,
-    userId: req.principal?.userId ?? req.scimConnection?.id ?? null,
-    actorType: req.scimConnection ? 'scim_connection' : null,
-    actorName: req.scimConnection?.name ?? null,
-    clientId: req.principal?.clientId ?? null,
-  };
-}

@@ -7,6 +7,7 @@ import { presentedTokenOf, type PresentedToken } from '../lib/presented-token';
 import { judgeTokenPresentation } from '../services/oauth/dpop-resource';
 import { toPrincipal, type Principal } from '../services/principal';
 import { rotateRefreshToken } from '../services/sessions.service';
+import { contextOf } from './request-context';
 import { ACCESS_COOKIE, REFRESH_COOKIE, setSessionCookies } from './session-cookies';
 
 export interface AuthenticateOptions {
@@ -67,7 +68,7 @@ export function createAuthenticate(ctx: ServiceContext) {
       // RFC 9449 §7: a bound token is judged however it came; in the accessToken cookie it is a Bearer presentation.
       const shown: PresentedToken | undefined = presented ?? (token ? { scheme: 'bearer', token } : undefined);
       if (principal && shown && (principal.dpopJkt || shown.scheme === 'dpop')) {
-        const refused = await presentationChallenge(ctx, req, shown, principal);
+        const refused = await presentationChallenge(contextOf(ctx, req), req, shown, principal);
         if (refused) {
           if (!options.optional) throw unauthorized(refused.description, refused.headers);
           principal = undefined;
@@ -82,7 +83,7 @@ export function createAuthenticate(ctx: ServiceContext) {
       if (!principal && !bearer && options.refreshFromCookie) {
         const refreshCookie: unknown = req.cookies?.[REFRESH_COOKIE];
         if (typeof refreshCookie === 'string') {
-          const rotated = await rotateRefreshToken(ctx, refreshCookie, null, {
+          const rotated = await rotateRefreshToken(contextOf(ctx, req), refreshCookie, null, {
             ip: req.ip,
             userAgent: req.get('user-agent'),
           });

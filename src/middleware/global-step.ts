@@ -24,6 +24,7 @@ export function createGlobalStep(deps: {
     // Set here on every request (the router replaces it when a declared route matched): every request object takes the
     // same shape, whichever route it ends at.
     req.routeSeries = undefined;
+    req.serviceContext = undefined;
     res.setHeader('X-Request-Id', id);
     const { set, removed } = headers();
     for (let i = 0; i < set.length; i++) res.setHeader(set[i][0], set[i][1]);

@@ -40,6 +40,7 @@ import { Answer, Document, Outcome, writeCookiesAndHeaders, writeDocument } from
 import type { Step } from '../http/dispatch';
 import { createClientCors, type ClientCors, type ClientOrigins } from '../http/client-cors';
 import { responseChecker } from './docs/response-check';
+import { contextOf } from '../middleware/request-context';
 
 /** CONTRACT §18: public documents any web page may read: `*`, never credentials (a preflight is answered too). */
 const PUBLIC_PREFLIGHT: RequestHandler = cors({ origin: '*', methods: ['GET', 'HEAD'], maxAge: 600 });
@@ -214,8 +215,12 @@ export interface RouteInput<D extends RouteDecl> {
   principal: PrincipalFor<D['auth']>;
 }
 
-/** What a handler gets: the parsed input and the page environment (language, catalogue, brand) of the request. */
-export type HandlerInput<D extends RouteDecl> = RouteInput<D> & { env: PageEnv };
+/**
+ * What a handler gets: the parsed input, the page environment (language, catalogue, brand) of the request, and the
+ * request's service context (`ctx`: the process's, with the request's origin for the security events and its language
+ * for the mails), which the handler passes to the services it calls.
+ */
+export type HandlerInput<D extends RouteDecl> = RouteInput<D> & { env: PageEnv; ctx: ServiceContext };
 
 export type RouteHandler<D extends RouteDecl> = (input: HandlerInput<D>, req: Request, res: Response) => unknown;
 
@@ -314,7 +319,7 @@ export function serve(deps: RouteDeps, endpoints: Record<string, Endpoint>): Dec
 }
 
 /** One endpoint's route, run with the router's context. */
-export const served = (deps: RouteDeps, e: Endpoint): DeclaredRoute => route(e.decl, (input) => e.run(input, deps.ctx));
+export const served = (_deps: RouteDeps, e: Endpoint): DeclaredRoute => route(e.decl, (input) => e.run(input, input.ctx));
 
 export interface RouterOptions {
   /** Default tags of the router's routes. */
@@ -323,7 +328,7 @@ export interface RouterOptions {
 
 /**
  * A router module's factory, what a scope mounts (`api.mount('/auth', createAuthRouter)`): its routes, built with the
- * router's context, declared into a router. `export const createAuthRouter = routerOf((ctx) => [route(...), ...])`.
+ * router's context, declared into a router. `export const createAuthRouter = routerOf((app) => [route(...), ...])`.
  */
 export function routerOf(routes: (ctx: ServiceContext, deps: RouteDeps) => DeclaredRoute[], options: RouterOptions = {}) {
   return (deps: RouteDeps): Router => declareRouter(deps, routes(deps.ctx, deps), options);
@@ -403,18 +408,25 @@ export function declareRouter(deps: RouteDeps, routes: DeclaredRoute[], options:
  */
 class Input implements HandlerInput<RouteDecl> {
   readonly #req: Request;
+  readonly #app: ServiceContext;
   constructor(
     readonly params: unknown,
     readonly query: unknown,
     readonly body: unknown,
     readonly principal: Principal | undefined,
     req: Request,
+    app: ServiceContext,
   ) {
     this.#req = req;
+    this.#app = app;
   }
 
   get env(): PageEnv {
     return pageEnvOf(this.#req);
+  }
+
+  get ctx(): ServiceContext {
+    return contextOf(this.#app, this.#req);
   }
 }
 
@@ -560,6 +572,7 @@ function chainOf(deps: RouteDeps, decl: MountedRouteDecl, handler: DeclaredRoute
       decl.body ? parse(decl, 'body', decl.body, req.body) : undefined,
       req.principal,
       req,
+      deps.ctx,
     );
     const result = handler(input, req, res);
     if (result instanceof Promise) return result.then((settled: unknown) => write(settled, req, res));

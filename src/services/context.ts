@@ -1,4 +1,5 @@
 import type { ClientCache } from './oauth/client-cache';
+import type { Locale } from '../i18n';
 import type { Config } from '../config';
 import type { Db } from '../db';
 import type { Clock } from '../lib/clock';
@@ -7,7 +8,7 @@ import type { Logger } from '../lib/logger';
 import type { OperatorMetrics } from '../lib/metrics';
 import type { PasswordHasher } from '../lib/password';
 import type { Sealer } from '../lib/sealed';
-import type { EventBus } from './events';
+import { servingEvents, type EventBus, type RequestOrigin } from './events';
 import type { MailHtmlRenderer } from './mail';
 import type { Mailer } from './mailer.service';
 import type { ClientKeysFetcher } from './oauth/client-keys';
@@ -39,6 +40,29 @@ export interface ServiceContext {
   clientKeys: ClientKeysFetcher;
   /** Issue 33: the clients this instance authenticated, kept while it hears every change (services/oauth/client-cache.ts). */
   clients: ClientCache;
+  /**
+   * The request this context serves: set on the context the route adapter hands a handler (`forRequest`), absent on
+   * the process's own (jobs, the CLI, start-up). Its origin completes the security events recorded through `events`,
+   * its language is the mails'.
+   */
+  request?: ServedRequest;
+}
+
+/** What a service may know of the request it serves (src/http/request-context.ts makes it from Express's request). */
+export interface ServedRequest {
+  /** Who is asking, read when an event is recorded (the caller is known once authentication has run). */
+  origin(): RequestOrigin;
+  /** The language of the pages this request renders, once chosen; undefined before. */
+  locale(): Locale | undefined;
+}
+
+/**
+ * The context of one request (issue 33): the process's, with the request and an event bus that completes every event
+ * with the request's origin. Passed explicitly from the route adapter to the handler and on to every service, instead
+ * of an AsyncLocalStorage store (which on Node 20 runs promise hooks for every promise of the process).
+ */
+export function forRequest(ctx: ServiceContext, request: ServedRequest): ServiceContext {
+  return { ...ctx, request, events: servingEvents(ctx.events, request.origin) };
 }
 
 /** Where a request came from, recorded on the sessions it creates. */

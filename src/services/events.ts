@@ -2,7 +2,6 @@ import { commitOf, type DbOrTrx } from '../db';
 import { insertAuditEvents, type NewAuditEvent } from '../db/repositories/audit-events.repo';
 import type { Clock } from '../lib/clock';
 import { createUnredactedLogger, type Logger } from '../lib/logger';
-import { currentRequestOrigin } from '../lib/request-context';
 import type { SecurityEventType } from '../declarations/event-types';
 
 export { SECURITY_EVENT_TYPES, type SecurityEventType } from '../declarations/event-types';
@@ -49,29 +48,67 @@ export function combineSinks(...sinks: EventSink[]): EventSink {
   };
 }
 
+/** Who is asking: what a security event recorded for a request is completed with (ServedRequest.origin). */
+export interface RequestOrigin {
+  requestId: string | null;
+  ip: string | null;
+  userAgent: string | null;
+  /** The authenticated caller, once `authenticate` has run: a user id, or a SCIM connection's id. */
+  userId: string | null;
+  /** `scim_connection` when the caller is a SCIM connection (CONTRACT §20), null for a user. */
+  actorType: string | null;
+  /** The SCIM connection's name; null for a user. */
+  actorName: string | null;
+  clientId: string | null;
+}
+
+/**
+ * The bus of one request's service context (services/context.ts `forRequest`): every event is completed with the
+ * request's origin, read when it is recorded (request id, IP, user agent, and the authenticated caller as actor and
+ * client). What the service said itself wins; an explicit null (e.g. `actorId: null` for an anonymous sign-in) is kept.
+ */
+export function servingEvents(bus: EventBus, origin: () => RequestOrigin): EventBus {
+  return {
+    record: (db, event) => bus.record(db, withOrigin(event, origin())),
+    idle: () => bus.idle(),
+  };
+}
+
+function withOrigin(event: SecurityEvent, origin: RequestOrigin): SecurityEvent {
+  const said = event.actorId !== undefined;
+  return {
+    ...event,
+    actorId: said ? event.actorId : origin.userId,
+    actorType: said ? (event.actorType ?? null) : origin.actorType,
+    actorName: said ? (event.actorName ?? null) : origin.actorName,
+    clientId: event.clientId !== undefined ? event.clientId : origin.clientId,
+    ip: event.ip ?? origin.ip,
+    userAgent: event.userAgent ?? origin.userAgent,
+    requestId: event.requestId ?? origin.requestId,
+  };
+}
+
 /** Keys a `detail` must never carry; dropped (with a warning in development) rather than stored or logged. */
 const SECRET_KEY = /password|secret|token|hash|verifier|^code$|otp|cookie|authorization/i;
 
 /**
- * Fills in what the service did not say from the request being served (request id, IP, user agent, and the
- * authenticated caller as actor and client) and drops secret-looking `detail` keys. An explicit null (e.g.
- * `actorId: null` for an anonymous sign-in) is kept.
+ * Fills in null for what neither the service nor the request (servingEvents) said, and drops secret-looking `detail`
+ * keys. An explicit null is kept.
  */
 export function completeEvent(event: SecurityEvent): SecurityEvent {
-  const origin = currentRequestOrigin();
   let detail = event.detail;
   if (detail && Object.keys(detail).some((key) => SECRET_KEY.test(key))) {
     detail = Object.fromEntries(Object.entries(detail).filter(([key]) => !SECRET_KEY.test(key)));
   }
   return {
     ...event,
-    actorId: event.actorId !== undefined ? event.actorId : (origin?.userId ?? null),
-    actorType: event.actorId !== undefined ? (event.actorType ?? null) : (origin?.actorType ?? null),
-    actorName: event.actorId !== undefined ? (event.actorName ?? null) : (origin?.actorName ?? null),
-    clientId: event.clientId !== undefined ? event.clientId : (origin?.clientId ?? null),
-    ip: event.ip ?? origin?.ip ?? null,
-    userAgent: event.userAgent ?? origin?.userAgent ?? null,
-    requestId: event.requestId ?? origin?.requestId ?? null,
+    actorId: event.actorId ?? null,
+    actorType: event.actorType ?? null,
+    actorName: event.actorName ?? null,
+    clientId: event.clientId ?? null,
+    ip: event.ip ?? null,
+    userAgent: event.userAgent ?? null,
+    requestId: event.requestId ?? null,
     detail: detail ?? {},
   };
 }

@@ -2,6 +2,7 @@ import type { RouteSeries } from '../lib/metrics';
 import type { PageEnv } from '../middleware/page-env';
 import type { Principal } from '../services/principal';
 import type { ScimConnectionRow } from '../db/repositories/scim.repo';
+import type { ServiceContext } from '../services/context';
 
 declare global {
   namespace Express {
@@ -26,6 +27,11 @@ declare global {
       arrivedAt?: number;
       /** Language and branding of the pages and mails this request renders (middleware/page-env.ts). */
       pageEnv?: PageEnv;
+      /**
+       * The service context of this request (src/http/request-context.ts `contextOf`), made on first use. Set to
+       * `undefined` by the global step, so every request object has the same shape.
+       */
+      serviceContext: ServiceContext | undefined;
     }
   }
 }

@@ -27,7 +27,7 @@ const page = async (
     status,
   );
 
-export const createConsoleAuditRouter = consoleRouter('audit', ({ ctx }) => [
+export const createConsoleAuditRouter = consoleRouter('audit', () => [
   consoleAction(auditApi.list, {
     path: '/audit',
     summary: 'Console: audit log',
@@ -54,6 +54,6 @@ export const createConsoleAuditRouter = consoleRouter('audit', ({ ctx }) => [
     form: auditForm,
     input: (f) => ({ ...asQuery(f), cursor: undefined, before: undefined }),
     invalid: ({ values, errors }, { call }) => page(groupsBy(call), values, { errors }, 400),
-    write: (q, res) => writeCsv(exportedAuditEvents(ctx, q), res),
+    write: (q, res, ctx) => writeCsv(exportedAuditEvents(ctx, q), res),
   }),
 ]);

@@ -15,8 +15,8 @@ const x = () => pageEnv().t.console.scim;
 const detail = (p: { connectionId: string }) => `/admin/scim/${p.connectionId}`;
 const nameOf = (r: { connection: ScimConnection }) => r.connection.name;
 
-export const createConsoleScimRouter = consoleRouter('scim', ({ ctx }) => {
-  const scimUrl = `${ctx.config.baseUrl}/scim/v2`;
+export const createConsoleScimRouter = consoleRouter('scim', ({ ctx: app }) => {
+  const scimUrl = `${app.config.baseUrl}/scim/v2`;
   const tokenPage = (r: { connection: ScimConnection; token: string }, heading: string, status: number) =>
     consolePage(views.renderConnectionToken, { ...r, heading, scimUrl }, heading, status);
   const groupPage = async (a: Caller, group: ScimGroupRoles, checked: readonly string[], errors: FieldErrors = {}) =>

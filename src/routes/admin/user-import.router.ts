@@ -67,7 +67,7 @@ export const userImportApi = {
 };
 
 export const createUserImportRouter = routerOf(
-  (ctx, deps) => [
+  (app, deps) => [
     ...serve(deps, userImportApi),
     route(
       {
@@ -84,7 +84,7 @@ export const createUserImportRouter = routerOf(
         query: exportQuery,
         response: { description: 'application/x-ndjson', kind: 'html' },
       },
-      async ({ query }, _req, res) => {
+      async ({ query, ctx }, _req, res) => {
         const page = await exportUsersPage(ctx, query.after ?? null);
         if (page.next) {
           res.set('Link', `<${ctx.config.baseUrl}/api/admin/users/export?${new URLSearchParams({ after: page.next })}>; rel="next"`);

@@ -78,7 +78,7 @@ export async function* exportedAuditEvents(ctx: ServiceContext, query: z.output<
 export const createAuditRouter = servingRouter(auditApi);
 
 /** GET /api/auth/activity: the caller's own security events (sign-ins, password and email changes, …). */
-export const createActivityRouter = routerOf((ctx) => [
+export const createActivityRouter = routerOf(() => [
   route(
     {
       method: 'get',
@@ -94,7 +94,7 @@ export const createActivityRouter = routerOf((ctx) => [
         schema: activityBody,
       },
     },
-    async ({ query, principal }) =>
+    async ({ query, principal, ctx }) =>
       presentPage(await audit.listOwnActivity(ctx, principal.userId, { cursor: query.cursor, limit: query.limit }), (e) =>
         presentActivity(e, principal.userId),
       ),

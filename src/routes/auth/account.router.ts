@@ -42,7 +42,6 @@ export function presentSession(session: SessionRow, currentSessionId: string) {
 
 /** Account self-service: sessions, password, email links, post-login destinations (spec §4.2, CONTRACT §4). */
 export function createAccountRouter(deps: RouteDeps) {
-  const { ctx } = deps;
   /** A mail asked for by address: 202 whether or not the address has an account (no enumeration). */
   const mailRequest = (path: string, summary: string, send: (ctx: ServiceContext, email: string) => Promise<void>) =>
     route(
@@ -54,7 +53,7 @@ export function createAccountRouter(deps: RouteDeps) {
         body: emailBody,
         response: { status: 202, description: '{ success: true }', schema: successBody },
       },
-      async ({ body }) => {
+      async ({ body, ctx }) => {
         await send(ctx, normalizeEmail(body.email));
         return { success: true };
       },
@@ -73,7 +72,7 @@ export function createAccountRouter(deps: RouteDeps) {
             schema: sessionsBody,
           },
         },
-        async ({ principal }) => ({
+        async ({ principal, ctx }) => ({
           sessions: (await account.listOwnSessions(ctx, principal)).map((s) => presentSession(s, principal.sessionId)),
         }),
       ),
@@ -85,7 +84,7 @@ export function createAccountRouter(deps: RouteDeps) {
           auth: 'user',
           response: { description: '{ revoked: n }', schema: revokedCountBody },
         },
-        async ({ principal }) => ({ revoked: await account.revokeOtherSessions(ctx, principal) }),
+        async ({ principal, ctx }) => ({ revoked: await account.revokeOtherSessions(ctx, principal) }),
       ),
       route(
         {
@@ -98,7 +97,7 @@ export function createAccountRouter(deps: RouteDeps) {
           invalid: () => notFound('Session'),
           response: { status: 204, description: 'Revoked', kind: 'empty' },
         },
-        async ({ principal, params }, req) => {
+        async ({ principal, params, ctx }, req) => {
           const { current } = await account.revokeOwnSession(ctx, principal, params.sessionId);
           // The browser's own session ended: its cookies go with it.
           return replyOf(undefined).withCookies(...(current && req.authMethod === 'cookie' ? clearedSessionCookies(ctx.config) : []));
@@ -114,7 +113,7 @@ export function createAccountRouter(deps: RouteDeps) {
           response: { description: '{ success: true }', schema: successBody },
           errors: [401],
         },
-        async ({ principal, body }) => {
+        async ({ principal, body, ctx }) => {
           await account.changePassword(ctx, principal, body);
           return { success: true };
         },
@@ -128,7 +127,7 @@ export function createAccountRouter(deps: RouteDeps) {
           body: linkTokenBody,
           response: { description: '{ valid: true, email, purpose }', schema: linkInfoBody },
         },
-        async ({ body }) => {
+        async ({ body, ctx }) => {
           const link = await links.inspectEmailLink(ctx, body.token);
           return { valid: true, email: link.email, purpose: link.purpose };
         },
@@ -146,7 +145,7 @@ export function createAccountRouter(deps: RouteDeps) {
           response: { description: '{ success: true, email, email_verified: true }', schema: emailConfirmedBody },
           errors: [409],
         },
-        async ({ body, principal }, req) => {
+        async ({ body, principal, ctx }, req) => {
           const signedInUserId = principal && !principal.clientId ? principal.userId : undefined;
           const result = await links.confirmEmailWithLink(ctx, body.token, { signedInUserId });
           if (!result.confirmed) {
@@ -172,7 +171,7 @@ export function createAccountRouter(deps: RouteDeps) {
           body: setPasswordBody,
           response: { description: '{ success: true }', schema: successBody },
         },
-        async ({ body }) => {
+        async ({ body, ctx }) => {
           await links.setPasswordWithLink(ctx, body.token, body.password);
           return { success: true };
         },
@@ -191,7 +190,7 @@ export function createAccountRouter(deps: RouteDeps) {
           query: loginTargetQuery,
           response: { description: '{ url }', schema: urlBody },
         },
-        ({ query }) => ({ url: loginTargets.resolveTarget(ctx, query) }),
+        ({ query, ctx }) => ({ url: loginTargets.resolveTarget(ctx, query) }),
       ),
       route(
         {
@@ -203,7 +202,7 @@ export function createAccountRouter(deps: RouteDeps) {
           body: loginRequestBody,
           response: { description: '{ login_token, expires_in: 300 }', schema: loginTokenBody },
         },
-        async ({ body }) => {
+        async ({ body, ctx }) => {
           const { loginToken, expiresIn } = await loginTargets.createLoginRequest(ctx, body);
           return { login_token: loginToken, expires_in: expiresIn };
         },
@@ -218,7 +217,7 @@ export function createAccountRouter(deps: RouteDeps) {
           body: loginResolveBody,
           response: { description: '{ url }', schema: urlBody },
         },
-        async ({ body }) => ({ url: await loginTargets.resolveLoginRequest(ctx, body.login_token) }),
+        async ({ body, ctx }) => ({ url: await loginTargets.resolveLoginRequest(ctx, body.login_token) }),
       ),
     ],
     { tags: ['Account'] },

@@ -37,7 +37,7 @@ function firstPartyUserId(principal: Principal): string {
 }
 
 /** Connected apps (CONTRACT §4) and the legacy /authorize redirect. */
-export const createAppsRouter = routerOf((ctx) => [
+export const createAppsRouter = routerOf(() => [
   route(
     {
       method: 'get',
@@ -47,7 +47,7 @@ export const createAppsRouter = routerOf((ctx) => [
       auth: 'user',
       response: { description: '{ apps: [{ client_id, name, scopes, granted_at, last_used_at }], saml_apps }', schema: appsBody },
     },
-    async ({ principal }) => {
+    async ({ principal, ctx }) => {
       const userId = firstPartyUserId(principal);
       const [apps, samlApps] = await Promise.all([listConnectedApps(ctx, userId), listSamlAppsOfPerson(ctx, userId)]);
       return {
@@ -71,7 +71,7 @@ export const createAppsRouter = routerOf((ctx) => [
       params: clientIdParam,
       response: { status: 204, description: 'Dropped', kind: 'empty' },
     },
-    async ({ principal, params }) => {
+    async ({ principal, params, ctx }) => {
       await disconnectApp(ctx, firstPartyUserId(principal), params.clientId);
     },
   ),

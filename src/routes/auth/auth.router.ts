@@ -20,7 +20,7 @@ import {
 
 /** Accounts and first-party sessions (spec §4.2, CONTRACT §4). Token responses are never cached. */
 export const createAuthRouter = routerOf(
-  (ctx) => [
+  () => [
     route(
       {
         method: 'post',
@@ -34,7 +34,7 @@ export const createAuthRouter = routerOf(
         // 403 registration_closed when REGISTRATION=closed (CONTRACT §15).
         errors: [403, 409],
       },
-      async ({ body }, req) => signedIn(ctx.config, await auth.register(ctx, body, requestMeta(req))),
+      async ({ body, ctx }, req) => signedIn(ctx.config, await auth.register(ctx, body, requestMeta(req))),
     ),
     route(
       {
@@ -54,7 +54,7 @@ export const createAuthRouter = routerOf(
           },
         },
       },
-      async ({ body }, req) => signedInOrSecondStep(ctx.config, await auth.login(ctx, body, requestMeta(req))),
+      async ({ body, ctx }, req) => signedInOrSecondStep(ctx.config, await auth.login(ctx, body, requestMeta(req))),
     ),
     route(
       {
@@ -81,7 +81,7 @@ export const createAuthRouter = routerOf(
         body: updateMeBody,
         response: { description: '{ user }', schema: authUserEnvelope },
       },
-      async ({ principal, body }) => ({ user: presentPrincipal(await auth.updateProfile(ctx, principal, body)) }),
+      async ({ principal, body, ctx }) => ({ user: presentPrincipal(await auth.updateProfile(ctx, principal, body)) }),
     ),
     route(
       {
@@ -96,7 +96,7 @@ export const createAuthRouter = routerOf(
         response: { description: '{ accessToken, refreshToken } and new cookies', schema: tokenPair },
         errors: [401, 503],
       },
-      async ({ body }, req) => {
+      async ({ body, ctx }, req) => {
         const cookie: unknown = req.cookies?.[REFRESH_COOKIE];
         const presented = (typeof cookie === 'string' ? cookie : undefined) ?? body?.refreshToken;
         const tokens = await auth.refresh(ctx, presented, requestMeta(req));
@@ -112,7 +112,7 @@ export const createAuthRouter = routerOf(
         auth: 'user-or-client',
         response: { description: '{ success: true }', schema: successBody },
       },
-      async ({ principal }) => {
+      async ({ principal, ctx }) => {
         await auth.logout(ctx, principal.sessionId);
         return replyOf({ success: true }).withCookies(...clearedSessionCookies(ctx.config));
       },

@@ -47,7 +47,7 @@ export const emailSignInVerifyBody = z.object({
 
 /** Sign-in by email (setting `email_sign_in`): the request, and the code typed on a page or an app. */
 export const createEmailSignInRouter = routerOf(
-  (ctx) => [
+  () => [
     route(
       {
         method: 'post',
@@ -66,7 +66,7 @@ export const createEmailSignInRouter = routerOf(
         response: { status: 202, description: '{ success: true }', schema: successBody },
         errors: [404],
       },
-      async ({ body }) => {
+      async ({ body, ctx }) => {
         emailSignIn.assertEmailSignInEnabled(ctx);
         const cookie = browserSecretCookie(ctx.config);
         await emailSignIn.requestEmailSignIn(ctx, { ...body, browserSecret: cookie?.value });
@@ -92,7 +92,7 @@ export const createEmailSignInRouter = routerOf(
           401: { description: 'invalid_credentials, or mfa_required with the mfa_token of the second step', schema: mfaRequiredBody },
         },
       },
-      async ({ body }, req) => signedInOrSecondStep(ctx.config, await emailSignIn.verifyEmailSignInCode(ctx, body, requestMeta(req))),
+      async ({ body, ctx }, req) => signedInOrSecondStep(ctx.config, await emailSignIn.verifyEmailSignInCode(ctx, body, requestMeta(req))),
     ),
   ],
   { tags: ['Auth'] },

@@ -56,7 +56,6 @@ const REAUTH_ALWAYS = `${REAUTH} This one always needs the proof, however recent
 
 /** Second factors, passkeys and the second step of sign-in (CONTRACT §10). Every answer is no-store. */
 export function createMfaRouter(deps: RouteDeps) {
-  const { ctx } = deps;
   const own = { auth: 'user', noStore: true } as const;
   // These set the SSO cookies without needing any: the login-CSRF rule of POST /login applies.
   const signIn = { auth: 'none', noStore: true, originCheck: true } as const;
@@ -73,7 +72,7 @@ export function createMfaRouter(deps: RouteDeps) {
           response: { description: 'Signed in', schema: authResult },
           errors: [401],
         },
-        async ({ body }, req) => signedIn(ctx.config, await completeSecondFactor(ctx, body, requestMeta(req))),
+        async ({ body, ctx }, req) => signedIn(ctx.config, await completeSecondFactor(ctx, body, requestMeta(req))),
       ),
       route(
         {
@@ -85,7 +84,7 @@ export function createMfaRouter(deps: RouteDeps) {
           response: { description: 'PublicKeyCredentialRequestOptionsJSON', schema: webauthnOptionsBody },
           errors: [401],
         },
-        async ({ body }) => passkeyOptionsForMfaToken(ctx, body.mfa_token),
+        async ({ body, ctx }) => passkeyOptionsForMfaToken(ctx, body.mfa_token),
       ),
       route(
         {
@@ -95,7 +94,7 @@ export function createMfaRouter(deps: RouteDeps) {
           summary: 'Own second factors',
           response: { description: '{ totp, passkeys, recovery_codes_left }', schema: mfaStatusBody },
         },
-        async ({ principal }) => {
+        async ({ principal, ctx }) => {
           const factors = await loadFactors(ctx.db, principal.userId);
           return { totp: factors.totp, passkeys: factors.passkeys.map(presentPasskey), recovery_codes_left: factors.recoveryCodesLeft };
         },
@@ -111,7 +110,7 @@ export function createMfaRouter(deps: RouteDeps) {
           response: { description: '{ secret, otpauth_url }', schema: totpSetupResponse },
           errors: [409],
         },
-        async ({ principal, body }, req) => {
+        async ({ principal, body, ctx }, req) => {
           const { secret, otpauthUrl } = await totp.setupTotp(ctx, principal, body.proof, requestMeta(req));
           return { secret, otpauth_url: otpauthUrl };
         },
@@ -129,7 +128,7 @@ export function createMfaRouter(deps: RouteDeps) {
           response: { description: '{ recovery_codes }', schema: recoveryCodesResponse },
           errors: [409],
         },
-        async ({ principal, body }, req) => ({
+        async ({ principal, body, ctx }, req) => ({
           recovery_codes: await totp.confirmTotp(ctx, principal, body.code, body.proof, requestMeta(req)),
         }),
       ),
@@ -144,7 +143,7 @@ export function createMfaRouter(deps: RouteDeps) {
           response: removed,
           errors: [404],
         },
-        async ({ principal, body }, req) => {
+        async ({ principal, body, ctx }, req) => {
           await totp.removeTotp(ctx, principal, body.proof, requestMeta(req));
         },
       ),
@@ -159,7 +158,7 @@ export function createMfaRouter(deps: RouteDeps) {
           response: { description: '{ recovery_codes }', schema: recoveryCodesResponse },
           errors: [409],
         },
-        async ({ principal, body }, req) => ({
+        async ({ principal, body, ctx }, req) => ({
           recovery_codes: await regenerateRecoveryCodes(ctx, principal, body.proof, requestMeta(req)),
         }),
       ),
@@ -173,7 +172,7 @@ export function createMfaRouter(deps: RouteDeps) {
           body: optionalProofBody,
           response: { description: 'PublicKeyCredentialCreationOptionsJSON', schema: webauthnOptionsBody },
         },
-        async ({ principal, body }, req) => passkeys.passkeyRegistrationOptions(ctx, principal, body.proof, requestMeta(req)),
+        async ({ principal, body, ctx }, req) => passkeys.passkeyRegistrationOptions(ctx, principal, body.proof, requestMeta(req)),
       ),
       route(
         {
@@ -186,7 +185,7 @@ export function createMfaRouter(deps: RouteDeps) {
           response: { status: 201, description: '{ passkey: { id, name, created_at }, recovery_codes? }', schema: passkeyCreatedBody },
           errors: [409],
         },
-        async ({ principal, body }, req) => {
+        async ({ principal, body, ctx }, req) => {
           const { passkey, recoveryCodes } = await passkeys.registerPasskey(ctx, principal, body, body.proof, requestMeta(req));
           return {
             passkey: { id: passkey.id, name: passkey.name, created_at: passkey.createdAt.toISOString() },
@@ -202,7 +201,7 @@ export function createMfaRouter(deps: RouteDeps) {
           summary: 'WebAuthn request options for a password-less sign-in (discoverable credentials, no email)',
           response: { description: 'PublicKeyCredentialRequestOptionsJSON', schema: webauthnOptionsBody },
         },
-        async () => passkeys.passkeyAssertionOptions(ctx, null),
+        async ({ ctx }) => passkeys.passkeyAssertionOptions(ctx, null),
       ),
       route(
         {
@@ -214,7 +213,7 @@ export function createMfaRouter(deps: RouteDeps) {
           response: { description: 'Signed in', schema: authResult },
           errors: [401],
         },
-        async ({ body }, req) => signedIn(ctx.config, await signInWithPasskey(ctx, body.response, requestMeta(req))),
+        async ({ body, ctx }, req) => signedIn(ctx.config, await signInWithPasskey(ctx, body.response, requestMeta(req))),
       ),
       route(
         {
@@ -227,7 +226,7 @@ export function createMfaRouter(deps: RouteDeps) {
           body: passkeyRenameBody,
           response: { description: '{ passkey }', schema: passkeyEnvelope },
         },
-        async ({ principal, params, body }, req) => ({
+        async ({ principal, params, body, ctx }, req) => ({
           passkey: presentPasskey(await passkeys.renameOwnPasskey(ctx, principal, params.id, body.name, requestMeta(req))),
         }),
       ),
@@ -243,7 +242,7 @@ export function createMfaRouter(deps: RouteDeps) {
           invalid: (issues, where) => (where === 'params' ? passkeyNotFound() : invalidBody(issues)),
           response: removed,
         },
-        async ({ principal, params, body }, req) => {
+        async ({ principal, params, body, ctx }, req) => {
           await passkeys.removePasskey(ctx, principal, params.id, body.proof, requestMeta(req));
         },
       ),

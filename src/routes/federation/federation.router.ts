@@ -86,8 +86,7 @@ function refusalPage(err: unknown): HostedPage {
  * provider -> callback) and the signed-in person's linked identities.
  */
 export function createFederationRouter(deps: RouteDeps) {
-  const { ctx } = deps;
-  const { config } = ctx;
+  const { config } = deps.ctx;
   return declareRouter(
     deps,
     [
@@ -99,7 +98,7 @@ export function createFederationRouter(deps: RouteDeps) {
           auth: 'none',
           response: { description: '{ providers: [{ slug, name, type, start_url }] }', schema: publicProvidersBody },
         },
-        async () => ({ providers: (await listEnabledProviders(ctx)).map((p) => presentPublicProvider(config, p)) }),
+        async ({ ctx }) => ({ providers: (await listEnabledProviders(ctx)).map((p) => presentPublicProvider(config, p)) }),
       ),
       route(
         {
@@ -117,7 +116,7 @@ export function createFederationRouter(deps: RouteDeps) {
           response: { status: 302, description: 'Redirect to the provider (an HTML page when refused)', kind: 'redirect' },
           errors: [502],
         },
-        async ({ params, query }, req) => {
+        async ({ params, query, ctx }, req) => {
           const binding = browserTokenCookie(req, config);
           try {
             const url = await startFederatedSignIn(ctx, params.slug, { returnTo: query.return_to, browserToken: binding.value });
@@ -142,7 +141,7 @@ export function createFederationRouter(deps: RouteDeps) {
             kind: 'redirect',
           },
         },
-        async ({ params }, req) => {
+        async ({ params, ctx }, req) => {
           try {
             const outcome = await completeFederatedSignIn(
               ctx,
@@ -180,7 +179,7 @@ export function createFederationRouter(deps: RouteDeps) {
           auth: 'user',
           response: { description: '{ identities }', schema: identitiesBody },
         },
-        async ({ principal }) => ({ identities: (await listOwnIdentities(ctx, principal.userId)).map(presentIdentity) }),
+        async ({ principal, ctx }) => ({ identities: (await listOwnIdentities(ctx, principal.userId)).map(presentIdentity) }),
       ),
       route(
         {
@@ -192,7 +191,7 @@ export function createFederationRouter(deps: RouteDeps) {
           response: { status: 204, description: 'Unlinked', kind: 'empty' },
           errors: [409],
         },
-        async ({ principal, params }) => {
+        async ({ principal, params, ctx }) => {
           await unlinkOwnIdentity(ctx, principal.userId, params.id);
         },
       ),

@@ -12,8 +12,8 @@ const answer = (ok: boolean) =>
  * (spec §4.1). Concurrent requests share one probe (services/health.service.ts). Mounted in the documents scope (no
  * step but CORS): load balancers poll it.
  */
-export const createHealthRouter = routerOf((ctx) => {
-  const probe = createHealthProbe(ctx.db);
+export const createHealthRouter = routerOf((app) => {
+  const probe = createHealthProbe(app.db);
   return [
     route(
       {

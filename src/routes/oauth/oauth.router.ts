@@ -37,14 +37,13 @@ import {
   tokenResponseBody,
   userInfoBody,
 } from '../../wire/oauth/oauth.schemas';
+import type { ServiceContext } from '../../services/context';
 
 /**
  * The OAuth 2.0 endpoints a browser or the consent UI calls (spec §4.3, CONTRACT §5): authorize and the consent
  * decisions, in the contract's error dialect. The protocol endpoints are createOAuthProtocolRouter.
  */
 export function createOAuthRouter(deps: RouteDeps) {
-  const { ctx } = deps;
-
   /** The consent UI's answer to a pending authorization: the redirect the browser follows next. */
   const consentDecision = (path: string, summary: string, decide: typeof approveAuthorization) =>
     route(
@@ -58,7 +57,7 @@ export function createOAuthRouter(deps: RouteDeps) {
         response: { description: '{ redirect_url }', schema: redirectUrlBody },
         errors: [404],
       },
-      async ({ principal, body }) => ({ redirect_url: await decide(ctx, principal, body.requestId) }),
+      async ({ principal, body, ctx }) => ({ redirect_url: await decide(ctx, principal, body.requestId) }),
     );
 
   return declareRouter(
@@ -82,7 +81,7 @@ export function createOAuthRouter(deps: RouteDeps) {
           // The browser's answers: the redirect, or the error page when the client cannot be trusted with it.
           outcome: renderPageOutcome,
         },
-        async ({ query, principal, env }, req) => {
+        async ({ query, principal, env, ctx }, req) => {
           const authorizeUrl = `${ctx.config.baseUrl}/api/oauth/authorize${rawQueryOf(req)}`;
           // RFC 9126 §4 (issue 34): a pushed request names only client_id and request_uri.
           const outcome =
@@ -115,7 +114,7 @@ export function createOAuthRouter(deps: RouteDeps) {
           },
           errors: [404],
         },
-        async ({ principal, query }) => {
+        async ({ principal, query, ctx }) => {
           const info = await getConsentInfo(ctx, principal, query.requestId);
           return {
             request_id: info.request.id,
@@ -145,18 +144,18 @@ const clientCall = { auth: 'client', noStore: true, form: true, cors: 'client' }
  * (RFC 6749 §5.1).
  */
 export function createOAuthProtocolRouter(deps: RouteDeps) {
-  const { ctx } = deps;
+  const app = deps.ctx;
 
   /**
    * client_secret_basic, client_secret_post (RFC 6749 §2.3.1) or private_key_jwt (RFC 7523), shared by the token,
    * revocation, device authorization and PAR endpoints.
    */
-  const authenticatedClient = (req: Request, body: ClientCredentialsInput, options: ClientAuthOptions) =>
+  const authenticatedClient = (ctx: ServiceContext, req: Request, body: ClientCredentialsInput, options: ClientAuthOptions) =>
     authenticateClient(ctx, { authorization: req.headers.authorization, ...body }, options);
 
   /** RFC 9449 §8: under `dpop_nonce_required`, an answer to a DPoP request carries the nonce of the next proof. */
   const dpopNonceFor = (proof: unknown): Record<string, string> | undefined =>
-    proof !== undefined && dpopNonceRequired(ctx) ? { 'DPoP-Nonce': currentDpopNonce(ctx) } : undefined;
+    proof !== undefined && dpopNonceRequired(app) ? { 'DPoP-Nonce': currentDpopNonce(app) } : undefined;
 
   const userinfo = (method: HttpMethod, summary: string, description: string) =>
     route(
@@ -174,7 +173,7 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
         response: { description, schema: userInfoBody },
         cors: 'client',
       },
-      async (_input, req) => {
+      async ({ ctx }, req) => {
         const presented = presentedTokenOf(req.headers.authorization);
         if (!presented) {
           throw new OAuthError('invalid_token', 'A Bearer access token is required', { headers: { 'WWW-Authenticate': 'Bearer' } });
@@ -216,14 +215,14 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
           body: tokenParams,
           response: { description: 'Tokens', schema: tokenResponseBody },
         },
-        async ({ body }, req) => {
+        async ({ body, ctx }, req) => {
           // RFC 9449 (docs/dpop.md): a DPoP header binds the tokens to its key; the proof names this endpoint's URL. Checked
           // before the client authenticates: a refused proof (use_dpop_nonce) spends no private_key_jwt assertion.
           const dpop = { proof: req.headers.dpop, url: `${ctx.config.baseUrl}/api/oauth/token` };
           const proofJkt = await proofKey(ctx, dpop);
           // Every refusal that spends nothing (a proof the client, the API or the code requires, the grant type) comes
           // before the client's private_key_jwt assertion is spent: the client may repeat the request with it.
-          const client = await authenticatedClient(req, body.client, {
+          const client = await authenticatedClient(ctx, req, body.client, {
             endpoint: 'token',
             beforeSpend: (known) => refuseBeforeSpend(ctx, known, body.request, proofJkt),
           });
@@ -248,8 +247,8 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
           // CONTRACT §8: `{}` as JSON rather than an empty body, which some client libraries refuse to parse.
           response: { description: 'Revoked, or unknown / already revoked: `{}`', schema: z.strictObject({}) },
         },
-        async ({ body }, req) => {
-          const client = await authenticatedClient(req, body.client, { endpoint: 'revoke' });
+        async ({ body, ctx }, req) => {
+          const client = await authenticatedClient(ctx, req, body.client, { endpoint: 'revoke' });
           await revokeToken(ctx, client, { token: requireParam(body.token, 'token'), tokenTypeHint: body.tokenTypeHint });
           return {};
         },
@@ -267,8 +266,8 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
           body: deviceAuthorizationParams,
           response: { description: 'RFC 8628 §3.2 answer', schema: deviceAuthorizationBody },
         },
-        async ({ body }, req) => {
-          const client = await authenticatedClient(req, body.client, { endpoint: 'device' });
+        async ({ body, ctx }, req) => {
+          const client = await authenticatedClient(ctx, req, body.client, { endpoint: 'device' });
           return startDeviceAuthorization(ctx, client, { scope: body.scope, resource: body.resource });
         },
       ),
@@ -290,14 +289,14 @@ export function createOAuthProtocolRouter(deps: RouteDeps) {
           body: parParams,
           response: { status: 201, description: 'RFC 9126 §2.2 answer', schema: parResponseBody },
         },
-        async ({ body }, req) => {
+        async ({ body, ctx }, req) => {
           // RFC 9449 §10.1: a DPoP header binds the code to its key; the proof names this endpoint's URL. Checked before the
           // client authenticates, as at the token endpoint.
           const dpop = { proof: req.headers.dpop, url: `${ctx.config.baseUrl}/api/oauth/par` };
           const proofJkt = await proofKey(ctx, dpop);
           // Every refusal of the pushed parameters (they spend nothing) comes before the client's private_key_jwt
           // assertion is spent, as at the token endpoint: the client may repeat the corrected request with it.
-          const client = await authenticatedClient(req, body.client, {
+          const client = await authenticatedClient(ctx, req, body.client, {
             endpoint: 'par',
             beforeSpend: async (known) => void (await judgePushedRequest(ctx, known, body.params, proofJkt)),
           });

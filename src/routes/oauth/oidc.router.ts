@@ -19,6 +19,7 @@ import type { RouteDeps } from '../types';
 import { metadataRoute } from './metadata-route';
 import { introspectionBody, introspectParams, jwksBody, logoutParams, openIdConfigurationBody } from '../../wire/oauth/oauth.schemas';
 import type { z } from 'zod';
+import type { ServiceContext } from '../../services/context';
 
 const TAGS = ['OpenID Connect'] as const;
 
@@ -34,14 +35,13 @@ const invalidPage = (detail: string) => {
 
 /** OpenID Connect endpoints under /api/oauth (CONTRACT §9): JWKS and RP-initiated logout. */
 export function createOidcRouter(deps: RouteDeps) {
-  const { ctx } = deps;
-  const { config } = ctx;
+  const { config } = deps.ctx;
 
   /**
    * RP-Initiated Logout 1.0: GET (query) or POST (form). The confirmation page posts back here with `confirm=yes` and
    * its CSRF field; a client's own form post has neither.
    */
-  const logout = async (params: z.output<typeof logoutParams>, principal: Principal | undefined, req: Request) => {
+  const logout = async (ctx: ServiceContext, params: z.output<typeof logoutParams>, principal: Principal | undefined, req: Request) => {
     const { confirm, csrf: _csrf, ...wire } = params;
     const confirming = req.method === 'POST' && confirm === 'yes';
     if (confirming && !csrfValid(req, config)) return hostedPage(refusedPage, 403);
@@ -94,10 +94,12 @@ export function createOidcRouter(deps: RouteDeps) {
     }) as const;
   const logoutRoute = (method: HttpMethod, summary: string) =>
     method === 'post'
-      ? route({ ...logoutDeclaration(method, summary), form: true, body: logoutParams }, ({ body, principal }, req) =>
-          logout(body, principal, req),
+      ? route({ ...logoutDeclaration(method, summary), form: true, body: logoutParams }, ({ body, principal, ctx }, req) =>
+          logout(ctx, body, principal, req),
         )
-      : route({ ...logoutDeclaration(method, summary), query: logoutParams }, ({ query, principal }, req) => logout(query, principal, req));
+      : route({ ...logoutDeclaration(method, summary), query: logoutParams }, ({ query, principal, ctx }, req) =>
+          logout(ctx, query, principal, req),
+        );
 
   return declareRouter(
     deps,
@@ -112,7 +114,7 @@ export function createOidcRouter(deps: RouteDeps) {
           cacheControl: 'public, max-age=300',
           response: { description: 'RFC 7517 JWK Set (Cache-Control: public, max-age=300)', schema: jwksBody },
         },
-        () => publicJwks(ctx),
+        ({ ctx }) => publicJwks(ctx),
       ),
       logoutRoute(
         'get',
@@ -126,7 +128,7 @@ export function createOidcRouter(deps: RouteDeps) {
 
 /** Token introspection (RFC 7662), mounted in the OAuth protocol scope (RFC 6749's error dialect). */
 export const createOidcProtocolRouter = routerOf(
-  (ctx) => [
+  () => [
     route(
       {
         method: 'post',
@@ -138,7 +140,7 @@ export const createOidcProtocolRouter = routerOf(
         body: introspectParams,
         response: { description: '{ active: false }, or the live token described', schema: introspectionBody },
       },
-      async ({ body }, req) => {
+      async ({ body, ctx }, req) => {
         const credentials = { authorization: req.headers.authorization, ...body.client };
         const caller = await authenticateClient(ctx, credentials, { endpoint: 'introspect' });
         return introspectToken(ctx, caller, { token: requireParam(body.token, 'token'), tokenTypeHint: body.tokenTypeHint });

@@ -58,11 +58,11 @@ function presentClientInformation(baseUrl: string, registered: RegisteredClient)
  * each route answers 404. Answers carry secrets or the registration access token: never cached.
  */
 export function createRegistrationRouter(deps: RouteDeps) {
-  const { ctx } = deps;
-  const baseUrl = ctx.config.baseUrl;
+  const app = deps.ctx;
+  const baseUrl = app.config.baseUrl;
   // With registration off (CONTRACT §18: the setting in force now), a malformed request is refused as the endpoint is: not found.
   const invalid: typeof registrationInvalid = (issues, where) =>
-    ctx.settings.current.values.client_registration === 'off' ? registrationOff() : registrationInvalid(issues, where);
+    app.settings.current.values.client_registration === 'off' ? registrationOff() : registrationInvalid(issues, where);
 
   return declareRouter(
     deps,
@@ -87,7 +87,7 @@ export function createRegistrationRouter(deps: RouteDeps) {
           response: { status: 201, description: 'RFC 7591 §3.2.1 client information response', schema: clientInformationBody },
           errors: [401, 404],
         },
-        async ({ body }, req) =>
+        async ({ body, ctx }, req) =>
           presentClientInformation(baseUrl, await registerClient(ctx, { metadata: body, initialAccessToken: bearerTokenOf(req) })),
       ),
       route(
@@ -102,7 +102,7 @@ export function createRegistrationRouter(deps: RouteDeps) {
           response: { description: 'RFC 7592 §3 client information response (no client_secret)', schema: clientInformationBody },
           errors: [401],
         },
-        async ({ params }, req) => presentClientInformation(baseUrl, await readRegistration(ctx, params.clientId, bearerTokenOf(req))),
+        async ({ params, ctx }, req) => presentClientInformation(baseUrl, await readRegistration(ctx, params.clientId, bearerTokenOf(req))),
       ),
       route(
         {
@@ -120,7 +120,7 @@ export function createRegistrationRouter(deps: RouteDeps) {
           response: { description: 'RFC 7592 §3 client information response', schema: clientInformationBody },
           errors: [401],
         },
-        async ({ params, body }, req) =>
+        async ({ params, body, ctx }, req) =>
           presentClientInformation(baseUrl, await updateRegistration(ctx, params.clientId, bearerTokenOf(req), body)),
       ),
       route(
@@ -135,7 +135,7 @@ export function createRegistrationRouter(deps: RouteDeps) {
           response: { status: 204, description: 'Deleted', kind: 'empty' },
           errors: [401],
         },
-        async ({ params }, req) => {
+        async ({ params, ctx }, req) => {
           await deleteRegistration(ctx, params.clientId, bearerTokenOf(req));
         },
       ),

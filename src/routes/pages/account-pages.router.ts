@@ -32,14 +32,14 @@ function firstPartyUserId(principal: Principal | undefined): string | undefined 
 
 /** /verify-email, /set-password, /forgot-password: server-rendered, no JavaScript, posts answered with 303 (CONTRACT §5). */
 export function createAccountPagesRouter(deps: RouteDeps) {
-  const { ctx } = deps;
+  const app = deps.ctx;
   const page = { ...PAGE, auth: 'none', response: { description: 'HTML page', kind: 'html' } } as const;
   const expired = (path: string) => requireCsrf(() => renderFormExpired(path));
   /** CONTRACT §8: confirming a never-verified account from a browser not signed in as it means choosing a password. */
   const choosePasswordInstead = (intro: string, email: string, token: string) =>
     hostedPage(({ csrf }) =>
       // In plain words why (issue 24): the person who created the account may not be the address's owner.
-      renderSetPasswordForm({ email, token, csrf, minLength: minPasswordLength(ctx), intro }),
+      renderSetPasswordForm({ email, token, csrf, minLength: minPasswordLength(app), intro }),
     );
   const invalid = (render: () => string) => hostedPage(render, 400);
 
@@ -53,7 +53,7 @@ export function createAccountPagesRouter(deps: RouteDeps) {
         summary: 'Confirm an email address',
         query: z.object({ token: text(), verified: optionalText() }),
       },
-      async ({ query, principal, env }) => {
+      async ({ query, principal, env, ctx }) => {
         if (query.verified === '1') return hostedPage(renderVerifyEmailDone);
         const link = await orInvalidLink(() => links.inspectEmailLink(ctx, query.token, { signedInUserId: firstPartyUserId(principal) }));
         if (!link || link.purpose !== 'verify_email') return invalid(renderVerifyEmailInvalid);
@@ -73,7 +73,7 @@ export function createAccountPagesRouter(deps: RouteDeps) {
         csrf: expired('/verify-email'),
         body: z.object({ token: text() }),
       },
-      async ({ body, principal, env }) => {
+      async ({ body, principal, env, ctx }) => {
         const signedInUserId = firstPartyUserId(principal);
         const result = await orInvalidLink(() => links.confirmEmailWithLink(ctx, body.token, { signedInUserId }));
         if (!result) return invalid(renderVerifyEmailInvalid);
@@ -92,7 +92,7 @@ export function createAccountPagesRouter(deps: RouteDeps) {
         summary: 'Choose a password from an email link',
         query: z.object({ token: text(), done: optionalText() }),
       },
-      async ({ query }) => {
+      async ({ query, ctx }) => {
         if (query.done === '1') return hostedPage(renderSetPasswordDone);
         const link = await orInvalidLink(() => links.inspectEmailLink(ctx, query.token));
         if (!link) return invalid(renderSetPasswordInvalid);
@@ -112,7 +112,7 @@ export function createAccountPagesRouter(deps: RouteDeps) {
         csrf: expired('/set-password'),
         body: z.object({ token: text(), password: text(), password_confirm: text() }),
       },
-      async ({ body, env }) => {
+      async ({ body, env, ctx }) => {
         const { token, password } = body;
         const link = await orInvalidLink(() => links.inspectEmailLink(ctx, token));
         if (!link) return invalid(renderSetPasswordInvalid);
@@ -167,7 +167,7 @@ export function createAccountPagesRouter(deps: RouteDeps) {
         csrf: expired('/forgot-password'),
         body: z.object({ email: text() }),
       },
-      async ({ body, env }) => {
+      async ({ body, env, ctx }) => {
         const email = emailField.safeParse(body.email);
         if (!email.success)
           return hostedPage(({ csrf }) => renderForgotPasswordForm({ csrf, email: body.email, error: env.t.forgot.invalid }), 400);

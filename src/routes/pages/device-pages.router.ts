@@ -10,6 +10,7 @@ import type { RouteDeps } from '../types';
 import { describeScopes } from './page-messages';
 import { hostedPage, optionalText, PAGE, refuseForm, text } from './page-kit';
 import { enrolUrlFor } from './sign-in-flow';
+import type { ServiceContext } from '../../services/context';
 
 /**
  * /device (RFC 8628 §3.3, CONTRACT §12): a signed-in person (with their second factor where the account has one) types
@@ -17,8 +18,8 @@ import { enrolUrlFor } from './sign-in-flow';
  * session (device.service.ts).
  */
 export function createDevicePagesRouter(deps: RouteDeps) {
-  const { ctx } = deps;
-  const { config } = ctx;
+  const app = deps.ctx;
+  const { config } = app;
   const page = { ...PAGE, response: { description: 'HTML page', kind: 'html' } } as const;
   const deviceUrlFor = (userCode: string | undefined) =>
     `${config.baseUrl}/device${userCode ? `?${new URLSearchParams({ user_code: userCode })}` : ''}`;
@@ -30,6 +31,7 @@ export function createDevicePagesRouter(deps: RouteDeps) {
    * person as `{ signedIn }` when it may stay.
    */
   const detour = async (
+    ctx: ServiceContext,
     principal: Principal | undefined,
     userCode: string | undefined,
   ): Promise<{ next: string; signedIn?: undefined } | { next?: undefined; signedIn: Principal }> => {
@@ -50,8 +52,8 @@ export function createDevicePagesRouter(deps: RouteDeps) {
         auth: 'browser',
         query: z.object({ user_code: optionalText(32) }),
       },
-      async ({ query, principal }) => {
-        const { next, signedIn } = await detour(principal, query.user_code);
+      async ({ query, principal, ctx }) => {
+        const { next, signedIn } = await detour(ctx, principal, query.user_code);
         if (next !== undefined) return new Redirect(next);
         return hostedPage(({ csrf }) => renderDeviceEntryPage({ csrf, userCode: query.user_code, userEmail: signedIn.email }));
       },
@@ -67,8 +69,8 @@ export function createDevicePagesRouter(deps: RouteDeps) {
         csrf: refuseForm,
         body: z.object({ user_code: text(32) }),
       },
-      async ({ body, principal, env }) => {
-        const { next, signedIn } = await detour(principal, body.user_code);
+      async ({ body, principal, env, ctx }) => {
+        const { next, signedIn } = await detour(ctx, principal, body.user_code);
         if (next !== undefined) return new Redirect(next);
         const found = await lookUpUserCode(ctx, signedIn, body.user_code);
         if (!found.ok) {
@@ -105,8 +107,8 @@ export function createDevicePagesRouter(deps: RouteDeps) {
         csrf: refuseForm,
         body: z.object({ user_code: text(32), decision: text(10) }),
       },
-      async ({ body, principal, env }) => {
-        const { next, signedIn } = await detour(principal, body.user_code);
+      async ({ body, principal, env, ctx }) => {
+        const { next, signedIn } = await detour(ctx, principal, body.user_code);
         if (next !== undefined) return new Redirect(next);
         if (body.decision !== 'approve' && body.decision !== 'deny') {
           return hostedPage(() => renderOAuthErrorPage({ title: env.t.consent.noDecisionTitle, message: env.t.consent.noDecision }), 400);

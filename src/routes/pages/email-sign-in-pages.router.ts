@@ -13,6 +13,7 @@ import { requestMeta } from '../shared';
 import type { RouteDeps } from '../types';
 import { hostedPage, optionalText, PAGE, refuseForm, text } from './page-kit';
 import { federationOnLoginPage, finishSignIn, secondStepPage } from './sign-in-flow';
+import type { ServiceContext } from '../../services/context';
 
 /**
  * Sign-in by email on the hosted pages (docs/passwords.md), the pages of POST /api/auth/login/email and
@@ -20,22 +21,22 @@ import { federationOnLoginPage, finishSignIn, secondStepPage } from './sign-in-f
  * and the mailed link `/login/email?token=` signs in the browser that asked at once and asks any other first.
  */
 export function createEmailSignInPagesRouter(deps: RouteDeps) {
-  const { ctx } = deps;
-  const { config } = ctx;
+  const app = deps.ctx;
+  const { config } = app;
   const page = { ...PAGE, response: { description: 'HTML page', kind: 'html' } } as const;
   const enabled = () => {
-    emailSignIn.assertEmailSignInEnabled(ctx);
+    emailSignIn.assertEmailSignInEnabled(app);
   };
 
   /** A finished email sign-in: the second step for an account with a factor, else the SSO cookies and the destination. */
-  const finish = async (req: Request, outcome: emailSignIn.EmailSignInOutcome, returnTo: string | undefined) =>
+  const finish = async (ctx: ServiceContext, req: Request, outcome: emailSignIn.EmailSignInOutcome, returnTo: string | undefined) =>
     outcome.mfaRequired
       ? secondStepPage(outcome, returnTo, await signInTargetOf(ctx, returnTo))
       : finishSignIn(ctx, req, outcome, returnTo);
 
   const linkInvalid = () => hostedPage(renderEmailLinkInvalid, 400);
 
-  const signInWithLink = async (req: Request, token: string) => {
+  const signInWithLink = async (ctx: ServiceContext, req: Request, token: string) => {
     let outcome: emailSignIn.EmailSignInOutcome;
     try {
       outcome = await emailSignIn.signInWithEmailLink(ctx, token, requestMeta(req));
@@ -43,7 +44,7 @@ export function createEmailSignInPagesRouter(deps: RouteDeps) {
       if (err instanceof InvalidLinkError) return linkInvalid();
       throw err;
     }
-    return finish(req, outcome, outcome.returnTo);
+    return finish(ctx, req, outcome, outcome.returnTo);
   };
 
   return declareRouter(deps, [
@@ -58,7 +59,7 @@ export function createEmailSignInPagesRouter(deps: RouteDeps) {
         csrf: refuseForm,
         body: z.object({ return_to: optionalText(4096), email: text(300) }),
       },
-      async ({ body, env }, req) => {
+      async ({ body, env, ctx }, req) => {
         enabled();
         const returnTo = body.return_to;
         const { t } = env;
@@ -101,7 +102,7 @@ export function createEmailSignInPagesRouter(deps: RouteDeps) {
         csrf: refuseForm,
         body: z.object({ return_to: optionalText(4096), email: text(300), code: text(32) }),
       },
-      async ({ body, env }, req) => {
+      async ({ body, env, ctx }, req) => {
         enabled();
         const returnTo = body.return_to;
         const { t } = env;
@@ -112,7 +113,7 @@ export function createEmailSignInPagesRouter(deps: RouteDeps) {
         };
         try {
           const outcome = await emailSignIn.verifyEmailSignInCode(ctx, { email: body.email, code: body.code }, requestMeta(req));
-          return await finish(req, outcome, returnTo);
+          return await finish(ctx, req, outcome, returnTo);
         } catch (err) {
           if (err instanceof AppError && err.code === 'invalid_credentials') return again(401, t.emailSignIn.codeInvalid);
           if (err instanceof AppError && err.code === 'too_many_attempts') {
@@ -132,7 +133,7 @@ export function createEmailSignInPagesRouter(deps: RouteDeps) {
         auth: 'none',
         query: z.object({ token: text(256) }),
       },
-      async ({ query }, req) => {
+      async ({ query, ctx }, req) => {
         enabled();
         let link: Awaited<ReturnType<typeof emailSignIn.inspectEmailSignInLink>>;
         try {
@@ -143,7 +144,7 @@ export function createEmailSignInPagesRouter(deps: RouteDeps) {
         }
         // The browser that asked is signed in by opening its link; any other (another device, a forwarded mail, a
         // mail scanner fetching links) gets a question first, so fetching the link signs nobody in.
-        if (link.sameBrowser) return signInWithLink(req, query.token);
+        if (link.sameBrowser) return signInWithLink(ctx, req, query.token);
         const { formTargets } = await signInTargetOf(ctx, link.returnTo);
         const { email } = link;
         return hostedPage(({ csrf }) => renderEmailLinkConfirmPage({ csrf, token: query.token, email }), 200, formTargets);
@@ -161,9 +162,9 @@ export function createEmailSignInPagesRouter(deps: RouteDeps) {
         csrf: refuseForm,
         body: z.object({ token: text(256) }),
       },
-      async ({ body }, req) => {
+      async ({ body, ctx }, req) => {
         enabled();
-        return signInWithLink(req, body.token);
+        return signInWithLink(ctx, req, body.token);
       },
     ),
   ]);

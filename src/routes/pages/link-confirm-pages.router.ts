@@ -19,8 +19,7 @@ const firstParty = (principal: Principal | undefined) => (principal && !principa
  * Either way the browser then goes where the sign-in was going.
  */
 export function createLinkConfirmPagesRouter(deps: RouteDeps) {
-  const { ctx } = deps;
-  const { config } = ctx;
+  const { config } = deps.ctx;
   const page = { ...PAGE, auth: 'browser', response: { description: 'HTML page or 303', kind: 'html' } } as const;
   const signInFirst = (returnTo: string | undefined) =>
     new Redirect(`/login?${new URLSearchParams({ return_to: `${config.baseUrl}${linkConfirmUrlFor(returnTo)}` })}`);
@@ -34,7 +33,7 @@ export function createLinkConfirmPagesRouter(deps: RouteDeps) {
         summary: 'Confirm linking a pending identity of another provider to the signed-in account',
         query: z.object({ return_to: optionalText(4096) }),
       },
-      async ({ query, principal }, req) => {
+      async ({ query, principal, ctx }, req) => {
         const signedIn = firstParty(principal);
         if (!signedIn) return signInFirst(query.return_to);
         const token = pendingLinkToken(req);
@@ -56,7 +55,7 @@ export function createLinkConfirmPagesRouter(deps: RouteDeps) {
         csrf: refuseForm,
         body: z.object({ return_to: optionalText(4096), decision: text(16) }),
       },
-      async ({ body, principal }, req) => {
+      async ({ body, principal, ctx }, req) => {
         const signedIn = firstParty(principal);
         if (!signedIn) return signInFirst(body.return_to);
         const token = pendingLinkToken(req);

@@ -38,7 +38,6 @@ function proofOf(body: { code: string; recovery_code: string; passkey: string })
  * the same per-IP budget as the password form.
  */
 export function createMfaPagesRouter(deps: RouteDeps) {
-  const { ctx } = deps;
   const post = {
     ...PAGE,
     method: 'post',
@@ -62,7 +61,7 @@ export function createMfaPagesRouter(deps: RouteDeps) {
           passkey: text(65536),
         }),
       },
-      async ({ body, env }, req) => {
+      async ({ body, env, ctx }, req) => {
         const returnTo = body.return_to;
         const mfaToken = body.mfa_token;
         const { t } = env;
@@ -106,7 +105,7 @@ export function createMfaPagesRouter(deps: RouteDeps) {
         summary: 'Password-less sign-in (form post of the assertion made by the page script)',
         body: z.object({ return_to: optionalText(4096), response: text(65536) }),
       },
-      async ({ body, env }, req) => {
+      async ({ body, env, ctx }, req) => {
         const { t } = env;
         const { application, formTargets } = await signInTargetOf(ctx, body.return_to);
         const context = { application, registerLink: registrationOpen(ctx.settings.current.values) };

@@ -20,6 +20,7 @@ import type { RouteDeps } from '../types';
 import { describeScopes } from './page-messages';
 import { hostedPage, optionalText, PAGE, refuseForm, text } from './page-kit';
 import { enrolUrlFor, federationOnLoginPage, finishSignIn, secondStepPage } from './sign-in-flow';
+import type { ServiceContext } from '../../services/context';
 
 /** Where the browser goes after consent, as a reader recognises it: the host, or a native app's private-use scheme. */
 function redirectHostOf(redirectUri: string): string {
@@ -47,8 +48,7 @@ const uiLocalesField = { ui_locales: optionalText(256) };
 
 /** /login, /logout and /consent: server-rendered, no JavaScript, 303 after every post (CONTRACT §5). */
 export function createOAuthPagesRouter(deps: RouteDeps) {
-  const { ctx } = deps;
-  const { config } = ctx;
+  const { config } = deps.ctx;
   const loginUrlFor = (returnTo: string) => `${config.baseUrl}/login?${new URLSearchParams({ return_to: returnTo })}`;
   const consentUrlFor = (requestId: string, uiLocales?: string) =>
     `${config.baseUrl}/consent?${new URLSearchParams({ request_id: requestId, ...(uiLocales ? { ui_locales: uiLocales } : {}) })}`;
@@ -57,7 +57,7 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
    * What the sign-in page says around the form (the application it is for, whether sign-up is offered) and where its
    * forms end after the redirects (CSP form-action).
    */
-  const signInContext = async (returnTo: string | undefined) => {
+  const signInContext = async (ctx: ServiceContext, returnTo: string | undefined) => {
     const { application, formTargets } = await signInTargetOf(ctx, returnTo);
     return {
       formTargets,
@@ -81,7 +81,7 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
         auth: 'browser',
         query: z.object({ return_to: optionalText(), login_hint: optionalText(254) }),
       },
-      async ({ query, principal }, req) => {
+      async ({ query, principal, ctx }, req) => {
         const returnTo = query.return_to;
         const signedIn = firstParty(principal);
         if (signedIn && needsSecondFactorForAdmin(ctx.settings.current.values, signedIn)) {
@@ -93,7 +93,7 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
         }
         // OIDC login_hint (CONTRACT §9) prefills the email field; it is only ever shown back, escaped.
         const federation = await federationOnLoginPage(ctx, req, returnTo);
-        const { context, formTargets } = await signInContext(returnTo);
+        const { context, formTargets } = await signInContext(ctx, returnTo);
         const email = query.login_hint?.trim();
         return hostedPage(
           ({ csrf }) => renderLoginPage({ csrf, returnTo, email, signedInAs: signedIn?.email, ...context, ...federation }),
@@ -116,12 +116,12 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
         csrf: refuseForm,
         body: z.object({ return_to: optionalText(4096), email: text(), password: text() }),
       },
-      async ({ body, env }, req) => {
+      async ({ body, env, ctx }, req) => {
         const returnTo = body.return_to;
         const email = body.email.trim().slice(0, 254);
         const password = body.password;
         const { t } = env;
-        const { context, formTargets } = await signInContext(returnTo);
+        const { context, formTargets } = await signInContext(ctx, returnTo);
         const again = (status: number, error: string, more?: Awaited<ReturnType<typeof federationOnLoginPage>>) =>
           hostedPage(({ csrf }) => renderLoginPage({ csrf, returnTo, email, error, ...context, ...more }), status, formTargets);
         if (!email || !password) return again(400, t.login.missing);
@@ -145,7 +145,7 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
     /** Signing out of the SSO session from the browser: the session is revoked and both cookies cleared. */
     route(
       { ...page, method: 'post', path: '/logout', summary: 'Sign out (form post)', auth: 'browser', csrf: refuseForm },
-      async ({ principal }) => {
+      async ({ principal, ctx }) => {
         const signedIn = firstParty(principal);
         if (signedIn) await auth.logout(ctx, signedIn.sessionId);
         return new Redirect('/logout').withCookies(...clearedSessionCookies(config));
@@ -163,7 +163,7 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
         auth: 'browser',
         query: z.object({ ...requestIdField, ...uiLocalesField }),
       },
-      async ({ query, principal, env }) => {
+      async ({ query, principal, env, ctx }) => {
         const requestId = query.request_id;
         if (!UUID_PATTERN.test(requestId)) return expiredPage();
         const signedIn = firstParty(principal);
@@ -204,7 +204,7 @@ export function createOAuthPagesRouter(deps: RouteDeps) {
         csrf: refuseForm,
         body: z.object({ ...requestIdField, ...uiLocalesField, decision: text() }),
       },
-      async ({ body, principal, env }) => {
+      async ({ body, principal, env, ctx }) => {
         const requestId = body.request_id;
         if (!UUID_PATTERN.test(requestId)) return expiredPage();
         const signedIn = firstParty(principal);

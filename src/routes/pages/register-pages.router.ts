@@ -21,11 +21,11 @@ const FIELDS: readonly RegisterField[] = ['first_name', 'last_name', 'email', 'p
  * the person is signed in and told to confirm the address; an OAuth flow continues from there.
  */
 export function createRegisterPagesRouter(deps: RouteDeps) {
-  const { ctx } = deps;
-  const { config } = ctx;
+  const app = deps.ctx;
+  const { config } = app;
   const page = { ...PAGE, response: { description: 'HTML page', kind: 'html' } } as const;
   const requireOpen = () => {
-    if (!auth.registrationOpen(ctx.settings.current.values)) throw new AppError('not_found', 'Registration is closed');
+    if (!auth.registrationOpen(app.settings.current.values)) throw new AppError('not_found', 'Registration is closed');
   };
 
   return declareRouter(deps, [
@@ -38,7 +38,7 @@ export function createRegisterPagesRouter(deps: RouteDeps) {
         auth: 'browser',
         query: z.object({ return_to: optionalText(4096), done: optionalText(8) }),
       },
-      async ({ query, principal }) => {
+      async ({ query, principal, ctx }) => {
         requireOpen();
         const application = await signInApplicationFor(ctx, query.return_to);
         if (query.done === '1' && principal && !principal.clientId) {
@@ -69,7 +69,7 @@ export function createRegisterPagesRouter(deps: RouteDeps) {
           password_confirm: text(1024),
         }),
       },
-      async ({ body, env }, req) => {
+      async ({ body, env, ctx }, req) => {
         requireOpen();
         const { t } = env;
         const returnTo = body.return_to;

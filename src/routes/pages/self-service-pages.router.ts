@@ -35,6 +35,7 @@ import { FederationRefused, startFederatedSignIn } from '../../services/federati
 import { browserTokenCookie } from '../federation/federation.router';
 import { listEnabledProviders } from '../../services/federation/providers.service';
 import { authorizationOriginOf } from '../../services/federation/relying-party';
+import type { ServiceContext } from '../../services/context';
 
 /** A refusal the page itself words (already in the page's language); other AppErrors are worded by their code. */
 class FormRefusal extends AppError {
@@ -124,10 +125,17 @@ const SECTION_ANCHOR: Record<AccountSection, string> = {
  * answered with 303 back to the page (or the page itself when something is shown once, like recovery codes).
  */
 export function createSelfServicePagesRouter(deps: RouteDeps) {
-  const { ctx } = deps;
-  const { config } = ctx;
+  const app = deps.ctx;
+  const { config } = app;
 
-  async function render(req: Request, principal: Principal, context: Context, status: number, extra: Partial<AccountPageData> = {}) {
+  async function render(
+    ctx: ServiceContext,
+    req: Request,
+    principal: Principal,
+    context: Context,
+    status: number,
+    extra: Partial<AccountPageData> = {},
+  ) {
     const [sessions, apps, factors, pending, current, identities, providers, samlApps, hasPassword] = await Promise.all([
       account.listOwnSessions(ctx, principal),
       listConnectedApps(ctx, principal.userId),
@@ -204,7 +212,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
     summary: string,
     section: AccountSection,
     body: B,
-    run: (principal: Principal, body: z.output<B>, req: Request) => Promise<Step>,
+    run: (ctx: ServiceContext, principal: Principal, body: z.output<B>, req: Request) => Promise<Step>,
     texts: (t: Messages) => PageErrorTexts = () => ({}),
   ): DeclaredRoute {
     return route(
@@ -221,15 +229,15 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
         body,
         response: { description: '303 to /account, or the page', kind: 'html' },
       },
-      async ({ principal, query, body: input, env }, req) => {
+      async ({ principal, query, body: input, env, ctx }, req) => {
         if (!principal || principal.clientId) return signInFirst();
         try {
-          const step = await run(principal, input, req);
+          const step = await run(ctx, principal, input, req);
           if (step instanceof Redirect) return step;
           if ('done' in step) return new Redirect(`/account${contextQs(query, step.done)}${SECTION_ANCHOR[section]}`);
           // The page shows the session as it is now (e.g. a factor just proved adds to its amr).
           const amr = (await account.findOwnSession(ctx, principal))?.amr ?? principal.amr;
-          return await render(req, { ...principal, amr }, query, 200, step.show);
+          return await render(ctx, req, { ...principal, amr }, query, 200, step.show);
         } catch (err) {
           if (!(err instanceof AppError) || err.status >= 500) throw err;
           const { t } = env;
@@ -240,7 +248,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
                 ? t.federation.refused[err.reason](err.providerName)
                 : pageErrorMessage(t, err, { ...REAUTH_TEXTS(t), ...texts(t) });
           const field = err instanceof FormRefusal && err.field ? err.field : FIELD_OF[path];
-          const refused = await render(req, principal, query, err.status, {
+          const refused = await render(ctx, req, principal, query, err.status, {
             error: { section, message, field },
             values: keptValues(input),
           });
@@ -280,9 +288,9 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
         query: contextQuery,
         response: { description: 'HTML page', kind: 'html' },
       },
-      async ({ principal, query }, req) => {
+      async ({ principal, query, ctx }, req) => {
         if (!principal || principal.clientId) return signInFirst();
-        return render(req, principal, query, 200);
+        return render(ctx, req, principal, query, 200);
       },
     ),
 
@@ -291,7 +299,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       'Save name (form post)',
       'profile',
       z.object({ first_name: text(200), last_name: text(200) }),
-      async (principal, body, req) => {
+      async (ctx, principal, body, req) => {
         const { t } = pageEnvOf(req);
         const firstName = checked(nameField('First name'), body.first_name, t.pageErrors.nameInvalid(NAME_MAX_CHARACTERS));
         const lastName = checked(nameField('Last name'), body.last_name, t.pageErrors.nameInvalid(NAME_MAX_CHARACTERS), 'last_name');
@@ -305,7 +313,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       'Change password (form post)',
       'password',
       z.object({ current_password: text(1024), new_password: text(1024), new_password_confirm: text(1024) }),
-      async (principal, body, req) => {
+      async (ctx, principal, body, req) => {
         const { t } = pageEnvOf(req);
         if (!body.current_password) throw fail(t.pageErrors.currentPasswordMissing);
         const newPassword = checked(passwordField, body.new_password, passwordProblem(t, body.new_password), 'new_password');
@@ -324,7 +332,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       'Sign out one session (form post)',
       'sessions',
       z.object({ session_id: text(64) }),
-      async (principal, body) => {
+      async (ctx, principal, body) => {
         if (!UUID_PATTERN.test(body.session_id)) throw new AppError('not_found', 'That session does not exist or has ended');
         const { current } = await account.revokeOwnSession(ctx, principal, body.session_id);
         return current ? new Redirect('/logout').withCookies(...clearedSessionCookies(config)) : { done: 'session' };
@@ -332,7 +340,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       (t) => ({ not_found: t.pageErrors.sessionGone }),
     ),
 
-    action('sessions/revoke-others', 'Sign out every other session (form post)', 'sessions', z.object({}), async (principal) => {
+    action('sessions/revoke-others', 'Sign out every other session (form post)', 'sessions', z.object({}), async (ctx, principal) => {
       await account.revokeOtherSessions(ctx, principal);
       return { done: 'others' };
     }),
@@ -343,7 +351,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       'Link a sign-in of another provider (form post)',
       'identities',
       z.object({ slug: text(64) }),
-      async (principal, body, req) => {
+      async (ctx, principal, body, req) => {
         const session = await account.findOwnSession(ctx, principal);
         if (!session || !mayLinkFromSession(session.authTime, ctx.clock.now())) {
           return new Redirect(`/login?${new URLSearchParams({ return_to: `${config.baseUrl}/account#identities` })}`);
@@ -368,7 +376,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       'Unlink a sign-in of another provider (form post)',
       'identities',
       identityIdField,
-      async (principal, body) => {
+      async (ctx, principal, body) => {
         await unlinkOwnIdentity(ctx, principal.userId, body.identity_id);
         return { done: 'identity_unlinked' };
       },
@@ -380,7 +388,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       "Remove an app's access (form post)",
       'apps',
       z.object({ client_id: text(200) }),
-      async (principal, body) => {
+      async (ctx, principal, body) => {
         await disconnectApp(ctx, principal.userId, body.client_id);
         return { done: 'app' };
       },
@@ -388,7 +396,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
     ),
 
     // CONTRACT §15: the same service as POST /api/auth/verify-email/resend (a no-op once the address is confirmed).
-    action('verification/resend', 'Send the confirmation email again (form post)', 'profile', z.object({}), async (principal) => {
+    action('verification/resend', 'Send the confirmation email again (form post)', 'profile', z.object({}), async (ctx, principal) => {
       await links.requestVerificationResend(ctx, principal.email);
       return { done: 'verification' };
     }),
@@ -398,7 +406,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       'Start authenticator app setup (form post)',
       'second-factors',
       z.object(proofFields),
-      async (principal, body, req) => {
+      async (ctx, principal, body, req) => {
         await totp.setupTotp(ctx, principal, proofOf(optionalProofBody, body), requestMeta(req));
         return { done: 'totp_setup' };
       },
@@ -410,7 +418,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       'Turn on the authenticator app (form post)',
       'second-factors',
       z.object({ code: text(16), ...proofFields }),
-      async (principal, body, req) => {
+      async (ctx, principal, body, req) => {
         const proof = proofOf(optionalProofBody, { password: body.password });
         const recoveryCodes = await totp.confirmTotp(ctx, principal, body.code.trim(), proof, requestMeta(req));
         return { show: { recoveryCodes, notice: pageEnvOf(req).t.accountNotices.totp_on } };
@@ -427,7 +435,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       'Remove the authenticator app (form post)',
       'second-factors',
       z.object({ code: text(16), ...proofFields }),
-      async (principal, body, req) => {
+      async (ctx, principal, body, req) => {
         // The form offers both fields: a code, when typed, is the proof.
         const proof = body.code.trim() ? { code: body.code } : { password: body.password };
         await totp.removeTotp(ctx, principal, proofOf(optionalProofBody, proof), requestMeta(req));
@@ -441,7 +449,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       'Make new recovery codes (form post)',
       'second-factors',
       z.object({ code: text(16), ...proofFields }),
-      async (principal, body, req) => {
+      async (ctx, principal, body, req) => {
         const proof = body.code.trim() ? { code: body.code } : { password: body.password };
         const recoveryCodes = await regenerateRecoveryCodes(ctx, principal, proofOf(optionalProofBody, proof), requestMeta(req));
         return { show: { recoveryCodes, notice: pageEnvOf(req).t.accountNotices.codes_made } };
@@ -454,7 +462,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       'Add a passkey (form post of the page script)',
       'second-factors',
       z.object({ response: text(65536), name: text(200), ...proofFields }),
-      async (principal, body, req) => {
+      async (ctx, principal, body, req) => {
         const { t } = pageEnvOf(req);
         let parsed: unknown;
         try {
@@ -479,7 +487,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       'Rename a passkey (form post)',
       'second-factors',
       z.object({ id: text(64), name: text(200) }),
-      async (principal, body, req) => {
+      async (ctx, principal, body, req) => {
         if (!UUID_PATTERN.test(body.id)) throw new AppError('not_found', 'Passkey not found');
         // The API's rule (mfa.schemas.ts), not a second spelling of it.
         const name = checked(passkeyNewNameField, body.name, pageEnvOf(req).t.pageErrors.passkeyName, `rename-${body.id}`);
@@ -494,7 +502,7 @@ export function createSelfServicePagesRouter(deps: RouteDeps) {
       'Remove a passkey (form post)',
       'second-factors',
       z.object({ id: text(64), ...proofFields }),
-      async (principal, body, req) => {
+      async (ctx, principal, body, req) => {
         if (!UUID_PATTERN.test(body.id)) throw new AppError('not_found', 'Passkey not found');
         await passkeys.removePasskey(ctx, principal, body.id, proofOf(optionalProofBody, body), requestMeta(req));
         return { done: 'passkey_removed' };

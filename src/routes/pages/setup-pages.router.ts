@@ -20,7 +20,6 @@ const setupForm = z.object({
 
 /** /setup: the first-run page that creates the first super_admin from the one-time link (services/setup.service). */
 export function createSetupPagesRouter(deps: RouteDeps) {
-  const { ctx } = deps;
   const page = { ...PAGE, auth: 'none', response: { description: 'HTML page', kind: 'html' } } as const;
 
   return declareRouter(deps, [
@@ -32,7 +31,7 @@ export function createSetupPagesRouter(deps: RouteDeps) {
         summary: 'First-run setup: create the first administrator',
         query: z.object({ token: text(), done: optionalText() }),
       },
-      async ({ query }) => {
+      async ({ query, ctx }) => {
         if (query.done === '1') return hostedPage(renderSetupDone);
         if (!(await isSetupTokenValid(ctx, query.token))) return hostedPage(renderSetupInvalid, 404);
         return hostedPage(({ csrf }) => renderSetupForm({ token: query.token, csrf, minLength: minPasswordLength(ctx) }));
@@ -55,7 +54,7 @@ export function createSetupPagesRouter(deps: RouteDeps) {
           password_confirm: text(),
         }),
       },
-      async ({ body, env }) => {
+      async ({ body, env, ctx }) => {
         const { token } = body;
         const values = { email: body.email, first_name: body.first_name, last_name: body.last_name };
         type Field = 'email' | 'first_name' | 'last_name' | 'password';

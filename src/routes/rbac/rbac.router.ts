@@ -7,8 +7,7 @@ import { createRoleRoutes, rolesApi } from './roles.routes';
 
 /** RBAC (spec §4.5). Permissions come from the live lookup of `authenticate`, never from the token. */
 export function createRbacRouter(deps: RouteDeps) {
-  const { ctx } = deps;
-  const role = createRoleRoutes(ctx);
+  const role = createRoleRoutes();
   return declareRouter(
     deps,
     [
@@ -27,7 +26,7 @@ export function createRbacRouter(deps: RouteDeps) {
           params: userIdParams,
           response: { description: '{ user_id, roles: [{ id, name, application }], permissions }', schema: userAccessBody },
         },
-        async ({ params }) => {
+        async ({ params, ctx }) => {
           const held = await access.getUserAccess(ctx, params.userId);
           return { user_id: held.user.id, roles: held.roles.map(presentRoleRef), permissions: held.permissions };
         },
@@ -43,7 +42,7 @@ export function createRbacRouter(deps: RouteDeps) {
           body: checkPermissionBody,
           response: { description: '{ hasPermission }', schema: hasPermissionBody },
         },
-        async ({ params, body }) => ({ hasPermission: await access.checkUserPermission(ctx, params.userId, body.permission) }),
+        async ({ params, body, ctx }) => ({ hasPermission: await access.checkUserPermission(ctx, params.userId, body.permission) }),
       ),
       role.adminUsers('/admin-users'),
     ],

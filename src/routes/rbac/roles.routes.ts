@@ -1,4 +1,3 @@
-import type { ServiceContext } from '../../services/context';
 import { SUPER_ADMIN } from '../../services/rbac-policy';
 import * as assignments from '../../services/role-assignment.service';
 import * as catalogue from '../../services/role-catalogue.service';
@@ -115,8 +114,8 @@ export const rolesApi = {
  * The role routes served under both URL sets: the changes to the catalogue (at their own paths), a user's roles below
  * `userPrefix` (`''` in /api/users, `'/users'` in /api/rbac), and the admin list at the path the router gives it.
  */
-export function createRoleRoutes(ctx: ServiceContext) {
-  const at = (e: Endpoint, path = e.decl.path): DeclaredRoute => route({ ...e.decl, path }, (input) => e.run(input, ctx));
+export function createRoleRoutes() {
+  const at = (e: Endpoint, path = e.decl.path): DeclaredRoute => route({ ...e.decl, path }, (input) => e.run(input, input.ctx));
   return {
     catalogueChanges: [rolesApi.create, rolesApi.update, rolesApi.deactivate].map((e) => at(e)),
     ofUser: (userPrefix: string) =>

@@ -19,6 +19,7 @@ import { hostedPage, optionalText, renderPageOutcome } from '../pages/page-kit';
 import { declareRouter, route } from '../route';
 import { rawQueryOf } from '../shared';
 import type { RouteDeps } from '../types';
+import type { ServiceContext } from '../../services/context';
 
 /** The SAML bindings' parameters, read leniently (a malformed one is the service's error page, never a 400 JSON). */
 const messageFields = z.object({ SAMLRequest: optionalText(), RelayState: optionalText(), app: optionalText(100) });
@@ -38,7 +39,13 @@ function answer(req: Request, outcome: SamlOutcome): Outcome {
 }
 
 type Binding = SamlMessageInput['binding'];
-type BindingHandler = (req: Request, binding: Binding, fields: z.output<typeof messageFields>, principal?: Principal) => Promise<Outcome>;
+type BindingHandler = (
+  ctx: ServiceContext,
+  req: Request,
+  binding: Binding,
+  fields: z.output<typeof messageFields>,
+  principal?: Principal,
+) => Promise<Outcome>;
 
 /** A received message as its binding delivered it (the Redirect binding's signature is over the query as sent). */
 const messageOf = (req: Request, binding: Binding, fields: z.output<typeof messageFields>): SamlMessageInput => ({
@@ -56,8 +63,7 @@ const firstParty = (principal: Principal | undefined) => (principal && !principa
  * refusal) and never JSON: a browser is on the other end.
  */
 export function createSamlRouter(deps: RouteDeps) {
-  const { ctx } = deps;
-  const { config } = ctx;
+  const { config } = deps.ctx;
   const page = {
     noStore: true,
     cors: false,
@@ -65,14 +71,14 @@ export function createSamlRouter(deps: RouteDeps) {
     response: { description: 'HTML page (the POST form, or an error page)', kind: 'html' },
     outcome: renderPageOutcome,
   } as const;
-  const sso: BindingHandler = async (req, binding, fields, principal) => {
+  const sso: BindingHandler = async (ctx, req, binding, fields, principal) => {
     if (binding === 'redirect' && fields.app !== undefined && fields.SAMLRequest === undefined) {
       const self = `${config.baseUrl}/saml/sso${rawQueryOf(req)}`;
       return answer(req, await startIdpInitiated(ctx, fields.app, firstParty(principal), self));
     }
     return answer(req, await receiveAuthnRequest(ctx, messageOf(req, binding, fields)));
   };
-  const slo: BindingHandler = async (req, binding, fields, principal) => {
+  const slo: BindingHandler = async (ctx, req, binding, fields, principal) => {
     const signedIn = firstParty(principal);
     const { outcome, endedSessionIds } = await receiveLogoutRequest(ctx, messageOf(req, binding, fields), signedIn);
     // The browser's own session ended: its cookies go with it.
@@ -83,17 +89,17 @@ export function createSamlRouter(deps: RouteDeps) {
   const bindings = (path: '/sso' | '/slo', handle: BindingHandler, o: { redirect: string; post: string; postReadsSession: boolean }) => [
     route(
       { ...page, method: 'get', path, summary: o.redirect, auth: 'browser', rateLimit: true, query: messageFields },
-      async ({ query, principal }, req) => handle(req, 'redirect', query, principal),
+      async ({ query, principal, ctx }, req) => handle(ctx, req, 'redirect', query, principal),
     ),
     // A cross-site POST to /saml/sso never acts on the browser's session (docs/saml.md, Browser); /saml/slo may end it.
     o.postReadsSession
       ? route(
           { ...page, method: 'post', path, summary: o.post, auth: 'browser', rateLimit: true, form: true, body: messageFields },
-          async ({ body, principal }, req) => handle(req, 'post', body, principal),
+          async ({ body, principal, ctx }, req) => handle(ctx, req, 'post', body, principal),
         )
       : route(
           { ...page, method: 'post', path, summary: o.post, auth: 'none', rateLimit: true, form: true, body: messageFields },
-          async ({ body }, req) => handle(req, 'post', body),
+          async ({ body, ctx }, req) => handle(ctx, req, 'post', body),
         ),
   ];
   return declareRouter(
@@ -109,7 +115,7 @@ export function createSamlRouter(deps: RouteDeps) {
           cacheControl: 'public, max-age=300',
           response: { description: 'application/samlmetadata+xml', kind: 'html' },
         },
-        async () => new Document(200, 'application/samlmetadata+xml', await idpMetadataXml(ctx)),
+        async ({ ctx }) => new Document(200, 'application/samlmetadata+xml', await idpMetadataXml(ctx)),
       ),
       ...bindings('/sso', sso, {
         redirect: 'SAML SSO, HTTP-Redirect binding (SAMLRequest, RelayState, SigAlg, Signature) or IdP-initiated (?app=<id>)',
@@ -125,7 +131,7 @@ export function createSamlRouter(deps: RouteDeps) {
           auth: 'browser',
           query: continueQuery,
         },
-        async ({ query, principal }, req) => answer(req, await continueSso(ctx, query.request ?? '', firstParty(principal))),
+        async ({ query, principal, ctx }, req) => answer(req, await continueSso(ctx, query.request ?? '', firstParty(principal))),
       ),
       ...bindings('/slo', slo, {
         redirect: 'SAML single logout, HTTP-Redirect binding',

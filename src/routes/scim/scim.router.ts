@@ -125,8 +125,8 @@ interface ResourceType {
 }
 
 export function createScimRouter(deps: RouteDeps) {
-  const { ctx } = deps;
-  const base = () => ctx.config.baseUrl;
+  const app = deps.ctx;
+  const base = () => app.config.baseUrl;
   const common = { auth: 'scim', document: false, cors: false, noStore: true, invalid: invalidQuery } as const;
   const list = (items: Resource[]): Resource => ({
     schemas: [SCHEMA.list],
@@ -135,11 +135,11 @@ export function createScimRouter(deps: RouteDeps) {
     itemsPerPage: items.length,
     Resources: items,
   });
-  const listUsers = async (query: ListQuery, req: Request): Promise<Document> => {
+  const listUsers = async (ctx: ServiceContext, query: ListQuery, req: Request): Promise<Document> => {
     const page = await users.listUsers(ctx, connectionOf(req), query);
     return scim(200, listResponse(page, query, SCHEMA.user));
   };
-  const listGroups = async (query: ListQuery, req: Request): Promise<Document> => {
+  const listGroups = async (ctx: ServiceContext, query: ListQuery, req: Request): Promise<Document> => {
     const excluded = attributeList(query.excludedAttributes, SCHEMA.group) ?? [];
     const attributes = attributeList(query.attributes, SCHEMA.group);
     const withMembers = !excluded.includes('members') && (!attributes?.length || attributes.some((a) => a.startsWith('members')));
@@ -157,30 +157,30 @@ export function createScimRouter(deps: RouteDeps) {
   const resourceRoutes = (
     path: string,
     coreUrn: string,
-    listed: (query: ListQuery, req: Request) => Promise<Document>,
+    listed: (ctx: ServiceContext, query: ListQuery, req: Request) => Promise<Document>,
     of: ResourceType,
   ) => {
     const { service, says } = of;
     const one = { ...common, path: `${path}/:id`, params: idParams } as const;
     return [
-      route({ ...common, method: 'get', path, summary: says.list, query: listQuery }, ({ query }, req) => listed(query, req)),
-      route({ ...search, path: `${path}/.search`, summary: says.search }, ({ body }, req) => listed(body, req)),
-      route({ ...common, method: 'post', path, summary: says.create, body: anyBody }, async ({ body }, req) =>
+      route({ ...common, method: 'get', path, summary: says.list, query: listQuery }, ({ query, ctx }, req) => listed(ctx, query, req)),
+      route({ ...search, path: `${path}/.search`, summary: says.search }, ({ body, ctx }, req) => listed(ctx, body, req)),
+      route({ ...common, method: 'post', path, summary: says.create, body: anyBody }, async ({ body, ctx }, req) =>
         scim(201, await service.create(ctx, connectionOf(req), body), { etag: true, location: true }),
       ),
-      route({ ...one, method: 'get', summary: says.get, query: projectionQuery }, async ({ params, query }, req) => {
+      route({ ...one, method: 'get', summary: says.get, query: projectionQuery }, async ({ params, query, ctx }, req) => {
         const resource = await service.get(ctx, connectionOf(req), params.id);
         return scim(200, projected(resource, query, coreUrn), { etag: resource });
       }),
-      route({ ...one, method: 'put', summary: says.replace, body: anyBody }, async ({ params, body }, req) =>
+      route({ ...one, method: 'put', summary: says.replace, body: anyBody }, async ({ params, body, ctx }, req) =>
         scim(200, await service.replace(ctx, connectionOf(req), params.id, body, req.get('if-match')), { etag: true }),
       ),
-      route({ ...one, method: 'patch', summary: says.patch, body: anyBody }, async ({ params, body }, req) =>
+      route({ ...one, method: 'patch', summary: says.patch, body: anyBody }, async ({ params, body, ctx }, req) =>
         scim(200, await service.patch(ctx, connectionOf(req), params.id, body, req.get('if-match')), { etag: true }),
       ),
       route(
         { ...one, method: 'delete', summary: says.remove, response: { status: 204, description: 'Deleted', kind: 'empty' } },
-        async ({ params }, req) => {
+        async ({ params, ctx }, req) => {
           await service.remove(ctx, connectionOf(req), params.id, req.get('if-match'));
         },
       ),

@@ -224,8 +224,7 @@ function filterOf(q: { search?: string; status?: 'active' | 'inactive'; tier?: '
 
 /** Users (spec §4.4). The fixed paths (admin/list, roles/*) come before /:userId, which must be a uuid. */
 export function createUsersRouter(deps: RouteDeps) {
-  const { ctx } = deps;
-  const role = createRoleRoutes(ctx);
+  const role = createRoleRoutes();
   return declareRouter(
     deps,
     [
@@ -239,7 +238,7 @@ export function createUsersRouter(deps: RouteDeps) {
           permission: 'system:manage_roles',
           response: { description: '{ roles }', schema: rolesBody },
         },
-        async () => ({ roles: (await listRoles(ctx, { activeOnly: true })).map(presentRole) }),
+        async ({ ctx }) => ({ roles: (await listRoles(ctx, { activeOnly: true })).map(presentRole) }),
       ),
       served(deps, rolesApi.assignable),
       ...role.catalogueChanges,
