@@ -10,7 +10,6 @@ import { createRateLimit, createRegistrationRateLimit } from './middleware/rate-
 import { createAccessLog } from './middleware/request-log';
 import { recordSecurityHeaders, securityHeaderOptions } from './middleware/security-headers';
 import { createGlobalStep } from './middleware/global-step';
-import { requestContext } from './lib/request-context';
 import { installLazyPageEnv } from './middleware/page-env';
 import { mountRoutes, type Scopes } from './routes';
 import { mountConsole } from './console';
@@ -26,6 +25,7 @@ import { installPipeline } from './http/pipeline';
 import type { ServiceContext } from './services/context';
 import { derived } from './services/settings/live-settings';
 import { clientOrigins } from './services/oauth/client-origins';
+import { pageEnvOnlyInRequests } from './views/env';
 
 export interface AppDeps {
   ctx: ServiceContext;
@@ -62,6 +62,7 @@ const limitQueryParameters: RequestHandler = (req, _res, next) => {
 export function createScopes(app: Express, deps: AppDeps): { scopes: Scopes; finish: () => void; router: Dispatcher } {
   const { ctx } = deps;
   const { config } = ctx;
+  if (config.nodeEnv === 'test') pageEnvOnlyInRequests();
   const table: DeclaredAppRoute[] = [];
   registerRouteTable(app, table);
   const limiter = deps.rateLimit ?? createRateLimit(config);
@@ -90,8 +91,8 @@ export function createScopes(app: Express, deps: AppDeps): { scopes: Scopes; fin
   // parsers (ui_locales may be in the body): an API call that sends a mail (registration, password reset) mails in its
   // caller's language, and one that renders nothing pays nothing.
   installLazyPageEnv(app, settings);
-  const apiSteps = [limitQueryParameters, limiter, json, form, requestContext, origins];
-  const pageSteps = [limitQueryParameters, form, requestContext, origins];
+  const apiSteps = [limitQueryParameters, limiter, json, form, origins];
+  const pageSteps = [limitQueryParameters, form, origins];
 
   // The app's one router (src/http/dispatch.ts), mounted now: every scope adds its routes to it (mountRoutes and mountConsole, after
   // this), each with its whole chain, so a request runs the steps of its route's scope only, once.
@@ -111,13 +112,7 @@ export function createScopes(app: Express, deps: AppDeps): { scopes: Scopes; fin
   // is bigger than an API body. No per-IP limiter: a directory pushes from a shared cloud address far more than 300
   // requests in 15 minutes, and every route needs a connection's 256-bit token (docs/scim.md).
   const scimJson = express.json({ limit: '1mb', type: ['application/json', 'application/scim+json', 'application/*+json'] });
-  const scim = new Scope(
-    router,
-    '/scim/v2',
-    { steps: [limitQueryParameters, scimJson, requestContext], boundary: scimDialect },
-    table,
-    base,
-  );
+  const scim = new Scope(router, '/scim/v2', { steps: [limitQueryParameters, scimJson], boundary: scimDialect }, table, base);
 
   const scopes: Scopes = {
     documents,

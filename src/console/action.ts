@@ -29,6 +29,7 @@ import type { RouteDeps } from '../routes/types';
 import type { FieldErrors } from '../views/console/components';
 import type { ConsoleFrame, ConsoleSection } from '../views/console/layout';
 import { renderConfirm } from '../views/console/pages';
+import { runInRequest } from '../lib/request-context';
 
 /** What a console area needs besides its API's declarations and its views: one import (src/console/<area>/*.console.ts). */
 export { Redirect, redirect } from '../http/outcome';
@@ -159,9 +160,12 @@ export const consoleRouter =
  * `get`'s own guard), e.g. `asking(api.get, (r) => r.webhook.url, (url) => ({ title: x().deleteTitle(url), … }))`, or with `saying`.
  */
 export const asking =
-  <G extends RouteDecl, R>(get: Endpoint<G, R>, nameOf: (r: R) => string, says: (name: string) => Confirmation) =>
-  async ({ call, params }: { call: Caller['call']; params: unknown }): Promise<Confirmation> =>
-    says(nameOf(await call(get, { params })));
+  <G extends RouteDecl, R>(get: Endpoint<G, R>, nameOf: (r: R) => string, says: () => (name: string) => Confirmation) =>
+  async ({ call, params }: { call: Caller['call']; params: unknown }): Promise<Confirmation> => {
+    // The words are the request's, read before the await (lib/request-context.ts); the name fills them in after it.
+    const ask = says();
+    return ask(nameOf(await call(get, { params })));
+  };
 
 /**
  * The question of an area's action `verb` as its catalogue words it: the title `<verb>Title(name)`, the sentence
@@ -169,11 +173,11 @@ export const asking =
  */
 export const saying =
   <V extends string>(verb: V, catalogue: () => Record<`${V}Title`, (name: string) => string> & Record<V | `${V}Text`, string>) =>
-  (name: string): Confirmation => {
+  () => {
     const says = catalogue();
     const titles: Record<`${V}Title`, (name: string) => string> = says;
     const words: Record<V | `${V}Text`, string> = says;
-    return { title: titles[`${verb}Title`](name), text: words[`${verb}Text`], button: words[verb] };
+    return (name: string): Confirmation => ({ title: titles[`${verb}Title`](name), text: words[`${verb}Text`], button: words[verb] });
   };
 
 interface Section {
@@ -190,32 +194,41 @@ export function consoleAction<D extends RouteDecl, R, S extends FormSchema | und
     const fields: FormSchema = options.form ?? z.object({});
     const decl = declOf(d, section, method, options.path, options.summary, options.confirm ? fields.extend(confirmField.shape) : fields);
     const run: Endpoint<RouteDecl, R> = e;
-    return route(decl, async (input) => {
+    return route(decl, async (input, req) => {
+      // Each callback's words are in the request's language: run as part of the request (never across an await).
+      const inReq = <T>(fn: () => T): T => runInRequest(req, fn);
       const principal = input.principal;
       const sent = fieldsOf(method === 'post' ? input.body : input.query);
-      const a = typed<D, S>({ params: input.params, form: sent, ...callerOf(input.ctx, principal) });
+      const a = typed<D, S>({ params: input.params, form: sent, ...callerOf(input.ctx, principal, req) });
       if (options.confirm && sent.confirm !== 'yes') {
-        const { title, text: message, button } = await options.confirm(a);
+        const confirm = options.confirm;
+        const { title, text: message, button } = await inReq(() => confirm(a));
         const action = `/admin${fill(options.path, input.params)}`;
         const cancel = action.slice(0, action.lastIndexOf('/'));
         return consolePage(renderConfirm, { message, action, button, cancel }, title);
       }
       const refuse = async (errors: FieldErrors, status: number, details: readonly ErrorDetail[] = []) => {
         if (!options.invalid) return undefined;
-        const again = await options.invalid(new Invalid(errors, a.form, status, details), a);
+        const invalid = options.invalid;
+        const again = await inReq(() => invalid(new Invalid(errors, a.form, status, details), a));
         return new ConsolePage(again.render, again.title, status, again.errors ?? errors);
       };
       // The console's own refusal comes first: its words beat the schema's (e.g. "Choose a role" for an empty choice).
-      const early = options.before ? await options.before(a) : undefined;
+      const before = options.before;
+      const early = before ? await inReq(() => before(a)) : undefined;
       if (early) return early;
       const schema = d.method === 'get' ? d.query : d.body;
       let apiInput: unknown = undefined;
       if (options.input) {
-        apiInput = await options.input(a.form, a);
+        const toInput = options.input;
+        apiInput = await inReq(() => toInput(a.form, a));
         if (schema) {
           const parsed = schema.safeParse(apiInput);
           if (!parsed.success) {
-            const shown = await refuse(fieldErrors(parsed.error.issues), 400);
+            const shown = await refuse(
+              inReq(() => fieldErrors(parsed.error.issues)),
+              400,
+            );
             if (shown) return shown;
             throw new AppError('validation_error', 'Input is invalid');
           }
@@ -224,9 +237,13 @@ export function consoleAction<D extends RouteDecl, R, S extends FormSchema | und
       }
       let apiQuery: unknown = undefined;
       if (options.query && method === 'post' && d.method !== 'get') {
-        const parsed = d.query ? d.query.safeParse(await options.query(a.form, a)) : undefined;
+        const toQuery = options.query;
+        const parsed = d.query ? d.query.safeParse(await inReq(() => toQuery(a.form, a))) : undefined;
         if (parsed && !parsed.success) {
-          const shown = await refuse(fieldErrors(parsed.error.issues), 400);
+          const shown = await refuse(
+            inReq(() => fieldErrors(parsed.error.issues)),
+            400,
+          );
           if (shown) return shown;
           throw new AppError('validation_error', 'Input is invalid');
         }
@@ -237,14 +254,14 @@ export function consoleAction<D extends RouteDecl, R, S extends FormSchema | und
         const [query, body] = d.method === 'get' ? [apiInput, undefined] : [apiQuery, apiInput];
         result = await run.run({ params: input.params, query, body, principal }, input.ctx);
       } catch (err) {
-        const errors = options.invalid ? serviceFieldErrors(err, options.field ?? '_form') : undefined;
+        const errors = options.invalid ? inReq(() => serviceFieldErrors(err, options.field ?? '_form')) : undefined;
         const shown = errors ? await refuse(errors, refusalStatus(err), err instanceof AppError ? (err.details ?? []) : []) : undefined;
         if (shown) return shown;
-        const refusal = options.back ? refusalOf(err) : undefined;
+        const refusal = options.back ? inReq(() => refusalOf(err)) : undefined;
         if (options.back && refusal !== undefined) return new Redirect(options.back(a.params), { kind: 'error', message: refusal });
         throw err;
       }
-      return options.done(result, a);
+      return inReq(() => options.done(result, a));
     });
   };
 }
@@ -257,12 +274,12 @@ export function consoleForm<D extends RouteDecl, S extends FormSchema | undefine
   return ({ section }) =>
     route(
       declOf(e.decl, section, 'get', options.path, options.summary ?? `Console: ${e.decl.summary} (form)`, options.form ?? z.object({})),
-      (input) =>
+      (input, req) =>
         options.page(
           typed<D, S>({
             params: input.params,
             form: fieldsOf(input.query),
-            ...callerOf(input.ctx, input.principal),
+            ...callerOf(input.ctx, input.principal, req),
           }),
         ),
     );
@@ -311,12 +328,12 @@ export function consoleStream<Q extends z.ZodType, S extends FormSchema>(
         ...declOf(e.decl, section, 'get', options.path, options.summary, options.form),
         response: { description: 'a download', kind: 'html' },
       },
-      async (input, _req, res) => {
+      async (input, req, res) => {
         const form = options.form.parse(input.query);
         const parsed = e.decl.query?.safeParse(options.input(form));
         if (!parsed?.success) {
           const errors = parsed ? fieldErrors(parsed.error.issues) : {};
-          const again = await options.invalid(new Invalid(errors, form), callerOf(input.ctx, input.principal));
+          const again = await options.invalid(new Invalid(errors, form), callerOf(input.ctx, input.principal, req));
           return new ConsolePage(again.render, again.title, 400, errors);
         }
         await options.write(parsed.data, res, input.ctx);

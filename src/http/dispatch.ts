@@ -2,6 +2,7 @@ import FindMyWay from 'find-my-way';
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
 import { AppError } from '../errors';
 import { RouteSeries } from '../lib/metrics';
+import { enterRequest, leaveRequest } from '../lib/request-context';
 
 /** A step of a route's chain: a middleware, or an error handler (four parameters, as Express tells them apart). */
 export type Step = RequestHandler | ErrorRequestHandler;
@@ -33,6 +34,7 @@ export function runChain(chain: readonly Step[], req: Request, res: Response, do
     while (index < chain.length) {
       const step = chain[index++];
       let result: unknown;
+      const before = enterRequest(req);
       try {
         if (handlesErrors(step)) {
           if (!failed) continue;
@@ -44,6 +46,8 @@ export function runChain(chain: readonly Step[], req: Request, res: Response, do
       } catch (thrown) {
         next(thrown ?? new Error('thrown undefined'));
         return;
+      } finally {
+        leaveRequest(before);
       }
       if (result instanceof Promise) result.then(undefined, (rejected: unknown) => next(rejected ?? new Error('Rejected promise')));
       return;

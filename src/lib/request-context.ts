@@ -1,22 +1,37 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Request, RequestHandler } from 'express';
+import type { Request } from 'express';
 
 /**
- * The request being served, available to code that runs on its behalf (services emitting security events) without
- * threading it through every signature. Mounted after the body parsers: their stream callbacks would lose it.
+ * The request whose code is running synchronously right now, for the views (its language and brand, views/env.ts):
+ * the app's one router sets it around every step it runs (src/http/dispatch.ts), the route adapter around writing an
+ * asynchronous handler's answer, and `runInRequest` wherever else a page is drawn for a request. It is never carried
+ * across an `await` (issue 33: Node 20's AsyncLocalStorage, which did, runs promise hooks for every promise of the
+ * process): code after an `await` sees no request here, never another request's, and takes what it needs from its
+ * input (the handler's `env` and `ctx`).
  */
-const storage = new AsyncLocalStorage<Request>();
+let running: Request | undefined;
 
-export const requestContext: RequestHandler = (req, _res, next) => {
-  storage.run(req, next);
-};
-
-/** The request being served, undefined outside one. */
+/** The request whose code is running synchronously now; undefined outside one, and after any `await`. */
 export function currentRequest(): Request | undefined {
-  return storage.getStore();
+  return running;
 }
 
-/** Runs `fn` as part of `req` (for code reached outside the stored context, such as a body parser's error). */
+/** Marks `req` as running (the router, around each step it runs); give what it returns to `leaveRequest` after. */
+export function enterRequest(req: Request): Request | undefined {
+  const before = running;
+  running = req;
+  return before;
+}
+
+export function leaveRequest(before: Request | undefined): void {
+  running = before;
+}
+
+/** Runs `fn` synchronously as part of `req`: what `fn` draws is in the request's language and brand. */
 export function runInRequest<T>(req: Request, fn: () => T): T {
-  return storage.getStore() === req ? fn() : storage.run(req, fn);
+  const before = enterRequest(req);
+  try {
+    return fn();
+  } finally {
+    leaveRequest(before);
+  }
 }

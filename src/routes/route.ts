@@ -41,6 +41,7 @@ import type { Step } from '../http/dispatch';
 import { createClientCors, type ClientCors, type ClientOrigins } from '../http/client-cors';
 import { responseChecker } from './docs/response-check';
 import { contextOf } from '../middleware/request-context';
+import { runInRequest } from '../lib/request-context';
 
 /** CONTRACT §18: public documents any web page may read: `*`, never credentials (a preflight is answered too). */
 const PUBLIC_PREFLIGHT: RequestHandler = cors({ origin: '*', methods: ['GET', 'HEAD'], maxAge: 600 });
@@ -575,7 +576,8 @@ function chainOf(deps: RouteDeps, decl: MountedRouteDecl, handler: DeclaredRoute
       deps.ctx,
     );
     const result = handler(input, req, res);
-    if (result instanceof Promise) return result.then((settled: unknown) => write(settled, req, res));
+    // An async handler's answer is written (a page drawn) after its last await: as part of the request again.
+    if (result instanceof Promise) return result.then((settled: unknown) => runInRequest(req, () => write(settled, req, res)));
     return write(result, req, res);
   };
   chain.push(final);

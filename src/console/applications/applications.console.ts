@@ -34,8 +34,8 @@ const form = async (
     ? { write: allows(api.update), rotate: allows(api.rotateSecret), delete: allows(api.deactivate) }
     : { write: true, rotate: false, delete: false };
   const values = data.values ?? (preset ? presetValues(preset) : valuesOf(data.client));
-  const { resources } = await call(resourcesApi.list, {});
   const title = data.client?.name ?? (preset ? st().formTitle(presetName(preset)) : x().create);
+  const { resources } = await call(resourcesApi.list, {});
   return consolePage(
     views.renderApplicationForm,
     { ...data, values, errors: data.errors ?? {}, scopes: SUPPORTED_SCOPES, resources, may },
@@ -76,20 +76,25 @@ export const createConsoleApplicationsRouter = consoleRouter('applications', (de
     // The application's page: its form, and its recent back-channel logout deliveries from their own endpoint.
     consoleAction(api.get, {
       path: '/applications/:clientId',
-      done: async ({ client }, a) =>
-        form(a, { client, deliveries: (await a.call(api.backchannelDeliveries, { params: a.params })).deliveries }),
+      done: async ({ client }, a) => {
+        const { deliveries } = await a.call(api.backchannelDeliveries, { params: a.params });
+        return a.inRequest(() => form(a, { client, deliveries }));
+      },
     }),
     consoleAction(api.get, {
       path: '/applications/:clientId/quick-start',
       summary: 'Console: the quick-start of an application',
-      done: async ({ client }, a) => consolePage(renderQuickStart, await quickStartOf(a, client), st().quickStartTitle(client.name)),
+      done: async ({ client }, a) => {
+        const title = st().quickStartTitle(client.name);
+        return consolePage(renderQuickStart, await quickStartOf(a, client), title);
+      },
     }),
     consoleAction(api.update, {
       path: '/applications/:clientId',
       ...updateBody,
       invalid: async ({ values, errors }, a) => {
         const { client } = await a.call(api.get, { params: a.params });
-        return form(a, { client, values: { ...values, type: client.type }, errors });
+        return a.inRequest(() => form(a, { client, values: { ...values, type: client.type }, errors }));
       },
       done: (_r, { params }) => redirect(detail(params.clientId), x().saved),
     }),
@@ -97,20 +102,22 @@ export const createConsoleApplicationsRouter = consoleRouter('applications', (de
       path: '/applications/:clientId/rotate',
       confirm: asking(api.get, nameOf, saying('rotate', x)),
       before: async ({ call, params }) => {
+        const says = x();
         const { client } = await call(api.get, { params });
         const refused = !client.is_active
-          ? x().rotateDeactivated
+          ? says.rotateDeactivated
           : client.type === 'public'
-            ? x().publicNoRotate
+            ? says.publicNoRotate
             : client.token_endpoint_auth_method === 'private_key_jwt'
-              ? x().keysNoRotate
+              ? says.keysNoRotate
               : undefined;
         return refused ? new Redirect(detail(params.clientId), { kind: 'error', message: refused }) : undefined;
       },
       back: (p) => detail(p.clientId),
       done: async (r, a) => {
+        const says = x();
         const { client } = await a.call(api.get, { params: a.params });
-        return secretOnce(a, { client, client_secret: r.client_secret }, x().rotatedHeading(client.name), x().rotatedTitle);
+        return secretOnce(a, { client, client_secret: r.client_secret }, says.rotatedHeading(client.name), says.rotatedTitle);
       },
     }),
     consoleAction(api.deactivate, {

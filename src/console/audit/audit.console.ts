@@ -19,13 +19,15 @@ const page = async (
   f: AuditForm,
   data: { errors?: FieldErrors } & Partial<Omit<views.AuditProps, 'filter' | 'groups' | 'csv'>>,
   status = 200,
-) =>
-  consolePage(
+) => {
+  const title = pageEnv().t.console.audit.title;
+  return consolePage(
     views.renderAudit,
     { events: [], errors: {}, ...data, filter: filterOf(f), groups: await groups, csv: linkOf('audit.csv', f) },
-    pageEnv().t.console.audit.title,
+    title,
     status,
   );
+};
 
 export const createConsoleAuditRouter = consoleRouter('audit', () => [
   consoleAction(auditApi.list, {
@@ -36,15 +38,17 @@ export const createConsoleAuditRouter = consoleRouter('audit', () => [
     // A cursor the server never gave out: said about the filter.
     field: 'from',
     invalid: ({ values, errors }, { call }) => page(groupsBy(call), values, { errors }, 400),
-    done: async (r, { form: f, call }) => {
+    done: async (r, { form: f, call, inRequest }) => {
       const { count } = await call(auditApi.count, { query: auditEventsQuery.parse(asQuery(f)) });
       const paged = f.cursor !== undefined || f.before !== undefined;
-      return page(groupsBy(call), f, {
-        events: r.events,
-        count,
-        next: r.next_cursor ? linkOf('audit', f, { cursor: r.next_cursor }) : undefined,
-        prev: r.prev_cursor ? linkOf('audit', f, { before: r.prev_cursor }) : paged ? linkOf('audit', f) : undefined,
-      });
+      return inRequest(() =>
+        page(groupsBy(call), f, {
+          events: r.events,
+          count,
+          next: r.next_cursor ? linkOf('audit', f, { cursor: r.next_cursor }) : undefined,
+          prev: r.prev_cursor ? linkOf('audit', f, { before: r.prev_cursor }) : paged ? linkOf('audit', f) : undefined,
+        }),
+      );
     },
   }),
   // Refused before the first byte of CSV (a filter PostgreSQL would refuse mid-stream reset the connection).

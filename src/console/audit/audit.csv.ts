@@ -1,3 +1,4 @@
+import { runInRequest } from '../../lib/request-context';
 import type { Response } from 'express';
 import type { AuditEvent } from '../../wire/audit/audit.schemas';
 import { auditDetailLine } from '../../views/console/pages';
@@ -78,7 +79,9 @@ export async function writeCsv(batches: AsyncIterable<AuditEvent[]>, res: Respon
   await send(`${CSV_HEADER.join(',')}\r\n`);
   for await (const batch of batches) {
     if (closed || res.destroyed) break;
-    await send(batch.map((e) => `${csvRow(e).map(csvCell).join(',')}\r\n`).join(''));
+    // Each batch's detail lines are written in the request's language (read outside an await: lib/request-context.ts).
+    const lines = runInRequest(res.req, () => batch.map((e) => `${csvRow(e).map(csvCell).join(',')}\r\n`).join(''));
+    await send(lines);
   }
   res.end();
 }

@@ -46,9 +46,9 @@ export const createConsoleIdentityProvidersRouter = consoleRouter('identity-prov
     consoleAction(api.update, {
       path: '/identity-providers/:providerId',
       ...updateBody,
-      invalid: async ({ values, errors }, { call, params }) => {
+      invalid: async ({ values, errors }, { call, params, inRequest }) => {
         const { provider } = await call(api.get, { params });
-        return form({ provider, values: formValues(values, kindOf(provider)), errors });
+        return inRequest(() => form({ provider, values: formValues(values, kindOf(provider)), errors }));
       },
       done: (_r, { params }) => redirect(detail(params.providerId), x().saved),
     }),

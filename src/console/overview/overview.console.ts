@@ -7,11 +7,9 @@ export const createConsoleOverviewRouter = consoleRouter('overview', () => [
   consoleAction(summaryApi.summary, {
     path: '/',
     summary: 'Console: overview',
-    done: async (summary, { call }) =>
-      consolePage(
-        renderOverview,
-        { summary, days: (await call(summaryApi.signIns, { query: { days: 30 } })).days },
-        pageEnv().t.console.overview.title,
-      ),
+    done: async (summary, { call }) => {
+      const title = pageEnv().t.console.overview.title;
+      return consolePage(renderOverview, { summary, days: (await call(summaryApi.signIns, { query: { days: 30 } })).days }, title);
+    },
   }),
 ]);

@@ -28,14 +28,18 @@ export const createConsoleResourcesRouter = consoleRouter('resources', () => [
   consoleAction(api.update, {
     path: '/api-resources/:resourceId',
     ...resourceBody,
-    invalid: async ({ values, errors }, a) => form(a, { resource: (await a.call(api.get, { params: a.params })).resource, values, errors }),
+    invalid: async ({ values, errors }, a) => {
+      const { resource } = await a.call(api.get, { params: a.params });
+      return a.inRequest(() => form(a, { resource, values, errors }));
+    },
     done: (_r, { params }) => redirect(detail(params.resourceId), x().saved),
   }),
   consoleAction(api.remove, {
     path: '/api-resources/:resourceId/delete',
     confirm: async ({ call, params }) => {
+      const says = x();
       const { resource } = await call(api.get, { params });
-      return { title: x().deleteTitle(resource.name), text: x().deleteText(resource.identifier), button: x().delete };
+      return { title: says.deleteTitle(resource.name), text: says.deleteText(resource.identifier), button: says.delete };
     },
     back: () => '/admin/api-resources',
     done: (r) => redirect('/admin/api-resources', x().deleted(r.resource.name)),

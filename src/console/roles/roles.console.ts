@@ -25,6 +25,7 @@ const detail = (id: string) => `/admin/roles/${id}`;
 const roleOf = async ({ call }: Caller, roleId: string): Promise<Role> => (await call(api.get, { params: { roleId } })).role;
 
 const form = async (a: Caller, data: { role?: Role; values?: views.RoleValues; errors?: FieldErrors }) => {
+  const title = data.role ? x().heading(data.role.name) : x().create;
   const editing = data.role ? a.allows(api.update) : true;
   // The lists a super_admin chooses from (only the editor needs them; an admin reading a role may lack oauth_clients:read).
   const [clients, resources] = editing
@@ -41,7 +42,7 @@ const form = async (a: Caller, data: { role?: Role; values?: views.RoleValues; e
       errors: data.errors ?? {},
       canEdit: editing,
     },
-    data.role ? x().heading(data.role.name) : x().create,
+    title,
   );
 };
 
@@ -61,7 +62,10 @@ export const createConsoleRolesRouter = consoleRouter('roles', () => [
     form: roleForm,
     input: async (f, a) => changesOf(f, await roleOf(a, a.params.roleId)),
     field: 'name',
-    invalid: async ({ values, errors }, a) => form(a, { role: await roleOf(a, a.params.roleId), values, errors }),
+    invalid: async ({ values, errors }, a) => {
+      const role = await roleOf(a, a.params.roleId);
+      return a.inRequest(() => form(a, { role, values, errors }));
+    },
     done: (_r, { params }) => redirect(detail(params.roleId), x().saved),
   }),
   consoleAction(api.deactivate, {

@@ -39,8 +39,10 @@ export const createConsoleSamlRouter = consoleRouter('saml', () => [
   consoleAction(api.update, {
     path: '/saml-apps/:appId',
     ...appBody,
-    invalid: async ({ values, errors, status }, { call, params }) =>
-      form({ app: (await call(api.get, { params })).app, values, errors: placed(errors, values) }, status),
+    invalid: async ({ values, errors, status }, { call, params, inRequest }) => {
+      const { app } = await call(api.get, { params });
+      return inRequest(() => form({ app, values, errors: placed(errors, values) }, status));
+    },
     done: (r, { params }) => redirect(detail(params), x().saved(r.app.name)),
   }),
   consoleAction(api.remove, {

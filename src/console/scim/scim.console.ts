@@ -19,12 +19,10 @@ export const createConsoleScimRouter = consoleRouter('scim', ({ ctx: app }) => {
   const scimUrl = `${app.config.baseUrl}/scim/v2`;
   const tokenPage = (r: { connection: ScimConnection; token: string }, heading: string, status: number) =>
     consolePage(views.renderConnectionToken, { ...r, heading, scimUrl }, heading, status);
-  const groupPage = async (a: Caller, group: ScimGroupRoles, checked: readonly string[], errors: FieldErrors = {}) =>
-    consolePage(
-      views.renderGroupRoles,
-      { group, roles: await roleChoices(a, group.role_ids), checked, errors },
-      x().groupNamed(group.display_name),
-    );
+  const groupPage = async (a: Caller, group: ScimGroupRoles, checked: readonly string[], errors: FieldErrors = {}) => {
+    const title = x().groupNamed(group.display_name);
+    return consolePage(views.renderGroupRoles, { group, roles: await roleChoices(a, group.role_ids), checked, errors }, title);
+  };
   return [
     ...consoleListing(api, '/scim', {
       list: (r) => consolePage(views.renderConnections, { ...r, scimUrl }, x().title),
@@ -54,25 +52,23 @@ export const createConsoleScimRouter = consoleRouter('scim', ({ ctx: app }) => {
     }),
     consoleAction(api.groups, {
       path: '/scim-groups',
-      done: async (r, a) =>
-        consolePage(
-          views.renderGroups,
-          {
-            ...r,
-            roles: await roleChoices(
-              a,
-              r.groups.flatMap((g) => g.role_ids),
-            ),
-          },
-          x().groupsTitle,
-        ),
+      done: async (r, a) => {
+        const title = x().groupsTitle;
+        const roles = await roleChoices(
+          a,
+          r.groups.flatMap((g) => g.role_ids),
+        );
+        return consolePage(views.renderGroups, { ...r, roles }, title);
+      },
     }),
     consoleAction(api.groupRoles, { path: '/scim-groups/:groupId', done: (r, a) => groupPage(a, r.group, r.group.role_ids) }),
     consoleAction(api.setGroupRoles, {
       path: '/scim-groups/:groupId',
       ...rolesBody,
-      invalid: async ({ values, errors }, a) =>
-        groupPage(a, (await a.call(api.groupRoles, { params: a.params })).group, values.role_ids, errors),
+      invalid: async ({ values, errors }, a) => {
+        const { group } = await a.call(api.groupRoles, { params: a.params });
+        return a.inRequest(() => groupPage(a, group, values.role_ids, errors));
+      },
       done: (_r, { params }) => redirect(`/admin/scim-groups/${params.groupId}`, x().rolesSaved),
     }),
   ];

@@ -17,27 +17,34 @@ type Refused = { values?: Record<string, string>; errors?: FieldErrors; status?:
 type SettingsList = { settings: SettingEntry[]; environment: StartupSetting[] };
 
 export const createConsoleSettingsRouter = consoleRouter('settings', () => {
-  const shown = (s: StartupSetting): [string, string] => [
-    s.variable ?? s.name,
-    s.value ?? (s.set ? `•••••• (${x().envSecretSet})` : x().notSet),
-  ];
-  // The sensitive settings need system:manage_settings, the test mail's guard.
-  const page = ({ allows }: Caller, { settings, environment }: SettingsList, refused: Refused = {}) =>
-    consolePage(
-      renderSettingsPage,
-      {
-        settings,
-        values: refused.values,
-        errors: refused.errors ?? {},
-        mayChangeSensitive: allows(api.testMail),
-        environment: environment.map(shown),
-      },
-      x().title,
-      refused.status,
-    );
-  const again = async (refused: Refused, a: Caller) => page(a, await a.call(api.list, {}), refused);
+  // The page of the settings a caller reads, its words read at once (before any await: lib/request-context.ts). The
+  // sensitive settings need system:manage_settings, the test mail's guard.
+  const pageOf = ({ allows }: Caller, refused: Refused = {}) => {
+    const says = x();
+    const shown = (s: StartupSetting): [string, string] => [
+      s.variable ?? s.name,
+      s.value ?? (s.set ? `•••••• (${says.envSecretSet})` : says.notSet),
+    ];
+    return ({ settings, environment }: SettingsList) =>
+      consolePage(
+        renderSettingsPage,
+        {
+          settings,
+          values: refused.values,
+          errors: refused.errors ?? {},
+          mayChangeSensitive: allows(api.testMail),
+          environment: environment.map(shown),
+        },
+        says.title,
+        refused.status,
+      );
+  };
+  const again = async (refused: Refused, a: Caller) => {
+    const page = pageOf(a, refused);
+    return page(await a.call(api.list, {}));
+  };
   return [
-    consoleAction(api.list, { path: '/settings', done: (r, a) => page(a, r) }),
+    consoleAction(api.list, { path: '/settings', done: (r, a) => pageOf(a)(r) }),
     consoleAction(api.change, {
       path: '/settings',
       form: settingsForm,

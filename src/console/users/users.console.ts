@@ -46,11 +46,12 @@ export const createConsoleUsersRouter = consoleRouter('users', () => [
     form: usersQuery,
     input: listQuery,
     done: async (r, { form: q, call }) => {
+      const title = c().users.title;
       const { shown, link } = listFilterOf(q);
       const { count } = await call(api.count, { query: listUsersQuery.parse(listQuery(q)) });
       const prev = r.prev_cursor ? link({ before: r.prev_cursor }) : undefined;
       const next = r.next_cursor ? link({ cursor: r.next_cursor }) : undefined;
-      return consolePage(views.renderUsers, { users: r.users, count, filter: shown, prev, next }, c().users.title);
+      return consolePage(views.renderUsers, { users: r.users, count, filter: shown, prev, next }, title);
     },
   }),
   consoleForm(api.invite, {
@@ -77,10 +78,10 @@ export const createConsoleUsersRouter = consoleRouter('users', () => [
     summary: 'Console: edit a user',
     form: profileForm,
     // Only what changed is sent, so that an unchanged email never needs the §8 take-over rights.
-    before: async ({ form: f, call, params }) =>
-      Object.keys(changes(f, (await call(api.get, { params })).user)).length
-        ? undefined
-        : redirect(user(params), c().common.nothingChanged),
+    before: async ({ form: f, call, params }) => {
+      const nothingChanged = c().common.nothingChanged;
+      return Object.keys(changes(f, (await call(api.get, { params })).user)).length ? undefined : redirect(user(params), nothingChanged);
+    },
     input: async (f, { call, params }) => changes(f, (await call(api.get, { params })).user),
     field: 'email',
     invalid: (refused, a) => detailPage(a, refused),
@@ -111,27 +112,28 @@ export const createConsoleUsersRouter = consoleRouter('users', () => [
     field: 'role_id',
     invalid: (refused, a) => detailPage(a, refused),
     done: async (r, { call, params, form: f }) => {
+      const says = c().user;
       const { role } = await call(rolesApi.get, { params: { roleId: f.role_id } });
-      return redirect(user(params), r.status === 201 ? c().user.roleAssigned(role.name) : c().user.roleAlreadyHeld(role.name));
+      return redirect(user(params), r.status === 201 ? says.roleAssigned(role.name) : says.roleAlreadyHeld(role.name));
     },
   }),
   consoleAction(rolesApi.removeFromUser, {
     path: '/users/:userId/roles/:roleId/remove',
     summary: 'Console: remove a role',
     confirm: async ({ call, params }) => {
+      const says = c().user;
       const [{ user: u }, { role }] = await Promise.all([call(api.get, { params }), call(rolesApi.get, { params })]);
-      return { title: c().user.removeRoleTitle(role.name, u.email), text: c().user.removeRoleText, button: c().user.removeRoleButton };
+      return { title: says.removeRoleTitle(role.name, u.email), text: says.removeRoleText, button: says.removeRoleButton };
     },
     back: user,
     done: (_r, { params }) => redirect(user(params), c().user.roleRemoved),
   }),
   consoleAction(api.resetFactors, {
     path: '/users/:userId/mfa/reset',
-    confirm: asking(api.get, emailOf, (email) => ({
-      title: c().user.resetTitle(email),
-      text: c().user.resetText,
-      button: c().user.resetFactors,
-    })),
+    confirm: asking(api.get, emailOf, () => {
+      const says = c().user;
+      return (email) => ({ title: says.resetTitle(email), text: says.resetText, button: says.resetFactors });
+    }),
     back: user,
     done: (_r, { params }) => redirect(user(params), c().user.factorsReset),
   }),

@@ -35,7 +35,10 @@ export const createConsoleWebhooksRouter = consoleRouter('webhooks', () => [
   consoleAction(api.update, {
     path: '/webhooks/:webhookId',
     ...webhookBody,
-    invalid: async ({ values, errors }, { call, params }) => form({ webhook: (await call(api.get, { params })).webhook, values, errors }),
+    invalid: async ({ values, errors }, { call, params, inRequest }) => {
+      const { webhook } = await call(api.get, { params });
+      return inRequest(() => form({ webhook, values, errors }));
+    },
     done: (_r, { params }) => redirect(detail(params), x().saved),
   }),
   consoleAction(api.rotateSecret, {
@@ -57,17 +60,19 @@ export const createConsoleWebhooksRouter = consoleRouter('webhooks', () => [
     input: (f) => ({ status: deliveryStatus(f.status) || undefined, cursor: f.cursor || undefined, limit: 50 }),
     field: 'cursor',
     invalid: async ({ values, errors }, { call, params }) => {
+      const title = x().deliveries;
       const status = deliveryStatus(values.status);
       // The filter has no field of the cursor: its refusal is said about the whole form.
       const said = { _form: errors.cursor ?? errors.status ?? Object.values(errors)[0] };
       const props = { webhook: (await call(api.get, { params })).webhook, deliveries: [], status, first: link(params, status) };
-      return consolePage(views.renderDeliveries, props, x().deliveries, 400, said);
+      return consolePage(views.renderDeliveries, props, title, 400, said);
     },
     done: async (r, { call, params, form: f }) => {
+      const title = x().deliveries;
       const status = deliveryStatus(f.status);
       const next = r.next_cursor ? link(params, status, { cursor: r.next_cursor }) : undefined;
       const props = { webhook: (await call(api.get, { params })).webhook, deliveries: r.deliveries, status, next };
-      return consolePage(views.renderDeliveries, { ...props, first: f.cursor ? link(params, status) : undefined }, x().deliveries);
+      return consolePage(views.renderDeliveries, { ...props, first: f.cursor ? link(params, status) : undefined }, title);
     },
   }),
   consoleAction(api.redeliver, {

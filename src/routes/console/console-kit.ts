@@ -1,3 +1,4 @@
+import { runInRequest } from '../../lib/request-context';
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import { z } from 'zod';
 import type { Config } from '../../config';
@@ -235,13 +236,18 @@ export interface EndpointCaller {
   call<R>(e: Endpoint<RouteDecl, R>, input: { params?: unknown; query?: unknown }): Promise<R>;
   /** Whether the caller passes `e`'s guard: a page offers a button only to whom its endpoint would let through. */
   allows(e: Endpoint<RouteDecl, unknown>): boolean;
+  /**
+   * Runs `draw` (synchronously) as part of the request, so that the words it reads are in the request's language: what
+   * a callback draws after an `await` (lib/request-context.ts: the request is known only to its synchronous code).
+   */
+  inRequest<T>(draw: () => T): T;
 }
 
 /**
  * Runs another endpoint of the API for the same caller, behind that endpoint's own guard (its permission, role and
  * admin rule): a console page never reads more than its caller could read through the API.
  */
-export const callerOf = (ctx: ServiceContext, principal: Principal): EndpointCaller => ({
+export const callerOf = (ctx: ServiceContext, principal: Principal, req: Request): EndpointCaller => ({
   principal,
   call: async <R>(other: Endpoint<RouteDecl, R>, i: { params?: unknown; query?: unknown }) => {
     const refused = guardRefusal(other.decl, principal);
@@ -249,6 +255,7 @@ export const callerOf = (ctx: ServiceContext, principal: Principal): EndpointCal
     return other.run({ params: i.params, query: i.query, body: undefined, principal }, ctx);
   },
   allows: (other) => guardRefusal(other.decl, principal) === undefined,
+  inRequest: (draw) => runInRequest(req, draw),
 });
 
 /** Why a declaration's guard refuses the principal (the words of src/middleware/authorize.ts), or undefined. */

@@ -1,3 +1,4 @@
+import type { PageEnv } from '../../middleware/page-env';
 import type { CookieOptions, Request } from 'express';
 import type { Config } from '../../config';
 import { AppError } from '../../errors';
@@ -10,7 +11,6 @@ import { callbackUrlOf } from '../../services/federation/relying-party';
 import { completeFederatedSignIn, FederationRefused, startFederatedSignIn } from '../../services/federation/sign-in.service';
 import { signInTargetOf } from '../../services/oauth/sign-in-context';
 import { renderOAuthErrorPage } from '../../views/consent';
-import { pageEnv } from '../../views/env';
 import { hostedPage, renderPageOutcome, type HostedPage } from '../pages/page-kit';
 import { finishSignIn, IDP_LINK_COOKIE, secondStepPage } from '../pages/sign-in-flow';
 import { declareRouter, route } from '../route';
@@ -68,9 +68,8 @@ export function browserTokenCookie(req: Request, config: Config): CookieWrite & 
 
 const pendingLinkCookie = (config: Config, token: string): CookieWrite => setCookie(IDP_LINK_COOKIE, token, cookieOptions(config, '/'));
 
-/** The browser leg answers people, not programs: a refusal is a page. */
-function refusalPage(err: unknown): HostedPage {
-  const { t } = pageEnv();
+/** The browser leg answers people, not programs: a refusal is a page, in the request's language (`env`). */
+function refusalPage({ t }: PageEnv, err: unknown): HostedPage {
   if (err instanceof FederationRefused) {
     const message = t.federation.refused[err.reason](err.providerName);
     return hostedPage(() => renderOAuthErrorPage({ title: t.federation.failedTitle, message }), err.status);
@@ -116,13 +115,13 @@ export function createFederationRouter(deps: RouteDeps) {
           response: { status: 302, description: 'Redirect to the provider (an HTML page when refused)', kind: 'redirect' },
           errors: [502],
         },
-        async ({ params, query, ctx }, req) => {
+        async ({ params, query, ctx, env }, req) => {
           const binding = browserTokenCookie(req, config);
           try {
             const url = await startFederatedSignIn(ctx, params.slug, { returnTo: query.return_to, browserToken: binding.value });
             return new Redirect(url, undefined, 302).withCookies(binding);
           } catch (err) {
-            return refusalPage(err).withCookies(binding);
+            return refusalPage(env, err).withCookies(binding);
           }
         },
       ),
@@ -141,7 +140,7 @@ export function createFederationRouter(deps: RouteDeps) {
             kind: 'redirect',
           },
         },
-        async ({ params, ctx }, req) => {
+        async ({ params, ctx, env }, req) => {
           try {
             const outcome = await completeFederatedSignIn(
               ctx,
@@ -167,7 +166,7 @@ export function createFederationRouter(deps: RouteDeps) {
                 return new Redirect('/account?done=identity_linked#identities');
             }
           } catch (err) {
-            return refusalPage(err);
+            return refusalPage(env, err);
           }
         },
       ),

@@ -33,18 +33,22 @@ export interface SigningKey {
   privateKey: KeyLike;
 }
 
-/** What one process remembers per context: the current key, and opened keys by kid (public ones for verifying). */
+/**
+ * What one process remembers per sealer (the KEYS_SECRET that opens the keys; one per process, shared by the context of
+ * every request made from the process's, services/context.ts `forRequest`): the current key, and opened keys by kid
+ * (public ones for verifying).
+ */
 interface KeyCache {
   current?: { key: SigningKey; loadedAt: number };
   publicKeys: Map<string, KeyLike>;
 }
-const caches = new WeakMap<ServiceContext, KeyCache>();
+const caches = new WeakMap<ServiceContext['sealer'], KeyCache>();
 
 function cacheOf(ctx: ServiceContext): KeyCache {
-  let cache = caches.get(ctx);
+  let cache = caches.get(ctx.sealer);
   if (!cache) {
     cache = { publicKeys: new Map() };
-    caches.set(ctx, cache);
+    caches.set(ctx.sealer, cache);
   }
   return cache;
 }
@@ -164,7 +168,7 @@ export async function rotateSigningKey(ctx: ServiceContext): Promise<{ kid: stri
     await ctx.events.record(trx, { type: 'oidc.signing_key_rotated', detail: { kid: fresh.kid, alg: fresh.alg, retired: kids } });
     return kids;
   });
-  caches.delete(ctx);
+  caches.delete(ctx.sealer);
   return { kid: fresh.kid, alg: fresh.alg, retired };
 }
 

@@ -23,7 +23,8 @@ const CURRENT_KEY_CACHE_SECONDS = 30;
 export const samlEntityId = (ctx: ServiceContext) => `${ctx.config.oidcIssuer}/saml/metadata`;
 const sealPurpose = (id: string) => `saml-signing-key:${id}`;
 
-const caches = new WeakMap<ServiceContext, { key: SigningMaterial & { id: string }; loadedAt: number }>();
+// Per sealer (the KEYS_SECRET that opens the key; one per process, shared by every request's context).
+const caches = new WeakMap<ServiceContext['sealer'], { key: SigningMaterial & { id: string }; loadedAt: number }>();
 
 function generate(ctx: ServiceContext) {
   const id = randomUUID();
@@ -42,7 +43,7 @@ function open(ctx: ServiceContext, row: SamlKeyRow): SigningMaterial & { id: str
 /** The current signing key, created at first use (server start calls this); instances starting together share one. */
 export async function currentSamlKey(ctx: ServiceContext, db: DbOrTrx = ctx.db): Promise<SigningMaterial & { id: string }> {
   const now = ctx.clock.now().getTime();
-  const cached = caches.get(ctx);
+  const cached = caches.get(ctx.sealer);
   if (cached && now - cached.loadedAt < CURRENT_KEY_CACHE_SECONDS * 1000) return cached.key;
   let row = await findCurrentSamlKey(db);
   if (!row) {
@@ -53,7 +54,7 @@ export async function currentSamlKey(ctx: ServiceContext, db: DbOrTrx = ctx.db):
     if (!row) throw new Error('no current SAML signing key after generation');
   }
   const key = cached?.key.id === row.id ? cached.key : open(ctx, row);
-  caches.set(ctx, { key, loadedAt: now });
+  caches.set(ctx.sealer, { key, loadedAt: now });
   return key;
 }
 
@@ -78,6 +79,6 @@ export async function rotateSamlKey(ctx: ServiceContext): Promise<{ id: string; 
     await ctx.events.record(trx, { type: 'saml.signing_key_rotated', detail: { id: fresh.id, retired: ids } });
     return ids;
   });
-  caches.delete(ctx);
+  caches.delete(ctx.sealer);
   return { id: fresh.id, retired };
 }
