@@ -10,11 +10,12 @@
  *       response: { description: '{ user }', schema: userEnvelope },
  *       errors: [409],
  *     },
- *     async ({ params, body, principal }) => ({ user: presentUserDetail(await users.updateUser(ctx, principal, params.userId, body)) }),
+ *     async ({ params, body, principal, ctx }) => ({ user: presentUserDetail(await users.updateUser(ctx, principal, params.userId, body)) }),
  *   )
  *
  * The handler receives the `z.output<>` of params, query and body (camelCase domain input when the schema
- * transforms) and the principal the `auth` mode guarantees; what it returns is sent as JSON with the declared
+ * transforms), the principal the `auth` mode guarantees and the request's service context `ctx` (which it hands to the
+ * services it calls); what it returns is sent as JSON with the declared
  * status. `declareRouter(deps, [route(...), ...])` builds the Express router; where it is mounted (a scope,
  * src/routes/scope.ts) decides the steps every route of it runs first, its error dialect and its admin policy, and
  * records each route in the app's route table (src/routes/route-table.ts), which the OpenAPI document and the
@@ -329,9 +330,10 @@ export interface RouterOptions {
 
 /**
  * A router module's factory, what a scope mounts (`api.mount('/auth', createAuthRouter)`): its routes, built with the
- * router's context, declared into a router. `export const createAuthRouter = routerOf((app) => [route(...), ...])`.
+ * process's context (`app`: for what the routes build once; a handler takes the request's `ctx` from its input),
+ * declared into a router. `export const createAuthRouter = routerOf(() => [route(...), ...])`.
  */
-export function routerOf(routes: (ctx: ServiceContext, deps: RouteDeps) => DeclaredRoute[], options: RouterOptions = {}) {
+export function routerOf(routes: (app: ServiceContext, deps: RouteDeps) => DeclaredRoute[], options: RouterOptions = {}) {
   return (deps: RouteDeps): Router => declareRouter(deps, routes(deps.ctx, deps), options);
 }
 
