@@ -85,8 +85,8 @@ export function createScopes(app: Express, deps: AppDeps): { scopes: Scopes; fin
   const json = express.json({ limit: '100kb' });
   const form = express.urlencoded({ extended: false, limit: '100kb', parameterLimit: MAX_PARAMETERS });
   const origins = originCheck(config, settings);
-  // The request context comes after the body parsers (their stream callbacks would lose it): security events learn
-  // the request id, IP, user agent and caller from there (lib/request-context.ts).
+  // Security events learn the request id, IP, user agent and caller from the request's service context, which every
+  // handler gets in its input (`ctx`, middleware/request-context.ts) and hands to the services it calls.
   // The language and brand of pages and mails (CONTRACT §15), chosen on first read, in a handler, so after the body
   // parsers (ui_locales may be in the body): an API call that sends a mail (registration, password reset) mails in its
   // caller's language, and one that renders nothing pays nothing.

@@ -90,6 +90,9 @@ export function createServiceContext(
             maxBytes: JWKS_MAX_BYTES,
           }),
       }),
+    // No request: the process's own context (jobs, the CLI). Present, so that a request's context (services/context.ts
+    // `forRequest`, which sets it) has the same keys in the same order: one shape for every context the services see.
+    request: undefined,
   };
 }
 

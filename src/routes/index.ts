@@ -39,13 +39,13 @@ export interface Scopes {
   documents: Scope;
   /** The public documents under /api (the spec's discovery path): CORS and the per-IP limiter of every /api path (spec §8). */
   apiDocuments: Scope;
-  /** /api: CORS, the per-IP limiter, body parsers, request context, the origin check. */
+  /** /api: CORS, the per-IP limiter, body parsers, the origin check. */
   api: Scope;
   /** /api with RFC 6749's error dialect: the OAuth protocol endpoints. */
   oauthProtocol: Scope;
   /** /api under MFA_REQUIRED_FOR_ADMINS: users, RBAC and everything under /api/admin. */
   administration: Scope;
-  /** HTML pages: form parser, request context, origin check, the page error boundary (the 429 page). */
+  /** HTML pages: form parser, origin check, the page error boundary (the 429 page). */
   pages: Scope;
   /** The administration console (/admin): the pages scope under MFA_REQUIRED_FOR_ADMINS, like the API it mirrors. */
   consolePages: Scope;

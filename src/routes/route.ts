@@ -10,7 +10,8 @@
  *       response: { description: '{ user }', schema: userEnvelope },
  *       errors: [409],
  *     },
- *     async ({ params, body, principal, ctx }) => ({ user: presentUserDetail(await users.updateUser(ctx, principal, params.userId, body)) }),
+ *     async ({ params, body, principal, ctx }) =>
+ *       ({ user: presentUserDetail(await users.updateUser(ctx, principal, params.userId, body)) }),
  *   )
  *
  * The handler receives the `z.output<>` of params, query and body (camelCase domain input when the schema
@@ -42,7 +43,7 @@ import type { Step } from '../http/dispatch';
 import { createClientCors, type ClientCors, type ClientOrigins } from '../http/client-cors';
 import { responseChecker } from './docs/response-check';
 import { contextOf } from '../middleware/request-context';
-import { runInRequest } from '../lib/request-context';
+import { enterRequest, leaveRequest } from '../lib/request-context';
 
 /** CONTRACT §18: public documents any web page may read: `*`, never credentials (a preflight is answered too). */
 const PUBLIC_PREFLIGHT: RequestHandler = cors({ origin: '*', methods: ['GET', 'HEAD'], maxAge: 600 });
@@ -315,12 +316,12 @@ export const idNotFound =
           issues.map((i) => ({ path: i.path.join('.') || '(root)', message: i.message })),
         );
 
-/** The routes of a group of endpoints, in their order, run with the router's context. */
+/** The routes of a group of endpoints, in their order, each run with its request's service context. */
 export function serve(deps: RouteDeps, endpoints: Record<string, Endpoint>): DeclaredRoute[] {
   return Object.values(endpoints).map((e) => served(deps, e));
 }
 
-/** One endpoint's route, run with the router's context. */
+/** One endpoint's route, run with its request's service context (`input.ctx`). */
 export const served = (_deps: RouteDeps, e: Endpoint): DeclaredRoute => route(e.decl, (input) => e.run(input, input.ctx));
 
 export interface RouterOptions {
@@ -339,7 +340,7 @@ export function routerOf(routes: (app: ServiceContext, deps: RouteDeps) => Decla
 
 /** The router of an exported group of endpoints (`webhooksApi`), served in their order. */
 export const servingRouter = (endpoints: Record<string, Endpoint>, options: RouterOptions = {}) =>
-  routerOf((_ctx, deps) => serve(deps, endpoints), options);
+  routerOf((_app, deps) => serve(deps, endpoints), options);
 
 /**
  * Builds an Express router from declarations, in order (fixed paths before parameterised ones). Each route runs the
@@ -579,7 +580,16 @@ function chainOf(deps: RouteDeps, decl: MountedRouteDecl, handler: DeclaredRoute
     );
     const result = handler(input, req, res);
     // An async handler's answer is written (a page drawn) after its last await: as part of the request again.
-    if (result instanceof Promise) return result.then((settled: unknown) => runInRequest(req, () => write(settled, req, res)));
+    if (result instanceof Promise) {
+      return result.then((settled: unknown) => {
+        const before = enterRequest(req);
+        try {
+          return write(settled, req, res);
+        } finally {
+          leaveRequest(before);
+        }
+      });
+    }
     return write(result, req, res);
   };
   chain.push(final);

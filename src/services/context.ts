@@ -10,7 +10,7 @@ import type { PasswordHasher } from '../lib/password';
 import type { Sealer } from '../lib/sealed';
 import { servingEvents, type EventBus, type RequestOrigin } from './events';
 import type { MailHtmlRenderer } from './mail';
-import type { Mailer } from './mailer.service';
+import { servingMailer, type Mailer } from './mailer.service';
 import type { ClientKeysFetcher } from './oauth/client-keys';
 import type { MetadataDocumentFetcher } from './oauth/registration/metadata-document-fetcher';
 import type { LiveSettings } from './settings/live-settings';
@@ -41,18 +41,18 @@ export interface ServiceContext {
   /** Issue 33: the clients this instance authenticated, kept while it hears every change (services/oauth/client-cache.ts). */
   clients: ClientCache;
   /**
-   * The request this context serves: set on the context the route adapter hands a handler (`forRequest`), absent on
+   * The request this context serves: set on the context the route adapter hands a handler (`forRequest`), undefined on
    * the process's own (jobs, the CLI, start-up). Its origin completes the security events recorded through `events`,
    * its language is the mails'.
    */
   request?: ServedRequest;
 }
 
-/** What a service may know of the request it serves (src/http/request-context.ts makes it from Express's request). */
+/** What a service may know of the request it serves (src/middleware/request-context.ts makes it from Express's request). */
 export interface ServedRequest {
   /** Who is asking, read when an event is recorded (the caller is known once authentication has run). */
   origin(): RequestOrigin;
-  /** The language of the pages this request renders, once chosen; undefined before. */
+  /** The language this request's pages are in, once a page or `env` has chosen it; undefined if none has. */
   locale(): Locale | undefined;
 }
 
@@ -62,7 +62,10 @@ export interface ServedRequest {
  * of an AsyncLocalStorage store (which on Node 20 runs promise hooks for every promise of the process).
  */
 export function forRequest(ctx: ServiceContext, request: ServedRequest): ServiceContext {
-  return { ...ctx, request, events: servingEvents(ctx.events, request.origin) };
+  const events = servingEvents(ctx.events, request.origin);
+  // A mail that fails after the answer is recorded as the request's too (its id, IP, user agent).
+  const mailer = servingMailer(ctx.mailer, (event) => events.record(ctx.db, event));
+  return { ...ctx, request, events, mailer };
 }
 
 /** Where a request came from, recorded on the sessions it creates. */

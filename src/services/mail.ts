@@ -1,6 +1,5 @@
-import { messagesFor, type PageEnv } from '../i18n';
+import { messagesFor, type Locale, type PageEnv } from '../i18n';
 import type { Brand } from '../lib/palette';
-import type { ServedRequest } from './context';
 import type { LiveSettings } from './settings/live-settings';
 
 /** One paragraph of a notification mail: text, or one link drawn as a button. */
@@ -18,7 +17,7 @@ export type MailHtmlRenderer = (paragraphs: MailParagraph[], options: { brand: R
  * registering, asking for a reset, changing a factor; for an invitation, the administrator's), English outside a
  * request (then default_locale); the branding of the settings in force (CONTRACT §18).
  */
-export function mailEnv(ctx: { settings: Pick<LiveSettings, 'current'>; request?: ServedRequest }): PageEnv {
+export function mailEnv(ctx: { settings: Pick<LiveSettings, 'current'>; request?: { locale(): Locale | undefined } }): PageEnv {
   const { values, brand } = ctx.settings.current;
   const locale = ctx.request?.locale() ?? values.default_locale;
   return { locale, t: messagesFor(locale), brand };

@@ -10,8 +10,12 @@ export interface MailMessage {
 }
 
 export interface Mailer {
-  /** Queues a message and returns at once: sending never blocks or fails the request that triggers it. */
-  send(message: MailMessage): void;
+  /**
+   * Queues a message and returns at once: sending never blocks or fails the request that triggers it. `recordFailure`
+   * writes a failed delivery's `mail.send_failed` row instead of the mailer's own (the request's, with its origin:
+   * `servingMailer`).
+   */
+  send(message: MailMessage, recordFailure?: (event: SecurityEvent) => Promise<void>): void;
   /** Resolves when every queued message has been attempted (tests, graceful shutdown). */
   idle(): Promise<void>;
   close(): Promise<void>;
@@ -44,7 +48,7 @@ export function createMailer(options: {
   };
   const pending = new Set<Promise<void>>();
 
-  const deliver = async (message: MailMessage): Promise<void> => {
+  const deliver = async (message: MailMessage, record = recordFailure): Promise<void> => {
     const { smtpUrl, from } = options.transport();
     if (!smtpUrl) {
       logger.info({ mail: { to: message.to, subject: message.subject, text: message.text } }, 'mail (SMTP_URL unset, not sent)');
@@ -60,15 +64,15 @@ export function createMailer(options: {
       );
       // No transaction here (mail goes out after the change committed): the row is written directly.
       const event = { type: 'mail.send_failed', detail: { subject: message.subject, to_domain: domainOf(message.to) } } as const;
-      await recordFailure?.(event).catch((failure: Error) => {
+      await record?.(event).catch((failure: Error) => {
         logger.error({ err: { message: failure.message } }, 'audit trail write failed (mail.send_failed)');
       });
     }
   };
 
   return {
-    send(message) {
-      const p = deliver(message).finally(() => pending.delete(p));
+    send(message, record) {
+      const p = deliver(message, record).finally(() => pending.delete(p));
       pending.add(p);
     },
     async idle() {
@@ -87,6 +91,15 @@ function domainOf(address: string): string {
 }
 
 /** nodemailer error fields worth logging, with any URL userinfo or the configured password masked. */
+/** The mailer of one request's service context (services/context.ts `forRequest`): a failed delivery is recorded with `record`. */
+export function servingMailer(mailer: Mailer, record: (event: SecurityEvent) => Promise<void>): Mailer {
+  return {
+    send: (message) => mailer.send(message, record),
+    idle: () => mailer.idle(),
+    close: () => mailer.close(),
+  };
+}
+
 export function describeMailError(err: unknown, smtpUrl?: string): Record<string, unknown> {
   const e = err as { message?: unknown; code?: unknown; responseCode?: unknown; command?: unknown };
   let message = typeof e?.message === 'string' ? e.message : String(err);

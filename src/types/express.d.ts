@@ -28,7 +28,7 @@ declare global {
       /** Language and branding of the pages and mails this request renders (middleware/page-env.ts). */
       pageEnv?: PageEnv;
       /**
-       * The service context of this request (src/http/request-context.ts `contextOf`), made on first use. Set to
+       * The service context of this request (src/middleware/request-context.ts `contextOf`), made on first use. Set to
        * `undefined` by the global step, so every request object has the same shape.
        */
       serviceContext: ServiceContext | undefined;

@@ -106,6 +106,26 @@ test('a console action: the administrator is the actor of the event, with the re
   ]);
 });
 
+test('a mail the SMTP server refuses after the answer: its mail.send_failed row names the request that sent it', async () => {
+  // Nothing listens on port 9 of 127.0.0.1: the connection is refused, after the registration was answered.
+  const smtp = await createTestApp({ mailer: 'smtp', env: { TRUST_PROXY: '1', SMTP_URL: 'smtp://127.0.0.1:9' } });
+  try {
+    const res = await request(smtp.app)
+      .post('/api/auth/register')
+      .set('X-Request-Id', 'origin-mail-0001')
+      .set('X-Forwarded-For', '198.51.100.24')
+      .set('User-Agent', 'OriginTest/mail')
+      .send({ first_name: 'M', last_name: 'X', email: 'origin-mail@example.test', password: 'register-pass' });
+    expect(res.status).toBe(201);
+    await smtp.ctx.mailer.idle();
+    await smtp.ctx.events.idle();
+    const row = await smtp.db('audit_events').where({ type: 'mail.send_failed' }).first();
+    expect(row).toMatchObject({ ip: '198.51.100.24', user_agent: 'OriginTest/mail', request_id: 'origin-mail-0001' });
+  } finally {
+    await smtp.close();
+  }
+});
+
 test('outside a request (a service called with the process’s context) an event has no origin', async () => {
   await t.ctx.events.record(t.ctx.db, { type: 'role.created', subjectId: null, detail: { name: 'from-a-job' } });
   await t.ctx.events.idle();

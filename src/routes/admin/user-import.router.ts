@@ -67,7 +67,7 @@ export const userImportApi = {
 };
 
 export const createUserImportRouter = routerOf(
-  (app, deps) => [
+  (_app, deps) => [
     ...serve(deps, userImportApi),
     route(
       {
