@@ -36,7 +36,7 @@ import { requireAdmin, requirePermission, requireRole } from '../middleware/auth
 import { zodDetails } from '../middleware/validate';
 import type { Authenticate } from '../middleware/authenticate';
 import { ADMIN_TIER, type Principal } from '../services/principal';
-import type { ServiceContext } from '../services/context';
+import type { AppContext, ServiceContext } from '../services/context';
 import type { Config } from '../config';
 import { Answer, Document, Outcome, writeCookiesAndHeaders, writeDocument } from '../http/outcome';
 import type { Step } from '../http/dispatch';
@@ -56,7 +56,10 @@ const PUBLIC_CORS: RequestHandler = (req, res, next) => {
 
 /** What every router factory receives. */
 export interface RouteDeps {
-  ctx: ServiceContext;
+  /** What the router is built with (config, settings, db, …): records and mails nothing (services/context.ts AppContext). */
+  ctx: AppContext;
+  /** The process's context, from which the route adapter makes each request's (`contextOf`): the adapter's, not a router's. */
+  readonly serviceContext: ServiceContext;
   authenticate: Authenticate;
   /** The per-IP limiter for routes that declare `rateLimit` (the hosted forms: pages, whose scope answers 429 as a page). */
   rateLimit?: RequestHandler;
@@ -334,7 +337,7 @@ export interface RouterOptions {
  * process's context (`app`: for what the routes build once; a handler takes the request's `ctx` from its input),
  * declared into a router. `export const createAuthRouter = routerOf(() => [route(...), ...])`.
  */
-export function routerOf(routes: (app: ServiceContext, deps: RouteDeps) => DeclaredRoute[], options: RouterOptions = {}) {
+export function routerOf(routes: (app: AppContext, deps: RouteDeps) => DeclaredRoute[], options: RouterOptions = {}) {
   return (deps: RouteDeps): Router => declareRouter(deps, routes(deps.ctx, deps), options);
 }
 
@@ -576,7 +579,7 @@ function chainOf(deps: RouteDeps, decl: MountedRouteDecl, handler: DeclaredRoute
       decl.body ? parse(decl, 'body', decl.body, req.body) : undefined,
       req.principal,
       req,
-      deps.ctx,
+      deps.serviceContext,
     );
     const result = handler(input, req, res);
     // An async handler's answer is written (a page drawn) after its last await: as part of the request again.
@@ -628,7 +631,7 @@ function authenticatorFor(deps: RouteDeps, auth: AuthMode): RequestHandler | und
     case 'page':
       return deps.authenticate({ refreshFromCookie: true });
     case 'scim':
-      return scimAuthenticate(deps.ctx);
+      return scimAuthenticate(deps.serviceContext);
     default:
       return undefined;
   }

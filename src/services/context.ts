@@ -48,6 +48,14 @@ export interface ServiceContext {
   request?: ServedRequest;
 }
 
+/**
+ * What routers and console sections are built with, once (`routerOf((app, deps) => …)`, `deps.ctx`): the process's
+ * context without what records or mails (`events`, `mailer`) and without a request. A handler serves a request with its
+ * input's `ctx` (the request's, `forRequest`); a service called with this one would record its events without the
+ * request's origin, so the compiler refuses it.
+ */
+export type AppContext = Omit<ServiceContext, 'events' | 'mailer' | 'request'>;
+
 /** What a service may know of the request it serves (src/middleware/request-context.ts makes it from Express's request). */
 export interface ServedRequest {
   /** Who is asking, read when an event is recorded (the caller is known once authentication has run). */

@@ -15,7 +15,7 @@ import { AppError, InvalidLinkError } from '../errors';
 import { addSeconds } from '../lib/clock';
 import { randomToken, safeEqual, sha256Hex } from '../lib/crypto';
 import { LOGIN_THROTTLE, normalizeEmail, tooManyAttempts, type AuthResult, type SecondFactorRequired } from './auth.service';
-import type { RequestMeta, ServiceContext } from './context';
+import type { AppContext, RequestMeta, ServiceContext } from './context';
 import { signInMethods } from './mfa/factors.service';
 import { startSecondStep } from './mfa/mfa-token';
 import { AMR } from './mfa/policy';
@@ -34,12 +34,12 @@ const CODE_SHAPE = /^\d{6}$/;
 export type EmailSignInOutcome = (AuthResult | SecondFactorRequired) & { returnTo?: string };
 
 /** The setting `email_sign_in` (default on). */
-export function emailSignInEnabled(ctx: ServiceContext): boolean {
+export function emailSignInEnabled(ctx: AppContext): boolean {
   return ctx.settings.current.values.email_sign_in;
 }
 
 /** Off: the endpoints answer 404 and /login offers nothing (as if the feature did not exist). */
-export function assertEmailSignInEnabled(ctx: ServiceContext): void {
+export function assertEmailSignInEnabled(ctx: AppContext): void {
   if (!emailSignInEnabled(ctx)) throw new AppError('not_found', 'Sign-in by email is turned off');
 }
 

@@ -2,7 +2,7 @@ import { AppError } from '../errors';
 import { isCommonBreachedPassword } from '../lib/breached-passwords';
 import { PASSWORD_MAX_BYTES } from '../lib/password';
 import { checkPwnedRange } from '../lib/pwned-range';
-import type { ServiceContext } from './context';
+import type { AppContext, ServiceContext } from './context';
 
 /**
  * The password policy (docs/passwords.md), declared once: every path that sets a password (register, change-password,
@@ -81,7 +81,7 @@ export class PasswordRefused extends AppError {
 }
 
 /** The policy in force (CONTRACT: the live setting `password_policy`). */
-export function currentPasswordPolicy(ctx: ServiceContext): PasswordPolicy {
+export function currentPasswordPolicy(ctx: AppContext): PasswordPolicy {
   return ctx.settings.current.values.password_policy;
 }
 
@@ -115,6 +115,6 @@ export async function assertPasswordAllowed(
 }
 
 /** The minimum length in force, which the pages state beside the field ("At least N characters"). */
-export function minPasswordLength(ctx: ServiceContext): number {
+export function minPasswordLength(ctx: AppContext): number {
   return currentPasswordPolicy(ctx).min_length;
 }

@@ -60,7 +60,7 @@ describe('route declarations', () => {
     plain.get('/widgets/:id', (_req, res) => void res.end());
     expect(() => scopes.api.mount('/extra', () => plain)).toThrow(/only routers built by declareRouter/);
     // Built from declarations but without the scope's deps: refused too (it would miss the scope's steps).
-    const deps = { ctx: t.ctx, authenticate: createAuthenticate(t.ctx) };
+    const deps = { ctx: t.ctx, serviceContext: t.ctx, authenticate: createAuthenticate(t.ctx) };
     const detached = declareRouter(deps, [route({ method: 'get', path: '/w', summary: 'w', auth: 'none' }, () => ({}))]);
     expect(() => scopes.api.mount('/extra', () => detached)).toThrow(/only routers built by declareRouter/);
   });
@@ -94,7 +94,7 @@ describe('route declarations', () => {
   test('a response outside its declared schema fails in tests (500), and handlers get parsed, typed input', async () => {
     const app = express();
     app.use(express.json());
-    const deps = { ctx: t.ctx, authenticate: createAuthenticate(t.ctx) };
+    const deps = { ctx: t.ctx, serviceContext: t.ctx, authenticate: createAuthenticate(t.ctx) };
     app.use(
       declareRouter(deps, [
         route(

@@ -3,7 +3,7 @@ import type { JWK } from 'jose';
 import { spendJti } from '../../db/repositories/used-jtis.repo';
 import { jose } from '../../lib/jose';
 import { compactJws, jsonObjectSegment, keyFitsAlg, signatureVerifies } from '../../lib/jws';
-import type { ServiceContext } from '../context';
+import type { AppContext, ServiceContext } from '../context';
 
 /**
  * DPoP (RFC 9449): a client proves, request by request, that it holds the private key an access token (and a public
@@ -204,16 +204,16 @@ function equal(a: string, b: string): boolean {
  * Server nonces (§8, §9) are stateless: the HMAC of a 60-second window under the access-token secret, so that every
  * instance makes and accepts the same ones without a table. A nonce is good in its window and the next.
  */
-function nonceFor(ctx: ServiceContext, window: number): string {
+function nonceFor(ctx: AppContext, window: number): string {
   return createHmac('sha256', ctx.config.jwtAccessSecret).update(`dpop-nonce\u0000${window}`).digest('base64url');
 }
 
-function currentWindow(ctx: ServiceContext): number {
+function currentWindow(ctx: AppContext): number {
   return Math.floor(ctx.clock.now().getTime() / 1000 / DPOP_NONCE_WINDOW_S);
 }
 
 /** The nonce to hand out now (`DPoP-Nonce` header). */
-export function currentDpopNonce(ctx: ServiceContext): string {
+export function currentDpopNonce(ctx: AppContext): string {
   return nonceFor(ctx, currentWindow(ctx));
 }
 
@@ -223,6 +223,6 @@ function nonceIsCurrent(ctx: ServiceContext, nonce: string): boolean {
 }
 
 /** Whether the server demands nonces in proofs (the `dpop_nonce_required` setting). */
-export function dpopNonceRequired(ctx: ServiceContext): boolean {
+export function dpopNonceRequired(ctx: AppContext): boolean {
   return ctx.settings.current.values.dpop_nonce_required;
 }
