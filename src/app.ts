@@ -68,7 +68,13 @@ export function createScopes(app: Express, deps: AppDeps): { scopes: Scopes; fin
   const limiter = deps.rateLimit ?? createRateLimit(config);
   // A route that declares `rateLimit: 'registration'` runs this budget besides its scope's steps.
   const registrationRateLimit = deps.registrationRateLimit ?? createRegistrationRateLimit(config);
-  const base = { ctx, serviceContext: ctx, authenticate: createAuthenticate(ctx), registrationRateLimit, clientOrigins: clientOrigins(ctx) };
+  const base = {
+    ctx,
+    serviceContext: ctx,
+    authenticate: createAuthenticate(ctx),
+    registrationRateLimit,
+    clientOrigins: clientOrigins(ctx),
+  };
 
   // RFC 9700 §2.6 / CONTRACT §8: CORS headers only for allow-listed origins, on the JSON API and the documents, never on
   // pages or browser redirects (their routes declare `cors: false`). No Origin (command-line tools, servers): nothing
