@@ -25,7 +25,7 @@ import { installPipeline } from './http/pipeline';
 import type { ServiceContext } from './services/context';
 import { derived } from './services/settings/live-settings';
 import { clientOrigins } from './services/oauth/client-origins';
-import { pageEnvOnlyInRequests } from './views/env';
+import { pageEnvOutsideRequests } from './views/env';
 
 export interface AppDeps {
   ctx: ServiceContext;
@@ -62,7 +62,11 @@ const limitQueryParameters: RequestHandler = (req, _res, next) => {
 export function createScopes(app: Express, deps: AppDeps): { scopes: Scopes; finish: () => void; router: Dispatcher } {
   const { ctx } = deps;
   const { config } = ctx;
-  if (config.nodeEnv === 'test') pageEnvOnlyInRequests();
+  pageEnvOutsideRequests(
+    config.nodeEnv === 'test'
+      ? 'throw'
+      : (error) => ctx.logger.warn({ err: error }, 'a page was drawn partly in English: its words were read outside its request'),
+  );
   const table: DeclaredAppRoute[] = [];
   registerRouteTable(app, table);
   const limiter = deps.rateLimit ?? createRateLimit(config);

@@ -30,7 +30,6 @@ import type { ServiceContext } from '../services/context';
 import type { FieldErrors } from '../views/console/components';
 import type { ConsoleFrame, ConsoleSection } from '../views/console/layout';
 import { renderConfirm } from '../views/console/pages';
-import { runInRequest } from '../lib/request-context';
 
 /** What a console area needs besides its API's declarations and its views: one import (src/console/<area>/*.console.ts). */
 export { Redirect, redirect } from '../http/outcome';
@@ -196,11 +195,11 @@ export function consoleAction<D extends RouteDecl, R, S extends FormSchema | und
     const decl = declOf(d, section, method, options.path, options.summary, options.confirm ? fields.extend(confirmField.shape) : fields);
     const run: Endpoint<RouteDecl, R> = e;
     return route(decl, async (input, req) => {
-      // Each callback's words are in the request's language: run as part of the request (never across an await).
-      const inReq = <T>(fn: () => T): T => runInRequest(req, fn);
       const principal = input.principal;
       const sent = fieldsOf(method === 'post' ? input.body : input.query);
       const a = typed<D, S>({ params: input.params, form: sent, ...callerOf(input.ctx, principal, req) });
+      // Each callback's words are in the request's language: run as part of the request (never across an await).
+      const inReq = a.inRequest;
       if (options.confirm && sent.confirm !== 'yes') {
         const confirm = options.confirm;
         const { title, text: message, button } = await inReq(() => confirm(a));

@@ -8,15 +8,31 @@ const FALLBACK: PageEnv = {
   brand: { name: 'service-sso', color: DEFAULT_BRAND_COLOR },
 };
 
-let onlyInRequests = false;
+/** What a page environment read outside a request does besides answering English (pageEnvOutsideRequests). */
+let outsideRequest: ((error: Error) => void) | undefined;
+
+const OUTSIDE_REQUEST =
+  'pageEnv() read outside a request: after an await? Read the words before it, from the handler input `env`, or inside runInRequest';
 
 /**
- * Test runs of the app (src/app.ts, NODE_ENV=test): a page environment read where no request's code is running throws
- * instead of answering English. The request is known only to its synchronous code (lib/request-context.ts): a word
- * read after an `await` would silently be English in another language's page; the suites find every such read.
+ * What a page environment read where no request's code is running does (src/app.ts): in test runs (NODE_ENV=test)
+ * `'throw'`, so the suites find every such read; in production the read answers English and `report` is told once per
+ * process, so a read the suites do not reach shows in the log instead of as a silently English word. The request is
+ * known only to its synchronous code (lib/request-context.ts): a word read after an `await` is outside it.
  */
-export function pageEnvOnlyInRequests(): void {
-  onlyInRequests = true;
+export function pageEnvOutsideRequests(react: 'throw' | ((error: Error) => void)): void {
+  if (react === 'throw') {
+    outsideRequest = (error) => {
+      throw error;
+    };
+    return;
+  }
+  let told = false;
+  outsideRequest = (error) => {
+    if (told) return;
+    told = true;
+    react(error);
+  };
 }
 
 /**
@@ -27,10 +43,6 @@ export function pageEnvOnlyInRequests(): void {
 export function pageEnv(): PageEnv {
   const req = currentRequest();
   if (req) return req.pageEnv ?? FALLBACK;
-  if (onlyInRequests) {
-    throw new Error(
-      'pageEnv() read outside a request: after an await? Read the words before it, from the handler input `env`, or inside runInRequest',
-    );
-  }
+  if (outsideRequest) outsideRequest(new Error(OUTSIDE_REQUEST));
   return FALLBACK;
 }

@@ -1,6 +1,8 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { runChain } from '../../src/http/dispatch';
 import { currentRequest, runInRequest } from '../../src/lib/request-context';
+import { messagesFor, type PageEnv } from '../../src/i18n';
+import { pageEnv, pageEnvOutsideRequests } from '../../src/views/env';
 
 /**
  * Issue 33: the request is known to its synchronous code only (src/lib/request-context.ts), set by the app's one router
@@ -55,4 +57,20 @@ test('an error step runs as part of its request too, and runInRequest nests and 
   runChain([fails, handles], fakeRequest('c'), noResponse, () => undefined);
   expect(seen).toEqual(['refused in c', 'nested inner', 'back in c (c)']);
   expect(currentRequest()).toBeUndefined();
+});
+
+test('a page environment read outside a request answers English; production tells the log once, test runs throw', () => {
+  const told: Error[] = [];
+  pageEnvOutsideRequests((error) => told.push(error));
+  expect(pageEnv().locale).toBe('en');
+  expect(pageEnv().t).toBe(messagesFor('en'));
+  expect(told).toHaveLength(1);
+  expect(told[0].message).toMatch(/outside a request/);
+  // Inside a request it reads the request's, and tells nothing.
+  const german = { locale: 'de', t: messagesFor('de'), brand: { name: 'Acme', color: '#123456' } } as PageEnv;
+  const req = Object.assign(Object.create(null) as Request, { pageEnv: german });
+  expect(runInRequest(req, () => pageEnv().brand.name)).toBe('Acme');
+  expect(told).toHaveLength(1);
+  pageEnvOutsideRequests('throw');
+  expect(() => pageEnv()).toThrow(/outside a request/);
 });
