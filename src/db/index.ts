@@ -26,7 +26,7 @@ export type DbOrTrx = Knex | Knex.Transaction;
  * is how long a request may queue for a busy pool: 5 s lets a burst (30 parallel refreshes of one token, each waiting
  * for the winner's row lock) drain instead of shedding 503s after 1.5 s; /health has its own 900 ms probe timeout.
  */
-export function createDb(config: Pick<Config, 'databaseUrl'>, options: { poolMax?: number; logger?: Logger } = {}): Db {
+export function createDb(config: Pick<Config, 'databaseUrl' | 'databasePoolMax'>, options: { poolMax?: number; logger?: Logger } = {}): Db {
   if (!config.databaseUrl) throw new Error('createDb: no database URL (the embedded database is opened first, db/embedded-database.ts)');
   // Knex logs connection trouble with console.log by default; route it to the service log (no SQL bindings).
   const log = {
@@ -35,7 +35,8 @@ export function createDb(config: Pick<Config, 'databaseUrl'>, options: { poolMax
     deprecate: () => undefined,
     debug: () => undefined,
   };
-  const max = options.poolMax ?? 10;
+  // DATABASE_POOL_MAX wins over the caller's default (the embedded database's smaller one).
+  const max = config.databasePoolMax ?? options.poolMax ?? 10;
   const db = knexFactory({
     log,
     client: 'pg',
@@ -57,6 +58,8 @@ const loadPg = (): typeof import('pg') => require('pg');
 
 /** The statement pool of a Db made by createDb: the pool if it is open, and the pool opened if need be. */
 interface StatementPool {
+  /** Its size (connections at most), whether open or not. */
+  max: number;
   current(): PgPool | undefined;
   open(): PgPool;
 }
@@ -97,7 +100,7 @@ function attachStatementPool(db: Db, connectionString: string, max: number, logg
     pool.on('error', (err) => logger?.warn({ err: { message: err.message } }, 'database warning: an idle statement connection failed'));
     return pool;
   };
-  statementPools.set(db, { current: () => pool, open });
+  statementPools.set(db, { max, current: () => pool, open });
   const destroyClient = db.client.destroy.bind(db.client);
   db.client.destroy = async (callback?: unknown) => {
     const ending = pool;
@@ -203,11 +206,13 @@ export async function pingDatabase(db: Db): Promise<void> {
  * pool, whose counting methods are tarn's public API; pg-pool's counts are its public API.
  * test/integration/prepared-statements.test.ts pins it, so a Knex upgrade that moves the pool fails there.
  */
-export function poolStats(db: Db): { inUse: number; idle: number; waiting: number } | undefined {
-  const pool: Partial<Record<'numUsed' | 'numFree' | 'numPendingAcquires', () => number>> | undefined = db.client.pool;
+export function poolStats(db: Db): { inUse: number; idle: number; waiting: number; max: number } | undefined {
+  const pool: (Partial<Record<'numUsed' | 'numFree' | 'numPendingAcquires', () => number>> & { max?: number }) | undefined = db.client.pool;
   if (!pool?.numUsed || !pool.numFree || !pool.numPendingAcquires) return undefined;
-  const statements = statementPools.get(db)?.current();
+  const statementPool = statementPools.get(db);
+  const statements = statementPool?.current();
   return {
+    max: (pool.max ?? 0) + (statementPool?.max ?? 0),
     inUse: pool.numUsed() + (statements ? statements.totalCount - statements.idleCount : 0),
     idle: pool.numFree() + (statements?.idleCount ?? 0),
     waiting: pool.numPendingAcquires() + (statements?.waitingCount ?? 0),

@@ -35,6 +35,8 @@ export const SIGN_IN_OUTCOMES = ['success', 'bad_password', 'throttled', 'mfa_re
 export const GRANT_TYPES = ['password', 'registration', 'authorization_code', 'refresh_token'] as const;
 
 export interface PoolStats {
+  /** Connections at most (DATABASE_POOL_MAX and the statement pool's half of it). */
+  max: number;
   inUse: number;
   idle: number;
   waiting: number;
@@ -75,6 +77,7 @@ export function createOperatorMetrics(
       const stats = options.poolStats?.();
       if (stats) this.set(pick(stats));
     };
+  new Gauge({ name: 'sso_db_pool_max', help: 'Database connections the pools may open at most', registers, collect: pool((s) => s.max) });
   new Gauge({ name: 'sso_db_pool_in_use', help: 'Database connections checked out of the pool', registers, collect: pool((s) => s.inUse) });
   new Gauge({ name: 'sso_db_pool_idle', help: 'Idle database connections in the pool', registers, collect: pool((s) => s.idle) });
   new Gauge({ name: 'sso_db_pool_waiting', help: 'Queries waiting for a database connection', registers, collect: pool((s) => s.waiting) });

@@ -55,6 +55,8 @@ test('before any traffic every documented series exists (alerts see 0, not "no d
   }
   expect(value(text, 'sso_tokens_issued_total{grant_type="authorization_code"}')).toBe(0);
   expect(value(text, 'sso_db_pool_in_use')).toBeGreaterThanOrEqual(0);
+  // The test app's pool of 20 and the statement pool's half of it.
+  expect(value(text, 'sso_db_pool_max')).toBe(30);
   expect(value(text, 'sso_db_pool_waiting')).toBe(0);
   expect(value(text, 'nodejs_eventloop_lag_seconds')).toBeGreaterThanOrEqual(0);
   expect(text).toMatch(/^sso_build_info\{version="0\.1\.0",node_version="v\d+\.\d+\.\d+"\} 1$/m);
@@ -133,4 +135,20 @@ test('a mail the SMTP server does not take is counted', async () => {
   await t.ctx.events.idle?.();
   const row = await t.db('audit_events').where({ type: 'mail.send_failed' }).first();
   expect(row.detail).toEqual({ subject: 'Hello', to_domain: 'example.test' });
+});
+
+test('DATABASE_POOL_MAX sizes the pools: the gauge says how many connections an instance may open', async () => {
+  const small = await createTestApp({ env: { METRICS_TOKEN, DATABASE_POOL_MAX: '3' } });
+  try {
+    const res = await request(small.app).get('/metrics').set('Authorization', `Bearer ${METRICS_TOKEN}`);
+    expect(res.status).toBe(200);
+    // 3 for queries, and 2 (half, rounded up) for the hot prepared statements.
+    expect(value(res.text, 'sso_db_pool_max')).toBe(5);
+    // The instance serves with it: a signed-in user's requests go through both pools.
+    const user = await makeSignedInUser(small);
+    const me = await request(small.app).get('/api/auth/me').set('Authorization', `Bearer ${user.accessToken}`);
+    expect(me.status).toBe(200);
+  } finally {
+    await small.close();
+  }
 });

@@ -75,6 +75,8 @@ describe('loadConfig', () => {
     [{ LOGIN_APPS: '{"portal":"https://p.test"}', DEFAULT_LOGIN_APP: 'other' }, 'DEFAULT_LOGIN_APP'],
     [{ ALLOWED_ORIGINS: 'https://ok.test,nope' }, 'ALLOWED_ORIGINS'],
     [{ RATE_LIMIT_MAX: '-1' }, 'RATE_LIMIT_MAX'],
+    [{ DATABASE_POOL_MAX: '0' }, 'DATABASE_POOL_MAX'],
+    [{ DATABASE_POOL_MAX: 'ten' }, 'DATABASE_POOL_MAX'],
     [{ REDIS_URL: 'http://redis' }, 'REDIS_URL'],
     [{ SMTP_URL: 'mail.example.com' }, 'SMTP_URL'],
     [{ BCRYPT_ROUNDS: '40' }, 'BCRYPT_ROUNDS'],
