@@ -4,7 +4,7 @@ import { createAppServer } from './lib/http-server';
 import { ConfigError, loadConfig } from './config';
 import { createDb, migrateLatest } from './db';
 import { openEmbeddedForServer, type OpenedDatabase } from './db/embedded-database';
-import { EMBEDDED_POOL_MAX, EmbeddedDatabaseError } from './db/embedded-postgres';
+import { EMBEDDED_POOL_MAX, EmbeddedDatabaseError, embeddedMaxConnections } from './db/embedded-postgres';
 import { DataDirLockedError } from './lib/data-dir-lock';
 import { createLogger } from './lib/logger';
 import { thrownMessage } from './lib/thrown';
@@ -42,6 +42,7 @@ async function main(): Promise<void> {
     try {
       embedded = await openEmbeddedForServer(config.dataDir, {
         logger,
+        maxConnections: embeddedMaxConnections(config.databasePoolMax ?? EMBEDDED_POOL_MAX),
         onUnexpectedExit: (code, signal) => {
           logger.fatal({ code, signal }, 'the embedded PostgreSQL stopped: stopping the server');
           process.exit(1);

@@ -1,6 +1,5 @@
 import { acquireDataDirLock, DataDirLockedError, readLockHolder, type LockHolder } from '../lib/data-dir-lock';
-import type { Logger } from '../lib/logger';
-import { runningEmbeddedUrl, startEmbeddedPostgres } from './embedded-postgres';
+import { runningEmbeddedUrl, startEmbeddedPostgres, type EmbeddedOptions } from './embedded-postgres';
 
 /**
  * Who runs the embedded PostgreSQL of a DATA_DIR (DATABASE_URL unset), and how the others reach it:
@@ -25,11 +24,7 @@ const WAIT_FOR_SERVER_MS = 60_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function own(
-  dataDir: string,
-  role: 'server' | 'cli',
-  options: { logger?: Logger; onUnexpectedExit?: (code: number | null, signal: string | null) => void },
-): Promise<OpenedDatabase> {
+async function own(dataDir: string, role: 'server' | 'cli', options: EmbeddedOptions): Promise<OpenedDatabase> {
   const lock = acquireDataDirLock(dataDir, role);
   try {
     const started = Date.now();
@@ -51,10 +46,7 @@ async function own(
 }
 
 /** The server's way in: owns DATA_DIR's database, or throws DataDirLockedError naming the server that does. */
-export async function openEmbeddedForServer(
-  dataDir: string,
-  options: { logger?: Logger; onUnexpectedExit?: (code: number | null, signal: string | null) => void } = {},
-): Promise<OpenedDatabase> {
+export async function openEmbeddedForServer(dataDir: string, options: EmbeddedOptions = {}): Promise<OpenedDatabase> {
   const deadline = Date.now() + WAIT_FOR_COMMAND_MS;
   let announced = false;
   for (;;) {

@@ -24,7 +24,8 @@ export const EMBEDDED_SETTINGS: Readonly<Record<string, string>> = {
   listen_addresses: '127.0.0.1',
   // TCP only: no socket file whose path length or directory depends on where DATA_DIR is.
   unix_socket_directories: '',
-  // The server's pool, a CLI beside it, and room for a job queue's connections.
+  // The server's pools, a CLI beside it, and room for a job queue's connections (embeddedMaxConnections; the server
+  // passes its own figure when DATABASE_POOL_MAX is set).
   max_connections: '20',
   shared_buffers: '16MB',
   work_mem: '2MB',
@@ -54,9 +55,25 @@ export const EMBEDDED_SETTINGS: Readonly<Record<string, string>> = {
 /** Connections the server's pool opens at most on the embedded database (each is a PostgreSQL process). */
 export const EMBEDDED_POOL_MAX = 5;
 
+/**
+ * `max_connections` of the embedded PostgreSQL for a server whose query pool holds `poolMax` (DATABASE_POOL_MAX, else
+ * EMBEDDED_POOL_MAX): both of its pools (the prepared statements' is half the size), its two listening connections,
+ * the job queue's 4, and 6 for a command beside it; 20 with the default pool.
+ */
+export function embeddedMaxConnections(poolMax: number): number {
+  return poolMax + Math.ceil(poolMax / 2) + 2 + 4 + 6;
+}
+
 const USER = 'sso';
 const DATABASE = 'postgres';
 const CREDENTIALS_FILE = 'embedded-postgres.json';
+
+/** How the embedded PostgreSQL is started: its log, what to do when it dies, and its `max_connections` (default 20). */
+export interface EmbeddedOptions {
+  logger?: Logger;
+  onUnexpectedExit?: (code: number | null, signal: string | null) => void;
+  maxConnections?: number;
+}
 
 export class EmbeddedDatabaseError extends Error {
   override name = 'EmbeddedDatabaseError';
@@ -420,10 +437,7 @@ async function waitReady(url: string, child: ChildProcess, output: () => string)
  * Starts the embedded PostgreSQL of DATA_DIR (creating the cluster on the first start) and resolves once it accepts
  * connections. The caller holds DATA_DIR's lock. `onUnexpectedExit` runs if PostgreSQL stops on its own.
  */
-export async function startEmbeddedPostgres(
-  dataDir: string,
-  options: { logger?: Logger; onUnexpectedExit?: (code: number | null, signal: string | null) => void } = {},
-): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOptions = {}): Promise<EmbeddedPostgres> {
   const { logger } = options;
   fs.mkdirSync(dataDir, { recursive: true });
   const account = postgresAccount();
@@ -434,7 +448,8 @@ export async function startEmbeddedPostgres(
   await stopLeftover(pgdata, logger);
   const ids = account ?? {};
 
-  const settings = Object.entries(EMBEDDED_SETTINGS).flatMap(([key, value]) => ['-c', `${key}=${value}`]);
+  const chosen = options.maxConnections ? { ...EMBEDDED_SETTINGS, max_connections: String(options.maxConnections) } : EMBEDDED_SETTINGS;
+  const settings = Object.entries(chosen).flatMap(([key, value]) => ['-c', `${key}=${value}`]);
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     // Its own process group: a Ctrl-C in the terminal reaches the server, which drains its requests and then stops

@@ -79,11 +79,25 @@ test('npm start on the embedded database: register, login, me, graceful stop, da
   expect(postgresOf(dataDir)).toEqual([]);
   expect(fs.existsSync(path.join(dataDir, 'sso.lock'))).toBe(false);
 
-  const second = await startServer(dataDir, port);
+  // DATABASE_POOL_MAX above the embedded default: the embedded PostgreSQL takes as many connections as both pools
+  // may open (at its default of 20 the pools' 45 would meet "too many clients" under parallel load, answered 503).
+  const second = await startServer(dataDir, port, { DATABASE_POOL_MAX: '30', METRICS_TOKEN: 'metrics-token-0123456789' });
   try {
     const login = await fetch(`${second.base}/api/auth/login`, json({ email: 'smoke@example.test', password: 'smoke-pass' }));
     expect(login.status).toBe(200);
     expect(second.output()).not.toMatch(/migrations applied/);
+    const metrics = await fetch(`${second.base}/metrics`, { headers: { authorization: 'Bearer metrics-token-0123456789' } });
+    expect(await metrics.text()).toMatch(/^sso_db_pool_max 45$/m);
+    const { accessToken } = (await login.json()) as { accessToken: string };
+    const bearer = { headers: { authorization: `Bearer ${accessToken}` } };
+    // Sessions listed (the query pool) and /me (the prepared statements' pool), 60 of each at once.
+    const answers = await Promise.all(
+      Array.from({ length: 60 }, () => [
+        fetch(`${second.base}/api/auth/sessions`, bearer),
+        fetch(`${second.base}/api/auth/me`, bearer),
+      ]).flat(),
+    );
+    expect(answers.map((r) => r.status).filter((status) => status !== 200)).toEqual([]);
   } finally {
     expect(await stop(second)).toBe(0);
   }
