@@ -179,6 +179,25 @@ export default tseslint.config(
     },
   },
   {
+    // Routers and console sections build with `app` / `deps.ctx` (an AppContext) and serve with their input's `ctx`;
+    // the process's whole context, `deps.serviceContext`, is the route adapter's alone (docs/architecture.md).
+    files: ['src/routes/**/*.{ts,tsx}', 'src/console/**/*.{ts,tsx}'],
+    ignores: ['src/routes/route.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "MemberExpression[property.name='serviceContext']",
+          message: "deps.serviceContext is the route adapter's: build with `app` (deps.ctx), serve with the handler input's `ctx`",
+        },
+        {
+          selector: "ObjectPattern > Property[key.name='serviceContext']",
+          message: "deps.serviceContext is the route adapter's: build with `app` (deps.ctx), serve with the handler input's `ctx`",
+        },
+      ],
+    },
+  },
+  {
     // No non-null `!` anywhere in src/ (issue 31): where a value may be missing, the type says so and the code narrows
     // it (a check, a helper that throws a clear error); `npx tsx scripts/type-escapes.ts --list` counts what is left.
     files: ['src/**/*.{ts,tsx}'],

@@ -26,7 +26,6 @@ import {
   type RouteInput,
 } from '../routes/route';
 import type { RouteDeps } from '../routes/types';
-import type { ServiceContext } from '../services/context';
 import type { FieldErrors } from '../views/console/components';
 import type { ConsoleFrame, ConsoleSection } from '../views/console/layout';
 import { renderConfirm } from '../views/console/pages';
@@ -319,7 +318,7 @@ export function consoleStream<Q extends z.ZodType, S extends FormSchema>(
     form: S;
     input: (form: z.output<S>) => unknown;
     invalid: (refused: Invalid<z.output<S>>, a: Caller) => ConsolePage | Promise<ConsolePage>;
-    write: (query: z.output<Q>, res: Response, ctx: ServiceContext) => Promise<void>;
+    write: (query: z.output<Q>, res: Response, ctx: RouteDeps['serviceContext']) => Promise<void>;
   },
 ): (s: Section) => DeclaredRoute {
   return ({ section }) =>

@@ -15,9 +15,9 @@ beforeAll(async () => {
   t = await createTestApp();
   const bus = t.ctx.events;
   t.ctx.events = {
-    record: async (db, e) => {
+    record: async (db, e, origin) => {
       events.push(e);
-      await bus.record(db, e);
+      await bus.record(db, e, origin);
     },
     idle: () => bus.idle(),
   };

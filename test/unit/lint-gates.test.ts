@@ -75,6 +75,22 @@ const probes: Record<string, Probe> = {
     filePath: 'src/routes/index.ts',
     text: "import { mountConsole } from '../console';\nexport const a = mountConsole;\n",
   },
+  routerServiceContext: {
+    filePath: 'src/routes/webhooks/webhooks.router.ts',
+    text: "import type { RouteDeps } from '../route';\nexport const a = (deps: RouteDeps) => deps.serviceContext.events;\n",
+  },
+  consoleServiceContext: {
+    filePath: 'src/console/webhooks/webhooks.console.ts',
+    text: "import type { RouteDeps } from '../../routes/route';\nexport const a = (deps: RouteDeps) => deps.serviceContext.mailer;\n",
+  },
+  consoleServiceContextDestructured: {
+    filePath: 'src/console/webhooks/webhooks.console.ts',
+    text: "import type { RouteDeps } from '../../routes/route';\nexport const a = ({ serviceContext }: RouteDeps) => serviceContext.mailer;\n",
+  },
+  adapterServiceContext: {
+    filePath: 'src/routes/route.ts',
+    text: "import type { RouteDeps } from './types';\nexport const a = (deps: RouteDeps) => deps.serviceContext;\n",
+  },
   ...Object.fromEntries(
     ['src/routes/pages/account-pages.router.ts', 'src/console/action.ts', 'src/http/dispatch.ts', 'src/middleware/global-step.ts'].map(
       (filePath) => [
@@ -107,6 +123,17 @@ test.each(['pageViewRow', 'pageViewService', 'consoleSharedViewRow', 'areaViewSe
 
 test('routes/ never imports the console (src/app.ts mounts it: the console builds on the API, not the reverse)', () => {
   expect(results.routesConsole).toContain(RESTRICTED);
+});
+
+test.each(['routerServiceContext', 'consoleServiceContext', 'consoleServiceContextDestructured'])(
+  "a router or console section never reaches the process's whole context (deps.serviceContext: the route adapter's) (%s)",
+  (name) => {
+    expect(results[name]).toContain('no-restricted-syntax');
+  },
+);
+
+test("the route adapter makes each request's context from deps.serviceContext", () => {
+  expect(results.adapterServiceContext).not.toContain('no-restricted-syntax');
 });
 
 test('http/ (outcomes, the one router) never imports an Express step of middleware/', () => {

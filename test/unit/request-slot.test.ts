@@ -59,7 +59,7 @@ test('an error step runs as part of its request too, and runInRequest nests and 
   expect(currentRequest()).toBeUndefined();
 });
 
-test('a page environment read outside a request answers English; production tells the log once, test runs throw', () => {
+test('a page environment read outside a request answers English and tells the log once per process; test runs throw', () => {
   const told: Error[] = [];
   pageEnvOutsideRequests((error) => told.push(error));
   expect(pageEnv().locale).toBe('en');
@@ -71,6 +71,13 @@ test('a page environment read outside a request answers English; production tell
   const req = Object.assign(Object.create(null) as Request, { pageEnv: german });
   expect(runInRequest(req, () => pageEnv().brand.name)).toBe('Acme');
   expect(told).toHaveLength(1);
+  // A second app of the process does not tell again.
+  pageEnvOutsideRequests((error) => told.push(error));
+  pageEnv();
+  expect(told).toHaveLength(1);
   pageEnvOutsideRequests('throw');
+  expect(() => pageEnv()).toThrow(/outside a request/);
+  // Once test runs throw, an app made later (whatever its NODE_ENV) does not turn it off.
+  pageEnvOutsideRequests((error) => told.push(error));
   expect(() => pageEnv()).toThrow(/outside a request/);
 });
