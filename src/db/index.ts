@@ -74,7 +74,8 @@ const statementPools = new WeakMap<Db, StatementPool>();
  * 1.5 s to connect, 5 s to wait for a free one. Knex's pool (tarn) makes about 25 promises per acquire and release
  * (its pending operation and timeout, its asynchronous validation); pg-pool hands an idle client over with one or
  * two. About 6–9 % less CPU per `GET /api/auth/me` (docs/performance.md, "The hot prepared statements on pg's own
- * pool"). The pool is made at first use, ended when the Db is destroyed, and not made again after that.
+ * pool"). The pool is made at first use, ended when the Db is destroyed, and not made again after that; from then on
+ * both pools refuse a statement at once (503).
  */
 function attachStatementPool(db: Db, connectionString: string, max: number, logger: Logger | undefined): void {
   let pool: PgPool | undefined;
@@ -101,6 +102,14 @@ function attachStatementPool(db: Db, connectionString: string, max: number, logg
     return pool;
   };
   statementPools.set(db, { max, current: () => pool, open });
+  // From the start of destroy, Knex's pool is refused as the statement pool is (503): tarn.js keeps an acquire that
+  // comes while it is being destroyed (a request's read still running after its answer) waiting for the whole acquire
+  // timeout, whose timer holds the process that closed the Db for 5 s. One that came earlier is served or aborted.
+  const acquireConnection = db.client.acquireConnection.bind(db.client);
+  db.client.acquireConnection = () => {
+    if (destroyed) return Promise.reject(serviceUnavailable(new Error('Knex: the Db was destroyed')));
+    return acquireConnection();
+  };
   const destroyClient = db.client.destroy.bind(db.client);
   db.client.destroy = async (callback?: unknown) => {
     const ending = pool;

@@ -27,7 +27,9 @@ beforeAll(async () => {
       return res.end('x'.repeat(10_000));
     }
     if (req.url === '/slow') {
-      setTimeout(() => res.end('late'), 2_000);
+      // Cleared when the client gives up (its timeout closes the connection): no timer outlives the file.
+      const answer = setTimeout(() => res.end('late'), 2_000);
+      res.on('close', () => clearTimeout(answer));
       return;
     }
     let body = '';

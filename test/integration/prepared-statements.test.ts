@@ -99,6 +99,25 @@ test('destroying the Db closes the connections of its statement pool too', async
   await expect(preparedRows(other, 'test_select_one', 'select $1::int as one', [4])).rejects.toMatchObject({ code: 'service_unavailable' });
 });
 
+test('a query that comes while the Db is being destroyed is refused at once (503), not kept for the acquire timeout', async () => {
+  const other = createDb({ databaseUrl: url }, { poolMax: 1 });
+  await other.raw('select 1');
+  // tarn.js has aborted the acquires that were waiting and now closes its idle connection: an acquire that came now
+  // (a request's read still running after its answer) would wait the whole 5 s acquire timeout, and its timer would
+  // hold the process (a jest worker) that closed the Db.
+  let late: Promise<unknown> | undefined;
+  other.client.pool.on('destroyRequest', () => {
+    late ??= other.raw('select 2').then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+  });
+  const started = Date.now();
+  await other.destroy();
+  expect(await late).toMatchObject({ code: 'service_unavailable' });
+  expect(Date.now() - started).toBeLessThan(1000);
+});
+
 test('a database that does not answer fails a statement within the connect timeout, as a connection error (503)', async () => {
   const unreachable = createDb({ databaseUrl: 'postgres://postgres@127.0.0.1:1/nothing' }, { poolMax: 1 });
   const started = Date.now();
