@@ -59,21 +59,21 @@ test('the pool internals this server reads are where it reads them (db/index.ts:
   await db.raw('select 1');
   await preparedRows(db, 'test_select_one', 'select $1::int as one', [1]);
   // One idle connection in Knex's pool, one in the statement pool.
-  expect(poolStats(db)).toEqual({ inUse: 0, idle: 2, waiting: 0 });
+  expect(poolStats(db)).toEqual({ max: 2, inUse: 0, idle: 2, waiting: 0 });
   const connection = await db.client.acquireConnection();
-  expect(poolStats(db)).toEqual({ inUse: 1, idle: 1, waiting: 0 });
+  expect(poolStats(db)).toEqual({ max: 2, inUse: 1, idle: 1, waiting: 0 });
   await db.client.releaseConnection(connection);
-  expect(poolStats(db)).toEqual({ inUse: 0, idle: 2, waiting: 0 });
+  expect(poolStats(db)).toEqual({ max: 2, inUse: 0, idle: 2, waiting: 0 });
 
   // The statement pool holds at most poolMax connections (1 here): a second statement waits for the first's.
   const slow = preparedRows(db, 'test_sleep', "select 'yes' as slept from pg_sleep($1::float8)", [1]);
   const queued = preparedRows<{ one: number }>(db, 'test_select_one', 'select $1::int as one', [2]);
   // pg-pool hands clients out on a later turn; the first statement then sleeps for a second.
   for (let tries = 0; poolStats(db)?.waiting !== 1 && tries < 50; tries++) await new Promise((resolve) => setTimeout(resolve, 10));
-  expect(poolStats(db)).toEqual({ inUse: 1, idle: 1, waiting: 1 });
+  expect(poolStats(db)).toEqual({ max: 2, inUse: 1, idle: 1, waiting: 1 });
   expect(await queued).toEqual([{ one: 2 }]);
   expect(await slow).toEqual([{ slept: 'yes' }]);
-  expect(poolStats(db)).toEqual({ inUse: 0, idle: 2, waiting: 0 });
+  expect(poolStats(db)).toEqual({ max: 2, inUse: 0, idle: 2, waiting: 0 });
 });
 
 test('destroying the Db closes the connections of its statement pool too', async () => {
