@@ -860,6 +860,8 @@ async function main(): Promise<void> {
     // Every request of the bench comes from 127.0.0.1: the per-address limit (default 300 per 15 min) would turn
     // it into 429s after a fraction of a second. The limiter still runs on every request.
     RATE_LIMIT_MAX: '10000000',
+    // The pool size under test, when given (the server's default otherwise).
+    ...(process.env.DATABASE_POOL_MAX ? { DATABASE_POOL_MAX: process.env.DATABASE_POOL_MAX } : {}),
     // The webhook receiver runs on this machine (127.0.0.1): a private address, allowed explicitly.
     ...(receiverTls ? { WEBHOOK_ALLOW_PRIVATE: 'true', NODE_EXTRA_CA_CERTS: receiverTls.certFile } : {}),
   };
