@@ -829,7 +829,7 @@ const fmt = (n: number, d = 0) => n.toFixed(d);
 
 async function main(): Promise<void> {
   workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sso-bench-'));
-  cleanups.push(async () => fs.rmSync(workDir, { recursive: true, force: true }));
+  cleanups.push(async () => (process.env.BENCH_KEEP_WORKDIR ? undefined : fs.rmSync(workDir, { recursive: true, force: true })));
   const benchStarted = performance.now();
   ensureBuild();
 
