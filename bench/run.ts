@@ -266,6 +266,43 @@ function cpuMs(pid: number): number {
   }
 }
 
+/**
+ * CPU time (ms) of each PostgreSQL process on this machine (`comm` postgres), by pid: the database's share of a
+ * scenario, which the servers' own CPU figures leave out. Empty when the database runs elsewhere (or embedded under
+ * another name), and then nothing is reported.
+ */
+function postgresCpuMs(): Map<number, number> {
+  const out = new Map<number, number>();
+  let entries: string[];
+  try {
+    entries = fs.readdirSync('/proc');
+  } catch {
+    return out;
+  }
+  for (const entry of entries) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (!stat.includes(' (postgres) ')) continue;
+      const fields = stat.split(') ')[1]!.split(' ');
+      out.set(Number(entry), ((Number(fields[11]) + Number(fields[12])) * 1000) / 100);
+    } catch {
+      // The process ended between the listing and the read.
+    }
+  }
+  return out;
+}
+
+/**
+ * PostgreSQL's CPU between two readings: a process present in both counts its difference, one started in between all
+ * of its time; one that ended in between is lost (the pools' connections live through a scenario).
+ */
+function postgresCpuBetween(from: Map<number, number>, to: Map<number, number>): number {
+  let ms = 0;
+  for (const [pid, t] of to) ms += Math.max(0, t - (from.get(pid) ?? 0));
+  return ms;
+}
+
 function currentRss(pid: number): number {
   try {
     return Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
@@ -694,8 +731,13 @@ interface Scenario extends JobResult {
    * steadier than requests/s on a machine whose speed moves from minute to minute (a VM with noisy neighbours).
    */
   cpuMsPerRequest: number;
+  /**
+   * CPU time of this machine's PostgreSQL processes during the measured period, per request (0 when none is local):
+   * the database's share, on the same two cores as the server and the load generator (PostgreSQL is not pinned).
+   */
+  dbCpuMsPerRequest: number;
   /** A target's side measured in two runs (measurePair): each run's own figures; the scenario's are the two combined. */
-  halves?: Array<Pick<Scenario, 'requests' | 'rps' | 'p50' | 'p99' | 'bad' | 'peakRss' | 'cpuMsPerRequest'>>;
+  halves?: Array<Pick<Scenario, 'requests' | 'rps' | 'p50' | 'p99' | 'bad' | 'peakRss' | 'cpuMsPerRequest' | 'dbCpuMsPerRequest'>>;
 }
 
 const scenarios: Scenario[] = [];
@@ -713,19 +755,25 @@ async function measure(
 ): Promise<Scenario[]> {
   process.stdout.write(`  ${name} ...`);
   const sampler = rssSampler(targetPid);
-  const cpu: { from?: number; to?: number } = {};
+  const cpu: { from?: number; to?: number; dbFrom?: Map<number, number>; dbTo?: Map<number, number> } = {};
   const results = await runLoad(
     { jobs: [{ name, ...job } as Job, ...extra], duration: run.seconds, warmup: run.warmup },
     undefined,
     (mark) => {
-      if (mark === 'measuring') cpu.from = cpuMs(targetPid);
-      else cpu.to = cpuMs(targetPid);
+      if (mark === 'measuring') {
+        cpu.from = cpuMs(targetPid);
+        cpu.dbFrom = postgresCpuMs();
+      } else {
+        cpu.to = cpuMs(targetPid);
+        cpu.dbTo = postgresCpuMs();
+      }
     },
   );
   const peakRss = sampler.stop();
   const answered = results.reduce((n, r) => n + r.requests, 0);
   const cpuMsPerRequest = cpu.from !== undefined && cpu.to !== undefined && answered > 0 ? (cpu.to - cpu.from) / answered : 0;
-  const out = results.map((r) => ({ ...r, target: String(targetPid), peakRss, cpuMsPerRequest }));
+  const dbCpuMsPerRequest = cpu.dbFrom && cpu.dbTo && answered > 0 ? postgresCpuBetween(cpu.dbFrom, cpu.dbTo) / answered : 0;
+  const out = results.map((r) => ({ ...r, target: String(targetPid), peakRss, cpuMsPerRequest, dbCpuMsPerRequest }));
   if (run.listed) scenarios.push(...out);
   for (const r of out) {
     const failures = r.failures && Object.keys(r.failures).length ? ` ${JSON.stringify(r.failures)}` : '';
@@ -755,6 +803,7 @@ function combineHalves(name: string, halves: Scenario[]): Scenario {
   const requests = halves.reduce((n, h) => n + h.requests, 0);
   const seconds = halves.length * (SECONDS / 2);
   const cpuMs = halves.reduce((n, h) => n + h.cpuMsPerRequest * h.requests, 0);
+  const dbCpuMs = halves.reduce((n, h) => n + h.dbCpuMsPerRequest * h.requests, 0);
   const failures: Record<string, number> = {};
   for (const h of halves) for (const [k, v] of Object.entries(h.failures ?? {})) failures[k] = (failures[k] ?? 0) + v;
   return {
@@ -769,7 +818,8 @@ function combineHalves(name: string, halves: Scenario[]): Scenario {
     failures,
     peakRss: Math.max(...halves.map((h) => h.peakRss)),
     cpuMsPerRequest: requests > 0 && halves.every((h) => h.cpuMsPerRequest > 0 || h.requests === 0) ? cpuMs / requests : 0,
-    halves: halves.map(({ requests: n, rps, p50, p99, bad, peakRss, cpuMsPerRequest }) => ({
+    dbCpuMsPerRequest: requests > 0 ? dbCpuMs / requests : 0,
+    halves: halves.map(({ requests: n, rps, p50, p99, bad, peakRss, cpuMsPerRequest, dbCpuMsPerRequest }) => ({
       requests: n,
       rps,
       p50,
@@ -777,6 +827,7 @@ function combineHalves(name: string, halves: Scenario[]): Scenario {
       bad,
       peakRss,
       cpuMsPerRequest,
+      dbCpuMsPerRequest,
     })),
   };
 }
@@ -814,7 +865,7 @@ async function measurePair(base: PairSide, server: PairSide): Promise<void> {
     return scenario;
   });
   const line = (x: Scenario) =>
-    `${x.name}: ${Math.round(x.rps)} req/s, ${fmt(x.cpuMsPerRequest, 3)} CPU ms/req (halves ${(x.halves ?? [])
+    `${x.name}: ${Math.round(x.rps)} req/s, ${fmt(x.cpuMsPerRequest, 3)} CPU ms/req${x.dbCpuMsPerRequest > 0.0005 ? ` (+ ${fmt(x.dbCpuMsPerRequest, 3)} of PostgreSQL)` : ''} (halves ${(x.halves ?? [])
       .map((h) => `${Math.round(h.rps)} req/s ${fmt(h.cpuMsPerRequest, 3)} ms`)
       .join(', ')})`;
   process.stdout.write(`  = ${combined.map(line).join('\n  = ')}\n`);
@@ -1740,6 +1791,7 @@ function report(s: Summary): void {
       'non-2xx': x.bad,
       'peak RSS MB': x.peakRss ? Math.round(x.peakRss / MB) : '-',
       'CPU ms/req': x.cpuMsPerRequest ? +x.cpuMsPerRequest.toFixed(3) : '-',
+      'PostgreSQL CPU ms/req': x.dbCpuMsPerRequest > 0.0005 ? +x.dbCpuMsPerRequest.toFixed(3) : '-',
     })),
   );
   const ratio = (a: number | undefined, b: number | undefined) =>
@@ -1819,6 +1871,15 @@ function report(s: Summary): void {
       target: undefined,
       unit: '×',
       higher: true,
+    },
+    // PostgreSQL's own CPU per refresh (this machine's postgres processes, 0 when the database runs elsewhere): work
+    // the in-memory peer never has, on the same two cores (docs/performance.md "What a slower machine changes").
+    {
+      scenario: '(PostgreSQL CPU ms per OAuth refresh grant, beside the server\'s own CPU ms/req above; 0: not on this machine)',
+      value: r.oauthRefresh?.dbCpuMsPerRequest ?? NaN,
+      target: undefined,
+      unit: 'ms',
+      higher: false,
     },
     // The refresh floor (docs/performance.md): node-oidc-provider keeping its tokens in PostgreSQL, as this server must
     // (every instance sees a token spent), beside the target's in-memory comparison, not instead of it.
@@ -2297,8 +2358,8 @@ async function webhookBurst(
   while (seen.size < WEBHOOK_BURST && performance.now() < deadline) await new Promise((r) => setTimeout(r, 100));
   const seconds = ((seen.size >= WEBHOOK_BURST ? lastAt : performance.now()) - started) / 1000;
   webhookFigures = { events: seen.size, seconds, eventsPerSecond: seen.size / seconds, duplicates, invalid };
-  results.signInIdle = { ...idle!, target: String(server.pid), peakRss: 0, cpuMsPerRequest: 0 };
-  results.signInDuringBurst = { ...burst!, target: String(server.pid), peakRss: 0, cpuMsPerRequest: 0 };
+  results.signInIdle = { ...idle!, target: String(server.pid), peakRss: 0, cpuMsPerRequest: 0, dbCpuMsPerRequest: 0 };
+  results.signInDuringBurst = { ...burst!, target: String(server.pid), peakRss: 0, cpuMsPerRequest: 0, dbCpuMsPerRequest: 0 };
   scenarios.push(results.signInIdle, results.signInDuringBurst);
   process.stdout.write(
     ` ${seen.size} delivered in ${fmt(seconds, 1)} s (${fmt(webhookFigures.eventsPerSecond)}/s, ` +
