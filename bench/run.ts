@@ -266,41 +266,49 @@ function cpuMs(pid: number): number {
   }
 }
 
-/**
- * CPU time (ms) of each PostgreSQL process on this machine (`comm` postgres), by pid: the database's share of a
- * scenario, which the servers' own CPU figures leave out. Empty when the database runs elsewhere (or embedded under
- * another name), and then nothing is reported.
- */
-function postgresCpuMs(): Map<number, number> {
-  const out = new Map<number, number>();
-  let entries: string[];
+/** The bench's PostgreSQL server process (the parent of its backends), when it runs on this machine. */
+let postmasterPid: number | undefined;
+
+/** The fields of /proc/<pid>/stat after the command's name (field 3, the state, is [0]). */
+function statFields(pid: number): string[] | undefined {
   try {
-    entries = fs.readdirSync('/proc');
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
   } catch {
-    return out;
+    return undefined;
   }
-  for (const entry of entries) {
-    if (!/^[0-9]+$/.test(entry)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (!stat.includes(' (postgres) ')) continue;
-      const fields = stat.split(') ')[1]!.split(' ');
-      out.set(Number(entry), ((Number(fields[11]) + Number(fields[12])) * 1000) / 100);
-    } catch {
-      // The process ended between the listing and the read.
-    }
-  }
-  return out;
 }
 
+/** Clock ticks to ms (Linux's USER_HZ, 100, as cpuMs assumes). */
+const TICK_MS = 1000 / 100;
+
 /**
- * PostgreSQL's CPU between two readings: a process present in both counts its difference, one started in between all
- * of its time; one that ended in between is lost (the pools' connections live through a scenario).
+ * CPU time (ms) the bench's PostgreSQL has spent so far: its server process, with the time of the children it has
+ * reaped (backends and autovacuum workers that ended), and every child still running (its backends, background
+ * processes). NaN when the database is not on this machine (nothing is then reported). Other databases of the same
+ * server count too: the bench expects an idle machine.
  */
-function postgresCpuBetween(from: Map<number, number>, to: Map<number, number>): number {
-  let ms = 0;
-  for (const [pid, t] of to) ms += Math.max(0, t - (from.get(pid) ?? 0));
-  return ms;
+function postgresCpuMs(): number {
+  if (postmasterPid === undefined) return NaN;
+  const own = statFields(postmasterPid);
+  if (!own) return NaN;
+  // utime, stime, cutime, cstime: fields 14-17.
+  let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    const fields = statFields(Number(entry));
+    // The parent's pid is field 4.
+    if (fields && Number(fields[1]) === postmasterPid) ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks * TICK_MS;
+}
+
+/** Finds the PostgreSQL server process of `db`'s connections when it runs on this machine (postgresCpuMs). */
+async function findPostmaster(db: Knex): Promise<void> {
+  const { rows } = (await db.raw('select pg_backend_pid() as pid')) as { rows: Array<{ pid: number }> };
+  const backend = rows[0] ? statFields(rows[0].pid) : undefined;
+  // A backend's own pid readable here and its command PostgreSQL's: the same machine (and no other pid namespace).
+  if (backend && fs.readFileSync(`/proc/${rows[0]!.pid}/comm`, 'utf8').trim() === 'postgres') postmasterPid = Number(backend[1]);
 }
 
 function currentRss(pid: number): number {
@@ -354,6 +362,7 @@ async function createDatabase(): Promise<{ url: string; admin: Knex }> {
     await admin.raw(`drop database if exists ${name} with (force)`);
     await admin.destroy();
   });
+  await findPostmaster(admin).catch(() => undefined);
   const url = new URL(base);
   url.pathname = `/${name}`;
   return { url: url.toString(), admin };
@@ -732,7 +741,7 @@ interface Scenario extends JobResult {
    */
   cpuMsPerRequest: number;
   /**
-   * CPU time of this machine's PostgreSQL processes during the measured period, per request (0 when none is local):
+   * CPU time of the bench's PostgreSQL during the measured period, per request (NaN when it is not on this machine):
    * the database's share, on the same two cores as the server and the load generator (PostgreSQL is not pinned).
    */
   dbCpuMsPerRequest: number;
@@ -755,7 +764,7 @@ async function measure(
 ): Promise<Scenario[]> {
   process.stdout.write(`  ${name} ...`);
   const sampler = rssSampler(targetPid);
-  const cpu: { from?: number; to?: number; dbFrom?: Map<number, number>; dbTo?: Map<number, number> } = {};
+  const cpu: { from?: number; to?: number; dbFrom?: number; dbTo?: number } = {};
   const results = await runLoad(
     { jobs: [{ name, ...job } as Job, ...extra], duration: run.seconds, warmup: run.warmup },
     undefined,
@@ -772,7 +781,7 @@ async function measure(
   const peakRss = sampler.stop();
   const answered = results.reduce((n, r) => n + r.requests, 0);
   const cpuMsPerRequest = cpu.from !== undefined && cpu.to !== undefined && answered > 0 ? (cpu.to - cpu.from) / answered : 0;
-  const dbCpuMsPerRequest = cpu.dbFrom && cpu.dbTo && answered > 0 ? postgresCpuBetween(cpu.dbFrom, cpu.dbTo) / answered : 0;
+  const dbCpuMsPerRequest = cpu.dbFrom !== undefined && cpu.dbTo !== undefined && answered > 0 ? (cpu.dbTo - cpu.dbFrom) / answered : NaN;
   const out = results.map((r) => ({ ...r, target: String(targetPid), peakRss, cpuMsPerRequest, dbCpuMsPerRequest }));
   if (run.listed) scenarios.push(...out);
   for (const r of out) {
@@ -818,7 +827,7 @@ function combineHalves(name: string, halves: Scenario[]): Scenario {
     failures,
     peakRss: Math.max(...halves.map((h) => h.peakRss)),
     cpuMsPerRequest: requests > 0 && halves.every((h) => h.cpuMsPerRequest > 0 || h.requests === 0) ? cpuMs / requests : 0,
-    dbCpuMsPerRequest: requests > 0 ? dbCpuMs / requests : 0,
+    dbCpuMsPerRequest: requests > 0 ? dbCpuMs / requests : NaN,
     halves: halves.map(({ requests: n, rps, p50, p99, bad, peakRss, cpuMsPerRequest, dbCpuMsPerRequest }) => ({
       requests: n,
       rps,
@@ -865,8 +874,8 @@ async function measurePair(base: PairSide, server: PairSide): Promise<void> {
     return scenario;
   });
   const line = (x: Scenario) =>
-    `${x.name}: ${Math.round(x.rps)} req/s, ${fmt(x.cpuMsPerRequest, 3)} CPU ms/req${x.dbCpuMsPerRequest > 0.0005 ? ` (+ ${fmt(x.dbCpuMsPerRequest, 3)} of PostgreSQL)` : ''} (halves ${(x.halves ?? [])
-      .map((h) => `${Math.round(h.rps)} req/s ${fmt(h.cpuMsPerRequest, 3)} ms`)
+    `${x.name}: ${Math.round(x.rps)} req/s, ${fmt(x.cpuMsPerRequest, 3)} CPU ms/req${Number.isNaN(x.dbCpuMsPerRequest) ? '' : ` (+ ${fmt(x.dbCpuMsPerRequest, 3)} of PostgreSQL)`} (halves ${(x.halves ?? [])
+      .map((h) => `${Math.round(h.rps)} req/s ${fmt(h.cpuMsPerRequest, 3)} ms${Number.isNaN(h.dbCpuMsPerRequest) ? '' : ` + ${fmt(h.dbCpuMsPerRequest, 3)}`}`)
       .join(', ')})`;
   process.stdout.write(`  = ${combined.map(line).join('\n  = ')}\n`);
 }
@@ -1791,12 +1800,21 @@ function report(s: Summary): void {
       'non-2xx': x.bad,
       'peak RSS MB': x.peakRss ? Math.round(x.peakRss / MB) : '-',
       'CPU ms/req': x.cpuMsPerRequest ? +x.cpuMsPerRequest.toFixed(3) : '-',
-      'PostgreSQL CPU ms/req': x.dbCpuMsPerRequest > 0.0005 ? +x.dbCpuMsPerRequest.toFixed(3) : '-',
+      'PostgreSQL CPU ms/req': Number.isNaN(x.dbCpuMsPerRequest) ? '-' : +x.dbCpuMsPerRequest.toFixed(3),
     })),
   );
   const ratio = (a: number | undefined, b: number | undefined) =>
     a === undefined || b === undefined || Number.isNaN(a) || Number.isNaN(b) ? NaN : b > 0 ? a / b : 0;
-  const targets = [
+  /** One line of the targets' table: a ratio or figure, its target when it has one, its unit and, when given, its decimals. */
+  interface TargetLine {
+    scenario: string;
+    value: number;
+    target: number | undefined;
+    unit: string;
+    higher: boolean;
+    decimals?: number;
+  }
+  const targets: TargetLine[] = [
     // Each target's two sides were measured A B B A (measurePair), and each ratio is taken from their combined figures.
     { scenario: 'GET /health vs bare Express 5', value: ratio(r.health?.rps, r.bare?.rps), target: 0.8, unit: '×', higher: true },
     {
@@ -1875,10 +1893,11 @@ function report(s: Summary): void {
     // PostgreSQL's own CPU per refresh (this machine's postgres processes, 0 when the database runs elsewhere): work
     // the in-memory peer never has, on the same two cores (docs/performance.md "What a slower machine changes").
     {
-      scenario: '(PostgreSQL CPU ms per OAuth refresh grant, beside the server\'s own CPU ms/req above; 0: not on this machine)',
+      scenario: "(PostgreSQL's CPU per OAuth refresh grant, beside the server's own: the scenarios' PostgreSQL column)",
       value: r.oauthRefresh?.dbCpuMsPerRequest ?? NaN,
       target: undefined,
       unit: 'ms',
+      decimals: 3,
       higher: false,
     },
     // The refresh floor (docs/performance.md): node-oidc-provider keeping its tokens in PostgreSQL, as this server must
@@ -2066,7 +2085,7 @@ function report(s: Summary): void {
       .filter((t) => !Number.isNaN(t.value))
       .map((t) => ({
         measure: t.scenario,
-        value: `${fmt(t.value, t.unit === '×' || t.unit === 's' ? 2 : t.unit === 'ms' || t.unit === '/s' ? 1 : 0)} ${t.unit}`.trim(),
+        value: `${fmt(t.value, t.decimals ?? (t.unit === '×' || t.unit === 's' ? 2 : t.unit === 'ms' || t.unit === '/s' ? 1 : 0))} ${t.unit}`.trim(),
         target: t.target === undefined ? '' : `${t.higher ? '≥' : t.unit === '' ? '=' : '≤'} ${t.target} ${t.unit}`.trim(),
         met: t.target === undefined ? '' : (t.higher ? t.value >= t.target : t.value <= t.target) ? 'yes' : 'NO',
       })),
@@ -2358,8 +2377,8 @@ async function webhookBurst(
   while (seen.size < WEBHOOK_BURST && performance.now() < deadline) await new Promise((r) => setTimeout(r, 100));
   const seconds = ((seen.size >= WEBHOOK_BURST ? lastAt : performance.now()) - started) / 1000;
   webhookFigures = { events: seen.size, seconds, eventsPerSecond: seen.size / seconds, duplicates, invalid };
-  results.signInIdle = { ...idle!, target: String(server.pid), peakRss: 0, cpuMsPerRequest: 0, dbCpuMsPerRequest: 0 };
-  results.signInDuringBurst = { ...burst!, target: String(server.pid), peakRss: 0, cpuMsPerRequest: 0, dbCpuMsPerRequest: 0 };
+  results.signInIdle = { ...idle!, target: String(server.pid), peakRss: 0, cpuMsPerRequest: 0, dbCpuMsPerRequest: NaN };
+  results.signInDuringBurst = { ...burst!, target: String(server.pid), peakRss: 0, cpuMsPerRequest: 0, dbCpuMsPerRequest: NaN };
   scenarios.push(results.signInIdle, results.signInDuringBurst);
   process.stdout.write(
     ` ${seen.size} delivered in ${fmt(seconds, 1)} s (${fmt(webhookFigures.eventsPerSecond)}/s, ` +
