@@ -52,7 +52,10 @@ async function main() {
       "insert into sessions (id, user_id, client_id, scope, expires_at) values ($1, $2, $3, 'openid', now() + interval '1 day')",
       [sessionId, userId, clientId],
     );
-    await pool.query("insert into refresh_tokens (id, session_id, expires_at) values ($1, $2, now() + interval '1 day')", [tokenId, sessionId]);
+    await pool.query("insert into refresh_tokens (id, session_id, expires_at) values ($1, $2, now() + interval '1 day')", [
+      tokenId,
+      sessionId,
+    ]);
     live.push({ sessionId, tokenId });
   }
   let rotations = 0;

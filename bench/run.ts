@@ -874,8 +874,13 @@ async function measurePair(base: PairSide, server: PairSide): Promise<void> {
     return scenario;
   });
   const line = (x: Scenario) =>
-    `${x.name}: ${Math.round(x.rps)} req/s, ${fmt(x.cpuMsPerRequest, 3)} CPU ms/req${Number.isNaN(x.dbCpuMsPerRequest) ? '' : ` (+ ${fmt(x.dbCpuMsPerRequest, 3)} of PostgreSQL)`} (halves ${(x.halves ?? [])
-      .map((h) => `${Math.round(h.rps)} req/s ${fmt(h.cpuMsPerRequest, 3)} ms${Number.isNaN(h.dbCpuMsPerRequest) ? '' : ` + ${fmt(h.dbCpuMsPerRequest, 3)}`}`)
+    `${x.name}: ${Math.round(x.rps)} req/s, ${fmt(x.cpuMsPerRequest, 3)} CPU ms/req${Number.isNaN(x.dbCpuMsPerRequest) ? '' : ` (+ ${fmt(x.dbCpuMsPerRequest, 3)} of PostgreSQL)`} (halves ${(
+      x.halves ?? []
+    )
+      .map(
+        (h) =>
+          `${Math.round(h.rps)} req/s ${fmt(h.cpuMsPerRequest, 3)} ms${Number.isNaN(h.dbCpuMsPerRequest) ? '' : ` + ${fmt(h.dbCpuMsPerRequest, 3)}`}`,
+      )
       .join(', ')})`;
   process.stdout.write(`  = ${combined.map(line).join('\n  = ')}\n`);
 }
@@ -2085,7 +2090,8 @@ function report(s: Summary): void {
       .filter((t) => !Number.isNaN(t.value))
       .map((t) => ({
         measure: t.scenario,
-        value: `${fmt(t.value, t.decimals ?? (t.unit === '×' || t.unit === 's' ? 2 : t.unit === 'ms' || t.unit === '/s' ? 1 : 0))} ${t.unit}`.trim(),
+        value:
+          `${fmt(t.value, t.decimals ?? (t.unit === '×' || t.unit === 's' ? 2 : t.unit === 'ms' || t.unit === '/s' ? 1 : 0))} ${t.unit}`.trim(),
         target: t.target === undefined ? '' : `${t.higher ? '≥' : t.unit === '' ? '=' : '≤'} ${t.target} ${t.unit}`.trim(),
         met: t.target === undefined ? '' : (t.higher ? t.value >= t.target : t.value <= t.target) ? 'yes' : 'NO',
       })),
