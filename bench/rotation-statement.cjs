@@ -4,10 +4,10 @@
 // PGOPTIONS="-c plan_cache_mode=force_custom_plan" sets a PostgreSQL setting on every connection (a variant to compare).
 // It writes one user, one client, its grant and CHAINS sessions, and deletes them at the end.
 'use strict';
-const fs = require('node:fs');
 const path = require('node:path');
 const { randomUUID } = require('node:crypto');
 const { Pool } = require('pg');
+const { postgresCpuMs, postmasterOf } = require('./proc-cpu.cjs');
 
 const { ROTATE_SQL } = require(path.join(__dirname, '../dist/src/db/repositories/refresh-tokens.repo.js'));
 const seconds = Number(process.argv[2] ?? 6);
@@ -15,30 +15,10 @@ const chains = Number(process.argv[3] ?? 16);
 if (!process.env.DATABASE_URL) throw new Error('DATABASE_URL: a migrated database on this machine');
 const pool = new Pool({ connectionString: process.env.DATABASE_URL, max: 5, options: process.env.PGOPTIONS });
 
-/** CPU ms of the PostgreSQL server of `pid`'s parent and its children, reaped ones included (as bench/run.ts counts). */
-function postgresCpuMs(postmaster) {
-  const fields = (pid) => {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
-  };
-  const own = fields(postmaster);
-  let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^[0-9]+$/.test(entry)) continue;
-    try {
-      const f = fields(entry);
-      if (Number(f[1]) === postmaster) ticks += Number(f[11]) + Number(f[12]);
-    } catch {
-      // ended meanwhile
-    }
-  }
-  return ticks * 10;
-}
-
 async function main() {
   const { rows } = await pool.query('select pg_backend_pid() as pid');
-  const stat = fs.readFileSync(`/proc/${rows[0].pid}/stat`, 'utf8');
-  const postmaster = Number(stat.slice(stat.lastIndexOf(') ') + 2).split(' ')[1]);
+  const postmaster = postmasterOf(rows[0].pid);
+  if (postmaster === undefined) throw new Error('DATABASE_URL: PostgreSQL must run on this machine (its CPU is read from /proc)');
   const userId = randomUUID();
   const clientId = `bench-rotation-${randomUUID()}`;
   await pool.query('insert into users (id, email) values ($1, $2)', [userId, `${userId}@example.test`]);

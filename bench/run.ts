@@ -61,6 +61,7 @@ import knexFactory, { type Knex } from 'knex';
 import { Webhook } from 'standardwebhooks';
 import { startSmtpServer, type TestSmtpServer } from '../test/helpers/smtp';
 import { seedConsoleScale, type SeedFigures } from './console-seed';
+import { postgresCpuMs, postmasterOf, processCpuMs } from './proc-cpu.cjs';
 
 const ROOT = path.resolve(__dirname, '..');
 const { values: opts } = parseArgs({
@@ -257,58 +258,21 @@ function rssSampler(pid: number): { stop: () => number } {
 }
 
 /** CPU time (user + system) a process has used so far, in ms: a start-up figure that a busy machine distorts less. */
-function cpuMs(pid: number): number {
-  try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-  } catch {
-    return 0;
-  }
-}
+const cpuMs = processCpuMs;
 
 /** The bench's PostgreSQL server process (the parent of its backends), when it runs on this machine. */
 let postmasterPid: number | undefined;
 
-/** The fields of /proc/<pid>/stat after the command's name (field 3, the state, is [0]). */
-function statFields(pid: number): string[] | undefined {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
-  } catch {
-    return undefined;
-  }
-}
-
-/** Clock ticks to ms (Linux's USER_HZ, 100, as cpuMs assumes). */
-const TICK_MS = 1000 / 100;
-
 /**
- * CPU time (ms) the bench's PostgreSQL has spent so far: its server process, with the time of the children it has
- * reaped (backends and autovacuum workers that ended), and every child still running (its backends, background
- * processes). NaN when the database is not on this machine (nothing is then reported). Other databases of the same
- * server count too: the bench expects an idle machine.
+ * CPU time (ms) the bench's PostgreSQL has spent so far (bench/proc-cpu.cjs); NaN when the database is not on this
+ * machine (nothing is then reported). Other databases of the same server count too: the bench expects an idle machine.
  */
-function postgresCpuMs(): number {
-  if (postmasterPid === undefined) return NaN;
-  const own = statFields(postmasterPid);
-  if (!own) return NaN;
-  // utime, stime, cutime, cstime: fields 14-17.
-  let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^[0-9]+$/.test(entry)) continue;
-    const fields = statFields(Number(entry));
-    // The parent's pid is field 4.
-    if (fields && Number(fields[1]) === postmasterPid) ticks += Number(fields[11]) + Number(fields[12]);
-  }
-  return ticks * TICK_MS;
-}
+const benchPostgresCpuMs = (): number => (postmasterPid === undefined ? NaN : postgresCpuMs(postmasterPid));
 
-/** Finds the PostgreSQL server process of `db`'s connections when it runs on this machine (postgresCpuMs). */
+/** Finds the PostgreSQL server process of `db`'s connections when it runs on this machine (benchPostgresCpuMs). */
 async function findPostmaster(db: Knex): Promise<void> {
   const { rows } = (await db.raw('select pg_backend_pid() as pid')) as { rows: Array<{ pid: number }> };
-  const backend = rows[0] ? statFields(rows[0].pid) : undefined;
-  // A backend's own pid readable here and its command PostgreSQL's: the same machine (and no other pid namespace).
-  if (backend && fs.readFileSync(`/proc/${rows[0]!.pid}/comm`, 'utf8').trim() === 'postgres') postmasterPid = Number(backend[1]);
+  if (rows[0]) postmasterPid = postmasterOf(rows[0].pid);
 }
 
 function currentRss(pid: number): number {
@@ -771,10 +735,10 @@ async function measure(
     (mark) => {
       if (mark === 'measuring') {
         cpu.from = cpuMs(targetPid);
-        cpu.dbFrom = postgresCpuMs();
+        cpu.dbFrom = benchPostgresCpuMs();
       } else {
         cpu.to = cpuMs(targetPid);
-        cpu.dbTo = postgresCpuMs();
+        cpu.dbTo = benchPostgresCpuMs();
       }
     },
   );
@@ -1895,8 +1859,8 @@ function report(s: Summary): void {
       unit: '×',
       higher: true,
     },
-    // PostgreSQL's own CPU per refresh (this machine's postgres processes, 0 when the database runs elsewhere): work
-    // the in-memory peer never has, on the same two cores (docs/performance.md "What a slower machine changes").
+    // PostgreSQL's own CPU per refresh (not shown when the database runs elsewhere): work the in-memory peer never has,
+    // on the same two cores (docs/performance.md "What a slower machine changes").
     {
       scenario: "(PostgreSQL's CPU per OAuth refresh grant, beside the server's own: the scenarios' PostgreSQL column)",
       value: r.oauthRefresh?.dbCpuMsPerRequest ?? NaN,
