@@ -28,8 +28,11 @@ const WORKLOAD = `
 
 function oldSpacePeak(mode: 'default' | 'tuned'): number {
   // A fixed old-space limit: V8's own growth factor depends on it (derived from the machine's memory otherwise), and
-  // the untuned run must show V8's large-heap behaviour whatever machine runs the test.
-  const r = spawnSync(process.execPath, ['--max-old-space-size=4096', '-e', WORKLOAD, mode], {
+  // the untuned run must show V8's large-heap behaviour whatever machine runs the test. One thread does all of the
+  // collector's work: with its helper threads, how far old space grows before a concurrent marking ends depends on how
+  // much CPU they get, so a loaded machine (the suite's other workers) moved the tuned peak from 90–136 MB to 172 MB.
+  // On one thread the peaks are the same run after run, loaded or not; the flag's effect on growth is the same.
+  const r = spawnSync(process.execPath, ['--max-old-space-size=4096', '--single-threaded-gc', '-e', WORKLOAD, mode], {
     cwd: ROOT,
     encoding: 'utf8',
     env: { PATH: process.env.PATH, HOME: process.env.HOME },
@@ -41,8 +44,9 @@ function oldSpacePeak(mode: 'default' | 'tuned'): number {
 test('set at run time, the growth limit keeps promoted garbage from piling up in old space', () => {
   const untuned = oldSpacePeak('default');
   const tuned = oldSpacePeak('tuned');
-  // Measured here: about 240–320 MB untuned, 90–136 MB tuned.
-  expect(tuned).toBeLessThan(untuned * 0.6);
+  // Measured here: 370–377 MB untuned, 198–205 MB tuned, idle and with both cores busy (0.53–0.55); without the flag
+  // set, the two are the same workload (1.0).
+  expect(tuned).toBeLessThan(untuned * 0.65);
 }, 60_000);
 
 describe('tuneHeap', () => {
