@@ -38,11 +38,13 @@ async function main(): Promise<void> {
   // DATABASE_URL unset: the embedded PostgreSQL of DATA_DIR, owned by this server (db/embedded-database.ts).
   let embedded: OpenedDatabase | undefined;
   let databaseUrl = config.databaseUrl;
+  // The embedded database's pool: DATABASE_POOL_MAX when set, else its own default; its connection limit follows.
+  const embeddedPoolMax = config.databasePoolMax ?? EMBEDDED_POOL_MAX;
   if (!databaseUrl) {
     try {
       embedded = await openEmbeddedForServer(config.dataDir, {
         logger,
-        maxConnections: embeddedMaxConnections(config.databasePoolMax ?? EMBEDDED_POOL_MAX),
+        maxConnections: embeddedMaxConnections(embeddedPoolMax),
         onUnexpectedExit: (code, signal) => {
           logger.fatal({ code, signal }, 'the embedded PostgreSQL stopped: stopping the server');
           process.exit(1);
@@ -58,7 +60,7 @@ async function main(): Promise<void> {
     config = { ...config, databaseUrl };
   }
   const connectionString: string = databaseUrl;
-  const db = createDb(config, { logger, poolMax: embedded ? EMBEDDED_POOL_MAX : undefined });
+  const db = createDb(config, { logger, poolMax: embedded ? embeddedPoolMax : undefined });
   const ctx = createServiceContext(config, { logger, db });
   const applied = await migrateLatest(ctx.db);
   if (applied.length) logger.info({ migrations: applied }, 'migrations applied');
