@@ -528,8 +528,12 @@ describe('operations', () => {
     await worker.stop();
     await invite();
     const [delivery] = await deliveries(id);
-    await lockAsDeadWorker(delivery!.id, STALE_WORKER_LOCK_SECONDS - 4);
-    const lockedAt = Date.now() - (STALE_WORKER_LOCK_SECONDS - 4) * 1000;
+    // 8 s under the threshold: the check below, 1.5 s after the restart, keeps several seconds of margin on a loaded
+    // machine. The lock's age is taken from before the two UPDATEs (the database stamps locked_at while they run,
+    // so later than t0): slow round trips make the measured age larger, never smaller than the real one.
+    const t0 = Date.now();
+    await lockAsDeadWorker(delivery!.id, STALE_WORKER_LOCK_SECONDS - 8);
+    const lockedAt = t0 - (STALE_WORKER_LOCK_SECONDS - 8) * 1000;
     await restartWorker({ staleLockSweepMs: 500 });
     // Not released at the start: a lock under a minute old may belong to a live worker of another instance.
     await new Promise((r) => setTimeout(r, 1500));
