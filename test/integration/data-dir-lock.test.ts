@@ -16,19 +16,26 @@ beforeEach(() => {
 });
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-/** `n` contender processes, each ready and waiting; then all released at once. Resolves with every one's answer. */
+/**
+ * `n` contender processes, each ready and waiting; then all released at once. A winner holds the lock (`hold`) until
+ * every contender has answered, so a contender starved of CPU for a while still meets it instead of taking it after
+ * the release; then the winners are told to release it. Resolves with every one's answer.
+ */
 async function race(n: number): Promise<{ pid: number; answer: string }[]> {
   const procs: ChildProcess[] = [];
   const outputs: string[] = [];
   const ready: Promise<void>[] = [];
+  const answered: Promise<void>[] = [];
   const done: Promise<void>[] = [];
+  const answerOf = (i: number) => outputs[i].replace('ready\n', '').trim();
   for (let i = 0; i < n; i++) {
-    const proc = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/lock-contender.ts', dir], {
+    const proc = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/lock-contender.ts', dir, 'server', 'hold'], {
       cwd: ROOT,
       stdio: ['pipe', 'pipe', 'inherit'],
     });
     procs.push(proc);
     outputs.push('');
+    const exited = new Promise<void>((resolve) => proc.on('exit', () => resolve()));
     ready.push(
       new Promise((resolve) => {
         proc.stdout!.on('data', (d) => {
@@ -37,12 +44,26 @@ async function race(n: number): Promise<{ pid: number; answer: string }[]> {
         });
       }),
     );
-    done.push(new Promise((resolve) => proc.on('exit', () => resolve())));
+    answered.push(
+      Promise.race([
+        exited,
+        new Promise<void>((resolve) => {
+          proc.stdout!.on('data', () => {
+            if (/^ready\n.+\n/.test(outputs[i])) resolve();
+          });
+        }),
+      ]),
+    );
+    done.push(exited);
   }
   await Promise.all(ready);
   for (const proc of procs) proc.stdin!.write('go\n');
+  await Promise.all(answered);
+  procs.forEach((proc, i) => {
+    if (answerOf(i) === 'acquired') proc.stdin!.write('release\n');
+  });
   await Promise.all(done);
-  return procs.map((proc, i) => ({ pid: proc.pid!, answer: outputs[i].replace('ready\n', '').trim() }));
+  return procs.map((proc, i) => ({ pid: proc.pid!, answer: answerOf(i) }));
 }
 
 function expectOneWinner(results: { pid: number; answer: string }[]): void {
