@@ -415,7 +415,8 @@ describe('POST /api/oauth/token > refresh_token', () => {
     };
     const first = (await issueOAuthTokens(t, agent, client)).refresh_token;
     const atExchange = await lastUsed();
-    expect(Math.abs(atExchange - t.clock.now().getTime())).toBeLessThan(1000);
+    // Recorded at the exchange: within seconds of it (10 s: requests on a loaded machine), far from the minute it spaces.
+    expect(Math.abs(atExchange - t.clock.now().getTime())).toBeLessThan(10_000);
 
     // 30 s later: the refresh rotates (its one statement), the recorded use stays as it was.
     t.clock.advance(30);
