@@ -66,10 +66,12 @@ test('the pool internals this server reads are where it reads them (db/index.ts:
   expect(poolStats(db)).toEqual({ max: 2, inUse: 0, idle: 2, waiting: 0 });
 
   // The statement pool holds at most poolMax connections (1 here): a second statement waits for the first's.
-  const slow = preparedRows(db, 'test_sleep', "select 'yes' as slept from pg_sleep($1::float8)", [1]);
+  const slow = preparedRows(db, 'test_sleep', "select 'yes' as slept from pg_sleep($1::float8)", [3]);
   const queued = preparedRows<{ one: number }>(db, 'test_select_one', 'select $1::int as one', [2]);
-  // pg-pool hands clients out on a later turn; the first statement then sleeps for a second.
-  for (let tries = 0; poolStats(db)?.waiting !== 1 && tries < 50; tries++) await new Promise((resolve) => setTimeout(resolve, 10));
+  // pg-pool hands clients out on a later turn; the first statement then sleeps for three seconds, a window that a
+  // loaded machine's slow turns do not close before the state is read (looked for up to 2 s).
+  const waitUntil = Date.now() + 2000;
+  while (poolStats(db)?.waiting !== 1 && Date.now() < waitUntil) await new Promise((resolve) => setTimeout(resolve, 10));
   expect(poolStats(db)).toEqual({ max: 2, inUse: 1, idle: 1, waiting: 1 });
   expect(await queued).toEqual([{ one: 2 }]);
   expect(await slow).toEqual([{ slept: 'yes' }]);
@@ -115,7 +117,8 @@ test('a query that comes while the Db is being destroyed is refused at once (503
   const started = Date.now();
   await other.destroy();
   expect(await late).toMatchObject({ code: 'service_unavailable' });
-  expect(Date.now() - started).toBeLessThan(1000);
+  // Well under the 5 s acquire timeout it would otherwise wait, with room for a loaded machine.
+  expect(Date.now() - started).toBeLessThan(4000);
 });
 
 test('a database that does not answer fails a statement within the connect timeout, as a connection error (503)', async () => {
