@@ -70,15 +70,17 @@ function signIn(agent: http.Agent, base: string): Promise<{ status: number; conn
   });
 }
 
-test('a quiet server writes its access-log line within a second of the answer', async () => {
+// The line goes out with the next periodic flush (LOG_FLUSH_INTERVAL_MS, 200 ms), not with a later busy moment or the
+// exit: allowed 3 s, room for a loaded machine's slow turns yet far under any wait for more traffic.
+test('a quiet server writes its access-log line within seconds of the answer (the 200 ms flush)', async () => {
   const running = server!;
   for (const id of ['quiet-line-0001', 'quiet-line-0002']) {
     const res = await fetch(`${running.base}/.well-known/openid-configuration`, { headers: { 'x-request-id': id } });
     expect(res.status).toBe(200);
     await res.arrayBuffer();
     const answered = Date.now();
-    while (!accessLogIds(running.output()).includes(id) && Date.now() - answered < 3000) await new Promise((r) => setTimeout(r, 10));
-    expect({ id, within1s: Date.now() - answered < 1000 }).toEqual({ id, within1s: true });
+    while (!accessLogIds(running.output()).includes(id) && Date.now() - answered < 10_000) await new Promise((r) => setTimeout(r, 10));
+    expect({ id, within3s: Date.now() - answered < 3000 }).toEqual({ id, within3s: true });
   }
 });
 
