@@ -6,6 +6,7 @@ import { makeApiResource } from '../helpers/apps';
 import { makeClient, makeSignedInUser } from '../helpers/factories';
 import { basicAuth, issueOAuthTokens } from '../helpers/oauth';
 import { makeClientKey, signAssertion } from '../helpers/client-keys';
+import { HEALTH_REFRESH_AFTER_MS } from '../../src/services/health.service';
 import { createTestApp, type TestApp } from '../helpers/test-app';
 
 /**
@@ -161,7 +162,14 @@ describe('database round trips per request', () => {
   test('discovery: no statement; /health: at most one a second', async () => {
     expect(await statementsOf((app) => request(app).get('/.well-known/openid-configuration'))).toEqual([]);
     expect(await statementsOf((app) => request(app).get('/api/oauth/.well-known/oauth-authorization-server'))).toEqual([]);
-    await statementsOf((app) => request(app).get('/health'));
-    expect(await statementsOf((app) => request(app).get('/health'))).toEqual([]);
+    // The first /health of this app probes; the next reuses the result. Past HEALTH_REFRESH_AFTER_MS the next probe
+    // starts in the background of the request that finds the result that old (and is counted against it): on a loaded
+    // machine the second request can come that late. The probe started after `t0`, so its age when the second request
+    // read it is under the time to the second's answer: below the refresh age, no statement at all; beyond it, one.
+    const t0 = performance.now();
+    expect(await statementsOf((app) => request(app).get('/health'))).toEqual(['select 1']);
+    const second = await statementsOf((app) => request(app).get('/health'));
+    if (performance.now() - t0 < HEALTH_REFRESH_AFTER_MS) expect(second).toEqual([]);
+    else expect([[], ['select 1']]).toContainEqual(second);
   });
 });
