@@ -35,4 +35,4 @@ test.each([
   const res = await request(t.app).post('/api/admin/users/import').set('Authorization', admin).send(rows);
   expect(res.status).toBe(201);
   expect((await request(t.app).post('/api/auth/login').send({ email, password })).status).toBe(200);
-});
+}, 90_000);

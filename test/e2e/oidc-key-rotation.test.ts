@@ -98,7 +98,7 @@ test('rotate-signing-key: old id_tokens still validate on both instances; the ol
   // After an id_token lifetime (plus the margin) nothing the old key signed is live: it leaves the JWKS.
   a.clock.advance(3600 + 301);
   expect((await jwksOf(a.app)).keys.map((k) => k.kid)).toEqual([newKid]);
-});
+}, 90_000);
 
 test('a changed KEYS_SECRET: signing says to rotate, and rotating makes a key that opens', async () => {
   const config = loadConfig({ ...TEST_ENV, DATABASE_URL: a.databaseUrl, KEYS_SECRET: 'another-keys-secret-0123456789abcdefghij' });

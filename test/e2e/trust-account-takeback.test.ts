@@ -132,7 +132,7 @@ describe('npm run admin -- create-admin on an existing account', () => {
     expect((await api().get('/api/auth/me').set('Authorization', `Bearer ${s.accessToken}`)).status).toBe(401);
     const audit = await t.db('audit_events').where({ type: 'mfa.factors.reset', subject_id: s.userId }).first();
     expect(audit.detail).toMatchObject({ via: 'create_admin', passkeys: 1, authenticator_app: true });
-  });
+  }, 90_000);
 });
 
 describe('DELETE /api/users/:userId/mfa (admin reset)', () => {

@@ -168,7 +168,7 @@ describe('High: an upstream identity survives the owner’s take-back', () => {
     } finally {
       await strict.close();
     }
-  });
+  }, 90_000);
 });
 
 describe('High: a trusted upstream sign-in never merges the owner into a squatted account', () => {
