@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 
 /** One request the receiver got, as a subscriber's endpoint sees it. */
@@ -27,13 +27,19 @@ export interface WebhookReceiver {
   answer: (request: ReceivedWebhook, n: number) => number | Promise<number>;
   /** Resolves when `predicate` holds for the received list; rejects after `timeoutMs` (bounds a hang only). */
   waitFor(predicate: (received: ReceivedWebhook[]) => boolean, timeoutMs?: number): Promise<void>;
+  /**
+   * While down, every connection is closed as soon as it opens and the open ones are closed now: a sender sees a
+   * network error, as from a receiver that went away, but the port stays bound, so no other process (another jest
+   * worker) can take it before the receiver comes back on the same address.
+   */
+  setDown(down: boolean): void;
   close(): Promise<void>;
 }
 
 /**
  * A real HTTP webhook receiver on 127.0.0.1 that verifies every request with the `standardwebhooks` library, as
- * a subscriber would (docs/webhooks.md "Verifying a delivery"). `port` lets a test bring a receiver back on the same
- * address after a restart.
+ * a subscriber would (docs/webhooks.md "Verifying a delivery"). `setDown` takes it away and brings it back on the same
+ * address; `port` starts one on a given port.
  */
 export async function startWebhookReceiver(options: { port?: number; path?: string } = {}): Promise<WebhookReceiver> {
   const receiver: WebhookReceiver = {
@@ -52,8 +58,14 @@ export async function startWebhookReceiver(options: { port?: number; path?: stri
         await new Promise((r) => setTimeout(r, 50));
       }
     },
+    setDown(isDown) {
+      down = isDown;
+      if (down) for (const socket of sockets) socket.destroy();
+    },
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
+  let down = false;
+  const sockets = new Set<Socket>();
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -85,6 +97,11 @@ export async function startWebhookReceiver(options: { port?: number; path?: stri
         res.end(record.status >= 300 ? `receiver says ${record.status}` : 'ok');
       })();
     });
+  });
+  server.prependListener('connection', (socket: Socket) => {
+    if (down) return socket.destroy();
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
   });
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   receiver.port = (server.address() as AddressInfo).port;
