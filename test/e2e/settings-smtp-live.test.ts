@@ -22,9 +22,10 @@ afterAll(async () => {
   await second?.close();
 });
 
-/** Waits until `smtp` received a mail for `to` (the mailer sends after the answer). */
+/** Waits until `smtp` received a mail for `to` (the mailer sends after the answer), for up to 20 s. */
 async function mailTo(smtp: TestSmtpServer, to: string) {
-  for (let waited = 0; smtp.mailsTo(to).length === 0 && waited < 100; waited++) await new Promise((r) => setTimeout(r, 50));
+  const deadline = Date.now() + 20_000;
+  while (smtp.mailsTo(to).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
   return smtp.mailsTo(to);
 }
 
