@@ -26,13 +26,17 @@ test.each([
   ['firebase', 'firebase-users.json', FIREBASE, 'grace@firebase.example', 'user1password'],
   ['django', 'django-users.json', [], 'alan@django.example', 'lètmein'],
   ['keycloak', 'keycloak-realm-export.json', [], 'edsger@keycloak.example', 'password'],
-])('%s: converted, imported, signs in with the original password', async (source, file, extra, email, password) => {
-  const dir = path.join(ROOT, 'examples', 'migrate');
-  const rows = JSON.parse(
-    execFileSync(process.execPath, [path.join(dir, 'to-import.mjs'), source, path.join(dir, file), ...extra], { encoding: 'utf8' }),
-  );
-  const admin = (await makeSignedInUser(t, ['super_admin'])).bearer;
-  const res = await request(t.app).post('/api/admin/users/import').set('Authorization', admin).send(rows);
-  expect(res.status).toBe(201);
-  expect((await request(t.app).post('/api/auth/login').send({ email, password })).status).toBe(200);
-}, 90_000);
+])(
+  '%s: converted, imported, signs in with the original password',
+  async (source, file, extra, email, password) => {
+    const dir = path.join(ROOT, 'examples', 'migrate');
+    const rows = JSON.parse(
+      execFileSync(process.execPath, [path.join(dir, 'to-import.mjs'), source, path.join(dir, file), ...extra], { encoding: 'utf8' }),
+    );
+    const admin = (await makeSignedInUser(t, ['super_admin'])).bearer;
+    const res = await request(t.app).post('/api/admin/users/import').set('Authorization', admin).send(rows);
+    expect(res.status).toBe(201);
+    expect((await request(t.app).post('/api/auth/login').send({ email, password })).status).toBe(200);
+  },
+  90_000,
+);
