@@ -190,7 +190,7 @@ describe('a form posting anywhere else is blocked', () => {
       // Until the first report (a loaded machine can take a while), then a moment for any other.
       const deadline = Date.now() + 5000;
       while (violations.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await new Promise((resolve) => setTimeout(resolve, 500));
       return violations;
     }, action);
   }

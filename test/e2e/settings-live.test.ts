@@ -98,11 +98,11 @@ async function timeUntil(check: () => boolean | Promise<boolean>, deadlineMs = 5
 
 /**
  * The 2 s of CONTRACT §18 bound the propagation itself: the time until the instance's in-memory settings hold the
- * new value, polled without a request. Rendering it is checked afterwards with a generous deadline, since a page
- * request under the test's own load (on a loaded machine) can take longer than the propagation did.
+ * new value, polled without a request (a page request under the test's own load, on a loaded machine, can take longer
+ * than the propagation did). Then the first page asked for must show it: nothing between the settings and the page
+ * may serve the old value.
  */
 const brandOf = (instance: Instance) => instance.ctx.settings.current.values.brand_name;
-const PAGE_DEADLINE_MS = 10_000;
 
 let a: TestApp;
 let aUrl: string;
@@ -146,7 +146,7 @@ test('LISTEN/NOTIFY: a PATCH on A reaches B under load within 2 s, no request fa
   await patchOnA({ brand_name: 'Renamed Live', client_registration: 'token' });
   const elapsed = await timeUntil(() => brandOf(b) === 'Renamed Live');
   expect(elapsed).toBeLessThan(2000);
-  await timeUntil(async () => (await pageOf(b.url)).includes('Renamed Live'), PAGE_DEADLINE_MS);
+  expect(await pageOf(b.url)).toContain('Renamed Live');
   expect((await discoveryOf(b.url)).registration_endpoint).toBe('http://sso.test/api/oauth/register');
 
   await new Promise((resolve) => setTimeout(resolve, 300));
@@ -170,7 +170,7 @@ test('the connection that LISTENs is lost: B reconnects, and a change made meanw
   await patchOnA({ brand_name: 'Changed While Deaf' });
   const elapsed = await timeUntil(() => brandOf(b) === 'Changed While Deaf');
   expect(elapsed).toBeLessThan(2000);
-  await timeUntil(async () => (await pageOf(b.url)).includes('Changed While Deaf'), PAGE_DEADLINE_MS);
+  expect(await pageOf(b.url)).toContain('Changed While Deaf');
   await timeUntil(async () => b.ctx.settings.listening);
   const stats = await traffic.stop();
   expect(stats.failures).toEqual([]);
@@ -184,7 +184,7 @@ test('without notifications at all, the periodic version check brings the change
   await patchOnA({ brand_name: 'Polled Name' });
   const elapsed = await timeUntil(() => brandOf(c) === 'Polled Name');
   expect(elapsed).toBeLessThan(2000);
-  await timeUntil(async () => (await pageOf(c.url)).includes('Polled Name'), PAGE_DEADLINE_MS);
+  expect(await pageOf(c.url)).toContain('Polled Name');
   expect(c.ctx.settings.listening).toBe(false);
   const stats = await traffic.stop();
   expect(stats.failures).toEqual([]);

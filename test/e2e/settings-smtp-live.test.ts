@@ -54,4 +54,4 @@ test('smtp_url and mail_from take effect at once for the test mail; another serv
   expect(button.status).toBe(303);
   expect(await mailTo(second, 'ops2@acme.test')).toHaveLength(1);
   expect(first.mailsTo('ops2@acme.test')).toEqual([]);
-});
+}, 90_000);

@@ -39,9 +39,9 @@ export interface WebhookReceiver {
 /**
  * A real HTTP webhook receiver on 127.0.0.1 that verifies every request with the `standardwebhooks` library, as
  * a subscriber would (docs/webhooks.md "Verifying a delivery"). `setDown` takes it away and brings it back on the same
- * address; `port` starts one on a given port.
+ * address.
  */
-export async function startWebhookReceiver(options: { port?: number; path?: string } = {}): Promise<WebhookReceiver> {
+export async function startWebhookReceiver(options: { path?: string } = {}): Promise<WebhookReceiver> {
   const receiver: WebhookReceiver = {
     url: '',
     port: 0,
@@ -103,7 +103,7 @@ export async function startWebhookReceiver(options: { port?: number; path?: stri
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
   });
-  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   receiver.port = (server.address() as AddressInfo).port;
   receiver.url = `http://127.0.0.1:${receiver.port}${options.path ?? '/hooks'}`;
   return receiver;

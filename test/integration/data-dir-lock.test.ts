@@ -17,7 +17,7 @@ beforeEach(() => {
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 /**
- * `n` contender processes, each ready and waiting; then all released at once. A winner holds the lock (`hold`) until
+ * `n` contender processes, each ready and waiting; then all released at once. A winner holds the lock until
  * every contender has answered, so a contender starved of CPU for a while still meets it instead of taking it after
  * the release; then the winners are told to release it. Resolves with every one's answer.
  */
@@ -29,7 +29,7 @@ async function race(n: number): Promise<{ pid: number; answer: string }[]> {
   const done: Promise<void>[] = [];
   const answerOf = (i: number) => outputs[i].replace('ready\n', '').trim();
   for (let i = 0; i < n; i++) {
-    const proc = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/lock-contender.ts', dir, 'server', 'hold'], {
+    const proc = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/lock-contender.ts', dir, 'server'], {
       cwd: ROOT,
       stdio: ['pipe', 'pipe', 'inherit'],
     });

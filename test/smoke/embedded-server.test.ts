@@ -153,7 +153,7 @@ test('a command holding DATA_DIR: a second command is refused in one line, a sta
   delete env.DATABASE_URL;
   delete env.NODE_ENV;
   // Stands for `npm run migrate` in progress: holds DATA_DIR's lock as a command until told to finish.
-  const command = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/lock-contender.ts', dataDir, 'cli', 'hold'], {
+  const command = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/lock-contender.ts', dataDir, 'cli'], {
     cwd: ROOT,
     stdio: ['pipe', 'pipe', 'inherit'],
   });
