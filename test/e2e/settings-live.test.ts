@@ -86,10 +86,10 @@ function load(urls: string[], workers = 8) {
   return { stats, stop };
 }
 
-/** Milliseconds until `check` holds (polled every 20 ms), or fails after `deadlineMs` (5 s unless told). */
-async function timeUntil(check: () => boolean | Promise<boolean>, deadlineMs = 5000): Promise<number> {
+/** Milliseconds until `check` holds (polled every 20 ms), or fails after 5 s. */
+async function timeUntil(check: () => boolean | Promise<boolean>): Promise<number> {
   const start = Date.now();
-  while (Date.now() - start < deadlineMs) {
+  while (Date.now() - start < 5000) {
     if (await check()) return Date.now() - start;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }

@@ -22,13 +22,6 @@ afterAll(async () => {
   await second?.close();
 });
 
-/** Waits until `smtp` received a mail for `to` (the mailer sends after the answer), for up to 20 s. */
-async function mailTo(smtp: TestSmtpServer, to: string) {
-  const deadline = Date.now() + 20_000;
-  while (smtp.mailsTo(to).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-  return smtp.mailsTo(to);
-}
-
 test('smtp_url and mail_from take effect at once for the test mail; another server receives the next one', async () => {
   const admin = await makeSignedInUser(t, ['super_admin']);
   const set = await request(t.app)
@@ -38,7 +31,7 @@ test('smtp_url and mail_from take effect at once for the test mail; another serv
   expect(set.status).toBe(200);
   const sent = await request(t.app).post('/api/admin/settings/test-mail').set('Authorization', admin.bearer).send({ to: 'ops@acme.test' });
   expect(sent.status).toBe(202);
-  const [mail] = await mailTo(first, 'ops@acme.test');
+  const [mail] = await first.waitForMails('ops@acme.test');
   expect(mail?.subject).toMatch(/^Test mail from /);
   expect(mail?.raw).toMatch(/^From: .*sso@first\.test/m);
   expect(second.mails).toEqual([]);
@@ -52,6 +45,6 @@ test('smtp_url and mail_from take effect at once for the test mail; another serv
   expect(csrf).toBeDefined();
   const button = await admin.agent.post('/admin/settings/test-mail').type('form').send({ csrf, to: 'ops2@acme.test' });
   expect(button.status).toBe(303);
-  expect(await mailTo(second, 'ops2@acme.test')).toHaveLength(1);
+  expect(await second.waitForMails('ops2@acme.test')).toHaveLength(1);
   expect(first.mailsTo('ops2@acme.test')).toEqual([]);
 }, 90_000);

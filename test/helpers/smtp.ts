@@ -17,6 +17,11 @@ export interface TestSmtpServer {
   mails: CapturedMail[];
   /** Mails sent to one address. */
   mailsTo(address: string): CapturedMail[];
+  /**
+   * Mails sent to one address once there are `count` of them, or as many as came within `timeoutMs` of wall-clock time
+   * (a mail goes out after the answer; on a loaded machine that can take seconds): the caller asserts how many.
+   */
+  waitForMails(address: string, count?: number, timeoutMs?: number): Promise<CapturedMail[]>;
   close(): Promise<void>;
 }
 
@@ -49,10 +54,16 @@ export async function startSmtpServer(): Promise<TestSmtpServer> {
     server.listen(0, '127.0.0.1', () => resolve());
   });
   const { port } = server.server.address() as AddressInfo;
+  const mailsTo = (address: string) => mails.filter((m) => m.to.includes(address.toLowerCase()));
   return {
     url: `smtp://127.0.0.1:${port}`,
     mails,
-    mailsTo: (address) => mails.filter((m) => m.to.includes(address.toLowerCase())),
+    mailsTo,
+    async waitForMails(address, count = 1, timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (mailsTo(address).length < count && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      return mailsTo(address);
+    },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

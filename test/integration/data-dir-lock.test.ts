@@ -29,7 +29,7 @@ async function race(n: number): Promise<{ pid: number; answer: string }[]> {
   const done: Promise<void>[] = [];
   const answerOf = (i: number) => outputs[i].replace('ready\n', '').trim();
   for (let i = 0; i < n; i++) {
-    const proc = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/lock-contender.ts', dir, 'server'], {
+    const proc = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/lock-contender.ts', dir], {
       cwd: ROOT,
       stdio: ['pipe', 'pipe', 'inherit'],
     });

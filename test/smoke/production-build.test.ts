@@ -87,8 +87,7 @@ test('the bundle registers (mail through nodemailer), enrols TOTP (otpauth, qrco
   expect(registered.status).toBe(201);
   const { accessToken } = (await registered.json()) as { accessToken: string };
   const bearer = { authorization: `Bearer ${accessToken}` };
-  for (let i = 0; i < 100 && smtp.mailsTo(email).length === 0; i++) await new Promise((r) => setTimeout(r, 100));
-  expect(smtp.mailsTo(email)).toHaveLength(1);
+  expect(await smtp.waitForMails(email, 1, 10_000)).toHaveLength(1);
 
   const totp = await post('/api/auth/mfa/totp/setup', {}, bearer);
   expect(totp.status).toBe(200);
