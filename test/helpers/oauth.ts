@@ -108,15 +108,30 @@ export function loadOAuth4WebApi(): typeof import('oauth4webapi', { with: { 'res
   });
 }
 
-/** A free TCP port on 127.0.0.1, for a child process to listen on (an in-process server holds its port: heldPort). */
+/**
+ * A free TCP port on 127.0.0.1, for a child process to listen on (an in-process server holds its port: heldPort).
+ * Chosen below the kernel's ephemeral range (32768-60999 on Linux), in a block of 1,000 ports of this jest worker's
+ * own (12000 + 1000 x (worker - 1)), and checked free by listening on it: a port the kernel handed out (port 0) could be
+ * handed out again, to another worker's server or to any outgoing connection's local end, before the child listened,
+ * and the child then failed with EADDRINUSE. Successive calls in a test file give successive ports.
+ */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+  const worker = Math.max(1, Number(process.env.JEST_WORKER_ID ?? '1')) - 1;
+  const block = 12_000 + 1_000 * (worker % 16);
+  for (let tries = 0; tries < 1_000; tries++) {
+    nextPortInBlock = (nextPortInBlock + 1) % 1_000;
+    const port = block + nextPortInBlock;
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free port in ${block}-${block + 999}`);
+}
+let nextPortInBlock = Math.floor(Math.random() * 1_000);
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
 }
 
