@@ -12,6 +12,12 @@ export const PASSWORD_MIN_LENGTH = 6;
 export interface PasswordHasher {
   hash(password: string): Promise<string>;
   verify(password: string, hash: string | null | undefined): Promise<boolean>;
+  /**
+   * Resolves at once while fewer hashes run than there are cores for them; while every one is taken, when one frees
+   * or after `maxWaitMs`, whichever comes first. Background work that would take a core from a sign-in (webhook
+   * attempts) waits on it first, so a burst of it does not double a sign-in's time, and cannot be starved by a storm.
+   */
+  unsaturated(maxWaitMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -22,7 +28,7 @@ export interface PasswordHasher {
  * and threads from the pool (file and DNS work).
  */
 export function createPasswordHasher(rounds: number, concurrency = Math.max(1, os.availableParallelism())): PasswordHasher {
-  const limit = createLimiter(concurrency);
+  const { limit, unsaturated } = createLimiter(concurrency);
   // A valid hash of a random string at the configured cost: comparing against it costs the same as a real
   // comparison, so an unknown email answers in the same time as a wrong password.
   let dummyHash: Promise<string> | undefined;
@@ -40,29 +46,56 @@ export function createPasswordHasher(rounds: number, concurrency = Math.max(1, o
       if (!BCRYPT.test(storedHash)) return limit(() => verifyImportedHash(password, storedHash));
       return limit(() => bcryptVerify(password, storedHash));
     },
+    unsaturated,
     async close() {
       // Nothing held: the native work runs on libuv's shared pool.
     },
   };
 }
 
-/** Runs at most `max` tasks at a time, the others in arrival order. */
-function createLimiter(max: number): <T>(task: () => Promise<T>) => Promise<T> {
+/**
+ * Runs at most `max` tasks at a time, the others in arrival order; `unsaturated` waits (at most its bound) while all
+ * `max` run.
+ */
+function createLimiter(max: number): {
+  limit: <T>(task: () => Promise<T>) => Promise<T>;
+  unsaturated: (maxWaitMs: number) => Promise<void>;
+} {
   let running = 0;
   const waiting: Array<() => void> = [];
-  // A finishing task hands its slot to the next waiting one, if any.
+  let freed: Array<() => void> = [];
+  // A finishing task hands its slot to the next waiting one, if any; else the slot is free, and whoever waits for
+  // one (unsaturated) goes on.
   const release = () => {
     const next = waiting.shift();
-    if (next) next();
-    else running--;
+    if (next) return next();
+    running--;
+    const ready = freed;
+    freed = [];
+    for (const go of ready) go();
   };
-  return async <T>(task: () => Promise<T>): Promise<T> => {
-    if (running >= max) await new Promise<void>((resolve) => waiting.push(resolve));
-    else running++;
-    try {
-      return await task();
-    } finally {
-      release();
-    }
+  return {
+    limit: async <T>(task: () => Promise<T>): Promise<T> => {
+      if (running >= max) await new Promise<void>((resolve) => waiting.push(resolve));
+      else running++;
+      try {
+        return await task();
+      } finally {
+        release();
+      }
+    },
+    unsaturated: (maxWaitMs) => {
+      if (running < max) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const go = () => {
+          clearTimeout(timer);
+          freed = freed.filter((f) => f !== go);
+          resolve();
+        };
+        const timer = setTimeout(go, maxWaitMs);
+        timer.unref();
+        freed.push(go);
+      });
+    },
   };
 }

@@ -63,3 +63,47 @@ test('with a concurrency of one, hashes run one after another and every one comp
   for (const [i, h] of hashes.entries()) expect(await one.verify(`pass-${i}`, h)).toBe(true);
   expect(await one.verify('anything', null)).toBe(false);
 });
+
+describe('unsaturated: background work waits while every hashing slot is taken (webhook attempts, docs/webhooks.md)', () => {
+  test('resolves at once while a slot is free', async () => {
+    const one = createPasswordHasher(4, 1);
+    let resolved = false;
+    await one.unsaturated(60_000).then(() => (resolved = true));
+    expect(resolved).toBe(true);
+  });
+
+  // A bcrypt hash at cost 10 takes tens of milliseconds on any machine, more under load: a wait still pending 5 ms into
+  // one is pending because of it. The 60 s bound cannot end these waits within jest's timeout.
+  const pendingAfter5ms = (p: Promise<unknown>) =>
+    Promise.race([p.then(() => 'went on'), new Promise((resolve) => setTimeout(() => resolve('still waiting'), 5))]);
+
+  test('while the only slot hashes, waits until that hash is done', async () => {
+    const one = createPasswordHasher(10, 1);
+    const hashing = one.hash('slot-taken');
+    const waited = one.unsaturated(60_000);
+    expect(await pendingAfter5ms(waited)).toBe('still waiting');
+    await hashing;
+    await waited;
+  });
+
+  test('while hashes queue behind the slot, goes on after its bound (a login storm cannot starve it)', async () => {
+    const one = createPasswordHasher(12, 1);
+    const events: string[] = [];
+    const storm = Promise.all(Array.from({ length: 3 }, (_, i) => one.hash(`storm-${i}`))).then(() => events.push('storm done'));
+    await one.unsaturated(20).then(() => events.push('went on'));
+    await storm;
+    // Three hashes at cost 12 take far longer than 20 ms on any machine; the wait ended by its bound.
+    expect(events).toEqual(['went on', 'storm done']);
+  });
+
+  test('a slot freed between two queued hashes is handed on: the wait goes on only when one stays free', async () => {
+    const one = createPasswordHasher(10, 1);
+    const first = one.hash('first');
+    const second = one.hash('second');
+    const waited = one.unsaturated(60_000);
+    await first;
+    expect(await pendingAfter5ms(waited)).toBe('still waiting');
+    await second;
+    await waited;
+  });
+});

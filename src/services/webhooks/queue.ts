@@ -16,6 +16,13 @@ import { webhookAddressRules, webhookOutboundPolicy } from './webhook-policy';
  */
 export const WEBHOOK_TASK = 'webhook_deliver';
 
+/**
+ * How long an attempt waits for a core while password hashes take every one (PasswordHasher.unsaturated): a sign-in
+ * during a burst of deliveries keeps its core (docs/webhooks.md "Deliveries and sign-ins"); during a login storm an
+ * attempt goes after this long all the same.
+ */
+export const YIELD_TO_SIGN_INS_MS = 250;
+
 /** Loaded when first used (the server's start): code that only imports the services never parses it. */
 function loadGraphileWorker(): typeof import('graphile-worker') {
   return require('graphile-worker');
@@ -112,12 +119,16 @@ export async function startWebhookWorker(ctx: ServiceContext, options: WebhookWo
     taskList: {
       [WEBHOOK_TASK]: async (payload) => {
         const deliveryId = deliveryIdOf(payload);
-        if (deliveryId) await attemptDelivery(ctx, deliveryId, deliveryOptions);
+        if (!deliveryId) return;
+        await ctx.passwords.unsaturated(YIELD_TO_SIGN_INS_MS);
+        await attemptDelivery(ctx, deliveryId, deliveryOptions);
       },
       // Issue 34: OpenID Connect back-channel logout tokens, on the same queue, schedule and outbound rules.
       [BACKCHANNEL_LOGOUT_TASK]: async (payload) => {
         const deliveryId = deliveryIdOf(payload);
-        if (deliveryId) await attemptBackchannelLogout(ctx, deliveryId, deliveryOptions);
+        if (!deliveryId) return;
+        await ctx.passwords.unsaturated(YIELD_TO_SIGN_INS_MS);
+        await attemptBackchannelLogout(ctx, deliveryId, deliveryOptions);
       },
     },
   });
