@@ -63,16 +63,14 @@ function createLimiter(max: number): {
 } {
   let running = 0;
   const waiting: Array<() => void> = [];
-  let freed: Array<() => void> = [];
+  const freed = new Set<() => void>();
   // A finishing task hands its slot to the next waiting one, if any; else the slot is free, and whoever waits for
   // one (unsaturated) goes on.
   const release = () => {
     const next = waiting.shift();
     if (next) return next();
     running--;
-    const ready = freed;
-    freed = [];
-    for (const go of ready) go();
+    for (const go of [...freed]) go();
   };
   return {
     limit: async <T>(task: () => Promise<T>): Promise<T> => {
@@ -89,12 +87,12 @@ function createLimiter(max: number): {
       return new Promise<void>((resolve) => {
         const go = () => {
           clearTimeout(timer);
-          freed = freed.filter((f) => f !== go);
+          freed.delete(go);
           resolve();
         };
         const timer = setTimeout(go, maxWaitMs);
         timer.unref();
-        freed.push(go);
+        freed.add(go);
       });
     },
   };

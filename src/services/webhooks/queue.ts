@@ -109,6 +109,14 @@ export async function startWebhookWorker(ctx: ServiceContext, options: WebhookWo
     },
   };
   const deliveryOptions: DeliveryOptions = { ...options, client };
+  // A job names its delivery; the attempt starts once password checks leave a core free (or after the bound).
+  const attemptOf =
+    (attempt: (service: ServiceContext, deliveryId: string, options: DeliveryOptions) => Promise<unknown>) => async (payload: unknown) => {
+      const deliveryId = deliveryIdOf(payload);
+      if (!deliveryId) return;
+      await ctx.passwords.unsaturated(YIELD_TO_SIGN_INS_MS);
+      await attempt(ctx, deliveryId, deliveryOptions);
+    };
   const runner: Runner = await run({
     connectionString: options.connectionString,
     concurrency,
@@ -117,19 +125,9 @@ export async function startWebhookWorker(ctx: ServiceContext, options: WebhookWo
     noHandleSignals: true,
     logger: workerLogger(ctx),
     taskList: {
-      [WEBHOOK_TASK]: async (payload) => {
-        const deliveryId = deliveryIdOf(payload);
-        if (!deliveryId) return;
-        await ctx.passwords.unsaturated(YIELD_TO_SIGN_INS_MS);
-        await attemptDelivery(ctx, deliveryId, deliveryOptions);
-      },
+      [WEBHOOK_TASK]: attemptOf(attemptDelivery),
       // Issue 34: OpenID Connect back-channel logout tokens, on the same queue, schedule and outbound rules.
-      [BACKCHANNEL_LOGOUT_TASK]: async (payload) => {
-        const deliveryId = deliveryIdOf(payload);
-        if (!deliveryId) return;
-        await ctx.passwords.unsaturated(YIELD_TO_SIGN_INS_MS);
-        await attemptBackchannelLogout(ctx, deliveryId, deliveryOptions);
-      },
+      [BACKCHANNEL_LOGOUT_TASK]: attemptOf(attemptBackchannelLogout),
     },
   });
   // The locks of dead workers, released once the queue's schema exists (run installs or upgrades it first, so a start
